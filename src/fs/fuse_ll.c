@@ -1,0 +1,341 @@
+#define FUSE_USE_VERSION 35
+#include "fs/fuse_ll.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The data never changes while mounted: let the kernel cache names and attributes. */
+#define CACHE_TIMEOUT 86400.0
+
+struct adapter {
+    struct s3fs *fs;
+    struct s3_fuse_config cfg;
+};
+
+static struct adapter *adapter_of(fuse_req_t req)
+{
+    return fuse_req_userdata(req);
+}
+
+static void fill_stat(const struct adapter *a, uint32_t ino, const struct node *n, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = ino;
+    st->st_uid = a->cfg.uid;
+    st->st_gid = a->cfg.gid;
+    st->st_size = (off_t)n->size;
+    st->st_blksize = 4096;
+    st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
+    st->st_atim = st->st_mtim = st->st_ctim = a->fs->src.st.st_mtim;
+    switch (n->type) {
+    case NODE_DIR:
+        st->st_mode = S_IFDIR | (0555 & ~a->cfg.umask);
+        st->st_nlink = 2;
+        break;
+    case NODE_LINK:
+        st->st_mode = S_IFLNK | 0777;
+        st->st_nlink = 1;
+        break;
+    default:
+        st->st_mode = S_IFREG | (0444 & ~a->cfg.umask);
+        st->st_nlink = 1;
+    }
+}
+
+static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_param *e)
+{
+    memset(e, 0, sizeof *e);
+    e->ino = ino;
+    e->generation = 1;
+    e->attr_timeout = CACHE_TIMEOUT;
+    e->entry_timeout = CACHE_TIMEOUT;
+    fill_stat(a, ino, tree_node(a->fs->tree, ino), &e->attr);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    (void)userdata;
+    if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+        conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+    conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO; /* always send attributes with names */
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct adapter *a = adapter_of(req);
+    uint32_t ino;
+    int rc = tree_lookup(a->fs->tree, (uint32_t)parent, name, &ino);
+    if (rc == -ENOENT) {
+        /* A negative entry the kernel may cache as long as the positive ones. */
+        struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
+        fuse_reply_entry(req, &e);
+        return;
+    }
+    if (rc) {
+        fuse_reply_err(req, -rc);
+        return;
+    }
+    struct fuse_entry_param e;
+    fill_entry(a, ino, &e);
+    fuse_reply_entry(req, &e);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    struct adapter *a = adapter_of(req);
+    struct node *n = tree_node(a->fs->tree, (uint32_t)ino);
+    if (!n) {
+        fuse_reply_err(req, ENOENT);
+        return;
+    }
+    struct stat st;
+    fill_stat(a, (uint32_t)ino, n, &st);
+    fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
+{
+    (void)ino, (void)attr, (void)to_set, (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+    struct node *n = tree_node(adapter_of(req)->fs->tree, (uint32_t)ino);
+    if (!n || n->type != NODE_LINK) {
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
+    fuse_reply_readlink(req, n->u.target);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    int rc = tree_populate(adapter_of(req)->fs->tree, (uint32_t)ino);
+    if (rc) {
+        fuse_reply_err(req, -rc);
+        return;
+    }
+    fi->keep_cache = 1;
+    fi->cache_readdir = 1;
+    fuse_reply_open(req, fi);
+}
+
+/* One readdir / readdirplus implementation: entries 0 "." 1 ".." then the children. */
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+    struct adapter *a = adapter_of(req);
+    struct tree *t = a->fs->tree;
+    struct node *dn = tree_node(t, (uint32_t)ino);
+    if (!dn || dn->type != NODE_DIR) {
+        fuse_reply_err(req, ENOTDIR);
+        return;
+    }
+    char *buf = malloc(size);
+    if (!buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    struct dirinfo *d = dn->u.dir;
+    size_t used = 0;
+    for (uint64_t i = (uint64_t)off; i < 2ull + d->n; i++) {
+        uint32_t cino = i == 0 ? (uint32_t)ino : i == 1 ? dn->parent : d->child[i - 2];
+        const char *name = i == 0 ? "." : i == 1 ? ".." : tree_node(t, cino)->name;
+        struct fuse_entry_param e;
+        fill_entry(a, cino, &e);
+        size_t room = size - used, need;
+        if (plus)
+            need = fuse_add_direntry_plus(req, buf + used, room, name, &e, (off_t)(i + 1));
+        else
+            need = fuse_add_direntry(req, buf + used, room, name, &e.attr, (off_t)(i + 1));
+        if (need > room)
+            break;
+        used += need;
+    }
+    fuse_reply_buf(req, buf, used);
+    free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)fi;
+    do_readdir(req, ino, size, off, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)fi;
+    do_readdir(req, ino, size, off, true);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct node *n = tree_node(adapter_of(req)->fs->tree, (uint32_t)ino);
+    if (!n) {
+        fuse_reply_err(req, ENOENT);
+        return;
+    }
+    if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+        fuse_reply_err(req, EROFS);
+        return;
+    }
+    if (n->type == NODE_DIR) {
+        fuse_reply_err(req, EISDIR);
+        return;
+    }
+    fi->keep_cache = 1;
+    fuse_reply_open(req, fi);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)fi;
+    struct adapter *a = adapter_of(req);
+    struct node *n = tree_node(a->fs->tree, (uint32_t)ino);
+    if (!n || n->type != NODE_FILE) {
+        fuse_reply_err(req, n ? EISDIR : ENOENT);
+        return;
+    }
+    if ((uint64_t)off >= n->size) {
+        fuse_reply_buf(req, NULL, 0);
+        return;
+    }
+    if (size > n->size - (uint64_t)off)
+        size = (size_t)(n->size - (uint64_t)off);
+    if (n->content == CONTENT_RANGE && a->fs->src.fd >= 0) {
+        /* Straight from the source descriptor: no copy through our buffers. */
+        if (source_check(&a->fs->src)) {
+            fuse_reply_err(req, EIO);
+            return;
+        }
+        struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+        bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+        bv.buf[0].fd = a->fs->src.fd;
+        bv.buf[0].pos = (off_t)(n->u.src_off + (uint64_t)off);
+        fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+        return;
+    }
+    char *buf = malloc(size ? size : 1);
+    if (!buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    ssize_t got = tree_read(a->fs->tree, (uint32_t)ino, (uint64_t)off, buf, size);
+    if (got < 0)
+        fuse_reply_err(req, (int)-got);
+    else
+        fuse_reply_buf(req, buf, (size_t)got);
+    free(buf);
+}
+
+static void reply_xattr(fuse_req_t req, ssize_t rc, const char *buf, size_t size)
+{
+    if (rc < 0)
+        fuse_reply_err(req, (int)-rc);
+    else if (size == 0)
+        fuse_reply_xattr(req, (size_t)rc);
+    else
+        fuse_reply_buf(req, buf, (size_t)rc);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+    char buf[512];
+    size_t cap = size < sizeof buf ? size : sizeof buf;
+    ssize_t rc = tree_getxattr(adapter_of(req)->fs->tree, (uint32_t)ino, name, buf, cap);
+    if (rc == -ERANGE && size >= sizeof buf)
+        rc = -E2BIG; /* cannot happen with our short values; never claim ENOSYS */
+    reply_xattr(req, rc, buf, size);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+    char buf[256];
+    size_t cap = size < sizeof buf ? size : sizeof buf;
+    ssize_t rc = tree_listxattr(adapter_of(req)->fs->tree, (uint32_t)ino, buf, cap);
+    reply_xattr(req, rc, buf, size);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
+                        int flags)
+{
+    (void)ino, (void)name, (void)value, (void)size, (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+    (void)ino, (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    (void)ino;
+    struct adapter *a = adapter_of(req);
+    struct statvfs sv = {0};
+    sv.f_bsize = sv.f_frsize = 4096;
+    sv.f_blocks = (a->fs->src.size + 4095) / 4096;
+    sv.f_files = a->fs->tree->nnodes;
+    sv.f_namemax = 255;
+    sv.f_flag = ST_RDONLY;
+    fuse_reply_statfs(req, &sv);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .getattr = op_getattr,
+    .setattr = op_setattr,
+    .readlink = op_readlink,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .readdirplus = op_readdirplus,
+    .open = op_open,
+    .read = op_read,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+    .setxattr = op_setxattr,
+    .removexattr = op_removexattr,
+    .statfs = op_statfs,
+};
+
+int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
+{
+    struct adapter a = {fs, *cfg};
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
+    if (!se) {
+        fuse_opt_free_args(&args);
+        return S3_EXIT_MOUNT;
+    }
+    int status = S3_EXIT_MOUNT;
+    if (fuse_set_signal_handlers(se) != 0)
+        goto out_destroy;
+    if (fuse_session_mount(se, mountpoint) != 0) {
+        fprintf(stderr, "mount.s3rig: cannot mount on %s\n", mountpoint);
+        goto out_signals;
+    }
+    fuse_daemonize(cfg->foreground);
+    int rc;
+    if (cfg->single_thread) {
+        rc = fuse_session_loop(se);
+    } else {
+        struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 10};
+        rc = fuse_session_loop_mt(se, &lc);
+    }
+    status = rc == 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
+    fuse_session_unmount(se);
+out_signals:
+    fuse_remove_signal_handlers(se);
+out_destroy:
+    fuse_session_destroy(se);
+    fuse_opt_free_args(&args);
+    return status;
+}

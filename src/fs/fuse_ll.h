@@ -1,0 +1,24 @@
+/* The thin libfuse3 low-level adapter: maps FUSE requests onto the tree. It knows no
+ * format. */
+#ifndef S3_FUSE_LL_H
+#define S3_FUSE_LL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "fs/view.h"
+
+struct s3_fuse_config {
+    uid_t uid;
+    gid_t gid;
+    mode_t umask;
+    bool foreground;
+    bool single_thread;
+};
+
+/* Mounts fs on mountpoint with the libfuse arguments in argv (argv[0] included),
+ * daemonizes unless foreground (after the mount is live), serves until unmounted.
+ * Returns an s3_exit status. */
+int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint);
+
+#endif

@@ -1,0 +1,300 @@
+/* mount.s3rig: the command line. Two calling conventions:
+ *   direct:        mount.s3rig [-f] [-d] [-s] [-o OPTS] FILE DIR      (-f = foreground)
+ *   mount(8) helper: mount.s3rig FILE DIR [-sfnv] [-o OPTS]           (-f = fake, -s = sloppy,
+ *                  -n = no mtab, -v = verbose), chosen when our parent is mount(8) or
+ *                  when S3RIG_MOUNT_HELPER=1.
+ * FILE is opened and parsed before anything is mounted, so an unreadable or unknown
+ * file fails with one line on stderr and nothing mounted. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/fuse_ll.h"
+#include "fs/view.h"
+
+struct cmdline {
+    const char *file, *dir;
+    bool helper, foreground, debug, single_thread, fake, sloppy, verbose;
+    struct s3_fuse_config fc;
+    struct s3fs_opts fsopts;
+    char *fuse_opts; /* comma-separated, for libfuse */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mount.s3rig [options] FILE DIR\n"
+            "Mounts a Sims 3/4 RIG, Granny2 (.gr2) or t2fs file read-only as a directory tree.\n"
+            "\n"
+            "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
+            "  -d            debug: foreground, print every FUSE request\n"
+            "  -s            single-threaded (as mount(8) helper: sloppy, ignore unknown options)\n"
+            "  -o OPTS       comma-separated mount options:\n"
+            "                  ro (always), allow_other, allow_root, uid=N, gid=N, umask=OCTAL,\n"
+            "                  max_nodes=N (tree size limit), and libfuse's own options\n"
+            "  -h, --help    this text\n"
+            "  -V, --version the version\n"
+            "\n"
+            "Unmount with: fusermount3 -u DIR   (or umount DIR as root)\n"
+            "Exit status: 0 mounted, 1 usage, 2 cannot open FILE, 3 unrecognised format,\n"
+            "             4 mount failed. See mount.s3rig(8) and s3rig(5).\n");
+}
+
+/* Options that mount(8)/fstab pass and a FUSE file system has no use for. */
+static bool ignored_option(const char *o)
+{
+    static const char *const list[] = {"user", "nouser", "users", "auto", "noauto", "_netdev", "nofail",
+                                       "defaults", "rw", "ro", "owner", "group", "comment", "x-", "loop", NULL};
+    for (int i = 0; list[i]; i++) {
+        size_t n = strlen(list[i]);
+        if (strcmp(o, list[i]) == 0 || (list[i][n - 1] == '-' && strncmp(o, list[i], n) == 0) ||
+            (strncmp(o, "comment=", 8) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* libfuse options we pass through in sloppy mode (the rest are dropped). */
+static bool known_fuse_option(const char *o)
+{
+    static const char *const list[] = {"allow_other", "allow_root", "auto_unmount", "nosuid", "suid", "nodev",
+                                       "dev", "noexec", "exec", "noatime", "atime", "relatime", "sync", "async",
+                                       "dirsync", "max_read=", "max_readahead=", "blksize=", "context=",
+                                       "fscontext=", "defcontext=", "rootcontext=", NULL};
+    for (int i = 0; list[i]; i++) {
+        size_t n = strlen(list[i]);
+        if (list[i][n - 1] == '=' ? strncmp(o, list[i], n) == 0 : strcmp(o, list[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int append_fuse_opt(struct cmdline *c, const char *o)
+{
+    size_t old = c->fuse_opts ? strlen(c->fuse_opts) : 0;
+    char *p = realloc(c->fuse_opts, old + strlen(o) + 2);
+    if (!p)
+        return -1;
+    if (old)
+        p[old++] = ',';
+    strcpy(p + old, o);
+    c->fuse_opts = p;
+    return 0;
+}
+
+static int parse_number(const char *s, int base, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, base);
+    if (errno || end == s || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Handles one -o item; returns -1 on a bad value (message printed). */
+static int take_option(struct cmdline *c, const char *o)
+{
+    unsigned long long v;
+    if (strncmp(o, "uid=", 4) == 0 || strncmp(o, "gid=", 4) == 0) {
+        if (parse_number(o + 4, 10, UINT_MAX - 1, &v)) {
+            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
+            return -1;
+        }
+        if (o[0] == 'u')
+            c->fc.uid = (uid_t)v;
+        else
+            c->fc.gid = (gid_t)v;
+        return 0;
+    }
+    if (strncmp(o, "umask=", 6) == 0) {
+        if (parse_number(o + 6, 8, 0777, &v)) {
+            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
+            return -1;
+        }
+        c->fc.umask = (mode_t)v;
+        return 0;
+    }
+    if (strncmp(o, "max_nodes=", 10) == 0) {
+        if (parse_number(o + 10, 10, UINT32_MAX - 1, &v) || v == 0) {
+            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
+            return -1;
+        }
+        c->fsopts.max_nodes = v;
+        return 0;
+    }
+    if (ignored_option(o))
+        return 0;
+    if (c->sloppy && !known_fuse_option(o)) {
+        if (c->verbose)
+            fprintf(stderr, "mount.s3rig: ignoring option '%s'\n", o);
+        return 0;
+    }
+    return append_fuse_opt(c, o);
+}
+
+static int take_options(struct cmdline *c, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    int rc = copy ? 0 : -1;
+    for (char *o = copy ? strtok_r(copy, ",", &save) : NULL; o && !rc; o = strtok_r(NULL, ",", &save))
+        rc = take_option(c, o);
+    free(copy);
+    return rc;
+}
+
+/* mount(8) runs helpers as its child: that is how we know -f means "fake". */
+static bool called_by_mount(void)
+{
+    const char *env = getenv("S3RIG_MOUNT_HELPER");
+    if (env)
+        return strcmp(env, "1") == 0;
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)getppid());
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    if (!fgets(comm, sizeof comm, f))
+        comm[0] = 0;
+    fclose(f);
+    comm[strcspn(comm, "\n")] = 0;
+    return strcmp(comm, "mount") == 0;
+}
+
+/* Returns -1 to exit with usage error, 1 when --help/--version were handled. */
+static int parse_cmdline(struct cmdline *c, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+    c->helper = called_by_mount();
+    c->fc.uid = getuid();
+    c->fc.gid = getgid();
+    const char *optlists[64];
+    int nopt = 0, ch;
+    /* '+' would stop at FILE; the helper convention puts options after the operands. */
+    while ((ch = getopt_long(argc, argv, "fdsnvo:hV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            if (c->helper)
+                c->fake = true;
+            else
+                c->foreground = true;
+            break;
+        case 'd':
+            c->debug = c->foreground = true;
+            break;
+        case 's':
+            if (c->helper)
+                c->sloppy = true;
+            else
+                c->single_thread = true;
+            break;
+        case 'n':
+            break; /* no mtab: there is none to write */
+        case 'v':
+            c->verbose = true;
+            break;
+        case 'o':
+            if (nopt < 64)
+                optlists[nopt++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'V':
+            printf("mount.s3rig %s\n", S3RIG_VERSION);
+            return 1;
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "mount.s3rig: expected FILE and DIR\n");
+        usage(stderr);
+        return -1;
+    }
+    c->file = argv[optind];
+    c->dir = argv[optind + 1];
+    /* Options are taken after all flags, so -s (sloppy) applies whatever the order. */
+    for (int i = 0; i < nopt; i++)
+        if (take_options(c, optlists[i]))
+            return -1;
+    return 0;
+}
+
+/* libfuse's fsname option needs commas and backslashes escaped. */
+static char *escape_commas(const char *s)
+{
+    char *out = malloc(2 * strlen(s) + 1), *p = out;
+    if (!out)
+        return NULL;
+    for (; *s; s++) {
+        if (*s == ',' || *s == '\\')
+            *p++ = '\\';
+        *p++ = *s;
+    }
+    *p = 0;
+    return out;
+}
+
+static int run_mount(struct cmdline *c, struct s3fs *fs)
+{
+    char *fsname = escape_commas(fs->src.path);
+    char *opts = NULL;
+    if (!fsname ||
+        asprintf(&opts, "ro,default_permissions,subtype=s3rig,fsname=%s%s%s", fsname, c->fuse_opts ? "," : "",
+                 c->fuse_opts ? c->fuse_opts : "") < 0) {
+        free(fsname);
+        return S3_EXIT_MOUNT;
+    }
+    free(fsname);
+    char *fargv[5] = {"mount.s3rig", "-o", opts, NULL, NULL};
+    int fargc = 3;
+    if (c->debug)
+        fargv[fargc++] = "-d";
+    c->fc.foreground = c->foreground;
+    c->fc.single_thread = c->single_thread;
+    int rc = s3_fuse_run(fs, &c->fc, fargc, fargv, c->dir);
+    free(opts);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct cmdline c = {0};
+    int rc = parse_cmdline(&c, argc, argv);
+    if (rc) {
+        free(c.fuse_opts);
+        return rc > 0 ? S3_EXIT_OK : S3_EXIT_USAGE;
+    }
+    char err[512];
+    struct s3fs *fs;
+    rc = s3fs_open(&fs, c.file, &c.fsopts, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "mount.s3rig: %s\n", err);
+        free(c.fuse_opts);
+        return rc;
+    }
+    struct stat st;
+    if (stat(c.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mount.s3rig: %s: not a directory\n", c.dir);
+        rc = S3_EXIT_MOUNT;
+    } else if (c.fake) {
+        if (c.verbose)
+            fprintf(stderr, "mount.s3rig: %s is a valid %s file (fake mount)\n", c.file, format_name(fs->det.format));
+        rc = S3_EXIT_OK;
+    } else {
+        rc = run_mount(&c, fs);
+    }
+    s3fs_close(fs);
+    free(c.fuse_opts);
+    return rc;
+}

@@ -1,0 +1,319 @@
+/* s3rig: the tree without FUSE. info / ls / cat / stat / extract on the same tree the
+ * mount serves, so the two can never disagree. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/view.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: s3rig [-o OPTS] COMMAND FILE [ARGS]\n"
+               "  info FILE                   what /info shows\n"
+               "  ls [-l] [-R] FILE [PATH]    list a directory of the tree\n"
+               "  cat FILE PATH...            write files' contents to stdout\n"
+               "  stat FILE PATH              size, kind and xattrs of a node\n"
+               "  extract FILE DIR [PATH]     write the tree (or a subtree) out as real files\n"
+               "Options: -o max_nodes=N.  Exit status as mount.s3rig(8); 5 = no such path.\n"
+               "See s3rig(1).\n");
+}
+
+static const char *kind_name(const struct node *n)
+{
+    return n->type == NODE_DIR ? "dir" : n->type == NODE_LINK ? "symlink" : "file";
+}
+
+static int resolve(struct s3fs *fs, const char *path, uint32_t *ino)
+{
+    int rc = tree_resolve(fs->tree, path, ino);
+    if (rc) {
+        fprintf(stderr, "s3rig: %s: %s\n", path, strerror(-rc));
+        return S3_EXIT_PATH;
+    }
+    return 0;
+}
+
+static int copy_out(struct s3fs *fs, uint32_t ino, int fd)
+{
+    struct node *n = tree_node(fs->tree, ino);
+    char buf[65536];
+    for (uint64_t off = 0; off < n->size;) {
+        ssize_t got = tree_read(fs->tree, ino, off, buf, sizeof buf);
+        if (got <= 0)
+            return got < 0 ? (int)got : -EIO;
+        for (ssize_t w = 0; w < got;) {
+            ssize_t k = write(fd, buf + w, (size_t)(got - w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return -errno;
+            w += k;
+        }
+        off += (uint64_t)got;
+    }
+    return 0;
+}
+
+static int cmd_cat(struct s3fs *fs, int argc, char **argv)
+{
+    int status = 0;
+    for (int i = 0; i < argc; i++) {
+        uint32_t ino;
+        if (resolve(fs, argv[i], &ino)) {
+            status = S3_EXIT_PATH;
+            continue;
+        }
+        struct node *n = tree_node(fs->tree, ino);
+        if (n->type != NODE_FILE) {
+            fprintf(stderr, "s3rig: %s: %s\n", argv[i], n->type == NODE_DIR ? "is a directory" : "is a symlink");
+            status = S3_EXIT_PATH;
+            continue;
+        }
+        int rc = copy_out(fs, ino, STDOUT_FILENO);
+        if (rc) {
+            fprintf(stderr, "s3rig: %s: %s\n", argv[i], strerror(-rc));
+            status = S3_EXIT_OPEN;
+        }
+    }
+    return status;
+}
+
+static void print_xattr(struct s3fs *fs, uint32_t ino, const char *name, const char *label)
+{
+    char v[512];
+    ssize_t n = tree_getxattr(fs->tree, ino, name, v, sizeof v - 1);
+    if (n >= 0) {
+        v[n] = 0;
+        printf("%s: %s\n", label, v);
+    }
+}
+
+static int cmd_stat(struct s3fs *fs, const char *path)
+{
+    uint32_t ino;
+    if (resolve(fs, path, &ino))
+        return S3_EXIT_PATH;
+    struct node *n = tree_node(fs->tree, ino);
+    printf("path: %s\nkind: %s\nsize: %" PRIu64 "\ninode: %" PRIu32 "\n", path, kind_name(n), n->size, ino);
+    if (n->type == NODE_LINK)
+        printf("target: %s\n", n->u.target);
+    print_xattr(fs, ino, "user.s3rig.offset", "offset");
+    print_xattr(fs, ino, "user.s3rig.length", "length");
+    print_xattr(fs, ino, "user.s3rig.type", "type");
+    return 0;
+}
+
+static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool longfmt)
+{
+    struct node *n = tree_node(fs->tree, ino);
+    if (!longfmt) {
+        printf("%s\n", name);
+        return;
+    }
+    char off[32] = "-", len[32] = "-", type[256] = "-";
+    ssize_t k;
+    if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.offset", off, sizeof off - 1)) >= 0)
+        off[k] = 0;
+    if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.length", len, sizeof len - 1)) >= 0)
+        len[k] = 0;
+    if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type - 1)) >= 0)
+        type[k] = 0;
+    printf("%c %12" PRIu64 " %12s %10s %-24s %s", n->type == NODE_DIR ? 'd' : n->type == NODE_LINK ? 'l' : '-',
+           n->size, off, len, type, name);
+    if (n->type == NODE_LINK)
+        printf(" -> %s", n->u.target);
+    printf("\n");
+}
+
+/* Lists dir; with recursive, walks depth-first with an explicit stack of paths. */
+static int list_dir(struct s3fs *fs, uint32_t dir, const char *path, bool longfmt, bool recursive)
+{
+    int rc = tree_populate(fs->tree, dir);
+    if (rc)
+        return rc;
+    struct dirinfo *d = tree_node(fs->tree, dir)->u.dir;
+    if (recursive)
+        printf("%s:\n", path);
+    for (uint32_t i = 0; i < d->n; i++)
+        print_entry(fs, d->child[i], tree_node(fs->tree, d->child[i])->name, longfmt);
+    if (!recursive)
+        return 0;
+    for (uint32_t i = 0; i < d->n; i++) {
+        struct node *c = tree_node(fs->tree, d->child[i]);
+        if (c->type != NODE_DIR)
+            continue;
+        char *sub = NULL;
+        if (asprintf(&sub, "%s/%s", strcmp(path, "/") == 0 ? "" : path, c->name) < 0)
+            return -ENOMEM;
+        printf("\n");
+        rc = list_dir(fs, d->child[i], sub, longfmt, true);
+        free(sub);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int cmd_ls(struct s3fs *fs, const char *path, bool longfmt, bool recursive)
+{
+    uint32_t ino;
+    if (resolve(fs, path, &ino))
+        return S3_EXIT_PATH;
+    struct node *n = tree_node(fs->tree, ino);
+    if (n->type != NODE_DIR) {
+        print_entry(fs, ino, path, longfmt);
+        return 0;
+    }
+    int rc = list_dir(fs, ino, path, longfmt, recursive);
+    if (rc) {
+        fprintf(stderr, "s3rig: %s: %s\n", path, strerror(-rc));
+        return S3_EXIT_OPEN;
+    }
+    return 0;
+}
+
+struct extract_state {
+    struct s3fs *fs;
+    uint64_t done, files;
+    bool progress;
+};
+
+static int extract_node(struct extract_state *st, uint32_t ino, const char *dest);
+
+static int extract_dir(struct extract_state *st, uint32_t dir, const char *dest)
+{
+    if (mkdir(dest, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    int rc = tree_populate(st->fs->tree, dir);
+    if (rc)
+        return rc;
+    struct dirinfo *d = tree_node(st->fs->tree, dir)->u.dir;
+    for (uint32_t i = 0; i < d->n && !rc; i++) {
+        char *sub = NULL;
+        if (asprintf(&sub, "%s/%s", dest, tree_node(st->fs->tree, d->child[i])->name) < 0)
+            return -ENOMEM;
+        rc = extract_node(st, d->child[i], sub);
+        free(sub);
+    }
+    return rc;
+}
+
+static int extract_node(struct extract_state *st, uint32_t ino, const char *dest)
+{
+    struct node *n = tree_node(st->fs->tree, ino);
+    if (n->type == NODE_DIR)
+        return extract_dir(st, ino, dest);
+    if (n->type == NODE_LINK)
+        return symlink(n->u.target, dest) == 0 || errno == EEXIST ? 0 : -errno;
+    int fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    int rc = copy_out(st->fs, ino, fd);
+    if (close(fd) != 0 && !rc)
+        rc = -errno;
+    st->done += n->size;
+    if (st->progress && ++st->files % 256 == 0)
+        fprintf(stderr, "\rs3rig: %" PRIu64 " files, %" PRIu64 " bytes", st->files, st->done);
+    return rc;
+}
+
+static int cmd_extract(struct s3fs *fs, const char *dest, const char *path)
+{
+    uint32_t ino;
+    if (resolve(fs, path, &ino))
+        return S3_EXIT_PATH;
+    struct extract_state st = {fs, 0, 0, isatty(STDERR_FILENO)};
+    int rc = extract_node(&st, ino, dest);
+    if (st.progress)
+        fprintf(stderr, "\rs3rig: %" PRIu64 " files, %" PRIu64 " bytes\n", st.files, st.done);
+    if (rc) {
+        fprintf(stderr, "s3rig: extract to %s: %s\n", dest, strerror(-rc));
+        return S3_EXIT_OPEN;
+    }
+    return 0;
+}
+
+static int dispatch(struct s3fs *fs, const char *cmd, int argc, char **argv, bool longfmt, bool recursive)
+{
+    if (strcmp(cmd, "info") == 0)
+        return cmd_cat(fs, 1, (char *[]){"info"});
+    if (strcmp(cmd, "ls") == 0)
+        return cmd_ls(fs, argc > 0 ? argv[0] : "/", longfmt, recursive);
+    if (strcmp(cmd, "cat") == 0 && argc > 0)
+        return cmd_cat(fs, argc, argv);
+    if (strcmp(cmd, "stat") == 0 && argc == 1)
+        return cmd_stat(fs, argv[0]);
+    if (strcmp(cmd, "extract") == 0 && argc >= 1)
+        return cmd_extract(fs, argv[0], argc > 1 ? argv[1] : "/");
+    usage(stderr);
+    return S3_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    bool longfmt = false, recursive = false;
+    struct s3fs_opts opts = {0};
+    int ch;
+    while ((ch = getopt(argc, argv, "+lRo:hV")) != -1) {
+        switch (ch) {
+        case 'l':
+            longfmt = true;
+            break;
+        case 'R':
+            recursive = true;
+            break;
+        case 'o':
+            if (strncmp(optarg, "max_nodes=", 10) == 0)
+                opts.max_nodes = strtoull(optarg + 10, NULL, 10);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("s3rig %s\n", S3RIG_VERSION);
+            return 0;
+        default:
+            usage(stderr);
+            return S3_EXIT_USAGE;
+        }
+    }
+    if (argc - optind < 2) {
+        usage(stderr);
+        return S3_EXIT_USAGE;
+    }
+    const char *cmd = argv[optind];
+    /* ls takes its flags after the command too: s3rig ls -l FILE */
+    optind++;
+    if (strcmp(cmd, "ls") == 0) {
+        while ((ch = getopt(argc, argv, "+lR")) != -1) {
+            if (ch == 'l')
+                longfmt = true;
+            else if (ch == 'R')
+                recursive = true;
+            else
+                return S3_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return S3_EXIT_USAGE;
+    }
+    const char *file = argv[optind++];
+    char err[512];
+    struct s3fs *fs;
+    int rc = s3fs_open(&fs, file, &opts, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "s3rig: %s\n", err);
+        return rc;
+    }
+    rc = dispatch(fs, cmd, argc - optind, argv + optind, longfmt, recursive);
+    s3fs_close(fs);
+    return rc;
+}

@@ -1,0 +1,22 @@
+/* A growing text buffer, used to render value files and /info. */
+#ifndef S3_SBUF_H
+#define S3_SBUF_H
+
+#include <stddef.h>
+
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+};
+
+void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_put(struct sbuf *b, const void *data, size_t n);
+/* Takes the text out (never NULL unless out of memory); the buffer is reset. */
+char *sb_take(struct sbuf *b, size_t *len);
+void sb_free(struct sbuf *b);
+
+/* Formats a float the way value files show it: %.9g. */
+void sb_float(struct sbuf *b, float f);
+
+#endif

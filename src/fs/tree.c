@@ -1,0 +1,502 @@
+#include "fs/tree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BITS 16
+#define CHUNK_SIZE (1u << CHUNK_BITS)
+#define NCHUNKS (1u << 16)
+
+struct tree *tree_new(struct source *src, const struct tree_limits *limits)
+{
+    struct tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->chunk = calloc(NCHUNKS, sizeof *t->chunk);
+    if (!t->chunk) {
+        free(t);
+        return NULL;
+    }
+    t->src = src;
+    t->limits.max_nodes = limits && limits->max_nodes ? limits->max_nodes : 50000000;
+    /* Recursive: a populate callback may look up other directories (links). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&t->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return t;
+}
+
+struct node *tree_node(struct tree *t, uint32_t ino)
+{
+    if (ino == 0 || ino > t->nnodes)
+        return NULL;
+    uint64_t i = ino - 1;
+    return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
+}
+
+static void node_free(struct node *n)
+{
+    free(n->name);
+    if (n->flags & NODE_TYPE_OWNED)
+        free((char *)n->xtype);
+    if (n->type == NODE_DIR && n->u.dir) {
+        free(n->u.dir->child);
+        free(n->u.dir->sorted);
+        free(n->u.dir);
+    } else if (n->type == NODE_LINK) {
+        free(n->u.target);
+    } else if (n->content == CONTENT_TEXT) {
+        free(n->u.text);
+    }
+}
+
+void tree_free(struct tree *t)
+{
+    if (!t)
+        return;
+    for (uint64_t i = 1; i <= t->nnodes; i++)
+        node_free(tree_node(t, (uint32_t)i));
+    for (uint32_t c = 0; c < NCHUNKS && t->chunk[c]; c++)
+        free(t->chunk[c]);
+    free(t->chunk);
+    for (size_t i = t->ncleanups; i-- > 0;)
+        t->cleanups[i].fn(t->cleanups[i].ptr);
+    free(t->cleanups);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
+{
+    if (t->ncleanups == t->capcleanups) {
+        size_t cap = t->capcleanups ? t->capcleanups * 2 : 8;
+        struct cleanup *c = realloc(t->cleanups, cap * sizeof *c);
+        if (!c) {
+            fn(ptr); /* cannot track it: free now rather than leak */
+            return;
+        }
+        t->cleanups = c;
+        t->capcleanups = cap;
+    }
+    t->cleanups[t->ncleanups++] = (struct cleanup){fn, ptr};
+}
+
+/* Allocates a node slot; NULL when the node limit is reached or memory is out. */
+static struct node *node_alloc(struct tree *t, uint32_t *ino)
+{
+    if (t->nnodes >= t->limits.max_nodes || t->nnodes >= (uint64_t)NCHUNKS * CHUNK_SIZE - 1) {
+        t->full = true;
+        return NULL;
+    }
+    uint64_t i = t->nnodes;
+    if (!t->chunk[i >> CHUNK_BITS]) {
+        t->chunk[i >> CHUNK_BITS] = calloc(CHUNK_SIZE, sizeof(struct node));
+        if (!t->chunk[i >> CHUNK_BITS])
+            return NULL;
+    }
+    t->nnodes++;
+    *ino = (uint32_t)t->nnodes;
+    return tree_node(t, *ino);
+}
+
+static int dir_append(struct dirinfo *d, uint32_t ino)
+{
+    if (d->n == d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 8;
+        uint32_t *c = realloc(d->child, cap * sizeof *c);
+        if (!c)
+            return -ENOMEM;
+        d->child = c;
+        d->cap = cap;
+    }
+    d->child[d->n++] = ino;
+    free(d->sorted); /* rebuilt on the next lookup */
+    d->sorted = NULL;
+    return 0;
+}
+
+/* Generated names must never be empty, "." or "..", nor contain '/'. */
+static bool name_ok(const char *name)
+{
+    return name[0] && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
+}
+
+static struct node *add_node(struct tree *t, uint32_t parent, const char *name, uint8_t type, uint32_t *ino)
+{
+    struct node *p = parent ? tree_node(t, parent) : NULL;
+    if (parent && (!p || p->type != NODE_DIR))
+        return NULL;
+    if (parent && !name_ok(name))
+        return NULL;
+    char *copy = strdup(name);
+    if (!copy)
+        return NULL;
+    struct node *n = node_alloc(t, ino);
+    if (!n) {
+        free(copy);
+        return NULL;
+    }
+    n->name = copy;
+    n->parent = parent ? parent : *ino;
+    n->type = type;
+    if (p && dir_append(p->u.dir, *ino)) {
+        n->type = NODE_FILE; /* keep the slot consistent; it is simply unreachable */
+        return NULL;
+    }
+    return n;
+}
+
+uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
+                      void *ctx, uint64_t arg)
+{
+    struct dirinfo *d = calloc(1, sizeof *d);
+    if (!d)
+        return 0;
+    d->populate = fn;
+    d->ctx = ctx;
+    d->arg = arg;
+    d->populated = fn == NULL;
+    uint32_t ino;
+    struct node *n = add_node(t, parent, name, NODE_DIR, &ino);
+    if (!n) {
+        free(d);
+        return 0;
+    }
+    n->u.dir = d;
+    n->xtype = xtype;
+    return ino;
+}
+
+uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t off,
+                        uint64_t len)
+{
+    uint32_t ino;
+    struct node *n = add_node(t, parent, name, NODE_FILE, &ino);
+    if (!n)
+        return 0;
+    n->content = CONTENT_RANGE;
+    n->u.src_off = off;
+    n->size = len;
+    n->xtype = xtype;
+    n->flags |= NODE_HAS_SPAN;
+    n->span_off = off;
+    n->span_len = len;
+    return ino;
+}
+
+uint32_t tree_add_text(struct tree *t, uint32_t parent, const char *name, const char *xtype, char *text,
+                       size_t len)
+{
+    uint32_t ino;
+    struct node *n = text ? add_node(t, parent, name, NODE_FILE, &ino) : NULL;
+    if (!n) {
+        free(text);
+        return 0;
+    }
+    n->content = CONTENT_TEXT;
+    n->u.text = text;
+    n->size = len;
+    n->xtype = xtype;
+    return ino;
+}
+
+uint32_t tree_add_textf(struct tree *t, uint32_t parent, const char *name, const char *xtype, const char *fmt,
+                        ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int len = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return 0;
+    return tree_add_text(t, parent, name, xtype, s, (size_t)len);
+}
+
+uint32_t tree_add_gen(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t size,
+                      gen_read_fn fn, void *ctx, uint64_t arg)
+{
+    uint32_t ino;
+    struct node *n = add_node(t, parent, name, NODE_FILE, &ino);
+    if (!n)
+        return 0;
+    n->content = CONTENT_GEN;
+    n->u.gen.fn = fn;
+    n->u.gen.ctx = ctx;
+    n->u.gen.arg = arg;
+    n->size = size;
+    n->xtype = xtype;
+    return ino;
+}
+
+uint32_t tree_add_link(struct tree *t, uint32_t parent, const char *name, const char *target)
+{
+    char *copy = strdup(target);
+    uint32_t ino;
+    struct node *n = copy ? add_node(t, parent, name, NODE_LINK, &ino) : NULL;
+    if (!n) {
+        free(copy);
+        return 0;
+    }
+    n->u.target = copy;
+    n->size = strlen(copy);
+    n->xtype = "symlink";
+    return ino;
+}
+
+void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return;
+    n->flags |= NODE_HAS_SPAN;
+    n->span_off = off;
+    n->span_len = len;
+}
+
+void tree_set_type_owned(struct tree *t, uint32_t ino, char *xtype)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n) {
+        free(xtype);
+        return;
+    }
+    if (n->flags & NODE_TYPE_OWNED)
+        free((char *)n->xtype);
+    n->xtype = xtype;
+    n->flags |= NODE_TYPE_OWNED;
+}
+
+int tree_populate(struct tree *t, uint32_t dir)
+{
+    struct node *n = tree_node(t, dir);
+    if (!n)
+        return -ENOENT;
+    if (n->type != NODE_DIR)
+        return -ENOTDIR;
+    int rc = 0;
+    pthread_mutex_lock(&t->lock);
+    struct dirinfo *d = n->u.dir;
+    if (!d->populated) {
+        d->populated = true; /* set first: a populate callback never recurses into itself */
+        rc = d->populate(t, dir, d->ctx, d->arg);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b, void *tp)
+{
+    struct tree *t = tp;
+    return strcmp(tree_node(t, *(const uint32_t *)a)->name, tree_node(t, *(const uint32_t *)b)->name);
+}
+
+static int build_sorted(struct tree *t, struct dirinfo *d)
+{
+    uint32_t *s = malloc((d->n ? d->n : 1) * sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    memcpy(s, d->child, d->n * sizeof *s);
+    qsort_r(s, d->n, sizeof *s, by_name, t);
+    d->sorted = s;
+    return 0;
+}
+
+int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out)
+{
+    int rc = tree_populate(t, dir);
+    if (rc)
+        return rc;
+    struct dirinfo *d = tree_node(t, dir)->u.dir;
+    pthread_mutex_lock(&t->lock);
+    if (!d->sorted && build_sorted(t, d)) {
+        pthread_mutex_unlock(&t->lock);
+        return -ENOMEM;
+    }
+    size_t lo = 0, hi = d->n;
+    rc = -ENOENT;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(name, tree_node(t, d->sorted[mid])->name);
+        if (c == 0) {
+            *out = d->sorted[mid];
+            rc = 0;
+            break;
+        }
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+int tree_resolve(struct tree *t, const char *path, uint32_t *out)
+{
+    uint32_t cur = TREE_ROOT;
+    char *copy = strdup(path), *save = NULL;
+    if (!copy)
+        return -ENOMEM;
+    int rc = 0;
+    for (char *part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            cur = tree_node(t, cur)->parent;
+            continue;
+        }
+        rc = tree_lookup(t, cur, part, &cur);
+        if (rc)
+            break;
+    }
+    free(copy);
+    if (rc == 0)
+        *out = cur;
+    return rc;
+}
+
+ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return -ENOENT;
+    if (n->type == NODE_DIR)
+        return -EISDIR;
+    if (n->type != NODE_FILE)
+        return -EINVAL;
+    if (off >= n->size)
+        return 0;
+    if (len > n->size - off)
+        len = (size_t)(n->size - off);
+    switch (n->content) {
+    case CONTENT_RANGE: {
+        int rc = source_pread(t->src, n->u.src_off + off, buf, len);
+        return rc ? -EIO : (ssize_t)len;
+    }
+    case CONTENT_TEXT:
+        memcpy(buf, n->u.text + off, len);
+        return (ssize_t)len;
+    case CONTENT_GEN:
+        return n->u.gen.fn(t, n->u.gen.ctx, n->u.gen.arg, off, buf, len);
+    default:
+        return 0;
+    }
+}
+
+static const char XA_OFFSET[] = "user.s3rig.offset";
+static const char XA_LENGTH[] = "user.s3rig.length";
+static const char XA_TYPE[] = "user.s3rig.type";
+
+static ssize_t xattr_reply(const char *value, size_t vlen, char *buf, size_t size)
+{
+    if (size == 0)
+        return (ssize_t)vlen;
+    if (size < vlen)
+        return -ERANGE;
+    memcpy(buf, value, vlen);
+    return (ssize_t)vlen;
+}
+
+ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return -ENOENT;
+    char num[32];
+    if (n->flags & NODE_HAS_SPAN) {
+        if (strcmp(name, XA_OFFSET) == 0) {
+            int l = snprintf(num, sizeof num, "%" PRIu64, n->span_off);
+            return xattr_reply(num, (size_t)l, buf, size);
+        }
+        if (strcmp(name, XA_LENGTH) == 0) {
+            int l = snprintf(num, sizeof num, "%" PRIu64, n->span_len);
+            return xattr_reply(num, (size_t)l, buf, size);
+        }
+    }
+    if (strcmp(name, XA_TYPE) == 0 && n->xtype)
+        return xattr_reply(n->xtype, strlen(n->xtype), buf, size);
+    return -ENODATA;
+}
+
+ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return -ENOENT;
+    char list[sizeof XA_OFFSET + sizeof XA_LENGTH + sizeof XA_TYPE];
+    size_t len = 0;
+    if (n->flags & NODE_HAS_SPAN) {
+        memcpy(list + len, XA_OFFSET, sizeof XA_OFFSET);
+        len += sizeof XA_OFFSET;
+        memcpy(list + len, XA_LENGTH, sizeof XA_LENGTH);
+        len += sizeof XA_LENGTH;
+    }
+    if (n->xtype) {
+        memcpy(list + len, XA_TYPE, sizeof XA_TYPE);
+        len += sizeof XA_TYPE;
+    }
+    return xattr_reply(list, len, buf, size);
+}
+
+/* Depth of a node below the root. */
+static unsigned depth_of(struct tree *t, uint32_t ino)
+{
+    unsigned d = 0;
+    while (ino != TREE_ROOT) {
+        ino = tree_node(t, ino)->parent;
+        d++;
+    }
+    return d;
+}
+
+char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to)
+{
+    unsigned df = depth_of(t, from_dir), dt = depth_of(t, to);
+    uint32_t a = from_dir, b = to;
+    unsigned ups = 0;
+    while (df > dt) {
+        a = tree_node(t, a)->parent;
+        df--;
+        ups++;
+    }
+    uint32_t *down = malloc((dt + 1) * sizeof *down);
+    size_t ndown = 0;
+    if (!down)
+        return NULL;
+    while (dt > df) {
+        down[ndown++] = b;
+        b = tree_node(t, b)->parent;
+        dt--;
+    }
+    while (a != b) {
+        a = tree_node(t, a)->parent;
+        ups++;
+        down[ndown++] = b;
+        b = tree_node(t, b)->parent;
+    }
+    size_t len = 3 * ups + 2;
+    for (size_t i = 0; i < ndown; i++)
+        len += strlen(tree_node(t, down[i])->name) + 1;
+    char *s = malloc(len), *p = s;
+    if (!s) {
+        free(down);
+        return NULL;
+    }
+    for (unsigned i = 0; i < ups; i++)
+        p += sprintf(p, "../");
+    for (size_t i = ndown; i-- > 0;)
+        p += sprintf(p, "%s/", tree_node(t, down[i])->name);
+    if (p > s)
+        p[-1] = 0;
+    else
+        strcpy(s, ".");
+    free(down);
+    return s;
+}

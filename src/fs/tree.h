@@ -1,0 +1,123 @@
+/* The virtual tree: directories, regular files and symlinks, numbered by stable inode
+ * numbers (never reused while the tree lives). Knows no format: views create nodes and
+ * give directories a populate callback, so children are made only when a directory is
+ * first listed or looked up. Files are one of:
+ *   - a byte range of the source (served straight from the file, never copied),
+ *   - a text held in memory (small value files, rendered when their parent is populated),
+ *   - a generator callback with an exact size known up front.
+ * Nothing here touches FUSE; the adapter and the s3rig command both sit on top. */
+#ifndef S3_TREE_H
+#define S3_TREE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fs/source.h"
+
+#define TREE_ROOT 1u
+
+enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
+enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN };
+
+struct tree;
+typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+/* Returns bytes read (short only at the end) or a negative errno. */
+typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
+
+struct dirinfo {
+    uint32_t *child; /* in creation order: the order readdir shows */
+    uint32_t n, cap;
+    uint32_t *sorted; /* child sorted by name, for lookup */
+    populate_fn populate;
+    void *ctx;
+    uint64_t arg;
+    bool populated;
+};
+
+enum { NODE_HAS_SPAN = 1, NODE_TYPE_OWNED = 2 };
+
+struct node {
+    char *name;
+    uint32_t parent;
+    uint8_t type, content, flags;
+    uint64_t size;
+    uint64_t span_off, span_len; /* user.s3rig.offset / .length */
+    const char *xtype;           /* user.s3rig.type */
+    union {
+        uint64_t src_off;
+        char *text;
+        char *target;
+        struct dirinfo *dir;
+        struct {
+            gen_read_fn fn;
+            void *ctx;
+            uint64_t arg;
+        } gen;
+    } u;
+};
+
+struct tree_limits {
+    uint64_t max_nodes; /* the tree refuses to grow beyond this many nodes */
+};
+
+struct tree {
+    struct source *src;
+    struct node **chunk; /* two-level arena: node pointers stay valid as it grows */
+    uint64_t nnodes;
+    struct tree_limits limits;
+    pthread_mutex_t lock; /* serialises populate (lazy growth) */
+    struct cleanup {
+        void (*fn)(void *);
+        void *ptr;
+    } *cleanups;
+    size_t ncleanups, capcleanups;
+    bool full; /* max_nodes reached: populate stopped early */
+};
+
+struct tree *tree_new(struct source *src, const struct tree_limits *limits);
+void tree_free(struct tree *t);
+/* Runs fn(ptr) when the tree is freed (view state). */
+void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+
+struct node *tree_node(struct tree *t, uint32_t ino); /* NULL when ino does not exist */
+
+/* Node constructors. They return the new inode number, or 0 (out of memory, node
+ * limit reached, or a name already used in that directory). `xtype` must outlive the
+ * tree (a literal) unless a *_owned variant is used. */
+uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
+                      void *ctx, uint64_t arg);
+uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t off,
+                        uint64_t len);
+/* Takes ownership of text (len bytes). */
+uint32_t tree_add_text(struct tree *t, uint32_t parent, const char *name, const char *xtype, char *text,
+                       size_t len);
+uint32_t tree_add_textf(struct tree *t, uint32_t parent, const char *name, const char *xtype, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+uint32_t tree_add_gen(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t size,
+                      gen_read_fn fn, void *ctx, uint64_t arg);
+uint32_t tree_add_link(struct tree *t, uint32_t parent, const char *name, const char *target);
+
+void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
+void tree_set_type_owned(struct tree *t, uint32_t ino, char *xtype);
+
+/* Makes sure a directory's children exist. 0 or -errno. */
+int tree_populate(struct tree *t, uint32_t dir);
+/* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR. */
+int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
+/* Resolves a '/'-separated path from the root (no symlinks followed). */
+int tree_resolve(struct tree *t, const char *path, uint32_t *out);
+/* Reads file content; returns bytes (short at EOF) or -errno. */
+ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len);
+
+/* Extended attributes, with getxattr(2) semantics: size 0 asks for the length;
+ * -ENODATA for an unknown name, -ERANGE when the buffer is too small. */
+ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
+ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
+
+/* A relative symlink target from directory `from_dir` to node `to`. malloc'd. */
+char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to);
+
+#endif

@@ -1,0 +1,219 @@
+#include "fs/view.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off)
+{
+    uint32_t ino = tree_add_textf(t, dir, name, "u32", "%" PRIu32 "\n", v);
+    tree_set_span(t, ino, abs_off, 4);
+    return ino;
+}
+
+uint32_t add_i32(struct tree *t, uint32_t dir, const char *name, int32_t v, uint64_t abs_off)
+{
+    uint32_t ino = tree_add_textf(t, dir, name, "i32", "%" PRId32 "\n", v);
+    tree_set_span(t, ino, abs_off, 4);
+    return ino;
+}
+
+uint32_t add_hex32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off)
+{
+    uint32_t ino = tree_add_textf(t, dir, name, "u32", "0x%08" PRIx32 "\n", v);
+    tree_set_span(t, ino, abs_off, 4);
+    return ino;
+}
+
+void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int rc = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (rc >= 0)
+        tree_set_type_owned(t, ino, s);
+}
+
+enum list_style { LIST_SIGNED, LIST_UNSIGNED, LIST_HEX };
+
+/* One formatter for the three list kinds, so they cannot drift apart. */
+static uint32_t add_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                         uint64_t abs_off, enum list_style style)
+{
+    struct sbuf b = {0};
+    for (uint64_t i = 0; i < n; i++) {
+        if (style == LIST_SIGNED)
+            sb_printf(&b, "%" PRId32 "\n", (int32_t)v[i]);
+        else if (style == LIST_UNSIGNED)
+            sb_printf(&b, "%" PRIu32 "\n", v[i]);
+        else
+            sb_printf(&b, "0x%08" PRIx32 "\n", v[i]);
+    }
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
+    tree_set_span(t, ino, abs_off, 4 * n);
+    set_typef(t, ino, "%s[%" PRIu64 "]", style == LIST_SIGNED ? "i32" : "u32", n);
+    return ino;
+}
+
+uint32_t add_i32_list(struct tree *t, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
+                      uint64_t abs_off)
+{
+    return add_list(t, dir, name, (const uint32_t *)v, n, abs_off, LIST_SIGNED);
+}
+
+uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                      uint64_t abs_off)
+{
+    return add_list(t, dir, name, v, n, abs_off, LIST_UNSIGNED);
+}
+
+uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                        uint64_t abs_off)
+{
+    return add_list(t, dir, name, v, n, abs_off, LIST_HEX);
+}
+
+uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg)
+{
+    char fname[256];
+    snprintf(fname, sizeof fname, "%s.error", name);
+    return tree_add_textf(t, dir, fname, "error", "%s\n", msg);
+}
+
+/* ---- /info and /unparsed ---- */
+
+static char *render_info(struct s3fs *fs, size_t *len)
+{
+    struct sbuf b = {0};
+    sb_printf(&b, "format: %s\n", format_name(fs->det.format));
+    sb_printf(&b, "file_size: %" PRIu64 "\n", fs->src.size);
+    if (fs->facts.len)
+        sb_put(&b, fs->facts.p, fs->facts.len);
+    sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
+    sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
+    sb_printf(&b, "warnings: %zu\n", fs->diag.n + fs->diag.dropped);
+    for (size_t i = 0; i < fs->diag.n; i++)
+        sb_printf(&b, "warning: %s\n", fs->diag.msg[i]);
+    if (fs->diag.dropped)
+        sb_printf(&b, "warning: %zu more warnings not shown\n", fs->diag.dropped);
+    return sb_take(&b, len);
+}
+
+static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct s3fs *fs = ctx;
+    for (size_t i = 0; i < fs->ngaps; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "0x%" PRIx64 "-0x%" PRIx64 ".bin", fs->gaps[i].off, fs->gaps[i].len);
+        tree_add_range(t, dir, name, "unparsed", fs->gaps[i].off, fs->gaps[i].len);
+    }
+    return 0;
+}
+
+void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
+{
+    fs->covered = cover_merge(&fs->cover, fs->src.size);
+    fs->ngaps = cover_gaps(&fs->cover, fs->src.size, &fs->gaps);
+    size_t len;
+    char *info = render_info(fs, &len);
+    tree_add_text(fs->tree, root, "info", "info", info, len);
+    uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
+    tree_set_span(fs->tree, u, 0, fs->src.size);
+}
+
+/* ---- opening ---- */
+
+static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
+                       size_t errlen)
+{
+    struct tree_limits lim = {opts ? opts->max_nodes : 0};
+    fs->tree = tree_new(&fs->src, &lim);
+    if (!fs->tree) {
+        snprintf(err, errlen, "%s: out of memory", label);
+        return S3_EXIT_OPEN;
+    }
+    if (detect_format(&fs->src.src, &fs->det) != 0) {
+        snprintf(err, errlen, "%s: unrecognised format: %s", label, fs->det.why);
+        return S3_EXIT_FORMAT;
+    }
+    char why[256] = "";
+    int rc;
+    switch (fs->det.format) {
+    case FMT_RIG_WRAPPED:
+        rc = rig_view_open(fs, why, sizeof why);
+        break;
+    case FMT_GR2:
+        rc = gr2_view_open(fs, why, sizeof why);
+        break;
+    default:
+        snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
+                 format_name(fs->det.format));
+        rc = -1;
+    }
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", label, why);
+        return S3_EXIT_FORMAT;
+    }
+    return S3_EXIT_OK;
+}
+
+int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
+{
+    struct s3fs *fs = calloc(1, sizeof *fs);
+    *out = NULL;
+    if (!fs) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return S3_EXIT_OPEN;
+    }
+    if (source_open(&fs->src, path, err, errlen)) {
+        free(fs);
+        return S3_EXIT_OPEN;
+    }
+    int rc = open_format(fs, opts, path, err, errlen);
+    if (rc) {
+        s3fs_close(fs);
+        return rc;
+    }
+    *out = fs;
+    return S3_EXIT_OK;
+}
+
+int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
+                  size_t errlen)
+{
+    struct s3fs *fs = calloc(1, sizeof *fs);
+    *out = NULL;
+    if (!fs) {
+        snprintf(err, errlen, "out of memory");
+        return S3_EXIT_OPEN;
+    }
+    source_mem(&fs->src, data, size);
+    int rc = open_format(fs, opts, "<memory>", err, errlen);
+    if (rc) {
+        s3fs_close(fs);
+        return rc;
+    }
+    *out = fs;
+    return S3_EXIT_OK;
+}
+
+void s3fs_close(struct s3fs *fs)
+{
+    if (!fs)
+        return;
+    tree_free(fs->tree);
+    diag_free(&fs->diag);
+    cover_free(&fs->cover);
+    sb_free(&fs->facts);
+    free(fs->gaps);
+    source_close(&fs->src);
+    free(fs);
+}

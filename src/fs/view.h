@@ -1,0 +1,83 @@
+/* Views: turn a parsed format into tree nodes. view.c opens a file, detects its format
+ * and hands it to the format's view; it also holds the helpers every view uses to make
+ * value files (so numbers look the same everywhere), .error files, /info and /unparsed. */
+#ifndef S3_VIEW_H
+#define S3_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs/cover.h"
+#include "fs/sbuf.h"
+#include "fs/source.h"
+#include "fs/tree.h"
+#include "parse/detect.h"
+#include "parse/diag.h"
+
+/* Exit statuses shared by mount.s3rig and s3rig (documented in mount.s3rig(8)). */
+enum s3_exit {
+    S3_EXIT_OK = 0,
+    S3_EXIT_USAGE = 1,
+    S3_EXIT_OPEN = 2,   /* FILE cannot be opened or read */
+    S3_EXIT_FORMAT = 3, /* unrecognised format, or its top-level header is unreadable */
+    S3_EXIT_MOUNT = 4,  /* the mount itself failed */
+    S3_EXIT_PATH = 5,   /* s3rig: a path inside the tree does not exist */
+};
+
+struct s3fs_opts {
+    uint64_t max_nodes; /* 0: default */
+};
+
+struct s3fs {
+    struct source src;
+    struct tree *tree;
+    struct detect_result det;
+    struct diag diag;   /* warnings for /info */
+    struct cover cover; /* bytes named structures cover */
+    struct sbuf facts;  /* format-specific "key: value" lines for /info */
+    uint64_t covered;
+    struct range *gaps;
+    size_t ngaps;
+};
+
+/* Opens and parses FILE; returns S3_EXIT_OK or an exit status with err filled in (one
+ * line naming the file and the reason). */
+int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen);
+/* The same on bytes in memory (tests); data must outlive the s3fs. */
+int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
+                  size_t errlen);
+void s3fs_close(struct s3fs *fs);
+
+/* ---- helpers for views ---- */
+uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
+uint32_t add_i32(struct tree *t, uint32_t dir, const char *name, int32_t v, uint64_t abs_off);
+uint32_t add_hex32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
+/* A list file: one value per line; span = n·4 bytes at abs_off. */
+uint32_t add_i32_list(struct tree *t, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
+                      uint64_t abs_off);
+uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                      uint64_t abs_off);
+uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                        uint64_t abs_off);
+/* NAME.error holding msg and a newline. */
+uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
+/* Sets a printf-made type string on a node. */
+void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Adds /info and /unparsed to the root (after the view has filled fs->cover). */
+void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
+
+/* Format views: each parses at open and gives the root its populate callback. */
+int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
+int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
+
+/* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
+struct gr2_view;
+struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen);
+/* Adds granny.gr2 and granny/ to dir. */
+void gr2_view_add(struct gr2_view *v, uint32_t dir);
+/* Adds the container's structures to fs->cover and its facts to fs->facts. */
+void gr2_view_describe(struct gr2_view *v);
+uint64_t gr2_view_total_size(const struct gr2_view *v);
+
+#endif

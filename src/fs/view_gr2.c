@@ -1,0 +1,290 @@
+/* The Granny container as a tree: /granny.gr2 and /granny/{header,sections}. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/view.h"
+#include "parse/gr2.h"
+
+struct gr2_view {
+    struct s3fs *fs;
+    struct gr2_file g;
+};
+
+static void gr2_view_free(void *p)
+{
+    struct gr2_view *v = p;
+    gr2_free(&v->g);
+    free(v);
+}
+
+struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen)
+{
+    struct gr2_view *v = calloc(1, sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    v->fs = fs;
+    if (gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen)) {
+        free(v);
+        return NULL;
+    }
+    tree_on_free(fs->tree, gr2_view_free, v);
+    return v;
+}
+
+uint64_t gr2_view_total_size(const struct gr2_view *v)
+{
+    return v->g.total_size;
+}
+
+static uint64_t abs_of(const struct gr2_view *v, uint64_t rel)
+{
+    return v->g.base + rel;
+}
+
+/* A "SECTION OFFSET" value file for a (u32, u32) reference. */
+static void add_ref(struct gr2_view *v, uint32_t dir, const char *name, struct gr2_ref r, uint64_t rel)
+{
+    uint32_t ino = tree_add_textf(v->fs->tree, dir, name, "gr2.ref", "%" PRIu32 " %" PRIu32 "\n", r.section,
+                                  r.offset);
+    tree_set_span(v->fs->tree, ino, abs_of(v, rel), 8);
+}
+
+static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    const struct gr2_file *g = &v->g;
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", g->magic[i]);
+    uint32_t ino = tree_add_textf(t, dir, "magic", "gr2.signature", "%s\n", hex);
+    tree_set_span(t, ino, abs_of(v, 0), 16);
+    ino = tree_add_textf(t, dir, "byte_order", "text", "%s\n", g->be ? "be" : "le");
+    tree_set_span(t, ino, abs_of(v, 0), 16);
+    ino = tree_add_textf(t, dir, "pointer_size", "text", "%d\n", g->pointer_bits);
+    tree_set_span(t, ino, abs_of(v, 0), 16);
+    tree_set_span(t, tree_add_textf(t, dir, "signature", "text", "%s\n", g->sig->name), abs_of(v, 0), 16);
+    add_u32(t, dir, "headers_size", g->headers_size, abs_of(v, 16));
+    add_u32(t, dir, "header_format", g->header_format, abs_of(v, 20));
+    add_u32(t, dir, "version", g->version, abs_of(v, 0x20));
+    add_u32(t, dir, "total_size", g->total_size, abs_of(v, 0x24));
+    add_hex32(t, dir, "crc", g->crc, abs_of(v, 0x28));
+    if (g->crc_checked) {
+        ino = tree_add_textf(t, dir, "crc_computed", "crc32", "0x%08" PRIx32 "\n", g->crc_computed);
+        tree_set_span(t, ino, abs_of(v, 0x20 + g->header_length), g->total_size - 0x20 - g->header_length);
+    } else {
+        add_error(t, dir, "crc_computed", "CRC not computed: total_size does not fit the file");
+    }
+    add_u32(t, dir, "section_array_offset", g->section_array_offset, abs_of(v, 0x2c));
+    add_u32(t, dir, "section_count", g->section_count, abs_of(v, 0x30));
+    add_ref(v, dir, "root_type", g->root_type, 0x34);
+    add_ref(v, dir, "root_object", g->root_object, 0x3c);
+    add_hex32(t, dir, "type_tag", g->type_tag, abs_of(v, 0x44));
+    add_hex32_list(t, dir, "extra_tags", g->extra_tags, 4, abs_of(v, 0x48));
+    if (g->version == 7)
+        add_hex32(t, dir, "string_table_crc", g->string_table_crc, abs_of(v, 0x58));
+    return 0;
+}
+
+static void add_fixups_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct gr2_section *s = &v->g.sections[i];
+    struct gr2_fixup *f;
+    uint32_t n;
+    if (!s->fixups_ok || gr2_read_fixups(&v->fs->src.src, &v->g, i, &f, &n)) {
+        add_error(t, dir, "fixups", s->fixups_ok ? "fixup table: read error" : s->fixups_err);
+        return;
+    }
+    struct sbuf b = {0};
+    for (uint32_t k = 0; k < n; k++)
+        sb_printf(&b, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", f[k].from_offset, f[k].to_section, f[k].to_offset);
+    free(f);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, "fixups", NULL, text, len);
+    tree_set_span(t, ino, abs_of(v, s->fixup_offset), (uint64_t)n * GR2_FIXUP_SIZE);
+    set_typef(t, ino, "gr2.fixup[%" PRIu32 "]", n);
+}
+
+static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct gr2_section *s = &v->g.sections[i];
+    struct gr2_marshal *m;
+    uint32_t n;
+    if (!s->marshal_ok || gr2_read_marshals(&v->fs->src.src, &v->g, i, &m, &n)) {
+        add_error(t, dir, "marshalling", s->marshal_ok ? "marshalling table: read error" : s->marshal_err);
+        return;
+    }
+    struct sbuf b = {0};
+    for (uint32_t k = 0; k < n; k++)
+        sb_printf(&b, "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", m[k].count, m[k].offset,
+                  m[k].type_section, m[k].type_offset);
+    free(m);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, "marshalling", NULL, text, len);
+    tree_set_span(t, ino, abs_of(v, s->marshal_offset), (uint64_t)n * GR2_MARSHAL_SIZE);
+    set_typef(t, ino, "gr2.marshal[%" PRIu32 "]", n);
+}
+
+/* data.bin when the expanded bytes can be served; otherwise data.error saying why. */
+static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct gr2_section *s = &v->g.sections[i];
+    char msg[GR2_ERR + 64];
+    if (s->expanded_size == 0) {
+        tree_add_text(t, dir, "data.bin", "gr2.section_data", strdup(""), 0);
+        return;
+    }
+    if (!s->data_ok) {
+        add_error(t, dir, "data", s->data_err);
+        return;
+    }
+    if (s->compression != GR2_COMP_NONE) {
+        snprintf(msg, sizeof msg, "section %" PRIu32 ": %s compression is not supported by this version", i,
+                 gr2_compression_name(s->compression));
+        add_error(t, dir, "data", msg);
+        return;
+    }
+    if (s->data_size != s->expanded_size) {
+        snprintf(msg, sizeof msg, "section %" PRIu32 ": uncompressed, but data_size %" PRIu32 " != expanded_size %" PRIu32,
+                 i, s->data_size, s->expanded_size);
+        add_error(t, dir, "data", msg);
+        return;
+    }
+    tree_add_range(t, dir, "data.bin", "gr2.section_data", abs_of(v, s->data_offset), s->data_size);
+}
+
+static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+{
+    struct gr2_view *v = ctx;
+    const struct gr2_section *s = &v->g.sections[i];
+    uint64_t h = abs_of(v, s->header_pos);
+    tree_add_range(t, dir, "header.bin", "gr2.section_header", h, GR2_SECTION_HEADER_SIZE);
+    uint32_t ino = tree_add_textf(t, dir, "compression", "u32", "%s\n", gr2_compression_name(s->compression));
+    tree_set_span(t, ino, h, 4);
+    add_u32(t, dir, "data_offset", s->data_offset, h + 4);
+    add_u32(t, dir, "data_size", s->data_size, h + 8);
+    add_u32(t, dir, "expanded_size", s->expanded_size, h + 12);
+    add_u32(t, dir, "alignment", s->alignment, h + 16);
+    add_u32(t, dir, "first16bit", s->first16bit, h + 20);
+    add_u32(t, dir, "first8bit", s->first8bit, h + 24);
+    add_u32(t, dir, "fixup_offset", s->fixup_offset, h + 28);
+    add_u32(t, dir, "fixup_count", s->fixup_count, h + 32);
+    add_u32(t, dir, "marshal_offset", s->marshal_offset, h + 36);
+    add_u32(t, dir, "marshal_count", s->marshal_count, h + 40);
+    add_fixups_file(v, dir, (uint32_t)i);
+    add_marshalling_file(v, dir, (uint32_t)i);
+    if (s->data_ok)
+        tree_add_range(t, dir, "stored.bin", "gr2.section_stored", abs_of(v, s->data_offset), s->data_size);
+    else
+        add_error(t, dir, "stored", s->data_err);
+    add_data_file(v, dir, (uint32_t)i);
+    return 0;
+}
+
+static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        uint32_t ino = tree_add_dir(t, dir, name, "gr2.section", populate_section, v, i);
+        tree_set_span(t, ino, abs_of(v, v->g.sections[i].header_pos), GR2_SECTION_HEADER_SIZE);
+    }
+    return 0;
+}
+
+static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    uint32_t h = tree_add_dir(t, dir, "header", "gr2.header", populate_header, v, 0);
+    tree_set_span(t, h, abs_of(v, 0), 0x20 + v->g.header_length);
+    uint32_t s = tree_add_dir(t, dir, "sections", "gr2.sections", populate_sections, v, 0);
+    tree_set_span(t, s, abs_of(v, 0x20 + (uint64_t)v->g.section_array_offset),
+                  (uint64_t)v->g.nsections * GR2_SECTION_HEADER_SIZE);
+    if (v->g.sections_err[0])
+        add_error(t, dir, "sections", v->g.sections_err);
+    return 0;
+}
+
+void gr2_view_add(struct gr2_view *v, uint32_t dir)
+{
+    struct tree *t = v->fs->tree;
+    tree_add_range(t, dir, "granny.gr2", "gr2.file", v->g.base, v->g.limit);
+    uint32_t g = tree_add_dir(t, dir, "granny", "gr2", populate_granny, v, 0);
+    tree_set_span(t, g, v->g.base, v->g.limit);
+    if (v->g.limit < v->g.total_size) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "Granny data at 0x%" PRIx64 ": total_size %" PRIu32 " but only %" PRIu64
+                 " bytes exist; granny.gr2 holds what exists", v->g.base, v->g.total_size, v->g.limit);
+        add_error(t, dir, "granny", msg);
+    }
+}
+
+void gr2_view_describe(struct gr2_view *v)
+{
+    const struct gr2_file *g = &v->g;
+    struct sbuf *f = &v->fs->facts;
+    struct cover *c = &v->fs->cover;
+    sb_printf(f, "granny_offset: %" PRIu64 "\n", g->base);
+    sb_printf(f, "granny_size: %" PRIu32 "\n", g->total_size);
+    sb_printf(f, "gr2_signature: %s%s\n", g->sig->name, g->sig->alt_spelling ? " (little-endian spelling)" : "");
+    sb_printf(f, "byte_order: %s\n", g->be ? "be" : "le");
+    sb_printf(f, "pointer_size: %d\n", g->pointer_bits);
+    sb_printf(f, "gr2_version: %" PRIu32 "\n", g->version);
+    if (g->crc_checked)
+        sb_printf(f, "gr2_crc: %s (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")\n",
+                  g->crc == g->crc_computed ? "ok" : "mismatch", g->crc, g->crc_computed);
+    else
+        sb_printf(f, "gr2_crc: not checked\n");
+    sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
+    cover_add(c, g->base, 0x20 + g->header_length);
+    cover_add(c, abs_of(v, 0x20 + (uint64_t)g->section_array_offset), (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE);
+    for (uint32_t i = 0; i < g->nsections; i++) {
+        const struct gr2_section *s = &g->sections[i];
+        const char *state = s->expanded_size == 0                ? "empty"
+                            : !s->data_ok                        ? "data out of bounds"
+                            : s->compression == GR2_COMP_NONE    ? "expanded"
+                                                                 : "not expanded (unsupported compression)";
+        sb_printf(f, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s\n", i,
+                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state);
+        if (s->data_ok)
+            cover_add(c, abs_of(v, s->data_offset), s->data_size);
+        if (s->fixups_ok)
+            cover_add(c, abs_of(v, s->fixup_offset), (uint64_t)s->fixup_count * GR2_FIXUP_SIZE);
+        if (s->marshal_ok)
+            cover_add(c, abs_of(v, s->marshal_offset), (uint64_t)s->marshal_count * GR2_MARSHAL_SIZE);
+    }
+}
+
+static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    add_info_and_unparsed(v->fs, dir);
+    gr2_view_add(v, dir);
+    (void)t;
+    return 0;
+}
+
+int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
+    if (!v)
+        return -1;
+    gr2_view_describe(v);
+    uint32_t root = tree_add_dir(fs->tree, 0, "", "gr2.file", populate_gr2_root, v, 0);
+    tree_set_span(fs->tree, root, 0, fs->src.size);
+    return root == TREE_ROOT ? 0 : -1;
+}

@@ -1,0 +1,66 @@
+/* Bounds-checked byte access shared by every parser.
+ *
+ * Two layers:
+ *  - struct s3_src: the only way a parser touches the outside world, a read callback
+ *    plus the number of bytes that exist. src_read() refuses any range that is not
+ *    entirely inside [0, size) — overflow-safe — so a hostile offset can never
+ *    reach the callback.
+ *  - struct cursor: a position inside a buffer already read. Every getter checks the
+ *    remaining length; on a short read it sets `err` and returns 0, so a parser can
+ *    read a whole record and test `err` once.
+ */
+#ifndef S3_READER_H
+#define S3_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct s3_src {
+    /* Read exactly len bytes at off into buf. Returns 0, or a negative errno. */
+    int (*read)(void *ctx, uint64_t off, void *buf, size_t len);
+    void *ctx;
+    uint64_t size;
+};
+
+/* True when [off, off+len) lies inside [0, limit) without overflow. */
+bool range_ok(uint64_t off, uint64_t len, uint64_t limit);
+
+/* Reads [off, off+len) of src; -ERANGE when the range does not exist. */
+int src_read(const struct s3_src *src, uint64_t off, void *buf, size_t len);
+
+/* Reads one u32 at off in the given byte order. */
+int src_u32(const struct s3_src *src, uint64_t off, bool big_endian, uint32_t *out);
+
+/* An s3_src over a memory buffer (tests, decompressed data). */
+struct mem_src_ctx {
+    const uint8_t *data;
+    uint64_t size;
+};
+void mem_src_init(struct s3_src *src, struct mem_src_ctx *ctx, const void *data, uint64_t size);
+
+uint16_t ld_u16(const uint8_t *p, bool big_endian);
+uint32_t ld_u32(const uint8_t *p, bool big_endian);
+uint64_t ld_u64(const uint8_t *p, bool big_endian);
+
+struct cursor {
+    const uint8_t *p;
+    size_t len;
+    size_t pos;
+    bool be;
+    bool err;
+};
+
+void cur_init(struct cursor *c, const void *p, size_t len, bool big_endian);
+uint8_t cur_u8(struct cursor *c);
+uint16_t cur_u16(struct cursor *c);
+uint32_t cur_u32(struct cursor *c);
+int32_t cur_i32(struct cursor *c);
+uint64_t cur_u64(struct cursor *c);
+float cur_f32(struct cursor *c);
+/* Copies n bytes out (or zero-fills and sets err when they are not there). */
+void cur_bytes(struct cursor *c, void *out, size_t n);
+void cur_skip(struct cursor *c, size_t n);
+size_t cur_left(const struct cursor *c);
+
+#endif
