@@ -37,7 +37,7 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 static int populate_link(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     struct rig_ik_entry *e = ctx;
-    uint64_t at = e->pos + RIG_IK_OFF_LINK_VALUES + 8ull * e->length + 4 + 8 * arg;
+    uint64_t at = e->pos + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4 + 8 * arg;
     add_i32(t, dir, "end", e->links[arg].end, at);
     add_i32(t, dir, "start", e->links[arg].start, at + 4);
     return 0;

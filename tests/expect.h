@@ -1,0 +1,58 @@
+/* Expected tree contents, computed from what the fixture builders wrote (never from the
+ * parsers). The same list is checked in-process against the tree (test_tree) and through
+ * a real mount (test_mount), mount-zip style: every expected node must exist with its
+ * bytes, size and xattrs, and every node that exists must be expected. */
+#ifndef S3_EXPECT_H
+#define S3_EXPECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fixture.h"
+
+enum expect_kind { EX_FILE, EX_DIR, EX_LINK };
+
+struct expect {
+    char *path; /* "/granny/header/version" */
+    enum expect_kind kind;
+    uint8_t *content; /* files: exact bytes; links: target */
+    size_t len;
+    bool has_span;
+    uint64_t off, span_len;
+    const char *type; /* NULL: not checked */
+    bool prefix_only; /* content is only a prefix check (e.g. /info) */
+};
+
+struct expect_list {
+    struct expect *e;
+    size_t n, cap;
+};
+
+void ex_free(struct expect_list *l);
+const struct expect *ex_find(const struct expect_list *l, const char *path);
+
+/* The wrapped sample RIG (fx_sample_rig) mounted at the root. */
+void ex_sample_rig(struct expect_list *l, const uint8_t *file, size_t size, const struct fx_rig_layout *rl,
+                   const struct fx_gr2_layout *gl);
+/* A sample GR2 (fx_sample_gr2) as a raw file. */
+void ex_sample_gr2(struct expect_list *l, const uint8_t *file, size_t size, const struct fx_gr2_layout *gl,
+                   int version);
+
+/* How a test reaches a tree: in-process or through a mount. */
+struct probe {
+    void *ctx;
+    /* 0 and a malloc'd content, or -errno. kind: EX_FILE/EX_DIR/EX_LINK. */
+    int (*stat)(void *ctx, const char *path, enum expect_kind *kind, uint64_t *size);
+    int (*read)(void *ctx, const char *path, uint8_t **buf, size_t *len);
+    int (*readlink)(void *ctx, const char *path, char **target);
+    /* Returns value length or -errno; value NUL-terminated. */
+    long (*getxattr)(void *ctx, const char *path, const char *name, char *value, size_t size);
+    /* Lists a directory: names malloc'd, count returned or -errno. */
+    int (*list)(void *ctx, const char *path, char ***names);
+};
+
+/* Checks every expectation and that nothing else exists. Uses cmocka asserts. */
+void ex_check(const struct expect_list *l, const struct probe *p);
+
+#endif

@@ -1,0 +1,550 @@
+/* Parser unit tests: reader, detection, GR2 container, wrapped RIG — valid files from
+ * the fixture builder and every kind of broken input the issue names. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "fs/view.h"
+#include "parse/detect.h"
+#include "parse/gr2.h"
+#include "parse/rig.h"
+
+static void put32(uint8_t *p, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
+static bool diag_has(const struct diag *d, const char *needle)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strstr(d->msg[i], needle))
+            return true;
+    return false;
+}
+
+/* ---- reader ---- */
+
+static void test_reader_bounds(void **state)
+{
+    (void)state;
+    assert_true(range_ok(0, 0, 0));
+    assert_true(range_ok(10, 6, 16));
+    assert_false(range_ok(10, 7, 16));
+    assert_false(range_ok(17, 0, 16));
+    assert_false(range_ok(UINT64_MAX, 2, 16));
+    assert_false(range_ok(8, UINT64_MAX, 16));
+    static const uint8_t bytes[8] = {1, 2, 3, 4, 0xfe, 0xff, 0xff, 0xff};
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, bytes, sizeof bytes);
+    uint32_t v;
+    assert_int_equal(src_u32(&src, 0, false, &v), 0);
+    assert_int_equal(v, 0x04030201);
+    assert_int_equal(src_u32(&src, 0, true, &v), 0);
+    assert_int_equal(v, 0x01020304);
+    assert_int_equal(src_u32(&src, 5, false, &v), -ERANGE);
+    uint8_t buf[8];
+    assert_int_equal(src_read(&src, 0, buf, 9), -ERANGE);
+    struct cursor c;
+    cur_init(&c, bytes, sizeof bytes, false);
+    assert_int_equal(cur_u32(&c), 0x04030201);
+    assert_int_equal(cur_i32(&c), -2);
+    assert_false(c.err);
+    assert_int_equal(cur_u16(&c), 0);
+    assert_true(c.err);
+    cur_init(&c, bytes, sizeof bytes, true);
+    assert_int_equal(cur_u16(&c), 0x0102);
+    assert_int_equal(cur_u64(&c), 0);
+    assert_true(c.err);
+}
+
+static void test_crc32_check_value(void **state)
+{
+    (void)state;
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, "123456789", 9);
+    uint32_t crc;
+    assert_int_equal(crc32_range(&src, 0, 9, &crc), 0);
+    assert_int_equal(crc, 0xCBF43926u);
+    assert_int_equal(crc32_range(&src, 1, 9, &crc), -ERANGE);
+}
+
+/* ---- detection ---- */
+
+static enum s3_format detect_bytes(const void *data, size_t size, struct detect_result *r)
+{
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, data, size);
+    detect_format(&src, r);
+    return r->format;
+}
+
+static void test_detect(void **state)
+{
+    (void)state;
+    struct detect_result r;
+    size_t size;
+    struct fx_gr2_layout gl;
+    struct fx_rig_layout rl;
+    uint8_t *f = fx_sample_gr2("be64", 7, &size, &gl);
+    assert_int_equal(detect_bytes(f, size, &r), FMT_GR2);
+    free(f);
+    f = fx_sample_rig(&size, &rl, &gl);
+    assert_int_equal(detect_bytes(f, size, &r), FMT_RIG_WRAPPED);
+    free(f);
+    uint8_t clear[16] = {4, 0, 0, 0, 2, 0, 0, 0};
+    assert_int_equal(detect_bytes(clear, sizeof clear, &r), FMT_RIG_CLEAR);
+    /* t2fs: a root branch with two empty children, in both byte orders and after a prefix */
+    uint8_t t2[40] = {0};
+    for (int be = 0; be <= 1; be++) {
+        put32(t2 + 8, 2, be);
+        put32(t2 + 12, 16, be);
+        put32(t2 + 16, 24, be);
+        put32(t2 + 20, 32, be);
+        put32(t2 + 24, 0, be);
+        put32(t2 + 28, 8, be);
+        assert_int_equal(detect_bytes(t2 + 8, 32, &r), FMT_T2FS);
+        assert_int_equal(r.big_endian, be);
+        assert_int_equal(r.root_off, 0);
+        memset(t2, 0xEE, 8);
+        assert_int_equal(detect_bytes(t2, 40, &r), FMT_T2FS);
+        assert_int_equal(r.root_off, 8);
+    }
+    assert_int_equal(detect_bytes("hello world, not a model", 24, &r), FMT_UNKNOWN);
+    assert_non_null(strstr(r.why, "not a RIG"));
+    assert_int_equal(detect_bytes("", 0, &r), FMT_UNKNOWN);
+    assert_string_equal(r.why, "empty file");
+}
+
+/* ---- GR2 ---- */
+
+static void parse_gr2_ok(const uint8_t *f, size_t size, struct gr2_file *g, struct diag *d)
+{
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, f, size);
+    char err[256];
+    memset(d, 0, sizeof *d);
+    assert_int_equal(gr2_parse(&src, 0, g, d, err, sizeof err), 0);
+}
+
+static void check_sample_gr2(const char *sig, int version, bool be, int bits)
+{
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *f = fx_sample_gr2(sig, version, &size, &gl);
+    struct gr2_file g;
+    struct diag d;
+    parse_gr2_ok(f, size, &g, &d);
+    assert_int_equal(g.be, be);
+    assert_int_equal(g.pointer_bits, bits);
+    assert_int_equal(g.version, version);
+    assert_int_equal(g.header_length, version == 6 ? 0x38 : 0x48);
+    assert_int_equal(g.total_size, size);
+    assert_true(g.crc_checked);
+    assert_int_equal(g.crc, gl.crc);
+    assert_int_equal(g.crc_computed, gl.crc);
+    assert_int_equal(g.type_tag, 0x8000001c);
+    assert_int_equal(g.extra_tags[3], 0xffffffff);
+    assert_int_equal(g.root_object.offset, 20);
+    if (version == 7)
+        assert_int_equal(g.string_table_crc, 0x11223344);
+    assert_int_equal(g.nsections, 3);
+    assert_int_equal(g.sections[0].data_offset, gl.data_offset[0]);
+    assert_int_equal(g.sections[0].data_size, 40);
+    assert_int_equal(g.sections[0].fixup_count, 2);
+    assert_int_equal(g.sections[1].compression, GR2_COMP_OODLE1);
+    assert_int_equal(g.sections[2].data_size, 7);
+    assert_true(g.sections[0].data_ok && g.sections[0].fixups_ok && g.sections[0].marshal_ok);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, f, size);
+    struct gr2_fixup *fx;
+    uint32_t n;
+    assert_int_equal(gr2_read_fixups(&src, &g, 0, &fx, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(fx[1].from_offset, 4);
+    assert_int_equal(fx[1].to_section, 2);
+    assert_int_equal(fx[1].to_offset, 3);
+    free(fx);
+    struct gr2_marshal *m;
+    assert_int_equal(gr2_read_marshals(&src, &g, 0, &m, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(m[0].count, 2);
+    assert_int_equal(m[0].type_offset, 24);
+    free(m);
+    assert_int_equal(d.n, sig[strlen(sig) - 1] == 't' ? 1 : 0); /* the -alt spellings warn */
+    diag_free(&d);
+    gr2_free(&g);
+    free(f);
+}
+
+static void test_gr2_variants(void **state)
+{
+    (void)state;
+    check_sample_gr2("le32-old", 6, false, 32);
+    check_sample_gr2("le32", 7, false, 32);
+    check_sample_gr2("le32", 6, false, 32); /* a v7-era signature with a v6 header */
+    check_sample_gr2("le64", 7, false, 64);
+    check_sample_gr2("be32", 7, true, 32);
+    check_sample_gr2("be64", 7, true, 64);
+    check_sample_gr2("be32-old", 6, true, 32);
+    check_sample_gr2("be32-alt", 7, true, 32);
+    check_sample_gr2("be64-alt", 6, true, 64);
+}
+
+static void test_gr2_crc_mismatch(void **state)
+{
+    (void)state;
+    struct fx_section s = {.data = (const uint8_t *)"abcdefgh", .data_size = 8};
+    struct fx_gr2_opts o = {.version = 7, .sig = "le32", .corrupt_crc = true};
+    struct fx_gr2_layout gl;
+    size_t size;
+    uint8_t *f = fx_build_gr2(&o, &s, 1, &size, &gl);
+    struct gr2_file g;
+    struct diag d;
+    parse_gr2_ok(f, size, &g, &d);
+    assert_int_equal(g.crc_computed, gl.crc);
+    assert_int_not_equal(g.crc, gl.crc);
+    assert_true(diag_has(&d, "CRC mismatch"));
+    diag_free(&d);
+    gr2_free(&g);
+    free(f);
+}
+
+static void test_gr2_compression_codes(void **state)
+{
+    (void)state;
+    static const uint8_t blob[12] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2};
+    struct fx_section s[6];
+    for (int i = 0; i < 6; i++)
+        s[i] = (struct fx_section){.compression = (uint32_t)i, .data = blob, .data_size = 12,
+                                   .expanded_size = i ? 100 : 0};
+    s[5].compression = 9;
+    struct fx_gr2_opts o = {.version = 6, .sig = "le32-old"};
+    struct fx_gr2_layout gl;
+    size_t size;
+    uint8_t *f = fx_build_gr2(&o, s, 6, &size, &gl);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    static const char *const names[] = {"none", "oodle0", "oodle1", "bitknit1", "bitknit2", "unknown"};
+    for (int i = 0; i < 6; i++) {
+        char path[64], buf[64] = {0};
+        uint32_t ino;
+        snprintf(path, sizeof path, "/granny/sections/%d/compression", i);
+        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+        assert_true(tree_read(fs->tree, ino, 0, buf, sizeof buf) > 0);
+        buf[strcspn(buf, "\n")] = 0;
+        assert_string_equal(buf, names[i]);
+        snprintf(path, sizeof path, "/granny/sections/%d/stored.bin", i);
+        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+        snprintf(path, sizeof path, "/granny/sections/%d/%s", i, i == 0 ? "data.bin" : "data.error");
+        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+    }
+    /* BitKnit2 tables are compressed: shown as errors, not misread */
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/granny/sections/4/fixups.error", &ino), 0);
+    assert_true(diag_has(&fs->diag, "unknown compression code 9"));
+    s3fs_close(fs);
+    free(f);
+}
+
+static void test_gr2_empty_sections(void **state)
+{
+    (void)state;
+    struct fx_gr2_opts o = {.version = 7, .sig = "le64"};
+    struct fx_gr2_layout gl;
+    size_t size;
+    uint8_t *f = fx_build_gr2(&o, NULL, 0, &size, &gl);
+    struct gr2_file g;
+    struct diag d;
+    parse_gr2_ok(f, size, &g, &d);
+    assert_int_equal(g.nsections, 0);
+    assert_int_equal(d.n, 0);
+    diag_free(&d);
+    gr2_free(&g);
+    free(f);
+}
+
+/* Every truncation of the header: refused with a reason, or parsed with warnings. */
+static void test_gr2_truncated_everywhere(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *f = fx_sample_gr2("le32", 7, &size, &gl);
+    for (size_t cut = 0; cut < size; cut++) {
+        struct s3fs *fs;
+        char err[256] = "";
+        int rc = s3fs_open_mem(&fs, f, cut, NULL, err, sizeof err);
+        if (cut < 0x20 + gl.header_length) {
+            assert_int_not_equal(rc, 0);
+            assert_true(strlen(err) > 0);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_true(diag_has(&fs->diag, "truncated"));
+        s3fs_close(fs);
+    }
+    free(f);
+}
+
+static void test_gr2_hostile_counts(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *f = fx_sample_gr2("le32", 7, &size, &gl);
+    uint8_t *h = malloc(size);
+    /* section_count 0xFFFFFFFF */
+    memcpy(h, f, size);
+    put32(h + 0x30, 0xFFFFFFFF, false);
+    struct gr2_file g;
+    struct diag d;
+    parse_gr2_ok(h, size, &g, &d);
+    assert_true(strstr(g.sections_err, "section_count 4294967295") != NULL);
+    assert_true(g.nsections < 10);
+    diag_free(&d);
+    gr2_free(&g);
+    /* a fixup count of 0xFFFFFFFF and a data offset past the end */
+    memcpy(h, f, size);
+    uint32_t s0 = 0x20 + gl.section_array_offset;
+    put32(h + s0 + 32, 0xFFFFFFFF, false);
+    put32(h + s0 + 44 + 4, 0xFFFFFFF0, false);
+    parse_gr2_ok(h, size, &g, &d);
+    assert_false(g.sections[0].fixups_ok);
+    assert_non_null(strstr(g.sections[0].fixups_err, "run past the end"));
+    assert_false(g.sections[1].data_ok);
+    assert_true(g.sections[2].data_ok);
+    diag_free(&d);
+    gr2_free(&g);
+    /* the whole tree stays browsable with .error files */
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/fixups.error", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/granny/sections/1/stored.error", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/granny/sections/2/data.bin", &ino), 0);
+    s3fs_close(fs);
+    /* unknown version */
+    memcpy(h, f, size);
+    put32(h + 0x20, 9, false);
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "unsupported version 9"));
+    free(h);
+    free(f);
+}
+
+/* ---- wrapped RIG ---- */
+
+static void parse_rig(const uint8_t *f, size_t size, struct rig_wrapped *r, struct diag *d, int expect_rc)
+{
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, f, size);
+    char err[256];
+    memset(d, 0, sizeof *d);
+    assert_int_equal(rig_parse_wrapped(&src, r, d, err, sizeof err), expect_rc);
+}
+
+static void check_chain(const struct rig_ik_entry *e, const struct fx_chain *c)
+{
+    assert_true(e->ok);
+    assert_int_equal(e->unknown_0, c->unknown_0);
+    assert_int_equal(e->length, c->length);
+    assert_int_equal(e->pole, c->pole);
+    assert_int_equal(e->pole_root, c->pole_root);
+    assert_int_equal(e->slot_info, c->slot_info);
+    assert_int_equal(e->slot_offset, c->slot_offset);
+    assert_int_equal(e->info_node_flags, c->info_node_flags);
+    assert_memory_equal(e->info_nodes, c->info_nodes, sizeof c->info_nodes);
+    assert_int_equal(e->info_root, c->info_root);
+    assert_int_equal(e->root, c->root);
+    for (uint32_t k = 0; k < c->length; k++) {
+        assert_int_equal(e->link_values[k], c->link_values[k]);
+        assert_int_equal(e->links[k].end, c->links[k].end);
+        assert_int_equal(e->links[k].start, c->links[k].start);
+    }
+}
+
+static uint8_t *build_rig(bool from_table, size_t *size, struct fx_rig_layout *rl)
+{
+    size_t gsize;
+    struct fx_gr2_layout gl;
+    uint8_t *g = fx_sample_gr2("le32-old", 6, &gsize, &gl);
+    struct fx_rig_opts o = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2,
+                            .offsets_from_table = from_table};
+    for (int l = 0; l < 4; l++) {
+        o.lists[l] = fx_sample_lists[l];
+        o.list_count[l] = fx_sample_list_count[l];
+    }
+    uint8_t *f = fx_build_rig(&o, size, rl);
+    free(g);
+    return f;
+}
+
+static void test_rig_both_readings(void **state)
+{
+    (void)state;
+    for (int from_table = 0; from_table <= 1; from_table++) {
+        size_t size;
+        struct fx_rig_layout rl;
+        uint8_t *f = build_rig(from_table, &size, &rl);
+        struct rig_wrapped r;
+        struct diag d;
+        parse_rig(f, size, &r, &d, 0);
+        assert_int_equal(r.granny_pos, rl.granny_pos);
+        assert_int_equal(r.ik_pos, rl.ik_pos);
+        assert_true(r.ik_ok);
+        assert_true(r.entry_base_fits);
+        assert_int_equal(r.entry_base, from_table ? RIG_BASE_TABLE : RIG_BASE_FIELD);
+        assert_int_equal(r.ik_count, 2);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(r.entries[i].pos, rl.entry_pos[i]);
+            check_chain(&r.entries[i], &fx_sample_chains[i]);
+        }
+        for (int l = 0; l < 4; l++) {
+            assert_true(r.lists[l].ok);
+            assert_int_equal(r.lists[l].pos, rl.list_pos[l]);
+            assert_int_equal(r.lists[l].count, fx_sample_list_count[l]);
+            assert_memory_equal(r.lists[l].index, fx_sample_lists[l], 4 * fx_sample_list_count[l]);
+        }
+        assert_int_equal(d.n, 0);
+        diag_free(&d);
+        rig_free_wrapped(&r);
+        free(f);
+    }
+}
+
+static void test_rig_truncated_everywhere(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    uint8_t *f = build_rig(false, &size, &rl);
+    for (size_t cut = 0; cut < size; cut++) {
+        struct s3fs *fs;
+        char err[256] = "";
+        int rc = s3fs_open_mem(&fs, f, cut, NULL, err, sizeof err);
+        if (cut < 52) {
+            /* the wrapper header itself is unreadable: refused, with a reason */
+            assert_int_not_equal(rc, 0);
+            assert_true(strlen(err) > 0);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        /* the last list is always cut: it must become an .error file */
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, "/full_bone_list.error", &ino), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+        s3fs_close(fs);
+    }
+    free(f);
+}
+
+static void test_rig_hostile(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    uint8_t *f = build_rig(false, &size, &rl);
+    uint8_t *h = malloc(size);
+    struct rig_wrapped r;
+    struct diag d;
+    /* IK count 0xFFFFFFFF */
+    memcpy(h, f, size);
+    put32(h + rl.ik_pos, 0xFFFFFFFF, false);
+    parse_rig(h, size, &r, &d, 0);
+    assert_false(r.ik_ok);
+    assert_non_null(strstr(r.ik_err, "count 4294967295"));
+    assert_true(r.lists[3].ok);
+    diag_free(&d);
+    rig_free_wrapped(&r);
+    /* list count 0xFFFFFFFF and a list offset past the end */
+    memcpy(h, f, size);
+    put32(h + rl.list_pos[0], 0xFFFFFFFF, false);
+    put32(h + 24, 0x7FFFFFF0, false);
+    parse_rig(h, size, &r, &d, 0);
+    assert_false(r.lists[0].ok);
+    assert_false(r.lists[1].ok);
+    assert_non_null(strstr(r.lists[1].err, "past the end"));
+    assert_true(r.lists[2].ok);
+    diag_free(&d);
+    rig_free_wrapped(&r);
+    /* a chain with a huge link count, and every entry offset naming the same entry */
+    memcpy(h, f, size);
+    put32(h + rl.entry_pos[0] + 4, 0x10000000, false);
+    put32(h + rl.ik_pos + 8, 0xFFFFFFFC, false);
+    parse_rig(h, size, &r, &d, 0);
+    assert_true(r.ik_ok);
+    assert_false(r.entries[0].ok);
+    assert_false(r.entries[1].ok);
+    assert_true(diag_has(&d, "neither reading"));
+    diag_free(&d);
+    rig_free_wrapped(&r);
+    /* overlapping blocks and a disagreeing int2_offset: warnings, still mounted */
+    memcpy(h, f, size);
+    put32(h + 8, 12345, false);
+    put32(h + 20, (uint32_t)(rl.list_pos[3] - 20), false);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    assert_true(diag_has(&fs->diag, "int2_offset 12345"));
+    assert_true(diag_has(&fs->diag, "blocks overlap"));
+    s3fs_close(fs);
+    /* bad Granny data inside: granny.error, the rest stays */
+    memcpy(h, f, size);
+    h[rl.granny_pos] ^= 0xff;
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/granny.error", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/ik_chains/1/links/2/end", &ino), 0);
+    s3fs_close(fs);
+    free(h);
+    free(f);
+}
+
+static void test_unrecognised(void **state)
+{
+    (void)state;
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, "garbage garbage garbage", 23, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "unrecognised format"));
+    assert_null(strchr(err, '\n'));
+    uint8_t clear[16] = {4, 0, 0, 0, 2, 0, 0, 0};
+    assert_int_equal(s3fs_open_mem(&fs, clear, sizeof clear, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "clear-rig"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reader_bounds),
+        cmocka_unit_test(test_crc32_check_value),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_gr2_variants),
+        cmocka_unit_test(test_gr2_crc_mismatch),
+        cmocka_unit_test(test_gr2_compression_codes),
+        cmocka_unit_test(test_gr2_empty_sections),
+        cmocka_unit_test(test_gr2_truncated_everywhere),
+        cmocka_unit_test(test_gr2_hostile_counts),
+        cmocka_unit_test(test_rig_both_readings),
+        cmocka_unit_test(test_rig_truncated_everywhere),
+        cmocka_unit_test(test_rig_hostile),
+        cmocka_unit_test(test_unrecognised),
+    };
+    return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
+}
