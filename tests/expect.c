@@ -380,7 +380,7 @@ static void check_one(const struct expect *e, const struct probe *p)
         if (len != size)
             fail_msg("%s: read %zu bytes but size says %llu", e->path, len, (unsigned long long)size);
         if (e->prefix_only) {
-            if (len < e->len || memcmp(buf, e->content, e->len) != 0)
+            if (len < e->len || (e->len && memcmp(buf, e->content, e->len) != 0))
                 fail_msg("%s: does not start with the expected bytes", e->path);
         } else if (len != e->len || (len && memcmp(buf, e->content, len) != 0)) {
             fail_msg("%s: content differs (got %zu bytes: '%.*s', expected %zu: '%.*s')", e->path, len,

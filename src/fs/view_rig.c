@@ -165,7 +165,7 @@ static void describe(struct rig_view *v)
 {
     struct s3fs *fs = v->fs;
     struct rig_wrapped *r = &v->r;
-    struct block blocks[6];
+    struct block blocks[8]; /* header, granny, ik_chains, four lists */
     int nb = 0;
     cover_add(&fs->cover, 0, RIG_HEADER_SIZE);
     blocks[nb++] = (struct block){"header", 0, RIG_HEADER_SIZE};

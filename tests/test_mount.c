@@ -1,0 +1,676 @@
+/* Mount tests: run mount.s3rig for real on generated files and check the mounted tree
+ * through the kernel (paths, bytes, sizes, xattrs, errors), then unmount. A mount that
+ * cannot be made fails the test; set S3RIG_NO_MOUNT_TESTS=1 to skip them explicitly.
+ * Sanitizer reports of the daemon are written to files (ASAN/UBSAN log_path) and any
+ * such file fails the suite. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "expect.h"
+#include "fixture.h"
+
+static char tmpdir[64];
+static char sandir[128];
+static const char *mount_bin;
+
+/* ---- running things ---- */
+
+static void child_env(void)
+{
+    char asan[256], ubsan[256];
+    snprintf(asan, sizeof asan, "log_path=%s/asan:detect_leaks=1", sandir);
+    snprintf(ubsan, sizeof ubsan, "log_path=%s/ubsan:print_stacktrace=1", sandir);
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("UBSAN_OPTIONS", ubsan, 1);
+}
+
+/* Runs argv, waits, returns the exit status; stderr captured into errbuf. */
+static int run(char *const argv[], char *errbuf, size_t errlen)
+{
+    char errfile[128];
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        child_env();
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (errbuf) {
+        FILE *f = fopen(errfile, "r");
+        size_t n = f ? fread(errbuf, 1, errlen - 1, f) : 0;
+        errbuf[n] = 0;
+        if (f)
+            fclose(f);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static bool is_mounted(const char *mnt)
+{
+    char parent[512];
+    snprintf(parent, sizeof parent, "%s/..", mnt);
+    struct stat a, b;
+    return stat(mnt, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
+static void write_fixture(const char *name, const void *data, size_t size, char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/%s", tmpdir, name);
+    assert_int_equal(fx_write_file(path, data, size), 0);
+}
+
+static void make_mountpoint(const char *name, char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/%s", tmpdir, name);
+    mkdir(path, 0755);
+}
+
+static bool mounts_disabled(void)
+{
+    const char *v = getenv("S3RIG_NO_MOUNT_TESTS");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* Mounts (daemonizing, the default) and asserts it worked. */
+static void do_mount(const char *file, const char *mnt, const char *opts)
+{
+    char err[1024];
+    char *argv[8] = {(char *)mount_bin, NULL};
+    int argc = 1;
+    if (opts) {
+        argv[argc++] = "-o";
+        argv[argc++] = (char *)opts;
+    }
+    argv[argc++] = (char *)file;
+    argv[argc++] = (char *)mnt;
+    int rc = run(argv, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mount.s3rig %s %s: exit %d: %s", file, mnt, rc, err);
+    assert_true(is_mounted(mnt));
+}
+
+static void do_umount(const char *mnt)
+{
+    char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
+    assert_int_equal(run(argv, NULL, 0), 0);
+    assert_false(is_mounted(mnt));
+}
+
+/* ---- the mounted probe ---- */
+
+static void full_path(void *ctx, const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "%s%s", (const char *)ctx, strcmp(path, "/") == 0 ? "" : path);
+}
+
+static int mp_stat(void *ctx, const char *path, enum expect_kind *kind, uint64_t *size)
+{
+    char p[1024];
+    full_path(ctx, path, p, sizeof p);
+    struct stat st;
+    if (lstat(p, &st) != 0)
+        return -errno;
+    *kind = S_ISDIR(st.st_mode) ? EX_DIR : S_ISLNK(st.st_mode) ? EX_LINK : EX_FILE;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int mp_read(void *ctx, const char *path, uint8_t **buf, size_t *len)
+{
+    char p[1024];
+    full_path(ctx, path, p, sizeof p);
+    int fd = open(p, O_RDONLY);
+    if (fd < 0)
+        return -errno;
+    size_t cap = 4096, n = 0;
+    *buf = malloc(cap);
+    for (;;) {
+        if (n == cap)
+            *buf = realloc(*buf, cap *= 2);
+        ssize_t k = read(fd, *buf + n, cap - n);
+        if (k < 0) {
+            int e = errno;
+            close(fd);
+            free(*buf);
+            return -e;
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+    }
+    close(fd);
+    *len = n;
+    return 0;
+}
+
+static int mp_readlink(void *ctx, const char *path, char **target)
+{
+    char p[1024], t[1024];
+    full_path(ctx, path, p, sizeof p);
+    ssize_t n = readlink(p, t, sizeof t - 1);
+    if (n < 0)
+        return -errno;
+    t[n] = 0;
+    *target = strdup(t);
+    return 0;
+}
+
+static long mp_getxattr(void *ctx, const char *path, const char *name, char *value, size_t size)
+{
+    char p[1024];
+    full_path(ctx, path, p, sizeof p);
+    ssize_t n = lgetxattr(p, name, value, size - 1);
+    if (n < 0)
+        return -errno;
+    value[n] = 0;
+    return n;
+}
+
+static int mp_list(void *ctx, const char *path, char ***names)
+{
+    char p[1024];
+    full_path(ctx, path, p, sizeof p);
+    DIR *d = opendir(p);
+    if (!d)
+        return -errno;
+    int n = 0, cap = 16;
+    *names = malloc(cap * sizeof **names);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (n == cap)
+            *names = realloc(*names, (cap *= 2) * sizeof **names);
+        (*names)[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static struct probe mount_probe(const char *mnt)
+{
+    return (struct probe){(void *)mnt, mp_stat, mp_read, mp_readlink, mp_getxattr, mp_list};
+}
+
+/* ---- setup ---- */
+
+static int setup_all(void **state)
+{
+    (void)state;
+    mount_bin = getenv("S3RIG_MOUNT");
+    if (!mount_bin)
+        mount_bin = "mount.s3rig";
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/s3rig-mount-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(sandir, sizeof sandir, "%s/san", tmpdir);
+    mkdir(sandir, 0700);
+    return 0;
+}
+
+static int teardown_all(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "for m in %s/m*; do fusermount3 -uz \"$m\" 2>/dev/null; done; rm -rf %s", tmpdir, tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int skip_if_disabled(void **state)
+{
+    (void)state;
+    if (mounts_disabled())
+        skip();
+    return 0;
+}
+
+/* ---- tests ---- */
+
+static void test_mount_sample_rig(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char path[256], mnt[256];
+    write_fixture("sample.rig", file, size, path, sizeof path);
+    make_mountpoint("m_rig", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    struct expect_list l = {0};
+    ex_sample_rig(&l, file, size, &rl, &gl);
+    struct probe p = mount_probe(mnt);
+    ex_check(&l, &p);
+    ex_free(&l);
+
+    /* attributes: read-only modes, the source's mtime, owner = the mounting user */
+    struct stat src, st;
+    assert_int_equal(stat(path, &src), 0);
+    char f[512];
+    snprintf(f, sizeof f, "%s/granny/header/version", mnt);
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_mode, S_IFREG | 0444);
+    assert_int_equal(st.st_mtime, src.st_mtime);
+    assert_int_equal(st.st_uid, getuid());
+    snprintf(f, sizeof f, "%s/ik_chains", mnt);
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_mode, S_IFDIR | 0555);
+    /* inode numbers are stable while mounted */
+    struct stat again;
+    assert_int_equal(stat(f, &again), 0);
+    assert_int_equal(st.st_ino, again.st_ino);
+
+    /* nothing is writable */
+    snprintf(f, sizeof f, "%s/info", mnt);
+    errno = 0;
+    assert_int_equal(open(f, O_WRONLY), -1);
+    assert_int_equal(errno, EROFS);
+    assert_int_equal(open(f, O_RDWR), -1);
+    assert_int_equal(errno, EROFS);
+    snprintf(f, sizeof f, "%s/new", mnt);
+    assert_int_equal(open(f, O_WRONLY | O_CREAT, 0644), -1);
+    assert_int_equal(errno, EROFS);
+    assert_int_equal(mkdir(f, 0755), -1);
+    assert_int_equal(errno, EROFS);
+    snprintf(f, sizeof f, "%s/header.bin", mnt);
+    assert_int_equal(unlink(f), -1);
+    assert_int_equal(errno, EROFS);
+    assert_int_equal(setxattr(f, "user.x", "1", 1, 0), -1);
+    assert_int_equal(errno, EROFS);
+
+    /* xattr errors: ENODATA for unknown names (never ENOSYS), ERANGE for short buffers */
+    char v[4];
+    assert_int_equal(getxattr(f, "user.nope", v, sizeof v), -1);
+    assert_int_equal(errno, ENODATA);
+    assert_int_equal(getxattr(f, "user.s3rig.type", v, 2), -1);
+    assert_int_equal(errno, ERANGE);
+    assert_int_equal(getxattr(f, "user.s3rig.length", NULL, 0), 2);
+    char list[256];
+    ssize_t n = listxattr(f, list, sizeof list);
+    assert_int_equal(n, (ssize_t)(sizeof "user.s3rig.offset" + sizeof "user.s3rig.length" + sizeof "user.s3rig.type"));
+    snprintf(f, sizeof f, "%s/nonexistent", mnt);
+    assert_int_equal(stat(f, &st), -1);
+    assert_int_equal(errno, ENOENT);
+
+    struct statvfs sv;
+    assert_int_equal(statvfs(mnt, &sv), 0);
+    assert_true(sv.f_flag & ST_RDONLY);
+    /* mount(8)'s view: subtype and fsname */
+    FILE *mi = fopen("/proc/self/mounts", "r");
+    char line[1024];
+    bool found = false;
+    while (fgets(line, sizeof line, mi))
+        if (strstr(line, mnt) && strstr(line, "fuse.s3rig") && strncmp(line, path, strlen(path)) == 0)
+            found = true;
+    fclose(mi);
+    assert_true(found);
+    do_umount(mnt);
+    free(file);
+}
+
+static void test_mount_gr2_variants(void **state)
+{
+    (void)state;
+    static const char *const sigs[] = {"le32-old", "le32", "le64", "be32", "be64", "be32-alt"};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        for (int version = 6; version <= 7; version++) {
+            size_t size;
+            struct fx_gr2_layout gl;
+            uint8_t *file = fx_sample_gr2(sigs[i], version, &size, &gl);
+            char name[64], path[256], mnt[256];
+            snprintf(name, sizeof name, "%s-v%d.gr2", sigs[i], version);
+            write_fixture(name, file, size, path, sizeof path);
+            make_mountpoint("m_gr2", mnt, sizeof mnt);
+            do_mount(path, mnt, NULL);
+            struct expect_list l = {0};
+            ex_sample_gr2(&l, file, size, &gl, version);
+            struct probe p = mount_probe(mnt);
+            ex_check(&l, &p);
+            ex_free(&l);
+            do_umount(mnt);
+            free(file);
+        }
+    }
+}
+
+static void test_mount_options(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
+    char path[256], mnt[256], f[512];
+    write_fixture("opts.gr2", file, size, path, sizeof path);
+    make_mountpoint("m_opts", mnt, sizeof mnt);
+    do_mount(path, mnt, "uid=1234,gid=4321,umask=027,noatime");
+    struct stat st;
+    snprintf(f, sizeof f, "%s/granny.gr2", mnt);
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_uid, 1234);
+    assert_int_equal(st.st_gid, 4321);
+    assert_int_equal(st.st_mode, S_IFREG | 0440);
+    snprintf(f, sizeof f, "%s/granny", mnt);
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_mode, S_IFDIR | 0550);
+    do_umount(mnt);
+    free(file);
+}
+
+/* mount -t s3rig goes through /sbin/mount.s3rig: link ours there for the test. */
+static void test_mount_helper(void **state)
+{
+    (void)state;
+    char target[512];
+    ssize_t tl = readlink("/sbin/mount.s3rig", target, sizeof target - 1);
+    bool ours = false;
+    char abs[512];
+    assert_non_null(realpath(mount_bin, abs));
+    if (tl < 0) {
+        assert_int_equal(symlink(abs, "/sbin/mount.s3rig"), 0);
+        ours = true;
+    }
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char path[256], mnt[256], f[512], err[1024];
+    write_fixture("helper.rig", file, size, path, sizeof path);
+    make_mountpoint("m_helper", mnt, sizeof mnt);
+    /* -f is "fake" for a helper: validates, mounts nothing */
+    char *fake[] = {"mount", "-f", "-t", "s3rig", path, mnt, NULL};
+    assert_int_equal(run(fake, err, sizeof err), 0);
+    assert_false(is_mounted(mnt));
+    char *real[] = {"mount", "-t", "s3rig", "-o", "ro,nofail,umask=022,uid=77", path, mnt, NULL};
+    int rc = run(real, err, sizeof err);
+    if (rc)
+        fail_msg("mount -t s3rig: exit %d: %s", rc, err);
+    assert_true(is_mounted(mnt));
+    struct stat st;
+    snprintf(f, sizeof f, "%s/ik_chains/0/pole", mnt);
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_uid, 77);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, "/ik_chains/0/pole", &buf, &len), 0);
+    assert_int_equal(len, 2);
+    assert_memory_equal(buf, "5\n", 2);
+    free(buf);
+    /* a bad file through the helper: mount(8) reports failure */
+    char bad[256];
+    write_fixture("helper.bad", "not a rig at all", 16, bad, sizeof bad);
+    char *badmount[] = {"mount", "-t", "s3rig", bad, mnt, NULL};
+    assert_int_not_equal(run(badmount, err, sizeof err), 0);
+    char *um[] = {"umount", mnt, NULL};
+    assert_int_equal(run(um, err, sizeof err), 0);
+    assert_false(is_mounted(mnt));
+    if (ours)
+        unlink("/sbin/mount.s3rig");
+    free(file);
+}
+
+static void expect_refusal(const char *file, const char *mnt, int want_rc, const char *want_text)
+{
+    char err[1024];
+    char *argv[] = {(char *)mount_bin, (char *)file, (char *)mnt, NULL};
+    int rc = run(argv, err, sizeof err);
+    if (rc != want_rc)
+        fail_msg("%s: exit %d, expected %d (%s)", file, rc, want_rc, err);
+    if (!strstr(err, want_text))
+        fail_msg("%s: message '%s' lacks '%s'", file, err, want_text);
+    /* exactly one line */
+    assert_non_null(strchr(err, '\n'));
+    assert_null(strchr(err, '\n') + 1 < err + strlen(err) ? strchr(strchr(err, '\n') + 1, '\n') : NULL);
+    assert_false(is_mounted(mnt));
+}
+
+static void test_mount_refusals(void **state)
+{
+    (void)state;
+    char path[256], mnt[256];
+    make_mountpoint("m_bad", mnt, sizeof mnt);
+    write_fixture("garbage.bin", "\x01\x02\x03garbage garbage garbage", 26, path, sizeof path);
+    expect_refusal(path, mnt, 3, "unrecognised format");
+    write_fixture("empty.bin", "", 0, path, sizeof path);
+    expect_refusal(path, mnt, 3, "empty file");
+    snprintf(path, sizeof path, "%s/does-not-exist", tmpdir);
+    expect_refusal(path, mnt, 2, "No such file");
+    /* a wrapped RIG cut inside its header, and a GR2 with an unknown version */
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    write_fixture("cut.rig", file, 30, path, sizeof path);
+    expect_refusal(path, mnt, 3, "header needs 52 bytes");
+    free(file);
+    file = fx_sample_gr2("le32", 7, &size, &gl);
+    file[0x20] = 42;
+    write_fixture("v42.gr2", file, size, path, sizeof path);
+    expect_refusal(path, mnt, 3, "unsupported version 42");
+    free(file);
+    /* usage errors */
+    char err[512];
+    char *noargs[] = {(char *)mount_bin, NULL};
+    assert_int_equal(run(noargs, err, sizeof err), 1);
+    char *badopt[] = {(char *)mount_bin, "-o", "umask=999", path, mnt, NULL};
+    assert_int_equal(run(badopt, err, sizeof err), 1);
+    assert_non_null(strstr(err, "umask=999"));
+    char *notdir[] = {(char *)mount_bin, path, path, NULL};
+    file = fx_sample_gr2("le32", 7, &size, &gl);
+    write_fixture("ok.gr2", file, size, path, sizeof path);
+    free(file);
+    assert_int_equal(run(notdir, err, sizeof err), 4);
+    char *help[] = {(char *)mount_bin, "--help", NULL};
+    assert_int_equal(run(help, err, sizeof err), 0);
+}
+
+static void test_mount_broken_parts(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    for (int i = 0; i < 4; i++)
+        file[rl.ik_pos + i] = 0xff; /* IK count 0xFFFFFFFF */
+    char path[256], mnt[256];
+    write_fixture("broken.rig", file, size, path, sizeof path);
+    make_mountpoint("m_broken", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, "/ik_chains.error", &buf, &len), 0);
+    assert_non_null(memmem(buf, len, "count 4294967295", 16));
+    free(buf);
+    enum expect_kind k;
+    uint64_t sz;
+    assert_int_equal(mp_stat(mnt, "/ik_chains", &k, &sz), -ENOENT);
+    assert_int_equal(mp_read(mnt, "/full_bone_list", &buf, &len), 0);
+    assert_int_equal(len, 12);
+    assert_memory_equal(buf, "0\n1\n2\n3\n4\n5\n", 12);
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
+    assert_int_equal(len, 40);
+    free(buf);
+    do_umount(mnt);
+    free(file);
+}
+
+/* The source changes under the mount: reads of its bytes give EIO, the mount stays. */
+static void test_mount_source_changes(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
+    char path[256], mnt[256];
+    make_mountpoint("m_change", mnt, sizeof mnt);
+    for (int mode = 0; mode < 3; mode++) {
+        write_fixture("change.gr2", file, size, path, sizeof path);
+        do_mount(path, mnt, NULL);
+        uint8_t *buf;
+        size_t len;
+        assert_int_equal(mp_read(mnt, "/granny.gr2", &buf, &len), 0);
+        assert_int_equal(len, size);
+        free(buf);
+        if (mode == 0) {
+            assert_int_equal(truncate(path, (off_t)(size / 2)), 0);
+        } else if (mode == 1) {
+            int fd = open(path, O_WRONLY);
+            assert_true(fd >= 0);
+            struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+            assert_int_equal(pwrite(fd, "XXXX", 4, 100), 4);
+            assert_int_equal(futimens(fd, ts), 0);
+            close(fd);
+        } else {
+            assert_int_equal(unlink(path), 0);
+        }
+        /* the page cache may hold the earlier read: drop it by reading a fresh range file */
+        assert_int_equal(mp_read(mnt, "/granny/sections/2/stored.bin", &buf, &len), -EIO);
+        /* the mount is still up and serves what does not need the file */
+        assert_true(is_mounted(mnt));
+        assert_int_equal(mp_read(mnt, "/granny/header/version", &buf, &len), 0);
+        assert_memory_equal(buf, "7\n", 2);
+        free(buf);
+        do_umount(mnt);
+    }
+    free(file);
+}
+
+struct reader_arg {
+    const char *mnt;
+    char **paths;
+    uint8_t **content;
+    size_t *len;
+    int npaths;
+    unsigned seed;
+    int mismatches;
+};
+
+static void *random_reader(void *p)
+{
+    struct reader_arg *a = p;
+    for (int it = 0; it < 300; it++) {
+        int i = (int)(rand_r(&a->seed) % (unsigned)a->npaths);
+        if (a->len[i] == 0)
+            continue;
+        size_t off = rand_r(&a->seed) % a->len[i];
+        size_t n = 1 + rand_r(&a->seed) % (a->len[i] - off);
+        char f[1024];
+        snprintf(f, sizeof f, "%s%s", a->mnt, a->paths[i]);
+        int fd = open(f, O_RDONLY);
+        uint8_t buf[8192];
+        if (n > sizeof buf)
+            n = sizeof buf;
+        if (fd < 0 || pread(fd, buf, n, (off_t)off) != (ssize_t)n || memcmp(buf, a->content[i] + off, n) != 0)
+            a->mismatches++;
+        if (fd >= 0)
+            close(fd);
+    }
+    return NULL;
+}
+
+static void test_mount_concurrent_readers(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char path[256], mnt[256];
+    write_fixture("conc.rig", file, size, path, sizeof path);
+    make_mountpoint("m_conc", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    struct expect_list l = {0};
+    ex_sample_rig(&l, file, size, &rl, &gl);
+    /* single reader first: the reference bytes */
+    char *paths[512];
+    uint8_t *content[512];
+    size_t len[512];
+    int n = 0;
+    for (size_t i = 0; i < l.n && n < 512; i++) {
+        if (l.e[i].kind != EX_FILE || l.e[i].prefix_only)
+            continue;
+        paths[n] = l.e[i].path;
+        assert_int_equal(mp_read(mnt, paths[n], &content[n], &len[n]), 0);
+        n++;
+    }
+    pthread_t th[16];
+    struct reader_arg args[16];
+    for (int t = 0; t < 16; t++) {
+        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * 7919u + 1, 0};
+        pthread_create(&th[t], NULL, random_reader, &args[t]);
+    }
+    for (int t = 0; t < 16; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(args[t].mismatches, 0);
+    }
+    for (int i = 0; i < n; i++)
+        free(content[i]);
+    ex_free(&l);
+    do_umount(mnt);
+    free(file);
+}
+
+/* Last: the daemons must not have reported anything under the sanitizers. */
+static void test_no_sanitizer_reports(void **state)
+{
+    (void)state;
+    sleep(1); /* daemons exit after unmount; let them write their reports */
+    DIR *d = opendir(sandir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char f[512], text[2048] = "";
+        snprintf(f, sizeof f, "%s/%s", sandir, de->d_name);
+        FILE *fp = fopen(f, "r");
+        if (fp) {
+            size_t k = fread(text, 1, sizeof text - 1, fp);
+            text[k] = 0;
+            fclose(fp);
+        }
+        fail_msg("sanitizer report from the daemon in %s:\n%s", f, text);
+    }
+    closedir(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_mount_sample_rig, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_gr2_variants, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_options, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_helper, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_refusals, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_broken_parts, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_source_changes, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_concurrent_readers, skip_if_disabled),
+        cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
+    };
+    return cmocka_run_group_tests_name("mount", tests, setup_all, teardown_all);
+}
