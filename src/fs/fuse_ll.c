@@ -12,6 +12,11 @@
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
 
+struct snapshot {
+    char *text;
+    size_t len;
+};
+
 struct adapter {
     struct s3fs *fs;
     struct s3_fuse_config cfg;
@@ -22,15 +27,21 @@ static struct adapter *adapter_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
+static bool is_volatile(const struct node *n)
+{
+    return n->content == CONTENT_VOLATILE;
+}
+
 static void fill_stat(const struct adapter *a, uint32_t ino, const struct node *n, struct stat *st)
 {
     memset(st, 0, sizeof *st);
+    uint64_t size = is_volatile(n) ? tree_size(a->fs->tree, ino) : n->size;
     st->st_ino = ino;
     st->st_uid = a->cfg.uid;
     st->st_gid = a->cfg.gid;
-    st->st_size = (off_t)n->size;
+    st->st_size = (off_t)size;
     st->st_blksize = 4096;
-    st->st_blocks = (blkcnt_t)((n->size + 511) / 512);
+    st->st_blocks = (blkcnt_t)((size + 511) / 512);
     st->st_atim = st->st_mtim = st->st_ctim = a->fs->src.st.st_mtim;
     switch (n->type) {
     case NODE_DIR:
@@ -50,11 +61,12 @@ static void fill_stat(const struct adapter *a, uint32_t ino, const struct node *
 static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_param *e)
 {
     memset(e, 0, sizeof *e);
+    struct node *n = tree_node(a->fs->tree, ino);
     e->ino = ino;
     e->generation = 1;
-    e->attr_timeout = CACHE_TIMEOUT;
+    e->attr_timeout = is_volatile(n) ? 0 : CACHE_TIMEOUT;
     e->entry_timeout = CACHE_TIMEOUT;
-    fill_stat(a, ino, tree_node(a->fs->tree, ino), &e->attr);
+    fill_stat(a, ino, n, &e->attr);
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -96,7 +108,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     }
     struct stat st;
     fill_stat(a, (uint32_t)ino, n, &st);
-    fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+    fuse_reply_attr(req, &st, is_volatile(n) ? 0 : CACHE_TIMEOUT);
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
@@ -189,17 +201,47 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_err(req, EISDIR);
         return;
     }
+    if (is_volatile(n)) {
+        /* A snapshot per reader: consistent across its reads, fresh at each open. */
+        struct snapshot *s = malloc(sizeof *s);
+        s->text = s ? tree_render(adapter_of(req)->fs->tree, (uint32_t)ino, &s->len) : NULL;
+        if (!s || !s->text) {
+            free(s);
+            fuse_reply_err(req, ENOMEM);
+            return;
+        }
+        fi->fh = (uint64_t)(uintptr_t)s;
+        fi->direct_io = 1;
+        fuse_reply_open(req, fi);
+        return;
+    }
     fi->keep_cache = 1;
     fuse_reply_open(req, fi);
 }
 
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+    if (s) {
+        free(s->text);
+        free(s);
+    }
+    fuse_reply_err(req, 0);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-    (void)fi;
     struct adapter *a = adapter_of(req);
     struct node *n = tree_node(a->fs->tree, (uint32_t)ino);
     if (!n || n->type != NODE_FILE) {
         fuse_reply_err(req, n ? EISDIR : ENOENT);
+        return;
+    }
+    if (fi->fh) {
+        const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
+        size_t k = (uint64_t)off < s->len ? s->len - (size_t)off : 0;
+        fuse_reply_buf(req, s->text + (k ? off : 0), k < size ? k : size);
         return;
     }
     if ((uint64_t)off >= n->size) {
@@ -299,6 +341,7 @@ static const struct fuse_lowlevel_ops ops = {
     .readdirplus = op_readdirplus,
     .open = op_open,
     .read = op_read,
+    .release = op_release,
     .getxattr = op_getxattr,
     .listxattr = op_listxattr,
     .setxattr = op_setxattr,

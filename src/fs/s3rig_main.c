@@ -42,9 +42,9 @@ static int resolve(struct s3fs *fs, const char *path, uint32_t *ino)
 
 static int copy_out(struct s3fs *fs, uint32_t ino, int fd)
 {
-    struct node *n = tree_node(fs->tree, ino);
+    uint64_t size = tree_size(fs->tree, ino);
     char buf[65536];
-    for (uint64_t off = 0; off < n->size;) {
+    for (uint64_t off = 0; off < size;) {
         ssize_t got = tree_read(fs->tree, ino, off, buf, sizeof buf);
         if (got <= 0)
             return got < 0 ? (int)got : -EIO;
@@ -101,7 +101,7 @@ static int cmd_stat(struct s3fs *fs, const char *path)
     if (resolve(fs, path, &ino))
         return S3_EXIT_PATH;
     struct node *n = tree_node(fs->tree, ino);
-    printf("path: %s\nkind: %s\nsize: %" PRIu64 "\ninode: %" PRIu32 "\n", path, kind_name(n), n->size, ino);
+    printf("path: %s\nkind: %s\nsize: %" PRIu64 "\ninode: %" PRIu32 "\n", path, kind_name(n), tree_size(fs->tree, ino), ino);
     if (n->type == NODE_LINK)
         printf("target: %s\n", n->u.target);
     print_xattr(fs, ino, "user.s3rig.offset", "offset");
@@ -126,7 +126,7 @@ static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool lo
     if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type - 1)) >= 0)
         type[k] = 0;
     printf("%c %12" PRIu64 " %12s %10s %-24s %s", n->type == NODE_DIR ? 'd' : n->type == NODE_LINK ? 'l' : '-',
-           n->size, off, len, type, name);
+           tree_size(fs->tree, ino), off, len, type, name);
     if (n->type == NODE_LINK)
         printf(" -> %s", n->u.target);
     printf("\n");
@@ -218,7 +218,7 @@ static int extract_node(struct extract_state *st, uint32_t ino, const char *dest
     int rc = copy_out(st->fs, ino, fd);
     if (close(fd) != 0 && !rc)
         rc = -errno;
-    st->done += n->size;
+    st->done += tree_size(st->fs->tree, ino);
     if (st->progress && ++st->files % 256 == 0)
         fprintf(stderr, "\rs3rig: %" PRIu64 " files, %" PRIu64 " bytes", st->files, st->done);
     return rc;

@@ -1,4 +1,5 @@
 #include "fs/tree.h"
+#include "fs/sbuf.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -250,6 +251,45 @@ uint32_t tree_add_link(struct tree *t, uint32_t parent, const char *name, const 
     return ino;
 }
 
+uint32_t tree_add_volatile(struct tree *t, uint32_t parent, const char *name, const char *xtype, render_fn fn,
+                           void *ctx)
+{
+    uint32_t ino;
+    struct node *n = add_node(t, parent, name, NODE_FILE, &ino);
+    if (!n)
+        return 0;
+    n->content = CONTENT_VOLATILE;
+    n->u.vol.fn = fn;
+    n->u.vol.ctx = ctx;
+    n->xtype = xtype;
+    return ino;
+}
+
+char *tree_render(struct tree *t, uint32_t ino, size_t *len)
+{
+    struct node *n = tree_node(t, ino);
+    *len = 0;
+    if (!n || n->content != CONTENT_VOLATILE)
+        return NULL;
+    struct sbuf b = {0};
+    pthread_mutex_lock(&t->lock); /* the text reads state that populate callbacks extend */
+    n->u.vol.fn(t, n->u.vol.ctx, &b);
+    pthread_mutex_unlock(&t->lock);
+    return sb_take(&b, len);
+}
+
+uint64_t tree_size(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return 0;
+    if (n->content != CONTENT_VOLATILE)
+        return n->size;
+    size_t len;
+    free(tree_render(t, ino, &len));
+    return len;
+}
+
 void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
 {
     struct node *n = tree_node(t, ino);
@@ -371,6 +411,16 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
         return -EISDIR;
     if (n->type != NODE_FILE)
         return -EINVAL;
+    if (n->content == CONTENT_VOLATILE) {
+        size_t tl;
+        char *text = tree_render(t, ino, &tl);
+        if (!text)
+            return -ENOMEM;
+        size_t k = off < tl ? (len < tl - off ? len : (size_t)(tl - off)) : 0;
+        memcpy(buf, text + (off < tl ? off : 0), k);
+        free(text);
+        return (ssize_t)k;
+    }
     if (off >= n->size)
         return 0;
     if (len > n->size - off)

@@ -20,10 +20,13 @@
 #define TREE_ROOT 1u
 
 enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
-enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN };
+enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN, CONTENT_VOLATILE };
 
 struct tree;
 typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+struct sbuf;
+/* Renders the whole current text of a volatile file. */
+typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
 /* Returns bytes read (short only at the end) or a negative errno. */
 typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
 
@@ -38,6 +41,9 @@ struct dirinfo {
 };
 
 enum { NODE_HAS_SPAN = 1, NODE_TYPE_OWNED = 2 };
+
+/* A volatile file's text can grow while mounted (/info gains warnings as lazily parsed
+ * parts are browsed): its size is measured at each stat, and readers get a snapshot. */
 
 struct node {
     char *name;
@@ -56,6 +62,10 @@ struct node {
             void *ctx;
             uint64_t arg;
         } gen;
+        struct {
+            render_fn fn;
+            void *ctx;
+        } vol;
     } u;
 };
 
@@ -99,6 +109,13 @@ uint32_t tree_add_textf(struct tree *t, uint32_t parent, const char *name, const
 uint32_t tree_add_gen(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t size,
                       gen_read_fn fn, void *ctx, uint64_t arg);
 uint32_t tree_add_link(struct tree *t, uint32_t parent, const char *name, const char *target);
+uint32_t tree_add_volatile(struct tree *t, uint32_t parent, const char *name, const char *xtype, render_fn fn,
+                           void *ctx);
+
+/* The size a stat reports now (volatile files are measured). */
+uint64_t tree_size(struct tree *t, uint32_t ino);
+/* A volatile file's current text (malloc'd), for a reader's snapshot. */
+char *tree_render(struct tree *t, uint32_t ino, size_t *len);
 
 void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
 void tree_set_type_owned(struct tree *t, uint32_t ino, char *xtype);

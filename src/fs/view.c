@@ -89,9 +89,11 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
 
 /* ---- /info and /unparsed ---- */
 
-static char *render_info(struct s3fs *fs, size_t *len)
+static void render_info(struct tree *t, void *ctx, struct sbuf *out)
 {
-    struct sbuf b = {0};
+    (void)t;
+    struct s3fs *fs = ctx;
+    struct sbuf b = *out;
     sb_printf(&b, "format: %s\n", format_name(fs->det.format));
     sb_printf(&b, "file_size: %" PRIu64 "\n", fs->src.size);
     if (fs->facts.len)
@@ -103,7 +105,7 @@ static char *render_info(struct s3fs *fs, size_t *len)
         sb_printf(&b, "warning: %s\n", fs->diag.msg[i]);
     if (fs->diag.dropped)
         sb_printf(&b, "warning: %zu more warnings not shown\n", fs->diag.dropped);
-    return sb_take(&b, len);
+    *out = b;
 }
 
 static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -122,9 +124,7 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
 {
     fs->covered = cover_merge(&fs->cover, fs->src.size);
     fs->ngaps = cover_gaps(&fs->cover, fs->src.size, &fs->gaps);
-    size_t len;
-    char *info = render_info(fs, &len);
-    tree_add_text(fs->tree, root, "info", "info", info, len);
+    tree_add_volatile(fs->tree, root, "info", "info", render_info, fs);
     uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
     tree_set_span(fs->tree, u, 0, fs->src.size);
 }

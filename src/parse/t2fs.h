@@ -1,0 +1,69 @@
+/* t2fs (TEngine container, Turok 1/2/3): branch tables, array headers, compressed-node
+ * recognition, and the schema that says what each path holds. Facts:
+ * shared/formats/t2fs.md. Nodes are read lazily, one table at a time. */
+#ifndef S3_T2FS_H
+#define S3_T2FS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parse/reader.h"
+
+#define T2FS_ERR 200
+
+struct t2fs_branch {
+    uint32_t count;
+    uint32_t header_len; /* align8(4 + 4·(count+1)) */
+    uint32_t *offset;    /* count + 1 entries, relative to the node */
+};
+
+/* Header length of a branch with count children. */
+uint64_t t2fs_branch_header_len(uint64_t count);
+
+/* Reads the branch at off, given `space` bytes for it, and applies the strong validity
+ * test (formats/t2fs.md). Returns 0, or -1 with the reason in err. */
+int t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, bool be, struct t2fs_branch *b,
+                     char *err, size_t errlen);
+void t2fs_branch_free(struct t2fs_branch *b);
+
+/* Reads an array leaf's 8-byte header and checks that its data fits in space. */
+int t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool be, uint32_t *elem_size,
+                    uint32_t *count, char *err, size_t errlen);
+
+/* 1 or 2 when the node starts with "RNC" and that method byte; 0 otherwise; -1 for
+ * "RNC" with any other method byte. */
+int t2fs_rnc_method(const struct s3_src *src, uint64_t off, uint64_t space);
+
+/* ---- schema ---- */
+
+enum t2fs_kind {
+    T2K_FIXED,    /* branch with schema-known children */
+    T2K_VARIABLE, /* branch whose children all share one schema */
+    T2K_DATA,     /* leaf */
+};
+
+enum t2fs_data {
+    T2D_RAW,     /* one struct (fixed_size > 0) or unknown bytes */
+    T2D_ARRAY,   /* element size, count, data */
+};
+
+struct t2fs_schema {
+    char *name; /* the seed's name, e.g. "vertexBuffer" */
+    enum t2fs_kind kind;
+    enum t2fs_data data;
+    char *type;          /* e.g. "s_t2fsDataVertex" (may be NULL) */
+    uint32_t fixed_size; /* raw structs: expected size, 0 = varies */
+    uint32_t value_size; /* arrays: expected element size, 0 = any */
+    bool interleaved;
+    struct t2fs_schema **child; /* fixed: by index (entries may be NULL) */
+    uint32_t nchild;
+    struct t2fs_schema *each; /* variable */
+};
+
+/* The built-in Turok 2 model schema (the seed's table with t2fs.md's corrections). */
+struct t2fs_schema *t2fs_schema_turok2(void);
+void t2fs_schema_free(struct t2fs_schema *s);
+/* The schema of child i of a branch with schema s (NULL: the schema says nothing). */
+const struct t2fs_schema *t2fs_schema_child(const struct t2fs_schema *s, uint32_t i);
+
+#endif
