@@ -84,6 +84,7 @@ void ex_free(struct expect_list *l)
     for (size_t i = 0; i < l->n; i++) {
         free(l->e[i].path);
         free(l->e[i].content);
+        free(l->e[i].type_buf);
     }
     free(l->e);
     memset(l, 0, sizeof *l);
@@ -360,6 +361,75 @@ void ex_sample_rig(struct expect_list *l, const uint8_t *file, size_t size, cons
     gaps[n][0] = rl->unknown_pos;
     gaps[n++][1] = 56;
     ex_unparsed(l, file, (const uint64_t(*)[2])gaps, n, size);
+}
+
+/* ---- t2fs ---- */
+
+static size_t rnc_item_len(const uint8_t *b)
+{
+    return 18 + ((size_t)b[8] << 24 | (size_t)b[9] << 16 | (size_t)b[10] << 8 | b[11]);
+}
+
+static void ex_t2fs_node(struct expect_list *l, const struct fxt *n, const char *dir, uint32_t index,
+                         const char *prefix)
+{
+    char base[512], p[560], type[96];
+    snprintf(base, sizeof base, "%s/%u", dir, index);
+    /* span: a node's own bytes, or the compressed node holding it */
+    const struct fxt *blob = n->compress ? n : n->blob;
+    uint64_t off = blob ? blob->pos : n->pos;
+    uint64_t len = blob ? rnc_item_len(blob->bytes) : n->stored;
+    const uint8_t *bytes = n->compress ? n->inner : n->bytes;
+    size_t nbytes = n->compress ? n->inner_len : n->stored;
+    if (n->compress) {
+        snprintf(p, sizeof p, "%s.rnc", base);
+        struct expect *e = ex_add(l, EX_FILE, "%s", p);
+        e->len = rnc_item_len(n->bytes);
+        e->content = malloc(e->len);
+        memcpy(e->content, n->bytes, e->len);
+        e->type = n->compress == 1 ? "rnc1" : "rnc2";
+        ex_span(e, off, len);
+        prefix = n->compress == 1 ? "rnc1:" : "rnc2:";
+    }
+    if (n->kind == FXT_BRANCH) {
+        struct expect *e = ex_add(l, EX_DIR, "%s", base);
+        ex_span(e, off, len);
+        snprintf(type, sizeof type, "%st2fs.branch[%u]", prefix, n->n);
+        e->type = e->type_buf = strdup(type);
+        for (uint32_t i = 0; i < n->n; i++)
+            ex_t2fs_node(l, n->child[i], base, i, "");
+        return;
+    }
+    snprintf(p, sizeof p, "%s.bin", base);
+    struct expect *e = ex_add(l, EX_FILE, "%s", p);
+    e->content = malloc(nbytes ? nbytes : 1);
+    memcpy(e->content, bytes, nbytes);
+    e->len = nbytes;
+    ex_span(e, off, len);
+    if (n->kind == FXT_ARRAY)
+        snprintf(type, sizeof type, "%st2fs.array[%u]x%u", prefix, n->elem_size, n->count);
+    else
+        snprintf(type, sizeof type, "%s%s", prefix, n->type ? n->type : "t2fs.raw");
+    e->type = e->type_buf = strdup(type);
+}
+
+void ex_t2fs(struct expect_list *l, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
+             size_t trailer)
+{
+    ex_dir(l, "/", 0, size, NULL);
+    ex_info(l, "t2fs");
+    ex_dir(l, "/unparsed", 0, size, "unparsed");
+    if (prefix)
+        ex_bytes(l, "/prefix.bin", file, 0, prefix, "bytes");
+    if (trailer)
+        ex_bytes(l, "/trailer.bin", file, size - trailer, trailer, "bytes");
+    struct expect *e = ex_add(l, EX_DIR, "/root");
+    ex_span(e, prefix, root->stored);
+    char type[64];
+    snprintf(type, sizeof type, "t2fs.branch[%u]", root->n);
+    e->type = e->type_buf = strdup(type);
+    for (uint32_t i = 0; i < root->n; i++)
+        ex_t2fs_node(l, root->child[i], "/root", i, "");
 }
 
 /* ---- checking ---- */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "fixture.h"
+#include "fixture_t2fs.h"
 
 enum expect_kind { EX_FILE, EX_DIR, EX_LINK };
 
@@ -21,6 +22,7 @@ struct expect {
     bool has_span;
     uint64_t off, span_len;
     const char *type; /* NULL: not checked */
+    char *type_buf;   /* owned storage behind type, when made at run time */
     bool prefix_only; /* content is only a prefix check (e.g. /info) */
 };
 
@@ -38,6 +40,10 @@ void ex_sample_rig(struct expect_list *l, const uint8_t *file, size_t size, cons
 /* A sample GR2 (fx_sample_gr2) as a raw file. */
 void ex_sample_gr2(struct expect_list *l, const uint8_t *file, size_t size, const struct fx_gr2_layout *gl,
                    int version);
+
+/* A t2fs file written by fxt_write (prefix/trailer as passed to it). */
+void ex_t2fs(struct expect_list *l, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
+             size_t trailer);
 
 /* How a test reaches a tree: in-process or through a mount. */
 struct probe {

@@ -204,7 +204,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     if (is_volatile(n)) {
         /* A snapshot per reader: consistent across its reads, fresh at each open. */
         struct snapshot *s = malloc(sizeof *s);
-        s->text = s ? tree_render(adapter_of(req)->fs->tree, (uint32_t)ino, &s->len) : NULL;
+        if (s)
+            s->text = tree_render(adapter_of(req)->fs->tree, (uint32_t)ino, &s->len);
         if (!s || !s->text) {
             free(s);
             fuse_reply_err(req, ENOMEM);
@@ -239,9 +240,19 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         return;
     }
     if (fi->fh) {
+        /* Reply from a private copy: once the reply is written the reader may close, and
+         * the snapshot be released by another thread, before fuse_reply_buf returns. */
         const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
         size_t k = (uint64_t)off < s->len ? s->len - (size_t)off : 0;
-        fuse_reply_buf(req, s->text + (k ? off : 0), k < size ? k : size);
+        k = k < size ? k : size;
+        char *copy = malloc(k ? k : 1);
+        if (!copy) {
+            fuse_reply_err(req, ENOMEM);
+            return;
+        }
+        memcpy(copy, s->text + (k ? off : 0), k);
+        fuse_reply_buf(req, copy, k);
+        free(copy);
         return;
     }
     if ((uint64_t)off >= n->size) {

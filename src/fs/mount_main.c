@@ -37,7 +37,9 @@ static void usage(FILE *f)
             "  -s            single-threaded (as mount(8) helper: sloppy, ignore unknown options)\n"
             "  -o OPTS       comma-separated mount options:\n"
             "                  ro (always), allow_other, allow_root, uid=N, gid=N, umask=OCTAL,\n"
-            "                  max_nodes=N (tree size limit), and libfuse's own options\n"
+            "                  max_nodes=N (tree size limit), cache_mb=N (expanded data held,\n"
+            "                  default 256), max_unpacked_mb=N (largest expanded node, default\n"
+            "                  1024), rnc_key=0xNNNN (encrypted RNC data), and libfuse's options\n"
             "  -h, --help    this text\n"
             "  -V, --version the version\n"
             "\n"
@@ -128,6 +130,27 @@ static int take_option(struct cmdline *c, const char *o)
             return -1;
         }
         c->fsopts.max_nodes = v;
+        return 0;
+    }
+    if (strncmp(o, "cache_mb=", 9) == 0 || strncmp(o, "max_unpacked_mb=", 16) == 0) {
+        const char *val = strchr(o, '=') + 1;
+        if (parse_number(val, 10, 1ull << 40, &v) || v == 0) {
+            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
+            return -1;
+        }
+        if (o[0] == 'c')
+            c->fsopts.cache_bytes = v << 20;
+        else
+            c->fsopts.max_unpacked = v << 20;
+        return 0;
+    }
+    if (strncmp(o, "rnc_key=", 8) == 0) {
+        if (parse_number(o + 8, 0, 0xFFFF, &v)) {
+            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
+            return -1;
+        }
+        c->fsopts.has_rnc_key = true;
+        c->fsopts.rnc_key = (uint16_t)v;
         return 0;
     }
     if (ignored_option(o))

@@ -134,7 +134,14 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
 static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
                        size_t errlen)
 {
-    struct tree_limits lim = {opts ? opts->max_nodes : 0};
+    if (opts)
+        fs->opts = *opts;
+    if (!fs->opts.cache_bytes)
+        fs->opts.cache_bytes = S3FS_DEFAULT_CACHE;
+    if (!fs->opts.max_unpacked)
+        fs->opts.max_unpacked = S3FS_DEFAULT_MAX_UNPACKED;
+    cache_init(&fs->cache, fs->opts.cache_bytes);
+    struct tree_limits lim = {fs->opts.max_nodes};
     fs->tree = tree_new(&fs->src, &lim);
     if (!fs->tree) {
         snprintf(err, errlen, "%s: out of memory", label);
@@ -152,6 +159,9 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
         break;
     case FMT_GR2:
         rc = gr2_view_open(fs, why, sizeof why);
+        break;
+    case FMT_T2FS:
+        rc = t2fs_view_open(fs, why, sizeof why);
         break;
     default:
         snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
@@ -209,6 +219,7 @@ void s3fs_close(struct s3fs *fs)
 {
     if (!fs)
         return;
+    cache_destroy(&fs->cache); /* first: cached items are owned by the views */
     tree_free(fs->tree);
     diag_free(&fs->diag);
     cover_free(&fs->cover);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fs/cache.h"
 #include "fs/cover.h"
 #include "fs/sbuf.h"
 #include "fs/source.h"
@@ -25,8 +26,15 @@ enum s3_exit {
 };
 
 struct s3fs_opts {
-    uint64_t max_nodes; /* 0: default */
+    uint64_t max_nodes;    /* 0: default */
+    uint64_t cache_bytes;  /* bound on expanded data held at once; 0: default (256 MiB) */
+    uint64_t max_unpacked; /* largest expanded node or section accepted; 0: default (1 GiB) */
+    bool has_rnc_key;
+    uint16_t rnc_key;
 };
+
+#define S3FS_DEFAULT_CACHE (256ull << 20)
+#define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
 
 struct s3fs {
     struct source src;
@@ -35,6 +43,8 @@ struct s3fs {
     struct diag diag;   /* warnings for /info */
     struct cover cover; /* bytes named structures cover */
     struct sbuf facts;  /* format-specific "key: value" lines for /info */
+    struct cache cache; /* expanded data (RNC, Oodle1), bounded */
+    struct s3fs_opts opts;
     uint64_t covered;
     struct range *gaps;
     size_t ngaps;
@@ -70,6 +80,7 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
 /* Format views: each parses at open and gives the root its populate callback. */
 int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
+int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
 struct gr2_view;

@@ -1,0 +1,40 @@
+/* A memory-bounded cache of expanded data (RNC nodes, Oodle1 sections). Each item has
+ * a permanent descriptor and a producer that (re)creates its bytes; the bytes are
+ * dropped least-recently-used first when the total passes the limit, except while
+ * pinned by a reader. */
+#ifndef S3_CACHE_H
+#define S3_CACHE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cached;
+/* Produces the item's bytes (malloc'd). 0, or -1 with err. */
+typedef int (*produce_fn)(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen);
+
+struct cached {
+    produce_fn produce;
+    uint8_t *data; /* NULL while not held */
+    size_t size;
+    unsigned pins;
+    struct cached *prev, *next; /* LRU list of held items, most recent first */
+};
+
+struct cache {
+    size_t limit, used;
+    struct cached *head, *tail;
+    pthread_mutex_t lock;
+    uint64_t produced, evicted; /* statistics */
+};
+
+void cache_init(struct cache *c, size_t limit);
+void cache_destroy(struct cache *c);
+/* Returns the item's bytes, producing them if needed; NULL with err on failure. The
+ * bytes stay valid until cache_unpin. */
+const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char *err, size_t errlen);
+void cache_unpin(struct cache *c, struct cached *it);
+/* Drops an item's bytes (used when its descriptor goes away). */
+void cache_forget(struct cache *c, struct cached *it);
+
+#endif

@@ -1,0 +1,310 @@
+#include "fixture_t2fs.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rncpack.h"
+
+static struct fxt *node(enum fxt_kind k)
+{
+    struct fxt *n = calloc(1, sizeof *n);
+    if (!n)
+        abort();
+    n->kind = k;
+    return n;
+}
+
+struct fxt *fxt_branch_v(uint32_t n, struct fxt **children)
+{
+    struct fxt *b = node(FXT_BRANCH);
+    b->n = n;
+    b->child = calloc(n ? n : 1, sizeof *b->child);
+    memcpy(b->child, children, n * sizeof *children);
+    return b;
+}
+
+struct fxt *fxt_branch(uint32_t n, ...)
+{
+    struct fxt *c[64];
+    va_list ap;
+    va_start(ap, n);
+    for (uint32_t i = 0; i < n; i++)
+        c[i] = va_arg(ap, struct fxt *);
+    va_end(ap);
+    return fxt_branch_v(n, c);
+}
+
+struct fxt *fxt_array(uint32_t elem_size, uint32_t count, const void *records, bool interleave)
+{
+    struct fxt *a = node(FXT_ARRAY);
+    a->elem_size = elem_size;
+    a->count = count;
+    a->interleave = interleave;
+    a->len = (size_t)elem_size * count;
+    a->data = malloc(a->len ? a->len : 1);
+    if (a->len)
+        memcpy(a->data, records, a->len);
+    return a;
+}
+
+struct fxt *fxt_raw(const void *data, size_t len)
+{
+    struct fxt *r = node(FXT_RAW);
+    r->len = len;
+    r->data = malloc(len ? len : 1);
+    if (len)
+        memcpy(r->data, data, len);
+    return r;
+}
+
+void fxt_free(struct fxt *n)
+{
+    if (!n)
+        return;
+    for (uint32_t i = 0; i < n->n; i++)
+        fxt_free(n->child[i]);
+    free(n->child);
+    free(n->data);
+    free(n->bytes);
+    free(n->inner);
+    free(n);
+}
+
+struct wbuf {
+    uint8_t *p;
+    size_t len, cap;
+    bool be;
+};
+
+static void wput(struct wbuf *w, const void *d, size_t n)
+{
+    if (w->len + n > w->cap) {
+        w->cap = (w->len + n) * 2 + 64;
+        w->p = realloc(w->p, w->cap);
+    }
+    memcpy(w->p + w->len, d, n);
+    w->len += n;
+}
+
+static void w32(struct wbuf *w, uint32_t v)
+{
+    uint8_t b[4];
+    for (int i = 0; i < 4; i++)
+        b[w->be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+    wput(w, b, 4);
+}
+
+static void wpad8(struct wbuf *w, uint8_t fill)
+{
+    while (w->len % 8)
+        wput(w, &fill, 1);
+}
+
+static size_t align8(size_t v)
+{
+    return (v + 7) & ~(size_t)7;
+}
+
+/* The node's own bytes before padding (children already serialised). */
+static void serialise(struct fxt *n, struct wbuf *w)
+{
+    if (n->kind == FXT_RAW) {
+        wput(w, n->data, n->len);
+        return;
+    }
+    if (n->kind == FXT_ARRAY) {
+        w32(w, n->elem_size);
+        w32(w, n->count);
+        if (!n->interleave) {
+            wput(w, n->data, n->len);
+            return;
+        }
+        for (uint32_t k = 0; k < n->elem_size; k++) /* byte plane k: byte k of every element */
+            for (uint32_t i = 0; i < n->count; i++)
+                wput(w, &n->data[(size_t)i * n->elem_size + k], 1);
+        return;
+    }
+    size_t header = align8(4 + 4 * ((size_t)n->n + 1)), off = header;
+    w32(w, n->n);
+    for (uint32_t i = 0; i < n->n; i++) {
+        w32(w, (uint32_t)off);
+        off += n->child[i]->stored;
+    }
+    w32(w, (uint32_t)off);
+    wpad8(w, 0);
+    for (uint32_t i = 0; i < n->n; i++)
+        wput(w, n->child[i]->bytes, n->child[i]->stored);
+}
+
+/* Builds n->bytes bottom-up: children first, then the node, then compression, then
+ * padding to 8 (0xCD after compressed nodes, as debug builds leave it). */
+static void build(struct fxt *n, bool be)
+{
+    for (uint32_t i = 0; i < n->n; i++)
+        build(n->child[i], be);
+    struct wbuf w = {.be = be};
+    serialise(n, &w);
+    if (n->compress) {
+        n->inner = w.p;
+        n->inner_len = w.len;
+        size_t plen;
+        uint8_t *p = rncpack(n->compress, w.p, w.len, 4, &plen);
+        w = (struct wbuf){.be = be};
+        wput(&w, p, plen);
+        free(p);
+        wpad8(&w, 0xCD);
+    } else {
+        wpad8(&w, 0);
+    }
+    n->bytes = w.p;
+    n->stored = w.len;
+}
+
+/* Positions: absolute in the file, or relative to the enclosing compressed node. */
+static void place(struct fxt *n, uint64_t pos, const struct fxt *blob)
+{
+    n->pos = pos;
+    n->blob = blob;
+    const struct fxt *inner_blob = n->compress ? n : blob;
+    uint64_t base = n->compress ? 0 : pos;
+    uint64_t off = align8(4 + 4 * ((size_t)n->n + 1));
+    for (uint32_t i = 0; i < n->n; i++) {
+        place(n->child[i], base + off, inner_blob);
+        off += n->child[i]->stored;
+    }
+}
+
+uint8_t *fxt_write(struct fxt *root, bool be, size_t prefix, size_t trailer, size_t *size)
+{
+    build(root, be);
+    place(root, prefix, NULL);
+    size_t total = prefix + root->stored + trailer;
+    uint8_t *f = malloc(total);
+    for (size_t i = 0; i < prefix; i++)
+        f[i] = (uint8_t)(0xE0 + i);
+    memcpy(f + prefix, root->bytes, root->stored);
+    for (size_t i = 0; i < trailer; i++)
+        f[prefix + root->stored + i] = (uint8_t)(0xF0 + i);
+    *size = total;
+    return f;
+}
+
+/* ---- the seed's model tree ---- */
+
+static uint8_t *pattern(unsigned seed, size_t n)
+{
+    uint8_t *p = malloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (uint8_t)(seed >> 16);
+    }
+    return p;
+}
+
+static struct fxt *arr(unsigned seed, uint32_t esize, uint32_t count, bool il, const char *type)
+{
+    uint8_t *p = pattern(seed, (size_t)esize * count);
+    struct fxt *a = fxt_array(esize, count, p, il);
+    free(p);
+    a->type = type;
+    return a;
+}
+
+static struct fxt *raw(unsigned seed, size_t len, const char *type)
+{
+    uint8_t *p = pattern(seed, len);
+    struct fxt *r = fxt_raw(p, len);
+    free(p);
+    r->type = type;
+    return r;
+}
+
+static struct fxt *typed_branch(struct fxt *b, const char *type)
+{
+    b->type = type;
+    return b;
+}
+
+/* An index stream: a block load, a bone select, some triangles (Turok 2 bits), as u16
+ * words in the file's byte order. */
+static struct fxt *index_stream(unsigned seed, bool be)
+{
+    uint16_t words[6] = {0x2000 | 6, (uint16_t)(0x4000 | (seed % 7)), 0x8000 | (0 | 1 << 5 | 2 << 10),
+                         0x8000 | (3 | 4 << 5 | 5 << 10), 0x2000 | 11 << 5 | 3, 0x8000 | (11 | 12 << 5 | 0 << 10)};
+    uint8_t b[12];
+    for (int i = 0; i < 6; i++) {
+        b[2 * i + (be ? 1 : 0)] = (uint8_t)words[i];
+        b[2 * i + (be ? 0 : 1)] = (uint8_t)(words[i] >> 8);
+    }
+    return fxt_raw(b, sizeof b);
+}
+
+struct fxt *fxt_model(unsigned seed, uint32_t meshes, uint32_t poses, bool be)
+{
+    struct fxt *mesh[16], *surf[16], *bones[3], *hot[16], *m15[16], *pose[8];
+    for (uint32_t m = 0; m < meshes; m++) {
+        mesh[m] = arr(seed + 10 + m, 20, 5 + m, true, "t2fs.array[20]x%u");
+        struct fxt *s[2];
+        for (int k = 0; k < 2; k++) {
+            struct fxt *idx = index_stream(seed + (unsigned)k, be);
+            idx->type = "t2fs.raw";
+            s[k] = typed_branch(fxt_branch(2, raw(seed + 20 + m * 2 + (unsigned)k, 24, "t2fs.raw"), idx),
+                                "t2fs.branch[2]");
+        }
+        surf[m] = typed_branch(fxt_branch(2, s[0], s[1]), "t2fs.branch[2]");
+        hot[m] = arr(seed + 30 + m, 20, m, false, "t2fs.array[20]x%u");
+        m15[m] = typed_branch(fxt_branch(0), "t2fs.branch[0]");
+    }
+    for (int b = 0; b < 3; b++)
+        bones[b] = typed_branch(fxt_branch(2, arr(seed + 40 + (unsigned)b, 4, 2, false, "t2fs.array[4]x%u"),
+                                           raw(seed + 50 + (unsigned)b, 112, "t2fs.raw")),
+                                "t2fs.branch[2]");
+    for (uint32_t p = 0; p < poses; p++) {
+        struct fxt *p3 = typed_branch(fxt_branch(2, raw(seed + 60 + p, 16, "t2fs.raw"),
+                                                 arr(seed + 61 + p, 12, 0, false, "t2fs.array[12]x%u")),
+                                      "t2fs.branch[2]");
+        struct fxt *p5 = typed_branch(fxt_branch(3, raw(seed + 62 + p, 32, "t2fs.raw"),
+                                                 raw(seed + 63 + p, 13 + p, "t2fs.raw"),
+                                                 raw(seed + 64 + p, 7, "t2fs.raw")),
+                                      "t2fs.branch[3]");
+        pose[p] = typed_branch(fxt_branch(6, arr(seed + 65 + p, 2, 4, false, "t2fs.array[2]x%u"),
+                                          arr(seed + 66 + p, 4, 3, false, "t2fs.array[4]x%u"),
+                                          arr(seed + 67 + p, 20, 3, false, "t2fs.array[20]x%u"), p3,
+                                          arr(seed + 68 + p, 28, 1, false, "t2fs.array[28]x%u"), p5),
+                               "t2fs.branch[6]");
+    }
+    struct fxt *model_0 = typed_branch(fxt_branch(2, raw(seed + 1, 32, "t2fs.raw"),
+                                                  arr(seed + 2, 4, 3, false, "t2fs.array[4]x%u")),
+                                       "t2fs.branch[2]");
+    struct fxt *model_1 = typed_branch(
+        fxt_branch(6, typed_branch(fxt_branch_v(meshes, mesh), NULL),
+                   typed_branch(fxt_branch(1, arr(seed + 3, 4, 2, false, "t2fs.array[4]x%u")), "t2fs.branch[1]"),
+                   typed_branch(fxt_branch_v(meshes, surf), NULL), typed_branch(fxt_branch_v(3, bones), "t2fs.branch[3]"),
+                   typed_branch(fxt_branch_v(meshes, hot), NULL), typed_branch(fxt_branch_v(meshes, m15), NULL)),
+        "t2fs.branch[6]");
+    struct fxt *model = fxt_branch(4, model_0, model_1, typed_branch(fxt_branch_v(poses, pose), NULL),
+                                   arr(seed + 4, 28, 2, false, "t2fs.array[28]x%u"));
+    model->type = "t2fs.branch[4]";
+    return model;
+}
+
+struct fxt *fxt_sample(unsigned seed, uint32_t nmodels, bool with_compressed, bool be)
+{
+    struct fxt *models[64];
+    for (uint32_t i = 0; i < nmodels; i++)
+        models[i] = fxt_model(seed + 1000 * i, 1 + i % 3, 1 + i % 2, be);
+    if (with_compressed && nmodels >= 2) {
+        models[0]->child[1]->child[0]->child[0]->compress = 2; /* a vertex buffer (leaf) */
+        models[1]->child[2]->compress = 1;                     /* the poses (a branch) */
+        models[0]->child[0]->child[0]->compress = 1;           /* info (a raw leaf) */
+    }
+    struct fxt *unknown_branch = fxt_branch(3, raw(seed + 7, 40, "t2fs.unknown"), fxt_branch(0),
+                                            raw(seed + 8, 5, "t2fs.unknown"));
+    unknown_branch->type = "t2fs.branch[3]";
+    unknown_branch->child[1]->type = "t2fs.branch[0]";
+    struct fxt *root = fxt_branch(3, fxt_branch_v(nmodels, models), unknown_branch,
+                                  raw(seed + 9, 64, "t2fs.unknown"));
+    return root;
+}

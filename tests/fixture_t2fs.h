@@ -1,0 +1,51 @@
+/* Builder of t2fs (TEngine container) files for tests: a tree of nodes written in
+ * either byte order, with optional RNC-compressed nodes, prefix and trailer. After
+ * writing, every node knows where it went, so tests can compare the mounted tree. */
+#ifndef S3_FIXTURE_T2FS_H
+#define S3_FIXTURE_T2FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum fxt_kind { FXT_BRANCH, FXT_ARRAY, FXT_RAW };
+
+struct fxt {
+    enum fxt_kind kind;
+    struct fxt **child;
+    uint32_t n;
+    uint32_t elem_size, count; /* arrays: records given in order, interleaved on write if asked */
+    bool interleave;
+    uint8_t *data; /* arrays: elem_size·count bytes of records; raw: len bytes */
+    size_t len;
+    int compress;     /* 0, 1 or 2: store this node RNC-compressed */
+    const char *type; /* the user.s3rig.type the mount should show (NULL: not checked) */
+    /* filled by fxt_write */
+    uint8_t *bytes; /* the node as stored between its parent's offsets (padding included) */
+    size_t stored;
+    uint8_t *inner; /* compressed nodes: the node before packing (unpadded) */
+    size_t inner_len;
+    uint64_t pos;         /* absolute in the file, or in the enclosing blob */
+    const struct fxt *blob; /* the compressed node holding this one (NULL: the file) */
+};
+
+struct fxt *fxt_branch(uint32_t n, ...);
+struct fxt *fxt_branch_v(uint32_t n, struct fxt **children);
+struct fxt *fxt_array(uint32_t elem_size, uint32_t count, const void *records, bool interleave);
+struct fxt *fxt_raw(const void *data, size_t len);
+void fxt_free(struct fxt *n);
+
+/* Serialises the tree. prefix: bytes before the root; trailer: after it. Returns the
+ * malloc'd file. */
+uint8_t *fxt_write(struct fxt *root, bool be, size_t prefix, size_t trailer, size_t *size);
+
+/* One Turok 2 model with the seed's full tree (deterministic content from `seed`):
+ * info, model_0_1, meshes (interleaved vertex buffers), model_1_1, surfaces with
+ * material and index stream, bones, hotpoints, empty model_1_5 branches, poses with all
+ * six children, model_3. */
+struct fxt *fxt_model(unsigned seed, uint32_t meshes, uint32_t poses, bool be);
+
+/* A whole file: root {models[nmodels], an unknown branch, an unknown raw leaf}. */
+struct fxt *fxt_sample(unsigned seed, uint32_t nmodels, bool with_compressed, bool be);
+
+#endif

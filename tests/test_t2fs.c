@@ -1,0 +1,503 @@
+/* t2fs container, schema, RNC decoder and the /root tree, without FUSE. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "expect.h"
+#include "fixture_t2fs.h"
+#include "fs/view.h"
+#include "parse/rnc.h"
+#include "parse/t2fs.h"
+#include "rncpack.h"
+#include "tree_probe.h"
+
+static void put32(uint8_t *p, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
+static bool diag_has(const struct diag *d, const char *needle)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strstr(d->msg[i], needle))
+            return true;
+    return false;
+}
+
+/* ---- container primitives ---- */
+
+static int branch_of(const uint32_t *words, size_t n, uint64_t space, bool be, struct t2fs_branch *b, char *err)
+{
+    uint8_t buf[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        put32(buf + 4 * i, words[i], be);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, buf, sizeof buf);
+    return t2fs_read_branch(&src, 0, space, be, b, err, T2FS_ERR);
+}
+
+static void test_branch_validity(void **state)
+{
+    (void)state;
+    struct t2fs_branch b;
+    char err[T2FS_ERR];
+    for (int be = 0; be <= 1; be++) {
+        uint32_t ok[] = {2, 16, 24, 40};
+        assert_int_equal(branch_of(ok, 4, 40, be, &b, err), 0);
+        assert_int_equal(b.count, 2);
+        assert_int_equal(b.header_len, 16);
+        assert_int_equal(b.offset[2], 40);
+        t2fs_branch_free(&b);
+        uint32_t empty[] = {0, 8};
+        assert_int_equal(branch_of(empty, 2, 8, be, &b, err), 0);
+        assert_int_equal(b.count, 0);
+        t2fs_branch_free(&b);
+        uint32_t first_wrong[] = {2, 24, 24, 40};
+        assert_int_equal(branch_of(first_wrong, 4, 40, be, &b, err), -1);
+        assert_non_null(strstr(err, "first offset"));
+        uint32_t decreasing[] = {3, 24, 40, 32, 48};
+        assert_int_equal(branch_of(decreasing, 5, 48, be, &b, err), -1);
+        assert_non_null(strstr(err, "decrease"));
+        uint32_t misaligned[] = {2, 16, 20, 40};
+        assert_int_equal(branch_of(misaligned, 4, 40, be, &b, err), -1);
+        assert_non_null(strstr(err, "multiple of 8"));
+        uint32_t past[] = {2, 16, 24, 48};
+        assert_int_equal(branch_of(past, 4, 40, be, &b, err), -1);
+        assert_non_null(strstr(err, "past the end"));
+        uint32_t huge[] = {0xFFFFFFFF, 8};
+        assert_int_equal(branch_of(huge, 2, 64, be, &b, err), -1);
+        assert_non_null(strstr(err, "count 4294967295"));
+        /* a table pointing at itself: offset[0] = 0 */
+        uint32_t self[] = {1, 0, 0};
+        assert_int_equal(branch_of(self, 3, 16, be, &b, err), -1);
+    }
+    assert_int_equal(t2fs_branch_header_len(0), 8);
+    assert_int_equal(t2fs_branch_header_len(1), 16);
+    assert_int_equal(t2fs_branch_header_len(2), 16);
+    assert_int_equal(t2fs_branch_header_len(3), 24);
+}
+
+static void test_array_and_rnc_header(void **state)
+{
+    (void)state;
+    uint8_t buf[64] = {0};
+    put32(buf, 20, true);
+    put32(buf + 4, 2, true);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, buf, sizeof buf);
+    uint32_t e, c;
+    char err[T2FS_ERR];
+    assert_int_equal(t2fs_read_array(&src, 0, 48, true, &e, &c, err, sizeof err), 0);
+    assert_int_equal(e, 20);
+    assert_int_equal(c, 2);
+    assert_int_equal(t2fs_read_array(&src, 0, 40, true, &e, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "need 48 bytes"));
+    memcpy(buf, "RNC\x02", 4);
+    assert_int_equal(t2fs_rnc_method(&src, 0, 64), 2);
+    buf[3] = 7;
+    assert_int_equal(t2fs_rnc_method(&src, 0, 64), -1);
+    assert_int_equal(t2fs_rnc_method(&src, 0, 10), 0);
+}
+
+static void test_schema_turok2(void **state)
+{
+    (void)state;
+    struct t2fs_schema *s = t2fs_schema_turok2();
+    assert_non_null(s);
+    const struct t2fs_schema *models = t2fs_schema_child(s, 0);
+    assert_int_equal(models->kind, T2K_VARIABLE);
+    assert_null(t2fs_schema_child(s, 1)); /* the root's other children: unknown */
+    const struct t2fs_schema *model = t2fs_schema_child(models, 1234);
+    assert_string_equal(model->name, "model");
+    const struct t2fs_schema *vb = t2fs_schema_child(t2fs_schema_child(t2fs_schema_child(model, 1), 0), 5);
+    assert_string_equal(vb->name, "vertexBuffer");
+    assert_int_equal(vb->data, T2D_ARRAY);
+    assert_int_equal(vb->value_size, 20);
+    assert_true(vb->interleaved);
+    const struct t2fs_schema *idx =
+        t2fs_schema_child(t2fs_schema_child(t2fs_schema_child(t2fs_schema_child(model, 1), 2), 0), 0);
+    assert_string_equal(t2fs_schema_child(idx, 1)->name, "indices");
+    assert_int_equal(t2fs_schema_child(idx, 0)->fixed_size, 24);
+    const struct t2fs_schema *m15x = t2fs_schema_child(t2fs_schema_child(t2fs_schema_child(model, 1), 5), 0);
+    assert_int_equal(m15x->kind, T2K_FIXED); /* corrected: an empty branch, not 8 bytes of data */
+    assert_int_equal(m15x->nchild, 0);
+    t2fs_schema_free(s);
+}
+
+/* ---- RNC ---- */
+
+static uint8_t *slurp(const char *dir, const char *name, size_t *n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/rnc/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    uint8_t *b = malloc(*n + 1);
+    assert_int_equal(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+static const char *vectors_dir(void)
+{
+    const char *d = getenv("S3RIG_VECTORS");
+    struct stat st;
+    if (!d || stat(d, &st) != 0) {
+        print_message("shared/vectors is absent: skipping the vector test\n");
+        return NULL;
+    }
+    return d;
+}
+
+static void expect_unpacks(const char *dir, const char *packed, const char *raw, const struct rnc_options *o)
+{
+    size_t pn, rn, on;
+    uint8_t *p = slurp(dir, packed, &pn), *r = slurp(dir, raw, &rn), *out;
+    assert_non_null(p);
+    assert_non_null(r);
+    char err[256];
+    if (rnc_unpack(p, pn, o, &out, &on, err, sizeof err))
+        fail_msg("%s: %s", packed, err);
+    assert_int_equal(on, rn);
+    assert_memory_equal(out, r, rn);
+    /* both CRCs: the header's values are what the data gives */
+    struct rnc_header h;
+    assert_int_equal(rnc_parse_header(p, pn, &h, err, sizeof err), 0);
+    assert_int_equal(h.unpacked_crc, rncpack_crc16(r, rn));
+    assert_int_equal(h.packed_crc, rncpack_crc16(p + 18, h.packed_size));
+    free(out);
+    free(p);
+    free(r);
+}
+
+static void expect_refused(const char *dir, const char *packed, const struct rnc_options *o, const char *why)
+{
+    size_t pn, on;
+    uint8_t *p = slurp(dir, packed, &pn), *out;
+    assert_non_null(p);
+    char err[256];
+    assert_int_equal(rnc_unpack(p, pn, o, &out, &on, err, sizeof err), -1);
+    if (!strstr(err, why))
+        fail_msg("%s: '%s' lacks '%s'", packed, err, why);
+    assert_null(out);
+    free(p);
+}
+
+static void test_rnc_vectors(void **state)
+{
+    (void)state;
+    const char *d = vectors_dir();
+    if (!d)
+        skip();
+    expect_unpacks(d, "test_C1.rnc1", "test_C1.raw", NULL);
+    expect_unpacks(d, "test_C1.rnc2", "test_C1.raw", NULL);
+    expect_unpacks(d, "test_C1_dot1.rnc1", "test_C1.raw", NULL);
+    static const char *const names[] = {"alice1k", "alice40k", "mixed"};
+    for (int i = 0; i < 3; i++)
+        for (int m = 1; m <= 2; m++) {
+            char p[64], r[64];
+            snprintf(p, sizeof p, "%s.m%d.rnc", names[i], m);
+            snprintf(r, sizeof r, "%s.raw", names[i]);
+            expect_unpacks(d, p, r, NULL);
+        }
+    expect_refused(d, "test_C1.rnc1old", NULL, "");
+    expect_refused(d, "test_C1.rnc2old", NULL, "");
+    expect_refused(d, "alice1k.m1.key1234.rnc", NULL, "encrypted");
+    expect_refused(d, "alice1k.m2.key1234.rnc", NULL, "encrypted");
+    struct rnc_options key = {.has_key = true, .key = 0x1234};
+    expect_unpacks(d, "alice1k.m1.key1234.rnc", "alice1k.raw", &key);
+    expect_unpacks(d, "alice1k.m2.key1234.rnc", "alice1k.raw", &key);
+    struct rnc_options wrong = {.has_key = true, .key = 0x4321};
+    expect_refused(d, "alice1k.m2.key1234.rnc", &wrong, "CRC");
+    struct rnc_options small = {.max_unpacked = 1000};
+    expect_refused(d, "alice1k.m1.rnc", &small, "exceeds the limit");
+}
+
+static void fill(uint8_t *p, size_t n, int mode, unsigned *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (mode) {
+        case 0:
+            p[i] = (uint8_t)rand_r(seed);
+            break;
+        case 1:
+            p[i] = (uint8_t)"abcab"[rand_r(seed) % 5];
+            break;
+        case 2:
+            p[i] = (uint8_t)((i / 7) % 3);
+            break;
+        default:
+            p[i] = (rand_r(seed) % 10 < 8 && i) ? p[i - 1] : (uint8_t)rand_r(seed);
+        }
+    }
+}
+
+static void test_rnc_packer_roundtrip(void **state)
+{
+    (void)state;
+    unsigned seed = 7;
+    for (int it = 0; it < 300; it++) {
+        size_t n = (size_t)rand_r(&seed) % (it < 150 ? 300 : 12000);
+        uint8_t *in = malloc(n + 1);
+        fill(in, n, it % 4, &seed);
+        for (int m = 1; m <= 2; m++) {
+            size_t pn, on;
+            uint8_t *p = rncpack(m, in, n, it % 3 == 0 ? 3 : 0, &pn), *out;
+            char err[256];
+            if (rnc_unpack(p, pn, NULL, &out, &on, err, sizeof err))
+                fail_msg("round trip %d method %d, %zu bytes: %s", it, m, n, err);
+            assert_int_equal(on, n);
+            assert_memory_equal(out, in, n);
+            free(out);
+            free(p);
+        }
+        free(in);
+    }
+}
+
+/* Every truncation, flipped bits, wrong CRCs, huge sizes: clean errors, bounded work. */
+static void test_rnc_broken_streams(void **state)
+{
+    (void)state;
+    uint8_t in[700];
+    unsigned seed = 3;
+    fill(in, sizeof in, 3, &seed);
+    for (int m = 1; m <= 2; m++) {
+        size_t pn, on;
+        uint8_t *p = rncpack(m, in, sizeof in, 0, &pn), *out;
+        char err[256];
+        for (size_t cut = 0; cut < pn; cut++) {
+            assert_int_equal(rnc_unpack(p, cut, NULL, &out, &on, err, sizeof err), -1);
+            assert_null(out);
+        }
+        uint8_t *q = malloc(pn);
+        for (size_t bit = 18 * 8; bit < pn * 8; bit += 3) {
+            memcpy(q, p, pn);
+            q[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            /* keep the packed CRC right so the decoder itself meets the damage */
+            uint16_t crc = rncpack_crc16(q + 18, pn - 18);
+            q[14] = (uint8_t)(crc >> 8);
+            q[15] = (uint8_t)crc;
+            if (rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err) == 0) {
+                assert_int_equal(on, sizeof in); /* a flip that still decodes passed the unpacked CRC */
+                free(out);
+            } else {
+                assert_true(strlen(err) > 0);
+            }
+        }
+        memcpy(q, p, pn);
+        q[12] ^= 1;
+        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), -1);
+        assert_non_null(strstr(err, "unpacked CRC"));
+        memcpy(q, p, pn);
+        q[15] ^= 1;
+        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), -1);
+        assert_non_null(strstr(err, "packed CRC"));
+        memcpy(q, p, pn);
+        q[4] = q[5] = q[6] = q[7] = 0xFF; /* 4 GiB unpacked: refused before allocating */
+        struct rnc_options lim = {.max_unpacked = 1 << 20};
+        assert_int_equal(rnc_unpack(q, pn, &lim, &out, &on, err, sizeof err), -1);
+        assert_non_null(strstr(err, "exceeds the limit"));
+        memcpy(q, p, pn);
+        q[3] = 3;
+        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), -1);
+        assert_non_null(strstr(err, "method 3"));
+        free(q);
+        free(p);
+    }
+}
+
+/* ---- the /root tree ---- */
+
+static void walk(bool be, size_t prefix, size_t trailer, bool compressed, uint32_t nmodels)
+{
+    struct fxt *root = fxt_sample(11, nmodels, compressed, be);
+    size_t size;
+    uint8_t *file = fxt_write(root, be, prefix, trailer, &size);
+    struct s3fs *fs;
+    char err[256];
+    if (s3fs_open_mem(&fs, file, size, NULL, err, sizeof err))
+        fail_msg("open: %s", err);
+    struct expect_list l = {0};
+    ex_t2fs(&l, file, size, root, prefix, trailer);
+    struct probe p = tree_probe(fs);
+    ex_check(&l, &p);
+    /* a generated file raises no warnings */
+    if (fs->diag.n)
+        fail_msg("unexpected warning: %s", fs->diag.msg[0]);
+    ex_free(&l);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
+static void test_walk_t2fs(void **state)
+{
+    (void)state;
+    for (int be = 0; be <= 1; be++) {
+        walk(be, 0, 0, false, 3);
+        walk(be, 8, 0, false, 2);
+        walk(be, 0, 8, true, 3);
+        walk(be, 8, 0, true, 2);
+    }
+}
+
+/* The seed's path example: model 0's first vertex buffer node, in both byte orders. */
+static void test_seed_paths(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {
+        "/root/0/0/0/0.bin",       "/root/0/0/0/1.bin",       "/root/0/0/1/0/0.bin",     "/root/0/0/1/1/0.bin",
+        "/root/0/0/1/2/0/0/0.bin", "/root/0/0/1/2/0/0/1.bin", "/root/0/0/1/3/0/0.bin",   "/root/0/0/1/3/0/1.bin",
+        "/root/0/0/1/4/0.bin",     "/root/0/0/1/5/0",         "/root/0/0/2/0/0.bin",     "/root/0/0/2/0/1.bin",
+        "/root/0/0/2/0/2.bin",     "/root/0/0/2/0/3/0.bin",   "/root/0/0/2/0/3/1.bin",   "/root/0/0/2/0/4.bin",
+        "/root/0/0/2/0/5/0.bin",   "/root/0/0/2/0/5/1.bin",   "/root/0/0/2/0/5/2.bin",   "/root/0/0/3.bin",
+    };
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *root = fxt_sample(5, 1, false, be);
+        size_t size;
+        uint8_t *file = fxt_write(root, be, 0, 0, &size);
+        struct s3fs *fs;
+        char err[256];
+        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+            uint32_t ino;
+            if (tree_resolve(fs->tree, paths[i], &ino))
+                fail_msg("%s: missing (%s)", paths[i], be ? "be" : "le");
+        }
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, "/root/0/0/1/0/0.bin", &ino), 0);
+        char type[64] = {0};
+        assert_true(tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type) > 0);
+        assert_string_equal(type, "t2fs.array[20]x5");
+        s3fs_close(fs);
+        free(file);
+        fxt_free(root);
+    }
+}
+
+/* Broken containers: .error files next to the rest, or a clean refusal. */
+static void test_t2fs_broken(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(5, 2, false, false);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    uint8_t *h = malloc(size);
+    struct s3fs *fs;
+    char err[256];
+    uint32_t ino;
+    /* the vertex buffer's array header claims more elements than fit */
+    const struct fxt *vb = root->child[0]->child[0]->child[1]->child[0]->child[0];
+    memcpy(h, file, size);
+    put32(h + vb->pos + 4, 0x10000000, false);
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/0/1/0/0.error", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/0/1/0/0.bin", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/3.bin", &ino), 0);
+    assert_true(diag_has(&fs->diag, "elements"));
+    s3fs_close(fs);
+    /* a model table with decreasing offsets: the schema says branch, the bytes disagree */
+    const struct fxt *model = root->child[0]->child[1];
+    memcpy(h, file, size);
+    put32(h + model->pos + 8, 0xFFFFFFF8, false);
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1.error", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1.bin", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/0/3.bin", &ino), 0);
+    s3fs_close(fs);
+    /* the model list claims 2^32-1 children: not a valid branch */
+    memcpy(h, file, size);
+    put32(h + root->child[0]->pos, 0xFFFFFFFF, false);
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0.error", &ino), 0);
+    s3fs_close(fs);
+    /* truncated files: every cut either refuses cleanly or mounts with what is there */
+    for (size_t cut = 0; cut < size; cut += 5) {
+        int rc = s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err);
+        if (rc) {
+            assert_true(strlen(err) > 0);
+            continue;
+        }
+        assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+        s3fs_close(fs);
+    }
+    free(h);
+    free(file);
+    fxt_free(root);
+}
+
+/* A broken compressed node: N.error with the reason, N.rnc still there. */
+static void test_t2fs_broken_rnc(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(5, 2, true, true);
+    size_t size;
+    uint8_t *file = fxt_write(root, true, 0, 0, &size);
+    const struct fxt *poses = root->child[0]->child[1]->child[2];
+    file[poses->pos + 13] ^= 0xFF; /* the unpacked CRC */
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2.rnc", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2.error", &ino), 0);
+    char text[256] = {0};
+    assert_true(tree_read(fs->tree, ino, 0, text, sizeof text - 1) > 0);
+    assert_non_null(strstr(text, "unpacked CRC mismatch"));
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2", &ino), -ENOENT);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/3.bin", &ino), 0);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
+/* The cache bound: with room for one node, reading every compressed leaf still works. */
+static void test_t2fs_cache_bound(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(9, 3, true, false);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs_opts o = {.cache_bytes = 64};
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+    struct expect_list l = {0};
+    ex_t2fs(&l, file, size, root, 0, 0);
+    struct probe p = tree_probe(fs);
+    ex_check(&l, &p);
+    assert_true(fs->cache.used <= 64 || fs->cache.head == fs->cache.tail);
+    assert_true(fs->cache.evicted > 0);
+    ex_free(&l);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_branch_validity),    cmocka_unit_test(test_array_and_rnc_header),
+        cmocka_unit_test(test_schema_turok2),      cmocka_unit_test(test_rnc_vectors),
+        cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),
+        cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
+        cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
+        cmocka_unit_test(test_t2fs_cache_bound),
+    };
+    return cmocka_run_group_tests_name("t2fs", tests, NULL, NULL);
+}
