@@ -243,9 +243,14 @@ static struct fxt *index_stream(unsigned seed, bool be)
 
 struct fxt *fxt_model(unsigned seed, uint32_t meshes, uint32_t poses, bool be)
 {
+    return fxt_model_ex(seed, meshes, poses, be, 0);
+}
+
+struct fxt *fxt_model_ex(unsigned seed, uint32_t meshes, uint32_t poses, bool be, uint32_t verts)
+{
     struct fxt *mesh[16], *surf[16], *bones[3], *hot[16], *m15[16], *pose[8];
     for (uint32_t m = 0; m < meshes; m++) {
-        mesh[m] = arr(seed + 10 + m, 20, 5 + m, true, "t2fs.array[20]x%u");
+        mesh[m] = arr(seed + 10 + m, 20, verts ? verts : 5 + m, true, "t2fs.array[20]x%u");
         struct fxt *s[2];
         for (int k = 0; k < 2; k++) {
             struct fxt *idx = index_stream(seed + (unsigned)k, be);
@@ -307,4 +312,60 @@ struct fxt *fxt_sample(unsigned seed, uint32_t nmodels, bool with_compressed, bo
     struct fxt *root = fxt_branch(3, fxt_branch_v(nmodels, models), unknown_branch,
                                   raw(seed + 9, 64, "t2fs.unknown"));
     return root;
+}
+
+/* Writes a large file straight to disk: root {models[nmodels], a big raw leaf}. Models
+ * are built one at a time, so memory stays near the file size. */
+int fxt_write_big(const char *path, uint32_t nmodels, uint32_t verts, uint64_t big_leaf, bool be)
+{
+    uint8_t **mb = calloc(nmodels ? nmodels : 1, sizeof *mb);
+    size_t *ms = calloc(nmodels ? nmodels : 1, sizeof *ms);
+    uint64_t models_size = align8(4 + 4 * ((size_t)nmodels + 1));
+    for (uint32_t i = 0; i < nmodels; i++) {
+        struct fxt *m = fxt_model_ex(i * 7919u, 1 + i % 3, 1 + i % 2, be, verts);
+        build(m, be);
+        mb[i] = m->bytes;
+        ms[i] = m->stored;
+        m->bytes = NULL;
+        fxt_free(m);
+        models_size += ms[i];
+    }
+    uint64_t big = align8(big_leaf);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    struct wbuf w = {.be = be};
+    w32(&w, 2); /* root: models, big leaf */
+    w32(&w, 16);
+    w32(&w, (uint32_t)(16 + models_size));
+    w32(&w, (uint32_t)(16 + models_size + big));
+    w32(&w, nmodels);
+    uint64_t off = align8(4 + 4 * ((size_t)nmodels + 1));
+    for (uint32_t i = 0; i < nmodels; i++) {
+        w32(&w, (uint32_t)off);
+        off += ms[i];
+    }
+    w32(&w, (uint32_t)off);
+    wpad8(&w, 0);
+    int rc = fwrite(w.p, 1, w.len, f) == w.len ? 0 : -1;
+    free(w.p);
+    for (uint32_t i = 0; i < nmodels; i++) {
+        if (fwrite(mb[i], 1, ms[i], f) != ms[i])
+            rc = -1;
+        free(mb[i]);
+    }
+    uint8_t chunk[65536];
+    for (uint64_t done = 0; done < big;) {
+        size_t n = big - done < sizeof chunk ? (size_t)(big - done) : sizeof chunk;
+        for (size_t k = 0; k < n; k++)
+            chunk[k] = (uint8_t)((done + k) * 2654435761u >> 24);
+        if (done == 0 && n >= 8)
+            memset(chunk, 0xAB, 8); /* not a valid branch table: the leaf stays a leaf */
+        if (fwrite(chunk, 1, n, f) != n)
+            rc = -1;
+        done += n;
+    }
+    free(mb);
+    free(ms);
+    return fclose(f) == 0 ? rc : -1;
 }

@@ -45,6 +45,12 @@ uint8_t *fxt_write(struct fxt *root, bool be, size_t prefix, size_t trailer, siz
  * six children, model_3. */
 struct fxt *fxt_model(unsigned seed, uint32_t meshes, uint32_t poses, bool be);
 
+struct fxt *fxt_model_ex(unsigned seed, uint32_t meshes, uint32_t poses, bool be, uint32_t verts);
+
+/* A large file written to disk (benchmarks): root {nmodels models with `verts`-vertex
+ * meshes, one raw leaf of big_leaf bytes}. */
+int fxt_write_big(const char *path, uint32_t nmodels, uint32_t verts, uint64_t big_leaf, bool be);
+
 /* A whole file: root {models[nmodels], an unknown branch, an unknown raw leaf}. */
 struct fxt *fxt_sample(unsigned seed, uint32_t nmodels, bool with_compressed, bool be);
 

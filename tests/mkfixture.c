@@ -1,16 +1,29 @@
-/* s3rig-mkfixture KIND OUT: writes a generated sample file (for the demo, benchmarks and
- * manual testing). KIND: rig, gr2-le32-old-v6, gr2-le32-v7, gr2-le64-v7, gr2-be32-v7,
- * gr2-be64-v7. */
+/* s3rig-mkfixture KIND OUT [ARGS]: writes a generated sample file (for the demo,
+ * benchmarks and manual testing). KIND:
+ *   rig                      a wrapped Sims 3 RIG with an uncompressed GR2 inside
+ *   gr2-SIG-vN               a raw GR2 (SIG: le32-old le32 le64 be32 be64 be32-old; N: 6, 7)
+ *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
+ *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
+ *                            plus one raw leaf of MB MiB */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fixture.h"
+#include "fixture_t2fs.h"
 
 int main(int argc, char **argv)
 {
+    if (argc == 6 && strcmp(argv[1], "t2fs-big") == 0) {
+        if (fxt_write_big(argv[2], (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]),
+                          (uint64_t)atoll(argv[5]) << 20, false)) {
+            perror(argv[2]);
+            return 1;
+        }
+        return 0;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: s3rig-mkfixture KIND OUT\n");
+        fprintf(stderr, "usage: s3rig-mkfixture KIND OUT [ARGS]\n");
         return 1;
     }
     size_t size = 0;
@@ -29,6 +42,11 @@ int main(int argc, char **argv)
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 4), argv[1] + 4);
         data = fx_sample_gr2(sig, version, &size, &glay);
+    } else if (strcmp(argv[1], "t2fs") == 0 || strcmp(argv[1], "t2fs-be") == 0) {
+        bool be = argv[1][4] == '-';
+        struct fxt *root = fxt_sample(1, 3, true, be);
+        data = fxt_write(root, be, 0, 0, &size);
+        fxt_free(root);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", argv[1]);
         return 1;

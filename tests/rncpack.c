@@ -72,23 +72,63 @@ static void put_bits_msb(struct out *o, uint32_t v, int n)
         put_bit(o, (v >> i) & 1);
 }
 
-/* Greedy longest match within `window` bytes (naive; test inputs are small). */
-static size_t find_match(const uint8_t *in, size_t n, size_t pos, size_t window, size_t maxlen, size_t *dist)
+/* Greedy longest match within `window` bytes, through hash chains of 3-byte prefixes
+ * (at most 32 candidates), so megabytes pack quickly. */
+struct matcher {
+    const uint8_t *in;
+    size_t n;
+    int32_t *head, *prev;
+};
+
+#define HASH_BITS 15
+
+static unsigned hash3(const uint8_t *p)
+{
+    return ((unsigned)p[0] << 10 ^ (unsigned)p[1] << 5 ^ p[2]) & ((1u << HASH_BITS) - 1);
+}
+
+static void matcher_init(struct matcher *m, const uint8_t *in, size_t n)
+{
+    m->in = in;
+    m->n = n;
+    m->head = malloc(sizeof(int32_t) << HASH_BITS);
+    m->prev = malloc(sizeof(int32_t) * (n ? n : 1));
+    for (size_t i = 0; i < (1u << HASH_BITS); i++)
+        m->head[i] = -1;
+}
+
+static void matcher_insert(struct matcher *m, size_t pos)
+{
+    if (pos + 3 > m->n)
+        return;
+    unsigned h = hash3(m->in + pos);
+    m->prev[pos] = m->head[h];
+    m->head[h] = (int32_t)pos;
+}
+
+static size_t find_match(struct matcher *m, size_t pos, size_t window, size_t maxlen, size_t *dist)
 {
     size_t best = 0;
-    size_t start = pos > window ? pos - window : 0;
-    for (size_t cand = pos; cand-- > start;) {
+    if (pos + 3 > m->n)
+        return 0;
+    int32_t cand = m->head[hash3(m->in + pos)];
+    for (int steps = 0; cand >= 0 && steps < 32 && pos - (size_t)cand <= window; steps++) {
         size_t l = 0;
-        while (pos + l < n && l < maxlen && in[cand + l] == in[pos + l])
+        while (pos + l < m->n && l < maxlen && m->in[(size_t)cand + l] == m->in[pos + l])
             l++;
         if (l > best) {
             best = l;
-            *dist = pos - cand;
-            if (l == maxlen)
-                break;
+            *dist = pos - (size_t)cand;
         }
+        cand = m->prev[cand];
     }
     return best;
+}
+
+static void matcher_free(struct matcher *m)
+{
+    free(m->head);
+    free(m->prev);
 }
 
 /* ---- method 1: all 16 symbols with 4-bit codes in every table ---- */
@@ -126,21 +166,26 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t window, size_t minlen
 {
     size_t cap = 64, nt = 0, pos = 0, lit = 0;
     struct token *t = malloc(cap * sizeof *t);
+    struct matcher m;
+    matcher_init(&m, in, n);
     while (pos < n) {
-        size_t dist = 0, len = find_match(in, n, pos, window, maxlen, &dist);
+        size_t dist = 0, len = find_match(&m, pos, window, maxlen, &dist);
         if (len >= minlen || (lit == maxlit)) {
             if (nt == cap)
                 t = realloc(t, (cap *= 2) * sizeof *t);
             if (len < minlen)
                 len = dist = 0;
             t[nt++] = (struct token){pos - lit, lit, dist, len};
-            pos += len;
+            for (size_t k = 0; k < len; k++) /* a forced token (len 0) consumes no byte */
+                matcher_insert(&m, pos++);
             lit = 0;
             continue;
         }
+        matcher_insert(&m, pos);
         lit++;
         pos++;
     }
+    matcher_free(&m);
     if (nt == cap)
         t = realloc(t, (cap + 1) * sizeof *t);
     t[nt++] = (struct token){pos - lit, lit, 0, 0};

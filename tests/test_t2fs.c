@@ -246,6 +246,18 @@ static void fill(uint8_t *p, size_t n, int mode, unsigned *seed)
     }
 }
 
+static void test_rnc_crc16(void **state)
+{
+    (void)state;
+    assert_int_equal(rnc_crc16((const uint8_t *)"123456789", 9), 0xBB3D);
+    uint8_t b[333];
+    unsigned seed = 5;
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = (uint8_t)rand_r(&seed);
+    for (size_t n = 0; n <= sizeof b; n++) /* every length: the 4-byte folding and the tail */
+        assert_int_equal(rnc_crc16(b, n), rncpack_crc16(b, n));
+}
+
 static void test_rnc_packer_roundtrip(void **state)
 {
     (void)state;
@@ -494,6 +506,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_branch_validity),    cmocka_unit_test(test_array_and_rnc_header),
         cmocka_unit_test(test_schema_turok2),      cmocka_unit_test(test_rnc_vectors),
+        cmocka_unit_test(test_rnc_crc16),
         cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
