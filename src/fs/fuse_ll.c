@@ -20,6 +20,7 @@ struct snapshot {
 struct adapter {
     struct s3fs *fs;
     struct s3_fuse_config cfg;
+    bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
 };
 
 static struct adapter *adapter_of(fuse_req_t req)
@@ -71,7 +72,12 @@ static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-    (void)userdata;
+    struct adapter *a = userdata;
+    /* Two fewer round trips per directory: listing needs no open handle. */
+    if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) {
+        conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+        a->no_opendir = true;
+    }
     if (conn->capable & FUSE_CAP_SPLICE_WRITE)
         conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
     conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO; /* always send attributes with names */
@@ -129,6 +135,10 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    if (adapter_of(req)->no_opendir) {
+        fuse_reply_err(req, ENOSYS);
+        return;
+    }
     int rc = tree_populate(adapter_of(req)->fs->tree, (uint32_t)ino);
     if (rc) {
         fuse_reply_err(req, -rc);
@@ -147,6 +157,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     struct node *dn = tree_node(t, (uint32_t)ino);
     if (!dn || dn->type != NODE_DIR) {
         fuse_reply_err(req, ENOTDIR);
+        return;
+    }
+    int rc = tree_populate(t, (uint32_t)ino); /* no-op once populated */
+    if (rc) {
+        fuse_reply_err(req, -rc);
         return;
     }
     char *buf = malloc(size);
@@ -362,7 +377,7 @@ static const struct fuse_lowlevel_ops ops = {
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {fs, *cfg};
+    struct adapter a = {fs, *cfg, false};
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
     if (!se) {

@@ -84,8 +84,6 @@ int source_pread(struct source *s, uint64_t off, void *buf, size_t len)
         memcpy(buf, s->mem + off, len);
         return 0;
     }
-    if (source_check(s))
-        return -EIO;
     uint8_t *p = buf;
     while (len > 0) {
         ssize_t n = pread(s->fd, p, len, (off_t)off);
@@ -98,4 +96,45 @@ int source_pread(struct source *s, uint64_t off, void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len)
+{
+    int rc = source_check(s);
+    return rc ? rc : source_pread(s, off, buf, len);
+}
+
+static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    struct source_window *w = ctx;
+    if (len > SOURCE_WINDOW / 2)
+        return source_pread(w->src, off, buf, len);
+    if (off < w->off || off + len > w->off + w->len) {
+        uint64_t limit = w->end > off + len ? w->end : off + len;
+        size_t n = SOURCE_WINDOW;
+        if (off + n > limit)
+            n = (size_t)(limit - off);
+        if (off + n > w->src->size)
+            n = (size_t)(w->src->size - off);
+        int rc = source_pread(w->src, off, w->buf, n);
+        if (rc) {
+            w->len = 0;
+            return rc;
+        }
+        w->off = off;
+        w->len = n;
+    }
+    memcpy(buf, w->buf + (off - w->off), len);
+    return 0;
+}
+
+void source_window_init(struct source_window *w, struct source *src, uint64_t end)
+{
+    w->src = src;
+    w->end = end;
+    w->off = 0;
+    w->len = 0;
+    w->view.read = window_read;
+    w->view.ctx = w;
+    w->view.size = src->size;
 }

@@ -24,9 +24,25 @@ int source_open(struct source *s, const char *path, char *err, size_t errlen);
 void source_mem(struct source *s, const void *data, uint64_t size);
 void source_close(struct source *s);
 
-/* 0 while the file is unchanged, -EIO otherwise. */
+/* 0 while the file is unchanged, -EIO otherwise. Called once per operation that reads
+ * the file (a read request, a directory's first listing), not per pread. */
 int source_check(struct source *s);
-/* Reads exactly len bytes at off: 0, or -EIO (changed / short), -ERANGE (outside). */
+/* Reads exactly len bytes at off: 0, or -EIO (short), -ERANGE (outside). */
 int source_pread(struct source *s, uint64_t off, void *buf, size_t len);
+/* source_check, then source_pread. */
+int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len);
+
+/* A read-ahead window over a source, for parsers that read many small neighbouring
+ * fields (a t2fs directory's children): one pread per 64 KiB instead of one per field. */
+#define SOURCE_WINDOW 65536
+struct source_window {
+    struct source *src;
+    uint64_t off;
+    size_t len;
+    uint64_t end; /* read ahead no further than this (the region being parsed) */
+    uint8_t buf[SOURCE_WINDOW];
+    struct s3_src view; /* the s3_src to hand to parsers */
+};
+void source_window_init(struct source_window *w, struct source *src, uint64_t end);
 
 #endif

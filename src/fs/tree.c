@@ -41,11 +41,91 @@ struct node *tree_node(struct tree *t, uint32_t ino)
     return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
 }
 
+/* ---- string arena ---- */
+
+static char *arena_alloc(struct strarena *a, size_t n)
+{
+    if (a->used + n > a->cap) {
+        size_t cap = n > 65536 ? n : 65536;
+        char *b = malloc(cap);
+        char **list = realloc(a->blocks, (a->nblocks + 1) * sizeof *list);
+        if (!b || !list) {
+            free(b);
+            if (list)
+                a->blocks = list;
+            return NULL;
+        }
+        a->blocks = list;
+        a->blocks[a->nblocks++] = b;
+        a->block = b;
+        a->used = 0;
+        a->cap = cap;
+    }
+    char *p = a->block + a->used;
+    a->used += n;
+    return p;
+}
+
+static char *arena_strdup(struct strarena *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = arena_alloc(a, n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+static size_t str_hash(const char *s)
+{
+    size_t h = 5381;
+    while (*s)
+        h = h * 33 ^ (unsigned char)*s++;
+    return h;
+}
+
+static const char *arena_intern(struct strarena *a, const char *s)
+{
+    if (a->nintern * 2 >= a->capintern) {
+        size_t cap = a->capintern ? a->capintern * 2 : 256;
+        const char **t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < a->capintern; i++)
+            if (a->intern[i]) {
+                size_t k = str_hash(a->intern[i]) & (cap - 1);
+                while (t[k])
+                    k = (k + 1) & (cap - 1);
+                t[k] = a->intern[i];
+            }
+        free(a->intern);
+        a->intern = t;
+        a->capintern = cap;
+    }
+    size_t k = str_hash(s) & (a->capintern - 1);
+    while (a->intern[k]) {
+        if (strcmp(a->intern[k], s) == 0)
+            return a->intern[k];
+        k = (k + 1) & (a->capintern - 1);
+    }
+    char *copy = arena_strdup(a, s);
+    if (copy) {
+        a->intern[k] = copy;
+        a->nintern++;
+    }
+    return copy;
+}
+
+static void arena_free(struct strarena *a)
+{
+    for (size_t i = 0; i < a->nblocks; i++)
+        free(a->blocks[i]);
+    free(a->blocks);
+    free(a->intern);
+    memset(a, 0, sizeof *a);
+}
+
 static void node_free(struct node *n)
 {
-    free(n->name);
-    if (n->flags & NODE_TYPE_OWNED)
-        free((char *)n->xtype);
     if (n->type == NODE_DIR && n->u.dir) {
         free(n->u.dir->child);
         free(n->u.dir->sorted);
@@ -69,6 +149,7 @@ void tree_free(struct tree *t)
     for (size_t i = t->ncleanups; i-- > 0;)
         t->cleanups[i].fn(t->cleanups[i].ptr);
     free(t->cleanups);
+    arena_free(&t->strings);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -135,14 +216,12 @@ static struct node *add_node(struct tree *t, uint32_t parent, const char *name, 
         return NULL;
     if (parent && !name_ok(name))
         return NULL;
-    char *copy = strdup(name);
+    char *copy = arena_strdup(&t->strings, name);
     if (!copy)
         return NULL;
     struct node *n = node_alloc(t, ino);
-    if (!n) {
-        free(copy);
+    if (!n)
         return NULL;
-    }
     n->name = copy;
     n->parent = parent ? parent : *ino;
     n->type = type;
@@ -300,17 +379,11 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
     n->span_len = len;
 }
 
-void tree_set_type_owned(struct tree *t, uint32_t ino, char *xtype)
+void tree_set_type(struct tree *t, uint32_t ino, const char *xtype)
 {
     struct node *n = tree_node(t, ino);
-    if (!n) {
-        free(xtype);
-        return;
-    }
-    if (n->flags & NODE_TYPE_OWNED)
-        free((char *)n->xtype);
-    n->xtype = xtype;
-    n->flags |= NODE_TYPE_OWNED;
+    if (n)
+        n->xtype = arena_intern(&t->strings, xtype);
 }
 
 int tree_populate(struct tree *t, uint32_t dir)
@@ -324,8 +397,12 @@ int tree_populate(struct tree *t, uint32_t dir)
     pthread_mutex_lock(&t->lock);
     struct dirinfo *d = n->u.dir;
     if (!d->populated) {
-        d->populated = true; /* set first: a populate callback never recurses into itself */
-        rc = d->populate(t, dir, d->ctx, d->arg);
+        /* Children come from the file's bytes: refuse them if the file changed. */
+        rc = source_check(t->src);
+        if (rc == 0) {
+            d->populated = true; /* set first: a populate callback never recurses into itself */
+            rc = d->populate(t, dir, d->ctx, d->arg);
+        }
     }
     pthread_mutex_unlock(&t->lock);
     return rc;
@@ -427,7 +504,7 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
         len = (size_t)(n->size - off);
     switch (n->content) {
     case CONTENT_RANGE: {
-        int rc = source_pread(t->src, n->u.src_off + off, buf, len);
+        int rc = source_pread_checked(t->src, n->u.src_off + off, buf, len);
         return rc ? -EIO : (ssize_t)len;
     }
     case CONTENT_TEXT:

@@ -40,7 +40,7 @@ struct dirinfo {
     bool populated;
 };
 
-enum { NODE_HAS_SPAN = 1, NODE_TYPE_OWNED = 2 };
+enum { NODE_HAS_SPAN = 1 };
 
 /* A volatile file's text can grow while mounted (/info gains warnings as lazily parsed
  * parts are browsed): its size is measured at each stat, and readers get a snapshot. */
@@ -73,8 +73,21 @@ struct tree_limits {
     uint64_t max_nodes; /* the tree refuses to grow beyond this many nodes */
 };
 
+/* Strings that live as long as the tree: names and type strings, bump-allocated (no
+ * per-string malloc overhead); type strings are interned, so 100 000 "t2fs.raw" cost
+ * one copy. */
+struct strarena {
+    char *block;
+    size_t used, cap;
+    char **blocks;
+    size_t nblocks;
+    const char **intern; /* open addressing, power of two */
+    size_t nintern, capintern;
+};
+
 struct tree {
     struct source *src;
+    struct strarena strings;
     struct node **chunk; /* two-level arena: node pointers stay valid as it grows */
     uint64_t nnodes;
     struct tree_limits limits;
@@ -96,7 +109,7 @@ struct node *tree_node(struct tree *t, uint32_t ino); /* NULL when ino does not 
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
  * limit reached, or a name already used in that directory). `xtype` must outlive the
- * tree (a literal) unless a *_owned variant is used. */
+ * tree (a literal); tree_set_type copies run-time strings. */
 uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
                       void *ctx, uint64_t arg);
 uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t off,
@@ -118,7 +131,8 @@ uint64_t tree_size(struct tree *t, uint32_t ino);
 char *tree_render(struct tree *t, uint32_t ino, size_t *len);
 
 void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
-void tree_set_type_owned(struct tree *t, uint32_t ino, char *xtype);
+/* Sets a type string (copied and interned; the caller keeps its own). */
+void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
 
 /* Makes sure a directory's children exist. 0 or -errno. */
 int tree_populate(struct tree *t, uint32_t dir);

@@ -36,7 +36,8 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...)
     int rc = vasprintf(&s, fmt, ap);
     va_end(ap);
     if (rc >= 0)
-        tree_set_type_owned(t, ino, s);
+        tree_set_type(t, ino, s);
+    free(s);
 }
 
 enum list_style { LIST_SIGNED, LIST_UNSIGNED, LIST_HEX };

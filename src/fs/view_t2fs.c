@@ -88,7 +88,7 @@ static int produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (source_pread(&fs->src, cn->file_off, item, cn->stored_len)) {
+    if (source_pread_checked(&fs->src, cn->file_off, item, cn->stored_len)) {
         free(item);
         snprintf(err, errlen, "read error (the file changed?)");
         return -1;
@@ -104,13 +104,22 @@ struct t2_bytes {
     struct s3_src src;
     struct mem_src_ctx mem;
     struct t2_cnode *pinned;
+    struct source_window *window; /* file bytes: read ahead, siblings are neighbours */
 };
 
-static int open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
+static int open_bytes(struct t2_view *v, struct t2_cnode *blob, uint64_t end, struct t2_bytes *b, char *err,
+                      size_t errlen)
 {
     b->pinned = NULL;
+    b->window = NULL;
     if (!blob) {
-        b->src = v->fs->src.src;
+        b->window = malloc(sizeof *b->window);
+        if (!b->window) {
+            b->src = v->fs->src.src;
+            return 0;
+        }
+        source_window_init(b->window, &v->fs->src, end);
+        b->src = b->window->view;
         return 0;
     }
     size_t size;
@@ -124,6 +133,7 @@ static int open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes 
 
 static void close_bytes(struct t2_view *v, struct t2_bytes *b)
 {
+    free(b->window);
     if (b->pinned)
         cache_unpin(&v->fs->cache, &b->pinned->c);
 }
@@ -311,7 +321,7 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
     cn->stored_len = stored;
     cn->method = method;
     struct t2_bytes inner;
-    if (open_bytes(v, cn, &inner, err, sizeof err)) {
+    if (open_bytes(v, cn, 0, &inner, err, sizeof err)) {
         add_error(t, dir, name, err);
         warn_where(v, w, name, err);
         v->compressed_failed++;
@@ -330,7 +340,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     struct t2_view *v = d->v;
     char err[256];
     struct t2_bytes bytes;
-    if (open_bytes(v, d->at.blob, &bytes, err, sizeof err))
+    if (open_bytes(v, d->at.blob, d->at.off + d->at.space, &bytes, err, sizeof err))
         return -EIO;
     struct t2fs_branch b;
     if (t2fs_read_branch(&bytes.src, d->at.off, d->at.space, v->be, &b, err, sizeof err)) {
