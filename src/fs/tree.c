@@ -397,12 +397,10 @@ int tree_populate(struct tree *t, uint32_t dir)
     pthread_mutex_lock(&t->lock);
     struct dirinfo *d = n->u.dir;
     if (!d->populated) {
-        /* Children come from the file's bytes: refuse them if the file changed. */
-        rc = source_check(t->src);
-        if (rc == 0) {
-            d->populated = true; /* set first: a populate callback never recurses into itself */
-            rc = d->populate(t, dir, d->ctx, d->arg);
-        }
+        d->populated = true; /* set first: a populate callback never recurses into itself */
+        rc = d->populate(t, dir, d->ctx, d->arg);
+        if (rc)
+            d->populated = false; /* e.g. the file changed: fail again next time, not empty */
     }
     pthread_mutex_unlock(&t->lock);
     return rc;

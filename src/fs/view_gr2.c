@@ -166,6 +166,8 @@ static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
 static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct gr2_view *v = ctx;
+    if (source_check(&v->fs->src)) /* the tables below are read from the file */
+        return -EIO;
     const struct gr2_section *s = &v->g.sections[i];
     uint64_t h = abs_of(v, s->header_pos);
     tree_add_range(t, dir, "header.bin", "gr2.section_header", h, GR2_SECTION_HEADER_SIZE);

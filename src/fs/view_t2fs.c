@@ -340,6 +340,8 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     struct t2_view *v = d->v;
     char err[256];
     struct t2_bytes bytes;
+    if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
+        return -EIO;
     if (open_bytes(v, d->at.blob, d->at.off + d->at.space, &bytes, err, sizeof err))
         return -EIO;
     struct t2fs_branch b;
