@@ -24,6 +24,7 @@ struct expect {
     const char *type; /* NULL: not checked */
     char *type_buf;   /* owned storage behind type, when made at run time */
     bool prefix_only; /* content is only a prefix check (e.g. /info) */
+    bool skip_children; /* a directory whose subtree other tests check */
 };
 
 struct expect_list {
@@ -36,7 +37,7 @@ const struct expect *ex_find(const struct expect_list *l, const char *path);
 
 /* The wrapped sample RIG (fx_sample_rig) mounted at the root. */
 void ex_sample_rig(struct expect_list *l, const uint8_t *file, size_t size, const struct fx_rig_layout *rl,
-                   const struct fx_gr2_layout *gl);
+                   const struct fx_gr2_layout *gl, char (*bone_names)[32]);
 /* A sample GR2 (fx_sample_gr2) as a raw file. */
 void ex_sample_gr2(struct expect_list *l, const uint8_t *file, size_t size, const struct fx_gr2_layout *gl,
                    int version);
@@ -44,6 +45,9 @@ void ex_sample_gr2(struct expect_list *l, const uint8_t *file, size_t size, cons
 /* A t2fs file written by fxt_write (prefix/trailer as passed to it). */
 void ex_t2fs(struct expect_list *l, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
              size_t trailer);
+
+/* Bytes of a built GR2 that no structure covers (padding and filler). */
+uint64_t ex_gr2_gap_bytes(const struct fx_gr2_layout *gl);
 
 /* How a test reaches a tree: in-process or through a mount. */
 struct probe {
@@ -56,6 +60,7 @@ struct probe {
     long (*getxattr)(void *ctx, const char *path, const char *name, char *value, size_t size);
     /* Lists a directory: names malloc'd, count returned or -errno. */
     int (*list)(void *ctx, const char *path, char ***names);
+    bool is_mount;
 };
 
 /* Checks every expectation and that nothing else exists. Uses cmocka asserts. */

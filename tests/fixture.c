@@ -1,4 +1,5 @@
 #include "fixture.h"
+#include "fixture_gr2obj.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,9 @@ uint8_t *fx_build_gr2(const struct fx_gr2_opts *o, const struct fx_section *s, u
     for (uint32_t i = 0; i < n; i++) {
         fx_align(&b, 4, 0);
         lay->data_offset[i] = (uint32_t)b.len;
+        lay->data_size[i] = s[i].data_size;
+        lay->nmarshals[i] = s[i].nmarshals;
+        lay->gap_after[i] = s[i].gap_after;
         fx_put(&b, s[i].data, s[i].data_size);
         fx_align(&b, 4, 0);
         lay->fixup_offset[i] = (uint32_t)b.len;
@@ -177,6 +181,7 @@ uint8_t *fx_build_gr2(const struct fx_gr2_opts *o, const struct fx_section *s, u
         for (int k = 0; k < 11; k++)
             fx_patch_u32(&b, h + 4 * (size_t)k, f[k]);
     }
+    lay->nsections = n;
     lay->total_size = (uint32_t)b.len;
     fx_patch_u32(&b, 0x24, lay->total_size);
     size_t start = 0x20 + lay->header_length;
@@ -294,10 +299,17 @@ const struct fx_chain fx_sample_chains[2] = {
 const int32_t fx_sample_lists[4][6] = {{5, 6, 7}, {8, 9}, {14}, {0, 1, 2, 3, 4, 5}};
 const uint32_t fx_sample_list_count[4] = {3, 2, 1, 6};
 
-uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_layout *glay)
+uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_layout *glay,
+                       char (*bone_names)[32])
 {
     size_t gsize;
-    uint8_t *g = fx_sample_gr2("le32-old", 6, &gsize, glay);
+    struct fxg_opts go = {.sig = "le32-old", .version = 6, .nbones = FX_SAMPLE_BONES, .oodle1_section = true};
+    struct fxg_result *gr = malloc(sizeof *gr);
+    uint8_t *g = fxg_build(&go, &gsize, gr);
+    *glay = gr->layout;
+    for (int i = 0; bone_names && i < FX_SAMPLE_BONES; i++)
+        memcpy(bone_names[i], gr->bones[i].name, 32);
+    free(gr);
     struct fx_rig_opts o = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2,
                             .unused = {0, 0, 0, 0x12345678}};
     for (int l = 0; l < 4; l++) {

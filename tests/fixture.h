@@ -57,6 +57,8 @@ struct fx_gr2_opts {
 struct fx_gr2_layout {
     uint32_t header_length, section_array_offset, headers_size, total_size, crc;
     uint32_t data_offset[FX_MAX_SECTIONS], fixup_offset[FX_MAX_SECTIONS], marshal_offset[FX_MAX_SECTIONS];
+    uint32_t data_size[FX_MAX_SECTIONS], nmarshals[FX_MAX_SECTIONS], gap_after[FX_MAX_SECTIONS];
+    uint32_t nsections;
     uint8_t magic[16];
     bool be;
 };
@@ -96,8 +98,11 @@ struct fx_rig_layout {
     size_t size;
 };
 uint8_t *fx_build_rig(const struct fx_rig_opts *o, size_t *size, struct fx_rig_layout *lay);
-/* The demo/sample rig: 2 chains, 4 lists, a sample GR2 inside. */
-uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_layout *glay);
+/* The demo/sample rig: 2 chains, 4 lists, a GR2 with a 16-bone skeleton inside
+ * (fxg_build, le32-old v6). bone_names (optional) receives the 16 names. */
+#define FX_SAMPLE_BONES 16
+uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_layout *glay,
+                       char (*bone_names)[32]);
 extern const struct fx_chain fx_sample_chains[2];
 extern const int32_t fx_sample_lists[4][6];
 extern const uint32_t fx_sample_list_count[4];

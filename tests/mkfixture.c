@@ -2,6 +2,7 @@
  * benchmarks and manual testing). KIND:
  *   rig                      a wrapped Sims 3 RIG with an uncompressed GR2 inside
  *   gr2-SIG-vN               a raw GR2 (SIG: le32-old le32 le64 be32 be64 be32-old; N: 6, 7)
+ *   gr2obj-SIG-vN            a GR2 with type definitions and a 5-bone skeleton
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
  *                            plus one raw leaf of MB MiB */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 
 int main(int argc, char **argv)
@@ -31,7 +33,19 @@ int main(int argc, char **argv)
     struct fx_gr2_layout glay;
     struct fx_rig_layout rlay;
     if (strcmp(argv[1], "rig") == 0) {
-        data = fx_sample_rig(&size, &rlay, &glay);
+        data = fx_sample_rig(&size, &rlay, &glay, NULL);
+    } else if (strncmp(argv[1], "gr2obj-", 7) == 0) {
+        char sig[32];
+        int version;
+        const char *v = strrchr(argv[1], '-');
+        if (!v || sscanf(v, "-v%d", &version) != 1 || (size_t)(v - argv[1] - 7) >= sizeof sig) {
+            fprintf(stderr, "s3rig-mkfixture: bad kind %s\n", argv[1]);
+            return 1;
+        }
+        snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 7), argv[1] + 7);
+        struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5};
+        struct fxg_result r;
+        data = fxg_build(&o, &size, &r);
     } else if (strncmp(argv[1], "gr2-", 4) == 0) {
         char sig[32];
         int version;

@@ -24,7 +24,9 @@
 
 #include "expect.h"
 #include "fixture.h"
+#include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
+#include "gr2obj_check.h"
 
 static char tmpdir[64];
 static char sandir[128];
@@ -214,7 +216,7 @@ static int mp_list(void *ctx, const char *path, char ***names)
 
 static struct probe mount_probe(const char *mnt)
 {
-    return (struct probe){(void *)mnt, mp_stat, mp_read, mp_readlink, mp_getxattr, mp_list};
+    return (struct probe){(void *)mnt, mp_stat, mp_read, mp_readlink, mp_getxattr, mp_list, true};
 }
 
 /* ---- setup ---- */
@@ -257,13 +259,14 @@ static void test_mount_sample_rig(void **state)
     size_t size;
     struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], mnt[256];
     write_fixture("sample.rig", file, size, path, sizeof path);
     make_mountpoint("m_rig", mnt, sizeof mnt);
     do_mount(path, mnt, NULL);
     struct expect_list l = {0};
-    ex_sample_rig(&l, file, size, &rl, &gl);
+    ex_sample_rig(&l, file, size, &rl, &gl, names);
     struct probe p = mount_probe(mnt);
     ex_check(&l, &p);
     ex_free(&l);
@@ -397,7 +400,8 @@ static void test_mount_helper(void **state)
     size_t size;
     struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], mnt[256], f[512], err[1024];
     write_fixture("helper.rig", file, size, path, sizeof path);
     make_mountpoint("m_helper", mnt, sizeof mnt);
@@ -463,7 +467,8 @@ static void test_mount_refusals(void **state)
     size_t size;
     struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     write_fixture("cut.rig", file, 30, path, sizeof path);
     expect_refusal(path, mnt, 3, "header needs 52 bytes");
     free(file);
@@ -494,7 +499,8 @@ static void test_mount_broken_parts(void **state)
     size_t size;
     struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     for (int i = 0; i < 4; i++)
         file[rl.ik_pos + i] = 0xff; /* IK count 0xFFFFFFFF */
     char path[256], mnt[256];
@@ -514,7 +520,13 @@ static void test_mount_broken_parts(void **state)
     assert_memory_equal(buf, "0\n1\n2\n3\n4\n5\n", 12);
     free(buf);
     assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
-    assert_int_equal(len, 40);
+    assert_int_equal(len, gl.data_size[0]);
+    free(buf);
+    /* the skeleton still resolves without the IK block */
+    assert_int_equal(mp_read(mnt, "/full_bone_list.names", &buf, &len), 0);
+    char want[256];
+    snprintf(want, sizeof want, "%s\n%s\n", names[0], names[1]);
+    assert_memory_equal(buf, want, strlen(want));
     free(buf);
     do_umount(mnt);
     free(file);
@@ -600,13 +612,14 @@ static void test_mount_concurrent_readers(void **state)
     size_t size;
     struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl);
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], mnt[256];
     write_fixture("conc.rig", file, size, path, sizeof path);
     make_mountpoint("m_conc", mnt, sizeof mnt);
     do_mount(path, mnt, NULL);
     struct expect_list l = {0};
-    ex_sample_rig(&l, file, size, &rl, &gl);
+    ex_sample_rig(&l, file, size, &rl, &gl, names);
     /* single reader first: the reference bytes */
     char *paths[512];
     uint8_t *content[512];
@@ -663,6 +676,26 @@ static void test_mount_t2fs(void **state)
     }
 }
 
+static void test_mount_gr2_objects(void **state)
+{
+    (void)state;
+    static const char *const sigs[] = {"le32", "be64"};
+    for (int i = 0; i < 2; i++) {
+        struct fxg_opts o = {.sig = sigs[i], .version = 7, .nbones = 9};
+        struct fxg_result r;
+        size_t size;
+        uint8_t *file = fxg_build(&o, &size, &r);
+        char path[256], mnt[256];
+        write_fixture(i ? "objects-be.gr2" : "objects-le.gr2", file, size, path, sizeof path);
+        make_mountpoint("m_obj", mnt, sizeof mnt);
+        do_mount(path, mnt, NULL);
+        struct probe p = mount_probe(mnt);
+        check_gr2_objects(&p, &r, sigs[i]);
+        do_umount(mnt);
+        free(file);
+    }
+}
+
 /* Last: the daemons must not have reported anything under the sanitizers. */
 static void test_no_sanitizer_reports(void **state)
 {
@@ -700,6 +733,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_source_changes, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_concurrent_readers, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
         cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
     };
     return cmocka_run_group_tests_name("mount", tests, setup_all, teardown_all);

@@ -99,7 +99,7 @@ static void test_detect(void **state)
     uint8_t *f = fx_sample_gr2("be64", 7, &size, &gl);
     assert_int_equal(detect_bytes(f, size, &r), FMT_GR2);
     free(f);
-    f = fx_sample_rig(&size, &rl, &gl);
+    f = fx_sample_rig(&size, &rl, &gl, NULL);
     assert_int_equal(detect_bytes(f, size, &r), FMT_RIG_WRAPPED);
     free(f);
     uint8_t clear[16] = {4, 0, 0, 0, 2, 0, 0, 0};
@@ -472,6 +472,18 @@ static void test_rig_hostile(void **state)
     assert_true(r.lists[3].ok);
     diag_free(&d);
     rig_free_wrapped(&r);
+    {   /* and the tree built on it: ik_chains.error, the rest browsable */
+        struct s3fs *fs;
+        char err[256];
+        uint32_t ino;
+        assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/ik_chains.error", &ino), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/full_bone_list", &ino), 0);
+        /* this GR2 has no skeleton: no names, and /info says why */
+        assert_int_equal(tree_resolve(fs->tree, "/full_bone_list.names", &ino), -ENOENT);
+        assert_true(diag_has(&fs->diag, "bone names unavailable"));
+        s3fs_close(fs);
+    }
     /* list count 0xFFFFFFFF and a list offset past the end */
     memcpy(h, f, size);
     put32(h + rl.list_pos[0], 0xFFFFFFFF, false);

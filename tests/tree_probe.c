@@ -91,6 +91,6 @@ static int tp_list(void *ctx, const char *path, char ***names)
 
 struct probe tree_probe(struct s3fs *fs)
 {
-    return (struct probe){fs, tp_stat, tp_read, tp_readlink, tp_getxattr, tp_list};
+    return (struct probe){fs, tp_stat, tp_read, tp_readlink, tp_getxattr, tp_list, false};
 }
 

@@ -5,19 +5,135 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view.h"
-#include "parse/gr2.h"
-
-struct gr2_view {
-    struct s3fs *fs;
-    struct gr2_file g;
-};
+#include "fs/view_gr2.h"
 
 static void gr2_view_free(void *p)
 {
     struct gr2_view *v = p;
+    gobj_free(v->obj);
+    if (v->fixups)
+        for (uint32_t i = 0; i < v->g.nsections; i++)
+            free(v->fixups[i]);
+    free(v->fixups);
+    free(v->nfixups);
+    free(v->items);
     gr2_free(&v->g);
     free(v);
+}
+
+/* ---- section bytes and fixups for the object decoder ---- */
+
+static int produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct gr2_secitem *it = (struct gr2_secitem *)c;
+    struct gr2_view *v = it->v;
+    const struct gr2_section *s = &v->g.sections[it->sec];
+    if (it->err[0]) {
+        snprintf(err, errlen, "%s", it->err);
+        return -1;
+    }
+    uint8_t *b = malloc(s->data_size ? s->data_size : 1);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (source_pread_checked(&v->fs->src, v->g.base + s->data_offset, b, s->data_size)) {
+        free(b);
+        snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
+        return -1;
+    }
+    *data = b;
+    *size = s->data_size;
+    return 0;
+}
+
+/* Why a section's expanded bytes cannot be had (empty string: they can). */
+static void section_state(struct gr2_view *v, uint32_t i, char *err, size_t errlen)
+{
+    const struct gr2_section *s = &v->g.sections[i];
+    err[0] = 0;
+    if (s->expanded_size == 0)
+        return;
+    if (!s->data_ok)
+        snprintf(err, errlen, "%s", s->data_err);
+    else if (s->compression != GR2_COMP_NONE)
+        snprintf(err, errlen, "section %u: %s compression is not supported by this version", i,
+                 gr2_compression_name(s->compression));
+    else if (s->data_size != s->expanded_size)
+        snprintf(err, errlen, "section %u: uncompressed, but data_size %u != expanded_size %u", i, s->data_size,
+                 s->expanded_size);
+}
+
+static int by_from(const void *a, const void *b)
+{
+    const struct gr2_fixup *x = a, *y = b;
+    return x->from_offset < y->from_offset ? -1 : x->from_offset > y->from_offset;
+}
+
+static void load_fixups(struct gr2_view *v)
+{
+    if (v->fixups_loaded)
+        return;
+    v->fixups_loaded = true;
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i]) == 0 && v->fixups[i])
+            qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
+    }
+}
+
+int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
+{
+    uint32_t n = v->g.nsections;
+    memset(sp, 0, sizeof *sp);
+    sp->g = &v->g;
+    sp->data = calloc(n ? n : 1, sizeof *sp->data);
+    sp->size = calloc(n ? n : 1, sizeof *sp->size);
+    sp->why = calloc(n ? n : 1, sizeof *sp->why);
+    if (!sp->data || !sp->size || !sp->why) {
+        gr2_view_unpin(v, sp);
+        return -ENOMEM;
+    }
+    load_fixups(v);
+    sp->fixups = v->fixups;
+    sp->nfixups = v->nfixups;
+    for (uint32_t i = 0; i < n; i++) {
+        struct gr2_secitem *it = &v->items[i];
+        char err[200];
+        if (v->g.sections[i].expanded_size == 0) {
+            sp->data[i] = (const uint8_t *)"";
+            continue;
+        }
+        sp->data[i] = cache_pin(&v->fs->cache, &it->c, &sp->size[i], err, sizeof err);
+        if (!sp->data[i]) {
+            if (!it->err[0])
+                snprintf(it->err, sizeof it->err, "%s", err);
+            sp->why[i] = it->err;
+        }
+    }
+    return 0;
+}
+
+void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
+{
+    for (uint32_t i = 0; sp->data && i < v->g.nsections; i++)
+        if (sp->data[i] && v->g.sections[i].expanded_size)
+            cache_unpin(&v->fs->cache, &v->items[i].c);
+    free(sp->data);
+    free(sp->size);
+    free(sp->why);
+    memset(sp, 0, sizeof *sp);
+}
+
+void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen)
+{
+    const struct gr2_section *s = &v->g.sections[sec];
+    if (s->compression == GR2_COMP_NONE) {
+        *abs = v->g.base + s->data_offset + off;
+        *alen = len;
+    } else {
+        *abs = v->g.base + s->data_offset;
+        *alen = s->data_size;
+    }
 }
 
 struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen)
@@ -31,6 +147,25 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
     if (gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen)) {
         free(v);
         return NULL;
+    }
+    uint32_t n = v->g.nsections ? v->g.nsections : 1;
+    v->items = calloc(n, sizeof *v->items);
+    v->fixups = calloc(n, sizeof *v->fixups);
+    v->nfixups = calloc(n, sizeof *v->nfixups);
+    if (!v->items || !v->fixups || !v->nfixups) {
+        free(v->items);
+        free(v->fixups);
+        free(v->nfixups);
+        gr2_free(&v->g);
+        free(v);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        v->items[i].c.produce = produce_section;
+        v->items[i].v = v;
+        v->items[i].sec = i;
+        section_state(v, i, v->items[i].err, sizeof v->items[i].err);
     }
     tree_on_free(fs->tree, gr2_view_free, v);
     return v;
@@ -217,6 +352,7 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
                   (uint64_t)v->g.nsections * GR2_SECTION_HEADER_SIZE);
     if (v->g.sections_err[0])
         add_error(t, dir, "sections", v->g.sections_err);
+    gobj_add(v, dir);
     return 0;
 }
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view.h"
+#include "fs/view_gr2.h"
 #include "parse/rig.h"
 
 struct rig_view {
@@ -12,13 +12,102 @@ struct rig_view {
     struct rig_wrapped r;
     struct gr2_view *granny; /* NULL when the Granny data is unreadable */
     char granny_err[256];
+    /* the first skeleton's bones, for .bone links and .names files */
+    bool bones_ok;
+    char *bones_path; /* relative to the mount root */
+    uint32_t nbones;
+    char **bone_names;
 };
 
 static void rig_view_free(void *p)
 {
     struct rig_view *v = p;
     rig_free_wrapped(&v->r);
+    for (uint32_t i = 0; v->bone_names && i < v->nbones; i++)
+        free(v->bone_names[i]);
+    free(v->bone_names);
+    free(v->bones_path);
     free(v);
+}
+
+/* ---- bone references ---- */
+
+static bool bone_valid(const struct rig_view *v, int32_t idx)
+{
+    return v->bones_ok && idx >= 0 && (uint32_t)idx < v->nbones;
+}
+
+/* NAME.bone -> UP/granny/root/.../Bones/IDX, when the index resolves. `up` climbs from
+ * the directory holding the link to the mount root. */
+static void add_bone_link(struct rig_view *v, uint32_t dir, const char *field, int32_t idx, const char *up)
+{
+    if (!bone_valid(v, idx))
+        return;
+    char name[64], *target = NULL;
+    snprintf(name, sizeof name, "%s.bone", field);
+    if (asprintf(&target, "%s%s/%" PRId32, up, v->bones_path, idx) < 0)
+        return;
+    tree_add_link(v->fs->tree, dir, name, target);
+    free(target);
+}
+
+/* NAME.names: the bone name of each index, one per line, "?" where unresolved. */
+static void add_names_file(struct rig_view *v, uint32_t dir, const char *field, const int32_t *idx, uint64_t n)
+{
+    if (!v->bones_ok)
+        return;
+    struct sbuf b = {0};
+    for (uint64_t i = 0; i < n; i++) {
+        const char *nm = bone_valid(v, idx[i]) ? v->bone_names[idx[i]] : NULL;
+        sb_printf(&b, "%s\n", nm ? nm : "?");
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s.names", field);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    tree_add_text(v->fs->tree, dir, name, "bone_names", text, len);
+}
+
+static void warn_index(struct rig_view *v, const char *where, uint32_t i, const char *field, int32_t idx)
+{
+    if (v->bones_ok && idx != -1 && !bone_valid(v, idx))
+        diag_add(&v->fs->diag, "%s %u %s: bone index %" PRId32 " is out of range (%u bones)", where, i, field, idx,
+                 v->nbones);
+}
+
+/* Resolves the skeleton once and reports every out-of-range index in /info. */
+static void load_bones(struct rig_view *v)
+{
+    char why[200];
+    if (!v->granny) {
+        diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
+        return;
+    }
+    if (gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why)) {
+        diag_add(&v->fs->diag, "bone names unavailable: %s", why);
+        return;
+    }
+    v->bones_ok = true;
+    for (uint32_t i = 0; v->r.ik_ok && i < v->r.ik_count; i++) {
+        const struct rig_ik_entry *e = &v->r.entries[i];
+        if (!e->ok)
+            continue;
+        int32_t f[] = {e->pole, e->pole_root, e->slot_info, e->slot_info_root, e->slot_offset, e->slot_offset_root,
+                       e->info_root, e->root};
+        static const char *const fn[] = {"pole", "pole_root", "slot_info", "slot_info_root", "slot_offset",
+                                         "slot_offset_root", "info_root", "root"};
+        for (int k = 0; k < 8; k++)
+            warn_index(v, "IK chain", i, fn[k], f[k]);
+        for (int k = 0; k < 10; k++)
+            warn_index(v, "IK chain", i, "info_nodes", e->info_nodes[k]);
+        for (uint32_t k = 0; k < e->length; k++) {
+            warn_index(v, "IK chain", i, "link end", e->links[k].end);
+            warn_index(v, "IK chain", i, "link start", e->links[k].start);
+        }
+    }
+    for (int l = 0; l < 4; l++)
+        for (uint32_t k = 0; v->r.lists[l].ok && k < v->r.lists[l].count; k++)
+            warn_index(v, rig_list_names[l], k, "entry", v->r.lists[l].index[k]);
 }
 
 static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -34,24 +123,33 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     return 0;
 }
 
+struct entry_ctx {
+    struct rig_view *v;
+    struct rig_ik_entry *e;
+};
+
 static int populate_link(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
-    struct rig_ik_entry *e = ctx;
+    struct entry_ctx *c = ctx;
+    struct rig_ik_entry *e = c->e;
     uint64_t at = e->pos + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4 + 8 * arg;
     add_i32(t, dir, "end", e->links[arg].end, at);
     add_i32(t, dir, "start", e->links[arg].start, at + 4);
+    add_bone_link(c->v, dir, "end", e->links[arg].end, "../../../../");
+    add_bone_link(c->v, dir, "start", e->links[arg].start, "../../../../");
     return 0;
 }
 
 static int populate_links(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct rig_ik_entry *e = ctx;
+    struct entry_ctx *c = ctx;
+    struct rig_ik_entry *e = c->e;
     uint64_t base = e->pos + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4;
     for (uint32_t k = 0; k < e->length; k++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, k);
-        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_link", populate_link, e, k);
+        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_link", populate_link, c, k);
         tree_set_span(t, ino, base + 8ull * k, 8);
     }
     return 0;
@@ -60,7 +158,8 @@ static int populate_links(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 static int populate_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct rig_ik_entry *e = ctx;
+    struct entry_ctx *c = ctx;
+    struct rig_ik_entry *e = c->e;
     uint64_t p = e->pos;
     tree_add_range(t, dir, "raw.bin", "rig.ik_chain", p, e->size);
     add_u32(t, dir, "unknown_0", e->unknown_0, p + RIG_IK_OFF_UNKNOWN_0);
@@ -77,8 +176,15 @@ static int populate_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     add_i32(t, dir, "info_root", e->info_root, p + RIG_IK_OFF_INFO_ROOT);
     add_u32_list(t, dir, "link_values", e->link_values, e->length, p + RIG_IK_OFF_LINK_VALUES);
     add_i32(t, dir, "root", e->root, p + RIG_IK_OFF_LINK_VALUES + 4ull * e->length);
-    uint32_t links = tree_add_dir(t, dir, "links", "rig.ik_links", populate_links, e, 0);
+    uint32_t links = tree_add_dir(t, dir, "links", "rig.ik_links", populate_links, c, 0);
     tree_set_span(t, links, p + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4, 8ull * e->length);
+    static const char *const fields[] = {"pole", "pole_root", "slot_info", "slot_info_root", "slot_offset",
+                                         "slot_offset_root", "info_root", "root"};
+    int32_t idx[] = {e->pole, e->pole_root, e->slot_info, e->slot_info_root, e->slot_offset, e->slot_offset_root,
+                     e->info_root, e->root};
+    for (int k = 0; k < 8; k++)
+        add_bone_link(c->v, dir, fields[k], idx[k], "../../");
+    add_names_file(c->v, dir, "info_nodes", e->info_nodes, 10);
     return 0;
 }
 
@@ -94,7 +200,12 @@ static int populate_ik_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t 
             add_error(t, dir, name, e->err);
             continue;
         }
-        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_chain", populate_entry, e, 0);
+        struct entry_ctx *c = calloc(1, sizeof *c);
+        if (!c)
+            continue;
+        *c = (struct entry_ctx){v, e};
+        tree_on_free(t, free, c);
+        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_chain", populate_entry, c, 0);
         tree_set_span(t, ino, e->pos, e->size);
     }
     return 0;
@@ -111,6 +222,7 @@ static void add_lists(struct rig_view *v, uint32_t dir)
         }
         uint32_t ino = add_i32_list(t, dir, rig_list_names[i], l->index, l->count, l->pos + 4);
         tree_set_span(t, ino, l->pos, 4 + 4ull * l->count);
+        add_names_file(v, dir, rig_list_names[i], l->index, l->count);
     }
 }
 
@@ -118,6 +230,7 @@ static int populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
 {
     (void)arg;
     struct rig_view *v = ctx;
+    load_bones(v);
     add_info_and_unparsed(v->fs, dir);
     tree_add_range(t, dir, "header.bin", "rig.header", 0, RIG_HEADER_SIZE);
     uint32_t h = tree_add_dir(t, dir, "header", "rig.header", populate_header, v, 0);

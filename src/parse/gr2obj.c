@@ -1,0 +1,373 @@
+#include "parse/gr2obj.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gr2_pointer_size(const struct gr2_space *s)
+{
+    return s->g->pointer_bits / 8;
+}
+
+const char *gr2_member_type_name(uint32_t type)
+{
+    static const char *const names[GR2_MEMBER_TYPES] = {
+        "End",          "Inline",          "Reference",     "ReferenceToArray", "ArrayOfReferences",
+        "VariantReference", "Unused6",     "ReferenceToVariantArray", "String", "Transform",
+        "Real32",       "Int8",            "UInt8",         "BinormalInt8",     "NormalUInt8",
+        "Int16",        "UInt16",          "BinormalInt16", "NormalUInt16",     "Int32",
+        "UInt32",       "Real16",          "EmptyReference"};
+    return type < GR2_MEMBER_TYPES ? names[type] : "Unknown";
+}
+
+bool gr2_is_scalar(uint32_t type)
+{
+    return type >= GR2_REAL32 && type <= GR2_REAL16;
+}
+
+uint32_t gr2_elem_size(const struct gr2_space *s, uint32_t type)
+{
+    uint32_t p = (uint32_t)gr2_pointer_size(s);
+    switch (type) {
+    case GR2_REFERENCE:
+    case GR2_STRING:
+    case GR2_EMPTY_REF:
+        return p;
+    case GR2_REF_TO_ARRAY:
+    case GR2_ARRAY_OF_REFS:
+        return 4 + p;
+    case GR2_VARIANT_REF:
+        return 2 * p;
+    case GR2_REF_TO_VARIANT_ARRAY:
+        return 2 * p + 4;
+    case GR2_TRANSFORM:
+        return GR2_TRANSFORM_SIZE;
+    case GR2_REAL32:
+    case GR2_INT32:
+    case GR2_UINT32:
+        return 4;
+    case GR2_INT16:
+    case GR2_UINT16:
+    case GR2_BINORMAL_INT16:
+    case GR2_NORMAL_UINT16:
+    case GR2_REAL16:
+        return 2;
+    case GR2_INT8:
+    case GR2_UINT8:
+    case GR2_BINORMAL_INT8:
+    case GR2_NORMAL_UINT8:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why)
+{
+    if (sec >= s->g->nsections) {
+        *why = "reference to a section that does not exist";
+        return NULL;
+    }
+    if (!s->data[sec]) {
+        *why = s->why[sec] ? s->why[sec] : "section bytes unavailable";
+        return NULL;
+    }
+    if (off > s->size[sec] || len > s->size[sec] - off) {
+        *why = "reference past the end of its section";
+        return NULL;
+    }
+    return s->data[sec] + off;
+}
+
+uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p)
+{
+    return ld_u32(p, s->g->be);
+}
+
+int gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, const char **why)
+{
+    if (!gr2_bytes(s, sec, off, (uint64_t)gr2_pointer_size(s), why))
+        return -1;
+    const struct gr2_fixup *f = s->fixups[sec];
+    size_t lo = 0, hi = s->nfixups[sec];
+    while (lo < hi) { /* fixups are sorted by from_offset */
+        size_t mid = (lo + hi) / 2;
+        if (f[mid].from_offset == off) {
+            to->section = f[mid].to_section;
+            to->offset = f[mid].to_offset;
+            if (to->section >= s->g->nsections) {
+                *why = "fixup to a section that does not exist";
+                return -1;
+            }
+            return 1;
+        }
+        if (f[mid].from_offset < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+int gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len, const char **why)
+{
+    const uint8_t *p = gr2_bytes(s, at.section, at.offset, 0, why);
+    if (!p)
+        return -1;
+    size_t room = s->size[at.section] - at.offset;
+    const uint8_t *nul = memchr(p, 0, room);
+    if (!nul) {
+        *why = "string without a terminating NUL before the end of its section";
+        return -1;
+    }
+    *str = (const char *)p;
+    *len = (size_t)(nul - p);
+    return 0;
+}
+
+/* ---- member definitions ---- */
+
+static uint32_t member_def_size(const struct gr2_space *s)
+{
+    return gr2_pointer_size(s) == 8 ? 44 : 32;
+}
+
+static struct gr2_type *type_new(struct gr2_ref at)
+{
+    struct gr2_type *t = calloc(1, sizeof *t);
+    if (t)
+        t->at = at;
+    return t;
+}
+
+static const struct gr2_type *type_lookup(struct gr2_types *reg, struct gr2_ref at)
+{
+    for (size_t i = 0; i < reg->n; i++) /* few distinct types per file */
+        if (reg->t[i]->at.section == at.section && reg->t[i]->at.offset == at.offset)
+            return reg->t[i];
+    return NULL;
+}
+
+static int type_fail(struct gr2_type *t, const char *fmt, const char *a)
+{
+    char msg[sizeof t->err];
+    snprintf(msg, sizeof msg, fmt, a); /* a may be t->err itself */
+    memcpy(t->err, msg, sizeof msg);
+    t->ok = false;
+    return -1;
+}
+
+static int read_member(const struct gr2_space *s, struct gr2_ref at, uint32_t i, struct gr2_member *m,
+                       const char **why)
+{
+    uint32_t p = (uint32_t)gr2_pointer_size(s), base = at.offset + i * member_def_size(s);
+    const uint8_t *b = gr2_bytes(s, at.section, base, member_def_size(s), why);
+    if (!b)
+        return -1;
+    m->type = gr2_u32_at(s, b);
+    if (m->type == GR2_END)
+        return 0;
+    struct gr2_ref name;
+    int rc = gr2_pointer(s, at.section, base + 4, &name, why);
+    if (rc < 0)
+        return -1;
+    m->name = NULL;
+    m->name_len = 0;
+    if (rc == 1 && gr2_string_at(s, name, &m->name, &m->name_len, why))
+        return -1;
+    rc = gr2_pointer(s, at.section, base + 4 + p, &m->ref_type, why);
+    if (rc < 0)
+        return -1;
+    m->has_ref_type = rc == 1;
+    m->array_width = (int32_t)gr2_u32_at(s, b + 4 + 2 * p);
+    return 0;
+}
+
+static uint32_t type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
+                             const char **why);
+
+/* Fills member sizes and offsets; Inline members need their struct's size. */
+static int layout_members(struct gr2_types *reg, const struct gr2_space *s, struct gr2_type *t, int depth)
+{
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < t->nmembers; i++) {
+        struct gr2_member *m = &t->m[i];
+        uint32_t elem;
+        const char *why = NULL;
+        if (m->type == GR2_INLINE) {
+            if (!m->has_ref_type)
+                return type_fail(t, "Inline member '%s' without a type", m->name ? m->name : "");
+            elem = type_size_of(reg, s, m->ref_type, depth + 1, &why);
+            if (why)
+                return type_fail(t, "%s", why);
+        } else {
+            elem = gr2_elem_size(s, m->type);
+            if (elem == 0) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "unknown member type %u", m->type);
+                return type_fail(t, "%s", msg);
+            }
+        }
+        if (m->array_width < 0 || m->array_width > (1 << 24))
+            return type_fail(t, "absurd array width in member '%s'", m->name ? m->name : "");
+        uint64_t size = (uint64_t)elem * (uint64_t)(m->array_width > 0 ? m->array_width : 1);
+        if (size > UINT32_MAX || off + size > UINT32_MAX)
+            return type_fail(t, "struct larger than 4 GiB at member '%s'", m->name ? m->name : "");
+        m->offset = (uint32_t)off;
+        m->size = (uint32_t)size;
+        off += size;
+    }
+    t->size = (uint32_t)off;
+    return 0;
+}
+
+static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth)
+{
+    struct gr2_type *t = type_new(at);
+    if (!t)
+        return NULL;
+    if (reg->n == reg->cap) {
+        size_t cap = reg->cap ? reg->cap * 2 : 16;
+        struct gr2_type **nt = realloc(reg->t, cap * sizeof *nt);
+        if (!nt) {
+            free(t);
+            return NULL;
+        }
+        reg->t = nt;
+        reg->cap = cap;
+    }
+    reg->t[reg->n++] = t; /* registered before decoding members: cycles see it */
+    t->ok = false;
+    snprintf(t->err, sizeof t->err, "type definition refers to itself through Inline members");
+    if (depth > GR2_MAX_TYPE_DEPTH) {
+        snprintf(t->err, sizeof t->err, "Inline types nested deeper than %d", GR2_MAX_TYPE_DEPTH);
+        return t;
+    }
+    struct gr2_member tmp[64], *m = tmp;
+    uint32_t cap = 64, n = 0;
+    for (;; n++) {
+        if (n == GR2_MAX_MEMBERS) {
+            snprintf(t->err, sizeof t->err, "member definitions without an End entry (more than %d)",
+                     GR2_MAX_MEMBERS);
+            goto out;
+        }
+        if (n == cap) {
+            struct gr2_member *bigger = malloc(2 * cap * sizeof *bigger);
+            if (!bigger)
+                goto out;
+            memcpy(bigger, m, n * sizeof *m);
+            if (m != tmp)
+                free(m);
+            m = bigger;
+            cap *= 2;
+        }
+        const char *why;
+        if (read_member(s, at, n, &m[n], &why)) {
+            snprintf(t->err, sizeof t->err, "member definition %u: %s", n, why);
+            goto out;
+        }
+        if (m[n].type == GR2_END)
+            break;
+    }
+    t->m = malloc((n ? n : 1) * sizeof *t->m);
+    if (!t->m)
+        goto out;
+    memcpy(t->m, m, n * sizeof *m);
+    t->nmembers = n;
+    /* Still marked bad while laying out: an Inline member that leads back here finds
+     * "refers to itself" instead of a half-computed size. */
+    if (layout_members(reg, s, t, depth) == 0) {
+        t->safe_name = gr2_safe_names(t->m, n);
+        t->ok = t->safe_name != NULL;
+        if (t->ok)
+            t->err[0] = 0;
+    }
+out:
+    if (m != tmp)
+        free(m);
+    return t;
+}
+
+static uint32_t type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
+                             const char **why)
+{
+    const struct gr2_type *t = type_lookup(reg, at);
+    if (!t)
+        t = decode_type(reg, s, at, depth);
+    if (!t || !t->ok) {
+        *why = t ? t->err : "out of memory";
+        return 0;
+    }
+    return t->size;
+}
+
+const struct gr2_type *gr2_type_get(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at)
+{
+    const struct gr2_type *t = type_lookup(reg, at);
+    return t ? t : decode_type(reg, s, at, 0);
+}
+
+void gr2_types_free(struct gr2_types *reg)
+{
+    for (size_t i = 0; i < reg->n; i++) {
+        struct gr2_type *t = reg->t[i];
+        if (t->safe_name)
+            for (uint32_t k = 0; k < t->nmembers; k++)
+                free(t->safe_name[k]);
+        free(t->safe_name);
+        free(t->m);
+        free(t);
+    }
+    free(reg->t);
+    memset(reg, 0, sizeof *reg);
+}
+
+const struct gr2_member *gr2_find_member(const struct gr2_type *t, const char *name)
+{
+    size_t len = strlen(name);
+    for (uint32_t i = 0; t->ok && i < t->nmembers; i++)
+        if (t->m[i].name && t->m[i].name_len == len && memcmp(t->m[i].name, name, len) == 0)
+            return &t->m[i];
+    return NULL;
+}
+
+char **gr2_safe_names(const struct gr2_member *m, uint32_t n)
+{
+    char **out = calloc(n ? n : 1, sizeof *out);
+    if (!out)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t len = m[i].name ? m[i].name_len : 0;
+        if (len > 200)
+            len = 200;
+        char base[256];
+        size_t k = 0;
+        for (size_t j = 0; j < len; j++) {
+            unsigned char c = (unsigned char)m[i].name[j];
+            base[k++] = (c == '/' || c < 0x20) ? '_' : (char)c;
+        }
+        base[k] = 0;
+        if (k == 0)
+            snprintf(base, sizeof base, "_member%u", i);
+        else if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+            snprintf(base + k, sizeof base - k, "_");
+        char name[280];
+        snprintf(name, sizeof name, "%s", base);
+        for (unsigned dup = 2;; dup++) { /* unique among the earlier members */
+            bool clash = false;
+            for (uint32_t p = 0; p < i && !clash; p++)
+                clash = strcmp(out[p], name) == 0;
+            if (!clash)
+                break;
+            snprintf(name, sizeof name, "%s~%u", base, dup);
+        }
+        out[i] = strdup(name);
+        if (!out[i]) {
+            for (uint32_t p = 0; p < i; p++)
+                free(out[p]);
+            free(out);
+            return NULL;
+        }
+    }
+    return out;
+}

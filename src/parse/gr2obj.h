@@ -1,0 +1,106 @@
+/* Granny object graph: pointers through fixups, member definitions, struct sizes.
+ * Pure: section bytes and fixup tables come from the caller (the view holds them,
+ * expanded and cached). Facts: shared/formats/gr2.md ("Type definitions"). */
+#ifndef S3_GR2OBJ_H
+#define S3_GR2OBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/gr2.h"
+
+enum gr2_member_type {
+    GR2_END = 0,
+    GR2_INLINE = 1,
+    GR2_REFERENCE = 2,
+    GR2_REF_TO_ARRAY = 3,
+    GR2_ARRAY_OF_REFS = 4,
+    GR2_VARIANT_REF = 5,
+    GR2_UNUSED6 = 6,
+    GR2_REF_TO_VARIANT_ARRAY = 7,
+    GR2_STRING = 8,
+    GR2_TRANSFORM = 9,
+    GR2_REAL32 = 10,
+    GR2_INT8 = 11,
+    GR2_UINT8 = 12,
+    GR2_BINORMAL_INT8 = 13,
+    GR2_NORMAL_UINT8 = 14,
+    GR2_INT16 = 15,
+    GR2_UINT16 = 16,
+    GR2_BINORMAL_INT16 = 17,
+    GR2_NORMAL_UINT16 = 18,
+    GR2_INT32 = 19,
+    GR2_UINT32 = 20,
+    GR2_REAL16 = 21,
+    GR2_EMPTY_REF = 22,
+    GR2_MEMBER_TYPES
+};
+
+#define GR2_MAX_MEMBERS 4096   /* a definition without End stops here */
+#define GR2_MAX_TYPE_DEPTH 32  /* Inline nesting (and cycles through type definitions) */
+#define GR2_TRANSFORM_SIZE 68
+
+/* What the decoder needs of the container: each section's expanded bytes (NULL when
+ * they cannot be had, with a reason) and its fixups sorted by from_offset. */
+struct gr2_space {
+    const struct gr2_file *g;
+    const uint8_t **data; /* per section */
+    size_t *size;
+    const char **why;     /* reason when data is NULL */
+    struct gr2_fixup **fixups;
+    uint32_t *nfixups;
+};
+
+int gr2_pointer_size(const struct gr2_space *s);
+const char *gr2_member_type_name(uint32_t type);
+bool gr2_is_scalar(uint32_t type);
+/* Size of one element of a non-Inline member type; 0 for unknown types. */
+uint32_t gr2_elem_size(const struct gr2_space *s, uint32_t type);
+
+/* Bytes [off, off+len) of section sec, or NULL with why. */
+const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why);
+/* The pointer slot at (sec, off): 1 = points to *to, 0 = NULL, -1 = error (why). */
+int gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, const char **why);
+/* A NUL-terminated string at ref (bounded by its section). */
+int gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len, const char **why);
+uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p);
+
+struct gr2_member {
+    uint32_t type;
+    const char *name; /* in section bytes; may be NULL (unnamed) */
+    size_t name_len;
+    struct gr2_ref ref_type;
+    bool has_ref_type;
+    int32_t array_width;
+    uint32_t offset; /* within the struct */
+    uint32_t size;   /* elem size × max(width, 1) */
+};
+
+struct gr2_type {
+    struct gr2_ref at;
+    bool ok;
+    char err[160];
+    uint32_t nmembers;
+    struct gr2_member *m;
+    uint32_t size;
+    char **safe_name; /* per member: a usable, unique file name */
+};
+
+/* A cache of decoded types, keyed by definition address. */
+struct gr2_types {
+    struct gr2_type **t;
+    size_t n, cap;
+};
+
+/* The type at ref (decoded once, then cached). Never NULL unless out of memory;
+ * check ->ok. */
+const struct gr2_type *gr2_type_get(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at);
+void gr2_types_free(struct gr2_types *reg);
+/* Finds a member by name; NULL when absent. */
+const struct gr2_member *gr2_find_member(const struct gr2_type *t, const char *name);
+
+/* Makes file names from member names: no '/', not empty, not "." or "..", unique. */
+char **gr2_safe_names(const struct gr2_member *m, uint32_t n);
+
+#endif

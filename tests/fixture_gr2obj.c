@@ -1,0 +1,248 @@
+#include "fixture_gr2obj.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Granny member types (shared/formats/gr2.md) */
+enum { END = 0, INLINE = 1, REF = 2, REF_ARRAY = 3, ARRAY_REFS = 4, VARIANT = 5, REF_VARIANT_ARRAY = 7, STRING = 8,
+       TRANSFORM = 9, REAL32 = 10, INT8 = 11, UINT8 = 12, BINORMAL8 = 13, NORMAL8 = 14, INT16 = 15, UINT16 = 16,
+       BINORMAL16 = 17, NORMAL16 = 18, INT32 = 19, UINT32 = 20, REAL16 = 21, EMPTY_REF = 22 };
+
+#define NO_TYPE 0xFFFFFFFFu
+
+struct gw {
+    struct fxbuf b;
+    int p; /* pointer size */
+    struct fx_fixup fix[4096];
+    uint32_t nfix;
+};
+
+static uint32_t gw_alloc(struct gw *w, size_t n)
+{
+    uint32_t at = (uint32_t)w->b.len;
+    fx_fill(&w->b, 0, n);
+    return at;
+}
+
+static void gw_u32(struct gw *w, uint32_t at, uint32_t v)
+{
+    fx_patch_u32(&w->b, at, v);
+}
+
+static void gw_u16(struct gw *w, uint32_t at, uint16_t v)
+{
+    w->b.p[at + (w->b.be ? 1 : 0)] = (uint8_t)v;
+    w->b.p[at + (w->b.be ? 0 : 1)] = (uint8_t)(v >> 8);
+}
+
+static void gw_f32(struct gw *w, uint32_t at, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    gw_u32(w, at, u);
+}
+
+/* A pointer slot stays zero; the fixup says where it points. */
+static void gw_ptr(struct gw *w, uint32_t at, uint32_t target)
+{
+    w->fix[w->nfix++] = (struct fx_fixup){at, 0, target};
+}
+
+static uint32_t gw_str(struct gw *w, const char *s)
+{
+    uint32_t at = gw_alloc(w, strlen(s) + 1);
+    memcpy(w->b.p + at, s, strlen(s));
+    return at;
+}
+
+struct mdef {
+    uint32_t type;
+    const char *name; /* NULL: unnamed */
+    uint32_t ref;     /* member-definition array, or NO_TYPE */
+    int32_t width;
+};
+
+static uint32_t gw_type(struct gw *w, const struct mdef *m, int n)
+{
+    uint32_t def = w->p == 8 ? 44 : 32;
+    uint32_t names[32];
+    for (int i = 0; i < n; i++)
+        names[i] = m[i].name ? gw_str(w, m[i].name) : NO_TYPE;
+    while (w->b.len % 4)
+        fx_u8(&w->b, 0);
+    uint32_t at = gw_alloc(w, def * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        uint32_t d = at + def * (uint32_t)i;
+        gw_u32(w, d, m[i].type);
+        if (names[i] != NO_TYPE)
+            gw_ptr(w, d + 4, names[i]);
+        if (m[i].ref != NO_TYPE)
+            gw_ptr(w, d + 4 + (uint32_t)w->p, m[i].ref);
+        gw_u32(w, d + 4 + 2 * (uint32_t)w->p, (uint32_t)m[i].width);
+    }
+    return at;
+}
+
+static void make_bones(struct fxg_result *r, uint32_t n)
+{
+    r->nbones = n;
+    for (uint32_t i = 0; i < n; i++) {
+        struct fxg_bone *b = &r->bones[i];
+        snprintf(b->name, sizeof b->name, i == 0 ? "b__ROOT__" : "b__Bone_%02u__", i);
+        b->parent = i == 0 ? -1 : (int32_t)((i - 1) / 2);
+        b->flags = 7;
+        for (int k = 0; k < 3; k++)
+            b->position[k] = 0.125f * (float)(i + 1) * (float)(k + 1);
+        b->orientation[0] = 0.5f;
+        b->orientation[1] = -0.5f;
+        b->orientation[2] = 0.5f / (float)(i + 1);
+        b->orientation[3] = 1.0f / 3.0f;
+        for (int k = 0; k < 9; k++)
+            b->scale_shear[k] = k % 4 == 0 ? 1.0f : 0.001f * (float)k;
+        for (int k = 0; k < 16; k++)
+            b->inverse_world[k] = (float)k - 0.1f * (float)i;
+        b->lod_error = 0.01f * (float)i;
+    }
+}
+
+uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
+{
+    struct gw w = {.p = strstr(o->sig, "64") ? 8 : 4};
+    w.b.be = o->sig[0] == 'b';
+    uint32_t p = (uint32_t)w.p;
+    memset(r, 0, sizeof *r);
+    make_bones(r, o->nbones);
+
+    /* types, innermost first */
+    const struct mdef vec3[] = {{REAL32, "x", NO_TYPE, 0}, {REAL32, "y", NO_TYPE, 0}, {REAL32, "z", NO_TYPE, 0}};
+    uint32_t t_vec3 = gw_type(&w, vec3, 3);
+    const struct mdef art[] = {{STRING, "FromArtToolName", NO_TYPE, 0}, {INT32, "ArtToolMajorRevision", NO_TYPE, 0},
+                               {INT32, "ArtToolMinorRevision", NO_TYPE, 0}, {REAL32, "UnitsPerMeter", NO_TYPE, 0},
+                               {REAL32, "Origin", NO_TYPE, 3}};
+    uint32_t t_art = gw_type(&w, art, 5);
+    const struct mdef exp[] = {{STRING, "ExporterName", NO_TYPE, 0}, {INT32, "ExporterMajorRevision", NO_TYPE, 0},
+                               {REF, "ArtTool", t_art, 0}};
+    uint32_t t_exp = gw_type(&w, exp, 3);
+    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
+                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16},
+                                {REAL32, "LODError", NO_TYPE, 0}, {VARIANT, "ExtendedData", NO_TYPE, 0}};
+    uint32_t t_bone = gw_type(&w, bone, 6);
+    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
+                                {INT32, "LODType", NO_TYPE, 0}, {VARIANT, "ExtendedData", NO_TYPE, 0}};
+    uint32_t t_skel = gw_type(&w, skel, 4);
+    const struct mdef misc[] = {{INT8, "i8", NO_TYPE, 0},         {UINT8, "u8", NO_TYPE, 3},
+                                {INT16, "i16", NO_TYPE, 0},       {UINT16, "u16", NO_TYPE, 0},
+                                {REAL16, "half", NO_TYPE, 2},     {BINORMAL8, "bn8", NO_TYPE, 0},
+                                {NORMAL8, "n8", NO_TYPE, 0},      {BINORMAL16, "bn16", NO_TYPE, 0},
+                                {NORMAL16, "n16", NO_TYPE, 0},    {UINT32, "u32", NO_TYPE, 0},
+                                {INLINE, "Vec", t_vec3, 0},       {INLINE, "Vecs", t_vec3, 2},
+                                {EMPTY_REF, "Opaque", NO_TYPE, 0}, {REF_VARIANT_ARRAY, "Points", NO_TYPE, 0},
+                                {INT32, "a/b", NO_TYPE, 0},       {INT32, "dup", NO_TYPE, 0},
+                                {INT32, "dup", NO_TYPE, 0},       {INT32, NULL, NO_TYPE, 0},
+                                {REF, "Nothing", t_vec3, 0},      {STRING, "NoString", NO_TYPE, 0}};
+    uint32_t t_misc = gw_type(&w, misc, 20);
+    const struct mdef root[] = {{REF, "ArtToolInfo", t_art, 0},       {REF, "ExporterInfo", t_exp, 0},
+                                {STRING, "FromFileName", NO_TYPE, 0}, {ARRAY_REFS, "Skeletons", t_skel, 0},
+                                {REF, "Misc", t_misc, 0},             {VARIANT, "ExtendedData", NO_TYPE, 0}};
+    uint32_t t_root = gw_type(&w, root, 6);
+
+    /* objects */
+    uint32_t tr = 68;
+    uint32_t bone_size = p + 4 + tr + 64 + 4 + 2 * p;
+    uint32_t o_root = gw_alloc(&w, 2 * p + p + (4 + p) + p + 2 * p);
+    uint32_t o_art = gw_alloc(&w, p + 4 + 4 + 4 + 12);
+    gw_ptr(&w, o_art, gw_str(&w, "Fixture Studio"));
+    gw_u32(&w, o_art + p, 2);
+    gw_u32(&w, o_art + p + 4, 7);
+    gw_f32(&w, o_art + p + 8, 100.0f);
+    gw_f32(&w, o_art + p + 12, 1.5f);
+    gw_f32(&w, o_art + p + 16, -2.25f);
+    gw_f32(&w, o_art + p + 20, 0.0f);
+    uint32_t o_exp = gw_alloc(&w, p + 4 + p);
+    gw_ptr(&w, o_exp, gw_str(&w, "s3rigfs fixture"));
+    gw_u32(&w, o_exp + p, 3);
+    gw_ptr(&w, o_exp + p + 4, o_art); /* the same ArtToolInfo again */
+    uint32_t o_bones = gw_alloc(&w, (size_t)bone_size * o->nbones);
+    for (uint32_t i = 0; i < o->nbones; i++) {
+        const struct fxg_bone *b = &r->bones[i];
+        uint32_t at = o_bones + i * bone_size;
+        gw_ptr(&w, at, gw_str(&w, b->name));
+        gw_u32(&w, at + p, (uint32_t)b->parent);
+        uint32_t t = at + p + 4;
+        gw_u32(&w, t, b->flags);
+        for (int k = 0; k < 3; k++)
+            gw_f32(&w, t + 4 + 4 * (uint32_t)k, b->position[k]);
+        for (int k = 0; k < 4; k++)
+            gw_f32(&w, t + 16 + 4 * (uint32_t)k, b->orientation[k]);
+        for (int k = 0; k < 9; k++)
+            gw_f32(&w, t + 32 + 4 * (uint32_t)k, b->scale_shear[k]);
+        for (int k = 0; k < 16; k++)
+            gw_f32(&w, t + tr + 4 * (uint32_t)k, b->inverse_world[k]);
+        gw_f32(&w, t + tr + 64, b->lod_error);
+    }
+    uint32_t skel_size = p + 4 + p + 4 + 2 * p;
+    uint32_t o_skel = gw_alloc(&w, 2 * (size_t)skel_size);
+    for (uint32_t s = 0; s < 2; s++) {
+        uint32_t at = o_skel + s * skel_size;
+        gw_ptr(&w, at, gw_str(&w, s == 0 ? "Skeleton" : "SkeletonCopy"));
+        gw_u32(&w, at + p, o->nbones);
+        if (o->nbones)
+            gw_ptr(&w, at + p + 4, o_bones); /* both skeletons share one bones array */
+        gw_u32(&w, at + p + 4 + p, s);
+    }
+    uint32_t o_skel_ptrs = gw_alloc(&w, 2 * (size_t)p);
+    gw_ptr(&w, o_skel_ptrs, o_skel);
+    gw_ptr(&w, o_skel_ptrs + p, o_skel + skel_size);
+    /* Misc: 1+3+2+2+4+1+1+2+2+4 scalars, 12+24 inline, p empty ref, 2p+4 variant array, 4×4 ints, p, p */
+    uint32_t o_misc = gw_alloc(&w, 22 + 36 + p + (2 * p + 4) + 16 + 2 * p);
+    w.b.p[o_misc] = 0xF6;                 /* i8 = -10 */
+    w.b.p[o_misc + 1] = 1;                /* u8 = 1 2 255 */
+    w.b.p[o_misc + 2] = 2;
+    w.b.p[o_misc + 3] = 255;
+    gw_u16(&w, o_misc + 4, 0xFFFE);       /* i16 = -2 */
+    gw_u16(&w, o_misc + 6, 65535);        /* u16 */
+    gw_u16(&w, o_misc + 8, 0x3C00);       /* half 1.0 */
+    gw_u16(&w, o_misc + 10, 0xC500);      /* half -5.0 */
+    w.b.p[o_misc + 12] = 0x80;            /* bn8 = -128 */
+    w.b.p[o_misc + 13] = 200;             /* n8 */
+    gw_u16(&w, o_misc + 14, 0x8000);      /* bn16 = -32768 */
+    gw_u16(&w, o_misc + 16, 40000);       /* n16 */
+    gw_u32(&w, o_misc + 18, 4000000000u); /* u32 */
+    for (int k = 0; k < 9; k++)
+        gw_f32(&w, o_misc + 22 + 4 * (uint32_t)k, 0.5f * (float)(k + 1));
+    uint32_t after = o_misc + 22 + 36;
+    gw_ptr(&w, after, o_art); /* Opaque: an EmptyReference */
+    uint32_t va = after + p;
+    gw_ptr(&w, va, t_vec3);   /* Points: type, count, items */
+    gw_u32(&w, va + p, 2);
+    uint32_t o_points = gw_alloc(&w, 24);
+    for (int k = 0; k < 6; k++)
+        gw_f32(&w, o_points + 4 * (uint32_t)k, (float)k);
+    gw_ptr(&w, va + p + 4, o_points);
+    uint32_t ints = va + 2 * p + 4;
+    gw_u32(&w, ints, 11);
+    gw_u32(&w, ints + 4, 12);
+    gw_u32(&w, ints + 8, 13);
+    gw_u32(&w, ints + 12, (uint32_t)-14);
+    /* root */
+    gw_ptr(&w, o_root, o_art);
+    gw_ptr(&w, o_root + p, o_exp);
+    gw_ptr(&w, o_root + 2 * p, gw_str(&w, "C:\\fixture\\body.max"));
+    gw_u32(&w, o_root + 3 * p, 2);
+    gw_ptr(&w, o_root + 3 * p + 4, o_skel_ptrs);
+    gw_ptr(&w, o_root + 4 * p + 4, o_misc);
+    gw_ptr(&w, o_root + 5 * p + 4, t_root); /* ExtendedData: the root again */
+    gw_ptr(&w, o_root + 6 * p + 4, o_root);
+
+    struct fx_section sec[2] = {{.compression = 0, .data = w.b.p, .data_size = (uint32_t)w.b.len, .alignment = 4,
+                                 .first16bit = (uint32_t)w.b.len, .first8bit = (uint32_t)w.b.len,
+                                 .fixups = w.fix, .nfixups = w.nfix},
+                                {.compression = 2}};
+    struct fx_gr2_opts go = {.version = o->version, .sig = o->sig, .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    r->section_size = (uint32_t)w.b.len;
+    uint8_t *f = fx_build_gr2(&go, sec, o->oodle1_section ? 2 : 1, size, &r->layout);
+    free(w.b.p);
+    return f;
+}

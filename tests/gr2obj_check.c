@@ -1,0 +1,154 @@
+#include "gr2obj_check.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void expect_text(const struct probe *p, const char *path, const char *want)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = p->read(p->ctx, path, &buf, &len);
+    if (rc)
+        fail_msg("%s: cannot read (%d)", path, rc);
+    if (len != strlen(want) || memcmp(buf, want, len) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)buf, want);
+    free(buf);
+}
+
+static void expect_link(const struct probe *p, const char *path, const char *want)
+{
+    char *target;
+    int rc = p->readlink(p->ctx, path, &target);
+    if (rc)
+        fail_msg("%s: not a link (%d)", path, rc);
+    if (strcmp(target, want) != 0)
+        fail_msg("%s -> %s, expected %s", path, target, want);
+    free(target);
+}
+
+static void expect_absent(const struct probe *p, const char *path)
+{
+    enum expect_kind k;
+    uint64_t size;
+    if (p->stat(p->ctx, path, &k, &size) == 0)
+        fail_msg("%s: should be absent", path);
+}
+
+/* Floats, one or more per line, each within 1e-6 of the expected values. */
+static void expect_floats(const struct probe *p, const char *path, const float *want, int n)
+{
+    uint8_t *buf;
+    size_t len;
+    if (p->read(p->ctx, path, &buf, &len))
+        fail_msg("%s: cannot read", path);
+    char *text = strndup((char *)buf, len), *s = text, *end;
+    for (int i = 0; i < n; i++) {
+        double v = strtod(s, &end);
+        if (end == s || fabs(v - (double)want[i]) > 1e-6)
+            fail_msg("%s: value %d is %g, expected %g", path, i, v, (double)want[i]);
+        s = end;
+    }
+    while (*s == ' ' || *s == '\n')
+        s++;
+    if (*s)
+        fail_msg("%s: trailing text '%s'", path, s);
+    free(text);
+    free(buf);
+}
+
+static void check_bone(const struct probe *p, const struct fxg_bone *b, uint32_t i)
+{
+    char base[96], path[160], want[64];
+    snprintf(base, sizeof base, "/granny/root/Skeletons/0/Bones/%u", i);
+    snprintf(path, sizeof path, "%s/Name", base);
+    snprintf(want, sizeof want, "%s\n", b->name);
+    expect_text(p, path, want);
+    snprintf(path, sizeof path, "%s/ParentIndex", base);
+    snprintf(want, sizeof want, "%d\n", b->parent);
+    expect_text(p, path, want);
+    snprintf(path, sizeof path, "%s/Transform/flags", base);
+    snprintf(want, sizeof want, "0x%08x\n", b->flags);
+    expect_text(p, path, want);
+    snprintf(path, sizeof path, "%s/Transform/position", base);
+    expect_floats(p, path, b->position, 3);
+    snprintf(path, sizeof path, "%s/Transform/orientation", base);
+    expect_floats(p, path, b->orientation, 4);
+    snprintf(path, sizeof path, "%s/Transform/scale_shear", base);
+    expect_floats(p, path, b->scale_shear, 9);
+    snprintf(path, sizeof path, "%s/InverseWorldTransform", base);
+    expect_floats(p, path, b->inverse_world, 16);
+    snprintf(path, sizeof path, "%s/LODError", base);
+    expect_floats(p, path, &b->lod_error, 1);
+    snprintf(path, sizeof path, "%s/ExtendedData", base); /* NULL: absent */
+    expect_absent(p, path);
+}
+
+void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const char *sig)
+{
+    (void)sig;
+    expect_text(p, "/granny/root/FromFileName", "C:\\fixture\\body.max\n");
+    expect_text(p, "/granny/root/ArtToolInfo/FromArtToolName", "Fixture Studio\n");
+    expect_text(p, "/granny/root/ArtToolInfo/ArtToolMajorRevision", "2\n");
+    expect_text(p, "/granny/root/ArtToolInfo/UnitsPerMeter", "100\n");
+    expect_text(p, "/granny/root/ArtToolInfo/Origin", "1.5\n-2.25\n0\n");
+    expect_text(p, "/granny/root/ExporterInfo/ExporterName", "s3rigfs fixture\n");
+    /* sharing and cycles: the second reach is a link to the first location */
+    expect_link(p, "/granny/root/ExporterInfo/ArtTool", "../ArtToolInfo");
+    expect_link(p, "/granny/root/ExtendedData", ".");
+    expect_link(p, "/granny/skeletons", "root/Skeletons");
+    expect_link(p, "/granny/root/Skeletons/1/Bones", "../0/Bones");
+    expect_text(p, "/granny/root/Skeletons/0/Name", "Skeleton\n");
+    expect_text(p, "/granny/root/Skeletons/1/Name", "SkeletonCopy\n");
+    expect_text(p, "/granny/root/Skeletons/1/LODType", "1\n");
+    for (uint32_t i = 0; i < r->nbones; i++)
+        check_bone(p, &r->bones[i], i);
+    /* every scalar kind */
+    expect_text(p, "/granny/root/Misc/i8", "-10\n");
+    expect_text(p, "/granny/root/Misc/u8", "1\n2\n255\n");
+    expect_text(p, "/granny/root/Misc/i16", "-2\n");
+    expect_text(p, "/granny/root/Misc/u16", "65535\n");
+    expect_text(p, "/granny/root/Misc/half", "1\n-5\n");
+    expect_text(p, "/granny/root/Misc/bn8", "-128\n");
+    expect_text(p, "/granny/root/Misc/n8", "200\n");
+    expect_text(p, "/granny/root/Misc/bn16", "-32768\n");
+    expect_text(p, "/granny/root/Misc/n16", "40000\n");
+    expect_text(p, "/granny/root/Misc/u32", "4000000000\n");
+    expect_text(p, "/granny/root/Misc/Vec/x", "0.5\n");
+    expect_text(p, "/granny/root/Misc/Vec/z", "1.5\n");
+    expect_text(p, "/granny/root/Misc/Vecs/0/x", "2\n");
+    expect_text(p, "/granny/root/Misc/Vecs/1/z", "4.5\n");
+    expect_text(p, "/granny/root/Misc/Points/0/x", "0\n");
+    expect_text(p, "/granny/root/Misc/Points/1/z", "5\n");
+    /* sanitised names, with the original in the type xattr */
+    expect_text(p, "/granny/root/Misc/a_b", "11\n");
+    char v[256];
+    assert_true(p->getxattr(p->ctx, "/granny/root/Misc/a_b", "user.s3rig.type", v, sizeof v) > 0);
+    assert_string_equal(v, "gr2.Int32 name=a/b");
+    expect_text(p, "/granny/root/Misc/dup", "12\n");
+    expect_text(p, "/granny/root/Misc/dup~2", "13\n");
+    expect_text(p, "/granny/root/Misc/_member17", "-14\n");
+    assert_true(p->getxattr(p->ctx, "/granny/root/Misc/u8", "user.s3rig.type", v, sizeof v) > 0);
+    assert_string_equal(v, "gr2.UInt8[3]");
+    expect_absent(p, "/granny/root/Misc/Nothing");
+    expect_absent(p, "/granny/root/Misc/NoString");
+    /* an untyped reference shows where it points */
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(p->read(p->ctx, "/granny/root/Misc/Opaque", &buf, &len), 0);
+    assert_true(len > 2 && buf[0] == '0' && buf[1] == ' ' && buf[len - 1] == '\n');
+    free(buf);
+    /* one file per distinct type */
+    char **names;
+    int n = p->list(p->ctx, "/granny/types", &names);
+    assert_int_equal(n, 7);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}

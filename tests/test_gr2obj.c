@@ -1,0 +1,243 @@
+/* The Granny object tree without FUSE: values, sharing, cycles, names, broken input. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "expect.h"
+#include "fixture_gr2obj.h"
+#include "fs/view.h"
+#include "gr2obj_check.h"
+#include "parse/gr2obj.h"
+#include "tree_probe.h"
+
+static const char *const sigs[] = {"le32", "le64", "be32", "be64", "le32-old"};
+
+static void test_objects_all_layouts(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        for (int version = 6; version <= 7; version++) {
+            struct fxg_opts o = {.sig = sigs[i], .version = version, .nbones = 12};
+            struct fxg_result r;
+            size_t size;
+            uint8_t *f = fxg_build(&o, &size, &r);
+            struct s3fs *fs;
+            char err[256];
+            if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
+                fail_msg("%s v%d: %s", sigs[i], version, err);
+            struct probe p = tree_probe(fs);
+            check_gr2_objects(&p, &r, sigs[i]);
+            s3fs_close(fs);
+            free(f);
+        }
+    }
+}
+
+/* The span of a decoded value is the bytes it was read from. */
+static void test_object_spans(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le64", .version = 7, .nbones = 3};
+    struct fxg_result r;
+    size_t size;
+    uint8_t *f = fxg_build(&o, &size, &r);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/granny/root/Skeletons/0/Bones/2/ParentIndex", &ino), 0);
+    char v[32] = {0};
+    assert_true(tree_getxattr(fs->tree, ino, "user.s3rig.offset", v, sizeof v - 1) > 0);
+    uint64_t off = strtoull(v, NULL, 10);
+    int32_t parent;
+    memcpy(&parent, f + off, 4); /* le64: little-endian */
+    assert_int_equal(parent, r.bones[2].parent);
+    assert_int_equal(tree_getxattr(fs->tree, ino, "user.s3rig.length", v, sizeof v - 1), 1);
+    assert_int_equal(v[0], '4');
+    s3fs_close(fs);
+    free(f);
+}
+
+/* ---- broken input ---- */
+
+struct gfile {
+    uint8_t *f;
+    size_t size;
+    bool be;
+    uint32_t p, data, fix, nfix;
+};
+
+static uint32_t rd(const struct gfile *g, size_t at)
+{
+    const uint8_t *b = g->f + at;
+    return g->be ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+                 : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+static void wr(struct gfile *g, size_t at, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        g->f[at + (size_t)(g->be ? 3 - i : i)] = (uint8_t)(v >> (8 * i));
+}
+
+static void gfile_open(struct gfile *g, const char *sig)
+{
+    struct fxg_opts o = {.sig = sig, .version = 7, .nbones = 4};
+    struct fxg_result r;
+    g->f = fxg_build(&o, &g->size, &r);
+    g->be = sig[0] == 'b';
+    g->p = strstr(sig, "64") ? 8 : 4;
+    g->data = r.layout.data_offset[0];
+    g->fix = r.layout.fixup_offset[0];
+    g->nfix = (r.layout.marshal_offset[0] - g->fix) / 12;
+}
+
+/* The fixup record for the pointer slot at section-0 offset `from`. */
+static size_t fixup_at(const struct gfile *g, uint32_t from)
+{
+    for (uint32_t i = 0; i < g->nfix; i++)
+        if (rd(g, g->fix + 12 * i) == from)
+            return g->fix + 12 * i;
+    fail_msg("no fixup from 0x%x", from);
+    return 0;
+}
+
+static uint32_t target_of(const struct gfile *g, uint32_t from)
+{
+    return rd(g, fixup_at(g, from) + 8);
+}
+
+static uint32_t root_type(const struct gfile *g)
+{
+    return rd(g, 0x38);
+}
+
+static uint32_t root_object(const struct gfile *g)
+{
+    return rd(g, 0x40);
+}
+
+/* Member i of the type at `type`: the offset of its definition. */
+static uint32_t member(const struct gfile *g, uint32_t type, uint32_t i)
+{
+    return type + i * (g->p == 8 ? 44 : 32);
+}
+
+static void expect_error_file(const uint8_t *f, size_t size, const char *path, const char *needle)
+{
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    uint32_t ino;
+    if (tree_resolve(fs->tree, path, &ino))
+        fail_msg("%s: missing", path);
+    char text[512] = {0};
+    assert_true(tree_read(fs->tree, ino, 0, text, sizeof text - 1) > 0);
+    if (!strstr(text, needle))
+        fail_msg("%s: '%s' lacks '%s'", path, text, needle);
+    /* the rest stays browsable */
+    assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/data.bin", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+    s3fs_close(fs);
+}
+
+static void test_broken_objects(void **state)
+{
+    (void)state;
+    for (int s = 0; s < 2; s++) {
+        const char *sig = s ? "be64" : "le32";
+        struct gfile g;
+        gfile_open(&g, sig);
+        uint8_t *orig = malloc(g.size);
+        memcpy(orig, g.f, g.size);
+        uint32_t ro = root_object(&g), rt = root_type(&g), p = g.p;
+        /* a fixup pointing past its section */
+        wr(&g, fixup_at(&g, ro + 4 * p + 4) + 8, 0x7FFFFFF0);
+        expect_error_file(g.f, g.size, "/granny/root/Misc.error", "past the end");
+        /* a fixup to a section that does not exist */
+        memcpy(g.f, orig, g.size);
+        wr(&g, fixup_at(&g, ro + 3 * p + 4) + 4, 99);
+        expect_error_file(g.f, g.size, "/granny/root/Skeletons.error", "section that does not exist");
+        /* an absurd bones count */
+        memcpy(g.f, orig, g.size);
+        uint32_t skel = target_of(&g, target_of(&g, ro + 3 * p + 4));
+        wr(&g, g.data + skel + p, 0xFFFFFFFF);
+        expect_error_file(g.f, g.size, "/granny/root/Skeletons/0/Bones.error", "does not fit");
+        /* an absurd array width (ArtToolInfo.Origin) */
+        memcpy(g.f, orig, g.size);
+        uint32_t art_type = target_of(&g, member(&g, rt, 0) + 4 + p);
+        wr(&g, g.data + member(&g, art_type, 4) + 4 + 2 * p, 0x7FFFFFFF);
+        expect_error_file(g.f, g.size, "/granny/root/ArtToolInfo.error", "array width");
+        /* a member list that runs off the end of its section without an End entry */
+        memcpy(g.f, orig, g.size);
+        wr(&g, 0x38, g.fix - g.data - 8); /* root_type: 8 bytes before the section ends */
+        expect_error_file(g.f, g.size, "/granny/root.error", "member definition 0");
+        /* a cycle through type definitions: Vec3.x becomes Inline Vec3 (x's name fixup is
+         * moved to its ref_type slot and aimed at Vec3 itself) */
+        memcpy(g.f, orig, g.size);
+        uint32_t misc_type = target_of(&g, member(&g, rt, 4) + 4 + p);
+        uint32_t vec_type = target_of(&g, member(&g, misc_type, 10) + 4 + p);
+        size_t fx = fixup_at(&g, member(&g, vec_type, 0) + 4);
+        wr(&g, g.data + vec_type, 1);
+        wr(&g, fx, member(&g, vec_type, 0) + 4 + p);
+        wr(&g, fx + 8, vec_type);
+        expect_error_file(g.f, g.size, "/granny/root/Misc.error", "refers to itself");
+        free(orig);
+        free(g.f);
+    }
+}
+
+/* Truncated GR2 object data: every cut gives a clean refusal or a browsable tree. */
+static void test_truncated_objects(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le32", .version = 7, .nbones = 3};
+    struct fxg_result r;
+    size_t size;
+    uint8_t *f = fxg_build(&o, &size, &r);
+    for (size_t cut = 0x68; cut < size; cut += 97) {
+        struct s3fs *fs;
+        char err[256];
+        if (s3fs_open_mem(&fs, f, cut, NULL, err, sizeof err))
+            continue;
+        uint32_t ino;
+        /* walking the object tree must not crash whatever is missing */
+        if (tree_resolve(fs->tree, "/granny/root", &ino) == 0)
+            tree_populate(fs->tree, ino);
+        s3fs_close(fs);
+    }
+    free(f);
+}
+
+static void test_safe_names(void **state)
+{
+    (void)state;
+    struct gr2_member m[6] = {{.name = "a/b", .name_len = 3}, {.name = "", .name_len = 0}, {.name = "..", .name_len = 2},
+                              {.name = "x", .name_len = 1},   {.name = "x", .name_len = 1}, {.name = "x~2", .name_len = 3}};
+    char **n = gr2_safe_names(m, 6);
+    assert_string_equal(n[0], "a_b");
+    assert_string_equal(n[1], "_member1");
+    assert_string_equal(n[2], ".._");
+    assert_string_equal(n[3], "x");
+    assert_string_equal(n[4], "x~2");
+    assert_string_equal(n[5], "x~2~2");
+    for (int i = 0; i < 6; i++)
+        free(n[i]);
+    free(n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_objects_all_layouts), cmocka_unit_test(test_object_spans),
+        cmocka_unit_test(test_broken_objects),      cmocka_unit_test(test_truncated_objects),
+        cmocka_unit_test(test_safe_names),
+    };
+    return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);
+}
