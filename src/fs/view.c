@@ -99,6 +99,8 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     sb_printf(&b, "file_size: %" PRIu64 "\n", fs->src.size);
     if (fs->facts.len)
         sb_put(&b, fs->facts.p, fs->facts.len);
+    if (fs->info_hook)
+        fs->info_hook(fs, &b, fs->info_ctx);
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
     sb_printf(&b, "warnings: %zu\n", fs->diag.n + fs->diag.dropped);

@@ -44,6 +44,9 @@ struct s3fs {
     struct cover cover; /* bytes named structures cover */
     struct sbuf facts;  /* format-specific "key: value" lines for /info */
     struct cache cache; /* expanded data (RNC, Oodle1), bounded */
+    /* lines of /info that change while mounted (a view's live state) */
+    void (*info_hook)(struct s3fs *fs, struct sbuf *out, void *ctx);
+    void *info_ctx;
     struct s3fs_opts opts;
     uint64_t covered;
     struct range *gaps;

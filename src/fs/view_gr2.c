@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fs/view_gr2.h"
+#include "parse/oodle1.h"
 
 static void gr2_view_free(void *p)
 {
@@ -42,8 +43,22 @@ static int produce_section(struct cached *c, uint8_t **data, size_t *size, char 
         snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
         return -1;
     }
+    if (s->compression == GR2_COMP_OODLE1) {
+        uint8_t *x;
+        int rc = oodle1_expand(b, s->data_size, v->g.be, s->first16bit, s->first8bit, s->expanded_size,
+                               v->fs->opts.max_unpacked, &x, err, errlen);
+        free(b);
+        if (rc) {
+            /* the same bytes fail the same way: remember it, say it once in /info */
+            snprintf(it->err, sizeof it->err, "section %u: %s", it->sec, err);
+            it->expanded = -1;
+            return -1;
+        }
+        it->expanded = 1;
+        b = x;
+    }
     *data = b;
-    *size = s->data_size;
+    *size = s->expanded_size;
     return 0;
 }
 
@@ -56,8 +71,8 @@ static void section_state(struct gr2_view *v, uint32_t i, char *err, size_t errl
         return;
     if (!s->data_ok)
         snprintf(err, errlen, "%s", s->data_err);
-    else if (s->compression != GR2_COMP_NONE)
-        snprintf(err, errlen, "section %u: %s compression is not supported by this version", i,
+    else if (s->compression != GR2_COMP_NONE && s->compression != GR2_COMP_OODLE1)
+        snprintf(err, errlen, "section %u: %s compression is not supported (unsupported compression)", i,
                  gr2_compression_name(s->compression));
     else if (s->data_size != s->expanded_size)
         snprintf(err, errlen, "section %u: uncompressed, but data_size %u != expanded_size %u", i, s->data_size,
@@ -269,33 +284,50 @@ static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     set_typef(t, ino, "gr2.marshal[%" PRIu32 "]", n);
 }
 
-/* data.bin when the expanded bytes can be served; otherwise data.error saying why. */
+static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct gr2_secitem *it = ctx;
+    char err[200];
+    size_t size;
+    const uint8_t *d = cache_pin(&it->v->fs->cache, &it->c, &size, err, sizeof err);
+    if (!d)
+        return -EIO;
+    size_t n = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+    memcpy(buf, d + off, n);
+    cache_unpin(&it->v->fs->cache, &it->c);
+    return (ssize_t)n;
+}
+
+/* data.bin when the expanded bytes can be served; otherwise data.error saying why.
+ * A compressed section is expanded here, on first use, to know which. */
 static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
 {
     struct tree *t = v->fs->tree;
     const struct gr2_section *s = &v->g.sections[i];
-    char msg[GR2_ERR + 64];
+    struct gr2_secitem *it = &v->items[i];
     if (s->expanded_size == 0) {
         tree_add_text(t, dir, "data.bin", "gr2.section_data", strdup(""), 0);
         return;
     }
-    if (!s->data_ok) {
-        add_error(t, dir, "data", s->data_err);
+    if (it->err[0]) {
+        add_error(t, dir, "data", it->err);
         return;
     }
-    if (s->compression != GR2_COMP_NONE) {
-        snprintf(msg, sizeof msg, "section %" PRIu32 ": %s compression is not supported by this version", i,
-                 gr2_compression_name(s->compression));
-        add_error(t, dir, "data", msg);
+    if (s->compression == GR2_COMP_NONE) {
+        tree_add_range(t, dir, "data.bin", "gr2.section_data", abs_of(v, s->data_offset), s->data_size);
         return;
     }
-    if (s->data_size != s->expanded_size) {
-        snprintf(msg, sizeof msg, "section %" PRIu32 ": uncompressed, but data_size %" PRIu32 " != expanded_size %" PRIu32,
-                 i, s->data_size, s->expanded_size);
-        add_error(t, dir, "data", msg);
+    char err[200];
+    size_t size;
+    if (!cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err)) {
+        add_error(t, dir, "data", it->err[0] ? it->err : err);
         return;
     }
-    tree_add_range(t, dir, "data.bin", "gr2.section_data", abs_of(v, s->data_offset), s->data_size);
+    cache_unpin(&v->fs->cache, &it->c);
+    uint32_t ino = tree_add_gen(t, dir, "data.bin", NULL, s->expanded_size, section_read, it, 0);
+    tree_set_span(t, ino, abs_of(v, s->data_offset), s->data_size);
+    set_typef(t, ino, "%s:gr2.section_data", gr2_compression_name(s->compression));
 }
 
 static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
@@ -370,6 +402,24 @@ void gr2_view_add(struct gr2_view *v, uint32_t dir)
     }
 }
 
+/* One line per section, with its live expansion state. */
+static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    struct gr2_view *v = ctx;
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        const struct gr2_section *s = &v->g.sections[i];
+        const struct gr2_secitem *it = &v->items[i];
+        const char *state = s->expanded_size == 0               ? "empty"
+                            : s->compression == GR2_COMP_NONE && !it->err[0] ? "stored as is"
+                            : it->expanded == 1                 ? "expanded"
+                            : it->err[0]                        ? it->err
+                                                                : "expands on first use";
+        sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s\n", i,
+                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state);
+    }
+}
+
 void gr2_view_describe(struct gr2_view *v)
 {
     const struct gr2_file *g = &v->g;
@@ -387,16 +437,12 @@ void gr2_view_describe(struct gr2_view *v)
     else
         sb_printf(f, "gr2_crc: not checked\n");
     sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
+    v->fs->info_hook = section_lines;
+    v->fs->info_ctx = v;
     cover_add(c, g->base, 0x20 + g->header_length);
     cover_add(c, abs_of(v, 0x20 + (uint64_t)g->section_array_offset), (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE);
     for (uint32_t i = 0; i < g->nsections; i++) {
         const struct gr2_section *s = &g->sections[i];
-        const char *state = s->expanded_size == 0                ? "empty"
-                            : !s->data_ok                        ? "data out of bounds"
-                            : s->compression == GR2_COMP_NONE    ? "expanded"
-                                                                 : "not expanded (unsupported compression)";
-        sb_printf(f, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s\n", i,
-                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state);
         if (s->data_ok)
             cover_add(c, abs_of(v, s->data_offset), s->data_size);
         if (s->fixups_ok)

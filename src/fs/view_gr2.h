@@ -14,6 +14,7 @@ struct gr2_secitem {
     struct gr2_view *v;
     uint32_t sec;
     char err[200]; /* why the bytes cannot be had (empty: they can) */
+    int expanded;  /* compressed sections: 0 not tried yet, 1 expanded, -1 failed (err) */
 };
 
 struct gobj; /* the object tree state (view_gr2obj.c) */

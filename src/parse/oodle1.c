@@ -1,0 +1,431 @@
+#include "parse/oodle1.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/reader.h"
+
+#define OVERREAD_LIMIT 16   /* zero bytes past the input allowed before calling it corrupt */
+#define MAX_SLOTS 65535     /* hard bound on a model's slots (weights are 16-bit) */
+
+/* ---- range decoder (§3) ---- */
+
+struct rdec {
+    const uint8_t *s;
+    size_t len, p;
+    uint32_t low, range, step;
+    const char *fail;
+};
+
+static uint8_t rd_byte(struct rdec *d, size_t i)
+{
+    if (i < d->len)
+        return d->s[i];
+    if (i >= d->len + OVERREAD_LIMIT && !d->fail)
+        d->fail = "stream runs past the end of the compressed data";
+    return 0;
+}
+
+static void rd_init(struct rdec *d, const uint8_t *s, size_t len)
+{
+    d->s = s;
+    d->len = len;
+    d->p = 0;
+    d->low = rd_byte(d, 0) >> 1;
+    d->range = 0x80;
+    d->step = 1;
+    d->fail = NULL;
+}
+
+static uint32_t rd_peek(struct rdec *d, uint32_t total)
+{
+    while (d->range <= 0x00800000) {
+        d->low = (d->low << 8) | (uint32_t)((rd_byte(d, d->p) & 1) << 7) | (uint32_t)(rd_byte(d, d->p + 1) >> 1);
+        d->range <<= 8;
+        d->p++;
+    }
+    if (total == 0) {
+        if (!d->fail)
+            d->fail = "zero-sized alphabet";
+        return 0;
+    }
+    d->step = d->range / total;
+    uint32_t q = d->low / d->step;
+    return q < total - 1 ? q : total - 1;
+}
+
+static void rd_take(struct rdec *d, uint32_t total, uint32_t start, uint32_t width)
+{
+    d->low -= d->step * start;
+    if (start + width < total)
+        d->range = d->step * width;
+    else
+        d->range -= d->step * start;
+}
+
+static uint32_t rd_uniform(struct rdec *d, uint32_t total)
+{
+    total &= 0xFFFF; /* a 16-bit argument in the reference */
+    uint32_t v = rd_peek(d, total);
+    rd_take(d, total, v, 1);
+    return v;
+}
+
+/* ---- adaptive model (§4) ---- */
+
+struct model {
+    uint16_t cap, tot, inc, next_rescan, halve_at, inc_cap;
+    uint32_t n, ncum, room; /* slots; entries of cum; allocated slots */
+    uint16_t *w, *sym, *cum;
+};
+
+static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
+{
+    memset(m, 0, sizeof *m);
+    m->room = 8;
+    m->w = malloc(m->room * sizeof *m->w);
+    m->sym = malloc(m->room * sizeof *m->sym);
+    m->cum = malloc((m->room + 1) * sizeof *m->cum);
+    if (!m->w || !m->sym || !m->cum)
+        return -1;
+    m->cap = (uint16_t)(cap_arg + 1);
+    m->w[0] = 4;
+    m->sym[0] = 0;
+    m->cum[0] = 0;
+    m->cum[1] = 0x4000;
+    m->n = 1;
+    m->ncum = 2;
+    m->tot = 4;
+    m->inc = 4;
+    m->next_rescan = 8;
+    uint32_t h = 32u * M; /* u32 arithmetic, as the reference */
+    h = h < 15160 ? h : 15160;
+    m->halve_at = (uint16_t)(h > 256 ? h : 256);
+    if (M > 64) {
+        uint32_t a = 2u * M, b = (uint32_t)(m->halve_at / 2) - 32u;
+        m->inc_cap = (uint16_t)(a < b ? a : b);
+    } else {
+        m->inc_cap = 128;
+    }
+    return 0;
+}
+
+static void model_free(struct model *m)
+{
+    free(m->w);
+    free(m->sym);
+    free(m->cum);
+    memset(m, 0, sizeof *m);
+}
+
+static int model_grow(struct model *m)
+{
+    if (m->n >= MAX_SLOTS)
+        return -1;
+    uint32_t room = m->room * 2;
+    uint16_t *w = realloc(m->w, room * sizeof *w);
+    if (w)
+        m->w = w;
+    uint16_t *s = realloc(m->sym, room * sizeof *s);
+    if (s)
+        m->sym = s;
+    uint16_t *c = realloc(m->cum, (room + 1) * sizeof *c);
+    if (c)
+        m->cum = c;
+    if (!w || !s || !c)
+        return -1;
+    m->room = room;
+    return 0;
+}
+
+static int model_rescan(struct model *m)
+{
+    if (m->tot == 0)
+        return -1;
+    uint32_t unit = 0x20000u / m->tot, acc = 0;
+    for (uint32_t i = 0; i < m->n; i++) {
+        m->cum[i] = (uint16_t)acc;
+        acc += (m->w[i] * unit) / 8;
+    }
+    m->cum[m->n] = 0x4000;
+    m->ncum = m->n + 1;
+    if (m->inc > m->inc_cap / 2) {
+        m->next_rescan = (uint16_t)(m->tot + m->inc_cap);
+    } else {
+        m->inc = (uint16_t)(m->inc * 2);
+        m->next_rescan = (uint16_t)(m->tot + m->inc);
+    }
+    return 0;
+}
+
+static void swap_slots(struct model *m, uint32_t a, uint32_t b)
+{
+    uint16_t w = m->w[a], s = m->sym[a];
+    m->w[a] = m->w[b];
+    m->sym[a] = m->sym[b];
+    m->w[b] = w;
+    m->sym[b] = s;
+}
+
+static void model_halve(struct model *m)
+{
+    uint16_t tot = 0;
+    for (uint32_t i = 0; i < m->n; i++) {
+        m->w[i] >>= 1;
+        tot = (uint16_t)(tot + m->w[i]);
+    }
+    m->tot = tot;
+    for (uint32_t i = 1; i < m->n;) { /* drop slots whose weight became 0 (never slot 0) */
+        if (m->w[i] == 0) {
+            m->w[i] = m->w[m->n - 1];
+            m->sym[i] = m->sym[m->n - 1];
+            m->n--;
+        } else {
+            i++;
+        }
+    }
+    if (m->n > 1) {
+        uint32_t b = 1;
+        for (uint32_t i = 2; i < m->n; i++)
+            if (m->w[i] > m->w[b])
+                b = i;
+        swap_slots(m, b, m->n - 1);
+    }
+    if (m->n < m->cap && m->w[0] == 0) {
+        m->w[0] = 1;
+        m->tot = (uint16_t)(m->tot + 1);
+    }
+}
+
+/* The largest k with cum[k] <= v (zero-width entries are passed over). */
+static uint32_t find_range(const struct model *m, uint32_t v)
+{
+    uint32_t lo = 0, hi = m->ncum - 1; /* cum[ncum-1] = 0x4000 > v */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (m->cum[mid] <= v)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t model_get(struct model *m, struct rdec *d, uint32_t raw_total)
+{
+    if (m->tot >= m->next_rescan) {
+        if (m->next_rescan >= m->halve_at)
+            model_halve(m);
+        if (model_rescan(m)) {
+            d->fail = "model with no weight left";
+            return 0;
+        }
+    }
+    uint32_t v = rd_peek(d, 0x4000);
+    uint32_t k = find_range(m, v);
+    rd_take(d, 0x4000, m->cum[k], (uint32_t)(m->cum[k + 1] - m->cum[k]));
+    m->w[k] = (uint16_t)(m->w[k] + 1);
+    m->tot = (uint16_t)(m->tot + 1);
+    if (k > 0)
+        return m->sym[k];
+    uint32_t ranged = m->ncum - 1; /* slots that own a range */
+    if (m->n > ranged && rd_uniform(d, 2) == 1) {
+        uint32_t j = ranged + rd_uniform(d, m->n - ranged);
+        if (j >= m->n) {
+            d->fail = "escape to a slot that does not exist";
+            return 0;
+        }
+        m->w[j] = (uint16_t)(m->w[j] + 2);
+        m->tot = (uint16_t)(m->tot + 2);
+        return m->sym[j];
+    }
+    if (m->n == m->room && model_grow(m)) {
+        d->fail = "model slots exhausted";
+        return 0;
+    }
+    uint32_t s = m->n++;
+    m->w[s] = 2;
+    m->tot = (uint16_t)(m->tot + 2);
+    if (m->n == m->cap) { /* escape switched off */
+        m->tot = (uint16_t)(m->tot - m->w[0]);
+        m->w[0] = 0;
+    }
+    uint32_t value = rd_uniform(d, raw_total);
+    m->sym[s] = (uint16_t)value;
+    return value;
+}
+
+/* ---- LZ layer (§5) ---- */
+
+struct stage {
+    struct oodle1_params p;
+    uint32_t lo_max, mid_max, hi_max;
+    struct model lo, hi, lit[4], len[65];
+    struct model **mid; /* hi_max entries, made when first used */
+    uint32_t seen, prev;
+};
+
+static void stage_free(struct stage *s)
+{
+    model_free(&s->lo);
+    model_free(&s->hi);
+    for (int i = 0; i < 4; i++)
+        model_free(&s->lit[i]);
+    for (int i = 0; i < 65; i++)
+        model_free(&s->len[i]);
+    for (uint32_t h = 0; s->mid && h < s->hi_max; h++)
+        if (s->mid[h]) {
+            model_free(s->mid[h]);
+            free(s->mid[h]);
+        }
+    free(s->mid);
+}
+
+static int stage_init(struct stage *s, const struct oodle1_params *p)
+{
+    memset(s, 0, sizeof *s);
+    s->p = *p;
+    s->lo_max = p->dmax + 1 < 4 ? p->dmax + 1 : 4;
+    s->mid_max = p->dmax / 4 + 1 < 256 ? p->dmax / 4 + 1 : 256;
+    s->hi_max = p->dmax / 1024 + 1;
+    s->mid = calloc(s->hi_max, sizeof *s->mid);
+    int rc = s->mid ? 0 : -1;
+    rc |= model_init(&s->lo, s->lo_max - 1, (uint16_t)s->lo_max);
+    rc |= model_init(&s->hi, s->hi_max - 1, (uint16_t)(p->hc + 1));
+    for (int c = 0; c < 4; c++)
+        rc |= model_init(&s->lit[c], p->lmax - 1, (uint16_t)p->lc);
+    for (int t = 0; t < 64; t++)
+        rc |= model_init(&s->len[t], 64, p->sizes[3 - t / 16]);
+    rc |= model_init(&s->len[64], 64, p->sizes[0]);
+    return rc;
+}
+
+static struct model *mid_model(struct stage *s, uint32_t h)
+{
+    if (!s->mid[h]) {
+        s->mid[h] = malloc(sizeof *s->mid[h]);
+        if (!s->mid[h] || model_init(s->mid[h], s->mid_max - 1, (uint16_t)s->mid_max)) {
+            if (s->mid[h])
+                model_free(s->mid[h]);
+            free(s->mid[h]);
+            s->mid[h] = NULL;
+        }
+    }
+    return s->mid[h];
+}
+
+static const char *decode_block(struct stage *s, struct rdec *d, uint8_t *out, uint32_t *pos, uint32_t size)
+{
+    static const uint32_t long_len[4] = {128, 192, 256, 512};
+    uint32_t t = model_get(&s->len[s->prev], d, 65);
+    if (t > 64)
+        return "length symbol out of range";
+    s->prev = t;
+    if (t == 0) {
+        uint32_t b = model_get(&s->lit[*pos & 3], d, s->p.lmax);
+        if (*pos >= size)
+            return "literal past the end of the output";
+        out[(*pos)++] = (uint8_t)b;
+        s->seen++;
+        return NULL;
+    }
+    uint32_t n = t <= 60 ? t + 1 : long_len[t - 61];
+    uint32_t r = s->p.dmax < s->seen ? s->p.dmax : s->seen;
+    uint32_t lo = model_get(&s->lo, d, s->lo_max);
+    uint32_t hi = model_get(&s->hi, d, r / 1024 + 1);
+    if (hi >= s->hi_max)
+        return "distance out of range";
+    struct model *mm = mid_model(s, hi);
+    if (!mm)
+        return "out of memory";
+    uint32_t mid = model_get(mm, d, r / 4 + 1 < 256 ? r / 4 + 1 : 256);
+    uint32_t dist = hi * 1024 + mid * 4 + lo + 1;
+    s->seen += n;
+    if (d->fail)
+        return d->fail;
+    if (dist > *pos)
+        return "match distance reaches before the start of the output";
+    if (n > size - *pos)
+        return "match runs past the end of the output";
+    uint8_t *o = out + *pos;
+    if (dist >= n)
+        memcpy(o, o - dist, n);
+    else
+        for (uint32_t i = 0; i < n; i++) /* overlap repeats the pattern */
+            o[i] = o[(ptrdiff_t)i - (ptrdiff_t)dist];
+    *pos += n;
+    return NULL;
+}
+
+void oodle1_read_params(const uint8_t *p, bool be, struct oodle1_params out[3])
+{
+    for (int k = 0; k < 3; k++) {
+        const uint8_t *b = p + 12 * k;
+        uint32_t a = ld_u32(b, be), c = ld_u32(b + 4, be);
+        out[k].lmax = a & 0x1FF;
+        out[k].dmax = a >> 9;
+        out[k].lc = c & 0x1FF;
+        out[k].hc = c >> 19;
+        memcpy(out[k].sizes, b + 8, 4);
+    }
+}
+
+int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit, uint32_t first8bit,
+                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (max_expanded && expanded_size > max_expanded) {
+        snprintf(err, errlen, "Oodle1: expanded size %u exceeds the limit of %llu bytes", expanded_size,
+                 (unsigned long long)max_expanded);
+        return -1;
+    }
+    uint8_t *buf = malloc(expanded_size ? expanded_size : 1);
+    if (!buf) {
+        snprintf(err, errlen, "Oodle1: cannot allocate %u bytes", expanded_size);
+        return -1;
+    }
+    if (expanded_size == 0) {
+        *out = buf;
+        return 0;
+    }
+    if (in_len < OODLE1_PARAMS_SIZE) {
+        free(buf);
+        snprintf(err, errlen, "Oodle1: %zu bytes, too short for the 36-byte parameter blocks", in_len);
+        return -1;
+    }
+    struct oodle1_params p[3];
+    oodle1_read_params(in, be, p);
+    for (int k = 0; k < 3; k++)
+        if (p[k].lmax == 0) {
+            free(buf);
+            snprintf(err, errlen, "Oodle1: stage %d parameter block has a literal alphabet of 0", k);
+            return -1;
+        }
+    struct rdec d;
+    rd_init(&d, in + OODLE1_PARAMS_SIZE, in_len - OODLE1_PARAMS_SIZE);
+    uint32_t stop[3] = {first16bit, first8bit, expanded_size}, pos = 0;
+    const char *fail = NULL;
+    for (int k = 0; k < 3 && !fail; k++) {
+        struct stage s;
+        if (stage_init(&s, &p[k])) {
+            stage_free(&s);
+            fail = "out of memory";
+            break;
+        }
+        uint32_t end = stop[k] < expanded_size ? stop[k] : expanded_size;
+        while (pos < end && !fail) {
+            fail = decode_block(&s, &d, buf, &pos, expanded_size);
+            if (!fail && d.fail)
+                fail = d.fail;
+        }
+        stage_free(&s);
+    }
+    if (fail) {
+        snprintf(err, errlen, "Oodle1: at output byte %u of %u: %s", pos, expanded_size, fail);
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    return 0;
+}
