@@ -309,6 +309,7 @@ uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_la
     *glay = gr->layout;
     for (int i = 0; bone_names && i < FX_SAMPLE_BONES; i++)
         memcpy(bone_names[i], gr->bones[i].name, 32);
+    free(gr->section);
     free(gr);
     struct fx_rig_opts o = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2,
                             .unused = {0, 0, 0, 0x12345678}};

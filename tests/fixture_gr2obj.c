@@ -1,4 +1,5 @@
 #include "fixture_gr2obj.h"
+#include "oodle1enc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,14 +236,26 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
     gw_ptr(&w, o_root + 5 * p + 4, t_root); /* ExtendedData: the root again */
     gw_ptr(&w, o_root + 6 * p + 4, o_root);
 
-    struct fx_section sec[2] = {{.compression = 0, .data = w.b.p, .data_size = (uint32_t)w.b.len, .alignment = 4,
-                                 .first16bit = (uint32_t)w.b.len, .first8bit = (uint32_t)w.b.len,
-                                 .fixups = w.fix, .nfixups = w.nfix},
+    uint32_t len = (uint32_t)w.b.len;
+    struct fx_section sec[2] = {{.compression = 0, .data = w.b.p, .data_size = len, .alignment = 4,
+                                 .first16bit = len, .first8bit = len, .fixups = w.fix, .nfixups = w.nfix},
                                 {.compression = 2}};
+    uint8_t *packed = NULL;
+    if (o->oodle1_objects) { /* stage stops inside the data, so all three stages run */
+        size_t plen;
+        sec[0].first16bit = len / 2;
+        sec[0].first8bit = len / 4 * 3;
+        packed = oodle1_encode(w.b.p, len, sec[0].first16bit, sec[0].first8bit, w.b.be, &plen);
+        sec[0].compression = 2;
+        sec[0].data = packed;
+        sec[0].data_size = (uint32_t)plen;
+        sec[0].expanded_size = len;
+    }
     struct fx_gr2_opts go = {.version = o->version, .sig = o->sig, .type_tag = 0x8000001c,
                              .root_type = {0, t_root}, .root_object = {0, o_root}};
-    r->section_size = (uint32_t)w.b.len;
+    r->section_size = len;
+    r->section = w.b.p;
     uint8_t *f = fx_build_gr2(&go, sec, o->oodle1_section ? 2 : 1, size, &r->layout);
-    free(w.b.p);
+    free(packed);
     return f;
 }

@@ -28,6 +28,7 @@ struct fxg_opts {
     int version;
     uint32_t nbones;
     bool oodle1_section; /* put a second section marked Oodle1 (empty of objects) */
+    bool oodle1_objects; /* store the object section Oodle1-compressed (the Sims 3 case) */
 };
 
 struct fxg_result {
@@ -35,6 +36,7 @@ struct fxg_result {
     uint32_t nbones;
     struct fx_gr2_layout layout;
     uint32_t section_size;
+    uint8_t *section; /* the object section's expanded bytes (malloc'd; free it) */
 };
 
 uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r);

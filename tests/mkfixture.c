@@ -46,6 +46,7 @@ int main(int argc, char **argv)
         struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5};
         struct fxg_result r;
         data = fxg_build(&o, &size, &r);
+        free(r.section);
     } else if (strncmp(argv[1], "gr2-", 4) == 0) {
         char sig[32];
         int version;

@@ -35,6 +35,7 @@ static void test_objects_all_layouts(void **state)
             check_gr2_objects(&p, &r, sigs[i]);
             s3fs_close(fs);
             free(f);
+            free(r.section);
         }
     }
 }
@@ -62,6 +63,7 @@ static void test_object_spans(void **state)
     assert_int_equal(v[0], '4');
     s3fs_close(fs);
     free(f);
+    free(r.section);
 }
 
 /* ---- broken input ---- */
@@ -91,6 +93,7 @@ static void gfile_open(struct gfile *g, const char *sig)
     struct fxg_opts o = {.sig = sig, .version = 7, .nbones = 4};
     struct fxg_result r;
     g->f = fxg_build(&o, &g->size, &r);
+    free(r.section);
     g->be = sig[0] == 'b';
     g->p = strstr(sig, "64") ? 8 : 4;
     g->data = r.layout.data_offset[0];
@@ -213,6 +216,7 @@ static void test_truncated_objects(void **state)
         s3fs_close(fs);
     }
     free(f);
+    free(r.section);
 }
 
 static void test_safe_names(void **state)

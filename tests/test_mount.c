@@ -693,7 +693,57 @@ static void test_mount_gr2_objects(void **state)
         check_gr2_objects(&p, &r, sigs[i]);
         do_umount(mnt);
         free(file);
+        free(r.section);
     }
+}
+
+/* The Sims 3 case through a real mount: Oodle1 Granny data, bone names resolved, and the
+ * kernel following a .bone link into the skeleton. */
+static void test_mount_rig_oodle1(void **state)
+{
+    (void)state;
+    struct fxg_opts go = {.sig = "le32-old", .version = 6, .nbones = 16, .oodle1_objects = true};
+    struct fxg_result r;
+    size_t gsize, size;
+    uint8_t *g = fxg_build(&go, &gsize, &r);
+    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
+    for (int l = 0; l < 4; l++) {
+        ro.lists[l] = fx_sample_lists[l];
+        ro.list_count[l] = fx_sample_list_count[l];
+    }
+    struct fx_rig_layout rl;
+    uint8_t *file = fx_build_rig(&ro, &size, &rl);
+    char path[256], mnt[256], f[512];
+    write_fixture("oodle1.rig", file, size, path, sizeof path);
+    make_mountpoint("m_oodle1", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    uint8_t *buf;
+    size_t len;
+    char want[128];
+    assert_int_equal(mp_read(mnt, "/ik_chains/1/pole.bone/Name", &buf, &len), 0); /* through the link */
+    snprintf(want, sizeof want, "%s\n", r.bones[12].name);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(buf, want, len);
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/ik_chains/1/links/2/start.bone/ParentIndex", &buf, &len), 0);
+    assert_memory_equal(buf, "-1\n", 3); /* bone 0 is the root */
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/compress_nodes.names", &buf, &len), 0);
+    snprintf(want, sizeof want, "%s\n", r.bones[14].name);
+    assert_memory_equal(buf, want, strlen(want));
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
+    assert_int_equal(len, r.section_size);
+    assert_memory_equal(buf, r.section, len);
+    free(buf);
+    snprintf(f, sizeof f, "%s/granny/sections/0/data.bin", mnt);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_size, r.section_size);
+    do_umount(mnt);
+    free(file);
+    free(g);
+    free(r.section);
 }
 
 /* Last: the daemons must not have reported anything under the sanitizers. */
@@ -734,6 +784,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_concurrent_readers, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
         cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
     };
     return cmocka_run_group_tests_name("mount", tests, setup_all, teardown_all);

@@ -74,7 +74,7 @@ static void section_state(struct gr2_view *v, uint32_t i, char *err, size_t errl
     else if (s->compression != GR2_COMP_NONE && s->compression != GR2_COMP_OODLE1)
         snprintf(err, errlen, "section %u: %s compression is not supported (unsupported compression)", i,
                  gr2_compression_name(s->compression));
-    else if (s->data_size != s->expanded_size)
+    else if (s->compression == GR2_COMP_NONE && s->data_size != s->expanded_size)
         snprintf(err, errlen, "section %u: uncompressed, but data_size %u != expanded_size %u", i, s->data_size,
                  s->expanded_size);
 }
