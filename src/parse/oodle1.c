@@ -38,13 +38,27 @@ static void rd_init(struct rdec *d, const uint8_t *s, size_t len)
     d->fail = NULL;
 }
 
-static uint32_t rd_peek(struct rdec *d, uint32_t total)
+static inline void rd_refill(struct rdec *d)
 {
     while (d->range <= 0x00800000) {
         d->low = (d->low << 8) | (uint32_t)((rd_byte(d, d->p) & 1) << 7) | (uint32_t)(rd_byte(d, d->p + 1) >> 1);
         d->range <<= 8;
         d->p++;
     }
+}
+
+/* peek(0x4000), the models' total: a shift instead of the first division. */
+static inline uint32_t rd_peek_models(struct rdec *d)
+{
+    rd_refill(d);
+    d->step = d->range >> 14;
+    uint32_t q = d->low / d->step;
+    return q < 0x3FFF ? q : 0x3FFF;
+}
+
+static uint32_t rd_peek(struct rdec *d, uint32_t total)
+{
+    rd_refill(d);
     if (total == 0) {
         if (!d->fail)
             d->fail = "zero-sized alphabet";
@@ -55,7 +69,7 @@ static uint32_t rd_peek(struct rdec *d, uint32_t total)
     return q < total - 1 ? q : total - 1;
 }
 
-static void rd_take(struct rdec *d, uint32_t total, uint32_t start, uint32_t width)
+static inline void rd_take(struct rdec *d, uint32_t total, uint32_t start, uint32_t width)
 {
     d->low -= d->step * start;
     if (start + width < total)
@@ -78,7 +92,19 @@ struct model {
     uint16_t cap, tot, inc, next_rescan, halve_at, inc_cap;
     uint32_t n, ncum, room; /* slots; entries of cum; allocated slots */
     uint16_t *w, *sym, *cum;
+    /* bucket[b]: the range holding value b·256, so a lookup scans only a few entries */
+    uint16_t bucket[64];
 };
+
+static void build_buckets(struct model *m)
+{
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < 64; b++) {
+        while (k + 2 < m->ncum && m->cum[k + 1] <= b * 256)
+            k++;
+        m->bucket[b] = (uint16_t)k;
+    }
+}
 
 static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
 {
@@ -96,6 +122,7 @@ static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
     m->cum[1] = 0x4000;
     m->n = 1;
     m->ncum = 2;
+    memset(m->bucket, 0, sizeof m->bucket);
     m->tot = 4;
     m->inc = 4;
     m->next_rescan = 8;
@@ -150,6 +177,7 @@ static int model_rescan(struct model *m)
     }
     m->cum[m->n] = 0x4000;
     m->ncum = m->n + 1;
+    build_buckets(m);
     if (m->inc > m->inc_cap / 2) {
         m->next_rescan = (uint16_t)(m->tot + m->inc_cap);
     } else {
@@ -198,21 +226,19 @@ static void model_halve(struct model *m)
     }
 }
 
-/* The largest k with cum[k] <= v (zero-width entries are passed over). */
+/* The largest k with cum[k] <= v (zero-width entries are passed over): start at v's
+ * bucket, step forward (cum[ncum-1] = 0x4000 > v stops the scan). */
 static uint32_t find_range(const struct model *m, uint32_t v)
 {
-    uint32_t lo = 0, hi = m->ncum - 1; /* cum[ncum-1] = 0x4000 > v */
-    while (hi - lo > 1) {
-        uint32_t mid = (lo + hi) / 2;
-        if (m->cum[mid] <= v)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    uint32_t k = m->bucket[v >> 8];
+    while (m->cum[k + 1] <= v)
+        k++;
+    return k;
 }
 
-static uint32_t model_get(struct model *m, struct rdec *d, uint32_t raw_total)
+/* Inlined into the block decoder: it runs about once per output byte. */
+static inline __attribute__((always_inline)) uint32_t model_get(struct model *m, struct rdec *d,
+                                                                uint32_t raw_total)
 {
     if (m->tot >= m->next_rescan) {
         if (m->next_rescan >= m->halve_at)
@@ -222,7 +248,7 @@ static uint32_t model_get(struct model *m, struct rdec *d, uint32_t raw_total)
             return 0;
         }
     }
-    uint32_t v = rd_peek(d, 0x4000);
+    uint32_t v = rd_peek_models(d);
     uint32_t k = find_range(m, v);
     rd_take(d, 0x4000, m->cum[k], (uint32_t)(m->cum[k + 1] - m->cum[k]));
     m->w[k] = (uint16_t)(m->w[k] + 1);
@@ -349,10 +375,10 @@ static const char *decode_block(struct stage *s, struct rdec *d, uint8_t *out, u
     if (n > size - *pos)
         return "match runs past the end of the output";
     uint8_t *o = out + *pos;
-    if (dist >= n)
+    if (dist >= n && n > 16)
         memcpy(o, o - dist, n);
     else
-        for (uint32_t i = 0; i < n; i++) /* overlap repeats the pattern */
+        for (uint32_t i = 0; i < n; i++) /* short, or overlapping: the pattern repeats */
             o[i] = o[(ptrdiff_t)i - (ptrdiff_t)dist];
     *pos += n;
     return NULL;
