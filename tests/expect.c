@@ -506,6 +506,185 @@ void ex_t2fs(struct expect_list *l, const uint8_t *file, size_t size, const stru
         ex_t2fs_node(l, root->child[i], "/root", i, "");
 }
 
+/* ---- clear RIG ---- */
+
+static void ex_floats(struct expect_list *l, const char *path, const float *f, int n, uint64_t off)
+{
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
+    char *s = malloc(24 * (size_t)n + 1), *p = s;
+    *p = 0;
+    for (int i = 0; i < n; i++)
+        p += sprintf(p, "%.9g\n", (double)f[i]);
+    e->content = (uint8_t *)s;
+    e->len = strlen(s);
+    ex_span(e, off, 4ull * (uint64_t)n);
+}
+
+static void ex_link(struct expect_list *l, const char *path, const char *target)
+{
+    struct expect *e = ex_add(l, EX_LINK, "%s", path);
+    e->content = (uint8_t *)strdup(target);
+    e->len = strlen(target);
+}
+
+static void ex_crig_names(struct expect_list *l, const char *path, const int32_t *idx, uint32_t n)
+{
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
+    char *s = malloc(40 * (size_t)n + 1), *p = s;
+    *p = 0;
+    for (uint32_t i = 0; i < n; i++)
+        p += sprintf(p, "%s\n", idx[i] >= 0 && idx[i] < FXC_BONES ? fxc_bones[idx[i]].name : "?");
+    e->content = (uint8_t *)s;
+    e->len = strlen(s);
+}
+
+static void ex_crig_bone(struct expect_list *l, const uint8_t *file, const struct fxc_layout *lay, int i)
+{
+    const struct fxc_bone *b = &fxc_bones[i];
+    uint64_t p = lay->bone_pos[i], nl = strlen(b->name), after = p + 44 + nl;
+    char d[32], path[96];
+    snprintf(d, sizeof d, "/bones/%d", i);
+    ex_dir(l, d, p, lay->bone_size[i], "rig.bone");
+    snprintf(path, sizeof path, "%s/name", d);
+    ex_val(l, path, p + 44, nl, "string", "%s\n", b->name);
+    snprintf(path, sizeof path, "%s/position", d);
+    ex_floats(l, path, b->pos, 3, p);
+    snprintf(path, sizeof path, "%s/orientation", d);
+    ex_floats(l, path, b->q, 4, p + 12);
+    snprintf(path, sizeof path, "%s/scale", d);
+    ex_floats(l, path, b->s, 3, p + 28);
+    snprintf(path, sizeof path, "%s/opposing_bone", d);
+    ex_val(l, path, after, 4, "i32", "%d\n", b->opposing);
+    snprintf(path, sizeof path, "%s/parent", d);
+    ex_val(l, path, after + 4, 4, "i32", "%d\n", b->parent);
+    snprintf(path, sizeof path, "%s/name_hash", d);
+    ex_val(l, path, after + 8, 4, "u32", "0x%08x\n", lay->hash[i]);
+    snprintf(path, sizeof path, "%s/name_hash_ok", d);
+    ex_val(l, path, after + 8, 4, NULL, "%s\n", b->bad_hash ? "no" : "yes");
+    snprintf(path, sizeof path, "%s/flags", d);
+    ex_val(l, path, after + 12, 4, "u32", "0x%08x\n", b->flags);
+    snprintf(path, sizeof path, "%s/raw.bin", d);
+    ex_bytes(l, path, file, p, lay->bone_size[i], "rig.bone");
+    char target[32];
+    if (b->parent >= 0) {
+        snprintf(path, sizeof path, "%s/parent.bone", d);
+        snprintf(target, sizeof target, "../%d", b->parent);
+        ex_link(l, path, target);
+    }
+    snprintf(path, sizeof path, "%s/opposing_bone.bone", d);
+    snprintf(target, sizeof target, "../%d", b->opposing);
+    ex_link(l, path, target);
+    snprintf(path, sizeof path, "%s/children", d);
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
+    char kids[64] = "";
+    for (int k = 0; k < FXC_BONES; k++)
+        if (fxc_bones[k].parent == i)
+            sprintf(kids + strlen(kids), "%d\n", k);
+    e->content = (uint8_t *)strdup(kids);
+    e->len = strlen(kids);
+}
+
+static void ex_crig_chain(struct expect_list *l, const struct fxc_opts *o, const struct fxc_layout *lay, int i)
+{
+    const struct fxc_chain *c = &fxc_chains[i];
+    char d[32], path[96], target[32];
+    snprintf(d, sizeof d, "/ik_chains/%d", i);
+    ex_dir(l, d, lay->chain_pos[i], lay->chain_size[i], "rig.ik_chain");
+    uint64_t p = lay->chain_pos[i] + 4;
+    snprintf(path, sizeof path, "%s/bones", d);
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
+    char buf[128] = "";
+    for (uint32_t k = 0; k < c->n; k++)
+        sprintf(buf + strlen(buf), "%d\n", c->bones[k]);
+    e->content = (uint8_t *)strdup(buf);
+    e->len = strlen(buf);
+    ex_span(e, p, 4ull * c->n);
+    snprintf(path, sizeof path, "%s/bones.names", d);
+    ex_crig_names(l, path, c->bones, c->n);
+    p += 4ull * c->n;
+    if (o->info) {
+        snprintf(path, sizeof path, "%s/info_nodes", d);
+        e = ex_add(l, EX_FILE, "%s", path);
+        buf[0] = 0;
+        for (int k = 0; k < 11; k++)
+            sprintf(buf + strlen(buf), "%d\n", c->info[k]);
+        e->content = (uint8_t *)strdup(buf);
+        e->len = strlen(buf);
+        ex_span(e, p, 44);
+        snprintf(path, sizeof path, "%s/info_nodes.names", d);
+        ex_crig_names(l, path, c->info, 11);
+        p += 44;
+    }
+    const char *fields[4] = {"pole", "slot_info", "slot_offset", "root"};
+    int32_t vals[4] = {c->pole, c->slot_info, c->slot_offset, c->root};
+    for (int k = 0; k < 4; k++) {
+        if (k == 1 && !o->info)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", d, fields[k]);
+        ex_val(l, path, p, 4, "i32", "%d\n", vals[k]);
+        p += 4;
+        if (vals[k] >= 0) {
+            snprintf(path, sizeof path, "%s/%s.bone", d, fields[k]);
+            snprintf(target, sizeof target, "../../bones/%d", vals[k]);
+            ex_link(l, path, target);
+        }
+    }
+}
+
+void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const struct fxc_opts *o,
+                  const struct fxc_layout *lay)
+{
+    ex_dir(l, "/", 0, size, NULL);
+    ex_info(l, "clear-rig");
+    ex_val(l, "/major", 0, 4, "u32", "%u\n", o->major);
+    ex_val(l, "/minor", 4, 4, "u32", "%u\n", o->minor);
+    if (o->skeleton_name)
+        ex_val(l, "/skeleton_name", lay->skel_pos, strlen(fxc_skeleton), "string", "%s\n", fxc_skeleton);
+    ex_dir(l, "/bones", 8, lay->bone_pos[FXC_BONES - 1] + lay->bone_size[FXC_BONES - 1] - 8, "rig.bones");
+    for (int i = 0; i < FXC_BONES; i++)
+        ex_crig_bone(l, file, lay, i);
+    struct expect *csv = ex_add(l, EX_FILE, "/bones.csv");
+    char *s = malloc(4096), *p = s;
+    p += sprintf(p, "index,name,parent,opposing,hash,flags,px,py,pz,qx,qy,qz,qw,sx,sy,sz\n");
+    for (int i = 0; i < FXC_BONES; i++) {
+        const struct fxc_bone *b = &fxc_bones[i];
+        p += sprintf(p, "%d,", i);
+        if (strchr(b->name, ',') || strchr(b->name, '"')) {
+            *p++ = '"';
+            for (const char *q = b->name; *q; q++) {
+                if (*q == '"')
+                    *p++ = '"';
+                *p++ = *q;
+            }
+            *p++ = '"';
+        } else {
+            p += sprintf(p, "%s", b->name);
+        }
+        p += sprintf(p, ",%d,%d,0x%08x,0x%08x", b->parent, b->opposing, lay->hash[i], b->flags);
+        for (int k = 0; k < 3; k++)
+            p += sprintf(p, ",%.9g", (double)b->pos[k]);
+        for (int k = 0; k < 4; k++)
+            p += sprintf(p, ",%.9g", (double)b->q[k]);
+        for (int k = 0; k < 3; k++)
+            p += sprintf(p, ",%.9g", (double)b->s[k]);
+        p += sprintf(p, "\n");
+    }
+    csv->content = (uint8_t *)s;
+    csv->len = strlen(s);
+    if (o->chains) {
+        ex_dir(l, "/ik_chains", lay->chains_pos, lay->end - lay->chains_pos, "rig.ik_chains");
+        for (int i = 0; i < FXC_CHAINS; i++)
+            ex_crig_chain(l, o, lay, i);
+    }
+    ex_dir(l, "/unparsed", 0, size, "unparsed");
+    if (lay->size > lay->end) {
+        char path[64];
+        snprintf(path, sizeof path, "/unparsed/0x%llx-0x%llx.bin", (unsigned long long)lay->end,
+                 (unsigned long long)(lay->size - lay->end));
+        ex_bytes(l, path, file, lay->end, lay->size - lay->end, "unparsed");
+    }
+}
+
 /* ---- checking ---- */
 
 static void check_one(const struct expect *e, const struct probe *p)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "fixture.h"
+#include "fixture_crig.h"
 #include "fixture_t2fs.h"
 
 enum expect_kind { EX_FILE, EX_DIR, EX_LINK };
@@ -45,6 +46,10 @@ void ex_sample_gr2(struct expect_list *l, const uint8_t *file, size_t size, cons
 /* A t2fs file written by fxt_write (prefix/trailer as passed to it). */
 void ex_t2fs(struct expect_list *l, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
              size_t trailer);
+
+/* A clear RIG written by fxc_build. */
+void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const struct fxc_opts *o,
+                  const struct fxc_layout *lay);
 
 /* Bytes of a built GR2 that no structure covers (padding and filler). */
 uint64_t ex_gr2_gap_bytes(const struct fx_gr2_layout *gl);

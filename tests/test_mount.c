@@ -746,6 +746,37 @@ static void test_mount_rig_oodle1(void **state)
     free(r.section);
 }
 
+static void test_mount_clear_rig(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        struct fxc_opts o = fxc_variant(v);
+        struct fxc_layout lay;
+        size_t size;
+        uint8_t *file = fxc_build(&o, &size, &lay);
+        char name[32], path[256], mnt[256];
+        snprintf(name, sizeof name, "clear%d.rig", v);
+        write_fixture(name, file, size, path, sizeof path);
+        make_mountpoint("m_clear", mnt, sizeof mnt);
+        do_mount(path, mnt, NULL);
+        struct expect_list l = {0};
+        ex_clear_rig(&l, file, size, &o, &lay);
+        struct probe p = mount_probe(mnt);
+        ex_check(&l, &p);
+        ex_free(&l);
+        /* the kernel follows a chain's link into the bones */
+        if (o.chains) {
+            uint8_t *buf;
+            size_t len;
+            assert_int_equal(mp_read(mnt, "/ik_chains/0/pole.bone/name", &buf, &len), 0);
+            assert_memory_equal(buf, "b__L_Thigh__\n", 13);
+            free(buf);
+        }
+        do_umount(mnt);
+        free(file);
+    }
+}
+
 /* Last: the daemons must not have reported anything under the sanitizers. */
 static void test_no_sanitizer_reports(void **state)
 {
@@ -785,6 +816,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_clear_rig, skip_if_disabled),
         cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
     };
     return cmocka_run_group_tests_name("mount", tests, setup_all, teardown_all);

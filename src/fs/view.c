@@ -166,6 +166,9 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     case FMT_T2FS:
         rc = t2fs_view_open(fs, why, sizeof why);
         break;
+    case FMT_RIG_CLEAR:
+        rc = crig_view_open(fs, why, sizeof why);
+        break;
     default:
         snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
                  format_name(fs->det.format));

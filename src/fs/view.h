@@ -84,6 +84,7 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
 int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
+int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
 struct gr2_view;

@@ -1,0 +1,71 @@
+/* The "clear" RIG encoding (Sims 3 after patches, Pets, Sims 4): first two u32 are
+ * major 3/4 and minor 1/2. Facts: shared/formats/rig.md. */
+#ifndef S3_RIG_CLEAR_H
+#define S3_RIG_CLEAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parse/diag.h"
+#include "parse/reader.h"
+
+#define CRIG_ERR 200
+
+enum crig_variant {
+    CRIG_MAJOR4, /* Sims 3 and Sims 4 write major 4 the same way */
+    CRIG_TS3_MAJOR3, /* skeleton name, no IK chains */
+    CRIG_TS4_MAJOR3, /* no skeleton name, IK chains without info nodes or slot_info */
+};
+
+struct crig_bone {
+    uint64_t pos, size; /* absolute */
+    float position[3], orientation[4], scale[3];
+    char *name;
+    uint32_t name_len;
+    int32_t opposing, parent;
+    uint32_t name_hash, flags;
+    bool hash_ok;
+};
+
+struct crig_chain {
+    uint64_t pos, size;
+    uint32_t nbones;
+    int32_t *bones;
+    bool has_info;
+    int32_t info_nodes[11];
+    int32_t pole, slot_info, slot_offset, root;
+    bool has_slot_info;
+};
+
+struct crig {
+    uint32_t major, minor;
+    enum crig_variant variant;
+    bool ambiguous; /* major 3: both layouts ended at the end of the file */
+    int32_t bone_count;
+    struct crig_bone *bones;
+    uint32_t nbones; /* parsed */
+    char bones_err[CRIG_ERR];
+    bool has_skeleton_name;
+    char *skeleton_name;
+    uint32_t skeleton_name_len;
+    uint64_t skeleton_name_pos;
+    bool chains_present;
+    uint64_t chains_pos;
+    int32_t chain_count;
+    struct crig_chain *chains;
+    uint32_t nchains;
+    char chains_err[CRIG_ERR];
+    uint64_t end; /* where parsing stopped */
+};
+
+/* FNV-1 32-bit hash of the lower-cased name. */
+uint32_t crig_name_hash(const char *name, size_t len);
+const char *crig_variant_name(enum crig_variant v);
+
+/* Parses the file. Returns 0, or -1 when it cannot be read as any variant (err says
+ * why; for major 3, when neither layout ends at the end of the file). Broken parts
+ * of a major-4 file stop the parse there: what came before stays, *_err says why. */
+int crig_parse(const struct s3_src *src, struct crig *r, struct diag *d, char *err, size_t errlen);
+void crig_free(struct crig *r);
+
+#endif

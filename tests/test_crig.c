@@ -1,0 +1,209 @@
+/* The clear RIG encoding: the four variants, name hashes, bone validation, broken input. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "expect.h"
+#include "fixture_crig.h"
+#include "fs/view.h"
+#include "parse/rig_clear.h"
+#include "tree_probe.h"
+
+static bool diag_has(const struct diag *d, const char *needle)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strstr(d->msg[i], needle))
+            return true;
+    return false;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void test_name_hash(void **state)
+{
+    (void)state;
+    /* FNV-1 of the empty string is the offset basis; lower-casing makes case irrelevant */
+    assert_int_equal(crig_name_hash("", 0), 0x811C9DC5u);
+    assert_int_equal(crig_name_hash("a", 1), 0x050C5D7Eu); /* (basis * prime) ^ 'a' */
+    assert_int_equal(crig_name_hash("B__ROOT__", 9), crig_name_hash("b__root__", 9));
+    for (int i = 0; i < FXC_BONES; i++)
+        assert_int_equal(crig_name_hash(fxc_bones[i].name, strlen(fxc_bones[i].name)), fxc_hash(fxc_bones[i].name));
+}
+
+static void test_variants(void **state)
+{
+    (void)state;
+    static const enum crig_variant want[3] = {CRIG_MAJOR4, CRIG_TS3_MAJOR3, CRIG_TS4_MAJOR3};
+    for (int v = 0; v < 3; v++) {
+        struct fxc_opts o = fxc_variant(v);
+        struct fxc_layout lay;
+        size_t size;
+        uint8_t *f = fxc_build(&o, &size, &lay);
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        mem_src_init(&src, &mc, f, size);
+        struct crig r;
+        struct diag d = {0};
+        char err[256];
+        assert_int_equal(crig_parse(&src, &r, &d, err, sizeof err), 0);
+        assert_int_equal(r.variant, want[v]);
+        assert_int_equal(r.nbones, FXC_BONES);
+        assert_string_equal(r.bones[2].name, "b__L_Thigh__");
+        assert_int_equal(r.bones[3].opposing, 2);
+        assert_true(r.bones[0].hash_ok);
+        assert_false(r.bones[5].hash_ok); /* written with a wrong hash on purpose */
+        assert_true(diag_has(&d, "name_hash"));
+        assert_int_equal(r.has_skeleton_name, o.skeleton_name);
+        assert_int_equal(r.chains_present, o.chains);
+        if (o.chains) {
+            assert_int_equal(r.nchains, FXC_CHAINS);
+            assert_int_equal(r.chains[0].pole, fxc_chains[0].pole);
+            assert_int_equal(r.chains[1].bones[0], 3);
+            assert_int_equal(r.chains[0].has_info, o.info);
+        }
+        assert_int_equal(r.end, size);
+        diag_free(&d);
+        crig_free(&r);
+        free(f);
+    }
+}
+
+static void test_walk_variants(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        struct fxc_opts o = fxc_variant(v);
+        if (v == 0)
+            o.trailing = 5; /* major 4 tolerates trailing bytes: /unparsed */
+        struct fxc_layout lay;
+        size_t size;
+        uint8_t *f = fxc_build(&o, &size, &lay);
+        struct s3fs *fs;
+        char err[256];
+        if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
+            fail_msg("variant %d: %s", v, err);
+        struct expect_list l = {0};
+        ex_clear_rig(&l, f, size, &o, &lay);
+        struct probe p = tree_probe(fs);
+        ex_check(&l, &p);
+        ex_free(&l);
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+        char info[2048] = {0};
+        assert_true(tree_read(fs->tree, ino, 0, info, sizeof info - 1) > 0);
+        assert_non_null(strstr(info, v == 0 ? "variant: major 4" : v == 1 ? "variant: TS3" : "variant: TS4"));
+        assert_non_null(strstr(info, "name_hash_mismatches: 1\n"));
+        if (v == 0)
+            assert_non_null(strstr(info, "5 trailing bytes"));
+        s3fs_close(fs);
+        free(f);
+    }
+}
+
+/* Parent cycles and out-of-range indices are reported; the tree still mounts. */
+static void test_bone_validation(void **state)
+{
+    (void)state;
+    struct fxc_opts o = fxc_variant(0);
+    struct fxc_layout lay;
+    size_t size;
+    uint8_t *f = fxc_build(&o, &size, &lay);
+    /* bone 1's parent becomes 4, whose parent is 1: a cycle; bone 2's opposing becomes 99 */
+    put32(f + lay.bone_pos[1] + 44 + strlen(fxc_bones[1].name) + 4, 4);
+    put32(f + lay.bone_pos[2] + 44 + strlen(fxc_bones[2].name), 99);
+    put32(f + lay.chain_pos[0] + 4 + 12 + 44, 77); /* chain 0's pole */
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    assert_true(diag_has(&fs->diag, "cycle"));
+    assert_true(diag_has(&fs->diag, "opposing bone 99"));
+    assert_true(diag_has(&fs->diag, "bone index 77"));
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/bones/2/opposing_bone.bone", &ino), -ENOENT);
+    assert_int_equal(tree_resolve(fs->tree, "/ik_chains/0/pole.bone", &ino), -ENOENT);
+    assert_int_equal(tree_resolve(fs->tree, "/ik_chains/0/slot_info.bone", &ino), 0);
+    s3fs_close(fs);
+    free(f);
+}
+
+static void test_broken(void **state)
+{
+    (void)state;
+    struct fxc_opts o = fxc_variant(0);
+    struct fxc_layout lay;
+    size_t size;
+    uint8_t *f = fxc_build(&o, &size, &lay);
+    uint8_t *h = malloc(size);
+    struct s3fs *fs;
+    char err[256];
+    uint32_t ino;
+    /* negative and huge name lengths: bones before stay, the broken one is an .error */
+    uint32_t lens[2] = {0xFFFFFFF0u, 0x7FFFFFF0u};
+    for (int k = 0; k < 2; k++) {
+        memcpy(h, f, size);
+        put32(h + lay.bone_pos[3] + 40, lens[k]);
+        assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/bones/2/name", &ino), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/bones/3.error", &ino), 0);
+        char text[256] = {0};
+        tree_read(fs->tree, ino, 0, text, sizeof text - 1);
+        assert_non_null(strstr(text, k == 0 ? "negative" : "past the end"));
+        s3fs_close(fs);
+    }
+    /* a bone count beyond the data */
+    memcpy(h, f, size);
+    put32(h + 8, 1000000);
+    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    assert_true(diag_has(&fs->diag, "more bones than the file can hold"));
+    s3fs_close(fs);
+    /* truncation at every field: major 4 mounts what is there, never crashes */
+    for (size_t cut = 0; cut < size; cut++) {
+        int rc = s3fs_open_mem(&fs, f, cut, NULL, err, sizeof err);
+        if (cut < 8) {
+            assert_int_not_equal(rc, 0);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(tree_resolve(fs->tree, "/bones.csv", &ino), 0);
+        s3fs_close(fs);
+    }
+    free(f);
+    /* major 3: a cut file fits neither layout and is refused with a message */
+    o = fxc_variant(2);
+    f = fxc_build(&o, &size, &lay);
+    uint64_t bones_end = lay.bone_pos[FXC_BONES - 1] + lay.bone_size[FXC_BONES - 1];
+    for (size_t cut = 8; cut < size; cut++) {
+        int rc = s3fs_open_mem(&fs, f, cut, NULL, err, sizeof err);
+        if (cut == bones_end + 4 + FXC_CHAINS) {
+            /* a genuine ambiguity of the format: the chain count read as a 2-byte
+             * skeleton name makes a complete TS3 file */
+            assert_int_equal(rc, 0);
+            s3fs_close(fs);
+            continue;
+        }
+        assert_int_equal(rc, S3_EXIT_FORMAT);
+        assert_non_null(strstr(err, "neither the TS3 layout"));
+    }
+    free(f);
+    free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_name_hash),      cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_walk_variants),  cmocka_unit_test(test_bone_validation),
+        cmocka_unit_test(test_broken),
+    };
+    return cmocka_run_group_tests_name("clear_rig", tests, NULL, NULL);
+}
