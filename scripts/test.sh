@@ -3,7 +3,8 @@
 # same suite under AddressSanitizer + UndefinedBehaviorSanitizer (the mount tests then
 # run a sanitized daemon, and fail on any report it writes). Ends with one line
 # "N passed, N failed". Set S3RIG_NO_MOUNT_TESTS=1 to skip the mount tests explicitly
-# (they need root and /dev/fuse). Set S3RIG_FUZZ_SECONDS=N to also run each fuzz target.
+# (they need root and /dev/fuse). Each libFuzzer target also runs for S3RIG_FUZZ_SECONDS
+# seconds (default: 30 under CI, 0 otherwise); a target counts as one test.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -49,12 +50,16 @@ run_build build
 run_build build-san -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
 
-if [ -n "${S3RIG_FUZZ_SECONDS:-}" ] && [ -x scripts/fuzz.sh ]; then
-    if scripts/fuzz.sh all "$S3RIG_FUZZ_SECONDS"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-    fi
+fuzz_seconds=${S3RIG_FUZZ_SECONDS:-}
+[ -n "$fuzz_seconds" ] || { [ "${CI:-}" = true ] && fuzz_seconds=30 || fuzz_seconds=0; }
+if [ "$fuzz_seconds" -gt 0 ]; then
+    for t in tree rnc oodle1 gr2 rig clear_rig t2fs; do
+        if scripts/fuzz.sh "$t" "$fuzz_seconds"; then
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1))
+        fi
+    done
 fi
 
 echo "$passed passed, $failed failed"

@@ -12,7 +12,8 @@
 
 #include "fs/view_gr2.h"
 
-#define GOBJ_MAX_INSTANCES 5000000 /* struct instances the breadth-first walk visits */
+#define GOBJ_MAX_INSTANCES 5000000 /* struct instances the breadth-first walk visits, at most */
+#define GOBJ_MIN_INSTANCES 65536   /* ... and at least; in between, a quarter of the section bytes */
 #define GOBJ_MAX_PATH 1024         /* deeper first locations are not recorded */
 
 enum { KEY_SINGLE = 0, KEY_ARRAY = 1 };
@@ -222,7 +223,9 @@ struct instance {
 struct queue {
     struct instance *q;
     size_t head, tail, cap;
-    uint64_t pushed;
+    uint64_t pushed, budget;
+    uint64_t work; /* member elements visited: bounded by 16 × budget */
+    bool stop;
 };
 
 static char *join(const char *a, const char *b)
@@ -244,15 +247,19 @@ static void push(struct gobj *o, struct queue *q, struct gr2_ref type, struct gr
 {
     if (!path)
         return;
+    if (q->stop) {
+        free(path);
+        return;
+    }
     if (strlen(path) > GOBJ_MAX_PATH) {
         snprintf(o->note, sizeof o->note, "object walk stopped at paths longer than %d bytes: links may be missing",
                  GOBJ_MAX_PATH);
         free(path);
         return;
     }
-    if (q->pushed >= GOBJ_MAX_INSTANCES) {
-        snprintf(o->note, sizeof o->note, "object walk stopped after %d struct instances: links may be missing",
-                 GOBJ_MAX_INSTANCES);
+    if (q->pushed >= q->budget) {
+        snprintf(o->note, sizeof o->note, "object walk stopped after %llu struct instances: links may be missing",
+                 (unsigned long long)q->budget);
         free(path);
         return;
     }
@@ -315,13 +322,22 @@ static void walk_element(struct gobj *o, const struct gr2_space *sp, struct queu
 static void walk_instance(struct gobj *o, const struct gr2_space *sp, struct queue *q, const struct instance *in)
 {
     const struct gr2_type *t = gr2_type_get(&o->types, sp, in->type);
-    if (!t || !t->ok)
+    const char *why;
+    /* an instance whose bytes do not exist has nothing to follow */
+    if (!t || !t->ok || !gr2_bytes(sp, in->obj.section, in->obj.offset, t->size, &why))
         return;
     for (uint32_t i = 0; i < t->nmembers; i++) {
         const struct gr2_member *m = &t->m[i];
         if (gr2_is_scalar(m->type) || m->type == GR2_STRING || m->type == GR2_TRANSFORM)
             continue;
         uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = m->size / width;
+        q->work += width;
+        if (q->work > 16 * q->budget) {
+            snprintf(o->note, sizeof o->note, "object walk stopped after %llu member visits: links may be missing",
+                     (unsigned long long)q->work);
+            q->stop = true; /* the rest of the queue is dropped */
+            return;
+        }
         char *mp = join(in->path, t->safe_name[i]);
         for (uint32_t k = 0; mp && k < width; k++) {
             char *ep = width > 1 ? join_index(mp, k) : strdup(mp);
@@ -342,11 +358,19 @@ static void walk(struct gobj *o, const struct gr2_space *sp)
     o->walked = true;
     const struct gr2_file *g = &o->v->g;
     struct queue q = {0};
+    /* Real files hold fewer struct instances than a quarter of their bytes; crafted ones
+     * that alias arrays could otherwise ask for billions. */
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < g->nsections; i++)
+        bytes += sp->size[i];
+    q.budget = bytes / 4 < GOBJ_MIN_INSTANCES ? GOBJ_MIN_INSTANCES
+               : bytes / 4 > GOBJ_MAX_INSTANCES ? GOBJ_MAX_INSTANCES : bytes / 4;
     map_put(o, g->root_object, KEY_SINGLE, "");
     push(o, &q, g->root_type, g->root_object, strdup(""));
     while (q.head < q.tail) {
         struct instance in = q.q[q.head++];
-        walk_instance(o, sp, &q, &in);
+        if (!q.stop)
+            walk_instance(o, sp, &q, &in);
         free(in.path);
     }
     free(q.q);
@@ -611,6 +635,11 @@ static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
                        const struct gr2_member *m, const char *safe, uint32_t sec, uint32_t off)
 {
     struct tree *t = o->v->fs->tree;
+    const char *why;
+    if (!gr2_bytes(sp, sec, off, m->size, &why)) { /* before any per-element work */
+        add_error(t, dir, safe, why);
+        return;
+    }
     if (gr2_is_scalar(m->type) || m->type == GR2_STRING) {
         add_values(o, sp, dir, safe, m, sec, off);
         return;

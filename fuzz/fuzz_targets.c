@@ -1,0 +1,84 @@
+/* libFuzzer targets, one per parser plus the whole tree walk. Built with
+ * -Dfuzz=true and clang (scripts/fuzz.sh). FUZZ_TARGET selects the entry point. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/view.h"
+#include "parse/gr2.h"
+#include "parse/oodle1.h"
+#include "parse/rig.h"
+#include "parse/rig_clear.h"
+#include "parse/rnc.h"
+#include "parse/t2fs.h"
+#include "walk.h"
+
+/* Small limits keep each input fast and bound memory. */
+__attribute__((unused)) static const struct s3fs_opts limits = {.max_nodes = 200000, .cache_bytes = 8u << 20, .max_unpacked = 8u << 20};
+
+__attribute__((unused)) static void tree_walk(const uint8_t *data, size_t size)
+{
+    struct s3fs *fs;
+    char err[256];
+    if (s3fs_open_mem(&fs, data, size, &limits, err, sizeof err) == 0) {
+        walk_all(fs, 20000);
+        s3fs_close(fs);
+    }
+}
+
+/* Prefixes the input with a format's first bytes, so the fuzzer starts inside it. */
+__attribute__((unused)) static void walk_with_magic(const uint8_t *magic, size_t mlen, const uint8_t *data, size_t size)
+{
+    uint8_t *b = malloc(mlen + size + 1);
+    if (!b)
+        return;
+    memcpy(b, magic, mlen);
+    memcpy(b + mlen, data, size);
+    tree_walk(b, mlen + size);
+    free(b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+#if FUZZ_TARGET == 1 /* tree: any input, any format */
+    tree_walk(data, size);
+#elif FUZZ_TARGET == 2 /* rnc */
+    struct rnc_options o = {.max_unpacked = 1 << 22};
+    uint8_t *out;
+    size_t n;
+    char err[256];
+    if (rnc_unpack(data, size, &o, &out, &n, err, sizeof err) == 0)
+        free(out);
+#elif FUZZ_TARGET == 3 /* oodle1: the first 8 bytes choose the stops and size */
+    if (size < 8)
+        return 0;
+    uint32_t f16 = (uint32_t)(data[0] | data[1] << 8), f8 = f16 + (uint32_t)(data[2] | data[3] << 8);
+    uint32_t total = f8 + (uint32_t)(data[4] | data[5] << 8);
+    uint8_t *out;
+    char err[256];
+    if (oodle1_expand(data + 8, size - 8, data[6] & 1, f16, f8, total, 1 << 22, &out, err, sizeof err) == 0)
+        free(out);
+#elif FUZZ_TARGET == 4 /* gr2: the old LE32 signature, then the input */
+    static const uint8_t sig[16] = {0xb8, 0x67, 0xb0, 0xca, 0xf8, 0x6d, 0xb1, 0x0f,
+                                    0x84, 0x72, 0x8c, 0x7e, 0x5e, 0x19, 0x00, 0x1e};
+    walk_with_magic(sig, 16, data, size);
+#elif FUZZ_TARGET == 5 /* wrapped rig */
+    static const uint8_t magic[8] = {0xde, 0x13, 0xaf, 0x8e, 0, 0, 0, 0};
+    walk_with_magic(magic, 8, data, size);
+#elif FUZZ_TARGET == 6 /* clear rig, major 4 and major 3 */
+    static const uint8_t m4[8] = {4, 0, 0, 0, 2, 0, 0, 0}, m3[8] = {3, 0, 0, 0, 1, 0, 0, 0};
+    walk_with_magic(size && (data[0] & 1) ? m3 : m4, 8, data, size);
+#elif FUZZ_TARGET == 7 /* t2fs */
+    tree_walk(data, size);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, data, size);
+    struct t2fs_branch b;
+    char err[T2FS_ERR];
+    for (int be = 0; be <= 1; be++)
+        if (t2fs_read_branch(&src, 0, size, be, &b, err, sizeof err) == 0)
+            t2fs_branch_free(&b);
+#endif
+    return 0;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs a libFuzzer target for SECONDS (clang, ASan + UBSan), seeded from the fixture
+# builders and the shared codec vectors. Crashes are written to fuzz-out/ and make the
+# script fail: turn each one into a regression input under tests/regress/.
+#
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig clear_rig t2fs | all
+#
+# Longer campaigns: scripts/fuzz.sh tree 3600 (the corpus in fuzz-out/corpus/ is kept and
+# grows between runs; run several targets in parallel on more cores).
+set -eu
+cd "$(dirname "$0")/.."
+target=${1:-all}
+seconds=${2:-60}
+targets="tree rnc oodle1 gr2 rig clear_rig t2fs"
+[ "$target" = all ] || targets=$target
+
+if [ ! -f build-fuzz/build.ninja ]; then
+    CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args=-fsanitize=fuzzer-no-link \
+        -Dwerror=true >/dev/null
+fi
+ninja -C build-fuzz >"${TMPDIR:-/tmp}/s3rig-fuzz-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/s3rig-fuzz-build.log"; exit 1; }
+mk=build-fuzz/tests/s3rig-mkfixture
+vec=../shared/vectors
+out=fuzz-out
+mkdir -p "$out"
+
+# seed_corpus TARGET DIR: fixture files, cut to what the target prepends itself.
+seed_corpus() {
+    local t=$1 dir=$2 tmp
+    tmp=$(mktemp -d)
+    for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 t2fs t2fs-be \
+             clear-rig-4 clear-rig-3-ts3 clear-rig-3-ts4; do
+        $mk "$k" "$tmp/$k" 2>/dev/null || true
+    done
+    case $t in
+    tree) cp "$tmp"/* "$dir"/ ;;
+    gr2) for f in "$tmp"/gr2*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;
+    rig) tail -c +9 "$tmp/rig" > "$dir/rig" ;;
+    clear_rig) for f in "$tmp"/clear*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
+    t2fs) cp "$tmp"/t2fs* "$dir"/ ;;
+    rnc) [ -d "$vec/rnc" ] && cp "$vec"/rnc/*.rnc* "$dir"/ 2>/dev/null || true ;;
+    oodle1)
+        # 8-byte prefix: first16bit, first8bit-first16bit, size-first8bit (u16 LE), flags, 0
+        if [ -d "$vec/oodle1" ]; then
+            { printf '\040\003\040\003\220\001\000\000'; cat "$vec/oodle1/alice_small.oodle1"; } > "$dir/alice_small"
+            { printf '\144\000\310\000\222\002\000\000'; cat "$vec/oodle1/tiny_window.oodle1"; } > "$dir/tiny_window"
+            { printf '\160\027\200\006\041\002\000\000'; cat "$vec/oodle1/struct_mixed.oodle1"; } > "$dir/struct_mixed"
+        fi
+        ;;
+    esac
+    rm -rf "$tmp"
+}
+
+status=0
+for t in $targets; do
+    corpus=$out/corpus/$t
+    mkdir -p "$corpus"
+    [ -n "$(ls -A "$corpus")" ] || seed_corpus "$t" "$corpus"
+    echo "fuzz: $t for ${seconds}s"
+    if ! build-fuzz/fuzz/fuzz_$t -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=262144 \
+        -artifact_prefix="$out/crash-$t-" -print_final_stats=1 "$corpus" >"$out/$t.log" 2>&1; then
+        echo "fuzz: $t FOUND A PROBLEM (see $out/$t.log and $out/crash-$t-*)"
+        grep -E "ERROR|SUMMARY" "$out/$t.log" | head -5
+        status=1
+    else
+        grep -E "stat::number_of_executed_units|cov:" "$out/$t.log" | tail -2 | tr '\n' ' '
+        echo
+    fi
+done
+exit $status
