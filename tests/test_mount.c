@@ -24,6 +24,7 @@
 
 #include "expect.h"
 #include "fixture.h"
+#include "fixture_crig.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
@@ -777,6 +778,230 @@ static void test_mount_clear_rig(void **state)
     }
 }
 
+/* ---- s3rig (the same tree without FUSE) ---- */
+
+static const char *cli_bin(void)
+{
+    const char *c = getenv("S3RIG_CLI");
+    return c ? c : "s3rig";
+}
+
+/* Runs s3rig with stdout captured to a file; returns the exit status. */
+static int run_cli(char *const args[], char *out, size_t outlen, char *err, size_t errlen)
+{
+    char outfile[128];
+    snprintf(outfile, sizeof outfile, "%s/cli.out", tmpdir);
+    char *argv[16] = {(char *)cli_bin()};
+    int n = 1;
+    for (int i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        char errfile[160];
+        snprintf(errfile, sizeof errfile, "%s/cli.err", tmpdir);
+        int efd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(efd, 2);
+        child_env();
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (out) {
+        FILE *f = fopen(outfile, "r");
+        size_t k = f ? fread(out, 1, outlen - 1, f) : 0;
+        out[k] = 0;
+        if (f)
+            fclose(f);
+    }
+    if (err) {
+        char errfile[160];
+        snprintf(errfile, sizeof errfile, "%s/cli.err", tmpdir);
+        FILE *f = fopen(errfile, "r");
+        size_t k = f ? fread(err, 1, errlen - 1, f) : 0;
+        err[k] = 0;
+        if (f)
+            fclose(f);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Compares two real trees: names, kinds, sizes, bytes, link targets (explicit stack). */
+static void compare_trees(const char *a_root, const char *b_root)
+{
+    size_t cap = 64, n = 0;
+    char **stack = malloc(cap * sizeof *stack);
+    stack[n++] = strdup("");
+    size_t nodes = 0;
+    while (n > 0) {
+        char *rel = stack[--n];
+        char a[1024], b[1024];
+        snprintf(a, sizeof a, "%s%s", a_root, rel);
+        snprintf(b, sizeof b, "%s%s", b_root, rel);
+        struct stat sa, sb;
+        if (lstat(a, &sa) || lstat(b, &sb))
+            fail_msg("%s: missing on one side", rel);
+        if ((sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT))
+            fail_msg("%s: kinds differ", rel);
+        nodes++;
+        if (S_ISLNK(sa.st_mode)) {
+            char ta[1024], tb[1024];
+            ssize_t la = readlink(a, ta, sizeof ta - 1), lb = readlink(b, tb, sizeof tb - 1);
+            assert_true(la >= 0 && lb >= 0);
+            ta[la] = tb[lb] = 0;
+            if (strcmp(ta, tb) != 0)
+                fail_msg("%s: -> %s vs -> %s", rel, ta, tb);
+        } else if (S_ISREG(sa.st_mode)) {
+            if (sa.st_size != sb.st_size)
+                fail_msg("%s: %lld vs %lld bytes", rel, (long long)sa.st_size, (long long)sb.st_size);
+            uint8_t *ba, *bb;
+            size_t na, nb;
+            assert_int_equal(mp_read("", a, &ba, &na), 0);
+            assert_int_equal(mp_read("", b, &bb, &nb), 0);
+            if (na != nb || memcmp(ba, bb, na) != 0)
+                fail_msg("%s: contents differ", rel);
+            free(ba);
+            free(bb);
+        } else if (S_ISDIR(sa.st_mode)) {
+            char **na, **nb;
+            int ca = mp_list("", a, &na), cb = mp_list("", b, &nb);
+            if (ca != cb)
+                fail_msg("%s: %d vs %d entries", rel, ca, cb);
+            for (int i = 0; i < ca; i++) {
+                bool found = false;
+                for (int k = 0; k < cb && !found; k++)
+                    found = strcmp(na[i], nb[k]) == 0;
+                if (!found)
+                    fail_msg("%s/%s: only on one side", rel, na[i]);
+                if (n == cap)
+                    stack = realloc(stack, (cap *= 2) * sizeof *stack);
+                assert_true(asprintf(&stack[n++], "%s/%s", rel, na[i]) > 0);
+            }
+            for (int i = 0; i < ca; i++)
+                free(na[i]);
+            for (int i = 0; i < cb; i++)
+                free(nb[i]);
+            free(na);
+            free(nb);
+        }
+        free(rel);
+    }
+    free(stack);
+    assert_true(nodes > 10);
+}
+
+static void extract_and_compare(const char *name, const uint8_t *file, size_t size)
+{
+    char path[256], mnt[256], dest[256], err[512];
+    write_fixture(name, file, size, path, sizeof path);
+    make_mountpoint("m_cli", mnt, sizeof mnt);
+    snprintf(dest, sizeof dest, "%s/extract-%s", tmpdir, name);
+    char *args[] = {"extract", path, dest, NULL};
+    int rc = run_cli(args, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract %s: exit %d: %s", name, rc, err);
+    do_mount(path, mnt, NULL);
+    compare_trees(mnt, dest);
+    do_umount(mnt);
+}
+
+static void test_cli_extract_equals_mount(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *f;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    f = fx_sample_rig(&size, &rl, &gl, names);
+    extract_and_compare("x.rig", f, size);
+    free(f);
+    struct fxg_opts go = {.sig = "be64", .version = 7, .nbones = 6, .oodle1_objects = true};
+    struct fxg_result r;
+    f = fxg_build(&go, &size, &r);
+    extract_and_compare("x.gr2", f, size);
+    free(f);
+    free(r.section);
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *root = fxt_sample(3, 3, true, be);
+        f = fxt_write(root, be, be ? 8 : 0, 0, &size);
+        extract_and_compare(be ? "x-be.t2fs" : "x-le.t2fs", f, size);
+        free(f);
+        fxt_free(root);
+    }
+    for (int v = 0; v < 3; v++) {
+        struct fxc_opts o = fxc_variant(v);
+        struct fxc_layout lay;
+        f = fxc_build(&o, &size, &lay);
+        char n[32];
+        snprintf(n, sizeof n, "x%d.crig", v);
+        extract_and_compare(n, f, size);
+        free(f);
+    }
+}
+
+static void test_cli_commands(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
+    char path[256], out[8192], err[1024];
+    write_fixture("cli.rig", f, size, path, sizeof path);
+    /* info = /info */
+    char *info[] = {"info", path, NULL};
+    assert_int_equal(run_cli(info, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "format: wrapped-rig\n"));
+    assert_non_null(strstr(out, "ik_chains: 2\n"));
+    /* cat of several files, in order */
+    char *cat[] = {"cat", path, "/ik_chains/0/pole", "/header/magic", NULL};
+    assert_int_equal(run_cli(cat, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "5\n0x8eaf13de\n");
+    /* stat: size, kind and the xattrs */
+    char *st[] = {"stat", path, "/ik_chains/1/pole", NULL};
+    assert_int_equal(run_cli(st, out, sizeof out, err, sizeof err), 0);
+    char want[128];
+    snprintf(want, sizeof want, "offset: %llu\nlength: 4\ntype: i32\n", (unsigned long long)(rl.entry_pos[1] + 40));
+    assert_non_null(strstr(out, "kind: file\nsize: 3\n"));
+    assert_non_null(strstr(out, want));
+    /* ls and ls -l */
+    char *ls[] = {"ls", path, "/ik_chains/0/links", NULL};
+    assert_int_equal(run_cli(ls, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "0\n1\n");
+    char *lsl[] = {"ls", "-l", path, "/ik_chains/0", NULL};
+    assert_int_equal(run_cli(lsl, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "pole.bone -> ../../granny/root/Skeletons/0/Bones/5"));
+    char *lsr[] = {"ls", "-R", path, "/granny/sections", NULL};
+    assert_int_equal(run_cli(lsr, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "/granny/sections/1:\n"));
+    /* errors: a bad path (5), a bad file (3), a missing file (2), usage (1) */
+    char *bad[] = {"cat", path, "/no/such/file", NULL};
+    assert_int_equal(run_cli(bad, out, sizeof out, err, sizeof err), 5);
+    assert_non_null(strstr(err, "/no/such/file"));
+    char *dir[] = {"cat", path, "/ik_chains", NULL};
+    assert_int_equal(run_cli(dir, out, sizeof out, err, sizeof err), 5);
+    assert_non_null(strstr(err, "is a directory"));
+    char junk[256];
+    write_fixture("cli.junk", "this is not a model", 19, junk, sizeof junk);
+    char *bf[] = {"info", junk, NULL};
+    assert_int_equal(run_cli(bf, out, sizeof out, err, sizeof err), 3);
+    assert_non_null(strstr(err, "unrecognised format"));
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/nope", tmpdir);
+    char *mf[] = {"info", missing, NULL};
+    assert_int_equal(run_cli(mf, out, sizeof out, err, sizeof err), 2);
+    char *usage[] = {"frobnicate", path, NULL};
+    assert_int_equal(run_cli(usage, out, sizeof out, err, sizeof err), 1);
+    char *none[] = {NULL};
+    assert_int_equal(run_cli(none, out, sizeof out, err, sizeof err), 1);
+    free(f);
+}
+
 /* Last: the daemons must not have reported anything under the sanitizers. */
 static void test_no_sanitizer_reports(void **state)
 {
@@ -817,6 +1042,8 @@ int main(void)
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_clear_rig, skip_if_disabled),
+        cmocka_unit_test_setup(test_cli_extract_equals_mount, skip_if_disabled),
+        cmocka_unit_test(test_cli_commands),
         cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
     };
     return cmocka_run_group_tests_name("mount", tests, setup_all, teardown_all);

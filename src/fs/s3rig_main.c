@@ -183,9 +183,14 @@ struct extract_state {
     struct s3fs *fs;
     uint64_t done, files;
     bool progress;
+    /* volatile files (/info) are written last, when everything else has been parsed */
+    uint32_t deferred[8];
+    char *deferred_dest[8];
+    int ndeferred;
 };
 
 static int extract_node(struct extract_state *st, uint32_t ino, const char *dest);
+static int write_file(struct extract_state *st, uint32_t ino, const char *dest);
 
 static int extract_dir(struct extract_state *st, uint32_t dir, const char *dest)
 {
@@ -212,6 +217,16 @@ static int extract_node(struct extract_state *st, uint32_t ino, const char *dest
         return extract_dir(st, ino, dest);
     if (n->type == NODE_LINK)
         return symlink(n->u.target, dest) == 0 || errno == EEXIST ? 0 : -errno;
+    if (n->content == CONTENT_VOLATILE && st->ndeferred < 8) {
+        st->deferred[st->ndeferred] = ino;
+        st->deferred_dest[st->ndeferred++] = strdup(dest);
+        return 0;
+    }
+    return write_file(st, ino, dest);
+}
+
+static int write_file(struct extract_state *st, uint32_t ino, const char *dest)
+{
     int fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -errno;
@@ -229,8 +244,13 @@ static int cmd_extract(struct s3fs *fs, const char *dest, const char *path)
     uint32_t ino;
     if (resolve(fs, path, &ino))
         return S3_EXIT_PATH;
-    struct extract_state st = {fs, 0, 0, isatty(STDERR_FILENO)};
+    struct extract_state st = {.fs = fs, .progress = isatty(STDERR_FILENO)};
     int rc = extract_node(&st, ino, dest);
+    for (int i = 0; i < st.ndeferred; i++) {
+        if (!rc && st.deferred_dest[i])
+            rc = write_file(&st, st.deferred[i], st.deferred_dest[i]);
+        free(st.deferred_dest[i]);
+    }
     if (st.progress)
         fprintf(stderr, "\rs3rig: %" PRIu64 " files, %" PRIu64 " bytes\n", st.files, st.done);
     if (rc) {
