@@ -778,6 +778,79 @@ static void test_mount_clear_rig(void **state)
     }
 }
 
+struct hammer {
+    const char *mnt;
+    volatile int stop;
+    long reads;
+};
+
+static void *hammer_reads(void *p)
+{
+    struct hammer *h = p;
+    static const char *const files[] = {"/root/1.bin", "/info", "/root/0/0/1/0/0.bin", "/root/0/1/0/0.bin"};
+    char buf[65536], f[512];
+    for (unsigned i = 0; !h->stop; i++) {
+        snprintf(f, sizeof f, "%s%s", h->mnt, files[i % 4]);
+        int fd = open(f, O_RDONLY);
+        if (fd < 0)
+            continue;
+        while (read(fd, buf, sizeof buf) > 0)
+            __atomic_add_fetch(&h->reads, 1, __ATOMIC_RELAXED);
+        close(fd);
+    }
+    return NULL;
+}
+
+/* A lazy unmount while 8 readers are busy: the daemon finishes them and exits cleanly. */
+static void test_mount_unmount_during_reads(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(4, 3, true, false);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    char path[256], mnt[256];
+    write_fixture("busy.t2fs", file, size, path, sizeof path);
+    make_mountpoint("m_busy", mnt, sizeof mnt);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        child_env();
+        execl(mount_bin, mount_bin, "-f", path, mnt, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 200 && !is_mounted(mnt); i++)
+        usleep(10000);
+    assert_true(is_mounted(mnt));
+    struct hammer h = {mnt, 0, 0};
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, hammer_reads, &h);
+    while (__atomic_load_n(&h.reads, __ATOMIC_RELAXED) < 200)
+        usleep(1000);
+    char *um[] = {"fusermount3", "-uz", mnt, NULL};
+    assert_int_equal(run(um, NULL, 0), 0);
+    usleep(100000);
+    h.stop = 1;
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_false(is_mounted(mnt));
+    /* the daemon never writes to its source */
+    uint8_t *now;
+    size_t len;
+    assert_int_equal(mp_read("", path, &now, &len), 0);
+    assert_int_equal(len, size);
+    assert_memory_equal(now, file, size);
+    free(now);
+    free(file);
+    fxt_free(root);
+}
+
 /* ---- s3rig (the same tree without FUSE) ---- */
 
 static const char *cli_bin(void)
@@ -1043,6 +1116,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_clear_rig, skip_if_disabled),
         cmocka_unit_test_setup(test_cli_extract_equals_mount, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_unmount_during_reads, skip_if_disabled),
         cmocka_unit_test(test_cli_commands),
         cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
     };

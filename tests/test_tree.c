@@ -14,6 +14,9 @@
 #include "fixture.h"
 #include "fs/view.h"
 #include "tree_probe.h"
+#include "walk.h"
+#include "fixture_gr2obj.h"
+#include "fixture_crig.h"
 
 /* ---- node operations ---- */
 
@@ -178,6 +181,56 @@ static void test_info_sample_rig(void **state)
     free(file);
 }
 
+static void walk_links(const uint8_t *f, size_t size, size_t *links)
+{
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    walk_all(fs, 1000000); /* aborts on an escaping link */
+    for (uint64_t i = 1; i <= fs->tree->nnodes; i++) {
+        struct node *n = tree_node(fs->tree, (uint32_t)i);
+        if (n->type == NODE_LINK) {
+            assert_true(link_stays_inside(fs->tree, (uint32_t)i));
+            (*links)++;
+        }
+    }
+    s3fs_close(fs);
+}
+
+/* Every symlink of every fixture kind stays inside the mount. */
+static void test_links_stay_inside(void **state)
+{
+    (void)state;
+    size_t size, links = 0;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *f = fx_sample_rig(&size, &rl, &gl, NULL);
+    walk_links(f, size, &links);
+    free(f);
+    struct fxg_opts go = {.sig = "le64", .version = 7, .nbones = 5};
+    struct fxg_result r;
+    f = fxg_build(&go, &size, &r);
+    walk_links(f, size, &links);
+    free(f);
+    free(r.section);
+    struct fxc_opts o = fxc_variant(0);
+    struct fxc_layout lay;
+    f = fxc_build(&o, &size, &lay);
+    walk_links(f, size, &links);
+    free(f);
+    assert_true(links > 40);
+    /* and the checker itself: */
+    struct source src;
+    source_mem(&src, "", 0);
+    struct tree *t = tree_new(&src, NULL);
+    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t d = tree_add_dir(t, root, "d", NULL, NULL, NULL, 0);
+    assert_true(link_stays_inside(t, tree_add_link(t, d, "a", "../d/x")));
+    assert_false(link_stays_inside(t, tree_add_link(t, d, "b", "../../x")));
+    assert_false(link_stays_inside(t, tree_add_link(t, d, "c", "/etc/passwd")));
+    tree_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),
         cmocka_unit_test(test_info_sample_rig),
+        cmocka_unit_test(test_links_stay_inside),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);
 }
