@@ -2,6 +2,7 @@
 #include "fs/fuse_ll.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
@@ -12,16 +13,46 @@
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
 
+/* A reader's copy of a volatile file. Kept on a list: after a lazy unmount the kernel
+ * sends no RELEASE for files still open, and they are freed at shutdown instead. */
 struct snapshot {
     char *text;
     size_t len;
+    struct snapshot *prev, *next;
 };
 
 struct adapter {
     struct s3fs *fs;
     struct s3_fuse_config cfg;
     bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
+    pthread_mutex_t lock;
+    struct snapshot *open;
 };
+
+static void snapshot_link(struct adapter *a, struct snapshot *s)
+{
+    pthread_mutex_lock(&a->lock);
+    s->prev = NULL;
+    s->next = a->open;
+    if (a->open)
+        a->open->prev = s;
+    a->open = s;
+    pthread_mutex_unlock(&a->lock);
+}
+
+static void snapshot_free(struct adapter *a, struct snapshot *s)
+{
+    pthread_mutex_lock(&a->lock);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        a->open = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    pthread_mutex_unlock(&a->lock);
+    free(s->text);
+    free(s);
+}
 
 static struct adapter *adapter_of(fuse_req_t req)
 {
@@ -226,6 +257,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
             fuse_reply_err(req, ENOMEM);
             return;
         }
+        snapshot_link(adapter_of(req), s);
         fi->fh = (uint64_t)(uintptr_t)s;
         fi->direct_io = 1;
         fuse_reply_open(req, fi);
@@ -239,10 +271,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-    if (s) {
-        free(s->text);
-        free(s);
-    }
+    if (s)
+        snapshot_free(adapter_of(req), s);
     fuse_reply_err(req, 0);
 }
 
@@ -377,7 +407,7 @@ static const struct fuse_lowlevel_ops ops = {
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {fs, *cfg, false};
+    struct adapter a = {fs, *cfg, false, PTHREAD_MUTEX_INITIALIZER, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
     if (!se) {
@@ -406,5 +436,7 @@ out_signals:
 out_destroy:
     fuse_session_destroy(se);
     fuse_opt_free_args(&args);
+    while (a.open)
+        snapshot_free(&a, a.open);
     return status;
 }
