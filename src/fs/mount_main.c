@@ -124,35 +124,14 @@ static int take_option(struct cmdline *c, const char *o)
         c->fc.umask = (mode_t)v;
         return 0;
     }
-    if (strncmp(o, "max_nodes=", 10) == 0) {
-        if (parse_number(o + 10, 10, UINT32_MAX - 1, &v) || v == 0) {
-            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
-            return -1;
-        }
-        c->fsopts.max_nodes = v;
-        return 0;
+    char err[160];
+    int taken = s3fs_take_option(&c->fsopts, o, err, sizeof err);
+    if (taken < 0) {
+        fprintf(stderr, "mount.s3rig: %s\n", err);
+        return -1;
     }
-    if (strncmp(o, "cache_mb=", 9) == 0 || strncmp(o, "max_unpacked_mb=", 16) == 0) {
-        const char *val = strchr(o, '=') + 1;
-        if (parse_number(val, 10, 1ull << 40, &v) || v == 0) {
-            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
-            return -1;
-        }
-        if (o[0] == 'c')
-            c->fsopts.cache_bytes = v << 20;
-        else
-            c->fsopts.max_unpacked = v << 20;
+    if (taken)
         return 0;
-    }
-    if (strncmp(o, "rnc_key=", 8) == 0) {
-        if (parse_number(o + 8, 0, 0xFFFF, &v)) {
-            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
-            return -1;
-        }
-        c->fsopts.has_rnc_key = true;
-        c->fsopts.rnc_key = (uint16_t)v;
-        return 0;
-    }
     if (ignored_option(o))
         return 0;
     if (c->sloppy && !known_fuse_option(o)) {

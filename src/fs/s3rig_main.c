@@ -21,7 +21,8 @@ static void usage(FILE *f)
                "  cat FILE PATH...            write files' contents to stdout\n"
                "  stat FILE PATH              size, kind and xattrs of a node\n"
                "  extract FILE DIR [PATH]     write the tree (or a subtree) out as real files\n"
-               "Options: -o max_nodes=N.  Exit status as mount.s3rig(8); 5 = no such path.\n"
+               "Options: -o max_nodes=N,cache_mb=N,max_unpacked_mb=N,rnc_key=0xNNNN (as mount.s3rig).\n"
+               "Exit status as mount.s3rig(8); 5 = no such path.\n"
                "See s3rig(1).\n");
 }
 
@@ -289,10 +290,19 @@ int main(int argc, char **argv)
         case 'R':
             recursive = true;
             break;
-        case 'o':
-            if (strncmp(optarg, "max_nodes=", 10) == 0)
-                opts.max_nodes = strtoull(optarg + 10, NULL, 10);
+        case 'o': {
+            char *copy = strdup(optarg), *save = NULL, err[160];
+            for (char *it = copy ? strtok_r(copy, ",", &save) : NULL; it; it = strtok_r(NULL, ",", &save)) {
+                if (s3fs_take_option(&opts, it, err, sizeof err) <= 0) {
+                    fprintf(stderr, "s3rig: %s\n", s3fs_take_option(&opts, it, err, sizeof err) < 0
+                                                        ? err : "unknown option (see s3rig(1))");
+                    free(copy);
+                    return S3_EXIT_USAGE;
+                }
+            }
+            free(copy);
             break;
+        }
         case 'h':
             usage(stdout);
             return 0;

@@ -132,6 +132,56 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     tree_set_span(fs->tree, u, 0, fs->src.size);
 }
 
+/* ---- options ---- */
+
+static int parse_u64(const char *s, int base, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, base);
+    if (errno || end == s || *end || v > max || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int s3fs_take_option(struct s3fs_opts *o, const char *opt, char *err, size_t errlen)
+{
+    static const struct {
+        const char *prefix;
+        int base;
+        uint64_t max, scale;
+    } known[] = {
+        {"max_nodes=", 10, UINT32_MAX - 1, 1},
+        {"cache_mb=", 10, 1ull << 40, 1ull << 20},
+        {"max_unpacked_mb=", 10, 1ull << 40, 1ull << 20},
+        {"rnc_key=", 0, 0xFFFF, 1},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t n = strlen(known[i].prefix);
+        if (strncmp(opt, known[i].prefix, n) != 0)
+            continue;
+        uint64_t v;
+        if (parse_u64(opt + n, known[i].base, known[i].max, &v) || (v == 0 && i < 3)) {
+            snprintf(err, errlen, "bad value in option '%s'", opt);
+            return -1;
+        }
+        v *= known[i].scale;
+        if (i == 0)
+            o->max_nodes = v;
+        else if (i == 1)
+            o->cache_bytes = v;
+        else if (i == 2)
+            o->max_unpacked = v;
+        else {
+            o->has_rnc_key = true;
+            o->rnc_key = (uint16_t)v;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- opening ---- */
 
 static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,

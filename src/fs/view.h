@@ -33,6 +33,11 @@ struct s3fs_opts {
     uint16_t rnc_key;
 };
 
+/* Takes one "-o" item if it is one of ours (max_nodes=, cache_mb=, max_unpacked_mb=,
+ * rnc_key=): 1 taken, 0 not ours, -1 bad value (err says which). Shared by mount.s3rig
+ * and s3rig so both accept the same options. */
+int s3fs_take_option(struct s3fs_opts *o, const char *opt, char *err, size_t errlen);
+
 #define S3FS_DEFAULT_CACHE (256ull << 20)
 #define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
 
