@@ -111,6 +111,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     }
     if (conn->capable & FUSE_CAP_SPLICE_WRITE)
         conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+    /* Bigger requests for big leaves: libfuse derives the kernel's max_pages (and so the
+     * largest READ) from max_write; readahead follows. */
+    conn->max_write = 1u << 20;
+    conn->max_readahead = 1u << 20;
     conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO; /* always send attributes with names */
 }
 
