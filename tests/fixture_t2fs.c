@@ -227,18 +227,37 @@ static struct fxt *typed_branch(struct fxt *b, const char *type)
     return b;
 }
 
-/* An index stream: a block load, a bone select, some triangles (Turok 2 bits), as u16
- * words in the file's byte order. */
+/* An index stream, as u16 words in the file's byte order: load 6 at slot 0, select a
+ * bone, two triangles, load 3 at slot 11 and a triangle reusing slot 0, select another
+ * bone, load 2 at slot 22 and a triangle reusing slot 11 (Turok 2 bits). */
+const uint16_t *fxt_index_words(unsigned seed, size_t *n)
+{
+    static uint16_t w[10];
+    uint16_t src[10] = {0x2000 | 6,
+                        (uint16_t)(0x4000 | (seed % 7)),
+                        0x8000 | (0 | 1 << 5 | 2 << 10),
+                        0x8000 | (3 | 4 << 5 | 5 << 10),
+                        0x2000 | 11 << 5 | 3,
+                        0x8000 | (11 | 12 << 5 | 0 << 10),
+                        (uint16_t)(0x4000 | (seed % 7 + 10)),
+                        0x2000 | 22 << 5 | 2,
+                        0x8000 | (22 | 23 << 5 | 11 << 10),
+                        0x8000 | (13 | 22 << 5 | 1 << 10)};
+    memcpy(w, src, sizeof w);
+    *n = 10;
+    return w;
+}
+
 static struct fxt *index_stream(unsigned seed, bool be)
 {
-    uint16_t words[6] = {0x2000 | 6, (uint16_t)(0x4000 | (seed % 7)), 0x8000 | (0 | 1 << 5 | 2 << 10),
-                         0x8000 | (3 | 4 << 5 | 5 << 10), 0x2000 | 11 << 5 | 3, 0x8000 | (11 | 12 << 5 | 0 << 10)};
-    uint8_t b[12];
-    for (int i = 0; i < 6; i++) {
+    size_t n;
+    const uint16_t *words = fxt_index_words(seed, &n);
+    uint8_t b[20];
+    for (size_t i = 0; i < n; i++) {
         b[2 * i + (be ? 1 : 0)] = (uint8_t)words[i];
         b[2 * i + (be ? 0 : 1)] = (uint8_t)(words[i] >> 8);
     }
-    return fxt_raw(b, sizeof b);
+    return fxt_raw(b, 2 * n);
 }
 
 struct fxt *fxt_model(unsigned seed, uint32_t meshes, uint32_t poses, bool be)

@@ -45,6 +45,9 @@ uint8_t *fxt_write(struct fxt *root, bool be, size_t prefix, size_t trailer, siz
  * six children, model_3. */
 struct fxt *fxt_model(unsigned seed, uint32_t meshes, uint32_t poses, bool be);
 
+/* The u16 words of the index stream fxt_model writes for a surface (seed + surface). */
+const uint16_t *fxt_index_words(unsigned seed, size_t *n);
+
 struct fxt *fxt_model_ex(unsigned seed, uint32_t meshes, uint32_t poses, bool be, uint32_t verts);
 
 /* A large file written to disk (benchmarks): root {nmodels models with `verts`-vertex

@@ -15,6 +15,7 @@
 #include "fs/view.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
+#include "parse/t2fs_mesh.h"
 #include "rncpack.h"
 #include "tree_probe.h"
 
@@ -501,6 +502,211 @@ static void test_t2fs_cache_bound(void **state)
     fxt_free(root);
 }
 
+/* ---- /models ---- */
+
+/* The test's own reading of an index stream (independent of the product's decoder):
+ * a 32-slot cache, a vertex pointer shared by a mesh's surfaces. */
+struct sim {
+    long slot[32], bone_at[32], bone, next;
+};
+
+static void simulate(struct sim *s, const uint16_t *w, size_t n, char *tri, char *bones, char *cmds, long *first,
+                     long *last)
+{
+    *first = *last = -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned x = w[i];
+        if (x & 0x8000) {
+            unsigned a = x & 31, b = (x >> 5) & 31, c = (x >> 10) & 31;
+            cmds += sprintf(cmds, "tri %u %u %u\n", a, b, c);
+            tri += sprintf(tri, "%ld %ld %ld\n", s->slot[a], s->slot[b], s->slot[c]);
+            bones += sprintf(bones, "%ld %ld %ld\n", s->bone_at[a], s->bone_at[b], s->bone_at[c]);
+        } else if (x & 0x4000) {
+            s->bone = x & 0xFF;
+            cmds += sprintf(cmds, "bone %u\n", x & 0xFF);
+        } else {
+            unsigned cnt = x & 31, v0 = (x >> 5) & 31;
+            cmds += sprintf(cmds, "load %u at %u\n", cnt, v0);
+            for (unsigned k = 0; k < cnt; k++) {
+                s->slot[v0 + k] = s->next + k;
+                s->bone_at[v0 + k] = s->bone;
+            }
+            if (*first < 0)
+                *first = s->next;
+            s->next += cnt;
+            *last = s->next - 1;
+        }
+    }
+}
+
+static void expect_file(const struct probe *p, const char *path, const char *want)
+{
+    uint8_t *buf;
+    size_t len;
+    if (p->read(p->ctx, path, &buf, &len))
+        fail_msg("%s: missing", path);
+    if (len != strlen(want) || memcmp(buf, want, len) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)buf, want);
+    free(buf);
+}
+
+static void check_models(bool be, bool compress_mesh)
+{
+    struct fxt *model = fxt_model_ex(700, 2, 1, be, 40);
+    if (compress_mesh)
+        model->child[1]->child[0]->child[1]->compress = 2;
+    struct fxt *root = fxt_branch(1, fxt_branch(1, model));
+    size_t size;
+    uint8_t *file = fxt_write(root, be, 0, 0, &size);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct probe p = tree_probe(fs);
+    char *target;
+    assert_int_equal(p.readlink(p.ctx, "/models/0/raw", &target), 0);
+    assert_string_equal(target, "../../root/0/0");
+    free(target);
+    for (int m = 0; m < 2; m++) {
+        /* vertices.bin: the records before interleaving */
+        const struct fxt *vb = model->child[1]->child[0]->child[m];
+        char path[160];
+        snprintf(path, sizeof path, "/models/0/meshes/%d/vertices.bin", m);
+        uint8_t *buf;
+        size_t len;
+        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+        assert_int_equal(len, vb->len);
+        assert_memory_equal(buf, vb->data, len);
+        char line[64];
+        snprintf(line, sizeof line, "%02x%02x%02x%02x %02x%02x%02x%02x", buf[0], buf[1], buf[2], buf[3], buf[4],
+                 buf[5], buf[6], buf[7]);
+        free(buf);
+        snprintf(path, sizeof path, "/models/0/meshes/%d/vertices.txt", m);
+        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+        assert_int_equal(len, 40 * 45);
+        assert_memory_equal(buf, line, strlen(line));
+        free(buf);
+        /* the surfaces of the mesh, decoded in order with one cache */
+        struct sim s;
+        memset(&s, 0, sizeof s);
+        for (int k = 0; k < 32; k++)
+            s.slot[k] = s.bone_at[k] = -1;
+        s.bone = -1;
+        for (int surf = 0; surf < 2; surf++) {
+            size_t n;
+            const uint16_t *w = fxt_index_words(700 + (unsigned)surf, &n);
+            char tri[512], bones[512], cmds[1024], range[64];
+            long first, last;
+            simulate(&s, w, n, tri, bones, cmds, &first, &last);
+            snprintf(range, sizeof range, "%ld %ld\n", first, last);
+            char base[96];
+            snprintf(base, sizeof base, "/models/0/surfaces/%d/%d", m, surf);
+            snprintf(path, sizeof path, "%s/triangles.txt", base);
+            expect_file(&p, path, tri);
+            snprintf(path, sizeof path, "%s/bones.txt", base);
+            expect_file(&p, path, bones);
+            snprintf(path, sizeof path, "%s/commands.txt", base);
+            expect_file(&p, path, cmds);
+            snprintf(path, sizeof path, "%s/vertex_range", base);
+            expect_file(&p, path, range);
+            snprintf(path, sizeof path, "%s/triangles.error", base);
+            enum expect_kind k;
+            uint64_t sz;
+            assert_int_equal(p.stat(p.ctx, path, &k, &sz), -ENOENT);
+            snprintf(path, sizeof path, "%s/material.bin", base);
+            assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+            assert_int_equal(len, 24);
+            const struct fxt *mat = model->child[1]->child[2]->child[m]->child[surf]->child[0];
+            assert_memory_equal(buf, mat->data, 24);
+            uint32_t tex = be ? (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3]
+                              : (uint32_t)buf[3] << 24 | (uint32_t)buf[2] << 16 | (uint32_t)buf[1] << 8 | buf[0];
+            free(buf);
+            char want[32];
+            snprintf(want, sizeof want, "%u\n", tex);
+            snprintf(path, sizeof path, "%s/texture_id", base);
+            expect_file(&p, path, want);
+        }
+    }
+    /* the other seed nodes under their names, header-stripped */
+    const struct fxt *m3 = model->child[3];
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(p.read(p.ctx, "/models/0/model_3.bin", &buf, &len), 0);
+    assert_int_equal(len, m3->len);
+    assert_memory_equal(buf, m3->data, len);
+    free(buf);
+    char type[64];
+    assert_true(p.getxattr(p.ctx, "/models/0/model_3.bin", "user.s3rig.type", type, sizeof type) > 0);
+    assert_string_equal(type, "t2fs.array[28]x2");
+    assert_int_equal(p.read(p.ctx, "/models/0/bones/1/bone.bin", &buf, &len), 0);
+    assert_int_equal(len, 112);
+    free(buf);
+    assert_int_equal(p.read(p.ctx, "/models/0/poses/0/bone_indices", &buf, &len), 0);
+    assert_int_equal(len > 0 && buf[len - 1] == '\n', 1);
+    free(buf);
+    assert_int_equal(p.read(p.ctx, "/models/0/poses/0/header.bin", &buf, &len), 0);
+    assert_int_equal(len, 32);
+    free(buf);
+    assert_int_equal(p.read(p.ctx, "/models/0/info.bin", &buf, &len), 0);
+    assert_int_equal(len, 32);
+    free(buf);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
+static void test_models_view(void **state)
+{
+    (void)state;
+    check_models(false, false);
+    check_models(true, false);
+    check_models(false, true); /* a compressed vertex buffer decodes the same way */
+}
+
+/* Broken streams: problems are reported lines, never a crash. */
+static void test_index_stream_errors(void **state)
+{
+    (void)state;
+    struct t2_vcache c;
+    t2_vcache_init(&c, 4);
+    uint16_t words[] = {0x8000 | (0 | 1 << 5 | 2 << 10), /* triangle before any load */
+                        0x2000 | 30 << 5 | 5,            /* load past the 32 slots */
+                        0x2000 | 6,                      /* load past the 4 vertices */
+                        0x1234,                          /* no command bit */
+                        0, 0};                           /* padding */
+    uint8_t b[sizeof words];
+    for (size_t i = 0; i < sizeof words / 2; i++) {
+        b[2 * i] = (uint8_t)words[i];
+        b[2 * i + 1] = (uint8_t)(words[i] >> 8);
+    }
+    struct t2_stream s;
+    assert_int_equal(t2_decode_stream(b, sizeof b, false, &c, &s), 0);
+    assert_int_equal(s.ncmd, 4); /* the padding is not a command */
+    assert_int_equal(s.ntri, 0);
+    assert_int_equal(s.nerr, 4);
+    assert_non_null(strstr(s.err[0], "nothing loaded"));
+    assert_non_null(strstr(s.err[1], "32 cache slots"));
+    assert_non_null(strstr(s.err[2], "4 vertices"));
+    assert_non_null(strstr(s.err[3], "0x1234"));
+    t2_stream_free(&s);
+    /* a model whose vertex buffer is too short: triangles.error beside the rest */
+    struct fxt *model = fxt_model_ex(3, 1, 1, false, 4);
+    struct fxt *root = fxt_branch(1, fxt_branch(1, model));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/models/0/surfaces/0/0/triangles.error", &ino), 0);
+    char text[1024] = {0};
+    assert_true(tree_read(fs->tree, ino, 0, text, sizeof text - 1) > 0);
+    assert_non_null(strstr(text, "past the 4 vertices"));
+    assert_int_equal(tree_resolve(fs->tree, "/models/0/surfaces/0/0/triangles.txt", &ino), 0);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
         cmocka_unit_test(test_t2fs_cache_bound),
+        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_index_stream_errors),
     };
     return cmocka_run_group_tests_name("t2fs", tests, NULL, NULL);
 }

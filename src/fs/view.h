@@ -90,6 +90,8 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
 int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
+/* /models: the Turok 2 model tree under the seed's names (reads through /root). */
+void t2fs_models_add(struct s3fs *fs, uint32_t root_dir, bool big_endian);
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
 struct gr2_view;

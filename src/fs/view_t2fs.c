@@ -379,6 +379,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         tree_add_range(t, dir, "trailer.bin", "bytes", end, v->fs->src.size - end);
     struct t2_where w = {NULL, v->root_off, v->root_size};
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
+    t2fs_models_add(v->fs, dir, v->be);
     return 0;
 }
 
