@@ -6,6 +6,8 @@
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` on a fresh mount, RSS after
 # the walk, `cat` of the LEAF_MB leaf (warm source) and the same bytes read from the file.
+# The others serve the tree s3rig shows at /root, so s3rig is walked at MNT/root (its
+# other views, /models and /info, are extra content the copies do not have).
 # Then codec throughput. Needs root (mounts) and installs squashfs-tools, squashfuse,
 # fuse-zip and zip from Debian when they are missing.
 set -eu
@@ -57,8 +59,8 @@ mount_fs() {
 
 declare -A row
 run_one() {
-    local name=$1 leafpath=$2
-    shift 2
+    local name=$1 leafpath=$2 walk=$3
+    shift 3
     local mnt=$work/mnt-$name out t pid rss0 find_s findls_s rss1 cat_s
     drop_caches
     out=$(mount_fs "$name" "$mnt" "$@")
@@ -67,14 +69,14 @@ run_one() {
     rss0=$(rss_of "$pid")
     local t0
     t0=$(now)
-    find "$mnt" >/dev/null
+    find "$mnt$walk" >/dev/null
     find_s=$(elapsed "$t0")
     fusermount3 -u "$mnt"
     sleep 0.3
     out=$(mount_fs "$name" "$mnt" "$@")
     pid=${out#* }
     t0=$(now)
-    find "$mnt" -ls >/dev/null
+    find "$mnt$walk" -ls >/dev/null
     findls_s=$(elapsed "$t0")
     rss1=$(rss_of "$pid")
     cat "$file" >/dev/null # warm source
@@ -97,10 +99,10 @@ mksquashfs "$work/tree" "$work/tree.sqfs" -noappend -quiet -no-progress >/dev/nu
 echo "tree: $nodes nodes below /root"
 echo
 
-run_one s3rig "root/1.bin" build-bench/mount.s3rig "$file" "$work/mnt-s3rig"
-run_one squashfuse_ll "1.bin" squashfuse_ll "$work/tree.sqfs" "$work/mnt-squashfuse_ll"
-run_one squashfuse "1.bin" squashfuse "$work/tree.sqfs" "$work/mnt-squashfuse"
-run_one fuse-zip "1.bin" fuse-zip -r "$work/tree.zip" "$work/mnt-fuse-zip"
+run_one s3rig "root/1.bin" /root build-bench/mount.s3rig "$file" "$work/mnt-s3rig"
+run_one squashfuse_ll "1.bin" "" squashfuse_ll "$work/tree.sqfs" "$work/mnt-squashfuse_ll"
+run_one squashfuse "1.bin" "" squashfuse "$work/tree.sqfs" "$work/mnt-squashfuse"
+run_one fuse-zip "1.bin" "" fuse-zip -r "$work/tree.zip" "$work/mnt-fuse-zip"
 
 t0=$(now)
 dd if="$file" of=/dev/null bs=1M iflag=skip_bytes,count_bytes skip=$((size - leaf_mb * 1048576)) count=$((leaf_mb * 1048576)) 2>/dev/null
@@ -110,18 +112,19 @@ printf "%-14s %8s %8s %8s %9s %8s %8s\n" "server" "mount_s" "rss0_kB" "find_s" "
 for n in s3rig squashfuse_ll squashfuse fuse-zip; do echo "${row[$n]}"; done
 printf "%-14s %8s %8s %8s %9s %8s %8.3f\n" "raw file" "-" "-" "-" "-" "-" "$raw_s"
 echo
-read -r _ _ _ sf _ sl _ sc <<<"${row[s3rig]}"
-read -r _ _ _ qf _ ql _ _ <<<"${row[squashfuse_ll]}"
+read -r _ _ _ sf sl _ sc <<<"${row[s3rig]}"
+read -r _ _ _ qf ql _ _ <<<"${row[squashfuse_ll]}"
 echo "ratios: find s3rig/squashfuse_ll $(echo "$sf / $qf" | bc -l | cut -c1-5)," \
      "find -ls $(echo "$sl / $ql" | bc -l | cut -c1-5)," \
      "leaf read speed vs raw file $(echo "$raw_s / $sc" | bc -l | cut -c1-5)"
 echo
 echo "mount time and memory against file size (s3rig):"
-for m in 500 2000 8000; do
+for m in 1000 4000 16000 40000; do
     f=$work/scale.t2fs
     build-bench/tests/s3rig-mkfixture t2fs-big "$f" "$m" "$verts" 16
     out=$(mount_fs scale "$work/mnt-scale" build-bench/mount.s3rig "$f" "$work/mnt-scale")
-    printf "  %10d bytes: mount %.3f s, RSS %d kB\n" "$(stat -c %s "$f")" "${out% *}" "$(rss_of "${out#* }")"
+    printf "  %10d bytes, %6d models: mount %.3f s, RSS %d kB\n" "$(stat -c %s "$f")" "$m" "${out% *}" \
+        "$(rss_of "${out#* }")"
     fusermount3 -u "$work/mnt-scale"
     sleep 0.2
 done

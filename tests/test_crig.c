@@ -13,21 +13,10 @@
 #include "fixture_crig.h"
 #include "fs/view.h"
 #include "parse/rig_clear.h"
+#include "testutil.h"
 #include "tree_probe.h"
 
-static bool diag_has(const struct diag *d, const char *needle)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (strstr(d->msg[i], needle))
-            return true;
-    return false;
-}
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static void test_name_hash(void **state)
 {
@@ -119,9 +108,9 @@ static void test_bone_validation(void **state)
     size_t size;
     uint8_t *f = fxc_build(&o, &size, &lay);
     /* bone 1's parent becomes 4, whose parent is 1: a cycle; bone 2's opposing becomes 99 */
-    put32(f + lay.bone_pos[1] + 44 + strlen(fxc_bones[1].name) + 4, 4);
-    put32(f + lay.bone_pos[2] + 44 + strlen(fxc_bones[2].name), 99);
-    put32(f + lay.chain_pos[0] + 4 + 12 + 44, 77); /* chain 0's pole */
+    put32(f + lay.bone_pos[1] + 44 + strlen(fxc_bones[1].name) + 4, 4, false);
+    put32(f + lay.bone_pos[2] + 44 + strlen(fxc_bones[2].name), 99, false);
+    put32(f + lay.chain_pos[0] + 4 + 12 + 44, 77, false); /* chain 0's pole */
     struct s3fs *fs;
     char err[256];
     assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
@@ -151,7 +140,7 @@ static void test_broken(void **state)
     uint32_t lens[2] = {0xFFFFFFF0u, 0x7FFFFFF0u};
     for (int k = 0; k < 2; k++) {
         memcpy(h, f, size);
-        put32(h + lay.bone_pos[3] + 40, lens[k]);
+        put32(h + lay.bone_pos[3] + 40, lens[k], false);
         assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
         assert_int_equal(tree_resolve(fs->tree, "/bones/2/name", &ino), 0);
         assert_int_equal(tree_resolve(fs->tree, "/bones/3.error", &ino), 0);
@@ -162,7 +151,7 @@ static void test_broken(void **state)
     }
     /* a bone count beyond the data */
     memcpy(h, f, size);
-    put32(h + 8, 1000000);
+    put32(h + 8, 1000000, false);
     assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
     assert_true(diag_has(&fs->diag, "more bones than the file can hold"));
     s3fs_close(fs);

@@ -19,35 +19,10 @@
 #include "gr2obj_check.h"
 #include "oodle1enc.h"
 #include "parse/oodle1.h"
+#include "testutil.h"
 #include "tree_probe.h"
 
-static const char *vectors(void)
-{
-    const char *d = getenv("S3RIG_VECTORS");
-    struct stat st;
-    if (!d || stat(d, &st) != 0) {
-        print_message("shared/vectors is absent: skipping the vector test\n");
-        return NULL;
-    }
-    return d;
-}
 
-static uint8_t *slurp(const char *dir, const char *name, size_t *n)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/oodle1/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    rewind(f);
-    uint8_t *b = malloc(*n + 1);
-    assert_int_equal(fread(b, 1, *n, f), *n);
-    fclose(f);
-    b[*n] = 0;
-    return b;
-}
 
 /* first16bit / first8bit of a vector, read from vectors.json. */
 static void stops_of(const char *json, const char *name, uint32_t *f16, uint32_t *f8)
@@ -73,14 +48,14 @@ static void load(const char *d, const char *name, struct vec *v)
 {
     size_t nj;
     char file[64];
-    char *json = (char *)slurp(d, "vectors.json", &nj);
+    char *json = (char *)slurp_vector(d, "oodle1", "vectors.json", &nj);
     assert_non_null(json);
     stops_of(json, name, &v->f16, &v->f8);
     free(json);
     snprintf(file, sizeof file, "%s.oodle1", name);
-    v->packed = slurp(d, file, &v->np);
+    v->packed = slurp_vector(d, "oodle1", file, &v->np);
     snprintf(file, sizeof file, "%s.raw", name);
-    v->raw = slurp(d, file, &v->nr);
+    v->raw = slurp_vector(d, "oodle1", file, &v->nr);
     assert_non_null(v->packed);
     assert_non_null(v->raw);
 }
@@ -90,7 +65,7 @@ static const char *const names[] = {"alice_small", "struct_mixed", "tiny_window"
 static void test_vectors(void **state)
 {
     (void)state;
-    const char *d = vectors();
+    const char *d = vectors_dir();
     if (!d)
         skip();
     for (int i = 0; i < 4; i++) {
@@ -116,7 +91,7 @@ static void test_vectors(void **state)
 static void test_params(void **state)
 {
     (void)state;
-    const char *d = vectors();
+    const char *d = vectors_dir();
     if (!d)
         skip();
     struct vec v;
@@ -134,7 +109,7 @@ static void test_params(void **state)
 static void test_broken_streams(void **state)
 {
     (void)state;
-    const char *d = vectors();
+    const char *d = vectors_dir();
     if (!d)
         skip();
     for (int i = 0; i < 3; i++) {
@@ -201,7 +176,7 @@ static void test_encoder_roundtrip(void **state)
 static void test_vector_in_gr2(void **state)
 {
     (void)state;
-    const char *d = vectors();
+    const char *d = vectors_dir();
     if (!d)
         skip();
     struct vec v;

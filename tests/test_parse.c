@@ -15,20 +15,9 @@
 #include "parse/detect.h"
 #include "parse/gr2.h"
 #include "parse/rig.h"
+#include "testutil.h"
 
-static void put32(uint8_t *p, uint32_t v, bool be)
-{
-    for (int i = 0; i < 4; i++)
-        p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
-}
 
-static bool diag_has(const struct diag *d, const char *needle)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (strstr(d->msg[i], needle))
-            return true;
-    return false;
-}
 
 /* ---- reader ---- */
 

@@ -17,21 +17,10 @@
 #include "parse/t2fs.h"
 #include "parse/t2fs_mesh.h"
 #include "rncpack.h"
+#include "testutil.h"
 #include "tree_probe.h"
 
-static void put32(uint8_t *p, uint32_t v, bool be)
-{
-    for (int i = 0; i < 4; i++)
-        p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
-}
 
-static bool diag_has(const struct diag *d, const char *needle)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (strstr(d->msg[i], needle))
-            return true;
-    return false;
-}
 
 /* ---- container primitives ---- */
 
@@ -137,37 +126,12 @@ static void test_schema_turok2(void **state)
 
 /* ---- RNC ---- */
 
-static uint8_t *slurp(const char *dir, const char *name, size_t *n)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/rnc/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    rewind(f);
-    uint8_t *b = malloc(*n + 1);
-    assert_int_equal(fread(b, 1, *n, f), *n);
-    fclose(f);
-    return b;
-}
 
-static const char *vectors_dir(void)
-{
-    const char *d = getenv("S3RIG_VECTORS");
-    struct stat st;
-    if (!d || stat(d, &st) != 0) {
-        print_message("shared/vectors is absent: skipping the vector test\n");
-        return NULL;
-    }
-    return d;
-}
 
 static void expect_unpacks(const char *dir, const char *packed, const char *raw, const struct rnc_options *o)
 {
     size_t pn, rn, on;
-    uint8_t *p = slurp(dir, packed, &pn), *r = slurp(dir, raw, &rn), *out;
+    uint8_t *p = slurp_vector(dir, "rnc", packed, &pn), *r = slurp_vector(dir, "rnc", raw, &rn), *out;
     assert_non_null(p);
     assert_non_null(r);
     char err[256];
@@ -188,7 +152,7 @@ static void expect_unpacks(const char *dir, const char *packed, const char *raw,
 static void expect_refused(const char *dir, const char *packed, const struct rnc_options *o, const char *why)
 {
     size_t pn, on;
-    uint8_t *p = slurp(dir, packed, &pn), *out;
+    uint8_t *p = slurp_vector(dir, "rnc", packed, &pn), *out;
     assert_non_null(p);
     char err[256];
     assert_int_equal(rnc_unpack(p, pn, o, &out, &on, err, sizeof err), -1);

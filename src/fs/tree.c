@@ -169,6 +169,14 @@ void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
     t->cleanups[t->ncleanups++] = (struct cleanup){fn, ptr};
 }
 
+void *tree_alloc(struct tree *t, size_t size)
+{
+    void *p = calloc(1, size);
+    if (p)
+        tree_on_free(t, free, p);
+    return p;
+}
+
 /* Allocates a node slot; NULL when the node limit is reached or memory is out. */
 static struct node *node_alloc(struct tree *t, uint32_t *ino)
 {

@@ -104,6 +104,8 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits);
 void tree_free(struct tree *t);
 /* Runs fn(ptr) when the tree is freed (view state). */
 void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Zeroed memory that lives as long as the tree (directory contexts of views). */
+void *tree_alloc(struct tree *t, size_t size);
 
 struct node *tree_node(struct tree *t, uint32_t ino); /* NULL when ino does not exist */
 

@@ -31,8 +31,6 @@ struct gobj {
     struct map_entry *map; /* open addressing */
     size_t nmap, capmap;
     char note[200];        /* walk limits reached, for /info */
-    void **owned;
-    size_t nowned, capowned;
 };
 
 /* ---- first locations ---- */
@@ -391,25 +389,9 @@ struct gdir {
     char *path;                 /* relative to /granny/root */
 };
 
-static void *gobj_alloc(struct gobj *o, size_t size)
-{
-    if (o->nowned == o->capowned) {
-        size_t cap = o->capowned ? o->capowned * 2 : 64;
-        void **n = realloc(o->owned, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        o->owned = n;
-        o->capowned = cap;
-    }
-    void *p = calloc(1, size);
-    if (p)
-        o->owned[o->nowned++] = p;
-    return p;
-}
-
 static char *gobj_strdup(struct gobj *o, const char *s)
 {
-    char *p = gobj_alloc(o, strlen(s) + 1);
+    char *p = tree_alloc(o->v->fs->tree, strlen(s) + 1);
     if (p)
         strcpy(p, s);
     return p;
@@ -427,7 +409,7 @@ static void span_of(struct gobj *o, uint32_t ino, uint32_t sec, uint64_t off, ui
 static uint32_t add_gdir(struct gobj *o, uint32_t parent, const char *name, enum gdir_kind kind,
                          const struct elem *e, const struct gr2_member *m, const char *path, uint64_t span_len)
 {
-    struct gdir *d = gobj_alloc(o, sizeof *d);
+    struct gdir *d = tree_alloc(o->v->fs->tree, sizeof *d);
     if (!d)
         return 0;
     *d = (struct gdir){o, kind, e->type, e->obj, e->count, e->size, m, gobj_strdup(o, path)};
@@ -671,38 +653,16 @@ static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t
                    d->obj.offset + ty->m[i].offset);
 }
 
-static void populate_array(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
+/* Elements 0..n-1 of one member kind, `stride` bytes apart: arrays of structs, arrays of
+ * pointers and fixed-width members all list this way. */
+static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32_t dir, const struct gr2_member *m,
+                              uint32_t n, uint32_t stride)
 {
-    struct gr2_member m = {.type = GR2_INLINE, .ref_type = d->type, .has_ref_type = true, .size = d->size};
-    for (uint32_t k = 0; k < d->count; k++) {
+    for (uint32_t k = 0; k < n; k++) {
         char name[16], *ep = join_index(d->path, k);
         snprintf(name, sizeof name, "%" PRIu32, k);
         if (ep)
-            add_element(d->o, sp, dir, d->path, name, &m, d->obj.section, d->obj.offset + k * d->size, ep);
-        free(ep);
-    }
-}
-
-static void populate_ptrarray(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
-{
-    struct gr2_member m = {.type = GR2_REFERENCE, .ref_type = d->type, .has_ref_type = true};
-    for (uint32_t k = 0; k < d->count; k++) {
-        char name[16], *ep = join_index(d->path, k);
-        snprintf(name, sizeof name, "%" PRIu32, k);
-        if (ep)
-            add_element(d->o, sp, dir, d->path, name, &m, d->obj.section, d->obj.offset + k * d->size, ep);
-        free(ep);
-    }
-}
-
-static void populate_width(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
-{
-    uint32_t width = (uint32_t)d->m->array_width, esize = d->m->size / width;
-    for (uint32_t k = 0; k < width; k++) {
-        char name[16], *ep = join_index(d->path, k);
-        snprintf(name, sizeof name, "%" PRIu32, k);
-        if (ep)
-            add_element(d->o, sp, dir, d->path, name, d->m, d->obj.section, d->obj.offset + k * esize, ep);
+            add_element(d->o, sp, dir, d->path, name, m, d->obj.section, d->obj.offset + k * stride, ep);
         free(ep);
     }
 }
@@ -748,14 +708,19 @@ static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     case GD_STRUCT:
         populate_struct(d, &sp, dir);
         break;
-    case GD_ARRAY:
-        populate_array(d, &sp, dir);
+    case GD_ARRAY: {
+        struct gr2_member m = {.type = GR2_INLINE, .ref_type = d->type, .has_ref_type = true, .size = d->size};
+        populate_elements(d, &sp, dir, &m, d->count, d->size);
         break;
-    case GD_PTRARRAY:
-        populate_ptrarray(d, &sp, dir);
+    }
+    case GD_PTRARRAY: {
+        struct gr2_member m = {.type = GR2_REFERENCE, .ref_type = d->type, .has_ref_type = true};
+        populate_elements(d, &sp, dir, &m, d->count, d->size);
         break;
+    }
     case GD_WIDTH:
-        populate_width(d, &sp, dir);
+        populate_elements(d, &sp, dir, d->m, (uint32_t)d->m->array_width,
+                          d->m->size / (uint32_t)d->m->array_width);
         break;
     case GD_TRANSFORM:
         populate_transform(d, &sp, dir);
@@ -850,9 +815,6 @@ void gobj_free(struct gobj *o)
         if (o->map[i].used)
             free(o->map[i].path);
     free(o->map);
-    for (size_t i = 0; i < o->nowned; i++)
-        free(o->owned[i]);
-    free(o->owned);
     free(o);
 }
 

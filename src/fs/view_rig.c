@@ -200,11 +200,10 @@ static int populate_ik_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t 
             add_error(t, dir, name, e->err);
             continue;
         }
-        struct entry_ctx *c = calloc(1, sizeof *c);
+        struct entry_ctx *c = tree_alloc(t, sizeof *c);
         if (!c)
             continue;
         *c = (struct entry_ctx){v, e};
-        tree_on_free(t, free, c);
         uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_chain", populate_entry, c, 0);
         tree_set_span(t, ino, e->pos, e->size);
     }

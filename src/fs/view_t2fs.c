@@ -46,33 +46,12 @@ struct t2_view {
     uint32_t root_count;
     struct t2fs_schema *schema;
     const char *schema_name;
-    void **owned; /* t2_dir and t2_cnode allocations, freed with the tree */
-    size_t nowned, capowned;
     uint64_t compressed_seen, compressed_failed;
 };
-
-static void *view_alloc(struct t2_view *v, size_t size)
-{
-    if (v->nowned == v->capowned) {
-        size_t cap = v->capowned ? v->capowned * 2 : 256;
-        void **o = realloc(v->owned, cap * sizeof *o);
-        if (!o)
-            return NULL;
-        v->owned = o;
-        v->capowned = cap;
-    }
-    void *p = calloc(1, size);
-    if (p)
-        v->owned[v->nowned++] = p;
-    return p;
-}
 
 static void t2_view_free(void *p)
 {
     struct t2_view *v = p;
-    for (size_t i = 0; i < v->nowned; i++)
-        free(v->owned[i]);
-    free(v->owned);
     t2fs_schema_free(v->schema);
     free(v);
 }
@@ -188,7 +167,7 @@ static uint32_t add_branch_dir(struct t2_view *v, uint32_t parent, const char *n
                                const struct t2fs_schema *schema, uint32_t depth, const char *prefix,
                                uint32_t count)
 {
-    struct t2_dir *d = view_alloc(v, sizeof *d);
+    struct t2_dir *d = tree_alloc(v->fs->tree, sizeof *d);
     if (!d)
         return 0;
     *d = (struct t2_dir){v, *w, schema, depth};
@@ -312,7 +291,7 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
         v->compressed_failed++;
         return;
     }
-    struct t2_cnode *cn = view_alloc(v, sizeof *cn);
+    struct t2_cnode *cn = tree_alloc(v->fs->tree, sizeof *cn);
     if (!cn)
         return;
     cn->c.produce = produce_rnc;

@@ -305,61 +305,62 @@ static int read_table(const struct s3_src *src, const struct gr2_file *g, uint32
     return 0;
 }
 
+/* Reads a table of `count` records of `size` bytes and decodes each into `out` (an array
+ * of elements of `elem` bytes) with `decode`. */
+static int read_records(const struct s3_src *src, const struct gr2_file *g, bool ok, uint32_t offset,
+                        uint32_t count, uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *),
+                        void **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!ok)
+        return -EINVAL;
+    uint8_t *b;
+    int rc = read_table(src, g, offset, count, size, &b);
+    if (rc || !b)
+        return rc;
+    uint8_t *recs = calloc(count, elem);
+    if (!recs) {
+        free(b);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < count; i++)
+        decode(b + (size_t)i * size, g->be, recs + (size_t)i * elem);
+    free(b);
+    *out = recs;
+    *n = count;
+    return 0;
+}
+
+static void decode_fixup(const uint8_t *p, bool be, void *out)
+{
+    struct gr2_fixup *f = out;
+    f->from_offset = ld_u32(p, be);
+    f->to_section = ld_u32(p + 4, be);
+    f->to_offset = ld_u32(p + 8, be);
+}
+
+static void decode_marshal(const uint8_t *p, bool be, void *out)
+{
+    struct gr2_marshal *m = out;
+    m->count = ld_u32(p, be);
+    m->offset = ld_u32(p + 4, be);
+    m->type_section = ld_u32(p + 8, be);
+    m->type_offset = ld_u32(p + 12, be);
+}
+
 int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
                     uint32_t *count)
 {
     const struct gr2_section *s = &g->sections[sec];
-    *out = NULL;
-    *count = 0;
-    if (!s->fixups_ok)
-        return -EINVAL;
-    uint8_t *b;
-    int rc = read_table(src, g, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, &b);
-    if (rc || !b)
-        return rc;
-    struct gr2_fixup *f = calloc(s->fixup_count, sizeof *f);
-    if (!f) {
-        free(b);
-        return -ENOMEM;
-    }
-    for (uint32_t i = 0; i < s->fixup_count; i++) {
-        const uint8_t *p = b + (size_t)i * GR2_FIXUP_SIZE;
-        f[i].from_offset = ld_u32(p, g->be);
-        f[i].to_section = ld_u32(p + 4, g->be);
-        f[i].to_offset = ld_u32(p + 8, g->be);
-    }
-    free(b);
-    *out = f;
-    *count = s->fixup_count;
-    return 0;
+    return read_records(src, g, s->fixups_ok, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, sizeof **out,
+                        decode_fixup, (void **)out, count);
 }
 
 int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_marshal **out,
                       uint32_t *count)
 {
     const struct gr2_section *s = &g->sections[sec];
-    *out = NULL;
-    *count = 0;
-    if (!s->marshal_ok)
-        return -EINVAL;
-    uint8_t *b;
-    int rc = read_table(src, g, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE, &b);
-    if (rc || !b)
-        return rc;
-    struct gr2_marshal *m = calloc(s->marshal_count, sizeof *m);
-    if (!m) {
-        free(b);
-        return -ENOMEM;
-    }
-    for (uint32_t i = 0; i < s->marshal_count; i++) {
-        const uint8_t *p = b + (size_t)i * GR2_MARSHAL_SIZE;
-        m[i].count = ld_u32(p, g->be);
-        m[i].offset = ld_u32(p + 4, g->be);
-        m[i].type_section = ld_u32(p + 8, g->be);
-        m[i].type_offset = ld_u32(p + 12, g->be);
-    }
-    free(b);
-    *out = m;
-    *count = s->marshal_count;
-    return 0;
+    return read_records(src, g, s->marshal_ok, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE,
+                        sizeof **out, decode_marshal, (void **)out, count);
 }

@@ -1,0 +1,56 @@
+#include "testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+void put32(uint8_t *p, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
+bool diag_has(const struct diag *d, const char *needle)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strstr(d->msg[i], needle))
+            return true;
+    return false;
+}
+
+const char *vectors_dir(void)
+{
+    const char *d = getenv("S3RIG_VECTORS");
+    struct stat st;
+    if (!d || stat(d, &st) != 0) {
+        print_message("shared/vectors is absent: skipping the vector test\n");
+        return NULL;
+    }
+    return d;
+}
+
+uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    uint8_t *b = malloc(*n + 1);
+    if (!b || fread(b, 1, *n, f) != *n) {
+        free(b);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    b[*n] = 0;
+    return b;
+}
