@@ -2,7 +2,7 @@
 # Installs what building and testing s3rigfs needs, from Debian's packages.
 set -eu
 pkgs="gcc clang meson ninja-build pkg-config libfuse3-dev fuse3 libcmocka-dev zlib1g-dev
-      libclang-rt-14-dev attr util-linux xxd"
+      libclang-rt-14-dev libjansson-dev attr util-linux xxd"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=$(for p in $pkgs; do dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || echo "$p"; done)
 if [ -n "$missing" ]; then

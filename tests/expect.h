@@ -34,6 +34,10 @@ struct expect_list {
 };
 
 void ex_free(struct expect_list *l);
+/* Drops an expectation (a node that this variant does not have). */
+void ex_remove(struct expect_list *l, const char *path);
+/* Expects a directory whose contents other tests check. */
+struct expect *ex_add_dir_skip(struct expect_list *l, const char *path);
 const struct expect *ex_find(const struct expect_list *l, const char *path);
 
 /* The wrapped sample RIG (fx_sample_rig) mounted at the root. */

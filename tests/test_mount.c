@@ -28,6 +28,7 @@
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
+#include "parse/t2fs.h"
 
 static char tmpdir[64];
 static char sandir[128];
@@ -851,6 +852,44 @@ static void test_mount_unmount_during_reads(void **state)
     fxt_free(root);
 }
 
+/* -o schema=FILE through a real mount, and a malformed schema refused. */
+static void test_mount_schema_option(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(6, 2, false, true);
+    size_t size;
+    uint8_t *file = fxt_write(root, true, 0, 0, &size);
+    char path[256], mnt[256], schema[300], opt[400], err[1024];
+    write_fixture("schema.t2fs", file, size, path, sizeof path);
+    make_mountpoint("m_schema", mnt, sizeof mnt);
+    struct t2fs_schema *s = t2fs_schema_turok2();
+    char *json = t2fs_schema_to_json(s);
+    snprintf(schema, sizeof schema, "%s/turok2.json", tmpdir);
+    assert_int_equal(fx_write_file(schema, json, strlen(json)), 0);
+    free(json);
+    t2fs_schema_free(s);
+    snprintf(opt, sizeof opt, "schema=%s", schema);
+    do_mount(path, mnt, opt);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, "/info", &buf, &len), 0);
+    assert_non_null(memmem(buf, len, "schema: file ", 13));
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/named/models/1/model_1/surfaces/0/0/indices.bin", &buf, &len), 0);
+    assert_int_equal(len, 24); /* 10 u16 words, padded to 8 */
+    free(buf);
+    do_umount(mnt);
+    write_fixture("bad.json", "{\"name\": \"r\", \"type\": \"fixed\", \"next\": [{\"name\": 1}]}", 53, schema,
+                  sizeof schema);
+    snprintf(opt, sizeof opt, "schema=%s", schema);
+    char *argv[] = {(char *)mount_bin, "-o", opt, path, mnt, NULL};
+    assert_int_equal(run(argv, err, sizeof err), 3);
+    assert_non_null(strstr(err, "$.next[0]"));
+    assert_false(is_mounted(mnt));
+    free(file);
+    fxt_free(root);
+}
+
 /* ---- s3rig (the same tree without FUSE) ---- */
 
 static const char *cli_bin(void)
@@ -1117,6 +1156,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_clear_rig, skip_if_disabled),
         cmocka_unit_test_setup(test_cli_extract_equals_mount, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_unmount_during_reads, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_schema_option, skip_if_disabled),
         cmocka_unit_test(test_cli_commands),
         cmocka_unit_test_setup(test_no_sanitizer_reports, skip_if_disabled),
     };

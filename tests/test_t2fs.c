@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -671,6 +672,222 @@ static void test_index_stream_errors(void **state)
     fxt_free(root);
 }
 
+/* ---- schemas ---- */
+
+static void same_schema(const struct t2fs_schema *a, const struct t2fs_schema *b, int depth)
+{
+    assert_true(depth < 64);
+    if (!a || !b) {
+        assert_true(a == b);
+        return;
+    }
+    assert_string_equal(a->name ? a->name : "", b->name ? b->name : "");
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->nchild, b->nchild);
+    if (a->kind == T2K_DATA) {
+        assert_int_equal(a->data, b->data);
+        assert_int_equal(a->fixed_size, b->fixed_size);
+        assert_int_equal(a->value_size, b->value_size);
+        assert_int_equal(a->interleaved, b->interleaved);
+        assert_string_equal(a->type ? a->type : "", b->type ? b->type : "");
+    }
+    for (uint32_t i = 0; i < a->nchild; i++)
+        same_schema(a->child[i], b->child[i], depth + 1);
+    same_schema(a->each, b->each, depth + 1);
+}
+
+
+static void test_schema_json_roundtrip(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"turok2", "turok1"};
+    for (int i = 0; i < 2; i++) {
+        struct t2fs_schema *s = t2fs_schema_builtin(names[i]);
+        char *json = t2fs_schema_to_json(s), err[256];
+        struct t2fs_schema *back = t2fs_schema_from_json(json, strlen(json), err, sizeof err);
+        if (!back)
+            fail_msg("%s: %s", names[i], err);
+        same_schema(s, back, 0);
+        /* the loaded schema gives the same tree */
+        if (i == 0) {
+            char path[] = "/tmp/s3rig-schema-XXXXXX";
+            int fd = mkstemp(path);
+            assert_true(fd >= 0);
+            assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+            close(fd);
+            struct fxt *root = fxt_sample(8, 2, true, false);
+            size_t size;
+            uint8_t *file = fxt_write(root, false, 0, 0, &size);
+            struct s3fs_opts o = {0};
+            snprintf(o.schema, sizeof o.schema, "%s", path);
+            struct s3fs *fs;
+            assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+            struct expect_list l = {0};
+            ex_t2fs(&l, file, size, root, 0, 0);
+            ex_remove(&l, "/models"); /* the Turok 2 view comes with the built-in schema only */
+            struct probe p = tree_probe(fs);
+            ex_check(&l, &p);
+            ex_free(&l);
+            s3fs_close(fs);
+            free(file);
+            fxt_free(root);
+            unlink(path);
+        }
+        free(json);
+        t2fs_schema_free(s);
+        t2fs_schema_free(back);
+    }
+}
+
+/* A hand-written schema for another shape: names in /named, kinds from the schema. */
+static void test_schema_hand_written(void **state)
+{
+    (void)state;
+    const char *json = "{\"name\": \"top\", \"type\": \"fixed\", \"next\": ["
+                       " {\"name\": \"things\", \"type\": \"variable\","
+                       "  \"next\": {\"name\": \"thing\", \"type\": \"data\", \"data\": {\"array\": 4}}},"
+                       " {\"name\": \"pair\", \"type\": \"mixed\", \"pre\": [{\"name\": \"head\", \"type\": \"data\"}],"
+                       "  \"next\": {\"name\": \"tail\", \"type\": \"data\"}},"
+                       " {\"name\": \"blob\", \"type\": \"data\", \"data\": {\"size\": 8}}]}";
+    char path[] = "/tmp/s3rig-schema-XXXXXX";
+    int fd = mkstemp(path);
+    assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+    close(fd);
+    uint32_t four[3] = {1, 2, 3};
+    struct fxt *root = fxt_branch(3, fxt_branch(2, fxt_array(4, 3, four, false), fxt_array(4, 1, four, false)),
+                                  fxt_branch(3, fxt_raw("HEAD", 4), fxt_raw("t1", 2), fxt_raw("t2", 2)),
+                                  fxt_raw("12345678", 8));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs_opts o = {0};
+    snprintf(o.schema, sizeof o.schema, "%s", path);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+    struct probe p = tree_probe(fs);
+    char *target;
+    assert_int_equal(p.readlink(p.ctx, "/named/things/1.bin", &target), 0);
+    assert_string_equal(target, "../../root/0/1.bin");
+    free(target);
+    assert_int_equal(p.readlink(p.ctx, "/named/pair/head.bin", &target), 0);
+    assert_string_equal(target, "../../root/1/0.bin");
+    free(target);
+    assert_int_equal(p.readlink(p.ctx, "/named/pair/2.bin", &target), 0); /* past "pre": by index */
+    free(target);
+    assert_int_equal(p.readlink(p.ctx, "/named/blob.bin", &target), 0);
+    assert_string_equal(target, "../root/2.bin");
+    free(target);
+    char type[64];
+    assert_true(p.getxattr(p.ctx, "/root/0/0.bin", "user.s3rig.type", type, sizeof type) > 0);
+    assert_string_equal(type, "t2fs.array[4]x3");
+    enum expect_kind k;
+    uint64_t sz;
+    assert_int_equal(p.stat(p.ctx, "/models", &k, &sz), -ENOENT); /* a file schema: no Turok 2 view */
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+    unlink(path);
+}
+
+static void test_schema_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {"{\"name\": \"r\", \"type\": \"fixed\", \"next\": [", "line"},
+        {"{\"name\": \"r\", \"type\": \"sideways\"}", "$.type"},
+        {"{\"type\": \"fixed\"}", "$: \"name\""},
+        {"{\"name\": \"r\", \"type\": \"fixed\", \"next\": [{\"name\": \"a\", \"type\": 3}]}", "$.next[0].type"},
+        {"{\"name\": \"r\", \"type\": \"variable\", \"next\": {\"name\": \"a\", \"type\": \"data\","
+         " \"data\": {\"array\": \"four\"}}}", "$.next.data"},
+        {"[1, 2]", "$: expected a node object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[256];
+        struct t2fs_schema *s = t2fs_schema_from_json(bad[i].json, strlen(bad[i].json), err, sizeof err);
+        assert_null(s);
+        if (!strstr(err, bad[i].want))
+            fail_msg("schema %zu: '%s' lacks '%s'", i, err, bad[i].want);
+    }
+    /* through the mount path: refused with the file name and the JSON path */
+    char path[] = "/tmp/s3rig-schema-XXXXXX";
+    int fd = mkstemp(path);
+    assert_int_equal(write(fd, bad[1].json, strlen(bad[1].json)), (ssize_t)strlen(bad[1].json));
+    close(fd);
+    struct fxt *root = fxt_sample(8, 1, false, false);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs_opts o = {0};
+    snprintf(o.schema, sizeof o.schema, "%s", path);
+    struct s3fs *fs;
+    char err[512];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "$.type"));
+    snprintf(o.schema, sizeof o.schema, "turok9");
+    assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "not a built-in schema"));
+    free(file);
+    fxt_free(root);
+    unlink(path);
+}
+
+/* A Turok 1 shaped file: 11 root children pick the turok1 schema; /named uses its names. */
+static void test_turok1_named(void **state)
+{
+    (void)state;
+    uint16_t words[3] = {0x1234, 0x8421, 0};
+    struct fxt *section = fxt_branch(3, fxt_raw("sect", 4), fxt_array(2, 3, words, false), fxt_array(4, 0, NULL, false));
+    struct fxt *geometry = fxt_branch(2, fxt_raw("info", 4),
+                                      fxt_branch(1, fxt_branch(3, fxt_array(2, 0, NULL, false),
+                                                               fxt_array(2, 0, NULL, false),
+                                                               fxt_branch(1, fxt_branch(1, section)))));
+    struct fxt *object = fxt_branch(4, fxt_branch(2, fxt_raw("bounds!!", 8), fxt_array(2, 0, NULL, false)), geometry,
+                                    fxt_branch(0), fxt_array(4, 0, NULL, false));
+    struct fxt *root = fxt_branch(11, fxt_branch(1, object), fxt_array(80, 0, NULL, false),
+                                  fxt_array(2, 1, words, false), fxt_branch(0),
+                                  fxt_branch(3, fxt_array(1, 0, NULL, false), fxt_array(1, 0, NULL, false),
+                                             fxt_array(1, 0, NULL, false)),
+                                  fxt_branch(2, fxt_array(1, 0, NULL, false), fxt_branch(0)), fxt_branch(0),
+                                  fxt_branch(3, fxt_array(1, 0, NULL, false), fxt_array(1, 0, NULL, false),
+                                             fxt_raw("max", 3)),
+                                  fxt_branch(2, fxt_array(1, 0, NULL, false), fxt_array(1, 0, NULL, false)),
+                                  fxt_branch(0), fxt_array(1, 0, NULL, false));
+    for (int be = 0; be <= 1; be++) {
+        size_t size;
+        uint8_t *file = fxt_write(root, be, 0, 0, &size);
+        struct s3fs *fs;
+        char err[256];
+        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        assert_true(!fs->diag.n || !diag_has(&fs->diag, "schema expects"));
+        struct probe p = tree_probe(fs);
+        uint8_t *buf;
+        size_t len;
+        assert_int_equal(p.read(p.ctx, "/info", &buf, &len), 0);
+        assert_non_null(memmem(buf, len, "schema: turok1\n", 15));
+        free(buf);
+        char *target;
+        assert_int_equal(p.readlink(p.ctx, "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0/usPStream.bin",
+                                    &target), 0);
+        assert_string_equal(target, "../../../../../../../../../root/0/0/1/1/0/2/0/0/1.bin");
+        free(target);
+        assert_int_equal(p.readlink(p.ctx, "/named/isPersistantCounts/MaxRegionCount.bin", &target), 0);
+        assert_string_equal(target, "../../root/7/2.bin");
+        free(target);
+        enum expect_kind k;
+        uint64_t sz;
+        assert_int_equal(p.stat(p.ctx, "/named/usObjectAttributes.bin", &k, &sz), 0);
+        assert_int_equal(p.stat(p.ctx, "/models", &k, &sz), -ENOENT);
+        char type[64];
+        assert_true(p.getxattr(p.ctx, "/root/0/0/1/1/0/2/0/0/1.bin", "user.s3rig.type", type, sizeof type) > 0);
+        assert_string_equal(type, "t2fs.array[2]x3");
+        s3fs_close(fs);
+        free(file);
+    }
+    fxt_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -682,6 +899,8 @@ int main(void)
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
         cmocka_unit_test(test_t2fs_cache_bound),
         cmocka_unit_test(test_models_view),       cmocka_unit_test(test_index_stream_errors),
+        cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
+        cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
     };
     return cmocka_run_group_tests_name("t2fs", tests, NULL, NULL);
 }

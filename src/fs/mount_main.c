@@ -17,6 +17,7 @@
 
 #include "fs/fuse_ll.h"
 #include "fs/view.h"
+#include "parse/t2fs.h"
 
 struct cmdline {
     const char *file, *dir;
@@ -39,7 +40,9 @@ static void usage(FILE *f)
             "                  ro (always), allow_other, allow_root, uid=N, gid=N, umask=OCTAL,\n"
             "                  max_nodes=N (tree size limit), cache_mb=N (expanded data held,\n"
             "                  default 256), max_unpacked_mb=N (largest expanded node, default\n"
-            "                  1024), rnc_key=0xNNNN (encrypted RNC data), and libfuse's options\n"
+            "                  1024), rnc_key=0xNNNN (encrypted RNC data), schema=turok1|turok2|FILE\n"
+            "                  (t2fs; FILE in LibT2FS JSON), and libfuse's options\n"
+            "  --print-schema[=turok1|turok2]  print a built-in t2fs schema as JSON\n"
             "  -h, --help    this text\n"
             "  -V, --version the version\n"
             "\n"
@@ -173,8 +176,10 @@ static bool called_by_mount(void)
 /* Returns -1 to exit with usage error, 1 when --help/--version were handled. */
 static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
+                                             {"print-schema", optional_argument, NULL, 'P'},
+                                             {NULL, 0, NULL, 0}};
     c->helper = called_by_mount();
     c->fc.uid = getuid();
     c->fc.gid = getgid();
@@ -213,6 +218,19 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
         case 'V':
             printf("mount.s3rig %s\n", S3RIG_VERSION);
             return 1;
+        case 'P': {
+            /* a starting point for -o schema=FILE: the built-in schema as JSON */
+            struct t2fs_schema *s = t2fs_schema_builtin(optarg ? optarg : "turok2");
+            char *json = s ? t2fs_schema_to_json(s) : NULL;
+            t2fs_schema_free(s);
+            if (!json) {
+                fprintf(stderr, "mount.s3rig: unknown schema '%s' (turok1, turok2)\n", optarg ? optarg : "");
+                return -1;
+            }
+            printf("%s\n", json);
+            free(json);
+            return 1;
+        }
         default:
             usage(stderr);
             return -1;

@@ -157,6 +157,14 @@ int s3fs_take_option(struct s3fs_opts *o, const char *opt, char *err, size_t err
         {"max_unpacked_mb=", 10, 1ull << 40, 1ull << 20},
         {"rnc_key=", 0, 0xFFFF, 1},
     };
+    if (strncmp(opt, "schema=", 7) == 0) {
+        if (!opt[7] || strlen(opt + 7) >= sizeof o->schema) {
+            snprintf(err, errlen, "bad value in option '%s'", opt);
+            return -1;
+        }
+        snprintf(o->schema, sizeof o->schema, "%s", opt + 7);
+        return 1;
+    }
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t n = strlen(known[i].prefix);
         if (strncmp(opt, known[i].prefix, n) != 0)

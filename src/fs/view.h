@@ -31,6 +31,7 @@ struct s3fs_opts {
     uint64_t max_unpacked; /* largest expanded node or section accepted; 0: default (1 GiB) */
     bool has_rnc_key;
     uint16_t rnc_key;
+    char schema[512]; /* t2fs: "turok1", "turok2" or a JSON file; empty = pick by shape */
 };
 
 /* Takes one "-o" item if it is one of ours (max_nodes=, cache_mb=, max_unpacked_mb=,
@@ -92,6 +93,9 @@ int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
 int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
 /* /models: the Turok 2 model tree under the seed's names (reads through /root). */
 void t2fs_models_add(struct s3fs *fs, uint32_t root_dir, bool big_endian);
+/* /named: /root under the schema's names (directories, and links to /root's leaves). */
+struct t2fs_schema;
+void t2fs_named_add(struct s3fs *fs, uint32_t root_dir, const struct t2fs_schema *schema);
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
 struct gr2_view;

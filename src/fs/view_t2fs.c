@@ -358,7 +358,64 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         tree_add_range(t, dir, "trailer.bin", "bytes", end, v->fs->src.size - end);
     struct t2_where w = {NULL, v->root_off, v->root_size};
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
-    t2fs_models_add(v->fs, dir, v->be);
+    if (strcmp(v->schema_name, "turok2") == 0)
+        t2fs_models_add(v->fs, dir, v->be);
+    t2fs_named_add(v->fs, dir, v->schema);
+    return 0;
+}
+
+/* Reads a whole (small) schema file. */
+static char *read_text_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 > cap) {
+            if (cap > (16u << 20)) /* a schema is kilobytes; refuse absurd files */
+                break;
+            char *b = realloc(buf, cap = cap * 2 + 8192);
+            if (!b)
+                break;
+            buf = b;
+        }
+        size_t k = fread(buf + *len, 1, cap - *len, f);
+        if (k == 0)
+            break;
+        *len += k;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* The schema the options name, or the one whose shape the root fits: Turok 1 files have
+ * 11 root children. */
+static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t errlen)
+{
+    const char *want = v->fs->opts.schema;
+    if (!want[0])
+        want = root_count == 11 ? "turok1" : "turok2";
+    v->schema = t2fs_schema_builtin(want);
+    if (v->schema) {
+        v->schema_name = strcmp(want, "turok1") == 0 ? "turok1" : "turok2";
+        return 0;
+    }
+    size_t len;
+    char *text = read_text_file(want, &len), jerr[300];
+    if (!text) {
+        snprintf(err, errlen, "schema %s: not a built-in schema (turok1, turok2) nor a readable file", want);
+        return -1;
+    }
+    v->schema = t2fs_schema_from_json(text, len, jerr, sizeof jerr);
+    free(text);
+    if (!v->schema) {
+        snprintf(err, errlen, "schema %s: %s", want, jerr);
+        return -1;
+    }
+    v->schema_name = "file";
     return 0;
 }
 
@@ -372,13 +429,14 @@ int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
     v->fs = fs;
     v->be = fs->det.big_endian;
     v->root_off = fs->det.root_off;
-    v->schema = t2fs_schema_turok2();
-    v->schema_name = "turok2";
     tree_on_free(fs->tree, t2_view_free, v);
     struct t2fs_branch b;
-    if (!v->schema || t2fs_read_branch(&fs->src.src, v->root_off, fs->src.size - v->root_off, v->be, &b, err,
-                                       errlen))
+    if (t2fs_read_branch(&fs->src.src, v->root_off, fs->src.size - v->root_off, v->be, &b, err, errlen))
         return -1;
+    if (pick_schema(v, b.count, err, errlen)) {
+        t2fs_branch_free(&b);
+        return -1;
+    }
     v->root_count = b.count;
     v->root_size = b.offset[b.count];
     t2fs_branch_free(&b);
@@ -386,7 +444,8 @@ int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
     sb_printf(&fs->facts, "root_offset: %" PRIu64 "\n", v->root_off);
     sb_printf(&fs->facts, "root_size: %" PRIu64 "\n", v->root_size);
     sb_printf(&fs->facts, "root_children: %" PRIu32 "\n", v->root_count);
-    sb_printf(&fs->facts, "schema: %s\n", v->schema_name);
+    sb_printf(&fs->facts, "schema: %s%s%s\n", v->schema_name, strcmp(v->schema_name, "file") == 0 ? " " : "",
+              strcmp(v->schema_name, "file") == 0 ? fs->opts.schema : "");
     cover_add(&fs->cover, 0, fs->src.size); /* root, prefix.bin and trailer.bin name every byte */
     uint32_t root = tree_add_dir(fs->tree, 0, "", "t2fs.file", populate_t2fs_root, v, 0);
     tree_set_span(fs->tree, root, 0, fs->src.size);

@@ -40,6 +40,8 @@ enum t2fs_kind {
     T2K_FIXED,    /* branch with schema-known children */
     T2K_VARIABLE, /* branch whose children all share one schema */
     T2K_DATA,     /* leaf */
+    T2K_REPEATED, /* branch whose fixed children repeat as a pattern */
+    T2K_MIXED,    /* branch: some fixed children, then variable ones */
 };
 
 enum t2fs_data {
@@ -62,6 +64,18 @@ struct t2fs_schema {
 
 /* The built-in Turok 2 model schema (the seed's table with t2fs.md's corrections). */
 struct t2fs_schema *t2fs_schema_turok2(void);
+/* The built-in Turok 1 schema (the engine's directory in t2fs.md, its names). */
+struct t2fs_schema *t2fs_schema_turok1(void);
+/* A built-in schema by name ("turok1", "turok2"); NULL when unknown. */
+struct t2fs_schema *t2fs_schema_builtin(const char *name);
+
+/* LibT2FS-style JSON: {"name", "type": data|fixed|variable|repeated|mixed, "next", "pre",
+ * "data": {"type", "size", "array", "interleaved"}}. fixed/repeated: "next" is a list
+ * (null = unknown child); variable: "next" is one node; mixed: "pre" is the fixed list,
+ * "next" the node of the rest. */
+char *t2fs_schema_to_json(const struct t2fs_schema *s);
+/* Parses a schema from JSON text. NULL with err naming the JSON path on failure. */
+struct t2fs_schema *t2fs_schema_from_json(const char *text, size_t len, char *err, size_t errlen);
 void t2fs_schema_free(struct t2fs_schema *s);
 /* The schema of child i of a branch with schema s (NULL: the schema says nothing). */
 const struct t2fs_schema *t2fs_schema_child(const struct t2fs_schema *s, uint32_t i);

@@ -63,6 +63,91 @@ static const struct pattern turok2_models[] = {
     ARR("/0/x/3", "t2fsArray", 28, false, "model_3"),
 };
 
+/* Turok 1: the engine's own directory (formats/t2fs.md); "is" = branch, "us" = array. */
+#define VAR(p, n) BR(p, T2K_VARIABLE, n)
+#define FIX(p, n) BR(p, T2K_FIXED, n)
+#define US(p, n) ARR(p, NULL, 0, false, n)
+static const struct pattern turok1_all[] = {
+    FIX("", "root"),
+    VAR("/0", "isGraphicObjects"),
+    FIX("/0/x", "graphicObject"),
+    FIX("/0/x/0", "isObjectInfo"),
+    RAW("/0/x/0/0", NULL, 0, "bounds"),
+    US("/0/x/0/1", "usAnimTypes"),
+    FIX("/0/x/1", "isGeometry"),
+    RAW("/0/x/1/0", NULL, 0, "info"),
+    VAR("/0/x/1/1", "isNodes"),
+    FIX("/0/x/1/1/x", "node"),
+    US("/0/x/1/1/x/0", "usChildNodeIndices"),
+    US("/0/x/1/1/x/1", "usPartIndices"),
+    VAR("/0/x/1/1/x/2", "isParts"),
+    VAR("/0/x/1/1/x/2/x", "part"),
+    FIX("/0/x/1/1/x/2/x/x", "section"),
+    RAW("/0/x/1/1/x/2/x/x/0", NULL, 0, "section"),
+    ARR("/0/x/1/1/x/2/x/x/1", NULL, 2, false, "usPStream"),
+    US("/0/x/1/1/x/2/x/x/2", "usVertices"),
+    VAR("/0/x/2", "isAnims"),
+    FIX("/0/x/2/x", "anim"),
+    US("/0/x/2/x/0", "usYRotations"),
+    US("/0/x/2/x/1", "usNodeAnimIndices"),
+    US("/0/x/2/x/2", "usInitialOrients"),
+    US("/0/x/2/x/3", "usTranslationSets"),
+    US("/0/x/2/x/4", "usRotationSets"),
+    FIX("/0/x/2/x/5", "isTransitionTable"),
+    RAW("/0/x/2/x/5/0", NULL, 0, "transition"),
+    US("/0/x/2/x/5/1", "usTableEntries"),
+    US("/0/x/2/x/6", "usEvents"),
+    US("/0/x/3", "usStaticEvents"),
+    ARR("/1", NULL, 80, false, "usObjectAttributes"),
+    ARR("/2", NULL, 2, false, "usObjectTypes"),
+    VAR("/3", "isTextureSets"),
+    FIX("/3/x", "textureSet"),
+    RAW("/3/x/0", NULL, 0, "format"),
+    VAR("/3/x/1", "isBitmaps"),
+    RAW("/3/x/1/x", NULL, 0, "bitmap"),
+    VAR("/3/x/2", "isPalettes"),
+    RAW("/3/x/2/x", NULL, 0, "palette"),
+    FIX("/4", "isParticleEffects"),
+    US("/4/0", "usTypes"),
+    US("/4/1", "usParticles"),
+    US("/4/2", "usImpacts"),
+    FIX("/5", "isSoundEffects"),
+    US("/5/0", "usTypes"),
+    VAR("/5/1", "isSounds"),
+    RAW("/5/1/x", NULL, 0, "sound"),
+    VAR("/6", "isLevels"),
+    FIX("/6/x", "level"),
+    RAW("/6/x/0", NULL, 0, "level"),
+    FIX("/6/x/1", "isCollision"),
+    US("/6/x/1/0", "usRegionAttributes"),
+    US("/6/x/1/1", "usCorners"),
+    US("/6/x/1/2", "usRegions"),
+    US("/6/x/1/3", "usBlockBounds"),
+    US("/6/x/2", "usInstances"),
+    FIX("/6/x/3", "isGridBounds"),
+    US("/6/x/3/0", "usMinXs"),
+    US("/6/x/3/1", "usMaxXs"),
+    US("/6/x/3/2", "usMinZs"),
+    US("/6/x/3/3", "usMaxZs"),
+    US("/6/x/3/4", "usBounds"),
+    VAR("/6/x/4", "isGridSections"),
+    FIX("/6/x/4/x", "gridSection"),
+    US("/6/x/4/x/0", "usEStaticInstances"),
+    US("/6/x/4/x/1", "usStaticInstances"),
+    US("/6/x/4/x/2", "usSimpleInstances"),
+    VAR("/6/x/5", "isSkyTextureSet"), /* children not described: recognised by validation */
+    FIX("/7", "isPersistantCounts"),
+    US("/7/0", "usPickupCounts"),
+    US("/7/1", "usAnimCounts"),
+    RAW("/7/2", NULL, 0, "MaxRegionCount"),
+    FIX("/8", "isWarpDests"),
+    US("/8/0", "usIDs"),
+    US("/8/1", "usWarpDests"),
+    VAR("/9", "isBinaries"),
+    RAW("/9/x", NULL, 0, "binary"),
+    US("/10", "usBinaryTypes"),
+};
+
 static struct t2fs_schema *schema_new(void)
 {
     struct t2fs_schema *s = calloc(1, sizeof *s);
@@ -114,18 +199,35 @@ static int schema_apply(struct t2fs_schema *root, const struct pattern *p)
     return s->name ? 0 : -1;
 }
 
-struct t2fs_schema *t2fs_schema_turok2(void)
+static struct t2fs_schema *from_table(const struct pattern *table, size_t n)
 {
     struct t2fs_schema *root = schema_new();
-    if (!root)
-        return NULL;
-    for (size_t i = 0; i < sizeof turok2_models / sizeof turok2_models[0]; i++) {
-        if (schema_apply(root, &turok2_models[i])) {
+    for (size_t i = 0; root && i < n; i++) {
+        if (schema_apply(root, &table[i])) {
             t2fs_schema_free(root);
             return NULL;
         }
     }
     return root;
+}
+
+struct t2fs_schema *t2fs_schema_turok2(void)
+{
+    return from_table(turok2_models, sizeof turok2_models / sizeof turok2_models[0]);
+}
+
+struct t2fs_schema *t2fs_schema_turok1(void)
+{
+    return from_table(turok1_all, sizeof turok1_all / sizeof turok1_all[0]);
+}
+
+struct t2fs_schema *t2fs_schema_builtin(const char *name)
+{
+    if (strcmp(name, "turok2") == 0)
+        return t2fs_schema_turok2();
+    if (strcmp(name, "turok1") == 0)
+        return t2fs_schema_turok1();
+    return NULL;
 }
 
 void t2fs_schema_free(struct t2fs_schema *s)
@@ -145,9 +247,16 @@ const struct t2fs_schema *t2fs_schema_child(const struct t2fs_schema *s, uint32_
 {
     if (!s)
         return NULL;
-    if (s->kind == T2K_VARIABLE)
+    switch (s->kind) {
+    case T2K_VARIABLE:
         return s->each;
-    if (s->kind == T2K_FIXED && i < s->nchild)
-        return s->child[i];
-    return NULL;
+    case T2K_FIXED:
+        return i < s->nchild ? s->child[i] : NULL;
+    case T2K_REPEATED:
+        return s->nchild ? s->child[i % s->nchild] : NULL;
+    case T2K_MIXED:
+        return i < s->nchild ? s->child[i] : s->each;
+    default:
+        return NULL;
+    }
 }
