@@ -628,6 +628,32 @@ static void test_models_view(void **state)
 }
 
 /* Broken streams: problems are reported lines, never a crash. */
+static void test_turok1_stream(void **state)
+{
+    (void)state;
+    uint8_t b[6] = {0x41, 0x08, 0x22, 0x84, 0x3f, 0x00}; /* LE words 0x0841, 0x8422, 0x003f */
+    struct t2_stream s;
+    assert_int_equal(t2_decode_turok1(b, 3, false, 32, &s), 0);
+    assert_int_equal(s.ncmd, 3);
+    assert_int_equal(s.ntri, 3);
+    assert_int_equal(s.tri[0].v[0], 1);
+    assert_int_equal(s.tri[0].v[1], 2);
+    assert_int_equal(s.tri[0].v[2], 2);
+    assert_false(s.cmd[0].run_end);
+    assert_true(s.cmd[1].run_end);
+    assert_int_equal(s.tri[1].v[0], 2);
+    assert_int_equal(s.tri[1].v[1], 1);
+    assert_int_equal(s.tri[1].v[2], 1);
+    assert_int_equal(s.tri[2].v[0], 31);
+    assert_int_equal(s.tri[2].v[1], 1);
+    assert_int_equal(s.tri[2].v[2], 0);
+    t2_stream_free(&s);
+    assert_int_equal(t2_decode_turok1(b, 3, false, 4, &s), 0); /* vertex 31 of 4 */
+    assert_int_equal(s.ntri, 2);
+    assert_int_equal(s.nerr, 1);
+    t2_stream_free(&s);
+}
+
 static void test_index_stream_errors(void **state)
 {
     (void)state;
@@ -872,6 +898,20 @@ static void test_turok1_named(void **state)
                                     &target), 0);
         assert_string_equal(target, "../../../../../../../../../root/0/0/1/1/0/2/0/0/1.bin");
         free(target);
+        /* the section's index stream: 0x1234 = slots 20 17 4, 0x8421 = 1 1 1 and the end of a run */
+        char *sec = "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0";
+        char path[256];
+        snprintf(path, sizeof path, "%s/commands.txt", sec);
+        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+        /* the words were stored as little-endian bytes: a BE file reads them swapped */
+        const char *want = be ? "tri 18 0 13\ntri 4 12 8\ntri 0 0 0\n" : "tri 20 17 4\ntri 1 1 1 end\ntri 0 0 0\n";
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(buf, want, len);
+        free(buf);
+        snprintf(path, sizeof path, "%s/triangles.error", sec); /* the section has no vertices */
+        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+        assert_non_null(memmem(buf, len, "the section has 0", 17));
+        free(buf);
         assert_int_equal(p.readlink(p.ctx, "/named/isPersistantCounts/MaxRegionCount.bin", &target), 0);
         assert_string_equal(target, "../../root/7/2.bin");
         free(target);
@@ -899,6 +939,7 @@ int main(void)
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
         cmocka_unit_test(test_t2fs_cache_bound),
         cmocka_unit_test(test_models_view),       cmocka_unit_test(test_index_stream_errors),
+        cmocka_unit_test(test_turok1_stream),
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
     };

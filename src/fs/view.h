@@ -95,7 +95,7 @@ int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
 void t2fs_models_add(struct s3fs *fs, uint32_t root_dir, bool big_endian);
 /* /named: /root under the schema's names (directories, and links to /root's leaves). */
 struct t2fs_schema;
-void t2fs_named_add(struct s3fs *fs, uint32_t root_dir, const struct t2fs_schema *schema);
+void t2fs_named_add(struct s3fs *fs, uint32_t root_dir, const struct t2fs_schema *schema, bool big_endian);
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
 struct gr2_view;

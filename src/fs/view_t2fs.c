@@ -360,7 +360,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
     if (strcmp(v->schema_name, "turok2") == 0)
         t2fs_models_add(v->fs, dir, v->be);
-    t2fs_named_add(v->fs, dir, v->schema);
+    t2fs_named_add(v->fs, dir, v->schema, v->be);
     return 0;
 }
 

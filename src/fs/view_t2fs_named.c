@@ -7,13 +7,16 @@
 #include <string.h>
 
 #include "fs/view.h"
+#include "parse/reader.h"
 #include "parse/t2fs.h"
+#include "parse/t2fs_mesh.h"
 
 struct named {
     struct s3fs *fs;
     const struct t2fs_schema *schema;
     char *root_path; /* "root/0/3" */
     unsigned depth;  /* of this directory below the mount root */
+    bool be;
 };
 
 static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
@@ -45,7 +48,7 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, bool is_dir)
         char *path = NULL;
         if (!c || asprintf(&path, "%s/%s", n->root_path, idx) < 0)
             return;
-        *c = (struct named){n->fs, s, path, n->depth + 1};
+        *c = (struct named){n->fs, s, path, n->depth + 1, n->be};
         tree_on_free(t, free, path);
         tree_add_dir(t, dir, name, "t2fs.named", populate_named, c, 0);
         return;
@@ -63,10 +66,79 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, bool is_dir)
     free(tg);
 }
 
+/* An array leaf of /root, whole: its element size, count and data. */
+static uint8_t *read_array(struct named *n, const char *path, uint32_t *esize, uint32_t *count)
+{
+    struct tree *t = n->fs->tree;
+    uint32_t ino;
+    if (tree_resolve(t, path, &ino) || tree_node(t, ino)->type != NODE_FILE)
+        return NULL;
+    uint64_t size = tree_size(t, ino);
+    uint8_t *b = size >= 8 ? malloc(size) : NULL;
+    if (!b || tree_read(t, ino, 0, b, size) != (ssize_t)size) {
+        free(b);
+        return NULL;
+    }
+    *esize = ld_u32(b, n->be);
+    *count = ld_u32(b + 4, n->be);
+    if (8 + (uint64_t)*esize * *count > size) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* A Turok 1 section: its usPStream decoded against its usVertices. */
+static void add_turok1_triangles(struct named *n, uint32_t dir)
+{
+    struct tree *t = n->fs->tree;
+    char path[1100];
+    uint32_t es, words, vs, nverts;
+    snprintf(path, sizeof path, "/%s/1.bin", n->root_path);
+    uint8_t *ps = read_array(n, path, &es, &words);
+    snprintf(path, sizeof path, "/%s/2.bin", n->root_path);
+    uint8_t *vb = read_array(n, path, &vs, &nverts);
+    if (ps && es == 2) {
+        struct t2_stream st;
+        if (t2_decode_turok1(ps + 8, words, n->be, vb ? nverts : 0, &st) == 0) {
+            struct sbuf cmd = {0}, tri = {0};
+            for (size_t i = 0; i < st.ncmd; i++)
+                sb_printf(&cmd, "tri %u %u %u%s\n", st.cmd[i].a, st.cmd[i].b, st.cmd[i].c,
+                          st.cmd[i].run_end ? " end" : "");
+            for (size_t i = 0; i < st.ntri; i++)
+                sb_printf(&tri, "%lld %lld %lld\n", (long long)st.tri[i].v[0], (long long)st.tri[i].v[1],
+                          (long long)st.tri[i].v[2]);
+            size_t len;
+            char *text = sb_take(&cmd, &len);
+            tree_add_text(t, dir, "commands.txt", "text", text, len);
+            text = sb_take(&tri, &len);
+            tree_add_text(t, dir, "triangles.txt", "text", text, len);
+            if (st.nerr) {
+                struct sbuf e = {0};
+                for (size_t i = 0; i < st.nerr; i++)
+                    sb_printf(&e, "%s\n", st.err[i]);
+                text = sb_take(&e, &len);
+                tree_add_text(t, dir, "triangles.error", "error", text, len);
+            }
+        }
+        t2_stream_free(&st);
+    }
+    free(ps);
+    free(vb);
+}
+
+static bool is_turok1_section(const struct t2fs_schema *s)
+{
+    return s && s->name && strcmp(s->name, "section") == 0 && s->kind == T2K_FIXED && s->nchild >= 3 &&
+           s->child[1] && s->child[1]->name && strcmp(s->child[1]->name, "usPStream") == 0;
+}
+
 static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct named *n = ctx;
+    if (is_turok1_section(n->schema))
+        add_turok1_triangles(n, dir);
     char path[1100];
     uint32_t src;
     snprintf(path, sizeof path, "/%s", n->root_path);
@@ -87,11 +159,11 @@ static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     return 0;
 }
 
-void t2fs_named_add(struct s3fs *fs, uint32_t root_dir, const struct t2fs_schema *schema)
+void t2fs_named_add(struct s3fs *fs, uint32_t root_dir, const struct t2fs_schema *schema, bool big_endian)
 {
     struct named *n = tree_alloc(fs->tree, sizeof *n);
     if (!n)
         return;
-    *n = (struct named){fs, schema, "root", 1};
+    *n = (struct named){fs, schema, "root", 1, big_endian};
     tree_add_dir(fs->tree, root_dir, "named", "t2fs.named", populate_named, n, 0);
 }
