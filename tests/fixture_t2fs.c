@@ -144,6 +144,9 @@ static void build(struct fxt *n, bool be)
 {
     for (uint32_t i = 0; i < n->n; i++)
         build(n->child[i], be);
+    free(n->bytes); /* a tree may be written more than once (both byte orders) */
+    free(n->inner);
+    n->bytes = n->inner = NULL;
     struct wbuf w = {.be = be};
     serialise(n, &w);
     if (n->compress) {

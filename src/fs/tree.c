@@ -425,7 +425,8 @@ static int build_sorted(struct tree *t, struct dirinfo *d)
     uint32_t *s = malloc((d->n ? d->n : 1) * sizeof *s);
     if (!s)
         return -ENOMEM;
-    memcpy(s, d->child, d->n * sizeof *s);
+    if (d->n) /* an empty directory has no child array yet */
+        memcpy(s, d->child, d->n * sizeof *s);
     qsort_r(s, d->n, sizeof *s, by_name, t);
     d->sorted = s;
     return 0;
