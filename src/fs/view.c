@@ -239,19 +239,23 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     return S3_EXIT_OK;
 }
 
-int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
+/* Both entry points: a source (file or memory) set up by `attach`, then the format. */
+static int open_common(struct s3fs **out, const char *label, const struct s3fs_opts *opts, char *err,
+                       size_t errlen, int (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
+                                                    size_t errlen),
+                       const void *a, uint64_t b)
 {
     struct s3fs *fs = calloc(1, sizeof *fs);
     *out = NULL;
     if (!fs) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", label);
         return S3_EXIT_OPEN;
     }
-    if (source_open(&fs->src, path, err, errlen)) {
+    if (attach(fs, a, b, err, errlen)) {
         free(fs);
         return S3_EXIT_OPEN;
     }
-    int rc = open_format(fs, opts, path, err, errlen);
+    int rc = open_format(fs, opts, label, err, errlen);
     if (rc) {
         s3fs_close(fs);
         return rc;
@@ -260,23 +264,28 @@ int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts,
     return S3_EXIT_OK;
 }
 
+static int attach_file(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
+{
+    (void)unused;
+    return source_open(&fs->src, path, err, errlen);
+}
+
+static int attach_mem(struct s3fs *fs, const void *data, uint64_t size, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    source_mem(&fs->src, data, size);
+    return 0;
+}
+
+int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
+{
+    return open_common(out, path, opts, err, errlen, attach_file, path, 0);
+}
+
 int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
                   size_t errlen)
 {
-    struct s3fs *fs = calloc(1, sizeof *fs);
-    *out = NULL;
-    if (!fs) {
-        snprintf(err, errlen, "out of memory");
-        return S3_EXIT_OPEN;
-    }
-    source_mem(&fs->src, data, size);
-    int rc = open_format(fs, opts, "<memory>", err, errlen);
-    if (rc) {
-        s3fs_close(fs);
-        return rc;
-    }
-    *out = fs;
-    return S3_EXIT_OK;
+    return open_common(out, "<memory>", opts, err, errlen, attach_mem, data, size);
 }
 
 void s3fs_close(struct s3fs *fs)
