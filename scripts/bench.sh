@@ -17,7 +17,7 @@ verts=${2:-45}
 leaf_mb=${3:-64}
 
 need=""
-for p in squashfs-tools:mksquashfs squashfuse:squashfuse fuse-zip:fuse-zip zip:zip; do
+for p in squashfs-tools:mksquashfs squashfuse:squashfuse fuse-zip:fuse-zip zip:zip bc:bc; do
     command -v "${p#*:}" >/dev/null || need="$need ${p%%:*}"
 done
 if [ -n "$need" ]; then
