@@ -35,8 +35,8 @@ run_build() {
     if [ ! -f "$dir/build.ninja" ]; then
         meson setup "$dir" "$@" >/dev/null || { echo "meson setup $dir failed"; failed=$((failed + 1)); return; }
     fi
-    if ! ninja -C "$dir" >"$dir.ninja.log" 2>&1; then
-        cat "$dir.ninja.log"
+    if ! ninja -C "$dir" >"$dir/s3rig-build.log" 2>&1; then
+        cat "$dir/s3rig-build.log"
         echo "build $dir failed"
         failed=$((failed + 1))
         return
