@@ -524,6 +524,30 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
     }
 }
 
+int tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len)
+{
+    struct node *n = tree_node(t, ino);
+    *buf = NULL;
+    *len = 0;
+    if (!n || n->type != NODE_FILE)
+        return -EINVAL;
+    uint64_t size = tree_size(t, ino);
+    uint8_t *b = malloc(size ? size : 1);
+    if (!b)
+        return -ENOMEM;
+    for (uint64_t off = 0; off < size;) {
+        ssize_t k = tree_read(t, ino, off, b + off, (size_t)(size - off));
+        if (k <= 0) {
+            free(b);
+            return k < 0 ? (int)k : -EIO;
+        }
+        off += (uint64_t)k;
+    }
+    *buf = b;
+    *len = size;
+    return 0;
+}
+
 static const char XA_OFFSET[] = "user.s3rig.offset";
 static const char XA_LENGTH[] = "user.s3rig.length";
 static const char XA_TYPE[] = "user.s3rig.type";

@@ -142,6 +142,8 @@ int tree_populate(struct tree *t, uint32_t dir);
 int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
 /* Resolves a '/'-separated path from the root (no symlinks followed). */
 int tree_resolve(struct tree *t, const char *path, uint32_t *out);
+/* Reads a whole file into a malloc'd buffer (views that decode other nodes' bytes). */
+int tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len);
 /* Reads file content; returns bytes (short at EOF) or -errno. */
 ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len);
 

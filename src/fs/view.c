@@ -81,6 +81,21 @@ uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const ui
     return add_list(t, dir, name, v, n, abs_off, LIST_HEX);
 }
 
+uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
+                        char *const *names, uint32_t nnames)
+{
+    struct sbuf b = {0};
+    for (uint64_t i = 0; i < n; i++) {
+        const char *nm = idx[i] >= 0 && (uint32_t)idx[i] < nnames ? names[idx[i]] : NULL;
+        sb_printf(&b, "%s\n", nm ? nm : "?");
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s.names", field);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    return tree_add_text(t, dir, name, "bone_names", text, len);
+}
+
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg)
 {
     char fname[256];

@@ -78,6 +78,10 @@ uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint
                       uint64_t abs_off);
 uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                         uint64_t abs_off);
+/* NAME.names beside a list of bone indices: names[idx] per line, "?" where the index
+ * does not resolve (or the bone has no name). */
+uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
+                        char *const *names, uint32_t nnames);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
 /* Sets a printf-made type string on a node. */

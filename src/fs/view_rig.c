@@ -51,21 +51,11 @@ static void add_bone_link(struct rig_view *v, uint32_t dir, const char *field, i
     free(target);
 }
 
-/* NAME.names: the bone name of each index, one per line, "?" where unresolved. */
+/* NAME.names, once the skeleton is known. */
 static void add_names_file(struct rig_view *v, uint32_t dir, const char *field, const int32_t *idx, uint64_t n)
 {
-    if (!v->bones_ok)
-        return;
-    struct sbuf b = {0};
-    for (uint64_t i = 0; i < n; i++) {
-        const char *nm = bone_valid(v, idx[i]) ? v->bone_names[idx[i]] : NULL;
-        sb_printf(&b, "%s\n", nm ? nm : "?");
-    }
-    char name[64];
-    snprintf(name, sizeof name, "%s.names", field);
-    size_t len;
-    char *text = sb_take(&b, &len);
-    tree_add_text(v->fs->tree, dir, name, "bone_names", text, len);
+    if (v->bones_ok)
+        add_bone_names(v->fs->tree, dir, field, idx, n, v->bone_names, v->nbones);
 }
 
 static void warn_index(struct rig_view *v, const char *where, uint32_t i, const char *field, int32_t idx)

@@ -12,6 +12,7 @@
 struct crig_view {
     struct s3fs *fs;
     struct crig r;
+    char **names; /* bones[i].name, for .names files */
     uint32_t *child_start, *child_list; /* children of each bone (CSR layout) */
 };
 
@@ -19,6 +20,7 @@ static void crig_view_free(void *p)
 {
     struct crig_view *v = p;
     crig_free(&v->r);
+    free(v->names);
     free(v->child_start);
     free(v->child_list);
     free(v);
@@ -121,17 +123,9 @@ static int populate_bones(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     return 0;
 }
 
-/* NAME.names next to a list of bone indices. */
 static void add_names(struct crig_view *v, uint32_t dir, const char *field, const int32_t *idx, uint32_t n)
 {
-    struct sbuf b = {0};
-    for (uint32_t i = 0; i < n; i++)
-        sb_printf(&b, "%s\n", bone_ok(v, idx[i]) ? v->r.bones[idx[i]].name : "?");
-    char name[64];
-    snprintf(name, sizeof name, "%s.names", field);
-    size_t len;
-    char *text = sb_take(&b, &len);
-    tree_add_text(v->fs->tree, dir, name, "bone_names", text, len);
+    add_bone_names(v->fs->tree, dir, field, idx, n, v->names, v->names ? v->r.nbones : 0);
 }
 
 static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
@@ -266,6 +260,9 @@ int crig_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     tree_on_free(fs->tree, crig_view_free, v);
+    v->names = calloc(v->r.nbones ? v->r.nbones : 1, sizeof *v->names);
+    for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
+        v->names[i] = v->r.bones[i].name;
     index_children(v);
     warn_chain_indices(v);
     if (v->r.bones_err[0])

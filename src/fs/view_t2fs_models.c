@@ -9,6 +9,7 @@
 
 #include "fs/view.h"
 #include "parse/reader.h"
+#include "parse/t2fs.h"
 #include "parse/t2fs_mesh.h"
 
 struct mview {
@@ -27,33 +28,15 @@ static int read_leaf(struct mview *m, const char *path, struct leaf *l)
 {
     struct tree *t = m->fs->tree;
     memset(l, 0, sizeof *l);
-    if (tree_resolve(t, path, &l->ino) || tree_node(t, l->ino)->type != NODE_FILE)
+    if (tree_resolve(t, path, &l->ino))
         return -1;
-    uint64_t size = tree_size(t, l->ino);
-    l->b = malloc(size ? size : 1);
-    if (!l->b)
-        return -1;
-    for (uint64_t off = 0; off < size;) {
-        ssize_t k = tree_read(t, l->ino, off, l->b + off, size - off);
-        if (k <= 0) {
-            free(l->b);
-            l->b = NULL;
-            return -1;
-        }
-        off += (uint64_t)k;
-    }
-    l->len = size;
-    return 0;
+    return tree_read_all(t, l->ino, &l->b, &l->len) ? -1 : 0;
 }
 
-/* An array leaf's header: element size, count, and where its data starts. */
+/* An array leaf's header: element size and count (its data starts at byte 8). */
 static bool array_of(struct mview *m, const struct leaf *l, uint32_t *esize, uint32_t *count)
 {
-    if (l->len < 8)
-        return false;
-    *esize = ld_u32(l->b, m->be);
-    *count = ld_u32(l->b + 4, m->be);
-    return 8 + (uint64_t)*esize * *count <= l->len;
+    return t2fs_array_bytes(l->b, l->len, m->be, esize, count) == 0;
 }
 
 /* A file holding bytes [off, off+len) of a /root leaf: a slice of the source when the

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "fs/view.h"
-#include "parse/reader.h"
 #include "parse/t2fs.h"
 #include "parse/t2fs_mesh.h"
 
@@ -66,22 +65,15 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, bool is_dir)
     free(tg);
 }
 
-/* An array leaf of /root, whole: its element size, count and data. */
+/* An array leaf of /root, whole, when it is a valid array (data at byte 8). */
 static uint8_t *read_array(struct named *n, const char *path, uint32_t *esize, uint32_t *count)
 {
-    struct tree *t = n->fs->tree;
     uint32_t ino;
-    if (tree_resolve(t, path, &ino) || tree_node(t, ino)->type != NODE_FILE)
+    uint8_t *b;
+    size_t len;
+    if (tree_resolve(n->fs->tree, path, &ino) || tree_read_all(n->fs->tree, ino, &b, &len))
         return NULL;
-    uint64_t size = tree_size(t, ino);
-    uint8_t *b = size >= 8 ? malloc(size) : NULL;
-    if (!b || tree_read(t, ino, 0, b, size) != (ssize_t)size) {
-        free(b);
-        return NULL;
-    }
-    *esize = ld_u32(b, n->be);
-    *count = ld_u32(b + 4, n->be);
-    if (8 + (uint64_t)*esize * *count > size) {
+    if (t2fs_array_bytes(b, len, n->be, esize, count)) {
         free(b);
         return NULL;
     }

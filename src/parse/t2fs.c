@@ -85,6 +85,15 @@ int t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool
     return 0;
 }
 
+int t2fs_array_bytes(const uint8_t *p, size_t len, bool be, uint32_t *elem_size, uint32_t *count)
+{
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    char err[T2FS_ERR];
+    mem_src_init(&src, &mc, p, len);
+    return t2fs_read_array(&src, 0, len, be, elem_size, count, err, sizeof err);
+}
+
 int t2fs_rnc_method(const struct s3_src *src, uint64_t off, uint64_t space)
 {
     uint8_t h[4];

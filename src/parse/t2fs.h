@@ -30,6 +30,9 @@ void t2fs_branch_free(struct t2fs_branch *b);
 int t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool be, uint32_t *elem_size,
                     uint32_t *count, char *err, size_t errlen);
 
+/* The same check on a node already in memory (len bytes at p). */
+int t2fs_array_bytes(const uint8_t *p, size_t len, bool be, uint32_t *elem_size, uint32_t *count);
+
 /* 1 or 2 when the node starts with "RNC" and that method byte; 0 otherwise; -1 for
  * "RNC" with any other method byte. */
 int t2fs_rnc_method(const struct s3_src *src, uint64_t off, uint64_t space);
