@@ -15,6 +15,7 @@
 #include "gr2obj_check.h"
 #include "parse/gr2obj.h"
 #include "tree_probe.h"
+#include "walk.h"
 
 static const char *const sigs[] = {"le32", "le64", "be32", "be64", "le32-old"};
 
@@ -144,7 +145,8 @@ static void expect_error_file(const uint8_t *f, size_t size, const char *path, c
     assert_true(tree_read(fs->tree, ino, 0, text, sizeof text - 1) > 0);
     if (!strstr(text, needle))
         fail_msg("%s: '%s' lacks '%s'", path, text, needle);
-    /* the rest stays browsable */
+    /* the rest stays browsable, all of it */
+    assert_true(walk_all(fs, 100000) > 0);
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/data.bin", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
     s3fs_close(fs);
@@ -213,6 +215,7 @@ static void test_truncated_objects(void **state)
         /* walking the object tree must not crash whatever is missing */
         if (tree_resolve(fs->tree, "/granny/root", &ino) == 0)
             tree_populate(fs->tree, ino);
+        walk_all(fs, 100000);
         s3fs_close(fs);
     }
     free(f);

@@ -1111,6 +1111,19 @@ static void test_cli_commands(void **state)
     assert_int_equal(run_cli(usage, out, sizeof out, err, sizeof err), 1);
     char *none[] = {NULL};
     assert_int_equal(run_cli(none, out, sizeof out, err, sizeof err), 1);
+    /* options: the same parser as mount.s3rig */
+    char *bogus[] = {"-o", "bogus=1", "info", path, NULL};
+    assert_int_equal(run_cli(bogus, out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "unknown option"));
+    char *zero[] = {"-o", "cache_mb=0", "info", path, NULL};
+    assert_int_equal(run_cli(zero, out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "cache_mb=0"));
+    char *good[] = {"-o", "cache_mb=1,max_nodes=100000,rnc_key=0x1234", "info", path, NULL};
+    assert_int_equal(run_cli(good, out, sizeof out, err, sizeof err), 0);
+    char *schema[] = {"--print-schema=turok9", NULL};
+    char *mbin[] = {(char *)mount_bin, schema[0], NULL};
+    assert_int_equal(run(mbin, err, sizeof err), 1);
+    assert_non_null(strstr(err, "unknown schema"));
     free(f);
 }
 

@@ -20,6 +20,7 @@
 #include "rncpack.h"
 #include "testutil.h"
 #include "tree_probe.h"
+#include "walk.h"
 
 
 
@@ -388,6 +389,7 @@ static void test_t2fs_broken(void **state)
     assert_int_equal(tree_resolve(fs->tree, "/root/0/0/1/0/0.bin", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/3.bin", &ino), 0);
     assert_true(diag_has(&fs->diag, "elements"));
+    assert_true(walk_all(fs, 100000) > 0); /* /models and /named over the broken model too */
     s3fs_close(fs);
     /* a model table with decreasing offsets: the schema says branch, the bytes disagree */
     const struct fxt *model = root->child[0]->child[1];
@@ -397,12 +399,15 @@ static void test_t2fs_broken(void **state)
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1.bin", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/0/3.bin", &ino), 0);
+    assert_true(walk_all(fs, 100000) > 0);
     s3fs_close(fs);
     /* the model list claims 2^32-1 children: not a valid branch */
     memcpy(h, file, size);
     put32(h + root->child[0]->pos, 0xFFFFFFFF, false);
     assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0.error", &ino), 0);
+    assert_true(walk_all(fs, 100000) > 0);
+    assert_int_equal(tree_resolve(fs->tree, "/models/0", &ino), -ENOENT); /* no model list: no models */
     s3fs_close(fs);
     /* truncated files: every cut either refuses cleanly or mounts with what is there */
     for (size_t cut = 0; cut < size; cut += 5) {
@@ -412,6 +417,7 @@ static void test_t2fs_broken(void **state)
             continue;
         }
         assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+        walk_all(fs, 100000);
         s3fs_close(fs);
     }
     free(h);
@@ -439,6 +445,8 @@ static void test_t2fs_broken_rnc(void **state)
     assert_non_null(strstr(text, "unpacked CRC mismatch"));
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2", &ino), -ENOENT);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/3.bin", &ino), 0);
+    assert_true(walk_all(fs, 100000) > 0); /* the models view meets the broken poses */
+    assert_int_equal(tree_resolve(fs->tree, "/models/1/poses", &ino), 0);
     s3fs_close(fs);
     free(file);
     fxt_free(root);
