@@ -1,5 +1,6 @@
 #include "parse/oodle1.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "parse/reader.h"
 
 #define OVERREAD_LIMIT 16   /* zero bytes past the input allowed before calling it corrupt */
+#define COPY_SLACK 8         /* output bytes past the end that a match copy may scribble on */
 #define MAX_SLOTS 65535     /* hard bound on a model's slots (weights are 16-bit) */
 
 /* ---- range decoder (§3) ---- */
@@ -38,13 +40,36 @@ static void rd_init(struct rdec *d, const uint8_t *s, size_t len)
     d->fail = NULL;
 }
 
+/* The next 24 bits of the coded value: the payload as one MSB-first bit string, delayed by
+ * one bit, starting at byte p (bytes past the end read as 0). */
+static inline uint32_t rd_next24(const struct rdec *d)
+{
+    uint32_t y;
+    if (d->p + 4 <= d->len) {
+        const uint8_t *s = d->s + d->p;
+        y = (uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3];
+    } else {
+        y = 0;
+        for (size_t i = 0; i < 4; i++)
+            y = y << 8 | (d->p + i < d->len ? d->s[d->p + i] : 0);
+    }
+    return (y >> 1) & 0xFFFFFF;
+}
+
+/* Normalise: append whole bytes until range > 2^23. After any take, range >= 0x80, so at
+ * most three bytes; counting them first keeps the loop's unpredictable branch out of the
+ * hot path (same result as appending one byte at a time). */
 static inline void rd_refill(struct rdec *d)
 {
-    while (d->range <= 0x00800000) {
-        d->low = (d->low << 8) | (uint32_t)((rd_byte(d, d->p) & 1) << 7) | (uint32_t)(rd_byte(d, d->p + 1) >> 1);
-        d->range <<= 8;
-        d->p++;
-    }
+    uint32_t k = (uint32_t)(d->range <= 0x800000) + (d->range <= 0x8000) + (d->range <= 0x80);
+    uint32_t bits = rd_next24(d);
+    d->low = (uint32_t)((uint64_t)d->low << (8 * k)) | (uint32_t)((uint64_t)bits >> (24 - 8 * k));
+    d->range = (uint32_t)((uint64_t)d->range << (8 * k));
+    d->p += k;
+    if (d->p >= d->len + OVERREAD_LIMIT && !d->fail)
+        d->fail = "stream runs past the end of the compressed data";
+    if (d->range <= 0x800000 && !d->fail)
+        d->fail = "range decoder lost its range";
 }
 
 /* peek(0x4000), the models' total: a shift instead of the first division. */
@@ -56,7 +81,7 @@ static inline uint32_t rd_peek_models(struct rdec *d)
     return q < 0x3FFF ? q : 0x3FFF;
 }
 
-static uint32_t rd_peek(struct rdec *d, uint32_t total)
+static inline __attribute__((always_inline)) uint32_t rd_peek(struct rdec *d, uint32_t total)
 {
     rd_refill(d);
     if (total == 0) {
@@ -71,14 +96,14 @@ static uint32_t rd_peek(struct rdec *d, uint32_t total)
 
 static inline void rd_take(struct rdec *d, uint32_t total, uint32_t start, uint32_t width)
 {
-    d->low -= d->step * start;
-    if (start + width < total)
-        d->range = d->step * width;
-    else
-        d->range -= d->step * start;
+    uint32_t below = d->step * start;
+    d->low -= below;
+    /* a mask, not a branch: which case it is cannot be predicted */
+    uint32_t last = 0u - (uint32_t)(start + width >= total);
+    d->range = (d->step * width & ~last) | ((d->range - below) & last);
 }
 
-static uint32_t rd_uniform(struct rdec *d, uint32_t total)
+static inline __attribute__((always_inline)) uint32_t rd_uniform(struct rdec *d, uint32_t total)
 {
     total &= 0xFFFF; /* a 16-bit argument in the reference */
     uint32_t v = rd_peek(d, total);
@@ -92,24 +117,37 @@ struct model {
     uint16_t cap, tot, inc, next_rescan, halve_at, inc_cap;
     uint32_t n, ncum, room; /* slots; entries of cum; allocated slots */
     uint16_t *w, *sym, *cum;
-    /* bucket[b]: the range holding value b·256, so a lookup scans only a few entries */
-    uint16_t bucket[64];
+    /* bucket[b]: the range holding value b << shift. There are about twice as many buckets
+     * as ranges (2 to 256), so a lookup seldom has to step past its bucket's first range. */
+    uint32_t shift;
+    uint16_t bucket[256];
 };
 
 static void build_buckets(struct model *m)
 {
-    uint32_t k = 0;
-    for (uint32_t b = 0; b < 64; b++) {
-        while (k + 2 < m->ncum && m->cum[k + 1] <= b * 256)
-            k++;
-        m->bucket[b] = (uint16_t)k;
+    uint32_t nb = 2, shift = 13;
+    while (nb < 2 * m->ncum && nb < 256) {
+        nb <<= 1;
+        shift--;
     }
+    m->shift = shift;
+    /* bucket b starts at value b << shift: it belongs to the last range starting at or
+     * below that, so range k takes the buckets from ceil(cum[k]) to ceil(cum[k+1]) */
+    uint32_t last = m->ncum - 2, b = 0, round = (1u << shift) - 1;
+    for (uint32_t k = 0; k < last; k++) {
+        uint32_t upto = (m->cum[k + 1] + round) >> shift;
+        for (; b < upto; b++)
+            m->bucket[b] = (uint16_t)k;
+    }
+    for (; b < nb; b++)
+        m->bucket[b] = (uint16_t)last;
 }
 
 static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
 {
-    memset(m, 0, sizeof *m);
-    m->room = 8;
+    memset(m, 0, offsetof(struct model, bucket));
+    /* room for every slot the cap allows (the count seldom goes past it), up to 64 */
+    m->room = cap_arg < 8 ? 8 : cap_arg < 64 ? (uint32_t)cap_arg + 2 : 64;
     m->w = malloc(m->room * sizeof *m->w);
     m->sym = malloc(m->room * sizeof *m->sym);
     m->cum = malloc((m->room + 1) * sizeof *m->cum);
@@ -122,7 +160,7 @@ static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
     m->cum[1] = 0x4000;
     m->n = 1;
     m->ncum = 2;
-    memset(m->bucket, 0, sizeof m->bucket);
+    build_buckets(m);
     m->tot = 4;
     m->inc = 4;
     m->next_rescan = 8;
@@ -143,7 +181,7 @@ static void model_free(struct model *m)
     free(m->w);
     free(m->sym);
     free(m->cum);
-    memset(m, 0, sizeof *m);
+    memset(m, 0, offsetof(struct model, bucket));
 }
 
 static int model_grow(struct model *m)
@@ -230,7 +268,7 @@ static void model_halve(struct model *m)
  * bucket, step forward (cum[ncum-1] = 0x4000 > v stops the scan). */
 static uint32_t find_range(const struct model *m, uint32_t v)
 {
-    uint32_t k = m->bucket[v >> 8];
+    uint32_t k = m->bucket[v >> m->shift];
     while (m->cum[k + 1] <= v)
         k++;
     return k;
@@ -341,7 +379,8 @@ static struct model *mid_model(struct stage *s, uint32_t h)
     return s->mid[h];
 }
 
-static const char *decode_block(struct stage *s, struct rdec *d, uint8_t *out, uint32_t *pos, uint32_t size)
+static inline __attribute__((always_inline)) const char *decode_block(struct stage *s, struct rdec *d, uint8_t *out,
+                                                                      uint32_t *pos, uint32_t size)
 {
     static const uint32_t long_len[4] = {128, 192, 256, 512};
     uint32_t t = model_get(&s->len[s->prev], d, 65);
@@ -375,13 +414,32 @@ static const char *decode_block(struct stage *s, struct rdec *d, uint8_t *out, u
     if (n > size - *pos)
         return "match runs past the end of the output";
     uint8_t *o = out + *pos;
-    if (dist >= n && n > 16)
-        memcpy(o, o - dist, n);
-    else
-        for (uint32_t i = 0; i < n; i++) /* short, or overlapping: the pattern repeats */
+    if (dist >= 8) /* 8 at a time, each from bytes already written; may spill into the slack */
+        for (uint32_t i = 0; i < n; i += 8)
+            memcpy(o + i, o + i - dist, 8);
+    else /* a pattern shorter than 8 repeats */
+        for (uint32_t i = 0; i < n; i++)
             o[i] = o[(ptrdiff_t)i - (ptrdiff_t)dist];
     *pos += n;
     return NULL;
+}
+
+/* Decodes blocks until pos reaches end. The range decoder works on a local copy, so that
+ * its state stays in registers (stores to the output bytes may alias anything in memory). */
+static const char *decode_stage(struct stage *s, struct rdec *shared, uint8_t *out, uint32_t *pos, uint32_t end,
+                                uint32_t size)
+{
+    struct rdec d = *shared;
+    uint32_t at = *pos;
+    const char *fail = NULL;
+    while (at < end && !fail) {
+        fail = decode_block(s, &d, out, &at, size);
+        if (!fail && d.fail)
+            fail = d.fail;
+    }
+    *shared = d;
+    *pos = at;
+    return fail;
 }
 
 void oodle1_read_params(const uint8_t *p, bool be, struct oodle1_params out[3])
@@ -406,7 +464,7 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
                  (unsigned long long)max_expanded);
         return -1;
     }
-    uint8_t *buf = malloc(expanded_size ? expanded_size : 1);
+    uint8_t *buf = malloc((size_t)expanded_size + COPY_SLACK);
     if (!buf) {
         snprintf(err, errlen, "Oodle1: cannot allocate %u bytes", expanded_size);
         return -1;
@@ -440,11 +498,7 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
             break;
         }
         uint32_t end = stop[k] < expanded_size ? stop[k] : expanded_size;
-        while (pos < end && !fail) {
-            fail = decode_block(&s, &d, buf, &pos, expanded_size);
-            if (!fail && d.fail)
-                fail = d.fail;
-        }
+        fail = decode_stage(&s, &d, buf, &pos, end, expanded_size);
         stage_free(&s);
     }
     if (fail) {
