@@ -486,6 +486,9 @@ static void test_mount_refusals(void **state)
     char *badopt[] = {(char *)mount_bin, "-o", "umask=999", path, mnt, NULL};
     assert_int_equal(run(badopt, err, sizeof err), 1);
     assert_non_null(strstr(err, "umask=999"));
+    char *badspin[] = {(char *)mount_bin, "-o", "spin=-5", path, mnt, NULL};
+    assert_int_equal(run(badspin, err, sizeof err), 1);
+    assert_non_null(strstr(err, "spin=-5"));
     char *notdir[] = {(char *)mount_bin, path, path, NULL};
     file = fx_sample_gr2("le32", 7, &size, &gl);
     write_fixture("ok.gr2", file, size, path, sizeof path);
@@ -608,9 +611,10 @@ static void *random_reader(void *p)
     return NULL;
 }
 
-static void test_mount_concurrent_readers(void **state)
+/* 16 threads read random files at once and compare with a single reader's bytes, with
+ * the given mount options (the loop that serves them differs). */
+static void check_concurrent_readers(const char *opts)
 {
-    (void)state;
     size_t size;
     struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
@@ -619,7 +623,7 @@ static void test_mount_concurrent_readers(void **state)
     char path[256], mnt[256];
     write_fixture("conc.rig", file, size, path, sizeof path);
     make_mountpoint("m_conc", mnt, sizeof mnt);
-    do_mount(path, mnt, NULL);
+    do_mount(path, mnt, opts);
     struct expect_list l = {0};
     ex_sample_rig(&l, file, size, &rl, &gl, names);
     /* single reader first: the reference bytes */
@@ -649,6 +653,14 @@ static void test_mount_concurrent_readers(void **state)
     ex_free(&l);
     do_umount(mnt);
     free(file);
+}
+
+static void test_mount_concurrent_readers(void **state)
+{
+    (void)state;
+    check_concurrent_readers(NULL);     /* the default: one polling thread */
+    check_concurrent_readers("spin=0"); /* libfuse's multi-threaded loop */
+    check_concurrent_readers("spin=1000000");
 }
 
 static void test_mount_t2fs(void **state)

@@ -5,10 +5,12 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
@@ -409,6 +411,50 @@ static const struct fuse_lowlevel_ops ops = {
     .statfs = op_statfs,
 };
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A single-threaded loop that polls before it sleeps. A reader that walks the tree sends
+ * one request right after another; when the daemon is asleep, each one costs the kernel a
+ * wake-up of this thread on another CPU, and on a virtual machine that wake-up costs more
+ * than the request (measured: `find` over 220,000 nodes 10 s blocking, 6.6 s polling).
+ * So after each request the loop keeps reading the (non-blocking) device for spin_us, and
+ * only then sleeps in poll(). Idle, it uses no CPU; during a walk, one core. */
+static int spin_loop(struct fuse_session *se, unsigned spin_us)
+{
+    int fd = fuse_session_fd(se);
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return -1;
+    struct fuse_buf buf = {.mem = NULL};
+    uint64_t window = (uint64_t)spin_us * 1000u, last = monotonic_ns();
+    int res = 0;
+    while (!fuse_session_exited(se)) {
+        res = fuse_session_receive_buf(se, &buf);
+        if (res == -EAGAIN) {
+            if (monotonic_ns() - last >= window) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                poll(&p, 1, -1); /* a signal (unmount, SIGTERM) ends it with EINTR */
+                last = monotonic_ns();
+            }
+            continue;
+        }
+        if (res == -EINTR)
+            continue;
+        if (res <= 0) /* 0: unmounted */
+            break;
+        fuse_session_process_buf(se, &buf);
+        last = monotonic_ns();
+    }
+    free(buf.mem);
+    fuse_session_reset(se);
+    return res < 0 ? -1 : 0;
+}
+
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
     struct adapter a = {fs, *cfg, false, PTHREAD_MUTEX_INITIALIZER, NULL};
@@ -427,7 +473,9 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     }
     fuse_daemonize(cfg->foreground);
     int rc;
-    if (cfg->single_thread) {
+    if (cfg->spin_us > 0) {
+        rc = spin_loop(se, cfg->spin_us);
+    } else if (cfg->single_thread) {
         rc = fuse_session_loop(se);
     } else {
         struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 10};

@@ -14,7 +14,12 @@ struct s3_fuse_config {
     mode_t umask;
     bool foreground;
     bool single_thread;
+    /* After each request, keep asking /dev/fuse for the next one this many microseconds
+     * before sleeping (0: libfuse's own blocking loops). See spin_loop in fuse_ll.c. */
+    unsigned spin_us;
 };
+
+#define S3_DEFAULT_SPIN_US 50
 
 /* Mounts fs on mountpoint with the libfuse arguments in argv (argv[0] included),
  * daemonizes unless foreground (after the mount is live), serves until unmounted.

@@ -41,7 +41,9 @@ static void usage(FILE *f)
             "                  max_nodes=N (tree size limit), cache_mb=N (expanded data held,\n"
             "                  default 256), max_unpacked_mb=N (largest expanded node, default\n"
             "                  1024), rnc_key=0xNNNN (encrypted RNC data), schema=turok1|turok2|FILE\n"
-            "                  (t2fs; FILE in LibT2FS JSON), and libfuse's options\n"
+            "                  (t2fs; FILE in LibT2FS JSON), spin=US (wait for the next request this\n"
+            "                  long before sleeping, default 50; 0: libfuse's multi-threaded\n"
+            "                  loop, or its single-threaded one with -s), and libfuse's options\n"
             "  --print-schema[=turok1|turok2]  print a built-in t2fs schema as JSON\n"
             "  -h, --help    this text\n"
             "  -V, --version the version\n"
@@ -119,6 +121,14 @@ static int take_option(struct cmdline *c, const char *o)
             c->fc.gid = (gid_t)v;
         return 0;
     }
+    if (strncmp(o, "spin=", 5) == 0) {
+        if (parse_number(o + 5, 10, 1000000, &v)) {
+            fprintf(stderr, "mount.s3rig: bad value in option '%s' (microseconds, 0 to 1000000)\n", o);
+            return -1;
+        }
+        c->fc.spin_us = (unsigned)v;
+        return 0;
+    }
     if (strncmp(o, "umask=", 6) == 0) {
         if (parse_number(o + 6, 8, 0777, &v)) {
             fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
@@ -183,6 +193,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
     c->helper = called_by_mount();
     c->fc.uid = getuid();
     c->fc.gid = getgid();
+    c->fc.spin_us = S3_DEFAULT_SPIN_US;
     const char *optlists[64];
     int nopt = 0, ch;
     /* '+' would stop at FILE; the helper convention puts options after the operands. */
