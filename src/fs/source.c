@@ -110,10 +110,7 @@ static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
     if (len > SOURCE_WINDOW / 2)
         return source_pread(w->src, off, buf, len);
     if (off < w->off || off + len > w->off + w->len) {
-        uint64_t limit = w->end > off + len ? w->end : off + len;
         size_t n = SOURCE_WINDOW;
-        if (off + n > limit)
-            n = (size_t)(limit - off);
         if (off + n > w->src->size)
             n = (size_t)(w->src->size - off);
         int rc = source_pread(w->src, off, w->buf, n);
@@ -128,10 +125,9 @@ static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
     return 0;
 }
 
-void source_window_init(struct source_window *w, struct source *src, uint64_t end)
+void source_window_init(struct source_window *w, struct source *src)
 {
     w->src = src;
-    w->end = end;
     w->off = 0;
     w->len = 0;
     w->view.read = window_read;

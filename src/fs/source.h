@@ -33,16 +33,17 @@ int source_pread(struct source *s, uint64_t off, void *buf, size_t len);
 int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len);
 
 /* A read-ahead window over a source, for parsers that read many small neighbouring
- * fields (a t2fs directory's children): one pread per 64 KiB instead of one per field. */
+ * fields (t2fs directories and their children): one pread per 64 KiB instead of one per
+ * field or per directory. It holds bytes read earlier: check the source is unchanged
+ * (source_check) before each use that may follow a change. */
 #define SOURCE_WINDOW 65536
 struct source_window {
     struct source *src;
     uint64_t off;
     size_t len;
-    uint64_t end; /* read ahead no further than this (the region being parsed) */
     uint8_t buf[SOURCE_WINDOW];
     struct s3_src view; /* the s3_src to hand to parsers */
 };
-void source_window_init(struct source_window *w, struct source *src, uint64_t end);
+void source_window_init(struct source_window *w, struct source *src);
 
 #endif

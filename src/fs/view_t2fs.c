@@ -47,12 +47,19 @@ struct t2_view {
     struct t2fs_schema *schema;
     const char *schema_name;
     uint64_t compressed_seen, compressed_failed;
+    /* Read-ahead over the file's bytes, kept from one directory listing to the next: a
+     * walk lists a directory, then its children, whose bytes lie inside the parent's, so
+     * most listings need no read at all. Used only inside populate callbacks, which the
+     * tree serialises (a nested listing may refill it: readers copy out, never keep a
+     * pointer into it). */
+    struct source_window *window;
 };
 
 static void t2_view_free(void *p)
 {
     struct t2_view *v = p;
     t2fs_schema_free(v->schema);
+    free(v->window);
     free(v);
 }
 
@@ -83,22 +90,13 @@ struct t2_bytes {
     struct s3_src src;
     struct mem_src_ctx mem;
     struct t2_cnode *pinned;
-    struct source_window *window; /* file bytes: read ahead, siblings are neighbours */
 };
 
-static int open_bytes(struct t2_view *v, struct t2_cnode *blob, uint64_t end, struct t2_bytes *b, char *err,
-                      size_t errlen)
+static int open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
 {
     b->pinned = NULL;
-    b->window = NULL;
     if (!blob) {
-        b->window = malloc(sizeof *b->window);
-        if (!b->window) {
-            b->src = v->fs->src.src;
-            return 0;
-        }
-        source_window_init(b->window, &v->fs->src, end);
-        b->src = b->window->view;
+        b->src = v->window ? v->window->view : v->fs->src.src;
         return 0;
     }
     size_t size;
@@ -112,7 +110,6 @@ static int open_bytes(struct t2_view *v, struct t2_cnode *blob, uint64_t end, st
 
 static void close_bytes(struct t2_view *v, struct t2_bytes *b)
 {
-    free(b->window);
     if (b->pinned)
         cache_unpin(&v->fs->cache, &b->pinned->c);
 }
@@ -300,7 +297,7 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
     cn->stored_len = stored;
     cn->method = method;
     struct t2_bytes inner;
-    if (open_bytes(v, cn, 0, &inner, err, sizeof err)) {
+    if (open_bytes(v, cn, &inner, err, sizeof err)) {
         add_error(t, dir, name, err);
         warn_where(v, w, name, err);
         v->compressed_failed++;
@@ -321,7 +318,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     struct t2_bytes bytes;
     if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
         return -EIO;
-    if (open_bytes(v, d->at.blob, d->at.off + d->at.space, &bytes, err, sizeof err))
+    if (open_bytes(v, d->at.blob, &bytes, err, sizeof err))
         return -EIO;
     struct t2fs_branch b;
     if (t2fs_read_branch(&bytes.src, d->at.off, d->at.space, v->be, &b, err, sizeof err)) {
@@ -430,6 +427,9 @@ int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
     v->be = fs->det.big_endian;
     v->root_off = fs->det.root_off;
     tree_on_free(fs->tree, t2_view_free, v);
+    v->window = malloc(sizeof *v->window); /* without it, listings read the file directly */
+    if (v->window)
+        source_window_init(v->window, &fs->src);
     struct t2fs_branch b;
     if (t2fs_read_branch(&fs->src.src, v->root_off, fs->src.size - v->root_off, v->be, &b, err, errlen))
         return -1;
