@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         size_t pn;
         uint8_t *packed = rncpack(m, raw, n, 0, &pn);
         double best = 1e9;
-        for (int rep = 0; rep < 5; rep++) {
+        for (int rep = 0; rep < 12; rep++) {
             uint8_t *out;
             size_t on;
             char err[256];

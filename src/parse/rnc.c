@@ -202,6 +202,8 @@ int rnc_parse_header(const uint8_t *p, size_t avail, struct rnc_header *h, char 
 
 /* ---- shared decoder state ---- */
 
+#define COPY_SLACK 8 /* output bytes past the end that a match copy may scribble on */
+
 struct rnc_state {
     const uint8_t *in;
     size_t len, pos;     /* payload and cursor */
@@ -263,35 +265,65 @@ static void match(struct rnc_state *s, size_t dist, size_t n)
         return;
     }
     uint8_t *o = s->out + s->out_pos;
-    if (dist >= n)
-        memcpy(o, o - dist, n);
-    else
-        for (size_t i = 0; i < n; i++) /* forward, byte by byte: overlap repeats the pattern */
+    if (dist >= 8) /* 8 at a time, each from bytes already written; may spill into the slack */
+        for (size_t i = 0; i < n; i += 8)
+            memcpy(o + i, o + i - dist, 8);
+    else /* forward, byte by byte: a short distance repeats the pattern */
+        for (size_t i = 0; i < n; i++)
             o[i] = o[(ptrdiff_t)i - (ptrdiff_t)dist];
     s->out_pos += n;
 }
 
 /* ---- method 1: 16-bit LE words, LSB first, canonical Huffman tables ---- */
 
+static void m1_fetch(struct rnc_state *s);
+
 static unsigned m1_bit(struct rnc_state *s)
 {
-    if (s->nbits == 0) {
-        uint32_t lo = raw_byte(s);
-        s->word = lo | (uint32_t)raw_byte(s) << 8;
-        s->nbits = 16;
-    }
+    if (s->nbits == 0)
+        m1_fetch(s);
     unsigned b = s->word & 1;
     s->word >>= 1;
     s->nbits--;
     return b;
 }
 
+static void m1_fetch(struct rnc_state *s)
+{
+    uint32_t lo = raw_byte(s);
+    s->word = lo | (uint32_t)raw_byte(s) << 8;
+    s->nbits = 16;
+}
+
+/* n bits (n <= 16), the first read in bit 0: whole pieces of words, not bit by bit. */
 static uint32_t m1_bits(struct rnc_state *s, int n)
 {
     uint32_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint32_t)m1_bit(s) << i;
+    int got = 0;
+    while (got < n) {
+        if (s->nbits == 0)
+            m1_fetch(s);
+        int take = n - got < s->nbits ? n - got : s->nbits;
+        v |= (s->word & ((1u << take) - 1)) << got;
+        s->word >>= take;
+        s->nbits -= take;
+        got += take;
+    }
     return v;
+}
+
+/* The next 8 bits in read order without consuming any: the rest of the current word,
+ * then the word the lazy reader would fetch next (zeros past the end). */
+static unsigned m1_peek8(const struct rnc_state *s)
+{
+    if (s->nbits >= 8)
+        return s->word & 0xFF;
+    uint32_t next = 0;
+    if (s->pos < s->len)
+        next = s->in[s->pos];
+    if (s->pos + 1 < s->len)
+        next |= (uint32_t)s->in[s->pos + 1] << 8;
+    return (s->word | next << s->nbits) & 0xFF;
 }
 
 struct huff {
@@ -350,19 +382,15 @@ static void read_table(struct rnc_state *s, struct huff *h)
     build_fast(h, len, n);
 }
 
-/* Canonical decoding, MSB-first in read order. When 8 bits are already in the current
- * word, short codes are looked up at once (this never fetches early, so raw bytes that
- * follow stay where the lazy reader expects them). */
+/* Canonical decoding, MSB-first in read order. Codes of up to 8 bits are looked up at
+ * once from the next 8 bits; the next word is fetched only when the code reaches into
+ * it, so raw bytes that follow stay where the lazy reader expects them. */
 static int decode_symbol(struct rnc_state *s, const struct huff *h)
 {
-    if (s->nbits >= 8) {
-        unsigned peek = s->word & 0xFF;
-        if (h->fast_sym[peek]) {
-            unsigned l = h->fast_len[peek];
-            s->word >>= l;
-            s->nbits -= (int)l;
-            return h->fast_sym[peek] - 1;
-        }
+    unsigned peek = m1_peek8(s);
+    if (h->fast_sym[peek]) {
+        (void)m1_bits(s, h->fast_len[peek]);
+        return h->fast_sym[peek] - 1;
     }
     int code = 0, first = 0, index = 0;
     for (int l = 1; l < 16; l++) {
@@ -500,7 +528,7 @@ int rnc_unpack(const uint8_t *item, size_t avail, const struct rnc_options *opt,
     }
     struct rnc_state s = {.in = payload, .len = h.packed_size, .out_len = h.unpacked_size,
                           .key_on = opt && opt->has_key, .key = opt ? opt->key : 0};
-    s.out = malloc(h.unpacked_size ? h.unpacked_size : 1);
+    s.out = malloc((size_t)h.unpacked_size + COPY_SLACK);
     if (!s.out) {
         snprintf(err, errlen, "RNC: cannot allocate %u bytes", h.unpacked_size);
         return -1;
