@@ -4,10 +4,11 @@
 #
 #   scripts/bench.sh [MODELS [VERTS [LEAF_MB]]]     (defaults: 3600 45 64 ≈ 88 MB, ~220k nodes)
 #
-# Columns: mount time, RSS after mount, `find` and `find -ls` on a fresh mount, RSS after
-# the walk, `cat` of the LEAF_MB leaf (best of 5, page cache dropped and the source file
-# warmed before each) and the same bytes read from the warm file with dd bs=128K (the
-# size cat reads with; best of 5).
+# Columns: mount time, RSS after mount, `find` and `find -ls` (best of 2, each on a fresh
+# mount with the caches dropped), RSS after the walk, then the LEAF_MB leaf read through the
+# mount (leaf_s: best of 5, the page cache dropped and the source file warmed before each;
+# again_s: best of the reads right after those) and the same bytes read from the warm file
+# (best of 5). All leaf reads are dd bs=128K (what cat uses), timed by dd itself.
 # The others serve the tree s3rig shows at /root, so s3rig is walked at MNT/root (its
 # other views, /models and /info, are extra content the copies do not have).
 # Then codec throughput. Needs root (mounts) and installs squashfs-tools, squashfuse,
@@ -59,61 +60,88 @@ mount_fs() {
     echo "$dt $pid"
 }
 
-# best_leaf_read PATH: the best of 5 cold reads of PATH (page cache dropped, the source
-# file warmed again, so each read goes through the server)
+# dd_seconds ARGS...: runs dd with bs=128K (the size cat reads with) and prints the seconds
+# dd itself reports for the copy (no process start-up in the figure)
+dd_seconds() {
+    dd of=/dev/null bs=128K "$@" 2>&1 >/dev/null | awk '/copied/ {for (i = 1; i < NF; i++) if ($(i + 1) == "s,") print $i}'
+}
+
+# min A B: the smaller number ("" counts as none)
+min() {
+    if [ -z "$1" ] || [ "$(echo "$2 < $1" | bc -l)" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+
+# best_leaf_read PATH: "COLD WARM", the best of 5 cold reads of PATH (page cache dropped,
+# the source file warmed again, so each read goes through the server) and of the 5 reads
+# right after (served from the mount's page cache where the server lets the kernel keep it)
 best_leaf_read() {
-    local best="" t0 dt
+    local cold="" warm=""
     for _ in 1 2 3 4 5; do
         drop_caches
         cat "$file" >/dev/null
-        t0=$(now)
-        cat "$1" >/dev/null
-        dt=$(elapsed "$t0")
-        if [ -z "$best" ] || [ "$(echo "$dt < $best" | bc -l)" = 1 ]; then best=$dt; fi
+        cold=$(min "$cold" "$(dd_seconds if="$1")")
+        warm=$(min "$warm" "$(dd_seconds if="$1")")
     done
-    echo "$best"
+    echo "$cold $warm"
 }
 
 # best_raw_read: the best of 5 reads of the leaf's bytes straight from the warm file
 best_raw_read() {
-    local best="" t0 dt
+    local best=""
     cat "$file" >/dev/null
     for _ in 1 2 3 4 5; do
-        t0=$(now)
-        dd if="$file" of=/dev/null bs=128K iflag=skip_bytes,count_bytes skip=$((size - leaf_mb * 1048576)) \
-            count=$((leaf_mb * 1048576)) 2>/dev/null
-        dt=$(elapsed "$t0")
-        if [ -z "$best" ] || [ "$(echo "$dt < $best" | bc -l)" = 1 ]; then best=$dt; fi
+        best=$(min "$best" "$(dd_seconds if="$file" iflag=skip_bytes,count_bytes skip=$((size - leaf_mb * 1048576)) \
+            count=$((leaf_mb * 1048576)))")
     done
     echo "$best"
+}
+
+# best_find NAME MOUNTPOINT WALK FIND-ARGS -- MOUNT-COMMAND...: the best of 2 runs of find,
+# each on a fresh mount after dropping the caches; prints "SECONDS PID" (PID of the last mount,
+# still mounted)
+best_find() {
+    local name=$1 mnt=$2 walk=$3 best="" out pid t0 i
+    shift 3
+    local args=()
+    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+    shift
+    for i in 1 2; do
+        [ "$i" = 1 ] || { fusermount3 -u "$mnt"; sleep 0.3; }
+        drop_caches
+        out=$(mount_fs "$name" "$mnt" "$@")
+        pid=${out#* }
+        t0=$(now)
+        find "$mnt$walk" "${args[@]}" >/dev/null
+        best=$(min "$best" "$(elapsed "$t0")")
+    done
+    echo "$best $pid"
 }
 
 declare -A row
 run_one() {
     local name=$1 leafpath=$2 walk=$3
     shift 3
-    local mnt=$work/mnt-$name out t pid rss0 find_s findls_s rss1 cat_s
+    local mnt=$work/mnt-$name out t pid rss0 find_s findls_s rss1 cat_s cat2_s
     drop_caches
     out=$(mount_fs "$name" "$mnt" "$@")
     t=${out% *}
     pid=${out#* }
     rss0=$(rss_of "$pid")
-    local t0
-    t0=$(now)
-    find "$mnt$walk" >/dev/null
-    find_s=$(elapsed "$t0")
     fusermount3 -u "$mnt"
     sleep 0.3
-    out=$(mount_fs "$name" "$mnt" "$@")
+    out=$(best_find "$name" "$mnt" "$walk" -- "$@")
+    find_s=${out% *}
+    fusermount3 -u "$mnt"
+    sleep 0.3
+    out=$(best_find "$name" "$mnt" "$walk" -ls -- "$@")
+    findls_s=${out% *}
     pid=${out#* }
-    t0=$(now)
-    find "$mnt$walk" -ls >/dev/null
-    findls_s=$(elapsed "$t0")
     rss1=$(rss_of "$pid")
-    cat_s=$(best_leaf_read "$mnt/$leafpath")
+    read -r cat_s cat2_s <<<"$(best_leaf_read "$mnt/$leafpath")"
     fusermount3 -u "$mnt"
     sleep 0.3
-    row[$name]=$(printf "%-14s %8.3f %8d %8.2f %9.2f %8d %8.3f" "$name" "$t" "$rss0" "$find_s" "$findls_s" "$rss1" "$cat_s")
+    row[$name]=$(printf "%-14s %8.3f %8d %8.2f %9.2f %8d %8.3f %8.3f" "$name" "$t" "$rss0" "$find_s" "$findls_s" "$rss1" \
+        "$cat_s" "$cat2_s")
 }
 
 echo "file: $size bytes, $models models, $verts vertices per mesh, a ${leaf_mb} MiB leaf"
@@ -134,15 +162,17 @@ run_one fuse-zip "1.bin" "" fuse-zip -r "$work/tree.zip" "$work/mnt-fuse-zip"
 
 raw_s=$(best_raw_read)
 
-printf "%-14s %8s %8s %8s %9s %8s %8s\n" "server" "mount_s" "rss0_kB" "find_s" "findls_s" "rss1_kB" "cat_s"
+printf "%-14s %8s %8s %8s %9s %8s %8s %8s\n" "server" "mount_s" "rss0_kB" "find_s" "findls_s" "rss1_kB" "leaf_s" \
+    "again_s"
 for n in s3rig squashfuse_ll squashfuse fuse-zip; do echo "${row[$n]}"; done
-printf "%-14s %8s %8s %8s %9s %8s %8.3f\n" "raw file" "-" "-" "-" "-" "-" "$raw_s"
+printf "%-14s %8s %8s %8s %9s %8s %8.3f %8s\n" "raw file" "-" "-" "-" "-" "-" "$raw_s" "-"
 echo
-read -r _ _ _ sf sl _ sc <<<"${row[s3rig]}"
+read -r _ _ _ sf sl _ sc sw <<<"${row[s3rig]}"
 read -r _ _ _ qf ql _ _ <<<"${row[squashfuse_ll]}"
 echo "ratios: find s3rig/squashfuse_ll $(echo "$sf / $qf" | bc -l | cut -c1-5)," \
      "find -ls $(echo "$sl / $ql" | bc -l | cut -c1-5)," \
-     "leaf read speed vs raw file $(echo "$raw_s / $sc" | bc -l | cut -c1-5)"
+     "leaf read speed vs raw file $(echo "$raw_s / $sc" | bc -l | cut -c1-5) (first read)," \
+     "$(echo "$raw_s / $sw" | bc -l | cut -c1-5) (read again)"
 echo
 echo "mount time and memory against file size (s3rig):"
 for m in 1000 4000 16000 40000; do
