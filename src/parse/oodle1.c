@@ -117,10 +117,11 @@ struct model {
     uint16_t cap, tot, inc, next_rescan, halve_at, inc_cap;
     uint32_t n, ncum, room; /* slots; entries of cum; allocated slots */
     uint16_t *w, *sym, *cum;
-    /* bucket[b]: the range holding value b << shift. There are about twice as many buckets
-     * as ranges (2 to 256), so a lookup seldom has to step past its bucket's first range. */
+    /* bucket[b]: the range holding value b << shift, as k | cum[k] << 16 | cum[k+1] << 32,
+     * so that one load gives all a take needs. There are about twice as many buckets as
+     * ranges (2 to 256): a lookup seldom has to step past its bucket's range. */
     uint32_t shift;
-    uint16_t bucket[256];
+    uint64_t bucket[256];
 };
 
 static void build_buckets(struct model *m)
@@ -136,11 +137,13 @@ static void build_buckets(struct model *m)
     uint32_t last = m->ncum - 2, b = 0, round = (1u << shift) - 1;
     for (uint32_t k = 0; k < last; k++) {
         uint32_t upto = (m->cum[k + 1] + round) >> shift;
+        uint64_t e = k | (uint64_t)m->cum[k] << 16 | (uint64_t)m->cum[k + 1] << 32;
         for (; b < upto; b++)
-            m->bucket[b] = (uint16_t)k;
+            m->bucket[b] = e;
     }
+    uint64_t e = last | (uint64_t)m->cum[last] << 16 | (uint64_t)m->cum[last + 1] << 32;
     for (; b < nb; b++)
-        m->bucket[b] = (uint16_t)last;
+        m->bucket[b] = e;
 }
 
 static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
@@ -264,13 +267,21 @@ static void model_halve(struct model *m)
     }
 }
 
-/* The largest k with cum[k] <= v (zero-width entries are passed over): start at v's
- * bucket, step forward (cum[ncum-1] = 0x4000 > v stops the scan). */
-static uint32_t find_range(const struct model *m, uint32_t v)
+/* The largest k with cum[k] <= v (zero-width entries are passed over), and its range
+ * [lo, hi): v's bucket, else step forward (cum[ncum-1] = 0x4000 > v stops the scan). */
+static inline uint32_t find_range(const struct model *m, uint32_t v, uint32_t *lo, uint32_t *hi)
 {
-    uint32_t k = m->bucket[v >> m->shift];
-    while (m->cum[k + 1] <= v)
-        k++;
+    uint64_t e = m->bucket[v >> m->shift];
+    uint32_t k = (uint32_t)(e & 0xFFFF);
+    *lo = (uint32_t)(e >> 16) & 0xFFFF;
+    *hi = (uint32_t)(e >> 32) & 0xFFFF;
+    if (__builtin_expect(*hi <= v, 0)) {
+        do
+            k++;
+        while (m->cum[k + 1] <= v);
+        *lo = m->cum[k];
+        *hi = m->cum[k + 1];
+    }
     return k;
 }
 
@@ -287,8 +298,9 @@ static inline __attribute__((always_inline)) uint32_t model_get(struct model *m,
         }
     }
     uint32_t v = rd_peek_models(d);
-    uint32_t k = find_range(m, v);
-    rd_take(d, 0x4000, m->cum[k], (uint32_t)(m->cum[k + 1] - m->cum[k]));
+    uint32_t lo, hi;
+    uint32_t k = find_range(m, v, &lo, &hi);
+    rd_take(d, 0x4000, lo, hi - lo);
     m->w[k] = (uint16_t)(m->w[k] + 1);
     m->tot = (uint16_t)(m->tot + 1);
     if (k > 0)
@@ -490,17 +502,20 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
     rd_init(&d, in + OODLE1_PARAMS_SIZE, in_len - OODLE1_PARAMS_SIZE);
     uint32_t stop[3] = {first16bit, first8bit, expanded_size}, pos = 0;
     const char *fail = NULL;
+    struct stage *s = malloc(sizeof *s); /* 71 models with their lookup tables: ~150 KB */
+    if (!s)
+        fail = "out of memory";
     for (int k = 0; k < 3 && !fail; k++) {
-        struct stage s;
-        if (stage_init(&s, &p[k])) {
-            stage_free(&s);
+        if (stage_init(s, &p[k])) {
+            stage_free(s);
             fail = "out of memory";
             break;
         }
         uint32_t end = stop[k] < expanded_size ? stop[k] : expanded_size;
-        fail = decode_stage(&s, &d, buf, &pos, end, expanded_size);
-        stage_free(&s);
+        fail = decode_stage(s, &d, buf, &pos, end, expanded_size);
+        stage_free(s);
     }
+    free(s);
     if (fail) {
         snprintf(err, errlen, "Oodle1: at output byte %u of %u: %s", pos, expanded_size, fail);
         free(buf);
