@@ -106,37 +106,42 @@ static int parse_number(const char *s, int base, unsigned long long max, unsigne
     return 0;
 }
 
+/* A "key=NUMBER" option: 0 when o is not key, 1 with *v set, -1 on a bad value (said). */
+static int numeric_option(const char *o, const char *key, int base, unsigned long long max, unsigned long long *v)
+{
+    size_t n = strlen(key);
+    if (strncmp(o, key, n) != 0)
+        return 0;
+    if (parse_number(o + n, base, max, v)) {
+        fprintf(stderr, base == 8 ? "mount.s3rig: bad value in option '%s' (octal, 0 to %llo)\n"
+                                  : "mount.s3rig: bad value in option '%s' (0 to %llu)\n",
+                o, max);
+        return -1;
+    }
+    return 1;
+}
+
 /* Handles one -o item; returns -1 on a bad value (message printed). */
 static int take_option(struct cmdline *c, const char *o)
 {
     unsigned long long v;
-    if (strncmp(o, "uid=", 4) == 0 || strncmp(o, "gid=", 4) == 0) {
-        if (parse_number(o + 4, 10, UINT_MAX - 1, &v)) {
-            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
-            return -1;
-        }
-        if (o[0] == 'u')
-            c->fc.uid = (uid_t)v;
-        else
-            c->fc.gid = (gid_t)v;
-        return 0;
-    }
-    if (strncmp(o, "spin=", 5) == 0) {
-        if (parse_number(o + 5, 10, 1000000, &v)) {
-            fprintf(stderr, "mount.s3rig: bad value in option '%s' (microseconds, 0 to 1000000)\n", o);
-            return -1;
-        }
-        c->fc.spin_us = (unsigned)v;
-        return 0;
-    }
-    if (strncmp(o, "umask=", 6) == 0) {
-        if (parse_number(o + 6, 8, 0777, &v)) {
-            fprintf(stderr, "mount.s3rig: bad value in option '%s'\n", o);
-            return -1;
-        }
+    int r;
+    if ((r = numeric_option(o, "uid=", 10, UINT_MAX - 1, &v)) > 0)
+        c->fc.uid = (uid_t)v;
+    if (r)
+        return r < 0 ? -1 : 0;
+    if ((r = numeric_option(o, "gid=", 10, UINT_MAX - 1, &v)) > 0)
+        c->fc.gid = (gid_t)v;
+    if (r)
+        return r < 0 ? -1 : 0;
+    if ((r = numeric_option(o, "umask=", 8, 0777, &v)) > 0)
         c->fc.umask = (mode_t)v;
-        return 0;
-    }
+    if (r)
+        return r < 0 ? -1 : 0;
+    if ((r = numeric_option(o, "spin=", 10, 1000000, &v)) > 0) /* microseconds */
+        c->fc.spin_us = (unsigned)v;
+    if (r)
+        return r < 0 ? -1 : 0;
     char err[160];
     int taken = s3fs_take_option(&c->fsopts, o, err, sizeof err);
     if (taken < 0) {
