@@ -119,15 +119,51 @@ struct model {
     uint16_t *w, *sym, *cum;
     /* bucket[b]: the range holding value b << shift, as k | cum[k] << 16 | cum[k+1] << 32,
      * so that one load gives all a take needs. There are about twice as many buckets as
-     * ranges (2 to 256): a lookup seldom has to step past its bucket's range. */
-    uint32_t shift;
-    uint64_t bucket[256];
+     * ranges (4 to 256, at most nb_room): a lookup seldom steps past its bucket's range. */
+    uint64_t *bucket;
+    uint32_t shift, nb_room;
+    void *block; /* one allocation: bucket, w, sym, cum */
 };
+
+/* Buckets worth having for `room` slots: a power of two, at least twice room + 1, 4 to 256. */
+static uint32_t bucket_room(uint32_t room)
+{
+    uint32_t nb = 4;
+    while (nb < 2 * (room + 1) && nb < 256)
+        nb <<= 1;
+    return nb;
+}
+
+/* Gives m a block for `room` slots and its buckets, keeping the first n slots (and ncum
+ * entries of cum) of the old block. 0, or -1 (the old block stays). */
+static int model_alloc(struct model *m, uint32_t room)
+{
+    uint32_t nb_room = bucket_room(room);
+    uint8_t *block = malloc(nb_room * sizeof(uint64_t) + (3 * (size_t)room + 1) * sizeof(uint16_t));
+    if (!block)
+        return -1;
+    uint64_t *bucket = (uint64_t *)block;
+    uint16_t *w = (uint16_t *)(bucket + nb_room), *sym = w + room, *cum = sym + room;
+    if (m->block) {
+        memcpy(w, m->w, m->n * sizeof *w);
+        memcpy(sym, m->sym, m->n * sizeof *sym);
+        memcpy(cum, m->cum, m->ncum * sizeof *cum);
+        free(m->block);
+    }
+    m->block = block;
+    m->bucket = bucket;
+    m->w = w;
+    m->sym = sym;
+    m->cum = cum;
+    m->room = room;
+    m->nb_room = nb_room;
+    return 0;
+}
 
 static void build_buckets(struct model *m)
 {
-    uint32_t nb = 2, shift = 13;
-    while (nb < 2 * m->ncum && nb < 256) {
+    uint32_t nb = 4, shift = 12;
+    while (nb < 2 * m->ncum && nb < m->nb_room) {
         nb <<= 1;
         shift--;
     }
@@ -148,13 +184,9 @@ static void build_buckets(struct model *m)
 
 static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
 {
-    memset(m, 0, offsetof(struct model, bucket));
+    memset(m, 0, sizeof *m);
     /* room for every slot the cap allows (the count seldom goes past it), up to 64 */
-    m->room = cap_arg < 8 ? 8 : cap_arg < 64 ? (uint32_t)cap_arg + 2 : 64;
-    m->w = malloc(m->room * sizeof *m->w);
-    m->sym = malloc(m->room * sizeof *m->sym);
-    m->cum = malloc((m->room + 1) * sizeof *m->cum);
-    if (!m->w || !m->sym || !m->cum)
+    if (model_alloc(m, cap_arg < 8 ? 8 : cap_arg < 64 ? (uint32_t)cap_arg + 2 : 64))
         return -1;
     m->cap = (uint16_t)(cap_arg + 1);
     m->w[0] = 4;
@@ -181,29 +213,15 @@ static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
 
 static void model_free(struct model *m)
 {
-    free(m->w);
-    free(m->sym);
-    free(m->cum);
-    memset(m, 0, offsetof(struct model, bucket));
+    free(m->block);
+    memset(m, 0, sizeof *m);
 }
 
 static int model_grow(struct model *m)
 {
-    if (m->n >= MAX_SLOTS)
+    if (m->n >= MAX_SLOTS || model_alloc(m, m->room * 2))
         return -1;
-    uint32_t room = m->room * 2;
-    uint16_t *w = realloc(m->w, room * sizeof *w);
-    if (w)
-        m->w = w;
-    uint16_t *s = realloc(m->sym, room * sizeof *s);
-    if (s)
-        m->sym = s;
-    uint16_t *c = realloc(m->cum, (room + 1) * sizeof *c);
-    if (c)
-        m->cum = c;
-    if (!w || !s || !c)
-        return -1;
-    m->room = room;
+    build_buckets(m); /* the new block's table, from the ranges as they are */
     return 0;
 }
 
@@ -360,8 +378,11 @@ static void stage_free(struct stage *s)
 
 static int stage_init(struct stage *s, const struct oodle1_params *p)
 {
-    memset(s, 0, sizeof *s);
+    /* no memset of the whole stage: its models' lookup tables (most of its 150 KB) are
+     * written by model_init before use, and every model is initialised below */
     s->p = *p;
+    s->seen = 0;
+    s->prev = 0;
     s->lo_max = p->dmax + 1 < 4 ? p->dmax + 1 : 4;
     s->mid_max = p->dmax / 4 + 1 < 256 ? p->dmax / 4 + 1 : 256;
     s->hi_max = p->dmax / 1024 + 1;
@@ -502,7 +523,7 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
     rd_init(&d, in + OODLE1_PARAMS_SIZE, in_len - OODLE1_PARAMS_SIZE);
     uint32_t stop[3] = {first16bit, first8bit, expanded_size}, pos = 0;
     const char *fail = NULL;
-    struct stage *s = malloc(sizeof *s); /* 71 models with their lookup tables: ~150 KB */
+    struct stage *s = malloc(sizeof *s);
     if (!s)
         fail = "out of memory";
     for (int k = 0; k < 3 && !fail; k++) {
