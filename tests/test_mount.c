@@ -578,6 +578,49 @@ static void test_mount_source_changes(void **state)
     free(file);
 }
 
+/* 0 when the directory lists, else the errno of opening or reading it. */
+static int list_errno(const char *mnt, const char *rel)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s%s", mnt, rel);
+    DIR *d = opendir(p);
+    if (!d)
+        return errno;
+    errno = 0;
+    while (readdir(d))
+        ;
+    int e = errno;
+    closedir(d);
+    return e;
+}
+
+/* A t2fs directory not yet listed when the file changes: its listing is EIO, although the
+ * read-ahead window still holds the bytes it would have been parsed from. */
+static void test_mount_source_changes_t2fs(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(21, 3, true, false);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    char path[256], mnt[256];
+    write_fixture("change.t2fs", file, size, path, sizeof path);
+    make_mountpoint("m_change_t2fs", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    assert_int_equal(list_errno(mnt, "/root"), 0);
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    assert_int_equal(pwrite(fd, file + size - 4, 4, (off_t)size - 4), 4); /* same bytes, new mtime */
+    assert_int_equal(futimens(fd, ts), 0);
+    close(fd);
+    assert_int_equal(list_errno(mnt, "/root/0"), EIO);
+    assert_true(is_mounted(mnt));
+    assert_int_equal(list_errno(mnt, "/root"), 0); /* listed before: still there */
+    do_umount(mnt);
+    free(file);
+    fxt_free(root);
+}
+
 struct reader_arg {
     const char *mnt;
     char **paths;
@@ -1174,6 +1217,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_refusals, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_broken_parts, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_source_changes, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_source_changes_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_concurrent_readers, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
