@@ -94,6 +94,34 @@ static void make_mountpoint(const char *name, char *path, size_t plen)
     mkdir(path, 0755);
 }
 
+/* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
+ * as NAME, with a mount point NAME.mnt. */
+struct t2fs_case {
+    struct fxt *root;
+    uint8_t *file;
+    size_t size, prefix, trailer;
+    char path[256], mnt[256];
+};
+
+static void t2fs_case_make(struct t2fs_case *c, const char *name, unsigned seed, uint32_t models, bool be,
+                           size_t prefix, size_t trailer)
+{
+    char mname[128];
+    c->root = fxt_sample(seed, models, true, be);
+    c->prefix = prefix;
+    c->trailer = trailer;
+    c->file = fxt_write(c->root, be, prefix, trailer, &c->size);
+    write_fixture(name, c->file, c->size, c->path, sizeof c->path);
+    snprintf(mname, sizeof mname, "%s.mnt", name);
+    make_mountpoint(mname, c->mnt, sizeof c->mnt);
+}
+
+static void t2fs_case_free(struct t2fs_case *c)
+{
+    free(c->file);
+    fxt_free(c->root);
+}
+
 static bool mounts_disabled(void)
 {
     const char *v = getenv("S3RIG_NO_MOUNT_TESTS");
@@ -599,26 +627,21 @@ static int list_errno(const char *mnt, const char *rel)
 static void test_mount_source_changes_t2fs(void **state)
 {
     (void)state;
-    struct fxt *root = fxt_sample(21, 3, true, false);
-    size_t size;
-    uint8_t *file = fxt_write(root, false, 0, 0, &size);
-    char path[256], mnt[256];
-    write_fixture("change.t2fs", file, size, path, sizeof path);
-    make_mountpoint("m_change_t2fs", mnt, sizeof mnt);
-    do_mount(path, mnt, NULL);
-    assert_int_equal(list_errno(mnt, "/root"), 0);
-    int fd = open(path, O_WRONLY);
+    struct t2fs_case c;
+    t2fs_case_make(&c, "change.t2fs", 21, 3, false, 0, 0);
+    do_mount(c.path, c.mnt, NULL);
+    assert_int_equal(list_errno(c.mnt, "/root"), 0);
+    int fd = open(c.path, O_WRONLY);
     assert_true(fd >= 0);
     struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
-    assert_int_equal(pwrite(fd, file + size - 4, 4, (off_t)size - 4), 4); /* same bytes, new mtime */
+    assert_int_equal(pwrite(fd, c.file + c.size - 4, 4, (off_t)c.size - 4), 4); /* same bytes, new mtime */
     assert_int_equal(futimens(fd, ts), 0);
     close(fd);
-    assert_int_equal(list_errno(mnt, "/root/0"), EIO);
-    assert_true(is_mounted(mnt));
-    assert_int_equal(list_errno(mnt, "/root"), 0); /* listed before: still there */
-    do_umount(mnt);
-    free(file);
-    fxt_free(root);
+    assert_int_equal(list_errno(c.mnt, "/root/0"), EIO);
+    assert_true(is_mounted(c.mnt));
+    assert_int_equal(list_errno(c.mnt, "/root"), 0); /* listed before: still there */
+    do_umount(c.mnt);
+    t2fs_case_free(&c);
 }
 
 struct reader_arg {
@@ -710,26 +733,21 @@ static void test_mount_t2fs(void **state)
 {
     (void)state;
     for (int be = 0; be <= 1; be++) {
-        struct fxt *root = fxt_sample(21, 3, true, be);
-        size_t size, prefix = be ? 8 : 0, trailer = be ? 0 : 16;
-        uint8_t *file = fxt_write(root, be, prefix, trailer, &size);
-        char path[256], mnt[256];
-        write_fixture(be ? "be.t2fs" : "le.t2fs", file, size, path, sizeof path);
-        make_mountpoint("m_t2fs", mnt, sizeof mnt);
-        do_mount(path, mnt, be ? "cache_mb=1" : NULL);
+        struct t2fs_case c;
+        t2fs_case_make(&c, be ? "be.t2fs" : "le.t2fs", 21, 3, be, be ? 8 : 0, be ? 0 : 16);
+        do_mount(c.path, c.mnt, be ? "cache_mb=1" : NULL);
         struct expect_list l = {0};
-        ex_t2fs(&l, file, size, root, prefix, trailer);
-        struct probe p = mount_probe(mnt);
+        ex_t2fs(&l, c.file, c.size, c.root, c.prefix, c.trailer);
+        struct probe p = mount_probe(c.mnt);
         ex_check(&l, &p);
         ex_free(&l);
         /* the seed's example path */
         uint8_t *buf;
         size_t len;
-        assert_int_equal(mp_read(mnt, "/root/0/0/1/0/0.bin", &buf, &len), 0);
+        assert_int_equal(mp_read(c.mnt, "/root/0/0/1/0/0.bin", &buf, &len), 0);
         free(buf);
-        do_umount(mnt);
-        free(file);
-        fxt_free(root);
+        do_umount(c.mnt);
+        t2fs_case_free(&c);
     }
 }
 
