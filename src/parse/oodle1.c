@@ -77,6 +77,7 @@ static inline uint32_t rd_peek_models(struct rdec *d)
 {
     rd_refill(d);
     d->step = d->range >> 14;
+    d->step |= d->step == 0; /* only once the range is lost (failed already): never divide by 0 */
     uint32_t q = d->low / d->step;
     return q < 0x3FFF ? q : 0x3FFF;
 }
@@ -90,6 +91,7 @@ static inline __attribute__((always_inline)) uint32_t rd_peek(struct rdec *d, ui
         return 0;
     }
     d->step = d->range / total;
+    d->step |= d->step == 0; /* as in rd_peek_models */
     uint32_t q = d->low / d->step;
     return q < total - 1 ? q : total - 1;
 }
