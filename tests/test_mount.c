@@ -45,33 +45,47 @@ static void child_env(void)
     setenv("UBSAN_OPTIONS", ubsan, 1);
 }
 
-/* Runs argv, waits, returns the exit status; stderr captured into errbuf. */
-static int run(char *const argv[], char *errbuf, size_t errlen)
+/* Reads what a child wrote to `file` into buf (NUL-terminated; nothing if buf is NULL). */
+static void read_capture(const char *file, char *buf, size_t len)
 {
-    char errfile[128];
+    if (!buf)
+        return;
+    FILE *f = fopen(file, "r");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Runs argv (searched in PATH), waits, returns the exit status (128 + signal if killed);
+ * stdout captured into out and stderr into err, either may be NULL. */
+static int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
+{
+    char outfile[128], errfile[128];
+    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
     snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
         int nul = open("/dev/null", O_RDWR);
         dup2(nul, 0);
-        dup2(nul, 1);
+        dup2(out ? open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
+        dup2(open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
         child_env();
         execvp(argv[0], argv);
         _exit(127);
     }
     int status;
     waitpid(pid, &status, 0);
-    if (errbuf) {
-        FILE *f = fopen(errfile, "r");
-        size_t n = f ? fread(errbuf, 1, errlen - 1, f) : 0;
-        errbuf[n] = 0;
-        if (f)
-            fclose(f);
-    }
+    read_capture(outfile, out, outlen);
+    read_capture(errfile, err, errlen);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Runs argv, waits, returns the exit status; stderr captured into errbuf. */
+static int run(char *const argv[], char *errbuf, size_t errlen)
+{
+    return run_capture(argv, NULL, 0, errbuf, errlen);
 }
 
 static bool is_mounted(const char *mnt)
@@ -92,34 +106,6 @@ static void make_mountpoint(const char *name, char *path, size_t plen)
 {
     snprintf(path, plen, "%s/%s", tmpdir, name);
     mkdir(path, 0755);
-}
-
-/* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
- * as NAME, with a mount point NAME.mnt. */
-struct t2fs_case {
-    struct fxt *root;
-    uint8_t *file;
-    size_t size, prefix, trailer;
-    char path[256], mnt[256];
-};
-
-static void t2fs_case_make(struct t2fs_case *c, const char *name, unsigned seed, uint32_t models, bool be,
-                           size_t prefix, size_t trailer)
-{
-    char mname[128];
-    c->root = fxt_sample(seed, models, true, be);
-    c->prefix = prefix;
-    c->trailer = trailer;
-    c->file = fxt_write(c->root, be, prefix, trailer, &c->size);
-    write_fixture(name, c->file, c->size, c->path, sizeof c->path);
-    snprintf(mname, sizeof mname, "%s.mnt", name);
-    make_mountpoint(mname, c->mnt, sizeof c->mnt);
-}
-
-static void t2fs_case_free(struct t2fs_case *c)
-{
-    free(c->file);
-    fxt_free(c->root);
 }
 
 static bool mounts_disabled(void)
@@ -151,6 +137,65 @@ static void do_umount(const char *mnt)
     char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
     assert_int_equal(run(argv, NULL, 0), 0);
     assert_false(is_mounted(mnt));
+}
+
+/* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
+ * as NAME, with a mount point NAME.mnt. */
+struct t2fs_case {
+    struct fxt *root;
+    uint8_t *file;
+    size_t size, prefix, trailer;
+    char path[256], mnt[256];
+};
+
+static void t2fs_case_make(struct t2fs_case *c, const char *name, unsigned seed, uint32_t models, bool be,
+                           size_t prefix, size_t trailer)
+{
+    char mname[128];
+    c->root = fxt_sample(seed, models, true, be);
+    c->prefix = prefix;
+    c->trailer = trailer;
+    c->file = fxt_write(c->root, be, prefix, trailer, &c->size);
+    write_fixture(name, c->file, c->size, c->path, sizeof c->path);
+    snprintf(mname, sizeof mname, "%s.mnt", name);
+    make_mountpoint(mname, c->mnt, sizeof c->mnt);
+}
+
+static void t2fs_case_free(struct t2fs_case *c)
+{
+    free(c->file);
+    fxt_free(c->root);
+}
+
+/* The sample RIG (fx_sample_rig) written under tmpdir as NAME, mounted on NAME.mnt with
+ * opts, and what it should show (l). rig_case_end unmounts and frees. */
+struct rig_case {
+    uint8_t *file;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    char path[256], mnt[256];
+    struct expect_list l;
+};
+
+static void rig_case_mount(struct rig_case *c, const char *name, const char *opts)
+{
+    char mname[128];
+    c->file = fx_sample_rig(&c->size, &c->rl, &c->gl, c->names);
+    write_fixture(name, c->file, c->size, c->path, sizeof c->path);
+    snprintf(mname, sizeof mname, "%s.mnt", name);
+    make_mountpoint(mname, c->mnt, sizeof c->mnt);
+    do_mount(c->path, c->mnt, opts);
+    c->l = (struct expect_list){0};
+    ex_sample_rig(&c->l, c->file, c->size, &c->rl, &c->gl, c->names);
+}
+
+static void rig_case_end(struct rig_case *c)
+{
+    ex_free(&c->l);
+    do_umount(c->mnt);
+    free(c->file);
 }
 
 /* ---- the mounted probe ---- */
@@ -286,20 +331,11 @@ static int skip_if_disabled(void **state)
 static void test_mount_sample_rig(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
-    char path[256], mnt[256];
-    write_fixture("sample.rig", file, size, path, sizeof path);
-    make_mountpoint("m_rig", mnt, sizeof mnt);
-    do_mount(path, mnt, NULL);
-    struct expect_list l = {0};
-    ex_sample_rig(&l, file, size, &rl, &gl, names);
+    struct rig_case c;
+    rig_case_mount(&c, "sample.rig", NULL);
+    const char *path = c.path, *mnt = c.mnt;
     struct probe p = mount_probe(mnt);
-    ex_check(&l, &p);
-    ex_free(&l);
+    ex_check(&c.l, &p);
 
     /* attributes: read-only modes, the source's mtime, owner = the mounting user */
     struct stat src, st;
@@ -362,8 +398,7 @@ static void test_mount_sample_rig(void **state)
             found = true;
     fclose(mi);
     assert_true(found);
-    do_umount(mnt);
-    free(file);
+    rig_case_end(&c);
 }
 
 static void test_mount_gr2_variants(void **state)
@@ -681,17 +716,10 @@ static void *random_reader(void *p)
  * the given mount options (the loop that serves them differs). */
 static void check_concurrent_readers(const char *opts)
 {
-    size_t size;
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
-    char path[256], mnt[256];
-    write_fixture("conc.rig", file, size, path, sizeof path);
-    make_mountpoint("m_conc", mnt, sizeof mnt);
-    do_mount(path, mnt, opts);
-    struct expect_list l = {0};
-    ex_sample_rig(&l, file, size, &rl, &gl, names);
+    struct rig_case c;
+    rig_case_mount(&c, "conc.rig", opts);
+    char *mnt = c.mnt;
+    const struct expect_list l = c.l;
     /* single reader first: the reference bytes */
     char *paths[512];
     uint8_t *content[512];
@@ -716,9 +744,7 @@ static void check_concurrent_readers(const char *opts)
     }
     for (int i = 0; i < n; i++)
         free(content[i]);
-    ex_free(&l);
-    do_umount(mnt);
-    free(file);
+    rig_case_end(&c);
 }
 
 static void test_mount_concurrent_readers(void **state)
@@ -971,47 +997,15 @@ static const char *cli_bin(void)
     return c ? c : "s3rig";
 }
 
-/* Runs s3rig with stdout captured to a file; returns the exit status. */
+/* Runs s3rig with args, stdout captured into out and stderr into err; the exit status. */
 static int run_cli(char *const args[], char *out, size_t outlen, char *err, size_t errlen)
 {
-    char outfile[128];
-    snprintf(outfile, sizeof outfile, "%s/cli.out", tmpdir);
     char *argv[16] = {(char *)cli_bin()};
     int n = 1;
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 1);
-        char errfile[160];
-        snprintf(errfile, sizeof errfile, "%s/cli.err", tmpdir);
-        int efd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(efd, 2);
-        child_env();
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    if (out) {
-        FILE *f = fopen(outfile, "r");
-        size_t k = f ? fread(out, 1, outlen - 1, f) : 0;
-        out[k] = 0;
-        if (f)
-            fclose(f);
-    }
-    if (err) {
-        char errfile[160];
-        snprintf(errfile, sizeof errfile, "%s/cli.err", tmpdir);
-        FILE *f = fopen(errfile, "r");
-        size_t k = f ? fread(err, 1, errlen - 1, f) : 0;
-        err[k] = 0;
-        if (f)
-            fclose(f);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return run_capture(argv, out, outlen, err, errlen);
 }
 
 /* Compares two real trees: names, kinds, sizes, bytes, link targets (explicit stack). */
