@@ -105,6 +105,18 @@ static inline void rd_take(struct rdec *d, uint32_t total, uint32_t start, uint3
     d->range = (d->step * width & ~last) | ((d->range - below) & last);
 }
 
+/* uniform(2), the escape's flag: range / 2 is a shift and the quotient is 0 or 1, so no
+ * division (same result as rd_uniform(d, 2)). */
+static inline uint32_t rd_flag(struct rdec *d)
+{
+    rd_refill(d);
+    d->step = d->range >> 1;
+    d->step |= d->step == 0;
+    uint32_t v = d->low >= d->step;
+    rd_take(d, 2, v, 1);
+    return v;
+}
+
 static inline __attribute__((always_inline)) uint32_t rd_uniform(struct rdec *d, uint32_t total)
 {
     total &= 0xFFFF; /* a 16-bit argument in the reference */
@@ -184,11 +196,15 @@ static void build_buckets(struct model *m)
         m->bucket[b] = e;
 }
 
+/* Makes m a fresh model. m is zeroed or an earlier model, whose block is reused when it
+ * is big enough: the three stages of a section share their models' memory. */
 static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
 {
-    memset(m, 0, sizeof *m);
     /* room for every slot the cap allows (the count seldom goes past it), up to 64 */
-    if (model_alloc(m, cap_arg < 8 ? 8 : cap_arg < 64 ? (uint32_t)cap_arg + 2 : 64))
+    uint32_t room = cap_arg < 8 ? 8 : cap_arg < 64 ? (uint32_t)cap_arg + 2 : 64;
+    m->n = 0; /* nothing to keep */
+    m->ncum = 0;
+    if ((!m->block || m->room < room) && model_alloc(m, room))
         return -1;
     m->cap = (uint16_t)(cap_arg + 1);
     m->w[0] = 4;
@@ -326,7 +342,7 @@ static inline __attribute__((always_inline)) uint32_t model_get(struct model *m,
     if (k > 0)
         return m->sym[k];
     uint32_t ranged = m->ncum - 1; /* slots that own a range */
-    if (m->n > ranged && rd_uniform(d, 2) == 1) {
+    if (m->n > ranged && rd_flag(d) == 1) {
         uint32_t j = ranged + rd_uniform(d, m->n - ranged);
         if (j >= m->n) {
             d->fail = "escape to a slot that does not exist";
@@ -354,11 +370,15 @@ static inline __attribute__((always_inline)) uint32_t model_get(struct model *m,
 
 /* ---- LZ layer (§5) ---- */
 
+/* One stage's state. The models outlive the stage: the next stage re-initialises them in
+ * place, so a section allocates its models' memory once, not three times. */
 struct stage {
     struct oodle1_params p;
     uint32_t lo_max, mid_max, hi_max;
     struct model lo, hi, lit[4], len[65];
-    struct model **mid; /* hi_max entries, made when first used */
+    struct model **mid;  /* mid_room models, made when first used */
+    uint8_t *mid_fresh;  /* mid[h] has been initialised for this stage */
+    uint32_t mid_room;
     uint32_t seen, prev;
 };
 
@@ -370,26 +390,38 @@ static void stage_free(struct stage *s)
         model_free(&s->lit[i]);
     for (int i = 0; i < 65; i++)
         model_free(&s->len[i]);
-    for (uint32_t h = 0; s->mid && h < s->hi_max; h++)
+    for (uint32_t h = 0; h < s->mid_room; h++)
         if (s->mid[h]) {
             model_free(s->mid[h]);
             free(s->mid[h]);
         }
     free(s->mid);
+    free(s->mid_fresh);
 }
 
 static int stage_init(struct stage *s, const struct oodle1_params *p)
 {
-    /* no memset of the whole stage: its models' lookup tables (most of its 150 KB) are
-     * written by model_init before use, and every model is initialised below */
     s->p = *p;
     s->seen = 0;
     s->prev = 0;
     s->lo_max = p->dmax + 1 < 4 ? p->dmax + 1 : 4;
     s->mid_max = p->dmax / 4 + 1 < 256 ? p->dmax / 4 + 1 : 256;
     s->hi_max = p->dmax / 1024 + 1;
-    s->mid = calloc(s->hi_max, sizeof *s->mid);
-    int rc = s->mid ? 0 : -1;
+    int rc = 0;
+    if (s->hi_max > s->mid_room) {
+        struct model **mid = realloc(s->mid, s->hi_max * sizeof *mid);
+        uint8_t *fresh = mid ? realloc(s->mid_fresh, s->hi_max) : NULL;
+        if (mid)
+            s->mid = mid;
+        if (fresh) {
+            s->mid_fresh = fresh;
+            memset(s->mid + s->mid_room, 0, (s->hi_max - s->mid_room) * sizeof *mid);
+            s->mid_room = s->hi_max;
+        } else {
+            return -1;
+        }
+    }
+    memset(s->mid_fresh, 0, s->hi_max);
     rc |= model_init(&s->lo, s->lo_max - 1, (uint16_t)s->lo_max);
     rc |= model_init(&s->hi, s->hi_max - 1, (uint16_t)(p->hc + 1));
     for (int c = 0; c < 4; c++)
@@ -402,15 +434,13 @@ static int stage_init(struct stage *s, const struct oodle1_params *p)
 
 static struct model *mid_model(struct stage *s, uint32_t h)
 {
-    if (!s->mid[h]) {
-        s->mid[h] = malloc(sizeof *s->mid[h]);
-        if (!s->mid[h] || model_init(s->mid[h], s->mid_max - 1, (uint16_t)s->mid_max)) {
-            if (s->mid[h])
-                model_free(s->mid[h]);
-            free(s->mid[h]);
-            s->mid[h] = NULL;
-        }
-    }
+    if (__builtin_expect(s->mid_fresh[h], 1))
+        return s->mid[h];
+    if (!s->mid[h] && !(s->mid[h] = calloc(1, sizeof *s->mid[h])))
+        return NULL;
+    if (model_init(s->mid[h], s->mid_max - 1, (uint16_t)s->mid_max))
+        return NULL;
+    s->mid_fresh[h] = 1;
     return s->mid[h];
 }
 
@@ -525,19 +555,19 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
     rd_init(&d, in + OODLE1_PARAMS_SIZE, in_len - OODLE1_PARAMS_SIZE);
     uint32_t stop[3] = {first16bit, first8bit, expanded_size}, pos = 0;
     const char *fail = NULL;
-    struct stage *s = malloc(sizeof *s);
+    struct stage *s = calloc(1, sizeof *s);
     if (!s)
         fail = "out of memory";
     for (int k = 0; k < 3 && !fail; k++) {
         if (stage_init(s, &p[k])) {
-            stage_free(s);
             fail = "out of memory";
             break;
         }
         uint32_t end = stop[k] < expanded_size ? stop[k] : expanded_size;
         fail = decode_stage(s, &d, buf, &pos, end, expanded_size);
-        stage_free(s);
     }
+    if (s)
+        stage_free(s);
     free(s);
     if (fail) {
         snprintf(err, errlen, "Oodle1: at output byte %u of %u: %s", pos, expanded_size, fail);
