@@ -182,18 +182,20 @@ static void build_buckets(struct model *m)
         shift--;
     }
     m->shift = shift;
-    /* bucket b starts at value b << shift: it belongs to the last range starting at or
-     * below that, so range k takes the buckets from ceil(cum[k]) to ceil(cum[k+1]) */
-    uint32_t last = m->ncum - 2, b = 0, round = (1u << shift) - 1;
-    for (uint32_t k = 0; k < last; k++) {
-        uint32_t upto = (m->cum[k + 1] + round) >> shift;
-        uint64_t e = k | (uint64_t)m->cum[k] << 16 | (uint64_t)m->cum[k + 1] << 32;
-        for (; b < upto; b++)
-            m->bucket[b] = e;
+    /* Bucket b starts at value b << shift and belongs to the last range starting at or
+     * below that: mark the bucket where each range starts (ceil(cum[k] >> shift); a later
+     * range starting in the same bucket wins), then carry the latest mark forward. No
+     * branch depends on the ranges' widths. */
+    uint16_t first[257];
+    memset(first, 0, (nb + 1) * sizeof first[0]);
+    uint32_t last = m->ncum - 2, round = (1u << shift) - 1;
+    for (uint32_t k = 1; k <= last; k++)
+        first[(m->cum[k] + round) >> shift] = (uint16_t)k;
+    uint32_t k = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        k = first[b] > k ? first[b] : k;
+        m->bucket[b] = k | (uint64_t)m->cum[k] << 16 | (uint64_t)m->cum[k + 1] << 32;
     }
-    uint64_t e = last | (uint64_t)m->cum[last] << 16 | (uint64_t)m->cum[last + 1] << 32;
-    for (; b < nb; b++)
-        m->bucket[b] = e;
 }
 
 /* Makes m a fresh model. m is zeroed or an earlier model, whose block is reused when it
