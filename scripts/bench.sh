@@ -4,8 +4,9 @@
 #
 #   scripts/bench.sh [MODELS [VERTS [LEAF_MB]]]     (defaults: 3600 45 64 ≈ 88 MB, ~220k nodes)
 #
-# Columns: mount time, RSS after mount, `find` and `find -ls` (best of 2, each on a fresh
-# mount with the caches dropped), RSS after the walk, then the LEAF_MB leaf read through the
+# Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
+# servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
+# walk, then the LEAF_MB leaf read through the
 # mount (leaf_s: best of 5, the page cache dropped and the source file warmed before each;
 # again_s: best of the reads right after those) and the same bytes read from the warm file
 # (best of 5). All leaf reads are dd bs=128K (what cat uses), timed by dd itself.
@@ -96,52 +97,64 @@ best_raw_read() {
     echo "$best"
 }
 
-# best_find NAME MOUNTPOINT WALK FIND-ARGS -- MOUNT-COMMAND...: the best of 2 runs of find,
-# each on a fresh mount after dropping the caches; prints "SECONDS PID" (PID of the last mount,
-# still mounted)
-best_find() {
-    local name=$1 mnt=$2 walk=$3 best="" out pid t0 i
-    shift 3
-    local args=()
-    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+servers="s3rig squashfuse_ll squashfuse fuse-zip"
+
+# start_server NAME MOUNTPOINT: mounts NAME's copy of the tree (s3rig serves the t2fs file)
+start_server() {
+    case $1 in
+    s3rig) build-bench/mount.s3rig "$file" "$2" ;;
+    squashfuse_ll) squashfuse_ll "$work/tree.sqfs" "$2" ;;
+    squashfuse) squashfuse "$work/tree.sqfs" "$2" ;;
+    fuse-zip) fuse-zip -r "$work/tree.zip" "$2" ;;
+    esac
+}
+walk_of() { if [ "$1" = s3rig ]; then echo /root; fi; }
+leaf_of() { if [ "$1" = s3rig ]; then echo root/1.bin; else echo 1.bin; fi; }
+unmount() { fusermount3 -u "$1"; sleep 0.3; }
+
+# timed_find NAME [FIND-ARGS]: find over a fresh mount of NAME after dropping the caches;
+# prints "SECONDS PID" and leaves it mounted
+timed_find() {
+    local name=$1 mnt=$work/mnt-$1 out t0
     shift
-    for i in 1 2; do
-        [ "$i" = 1 ] || { fusermount3 -u "$mnt"; sleep 0.3; }
-        drop_caches
-        out=$(mount_fs "$name" "$mnt" "$@")
-        pid=${out#* }
-        t0=$(now)
-        find "$mnt$walk" "${args[@]}" >/dev/null
-        best=$(min "$best" "$(elapsed "$t0")")
-    done
-    echo "$best $pid"
+    drop_caches
+    out=$(mount_fs "$name" "$mnt" start_server "$name" "$mnt")
+    t0=$(now)
+    find "$mnt$(walk_of "$name")" "$@" >/dev/null
+    echo "$(elapsed "$t0") ${out#* }"
 }
 
-declare -A row
-run_one() {
-    local name=$1 leafpath=$2 walk=$3
-    shift 3
-    local mnt=$work/mnt-$name out t pid rss0 find_s findls_s rss1 cat_s cat2_s
-    drop_caches
-    out=$(mount_fs "$name" "$mnt" "$@")
-    t=${out% *}
-    pid=${out#* }
-    rss0=$(rss_of "$pid")
-    fusermount3 -u "$mnt"
-    sleep 0.3
-    out=$(best_find "$name" "$mnt" "$walk" -- "$@")
-    find_s=${out% *}
-    fusermount3 -u "$mnt"
-    sleep 0.3
-    out=$(best_find "$name" "$mnt" "$walk" -ls -- "$@")
-    findls_s=${out% *}
-    pid=${out#* }
-    rss1=$(rss_of "$pid")
-    read -r cat_s cat2_s <<<"$(best_leaf_read "$mnt/$leafpath")"
-    fusermount3 -u "$mnt"
-    sleep 0.3
-    row[$name]=$(printf "%-14s %8.3f %8d %8.2f %9.2f %8d %8.3f %8.3f" "$name" "$t" "$rss0" "$find_s" "$findls_s" "$rss1" \
-        "$cat_s" "$cat2_s")
+declare -A mount_s rss0 find_s findls_s rss1 leaf_s again_s
+measure_all() {
+    local name mnt out round
+    for name in $servers; do
+        mnt=$work/mnt-$name
+        drop_caches
+        out=$(mount_fs "$name" "$mnt" start_server "$name" "$mnt")
+        mount_s[$name]=${out% *}
+        rss0[$name]=$(rss_of "${out#* }")
+        unmount "$mnt"
+    done
+    # The walks take turns (every server once per round, best of 3 rounds), so that a slow
+    # spell of the machine does not land on one server only.
+    for round in 1 2 3; do
+        for name in $servers; do
+            mnt=$work/mnt-$name
+            out=$(timed_find "$name")
+            find_s[$name]=$(min "${find_s[$name]:-}" "${out% *}")
+            unmount "$mnt"
+            out=$(timed_find "$name" -ls)
+            findls_s[$name]=$(min "${findls_s[$name]:-}" "${out% *}")
+            rss1[$name]=$(rss_of "${out#* }")
+            unmount "$mnt"
+        done
+    done
+    for name in $servers; do
+        mnt=$work/mnt-$name
+        out=$(mount_fs "$name" "$mnt" start_server "$name" "$mnt")
+        read -r leaf_s[$name] again_s[$name] <<<"$(best_leaf_read "$mnt/$(leaf_of "$name")")"
+        unmount "$mnt"
+    done
 }
 
 echo "file: $size bytes, $models models, $verts vertices per mesh, a ${leaf_mb} MiB leaf"
@@ -155,20 +168,20 @@ mksquashfs "$work/tree" "$work/tree.sqfs" -noappend -quiet -no-progress >/dev/nu
 echo "tree: $nodes nodes below /root"
 echo
 
-run_one s3rig "root/1.bin" /root build-bench/mount.s3rig "$file" "$work/mnt-s3rig"
-run_one squashfuse_ll "1.bin" "" squashfuse_ll "$work/tree.sqfs" "$work/mnt-squashfuse_ll"
-run_one squashfuse "1.bin" "" squashfuse "$work/tree.sqfs" "$work/mnt-squashfuse"
-run_one fuse-zip "1.bin" "" fuse-zip -r "$work/tree.zip" "$work/mnt-fuse-zip"
+measure_all
 
 raw_s=$(best_raw_read)
 
 printf "%-14s %8s %8s %8s %9s %8s %8s %8s\n" "server" "mount_s" "rss0_kB" "find_s" "findls_s" "rss1_kB" "leaf_s" \
     "again_s"
-for n in s3rig squashfuse_ll squashfuse fuse-zip; do echo "${row[$n]}"; done
+for n in $servers; do
+    printf "%-14s %8.3f %8d %8.2f %9.2f %8d %8.3f %8.3f\n" "$n" "${mount_s[$n]}" "${rss0[$n]}" "${find_s[$n]}" \
+        "${findls_s[$n]}" "${rss1[$n]}" "${leaf_s[$n]}" "${again_s[$n]}"
+done
 printf "%-14s %8s %8s %8s %9s %8s %8.3f %8s\n" "raw file" "-" "-" "-" "-" "-" "$raw_s" "-"
 echo
-read -r _ _ _ sf sl _ sc sw <<<"${row[s3rig]}"
-read -r _ _ _ qf ql _ _ <<<"${row[squashfuse_ll]}"
+sf=${find_s[s3rig]} sl=${findls_s[s3rig]} sc=${leaf_s[s3rig]} sw=${again_s[s3rig]}
+qf=${find_s[squashfuse_ll]} ql=${findls_s[squashfuse_ll]}
 echo "ratios: find s3rig/squashfuse_ll $(echo "$sf / $qf" | bc -l | cut -c1-5)," \
      "find -ls $(echo "$sl / $ql" | bc -l | cut -c1-5)," \
      "leaf read speed vs raw file $(echo "$raw_s / $sc" | bc -l | cut -c1-5) (first read)," \
