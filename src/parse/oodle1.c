@@ -68,16 +68,21 @@ static inline void rd_refill(struct rdec *d)
     d->p += k;
     if (d->p >= d->len + OVERREAD_LIMIT && !d->fail)
         d->fail = "stream runs past the end of the compressed data";
-    if (d->range <= 0x800000 && !d->fail)
-        d->fail = "range decoder lost its range";
+    if (__builtin_expect(d->range <= 0x800000, 0)) {
+        /* only a corrupt stream gets here; it is reported, and the decoder gets a range it
+         * can divide by, so that no step below is ever 0 (a branch that is never taken
+         * costs nothing, where a guard on the step would lengthen every symbol) */
+        if (!d->fail)
+            d->fail = "range decoder lost its range";
+        d->range = 0x80000000u;
+    }
 }
 
 /* peek(0x4000), the models' total: a shift instead of the first division. */
 static inline uint32_t rd_peek_models(struct rdec *d)
 {
     rd_refill(d);
-    d->step = d->range >> 14;
-    d->step |= d->step == 0; /* only once the range is lost (failed already): never divide by 0 */
+    d->step = d->range >> 14; /* at least 512: range > 2^23 after a refill */
     uint32_t q = d->low / d->step;
     return q < 0x3FFF ? q : 0x3FFF;
 }
@@ -90,8 +95,7 @@ static inline __attribute__((always_inline)) uint32_t rd_peek(struct rdec *d, ui
             d->fail = "zero-sized alphabet";
         return 0;
     }
-    d->step = d->range / total;
-    d->step |= d->step == 0; /* as in rd_peek_models */
+    d->step = d->range / total; /* at least 128: total is 16-bit */
     uint32_t q = d->low / d->step;
     return q < total - 1 ? q : total - 1;
 }
@@ -111,7 +115,6 @@ static inline uint32_t rd_flag(struct rdec *d)
 {
     rd_refill(d);
     d->step = d->range >> 1;
-    d->step |= d->step == 0;
     uint32_t v = d->low >= d->step;
     rd_take(d, 2, v, 1);
     return v;
@@ -131,7 +134,8 @@ struct model {
     uint16_t cap, tot, inc, next_rescan, halve_at, inc_cap;
     uint32_t n, ncum, room; /* slots; entries of cum; allocated slots */
     uint16_t *w, *sym, *cum;
-    /* bucket[b]: the range holding value b << shift, as k | cum[k] << 16 | cum[k+1] << 32,
+    /* bucket[b]: the range holding value b << shift, as cum[k] | k << 16 | cum[k+1] << 32
+     * (the bounds where taking them out costs the least, as they are on the critical path),
      * so that one load gives all a take needs. There are about twice as many buckets as
      * ranges (4 to 256, at most nb_room): a lookup seldom steps past its bucket's range. */
     uint64_t *bucket;
@@ -194,7 +198,7 @@ static void build_buckets(struct model *m)
     uint32_t k = 0;
     for (uint32_t b = 0; b < nb; b++) {
         k = first[b] > k ? first[b] : k;
-        m->bucket[b] = k | (uint64_t)m->cum[k] << 16 | (uint64_t)m->cum[k + 1] << 32;
+        m->bucket[b] = m->cum[k] | (uint64_t)k << 16 | (uint64_t)m->cum[k + 1] << 32;
     }
 }
 
@@ -310,9 +314,9 @@ static void model_halve(struct model *m)
 static inline uint32_t find_range(const struct model *m, uint32_t v, uint32_t *lo, uint32_t *hi)
 {
     uint64_t e = m->bucket[v >> m->shift];
-    uint32_t k = (uint32_t)(e & 0xFFFF);
-    *lo = (uint32_t)(e >> 16) & 0xFFFF;
-    *hi = (uint32_t)(e >> 32) & 0xFFFF;
+    uint32_t k = (uint32_t)(e >> 16) & 0xFFFF;
+    *lo = (uint16_t)e;
+    *hi = (uint32_t)(e >> 32);
     if (__builtin_expect(*hi <= v, 0)) {
         do
             k++;
