@@ -731,6 +731,16 @@ static void same_schema(const struct t2fs_schema *a, const struct t2fs_schema *b
 }
 
 
+
+/* Writes json to a new temporary file; path receives its name (unlink it when done). */
+static void write_schema_file(char path[static 32], const char *json)
+{
+    snprintf(path, 32, "/tmp/s3rig-schema-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+    close(fd);
+}
 static void test_schema_json_roundtrip(void **state)
 {
     (void)state;
@@ -744,11 +754,8 @@ static void test_schema_json_roundtrip(void **state)
         same_schema(s, back, 0);
         /* the loaded schema gives the same tree */
         if (i == 0) {
-            char path[] = "/tmp/s3rig-schema-XXXXXX";
-            int fd = mkstemp(path);
-            assert_true(fd >= 0);
-            assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
-            close(fd);
+            char path[32];
+            write_schema_file(path, json);
             struct fxt *root = fxt_sample(8, 2, true, false);
             size_t size;
             uint8_t *file = fxt_write(root, false, 0, 0, &size);
@@ -783,10 +790,8 @@ static void test_schema_hand_written(void **state)
                        " {\"name\": \"pair\", \"type\": \"mixed\", \"pre\": [{\"name\": \"head\", \"type\": \"data\"}],"
                        "  \"next\": {\"name\": \"tail\", \"type\": \"data\"}},"
                        " {\"name\": \"blob\", \"type\": \"data\", \"data\": {\"size\": 8}}]}";
-    char path[] = "/tmp/s3rig-schema-XXXXXX";
-    int fd = mkstemp(path);
-    assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
-    close(fd);
+    char path[32];
+    write_schema_file(path, json);
     uint32_t four[3] = {1, 2, 3};
     struct fxt *root = fxt_branch(3, fxt_branch(2, fxt_array(4, 3, four, false), fxt_array(4, 1, four, false)),
                                   fxt_branch(3, fxt_raw("HEAD", 4), fxt_raw("t1", 2), fxt_raw("t2", 2)),
@@ -845,10 +850,8 @@ static void test_schema_malformed(void **state)
             fail_msg("schema %zu: '%s' lacks '%s'", i, err, bad[i].want);
     }
     /* through the mount path: refused with the file name and the JSON path */
-    char path[] = "/tmp/s3rig-schema-XXXXXX";
-    int fd = mkstemp(path);
-    assert_int_equal(write(fd, bad[1].json, strlen(bad[1].json)), (ssize_t)strlen(bad[1].json));
-    close(fd);
+    char path[32];
+    write_schema_file(path, bad[1].json);
     struct fxt *root = fxt_sample(8, 1, false, false);
     size_t size;
     uint8_t *file = fxt_write(root, false, 0, 0, &size);
