@@ -43,6 +43,8 @@ static double range_decoder_floor(void)
 {
     enum { SYMBOLS = 20000000, STREAM = 1 << 20 };
     uint8_t *s = malloc(STREAM + 4);
+    if (!s)
+        return 0;
     uint32_t x = 12345;
     for (size_t i = 0; i < STREAM + 4; i++) {
         x = x * 1103515245u + 12345u;

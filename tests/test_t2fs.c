@@ -730,8 +730,6 @@ static void same_schema(const struct t2fs_schema *a, const struct t2fs_schema *b
     same_schema(a->each, b->each, depth + 1);
 }
 
-
-
 /* Writes json to a new temporary file; path receives its name (unlink it when done). */
 static void write_schema_file(char path[static 32], const char *json)
 {
@@ -741,6 +739,7 @@ static void write_schema_file(char path[static 32], const char *json)
     assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
     close(fd);
 }
+
 static void test_schema_json_roundtrip(void **state)
 {
     (void)state;

@@ -187,7 +187,7 @@ static void build_buckets(struct model *m)
     }
     m->shift = shift;
     /* Bucket b starts at value b << shift and belongs to the last range starting at or
-     * below that: mark the bucket where each range starts (ceil(cum[k] >> shift); a later
+     * below that: mark the bucket where each range starts (cum[k] / 2^shift rounded up; a later
      * range starting in the same bucket wins), then carry the latest mark forward. No
      * branch depends on the ranges' widths. */
     uint16_t first[257];
