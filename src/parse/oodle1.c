@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/oodle_frame.h"
 #include "parse/reader.h"
 
 #define OVERREAD_LIMIT 16   /* zero bytes past the input allowed before calling it corrupt */
@@ -432,9 +433,8 @@ static int stage_init(struct stage *s, const struct oodle1_params *p)
     rc |= model_init(&s->hi, s->hi_max - 1, (uint16_t)(p->hc + 1));
     for (int c = 0; c < 4; c++)
         rc |= model_init(&s->lit[c], p->lmax - 1, (uint16_t)p->lc);
-    for (int t = 0; t < 64; t++)
-        rc |= model_init(&s->len[t], 64, p->sizes[3 - t / 16]);
-    rc |= model_init(&s->len[64], 64, p->sizes[0]);
+    for (uint32_t t = 0; t < OODLE_LEN_SYMBOLS; t++)
+        rc |= model_init(&s->len[t], 64, p->sizes[oodle_len_byte(t)]);
     return rc;
 }
 
@@ -453,8 +453,7 @@ static struct model *mid_model(struct stage *s, uint32_t h)
 static inline __attribute__((always_inline)) const char *decode_block(struct stage *s, struct rdec *d, uint8_t *out,
                                                                       uint32_t *pos, uint32_t size)
 {
-    static const uint32_t long_len[4] = {128, 192, 256, 512};
-    uint32_t t = model_get(&s->len[s->prev], d, 65);
+    uint32_t t = model_get(&s->len[s->prev], d, OODLE_LEN_SYMBOLS);
     if (t > 64)
         return "length symbol out of range";
     s->prev = t;
@@ -466,7 +465,7 @@ static inline __attribute__((always_inline)) const char *decode_block(struct sta
         s->seen++;
         return NULL;
     }
-    uint32_t n = t <= 60 ? t + 1 : long_len[t - 61];
+    uint32_t n = oodle_match_len(t);
     uint32_t r = s->p.dmax < s->seen ? s->p.dmax : s->seen;
     uint32_t lo = model_get(&s->lo, d, s->lo_max);
     uint32_t hi = model_get(&s->hi, d, r / 1024 + 1);
@@ -515,14 +514,14 @@ static const char *decode_stage(struct stage *s, struct rdec *shared, uint8_t *o
 
 void oodle1_read_params(const uint8_t *p, bool be, struct oodle1_params out[3])
 {
+    struct oodle_block b[3];
+    oodle_read_blocks(p, be, b);
     for (int k = 0; k < 3; k++) {
-        const uint8_t *b = p + 12 * k;
-        uint32_t a = ld_u32(b, be), c = ld_u32(b + 4, be);
-        out[k].lmax = a & 0x1FF;
-        out[k].dmax = a >> 9;
-        out[k].lc = c & 0x1FF;
-        out[k].hc = c >> 19;
-        memcpy(out[k].sizes, b + 8, 4);
+        out[k].lmax = oodle_block_lraw(&b[k]);
+        out[k].dmax = oodle_block_dmax(&b[k]);
+        out[k].lc = b[k].b & 0x1FF;
+        out[k].hc = b[k].b >> 19;
+        memcpy(out[k].sizes, b[k].c, 4);
     }
 }
 
@@ -530,11 +529,8 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
                   uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (max_expanded && expanded_size > max_expanded) {
-        snprintf(err, errlen, "Oodle1: expanded size %u exceeds the limit of %llu bytes", expanded_size,
-                 (unsigned long long)max_expanded);
+    if (oodle_check_frame("Oodle1", in_len, expanded_size, max_expanded, err, errlen))
         return -1;
-    }
     uint8_t *buf = malloc((size_t)expanded_size + COPY_SLACK);
     if (!buf) {
         snprintf(err, errlen, "Oodle1: cannot allocate %u bytes", expanded_size);
@@ -543,11 +539,6 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
     if (expanded_size == 0) {
         *out = buf;
         return 0;
-    }
-    if (in_len < OODLE1_PARAMS_SIZE) {
-        free(buf);
-        snprintf(err, errlen, "Oodle1: %zu bytes, too short for the 36-byte parameter blocks", in_len);
-        return -1;
     }
     struct oodle1_params p[3];
     oodle1_read_params(in, be, p);
@@ -558,8 +549,9 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
             return -1;
         }
     struct rdec d;
-    rd_init(&d, in + OODLE1_PARAMS_SIZE, in_len - OODLE1_PARAMS_SIZE);
-    uint32_t stop[3] = {first16bit, first8bit, expanded_size}, pos = 0;
+    rd_init(&d, in + OODLE_PARAMS_SIZE, in_len - OODLE_PARAMS_SIZE);
+    uint32_t end[3], pos = 0;
+    oodle_stage_ends(first16bit, first8bit, expanded_size, end);
     const char *fail = NULL;
     struct stage *s = calloc(1, sizeof *s);
     if (!s)
@@ -569,8 +561,7 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
             fail = "out of memory";
             break;
         }
-        uint32_t end = stop[k] < expanded_size ? stop[k] : expanded_size;
-        fail = decode_stage(s, &d, buf, &pos, end, expanded_size);
+        fail = decode_stage(s, &d, buf, &pos, end[k], expanded_size);
     }
     if (s)
         stage_free(s);

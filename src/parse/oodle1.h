@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OODLE1_PARAMS_SIZE 36
+#include "parse/oodle_frame.h"
+
+#define OODLE1_PARAMS_SIZE OODLE_PARAMS_SIZE
 
 struct oodle1_params {
     uint32_t lmax, dmax, lc, hc;

@@ -1,0 +1,474 @@
+#include "parse/oodle0.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/reader.h"
+
+#define MASK31 0x7FFFFFFFu
+#define PAST_END_BITS 32 /* valid streams read at most 31 bits past the end (CODE's look-ahead) */
+#define STREAM_PAD 24    /* zero bytes after the stream copy: every read up to the limit stays inside */
+#define RESCALE_AT 16384 /* a model's total that triggers halving */
+#define MAX_VALUE 65535  /* slot values are 16-bit (§7.7): a wider new high part is refused */
+
+/* ---- bits and the arithmetic decoder (§2 bit order, §3) ---- */
+
+struct coder {
+    const uint8_t *s; /* the stream with each byte's bits reversed: stream bit i is bit 7 − i%8 of s[i/8] */
+    uint64_t bit;     /* bits consumed */
+    uint64_t limit;   /* consuming more is reading past the end (§7.2) */
+    uint32_t low, high, code;
+    const char *fail;
+};
+
+/* The next k (0 … 31) stream bits, the first one most significant. */
+static inline uint32_t take(struct coder *c, unsigned k)
+{
+    const uint8_t *p = c->s + (c->bit >> 3);
+    uint64_t w = (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 | (uint64_t)p[3] << 32 |
+                 (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 | (uint64_t)p[6] << 8 | p[7];
+    uint32_t top = (uint32_t)((w << (c->bit & 7)) >> 32);
+    c->bit += k;
+    if (__builtin_expect(c->bit > c->limit, 0)) {
+        /* stay at the limit, so that reads keep inside the padding until the caller stops */
+        c->bit = c->limit;
+        if (!c->fail)
+            c->fail = "stream read more than 32 bits past the end of the compressed data";
+        return 0;
+    }
+    return (uint32_t)(((uint64_t)top << k) >> 32);
+}
+
+static void coder_init(struct coder *c, const uint8_t *s, uint64_t nbits)
+{
+    c->s = s;
+    c->bit = 0;
+    c->limit = nbits + PAST_END_BITS;
+    c->fail = NULL;
+    c->low = 0;
+    c->high = MASK31;
+    c->code = take(c, 31);
+}
+
+/* The shift-one-bit renormalisation of §3, done in two runs: all the shifts of settled
+ * bits first (a straddle step is never followed by a shift), then all the straddle steps.
+ * Each run's length is counted from the bits of LOW and HIGH. */
+static inline void renorm(struct coder *c)
+{
+    /* shifts: bits 30, 29, … equal in LOW and HIGH (they differ somewhere: HIGH > LOW) */
+    unsigned k = (unsigned)__builtin_clz((c->low ^ c->high) << 1);
+    if (k) {
+        c->low = (c->low << k) & MASK31;
+        c->high = ((c->high << k) | ((1u << k) - 1)) & MASK31;
+        c->code = ((c->code << k) | take(c, k)) & MASK31;
+    }
+    /* straddles: now LOW = 0…, HIGH = 1…; each step needs LOW's next bit 1 and HIGH's 0.
+     * One step maps x to 2x − 2^30, so m steps map it to 2^m (x − 2^30) + 2^30. */
+    unsigned ones = (unsigned)__builtin_clz(~(c->low << 2));
+    unsigned zeros = (unsigned)__builtin_clz((c->high << 2) | 3);
+    unsigned m = ones < zeros ? ones : zeros;
+    if (m) {
+        c->low = (((c->low - 0x40000000u) << m) + 0x40000000u) & MASK31;
+        c->high = ((((c->high - 0x40000000u) << m) + 0x40000000u) | ((1u << m) - 1)) & MASK31;
+        c->code = ((((c->code - 0x40000000u) << m) + 0x40000000u) | take(c, m)) & MASK31;
+    }
+}
+
+/* 0 … T−1 (T ≥ 1): where CODE lies, scaled to T. The full 64-bit products are required. */
+static inline uint32_t target(const struct coder *c, uint32_t T)
+{
+    uint64_t w = (uint64_t)c->high - c->low + 1;
+    return (uint32_t)((((uint64_t)(c->code - c->low) + 1) * T - 1) / w);
+}
+
+static inline void narrow(struct coder *c, uint32_t start, uint32_t count, uint32_t T)
+{
+    uint64_t w = (uint64_t)c->high - c->low + 1;
+    c->high = c->low + (uint32_t)(w * (start + count) / T) - 1;
+    c->low = c->low + (uint32_t)(w * start / T);
+    renorm(c);
+}
+
+static inline uint32_t uniform(struct coder *c, uint32_t T)
+{
+    uint32_t v = target(c, T);
+    if (v > T - 1) /* cannot happen (LOW ≤ CODE ≤ HIGH); kept as the notes do */
+        v = T - 1;
+    narrow(c, v, 1, T);
+    return v;
+}
+
+/* ---- adaptive frequency model with escape (§4) ----
+ * Counts live in a Fenwick tree over the slots, so that finding the slot of a target and
+ * its cumulative start takes log(slots) steps whatever the number of live symbols (a
+ * hostile high-distance model may have a slot per match). */
+
+struct model {
+    uint32_t n;     /* live slots 1 … n */
+    uint32_t total; /* sum of all counts */
+    uint32_t u;     /* the limit that switches the escape off */
+    uint32_t cap;   /* (U + 5) & ~3: n must stay below it */
+    uint32_t room;  /* allocated slots, a power of two */
+    uint16_t *cnt, *val;
+    uint16_t *fen;  /* fen[1 … room]: Fenwick sums of cnt (all < 2^16: total ≤ 16386) */
+};
+
+static void fen_build(struct model *m)
+{
+    memset(m->fen, 0, sizeof *m->fen);
+    for (uint32_t i = 1; i <= m->room; i++)
+        m->fen[i] = m->cnt[i - 1];
+    for (uint32_t i = 1; i <= m->room; i++) {
+        uint32_t j = i + (i & -i);
+        if (j <= m->room)
+            m->fen[j] = (uint16_t)(m->fen[j] + m->fen[i]);
+    }
+}
+
+static inline void fen_add(struct model *m, uint32_t slot, int delta)
+{
+    for (uint32_t j = slot + 1; j <= m->room; j += j & -j)
+        m->fen[j] = (uint16_t)(m->fen[j] + delta);
+}
+
+/* The slot s with cum(s) ≤ t < cum(s) + cnt[s] (t < total); *cum = cum(s). A zero count
+ * is never chosen. */
+static inline uint32_t fen_find(const struct model *m, uint32_t t, uint32_t *cum)
+{
+    uint32_t pos = 0, rem = t;
+    for (uint32_t step = m->room >> 1; step; step >>= 1)
+        if (m->fen[pos + step] <= rem) {
+            pos += step;
+            rem -= m->fen[pos];
+        }
+    *cum = t - rem;
+    return pos;
+}
+
+/* Gives m room for `room` slots (a power of two), keeping slots 0 … n. 0, or -1. */
+static int model_room(struct model *m, uint32_t room)
+{
+    uint16_t *b = calloc(3 * (size_t)room + 1, sizeof *b);
+    if (!b)
+        return -1;
+    if (m->cnt) { /* growing: the old slots, all of them (the new slot n may be the first past them) */
+        memcpy(b, m->cnt, (size_t)m->room * sizeof *b);
+        memcpy(b + room, m->val, (size_t)m->room * sizeof *b);
+        free(m->cnt);
+    }
+    m->cnt = b;
+    m->val = b + room;
+    m->fen = b + 2 * (size_t)room;
+    m->room = room;
+    fen_build(m);
+    return 0;
+}
+
+static void model_free(struct model *m)
+{
+    free(m->cnt);
+    memset(m, 0, sizeof *m);
+}
+
+static int model_init(struct model *m, uint32_t u)
+{
+    model_free(m);
+    m->u = u;
+    m->cap = (u + 5) & ~3u;
+    if (model_room(m, 8))
+        return -1;
+    m->cnt[0] = 3;
+    m->total = 3;
+    fen_add(m, 0, 3);
+    return 0;
+}
+
+/* Group width 2^k and start L of the last of 16 groups, for m slots; only the swap target
+ * of a rescale depends on it. */
+static void layout(uint32_t m, uint32_t *k, uint32_t *L)
+{
+    *k = 0;
+    *L = 0;
+    if (m < 6)
+        return;
+    uint32_t best_tail = UINT32_MAX;
+    for (uint32_t kk = 0; kk < 16; kk++) {
+        uint32_t g = 1u << kk, groups = (m + g - 1) / g;
+        if (groups > 16)
+            groups = 16;
+        uint32_t tail = m - g * (groups - 1);
+        if (tail < g)
+            tail = g;
+        if (tail < best_tail) { /* strictly smaller: the first k wins ties */
+            best_tail = tail;
+            *k = kk;
+        }
+        if (g > m)
+            break;
+    }
+    *L = 15u << *k;
+}
+
+/* Halves the counts, dropping the symbols that would reach 0, and moves the most frequent
+ * to the start of its group. -1 when no count is left (only possible with U = 0). */
+static int rescale(struct model *m)
+{
+    uint32_t k, L;
+    layout(m->n + 1, &k, &L);
+    m->cnt[0] >>= 1;
+    uint32_t n = m->n, best = 0, bestpos = 0;
+    for (uint32_t i = 1; i <= n;) {
+        if (m->cnt[i] <= 1) { /* drop it: the last slot fills the hole and is looked at next */
+            m->cnt[i] = m->cnt[n];
+            m->val[i] = m->val[n];
+            m->cnt[n] = 0;
+            n--;
+            continue;
+        }
+        m->cnt[i] >>= 1;
+        if (m->cnt[i] > best) {
+            best = m->cnt[i];
+            bestpos = i;
+        }
+        i++;
+    }
+    m->n = n;
+    if (best > 0) {
+        uint32_t p = n < L ? n & ~((1u << k) - 1) : L;
+        if (p == 0)
+            p = 1;
+        if (p != bestpos) {
+            uint16_t c = m->cnt[p], v = m->val[p];
+            m->cnt[p] = m->cnt[bestpos];
+            m->val[p] = m->val[bestpos];
+            m->cnt[bestpos] = c;
+            m->val[bestpos] = v;
+        }
+    }
+    if (n != m->u && m->cnt[0] == 0) /* the escape back on */
+        m->cnt[0] = 2;
+    uint32_t total = 0;
+    for (uint32_t i = 0; i <= n; i++)
+        total += m->cnt[i];
+    m->total = total;
+    fen_build(m);
+    return total ? 0 : -1;
+}
+
+/* One symbol; a new one (the escape) is a raw value below raw_T. */
+static inline uint32_t model_decode(struct model *m, struct coder *c, uint32_t raw_T)
+{
+    if (m->total >= RESCALE_AT && rescale(m)) {
+        c->fail = "model with no count left (a limit U of 0)";
+        return 0;
+    }
+    uint32_t T = m->total, cum;
+    uint32_t s = fen_find(m, target(c, T), &cum);
+    narrow(c, cum, m->cnt[s], T);
+    m->cnt[s]++;
+    fen_add(m, s, 1);
+    m->total++;
+    if (s)
+        return m->val[s];
+    uint32_t n = ++m->n;
+    if (n >= m->cap) {
+        c->fail = "more new symbols than the model's limit U allows";
+        return 0;
+    }
+    if (n >= m->room && model_room(m, m->room * 2)) {
+        c->fail = "out of memory";
+        return 0;
+    }
+    m->cnt[n] = 2;
+    fen_add(m, n, 2);
+    m->total += 2;
+    if (n == m->u) { /* every symbol the limit allows is here: the escape off at once */
+        m->total -= m->cnt[0];
+        fen_add(m, 0, -(int)m->cnt[0]);
+        m->cnt[0] = 0;
+    }
+    uint32_t v = uniform(c, raw_T);
+    m->val[n] = (uint16_t)v; /* a wider value is refused by the caller before any reuse */
+    return v;
+}
+
+/* ---- LZ layer (§5) ---- */
+
+struct stage {
+    struct oodle0_params p;
+    uint32_t lo_raw;
+    uint32_t seen, prev; /* bytes made and the previous length symbol, in this stage */
+    struct model lit, lo, hi, len[OODLE_LEN_SYMBOLS];
+};
+
+static void stage_free(struct stage *s)
+{
+    model_free(&s->lit);
+    model_free(&s->lo);
+    model_free(&s->hi);
+    for (int t = 0; t < OODLE_LEN_SYMBOLS; t++)
+        model_free(&s->len[t]);
+}
+
+static int stage_init(struct stage *s, const struct oodle0_params *p)
+{
+    s->p = *p;
+    s->lo_raw = p->dmax < 4 ? p->dmax : 4;
+    s->seen = 0;
+    s->prev = 0;
+    int rc = model_init(&s->lit, p->ulit) | model_init(&s->lo, s->lo_raw) | model_init(&s->hi, p->uhi);
+    for (uint32_t t = 0; t < OODLE_LEN_SYMBOLS; t++)
+        rc |= model_init(&s->len[t], p->len_u[oodle_len_byte(t)]);
+    return rc;
+}
+
+/* One literal or match. NULL, or why the stream is broken. */
+static inline const char *step(struct stage *s, struct coder *c, uint8_t *out, uint32_t *pos, uint32_t stop)
+{
+    uint32_t j = model_decode(&s->len[s->prev], c, OODLE_LEN_SYMBOLS);
+    if (c->fail)
+        return c->fail;
+    s->prev = j; /* < 65: every length value came from uniform(65) */
+    if (j == 0) {
+        uint32_t b = model_decode(&s->lit, c, s->p.lraw);
+        if (c->fail)
+            return c->fail;
+        if (b > 255)
+            return "literal value above 255";
+        out[(*pos)++] = (uint8_t)b;
+        s->seen++;
+        return NULL;
+    }
+    uint32_t n = oodle_match_len(j);
+    uint32_t r = s->p.dmax < s->seen ? s->p.dmax : s->seen; /* `seen` before this match */
+    uint32_t lo = model_decode(&s->lo, c, s->lo_raw);
+    uint32_t hi = model_decode(&s->hi, c, (r >> 2) + 1);
+    if (c->fail)
+        return c->fail;
+    if (hi > MAX_VALUE)
+        return "high distance part above 65535 (unsupported)";
+    uint32_t d = 4 * hi + lo + 1;
+    if (d > *pos)
+        return "match distance reaches before the start of the output";
+    if (n > stop - *pos)
+        return "match runs past the end of its stage";
+    uint8_t *o = out + *pos;
+    if (d >= n)
+        memcpy(o, o - d, n);
+    else /* overlapping: a pattern of d bytes repeats */
+        for (const uint8_t *from = o - d; o < out + *pos + n; o++, from++)
+            *o = *from;
+    *pos += n;
+    s->seen += n;
+    return NULL;
+}
+
+/* Decodes until pos reaches stop, on a local copy of the coder (kept in registers). */
+static const char *decode_stage(struct stage *s, struct coder *shared, uint8_t *out, uint32_t *pos, uint32_t stop)
+{
+    struct coder c = *shared;
+    uint32_t at = *pos;
+    const char *fail = NULL;
+    while (at < stop && !fail)
+        fail = step(s, &c, out, &at, stop);
+    *shared = c;
+    *pos = at;
+    return fail;
+}
+
+void oodle0_read_params(const uint8_t *p, bool be, struct oodle0_params out[3])
+{
+    struct oodle_block b[3];
+    oodle_read_blocks(p, be, b);
+    for (int k = 0; k < 3; k++) {
+        out[k].lraw = oodle_block_lraw(&b[k]);
+        out[k].dmax = oodle_block_dmax(&b[k]);
+        out[k].ulit = b[k].b & 0x1FF;
+        out[k].uhi = b[k].b >> 9;
+        uint32_t c = ld_u32(b[k].c, be);
+        for (int i = 0; i < 4; i++)
+            out[k].len_u[i] = (uint8_t)(c >> (8 * i));
+    }
+}
+
+/* The stream as the coder reads it: bytes bit-reversed (and, for big-endian files, each
+ * 32-bit word byte-swapped first), then zero padding. *nbits: the stream's stored bits. */
+static uint8_t *prepare_stream(const uint8_t *s, size_t len, bool be, uint64_t *nbits)
+{
+    size_t body = be ? (len + 3) & ~(size_t)3 : len;
+    uint8_t *b = calloc(body + STREAM_PAD, 1);
+    if (!b)
+        return NULL;
+    for (size_t i = 0; i < body; i++) {
+        size_t from = be ? (i & ~(size_t)3) + 3 - (i & 3) : i;
+        uint8_t x = from < len ? s[from] : 0;
+        x = (uint8_t)((x & 0xF0) >> 4 | (x & 0x0F) << 4);
+        x = (uint8_t)((x & 0xCC) >> 2 | (x & 0x33) << 2);
+        b[i] = (uint8_t)((x & 0xAA) >> 1 | (x & 0x55) << 1);
+    }
+    *nbits = (uint64_t)body * 8;
+    return b;
+}
+
+static int fail_with(char *err, size_t errlen, uint8_t *buf, const char *fmt, uint32_t a, uint32_t b,
+                     const char *why)
+{
+    free(buf);
+    snprintf(err, errlen, fmt, a, b, why);
+    return -1;
+}
+
+int oodle0_expand(const uint8_t *in, size_t in_len, bool be, uint32_t stop0, uint32_t stop1,
+                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (oodle_check_frame("Oodle0", in_len, expanded_size, max_expanded, err, errlen))
+        return -1;
+    uint8_t *buf = malloc(expanded_size ? expanded_size : 1);
+    if (!buf) {
+        snprintf(err, errlen, "Oodle0: cannot allocate %u bytes", expanded_size);
+        return -1;
+    }
+    if (expanded_size == 0) { /* nothing to make: nothing is read */
+        *out = buf;
+        return 0;
+    }
+    struct oodle0_params p[3];
+    oodle0_read_params(in, be, p);
+    uint32_t end[3], pos = 0;
+    oodle_stage_ends(stop0, stop1, expanded_size, end);
+    for (uint32_t k = 0, from = 0; k < 3; from = end[k], k++) {
+        if (end[k] <= from)
+            continue; /* a stage that runs needs both alphabets (§7.4, §7.5) */
+        if (p[k].lraw == 0)
+            return fail_with(err, errlen, buf, "Oodle0: stage %u parameter block (output from byte %u): %s", k,
+                             from, "a literal alphabet of 0");
+        if (p[k].dmax == 0)
+            return fail_with(err, errlen, buf, "Oodle0: stage %u parameter block (output from byte %u): %s", k,
+                             from, "a distance limit of 0");
+    }
+    uint64_t nbits;
+    uint8_t *stream = prepare_stream(in + OODLE_PARAMS_SIZE, in_len - OODLE_PARAMS_SIZE, be, &nbits);
+    struct stage *s = stream ? calloc(1, sizeof *s) : NULL;
+    const char *fail = s ? NULL : "out of memory";
+    struct coder c;
+    if (s)
+        coder_init(&c, stream, nbits); /* once: the stream runs through all three stages */
+    for (int k = 0; k < 3 && !fail; k++) {
+        if (pos >= end[k])
+            continue; /* skipped: no models, no bits */
+        if (stage_init(s, &p[k]))
+            fail = "out of memory";
+        else
+            fail = decode_stage(s, &c, buf, &pos, end[k]);
+    }
+    if (s)
+        stage_free(s);
+    free(s);
+    free(stream);
+    if (fail)
+        return fail_with(err, errlen, buf, "Oodle0: at output byte %u of %u: %s", pos, expanded_size, fail);
+    *out = buf;
+    return 0;
+}

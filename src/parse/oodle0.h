@@ -1,0 +1,38 @@
+/* Oodle0 (Granny section compression 1, the 2.0–2.2-era exporters): a clean-room decoder
+ * written from shared/formats/oodle0.md. Pure: compressed bytes in, expanded bytes out.
+ * The framing (parameter prefix, stages, length alphabet) is shared with Oodle1 through
+ * oodle_frame.h; the coder and models are its own. */
+#ifndef S3_OODLE0_H
+#define S3_OODLE0_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/oodle_frame.h"
+
+/* One stage's parameter block (§2). */
+struct oodle0_params {
+    uint32_t lraw; /* raw alphabet of a new literal (word 0 bits 0–8) */
+    uint32_t dmax; /* distance clamp (word 0 bits 9–31) */
+    uint32_t ulit; /* limit U of the literal model (word 1 bits 0–8) */
+    uint32_t uhi;  /* limit U of the high-distance model (word 1 bits 9–31) */
+    /* word 2 as a little-endian word's bytes 0 … 3: length context t has the limit
+     * len_u[oodle_len_byte(t)] (byte 3 for contexts 0–15, … byte 0 for 48–64) */
+    uint8_t len_u[4];
+};
+
+/* Reads the three parameter blocks (36 bytes, in the file's byte order). */
+void oodle0_read_params(const uint8_t *p, bool big_endian, struct oodle0_params out[3]);
+
+/* Expands `in` (a whole compressed section: parameters, then the stream) into
+ * expanded_size bytes with the stage stops stop0 (First16Bit) and stop1 (First8Bit).
+ * *out is malloc'd (expanded_size bytes, at least 1 allocated). max_expanded (0: none)
+ * refuses larger sizes before allocating. Every rule of the notes' §7 that the input
+ * breaks is an error naming the rule. 0, or -1 with err.
+ * Big-endian files: every 32-bit word of the section is taken byte-swapped (Knit's reading;
+ * no such file has been seen). */
+int oodle0_expand(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0, uint32_t stop1,
+                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen);
+
+#endif
