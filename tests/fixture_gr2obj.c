@@ -1,5 +1,6 @@
 #include "fixture_gr2obj.h"
 #include "oodle1enc.h"
+#include "oodle0enc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,17 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
         sec[0].first8bit = len / 4 * 3;
         packed = oodle1_encode(w.b.p, len, sec[0].first16bit, sec[0].first8bit, w.b.be, &plen);
         sec[0].compression = 2;
+        sec[0].data = packed;
+        sec[0].data_size = (uint32_t)plen;
+        sec[0].expanded_size = len;
+    }
+    if (o->oodle0_objects) { /* the same: stops inside the data, all three stages run */
+        size_t plen;
+        struct o0e_opts eo = {.big_endian = w.b.be, .u_extra = 1};
+        sec[0].first16bit = len / 2;
+        sec[0].first8bit = len / 4 * 3;
+        packed = o0e_encode(w.b.p, len, sec[0].first16bit, sec[0].first8bit, &eo, &plen, NULL);
+        sec[0].compression = 1;
         sec[0].data = packed;
         sec[0].data_size = (uint32_t)plen;
         sec[0].expanded_size = len;

@@ -29,6 +29,7 @@ struct fxg_opts {
     uint32_t nbones;
     bool oodle1_section; /* put a second section marked Oodle1 (empty of objects) */
     bool oodle1_objects; /* store the object section Oodle1-compressed (the Sims 3 case) */
+    bool oodle0_objects; /* store the object section Oodle0-compressed (early Granny 2 exporters) */
 };
 
 struct fxg_result {

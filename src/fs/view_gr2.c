@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fs/view_gr2.h"
+#include "parse/oodle0.h"
 #include "parse/oodle1.h"
 
 static void gr2_view_free(void *p)
@@ -43,10 +44,11 @@ static int produce_section(struct cached *c, uint8_t **data, size_t *size, char 
         snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
         return -1;
     }
-    if (s->compression == GR2_COMP_OODLE1) {
-        uint8_t *x;
-        int rc = oodle1_expand(b, s->data_size, v->g.be, s->first16bit, s->first8bit, s->expanded_size,
-                               v->fs->opts.max_unpacked, &x, err, errlen);
+    if (s->compression == GR2_COMP_OODLE1 || s->compression == GR2_COMP_OODLE0) {
+        uint8_t *x; /* the two Oodle codecs take the same arguments */
+        int rc = (s->compression == GR2_COMP_OODLE0 ? oodle0_expand : oodle1_expand)(
+            b, s->data_size, v->g.be, s->first16bit, s->first8bit, s->expanded_size, v->fs->opts.max_unpacked, &x,
+            err, errlen);
         free(b);
         if (rc) {
             /* the same bytes fail the same way: remember it, say it once in /info */
@@ -71,7 +73,8 @@ static void section_state(struct gr2_view *v, uint32_t i, char *err, size_t errl
         return;
     if (!s->data_ok)
         snprintf(err, errlen, "%s", s->data_err);
-    else if (s->compression != GR2_COMP_NONE && s->compression != GR2_COMP_OODLE1)
+    else if (s->compression != GR2_COMP_NONE && s->compression != GR2_COMP_OODLE1 &&
+             s->compression != GR2_COMP_OODLE0)
         snprintf(err, errlen, "section %u: %s compression is not supported (unsupported compression)", i,
                  gr2_compression_name(s->compression));
     else if (s->compression == GR2_COMP_NONE && s->data_size != s->expanded_size)
