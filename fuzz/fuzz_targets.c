@@ -7,6 +7,7 @@
 
 #include "fs/view.h"
 #include "parse/gr2.h"
+#include "parse/oodle0.h"
 #include "parse/oodle1.h"
 #include "parse/rig.h"
 #include "parse/rig_clear.h"
@@ -58,6 +59,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *out;
     char err[256];
     if (oodle1_expand(data + 8, size - 8, data[6] & 1, f16, f8, total, 1 << 22, &out, err, sizeof err) == 0)
+        free(out);
+#elif FUZZ_TARGET == 8 /* oodle0: the first 8 bytes choose the stops, size and byte order, as for oodle1 */
+    if (size < 8)
+        return 0;
+    uint32_t s0 = (uint32_t)(data[0] | data[1] << 8), s1 = s0 + (uint32_t)(data[2] | data[3] << 8);
+    uint32_t total = s1 + (uint32_t)(data[4] | data[5] << 8);
+    uint8_t *out;
+    char err[256];
+    if (oodle0_expand(data + 8, size - 8, data[6] & 1, s0, s1, total, 1 << 22, &out, err, sizeof err) == 0)
         free(out);
 #elif FUZZ_TARGET == 4 /* gr2: the old LE32 signature, then the input */
     static const uint8_t sig[16] = {0xb8, 0x67, 0xb0, 0xca, 0xf8, 0x6d, 0xb1, 0x0f,

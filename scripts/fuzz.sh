@@ -3,7 +3,7 @@
 # builders and the shared codec vectors. Crashes are written to fuzz-out/ and make the
 # script fail: turn each one into a regression input under tests/regress/.
 #
-#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig clear_rig t2fs | all
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig clear_rig t2fs oodle0 | all
 #
 # Longer campaigns: scripts/fuzz.sh tree 3600 (the corpus in fuzz-out/corpus/ is kept and
 # grows between runs; run several targets in parallel on more cores).
@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
-targets="tree rnc oodle1 gr2 rig clear_rig t2fs"
+targets="tree rnc oodle1 gr2 rig clear_rig t2fs oodle0"
 [ "$target" = all ] || targets=$target
 
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -48,6 +48,8 @@ seed_corpus() {
             { printf '\160\027\200\006\041\002\000\000'; cat "$vec/oodle1/struct_mixed.oodle1"; } > "$dir/struct_mixed"
         fi
         ;;
+    oodle0) # no shared vectors: sections packed by the test encoder, with the 8-byte prefix
+        $mk oodle0 "$dir/objects" && $mk oodle0-be "$dir/objects-be" ;;
     esac
     rm -rf "$tmp"
 }

@@ -6,7 +6,9 @@
  *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
- *                            plus one raw leaf of MB MiB */
+ *                            plus one raw leaf of MB MiB
+ *   oodle0 | oodle0-be       an Oodle0 section (a GR2 object section packed by the test encoder,
+ *                            three stages) after the oodle0 fuzz target's 8-byte prefix */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "fixture_crig.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
+#include "oodle0enc.h"
 
 int main(int argc, char **argv)
 {
@@ -69,6 +72,26 @@ int main(int argc, char **argv)
         struct fxt *root = fxt_sample(1, 3, true, be);
         data = fxt_write(root, be, 0, 0, &size);
         fxt_free(root);
+    } else if (strcmp(argv[1], "oodle0") == 0 || strcmp(argv[1], "oodle0-be") == 0) {
+        bool be = argv[1][6] == '-';
+        struct fxg_opts o = {.sig = be ? "be32" : "le32", .version = 7, .nbones = 5};
+        struct fxg_result r;
+        free(fxg_build(&o, &size, &r));
+        uint32_t n = r.section_size, s0 = n / 2, s1 = n / 4 * 3;
+        struct o0e_opts eo = {.big_endian = be, .u_extra = 1};
+        size_t plen;
+        uint8_t *packed = o0e_encode(r.section, n, s0, s1, &eo, &plen, NULL);
+        free(r.section);
+        size = 8 + plen;
+        data = malloc(size);
+        uint32_t part[3] = {s0, s1 - s0, n - s1};
+        for (int i = 0; i < 3; i++) {
+            data[2 * i] = (uint8_t)part[i];
+            data[2 * i + 1] = (uint8_t)(part[i] >> 8);
+        }
+        data[6] = be, data[7] = 0;
+        memcpy(data + 8, packed, plen);
+        free(packed);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", argv[1]);
         return 1;

@@ -847,6 +847,42 @@ static void test_mount_rig_oodle1(void **state)
     free(r.section);
 }
 
+/* A Granny file whose object section is Oodle0-compressed (early Granny 2 exporters): the
+ * object tree, the expanded section bytes and the /info line through a real mount. */
+static void test_mount_gr2_oodle0(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 12, .oodle0_objects = true};
+    struct fxg_result r;
+    size_t size;
+    uint8_t *file = fxg_build(&o, &size, &r);
+    char path[256], mnt[256], f[512];
+    write_fixture("oodle0.gr2", file, size, path, sizeof path);
+    make_mountpoint("m_oodle0", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    struct probe p = mount_probe(mnt);
+    check_gr2_objects(&p, &r, o.sig);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
+    assert_int_equal(len, r.section_size);
+    assert_memory_equal(buf, r.section, len);
+    free(buf);
+    snprintf(f, sizeof f, "%s/granny/sections/0/data.bin", mnt);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    assert_int_equal(st.st_size, r.section_size);
+    assert_int_equal(mp_read(mnt, "/info", &buf, &len), 0);
+    char want[128];
+    snprintf(want, sizeof want, "section 0: oodle0, %u stored, %u expanded, expanded\n", r.layout.data_size[0],
+             r.section_size);
+    assert_non_null(memmem(buf, len, want, strlen(want)));
+    free(buf);
+    do_umount(mnt);
+    free(file);
+    free(r.section);
+}
+
 static void test_mount_clear_rig(void **state)
 {
     (void)state;
@@ -1234,6 +1270,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_gr2_oodle0, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_clear_rig, skip_if_disabled),
         cmocka_unit_test_setup(test_cli_extract_equals_mount, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_unmount_during_reads, skip_if_disabled),
