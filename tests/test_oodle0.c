@@ -616,7 +616,7 @@ static void test_objects_through_oodle0(void **state)
         struct fxg_result rp, rz;
         size_t sp, sz;
         uint8_t *fp = fxg_build(&plain, &sp, &rp), *fz = fxg_build(&packed, &sz, &rz);
-        struct s3fs *a, *b;
+        struct s3fs *a = NULL, *b = NULL;
         char err[256];
         if (s3fs_open_mem(&a, fp, sp, NULL, err, sizeof err) || s3fs_open_mem(&b, fz, sz, NULL, err, sizeof err))
             fail_msg("%s: %s", sigs[i], err);
