@@ -137,11 +137,12 @@ static inline void fen_add(struct model *m, uint32_t slot, int delta)
 static inline uint32_t fen_find(const struct model *m, uint32_t t, uint32_t *cum)
 {
     uint32_t pos = 0, rem = t;
-    for (uint32_t step = m->room >> 1; step; step >>= 1)
-        if (m->fen[pos + step] <= rem) {
-            pos += step;
-            rem -= m->fen[pos];
-        }
+    for (uint32_t step = m->room >> 1; step; step >>= 1) {
+        /* masks, not a branch: which way each step goes cannot be predicted */
+        uint32_t f = m->fen[pos + step], go = 0u - (uint32_t)(f <= rem);
+        pos += step & go;
+        rem -= f & go;
+    }
     *cum = t - rem;
     return pos;
 }
