@@ -147,7 +147,7 @@ static inline uint32_t fen_find(const struct model *m, uint32_t t, uint32_t *cum
     return pos;
 }
 
-/* Gives m room for `room` slots (a power of two), keeping slots 0 … n. 0, or -1. */
+/* Gives m room for `room` slots (a power of two), keeping the slots it had. 0, or -1. */
 static int model_room(struct model *m, uint32_t room)
 {
     uint16_t *b = calloc(3 * (size_t)room + 1, sizeof *b);
