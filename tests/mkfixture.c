@@ -7,6 +7,7 @@
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
  *                            plus one raw leaf of MB MiB
+ *   gr2-oodle0               a GR2 (le32-old, v6) whose object section is Oodle0-compressed
  *   oodle0 | oodle0-be       an Oodle0 section (a GR2 object section packed by the test encoder,
  *                            three stages) after the oodle0 fuzz target's 8-byte prefix */
 #include <stdio.h>
@@ -49,6 +50,11 @@ int main(int argc, char **argv)
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 7), argv[1] + 7);
         struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5};
+        struct fxg_result r;
+        data = fxg_build(&o, &size, &r);
+        free(r.section);
+    } else if (strcmp(argv[1], "gr2-oodle0") == 0) {
+        struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle0_objects = true};
         struct fxg_result r;
         data = fxg_build(&o, &size, &r);
         free(r.section);
