@@ -635,31 +635,77 @@ static void test_models_view(void **state)
     check_models(false, true); /* a compressed vertex buffer decodes the same way */
 }
 
-/* Broken streams: problems are reported lines, never a crash. */
-static void test_turok1_stream(void **state)
+/* Reads a whole file of the tree; fails the test when it is missing. */
+static char *read_text(const struct probe *p, const char *path)
+{
+    uint8_t *buf;
+    size_t len;
+    if (p->read(p->ctx, path, &buf, &len))
+        fail_msg("%s: missing", path);
+    char *s = malloc(len + 1);
+    memcpy(s, buf, len);
+    s[len] = 0;
+    free(buf);
+    return s;
+}
+
+static void expect_error(const struct probe *p, const char *path, const char *want)
+{
+    char *s = read_text(p, path);
+    if (!strstr(s, want))
+        fail_msg("%s: '%s' lacks '%s'", path, s, want);
+    free(s);
+}
+
+/* Nodes the derived views need but that are missing or of the wrong kind: each is an
+ * .error naming the node, never an empty directory or a silent gap. */
+static void test_models_missing_nodes(void **state)
 {
     (void)state;
-    uint8_t b[6] = {0x41, 0x08, 0x22, 0x84, 0x3f, 0x00}; /* LE words 0x0841, 0x8422, 0x003f */
-    struct t2_stream s;
-    assert_int_equal(t2_decode_turok1(b, 3, false, 32, &s), 0);
-    assert_int_equal(s.ncmd, 3);
-    assert_int_equal(s.ntri, 3);
-    assert_int_equal(s.tri[0].v[0], 1);
-    assert_int_equal(s.tri[0].v[1], 2);
-    assert_int_equal(s.tri[0].v[2], 2);
-    assert_false(s.cmd[0].run_end);
-    assert_true(s.cmd[1].run_end);
-    assert_int_equal(s.tri[1].v[0], 2);
-    assert_int_equal(s.tri[1].v[1], 1);
-    assert_int_equal(s.tri[1].v[2], 1);
-    assert_int_equal(s.tri[2].v[0], 31);
-    assert_int_equal(s.tri[2].v[1], 1);
-    assert_int_equal(s.tri[2].v[2], 0);
-    t2_stream_free(&s);
-    assert_int_equal(t2_decode_turok1(b, 3, false, 4, &s), 0); /* vertex 31 of 4 */
-    assert_int_equal(s.ntri, 2);
-    assert_int_equal(s.nerr, 1);
-    t2_stream_free(&s);
+    struct fxt *model = fxt_model(40, 1, 1, false);
+    struct fxt *m1 = model->child[1];
+    fxt_free(m1->child[4]); /* model_1 keeps 4 of its 6 children: no hotpoints */
+    fxt_free(m1->child[5]);
+    m1->n = 4;
+    fxt_free(m1->child[3]); /* the bones list is a leaf, not a branch */
+    m1->child[3] = fxt_raw("not a branch", 12);
+    fxt_free(model->child[2]->child[0]->child[5]); /* pose 0's child 5 is a leaf */
+    model->child[2]->child[0]->child[5] = fxt_raw("leaf", 4);
+    struct fxt *other = fxt_model(41, 1, 1, false);
+    other->child[2]->compress = 2; /* poses compressed, then damaged below */
+    struct fxt *root = fxt_branch(1, fxt_branch(2, model, other));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    file[other->child[2]->pos + 13] ^= 0xFF; /* the unpacked CRC */
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct probe p = tree_probe(fs);
+    expect_error(&p, "/models/0/hotpoints/hotpoints.error", "/root/0/0/1: 4 children, no child 4");
+    expect_error(&p, "/models/0/bones/bones.error", "/root/0/0/1/3: a leaf, not a branch");
+    expect_error(&p, "/models/0/poses/0/header.error", "/root/0/0/2/0/5: a leaf, not a branch");
+    expect_error(&p, "/models/0/poses/0/rotations.error", "/root/0/0/2/0/5: a leaf, not a branch");
+    expect_error(&p, "/models/1/poses/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
+    expect_error(&p, "/named/models/1/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
+    /* the parts that are there are still read */
+    enum expect_kind k;
+    uint64_t sz;
+    assert_int_equal(p.stat(p.ctx, "/models/0/poses/0/orientations.bin", &k, &sz), 0);
+    assert_int_equal(p.stat(p.ctx, "/models/1/bones/0/bone.bin", &k, &sz), 0);
+    assert_int_equal(p.stat(p.ctx, "/models/0/surfaces/0/0/triangles.txt", &k, &sz), 0);
+    assert_true(walk_all(fs, 100000) > 0);
+    s3fs_close(fs);
+    /* the model list itself is a leaf: /models says so and holds nothing else */
+    struct fxt *flat = fxt_branch(1, fxt_raw("12345678abcdefgh", 16));
+    free(file);
+    file = fxt_write(flat, true, 0, 0, &size);
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    p = tree_probe(fs);
+    expect_error(&p, "/models/models.error", "/root/0: a leaf, not a branch");
+    s3fs_close(fs);
+    fxt_free(flat);
+    free(file);
+    fxt_free(root);
 }
 
 static void test_index_stream_errors(void **state)
@@ -908,19 +954,24 @@ static void test_turok1_named(void **state)
                                     &target), 0);
         assert_string_equal(target, "../../../../../../../../../root/0/0/1/1/0/2/0/0/1.bin");
         free(target);
-        /* the section's index stream: 0x1234 = slots 20 17 4, 0x8421 = 1 1 1 and the end of a run */
+        /* the section's stream {0x1234, 0x8421, 0} and no vertices: no load, so no run can
+         * take the words; under either layout the first word is one too many */
         char *sec = "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0";
         char path[256];
+        enum expect_kind kind;
+        uint64_t size0;
         snprintf(path, sizeof path, "%s/commands.txt", sec);
-        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
-        /* the words were stored as little-endian bytes: a BE file reads them swapped */
-        const char *want = be ? "tri 18 0 13\ntri 4 12 8\ntri 0 0 0\n" : "tri 20 17 4\ntri 1 1 1 end\ntri 0 0 0\n";
-        assert_int_equal(len, strlen(want));
-        assert_memory_equal(buf, want, len);
-        free(buf);
+        assert_int_equal(p.stat(p.ctx, path, &kind, &size0), -ENOENT);
         snprintf(path, sizeof path, "%s/triangles.error", sec); /* the section has no vertices */
         assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
         assert_non_null(memmem(buf, len, "the section has 0", 17));
+        assert_non_null(memmem(buf, len, "16 slots, 4-bit fields, flag bit 12: word 0:", 44));
+        assert_non_null(memmem(buf, len, "32 slots, 5-bit fields, flag bit 15: word 0:", 44));
+        free(buf);
+        snprintf(path, sizeof path, "%s/pstream.bin", sec); /* the raw stream stays */
+        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+        assert_int_equal(len, 6);
+        assert_memory_equal(buf, "\x34\x12\x21\x84\0\0", 6); /* stored as LE bytes either way */
         free(buf);
         assert_int_equal(p.readlink(p.ctx, "/named/isPersistantCounts/MaxRegionCount.bin", &target), 0);
         assert_string_equal(target, "../../root/7/2.bin");
@@ -928,7 +979,7 @@ static void test_turok1_named(void **state)
         enum expect_kind k;
         uint64_t sz;
         assert_int_equal(p.stat(p.ctx, "/named/usObjectAttributes.bin", &k, &sz), 0);
-        assert_int_equal(p.stat(p.ctx, "/models", &k, &sz), -ENOENT);
+        assert_int_equal(p.stat(p.ctx, "/models/0/nodes/0/parts/0/sections/0/layout", &k, &sz), 0); /* Turok 1 /models */
         char type[64];
         assert_true(p.getxattr(p.ctx, "/root/0/0/1/1/0/2/0/0/1.bin", "user.s3rig.type", type, sizeof type) > 0);
         assert_string_equal(type, "t2fs.array[2]x3");
@@ -948,8 +999,7 @@ int main(void)
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
         cmocka_unit_test(test_t2fs_cache_bound),
-        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_index_stream_errors),
-        cmocka_unit_test(test_turok1_stream),
+        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_models_missing_nodes),       cmocka_unit_test(test_index_stream_errors),
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
     };
