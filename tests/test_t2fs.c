@@ -12,10 +12,12 @@
 #include <cmocka.h>
 
 #include "expect.h"
+#include "expect_t1.h"
 #include "fixture_t2fs.h"
 #include "fs/view.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
+#include "parse/t1_section.h"
 #include "parse/t2fs_mesh.h"
 #include "rncpack.h"
 #include "testutil.h"
@@ -708,6 +710,160 @@ static void test_models_missing_nodes(void **state)
     fxt_free(root);
 }
 
+/* ---- Turok 1 sections ---- */
+
+/* The test's own rendering of decoded commands, in commands.txt's words. */
+static char *render_commands(const struct t1_stream *st)
+{
+    char *out = malloc(40 * st->ncmd + 1), *q = out;
+    *q = 0;
+    for (size_t i = 0; i < st->ncmd; i++) {
+        const struct t1_cmd *c = &st->cmd[i];
+        if (c->kind == T1_CMD_LOAD)
+            q += sprintf(q, "load %u..%u -> slot %u\n", c->first, c->first + c->count - 1, c->slot);
+        else
+            q += sprintf(q, "tri %u %u %u\n", c->s[0], c->s[1], c->s[2]);
+    }
+    return out;
+}
+
+static char *render_triangles(const struct t1_stream *st)
+{
+    char *out = malloc(40 * st->ntri + 1), *q = out;
+    *q = 0;
+    for (size_t i = 0; i < st->ntri; i++)
+        q += sprintf(q, "%u %u %u\n", st->tri[i][0], st->tri[i][1], st->tri[i][2]);
+    return out;
+}
+
+/* Every case of the fixture, decoded straight from its bytes in both byte orders. */
+static void test_turok1_sections(void **state)
+{
+    (void)state;
+    assert_int_equal(t1_load_count(0, 16), 0);
+    assert_int_equal(t1_load_count(16, 16), 1);
+    assert_int_equal(t1_load_count(17, 16), 2);
+    assert_int_equal(t1_load_count(24, 16), 2);
+    assert_int_equal(t1_load_count(25, 16), 3);
+    assert_int_equal(t1_load_count(40, 16), 4);
+    assert_int_equal(t1_load_count(70, 32), 4);
+    size_t n;
+    const struct fxt_t1_case *cases = fxt_t1_cases(&n);
+    for (int be = 0; be <= 1; be++)
+        for (size_t k = 0; k < n; k++) {
+            const struct fxt_t1_case *c = &cases[k];
+            struct fxt *sec = fxt_t1_section(c->words, c->nwords, c->nverts, c->seed, be);
+            size_t size;
+            uint8_t *bytes = fxt_write(sec, be, 0, 0, &size);
+            /* the arrays' data: past their 8-byte headers, where the writer put them */
+            const uint8_t *words = bytes + sec->child[1]->pos + 8, *planes = bytes + sec->child[2]->pos + 8;
+            struct t1_section s;
+            assert_int_equal(t1_section_decode(words, c->nwords, planes, c->nverts, be, &s), 0);
+            if (c->triangles) {
+                if (s.layout < 0)
+                    fail_msg("case %zu (%s): %s", k, c->what, s.err);
+                assert_string_equal(t1_layouts[s.layout].name, c->layout);
+                assert_false(s.ambiguous);
+                char *t = render_triangles(&s.st), *cm = render_commands(&s.st);
+                assert_string_equal(t, c->triangles);
+                assert_string_equal(cm, c->commands);
+                free(t);
+                free(cm);
+            } else {
+                assert_int_equal(s.layout, -1);
+                assert_int_equal(s.st.ntri, 0);
+                if (!strstr(s.err, c->err16) || !strstr(s.err, c->err32))
+                    fail_msg("case %zu (%s): '%s'", k, c->what, s.err);
+            }
+            assert_int_equal(s.nvert, c->nverts);
+            assert_memory_equal(s.records, sec->child[2]->data, 16 * (size_t)c->nverts);
+            for (uint32_t i = 0; i < c->nverts; i++) {
+                struct fxt_t1_vert x = fxt_t1_vertex(c->seed, i);
+                assert_int_equal(s.vert[i].x, x.x);
+                assert_int_equal(s.vert[i].y, x.y);
+                assert_int_equal(s.vert[i].z, x.z);
+                assert_int_equal(s.vert[i].flag, x.flag);
+                assert_int_equal(s.vert[i].s, x.s);
+                assert_int_equal(s.vert[i].t, x.t);
+                assert_memory_equal(s.vert[i].c, x.c, 4);
+            }
+            t1_section_free(&s);
+            free(bytes);
+            fxt_free(sec);
+        }
+    /* the notes' example, word by word: (0,1,2) (10,11,12) (3,2,1) (15,12,14), one run */
+    static const uint8_t ex[8] = {0x02, 0x10, 0x0c, 0xba, 0x01, 0x23, 0x1e, 0xcf}; /* big-endian words */
+    struct t1_stream st;
+    char err[T1_ERR];
+    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_16], &st, err, sizeof err), 0);
+    static const uint32_t want[4][3] = {{0, 1, 2}, {10, 11, 12}, {3, 2, 1}, {15, 12, 14}};
+    assert_int_equal(st.ntri, 4);
+    assert_memory_equal(st.tri, want, sizeof want);
+    assert_int_equal(st.loads, 1);
+    assert_true(st.cmd[4].run_end);
+    assert_false(st.cmd[1].run_end || st.cmd[2].run_end || st.cmd[3].run_end);
+    t1_stream_free(&st);
+    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_32], &st, err, sizeof err), 1);
+    assert_non_null(strstr(err, "word 0 (0x0210): slot 16 used before"));
+    assert_null(st.tri);
+    /* no vertices, no words: both layouts fit, the 16-slot one is taken */
+    struct t1_section s;
+    assert_int_equal(t1_section_decode(NULL, 0, NULL, 0, false, &s), 0);
+    assert_int_equal(s.layout, T1_LAYOUT_16);
+    assert_true(s.ambiguous);
+    assert_int_equal(s.st.ntri, 0);
+    t1_section_free(&s);
+}
+
+/* Every link of a tree resolves: its target, taken from the directory holding it, is
+ * a node of the tree. */
+static void links_resolve(struct s3fs *fs)
+{
+    struct tree *t = fs->tree;
+    for (uint32_t ino = 1; tree_node(t, ino); ino++) {
+        struct node *n = tree_node(t, ino);
+        if (n->type != NODE_LINK)
+            continue;
+        uint32_t at = n->parent;
+        char *path = strdup(n->u.target), *save, *part;
+        for (part = strtok_r(path, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+            if (strcmp(part, "..") == 0)
+                at = tree_node(t, at)->parent;
+            else if (strcmp(part, ".") != 0 && tree_lookup(t, at, part, &at))
+                fail_msg("%s -> %s: %s is missing", n->name, n->u.target, part);
+        }
+        free(path);
+    }
+}
+
+/* The Turok 1 /models and /named's section files against the hand-written cases. */
+static void test_turok1_models(void **state)
+{
+    (void)state;
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *root = fxt_t1_sample(be);
+        size_t size;
+        uint8_t *file = fxt_write(root, be, 0, 0, &size);
+        struct s3fs *fs;
+        char err[256];
+        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct probe p = tree_probe(fs);
+        ex_t1_models(&p, root, be);
+        assert_true(walk_all(fs, 100000) > 0);
+        links_resolve(fs);
+        s3fs_close(fs);
+        /* every cut of the file mounts with what is there, or is refused */
+        for (size_t cut = 0; cut < size; cut += 7) {
+            if (s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err))
+                continue;
+            walk_all(fs, 100000);
+            s3fs_close(fs);
+        }
+        free(file);
+        fxt_free(root);
+    }
+}
+
 static void test_index_stream_errors(void **state)
 {
     (void)state;
@@ -1002,6 +1158,7 @@ int main(void)
         cmocka_unit_test(test_models_view),       cmocka_unit_test(test_models_missing_nodes),       cmocka_unit_test(test_index_stream_errors),
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
+        cmocka_unit_test(test_turok1_sections),   cmocka_unit_test(test_turok1_models),
     };
     return cmocka_run_group_tests_name("t2fs", tests, NULL, NULL);
 }

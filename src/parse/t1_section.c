@@ -146,8 +146,8 @@ int t1_decode_stream(const uint8_t *p, size_t nwords, bool be, uint32_t nverts, 
             snprintf(err, errlen, "word 0: the section has 0 vertices (no load), yet the stream has %zu words",
                      nwords);
         else
-            snprintf(err, errlen, "word %zu: %zu words left after the last run (load %u of %u vertices)", r.w,
-                     nwords - r.w, loads - 1, nverts);
+            snprintf(err, errlen, "word %zu: the stream goes on after the last run (%zu more words; %u vertices, %u loads)",
+                     r.w, nwords - r.w, nverts, loads);
         rc = 1;
     }
     if (rc)
