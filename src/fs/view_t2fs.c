@@ -57,6 +57,14 @@ struct t2fs_view {
      * listings and by the locator, both inside populate callbacks. */
     struct t2_cnode **cmap;
     size_t ncmap, capcmap;
+    /* The locator's last branch table: walking a directory's children asks for child 0,
+     * 1, 2... of one node, and reads its table once. */
+    struct {
+        bool valid;
+        struct t2_cnode *blob;
+        uint64_t off, space;
+        struct t2fs_branch b;
+    } table;
 };
 
 static void t2_view_free(void *p)
@@ -65,6 +73,8 @@ static void t2_view_free(void *p)
     t2fs_schema_free(v->schema);
     free(v->window);
     free(v->cmap);
+    if (v->table.valid)
+        t2fs_branch_free(&v->table.b);
     free(v);
 }
 
@@ -484,18 +494,30 @@ int t2fs_node_child(struct t2fs_view *v, const struct t2fs_node *n, uint32_t i, 
         return -1;
     }
     struct t2_bytes bytes;
-    struct t2fs_branch b;
     if (open_node_bytes(v, n->blob, &bytes, why, sizeof why)) {
         snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    if (t2fs_read_branch(&bytes.src, n->off, n->space, v->be, &b, why, sizeof why)) {
+    if (!v->table.valid || v->table.blob != n->blob || v->table.off != n->off || v->table.space != n->space) {
+        if (v->table.valid)
+            t2fs_branch_free(&v->table.b);
+        v->table.valid = false;
+        if (t2fs_read_branch(&bytes.src, n->off, n->space, v->be, &v->table.b, why, sizeof why)) {
+            close_bytes(v, &bytes);
+            snprintf(err, errlen, "%s: %s", name, why);
+            return -1;
+        }
+        v->table.valid = true;
+        v->table.blob = n->blob;
+        v->table.off = n->off;
+        v->table.space = n->space;
+    }
+    if (i >= v->table.b.count) { /* the handle's count came from the same bytes: never, unless changed */
         close_bytes(v, &bytes);
-        snprintf(err, errlen, "%s: %s", name, why);
+        snprintf(err, errlen, "%s: no child %" PRIu32 " (the file changed?)", name, i);
         return -1;
     }
-    struct t2_where parent = {n->blob, n->off, n->space}, w = child_where(&parent, &b, i);
-    t2fs_branch_free(&b);
+    struct t2_where parent = {n->blob, n->off, n->space}, w = child_where(&parent, &v->table.b, i);
     *out = *n;
     if (n->depth < T2FS_PATH_KEPT)
         out->path[n->depth] = i;

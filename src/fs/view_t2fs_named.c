@@ -43,7 +43,11 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
     uint32_t existing;
     char probe[220];
     snprintf(probe, sizeof probe, "%s%s", name, as == AS_DIR ? "" : as == AS_LINK ? ".bin" : ".error");
-    if (tree_lookup(t, dir, probe, &existing) == 0) /* two children, one name */
+    /* Two children, one name: only schema names can meet (indices are distinct), so a
+     * variable branch's thousands of children skip the lookup. */
+    bool may_collide = n->node.schema && (n->node.schema->kind == T2K_FIXED || n->node.schema->kind == T2K_MIXED ||
+                                          n->node.schema->kind == T2K_REPEATED);
+    if (may_collide && tree_lookup(t, dir, probe, &existing) == 0)
         snprintf(name + strlen(name), sizeof name - strlen(name), "~%s", idx);
     if (as == AS_ERROR) {
         add_error(t, dir, name, err);
