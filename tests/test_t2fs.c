@@ -15,6 +15,7 @@
 #include "expect_t1.h"
 #include "fixture_t2fs.h"
 #include "fs/view.h"
+#include "fs/view_t2fs.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
 #include "parse/t1_section.h"
@@ -849,6 +850,29 @@ static void test_turok1_models(void **state)
         assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
         struct probe p = tree_probe(fs);
         ex_t1_models(&p, root, be);
+        /* the exporters' way in: locator handles and a decoded section, no tree paths */
+        struct t2fs_view *v = t2fs_view_of(fs);
+        assert_non_null(v);
+        struct t2fs_node top, sec;
+        t2fs_node_root(v, &top);
+        assert_int_equal(top.count, 11);
+        /* object 0, its nodes (1/1), node 1, its parts (2), part 0, section 0: case 1 */
+        assert_int_equal(t2fs_node_at(v, &top, (const unsigned[]){0, 0, 1, 1, 1, 2, 0, 0}, 8, &sec, err, sizeof err), 0);
+        struct t1_section s;
+        assert_int_equal(t1_section_read(v, &sec, &s, err, sizeof err), 0);
+        assert_int_equal(s.layout, T1_LAYOUT_32);
+        assert_int_equal(s.nvert, 70);
+        char *tri = render_triangles(&s.st);
+        assert_string_equal(tri, fxt_t1_cases(&(size_t){0})[1].triangles);
+        free(tri);
+        t1_section_free(&s);
+        /* a node that is not a section: the error names it */
+        struct t2fs_node leaf;
+        assert_int_equal(t2fs_node_at(v, &top, (const unsigned[]){0, 0, 1, 0}, 4, &leaf, err, sizeof err), 0);
+        assert_int_equal(t1_section_read(v, &leaf, &s, err, sizeof err), -1);
+        assert_non_null(strstr(err, "/root/0/0/1/0: a leaf, not a branch"));
+        assert_int_equal(t2fs_node_child(v, &top, 11, &leaf, err, sizeof err), -1);
+        assert_non_null(strstr(err, "/root: 11 children, no child 11"));
         assert_true(walk_all(fs, 100000) > 0);
         links_resolve(fs);
         s3fs_close(fs);

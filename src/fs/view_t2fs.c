@@ -247,11 +247,13 @@ static void set_span(struct tree *t, uint32_t ino, const struct t2_where *w)
         tree_set_span(t, ino, w->off, w->space);
 }
 
+#define LEAF_SUFFIX ".bin" /* /root's name for a leaf: N.bin */
+
 static uint32_t add_leaf(struct t2fs_view *v, uint32_t dir, const char *name, const struct t2_where *w)
 {
     struct tree *t = v->fs->tree;
     char fname[32];
-    snprintf(fname, sizeof fname, "%s.bin", name);
+    snprintf(fname, sizeof fname, "%s" LEAF_SUFFIX, name);
     uint32_t ino;
     if (w->blob)
         ino = tree_add_gen(t, dir, fname, NULL, w->space, blob_read, w->blob, w->off);
@@ -429,6 +431,16 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 
 /* ---- the locator ---- */
 
+static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+
+struct t2fs_view *t2fs_view_of(struct s3fs *fs)
+{
+    struct node *root = tree_node(fs->tree, TREE_ROOT);
+    if (!root || root->type != NODE_DIR || root->u.dir->populate != populate_t2fs_root)
+        return NULL;
+    return root->u.dir->ctx;
+}
+
 struct s3fs *t2fs_view_fs(const struct t2fs_view *v)
 {
     return v->fs;
@@ -463,6 +475,11 @@ void t2fs_node_name(const struct t2fs_node *n, char *buf, size_t len)
         else if (i == T2FS_PATH_KEPT && n->depth > T2FS_PATH_KEPT + 1)
             k += (size_t)snprintf(buf + k, len - k, "/...");
     }
+}
+
+void t2fs_node_root_entry(const struct t2fs_node *n, uint32_t i, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRIu32 "%s", i, n->kind == T2FS_NODE_LEAF ? LEAF_SUFFIX : "");
 }
 
 void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len)

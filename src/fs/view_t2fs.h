@@ -4,8 +4,9 @@
  * way /root reads it, so a derived view never formats or parses /root's paths, and a
  * node that is missing or broken comes back as an error naming it.
  *
- * Call the locator only from populate callbacks: the tree serialises them, and the
- * locator shares the view's read-ahead window and its table of compressed nodes. */
+ * Call the locator only from populate callbacks (the tree serialises them) or while
+ * nothing else uses the tree: it shares the view's read-ahead window, its table of
+ * compressed nodes and its last branch table. */
 #ifndef S3_VIEW_T2FS_H
 #define S3_VIEW_T2FS_H
 
@@ -45,6 +46,8 @@ struct t2fs_array {
     uint32_t esize, count;
 };
 
+/* The t2fs view of an opened file (NULL when it is not a t2fs file). */
+struct t2fs_view *t2fs_view_of(struct s3fs *fs);
 struct s3fs *t2fs_view_fs(const struct t2fs_view *v);
 bool t2fs_view_big_endian(const struct t2fs_view *v);
 const struct t2fs_schema *t2fs_view_schema(const struct t2fs_view *v);
@@ -69,6 +72,9 @@ int t2fs_node_bytes(struct t2fs_view *v, const struct t2fs_node *n, uint8_t **bu
 int t2fs_node_array(struct t2fs_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen);
 /* "/root/0/3/1" (for messages and link targets; "/root/.../N" past T2FS_PATH_KEPT). */
 void t2fs_node_name(const struct t2fs_node *n, char *buf, size_t len);
+/* The name /root gives a node that is child i of its parent: "i" for a branch, "i.bin"
+ * for a leaf (so views linking into /root need not know /root's naming). */
+void t2fs_node_root_entry(const struct t2fs_node *n, uint32_t i, char *buf, size_t len);
 /* The node's span in the file: its own bytes, or the compressed node it lies in. */
 void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len);
 /* A file in dir with bytes [off, off+len) of the node (bytes: the node's bytes from
@@ -87,5 +93,14 @@ void t2fs_named_add(struct t2fs_view *v, uint32_t root_dir);
  * usVertices}) in dir: vertices.bin/.txt, pstream.bin, layout, triangles.txt,
  * commands.txt or triangles.error. */
 void t1_section_files(struct t2fs_view *v, const struct t2fs_node *sec, uint32_t dir);
+/* A Turok 1 section (sec: its node {section, usPStream, usVertices}) read and decoded
+ * (parse/t1_section.h; free with t1_section_free), for exporters: 0, or -1 with err
+ * naming the node that is missing or broken. A stream that fits neither layout is not
+ * a failure (out->layout < 0, out->err says why). Find sections with the locator:
+ * object = child N of child 0 of the root; its nodes = object/1/1; node K's parts =
+ * nodes/K/2; section S of part P = parts/P/S. */
+struct t1_section;
+int t1_section_read(struct t2fs_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
+                    size_t errlen);
 
 #endif

@@ -53,10 +53,12 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
         add_error(t, dir, name, err);
         return;
     }
+    char entry[32]; /* what /root calls the child */
+    t2fs_node_root_entry(c, i, entry, sizeof entry);
     if (as == AS_DIR) {
         struct named *d = tree_alloc(t, sizeof *d);
         char *path = NULL;
-        if (!d || asprintf(&path, "%s/%s", n->root_path, idx) < 0)
+        if (!d || asprintf(&path, "%s/%s", n->root_path, entry) < 0)
             return;
         *d = (struct named){n->v, *c, path, n->depth + 1};
         tree_on_free(t, free, path);
@@ -66,7 +68,7 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
     struct sbuf target = {0};
     for (unsigned k = 0; k < n->depth; k++)
         sb_printf(&target, "../");
-    sb_printf(&target, "%s/%s.bin", n->root_path, idx);
+    sb_printf(&target, "%s/%s", n->root_path, entry);
     char file[220];
     snprintf(file, sizeof file, "%s.bin", name);
     size_t len;
