@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-static char *read_all(const struct probe *p, const char *path)
+char *ex_read_text(const struct probe *p, const char *path)
 {
     uint8_t *buf;
     size_t len;
@@ -25,15 +25,15 @@ static char *read_all(const struct probe *p, const char *path)
 
 static void same_text(const struct probe *p, const char *path, const char *want)
 {
-    char *s = read_all(p, path);
+    char *s = ex_read_text(p, path);
     if (strcmp(s, want) != 0)
         fail_msg("%s: '%s', expected '%s'", path, s, want);
     free(s);
 }
 
-static void holds(const struct probe *p, const char *path, const char *want)
+void ex_holds(const struct probe *p, const char *path, const char *want)
 {
-    char *s = read_all(p, path);
+    char *s = ex_read_text(p, path);
     if (!strstr(s, want))
         fail_msg("%s: '%s' lacks '%s'", path, s, want);
     free(s);
@@ -65,10 +65,10 @@ static void check_section(const struct probe *p, const char *dir, const struct f
         absent(p, path);
     } else {
         snprintf(path, sizeof path, "%s/triangles.error", dir);
-        holds(p, path, "16 slots, 4-bit fields, flag bit 12: ");
-        holds(p, path, c->err16);
-        holds(p, path, "32 slots, 5-bit fields, flag bit 15: ");
-        holds(p, path, c->err32);
+        ex_holds(p, path, "16 slots, 4-bit fields, flag bit 12: ");
+        ex_holds(p, path, c->err16);
+        ex_holds(p, path, "32 slots, 5-bit fields, flag bit 15: ");
+        ex_holds(p, path, c->err32);
         snprintf(path, sizeof path, "%s/triangles.txt", dir);
         absent(p, path);
     }
@@ -115,7 +115,7 @@ void ex_t1_models(const struct probe *p, const struct fxt *root, bool be)
     const struct fxt_t1_case *cases = fxt_t1_cases(&ncases);
     assert_int_equal(ncases, 7);
     same_text(p, "/models/0/bounds", "min -1.5 -2 -3\nmax 4 5.25 6\n");
-    holds(p, "/models/1/bounds.error", "8 bytes, fewer than 2 x 3 f32");
+    ex_holds(p, "/models/1/bounds.error", "8 bytes, fewer than 2 x 3 f32");
     uint8_t *buf;
     size_t len;
     assert_int_equal(p->read(p->ctx, "/models/1/bounds.bin", &buf, &len), 0);

@@ -638,28 +638,6 @@ static void test_models_view(void **state)
     check_models(false, true); /* a compressed vertex buffer decodes the same way */
 }
 
-/* Reads a whole file of the tree; fails the test when it is missing. */
-static char *read_text(const struct probe *p, const char *path)
-{
-    uint8_t *buf;
-    size_t len;
-    if (p->read(p->ctx, path, &buf, &len))
-        fail_msg("%s: missing", path);
-    char *s = malloc(len + 1);
-    memcpy(s, buf, len);
-    s[len] = 0;
-    free(buf);
-    return s;
-}
-
-static void expect_error(const struct probe *p, const char *path, const char *want)
-{
-    char *s = read_text(p, path);
-    if (!strstr(s, want))
-        fail_msg("%s: '%s' lacks '%s'", path, s, want);
-    free(s);
-}
-
 /* Nodes the derived views need but that are missing or of the wrong kind: each is an
  * .error naming the node, never an empty directory or a silent gap. */
 static void test_models_missing_nodes(void **state)
@@ -684,12 +662,12 @@ static void test_models_missing_nodes(void **state)
     char err[256];
     assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
     struct probe p = tree_probe(fs);
-    expect_error(&p, "/models/0/hotpoints/hotpoints.error", "/root/0/0/1: 4 children, no child 4");
-    expect_error(&p, "/models/0/bones/bones.error", "/root/0/0/1/3: a leaf, not a branch");
-    expect_error(&p, "/models/0/poses/0/header.error", "/root/0/0/2/0/5: a leaf, not a branch");
-    expect_error(&p, "/models/0/poses/0/rotations.error", "/root/0/0/2/0/5: a leaf, not a branch");
-    expect_error(&p, "/models/1/poses/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
-    expect_error(&p, "/named/models/1/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
+    ex_holds(&p, "/models/0/hotpoints/hotpoints.error", "/root/0/0/1: 4 children, no child 4");
+    ex_holds(&p, "/models/0/bones/bones.error", "/root/0/0/1/3: a leaf, not a branch");
+    ex_holds(&p, "/models/0/poses/0/header.error", "/root/0/0/2/0/5: a leaf, not a branch");
+    ex_holds(&p, "/models/0/poses/0/rotations.error", "/root/0/0/2/0/5: a leaf, not a branch");
+    ex_holds(&p, "/models/1/poses/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
+    ex_holds(&p, "/named/models/1/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
     /* the parts that are there are still read */
     enum expect_kind k;
     uint64_t sz;
@@ -704,7 +682,7 @@ static void test_models_missing_nodes(void **state)
     file = fxt_write(flat, true, 0, 0, &size);
     assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
     p = tree_probe(fs);
-    expect_error(&p, "/models/models.error", "/root/0: a leaf, not a branch");
+    ex_holds(&p, "/models/models.error", "/root/0: a leaf, not a branch");
     s3fs_close(fs);
     fxt_free(flat);
     free(file);

@@ -149,6 +149,11 @@ static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
 
 /* ---- compressed-node descriptors, one per compressed node of the file ---- */
 
+static size_t cmap_home(uint64_t file_off, size_t cap)
+{
+    return (size_t)(file_off * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1); /* cap: a power of two */
+}
+
 /* /root and the locator share descriptors, so a node's expanded bytes are held once. */
 static struct t2_cnode *cnode_get(struct t2fs_view *v, uint64_t file_off, uint64_t stored, int method)
 {
@@ -159,7 +164,7 @@ static struct t2_cnode *cnode_get(struct t2fs_view *v, uint64_t file_off, uint64
             return NULL;
         for (size_t i = 0; i < v->capcmap; i++)
             if (v->cmap[i]) {
-                size_t h = (size_t)(v->cmap[i]->file_off * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+                size_t h = cmap_home(v->cmap[i]->file_off, cap);
                 while (m[h])
                     h = (h + 1) & (cap - 1);
                 m[h] = v->cmap[i];
@@ -168,7 +173,7 @@ static struct t2_cnode *cnode_get(struct t2fs_view *v, uint64_t file_off, uint64
         v->cmap = m;
         v->capcmap = cap;
     }
-    size_t h = (size_t)(file_off * 0x9E3779B97F4A7C15ull >> 20) & (v->capcmap - 1);
+    size_t h = cmap_home(file_off, v->capcmap);
     for (; v->cmap[h]; h = (h + 1) & (v->capcmap - 1))
         if (v->cmap[h]->file_off == file_off)
             return v->cmap[h];
