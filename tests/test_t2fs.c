@@ -829,7 +829,7 @@ static void test_turok1_models(void **state)
         struct probe p = tree_probe(fs);
         ex_t1_models(&p, root, be);
         /* the exporters' way in: locator handles and a decoded section, no tree paths */
-        struct t2fs_view *v = t2fs_view_of(fs);
+        struct t2_view *v = t2fs_view_of(fs);
         assert_non_null(v);
         struct t2fs_node top, sec;
         t2fs_node_root(v, &top);

@@ -14,11 +14,11 @@
 
 /* A directory of the Turok 1 /models: the view and the node it shows. */
 struct t1dir {
-    struct t2fs_view *v;
+    struct t2_view *v;
     struct t2fs_node n;
 };
 
-static struct t1dir *t1dir_new(struct t2fs_view *v, const struct t2fs_node *n)
+static struct t1dir *t1dir_new(struct t2_view *v, const struct t2fs_node *n)
 {
     struct t1dir *d = tree_alloc(t2fs_view_fs(v)->tree, sizeof *d);
     if (d) {
@@ -29,7 +29,7 @@ static struct t1dir *t1dir_new(struct t2fs_view *v, const struct t2fs_node *n)
 }
 
 /* Child i of n; false with NAME.error in dir when it is missing or not of that kind. */
-static bool child_as(struct t2fs_view *v, const struct t2fs_node *n, uint32_t i, enum t2fs_node_kind kind,
+static bool child_as(struct t2_view *v, const struct t2fs_node *n, uint32_t i, enum t2fs_node_kind kind,
                      struct t2fs_node *out, uint32_t dir, const char *name)
 {
     char err[400];
@@ -93,7 +93,7 @@ struct t1_arrays {
     struct t2fs_node psn, vn;
 };
 
-static void read_arrays(struct t2fs_view *v, const struct t2fs_node *sec, struct t1_arrays *a)
+static void read_arrays(struct t2_view *v, const struct t2fs_node *sec, struct t1_arrays *a)
 {
     memset(a, 0, sizeof *a);
     if (t2fs_node_child(v, sec, 1, &a->psn, a->ps_err, sizeof a->ps_err) == 0 &&
@@ -117,13 +117,13 @@ static void read_arrays(struct t2fs_view *v, const struct t2fs_node *sec, struct
     }
 }
 
-static int decode_arrays(struct t2fs_view *v, const struct t1_arrays *a, struct t1_section *s)
+static int decode_arrays(struct t2_view *v, const struct t1_arrays *a, struct t1_section *s)
 {
     return t1_section_decode(a->ps_ok ? a->ps.data : NULL, a->ps_ok ? a->ps.count : 0, a->vs_ok ? a->vs.data : NULL,
                              a->vs_ok ? a->vs.count : 0, t2fs_view_big_endian(v), s);
 }
 
-int t1_section_read(struct t2fs_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
+int t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
                     size_t errlen)
 {
     struct t1_arrays a;
@@ -140,7 +140,7 @@ int t1_section_read(struct t2fs_view *v, const struct t2fs_node *sec, struct t1_
     return rc;
 }
 
-void t1_section_files(struct t2fs_view *v, const struct t2fs_node *sec, uint32_t dir)
+void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     struct t1_arrays a;
@@ -171,7 +171,7 @@ void t1_section_files(struct t2fs_view *v, const struct t2fs_node *sec, uint32_t
 
 /* The layout a section's stream uses, without building its files: -1 neither, -2 the
  * section cannot be read. */
-static int section_layout(struct t2fs_view *v, const struct t2fs_node *sec)
+static int section_layout(struct t2_view *v, const struct t2fs_node *sec)
 {
     struct t1_arrays a;
     char err[400];
@@ -255,7 +255,7 @@ static int populate_parts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 }
 
 /* An index list (usChildNodeIndices, usPartIndices): one unsigned value per line. */
-static void add_index_list(struct t2fs_view *v, const struct t2fs_node *node, uint32_t i, uint32_t dir,
+static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint32_t i, uint32_t dir,
                            const char *name)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
@@ -312,7 +312,7 @@ static int populate_nodes(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 /* bounds.bin (the object info's bounds struct as stored) and bounds: two lines "min X Y
  * Z", "max X Y Z", its first 24 bytes read as 6 f32, the reading the notes give for the
  * engine's object info (s_t2fsDataModelInfo). */
-static void add_bounds(struct t2fs_view *v, const struct t2fs_node *obj, uint32_t dir)
+static void add_bounds(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     struct t2fs_node n;
@@ -346,7 +346,7 @@ static void add_bounds(struct t2fs_view *v, const struct t2fs_node *obj, uint32_
 
 /* layout: how many of the object's sections use each stream layout ("16 12", "32 0",
  * "none 1", "unreadable 0"). */
-static void add_layout_summary(struct t2fs_view *v, const struct t2fs_node *nodes, uint32_t dir)
+static void add_layout_summary(struct t2_view *v, const struct t2fs_node *nodes, uint32_t dir)
 {
     uint64_t count[T1_NLAYOUTS + 2] = {0}; /* by layout, then none, then unreadable */
     struct t2fs_node node, parts, part, sec;
@@ -403,7 +403,7 @@ static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 static int populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct t2fs_view *v = ctx;
+    struct t2_view *v = ctx;
     struct t2fs_node root, list;
     t2fs_node_root(v, &root);
     if (!child_as(v, &root, 0, T2FS_NODE_BRANCH, &list, dir, "models"))
@@ -412,7 +412,7 @@ static int populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
     return populate_children(t, dir, &d, populate_object, "t1.object");
 }
 
-void t1_models_add(struct t2fs_view *v, uint32_t root_dir)
+void t1_models_add(struct t2_view *v, uint32_t root_dir)
 {
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);
 }

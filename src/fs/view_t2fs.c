@@ -16,12 +16,12 @@
 
 #define T2_MAX_DEPTH 256 /* deeper nesting is shown as leaves: no unbounded descent */
 
-struct t2fs_view;
+struct t2_view;
 
 /* A compressed node: permanent descriptor, bytes held by the cache. */
 struct t2_cnode {
     struct cached c; /* first: the cache hands this pointer back */
-    struct t2fs_view *v;
+    struct t2_view *v;
     uint64_t file_off, stored_len; /* the RNC item in the file */
     int method;
 };
@@ -33,13 +33,13 @@ struct t2_where {
 };
 
 struct t2_dir {
-    struct t2fs_view *v;
+    struct t2_view *v;
     struct t2_where at;
     const struct t2fs_schema *schema;
     uint32_t depth;
 };
 
-struct t2fs_view {
+struct t2_view {
     struct s3fs *fs;
     bool be;
     uint64_t root_off, root_size;
@@ -69,7 +69,7 @@ struct t2fs_view {
 
 static void t2_view_free(void *p)
 {
-    struct t2fs_view *v = p;
+    struct t2_view *v = p;
     t2fs_schema_free(v->schema);
     free(v->window);
     free(v->cmap);
@@ -107,7 +107,7 @@ struct t2_bytes {
     struct t2_cnode *pinned;
 };
 
-static int open_bytes(struct t2fs_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
+static int open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
 {
     b->pinned = NULL;
     if (!blob) {
@@ -123,7 +123,7 @@ static int open_bytes(struct t2fs_view *v, struct t2_cnode *blob, struct t2_byte
     return 0;
 }
 
-static void close_bytes(struct t2fs_view *v, struct t2_bytes *b)
+static void close_bytes(struct t2_view *v, struct t2_bytes *b)
 {
     if (b->pinned)
         cache_unpin(&v->fs->cache, &b->pinned->c);
@@ -155,7 +155,7 @@ static size_t cmap_home(uint64_t file_off, size_t cap)
 }
 
 /* /root and the locator share descriptors, so a node's expanded bytes are held once. */
-static struct t2_cnode *cnode_get(struct t2fs_view *v, uint64_t file_off, uint64_t stored, int method)
+static struct t2_cnode *cnode_get(struct t2_view *v, uint64_t file_off, uint64_t stored, int method)
 {
     if (v->ncmap * 2 >= v->capcmap) {
         size_t cap = v->capcmap ? v->capcmap * 2 : 64;
@@ -203,7 +203,7 @@ struct t2_reading {
     bool err_is_warning; /* the error also goes to /info */
 };
 
-static void read_node(struct t2fs_view *v, const struct t2_where *w, const struct s3_src *src,
+static void read_node(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
                       const struct t2fs_schema *s, uint32_t depth, struct t2_reading *r)
 {
     r->kind = T2FS_NODE_LEAF;
@@ -254,7 +254,7 @@ static void set_span(struct tree *t, uint32_t ino, const struct t2_where *w)
 
 #define LEAF_SUFFIX ".bin" /* /root's name for a leaf: N.bin */
 
-static uint32_t add_leaf(struct t2fs_view *v, uint32_t dir, const char *name, const struct t2_where *w)
+static uint32_t add_leaf(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w)
 {
     struct tree *t = v->fs->tree;
     char fname[32];
@@ -270,7 +270,7 @@ static uint32_t add_leaf(struct t2fs_view *v, uint32_t dir, const char *name, co
 
 static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
-static uint32_t add_branch_dir(struct t2fs_view *v, uint32_t parent, const char *name, const struct t2_where *w,
+static uint32_t add_branch_dir(struct t2_view *v, uint32_t parent, const char *name, const struct t2_where *w,
                                const struct t2fs_schema *schema, uint32_t depth, const char *prefix,
                                uint32_t count)
 {
@@ -284,7 +284,7 @@ static uint32_t add_branch_dir(struct t2fs_view *v, uint32_t parent, const char 
     return ino;
 }
 
-static void warn_where(struct t2fs_view *v, const struct t2_where *w, const char *path_hint, const char *msg)
+static void warn_where(struct t2_view *v, const struct t2_where *w, const char *path_hint, const char *msg)
 {
     if (w->blob)
         diag_add(&v->fs->diag, "%s (inside the RNC node at 0x%" PRIx64 "): %s", path_hint, w->blob->file_off, msg);
@@ -293,7 +293,7 @@ static void warn_where(struct t2fs_view *v, const struct t2_where *w, const char
 }
 
 /* What /info says about a node whose reading is fine but disagrees with the schema. */
-static void warn_schema(struct t2fs_view *v, const struct t2_where *w, const char *name, const struct t2fs_schema *s,
+static void warn_schema(struct t2_view *v, const struct t2_where *w, const char *name, const struct t2fs_schema *s,
                         const struct t2_reading *r)
 {
     char msg[160];
@@ -319,7 +319,7 @@ static void warn_schema(struct t2fs_view *v, const struct t2_where *w, const cha
     }
 }
 
-static void classify(struct t2fs_view *v, uint32_t dir, const char *name, const struct t2_where *w,
+static void classify(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w,
                      const struct s3_src *src, const struct t2fs_schema *s, uint32_t depth, const char *prefix)
 {
     struct tree *t = v->fs->tree;
@@ -352,7 +352,7 @@ static uint64_t rnc_stored_len(const struct t2_where *w, const struct s3_src *sr
 
 /* The descriptor of the compressed node at w, or NULL with err (unknown method, nested
  * in compressed data, out of memory). */
-static struct t2_cnode *compressed_at(struct t2fs_view *v, const struct t2_where *w, const struct s3_src *src,
+static struct t2_cnode *compressed_at(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
                                       int method, char *err, size_t errlen)
 {
     if (method < 0 || w->blob) {
@@ -367,7 +367,7 @@ static struct t2_cnode *compressed_at(struct t2fs_view *v, const struct t2_where
 }
 
 /* A child that starts with "RNC": N.rnc with the stored bytes, then the node it holds. */
-static void add_compressed(struct t2fs_view *v, uint32_t dir, const char *name, const struct t2_where *w,
+static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w,
                            const struct s3_src *src, int method, const struct t2fs_schema *s, uint32_t depth)
 {
     struct tree *t = v->fs->tree;
@@ -404,7 +404,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 {
     (void)t, (void)arg;
     struct t2_dir *d = ctx;
-    struct t2fs_view *v = d->v;
+    struct t2_view *v = d->v;
     char err[256];
     struct t2_bytes bytes;
     if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
@@ -438,7 +438,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 
 static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
-struct t2fs_view *t2fs_view_of(struct s3fs *fs)
+struct t2_view *t2fs_view_of(struct s3fs *fs)
 {
     struct node *root = tree_node(fs->tree, TREE_ROOT);
     if (!root || root->type != NODE_DIR || root->u.dir->populate != populate_t2fs_root)
@@ -446,22 +446,22 @@ struct t2fs_view *t2fs_view_of(struct s3fs *fs)
     return root->u.dir->ctx;
 }
 
-struct s3fs *t2fs_view_fs(const struct t2fs_view *v)
+struct s3fs *t2fs_view_fs(const struct t2_view *v)
 {
     return v->fs;
 }
 
-bool t2fs_view_big_endian(const struct t2fs_view *v)
+bool t2fs_view_big_endian(const struct t2_view *v)
 {
     return v->be;
 }
 
-const struct t2fs_schema *t2fs_view_schema(const struct t2fs_view *v)
+const struct t2fs_schema *t2fs_view_schema(const struct t2_view *v)
 {
     return v->schema;
 }
 
-void t2fs_node_root(struct t2fs_view *v, struct t2fs_node *out)
+void t2fs_node_root(struct t2_view *v, struct t2fs_node *out)
 {
     memset(out, 0, sizeof *out);
     out->kind = T2FS_NODE_BRANCH;
@@ -495,7 +495,7 @@ void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len)
 
 /* Bytes the locator reads from: the file through the window (after checking it is
  * unchanged), or a compressed node's expanded data. */
-static int open_node_bytes(struct t2fs_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
+static int open_node_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
 {
     if (!blob && source_check(&v->fs->src)) {
         snprintf(err, errlen, "read error (the file changed?)");
@@ -504,7 +504,7 @@ static int open_node_bytes(struct t2fs_view *v, struct t2_cnode *blob, struct t2
     return open_bytes(v, blob, b, err, errlen);
 }
 
-int t2fs_node_child(struct t2fs_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
+int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
                     size_t errlen)
 {
     char name[160], why[256];
@@ -572,7 +572,7 @@ int t2fs_node_child(struct t2fs_view *v, const struct t2fs_node *n, uint32_t i, 
     return 0;
 }
 
-int t2fs_node_at(struct t2fs_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
+int t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
                  struct t2fs_node *out, char *err, size_t errlen)
 {
     struct t2fs_node cur = *n;
@@ -596,7 +596,7 @@ int t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *
     return -1;
 }
 
-int t2fs_node_bytes(struct t2fs_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
                     size_t errlen)
 {
     char name[160], why[256];
@@ -637,7 +637,7 @@ int t2fs_node_bytes(struct t2fs_view *v, const struct t2fs_node *n, uint8_t **bu
     return 0;
 }
 
-int t2fs_node_array(struct t2fs_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen)
+int t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen)
 {
     char name[160];
     memset(a, 0, sizeof *a);
@@ -657,7 +657,7 @@ int t2fs_node_array(struct t2fs_view *v, const struct t2fs_node *n, struct t2fs_
     return 0;
 }
 
-uint32_t t2fs_node_add_file(struct t2fs_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
+uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
                             const uint8_t *bytes, uint64_t off, uint64_t len, const char *type)
 {
     struct tree *t = v->fs->tree;
@@ -682,7 +682,7 @@ uint32_t t2fs_node_add_file(struct t2fs_view *v, const struct t2fs_node *n, uint
 static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct t2fs_view *v = ctx;
+    struct t2_view *v = ctx;
     add_info_and_unparsed(v->fs, dir);
     if (v->root_off > 0)
         tree_add_range(t, dir, "prefix.bin", "bytes", 0, v->root_off);
@@ -728,7 +728,7 @@ static char *read_text_file(const char *path, size_t *len)
 
 /* The schema the options name, or the one whose shape the root fits: Turok 1 files have
  * 11 root children. */
-static int pick_schema(struct t2fs_view *v, uint32_t root_count, char *err, size_t errlen)
+static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t errlen)
 {
     const char *want = v->fs->opts.schema;
     if (!want[0])
@@ -756,7 +756,7 @@ static int pick_schema(struct t2fs_view *v, uint32_t root_count, char *err, size
 
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
-    struct t2fs_view *v = calloc(1, sizeof *v);
+    struct t2_view *v = calloc(1, sizeof *v);
     if (!v) {
         snprintf(err, errlen, "out of memory");
         return -1;

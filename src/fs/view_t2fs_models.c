@@ -15,13 +15,13 @@
 
 /* A directory of /models: the view and the model it shows (arg: the item's index). */
 struct mdir {
-    struct t2fs_view *v;
+    struct t2_view *v;
     struct t2fs_node model;
 };
 
 /* The node at child indices idx below `from`; false, with NAME.error in dir naming the
  * missing or broken node, when there is none. */
-static bool find(struct t2fs_view *v, const struct t2fs_node *from, const unsigned *idx, size_t nidx,
+static bool find(struct t2_view *v, const struct t2fs_node *from, const unsigned *idx, size_t nidx,
                  struct t2fs_node *out, uint32_t dir, const char *name)
 {
     char err[400];
@@ -34,7 +34,7 @@ static bool find(struct t2fs_view *v, const struct t2fs_node *from, const unsign
 #define FIND(v, from, out, dir, name, ...) find(v, from, IDX(__VA_ARGS__), out, dir, name)
 
 /* NAME.bin with an array leaf's data, header stripped; the count is in the type. */
-static void add_array_data(struct t2fs_view *v, uint32_t dir, const char *name, const struct t2fs_node *n)
+static void add_array_data(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n)
 {
     struct t2fs_array a;
     char err[400], type[64], fname[64];
@@ -49,7 +49,7 @@ static void add_array_data(struct t2fs_view *v, uint32_t dir, const char *name, 
 }
 
 /* NAME.bin with a raw leaf's bytes (at most max of them; 0: all). */
-static void add_raw(struct t2fs_view *v, uint32_t dir, const char *name, const struct t2fs_node *n, size_t max,
+static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n, size_t max,
                     const char *type)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
@@ -70,7 +70,7 @@ static void add_raw(struct t2fs_view *v, uint32_t dir, const char *name, const s
 static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 {
     struct mdir *m = ctx;
-    struct t2fs_view *v = m->v;
+    struct t2_view *v = m->v;
     struct t2fs_node vb;
     struct t2fs_array a;
     char err[400];
@@ -153,7 +153,7 @@ static void add_stream_files(struct tree *t, uint32_t dir, const struct t2_strea
     }
 }
 
-static void add_surface(struct t2fs_view *v, uint32_t sdir, const struct t2fs_node *surf, struct t2_vcache *cache)
+static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node *surf, struct t2_vcache *cache)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     bool be = t2fs_view_big_endian(v);
@@ -193,7 +193,7 @@ static void add_surface(struct t2fs_view *v, uint32_t sdir, const struct t2fs_no
 static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 {
     struct mdir *m = ctx;
-    struct t2fs_view *v = m->v;
+    struct t2_view *v = m->v;
     struct t2fs_node vb, list;
     struct t2fs_array a;
     char err[400];
@@ -233,7 +233,7 @@ static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t m
 static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
 {
     struct mdir *m = ctx;
-    struct t2fs_view *v = m->v;
+    struct t2_view *v = m->v;
     struct t2fs_node n;
     struct t2fs_array a;
     char err[400];
@@ -258,7 +258,7 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
     return 0;
 }
 
-static void add_bone_indices(struct t2fs_view *v, uint32_t dir, const struct t2fs_node *n)
+static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_node *n)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     struct t2fs_array a;
@@ -286,7 +286,7 @@ static int populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t;
     struct mdir *m = ctx;
-    struct t2fs_view *v = m->v;
+    struct t2_view *v = m->v;
     unsigned p = (unsigned)arg;
     struct t2fs_node n;
     if (FIND(v, &m->model, &n, dir, "bone_indices", 2, p, 1))
@@ -335,7 +335,7 @@ static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct mdir *m = ctx;
-    struct t2fs_view *v = m->v;
+    struct t2_view *v = m->v;
     struct t2fs_node n;
     char err[400], at[160], link[200];
     t2fs_node_name(&m->model, at, sizeof at);
@@ -385,7 +385,7 @@ static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct t2fs_view *v = ctx;
+    struct t2_view *v = ctx;
     struct t2fs_node root, list;
     char err[400];
     t2fs_node_root(v, &root);
@@ -411,7 +411,7 @@ static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     return 0;
 }
 
-void t2fs_models_add(struct t2fs_view *v, uint32_t root_dir)
+void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
 {
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t2fs.models", populate_models, v, 0);
 }

@@ -12,7 +12,7 @@
 #include "parse/t2fs.h"
 
 struct named {
-    struct t2fs_view *v;
+    struct t2_view *v;
     struct t2fs_node node;
     char *root_path; /* "root/0/3": where the links point (the node's own /root path) */
     unsigned depth;  /* of this directory below the mount root */
@@ -103,7 +103,7 @@ static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     return 0;
 }
 
-void t2fs_named_add(struct t2fs_view *v, uint32_t root_dir)
+void t2fs_named_add(struct t2_view *v, uint32_t root_dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     struct named *n = tree_alloc(t, sizeof *n);
