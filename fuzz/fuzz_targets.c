@@ -12,6 +12,7 @@
 #include "parse/rig.h"
 #include "parse/rig_clear.h"
 #include "parse/rnc.h"
+#include "parse/t1_section.h"
 #include "parse/t2fs.h"
 #include "walk.h"
 
@@ -89,6 +90,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int be = 0; be <= 1; be++)
         if (t2fs_read_branch(&src, 0, size, be, &b, err, sizeof err) == 0)
             t2fs_branch_free(&b);
+    /* the Turok 1 section decoder on its own: byte 0-1 the vertex count (at most 4095),
+     * byte 2 the byte order, then the vertex planes, then the stream's words */
+    if (size >= 3) {
+        uint32_t nverts = (uint32_t)(data[0] | data[1] << 8) & 4095;
+        size_t planes = 16 * (size_t)nverts, rest = size - 3;
+        uint8_t *v = calloc(planes ? planes : 1, 1);
+        if (v) {
+            memcpy(v, data + 3, rest < planes ? rest : planes);
+            size_t skip = rest < planes ? rest : planes;
+            struct t1_section s;
+            if (t1_section_decode(data + 3 + skip, (rest - skip) / 2, v, nverts, data[2] & 1, &s) == 0)
+                t1_section_free(&s);
+            free(v);
+        }
+    }
 #endif
     return 0;
 }

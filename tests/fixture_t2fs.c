@@ -391,3 +391,152 @@ int fxt_write_big(const char *path, uint32_t nmodels, uint32_t verts, uint64_t b
     free(ms);
     return fclose(f) == 0 ? rc : -1;
 }
+
+/* ---- Turok 1 ---- */
+
+struct fxt_t1_vert fxt_t1_vertex(unsigned seed, uint32_t i)
+{
+    unsigned k = seed * 131u + i * 7u;
+    return (struct fxt_t1_vert){(int16_t)(k * 37 % 2001) - 1000,
+                                (int16_t)(-(int)(k * 53 % 3001)),
+                                (int16_t)(k * 11 % 30001) - 15000,
+                                (uint16_t)(k % 3),
+                                (int16_t)(k * 97 % 8193) - 4096,
+                                (int16_t)(k * 29 % 1025),
+                                {(uint8_t)(k * 3), (uint8_t)(200 + k % 50), (uint8_t)(k * 5 + 1), 255}};
+}
+
+uint16_t fxt_t1_word(unsigned slots, unsigned a, unsigned b, unsigned c, bool last)
+{
+    unsigned bits = slots == 16 ? 4 : 5, flag = slots == 16 ? 12 : 15;
+    return (uint16_t)(a | b << bits | c << (2 * bits) | (unsigned)last << flag);
+}
+
+static void put16(uint8_t *p, uint16_t v, bool be)
+{
+    p[be ? 0 : 1] = (uint8_t)(v >> 8);
+    p[be ? 1 : 0] = (uint8_t)v;
+}
+
+struct fxt *fxt_t1_section(const uint16_t *words, size_t nwords, uint32_t nverts, unsigned seed, bool be)
+{
+    uint8_t *w = malloc(2 * nwords + 1), *rec = malloc(16 * (size_t)nverts + 1);
+    for (size_t i = 0; i < nwords; i++)
+        put16(w + 2 * i, words[i], be);
+    for (uint32_t i = 0; i < nverts; i++) {
+        struct fxt_t1_vert x = fxt_t1_vertex(seed, i);
+        uint8_t *r = rec + 16 * (size_t)i;
+        put16(r, (uint16_t)x.x, be);
+        put16(r + 2, (uint16_t)x.y, be);
+        put16(r + 4, (uint16_t)x.z, be);
+        put16(r + 6, x.flag, be);
+        put16(r + 8, (uint16_t)x.s, be);
+        put16(r + 10, (uint16_t)x.t, be);
+        memcpy(r + 12, x.c, 4);
+    }
+    struct fxt *s = fxt_branch(3, fxt_raw("\x01\x02\x03\x04sect", 8), fxt_array(2, (uint32_t)nwords, w, false),
+                               fxt_array(16, nverts, rec, true));
+    free(w);
+    free(rec);
+    return s;
+}
+
+#define W16(a, b, c, l) (uint16_t)((a) | (b) << 4 | (c) << 8 | (l) << 12)
+#define W32(a, b, c, l) (uint16_t)((a) | (b) << 5 | (c) << 10 | (l) << 15)
+
+/* Loads, as the notes give them: load 0 fills min(count, C) slots from 0; later loads
+ * put min(rest, C/2) into slot 0 (odd loads) or C/2 (even loads). Each case's slots below
+ * were turned into section vertices by hand with that table. */
+static const struct fxt_t1_case t1_cases[] = {
+    {"16 slots, 40 vertices: 4 loads (slots 0, 0, 8, 0), runs of one, two and three triangles", 40, 3,
+     {W16(0, 1, 2, 1), W16(0, 8, 15, 0), W16(7, 1, 9, 1), W16(8, 9, 0, 0), W16(15, 14, 7, 0), W16(3, 10, 4, 1),
+      W16(0, 8, 12, 0), W16(5, 6, 7, 1)},
+     8, "16", "0 1 2\n16 8 15\n23 17 9\n24 25 16\n31 30 23\n19 26 20\n32 24 28\n37 38 39\n",
+     "load 0..15 -> slot 0\ntri 0 1 2\nload 16..23 -> slot 0\ntri 0 8 15\ntri 7 1 9\nload 24..31 -> slot 8\n"
+     "tri 8 9 0\ntri 15 14 7\ntri 3 10 4\nload 32..39 -> slot 0\ntri 0 8 12\ntri 5 6 7\n",
+     NULL, NULL},
+    {"32 slots, 70 vertices: 4 loads (slots 0, 0, 16, 0; the last one 6 vertices)", 70, 5,
+     {W32(31, 30, 0, 1), W32(0, 16, 15, 0), W32(17, 1, 31, 1), W32(16, 31, 0, 1), W32(0, 5, 16, 0), W32(6, 15, 31, 1)},
+     6, "32", "31 30 0\n32 16 47\n17 33 31\n48 63 32\n64 69 48\n38 47 63\n",
+     "load 0..31 -> slot 0\ntri 31 30 0\nload 32..47 -> slot 0\ntri 0 16 15\ntri 17 1 31\nload 48..63 -> slot 16\n"
+     "tri 16 31 0\nload 64..69 -> slot 0\ntri 0 5 16\ntri 6 15 31\n",
+     NULL, NULL},
+    {"the notes' example: 16 vertices, one load, one run of four", 16, 7, {0x0210, 0x0cba, 0x0123, 0x1ecf}, 4, "16",
+     "0 1 2\n10 11 12\n3 2 1\n15 12 14\n", "load 0..15 -> slot 0\ntri 0 1 2\ntri 10 11 12\ntri 3 2 1\ntri 15 12 14\n",
+     NULL, NULL},
+    {"a slot used before it is loaded", 10, 9, {W16(0, 1, 12, 1)}, 1, "none", NULL, NULL,
+     "word 0 (0x1c10): slot 12 used before any vertex was loaded into it",
+     "word 0 (0x1c10): slot 16 used before any vertex was loaded into it"},
+    {"too short: 20 vertices need a second load and run", 20, 11, {W16(0, 1, 2, 1)}, 1, "none", NULL, NULL,
+     "word 1: the stream ends before load 1", "word 1: the stream ends inside a pair of triangles"},
+    {"too long: a word after the last run", 5, 13, {W16(0, 1, 2, 1), W16(2, 3, 4, 1)}, 2, "none", NULL, NULL,
+     "word 1: the stream goes on after the last run (1 more words",
+     "word 0 (0x1210): slot 16 used before any vertex was loaded into it"},
+    {"too short: a pair cut after its first word", 10, 15, {W16(0, 1, 2, 0)}, 1, "none", NULL, NULL,
+     "word 1: the stream ends inside a pair of triangles",
+     "word 0 (0x0210): slot 16 used before any vertex was loaded into it"},
+};
+
+const struct fxt_t1_case *fxt_t1_cases(size_t *n)
+{
+    *n = sizeof t1_cases / sizeof t1_cases[0];
+    return t1_cases;
+}
+
+static struct fxt *t1_case_section(unsigned k, bool be)
+{
+    const struct fxt_t1_case *c = &t1_cases[k];
+    return fxt_t1_section(c->words, c->nwords, c->nverts, c->seed, be);
+}
+
+static struct fxt *u16_array(const uint16_t *v, uint32_t n, bool be)
+{
+    uint8_t b[64];
+    for (uint32_t i = 0; i < n; i++)
+        put16(b + 2 * i, v[i], be);
+    return fxt_array(2, n, b, false);
+}
+
+static struct fxt *t1_object(const void *bounds, size_t blen, struct fxt **nodes, uint32_t nnodes)
+{
+    struct fxt *info = fxt_branch(2, fxt_raw(bounds, blen), fxt_array(2, 0, NULL, false));
+    struct fxt *geometry = fxt_branch(2, fxt_raw("geominfo", 8), fxt_branch_v(nnodes, nodes));
+    return fxt_branch(4, info, geometry, fxt_branch(0), fxt_array(4, 0, NULL, false));
+}
+
+struct fxt *fxt_t1_sample(bool be)
+{
+    static const float bounds[6] = {-1.5f, -2.0f, -3.0f, 4.0f, 5.25f, 6.0f};
+    uint8_t b[24];
+    for (int k = 0; k < 6; k++) {
+        uint32_t u;
+        memcpy(&u, &bounds[k], 4);
+        for (int j = 0; j < 4; j++)
+            b[4 * k + (be ? 3 - j : j)] = (uint8_t)(u >> (8 * j));
+    }
+    const uint16_t one[1] = {1}, zero_one[2] = {0, 1};
+    struct fxt *node0 = fxt_branch(3, u16_array(one, 1, be), u16_array(zero_one, 1, be),
+                                   fxt_branch(1, fxt_branch(2, t1_case_section(0, be), t1_case_section(2, be))));
+    struct fxt *node1 = fxt_branch(3, u16_array(NULL, 0, be), u16_array(zero_one, 2, be),
+                                   fxt_branch(2, fxt_branch(1, t1_case_section(1, be)),
+                                              fxt_branch(4, t1_case_section(3, be), t1_case_section(4, be),
+                                                         t1_case_section(5, be), t1_case_section(6, be))));
+    struct fxt *nodes0[2] = {node0, node1};
+    struct fxt *packed = t1_case_section(2, be);
+    packed->compress = 2;
+    struct fxt *nodes1[1] = {
+        fxt_branch(3, u16_array(NULL, 0, be), u16_array(zero_one, 1, be), fxt_branch(1, fxt_branch(1, packed)))};
+    struct fxt *objects = fxt_branch(2, t1_object(b, 24, nodes0, 2), t1_object("shortbnd", 8, nodes1, 1));
+    struct fxt *e[9];
+    for (int k = 0; k < 9; k++)
+        e[k] = fxt_array(1, 0, NULL, false);
+    return fxt_branch(11, objects, fxt_array(80, 0, NULL, false), fxt_array(2, 0, NULL, false), fxt_branch(0),
+                      fxt_branch(3, e[0], e[1], e[2]), fxt_branch(2, e[3], fxt_branch(0)), fxt_branch(0),
+                      fxt_branch(3, e[4], e[5], fxt_raw("max", 3)), fxt_branch(2, e[6], e[7]), fxt_branch(0), e[8]);
+}
+
+const struct fxt *fxt_t1_sample_section(const struct fxt *root, unsigned object, unsigned node, unsigned part,
+                                        unsigned section)
+{
+    return root->child[0]->child[object]->child[1]->child[1]->child[node]->child[2]->child[part]->child[section];
+}

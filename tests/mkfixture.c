@@ -5,6 +5,8 @@
  *   gr2obj-SIG-vN            a GR2 with type definitions and a 5-bone skeleton
  *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
+ *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
+ *                            stream layouts and broken streams (fxt_t1_sample)
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
  *                            plus one raw leaf of MB MiB
  *   gr2-oodle0               a GR2 (le32-old, v6) whose object section is Oodle0-compressed
@@ -98,6 +100,11 @@ int main(int argc, char **argv)
         data[6] = be, data[7] = 0;
         memcpy(data + 8, packed, plen);
         free(packed);
+    } else if (strcmp(argv[1], "t2fs-turok1") == 0 || strcmp(argv[1], "t2fs-turok1-be") == 0) {
+        bool be = argv[1][11] == '-';
+        struct fxt *root = fxt_t1_sample(be);
+        data = fxt_write(root, be, 0, 0, &size);
+        fxt_free(root);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", argv[1]);
         return 1;

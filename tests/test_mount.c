@@ -26,6 +26,7 @@
 #include "fixture.h"
 #include "fixture_crig.h"
 #include "fixture_gr2obj.h"
+#include "expect_t1.h"
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
 #include "parse/t2fs.h"
@@ -777,6 +778,33 @@ static void test_mount_t2fs(void **state)
     }
 }
 
+/* A Turok 1 file through a real mount: /models/N/... and /named's sections against the
+ * fixture's hand-written cases, in both byte orders. */
+static void test_mount_turok1(void **state)
+{
+    (void)state;
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *root = fxt_t1_sample(be);
+        size_t size;
+        uint8_t *file = fxt_write(root, be, 0, 0, &size);
+        char path[256], mnt[256];
+        write_fixture(be ? "t1-be.t2fs" : "t1-le.t2fs", file, size, path, sizeof path);
+        make_mountpoint(be ? "m_t1_be" : "m_t1_le", mnt, sizeof mnt);
+        do_mount(path, mnt, NULL);
+        struct probe p = mount_probe(mnt);
+        ex_t1_models(&p, root, be);
+        uint8_t *buf;
+        size_t len;
+        assert_int_equal(mp_read(mnt, "/models/0/nodes/0/parts/0/sections/1/triangles.txt", &buf, &len), 0);
+        assert_int_equal(len, strlen("0 1 2\n10 11 12\n3 2 1\n15 12 14\n")); /* the notes' example */
+        assert_memory_equal(buf, "0 1 2\n10 11 12\n3 2 1\n15 12 14\n", len);
+        free(buf);
+        do_umount(mnt);
+        free(file);
+        fxt_free(root);
+    }
+}
+
 static void test_mount_gr2_objects(void **state)
 {
     (void)state;
@@ -1268,6 +1296,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_source_changes_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_concurrent_readers, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_turok1, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_oodle0, skip_if_disabled),

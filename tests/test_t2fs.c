@@ -12,10 +12,13 @@
 #include <cmocka.h>
 
 #include "expect.h"
+#include "expect_t1.h"
 #include "fixture_t2fs.h"
 #include "fs/view.h"
+#include "fs/view_t2fs.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
+#include "parse/t1_section.h"
 #include "parse/t2fs_mesh.h"
 #include "rncpack.h"
 #include "testutil.h"
@@ -635,31 +638,233 @@ static void test_models_view(void **state)
     check_models(false, true); /* a compressed vertex buffer decodes the same way */
 }
 
-/* Broken streams: problems are reported lines, never a crash. */
-static void test_turok1_stream(void **state)
+/* Every link of a tree resolves: its target, taken from the directory holding it, is
+ * a node of the tree. */
+static void links_resolve(struct s3fs *fs)
+{
+    struct tree *t = fs->tree;
+    for (uint32_t ino = 1; tree_node(t, ino); ino++) {
+        struct node *n = tree_node(t, ino);
+        if (n->type != NODE_LINK)
+            continue;
+        uint32_t at = n->parent;
+        char *path = strdup(n->u.target), *save, *part;
+        for (part = strtok_r(path, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+            if (strcmp(part, "..") == 0)
+                at = tree_node(t, at)->parent;
+            else if (strcmp(part, ".") != 0 && tree_lookup(t, at, part, &at))
+                fail_msg("%s -> %s: %s is missing", n->name, n->u.target, part);
+        }
+        free(path);
+    }
+}
+
+/* Nodes the derived views need but that are missing or of the wrong kind: each is an
+ * .error naming the node, never an empty directory or a silent gap. */
+static void test_models_missing_nodes(void **state)
 {
     (void)state;
-    uint8_t b[6] = {0x41, 0x08, 0x22, 0x84, 0x3f, 0x00}; /* LE words 0x0841, 0x8422, 0x003f */
-    struct t2_stream s;
-    assert_int_equal(t2_decode_turok1(b, 3, false, 32, &s), 0);
-    assert_int_equal(s.ncmd, 3);
-    assert_int_equal(s.ntri, 3);
-    assert_int_equal(s.tri[0].v[0], 1);
-    assert_int_equal(s.tri[0].v[1], 2);
-    assert_int_equal(s.tri[0].v[2], 2);
-    assert_false(s.cmd[0].run_end);
-    assert_true(s.cmd[1].run_end);
-    assert_int_equal(s.tri[1].v[0], 2);
-    assert_int_equal(s.tri[1].v[1], 1);
-    assert_int_equal(s.tri[1].v[2], 1);
-    assert_int_equal(s.tri[2].v[0], 31);
-    assert_int_equal(s.tri[2].v[1], 1);
-    assert_int_equal(s.tri[2].v[2], 0);
-    t2_stream_free(&s);
-    assert_int_equal(t2_decode_turok1(b, 3, false, 4, &s), 0); /* vertex 31 of 4 */
-    assert_int_equal(s.ntri, 2);
-    assert_int_equal(s.nerr, 1);
-    t2_stream_free(&s);
+    struct fxt *model = fxt_model(40, 1, 1, false);
+    struct fxt *m1 = model->child[1];
+    fxt_free(m1->child[4]); /* model_1 keeps 4 of its 6 children: no hotpoints */
+    fxt_free(m1->child[5]);
+    m1->n = 4;
+    fxt_free(m1->child[3]); /* the bones list is a leaf, not a branch */
+    m1->child[3] = fxt_raw("not a branch", 12);
+    fxt_free(model->child[2]->child[0]->child[5]); /* pose 0's child 5 is a leaf */
+    model->child[2]->child[0]->child[5] = fxt_raw("leaf", 4);
+    struct fxt *other = fxt_model(41, 1, 1, false);
+    other->child[2]->compress = 2; /* poses compressed, then damaged below */
+    struct fxt *root = fxt_branch(1, fxt_branch(2, model, other));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    file[other->child[2]->pos + 13] ^= 0xFF; /* the unpacked CRC */
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct probe p = tree_probe(fs);
+    ex_holds(&p, "/models/0/hotpoints/hotpoints.error", "/root/0/0/1: 4 children, no child 4");
+    ex_holds(&p, "/models/0/bones/bones.error", "/root/0/0/1/3: a leaf, not a branch");
+    ex_holds(&p, "/models/0/poses/0/header.error", "/root/0/0/2/0/5: a leaf, not a branch");
+    ex_holds(&p, "/models/0/poses/0/rotations.error", "/root/0/0/2/0/5: a leaf, not a branch");
+    ex_holds(&p, "/models/1/poses/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
+    ex_holds(&p, "/named/models/1/poses.error", "/root/0/1/2: RNC2 at output byte 320 of 320: unpacked CRC mismatch");
+    /* the parts that are there are still read */
+    enum expect_kind k;
+    uint64_t sz;
+    assert_int_equal(p.stat(p.ctx, "/models/0/poses/0/orientations.bin", &k, &sz), 0);
+    assert_int_equal(p.stat(p.ctx, "/models/1/bones/0/bone.bin", &k, &sz), 0);
+    assert_int_equal(p.stat(p.ctx, "/models/0/surfaces/0/0/triangles.txt", &k, &sz), 0);
+    assert_true(walk_all(fs, 100000) > 0);
+    links_resolve(fs); /* /named links only to what /root shows */
+    s3fs_close(fs);
+    /* the model list itself is a leaf: /models says so and holds nothing else */
+    struct fxt *flat = fxt_branch(1, fxt_raw("12345678abcdefgh", 16));
+    free(file);
+    file = fxt_write(flat, true, 0, 0, &size);
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    p = tree_probe(fs);
+    ex_holds(&p, "/models/models.error", "/root/0: a leaf, not a branch");
+    s3fs_close(fs);
+    fxt_free(flat);
+    free(file);
+    fxt_free(root);
+}
+
+/* ---- Turok 1 sections ---- */
+
+/* The test's own rendering of decoded commands, in commands.txt's words. */
+static char *render_commands(const struct t1_stream *st)
+{
+    char *out = malloc(40 * st->ncmd + 1), *q = out;
+    *q = 0;
+    for (size_t i = 0; i < st->ncmd; i++) {
+        const struct t1_cmd *c = &st->cmd[i];
+        if (c->kind == T1_CMD_LOAD)
+            q += sprintf(q, "load %u..%u -> slot %u\n", c->first, c->first + c->count - 1, c->slot);
+        else
+            q += sprintf(q, "tri %u %u %u\n", c->s[0], c->s[1], c->s[2]);
+    }
+    return out;
+}
+
+static char *render_triangles(const struct t1_stream *st)
+{
+    char *out = malloc(40 * st->ntri + 1), *q = out;
+    *q = 0;
+    for (size_t i = 0; i < st->ntri; i++)
+        q += sprintf(q, "%u %u %u\n", st->tri[i][0], st->tri[i][1], st->tri[i][2]);
+    return out;
+}
+
+/* Every case of the fixture, decoded straight from its bytes in both byte orders. */
+static void test_turok1_sections(void **state)
+{
+    (void)state;
+    assert_int_equal(t1_load_count(0, 16), 0);
+    assert_int_equal(t1_load_count(16, 16), 1);
+    assert_int_equal(t1_load_count(17, 16), 2);
+    assert_int_equal(t1_load_count(24, 16), 2);
+    assert_int_equal(t1_load_count(25, 16), 3);
+    assert_int_equal(t1_load_count(40, 16), 4);
+    assert_int_equal(t1_load_count(70, 32), 4);
+    size_t n;
+    const struct fxt_t1_case *cases = fxt_t1_cases(&n);
+    for (int be = 0; be <= 1; be++)
+        for (size_t k = 0; k < n; k++) {
+            const struct fxt_t1_case *c = &cases[k];
+            struct fxt *sec = fxt_t1_section(c->words, c->nwords, c->nverts, c->seed, be);
+            size_t size;
+            uint8_t *bytes = fxt_write(sec, be, 0, 0, &size);
+            /* the arrays' data: past their 8-byte headers, where the writer put them */
+            const uint8_t *words = bytes + sec->child[1]->pos + 8, *planes = bytes + sec->child[2]->pos + 8;
+            struct t1_section s;
+            assert_int_equal(t1_section_decode(words, c->nwords, planes, c->nverts, be, &s), 0);
+            if (c->triangles) {
+                if (s.layout < 0)
+                    fail_msg("case %zu (%s): %s", k, c->what, s.err);
+                assert_string_equal(t1_layouts[s.layout].name, c->layout);
+                assert_false(s.ambiguous);
+                char *t = render_triangles(&s.st), *cm = render_commands(&s.st);
+                assert_string_equal(t, c->triangles);
+                assert_string_equal(cm, c->commands);
+                free(t);
+                free(cm);
+            } else {
+                assert_int_equal(s.layout, -1);
+                assert_int_equal(s.st.ntri, 0);
+                if (!strstr(s.err, c->err16) || !strstr(s.err, c->err32))
+                    fail_msg("case %zu (%s): '%s'", k, c->what, s.err);
+            }
+            assert_int_equal(s.nvert, c->nverts);
+            assert_memory_equal(s.records, sec->child[2]->data, 16 * (size_t)c->nverts);
+            for (uint32_t i = 0; i < c->nverts; i++) {
+                struct fxt_t1_vert x = fxt_t1_vertex(c->seed, i);
+                assert_int_equal(s.vert[i].x, x.x);
+                assert_int_equal(s.vert[i].y, x.y);
+                assert_int_equal(s.vert[i].z, x.z);
+                assert_int_equal(s.vert[i].flag, x.flag);
+                assert_int_equal(s.vert[i].s, x.s);
+                assert_int_equal(s.vert[i].t, x.t);
+                assert_memory_equal(s.vert[i].c, x.c, 4);
+            }
+            t1_section_free(&s);
+            free(bytes);
+            fxt_free(sec);
+        }
+    /* the notes' example, word by word: (0,1,2) (10,11,12) (3,2,1) (15,12,14), one run */
+    static const uint8_t ex[8] = {0x02, 0x10, 0x0c, 0xba, 0x01, 0x23, 0x1e, 0xcf}; /* big-endian words */
+    struct t1_stream st;
+    char err[T1_ERR];
+    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_16], &st, err, sizeof err), 0);
+    static const uint32_t want[4][3] = {{0, 1, 2}, {10, 11, 12}, {3, 2, 1}, {15, 12, 14}};
+    assert_int_equal(st.ntri, 4);
+    assert_memory_equal(st.tri, want, sizeof want);
+    assert_int_equal(st.loads, 1);
+    assert_true(st.cmd[4].run_end);
+    assert_false(st.cmd[1].run_end || st.cmd[2].run_end || st.cmd[3].run_end);
+    t1_stream_free(&st);
+    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_32], &st, err, sizeof err), 1);
+    assert_non_null(strstr(err, "word 0 (0x0210): slot 16 used before"));
+    assert_null(st.tri);
+    /* no vertices, no words: both layouts fit, the 16-slot one is taken */
+    struct t1_section s;
+    assert_int_equal(t1_section_decode(NULL, 0, NULL, 0, false, &s), 0);
+    assert_int_equal(s.layout, T1_LAYOUT_16);
+    assert_true(s.ambiguous);
+    assert_int_equal(s.st.ntri, 0);
+    t1_section_free(&s);
+}
+
+/* The Turok 1 /models and /named's section files against the hand-written cases. */
+static void test_turok1_models(void **state)
+{
+    (void)state;
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *root = fxt_t1_sample(be);
+        size_t size;
+        uint8_t *file = fxt_write(root, be, 0, 0, &size);
+        struct s3fs *fs;
+        char err[256];
+        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct probe p = tree_probe(fs);
+        ex_t1_models(&p, root, be);
+        /* the exporters' way in: locator handles and a decoded section, no tree paths */
+        struct t2_view *v = t2fs_view_of(fs);
+        assert_non_null(v);
+        struct t2fs_node top, sec;
+        t2fs_node_root(v, &top);
+        assert_int_equal(top.count, 11);
+        /* object 0, its nodes (1/1), node 1, its parts (2), part 0, section 0: case 1 */
+        assert_int_equal(t2fs_node_at(v, &top, (const unsigned[]){0, 0, 1, 1, 1, 2, 0, 0}, 8, &sec, err, sizeof err), 0);
+        struct t1_section s;
+        assert_int_equal(t1_section_read(v, &sec, &s, err, sizeof err), 0);
+        assert_int_equal(s.layout, T1_LAYOUT_32);
+        assert_int_equal(s.nvert, 70);
+        char *tri = render_triangles(&s.st);
+        assert_string_equal(tri, fxt_t1_cases(&(size_t){0})[1].triangles);
+        free(tri);
+        t1_section_free(&s);
+        /* a node that is not a section: the error names it */
+        struct t2fs_node leaf;
+        assert_int_equal(t2fs_node_at(v, &top, (const unsigned[]){0, 0, 1, 0}, 4, &leaf, err, sizeof err), 0);
+        assert_int_equal(t1_section_read(v, &leaf, &s, err, sizeof err), -1);
+        assert_non_null(strstr(err, "/root/0/0/1/0: a leaf, not a branch"));
+        assert_int_equal(t2fs_node_child(v, &top, 11, &leaf, err, sizeof err), -1);
+        assert_non_null(strstr(err, "/root: 11 children, no child 11"));
+        assert_true(walk_all(fs, 100000) > 0);
+        links_resolve(fs);
+        s3fs_close(fs);
+        /* every cut of the file mounts with what is there, or is refused */
+        for (size_t cut = 0; cut < size; cut += 7) {
+            if (s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err))
+                continue;
+            walk_all(fs, 100000);
+            s3fs_close(fs);
+        }
+        free(file);
+        fxt_free(root);
+    }
 }
 
 static void test_index_stream_errors(void **state)
@@ -908,19 +1113,24 @@ static void test_turok1_named(void **state)
                                     &target), 0);
         assert_string_equal(target, "../../../../../../../../../root/0/0/1/1/0/2/0/0/1.bin");
         free(target);
-        /* the section's index stream: 0x1234 = slots 20 17 4, 0x8421 = 1 1 1 and the end of a run */
+        /* the section's stream {0x1234, 0x8421, 0} and no vertices: no load, so no run can
+         * take the words; under either layout the first word is one too many */
         char *sec = "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0";
         char path[256];
+        enum expect_kind kind;
+        uint64_t size0;
         snprintf(path, sizeof path, "%s/commands.txt", sec);
-        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
-        /* the words were stored as little-endian bytes: a BE file reads them swapped */
-        const char *want = be ? "tri 18 0 13\ntri 4 12 8\ntri 0 0 0\n" : "tri 20 17 4\ntri 1 1 1 end\ntri 0 0 0\n";
-        assert_int_equal(len, strlen(want));
-        assert_memory_equal(buf, want, len);
-        free(buf);
+        assert_int_equal(p.stat(p.ctx, path, &kind, &size0), -ENOENT);
         snprintf(path, sizeof path, "%s/triangles.error", sec); /* the section has no vertices */
         assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
         assert_non_null(memmem(buf, len, "the section has 0", 17));
+        assert_non_null(memmem(buf, len, "16 slots, 4-bit fields, flag bit 12: word 0:", 44));
+        assert_non_null(memmem(buf, len, "32 slots, 5-bit fields, flag bit 15: word 0:", 44));
+        free(buf);
+        snprintf(path, sizeof path, "%s/pstream.bin", sec); /* the raw stream stays */
+        assert_int_equal(p.read(p.ctx, path, &buf, &len), 0);
+        assert_int_equal(len, 6);
+        assert_memory_equal(buf, "\x34\x12\x21\x84\0\0", 6); /* stored as LE bytes either way */
         free(buf);
         assert_int_equal(p.readlink(p.ctx, "/named/isPersistantCounts/MaxRegionCount.bin", &target), 0);
         assert_string_equal(target, "../../root/7/2.bin");
@@ -928,7 +1138,7 @@ static void test_turok1_named(void **state)
         enum expect_kind k;
         uint64_t sz;
         assert_int_equal(p.stat(p.ctx, "/named/usObjectAttributes.bin", &k, &sz), 0);
-        assert_int_equal(p.stat(p.ctx, "/models", &k, &sz), -ENOENT);
+        assert_int_equal(p.stat(p.ctx, "/models/0/nodes/0/parts/0/sections/0/layout", &k, &sz), 0); /* Turok 1 /models */
         char type[64];
         assert_true(p.getxattr(p.ctx, "/root/0/0/1/1/0/2/0/0/1.bin", "user.s3rig.type", type, sizeof type) > 0);
         assert_string_equal(type, "t2fs.array[2]x3");
@@ -948,10 +1158,10 @@ int main(void)
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
         cmocka_unit_test(test_t2fs_cache_bound),
-        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_index_stream_errors),
-        cmocka_unit_test(test_turok1_stream),
+        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_models_missing_nodes),       cmocka_unit_test(test_index_stream_errors),
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
+        cmocka_unit_test(test_turok1_sections),   cmocka_unit_test(test_turok1_models),
     };
     return cmocka_run_group_tests_name("t2fs", tests, NULL, NULL);
 }

@@ -95,11 +95,7 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
 int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
-/* /models: the Turok 2 model tree under the seed's names (reads through /root). */
-void t2fs_models_add(struct s3fs *fs, uint32_t root_dir, bool big_endian);
-/* /named: /root under the schema's names (directories, and links to /root's leaves). */
-struct t2fs_schema;
-void t2fs_named_add(struct s3fs *fs, uint32_t root_dir, const struct t2fs_schema *schema, bool big_endian);
+/* The t2fs view's locator and its derived views (/models, /named): fs/view_t2fs.h. */
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
 struct gr2_view;

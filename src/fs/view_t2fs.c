@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view.h"
+#include "fs/view_t2fs.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
 
@@ -53,6 +53,18 @@ struct t2_view {
      * tree serialises (a nested listing may refill it: readers copy out, never keep a
      * pointer into it). */
     struct source_window *window;
+    /* Compressed-node descriptors by file offset (open addressing), filled by /root's
+     * listings and by the locator, both inside populate callbacks. */
+    struct t2_cnode **cmap;
+    size_t ncmap, capcmap;
+    /* The locator's last branch table: walking a directory's children asks for child 0,
+     * 1, 2... of one node, and reads its table once. */
+    struct {
+        bool valid;
+        struct t2_cnode *blob;
+        uint64_t off, space;
+        struct t2fs_branch b;
+    } table;
 };
 
 static void t2_view_free(void *p)
@@ -60,6 +72,9 @@ static void t2_view_free(void *p)
     struct t2_view *v = p;
     t2fs_schema_free(v->schema);
     free(v->window);
+    free(v->cmap);
+    if (v->table.valid)
+        t2fs_branch_free(&v->table.b);
     free(v);
 }
 
@@ -132,7 +147,100 @@ static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     return n;
 }
 
-/* ---- classification ---- */
+/* ---- compressed-node descriptors, one per compressed node of the file ---- */
+
+static size_t cmap_home(uint64_t file_off, size_t cap)
+{
+    return (size_t)(file_off * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1); /* cap: a power of two */
+}
+
+/* /root and the locator share descriptors, so a node's expanded bytes are held once. */
+static struct t2_cnode *cnode_get(struct t2_view *v, uint64_t file_off, uint64_t stored, int method)
+{
+    if (v->ncmap * 2 >= v->capcmap) {
+        size_t cap = v->capcmap ? v->capcmap * 2 : 64;
+        struct t2_cnode **m = calloc(cap, sizeof *m);
+        if (!m)
+            return NULL;
+        for (size_t i = 0; i < v->capcmap; i++)
+            if (v->cmap[i]) {
+                size_t h = cmap_home(v->cmap[i]->file_off, cap);
+                while (m[h])
+                    h = (h + 1) & (cap - 1);
+                m[h] = v->cmap[i];
+            }
+        free(v->cmap);
+        v->cmap = m;
+        v->capcmap = cap;
+    }
+    size_t h = cmap_home(file_off, v->capcmap);
+    for (; v->cmap[h]; h = (h + 1) & (v->capcmap - 1))
+        if (v->cmap[h]->file_off == file_off)
+            return v->cmap[h];
+    struct t2_cnode *cn = tree_alloc(v->fs->tree, sizeof *cn);
+    if (!cn)
+        return NULL;
+    cn->c.produce = produce_rnc;
+    cn->v = v;
+    cn->file_off = file_off;
+    cn->stored_len = stored;
+    cn->method = method;
+    v->cmap[h] = cn;
+    v->ncmap++;
+    return cn;
+}
+
+/* ---- classification: the one reading of a node /root and the locator share ---- */
+
+struct t2_reading {
+    enum t2fs_node_kind kind;
+    uint32_t count;       /* branch: children */
+    uint64_t branch_size; /* branch: offset[count] */
+    bool is_array;        /* a leaf whose array header fits */
+    uint32_t esize, ecount;
+    bool known;          /* the schema describes the leaf (t2fs.raw, not t2fs.unknown) */
+    char err[T2FS_ERR];  /* non-empty: /root shows N.error beside N.bin */
+    bool err_is_warning; /* the error also goes to /info */
+};
+
+static void read_node(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
+                      const struct t2fs_schema *s, uint32_t depth, struct t2_reading *r)
+{
+    r->kind = T2FS_NODE_LEAF;
+    r->count = 0;
+    r->is_array = r->err_is_warning = false;
+    r->err[0] = 0;
+    r->known = s != NULL;
+    if (s && s->kind == T2K_DATA) {
+        if (s->data == T2D_ARRAY) {
+            r->is_array = t2fs_read_array(src, w->off, w->space, v->be, &r->esize, &r->ecount, r->err,
+                                          sizeof r->err) == 0;
+            r->known = r->is_array;
+            r->err_is_warning = !r->is_array;
+        }
+        return;
+    }
+    if (depth >= T2_MAX_DEPTH) {
+        snprintf(r->err, sizeof r->err, "nesting deeper than %d levels: shown as bytes", T2_MAX_DEPTH);
+        r->known = false;
+        return;
+    }
+    struct t2fs_branch b;
+    char err[T2FS_ERR];
+    if (t2fs_read_branch(src, w->off, w->space, v->be, &b, err, sizeof err)) {
+        if (s) { /* the schema says branch, the bytes disagree */
+            snprintf(r->err, sizeof r->err, "%s", err);
+            r->err_is_warning = true;
+        }
+        return;
+    }
+    r->kind = T2FS_NODE_BRANCH;
+    r->count = b.count;
+    r->branch_size = b.offset[b.count];
+    t2fs_branch_free(&b);
+}
+
+/* ---- the /root tree ---- */
 
 /* The span xattrs of a node: its own bytes, or for nodes inside compressed data, the
  * compressed node they came from. */
@@ -144,11 +252,13 @@ static void set_span(struct tree *t, uint32_t ino, const struct t2_where *w)
         tree_set_span(t, ino, w->off, w->space);
 }
 
+#define LEAF_SUFFIX ".bin" /* /root's name for a leaf: N.bin */
+
 static uint32_t add_leaf(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w)
 {
     struct tree *t = v->fs->tree;
     char fname[32];
-    snprintf(fname, sizeof fname, "%s.bin", name);
+    snprintf(fname, sizeof fname, "%s" LEAF_SUFFIX, name);
     uint32_t ino;
     if (w->blob)
         ino = tree_add_gen(t, dir, fname, NULL, w->space, blob_read, w->blob, w->off);
@@ -182,83 +292,78 @@ static void warn_where(struct t2_view *v, const struct t2_where *w, const char *
         diag_add(&v->fs->diag, "%s at 0x%" PRIx64 ": %s", path_hint, w->off, msg);
 }
 
-/* A node the schema calls a leaf. */
-static void add_data_node(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w,
-                          const struct s3_src *src, const struct t2fs_schema *s, const char *prefix)
+/* What /info says about a node whose reading is fine but disagrees with the schema. */
+static void warn_schema(struct t2_view *v, const struct t2_where *w, const char *name, const struct t2fs_schema *s,
+                        const struct t2_reading *r)
 {
-    struct tree *t = v->fs->tree;
-    char err[T2FS_ERR];
-    if (s->data == T2D_ARRAY) {
-        uint32_t esize, count;
-        if (t2fs_read_array(src, w->off, w->space, v->be, &esize, &count, err, sizeof err)) {
-            add_error(t, dir, name, err);
-            set_typef(t, add_leaf(v, dir, name, w), "%st2fs.unknown", prefix);
-            warn_where(v, w, name, err);
-            return;
-        }
-        if (s->value_size && esize != s->value_size && count != 0) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "%s: element size %" PRIu32 ", the schema says %" PRIu32, s->name, esize,
-                     s->value_size);
-            warn_where(v, w, name, msg);
-        }
-        set_typef(t, add_leaf(v, dir, name, w), "%st2fs.array[%" PRIu32 "]x%" PRIu32, prefix, esize, count);
-        return;
-    }
-    if (s->fixed_size && w->space < s->fixed_size && w->space != 8) {
-        char msg[160];
+    char msg[160];
+    msg[0] = 0;
+    if (!s)
+        ;
+    else if (r->kind == T2FS_NODE_LEAF && r->is_array && s->value_size && r->esize != s->value_size && r->ecount)
+        snprintf(msg, sizeof msg, "%s: element size %" PRIu32 ", the schema says %" PRIu32, s->name, r->esize,
+                 s->value_size);
+    else if (r->kind == T2FS_NODE_LEAF && s->kind == T2K_DATA && s->data != T2D_ARRAY && s->fixed_size &&
+             w->space < s->fixed_size && w->space != 8)
         snprintf(msg, sizeof msg, "%s: %" PRIu64 " bytes, the schema says %" PRIu32, s->name, w->space,
                  s->fixed_size);
-        warn_where(v, w, name, msg);
-    }
-    set_typef(t, add_leaf(v, dir, name, w), "%st2fs.raw", prefix);
-}
-
-/* A node the schema calls a branch, or a node the schema says nothing about. */
-static void add_maybe_branch(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w,
-                             const struct s3_src *src, const struct t2fs_schema *s, uint32_t depth,
-                             const char *prefix)
-{
-    struct tree *t = v->fs->tree;
-    struct t2fs_branch b;
-    char err[T2FS_ERR];
-    if (depth >= T2_MAX_DEPTH) {
-        snprintf(err, sizeof err, "nesting deeper than %d levels: shown as bytes", T2_MAX_DEPTH);
-        add_error(t, dir, name, err);
-        set_typef(t, add_leaf(v, dir, name, w), "%st2fs.unknown", prefix);
-        return;
-    }
-    if (t2fs_read_branch(src, w->off, w->space, v->be, &b, err, sizeof err)) {
-        if (s) { /* the schema says branch, the bytes disagree */
-            add_error(t, dir, name, err);
-            warn_where(v, w, name, err);
-        }
-        set_typef(t, add_leaf(v, dir, name, w), "%st2fs.%s", prefix, s ? "raw" : "unknown");
-        return;
-    }
-    if (s && s->kind == T2K_FIXED && b.count != s->nchild) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s: %" PRIu32 " children, the schema expects %" PRIu32, s->name, b.count,
+    else if (r->kind == T2FS_NODE_BRANCH && s->kind == T2K_FIXED && r->count != s->nchild)
+        snprintf(msg, sizeof msg, "%s: %" PRIu32 " children, the schema expects %" PRIu32, s->name, r->count,
                  s->nchild);
+    if (msg[0])
         warn_where(v, w, name, msg);
-    }
-    if (b.offset[b.count] != w->space && !w->blob && w->space - b.offset[b.count] >= 8) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "branch of %" PRIu32 " bytes in a %" PRIu64 "-byte slot", b.offset[b.count],
+    if (r->kind == T2FS_NODE_BRANCH && r->branch_size != w->space && !w->blob && w->space - r->branch_size >= 8) {
+        snprintf(msg, sizeof msg, "branch of %" PRIu64 " bytes in a %" PRIu64 "-byte slot", r->branch_size,
                  w->space);
         warn_where(v, w, name, msg);
     }
-    add_branch_dir(v, dir, name, w, s, depth + 1, prefix, b.count);
-    t2fs_branch_free(&b);
 }
 
 static void classify(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w,
                      const struct s3_src *src, const struct t2fs_schema *s, uint32_t depth, const char *prefix)
 {
-    if (s && s->kind == T2K_DATA)
-        add_data_node(v, dir, name, w, src, s, prefix);
+    struct tree *t = v->fs->tree;
+    struct t2_reading r;
+    read_node(v, w, src, s, depth, &r);
+    if (r.err[0])
+        add_error(t, dir, name, r.err);
+    warn_schema(v, w, name, s, &r);
+    if (r.kind == T2FS_NODE_BRANCH)
+        add_branch_dir(v, dir, name, w, s, depth + 1, prefix, r.count);
+    else if (r.is_array)
+        set_typef(t, add_leaf(v, dir, name, w), "%st2fs.array[%" PRIu32 "]x%" PRIu32, prefix, r.esize, r.ecount);
     else
-        add_maybe_branch(v, dir, name, w, src, s, depth, prefix);
+        set_typef(t, add_leaf(v, dir, name, w), "%st2fs.%s", prefix, r.known ? "raw" : "unknown");
+    if (r.err[0] && r.err_is_warning)
+        warn_where(v, w, name, r.err);
+}
+
+/* The stored length of a compressed node at w (its header's packed size, or all of w). */
+static uint64_t rnc_stored_len(const struct t2_where *w, const struct s3_src *src)
+{
+    uint8_t head[RNC_HEADER_SIZE];
+    struct rnc_header h;
+    char err[256];
+    if (src_read(src, w->off, head, sizeof head) == 0 &&
+        rnc_parse_header(head, w->space < SIZE_MAX ? (size_t)w->space : SIZE_MAX, &h, err, sizeof err) == 0)
+        return RNC_HEADER_SIZE + (uint64_t)h.packed_size;
+    return w->space;
+}
+
+/* The descriptor of the compressed node at w, or NULL with err (unknown method, nested
+ * in compressed data, out of memory). */
+static struct t2_cnode *compressed_at(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
+                                      int method, char *err, size_t errlen)
+{
+    if (method < 0 || w->blob) {
+        snprintf(err, errlen, method < 0 ? "compressed node: unknown RNC method"
+                                         : "compressed node inside compressed data: not decoded");
+        return NULL;
+    }
+    struct t2_cnode *cn = cnode_get(v, w->off, rnc_stored_len(w, src), method);
+    if (!cn)
+        snprintf(err, errlen, "out of memory");
+    return cn;
 }
 
 /* A child that starts with "RNC": N.rnc with the stored bytes, then the node it holds. */
@@ -267,37 +372,17 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
 {
     struct tree *t = v->fs->tree;
     char fname[32], err[256];
-    uint8_t head[RNC_HEADER_SIZE];
-    struct rnc_header h;
-    uint64_t stored = w->space;
+    uint64_t stored = rnc_stored_len(w, src);
     v->compressed_seen++;
-    if (src_read(src, w->off, head, sizeof head) == 0 &&
-        rnc_parse_header(head, w->space < SIZE_MAX ? (size_t)w->space : SIZE_MAX, &h, err, sizeof err) == 0)
-        stored = RNC_HEADER_SIZE + (uint64_t)h.packed_size;
     snprintf(fname, sizeof fname, "%s.rnc", name);
     struct t2_where item = {w->blob, w->off, stored};
     uint32_t rnc = w->blob ? tree_add_gen(t, dir, fname, NULL, stored, blob_read, w->blob, w->off)
                            : tree_add_range(t, dir, fname, NULL, w->off, stored);
     set_span(t, rnc, &item);
     set_typef(t, rnc, "rnc%d", method < 0 ? 0 : method);
-    if (method < 0 || w->blob) {
-        snprintf(err, sizeof err, method < 0 ? "compressed node: unknown RNC method"
-                                             : "compressed node inside compressed data: not decoded");
-        add_error(t, dir, name, err);
-        warn_where(v, w, name, err);
-        v->compressed_failed++;
-        return;
-    }
-    struct t2_cnode *cn = tree_alloc(v->fs->tree, sizeof *cn);
-    if (!cn)
-        return;
-    cn->c.produce = produce_rnc;
-    cn->v = v;
-    cn->file_off = w->off;
-    cn->stored_len = stored;
-    cn->method = method;
+    struct t2_cnode *cn = compressed_at(v, w, src, method, err, sizeof err);
     struct t2_bytes inner;
-    if (open_bytes(v, cn, &inner, err, sizeof err)) {
+    if (!cn || open_bytes(v, cn, &inner, err, sizeof err)) {
         add_error(t, dir, name, err);
         warn_where(v, w, name, err);
         v->compressed_failed++;
@@ -307,6 +392,12 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
     struct t2_where at = {cn, 0, inner.src.size};
     classify(v, dir, name, &at, &inner.src, s, depth, prefix);
     close_bytes(v, &inner);
+}
+
+/* Child i's place in a branch read from bytes. */
+static struct t2_where child_where(const struct t2_where *parent, const struct t2fs_branch *b, uint32_t i)
+{
+    return (struct t2_where){parent->blob, parent->off + b->offset[i], (uint64_t)b->offset[i + 1] - b->offset[i]};
 }
 
 static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -328,7 +419,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     for (uint32_t i = 0; i < b.count && !v->fs->tree->full; i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
-        struct t2_where w = {d->at.blob, d->at.off + b.offset[i], (uint64_t)b.offset[i + 1] - b.offset[i]};
+        struct t2_where w = child_where(&d->at, &b, i);
         const struct t2fs_schema *s = t2fs_schema_child(d->schema, i);
         int method = t2fs_rnc_method(&bytes.src, w.off, w.space);
         if (method != 0)
@@ -341,6 +432,251 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     t2fs_branch_free(&b);
     close_bytes(v, &bytes);
     return 0;
+}
+
+/* ---- the locator ---- */
+
+static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+
+struct t2_view *t2fs_view_of(struct s3fs *fs)
+{
+    struct node *root = tree_node(fs->tree, TREE_ROOT);
+    if (!root || root->type != NODE_DIR || root->u.dir->populate != populate_t2fs_root)
+        return NULL;
+    return root->u.dir->ctx;
+}
+
+struct s3fs *t2fs_view_fs(const struct t2_view *v)
+{
+    return v->fs;
+}
+
+bool t2fs_view_big_endian(const struct t2_view *v)
+{
+    return v->be;
+}
+
+const struct t2fs_schema *t2fs_view_schema(const struct t2_view *v)
+{
+    return v->schema;
+}
+
+void t2fs_node_root(struct t2_view *v, struct t2fs_node *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = T2FS_NODE_BRANCH;
+    out->count = v->root_count;
+    out->schema = v->schema;
+    out->off = v->root_off;
+    out->space = v->root_size;
+}
+
+void t2fs_node_name(const struct t2fs_node *n, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "/root");
+    for (uint32_t i = 0; i < n->depth && k < len; i++) {
+        if (i < T2FS_PATH_KEPT)
+            k += (size_t)snprintf(buf + k, len - k, "/%" PRIu32, n->path[i]);
+        else if (i == T2FS_PATH_KEPT && n->depth > T2FS_PATH_KEPT + 1)
+            k += (size_t)snprintf(buf + k, len - k, "/...");
+    }
+}
+
+void t2fs_node_root_entry(const struct t2fs_node *n, uint32_t i, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRIu32 "%s", i, n->kind == T2FS_NODE_LEAF ? LEAF_SUFFIX : "");
+}
+
+void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len)
+{
+    *off = n->blob ? n->blob->file_off : n->off;
+    *len = n->blob ? n->blob->stored_len : n->space;
+}
+
+/* Bytes the locator reads from: the file through the window (after checking it is
+ * unchanged), or a compressed node's expanded data. */
+static int open_node_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
+{
+    if (!blob && source_check(&v->fs->src)) {
+        snprintf(err, errlen, "read error (the file changed?)");
+        return -1;
+    }
+    return open_bytes(v, blob, b, err, errlen);
+}
+
+int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
+                    size_t errlen)
+{
+    char name[160], why[256];
+    t2fs_node_name(n, name, sizeof name);
+    if (t2fs_node_expect(n, T2FS_NODE_BRANCH, err, errlen))
+        return -1;
+    if (i >= n->count) {
+        snprintf(err, errlen, "%s: %" PRIu32 " children, no child %" PRIu32, name, n->count, i);
+        return -1;
+    }
+    struct t2_bytes bytes;
+    if (open_node_bytes(v, n->blob, &bytes, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", name, why);
+        return -1;
+    }
+    if (!v->table.valid || v->table.blob != n->blob || v->table.off != n->off || v->table.space != n->space) {
+        if (v->table.valid)
+            t2fs_branch_free(&v->table.b);
+        v->table.valid = false;
+        if (t2fs_read_branch(&bytes.src, n->off, n->space, v->be, &v->table.b, why, sizeof why)) {
+            close_bytes(v, &bytes);
+            snprintf(err, errlen, "%s: %s", name, why);
+            return -1;
+        }
+        v->table.valid = true;
+        v->table.blob = n->blob;
+        v->table.off = n->off;
+        v->table.space = n->space;
+    }
+    if (i >= v->table.b.count) { /* the handle's count came from the same bytes: never, unless changed */
+        close_bytes(v, &bytes);
+        snprintf(err, errlen, "%s: no child %" PRIu32 " (the file changed?)", name, i);
+        return -1;
+    }
+    struct t2_where parent = {n->blob, n->off, n->space}, w = child_where(&parent, &v->table.b, i);
+    *out = *n;
+    if (n->depth < T2FS_PATH_KEPT)
+        out->path[n->depth] = i;
+    out->depth = n->depth + 1;
+    out->schema = t2fs_schema_child(n->schema, i);
+    t2fs_node_name(out, name, sizeof name);
+    int method = t2fs_rnc_method(&bytes.src, w.off, w.space);
+    struct t2_bytes inner = {0};
+    const struct s3_src *src = &bytes.src;
+    if (method != 0) {
+        struct t2_cnode *cn = compressed_at(v, &w, &bytes.src, method, why, sizeof why);
+        if (!cn || open_bytes(v, cn, &inner, why, sizeof why)) {
+            close_bytes(v, &bytes);
+            snprintf(err, errlen, "%s: %s", name, why);
+            return -1;
+        }
+        w = (struct t2_where){cn, 0, inner.src.size};
+        src = &inner.src;
+    }
+    struct t2_reading r;
+    read_node(v, &w, src, out->schema, n->depth + 1, &r);
+    if (method != 0)
+        close_bytes(v, &inner);
+    close_bytes(v, &bytes);
+    out->kind = r.kind;
+    out->count = r.count;
+    out->blob = w.blob;
+    out->off = w.off;
+    out->space = w.space;
+    return 0;
+}
+
+int t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
+                 struct t2fs_node *out, char *err, size_t errlen)
+{
+    struct t2fs_node cur = *n;
+    for (size_t k = 0; k < nidx; k++)
+        if (t2fs_node_child(v, &cur, idx[k], &cur, err, errlen))
+            return -1;
+    *out = cur;
+    return 0;
+}
+
+int t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *err, size_t errlen)
+{
+    if (n->kind == kind)
+        return 0;
+    char name[160];
+    t2fs_node_name(n, name, sizeof name);
+    if (n->kind == T2FS_NODE_BRANCH)
+        snprintf(err, errlen, "%s: a branch of %" PRIu32 " children, not a leaf", name, n->count);
+    else
+        snprintf(err, errlen, "%s: a leaf, not a branch", name);
+    return -1;
+}
+
+int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+                    size_t errlen)
+{
+    char name[160], why[256];
+    t2fs_node_name(n, name, sizeof name);
+    *buf = NULL;
+    *len = 0;
+    if (n->space > SIZE_MAX - 1 || (v->fs->opts.max_unpacked && n->space > v->fs->opts.max_unpacked)) {
+        snprintf(err, errlen, "%s: %" PRIu64 " bytes, more than the limit (max_unpacked_mb)", name, n->space);
+        return -1;
+    }
+    uint8_t *b = malloc(n->space ? (size_t)n->space : 1);
+    if (!b) {
+        snprintf(err, errlen, "%s: out of memory", name);
+        return -1;
+    }
+    int rc;
+    if (n->blob) {
+        struct t2_bytes bytes;
+        rc = open_bytes(v, n->blob, &bytes, why, sizeof why);
+        if (rc == 0) {
+            rc = src_read(&bytes.src, n->off, b, (size_t)n->space);
+            if (rc)
+                snprintf(why, sizeof why, "outside the expanded data");
+            close_bytes(v, &bytes);
+        }
+    } else {
+        rc = source_pread_checked(&v->fs->src, n->off, b, (size_t)n->space);
+        if (rc)
+            snprintf(why, sizeof why, "read error (the file changed?)");
+    }
+    if (rc) {
+        free(b);
+        snprintf(err, errlen, "%s: %s", name, why);
+        return -1;
+    }
+    *buf = b;
+    *len = (size_t)n->space;
+    return 0;
+}
+
+int t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen)
+{
+    char name[160];
+    memset(a, 0, sizeof *a);
+    t2fs_node_name(n, name, sizeof name);
+    if (t2fs_node_expect(n, T2FS_NODE_LEAF, err, errlen))
+        return -1;
+    if (t2fs_node_bytes(v, n, &a->bytes, &a->len, err, errlen))
+        return -1;
+    if (t2fs_array_bytes(a->bytes, a->len, v->be, &a->esize, &a->count)) {
+        snprintf(err, errlen, "%s: not an array (its element size and count do not fit its %zu bytes)", name,
+                 a->len);
+        free(a->bytes);
+        a->bytes = NULL;
+        return -1;
+    }
+    a->data = a->bytes + 8;
+    return 0;
+}
+
+uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
+                            const uint8_t *bytes, uint64_t off, uint64_t len, const char *type)
+{
+    struct tree *t = v->fs->tree;
+    uint32_t ino;
+    if (!n->blob) {
+        ino = tree_add_range(t, dir, name, NULL, n->off + off, len);
+    } else {
+        char *copy = malloc(len ? (size_t)len : 1);
+        if (!copy)
+            return 0;
+        memcpy(copy, bytes + off, (size_t)len);
+        ino = tree_add_text(t, dir, name, NULL, copy, (size_t)len);
+        uint64_t so, sl;
+        t2fs_node_span(n, &so, &sl);
+        tree_set_span(t, ino, so, sl);
+    }
+    if (ino && type)
+        tree_set_type(t, ino, type);
+    return ino;
 }
 
 static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -356,8 +692,10 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     struct t2_where w = {NULL, v->root_off, v->root_size};
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
     if (strcmp(v->schema_name, "turok2") == 0)
-        t2fs_models_add(v->fs, dir, v->be);
-    t2fs_named_add(v->fs, dir, v->schema, v->be);
+        t2fs_models_add(v, dir);
+    else if (strcmp(v->schema_name, "turok1") == 0)
+        t1_models_add(v, dir);
+    t2fs_named_add(v, dir);
     return 0;
 }
 

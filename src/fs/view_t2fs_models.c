@@ -1,132 +1,112 @@
-/* /models/N: the Turok 2 model tree under the seed's names, decoded. It reads node
- * bytes through /root (so compressed nodes, the cache and laziness are shared) and adds
- * de-interleaved vertex buffers, header-stripped arrays and decoded index streams. */
+/* /models/N: the Turok 2 model tree under the seed's names, decoded. It finds its nodes
+ * with the t2fs view's locator (so compressed nodes, the cache and laziness are
+ * /root's own) and adds de-interleaved vertex buffers, header-stripped arrays and decoded
+ * index streams. A node that is missing or broken is NAME.error naming it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view.h"
+#include "fs/view_t2fs.h"
 #include "parse/reader.h"
 #include "parse/t2fs.h"
 #include "parse/t2fs_mesh.h"
 
-struct mview {
-    struct s3fs *fs;
-    bool be;
+/* A directory of /models: the view and the model it shows (arg: the item's index). */
+struct mdir {
+    struct t2_view *v;
+    struct t2fs_node model;
 };
 
-/* A /root leaf: its node and bytes (malloc'd). */
-struct leaf {
-    uint32_t ino;
-    uint8_t *b;
-    size_t len;
-};
-
-static int read_leaf(struct mview *m, const char *path, struct leaf *l)
+/* The node at child indices idx below `from`; false, with NAME.error in dir naming the
+ * missing or broken node, when there is none. */
+static bool find(struct t2_view *v, const struct t2fs_node *from, const unsigned *idx, size_t nidx,
+                 struct t2fs_node *out, uint32_t dir, const char *name)
 {
-    struct tree *t = m->fs->tree;
-    memset(l, 0, sizeof *l);
-    if (tree_resolve(t, path, &l->ino))
-        return -1;
-    return tree_read_all(t, l->ino, &l->b, &l->len) ? -1 : 0;
+    char err[400];
+    if (t2fs_node_at(v, from, idx, nidx, out, err, sizeof err) == 0)
+        return true;
+    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    return false;
 }
-
-/* An array leaf's header: element size and count (its data starts at byte 8). */
-static bool array_of(struct mview *m, const struct leaf *l, uint32_t *esize, uint32_t *count)
-{
-    return t2fs_array_bytes(l->b, l->len, m->be, esize, count) == 0;
-}
-
-/* A file holding bytes [off, off+len) of a /root leaf: a slice of the source when the
- * leaf is one, a copy otherwise; its xattrs follow the leaf's. */
-static uint32_t add_slice(struct mview *m, uint32_t dir, const char *name, const struct leaf *l, uint64_t off,
-                          uint64_t len, const char *type)
-{
-    struct tree *t = m->fs->tree;
-    struct node *src = tree_node(t, l->ino);
-    uint32_t ino;
-    if (src->content == CONTENT_RANGE) {
-        ino = tree_add_range(t, dir, name, NULL, src->u.src_off + off, len);
-    } else {
-        char *copy = malloc(len ? len : 1);
-        if (!copy)
-            return 0;
-        memcpy(copy, l->b + off, len);
-        ino = tree_add_text(t, dir, name, NULL, copy, len);
-        tree_set_span(t, ino, src->span_off, src->span_len);
-    }
-    if (ino)
-        tree_set_type(t, ino, type);
-    return ino;
-}
+#define IDX(...) (const unsigned[]){__VA_ARGS__}, sizeof((unsigned[]){__VA_ARGS__}) / sizeof(unsigned)
+#define FIND(v, from, out, dir, name, ...) find(v, from, IDX(__VA_ARGS__), out, dir, name)
 
 /* NAME.bin with an array leaf's data, header stripped; the count is in the type. */
-static void add_array_data(struct mview *m, uint32_t dir, const char *name, const char *path)
+static void add_array_data(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n)
 {
-    struct leaf l;
-    uint32_t es, n;
-    if (read_leaf(m, path, &l))
+    struct t2fs_array a;
+    char err[400], type[64], fname[64];
+    if (t2fs_node_array(v, n, &a, err, sizeof err)) {
+        add_error(t2fs_view_fs(v)->tree, dir, name, err);
         return;
-    char type[64], fname[64];
-    snprintf(fname, sizeof fname, "%s.bin", name);
-    if (array_of(m, &l, &es, &n)) {
-        snprintf(type, sizeof type, "t2fs.array[%" PRIu32 "]x%" PRIu32, es, n);
-        add_slice(m, dir, fname, &l, 8, (uint64_t)es * n, type);
-    } else {
-        add_error(m->fs->tree, dir, name, "not an array: the element header does not fit the node");
     }
-    free(l.b);
+    snprintf(fname, sizeof fname, "%s.bin", name);
+    snprintf(type, sizeof type, "t2fs.array[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
+    t2fs_node_add_file(v, n, dir, fname, a.bytes, 8, (uint64_t)a.esize * a.count, type);
+    free(a.bytes);
 }
 
-static void add_raw(struct mview *m, uint32_t dir, const char *name, const char *path)
+/* NAME.bin with a raw leaf's bytes (at most max of them; 0: all). */
+static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n, size_t max,
+                    const char *type)
 {
-    struct leaf l;
-    if (read_leaf(m, path, &l))
+    struct tree *t = t2fs_view_fs(v)->tree;
+    char err[400], fname[64];
+    uint8_t *b;
+    size_t len;
+    if (t2fs_node_expect(n, T2FS_NODE_LEAF, err, sizeof err) || t2fs_node_bytes(v, n, &b, &len, err, sizeof err)) {
+        add_error(t, dir, name, err);
         return;
-    add_slice(m, dir, name, &l, 0, l.len, "t2fs.raw");
-    free(l.b);
+    }
+    snprintf(fname, sizeof fname, "%s.bin", name);
+    t2fs_node_add_file(v, n, dir, fname, b, 0, max && len > max ? max : len, type);
+    free(b);
 }
 
 /* ---- meshes ---- */
 
-static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 {
-    struct mview *m = ctx;
-    char path[96];
-    snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/0/%" PRIu32 ".bin", (uint32_t)(arg >> 32), (uint32_t)arg);
-    struct leaf l;
-    uint32_t es, n;
-    if (read_leaf(m, path, &l))
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node vb;
+    struct t2fs_array a;
+    char err[400];
+    if (!FIND(v, &m->model, &vb, dir, "vertices", 1, 0, (unsigned)mesh))
         return 0;
-    if (!array_of(m, &l, &es, &n) || es == 0) {
-        add_error(t, dir, "vertices", "the vertex buffer is not an array");
-        free(l.b);
+    if (t2fs_node_array(v, &vb, &a, err, sizeof err)) {
+        add_error(t, dir, "vertices", err);
         return 0;
     }
-    size_t bytes = (size_t)es * n;
-    uint8_t *v = malloc(bytes ? bytes : 1);
-    if (!v) {
-        free(l.b);
+    if (a.esize == 0 && a.count) {
+        add_error(t, dir, "vertices", "the vertex buffer's element size is 0");
+        free(a.bytes);
+        return 0;
+    }
+    size_t bytes = (size_t)a.esize * a.count;
+    uint8_t *rec = malloc(bytes ? bytes : 1);
+    if (!rec) {
+        free(a.bytes);
         return -ENOMEM;
     }
-    t2_deinterleave(l.b + 8, es, n, v);
-    uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, (char *)v, bytes);
-    struct node *src = tree_node(t, l.ino);
-    tree_set_span(t, ino, src->span_off, src->span_len);
-    set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, es, n);
+    t2_deinterleave(a.data, a.esize, a.count, rec);
     struct sbuf txt = {0};
-    const uint8_t *rec = (const uint8_t *)tree_node(t, ino)->u.text;
-    for (uint32_t i = 0; i < n; i++) {
-        for (uint32_t k = 0; k < es; k++)
-            sb_printf(&txt, "%s%02x", k && k % 4 == 0 ? " " : "", rec[(size_t)i * es + k]);
+    for (uint32_t i = 0; i < a.count; i++) {
+        for (uint32_t k = 0; k < a.esize; k++)
+            sb_printf(&txt, "%s%02x", k && k % 4 == 0 ? " " : "", rec[(size_t)i * a.esize + k]);
         sb_put(&txt, "\n", 1);
     }
+    uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, (char *)rec, bytes);
+    uint64_t so, sl;
+    t2fs_node_span(&vb, &so, &sl);
+    tree_set_span(t, ino, so, sl);
+    set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
     size_t len;
     char *text = sb_take(&txt, &len);
     tree_add_text(t, dir, "vertices.txt", "text", text, len);
-    free(l.b);
+    free(a.bytes);
     return 0;
 }
 
@@ -173,205 +153,265 @@ static void add_stream_files(struct tree *t, uint32_t dir, const struct t2_strea
     }
 }
 
-static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node *surf, struct t2_vcache *cache)
 {
-    struct mview *m = ctx;
-    uint32_t model = (uint32_t)(arg >> 32), mesh = (uint32_t)arg;
-    char path[128];
-    struct leaf vb;
-    uint32_t es = 0, nverts = 0;
-    snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/0/%" PRIu32 ".bin", model, mesh);
-    if (read_leaf(m, path, &vb) == 0) {
-        if (!array_of(m, &vb, &es, &nverts))
-            nverts = 0;
-        free(vb.b);
+    struct tree *t = t2fs_view_fs(v)->tree;
+    bool be = t2fs_view_big_endian(v);
+    struct t2fs_node mat, idx;
+    char err[400];
+    if (t2fs_node_child(v, surf, 0, &mat, err, sizeof err)) {
+        add_error(t, sdir, "material", err);
+    } else {
+        add_raw(v, sdir, "material", &mat, 24, "s_t2fsDataMaterial");
+        uint8_t *b;
+        size_t len;
+        if (mat.kind == T2FS_NODE_LEAF && t2fs_node_bytes(v, &mat, &b, &len, err, sizeof err) == 0) {
+            if (len >= 4)
+                tree_add_textf(t, sdir, "texture_id", "u32", "%" PRIu32 "\n", ld_u32(b, be));
+            free(b);
+        }
+    }
+    if (t2fs_node_child(v, surf, 1, &idx, err, sizeof err)) {
+        add_error(t, sdir, "indices", err);
+        return;
+    }
+    uint8_t *b;
+    size_t len;
+    if (t2fs_node_expect(&idx, T2FS_NODE_LEAF, err, sizeof err) ||
+        t2fs_node_bytes(v, &idx, &b, &len, err, sizeof err)) {
+        add_error(t, sdir, "indices", err);
+        return;
+    }
+    t2fs_node_add_file(v, &idx, sdir, "indices.bin", b, 0, len, "u16[]");
+    struct t2_stream st;
+    if (t2_decode_stream(b, len, be, cache, &st) == 0)
+        add_stream_files(t, sdir, &st);
+    t2_stream_free(&st);
+    free(b);
+}
+
+static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+{
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node vb, list;
+    struct t2fs_array a;
+    char err[400];
+    uint32_t nverts = 0;
+    if (t2fs_node_at(v, &m->model, IDX(1, 0, (unsigned)mesh), &vb, err, sizeof err) == 0 &&
+        t2fs_node_array(v, &vb, &a, err, sizeof err) == 0) {
+        nverts = a.count;
+        free(a.bytes);
+    }
+    if (!FIND(v, &m->model, &list, dir, "surfaces", 1, 2, (unsigned)mesh))
+        return 0;
+    if (t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
+        add_error(t, dir, "surfaces", err);
+        return 0;
     }
     struct t2_vcache cache; /* one per mesh: its surfaces share the vertex buffer */
     t2_vcache_init(&cache, nverts);
-    for (uint32_t s = 0;; s++) {
-        uint32_t sdir_ino;
-        snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/2/%" PRIu32 "/%" PRIu32, model, mesh, s);
-        if (tree_resolve(t, path, &sdir_ino) || tree_node(t, sdir_ino)->type != NODE_DIR)
-            break;
+    for (uint32_t s = 0; s < list.count; s++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, s);
-        uint32_t sdir = tree_add_dir(t, dir, name, "t2fs.surface", NULL, NULL, 0);
-        struct leaf mat, idx;
-        snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/2/%" PRIu32 "/%" PRIu32 "/0.bin", model, mesh, s);
-        if (read_leaf(m, path, &mat) == 0) {
-            add_slice(m, sdir, "material.bin", &mat, 0, mat.len < 24 ? mat.len : 24, "s_t2fsDataMaterial");
-            if (mat.len >= 4)
-                tree_add_textf(t, sdir, "texture_id", "u32", "%" PRIu32 "\n", ld_u32(mat.b, m->be));
-            free(mat.b);
+        struct t2fs_node surf;
+        if (t2fs_node_child(v, &list, s, &surf, err, sizeof err)) {
+            add_error(t, dir, name, err);
+            continue;
         }
-        snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/2/%" PRIu32 "/%" PRIu32 "/1.bin", model, mesh, s);
-        if (read_leaf(m, path, &idx) == 0) {
-            add_slice(m, sdir, "indices.bin", &idx, 0, idx.len, "u16[]");
-            struct t2_stream st;
-            if (t2_decode_stream(idx.b, idx.len, m->be, &cache, &st) == 0)
-                add_stream_files(t, sdir, &st);
-            t2_stream_free(&st);
-            free(idx.b);
+        if (t2fs_node_expect(&surf, T2FS_NODE_BRANCH, err, sizeof err)) {
+            add_error(t, dir, name, err);
+            continue;
         }
+        add_surface(v, tree_add_dir(t, dir, name, "t2fs.surface", NULL, NULL, 0), &surf, &cache);
     }
     return 0;
 }
 
 /* ---- bones, poses, the model ---- */
 
-static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
 {
-    struct mview *m = ctx;
-    char path[96];
-    snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/3/%" PRIu32 "/1.bin", (uint32_t)(arg >> 32), (uint32_t)arg);
-    add_raw(m, dir, "bone.bin", path);
-    snprintf(path, sizeof path, "/root/0/%" PRIu32 "/1/3/%" PRIu32 "/0.bin", (uint32_t)(arg >> 32), (uint32_t)arg);
-    struct leaf l;
-    uint32_t es, n;
-    if (read_leaf(m, path, &l) == 0) {
-        if (array_of(m, &l, &es, &n) && es == 4) {
-            struct sbuf b = {0};
-            for (uint32_t i = 0; i < n; i++)
-                sb_printf(&b, "%" PRIu32 "\n", ld_u32(l.b + 8 + 4 * (size_t)i, m->be));
-            size_t len;
-            char *text = sb_take(&b, &len);
-            tree_add_text(t, dir, "indices", "u32[]", text, len);
-        }
-        free(l.b);
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node n;
+    struct t2fs_array a;
+    char err[400];
+    if (FIND(v, &m->model, &n, dir, "bone", 1, 3, (unsigned)bone, 1))
+        add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
+    if (!FIND(v, &m->model, &n, dir, "indices", 1, 3, (unsigned)bone, 0))
+        return 0;
+    if (t2fs_node_array(v, &n, &a, err, sizeof err) || a.esize != 4) {
+        if (a.bytes)
+            snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a.esize);
+        add_error(t, dir, "indices", err);
+        free(a.bytes);
+        return 0;
     }
+    struct sbuf b = {0};
+    for (uint32_t i = 0; i < a.count; i++)
+        sb_printf(&b, "%" PRIu32 "\n", ld_u32(a.data + 4 * (size_t)i, t2fs_view_big_endian(v)));
+    size_t len;
+    char *text = sb_take(&b, &len);
+    tree_add_text(t, dir, "indices", "u32[]", text, len);
+    free(a.bytes);
     return 0;
+}
+
+static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_node *n)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t2fs_array a;
+    char err[400];
+    if (t2fs_node_array(v, n, &a, err, sizeof err) || a.esize != 4) {
+        if (a.bytes)
+            snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a.esize);
+        add_error(t, dir, "bone_indices", err);
+        free(a.bytes);
+        return;
+    }
+    bool be = t2fs_view_big_endian(v);
+    struct sbuf b = {0};
+    for (uint32_t i = 0; i < a.count; i++) {
+        const uint8_t *p = a.data + 4 * (size_t)i;
+        sb_printf(&b, "%d %d\n", (int16_t)ld_u16(p, be), (int16_t)ld_u16(p + 2, be));
+    }
+    size_t len;
+    char *text = sb_take(&b, &len);
+    tree_add_text(t, dir, "bone_indices", "s16[][2]", text, len);
+    free(a.bytes);
 }
 
 static int populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
-    struct mview *m = ctx;
-    char base[64], path[96];
-    snprintf(base, sizeof base, "/root/0/%" PRIu32 "/2/%" PRIu32, (uint32_t)(arg >> 32), (uint32_t)arg);
-    snprintf(path, sizeof path, "%s/1.bin", base);
-    struct leaf l;
-    uint32_t es, n;
-    if (read_leaf(m, path, &l) == 0) {
-        if (array_of(m, &l, &es, &n) && es == 4) {
-            struct sbuf b = {0};
-            for (uint32_t i = 0; i < n; i++) {
-                const uint8_t *p = l.b + 8 + 4 * (size_t)i;
-                sb_printf(&b, "%d %d\n", (int16_t)ld_u16(p, m->be), (int16_t)ld_u16(p + 2, m->be));
-            }
-            size_t len;
-            char *text = sb_take(&b, &len);
-            tree_add_text(t, dir, "bone_indices", "s16[][2]", text, len);
-        }
-        free(l.b);
-    }
-    snprintf(path, sizeof path, "%s/2.bin", base);
-    add_array_data(m, dir, "orientations", path);
-    snprintf(path, sizeof path, "%s/5/0.bin", base);
-    add_raw(m, dir, "header.bin", path);
-    snprintf(path, sizeof path, "%s/5/1.bin", base);
-    add_raw(m, dir, "rotations.bin", path);
-    snprintf(path, sizeof path, "%s/5/2.bin", base);
-    add_raw(m, dir, "positions.bin", path);
-    snprintf(path, sizeof path, "%s/0.bin", base);
-    add_array_data(m, dir, "model_2_x_0", path);
-    snprintf(path, sizeof path, "%s/3/0.bin", base);
-    add_raw(m, dir, "model_2_x_3_0.bin", path);
-    snprintf(path, sizeof path, "%s/3/1.bin", base);
-    add_array_data(m, dir, "model_2_x_3_1", path);
-    snprintf(path, sizeof path, "%s/4.bin", base);
-    add_array_data(m, dir, "model_2_x_4", path);
+    (void)t;
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    unsigned p = (unsigned)arg;
+    struct t2fs_node n;
+    if (FIND(v, &m->model, &n, dir, "bone_indices", 2, p, 1))
+        add_bone_indices(v, dir, &n);
+    if (FIND(v, &m->model, &n, dir, "orientations", 2, p, 2))
+        add_array_data(v, dir, "orientations", &n);
+    if (FIND(v, &m->model, &n, dir, "header", 2, p, 5, 0))
+        add_raw(v, dir, "header", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->model, &n, dir, "rotations", 2, p, 5, 1))
+        add_raw(v, dir, "rotations", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->model, &n, dir, "positions", 2, p, 5, 2))
+        add_raw(v, dir, "positions", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->model, &n, dir, "model_2_x_0", 2, p, 0))
+        add_array_data(v, dir, "model_2_x_0", &n);
+    if (FIND(v, &m->model, &n, dir, "model_2_x_3_0", 2, p, 3, 0))
+        add_raw(v, dir, "model_2_x_3_0", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->model, &n, dir, "model_2_x_3_1", 2, p, 3, 1))
+        add_array_data(v, dir, "model_2_x_3_1", &n);
+    if (FIND(v, &m->model, &n, dir, "model_2_x_4", 2, p, 4))
+        add_array_data(v, dir, "model_2_x_4", &n);
     return 0;
 }
 
-/* Children of a /root branch that are directories (or compressed nodes), counted. */
-static uint32_t count_children(struct tree *t, const char *path)
+/* A list directory NAME with one item directory per child of the list node (found by
+ * its child indices below the model); NAME/NAME.error when the list node is missing or
+ * not a branch. */
+static uint32_t add_list(struct mdir *m, uint32_t dir, const char *name, const struct t2fs_node *list, int rc,
+                         const char *err, populate_fn fn, const char *type)
 {
-    uint32_t ino, n = 0;
-    if (tree_resolve(t, path, &ino) || tree_node(t, ino)->type != NODE_DIR || tree_populate(t, ino))
-        return 0;
-    const struct dirinfo *d = tree_node(t, ino)->u.dir;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const char *name = tree_node(t, d->child[i])->name;
-        if (strchr(name, '.') == NULL || strstr(name, ".bin")) /* "N" or "N.bin", once each */
-            n++;
-    }
-    return n;
-}
-
-static void add_indexed(struct mview *m, uint32_t dir, const char *name, uint32_t model, const char *list,
-                        populate_fn fn, const char *type)
-{
-    struct tree *t = m->fs->tree;
-    char path[64];
-    snprintf(path, sizeof path, "/root/0/%" PRIu32 "/%s", model, list);
-    uint32_t n = count_children(t, path);
+    struct tree *t = t2fs_view_fs(m->v)->tree;
     uint32_t d = tree_add_dir(t, dir, name, "t2fs.list", NULL, NULL, 0);
-    for (uint32_t i = 0; i < n; i++) {
+    char why[400];
+    if (rc || t2fs_node_expect(list, T2FS_NODE_BRANCH, why, sizeof why)) {
+        add_error(t, d, name, rc ? err : why);
+        return d;
+    }
+    for (uint32_t i = 0; i < list->count && fn; i++) {
         char child[16];
         snprintf(child, sizeof child, "%" PRIu32, i);
-        tree_add_dir(t, d, child, type, fn, m, (uint64_t)model << 32 | i);
+        tree_add_dir(t, d, child, type, fn, m, i);
     }
+    return d;
 }
 
-static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t model)
+static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
-    struct mview *m = ctx;
-    char path[96];
-    snprintf(path, sizeof path, "../../root/0/%" PRIu64, model);
-    tree_add_link(t, dir, "raw", path);
-    struct leaf info;
-    snprintf(path, sizeof path, "/root/0/%" PRIu64 "/0/0.bin", model);
-    if (read_leaf(m, path, &info) == 0) {
-        bool unset = info.len == 8 && memcmp(info.b, "\0\0\0\0\0\0\0\0", 8) == 0;
-        if (!unset)
-            add_slice(m, dir, "info.bin", &info, 0, info.len < 32 ? info.len : 32, "s_t2fsDataModelInfo");
-        free(info.b);
+    (void)arg;
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node n;
+    char err[400], at[160], link[200];
+    t2fs_node_name(&m->model, at, sizeof at);
+    snprintf(link, sizeof link, "../..%s", at);
+    tree_add_link(t, dir, "raw", link);
+    if (FIND(v, &m->model, &n, dir, "info", 0, 0)) {
+        uint8_t *b;
+        size_t len;
+        if (t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err) ||
+            t2fs_node_bytes(v, &n, &b, &len, err, sizeof err)) {
+            add_error(t, dir, "info", err);
+        } else {
+            bool unset = len == 8 && memcmp(b, "\0\0\0\0\0\0\0\0", 8) == 0;
+            if (!unset)
+                t2fs_node_add_file(v, &n, dir, "info.bin", b, 0, len < 32 ? len : 32, "s_t2fsDataModelInfo");
+            free(b);
+        }
     }
-    snprintf(path, sizeof path, "/root/0/%" PRIu64 "/0/1.bin", model);
-    add_array_data(m, dir, "model_0_1", path);
-    add_indexed(m, dir, "meshes", (uint32_t)model, "1/0", populate_mesh, "t2fs.mesh");
-    snprintf(path, sizeof path, "/root/0/%" PRIu64 "/1/1/0.bin", model);
-    add_array_data(m, dir, "model_1_1_0", path);
-    add_indexed(m, dir, "surfaces", (uint32_t)model, "1/2", populate_surfaces, "t2fs.surfaces");
-    add_indexed(m, dir, "bones", (uint32_t)model, "1/3", populate_bone, "t2fs.bone");
-    uint32_t hp = tree_add_dir(t, dir, "hotpoints", "t2fs.list", NULL, NULL, 0);
-    snprintf(path, sizeof path, "/root/0/%" PRIu64 "/1/4", model);
-    uint32_t nh = count_children(t, path);
-    for (uint32_t i = 0; i < nh; i++) {
-        char p2[96], name[16];
-        snprintf(p2, sizeof p2, "/root/0/%" PRIu64 "/1/4/%" PRIu32 ".bin", model, i);
+    if (FIND(v, &m->model, &n, dir, "model_0_1", 0, 1))
+        add_array_data(v, dir, "model_0_1", &n);
+    int rc = t2fs_node_at(v, &m->model, IDX(1, 0), &n, err, sizeof err);
+    add_list(m, dir, "meshes", &n, rc, err, populate_mesh, "t2fs.mesh");
+    if (FIND(v, &m->model, &n, dir, "model_1_1_0", 1, 1, 0))
+        add_array_data(v, dir, "model_1_1_0", &n);
+    rc = t2fs_node_at(v, &m->model, IDX(1, 2), &n, err, sizeof err);
+    add_list(m, dir, "surfaces", &n, rc, err, populate_surfaces, "t2fs.surfaces");
+    rc = t2fs_node_at(v, &m->model, IDX(1, 3), &n, err, sizeof err);
+    add_list(m, dir, "bones", &n, rc, err, populate_bone, "t2fs.bone");
+    struct t2fs_node hp;
+    rc = t2fs_node_at(v, &m->model, IDX(1, 4), &hp, err, sizeof err);
+    uint32_t hdir = add_list(m, dir, "hotpoints", &hp, rc, err, NULL, NULL);
+    for (uint32_t i = 0; rc == 0 && hp.kind == T2FS_NODE_BRANCH && i < hp.count; i++) {
+        char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
-        add_array_data(m, hp, name, p2);
+        if (t2fs_node_child(v, &hp, i, &n, err, sizeof err))
+            add_error(t, hdir, name, err);
+        else
+            add_array_data(v, hdir, name, &n);
     }
-    add_indexed(m, dir, "poses", (uint32_t)model, "2", populate_pose, "t2fs.pose");
-    snprintf(path, sizeof path, "/root/0/%" PRIu64 "/3.bin", model);
-    add_array_data(m, dir, "model_3", path);
+    rc = t2fs_node_at(v, &m->model, IDX(2), &n, err, sizeof err);
+    add_list(m, dir, "poses", &n, rc, err, populate_pose, "t2fs.pose");
+    if (FIND(v, &m->model, &n, dir, "model_3", 3))
+        add_array_data(v, dir, "model_3", &n);
     return 0;
 }
 
 static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct mview *m = ctx;
-    uint32_t n = count_children(t, "/root/0");
-    for (uint32_t i = 0; i < n; i++) {
-        char name[16], path[32];
-        uint32_t ino;
+    struct t2_view *v = ctx;
+    struct t2fs_node root, list;
+    char err[400];
+    t2fs_node_root(v, &root);
+    if (t2fs_node_child(v, &root, 0, &list, err, sizeof err) ||
+        t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
+        add_error(t, dir, "models", err); /* no model list: no models */
+        return 0;
+    }
+    for (uint32_t i = 0; i < list.count; i++) {
+        char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
-        snprintf(path, sizeof path, "/root/0/%" PRIu32, i);
-        if (tree_resolve(t, path, &ino) || tree_node(t, ino)->type != NODE_DIR)
-            continue; /* a broken model: /root shows why */
+        struct mdir *m = tree_alloc(t, sizeof *m);
+        if (!m)
+            return -ENOMEM;
+        m->v = v;
+        if (t2fs_node_child(v, &list, i, &m->model, err, sizeof err) ||
+            t2fs_node_expect(&m->model, T2FS_NODE_BRANCH, err, sizeof err)) {
+            add_error(t, dir, name, err); /* a broken model: /root shows it as bytes */
+            continue;
+        }
         tree_add_dir(t, dir, name, "t2fs.model", populate_model, m, i);
     }
     return 0;
 }
 
-void t2fs_models_add(struct s3fs *fs, uint32_t root_dir, bool big_endian)
+void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
 {
-    struct mview *m = calloc(1, sizeof *m);
-    if (!m)
-        return;
-    m->fs = fs;
-    m->be = big_endian;
-    tree_on_free(fs->tree, free, m);
-    tree_add_dir(fs->tree, root_dir, "models", "t2fs.models", populate_models, m, 0);
+    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t2fs.models", populate_models, v, 0);
 }

@@ -89,14 +89,14 @@ int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c,
         cmd->word = word;
         if (word & 0x8000) {
             uint32_t slot[3] = {word & 31u, (word >> 5) & 31u, (word >> 10) & 31u};
-            *cmd = (struct t2_cmd){T2_CMD_TRI, word, slot[0], slot[1], slot[2], false};
+            *cmd = (struct t2_cmd){T2_CMD_TRI, word, slot[0], slot[1], slot[2]};
             if (triangle(c, s, w, slot))
                 return -1;
         } else if (word & 0x4000) {
-            *cmd = (struct t2_cmd){T2_CMD_BONE, word, word & 0xFFu, 0, 0, false};
+            *cmd = (struct t2_cmd){T2_CMD_BONE, word, word & 0xFFu, 0, 0};
             c->bone = (int32_t)(word & 0xFF);
         } else if (word & 0x2000) {
-            *cmd = (struct t2_cmd){T2_CMD_LOAD, word, word & 31u, (word >> 5) & 31u, 0, false};
+            *cmd = (struct t2_cmd){T2_CMD_LOAD, word, word & 31u, (word >> 5) & 31u, 0};
             load(c, s, w, word & 31u, (word >> 5) & 31u);
         } else {
             cmd->kind = T2_CMD_UNKNOWN;
@@ -120,38 +120,4 @@ void t2_deinterleave(const uint8_t *data, uint32_t elem_size, uint32_t count, ui
     for (uint32_t k = 0; k < elem_size; k++)
         for (uint32_t i = 0; i < count; i++)
             out[(size_t)i * elem_size + k] = data[(size_t)k * count + i];
-}
-
-int t2_decode_turok1(const uint8_t *p, size_t nwords, bool be, uint64_t nverts, struct t2_stream *s)
-{
-    memset(s, 0, sizeof *s);
-    s->first = s->last = -1;
-    s->cmd = calloc(nwords ? nwords : 1, sizeof *s->cmd);
-    s->tri = calloc(nwords ? nwords : 1, sizeof *s->tri);
-    if (!s->cmd || !s->tri)
-        return -1;
-    for (size_t w = 0; w < nwords; w++) {
-        uint16_t word = ld_u16(p + 2 * w, be);
-        uint32_t v[3] = {word & 31u, (word >> 5) & 31u, (word >> 10) & 31u};
-        s->cmd[s->ncmd++] = (struct t2_cmd){T2_CMD_TRI, word, v[0], v[1], v[2], (word & 0x8000) != 0};
-        bool ok = true;
-        for (int k = 0; k < 3; k++)
-            if (v[k] >= nverts) {
-                report(s, "word %zu: vertex %u, the section has %llu", w, v[k], (unsigned long long)nverts);
-                ok = false;
-                break;
-            }
-        if (!ok)
-            continue;
-        struct t2_tri *t = &s->tri[s->ntri++];
-        for (int k = 0; k < 3; k++) {
-            t->v[k] = v[k];
-            t->bone[k] = -1;
-            if (s->first < 0 || (int64_t)v[k] < s->first)
-                s->first = v[k];
-            if ((int64_t)v[k] > s->last)
-                s->last = v[k];
-        }
-    }
-    return 0;
 }

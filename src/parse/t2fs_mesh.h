@@ -28,7 +28,6 @@ struct t2_cmd {
     enum t2_cmd_kind kind;
     uint16_t word;
     uint32_t a, b, c; /* tri: slots; bone: b in a; load: n in a, v0 in b */
-    bool run_end;     /* Turok 1: the last triangle of a run */
 };
 
 struct t2_tri {
@@ -54,11 +53,6 @@ void t2_vcache_init(struct t2_vcache *c, uint64_t nverts);
  * in out->err; decoding goes on. Returns 0, or -1 when out of memory. */
 int t2_decode_stream(const uint8_t *p, size_t len, bool big_endian, struct t2_vcache *c, struct t2_stream *out);
 void t2_stream_free(struct t2_stream *s);
-
-/* Turok 1 (usPStream): each u16 word is one triangle of three 5-bit slots (bits 0-4,
- * 5-9, 10-14) naming vertices of the section's usVertices; bit 15 ends a run. Commands
- * are T2_CMD_TRI with c_end set on the last triangle of a run. */
-int t2_decode_turok1(const uint8_t *p, size_t nwords, bool big_endian, uint64_t nverts, struct t2_stream *out);
 
 /* De-interleaves an array's data: byte k of element i is at data[k·count + i]. */
 void t2_deinterleave(const uint8_t *data, uint32_t elem_size, uint32_t count, uint8_t *out);

@@ -85,7 +85,7 @@ static const struct pattern turok1_all[] = {
     FIX("/0/x/1/1/x/2/x/x", "section"),
     RAW("/0/x/1/1/x/2/x/x/0", NULL, 0, "section"),
     ARR("/0/x/1/1/x/2/x/x/1", NULL, 2, false, "usPStream"),
-    US("/0/x/1/1/x/2/x/x/2", "usVertices"),
+    ARR("/0/x/1/1/x/2/x/x/2", NULL, 16, true, "usVertices"), /* 16-byte N64 vertices, byte planes */
     VAR("/0/x/2", "isAnims"),
     FIX("/0/x/2/x", "anim"),
     US("/0/x/2/x/0", "usYRotations"),
