@@ -88,6 +88,80 @@ static void test_tree_nodes(void **state)
     tree_free(t);
 }
 
+/* Applies a relative path to a directory path, as the kernel resolves a symlink:
+ * ".." drops a component (never above the root), "." stays. */
+static void apply_relative(const char *dir, const char *rel, char *out, size_t outlen)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", dir);
+    size_t n = strlen(buf);
+    for (const char *s = rel; *s;) {
+        size_t len = strcspn(s, "/");
+        if (len == 2 && s[0] == '.' && s[1] == '.') {
+            assert_true(n > 0); /* never above the root */
+            while (n > 0 && buf[n - 1] != '/')
+                n--;
+            if (n > 0)
+                n--;
+            buf[n] = 0;
+        } else if (!(len == 1 && s[0] == '.') && len > 0) {
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%.*s", n ? "/" : "", (int)len, s);
+        }
+        s += len + (s[len] == '/');
+    }
+    snprintf(out, outlen, "%s", buf);
+}
+
+static void expect_rel(const char *from, const char *to, const char *want)
+{
+    char *rel = tree_path_relative(from, to);
+    if (strcmp(rel, want) != 0)
+        fail_msg("from '%s' to '%s': '%s', expected '%s'", from, to, rel, want);
+    free(rel);
+}
+
+/* The one relative-path function: known answers, then every depth pair 0..4 with every
+ * shared-prefix length, checked by resolving the answer back. */
+static void test_path_relative(void **state)
+{
+    (void)state;
+    expect_rel("Meshes/0", "VertexDatas/0", "../../VertexDatas/0"); /* no common prefix */
+    expect_rel("Models/0", "Skeletons/0", "../../Skeletons/0");
+    expect_rel("Animations/0/TrackGroups", "TrackGroups/0", "../../../TrackGroups/0");
+    expect_rel("ExporterInfo", "ArtToolInfo", "../ArtToolInfo");
+    expect_rel("Skeletons/1", "Skeletons/0/Bones", "../0/Bones");
+    expect_rel("", "a/b", "a/b");
+    expect_rel("a/b", "", "../..");
+    expect_rel("a/b", "a/b", ".");
+    expect_rel("a/b", "a", "..");
+    expect_rel("a", "a/b/c", "b/c");
+    expect_rel("ab", "a", "../a");    /* a shared first letter is not a shared component */
+    expect_rel("a", "ab/c", "../ab/c");
+    expect_rel("a/bc", "a/b", "../b");
+    expect_rel("", "", ".");
+    static const char *const comp[] = {"x", "y", "xy"};
+    char from[64], to[64], back[512];
+    for (int df = 0; df <= 4; df++)
+        for (int dt = 0; dt <= 4; dt++)
+            for (int shared = 0; shared <= (df < dt ? df : dt); shared++)
+                for (int variant = 0; variant < 3; variant++) {
+                    /* the first `shared` components agree, the next differ */
+                    size_t nf = 0, nt = 0;
+                    from[0] = to[0] = 0;
+                    for (int i = 0; i < df; i++)
+                        nf += (size_t)snprintf(from + nf, sizeof from - nf, "%s%s", i ? "/" : "",
+                                               i < shared ? comp[i % 3] : comp[(i + variant) % 3]);
+                    for (int i = 0; i < dt; i++)
+                        nt += (size_t)snprintf(to + nt, sizeof to - nt, "%s%s", i ? "/" : "",
+                                               i < shared ? comp[i % 3] : comp[(i + variant + 1) % 3]);
+                    char *rel = tree_path_relative(from, to);
+                    apply_relative(from, rel, back, sizeof back);
+                    if (strcmp(back, to) != 0)
+                        fail_msg("from '%s' to '%s': '%s' leads to '%s'", from, to, rel, back);
+                    free(rel);
+                }
+}
+
 static void test_tree_node_limit(void **state)
 {
     (void)state;
@@ -236,6 +310,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_nodes),
         cmocka_unit_test(test_tree_node_limit),
+        cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),
         cmocka_unit_test(test_info_sample_rig),
