@@ -265,13 +265,21 @@ static void walk_links(const uint8_t *f, size_t size, size_t *links)
         struct node *n = tree_node(fs->tree, (uint32_t)i);
         if (n->type == NODE_LINK) {
             assert_true(link_stays_inside(fs->tree, (uint32_t)i));
+            /* .bone, parent.bone, Granny objects, /granny/skeletons: all name directories */
+            uint32_t to;
+            char why[200];
+            if (link_resolve(fs->tree, (uint32_t)i, &to, why, sizeof why))
+                fail_msg("link %s -> %s: %s", n->name, n->u.target, why);
+            if (tree_node(fs->tree, to)->type != NODE_DIR)
+                fail_msg("link %s -> %s: not a directory", n->name, n->u.target);
             (*links)++;
         }
     }
     s3fs_close(fs);
 }
 
-/* Every symlink of every fixture kind stays inside the mount. */
+/* Every symlink of every fixture kind stays inside the mount and resolves to a directory
+ * (the wrapped RIG's .bone links, the clear RIG's parent.bone, the Granny object links). */
 static void test_links_stay_inside(void **state)
 {
     (void)state;
@@ -302,6 +310,20 @@ static void test_links_stay_inside(void **state)
     assert_true(link_stays_inside(t, tree_add_link(t, d, "a", "../d/x")));
     assert_false(link_stays_inside(t, tree_add_link(t, d, "b", "../../x")));
     assert_false(link_stays_inside(t, tree_add_link(t, d, "c", "/etc/passwd")));
+    /* and the resolver: a dangling link, a link to itself, a loop of two, a chain */
+    char why[200];
+    uint32_t to;
+    assert_int_not_equal(link_resolve(t, tree_add_link(t, d, "dangling", "../d/nothing"), &to, why, sizeof why), 0);
+    assert_int_not_equal(link_resolve(t, tree_add_link(t, d, "self", "self"), &to, why, sizeof why), 0);
+    assert_non_null(strstr(why, "loop"));
+    tree_add_link(t, d, "p", "q");
+    assert_int_not_equal(link_resolve(t, tree_add_link(t, d, "q", "p"), &to, why, sizeof why), 0);
+    uint32_t e = tree_add_dir(t, root, "e", NULL, NULL, NULL, 0);
+    tree_add_link(t, d, "toe", "../e");
+    assert_int_equal(link_resolve(t, tree_add_link(t, root, "chain", "d/toe"), &to, why, sizeof why), 0);
+    assert_int_equal(to, e);
+    assert_int_equal(link_resolve(t, tree_add_link(t, d, "up", ".."), &to, why, sizeof why), 0);
+    assert_int_equal(to, root);
     tree_free(t);
 }
 

@@ -26,7 +26,7 @@ struct gobj {
     struct gr2_view *v;
     struct gr2_walk w;
     bool noted; /* the walk's limit said in /info */
-    struct colset *colsets;
+    struct colset **colsets; /* each allocated alone: tables keep pointers to them */
     size_t ncolsets;
 };
 
@@ -173,14 +173,17 @@ struct gtable {
 static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type)
 {
     for (size_t i = 0; i < o->ncolsets; i++)
-        if (o->colsets[i].type.section == type.section && o->colsets[i].type.offset == type.offset)
-            return o->colsets[i].ok ? &o->colsets[i] : NULL;
-    struct colset *n = realloc(o->colsets, (o->ncolsets + 1) * sizeof *n);
+        if (o->colsets[i]->type.section == type.section && o->colsets[i]->type.offset == type.offset)
+            return o->colsets[i]->ok ? o->colsets[i] : NULL;
+    struct colset **n = realloc(o->colsets, (o->ncolsets + 1) * sizeof *n);
     if (!n)
         return NULL;
     o->colsets = n;
-    struct colset *c = &n[o->ncolsets++];
-    *c = (struct colset){.type = type};
+    struct colset *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    n[o->ncolsets++] = c;
+    c->type = type;
     const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
     c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == 0 && c->n > 0;
     return c->ok ? c : NULL;
@@ -609,8 +612,10 @@ static void gobj_free(void *p)
     if (!o)
         return;
     gr2_walk_free(&o->w);
-    for (size_t i = 0; i < o->ncolsets; i++)
-        gr2_columns_free(o->colsets[i].cols, o->colsets[i].n);
+    for (size_t i = 0; i < o->ncolsets; i++) {
+        gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
+        free(o->colsets[i]);
+    }
     free(o->colsets);
     free(o);
 }
