@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "fixture_gr2obj.h"
 #include "fs/sbuf.h"
 #include "fs/view.h"
@@ -412,12 +413,52 @@ static void test_remapped_strings(void **state)
     }
 }
 
+/* A wrapped RIG around a remapped-strings Granny file: the .bone links still resolve
+ * (indices need no names), the .names files show "?", and /info says why. */
+static void test_rig_remapped_names(void **state)
+{
+    (void)state;
+    struct fxg_big_opts o = {.sig = "le32", .npixels = 64, .nvertices = 4, .ntris = 1, .nbones = 16,
+                             .string_table_crc = 0x452bfb41};
+    struct fxg_big_result r;
+    size_t gsize, size;
+    uint8_t *g = fxg_build_big(&o, &gsize, &r);
+    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
+    for (int l = 0; l < 4; l++) {
+        ro.lists[l] = fx_sample_lists[l];
+        ro.list_count[l] = fx_sample_list_count[l];
+    }
+    struct fx_rig_layout rl;
+    uint8_t *f = fx_build_rig(&ro, &size, &rl);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    size_t nodes;
+    assert_true(check_all_links(fs, &nodes) > 10);
+    size_t len;
+    char *names = read_path(fs, "/compress_nodes.names", &len);
+    assert_true(len > 0 && names[0] == '?');
+    free(names);
+    char *info = read_path(fs, "/info", &len);
+    assert_non_null(strstr(info, "bone names unavailable: they are CRCs into an external string table "
+                                 "(string_table_crc 0x452bfb41)"));
+    free(info);
+    char want[32];
+    snprintf(want, sizeof want, "crc:0x%08x\n", r.bone0_name_crc);
+    expect_text(fs, "/granny/root/Skeletons/0/Bones/0/Name", want);
+    s3fs_close(fs);
+    free(f);
+    free(g);
+    free(r.section);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors_links),      cmocka_unit_test(test_vectors_same_tree),
         cmocka_unit_test(test_vectors_tables),     cmocka_unit_test(test_big_tables),
         cmocka_unit_test(test_no_dangling_skeletons), cmocka_unit_test(test_remapped_strings),
+        cmocka_unit_test(test_rig_remapped_names),
     };
     return cmocka_run_group_tests_name("gr2tables", tests, NULL, NULL);
 }

@@ -28,6 +28,13 @@ struct gobj {
     bool noted; /* the walk's limit said in /info */
     struct colset **colsets; /* each allocated alone: tables keep pointers to them */
     size_t ncolsets;
+    /* Tables already measured, by (bytes, type, count): arrays shared by many members
+     * are measured once. And the CSV text measured so far, against a budget, so that a
+     * crafted file whose arrays all alias the same bytes cannot make every listing
+     * format them again. */
+    struct gtable **tables;
+    size_t ntables, captables;
+    uint64_t csv_measured;
 };
 
 static void walk(struct gobj *o, const struct gr2_space *sp)
@@ -161,12 +168,14 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
 
 #define ROWS_PER_MARK 64
 
+#define CSV_BUDGET_MIN (256ull << 20) /* CSV bytes measured per file, at least; else 16 × its bytes */
+
 struct gtable {
     struct gobj *o;
-    struct gr2_ref obj;
+    struct gr2_ref obj, type;
     uint32_t count, size;
     const struct colset *cs;
-    uint64_t header_len;
+    uint64_t header_len, total;
     uint64_t *mark; /* mark[i]: where row i·ROWS_PER_MARK starts in the CSV text */
 };
 
@@ -273,22 +282,55 @@ static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t 
 /* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
  * mounted file when the section is stored as is); NAME.csv: a header row of column
  * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
-static uint32_t add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
-                          const struct gr2_elem *e)
+static struct gtable *find_table(struct gobj *o, const struct gr2_elem *e)
+{
+    for (size_t i = 0; i < o->ntables; i++) {
+        struct gtable *tb = o->tables[i];
+        if (tb->obj.section == e->obj.section && tb->obj.offset == e->obj.offset && tb->count == e->count &&
+            tb->type.section == e->type.section && tb->type.offset == e->type.offset)
+            return tb;
+    }
+    return NULL;
+}
+
+/* Measures a table's CSV: its exact size and where every ROWS_PER_MARK-th row starts.
+ * NULL with why when it cannot (or the file's budget of measured text is spent). */
+static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, const struct gr2_elem *e,
+                                    const char **why)
 {
     struct tree *t = o->v->fs->tree;
+    struct gtable *tb = find_table(o, e);
+    if (tb)
+        return tb;
+    *why = "out of memory";
     const struct colset *cs = columns_of(o, sp, e->type);
-    struct gtable *tb = tree_alloc(t, sizeof *tb);
-    uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
-    uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
-    if (!cs || !tb || !mark)
-        return add_error(t, dir, name, "out of memory");
-    *tb = (struct gtable){o, e->obj, e->count, e->size, cs, 0, mark};
-    const char *why;
-    const uint8_t *b = gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &why);
+    if (!cs)
+        return NULL;
+    const uint8_t *b = gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, why);
     if (!b)
-        return add_error(t, dir, name, why);
-    /* the CSV's exact size, and where every ROWS_PER_MARK-th row starts */
+        return NULL;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < sp->g->nsections; i++)
+        bytes += sp->size[i];
+    uint64_t budget = 16 * bytes > CSV_BUDGET_MIN ? 16 * bytes : CSV_BUDGET_MIN;
+    if (o->csv_measured > budget) {
+        *why = "this file's tables hold more text than the limit (16 times the file's expanded bytes)";
+        return NULL;
+    }
+    if (o->ntables == o->captables) {
+        size_t cap = o->captables ? 2 * o->captables : 16;
+        struct gtable **n = realloc(o->tables, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        o->tables = n;
+        o->captables = cap;
+    }
+    uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
+    tb = tree_alloc(t, sizeof *tb);
+    uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
+    if (!tb || !mark)
+        return NULL;
+    *tb = (struct gtable){o, e->obj, e->type, e->count, e->size, cs, 0, 0, mark};
     struct sbuf text = {0};
     csv_header(cs, &text);
     uint64_t total = tb->header_len = text.len;
@@ -300,27 +342,48 @@ static uint32_t add_table(struct gobj *o, const struct gr2_space *sp, uint32_t d
         total += text.len;
     }
     sb_free(&text);
+    tb->total = total;
+    o->csv_measured += total;
+    o->tables[o->ntables++] = tb;
+    return tb;
+}
+
+/* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
+ * mounted file when the section is stored as is); NAME.csv: a header row of column
+ * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
+static void add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
+                      const struct gr2_elem *e)
+{
+    struct tree *t = o->v->fs->tree;
     char fname[300], xtype[96];
     snprintf(xtype, sizeof xtype, "gr2.table[%" PRIu32 "]x%" PRIu32 " type=%" PRIu32 "_0x%" PRIx32, e->count,
              e->size, e->type.section, e->type.offset);
     uint64_t bytes = (uint64_t)e->count * e->size;
     const struct gr2_section *sec = &o->v->g.sections[e->obj.section];
+    const char *why;
+    struct gtable *tb = measure_table(o, sp, e, &why);
     snprintf(fname, sizeof fname, "%s.bin", name);
-    uint32_t ino;
+    uint32_t ino = 0;
     if (sec->compression == GR2_COMP_NONE) {
         uint64_t abs, alen;
         gr2_view_span(o->v, e->obj.section, e->obj.offset, bytes, &abs, &alen);
         ino = tree_add_range(t, dir, fname, NULL, abs, bytes);
-    } else {
+    } else if (tb) {
         ino = tree_add_gen(t, dir, fname, NULL, bytes, table_bin_read, tb, 0);
     }
-    span_of(o, ino, e->obj.section, e->obj.offset, bytes);
-    tree_set_type(t, ino, xtype);
+    if (ino) {
+        span_of(o, ino, e->obj.section, e->obj.offset, bytes);
+        tree_set_type(t, ino, xtype);
+    }
     snprintf(fname, sizeof fname, "%s.csv", name);
-    ino = tree_add_gen(t, dir, fname, NULL, total, csv_read, tb, 0);
+    if (!tb) {
+        snprintf(fname, sizeof fname, "%s.csv", name);
+        add_error(t, dir, fname, why);
+        return;
+    }
+    ino = tree_add_gen(t, dir, fname, NULL, tb->total, csv_read, tb, 0);
     span_of(o, ino, e->obj.section, e->obj.offset, bytes);
     tree_set_type(t, ino, xtype);
-    return ino;
 }
 
 /* ---- members and elements ---- */
@@ -617,6 +680,7 @@ static void gobj_free(void *p)
         free(o->colsets[i]);
     }
     free(o->colsets);
+    free(o->tables);
     free(o);
 }
 
