@@ -436,6 +436,44 @@ static void csv_safe(char *s)
 }
 
 static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
+                       int depth, struct colbuf *b);
+
+/* The columns of one element of member m (at `at` within the row): name is its cell name. */
+static int add_member_columns(struct gr2_types *reg, const struct gr2_member *m, char *name, uint32_t at, int depth,
+                              struct colbuf *b)
+{
+    csv_safe(name);
+    if (gr2_is_scalar(m->type))
+        return col_add(b, name, m->type, at, false);
+    char *sub = NULL;
+    int rc = 0;
+    if (m->type == GR2_TRANSFORM) {
+        static const char *const part[] = {"position", "orientation", "scale_shear"};
+        static const int nval[] = {3, 4, 9};
+        if (asprintf(&sub, "%s.flags", name) < 0)
+            return -1;
+        rc = col_add(b, sub, GR2_UINT32, at, true);
+        free(sub);
+        uint32_t o = at + 4;
+        for (int p = 0; p < 3 && rc == 0; p++)
+            for (int j = 0; j < nval[p] && rc == 0; j++, o += 4) {
+                if (asprintf(&sub, "%s.%s[%d]", name, part[p], j) < 0)
+                    return -1;
+                rc = col_add(b, sub, GR2_REAL32, o, false);
+                free(sub);
+            }
+        return rc;
+    }
+    /* Inline: flat, by decide_flat */
+    const struct gr2_type *in = type_lookup(reg, m->ref_type);
+    if (!in || asprintf(&sub, "%s.", name) < 0)
+        return -1;
+    rc = add_columns(reg, in, sub, at, depth + 1, b);
+    free(sub);
+    return rc;
+}
+
+static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
                        int depth, struct colbuf *b)
 {
     if (!t->ok || !t->flat || depth > GR2_MAX_TYPE_DEPTH)
@@ -444,37 +482,15 @@ static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const ch
         const struct gr2_member *m = &t->m[i];
         uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = m->size / width;
         for (uint32_t k = 0; k < width; k++) {
-            char name[512];
-            if (m->array_width > 0)
-                snprintf(name, sizeof name, "%s%s[%u]", prefix, t->safe_name[i], k);
-            else
-                snprintf(name, sizeof name, "%s%s", prefix, t->safe_name[i]);
-            csv_safe(name);
-            uint32_t at = base + m->offset + k * esize;
-            if (gr2_is_scalar(m->type)) {
-                if (col_add(b, name, m->type, at, false))
-                    return -1;
-            } else if (m->type == GR2_TRANSFORM) {
-                static const char *const part[] = {"position", "orientation", "scale_shear"};
-                static const int nval[] = {3, 4, 9};
-                char sub[600];
-                snprintf(sub, sizeof sub, "%s.flags", name);
-                if (col_add(b, sub, GR2_UINT32, at, true))
-                    return -1;
-                uint32_t o = at + 4;
-                for (int p = 0; p < 3; p++)
-                    for (int j = 0; j < nval[p]; j++, o += 4) {
-                        snprintf(sub, sizeof sub, "%s.%s[%d]", name, part[p], j);
-                        if (col_add(b, sub, GR2_REAL32, o, false))
-                            return -1;
-                    }
-            } else { /* Inline: flat, by decide_flat */
-                char sub[600];
-                snprintf(sub, sizeof sub, "%s.", name);
-                const struct gr2_type *in = type_lookup(reg, m->ref_type);
-                if (!in || add_columns(reg, in, sub, at, depth + 1, b))
-                    return -1;
-            }
+            char *name = NULL;
+            int n = m->array_width > 0 ? asprintf(&name, "%s%s[%u]", prefix, t->safe_name[i], k)
+                                       : asprintf(&name, "%s%s", prefix, t->safe_name[i]);
+            if (n < 0)
+                return -1;
+            int rc = add_member_columns(reg, m, name, base + m->offset + k * esize, depth, b);
+            free(name);
+            if (rc)
+                return -1;
         }
     }
     return 0;
