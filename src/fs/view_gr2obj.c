@@ -32,7 +32,7 @@ struct gobj {
      * are measured once. And the CSV text measured so far, against a budget, so that a
      * crafted file whose arrays all alias the same bytes cannot make every listing
      * format them again. */
-    struct gtable **tables;
+    struct gtable **tables; /* open addressing by table_hash, power-of-two capacity */
     size_t ntables, captables;
     uint64_t csv_measured;
 };
@@ -282,15 +282,52 @@ static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t 
 /* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
  * mounted file when the section is stored as is); NAME.csv: a header row of column
  * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
+static size_t table_hash(struct gr2_ref obj, struct gr2_ref type, uint32_t count)
+{
+    uint64_t h = ((uint64_t)obj.section << 32 | obj.offset) * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)type.section << 32 | type.offset) + count;
+    h *= 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h >> 20);
+}
+
+static bool table_is(const struct gtable *tb, const struct gr2_elem *e)
+{
+    return tb->obj.section == e->obj.section && tb->obj.offset == e->obj.offset && tb->count == e->count &&
+           tb->type.section == e->type.section && tb->type.offset == e->type.offset;
+}
+
+/* The slot of e's table in the hash (NULL there: not measured yet). */
+static struct gtable **table_slot(struct gtable **tables, size_t cap, const struct gr2_elem *e)
+{
+    size_t k = table_hash(e->obj, e->type, e->count) & (cap - 1);
+    while (tables[k] && !table_is(tables[k], e))
+        k = (k + 1) & (cap - 1);
+    return &tables[k];
+}
+
 static struct gtable *find_table(struct gobj *o, const struct gr2_elem *e)
 {
-    for (size_t i = 0; i < o->ntables; i++) {
-        struct gtable *tb = o->tables[i];
-        if (tb->obj.section == e->obj.section && tb->obj.offset == e->obj.offset && tb->count == e->count &&
-            tb->type.section == e->type.section && tb->type.offset == e->type.offset)
-            return tb;
-    }
-    return NULL;
+    return o->captables ? *table_slot(o->tables, o->captables, e) : NULL;
+}
+
+/* Room for one more table (load under a half). */
+static int tables_grow(struct gobj *o)
+{
+    if (2 * (o->ntables + 1) <= o->captables)
+        return 0;
+    size_t cap = o->captables ? 2 * o->captables : 64;
+    struct gtable **n = calloc(cap, sizeof *n);
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < o->captables; i++)
+        if (o->tables[i]) {
+            struct gr2_elem e = {.obj = o->tables[i]->obj, .type = o->tables[i]->type, .count = o->tables[i]->count};
+            *table_slot(n, cap, &e) = o->tables[i];
+        }
+    free(o->tables);
+    o->tables = n;
+    o->captables = cap;
+    return 0;
 }
 
 /* Measures a table's CSV: its exact size and where every ROWS_PER_MARK-th row starts.
@@ -317,14 +354,8 @@ static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, 
         *why = "this file's tables hold more text than the limit (16 times the file's expanded bytes)";
         return NULL;
     }
-    if (o->ntables == o->captables) {
-        size_t cap = o->captables ? 2 * o->captables : 16;
-        struct gtable **n = realloc(o->tables, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        o->tables = n;
-        o->captables = cap;
-    }
+    if (tables_grow(o))
+        return NULL;
     uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
     tb = tree_alloc(t, sizeof *tb);
     uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
@@ -344,7 +375,8 @@ static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, 
     sb_free(&text);
     tb->total = total;
     o->csv_measured += total;
-    o->tables[o->ntables++] = tb;
+    *table_slot(o->tables, o->captables, e) = tb;
+    o->ntables++;
     return tb;
 }
 
