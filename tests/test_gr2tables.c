@@ -24,21 +24,12 @@
  * tree links only objects and arrays), never itself, never through a loop. */
 static size_t check_all_links(struct s3fs *fs, size_t *nodes)
 {
-    size_t links = 0;
+    size_t links;
+    char why[300];
     *nodes = walk_all(fs, 1000000);
     assert_false(fs->tree->full);
-    for (uint64_t i = 1; i <= fs->tree->nnodes; i++) {
-        struct node *n = tree_node(fs->tree, (uint32_t)i);
-        if (n->type != NODE_LINK)
-            continue;
-        uint32_t to;
-        char why[200];
-        if (link_resolve(fs->tree, (uint32_t)i, &to, why, sizeof why))
-            fail_msg("link %s -> %s: %s", n->name, n->u.target, why);
-        if (tree_node(fs->tree, to)->type != NODE_DIR)
-            fail_msg("link %s -> %s: not a directory", n->name, n->u.target);
-        links++;
-    }
+    if (check_links(fs->tree, true, &links, why, sizeof why))
+        fail_msg("%s", why);
     return links;
 }
 

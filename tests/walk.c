@@ -94,7 +94,27 @@ int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t
     return 0;
 }
 
-size_t walk_links_checked;
+int check_links(struct tree *t, bool want_dir, size_t *links, char *why, size_t whylen)
+{
+    *links = 0;
+    for (uint64_t i = 1; i <= t->nnodes; i++) {
+        struct node *n = tree_node(t, (uint32_t)i);
+        if (n->type != NODE_LINK)
+            continue;
+        uint32_t to;
+        char w[200];
+        if (link_resolve(t, (uint32_t)i, &to, w, sizeof w)) {
+            snprintf(why, whylen, "link %s -> %s: %s", n->name, n->u.target, w);
+            return -1;
+        }
+        if (want_dir && tree_node(t, to)->type != NODE_DIR) {
+            snprintf(why, whylen, "link %s -> %s: not a directory", n->name, n->u.target);
+            return -1;
+        }
+        (*links)++;
+    }
+    return 0;
+}
 
 size_t walk_all(struct s3fs *fs, size_t max_nodes)
 {
@@ -122,7 +142,6 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
                 fprintf(stderr, "walk: link %s -> %s: %s\n", nd->name, nd->u.target, why);
                 abort();
             }
-            walk_links_checked++;
         }
         if (nd->type == NODE_FILE) {
             uint64_t size = tree_size(t, ino);

@@ -46,21 +46,6 @@ static void walk(struct gobj *o, const struct gr2_space *sp)
     }
 }
 
-static char *join(const char *a, const char *b)
-{
-    char *s = NULL;
-    if (asprintf(&s, "%s%s%s", a, a[0] ? "/" : "", b) < 0)
-        return NULL;
-    return s;
-}
-
-static char *join_index(const char *a, uint64_t i)
-{
-    char n[24];
-    snprintf(n, sizeof n, "%" PRIu64, i);
-    return join(a, n);
-}
-
 /* ---- tree nodes ---- */
 
 enum gdir_kind { GD_STRUCT, GD_ARRAY, GD_PTRARRAY, GD_WIDTH, GD_TRANSFORM };
@@ -507,7 +492,7 @@ static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
         add_values(o, sp, dir, safe, m, sec, off);
         return;
     }
-    char *mp = join(dir_path, safe);
+    char *mp = gr2_path_join(dir_path, safe);
     if (!mp)
         return;
     uint32_t ino = 0;
@@ -541,7 +526,7 @@ static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32
                               uint32_t n, uint32_t stride)
 {
     for (uint32_t k = 0; k < n; k++) {
-        char name[16], *ep = join_index(d->path, k);
+        char name[16], *ep = gr2_path_index(d->path, k);
         snprintf(name, sizeof name, "%" PRIu32, k);
         uint32_t ino;
         if (ep)

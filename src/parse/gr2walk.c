@@ -197,7 +197,7 @@ struct queue {
     bool stop;
 };
 
-static char *join(const char *a, const char *b)
+char *gr2_path_join(const char *a, const char *b)
 {
     char *s = NULL;
     if (asprintf(&s, "%s%s%s", a, a[0] ? "/" : "", b) < 0)
@@ -205,11 +205,11 @@ static char *join(const char *a, const char *b)
     return s;
 }
 
-static char *join_index(const char *a, uint64_t i)
+char *gr2_path_index(const char *a, uint64_t i)
 {
     char n[24];
     snprintf(n, sizeof n, "%" PRIu64, i);
-    return join(a, n);
+    return gr2_path_join(a, n);
 }
 
 /* Paths too long to be shown (the view shows an .error there) are never first locations. */
@@ -283,7 +283,7 @@ static void walk_element(struct gr2_walk *w, const struct gr2_space *sp, struct 
             break;
         if (path_fits(w, ep) && map_put(w, e->obj, GR2_KEY_ARRAY, ep))
             for (uint32_t k = 0; k < e->count; k++)
-                push(w, q, e->type, (struct gr2_ref){e->obj.section, e->obj.offset + k * e->size}, join_index(ep, k));
+                push(w, q, e->type, (struct gr2_ref){e->obj.section, e->obj.offset + k * e->size}, gr2_path_index(ep, k));
         break;
     case GR2_EK_PTRARRAY:
         for (uint32_t k = 0; k < e->count; k++) {
@@ -292,7 +292,7 @@ static void walk_element(struct gr2_walk *w, const struct gr2_space *sp, struct 
             uint32_t slot = e->obj.offset + k * e->size;
             if (gr2_pointer(sp, e->obj.section, slot, &one.obj, &why) != 1 || !object_showable(w, sp, &one))
                 continue;
-            char *kp = join_index(ep, k);
+            char *kp = gr2_path_index(ep, k);
             if (kp && path_fits(w, kp) && map_put(w, one.obj, GR2_KEY_SINGLE, kp))
                 push(w, q, e->type, one.obj, kp);
             else
@@ -323,10 +323,10 @@ static void walk_instance(struct gr2_walk *w, const struct gr2_space *sp, struct
             q->stop = true; /* the rest of the queue is dropped */
             return;
         }
-        char *mp = join(in->path, t->safe_name[i]);
+        char *mp = gr2_path_join(in->path, t->safe_name[i]);
         for (uint32_t k = 0; mp && k < width; k++) {
             /* a member with an array width is a directory of 0..N-1, even of width 1 */
-            char *ep = m->array_width > 0 ? join_index(mp, k) : strdup(mp);
+            char *ep = m->array_width > 0 ? gr2_path_index(mp, k) : strdup(mp);
             struct gr2_elem e;
             gr2_resolve(&w->types, sp, m, in->obj.section, in->obj.offset + m->offset + k * esize, &e);
             if (ep)

@@ -39,6 +39,11 @@ void gr2_resolve(struct gr2_types *types, const struct gr2_space *sp, const stru
 /* True when e is an array of flat elements (shown as a table, never walked into). */
 bool gr2_elem_is_table(struct gr2_types *types, const struct gr2_space *sp, const struct gr2_elem *e);
 
+/* "a/b" (or "b" when a is the root, ""), malloc'd; the paths first locations are made of. */
+char *gr2_path_join(const char *a, const char *b);
+/* "a/I" for element I. */
+char *gr2_path_index(const char *a, uint64_t i);
+
 enum gr2_key { GR2_KEY_SINGLE = 0, GR2_KEY_ARRAY = 1 };
 
 struct gr2_walk_entry {
