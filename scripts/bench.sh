@@ -3,6 +3,11 @@
 # tree, on a generated t2fs file. Prints one table; nothing here is a pass/fail test.
 #
 #   scripts/bench.sh [MODELS [VERTS [LEAF_MB]]]     (defaults: 3600 45 64 ≈ 88 MB, ~220k nodes)
+#   scripts/bench.sh gr2 [PIXELS [VERTS [BONES]]]    Granny object trees only (defaults: 524288
+#                                                    10000 200): node count, walk time and
+#                                                    daemon RSS for a generated texture-like
+#                                                    file, a remapped-strings file and the real
+#                                                    files of ../shared/vectors/gr2
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -21,7 +26,9 @@ verts=${2:-45}
 leaf_mb=${3:-64}
 
 need=""
-for p in squashfs-tools:mksquashfs squashfuse:squashfuse fuse-zip:fuse-zip zip:zip bc:bc; do
+tools="squashfs-tools:mksquashfs squashfuse:squashfuse fuse-zip:fuse-zip zip:zip bc:bc"
+[ "${1:-}" != gr2 ] || tools="bc:bc"
+for p in $tools; do
     command -v "${p#*:}" >/dev/null || need="$need ${p%%:*}"
 done
 if [ -n "$need" ]; then
@@ -37,14 +44,48 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-file=$work/big.t2fs
-build-bench/tests/s3rig-mkfixture t2fs-big "$file" "$models" "$verts" "$leaf_mb"
-size=$(stat -c %s "$file")
-
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc -l; }
 rss_of() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
+
+# gr2_walk FILE: mounts FILE, walks it (find), then reads every file (links not
+# followed); prints "nodes find_s read_s rss_after_mount_kB rss_after_walk_kB", unmounts
+gr2_walk() {
+    local mnt=$work/mnt-gr2 pid t0 rss0 dt nodes
+    mkdir -p "$mnt"
+    drop_caches
+    build-bench/mount.s3rig "$1" "$mnt"
+    pid=$(pgrep -n -f -- "$mnt" || echo 0)
+    rss0=$(rss_of "$pid")
+    t0=$(now)
+    nodes=$(find "$mnt" | wc -l)
+    dt=$(elapsed "$t0")
+    t0=$(now)
+    find "$mnt" -type f -exec cat {} + >/dev/null
+    echo "$nodes $dt $(elapsed "$t0") $rss0 $(rss_of "$pid")"
+    fusermount3 -u "$mnt"
+    sleep 0.2
+}
+
+if [ "${1:-}" = gr2 ]; then
+    pixels=${2:-524288} gverts=${3:-10000} bones=${4:-200}
+    build-bench/tests/s3rig-mkfixture gr2-big "$work/texture.gr2" "$pixels" "$gverts" "$bones"
+    build-bench/tests/s3rig-mkfixture gr2-remapped "$work/remapped.gr2"
+    printf "%-34s %9s %7s %8s %8s %8s %8s\n" file bytes nodes find_s read_s rss0_kB rss1_kB
+    for f in "$work/texture.gr2" "$work/remapped.gr2" ../shared/vectors/gr2/*.gr2; do
+        [ -f "$f" ] || continue
+        read -r n t tr r0 r1 <<<"$(gr2_walk "$f")"
+        printf "%-34s %9d %7d %8.3f %8.3f %8d %8d\n" "$(basename "$f")" "$(stat -c %s "$f")" "$n" "$t" "$tr" "$r0" "$r1"
+    done
+    echo "(texture.gr2: a ${pixels}-byte pixel array, a ${gverts}-vertex mesh, a ${bones}-bone skeleton;" \
+         "find_s: find over a fresh mount; read_s: then cat of every file; RSS of the daemon after mount and after both)"
+    exit 0
+fi
+
+file=$work/big.t2fs
+build-bench/tests/s3rig-mkfixture t2fs-big "$file" "$models" "$verts" "$leaf_mb"
+size=$(stat -c %s "$file")
 
 # mount_fs NAME MOUNTPOINT COMMAND...: mounts, prints "seconds pid"
 mount_fs() {

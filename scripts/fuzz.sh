@@ -33,6 +33,9 @@ seed_corpus() {
              clear-rig-4 clear-rig-3-ts3 clear-rig-3-ts4; do
         $mk "$k" "$tmp/$k" 2>/dev/null || true
     done
+    # Granny tables (arrays of flat elements) and remapped strings
+    $mk gr2-big "$tmp/gr2-big" 2048 64 8 2>/dev/null || true
+    $mk gr2-remapped "$tmp/gr2-remapped" 2>/dev/null || true
     case $t in
     tree) cp "$tmp"/* "$dir"/ ;;
     gr2) for f in "$tmp"/gr2*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;

@@ -271,3 +271,176 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
     free(packed);
     return f;
 }
+
+/* ---- a texture-like model file (tables, node counts, remapped strings) ---- */
+
+struct big_writer {
+    struct gw *w;
+    const struct fxg_big_opts *o;
+    uint32_t serial; /* remapped strings: the next CRC */
+};
+
+/* A String slot: a pointer to the text, or (remapped) a CRC in the slot. */
+static uint32_t big_string(struct big_writer *bw, uint32_t slot, const char *text)
+{
+    if (!bw->o->string_table_crc) {
+        gw_ptr(bw->w, slot, gw_str(bw->w, text));
+        return 0;
+    }
+    uint32_t crc = 0x5EED0000u + bw->serial++;
+    gw_u32(bw->w, slot, crc); /* the low 32 bits of a 64-bit slot, in file order */
+    if (bw->w->p == 8 && bw->w->b.be) {
+        gw_u32(bw->w, slot, 0);
+        gw_u32(bw->w, slot + 4, crc);
+    }
+    return crc;
+}
+
+uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_big_result *r)
+{
+    static struct gw w; /* its fixup table is large */
+    memset(&w, 0, sizeof w);
+    w.p = strstr(o->sig, "64") ? 8 : 4;
+    w.b.be = o->sig[0] == 'b';
+    uint32_t p = (uint32_t)w.p;
+    struct big_writer bw = {&w, o, 0};
+    memset(r, 0, sizeof *r);
+
+    const struct mdef u8t[] = {{UINT8, "UInt8", NO_TYPE, 0}};
+    uint32_t t_u8 = gw_type(&w, u8t, 1);
+    const struct mdef u16t[] = {{UINT16, "Int16", NO_TYPE, 0}};
+    uint32_t t_u16 = gw_type(&w, u16t, 1);
+    const struct mdef tex[] = {{STRING, "FromFileName", NO_TYPE, 0}, {INT32, "Width", NO_TYPE, 0},
+                               {INT32, "Height", NO_TYPE, 0}, {REF_ARRAY, "PixelBytes", t_u8, 0}};
+    uint32_t t_tex = gw_type(&w, tex, 4);
+    const struct mdef vert[] = {{REAL32, "Position", NO_TYPE, 3}, {REAL32, "Normal", NO_TYPE, 3},
+                                {REAL32, "TextureCoordinates0", NO_TYPE, 2}, {UINT8, "BoneIndices", NO_TYPE, 4},
+                                {NORMAL8, "BoneWeights", NO_TYPE, 4}};
+    uint32_t t_vert = gw_type(&w, vert, 5);
+    const struct mdef vdata[] = {{REF_VARIANT_ARRAY, "Vertices", NO_TYPE, 0}};
+    uint32_t t_vdata = gw_type(&w, vdata, 1);
+    const struct mdef topo[] = {{REF_ARRAY, "Indices16", t_u16, 0}};
+    uint32_t t_topo = gw_type(&w, topo, 1);
+    const struct mdef mesh[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "PrimaryVertexData", t_vdata, 0},
+                                {REF, "PrimaryTopology", t_topo, 0}};
+    uint32_t t_mesh = gw_type(&w, mesh, 3);
+    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
+                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16}};
+    uint32_t t_bone = gw_type(&w, bone, 4);
+    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0}};
+    uint32_t t_skel = gw_type(&w, skel, 2);
+    const struct mdef model[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "Skeleton", t_skel, 0}};
+    uint32_t t_model = gw_type(&w, model, 2);
+    const struct mdef anim[] = {{STRING, "Name", NO_TYPE, 0}, {REAL32, "Duration", NO_TYPE, 0}};
+    uint32_t t_anim = gw_type(&w, anim, 2);
+    const struct mdef root[] = {{ARRAY_REFS, "Textures", t_tex, 0},      {ARRAY_REFS, "Skeletons", t_skel, 0},
+                                {ARRAY_REFS, "VertexDatas", t_vdata, 0}, {ARRAY_REFS, "TriTopologies", t_topo, 0},
+                                {ARRAY_REFS, "Meshes", t_mesh, 0},       {ARRAY_REFS, "Models", t_model, 0},
+                                {ARRAY_REFS, "Animations", t_anim, 0}};
+    uint32_t t_root = gw_type(&w, root, 7);
+
+    uint32_t aref = 4 + p; /* an ArrayOfReferences member: count, pointer */
+    uint32_t o_root = gw_alloc(&w, 7 * aref);
+    /* the texture */
+    uint32_t o_tex = gw_alloc(&w, p + 8 + 4 + p);
+    r->texture_name_crc = big_string(&bw, o_tex, "C:\\fixture\\skin.tga");
+    gw_u32(&w, o_tex + p, 512);
+    gw_u32(&w, o_tex + p + 4, o->npixels / 512 / 4);
+    gw_u32(&w, o_tex + p + 8, o->npixels);
+    r->pixels_at = gw_alloc(&w, o->npixels);
+    for (uint32_t i = 0; i < o->npixels; i++)
+        w.b.p[r->pixels_at + i] = (uint8_t)(i * 7u + (i >> 9));
+    if (o->npixels)
+        gw_ptr(&w, o_tex + p + 12, r->pixels_at);
+    /* the vertices */
+    r->vertex_size = 8 * 4 + 4 + 4;
+    while (w.b.len % 4)
+        fx_u8(&w.b, 0);
+    r->vertices_at = gw_alloc(&w, (size_t)o->nvertices * r->vertex_size);
+    for (uint32_t i = 0; i < o->nvertices; i++) {
+        uint32_t at = r->vertices_at + i * r->vertex_size;
+        for (uint32_t k = 0; k < 8; k++)
+            gw_f32(&w, at + 4 * k, (float)i * 0.25f + (float)k);
+        for (uint32_t k = 0; k < 4; k++) {
+            w.b.p[at + 32 + k] = (uint8_t)((i + k) % o->nbones);
+            w.b.p[at + 36 + k] = (uint8_t)(k == 0 ? 255 : 0);
+        }
+    }
+    uint32_t o_vdata = gw_alloc(&w, 2 * p + 4);
+    gw_ptr(&w, o_vdata, t_vert);
+    gw_u32(&w, o_vdata + p, o->nvertices);
+    if (o->nvertices)
+        gw_ptr(&w, o_vdata + p + 4, r->vertices_at);
+    /* the triangles */
+    r->indices_at = gw_alloc(&w, (size_t)o->ntris * 6);
+    for (uint32_t i = 0; i < 3 * o->ntris; i++)
+        gw_u16(&w, r->indices_at + 2 * i, (uint16_t)(i % (o->nvertices ? o->nvertices : 1)));
+    while (w.b.len % 4)
+        fx_u8(&w.b, 0);
+    uint32_t o_topo = gw_alloc(&w, 4 + p);
+    gw_u32(&w, o_topo, 3 * o->ntris);
+    if (o->ntris)
+        gw_ptr(&w, o_topo + 4, r->indices_at);
+    uint32_t o_mesh = gw_alloc(&w, 3 * p);
+    big_string(&bw, o_mesh, "Body");
+    gw_ptr(&w, o_mesh + p, o_vdata);
+    gw_ptr(&w, o_mesh + 2 * p, o_topo);
+    /* the skeleton */
+    uint32_t bone_size = p + 4 + 68 + 64;
+    uint32_t o_bones = gw_alloc(&w, (size_t)bone_size * o->nbones);
+    for (uint32_t i = 0; i < o->nbones; i++) {
+        uint32_t at = o_bones + i * bone_size;
+        char name[32];
+        snprintf(name, sizeof name, "bone_%03u", i);
+        uint32_t crc = big_string(&bw, at, name);
+        if (i == 0)
+            r->bone0_name_crc = crc;
+        gw_u32(&w, at + p, i == 0 ? 0xFFFFFFFFu : (i - 1) / 2);
+        gw_u32(&w, at + p + 4, 7);
+        gw_f32(&w, at + p + 4 + 16, 1.0f); /* orientation w = 1 */
+        for (uint32_t k = 0; k < 16; k++)
+            gw_f32(&w, at + p + 4 + 68 + 4 * k, k % 5 == 0 ? 1.0f : 0.0f);
+    }
+    uint32_t o_skel = gw_alloc(&w, p + 4 + p);
+    big_string(&bw, o_skel, "Armature");
+    gw_u32(&w, o_skel + p, o->nbones);
+    if (o->nbones)
+        gw_ptr(&w, o_skel + p + 4, o_bones);
+    uint32_t o_model = gw_alloc(&w, 2 * p);
+    big_string(&bw, o_model, "Figure");
+    gw_ptr(&w, o_model + p, o_skel);
+    /* pointer arrays, one element each */
+    uint32_t one[6] = {o_tex, o_skel, o_vdata, o_topo, o_mesh, o_model};
+    for (uint32_t k = 0; k < 6; k++) {
+        if (k == 1 && o->no_skeleton)
+            continue;
+        uint32_t arr = gw_alloc(&w, p);
+        gw_ptr(&w, arr, one[k]);
+        gw_u32(&w, o_root + k * aref, 1);
+        gw_ptr(&w, o_root + k * aref + 4, arr);
+    }
+    /* Animations: count 0, NULL */
+
+    uint32_t len = (uint32_t)w.b.len;
+    struct fx_section sec = {.compression = 0, .data = w.b.p, .data_size = len, .alignment = 4,
+                             .first16bit = len, .first8bit = len, .fixups = w.fix, .nfixups = w.nfix};
+    uint8_t *packed = NULL;
+    if (o->oodle1) {
+        size_t plen;
+        sec.first16bit = len / 2;
+        sec.first8bit = len / 4 * 3;
+        packed = oodle1_encode(w.b.p, len, sec.first16bit, sec.first8bit, w.b.be, &plen);
+        sec.compression = 2;
+        sec.data = packed;
+        sec.data_size = (uint32_t)plen;
+        sec.expanded_size = len;
+    }
+    struct fx_gr2_opts go = {.version = 7, .sig = o->sig, .type_tag = 0x80000037,
+                             .string_table_crc = o->string_table_crc,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    r->section_size = len;
+    r->section = w.b.p;
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &r->layout);
+    free(packed);
+    return f;
+}

@@ -42,4 +42,30 @@ struct fxg_result {
 
 uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r);
 
+/* A texture-like model file: a texture whose PixelBytes is one byte array, a mesh of
+ * nvertices vertices (Position[3] Normal[3] UV[2] floats, BoneIndices[4] BoneWeights[4]
+ * bytes) and ntris UInt16 triangles, a skeleton of nbones bones (Name, ParentIndex,
+ * Transform, InverseWorldTransform[16]), a model pointing at the skeleton, and an
+ * empty Animations array. With string_table_crc non-zero every object string slot holds
+ * a CRC (0x5EED0000 + a serial number; fixture-known) instead of a pointer, as files
+ * whose strings were remapped to an external table do. */
+struct fxg_big_opts {
+    const char *sig;
+    uint32_t npixels, nvertices, ntris, nbones;
+    bool no_skeleton;          /* Skeletons present in the type but empty (animation-like) */
+    bool oodle1;               /* the object section stored Oodle1-compressed */
+    uint32_t string_table_crc; /* non-zero: remapped strings */
+};
+
+struct fxg_big_result {
+    uint8_t *section; /* the object section's expanded bytes (malloc'd; free it) */
+    uint32_t section_size;
+    uint32_t pixels_at, vertices_at, indices_at; /* offsets in the section */
+    uint32_t vertex_size;
+    uint32_t texture_name_crc, bone0_name_crc; /* remapped: the CRCs written */
+    struct fx_gr2_layout layout;
+};
+
+uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_big_result *r);
+
 #endif

@@ -92,7 +92,6 @@ static void check_bone(const struct probe *p, const struct fxg_bone *b, uint32_t
 
 void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const char *sig)
 {
-    (void)sig;
     expect_text(p, "/granny/root/FromFileName", "C:\\fixture\\body.max\n");
     expect_text(p, "/granny/root/ArtToolInfo/FromArtToolName", "Fixture Studio\n");
     expect_text(p, "/granny/root/ArtToolInfo/ArtToolMajorRevision", "2\n");
@@ -124,8 +123,25 @@ void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const 
     expect_text(p, "/granny/root/Misc/Vec/z", "1.5\n");
     expect_text(p, "/granny/root/Misc/Vecs/0/x", "2\n");
     expect_text(p, "/granny/root/Misc/Vecs/1/z", "4.5\n");
-    expect_text(p, "/granny/root/Misc/Points/0/x", "0\n");
-    expect_text(p, "/granny/root/Misc/Points/1/z", "5\n");
+    /* an array of flat structs is a table: the bytes as stored, and one CSV row each */
+    expect_text(p, "/granny/root/Misc/Points.csv", "x,y,z\n0,1,2\n3,4,5\n");
+    expect_absent(p, "/granny/root/Misc/Points");
+    uint8_t *pts;
+    size_t npts;
+    assert_int_equal(p->read(p->ctx, "/granny/root/Misc/Points.bin", &pts, &npts), 0);
+    assert_int_equal(npts, 24);
+    for (int k = 0; k < 6; k++) { /* file byte order: the signature's */
+        const uint8_t *q = pts + 4 * k;
+        uint32_t u = sig[0] == 'b' ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
+                                   : (uint32_t)q[3] << 24 | (uint32_t)q[2] << 16 | (uint32_t)q[1] << 8 | q[0];
+        float f;
+        memcpy(&f, &u, 4);
+        assert_true(f == (float)k);
+    }
+    free(pts);
+    char ty[256];
+    assert_true(p->getxattr(p->ctx, "/granny/root/Misc/Points.bin", "user.s3rig.type", ty, sizeof ty) > 0);
+    assert_true(strncmp(ty, "gr2.table[2]x12 type=", 21) == 0);
     /* sanitised names, with the original in the type xattr */
     expect_text(p, "/granny/root/Misc/a_b", "11\n");
     char v[256];

@@ -3,6 +3,9 @@
  *   rig                      a wrapped Sims 3 RIG with an uncompressed GR2 inside
  *   gr2-SIG-vN               a raw GR2 (SIG: le32-old le32 le64 be32 be64 be32-old; N: 6, 7)
  *   gr2obj-SIG-vN            a GR2 with type definitions and a 5-bone skeleton
+ *   gr2-big PIXELS VERTS BONES   a texture-like GR2 (le32): a PIXELS-byte pixel array, a
+ *                            VERTS-vertex mesh, a BONES-bone skeleton (tables; bench.sh)
+ *   gr2-remapped             a small texture-like GR2 whose strings are remapped CRCs
  *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
@@ -32,6 +35,20 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 6 && strcmp(argv[1], "gr2-big") == 0) {
+        struct fxg_big_opts o = {.sig = "le32", .npixels = (uint32_t)atoi(argv[3]),
+                                 .nvertices = (uint32_t)atoi(argv[4]), .nbones = (uint32_t)atoi(argv[5])};
+        o.ntris = o.nvertices;
+        struct fxg_big_result r;
+        size_t size;
+        uint8_t *data = fxg_build_big(&o, &size, &r);
+        int rc = fx_write_file(argv[2], data, size);
+        free(data);
+        free(r.section);
+        if (rc)
+            perror(argv[2]);
+        return rc ? 1 : 0;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: s3rig-mkfixture KIND OUT [ARGS]\n");
         return 1;
@@ -59,6 +76,12 @@ int main(int argc, char **argv)
         struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle0_objects = true};
         struct fxg_result r;
         data = fxg_build(&o, &size, &r);
+        free(r.section);
+    } else if (strcmp(argv[1], "gr2-remapped") == 0) {
+        struct fxg_big_opts o = {.sig = "le32", .npixels = 4096, .nvertices = 100, .ntris = 50, .nbones = 20,
+                                 .string_table_crc = 0x452bfb41};
+        struct fxg_big_result r;
+        data = fxg_build_big(&o, &size, &r);
         free(r.section);
     } else if (strncmp(argv[1], "gr2-", 4) == 0) {
         char sig[32];

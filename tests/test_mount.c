@@ -826,6 +826,105 @@ static void test_mount_gr2_objects(void **state)
     }
 }
 
+/* Walks a mounted tree (no recursion into links): every file is read whole, every link
+ * followed by the kernel must land on a directory (no ENOENT, no ELOOP). Returns the
+ * number of links. */
+static size_t walk_mounted(const char *root)
+{
+    size_t links = 0, cap = 64, n = 0;
+    char **stack = malloc(cap * sizeof *stack);
+    stack[n++] = strdup(root);
+    static char buf[1 << 16];
+    while (n > 0) {
+        char *dir = stack[--n];
+        DIR *d = opendir(dir);
+        if (!d)
+            fail_msg("%s: %s", dir, strerror(errno));
+        for (struct dirent *e; (e = readdir(d));) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char *p = NULL;
+            assert_true(asprintf(&p, "%s/%s", dir, e->d_name) > 0);
+            struct stat st;
+            assert_int_equal(lstat(p, &st), 0);
+            if (S_ISLNK(st.st_mode)) {
+                struct stat to;
+                if (stat(p, &to) != 0)
+                    fail_msg("link %s: %s", p, strerror(errno));
+                if (!S_ISDIR(to.st_mode))
+                    fail_msg("link %s: not a directory", p);
+                links++;
+                free(p);
+            } else if (S_ISDIR(st.st_mode)) {
+                if (n == cap)
+                    stack = realloc(stack, (cap *= 2) * sizeof *stack);
+                stack[n++] = p;
+            } else {
+                int fd = open(p, O_RDONLY);
+                assert_true(fd >= 0);
+                off_t total = 0;
+                for (ssize_t k; (k = read(fd, buf, sizeof buf)) > 0;)
+                    total += k;
+                close(fd);
+                if (total != st.st_size)
+                    fail_msg("%s: read %lld of %lld bytes", p, (long long)total, (long long)st.st_size);
+                free(p);
+            }
+        }
+        closedir(d);
+        free(dir);
+    }
+    free(stack);
+    return links;
+}
+
+/* The real Granny files of ../shared/vectors/gr2, mounted in place: every link resolves
+ * through the kernel, the tables' bytes are the file's own. */
+static void test_mount_gr2_vectors(void **state)
+{
+    (void)state;
+    const char *vec = getenv("S3RIG_VECTORS");
+    struct stat vst;
+    if (!vec || stat(vec, &vst) != 0) {
+        print_message("shared/vectors is absent: skipping the vector mount test\n");
+        skip();
+    }
+    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
+                                        "suzanne_textured_external.gr2"};
+    for (int i = 0; i < 5; i++) {
+        char path[4096], mnt[256], at[512];
+        snprintf(path, sizeof path, "%s/gr2/%s", vec, files[i]);
+        make_mountpoint("m_vec", mnt, sizeof mnt);
+        do_mount(path, mnt, NULL);
+        size_t links = walk_mounted(mnt);
+        if (links < 7)
+            fail_msg("%s: %zu links", files[i], links);
+        /* the kernel follows Meshes/0/PrimaryVertexData into VertexDatas/0 */
+        snprintf(at, sizeof at, "%s/granny/root/Meshes/0/PrimaryVertexData/Vertices.bin", mnt);
+        struct stat st;
+        assert_int_equal(stat(at, &st), 0);
+        assert_int_equal(st.st_size % 32, 0);
+        /* Indices.bin: the bytes at its offset xattr in the file itself */
+        snprintf(at, sizeof at, "%s/granny/root/TriTopologies/0/Indices.bin", mnt);
+        char v[32] = {0};
+        assert_true(getxattr(at, "user.s3rig.offset", v, sizeof v - 1) > 0);
+        long long off = atoll(v);
+        uint8_t *a, *b;
+        size_t alen;
+        assert_int_equal(mp_read(mnt, "/granny/root/TriTopologies/0/Indices.bin", &a, &alen), 0);
+        b = malloc(alen);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, off, SEEK_SET), 0);
+        assert_int_equal(fread(b, 1, alen, f), alen);
+        fclose(f);
+        assert_memory_equal(a, b, alen);
+        free(a);
+        free(b);
+        do_umount(mnt);
+    }
+}
+
 /* The Sims 3 case through a real mount: Oodle1 Granny data, bone names resolved, and the
  * kernel following a .bone link into the skeleton. */
 static void test_mount_rig_oodle1(void **state)
@@ -1298,6 +1397,7 @@ int main(void)
         cmocka_unit_test_setup(test_mount_t2fs, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_turok1, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_objects, skip_if_disabled),
+        cmocka_unit_test_setup(test_mount_gr2_vectors, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_rig_oodle1, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_gr2_oodle0, skip_if_disabled),
         cmocka_unit_test_setup(test_mount_clear_rig, skip_if_disabled),

@@ -88,6 +88,80 @@ static void test_tree_nodes(void **state)
     tree_free(t);
 }
 
+/* Applies a relative path to a directory path, as the kernel resolves a symlink:
+ * ".." drops a component (never above the root), "." stays. */
+static void apply_relative(const char *dir, const char *rel, char *out, size_t outlen)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", dir);
+    size_t n = strlen(buf);
+    for (const char *s = rel; *s;) {
+        size_t len = strcspn(s, "/");
+        if (len == 2 && s[0] == '.' && s[1] == '.') {
+            assert_true(n > 0); /* never above the root */
+            while (n > 0 && buf[n - 1] != '/')
+                n--;
+            if (n > 0)
+                n--;
+            buf[n] = 0;
+        } else if (!(len == 1 && s[0] == '.') && len > 0) {
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%.*s", n ? "/" : "", (int)len, s);
+        }
+        s += len + (s[len] == '/');
+    }
+    snprintf(out, outlen, "%s", buf);
+}
+
+static void expect_rel(const char *from, const char *to, const char *want)
+{
+    char *rel = tree_path_relative(from, to);
+    if (strcmp(rel, want) != 0)
+        fail_msg("from '%s' to '%s': '%s', expected '%s'", from, to, rel, want);
+    free(rel);
+}
+
+/* The one relative-path function: known answers, then every depth pair 0..4 with every
+ * shared-prefix length, checked by resolving the answer back. */
+static void test_path_relative(void **state)
+{
+    (void)state;
+    expect_rel("Meshes/0", "VertexDatas/0", "../../VertexDatas/0"); /* no common prefix */
+    expect_rel("Models/0", "Skeletons/0", "../../Skeletons/0");
+    expect_rel("Animations/0/TrackGroups", "TrackGroups/0", "../../../TrackGroups/0");
+    expect_rel("ExporterInfo", "ArtToolInfo", "../ArtToolInfo");
+    expect_rel("Skeletons/1", "Skeletons/0/Bones", "../0/Bones");
+    expect_rel("", "a/b", "a/b");
+    expect_rel("a/b", "", "../..");
+    expect_rel("a/b", "a/b", ".");
+    expect_rel("a/b", "a", "..");
+    expect_rel("a", "a/b/c", "b/c");
+    expect_rel("ab", "a", "../a");    /* a shared first letter is not a shared component */
+    expect_rel("a", "ab/c", "../ab/c");
+    expect_rel("a/bc", "a/b", "../b");
+    expect_rel("", "", ".");
+    static const char *const comp[] = {"x", "y", "xy"};
+    char from[64], to[64], back[512];
+    for (int df = 0; df <= 4; df++)
+        for (int dt = 0; dt <= 4; dt++)
+            for (int shared = 0; shared <= (df < dt ? df : dt); shared++)
+                for (int variant = 0; variant < 3; variant++) {
+                    /* the first `shared` components agree, the next differ */
+                    size_t nf = 0, nt = 0;
+                    from[0] = to[0] = 0;
+                    for (int i = 0; i < df; i++)
+                        nf += (size_t)snprintf(from + nf, sizeof from - nf, "%s%s", i ? "/" : "",
+                                               i < shared ? comp[i % 3] : comp[(i + variant) % 3]);
+                    for (int i = 0; i < dt; i++)
+                        nt += (size_t)snprintf(to + nt, sizeof to - nt, "%s%s", i ? "/" : "",
+                                               i < shared ? comp[i % 3] : comp[(i + variant + 1) % 3]);
+                    char *rel = tree_path_relative(from, to);
+                    apply_relative(from, rel, back, sizeof back);
+                    if (strcmp(back, to) != 0)
+                        fail_msg("from '%s' to '%s': '%s' leads to '%s'", from, to, rel, back);
+                    free(rel);
+                }
+}
+
 static void test_tree_node_limit(void **state)
 {
     (void)state;
@@ -187,17 +261,20 @@ static void walk_links(const uint8_t *f, size_t size, size_t *links)
     char err[256];
     assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
     walk_all(fs, 1000000); /* aborts on an escaping link */
-    for (uint64_t i = 1; i <= fs->tree->nnodes; i++) {
-        struct node *n = tree_node(fs->tree, (uint32_t)i);
-        if (n->type == NODE_LINK) {
+    for (uint64_t i = 1; i <= fs->tree->nnodes; i++)
+        if (tree_node(fs->tree, (uint32_t)i)->type == NODE_LINK)
             assert_true(link_stays_inside(fs->tree, (uint32_t)i));
-            (*links)++;
-        }
-    }
+    /* .bone, parent.bone, Granny objects, /granny/skeletons: all name directories */
+    size_t n;
+    char why[300];
+    if (check_links(fs->tree, true, &n, why, sizeof why))
+        fail_msg("%s", why);
+    *links += n;
     s3fs_close(fs);
 }
 
-/* Every symlink of every fixture kind stays inside the mount. */
+/* Every symlink of every fixture kind stays inside the mount and resolves to a directory
+ * (the wrapped RIG's .bone links, the clear RIG's parent.bone, the Granny object links). */
 static void test_links_stay_inside(void **state)
 {
     (void)state;
@@ -228,6 +305,20 @@ static void test_links_stay_inside(void **state)
     assert_true(link_stays_inside(t, tree_add_link(t, d, "a", "../d/x")));
     assert_false(link_stays_inside(t, tree_add_link(t, d, "b", "../../x")));
     assert_false(link_stays_inside(t, tree_add_link(t, d, "c", "/etc/passwd")));
+    /* and the resolver: a dangling link, a link to itself, a loop of two, a chain */
+    char why[200];
+    uint32_t to;
+    assert_int_not_equal(link_resolve(t, tree_add_link(t, d, "dangling", "../d/nothing"), &to, why, sizeof why), 0);
+    assert_int_not_equal(link_resolve(t, tree_add_link(t, d, "self", "self"), &to, why, sizeof why), 0);
+    assert_non_null(strstr(why, "loop"));
+    tree_add_link(t, d, "p", "q");
+    assert_int_not_equal(link_resolve(t, tree_add_link(t, d, "q", "p"), &to, why, sizeof why), 0);
+    uint32_t e = tree_add_dir(t, root, "e", NULL, NULL, NULL, 0);
+    tree_add_link(t, d, "toe", "../e");
+    assert_int_equal(link_resolve(t, tree_add_link(t, root, "chain", "d/toe"), &to, why, sizeof why), 0);
+    assert_int_equal(to, e);
+    assert_int_equal(link_resolve(t, tree_add_link(t, d, "up", ".."), &to, why, sizeof why), 0);
+    assert_int_equal(to, root);
     tree_free(t);
 }
 
@@ -236,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_nodes),
         cmocka_unit_test(test_tree_node_limit),
+        cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),
         cmocka_unit_test(test_info_sample_rig),

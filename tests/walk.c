@@ -1,6 +1,7 @@
 #include "walk.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,95 @@ bool link_stays_inside(struct tree *t, uint32_t ino)
     return true;
 }
 
+int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t whylen)
+{
+    /* Follows the target one component at a time from the link's directory, as the
+     * kernel would, and each link met on the way (at most 40, none twice). */
+    uint32_t seen[40], nseen = 0, dir = tree_node(t, link)->parent, cur = link;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tree_node(t, link)->u.target);
+    seen[nseen++] = link;
+    const char *s = path;
+    if (*s == '/') {
+        snprintf(why, whylen, "absolute target %s", path);
+        return -1;
+    }
+    cur = dir;
+    while (*s) {
+        size_t len = strcspn(s, "/");
+        char name[1024];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name - 1 ? len : sizeof name - 1), s);
+        s += len + (s[len] == '/');
+        if (len == 0 || strcmp(name, ".") == 0)
+            continue;
+        if (strcmp(name, "..") == 0) {
+            if (cur == TREE_ROOT) {
+                snprintf(why, whylen, "climbs above the root");
+                return -1;
+            }
+            cur = tree_node(t, cur)->parent;
+            continue;
+        }
+        uint32_t next;
+        if (tree_node(t, cur)->type != NODE_DIR || tree_lookup(t, cur, name, &next) != 0) {
+            snprintf(why, whylen, "no node '%s'", name);
+            return -1;
+        }
+        if (tree_node(t, next)->type == NODE_LINK) {
+            for (uint32_t i = 0; i < nseen; i++)
+                if (seen[i] == next) {
+                    snprintf(why, whylen, "a loop of links (through '%s')", name);
+                    return -1;
+                }
+            if (nseen == sizeof seen / sizeof seen[0]) {
+                snprintf(why, whylen, "more than 40 links in a row");
+                return -1;
+            }
+            seen[nseen++] = next;
+            /* continue inside the next link's target, then with what was left */
+            char rest[4096];
+            snprintf(rest, sizeof rest, "%s%s%s", tree_node(t, next)->u.target, *s ? "/" : "", s);
+            if (rest[0] == '/') {
+                snprintf(why, whylen, "absolute target %s", rest);
+                return -1;
+            }
+            memcpy(path, rest, sizeof path);
+            s = path;
+            cur = tree_node(t, next)->parent;
+            continue;
+        }
+        cur = next;
+    }
+    if (cur == link) {
+        snprintf(why, whylen, "points at itself");
+        return -1;
+    }
+    *out = cur;
+    return 0;
+}
+
+int check_links(struct tree *t, bool want_dir, size_t *links, char *why, size_t whylen)
+{
+    *links = 0;
+    for (uint64_t i = 1; i <= t->nnodes; i++) {
+        struct node *n = tree_node(t, (uint32_t)i);
+        if (n->type != NODE_LINK)
+            continue;
+        uint32_t to;
+        char w[200];
+        if (link_resolve(t, (uint32_t)i, &to, w, sizeof w)) {
+            snprintf(why, whylen, "link %s -> %s: %s", n->name, n->u.target, w);
+            return -1;
+        }
+        if (want_dir && tree_node(t, to)->type != NODE_DIR) {
+            snprintf(why, whylen, "link %s -> %s: not a directory", n->name, n->u.target);
+            return -1;
+        }
+        (*links)++;
+    }
+    return 0;
+}
+
 size_t walk_all(struct s3fs *fs, size_t max_nodes)
 {
     struct tree *t = fs->tree;
@@ -45,6 +135,14 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
         tree_listxattr(t, ino, x, sizeof x);
         if (nd->type == NODE_LINK && !link_stays_inside(t, ino))
             abort();
+        if (nd->type == NODE_LINK) {
+            uint32_t to;
+            char why[200];
+            if (link_resolve(t, ino, &to, why, sizeof why) != 0 && !t->full) {
+                fprintf(stderr, "walk: link %s -> %s: %s\n", nd->name, nd->u.target, why);
+                abort();
+            }
+        }
         if (nd->type == NODE_FILE) {
             uint64_t size = tree_size(t, ino);
             for (uint64_t off = 0; off < size && off < (4u << 20);) {

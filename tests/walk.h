@@ -12,8 +12,16 @@
  * the tree (relative, never climbing above the root). */
 bool link_stays_inside(struct tree *t, uint32_t ino);
 
+/* Resolves a symlink (and any links its target passes through) to the node it names:
+ * 0 and *out, or -1 with why (dangling, absolute, above the root, a loop, itself). */
+int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t whylen);
+/* Resolves every link of the tree as it stands: 0 and *links counted, or -1 with why
+ * naming the first link that does not resolve (or, with want_dir, names no directory). */
+int check_links(struct tree *t, bool want_dir, size_t *links, char *why, size_t whylen);
+
 /* Returns the number of nodes visited (at most max_nodes). Aborts on a link that
- * leaves the tree, so fuzzing treats it as a crash. */
+ * leaves the tree or does not resolve (dangling, a loop; unless the node limit cut the
+ * tree), so fuzzing treats it as a crash. */
 size_t walk_all(struct s3fs *fs, size_t max_nodes);
 
 #endif

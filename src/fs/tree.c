@@ -603,58 +603,78 @@ ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size)
     return xattr_reply(list, len, buf, size);
 }
 
-/* Depth of a node below the root. */
-static unsigned depth_of(struct tree *t, uint32_t ino)
+/* Number of '/'-separated components of a path ("" has none). */
+static size_t path_components(const char *p)
 {
-    unsigned d = 0;
-    while (ino != TREE_ROOT) {
-        ino = tree_node(t, ino)->parent;
-        d++;
+    size_t n = 0;
+    for (const char *s = p; *s;) {
+        size_t len = strcspn(s, "/");
+        n += len > 0;
+        s += len + (s[len] == '/');
     }
-    return d;
+    return n;
+}
+
+char *tree_path_relative(const char *from_dir, const char *to)
+{
+    /* Skip the whole components both paths share; every component of from_dir left
+     * over is one "../", then the rest of `to` follows. */
+    const char *a = from_dir, *b = to;
+    for (;;) {
+        while (*a == '/')
+            a++;
+        while (*b == '/')
+            b++;
+        size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+        if (la == 0 || la != lb || memcmp(a, b, la) != 0)
+            break;
+        a += la;
+        b += lb;
+    }
+    size_t ups = path_components(a), rest = strlen(b);
+    while (rest > 0 && b[rest - 1] == '/')
+        rest--;
+    char *s = malloc(3 * ups + rest + 2), *p = s;
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < ups; i++)
+        p += sprintf(p, "../");
+    memcpy(p, b, rest);
+    p[rest] = 0;
+    if (rest == 0 && p > s)
+        p[-1] = 0; /* "../../" -> "../.." */
+    else if (rest == 0)
+        strcpy(s, ".");
+    return s;
+}
+
+/* The path of a node from the root ("" for the root), malloc'd. */
+static char *path_of(struct tree *t, uint32_t ino)
+{
+    size_t len = 0;
+    for (uint32_t i = ino; i != TREE_ROOT; i = tree_node(t, i)->parent)
+        len += strlen(tree_node(t, i)->name) + 1;
+    char *s = malloc(len + 1);
+    if (!s)
+        return NULL;
+    s[len] = 0;
+    for (uint32_t i = ino; i != TREE_ROOT; i = tree_node(t, i)->parent) {
+        const char *name = tree_node(t, i)->name;
+        size_t n = strlen(name);
+        len -= n;
+        memcpy(s + len, name, n);
+        if (len > 0)
+            s[--len] = '/';
+    }
+    return s;
 }
 
 char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to)
 {
-    unsigned df = depth_of(t, from_dir), dt = depth_of(t, to);
-    uint32_t a = from_dir, b = to;
-    unsigned ups = 0;
-    while (df > dt) {
-        a = tree_node(t, a)->parent;
-        df--;
-        ups++;
-    }
-    uint32_t *down = malloc((dt + 1) * sizeof *down);
-    size_t ndown = 0;
-    if (!down)
-        return NULL;
-    while (dt > df) {
-        down[ndown++] = b;
-        b = tree_node(t, b)->parent;
-        dt--;
-    }
-    while (a != b) {
-        a = tree_node(t, a)->parent;
-        ups++;
-        down[ndown++] = b;
-        b = tree_node(t, b)->parent;
-    }
-    size_t len = 3 * ups + 2;
-    for (size_t i = 0; i < ndown; i++)
-        len += strlen(tree_node(t, down[i])->name) + 1;
-    char *s = malloc(len), *p = s;
-    if (!s) {
-        free(down);
-        return NULL;
-    }
-    for (unsigned i = 0; i < ups; i++)
-        p += sprintf(p, "../");
-    for (size_t i = ndown; i-- > 0;)
-        p += sprintf(p, "%s/", tree_node(t, down[i])->name);
-    if (p > s)
-        p[-1] = 0;
-    else
-        strcpy(s, ".");
-    free(down);
-    return s;
+    char *from = path_of(t, from_dir), *dest = path_of(t, to), *rel = NULL;
+    if (from && dest)
+        rel = tree_path_relative(from, dest);
+    free(from);
+    free(dest);
+    return rel;
 }

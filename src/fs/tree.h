@@ -152,6 +152,10 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
 ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
 ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
 
+/* The relative path from directory from_dir to `to`, both '/'-separated paths from the
+ * same root ("" is the root): one "../" per component of from_dir past the components
+ * both share, then the rest of `to` ("." when they are the same). malloc'd. */
+char *tree_path_relative(const char *from_dir, const char *to);
 /* A relative symlink target from directory `from_dir` to node `to`. malloc'd. */
 char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to);
 

@@ -12,7 +12,8 @@
 static void gr2_view_free(void *p)
 {
     struct gr2_view *v = p;
-    gobj_free(v->obj);
+    if (v->extra_free)
+        v->extra_free(v->extra);
     if (v->fixups)
         for (uint32_t i = 0; i < v->g.nsections; i++)
             free(v->fixups[i]);
@@ -387,7 +388,8 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
                   (uint64_t)v->g.nsections * GR2_SECTION_HEADER_SIZE);
     if (v->g.sections_err[0])
         add_error(t, dir, "sections", v->g.sections_err);
-    gobj_add(v, dir);
+    if (v->granny_extra)
+        v->granny_extra(v, dir);
     return 0;
 }
 
@@ -440,6 +442,11 @@ void gr2_view_describe(struct gr2_view *v)
     else
         sb_printf(f, "gr2_crc: not checked\n");
     sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
+    if (gr2_strings_remapped(g))
+        diag_add(&v->fs->diag,
+                 "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
+                 "): String members show the CRC of their string (crc:0x...), names are not in this file",
+                 g->string_table_crc);
     v->fs->info_hook = section_lines;
     v->fs->info_ctx = v;
     cover_add(c, g->base, 0x20 + g->header_length);
@@ -453,25 +460,4 @@ void gr2_view_describe(struct gr2_view *v)
         if (s->marshal_ok)
             cover_add(c, abs_of(v, s->marshal_offset), (uint64_t)s->marshal_count * GR2_MARSHAL_SIZE);
     }
-}
-
-static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
-{
-    (void)arg;
-    struct gr2_view *v = ctx;
-    add_info_and_unparsed(v->fs, dir);
-    gr2_view_add(v, dir);
-    (void)t;
-    return 0;
-}
-
-int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
-{
-    struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
-    if (!v)
-        return -1;
-    gr2_view_describe(v);
-    uint32_t root = tree_add_dir(fs->tree, 0, "", "gr2.file", populate_gr2_root, v, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == TREE_ROOT ? 0 : -1;
 }

@@ -1,4 +1,6 @@
-/* Shared by the GR2 container view (view_gr2.c) and the object tree (view_gr2obj.c). */
+/* The GR2 container view (view_gr2.c): /granny.gr2, /granny/header, /granny/sections,
+ * and the expanded section bytes the object tree (view_gr2obj.c, above it) decodes.
+ * This view calls nothing of the object tree's: it runs the hooks below. */
 #ifndef S3_VIEW_GR2_H
 #define S3_VIEW_GR2_H
 
@@ -17,8 +19,6 @@ struct gr2_secitem {
     int expanded;  /* compressed sections: 0 not tried yet, 1 expanded, -1 failed (err) */
 };
 
-struct gobj; /* the object tree state (view_gr2obj.c) */
-
 struct gr2_view {
     struct s3fs *fs;
     struct gr2_file g;
@@ -26,7 +26,11 @@ struct gr2_view {
     struct gr2_fixup **fixups;  /* per section, sorted by from_offset (loaded on first use) */
     uint32_t *nfixups;
     bool fixups_loaded;
-    struct gobj *obj;
+    /* What is added to /granny when it is first listed, after the container's own
+     * nodes (the object tree sets these), and how its state is freed with the view. */
+    void (*granny_extra)(struct gr2_view *v, uint32_t granny_dir);
+    void (*extra_free)(void *state);
+    void *extra;
 };
 
 /* Pins every section's bytes and loads the fixups: the space the object decoder walks.
@@ -36,15 +40,5 @@ void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp);
 /* The span xattrs of bytes [off, off+len) of a section: absolute when stored as is,
  * else the section's stored bytes. */
 void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen);
-
-/* The object tree: /granny/root, /granny/skeletons, /granny/types. */
-void gobj_add(struct gr2_view *v, uint32_t granny_dir);
-void gobj_free(struct gobj *o);
-
-/* The first skeleton's bones: the path of its Bones directory relative to the mount
- * root ("granny/root/Skeletons/0/Bones"), the bone count and names (malloc'd; NULL
- * entries for unnamed). Returns 0, or -1 with why. */
-int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
-                        size_t whylen);
 
 #endif

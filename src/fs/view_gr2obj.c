@@ -1,8 +1,9 @@
 /* /granny/root: the Granny object graph decoded from the file's own type definitions.
  * A struct is a directory, a member a file or directory named after the member; objects
  * reached a second time are relative symlinks to their first location in breadth-first
- * order from the root. That order is computed once (a walk over objects, not tree
- * nodes) when /granny/root is first used; directories are still made only when listed. */
+ * order from the root (computed once by the parse-level walk, parse/gr2walk.c, when
+ * /granny/root is first used); directories are still made only when listed. Arrays of
+ * flat elements are tables: NAME.bin (the bytes) and NAME.csv (one row per element). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -10,370 +11,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_gr2.h"
+#include "fs/view_gr2obj.h"
+#include "parse/gr2walk.h"
 
-#define GOBJ_MAX_INSTANCES 5000000 /* struct instances the breadth-first walk visits, at most */
-#define GOBJ_MIN_INSTANCES 65536   /* ... and at least; in between, a quarter of the section bytes */
-#define GOBJ_MAX_PATH 1024         /* deeper first locations are not recorded */
-
-enum { KEY_SINGLE = 0, KEY_ARRAY = 1 };
-
-struct map_entry {
-    uint32_t sec, off;
-    uint8_t kind, used;
-    char *path; /* first location, relative to /granny/root ("" = the root) */
+/* Columns of the flat types met so far (a file has few): tables of one type share them. */
+struct colset {
+    struct gr2_ref type;
+    struct gr2_column *cols;
+    uint32_t n;
+    int ok;
 };
 
 struct gobj {
     struct gr2_view *v;
-    struct gr2_types types;
-    bool walked;
-    struct map_entry *map; /* open addressing */
-    size_t nmap, capmap;
-    char note[200];        /* walk limits reached, for /info */
+    struct gr2_walk w;
+    bool noted; /* the walk's limit said in /info */
+    struct colset **colsets; /* each allocated alone: tables keep pointers to them */
+    size_t ncolsets;
+    /* Tables already measured, by (bytes, type, count): arrays shared by many members
+     * are measured once. And the CSV text measured so far, against a budget, so that a
+     * crafted file whose arrays all alias the same bytes cannot make every listing
+     * format them again. */
+    struct gtable **tables; /* open addressing by table_hash, power-of-two capacity */
+    size_t ntables, captables;
+    uint64_t csv_measured;
 };
-
-/* ---- first locations ---- */
-
-static size_t key_hash(uint32_t sec, uint32_t off, uint8_t kind)
-{
-    uint64_t h = ((uint64_t)sec << 33) ^ ((uint64_t)off << 1) ^ kind;
-    h *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 17);
-}
-
-static struct map_entry *map_slot(struct map_entry *map, size_t cap, uint32_t sec, uint32_t off, uint8_t kind)
-{
-    size_t k = key_hash(sec, off, kind) & (cap - 1);
-    while (map[k].used && !(map[k].sec == sec && map[k].off == off && map[k].kind == kind))
-        k = (k + 1) & (cap - 1);
-    return &map[k];
-}
-
-static const char *map_get(struct gobj *o, struct gr2_ref r, uint8_t kind)
-{
-    if (!o->capmap)
-        return NULL;
-    struct map_entry *e = map_slot(o->map, o->capmap, r.section, r.offset, kind);
-    return e->used ? e->path : NULL;
-}
-
-/* Records a first location; false when the key was already there (or no memory). */
-static bool map_put(struct gobj *o, struct gr2_ref r, uint8_t kind, const char *path)
-{
-    if (o->nmap * 2 >= o->capmap) {
-        size_t cap = o->capmap ? o->capmap * 2 : 1024;
-        struct map_entry *m = calloc(cap, sizeof *m);
-        if (!m)
-            return false;
-        for (size_t i = 0; i < o->capmap; i++)
-            if (o->map[i].used)
-                *map_slot(m, cap, o->map[i].sec, o->map[i].off, o->map[i].kind) = o->map[i];
-        free(o->map);
-        o->map = m;
-        o->capmap = cap;
-    }
-    struct map_entry *e = map_slot(o->map, o->capmap, r.section, r.offset, kind);
-    if (e->used)
-        return false;
-    e->path = strdup(path);
-    if (!e->path)
-        return false;
-    *e = (struct map_entry){r.section, r.offset, kind, 1, e->path};
-    o->nmap++;
-    return true;
-}
-
-/* ---- what one member element holds ---- */
-
-enum elem_kind { EK_VALUE, EK_INLINE, EK_OBJECT, EK_ARRAY, EK_PTRARRAY, EK_NULL, EK_UNTYPED, EK_ERROR };
-
-struct elem {
-    enum elem_kind kind;
-    struct gr2_ref type, obj;
-    uint32_t count, size;
-    const char *why;
-    char buf[160];
-};
-
-static void elem_error(struct elem *e, const char *fmt, uint64_t a, uint64_t b)
-{
-    snprintf(e->buf, sizeof e->buf, fmt, a, b);
-    e->why = e->buf;
-    e->kind = EK_ERROR;
-}
-
-/* An array of count elements of `size` bytes at obj must exist in its section. */
-static void check_array(const struct gr2_space *sp, struct elem *e)
-{
-    const char *why;
-    if (e->size == 0) {
-        elem_error(e, "array of %" PRIu64 " zero-sized elements%.0" PRIu64 "s", e->count, 0);
-        return;
-    }
-    if (!gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &why))
-        elem_error(e, "array of %" PRIu64 " elements of %" PRIu64 " bytes: does not fit its section", e->count,
-                   e->size);
-}
-
-static void resolve_typed_array(struct gobj *o, const struct gr2_space *sp, struct elem *e, bool has_type,
-                                uint32_t count, int ptr_rc)
-{
-    e->count = count;
-    if (count == 0 || ptr_rc == 0) {
-        if (count && ptr_rc == 0)
-            elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64 "s", count, 0);
-        else
-            e->kind = EK_NULL;
-        return;
-    }
-    if (!has_type) {
-        e->kind = EK_UNTYPED;
-        return;
-    }
-    const struct gr2_type *t = gr2_type_get(&o->types, sp, e->type);
-    if (!t || !t->ok) {
-        e->kind = EK_ERROR;
-        e->why = t ? t->err : "out of memory";
-        return;
-    }
-    e->kind = EK_ARRAY;
-    e->size = t->size;
-    check_array(sp, e);
-}
-
-static void resolve(struct gobj *o, const struct gr2_space *sp, const struct gr2_member *m, uint32_t sec,
-                    uint32_t off, struct elem *e)
-{
-    memset(e, 0, sizeof *e);
-    uint32_t p = (uint32_t)gr2_pointer_size(sp);
-    const uint8_t *b = gr2_bytes(sp, sec, off, m->type == GR2_INLINE ? 0 : gr2_elem_size(sp, m->type), &e->why);
-    if (!b) {
-        e->kind = EK_ERROR;
-        return;
-    }
-    e->type = m->ref_type;
-    int rc, trc;
-    switch (m->type) {
-    case GR2_INLINE:
-        e->kind = EK_INLINE;
-        e->obj = (struct gr2_ref){sec, off};
-        return;
-    case GR2_REFERENCE:
-    case GR2_EMPTY_REF:
-        rc = gr2_pointer(sp, sec, off, &e->obj, &e->why);
-        e->kind = rc < 0 ? EK_ERROR : rc == 0 ? EK_NULL
-                : (m->type == GR2_EMPTY_REF || !m->has_ref_type) ? EK_UNTYPED : EK_OBJECT;
-        return;
-    case GR2_VARIANT_REF:
-        trc = gr2_pointer(sp, sec, off, &e->type, &e->why);
-        rc = trc < 0 ? -1 : gr2_pointer(sp, sec, off + p, &e->obj, &e->why);
-        e->kind = rc < 0 ? EK_ERROR : rc == 0 ? EK_NULL : trc == 0 ? EK_UNTYPED : EK_OBJECT;
-        return;
-    case GR2_REF_TO_ARRAY:
-        rc = gr2_pointer(sp, sec, off + 4, &e->obj, &e->why);
-        if (rc < 0) {
-            e->kind = EK_ERROR;
-            return;
-        }
-        resolve_typed_array(o, sp, e, m->has_ref_type, gr2_u32_at(sp, b), rc);
-        return;
-    case GR2_REF_TO_VARIANT_ARRAY:
-        trc = gr2_pointer(sp, sec, off, &e->type, &e->why);
-        rc = trc < 0 ? -1 : gr2_pointer(sp, sec, off + p + 4, &e->obj, &e->why);
-        if (rc < 0) {
-            e->kind = EK_ERROR;
-            return;
-        }
-        resolve_typed_array(o, sp, e, trc == 1, gr2_u32_at(sp, b + p), rc);
-        return;
-    case GR2_ARRAY_OF_REFS:
-        e->count = gr2_u32_at(sp, b);
-        rc = gr2_pointer(sp, sec, off + 4, &e->obj, &e->why);
-        if (rc <= 0 || e->count == 0) {
-            if (rc < 0)
-                e->kind = EK_ERROR;
-            else if (e->count && rc == 0)
-                elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64 "s", e->count, 0);
-            else
-                e->kind = EK_NULL;
-            return;
-        }
-        e->kind = EK_PTRARRAY;
-        e->size = p;
-        check_array(sp, e);
-        return;
-    default:
-        if (gr2_elem_size(sp, m->type) == 0)
-            elem_error(e, "unknown member type %" PRIu64 "%.0" PRIu64 "s", m->type, 0);
-        else
-            e->kind = EK_VALUE;
-    }
-}
-
-/* ---- the breadth-first walk ---- */
-
-struct instance {
-    struct gr2_ref type, obj;
-    char *path;
-};
-
-struct queue {
-    struct instance *q;
-    size_t head, tail, cap;
-    uint64_t pushed, budget;
-    uint64_t work; /* member elements visited: bounded by 16 × budget */
-    bool stop;
-};
-
-static char *join(const char *a, const char *b)
-{
-    char *s = NULL;
-    if (asprintf(&s, "%s%s%s", a, a[0] ? "/" : "", b) < 0)
-        return NULL;
-    return s;
-}
-
-static char *join_index(const char *a, uint64_t i)
-{
-    char n[24];
-    snprintf(n, sizeof n, "%" PRIu64, i);
-    return join(a, n);
-}
-
-static void push(struct gobj *o, struct queue *q, struct gr2_ref type, struct gr2_ref obj, char *path)
-{
-    if (!path)
-        return;
-    if (q->stop) {
-        free(path);
-        return;
-    }
-    if (strlen(path) > GOBJ_MAX_PATH) {
-        snprintf(o->note, sizeof o->note, "object walk stopped at paths longer than %d bytes: links may be missing",
-                 GOBJ_MAX_PATH);
-        free(path);
-        return;
-    }
-    if (q->pushed >= q->budget) {
-        snprintf(o->note, sizeof o->note, "object walk stopped after %llu struct instances: links may be missing",
-                 (unsigned long long)q->budget);
-        free(path);
-        return;
-    }
-    if (q->tail == q->cap) {
-        if (q->head > 0) { /* reuse the consumed front */
-            memmove(q->q, q->q + q->head, (q->tail - q->head) * sizeof *q->q);
-            q->tail -= q->head;
-            q->head = 0;
-        }
-        if (q->tail == q->cap) {
-            size_t cap = q->cap ? q->cap * 2 : 256;
-            struct instance *n = realloc(q->q, cap * sizeof *n);
-            if (!n) {
-                free(path);
-                return;
-            }
-            q->q = n;
-            q->cap = cap;
-        }
-    }
-    q->q[q->tail++] = (struct instance){type, obj, path};
-    q->pushed++;
-}
-
-static void walk_element(struct gobj *o, const struct gr2_space *sp, struct queue *q, const struct elem *e,
-                         const char *ep)
-{
-    switch (e->kind) {
-    case EK_INLINE:
-        push(o, q, e->type, e->obj, strdup(ep));
-        break;
-    case EK_OBJECT:
-        if (map_put(o, e->obj, KEY_SINGLE, ep))
-            push(o, q, e->type, e->obj, strdup(ep));
-        break;
-    case EK_ARRAY:
-        if (map_put(o, e->obj, KEY_ARRAY, ep))
-            for (uint32_t k = 0; k < e->count; k++)
-                push(o, q, e->type, (struct gr2_ref){e->obj.section, e->obj.offset + k * e->size}, join_index(ep, k));
-        break;
-    case EK_PTRARRAY:
-        for (uint32_t k = 0; k < e->count; k++) {
-            struct gr2_ref target;
-            const char *why;
-            uint32_t slot = e->obj.offset + k * e->size;
-            if (gr2_pointer(sp, e->obj.section, slot, &target, &why) != 1)
-                continue;
-            char *kp = join_index(ep, k);
-            if (kp && map_put(o, target, KEY_SINGLE, kp))
-                push(o, q, e->type, target, kp);
-            else
-                free(kp);
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-static void walk_instance(struct gobj *o, const struct gr2_space *sp, struct queue *q, const struct instance *in)
-{
-    const struct gr2_type *t = gr2_type_get(&o->types, sp, in->type);
-    const char *why;
-    /* an instance whose bytes do not exist has nothing to follow */
-    if (!t || !t->ok || !gr2_bytes(sp, in->obj.section, in->obj.offset, t->size, &why))
-        return;
-    for (uint32_t i = 0; i < t->nmembers; i++) {
-        const struct gr2_member *m = &t->m[i];
-        if (gr2_is_scalar(m->type) || m->type == GR2_STRING || m->type == GR2_TRANSFORM)
-            continue;
-        uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = m->size / width;
-        q->work += width;
-        if (q->work > 16 * q->budget) {
-            snprintf(o->note, sizeof o->note, "object walk stopped after %llu member visits: links may be missing",
-                     (unsigned long long)q->work);
-            q->stop = true; /* the rest of the queue is dropped */
-            return;
-        }
-        char *mp = join(in->path, t->safe_name[i]);
-        for (uint32_t k = 0; mp && k < width; k++) {
-            char *ep = width > 1 ? join_index(mp, k) : strdup(mp);
-            struct elem e;
-            resolve(o, sp, m, in->obj.section, in->obj.offset + m->offset + k * esize, &e);
-            if (ep)
-                walk_element(o, sp, q, &e, ep);
-            free(ep);
-        }
-        free(mp);
-    }
-}
 
 static void walk(struct gobj *o, const struct gr2_space *sp)
 {
-    if (o->walked)
-        return;
-    o->walked = true;
-    const struct gr2_file *g = &o->v->g;
-    struct queue q = {0};
-    /* Real files hold fewer struct instances than a quarter of their bytes; crafted ones
-     * that alias arrays could otherwise ask for billions. */
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < g->nsections; i++)
-        bytes += sp->size[i];
-    q.budget = bytes / 4 < GOBJ_MIN_INSTANCES ? GOBJ_MIN_INSTANCES
-               : bytes / 4 > GOBJ_MAX_INSTANCES ? GOBJ_MAX_INSTANCES : bytes / 4;
-    map_put(o, g->root_object, KEY_SINGLE, "");
-    push(o, &q, g->root_type, g->root_object, strdup(""));
-    while (q.head < q.tail) {
-        struct instance in = q.q[q.head++];
-        if (!q.stop)
-            walk_instance(o, sp, &q, &in);
-        free(in.path);
+    gr2_walk_run(&o->w, sp);
+    if (o->w.note[0] && !o->noted) {
+        o->noted = true;
+        diag_add(&o->v->fs->diag, "%s", o->w.note);
     }
-    free(q.q);
-    if (o->note[0])
-        diag_add(&o->v->fs->diag, "%s", o->note);
 }
 
 /* ---- tree nodes ---- */
@@ -407,7 +77,7 @@ static void span_of(struct gobj *o, uint32_t ino, uint32_t sec, uint64_t off, ui
 }
 
 static uint32_t add_gdir(struct gobj *o, uint32_t parent, const char *name, enum gdir_kind kind,
-                         const struct elem *e, const struct gr2_member *m, const char *path, uint64_t span_len)
+                         const struct gr2_elem *e, const struct gr2_member *m, const char *path, uint64_t span_len)
 {
     struct gdir *d = tree_alloc(o->v->fs->tree, sizeof *d);
     if (!d)
@@ -430,48 +100,8 @@ static void member_type(struct tree *t, uint32_t ino, const struct gr2_member *m
         set_typef(t, ino, "gr2.%s%s", gr2_member_type_name(m->type), orig);
 }
 
-/* A relative link from directory `from` to `to` (both relative to /granny/root). */
-static char *relative_link(const char *from, const char *to)
-{
-    size_t common = 0, i = 0;
-    for (;; i++) { /* longest common prefix ending at a component boundary */
-        char a = from[i], b = to[i];
-        if ((a == '/' || a == 0) && (b == '/' || b == 0))
-            common = i;
-        if (a != b || a == 0)
-            break;
-    }
-    unsigned ups = from[common] ? 1 : 0;
-    for (size_t k = common + (from[common] == '/'); from[k]; k++)
-        ups += from[k] == '/';
-    if (from[0] && common == 0 && from[0] != to[0])
-        ups = 1;
-    const char *rest = to + common + (to[common] == '/');
-    if (common == 0 && to[0] && from[0] && from[0] == to[0])
-        rest = to;
-    size_t len = 3 * (size_t)ups + strlen(rest) + 2;
-    char *s = malloc(len), *p = s;
-    if (!s)
-        return NULL;
-    for (unsigned k = 0; k < ups; k++)
-        p += sprintf(p, "../");
-    if (*rest)
-        strcpy(p, rest);
-    else if (p > s)
-        p[-1] = 0;
-    else
-        strcpy(s, ".");
-    return s;
-}
-
-static double half_to_double(uint16_t h)
-{
-    int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
-    double v = exp == 0 ? ldexp(mant, -24) : exp == 31 ? (mant ? NAN : INFINITY) : ldexp(mant + 1024, exp - 25);
-    return sign ? -v : v;
-}
-
-/* Scalars and strings: one value file, an element per line. */
+/* Scalars and strings: one value file, an element per line. A remapped string (a CRC
+ * into an external table) is "crc:0x%08x". */
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
                        const struct gr2_member *m, uint32_t sec, uint32_t off)
 {
@@ -483,66 +113,29 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
         add_error(t, dir, name, why);
         return;
     }
-    bool be = sp->g->be;
     struct sbuf out = {0};
     bool any = false;
     for (uint32_t k = 0; k < width; k++) {
-        const uint8_t *p = b + (size_t)k * esize;
-        switch (m->type) {
-        case GR2_REAL32: {
-            uint32_t u = ld_u32(p, be);
-            float f;
-            memcpy(&f, &u, 4);
-            sb_printf(&out, "%.9g\n", (double)f);
-            break;
-        }
-        case GR2_REAL16:
-            sb_printf(&out, "%.9g\n", half_to_double(ld_u16(p, be)));
-            break;
-        case GR2_INT8:
-        case GR2_BINORMAL_INT8:
-            sb_printf(&out, "%d\n", (int8_t)p[0]);
-            break;
-        case GR2_UINT8:
-        case GR2_NORMAL_UINT8:
-            sb_printf(&out, "%u\n", p[0]);
-            break;
-        case GR2_INT16:
-        case GR2_BINORMAL_INT16:
-            sb_printf(&out, "%d\n", (int16_t)ld_u16(p, be));
-            break;
-        case GR2_UINT16:
-        case GR2_NORMAL_UINT16:
-            sb_printf(&out, "%u\n", ld_u16(p, be));
-            break;
-        case GR2_INT32:
-            sb_printf(&out, "%" PRId32 "\n", (int32_t)ld_u32(p, be));
-            break;
-        case GR2_UINT32:
-            sb_printf(&out, "%" PRIu32 "\n", ld_u32(p, be));
-            break;
-        case GR2_STRING: {
-            struct gr2_ref at;
-            const char *str;
-            size_t len;
-            int rc = gr2_pointer(sp, sec, off + k * esize, &at, &why);
-            if (rc < 0 || (rc == 1 && gr2_string_at(sp, at, &str, &len, &why))) {
+        if (m->type == GR2_STRING) {
+            struct gr2_str str;
+            gr2_string_slot(sp, sec, off + k * esize, &str);
+            if (str.kind == GR2_STR_ERROR) {
                 sb_free(&out);
-                add_error(t, dir, name, why);
+                add_error(t, dir, name, str.why);
                 return;
             }
-            if (rc == 1) {
-                sb_put(&out, str, len);
+            if (str.kind == GR2_STR_TEXT)
+                sb_put(&out, str.text, str.len);
+            else if (str.kind == GR2_STR_CRC)
+                sb_printf(&out, "crc:0x%08" PRIx32, str.crc);
+            if (str.kind != GR2_STR_NULL || width > 1)
                 sb_put(&out, "\n", 1);
-                any = true;
-            } else if (width > 1) {
-                sb_put(&out, "\n", 1);
-            }
+            any |= str.kind != GR2_STR_NULL;
             continue;
         }
-        default:
-            break;
-        }
+        char v[64];
+        gr2_format_scalar(v, sizeof v, m->type, false, b + (size_t)k * esize, sp->g->be);
+        sb_printf(&out, "%s\n", v);
         any = true;
     }
     if (!any) { /* a NULL string is absent */
@@ -556,61 +149,334 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
     member_type(t, ino, m, name);
 }
 
-/* One element of a member (or a whole member of width 0) as a node named `name`. */
-static uint32_t add_element(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *dir_path,
-                            const char *name, const struct gr2_member *m, uint32_t sec, uint32_t off,
-                            const char *ep)
+/* ---- tables: NAME.bin and NAME.csv ---- */
+
+#define ROWS_PER_MARK 64
+
+#define CSV_BUDGET_MIN (256ull << 20) /* CSV bytes measured per file, at least; else 16 × its bytes */
+
+struct gtable {
+    struct gobj *o;
+    struct gr2_ref obj, type;
+    uint32_t count, size;
+    const struct colset *cs;
+    uint64_t header_len, total;
+    uint64_t *mark; /* mark[i]: where row i·ROWS_PER_MARK starts in the CSV text */
+};
+
+static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type)
+{
+    for (size_t i = 0; i < o->ncolsets; i++)
+        if (o->colsets[i]->type.section == type.section && o->colsets[i]->type.offset == type.offset)
+            return o->colsets[i]->ok ? o->colsets[i] : NULL;
+    struct colset **n = realloc(o->colsets, (o->ncolsets + 1) * sizeof *n);
+    if (!n)
+        return NULL;
+    o->colsets = n;
+    struct colset *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    n[o->ncolsets++] = c;
+    c->type = type;
+    const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
+    c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == 0 && c->n > 0;
+    return c->ok ? c : NULL;
+}
+
+static void csv_header(const struct colset *cs, struct sbuf *out)
+{
+    for (uint32_t c = 0; c < cs->n; c++)
+        sb_printf(out, "%s%s", c ? "," : "", cs->cols[c].name);
+    sb_put(out, "\n", 1);
+}
+
+static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct sbuf *out)
+{
+    for (uint32_t c = 0; c < cs->n; c++) {
+        char v[64];
+        gr2_format_scalar(v, sizeof v, cs->cols[c].type, cs->cols[c].hex, p + cs->cols[c].offset, be);
+        sb_printf(out, "%s%s", c ? "," : "", v);
+    }
+    sb_put(out, "\n", 1);
+}
+
+static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct gtable *tb = ctx;
+    struct gr2_space sp;
+    if (gr2_view_pin(tb->o->v, &sp))
+        return -ENOMEM;
+    const char *why;
+    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    if (!b) {
+        gr2_view_unpin(tb->o->v, &sp);
+        return -EIO;
+    }
+    /* Render from the header, or from the last mark at or before off, until past off+len. */
+    struct sbuf text = {0};
+    uint64_t start = 0;
+    uint32_t row = 0;
+    if (off >= tb->header_len) {
+        uint32_t lo = 0, hi = (tb->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (tb->mark[mid] <= off)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        row = lo * ROWS_PER_MARK;
+        start = tb->mark[lo];
+    } else {
+        csv_header(tb->cs, &text);
+    }
+    while (row < tb->count && start + text.len < off + len)
+        csv_row(tb->cs, b + (size_t)row++ * tb->size, sp.g->be, &text);
+    gr2_view_unpin(tb->o->v, &sp);
+    size_t n = 0;
+    if (off >= start && off - start < text.len) {
+        n = text.len - (size_t)(off - start);
+        if (n > len)
+            n = len;
+        memcpy(buf, text.p + (off - start), n);
+    }
+    sb_free(&text);
+    return (ssize_t)n;
+}
+
+static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct gtable *tb = ctx;
+    struct gr2_space sp;
+    if (gr2_view_pin(tb->o->v, &sp))
+        return -ENOMEM;
+    uint64_t size = (uint64_t)tb->count * tb->size;
+    const char *why;
+    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, size, &why);
+    size_t n = 0;
+    if (b && off < size) {
+        n = size - off < len ? (size_t)(size - off) : len;
+        memcpy(buf, b + off, n);
+    }
+    gr2_view_unpin(tb->o->v, &sp);
+    return b ? (ssize_t)n : -EIO;
+}
+
+/* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
+ * mounted file when the section is stored as is); NAME.csv: a header row of column
+ * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
+static size_t table_hash(struct gr2_ref obj, struct gr2_ref type, uint32_t count)
+{
+    uint64_t h = ((uint64_t)obj.section << 32 | obj.offset) * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)type.section << 32 | type.offset) + count;
+    h *= 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h >> 20);
+}
+
+static bool table_is(const struct gtable *tb, const struct gr2_elem *e)
+{
+    return tb->obj.section == e->obj.section && tb->obj.offset == e->obj.offset && tb->count == e->count &&
+           tb->type.section == e->type.section && tb->type.offset == e->type.offset;
+}
+
+/* The slot of e's table in the hash (NULL there: not measured yet). */
+static struct gtable **table_slot(struct gtable **tables, size_t cap, const struct gr2_elem *e)
+{
+    size_t k = table_hash(e->obj, e->type, e->count) & (cap - 1);
+    while (tables[k] && !table_is(tables[k], e))
+        k = (k + 1) & (cap - 1);
+    return &tables[k];
+}
+
+static struct gtable *find_table(struct gobj *o, const struct gr2_elem *e)
+{
+    return o->captables ? *table_slot(o->tables, o->captables, e) : NULL;
+}
+
+/* Room for one more table (load under a half). */
+static int tables_grow(struct gobj *o)
+{
+    if (2 * (o->ntables + 1) <= o->captables)
+        return 0;
+    size_t cap = o->captables ? 2 * o->captables : 64;
+    struct gtable **n = calloc(cap, sizeof *n);
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < o->captables; i++)
+        if (o->tables[i]) {
+            struct gr2_elem e = {.obj = o->tables[i]->obj, .type = o->tables[i]->type, .count = o->tables[i]->count};
+            *table_slot(n, cap, &e) = o->tables[i];
+        }
+    free(o->tables);
+    o->tables = n;
+    o->captables = cap;
+    return 0;
+}
+
+/* Measures a table's CSV: its exact size and where every ROWS_PER_MARK-th row starts.
+ * NULL with why when it cannot (or the file's budget of measured text is spent). */
+static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, const struct gr2_elem *e,
+                                    const char **why)
 {
     struct tree *t = o->v->fs->tree;
-    if (strlen(ep) > GOBJ_MAX_PATH) /* bounds the tree's depth even where the walk stopped */
-        return add_error(t, dir, name, "nested too deeply to show");
-    struct elem e;
-    resolve(o, sp, m, sec, off, &e);
+    struct gtable *tb = find_table(o, e);
+    if (tb)
+        return tb;
+    *why = "out of memory";
+    const struct colset *cs = columns_of(o, sp, e->type);
+    if (!cs)
+        return NULL;
+    const uint8_t *b = gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, why);
+    if (!b)
+        return NULL;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < sp->g->nsections; i++)
+        bytes += sp->size[i];
+    uint64_t budget = 16 * bytes > CSV_BUDGET_MIN ? 16 * bytes : CSV_BUDGET_MIN;
+    if (o->csv_measured > budget) {
+        *why = "this file's tables hold more text than the limit (16 times the file's expanded bytes)";
+        return NULL;
+    }
+    if (tables_grow(o))
+        return NULL;
+    uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
+    tb = tree_alloc(t, sizeof *tb);
+    uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
+    if (!tb || !mark)
+        return NULL;
+    *tb = (struct gtable){o, e->obj, e->type, e->count, e->size, cs, 0, 0, mark};
+    struct sbuf text = {0};
+    csv_header(cs, &text);
+    uint64_t total = tb->header_len = text.len;
+    for (uint32_t r = 0; r < e->count; r++) {
+        if (r % ROWS_PER_MARK == 0)
+            mark[r / ROWS_PER_MARK] = total;
+        text.len = 0;
+        csv_row(cs, b + (size_t)r * e->size, sp->g->be, &text);
+        total += text.len;
+    }
+    sb_free(&text);
+    tb->total = total;
+    o->csv_measured += total;
+    *table_slot(o->tables, o->captables, e) = tb;
+    o->ntables++;
+    return tb;
+}
+
+/* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
+ * mounted file when the section is stored as is); NAME.csv: a header row of column
+ * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
+static void add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
+                      const struct gr2_elem *e)
+{
+    struct tree *t = o->v->fs->tree;
+    char fname[300], xtype[96];
+    snprintf(xtype, sizeof xtype, "gr2.table[%" PRIu32 "]x%" PRIu32 " type=%" PRIu32 "_0x%" PRIx32, e->count,
+             e->size, e->type.section, e->type.offset);
+    uint64_t bytes = (uint64_t)e->count * e->size;
+    const struct gr2_section *sec = &o->v->g.sections[e->obj.section];
+    const char *why;
+    struct gtable *tb = measure_table(o, sp, e, &why);
+    snprintf(fname, sizeof fname, "%s.bin", name);
+    uint32_t ino = 0;
+    if (sec->compression == GR2_COMP_NONE) {
+        uint64_t abs, alen;
+        gr2_view_span(o->v, e->obj.section, e->obj.offset, bytes, &abs, &alen);
+        ino = tree_add_range(t, dir, fname, NULL, abs, bytes);
+    } else if (tb) {
+        ino = tree_add_gen(t, dir, fname, NULL, bytes, table_bin_read, tb, 0);
+    }
+    if (ino) {
+        span_of(o, ino, e->obj.section, e->obj.offset, bytes);
+        tree_set_type(t, ino, xtype);
+    }
+    snprintf(fname, sizeof fname, "%s.csv", name);
+    if (!tb) {
+        snprintf(fname, sizeof fname, "%s.csv", name);
+        add_error(t, dir, fname, why);
+        return;
+    }
+    ino = tree_add_gen(t, dir, fname, NULL, tb->total, csv_read, tb, 0);
+    span_of(o, ino, e->obj.section, e->obj.offset, bytes);
+    tree_set_type(t, ino, xtype);
+}
+
+/* ---- members and elements ---- */
+
+/* What add_element made: the member's own node (typed after the member), or something
+ * else (an error, a link, a table, nothing). */
+enum made { MADE_NONE, MADE_NODE, MADE_OTHER };
+
+/* One element of a member (or a whole member of width 0) as a node named `name`. */
+static enum made add_element(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *dir_path,
+                             const char *name, const struct gr2_member *m, uint32_t sec, uint32_t off,
+                             const char *ep, uint32_t *ino)
+{
+    struct tree *t = o->v->fs->tree;
+    *ino = 0;
+    if (strlen(ep) > GR2_WALK_MAX_PATH) { /* bounds the tree's depth even where the walk stopped */
+        add_error(t, dir, name, "nested too deeply to show");
+        return MADE_OTHER;
+    }
+    struct gr2_elem e;
+    gr2_resolve(&o->w.types, sp, m, sec, off, &e);
     uint32_t esize = m->type == GR2_INLINE ? m->size / (m->array_width > 0 ? (uint32_t)m->array_width : 1)
                                            : gr2_elem_size(sp, m->type);
     if (m->type == GR2_TRANSFORM) {
         e.obj = (struct gr2_ref){sec, off};
-        return add_gdir(o, dir, name, GD_TRANSFORM, &e, m, ep, GR2_TRANSFORM_SIZE);
+        *ino = add_gdir(o, dir, name, GD_TRANSFORM, &e, m, ep, GR2_TRANSFORM_SIZE);
+        return MADE_NODE;
     }
-    const char *first = NULL;
     switch (e.kind) {
-    case EK_ERROR:
-        return add_error(t, dir, name, e.why);
-    case EK_NULL:
-        return 0;
-    case EK_UNTYPED: {
-        uint32_t ino = tree_add_textf(t, dir, name, "gr2.untyped", "%" PRIu32 " %" PRIu32 "\n", e.obj.section,
-                                      e.obj.offset);
-        span_of(o, ino, sec, off, esize);
-        return ino;
-    }
-    case EK_OBJECT:
-    case EK_ARRAY:
-        first = map_get(o, e.obj, e.kind == EK_ARRAY ? KEY_ARRAY : KEY_SINGLE);
+    case GR2_EK_ERROR:
+        add_error(t, dir, name, e.why);
+        return MADE_OTHER;
+    case GR2_EK_NULL:
+        return MADE_NONE;
+    case GR2_EK_UNTYPED:
+        *ino = tree_add_textf(t, dir, name, "gr2.untyped", "%" PRIu32 " %" PRIu32 "\n", e.obj.section, e.obj.offset);
+        span_of(o, *ino, sec, off, esize);
+        return MADE_NODE;
+    case GR2_EK_ARRAY:
+        if (gr2_elem_is_table(&o->w.types, sp, &e)) {
+            add_table(o, sp, dir, name, &e);
+            return MADE_OTHER;
+        }
+        /* fall through */
+    case GR2_EK_OBJECT: {
+        const char *first = gr2_walk_first(&o->w, e.obj, e.kind == GR2_EK_ARRAY ? GR2_KEY_ARRAY : GR2_KEY_SINGLE);
         if (first && strcmp(first, ep) != 0) {
-            char *target = relative_link(dir_path, first);
-            uint32_t ino = target ? tree_add_link(t, dir, name, target) : 0;
+            char *target = tree_path_relative(dir_path, first);
+            if (target)
+                tree_add_link(t, dir, name, target);
             free(target);
-            return ino;
+            return MADE_OTHER;
         }
         break;
+    }
     default:
         break;
     }
-    if (e.kind == EK_INLINE || e.kind == EK_OBJECT) {
-        const struct gr2_type *ty = gr2_type_get(&o->types, sp, e.type);
-        if (!ty || !ty->ok)
-            return add_error(t, dir, name, ty ? ty->err : "out of memory");
+    if (e.kind == GR2_EK_INLINE || e.kind == GR2_EK_OBJECT) {
+        const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, e.type);
         const char *why;
-        if (!gr2_bytes(sp, e.obj.section, e.obj.offset, ty->size, &why))
-            return add_error(t, dir, name, why);
-        return add_gdir(o, dir, name, GD_STRUCT, &e, NULL, ep, ty->size);
+        if (!ty || !ty->ok) {
+            add_error(t, dir, name, ty ? ty->err : "out of memory");
+            return MADE_OTHER;
+        }
+        if (!gr2_bytes(sp, e.obj.section, e.obj.offset, ty->size, &why)) {
+            add_error(t, dir, name, why);
+            return MADE_OTHER;
+        }
+        *ino = add_gdir(o, dir, name, GD_STRUCT, &e, NULL, ep, ty->size);
+    } else if (e.kind == GR2_EK_ARRAY) {
+        *ino = add_gdir(o, dir, name, GD_ARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
+    } else if (e.kind == GR2_EK_PTRARRAY) {
+        *ino = add_gdir(o, dir, name, GD_PTRARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
     }
-    if (e.kind == EK_ARRAY)
-        return add_gdir(o, dir, name, GD_ARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
-    if (e.kind == EK_PTRARRAY)
-        return add_gdir(o, dir, name, GD_PTRARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
-    return 0;
+    return *ino ? MADE_NODE : MADE_NONE;
 }
 
 static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *dir_path,
@@ -626,24 +492,25 @@ static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
         add_values(o, sp, dir, safe, m, sec, off);
         return;
     }
-    char *mp = join(dir_path, safe);
+    char *mp = gr2_path_join(dir_path, safe);
     if (!mp)
         return;
-    uint32_t ino;
+    uint32_t ino = 0;
+    enum made made = MADE_NODE;
     if (m->array_width > 0) { /* a fixed array of references/structs: a directory 0..N-1 */
-        struct elem e = {.obj = {sec, off}};
+        struct gr2_elem e = {.obj = {sec, off}};
         ino = add_gdir(o, dir, safe, GD_WIDTH, &e, m, mp, m->size);
     } else {
-        ino = add_element(o, sp, dir, dir_path, safe, m, sec, off, mp);
+        made = add_element(o, sp, dir, dir_path, safe, m, sec, off, mp, &ino);
     }
-    if (ino && tree_node(t, ino)->type != NODE_LINK && !strstr(tree_node(t, ino)->name, ".error"))
+    if (made == MADE_NODE && ino)
         member_type(t, ino, m, safe);
     free(mp);
 }
 
 static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
 {
-    const struct gr2_type *ty = gr2_type_get(&d->o->types, sp, d->type);
+    const struct gr2_type *ty = gr2_type_get(&d->o->w.types, sp, d->type);
     if (!ty || !ty->ok) {
         add_error(d->o->v->fs->tree, dir, "type", ty ? ty->err : "out of memory");
         return;
@@ -659,10 +526,11 @@ static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32
                               uint32_t n, uint32_t stride)
 {
     for (uint32_t k = 0; k < n; k++) {
-        char name[16], *ep = join_index(d->path, k);
+        char name[16], *ep = gr2_path_index(d->path, k);
         snprintf(name, sizeof name, "%" PRIu32, k);
+        uint32_t ino;
         if (ep)
-            add_element(d->o, sp, dir, d->path, name, m, d->obj.section, d->obj.offset + k * stride, ep);
+            add_element(d->o, sp, dir, d->path, name, m, d->obj.section, d->obj.offset + k * stride, ep, &ino);
         free(ep);
     }
 }
@@ -740,8 +608,8 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     if (gr2_view_pin(o->v, &sp))
         return -ENOMEM;
     walk(o, &sp);
-    for (size_t i = 0; i < o->types.n; i++) {
-        const struct gr2_type *ty = o->types.t[i];
+    for (size_t i = 0; i < o->w.types.n; i++) {
+        const struct gr2_type *ty = o->w.types.t[i];
         char name[48];
         snprintf(name, sizeof name, "%" PRIu32 "_0x%" PRIx32, ty->at.section, ty->at.offset);
         if (!ty->ok) {
@@ -770,20 +638,34 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 
 /* ---- entry points ---- */
 
-void gobj_add(struct gr2_view *v, uint32_t granny_dir)
+/* /granny/skeletons only when the root's Skeletons array is there and not empty: a
+ * convenience link never dangles. */
+static void add_skeletons_link(struct gobj *o, const struct gr2_space *sp, uint32_t granny_dir,
+                               const struct gr2_type *root)
+{
+    const struct gr2_member *sk = gr2_find_member(root, "Skeletons");
+    if (!sk || sk->array_width > 0 || gr2_is_scalar(sk->type) || sk->type == GR2_STRING ||
+        sk->type == GR2_TRANSFORM)
+        return;
+    struct gr2_elem e;
+    gr2_resolve(&o->w.types, sp, sk, o->v->g.root_object.section, o->v->g.root_object.offset + sk->offset, &e);
+    bool shown = (e.kind == GR2_EK_PTRARRAY && e.count > 0) ||
+                 (e.kind == GR2_EK_ARRAY && e.count > 0 && !gr2_elem_is_table(&o->w.types, sp, &e));
+    if (!shown)
+        return;
+    char target[300]; /* root/Skeletons is a directory or a link that resolves */
+    snprintf(target, sizeof target, "root/%s", root->safe_name[sk - root->m]);
+    tree_add_link(o->v->fs->tree, granny_dir, "skeletons", target);
+}
+
+static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
 {
     struct tree *t = v->fs->tree;
-    if (!v->obj) {
-        v->obj = calloc(1, sizeof *v->obj);
-        if (!v->obj)
-            return;
-        v->obj->v = v;
-    }
-    struct gobj *o = v->obj;
+    struct gobj *o = v->extra;
     struct gr2_space sp;
     if (gr2_view_pin(v, &sp))
         return;
-    const struct gr2_type *root = gr2_type_get(&o->types, &sp, v->g.root_type);
+    const struct gr2_type *root = gr2_type_get(&o->w.types, &sp, v->g.root_type);
     const char *why = NULL;
     if (!root || !root->ok)
         why = root ? root->err : "out of memory";
@@ -795,27 +677,42 @@ void gobj_add(struct gr2_view *v, uint32_t granny_dir)
                  v->g.root_object.offset, why);
         add_error(t, granny_dir, "root", msg);
     } else {
-        struct elem e = {.type = v->g.root_type, .obj = v->g.root_object};
+        struct gr2_elem e = {.type = v->g.root_type, .obj = v->g.root_object};
         uint32_t ino = add_gdir(o, granny_dir, "root", GD_STRUCT, &e, NULL, "", root->size);
         set_typef(t, ino, "gr2.struct");
-        const struct gr2_member *sk = gr2_find_member(root, "Skeletons");
-        if (sk)
-            tree_add_link(t, granny_dir, "skeletons", "root/Skeletons");
+        add_skeletons_link(o, &sp, granny_dir, root);
         tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
     }
     gr2_view_unpin(v, &sp);
 }
 
-void gobj_free(struct gobj *o)
+static void gobj_free(void *p)
 {
+    struct gobj *o = p;
     if (!o)
         return;
-    gr2_types_free(&o->types);
-    for (size_t i = 0; i < o->capmap; i++)
-        if (o->map[i].used)
-            free(o->map[i].path);
-    free(o->map);
+    gr2_walk_free(&o->w);
+    for (size_t i = 0; i < o->ncolsets; i++) {
+        gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
+        free(o->colsets[i]);
+    }
+    free(o->colsets);
+    free(o->tables);
     free(o);
+}
+
+int gobj_attach(struct gr2_view *v)
+{
+    if (v->extra)
+        return 0;
+    struct gobj *o = calloc(1, sizeof *o);
+    if (!o)
+        return -1;
+    o->v = v;
+    v->extra = o;
+    v->extra_free = gobj_free;
+    v->granny_extra = gobj_add;
+    return 0;
 }
 
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
@@ -824,63 +721,62 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
     *bones_path = NULL;
     *names = NULL;
     *count = 0;
-    if (!v->obj) {
-        v->obj = calloc(1, sizeof *v->obj);
-        if (!v->obj)
-            return -1;
-        v->obj->v = v;
-    }
-    struct gobj *o = v->obj;
+    if (gobj_attach(v))
+        return -1;
+    struct gobj *o = v->extra;
     struct gr2_space sp;
     if (gr2_view_pin(v, &sp))
         return -1;
-    int rc = -1;
     walk(o, &sp);
-    const struct gr2_type *root = gr2_type_get(&o->types, &sp, v->g.root_type);
-    const struct gr2_member *sk = root && root->ok ? gr2_find_member(root, "Skeletons") : NULL;
-    struct elem e, be;
-    if (!sk || sk->type != GR2_ARRAY_OF_REFS) {
-        snprintf(why, whylen, "the root object has no Skeletons array");
-        goto out;
+    struct gr2_bones b;
+    int rc = gr2_first_bones(&o->w, &sp, &b, why, whylen);
+    if (rc == 0 && gr2_elem_is_table(&o->w.types, &sp, &b.arr)) {
+        snprintf(why, whylen, "the first skeleton's bones hold no names or references (shown as a table)");
+        rc = -1;
     }
-    resolve(o, &sp, sk, v->g.root_object.section, v->g.root_object.offset + sk->offset, &e);
-    struct gr2_ref skel;
-    const char *w = "no skeleton";
-    if (e.kind != EK_PTRARRAY || gr2_pointer(&sp, e.obj.section, e.obj.offset, &skel, &w) != 1) {
-        snprintf(why, whylen, "first skeleton: %s", e.kind == EK_ERROR ? e.why : w);
-        goto out;
-    }
-    const struct gr2_type *st = gr2_type_get(&o->types, &sp, sk->ref_type);
-    const struct gr2_member *bm = st && st->ok ? gr2_find_member(st, "Bones") : NULL;
-    if (!bm || bm->type != GR2_REF_TO_ARRAY) {
-        snprintf(why, whylen, "the first skeleton has no Bones array");
-        goto out;
-    }
-    resolve(o, &sp, bm, skel.section, skel.offset + bm->offset, &be);
-    if (be.kind != EK_ARRAY) {
-        snprintf(why, whylen, "first skeleton's bones: %s", be.kind == EK_ERROR ? be.why : "none");
-        goto out;
-    }
-    const char *first = map_get(o, be.obj, KEY_ARRAY);
-    if (asprintf(bones_path, "granny/root/%s", first ? first : "Skeletons/0/Bones") < 0) {
+    if (rc == 0 && asprintf(bones_path, "granny/root/%s", b.first ? b.first : "Skeletons/0/Bones") < 0) {
         *bones_path = NULL;
-        goto out;
+        rc = -1;
     }
-    const struct gr2_type *bt = gr2_type_get(&o->types, &sp, be.type);
-    const struct gr2_member *nm = bt && bt->ok ? gr2_find_member(bt, "Name") : NULL;
-    *names = calloc(be.count ? be.count : 1, sizeof **names);
-    for (uint32_t k = 0; *names && k < be.count; k++) {
-        struct gr2_ref at;
-        const char *str, *ww;
-        size_t len;
-        if (nm && nm->type == GR2_STRING &&
-            gr2_pointer(&sp, be.obj.section, be.obj.offset + k * be.size + nm->offset, &at, &ww) == 1 &&
-            gr2_string_at(&sp, at, &str, &len, &ww) == 0)
-            (*names)[k] = strndup(str, len);
+    if (rc == 0) {
+        if (b.nnamed == 0 && b.arr.count > 0) {
+            if (b.ncrc > 0)
+                diag_add(&v->fs->diag, "bone names unavailable: they are CRCs into an external string table "
+                         "(string_table_crc 0x%08" PRIx32 "); .names files show ?", v->g.string_table_crc);
+            else
+                diag_add(&v->fs->diag, "bone names unavailable: the bones carry no Name strings; .names files show ?");
+        }
+        *count = b.arr.count;
+        *names = b.names;
+        b.names = NULL;
     }
-    *count = be.count;
-    rc = 0;
-out:
+    gr2_bones_free(&b);
     gr2_view_unpin(v, &sp);
     return rc;
+}
+
+/* ---- a raw .gr2 file ---- */
+
+static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg, (void)t;
+    struct gr2_view *v = ctx;
+    add_info_and_unparsed(v->fs, dir);
+    gr2_view_add(v, dir);
+    return 0;
+}
+
+int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
+    if (!v)
+        return -1;
+    if (gobj_attach(v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    gr2_view_describe(v);
+    uint32_t root = tree_add_dir(fs->tree, 0, "", "gr2.file", populate_gr2_root, v, 0);
+    tree_set_span(fs->tree, root, 0, fs->src.size);
+    return root == TREE_ROOT ? 0 : -1;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_gr2.h"
+#include "fs/view_gr2obj.h"
 #include "parse/rig.h"
 
 struct rig_view {
@@ -314,6 +314,8 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
     v->granny = gr2_view_new(fs, v->r.granny_pos, v->granny_err, sizeof v->granny_err);
     if (!v->granny)
         diag_add(&fs->diag, "Granny data: %s", v->granny_err);
+    else if (gobj_attach(v->granny))
+        diag_add(&fs->diag, "Granny object tree: out of memory");
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
     describe(v);
     uint32_t root = tree_add_dir(fs->tree, 0, "", "rig.wrapped", populate_rig_root, v, 0);

@@ -1,5 +1,7 @@
 #include "parse/gr2obj.h"
 
+#include <math.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +223,34 @@ static int layout_members(struct gr2_types *reg, const struct gr2_space *s, stru
     return 0;
 }
 
+/* Inline members' types were decoded (and decided) by layout_members before this. */
+static void decide_flat(struct gr2_types *reg, struct gr2_type *t)
+{
+    uint64_t cols = 0;
+    t->flat = false;
+    for (uint32_t i = 0; i < t->nmembers; i++) {
+        const struct gr2_member *m = &t->m[i];
+        uint64_t width = m->array_width > 0 ? (uint64_t)m->array_width : 1, per;
+        if (gr2_is_scalar(m->type)) {
+            per = 1;
+        } else if (m->type == GR2_TRANSFORM) {
+            per = 16;
+        } else if (m->type == GR2_INLINE) {
+            const struct gr2_type *in = type_lookup(reg, m->ref_type);
+            if (!in || !in->ok || !in->flat)
+                return;
+            per = in->ncolumns;
+        } else {
+            return;
+        }
+        cols += per * width;
+        if (cols > GR2_MAX_COLUMNS)
+            return;
+    }
+    t->flat = t->nmembers > 0;
+    t->ncolumns = (uint32_t)cols;
+}
+
 static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth)
 {
     struct gr2_type *t = type_new(at);
@@ -281,6 +311,7 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
         t->ok = t->safe_name != NULL;
         if (t->ok)
             t->err[0] = 0;
+        decide_flat(reg, t);
     }
 out:
     if (m != tmp)
@@ -370,4 +401,193 @@ char **gr2_safe_names(const struct gr2_member *m, uint32_t n)
         }
     }
     return out;
+}
+
+/* ---- tables ---- */
+
+struct colbuf {
+    struct gr2_column *c;
+    uint32_t n, cap;
+};
+
+static int col_add(struct colbuf *b, const char *name, uint32_t type, uint32_t offset, bool hex)
+{
+    if (b->n == b->cap) {
+        uint32_t cap = b->cap ? 2 * b->cap : 16;
+        struct gr2_column *c = realloc(b->c, cap * sizeof *c);
+        if (!c)
+            return -1;
+        b->c = c;
+        b->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    b->c[b->n++] = (struct gr2_column){copy, type, offset, hex};
+    return 0;
+}
+
+/* A CSV header cell must not hold a comma, a quote or a line break. */
+static void csv_safe(char *s)
+{
+    for (; *s; s++)
+        if (*s == ',' || *s == '"' || *s == '\n' || *s == '\r')
+            *s = '_';
+}
+
+static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
+                       int depth, struct colbuf *b);
+
+/* The columns of one element of member m (at `at` within the row): name is its cell name. */
+static int add_member_columns(struct gr2_types *reg, const struct gr2_member *m, char *name, uint32_t at, int depth,
+                              struct colbuf *b)
+{
+    csv_safe(name);
+    if (gr2_is_scalar(m->type))
+        return col_add(b, name, m->type, at, false);
+    char *sub = NULL;
+    int rc = 0;
+    if (m->type == GR2_TRANSFORM) {
+        static const char *const part[] = {"position", "orientation", "scale_shear"};
+        static const int nval[] = {3, 4, 9};
+        if (asprintf(&sub, "%s.flags", name) < 0)
+            return -1;
+        rc = col_add(b, sub, GR2_UINT32, at, true);
+        free(sub);
+        uint32_t o = at + 4;
+        for (int p = 0; p < 3 && rc == 0; p++)
+            for (int j = 0; j < nval[p] && rc == 0; j++, o += 4) {
+                if (asprintf(&sub, "%s.%s[%d]", name, part[p], j) < 0)
+                    return -1;
+                rc = col_add(b, sub, GR2_REAL32, o, false);
+                free(sub);
+            }
+        return rc;
+    }
+    /* Inline: flat, by decide_flat */
+    const struct gr2_type *in = type_lookup(reg, m->ref_type);
+    if (!in || asprintf(&sub, "%s.", name) < 0)
+        return -1;
+    rc = add_columns(reg, in, sub, at, depth + 1, b);
+    free(sub);
+    return rc;
+}
+
+static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
+                       int depth, struct colbuf *b)
+{
+    if (!t->ok || !t->flat || depth > GR2_MAX_TYPE_DEPTH)
+        return -1;
+    for (uint32_t i = 0; i < t->nmembers; i++) {
+        const struct gr2_member *m = &t->m[i];
+        uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = m->size / width;
+        for (uint32_t k = 0; k < width; k++) {
+            char *name = NULL;
+            int n = m->array_width > 0 ? asprintf(&name, "%s%s[%u]", prefix, t->safe_name[i], k)
+                                       : asprintf(&name, "%s%s", prefix, t->safe_name[i]);
+            if (n < 0)
+                return -1;
+            int rc = add_member_columns(reg, m, name, base + m->offset + k * esize, depth, b);
+            free(name);
+            if (rc)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int gr2_type_columns(struct gr2_types *reg, const struct gr2_space *s, const struct gr2_type *t,
+                     struct gr2_column **cols, uint32_t *n)
+{
+    (void)s;
+    struct colbuf b = {0};
+    *cols = NULL;
+    *n = 0;
+    if (add_columns(reg, t, "", 0, 0, &b)) {
+        gr2_columns_free(b.c, b.n);
+        return -1;
+    }
+    *cols = b.c;
+    *n = b.n;
+    return 0;
+}
+
+void gr2_columns_free(struct gr2_column *cols, uint32_t n)
+{
+    for (uint32_t i = 0; cols && i < n; i++)
+        free(cols[i].name);
+    free(cols);
+}
+
+double gr2_half_to_double(uint16_t h)
+{
+    int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
+    double v = exp == 0 ? ldexp(mant, -24) : exp == 31 ? (mant ? NAN : INFINITY) : ldexp(mant + 1024, exp - 25);
+    return sign ? -v : v;
+}
+
+int gr2_format_scalar(char *out, size_t outlen, uint32_t type, bool hex, const uint8_t *p, bool be)
+{
+    switch (type) {
+    case GR2_REAL32: {
+        uint32_t u = ld_u32(p, be);
+        float f;
+        memcpy(&f, &u, 4);
+        return snprintf(out, outlen, "%.9g", (double)f);
+    }
+    case GR2_REAL16:
+        return snprintf(out, outlen, "%.9g", gr2_half_to_double(ld_u16(p, be)));
+    case GR2_INT8:
+    case GR2_BINORMAL_INT8:
+        return snprintf(out, outlen, "%d", (int8_t)p[0]);
+    case GR2_UINT8:
+    case GR2_NORMAL_UINT8:
+        return snprintf(out, outlen, "%u", p[0]);
+    case GR2_INT16:
+    case GR2_BINORMAL_INT16:
+        return snprintf(out, outlen, "%d", (int16_t)ld_u16(p, be));
+    case GR2_UINT16:
+    case GR2_NORMAL_UINT16:
+        return snprintf(out, outlen, "%u", ld_u16(p, be));
+    case GR2_INT32:
+        return snprintf(out, outlen, "%" PRId32, (int32_t)ld_u32(p, be));
+    case GR2_UINT32:
+        return snprintf(out, outlen, hex ? "0x%08" PRIx32 : "%" PRIu32, ld_u32(p, be));
+    default:
+        return snprintf(out, outlen, "?");
+    }
+}
+
+/* ---- strings ---- */
+
+bool gr2_strings_remapped(const struct gr2_file *g)
+{
+    return g->string_table_crc != 0;
+}
+
+void gr2_string_slot(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_str *out)
+{
+    memset(out, 0, sizeof *out);
+    struct gr2_ref at;
+    int rc = gr2_pointer(s, sec, off, &at, &out->why);
+    if (rc < 0) {
+        out->kind = GR2_STR_ERROR;
+        return;
+    }
+    if (rc == 1) {
+        out->kind = gr2_string_at(s, at, &out->text, &out->len, &out->why) ? GR2_STR_ERROR : GR2_STR_TEXT;
+        return;
+    }
+    /* No fixup: a NULL string, or, where the file's strings are remapped, the CRC of a
+     * string in the external table (the slot's value, low 32 bits of a 64-bit slot). */
+    const uint8_t *p = gr2_bytes(s, sec, off, (uint64_t)gr2_pointer_size(s), &out->why);
+    uint32_t v = 0;
+    if (p)
+        v = gr2_pointer_size(s) == 8 && s->g->be ? gr2_u32_at(s, p + 4) : gr2_u32_at(s, p);
+    if (gr2_strings_remapped(s->g) && v != 0) {
+        out->kind = GR2_STR_CRC;
+        out->crc = v;
+    } else {
+        out->kind = GR2_STR_NULL;
+    }
 }

@@ -85,7 +85,14 @@ struct gr2_type {
     struct gr2_member *m;
     uint32_t size;
     char **safe_name; /* per member: a usable, unique file name */
+    /* Elements hold no references, strings or arrays: only scalars, Transforms and
+     * Inline structs of those (at most GR2_MAX_COLUMNS values). An array of such
+     * elements is a table (gr2_type_columns). */
+    bool flat;
+    uint32_t ncolumns; /* when flat */
 };
+
+#define GR2_MAX_COLUMNS 1024
 
 /* A cache of decoded types, keyed by definition address. */
 struct gr2_types {
@@ -99,6 +106,38 @@ const struct gr2_type *gr2_type_get(struct gr2_types *reg, const struct gr2_spac
 void gr2_types_free(struct gr2_types *reg);
 /* Finds a member by name; NULL when absent. */
 const struct gr2_member *gr2_find_member(const struct gr2_type *t, const char *name);
+
+/* One value column of a flat type: a scalar at `offset` within an element. */
+struct gr2_column {
+    char *name;    /* "Position[0]", "Inner.x", "Transform.orientation[3]" */
+    uint32_t type; /* a scalar member type (GR2_REAL32 ... GR2_REAL16) */
+    uint32_t offset;
+    bool hex;      /* a Transform's flags: shown as 0x%08x */
+};
+
+/* The columns of a flat type, in member order: a member of width N gives N columns
+ * NAME[0]..NAME[N-1], an Inline member its own columns prefixed "NAME.", a Transform
+ * flags, position[3], orientation[4], scale_shear[9]. 0, or -1 (not flat, no memory). */
+int gr2_type_columns(struct gr2_types *reg, const struct gr2_space *s, const struct gr2_type *t,
+                     struct gr2_column **cols, uint32_t *n);
+void gr2_columns_free(struct gr2_column *cols, uint32_t n);
+/* One scalar of a column as text (no newline): "%.9g" floats, decimal integers. */
+int gr2_format_scalar(char *out, size_t outlen, uint32_t type, bool hex, const uint8_t *p, bool be);
+double gr2_half_to_double(uint16_t h);
+
+/* A String slot. Strings remapped to an external table (header string_table_crc
+ * non-zero) hold a 32-bit CRC and no fixup. */
+enum gr2_str_kind { GR2_STR_NULL, GR2_STR_TEXT, GR2_STR_CRC, GR2_STR_ERROR };
+struct gr2_str {
+    enum gr2_str_kind kind;
+    const char *text; /* GR2_STR_TEXT: in section bytes, len bytes, not NUL-terminated here */
+    size_t len;
+    uint32_t crc;     /* GR2_STR_CRC */
+    const char *why;  /* GR2_STR_ERROR */
+};
+void gr2_string_slot(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_str *out);
+/* True when the file's strings are CRCs into an external string table. */
+bool gr2_strings_remapped(const struct gr2_file *g);
 
 /* Makes file names from member names: no '/', not empty, not "." or "..", unique. */
 char **gr2_safe_names(const struct gr2_member *m, uint32_t n);
