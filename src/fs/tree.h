@@ -97,7 +97,9 @@ struct tree {
         void *ptr;
     } *cleanups;
     size_t ncleanups, capcleanups;
-    bool full; /* max_nodes reached: populate stopped early */
+    bool full;         /* max_nodes reached: populate stopped early */
+    uint64_t refused;  /* nodes not made because of max_nodes (reported once, in /info) */
+    uint64_t lazy_dirs, lazy_done; /* directories with a populate callback; populated so far */
 };
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
@@ -138,6 +140,18 @@ void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
 
 /* Makes sure a directory's children exist. 0 or -errno. */
 int tree_populate(struct tree *t, uint32_t dir);
+/* Populates every directory, those it creates included, so that everything parsed
+ * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
+ * returns 0 or the first -errno. Iterative: children always have higher inode numbers. */
+int tree_populate_all(struct tree *t);
+/* How many of the lazily populated directories made so far have been populated: while
+ * done < total, warnings found by parsing may still come. Call under t->lock or when no
+ * other thread runs (a volatile file's render function is called under it). */
+void tree_progress(struct tree *t, uint64_t *done, uint64_t *total);
+/* Appends the tree's own warnings ("warning: ...\n" lines; today only the node limit,
+ * reported once however often it refused) and returns how many it wrote. Same locking
+ * as tree_progress. */
+size_t tree_warnings(struct tree *t, struct sbuf *out);
 /* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR. */
 int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
 /* Resolves a '/'-separated path from the root (no symlinks followed). */

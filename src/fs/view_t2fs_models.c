@@ -113,6 +113,10 @@ static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     }
     t2_deinterleave(l.b + 8, es, n, v);
     uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, (char *)v, bytes);
+    if (!ino) { /* refused (the node limit, which /info reports): v is freed */
+        free(l.b);
+        return 0;
+    }
     struct node *src = tree_node(t, l.ino);
     tree_set_span(t, ino, src->span_off, src->span_len);
     set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, es, n);
