@@ -5,7 +5,35 @@
  *   - a byte range of the source (served straight from the file, never copied),
  *   - a text held in memory (small value files, rendered when their parent is populated),
  *   - a generator callback with an exact size known up front.
- * Nothing here touches FUSE; the adapter and the s3rig command both sit on top. */
+ * Nothing here touches FUSE; the adapter and the s3rig command both sit on top.
+ *
+ * Contracts (the FUSE adapter and every view rely on them):
+ *
+ * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
+ * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
+ * tree_free. So a number handed out stays valid, and its struct node at the same address,
+ * for the tree's whole life: the adapter keeps no lookup counts and ignores FORGET, and
+ * readers keep struct node pointers without a lock. The price is that memory only grows,
+ * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
+ *
+ * A populated directory never changes. Children are appended only by a directory's own
+ * populate callback, or by the callback that created the directory (which fills it
+ * before anyone can know its number: directories made with no callback). Once
+ * tree_populate has returned 0 for a directory, its child list, names and nodes are
+ * final, so readdir, lookup's binary search and walks read them without the lock. A
+ * callback that fails leaves the directory unpopulated (tried again on the next use); its
+ * children are only read under the lock until then.
+ *
+ * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
+ * and so does rendering a volatile file (/info reads state callbacks extend). Reading
+ * bytes (tree_read of ranges, texts, generators) takes no tree lock. Lock order: the tree
+ * lock, then the cache's (cache.h): populate callbacks pin cached data; a cache producer
+ * never calls into the tree, and nothing takes the tree lock while holding the cache's.
+ * Views keep their own state consistent under these two locks; a generator that writes
+ * view state runs unlocked and needs its own.
+ *
+ * Threads: the tree is used by one thread in s3rig and in mount.s3rig's default loop,
+ * by many at once with -o spin=0 (fuse_ll.c says which). */
 #ifndef S3_TREE_H
 #define S3_TREE_H
 
