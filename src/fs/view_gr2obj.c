@@ -96,6 +96,8 @@ struct elem {
     char buf[160];
 };
 
+/* fmt takes two u64s; one that shows only a ends in %.0" PRIu64 ", which prints b (0) as
+ * nothing. */
 static void elem_error(struct elem *e, const char *fmt, uint64_t a, uint64_t b)
 {
     snprintf(e->buf, sizeof e->buf, fmt, a, b);
@@ -108,7 +110,7 @@ static void check_array(const struct gr2_space *sp, struct elem *e)
 {
     const char *why;
     if (e->size == 0) {
-        elem_error(e, "array of %" PRIu64 " zero-sized elements%.0" PRIu64 "s", e->count, 0);
+        elem_error(e, "array of %" PRIu64 " zero-sized elements%.0" PRIu64, e->count, 0);
         return;
     }
     if (!gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &why))
@@ -122,7 +124,7 @@ static void resolve_typed_array(struct gobj *o, const struct gr2_space *sp, stru
     e->count = count;
     if (count == 0 || ptr_rc == 0) {
         if (count && ptr_rc == 0)
-            elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64 "s", count, 0);
+            elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, count, 0);
         else
             e->kind = EK_NULL;
         return;
@@ -194,7 +196,7 @@ static void resolve(struct gobj *o, const struct gr2_space *sp, const struct gr2
             if (rc < 0)
                 e->kind = EK_ERROR;
             else if (e->count && rc == 0)
-                elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64 "s", e->count, 0);
+                elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, e->count, 0);
             else
                 e->kind = EK_NULL;
             return;
@@ -205,7 +207,7 @@ static void resolve(struct gobj *o, const struct gr2_space *sp, const struct gr2
         return;
     default:
         if (gr2_elem_size(sp, m->type) == 0)
-            elem_error(e, "unknown member type %" PRIu64 "%.0" PRIu64 "s", m->type, 0);
+            elem_error(e, "unknown member type %" PRIu64 "%.0" PRIu64, m->type, 0);
         else
             e->kind = EK_VALUE;
     }
