@@ -3,7 +3,7 @@
  *   rig                      a wrapped Sims 3 RIG with an uncompressed GR2 inside
  *   gr2-SIG-vN               a raw GR2 (SIG: le32-old le32 le64 be32 be64 be32-old; N: 6, 7)
  *   gr2obj-SIG-vN            a GR2 with type definitions and a 5-bone skeleton
- *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
+ *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
  *                            plus one raw leaf of MB MiB */
@@ -59,8 +59,8 @@ int main(int argc, char **argv)
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 4), argv[1] + 4);
         data = fx_sample_gr2(sig, version, &size, &glay);
-    } else if (strncmp(argv[1], "clear-rig-", 10) == 0) {
-        int v = strcmp(argv[1], "clear-rig-3-ts3") == 0 ? 1 : strcmp(argv[1], "clear-rig-3-ts4") == 0 ? 2 : 0;
+    } else if (strncmp(argv[1], "rig-clear-", 10) == 0) {
+        int v = strcmp(argv[1], "rig-clear-3-ts3") == 0 ? 1 : strcmp(argv[1], "rig-clear-3-ts4") == 0 ? 2 : 0;
         struct fxc_opts o = fxc_variant(v);
         struct fxc_layout lay;
         data = fxc_build(&o, &size, &lay);

@@ -856,7 +856,7 @@ static void test_mount_rig_oodle1(void **state)
     free(r.section);
 }
 
-static void test_mount_clear_rig(void **state)
+static void test_mount_rig_clear(void **state)
 {
     (void)state;
     for (int v = 0; v < 3; v++) {
@@ -1243,7 +1243,7 @@ int main(void)
         mount_test(test_mount_t2fs),
         mount_test(test_mount_gr2_objects),
         mount_test(test_mount_rig_oodle1),
-        mount_test(test_mount_clear_rig),
+        mount_test(test_mount_rig_clear),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
