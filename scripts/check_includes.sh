@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Checks the dependency graph of src/: no cycle, and no edge that goes up a layer.
+#
+#   scripts/check_includes.sh [--warn] [BUILD_DIR]
+#
+# A module is a .c file and its .h (src/fs/tree.c + src/fs/tree.h = fs/tree). Module A
+# depends on module B when A's .c or .h includes B's header, and — when BUILD_DIR holds
+# the compiled objects — when A's object calls a function or uses a variable that B's
+# object defines (a header may declare what another module defines: view.h declares the
+# format views' entry points, so view.c calls up into them without including them).
+#
+# Layers, lowest first; a module may depend on its own layer or lower ones, never higher:
+#   parse     src/parse/*: pure parsers; never src/fs
+#   base      src/fs: sbuf source tree cache cover, and the helpers views share (today
+#             view.c's value-file helpers and /info, which will move to their own file)
+#   views     src/fs/view_*: one view per format, derived views
+#   open      src/fs: options, and open/detect/dispatch (today inside view.c)
+#   commands  src/fs: fuse_ll mount_main s3rig_main
+# A file matching no rule is reported, so a new file gets a layer on purpose.
+#
+# Exit status: 0 when the graph is clean, 1 otherwise. With --warn (or
+# S3RIG_INCLUDES_WARN=1) problems are printed and the status is 0: scripts/test.sh runs
+# it so until view.c is split (its dispatch calls the views, which call its helpers: the
+# view <-> view_* cycle); then test.sh drops --warn.
+set -u
+cd "$(dirname "$0")/.."
+
+warn=${S3RIG_INCLUDES_WARN:-0}
+build=""
+for a in "$@"; do
+    case $a in
+    --warn) warn=1 ;;
+    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) build=$a ;;
+    esac
+done
+
+symbols=""
+if [ -n "$build" ]; then
+    if ! command -v nm >/dev/null; then
+        echo "check_includes: nm not found; checking includes only" >&2
+    else
+        # "FILE.o: T name" / "FILE.o: U name" for every object made from src/
+        symbols=$(find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
+            xargs -0 -r nm -A --defined-only --extern-only 2>/dev/null | awk '{print $1, "D", $NF}'
+            find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
+            xargs -0 -r nm -A --undefined-only 2>/dev/null | awk '{print $1, "U", $NF}')
+    fi
+fi
+
+SYMBOLS="$symbols" python3 - "$warn" <<'EOF'
+import os, re, sys
+from collections import defaultdict
+
+warn = sys.argv[1] == "1"
+
+# (layer, rank, pattern on "dir/basename"): first match wins.
+RULES = [
+    ("parse", 0, r"parse/.*"),
+    ("commands", 4, r"fs/(fuse_ll|mount_main|s3rig_main)"),
+    ("open", 3, r"fs/(options|open.*|dispatch.*)"),
+    ("views", 2, r"fs/view_.*"),
+    ("base", 1, r"fs/(sbuf|source|tree|cache|cover|view|view_help.*|helpers?|info.*)"),
+]
+
+def layer_of(mod):
+    for name, rank, pat in RULES:
+        if re.fullmatch(pat, mod):
+            return name, rank
+    return None, None
+
+mods = {}
+for d in ("parse", "fs"):
+    for f in sorted(os.listdir(os.path.join("src", d))):
+        if f.endswith((".c", ".h")):
+            mods.setdefault(d + "/" + f[:-2], []).append(os.path.join("src", d, f))
+
+edges = defaultdict(dict)  # a -> {b: why}
+inc = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
+for m, files in mods.items():
+    for f in files:
+        for target in inc.findall(open(f, encoding="utf-8", errors="replace").read()):
+            if target != m and target in mods:
+                edges[m].setdefault(target, "%s includes %s.h" % (f, target))
+
+# Symbol edges from the objects: who defines what, who uses it.
+def mod_of_object(path):
+    base = os.path.basename(path.split(":")[0])
+    mm = re.fullmatch(r"src_(parse|fs)_(.+)\.c\.o", base)
+    return mm and mm.group(1) + "/" + mm.group(2)
+
+defined, used = {}, []
+for line in os.environ.get("SYMBOLS", "").splitlines():
+    parts = line.split()
+    if len(parts) != 3:
+        continue
+    m = mod_of_object(parts[0])
+    if not m or m not in mods:
+        continue
+    if parts[1] == "D":
+        defined.setdefault(parts[2], m)
+    else:
+        used.append((m, parts[2]))
+for m, sym in used:
+    d = defined.get(sym)
+    if d and d != m:
+        edges[m].setdefault(d, "%s.c calls %s() of %s.c" % (m, sym, d))
+
+problems = []
+for m in mods:
+    if layer_of(m)[0] is None:
+        problems.append("%s: no layer (add it to RULES in scripts/check_includes.sh)" % m)
+for a in sorted(edges):
+    la, ra = layer_of(a)
+    for b, why in sorted(edges[a].items()):
+        lb, rb = layer_of(b)
+        if ra is None or rb is None:
+            continue
+        if la == "parse" and lb != "parse":
+            problems.append("upward edge %s -> %s (src/parse must not use src/fs): %s" % (a, b, why))
+        elif rb > ra:
+            problems.append("upward edge %s (%s) -> %s (%s): %s" % (a, la, b, lb, why))
+
+# Cycles: strongly connected components (iterative Tarjan), each reported with one loop.
+index, low, onstack, stack, sccs, counter = {}, {}, set(), [], [], [0]
+for root in sorted(mods):
+    if root in index:
+        continue
+    work = [(root, iter(sorted(edges[root])))]
+    index[root] = low[root] = counter[0]; counter[0] += 1
+    stack.append(root); onstack.add(root)
+    while work:
+        v, it = work[-1]
+        nxt = next(it, None)
+        if nxt is not None:
+            if nxt not in index:
+                index[nxt] = low[nxt] = counter[0]; counter[0] += 1
+                stack.append(nxt); onstack.add(nxt)
+                work.append((nxt, iter(sorted(edges[nxt]))))
+            elif nxt in onstack:
+                low[v] = min(low[v], index[nxt])
+            continue
+        work.pop()
+        if work:
+            low[work[-1][0]] = min(low[work[-1][0]], low[v])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); onstack.discard(w); comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+def loop_in(comp):
+    """One cycle through the component, as a list of edges."""
+    members, start = set(comp), comp[0]
+    prev, queue = {start: None}, [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(edges[v]):
+            if w == start:
+                path, x = [(v, w)], v
+                while prev[x] is not None:
+                    path.append((prev[x], x)); x = prev[x]
+                return path[::-1]
+            if w in members and w not in prev:
+                prev[w] = v; queue.append(w)
+    return []
+
+for comp in sccs:
+    problems.append("cycle among %s:" % ", ".join(comp))
+    for a, b in loop_in(comp):
+        problems.append("    %s" % edges[a][b])
+
+nedges = sum(len(v) for v in edges.values())
+if problems:
+    print("check_includes: %d problem(s) in %d modules, %d dependencies%s" %
+          (sum(1 for p in problems if not p.startswith("    ")), len(mods), nedges,
+           " (warning only: --warn)" if warn else ""))
+    for p in problems:
+        print("  " + p)
+    sys.exit(0 if warn else 1)
+print("check_includes: %d modules, %d dependencies: no cycle, no upward edge" % (len(mods), nedges))
+EOF
