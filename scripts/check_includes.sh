@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the dependency graph of src/: no cycle, and no edge that goes up a layer.
 #
-#   scripts/check_includes.sh [--warn] [BUILD_DIR]
+#   scripts/check_includes.sh [--warn] [BUILD_DIR]  |  --self-test
 #
 # A module is a .c file and its .h (src/fs/tree.c + src/fs/tree.h = fs/tree). Module A
 # depends on module B when A's .c or .h includes B's header, and — when BUILD_DIR holds
@@ -19,18 +19,54 @@
 # A file matching no rule is reported, so a new file gets a layer on purpose.
 #
 # Exit status: 0 when the graph is clean, 1 otherwise. With --warn (or
-# S3RIG_INCLUDES_WARN=1) problems are printed and the status is 0: scripts/test.sh runs
-# it so until view.c is split (its dispatch calls the views, which call its helpers: the
-# view <-> view_* cycle); then test.sh drops --warn.
+# S3RIG_INCLUDES_WARN=1) the problems that involve fs/view (today's hub: its dispatch
+# calls the views, which call its helpers — the view <-> view_* cycle) are printed as
+# warnings and do not fail; any other problem still does. scripts/test.sh runs it so until
+# view.c is split; then test.sh drops --warn.
+#
+# --self-test checks the checker: it builds a small src/ in a temporary directory with a
+# cycle, an upward edge and a parse -> fs include, and expects each to be found.
 set -u
 cd "$(dirname "$0")/.."
+self=$(pwd)/scripts/check_includes.sh
 
 warn=${S3RIG_INCLUDES_WARN:-0}
 build=""
 for a in "$@"; do
     case $a in
     --warn) warn=1 ;;
-    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --self-test)
+        t=$(mktemp -d)
+        trap 'rm -rf "$t"' EXIT
+        mkdir -p "$t/scripts" "$t/src/parse" "$t/src/fs"
+        cp "$self" "$t/scripts/"
+        printf '#include "fs/tree.h"\n' >"$t/src/parse/reader.c"          # parse -> fs
+        printf '#include "fs/view_a.h"\n' >"$t/src/fs/tree.h"             # base -> views: up
+        printf '#include "fs/view_b.h"\n' >"$t/src/fs/view_a.h"           # view_a -> view_b
+        printf '#include "fs/view_a.h"\n' >"$t/src/fs/view_b.c"           # view_b -> view_a: cycle
+        printf '#include "fs/tree.h"\n' >"$t/src/fs/s3rig_main.c"         # down: fine
+        out=$(bash "$t/scripts/check_includes.sh" 2>&1)
+        rc=$?
+        ok=1
+        [ $rc -eq 1 ] || ok=0
+        for want in "upward edge parse/reader -> fs/tree (src/parse must not use src/fs)" \
+                    "upward edge fs/tree (base) -> fs/view_a (views)" \
+                    "cycle among fs/view_a, fs/view_b" "3 problem(s)"; do
+            case $out in *"$want"*) ;; *) echo "self-test: missing: $want"; ok=0 ;; esac
+        done
+        case $out in *s3rig_main*) echo "self-test: a downward edge reported"; ok=0 ;; esac
+        bash "$t/scripts/check_includes.sh" --warn >/dev/null 2>&1 && { echo "self-test: --warn let a new problem pass"; ok=0; }
+        # clean once the bad edges are gone
+        : >"$t/src/parse/reader.c"; : >"$t/src/fs/tree.h"; : >"$t/src/fs/view_b.c"
+        clean=$(bash "$t/scripts/check_includes.sh" 2>&1) || { echo "self-test: clean tree refused: $clean"; ok=0; }
+        if [ $ok -eq 1 ]; then
+            echo "check_includes: self-test passed"
+            exit 0
+        fi
+        echo "$out"
+        exit 1
+        ;;
+    -h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) build=$a ;;
     esac
 done
@@ -173,13 +209,25 @@ for comp in sccs:
     for a, b in loop_in(comp):
         problems.append("    %s" % edges[a][b])
 
+# --warn tolerates what involves today's hub, fs/view (a problem line and the loop lines
+# under it); everything else still fails.
+HUB = re.compile(r"(^|[ ,(])fs/view([ ,:)]|$)")
+tolerated, failing, keep = [], [], False
+for p in problems:
+    if not p.startswith("    "):
+        keep = warn and bool(HUB.search(p))
+    (tolerated if keep else failing).append(p)
+
 nedges = sum(len(v) for v in edges.values())
+count = lambda lines: sum(1 for p in lines if not p.startswith("    "))
 if problems:
-    print("check_includes: %d problem(s) in %d modules, %d dependencies%s" %
-          (sum(1 for p in problems if not p.startswith("    ")), len(mods), nedges,
-           " (warning only: --warn)" if warn else ""))
-    for p in problems:
+    print("check_includes: %d problem(s) in %d modules, %d dependencies" % (count(problems), len(mods), nedges))
+    for p in failing:
         print("  " + p)
-    sys.exit(0 if warn else 1)
+    if tolerated:
+        print("  warnings only (--warn: they involve fs/view, until view.c is split):")
+        for p in tolerated:
+            print("    " + p)
+    sys.exit(1 if failing else 0)
 print("check_includes: %d modules, %d dependencies: no cycle, no upward edge" % (len(mods), nedges))
 EOF
