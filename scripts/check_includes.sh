@@ -66,7 +66,7 @@ for a in "$@"; do
         echo "$out"
         exit 1
         ;;
-    -h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) build=$a ;;
     esac
 done
