@@ -548,7 +548,7 @@ static void ex_link(struct expect_list *l, const char *path, const char *target)
     e->len = strlen(target);
 }
 
-static void ex_crig_names(struct expect_list *l, const char *path, const int32_t *idx, uint32_t n)
+static void ex_rig_clear_names(struct expect_list *l, const char *path, const int32_t *idx, uint32_t n)
 {
     struct expect *e = ex_add(l, EX_FILE, "%s", path);
     char *s = malloc(40 * (size_t)n + 1), *p = s;
@@ -559,7 +559,7 @@ static void ex_crig_names(struct expect_list *l, const char *path, const int32_t
     e->len = strlen(s);
 }
 
-static void ex_crig_bone(struct expect_list *l, const uint8_t *file, const struct fxc_layout *lay, int i)
+static void ex_rig_clear_bone(struct expect_list *l, const uint8_t *file, const struct fxc_layout *lay, int i)
 {
     const struct fxc_bone *b = &fxc_bones[i];
     uint64_t p = lay->bone_pos[i], nl = strlen(b->name), after = p + 44 + nl;
@@ -605,7 +605,7 @@ static void ex_crig_bone(struct expect_list *l, const uint8_t *file, const struc
     e->len = strlen(kids);
 }
 
-static void ex_crig_chain(struct expect_list *l, const struct fxc_opts *o, const struct fxc_layout *lay, int i)
+static void ex_rig_clear_chain(struct expect_list *l, const struct fxc_opts *o, const struct fxc_layout *lay, int i)
 {
     const struct fxc_chain *c = &fxc_chains[i];
     char d[32], path[96], target[32];
@@ -621,7 +621,7 @@ static void ex_crig_chain(struct expect_list *l, const struct fxc_opts *o, const
     e->len = strlen(buf);
     ex_span(e, p, 4ull * c->n);
     snprintf(path, sizeof path, "%s/bones.names", d);
-    ex_crig_names(l, path, c->bones, c->n);
+    ex_rig_clear_names(l, path, c->bones, c->n);
     p += 4ull * c->n;
     if (o->info) {
         snprintf(path, sizeof path, "%s/info_nodes", d);
@@ -633,7 +633,7 @@ static void ex_crig_chain(struct expect_list *l, const struct fxc_opts *o, const
         e->len = strlen(buf);
         ex_span(e, p, 44);
         snprintf(path, sizeof path, "%s/info_nodes.names", d);
-        ex_crig_names(l, path, c->info, 11);
+        ex_rig_clear_names(l, path, c->info, 11);
         p += 44;
     }
     const char *fields[4] = {"pole", "slot_info", "slot_offset", "root"};
@@ -663,7 +663,7 @@ void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const
         ex_val(l, "/skeleton_name", lay->skel_pos, strlen(fxc_skeleton), "string", "%s\n", fxc_skeleton);
     ex_dir(l, "/bones", 8, lay->bone_pos[FXC_BONES - 1] + lay->bone_size[FXC_BONES - 1] - 8, "rig.bones");
     for (int i = 0; i < FXC_BONES; i++)
-        ex_crig_bone(l, file, lay, i);
+        ex_rig_clear_bone(l, file, lay, i);
     struct expect *csv = ex_add(l, EX_FILE, "/bones.csv");
     char *s = malloc(4096), *p = s;
     p += sprintf(p, "index,name,parent,opposing,hash,flags,px,py,pz,qx,qy,qz,qw,sx,sy,sz\n");
@@ -695,7 +695,7 @@ void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const
     if (o->chains) {
         ex_dir(l, "/ik_chains", lay->chains_pos, lay->end - lay->chains_pos, "rig.ik_chains");
         for (int i = 0; i < FXC_CHAINS; i++)
-            ex_crig_chain(l, o, lay, i);
+            ex_rig_clear_chain(l, o, lay, i);
     }
     ex_dir(l, "/unparsed", 0, size, "unparsed");
     if (lay->size > lay->end) {

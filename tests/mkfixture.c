@@ -6,7 +6,7 @@
  *   gr2-big PIXELS VERTS BONES   a texture-like GR2 (le32): a PIXELS-byte pixel array, a
  *                            VERTS-vertex mesh, a BONES-bone skeleton (tables; bench.sh)
  *   gr2-remapped             a small texture-like GR2 whose strings are remapped CRCs
- *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
+ *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
  *                            stream layouts and broken streams (fxt_t1_sample)
@@ -93,8 +93,8 @@ int main(int argc, char **argv)
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 4), argv[1] + 4);
         data = fx_sample_gr2(sig, version, &size, &glay);
-    } else if (strncmp(argv[1], "clear-rig-", 10) == 0) {
-        int v = strcmp(argv[1], "clear-rig-3-ts3") == 0 ? 1 : strcmp(argv[1], "clear-rig-3-ts4") == 0 ? 2 : 0;
+    } else if (strncmp(argv[1], "rig-clear-", 10) == 0) {
+        int v = strcmp(argv[1], "rig-clear-3-ts3") == 0 ? 1 : strcmp(argv[1], "rig-clear-3-ts4") == 0 ? 2 : 0;
         struct fxc_opts o = fxc_variant(v);
         struct fxc_layout lay;
         data = fxc_build(&o, &size, &lay);

@@ -198,6 +198,35 @@ static void test_broken_objects(void **state)
     }
 }
 
+/* The exact texts of object errors whose format strings once printed a stray "s"
+ * ("count 2 with a NULL pointers", "zero-sized elementss"). */
+static void test_object_error_texts(void **state)
+{
+    (void)state;
+    struct gfile g;
+    gfile_open(&g, "le32");
+    uint8_t *orig = malloc(g.size);
+    memcpy(orig, g.f, g.size);
+    uint32_t ro = root_object(&g), rt = root_type(&g), p = g.p;
+    /* Skeletons (two of them) loses its pointer: its fixup now names the next byte */
+    size_t fx = fixup_at(&g, ro + 3 * p + 4);
+    wr(&g, fx, ro + 3 * p + 5);
+    expect_error_file(g.f, g.size, "/granny/root/Skeletons.error", "count 2 with a NULL pointer\n");
+    /* the bone type made empty (its first member is End): four bones of no size */
+    memcpy(g.f, orig, g.size);
+    uint32_t skel_type = target_of(&g, member(&g, rt, 3) + 4 + p);
+    uint32_t bone_type = target_of(&g, member(&g, skel_type, 1) + 4 + p);
+    wr(&g, g.data + bone_type, 0);
+    expect_error_file(g.f, g.size, "/granny/root/Skeletons/0/Bones.error", "array of 4 zero-sized elements\n");
+    /* a member type no Granny version defines: Misc's first member becomes type 99 */
+    memcpy(g.f, orig, g.size);
+    uint32_t misc_type = target_of(&g, member(&g, rt, 4) + 4 + p);
+    wr(&g, g.data + misc_type, 99);
+    expect_error_file(g.f, g.size, "/granny/root/Misc.error", "unknown member type 99\n");
+    free(orig);
+    free(g.f);
+}
+
 /* Truncated GR2 object data: every cut gives a clean refusal or a browsable tree. */
 static void test_truncated_objects(void **state)
 {
@@ -245,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_objects_all_layouts), cmocka_unit_test(test_object_spans),
         cmocka_unit_test(test_broken_objects),      cmocka_unit_test(test_truncated_objects),
         cmocka_unit_test(test_safe_names),
+        cmocka_unit_test(test_object_error_texts),
     };
     return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);
 }

@@ -1,7 +1,16 @@
 /* A memory-bounded cache of expanded data (RNC nodes, Oodle1 sections). Each item has
  * a permanent descriptor and a producer that (re)creates its bytes; the bytes are
  * dropped least-recently-used first when the total passes the limit, except while
- * pinned by a reader. */
+ * pinned by a reader.
+ *
+ * Contracts: descriptors (struct cached) are owned by the views and live as long as the
+ * tree; only their bytes come and go. cache_pin holds c->lock while it produces, so two
+ * readers never expand one item twice, and while one item is being expanded every other
+ * pin waits (simple; expansion is bounded by max_unpacked_mb). Pinned bytes are never
+ * evicted, so a reader may use them unlocked until cache_unpin; the total may then pass
+ * the limit until the pins are dropped. Lock order: the tree lock (tree.h) may be held
+ * when pinning (populate callbacks do), never the other way round: a produce callback
+ * reads the source only and must not call into the tree. */
 #ifndef S3_CACHE_H
 #define S3_CACHE_H
 

@@ -1,3 +1,20 @@
+/* The libfuse low-level adapter. Contracts it relies on (see tree.h and cache.h):
+ *
+ * Inodes. A FUSE inode number is the tree's node number (the root is 1, FUSE_ROOT_ID).
+ * Nodes are never freed or renumbered while mounted, so a number the kernel holds stays
+ * valid for the whole mount whatever its lookup count: there is no .forget operation
+ * (libfuse then takes FORGET and BATCH_FORGET itself, with no reply, as the protocol
+ * wants), and the generation is always 1. node_of() converts and range-checks every
+ * number the kernel sends.
+ *
+ * Threads. How requests are run depends on -o spin and -s (s3_fuse_run):
+ *   spin=US > 0 (the default, 50): one thread, spin_loop below, one request at a time;
+ *   spin=0 with -s: one thread, libfuse's fuse_session_loop;
+ *   spin=0 without -s: libfuse's fuse_session_loop_mt, so any operation may run on any
+ *     of its worker threads at the same time as any other.
+ * op_init runs before the first request in every mode. The adapter itself holds only the
+ * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h),
+ * reads of populated directories and of file bytes run unlocked and in parallel. */
 #define FUSE_USE_VERSION 35
 #include "fs/fuse_ll.h"
 
@@ -59,6 +76,17 @@ static void snapshot_free(struct adapter *a, struct snapshot *s)
 static struct adapter *adapter_of(fuse_req_t req)
 {
     return fuse_req_userdata(req);
+}
+
+/* The node a FUSE inode number names, and its tree number in *ino; NULL when there is
+ * none. Every number the kernel sends came from one of our replies, but a 64-bit
+ * fuse_ino_t is checked, never truncated into some other node's number. */
+static struct node *node_of(fuse_req_t req, fuse_ino_t fino, uint32_t *ino)
+{
+    if (fino == 0 || fino > UINT32_MAX)
+        return NULL;
+    *ino = (uint32_t)fino;
+    return tree_node(adapter_of(req)->fs->tree, *ino);
 }
 
 static bool is_volatile(const struct node *n)
@@ -123,8 +151,12 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
-    uint32_t ino;
-    int rc = tree_lookup(a->fs->tree, (uint32_t)parent, name, &ino);
+    uint32_t dir, ino;
+    if (!node_of(req, parent, &dir)) {
+        fuse_reply_err(req, ENOENT);
+        return;
+    }
+    int rc = tree_lookup(a->fs->tree, dir, name, &ino);
     if (rc == -ENOENT) {
         /* A negative entry the kernel may cache as long as the positive ones. */
         struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
@@ -144,13 +176,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
     (void)fi;
     struct adapter *a = adapter_of(req);
-    struct node *n = tree_node(a->fs->tree, (uint32_t)ino);
+    uint32_t i;
+    struct node *n = node_of(req, ino, &i);
     if (!n) {
         fuse_reply_err(req, ENOENT);
         return;
     }
     struct stat st;
-    fill_stat(a, (uint32_t)ino, n, &st);
+    fill_stat(a, i, n, &st);
     fuse_reply_attr(req, &st, is_volatile(n) ? 0 : CACHE_TIMEOUT);
 }
 
@@ -162,7 +195,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-    struct node *n = tree_node(adapter_of(req)->fs->tree, (uint32_t)ino);
+    uint32_t i;
+    struct node *n = node_of(req, ino, &i);
     if (!n || n->type != NODE_LINK) {
         fuse_reply_err(req, EINVAL);
         return;
@@ -176,7 +210,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         fuse_reply_err(req, ENOSYS);
         return;
     }
-    int rc = tree_populate(adapter_of(req)->fs->tree, (uint32_t)ino);
+    uint32_t i;
+    int rc = node_of(req, ino, &i) ? tree_populate(adapter_of(req)->fs->tree, i) : -ENOENT;
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -191,12 +226,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 {
     struct adapter *a = adapter_of(req);
     struct tree *t = a->fs->tree;
-    struct node *dn = tree_node(t, (uint32_t)ino);
+    uint32_t dino;
+    struct node *dn = node_of(req, ino, &dino);
     if (!dn || dn->type != NODE_DIR) {
-        fuse_reply_err(req, ENOTDIR);
+        fuse_reply_err(req, dn ? ENOTDIR : ENOENT);
         return;
     }
-    int rc = tree_populate(t, (uint32_t)ino); /* no-op once populated */
+    int rc = tree_populate(t, dino); /* no-op once populated */
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -206,10 +242,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    struct dirinfo *d = dn->u.dir;
+    struct dirinfo *d = dn->u.dir; /* populated: its children never change, read unlocked */
     size_t used = 0;
     for (uint64_t i = (uint64_t)off; i < 2ull + d->n; i++) {
-        uint32_t cino = i == 0 ? (uint32_t)ino : i == 1 ? dn->parent : d->child[i - 2];
+        uint32_t cino = i == 0 ? dino : i == 1 ? dn->parent : d->child[i - 2];
         const char *name = i == 0 ? "." : i == 1 ? ".." : tree_node(t, cino)->name;
         struct fuse_entry_param e;
         fill_entry(a, cino, &e);
@@ -240,7 +276,8 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    struct node *n = tree_node(adapter_of(req)->fs->tree, (uint32_t)ino);
+    uint32_t i;
+    struct node *n = node_of(req, ino, &i);
     if (!n) {
         fuse_reply_err(req, ENOENT);
         return;
@@ -257,7 +294,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         /* A snapshot per reader: consistent across its reads, fresh at each open. */
         struct snapshot *s = malloc(sizeof *s);
         if (s)
-            s->text = tree_render(adapter_of(req)->fs->tree, (uint32_t)ino, &s->len);
+            s->text = tree_render(adapter_of(req)->fs->tree, i, &s->len);
         if (!s || !s->text) {
             free(s);
             fuse_reply_err(req, ENOMEM);
@@ -285,7 +322,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     struct adapter *a = adapter_of(req);
-    struct node *n = tree_node(a->fs->tree, (uint32_t)ino);
+    uint32_t i;
+    struct node *n = node_of(req, ino, &i);
     if (!n || n->type != NODE_FILE) {
         fuse_reply_err(req, n ? EISDIR : ENOENT);
         return;
@@ -330,7 +368,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t got = tree_read(a->fs->tree, (uint32_t)ino, (uint64_t)off, buf, size);
+    ssize_t got = tree_read(a->fs->tree, i, (uint64_t)off, buf, size);
     if (got < 0)
         fuse_reply_err(req, (int)-got);
     else
@@ -352,7 +390,8 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 {
     char buf[512];
     size_t cap = size < sizeof buf ? size : sizeof buf;
-    ssize_t rc = tree_getxattr(adapter_of(req)->fs->tree, (uint32_t)ino, name, buf, cap);
+    uint32_t i;
+    ssize_t rc = node_of(req, ino, &i) ? tree_getxattr(adapter_of(req)->fs->tree, i, name, buf, cap) : -ENOENT;
     if (rc == -ERANGE && size >= sizeof buf)
         rc = -E2BIG; /* cannot happen with our short values; never claim ENOSYS */
     reply_xattr(req, rc, buf, size);
@@ -362,7 +401,8 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
     char buf[256];
     size_t cap = size < sizeof buf ? size : sizeof buf;
-    ssize_t rc = tree_listxattr(adapter_of(req)->fs->tree, (uint32_t)ino, buf, cap);
+    uint32_t i;
+    ssize_t rc = node_of(req, ino, &i) ? tree_listxattr(adapter_of(req)->fs->tree, i, buf, cap) : -ENOENT;
     reply_xattr(req, rc, buf, size);
 }
 

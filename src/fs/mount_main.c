@@ -5,9 +5,7 @@
  *                  when S3RIG_MOUNT_HELPER=1.
  * FILE is opened and parsed before anything is mounted, so an unreadable or unknown
  * file fails with one line on stderr and nothing mounted. */
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include <unistd.h>
 
 #include "fs/fuse_ll.h"
+#include "fs/options.h"
 #include "fs/view.h"
 #include "parse/t2fs.h"
 
@@ -23,34 +22,29 @@ struct cmdline {
     const char *file, *dir;
     bool helper, foreground, debug, single_thread, fake, sloppy, verbose;
     struct s3_fuse_config fc;
-    struct s3fs_opts fsopts;
+    struct s3_options opts; /* -o values from the shared table (options.c) */
     char *fuse_opts; /* comma-separated, for libfuse */
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mount.s3rig [options] FILE DIR\n"
-            "Mounts a Sims 3/4 RIG, Granny2 (.gr2) or t2fs file read-only as a directory tree.\n"
-            "\n"
-            "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
-            "  -d            debug: foreground, print every FUSE request\n"
-            "  -s            single-threaded (as mount(8) helper: sloppy, ignore unknown options)\n"
-            "  -o OPTS       comma-separated mount options:\n"
-            "                  ro (always), allow_other, allow_root, uid=N, gid=N, umask=OCTAL,\n"
-            "                  max_nodes=N (tree size limit), cache_mb=N (expanded data held,\n"
-            "                  default 256), max_unpacked_mb=N (largest expanded node, default\n"
-            "                  1024), rnc_key=0xNNNN (encrypted RNC data), schema=turok1|turok2|FILE\n"
-            "                  (t2fs; FILE in LibT2FS JSON), spin=US (wait for the next request this\n"
-            "                  long before sleeping, default 50; 0: libfuse's multi-threaded\n"
-            "                  loop, or its single-threaded one with -s), and libfuse's options\n"
-            "  --print-schema[=turok1|turok2]  print a built-in t2fs schema as JSON\n"
-            "  -h, --help    this text\n"
-            "  -V, --version the version\n"
-            "\n"
-            "Unmount with: fusermount3 -u DIR   (or umount DIR as root)\n"
-            "Exit status: 0 mounted, 1 usage, 2 cannot open FILE, 3 unrecognised format,\n"
-            "             4 mount failed. See mount.s3rig(8) and s3rig(5).\n");
+    fprintf(f, "usage: mount.s3rig [options] FILE DIR\n"
+               "Mounts a Sims 3/4 RIG, Granny2 (.gr2) or t2fs file read-only as a directory tree.\n"
+               "\n"
+               "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
+               "  -d            debug: foreground, print every FUSE request\n"
+               "  -s            single-threaded (as mount(8) helper: sloppy, ignore unknown options)\n"
+               "  -o OPTS       comma-separated mount options:\n");
+    s3_options_help(f, OPT_SHARED | OPT_MOUNT, "      ");
+    fprintf(f, "      ro (always), allow_other, allow_root and libfuse's own options;\n"
+               "      spin=0: libfuse's multi-threaded loop (single-threaded with -s)\n"
+               "  --print-schema[=turok1|turok2]  print a built-in t2fs schema as JSON\n"
+               "  -h, --help    this text\n"
+               "  -V, --version the version\n"
+               "\n"
+               "Unmount with: fusermount3 -u DIR   (or umount DIR as root)\n"
+               "Exit status: 0 mounted, 1 usage, 2 cannot open FILE, 3 unrecognised format,\n"
+               "             4 mount failed. See mount.s3rig(8) and s3rig(5).\n");
 }
 
 /* Options that mount(8)/fstab pass and a FUSE file system has no use for. */
@@ -95,61 +89,10 @@ static int append_fuse_opt(struct cmdline *c, const char *o)
     return 0;
 }
 
-static int parse_number(const char *s, int base, unsigned long long max, unsigned long long *out)
+/* An -o item the shared table does not know: ignored, or passed to libfuse. */
+static int take_other_option(const char *o, void *ctx)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, base);
-    if (errno || end == s || *end || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* A "key=NUMBER" option: 0 when o is not key, 1 with *v set, -1 on a bad value (said). */
-static int numeric_option(const char *o, const char *key, int base, unsigned long long max, unsigned long long *v)
-{
-    size_t n = strlen(key);
-    if (strncmp(o, key, n) != 0)
-        return 0;
-    if (parse_number(o + n, base, max, v)) {
-        fprintf(stderr, base == 8 ? "mount.s3rig: bad value in option '%s' (octal, 0 to %llo)\n"
-                                  : "mount.s3rig: bad value in option '%s' (0 to %llu)\n",
-                o, max);
-        return -1;
-    }
-    return 1;
-}
-
-/* Handles one -o item; returns -1 on a bad value (message printed). */
-static int take_option(struct cmdline *c, const char *o)
-{
-    unsigned long long v;
-    int r;
-    if ((r = numeric_option(o, "uid=", 10, UINT_MAX - 1, &v)) > 0)
-        c->fc.uid = (uid_t)v;
-    if (r)
-        return r < 0 ? -1 : 0;
-    if ((r = numeric_option(o, "gid=", 10, UINT_MAX - 1, &v)) > 0)
-        c->fc.gid = (gid_t)v;
-    if (r)
-        return r < 0 ? -1 : 0;
-    if ((r = numeric_option(o, "umask=", 8, 0777, &v)) > 0)
-        c->fc.umask = (mode_t)v;
-    if (r)
-        return r < 0 ? -1 : 0;
-    if ((r = numeric_option(o, "spin=", 10, 1000000, &v)) > 0) /* microseconds */
-        c->fc.spin_us = (unsigned)v;
-    if (r)
-        return r < 0 ? -1 : 0;
-    char err[160];
-    int taken = s3fs_take_option(&c->fsopts, o, err, sizeof err);
-    if (taken < 0) {
-        fprintf(stderr, "mount.s3rig: %s\n", err);
-        return -1;
-    }
-    if (taken)
-        return 0;
+    struct cmdline *c = ctx;
     if (ignored_option(o))
         return 0;
     if (c->sloppy && !known_fuse_option(o)) {
@@ -162,12 +105,13 @@ static int take_option(struct cmdline *c, const char *o)
 
 static int take_options(struct cmdline *c, const char *list)
 {
-    char *copy = strdup(list), *save = NULL;
-    int rc = copy ? 0 : -1;
-    for (char *o = copy ? strtok_r(copy, ",", &save) : NULL; o && !rc; o = strtok_r(NULL, ",", &save))
-        rc = take_option(c, o);
-    free(copy);
-    return rc;
+    char err[600];
+    if (s3_options_take_list(&c->opts, OPT_SHARED | OPT_MOUNT, list, take_other_option, c, err, sizeof err)) {
+        if (err[0])
+            fprintf(stderr, "mount.s3rig: %s\n", err);
+        return -1;
+    }
+    return 0;
 }
 
 /* mount(8) runs helpers as its child: that is how we know -f means "fake". */
@@ -196,9 +140,9 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
                                              {"print-schema", optional_argument, NULL, 'P'},
                                              {NULL, 0, NULL, 0}};
     c->helper = called_by_mount();
-    c->fc.uid = getuid();
-    c->fc.gid = getgid();
-    c->fc.spin_us = S3_DEFAULT_SPIN_US;
+    c->opts.uid = getuid();
+    c->opts.gid = getgid();
+    c->opts.spin_us = S3_DEFAULT_SPIN_US;
     const char *optlists[64];
     int nopt = 0, ch;
     /* '+' would stop at FILE; the helper convention puts options after the operands. */
@@ -263,6 +207,10 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
     for (int i = 0; i < nopt; i++)
         if (take_options(c, optlists[i]))
             return -1;
+    c->fc.uid = c->opts.uid;
+    c->fc.gid = c->opts.gid;
+    c->fc.umask = c->opts.umask;
+    c->fc.spin_us = c->opts.spin_us;
     return 0;
 }
 
@@ -313,7 +261,7 @@ int main(int argc, char **argv)
     }
     char err[512];
     struct s3fs *fs;
-    rc = s3fs_open(&fs, c.file, &c.fsopts, err, sizeof err);
+    rc = s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err);
     if (rc) {
         fprintf(stderr, "mount.s3rig: %s\n", err);
         free(c.fuse_opts);

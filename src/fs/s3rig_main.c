@@ -11,19 +11,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/options.h"
 #include "fs/view.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: s3rig [-o OPTS] COMMAND FILE [ARGS]\n"
-               "  info FILE                   what /info shows\n"
+               "  info [--full] FILE          what /info shows (--full: after parsing everything)\n"
                "  ls [-l] [-R] FILE [PATH]    list a directory of the tree\n"
                "  cat FILE PATH...            write files' contents to stdout\n"
                "  stat FILE PATH              size, kind and xattrs of a node\n"
                "  extract FILE DIR [PATH]     write the tree (or a subtree) out as real files\n"
-               "Options: -o max_nodes=N,cache_mb=N,max_unpacked_mb=N,rnc_key=0xNNNN (as mount.s3rig).\n"
+               "  -o OPTS                     comma-separated options, as for mount.s3rig:\n");
+    s3_options_help(f, OPT_SHARED, "      ");
+    fprintf(f, "  -h, --help                  this text\n"
+               "  -V, --version               the version\n"
                "Exit status as mount.s3rig(8); 5 = no such path.\n"
                "See s3rig(1).\n");
+}
+
+/* -o for s3rig: only the table's shared options exist here. */
+static int unknown_option(const char *item, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "s3rig: unknown option '%s' (see s3rig(1))\n", item);
+    return -1;
 }
 
 static const char *kind_name(const struct node *n)
@@ -261,6 +273,17 @@ static int cmd_extract(struct s3fs *fs, const char *dest, const char *path)
     return 0;
 }
 
+/* info --full: everything parsed first (every directory populated), so the warnings
+ * listed are the final ones. */
+static int cmd_info_full(struct s3fs *fs)
+{
+    int rc = tree_populate_all(fs->tree);
+    if (rc)
+        fprintf(stderr, "s3rig: parsing everything: %s\n", strerror(-rc));
+    int st = cmd_cat(fs, 1, (char *[]){"info"});
+    return st ? st : rc ? S3_EXIT_OPEN : 0;
+}
+
 static int dispatch(struct s3fs *fs, const char *cmd, int argc, char **argv, bool longfmt, bool recursive)
 {
     if (strcmp(cmd, "info") == 0)
@@ -279,10 +302,12 @@ static int dispatch(struct s3fs *fs, const char *cmd, int argc, char **argv, boo
 
 int main(int argc, char **argv)
 {
-    bool longfmt = false, recursive = false;
-    struct s3fs_opts opts = {0};
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+    bool longfmt = false, recursive = false, full = false;
+    struct s3_options opts = {0};
     int ch;
-    while ((ch = getopt(argc, argv, "+lRo:hV")) != -1) {
+    while ((ch = getopt_long(argc, argv, "+lRo:hV", longopts, NULL)) != -1) {
         switch (ch) {
         case 'l':
             longfmt = true;
@@ -291,16 +316,12 @@ int main(int argc, char **argv)
             recursive = true;
             break;
         case 'o': {
-            char *copy = strdup(optarg), *save = NULL, err[160];
-            for (char *it = copy ? strtok_r(copy, ",", &save) : NULL; it; it = strtok_r(NULL, ",", &save)) {
-                if (s3fs_take_option(&opts, it, err, sizeof err) <= 0) {
-                    fprintf(stderr, "s3rig: %s\n", s3fs_take_option(&opts, it, err, sizeof err) < 0
-                                                        ? err : "unknown option (see s3rig(1))");
-                    free(copy);
-                    return S3_EXIT_USAGE;
-                }
+            char err[600];
+            if (s3_options_take_list(&opts, OPT_SHARED, optarg, unknown_option, NULL, err, sizeof err)) {
+                if (err[0])
+                    fprintf(stderr, "s3rig: %s\n", err);
+                return S3_EXIT_USAGE;
             }
-            free(copy);
             break;
         }
         case 'h':
@@ -319,7 +340,7 @@ int main(int argc, char **argv)
         return S3_EXIT_USAGE;
     }
     const char *cmd = argv[optind];
-    /* ls takes its flags after the command too: s3rig ls -l FILE */
+    /* ls and info take their flags after the command too: s3rig ls -l FILE */
     optind++;
     if (strcmp(cmd, "ls") == 0) {
         while ((ch = getopt(argc, argv, "+lR")) != -1) {
@@ -330,6 +351,9 @@ int main(int argc, char **argv)
             else
                 return S3_EXIT_USAGE;
         }
+    } else if (strcmp(cmd, "info") == 0 && optind < argc && strcmp(argv[optind], "--full") == 0) {
+        full = true;
+        optind++;
     }
     if (optind >= argc) {
         usage(stderr);
@@ -338,12 +362,12 @@ int main(int argc, char **argv)
     const char *file = argv[optind++];
     char err[512];
     struct s3fs *fs;
-    int rc = s3fs_open(&fs, file, &opts, err, sizeof err);
+    int rc = s3fs_open(&fs, file, &opts.fs, err, sizeof err);
     if (rc) {
         fprintf(stderr, "s3rig: %s\n", err);
         return rc;
     }
-    rc = dispatch(fs, cmd, argc - optind, argv + optind, longfmt, recursive);
+    rc = full ? cmd_info_full(fs) : dispatch(fs, cmd, argc - optind, argv + optind, longfmt, recursive);
     s3fs_close(fs);
     return rc;
 }

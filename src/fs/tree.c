@@ -182,6 +182,7 @@ static struct node *node_alloc(struct tree *t, uint32_t *ino)
 {
     if (t->nnodes >= t->limits.max_nodes || t->nnodes >= (uint64_t)NCHUNKS * CHUNK_SIZE - 1) {
         t->full = true;
+        t->refused++;
         return NULL;
     }
     uint64_t i = t->nnodes;
@@ -258,6 +259,7 @@ uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const c
     }
     n->u.dir = d;
     n->xtype = xtype;
+    t->lazy_dirs += fn != NULL;
     return ino;
 }
 
@@ -409,9 +411,42 @@ int tree_populate(struct tree *t, uint32_t dir)
         rc = d->populate(t, dir, d->ctx, d->arg);
         if (rc)
             d->populated = false; /* e.g. the file changed: fail again next time, not empty */
+        else
+            t->lazy_done++;
     }
     pthread_mutex_unlock(&t->lock);
     return rc;
+}
+
+int tree_populate_all(struct tree *t)
+{
+    int first = 0;
+    for (uint64_t ino = 1; ino <= t->nnodes; ino++) { /* nnodes grows as directories fill */
+        struct node *n = tree_node(t, (uint32_t)ino);
+        if (n->type != NODE_DIR || n->u.dir->populated)
+            continue;
+        int rc = tree_populate(t, (uint32_t)ino);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+void tree_progress(struct tree *t, uint64_t *done, uint64_t *total)
+{
+    *done = t->lazy_done;
+    *total = t->lazy_dirs;
+}
+
+size_t tree_warnings(struct tree *t, struct sbuf *out)
+{
+    if (!t->refused)
+        return 0;
+    sb_printf(out,
+              "warning: node limit reached (max_nodes=%" PRIu64 "): %" PRIu64
+              " nodes refused, so some directories are incomplete\n",
+              t->limits.max_nodes, t->refused);
+    return 1;
 }
 
 static int by_name(const void *a, const void *b, void *tp)

@@ -5,7 +5,35 @@
  *   - a byte range of the source (served straight from the file, never copied),
  *   - a text held in memory (small value files, rendered when their parent is populated),
  *   - a generator callback with an exact size known up front.
- * Nothing here touches FUSE; the adapter and the s3rig command both sit on top. */
+ * Nothing here touches FUSE; the adapter and the s3rig command both sit on top.
+ *
+ * Contracts (the FUSE adapter and every view rely on them):
+ *
+ * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
+ * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
+ * tree_free. So a number handed out stays valid, and its struct node at the same address,
+ * for the tree's whole life: the adapter keeps no lookup counts and ignores FORGET, and
+ * readers keep struct node pointers without a lock. The price is that memory only grows,
+ * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
+ *
+ * A populated directory never changes. Children are appended only by a directory's own
+ * populate callback, or by the callback that created the directory (which fills it
+ * before anyone can know its number: directories made with no callback). Once
+ * tree_populate has returned 0 for a directory, its child list, names and nodes are
+ * final, so readdir, lookup's binary search and walks read them without the lock. A
+ * callback that fails leaves the directory unpopulated (tried again on the next use); its
+ * children are only read under the lock until then.
+ *
+ * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
+ * and so does rendering a volatile file (/info reads state callbacks extend). Reading
+ * bytes (tree_read of ranges, texts, generators) takes no tree lock. Lock order: the tree
+ * lock, then the cache's (cache.h): populate callbacks pin cached data; a cache producer
+ * never calls into the tree, and nothing takes the tree lock while holding the cache's.
+ * Views keep their own state consistent under these two locks; a generator that writes
+ * view state runs unlocked and needs its own.
+ *
+ * Threads: the tree is used by one thread in s3rig and in mount.s3rig's default loop,
+ * by many at once with -o spin=0 (fuse_ll.c says which). */
 #ifndef S3_TREE_H
 #define S3_TREE_H
 
@@ -97,7 +125,9 @@ struct tree {
         void *ptr;
     } *cleanups;
     size_t ncleanups, capcleanups;
-    bool full; /* max_nodes reached: populate stopped early */
+    bool full;         /* max_nodes reached: populate stopped early */
+    uint64_t refused;  /* nodes not made because of max_nodes (reported once, in /info) */
+    uint64_t lazy_dirs, lazy_done; /* directories with a populate callback; populated so far */
 };
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
@@ -138,6 +168,18 @@ void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
 
 /* Makes sure a directory's children exist. 0 or -errno. */
 int tree_populate(struct tree *t, uint32_t dir);
+/* Populates every directory, those it creates included, so that everything parsed
+ * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
+ * returns 0 or the first -errno. Iterative: children always have higher inode numbers. */
+int tree_populate_all(struct tree *t);
+/* How many of the lazily populated directories made so far have been populated: while
+ * done < total, warnings found by parsing may still come. Call under t->lock or when no
+ * other thread runs (a volatile file's render function is called under it). */
+void tree_progress(struct tree *t, uint64_t *done, uint64_t *total);
+/* Appends the tree's own warnings ("warning: ...\n" lines; today only the node limit,
+ * reported once however often it refused) and returns how many it wrote. Same locking
+ * as tree_progress. */
+size_t tree_warnings(struct tree *t, struct sbuf *out);
 /* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR. */
 int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
 /* Resolves a '/'-separated path from the root (no symlinks followed). */

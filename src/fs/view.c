@@ -105,9 +105,10 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
 
 /* ---- /info and /unparsed ---- */
 
+/* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
+ * has not yet seen what browsing (or `s3rig info --full`) will find. */
 static void render_info(struct tree *t, void *ctx, struct sbuf *out)
 {
-    (void)t;
     struct s3fs *fs = ctx;
     struct sbuf b = *out;
     sb_printf(&b, "format: %s\n", format_name(fs->det.format));
@@ -118,7 +119,18 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         fs->info_hook(fs, &b, fs->info_ctx);
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
-    sb_printf(&b, "warnings: %zu\n", fs->diag.n + fs->diag.dropped);
+    struct sbuf tree_lines = {0};
+    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_warnings(t, &tree_lines);
+    uint64_t done, total;
+    tree_progress(t, &done, &total);
+    if (done < total)
+        sb_printf(&b, "warnings: %zu so far (%" PRIu64 " of %" PRIu64 " directories parsed)\n", nwarn, done,
+                  total);
+    else
+        sb_printf(&b, "warnings: %zu\n", nwarn);
+    if (tree_lines.len)
+        sb_put(&b, tree_lines.p, tree_lines.len);
+    sb_free(&tree_lines);
     for (size_t i = 0; i < fs->diag.n; i++)
         sb_printf(&b, "warning: %s\n", fs->diag.msg[i]);
     if (fs->diag.dropped)
@@ -145,64 +157,6 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     tree_add_volatile(fs->tree, root, "info", "info", render_info, fs);
     uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
     tree_set_span(fs->tree, u, 0, fs->src.size);
-}
-
-/* ---- options ---- */
-
-static int parse_u64(const char *s, int base, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, base);
-    if (errno || end == s || *end || v > max || s[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int s3fs_take_option(struct s3fs_opts *o, const char *opt, char *err, size_t errlen)
-{
-    static const struct {
-        const char *prefix;
-        int base;
-        uint64_t max, scale;
-    } known[] = {
-        {"max_nodes=", 10, UINT32_MAX - 1, 1},
-        {"cache_mb=", 10, 1ull << 40, 1ull << 20},
-        {"max_unpacked_mb=", 10, 1ull << 40, 1ull << 20},
-        {"rnc_key=", 0, 0xFFFF, 1},
-    };
-    if (strncmp(opt, "schema=", 7) == 0) {
-        if (!opt[7] || strlen(opt + 7) >= sizeof o->schema) {
-            snprintf(err, errlen, "bad value in option '%s'", opt);
-            return -1;
-        }
-        snprintf(o->schema, sizeof o->schema, "%s", opt + 7);
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        size_t n = strlen(known[i].prefix);
-        if (strncmp(opt, known[i].prefix, n) != 0)
-            continue;
-        uint64_t v;
-        if (parse_u64(opt + n, known[i].base, known[i].max, &v) || (v == 0 && i < 3)) {
-            snprintf(err, errlen, "bad value in option '%s'", opt);
-            return -1;
-        }
-        v *= known[i].scale;
-        if (i == 0)
-            o->max_nodes = v;
-        else if (i == 1)
-            o->cache_bytes = v;
-        else if (i == 2)
-            o->max_unpacked = v;
-        else {
-            o->has_rnc_key = true;
-            o->rnc_key = (uint16_t)v;
-        }
-        return 1;
-    }
-    return 0;
 }
 
 /* ---- opening ---- */

@@ -25,6 +25,7 @@ enum s3_exit {
     S3_EXIT_PATH = 5,   /* s3rig: a path inside the tree does not exist */
 };
 
+/* Set from "-o" through the one option table (options.c), for both commands. */
 struct s3fs_opts {
     uint64_t max_nodes;    /* 0: default */
     uint64_t cache_bytes;  /* bound on expanded data held at once; 0: default (256 MiB) */
@@ -33,11 +34,6 @@ struct s3fs_opts {
     uint16_t rnc_key;
     char schema[512]; /* t2fs: "turok1", "turok2" or a JSON file; empty = pick by shape */
 };
-
-/* Takes one "-o" item if it is one of ours (max_nodes=, cache_mb=, max_unpacked_mb=,
- * rnc_key=): 1 taken, 0 not ours, -1 bad value (err says which). Shared by mount.s3rig
- * and s3rig so both accept the same options. */
-int s3fs_take_option(struct s3fs_opts *o, const char *opt, char *err, size_t errlen);
 
 #define S3FS_DEFAULT_CACHE (256ull << 20)
 #define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)

@@ -427,8 +427,6 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         else
             classify(v, dir, name, &w, &bytes.src, s, d->depth, "");
     }
-    if (v->fs->tree->full)
-        diag_add(&v->fs->diag, "node limit reached (mount option max_nodes): some directories are incomplete");
     t2fs_branch_free(&b);
     close_bytes(v, &bytes);
     return 0;

@@ -99,6 +99,11 @@ static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
         sb_put(&txt, "\n", 1);
     }
     uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, (char *)rec, bytes);
+    if (!ino) { /* refused (the node limit, which /info reports): rec is freed */
+        sb_free(&txt);
+        free(a.bytes);
+        return 0;
+    }
     uint64_t so, sl;
     t2fs_node_span(&vb, &so, &sl);
     tree_set_span(t, ino, so, sl);

@@ -19,7 +19,7 @@ static void check_array(const struct gr2_space *sp, struct gr2_elem *e)
 {
     const char *why;
     if (e->size == 0) {
-        elem_error(e, "array of %" PRIu64 " zero-sized elements%.0" PRIu64 "s", e->count, 0);
+        elem_error(e, "array of %" PRIu64 " zero-sized elements%.0" PRIu64, e->count, 0);
         return;
     }
     if (!gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &why))
@@ -33,7 +33,7 @@ static void resolve_typed_array(struct gr2_types *types, const struct gr2_space 
     e->count = count;
     if (count == 0 || ptr_rc == 0) {
         if (count && ptr_rc == 0)
-            elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64 "s", count, 0);
+            elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, count, 0);
         else
             e->kind = GR2_EK_NULL;
         return;
@@ -105,7 +105,7 @@ void gr2_resolve(struct gr2_types *types, const struct gr2_space *sp, const stru
             if (rc < 0)
                 e->kind = GR2_EK_ERROR;
             else if (e->count && rc == 0)
-                elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64 "s", e->count, 0);
+                elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, e->count, 0);
             else
                 e->kind = GR2_EK_NULL;
             return;
@@ -116,7 +116,7 @@ void gr2_resolve(struct gr2_types *types, const struct gr2_space *sp, const stru
         return;
     default:
         if (gr2_elem_size(sp, m->type) == 0)
-            elem_error(e, "unknown member type %" PRIu64 "%.0" PRIu64 "s", m->type, 0);
+            elem_error(e, "unknown member type %" PRIu64 "%.0" PRIu64, m->type, 0);
         else
             e->kind = GR2_EK_VALUE;
     }

@@ -59,11 +59,11 @@ static char *seq_string(struct seq *s, uint32_t *len_out, uint64_t *pos_out, cha
     uint64_t at = s->pos;
     int32_t len = (int32_t)seq_u32(s);
     if (s->fail) {
-        snprintf(err, CRIG_ERR, "%s length at 0x%llx: past the end of the file", what, (unsigned long long)at);
+        snprintf(err, RIG_CLEAR_ERR, "%s length at 0x%llx: past the end of the file", what, (unsigned long long)at);
         return NULL;
     }
     if (len < 0 || !range_ok(s->pos, (uint64_t)len, s->src->size)) {
-        snprintf(err, CRIG_ERR, "%s length %d at 0x%llx: %s", what, len, (unsigned long long)at,
+        snprintf(err, RIG_CLEAR_ERR, "%s length %d at 0x%llx: %s", what, len, (unsigned long long)at,
                  len < 0 ? "negative" : "runs past the end of the file");
         s->fail = true;
         return NULL;
@@ -87,12 +87,12 @@ static int parse_bones(struct seq *s, struct crig *r)
     uint64_t at = s->pos;
     r->bone_count = (int32_t)seq_u32(s);
     if (s->fail) {
-        snprintf(r->bones_err, CRIG_ERR, "bone count at 0x%llx: past the end of the file", (unsigned long long)at);
+        snprintf(r->bones_err, RIG_CLEAR_ERR, "bone count at 0x%llx: past the end of the file", (unsigned long long)at);
         return -1;
     }
     uint64_t room = s->src->size > s->pos ? s->src->size - s->pos : 0;
     if (r->bone_count < 0 || (uint64_t)r->bone_count > room / BONE_MIN) {
-        snprintf(r->bones_err, CRIG_ERR, "bone count %d at 0x%llx: %s", r->bone_count, (unsigned long long)at,
+        snprintf(r->bones_err, RIG_CLEAR_ERR, "bone count %d at 0x%llx: %s", r->bone_count, (unsigned long long)at,
                  r->bone_count < 0 ? "negative" : "more bones than the file can hold");
         return -1;
     }
@@ -108,10 +108,10 @@ static int parse_bones(struct seq *s, struct crig *r)
             b->orientation[k] = seq_f32(s);
         for (int k = 0; k < 3; k++)
             b->scale[k] = seq_f32(s);
-        char err[CRIG_ERR] = "";
+        char err[RIG_CLEAR_ERR] = "";
         b->name = seq_string(s, &b->name_len, NULL, err, "bone name");
         if (!b->name) {
-            snprintf(r->bones_err, CRIG_ERR, "bone %d: %.160s", i, err[0] ? err : "truncated");
+            snprintf(r->bones_err, RIG_CLEAR_ERR, "bone %d: %.160s", i, err[0] ? err : "truncated");
             return -1;
         }
         b->opposing = (int32_t)seq_u32(s);
@@ -121,7 +121,7 @@ static int parse_bones(struct seq *s, struct crig *r)
         if (s->fail) {
             free(b->name);
             b->name = NULL;
-            snprintf(r->bones_err, CRIG_ERR, "bone %d at 0x%llx: truncated", i, (unsigned long long)b->pos);
+            snprintf(r->bones_err, RIG_CLEAR_ERR, "bone %d at 0x%llx: truncated", i, (unsigned long long)b->pos);
             return -1;
         }
         b->size = s->pos - b->pos;
@@ -137,14 +137,14 @@ static int parse_chains(struct seq *s, struct crig *r, bool with_info)
     r->chains_pos = s->pos;
     r->chain_count = (int32_t)seq_u32(s);
     if (s->fail) {
-        snprintf(r->chains_err, CRIG_ERR, "IK chain count at 0x%llx: past the end of the file",
+        snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain count at 0x%llx: past the end of the file",
                  (unsigned long long)r->chains_pos);
         return -1;
     }
     uint64_t room = s->src->size > s->pos ? s->src->size - s->pos : 0;
     uint64_t min = with_info ? 4 + 44 + 16 : 4 + 12;
     if (r->chain_count < 0 || (uint64_t)r->chain_count > room / min) {
-        snprintf(r->chains_err, CRIG_ERR, "IK chain count %d at 0x%llx: %s", r->chain_count,
+        snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain count %d at 0x%llx: %s", r->chain_count,
                  (unsigned long long)r->chains_pos, r->chain_count < 0 ? "negative" : "more than the file can hold");
         return -1;
     }
@@ -157,7 +157,7 @@ static int parse_chains(struct seq *s, struct crig *r, bool with_info)
         int32_t n = (int32_t)seq_u32(s);
         room = s->src->size > s->pos ? s->src->size - s->pos : 0;
         if (s->fail || n < 0 || (uint64_t)n > room / 4) {
-            snprintf(r->chains_err, CRIG_ERR, "IK chain %d at 0x%llx: bone count %d does not fit", i,
+            snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain %d at 0x%llx: bone count %d does not fit", i,
                      (unsigned long long)c->pos, n);
             return -1;
         }
@@ -177,7 +177,7 @@ static int parse_chains(struct seq *s, struct crig *r, bool with_info)
         c->slot_offset = (int32_t)seq_u32(s);
         c->root = (int32_t)seq_u32(s);
         if (s->fail) {
-            snprintf(r->chains_err, CRIG_ERR, "IK chain %d at 0x%llx: truncated", i, (unsigned long long)c->pos);
+            snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain %d at 0x%llx: truncated", i, (unsigned long long)c->pos);
             return -1;
         }
         c->size = s->pos - c->pos;
@@ -194,11 +194,11 @@ static int parse_layout(const struct s3_src *src, struct crig *r, bool name, boo
         return -1;
     if (name) {
         r->has_skeleton_name = true;
-        char err[CRIG_ERR] = "";
+        char err[RIG_CLEAR_ERR] = "";
         r->skeleton_name =
             seq_string(&s, &r->skeleton_name_len, &r->skeleton_name_pos, err, "skeleton name");
         if (!r->skeleton_name) {
-            snprintf(r->chains_err, CRIG_ERR, "%s", err);
+            snprintf(r->chains_err, RIG_CLEAR_ERR, "%s", err);
             return -1;
         }
     }

@@ -9,7 +9,7 @@
 #include "parse/diag.h"
 #include "parse/reader.h"
 
-#define CRIG_ERR 200
+#define RIG_CLEAR_ERR 200
 
 enum crig_variant {
     CRIG_MAJOR4, /* Sims 3 and Sims 4 write major 4 the same way */
@@ -44,7 +44,7 @@ struct crig {
     int32_t bone_count;
     struct crig_bone *bones;
     uint32_t nbones; /* parsed */
-    char bones_err[CRIG_ERR];
+    char bones_err[RIG_CLEAR_ERR];
     bool has_skeleton_name;
     char *skeleton_name;
     uint32_t skeleton_name_len;
@@ -54,7 +54,7 @@ struct crig {
     int32_t chain_count;
     struct crig_chain *chains;
     uint32_t nchains;
-    char chains_err[CRIG_ERR];
+    char chains_err[RIG_CLEAR_ERR];
     uint64_t end; /* where parsing stopped */
 };
 

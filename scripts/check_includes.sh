@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Checks the dependency graph of src/: no cycle, and no edge that goes up a layer.
+#
+#   scripts/check_includes.sh [--warn] [BUILD_DIR]  |  --self-test
+#
+# A module is a .c file and its .h (src/fs/tree.c + src/fs/tree.h = fs/tree). Module A
+# depends on module B when A's .c or .h includes B's header, and — when BUILD_DIR holds
+# the compiled objects — when A's object calls a function or uses a variable that B's
+# object defines (a header may declare what another module defines: view.h declares the
+# format views' entry points, so view.c calls up into them without including them).
+#
+# Layers, lowest first; a module may depend on its own layer or lower ones, never higher:
+#   parse     src/parse/*: pure parsers; never src/fs
+#   base      src/fs: sbuf source tree cache cover, and the helpers views share (today
+#             view.c's value-file helpers and /info, which will move to their own file)
+#   views     src/fs/view_*: one view per format, derived views
+#   open      src/fs: options, and open/detect/dispatch (today inside view.c)
+#   commands  src/fs: fuse_ll mount_main s3rig_main
+# A file matching no rule is reported, so a new file gets a layer on purpose.
+#
+# Exit status: 0 when the graph is clean, 1 otherwise. With --warn (or
+# S3RIG_INCLUDES_WARN=1) the problems that involve fs/view (today's hub: its dispatch
+# calls the views, which call its helpers — the view <-> view_* cycle) are printed as
+# warnings and do not fail; any other problem still does. scripts/test.sh runs it so until
+# view.c is split; then test.sh drops --warn.
+#
+# --self-test checks the checker: it builds a small src/ in a temporary directory with a
+# cycle, an upward edge and a parse -> fs include, and expects each to be found.
+set -u
+cd "$(dirname "$0")/.."
+self=$(pwd)/scripts/check_includes.sh
+
+warn=${S3RIG_INCLUDES_WARN:-0}
+build=""
+for a in "$@"; do
+    case $a in
+    --warn) warn=1 ;;
+    --self-test)
+        t=$(mktemp -d)
+        trap 'rm -rf "$t"' EXIT
+        mkdir -p "$t/scripts" "$t/src/parse" "$t/src/fs"
+        cp "$self" "$t/scripts/"
+        printf '#include "fs/tree.h"\n' >"$t/src/parse/reader.c"          # parse -> fs
+        printf '#include "fs/view_a.h"\n' >"$t/src/fs/tree.h"             # base -> views: up
+        printf '#include "fs/view_b.h"\n' >"$t/src/fs/view_a.h"           # view_a -> view_b
+        printf '#include "fs/view_a.h"\n' >"$t/src/fs/view_b.c"           # view_b -> view_a: cycle
+        printf '#include "fs/tree.h"\n' >"$t/src/fs/s3rig_main.c"         # down: fine
+        out=$(bash "$t/scripts/check_includes.sh" 2>&1)
+        rc=$?
+        ok=1
+        [ $rc -eq 1 ] || ok=0
+        for want in "upward edge parse/reader -> fs/tree (src/parse must not use src/fs)" \
+                    "upward edge fs/tree (base) -> fs/view_a (views)" \
+                    "cycle among fs/view_a, fs/view_b" "3 problem(s)"; do
+            case $out in *"$want"*) ;; *) echo "self-test: missing: $want"; ok=0 ;; esac
+        done
+        case $out in *s3rig_main*) echo "self-test: a downward edge reported"; ok=0 ;; esac
+        bash "$t/scripts/check_includes.sh" --warn >/dev/null 2>&1 && { echo "self-test: --warn let a new problem pass"; ok=0; }
+        # clean once the bad edges are gone
+        : >"$t/src/parse/reader.c"; : >"$t/src/fs/tree.h"; : >"$t/src/fs/view_b.c"
+        clean=$(bash "$t/scripts/check_includes.sh" 2>&1) || { echo "self-test: clean tree refused: $clean"; ok=0; }
+        if [ $ok -eq 1 ]; then
+            echo "check_includes: self-test passed"
+            exit 0
+        fi
+        echo "$out"
+        exit 1
+        ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) build=$a ;;
+    esac
+done
+
+symbols=""
+if [ -n "$build" ]; then
+    if ! command -v nm >/dev/null; then
+        echo "check_includes: nm not found; checking includes only" >&2
+    else
+        # "FILE.o: T name" / "FILE.o: U name" for every object made from src/
+        symbols=$(find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
+            xargs -0 -r nm -A --defined-only --extern-only 2>/dev/null | awk '{print $1, "D", $NF}'
+            find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
+            xargs -0 -r nm -A --undefined-only 2>/dev/null | awk '{print $1, "U", $NF}')
+    fi
+fi
+
+SYMBOLS="$symbols" python3 - "$warn" <<'EOF'
+import os, re, sys
+from collections import defaultdict
+
+warn = sys.argv[1] == "1"
+
+# (layer, rank, pattern on "dir/basename"): first match wins.
+RULES = [
+    ("parse", 0, r"parse/.*"),
+    ("commands", 4, r"fs/(fuse_ll|mount_main|s3rig_main)"),
+    ("open", 3, r"fs/(options|open.*|dispatch.*)"),
+    ("views", 2, r"fs/view_.*"),
+    ("base", 1, r"fs/(sbuf|source|tree|cache|cover|view|view_help.*|helpers?|info.*)"),
+]
+
+def layer_of(mod):
+    for name, rank, pat in RULES:
+        if re.fullmatch(pat, mod):
+            return name, rank
+    return None, None
+
+mods = {}
+for d in ("parse", "fs"):
+    for f in sorted(os.listdir(os.path.join("src", d))):
+        if f.endswith((".c", ".h")):
+            mods.setdefault(d + "/" + f[:-2], []).append(os.path.join("src", d, f))
+
+edges = defaultdict(dict)  # a -> {b: why}
+inc = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
+for m, files in mods.items():
+    for f in files:
+        for target in inc.findall(open(f, encoding="utf-8", errors="replace").read()):
+            if target != m and target in mods:
+                edges[m].setdefault(target, "%s includes %s.h" % (f, target))
+
+# Symbol edges from the objects: who defines what, who uses it.
+def mod_of_object(path):
+    base = os.path.basename(path.split(":")[0])
+    mm = re.fullmatch(r"src_(parse|fs)_(.+)\.c\.o", base)
+    return mm and mm.group(1) + "/" + mm.group(2)
+
+defined, used = {}, []
+for line in os.environ.get("SYMBOLS", "").splitlines():
+    parts = line.split()
+    if len(parts) != 3:
+        continue
+    m = mod_of_object(parts[0])
+    if not m or m not in mods:
+        continue
+    if parts[1] == "D":
+        defined.setdefault(parts[2], m)
+    else:
+        used.append((m, parts[2]))
+for m, sym in used:
+    d = defined.get(sym)
+    if d and d != m:
+        edges[m].setdefault(d, "%s.c calls %s() of %s.c" % (m, sym, d))
+
+problems = []
+for m in mods:
+    if layer_of(m)[0] is None:
+        problems.append("%s: no layer (add it to RULES in scripts/check_includes.sh)" % m)
+for a in sorted(edges):
+    la, ra = layer_of(a)
+    for b, why in sorted(edges[a].items()):
+        lb, rb = layer_of(b)
+        if ra is None or rb is None:
+            continue
+        if la == "parse" and lb != "parse":
+            problems.append("upward edge %s -> %s (src/parse must not use src/fs): %s" % (a, b, why))
+        elif rb > ra:
+            problems.append("upward edge %s (%s) -> %s (%s): %s" % (a, la, b, lb, why))
+
+# Cycles: strongly connected components (iterative Tarjan), each reported with one loop.
+index, low, onstack, stack, sccs, counter = {}, {}, set(), [], [], [0]
+for root in sorted(mods):
+    if root in index:
+        continue
+    work = [(root, iter(sorted(edges[root])))]
+    index[root] = low[root] = counter[0]; counter[0] += 1
+    stack.append(root); onstack.add(root)
+    while work:
+        v, it = work[-1]
+        nxt = next(it, None)
+        if nxt is not None:
+            if nxt not in index:
+                index[nxt] = low[nxt] = counter[0]; counter[0] += 1
+                stack.append(nxt); onstack.add(nxt)
+                work.append((nxt, iter(sorted(edges[nxt]))))
+            elif nxt in onstack:
+                low[v] = min(low[v], index[nxt])
+            continue
+        work.pop()
+        if work:
+            low[work[-1][0]] = min(low[work[-1][0]], low[v])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); onstack.discard(w); comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+
+def loop_in(comp):
+    """One cycle through the component, as a list of edges."""
+    members, start = set(comp), comp[0]
+    prev, queue = {start: None}, [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(edges[v]):
+            if w == start:
+                path, x = [(v, w)], v
+                while prev[x] is not None:
+                    path.append((prev[x], x)); x = prev[x]
+                return path[::-1]
+            if w in members and w not in prev:
+                prev[w] = v; queue.append(w)
+    return []
+
+for comp in sccs:
+    problems.append("cycle among %s:" % ", ".join(comp))
+    for a, b in loop_in(comp):
+        problems.append("    %s" % edges[a][b])
+
+# --warn tolerates what involves today's hub, fs/view (a problem line and the loop lines
+# under it); everything else still fails.
+HUB = re.compile(r"(^|[ ,(])fs/view([ ,:)]|$)")
+tolerated, failing, keep = [], [], False
+for p in problems:
+    if not p.startswith("    "):
+        keep = warn and bool(HUB.search(p))
+    (tolerated if keep else failing).append(p)
+
+nedges = sum(len(v) for v in edges.values())
+count = lambda lines: sum(1 for p in lines if not p.startswith("    "))
+if problems:
+    print("check_includes: %d problem(s) in %d modules, %d dependencies" % (count(problems), len(mods), nedges))
+    for p in failing:
+        print("  " + p)
+    if tolerated:
+        print("  warnings only (--warn: they involve fs/view, until view.c is split):")
+        for p in tolerated:
+            print("    " + p)
+    sys.exit(1 if failing else 0)
+print("check_includes: %d modules, %d dependencies: no cycle, no upward edge" % (len(mods), nedges))
+EOF

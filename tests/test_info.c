@@ -1,0 +1,196 @@
+/* What /info says about how much it has checked: the node limit reported once, from the
+ * tree, for every format; "warnings: N so far (P of T directories parsed)" until the lazy
+ * parts have all been parsed; `s3rig info --full` parsing everything first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "fixture_crig.h"
+#include "fixture_t2fs.h"
+#include "fs/view.h"
+#include "testutil.h"
+
+/* The current text of /info (malloc'd). */
+static char *info_text(struct s3fs *fs)
+{
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+    size_t len;
+    char *text = tree_render(fs->tree, ino, &len);
+    assert_non_null(text);
+    return text;
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* The count on the "warnings:" line. */
+static unsigned long warnings_count(const char *info)
+{
+    const char *p = strstr(info, "\nwarnings: ");
+    assert_non_null(p);
+    return strtoul(p + 11, NULL, 10);
+}
+
+/* One file of each format, built by the fixture builders. */
+static uint8_t *format_file(int which, size_t *size, const char **label)
+{
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    struct fxc_layout cl;
+    switch (which) {
+    case 0:
+        *label = "wrapped RIG";
+        return fx_sample_rig(size, &rl, &gl, NULL);
+    case 1:
+        *label = "GR2";
+        return fx_sample_gr2("le32", 7, size, &gl);
+    case 2: {
+        *label = "clear RIG";
+        struct fxc_opts o = fxc_variant(0);
+        return fxc_build(&o, size, &cl);
+    }
+    default: {
+        *label = "t2fs";
+        struct fxt *root = fxt_sample(3, 4, true, false);
+        uint8_t *f = fxt_write(root, false, 0, 0, size);
+        fxt_free(root);
+        return f;
+    }
+    }
+}
+
+/* Every format: a tree cut at max_nodes says so once in /info (however many directories
+ * were cut), counts it among the warnings, and holds exactly max_nodes nodes. Without
+ * the limit, nothing is said. */
+static void test_node_limit_every_format(void **state)
+{
+    (void)state;
+    for (int which = 0; which < 4; which++) {
+        size_t size;
+        const char *label;
+        uint8_t *file = format_file(which, &size, &label);
+        struct s3fs *fs;
+        char err[256];
+        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        assert_int_equal(tree_populate_all(fs->tree), 0);
+        uint64_t whole = fs->tree->nnodes;
+        char *info = info_text(fs);
+        if (strstr(info, "node limit"))
+            fail_msg("%s: a limit reported with none reached:\n%s", label, info);
+        free(info);
+        s3fs_close(fs);
+
+        struct s3fs_opts o = {.max_nodes = whole / 2};
+        assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+        assert_int_equal(tree_populate_all(fs->tree), 0);
+        assert_int_equal(fs->tree->nnodes, whole / 2);
+        info = info_text(fs);
+        if (count_of(info, "warning: node limit reached (max_nodes=") != 1)
+            fail_msg("%s (%llu of %llu nodes): the limit is not reported once:\n%s", label,
+                     (unsigned long long)(whole / 2), (unsigned long long)whole, info);
+        assert_int_equal(warnings_count(info), count_of(info, "\nwarning: "));
+        assert_null(strstr(info, "so far")); /* every directory made was parsed */
+        free(info);
+        s3fs_close(fs);
+        /* every smaller limit: views meet a refused node anywhere, and must not crash */
+        for (uint64_t lim = 1; lim < whole; lim += 1 + whole / 200) {
+            o.max_nodes = lim;
+            assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+            tree_populate_all(fs->tree);
+            assert_true(fs->tree->nnodes <= lim);
+            s3fs_close(fs);
+        }
+        free(file);
+    }
+}
+
+/* /info after everything was parsed: a final count, which lists the broken vertex
+ * buffer's warning and counts every line it shows. */
+static void expect_final_warnings(const char *info)
+{
+    if (strstr(info, "so far") || !strstr(info, "elements"))
+        fail_msg("not the final list:\n%s", info);
+    assert_true(warnings_count(info) >= 1);
+    assert_int_equal(warnings_count(info), count_of(info, "\nwarning: "));
+}
+
+/* Runs "CLI ARGS PATH", which must succeed, and keeps its standard output. */
+static void cli_output(const char *cli, const char *args, const char *path, char *out, size_t len)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s %s %s", cli, args, path);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = 0;
+    assert_int_equal(pclose(f), 0);
+}
+
+/* A t2fs file whose vertex buffer (four levels down) claims more elements than fit: the
+ * warning exists only once that table is parsed, and /info says how much it has seen. */
+static void test_info_says_what_is_checked(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(5, 2, false, false);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    const struct fxt *vb = root->child[0]->child[0]->child[1]->child[0]->child[0];
+    put32(file + vb->pos + 4, 0x10000000, false);
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    char *info = info_text(fs);
+    unsigned long done, total;
+    const char *p = strstr(info, "warnings: 0 so far (");
+    if (!p)
+        fail_msg("a fresh mount claims a final count:\n%s", info);
+    assert_int_equal(sscanf(p, "warnings: 0 so far (%lu of %lu directories parsed)", &done, &total), 2);
+    assert_true(done >= 1 && done < total);
+    free(info);
+    assert_int_equal(tree_populate_all(fs->tree), 0);
+    info = info_text(fs);
+    expect_final_warnings(info);
+    free(info);
+    s3fs_close(fs);
+
+    /* the same through s3rig: info, then info --full */
+    const char *cli = getenv("S3RIG_CLI");
+    if (!cli)
+        fail_msg("S3RIG_CLI is not set (tests/meson.build sets it)");
+    char path[] = "/tmp/s3rig-info-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, file, size), (ssize_t)size);
+    close(fd);
+    char out[8192];
+    cli_output(cli, "info", path, out, sizeof out);
+    assert_non_null(strstr(out, "warnings: 0 so far ("));
+    cli_output(cli, "info --full", path, out, sizeof out);
+    expect_final_warnings(out);
+    unlink(path);
+    free(file);
+    fxt_free(root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_node_limit_every_format),
+        cmocka_unit_test(test_info_says_what_is_checked),
+    };
+    return cmocka_run_group_tests_name("info", tests, NULL, NULL);
+}
