@@ -1,7 +1,11 @@
 /* A memory-bounded cache of expanded data (RNC nodes, Oodle1 sections). Each item has
  * a permanent descriptor and a producer that (re)creates its bytes; the bytes are
  * dropped least-recently-used first when the total passes the limit, except while
- * pinned by a reader. */
+ * pinned by a reader.
+ *
+ * A producer runs under the cache lock, and may itself pin another item (an Oodle1
+ * section of a rig whose bytes are an expanded package resource): the lock is recursive,
+ * and an item being produced is not in the list yet, so nothing it needs is evicted. */
 #ifndef S3_CACHE_H
 #define S3_CACHE_H
 
@@ -22,6 +26,7 @@ struct cached {
 };
 
 struct cache {
+    struct cache *shared; /* non-NULL: every call goes to that cache (a nested view's) */
     size_t limit, used;
     struct cached *head, *tail;
     pthread_mutex_t lock;
@@ -29,6 +34,8 @@ struct cache {
 };
 
 void cache_init(struct cache *c, size_t limit);
+/* A cache that forwards to `to` (a view nested in another shares its bound). */
+void cache_init_shared(struct cache *c, struct cache *to);
 void cache_destroy(struct cache *c);
 /* Returns the item's bytes, producing them if needed; NULL with err on failure. The
  * bytes stay valid until cache_unpin. */

@@ -23,6 +23,12 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits)
         return NULL;
     }
     t->src = src;
+    uint32_t id0;
+    if (tree_add_source(t, src, &id0)) {
+        free(t->chunk);
+        free(t);
+        return NULL;
+    }
     t->limits.max_nodes = limits && limits->max_nodes ? limits->max_nodes : 50000000;
     /* Recursive: a populate callback may look up other directories (links). */
     pthread_mutexattr_t attr;
@@ -31,6 +37,43 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits)
     pthread_mutex_init(&t->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     return t;
+}
+
+int tree_add_source(struct tree *t, struct source *s, uint32_t *id)
+{
+    if (t->nsrcs == t->capsrcs) {
+        uint32_t cap = t->capsrcs ? t->capsrcs * 2 : 4;
+        struct source **n = realloc(t->srcs, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        t->srcs = n;
+        t->capsrcs = cap;
+    }
+    t->srcs[t->nsrcs] = s;
+    *id = t->nsrcs++;
+    return 0;
+}
+
+struct source *tree_source(struct tree *t, uint32_t id)
+{
+    return id < t->nsrcs ? t->srcs[id] : NULL;
+}
+
+struct source *tree_node_source(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return NULL;
+    if (n->type == NODE_DIR)
+        return tree_source(t, n->u.dir->src_id);
+    return n->content == CONTENT_RANGE ? tree_source(t, n->u.src_id) : NULL;
+}
+
+/* The source id children of `parent` inherit (0 at the root). */
+static uint32_t inherited_src(struct tree *t, uint32_t parent)
+{
+    struct node *p = parent ? tree_node(t, parent) : NULL;
+    return p && p->type == NODE_DIR ? p->u.dir->src_id : 0;
 }
 
 struct node *tree_node(struct tree *t, uint32_t ino)
@@ -149,6 +192,7 @@ void tree_free(struct tree *t)
     for (size_t i = t->ncleanups; i-- > 0;)
         t->cleanups[i].fn(t->cleanups[i].ptr);
     free(t->cleanups);
+    free(t->srcs);
     arena_free(&t->strings);
     pthread_mutex_destroy(&t->lock);
     free(t);
@@ -250,6 +294,7 @@ uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const c
     d->ctx = ctx;
     d->arg = arg;
     d->populated = fn == NULL;
+    d->src_id = inherited_src(t, parent);
     uint32_t ino;
     struct node *n = add_node(t, parent, name, NODE_DIR, &ino);
     if (!n) {
@@ -270,6 +315,7 @@ uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const
         return 0;
     n->content = CONTENT_RANGE;
     n->u.src_off = off;
+    n->u.src_id = inherited_src(t, parent);
     n->size = len;
     n->xtype = xtype;
     n->flags |= NODE_HAS_SPAN;
@@ -414,6 +460,28 @@ int tree_populate(struct tree *t, uint32_t dir)
     return rc;
 }
 
+int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+               uint64_t arg)
+{
+    struct node *n = tree_node(t, dir);
+    if (!n)
+        return -ENOENT;
+    if (n->type != NODE_DIR)
+        return -ENOTDIR;
+    if (!tree_source(t, src_id))
+        return -EINVAL;
+    pthread_mutex_lock(&t->lock);
+    struct dirinfo *d = n->u.dir;
+    d->populate = fn;
+    d->ctx = ctx;
+    d->arg = arg;
+    d->src_id = src_id;
+    d->populated = fn == NULL;
+    n->xtype = xtype;
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
 static int by_name(const void *a, const void *b, void *tp)
 {
     struct tree *t = tp;
@@ -511,7 +579,8 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
         len = (size_t)(n->size - off);
     switch (n->content) {
     case CONTENT_RANGE: {
-        int rc = source_pread_checked(t->src, n->u.src_off + off, buf, len);
+        struct source *s = tree_source(t, n->u.src_id);
+        int rc = s ? source_pread_checked(s, n->u.src_off + off, buf, len) : -EIO;
         return rc ? -EIO : (ssize_t)len;
     }
     case CONTENT_TEXT:
