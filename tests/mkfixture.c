@@ -6,13 +6,16 @@
  *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
- *                            plus one raw leaf of MB MiB */
+ *                            plus one raw leaf of MB MiB
+ *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
+ *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fixture.h"
 #include "fixture_crig.h"
+#include "fixture_dbpf.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 
@@ -21,6 +24,13 @@ int main(int argc, char **argv)
     if (argc == 6 && strcmp(argv[1], "t2fs-big") == 0) {
         if (fxt_write_big(argv[2], (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]),
                           (uint64_t)atoll(argv[5]) << 20, false)) {
+            perror(argv[2]);
+            return 1;
+        }
+        return 0;
+    }
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "package-big") == 0) {
+        if (fxp_write_big(argv[2], (uint32_t)atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 3)) {
             perror(argv[2]);
             return 1;
         }
@@ -69,6 +79,13 @@ int main(int argc, char **argv)
         struct fxt *root = fxt_sample(1, 3, true, be);
         data = fxt_write(root, be, 0, 0, &size);
         fxt_free(root);
+    } else if (strncmp(argv[1], "package-s", 9) == 0) {
+        struct fxp_sample s;
+        fxp_sample(&s, strcmp(argv[1], "package-s3") == 0 ? 3 : strcmp(argv[1], "package-s4") == 0 ? 4 : 5);
+        data = s.file;
+        size = s.size;
+        s.file = NULL;
+        fxp_sample_free(&s);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", argv[1]);
         return 1;

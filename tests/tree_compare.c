@@ -206,6 +206,8 @@ void snap_assert_equal(const struct snap *a, const struct snap *b)
 {
     for (size_t i = 0; i < a->n && i < b->n; i++) {
         const struct snap_entry *x = &a->e[i], *y = &b->e[i];
+        if (!x->path[0] && !y->path[0]) /* the roots' xattrs are their hosts' */
+            continue;
         if (strcmp(x->path, y->path) != 0)
             fail_msg("paths differ: '%s' and '%s'", x->path, y->path);
         if (x->kind != y->kind || x->size != y->size || x->dlen != y->dlen ||

@@ -30,7 +30,9 @@ struct snap {
 void snap_tree(struct snap *s, struct tree *t, uint32_t dir);
 /* The same through the file system (a mounted directory). */
 void snap_path(struct snap *s, const char *dir);
-/* cmocka-asserts that a and b hold the same entries (names the first difference). */
+/* cmocka-asserts that a and b hold the same entries (names the first difference). The
+ * roots themselves are not compared: a nested view's root directory keeps the type and
+ * span its host gave it (where its bytes lie in the mounted file). */
 void snap_assert_equal(const struct snap *a, const struct snap *b);
 const struct snap_entry *snap_find(const struct snap *s, const char *path);
 void snap_free(struct snap *s);

@@ -477,7 +477,8 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
     d->arg = arg;
     d->src_id = src_id;
     d->populated = fn == NULL;
-    n->xtype = xtype;
+    if (xtype)
+        n->xtype = xtype;
     pthread_mutex_unlock(&t->lock);
     return 0;
 }

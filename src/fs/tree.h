@@ -126,7 +126,8 @@ struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown 
 struct source *tree_node_source(struct tree *t, uint32_t ino);
 /* Makes an existing directory the root of a view: its children are made by fn (the next
  * time it is populated, which may be at once: callers inside the directory's own
- * populate call tree_populate on it next), and read source `src_id`. 0 or -errno. */
+ * populate call tree_populate on it next), and read source `src_id`; xtype NULL keeps
+ * its type. 0 or -errno. */
 int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
                uint64_t arg);
 

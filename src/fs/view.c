@@ -142,13 +142,9 @@ static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t a
 
 int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
 {
-    uint32_t root = fs->root;
-    if (fs->nested) {
-        if (tree_graft(fs->tree, root, fs->src_id, xtype, fn, ctx, 0))
-            return -1;
-    } else {
-        root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
-    }
+    if (fs->nested) /* the directory keeps the host's type and span: where the bytes lie */
+        return tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) ? -1 : 0;
+    uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
     tree_set_span(fs->tree, root, 0, fs->src.size);
     return root == fs->root ? 0 : -1;
 }
@@ -248,6 +244,9 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
         break;
     case FMT_RIG_CLEAR:
         rc = crig_view_open(fs, why, sizeof why);
+        break;
+    case FMT_DBPF:
+        rc = dbpf_view_open(fs, why, sizeof why);
         break;
     default:
         snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",

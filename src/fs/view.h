@@ -103,8 +103,9 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
 /* Sets a printf-made type string on a node. */
 void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Makes the view's root directory (the tree's root, or the directory a nested view was
- * opened at) with its populate callback; its span is the whole source. 0, or -1. */
+/* Makes the view's root directory with its populate callback: the tree's root (its span
+ * the whole file), or the directory a nested view was opened at (which keeps the type and
+ * span its host gave it: where the nested bytes lie in the host). 0, or -1. */
 int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
 
 /* Adds /info and /unparsed to the root (after the view has filled fs->cover). */
@@ -115,6 +116,10 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
 int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
+int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen);
+/* A package's resource count and declared expanded bytes (s3rig extract's progress);
+ * false when fs is not a package. */
+bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
 /* /models: the Turok 2 model tree under the seed's names (reads through /root). */
 void t2fs_models_add(struct s3fs *fs, uint32_t root_dir, bool big_endian);
 /* /named: /root under the schema's names (directories, and links to /root's leaves). */
