@@ -230,7 +230,7 @@ static const char *name_of(struct pkg_view *v, uint64_t instance)
 {
     struct name_ref key = {instance, 0, NULL};
     /* sorted by (instance, seq): step back to the first name read for it */
-    struct name_ref *n = bsearch(&key, v->names, v->nnames, sizeof *v->names, by_instance);
+    struct name_ref *n = v->nnames ? bsearch(&key, v->names, v->nnames, sizeof *v->names, by_instance) : NULL;
     while (n && n > v->names && n[-1].instance == instance)
         n--;
     return n && n->name[0] ? n->name : NULL;
@@ -272,7 +272,8 @@ static void load_names(struct pkg_view *v)
         }
         free(b);
     }
-    qsort(v->names, v->nnames, sizeof *v->names, by_instance_then_seq);
+    if (v->nnames)
+        qsort(v->names, v->nnames, sizeof *v->names, by_instance_then_seq);
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, name_of(v, e->instance));
