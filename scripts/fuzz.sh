@@ -3,7 +3,7 @@
 # builders and the shared codec vectors. Crashes are written to fuzz-out/ and make the
 # script fail: turn each one into a regression input under tests/regress/.
 #
-#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig clear_rig t2fs | all
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig clear_rig t2fs dbpf refpack | all
 #
 # Longer campaigns: scripts/fuzz.sh tree 3600 (the corpus in fuzz-out/corpus/ is kept and
 # grows between runs; run several targets in parallel on more cores).
@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
-targets="tree rnc oodle1 gr2 rig clear_rig t2fs"
+targets="tree rnc oodle1 gr2 rig clear_rig t2fs dbpf refpack"
 [ "$target" = all ] || targets=$target
 
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -30,15 +30,17 @@ seed_corpus() {
     local t=$1 dir=$2 tmp
     tmp=$(mktemp -d)
     for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 t2fs t2fs-be \
-             clear-rig-4 clear-rig-3-ts3 clear-rig-3-ts4; do
+             clear-rig-4 clear-rig-3-ts3 clear-rig-3-ts4 package-s3 package-s4 package-s4-rigs refpack; do
         $mk "$k" "$tmp/$k" 2>/dev/null || true
     done
     case $t in
-    tree) cp "$tmp"/* "$dir"/ ;;
+    tree) cp "$tmp"/* "$dir"/ && rm -f "$dir"/refpack ;;
     gr2) for f in "$tmp"/gr2*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;
     rig) tail -c +9 "$tmp/rig" > "$dir/rig" ;;
     clear_rig) for f in "$tmp"/clear*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
     t2fs) cp "$tmp"/t2fs* "$dir"/ ;;
+    dbpf) for f in "$tmp"/package*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
+    refpack) cp "$tmp"/refpack "$dir"/ ;;
     rnc) [ -d "$vec/rnc" ] && cp "$vec"/rnc/*.rnc* "$dir"/ 2>/dev/null || true ;;
     oodle1)
         # 8-byte prefix: first16bit, first8bit-first16bit, size-first8bit (u16 LE), flags, 0

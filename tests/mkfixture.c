@@ -8,7 +8,8 @@
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
  *                            plus one raw leaf of MB MiB
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
- *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4) */
+ *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
+ *   refpack                  the sample rig packed by the test-only RefPack packer */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "fixture_dbpf.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
+#include "refpack_pack.h"
 
 int main(int argc, char **argv)
 {
@@ -79,6 +81,10 @@ int main(int argc, char **argv)
         struct fxt *root = fxt_sample(1, 3, true, be);
         data = fxt_write(root, be, 0, 0, &size);
         fxt_free(root);
+    } else if (strcmp(argv[1], "refpack") == 0) {
+        uint8_t *rig = fx_sample_rig(&size, &rlay, &glay, NULL);
+        data = rp_pack(rig, size, NULL, &size, NULL);
+        free(rig);
     } else if (strncmp(argv[1], "package-s", 9) == 0) {
         struct fxp_sample s;
         fxp_sample(&s, strcmp(argv[1], "package-s3") == 0 ? 3 : strcmp(argv[1], "package-s4") == 0 ? 4 : 5);
