@@ -627,6 +627,44 @@ static void test_package_rig_not_a_rig(void **state)
     free(f);
 }
 
+/* A compression word that contradicts the bytes: the bytes decide, and /info says so. */
+static void test_package_codec_sniffed(void **state)
+{
+    (void)state;
+    uint8_t data[600];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)("sniffed!"[i % 8] + i / 100);
+    struct fxp_res r[] = {{0x015A1849, 0, 1, data, sizeof data, FXP_REFPACK},
+                          {0x015A1849, 0, 2, data, sizeof data, FXP_ZLIB}};
+    struct fxp_opts o = {.game = 3};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *f = fxp_build(&o, r, 2, &size, &lay);
+    /* swap the words: RefPack bytes marked zlib, zlib bytes marked RefPack */
+    f[lay.record[0] + 28] = 0x42, f[lay.record[0] + 29] = 0x5A;
+    f[lay.record[1] + 28] = 0xFF, f[lay.record[1] + 29] = 0xFF;
+    struct s3fs *fs;
+    char err[300];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    for (int i = 0; i < 2; i++) {
+        char name[200], p[300];
+        fxp_expected_name(name, sizeof name, 3, &r[i], NULL, 0);
+        snprintf(p, sizeof p, "/resources/%s/data.bin", name);
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, p, &ino), 0);
+        uint8_t *b;
+        size_t len;
+        assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
+        assert_int_equal(len, sizeof data);
+        assert_memory_equal(b, data, len);
+        free(b);
+    }
+    assert_has(fs->tree, "/info", "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
+    assert_has(fs->tree, "/info", "compression word 0xffff does not fit its bytes; decoded as zlib (sniffed)");
+    s3fs_close(fs);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_package_sims4),
         cmocka_unit_test(test_package_broken_resources),
         cmocka_unit_test(test_package_rig_not_a_rig),
+        cmocka_unit_test(test_package_codec_sniffed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

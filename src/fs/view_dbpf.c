@@ -29,8 +29,16 @@ struct name_ref {
     char *name;
 };
 
+/* The entries of one type: by_type[start .. start+n) in index order. */
+struct type_group {
+    uint32_t type, first, start, n; /* first: the index of its first entry */
+};
+
 struct pkg_view {
     struct s3fs *fs;
+    uint32_t *by_type;          /* entry numbers sorted by (type, index) */
+    struct type_group *groups;  /* in order of first appearance */
+    uint32_t ngroups;
     struct dbpf d;
     bool sims4;
     char **dirname; /* per entry: its directory under /resources (made on first listing) */
@@ -57,7 +65,44 @@ static void pkg_view_free(void *p)
         free(v->names[i].name);
     free(v->names);
     dbpf_free(&v->d);
+    free(v->by_type);
+    free(v->groups);
     free(v);
+}
+
+static int by_type_then_index(const void *a, const void *b, void *entries)
+{
+    const struct dbpf_entry *e = entries;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t tx = e[x].type, ty = e[y].type;
+    return tx != ty ? (tx < ty ? -1 : 1) : (x < y ? -1 : x > y);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const struct type_group *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Groups the entries by type in O(n log n) (a hostile index may hold a million types). */
+static int group_types(struct pkg_view *v)
+{
+    uint32_t n = v->d.count;
+    v->by_type = malloc((n ? n : 1) * sizeof *v->by_type);
+    v->groups = malloc((n ? n : 1) * sizeof *v->groups);
+    if (!v->by_type || !v->groups)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        v->by_type[i] = i;
+    qsort_r(v->by_type, n, sizeof *v->by_type, by_type_then_index, v->d.e);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = v->by_type[i];
+        if (i == 0 || v->d.e[e].type != v->d.e[v->by_type[i - 1]].type)
+            v->groups[v->ngroups++] = (struct type_group){v->d.e[e].type, e, i, 0};
+        v->groups[v->ngroups - 1].n++;
+    }
+    qsort(v->groups, v->ngroups, sizeof *v->groups, by_first);
+    return 0;
 }
 
 /* ---- codecs ---- */
@@ -416,13 +461,13 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
 }
 
 /* /by-type/TAG/NAME -> ../../resources/NAME */
-static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t type)
+static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct pkg_view *v = ctx;
     load_names(v);
-    for (uint32_t i = 0; i < v->d.count; i++) {
-        if (v->d.e[i].type != type)
-            continue;
+    const struct type_group *grp = &v->groups[g];
+    for (uint32_t k = 0; k < grp->n; k++) {
+        uint32_t i = v->by_type[grp->start + k];
         char target[300];
         snprintf(target, sizeof target, "../../resources/%s", v->dirname[i]);
         tree_add_link(t, dir, v->dirname[i], target);
@@ -442,16 +487,10 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
 {
     (void)arg;
     struct pkg_view *v = ctx;
-    for (uint32_t i = 0; i < v->d.count; i++) {
-        uint32_t type = v->d.e[i].type;
-        bool seen = false;
-        for (uint32_t k = 0; k < i && !seen; k++) /* first appearance makes the directory */
-            seen = v->d.e[k].type == type;
-        if (seen)
-            continue;
+    for (uint32_t g = 0; g < v->ngroups; g++) {
         char name[16];
-        type_dir_name(name, sizeof name, type);
-        tree_add_dir(t, dir, name, "dbpf.by_type", populate_type, v, type);
+        type_dir_name(name, sizeof name, v->groups[g].type);
+        tree_add_dir(t, dir, name, "dbpf.by_type", populate_type, v, g);
     }
     return 0;
 }
@@ -525,19 +564,10 @@ static void describe(struct pkg_view *v)
               : e->compression == DBPF_COMP_REFPACK ? 3 : e->compression == DBPF_COMP_STREAMABLE ? 4 : 5;
         comp[k]++;
     }
-    /* per type, in order of first appearance */
-    for (uint32_t i = 0; i < d->count; i++) {
-        bool seen = false;
-        for (uint32_t k = 0; k < i && !seen; k++)
-            seen = d->e[k].type == d->e[i].type;
-        if (seen)
-            continue;
-        uint32_t n = 0;
-        for (uint32_t k = i; k < d->count; k++)
-            n += d->e[k].type == d->e[i].type;
+    for (uint32_t g = 0; g < v->ngroups; g++) { /* per type, in order of first appearance */
         char name[16];
-        type_dir_name(name, sizeof name, d->e[i].type);
-        sb_printf(f, "type %s: %" PRIu32 "\n", name, n);
+        type_dir_name(name, sizeof name, v->groups[g].type);
+        sb_printf(f, "type %s: %" PRIu32 "\n", name, v->groups[g].n);
     }
     static const char *const cn[6] = {"none given", "stored", "zlib", "refpack", "streamable", "other"};
     for (int k = 0; k < 6; k++)
@@ -572,7 +602,7 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     uint32_t n = v->d.count ? v->d.count : 1;
     v->dirname = calloc(n, sizeof *v->dirname);
     v->res = calloc(n, sizeof *v->res);
-    if (!v->dirname || !v->res) {
+    if (!v->dirname || !v->res || group_types(v)) {
         snprintf(err, errlen, "out of memory for the index");
         return -1;
     }
