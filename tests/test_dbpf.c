@@ -448,6 +448,10 @@ static void check_sample(int variant)
         assert_xattr(t, P("type"), "user.s3rig.offset", tpos);
         if (r->comp == FXP_DELETED || r->comp == FXP_NULL) {
             assert_text(t, P("state"), r->comp == FXP_DELETED ? "deleted\n" : "null\n");
+            /* no data: the directory spans its index record */
+            assert_xattr(t, P(""), "user.s3rig.offset", s.lay.record[i]);
+            assert_xattr(t, P(""), "user.s3rig.length",
+                         28 - 4 * __builtin_popcount(s.opts.index_flags) + (r->comp == FXP_DELETED ? 4 : 0));
             assert_false(exists(t, P("data.bin")));
             assert_false(exists(t, P("stored.bin")));
             continue;

@@ -442,6 +442,13 @@ static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i
     return 0;
 }
 
+/* Bytes of an entry's index record: seven u32 fields less the constant ones, plus the
+ * compression and committed words when present. */
+static uint64_t record_size(const struct pkg_view *v, const struct dbpf_entry *e)
+{
+    return 28 - 4 * (uint64_t)__builtin_popcount(v->d.index_flags & 7) + (e->extended ? 4 : 0);
+}
+
 static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
@@ -455,7 +462,7 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         if (e->state == DBPF_OK)
             tree_set_span(t, ino, e->offset, e->stored_size);
         else
-            tree_set_span(t, ino, e->record, dbpf_field_pos(&v->d, i, 8) ? 32 : 28);
+            tree_set_span(t, ino, e->record, record_size(v, e));
     }
     return 0;
 }
