@@ -405,15 +405,6 @@ static bool exists(struct tree *t, const char *path)
     return tree_resolve(t, path, &ino) == 0;
 }
 
-static void snap_alone(struct snap *s, const uint8_t *data, size_t size)
-{
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, data, size, NULL, err, sizeof err), S3_EXIT_OK);
-    snap_tree(s, fs->tree, TREE_ROOT);
-    s3fs_close(fs);
-}
-
 static void check_sample(int variant)
 {
     struct fxp_sample s;
@@ -487,7 +478,7 @@ static void check_sample(int variant)
         uint32_t rig;
         assert_int_equal(tree_resolve(t, P("rig"), &rig), 0);
         struct snap alone = {0}, nested = {0};
-        snap_alone(&alone, r->data, r->len);
+        snap_file_alone(&alone, r->data, r->len);
         snap_tree(&nested, t, rig);
         snap_assert_equal(&alone, &nested);
         snap_free(&alone);

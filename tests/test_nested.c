@@ -60,15 +60,6 @@ static void host_close(struct host *h)
     free(h->gr2);
 }
 
-static void snap_alone(struct snap *s, const uint8_t *rig, size_t size)
-{
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, rig, size, NULL, err, sizeof err), S3_EXIT_OK);
-    snap_tree(s, fs->tree, TREE_ROOT);
-    s3fs_close(fs);
-}
-
 static uint32_t nest(struct host *h, const char *name, const struct source *src, const char *origin)
 {
     uint32_t dir = tree_add_dir(h->fs->tree, TREE_ROOT, name, NULL, NULL, NULL, 0);
@@ -101,7 +92,7 @@ static void test_rig_over_memory_and_slice(void **state)
     struct host h;
     host_open(&h);
     struct snap alone = {0}, in_mem = {0}, in_slice = {0};
-    snap_alone(&alone, h.rig, h.rig_size);
+    snap_file_alone(&alone, h.rig, h.rig_size);
     assert_true(alone.n > 100); /* the whole sample rig: header, granny tree, chains, lists */
 
     struct source m, sl;
@@ -200,7 +191,7 @@ static void test_rig_over_expanded_bytes(void **state)
     struct s3fs *n;
     assert_int_equal(s3fs_open_at(host, dir, &x, "expanded", 0, &n, err, sizeof err), S3_EXIT_OK);
     struct snap alone = {0}, nested = {0};
-    snap_alone(&alone, rig, rig_size);
+    snap_file_alone(&alone, rig, rig_size);
     snap_tree(&nested, host->tree, dir);
     snap_assert_equal(&alone, &nested);
     assert_int_equal(f.produced, 1);

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "fs/view.h"
+
 static struct snap_entry *snap_add(struct snap *s, const char *path)
 {
     if (s->n == s->cap) {
@@ -114,6 +116,16 @@ void snap_tree(struct snap *s, struct tree *t, uint32_t dir)
     snap_tree_node(s, t, dir, "");
     struct tree_at a = {t, dir};
     finish(s, reread_tree, &a);
+}
+
+void snap_file_alone(struct snap *s, const uint8_t *data, size_t size)
+{
+    struct s3fs *fs;
+    char err[256];
+    if (s3fs_open_mem(&fs, data, size, NULL, err, sizeof err) != S3_EXIT_OK)
+        fail_msg("%s", err);
+    snap_tree(s, fs->tree, TREE_ROOT);
+    s3fs_close(fs);
 }
 
 static uint8_t *slurp(const char *path, size_t *len)

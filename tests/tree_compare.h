@@ -28,6 +28,8 @@ struct snap {
  * its "source:" lines (the one line a nested view adds), so warnings found while walking
  * are in it for both sides. */
 void snap_tree(struct snap *s, struct tree *t, uint32_t dir);
+/* The whole tree of bytes opened alone (in memory, default options). */
+void snap_file_alone(struct snap *s, const uint8_t *data, size_t size);
 /* The same through the file system (a mounted directory). */
 void snap_path(struct snap *s, const char *dir);
 /* cmocka-asserts that a and b hold the same entries (names the first difference). The
