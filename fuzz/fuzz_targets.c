@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "fs/view.h"
+#include "parse/dbpf.h"
 #include "parse/gr2.h"
 #include "parse/oodle0.h"
 #include "parse/oodle1.h"
+#include "parse/refpack.h"
 #include "parse/rig.h"
 #include "parse/rig_clear.h"
 #include "parse/rnc.h"
@@ -104,6 +106,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 t1_section_free(&s);
             free(v);
         }
+    }
+#elif FUZZ_TARGET == 9 /* dbpf: "DBPF", major 2, then the input (minor first); index + whole tree */
+    static const uint8_t magic[8] = {'D', 'B', 'P', 'F', 2, 0, 0, 0};
+    walk_with_magic(magic, 8, data, size);
+    uint8_t *b = malloc(size + 8);
+    if (b) {
+        memcpy(b, magic, 8);
+        memcpy(b + 8, data, size);
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        mem_src_init(&src, &mc, b, size + 8);
+        struct dbpf d;
+        struct diag diag = {0};
+        char err[200];
+        if (dbpf_parse_header(&src, &d, err, sizeof err) == 0)
+            dbpf_parse_index(&src, &d, &diag);
+        dbpf_free(&d);
+        diag_free(&diag);
+        free(b);
+    }
+#elif FUZZ_TARGET == 10 /* refpack: the header's declared size (bounded) is the output */
+    struct refpack_header h;
+    char err[200];
+    if (refpack_parse_header(data, size, &h, err, sizeof err) == 0 && h.expanded_size <= (1u << 22)) {
+        uint8_t *out = malloc(h.expanded_size ? h.expanded_size : 1);
+        if (out)
+            refpack_expand(data, size, out, h.expanded_size, err, sizeof err);
+        free(out);
     }
 #endif
     return 0;

@@ -8,6 +8,7 @@
 #                                                    daemon RSS for a generated texture-like
 #                                                    file, a remapped-strings file and the real
 #                                                    files of ../shared/vectors/gr2
+#   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -21,6 +22,38 @@
 # fuse-zip and zip from Debian when they are missing.
 set -eu
 cd "$(dirname "$0")/.."
+
+# Packages: mount time and RSS of generated N-resource packages (Sims 3: RefPack; Sims 4:
+# zlib), the first listing of /resources, then the codecs. Target: under 0.1 s and a few MB.
+bench_package() {
+    local n=$1 work
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mkdir -p "$work/mnt"
+    for game in 3 4; do
+        build-bench/tests/s3rig-mkfixture package-big "$work/p.package" "$n" "$game"
+        local t0 t1 pid rss0 rss1 ls_s
+        t0=$(date +%s.%N)
+        build-bench/mount.s3rig "$work/p.package" "$work/mnt"
+        t1=$(date +%s.%N)
+        pid=$(pgrep -n -f -- "$work/mnt" || echo 0)
+        rss0=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        ls_s=$( { /usr/bin/time -f %e ls "$work/mnt/resources" >/dev/null; } 2>&1 )
+        rss1=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        printf "package (Sims %d, %d resources, %d bytes): mount %.3f s, RSS %d kB; ls /resources %s s, RSS %d kB\n" \
+            "$game" "$n" "$(stat -c %s "$work/p.package")" "$(echo "$t1 - $t0" | bc -l)" "$rss0" "$ls_s" "$rss1"
+        fusermount3 -u "$work/mnt"
+        sleep 0.2
+    done
+    rm -rf "$work"
+}
+if [ "${1:-}" = package ]; then
+    bench_package "${2:-10000}"
+    build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null | grep -E "refpack|zlib" || true
+    exit 0
+fi
+
 models=${1:-3600}
 verts=${2:-45}
 leaf_mb=${3:-64}
@@ -240,3 +273,5 @@ for m in 1000 4000 16000 40000; do
 done
 echo
 build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null || echo "codec throughput: bench_codecs not available"
+echo
+bench_package 10000

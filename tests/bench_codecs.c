@@ -1,6 +1,7 @@
 /* Codec throughput (MB/s of output on one core): RNC methods 1 and 2 on a few MB of
- * data packed by the test packer, Oodle1 on the shared vector, Oodle0 on data packed by
- * the test encoder. Run by scripts/bench.sh; not a test. */
+ * data packed by the test packer, RefPack (test packer) beside zlib on the same data,
+ * Oodle1 on the shared vector, Oodle0 on data packed by the test encoder. Run by
+ * scripts/bench.sh; not a test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,12 @@
 #include "oodle0enc.h"
 #include "parse/oodle0.h"
 #include "parse/oodle1.h"
+#include "parse/refpack.h"
 #include "parse/rnc.h"
+#include "refpack_pack.h"
 #include "rncpack.h"
+
+#include <zlib.h>
 
 static double now(void)
 {
@@ -141,6 +146,38 @@ int main(int argc, char **argv)
         printf("codec rnc%d: %.1f MB/s of output (%zu -> %zu bytes)\n", m, (double)n / best / 1e6, pn, n);
         free(packed);
     }
+    /* the two package codecs on the same bytes */
+    size_t rn;
+    uint8_t *rp = rp_pack(raw, n, NULL, &rn, NULL);
+    uLongf zn = compressBound((uLong)n);
+    uint8_t *zp = malloc(zn), *out = malloc(n + 1);
+    if (!zp || !out || compress2(zp, &zn, raw, (uLong)n, 6) != Z_OK)
+        return 1;
+    double best_rp = 1e9, best_z = 1e9;
+    for (int rep = 0; rep < 12; rep++) {
+        char err[200];
+        double t0 = now();
+        if (refpack_expand(rp, rn, out, n, err, sizeof err) || memcmp(out, raw, n) != 0) {
+            fprintf(stderr, "refpack: %s\n", err);
+            return 1;
+        }
+        double dt = now() - t0;
+        best_rp = dt < best_rp ? dt : best_rp;
+        uLongf on = (uLongf)n;
+        t0 = now();
+        if (uncompress(out, &on, zp, zn) != Z_OK || on != n) {
+            fprintf(stderr, "zlib: failed\n");
+            return 1;
+        }
+        dt = now() - t0;
+        best_z = dt < best_z ? dt : best_z;
+    }
+    printf("codec refpack: %.1f MB/s of output (%zu -> %zu bytes)\n", (double)n / best_rp / 1e6, rn, n);
+    printf("codec zlib: %.1f MB/s of output (%lu -> %zu bytes, the system zlib)\n", (double)n / best_z / 1e6,
+           (unsigned long)zn, n);
+    free(rp);
+    free(zp);
+    free(out);
     free(raw);
     if (bench_oodle0(argc > 1 ? argv[1] : NULL))
         return 1;

@@ -14,16 +14,21 @@
  *                            plus one raw leaf of MB MiB
  *   gr2-oodle0               a GR2 (le32-old, v6) whose object section is Oodle0-compressed
  *   oodle0 | oodle0-be       an Oodle0 section (a GR2 object section packed by the test encoder,
- *                            three stages) after the oodle0 fuzz target's 8-byte prefix */
+ *                            three stages) after the oodle0 fuzz target's 8-byte prefix
+ *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
+ *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
+ *   refpack                  the sample rig packed by the test-only RefPack packer */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fixture.h"
 #include "fixture_crig.h"
+#include "fixture_dbpf.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 #include "oodle0enc.h"
+#include "refpack_pack.h"
 
 int main(int argc, char **argv)
 {
@@ -48,6 +53,13 @@ int main(int argc, char **argv)
         if (rc)
             perror(argv[2]);
         return rc ? 1 : 0;
+    }
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "package-big") == 0) {
+        if (fxp_write_big(argv[2], (uint32_t)atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 3)) {
+            perror(argv[2]);
+            return 1;
+        }
+        return 0;
     }
     if (argc != 3) {
         fprintf(stderr, "usage: s3rig-mkfixture KIND OUT [ARGS]\n");
@@ -128,6 +140,17 @@ int main(int argc, char **argv)
         struct fxt *root = fxt_t1_sample(be);
         data = fxt_write(root, be, 0, 0, &size);
         fxt_free(root);
+    } else if (strcmp(argv[1], "refpack") == 0) {
+        uint8_t *rig = fx_sample_rig(&size, &rlay, &glay, NULL);
+        data = rp_pack(rig, size, NULL, &size, NULL);
+        free(rig);
+    } else if (strncmp(argv[1], "package-s", 9) == 0) {
+        struct fxp_sample s;
+        fxp_sample(&s, strcmp(argv[1], "package-s3") == 0 ? 3 : strcmp(argv[1], "package-s4") == 0 ? 4 : 5);
+        data = s.file;
+        size = s.size;
+        s.file = NULL;
+        fxp_sample_free(&s);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", argv[1]);
         return 1;

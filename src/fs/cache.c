@@ -7,7 +7,17 @@ void cache_init(struct cache *c, size_t limit)
 {
     memset(c, 0, sizeof *c);
     c->limit = limit;
-    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&c->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+void cache_init_shared(struct cache *c, struct cache *to)
+{
+    memset(c, 0, sizeof *c);
+    c->shared = to->shared ? to->shared : to;
 }
 
 static void unlink_item(struct cache *c, struct cached *it)
@@ -58,6 +68,8 @@ static void shrink(struct cache *c)
 
 const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char *err, size_t errlen)
 {
+    if (c->shared)
+        c = c->shared;
     pthread_mutex_lock(&c->lock);
     if (!it->data) {
         uint8_t *data;
@@ -85,6 +97,8 @@ const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char 
 
 void cache_unpin(struct cache *c, struct cached *it)
 {
+    if (c->shared)
+        c = c->shared;
     pthread_mutex_lock(&c->lock);
     if (it->pins)
         it->pins--;
@@ -94,6 +108,8 @@ void cache_unpin(struct cache *c, struct cached *it)
 
 void cache_forget(struct cache *c, struct cached *it)
 {
+    if (c->shared)
+        c = c->shared;
     pthread_mutex_lock(&c->lock);
     if (it->data)
         drop(c, it);
@@ -102,6 +118,8 @@ void cache_forget(struct cache *c, struct cached *it)
 
 void cache_destroy(struct cache *c)
 {
+    if (c->shared)
+        return; /* the owner destroys it */
     while (c->head)
         drop(c, c->head);
     pthread_mutex_destroy(&c->lock);

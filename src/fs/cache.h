@@ -10,7 +10,11 @@
  * evicted, so a reader may use them unlocked until cache_unpin; the total may then pass
  * the limit until the pins are dropped. Lock order: the tree lock (tree.h) may be held
  * when pinning (populate callbacks do), never the other way round: a produce callback
- * reads the source only and must not call into the tree. */
+ * reads the source only and must not call into the tree.
+ *
+ * A producer runs under the cache lock, and may itself pin another item (an Oodle1
+ * section of a rig whose bytes are an expanded package resource): the lock is recursive,
+ * and an item being produced is not in the list yet, so nothing it needs is evicted. */
 #ifndef S3_CACHE_H
 #define S3_CACHE_H
 
@@ -31,6 +35,7 @@ struct cached {
 };
 
 struct cache {
+    struct cache *shared; /* non-NULL: every call goes to that cache (a nested view's) */
     size_t limit, used;
     struct cached *head, *tail;
     pthread_mutex_t lock;
@@ -38,6 +43,8 @@ struct cache {
 };
 
 void cache_init(struct cache *c, size_t limit);
+/* A cache that forwards to `to` (a view nested in another shares its bound). */
+void cache_init_shared(struct cache *c, struct cache *to);
 void cache_destroy(struct cache *c);
 /* Returns the item's bytes, producing them if needed; NULL with err on failure. The
  * bytes stay valid until cache_unpin. */

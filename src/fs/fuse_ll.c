@@ -350,16 +350,20 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     }
     if (size > n->size - (uint64_t)off)
         size = (size_t)(n->size - (uint64_t)off);
-    if (n->content == CONTENT_RANGE && a->fs->src.fd >= 0) {
-        /* Straight from the source descriptor: no copy through our buffers. */
-        if (source_check(&a->fs->src)) {
+    struct source *rs = n->content == CONTENT_RANGE ? tree_source(a->fs->tree, n->u.src_id) : NULL;
+    int rfd;
+    uint64_t rpos;
+    if (rs && source_file_pos(rs, n->u.src_off + (uint64_t)off, &rfd, &rpos) == 0) {
+        /* Straight from the file's descriptor (the file or a slice of it: a stored
+         * resource): no copy through our buffers. Expanded data goes through tree_read. */
+        if (source_check(rs)) {
             fuse_reply_err(req, EIO);
             return;
         }
         struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
         bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-        bv.buf[0].fd = a->fs->src.fd;
-        bv.buf[0].pos = (off_t)(n->u.src_off + (uint64_t)off);
+        bv.buf[0].fd = rfd;
+        bv.buf[0].pos = (off_t)rpos;
         fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
         return;
     }

@@ -21,7 +21,8 @@ static void usage(FILE *f)
                "  ls [-l] [-R] FILE [PATH]    list a directory of the tree\n"
                "  cat FILE PATH...            write files' contents to stdout\n"
                "  stat FILE PATH              size, kind and xattrs of a node\n"
-               "  extract FILE DIR [PATH]     write the tree (or a subtree) out as real files\n"
+               "  extract FILE DIR [PATH]     write the tree (or a subtree) out as real files;\n"
+               "                              a package without PATH: each resource as DIR/NAME\n"
                "  -o OPTS                     comma-separated options, as for mount.s3rig:\n");
     s3_options_help(f, OPT_SHARED, "      ");
     fprintf(f, "  -h, --help                  this text\n"
@@ -284,6 +285,55 @@ static int cmd_info_full(struct s3fs *fs)
     return st ? st : rc ? S3_EXIT_OPEN : 0;
 }
 
+/* A package without PATH: every resource's expanded bytes as DIR/<community name>, the
+ * form the usual package tools import. Deleted, null and broken entries are counted. */
+static int extract_resources(struct s3fs *fs, const char *dest)
+{
+    uint32_t total, res;
+    uint64_t total_bytes, done = 0;
+    if (!dbpf_view_totals(fs, &total, &total_bytes) || resolve(fs, "/resources", &res))
+        return S3_EXIT_PATH;
+    if (mkdir(dest, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "s3rig: %s: %s\n", dest, strerror(errno));
+        return S3_EXIT_OPEN;
+    }
+    int rc = tree_populate(fs->tree, res);
+    bool progress = isatty(STDERR_FILENO);
+    struct dirinfo *d = tree_node(fs->tree, res)->u.dir;
+    uint32_t written = 0, skipped = 0;
+    for (uint32_t i = 0; i < d->n && !rc; i++) {
+        const char *name = tree_node(fs->tree, d->child[i])->name;
+        uint32_t data;
+        if (tree_lookup(fs->tree, d->child[i], "data.bin", &data)) {
+            skipped++;
+            continue;
+        }
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", dest, name) < 0)
+            return S3_EXIT_OPEN;
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        rc = fd < 0 ? -errno : copy_out(fs, data, fd);
+        if (fd >= 0 && close(fd) != 0 && !rc)
+            rc = -errno;
+        if (rc)
+            fprintf(stderr, "%ss3rig: %s: %s\n", progress ? "\n" : "", path, strerror(-rc));
+        free(path);
+        done += tree_size(fs->tree, data);
+        written++;
+        if (progress && (i % 64 == 0 || i + 1 == d->n))
+            fprintf(stderr, "\rs3rig: %" PRIu32 "/%" PRIu32 " resources, %" PRIu64 "/%" PRIu64 " bytes", i + 1,
+                    total, done, total_bytes);
+    }
+    if (progress)
+        fprintf(stderr, "\n");
+    if (rc)
+        return S3_EXIT_OPEN;
+    if (skipped)
+        fprintf(stderr, "s3rig: %" PRIu32 " resources written; %" PRIu32 " without data (deleted, null or broken: "
+                        "see their state and data.error)\n", written, skipped);
+    return 0;
+}
+
 static int dispatch(struct s3fs *fs, const char *cmd, int argc, char **argv, bool longfmt, bool recursive)
 {
     if (strcmp(cmd, "info") == 0)
@@ -294,6 +344,8 @@ static int dispatch(struct s3fs *fs, const char *cmd, int argc, char **argv, boo
         return cmd_cat(fs, argc, argv);
     if (strcmp(cmd, "stat") == 0 && argc == 1)
         return cmd_stat(fs, argv[0]);
+    if (strcmp(cmd, "extract") == 0 && argc == 1 && fs->det.format == FMT_DBPF)
+        return extract_resources(fs, argv[0]);
     if (strcmp(cmd, "extract") == 0 && argc >= 1)
         return cmd_extract(fs, argv[0], argc > 1 ? argv[1] : "/");
     usage(stderr);

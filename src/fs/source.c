@@ -34,6 +34,7 @@ int source_open(struct source *s, const char *path, char *err, size_t errlen)
         free(abs);
         return -1;
     }
+    s->kind = SOURCE_FILE;
     s->fd = fd;
     s->path = abs;
     s->size = (uint64_t)s->st.st_size;
@@ -46,6 +47,7 @@ int source_open(struct source *s, const char *path, char *err, size_t errlen)
 void source_mem(struct source *s, const void *data, uint64_t size)
 {
     memset(s, 0, sizeof *s);
+    s->kind = SOURCE_MEM;
     s->fd = -1;
     s->mem = data;
     s->size = size;
@@ -54,9 +56,46 @@ void source_mem(struct source *s, const void *data, uint64_t size)
     s->src.size = size;
 }
 
+void source_slice(struct source *s, struct source *parent, uint64_t off, uint64_t len)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = SOURCE_SLICE;
+    s->fd = -1;
+    s->parent = parent;
+    if (off > parent->size)
+        off = parent->size;
+    if (len > parent->size - off)
+        len = parent->size - off;
+    s->base = off;
+    s->size = len;
+    s->src.read = source_read_cb;
+    s->src.ctx = s;
+    s->src.size = len;
+}
+
+void source_expanded(struct source *s, struct source *parent, struct cache *c, struct cached *item, uint64_t size)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = SOURCE_EXPANDED;
+    s->fd = -1;
+    s->parent = parent;
+    s->cache = c;
+    s->item = item;
+    s->size = size;
+    s->src.read = source_read_cb;
+    s->src.ctx = s;
+    s->src.size = size;
+}
+
+void source_move(struct source *dst, const struct source *src)
+{
+    *dst = *src;
+    dst->src.ctx = dst;
+}
+
 void source_close(struct source *s)
 {
-    if (s->fd >= 0)
+    if (s->kind == SOURCE_FILE && s->fd >= 0)
         close(s->fd);
     free(s->path);
     s->fd = -1;
@@ -65,7 +104,9 @@ void source_close(struct source *s)
 
 int source_check(struct source *s)
 {
-    if (s->fd < 0)
+    if (s->kind == SOURCE_SLICE || s->kind == SOURCE_EXPANDED)
+        return source_check(s->parent);
+    if (s->kind != SOURCE_FILE)
         return 0;
     struct stat now;
     if (fstat(s->fd, &now) != 0)
@@ -76,14 +117,33 @@ int source_check(struct source *s)
     return 0;
 }
 
+/* Bytes of an expanded item: pinned for the copy only, so the cache may drop them after. */
+static int expanded_read(struct source *s, uint64_t off, void *buf, size_t len)
+{
+    char err[200];
+    size_t have;
+    const uint8_t *d = cache_pin(s->cache, s->item, &have, err, sizeof err);
+    if (!d)
+        return -EIO;
+    int rc = range_ok(off, len, have) ? 0 : -EIO;
+    if (rc == 0)
+        memcpy(buf, d + off, len);
+    cache_unpin(s->cache, s->item);
+    return rc;
+}
+
 int source_pread(struct source *s, uint64_t off, void *buf, size_t len)
 {
     if (!range_ok(off, len, s->size))
         return -ERANGE;
-    if (s->mem) {
+    if (s->kind == SOURCE_MEM) {
         memcpy(buf, s->mem + off, len);
         return 0;
     }
+    if (s->kind == SOURCE_SLICE)
+        return source_pread(s->parent, s->base + off, buf, len);
+    if (s->kind == SOURCE_EXPANDED)
+        return expanded_read(s, off, buf, len);
     uint8_t *p = buf;
     while (len > 0) {
         ssize_t n = pread(s->fd, p, len, (off_t)off);
@@ -102,6 +162,26 @@ int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len)
 {
     int rc = source_check(s);
     return rc ? rc : source_pread(s, off, buf, len);
+}
+
+int source_file_pos(const struct source *s, uint64_t off, int *fd, uint64_t *pos)
+{
+    while (s->kind == SOURCE_SLICE) {
+        off += s->base;
+        s = s->parent;
+    }
+    if (s->kind != SOURCE_FILE)
+        return -1;
+    *fd = s->fd;
+    *pos = off;
+    return 0;
+}
+
+const struct source *source_root(const struct source *s)
+{
+    while (s->kind == SOURCE_SLICE || s->kind == SOURCE_EXPANDED)
+        s = s->parent;
+    return s->kind == SOURCE_FILE ? s : NULL;
 }
 
 static int window_read(void *ctx, uint64_t off, void *buf, size_t len)

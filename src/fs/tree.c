@@ -23,6 +23,12 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits)
         return NULL;
     }
     t->src = src;
+    uint32_t id0;
+    if (tree_add_source(t, src, &id0)) {
+        free(t->chunk);
+        free(t);
+        return NULL;
+    }
     t->limits.max_nodes = limits && limits->max_nodes ? limits->max_nodes : 50000000;
     /* Recursive: a populate callback may look up other directories (links). */
     pthread_mutexattr_t attr;
@@ -31,6 +37,48 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits)
     pthread_mutex_init(&t->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     return t;
+}
+
+int tree_add_source(struct tree *t, struct source *s, uint32_t *id)
+{
+    if (t->nsrcs == t->capsrcs) {
+        uint32_t cap = t->capsrcs ? t->capsrcs * 2 : 4;
+        struct source **n = realloc(t->srcs, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        t->srcs = n;
+        struct tree_progress *p = realloc(t->progress, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        t->progress = p;
+        t->capsrcs = cap;
+    }
+    t->srcs[t->nsrcs] = s;
+    t->progress[t->nsrcs] = (struct tree_progress){0, 0};
+    *id = t->nsrcs++;
+    return 0;
+}
+
+struct source *tree_source(struct tree *t, uint32_t id)
+{
+    return id < t->nsrcs ? t->srcs[id] : NULL;
+}
+
+struct source *tree_node_source(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n)
+        return NULL;
+    if (n->type == NODE_DIR)
+        return tree_source(t, n->u.dir->src_id);
+    return n->content == CONTENT_RANGE ? tree_source(t, n->u.src_id) : NULL;
+}
+
+/* The source id children of `parent` inherit (0 at the root). */
+static uint32_t inherited_src(struct tree *t, uint32_t parent)
+{
+    struct node *p = parent ? tree_node(t, parent) : NULL;
+    return p && p->type == NODE_DIR ? p->u.dir->src_id : 0;
 }
 
 struct node *tree_node(struct tree *t, uint32_t ino)
@@ -149,6 +197,8 @@ void tree_free(struct tree *t)
     for (size_t i = t->ncleanups; i-- > 0;)
         t->cleanups[i].fn(t->cleanups[i].ptr);
     free(t->cleanups);
+    free(t->srcs);
+    free(t->progress);
     arena_free(&t->strings);
     pthread_mutex_destroy(&t->lock);
     free(t);
@@ -251,6 +301,7 @@ uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const c
     d->ctx = ctx;
     d->arg = arg;
     d->populated = fn == NULL;
+    d->src_id = inherited_src(t, parent);
     uint32_t ino;
     struct node *n = add_node(t, parent, name, NODE_DIR, &ino);
     if (!n) {
@@ -259,7 +310,7 @@ uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const c
     }
     n->u.dir = d;
     n->xtype = xtype;
-    t->lazy_dirs += fn != NULL;
+    t->progress[d->src_id].dirs += fn != NULL;
     return ino;
 }
 
@@ -272,6 +323,7 @@ uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const
         return 0;
     n->content = CONTENT_RANGE;
     n->u.src_off = off;
+    n->u.src_id = inherited_src(t, parent);
     n->size = len;
     n->xtype = xtype;
     n->flags |= NODE_HAS_SPAN;
@@ -408,11 +460,12 @@ int tree_populate(struct tree *t, uint32_t dir)
     struct dirinfo *d = n->u.dir;
     if (!d->populated) {
         d->populated = true; /* set first: a populate callback never recurses into itself */
+        uint32_t sid = d->src_id; /* before the callback: a nested view's graft changes it */
         rc = d->populate(t, dir, d->ctx, d->arg);
         if (rc)
             d->populated = false; /* e.g. the file changed: fail again next time, not empty */
         else
-            t->lazy_done++;
+            t->progress[sid].done++;
     }
     pthread_mutex_unlock(&t->lock);
     return rc;
@@ -432,10 +485,11 @@ int tree_populate_all(struct tree *t)
     return first;
 }
 
-void tree_progress(struct tree *t, uint64_t *done, uint64_t *total)
+void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total)
 {
-    *done = t->lazy_done;
-    *total = t->lazy_dirs;
+    struct tree_progress p = src_id < t->nsrcs ? t->progress[src_id] : (struct tree_progress){0, 0};
+    *done = p.done;
+    *total = p.dirs;
 }
 
 size_t tree_warnings(struct tree *t, struct sbuf *out)
@@ -447,6 +501,30 @@ size_t tree_warnings(struct tree *t, struct sbuf *out)
               " nodes refused, so some directories are incomplete\n",
               t->limits.max_nodes, t->refused);
     return 1;
+}
+
+int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+               uint64_t arg)
+{
+    struct node *n = tree_node(t, dir);
+    if (!n)
+        return -ENOENT;
+    if (n->type != NODE_DIR)
+        return -ENOTDIR;
+    if (!tree_source(t, src_id))
+        return -EINVAL;
+    pthread_mutex_lock(&t->lock);
+    struct dirinfo *d = n->u.dir;
+    d->populate = fn;
+    d->ctx = ctx;
+    d->arg = arg;
+    d->src_id = src_id;
+    d->populated = fn == NULL;
+    t->progress[src_id].dirs += fn != NULL; /* now a directory of the nested view */
+    if (xtype)
+        n->xtype = xtype;
+    pthread_mutex_unlock(&t->lock);
+    return 0;
 }
 
 static int by_name(const void *a, const void *b, void *tp)
@@ -546,7 +624,8 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
         len = (size_t)(n->size - off);
     switch (n->content) {
     case CONTENT_RANGE: {
-        int rc = source_pread_checked(t->src, n->u.src_off + off, buf, len);
+        struct source *s = tree_source(t, n->u.src_id);
+        int rc = s ? source_pread_checked(s, n->u.src_off + off, buf, len) : -EIO;
         return rc ? -EIO : (ssize_t)len;
     }
     case CONTENT_TEXT:

@@ -2,7 +2,8 @@
  * numbers (never reused while the tree lives). Knows no format: views create nodes and
  * give directories a populate callback, so children are made only when a directory is
  * first listed or looked up. Files are one of:
- *   - a byte range of the source (served straight from the file, never copied),
+ *   - a byte range of a source (served straight from the file, never copied, when the
+ *     source is the file or a slice of it),
  *   - a text held in memory (small value files, rendered when their parent is populated),
  *   - a generator callback with an exact size known up front.
  * Nothing here touches FUSE; the adapter and the s3rig command both sit on top.
@@ -65,6 +66,7 @@ struct dirinfo {
     populate_fn populate;
     void *ctx;
     uint64_t arg;
+    uint32_t src_id; /* the source range nodes made in it read (inherited from its parent) */
     bool populated;
 };
 
@@ -81,7 +83,10 @@ struct node {
     uint64_t span_off, span_len; /* user.s3rig.offset / .length */
     const char *xtype;           /* user.s3rig.type */
     union {
-        uint64_t src_off;
+        struct { /* CONTENT_RANGE */
+            uint64_t src_off;
+            uint32_t src_id; /* index into the tree's source table */
+        };
         char *text;
         char *target;
         struct dirinfo *dir;
@@ -114,7 +119,14 @@ struct strarena {
 };
 
 struct tree {
-    struct source *src;
+    struct source *src; /* source 0: the mounted file */
+    struct source **srcs; /* sources of nested views, by id (srcs[0] = src) */
+    /* per source: directories with a populate callback, and how many are populated, so
+     * each view's /info says how much of its own tree has been parsed */
+    struct tree_progress {
+        uint64_t dirs, done;
+    } *progress;
+    uint32_t nsrcs, capsrcs;
     struct strarena strings;
     struct node **chunk; /* two-level arena: node pointers stay valid as it grows */
     uint64_t nnodes;
@@ -127,7 +139,6 @@ struct tree {
     size_t ncleanups, capcleanups;
     bool full;         /* max_nodes reached: populate stopped early */
     uint64_t refused;  /* nodes not made because of max_nodes (reported once, in /info) */
-    uint64_t lazy_dirs, lazy_done; /* directories with a populate callback; populated so far */
 };
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
@@ -138,6 +149,21 @@ void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 void *tree_alloc(struct tree *t, size_t size);
 
 struct node *tree_node(struct tree *t, uint32_t ino); /* NULL when ino does not exist */
+
+/* Sources. Every node is made with the source id of its parent directory (0, the tree's
+ * own source, at the root); a view opened over another source at a directory sets that
+ * directory's id, so every range node below it reads that source. */
+/* Registers a source (it must outlive the tree): 0 and its id, or -ENOMEM. */
+int tree_add_source(struct tree *t, struct source *s, uint32_t *id);
+struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown id */
+/* The source a range node reads (its own id), or a directory's children read. */
+struct source *tree_node_source(struct tree *t, uint32_t ino);
+/* Makes an existing directory the root of a view: its children are made by fn (the next
+ * time it is populated, which may be at once: callers inside the directory's own
+ * populate call tree_populate on it next), and read source `src_id`; xtype NULL keeps
+ * its type. 0 or -errno. */
+int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+               uint64_t arg);
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
  * limit reached, or a name already used in that directory). `xtype` must outlive the
@@ -175,7 +201,7 @@ int tree_populate_all(struct tree *t);
 /* How many of the lazily populated directories made so far have been populated: while
  * done < total, warnings found by parsing may still come. Call under t->lock or when no
  * other thread runs (a volatile file's render function is called under it). */
-void tree_progress(struct tree *t, uint64_t *done, uint64_t *total);
+void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total);
 /* Appends the tree's own warnings ("warning: ...\n" lines; today only the node limit,
  * reported once however often it refused) and returns how many it wrote. Same locking
  * as tree_progress. */

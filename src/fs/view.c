@@ -113,6 +113,8 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     struct sbuf b = *out;
     sb_printf(&b, "format: %s\n", format_name(fs->det.format));
     sb_printf(&b, "file_size: %" PRIu64 "\n", fs->src.size);
+    if (fs->origin[0])
+        sb_printf(&b, "source: %s\n", fs->origin);
     if (fs->facts.len)
         sb_put(&b, fs->facts.p, fs->facts.len);
     if (fs->info_hook)
@@ -122,7 +124,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     struct sbuf tree_lines = {0};
     size_t nwarn = fs->diag.n + fs->diag.dropped + tree_warnings(t, &tree_lines);
     uint64_t done, total;
-    tree_progress(t, &done, &total);
+    tree_progress(t, fs->src_id, &done, &total);
     if (done < total)
         sb_printf(&b, "warnings: %zu so far (%" PRIu64 " of %" PRIu64 " directories parsed)\n", nwarn, done,
                   total);
@@ -150,6 +152,15 @@ static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     return 0;
 }
 
+int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
+{
+    if (fs->nested) /* the directory keeps the host's type and span: where the bytes lie */
+        return tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) ? -1 : 0;
+    uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
+    tree_set_span(fs->tree, root, 0, fs->src.size);
+    return root == fs->root ? 0 : -1;
+}
+
 void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
 {
     fs->covered = cover_merge(&fs->cover, fs->src.size);
@@ -161,24 +172,16 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
 
 /* ---- opening ---- */
 
-static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
-                       size_t errlen)
+/* Detects the format of fs->src and opens its view at fs->root: the same for a file
+ * mounted alone and for a view nested in another. */
+static int open_view(struct s3fs *fs, const char *label, unsigned formats, char *err, size_t errlen)
 {
-    if (opts)
-        fs->opts = *opts;
-    if (!fs->opts.cache_bytes)
-        fs->opts.cache_bytes = S3FS_DEFAULT_CACHE;
-    if (!fs->opts.max_unpacked)
-        fs->opts.max_unpacked = S3FS_DEFAULT_MAX_UNPACKED;
-    cache_init(&fs->cache, fs->opts.cache_bytes);
-    struct tree_limits lim = {fs->opts.max_nodes};
-    fs->tree = tree_new(&fs->src, &lim);
-    if (!fs->tree) {
-        snprintf(err, errlen, "%s: out of memory", label);
-        return S3_EXIT_OPEN;
-    }
     if (detect_format(&fs->src.src, &fs->det) != 0) {
         snprintf(err, errlen, "%s: unrecognised format: %s", label, fs->det.why);
+        return S3_EXIT_FORMAT;
+    }
+    if (formats && !(formats & (1u << fs->det.format))) {
+        snprintf(err, errlen, "%s: %s is not opened here", label, format_name(fs->det.format));
         return S3_EXIT_FORMAT;
     }
     char why[256] = "";
@@ -196,6 +199,9 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     case FMT_RIG_CLEAR:
         rc = crig_view_open(fs, why, sizeof why);
         break;
+    case FMT_DBPF:
+        rc = dbpf_view_open(fs, why, sizeof why);
+        break;
     default:
         snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
                  format_name(fs->det.format));
@@ -206,6 +212,66 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
         return S3_EXIT_FORMAT;
     }
     return S3_EXIT_OK;
+}
+
+static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
+                       size_t errlen)
+{
+    if (opts)
+        fs->opts = *opts;
+    if (!fs->opts.cache_bytes)
+        fs->opts.cache_bytes = S3FS_DEFAULT_CACHE;
+    if (!fs->opts.max_unpacked)
+        fs->opts.max_unpacked = S3FS_DEFAULT_MAX_UNPACKED;
+    cache_init(&fs->cache, fs->opts.cache_bytes);
+    struct tree_limits lim = {fs->opts.max_nodes};
+    fs->tree = tree_new(&fs->src, &lim);
+    if (!fs->tree) {
+        snprintf(err, errlen, "%s: out of memory", label);
+        return S3_EXIT_OPEN;
+    }
+    fs->root = TREE_ROOT;
+    return open_view(fs, label, 0, err, errlen);
+}
+
+/* A nested view's own state; the tree, the cache and the source's bytes are the host's. */
+static void nested_free(void *p)
+{
+    struct s3fs *fs = p;
+    diag_free(&fs->diag);
+    cover_free(&fs->cover);
+    sb_free(&fs->facts);
+    free(fs->gaps);
+    free(fs);
+}
+
+int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin, unsigned formats,
+                 struct s3fs **out, char *err, size_t errlen)
+{
+    struct tree *t = host->tree;
+    struct s3fs *fs = calloc(1, sizeof *fs);
+    *out = NULL;
+    if (!fs) {
+        snprintf(err, errlen, "out of memory");
+        return S3_EXIT_OPEN;
+    }
+    source_move(&fs->src, src);
+    fs->tree = t;
+    fs->opts = host->opts;
+    cache_init_shared(&fs->cache, &host->cache);
+    fs->root = dir;
+    fs->nested = true;
+    snprintf(fs->origin, sizeof fs->origin, "%s", origin ? origin : "");
+    /* Registered before the view opens, so the view's own cleanups (made later) run first. */
+    tree_on_free(t, nested_free, fs);
+    if (tree_add_source(t, &fs->src, &fs->src_id)) {
+        snprintf(err, errlen, "out of memory");
+        return S3_EXIT_OPEN;
+    }
+    int rc = open_view(fs, "view", formats, err, errlen);
+    if (rc == S3_EXIT_OK)
+        *out = fs;
+    return rc;
 }
 
 /* Both entry points: a source (file or memory) set up by `attach`, then the format. */

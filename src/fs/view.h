@@ -53,6 +53,13 @@ struct s3fs {
     uint64_t covered;
     struct range *gaps;
     size_t ngaps;
+    /* Where the view sits: TREE_ROOT for a file mounted alone; for a view nested in
+     * another (a rig inside a package) the directory it was opened at, the id of its
+     * source in the tree, and one /info line saying where that source lies in the
+     * mounted file. A nested s3fs shares the tree and the cache of its host. */
+    uint32_t root, src_id;
+    bool nested;
+    char origin[256];
 };
 
 /* Opens and parses FILE; returns S3_EXIT_OK or an exit status with err filled in (one
@@ -62,6 +69,15 @@ int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts,
 int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
                   size_t errlen);
 void s3fs_close(struct s3fs *fs);
+
+/* The one way a view is opened: over source `src` (described by the caller with
+ * source_slice / source_mem / source_expanded, and outliving the host), at the existing
+ * directory `dir` of host's tree, which becomes the view's root: its own /info (with
+ * `origin` as a "source:" line), coverage, /unparsed and offsets, all relative to src.
+ * The nested s3fs lives as long as the tree. `formats`: the formats the caller accepts,
+ * a mask of (1u << enum s3_format); 0 accepts any. S3_EXIT_OK, or a status with err. */
+int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin, unsigned formats,
+                 struct s3fs **out, char *err, size_t errlen);
 
 /* ---- helpers for views ---- */
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
@@ -83,6 +99,11 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
 /* Sets a printf-made type string on a node. */
 void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Makes the view's root directory with its populate callback: the tree's root (its span
+ * the whole file), or the directory a nested view was opened at (which keeps the type and
+ * span its host gave it: where the nested bytes lie in the host). 0, or -1. */
+int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
+
 /* Adds /info and /unparsed to the root (after the view has filled fs->cover). */
 void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
 
@@ -91,6 +112,10 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
 int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
+int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen);
+/* A package's resource count and declared expanded bytes (s3rig extract's progress);
+ * false when fs is not a package. */
+bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
 /* The t2fs view's locator and its derived views (/models, /named): fs/view_t2fs.h. */
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs. */

@@ -776,7 +776,5 @@ int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     gr2_view_describe(v);
-    uint32_t root = tree_add_dir(fs->tree, 0, "", "gr2.file", populate_gr2_root, v, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == TREE_ROOT ? 0 : -1;
+    return view_root(fs, "gr2.file", populate_gr2_root, v);
 }

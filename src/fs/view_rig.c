@@ -318,7 +318,5 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
         diag_add(&fs->diag, "Granny object tree: out of memory");
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
     describe(v);
-    uint32_t root = tree_add_dir(fs->tree, 0, "", "rig.wrapped", populate_rig_root, v, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == TREE_ROOT ? 0 : -1;
+    return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }

@@ -282,7 +282,5 @@ int crig_view_open(struct s3fs *fs, char *err, size_t errlen)
         bad += !v->r.bones[i].hash_ok;
     sb_printf(&fs->facts, "name_hash_mismatches: %" PRIu32 "\n", bad);
     cover_add(&fs->cover, 0, v->r.end ? v->r.end : 8);
-    uint32_t root = tree_add_dir(fs->tree, 0, "", "rig.clear", populate_root, v, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == TREE_ROOT ? 0 : -1;
+    return view_root(fs, "rig.clear", populate_root, v);
 }

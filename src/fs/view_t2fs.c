@@ -438,7 +438,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
 
 struct t2_view *t2fs_view_of(struct s3fs *fs)
 {
-    struct node *root = tree_node(fs->tree, TREE_ROOT);
+    struct node *root = tree_node(fs->tree, fs->root);
     if (!root || root->type != NODE_DIR || root->u.dir->populate != populate_t2fs_root)
         return NULL;
     return root->u.dir->ctx;
@@ -783,7 +783,5 @@ int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
     sb_printf(&fs->facts, "schema: %s%s%s\n", v->schema_name, strcmp(v->schema_name, "file") == 0 ? " " : "",
               strcmp(v->schema_name, "file") == 0 ? fs->opts.schema : "");
     cover_add(&fs->cover, 0, fs->src.size); /* root, prefix.bin and trailer.bin name every byte */
-    uint32_t root = tree_add_dir(fs->tree, 0, "", "t2fs.file", populate_t2fs_root, v, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == TREE_ROOT ? 0 : -1;
+    return view_root(fs, "t2fs.file", populate_t2fs_root, v);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/dbpf.h"
 #include "parse/gr2.h"
 #include "parse/rig.h"
 
@@ -18,6 +19,8 @@ const char *format_name(enum s3_format f)
         return "gr2";
     case FMT_T2FS:
         return "t2fs";
+    case FMT_DBPF:
+        return "dbpf";
     default:
         return "unknown";
     }
@@ -74,6 +77,10 @@ int detect_format(const struct s3_src *src, struct detect_result *r)
         return 0;
     }
     uint32_t w0 = n >= 4 ? ld_u32(head, false) : 0, w1 = n >= 8 ? ld_u32(head + 4, false) : 0;
+    if (dbpf_sniff(head, n)) { /* the version is checked (and refused in one line) by the view */
+        r->format = FMT_DBPF;
+        return 0;
+    }
     if (n >= 4 && w0 == RIG_MAGIC) {
         r->format = FMT_RIG_WRAPPED;
         return 0;
@@ -88,7 +95,7 @@ int detect_format(const struct s3_src *src, struct detect_result *r)
         snprintf(r->why, sizeof r->why, "empty file");
     else
         snprintf(r->why, sizeof r->why,
-                 "not a RIG, GR2 or t2fs file (first bytes %02x %02x %02x %02x %02x %02x %02x %02x)", head[0],
+                 "not a RIG, GR2, t2fs or DBPF file (first bytes %02x %02x %02x %02x %02x %02x %02x %02x)", head[0],
                  head[1], head[2], head[3], head[4], head[5], head[6], head[7]);
     return -1;
 }

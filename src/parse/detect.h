@@ -7,7 +7,7 @@
 
 #include "parse/reader.h"
 
-enum s3_format { FMT_UNKNOWN, FMT_RIG_WRAPPED, FMT_RIG_CLEAR, FMT_GR2, FMT_T2FS };
+enum s3_format { FMT_UNKNOWN, FMT_RIG_WRAPPED, FMT_RIG_CLEAR, FMT_GR2, FMT_T2FS, FMT_DBPF };
 
 struct detect_result {
     enum s3_format format;

@@ -1,0 +1,680 @@
+/* Packages: the RefPack decoder opcode by opcode and on broken streams, the DBPF header
+ * and index, and the package tree in-process: every resource's bytes, names, records,
+ * and each rig inside equal to the same rig opened alone. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "fixture_dbpf.h"
+#include "fs/view.h"
+#include "parse/dbpf.h"
+#include "parse/refpack.h"
+#include "refpack_pack.h"
+#include "tree_compare.h"
+#include "walk.h"
+
+/* ---- RefPack ---- */
+
+struct stream {
+    uint8_t b[512];
+    size_t n;
+};
+
+static void put(struct stream *s, const void *p, size_t n)
+{
+    memcpy(s->b + s->n, p, n);
+    s->n += n;
+}
+
+static void put_bytes(struct stream *s, int count, ...)
+{
+    va_list ap;
+    va_start(ap, count);
+    for (int i = 0; i < count; i++)
+        s->b[s->n++] = (uint8_t)va_arg(ap, int);
+    va_end(ap);
+}
+
+/* 3-byte size header (flags 0x10). */
+static void header3(struct stream *s, uint32_t size)
+{
+    put_bytes(s, 5, 0x10, 0xFB, (int)(size >> 16) & 0xFF, (int)(size >> 8) & 0xFF, (int)size & 0xFF);
+}
+
+static int expand(const struct stream *s, uint8_t *out, size_t n, char *err)
+{
+    return refpack_expand(s->b, s->n, out, n, err, 200);
+}
+
+/* Every opcode kind, each worked out by hand from the table (L literals, then N bytes
+ * from D back), with both overlap cases (D = 1 and D < N). */
+static void test_refpack_opcodes(void **state)
+{
+    (void)state;
+    const char *want = "abcd" "e" "bcd" "fg" "cdeb" "abcde" "deded" "dddddd" "zz";
+    size_t wn = strlen(want);
+    struct stream s = {0};
+    header3(&s, (uint32_t)wn);
+    put_bytes(&s, 1, 0xE0); /* literal run: ((0)+1)*4 = 4 */
+    put(&s, "abcd", 4);
+    put_bytes(&s, 2, 0x01, 0x03); /* 2 bytes: L=1, N=3, D=4 */
+    put(&s, "e", 1);
+    put_bytes(&s, 3, 0x80, 0x80, 0x07); /* 3 bytes: N=4, L=2, D=8 */
+    put(&s, "fg", 2);
+    put_bytes(&s, 4, 0xC0, 0x00, 0x0D, 0x00); /* 4 bytes: L=0, N=5, D=14 */
+    put_bytes(&s, 3, 0x81, 0x00, 0x01);       /* N=5 from D=2: a repeating pair */
+    put_bytes(&s, 2, 0x0C, 0x00);             /* N=6 from D=1: one byte repeated */
+    put_bytes(&s, 1, 0xFE);                   /* end after 2 literals */
+    put(&s, "zz", 2);
+    uint8_t out[64];
+    char err[200];
+    assert_int_equal(expand(&s, out, wn, err), 0);
+    assert_memory_equal(out, want, wn);
+
+    /* the high bits of each field: 2-byte D up to 1024, 3-byte D up to 16384, 4-byte N
+     * up to 1028 and D past 65536 */
+    struct refpack_header h;
+    uint8_t hdr[] = {0x81, 0xFB, 0, 0, 1, 0, 0x01, 0x02, 0x03, 0x04};
+    assert_int_equal(refpack_parse_header(hdr, sizeof hdr, &h, err, sizeof err), 0);
+    assert_int_equal(h.length, 10);
+    assert_true(h.has_stored_size);
+    assert_int_equal(h.stored_size, 256);
+    assert_int_equal(h.expanded_size, 0x01020304);
+    uint8_t hdr3[] = {0x00, 0xFB, 0x12, 0x34, 0x56};
+    assert_int_equal(refpack_parse_header(hdr3, sizeof hdr3, &h, err, sizeof err), 0);
+    assert_int_equal(h.length, 5);
+    assert_int_equal(h.expanded_size, 0x123456);
+}
+
+static void test_refpack_far_fields(void **state)
+{
+    (void)state;
+    /* 1030 'x' from a 4-byte op with N = 1028 (b0 & 0x0C = 0x0C, b3 = 0xFF), D = 1 */
+    struct stream s = {0};
+    header3(&s, 1031);
+    put_bytes(&s, 1, 0xFC | 3);
+    put(&s, "xyz", 3); /* ends at once: a stream may end with literals only */
+    uint8_t *out = malloc(2000);
+    char err[200];
+    assert_int_equal(expand(&s, out, 3, err), -1); /* header says 1031, caller wants 3 */
+    assert_non_null(strstr(err, "declares 1031"));
+    s.n = 0;
+    header3(&s, 1031);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "wxyz", 4);
+    put_bytes(&s, 4, 0xCC, 0x00, 0x00, 0xFF); /* L=0, N=((0x0C)<<6)+255+5 = 1028, D=1 */
+    put_bytes(&s, 1, 0xFC);
+    assert_int_equal(expand(&s, out, 1032, err), -1);
+    assert_int_equal(expand(&s, out, 1031, err), -1); /* 4 + 1028 > 1031: past the size */
+    assert_non_null(strstr(err, "past the declared size"));
+    s.n = 0;
+    header3(&s, 1032);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "wxyz", 4);
+    put_bytes(&s, 4, 0xCC, 0x00, 0x00, 0xFF);
+    /* no end code: the output is complete */
+    assert_int_equal(expand(&s, out, 1032, err), 0);
+    assert_memory_equal(out, "wxyz", 4);
+    for (int i = 4; i < 1032; i++)
+        assert_int_equal(out[i], 'z');
+    free(out);
+
+    /* 2-byte D = 1024 (b0 & 0x60 = 0x60, b1 = 0xFF); 3-byte D = 16384; 4-byte D > 65536 */
+    size_t n = 70000 + 40;
+    uint8_t *src = malloc(n);
+    for (size_t i = 0; i < 70000; i++)
+        src[i] = (uint8_t)(i * 7 + (i >> 8));
+    for (size_t i = 0; i < 20; i++) /* a copy from 70000 back */
+        src[70000 + i] = src[i];
+    for (size_t i = 20; i < 40; i++)
+        src[70000 + i] = (uint8_t)(0xA0 + i);
+    struct rp_pack_stats st;
+    size_t plen;
+    uint8_t *packed = rp_pack(src, n, NULL, &plen, &st);
+    out = malloc(n);
+    assert_int_equal(refpack_expand(packed, plen, out, n, err, sizeof err), 0);
+    assert_memory_equal(out, src, n);
+    assert_true(st.op4 > 0);
+    free(packed);
+    free(out);
+    free(src);
+}
+
+/* The test packer's output over varied data: every opcode kind appears and decodes. */
+static void test_refpack_round_trips(void **state)
+{
+    (void)state;
+    struct rp_pack_stats total = {0};
+    for (int variant = 0; variant < 8; variant++) {
+        size_t n = variant == 0 ? 0 : variant == 1 ? 3 : (size_t)(1000 << variant);
+        uint8_t *src = malloc(n ? n : 1);
+        uint32_t x = (uint32_t)variant;
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1103515245u + 12345u;
+            src[i] = variant % 3 == 0 ? (uint8_t)(x >> 16)               /* noise */
+                   : variant % 3 == 1 ? (uint8_t)("rigbones"[i % 8])     /* short repeats */
+                                      : (uint8_t)((i / 300) ^ (x >> 29)); /* runs and near repeats */
+        }
+        struct rp_pack_opts o = {.four_byte_sizes = variant & 1, .stored_size = variant & 2,
+                                 .no_end_code = variant & 4};
+        struct rp_pack_stats st;
+        size_t plen;
+        uint8_t *p = rp_pack(src, n, &o, &plen, &st);
+        uint8_t *out = malloc(n ? n : 1);
+        char err[200];
+        if (refpack_expand(p, plen, out, n, err, sizeof err))
+            fail_msg("variant %d: %s", variant, err);
+        assert_memory_equal(out, src, n);
+        total.op2 += st.op2, total.op3 += st.op3, total.op4 += st.op4, total.lit += st.lit, total.end += st.end;
+        free(p);
+        free(out);
+        free(src);
+    }
+    assert_true(total.op2 > 0 && total.op3 > 0 && total.op4 > 0 && total.lit > 0 && total.end > 0);
+}
+
+static void expect_broken(const struct stream *s, size_t n, const char *needle)
+{
+    uint8_t out[64];
+    char err[200] = "";
+    assert_int_equal(expand(s, out, n, err), -1);
+    if (!strstr(err, needle))
+        fail_msg("error '%s' lacks '%s'", err, needle);
+}
+
+static void test_refpack_broken(void **state)
+{
+    (void)state;
+    struct stream s = {0};
+    /* a distance reaching before the output's start: D = 5 with 4 bytes out */
+    header3(&s, 8);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "abcd", 4);
+    put_bytes(&s, 2, 0x00, 0x04);
+    expect_broken(&s, 8, "only 4 are out");
+    /* output past the declared size: 4 + 3 > 5 */
+    s.n = 0;
+    header3(&s, 5);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "abcd", 4);
+    put_bytes(&s, 2, 0x00, 0x00);
+    expect_broken(&s, 5, "past the declared size");
+    /* literals past the declared size */
+    s.n = 0;
+    header3(&s, 3);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "abcd", 4);
+    expect_broken(&s, 3, "past the declared size");
+    /* input ends with output missing */
+    s.n = 0;
+    header3(&s, 10);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "abcd", 4);
+    expect_broken(&s, 10, "input ends");
+    /* literals cut short */
+    s.n = 0;
+    header3(&s, 10);
+    put_bytes(&s, 1, 0xE0);
+    put(&s, "ab", 2);
+    expect_broken(&s, 10, "literals");
+    /* an opcode cut short (3-byte op with one byte) */
+    s.n = 0;
+    header3(&s, 10);
+    put_bytes(&s, 1, 0x80);
+    expect_broken(&s, 10, "cut short");
+    /* the end code before the output is complete */
+    s.n = 0;
+    header3(&s, 10);
+    put_bytes(&s, 2, 0xFD, 'a');
+    expect_broken(&s, 10, "ends after 1 of 10");
+    /* not RefPack, and a header cut short */
+    s.n = 0;
+    put_bytes(&s, 3, 0x10, 0xFA, 0);
+    expect_broken(&s, 0, "not a RefPack");
+    s.n = 0;
+    put_bytes(&s, 4, 0x10, 0xFB, 0, 0);
+    expect_broken(&s, 0, "header needs 5");
+}
+
+/* ---- DBPF header and index ---- */
+
+static void test_dbpf_versions(void **state)
+{
+    (void)state;
+    struct fxp_res r = {0x015A1849, 0, 1, (const uint8_t *)"abc", 3, FXP_STORED};
+    static const uint32_t bad[][2] = {{3, 0}, {2, 2}, {1, 1}};
+    for (int i = 0; i < 3; i++) {
+        struct fxp_opts o = {.game = 3, .major = bad[i][0], .minor = bad[i][1]};
+        struct fxp_layout lay;
+        size_t size;
+        uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
+        if (bad[i][1] == 0) /* minor 0 cannot be asked for through .minor: patch it */
+            f[8] = 0;
+        struct s3fs *fs;
+        char err[300], want[80];
+        assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_FORMAT);
+        snprintf(want, sizeof want, "version %u.%u is not supported", bad[i][0], bad[i][1]);
+        if (!strstr(err, want))
+            fail_msg("'%s' lacks '%s'", err, want);
+        assert_null(strchr(err, '\n'));
+        free(f);
+    }
+    static const uint8_t short_pkg[40] = "DBPF\2\0\0\0";
+    struct s3fs *fs;
+    char err[300];
+    assert_int_equal(s3fs_open_mem(&fs, short_pkg, sizeof short_pkg, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "too short"));
+}
+
+static void test_dbpf_index(void **state)
+{
+    (void)state;
+    for (int variant = 3; variant <= 5; variant++) {
+        struct fxp_sample s;
+        fxp_sample(&s, variant);
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        mem_src_init(&src, &mc, s.file, s.size);
+        struct dbpf d;
+        struct diag diag = {0};
+        char err[200];
+        assert_int_equal(dbpf_parse_header(&src, &d, err, sizeof err), 0);
+        assert_int_equal(d.h[DBPF_H_MINOR], variant == 3 ? 0 : 1);
+        assert_int_equal(dbpf_parse_index(&src, &d, &diag), 0);
+        assert_true(d.index_ok);
+        assert_int_equal(d.count, s.n);
+        assert_int_equal(d.index_flags, s.opts.index_flags);
+        assert_int_equal(d.index_pos, s.lay.index_pos);
+        for (size_t i = 0; i < s.n; i++) {
+            const struct dbpf_entry *e = &d.e[i];
+            assert_int_equal(e->type, s.res[i].type);
+            assert_int_equal(e->group, s.res[i].group);
+            assert_int_equal(e->instance, s.res[i].instance);
+            assert_int_equal(e->record, s.lay.record[i]);
+            assert_int_equal(e->dup, s.dup[i]);
+            int want = s.res[i].comp == FXP_DELETED ? DBPF_DELETED : s.res[i].comp == FXP_NULL ? DBPF_NULL : DBPF_OK;
+            assert_int_equal(e->state, want);
+            if (want == DBPF_OK) {
+                assert_int_equal(e->offset, s.lay.offset[i]);
+                assert_int_equal(e->stored_size, s.lay.stored_size[i]);
+                assert_int_equal(e->mem_size, s.res[i].len);
+            }
+            /* the instance-low field is always in the record, 4 bytes after the fields before it */
+            uint64_t lo = dbpf_field_pos(&d, (uint32_t)i, 3);
+            assert_int_equal(lo, s.lay.record[i] + 4 * (3 - __builtin_popcount(s.opts.index_flags & 7)));
+        }
+        dbpf_free(&d);
+        diag_free(&diag);
+        fxp_sample_free(&s);
+    }
+}
+
+/* An index that holds fewer entries than the header counts: the ones there are kept. */
+static void test_dbpf_index_short(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 3);
+    /* count + 5, index size as written */
+    s.file[0x24] = (uint8_t)(s.n + 5);
+    struct s3fs *fs;
+    char err[300];
+    assert_int_equal(s3fs_open_mem(&fs, s.file, s.size, NULL, err, sizeof err), S3_EXIT_OK);
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/index.error", &ino), 0);
+    assert_int_equal(tree_resolve(fs->tree, "/resources", &ino), 0);
+    assert_int_equal(tree_populate(fs->tree, ino), 0);
+    assert_int_equal(tree_node(fs->tree, ino)->u.dir->n, s.n);
+    /* the legacy position field alone also finds the index */
+    fxp_sample_free(&s);
+    s3fs_close(fs);
+    struct fxp_res r = {0x015A1849, 0, 1, (const uint8_t *)"abcdef", 6, FXP_STORED};
+    struct fxp_opts o = {.game = 3, .legacy_position = true};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    char path[256], name[200];
+    fxp_expected_name(name, sizeof name, 3, &r, NULL, 0);
+    snprintf(path, sizeof path, "/resources/%s/data.bin", name);
+    assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+    uint8_t *b;
+    size_t len;
+    assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
+    assert_int_equal(len, 6);
+    assert_memory_equal(b, "abcdef", 6);
+    free(b);
+    s3fs_close(fs);
+    free(f);
+}
+
+/* ---- the package tree ---- */
+
+static char *read_text(struct tree *t, const char *path)
+{
+    uint32_t ino;
+    if (tree_resolve(t, path, &ino))
+        fail_msg("no %s", path);
+    uint8_t *b;
+    size_t len;
+    assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
+    b = realloc(b, len + 1);
+    b[len] = 0;
+    return (char *)b;
+}
+
+static void assert_text(struct tree *t, const char *path, const char *want)
+{
+    char *s = read_text(t, path);
+    if (strcmp(s, want) != 0)
+        fail_msg("%s: '%s', expected '%s'", path, s, want);
+    free(s);
+}
+
+static void assert_has(struct tree *t, const char *path, const char *needle)
+{
+    char *s = read_text(t, path);
+    if (!strstr(s, needle))
+        fail_msg("%s lacks '%s':\n%s", path, needle, s);
+    free(s);
+}
+
+static void assert_xattr(struct tree *t, const char *path, const char *name, uint64_t want)
+{
+    uint32_t ino;
+    assert_int_equal(tree_resolve(t, path, &ino), 0);
+    char v[32], w[32];
+    ssize_t k = tree_getxattr(t, ino, name, v, sizeof v - 1);
+    assert_true(k > 0);
+    v[k] = 0;
+    snprintf(w, sizeof w, "%llu", (unsigned long long)want);
+    if (strcmp(v, w) != 0)
+        fail_msg("%s %s: %s, expected %s", path, name, v, w);
+}
+
+static bool exists(struct tree *t, const char *path)
+{
+    uint32_t ino;
+    return tree_resolve(t, path, &ino) == 0;
+}
+
+static void check_sample(int variant)
+{
+    struct fxp_sample s;
+    fxp_sample(&s, variant);
+    struct s3fs *fs;
+    char err[300];
+    assert_int_equal(s3fs_open_mem(&fs, s.file, s.size, NULL, err, sizeof err), S3_EXIT_OK);
+    struct tree *t = fs->tree;
+    assert_has(t, "/info", "names: not read yet");
+    uint32_t rdir;
+    assert_int_equal(tree_resolve(t, "/resources", &rdir), 0);
+    assert_int_equal(tree_populate(t, rdir), 0);
+    assert_int_equal(tree_node(t, rdir)->u.dir->n, s.n);
+    int game = variant == 3 ? 3 : 4;
+    size_t rigs = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        const struct fxp_res *r = &s.res[i];
+        char name[256], p[400];
+        fxp_expected_name(name, sizeof name, game, r, s.names[i], s.dup[i]);
+#define P(sub) (snprintf(p, sizeof p, "/resources/%s/%s", name, sub), p)
+        if (!exists(t, P("")))
+            fail_msg("no directory %s", name);
+        char want[64];
+        snprintf(want, sizeof want, "0x%08x\n", r->type);
+        assert_text(t, P("type"), want);
+        snprintf(want, sizeof want, "0x%08x\n", r->group);
+        assert_text(t, P("group"), want);
+        snprintf(want, sizeof want, "0x%016llx\n", (unsigned long long)r->instance);
+        assert_text(t, P("instance"), want);
+        /* the type field's bytes: in the record, or the constant after the index flags */
+        uint64_t tpos = (s.opts.index_flags & 1) ? s.lay.index_pos + 4 : s.lay.record[i];
+        assert_xattr(t, P("type"), "user.s3rig.offset", tpos);
+        if (r->comp == FXP_DELETED || r->comp == FXP_NULL) {
+            assert_text(t, P("state"), r->comp == FXP_DELETED ? "deleted\n" : "null\n");
+            /* no data: the directory spans its index record */
+            assert_xattr(t, P(""), "user.s3rig.offset", s.lay.record[i]);
+            assert_xattr(t, P(""), "user.s3rig.length",
+                         28 - 4 * __builtin_popcount(s.opts.index_flags) + (r->comp == FXP_DELETED ? 4 : 0));
+            assert_false(exists(t, P("data.bin")));
+            assert_false(exists(t, P("stored.bin")));
+            continue;
+        }
+        assert_text(t, P("state"), "ok\n");
+        static const char *const cname[] = {"stored\n", "none given\n", "refpack\n", "streamable\n", "zlib\n"};
+        assert_text(t, P("compression"), cname[r->comp]);
+        /* data.bin: exactly what was packed; stored.bin: the bytes as in the file */
+        uint32_t ino;
+        assert_int_equal(tree_resolve(t, P("data.bin"), &ino), 0);
+        assert_int_equal(tree_size(t, ino), r->len);
+        uint8_t *b;
+        size_t len;
+        assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
+        assert_int_equal(len, r->len);
+        if (len)
+            assert_memory_equal(b, r->data, len);
+        free(b);
+        assert_xattr(t, P("data.bin"), "user.s3rig.offset", s.lay.offset[i]);
+        assert_xattr(t, P("data.bin"), "user.s3rig.length", s.lay.stored_size[i]);
+        assert_int_equal(tree_resolve(t, P("stored.bin"), &ino), 0);
+        assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
+        assert_int_equal(len, s.lay.stored_size[i]);
+        assert_memory_equal(b, s.file + s.lay.offset[i], len);
+        free(b);
+        assert_xattr(t, P(""), "user.s3rig.offset", s.lay.offset[i]);
+        /* rigs and Granny files: rig/ equals the same bytes opened alone */
+        bool readable = r->type == 0x8EAF13DE || r->type == 0x6B20C4F3;
+        assert_int_equal(exists(t, P("rig")), readable);
+        if (!readable)
+            continue;
+        rigs++;
+        uint32_t rig;
+        assert_int_equal(tree_resolve(t, P("rig"), &rig), 0);
+        struct snap alone = {0}, nested = {0};
+        snap_file_alone(&alone, r->data, r->len);
+        snap_tree(&nested, t, rig);
+        snap_assert_equal(&alone, &nested);
+        snap_free(&alone);
+        snap_free(&nested);
+        char *info = read_text(t, P("rig/info"));
+        snprintf(want, sizeof want, "stored at offset %llu", (unsigned long long)s.lay.offset[i]);
+        assert_non_null(strstr(info, want));
+        free(info);
+#undef P
+    }
+    assert_int_equal(rigs, variant == 5 ? 3 : 4);
+    /* /by-type: one directory per type, links into /resources that resolve */
+    assert_int_equal(tree_resolve(t, "/by-type/_RIG", &rdir), 0);
+    assert_int_equal(tree_populate(t, rdir), 0);
+    assert_int_equal(tree_node(t, rdir)->u.dir->n, 3);
+    char name[256], p[400];
+    fxp_expected_name(name, sizeof name, game, &s.res[1], NULL, 0);
+    snprintf(p, sizeof p, "/by-type/_RIG/%s", name);
+    uint32_t link;
+    assert_int_equal(tree_resolve(t, p, &link), 0);
+    char target[400];
+    snprintf(target, sizeof target, "../../resources/%s", name);
+    assert_string_equal(tree_node(t, link)->u.target, target);
+    if (variant != 5) {
+        assert_true(exists(t, "/by-type/0x12345678"));
+        assert_true(exists(t, "/by-type/GEOM"));
+    }
+    /* /info */
+    char line[80];
+    snprintf(line, sizeof line, "entries: %zu\n", s.n);
+    assert_has(t, "/info", line);
+    assert_has(t, "/info", variant == 3 ? "package: The Sims 3 (DBPF 2.0)" : "package: The Sims 4 (DBPF 2.1)");
+    assert_has(t, "/info", "type _RIG: 3\n");
+    /* the null record's one byte is the only byte no structure names */
+    assert_has(t, "/info", variant == 5 ? "unparsed_bytes: 0 in 0 ranges\n" : "unparsed_bytes: 1 in 1 ranges\n");
+    if (variant == 3) {
+        assert_has(t, "/info", "compression refpack: 4\n");
+        assert_has(t, "/info", "compression streamable: 1\n");
+        assert_has(t, "/info", "compression none given: 2\n"); /* the repeat and the null record */
+        assert_has(t, "/info", "index_flags: 0x00000000\n");
+    } else if (variant == 4) {
+        assert_has(t, "/info", "compression zlib: 6\n");
+        assert_has(t, "/info", "index_flags: 0x00000002 constant-group\n");
+    } else {
+        assert_has(t, "/info", "index_flags: 0x00000001 constant-type\n");
+    }
+    if (variant != 5) {
+        assert_has(t, "/info", "deleted: 1\nnull: 1\n");
+        assert_has(t, "/info", "duplicates: 1\n");
+        assert_has(t, "/info", "names: 3 from 1 name maps\n");
+    }
+    /* every node reachable, links inside, files readable */
+    assert_true(walk_all(fs, 1000000) > 100);
+    s3fs_close(fs);
+    fxp_sample_free(&s);
+}
+
+static void test_package_sims3(void **state)
+{
+    (void)state;
+    check_sample(3);
+}
+
+static void test_package_sims4(void **state)
+{
+    (void)state;
+    check_sample(4);
+    check_sample(5);
+}
+
+/* Broken resources are NAME/data.error; the rest of the package stays usable. */
+static void test_package_broken_resources(void **state)
+{
+    (void)state;
+    uint8_t *big = calloc(1, 4096);
+    struct fxp_res r[] = {
+        {0x015A1849, 0, 1, big, 4096, FXP_REFPACK}, /* declared size over max_unpacked */
+        {0x015A1849, 0, 2, big, 4096, FXP_REFPACK}, /* corrupt stream */
+        {0x015A1849, 0, 3, big, 4096, FXP_ZLIB},    /* zlib, cut short */
+        {0x015A1849, 0, 4, big, 4096, FXP_ZLIB},    /* zlib that expands to more than declared */
+        {0x015A1849, 0, 5, (const uint8_t *)"fine", 4, FXP_STORED},
+    };
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *f = fxp_build(&o, r, 5, &size, &lay);
+    /* entry 0: declares 4096 (limit below set to 1 MiB... so raise the memory size) */
+    uint32_t huge = 0x7FFFFFF0;
+    memcpy(f + lay.record[0] + 24, &huge, 4);
+    /* entry 1: a distance before the start right after the header */
+    f[lay.offset[1] + 5] = 0x00;
+    f[lay.offset[1] + 6] = 0x40;
+    /* entry 2: stored size cut to 6 bytes */
+    uint32_t six = 6 | 0x80000000u;
+    memcpy(f + lay.record[2] + 20, &six, 4);
+    /* entry 3: memory size one less than the stream gives */
+    uint32_t less = 4095;
+    memcpy(f + lay.record[3] + 24, &less, 4);
+    struct s3fs_opts opts = {.max_unpacked = 1 << 20};
+    struct s3fs *fs;
+    char err[300];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, &opts, err, sizeof err), S3_EXIT_OK);
+    static const char *const needle[] = {"over the limit", "copies from", "input ends early", "past the declared"};
+    for (int i = 0; i < 4; i++) {
+        char name[200], p[300];
+        struct fxp_res x = r[i];
+        fxp_expected_name(name, sizeof name, 4, &x, NULL, 0);
+        snprintf(p, sizeof p, "/resources/%s/data.error", name);
+        assert_has(fs->tree, p, needle[i]);
+        snprintf(p, sizeof p, "/resources/%s/data.bin", name);
+        assert_false(exists(fs->tree, p));
+        snprintf(p, sizeof p, "/resources/%s/stored.bin", name);
+        assert_true(exists(fs->tree, p));
+    }
+    char name[200], p[300];
+    fxp_expected_name(name, sizeof name, 4, &r[4], NULL, 0);
+    snprintf(p, sizeof p, "/resources/%s/data.bin", name);
+    assert_text(fs->tree, p, "fine");
+    walk_all(fs, 100000);
+    s3fs_close(fs);
+    free(f);
+    free(big);
+}
+
+/* A rig resource whose bytes are no rig: rig.error, not a mount failure. */
+static void test_package_rig_not_a_rig(void **state)
+{
+    (void)state;
+    struct fxp_res r = {0x8EAF13DE, 0, 1, (const uint8_t *)"not a rig at all", 16, FXP_STORED};
+    struct fxp_opts o = {.game = 3};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
+    struct s3fs *fs;
+    char err[300], name[200], p[300];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    fxp_expected_name(name, sizeof name, 3, &r, NULL, 0);
+    snprintf(p, sizeof p, "/resources/%s/rig.error", name);
+    assert_has(fs->tree, p, "not a RIG, GR2");
+    s3fs_close(fs);
+    free(f);
+}
+
+/* A compression word that contradicts the bytes: the bytes decide, and /info says so. */
+static void test_package_codec_sniffed(void **state)
+{
+    (void)state;
+    uint8_t data[600];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)("sniffed!"[i % 8] + i / 100);
+    struct fxp_res r[] = {{0x015A1849, 0, 1, data, sizeof data, FXP_REFPACK},
+                          {0x015A1849, 0, 2, data, sizeof data, FXP_ZLIB}};
+    struct fxp_opts o = {.game = 3};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *f = fxp_build(&o, r, 2, &size, &lay);
+    /* swap the words: RefPack bytes marked zlib, zlib bytes marked RefPack */
+    f[lay.record[0] + 28] = 0x42, f[lay.record[0] + 29] = 0x5A;
+    f[lay.record[1] + 28] = 0xFF, f[lay.record[1] + 29] = 0xFF;
+    struct s3fs *fs;
+    char err[300];
+    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    for (int i = 0; i < 2; i++) {
+        char name[200], p[300];
+        fxp_expected_name(name, sizeof name, 3, &r[i], NULL, 0);
+        snprintf(p, sizeof p, "/resources/%s/data.bin", name);
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, p, &ino), 0);
+        uint8_t *b;
+        size_t len;
+        assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
+        assert_int_equal(len, sizeof data);
+        assert_memory_equal(b, data, len);
+        free(b);
+    }
+    assert_has(fs->tree, "/info", "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
+    assert_has(fs->tree, "/info", "compression word 0xffff does not fit its bytes; decoded as zlib (sniffed)");
+    s3fs_close(fs);
+    free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refpack_opcodes),
+        cmocka_unit_test(test_refpack_far_fields),
+        cmocka_unit_test(test_refpack_round_trips),
+        cmocka_unit_test(test_refpack_broken),
+        cmocka_unit_test(test_dbpf_versions),
+        cmocka_unit_test(test_dbpf_index),
+        cmocka_unit_test(test_dbpf_index_short),
+        cmocka_unit_test(test_package_sims3),
+        cmocka_unit_test(test_package_sims4),
+        cmocka_unit_test(test_package_broken_resources),
+        cmocka_unit_test(test_package_rig_not_a_rig),
+        cmocka_unit_test(test_package_codec_sniffed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
