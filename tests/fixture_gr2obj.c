@@ -251,11 +251,22 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
         sec[0].data_size = (uint32_t)plen;
         sec[0].expanded_size = len;
     }
+    /* marshalling entries: object counts and types of a few arrays (values only shown) */
+    const struct fx_marshal marshals[4] = {{o->nbones, o_bones, 0, t_bone}, {2, o_skel, 0, t_skel},
+                                           {1, o_art, 0, t_art}, {6, o_points, 0, t_vec3}};
+    sec[0].marshals = marshals;
+    sec[0].nmarshals = o->nmarshals < 4 ? o->nmarshals : 4;
+    if (o->bitknit2_objects) {
+        sec[0].bitknit2 = true;
+        sec[0].bitknit2_padded = o->bitknit2_padded;
+    }
+    if (o->bitknit2_section)
+        sec[1] = (struct fx_section){.compression = 4, .alignment = 4};
     struct fx_gr2_opts go = {.version = o->version, .sig = o->sig, .type_tag = 0x8000001c,
                              .root_type = {0, t_root}, .root_object = {0, o_root}};
     r->section_size = len;
     r->section = w.b.p;
-    uint8_t *f = fx_build_gr2(&go, sec, o->oodle1_section ? 2 : 1, size, &r->layout);
+    uint8_t *f = fx_build_gr2(&go, sec, o->oodle1_section || o->bitknit2_section ? 2 : 1, size, &r->layout);
     free(packed);
     return f;
 }

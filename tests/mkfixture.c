@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     struct fx_rig_layout rlay;
     if (strcmp(argv[1], "rig") == 0) {
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
-    } else if (strncmp(argv[1], "gr2obj-", 7) == 0) {
+    } else if (strncmp(argv[1], "gr2obj-", 7) == 0 || strncmp(argv[1], "bk2obj-", 7) == 0) {
         char sig[32];
         int version;
         const char *v = strrchr(argv[1], '-');
@@ -45,7 +45,9 @@ int main(int argc, char **argv)
             return 1;
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 7), argv[1] + 7);
-        struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5};
+        bool bk2 = argv[1][0] == 'b'; /* sections and tables BitKnit2-compressed */
+        struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5, .bitknit2_objects = bk2,
+                             .bitknit2_section = bk2, .nmarshals = bk2 ? 2 : 0};
         struct fxg_result r;
         data = fxg_build(&o, &size, &r);
         free(r.section);
