@@ -53,7 +53,7 @@ run_build build-san -Db_sanitize=address,undefined -Db_lundef=false \
 fuzz_seconds=${S3RIG_FUZZ_SECONDS:-}
 [ -n "$fuzz_seconds" ] || { [ "${CI:-}" = true ] && fuzz_seconds=30 || fuzz_seconds=0; }
 if [ "$fuzz_seconds" -gt 0 ]; then
-    for t in tree rnc oodle1 gr2 rig clear_rig t2fs; do
+    for t in tree rnc oodle1 bitknit2 gr2 rig clear_rig t2fs; do
         if scripts/fuzz.sh "$t" "$fuzz_seconds"; then
             passed=$((passed + 1))
         else

@@ -3,6 +3,8 @@
  *   rig                      a wrapped Sims 3 RIG with an uncompressed GR2 inside
  *   gr2-SIG-vN               a raw GR2 (SIG: le32-old le32 le64 be32 be64 be32-old; N: 6, 7)
  *   gr2obj-SIG-vN            a GR2 with type definitions and a 5-bone skeleton
+ *   bk2obj-SIG-vN            the same with its sections and tables BitKnit2-compressed
+ *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
  *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitknit2enc.h"
 #include "fixture.h"
 #include "fixture_crig.h"
 #include "fixture_gr2obj.h"
@@ -61,6 +64,26 @@ int main(int argc, char **argv)
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 4), argv[1] + 4);
         data = fx_sample_gr2(sig, version, &size, &glay);
+    } else if (strncmp(argv[1], "bitknit2-", 9) == 0) {
+        /* a fuzz seed: 3 bytes of output size, then a BitKnit2 stream (variant 0 text,
+         * 1 with a stored quantum, 2 three quanta with spills, 3 literals only) */
+        int v = atoi(argv[1] + 9);
+        size_t n = v == 2 ? 3 * 65536 + 999 : v == 1 ? 70000 : 5000;
+        uint8_t *raw = malloc(n);
+        for (size_t k = 0; k < n; k++)
+            raw[k] = v == 2 ? (uint8_t)(k % 9000 < 100 ? k * 13 : k / 9000)
+                            : (uint8_t)("a bit knit, a bit more "[k % 23] + (k % 97 == 0));
+        struct bk2enc_opts o = {.stored_mask = v == 1 ? 2 : 0, .literals_only = v == 3};
+        size_t len;
+        uint8_t *z = bk2enc_encode(raw, n, &o, &len, NULL);
+        data = malloc(len + 3);
+        data[0] = (uint8_t)n;
+        data[1] = (uint8_t)(n >> 8);
+        data[2] = (uint8_t)(n >> 16);
+        memcpy(data + 3, z, len);
+        size = len + 3;
+        free(z);
+        free(raw);
     } else if (strncmp(argv[1], "clear-rig-", 10) == 0) {
         int v = strcmp(argv[1], "clear-rig-3-ts3") == 0 ? 1 : strcmp(argv[1], "clear-rig-3-ts4") == 0 ? 2 : 0;
         struct fxc_opts o = fxc_variant(v);
