@@ -523,16 +523,17 @@ int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct 
         uint32_t align = g->sections[p[i].sec].alignment;
         if (next <= end || next - end >= align || next > g->limit)
             continue;
-        if (!all_zero(src, g->base + end, next - end))
-            continue;
         r[nr++] = (struct gr2_padding){end, next - end, p[i].sec, p[i].kind};
     }
     free(p);
     free(maxend);
+    /* Pieces ending at one place share one gap: it is read and named once. The gaps left
+     * are disjoint (a later end inside an earlier gap would belong to a piece covering
+     * that gap's start), so all the reading below is at most the file's size. */
     qsort(r, nr, sizeof *r, by_padding_off);
-    size_t k = 0; /* two pieces ending at one place name its padding once */
+    size_t k = 0;
     for (size_t i = 0; i < nr; i++)
-        if (k == 0 || r[k - 1].off != r[i].off)
+        if ((i == 0 || r[i - 1].off != r[i].off) && all_zero(src, g->base + r[i].off, r[i].len))
             r[k++] = r[i];
     *out = r;
     *nout = k;
