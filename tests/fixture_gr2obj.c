@@ -259,6 +259,8 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
     if (o->bitknit2_objects) {
         sec[0].bitknit2 = true;
         sec[0].bitknit2_padded = o->bitknit2_padded;
+        sec[0].first16bit = 0x7FFFFFFF; /* stops are Oodle's: non-zero, ignored by BitKnit2 */
+        sec[0].first8bit = 1;
     }
     if (o->bitknit2_section)
         sec[1] = (struct fx_section){.compression = 4, .alignment = 4};

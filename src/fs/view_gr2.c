@@ -59,7 +59,8 @@ static int produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size_t *size
     }
     if (bitknit2_expand(&v->fs->src.src, v->g.base + s->data_offset, s->data_size, s->expanded_size,
                         v->fs->opts.max_unpacked, data, NULL, err, errlen)) {
-        set_item_state(it, -1, err); /* the same bytes fail the same way: say it once in /info */
+        if (source_check(&v->fs->src) == 0) /* the same bytes fail the same way: say it once in /info */
+            set_item_state(it, -1, err);
         return -1;
     }
     set_item_state(it, 1, NULL);

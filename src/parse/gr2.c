@@ -236,7 +236,8 @@ static void check_section(const struct s3_src *src, struct gr2_file *g, uint32_t
                  s->expanded_size);
     if (s->compression > GR2_COMP_BITKNIT2)
         diag_add(d, "section %u: unknown compression code %u", i, s->compression);
-    if (s->first16bit > s->first8bit || s->first8bit > s->expanded_size)
+    /* the stage stops belong to Oodle; BitKnit2 sections carry values the codec ignores */
+    if (s->compression != GR2_COMP_BITKNIT2 && (s->first16bit > s->first8bit || s->first8bit > s->expanded_size))
         diag_add(d, "section %u: first16bit %u / first8bit %u / expanded_size %u out of order", i,
                  s->first16bit, s->first8bit, s->expanded_size);
     if (gr2_tables_compressed(s->compression)) {
