@@ -3,6 +3,7 @@
  * twins, the tables expanded and claimed, padding named, nothing unparsed, broken
  * streams as .error files, and /info saying what expanded. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -409,12 +410,98 @@ static void test_broken(void **state)
     free(r.section);
 }
 
+/* Requests in parallel, as with -o spin=0: /info, the object tree (which pins every
+ * section), data.bin and data.error from several threads, with a cache too small to keep
+ * anything, so sections are expanded (and fail) again and again while others read their
+ * state. Each thread checks what it reads; built with -Db_sanitize=thread this is the
+ * check of the one lock over the sections' state. */
+struct par {
+    struct s3fs *fs;
+    const struct fxg_result *r;
+    bool broken;
+    int iterations;
+};
+
+static void *par_thread(void *p)
+{
+    struct par *a = p;
+    struct tree *t = a->fs->tree;
+    static __thread uint8_t buf[65536];
+    for (int i = 0; i < a->iterations; i++) {
+        uint32_t ino;
+        if (tree_resolve(t, "/info", &ino) == 0) {
+            ssize_t k = tree_read(t, ino, 0, buf, sizeof buf - 1);
+            if (k <= 0)
+                return "no /info";
+            buf[k] = 0;
+            if (!strstr((char *)buf, "section 0: bitknit2, "))
+                return "no section line";
+        }
+        if (a->broken) {
+            if (tree_resolve(t, "/granny/sections/0/data.error", &ino) != 0)
+                return "no data.error";
+            ssize_t k = tree_read(t, ino, 0, buf, sizeof buf - 1);
+            buf[k > 0 ? k : 0] = 0;
+            if (!strstr((char *)buf, "no stream magic"))
+                return "wrong data.error";
+            tree_resolve(t, "/granny/root", &ino); /* pins the broken section */
+            continue;
+        }
+        if (tree_resolve(t, "/granny/sections/0/data.bin", &ino) != 0)
+            return "no data.bin";
+        ssize_t k = tree_read(t, ino, (uint64_t)i % 64, buf, 100);
+        if (k != 100 || memcmp(buf, a->r->section + i % 64, 100) != 0)
+            return "wrong data.bin bytes";
+        char path[96];
+        snprintf(path, sizeof path, "/granny/root/Skeletons/0/Bones/%d/Name", i % (int)a->r->nbones);
+        if (tree_resolve(t, path, &ino) != 0)
+            return "no bone";
+        k = tree_read(t, ino, 0, buf, 64);
+        if (k <= 0 || strncmp((char *)buf, a->r->bones[i % (int)a->r->nbones].name, (size_t)k - 1) != 0)
+            return "wrong bone name";
+    }
+    return NULL;
+}
+
+static void test_parallel_requests(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le32", .version = 7, .nbones = 12, .bitknit2_objects = true,
+                         .bitknit2_section = true, .nmarshals = 1};
+    struct fxg_result r;
+    size_t size;
+    uint8_t *f = fxg_build(&o, &size, &r);
+    uint8_t *broken = malloc(size);
+    memcpy(broken, f, size);
+    broken[r.layout.data_offset[0]] ^= 0xFF;
+    struct s3fs_opts tiny = {.cache_bytes = 1}; /* nothing stays: every read expands again */
+    for (int b = 0; b < 2; b++) {
+        struct s3fs *fs;
+        char err[256];
+        assert_int_equal(s3fs_open_mem(&fs, b ? broken : f, size, &tiny, err, sizeof err), 0);
+        pthread_t th[4];
+        struct par a = {fs, &r, b == 1, 150};
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, par_thread, &a), 0);
+        for (int i = 0; i < 4; i++) {
+            void *why;
+            pthread_join(th[i], &why);
+            if (why)
+                fail_msg("thread %d (%s file): %s", i, b ? "broken" : "good", (const char *)why);
+        }
+        s3fs_close(fs);
+    }
+    free(broken);
+    free(f);
+    free(r.section);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twins),        cmocka_unit_test(test_claimed_and_padding),
         cmocka_unit_test(test_padding_rule), cmocka_unit_test(test_wrapped_rig),
-        cmocka_unit_test(test_broken),
+        cmocka_unit_test(test_broken),       cmocka_unit_test(test_parallel_requests),
     };
     return cmocka_run_group_tests_name("gr2_bitknit2", tests, NULL, NULL);
 }
