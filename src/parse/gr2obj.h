@@ -85,6 +85,8 @@ struct gr2_type {
     struct gr2_member *m;
     uint32_t size;
     char **safe_name; /* per member: a usable, unique file name */
+    char *names;      /* the members' names, copied: m[].name points here, not into section
+                       * bytes, which a bounded cache may drop once they are unpinned */
 };
 
 /* A cache of decoded types, keyed by definition address. */
