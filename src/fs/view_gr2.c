@@ -148,9 +148,7 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     sp->g = &v->g;
     sp->data = calloc(n ? n : 1, sizeof *sp->data);
     sp->size = calloc(n ? n : 1, sizeof *sp->size);
-    /* the reasons are the space's own copies (one block: the pointers, then the texts), so
-     * the items' state is only read, under its lock */
-    sp->why = calloc(n ? n : 1, sizeof *sp->why + GR2_WHY_LEN);
+    sp->why = calloc(n ? n : 1, sizeof *sp->why);
     if (!sp->data || !sp->size || !sp->why) {
         gr2_view_unpin(v, sp);
         return -ENOMEM;
@@ -158,26 +156,28 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     load_fixups(v);
     sp->fixups = v->fixups;
     sp->nfixups = v->nfixups;
-    char *texts = (char *)(sp->why + (n ? n : 1));
     for (uint32_t i = 0; i < n; i++) {
         struct gr2_secitem *it = &v->items[i];
-        char *why = texts + (size_t)i * GR2_WHY_LEN;
+        char why[GR2_WHY_LEN];
         if (v->g.sections[i].expanded_size == 0) {
             sp->data[i] = (const uint8_t *)"";
             continue;
         }
-        sp->data[i] = cache_pin(&v->fs->cache, &it->c, &sp->size[i], why, GR2_WHY_LEN);
-        if (!sp->data[i])
-            sp->why[i] = why;
+        sp->data[i] = cache_pin(&v->fs->cache, &it->c, &sp->size[i], why, sizeof why);
+        if (!sp->data[i]) /* the space's own copy: the items' state is only read, under its lock */
+            sp->why[i] = strdup(why);
     }
     return 0;
 }
 
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
 {
-    for (uint32_t i = 0; sp->data && i < v->g.nsections; i++)
+    for (uint32_t i = 0; sp->data && i < v->g.nsections; i++) {
         if (sp->data[i] && v->g.sections[i].expanded_size)
             cache_unpin(&v->fs->cache, &v->items[i].c);
+        if (sp->why)
+            free((char *)sp->why[i]);
+    }
     free(sp->data);
     free(sp->size);
     free(sp->why);
