@@ -7,6 +7,7 @@
 
 #include "fs/view.h"
 #include "parse/dbpf.h"
+#include "parse/bitknit2.h"
 #include "parse/gr2.h"
 #include "parse/oodle0.h"
 #include "parse/oodle1.h"
@@ -72,6 +73,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
     if (oodle0_expand(data + 8, size - 8, data[6] & 1, s0, s1, total, 1 << 22, &out, err, sizeof err) == 0)
         free(out);
+#elif FUZZ_TARGET == 11 /* bitknit2: the first 3 bytes give the output size (to 4 MiB) */
+    if (size < 3)
+        return 0;
+    size_t n = (size_t)(data[0] | data[1] << 8 | (data[2] & 0x3F) << 16);
+    uint8_t *out = malloc(n ? n : 1); /* exactly n: ASan sees any write past it */
+    char err[256];
+    struct bitknit2_stats st;
+    if (out && bitknit2_decode(data + 3, size - 3, out, n, &st, err, sizeof err) == 0 && st.produced != n)
+        abort(); /* success means every byte was produced */
+    if (out && st.consumed > size - 3)
+        abort();
+    free(out);
 #elif FUZZ_TARGET == 4 /* gr2: the old LE32 signature, then the input */
     static const uint8_t sig[16] = {0xb8, 0x67, 0xb0, 0xca, 0xf8, 0x6d, 0xb1, 0x0f,
                                     0x84, 0x72, 0x8c, 0x7e, 0x5e, 0x19, 0x00, 0x1e};

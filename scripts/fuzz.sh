@@ -3,7 +3,7 @@
 # builders and the shared codec vectors. Crashes are written to fuzz-out/ and make the
 # script fail: turn each one into a regression input under tests/regress/.
 #
-#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig rig_clear t2fs oodle0 dbpf refpack | all
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig rig_clear t2fs oodle0 dbpf refpack bitknit2 | all
 #
 # Longer campaigns: scripts/fuzz.sh tree 3600 (the corpus in fuzz-out/corpus/ is kept and
 # grows between runs; run several targets in parallel on more cores).
@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
-targets="tree rnc oodle1 gr2 rig rig_clear t2fs oodle0 dbpf refpack"
+targets="tree rnc oodle1 gr2 rig rig_clear t2fs oodle0 dbpf refpack bitknit2"
 [ "$target" = all ] || targets=$target
 
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -30,7 +30,8 @@ seed_corpus() {
     local t=$1 dir=$2 tmp
     tmp=$(mktemp -d)
     for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 gr2-oodle0 t2fs t2fs-be t2fs-turok1 t2fs-turok1-be \
-             rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 package-s3 package-s4 package-s4-rigs refpack; do
+             rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 package-s3 package-s4 package-s4-rigs refpack \
+             bk2obj-le32-old-v6 bk2obj-le64-v7; do
         $mk "$k" "$tmp/$k" 2>/dev/null || true
     done
     # Granny tables (arrays of flat elements) and remapped strings
@@ -38,12 +39,13 @@ seed_corpus() {
     $mk gr2-remapped "$tmp/gr2-remapped" 2>/dev/null || true
     case $t in
     tree) cp "$tmp"/* "$dir"/ && rm -f "$dir"/refpack ;;
-    gr2) for f in "$tmp"/gr2*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;
+    gr2) for f in "$tmp"/gr2* "$tmp"/bk2obj-le32-old*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;
     rig) tail -c +9 "$tmp/rig" > "$dir/rig" ;;
     rig_clear) for f in "$tmp"/rig-clear*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
     t2fs) cp "$tmp"/t2fs* "$dir"/ ;;
     dbpf) for f in "$tmp"/package*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
     refpack) cp "$tmp"/refpack "$dir"/ ;;
+    bitknit2) for v in 0 1 2 3; do $mk "bitknit2-$v" "$dir/bitknit2-$v"; done ;;
     rnc) [ -d "$vec/rnc" ] && cp "$vec"/rnc/*.rnc* "$dir"/ 2>/dev/null || true ;;
     oodle1)
         # 8-byte prefix: first16bit, first8bit-first16bit, size-first8bit (u16 LE), flags, 0

@@ -1,7 +1,7 @@
 /* Codec throughput (MB/s of output on one core): RNC methods 1 and 2 on a few MB of
  * data packed by the test packer, RefPack (test packer) beside zlib on the same data,
- * Oodle1 on the shared vector, Oodle0 on data packed by the test encoder. Run by
- * scripts/bench.sh; not a test. */
+ * Oodle1 on the shared vector, Oodle0 and BitKnit2 on data packed by their test encoders.
+ * Run by scripts/bench.sh; not a test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,8 @@
 
 #include "oodle0enc.h"
 #include "parse/oodle0.h"
+#include "bitknit2enc.h"
+#include "parse/bitknit2.h"
 #include "parse/oodle1.h"
 #include "parse/refpack.h"
 #include "parse/rnc.h"
@@ -42,6 +44,61 @@ static uint8_t *sample(const char *vectors, size_t n)
     for (size_t i = got; i < n; i++)
         p[i] = p[i - got];
     return p;
+}
+
+/* BitKnit2 bench data: words drawn at random from a small vocabulary (literals and short
+ * matches, like text), or 32-byte vertex records whose low bytes are noise. */
+static void bitknit2_sample(uint8_t *p, size_t n, int kind)
+{
+    static const char *const words[] = {"the ", "bone ", "of ", "a ", "skeleton ", "Mesh", "vertex ", "and ",
+                                        "rig. ", "Granny ", "track ", "curve ", "\n", "position ", "0.5 ", "-1 "};
+    uint32_t x = 2463534242u;
+    size_t i = 0;
+    while (i < n) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        if (kind == 0) {
+            for (const char *w = words[x % 16]; *w && i < n; w++)
+                p[i++] = (uint8_t)*w;
+        } else {
+            uint8_t rec[32];
+            for (int k = 0; k < 32; k++) /* position/normal/uv floats: random low bytes */
+                rec[k] = k % 4 == 0 ? (uint8_t)(x >> (k % 24)) : k % 4 == 1 ? (uint8_t)(i >> 12) : k % 4 == 2 ? 0x80 : 0x3f;
+            for (int k = 0; k < 32 && i < n; k++)
+                p[i++] = rec[k];
+        }
+    }
+}
+
+/* BitKnit2: both samples packed by the test encoder (64 quanta each); best of 5. */
+static int bench_bitknit2(void)
+{
+    size_t n = 4u << 20;
+    for (int kind = 0; kind < 2; kind++) {
+        uint8_t *raw = malloc(n), *out = malloc(n);
+        if (!raw || !out)
+            return 1;
+        bitknit2_sample(raw, n, kind);
+        struct bk2enc_opts o = {0};
+        size_t pn;
+        uint8_t *packed = bk2enc_encode(raw, n, &o, &pn, NULL);
+        double best = 1e9;
+        for (int rep = 0; rep < 5; rep++) {
+            char err[256];
+            double t0 = now();
+            if (bitknit2_decode(packed, pn, out, n, NULL, err, sizeof err) || memcmp(out, raw, n) != 0) {
+                fprintf(stderr, "bitknit2: %s\n", err);
+                return 1;
+            }
+            double dt = now() - t0;
+            best = dt < best ? dt : best;
+        }
+        printf("codec bitknit2: %.1f MB/s of output (%s: %zu -> %zu bytes)\n", (double)n / best / 1e6,
+               kind == 0 ? "random words" : "vertex records", pn, n);
+        free(out);
+        free(packed);
+        free(raw);
+    }
+    return 0;
 }
 
 /* A floor under an Oodle1 decoder on this CPU: a loop holding only the range decoder's
@@ -180,6 +237,8 @@ int main(int argc, char **argv)
     free(out);
     free(raw);
     if (bench_oodle0(argc > 1 ? argv[1] : NULL))
+        return 1;
+    if (bench_bitknit2())
         return 1;
     /* Oodle1: the largest shared vector */
     char path[1024];

@@ -1,4 +1,5 @@
 #include "fixture.h"
+#include "bitknit2enc.h"
 #include "fixture_gr2obj.h"
 
 #include <stdio.h>
@@ -106,6 +107,41 @@ static const struct {
     {"be64-alt", true, {0x31, 0x95, 0xd4, 0xe3, 0x20, 0xdc, 0x4f, 0x62, 0xcc, 0x36, 0xd0, 0x3a, 0xb1, 0x82, 0xff, 0x89}},
 };
 
+/* A BitKnit2 stream of data (none at all for 0 bytes: an empty section has no stream);
+ * returns the stored size. */
+static uint32_t fx_put_bitknit2(struct fxbuf *b, const uint8_t *data, size_t n, bool padded)
+{
+    if (n == 0)
+        return 0;
+    struct bk2enc_opts o = {0};
+    size_t len;
+    uint8_t *z = bk2enc_encode(data, n, &o, &len, NULL);
+    fx_put(b, z, len);
+    free(z);
+    size_t pad = padded ? (4 - len % 4) % 4 : 0;
+    fx_fill(b, 0, pad);
+    return (uint32_t)(len + pad);
+}
+
+/* A table's records as they are, or (compressed) a u32 byte count and their stream;
+ * nothing for an empty table. Returns the bytes written. */
+static uint32_t fx_put_table(struct fxbuf *b, const struct fxbuf *t, bool compressed)
+{
+    if (!compressed) {
+        fx_put(b, t->p, t->len);
+        return (uint32_t)t->len;
+    }
+    if (t->len == 0)
+        return 0;
+    struct bk2enc_opts o = {0};
+    size_t len;
+    uint8_t *z = bk2enc_encode(t->p, t->len, &o, &len, NULL);
+    fx_u32(b, (uint32_t)len);
+    fx_put(b, z, len);
+    free(z);
+    return (uint32_t)(4 + len);
+}
+
 uint8_t *fx_build_gr2(const struct fx_gr2_opts *o, const struct fx_section *s, uint32_t n, size_t *size,
                       struct fx_gr2_layout *lay)
 {
@@ -150,26 +186,35 @@ uint8_t *fx_build_gr2(const struct fx_gr2_opts *o, const struct fx_section *s, u
         lay->data_size[i] = s[i].data_size;
         lay->nmarshals[i] = s[i].nmarshals;
         lay->gap_after[i] = s[i].gap_after;
-        fx_put(&b, s[i].data, s[i].data_size);
+        lay->alignment[i] = s[i].alignment;
+        if (s[i].bitknit2)
+            lay->data_size[i] = fx_put_bitknit2(&b, s[i].data, s[i].data_size, s[i].bitknit2_padded);
+        else
+            fx_put(&b, s[i].data, s[i].data_size);
         fx_align(&b, 4, 0);
         lay->fixup_offset[i] = (uint32_t)b.len;
+        struct fxbuf t = {.be = b.be};
         for (uint32_t k = 0; k < s[i].nfixups; k++) {
-            fx_u32(&b, s[i].fixups[k].from);
-            fx_u32(&b, s[i].fixups[k].to_section);
-            fx_u32(&b, s[i].fixups[k].to_offset);
+            fx_u32(&t, s[i].fixups[k].from);
+            fx_u32(&t, s[i].fixups[k].to_section);
+            fx_u32(&t, s[i].fixups[k].to_offset);
         }
+        lay->fixup_stored[i] = fx_put_table(&b, &t, s[i].bitknit2);
         lay->marshal_offset[i] = (uint32_t)b.len;
+        t.len = 0;
         for (uint32_t k = 0; k < s[i].nmarshals; k++) {
-            fx_u32(&b, s[i].marshals[k].count);
-            fx_u32(&b, s[i].marshals[k].offset);
-            fx_u32(&b, s[i].marshals[k].type_section);
-            fx_u32(&b, s[i].marshals[k].type_offset);
+            fx_u32(&t, s[i].marshals[k].count);
+            fx_u32(&t, s[i].marshals[k].offset);
+            fx_u32(&t, s[i].marshals[k].type_section);
+            fx_u32(&t, s[i].marshals[k].type_offset);
         }
+        lay->marshal_stored[i] = fx_put_table(&b, &t, s[i].bitknit2);
+        free(t.p);
         fx_fill(&b, 0xAB, s[i].gap_after);
         size_t h = sec_hdr + 44 * (size_t)i;
-        uint32_t f[11] = {s[i].compression,
+        uint32_t f[11] = {s[i].bitknit2 ? 4 : s[i].compression,
                           lay->data_offset[i],
-                          s[i].data_size,
+                          lay->data_size[i],
                           s[i].expanded_size ? s[i].expanded_size : s[i].data_size,
                           s[i].alignment,
                           s[i].first16bit,

@@ -44,6 +44,11 @@ struct fx_section {
     const struct fx_marshal *marshals;
     uint32_t nmarshals;
     uint32_t gap_after; /* bytes of 0xAB after this section's tables (for /unparsed) */
+    /* BitKnit2: store data (data_size bytes, the expanded ones) as a BitKnit2 stream with
+     * compression 4, and each table of count > 0 as a u32 byte count and a stream; the
+     * stream's stored size padded with zeros to a multiple of 4 when bitknit2_padded
+     * (as in BG3 files), else exact, followed by 0-3 zero bytes of alignment. */
+    bool bitknit2, bitknit2_padded;
 };
 struct fx_gr2_opts {
     int version;         /* 6 or 7 */
@@ -61,6 +66,8 @@ struct fx_gr2_layout {
     uint32_t nsections;
     uint8_t magic[16];
     bool be;
+    /* bytes each table occupies (count × 12 / 16, or 4 + the stream when compressed) */
+    uint32_t fixup_stored[FX_MAX_SECTIONS], marshal_stored[FX_MAX_SECTIONS], alignment[FX_MAX_SECTIONS];
 };
 /* Returns a malloc'd file. */
 uint8_t *fx_build_gr2(const struct fx_gr2_opts *o, const struct fx_section *s, uint32_t n, size_t *size,

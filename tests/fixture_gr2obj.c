@@ -252,6 +252,19 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
         sec[0].data_size = (uint32_t)plen;
         sec[0].expanded_size = len;
     }
+    /* marshalling entries: object counts and types of a few arrays (values only shown) */
+    const struct fx_marshal marshals[4] = {{o->nbones, o_bones, 0, t_bone}, {2, o_skel, 0, t_skel},
+                                           {1, o_art, 0, t_art}, {6, o_points, 0, t_vec3}};
+    sec[0].marshals = marshals;
+    sec[0].nmarshals = o->nmarshals < 4 ? o->nmarshals : 4;
+    if (o->bitknit2_objects) {
+        sec[0].bitknit2 = true;
+        sec[0].bitknit2_padded = o->bitknit2_padded;
+        sec[0].first16bit = 0x7FFFFFFF; /* stops are Oodle's: non-zero, ignored by BitKnit2 */
+        sec[0].first8bit = 1;
+    }
+    if (o->bitknit2_section)
+        sec[1] = (struct fx_section){.compression = 4, .alignment = 4};
     if (o->oodle0_objects) { /* the same: stops inside the data, all three stages run */
         size_t plen;
         struct o0e_opts eo = {.big_endian = w.b.be, .u_extra = 1};
@@ -267,7 +280,7 @@ uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r)
                              .root_type = {0, t_root}, .root_object = {0, o_root}};
     r->section_size = len;
     r->section = w.b.p;
-    uint8_t *f = fx_build_gr2(&go, sec, o->oodle1_section ? 2 : 1, size, &r->layout);
+    uint8_t *f = fx_build_gr2(&go, sec, o->oodle1_section || o->bitknit2_section ? 2 : 1, size, &r->layout);
     free(packed);
     return f;
 }

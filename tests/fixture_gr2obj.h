@@ -30,6 +30,10 @@ struct fxg_opts {
     bool oodle1_section; /* put a second section marked Oodle1 (empty of objects) */
     bool oodle1_objects; /* store the object section Oodle1-compressed (the Sims 3 case) */
     bool oodle0_objects; /* store the object section Oodle0-compressed (early Granny 2 exporters) */
+    /* BitKnit2 (the BG3 case): the object section and its tables compressed; with
+     * bitknit2_section an empty BitKnit2 section follows it (instead of oodle1_section's) */
+    bool bitknit2_objects, bitknit2_section, bitknit2_padded;
+    uint32_t nmarshals; /* marshalling entries for the object section (0..4), as in twins */
 };
 
 struct fxg_result {

@@ -6,6 +6,8 @@
  *   gr2-big PIXELS VERTS BONES   a texture-like GR2 (le32): a PIXELS-byte pixel array, a
  *                            VERTS-vertex mesh, a BONES-bone skeleton (tables; bench.sh)
  *   gr2-remapped             a small texture-like GR2 whose strings are remapped CRCs
+ *   bk2obj-SIG-vN            the same with its sections and tables BitKnit2-compressed
+ *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitknit2enc.h"
 #include "fixture.h"
 #include "fixture_crig.h"
 #include "fixture_dbpf.h"
@@ -71,7 +74,7 @@ int main(int argc, char **argv)
     struct fx_rig_layout rlay;
     if (strcmp(argv[1], "rig") == 0) {
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
-    } else if (strncmp(argv[1], "gr2obj-", 7) == 0) {
+    } else if (strncmp(argv[1], "gr2obj-", 7) == 0 || strncmp(argv[1], "bk2obj-", 7) == 0) {
         char sig[32];
         int version;
         const char *v = strrchr(argv[1], '-');
@@ -80,7 +83,9 @@ int main(int argc, char **argv)
             return 1;
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 7), argv[1] + 7);
-        struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5};
+        bool bk2 = argv[1][0] == 'b'; /* sections and tables BitKnit2-compressed */
+        struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5, .bitknit2_objects = bk2,
+                             .bitknit2_section = bk2, .nmarshals = bk2 ? 2 : 0};
         struct fxg_result r;
         data = fxg_build(&o, &size, &r);
         free(r.section);
@@ -105,6 +110,26 @@ int main(int argc, char **argv)
         }
         snprintf(sig, sizeof sig, "%.*s", (int)(v - argv[1] - 4), argv[1] + 4);
         data = fx_sample_gr2(sig, version, &size, &glay);
+    } else if (strncmp(argv[1], "bitknit2-", 9) == 0) {
+        /* a fuzz seed: 3 bytes of output size, then a BitKnit2 stream (variant 0 text,
+         * 1 with a stored quantum, 2 three quanta with spills, 3 literals only) */
+        int v = atoi(argv[1] + 9);
+        size_t n = v == 2 ? 3 * 65536 + 999 : v == 1 ? 70000 : 5000;
+        uint8_t *raw = malloc(n);
+        for (size_t k = 0; k < n; k++)
+            raw[k] = v == 2 ? (uint8_t)(k % 9000 < 100 ? k * 13 : k / 9000)
+                            : (uint8_t)("a bit knit, a bit more "[k % 23] + (k % 97 == 0));
+        struct bk2enc_opts o = {.stored_mask = v == 1 ? 2 : 0, .literals_only = v == 3};
+        size_t len;
+        uint8_t *z = bk2enc_encode(raw, n, &o, &len, NULL);
+        data = malloc(len + 3);
+        data[0] = (uint8_t)n;
+        data[1] = (uint8_t)(n >> 8);
+        data[2] = (uint8_t)(n >> 16);
+        memcpy(data + 3, z, len);
+        size = len + 3;
+        free(z);
+        free(raw);
     } else if (strncmp(argv[1], "rig-clear-", 10) == 0) {
         int v = strcmp(argv[1], "rig-clear-3-ts3") == 0 ? 1 : strcmp(argv[1], "rig-clear-3-ts4") == 0 ? 2 : 0;
         struct fxc_opts o = fxc_variant(v);

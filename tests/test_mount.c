@@ -1019,6 +1019,71 @@ static void test_mount_gr2_oodle0(void **state)
     free(r.section);
 }
 
+/* The BG3 case through a real mount (-o spin=0: requests in parallel): a wrapped RIG
+ * whose Granny sections and tables are BitKnit2; the kernel follows a .bone link into
+ * the decoded skeleton, data.bin is the expanded section, the compressed tables are
+ * claimed and /info says the section expanded. */
+static void test_mount_rig_bitknit2(void **state)
+{
+    (void)state;
+    struct fxg_opts go = {.sig = "le64", .version = 7, .nbones = 16, .bitknit2_objects = true,
+                          .bitknit2_section = true, .nmarshals = 3};
+    struct fxg_result r;
+    size_t gsize, size;
+    uint8_t *g = fxg_build(&go, &gsize, &r);
+    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
+    for (int l = 0; l < 4; l++) {
+        ro.lists[l] = fx_sample_lists[l];
+        ro.list_count[l] = fx_sample_list_count[l];
+    }
+    struct fx_rig_layout rl;
+    uint8_t *file = fx_build_rig(&ro, &size, &rl);
+    char path[256], mnt[256];
+    write_fixture("bitknit2.rig", file, size, path, sizeof path);
+    make_mountpoint("m_bitknit2", mnt, sizeof mnt);
+    do_mount(path, mnt, "spin=0");
+    uint8_t *buf;
+    size_t len;
+    char want[160];
+    assert_int_equal(mp_read(mnt, "/ik_chains/1/pole.bone/Name", &buf, &len), 0); /* through the link */
+    snprintf(want, sizeof want, "%s\n", r.bones[fx_sample_chains[1].pole].name);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(buf, want, len);
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/info_nodes.names", &buf, &len), 0);
+    snprintf(want, sizeof want, "%s\n%s\n", r.bones[fx_sample_lists[1][0]].name, r.bones[fx_sample_lists[1][1]].name);
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(buf, want, len);
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
+    assert_int_equal(len, r.section_size);
+    assert_memory_equal(buf, r.section, len);
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/granny/sections/0/fixups_stored.bin", &buf, &len), 0);
+    assert_int_equal(len, r.layout.fixup_stored[0]);
+    assert_memory_equal(buf, file + rl.granny_pos + r.layout.fixup_offset[0], len);
+    free(buf);
+    char val[64];
+    assert_true(mp_getxattr(mnt, "/granny/sections/0/fixups", "user.s3rig.type", val, sizeof val) > 0);
+    assert_true(strncmp(val, "bitknit2:gr2.fixup[", 19) == 0);
+    assert_int_equal(mp_read(mnt, "/info", &buf, &len), 0);
+    buf = realloc(buf, len + 1);
+    buf[len] = 0;
+    snprintf(want, sizeof want, "section 0: bitknit2, %u stored, %u expanded, expanded\n", r.layout.data_size[0],
+             r.section_size);
+    if (!strstr((char *)buf, want))
+        fail_msg("/info lacks \"%s\":\n%s", want, (char *)buf);
+    free(buf);
+    char **names;
+    assert_int_equal(mp_list(mnt, "/unparsed", &names), 1); /* the RIG's 56 unknown bytes only */
+    free(names[0]);
+    free(names);
+    do_umount(mnt);
+    free(file);
+    free(g);
+    free(r.section);
+}
+
 static void test_mount_rig_clear(void **state)
 {
     (void)state;
@@ -1409,6 +1474,7 @@ int main(void)
         mount_test(test_mount_gr2_vectors),
         mount_test(test_mount_rig_oodle1),
         mount_test(test_mount_gr2_oodle0),
+        mount_test(test_mount_rig_bitknit2),
         mount_test(test_mount_rig_clear),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),

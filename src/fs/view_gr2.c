@@ -7,6 +7,7 @@
 
 #include "fs/view_gr2.h"
 #include "parse/oodle0.h"
+#include "parse/bitknit2.h"
 #include "parse/oodle1.h"
 
 static void gr2_view_free(void *p)
@@ -20,21 +21,64 @@ static void gr2_view_free(void *p)
     free(v->fixups);
     free(v->nfixups);
     free(v->items);
+    free(v->pad);
+    pthread_mutex_destroy(&v->state_lock);
     gr2_free(&v->g);
     free(v);
 }
 
 /* ---- section bytes and fixups for the object decoder ---- */
 
+#define GR2_WHY_LEN 200
+
+/* Runs under the cache lock; it->err and it->expanded change only here (state lock). */
+static void set_item_state(struct gr2_secitem *it, int expanded, const char *err)
+{
+    pthread_mutex_lock(&it->v->state_lock);
+    it->expanded = expanded;
+    if (err)
+        snprintf(it->err, sizeof it->err, "section %u: %s", it->sec, err);
+    pthread_mutex_unlock(&it->v->state_lock);
+}
+
+int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&v->state_lock);
+    int expanded = v->items[sec].expanded;
+    snprintf(err, errlen, "%s", v->items[sec].err);
+    pthread_mutex_unlock(&v->state_lock);
+    return expanded;
+}
+
+/* A BitKnit2 section, read through the source's s3_src. */
+static int produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct gr2_view *v = it->v;
+    const struct gr2_section *s = &v->g.sections[it->sec];
+    if (source_check(&v->fs->src)) {
+        snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
+        return -1;
+    }
+    if (bitknit2_expand(&v->fs->src.src, v->g.base + s->data_offset, s->data_size, s->expanded_size,
+                        v->fs->opts.max_unpacked, data, NULL, err, errlen)) {
+        if (source_check(&v->fs->src) == 0) /* the same bytes fail the same way: say it once in /info */
+            set_item_state(it, -1, err);
+        return -1;
+    }
+    set_item_state(it, 1, NULL);
+    *size = s->expanded_size;
+    return 0;
+}
+
 static int produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct gr2_secitem *it = (struct gr2_secitem *)c;
     struct gr2_view *v = it->v;
     const struct gr2_section *s = &v->g.sections[it->sec];
-    if (it->err[0]) {
-        snprintf(err, errlen, "%s", it->err);
+    if (gr2_secitem_state(v, it->sec, err, errlen) < 0 || err[0])
         return -1;
-    }
+    if (s->compression == GR2_COMP_BITKNIT2)
+        return produce_bitknit2(it, data, size, err, errlen);
     uint8_t *b = malloc(s->data_size ? s->data_size : 1);
     if (!b) {
         snprintf(err, errlen, "out of memory");
@@ -53,11 +97,10 @@ static int produce_section(struct cached *c, uint8_t **data, size_t *size, char 
         free(b);
         if (rc) {
             /* the same bytes fail the same way: remember it, say it once in /info */
-            snprintf(it->err, sizeof it->err, "section %u: %s", it->sec, err);
-            it->expanded = -1;
+            set_item_state(it, -1, err);
             return -1;
         }
-        it->expanded = 1;
+        set_item_state(it, 1, NULL);
         b = x;
     }
     *data = b;
@@ -75,7 +118,7 @@ static void section_state(struct gr2_view *v, uint32_t i, char *err, size_t errl
     if (!s->data_ok)
         snprintf(err, errlen, "%s", s->data_err);
     else if (s->compression != GR2_COMP_NONE && s->compression != GR2_COMP_OODLE1 &&
-             s->compression != GR2_COMP_OODLE0)
+             s->compression != GR2_COMP_OODLE0 && s->compression != GR2_COMP_BITKNIT2)
         snprintf(err, errlen, "section %u: %s compression is not supported (unsupported compression)", i,
                  gr2_compression_name(s->compression));
     else if (s->compression == GR2_COMP_NONE && s->data_size != s->expanded_size)
@@ -95,7 +138,8 @@ static void load_fixups(struct gr2_view *v)
         return;
     v->fixups_loaded = true;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
-        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i]) == 0 && v->fixups[i])
+        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], NULL, 0) == 0 &&
+            v->fixups[i])
             qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
     }
 }
@@ -117,26 +161,26 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     sp->nfixups = v->nfixups;
     for (uint32_t i = 0; i < n; i++) {
         struct gr2_secitem *it = &v->items[i];
-        char err[200];
+        char why[GR2_WHY_LEN];
         if (v->g.sections[i].expanded_size == 0) {
             sp->data[i] = (const uint8_t *)"";
             continue;
         }
-        sp->data[i] = cache_pin(&v->fs->cache, &it->c, &sp->size[i], err, sizeof err);
-        if (!sp->data[i]) {
-            if (!it->err[0])
-                snprintf(it->err, sizeof it->err, "%s", err);
-            sp->why[i] = it->err;
-        }
+        sp->data[i] = cache_pin(&v->fs->cache, &it->c, &sp->size[i], why, sizeof why);
+        if (!sp->data[i]) /* the space's own copy: the items' state is only read, under its lock */
+            sp->why[i] = strdup(why);
     }
     return 0;
 }
 
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
 {
-    for (uint32_t i = 0; sp->data && i < v->g.nsections; i++)
+    for (uint32_t i = 0; sp->data && i < v->g.nsections; i++) {
         if (sp->data[i] && v->g.sections[i].expanded_size)
             cache_unpin(&v->fs->cache, &v->items[i].c);
+        if (sp->why)
+            free((char *)sp->why[i]);
+    }
     free(sp->data);
     free(sp->size);
     free(sp->why);
@@ -153,6 +197,12 @@ void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len,
         *abs = v->g.base + s->data_offset;
         *alen = s->data_size;
     }
+}
+
+static int by_section(const void *a, const void *b)
+{
+    const struct gr2_padding *x = a, *y = b;
+    return x->sec != y->sec ? (x->sec < y->sec ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
 }
 
 struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen)
@@ -186,6 +236,10 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
         v->items[i].sec = i;
         section_state(v, i, v->items[i].err, sizeof v->items[i].err);
     }
+    pthread_mutex_init(&v->state_lock, NULL);
+    v->g.max_expanded = fs->opts.max_unpacked;
+    if (gr2_find_padding(&fs->src.src, &v->g, &v->pad, &v->npad) == 0) /* without it: /unparsed */
+        qsort(v->pad, v->npad, sizeof *v->pad, by_section);
     tree_on_free(fs->tree, gr2_view_free, v);
     return v;
 }
@@ -245,14 +299,36 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     return 0;
 }
 
+/* A compressed table's bytes as stored (the u32 byte count and the stream). */
+static void add_stored_table(struct gr2_view *v, uint32_t dir, const char *name, uint32_t offset, uint64_t stored)
+{
+    if (stored)
+        tree_add_range(v->fs->tree, dir, name, "gr2.table_stored", abs_of(v, offset), stored);
+}
+
+/* The span and type of a table file: its records as is, or the compressed bytes. */
+static void table_span(struct gr2_view *v, uint32_t ino, uint32_t i, uint32_t offset, uint64_t stored,
+                       const char *type, uint32_t n)
+{
+    const struct gr2_section *s = &v->g.sections[i];
+    tree_set_span(v->fs->tree, ino, abs_of(v, offset), stored);
+    if (gr2_tables_compressed(s->compression) && n)
+        set_typef(v->fs->tree, ino, "%s:%s[%" PRIu32 "]", gr2_compression_name(s->compression), type, n);
+    else
+        set_typef(v->fs->tree, ino, "%s[%" PRIu32 "]", type, n);
+}
+
 static void add_fixups_file(struct gr2_view *v, uint32_t dir, uint32_t i)
 {
     struct tree *t = v->fs->tree;
     const struct gr2_section *s = &v->g.sections[i];
     struct gr2_fixup *f;
     uint32_t n;
-    if (!s->fixups_ok || gr2_read_fixups(&v->fs->src.src, &v->g, i, &f, &n)) {
-        add_error(t, dir, "fixups", s->fixups_ok ? "fixup table: read error" : s->fixups_err);
+    char err[GR2_ERR];
+    if (gr2_tables_compressed(s->compression))
+        add_stored_table(v, dir, "fixups_stored.bin", s->fixup_offset, s->fixup_stored);
+    if (!s->fixups_ok || gr2_read_fixups(&v->fs->src.src, &v->g, i, &f, &n, err, sizeof err)) {
+        add_error(t, dir, "fixups", s->fixups_ok ? err : s->fixups_err);
         return;
     }
     struct sbuf b = {0};
@@ -262,8 +338,7 @@ static void add_fixups_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     size_t len;
     char *text = sb_take(&b, &len);
     uint32_t ino = tree_add_text(t, dir, "fixups", NULL, text, len);
-    tree_set_span(t, ino, abs_of(v, s->fixup_offset), (uint64_t)n * GR2_FIXUP_SIZE);
-    set_typef(t, ino, "gr2.fixup[%" PRIu32 "]", n);
+    table_span(v, ino, i, s->fixup_offset, s->fixup_stored, "gr2.fixup", n);
 }
 
 static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
@@ -272,8 +347,11 @@ static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     const struct gr2_section *s = &v->g.sections[i];
     struct gr2_marshal *m;
     uint32_t n;
-    if (!s->marshal_ok || gr2_read_marshals(&v->fs->src.src, &v->g, i, &m, &n)) {
-        add_error(t, dir, "marshalling", s->marshal_ok ? "marshalling table: read error" : s->marshal_err);
+    char err[GR2_ERR];
+    if (gr2_tables_compressed(s->compression))
+        add_stored_table(v, dir, "marshalling_stored.bin", s->marshal_offset, s->marshal_stored);
+    if (!s->marshal_ok || gr2_read_marshals(&v->fs->src.src, &v->g, i, &m, &n, err, sizeof err)) {
+        add_error(t, dir, "marshalling", s->marshal_ok ? err : s->marshal_err);
         return;
     }
     struct sbuf b = {0};
@@ -284,8 +362,25 @@ static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     size_t len;
     char *text = sb_take(&b, &len);
     uint32_t ino = tree_add_text(t, dir, "marshalling", NULL, text, len);
-    tree_set_span(t, ino, abs_of(v, s->marshal_offset), (uint64_t)n * GR2_MARSHAL_SIZE);
-    set_typef(t, ino, "gr2.marshal[%" PRIu32 "]", n);
+    table_span(v, ino, i, s->marshal_offset, s->marshal_stored, "gr2.marshal", n);
+}
+
+/* NAME_padding.bin for the zero padding after each piece of section i. */
+static void add_padding_files(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    size_t lo = 0, hi = v->npad; /* the first padding of section i */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->pad[mid].sec < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < v->npad && v->pad[k].sec == i; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s_padding.bin", v->pad[k].after);
+        tree_add_range(v->fs->tree, dir, name, "gr2.padding", abs_of(v, v->pad[k].off), v->pad[k].len);
+    }
 }
 
 static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
@@ -314,8 +409,9 @@ static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
         tree_add_text(t, dir, "data.bin", "gr2.section_data", strdup(""), 0);
         return;
     }
-    if (it->err[0]) {
-        add_error(t, dir, "data", it->err);
+    char why[200];
+    if (gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0]) {
+        add_error(t, dir, "data", why);
         return;
     }
     if (s->compression == GR2_COMP_NONE) {
@@ -325,7 +421,8 @@ static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     char err[200];
     size_t size;
     if (!cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err)) {
-        add_error(t, dir, "data", it->err[0] ? it->err : err);
+        gr2_secitem_state(v, i, why, sizeof why); /* a decode failure, with its section number */
+        add_error(t, dir, "data", why[0] ? why : err);
         return;
     }
     cache_unpin(&v->fs->cache, &it->c);
@@ -361,6 +458,7 @@ static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     else
         add_error(t, dir, "stored", s->data_err);
     add_data_file(v, dir, (uint32_t)i);
+    add_padding_files(v, dir, (uint32_t)i);
     return 0;
 }
 
@@ -414,11 +512,12 @@ static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     struct gr2_view *v = ctx;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
         const struct gr2_section *s = &v->g.sections[i];
-        const struct gr2_secitem *it = &v->items[i];
+        char err[200];
+        int expanded = gr2_secitem_state(v, i, err, sizeof err);
         const char *state = s->expanded_size == 0               ? "empty"
-                            : s->compression == GR2_COMP_NONE && !it->err[0] ? "stored as is"
-                            : it->expanded == 1                 ? "expanded"
-                            : it->err[0]                        ? it->err
+                            : s->compression == GR2_COMP_NONE && !err[0] ? "stored as is"
+                            : expanded == 1                     ? "expanded"
+                            : err[0]                            ? err
                                                                 : "expands on first use";
         sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s\n", i,
                   gr2_compression_name(s->compression), s->data_size, s->expanded_size, state);
@@ -455,9 +554,9 @@ void gr2_view_describe(struct gr2_view *v)
         const struct gr2_section *s = &g->sections[i];
         if (s->data_ok)
             cover_add(c, abs_of(v, s->data_offset), s->data_size);
-        if (s->fixups_ok)
-            cover_add(c, abs_of(v, s->fixup_offset), (uint64_t)s->fixup_count * GR2_FIXUP_SIZE);
-        if (s->marshal_ok)
-            cover_add(c, abs_of(v, s->marshal_offset), (uint64_t)s->marshal_count * GR2_MARSHAL_SIZE);
+        cover_add(c, abs_of(v, s->fixup_offset), s->fixup_stored); /* 0 when it does not fit */
+        cover_add(c, abs_of(v, s->marshal_offset), s->marshal_stored);
     }
+    for (size_t k = 0; k < v->npad; k++)
+        cover_add(c, abs_of(v, v->pad[k].off), v->pad[k].len);
 }

@@ -10,7 +10,14 @@
 
 struct gr2_view;
 
-/* One section's expanded bytes as a cache item. */
+/* One section's expanded bytes as a cache item.
+ *
+ * err and expanded are set before the view is published (gr2_view_new) and afterwards
+ * written only by the producer, which the cache runs under its lock, while requests in
+ * parallel (-o spin=0) read them from populate callbacks (tree lock) and reads (no tree
+ * lock). So they have one lock of their own, gr2_view.state_lock, taken innermost (tree,
+ * then cache, then state; nothing is taken while holding it): writers hold it while they
+ * write, readers copy the state out under it (gr2_secitem_state). */
 struct gr2_secitem {
     struct cached c; /* first: the cache hands this pointer back */
     struct gr2_view *v;
@@ -31,7 +38,14 @@ struct gr2_view {
     void (*granny_extra)(struct gr2_view *v, uint32_t granny_dir);
     void (*extra_free)(void *state);
     void *extra;
+    pthread_mutex_t state_lock;  /* items[].err and .expanded (see gr2_secitem) */
+    struct gr2_padding *pad;     /* the container's alignment padding, in offset order */
+    size_t npad;
 };
+
+/* A section's expansion state, copied under the state lock: returns expanded (0, 1, -1)
+ * and puts the reason it cannot be had (or "") in err. */
+int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen);
 
 /* Pins every section's bytes and loads the fixups: the space the object decoder walks.
  * Sections that cannot be had are NULL with a reason. Release with gr2_view_unpin. */

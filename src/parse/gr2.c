@@ -1,5 +1,7 @@
 #include "parse/gr2.h"
 
+#include "parse/bitknit2.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,19 +180,50 @@ static void check_crc(const struct s3_src *src, struct gr2_file *g, struct diag 
         diag_add(d, "GR2 CRC mismatch: stored 0x%08x, computed 0x%08x", g->crc, g->crc_computed);
 }
 
+bool gr2_tables_compressed(uint32_t code)
+{
+    return code == GR2_COMP_BITKNIT2;
+}
+
 /* A table of count records of `size` bytes at offset must fit inside the container. */
 static bool table_fits(const struct gr2_file *g, uint32_t offset, uint32_t count, uint32_t size, char *err,
-                       const char *what)
+                       const char *what, uint64_t *stored)
 {
     uint64_t bytes = (uint64_t)count * size;
-    if (range_ok(offset, bytes, g->limit))
+    *stored = 0;
+    if (range_ok(offset, bytes, g->limit)) {
+        *stored = bytes;
         return true;
+    }
     snprintf(err, GR2_ERR, "%s at 0x%x: %u entries of %u bytes run past the end of the Granny data (%llu bytes)",
              what, offset, count, size, (unsigned long long)g->limit);
     return false;
 }
 
-static void check_section(struct gr2_file *g, uint32_t i, struct diag *d)
+/* A compressed table: a u32 byte count, then that many bytes of stream, all inside the
+ * container. Count 0 has no table at all. */
+static bool compressed_table_fits(const struct s3_src *src, const struct gr2_file *g, uint32_t offset,
+                                  uint32_t count, char *err, const char *what, uint64_t *stored)
+{
+    uint32_t bytes;
+    *stored = 0;
+    if (count == 0)
+        return true;
+    if (!range_ok(offset, 4, g->limit) || src_u32(src, g->base + offset, g->be, &bytes)) {
+        snprintf(err, GR2_ERR, "%s at 0x%x: its byte count lies past the end of the Granny data (%llu bytes)", what,
+                 offset, (unsigned long long)g->limit);
+        return false;
+    }
+    if (!range_ok(offset + 4ull, bytes, g->limit)) {
+        snprintf(err, GR2_ERR, "%s at 0x%x: a %u-byte compressed stream runs past the end of the Granny data "
+                 "(%llu bytes)", what, offset, bytes, (unsigned long long)g->limit);
+        return false;
+    }
+    *stored = 4ull + bytes;
+    return true;
+}
+
+static void check_section(const struct s3_src *src, struct gr2_file *g, uint32_t i, struct diag *d)
 {
     struct gr2_section *s = &g->sections[i];
     s->data_ok = range_ok(s->data_offset, s->data_size, g->limit);
@@ -203,18 +236,21 @@ static void check_section(struct gr2_file *g, uint32_t i, struct diag *d)
                  s->expanded_size);
     if (s->compression > GR2_COMP_BITKNIT2)
         diag_add(d, "section %u: unknown compression code %u", i, s->compression);
-    if (s->first16bit > s->first8bit || s->first8bit > s->expanded_size)
+    /* the stage stops belong to Oodle; BitKnit2 sections carry values the codec ignores */
+    if (s->compression != GR2_COMP_BITKNIT2 && (s->first16bit > s->first8bit || s->first8bit > s->expanded_size))
         diag_add(d, "section %u: first16bit %u / first8bit %u / expanded_size %u out of order", i,
                  s->first16bit, s->first8bit, s->expanded_size);
-    if (s->compression == GR2_COMP_BITKNIT2) {
-        s->fixups_ok = s->marshal_ok = false;
-        snprintf(s->fixups_err, GR2_ERR, "section %u: fixup table is BitKnit2-compressed (not decoded)", i);
-        snprintf(s->marshal_err, GR2_ERR, "section %u: marshalling table is BitKnit2-compressed (not decoded)", i);
+    if (gr2_tables_compressed(s->compression)) {
+        s->fixups_ok = compressed_table_fits(src, g, s->fixup_offset, s->fixup_count, s->fixups_err,
+                                             "compressed fixup table", &s->fixup_stored);
+        s->marshal_ok = compressed_table_fits(src, g, s->marshal_offset, s->marshal_count, s->marshal_err,
+                                              "compressed marshalling table", &s->marshal_stored);
         return;
     }
-    s->fixups_ok = table_fits(g, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, s->fixups_err, "fixup table");
-    s->marshal_ok =
-        table_fits(g, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE, s->marshal_err, "marshalling table");
+    s->fixups_ok = table_fits(g, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, s->fixups_err, "fixup table",
+                              &s->fixup_stored);
+    s->marshal_ok = table_fits(g, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE, s->marshal_err,
+                               "marshalling table", &s->marshal_stored);
 }
 
 static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
@@ -253,7 +289,7 @@ static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct d
         s->marshal_offset = cur_u32(&c);
         s->marshal_count = cur_u32(&c);
         g->nsections = i + 1;
-        check_section(g, i, d);
+        check_section(src, g, i, d);
     }
     return 0;
 }
@@ -305,30 +341,61 @@ static int read_table(const struct s3_src *src, const struct gr2_file *g, uint32
     return 0;
 }
 
+/* Where a table is, and how it is stored. */
+struct table_loc {
+    bool ok, compressed;
+    uint32_t offset, count;
+    uint64_t stored;
+    const char *what;
+};
+
+/* Expands a compressed table (u32 byte count, then the stream) to count × rec_size. */
+static int expand_table(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                        uint32_t rec_size, uint8_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (t->count == 0)
+        return 0;
+    uint64_t max = g->max_expanded ? g->max_expanded : GR2_MAX_EXPANDED;
+    char why[GR2_ERR];
+    if (bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max, out, NULL,
+                        why, sizeof why)) {
+        set_err(err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* Reads a table of `count` records of `size` bytes and decodes each into `out` (an array
  * of elements of `elem` bytes) with `decode`. */
-static int read_records(const struct s3_src *src, const struct gr2_file *g, bool ok, uint32_t offset,
-                        uint32_t count, uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *),
-                        void **out, uint32_t *n)
+static int read_records(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                        uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *), void **out,
+                        uint32_t *n, char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
-    if (!ok)
+    if (!t->ok) {
+        set_err(err, errlen, "%s: not readable", t->what);
         return -EINVAL;
+    }
     uint8_t *b;
-    int rc = read_table(src, g, offset, count, size, &b);
+    int rc = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
+                           : read_table(src, g, t->offset, t->count, size, &b);
+    if (rc && !t->compressed)
+        set_err(err, errlen, "%s at 0x%x: read error", t->what, t->offset);
     if (rc || !b)
         return rc;
-    uint8_t *recs = calloc(count, elem);
+    uint8_t *recs = calloc(t->count, elem);
     if (!recs) {
         free(b);
+        set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    for (uint32_t i = 0; i < count; i++)
+    for (uint32_t i = 0; i < t->count; i++)
         decode(b + (size_t)i * size, g->be, recs + (size_t)i * elem);
     free(b);
     *out = recs;
-    *n = count;
+    *n = t->count;
     return 0;
 }
 
@@ -350,17 +417,126 @@ static void decode_marshal(const uint8_t *p, bool be, void *out)
 }
 
 int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
-                    uint32_t *count)
+                    uint32_t *count, char *err, size_t errlen)
 {
     const struct gr2_section *s = &g->sections[sec];
-    return read_records(src, g, s->fixups_ok, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, sizeof **out,
-                        decode_fixup, (void **)out, count);
+    struct table_loc t = {s->fixups_ok, gr2_tables_compressed(s->compression), s->fixup_offset, s->fixup_count,
+                          s->fixup_stored, "fixup table"};
+    return read_records(src, g, &t, GR2_FIXUP_SIZE, sizeof **out, decode_fixup, (void **)out, count, err, errlen);
 }
 
 int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_marshal **out,
-                      uint32_t *count)
+                      uint32_t *count, char *err, size_t errlen)
 {
     const struct gr2_section *s = &g->sections[sec];
-    return read_records(src, g, s->marshal_ok, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE,
-                        sizeof **out, decode_marshal, (void **)out, count);
+    struct table_loc t = {s->marshal_ok, gr2_tables_compressed(s->compression), s->marshal_offset,
+                          s->marshal_count, s->marshal_stored, "marshalling table"};
+    return read_records(src, g, &t, GR2_MARSHAL_SIZE, sizeof **out, decode_marshal, (void **)out, count, err,
+                        errlen);
+}
+
+/* ---- alignment padding ---- */
+
+struct piece {
+    uint64_t off, len;
+    uint32_t sec;
+    const char *kind; /* NULL for the headers */
+};
+
+static int by_piece_off(const void *a, const void *b)
+{
+    const struct piece *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The parts of the container that hold something: the headers and every section's
+ * stored data and tables (empty ones left out). p has room for 2 + 3 × nsections. */
+static size_t container_pieces(const struct gr2_file *g, struct piece *p)
+{
+    size_t n = 0;
+    p[n++] = (struct piece){0, 0x20 + (uint64_t)g->header_length, 0, NULL};
+    p[n++] = (struct piece){0x20 + (uint64_t)g->section_array_offset,
+                            (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE, 0, NULL};
+    for (uint32_t i = 0; i < g->nsections; i++) {
+        const struct gr2_section *s = &g->sections[i];
+        if (s->data_ok && s->data_size)
+            p[n++] = (struct piece){s->data_offset, s->data_size, i, "data"};
+        if (s->fixup_stored)
+            p[n++] = (struct piece){s->fixup_offset, s->fixup_stored, i, "fixups"};
+        if (s->marshal_stored)
+            p[n++] = (struct piece){s->marshal_offset, s->marshal_stored, i, "marshalling"};
+    }
+    return n;
+}
+
+static int by_padding_off(const void *a, const void *b)
+{
+    const struct gr2_padding *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static bool all_zero(const struct s3_src *src, uint64_t off, uint64_t len)
+{
+    uint8_t b[65536];
+    if (len > sizeof b || src_read(src, off, b, (size_t)len))
+        return false;
+    for (uint64_t i = 0; i < len; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+/* After the pieces are sorted: a piece's end is followed by padding when no piece covers
+ * that byte, the next piece (or the container's end) starts fewer than `alignment` bytes
+ * later, and the bytes between are zero. */
+int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    struct piece *p = malloc((2 + 3 * (size_t)g->nsections) * sizeof *p);
+    uint64_t *maxend = malloc((2 + 3 * (size_t)g->nsections) * sizeof *maxend);
+    struct gr2_padding *r = malloc((3 * (size_t)g->nsections + 1) * sizeof *r);
+    if (!p || !maxend || !r) {
+        free(p);
+        free(maxend);
+        free(r);
+        return -ENOMEM;
+    }
+    size_t n = container_pieces(g, p), nr = 0;
+    qsort(p, n, sizeof *p, by_piece_off);
+    for (size_t i = 0; i < n; i++) /* maxend[i]: the furthest end among pieces 0..i */
+        maxend[i] = i && maxend[i - 1] > p[i].off + p[i].len ? maxend[i - 1] : p[i].off + p[i].len;
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].kind)
+            continue;
+        uint64_t end = p[i].off + p[i].len;
+        size_t lo = 0, hi = n; /* the first piece starting at or after end */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (p[mid].off < end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && maxend[lo - 1] > end)
+            continue; /* another piece covers the byte after this one */
+        uint64_t next = lo < n ? p[lo].off : g->limit;
+        uint32_t align = g->sections[p[i].sec].alignment;
+        if (next <= end || next - end >= align || next > g->limit)
+            continue;
+        r[nr++] = (struct gr2_padding){end, next - end, p[i].sec, p[i].kind};
+    }
+    free(p);
+    free(maxend);
+    /* Pieces ending at one place share one gap: it is read and named once. The gaps left
+     * are disjoint (a later end inside an earlier gap would belong to a piece covering
+     * that gap's start), so all the reading below is at most the file's size. */
+    qsort(r, nr, sizeof *r, by_padding_off);
+    size_t k = 0;
+    for (size_t i = 0; i < nr; i++)
+        if ((i == 0 || r[i - 1].off != r[i].off) && all_zero(src, g->base + r[i].off, r[i].len))
+            r[k++] = r[i];
+    *out = r;
+    *nout = k;
+    return 0;
 }

@@ -57,6 +57,10 @@ struct gr2_section {
     char fixups_err[GR2_ERR];
     bool marshal_ok;
     char marshal_err[GR2_ERR];
+    /* Bytes each table occupies in the file: count × 12 / × 16 as is, or, compressed
+     * (gr2_tables_compressed), the u32 byte count and its stream; 0 for count 0 or when
+     * the table does not fit (then *_ok is false and *_err says why). */
+    uint64_t fixup_stored, marshal_stored;
 };
 
 struct gr2_file {
@@ -81,7 +85,11 @@ struct gr2_file {
     struct gr2_section *sections; /* the headers that exist */
     uint32_t nsections;
     char sections_err[GR2_ERR]; /* non-empty when section_count could not be honoured */
+    uint64_t max_expanded; /* largest compressed table expansion accepted; 0: GR2_MAX_EXPANDED.
+                            * The caller may set it after gr2_parse (the view's max_unpacked). */
 };
+
+#define GR2_MAX_EXPANDED (1ull << 30)
 
 /* Parses the container starting at `base`. Returns 0 on success; a negative value when
  * the signature or header cannot be read (err says why). Warnings go to d. */
@@ -91,11 +99,27 @@ void gr2_free(struct gr2_file *g);
 
 const char *gr2_compression_name(uint32_t code);
 
-/* Reads a section's fixup / marshalling table. *out is malloc'd (NULL when count 0). */
+/* True when a section of this compression stores its fixup and marshalling tables
+ * compressed too (BitKnit2: a u32 byte count, then a stream of count × 12 / × 16 bytes). */
+bool gr2_tables_compressed(uint32_t code);
+
+/* Reads a section's fixup / marshalling table, expanding it when it is compressed.
+ * *out is malloc'd (NULL when count 0). 0, or a negative errno with err (may be NULL). */
 int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
-                    struct gr2_fixup **out, uint32_t *count);
+                    struct gr2_fixup **out, uint32_t *count, char *err, size_t errlen);
 int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
-                      struct gr2_marshal **out, uint32_t *count);
+                      struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen);
+
+/* Alignment padding: zero bytes right after a piece of a section (its stored data, fixup
+ * table or marshalling table), fewer than the section's alignment (and than 64 KiB), up
+ * to where the next structure (or the container's end) starts, covered by no structure. */
+struct gr2_padding {
+    uint64_t off, len;  /* relative to the Granny data */
+    uint32_t sec;       /* the section whose piece it follows */
+    const char *after;  /* "data", "fixups" or "marshalling" */
+};
+/* All of a container's padding, in offset order (*out malloc'd). 0 or -ENOMEM. */
+int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *n);
 
 /* CRC-32 (zlib) of src[off, off+len), read in chunks. */
 int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);

@@ -251,6 +251,27 @@ static void decide_flat(struct gr2_types *reg, struct gr2_type *t)
     t->ncolumns = (uint32_t)cols;
 }
 
+/* Copies the member names into the type (the type outlives the pin of the bytes). */
+static int own_names(struct gr2_type *t)
+{
+    size_t total = 1;
+    for (uint32_t i = 0; i < t->nmembers; i++)
+        total += t->m[i].name ? t->m[i].name_len + 1 : 0;
+    t->names = malloc(total);
+    if (!t->names)
+        return -1;
+    char *p = t->names;
+    for (uint32_t i = 0; i < t->nmembers; i++) {
+        if (!t->m[i].name)
+            continue;
+        memcpy(p, t->m[i].name, t->m[i].name_len);
+        p[t->m[i].name_len] = 0;
+        t->m[i].name = p;
+        p += t->m[i].name_len + 1;
+    }
+    return 0;
+}
+
 static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth)
 {
     struct gr2_type *t = type_new(at);
@@ -304,6 +325,10 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
         goto out;
     memcpy(t->m, m, n * sizeof *m);
     t->nmembers = n;
+    if (own_names(t)) {
+        snprintf(t->err, sizeof t->err, "out of memory");
+        goto out;
+    }
     /* Still marked bad while laying out: an Inline member that leads back here finds
      * "refers to itself" instead of a half-computed size. */
     if (layout_members(reg, s, t, depth) == 0) {
@@ -346,6 +371,7 @@ void gr2_types_free(struct gr2_types *reg)
             for (uint32_t k = 0; k < t->nmembers; k++)
                 free(t->safe_name[k]);
         free(t->safe_name);
+        free(t->names);
         free(t->m);
         free(t);
     }

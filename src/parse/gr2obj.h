@@ -90,6 +90,8 @@ struct gr2_type {
      * elements is a table (gr2_type_columns). */
     bool flat;
     uint32_t ncolumns; /* when flat */
+    char *names;      /* the members' names, copied: m[].name points here, not into section
+                       * bytes, which a bounded cache may drop once they are unpinned */
 };
 
 #define GR2_MAX_COLUMNS 1024
