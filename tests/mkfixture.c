@@ -3,6 +3,8 @@
  *   rig                      a wrapped Sims 3 RIG with an uncompressed GR2 inside
  *   gr2-SIG-vN               a raw GR2 (SIG: le32-old le32 le64 be32 be64 be32-old; N: 6, 7)
  *   gr2obj-SIG-vN            a GR2 with type definitions and a 5-bone skeleton
+ *   gr2model-SIG             a GR2 with a skeleton, three meshes and a model (SIG: le32
+ *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4)
  *   clear-rig-4 | clear-rig-3-ts3 | clear-rig-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-big MODELS VERTS MB a large t2fs file: MODELS models, VERTS vertices per mesh,
@@ -13,6 +15,7 @@
 
 #include "fixture.h"
 #include "fixture_crig.h"
+#include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 
@@ -36,6 +39,12 @@ int main(int argc, char **argv)
     struct fx_rig_layout rlay;
     if (strcmp(argv[1], "rig") == 0) {
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
+    } else if (strncmp(argv[1], "gr2model-", 9) == 0) {
+        struct fxm_opts o = {.sig = argv[1] + 9, .alt_names = strstr(argv[1], "-alt") != NULL};
+        char sig[8];
+        snprintf(sig, sizeof sig, "%.4s", argv[1] + 9);
+        o.sig = sig;
+        data = fxm_build(&o, &size);
     } else if (strncmp(argv[1], "gr2obj-", 7) == 0) {
         char sig[32];
         int version;

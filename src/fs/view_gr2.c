@@ -385,6 +385,7 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     if (v->g.sections_err[0])
         add_error(t, dir, "sections", v->g.sections_err);
     gobj_add(v, dir);
+    gr2_exports_links(v, dir);
     return 0;
 }
 

@@ -47,4 +47,10 @@ void gobj_free(struct gobj *o);
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
                         size_t whylen);
 
+/* Exports (view_gr2export.c): skeleton.glb, model.glb or mesh.obj in the directory of a
+ * struct that is a skeleton, model or mesh; the /granny/models link. */
+void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
+                     uint32_t dir);
+void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
+
 #endif

@@ -651,6 +651,7 @@ static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t
     for (uint32_t i = 0; i < ty->nmembers; i++)
         add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
                    d->obj.offset + ty->m[i].offset);
+    gr2_exports_add(d->o->v, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
 }
 
 /* Elements 0..n-1 of one member kind, `stride` bytes apart: arrays of structs, arrays of
