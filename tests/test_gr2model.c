@@ -14,6 +14,7 @@
 #include "fixture_gr2model.h"
 #include "fs/view.h"
 #include "glbread.h"
+#include "testutil.h"
 #include "walk.h"
 
 static const char *const sigs[] = {"le32", "le64", "be32", "be64"};
@@ -322,6 +323,185 @@ static void test_cannot_export(void **state)
     expect_skeleton_error(&o, "cycle");
 }
 
+/* ---- the real vectors: the exports against what the tree shows ---- */
+
+static char *text_at(struct s3fs *fs, const char *path)
+{
+    uint32_t ino;
+    uint8_t *buf;
+    size_t len;
+    if (tree_resolve(fs->tree, path, &ino) || tree_read_all(fs->tree, ino, &buf, &len))
+        return NULL;
+    char *t = strndup((char *)buf, len);
+    free(buf);
+    return t;
+}
+
+static double value_at(struct s3fs *fs, const char *path, int line)
+{
+    char *t = text_at(fs, path);
+    if (!t)
+        fail_msg("%s: missing", path);
+    char *p = t;
+    for (int i = 0; i < line && p; i++)
+        p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+    double v = p ? strtod(p, NULL) : NAN;
+    free(t);
+    return v;
+}
+
+/* Elements of an array of structs: directories 0..N-1, or one NAME.csv row each (header first). */
+static size_t array_count(struct s3fs *fs, const char *path)
+{
+    uint32_t ino;
+    if (tree_resolve(fs->tree, path, &ino) == 0 && tree_node(fs->tree, ino)->type == NODE_DIR) {
+        tree_populate(fs->tree, ino);
+        size_t n = 0;
+        char sub[512];
+        for (;; n++) {
+            snprintf(sub, sizeof sub, "%s/%zu", path, n);
+            uint32_t k;
+            if (tree_resolve(fs->tree, sub, &k))
+                return n;
+        }
+    }
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s.csv", path);
+    char *t = text_at(fs, csv);
+    if (!t)
+        fail_msg("%s: neither a directory nor a .csv", path);
+    size_t lines = 0;
+    for (char *p = t; *p; p++)
+        lines += *p == '\n';
+    free(t);
+    return lines - 1;
+}
+
+/* Three floats of member `member` of element k: from k/member, or from the CSV columns whose
+ * header starts with the member name. */
+static void element_vec3(struct s3fs *fs, const char *array, size_t k, const char *member, float out[3])
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%zu/%s", array, k, member);
+    uint32_t ino;
+    if (tree_resolve(fs->tree, path, &ino) == 0) {
+        for (int i = 0; i < 3; i++)
+            out[i] = (float)value_at(fs, path, i);
+        return;
+    }
+    snprintf(path, sizeof path, "%s.csv", array);
+    char *t = text_at(fs, path);
+    if (!t)
+        fail_msg("%s/%zu/%s: missing", array, k, member);
+    int col[3], ncol = 0, c = 0;
+    char *line = t;
+    for (char *p = t; *p && *p != '\n'; c++) {
+        if (strncmp(p, member, strlen(member)) == 0 && ncol < 3)
+            col[ncol++] = c;
+        p += strcspn(p, ",\n");
+        if (*p == ',')
+            p++;
+    }
+    assert_int_equal(ncol, 3);
+    for (size_t i = 0; i <= k; i++)
+        line = strchr(line, '\n') + 1;
+    c = 0;
+    for (char *p = line; *p && *p != '\n'; c++) {
+        for (int i = 0; i < 3; i++)
+            if (col[i] == c)
+                out[i] = strtof(p, NULL);
+        p += strcspn(p, ",\n");
+        if (*p == ',')
+            p++;
+    }
+    free(t);
+}
+
+static void check_vector(const char *dir, const char *name)
+{
+    size_t size;
+    uint8_t *file = slurp_vector(dir, "gr2", name, &size);
+    assert_non_null(file);
+    struct s3fs *fs;
+    char err[256];
+    if (s3fs_open_mem(&fs, file, size, NULL, err, sizeof err))
+        fail_msg("%s: %s", name, err);
+    /* skeleton.glb: a node per bone named as the bone, parents, bone 0's transform */
+    const char *bones = "/granny/root/Skeletons/0/Bones";
+    size_t nb = array_count(fs, bones), len;
+    uint8_t *glb = read_path(fs, "/granny/root/Skeletons/0/skeleton.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    json_t *skin = json_array_get(json_object_get(d.json, "skins"), 0);
+    assert_int_equal(json_array_size(json_object_get(skin, "joints")), nb);
+    char path[512];
+    for (size_t i = 0; i < nb; i++) {
+        snprintf(path, sizeof path, "%s/%zu/Name", bones, i);
+        char *bn = text_at(fs, path);
+        assert_non_null(bn);
+        bn[strcspn(bn, "\n")] = 0;
+        assert_string_equal(json_string_value(json_object_get(node(&d, i), "name")), bn);
+        free(bn);
+        snprintf(path, sizeof path, "%s/%zu/ParentIndex", bones, i);
+        int parent = (int)value_at(fs, path, 0);
+        if (parent >= 0)
+            assert_true(has_child(&d, (size_t)parent, i));
+    }
+    snprintf(path, sizeof path, "%s/0/Transform/position", bones);
+    for (int k = 0; k < 3; k++)
+        assert_true((float)glb_num(node(&d, 0), "translation", (size_t)k) == (float)value_at(fs, path, k));
+    snprintf(path, sizeof path, "%s/0/Transform/orientation", bones);
+    for (int k = 0; k < 4; k++)
+        assert_true((float)glb_num(node(&d, 0), "rotation", (size_t)k) == (float)value_at(fs, path, k));
+    glb_doc_free(&d);
+    free(glb);
+    /* model.glb: the mesh's vertices, triangles and bounds as the tree shows them */
+    glb = read_path(fs, "/granny/root/Models/0/model.glb", &len);
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    const char *verts = "/granny/root/VertexDatas/0/Vertices";
+    size_t nv = array_count(fs, verts), ni = array_count(fs, "/granny/root/TriTopologies/0/Indices");
+    json_t *prim = json_array_get(json_object_get(json_array_get(json_object_get(d.json, "meshes"), 0), "primitives"), 0);
+    size_t pos_acc = (size_t)json_integer_value(json_object_get(json_object_get(prim, "attributes"), "POSITION"));
+    json_t *acc = json_array_get(json_object_get(d.json, "accessors"), pos_acc);
+    assert_int_equal(json_integer_value(json_object_get(acc, "count")), nv);
+    size_t tris = 0;
+    json_t *prims = json_object_get(json_array_get(json_object_get(d.json, "meshes"), 0), "primitives");
+    for (size_t p = 0; p < json_array_size(prims); p++) {
+        json_t *ia = json_array_get(json_object_get(d.json, "accessors"),
+                                    (size_t)json_integer_value(json_object_get(json_array_get(prims, p), "indices")));
+        tris += (size_t)json_integer_value(json_object_get(ia, "count")) / 3;
+    }
+    assert_int_equal(tris, ni / 3);
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t v = 0; v < nv; v++) {
+        float p[3];
+        element_vec3(fs, verts, v, "Position", p);
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fminf(lo[k], p[k]);
+            hi[k] = fmaxf(hi[k], p[k]);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        assert_true((float)glb_num(acc, "min", (size_t)k) == lo[k] && (float)glb_num(acc, "max", (size_t)k) == hi[k]);
+    glb_doc_free(&d);
+    free(glb);
+    assert_true(walk_all(fs, 1000000) > 0);
+    s3fs_close(fs);
+    free(file);
+}
+
+static void test_vectors(void **state)
+{
+    (void)state;
+    const char *dir = vectors_dir();
+    if (!dir)
+        skip();
+    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
+                                        "suzanne_textured_external.gr2"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        check_vector(dir, files[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_model_glb),
         cmocka_unit_test(test_mesh_obj),
         cmocka_unit_test(test_cannot_export),
+        cmocka_unit_test(test_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
