@@ -29,7 +29,7 @@ mkdir -p "$out"
 seed_corpus() {
     local t=$1 dir=$2 tmp
     tmp=$(mktemp -d)
-    for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 t2fs t2fs-be \
+    for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 gr2model-le32 gr2model-be64-alt t2fs t2fs-be \
              clear-rig-4 clear-rig-3-ts3 clear-rig-3-ts4; do
         $mk "$k" "$tmp/$k" 2>/dev/null || true
     done

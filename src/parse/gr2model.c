@@ -591,6 +591,23 @@ out:
 
 /* ---- models ---- */
 
+struct by_name {
+    const char *name;
+    uint32_t index;
+};
+
+static int cmp_name_only(const void *a, const void *b)
+{
+    return strcmp(((const struct by_name *)a)->name, ((const struct by_name *)b)->name);
+}
+
+static int cmp_by_name(const void *a, const void *b)
+{
+    int c = cmp_name_only(a, b);
+    uint32_t x = ((const struct by_name *)a)->index, y = ((const struct by_name *)b)->index;
+    return c ? c : (x > y) - (x < y);
+}
+
 /* Bone-binding indices become skeleton bone indices (by name); a weight split over two
  * slots naming one bone is merged, and unused slots point at bone 0 with weight 0. */
 static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, const struct mdl_skeleton *s,
@@ -604,19 +621,30 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
         return 0;
     }
     uint16_t *map = malloc(nbindings * sizeof *map);
-    if (!map)
+    struct by_name *sorted = malloc(s->nbones * sizeof *sorted);
+    if (!map || !sorted) {
+        free(map);
+        free(sorted);
         return fail(err, errlen, "out of memory");
-    for (uint32_t b = 0; b < nbindings; b++) {
-        uint32_t k = 0;
-        while (k < s->nbones && !(bindings[b] && s->bone[k].name && strcmp(bindings[b], s->bone[k].name) == 0))
-            k++;
-        if (k == s->nbones || k > UINT16_MAX) {
-            free(map);
-            return fail(err, errlen, "bone binding %" PRIu32 " '%s' is not a bone of the skeleton", b,
-                        bindings[b] ? bindings[b] : "");
-        }
-        map[b] = (uint16_t)k;
     }
+    /* bone names sorted (ties by index), so each binding is one binary search: a
+     * file may hold many bindings and many bones */
+    for (uint32_t k = 0; k < s->nbones; k++)
+        sorted[k] = (struct by_name){s->bone[k].name ? s->bone[k].name : "", k};
+    qsort(sorted, s->nbones, sizeof *sorted, cmp_by_name);
+    for (uint32_t b = 0; b < nbindings; b++) {
+        struct by_name key = {bindings[b] ? bindings[b] : "", 0};
+        const struct by_name *hit = bindings[b] ? bsearch(&key, sorted, s->nbones, sizeof *sorted, cmp_name_only) : NULL;
+        while (hit && hit > sorted && strcmp(hit[-1].name, key.name) == 0)
+            hit--; /* the first bone of that name */
+        if (!hit || hit->index > UINT16_MAX) {
+            free(map);
+            free(sorted);
+            return fail(err, errlen, "bone binding %" PRIu32 " '%s' is not a bone of the skeleton", b, key.name);
+        }
+        map[b] = (uint16_t)hit->index;
+    }
+    free(sorted);
     if (!m->joints) { /* rigid: every vertex on the first binding's bone */
         m->joints = calloc((size_t)m->nverts * 4, sizeof *m->joints);
         m->weights = calloc((size_t)m->nverts * 4, sizeof *m->weights);

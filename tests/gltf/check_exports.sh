@@ -4,9 +4,11 @@
 # (validate.js), and loads in assimp with the mesh, vertex, face, bone and node counts
 # the source says. Needs node with tests/gltf/node_modules (scripts/setup.sh) and
 # assimp-utils; without them it fails, unless S3RIG_NO_GLTF_TOOLS=1 (then it skips).
-# usage: check_exports.sh S3RIG MKFIXTURE VECTORS_DIR
+# Also mounts the model fixture with mount.s3rig (unless S3RIG_NO_MOUNT_TESTS=1) and reads
+# the exports through FUSE: the same bytes, sizes known to stat, the /granny/models link.
+# usage: check_exports.sh S3RIG MKFIXTURE VECTORS_DIR MOUNT_S3RIG
 set -u
-s3rig=$1 mkfixture=$2 vectors=$3
+s3rig=$1 mkfixture=$2 vectors=$3 mount_s3rig=$4
 here=$(cd "$(dirname "$0")" && pwd)
 if ! command -v node >/dev/null || ! command -v assimp >/dev/null || [ ! -d "$here/node_modules/gltf-validator" ]; then
     echo "node, assimp or tests/gltf/node_modules missing: run scripts/setup.sh"
@@ -14,7 +16,7 @@ if ! command -v node >/dev/null || ! command -v assimp >/dev/null || [ ! -d "$he
     exit 1
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'fusermount3 -u "$tmp/mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
@@ -81,5 +83,24 @@ for f in "$vectors"/gr2/*.gr2; do
     expect_stat "$r/Models/0/model.glb" Bones "$bones"
     expect_stat "$r/Skeletons/0/skeleton.glb" Nodes "$bones" raw
 done
+# through a real mount: same bytes as in-process, stat's size before the first read
+if [ "${S3RIG_NO_MOUNT_TESTS:-}" != 1 ]; then
+    mnt="$tmp/mnt"
+    mkdir -p "$mnt"
+    if "$mount_s3rig" "$tmp/gr2model-le32.bin" "$mnt"; then
+        x="$tmp/x/gr2model-le32.bin/granny/root"
+        [ "$(readlink "$mnt/granny/models")" = root/Models ] && ok || bad "mount: granny/models link"
+        for f in Models/0/model.glb Skeletons/0/skeleton.glb Meshes/0/mesh.obj Models/0/meshes.error Meshes/2/mesh.error; do
+            size=$(stat -c %s "$mnt/granny/root/$f")
+            if [ "$size" = "$(stat -c %s "$x/$f")" ] && cmp -s "$mnt/granny/root/$f" "$x/$f"; then ok; else bad "mount: $f differs"; fi
+        done
+        cmp -s "$mnt/granny/models/0/model.glb" "$x/Models/0/model.glb" && ok || bad "mount: models/0/model.glb"
+        [ ! -e "$mnt/granny/root/Meshes/2/mesh.obj" ] && ok || bad "mount: a broken mesh has mesh.obj"
+        fusermount3 -u "$mnt" || bad "unmount"
+    else
+        bad "mount.s3rig $tmp/gr2model-le32.bin"
+    fi
+fi
+
 echo "gltf: ${#glbs[@]} .glb files; $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
