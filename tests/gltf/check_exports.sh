@@ -18,7 +18,8 @@ fi
 tmp=$(mktemp -d)
 trap 'fusermount3 -u "$tmp/mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 pass=0 fail=0
-ok() { pass=$((pass + 1)); }
+# one line per check in cmocka's form, so scripts/test.sh counts them
+ok() { pass=$((pass + 1)); echo "[       OK ] gltf: $*"; }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 # one number from `assimp info` (FIELD: Meshes, Vertices, Faces, Bones, Nodes); one run
@@ -32,7 +33,7 @@ stat_of() { # FILE FIELD [RAW]
 expect_stat() { # FILE FIELD WANT [RAW]
     local got
     got=$(stat_of "$1" "$2" "${4:-}")
-    if [ "$got" = "$3" ]; then ok; else bad "$1: assimp $2 $got, expected $3"; fi
+    if [ "$got" = "$3" ]; then ok "assimp $2 $3 ${1#"$tmp"/x/}"; else bad "$1: assimp $2 $got, expected $3"; fi
 }
 # elements of an array in an extracted tree: directories 0..N-1, or NAME.csv rows
 count_of() {
@@ -53,10 +54,10 @@ for f in "${inputs[@]}"; do
     if ! "$s3rig" extract "$f" "$out" >/dev/null 2>&1; then bad "extract $f"; continue; fi
     while IFS= read -r g; do glbs+=("$g"); done < <(find "$out" -name '*.glb' | sort)
 done
-[ ${#glbs[@]} -ge 14 ] && ok || bad "only ${#glbs[@]} .glb files were made"
+[ ${#glbs[@]} -ge 14 ] && ok "${#glbs[@]} .glb files made" || bad "only ${#glbs[@]} .glb files were made"
 
 # the validator: no errors in any file
-if node "$here/validate.js" "${glbs[@]}" >"$tmp/validate.log"; then ok; else bad "glTF validator:"; cat "$tmp/validate.log"; fi
+if node "$here/validate.js" "${glbs[@]}" >"$tmp/validate.log"; then ok "validator: no errors in ${#glbs[@]} files"; else bad "glTF validator:"; cat "$tmp/validate.log"; fi
 
 # assimp: the fixture model (3 primitives: groups 0 and 1 of body, prop; broken left out)
 for k in gr2model-le32 gr2model-be64-alt; do
@@ -89,13 +90,13 @@ if [ "${S3RIG_NO_MOUNT_TESTS:-}" != 1 ]; then
     mkdir -p "$mnt"
     if "$mount_s3rig" "$tmp/gr2model-le32.bin" "$mnt"; then
         x="$tmp/x/gr2model-le32.bin/granny/root"
-        [ "$(readlink "$mnt/granny/models")" = root/Models ] && ok || bad "mount: granny/models link"
+        [ "$(readlink "$mnt/granny/models")" = root/Models ] && ok "mount: granny/models link" || bad "mount: granny/models link"
         for f in Models/0/model.glb Skeletons/0/skeleton.glb Meshes/0/mesh.obj Models/0/meshes.error Meshes/2/mesh.error; do
             size=$(stat -c %s "$mnt/granny/root/$f")
-            if [ "$size" = "$(stat -c %s "$x/$f")" ] && cmp -s "$mnt/granny/root/$f" "$x/$f"; then ok; else bad "mount: $f differs"; fi
+            if [ "$size" = "$(stat -c %s "$x/$f")" ] && cmp -s "$mnt/granny/root/$f" "$x/$f"; then ok "mount: $f"; else bad "mount: $f differs"; fi
         done
-        cmp -s "$mnt/granny/models/0/model.glb" "$x/Models/0/model.glb" && ok || bad "mount: models/0/model.glb"
-        [ ! -e "$mnt/granny/root/Meshes/2/mesh.obj" ] && ok || bad "mount: a broken mesh has mesh.obj"
+        cmp -s "$mnt/granny/models/0/model.glb" "$x/Models/0/model.glb" && ok "mount: models/0/model.glb" || bad "mount: models/0/model.glb"
+        [ ! -e "$mnt/granny/root/Meshes/2/mesh.obj" ] && ok "mount: no mesh.obj for the broken mesh" || bad "mount: a broken mesh has mesh.obj"
         fusermount3 -u "$mnt" || bad "unmount"
     else
         bad "mount.s3rig $tmp/gr2model-le32.bin"
