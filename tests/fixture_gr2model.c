@@ -1,5 +1,6 @@
 #include "fixture_gr2model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,7 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
                                 {INT32, "LODType", NO_TYPE, 0}};
     uint32_t t_skel = type_def(&w, skel, N(skel));
-    const struct mdef vert[] = {{REAL32, "Position", NO_TYPE, 3}, {NORMAL8, "BoneWeights", NO_TYPE, 4},
+    const struct mdef vert[] = {{REAL32, o->no_position ? "Pos" : "Position", NO_TYPE, 3}, {NORMAL8, "BoneWeights", NO_TYPE, 4},
                                 {UINT8, "BoneIndices", NO_TYPE, 4}, {REAL32, "Normal", NO_TYPE, 3},
                                 {REAL32, "TextureCoordinates0", NO_TYPE, 2}};
     uint32_t t_vert = type_def(&w, vert, N(vert));
@@ -267,6 +268,8 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
             w.b.p[at + 12 + k] = v->weights[k];
             w.b.p[at + 16 + k] = v->indices[k];
         }
+        if (o->nan_position && i == 4)
+            putf(&w, at + 4, NAN);
         putf(&w, at + 32, v->uv[0]);
         putf(&w, at + 36, v->uv[1]);
     }

@@ -39,6 +39,8 @@ struct fxm_opts {
     bool alt_names;        /* LocalTransform / InverseWorld4x4 */
     bool no_inverse_world; /* the bone type lacks its inverse world transform */
     bool parent_cycle;     /* bone 0's parent is bone 2 */
+    bool no_position;      /* the body's vertex type calls Position "Pos" */
+    bool nan_position;     /* the body's vertex 4 has a NaN coordinate */
 };
 
 /* Root: Skeletons [skeleton], Meshes [body, prop, broken], Models [model]. body is

@@ -314,6 +314,34 @@ static void expect_skeleton_error(const struct fxm_opts *o, const char *needle)
     free(file);
 }
 
+/* The body cannot be exported: mesh.error says why, and the model leaves it out. */
+static void expect_body_error(const struct fxm_opts *o, const char *needle)
+{
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(o, &file);
+    assert_false(exists(fs, "/granny/root/Meshes/0/mesh.obj"));
+    size_t len;
+    char *why = (char *)read_path(fs, "/granny/root/Meshes/0/mesh.error", &len);
+    if (!strstr(why, needle))
+        fail_msg("mesh.error '%s' lacks '%s'", why, needle);
+    free(why);
+    why = (char *)read_path(fs, "/granny/root/Models/0/meshes.error", &len);
+    assert_non_null(strstr(why, "mesh binding 0 (body): left out"));
+    assert_non_null(strstr(why, needle));
+    free(why);
+    uint8_t *glb = read_path(fs, "/granny/root/Models/0/model.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    json_t *meshes = json_object_get(d.json, "meshes");
+    assert_int_equal(json_array_size(meshes), 1); /* prop alone */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(meshes, 0), "name")), "prop");
+    glb_doc_free(&d);
+    free(glb);
+    assert_true(walk_all(fs, 100000) > 0);
+    s3fs_close(fs);
+    free(file);
+}
+
 static void test_cannot_export(void **state)
 {
     (void)state;
@@ -321,6 +349,10 @@ static void test_cannot_export(void **state)
     expect_skeleton_error(&o, "no InverseWorldTransform or InverseWorld4x4");
     o = (struct fxm_opts){.sig = "le32", .parent_cycle = true};
     expect_skeleton_error(&o, "cycle");
+    o = (struct fxm_opts){.sig = "be32", .no_position = true};
+    expect_body_error(&o, "no Position member");
+    o = (struct fxm_opts){.sig = "le64", .nan_position = true};
+    expect_body_error(&o, "not a finite number");
 }
 
 /* ---- the real vectors: the exports against what the tree shows ---- */

@@ -741,7 +741,11 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         char **names;
         uint32_t nnames;
         if (gr2_mesh_read(reg, sp, mt->at, mo, m, &names, &nnames, why2, sizeof why2)) {
-            note_left_out(out, i, NULL, why2);
+            char *mname = NULL;
+            size_t mlen;
+            (void)string_of(sp, mt, mo, "Name", &mname, &mlen, &why); /* to say which mesh */
+            note_left_out(out, i, mname, why2);
+            free(mname);
             continue;
         }
         if (map_joints(m, names, nnames, &out->skel, why2, sizeof why2) ||
