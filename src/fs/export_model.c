@@ -160,8 +160,10 @@ static int index_view(struct glb *g, const struct mdl_mesh *m, enum glb_ctype *c
     return view;
 }
 
-/* One mesh, a primitive per non-empty group (one for all triangles when it has none). */
-static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned)
+/* One mesh, a primitive per non-empty group (one for all triangles when it has none).
+ * A primitive without a material of its own gets *plain, one unnamed material made on
+ * first need (glTF's default material is fully metallic: black in most viewers). */
+static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *plain)
 {
     int mesh = glb_mesh(g, m->name, m->name_len);
     int acc[5];
@@ -185,8 +187,10 @@ static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned)
             continue;
         int ind = glb_accessor(g, iview, (size_t)grp[k].first * 3 * isize, ctype, 3 * grp[k].count, 1, NULL, NULL);
         int32_t mi = grp[k].material;
-        int prim = glb_primitive(g, mesh, ind,
-                                 mat0 >= 0 && mi >= 0 && (uint32_t)mi < m->nmaterials ? mat0 + mi : -1);
+        int mat = mat0 >= 0 && mi >= 0 && (uint32_t)mi < m->nmaterials ? mat0 + mi : -1;
+        if (mat < 0 && *plain < 0)
+            *plain = glb_material(g, NULL, 0);
+        int prim = glb_primitive(g, mesh, ind, mat >= 0 ? mat : *plain);
         const char *sem[5] = {"POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0", "WEIGHTS_0"};
         for (int a = 0; a < 5; a++)
             if (acc[a] >= 0)
@@ -227,13 +231,13 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent < 0)
             glb_node_child(g, top, (int)i);
-    int skin = s->nbones ? make_skin(g, s, ibm, top) : -1;
+    int skin = s->nbones ? make_skin(g, s, ibm, top) : -1, plain = -1;
     for (uint32_t i = 0; i < md->nmeshes; i++) {
         const struct mdl_mesh *m = &md->mesh[i];
         if (!has_triangles(m))
             continue;
         bool skinned = m->joints && skin >= 0;
-        int mesh = add_mesh(g, m, skinned);
+        int mesh = add_mesh(g, m, skinned, &plain);
         int node = glb_node(g, m->name, m->name_len);
         glb_node_mesh(g, node, mesh, skinned ? skin : -1);
         if (skinned) /* a skinned mesh is placed by its joints; glTF wants it at the top */

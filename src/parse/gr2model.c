@@ -438,7 +438,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
             sum = 1;
         }
         for (int k = 0; k < 4; k++) {
-            if (w[k] > 0 && !(idx[k] >= 0 && idx[k] < (float)nbindings))
+            if (w[k] > 0 && !(idx[k] >= 0 && idx[k] < (float)nbindings && idx[k] <= (float)UINT16_MAX))
                 return fail(err, errlen, "vertex %" PRIu32 ": bone index %.0f is past the mesh's %" PRIu32 " bone bindings",
                             i, (double)idx[k], nbindings);
             m->joints[4 * (size_t)i + (size_t)k] = w[k] > 0 ? (uint16_t)idx[k] : 0;
