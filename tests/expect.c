@@ -692,6 +692,13 @@ void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const
     }
     csv->content = (uint8_t *)s;
     csv->len = strlen(s);
+    /* the export: its container magic here; test_glb reads it back value by value */
+    struct expect *glb = ex_add(l, EX_FILE, "/skeleton.glb");
+    glb->content = malloc(8);
+    memcpy(glb->content, "glTF\x02\0\0\0", 8);
+    glb->len = 8;
+    glb->prefix_only = true;
+    glb->type = "glb.skeleton";
     if (o->chains) {
         ex_dir(l, "/ik_chains", lay->chains_pos, lay->end - lay->chains_pos, "rig.ik_chains");
         for (int i = 0; i < FXC_CHAINS; i++)

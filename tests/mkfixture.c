@@ -8,6 +8,8 @@
  *   gr2-remapped             a small texture-like GR2 whose strings are remapped CRCs
  *   bk2obj-SIG-vN            the same with its sections and tables BitKnit2-compressed
  *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
+ *   gr2model-SIG             a GR2 with a skeleton, three meshes and a model (SIG: le32
+ *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4)
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
@@ -28,6 +30,7 @@
 #include "fixture.h"
 #include "fixture_crig.h"
 #include "fixture_dbpf.h"
+#include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 #include "oodle0enc.h"
@@ -74,6 +77,12 @@ int main(int argc, char **argv)
     struct fx_rig_layout rlay;
     if (strcmp(argv[1], "rig") == 0) {
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
+    } else if (strncmp(argv[1], "gr2model-", 9) == 0) {
+        struct fxm_opts o = {.sig = argv[1] + 9, .alt_names = strstr(argv[1], "-alt") != NULL};
+        char sig[8];
+        snprintf(sig, sizeof sig, "%.4s", argv[1] + 9);
+        o.sig = sig;
+        data = fxm_build(&o, &size);
     } else if (strncmp(argv[1], "gr2obj-", 7) == 0 || strncmp(argv[1], "bk2obj-", 7) == 0) {
         char sig[32];
         int version;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_gr2export.h"
 #include "fs/view_gr2obj.h"
 #include "parse/gr2walk.h"
 
@@ -518,6 +519,7 @@ static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t
     for (uint32_t i = 0; i < ty->nmembers; i++)
         add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
                    d->obj.offset + ty->m[i].offset);
+    gr2_exports_add(d->o->v, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
 }
 
 /* Elements 0..n-1 of one member kind, `stride` bytes apart: arrays of structs, arrays of
@@ -684,6 +686,8 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
         tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
     }
     gr2_view_unpin(v, &sp);
+    if (!why)
+        gr2_exports_links(v, granny_dir);
 }
 
 static void gobj_free(void *p)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/export.h"
 #include "fs/view.h"
 #include "parse/rig_clear.h"
 
@@ -226,6 +227,37 @@ static void warn_chain_indices(struct crig_view *v)
     }
 }
 
+/* /skeleton.glb: the bone table as it is (position, orientation, scale, parent); the
+ * inverse bind matrices are the inverses of the world transforms this makes. */
+static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    const struct crig *r = ctx;
+    struct mdl_skeleton s = {0};
+    s.bone = calloc(r->nbones ? r->nbones : 1, sizeof *s.bone);
+    if (!s.bone) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s.nbones = r->nbones;
+    s.name = r->skeleton_name ? strdup(r->skeleton_name) : NULL;
+    s.name_len = s.name ? strlen(s.name) : 0;
+    for (uint32_t i = 0; i < r->nbones; i++) {
+        const struct crig_bone *b = &r->bones[i];
+        struct mdl_bone *o = &s.bone[i];
+        o->name = strdup(b->name ? b->name : "");
+        o->name_len = o->name ? strlen(o->name) : 0;
+        o->parent = b->parent;
+        memcpy(o->t, b->position, sizeof o->t);
+        memcpy(o->r, b->orientation, sizeof o->r);
+        memcpy(o->s, b->scale, sizeof o->s);
+    }
+    int rc = -1;
+    if (mdl_skeleton_check(&s, err, errlen) == 0 && mdl_compute_ibm(&s, err, errlen) == 0)
+        rc = export_skeleton_glb(&s, out, len, err, errlen);
+    mdl_skeleton_free(&s);
+    return rc;
+}
+
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
@@ -240,6 +272,7 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     uint32_t bones = tree_add_dir(t, dir, "bones", "rig.bones", populate_bones, v, 0);
     tree_set_span(t, bones, 8, (v->r.nbones ? v->r.bones[v->r.nbones - 1].pos + v->r.bones[v->r.nbones - 1].size : 12) - 8);
     add_csv(v, dir);
+    export_add(v->fs, dir, "skeleton.glb", "glb.skeleton", build_skeleton_glb, &v->r);
     if (v->r.chains_present) {
         uint32_t ik = tree_add_dir(t, dir, "ik_chains", "rig.ik_chains", populate_chains, v, 0);
         tree_set_span(t, ik, v->r.chains_pos, v->r.end > v->r.chains_pos ? v->r.end - v->r.chains_pos : 4);

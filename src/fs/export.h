@@ -1,0 +1,34 @@
+/* Generated export files (.glb, .obj): built on first use, kept in the bounded cache,
+ * rebuilt when evicted. The first build (when the directory is populated) fixes the
+ * size a stat reports; a later build of another size (the source changed) is EIO. */
+#ifndef S3_EXPORT_H
+#define S3_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs/view.h"
+#include "parse/model.h"
+
+/* Makes the file's bytes (malloc'd): 0, or -1 with err saying why it cannot be made. */
+typedef int (*export_build_fn)(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+/* Adds `name` (e.g. "model.glb") to dir, or STEM.error (e.g. "model.error") saying why it
+ * cannot be made. ctx must live as long as the tree; it may be read from any thread. */
+uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype, export_build_fn build,
+                    void *ctx);
+
+/* ---- the exporters (export_model.c) ---- */
+
+/* A skeleton alone: one node per bone (node i = bone i, named as the bone), parent links,
+ * a skin of every bone with the inverse bind matrices. */
+int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+
+/* A model: its skeleton as in export_skeleton_glb, a root node with the placement holding
+ * the bones, and each mesh (skinned to the bones when it has joints). */
+int export_model_glb(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+/* A mesh as Wavefront OBJ text: positions, texture coordinates, normals, faces. */
+int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+#endif

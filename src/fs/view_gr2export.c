@@ -1,0 +1,122 @@
+/* Exports in the Granny object tree: skeleton.glb in a skeleton's directory, model.glb in
+ * a model's, mesh.obj in a mesh's, and the /granny/models link. Reads the object graph
+ * through the parse API (gr2model.c), never through tree paths; each build decodes types
+ * into its own registry, so reads on other threads share no decoder state. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/export.h"
+#include "fs/view_gr2export.h"
+#include "parse/gr2model.h"
+
+enum gx_kind { GX_SKELETON, GX_MODEL, GX_MESH };
+
+struct gx {
+    struct gr2_view *v;
+    enum gx_kind kind;
+    struct gr2_ref type, obj;
+};
+
+static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    struct gx *x = ctx;
+    struct gr2_space sp;
+    if (gr2_view_pin(x->v, &sp)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    struct gr2_types reg = {0};
+    int rc = -1;
+    if (x->kind == GX_SKELETON) {
+        struct mdl_skeleton s;
+        if (gr2_skeleton_read(&reg, &sp, x->type, x->obj, &s, err, errlen) == 0) {
+            rc = export_skeleton_glb(&s, out, len, err, errlen);
+            mdl_skeleton_free(&s);
+        }
+    } else if (x->kind == GX_MODEL) {
+        struct mdl_model m;
+        if (gr2_model_read(&reg, &sp, x->type, x->obj, &m, err, errlen) == 0) {
+            rc = export_model_glb(&m, out, len, err, errlen);
+            mdl_model_free(&m);
+        }
+    } else {
+        struct mdl_mesh m;
+        char **names;
+        uint32_t n;
+        if (gr2_mesh_read(&reg, &sp, x->type, x->obj, &m, &names, &n, err, errlen) == 0) {
+            rc = export_mesh_obj(&m, out, len, err, errlen);
+            mdl_mesh_free(&m);
+            gr2_names_free(names, n);
+        }
+    }
+    gr2_types_free(&reg);
+    gr2_view_unpin(x->v, &sp);
+    return rc;
+}
+
+/* Why a model's meshes were left out, beside its model.glb. */
+static void add_left_out(struct gx *x, uint32_t dir)
+{
+    struct gr2_space sp;
+    if (gr2_view_pin(x->v, &sp))
+        return;
+    struct gr2_types reg = {0};
+    struct mdl_model m;
+    char err[256];
+    if (gr2_model_read(&reg, &sp, x->type, x->obj, &m, err, sizeof err) == 0) {
+        if (m.left_out) {
+            size_t n = strlen(m.left_out);
+            m.left_out[n - 1] = 0; /* add_error ends the text */
+            add_error(x->v->fs->tree, dir, "meshes", m.left_out);
+        }
+        mdl_model_free(&m);
+    }
+    gr2_types_free(&reg);
+    gr2_view_unpin(x->v, &sp);
+}
+
+void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
+                     uint32_t dir)
+{
+    static const char *const file[] = {"skeleton.glb", "model.glb", "mesh.obj"};
+    static const char *const xtype[] = {"glb.skeleton", "glb.model", "obj.mesh"};
+    enum gx_kind kind;
+    if (gr2_is_skeleton(ty))
+        kind = GX_SKELETON;
+    else if (gr2_is_model(ty))
+        kind = GX_MODEL;
+    else if (gr2_is_mesh(ty))
+        kind = GX_MESH;
+    else
+        return;
+    struct gx *x = tree_alloc(v->fs->tree, sizeof *x);
+    if (!x)
+        return;
+    *x = (struct gx){v, kind, type, obj};
+    export_add(v->fs, dir, file[kind], xtype[kind], gx_build, x);
+    if (kind == GX_MODEL)
+        add_left_out(x, dir);
+}
+
+void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir)
+{
+    struct gr2_space sp;
+    if (gr2_view_pin(v, &sp))
+        return;
+    struct gr2_types reg = {0};
+    const struct gr2_type *root = gr2_type_get(&reg, &sp, v->g.root_type);
+    const struct gr2_member *m = root && root->ok ? gr2_find_member(root, "Models") : NULL;
+    const char *why;
+    struct gr2_ref to;
+    const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS
+                           ? gr2_bytes(&sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
+                           : NULL;
+    /* only where root/Models will be a directory, so the link never dangles */
+    if (b && gr2_u32_at(&sp, b) > 0 &&
+        gr2_pointer(&sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &why) == 1 &&
+        gr2_bytes(&sp, to.section, to.offset, (uint64_t)gr2_u32_at(&sp, b) * (uint64_t)gr2_pointer_size(&sp), &why))
+        tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");
+    gr2_types_free(&reg);
+    gr2_view_unpin(v, &sp);
+}

@@ -1,0 +1,17 @@
+/* Exports in the Granny object tree (view_gr2export.c): skeleton.glb, model.glb and
+ * mesh.obj beside the objects they are made from, and the /granny/models link. Called by
+ * the object tree (view_gr2obj.c) as it makes directories; reads parsed structures only. */
+#ifndef S3_VIEW_GR2EXPORT_H
+#define S3_VIEW_GR2EXPORT_H
+
+#include "fs/view_gr2.h"
+#include "parse/gr2obj.h"
+
+/* skeleton.glb, model.glb or mesh.obj in the directory of a struct that is a skeleton,
+ * model or mesh (by its type's members); nothing for other structs. */
+void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
+                     uint32_t dir);
+/* /granny/models -> root/Models, when the root object has models. */
+void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
+
+#endif

@@ -1,0 +1,87 @@
+/* Skeletons and meshes in one neutral shape, filled by the format parsers (Granny, clear
+ * RIG) and read by the exporters (.glb, .obj). Coordinates are kept exactly as stored. */
+#ifndef S3_MODEL_H
+#define S3_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mdl_bone {
+    char *name; /* malloc'd; NULL when the bone has none */
+    size_t name_len;
+    int32_t parent; /* -1: a root */
+    float t[3], r[4], s[3]; /* local translation, rotation (x, y, z, w), scale */
+    bool has_matrix;        /* the local transform is m (column-major), not t/r/s */
+    float m[16];
+    float ibm[16]; /* inverse bind (inverse world) matrix, column-major */
+};
+
+struct mdl_skeleton {
+    char *name;
+    size_t name_len;
+    struct mdl_bone *bone;
+    uint32_t nbones;
+};
+
+/* A run of triangles drawn with one material. */
+struct mdl_group {
+    int32_t material;     /* index into the mesh's materials, or -1 */
+    uint32_t first, count; /* triangles */
+};
+
+struct mdl_mesh {
+    char *name;
+    size_t name_len;
+    uint32_t nverts;
+    float *pos;        /* 3 per vertex */
+    float *nrm;        /* 3 per vertex, or NULL */
+    float *uv;         /* 2 per vertex, or NULL */
+    uint16_t *joints;  /* 4 per vertex, skeleton bone indices, or NULL (not skinned) */
+    float *weights;    /* 4 per vertex, summing to 1, when joints */
+    uint32_t *index;   /* 3 per triangle */
+    uint32_t ntris;
+    bool index16;      /* stored as 16-bit indices */
+    struct mdl_group *group;
+    uint32_t ngroups;
+    char **material;   /* names (NULL entries allowed) */
+    uint32_t nmaterials;
+};
+
+/* A model: placement, skeleton and the meshes bound to it. */
+struct mdl_model {
+    char *name;
+    size_t name_len;
+    float t[3], r[4], s[3]; /* the model's placement */
+    bool has_matrix;
+    float m[16];
+    struct mdl_skeleton skel; /* nbones 0: none */
+    struct mdl_mesh *mesh;
+    uint32_t nmeshes;
+    char *left_out; /* meshes that could not be exported, one line each; NULL when none */
+};
+void mdl_model_free(struct mdl_model *m);
+
+void mdl_skeleton_free(struct mdl_skeleton *s);
+void mdl_mesh_free(struct mdl_mesh *m);
+
+/* Checks that parents are bones or -1 and that no parent chain is a cycle: 0, or -1 with
+ * err naming the first bad bone. */
+int mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen);
+/* The column-major matrix of translation t, rotation r (x, y, z, w, unit) and scale s. */
+void mdl_trs_matrix(const float t[3], const float r[4], const float s[3], float m[16]);
+/* a × b, column-major 4×4. */
+void mdl_mat_mul(const float a[16], const float b[16], float out[16]);
+/* Inverse of an affine column-major 4×4: 0, or -1 when singular. */
+int mdl_mat_inverse(const float m[16], float out[16]);
+/* Fills every bone's ibm with the inverse of its world transform (parents first; the
+ * skeleton must pass mdl_skeleton_check): 0, or -1 with err (a singular transform). */
+int mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen);
+/* True when m is translation × rotation × scale (what glTF requires of node matrices and
+ * inverse bind matrices), within float rounding. */
+bool mdl_is_trs(const float m[16]);
+/* Makes sure every value is finite and the mesh's indices, groups and joints are in
+ * range: 0, or -1 with err. */
+int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen);
+
+#endif

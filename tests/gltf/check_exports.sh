@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The generated .glb files against real consumers: every one made from the test fixtures
+# and from ../shared/vectors/gr2 passes the Khronos glTF validator with no errors
+# (validate.js), and loads in assimp with the mesh, vertex, face, bone and node counts
+# the source says. Needs node with tests/gltf/node_modules (scripts/setup.sh) and
+# assimp-utils; without them it fails, unless S3RIG_NO_GLTF_TOOLS=1 (then it skips).
+# Also mounts the model fixture with mount.s3rig (unless S3RIG_NO_MOUNT_TESTS=1) and reads
+# the exports through FUSE: the same bytes, sizes known to stat, the /granny/models link.
+# usage: check_exports.sh S3RIG MKFIXTURE VECTORS_DIR MOUNT_S3RIG
+set -u
+s3rig=$1 mkfixture=$2 vectors=$3 mount_s3rig=$4
+here=$(cd "$(dirname "$0")" && pwd)
+if ! command -v node >/dev/null || ! command -v assimp >/dev/null || [ ! -d "$here/node_modules/gltf-validator" ]; then
+    echo "node, assimp or tests/gltf/node_modules missing: run scripts/setup.sh"
+    [ "${S3RIG_NO_GLTF_TOOLS:-}" = 1 ] && exit 77
+    exit 1
+fi
+tmp=$(mktemp -d)
+trap 'fusermount3 -u "$tmp/mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+pass=0 fail=0
+# one line per check in cmocka's form, so scripts/test.sh counts them
+ok() { pass=$((pass + 1)); echo "[       OK ] gltf: $*"; }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+# one number from `assimp info` (FIELD: Meshes, Vertices, Faces, Bones, Nodes); one run
+# of assimp per file, kept (RAW: no post-processing, which refuses scenes without meshes)
+declare -A info
+stat_of() { # FILE FIELD [RAW]
+    local key="$1${3:+ raw}"
+    [ -n "${info[$key]+set}" ] || info[$key]=$(assimp info "$1" ${3:+-r} 2>/dev/null)
+    sed -n "s/^$2: *\([0-9]*\).*/\1/p" <<<"${info[$key]}"
+}
+expect_stat() { # FILE FIELD WANT [RAW]
+    local got
+    got=$(stat_of "$1" "$2" "${4:-}")
+    if [ "$got" = "$3" ]; then ok "assimp $2 $3 ${1#"$tmp"/x/}"; else bad "$1: assimp $2 $got, expected $3"; fi
+}
+# elements of an array in an extracted tree: directories 0..N-1, or NAME.csv rows
+count_of() {
+    if [ -d "$1" ]; then find "$1" -mindepth 1 -maxdepth 1 | wc -l; else echo $(($(wc -l <"$1.csv") - 1)); fi
+}
+
+inputs=()
+for k in gr2model-le32 gr2model-be64-alt rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6; do
+    "$mkfixture" "$k" "$tmp/$k.bin" && inputs+=("$tmp/$k.bin") || bad "mkfixture $k"
+done
+for f in "$vectors"/gr2/*.gr2; do
+    [ -e "$f" ] && inputs+=("$f")
+done
+glbs=()
+mkdir -p "$tmp/x"
+for f in "${inputs[@]}"; do
+    out="$tmp/x/$(basename "$f")"
+    if ! "$s3rig" extract "$f" "$out" >/dev/null 2>&1; then bad "extract $f"; continue; fi
+    while IFS= read -r g; do glbs+=("$g"); done < <(find "$out" -name '*.glb' | sort)
+done
+[ ${#glbs[@]} -ge 14 ] && ok "${#glbs[@]} .glb files made" || bad "only ${#glbs[@]} .glb files were made"
+
+# the validator: no errors in any file
+if node "$here/validate.js" "${glbs[@]}" >"$tmp/validate.log"; then ok "validator: no errors in ${#glbs[@]} files"; else bad "glTF validator:"; cat "$tmp/validate.log"; fi
+
+# assimp: the fixture model (3 primitives: groups 0 and 1 of body, prop; broken left out)
+for k in gr2model-le32 gr2model-be64-alt; do
+    m="$tmp/x/$k.bin/granny/root/Models/0/model.glb"
+    expect_stat "$m" Meshes 3
+    expect_stat "$m" Vertices 11 # 5 and 3 distinct vertices used by the body's groups, 3 of prop
+    expect_stat "$m" Faces 5
+    expect_stat "$m" Bones 12   # 4 joints per mesh
+    expect_stat "$tmp/x/$k.bin/granny/root/Skeletons/0/skeleton.glb" Nodes 5 raw # 4 bones + the common root
+done
+for k in rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4; do
+    expect_stat "$tmp/x/$k.bin/skeleton.glb" Nodes 6 raw
+done
+# the vectors: counts from the tree itself
+for f in "$vectors"/gr2/*.gr2; do
+    [ -e "$f" ] || continue
+    r="$tmp/x/$(basename "$f")/granny/root"
+    verts=$(count_of "$r/VertexDatas/0/Vertices")
+    faces=$(($(count_of "$r/TriTopologies/0/Indices") / 3))
+    bones=$(count_of "$r/Skeletons/0/Bones")
+    expect_stat "$r/Models/0/model.glb" Meshes 1
+    expect_stat "$r/Models/0/model.glb" Vertices "$verts"
+    expect_stat "$r/Models/0/model.glb" Faces "$faces"
+    expect_stat "$r/Models/0/model.glb" Bones "$bones"
+    expect_stat "$r/Skeletons/0/skeleton.glb" Nodes "$bones" raw
+done
+# through a real mount: same bytes as in-process, stat's size before the first read
+if [ "${S3RIG_NO_MOUNT_TESTS:-}" != 1 ]; then
+    mnt="$tmp/mnt"
+    mkdir -p "$mnt"
+    if "$mount_s3rig" "$tmp/gr2model-le32.bin" "$mnt"; then
+        x="$tmp/x/gr2model-le32.bin/granny/root"
+        [ "$(readlink "$mnt/granny/models")" = root/Models ] && ok "mount: granny/models link" || bad "mount: granny/models link"
+        for f in Models/0/model.glb Skeletons/0/skeleton.glb Meshes/0/mesh.obj Models/0/meshes.error Meshes/2/mesh.error; do
+            size=$(stat -c %s "$mnt/granny/root/$f")
+            if [ "$size" = "$(stat -c %s "$x/$f")" ] && cmp -s "$mnt/granny/root/$f" "$x/$f"; then ok "mount: $f"; else bad "mount: $f differs"; fi
+        done
+        cmp -s "$mnt/granny/models/0/model.glb" "$x/Models/0/model.glb" && ok "mount: models/0/model.glb" || bad "mount: models/0/model.glb"
+        [ ! -e "$mnt/granny/root/Meshes/2/mesh.obj" ] && ok "mount: no mesh.obj for the broken mesh" || bad "mount: a broken mesh has mesh.obj"
+        fusermount3 -u "$mnt" || bad "unmount"
+    else
+        bad "mount.s3rig $tmp/gr2model-le32.bin"
+    fi
+fi
+
+echo "gltf: ${#glbs[@]} .glb files; $pass passed, $fail failed"
+# cmocka's summary lines, which scripts/test.sh counts
+echo "[==========] Running $((pass + fail)) test(s)."
+echo "[  PASSED  ] $pass test(s)."
+[ "$fail" -eq 0 ]
