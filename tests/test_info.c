@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fixture_t2fs.h"
 #include "fs/view.h"
 #include "testutil.h"

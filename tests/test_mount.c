@@ -24,7 +24,7 @@
 
 #include "expect.h"
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fixture_gr2obj.h"
 #include "expect_t1.h"
 #include "fixture_t2fs.h"
@@ -1098,7 +1098,7 @@ static void test_mount_rig_clear(void **state)
         make_mountpoint("m_clear", mnt, sizeof mnt);
         do_mount(path, mnt, NULL);
         struct expect_list l = {0};
-        ex_clear_rig(&l, file, size, &o, &lay);
+        ex_rig_clear(&l, file, size, &o, &lay);
         struct probe p = mount_probe(mnt);
         ex_check(&l, &p);
         ex_free(&l);
@@ -1353,7 +1353,7 @@ static void test_cli_extract_equals_mount(void **state)
         struct fxc_layout lay;
         f = fxc_build(&o, &size, &lay);
         char n[32];
-        snprintf(n, sizeof n, "x%d.crig", v);
+        snprintf(n, sizeof n, "x%d.rig_clear", v);
         extract_and_compare(n, f, size);
         free(f);
     }

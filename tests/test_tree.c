@@ -16,7 +16,7 @@
 #include "tree_probe.h"
 #include "walk.h"
 #include "fixture_gr2obj.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 
 /* ---- node operations ---- */
 

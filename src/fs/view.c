@@ -197,7 +197,7 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
         rc = t2fs_view_open(fs, why, sizeof why);
         break;
     case FMT_RIG_CLEAR:
-        rc = crig_view_open(fs, why, sizeof why);
+        rc = rig_clear_view_open(fs, why, sizeof why);
         break;
     case FMT_DBPF:
         rc = dbpf_view_open(fs, why, sizeof why);

@@ -111,7 +111,7 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
 int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
 int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
-int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
+int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen);
 int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen);
 /* A package's resource count and declared expanded bytes (s3rig extract's progress);
  * false when fs is not a package. */
