@@ -12,7 +12,7 @@
 
 #include "fixture_rig_clear.h"
 #include "fs/glb.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "glbread.h"
 #include "parse/model.h"
 

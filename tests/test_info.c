@@ -15,7 +15,7 @@
 #include "fixture.h"
 #include "fixture_rig_clear.h"
 #include "fixture_t2fs.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "testutil.h"
 
 /* The current text of /info (malloc'd). */

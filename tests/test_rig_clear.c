@@ -11,7 +11,7 @@
 
 #include "expect.h"
 #include "fixture_rig_clear.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "parse/rig_clear.h"
 #include "testutil.h"
 #include "tree_probe.h"

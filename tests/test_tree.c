@@ -12,7 +12,7 @@
 
 #include "expect.h"
 #include "fixture.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "tree_probe.h"
 #include "walk.h"
 #include "fixture_gr2obj.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fs/export.h"
-#include "fs/view.h"
+#include "fs/view_rig_clear.h"
 #include "parse/rig_clear.h"
 
 struct rig_clear_view {
