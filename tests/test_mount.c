@@ -1117,7 +1117,7 @@ static void test_mount_rig_clear(void **state)
 
 struct hammer {
     const char *mnt;
-    volatile int stop;
+    int stop; /* atomic: set by the main thread while readers poll it */
     long reads;
 };
 
@@ -1126,7 +1126,7 @@ static void *hammer_reads(void *p)
     struct hammer *h = p;
     static const char *const files[] = {"/root/1.bin", "/info", "/root/0/0/1/0/0.bin", "/root/0/1/0/0.bin"};
     char buf[65536], f[512];
-    for (unsigned i = 0; !h->stop; i++) {
+    for (unsigned i = 0; !__atomic_load_n(&h->stop, __ATOMIC_RELAXED); i++) {
         snprintf(f, sizeof f, "%s%s", h->mnt, files[i % 4]);
         int fd = open(f, O_RDONLY);
         if (fd < 0)
@@ -1169,7 +1169,7 @@ static void test_mount_unmount_during_reads(void **state)
     char *um[] = {"fusermount3", "-uz", mnt, NULL};
     assert_int_equal(run(um, NULL, 0), 0);
     usleep(100000);
-    h.stop = 1;
+    __atomic_store_n(&h.stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 8; i++)
         pthread_join(th[i], NULL);
     int status;
