@@ -14,6 +14,17 @@
 #include "fs/view_rig_clear.h"
 #include "fs/view_t2fs_derived.h"
 
+/* Each format's view, by enum s3_format: it parses the top level and gives fs's root its
+ * populate callback (0, or -1 with err). */
+typedef int view_open_fn(struct s3fs *fs, char *err, size_t errlen);
+static view_open_fn *const view_open[] = {
+    [FMT_RIG_WRAPPED] = rig_view_open,
+    [FMT_RIG_CLEAR] = rig_clear_view_open,
+    [FMT_GR2] = gr2_view_open,
+    [FMT_T2FS] = t2fs_view_open,
+    [FMT_DBPF] = dbpf_view_open,
+};
+
 /* Detects the format of fs->src and opens its view at fs->root: the same for a file
  * mounted alone and for a view nested in another. */
 static int open_view(struct s3fs *fs, const char *label, unsigned formats, char *err, size_t errlen)
@@ -28,23 +39,11 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     }
     char why[256] = "";
     int rc;
-    switch (fs->det.format) {
-    case FMT_RIG_WRAPPED:
-        rc = rig_view_open(fs, why, sizeof why);
-        break;
-    case FMT_GR2:
-        rc = gr2_view_open(fs, why, sizeof why);
-        break;
-    case FMT_T2FS:
-        rc = t2fs_view_open(fs, why, sizeof why);
-        break;
-    case FMT_RIG_CLEAR:
-        rc = rig_clear_view_open(fs, why, sizeof why);
-        break;
-    case FMT_DBPF:
-        rc = dbpf_view_open(fs, why, sizeof why);
-        break;
-    default:
+    size_t f = fs->det.format;
+    view_open_fn *opener = f < sizeof view_open / sizeof view_open[0] ? view_open[f] : NULL;
+    if (opener) {
+        rc = opener(fs, why, sizeof why);
+    } else {
         snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
                  format_name(fs->det.format));
         rc = -1;
