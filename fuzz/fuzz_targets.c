@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view.h"
+#include "fs/open.h"
 #include "parse/dbpf.h"
 #include "parse/bitknit2.h"
 #include "parse/gr2.h"

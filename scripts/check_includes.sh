@@ -1,28 +1,26 @@
 #!/usr/bin/env bash
 # Checks the dependency graph of src/: no cycle, and no edge that goes up a layer.
 #
-#   scripts/check_includes.sh [--warn] [BUILD_DIR]  |  --self-test
+#   scripts/check_includes.sh [BUILD_DIR]  |  --self-test
 #
 # A module is a .c file and its .h (src/fs/tree.c + src/fs/tree.h = fs/tree). Module A
 # depends on module B when A's .c or .h includes B's header, and — when BUILD_DIR holds
 # the compiled objects — when A's object calls a function or uses a variable that B's
-# object defines (a header may declare what another module defines: view.h declares the
-# format views' entry points, so view.c calls up into them without including them).
+# object defines (a header may declare what another module defines, so includes alone
+# would miss a call up). A call through a function pointer that a higher layer hands
+# down (fs->open_at, the t2fs view's root_extra, the Granny view's granny_extra) is not
+# an edge: the lower module depends only on the pointer's type, declared at its level.
 #
 # Layers, lowest first; a module may depend on its own layer or lower ones, never higher:
 #   parse     src/parse/*: pure parsers; never src/fs
-#   base      src/fs: sbuf source tree cache cover, and the helpers views share (today
-#             view.c's value-file helpers and /info, which will move to their own file)
+#   base      src/fs: sbuf source tree cache cover; view (struct s3fs, the value-file
+#             helpers, /info, /unparsed) and the export helpers (export*, glb) views share
 #   views     src/fs/view_*: one view per format, derived views
-#   open      src/fs: options, and open/detect/dispatch (today inside view.c)
+#   open      src/fs: options, and open (open, detect, dispatch to the views)
 #   commands  src/fs: fuse_ll mount_main s3rig_main
 # A file matching no rule is reported, so a new file gets a layer on purpose.
 #
-# Exit status: 0 when the graph is clean, 1 otherwise. With --warn (or
-# S3RIG_INCLUDES_WARN=1) the problems that involve fs/view (today's hub: its dispatch
-# calls the views, which call its helpers — the view <-> view_* cycle) are printed as
-# warnings and do not fail; any other problem still does. scripts/test.sh runs it so until
-# view.c is split; then test.sh drops --warn.
+# Exit status: 0 when the graph is clean, 1 otherwise (each problem printed).
 #
 # --self-test checks the checker: it builds a small src/ in a temporary directory with a
 # cycle, an upward edge and a parse -> fs include, and expects each to be found.
@@ -30,11 +28,9 @@ set -u
 cd "$(dirname "$0")/.."
 self=$(pwd)/scripts/check_includes.sh
 
-warn=${S3RIG_INCLUDES_WARN:-0}
 build=""
 for a in "$@"; do
     case $a in
-    --warn) warn=1 ;;
     --self-test)
         t=$(mktemp -d)
         trap 'rm -rf "$t"' EXIT
@@ -55,7 +51,6 @@ for a in "$@"; do
             case $out in *"$want"*) ;; *) echo "self-test: missing: $want"; ok=0 ;; esac
         done
         case $out in *s3rig_main*) echo "self-test: a downward edge reported"; ok=0 ;; esac
-        bash "$t/scripts/check_includes.sh" --warn >/dev/null 2>&1 && { echo "self-test: --warn let a new problem pass"; ok=0; }
         # clean once the bad edges are gone
         : >"$t/src/parse/reader.c"; : >"$t/src/fs/tree.h"; : >"$t/src/fs/view_b.c"
         clean=$(bash "$t/scripts/check_includes.sh" 2>&1) || { echo "self-test: clean tree refused: $clean"; ok=0; }
@@ -84,11 +79,9 @@ if [ -n "$build" ]; then
     fi
 fi
 
-SYMBOLS="$symbols" python3 - "$warn" <<'EOF'
+SYMBOLS="$symbols" python3 - <<'EOF'
 import os, re, sys
 from collections import defaultdict
-
-warn = sys.argv[1] == "1"
 
 # (layer, rank, pattern on "dir/basename"): first match wins.
 RULES = [
@@ -96,7 +89,7 @@ RULES = [
     ("commands", 4, r"fs/(fuse_ll|mount_main|s3rig_main)"),
     ("open", 3, r"fs/(options|open.*|dispatch.*)"),
     ("views", 2, r"fs/view_.*"),
-    ("base", 1, r"fs/(sbuf|source|tree|cache|cover|view|view_help.*|helpers?|info.*)"),
+    ("base", 1, r"fs/(sbuf|source|tree|cache|cover|view|export.*|glb)"),
 ]
 
 def layer_of(mod):
@@ -209,25 +202,12 @@ for comp in sccs:
     for a, b in loop_in(comp):
         problems.append("    %s" % edges[a][b])
 
-# --warn tolerates what involves today's hub, fs/view (a problem line and the loop lines
-# under it); everything else still fails.
-HUB = re.compile(r"(^|[ ,(])fs/view([ ,:)]|$)")
-tolerated, failing, keep = [], [], False
-for p in problems:
-    if not p.startswith("    "):
-        keep = warn and bool(HUB.search(p))
-    (tolerated if keep else failing).append(p)
-
 nedges = sum(len(v) for v in edges.values())
-count = lambda lines: sum(1 for p in lines if not p.startswith("    "))
 if problems:
-    print("check_includes: %d problem(s) in %d modules, %d dependencies" % (count(problems), len(mods), nedges))
-    for p in failing:
+    nproblems = sum(1 for p in problems if not p.startswith("    "))
+    print("check_includes: %d problem(s) in %d modules, %d dependencies" % (nproblems, len(mods), nedges))
+    for p in problems:
         print("  " + p)
-    if tolerated:
-        print("  warnings only (--warn: they involve fs/view, until view.c is split):")
-        for p in tolerated:
-            print("    " + p)
-    sys.exit(1 if failing else 0)
+    sys.exit(1)
 print("check_includes: %d modules, %d dependencies: no cycle, no upward edge" % (len(mods), nedges))
 EOF

@@ -652,7 +652,7 @@ static void ex_rig_clear_chain(struct expect_list *l, const struct fxc_opts *o, 
     }
 }
 
-void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const struct fxc_opts *o,
+void ex_rig_clear(struct expect_list *l, const uint8_t *file, size_t size, const struct fxc_opts *o,
                   const struct fxc_layout *lay)
 {
     ex_dir(l, "/", 0, size, NULL);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fixture_t2fs.h"
 
 enum expect_kind { EX_FILE, EX_DIR, EX_LINK };
@@ -52,7 +52,7 @@ void ex_t2fs(struct expect_list *l, const uint8_t *file, size_t size, const stru
              size_t trailer);
 
 /* A clear RIG written by fxc_build. */
-void ex_clear_rig(struct expect_list *l, const uint8_t *file, size_t size, const struct fxc_opts *o,
+void ex_rig_clear(struct expect_list *l, const uint8_t *file, size_t size, const struct fxc_opts *o,
                   const struct fxc_layout *lay);
 
 /* Bytes of a built GR2 that no structure covers (padding and filler). */

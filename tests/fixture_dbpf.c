@@ -6,7 +6,7 @@
 #include <zlib.h>
 
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "refpack_pack.h"
 
 static uint16_t comp_word(enum fxp_comp c)
@@ -191,8 +191,8 @@ void fxp_sample(struct fxp_sample *s, int variant)
     add(s, 0x8EAF13DE, group, 0x0000000100000002ull, gr2, n, FXP_STORED, NULL);
     struct fxc_opts co = fxc_variant(s4 ? 2 : 1);
     struct fxc_layout cl;
-    uint8_t *crig = fxc_build(&co, &n, &cl);
-    add(s, 0x8EAF13DE, group, 0x0000000100000003ull, crig, n, s4 ? FXP_ZLIB : FXP_STREAMABLE, "clear_rig");
+    uint8_t *clear = fxc_build(&co, &n, &cl);
+    add(s, 0x8EAF13DE, group, 0x0000000100000003ull, clear, n, s4 ? FXP_ZLIB : FXP_STREAMABLE, "clear_rig");
     if (variant != 5) {
         add(s, 0x015A1849, group, 0x00000001000000A0ull, blob(5000, 7, true), 5000, packed, NULL);
         add(s, 0x6B20C4F3, group, 0x00000001000000B0ull, NULL, 0, FXP_DELETED, NULL);

@@ -28,7 +28,7 @@
 
 #include "bitknit2enc.h"
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fixture_dbpf.h"
 #include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"

@@ -13,7 +13,7 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "parse/dbpf.h"
 #include "parse/refpack.h"
 #include "refpack_pack.h"

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fs/glb.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "glbread.h"
 #include "parse/model.h"
 
@@ -177,7 +177,7 @@ static uint8_t *read_file(struct s3fs *fs, const char *path, size_t *len)
     return buf;
 }
 
-static void test_clear_rig_skeleton(void **state)
+static void test_rig_clear_skeleton(void **state)
 {
     (void)state;
     for (int v = 0; v < 3; v++) {
@@ -252,7 +252,7 @@ int main(void)
         cmocka_unit_test(test_builder_refuses_nan),
         cmocka_unit_test(test_matrices),
         cmocka_unit_test(test_compute_ibm),
-        cmocka_unit_test(test_clear_rig_skeleton),
+        cmocka_unit_test(test_rig_clear_skeleton),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

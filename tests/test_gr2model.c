@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "fixture_gr2model.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "glbread.h"
 #include "testutil.h"
 #include "walk.h"

@@ -11,7 +11,7 @@
 
 #include "expect.h"
 #include "fixture_gr2obj.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "gr2obj_check.h"
 #include "parse/gr2obj.h"
 #include "tree_probe.h"

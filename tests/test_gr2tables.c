@@ -15,8 +15,8 @@
 
 #include "fixture.h"
 #include "fixture_gr2obj.h"
+#include "fs/open.h"
 #include "fs/sbuf.h"
-#include "fs/view.h"
 #include "testutil.h"
 #include "walk.h"
 

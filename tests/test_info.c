@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fixture_t2fs.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "testutil.h"
 
 /* The current text of /info (malloc'd). */

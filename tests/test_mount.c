@@ -24,7 +24,7 @@
 
 #include "expect.h"
 #include "fixture.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 #include "fixture_gr2obj.h"
 #include "expect_t1.h"
 #include "fixture_t2fs.h"
@@ -1098,7 +1098,7 @@ static void test_mount_rig_clear(void **state)
         make_mountpoint("m_clear", mnt, sizeof mnt);
         do_mount(path, mnt, NULL);
         struct expect_list l = {0};
-        ex_clear_rig(&l, file, size, &o, &lay);
+        ex_rig_clear(&l, file, size, &o, &lay);
         struct probe p = mount_probe(mnt);
         ex_check(&l, &p);
         ex_free(&l);
@@ -1117,7 +1117,7 @@ static void test_mount_rig_clear(void **state)
 
 struct hammer {
     const char *mnt;
-    volatile int stop;
+    int stop; /* atomic: set by the main thread while readers poll it */
     long reads;
 };
 
@@ -1126,7 +1126,7 @@ static void *hammer_reads(void *p)
     struct hammer *h = p;
     static const char *const files[] = {"/root/1.bin", "/info", "/root/0/0/1/0/0.bin", "/root/0/1/0/0.bin"};
     char buf[65536], f[512];
-    for (unsigned i = 0; !h->stop; i++) {
+    for (unsigned i = 0; !__atomic_load_n(&h->stop, __ATOMIC_RELAXED); i++) {
         snprintf(f, sizeof f, "%s%s", h->mnt, files[i % 4]);
         int fd = open(f, O_RDONLY);
         if (fd < 0)
@@ -1169,7 +1169,7 @@ static void test_mount_unmount_during_reads(void **state)
     char *um[] = {"fusermount3", "-uz", mnt, NULL};
     assert_int_equal(run(um, NULL, 0), 0);
     usleep(100000);
-    h.stop = 1;
+    __atomic_store_n(&h.stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 8; i++)
         pthread_join(th[i], NULL);
     int status;
@@ -1353,7 +1353,7 @@ static void test_cli_extract_equals_mount(void **state)
         struct fxc_layout lay;
         f = fxc_build(&o, &size, &lay);
         char n[32];
-        snprintf(n, sizeof n, "x%d.crig", v);
+        snprintf(n, sizeof n, "x%d.rig_clear", v);
         extract_and_compare(n, f, size);
         free(f);
     }

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "tree_compare.h"
 
 struct host {

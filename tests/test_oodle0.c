@@ -15,7 +15,7 @@
 #include "expect.h"
 #include "fixture.h"
 #include "fixture_gr2obj.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "gr2obj_check.h"
 #include "oodle0enc.h"
 #include "parse/oodle0.h"

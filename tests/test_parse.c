@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "parse/detect.h"
 #include "parse/gr2.h"
 #include "parse/rig.h"

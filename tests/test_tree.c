@@ -12,11 +12,11 @@
 
 #include "expect.h"
 #include "fixture.h"
-#include "fs/view.h"
+#include "fs/open.h"
 #include "tree_probe.h"
 #include "walk.h"
 #include "fixture_gr2obj.h"
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 
 /* ---- node operations ---- */
 

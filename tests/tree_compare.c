@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "fs/view.h"
+#include "fs/open.h"
 
 static struct snap_entry *snap_add(struct snap *s, const char *path)
 {

@@ -2,7 +2,7 @@
 #define S3_TREE_PROBE_H
 
 #include "expect.h"
-#include "fs/view.h"
+#include "fs/open.h"
 
 struct probe tree_probe(struct s3fs *fs);
 

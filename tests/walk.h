@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "fs/view.h"
+#include "fs/open.h"
 
 /* True when a symlink's target, resolved from the directory holding it, stays inside
  * the tree (relative, never climbing above the root). */

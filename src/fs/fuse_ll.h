@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "fs/view.h"
+#include "fs/open.h"
 
 struct s3_fuse_config {
     uid_t uid;

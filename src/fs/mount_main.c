@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "fs/fuse_ll.h"
+#include "fs/open.h"
 #include "fs/options.h"
-#include "fs/view.h"
 #include "parse/t2fs.h"
 
 struct cmdline {

@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/open.h"
 #include "fs/options.h"
-#include "fs/view.h"
+#include "fs/view_dbpf.h"
 
 static void usage(FILE *f)
 {

@@ -83,7 +83,8 @@ static uint32_t inherited_src(struct tree *t, uint32_t parent)
 
 struct node *tree_node(struct tree *t, uint32_t ino)
 {
-    if (ino == 0 || ino > t->nnodes)
+    /* acquire: pairs with node_alloc's release, so the chunk holding ino is visible */
+    if (ino == 0 || ino > atomic_load_explicit(&t->nnodes, memory_order_acquire))
         return NULL;
     uint64_t i = ino - 1;
     return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
@@ -230,19 +231,21 @@ void *tree_alloc(struct tree *t, size_t size)
 /* Allocates a node slot; NULL when the node limit is reached or memory is out. */
 static struct node *node_alloc(struct tree *t, uint32_t *ino)
 {
-    if (t->nnodes >= t->limits.max_nodes || t->nnodes >= (uint64_t)NCHUNKS * CHUNK_SIZE - 1) {
+    /* relaxed: only this thread (holding the lock, or alone before serving) changes it */
+    uint64_t i = atomic_load_explicit(&t->nnodes, memory_order_relaxed);
+    if (i >= t->limits.max_nodes || i >= (uint64_t)NCHUNKS * CHUNK_SIZE - 1) {
         t->full = true;
         t->refused++;
         return NULL;
     }
-    uint64_t i = t->nnodes;
     if (!t->chunk[i >> CHUNK_BITS]) {
         t->chunk[i >> CHUNK_BITS] = calloc(CHUNK_SIZE, sizeof(struct node));
         if (!t->chunk[i >> CHUNK_BITS])
             return NULL;
     }
-    t->nnodes++;
-    *ino = (uint32_t)t->nnodes;
+    /* release: a reader that sees the new count sees the chunk (tree.h, "The node count") */
+    atomic_store_explicit(&t->nnodes, i + 1, memory_order_release);
+    *ino = (uint32_t)(i + 1);
     return tree_node(t, *ino);
 }
 

@@ -33,12 +33,24 @@
  * Views keep their own state consistent under these two locks; a generator that writes
  * view state runs unlocked and needs its own.
  *
+ * The node count. tree_node(ino) checks ino against t->nnodes without the lock, while a
+ * populate on another thread (-o spin=0) may be adding nodes under it. So the count is
+ * atomic: node_alloc stores it with release after the new node's chunk exists (chunks are
+ * allocated once and never move), tree_node loads it with acquire, so a reader that sees
+ * ino <= nnodes also sees the chunk holding it. The count says only that the slot exists;
+ * a node's fields become visible to other threads the way its number does: a populate
+ * fills them before releasing the lock, and a number reaches another thread only after
+ * that (from a child list read after tree_populate, or from the kernel, which got it in
+ * a reply). Loops over every number (tree_populate_all, tree_free) run while no other
+ * thread adds nodes.
+ *
  * Threads: the tree is used by one thread in s3rig and in mount.s3rig's default loop,
  * by many at once with -o spin=0 (fuse_ll.c says which). */
 #ifndef S3_TREE_H
 #define S3_TREE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,7 +141,9 @@ struct tree {
     uint32_t nsrcs, capsrcs;
     struct strarena strings;
     struct node **chunk; /* two-level arena: node pointers stay valid as it grows */
-    uint64_t nnodes;
+    /* Nodes made so far: written only under the lock, read by tree_node without it (see
+     * "The node count" above). */
+    _Atomic uint64_t nnodes;
     struct tree_limits limits;
     pthread_mutex_t lock; /* serialises populate (lazy growth) */
     struct cleanup {

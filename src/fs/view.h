@@ -1,6 +1,7 @@
-/* Views: turn a parsed format into tree nodes. view.c opens a file, detects its format
- * and hands it to the format's view; it also holds the helpers every view uses to make
- * value files (so numbers look the same everywhere), .error files, /info and /unparsed. */
+/* What every view shares, below the format views: struct s3fs (one opened view), the
+ * helpers views use to make value files (so numbers look the same everywhere), .error
+ * files, the view's root, /info and /unparsed. Opening a file and choosing its view is
+ * the layer above (fs/open.h); the format views each have their own header. */
 #ifndef S3_VIEW_H
 #define S3_VIEW_H
 
@@ -15,16 +16,6 @@
 #include "parse/detect.h"
 #include "parse/diag.h"
 
-/* Exit statuses shared by mount.s3rig and s3rig (documented in mount.s3rig(8)). */
-enum s3_exit {
-    S3_EXIT_OK = 0,
-    S3_EXIT_USAGE = 1,
-    S3_EXIT_OPEN = 2,   /* FILE cannot be opened or read */
-    S3_EXIT_FORMAT = 3, /* unrecognised format, or its top-level header is unreadable */
-    S3_EXIT_MOUNT = 4,  /* the mount itself failed */
-    S3_EXIT_PATH = 5,   /* s3rig: a path inside the tree does not exist */
-};
-
 /* Set from "-o" through the one option table (options.c), for both commands. */
 struct s3fs_opts {
     uint64_t max_nodes;    /* 0: default */
@@ -37,6 +28,11 @@ struct s3fs_opts {
 
 #define S3FS_DEFAULT_CACHE (256ull << 20)
 #define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
+
+struct s3fs;
+/* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
+typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
+                            unsigned formats, struct s3fs **out, char *err, size_t errlen);
 
 struct s3fs {
     struct source src;
@@ -60,24 +56,11 @@ struct s3fs {
     uint32_t root, src_id;
     bool nested;
     char origin[256];
+    /* s3fs_open_at, put here by the open layer on every s3fs it makes: a view that holds
+     * other files (a package's resources) opens them through it, so the format views
+     * never call up into the dispatch that calls them. */
+    s3fs_open_at_fn *open_at;
 };
-
-/* Opens and parses FILE; returns S3_EXIT_OK or an exit status with err filled in (one
- * line naming the file and the reason). */
-int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen);
-/* The same on bytes in memory (tests); data must outlive the s3fs. */
-int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
-                  size_t errlen);
-void s3fs_close(struct s3fs *fs);
-
-/* The one way a view is opened: over source `src` (described by the caller with
- * source_slice / source_mem / source_expanded, and outliving the host), at the existing
- * directory `dir` of host's tree, which becomes the view's root: its own /info (with
- * `origin` as a "source:" line), coverage, /unparsed and offsets, all relative to src.
- * The nested s3fs lives as long as the tree. `formats`: the formats the caller accepts,
- * a mask of (1u << enum s3_format); 0 accepts any. S3_EXIT_OK, or a status with err. */
-int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin, unsigned formats,
-                 struct s3fs **out, char *err, size_t errlen);
 
 /* ---- helpers for views ---- */
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
@@ -106,25 +89,5 @@ int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
 
 /* Adds /info and /unparsed to the root (after the view has filled fs->cover). */
 void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
-
-/* Format views: each parses at open and gives the root its populate callback. */
-int rig_view_open(struct s3fs *fs, char *err, size_t errlen);
-int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
-int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen);
-int crig_view_open(struct s3fs *fs, char *err, size_t errlen);
-int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen);
-/* A package's resource count and declared expanded bytes (s3rig extract's progress);
- * false when fs is not a package. */
-bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
-/* The t2fs view's locator and its derived views (/models, /named): fs/view_t2fs.h. */
-
-/* The GR2 part, shared by raw GR2 files and wrapped RIGs. */
-struct gr2_view;
-struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen);
-/* Adds granny.gr2 and granny/ to dir. */
-void gr2_view_add(struct gr2_view *v, uint32_t dir);
-/* Adds the container's structures to fs->cover and its facts to fs->facts. */
-void gr2_view_describe(struct gr2_view *v);
-uint64_t gr2_view_total_size(const struct gr2_view *v);
 
 #endif

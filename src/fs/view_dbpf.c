@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "fs/view.h"
+#include "fs/view_dbpf.h"
 #include "parse/dbpf.h"
 #include "parse/refpack.h"
 
@@ -374,7 +374,7 @@ static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     struct s3fs *nested;
-    if (s3fs_open_at(v->fs, dir, &r->src, origin, nested_formats, &nested, err, sizeof err)) {
+    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats, &nested, err, sizeof err)) {
         add_error(t, dir, "rig", err);
         return 0;
     }

@@ -16,4 +16,8 @@ int gobj_attach(struct gr2_view *v);
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
                         size_t whylen);
 
+/* A Granny file mounted alone: the container view with its object tree at fs's root. 0,
+ * or -1 with err (the header is unreadable). */
+int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fs/view_gr2obj.h"
+#include "fs/view_rig.h"
 #include "parse/rig.h"
 
 struct rig_view {

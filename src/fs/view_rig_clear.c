@@ -7,32 +7,32 @@
 #include <string.h>
 
 #include "fs/export.h"
-#include "fs/view.h"
+#include "fs/view_rig_clear.h"
 #include "parse/rig_clear.h"
 
-struct crig_view {
+struct rig_clear_view {
     struct s3fs *fs;
-    struct crig r;
+    struct rig_clear r;
     char **names; /* bones[i].name, for .names files */
     uint32_t *child_start, *child_list; /* children of each bone (CSR layout) */
 };
 
-static void crig_view_free(void *p)
+static void rig_clear_view_free(void *p)
 {
-    struct crig_view *v = p;
-    crig_free(&v->r);
+    struct rig_clear_view *v = p;
+    rig_clear_free(&v->r);
     free(v->names);
     free(v->child_start);
     free(v->child_list);
     free(v);
 }
 
-static bool bone_ok(const struct crig_view *v, int32_t i)
+static bool bone_ok(const struct rig_clear_view *v, int32_t i)
 {
     return i >= 0 && (uint32_t)i < v->r.nbones;
 }
 
-static void link_bone(struct crig_view *v, uint32_t dir, const char *field, int32_t idx, const char *prefix)
+static void link_bone(struct rig_clear_view *v, uint32_t dir, const char *field, int32_t idx, const char *prefix)
 {
     if (!bone_ok(v, idx))
         return;
@@ -55,7 +55,7 @@ static void add_floats(struct tree *t, uint32_t dir, const char *name, const flo
 }
 
 /* Children lists for every bone, in one pass (CSR: start offsets, then indices). */
-static void index_children(struct crig_view *v)
+static void index_children(struct rig_clear_view *v)
 {
     uint32_t n = v->r.nbones;
     v->child_start = calloc((size_t)n + 1, sizeof *v->child_start);
@@ -78,8 +78,8 @@ static void index_children(struct crig_view *v)
 
 static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
-    struct crig_view *v = ctx;
-    const struct crig_bone *b = &v->r.bones[i];
+    struct rig_clear_view *v = ctx;
+    const struct rig_clear_bone *b = &v->r.bones[i];
     uint64_t p = b->pos, after = p + 44 + b->name_len;
     uint32_t ino = tree_add_textf(t, dir, "name", "string", "%s\n", b->name);
     tree_set_span(t, ino, p + 44, b->name_len);
@@ -109,7 +109,7 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 static int populate_bones(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct crig_view *v = ctx;
+    struct rig_clear_view *v = ctx;
     for (uint32_t i = 0; i < v->r.nbones; i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
@@ -124,15 +124,15 @@ static int populate_bones(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     return 0;
 }
 
-static void add_names(struct crig_view *v, uint32_t dir, const char *field, const int32_t *idx, uint32_t n)
+static void add_names(struct rig_clear_view *v, uint32_t dir, const char *field, const int32_t *idx, uint32_t n)
 {
     add_bone_names(v->fs->tree, dir, field, idx, n, v->names, v->names ? v->r.nbones : 0);
 }
 
 static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
-    struct crig_view *v = ctx;
-    const struct crig_chain *c = &v->r.chains[i];
+    struct rig_clear_view *v = ctx;
+    const struct rig_clear_chain *c = &v->r.chains[i];
     uint64_t p = c->pos + 4;
     add_i32_list(t, dir, "bones", c->bones, c->nbones, p);
     add_names(v, dir, "bones", c->bones, c->nbones);
@@ -160,7 +160,7 @@ static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 static int populate_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct crig_view *v = ctx;
+    struct rig_clear_view *v = ctx;
     for (uint32_t i = 0; i < v->r.nchains; i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
@@ -191,12 +191,12 @@ static void csv_name(struct sbuf *b, const char *s)
     sb_put(b, "\"", 1);
 }
 
-static void add_csv(struct crig_view *v, uint32_t root)
+static void add_csv(struct rig_clear_view *v, uint32_t root)
 {
     struct sbuf b = {0};
     sb_printf(&b, "index,name,parent,opposing,hash,flags,px,py,pz,qx,qy,qz,qw,sx,sy,sz\n");
     for (uint32_t i = 0; i < v->r.nbones; i++) {
-        const struct crig_bone *x = &v->r.bones[i];
+        const struct rig_clear_bone *x = &v->r.bones[i];
         sb_printf(&b, "%" PRIu32 ",", i);
         csv_name(&b, x->name);
         sb_printf(&b, ",%" PRId32 ",%" PRId32 ",0x%08" PRIx32 ",0x%08" PRIx32, x->parent, x->opposing, x->name_hash,
@@ -213,10 +213,10 @@ static void add_csv(struct crig_view *v, uint32_t root)
     tree_add_text(v->fs->tree, root, "bones.csv", "csv", text, len);
 }
 
-static void warn_chain_indices(struct crig_view *v)
+static void warn_chain_indices(struct rig_clear_view *v)
 {
     for (uint32_t i = 0; i < v->r.nchains; i++) {
-        const struct crig_chain *c = &v->r.chains[i];
+        const struct rig_clear_chain *c = &v->r.chains[i];
         int32_t f[] = {c->pole, c->has_slot_info ? c->slot_info : -1, c->slot_offset, c->root};
         for (int k = 0; k < 4; k++)
             if (f[k] != -1 && !bone_ok(v, f[k]))
@@ -231,7 +231,7 @@ static void warn_chain_indices(struct crig_view *v)
  * inverse bind matrices are the inverses of the world transforms this makes. */
 static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    const struct crig *r = ctx;
+    const struct rig_clear *r = ctx;
     struct mdl_skeleton s = {0};
     s.bone = calloc(r->nbones ? r->nbones : 1, sizeof *s.bone);
     if (!s.bone) {
@@ -242,7 +242,7 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
     s.name = r->skeleton_name ? strdup(r->skeleton_name) : NULL;
     s.name_len = s.name ? strlen(s.name) : 0;
     for (uint32_t i = 0; i < r->nbones; i++) {
-        const struct crig_bone *b = &r->bones[i];
+        const struct rig_clear_bone *b = &r->bones[i];
         struct mdl_bone *o = &s.bone[i];
         o->name = strdup(b->name ? b->name : "");
         o->name_len = o->name ? strlen(o->name) : 0;
@@ -261,7 +261,7 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
-    struct crig_view *v = ctx;
+    struct rig_clear_view *v = ctx;
     add_info_and_unparsed(v->fs, dir);
     add_u32(t, dir, "major", v->r.major, 0);
     add_u32(t, dir, "minor", v->r.minor, 4);
@@ -280,19 +280,19 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     return 0;
 }
 
-int crig_view_open(struct s3fs *fs, char *err, size_t errlen)
+int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
-    struct crig_view *v = calloc(1, sizeof *v);
+    struct rig_clear_view *v = calloc(1, sizeof *v);
     if (!v) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     v->fs = fs;
-    if (crig_parse(&fs->src.src, &v->r, &fs->diag, err, errlen)) {
+    if (rig_clear_parse(&fs->src.src, &v->r, &fs->diag, err, errlen)) {
         free(v);
         return -1;
     }
-    tree_on_free(fs->tree, crig_view_free, v);
+    tree_on_free(fs->tree, rig_clear_view_free, v);
     v->names = calloc(v->r.nbones ? v->r.nbones : 1, sizeof *v->names);
     for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
         v->names[i] = v->r.bones[i].name;
@@ -304,7 +304,8 @@ int crig_view_open(struct s3fs *fs, char *err, size_t errlen)
         diag_add(&fs->diag, "%s", v->r.chains_err);
     sb_printf(&fs->facts, "encoding: clear\nbyte_order: le\nmajor: %" PRIu32 "\nminor: %" PRIu32 "\n", v->r.major,
               v->r.minor);
-    sb_printf(&fs->facts, "variant: %s%s\n", crig_variant_name(v->r.variant), v->r.ambiguous ? " (ambiguous)" : "");
+    sb_printf(&fs->facts, "variant: %s%s\n", rig_clear_variant_name(v->r.variant),
+              v->r.ambiguous ? " (ambiguous)" : "");
     sb_printf(&fs->facts, "bones: %" PRIu32 "\n", v->r.nbones);
     if (v->r.has_skeleton_name && v->r.skeleton_name)
         sb_printf(&fs->facts, "skeleton_name: %s\n", v->r.skeleton_name);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_t2fs.h"
+#include "fs/view_t1_models.h"
 #include "parse/reader.h"
 #include "parse/t1_section.h"
 

@@ -46,6 +46,7 @@ struct t2_view {
     uint32_t root_count;
     struct t2fs_schema *schema;
     const char *schema_name;
+    t2fs_root_extra_fn *root_extra; /* the derived views' directories, added after /root */
     uint64_t compressed_seen, compressed_failed;
     /* Read-ahead over the file's bytes, kept from one directory listing to the next: a
      * walk lists a directory, then its children, whose bytes lie inside the parent's, so
@@ -459,6 +460,11 @@ const struct t2fs_schema *t2fs_view_schema(const struct t2_view *v)
     return v->schema;
 }
 
+const char *t2fs_view_schema_name(const struct t2_view *v)
+{
+    return v->schema_name;
+}
+
 void t2fs_node_root(struct t2_view *v, struct t2fs_node *out)
 {
     memset(out, 0, sizeof *out);
@@ -689,11 +695,8 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         tree_add_range(t, dir, "trailer.bin", "bytes", end, v->fs->src.size - end);
     struct t2_where w = {NULL, v->root_off, v->root_size};
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
-    if (strcmp(v->schema_name, "turok2") == 0)
-        t2fs_models_add(v, dir);
-    else if (strcmp(v->schema_name, "turok1") == 0)
-        t1_models_add(v, dir);
-    t2fs_named_add(v, dir);
+    if (v->root_extra)
+        v->root_extra(v, dir);
     return 0;
 }
 
@@ -752,7 +755,7 @@ static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t
     return 0;
 }
 
-int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
+int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen)
 {
     struct t2_view *v = calloc(1, sizeof *v);
     if (!v) {
@@ -760,6 +763,7 @@ int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     v->fs = fs;
+    v->root_extra = root_extra;
     v->be = fs->det.big_endian;
     v->root_off = fs->det.root_off;
     tree_on_free(fs->tree, t2_view_free, v);

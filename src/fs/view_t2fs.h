@@ -46,11 +46,23 @@ struct t2fs_array {
     uint32_t esize, count;
 };
 
+/* Adds the derived views' directories (/models, /named) to the root directory, after
+ * /root: the views above this one (view_t2fs_derived.c) say which. */
+typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir);
+
+/* Parses the t2fs header of fs's source, picks the schema (fs->opts.schema, else by
+ * shape) and gives fs's root its populate callback, which calls root_extra (may be NULL)
+ * after making /root. 0, or -1 with err. The format's entry is t2fs_view_open
+ * (view_t2fs_derived.h). */
+int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
+
 /* The t2fs view of an opened file (NULL when it is not a t2fs file). */
 struct t2_view *t2fs_view_of(struct s3fs *fs);
 struct s3fs *t2fs_view_fs(const struct t2_view *v);
 bool t2fs_view_big_endian(const struct t2_view *v);
 const struct t2fs_schema *t2fs_view_schema(const struct t2_view *v);
+/* "turok1", "turok2" (built in) or "file" (a JSON schema file). */
+const char *t2fs_view_schema_name(const struct t2_view *v);
 
 /* /root itself. */
 void t2fs_node_root(struct t2_view *v, struct t2fs_node *out);
@@ -82,25 +94,5 @@ void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len);
  * otherwise; its xattrs give the node's span. The new inode, or 0. */
 uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
                             const uint8_t *bytes, uint64_t off, uint64_t len, const char *type);
-
-/* /models for the turok2 schema: the model tree under the seed's names. */
-void t2fs_models_add(struct t2_view *v, uint32_t root_dir);
-/* /models for the turok1 schema: graphic objects, their nodes, parts and sections. */
-void t1_models_add(struct t2_view *v, uint32_t root_dir);
-/* /named: /root under the schema's names (directories, and links to /root's leaves). */
-void t2fs_named_add(struct t2_view *v, uint32_t root_dir);
-/* The decoded files of a Turok 1 section (sec: its node {section, usPStream,
- * usVertices}) in dir: vertices.bin/.txt, pstream.bin, layout, triangles.txt,
- * commands.txt or triangles.error. */
-void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir);
-/* A Turok 1 section (sec: its node {section, usPStream, usVertices}) read and decoded
- * (parse/t1_section.h; free with t1_section_free), for exporters: 0, or -1 with err
- * naming the node that is missing or broken. A stream that fits neither layout is not
- * a failure (out->layout < 0, out->err says why). Find sections with the locator:
- * object = child N of child 0 of the root; its nodes = object/1/1; node K's parts =
- * nodes/K/2; section S of part P = parts/P/S. */
-struct t1_section;
-int t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
-                    size_t errlen);
 
 #endif

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_t2fs.h"
+#include "fs/view_t1_models.h"
+#include "fs/view_t2fs_named.h"
 #include "parse/t2fs.h"
 
 struct named {

@@ -7,7 +7,7 @@
 
 #define BONE_MIN 60 /* 10 floats, name length, opposing, parent, hash, flags */
 
-uint32_t crig_name_hash(const char *name, size_t len)
+uint32_t rig_clear_name_hash(const char *name, size_t len)
 {
     uint32_t h = 0x811C9DC5u;
     for (size_t i = 0; i < len; i++) {
@@ -17,12 +17,12 @@ uint32_t crig_name_hash(const char *name, size_t len)
     return h;
 }
 
-const char *crig_variant_name(enum crig_variant v)
+const char *rig_clear_variant_name(enum rig_clear_variant v)
 {
     switch (v) {
-    case CRIG_TS3_MAJOR3:
+    case RIG_CLEAR_TS3_MAJOR3:
         return "TS3 (major 3: skeleton name, no IK chains)";
-    case CRIG_TS4_MAJOR3:
+    case RIG_CLEAR_TS4_MAJOR3:
         return "TS4 (major 3: IK chains, no skeleton name)";
     default:
         return "major 4 (TS3/TS4)";
@@ -82,7 +82,7 @@ static char *seq_string(struct seq *s, uint32_t *len_out, uint64_t *pos_out, cha
     return str;
 }
 
-static int parse_bones(struct seq *s, struct crig *r)
+static int parse_bones(struct seq *s, struct rig_clear *r)
 {
     uint64_t at = s->pos;
     r->bone_count = (int32_t)seq_u32(s);
@@ -100,7 +100,7 @@ static int parse_bones(struct seq *s, struct crig *r)
     if (!r->bones)
         return -1;
     for (int32_t i = 0; i < r->bone_count; i++) {
-        struct crig_bone *b = &r->bones[i];
+        struct rig_clear_bone *b = &r->bones[i];
         b->pos = s->pos;
         for (int k = 0; k < 3; k++)
             b->position[k] = seq_f32(s);
@@ -125,13 +125,13 @@ static int parse_bones(struct seq *s, struct crig *r)
             return -1;
         }
         b->size = s->pos - b->pos;
-        b->hash_ok = crig_name_hash(b->name, b->name_len) == b->name_hash;
+        b->hash_ok = rig_clear_name_hash(b->name, b->name_len) == b->name_hash;
         r->nbones = (uint32_t)i + 1;
     }
     return 0;
 }
 
-static int parse_chains(struct seq *s, struct crig *r, bool with_info)
+static int parse_chains(struct seq *s, struct rig_clear *r, bool with_info)
 {
     r->chains_present = true;
     r->chains_pos = s->pos;
@@ -152,7 +152,7 @@ static int parse_chains(struct seq *s, struct crig *r, bool with_info)
     if (!r->chains)
         return -1;
     for (int32_t i = 0; i < r->chain_count; i++) {
-        struct crig_chain *c = &r->chains[i];
+        struct rig_clear_chain *c = &r->chains[i];
         c->pos = s->pos;
         int32_t n = (int32_t)seq_u32(s);
         room = s->src->size > s->pos ? s->src->size - s->pos : 0;
@@ -187,7 +187,7 @@ static int parse_chains(struct seq *s, struct crig *r, bool with_info)
 }
 
 /* One layout: bones, then (optionally) the skeleton name, then (optionally) chains. */
-static int parse_layout(const struct s3_src *src, struct crig *r, bool name, bool chains, bool info)
+static int parse_layout(const struct s3_src *src, struct rig_clear *r, bool name, bool chains, bool info)
 {
     struct seq s = {src, 8, false};
     if (parse_bones(&s, r))
@@ -208,21 +208,21 @@ static int parse_layout(const struct s3_src *src, struct crig *r, bool name, boo
     return 0;
 }
 
-static void reset(struct crig *r)
+static void reset(struct rig_clear *r)
 {
     uint32_t major = r->major, minor = r->minor;
-    crig_free(r);
+    rig_clear_free(r);
     r->major = major;
     r->minor = minor;
 }
 
-static void check_bones(struct crig *r, struct diag *d)
+static void check_bones(struct rig_clear *r, struct diag *d)
 {
     for (uint32_t i = 0; i < r->nbones; i++) {
-        const struct crig_bone *b = &r->bones[i];
+        const struct rig_clear_bone *b = &r->bones[i];
         if (!b->hash_ok)
             diag_add(d, "bone %u '%s': name_hash 0x%08x, the name hashes to 0x%08x", i, b->name, b->name_hash,
-                     crig_name_hash(b->name, b->name_len));
+                     rig_clear_name_hash(b->name, b->name_len));
         if (b->parent < -1 || b->parent >= (int32_t)r->nbones)
             diag_add(d, "bone %u: parent %d is not a bone", i, b->parent);
         if (b->opposing < 0 || b->opposing >= (int32_t)r->nbones)
@@ -245,7 +245,7 @@ static void check_bones(struct crig *r, struct diag *d)
     free(state);
 }
 
-int crig_parse(const struct s3_src *src, struct crig *r, struct diag *d, char *err, size_t errlen)
+int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     if (src_u32(src, 0, false, &r->major) || src_u32(src, 4, false, &r->minor)) {
@@ -253,7 +253,7 @@ int crig_parse(const struct s3_src *src, struct crig *r, struct diag *d, char *e
         return -1;
     }
     if (r->major == 4) {
-        r->variant = CRIG_MAJOR4;
+        r->variant = RIG_CLEAR_MAJOR4;
         if (parse_layout(src, r, true, true, true) == 0 && r->end < src->size)
             diag_add(d, "%llu trailing bytes after the IK chains", (unsigned long long)(src->size - r->end));
         check_bones(r, d);
@@ -274,9 +274,9 @@ int crig_parse(const struct s3_src *src, struct crig *r, struct diag *d, char *e
     if (!ts4) {
         reset(r);
         parse_layout(src, r, true, false, false);
-        r->variant = CRIG_TS3_MAJOR3;
+        r->variant = RIG_CLEAR_TS3_MAJOR3;
     } else {
-        r->variant = CRIG_TS4_MAJOR3;
+        r->variant = RIG_CLEAR_TS4_MAJOR3;
     }
     if (r->ambiguous)
         diag_add(d, "major 3: both layouts end at the end of the file; the TS4 reading was kept");
@@ -284,7 +284,7 @@ int crig_parse(const struct s3_src *src, struct crig *r, struct diag *d, char *e
     return 0;
 }
 
-void crig_free(struct crig *r)
+void rig_clear_free(struct rig_clear *r)
 {
     for (uint32_t i = 0; r->bones && i < r->nbones; i++)
         free(r->bones[i].name);

@@ -11,13 +11,13 @@
 
 #define RIG_CLEAR_ERR 200
 
-enum crig_variant {
-    CRIG_MAJOR4, /* Sims 3 and Sims 4 write major 4 the same way */
-    CRIG_TS3_MAJOR3, /* skeleton name, no IK chains */
-    CRIG_TS4_MAJOR3, /* no skeleton name, IK chains without info nodes or slot_info */
+enum rig_clear_variant {
+    RIG_CLEAR_MAJOR4, /* Sims 3 and Sims 4 write major 4 the same way */
+    RIG_CLEAR_TS3_MAJOR3, /* skeleton name, no IK chains */
+    RIG_CLEAR_TS4_MAJOR3, /* no skeleton name, IK chains without info nodes or slot_info */
 };
 
-struct crig_bone {
+struct rig_clear_bone {
     uint64_t pos, size; /* absolute */
     float position[3], orientation[4], scale[3];
     char *name;
@@ -27,7 +27,7 @@ struct crig_bone {
     bool hash_ok;
 };
 
-struct crig_chain {
+struct rig_clear_chain {
     uint64_t pos, size;
     uint32_t nbones;
     int32_t *bones;
@@ -37,12 +37,12 @@ struct crig_chain {
     bool has_slot_info;
 };
 
-struct crig {
+struct rig_clear {
     uint32_t major, minor;
-    enum crig_variant variant;
+    enum rig_clear_variant variant;
     bool ambiguous; /* major 3: both layouts ended at the end of the file */
     int32_t bone_count;
-    struct crig_bone *bones;
+    struct rig_clear_bone *bones;
     uint32_t nbones; /* parsed */
     char bones_err[RIG_CLEAR_ERR];
     bool has_skeleton_name;
@@ -52,20 +52,20 @@ struct crig {
     bool chains_present;
     uint64_t chains_pos;
     int32_t chain_count;
-    struct crig_chain *chains;
+    struct rig_clear_chain *chains;
     uint32_t nchains;
     char chains_err[RIG_CLEAR_ERR];
     uint64_t end; /* where parsing stopped */
 };
 
 /* FNV-1 32-bit hash of the lower-cased name. */
-uint32_t crig_name_hash(const char *name, size_t len);
-const char *crig_variant_name(enum crig_variant v);
+uint32_t rig_clear_name_hash(const char *name, size_t len);
+const char *rig_clear_variant_name(enum rig_clear_variant v);
 
 /* Parses the file. Returns 0, or -1 when it cannot be read as any variant (err says
  * why; for major 3, when neither layout ends at the end of the file). Broken parts
  * of a major-4 file stop the parse there: what came before stays, *_err says why. */
-int crig_parse(const struct s3_src *src, struct crig *r, struct diag *d, char *err, size_t errlen);
-void crig_free(struct crig *r);
+int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err, size_t errlen);
+void rig_clear_free(struct rig_clear *r);
 
 #endif

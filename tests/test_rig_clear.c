@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "expect.h"
-#include "fixture_crig.h"
-#include "fs/view.h"
+#include "fixture_rig_clear.h"
+#include "fs/open.h"
 #include "parse/rig_clear.h"
 #include "testutil.h"
 #include "tree_probe.h"
@@ -22,17 +22,18 @@ static void test_name_hash(void **state)
 {
     (void)state;
     /* FNV-1 of the empty string is the offset basis; lower-casing makes case irrelevant */
-    assert_int_equal(crig_name_hash("", 0), 0x811C9DC5u);
-    assert_int_equal(crig_name_hash("a", 1), 0x050C5D7Eu); /* (basis * prime) ^ 'a' */
-    assert_int_equal(crig_name_hash("B__ROOT__", 9), crig_name_hash("b__root__", 9));
+    assert_int_equal(rig_clear_name_hash("", 0), 0x811C9DC5u);
+    assert_int_equal(rig_clear_name_hash("a", 1), 0x050C5D7Eu); /* (basis * prime) ^ 'a' */
+    assert_int_equal(rig_clear_name_hash("B__ROOT__", 9), rig_clear_name_hash("b__root__", 9));
     for (int i = 0; i < FXC_BONES; i++)
-        assert_int_equal(crig_name_hash(fxc_bones[i].name, strlen(fxc_bones[i].name)), fxc_hash(fxc_bones[i].name));
+        assert_int_equal(rig_clear_name_hash(fxc_bones[i].name, strlen(fxc_bones[i].name)),
+                         fxc_hash(fxc_bones[i].name));
 }
 
 static void test_variants(void **state)
 {
     (void)state;
-    static const enum crig_variant want[3] = {CRIG_MAJOR4, CRIG_TS3_MAJOR3, CRIG_TS4_MAJOR3};
+    static const enum rig_clear_variant want[3] = {RIG_CLEAR_MAJOR4, RIG_CLEAR_TS3_MAJOR3, RIG_CLEAR_TS4_MAJOR3};
     for (int v = 0; v < 3; v++) {
         struct fxc_opts o = fxc_variant(v);
         struct fxc_layout lay;
@@ -41,10 +42,10 @@ static void test_variants(void **state)
         struct mem_src_ctx mc;
         struct s3_src src;
         mem_src_init(&src, &mc, f, size);
-        struct crig r;
+        struct rig_clear r;
         struct diag d = {0};
         char err[256];
-        assert_int_equal(crig_parse(&src, &r, &d, err, sizeof err), 0);
+        assert_int_equal(rig_clear_parse(&src, &r, &d, err, sizeof err), 0);
         assert_int_equal(r.variant, want[v]);
         assert_int_equal(r.nbones, FXC_BONES);
         assert_string_equal(r.bones[2].name, "b__L_Thigh__");
@@ -62,7 +63,7 @@ static void test_variants(void **state)
         }
         assert_int_equal(r.end, size);
         diag_free(&d);
-        crig_free(&r);
+        rig_clear_free(&r);
         free(f);
     }
 }
@@ -82,7 +83,7 @@ static void test_walk_variants(void **state)
         if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
             fail_msg("variant %d: %s", v, err);
         struct expect_list l = {0};
-        ex_clear_rig(&l, f, size, &o, &lay);
+        ex_rig_clear(&l, f, size, &o, &lay);
         struct probe p = tree_probe(fs);
         ex_check(&l, &p);
         ex_free(&l);
@@ -194,5 +195,5 @@ int main(void)
         cmocka_unit_test(test_walk_variants),  cmocka_unit_test(test_bone_validation),
         cmocka_unit_test(test_broken),
     };
-    return cmocka_run_group_tests_name("clear_rig", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("rig_clear", tests, NULL, NULL);
 }

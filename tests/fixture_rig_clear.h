@@ -1,6 +1,7 @@
-/* Builder of clear RIG files (major 3/4, the TS3 and TS4 layouts). */
-#ifndef S3_FIXTURE_CRIG_H
-#define S3_FIXTURE_CRIG_H
+/* Builder of clear RIG files (major 3/4, the TS3 and TS4 layouts). fxc_: "fixture, clear
+ * RIG", the one-letter style of the other builders (fxg_, fxm_, fxp_, fxt_). */
+#ifndef S3_FIXTURE_RIG_CLEAR_H
+#define S3_FIXTURE_RIG_CLEAR_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "fixture_crig.h"
+#include "fixture_rig_clear.h"
 
 #include <stdlib.h>
 #include <string.h>

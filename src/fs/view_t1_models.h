@@ -1,0 +1,28 @@
+/* /models for the turok1 schema (view_t1_models.c), derived from /root through the t2fs
+ * view's locator, and the decoded files of a Turok 1 geometry section (also used by
+ * /named). */
+#ifndef S3_VIEW_T1_MODELS_H
+#define S3_VIEW_T1_MODELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs/view_t2fs.h"
+
+/* /models for the turok1 schema: graphic objects, their nodes, parts and sections. */
+void t1_models_add(struct t2_view *v, uint32_t root_dir);
+/* The decoded files of a Turok 1 section (sec: its node {section, usPStream,
+ * usVertices}) in dir: vertices.bin/.txt, pstream.bin, layout, triangles.txt,
+ * commands.txt or triangles.error. */
+void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir);
+/* A Turok 1 section (sec: its node {section, usPStream, usVertices}) read and decoded
+ * (parse/t1_section.h; free with t1_section_free), for exporters: 0, or -1 with err
+ * naming the node that is missing or broken. A stream that fits neither layout is not
+ * a failure (out->layout < 0, out->err says why). Find sections with the locator:
+ * object = child N of child 0 of the root; its nodes = object/1/1; node K's parts =
+ * nodes/K/2; section S of part P = parts/P/S. */
+struct t1_section;
+int t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
+                    size_t errlen);
+
+#endif
