@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_t1_export.h"
 #include "fs/view_t2fs.h"
 #include "parse/reader.h"
 #include "parse/t1_section.h"
@@ -387,6 +388,7 @@ static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     snprintf(link, sizeof link, "../..%s", at);
     tree_add_link(t, dir, "raw", link);
     add_bounds(d->v, &d->n, dir);
+    t1_exports_add(d->v, &d->n, dir);
     struct t2fs_node nodes;
     uint32_t ndir = tree_add_dir(t, dir, "nodes", "t1.nodes", NULL, NULL, 0);
     char err[400];
