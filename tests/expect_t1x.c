@@ -81,8 +81,11 @@ static size_t node_named(const struct glbdoc *d, const char *name)
 {
     json_t *nodes = json_object_get(d->json, "nodes");
     for (size_t i = 0; i < json_array_size(nodes); i++)
-        if (strcmp(json_string_value(json_object_get(json_array_get(nodes, i), "name")) ?: "", name) == 0)
+    {
+        const char *n = json_string_value(json_object_get(json_array_get(nodes, i), "name"));
+        if (n && strcmp(n, name) == 0)
             return i;
+    }
     fail_msg("no node named '%s'", name);
     return 0;
 }

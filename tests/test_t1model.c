@@ -290,8 +290,8 @@ static void test_tree_refuses(void **state)
         struct probe p = tree_probe(fs);
         static const char *const why[] = {"node 0: child 7 is not a node (the object has 1)",
                                           "/root/0/1/1/1: a leaf, not a branch",
-                                          "nothing to draw: 2 left out; the first: nodes/0/parts/0/sections/0: "
-                                          "the stream fits neither layout ("};
+                                          ("nothing to draw: 2 left out; the first: nodes/0/parts/0/sections/0: "
+                                           "the stream fits neither layout (")};
         for (unsigned k = 0; k < 3; k++) {
             char path[64];
             snprintf(path, sizeof path, "/models/%u/model.error", k);

@@ -3,8 +3,9 @@
  * sections (parse/t1_section.h) into a struct t1_object; t1_object_model turns that into
  * a model, no tree and no file involved:
  *   - the object's nodes are the model's skeleton, bone K = node K ("node K"), parents
- *     from the nodes' child lists (usChildNodeIndices), identity transforms (the file
- *     gives node placements only through animations), and no skin (no_skin);
+ *     from the nodes' child lists (usChildNodeIndices), identity transforms (placements,
+ *     which would come from the animations, are not decoded), and no skin (no_skin);
+ *     every part of a node is used (usPartIndices is not interpreted);
  *   - each part P of node K with something to draw is a mesh "node K part P" placed
  *     under bone K (on_bone): its sections' vertices one after the other, one group
  *     (glTF primitive) per section, positions x y z as stored, texture coordinates s/32
