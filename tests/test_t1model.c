@@ -69,7 +69,8 @@ static void decode_case(size_t k, bool be, struct t1_obj_section *x)
 static void set_children(struct t1_object *o, uint32_t k, const uint32_t *c, uint32_t n)
 {
     o->node[k].children = malloc((n ? n : 1) * sizeof *c);
-    memcpy(o->node[k].children, c, n * sizeof *c);
+    if (n)
+        memcpy(o->node[k].children, c, n * sizeof *c);
     o->node[k].nchildren = n;
 }
 
