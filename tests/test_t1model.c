@@ -3,6 +3,7 @@
  * (expect_t1x.c); the pure model builder (parse/t1_model.h) on decoded fixture sections;
  * objects that cannot be exported (a hierarchy that is not a tree, nothing to draw). */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,6 +49,67 @@ static void test_sample_exports(void **state)
         free(file);
         fxt_free(root);
     }
+}
+
+/* Rebuilds on reader threads while another thread populates directories: with a cache
+ * too small to keep them, every read of model.glb builds it again, reading the object
+ * with the locator (under the tree lock) while the walk uses it too. The bytes stay the
+ * same. */
+struct reader {
+    struct s3fs *fs;
+    uint32_t ino;
+    const uint8_t *want;
+    size_t len;
+    int bad;
+};
+
+static void *read_again(void *arg)
+{
+    struct reader *r = arg;
+    for (int k = 0; k < 40; k++) {
+        uint8_t *buf;
+        size_t len;
+        if (tree_read_all(r->fs->tree, r->ino, &buf, &len) || len != r->len || memcmp(buf, r->want, len))
+            r->bad++;
+        else
+            free(buf);
+    }
+    return NULL;
+}
+
+static void test_rebuild_threads(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_t1_sample(true);
+    size_t size;
+    uint8_t *file = fxt_write(root, true, 0, 0, &size);
+    struct s3fs_opts opts = {.cache_bytes = 1024};
+    struct s3fs *fs;
+    char err[256];
+    assert_int_equal(s3fs_open_mem(&fs, file, size, &opts, err, sizeof err), 0);
+    struct reader r[2] = {{fs, 0, NULL, 0, 0}, {fs, 0, NULL, 0, 0}};
+    const char *paths[2] = {"/models/0/model.glb", "/models/1/model.obj"};
+    uint8_t *want[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tree_resolve(fs->tree, paths[i], &r[i].ino), 0);
+        assert_int_equal(tree_read_all(fs->tree, r[i].ino, &want[i], &r[i].len), 0);
+        r[i].want = want[i];
+        assert_true(r[i].len > opts.cache_bytes || i == 1);
+    }
+    uint64_t before = fs->cache.produced;
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, read_again, &r[i]), 0);
+    assert_int_equal(tree_populate_all(fs->tree), 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(r[i].bad, 0);
+        free(want[i]);
+    }
+    assert_true(fs->cache.produced >= before + 40); /* model.glb was built again and again */
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
 }
 
 /* ---- the pure builder on decoded sections ---- */
@@ -331,6 +393,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_exports),
+        cmocka_unit_test(test_rebuild_threads),
         cmocka_unit_test(test_builder),
         cmocka_unit_test(test_builder_refuses),
         cmocka_unit_test(test_export_bone_range),
