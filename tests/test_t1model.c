@@ -176,6 +176,7 @@ static void test_builder(void **state)
         assert_int_equal(a->nverts, o.sec[0].s.nvert + o.sec[1].s.nvert);
         assert_int_equal(a->ntris, o.sec[0].s.st.ntri + o.sec[1].s.st.ntri);
         assert_int_equal(a->ngroups, 2);
+        assert_true(a->index16); /* 16-bit in the .glb when every index fits */
         assert_int_equal(a->group[1].first, o.sec[0].s.st.ntri);
         assert_int_equal(a->group[1].count, o.sec[1].s.st.ntri);
         assert_int_equal(b->nverts, 70);

@@ -221,6 +221,7 @@ static int fill_mesh(const struct t1_object *o, size_t first, size_t end, const 
         m->ntris += (uint32_t)s->st.ntri;
         m->nverts += s->nvert;
     }
+    m->index16 = true; /* 16-bit indices in the .glb whenever they fit (sections are small) */
     m->on_bone = true;
     m->bone = o->sec[first].node;
     m->name = name_of("node %" PRIu32 " part %" PRIu32, o->sec[first].node, o->sec[first].part, &m->name_len);
