@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/export.h"
 #include "fs/open.h"
 #include "parse/dbpf.h"
 #include "parse/bitknit2.h"
@@ -15,6 +16,7 @@
 #include "parse/rig.h"
 #include "parse/rig_clear.h"
 #include "parse/rnc.h"
+#include "parse/t1_model.h"
 #include "parse/t1_section.h"
 #include "parse/t2fs.h"
 #include "walk.h"
@@ -42,6 +44,39 @@ __attribute__((unused)) static void walk_with_magic(const uint8_t *magic, size_t
     memcpy(b + mlen, data, size);
     tree_walk(b, mlen + size);
     free(b);
+}
+
+/* The Turok 1 model builder and the exporters over a decoded section (taken over): two
+ * nodes, node 0's one child chosen by bits 1-2 of sel (itself, node 1, past the nodes),
+ * the section in node 0 or 1 (bit 3). Any input: a .glb and .obj, or an error. */
+__attribute__((unused)) static void t1_model_exports(struct t1_section *s, uint8_t sel)
+{
+    struct t1_object o = {0};
+    struct t1_obj_section *x = NULL;
+    if (t1_object_nodes(&o, 2) == 0 && (o.node[0].children = malloc(sizeof *o.node[0].children)) != NULL) {
+        o.node[0].children[0] = (uint32_t)(sel >> 1 & 3);
+        o.node[0].nchildren = 1;
+        x = t1_object_section(&o, sel >> 3 & 1, 0, 0);
+    }
+    if (!x) {
+        t1_section_free(s);
+        t1_object_free(&o);
+        return;
+    }
+    x->s = *s;
+    x->ok = true;
+    struct mdl_model m;
+    char err[256];
+    if (t1_object_model(&o, "fuzz", &m, err, sizeof err) == 0) {
+        uint8_t *out;
+        size_t len;
+        if (export_model_glb(&m, &out, &len, err, sizeof err) == 0)
+            free(out);
+        if (export_model_obj(&m, &out, &len, err, sizeof err) == 0)
+            free(out);
+        mdl_model_free(&m);
+    }
+    t1_object_free(&o);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -116,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t skip = rest < planes ? rest : planes;
             struct t1_section s;
             if (t1_section_decode(data + 3 + skip, (rest - skip) / 2, v, nverts, data[2] & 1, &s) == 0)
-                t1_section_free(&s);
+                t1_model_exports(&s, data[2]);
             free(v);
         }
     }

@@ -16,6 +16,7 @@
 #include "fixture_t2fs.h"
 #include "fs/open.h"
 #include "fs/view_t1_models.h"
+#include "fs/view_t1_section.h"
 #include "fs/view_t2fs.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"

@@ -30,5 +30,8 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
 int export_model_glb(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 /* A mesh as Wavefront OBJ text: positions, texture coordinates, normals, faces. */
 int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+/* A model's meshes (those with triangles) as one OBJ text: an o line per mesh, vertices
+ * with their colours when they have them, faces numbered across the file. */
+int export_model_obj(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 #endif

@@ -42,7 +42,7 @@ static int set_transform(struct glb *g, int node, bool has_matrix, const float m
 }
 
 /* Nodes 0..n-1 for the bones (they must be the builder's first nodes), parent links, and
- * the inverse bind matrices accessor. *roots gets the root bones. */
+ * the inverse bind matrices accessor (ibm NULL: none, the bones only place meshes). */
 static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char *err, size_t errlen)
 {
     if (mdl_skeleton_check(s, err, errlen))
@@ -54,7 +54,7 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char
         snprintf(what, sizeof what, "bone %" PRIu32, i);
         if (node < 0 || set_transform(g, node, b->has_matrix, b->m, b->t, b->r, b->s, what, err, errlen))
             return node < 0 ? (snprintf(err, errlen, "out of memory"), -1) : -1;
-        if (!mdl_is_trs(b->ibm)) {
+        if (ibm && !mdl_is_trs(b->ibm)) {
             snprintf(err, errlen, "bone %" PRIu32 ": its inverse world transform is not translation × rotation × scale", i);
             return -1;
         }
@@ -62,6 +62,8 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent >= 0)
             glb_node_child(g, s->bone[i].parent, (int)i);
+    if (!ibm)
+        return 0;
     float *m = malloc((s->nbones ? s->nbones : 1) * 16 * sizeof *m);
     if (!m) {
         snprintf(err, errlen, "out of memory");
@@ -123,13 +125,20 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
     return finish(g, out, len, err, errlen);
 }
 
+#define MESH_ATTRS 6
+
 /* The attributes every primitive of a mesh shares. */
-static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned, int acc[5])
+static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned, int acc[MESH_ATTRS])
 {
     acc[0] = glb_floats(g, m->pos, m->nverts, 3, GLB_VERTICES, true);
     acc[1] = m->nrm ? glb_floats(g, m->nrm, m->nverts, 3, GLB_VERTICES, false) : -1;
     acc[2] = m->uv ? glb_floats(g, m->uv, m->nverts, 2, GLB_VERTICES, false) : -1;
-    acc[3] = acc[4] = -1;
+    acc[3] = acc[4] = acc[5] = -1;
+    if (m->rgba) { /* the bytes as stored, read as 0..1 */
+        int view = glb_view(g, m->rgba, (size_t)m->nverts * 4, GLB_VERTICES);
+        acc[5] = glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
+        glb_accessor_normalized(g, acc[5]);
+    }
     if (skinned) {
         int view = glb_view(g, m->joints, (size_t)m->nverts * 4 * sizeof *m->joints, GLB_VERTICES);
         acc[3] = glb_accessor(g, view, 0, GLB_U16, m->nverts, 4, NULL, NULL);
@@ -166,7 +175,7 @@ static int index_view(struct glb *g, const struct mdl_mesh *m, enum glb_ctype *c
 static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *plain)
 {
     int mesh = glb_mesh(g, m->name, m->name_len);
-    int acc[5];
+    int acc[MESH_ATTRS];
     enum glb_ctype ctype;
     int iview = index_view(g, m, &ctype);
     if (mesh < 0 || iview < 0 || mesh_attributes(g, m, skinned, acc))
@@ -191,8 +200,8 @@ static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *
         if (mat < 0 && *plain < 0)
             *plain = glb_material(g, NULL, 0);
         int prim = glb_primitive(g, mesh, ind, mat >= 0 ? mat : *plain);
-        const char *sem[5] = {"POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0", "WEIGHTS_0"};
-        for (int a = 0; a < 5; a++)
+        const char *sem[MESH_ATTRS] = {"POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0", "WEIGHTS_0", "COLOR_0"};
+        for (int a = 0; a < MESH_ATTRS; a++)
             if (acc[a] >= 0)
                 glb_attribute(g, mesh, prim, sem[a], acc[a]);
     }
@@ -218,7 +227,7 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
         return -1;
     }
     const struct mdl_skeleton *s = &md->skel;
-    if (s->nbones && add_bones(g, s, &ibm, err, errlen)) {
+    if (s->nbones && add_bones(g, s, md->no_skin ? NULL : &ibm, err, errlen)) {
         glb_free(g);
         return -1;
     }
@@ -231,30 +240,95 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent < 0)
             glb_node_child(g, top, (int)i);
-    int skin = s->nbones ? make_skin(g, s, ibm, top) : -1, plain = -1;
+    int skin = s->nbones && !md->no_skin ? make_skin(g, s, ibm, top) : -1, plain = -1;
     for (uint32_t i = 0; i < md->nmeshes; i++) {
         const struct mdl_mesh *m = &md->mesh[i];
         if (!has_triangles(m))
             continue;
+        if (m->on_bone && m->bone >= s->nbones) {
+            snprintf(err, errlen, "mesh %" PRIu32 ": placed under bone %" PRIu32 ", past the %" PRIu32 " bones", i,
+                     m->bone, s->nbones);
+            glb_free(g);
+            return -1;
+        }
         bool skinned = m->joints && skin >= 0;
         int mesh = add_mesh(g, m, skinned, &plain);
         int node = glb_node(g, m->name, m->name_len);
         glb_node_mesh(g, node, mesh, skinned ? skin : -1);
         if (skinned) /* a skinned mesh is placed by its joints; glTF wants it at the top */
             glb_scene_root(g, node);
+        else if (m->on_bone)
+            glb_node_child(g, (int)m->bone, node);
         else
             glb_node_child(g, top, node);
     }
     return finish(g, out, len, err, errlen);
 }
 
-/* A name on one OBJ line: control characters become '_'. */
+/* A name on one OBJ line, as one word (readers such as assimp stop at a space): control
+ * characters and spaces become '_'. */
 static void obj_name(struct sbuf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char c = (unsigned char)s[i] < 0x20 ? '_' : s[i];
+        char c = (unsigned char)s[i] <= 0x20 ? '_' : s[i];
         sb_put(b, &c, 1);
     }
+}
+
+/* Next v, vt and vn numbers (OBJ counts each kind from 1, across the whole file). */
+struct obj_base {
+    uint64_t v, vt, vn;
+};
+
+/* One mesh's lines: o (when named), v (with r g b in 0..1 after x y z when the mesh has
+ * colours, the extension Blender and assimp read), vt, vn, f. */
+static void obj_mesh(struct sbuf *b, const struct mdl_mesh *m, struct obj_base *base)
+{
+    if (m->name) {
+        sb_put(b, "o ", 2);
+        obj_name(b, m->name, m->name_len);
+        sb_put(b, "\n", 1);
+    }
+    for (uint32_t i = 0; i < m->nverts; i++) {
+        sb_printf(b, "v %.9g %.9g %.9g", (double)m->pos[3 * i], (double)m->pos[3 * i + 1], (double)m->pos[3 * i + 2]);
+        if (m->rgba)
+            sb_printf(b, " %.9g %.9g %.9g", m->rgba[4 * i] / 255.0, m->rgba[4 * i + 1] / 255.0,
+                      m->rgba[4 * i + 2] / 255.0);
+        sb_put(b, "\n", 1);
+    }
+    for (uint32_t i = 0; m->uv && i < m->nverts; i++)
+        sb_printf(b, "vt %.9g %.9g\n", (double)m->uv[2 * i], (double)m->uv[2 * i + 1]);
+    for (uint32_t i = 0; m->nrm && i < m->nverts; i++)
+        sb_printf(b, "vn %.9g %.9g %.9g\n", (double)m->nrm[3 * i], (double)m->nrm[3 * i + 1], (double)m->nrm[3 * i + 2]);
+    for (uint32_t t = 0; t < m->ntris; t++) {
+        sb_put(b, "f", 1);
+        for (int k = 0; k < 3; k++) {
+            uint64_t i = m->index[3 * t + (uint32_t)k];
+            uint64_t v = base->v + i, vt = base->vt + i, vn = base->vn + i;
+            if (m->uv && m->nrm)
+                sb_printf(b, " %" PRIu64 "/%" PRIu64 "/%" PRIu64, v, vt, vn);
+            else if (m->uv)
+                sb_printf(b, " %" PRIu64 "/%" PRIu64, v, vt);
+            else if (m->nrm)
+                sb_printf(b, " %" PRIu64 "//%" PRIu64, v, vn);
+            else
+                sb_printf(b, " %" PRIu64, v);
+        }
+        sb_put(b, "\n", 1);
+    }
+    base->v += m->nverts;
+    base->vt += m->uv ? m->nverts : 0;
+    base->vn += m->nrm ? m->nverts : 0;
+}
+
+static int obj_take(struct sbuf *b, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    *out = (uint8_t *)sb_take(b, len);
+    if (!*out) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen)
@@ -262,36 +336,24 @@ int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *
     struct sbuf b = {0};
     sb_printf(&b, "# s3rigfs: %" PRIu32 " vertices, %" PRIu32 " triangles; coordinates as stored\n", m->nverts,
               m->ntris);
-    if (m->name) {
-        sb_put(&b, "o ", 2);
-        obj_name(&b, m->name, m->name_len);
-        sb_put(&b, "\n", 1);
-    }
-    for (uint32_t i = 0; i < m->nverts; i++)
-        sb_printf(&b, "v %.9g %.9g %.9g\n", (double)m->pos[3 * i], (double)m->pos[3 * i + 1], (double)m->pos[3 * i + 2]);
-    for (uint32_t i = 0; m->uv && i < m->nverts; i++)
-        sb_printf(&b, "vt %.9g %.9g\n", (double)m->uv[2 * i], (double)m->uv[2 * i + 1]);
-    for (uint32_t i = 0; m->nrm && i < m->nverts; i++)
-        sb_printf(&b, "vn %.9g %.9g %.9g\n", (double)m->nrm[3 * i], (double)m->nrm[3 * i + 1], (double)m->nrm[3 * i + 2]);
-    for (uint32_t t = 0; t < m->ntris; t++) {
-        sb_put(&b, "f", 1);
-        for (int k = 0; k < 3; k++) {
-            uint64_t v = (uint64_t)m->index[3 * t + (uint32_t)k] + 1; /* OBJ counts from 1 */
-            if (m->uv && m->nrm)
-                sb_printf(&b, " %" PRIu64 "/%" PRIu64 "/%" PRIu64, v, v, v);
-            else if (m->uv)
-                sb_printf(&b, " %" PRIu64 "/%" PRIu64, v, v);
-            else if (m->nrm)
-                sb_printf(&b, " %" PRIu64 "//%" PRIu64, v, v);
-            else
-                sb_printf(&b, " %" PRIu64, v);
-        }
-        sb_put(&b, "\n", 1);
-    }
-    *out = (uint8_t *)sb_take(&b, len);
-    if (!*out) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    struct obj_base base = {1, 1, 1}; /* OBJ counts from 1 */
+    obj_mesh(&b, m, &base);
+    return obj_take(&b, out, len, err, errlen);
+}
+
+int export_model_obj(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    uint64_t nv = 0, nt = 0;
+    uint32_t nm = 0;
+    for (uint32_t i = 0; i < md->nmeshes; i++)
+        if (has_triangles(&md->mesh[i]))
+            nm++, nv += md->mesh[i].nverts, nt += md->mesh[i].ntris;
+    struct sbuf b = {0};
+    sb_printf(&b, "# s3rigfs: %" PRIu32 " meshes, %" PRIu64 " vertices, %" PRIu64 " triangles; coordinates as stored\n",
+              nm, nv, nt);
+    struct obj_base base = {1, 1, 1};
+    for (uint32_t i = 0; i < md->nmeshes; i++)
+        if (has_triangles(&md->mesh[i]))
+            obj_mesh(&b, &md->mesh[i], &base);
+    return obj_take(&b, out, len, err, errlen);
 }

@@ -44,7 +44,7 @@ struct gaccessor {
     enum glb_ctype ctype;
     uint32_t count;
     int ncomp;
-    bool minmax;
+    bool minmax, normalized;
     double min[16], max[16];
 };
 
@@ -177,6 +177,12 @@ int glb_accessor(struct glb *g, int view, size_t byte_off, enum glb_ctype ctype,
         memcpy(a->max, max, (size_t)ncomp * sizeof *max);
     }
     return (int)g->nacc++;
+}
+
+void glb_accessor_normalized(struct glb *g, int accessor)
+{
+    if (accessor >= 0 && (size_t)accessor < g->nacc)
+        g->acc[accessor].normalized = true;
 }
 
 int glb_floats(struct glb *g, const float *f, uint32_t count, int ncomp, enum glb_target target, bool minmax)
@@ -504,6 +510,8 @@ static void json_accessors(struct glb *g, struct sbuf *b)
             sb_printf(b, "\"byteOffset\":%zu,", a->off);
         sb_printf(b, "\"componentType\":%d,\"count\":%u,\"type\":\"%s\",", (int)a->ctype, a->count,
                   type_name(a->ncomp));
+        if (a->normalized)
+            sb_put(b, "\"normalized\":true,", 18);
         if (a->minmax) {
             for (int c = 0; c < a->ncomp; c++)
                 if (!isfinite(a->min[c]) || !isfinite(a->max[c]))

@@ -26,6 +26,8 @@ int glb_view(struct glb *g, const void *data, size_t len, enum glb_target target
  * at byte_off in view. min/max (ncomp values each) may be NULL. */
 int glb_accessor(struct glb *g, int view, size_t byte_off, enum glb_ctype ctype, uint32_t count, int ncomp,
                  const double *min, const double *max);
+/* Marks an integer accessor as normalized (U8 0..255 read as 0..1: COLOR_0). */
+void glb_accessor_normalized(struct glb *g, int accessor);
 /* count×ncomp floats in a view of their own, with exact per-component min/max when asked
  * (POSITION needs them). Non-finite values make glb_finish fail. */
 int glb_floats(struct glb *g, const float *f, uint32_t count, int ncomp, enum glb_target target, bool minmax);

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_t1_export.h"
 #include "fs/view_t1_models.h"
+#include "fs/view_t1_section.h"
 #include "parse/reader.h"
 #include "parse/t1_section.h"
 
@@ -85,72 +87,17 @@ static void add_stream_files(struct tree *t, uint32_t dir, const struct t1_secti
     tree_add_text(t, dir, "triangles.txt", "text", text, len);
 }
 
-/* A section's stream and vertices as arrays (each ok, or its error). */
-struct t1_arrays {
-    struct t2fs_array ps, vs;
-    bool ps_ok, vs_ok;
-    char ps_err[400], vs_err[400];
-    struct t2fs_node psn, vn;
-};
-
-static void read_arrays(struct t2_view *v, const struct t2fs_node *sec, struct t1_arrays *a)
-{
-    memset(a, 0, sizeof *a);
-    if (t2fs_node_child(v, sec, 1, &a->psn, a->ps_err, sizeof a->ps_err) == 0 &&
-        t2fs_node_array(v, &a->psn, &a->ps, a->ps_err, sizeof a->ps_err) == 0) {
-        a->ps_ok = a->ps.esize == 2 || a->ps.count == 0;
-        if (!a->ps_ok) {
-            snprintf(a->ps_err, sizeof a->ps_err, "usPStream: element size %" PRIu32 ", not 2 (u16 words)",
-                     a->ps.esize);
-            free(a->ps.bytes);
-            a->ps.bytes = NULL;
-        }
-    }
-    if (t2fs_node_child(v, sec, 2, &a->vn, a->vs_err, sizeof a->vs_err) == 0 &&
-        t2fs_node_array(v, &a->vn, &a->vs, a->vs_err, sizeof a->vs_err) == 0) {
-        a->vs_ok = a->vs.esize == T1_VERTEX_SIZE || a->vs.count == 0;
-        if (!a->vs_ok) {
-            snprintf(a->vs_err, sizeof a->vs_err, "usVertices: element size %" PRIu32 ", not 16", a->vs.esize);
-            free(a->vs.bytes);
-            a->vs.bytes = NULL;
-        }
-    }
-}
-
-static int decode_arrays(struct t2_view *v, const struct t1_arrays *a, struct t1_section *s)
-{
-    return t1_section_decode(a->ps_ok ? a->ps.data : NULL, a->ps_ok ? a->ps.count : 0, a->vs_ok ? a->vs.data : NULL,
-                             a->vs_ok ? a->vs.count : 0, t2fs_view_big_endian(v), s);
-}
-
-int t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
-                    size_t errlen)
-{
-    struct t1_arrays a;
-    read_arrays(v, sec, &a);
-    int rc = -1;
-    if (!a.ps_ok || !a.vs_ok)
-        snprintf(err, errlen, "%s", a.ps_ok ? a.vs_err : a.ps_err);
-    else if (decode_arrays(v, &a, out))
-        snprintf(err, errlen, "out of memory");
-    else
-        rc = 0;
-    free(a.ps.bytes);
-    free(a.vs.bytes);
-    return rc;
-}
-
 void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     struct t1_arrays a;
-    read_arrays(v, sec, &a);
+    t1_arrays_read(v, sec, &a);
     if (a.ps_ok)
         t2fs_node_add_file(v, &a.psn, dir, "pstream.bin", a.ps.bytes, 8, (uint64_t)a.ps.count * 2, "u16[]");
     if (!a.vs_ok)
         add_error(t, dir, "vertices", a.vs_err);
     struct t1_section s;
-    if (decode_arrays(v, &a, &s) == 0) {
+    if (t1_arrays_decode(v, &a, &s) == 0) {
         if (a.vs_ok)
             add_vertices_files(t, dir, &s, &a.vn);
         if (!a.ps_ok)
@@ -387,6 +334,7 @@ static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     snprintf(link, sizeof link, "../..%s", at);
     tree_add_link(t, dir, "raw", link);
     add_bounds(d->v, &d->n, dir);
+    t1_exports_add(d->v, &d->n, dir);
     struct t2fs_node nodes;
     uint32_t ndir = tree_add_dir(t, dir, "nodes", "t1.nodes", NULL, NULL, 0);
     char err[400];

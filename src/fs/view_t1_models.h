@@ -15,14 +15,4 @@ void t1_models_add(struct t2_view *v, uint32_t root_dir);
  * usVertices}) in dir: vertices.bin/.txt, pstream.bin, layout, triangles.txt,
  * commands.txt or triangles.error. */
 void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir);
-/* A Turok 1 section (sec: its node {section, usPStream, usVertices}) read and decoded
- * (parse/t1_section.h; free with t1_section_free), for exporters: 0, or -1 with err
- * naming the node that is missing or broken. A stream that fits neither layout is not
- * a failure (out->layout < 0, out->err says why). Find sections with the locator:
- * object = child N of child 0 of the root; its nodes = object/1/1; node K's parts =
- * nodes/K/2; section S of part P = parts/P/S. */
-struct t1_section;
-int t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
-                    size_t errlen);
-
 #endif

@@ -25,6 +25,7 @@ void mdl_mesh_free(struct mdl_mesh *m)
     free(m->pos);
     free(m->nrm);
     free(m->uv);
+    free(m->rgba);
     free(m->joints);
     free(m->weights);
     free(m->index);
@@ -279,6 +280,10 @@ int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t 
                      g, m->group[g].first, m->group[g].count, m->ntris);
             return -1;
         }
+    if (m->on_bone && m->bone >= nbones) {
+        snprintf(err, errlen, "placed under bone %" PRIu32 ", past the %" PRIu32 " bones", m->bone, nbones);
+        return -1;
+    }
     for (uint64_t i = 0; m->joints && i < 4 * v; i++)
         if (m->joints[i] >= nbones) {
             snprintf(err, errlen, "vertex %" PRIu64 ": bone %u is not in the skeleton", i / 4, m->joints[i]);

@@ -37,6 +37,7 @@ struct mdl_mesh {
     float *pos;        /* 3 per vertex */
     float *nrm;        /* 3 per vertex, or NULL */
     float *uv;         /* 2 per vertex, or NULL */
+    uint8_t *rgba;     /* 4 per vertex (r, g, b, a as stored, 255 = full), or NULL */
     uint16_t *joints;  /* 4 per vertex, skeleton bone indices, or NULL (not skinned) */
     float *weights;    /* 4 per vertex, summing to 1, when joints */
     uint32_t *index;   /* 3 per triangle */
@@ -46,6 +47,10 @@ struct mdl_mesh {
     uint32_t ngroups;
     char **material;   /* names (NULL entries allowed) */
     uint32_t nmaterials;
+    /* An unskinned mesh that is a rigid part of a node hierarchy (the model's skeleton
+     * with no_skin): its node is a child of bone `bone`'s node, not of the model's. */
+    bool on_bone;
+    uint32_t bone;
 };
 
 /* A model: placement, skeleton and the meshes bound to it. */
@@ -56,6 +61,9 @@ struct mdl_model {
     bool has_matrix;
     float m[16];
     struct mdl_skeleton skel; /* nbones 0: none */
+    /* The skeleton is a node hierarchy placing meshes (mdl_mesh.on_bone), not a skin:
+     * no glTF skin and no inverse bind matrices (the bones' ibm are not read). */
+    bool no_skin;
     struct mdl_mesh *mesh;
     uint32_t nmeshes;
     char *left_out; /* meshes that could not be exported, one line each; NULL when none */
