@@ -527,7 +527,7 @@ static int read_names(struct gr2_types *reg, const struct gr2_space *sp, const s
         return fail(err, errlen, "out of memory");
     *n = a.count;
     for (uint32_t i = 0; i < a.count; i++) {
-        const struct gr2_type *et = a.type, *to;
+        const struct gr2_type *et = a.type, *to = NULL; /* set by follow when it returns 1 */
         struct gr2_ref at = elem_at(&a, i), target;
         size_t len;
         if (ref) {
