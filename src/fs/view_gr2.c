@@ -148,6 +148,8 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
     uint32_t n = v->g.nsections;
     memset(sp, 0, sizeof *sp);
+    if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
+        return -EIO;
     sp->g = &v->g;
     sp->data = calloc(n ? n : 1, sizeof *sp->data);
     sp->size = calloc(n ? n : 1, sizeof *sp->size);
