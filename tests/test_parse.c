@@ -537,6 +537,10 @@ static void test_unrecognised(void **state)
     assert_int_equal(s3fs_open_mem(&fs, "garbage garbage garbage", 23, NULL, err, sizeof err), S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "unrecognised format"));
     assert_null(strchr(err, '\n'));
+    assert_non_null(strstr(err, "(first bytes 67 61 72 62 61 67 65 20)"));
+    /* a file shorter than 8 bytes: its bytes, not the zeros past its end */
+    assert_int_equal(s3fs_open_mem(&fs, "\x05\x06\x07", 3, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "(all its bytes: 05 06 07)"));
     /* recognised as a clear RIG (major 3), but no layout fits: refused with the reason */
     uint8_t clear[8] = {3, 0, 0, 0, 1, 0, 0, 0};
     assert_int_equal(s3fs_open_mem(&fs, clear, sizeof clear, NULL, err, sizeof err), S3_EXIT_FORMAT);

@@ -93,9 +93,12 @@ int detect_format(const struct s3_src *src, struct detect_result *r)
         return 0;
     if (src->size == 0)
         snprintf(r->why, sizeof r->why, "empty file");
-    else
-        snprintf(r->why, sizeof r->why,
-                 "not a RIG, GR2, t2fs or DBPF file (first bytes %02x %02x %02x %02x %02x %02x %02x %02x)", head[0],
-                 head[1], head[2], head[3], head[4], head[5], head[6], head[7]);
+    else { /* the bytes the file has, at most 8: never the zeros head[] starts with */
+        char hex[8 * 3] = "";
+        for (size_t i = 0, at = 0; i < n && i < 8; i++)
+            at += (size_t)snprintf(hex + at, sizeof hex - at, "%s%02x", i ? " " : "", head[i]);
+        snprintf(r->why, sizeof r->why, "not a RIG, GR2, t2fs or DBPF file (%s %s)", n < 8 ? "all its bytes:" : "first bytes",
+                 hex);
+    }
     return -1;
 }
