@@ -201,20 +201,31 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
     sb_put(out, "\n", 1);
 }
 
+/* A table's element bytes, pinned in sp (unpin after use): NULL with *rc = -errno when
+ * the sections cannot be had (the file changed) or the elements are not in them. */
+static const uint8_t *table_pin(struct gtable *tb, struct gr2_space *sp, int *rc)
+{
+    *rc = gr2_view_pin(tb->o->v, sp);
+    if (*rc)
+        return NULL;
+    const char *why;
+    const uint8_t *b = gr2_bytes(sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    if (!b) {
+        gr2_view_unpin(tb->o->v, sp);
+        *rc = -EIO;
+    }
+    return b;
+}
+
 static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
 {
     (void)t, (void)arg;
     struct gtable *tb = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(tb->o->v, &sp);
-    if (rc)
+    int rc;
+    const uint8_t *b = table_pin(tb, &sp, &rc);
+    if (!b)
         return rc;
-    const char *why;
-    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
-    if (!b) {
-        gr2_view_unpin(tb->o->v, &sp);
-        return -EIO;
-    }
     /* Render from the header, or from the last mark at or before off, until past off+len. */
     struct sbuf text = {0};
     uint64_t start = 0;
@@ -252,19 +263,18 @@ static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t 
     (void)t, (void)arg;
     struct gtable *tb = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(tb->o->v, &sp);
-    if (rc)
+    int rc;
+    const uint8_t *b = table_pin(tb, &sp, &rc);
+    if (!b)
         return rc;
     uint64_t size = (uint64_t)tb->count * tb->size;
-    const char *why;
-    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, size, &why);
     size_t n = 0;
-    if (b && off < size) {
+    if (off < size) {
         n = size - off < len ? (size_t)(size - off) : len;
         memcpy(buf, b + off, n);
     }
     gr2_view_unpin(tb->o->v, &sp);
-    return b ? (ssize_t)n : -EIO;
+    return (ssize_t)n;
 }
 
 /* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
