@@ -138,9 +138,15 @@ static void load_fixups(struct gr2_view *v)
         return;
     v->fixups_loaded = true;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
-        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], NULL, 0) == 0 &&
-            v->fixups[i])
-            qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
+        char err[GR2_WHY_LEN];
+        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], err, sizeof err) == 0) {
+            if (v->fixups[i])
+                qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
+        } else { /* not silent: objects reached through these pointers are missing from the tree */
+            diag_add(&v->fs->diag,
+                     "section %" PRIu32 ": its fixups cannot be used (%s): pointers stored in it read as NULL", i,
+                     v->g.sections[i].fixups_ok ? err : v->g.sections[i].fixups_err);
+        }
     }
 }
 
