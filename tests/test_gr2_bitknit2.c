@@ -415,6 +415,15 @@ static void test_broken(void **state)
         free(s);
         assert_true(exists(fs, "/granny/sections/0/stored.bin"));
         walk_all(fs, 100000);
+        if (variant == 0) { /* the section's line gives the reason once, after its own name */
+            s = read_path(fs, "/info", NULL);
+            char want[160];
+            snprintf(want, sizeof want, "\nsection 0: bitknit2, %u stored, %u expanded, cannot be expanded: BitKnit2: "
+                     "no stream magic", gl->data_size[0], r.section_size);
+            if (!strstr(s, want))
+                fail_msg("/info lacks \"%s\":\n%s", want + 1, s);
+            free(s);
+        }
         if (variant == 1) { /* the object tree lost its pointers: /info says so */
             s = read_path(fs, "/info", NULL);
             if (!strstr(s, "\nwarning: section 0: its fixups cannot be used (fixup table at 0x"))

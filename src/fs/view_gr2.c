@@ -520,15 +520,19 @@ static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     struct gr2_view *v = ctx;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
         const struct gr2_section *s = &v->g.sections[i];
-        char err[200];
+        char err[200], own[24];
         int expanded = gr2_secitem_state(v, i, err, sizeof err);
+        /* the reason, without the "section N: " the line already starts with */
+        int ownlen = snprintf(own, sizeof own, "section %" PRIu32 ": ", i);
+        const char *why = strncmp(err, own, (size_t)ownlen) == 0 ? err + ownlen : err;
         const char *state = s->expanded_size == 0               ? "empty"
                             : s->compression == GR2_COMP_NONE && !err[0] ? "stored as is"
                             : expanded == 1                     ? "expanded"
-                            : err[0]                            ? err
+                            : err[0]                            ? "cannot be expanded: "
                                                                 : "expands on first use";
-        sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s\n", i,
-                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state);
+        sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s%s\n", i,
+                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state,
+                  expanded != 1 && err[0] && s->expanded_size ? why : "");
     }
 }
 
