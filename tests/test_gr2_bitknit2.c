@@ -415,6 +415,21 @@ static void test_broken(void **state)
         free(s);
         assert_true(exists(fs, "/granny/sections/0/stored.bin"));
         walk_all(fs, 100000);
+        if (variant == 0) { /* the section's line gives the reason once, after its own name */
+            s = read_path(fs, "/info", NULL);
+            char want[160];
+            snprintf(want, sizeof want, "\nsection 0: bitknit2, %u stored, %u expanded, cannot be expanded: BitKnit2: "
+                     "no stream magic", gl->data_size[0], r.section_size);
+            if (!strstr(s, want))
+                fail_msg("/info lacks \"%s\":\n%s", want + 1, s);
+            free(s);
+        }
+        if (variant == 1) { /* the object tree lost its pointers: /info says so */
+            s = read_path(fs, "/info", NULL);
+            if (!strstr(s, "\nwarning: section 0: its fixups cannot be used (fixup table at 0x"))
+                fail_msg("/info lacks the fixups warning:\n%s", s);
+            free(s);
+        }
         s3fs_close(fs);
         free(c);
     }
@@ -441,14 +456,14 @@ static void *par_thread(void *p)
     static __thread uint8_t buf[65536];
     for (int i = 0; i < a->iterations; i++) {
         uint32_t ino;
-        if (tree_resolve(t, "/info", &ino) == 0) {
-            ssize_t k = tree_read(t, ino, 0, buf, sizeof buf - 1);
-            if (k <= 0)
-                return "no /info";
-            buf[k] = 0;
-            if (!strstr((char *)buf, "section 0: bitknit2, "))
-                return "no section line";
-        }
+        if (tree_resolve(t, "/info", &ino) != 0) /* always there: a missing one is a failure, not a skip */
+            return "no /info";
+        ssize_t n = tree_read(t, ino, 0, buf, sizeof buf - 1);
+        if (n <= 0)
+            return "no /info";
+        buf[n] = 0;
+        if (!strstr((char *)buf, "section 0: bitknit2, "))
+            return "no section line";
         if (a->broken) {
             if (tree_resolve(t, "/granny/sections/0/data.error", &ino) != 0)
                 return "no data.error";

@@ -690,6 +690,43 @@ static void test_mount_source_changes_t2fs(void **state)
     t2fs_case_free(&c);
 }
 
+/* A Granny object tree not yet listed when the file changes: its listing is EIO, never
+ * a tree built from a changed file, nor an empty directory (earlier: /granny listed then
+ * showed root.error "read error" and no root, for good), although the sections read
+ * before the change are still in the cache. /granny itself still lists. */
+static void test_mount_source_changes_gr2_tree(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le32", .version = 7, .nbones = 5};
+    struct fxg_result r;
+    size_t size;
+    uint8_t *file = fxg_build(&o, &size, &r);
+    char path[256], mnt[256];
+    make_mountpoint("m_change_tree", mnt, sizeof mnt);
+    for (int listed = 0; listed < 2; listed++) {
+        write_fixture("change-tree.gr2", file, size, path, sizeof path);
+        do_mount(path, mnt, NULL);
+        if (listed) { /* the root listed and its sections cached before the change */
+            assert_int_equal(list_errno(mnt, "/granny"), 0);
+            assert_int_equal(list_errno(mnt, "/granny/root"), 0);
+        }
+        int fd = open(path, O_WRONLY);
+        assert_true(fd >= 0);
+        struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+        assert_int_equal(pwrite(fd, file + size - 4, 4, (off_t)size - 4), 4); /* same bytes, new mtime */
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+        const char *dir = listed ? "/granny/root/Skeletons" : "/granny/root";
+        assert_int_equal(list_errno(mnt, dir), EIO);
+        assert_int_equal(list_errno(mnt, dir), EIO); /* again: not an empty directory later */
+        assert_int_equal(list_errno(mnt, "/granny"), 0); /* header and sections need no read */
+        assert_true(is_mounted(mnt));
+        do_umount(mnt);
+    }
+    free(file);
+    free(r.section);
+}
+
 struct reader_arg {
     const char *mnt;
     char **paths;
@@ -1469,6 +1506,7 @@ int main(void)
         mount_test(test_mount_broken_parts),
         mount_test(test_mount_source_changes),
         mount_test(test_mount_source_changes_t2fs),
+        mount_test(test_mount_source_changes_gr2_tree),
         mount_test(test_mount_concurrent_readers),
         mount_test(test_mount_t2fs),
         mount_test(test_mount_turok1),

@@ -537,6 +537,19 @@ static void test_unrecognised(void **state)
     assert_int_equal(s3fs_open_mem(&fs, "garbage garbage garbage", 23, NULL, err, sizeof err), S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "unrecognised format"));
     assert_null(strchr(err, '\n'));
+    assert_non_null(strstr(err, "(first bytes 67 61 72 62 61 67 65 20)"));
+    /* a file shorter than 8 bytes: its bytes, not the zeros past its end */
+    assert_int_equal(s3fs_open_mem(&fs, "\x05\x06\x07", 3, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "(all its bytes: 05 06 07)"));
+    /* a t2fs root table (1 child: offsets 16 and 24, the 16-byte table then 8 bytes of leaf)
+     * cut short: said as that, with the end the table names */
+    uint8_t t2[24] = {1, 0, 0, 0, 16, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 'l', 'e', 'a', 'f', 'l', 'e', 'a', 'f'};
+    assert_int_equal(s3fs_open_mem(&fs, t2, sizeof t2, NULL, err, sizeof err), 0); /* whole: a t2fs file */
+    s3fs_close(fs);
+    assert_int_equal(s3fs_open_mem(&fs, t2, 20, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    if (!strstr(err, "a t2fs container cut short (little-endian, root at 0): its root table ends at byte 24, "
+                     "the file has 20"))
+        fail_msg("%s", err);
     /* recognised as a clear RIG (major 3), but no layout fits: refused with the reason */
     uint8_t clear[8] = {3, 0, 0, 0, 1, 0, 0, 0};
     assert_int_equal(s3fs_open_mem(&fs, clear, sizeof clear, NULL, err, sizeof err), S3_EXIT_FORMAT);

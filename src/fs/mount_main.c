@@ -29,8 +29,8 @@ struct cmdline {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mount.s3rig [options] FILE DIR\n"
-               "Mounts a Sims 3/4 RIG or package (.package), a Granny2 (.gr2) or t2fs file read-only\n"
-               "as a directory tree.\n"
+               "Mounts a Sims 3/4 RIG, Granny2 (.gr2), Sims package (.package) or t2fs file read-only as a\n"
+               "directory tree.\n"
                "\n"
                "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
                "  -d            debug: foreground, print every FUSE request\n"

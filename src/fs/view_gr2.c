@@ -138,9 +138,15 @@ static void load_fixups(struct gr2_view *v)
         return;
     v->fixups_loaded = true;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
-        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], NULL, 0) == 0 &&
-            v->fixups[i])
-            qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
+        char err[GR2_WHY_LEN];
+        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], err, sizeof err) == 0) {
+            if (v->fixups[i])
+                qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
+        } else { /* not silent: objects reached through these pointers are missing from the tree */
+            diag_add(&v->fs->diag,
+                     "section %" PRIu32 ": its fixups cannot be used (%s): pointers stored in it read as NULL", i,
+                     v->g.sections[i].fixups_ok ? err : v->g.sections[i].fixups_err);
+        }
     }
 }
 
@@ -148,6 +154,8 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
     uint32_t n = v->g.nsections;
     memset(sp, 0, sizeof *sp);
+    if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
+        return -EIO;
     sp->g = &v->g;
     sp->data = calloc(n ? n : 1, sizeof *sp->data);
     sp->size = calloc(n ? n : 1, sizeof *sp->size);
@@ -512,15 +520,19 @@ static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     struct gr2_view *v = ctx;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
         const struct gr2_section *s = &v->g.sections[i];
-        char err[200];
+        char err[200], own[24];
         int expanded = gr2_secitem_state(v, i, err, sizeof err);
+        /* the reason, without the "section N: " the line already starts with */
+        int ownlen = snprintf(own, sizeof own, "section %" PRIu32 ": ", i);
+        const char *why = strncmp(err, own, (size_t)ownlen) == 0 ? err + ownlen : err;
         const char *state = s->expanded_size == 0               ? "empty"
                             : s->compression == GR2_COMP_NONE && !err[0] ? "stored as is"
                             : expanded == 1                     ? "expanded"
-                            : err[0]                            ? err
+                            : err[0]                            ? "cannot be expanded: "
                                                                 : "expands on first use";
-        sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s\n", i,
-                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state);
+        sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s%s\n", i,
+                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state,
+                  expanded != 1 && err[0] && s->expanded_size ? why : "");
     }
 }
 

@@ -23,7 +23,7 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
     struct gx *x = ctx;
     struct gr2_space sp;
     if (gr2_view_pin(x->v, &sp)) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
         return -1;
     }
     struct gr2_types reg = {0};

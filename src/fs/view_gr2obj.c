@@ -201,19 +201,31 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
     sb_put(out, "\n", 1);
 }
 
+/* A table's element bytes, pinned in sp (unpin after use): NULL with *rc = -errno when
+ * the sections cannot be had (the file changed) or the elements are not in them. */
+static const uint8_t *table_pin(struct gtable *tb, struct gr2_space *sp, int *rc)
+{
+    *rc = gr2_view_pin(tb->o->v, sp);
+    if (*rc)
+        return NULL;
+    const char *why;
+    const uint8_t *b = gr2_bytes(sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    if (!b) {
+        gr2_view_unpin(tb->o->v, sp);
+        *rc = -EIO;
+    }
+    return b;
+}
+
 static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
 {
     (void)t, (void)arg;
     struct gtable *tb = ctx;
     struct gr2_space sp;
-    if (gr2_view_pin(tb->o->v, &sp))
-        return -ENOMEM;
-    const char *why;
-    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
-    if (!b) {
-        gr2_view_unpin(tb->o->v, &sp);
-        return -EIO;
-    }
+    int rc;
+    const uint8_t *b = table_pin(tb, &sp, &rc);
+    if (!b)
+        return rc;
     /* Render from the header, or from the last mark at or before off, until past off+len. */
     struct sbuf text = {0};
     uint64_t start = 0;
@@ -251,18 +263,18 @@ static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t 
     (void)t, (void)arg;
     struct gtable *tb = ctx;
     struct gr2_space sp;
-    if (gr2_view_pin(tb->o->v, &sp))
-        return -ENOMEM;
+    int rc;
+    const uint8_t *b = table_pin(tb, &sp, &rc);
+    if (!b)
+        return rc;
     uint64_t size = (uint64_t)tb->count * tb->size;
-    const char *why;
-    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, size, &why);
     size_t n = 0;
-    if (b && off < size) {
+    if (off < size) {
         n = size - off < len ? (size_t)(size - off) : len;
         memcpy(buf, b + off, n);
     }
     gr2_view_unpin(tb->o->v, &sp);
-    return b ? (ssize_t)n : -EIO;
+    return (ssize_t)n;
 }
 
 /* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
@@ -571,8 +583,9 @@ static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     (void)t, (void)arg;
     struct gdir *d = ctx;
     struct gr2_space sp;
-    if (gr2_view_pin(d->o->v, &sp))
-        return -ENOMEM;
+    int rc = gr2_view_pin(d->o->v, &sp);
+    if (rc)
+        return rc;
     walk(d->o, &sp);
     switch (d->kind) {
     case GD_STRUCT:
@@ -607,8 +620,9 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     (void)arg;
     struct gobj *o = ctx;
     struct gr2_space sp;
-    if (gr2_view_pin(o->v, &sp))
-        return -ENOMEM;
+    int rc = gr2_view_pin(o->v, &sp);
+    if (rc)
+        return rc;
     walk(o, &sp);
     for (size_t i = 0; i < o->w.types.n; i++) {
         const struct gr2_type *ty = o->w.types.t[i];
@@ -660,13 +674,24 @@ static void add_skeletons_link(struct gobj *o, const struct gr2_space *sp, uint3
     tree_add_link(o->v->fs->tree, granny_dir, "skeletons", target);
 }
 
+/* A directory whose bytes cannot be had: its listing fails with the errno in arg, and the
+ * tree tries again next time (a failed populate leaves it unpopulated). */
+static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)t, (void)dir, (void)ctx;
+    return -(int)arg;
+}
+
 static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
 {
     struct tree *t = v->fs->tree;
     struct gobj *o = v->extra;
     struct gr2_space sp;
-    if (gr2_view_pin(v, &sp))
+    int rc = gr2_view_pin(v, &sp);
+    if (rc) { /* the file changed (or no memory): root lists as that error, on every try */
+        tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, (uint64_t)-rc);
         return;
+    }
     const struct gr2_type *root = gr2_type_get(&o->w.types, &sp, v->g.root_type);
     const char *why = NULL;
     if (!root || !root->ok)

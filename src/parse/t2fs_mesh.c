@@ -117,7 +117,10 @@ void t2_stream_free(struct t2_stream *s)
 
 void t2_deinterleave(const uint8_t *data, uint32_t elem_size, uint32_t count, uint8_t *out)
 {
-    for (uint32_t k = 0; k < elem_size; k++)
-        for (uint32_t i = 0; i < count; i++)
+    /* elements outside: the work is elem_size × count, the array's bytes. With the element
+     * size outside, an empty array of a huge element size (a file may say 2^32-1 × 0) spun
+     * through billions of empty passes: seconds per listing. */
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t k = 0; k < elem_size; k++)
             out[(size_t)i * elem_size + k] = data[(size_t)k * count + i];
 }
