@@ -1,6 +1,8 @@
 /* Granny exports without FUSE: skeleton.glb, model.glb and mesh.obj of the model fixture
  * (fixture_gr2model.c), read back and compared with the fixture's own values, in every
  * byte order and pointer size; member-name variants; what cannot be exported. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -534,6 +538,36 @@ static void test_vectors(void **state)
         check_vector(dir, files[i]);
 }
 
+/* An export built (and cached) before the file changed is EIO afterwards, though a
+ * rebuild would have the same size: the same bytes, a new mtime. */
+static void test_export_after_change(void **state)
+{
+    (void)state;
+    struct fxm_opts o = {.sig = "le32"};
+    size_t size;
+    uint8_t *file = fxm_build(&o, &size);
+    char path[] = "/tmp/s3rig-export-change-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, file, size), (ssize_t)size);
+    struct s3fs *fs;
+    char err[256];
+    if (s3fs_open(&fs, path, NULL, err, sizeof err))
+        fail_msg("%s", err);
+    size_t len;
+    free(read_path(fs, "/granny/root/Models/0/model.glb", &len)); /* built and cached */
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/granny/root/Models/0/model.glb", &ino), 0);
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    assert_int_equal(futimens(fd, ts), 0);
+    uint8_t buf[16];
+    assert_int_equal(tree_read(fs->tree, ino, 0, buf, sizeof buf), -EIO);
+    s3fs_close(fs);
+    close(fd);
+    unlink(path);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_mesh_obj),
         cmocka_unit_test(test_cannot_export),
         cmocka_unit_test(test_vectors),
+        cmocka_unit_test(test_export_after_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,10 @@ static ssize_t export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off
     struct export_file *e = ctx;
     char err[256];
     size_t size;
+    /* the cached bytes were made from the file as it was: a changed file is EIO, like
+     * every other read, even when a rebuild would have the same size */
+    if (source_check(&e->fs->src))
+        return -EIO;
     pthread_mutex_lock(&e->lock);
     const uint8_t *d = pin(e, &size, err, sizeof err);
     ssize_t rc = -EIO;
