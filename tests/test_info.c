@@ -1,5 +1,5 @@
 /* What /info says about how much it has checked: the node limit reported once, from the
- * tree, for every format; "warnings: N so far (P of T directories parsed)" until the lazy
+ * tree, for every format; "warnings: N so far (P parsed of the T directories found so far)" until the lazy
  * parts have all been parsed; `s3rig info --full` parsing everything first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -158,7 +158,7 @@ static void test_info_says_what_is_checked(void **state)
     const char *p = strstr(info, "warnings: 0 so far (");
     if (!p)
         fail_msg("a fresh mount claims a final count:\n%s", info);
-    assert_int_equal(sscanf(p, "warnings: 0 so far (%lu of %lu directories parsed)", &done, &total), 2);
+    assert_int_equal(sscanf(p, "warnings: 0 so far (%lu parsed of the %lu directories found so far)", &done, &total), 2);
     assert_true(done >= 1 && done < total);
     free(info);
     assert_int_equal(tree_populate_all(fs->tree), 0);

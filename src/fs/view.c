@@ -126,8 +126,8 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     uint64_t done, total;
     tree_progress(t, fs->src_id, &done, &total);
     if (done < total)
-        sb_printf(&b, "warnings: %zu so far (%" PRIu64 " of %" PRIu64 " directories parsed)\n", nwarn, done,
-                  total);
+        sb_printf(&b, "warnings: %zu so far (%" PRIu64 " parsed of the %" PRIu64 " directories found so far)\n",
+                  nwarn, done, total);
     else
         sb_printf(&b, "warnings: %zu\n", nwarn);
     if (tree_lines.len)
