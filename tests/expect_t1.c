@@ -65,6 +65,8 @@ static void check_section(const struct probe *p, const char *dir, const struct f
         absent(p, path);
     } else {
         snprintf(path, sizeof path, "%s/triangles.error", dir);
+        ex_holds(p, path, ") fits neither layout:\n"); /* after the node's name and file offset */
+        ex_holds(p, path, " (at file offset ");
         ex_holds(p, path, "16 slots, 4-bit fields, flag bit 12: ");
         ex_holds(p, path, c->err16);
         ex_holds(p, path, "32 slots, 5-bit fields, flag bit 15: ");

@@ -87,6 +87,21 @@ static void add_stream_files(struct tree *t, uint32_t dir, const struct t1_secti
     tree_add_text(t, dir, "triangles.txt", "text", text, len);
 }
 
+/* triangles.error: where the stream is (its node, and the file offset of that node or of
+ * the compressed node it lies in; word W is 8 + 2W bytes into the node), then each
+ * layout's first failing word and why. */
+static void add_layout_error(struct tree *t, uint32_t dir, const struct t2fs_node *stream, const char *why)
+{
+    char name[160];
+    uint64_t off, len;
+    t2fs_node_name(stream, name, sizeof name);
+    t2fs_node_span(stream, &off, &len);
+    tree_add_textf(t, dir, "triangles.error", "error",
+                   "the stream %s (at file offset %" PRIu64 ", %" PRIu64 " bytes; word W is 8 + 2W bytes into the "
+                   "node) fits neither layout:\n%s",
+                   name, off, len, why);
+}
+
 void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
@@ -105,7 +120,7 @@ void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t d
         else if (!a.vs_ok)
             add_error(t, dir, "triangles", "no vertices to draw (vertices.error says why)");
         else if (s.layout < 0)
-            tree_add_textf(t, dir, "triangles.error", "error", "the stream fits neither layout:\n%s", s.err);
+            add_layout_error(t, dir, &a.psn, s.err);
         else
             add_stream_files(t, dir, &s);
         tree_add_textf(t, dir, "layout", "text", "%s\n",
