@@ -592,9 +592,11 @@ static void ex_rig_clear_bone(struct expect_list *l, const uint8_t *file, const 
         snprintf(target, sizeof target, "../%d", b->parent);
         ex_link(l, path, target);
     }
-    snprintf(path, sizeof path, "%s/opposing_bone.bone", d);
-    snprintf(target, sizeof target, "../%d", b->opposing);
-    ex_link(l, path, target);
+    if (b->opposing != i) { /* a self-mirroring bone has none (nothing else may be there) */
+        snprintf(path, sizeof path, "%s/opposing_bone.bone", d);
+        snprintf(target, sizeof target, "../%d", b->opposing);
+        ex_link(l, path, target);
+    }
     snprintf(path, sizeof path, "%s/children", d);
     struct expect *e = ex_add(l, EX_FILE, "%s", path);
     char kids[64] = "";

@@ -94,7 +94,10 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     add_hex32(t, dir, "flags", b->flags, after + 12);
     tree_add_range(t, dir, "raw.bin", "rig.bone", p, b->size);
     link_bone(v, dir, "parent", b->parent, "../");
-    link_bone(v, dir, "opposing_bone", b->opposing, "../");
+    /* a bone that mirrors itself (a middle bone) gets no link: it would lead back into its
+     * own directory, a loop for every tool that follows links (find -L, grep -R) */
+    if (b->opposing != (int32_t)i)
+        link_bone(v, dir, "opposing_bone", b->opposing, "../");
     if (v->child_start) {
         struct sbuf c = {0};
         for (uint32_t k = v->child_start[i]; k < v->child_start[i + 1]; k++)
