@@ -31,6 +31,7 @@
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
 #include "parse/t2fs.h"
+#include "tree_compare.h"
 
 static char tmpdir[64];
 static char sandir[128];
@@ -825,6 +826,68 @@ static void test_mount_t2fs(void **state)
     }
 }
 
+/* A t2fs file cut short (a truncated download) mounts: the nodes before the cut are there,
+ * byte-exact; the ones past it are NAME.error; /info says how much is missing; the whole
+ * tree through the kernel is the tree in-process. The cut: 4 bytes into the table of model
+ * 1's first child (model 1's own table is whole, so /root/0/1 is a directory). */
+static void test_mount_t2fs_cut(void **state)
+{
+    (void)state;
+    struct t2fs_case c;
+    t2fs_case_make(&c, "whole.t2fs", 21, 3, false, 0, 0);
+    const struct fxt *m0 = c.root->child[0]->child[0], *m1 = c.root->child[0]->child[1];
+    size_t cut = m1->child[0]->pos + 4;
+    char path[256], mnt[256], want[200];
+    write_fixture("cut.t2fs", c.file, cut, path, sizeof path);
+    make_mountpoint("cut.t2fs.mnt", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, "/root/0/0/3.bin", &buf, &len), 0); /* model 0, whole: its last leaf */
+    assert_int_equal(len, m0->child[3]->stored);
+    assert_memory_equal(buf, m0->child[3]->bytes, len);
+    free(buf);
+    assert_int_equal(mp_read(mnt, "/root/0/1.error", &buf, &len), 0);
+    snprintf(want, sizeof want, "cut short: the node at offset %zu (0x%zx), %zu bytes, ends at byte %zu,",
+             (size_t)m1->pos, (size_t)m1->pos, m1->stored, (size_t)m1->pos + m1->stored);
+    assert_true(len > strlen(want) && memcmp(buf, want, strlen(want)) == 0);
+    free(buf);
+    snprintf(want, sizeof want, "/unparsed/0x%zx-0x4.bin", (size_t)m1->child[0]->pos);
+    assert_int_equal(mp_read(mnt, want, &buf, &len), 0); /* the 4 bytes of the cut table */
+    assert_int_equal(len, 4);
+    assert_memory_equal(buf, c.file + m1->child[0]->pos, 4);
+    free(buf);
+    enum expect_kind kind;
+    uint64_t size;
+    assert_int_equal(mp_stat(mnt, "/root/0/1/0.error", &kind, &size), 0);
+    assert_int_equal(mp_stat(mnt, "/root/0/2.error", &kind, &size), 0);
+    assert_int_equal(mp_stat(mnt, "/root/2.error", &kind, &size), 0);
+    assert_int_equal(mp_stat(mnt, "/models/0/poses", &kind, &size), 0);
+    assert_int_equal(mp_stat(mnt, "/models/2.error", &kind, &size), 0);
+    assert_int_equal(mp_read(mnt, "/info", &buf, &len), 0);
+    snprintf(want, sizeof want,
+             "the file is cut short: its root node ends at byte %zu, the file has %zu bytes (%zu missing)", c.size,
+             cut, c.size - cut);
+    buf = realloc(buf, len + 1);
+    buf[len] = 0;
+    assert_non_null(strstr((char *)buf, want));
+    free(buf);
+    struct snap in_process = {0}, mounted = {0};
+    snap_file_alone(&in_process, c.file, cut);
+    snap_path(&mounted, mnt); /* a walk through the kernel, every file read */
+    assert_int_equal(mounted.n, in_process.n);
+    for (size_t i = 0; i < in_process.n; i++) { /* symlinks show no xattrs through the kernel: no snap_assert_equal */
+        const struct snap_entry *a = &in_process.e[i], *b = snap_find(&mounted, a->path);
+        if (!b || b->kind != a->kind || b->size != a->size || b->dlen != a->dlen ||
+            (a->dlen && memcmp(a->data, b->data, a->dlen) != 0))
+            fail_msg("%s: differs through the mount", a->path);
+    }
+    snap_free(&in_process);
+    snap_free(&mounted);
+    do_umount(mnt);
+    t2fs_case_free(&c);
+}
+
 /* A Turok 1 file through a real mount: /models/N/... and /named's sections against the
  * fixture's hand-written cases, in both byte orders. */
 static void test_mount_turok1(void **state)
@@ -1509,6 +1572,7 @@ int main(void)
         mount_test(test_mount_source_changes_gr2_tree),
         mount_test(test_mount_concurrent_readers),
         mount_test(test_mount_t2fs),
+        mount_test(test_mount_t2fs_cut),
         mount_test(test_mount_turok1),
         mount_test(test_mount_gr2_objects),
         mount_test(test_mount_gr2_vectors),

@@ -18,12 +18,14 @@
 #include "fs/view_t1_models.h"
 #include "fs/view_t1_section.h"
 #include "fs/view_t2fs.h"
+#include "parse/detect.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
 #include "parse/t1_section.h"
 #include "parse/t2fs_mesh.h"
 #include "rncpack.h"
 #include "testutil.h"
+#include "tree_compare.h"
 #include "tree_probe.h"
 #include "walk.h"
 
@@ -1170,6 +1172,297 @@ static void test_deinterleave(void **state)
     assert_int_equal(untouched, 0x5a);
 }
 
+/* ---- files cut short: every truncation point of the sample files ---- */
+
+/* What a node of the fixture is in a file cut to `cut` bytes, from its place alone. */
+enum cut_state {
+    CUT_INSIDE,  /* wholly in the file: shown as in the whole file */
+    CUT_OUTSIDE, /* starts at or after the end: N.error only */
+    CUT_DIR,     /* a plain branch whose table is in the file: N/ (what is there) and N.error */
+    CUT_PARTIAL, /* cut in the middle, not a directory: N.error, its bytes in /unparsed */
+};
+
+static uint64_t fx_align8(uint64_t v)
+{
+    return (v + 7) & ~7ull;
+}
+
+static enum cut_state cut_state_of(const struct fxt *n, uint64_t cut)
+{
+    if (n->pos + n->stored <= cut)
+        return CUT_INSIDE;
+    if (n->pos >= cut)
+        return CUT_OUTSIDE;
+    if (n->kind == FXT_BRANCH && !n->compress && n->pos + fx_align8(4 + 4 * ((uint64_t)n->n + 1)) <= cut)
+        return CUT_DIR;
+    return CUT_PARTIAL;
+}
+
+/* Appends an expectation (the list's own helpers are private to expect.c). */
+static struct expect *cut_expect(struct expect_list *l, enum expect_kind kind, const char *path)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->e = realloc(l->e, l->cap * sizeof *l->e);
+        assert_non_null(l->e);
+    }
+    struct expect *e = &l->e[l->n++];
+    memset(e, 0, sizeof *e);
+    e->path = strdup(path);
+    e->kind = kind;
+    return e;
+}
+
+static void cut_expect_text(struct expect_list *l, const char *path, const char *text)
+{
+    struct expect *e = cut_expect(l, EX_FILE, path);
+    e->content = (uint8_t *)strdup(text);
+    e->len = strlen(text);
+    e->type = "error";
+}
+
+/* Whether an expectation of the whole file's /root stays in the cut file: its node (found
+ * by the path's indices) is wholly in the file, or it is the directory of a CUT_DIR node. */
+static bool cut_keeps(const struct fxt *root, const char *path, uint64_t cut)
+{
+    if (strncmp(path, "/root/", 6) != 0)
+        return true;
+    const struct fxt *n = root;
+    const char *s = path + 6;
+    while (*s) {
+        char *end;
+        unsigned long i = strtoul(s, &end, 10);
+        assert_true(end > s && i < n->n);
+        n = n->child[i];
+        bool last = *end != '/';
+        if (!n->blob) { /* nodes inside compressed data go with the compressed node */
+            enum cut_state st = cut_state_of(n, cut);
+            if (st == CUT_INSIDE)
+                return true;
+            if (st != CUT_DIR)
+                return false;
+            if (last)
+                return *end == 0; /* the directory itself, not N.bin or N.rnc */
+        }
+        s = last ? end + strlen(end) : end + 1;
+    }
+    return true;
+}
+
+/* The .error files (and the /unparsed file) of the nodes the cut reaches, below dir. */
+static void cut_expect_errors(struct expect_list *l, const struct fxt *n, const char *dir, const uint8_t *file,
+                              uint64_t cut, bool *partial)
+{
+    for (uint32_t i = 0; i < n->n; i++) {
+        const struct fxt *c = n->child[i];
+        enum cut_state st = cut_state_of(c, cut);
+        if (st == CUT_INSIDE)
+            continue;
+        char path[512], text[512], up[96];
+        snprintf(path, sizeof path, "%s/%u.error", dir, i);
+        int k = snprintf(text, sizeof text, "cut short: the node at offset %llu (0x%llx), %zu bytes, ",
+                         (unsigned long long)c->pos, (unsigned long long)c->pos, c->stored);
+        if (st == CUT_OUTSIDE)
+            snprintf(text + k, sizeof text - (size_t)k, "lies past the end of the file (%llu bytes)\n",
+                     (unsigned long long)cut);
+        else if (st == CUT_DIR)
+            snprintf(text + k, sizeof text - (size_t)k,
+                     "ends at byte %llu, past the end of the file (%llu bytes); %u/ shows its children that "
+                     "lie within the file\n",
+                     (unsigned long long)(c->pos + c->stored), (unsigned long long)cut, i);
+        else {
+            snprintf(up, sizeof up, "/unparsed/0x%llx-0x%llx.bin", (unsigned long long)c->pos,
+                     (unsigned long long)(cut - c->pos));
+            snprintf(text + k, sizeof text - (size_t)k,
+                     "ends at byte %llu, past the end of the file (%llu bytes); its first %llu bytes are %s\n",
+                     (unsigned long long)(c->pos + c->stored), (unsigned long long)cut,
+                     (unsigned long long)(cut - c->pos), up);
+            struct expect *e = cut_expect(l, EX_FILE, up);
+            e->len = cut - c->pos;
+            e->content = malloc(e->len);
+            memcpy(e->content, file + c->pos, e->len);
+            e->type = "unparsed";
+            e->has_span = true;
+            e->off = c->pos;
+            e->span_len = e->len;
+            assert_false(*partial); /* one node at most is cut in the middle and not a directory */
+            *partial = true;
+        }
+        cut_expect_text(l, path, text);
+        if (st == CUT_DIR) {
+            snprintf(path, sizeof path, "%s/%u", dir, i);
+            cut_expect_errors(l, c, path, file, cut, partial);
+        }
+    }
+}
+
+/* /models/i (Turok 2 models, Turok 1 graphic objects: the children of /root/0) in the cut
+ * file: as in the whole file when the node is whole, i.error when it cannot be reached. */
+static void cut_check_models(struct s3fs *fs, const struct fxt *root, uint64_t cut, struct snap *whole)
+{
+    const struct fxt *list = root->child[0];
+    enum cut_state ls = cut_state_of(list, cut);
+    uint32_t ino;
+    if (ls == CUT_OUTSIDE || ls == CUT_PARTIAL) {
+        assert_int_equal(tree_resolve(fs->tree, "/models/models.error", &ino), 0);
+        return;
+    }
+    for (uint32_t i = 0; i < list->n; i++) {
+        char path[64];
+        enum cut_state st = cut_state_of(list->child[i], cut);
+        snprintf(path, sizeof path, "/models/%u%s", i, st == CUT_OUTSIDE || st == CUT_PARTIAL ? ".error" : "");
+        if (tree_resolve(fs->tree, path, &ino) != 0)
+            fail_msg("cut at %llu: no %s", (unsigned long long)cut, path);
+        if (st != CUT_INSIDE || !whole)
+            continue;
+        struct snap s = {0};
+        snap_tree(&s, fs->tree, ino);
+        snap_assert_equal(&whole[i], &s);
+        snap_free(&s);
+    }
+}
+
+static void cut_case(struct fxt *root, bool be, size_t prefix)
+{
+    size_t size;
+    uint8_t *file = fxt_write(root, be, prefix, 0, &size);
+    uint64_t table_end = prefix + fx_align8(4 + 4 * ((uint64_t)root->n + 1));
+    struct s3fs *fs;
+    char err[256];
+    /* the whole file's /models/i, to compare the whole models of each cut with */
+    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    uint32_t nm = root->child[0]->n;
+    struct snap *whole = calloc(nm, sizeof *whole);
+    for (uint32_t i = 0; i < nm; i++) {
+        char path[32];
+        uint32_t ino;
+        snprintf(path, sizeof path, "/models/%u", i);
+        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+        snap_tree(&whole[i], fs->tree, ino);
+    }
+    s3fs_close(fs);
+    for (size_t cut = 0; cut < size; cut++) {
+        int rc = s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err);
+        if (cut < prefix + 8) { /* not even the first offset: nothing says t2fs */
+            assert_int_equal(rc, S3_EXIT_FORMAT);
+            continue;
+        }
+        if (cut < table_end) { /* the root table itself is cut: refused, saying so */
+            char want[200];
+            snprintf(want, sizeof want,
+                     "a t2fs container cut short (%s, root at %zu): its root table ends at byte %llu, the file "
+                     "has %zu",
+                     be ? "big-endian" : "little-endian", prefix, (unsigned long long)table_end, cut);
+            assert_int_equal(rc, S3_EXIT_FORMAT);
+            if (!strstr(err, want))
+                fail_msg("cut at %zu: '%s', expected '%s'", cut, err, want);
+            continue;
+        }
+        if (rc)
+            fail_msg("cut at %zu: refused: %s", cut, err);
+        struct expect_list l = {0};
+        ex_t2fs(&l, file, cut, root, prefix, 0);
+        for (size_t i = 0; i < l.n;) /* drop what lies past the cut */
+            if (cut_keeps(root, l.e[i].path, cut)) {
+                i++;
+            } else {
+                char *p = strdup(l.e[i].path);
+                ex_remove(&l, p);
+                free(p);
+            }
+        bool partial = false;
+        cut_expect_errors(&l, root, "/root", file, cut, &partial);
+        struct probe p = tree_probe(fs);
+        ex_check(&l, &p);
+        ex_free(&l);
+        /* /info: once, how much is missing; coverage: all but the partial node's bytes */
+        uint32_t ino;
+        char info[4096] = {0}, line[300];
+        assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
+        assert_true(tree_read(fs->tree, ino, 0, info, sizeof info - 1) > 0);
+        snprintf(line, sizeof line,
+                 "warning: the file is cut short: its root node ends at byte %zu, the file has %zu bytes (%zu "
+                 "missing)",
+                 prefix + root->stored, cut, prefix + root->stored - cut);
+        char *at = strstr(info, line);
+        if (!at || strstr(at + strlen(line), "cut short: its root"))
+            fail_msg("cut at %zu: /info does not warn once with '%s':\n%s", cut, line, info);
+        cut_check_models(fs, root, cut, cut % 11 == 0 ? whole : NULL);
+        assert_true(walk_all(fs, 100000) > 0);
+        size_t links;
+        if (check_links(fs->tree, false, &links, err, sizeof err))
+            fail_msg("cut at %zu: %s", cut, err);
+        s3fs_close(fs);
+    }
+    for (uint32_t i = 0; i < nm; i++)
+        snap_free(&whole[i]);
+    free(whole);
+    free(file);
+}
+
+static void test_t2fs_cut_everywhere(void **state)
+{
+    (void)state;
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *t2 = fxt_sample(5, 2, true, be);
+        cut_case(t2, be, be ? 8 : 0);
+        fxt_free(t2);
+        struct fxt *t1 = fxt_t1_sample(be);
+        cut_case(t1, be, be ? 0 : 8);
+        fxt_free(t1);
+    }
+}
+
+/* Detection of a cut root stays strict: an empty child, too many children, a table that
+ * is not one. */
+static void test_t2fs_cut_detection(void **state)
+{
+    (void)state;
+    struct detect_result r;
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    for (int be = 0; be <= 1; be++) {
+        uint8_t f[40] = {0};
+        /* 2 children (16 + 16 bytes claimed), the file has 24: a cut t2fs */
+        uint32_t w[] = {2, 16, 32, 48};
+        for (int i = 0; i < 4; i++)
+            put32(f + 4 * i, w[i], be);
+        mem_src_init(&src, &mc, f, 24);
+        assert_int_equal(detect_format(&src, &r), 0);
+        assert_int_equal(r.format, FMT_T2FS);
+        assert_true(r.root_cut);
+        assert_int_equal(r.big_endian, be);
+        /* an empty child (offsets 16, 16): no real root has one */
+        put32(f + 8, 16, be);
+        mem_src_init(&src, &mc, f, 24);
+        assert_int_equal(detect_format(&src, &r), -1);
+        /* the same whole (the file holds all 48 bytes): the strong test allows it */
+        mem_src_init(&src, &mc, f, 40);
+        put32(f + 12, 40, be);
+        assert_int_equal(detect_format(&src, &r), 0);
+        assert_false(r.root_cut);
+        /* an offset not a multiple of 8, or a first offset that is not the table length */
+        uint32_t odd[] = {2, 16, 36, 48}, first[] = {2, 24, 32, 48};
+        for (int i = 0; i < 4; i++)
+            put32(f + 4 * i, odd[i], be);
+        mem_src_init(&src, &mc, f, 24);
+        assert_int_equal(detect_format(&src, &r), -1);
+        for (int i = 0; i < 4; i++)
+            put32(f + 4 * i, first[i], be);
+        assert_int_equal(detect_format(&src, &r), -1);
+        assert_null(strstr(r.why, "cut short"));
+    }
+    /* more children than a root has: not taken for a cut root */
+    size_t n = 65537, len = 8 + 4 * (n + 1);
+    uint8_t *big = calloc(1, len);
+    put32(big, (uint32_t)n, false);
+    for (size_t i = 0; i <= n; i++)
+        put32(big + 4 + 4 * i, (uint32_t)(fx_align8(4 + 4 * (n + 1)) + 8 * i), false);
+    mem_src_init(&src, &mc, big, len);
+    assert_int_equal(detect_format(&src, &r), -1);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1184,6 +1477,7 @@ int main(void)
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
         cmocka_unit_test(test_turok1_sections),   cmocka_unit_test(test_turok1_models),
+        cmocka_unit_test(test_t2fs_cut_everywhere), cmocka_unit_test(test_t2fs_cut_detection),
     };
     return cmocka_run_group_tests_name("t2fs", tests, NULL, NULL);
 }

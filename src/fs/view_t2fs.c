@@ -48,6 +48,13 @@ struct t2_view {
     const char *schema_name;
     t2fs_root_extra_fn *root_extra; /* the derived views' directories, added after /root */
     uint64_t compressed_seen, compressed_failed;
+    /* A file cut short (its root's offsets run past its end): nodes past the end are
+     * NAME.error files; a branch whose table is still in the file stays a directory of
+     * the children that are. The bytes from cut_from to the end of the file belong to the
+     * one node cut in the middle that cannot be shown (a leaf, a compressed node, a branch
+     * whose own table is cut): /unparsed holds them. */
+    bool cut;
+    uint64_t cut_from;
     /* Read-ahead over the file's bytes, kept from one directory listing to the next: a
      * walk lists a directory, then its children, whose bytes lie inside the parent's, so
      * most listings need no read at all. Used only inside populate callbacks, which the
@@ -241,6 +248,94 @@ static void read_node(struct t2_view *v, const struct t2_where *w, const struct 
     t2fs_branch_free(&b);
 }
 
+/* Child i's place in a branch read from bytes. */
+static struct t2_where child_where(const struct t2_where *parent, const struct t2fs_branch *b, uint32_t i)
+{
+    return (struct t2_where){parent->blob, parent->off + b->offset[i], (uint64_t)b->offset[i + 1] - b->offset[i]};
+}
+
+/* ---- a file cut short ---- */
+
+/* Whether a node in the file runs past its end (nodes in expanded data never do). */
+static bool past_end(const struct t2_view *v, const struct t2_where *w)
+{
+    return !w->blob && w->off + w->space > v->fs->src.size;
+}
+
+/* A node running past the end that is still shown as a directory: not a leaf by the
+ * schema, not compressed (a cut RNC node cannot be expanded), within the depth bound, and
+ * its own table (padding included, as for the root) wholly in the file and valid for the
+ * node's full size. *count: children. */
+static bool cut_branch_readable(const struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
+                                const struct t2fs_schema *s, uint32_t depth, uint32_t *count)
+{
+    if ((s && s->kind == T2K_DATA) || depth >= T2_MAX_DEPTH || t2fs_rnc_method(src, w->off, w->space) != 0)
+        return false;
+    struct t2fs_branch b;
+    char err[T2FS_ERR];
+    if (t2fs_read_branch(src, w->off, w->space, v->be, &b, err, sizeof err))
+        return false;
+    bool whole = w->off + b.header_len <= v->fs->src.size; /* its padding too, as the root's */
+    *count = b.count;
+    t2fs_branch_free(&b);
+    return whole;
+}
+
+/* What a NAME.error of a node running past the end says: where the node is, how long,
+ * the file's size, and where its bytes that exist are. `name` is the node's entry name
+ * (for "NAME/ shows..."), NULL in the locator's messages. */
+static void cut_message(const struct t2_view *v, const struct t2_where *w, bool as_dir, const char *name,
+                        char *buf, size_t len)
+{
+    uint64_t size = v->fs->src.size;
+    int k = snprintf(buf, len, "cut short: the node at offset %" PRIu64 " (0x%" PRIx64 "), %" PRIu64 " bytes, ",
+                     w->off, w->off, w->space);
+    if (k < 0 || (size_t)k >= len)
+        return;
+    if (w->off >= size)
+        snprintf(buf + k, len - (size_t)k, "lies past the end of the file (%" PRIu64 " bytes)", size);
+    else if (as_dir)
+        snprintf(buf + k, len - (size_t)k,
+                 "ends at byte %" PRIu64 ", past the end of the file (%" PRIu64 " bytes); %s%sshows its children "
+                 "that lie within the file",
+                 w->off + w->space, size, name ? name : "its directory", name ? "/ " : " ");
+    else
+        snprintf(buf + k, len - (size_t)k,
+                 "ends at byte %" PRIu64 ", past the end of the file (%" PRIu64 " bytes); its first %" PRIu64
+                 " bytes are /unparsed/0x%" PRIx64 "-0x%" PRIx64 ".bin",
+                 w->off + w->space, size, size - w->off, w->off, size - w->off);
+}
+
+/* Follows the nodes that run past the end, from the root down, the way the listings will
+ * show them, to the one cut in the middle that is not a directory: its bytes are the only
+ * ones no file of /root holds (cut_from), or none when the cut falls between nodes. */
+static uint64_t cut_point(struct t2_view *v, const struct s3_src *src)
+{
+    struct t2_where at = {NULL, v->root_off, v->root_size};
+    const struct t2fs_schema *schema = v->schema;
+    uint64_t size = v->fs->src.size;
+    for (uint32_t depth = 1;; depth++) {
+        struct t2fs_branch b;
+        char err[T2FS_ERR];
+        if (t2fs_read_branch(src, at.off, at.space, v->be, &b, err, sizeof err))
+            return at.off; /* never: the root and each directory below were read */
+        uint32_t i = 0;
+        while (i < b.count && at.off + b.offset[i + 1] <= size)
+            i++;
+        bool found = i < b.count;
+        struct t2_where w = found ? child_where(&at, &b, i) : at;
+        t2fs_branch_free(&b);
+        uint32_t count;
+        const struct t2fs_schema *s = t2fs_schema_child(schema, i);
+        if (!found || w.off >= size)
+            return size; /* the cut falls between nodes (or in a branch's slack) */
+        if (!cut_branch_readable(v, &w, src, s, depth, &count))
+            return w.off;
+        at = w;
+        schema = s;
+    }
+}
+
 /* ---- the /root tree ---- */
 
 /* The span xattrs of a node: its own bytes, or for nodes inside compressed data, the
@@ -395,10 +490,18 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
     close_bytes(v, &inner);
 }
 
-/* Child i's place in a branch read from bytes. */
-static struct t2_where child_where(const struct t2_where *parent, const struct t2fs_branch *b, uint32_t i)
+/* A child running past the end of the file: NAME.error, beside NAME/ when its table is
+ * in the file (cut_branch_readable). */
+static void add_cut(struct t2_view *v, uint32_t dir, const char *name, const struct t2_where *w,
+                    const struct s3_src *src, const struct t2fs_schema *s, uint32_t depth)
 {
-    return (struct t2_where){parent->blob, parent->off + b->offset[i], (uint64_t)b->offset[i + 1] - b->offset[i]};
+    uint32_t count;
+    char msg[400];
+    bool as_dir = w->off < v->fs->src.size && cut_branch_readable(v, w, src, s, depth, &count);
+    cut_message(v, w, as_dir, name, msg, sizeof msg);
+    add_error(v->fs->tree, dir, name, msg);
+    if (as_dir)
+        add_branch_dir(v, dir, name, w, s, depth + 1, "", count);
 }
 
 static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -422,6 +525,10 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         snprintf(name, sizeof name, "%" PRIu32, i);
         struct t2_where w = child_where(&d->at, &b, i);
         const struct t2fs_schema *s = t2fs_schema_child(d->schema, i);
+        if (past_end(v, &w)) {
+            add_cut(v, dir, name, &w, &bytes.src, s, d->depth);
+            continue;
+        }
         int method = t2fs_rnc_method(&bytes.src, w.off, w.space);
         if (method != 0)
             add_compressed(v, dir, name, &w, &bytes.src, method, s, d->depth);
@@ -550,6 +657,22 @@ int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, st
     out->depth = n->depth + 1;
     out->schema = t2fs_schema_child(n->schema, i);
     t2fs_node_name(out, name, sizeof name);
+    if (past_end(v, &w)) { /* a directory when /root shows one, else the .error's reason */
+        uint32_t count;
+        bool as_dir = w.off < v->fs->src.size && cut_branch_readable(v, &w, &bytes.src, out->schema, n->depth + 1, &count);
+        close_bytes(v, &bytes);
+        if (!as_dir) {
+            cut_message(v, &w, false, NULL, why, sizeof why);
+            snprintf(err, errlen, "%s: %s", name, why);
+            return -1;
+        }
+        out->kind = T2FS_NODE_BRANCH;
+        out->count = count;
+        out->blob = NULL;
+        out->off = w.off;
+        out->space = w.space;
+        return 0;
+    }
     int method = t2fs_rnc_method(&bytes.src, w.off, w.space);
     struct t2_bytes inner = {0};
     const struct s3_src *src = &bytes.src;
@@ -609,6 +732,12 @@ int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf,
     *len = 0;
     if (n->space > SIZE_MAX - 1 || (v->fs->opts.max_unpacked && n->space > v->fs->opts.max_unpacked)) {
         snprintf(err, errlen, "%s: %" PRIu64 " bytes, more than the limit (max_unpacked_mb)", name, n->space);
+        return -1;
+    }
+    struct t2_where at = {n->blob, n->off, n->space};
+    if (past_end(v, &at)) {
+        cut_message(v, &at, false, NULL, why, sizeof why);
+        snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
     uint8_t *b = malloc(n->space ? (size_t)n->space : 1);
@@ -771,7 +900,9 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
     if (v->window)
         source_window_init(v->window, &fs->src);
     struct t2fs_branch b;
-    if (t2fs_read_branch(&fs->src.src, v->root_off, fs->src.size - v->root_off, v->be, &b, err, errlen))
+    /* a root cut short (detection said so) is read for its full size: its table is in the file */
+    uint64_t space = fs->det.root_cut ? UINT64_MAX : fs->src.size - v->root_off;
+    if (t2fs_read_branch(&fs->src.src, v->root_off, space, v->be, &b, err, errlen))
         return -1;
     if (pick_schema(v, b.count, err, errlen)) {
         t2fs_branch_free(&b);
@@ -786,6 +917,18 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
     sb_printf(&fs->facts, "root_children: %" PRIu32 "\n", v->root_count);
     sb_printf(&fs->facts, "schema: %s%s%s\n", v->schema_name, strcmp(v->schema_name, "file") == 0 ? " " : "",
               strcmp(v->schema_name, "file") == 0 ? fs->opts.schema : "");
-    cover_add(&fs->cover, 0, fs->src.size); /* root, prefix.bin and trailer.bin name every byte */
+    uint64_t end = v->root_off + v->root_size;
+    v->cut = end > fs->src.size;
+    v->cut_from = v->cut ? cut_point(v, &fs->src.src) : fs->src.size;
+    if (v->cut) {
+        sb_printf(&fs->facts, "missing_bytes: %" PRIu64 "\n", end - fs->src.size);
+        diag_add(&fs->diag,
+                 "the file is cut short: its root node ends at byte %" PRIu64 ", the file has %" PRIu64
+                 " bytes (%" PRIu64 " missing); nodes past the end are NAME.error files",
+                 end, fs->src.size, end - fs->src.size);
+    }
+    /* root, prefix.bin and trailer.bin name every byte; in a file cut short, all but the
+     * bytes of the node cut in the middle (cut_point: /unparsed shows them) */
+    cover_add(&fs->cover, 0, v->cut_from);
     return view_root(fs, "t2fs.file", populate_t2fs_root, v);
 }

@@ -7,6 +7,7 @@
 #include "parse/dbpf.h"
 #include "parse/gr2.h"
 #include "parse/rig.h"
+#include "parse/t2fs.h"
 
 const char *format_name(enum s3_format f)
 {
@@ -46,6 +47,8 @@ static int branch_check(const struct s3_src *src, uint64_t off, uint64_t space, 
             return -1;
         if ((i == 0 && o != header) || o < prev || (o & 7) || (o > space && !past_end))
             return -1;
+        if (past_end && i > 0 && o == prev) /* a cut root: every child at least 8 bytes (below) */
+            return -1;
         prev = o;
     }
     *needs = prev;
@@ -58,40 +61,73 @@ bool t2fs_branch_valid(const struct s3_src *src, uint64_t off, uint64_t space, b
     return branch_check(src, off, space, be, false, &needs) == 0;
 }
 
+/* The most children a cut-short root may have: real roots have 11 (Turok 1) to 20 (Turok 3)
+ * children, and the check reads the whole table. */
+#define T2FS_CUT_MAX_CHILDREN 65536
+
+/* A t2fs root: the strong validity test at offset 0, then 8 (a prefix), in either byte
+ * order. When no complete root fits, a cut-short one (a truncated download, a partly
+ * copied file) is accepted when it is unmistakably a t2fs root in every other way:
+ *   - its whole offset table lies inside the file (count and all count + 1 offsets read);
+ *   - offset[0] is exactly the table's length, align8(4 + 4 (count + 1)); the offsets are
+ *     multiples of 8 and strictly increase (every node is at least 8 bytes: an empty branch
+ *     or array is 8, a raw struct is padded to 8), so each child is a real, non-empty slot;
+ *   - 1 to T2FS_CUT_MAX_CHILDREN children, and only the last offset(s) run past the end.
+ * A complete root is always preferred (both prefixes, both byte orders are tried whole
+ * first). Random bytes pass only by matching offset[0] to the count exactly and having
+ * count increasing multiples of 8 after it; the rest of the file is read by the view,
+ * which shows each child lying past the end as NAME.error. */
 static bool detect_t2fs(const struct s3_src *src, struct detect_result *r)
 {
-    for (int skip = 0; skip <= 8; skip += 8) {
-        if (src->size <= (uint64_t)skip)
-            break;
-        for (int be = 0; be <= 1; be++) {
-            if (t2fs_branch_valid(src, skip, src->size - skip, be)) {
-                r->format = FMT_T2FS;
-                r->big_endian = be;
-                r->root_off = skip;
-                return true;
+    for (int cut = 0; cut <= 1; cut++)
+        for (int skip = 0; skip <= 8; skip += 8) {
+            if (src->size <= (uint64_t)skip)
+                break;
+            for (int be = 0; be <= 1; be++) {
+                uint64_t needs;
+                uint32_t count;
+                bool ok = !cut ? t2fs_branch_valid(src, skip, src->size - skip, be)
+                               : src_u32(src, skip, be, &count) == 0 && count > 0 &&
+                                     count <= T2FS_CUT_MAX_CHILDREN &&
+                                     branch_check(src, skip, src->size - skip, be, true, &needs) == 1;
+                if (ok) {
+                    r->format = FMT_T2FS;
+                    r->big_endian = be;
+                    r->root_off = skip;
+                    r->root_cut = cut;
+                    return true;
+                }
             }
         }
-    }
     return false;
 }
 
-/* A t2fs root table whose offsets run past the end of the file: said as such, not as an
- * unknown format (a cut-short download of a Turok file). */
+/* A t2fs root whose table itself runs past the end of the file (the offsets it has are
+ * right: offset[0] is the table's length, the rest increase by multiples of 8): said as
+ * such, not as an unknown format. Nothing of the tree can be read, so the file is refused. */
 static bool t2fs_cut_short(const struct s3_src *src, struct detect_result *r)
 {
     for (int skip = 0; skip <= 8; skip += 8) {
-        for (int be = 0; be <= 1 && src->size > (uint64_t)skip; be++) {
-            uint64_t needs;
-            uint32_t count; /* a root has a few children: no scan of a huge table in a refusal */
-            if (src_u32(src, skip, be, &count) == 0 && count > 0 && count <= 65536 &&
-                branch_check(src, skip, src->size - skip, be, true, &needs) == 1) {
-                snprintf(r->why, sizeof r->why,
-                         "a t2fs container cut short (%s, root at %d): its root table ends at byte %llu, the file "
-                         "has %llu",
-                         be ? "big-endian" : "little-endian", skip, (unsigned long long)(skip + needs),
-                         (unsigned long long)src->size);
-                return true;
+        for (int be = 0; be <= 1 && src->size >= (uint64_t)skip + 8; be++) {
+            uint32_t count, o, prev = 0;
+            if (src_u32(src, skip, be, &count) || count == 0 || count > T2FS_CUT_MAX_CHILDREN)
+                continue;
+            uint64_t header = t2fs_branch_header_len(count), end = skip + header;
+            if (end <= src->size)
+                continue; /* the table fits: detect_t2fs decided */
+            bool right = true;
+            for (uint64_t i = 0; right && i <= count && src_u32(src, skip + 4 + 4 * i, be, &o) == 0; i++) {
+                right = (i == 0 ? o == header : o > prev) && (o & 7) == 0;
+                prev = o;
             }
+            if (!right)
+                continue;
+            snprintf(r->why, sizeof r->why,
+                     "a t2fs container cut short (%s, root at %d): its root table ends at byte %llu, the file "
+                     "has %llu",
+                     be ? "big-endian" : "little-endian", skip, (unsigned long long)end,
+                     (unsigned long long)src->size);
+            return true;
         }
     }
     return false;

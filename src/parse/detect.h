@@ -13,6 +13,7 @@ struct detect_result {
     enum s3_format format;
     bool big_endian;   /* t2fs */
     uint64_t root_off; /* t2fs: 0 or 8 */
+    bool root_cut;     /* t2fs: the root's offsets run past the end of the file (cut short) */
     char why[200];     /* for FMT_UNKNOWN: the reason, one line */
 };
 
