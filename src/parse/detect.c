@@ -72,11 +72,11 @@ bool t2fs_branch_valid(const struct s3_src *src, uint64_t off, uint64_t space, b
  *   - offset[0] is exactly the table's length, align8(4 + 4 (count + 1)); the offsets are
  *     multiples of 8 and strictly increase (every node is at least 8 bytes: an empty branch
  *     or array is 8, a raw struct is padded to 8), so each child is a real, non-empty slot;
- *   - 1 to T2FS_CUT_MAX_CHILDREN children, and only the last offset(s) run past the end.
+ *   - 1 to T2FS_CUT_MAX_CHILDREN children, and offset[count] (the root's end) past the end.
  * A complete root is always preferred (both prefixes, both byte orders are tried whole
  * first). Random bytes pass only by matching offset[0] to the count exactly and having
- * count increasing multiples of 8 after it; the rest of the file is read by the view,
- * which shows each child lying past the end as NAME.error. */
+ * count strictly increasing multiples of 8 after it. The view shows each node lying past
+ * the end as NAME.error (man/s3rig.5, "Files cut short"). */
 static bool detect_t2fs(const struct s3_src *src, struct detect_result *r)
 {
     for (int cut = 0; cut <= 1; cut++)
