@@ -42,7 +42,10 @@ seed_corpus() {
     gr2) for f in "$tmp"/gr2* "$tmp"/bk2obj-le32-old*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;
     rig) tail -c +9 "$tmp/rig" > "$dir/rig" ;;
     rig_clear) for f in "$tmp"/rig-clear*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
-    t2fs) cp "$tmp"/t2fs* "$dir"/ ;;
+    t2fs) cp "$tmp"/t2fs* "$dir"/
+        for f in "$tmp"/t2fs*; do # cut short at two thirds: the root table whole, nodes past the end
+            head -c $(($(stat -c %s "$f") * 2 / 3)) "$f" > "$dir/$(basename "$f")-cut"
+        done ;;
     dbpf) for f in "$tmp"/package*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
     refpack) cp "$tmp"/refpack "$dir"/ ;;
     bitknit2) for v in 0 1 2 3; do $mk "bitknit2-$v" "$dir/bitknit2-$v"; done ;;
