@@ -1251,7 +1251,7 @@ static bool cut_keeps(const struct fxt *root, const char *path, uint64_t cut)
 
 /* The .error files (and the /unparsed file) of the nodes the cut reaches, below dir. */
 static void cut_expect_errors(struct expect_list *l, const struct fxt *n, const char *dir, const uint8_t *file,
-                              uint64_t cut, bool *partial)
+                              uint64_t cut, uint64_t *partial)
 {
     for (uint32_t i = 0; i < n->n; i++) {
         const struct fxt *c = n->child[i];
@@ -1285,8 +1285,8 @@ static void cut_expect_errors(struct expect_list *l, const struct fxt *n, const 
             e->has_span = true;
             e->off = c->pos;
             e->span_len = e->len;
-            assert_false(*partial); /* one node at most is cut in the middle and not a directory */
-            *partial = true;
+            assert_true(*partial == cut); /* one node at most is cut in the middle, not a directory */
+            *partial = c->pos;
         }
         cut_expect_text(l, path, text);
         if (st == CUT_DIR) {
@@ -1370,7 +1370,7 @@ static void cut_case(struct fxt *root, bool be, size_t prefix)
                 ex_remove(&l, p);
                 free(p);
             }
-        bool partial = false;
+        uint64_t partial = cut; /* where the bytes no file of /root holds start */
         cut_expect_errors(&l, root, "/root", file, cut, &partial);
         struct probe p = tree_probe(fs);
         ex_check(&l, &p);
@@ -1387,6 +1387,10 @@ static void cut_case(struct fxt *root, bool be, size_t prefix)
         char *at = strstr(info, line);
         if (!at || strstr(at + strlen(line), "cut short: its root"))
             fail_msg("cut at %zu: /info does not warn once with '%s':\n%s", cut, line, info);
+        snprintf(line, sizeof line, "\ncovered_bytes: %llu\nunparsed_bytes: %llu in %d ranges\n",
+                 (unsigned long long)partial, (unsigned long long)(cut - partial), partial < cut);
+        if (!strstr(info, line))
+            fail_msg("cut at %zu: /info lacks '%s':\n%s", cut, line, info);
         cut_check_models(fs, root, cut, cut % 11 == 0 ? whole : NULL);
         assert_true(walk_all(fs, 100000) > 0);
         size_t links;

@@ -659,7 +659,8 @@ int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, st
     t2fs_node_name(out, name, sizeof name);
     if (past_end(v, &w)) { /* a directory when /root shows one, else the .error's reason */
         uint32_t count;
-        bool as_dir = w.off < v->fs->src.size && cut_branch_readable(v, &w, &bytes.src, out->schema, n->depth + 1, &count);
+        bool as_dir = w.off < v->fs->src.size &&
+                      cut_branch_readable(v, &w, &bytes.src, out->schema, n->depth + 1, &count);
         close_bytes(v, &bytes);
         if (!as_dir) {
             cut_message(v, &w, false, NULL, why, sizeof why);
