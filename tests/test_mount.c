@@ -30,116 +30,8 @@
 #include "expect_t1x.h"
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
+#include "mountutil.h"
 #include "parse/t2fs.h"
-
-static char tmpdir[64];
-static char sandir[128];
-static const char *mount_bin;
-
-/* ---- running things ---- */
-
-static void child_env(void)
-{
-    char asan[256], ubsan[256];
-    snprintf(asan, sizeof asan, "log_path=%s/asan:detect_leaks=1", sandir);
-    snprintf(ubsan, sizeof ubsan, "log_path=%s/ubsan:print_stacktrace=1", sandir);
-    setenv("ASAN_OPTIONS", asan, 1);
-    setenv("UBSAN_OPTIONS", ubsan, 1);
-}
-
-/* Reads what a child wrote to `file` into buf (NUL-terminated; nothing if buf is NULL). */
-static void read_capture(const char *file, char *buf, size_t len)
-{
-    if (!buf)
-        return;
-    FILE *f = fopen(file, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = 0;
-    if (f)
-        fclose(f);
-}
-
-/* Runs argv (searched in PATH), waits, returns the exit status (128 + signal if killed);
- * stdout captured into out and stderr into err, either may be NULL. */
-static int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
-{
-    char outfile[128], errfile[128];
-    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
-    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(out ? open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
-        dup2(open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
-        child_env();
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    read_capture(outfile, out, outlen);
-    read_capture(errfile, err, errlen);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Runs argv, waits, returns the exit status; stderr captured into errbuf. */
-static int run(char *const argv[], char *errbuf, size_t errlen)
-{
-    return run_capture(argv, NULL, 0, errbuf, errlen);
-}
-
-static bool is_mounted(const char *mnt)
-{
-    char parent[512];
-    snprintf(parent, sizeof parent, "%s/..", mnt);
-    struct stat a, b;
-    return stat(mnt, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
-}
-
-static void write_fixture(const char *name, const void *data, size_t size, char *path, size_t plen)
-{
-    snprintf(path, plen, "%s/%s", tmpdir, name);
-    assert_int_equal(fx_write_file(path, data, size), 0);
-}
-
-static void make_mountpoint(const char *name, char *path, size_t plen)
-{
-    snprintf(path, plen, "%s/%s", tmpdir, name);
-    mkdir(path, 0755);
-}
-
-static bool mounts_disabled(void)
-{
-    const char *v = getenv("S3RIG_NO_MOUNT_TESTS");
-    return v && strcmp(v, "1") == 0;
-}
-
-/* Mounts (daemonizing, the default) and asserts it worked. */
-static void do_mount(const char *file, const char *mnt, const char *opts)
-{
-    char err[1024];
-    char *argv[8] = {(char *)mount_bin, NULL};
-    int argc = 1;
-    if (opts) {
-        argv[argc++] = "-o";
-        argv[argc++] = (char *)opts;
-    }
-    argv[argc++] = (char *)file;
-    argv[argc++] = (char *)mnt;
-    int rc = run(argv, err, sizeof err);
-    if (rc != 0)
-        fail_msg("mount.s3rig %s %s: exit %d: %s", file, mnt, rc, err);
-    assert_true(is_mounted(mnt));
-}
-
-static void do_umount(const char *mnt)
-{
-    char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
-    assert_int_equal(run(argv, NULL, 0), 0);
-    assert_false(is_mounted(mnt));
-}
 
 /* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
  * as NAME, with a mount point NAME.mnt. */
@@ -301,41 +193,14 @@ static struct probe mount_probe(const char *mnt)
 static int setup_all(void **state)
 {
     (void)state;
-    mount_bin = getenv("S3RIG_MOUNT");
-    if (!mount_bin)
-        mount_bin = "mount.s3rig";
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/s3rig-mount-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
-    snprintf(sandir, sizeof sandir, "%s/san", tmpdir);
-    mkdir(sandir, 0700);
-    return 0;
+    return mount_suite_setup("s3rig-mount");
 }
 
 static int teardown_all(void **state)
 {
     (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "for m in %s/m*; do fusermount3 -uz \"$m\" 2>/dev/null; done; rm -rf %s", tmpdir, tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return mount_suite_teardown();
 }
-
-/* A mount test, run through run_mount_test: the skip happens inside the test (cmocka
- * counts a skip in a setup function as a failure), so S3RIG_NO_MOUNT_TESTS=1 reports
- * each mount test as skipped. */
-struct mount_test {
-    void (*fn)(void **state);
-};
-
-static void run_mount_test(void **state)
-{
-    const struct mount_test *t = *state;
-    if (mounts_disabled())
-        skip();
-    t->fn(state);
-}
-
-#define mount_test(f) {#f, run_mount_test, NULL, NULL, &(struct mount_test){f}}
 
 /* ---- tests ---- */
 
@@ -1267,12 +1132,6 @@ static void test_mount_schema_option(void **state)
 
 /* ---- s3rig (the same tree without FUSE) ---- */
 
-static const char *cli_bin(void)
-{
-    const char *c = getenv("S3RIG_CLI");
-    return c ? c : "s3rig";
-}
-
 /* Runs s3rig with args, stdout captured into out and stderr into err; the exit status. */
 static int run_cli(char *const args[], char *out, size_t outlen, char *err, size_t errlen)
 {
@@ -1474,25 +1333,7 @@ static void test_cli_commands(void **state)
 static void test_no_sanitizer_reports(void **state)
 {
     (void)state;
-    sleep(1); /* daemons exit after unmount; let them write their reports */
-    DIR *d = opendir(sandir);
-    assert_non_null(d);
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char f[512], text[16384] = "";
-        snprintf(f, sizeof f, "%s/%s", sandir, de->d_name);
-        FILE *fp = fopen(f, "r");
-        if (fp) {
-            size_t k = fread(text, 1, sizeof text - 1, fp);
-            text[k] = 0;
-            fclose(fp);
-        }
-        fprintf(stderr, "sanitizer report from the daemon in %s:\n%s\n", f, text);
-        fail();
-    }
-    closedir(d);
+    assert_no_sanitizer_reports();
 }
 
 int main(void)

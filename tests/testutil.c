@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,5 +53,20 @@ uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t
     }
     fclose(f);
     b[*n] = 0;
+    return b;
+}
+
+uint8_t *slurp_path(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0, k;
+    uint8_t *b = malloc(cap);
+    while ((k = fread(b + n, 1, cap - n, f)) > 0)
+        if ((n += k) == cap)
+            b = realloc(b, cap *= 2);
+    fclose(f);
+    *len = n;
     return b;
 }

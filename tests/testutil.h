@@ -16,5 +16,7 @@ bool diag_has(const struct diag *d, const char *needle);
 const char *vectors_dir(void);
 /* Reads DIR/SUB/NAME whole (NUL-terminated copy); NULL when missing. */
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
+/* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */
+uint8_t *slurp_path(const char *path, size_t *len);
 
 #endif
