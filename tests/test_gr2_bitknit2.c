@@ -132,34 +132,6 @@ static void assert_same_lines(const struct lines *a, const struct lines *b)
     assert_int_equal(a->n, b->n);
 }
 
-static char *read_path(struct s3fs *fs, const char *path, size_t *len)
-{
-    struct probe p = tree_probe(fs);
-    uint8_t *buf;
-    size_t n;
-    if (p.read(p.ctx, path, &buf, &n))
-        fail_msg("%s: cannot read", path);
-    buf[n] = 0;
-    if (len)
-        *len = n;
-    return (char *)buf;
-}
-
-static bool exists(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    return tree_resolve(fs->tree, path, &ino) == 0;
-}
-
-static struct s3fs *open_mem(const uint8_t *f, size_t size)
-{
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-        fail_msg("%s", err);
-    return fs;
-}
-
 /* What differs between twins by design: the container's own description, and /info. */
 static const char *const twin_skip[] = {"/granny/sections", "/granny/header", "/granny.gr2", "/info", "/unparsed",
                                         NULL};
@@ -182,7 +154,7 @@ static void test_twins(void **state)
         size_t na, nb;
         uint8_t *fa = fxg_build(&plain, &na, &ra), *fb = fxg_build(&bk, &nb, &rb);
         assert_true(nb < na); /* it did compress */
-        struct s3fs *a = open_mem(fa, na), *b = open_mem(fb, nb);
+        struct s3fs *a = open_mem(fa, na, NULL, NULL), *b = open_mem(fb, nb, NULL, NULL);
         struct probe pb = tree_probe(b);
         check_gr2_objects(&pb, &rb, sigs[i]);
         struct lines la = {0}, lb = {0};
@@ -193,9 +165,7 @@ static void test_twins(void **state)
         /* and with a cache that keeps nothing: every directory expands the section again
          * (the types decoded earlier must not point into dropped bytes) */
         struct s3fs_opts tiny = {.cache_bytes = 1};
-        struct s3fs *c;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&c, fb, nb, &tiny, err, sizeof err), 0);
+        struct s3fs *c = open_mem(fb, nb, &tiny, NULL);
         struct lines lc = {0};
         tree_lines(c, twin_skip, &lc);
         assert_same_lines(&la, &lc);
@@ -249,12 +219,12 @@ static void test_claimed_and_padding(void **state)
         size_t size;
         uint8_t *f = fxg_build(&o, &size, &r);
         const struct fx_gr2_layout *gl = &r.layout;
-        struct s3fs *fs = open_mem(f, size);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
         char path[128], val[64];
         /* the empty section's tables: empty files, no .error */
-        assert_false(exists(fs, "/granny/sections/1/fixups.error"));
-        assert_false(exists(fs, "/granny/sections/1/marshalling.error"));
-        assert_false(exists(fs, "/granny/sections/1/fixups_stored.bin"));
+        assert_false(path_exists(fs, "/granny/sections/1/fixups.error"));
+        assert_false(path_exists(fs, "/granny/sections/1/marshalling.error"));
+        assert_false(path_exists(fs, "/granny/sections/1/fixups_stored.bin"));
         char *s = read_path(fs, "/granny/sections/1/fixups", NULL);
         assert_string_equal(s, "");
         free(s);
@@ -284,7 +254,7 @@ static void test_claimed_and_padding(void **state)
         for (int k = 0; k < 2; k++) {
             assert_true(pads[k].len < 4);
             snprintf(path, sizeof path, "/granny/sections/0/%s", pads[k].name);
-            assert_int_equal(exists(fs, path), pads[k].len > 0);
+            assert_int_equal(path_exists(fs, path), pads[k].len > 0);
             if (!pads[k].len)
                 continue;
             size_t n;
@@ -326,12 +296,12 @@ static void test_padding_rule(void **state)
         uint8_t *f = fx_build_gr2(&o, s, 1, &size, &gl);
         if (variant == 2)
             f[gl.data_offset[0] + 6] = 0x99; /* not zero: not padding (the CRC only warns) */
-        struct s3fs *fs = open_mem(f, size);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
         bool named = variant == 0;
-        assert_int_equal(exists(fs, "/granny/sections/0/data_padding.bin"), named);
+        assert_int_equal(path_exists(fs, "/granny/sections/0/data_padding.bin"), named);
         char want[64];
         snprintf(want, sizeof want, "/unparsed/0x%x-0x3.bin", gl.data_offset[0] + 5);
-        assert_int_equal(exists(fs, want), !named);
+        assert_int_equal(path_exists(fs, want), !named);
         s3fs_close(fs);
         free(f);
     }
@@ -353,7 +323,7 @@ static void test_wrapped_rig(void **state)
     }
     struct fx_rig_layout rl;
     uint8_t *f = fx_build_rig(&ro, &size, &rl);
-    struct s3fs *fs = open_mem(f, size);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     char *target, want[128], path[128];
     int32_t pole = fx_sample_chains[1].pole;
@@ -408,12 +378,12 @@ static void test_broken(void **state)
             errfile = "/granny/sections/0/data.error";
             needle = "over the limit";
         }
-        struct s3fs *fs = open_mem(c, size);
+        struct s3fs *fs = open_mem(c, size, NULL, NULL);
         char *s = read_path(fs, errfile, NULL);
         if (!strstr(s, needle))
             fail_msg("variant %d: %s says \"%s\", not \"%s\"", variant, errfile, s, needle);
         free(s);
-        assert_true(exists(fs, "/granny/sections/0/stored.bin"));
+        assert_true(path_exists(fs, "/granny/sections/0/stored.bin"));
         walk_all(fs, 100000);
         if (variant == 0) { /* the section's line gives the reason once, after its own name */
             s = read_path(fs, "/info", NULL);
@@ -503,9 +473,7 @@ static void test_parallel_requests(void **state)
     broken[r.layout.data_offset[0]] ^= 0xFF;
     struct s3fs_opts tiny = {.cache_bytes = 1}; /* nothing stays: every read expands again */
     for (int b = 0; b < 2; b++) {
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, b ? broken : f, size, &tiny, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(b ? broken : f, size, &tiny, NULL);
         pthread_t th[4];
         struct par a = {fs, &r, b == 1, 150};
         for (int i = 0; i < 4; i++)

@@ -27,29 +27,8 @@ static struct s3fs *open_fixture(const struct fxm_opts *o, uint8_t **file)
 {
     size_t size;
     *file = fxm_build(o, &size);
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, *file, size, NULL, err, sizeof err))
-        fail_msg("%s: %s", o->sig, err);
+    struct s3fs *fs = open_mem(*file, size, NULL, o->sig);
     return fs;
-}
-
-static uint8_t *read_path(struct s3fs *fs, const char *path, size_t *len)
-{
-    uint32_t ino;
-    uint8_t *buf;
-    if (tree_resolve(fs->tree, path, &ino))
-        fail_msg("%s: missing", path);
-    if (tree_read_all(fs->tree, ino, &buf, len))
-        fail_msg("%s: unreadable", path);
-    assert_int_equal(tree_size(fs->tree, ino), *len);
-    return buf;
-}
-
-static bool exists(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    return tree_resolve(fs->tree, path, &ino) == 0;
 }
 
 static json_t *node(const struct glbdoc *d, size_t i)
@@ -150,7 +129,7 @@ static void test_model_glb(void **state)
         struct fxm_opts o = {.sig = sigs[s]};
         uint8_t *file;
         struct s3fs *fs = open_fixture(&o, &file);
-        assert_true(exists(fs, "/granny/models")); /* -> root/Models */
+        assert_true(path_exists(fs, "/granny/models")); /* -> root/Models */
         size_t len;
         uint8_t *glb = read_path(fs, "/granny/root/Models/0/model.glb", &len);
         struct glbdoc d;
@@ -290,7 +269,7 @@ static void test_mesh_obj(void **state)
     free(text);
     free(obj);
     /* broken: no .obj, an .error saying why */
-    assert_false(exists(fs, "/granny/root/Meshes/2/mesh.obj"));
+    assert_false(path_exists(fs, "/granny/root/Meshes/2/mesh.obj"));
     char *why = (char *)read_path(fs, "/granny/root/Meshes/2/mesh.error", &len);
     assert_non_null(strstr(why, "past the 3 vertices"));
     free(why);
@@ -302,8 +281,8 @@ static void expect_skeleton_error(const struct fxm_opts *o, const char *needle)
 {
     uint8_t *file;
     struct s3fs *fs = open_fixture(o, &file);
-    assert_false(exists(fs, "/granny/root/Skeletons/0/skeleton.glb"));
-    assert_false(exists(fs, "/granny/root/Models/0/model.glb"));
+    assert_false(path_exists(fs, "/granny/root/Skeletons/0/skeleton.glb"));
+    assert_false(path_exists(fs, "/granny/root/Models/0/model.glb"));
     size_t len;
     char *why = (char *)read_path(fs, "/granny/root/Skeletons/0/skeleton.error", &len);
     if (!strstr(why, needle))
@@ -312,7 +291,7 @@ static void expect_skeleton_error(const struct fxm_opts *o, const char *needle)
     why = (char *)read_path(fs, "/granny/root/Models/0/model.error", &len);
     assert_non_null(strstr(why, needle));
     free(why);
-    assert_true(exists(fs, "/granny/root/Meshes/0/mesh.obj")); /* meshes need no skeleton */
+    assert_true(path_exists(fs, "/granny/root/Meshes/0/mesh.obj")); /* meshes need no skeleton */
     assert_true(walk_all(fs, 100000) > 0);
     s3fs_close(fs);
     free(file);
@@ -323,7 +302,7 @@ static void expect_body_error(const struct fxm_opts *o, const char *needle)
 {
     uint8_t *file;
     struct s3fs *fs = open_fixture(o, &file);
-    assert_false(exists(fs, "/granny/root/Meshes/0/mesh.obj"));
+    assert_false(path_exists(fs, "/granny/root/Meshes/0/mesh.obj"));
     size_t len;
     char *why = (char *)read_path(fs, "/granny/root/Meshes/0/mesh.error", &len);
     if (!strstr(why, needle))
@@ -361,23 +340,9 @@ static void test_cannot_export(void **state)
 
 /* ---- the real vectors: the exports against what the tree shows ---- */
 
-static char *text_at(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    uint8_t *buf;
-    size_t len;
-    if (tree_resolve(fs->tree, path, &ino) || tree_read_all(fs->tree, ino, &buf, &len))
-        return NULL;
-    char *t = strndup((char *)buf, len);
-    free(buf);
-    return t;
-}
-
 static double value_at(struct s3fs *fs, const char *path, int line)
 {
-    char *t = text_at(fs, path);
-    if (!t)
-        fail_msg("%s: missing", path);
+    char *t = read_path(fs, path, NULL);
     char *p = t;
     for (int i = 0; i < line && p; i++)
         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
@@ -403,9 +368,7 @@ static size_t array_count(struct s3fs *fs, const char *path)
     }
     char csv[512];
     snprintf(csv, sizeof csv, "%s.csv", path);
-    char *t = text_at(fs, csv);
-    if (!t)
-        fail_msg("%s: neither a directory nor a .csv", path);
+    char *t = read_path(fs, csv, NULL);
     size_t lines = 0;
     for (char *p = t; *p; p++)
         lines += *p == '\n';
@@ -426,9 +389,7 @@ static void element_vec3(struct s3fs *fs, const char *array, size_t k, const cha
         return;
     }
     snprintf(path, sizeof path, "%s.csv", array);
-    char *t = text_at(fs, path);
-    if (!t)
-        fail_msg("%s/%zu/%s: missing", array, k, member);
+    char *t = read_path(fs, path, NULL);
     int col[3], ncol = 0, c = 0;
     char *line = t;
     for (char *p = t; *p && *p != '\n'; c++) {
@@ -458,10 +419,7 @@ static void check_vector(const char *dir, const char *name)
     size_t size;
     uint8_t *file = slurp_vector(dir, "gr2", name, &size);
     assert_non_null(file);
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, file, size, NULL, err, sizeof err))
-        fail_msg("%s: %s", name, err);
+    struct s3fs *fs = open_mem(file, size, NULL, name);
     /* skeleton.glb: a node per bone named as the bone, parents, bone 0's transform */
     const char *bones = "/granny/root/Skeletons/0/Bones";
     size_t nb = array_count(fs, bones), len;
@@ -473,7 +431,7 @@ static void check_vector(const char *dir, const char *name)
     char path[512];
     for (size_t i = 0; i < nb; i++) {
         snprintf(path, sizeof path, "%s/%zu/Name", bones, i);
-        char *bn = text_at(fs, path);
+        char *bn = read_path(fs, path, NULL);
         assert_non_null(bn);
         bn[strcspn(bn, "\n")] = 0;
         assert_string_equal(json_string_value(json_object_get(node(&d, i), "name")), bn);

@@ -21,6 +21,7 @@
 #include "parse/oodle0.h"
 #include "tree_probe.h"
 #include "walk.h"
+#include "testutil.h"
 
 /* Expands and returns the bytes, or NULL with err. */
 static uint8_t *expand(const uint8_t *in, size_t n, bool be, uint32_t s0, uint32_t s1, uint32_t size, char *err)
@@ -627,10 +628,7 @@ static void test_objects_through_oodle0(void **state)
         struct fxg_result rp, rz;
         size_t sp, sz;
         uint8_t *fp = fxg_build(&plain, &sp, &rp), *fz = fxg_build(&packed, &sz, &rz);
-        struct s3fs *a = NULL, *b = NULL;
-        char err[256];
-        if (s3fs_open_mem(&a, fp, sp, NULL, err, sizeof err) || s3fs_open_mem(&b, fz, sz, NULL, err, sizeof err))
-            fail_msg("%s: %s", sigs[i], err);
+        struct s3fs *a = open_mem(fp, sp, NULL, sigs[i]), *b = open_mem(fz, sz, NULL, sigs[i]);
         struct probe pa = tree_probe(a), pb = tree_probe(b);
         check_gr2_objects(&pb, &rz, sigs[i]);
         same_tree(&pa, &pb, "/granny/root");
@@ -673,9 +671,7 @@ static void test_broken_section_in_gr2(void **state)
     size_t size;
     uint8_t *f = fxg_build(&o, &size, &r);
     put_le(f + r.layout.data_offset[0] + 24, 256); /* stage 2's Dmax = 0 */
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     uint8_t *buf;
     size_t len;

@@ -220,9 +220,7 @@ static void test_vector_in_gr2(void **state)
     struct fx_gr2_layout gl;
     size_t size;
     uint8_t *f = fx_build_gr2(&o, &s, 1, &size, &gl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     uint8_t *buf;
     size_t len;
@@ -246,7 +244,7 @@ static void test_vector_in_gr2(void **state)
     f[gl.data_offset[0] + 200] ^= 0xA5;
     f[gl.data_offset[0] + 12] = 0; /* and stage 1 gets Lmax = 0 */
     f[gl.data_offset[0] + 13] &= 0xFE;
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    fs = open_mem(f, size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/data.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/stored.bin", &ino), 0);
@@ -266,10 +264,7 @@ static void test_objects_through_oodle1(void **state)
         struct fxg_result r;
         size_t size;
         uint8_t *f = fxg_build(&o, &size, &r);
-        struct s3fs *fs;
-        char err[256];
-        if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-            fail_msg("%s: %s", sigs[i], err);
+        struct s3fs *fs = open_mem(f, size, NULL, sigs[i]);
         struct probe p = tree_probe(fs);
         check_gr2_objects(&p, &r, sigs[i]);
         uint8_t *buf;
@@ -299,9 +294,7 @@ static void test_wrapped_rig_oodle1(void **state)
     }
     struct fx_rig_layout rl;
     uint8_t *f = fx_build_rig(&ro, &size, &rl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     char *target;
     assert_int_equal(p.readlink(p.ctx, "/ik_chains/0/pole.bone", &target), 0);

@@ -70,3 +70,52 @@ uint8_t *slurp_path(const char *path, size_t *len)
     *len = n;
     return b;
 }
+
+struct s3fs *open_mem(const void *data, size_t size, const struct s3fs_opts *opts, const char *what)
+{
+    struct s3fs *fs;
+    char err[512];
+    if (s3fs_open_mem(&fs, data, size, opts, err, sizeof err) != S3_EXIT_OK)
+        fail_msg("%s%s%s", what ? what : "", what ? ": " : "", err);
+    return fs;
+}
+
+bool path_exists(struct s3fs *fs, const char *path)
+{
+    uint32_t ino;
+    return tree_resolve(fs->tree, path, &ino) == 0;
+}
+
+void *read_path(struct s3fs *fs, const char *path, size_t *len)
+{
+    uint32_t ino;
+    if (tree_resolve(fs->tree, path, &ino))
+        fail_msg("%s: missing", path);
+    uint8_t *buf;
+    size_t n;
+    int rc = tree_read_all(fs->tree, ino, &buf, &n);
+    if (rc)
+        fail_msg("%s: unreadable (%d)", path, rc);
+    assert_int_equal(tree_size(fs->tree, ino), n);
+    buf = realloc(buf, n + 1);
+    buf[n] = 0;
+    if (len)
+        *len = n;
+    return buf;
+}
+
+void expect_text(struct s3fs *fs, const char *path, const char *want)
+{
+    char *s = read_path(fs, path, NULL);
+    if (strcmp(s, want) != 0)
+        fail_msg("%s: '%s', expected '%s'", path, s, want);
+    free(s);
+}
+
+void expect_has(struct s3fs *fs, const char *path, const char *needle)
+{
+    char *s = read_path(fs, path, NULL);
+    if (!strstr(s, needle))
+        fail_msg("%s lacks '%s':\n%s", path, needle, s);
+    free(s);
+}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fs/open.h"
 #include "parse/diag.h"
 
 /* Stores v at p in the given byte order. */
@@ -18,5 +19,21 @@ const char *vectors_dir(void);
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
 /* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */
 uint8_t *slurp_path(const char *path, size_t *len);
+
+/* ---- the tree of bytes opened in memory, through the tree API ---- */
+
+/* Opens data with opts (NULL: the defaults); fails the test with the error text (after
+ * what, when not NULL) when it does not open. */
+struct s3fs *open_mem(const void *data, size_t size, const struct s3fs_opts *opts, const char *what);
+/* True when path resolves in fs's tree. */
+bool path_exists(struct s3fs *fs, const char *path);
+/* The file at path, read whole: malloc'd, with a NUL after its bytes so text can be
+ * used as a string; its length into *len (may be NULL). Fails the test when the path
+ * is missing or unreadable, or the bytes read are not the size the tree gives. */
+void *read_path(struct s3fs *fs, const char *path, size_t *len);
+/* Fails unless the file at path holds exactly want. */
+void expect_text(struct s3fs *fs, const char *path, const char *want);
+/* Fails unless the file at path contains needle (a line of /info, say), printing it. */
+void expect_has(struct s3fs *fs, const char *path, const char *needle);
 
 #endif

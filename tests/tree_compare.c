@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fs/open.h"
+#include "testutil.h"
 
 static struct snap_entry *snap_add(struct snap *s, const char *path)
 {
@@ -120,29 +121,9 @@ void snap_tree(struct snap *s, struct tree *t, uint32_t dir)
 
 void snap_file_alone(struct snap *s, const uint8_t *data, size_t size)
 {
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, data, size, NULL, err, sizeof err) != S3_EXIT_OK)
-        fail_msg("%s", err);
+    struct s3fs *fs = open_mem(data, size, NULL, NULL);
     snap_tree(s, fs->tree, TREE_ROOT);
     s3fs_close(fs);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t cap = 4096, n = 0;
-    uint8_t *b = malloc(cap);
-    size_t k;
-    while ((k = fread(b + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap)
-            b = realloc(b, cap *= 2);
-    }
-    fclose(f);
-    *len = n;
-    return b;
 }
 
 static void path_xattr(const char *p, const char *name, char *out, size_t size)
@@ -172,7 +153,7 @@ static void snap_path_node(struct snap *s, const char *root, const char *rel)
     } else if (S_ISREG(st.st_mode)) {
         e->kind = 'f';
         e->size = (uint64_t)st.st_size;
-        e->data = slurp(full, &e->dlen);
+        e->data = slurp_path(full, &e->dlen);
     } else {
         e->kind = 'd';
         DIR *d = opendir(full);
@@ -204,7 +185,7 @@ static void reread_path(struct snap_entry *e, void *ctx)
     char *p;
     assert_true(asprintf(&p, "%s/info", (const char *)ctx) > 0);
     free(e->data);
-    e->data = slurp(p, &e->dlen);
+    e->data = slurp_path(p, &e->dlen);
     free(p);
 }
 
