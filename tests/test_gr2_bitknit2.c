@@ -316,11 +316,7 @@ static void test_wrapped_rig(void **state)
     struct fxg_result r;
     size_t gsize, size;
     uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
     struct fx_rig_layout rl;
     uint8_t *f = fx_build_rig(&ro, &size, &rl);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);

@@ -69,9 +69,7 @@ static struct s3fs *open_vector(const char *dir, const char *name)
 static void test_vectors_links(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     char path[4096];
     snprintf(path, sizeof path, "%s/gr2", d);
     DIR *dir = opendir(path);
@@ -141,9 +139,7 @@ static void dump_tree(struct s3fs *fs, uint32_t dir, const char *path, struct sb
 static void test_vectors_same_tree(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2"};
     char *first = NULL;
     size_t first_len = 0;
@@ -180,9 +176,7 @@ static void test_vectors_same_tree(void **state)
 static void test_vectors_tables(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     char path[4096];
     snprintf(path, sizeof path, "%s/gr2/suzanne_le.gr2", d);
     FILE *f = fopen(path, "rb");
@@ -378,11 +372,7 @@ static void test_rig_remapped_names(void **state)
     struct fxg_big_result r;
     size_t gsize, size;
     uint8_t *g = fxg_build_big(&o, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
     struct fx_rig_layout rl;
     uint8_t *f = fx_build_rig(&ro, &size, &rl);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);

@@ -847,11 +847,7 @@ static void test_mount_rig_oodle1(void **state)
     struct fxg_result r;
     size_t gsize, size;
     uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
     struct fx_rig_layout rl;
     uint8_t *file = fx_build_rig(&ro, &size, &rl);
     char path[256], mnt[256], f[512];
@@ -935,11 +931,7 @@ static void test_mount_rig_bitknit2(void **state)
     struct fxg_result r;
     size_t gsize, size;
     uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
     struct fx_rig_layout rl;
     uint8_t *file = fx_build_rig(&ro, &size, &rl);
     char path[256], mnt[256];

@@ -63,9 +63,7 @@ static const char *const names[] = {"alice_small", "struct_mixed", "tiny_window"
 static void test_vectors(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     for (int i = 0; i < 4; i++) {
         struct vec v;
         load(d, names[i], &v);
@@ -89,9 +87,7 @@ static void test_vectors(void **state)
 static void test_params(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     struct vec v;
     load(d, "tiny_window", &v);
     struct oodle1_params p[3];
@@ -107,9 +103,7 @@ static void test_params(void **state)
 static void test_broken_streams(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     for (int i = 0; i < 3; i++) {
         struct vec v;
         load(d, names[i], &v);
@@ -152,9 +146,7 @@ static void test_broken_streams(void **state)
 static void test_stages_shrinking(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     struct vec v;
     load(d, names[3], &v);
     uint8_t *q = malloc(v.np), *out;
@@ -209,9 +201,7 @@ static void test_encoder_roundtrip(void **state)
 static void test_vector_in_gr2(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     struct vec v;
     load(d, "struct_mixed", &v);
     struct fx_section s = {.compression = 2, .data = v.packed, .data_size = (uint32_t)v.np,
@@ -287,11 +277,7 @@ static void test_wrapped_rig_oodle1(void **state)
     struct fxg_result r;
     size_t gsize, size;
     uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
     struct fx_rig_layout rl;
     uint8_t *f = fx_build_rig(&ro, &size, &rl);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);

@@ -382,12 +382,8 @@ static uint8_t *build_rig(bool from_table, size_t *size, struct fx_rig_layout *r
     size_t gsize;
     struct fx_gr2_layout gl;
     uint8_t *g = fx_sample_gr2("le32-old", 6, &gsize, &gl);
-    struct fx_rig_opts o = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2,
-                            .offsets_from_table = from_table};
-    for (int l = 0; l < 4; l++) {
-        o.lists[l] = fx_sample_lists[l];
-        o.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts o = fx_sample_rig_opts(g, gsize);
+    o.offsets_from_table = from_table;
     uint8_t *f = fx_build_rig(&o, size, rl);
     free(g);
     return f;

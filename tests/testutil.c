@@ -35,6 +35,14 @@ const char *vectors_dir(void)
     return d;
 }
 
+const char *vectors_or_skip(void)
+{
+    const char *d = vectors_dir();
+    if (!d)
+        skip();
+    return d;
+}
+
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n)
 {
     char path[1024];

@@ -15,6 +15,8 @@ void put32(uint8_t *p, uint32_t v, bool be);
 bool diag_has(const struct diag *d, const char *needle);
 /* The shared codec vectors folder (S3RIG_VECTORS), or NULL (and a message) when absent. */
 const char *vectors_dir(void);
+/* The same, skipping the test (cmocka's skip) when the folder is absent. */
+const char *vectors_or_skip(void);
 /* Reads DIR/SUB/NAME whole (NUL-terminated copy); NULL when missing. */
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
 /* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */
