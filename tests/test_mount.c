@@ -31,6 +31,7 @@
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
 #include "mountutil.h"
+#include "tree_probe.h"
 #include "parse/t2fs.h"
 
 /* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
@@ -186,6 +187,20 @@ static int mp_list(void *ctx, const char *path, char ***names)
 static struct probe mount_probe(const char *mnt)
 {
     return (struct probe){(void *)mnt, mp_stat, mp_read, mp_readlink, mp_getxattr, mp_list, true};
+}
+
+/* Reads path under mnt through the kernel and asserts it holds exactly the n bytes at want. */
+static void mnt_expect_bytes(const char *mnt, const char *path, const void *want, size_t n)
+{
+    struct probe p = mount_probe(mnt);
+    probe_expect_bytes(&p, path, want, n);
+}
+
+/* Reads path under mnt through the kernel and asserts it contains needle. */
+static void mnt_expect_has(const char *mnt, const char *path, const char *needle)
+{
+    struct probe p = mount_probe(mnt);
+    probe_expect_has(&p, path, needle);
 }
 
 /* ---- setup ---- */
@@ -359,12 +374,7 @@ static void test_mount_helper(void **state)
     snprintf(f, sizeof f, "%s/ik_chains/0/pole", mnt);
     assert_int_equal(stat(f, &st), 0);
     assert_int_equal(st.st_uid, 77);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(mp_read(mnt, "/ik_chains/0/pole", &buf, &len), 0);
-    assert_int_equal(len, 2);
-    assert_memory_equal(buf, "5\n", 2);
-    free(buf);
+    mnt_expect_bytes(mnt, "/ik_chains/0/pole", "5\n", 2);
     /* a bad file through the helper: mount(8) reports failure */
     char bad[256];
     write_fixture("helper.bad", "not a rig at all", 16, bad, sizeof bad);
@@ -459,10 +469,7 @@ static void test_mount_broken_parts(void **state)
     enum expect_kind k;
     uint64_t sz;
     assert_int_equal(mp_stat(mnt, "/ik_chains", &k, &sz), -ENOENT);
-    assert_int_equal(mp_read(mnt, "/full_bone_list", &buf, &len), 0);
-    assert_int_equal(len, 12);
-    assert_memory_equal(buf, "0\n1\n2\n3\n4\n5\n", 12);
-    free(buf);
+    mnt_expect_bytes(mnt, "/full_bone_list", "0\n1\n2\n3\n4\n5\n", 12);
     assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
     assert_int_equal(len, gl.data_size[0]);
     free(buf);
@@ -857,11 +864,8 @@ static void test_mount_rig_oodle1(void **state)
     uint8_t *buf;
     size_t len;
     char want[128];
-    assert_int_equal(mp_read(mnt, "/ik_chains/1/pole.bone/Name", &buf, &len), 0); /* through the link */
     snprintf(want, sizeof want, "%s\n", r.bones[12].name);
-    assert_int_equal(len, strlen(want));
-    assert_memory_equal(buf, want, len);
-    free(buf);
+    mnt_expect_bytes(mnt, "/ik_chains/1/pole.bone/Name", want, strlen(want)); /* through the link */
     assert_int_equal(mp_read(mnt, "/ik_chains/1/links/2/start.bone/ParentIndex", &buf, &len), 0);
     assert_memory_equal(buf, "-1\n", 3); /* bone 0 is the root */
     free(buf);
@@ -869,10 +873,7 @@ static void test_mount_rig_oodle1(void **state)
     snprintf(want, sizeof want, "%s\n", r.bones[14].name);
     assert_memory_equal(buf, want, strlen(want));
     free(buf);
-    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
-    assert_int_equal(len, r.section_size);
-    assert_memory_equal(buf, r.section, len);
-    free(buf);
+    mnt_expect_bytes(mnt, "/granny/sections/0/data.bin", r.section, r.section_size);
     snprintf(f, sizeof f, "%s/granny/sections/0/data.bin", mnt);
     struct stat st;
     assert_int_equal(stat(f, &st), 0);
@@ -898,22 +899,15 @@ static void test_mount_gr2_oodle0(void **state)
     do_mount(path, mnt, NULL);
     struct probe p = mount_probe(mnt);
     check_gr2_objects(&p, &r, o.sig);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
-    assert_int_equal(len, r.section_size);
-    assert_memory_equal(buf, r.section, len);
-    free(buf);
+    mnt_expect_bytes(mnt, "/granny/sections/0/data.bin", r.section, r.section_size);
     snprintf(f, sizeof f, "%s/granny/sections/0/data.bin", mnt);
     struct stat st;
     assert_int_equal(stat(f, &st), 0);
     assert_int_equal(st.st_size, r.section_size);
-    assert_int_equal(mp_read(mnt, "/info", &buf, &len), 0);
     char want[128];
     snprintf(want, sizeof want, "section 0: oodle0, %u stored, %u expanded, expanded\n", r.layout.data_size[0],
              r.section_size);
-    assert_non_null(memmem(buf, len, want, strlen(want)));
-    free(buf);
+    mnt_expect_has(mnt, "/info", want);
     do_umount(mnt);
     free(file);
     free(r.section);
@@ -938,38 +932,20 @@ static void test_mount_rig_bitknit2(void **state)
     write_fixture("bitknit2.rig", file, size, path, sizeof path);
     make_mountpoint("m_bitknit2", mnt, sizeof mnt);
     do_mount(path, mnt, "spin=0");
-    uint8_t *buf;
-    size_t len;
     char want[160];
-    assert_int_equal(mp_read(mnt, "/ik_chains/1/pole.bone/Name", &buf, &len), 0); /* through the link */
     snprintf(want, sizeof want, "%s\n", r.bones[fx_sample_chains[1].pole].name);
-    assert_int_equal(len, strlen(want));
-    assert_memory_equal(buf, want, len);
-    free(buf);
-    assert_int_equal(mp_read(mnt, "/info_nodes.names", &buf, &len), 0);
+    mnt_expect_bytes(mnt, "/ik_chains/1/pole.bone/Name", want, strlen(want)); /* through the link */
     snprintf(want, sizeof want, "%s\n%s\n", r.bones[fx_sample_lists[1][0]].name, r.bones[fx_sample_lists[1][1]].name);
-    assert_int_equal(len, strlen(want));
-    assert_memory_equal(buf, want, len);
-    free(buf);
-    assert_int_equal(mp_read(mnt, "/granny/sections/0/data.bin", &buf, &len), 0);
-    assert_int_equal(len, r.section_size);
-    assert_memory_equal(buf, r.section, len);
-    free(buf);
-    assert_int_equal(mp_read(mnt, "/granny/sections/0/fixups_stored.bin", &buf, &len), 0);
-    assert_int_equal(len, r.layout.fixup_stored[0]);
-    assert_memory_equal(buf, file + rl.granny_pos + r.layout.fixup_offset[0], len);
-    free(buf);
+    mnt_expect_bytes(mnt, "/info_nodes.names", want, strlen(want));
+    mnt_expect_bytes(mnt, "/granny/sections/0/data.bin", r.section, r.section_size);
+    mnt_expect_bytes(mnt, "/granny/sections/0/fixups_stored.bin", file + rl.granny_pos + r.layout.fixup_offset[0],
+                     r.layout.fixup_stored[0]);
     char val[64];
     assert_true(mp_getxattr(mnt, "/granny/sections/0/fixups", "user.s3rig.type", val, sizeof val) > 0);
     assert_true(strncmp(val, "bitknit2:gr2.fixup[", 19) == 0);
-    assert_int_equal(mp_read(mnt, "/info", &buf, &len), 0);
-    buf = realloc(buf, len + 1);
-    buf[len] = 0;
     snprintf(want, sizeof want, "section 0: bitknit2, %u stored, %u expanded, expanded\n", r.layout.data_size[0],
              r.section_size);
-    if (!strstr((char *)buf, want))
-        fail_msg("/info lacks \"%s\":\n%s", want, (char *)buf);
-    free(buf);
+    mnt_expect_has(mnt, "/info", want);
     char **names;
     assert_int_equal(mp_list(mnt, "/unparsed", &names), 1); /* the RIG's 56 unknown bytes only */
     free(names[0]);

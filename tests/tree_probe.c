@@ -94,3 +94,29 @@ struct probe tree_probe(struct s3fs *fs)
     return (struct probe){fs, tp_stat, tp_read, tp_readlink, tp_getxattr, tp_list, false};
 }
 
+
+void probe_expect_bytes(const struct probe *p, const char *path, const void *want, size_t n)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = p->read(p->ctx, path, &buf, &len);
+    if (rc)
+        fail_msg("%s: cannot read (%d)", path, rc);
+    if (len != n)
+        fail_msg("%s: %zu bytes, expected %zu", path, len, n);
+    if (n)
+        assert_memory_equal(buf, want, n);
+    free(buf);
+}
+
+void probe_expect_has(const struct probe *p, const char *path, const char *needle)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = p->read(p->ctx, path, &buf, &len);
+    if (rc)
+        fail_msg("%s: cannot read (%d)", path, rc);
+    if (!memmem(buf, len, needle, strlen(needle)))
+        fail_msg("%s lacks \"%s\":\n%.*s", path, needle, (int)len, (char *)buf);
+    free(buf);
+}
