@@ -457,3 +457,13 @@ uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_bi
     free(packed);
     return f;
 }
+
+uint8_t *fxg_sample_rig(const struct fxg_opts *o, struct fxg_result *r, size_t *size, struct fx_rig_layout *rl)
+{
+    size_t gsize;
+    uint8_t *g = fxg_build(o, &gsize, r);
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
+    uint8_t *f = fx_build_rig(&ro, size, rl);
+    free(g);
+    return f;
+}

@@ -311,11 +311,9 @@ static void test_wrapped_rig(void **state)
     struct fxg_opts go = {.sig = "le32-old", .version = 6, .nbones = 16, .bitknit2_objects = true,
                           .bitknit2_section = true, .nmarshals = 2};
     struct fxg_result r;
-    size_t gsize, size;
-    uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
+    size_t size;
     struct fx_rig_layout rl;
-    uint8_t *f = fx_build_rig(&ro, &size, &rl);
+    uint8_t *f = fxg_sample_rig(&go, &r, &size, &rl);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     char *target, want[128], path[128];
@@ -335,7 +333,6 @@ static void test_wrapped_rig(void **state)
     free(s);
     s3fs_close(fs);
     free(f);
-    free(g);
     free(r.section);
 }
 

@@ -852,11 +852,9 @@ static void test_mount_rig_oodle1(void **state)
     (void)state;
     struct fxg_opts go = {.sig = "le32-old", .version = 6, .nbones = 16, .oodle1_objects = true};
     struct fxg_result r;
-    size_t gsize, size;
-    uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
+    size_t size;
     struct fx_rig_layout rl;
-    uint8_t *file = fx_build_rig(&ro, &size, &rl);
+    uint8_t *file = fxg_sample_rig(&go, &r, &size, &rl);
     char path[256], mnt[256], f[512];
     write_fixture("oodle1.rig", file, size, path, sizeof path);
     make_mountpoint("m_oodle1", mnt, sizeof mnt);
@@ -880,7 +878,6 @@ static void test_mount_rig_oodle1(void **state)
     assert_int_equal(st.st_size, r.section_size);
     do_umount(mnt);
     free(file);
-    free(g);
     free(r.section);
 }
 
@@ -923,11 +920,9 @@ static void test_mount_rig_bitknit2(void **state)
     struct fxg_opts go = {.sig = "le64", .version = 7, .nbones = 16, .bitknit2_objects = true,
                           .bitknit2_section = true, .nmarshals = 3};
     struct fxg_result r;
-    size_t gsize, size;
-    uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
+    size_t size;
     struct fx_rig_layout rl;
-    uint8_t *file = fx_build_rig(&ro, &size, &rl);
+    uint8_t *file = fxg_sample_rig(&go, &r, &size, &rl);
     char path[256], mnt[256];
     write_fixture("bitknit2.rig", file, size, path, sizeof path);
     make_mountpoint("m_bitknit2", mnt, sizeof mnt);
@@ -952,7 +947,6 @@ static void test_mount_rig_bitknit2(void **state)
     free(names);
     do_umount(mnt);
     free(file);
-    free(g);
     free(r.section);
 }
 

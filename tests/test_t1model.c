@@ -39,13 +39,7 @@ static void test_sample_exports(void **state)
         assert_true(walk_all(fs, 100000) > 0);
         s3fs_close(fs);
         /* every cut of the file: exports or errors, never a crash */
-        char err[256];
-        for (size_t cut = 0; cut < size; cut += 5) {
-            if (s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err))
-                continue;
-            walk_all(fs, 100000);
-            s3fs_close(fs);
-        }
+        walk_cuts(file, size, 0, 5, 100000);
         free(file);
         fxt_free(root);
     }
