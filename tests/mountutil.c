@@ -1,6 +1,7 @@
 #include "mountutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,12 +36,13 @@ void run_mount_test(void **state)
     t->fn(state);
 }
 
-int mount_suite_setup(const char *prefix)
+int mount_group_setup(void **state)
 {
+    (void)state;
     mount_bin = getenv("S3RIG_MOUNT");
     if (!mount_bin)
         mount_bin = "mount.s3rig";
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/%s-XXXXXX", prefix);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/s3rig-%.24s-XXXXXX", program_invocation_short_name);
     if (!mkdtemp(tmpdir))
         return -1;
     snprintf(sandir, sizeof sandir, "%s/san", tmpdir);
@@ -48,8 +50,9 @@ int mount_suite_setup(const char *prefix)
     return 0;
 }
 
-int mount_suite_teardown(void)
+int mount_group_teardown(void **state)
 {
+    (void)state;
     char cmd[256];
     snprintf(cmd, sizeof cmd, "for m in %s/m*; do fusermount3 -uz \"$m\" 2>/dev/null; done; rm -rf %s", tmpdir, tmpdir);
     return system(cmd) == 0 ? 0 : -1;
@@ -155,8 +158,9 @@ void do_umount(const char *mnt)
     assert_false(is_mounted(mnt));
 }
 
-void assert_no_sanitizer_reports(void)
+void test_no_sanitizer_reports(void **state)
 {
+    (void)state;
     sleep(1); /* daemons exit after unmount; let them write their reports */
     DIR *d = opendir(sandir);
     assert_non_null(d);

@@ -23,10 +23,11 @@ struct mount_test {
 void run_mount_test(void **state);
 #define mount_test(f) {#f, run_mount_test, NULL, NULL, &(struct mount_test){f}}
 
-/* Group setup: mount_bin, and tmpdir made as /tmp/PREFIX-XXXXXX with its san/ folder. */
-int mount_suite_setup(const char *prefix);
-/* Group teardown: lazily unmounts tmpdir/m* and removes tmpdir. */
-int mount_suite_teardown(void);
+/* cmocka group setup: mount_bin, and tmpdir made as /tmp/s3rig-PROGRAM-XXXXXX with its
+ * san/ folder. */
+int mount_group_setup(void **state);
+/* cmocka group teardown: lazily unmounts tmpdir/m* and removes tmpdir. */
+int mount_group_teardown(void **state);
 
 /* In a forked child: its sanitizer reports go to files in sandir. */
 void child_env(void);
@@ -50,7 +51,8 @@ void do_mount(const char *file, const char *mnt, const char *opts);
 /* Unmounts mnt with fusermount3 -u and asserts it worked. */
 void do_umount(const char *mnt);
 
-/* Last test of a suite: fails when any child wrote a sanitizer report (printing it). */
-void assert_no_sanitizer_reports(void);
+/* The last test of a suite (as mount_test(test_no_sanitizer_reports)): fails when any
+ * child wrote a sanitizer report, printing it. */
+void test_no_sanitizer_reports(void **state);
 
 #endif

@@ -193,48 +193,28 @@ static void expect_broken(const struct stream *s, size_t n, const char *needle)
 static void test_refpack_broken(void **state)
 {
     (void)state;
+    /* each case: a 3-byte size header declaring `size`, then `body`, expanded into `size` bytes */
+    static const struct {
+        uint32_t size;
+        const char *body;
+        size_t len;
+        const char *needle;
+    } cases[] = {
+        {8, "\xE0" "abcd" "\x00\x04", 7, "only 4 are out"},        /* D = 5 with 4 bytes out */
+        {5, "\xE0" "abcd" "\x00\x00", 7, "past the declared size"}, /* output: 4 + 3 > 5 */
+        {3, "\xE0" "abcd", 5, "past the declared size"},             /* literals past the size */
+        {10, "\xE0" "abcd", 5, "input ends"},                        /* input ends, output missing */
+        {10, "\xE0" "ab", 3, "literals"},                            /* literals cut short */
+        {10, "\x80", 1, "cut short"},             /* an opcode cut short (3-byte op, one byte) */
+        {10, "\xFD" "a", 2, "ends after 1 of 10"}, /* the end code before the output is complete */
+    };
     struct stream s = {0};
-    /* a distance reaching before the output's start: D = 5 with 4 bytes out */
-    header3(&s, 8);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    put_bytes(&s, 2, 0x00, 0x04);
-    expect_broken(&s, 8, "only 4 are out");
-    /* output past the declared size: 4 + 3 > 5 */
-    s.n = 0;
-    header3(&s, 5);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    put_bytes(&s, 2, 0x00, 0x00);
-    expect_broken(&s, 5, "past the declared size");
-    /* literals past the declared size */
-    s.n = 0;
-    header3(&s, 3);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    expect_broken(&s, 3, "past the declared size");
-    /* input ends with output missing */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    expect_broken(&s, 10, "input ends");
-    /* literals cut short */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "ab", 2);
-    expect_broken(&s, 10, "literals");
-    /* an opcode cut short (3-byte op with one byte) */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 1, 0x80);
-    expect_broken(&s, 10, "cut short");
-    /* the end code before the output is complete */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 2, 0xFD, 'a');
-    expect_broken(&s, 10, "ends after 1 of 10");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s.n = 0;
+        header3(&s, cases[i].size);
+        put(&s, cases[i].body, cases[i].len);
+        expect_broken(&s, cases[i].size, cases[i].needle);
+    }
     /* not RefPack, and a header cut short */
     s.n = 0;
     put_bytes(&s, 3, 0x10, 0xFA, 0);

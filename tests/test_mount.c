@@ -203,20 +203,6 @@ static void mnt_expect_has(const char *mnt, const char *path, const char *needle
     probe_expect_has(&p, path, needle);
 }
 
-/* ---- setup ---- */
-
-static int setup_all(void **state)
-{
-    (void)state;
-    return mount_suite_setup("s3rig-mount");
-}
-
-static int teardown_all(void **state)
-{
-    (void)state;
-    return mount_suite_teardown();
-}
-
 /* ---- tests ---- */
 
 static void test_mount_sample_rig(void **state)
@@ -1291,13 +1277,6 @@ static void test_cli_commands(void **state)
     free(f);
 }
 
-/* Last: the daemons must not have reported anything under the sanitizers. */
-static void test_no_sanitizer_reports(void **state)
-{
-    (void)state;
-    assert_no_sanitizer_reports();
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1323,7 +1302,7 @@ int main(void)
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
         cmocka_unit_test(test_cli_commands),
-        mount_test(test_no_sanitizer_reports),
+        mount_test(test_no_sanitizer_reports), /* last: the daemons reported nothing */
     };
-    return cmocka_run_group_tests_name("mount", tests, setup_all, teardown_all);
+    return cmocka_run_group_tests_name("mount", tests, mount_group_setup, mount_group_teardown);
 }

@@ -205,24 +205,6 @@ static void test_cli_package(void **state)
     fxp_sample_free(&s);
 }
 
-static void test_no_sanitizer_reports(void **state)
-{
-    (void)state;
-    assert_no_sanitizer_reports();
-}
-
-static int setup_all(void **state)
-{
-    (void)state;
-    return mount_suite_setup("s3rig-pkg");
-}
-
-static int teardown_all(void **state)
-{
-    (void)state;
-    return mount_suite_teardown();
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,5 +212,5 @@ int main(void)
         mount_test(test_mount_package_changes), mount_test(test_cli_package),
         mount_test(test_no_sanitizer_reports),
     };
-    return cmocka_run_group_tests_name("package mounts", tests, setup_all, teardown_all);
+    return cmocka_run_group_tests_name("package mounts", tests, mount_group_setup, mount_group_teardown);
 }
