@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -20,121 +19,12 @@
 #include "fs/open.h"
 #include "gr2obj_check.h"
 #include "testutil.h"
+#include "tree_compare.h"
 #include "tree_probe.h"
 #include "walk.h"
 
-/* ---- the whole tree as sorted lines: path, kind, size, content CRC or link target ---- */
-
-struct lines {
-    char **s;
-    size_t n, cap;
-};
-
-static void add_line(struct lines *l, char *s)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 256;
-        l->s = realloc(l->s, l->cap * sizeof *l->s);
-        assert_non_null(l->s);
-    }
-    l->s[l->n++] = s;
-}
-
-static bool skipped(const char *path, const char *const *skip)
-{
-    for (; *skip; skip++)
-        if (strncmp(path, *skip, strlen(*skip)) == 0 &&
-            (path[strlen(*skip)] == 0 || path[strlen(*skip)] == '/'))
-            return true;
-    return false;
-}
-
-static uint32_t content_crc(struct tree *t, uint32_t ino, uint64_t size)
-{
-    static uint8_t buf[65536];
-    uLong crc = crc32(0, Z_NULL, 0);
-    for (uint64_t off = 0; off < size;) {
-        ssize_t k = tree_read(t, ino, off, buf, sizeof buf);
-        assert_true(k > 0);
-        crc = crc32(crc, buf, (uInt)k);
-        off += (uint64_t)k;
-    }
-    return (uint32_t)crc;
-}
-
-static int by_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every node under the root but the skipped subtrees, each as one line. */
-static void tree_lines(struct s3fs *fs, const char *const *skip, struct lines *out)
-{
-    struct tree *t = fs->tree;
-    struct {
-        uint32_t ino;
-        char *path;
-    } *stack = malloc(sizeof *stack * 4096);
-    size_t n = 0, cap = 4096;
-    stack[n].ino = TREE_ROOT;
-    stack[n++].path = strdup("");
-    while (n) {
-        n--;
-        uint32_t ino = stack[n].ino;
-        char *path = stack[n].path;
-        struct node *nd = tree_node(t, ino);
-        char *line;
-        if (nd->type == NODE_LINK) {
-            assert_true(asprintf(&line, "%s L %s", path, nd->u.target) > 0);
-        } else if (nd->type == NODE_FILE) {
-            uint64_t size = tree_size(t, ino);
-            assert_true(asprintf(&line, "%s F %llu %08x", path, (unsigned long long)size,
-                                 content_crc(t, ino, size)) > 0);
-        } else {
-            assert_true(asprintf(&line, "%s D", path) > 0);
-            assert_int_equal(tree_populate(t, ino), 0);
-            struct dirinfo *d = tree_node(t, ino)->u.dir;
-            for (uint32_t i = 0; i < d->n; i++) {
-                char *child;
-                assert_true(asprintf(&child, "%s/%s", path, tree_node(t, d->child[i])->name) > 0);
-                if (skipped(child, skip)) {
-                    free(child);
-                    continue;
-                }
-                if (n == cap) {
-                    cap *= 2;
-                    stack = realloc(stack, sizeof *stack * cap);
-                    assert_non_null(stack);
-                }
-                stack[n].ino = d->child[i];
-                stack[n++].path = child;
-            }
-        }
-        add_line(out, line);
-        free(path);
-    }
-    free(stack);
-    qsort(out->s, out->n, sizeof *out->s, by_str);
-}
-
-static void lines_free(struct lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->s[i]);
-    free(l->s);
-}
-
-static void assert_same_lines(const struct lines *a, const struct lines *b)
-{
-    for (size_t i = 0; i < a->n && i < b->n; i++)
-        if (strcmp(a->s[i], b->s[i]) != 0)
-            fail_msg("trees differ: \"%s\" vs \"%s\"", a->s[i], b->s[i]);
-    assert_int_equal(a->n, b->n);
-}
-
 /* What differs between twins by design: the container's own description, and /info. */
-static const char *const twin_skip[] = {"/granny/sections", "/granny/header", "/granny.gr2", "/info", "/unparsed",
-                                        NULL};
+static const char *const twin_skip[] = {"granny/sections", "granny/header", "granny.gr2", "info", "unparsed", NULL};
 
 /* Every signature: the BitKnit2 file's tree equals its uncompressed twin's, node by node
  * (paths, kinds, sizes, contents, link targets); the objects are the fixture's. */
@@ -157,19 +47,19 @@ static void test_twins(void **state)
         struct s3fs *a = open_mem(fa, na, NULL, NULL), *b = open_mem(fb, nb, NULL, NULL);
         struct probe pb = tree_probe(b);
         check_gr2_objects(&pb, &rb, sigs[i]);
-        struct lines la = {0}, lb = {0};
-        tree_lines(a, twin_skip, &la);
-        tree_lines(b, twin_skip, &lb);
-        assert_true(la.n > 100);
-        assert_same_lines(&la, &lb);
+        struct snap sa = {0}, sb = {0};
+        snap_tree_except(&sa, a->tree, TREE_ROOT, twin_skip);
+        snap_tree_except(&sb, b->tree, TREE_ROOT, twin_skip);
+        assert_true(sa.n > 100);
+        snap_assert_same_content(&sa, &sb);
         /* and with a cache that keeps nothing: every directory expands the section again
          * (the types decoded earlier must not point into dropped bytes) */
         struct s3fs_opts tiny = {.cache_bytes = 1};
         struct s3fs *c = open_mem(fb, nb, &tiny, NULL);
-        struct lines lc = {0};
-        tree_lines(c, twin_skip, &lc);
-        assert_same_lines(&la, &lc);
-        lines_free(&lc);
+        struct snap sc = {0};
+        snap_tree_except(&sc, c->tree, TREE_ROOT, twin_skip);
+        snap_assert_same_content(&sa, &sc);
+        snap_free(&sc);
         s3fs_close(c);
         /* the tables: expanded, the same records as the twin's */
         static const char *const same[] = {"/granny/sections/0/fixups", "/granny/sections/0/marshalling",
@@ -194,8 +84,8 @@ static void test_twins(void **state)
         if (!strstr(info, "\nwarnings: 0") || strstr(info, "\nwarning: "))
             fail_msg("%s", info);
         free(info);
-        lines_free(&la);
-        lines_free(&lb);
+        snap_free(&sa);
+        snap_free(&sb);
         s3fs_close(a);
         s3fs_close(b);
         free(fa);
