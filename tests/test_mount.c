@@ -31,6 +31,7 @@
 #include "fixture_t2fs.h"
 #include "gr2obj_check.h"
 #include "mountutil.h"
+#include "tree_compare.h"
 #include "tree_probe.h"
 #include "parse/t2fs.h"
 
@@ -1091,68 +1092,16 @@ static int run_cli(char *const args[], char *out, size_t outlen, char *err, size
     return run_capture(argv, out, outlen, err, errlen);
 }
 
-/* Compares two real trees: names, kinds, sizes, bytes, link targets (explicit stack). */
+/* Compares two real trees: names, kinds, sizes, bytes, link targets. */
 static void compare_trees(const char *a_root, const char *b_root)
 {
-    size_t cap = 64, n = 0;
-    char **stack = malloc(cap * sizeof *stack);
-    stack[n++] = strdup("");
-    size_t nodes = 0;
-    while (n > 0) {
-        char *rel = stack[--n];
-        char a[1024], b[1024];
-        snprintf(a, sizeof a, "%s%s", a_root, rel);
-        snprintf(b, sizeof b, "%s%s", b_root, rel);
-        struct stat sa, sb;
-        if (lstat(a, &sa) || lstat(b, &sb))
-            fail_msg("%s: missing on one side", rel);
-        if ((sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT))
-            fail_msg("%s: kinds differ", rel);
-        nodes++;
-        if (S_ISLNK(sa.st_mode)) {
-            char ta[1024], tb[1024];
-            ssize_t la = readlink(a, ta, sizeof ta - 1), lb = readlink(b, tb, sizeof tb - 1);
-            assert_true(la >= 0 && lb >= 0);
-            ta[la] = tb[lb] = 0;
-            if (strcmp(ta, tb) != 0)
-                fail_msg("%s: -> %s vs -> %s", rel, ta, tb);
-        } else if (S_ISREG(sa.st_mode)) {
-            if (sa.st_size != sb.st_size)
-                fail_msg("%s: %lld vs %lld bytes", rel, (long long)sa.st_size, (long long)sb.st_size);
-            uint8_t *ba, *bb;
-            size_t na, nb;
-            assert_int_equal(mp_read("", a, &ba, &na), 0);
-            assert_int_equal(mp_read("", b, &bb, &nb), 0);
-            if (na != nb || memcmp(ba, bb, na) != 0)
-                fail_msg("%s: contents differ", rel);
-            free(ba);
-            free(bb);
-        } else if (S_ISDIR(sa.st_mode)) {
-            char **na, **nb;
-            int ca = mp_list("", a, &na), cb = mp_list("", b, &nb);
-            if (ca != cb)
-                fail_msg("%s: %d vs %d entries", rel, ca, cb);
-            for (int i = 0; i < ca; i++) {
-                bool found = false;
-                for (int k = 0; k < cb && !found; k++)
-                    found = strcmp(na[i], nb[k]) == 0;
-                if (!found)
-                    fail_msg("%s/%s: only on one side", rel, na[i]);
-                if (n == cap)
-                    stack = realloc(stack, (cap *= 2) * sizeof *stack);
-                assert_true(asprintf(&stack[n++], "%s/%s", rel, na[i]) > 0);
-            }
-            for (int i = 0; i < ca; i++)
-                free(na[i]);
-            for (int i = 0; i < cb; i++)
-                free(nb[i]);
-            free(na);
-            free(nb);
-        }
-        free(rel);
-    }
-    free(stack);
-    assert_true(nodes > 10);
+    struct snap a = {0}, b = {0};
+    snap_path(&a, a_root);
+    snap_path(&b, b_root);
+    snap_assert_same_content(&a, &b);
+    assert_true(a.n > 10);
+    snap_free(&a);
+    snap_free(&b);
 }
 
 static void extract_and_compare(const char *name, const uint8_t *file, size_t size)
