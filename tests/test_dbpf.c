@@ -323,13 +323,7 @@ static void test_dbpf_index_short(void **state)
     char path[256], name[200];
     fxp_expected_name(name, sizeof name, 3, &r, NULL, 0);
     snprintf(path, sizeof path, "/resources/%s/data.bin", name);
-    assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
-    uint8_t *b;
-    size_t len;
-    assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
-    assert_int_equal(len, 6);
-    assert_memory_equal(b, "abcdef", 6);
-    free(b);
+    expect_bytes(fs, path, "abcdef", 6);
     s3fs_close(fs);
     free(f);
 }
@@ -393,23 +387,10 @@ static void check_sample(int variant)
         static const char *const cname[] = {"stored\n", "none given\n", "refpack\n", "streamable\n", "zlib\n"};
         expect_text(fs, P("compression"), cname[r->comp]);
         /* data.bin: exactly what was packed; stored.bin: the bytes as in the file */
-        uint32_t ino;
-        assert_int_equal(tree_resolve(t, P("data.bin"), &ino), 0);
-        assert_int_equal(tree_size(t, ino), r->len);
-        uint8_t *b;
-        size_t len;
-        assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
-        assert_int_equal(len, r->len);
-        if (len)
-            assert_memory_equal(b, r->data, len);
-        free(b);
+        expect_bytes(fs, P("data.bin"), r->data, r->len); /* its size too: what stat gives */
         assert_xattr(t, P("data.bin"), "user.s3rig.offset", s.lay.offset[i]);
         assert_xattr(t, P("data.bin"), "user.s3rig.length", s.lay.stored_size[i]);
-        assert_int_equal(tree_resolve(t, P("stored.bin"), &ino), 0);
-        assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
-        assert_int_equal(len, s.lay.stored_size[i]);
-        assert_memory_equal(b, s.file + s.lay.offset[i], len);
-        free(b);
+        expect_bytes(fs, P("stored.bin"), s.file + s.lay.offset[i], s.lay.stored_size[i]);
         assert_xattr(t, P(""), "user.s3rig.offset", s.lay.offset[i]);
         /* rigs and Granny files: rig/ equals the same bytes opened alone */
         bool readable = r->type == 0x8EAF13DE || r->type == 0x6B20C4F3;
@@ -582,14 +563,7 @@ static void test_package_codec_sniffed(void **state)
         char name[200], p[300];
         fxp_expected_name(name, sizeof name, 3, &r[i], NULL, 0);
         snprintf(p, sizeof p, "/resources/%s/data.bin", name);
-        uint32_t ino;
-        assert_int_equal(tree_resolve(fs->tree, p, &ino), 0);
-        uint8_t *b;
-        size_t len;
-        assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
-        assert_int_equal(len, sizeof data);
-        assert_memory_equal(b, data, len);
-        free(b);
+        expect_bytes(fs, p, data, sizeof data);
     }
     expect_has(fs, "/info", "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
     expect_has(fs, "/info", "compression word 0xffff does not fit its bytes; decoded as zlib (sniffed)");

@@ -112,6 +112,17 @@ void *read_path(struct s3fs *fs, const char *path, size_t *len)
     return buf;
 }
 
+void expect_bytes(struct s3fs *fs, const char *path, const void *want, size_t n)
+{
+    size_t len;
+    uint8_t *b = read_path(fs, path, &len);
+    if (len != n)
+        fail_msg("%s: %zu bytes, expected %zu", path, len, n);
+    if (n)
+        assert_memory_equal(b, want, n);
+    free(b);
+}
+
 void expect_text(struct s3fs *fs, const char *path, const char *want)
 {
     char *s = read_path(fs, path, NULL);

@@ -33,6 +33,8 @@ bool path_exists(struct s3fs *fs, const char *path);
  * used as a string; its length into *len (may be NULL). Fails the test when the path
  * is missing or unreadable, or the bytes read are not the size the tree gives. */
 void *read_path(struct s3fs *fs, const char *path, size_t *len);
+/* Fails unless the file at path holds exactly the n bytes at want. */
+void expect_bytes(struct s3fs *fs, const char *path, const void *want, size_t n);
 /* Fails unless the file at path holds exactly want. */
 void expect_text(struct s3fs *fs, const char *path, const char *want);
 /* Fails unless the file at path contains needle (a line of /info, say), printing it. */
