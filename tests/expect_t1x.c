@@ -67,14 +67,6 @@ static uint8_t *read_file(const struct probe *p, const char *path, size_t *len)
     return buf;
 }
 
-static void absent(const struct probe *p, const char *path)
-{
-    enum expect_kind k;
-    uint64_t size;
-    if (p->stat(p->ctx, path, &k, &size) != -ENOENT)
-        fail_msg("%s: exists", path);
-}
-
 /* ---- model.glb ---- */
 
 static size_t node_named(const struct glbdoc *d, const char *name)
@@ -291,10 +283,10 @@ void ex_t1_exports(const struct probe *p, bool be)
         check_obj(p, o);
         char path[64];
         snprintf(path, sizeof path, "/models/%u/model.error", o->index);
-        absent(p, path);
+        ex_absent(p, path);
         snprintf(path, sizeof path, "/models/%u/sections.error", o->index);
         if (o->nbroken == 0) {
-            absent(p, path);
+            ex_absent(p, path);
             continue;
         }
         /* the sections left out, one line each, with each layout's reason */

@@ -201,7 +201,7 @@ static void mnt_expect_bytes(const char *mnt, const char *path, const void *want
 static void mnt_expect_has(const char *mnt, const char *path, const char *needle)
 {
     struct probe p = mount_probe(mnt);
-    probe_expect_has(&p, path, needle);
+    ex_holds(&p, path, needle);
 }
 
 /* ---- tests ---- */
