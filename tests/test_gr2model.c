@@ -36,15 +36,6 @@ static json_t *node(const struct glbdoc *d, size_t i)
     return json_array_get(json_object_get(d->json, "nodes"), i);
 }
 
-static bool has_child(const struct glbdoc *d, size_t parent, size_t child)
-{
-    json_t *ch = json_object_get(node(d, parent), "children");
-    for (size_t k = 0; k < json_array_size(ch); k++)
-        if (json_integer_value(json_array_get(ch, k)) == (json_int_t)child)
-            return true;
-    return false;
-}
-
 /* Nodes 0..3 are the bones: names, parents, local transforms by the Transform rules. */
 static void check_bones(const struct glbdoc *d, size_t top)
 {
@@ -52,7 +43,7 @@ static void check_bones(const struct glbdoc *d, size_t top)
         const struct fxm_bone *b = &fxm_bones[i];
         json_t *n = node(d, i);
         assert_string_equal(json_string_value(json_object_get(n, "name")), b->name);
-        assert_true(has_child(d, b->parent >= 0 ? (size_t)b->parent : top, i));
+        assert_true(glb_has_child(d, b->parent >= 0 ? (size_t)b->parent : top, i));
     }
     /* hip: position and orientation flags set, scale/shear flag clear (its 5s unused) */
     json_t *hip = node(d, 1);
@@ -428,7 +419,7 @@ static void check_vector(const char *dir, const char *name)
         snprintf(path, sizeof path, "%s/%zu/ParentIndex", bones, i);
         int parent = (int)value_at(fs, path, 0);
         if (parent >= 0)
-            assert_true(has_child(&d, (size_t)parent, i));
+            assert_true(glb_has_child(&d, (size_t)parent, i));
     }
     snprintf(path, sizeof path, "%s/0/Transform/position", bones);
     for (int k = 0; k < 3; k++)
