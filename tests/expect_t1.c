@@ -10,43 +10,6 @@
 
 #include <cmocka.h>
 
-char *ex_read_text(const struct probe *p, const char *path)
-{
-    uint8_t *buf;
-    size_t len;
-    if (p->read(p->ctx, path, &buf, &len))
-        fail_msg("%s: missing", path);
-    char *s = malloc(len + 1);
-    memcpy(s, buf, len);
-    s[len] = 0;
-    free(buf);
-    return s;
-}
-
-static void same_text(const struct probe *p, const char *path, const char *want)
-{
-    char *s = ex_read_text(p, path);
-    if (strcmp(s, want) != 0)
-        fail_msg("%s: '%s', expected '%s'", path, s, want);
-    free(s);
-}
-
-void ex_holds(const struct probe *p, const char *path, const char *want)
-{
-    char *s = ex_read_text(p, path);
-    if (!strstr(s, want))
-        fail_msg("%s: '%s' lacks '%s'", path, s, want);
-    free(s);
-}
-
-static void absent(const struct probe *p, const char *path)
-{
-    enum expect_kind k;
-    uint64_t size;
-    if (p->stat(p->ctx, path, &k, &size) != -ENOENT)
-        fail_msg("%s: exists", path);
-}
-
 /* One section directory against its case. */
 static void check_section(const struct probe *p, const char *dir, const struct fxt *sec,
                           const struct fxt_t1_case *c, bool be)
@@ -55,14 +18,14 @@ static void check_section(const struct probe *p, const char *dir, const struct f
     snprintf(path, sizeof path, "%s/layout", dir);
     char want[64];
     snprintf(want, sizeof want, "%s\n", c->layout);
-    same_text(p, path, want);
+    ex_text_is(p, path, want);
     if (c->triangles) {
         snprintf(path, sizeof path, "%s/triangles.txt", dir);
-        same_text(p, path, c->triangles);
+        ex_text_is(p, path, c->triangles);
         snprintf(path, sizeof path, "%s/commands.txt", dir);
-        same_text(p, path, c->commands);
+        ex_text_is(p, path, c->commands);
         snprintf(path, sizeof path, "%s/triangles.error", dir);
-        absent(p, path);
+        ex_absent(p, path);
     } else {
         snprintf(path, sizeof path, "%s/triangles.error", dir);
         ex_holds(p, path, ") fits neither layout:\n"); /* after the node's name and file offset */
@@ -72,7 +35,7 @@ static void check_section(const struct probe *p, const char *dir, const struct f
         ex_holds(p, path, "32 slots, 5-bit fields, flag bit 15: ");
         ex_holds(p, path, c->err32);
         snprintf(path, sizeof path, "%s/triangles.txt", dir);
-        absent(p, path);
+        ex_absent(p, path);
     }
     /* the raw stream, header stripped, in the file's byte order */
     snprintf(path, sizeof path, "%s/pstream.bin", dir);
@@ -100,7 +63,7 @@ static void check_section(const struct probe *p, const char *dir, const struct f
                              x.c[1], x.c[2], x.c[3]);
     }
     snprintf(path, sizeof path, "%s/vertices.txt", dir);
-    same_text(p, path, txt);
+    ex_text_is(p, path, txt);
     free(txt);
     snprintf(path, sizeof path, "%s/section.bin", dir);
     if (strncmp(dir, "/models", 7) == 0) {
@@ -116,7 +79,7 @@ void ex_t1_models(const struct probe *p, const struct fxt *root, bool be)
     size_t ncases;
     const struct fxt_t1_case *cases = fxt_t1_cases(&ncases);
     assert_int_equal(ncases, 7);
-    same_text(p, "/models/0/bounds", "min -1.5 -2 -3\nmax 4 5.25 6\n");
+    ex_text_is(p, "/models/0/bounds", "min -1.5 -2 -3\nmax 4 5.25 6\n");
     ex_holds(p, "/models/1/bounds.error", "8 bytes, fewer than 2 x 3 f32");
     uint8_t *buf;
     size_t len;
@@ -129,12 +92,12 @@ void ex_t1_models(const struct probe *p, const struct fxt *root, bool be)
     assert_string_equal(target, "../../root/0/1");
     free(target);
     /* cases 0 and 2 take 16 slots, case 1 32, cases 3-6 neither */
-    same_text(p, "/models/0/layout", "16 2\n32 1\nnone 4\nunreadable 0\n");
-    same_text(p, "/models/1/layout", "16 1\n32 0\nnone 0\nunreadable 0\n");
-    same_text(p, "/models/0/nodes/0/children", "1\n");
-    same_text(p, "/models/0/nodes/0/part_indices", "0\n");
-    same_text(p, "/models/0/nodes/1/children", "");
-    same_text(p, "/models/0/nodes/1/part_indices", "0\n1\n");
+    ex_text_is(p, "/models/0/layout", "16 2\n32 1\nnone 4\nunreadable 0\n");
+    ex_text_is(p, "/models/1/layout", "16 1\n32 0\nnone 0\nunreadable 0\n");
+    ex_text_is(p, "/models/0/nodes/0/children", "1\n");
+    ex_text_is(p, "/models/0/nodes/0/part_indices", "0\n");
+    ex_text_is(p, "/models/0/nodes/1/children", "");
+    ex_text_is(p, "/models/0/nodes/1/part_indices", "0\n1\n");
     static const struct {
         unsigned object, node, part, section, c;
     } where[] = {{0, 0, 0, 0, 0}, {0, 0, 0, 1, 2}, {0, 1, 0, 0, 1}, {0, 1, 1, 0, 3}, {0, 1, 1, 1, 4},

@@ -8,11 +8,7 @@
 
 #include "expect.h"
 #include "fixture_t2fs.h"
-
-/* A whole file of the tree as a string; fails the test when it is missing. */
-char *ex_read_text(const struct probe *p, const char *path);
-/* Fails unless the file holds want. */
-void ex_holds(const struct probe *p, const char *path, const char *want);
+#include "tree_probe.h" /* ex_read_text, ex_holds */
 
 void ex_t1_models(const struct probe *p, const struct fxt *root, bool be);
 

@@ -67,14 +67,6 @@ static uint8_t *read_file(const struct probe *p, const char *path, size_t *len)
     return buf;
 }
 
-static void absent(const struct probe *p, const char *path)
-{
-    enum expect_kind k;
-    uint64_t size;
-    if (p->stat(p->ctx, path, &k, &size) != -ENOENT)
-        fail_msg("%s: exists", path);
-}
-
 /* ---- model.glb ---- */
 
 static size_t node_named(const struct glbdoc *d, const char *name)
@@ -88,15 +80,6 @@ static size_t node_named(const struct glbdoc *d, const char *name)
     }
     fail_msg("no node named '%s'", name);
     return 0;
-}
-
-static bool has_child(const struct glbdoc *d, size_t parent, size_t child)
-{
-    json_t *ch = json_object_get(json_array_get(json_object_get(d->json, "nodes"), parent), "children");
-    for (size_t k = 0; k < json_array_size(ch); k++)
-        if (json_integer_value(json_array_get(ch, k)) == (json_int_t)child)
-            return true;
-    return false;
 }
 
 static size_t int_of(const json_t *o, const char *key)
@@ -208,13 +191,13 @@ static void check_glb(const struct probe *p, const struct obj_want *o)
         node[k] = node_named(&d, name);
     }
     for (unsigned k = 0; k < o->nnodes; k++)
-        assert_true(has_child(&d, o->parent[k] < 0 ? top : node[o->parent[k]], node[k]));
+        assert_true(glb_has_child(&d, o->parent[k] < 0 ? top : node[o->parent[k]], node[k]));
     /* one mesh per part that draws something, under its node */
     assert_int_equal(json_array_size(json_object_get(d.json, "meshes")), o->nparts);
     for (unsigned i = 0; i < o->nparts; i++) {
         const struct part_want *w = &o->parts[i];
         size_t mn = node_named(&d, w->name);
-        assert_true(has_child(&d, node[w->node], mn));
+        assert_true(glb_has_child(&d, node[w->node], mn));
         json_t *mesh = json_array_get(json_object_get(d.json, "meshes"),
                                       int_of(json_array_get(json_object_get(d.json, "nodes"), mn), "mesh"));
         assert_string_equal(json_string_value(json_object_get(mesh, "name")), w->name);
@@ -291,10 +274,10 @@ void ex_t1_exports(const struct probe *p, bool be)
         check_obj(p, o);
         char path[64];
         snprintf(path, sizeof path, "/models/%u/model.error", o->index);
-        absent(p, path);
+        ex_absent(p, path);
         snprintf(path, sizeof path, "/models/%u/sections.error", o->index);
         if (o->nbroken == 0) {
-            absent(p, path);
+            ex_absent(p, path);
             continue;
         }
         /* the sections left out, one line each, with each layout's reason */

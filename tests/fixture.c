@@ -344,6 +344,16 @@ const struct fx_chain fx_sample_chains[2] = {
 const int32_t fx_sample_lists[4][6] = {{5, 6, 7}, {8, 9}, {14}, {0, 1, 2, 3, 4, 5}};
 const uint32_t fx_sample_list_count[4] = {3, 2, 1, 6};
 
+struct fx_rig_opts fx_sample_rig_opts(const uint8_t *granny, size_t granny_size)
+{
+    struct fx_rig_opts o = {.granny = granny, .granny_size = granny_size, .chains = fx_sample_chains, .nchains = 2};
+    for (int l = 0; l < 4; l++) {
+        o.lists[l] = fx_sample_lists[l];
+        o.list_count[l] = fx_sample_list_count[l];
+    }
+    return o;
+}
+
 uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_layout *glay,
                        char (*bone_names)[32])
 {
@@ -356,12 +366,8 @@ uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_la
         memcpy(bone_names[i], gr->bones[i].name, 32);
     free(gr->section);
     free(gr);
-    struct fx_rig_opts o = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2,
-                            .unused = {0, 0, 0, 0x12345678}};
-    for (int l = 0; l < 4; l++) {
-        o.lists[l] = fx_sample_lists[l];
-        o.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts o = fx_sample_rig_opts(g, gsize);
+    o.unused[3] = 0x12345678;
     uint8_t *r = fx_build_rig(&o, size, lay);
     free(g);
     return r;

@@ -113,6 +113,8 @@ uint8_t *fx_sample_rig(size_t *size, struct fx_rig_layout *lay, struct fx_gr2_la
 extern const struct fx_chain fx_sample_chains[2];
 extern const int32_t fx_sample_lists[4][6];
 extern const uint32_t fx_sample_list_count[4];
+/* The sample rig's options (its 2 chains and 4 lists) around the Granny bytes given. */
+struct fx_rig_opts fx_sample_rig_opts(const uint8_t *granny, size_t granny_size);
 
 /* Writes bytes to a file; 0 or -1. */
 int fx_write_file(const char *path, const void *data, size_t size);

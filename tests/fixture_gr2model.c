@@ -6,12 +6,7 @@
 #include <string.h>
 
 #include "fixture.h"
-
-/* Granny member types (shared/formats/gr2.md) */
-enum { END = 0, REF = 2, REF_ARRAY = 3, ARRAY_REFS = 4, REF_VARIANT_ARRAY = 7, STRING = 8, TRANSFORM = 9,
-       REAL32 = 10, UINT8 = 12, NORMAL8 = 14, UINT16 = 16, INT32 = 19 };
-
-#define NO_TYPE 0xFFFFFFFFu
+#include "fixture_gw.h"
 
 const struct fxm_bone fxm_bones[FXM_BONES] = {
     {"root", -1, 7, {0, 0, 0}, {0, 0, 0, 1}, {1, 0, 0, 0, 1, 0, 0, 0, 1},
@@ -41,59 +36,14 @@ const uint16_t fxm_body_index[3 * FXM_BODY_TRIS] = {0, 1, 2, 1, 3, 2, 2, 3, 4, 3
 const int32_t fxm_body_groups[2][3] = {{0, 0, 3}, {1, 3, 1}};
 const float fxm_prop[FXM_PROP_VERTS][3] = {{-1, 1, 0}, {-2, 1, 0}, {-1, 2, 1}};
 
-struct mdef {
-    uint32_t type;
-    const char *name;
-    uint32_t ref;
-    int32_t width;
-};
-
-struct mw {
-    struct fxbuf b;
-    uint32_t p;
-    struct fx_fixup fix[1024];
-    uint32_t nfix;
-};
-
-static uint32_t alloc(struct mw *w, size_t n)
+/* n zero bytes at the end, 4-aligned; their offset. */
+static uint32_t alloc(struct gw *w, size_t n)
 {
     fx_align(&w->b, 4, 0);
-    uint32_t at = (uint32_t)w->b.len;
-    fx_fill(&w->b, 0, n);
-    return at;
+    return gw_alloc(w, n);
 }
 
-static void put32(struct mw *w, uint32_t at, uint32_t v)
-{
-    fx_patch_u32(&w->b, at, v);
-}
-
-static void putf(struct mw *w, uint32_t at, float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    put32(w, at, u);
-}
-
-static void put16(struct mw *w, uint32_t at, uint16_t v)
-{
-    w->b.p[at + (w->b.be ? 1 : 0)] = (uint8_t)v;
-    w->b.p[at + (w->b.be ? 0 : 1)] = (uint8_t)(v >> 8);
-}
-
-static void ptr(struct mw *w, uint32_t at, uint32_t target)
-{
-    w->fix[w->nfix++] = (struct fx_fixup){at, 0, target};
-}
-
-static uint32_t str(struct mw *w, const char *s)
-{
-    uint32_t at = (uint32_t)w->b.len;
-    fx_put(&w->b, s, strlen(s) + 1);
-    return at;
-}
-
-static uint32_t size_of(const struct mw *w, uint32_t type)
+static uint32_t size_of(const struct gw *w, uint32_t type)
 {
     switch (type) {
     case REF:
@@ -116,13 +66,13 @@ static uint32_t size_of(const struct mw *w, uint32_t type)
     }
 }
 
-static uint32_t member_size(const struct mw *w, const struct mdef *m)
+static uint32_t member_size(const struct gw *w, const struct mdef *m)
 {
     return size_of(w, m->type) * (uint32_t)(m->width > 0 ? m->width : 1);
 }
 
 /* Offset of the member called name (the struct is packed). */
-static uint32_t off(const struct mw *w, const struct mdef *m, int n, const char *name)
+static uint32_t off(const struct gw *w, const struct mdef *m, int n, const char *name)
 {
     uint32_t o = 0;
     for (int i = 0; i < n; i++) {
@@ -134,7 +84,7 @@ static uint32_t off(const struct mw *w, const struct mdef *m, int n, const char 
     abort();
 }
 
-static uint32_t struct_size(const struct mw *w, const struct mdef *m, int n)
+static uint32_t struct_size(const struct gw *w, const struct mdef *m, int n)
 {
     uint32_t o = 0;
     for (int i = 0; i < n; i++)
@@ -142,46 +92,29 @@ static uint32_t struct_size(const struct mw *w, const struct mdef *m, int n)
     return o;
 }
 
-static uint32_t type_def(struct mw *w, const struct mdef *m, int n)
-{
-    uint32_t def = w->p == 8 ? 44 : 32, names[16];
-    for (int i = 0; i < n; i++)
-        names[i] = str(w, m[i].name);
-    uint32_t at = alloc(w, def * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) {
-        uint32_t d = at + def * (uint32_t)i;
-        put32(w, d, m[i].type);
-        ptr(w, d + 4, names[i]);
-        if (m[i].ref != NO_TYPE)
-            ptr(w, d + 4 + w->p, m[i].ref);
-        put32(w, d + 4 + 2 * w->p, (uint32_t)m[i].width);
-    }
-    return at;
-}
-
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static void transform(struct mw *w, uint32_t at, uint32_t flags, const float *pos, const float *q, const float *ss)
+static void transform(struct gw *w, uint32_t at, uint32_t flags, const float *pos, const float *q, const float *ss)
 {
-    put32(w, at, flags);
+    gw_u32(w, at, flags);
     for (uint32_t k = 0; k < 3; k++)
-        putf(w, at + 4 + 4 * k, pos[k]);
+        gw_f32(w, at + 4 + 4 * k, pos[k]);
     for (uint32_t k = 0; k < 4; k++)
-        putf(w, at + 16 + 4 * k, q[k]);
+        gw_f32(w, at + 16 + 4 * k, q[k]);
     for (uint32_t k = 0; k < 9; k++)
-        putf(w, at + 32 + 4 * k, ss[k]);
+        gw_f32(w, at + 32 + 4 * k, ss[k]);
 }
 
 /* A ReferenceToArray at `at`: count and pointer. */
-static void ref_array(struct mw *w, uint32_t at, uint32_t count, uint32_t items)
+static void ref_array(struct gw *w, uint32_t at, uint32_t count, uint32_t items)
 {
-    put32(w, at, count);
-    ptr(w, at + 4, items);
+    gw_u32(w, at, count);
+    gw_ptr(w, at + 4, items);
 }
 
 uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
 {
-    struct mw w = {.p = strstr(o->sig, "64") ? 8 : 4};
+    struct gw w = {.p = strstr(o->sig, "64") ? 8 : 4};
     w.b.be = o->sig[0] == 'b';
     const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0},
                                 {INT32, "ParentIndex", NO_TYPE, 0},
@@ -193,47 +126,47 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     for (int i = 0; i < N(bone); i++)
         if (!(o->no_inverse_world && i == 3))
             bone_t[nbone++] = bone[i];
-    uint32_t t_bone = type_def(&w, bone_t, nbone);
+    uint32_t t_bone = gw_type(&w, bone_t, nbone);
     const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
                                 {INT32, "LODType", NO_TYPE, 0}};
-    uint32_t t_skel = type_def(&w, skel, N(skel));
+    uint32_t t_skel = gw_type(&w, skel, N(skel));
     const struct mdef vert[] = {{REAL32, o->no_position ? "Pos" : "Position", NO_TYPE, 3}, {NORMAL8, "BoneWeights", NO_TYPE, 4},
                                 {UINT8, "BoneIndices", NO_TYPE, 4}, {REAL32, "Normal", NO_TYPE, 3},
                                 {REAL32, "TextureCoordinates0", NO_TYPE, 2}};
-    uint32_t t_vert = type_def(&w, vert, N(vert));
+    uint32_t t_vert = gw_type(&w, vert, N(vert));
     const struct mdef vert2[] = {{REAL32, "Position", NO_TYPE, 3}};
-    uint32_t t_vert2 = type_def(&w, vert2, N(vert2));
+    uint32_t t_vert2 = gw_type(&w, vert2, N(vert2));
     const struct mdef vdata[] = {{REF_VARIANT_ARRAY, "Vertices", NO_TYPE, 0}};
-    uint32_t t_vdata = type_def(&w, vdata, N(vdata));
+    uint32_t t_vdata = gw_type(&w, vdata, N(vdata));
     const struct mdef group[] = {{INT32, "MaterialIndex", NO_TYPE, 0}, {INT32, "TriFirst", NO_TYPE, 0},
                                  {INT32, "TriCount", NO_TYPE, 0}};
-    uint32_t t_group = type_def(&w, group, N(group));
+    uint32_t t_group = gw_type(&w, group, N(group));
     const struct mdef i32[] = {{INT32, "Int32", NO_TYPE, 0}};
-    uint32_t t_i32 = type_def(&w, i32, N(i32));
+    uint32_t t_i32 = gw_type(&w, i32, N(i32));
     const struct mdef i16[] = {{UINT16, "Int16", NO_TYPE, 0}};
-    uint32_t t_i16 = type_def(&w, i16, N(i16));
+    uint32_t t_i16 = gw_type(&w, i16, N(i16));
     const struct mdef topo[] = {{REF_ARRAY, "Groups", t_group, 0}, {REF_ARRAY, "Indices", t_i32, 0},
                                 {REF_ARRAY, "Indices16", t_i16, 0}};
-    uint32_t t_topo = type_def(&w, topo, N(topo));
+    uint32_t t_topo = gw_type(&w, topo, N(topo));
     const struct mdef mat[] = {{STRING, "Name", NO_TYPE, 0}};
-    uint32_t t_mat = type_def(&w, mat, N(mat));
+    uint32_t t_mat = gw_type(&w, mat, N(mat));
     const struct mdef matbind[] = {{REF, "Material", t_mat, 0}};
-    uint32_t t_matbind = type_def(&w, matbind, N(matbind));
+    uint32_t t_matbind = gw_type(&w, matbind, N(matbind));
     const struct mdef bonebind[] = {{STRING, "BoneName", NO_TYPE, 0}, {REAL32, "OBBMin", NO_TYPE, 3},
                                     {REAL32, "OBBMax", NO_TYPE, 3}};
-    uint32_t t_bonebind = type_def(&w, bonebind, N(bonebind));
+    uint32_t t_bonebind = gw_type(&w, bonebind, N(bonebind));
     const struct mdef mesh[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "PrimaryVertexData", t_vdata, 0},
                                 {REF, "PrimaryTopology", t_topo, 0}, {REF_ARRAY, "MaterialBindings", t_matbind, 0},
                                 {REF_ARRAY, "BoneBindings", t_bonebind, 0}};
-    uint32_t t_mesh = type_def(&w, mesh, N(mesh));
+    uint32_t t_mesh = gw_type(&w, mesh, N(mesh));
     const struct mdef meshbind[] = {{REF, "Mesh", t_mesh, 0}};
-    uint32_t t_meshbind = type_def(&w, meshbind, N(meshbind));
+    uint32_t t_meshbind = gw_type(&w, meshbind, N(meshbind));
     const struct mdef model[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "Skeleton", t_skel, 0},
                                  {TRANSFORM, "InitialPlacement", NO_TYPE, 0}, {REF_ARRAY, "MeshBindings", t_meshbind, 0}};
-    uint32_t t_model = type_def(&w, model, N(model));
+    uint32_t t_model = gw_type(&w, model, N(model));
     const struct mdef root[] = {{ARRAY_REFS, "Skeletons", t_skel, 0}, {ARRAY_REFS, "Meshes", t_mesh, 0},
                                 {ARRAY_REFS, "Models", t_model, 0}};
-    uint32_t t_root = type_def(&w, root, N(root));
+    uint32_t t_root = gw_type(&w, root, N(root));
 
     /* the skeleton */
     uint32_t bsize = struct_size(&w, bone_t, nbone);
@@ -241,17 +174,17 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     for (uint32_t i = 0; i < FXM_BONES; i++) {
         const struct fxm_bone *b = &fxm_bones[i];
         uint32_t at = o_bones + i * bsize;
-        ptr(&w, at + off(&w, bone_t, nbone, "Name"), str(&w, b->name));
-        put32(&w, at + off(&w, bone_t, nbone, "ParentIndex"),
+        gw_ptr(&w, at + off(&w, bone_t, nbone, "Name"), gw_str(&w, b->name));
+        gw_u32(&w, at + off(&w, bone_t, nbone, "ParentIndex"),
               (uint32_t)(o->parent_cycle && i == 0 ? 2 : b->parent));
         transform(&w, at + off(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, b->orientation,
                   b->scale_shear);
         if (!o->no_inverse_world)
             for (uint32_t k = 0; k < 16; k++)
-                putf(&w, at + off(&w, bone_t, nbone, bone_t[3].name) + 4 * k, b->inverse_world[k]);
+                gw_f32(&w, at + off(&w, bone_t, nbone, bone_t[3].name) + 4 * k, b->inverse_world[k]);
     }
     uint32_t o_skel = alloc(&w, struct_size(&w, skel, N(skel)));
-    ptr(&w, o_skel, str(&w, "fixture_skeleton"));
+    gw_ptr(&w, o_skel, gw_str(&w, "fixture_skeleton"));
     ref_array(&w, o_skel + off(&w, skel, N(skel), "Bones"), FXM_BONES, o_bones);
 
     /* body: skinned, 16-bit indices, two groups and materials */
@@ -261,57 +194,57 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
         const struct fxm_vertex *v = &fxm_body[i];
         uint32_t at = o_verts + i * vsize;
         for (uint32_t k = 0; k < 3; k++) {
-            putf(&w, at + 4 * k, v->pos[k]);
-            putf(&w, at + 20 + 4 * k, v->normal[k]);
+            gw_f32(&w, at + 4 * k, v->pos[k]);
+            gw_f32(&w, at + 20 + 4 * k, v->normal[k]);
         }
         for (uint32_t k = 0; k < 4; k++) {
             w.b.p[at + 12 + k] = v->weights[k];
             w.b.p[at + 16 + k] = v->indices[k];
         }
         if (o->nan_position && i == 4)
-            putf(&w, at + 4, NAN);
-        putf(&w, at + 32, v->uv[0]);
-        putf(&w, at + 36, v->uv[1]);
+            gw_f32(&w, at + 4, NAN);
+        gw_f32(&w, at + 32, v->uv[0]);
+        gw_f32(&w, at + 36, v->uv[1]);
     }
     uint32_t o_vdata = alloc(&w, 2 * w.p + 4);
-    ptr(&w, o_vdata, t_vert);
-    put32(&w, o_vdata + w.p, FXM_BODY_VERTS);
-    ptr(&w, o_vdata + w.p + 4, o_verts);
+    gw_ptr(&w, o_vdata, t_vert);
+    gw_u32(&w, o_vdata + w.p, FXM_BODY_VERTS);
+    gw_ptr(&w, o_vdata + w.p + 4, o_verts);
     uint32_t o_groups = alloc(&w, 2 * 12);
     for (uint32_t g = 0; g < 2; g++)
         for (uint32_t k = 0; k < 3; k++)
-            put32(&w, o_groups + 12 * g + 4 * k, (uint32_t)fxm_body_groups[g][k]);
+            gw_u32(&w, o_groups + 12 * g + 4 * k, (uint32_t)fxm_body_groups[g][k]);
     uint32_t o_idx16 = alloc(&w, sizeof fxm_body_index);
     for (uint32_t i = 0; i < 3 * FXM_BODY_TRIS; i++)
-        put16(&w, o_idx16 + 2 * i, fxm_body_index[i]);
+        gw_u16(&w, o_idx16 + 2 * i, fxm_body_index[i]);
     uint32_t tsize = struct_size(&w, topo, N(topo));
     uint32_t o_topo = alloc(&w, tsize);
     ref_array(&w, o_topo + off(&w, topo, N(topo), "Groups"), 2, o_groups);
     ref_array(&w, o_topo + off(&w, topo, N(topo), "Indices16"), 3 * FXM_BODY_TRIS, o_idx16);
     uint32_t o_mats = alloc(&w, 2 * (size_t)w.p);
-    ptr(&w, o_mats, str(&w, "skin"));
-    ptr(&w, o_mats + w.p, str(&w, "cloth"));
+    gw_ptr(&w, o_mats, gw_str(&w, "skin"));
+    gw_ptr(&w, o_mats + w.p, gw_str(&w, "cloth"));
     uint32_t o_matbind = alloc(&w, 2 * (size_t)w.p);
-    ptr(&w, o_matbind, o_mats);
-    ptr(&w, o_matbind + w.p, o_mats + w.p);
+    gw_ptr(&w, o_matbind, o_mats);
+    gw_ptr(&w, o_matbind + w.p, o_mats + w.p);
     uint32_t bbsize = struct_size(&w, bonebind, N(bonebind));
     uint32_t o_bb = alloc(&w, 3 * (size_t)bbsize);
-    ptr(&w, o_bb, str(&w, fxm_body_bindings[0]));
-    ptr(&w, o_bb + bbsize, str(&w, fxm_body_bindings[1]));
-    ptr(&w, o_bb + 2 * bbsize, str(&w, "arm"));
+    gw_ptr(&w, o_bb, gw_str(&w, fxm_body_bindings[0]));
+    gw_ptr(&w, o_bb + bbsize, gw_str(&w, fxm_body_bindings[1]));
+    gw_ptr(&w, o_bb + 2 * bbsize, gw_str(&w, "arm"));
 
     /* prop: rigid, 32-bit indices; broken: the prop's vertices, an index past them */
     uint32_t o_pverts = alloc(&w, sizeof fxm_prop);
     for (uint32_t i = 0; i < 3 * FXM_PROP_VERTS; i++)
-        putf(&w, o_pverts + 4 * i, fxm_prop[i / 3][i % 3]);
+        gw_f32(&w, o_pverts + 4 * i, fxm_prop[i / 3][i % 3]);
     uint32_t o_pvdata = alloc(&w, 2 * w.p + 4);
-    ptr(&w, o_pvdata, t_vert2);
-    put32(&w, o_pvdata + w.p, FXM_PROP_VERTS);
-    ptr(&w, o_pvdata + w.p + 4, o_pverts);
+    gw_ptr(&w, o_pvdata, t_vert2);
+    gw_u32(&w, o_pvdata + w.p, FXM_PROP_VERTS);
+    gw_ptr(&w, o_pvdata + w.p + 4, o_pverts);
     uint32_t o_idx32 = alloc(&w, 24);
     static const uint32_t idx32[6] = {0, 1, 2, 0, 1, 7};
     for (uint32_t i = 0; i < 6; i++)
-        put32(&w, o_idx32 + 4 * i, idx32[i]);
+        gw_u32(&w, o_idx32 + 4 * i, idx32[i]);
     uint32_t o_ptopo = alloc(&w, 2 * (size_t)tsize);
     ref_array(&w, o_ptopo + off(&w, topo, N(topo), "Indices"), 3, o_idx32);
     ref_array(&w, o_ptopo + tsize + off(&w, topo, N(topo), "Indices"), 3, o_idx32 + 12);
@@ -321,9 +254,9 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     static const char *const mesh_names[3] = {"body", "prop", "broken"};
     for (uint32_t m = 0; m < 3; m++) {
         uint32_t at = o_meshes + m * msize;
-        ptr(&w, at, str(&w, mesh_names[m]));
-        ptr(&w, at + off(&w, mesh, N(mesh), "PrimaryVertexData"), m == 0 ? o_vdata : o_pvdata);
-        ptr(&w, at + off(&w, mesh, N(mesh), "PrimaryTopology"), m == 0 ? o_topo : o_ptopo + (m - 1) * tsize);
+        gw_ptr(&w, at, gw_str(&w, mesh_names[m]));
+        gw_ptr(&w, at + off(&w, mesh, N(mesh), "PrimaryVertexData"), m == 0 ? o_vdata : o_pvdata);
+        gw_ptr(&w, at + off(&w, mesh, N(mesh), "PrimaryTopology"), m == 0 ? o_topo : o_ptopo + (m - 1) * tsize);
         if (m == 0)
             ref_array(&w, at + off(&w, mesh, N(mesh), "MaterialBindings"), 2, o_matbind);
         if (m < 2)
@@ -331,19 +264,19 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     }
     uint32_t o_meshbind = alloc(&w, 3 * (size_t)w.p);
     for (uint32_t m = 0; m < 3; m++)
-        ptr(&w, o_meshbind + m * w.p, o_meshes + m * msize);
+        gw_ptr(&w, o_meshbind + m * w.p, o_meshes + m * msize);
     uint32_t o_model = alloc(&w, struct_size(&w, model, N(model)));
-    ptr(&w, o_model, str(&w, "fixture_model"));
-    ptr(&w, o_model + off(&w, model, N(model), "Skeleton"), o_skel);
+    gw_ptr(&w, o_model, gw_str(&w, "fixture_model"));
+    gw_ptr(&w, o_model + off(&w, model, N(model), "Skeleton"), o_skel);
     static const float place[3] = {1, 2, 3}, qid[4] = {0, 0, 0, 1}, ssid[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     transform(&w, o_model + off(&w, model, N(model), "InitialPlacement"), 1, place, qid, ssid);
     ref_array(&w, o_model + off(&w, model, N(model), "MeshBindings"), 3, o_meshbind);
 
     uint32_t o_lists = alloc(&w, 5 * (size_t)w.p);
-    ptr(&w, o_lists, o_skel);
+    gw_ptr(&w, o_lists, o_skel);
     for (uint32_t m = 0; m < 3; m++)
-        ptr(&w, o_lists + (1 + m) * w.p, o_meshes + m * msize);
-    ptr(&w, o_lists + 4 * w.p, o_model);
+        gw_ptr(&w, o_lists + (1 + m) * w.p, o_meshes + m * msize);
+    gw_ptr(&w, o_lists + 4 * w.p, o_model);
     uint32_t o_root = alloc(&w, 3 * (4 + (size_t)w.p));
     ref_array(&w, o_root, 1, o_lists);
     ref_array(&w, o_root + 4 + w.p, 3, o_lists + w.p);

@@ -1,90 +1,11 @@
 #include "fixture_gr2obj.h"
+#include "fixture_gw.h"
 #include "oodle1enc.h"
 #include "oodle0enc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Granny member types (shared/formats/gr2.md) */
-enum { END = 0, INLINE = 1, REF = 2, REF_ARRAY = 3, ARRAY_REFS = 4, VARIANT = 5, REF_VARIANT_ARRAY = 7, STRING = 8,
-       TRANSFORM = 9, REAL32 = 10, INT8 = 11, UINT8 = 12, BINORMAL8 = 13, NORMAL8 = 14, INT16 = 15, UINT16 = 16,
-       BINORMAL16 = 17, NORMAL16 = 18, INT32 = 19, UINT32 = 20, REAL16 = 21, EMPTY_REF = 22 };
-
-#define NO_TYPE 0xFFFFFFFFu
-
-struct gw {
-    struct fxbuf b;
-    int p; /* pointer size */
-    struct fx_fixup fix[4096];
-    uint32_t nfix;
-};
-
-static uint32_t gw_alloc(struct gw *w, size_t n)
-{
-    uint32_t at = (uint32_t)w->b.len;
-    fx_fill(&w->b, 0, n);
-    return at;
-}
-
-static void gw_u32(struct gw *w, uint32_t at, uint32_t v)
-{
-    fx_patch_u32(&w->b, at, v);
-}
-
-static void gw_u16(struct gw *w, uint32_t at, uint16_t v)
-{
-    w->b.p[at + (w->b.be ? 1 : 0)] = (uint8_t)v;
-    w->b.p[at + (w->b.be ? 0 : 1)] = (uint8_t)(v >> 8);
-}
-
-static void gw_f32(struct gw *w, uint32_t at, float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    gw_u32(w, at, u);
-}
-
-/* A pointer slot stays zero; the fixup says where it points. */
-static void gw_ptr(struct gw *w, uint32_t at, uint32_t target)
-{
-    w->fix[w->nfix++] = (struct fx_fixup){at, 0, target};
-}
-
-static uint32_t gw_str(struct gw *w, const char *s)
-{
-    uint32_t at = gw_alloc(w, strlen(s) + 1);
-    memcpy(w->b.p + at, s, strlen(s));
-    return at;
-}
-
-struct mdef {
-    uint32_t type;
-    const char *name; /* NULL: unnamed */
-    uint32_t ref;     /* member-definition array, or NO_TYPE */
-    int32_t width;
-};
-
-static uint32_t gw_type(struct gw *w, const struct mdef *m, int n)
-{
-    uint32_t def = w->p == 8 ? 44 : 32;
-    uint32_t names[32];
-    for (int i = 0; i < n; i++)
-        names[i] = m[i].name ? gw_str(w, m[i].name) : NO_TYPE;
-    while (w->b.len % 4)
-        fx_u8(&w->b, 0);
-    uint32_t at = gw_alloc(w, def * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) {
-        uint32_t d = at + def * (uint32_t)i;
-        gw_u32(w, d, m[i].type);
-        if (names[i] != NO_TYPE)
-            gw_ptr(w, d + 4, names[i]);
-        if (m[i].ref != NO_TYPE)
-            gw_ptr(w, d + 4 + (uint32_t)w->p, m[i].ref);
-        gw_u32(w, d + 4 + 2 * (uint32_t)w->p, (uint32_t)m[i].width);
-    }
-    return at;
-}
 
 static void make_bones(struct fxg_result *r, uint32_t n)
 {
@@ -455,5 +376,15 @@ uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_bi
     r->section = w.b.p;
     uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &r->layout);
     free(packed);
+    return f;
+}
+
+uint8_t *fxg_sample_rig(const struct fxg_opts *o, struct fxg_result *r, size_t *size, struct fx_rig_layout *rl)
+{
+    size_t gsize;
+    uint8_t *g = fxg_build(o, &gsize, r);
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
+    uint8_t *f = fx_build_rig(&ro, size, rl);
+    free(g);
     return f;
 }

@@ -45,6 +45,9 @@ struct fxg_result {
 };
 
 uint8_t *fxg_build(const struct fxg_opts *o, size_t *size, struct fxg_result *r);
+/* fxg_build(o) wrapped in the sample rig (fx_sample_rig_opts: its chains and lists): the
+ * rig's bytes, the Granny file's result in *r and the rig's layout in *rl. */
+uint8_t *fxg_sample_rig(const struct fxg_opts *o, struct fxg_result *r, size_t *size, struct fx_rig_layout *rl);
 
 /* A texture-like model file: a texture whose PixelBytes is one byte array, a mesh of
  * nvertices vertices (Position[3] Normal[3] UV[2] floats, BoneIndices[4] BoneWeights[4]

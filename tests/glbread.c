@@ -135,3 +135,12 @@ double glb_num(const json_t *obj, const char *key, size_t i)
     json_t *v = json_array_get(json_object_get(obj, key), i);
     return v ? json_number_value(v) : NAN;
 }
+
+bool glb_has_child(const struct glbdoc *d, size_t parent, size_t child)
+{
+    json_t *ch = json_object_get(json_array_get(json_object_get(d->json, "nodes"), parent), "children");
+    for (size_t k = 0; k < json_array_size(ch); k++)
+        if (json_integer_value(json_array_get(ch, k)) == (json_int_t)child)
+            return true;
+    return false;
+}

@@ -4,6 +4,7 @@
 #define S3_GLBREAD_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,7 @@ float *glb_accessor_floats(const struct glbdoc *d, size_t i, size_t *count, int 
 uint32_t *glb_accessor_uints(const struct glbdoc *d, size_t i, size_t *count, int *ncomp);
 /* json_array_get(json_object_get(obj, key), i) as a double (NAN when missing). */
 double glb_num(const json_t *obj, const char *key, size_t i);
+/* True when node parent lists node child among its children. */
+bool glb_has_child(const struct glbdoc *d, size_t parent, size_t child);
 
 #endif

@@ -10,17 +10,7 @@
 
 #include <cmocka.h>
 
-static void expect_text(const struct probe *p, const char *path, const char *want)
-{
-    uint8_t *buf;
-    size_t len;
-    int rc = p->read(p->ctx, path, &buf, &len);
-    if (rc)
-        fail_msg("%s: cannot read (%d)", path, rc);
-    if (len != strlen(want) || memcmp(buf, want, len) != 0)
-        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)buf, want);
-    free(buf);
-}
+#include "tree_probe.h"
 
 static void expect_link(const struct probe *p, const char *path, const char *want)
 {
@@ -69,13 +59,13 @@ static void check_bone(const struct probe *p, const struct fxg_bone *b, uint32_t
     snprintf(base, sizeof base, "/granny/root/Skeletons/0/Bones/%u", i);
     snprintf(path, sizeof path, "%s/Name", base);
     snprintf(want, sizeof want, "%s\n", b->name);
-    expect_text(p, path, want);
+    ex_text_is(p, path, want);
     snprintf(path, sizeof path, "%s/ParentIndex", base);
     snprintf(want, sizeof want, "%d\n", b->parent);
-    expect_text(p, path, want);
+    ex_text_is(p, path, want);
     snprintf(path, sizeof path, "%s/Transform/flags", base);
     snprintf(want, sizeof want, "0x%08x\n", b->flags);
-    expect_text(p, path, want);
+    ex_text_is(p, path, want);
     snprintf(path, sizeof path, "%s/Transform/position", base);
     expect_floats(p, path, b->position, 3);
     snprintf(path, sizeof path, "%s/Transform/orientation", base);
@@ -92,39 +82,39 @@ static void check_bone(const struct probe *p, const struct fxg_bone *b, uint32_t
 
 void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const char *sig)
 {
-    expect_text(p, "/granny/root/FromFileName", "C:\\fixture\\body.max\n");
-    expect_text(p, "/granny/root/ArtToolInfo/FromArtToolName", "Fixture Studio\n");
-    expect_text(p, "/granny/root/ArtToolInfo/ArtToolMajorRevision", "2\n");
-    expect_text(p, "/granny/root/ArtToolInfo/UnitsPerMeter", "100\n");
-    expect_text(p, "/granny/root/ArtToolInfo/Origin", "1.5\n-2.25\n0\n");
-    expect_text(p, "/granny/root/ExporterInfo/ExporterName", "s3rigfs fixture\n");
+    ex_text_is(p, "/granny/root/FromFileName", "C:\\fixture\\body.max\n");
+    ex_text_is(p, "/granny/root/ArtToolInfo/FromArtToolName", "Fixture Studio\n");
+    ex_text_is(p, "/granny/root/ArtToolInfo/ArtToolMajorRevision", "2\n");
+    ex_text_is(p, "/granny/root/ArtToolInfo/UnitsPerMeter", "100\n");
+    ex_text_is(p, "/granny/root/ArtToolInfo/Origin", "1.5\n-2.25\n0\n");
+    ex_text_is(p, "/granny/root/ExporterInfo/ExporterName", "s3rigfs fixture\n");
     /* sharing and cycles: the second reach is a link to the first location */
     expect_link(p, "/granny/root/ExporterInfo/ArtTool", "../ArtToolInfo");
     expect_link(p, "/granny/root/ExtendedData", ".");
     expect_link(p, "/granny/skeletons", "root/Skeletons");
     expect_link(p, "/granny/root/Skeletons/1/Bones", "../0/Bones");
-    expect_text(p, "/granny/root/Skeletons/0/Name", "Skeleton\n");
-    expect_text(p, "/granny/root/Skeletons/1/Name", "SkeletonCopy\n");
-    expect_text(p, "/granny/root/Skeletons/1/LODType", "1\n");
+    ex_text_is(p, "/granny/root/Skeletons/0/Name", "Skeleton\n");
+    ex_text_is(p, "/granny/root/Skeletons/1/Name", "SkeletonCopy\n");
+    ex_text_is(p, "/granny/root/Skeletons/1/LODType", "1\n");
     for (uint32_t i = 0; i < r->nbones; i++)
         check_bone(p, &r->bones[i], i);
     /* every scalar kind */
-    expect_text(p, "/granny/root/Misc/i8", "-10\n");
-    expect_text(p, "/granny/root/Misc/u8", "1\n2\n255\n");
-    expect_text(p, "/granny/root/Misc/i16", "-2\n");
-    expect_text(p, "/granny/root/Misc/u16", "65535\n");
-    expect_text(p, "/granny/root/Misc/half", "1\n-5\n");
-    expect_text(p, "/granny/root/Misc/bn8", "-128\n");
-    expect_text(p, "/granny/root/Misc/n8", "200\n");
-    expect_text(p, "/granny/root/Misc/bn16", "-32768\n");
-    expect_text(p, "/granny/root/Misc/n16", "40000\n");
-    expect_text(p, "/granny/root/Misc/u32", "4000000000\n");
-    expect_text(p, "/granny/root/Misc/Vec/x", "0.5\n");
-    expect_text(p, "/granny/root/Misc/Vec/z", "1.5\n");
-    expect_text(p, "/granny/root/Misc/Vecs/0/x", "2\n");
-    expect_text(p, "/granny/root/Misc/Vecs/1/z", "4.5\n");
+    ex_text_is(p, "/granny/root/Misc/i8", "-10\n");
+    ex_text_is(p, "/granny/root/Misc/u8", "1\n2\n255\n");
+    ex_text_is(p, "/granny/root/Misc/i16", "-2\n");
+    ex_text_is(p, "/granny/root/Misc/u16", "65535\n");
+    ex_text_is(p, "/granny/root/Misc/half", "1\n-5\n");
+    ex_text_is(p, "/granny/root/Misc/bn8", "-128\n");
+    ex_text_is(p, "/granny/root/Misc/n8", "200\n");
+    ex_text_is(p, "/granny/root/Misc/bn16", "-32768\n");
+    ex_text_is(p, "/granny/root/Misc/n16", "40000\n");
+    ex_text_is(p, "/granny/root/Misc/u32", "4000000000\n");
+    ex_text_is(p, "/granny/root/Misc/Vec/x", "0.5\n");
+    ex_text_is(p, "/granny/root/Misc/Vec/z", "1.5\n");
+    ex_text_is(p, "/granny/root/Misc/Vecs/0/x", "2\n");
+    ex_text_is(p, "/granny/root/Misc/Vecs/1/z", "4.5\n");
     /* an array of flat structs is a table: the bytes as stored, and one CSV row each */
-    expect_text(p, "/granny/root/Misc/Points.csv", "x,y,z\n0,1,2\n3,4,5\n");
+    ex_text_is(p, "/granny/root/Misc/Points.csv", "x,y,z\n0,1,2\n3,4,5\n");
     expect_absent(p, "/granny/root/Misc/Points");
     uint8_t *pts;
     size_t npts;
@@ -143,13 +133,13 @@ void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const 
     assert_true(p->getxattr(p->ctx, "/granny/root/Misc/Points.bin", "user.s3rig.type", ty, sizeof ty) > 0);
     assert_true(strncmp(ty, "gr2.table[2]x12 type=", 21) == 0);
     /* sanitised names, with the original in the type xattr */
-    expect_text(p, "/granny/root/Misc/a_b", "11\n");
+    ex_text_is(p, "/granny/root/Misc/a_b", "11\n");
     char v[256];
     assert_true(p->getxattr(p->ctx, "/granny/root/Misc/a_b", "user.s3rig.type", v, sizeof v) > 0);
     assert_string_equal(v, "gr2.Int32 name=a/b");
-    expect_text(p, "/granny/root/Misc/dup", "12\n");
-    expect_text(p, "/granny/root/Misc/dup~2", "13\n");
-    expect_text(p, "/granny/root/Misc/_member17", "-14\n");
+    ex_text_is(p, "/granny/root/Misc/dup", "12\n");
+    ex_text_is(p, "/granny/root/Misc/dup~2", "13\n");
+    ex_text_is(p, "/granny/root/Misc/_member17", "-14\n");
     assert_true(p->getxattr(p->ctx, "/granny/root/Misc/u8", "user.s3rig.type", v, sizeof v) > 0);
     assert_string_equal(v, "gr2.UInt8[3]");
     expect_absent(p, "/granny/root/Misc/Nothing");

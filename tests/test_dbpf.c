@@ -19,6 +19,7 @@
 #include "refpack_pack.h"
 #include "tree_compare.h"
 #include "walk.h"
+#include "testutil.h"
 
 /* ---- RefPack ---- */
 
@@ -192,48 +193,28 @@ static void expect_broken(const struct stream *s, size_t n, const char *needle)
 static void test_refpack_broken(void **state)
 {
     (void)state;
+    /* each case: a 3-byte size header declaring `size`, then `body`, expanded into `size` bytes */
+    static const struct {
+        uint32_t size;
+        const char *body;
+        size_t len;
+        const char *needle;
+    } cases[] = {
+        {8, "\xE0" "abcd" "\x00\x04", 7, "only 4 are out"},        /* D = 5 with 4 bytes out */
+        {5, "\xE0" "abcd" "\x00\x00", 7, "past the declared size"}, /* output: 4 + 3 > 5 */
+        {3, "\xE0" "abcd", 5, "past the declared size"},             /* literals past the size */
+        {10, "\xE0" "abcd", 5, "input ends"},                        /* input ends, output missing */
+        {10, "\xE0" "ab", 3, "literals"},                            /* literals cut short */
+        {10, "\x80", 1, "cut short"},             /* an opcode cut short (3-byte op, one byte) */
+        {10, "\xFD" "a", 2, "ends after 1 of 10"}, /* the end code before the output is complete */
+    };
     struct stream s = {0};
-    /* a distance reaching before the output's start: D = 5 with 4 bytes out */
-    header3(&s, 8);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    put_bytes(&s, 2, 0x00, 0x04);
-    expect_broken(&s, 8, "only 4 are out");
-    /* output past the declared size: 4 + 3 > 5 */
-    s.n = 0;
-    header3(&s, 5);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    put_bytes(&s, 2, 0x00, 0x00);
-    expect_broken(&s, 5, "past the declared size");
-    /* literals past the declared size */
-    s.n = 0;
-    header3(&s, 3);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    expect_broken(&s, 3, "past the declared size");
-    /* input ends with output missing */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "abcd", 4);
-    expect_broken(&s, 10, "input ends");
-    /* literals cut short */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 1, 0xE0);
-    put(&s, "ab", 2);
-    expect_broken(&s, 10, "literals");
-    /* an opcode cut short (3-byte op with one byte) */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 1, 0x80);
-    expect_broken(&s, 10, "cut short");
-    /* the end code before the output is complete */
-    s.n = 0;
-    header3(&s, 10);
-    put_bytes(&s, 2, 0xFD, 'a');
-    expect_broken(&s, 10, "ends after 1 of 10");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        s.n = 0;
+        header3(&s, cases[i].size);
+        put(&s, cases[i].body, cases[i].len);
+        expect_broken(&s, cases[i].size, cases[i].needle);
+    }
     /* not RefPack, and a header cut short */
     s.n = 0;
     put_bytes(&s, 3, 0x10, 0xFA, 0);
@@ -324,9 +305,7 @@ static void test_dbpf_index_short(void **state)
     fxp_sample(&s, 3);
     /* count + 5, index size as written */
     s.file[0x24] = (uint8_t)(s.n + 5);
-    struct s3fs *fs;
-    char err[300];
-    assert_int_equal(s3fs_open_mem(&fs, s.file, s.size, NULL, err, sizeof err), S3_EXIT_OK);
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/index.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/resources", &ino), 0);
@@ -340,51 +319,16 @@ static void test_dbpf_index_short(void **state)
     struct fxp_layout lay;
     size_t size;
     uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    fs = open_mem(f, size, NULL, NULL);
     char path[256], name[200];
     fxp_expected_name(name, sizeof name, 3, &r, NULL, 0);
     snprintf(path, sizeof path, "/resources/%s/data.bin", name);
-    assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
-    uint8_t *b;
-    size_t len;
-    assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
-    assert_int_equal(len, 6);
-    assert_memory_equal(b, "abcdef", 6);
-    free(b);
+    expect_bytes(fs, path, "abcdef", 6);
     s3fs_close(fs);
     free(f);
 }
 
 /* ---- the package tree ---- */
-
-static char *read_text(struct tree *t, const char *path)
-{
-    uint32_t ino;
-    if (tree_resolve(t, path, &ino))
-        fail_msg("no %s", path);
-    uint8_t *b;
-    size_t len;
-    assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
-    b = realloc(b, len + 1);
-    b[len] = 0;
-    return (char *)b;
-}
-
-static void assert_text(struct tree *t, const char *path, const char *want)
-{
-    char *s = read_text(t, path);
-    if (strcmp(s, want) != 0)
-        fail_msg("%s: '%s', expected '%s'", path, s, want);
-    free(s);
-}
-
-static void assert_has(struct tree *t, const char *path, const char *needle)
-{
-    char *s = read_text(t, path);
-    if (!strstr(s, needle))
-        fail_msg("%s lacks '%s':\n%s", path, needle, s);
-    free(s);
-}
 
 static void assert_xattr(struct tree *t, const char *path, const char *name, uint64_t want)
 {
@@ -399,21 +343,13 @@ static void assert_xattr(struct tree *t, const char *path, const char *name, uin
         fail_msg("%s %s: %s, expected %s", path, name, v, w);
 }
 
-static bool exists(struct tree *t, const char *path)
-{
-    uint32_t ino;
-    return tree_resolve(t, path, &ino) == 0;
-}
-
 static void check_sample(int variant)
 {
     struct fxp_sample s;
     fxp_sample(&s, variant);
-    struct s3fs *fs;
-    char err[300];
-    assert_int_equal(s3fs_open_mem(&fs, s.file, s.size, NULL, err, sizeof err), S3_EXIT_OK);
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, NULL);
     struct tree *t = fs->tree;
-    assert_has(t, "/info", "names: not read yet");
+    expect_has(fs, "/info", "names: not read yet");
     uint32_t rdir;
     assert_int_equal(tree_resolve(t, "/resources", &rdir), 0);
     assert_int_equal(tree_populate(t, rdir), 0);
@@ -425,53 +361,40 @@ static void check_sample(int variant)
         char name[256], p[400];
         fxp_expected_name(name, sizeof name, game, r, s.names[i], s.dup[i]);
 #define P(sub) (snprintf(p, sizeof p, "/resources/%s/%s", name, sub), p)
-        if (!exists(t, P("")))
+        if (!path_exists(fs, P("")))
             fail_msg("no directory %s", name);
         char want[64];
         snprintf(want, sizeof want, "0x%08x\n", r->type);
-        assert_text(t, P("type"), want);
+        expect_text(fs, P("type"), want);
         snprintf(want, sizeof want, "0x%08x\n", r->group);
-        assert_text(t, P("group"), want);
+        expect_text(fs, P("group"), want);
         snprintf(want, sizeof want, "0x%016llx\n", (unsigned long long)r->instance);
-        assert_text(t, P("instance"), want);
+        expect_text(fs, P("instance"), want);
         /* the type field's bytes: in the record, or the constant after the index flags */
         uint64_t tpos = (s.opts.index_flags & 1) ? s.lay.index_pos + 4 : s.lay.record[i];
         assert_xattr(t, P("type"), "user.s3rig.offset", tpos);
         if (r->comp == FXP_DELETED || r->comp == FXP_NULL) {
-            assert_text(t, P("state"), r->comp == FXP_DELETED ? "deleted\n" : "null\n");
+            expect_text(fs, P("state"), r->comp == FXP_DELETED ? "deleted\n" : "null\n");
             /* no data: the directory spans its index record */
             assert_xattr(t, P(""), "user.s3rig.offset", s.lay.record[i]);
             assert_xattr(t, P(""), "user.s3rig.length",
                          28 - 4 * __builtin_popcount(s.opts.index_flags) + (r->comp == FXP_DELETED ? 4 : 0));
-            assert_false(exists(t, P("data.bin")));
-            assert_false(exists(t, P("stored.bin")));
+            assert_false(path_exists(fs, P("data.bin")));
+            assert_false(path_exists(fs, P("stored.bin")));
             continue;
         }
-        assert_text(t, P("state"), "ok\n");
+        expect_text(fs, P("state"), "ok\n");
         static const char *const cname[] = {"stored\n", "none given\n", "refpack\n", "streamable\n", "zlib\n"};
-        assert_text(t, P("compression"), cname[r->comp]);
+        expect_text(fs, P("compression"), cname[r->comp]);
         /* data.bin: exactly what was packed; stored.bin: the bytes as in the file */
-        uint32_t ino;
-        assert_int_equal(tree_resolve(t, P("data.bin"), &ino), 0);
-        assert_int_equal(tree_size(t, ino), r->len);
-        uint8_t *b;
-        size_t len;
-        assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
-        assert_int_equal(len, r->len);
-        if (len)
-            assert_memory_equal(b, r->data, len);
-        free(b);
+        expect_bytes(fs, P("data.bin"), r->data, r->len); /* its size too: what stat gives */
         assert_xattr(t, P("data.bin"), "user.s3rig.offset", s.lay.offset[i]);
         assert_xattr(t, P("data.bin"), "user.s3rig.length", s.lay.stored_size[i]);
-        assert_int_equal(tree_resolve(t, P("stored.bin"), &ino), 0);
-        assert_int_equal(tree_read_all(t, ino, &b, &len), 0);
-        assert_int_equal(len, s.lay.stored_size[i]);
-        assert_memory_equal(b, s.file + s.lay.offset[i], len);
-        free(b);
+        expect_bytes(fs, P("stored.bin"), s.file + s.lay.offset[i], s.lay.stored_size[i]);
         assert_xattr(t, P(""), "user.s3rig.offset", s.lay.offset[i]);
         /* rigs and Granny files: rig/ equals the same bytes opened alone */
         bool readable = r->type == 0x8EAF13DE || r->type == 0x6B20C4F3;
-        assert_int_equal(exists(t, P("rig")), readable);
+        assert_int_equal(path_exists(fs, P("rig")), readable);
         if (!readable)
             continue;
         rigs++;
@@ -483,7 +406,7 @@ static void check_sample(int variant)
         snap_assert_equal(&alone, &nested);
         snap_free(&alone);
         snap_free(&nested);
-        char *info = read_text(t, P("rig/info"));
+        char *info = read_path(fs, P("rig/info"), NULL);
         snprintf(want, sizeof want, "stored at offset %llu", (unsigned long long)s.lay.offset[i]);
         assert_non_null(strstr(info, want));
         free(info);
@@ -503,32 +426,32 @@ static void check_sample(int variant)
     snprintf(target, sizeof target, "../../resources/%s", name);
     assert_string_equal(tree_node(t, link)->u.target, target);
     if (variant != 5) {
-        assert_true(exists(t, "/by-type/0x12345678"));
-        assert_true(exists(t, "/by-type/GEOM"));
+        assert_true(path_exists(fs, "/by-type/0x12345678"));
+        assert_true(path_exists(fs, "/by-type/GEOM"));
     }
     /* /info */
     char line[80];
     snprintf(line, sizeof line, "entries: %zu\n", s.n);
-    assert_has(t, "/info", line);
-    assert_has(t, "/info", variant == 3 ? "package: The Sims 3 (DBPF 2.0)" : "package: The Sims 4 (DBPF 2.1)");
-    assert_has(t, "/info", "type _RIG: 3\n");
+    expect_has(fs, "/info", line);
+    expect_has(fs, "/info", variant == 3 ? "package: The Sims 3 (DBPF 2.0)" : "package: The Sims 4 (DBPF 2.1)");
+    expect_has(fs, "/info", "type _RIG: 3\n");
     /* the null record's one byte is the only byte no structure names */
-    assert_has(t, "/info", variant == 5 ? "unparsed_bytes: 0 in 0 ranges\n" : "unparsed_bytes: 1 in 1 ranges\n");
+    expect_has(fs, "/info", variant == 5 ? "unparsed_bytes: 0 in 0 ranges\n" : "unparsed_bytes: 1 in 1 ranges\n");
     if (variant == 3) {
-        assert_has(t, "/info", "compression refpack: 4\n");
-        assert_has(t, "/info", "compression streamable: 1\n");
-        assert_has(t, "/info", "compression none given: 2\n"); /* the repeat and the null record */
-        assert_has(t, "/info", "index_flags: 0x00000000\n");
+        expect_has(fs, "/info", "compression refpack: 4\n");
+        expect_has(fs, "/info", "compression streamable: 1\n");
+        expect_has(fs, "/info", "compression none given: 2\n"); /* the repeat and the null record */
+        expect_has(fs, "/info", "index_flags: 0x00000000\n");
     } else if (variant == 4) {
-        assert_has(t, "/info", "compression zlib: 6\n");
-        assert_has(t, "/info", "index_flags: 0x00000002 constant-group\n");
+        expect_has(fs, "/info", "compression zlib: 6\n");
+        expect_has(fs, "/info", "index_flags: 0x00000002 constant-group\n");
     } else {
-        assert_has(t, "/info", "index_flags: 0x00000001 constant-type\n");
+        expect_has(fs, "/info", "index_flags: 0x00000001 constant-type\n");
     }
     if (variant != 5) {
-        assert_has(t, "/info", "deleted: 1\nnull: 1\n");
-        assert_has(t, "/info", "duplicates: 1\n");
-        assert_has(t, "/info", "names: 3 from 1 name maps\n");
+        expect_has(fs, "/info", "deleted: 1\nnull: 1\n");
+        expect_has(fs, "/info", "duplicates: 1\n");
+        expect_has(fs, "/info", "names: 3 from 1 name maps\n");
     }
     /* every node reachable, links inside, files readable */
     assert_true(walk_all(fs, 1000000) > 100);
@@ -578,25 +501,23 @@ static void test_package_broken_resources(void **state)
     uint32_t less = 4095;
     memcpy(f + lay.record[3] + 24, &less, 4);
     struct s3fs_opts opts = {.max_unpacked = 1 << 20};
-    struct s3fs *fs;
-    char err[300];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, &opts, err, sizeof err), S3_EXIT_OK);
+    struct s3fs *fs = open_mem(f, size, &opts, NULL);
     static const char *const needle[] = {"over the limit", "copies from", "input ends early", "past the declared"};
     for (int i = 0; i < 4; i++) {
         char name[200], p[300];
         struct fxp_res x = r[i];
         fxp_expected_name(name, sizeof name, 4, &x, NULL, 0);
         snprintf(p, sizeof p, "/resources/%s/data.error", name);
-        assert_has(fs->tree, p, needle[i]);
+        expect_has(fs, p, needle[i]);
         snprintf(p, sizeof p, "/resources/%s/data.bin", name);
-        assert_false(exists(fs->tree, p));
+        assert_false(path_exists(fs, p));
         snprintf(p, sizeof p, "/resources/%s/stored.bin", name);
-        assert_true(exists(fs->tree, p));
+        assert_true(path_exists(fs, p));
     }
     char name[200], p[300];
     fxp_expected_name(name, sizeof name, 4, &r[4], NULL, 0);
     snprintf(p, sizeof p, "/resources/%s/data.bin", name);
-    assert_text(fs->tree, p, "fine");
+    expect_text(fs, p, "fine");
     walk_all(fs, 100000);
     s3fs_close(fs);
     free(f);
@@ -612,12 +533,11 @@ static void test_package_rig_not_a_rig(void **state)
     struct fxp_layout lay;
     size_t size;
     uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
-    struct s3fs *fs;
-    char err[300], name[200], p[300];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
+    char name[200], p[300];
     fxp_expected_name(name, sizeof name, 3, &r, NULL, 0);
     snprintf(p, sizeof p, "/resources/%s/rig.error", name);
-    assert_has(fs->tree, p, "not a RIG, GR2");
+    expect_has(fs, p, "not a RIG, GR2");
     s3fs_close(fs);
     free(f);
 }
@@ -638,24 +558,15 @@ static void test_package_codec_sniffed(void **state)
     /* swap the words: RefPack bytes marked zlib, zlib bytes marked RefPack */
     f[lay.record[0] + 28] = 0x42, f[lay.record[0] + 29] = 0x5A;
     f[lay.record[1] + 28] = 0xFF, f[lay.record[1] + 29] = 0xFF;
-    struct s3fs *fs;
-    char err[300];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_OK);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     for (int i = 0; i < 2; i++) {
         char name[200], p[300];
         fxp_expected_name(name, sizeof name, 3, &r[i], NULL, 0);
         snprintf(p, sizeof p, "/resources/%s/data.bin", name);
-        uint32_t ino;
-        assert_int_equal(tree_resolve(fs->tree, p, &ino), 0);
-        uint8_t *b;
-        size_t len;
-        assert_int_equal(tree_read_all(fs->tree, ino, &b, &len), 0);
-        assert_int_equal(len, sizeof data);
-        assert_memory_equal(b, data, len);
-        free(b);
+        expect_bytes(fs, p, data, sizeof data);
     }
-    assert_has(fs->tree, "/info", "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
-    assert_has(fs->tree, "/info", "compression word 0xffff does not fit its bytes; decoded as zlib (sniffed)");
+    expect_has(fs, "/info", "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
+    expect_has(fs, "/info", "compression word 0xffff does not fit its bytes; decoded as zlib (sniffed)");
     s3fs_close(fs);
     free(f);
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -20,149 +19,12 @@
 #include "fs/open.h"
 #include "gr2obj_check.h"
 #include "testutil.h"
+#include "tree_compare.h"
 #include "tree_probe.h"
 #include "walk.h"
 
-/* ---- the whole tree as sorted lines: path, kind, size, content CRC or link target ---- */
-
-struct lines {
-    char **s;
-    size_t n, cap;
-};
-
-static void add_line(struct lines *l, char *s)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 256;
-        l->s = realloc(l->s, l->cap * sizeof *l->s);
-        assert_non_null(l->s);
-    }
-    l->s[l->n++] = s;
-}
-
-static bool skipped(const char *path, const char *const *skip)
-{
-    for (; *skip; skip++)
-        if (strncmp(path, *skip, strlen(*skip)) == 0 &&
-            (path[strlen(*skip)] == 0 || path[strlen(*skip)] == '/'))
-            return true;
-    return false;
-}
-
-static uint32_t content_crc(struct tree *t, uint32_t ino, uint64_t size)
-{
-    static uint8_t buf[65536];
-    uLong crc = crc32(0, Z_NULL, 0);
-    for (uint64_t off = 0; off < size;) {
-        ssize_t k = tree_read(t, ino, off, buf, sizeof buf);
-        assert_true(k > 0);
-        crc = crc32(crc, buf, (uInt)k);
-        off += (uint64_t)k;
-    }
-    return (uint32_t)crc;
-}
-
-static int by_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every node under the root but the skipped subtrees, each as one line. */
-static void tree_lines(struct s3fs *fs, const char *const *skip, struct lines *out)
-{
-    struct tree *t = fs->tree;
-    struct {
-        uint32_t ino;
-        char *path;
-    } *stack = malloc(sizeof *stack * 4096);
-    size_t n = 0, cap = 4096;
-    stack[n].ino = TREE_ROOT;
-    stack[n++].path = strdup("");
-    while (n) {
-        n--;
-        uint32_t ino = stack[n].ino;
-        char *path = stack[n].path;
-        struct node *nd = tree_node(t, ino);
-        char *line;
-        if (nd->type == NODE_LINK) {
-            assert_true(asprintf(&line, "%s L %s", path, nd->u.target) > 0);
-        } else if (nd->type == NODE_FILE) {
-            uint64_t size = tree_size(t, ino);
-            assert_true(asprintf(&line, "%s F %llu %08x", path, (unsigned long long)size,
-                                 content_crc(t, ino, size)) > 0);
-        } else {
-            assert_true(asprintf(&line, "%s D", path) > 0);
-            assert_int_equal(tree_populate(t, ino), 0);
-            struct dirinfo *d = tree_node(t, ino)->u.dir;
-            for (uint32_t i = 0; i < d->n; i++) {
-                char *child;
-                assert_true(asprintf(&child, "%s/%s", path, tree_node(t, d->child[i])->name) > 0);
-                if (skipped(child, skip)) {
-                    free(child);
-                    continue;
-                }
-                if (n == cap) {
-                    cap *= 2;
-                    stack = realloc(stack, sizeof *stack * cap);
-                    assert_non_null(stack);
-                }
-                stack[n].ino = d->child[i];
-                stack[n++].path = child;
-            }
-        }
-        add_line(out, line);
-        free(path);
-    }
-    free(stack);
-    qsort(out->s, out->n, sizeof *out->s, by_str);
-}
-
-static void lines_free(struct lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->s[i]);
-    free(l->s);
-}
-
-static void assert_same_lines(const struct lines *a, const struct lines *b)
-{
-    for (size_t i = 0; i < a->n && i < b->n; i++)
-        if (strcmp(a->s[i], b->s[i]) != 0)
-            fail_msg("trees differ: \"%s\" vs \"%s\"", a->s[i], b->s[i]);
-    assert_int_equal(a->n, b->n);
-}
-
-static char *read_path(struct s3fs *fs, const char *path, size_t *len)
-{
-    struct probe p = tree_probe(fs);
-    uint8_t *buf;
-    size_t n;
-    if (p.read(p.ctx, path, &buf, &n))
-        fail_msg("%s: cannot read", path);
-    buf[n] = 0;
-    if (len)
-        *len = n;
-    return (char *)buf;
-}
-
-static bool exists(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    return tree_resolve(fs->tree, path, &ino) == 0;
-}
-
-static struct s3fs *open_mem(const uint8_t *f, size_t size)
-{
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-        fail_msg("%s", err);
-    return fs;
-}
-
 /* What differs between twins by design: the container's own description, and /info. */
-static const char *const twin_skip[] = {"/granny/sections", "/granny/header", "/granny.gr2", "/info", "/unparsed",
-                                        NULL};
+static const char *const twin_skip[] = {"granny/sections", "granny/header", "granny.gr2", "info", "unparsed", NULL};
 
 /* Every signature: the BitKnit2 file's tree equals its uncompressed twin's, node by node
  * (paths, kinds, sizes, contents, link targets); the objects are the fixture's. */
@@ -182,24 +44,22 @@ static void test_twins(void **state)
         size_t na, nb;
         uint8_t *fa = fxg_build(&plain, &na, &ra), *fb = fxg_build(&bk, &nb, &rb);
         assert_true(nb < na); /* it did compress */
-        struct s3fs *a = open_mem(fa, na), *b = open_mem(fb, nb);
+        struct s3fs *a = open_mem(fa, na, NULL, NULL), *b = open_mem(fb, nb, NULL, NULL);
         struct probe pb = tree_probe(b);
         check_gr2_objects(&pb, &rb, sigs[i]);
-        struct lines la = {0}, lb = {0};
-        tree_lines(a, twin_skip, &la);
-        tree_lines(b, twin_skip, &lb);
-        assert_true(la.n > 100);
-        assert_same_lines(&la, &lb);
+        struct snap sa = {0}, sb = {0};
+        snap_tree_except(&sa, a->tree, TREE_ROOT, twin_skip);
+        snap_tree_except(&sb, b->tree, TREE_ROOT, twin_skip);
+        assert_true(sa.n > 100);
+        snap_assert_same_content(&sa, &sb);
         /* and with a cache that keeps nothing: every directory expands the section again
          * (the types decoded earlier must not point into dropped bytes) */
         struct s3fs_opts tiny = {.cache_bytes = 1};
-        struct s3fs *c;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&c, fb, nb, &tiny, err, sizeof err), 0);
-        struct lines lc = {0};
-        tree_lines(c, twin_skip, &lc);
-        assert_same_lines(&la, &lc);
-        lines_free(&lc);
+        struct s3fs *c = open_mem(fb, nb, &tiny, NULL);
+        struct snap sc = {0};
+        snap_tree_except(&sc, c->tree, TREE_ROOT, twin_skip);
+        snap_assert_same_content(&sa, &sc);
+        snap_free(&sc);
         s3fs_close(c);
         /* the tables: expanded, the same records as the twin's */
         static const char *const same[] = {"/granny/sections/0/fixups", "/granny/sections/0/marshalling",
@@ -224,8 +84,8 @@ static void test_twins(void **state)
         if (!strstr(info, "\nwarnings: 0") || strstr(info, "\nwarning: "))
             fail_msg("%s", info);
         free(info);
-        lines_free(&la);
-        lines_free(&lb);
+        snap_free(&sa);
+        snap_free(&sb);
         s3fs_close(a);
         s3fs_close(b);
         free(fa);
@@ -249,12 +109,12 @@ static void test_claimed_and_padding(void **state)
         size_t size;
         uint8_t *f = fxg_build(&o, &size, &r);
         const struct fx_gr2_layout *gl = &r.layout;
-        struct s3fs *fs = open_mem(f, size);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
         char path[128], val[64];
         /* the empty section's tables: empty files, no .error */
-        assert_false(exists(fs, "/granny/sections/1/fixups.error"));
-        assert_false(exists(fs, "/granny/sections/1/marshalling.error"));
-        assert_false(exists(fs, "/granny/sections/1/fixups_stored.bin"));
+        assert_false(path_exists(fs, "/granny/sections/1/fixups.error"));
+        assert_false(path_exists(fs, "/granny/sections/1/marshalling.error"));
+        assert_false(path_exists(fs, "/granny/sections/1/fixups_stored.bin"));
         char *s = read_path(fs, "/granny/sections/1/fixups", NULL);
         assert_string_equal(s, "");
         free(s);
@@ -284,7 +144,7 @@ static void test_claimed_and_padding(void **state)
         for (int k = 0; k < 2; k++) {
             assert_true(pads[k].len < 4);
             snprintf(path, sizeof path, "/granny/sections/0/%s", pads[k].name);
-            assert_int_equal(exists(fs, path), pads[k].len > 0);
+            assert_int_equal(path_exists(fs, path), pads[k].len > 0);
             if (!pads[k].len)
                 continue;
             size_t n;
@@ -300,11 +160,8 @@ static void test_claimed_and_padding(void **state)
         int nu = p.list(p.ctx, "/unparsed", &list);
         assert_int_equal(nu, 0);
         free(list);
-        s = read_path(fs, "/info", NULL);
         snprintf(val, sizeof val, "covered_bytes: %zu\n", size);
-        if (!strstr(s, val))
-            fail_msg("/info lacks \"%s\":\n%s", val, s);
-        free(s);
+        expect_has(fs, "/info", val);
         s3fs_close(fs);
         free(f);
         free(r.section);
@@ -326,12 +183,12 @@ static void test_padding_rule(void **state)
         uint8_t *f = fx_build_gr2(&o, s, 1, &size, &gl);
         if (variant == 2)
             f[gl.data_offset[0] + 6] = 0x99; /* not zero: not padding (the CRC only warns) */
-        struct s3fs *fs = open_mem(f, size);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
         bool named = variant == 0;
-        assert_int_equal(exists(fs, "/granny/sections/0/data_padding.bin"), named);
+        assert_int_equal(path_exists(fs, "/granny/sections/0/data_padding.bin"), named);
         char want[64];
         snprintf(want, sizeof want, "/unparsed/0x%x-0x3.bin", gl.data_offset[0] + 5);
-        assert_int_equal(exists(fs, want), !named);
+        assert_int_equal(path_exists(fs, want), !named);
         s3fs_close(fs);
         free(f);
     }
@@ -344,16 +201,10 @@ static void test_wrapped_rig(void **state)
     struct fxg_opts go = {.sig = "le32-old", .version = 6, .nbones = 16, .bitknit2_objects = true,
                           .bitknit2_section = true, .nmarshals = 2};
     struct fxg_result r;
-    size_t gsize, size;
-    uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    size_t size;
     struct fx_rig_layout rl;
-    uint8_t *f = fx_build_rig(&ro, &size, &rl);
-    struct s3fs *fs = open_mem(f, size);
+    uint8_t *f = fxg_sample_rig(&go, &r, &size, &rl);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     char *target, want[128], path[128];
     int32_t pole = fx_sample_chains[1].pole;
@@ -372,7 +223,6 @@ static void test_wrapped_rig(void **state)
     free(s);
     s3fs_close(fs);
     free(f);
-    free(g);
     free(r.section);
 }
 
@@ -408,27 +258,21 @@ static void test_broken(void **state)
             errfile = "/granny/sections/0/data.error";
             needle = "over the limit";
         }
-        struct s3fs *fs = open_mem(c, size);
+        struct s3fs *fs = open_mem(c, size, NULL, NULL);
         char *s = read_path(fs, errfile, NULL);
         if (!strstr(s, needle))
             fail_msg("variant %d: %s says \"%s\", not \"%s\"", variant, errfile, s, needle);
         free(s);
-        assert_true(exists(fs, "/granny/sections/0/stored.bin"));
+        assert_true(path_exists(fs, "/granny/sections/0/stored.bin"));
         walk_all(fs, 100000);
         if (variant == 0) { /* the section's line gives the reason once, after its own name */
-            s = read_path(fs, "/info", NULL);
             char want[160];
             snprintf(want, sizeof want, "\nsection 0: bitknit2, %u stored, %u expanded, cannot be expanded: BitKnit2: "
                      "no stream magic", gl->data_size[0], r.section_size);
-            if (!strstr(s, want))
-                fail_msg("/info lacks \"%s\":\n%s", want + 1, s);
-            free(s);
+            expect_has(fs, "/info", want);
         }
         if (variant == 1) { /* the object tree lost its pointers: /info says so */
-            s = read_path(fs, "/info", NULL);
-            if (!strstr(s, "\nwarning: section 0: its fixups cannot be used (fixup table at 0x"))
-                fail_msg("/info lacks the fixups warning:\n%s", s);
-            free(s);
+            expect_has(fs, "/info", "\nwarning: section 0: its fixups cannot be used (fixup table at 0x");
         }
         s3fs_close(fs);
         free(c);
@@ -503,9 +347,7 @@ static void test_parallel_requests(void **state)
     broken[r.layout.data_offset[0]] ^= 0xFF;
     struct s3fs_opts tiny = {.cache_bytes = 1}; /* nothing stays: every read expands again */
     for (int b = 0; b < 2; b++) {
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, b ? broken : f, size, &tiny, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(b ? broken : f, size, &tiny, NULL);
         pthread_t th[4];
         struct par a = {fs, &r, b == 1, 150};
         for (int i = 0; i < 4; i++)

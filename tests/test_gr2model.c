@@ -27,43 +27,13 @@ static struct s3fs *open_fixture(const struct fxm_opts *o, uint8_t **file)
 {
     size_t size;
     *file = fxm_build(o, &size);
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, *file, size, NULL, err, sizeof err))
-        fail_msg("%s: %s", o->sig, err);
+    struct s3fs *fs = open_mem(*file, size, NULL, o->sig);
     return fs;
-}
-
-static uint8_t *read_path(struct s3fs *fs, const char *path, size_t *len)
-{
-    uint32_t ino;
-    uint8_t *buf;
-    if (tree_resolve(fs->tree, path, &ino))
-        fail_msg("%s: missing", path);
-    if (tree_read_all(fs->tree, ino, &buf, len))
-        fail_msg("%s: unreadable", path);
-    assert_int_equal(tree_size(fs->tree, ino), *len);
-    return buf;
-}
-
-static bool exists(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    return tree_resolve(fs->tree, path, &ino) == 0;
 }
 
 static json_t *node(const struct glbdoc *d, size_t i)
 {
     return json_array_get(json_object_get(d->json, "nodes"), i);
-}
-
-static bool has_child(const struct glbdoc *d, size_t parent, size_t child)
-{
-    json_t *ch = json_object_get(node(d, parent), "children");
-    for (size_t k = 0; k < json_array_size(ch); k++)
-        if (json_integer_value(json_array_get(ch, k)) == (json_int_t)child)
-            return true;
-    return false;
 }
 
 /* Nodes 0..3 are the bones: names, parents, local transforms by the Transform rules. */
@@ -73,7 +43,7 @@ static void check_bones(const struct glbdoc *d, size_t top)
         const struct fxm_bone *b = &fxm_bones[i];
         json_t *n = node(d, i);
         assert_string_equal(json_string_value(json_object_get(n, "name")), b->name);
-        assert_true(has_child(d, b->parent >= 0 ? (size_t)b->parent : top, i));
+        assert_true(glb_has_child(d, b->parent >= 0 ? (size_t)b->parent : top, i));
     }
     /* hip: position and orientation flags set, scale/shear flag clear (its 5s unused) */
     json_t *hip = node(d, 1);
@@ -150,7 +120,7 @@ static void test_model_glb(void **state)
         struct fxm_opts o = {.sig = sigs[s]};
         uint8_t *file;
         struct s3fs *fs = open_fixture(&o, &file);
-        assert_true(exists(fs, "/granny/models")); /* -> root/Models */
+        assert_true(path_exists(fs, "/granny/models")); /* -> root/Models */
         size_t len;
         uint8_t *glb = read_path(fs, "/granny/root/Models/0/model.glb", &len);
         struct glbdoc d;
@@ -290,7 +260,7 @@ static void test_mesh_obj(void **state)
     free(text);
     free(obj);
     /* broken: no .obj, an .error saying why */
-    assert_false(exists(fs, "/granny/root/Meshes/2/mesh.obj"));
+    assert_false(path_exists(fs, "/granny/root/Meshes/2/mesh.obj"));
     char *why = (char *)read_path(fs, "/granny/root/Meshes/2/mesh.error", &len);
     assert_non_null(strstr(why, "past the 3 vertices"));
     free(why);
@@ -302,17 +272,11 @@ static void expect_skeleton_error(const struct fxm_opts *o, const char *needle)
 {
     uint8_t *file;
     struct s3fs *fs = open_fixture(o, &file);
-    assert_false(exists(fs, "/granny/root/Skeletons/0/skeleton.glb"));
-    assert_false(exists(fs, "/granny/root/Models/0/model.glb"));
-    size_t len;
-    char *why = (char *)read_path(fs, "/granny/root/Skeletons/0/skeleton.error", &len);
-    if (!strstr(why, needle))
-        fail_msg("skeleton.error '%s' lacks '%s'", why, needle);
-    free(why);
-    why = (char *)read_path(fs, "/granny/root/Models/0/model.error", &len);
-    assert_non_null(strstr(why, needle));
-    free(why);
-    assert_true(exists(fs, "/granny/root/Meshes/0/mesh.obj")); /* meshes need no skeleton */
+    assert_false(path_exists(fs, "/granny/root/Skeletons/0/skeleton.glb"));
+    assert_false(path_exists(fs, "/granny/root/Models/0/model.glb"));
+    expect_has(fs, "/granny/root/Skeletons/0/skeleton.error", needle);
+    expect_has(fs, "/granny/root/Models/0/model.error", needle);
+    assert_true(path_exists(fs, "/granny/root/Meshes/0/mesh.obj")); /* meshes need no skeleton */
     assert_true(walk_all(fs, 100000) > 0);
     s3fs_close(fs);
     free(file);
@@ -323,16 +287,11 @@ static void expect_body_error(const struct fxm_opts *o, const char *needle)
 {
     uint8_t *file;
     struct s3fs *fs = open_fixture(o, &file);
-    assert_false(exists(fs, "/granny/root/Meshes/0/mesh.obj"));
+    assert_false(path_exists(fs, "/granny/root/Meshes/0/mesh.obj"));
+    expect_has(fs, "/granny/root/Meshes/0/mesh.error", needle);
+    expect_has(fs, "/granny/root/Models/0/meshes.error", "mesh binding 0 (body): left out");
+    expect_has(fs, "/granny/root/Models/0/meshes.error", needle);
     size_t len;
-    char *why = (char *)read_path(fs, "/granny/root/Meshes/0/mesh.error", &len);
-    if (!strstr(why, needle))
-        fail_msg("mesh.error '%s' lacks '%s'", why, needle);
-    free(why);
-    why = (char *)read_path(fs, "/granny/root/Models/0/meshes.error", &len);
-    assert_non_null(strstr(why, "mesh binding 0 (body): left out"));
-    assert_non_null(strstr(why, needle));
-    free(why);
     uint8_t *glb = read_path(fs, "/granny/root/Models/0/model.glb", &len);
     struct glbdoc d;
     assert_int_equal(glb_read(glb, len, &d), 0);
@@ -361,23 +320,9 @@ static void test_cannot_export(void **state)
 
 /* ---- the real vectors: the exports against what the tree shows ---- */
 
-static char *text_at(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    uint8_t *buf;
-    size_t len;
-    if (tree_resolve(fs->tree, path, &ino) || tree_read_all(fs->tree, ino, &buf, &len))
-        return NULL;
-    char *t = strndup((char *)buf, len);
-    free(buf);
-    return t;
-}
-
 static double value_at(struct s3fs *fs, const char *path, int line)
 {
-    char *t = text_at(fs, path);
-    if (!t)
-        fail_msg("%s: missing", path);
+    char *t = read_path(fs, path, NULL);
     char *p = t;
     for (int i = 0; i < line && p; i++)
         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
@@ -403,9 +348,7 @@ static size_t array_count(struct s3fs *fs, const char *path)
     }
     char csv[512];
     snprintf(csv, sizeof csv, "%s.csv", path);
-    char *t = text_at(fs, csv);
-    if (!t)
-        fail_msg("%s: neither a directory nor a .csv", path);
+    char *t = read_path(fs, csv, NULL);
     size_t lines = 0;
     for (char *p = t; *p; p++)
         lines += *p == '\n';
@@ -426,9 +369,7 @@ static void element_vec3(struct s3fs *fs, const char *array, size_t k, const cha
         return;
     }
     snprintf(path, sizeof path, "%s.csv", array);
-    char *t = text_at(fs, path);
-    if (!t)
-        fail_msg("%s/%zu/%s: missing", array, k, member);
+    char *t = read_path(fs, path, NULL);
     int col[3], ncol = 0, c = 0;
     char *line = t;
     for (char *p = t; *p && *p != '\n'; c++) {
@@ -458,10 +399,7 @@ static void check_vector(const char *dir, const char *name)
     size_t size;
     uint8_t *file = slurp_vector(dir, "gr2", name, &size);
     assert_non_null(file);
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, file, size, NULL, err, sizeof err))
-        fail_msg("%s: %s", name, err);
+    struct s3fs *fs = open_mem(file, size, NULL, name);
     /* skeleton.glb: a node per bone named as the bone, parents, bone 0's transform */
     const char *bones = "/granny/root/Skeletons/0/Bones";
     size_t nb = array_count(fs, bones), len;
@@ -473,7 +411,7 @@ static void check_vector(const char *dir, const char *name)
     char path[512];
     for (size_t i = 0; i < nb; i++) {
         snprintf(path, sizeof path, "%s/%zu/Name", bones, i);
-        char *bn = text_at(fs, path);
+        char *bn = read_path(fs, path, NULL);
         assert_non_null(bn);
         bn[strcspn(bn, "\n")] = 0;
         assert_string_equal(json_string_value(json_object_get(node(&d, i), "name")), bn);
@@ -481,7 +419,7 @@ static void check_vector(const char *dir, const char *name)
         snprintf(path, sizeof path, "%s/%zu/ParentIndex", bones, i);
         int parent = (int)value_at(fs, path, 0);
         if (parent >= 0)
-            assert_true(has_child(&d, (size_t)parent, i));
+            assert_true(glb_has_child(&d, (size_t)parent, i));
     }
     snprintf(path, sizeof path, "%s/0/Transform/position", bones);
     for (int k = 0; k < 3; k++)
@@ -529,9 +467,7 @@ static void check_vector(const char *dir, const char *name)
 static void test_vectors(void **state)
 {
     (void)state;
-    const char *dir = vectors_dir();
-    if (!dir)
-        skip();
+    const char *dir = vectors_or_skip();
     static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
                                         "suzanne_textured_external.gr2"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)

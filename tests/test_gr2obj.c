@@ -16,6 +16,7 @@
 #include "parse/gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
+#include "testutil.h"
 
 static const char *const sigs[] = {"le32", "le64", "be32", "be64", "le32-old"};
 
@@ -28,10 +29,9 @@ static void test_objects_all_layouts(void **state)
             struct fxg_result r;
             size_t size;
             uint8_t *f = fxg_build(&o, &size, &r);
-            struct s3fs *fs;
-            char err[256];
-            if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-                fail_msg("%s v%d: %s", sigs[i], version, err);
+            char what[64];
+            snprintf(what, sizeof what, "%s v%d", sigs[i], version);
+            struct s3fs *fs = open_mem(f, size, NULL, what);
             struct probe p = tree_probe(fs);
             check_gr2_objects(&p, &r, sigs[i]);
             s3fs_close(fs);
@@ -49,9 +49,7 @@ static void test_object_spans(void **state)
     struct fxg_result r;
     size_t size;
     uint8_t *f = fxg_build(&o, &size, &r);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/granny/root/Skeletons/0/Bones/2/ParentIndex", &ino), 0);
     char v[32] = {0};
@@ -135,9 +133,7 @@ static uint32_t member(const struct gfile *g, uint32_t type, uint32_t i)
 
 static void expect_error_file(const uint8_t *f, size_t size, const char *path, const char *needle)
 {
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     uint32_t ino;
     if (tree_resolve(fs->tree, path, &ino))
         fail_msg("%s: missing", path);

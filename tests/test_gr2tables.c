@@ -33,29 +33,6 @@ static size_t check_all_links(struct s3fs *fs, size_t *nodes)
     return links;
 }
 
-static char *read_path(struct s3fs *fs, const char *path, size_t *len)
-{
-    uint32_t ino;
-    if (tree_resolve(fs->tree, path, &ino))
-        fail_msg("%s: missing", path);
-    uint8_t *buf;
-    assert_int_equal(tree_read_all(fs->tree, ino, &buf, len), 0);
-    char *s = malloc(*len + 1);
-    memcpy(s, buf, *len);
-    s[*len] = 0;
-    free(buf);
-    return s;
-}
-
-static void expect_text(struct s3fs *fs, const char *path, const char *want)
-{
-    size_t len;
-    char *s = read_path(fs, path, &len);
-    if (strcmp(s, want) != 0)
-        fail_msg("%s: '%s', expected '%s'", path, s, want);
-    free(s);
-}
-
 static void expect_link(struct s3fs *fs, const char *path, const char *want)
 {
     uint32_t ino;
@@ -65,12 +42,6 @@ static void expect_link(struct s3fs *fs, const char *path, const char *want)
     assert_int_equal(n->type, NODE_LINK);
     if (strcmp(n->u.target, want) != 0)
         fail_msg("%s -> %s, expected %s", path, n->u.target, want);
-}
-
-static bool exists(struct s3fs *fs, const char *path)
-{
-    uint32_t ino;
-    return tree_resolve(fs->tree, path, &ino) == 0;
 }
 
 static uint64_t xattr_u64(struct s3fs *fs, const char *path, const char *name)
@@ -98,9 +69,7 @@ static struct s3fs *open_vector(const char *dir, const char *name)
 static void test_vectors_links(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     char path[4096];
     snprintf(path, sizeof path, "%s/gr2", d);
     DIR *dir = opendir(path);
@@ -122,11 +91,8 @@ static void test_vectors_links(void **state)
         expect_link(fs, "/granny/root/Meshes/0/PrimaryTopology", "../../TriTopologies/0");
         expect_link(fs, "/granny/root/Models/0/Skeleton", "../../Skeletons/0");
         expect_link(fs, "/granny/skeletons", "root/Skeletons");
-        size_t len;
-        char *info = read_path(fs, "/info", &len);
-        assert_non_null(strstr(info, "gr2_crc: ok"));
-        assert_non_null(strstr(info, "unparsed_bytes: 0 in 0 ranges"));
-        free(info);
+        expect_has(fs, "/info", "gr2_crc: ok");
+        expect_has(fs, "/info", "unparsed_bytes: 0 in 0 ranges");
         s3fs_close(fs);
         files++;
     }
@@ -170,9 +136,7 @@ static void dump_tree(struct s3fs *fs, uint32_t dir, const char *path, struct sb
 static void test_vectors_same_tree(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2"};
     char *first = NULL;
     size_t first_len = 0;
@@ -209,9 +173,7 @@ static void test_vectors_same_tree(void **state)
 static void test_vectors_tables(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     char path[4096];
     snprintf(path, sizeof path, "%s/gr2/suzanne_le.gr2", d);
     FILE *f = fopen(path, "rb");
@@ -263,10 +225,7 @@ static void check_big(const char *sig, bool oodle1, uint32_t npixels, uint32_t n
     struct fxg_big_result r;
     size_t size;
     uint8_t *f = fxg_build_big(&o, &size, &r);
-    struct s3fs *fs;
-    char err[256];
-    if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-        fail_msg("%s: %s", sig, err);
+    struct s3fs *fs = open_mem(f, size, NULL, sig);
     size_t nodes, links = check_all_links(fs, &nodes);
     if (nodes >= 5000)
         fail_msg("%s: %zu nodes", sig, nodes);
@@ -333,7 +292,7 @@ static void check_big(const char *sig, bool oodle1, uint32_t npixels, uint32_t n
     char name[32];
     snprintf(name, sizeof name, "bone_%03u\n", nbones - 1);
     expect_text(fs, want, name);
-    assert_false(exists(fs, "/granny/root/Animations")); /* empty: absent */
+    assert_false(path_exists(fs, "/granny/root/Animations")); /* empty: absent */
     s3fs_close(fs);
     free(f);
     free(r.section);
@@ -356,14 +315,12 @@ static void test_no_dangling_skeletons(void **state)
     struct fxg_big_result r;
     size_t size;
     uint8_t *f = fxg_build_big(&o, &size, &r);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     size_t nodes;
     check_all_links(fs, &nodes);
-    assert_true(exists(fs, "/granny/root"));
-    assert_false(exists(fs, "/granny/skeletons"));
-    assert_false(exists(fs, "/granny/root/Skeletons"));
+    assert_true(path_exists(fs, "/granny/root"));
+    assert_false(path_exists(fs, "/granny/skeletons"));
+    assert_false(path_exists(fs, "/granny/root/Skeletons"));
     s3fs_close(fs);
     free(f);
     free(r.section);
@@ -379,9 +336,7 @@ static void test_remapped_strings(void **state)
         struct fxg_big_result r;
         size_t size;
         uint8_t *f = fxg_build_big(&o, &size, &r);
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
         char want[64];
         snprintf(want, sizeof want, "crc:0x%08x\n", r.texture_name_crc);
         expect_text(fs, "/granny/root/Textures/0/FromFileName", want);
@@ -389,7 +344,7 @@ static void test_remapped_strings(void **state)
         expect_text(fs, "/granny/root/Skeletons/0/Bones/0/Name", want);
         assert_int_equal(r.bone0_name_crc, 0x5EED0002u); /* the third string written: texture, mesh, bone 0 */
         /* member names stay what the file gives */
-        assert_true(exists(fs, "/granny/root/Textures/0/Width"));
+        assert_true(path_exists(fs, "/granny/root/Textures/0/Width"));
         size_t nodes;
         check_all_links(fs, &nodes);
         size_t len;
@@ -414,26 +369,18 @@ static void test_rig_remapped_names(void **state)
     struct fxg_big_result r;
     size_t gsize, size;
     uint8_t *g = fxg_build_big(&o, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
     struct fx_rig_layout rl;
     uint8_t *f = fx_build_rig(&ro, &size, &rl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     size_t nodes;
     assert_true(check_all_links(fs, &nodes) > 10);
     size_t len;
     char *names = read_path(fs, "/compress_nodes.names", &len);
     assert_true(len > 0 && names[0] == '?');
     free(names);
-    char *info = read_path(fs, "/info", &len);
-    assert_non_null(strstr(info, "bone names unavailable: they are CRCs into an external string table "
-                                 "(string_table_crc 0x452bfb41)"));
-    free(info);
+    expect_has(fs, "/info", "bone names unavailable: they are CRCs into an external string table "
+                            "(string_table_crc 0x452bfb41)");
     char want[32];
     snprintf(want, sizeof want, "crc:0x%08x\n", r.bone0_name_crc);
     expect_text(fs, "/granny/root/Skeletons/0/Bones/0/Name", want);

@@ -83,9 +83,7 @@ static void test_node_limit_every_format(void **state)
         size_t size;
         const char *label;
         uint8_t *file = format_file(which, &size, &label);
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(file, size, NULL, NULL);
         assert_int_equal(tree_populate_all(fs->tree), 0);
         uint64_t whole = fs->tree->nnodes;
         char *info = info_text(fs);
@@ -95,7 +93,7 @@ static void test_node_limit_every_format(void **state)
         s3fs_close(fs);
 
         struct s3fs_opts o = {.max_nodes = whole / 2};
-        assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+        fs = open_mem(file, size, &o, NULL);
         assert_int_equal(tree_populate_all(fs->tree), 0);
         assert_int_equal(fs->tree->nnodes, whole / 2);
         info = info_text(fs);
@@ -109,7 +107,7 @@ static void test_node_limit_every_format(void **state)
         /* every smaller limit: views meet a refused node anywhere, and must not crash */
         for (uint64_t lim = 1; lim < whole; lim += 1 + whole / 200) {
             o.max_nodes = lim;
-            assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
+            fs = open_mem(file, size, &o, NULL);
             tree_populate_all(fs->tree);
             assert_true(fs->tree->nnodes <= lim);
             s3fs_close(fs);
@@ -150,9 +148,7 @@ static void test_info_says_what_is_checked(void **state)
     uint8_t *file = fxt_write(root, false, 0, 0, &size);
     const struct fxt *vb = root->child[0]->child[0]->child[1]->child[0]->child[0];
     put32(file + vb->pos + 4, 0x10000000, false);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
     char *info = info_text(fs);
     unsigned long done, total;
     const char *p = strstr(info, "warnings: 0 so far (");

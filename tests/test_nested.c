@@ -16,6 +16,7 @@
 #include "fixture.h"
 #include "fs/open.h"
 #include "tree_compare.h"
+#include "testutil.h"
 
 struct host {
     char path[64];
@@ -180,15 +181,14 @@ static void test_rig_over_expanded_bytes(void **state)
     size_t rig_size, gsize;
     uint8_t *rig = fx_sample_rig(&rig_size, &rl, &gl, NULL);
     uint8_t *gr2 = fx_sample_gr2("le32", 7, &gsize, &gl);
-    struct s3fs *host;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&host, gr2, gsize, NULL, err, sizeof err), S3_EXIT_OK);
+    struct s3fs *host = open_mem(gr2, gsize, NULL, NULL);
     assert_int_equal(tree_populate(host->tree, TREE_ROOT), 0);
     struct fake_expanded f = {.c = {.produce = produce_copy}, .bytes = rig, .size = rig_size};
     struct source x;
     source_expanded(&x, &host->src, &host->cache, &f.c, rig_size);
     uint32_t dir = tree_add_dir(host->tree, TREE_ROOT, "x", NULL, NULL, NULL, 0);
     struct s3fs *n;
+    char err[256];
     assert_int_equal(s3fs_open_at(host, dir, &x, "expanded", 0, &n, err, sizeof err), S3_EXIT_OK);
     struct snap alone = {0}, nested = {0};
     snap_file_alone(&alone, rig, rig_size);

@@ -21,6 +21,8 @@
 #include "parse/oodle0.h"
 #include "tree_probe.h"
 #include "walk.h"
+#include "testutil.h"
+#include "tree_compare.h"
 
 /* Expands and returns the bytes, or NULL with err. */
 static uint8_t *expand(const uint8_t *in, size_t n, bool be, uint32_t s0, uint32_t s1, uint32_t size, char *err)
@@ -560,60 +562,20 @@ static void test_random_damage(void **state)
 
 /* ---- in a GR2 file ---- */
 
-/* Walks both trees below `path` and asserts the same names, kinds, bytes and link targets. */
-static void same_tree(const struct probe *a, const struct probe *b, const char *path)
+/* The trees of a and b below path: the same names, kinds, sizes, bytes and link targets. */
+static void same_tree(struct s3fs *a, struct s3fs *b, const char *path)
 {
-    size_t cap = 64, n = 0, visited = 0;
-    char **stack = malloc(cap * sizeof *stack);
-    stack[n++] = strdup(path);
-    while (n > 0) {
-        char *p = stack[--n];
-        visited++;
-        enum expect_kind ka, kb;
-        uint64_t sa, sb;
-        assert_int_equal(a->stat(a->ctx, p, &ka, &sa), 0);
-        if (b->stat(b->ctx, p, &kb, &sb))
-            fail_msg("%s: missing in the Oodle0 tree", p);
-        assert_int_equal(ka, kb);
-        if (ka == EX_FILE) {
-            uint8_t *x, *y;
-            size_t lx, ly;
-            assert_int_equal(a->read(a->ctx, p, &x, &lx), 0);
-            assert_int_equal(b->read(b->ctx, p, &y, &ly), 0);
-            if (lx != ly || memcmp(x, y, lx) != 0)
-                fail_msg("%s: different contents", p);
-            free(x);
-            free(y);
-        } else if (ka == EX_LINK) {
-            char *x, *y;
-            assert_int_equal(a->readlink(a->ctx, p, &x), 0);
-            assert_int_equal(b->readlink(b->ctx, p, &y), 0);
-            assert_string_equal(x, y);
-            free(x);
-            free(y);
-        } else {
-            char **na, **nb;
-            int ca = a->list(a->ctx, p, &na), cb = b->list(b->ctx, p, &nb);
-            assert_true(ca >= 0);
-            if (ca != cb)
-                fail_msg("%s: %d entries, %d in the Oodle0 tree", p, ca, cb);
-            for (int i = 0; i < ca; i++) {
-                assert_string_equal(na[i], nb[i]);
-                if (n == cap)
-                    stack = realloc(stack, (cap *= 2) * sizeof *stack);
-                size_t l = strlen(p) + strlen(na[i]) + 2;
-                stack[n] = malloc(l);
-                snprintf(stack[n++], l, "%s/%s", p, na[i]);
-                free(na[i]);
-                free(nb[i]);
-            }
-            free(na);
-            free(nb);
-        }
-        free(p);
-    }
-    free(stack);
-    assert_true(visited > 50);
+    uint32_t da, db;
+    assert_int_equal(tree_resolve(a->tree, path, &da), 0);
+    if (tree_resolve(b->tree, path, &db))
+        fail_msg("%s: missing in the Oodle0 tree", path);
+    struct snap sa = {0}, sb = {0};
+    snap_tree(&sa, a->tree, da);
+    snap_tree(&sb, b->tree, db);
+    snap_assert_same_content(&sa, &sb);
+    assert_true(sa.n > 50);
+    snap_free(&sa);
+    snap_free(&sb);
 }
 
 static void test_objects_through_oodle0(void **state)
@@ -627,19 +589,13 @@ static void test_objects_through_oodle0(void **state)
         struct fxg_result rp, rz;
         size_t sp, sz;
         uint8_t *fp = fxg_build(&plain, &sp, &rp), *fz = fxg_build(&packed, &sz, &rz);
-        struct s3fs *a = NULL, *b = NULL;
-        char err[256];
-        if (s3fs_open_mem(&a, fp, sp, NULL, err, sizeof err) || s3fs_open_mem(&b, fz, sz, NULL, err, sizeof err))
-            fail_msg("%s: %s", sigs[i], err);
-        struct probe pa = tree_probe(a), pb = tree_probe(b);
+        struct s3fs *a = open_mem(fp, sp, NULL, sigs[i]), *b = open_mem(fz, sz, NULL, sigs[i]);
+        struct probe pb = tree_probe(b);
         check_gr2_objects(&pb, &rz, sigs[i]);
-        same_tree(&pa, &pb, "/granny/root");
+        same_tree(a, b, "/granny/root");
         uint8_t *buf;
         size_t len;
-        assert_int_equal(pb.read(pb.ctx, "/granny/sections/0/data.bin", &buf, &len), 0);
-        assert_int_equal(len, rz.section_size);
-        assert_memory_equal(buf, rz.section, len);
-        free(buf);
+        probe_expect_bytes(&pb, "/granny/sections/0/data.bin", rz.section, rz.section_size);
         assert_int_equal(pb.read(pb.ctx, "/granny/sections/0/compression", &buf, &len), 0);
         assert_memory_equal(buf, "oodle0\n", 7);
         free(buf);
@@ -647,13 +603,10 @@ static void test_objects_through_oodle0(void **state)
         assert_true(pb.getxattr(pb.ctx, "/granny/sections/0/data.bin", "user.s3rig.type", type, sizeof type) > 0);
         assert_string_equal(type, "oodle0:gr2.section_data");
         /* /info: codec, stored and expanded size, state */
-        assert_int_equal(pb.read(pb.ctx, "/info", &buf, &len), 0);
         char want[128];
         snprintf(want, sizeof want, "section 0: oodle0, %u stored, %u expanded, expanded\n",
                  rz.layout.data_size[0], rz.section_size);
-        if (!memmem(buf, len, want, strlen(want)))
-            fail_msg("%s: /info lacks \"%s\": %.*s", sigs[i], want, (int)len, (char *)buf);
-        free(buf);
+        ex_holds(&pb, "/info", want);
         walk_all(b, 100000); /* links stay inside, every file reads */
         s3fs_close(a);
         s3fs_close(b);
@@ -673,9 +626,7 @@ static void test_broken_section_in_gr2(void **state)
     size_t size;
     uint8_t *f = fxg_build(&o, &size, &r);
     put_le(f + r.layout.data_offset[0] + 24, 256); /* stage 2's Dmax = 0 */
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     uint8_t *buf;
     size_t len;
@@ -685,10 +636,8 @@ static void test_broken_section_in_gr2(void **state)
     assert_int_equal(p.read(p.ctx, "/granny/sections/0/stored.bin", &buf, &len), 0);
     assert_int_equal(len, r.layout.data_size[0]);
     free(buf);
-    assert_int_equal(p.read(p.ctx, "/info", &buf, &len), 0);
-    assert_non_null(memmem(buf, len, "section 0: oodle0", 17));
-    assert_non_null(memmem(buf, len, "distance limit of 0", 19));
-    free(buf);
+    ex_holds(&p, "/info", "section 0: oodle0");
+    ex_holds(&p, "/info", "distance limit of 0");
     walk_all(fs, 100000);
     s3fs_close(fs);
     free(f);

@@ -63,9 +63,7 @@ static const char *const names[] = {"alice_small", "struct_mixed", "tiny_window"
 static void test_vectors(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     for (int i = 0; i < 4; i++) {
         struct vec v;
         load(d, names[i], &v);
@@ -89,9 +87,7 @@ static void test_vectors(void **state)
 static void test_params(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     struct vec v;
     load(d, "tiny_window", &v);
     struct oodle1_params p[3];
@@ -107,9 +103,7 @@ static void test_params(void **state)
 static void test_broken_streams(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     for (int i = 0; i < 3; i++) {
         struct vec v;
         load(d, names[i], &v);
@@ -152,9 +146,7 @@ static void test_broken_streams(void **state)
 static void test_stages_shrinking(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     struct vec v;
     load(d, names[3], &v);
     uint8_t *q = malloc(v.np), *out;
@@ -209,9 +201,7 @@ static void test_encoder_roundtrip(void **state)
 static void test_vector_in_gr2(void **state)
 {
     (void)state;
-    const char *d = vectors_dir();
-    if (!d)
-        skip();
+    const char *d = vectors_or_skip();
     struct vec v;
     load(d, "struct_mixed", &v);
     struct fx_section s = {.compression = 2, .data = v.packed, .data_size = (uint32_t)v.np,
@@ -220,23 +210,11 @@ static void test_vector_in_gr2(void **state)
     struct fx_gr2_layout gl;
     size_t size;
     uint8_t *f = fx_build_gr2(&o, &s, 1, &size, &gl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(p.read(p.ctx, "/granny/sections/0/data.bin", &buf, &len), 0);
-    assert_int_equal(len, v.nr);
-    assert_memory_equal(buf, v.raw, v.nr);
-    free(buf);
-    assert_int_equal(p.read(p.ctx, "/granny/sections/0/stored.bin", &buf, &len), 0);
-    assert_int_equal(len, v.np);
-    assert_memory_equal(buf, v.packed, v.np);
-    free(buf);
-    assert_int_equal(p.read(p.ctx, "/info", &buf, &len), 0);
-    assert_non_null(memmem(buf, len, "section 0: oodle1, 4297 stored, 8225 expanded, expanded\n", 56));
-    free(buf);
+    probe_expect_bytes(&p, "/granny/sections/0/data.bin", v.raw, v.nr);
+    probe_expect_bytes(&p, "/granny/sections/0/stored.bin", v.packed, v.np);
+    ex_holds(&p, "/info", "section 0: oodle1, 4297 stored, 8225 expanded, expanded\n");
     char type[64];
     assert_true(p.getxattr(p.ctx, "/granny/sections/0/data.bin", "user.s3rig.type", type, sizeof type) > 0);
     assert_string_equal(type, "oodle1:gr2.section_data");
@@ -246,7 +224,7 @@ static void test_vector_in_gr2(void **state)
     f[gl.data_offset[0] + 200] ^= 0xA5;
     f[gl.data_offset[0] + 12] = 0; /* and stage 1 gets Lmax = 0 */
     f[gl.data_offset[0] + 13] &= 0xFE;
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    fs = open_mem(f, size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/data.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/stored.bin", &ino), 0);
@@ -266,18 +244,10 @@ static void test_objects_through_oodle1(void **state)
         struct fxg_result r;
         size_t size;
         uint8_t *f = fxg_build(&o, &size, &r);
-        struct s3fs *fs;
-        char err[256];
-        if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-            fail_msg("%s: %s", sigs[i], err);
+        struct s3fs *fs = open_mem(f, size, NULL, sigs[i]);
         struct probe p = tree_probe(fs);
         check_gr2_objects(&p, &r, sigs[i]);
-        uint8_t *buf;
-        size_t len;
-        assert_int_equal(p.read(p.ctx, "/granny/sections/0/data.bin", &buf, &len), 0);
-        assert_int_equal(len, r.section_size);
-        assert_memory_equal(buf, r.section, len);
-        free(buf);
+        probe_expect_bytes(&p, "/granny/sections/0/data.bin", r.section, r.section_size);
         s3fs_close(fs);
         free(f);
         free(r.section);
@@ -290,18 +260,10 @@ static void test_wrapped_rig_oodle1(void **state)
     (void)state;
     struct fxg_opts go = {.sig = "le32-old", .version = 6, .nbones = 16, .oodle1_objects = true};
     struct fxg_result r;
-    size_t gsize, size;
-    uint8_t *g = fxg_build(&go, &gsize, &r);
-    struct fx_rig_opts ro = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2};
-    for (int l = 0; l < 4; l++) {
-        ro.lists[l] = fx_sample_lists[l];
-        ro.list_count[l] = fx_sample_list_count[l];
-    }
+    size_t size;
     struct fx_rig_layout rl;
-    uint8_t *f = fx_build_rig(&ro, &size, &rl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    uint8_t *f = fxg_sample_rig(&go, &r, &size, &rl);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
     char *target;
     assert_int_equal(p.readlink(p.ctx, "/ik_chains/0/pole.bone", &target), 0);
@@ -316,18 +278,14 @@ static void test_wrapped_rig_oodle1(void **state)
     assert_int_equal(len, strlen(want));
     assert_memory_equal(buf, want, len);
     free(buf);
-    assert_int_equal(p.read(p.ctx, "/ik_target_slots.names", &buf, &len), 0);
     snprintf(want, sizeof want, "%s\n%s\n%s\n", r.bones[5].name, r.bones[6].name, r.bones[7].name);
-    assert_int_equal(len, strlen(want));
-    assert_memory_equal(buf, want, len);
-    free(buf);
+    probe_expect_bytes(&p, "/ik_target_slots.names", want, strlen(want));
     assert_int_equal(p.read(p.ctx, "/info", &buf, &len), 0);
     assert_non_null(memmem(buf, len, ", expanded\n", 11));
     assert_null(memmem(buf, len, "bone names unavailable", 22));
     free(buf);
     s3fs_close(fs);
     free(f);
-    free(g);
     free(r.section);
 }
 

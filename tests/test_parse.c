@@ -224,9 +224,7 @@ static void test_gr2_compression_codes(void **state)
     struct fx_gr2_layout gl;
     size_t size;
     uint8_t *f = fx_build_gr2(&o, s, 6, &size, &gl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     static const char *const names[] = {"none", "oodle0", "oodle1", "bitknit1", "bitknit2", "unknown"};
     for (int i = 0; i < 6; i++) {
         char path[64], buf[64] = {0};
@@ -331,9 +329,7 @@ static void test_gr2_hostile_counts(void **state)
     diag_free(&d);
     gr2_free(&g);
     /* the whole tree stays browsable with .error files */
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(h, size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/0/fixups.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/granny/sections/1/stored.error", &ino), 0);
@@ -342,6 +338,7 @@ static void test_gr2_hostile_counts(void **state)
     /* unknown version */
     memcpy(h, f, size);
     put32(h + 0x20, 9, false);
+    char err[256];
     assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "unsupported version 9"));
     free(h);
@@ -385,12 +382,8 @@ static uint8_t *build_rig(bool from_table, size_t *size, struct fx_rig_layout *r
     size_t gsize;
     struct fx_gr2_layout gl;
     uint8_t *g = fx_sample_gr2("le32-old", 6, &gsize, &gl);
-    struct fx_rig_opts o = {.granny = g, .granny_size = gsize, .chains = fx_sample_chains, .nchains = 2,
-                            .offsets_from_table = from_table};
-    for (int l = 0; l < 4; l++) {
-        o.lists[l] = fx_sample_lists[l];
-        o.list_count[l] = fx_sample_list_count[l];
-    }
+    struct fx_rig_opts o = fx_sample_rig_opts(g, gsize);
+    o.offsets_from_table = from_table;
     uint8_t *f = fx_build_rig(&o, size, rl);
     free(g);
     return f;
@@ -474,10 +467,8 @@ static void test_rig_hostile(void **state)
     diag_free(&d);
     rig_free_wrapped(&r);
     {   /* and the tree built on it: ik_chains.error, the rest browsable */
-        struct s3fs *fs;
-        char err[256];
+        struct s3fs *fs = open_mem(h, size, NULL, NULL);
         uint32_t ino;
-        assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
         assert_int_equal(tree_resolve(fs->tree, "/ik_chains.error", &ino), 0);
         assert_int_equal(tree_resolve(fs->tree, "/full_bone_list", &ino), 0);
         /* this GR2 has no skeleton: no names, and /info says why */
@@ -511,16 +502,14 @@ static void test_rig_hostile(void **state)
     memcpy(h, f, size);
     put32(h + 8, 12345, false);
     put32(h + 20, (uint32_t)(rl.list_pos[3] - 20), false);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(h, size, NULL, NULL);
     assert_true(diag_has(&fs->diag, "int2_offset 12345"));
     assert_true(diag_has(&fs->diag, "blocks overlap"));
     s3fs_close(fs);
     /* bad Granny data inside: granny.error, the rest stays */
     memcpy(h, f, size);
     h[rl.granny_pos] ^= 0xff;
-    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    fs = open_mem(h, size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/granny.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/ik_chains/1/links/2/end", &ino), 0);
@@ -545,7 +534,7 @@ static void test_unrecognised(void **state)
      * cut inside its leaf, it mounts (test_t2fs); cut inside the table itself, it is refused,
      * said as that, with the end of the table */
     uint8_t t2[24] = {1, 0, 0, 0, 16, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 'l', 'e', 'a', 'f', 'l', 'e', 'a', 'f'};
-    assert_int_equal(s3fs_open_mem(&fs, t2, sizeof t2, NULL, err, sizeof err), 0); /* whole: a t2fs file */
+    fs = open_mem(t2, sizeof t2, NULL, NULL); /* whole: a t2fs file */
     s3fs_close(fs);
     assert_int_equal(s3fs_open_mem(&fs, t2, 12, NULL, err, sizeof err), S3_EXIT_FORMAT);
     if (!strstr(err, "a t2fs container cut short (little-endian, root at 0): its root table ends at byte 16, "

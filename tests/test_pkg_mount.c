@@ -20,107 +20,9 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "mountutil.h"
+#include "testutil.h"
 #include "tree_compare.h"
-
-static char tmpdir[64], sandir[128];
-static const char *mount_bin, *cli_bin;
-
-static bool mounts_disabled(void)
-{
-    const char *v = getenv("S3RIG_NO_MOUNT_TESTS");
-    return v && strcmp(v, "1") == 0;
-}
-
-#define SKIP_IF_DISABLED()                                                                                           \
-    do {                                                                                                             \
-        if (mounts_disabled())                                                                                       \
-            skip();                                                                                                  \
-    } while (0)
-
-/* Runs argv; stdout into out (may be NULL), stderr into err (may be NULL). Exit status. */
-static int run(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
-{
-    char of[128], ef[128];
-    snprintf(of, sizeof of, "%s/stdout", tmpdir);
-    snprintf(ef, sizeof ef, "%s/stderr", tmpdir);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char asan[256], ubsan[256];
-        snprintf(asan, sizeof asan, "log_path=%s/asan:detect_leaks=1", sandir);
-        snprintf(ubsan, sizeof ubsan, "log_path=%s/ubsan:print_stacktrace=1", sandir);
-        setenv("ASAN_OPTIONS", asan, 1);
-        setenv("UBSAN_OPTIONS", ubsan, 1);
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(open(of, O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
-        dup2(open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    const char *files[2] = {of, ef};
-    char *bufs[2] = {out, err};
-    size_t lens[2] = {outlen, errlen};
-    for (int i = 0; i < 2; i++) {
-        if (!bufs[i])
-            continue;
-        FILE *f = fopen(files[i], "r");
-        size_t n = f ? fread(bufs[i], 1, lens[i] - 1, f) : 0;
-        bufs[i][n] = 0;
-        if (f)
-            fclose(f);
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static bool is_mounted(const char *mnt)
-{
-    char parent[512];
-    snprintf(parent, sizeof parent, "%s/..", mnt);
-    struct stat a, b;
-    return stat(mnt, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
-}
-
-static void do_mount(const char *file, const char *mnt)
-{
-    mkdir(mnt, 0755);
-    char err[1024];
-    char *argv[] = {(char *)mount_bin, (char *)file, (char *)mnt, NULL};
-    int rc = run(argv, NULL, 0, err, sizeof err);
-    if (rc != 0)
-        fail_msg("mount.s3rig %s %s: exit %d: %s", file, mnt, rc, err);
-    assert_true(is_mounted(mnt));
-}
-
-static void do_umount(const char *mnt)
-{
-    char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
-    assert_int_equal(run(argv, NULL, 0, NULL, 0), 0);
-    assert_false(is_mounted(mnt));
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s: %s", path, strerror(errno));
-    size_t cap = 65536, n = 0, k;
-    uint8_t *b = malloc(cap);
-    while ((k = fread(b + n, 1, cap - n, f)) > 0)
-        if ((n += k) == cap)
-            b = realloc(b, cap *= 2);
-    fclose(f);
-    *len = n;
-    return b;
-}
-
-static void write_file(const char *name, const void *data, size_t size, char *path, size_t plen)
-{
-    snprintf(path, plen, "%s/%s", tmpdir, name);
-    assert_int_equal(fx_write_file(path, data, size), 0);
-}
 
 static void check_mounted_package(int variant)
 {
@@ -129,10 +31,10 @@ static void check_mounted_package(int variant)
     char pkg[256], mnt[256], alone_mnt[256];
     char fname[32];
     snprintf(fname, sizeof fname, "sample%d.package", variant);
-    write_file(fname, s.file, s.size, pkg, sizeof pkg);
+    write_fixture(fname, s.file, s.size, pkg, sizeof pkg);
     snprintf(mnt, sizeof mnt, "%s/m-pkg%d", tmpdir, variant);
     snprintf(alone_mnt, sizeof alone_mnt, "%s/m-alone", tmpdir);
-    do_mount(pkg, mnt);
+    do_mount(pkg, mnt, NULL);
     int game = variant == 3 ? 3 : 4;
     size_t rigs = 0;
     for (size_t i = 0; i < s.n; i++) {
@@ -149,7 +51,7 @@ static void check_mounted_package(int variant)
         assert_int_equal(stat(p, &st), 0);
         assert_int_equal(st.st_size, r->len); /* before reading: the declared size */
         size_t len;
-        uint8_t *b = slurp(p, &len);
+        uint8_t *b = slurp_path(p, &len);
         assert_int_equal(len, r->len);
         if (len)
             assert_memory_equal(b, r->data, len);
@@ -164,8 +66,8 @@ static void check_mounted_package(int variant)
         /* rig/ through the package equals the rig mounted alone */
         rigs++;
         char rigfile[256];
-        write_file("alone.rig", r->data, r->len, rigfile, sizeof rigfile);
-        do_mount(rigfile, alone_mnt);
+        write_fixture("alone.rig", r->data, r->len, rigfile, sizeof rigfile);
+        do_mount(rigfile, alone_mnt, NULL);
         struct snap alone = {0}, nested = {0};
         snap_path(&alone, alone_mnt);
         snprintf(p, sizeof p, "%s/resources/%s/rig", mnt, name);
@@ -189,7 +91,7 @@ static void check_mounted_package(int variant)
     assert_string_equal(target, want);
     snprintf(p, sizeof p, "%s/by-type/_RIG/%s/type", mnt, name);
     size_t len;
-    uint8_t *b = slurp(p, &len);
+    uint8_t *b = slurp_path(p, &len);
     assert_int_equal(len, 11);
     assert_memory_equal(b, "0x8eaf13de\n", 11);
     free(b);
@@ -200,14 +102,12 @@ static void check_mounted_package(int variant)
 static void test_mount_package_sims3(void **state)
 {
     (void)state;
-    SKIP_IF_DISABLED();
     check_mounted_package(3);
 }
 
 static void test_mount_package_sims4(void **state)
 {
     (void)state;
-    SKIP_IF_DISABLED();
     check_mounted_package(4);
     check_mounted_package(5);
 }
@@ -216,13 +116,12 @@ static void test_mount_package_sims4(void **state)
 static void test_mount_package_changes(void **state)
 {
     (void)state;
-    SKIP_IF_DISABLED();
     struct fxp_sample s;
     fxp_sample(&s, 3);
     char pkg[256], mnt[256], p[600], stored[256], packed[256];
-    write_file("changing.package", s.file, s.size, pkg, sizeof pkg);
+    write_fixture("changing.package", s.file, s.size, pkg, sizeof pkg);
     snprintf(mnt, sizeof mnt, "%s/m-change", tmpdir);
-    do_mount(pkg, mnt);
+    do_mount(pkg, mnt, NULL);
     fxp_expected_name(stored, sizeof stored, 3, &s.res[1], NULL, 0);       /* raw Granny, stored */
     fxp_expected_name(packed, sizeof packed, 3, &s.res[0], s.names[0], 0); /* wrapped rig, RefPack */
     char buf[64];
@@ -262,16 +161,15 @@ static void test_mount_package_changes(void **state)
 static void test_cli_package(void **state)
 {
     (void)state;
-    SKIP_IF_DISABLED();
     struct fxp_sample s;
     fxp_sample(&s, 4);
     char pkg[256], out[16384], err[1024], dir[256];
-    write_file("cli.package", s.file, s.size, pkg, sizeof pkg);
-    char *ls[] = {(char *)cli_bin, "ls", pkg, "/resources", NULL};
-    assert_int_equal(run(ls, out, sizeof out, err, sizeof err), 0);
+    write_fixture("cli.package", s.file, s.size, pkg, sizeof pkg);
+    char *ls[] = {(char *)cli_bin(), "ls", pkg, "/resources", NULL};
+    assert_int_equal(run_capture(ls, out, sizeof out, err, sizeof err), 0);
     snprintf(dir, sizeof dir, "%s/extracted", tmpdir);
-    char *ex[] = {(char *)cli_bin, "extract", pkg, dir, NULL};
-    assert_int_equal(run(ex, NULL, 0, err, sizeof err), 0);
+    char *ex[] = {(char *)cli_bin(), "extract", pkg, dir, NULL};
+    assert_int_equal(run(ex, err, sizeof err), 0);
     assert_non_null(strstr(err, "2 without data")); /* the deleted and the null record */
     assert_null(strchr(err, '\r'));                 /* no progress: stderr is not a terminal */
     for (size_t i = 0; i < s.n; i++) {
@@ -287,7 +185,7 @@ static void test_cli_package(void **state)
             continue;
         }
         size_t len;
-        uint8_t *b = slurp(p, &len);
+        uint8_t *b = slurp_path(p, &len);
         assert_int_equal(len, s.res[i].len);
         if (len)
             assert_memory_equal(b, s.res[i].data, len);
@@ -295,68 +193,24 @@ static void test_cli_package(void **state)
     }
     /* a package of another version: one line, exit 3 */
     s.file[4] = 3;
-    write_file("v3.package", s.file, s.size, pkg, sizeof pkg);
+    write_fixture("v3.package", s.file, s.size, pkg, sizeof pkg);
     char mnt[256];
     snprintf(mnt, sizeof mnt, "%s/m-refused", tmpdir);
     mkdir(mnt, 0755);
     char *m[] = {(char *)mount_bin, pkg, mnt, NULL};
-    assert_int_equal(run(m, NULL, 0, err, sizeof err), 3);
+    assert_int_equal(run(m, err, sizeof err), 3);
     assert_non_null(strstr(err, "version 3.1 is not supported"));
     assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
     assert_false(is_mounted(mnt));
     fxp_sample_free(&s);
 }
 
-static void test_no_sanitizer_reports(void **state)
-{
-    (void)state;
-    SKIP_IF_DISABLED();
-    sleep(1); /* daemons exit after unmount; let them write their reports */
-    DIR *d = opendir(sandir);
-    assert_non_null(d);
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char f[512];
-        snprintf(f, sizeof f, "%s/%s", sandir, de->d_name);
-        size_t len;
-        uint8_t *text = slurp(f, &len);
-        fprintf(stderr, "sanitizer report in %s:\n%.*s\n", f, (int)len, (char *)text);
-        free(text);
-        fail();
-    }
-    closedir(d);
-}
-
-static int setup_all(void **state)
-{
-    (void)state;
-    mount_bin = getenv("S3RIG_MOUNT") ? getenv("S3RIG_MOUNT") : "mount.s3rig";
-    cli_bin = getenv("S3RIG_CLI") ? getenv("S3RIG_CLI") : "s3rig";
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/s3rig-pkg-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
-    snprintf(sandir, sizeof sandir, "%s/san", tmpdir);
-    mkdir(sandir, 0700);
-    return 0;
-}
-
-static int teardown_all(void **state)
-{
-    (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "for m in %s/m-*; do fusermount3 -uz \"$m\" 2>/dev/null; done; rm -rf %s", tmpdir,
-             tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mount_package_sims3), cmocka_unit_test(test_mount_package_sims4),
-        cmocka_unit_test(test_mount_package_changes), cmocka_unit_test(test_cli_package),
-        cmocka_unit_test(test_no_sanitizer_reports),
+        mount_test(test_mount_package_sims3), mount_test(test_mount_package_sims4),
+        mount_test(test_mount_package_changes), mount_test(test_cli_package),
+        mount_test(test_no_sanitizer_reports),
     };
-    return cmocka_run_group_tests_name("package mounts", tests, setup_all, teardown_all);
+    return cmocka_run_group_tests_name("package mounts", tests, mount_group_setup, mount_group_teardown);
 }

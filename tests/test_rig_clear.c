@@ -78,10 +78,9 @@ static void test_walk_variants(void **state)
         struct fxc_layout lay;
         size_t size;
         uint8_t *f = fxc_build(&o, &size, &lay);
-        struct s3fs *fs;
-        char err[256];
-        if (s3fs_open_mem(&fs, f, size, NULL, err, sizeof err))
-            fail_msg("variant %d: %s", v, err);
+        char what[32];
+        snprintf(what, sizeof what, "variant %d", v);
+        struct s3fs *fs = open_mem(f, size, NULL, what);
         struct expect_list l = {0};
         ex_rig_clear(&l, f, size, &o, &lay);
         struct probe p = tree_probe(fs);
@@ -112,9 +111,7 @@ static void test_bone_validation(void **state)
     put32(f + lay.bone_pos[1] + 44 + strlen(fxc_bones[1].name) + 4, 4, false);
     put32(f + lay.bone_pos[2] + 44 + strlen(fxc_bones[2].name), 99, false);
     put32(f + lay.chain_pos[0] + 4 + 12 + 44, 77, false); /* chain 0's pole */
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     assert_true(diag_has(&fs->diag, "cycle"));
     assert_true(diag_has(&fs->diag, "opposing bone 99"));
     assert_true(diag_has(&fs->diag, "bone index 77"));
@@ -142,7 +139,7 @@ static void test_broken(void **state)
     for (int k = 0; k < 2; k++) {
         memcpy(h, f, size);
         put32(h + lay.bone_pos[3] + 40, lens[k], false);
-        assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+        fs = open_mem(h, size, NULL, NULL);
         assert_int_equal(tree_resolve(fs->tree, "/bones/2/name", &ino), 0);
         assert_int_equal(tree_resolve(fs->tree, "/bones/3.error", &ino), 0);
         char text[256] = {0};
@@ -153,7 +150,7 @@ static void test_broken(void **state)
     /* a bone count beyond the data */
     memcpy(h, f, size);
     put32(h + 8, 1000000, false);
-    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
+    fs = open_mem(h, size, NULL, NULL);
     assert_true(diag_has(&fs->diag, "more bones than the file can hold"));
     s3fs_close(fs);
     /* truncation at every field: major 4 mounts what is there, never crashes */

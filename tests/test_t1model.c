@@ -22,6 +22,7 @@
 #include "parse/t1_model.h"
 #include "tree_probe.h"
 #include "walk.h"
+#include "testutil.h"
 
 /* ---- the fixture through the tree ---- */
 
@@ -32,20 +33,13 @@ static void test_sample_exports(void **state)
         struct fxt *root = fxt_t1_sample(be);
         size_t size;
         uint8_t *file = fxt_write(root, be, 0, 0, &size);
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(file, size, NULL, NULL);
         struct probe p = tree_probe(fs);
         ex_t1_exports(&p, be);
         assert_true(walk_all(fs, 100000) > 0);
         s3fs_close(fs);
         /* every cut of the file: exports or errors, never a crash */
-        for (size_t cut = 0; cut < size; cut += 5) {
-            if (s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err))
-                continue;
-            walk_all(fs, 100000);
-            s3fs_close(fs);
-        }
+        walk_cuts(file, size, 0, 5, 100000);
         free(file);
         fxt_free(root);
     }
@@ -84,9 +78,7 @@ static void test_rebuild_threads(void **state)
     size_t size;
     uint8_t *file = fxt_write(root, true, 0, 0, &size);
     struct s3fs_opts opts = {.cache_bytes = 1024};
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, &opts, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, &opts, NULL);
     struct reader r[2] = {{fs, 0, NULL, 0, 0}, {fs, 0, NULL, 0, 0}};
     const char *paths[2] = {"/models/0/model.glb", "/models/1/model.obj"};
     uint8_t *want[2];
@@ -348,9 +340,7 @@ static void test_tree_refuses(void **state)
         struct fxt *root;
         size_t size;
         uint8_t *file = t1_file(fxt_branch(4, object(n0), object(NULL), object(n2), object(n3)), be, &size, &root);
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(file, size, NULL, NULL);
         struct probe p = tree_probe(fs);
         static const char *const why[] = {"node 0: child 7 is not a node (the object has 1)",
                                           "/root/0/1/1/1: a leaf, not a branch",

@@ -17,6 +17,7 @@
 #include "walk.h"
 #include "fixture_gr2obj.h"
 #include "fixture_rig_clear.h"
+#include "testutil.h"
 
 /* ---- node operations ---- */
 
@@ -187,9 +188,7 @@ static void test_walk_sample_rig(void **state)
     struct fx_gr2_layout gl;
     char names[FX_SAMPLE_BONES][32];
     uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
     struct expect_list l = {0};
     ex_sample_rig(&l, file, size, &rl, &gl, names);
     struct probe p = tree_probe(fs);
@@ -204,9 +203,7 @@ static void walk_gr2(const char *sig, int version)
     size_t size;
     struct fx_gr2_layout gl;
     uint8_t *file = fx_sample_gr2(sig, version, &size, &gl);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
     struct expect_list l = {0};
     ex_sample_gr2(&l, file, size, &gl, version);
     struct probe p = tree_probe(fs);
@@ -236,9 +233,7 @@ static void test_info_sample_rig(void **state)
     struct fx_gr2_layout gl;
     char names[FX_SAMPLE_BONES][32];
     uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
     char info[4096] = {0};
@@ -262,9 +257,7 @@ static void test_info_sample_rig(void **state)
 
 static void walk_links(const uint8_t *f, size_t size, size_t *links)
 {
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
     walk_all(fs, 1000000); /* aborts on an escaping link */
     for (uint64_t i = 1; i <= fs->tree->nnodes; i++)
         if (tree_node(fs->tree, (uint32_t)i)->type == NODE_LINK)

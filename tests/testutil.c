@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +35,14 @@ const char *vectors_dir(void)
     return d;
 }
 
+const char *vectors_or_skip(void)
+{
+    const char *d = vectors_dir();
+    if (!d)
+        skip();
+    return d;
+}
+
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n)
 {
     char path[1024];
@@ -53,4 +62,79 @@ uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t
     fclose(f);
     b[*n] = 0;
     return b;
+}
+
+uint8_t *slurp_path(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0, k;
+    uint8_t *b = malloc(cap);
+    while ((k = fread(b + n, 1, cap - n, f)) > 0)
+        if ((n += k) == cap)
+            b = realloc(b, cap *= 2);
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+struct s3fs *open_mem(const void *data, size_t size, const struct s3fs_opts *opts, const char *what)
+{
+    struct s3fs *fs;
+    char err[512];
+    if (s3fs_open_mem(&fs, data, size, opts, err, sizeof err) != S3_EXIT_OK)
+        fail_msg("%s%s%s", what ? what : "", what ? ": " : "", err);
+    return fs;
+}
+
+bool path_exists(struct s3fs *fs, const char *path)
+{
+    uint32_t ino;
+    return tree_resolve(fs->tree, path, &ino) == 0;
+}
+
+void *read_path(struct s3fs *fs, const char *path, size_t *len)
+{
+    uint32_t ino;
+    if (tree_resolve(fs->tree, path, &ino))
+        fail_msg("%s: missing", path);
+    uint8_t *buf;
+    size_t n;
+    int rc = tree_read_all(fs->tree, ino, &buf, &n);
+    if (rc)
+        fail_msg("%s: unreadable (%d)", path, rc);
+    assert_int_equal(tree_size(fs->tree, ino), n);
+    buf = realloc(buf, n + 1);
+    buf[n] = 0;
+    if (len)
+        *len = n;
+    return buf;
+}
+
+void expect_bytes(struct s3fs *fs, const char *path, const void *want, size_t n)
+{
+    size_t len;
+    uint8_t *b = read_path(fs, path, &len);
+    if (len != n)
+        fail_msg("%s: %zu bytes, expected %zu", path, len, n);
+    if (n)
+        assert_memory_equal(b, want, n);
+    free(b);
+}
+
+void expect_text(struct s3fs *fs, const char *path, const char *want)
+{
+    char *s = read_path(fs, path, NULL);
+    if (strcmp(s, want) != 0)
+        fail_msg("%s: '%s', expected '%s'", path, s, want);
+    free(s);
+}
+
+void expect_has(struct s3fs *fs, const char *path, const char *needle)
+{
+    char *s = read_path(fs, path, NULL);
+    if (!strstr(s, needle))
+        fail_msg("%s lacks '%s':\n%s", path, needle, s);
+    free(s);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fs/open.h"
 #include "parse/diag.h"
 
 /* Stores v at p in the given byte order. */
@@ -14,7 +15,29 @@ void put32(uint8_t *p, uint32_t v, bool be);
 bool diag_has(const struct diag *d, const char *needle);
 /* The shared codec vectors folder (S3RIG_VECTORS), or NULL (and a message) when absent. */
 const char *vectors_dir(void);
+/* The same, skipping the test (cmocka's skip) when the folder is absent. */
+const char *vectors_or_skip(void);
 /* Reads DIR/SUB/NAME whole (NUL-terminated copy); NULL when missing. */
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
+/* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */
+uint8_t *slurp_path(const char *path, size_t *len);
+
+/* ---- the tree of bytes opened in memory, through the tree API ---- */
+
+/* Opens data with opts (NULL: the defaults); fails the test with the error text (after
+ * what, when not NULL) when it does not open. */
+struct s3fs *open_mem(const void *data, size_t size, const struct s3fs_opts *opts, const char *what);
+/* True when path resolves in fs's tree. */
+bool path_exists(struct s3fs *fs, const char *path);
+/* The file at path, read whole: malloc'd, with a NUL after its bytes so text can be
+ * used as a string; its length into *len (may be NULL). Fails the test when the path
+ * is missing or unreadable, or the bytes read are not the size the tree gives. */
+void *read_path(struct s3fs *fs, const char *path, size_t *len);
+/* Fails unless the file at path holds exactly the n bytes at want. */
+void expect_bytes(struct s3fs *fs, const char *path, const void *want, size_t n);
+/* Fails unless the file at path holds exactly want. */
+void expect_text(struct s3fs *fs, const char *path, const char *want);
+/* Fails unless the file at path contains needle (a line of /info, say), printing it. */
+void expect_has(struct s3fs *fs, const char *path, const char *needle);
 
 #endif

@@ -28,6 +28,9 @@ struct snap {
  * its "source:" lines (the one line a nested view adds), so warnings found while walking
  * are in it for both sides. */
 void snap_tree(struct snap *s, struct tree *t, uint32_t dir);
+/* The same without the subtrees named in skip (paths relative to dir, NULL-terminated):
+ * they are neither populated nor read. */
+void snap_tree_except(struct snap *s, struct tree *t, uint32_t dir, const char *const *skip);
 /* The whole tree of bytes opened alone (in memory, default options). */
 void snap_file_alone(struct snap *s, const uint8_t *data, size_t size);
 /* The same through the file system (a mounted directory). */
@@ -36,6 +39,9 @@ void snap_path(struct snap *s, const char *dir);
  * roots themselves are not compared: a nested view's root directory keeps the type and
  * span its host gave it (where its bytes lie in the mounted file). */
 void snap_assert_equal(const struct snap *a, const struct snap *b);
+/* The same without comparing xattrs: twins whose bytes lie elsewhere in their files (one
+ * stored, one compressed) show the same paths, kinds, sizes, contents and link targets. */
+void snap_assert_same_content(const struct snap *a, const struct snap *b);
 const struct snap_entry *snap_find(const struct snap *s, const char *path);
 void snap_free(struct snap *s);
 

@@ -94,3 +94,58 @@ struct probe tree_probe(struct s3fs *fs)
     return (struct probe){fs, tp_stat, tp_read, tp_readlink, tp_getxattr, tp_list, false};
 }
 
+
+void probe_expect_bytes(const struct probe *p, const char *path, const void *want, size_t n)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = p->read(p->ctx, path, &buf, &len);
+    if (rc)
+        fail_msg("%s: cannot read (%d)", path, rc);
+    if (len != n)
+        fail_msg("%s: %zu bytes, expected %zu", path, len, n);
+    if (n)
+        assert_memory_equal(buf, want, n);
+    free(buf);
+}
+
+char *ex_read_text(const struct probe *p, const char *path)
+{
+    uint8_t *buf;
+    size_t len;
+    if (p->read(p->ctx, path, &buf, &len))
+        fail_msg("%s: missing", path);
+    char *s = malloc(len + 1);
+    memcpy(s, buf, len);
+    s[len] = 0;
+    free(buf);
+    return s;
+}
+
+void ex_text_is(const struct probe *p, const char *path, const char *want)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = p->read(p->ctx, path, &buf, &len);
+    if (rc)
+        fail_msg("%s: cannot read (%d)", path, rc);
+    if (len != strlen(want) || memcmp(buf, want, len) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)buf, want);
+    free(buf);
+}
+
+void ex_holds(const struct probe *p, const char *path, const char *want)
+{
+    char *s = ex_read_text(p, path);
+    if (!strstr(s, want))
+        fail_msg("%s: '%s' lacks '%s'", path, s, want);
+    free(s);
+}
+
+void ex_absent(const struct probe *p, const char *path)
+{
+    enum expect_kind k;
+    uint64_t size;
+    if (p->stat(p->ctx, path, &k, &size) != -ENOENT)
+        fail_msg("%s: exists", path);
+}

@@ -170,3 +170,15 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
     free(stack);
     return visited;
 }
+
+void walk_cuts(const uint8_t *file, size_t size, size_t from, size_t step, size_t max_nodes)
+{
+    for (size_t cut = from; cut < size; cut += step) {
+        struct s3fs *fs;
+        char err[256];
+        if (s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err))
+            continue;
+        walk_all(fs, max_nodes);
+        s3fs_close(fs);
+    }
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fs/open.h"
 
@@ -23,5 +24,10 @@ int check_links(struct tree *t, bool want_dir, size_t *links, char *why, size_t 
  * leaves the tree or does not resolve (dangling, a loop; unless the node limit cut the
  * tree), so fuzzing treats it as a crash. */
 size_t walk_all(struct s3fs *fs, size_t max_nodes);
+
+/* Every cut of a file (its first from, from + step, ... bytes, below size) that opens is
+ * walked whole (walk_all, at most max_nodes): a cut file gives what is there or .error
+ * files, never a crash. */
+void walk_cuts(const uint8_t *file, size_t size, size_t from, size_t step, size_t max_nodes);
 
 #endif

@@ -235,24 +235,31 @@ static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t m
 
 /* ---- bones, poses, the model ---- */
 
+/* The array leaf n when its elements are 4 bytes each (free a->bytes after use); false,
+ * with NAME.error in dir saying why, when it is not. */
+static bool array_of_4(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n,
+                       struct t2fs_array *a)
+{
+    char err[400];
+    if (t2fs_node_array(v, n, a, err, sizeof err) == 0 && a->esize == 4)
+        return true;
+    if (a->bytes)
+        snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a->esize);
+    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    free(a->bytes);
+    return false;
+}
+
 static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
 {
     struct mdir *m = ctx;
     struct t2_view *v = m->v;
     struct t2fs_node n;
     struct t2fs_array a;
-    char err[400];
     if (FIND(v, &m->model, &n, dir, "bone", 1, 3, (unsigned)bone, 1))
         add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
-    if (!FIND(v, &m->model, &n, dir, "indices", 1, 3, (unsigned)bone, 0))
+    if (!FIND(v, &m->model, &n, dir, "indices", 1, 3, (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
         return 0;
-    if (t2fs_node_array(v, &n, &a, err, sizeof err) || a.esize != 4) {
-        if (a.bytes)
-            snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a.esize);
-        add_error(t, dir, "indices", err);
-        free(a.bytes);
-        return 0;
-    }
     struct sbuf b = {0};
     for (uint32_t i = 0; i < a.count; i++)
         sb_printf(&b, "%" PRIu32 "\n", ld_u32(a.data + 4 * (size_t)i, t2fs_view_big_endian(v)));
@@ -267,14 +274,8 @@ static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     struct t2fs_array a;
-    char err[400];
-    if (t2fs_node_array(v, n, &a, err, sizeof err) || a.esize != 4) {
-        if (a.bytes)
-            snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a.esize);
-        add_error(t, dir, "bone_indices", err);
-        free(a.bytes);
+    if (!array_of_4(v, dir, "bone_indices", n, &a))
         return;
-    }
     bool be = t2fs_view_big_endian(v);
     struct sbuf b = {0};
     for (uint32_t i = 0; i < a.count; i++) {

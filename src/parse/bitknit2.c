@@ -4,6 +4,7 @@
  * compressed quantum must leave both rANS states at exactly 65536. Every command writes
  * at least one byte, so the loops run at most out_len times: no other guard is needed. */
 #include "parse/bitknit2.h"
+#include "parse/diag.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -37,17 +38,6 @@ struct bk2 {
     uint32_t dist[8];              /* recent distances, 0 = most recently reused */
     uint32_t delta;                /* the distance literals are coded against */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- input ---- */
 
@@ -224,7 +214,7 @@ static uint32_t match_distance(struct bk2 *d, uint32_t r)
 
 static int overrun_err(const struct bk2 *d, size_t p, size_t n, char *err, size_t errlen)
 {
-    set_err(err, errlen, "BitKnit2: input overrun: the %zu-byte stream ends at output byte %zu of %zu",
+    err_set(err, errlen, "BitKnit2: input overrun: the %zu-byte stream ends at output byte %zu of %zu",
             (size_t)(d->end - d->in), p, n);
     return -1;
 }
@@ -254,13 +244,13 @@ static int decode_commands(struct bk2 *d, uint8_t *out, size_t *p, size_t e, siz
             break;
         if (g > pos) {
             *p = pos;
-            set_err(err, errlen, "BitKnit2: match distance %u at output byte %zu reaches before the output start",
+            err_set(err, errlen, "BitKnit2: match distance %u at output byte %zu reaches before the output start",
                     g, pos);
             return -1;
         }
         if (m > n - pos) {
             *p = pos;
-            set_err(err, errlen, "BitKnit2: match of %u bytes at output byte %zu runs past the end (%zu bytes)", m,
+            err_set(err, errlen, "BitKnit2: match of %u bytes at output byte %zu runs past the end (%zu bytes)", m,
                     pos, n);
             return -1;
         }
@@ -303,7 +293,7 @@ static int decode_quantum(struct bk2 *d, uint8_t *out, size_t *p, size_t n, stru
     st->quanta++;
     if (w == 0) { /* stored: exactly e - p bytes follow */
         if ((size_t)(d->end - d->pos) < e - *p) {
-            set_err(err, errlen, "BitKnit2: input overrun: stored quantum at output byte %zu needs %zu bytes, "
+            err_set(err, errlen, "BitKnit2: input overrun: stored quantum at output byte %zu needs %zu bytes, "
                     "%zu remain", *p, e - *p, (size_t)(d->end - d->pos));
             return -1;
         }
@@ -323,7 +313,7 @@ static int decode_quantum(struct bk2 *d, uint8_t *out, size_t *p, size_t n, stru
     if (decode_commands(d, out, p, e, n, err, errlen))
         return -1;
     if (d->active != STATE_LOW || d->other != STATE_LOW) {
-        set_err(err, errlen, "BitKnit2: final state check failed at output byte %zu (states 0x%x 0x%x, both "
+        err_set(err, errlen, "BitKnit2: final state check failed at output byte %zu (states 0x%x 0x%x, both "
                 "must be 0x10000)", *p, d->active, d->other);
         return -1;
     }
@@ -339,12 +329,12 @@ int bitknit2_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_l
     if (out_len == 0) /* an empty section has no stream, not even the magic */
         return 0;
     if (in_len < 2 || (in[0] | in[1] << 8) != BITKNIT2_MAGIC) {
-        set_err(err, errlen, "BitKnit2: no stream magic (B1 75) at the start of the %zu stored bytes", in_len);
+        err_set(err, errlen, "BitKnit2: no stream magic (B1 75) at the start of the %zu stored bytes", in_len);
         return -1;
     }
     struct bk2 *d = malloc(sizeof *d);
     if (!d) {
-        set_err(err, errlen, "out of memory");
+        err_set(err, errlen, "out of memory");
         return -1;
     }
     stream_init(d, in, in_len);
@@ -363,12 +353,12 @@ int bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64
 {
     *out = NULL;
     if ((max_out && out_size > max_out) || out_size > SIZE_MAX / 2) {
-        set_err(err, errlen, "BitKnit2: expanded size %llu is over the limit (%llu bytes)",
+        err_set(err, errlen, "BitKnit2: expanded size %llu is over the limit (%llu bytes)",
                 (unsigned long long)out_size, (unsigned long long)max_out);
         return -1;
     }
     if (!range_ok(off, len, src->size) || len > SIZE_MAX / 2) {
-        set_err(err, errlen, "BitKnit2: stream at 0x%llx, %llu bytes, runs past the end of its source",
+        err_set(err, errlen, "BitKnit2: stream at 0x%llx, %llu bytes, runs past the end of its source",
                 (unsigned long long)off, (unsigned long long)len);
         return -1;
     }
@@ -378,13 +368,13 @@ int bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64
     if (!in || !o) {
         free(in);
         free(o);
-        set_err(err, errlen, "out of memory");
+        err_set(err, errlen, "out of memory");
         return -1;
     }
     if (src_read(src, off, in, (size_t)len)) {
         free(in);
         free(o);
-        set_err(err, errlen, "BitKnit2: stream at 0x%llx: read error", (unsigned long long)off);
+        err_set(err, errlen, "BitKnit2: stream at 0x%llx: read error", (unsigned long long)off);
         return -1;
     }
     int rc = bitknit2_decode(in, (size_t)len, o, (size_t)out_size, stats, err, errlen);

@@ -46,15 +46,6 @@ const char *gr2_compression_name(uint32_t code)
     return code < 5 ? names[code] : "unknown";
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out)
 {
     if (!range_ok(off, len, src->size))
@@ -78,14 +69,14 @@ static int parse_magic_block(const struct s3_src *src, struct gr2_file *g, char 
 {
     uint8_t b[GR2_MAGIC_SIZE];
     if (src_read(src, g->base, b, sizeof b)) {
-        set_err(err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
+        err_set(err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
                 (unsigned long long)g->base, (unsigned long long)g->avail);
         return -1;
     }
     memcpy(g->magic, b, 16);
     g->sig = gr2_match_signature(b);
     if (!g->sig) {
-        set_err(err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
+        err_set(err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
         return -1;
     }
     g->be = g->sig->big_endian;
@@ -104,19 +95,19 @@ static int parse_file_header(const struct s3_src *src, struct gr2_file *g, struc
 {
     uint8_t b[0x48];
     if (src_read(src, g->base + 0x20, b, 4)) {
-        set_err(err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
+        err_set(err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
                 (unsigned long long)(g->base + 0x20));
         return -1;
     }
     g->version = ld_u32(b, g->be);
     if (g->version != 6 && g->version != 7) {
-        set_err(err, errlen, "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
+        err_set(err, errlen, "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
                 (unsigned long long)(g->base + 0x20), g->version);
         return -1;
     }
     g->header_length = g->version == 6 ? 0x38 : 0x48;
     if (src_read(src, g->base + 0x20, b, g->header_length)) {
-        set_err(err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist", g->version,
+        err_set(err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist", g->version,
                 (unsigned long long)(g->base + 0x20), g->header_length,
                 (unsigned long long)(g->avail > 0x20 ? g->avail - 0x20 : 0));
         return -1;
@@ -305,7 +296,7 @@ int gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *g, struc
     check_total_size(g, d);
     check_crc(src, g, d);
     if (parse_sections(src, g, d)) {
-        set_err(err, errlen, "GR2 section headers: read error");
+        err_set(err, errlen, "GR2 section headers: read error");
         gr2_free(g);
         return -1;
     }
@@ -360,7 +351,7 @@ static int expand_table(const struct s3_src *src, const struct gr2_file *g, cons
     char why[GR2_ERR];
     if (bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max, out, NULL,
                         why, sizeof why)) {
-        set_err(err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
+        err_set(err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
         return -EINVAL;
     }
     return 0;
@@ -375,20 +366,20 @@ static int read_records(const struct s3_src *src, const struct gr2_file *g, cons
     *out = NULL;
     *n = 0;
     if (!t->ok) {
-        set_err(err, errlen, "%s: not readable", t->what);
+        err_set(err, errlen, "%s: not readable", t->what);
         return -EINVAL;
     }
     uint8_t *b;
     int rc = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
                            : read_table(src, g, t->offset, t->count, size, &b);
     if (rc && !t->compressed)
-        set_err(err, errlen, "%s at 0x%x: read error", t->what, t->offset);
+        err_set(err, errlen, "%s at 0x%x: read error", t->what, t->offset);
     if (rc || !b)
         return rc;
     uint8_t *recs = calloc(t->count, elem);
     if (!recs) {
         free(b);
-        set_err(err, errlen, "out of memory");
+        err_set(err, errlen, "out of memory");
         return -ENOMEM;
     }
     for (uint32_t i = 0; i < t->count; i++)

@@ -1,4 +1,5 @@
 #include "parse/gr2model.h"
+#include "parse/diag.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -9,16 +10,6 @@
 
 /* Transform flags (shared/formats/gr2.md): a component whose flag is clear is identity. */
 enum { HAS_POSITION = 1, HAS_ORIENTATION = 2, HAS_SCALE_SHEAR = 4 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static const struct gr2_member *find_of(const struct gr2_type *t, const char *name, uint32_t type)
 {
@@ -219,19 +210,20 @@ static int read_bone(const struct gr2_space *sp, const struct gr2_type *bt, stru
 {
     const char *why;
     if (string_of(sp, bt, at, "Name", &b->name, &b->name_len, &why))
-        return fail(err, errlen, "bone %" PRIu32 ": Name: %s", i, why);
+        return err_set(err, errlen, "bone %" PRIu32 ": Name: %s", i, why);
     if (!int32_of(sp, bt, at, "ParentIndex", &b->parent))
-        return fail(err, errlen, "bone %" PRIu32 ": no ParentIndex member", i);
+        return err_set(err, errlen, "bone %" PRIu32 ": no ParentIndex member", i);
     const struct gr2_member *tm = either(bt, "Transform", "LocalTransform", GR2_TRANSFORM);
     if (!tm)
-        return fail(err, errlen, "bone %" PRIu32 ": no Transform or LocalTransform member", i);
+        return err_set(err, errlen, "bone %" PRIu32 ": no Transform or LocalTransform member", i);
     const struct gr2_member *im = either(bt, "InverseWorldTransform", "InverseWorld4x4", GR2_REAL32);
     if (!im || im->array_width != 16)
-        return fail(err, errlen, "bone %" PRIu32 ": no InverseWorldTransform or InverseWorld4x4 member (16 floats)", i);
+        return err_set(err, errlen, "bone %" PRIu32 ": no InverseWorldTransform or InverseWorld4x4 member (16 floats)",
+                       i);
     const uint8_t *tb = gr2_bytes(sp, at.section, at.offset + tm->offset, GR2_TRANSFORM_SIZE, &why);
     const uint8_t *ib = tb ? gr2_bytes(sp, at.section, at.offset + im->offset, 64, &why) : NULL;
     if (!ib)
-        return fail(err, errlen, "bone %" PRIu32 ": %s", i, why);
+        return err_set(err, errlen, "bone %" PRIu32 ": %s", i, why);
     struct xform x;
     read_transform(sp, tb, &x);
     b->has_matrix = x.has_matrix;
@@ -254,16 +246,16 @@ int gr2_skeleton_read(struct gr2_types *reg, const struct gr2_space *sp, struct 
     const char *why;
     struct array bones;
     if (!gr2_is_skeleton(t))
-        return fail(err, errlen, "not a skeleton (no Bones array)");
+        return err_set(err, errlen, "not a skeleton (no Bones array)");
     if (!gr2_bytes(sp, obj.section, obj.offset, t->size, &why) || string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why) ||
         array_of(reg, sp, t, obj, "Bones", &bones, &why)) {
         mdl_skeleton_free(out);
-        return fail(err, errlen, "skeleton: %s", why);
+        return err_set(err, errlen, "skeleton: %s", why);
     }
     out->bone = calloc(bones.count ? bones.count : 1, sizeof *out->bone);
     if (!out->bone) {
         mdl_skeleton_free(out);
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     }
     out->nbones = bones.count;
     for (uint32_t i = 0; i < bones.count; i++)
@@ -367,7 +359,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
 {
     const struct gr2_member *vm = find_of(vdt, "Vertices", GR2_REF_TO_VARIANT_ARRAY);
     if (!vm)
-        return fail(err, errlen, "the vertex data has no Vertices member");
+        return err_set(err, errlen, "the vertex data has no Vertices member");
     uint32_t p = (uint32_t)gr2_pointer_size(sp), at = vd.offset + vm->offset;
     struct gr2_ref vtype, items;
     const char *why;
@@ -375,34 +367,34 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
     int trc = b ? gr2_pointer(sp, vd.section, at, &vtype, &why) : -1;
     int rc = trc < 0 ? -1 : gr2_pointer(sp, vd.section, at + p + 4, &items, &why);
     if (rc < 0)
-        return fail(err, errlen, "Vertices: %s", why);
+        return err_set(err, errlen, "Vertices: %s", why);
     uint32_t count = gr2_u32_at(sp, b);
     if (rc == 0 || count == 0)
-        return fail(err, errlen, "the mesh has no vertices");
+        return err_set(err, errlen, "the mesh has no vertices");
     if (trc == 0)
-        return fail(err, errlen, "Vertices: no vertex type");
+        return err_set(err, errlen, "Vertices: no vertex type");
     const struct gr2_type *vt = gr2_type_get(reg, sp, vtype);
     if (!vt || !vt->ok)
-        return fail(err, errlen, "vertex type: %s", vt ? vt->err : "out of memory");
+        return err_set(err, errlen, "vertex type: %s", vt ? vt->err : "out of memory");
     const uint8_t *verts = vt->size ? gr2_bytes(sp, items.section, items.offset, (uint64_t)count * vt->size, &why) : NULL;
     if (!verts)
-        return fail(err, errlen, "Vertices: %s", vt->size ? why : "zero-sized vertices");
+        return err_set(err, errlen, "Vertices: %s", vt->size ? why : "zero-sized vertices");
     bool bad = false;
     const struct gr2_member *pos = vertex_member(vt, "Position", 3, &bad);
     if (!pos)
-        return fail(err, errlen, "the vertex type has no Position member of 3 numbers");
+        return err_set(err, errlen, "the vertex type has no Position member of 3 numbers");
     const struct gr2_member *nrm = vertex_member(vt, "Normal", 3, &bad);
     const struct gr2_member *uv = vertex_member(vt, "TextureCoordinates0", 2, &bad);
     const struct gr2_member *bw = vertex_member(vt, "BoneWeights", 1, &bad);
     const struct gr2_member *bi = vertex_member(vt, "BoneIndices", 1, &bad);
     if (bad)
-        return fail(err, errlen, "a vertex member (Normal, TextureCoordinates0, BoneWeights, BoneIndices) is not a list of numbers of the usual size");
+        return err_set(err, errlen, "a vertex member (Normal, TextureCoordinates0, BoneWeights, BoneIndices) is not a list of numbers of the usual size");
     m->nverts = count;
     m->pos = malloc((size_t)count * 3 * sizeof *m->pos);
     m->nrm = nrm ? malloc((size_t)count * 3 * sizeof *m->nrm) : NULL;
     m->uv = uv ? malloc((size_t)count * 2 * sizeof *m->uv) : NULL;
     if (!m->pos || (nrm && !m->nrm) || (uv && !m->uv))
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     gather(sp, verts, vt->size, count, pos, 3, m->pos);
     if (nrm) {
         gather(sp, verts, vt->size, count, nrm, 3, m->nrm);
@@ -419,7 +411,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
     m->joints = calloc((size_t)count * 4, sizeof *m->joints);
     m->weights = calloc((size_t)count * 4, sizeof *m->weights);
     if (!m->joints || !m->weights)
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     uint32_t bsize = gr2_elem_size(sp, bi->type), wsize = bw ? gr2_elem_size(sp, bw->type) : 0;
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *v = verts + (size_t)i * vt->size;
@@ -430,7 +422,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
             if (!bw)
                 w[k] = k == 0; /* indices without weights: all on the first */
             if (!(w[k] >= 0) || !isfinite(w[k]))
-                return fail(err, errlen, "vertex %" PRIu32 ": a bone weight is negative or not a number", i);
+                return err_set(err, errlen, "vertex %" PRIu32 ": a bone weight is negative or not a number", i);
             sum += w[k];
         }
         if (sum <= 0) { /* no weight at all: held by its first bone */
@@ -439,8 +431,8 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
         }
         for (int k = 0; k < 4; k++) {
             if (w[k] > 0 && !(idx[k] >= 0 && idx[k] < (float)nbindings && idx[k] <= (float)UINT16_MAX))
-                return fail(err, errlen, "vertex %" PRIu32 ": bone index %.0f is past the mesh's %" PRIu32 " bone bindings",
-                            i, (double)idx[k], nbindings);
+                return err_set(err, errlen, "vertex %" PRIu32 ": bone index %.0f is past the mesh's %" PRIu32 " bone bindings",
+                               i, (double)idx[k], nbindings);
             m->joints[4 * (size_t)i + (size_t)k] = w[k] > 0 ? (uint16_t)idx[k] : 0;
             m->weights[4 * (size_t)i + (size_t)k] = (float)(w[k] / sum);
         }
@@ -455,17 +447,17 @@ static int read_indices(struct gr2_types *reg, const struct gr2_space *sp, const
     struct array a;
     const char *why;
     if (array_of(reg, sp, tt, top, name, &a, &why))
-        return fail(err, errlen, "%s: %s", name, why);
+        return err_set(err, errlen, "%s: %s", name, why);
     if (a.count == 0)
         return 0;
     if (a.type->nmembers < 1 || !(a.type->m[0].type == GR2_INT32 || a.type->m[0].type == GR2_UINT32 ||
                                   a.type->m[0].type == GR2_UINT16 || a.type->m[0].type == GR2_INT16))
-        return fail(err, errlen, "%s: elements are not integers", name);
+        return err_set(err, errlen, "%s: elements are not integers", name);
     if (a.count % 3)
-        return fail(err, errlen, "%s: %" PRIu32 " indices, not whole triangles", name, a.count);
+        return err_set(err, errlen, "%s: %" PRIu32 " indices, not whole triangles", name, a.count);
     m->index = malloc((size_t)a.count * sizeof *m->index);
     if (!m->index)
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     bool wide = a.type->m[0].type == GR2_INT32 || a.type->m[0].type == GR2_UINT32;
     for (uint32_t i = 0; i < a.count; i++) {
         const uint8_t *p = sp->data[a.items.section] + a.items.offset + (size_t)i * a.type->size;
@@ -484,25 +476,25 @@ static int read_topology(struct gr2_types *reg, const struct gr2_space *sp, cons
     if (!m->index && read_indices(reg, sp, tt, top, "Indices16", m, err, errlen))
         return -1;
     if (!m->index)
-        return fail(err, errlen, "the topology has no Indices or Indices16");
+        return err_set(err, errlen, "the topology has no Indices or Indices16");
     struct array g;
     const char *why;
     if (array_of(reg, sp, tt, top, "Groups", &g, &why))
-        return fail(err, errlen, "Groups: %s", why);
+        return err_set(err, errlen, "Groups: %s", why);
     if (g.count == 0)
         return 0;
     m->group = calloc(g.count, sizeof *m->group);
     if (!m->group)
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     m->ngroups = g.count;
     for (uint32_t i = 0; i < g.count; i++) {
         int32_t mat = -1, first = 0, n = 0;
         struct gr2_ref at = elem_at(&g, i);
         if (!int32_of(sp, g.type, at, "TriFirst", &first) || !int32_of(sp, g.type, at, "TriCount", &n))
-            return fail(err, errlen, "group %" PRIu32 ": no TriFirst or TriCount", i);
+            return err_set(err, errlen, "group %" PRIu32 ": no TriFirst or TriCount", i);
         (void)int32_of(sp, g.type, at, "MaterialIndex", &mat);
         if (first < 0 || n < 0)
-            return fail(err, errlen, "group %" PRIu32 ": negative triangle range", i);
+            return err_set(err, errlen, "group %" PRIu32 ": negative triangle range", i);
         m->group[i] = (struct mdl_group){mat, (uint32_t)first, (uint32_t)n};
     }
     return 0;
@@ -519,12 +511,12 @@ static int read_names(struct gr2_types *reg, const struct gr2_space *sp, const s
     *names = NULL;
     *n = 0;
     if (array_of(reg, sp, t, obj, array, &a, &why))
-        return fail(err, errlen, "%s: %s", array, why);
+        return err_set(err, errlen, "%s: %s", array, why);
     if (a.count == 0)
         return 0;
     *names = calloc(a.count, sizeof **names);
     if (!*names)
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     *n = a.count;
     for (uint32_t i = 0; i < a.count; i++) {
         const struct gr2_type *et = a.type, *to = NULL; /* set by follow when it returns 1 */
@@ -533,14 +525,14 @@ static int read_names(struct gr2_types *reg, const struct gr2_space *sp, const s
         if (ref) {
             int rc = follow(reg, sp, a.type, at, ref, &to, &target, &why);
             if (rc < 0)
-                return fail(err, errlen, "%s %" PRIu32 ": %s", array, i, why);
+                return err_set(err, errlen, "%s %" PRIu32 ": %s", array, i, why);
             if (rc == 0)
                 continue;
             et = to;
             at = target;
         }
         if (string_of(sp, et, at, field, &(*names)[i], &len, &why))
-            return fail(err, errlen, "%s %" PRIu32 ": %s", array, i, why);
+            return err_set(err, errlen, "%s %" PRIu32 ": %s", array, i, why);
     }
     return 0;
 }
@@ -556,11 +548,11 @@ int gr2_mesh_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_
     struct gr2_ref vd, top;
     int rc = -1;
     if (!gr2_is_mesh(t)) {
-        fail(err, errlen, "not a mesh (no PrimaryVertexData and PrimaryTopology)");
+        err_set(err, errlen, "not a mesh (no PrimaryVertexData and PrimaryTopology)");
         goto out;
     }
     if (!gr2_bytes(sp, obj.section, obj.offset, t->size, &why) || string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why)) {
-        fail(err, errlen, "mesh: %s", why);
+        err_set(err, errlen, "mesh: %s", why);
         goto out;
     }
     if (read_names(reg, sp, t, obj, "BoneBindings", NULL, "BoneName", bindings, nbindings, err, errlen) ||
@@ -568,12 +560,12 @@ int gr2_mesh_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_
         goto out;
     int vrc = follow(reg, sp, t, obj, "PrimaryVertexData", &vdt, &vd, &why);
     if (vrc <= 0) {
-        fail(err, errlen, "PrimaryVertexData: %s", vrc ? why : "none");
+        err_set(err, errlen, "PrimaryVertexData: %s", vrc ? why : "none");
         goto out;
     }
     int trc = follow(reg, sp, t, obj, "PrimaryTopology", &tt, &top, &why);
     if (trc <= 0) {
-        fail(err, errlen, "PrimaryTopology: %s", trc ? why : "none");
+        err_set(err, errlen, "PrimaryTopology: %s", trc ? why : "none");
         goto out;
     }
     if (read_vertices(reg, sp, vdt, vd, out, *nbindings, err, errlen) || read_topology(reg, sp, tt, top, out, err, errlen))
@@ -625,7 +617,7 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
     if (!map || !sorted) {
         free(map);
         free(sorted);
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     }
     /* bone names sorted (ties by index), so each binding is one binary search: a
      * file may hold many bindings and many bones */
@@ -640,7 +632,7 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
         if (!hit || hit->index > UINT16_MAX) {
             free(map);
             free(sorted);
-            return fail(err, errlen, "bone binding %" PRIu32 " '%s' is not a bone of the skeleton", b, key.name);
+            return err_set(err, errlen, "bone binding %" PRIu32 " '%s' is not a bone of the skeleton", b, key.name);
         }
         map[b] = (uint16_t)hit->index;
     }
@@ -650,7 +642,7 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
         m->weights = calloc((size_t)m->nverts * 4, sizeof *m->weights);
         if (!m->joints || !m->weights) {
             free(map);
-            return fail(err, errlen, "out of memory");
+            return err_set(err, errlen, "out of memory");
         }
         for (uint32_t i = 0; i < m->nverts; i++) {
             m->joints[4 * (size_t)i] = map[0];
@@ -704,7 +696,7 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why) ||
         array_of(reg, sp, t, obj, "MeshBindings", &mb, &why)) {
         mdl_model_free(out);
-        return fail(err, errlen, "model: %s", gr2_is_model(t) ? why : "not a model (no MeshBindings)");
+        return err_set(err, errlen, "model: %s", gr2_is_model(t) ? why : "not a model (no MeshBindings)");
     }
     const struct gr2_member *pm = find_of(t, "InitialPlacement", GR2_TRANSFORM);
     if (pm) {
@@ -719,14 +711,14 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
     int rc = follow(reg, sp, t, obj, "Skeleton", &st, &so, &why);
     if (rc < 0 || (rc == 1 && gr2_skeleton_read(reg, sp, st->at, so, &out->skel, err, errlen))) {
         if (rc < 0)
-            fail(err, errlen, "Skeleton: %s", why);
+            err_set(err, errlen, "Skeleton: %s", why);
         mdl_model_free(out);
         return -1;
     }
     out->mesh = calloc(mb.count ? mb.count : 1, sizeof *out->mesh);
     if (!out->mesh) {
         mdl_model_free(out);
-        return fail(err, errlen, "out of memory");
+        return err_set(err, errlen, "out of memory");
     }
     for (uint32_t i = 0; i < mb.count; i++) {
         char why2[256];

@@ -1,0 +1,180 @@
+#include "mountutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "testutil.h"
+
+char tmpdir[64];
+char sandir[128];
+const char *mount_bin;
+
+bool mounts_disabled(void)
+{
+    const char *v = getenv("S3RIG_NO_MOUNT_TESTS");
+    return v && strcmp(v, "1") == 0;
+}
+
+void run_mount_test(void **state)
+{
+    const struct mount_test *t = *state;
+    if (mounts_disabled())
+        skip();
+    t->fn(state);
+}
+
+int mount_group_setup(void **state)
+{
+    (void)state;
+    mount_bin = getenv("S3RIG_MOUNT");
+    if (!mount_bin)
+        mount_bin = "mount.s3rig";
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/s3rig-%.24s-XXXXXX", program_invocation_short_name);
+    if (!mkdtemp(tmpdir))
+        return -1;
+    snprintf(sandir, sizeof sandir, "%s/san", tmpdir);
+    mkdir(sandir, 0700);
+    return 0;
+}
+
+int mount_group_teardown(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "for m in %s/m*; do fusermount3 -uz \"$m\" 2>/dev/null; done; rm -rf %s", tmpdir, tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+void child_env(void)
+{
+    char asan[256], ubsan[256];
+    snprintf(asan, sizeof asan, "log_path=%s/asan:detect_leaks=1", sandir);
+    snprintf(ubsan, sizeof ubsan, "log_path=%s/ubsan:print_stacktrace=1", sandir);
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("UBSAN_OPTIONS", ubsan, 1);
+}
+
+/* Reads what a child wrote to `file` into buf (NUL-terminated; nothing if buf is NULL). */
+static void read_capture(const char *file, char *buf, size_t len)
+{
+    if (!buf)
+        return;
+    FILE *f = fopen(file, "r");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+}
+
+int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
+{
+    char outfile[128], errfile[128];
+    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(out ? open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
+        dup2(open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
+        child_env();
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    read_capture(outfile, out, outlen);
+    read_capture(errfile, err, errlen);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run(char *const argv[], char *errbuf, size_t errlen)
+{
+    return run_capture(argv, NULL, 0, errbuf, errlen);
+}
+
+const char *cli_bin(void)
+{
+    const char *c = getenv("S3RIG_CLI");
+    return c ? c : "s3rig";
+}
+
+bool is_mounted(const char *mnt)
+{
+    char parent[512];
+    snprintf(parent, sizeof parent, "%s/..", mnt);
+    struct stat a, b;
+    return stat(mnt, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
+void write_fixture(const char *name, const void *data, size_t size, char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/%s", tmpdir, name);
+    assert_int_equal(fx_write_file(path, data, size), 0);
+}
+
+void make_mountpoint(const char *name, char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/%s", tmpdir, name);
+    mkdir(path, 0755);
+}
+
+void do_mount(const char *file, const char *mnt, const char *opts)
+{
+    mkdir(mnt, 0755);
+    char err[1024];
+    char *argv[8] = {(char *)mount_bin, NULL};
+    int argc = 1;
+    if (opts) {
+        argv[argc++] = "-o";
+        argv[argc++] = (char *)opts;
+    }
+    argv[argc++] = (char *)file;
+    argv[argc++] = (char *)mnt;
+    int rc = run(argv, err, sizeof err);
+    if (rc != 0)
+        fail_msg("mount.s3rig %s %s: exit %d: %s", file, mnt, rc, err);
+    assert_true(is_mounted(mnt));
+}
+
+void do_umount(const char *mnt)
+{
+    char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
+    assert_int_equal(run(argv, NULL, 0), 0);
+    assert_false(is_mounted(mnt));
+}
+
+void test_no_sanitizer_reports(void **state)
+{
+    (void)state;
+    sleep(1); /* daemons exit after unmount; let them write their reports */
+    DIR *d = opendir(sandir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char f[512];
+        snprintf(f, sizeof f, "%s/%s", sandir, de->d_name);
+        size_t len;
+        uint8_t *text = slurp_path(f, &len);
+        fprintf(stderr, "sanitizer report from a child in %s:\n%.*s\n", f, (int)len, (char *)text);
+        free(text);
+        fail();
+    }
+    closedir(d);
+}
