@@ -37,6 +37,9 @@ void ex_free(struct expect_list *l);
 /* Drops an expectation (a node that this variant does not have). */
 void ex_remove(struct expect_list *l, const char *path);
 /* Expects a directory whose contents other tests check. */
+/* Appends an expectation for the path printf makes (its contents are the caller's to set). */
+struct expect *ex_add(struct expect_list *l, enum expect_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 struct expect *ex_add_dir_skip(struct expect_list *l, const char *path);
 const struct expect *ex_find(const struct expect_list *l, const char *path);
 

@@ -1198,24 +1198,9 @@ static enum cut_state cut_state_of(const struct fxt *n, uint64_t cut)
     return CUT_PARTIAL;
 }
 
-/* Appends an expectation (the list's own helpers are private to expect.c). */
-static struct expect *cut_expect(struct expect_list *l, enum expect_kind kind, const char *path)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 64;
-        l->e = realloc(l->e, l->cap * sizeof *l->e);
-        assert_non_null(l->e);
-    }
-    struct expect *e = &l->e[l->n++];
-    memset(e, 0, sizeof *e);
-    e->path = strdup(path);
-    e->kind = kind;
-    return e;
-}
-
 static void cut_expect_text(struct expect_list *l, const char *path, const char *text)
 {
-    struct expect *e = cut_expect(l, EX_FILE, path);
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
     e->content = (uint8_t *)strdup(text);
     e->len = strlen(text);
     e->type = "error";
@@ -1277,7 +1262,7 @@ static void cut_expect_errors(struct expect_list *l, const struct fxt *n, const 
                      "ends at byte %llu, past the end of the file (%llu bytes); its first %llu bytes are %s\n",
                      (unsigned long long)(c->pos + c->stored), (unsigned long long)cut,
                      (unsigned long long)(cut - c->pos), up);
-            struct expect *e = cut_expect(l, EX_FILE, up);
+            struct expect *e = ex_add(l, EX_FILE, "%s", up);
             e->len = cut - c->pos;
             e->content = malloc(e->len);
             memcpy(e->content, file + c->pos, e->len);
