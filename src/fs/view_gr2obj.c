@@ -763,7 +763,12 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
         snprintf(why, whylen, "the first skeleton's bones hold no names or references (shown as a table)");
         rc = -1;
     }
-    if (rc == 0 && asprintf(bones_path, "granny/root/%s", b.first ? b.first : "Skeletons/0/Bones") < 0) {
+    /* links only where the walk put the bones: a skeleton the tree shows as an .error (its
+     * bytes run past its section) has none, and a guessed path would dangle */
+    if (rc == 0 && !b.first)
+        diag_add(&v->fs->diag, "bone links unavailable: the first skeleton's bones are not in the object tree "
+                               "(see its .error)");
+    if (rc == 0 && b.first && asprintf(bones_path, "granny/root/%s", b.first) < 0) {
         *bones_path = NULL;
         rc = -1;
     }

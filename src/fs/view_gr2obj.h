@@ -10,8 +10,9 @@
 int gobj_attach(struct gr2_view *v);
 
 /* The first skeleton's bones: the path of its Bones directory relative to the mount
- * root ("granny/root/Skeletons/0/Bones"), the bone count and names (malloc'd; NULL
- * entries for unnamed). Returns 0, or -1 with why. Bones without names (remapped
+ * root ("granny/root/Skeletons/0/Bones"; NULL when the object tree does not show them,
+ * which /info then says), the bone count and names (malloc'd; NULL entries for
+ * unnamed). Returns 0, or -1 with why. Bones without names (remapped
  * strings, no Name member) are said once in /info. */
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
                         size_t whylen);

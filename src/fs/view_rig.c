@@ -42,7 +42,7 @@ static bool bone_valid(const struct rig_view *v, int32_t idx)
  * the directory holding the link to the mount root. */
 static void add_bone_link(struct rig_view *v, uint32_t dir, const char *field, int32_t idx, const char *up)
 {
-    if (!bone_valid(v, idx))
+    if (!bone_valid(v, idx) || !v->bones_path) /* no path: the tree does not show the bones */
         return;
     char name[64], *target = NULL;
     snprintf(name, sizeof name, "%s.bone", field);
