@@ -357,9 +357,7 @@ static void test_seed_paths(void **state)
         struct fxt *root = fxt_sample(5, 1, false, be);
         size_t size;
         uint8_t *file = fxt_write(root, be, 0, 0, &size);
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture");
         for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
             uint32_t ino;
             if (tree_resolve(fs->tree, paths[i], &ino))
@@ -441,9 +439,7 @@ static void test_t2fs_broken_rnc(void **state)
     uint8_t *file = fxt_write(root, true, 0, 0, &size);
     const struct fxt *poses = root->child[0]->child[1]->child[2];
     file[poses->pos + 13] ^= 0xFF; /* the unpacked CRC */
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture");
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2.rnc", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2.error", &ino), 0);
@@ -538,9 +534,7 @@ static void check_models(bool be, bool compress_mesh)
     struct fxt *root = fxt_branch(1, fxt_branch(1, model));
     size_t size;
     uint8_t *file = fxt_write(root, be, 0, 0, &size);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture");
     struct probe p = tree_probe(fs);
     char *target;
     assert_int_equal(p.readlink(p.ctx, "/models/0/raw", &target), 0);
@@ -901,9 +895,7 @@ static void test_index_stream_errors(void **state)
     struct fxt *root = fxt_branch(1, fxt_branch(1, model));
     size_t size;
     uint8_t *file = fxt_write(root, false, 0, 0, &size);
-    struct s3fs *fs;
-    char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+    struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture");
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/models/0/surfaces/0/0/triangles.error", &ino), 0);
     char text[1024] = {0};
@@ -1102,9 +1094,7 @@ static void test_turok1_named(void **state)
     for (int be = 0; be <= 1; be++) {
         size_t size;
         uint8_t *file = fxt_write(root, be, 0, 0, &size);
-        struct s3fs *fs;
-        char err[256];
-        assert_int_equal(s3fs_open_mem(&fs, file, size, NULL, err, sizeof err), 0);
+        struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture");
         assert_true(!fs->diag.n || !diag_has(&fs->diag, "schema expects"));
         struct probe p = tree_probe(fs);
         uint8_t *buf;
