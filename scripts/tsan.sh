@@ -7,7 +7,7 @@
 # Every report, from a test program or from a mount.s3rig daemon, goes to a log file in
 # a temporary directory; any report fails the run, and the reports are printed.
 #
-#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 nested mount pkg_mount)
+#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 nested cache t1model mount pkg_mount)
 set -u
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,7 @@ fi
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export TSAN_OPTIONS="log_path=$logs/tsan second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-[ $# -gt 0 ] || set -- tree gr2_bitknit2 nested mount pkg_mount
+[ $# -gt 0 ] || set -- tree gr2_bitknit2 nested cache t1model mount pkg_mount
 meson test -C "$dir" --print-errorlogs --no-rebuild "$@"
 rc=$?
 

@@ -31,7 +31,8 @@ static void gr2_view_free(void *p)
 
 #define GR2_WHY_LEN 200
 
-/* Runs under the cache lock; it->err and it->expanded change only here (state lock). */
+/* Runs in the producer (one per item at a time); it->err and it->expanded change only
+ * here (state lock). */
 static void set_item_state(struct gr2_secitem *it, int expanded, const char *err)
 {
     pthread_mutex_lock(&it->v->state_lock);

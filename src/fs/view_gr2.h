@@ -13,11 +13,11 @@ struct gr2_view;
 /* One section's expanded bytes as a cache item.
  *
  * err and expanded are set before the view is published (gr2_view_new) and afterwards
- * written only by the producer, which the cache runs under its lock, while requests in
- * parallel (-o spin=0) read them from populate callbacks (tree lock) and reads (no tree
- * lock). So they have one lock of their own, gr2_view.state_lock, taken innermost (tree,
- * then cache, then state; nothing is taken while holding it): writers hold it while they
- * write, readers copy the state out under it (gr2_secitem_state). */
+ * written only by the producer, which the cache runs outside its lock (one production of
+ * an item at a time), while requests in parallel (-o spin=0) read them from populate
+ * callbacks (tree lock) and reads (no tree lock). So they have one lock of their own,
+ * gr2_view.state_lock, taken innermost (nothing is taken while holding it): writers hold
+ * it while they write, readers copy the state out under it (gr2_secitem_state). */
 struct gr2_secitem {
     struct cached c; /* first: the cache hands this pointer back */
     struct gr2_view *v;

@@ -6,8 +6,9 @@
  * the cache has dropped the bytes, on whatever thread reads the file. The locator may
  * only run where no populate callback runs (it shares the view's read-ahead window and
  * tables), so a build reads the object under the tree lock, which serialises populate
- * callbacks (recursive: a build inside a populate callback already holds it). Lock
- * order: the export file's lock, then the tree lock, then the cache's (tree.h). */
+ * callbacks (recursive: a build inside a populate callback already holds it). A build is
+ * the export item's producer (cache.h): lock order the item being produced, then the
+ * tree lock, then the cache's; no populate callback pins an existing export item. */
 #include "fs/view_t1_export.h"
 
 #include <inttypes.h>
