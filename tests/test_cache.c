@@ -13,8 +13,11 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_t2fs.h"
 #include "fs/open.h"
+#include "oodle1enc.h"
 #include "testutil.h"
 
 /* Bytes that compress a little (zlib has work to do), different per seed. */
@@ -29,8 +32,8 @@ static uint8_t *pattern(size_t n, uint32_t seed)
     return b;
 }
 
-/* A package of zlib resources of the given sizes (instances 1, 2, ...); their data.bin
- * paths into paths[i]. */
+/* A package of zlib resources of the given sizes (instances 1, 2, ...), each pattern()
+ * bytes unless given; their data.bin paths into paths[i]. */
 struct pkg {
     struct fxp_res r[8];
     uint8_t *data[8];
@@ -40,12 +43,14 @@ struct pkg {
     char paths[8][300];
 };
 
-static void pkg_build(struct pkg *p, const size_t *sizes, size_t n)
+static void pkg_build_with(struct pkg *p, const size_t *sizes, size_t n, const uint8_t *first)
 {
     memset(p, 0, sizeof *p);
     p->n = n;
     for (size_t i = 0; i < n; i++) {
         p->data[i] = pattern(sizes[i], 7 + (uint32_t)i);
+        if (i == 0 && first)
+            memcpy(p->data[i], first, sizes[i]);
         p->r[i] = (struct fxp_res){0x00B2D882, 0, i + 1, p->data[i], sizes[i], FXP_ZLIB};
         char name[200];
         fxp_expected_name(name, sizeof name, 4, &p->r[i], NULL, 0);
@@ -54,6 +59,11 @@ static void pkg_build(struct pkg *p, const size_t *sizes, size_t n)
     struct fxp_opts o = {.game = 4};
     struct fxp_layout lay;
     p->file = fxp_build(&o, p->r, n, &p->size, &lay);
+}
+
+static void pkg_build(struct pkg *p, const size_t *sizes, size_t n)
+{
+    pkg_build_with(p, sizes, n, NULL);
 }
 
 static void pkg_free(struct pkg *p)
@@ -181,7 +191,7 @@ static bool someone_waits(struct cache *c, uint64_t waits_before)
 static void test_production_outside_lock(void **state)
 {
     (void)state;
-    static const size_t sizes[] = {3 << 20, 40000, 70000, 100000};
+    static const size_t sizes[] = {1 << 20, 40000, 70000, 100000};
     struct pkg p;
     pkg_build(&p, sizes, 4);
     struct s3fs_opts o = {.cache_bytes = 1024}; /* keeps nothing: every read expands */
@@ -222,10 +232,192 @@ static void test_production_outside_lock(void **state)
     pkg_free(&p);
 }
 
+/* ---- one expansion per read-through ---- */
+
+static uint64_t productions(struct s3fs *fs)
+{
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    return st.produced;
+}
+
+/* Reads path through in 128 KiB reads, held as an open handle holds it (or not), and
+ * returns how many expansions the read-through cost. */
+static uint64_t read_cost(struct s3fs *fs, const char *path, const uint8_t *want, size_t n, bool held)
+{
+    uint32_t ino = ino_of(fs, path);
+    assert_int_equal(tree_size(fs->tree, ino), n);
+    uint64_t before = productions(fs);
+    struct tree_hold *h = held ? tree_hold(fs->tree, ino) : NULL;
+    if (held && !h)
+        fail_msg("%s: nothing to hold", path);
+    read_through(fs, ino, want, n, 128 << 10);
+    tree_release(h);
+    return productions(fs) - before;
+}
+
+/* After every hold is released, the bytes held are back within the bound. */
+static void assert_within_bound(struct s3fs *fs)
+{
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    assert_true(st.used <= st.limit);
+}
+
+/* A 1 MiB zlib resource with a 256 KiB cache: listing it expands it once (to know it
+ * expands, and what it holds); reading it through with a handle expands it once, where
+ * each read would expand it again without one (8 reads of 128 KiB). */
+static void test_package_resource_once(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1 << 20};
+    struct pkg p;
+    pkg_build(&p, sizes, 1);
+    struct s3fs_opts o = {.cache_bytes = 256 << 10};
+    struct s3fs *fs = open_mem(p.file, p.size, &o, "package");
+    uint64_t before = productions(fs);
+    ino_of(fs, p.paths[0]);
+    assert_int_equal(productions(fs) - before, 1);
+    assert_int_equal(read_cost(fs, p.paths[0], p.data[0], sizes[0], false), 8);
+    assert_int_equal(read_cost(fs, p.paths[0], p.data[0], sizes[0], true), 1);
+    assert_within_bound(fs);
+    s3fs_close(fs);
+    pkg_free(&p);
+}
+
+/* A Granny file of three sections: BitKnit2 (512 KiB expanded), Oodle1 (256 KiB), stored
+ * as is (256 KiB). Their bytes in sec[]. */
+struct gr2_file_x {
+    uint8_t *file, *sec[3];
+    size_t size, sec_size[3];
+};
+
+static void gr2_sections(struct gr2_file_x *x)
+{
+    static const size_t sz[3] = {512 << 10, 256 << 10, 256 << 10};
+    for (int i = 0; i < 3; i++) {
+        x->sec_size[i] = sz[i];
+        x->sec[i] = pattern(sz[i], 100 + (uint32_t)i);
+    }
+    size_t plen;
+    uint32_t n1 = (uint32_t)sz[1];
+    uint8_t *packed = oodle1_encode(x->sec[1], n1, n1 / 2, n1 / 4 * 3, false, &plen);
+    struct fx_section s[3] = {
+        {.data = x->sec[0], .data_size = (uint32_t)sz[0], .alignment = 4, .first16bit = 1, .first8bit = 1,
+         .bitknit2 = true},
+        {.compression = 2, .data = packed, .data_size = (uint32_t)plen, .expanded_size = n1, .alignment = 4,
+         .first16bit = n1 / 2, .first8bit = n1 / 4 * 3},
+        {.data = x->sec[2], .data_size = (uint32_t)sz[2], .alignment = 4, .first16bit = (uint32_t)sz[2],
+         .first8bit = (uint32_t)sz[2]},
+    };
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32"};
+    struct fx_gr2_layout lay;
+    x->file = fx_build_gr2(&go, s, 3, &x->size, &lay);
+    free(packed);
+}
+
+static void gr2_sections_free(struct gr2_file_x *x)
+{
+    for (int i = 0; i < 3; i++)
+        free(x->sec[i]);
+    free(x->file);
+}
+
+/* A BitKnit2 and an Oodle1 section each larger than the cache: listed, each is expanded
+ * once (to know it expands); read through with a handle, once. */
+static void test_granny_section_once(void **state)
+{
+    (void)state;
+    struct gr2_file_x x;
+    gr2_sections(&x);
+    struct s3fs_opts o = {.cache_bytes = 64 << 10};
+    struct s3fs *fs = open_mem(x.file, x.size, &o, "Granny file");
+    ino_of(fs, "/granny/sections");
+    for (int i = 0; i < 2; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/granny/sections/%d/data.bin", i);
+        uint64_t before = productions(fs);
+        ino_of(fs, path);
+        assert_int_equal(productions(fs) - before, 1);
+        assert_true(read_cost(fs, path, x.sec[i], x.sec_size[i], false) > 1);
+        assert_int_equal(read_cost(fs, path, x.sec[i], x.sec_size[i], true), 1);
+        assert_within_bound(fs);
+    }
+    s3fs_close(fs);
+    gr2_sections_free(&x);
+}
+
+/* An RNC node expanding to 300 KB with a 64 KiB cache: read through with a handle, once. */
+static void test_rnc_node_once(void **state)
+{
+    (void)state;
+    size_t n = 300000;
+    uint8_t *data = pattern(n, 3);
+    struct fxt *leaf = fxt_raw(data, n);
+    leaf->compress = 1;
+    struct fxt *root = fxt_branch(2, leaf, fxt_raw("tail", 4));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs_opts o = {.cache_bytes = 64 << 10};
+    struct s3fs *fs = open_mem(file, size, &o, "t2fs file");
+    assert_true(read_cost(fs, "/root/0.bin", data, n, false) > 1);
+    assert_int_equal(read_cost(fs, "/root/0.bin", data, n, true), 1);
+    assert_within_bound(fs);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+    free(data);
+}
+
+/* The Granny file above inside a zlib package resource, with a cache smaller than the
+ * resource and than its sections: each listing of the nested view expands the resource
+ * at most once (the listing holds it while the view parses it piece by piece); reading a
+ * BitKnit2 section through expands it once and the resource under it once; reading the
+ * stored section (a range of the expanded resource) expands the resource once. */
+static void test_nested_once(void **state)
+{
+    (void)state;
+    struct gr2_file_x x;
+    gr2_sections(&x);
+    size_t sizes[] = {x.size};
+    struct pkg p;
+    pkg_build_with(&p, sizes, 1, x.file);
+    struct s3fs_opts o = {.cache_bytes = 64 << 10};
+    struct s3fs *fs = open_mem(p.file, p.size, &o, "package");
+    char rig[300], path[400];
+    snprintf(rig, sizeof rig, "%.*s/rig", (int)(strlen(p.paths[0]) - strlen("/data.bin")), p.paths[0]);
+    /* each listing in turn (the resource's directory was listed to find rig/): the
+     * resource once; for section 1, its Oodle1 bytes as well (data.bin or data.error);
+     * /granny/sections reads nothing; /granny pins the object tree's sections (not
+     * counted here) */
+    static const char *const listings[] = {"", "/granny", "/granny/sections", "/granny/sections/1"};
+    static const int want[] = {1, -1, 0, 2};
+    for (size_t i = 0; i < sizeof listings / sizeof *listings; i++) {
+        snprintf(path, sizeof path, "%s%s", rig, listings[i]);
+        uint32_t dir = ino_of(fs, path);
+        uint64_t before = productions(fs);
+        assert_int_equal(tree_populate(fs->tree, dir), 0);
+        if (want[i] >= 0)
+            assert_int_equal(productions(fs) - before, want[i]);
+    }
+    snprintf(path, sizeof path, "%s/granny/sections/0/data.bin", rig);
+    assert_int_equal(read_cost(fs, path, x.sec[0], x.sec_size[0], true), 2);
+    snprintf(path, sizeof path, "%s/granny/sections/2/data.bin", rig);
+    assert_int_equal(read_cost(fs, path, x.sec[2], x.sec_size[2], true), 1);
+    assert_within_bound(fs);
+    s3fs_close(fs);
+    pkg_free(&p);
+    gr2_sections_free(&x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_production_outside_lock),
+        cmocka_unit_test(test_package_resource_once),
+        cmocka_unit_test(test_granny_section_once),
+        cmocka_unit_test(test_rnc_node_once),
+        cmocka_unit_test(test_nested_once),
     };
     return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }

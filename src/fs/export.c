@@ -18,7 +18,10 @@ struct export_file {
 static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct export_file *e = (struct export_file *)c;
-    return e->build(e->ctx, data, size, err, errlen);
+    source_hold(&e->fs->src); /* a build reads the source many times: expanded once */
+    int rc = e->build(e->ctx, data, size, err, errlen);
+    source_release(&e->fs->src);
+    return rc;
 }
 
 static ssize_t export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
@@ -44,6 +47,15 @@ static ssize_t export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off
     return rc;
 }
 
+/* What an open export file holds: its bytes (tree_hold). */
+static struct cached *export_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct export_file *e = ctx;
+    *cache = &e->fs->cache;
+    return &e->c;
+}
+
 uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype, export_build_fn build,
                     void *ctx)
 {
@@ -63,6 +75,8 @@ uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char 
     if (!d)
         return add_error(fs->tree, dir, stem, err);
     e->size = size;
+    e->c.hint = size;
     cache_unpin(&fs->cache, &e->c);
+    tree_gen_item(export_read, export_item);
     return tree_add_gen(fs->tree, dir, name, xtype, e->size, export_read, e, 0);
 }

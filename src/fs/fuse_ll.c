@@ -274,6 +274,27 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     do_readdir(req, ino, size, off, true);
 }
 
+/* ---- what an open file's handle (fi->fh) holds ----
+ * A volatile file's snapshot, or what tree_hold keeps for a file of expanded bytes (its
+ * reads then expand it once, whatever the cache's size), told apart by the low bit (both
+ * are malloc'd, so at least 2-aligned); 0 for neither. */
+#define FH_HOLD 1u
+
+static void set_hold(struct fuse_file_info *fi, struct tree_hold *h)
+{
+    fi->fh = h ? (uint64_t)(uintptr_t)h | FH_HOLD : 0;
+}
+
+static struct tree_hold *hold_of(const struct fuse_file_info *fi)
+{
+    return fi->fh & FH_HOLD ? (struct tree_hold *)(uintptr_t)(fi->fh & ~(uint64_t)FH_HOLD) : NULL;
+}
+
+static struct snapshot *snapshot_of(const struct fuse_file_info *fi)
+{
+    return fi->fh & FH_HOLD ? NULL : (struct snapshot *)(uintptr_t)fi->fh;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     uint32_t i;
@@ -307,13 +328,17 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         return;
     }
     fi->keep_cache = 1;
+    set_hold(fi, tree_hold(adapter_of(req)->fs->tree, i));
     fuse_reply_open(req, fi);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+    struct tree_hold *h = hold_of(fi);
+    if (h)
+        tree_release(h);
+    struct snapshot *s = snapshot_of(fi);
     if (s)
         snapshot_free(adapter_of(req), s);
     fuse_reply_err(req, 0);
@@ -328,10 +353,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, n ? EISDIR : ENOENT);
         return;
     }
-    if (fi->fh) {
+    if (snapshot_of(fi)) {
         /* Reply from a private copy: once the reply is written the reader may close, and
          * the snapshot be released by another thread, before fuse_reply_buf returns. */
-        const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
+        const struct snapshot *s = snapshot_of(fi);
         size_t k = (uint64_t)off < s->len ? s->len - (size_t)off : 0;
         k = k < size ? k : size;
         char *copy = malloc(k ? k : 1);

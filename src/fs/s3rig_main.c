@@ -59,21 +59,28 @@ static int copy_out(struct s3fs *fs, uint32_t ino, int fd)
 {
     uint64_t size = tree_size(fs->tree, ino);
     char buf[65536];
-    for (uint64_t off = 0; off < size;) {
+    int rc = 0;
+    struct tree_hold *h = tree_hold(fs->tree, ino); /* expanded bytes: expanded once */
+    for (uint64_t off = 0; off < size && rc == 0;) {
         ssize_t got = tree_read(fs->tree, ino, off, buf, sizeof buf);
-        if (got <= 0)
-            return got < 0 ? (int)got : -EIO;
+        if (got <= 0) {
+            rc = got < 0 ? (int)got : -EIO;
+            break;
+        }
         for (ssize_t w = 0; w < got;) {
             ssize_t k = write(fd, buf + w, (size_t)(got - w));
             if (k < 0 && errno == EINTR)
                 continue;
-            if (k <= 0)
-                return -errno;
+            if (k <= 0) {
+                rc = errno ? -errno : -EIO;
+                break;
+            }
             w += k;
         }
         off += (uint64_t)got;
     }
-    return 0;
+    tree_release(h);
+    return rc;
 }
 
 static int cmd_cat(struct s3fs *fs, int argc, char **argv)

@@ -184,6 +184,28 @@ const struct source *source_root(const struct source *s)
     return s->kind == SOURCE_FILE ? s : NULL;
 }
 
+void source_hold(struct source *s)
+{
+    for (; s; s = s->parent)
+        if (s->kind == SOURCE_EXPANDED)
+            cache_hold(s->cache, s->item);
+}
+
+void source_release(struct source *s)
+{
+    for (; s; s = s->parent)
+        if (s->kind == SOURCE_EXPANDED)
+            cache_release(s->cache, s->item);
+}
+
+bool source_expands(const struct source *s)
+{
+    for (; s; s = s->parent)
+        if (s->kind == SOURCE_EXPANDED)
+            return true;
+    return false;
+}
+
 static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     struct source_window *w = ctx;

@@ -8,7 +8,8 @@
  *   - a memory buffer (SOURCE_MEM: tests, fuzzing),
  *   - a slice of another source (SOURCE_SLICE: a stored resource inside a package),
  *   - the expanded bytes of a compressed part (SOURCE_EXPANDED), held by the bounded
- *     cache: read through cache_pin, so an evicted item is simply expanded again.
+ *     cache: read through cache_pin, so an evicted item is simply expanded again
+ *     (unless held: source_hold).
  * Derived sources check their parent for changes, so a change of the mounted file is
  * EIO at every level. A view reads only through its source, whichever kind it is. */
 #ifndef S3_SOURCE_H
@@ -62,6 +63,15 @@ int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len);
 int source_file_pos(const struct source *s, uint64_t off, int *fd, uint64_t *pos);
 /* The mounted file under s (following slices and expansions): NULL for memory. */
 const struct source *source_root(const struct source *s);
+
+/* Holds the expanded bytes s reads (each expanded source in its chain) in their cache
+ * until source_release, producing nothing: a file handle or a listing that reads s many
+ * times expands them once, whatever the cache's size (cache.h). Nothing to hold for the
+ * file, memory, or slices of them. Calls must pair. */
+void source_hold(struct source *s);
+void source_release(struct source *s);
+/* True when s reads expanded bytes somewhere in its chain (something to hold). */
+bool source_expands(const struct source *s);
 
 /* A read-ahead window over a source, for parsers that read many small neighbouring
  * fields (t2fs directories and their children): one pread per 64 KiB instead of one per

@@ -451,6 +451,9 @@ void tree_set_type(struct tree *t, uint32_t ino, const char *xtype)
         n->xtype = arena_intern(&t->strings, xtype);
 }
 
+static struct source *populate_hold(struct tree *t, uint32_t src_id);
+static void populate_release(struct source *held);
+
 int tree_populate(struct tree *t, uint32_t dir)
 {
     struct node *n = tree_node(t, dir);
@@ -464,7 +467,9 @@ int tree_populate(struct tree *t, uint32_t dir)
     if (!d->populated) {
         d->populated = true; /* set first: a populate callback never recurses into itself */
         uint32_t sid = d->src_id; /* before the callback: a nested view's graft changes it */
+        struct source *held = populate_hold(t, sid);
         rc = d->populate(t, dir, d->ctx, d->arg);
+        populate_release(held);
         if (rc)
             d->populated = false; /* e.g. the file changed: fail again next time, not empty */
         else
@@ -795,3 +800,107 @@ char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to)
     free(dest);
     return rel;
 }
+
+/* ---- open handles (tree.h) ---- */
+
+#define MAX_GEN_ITEMS 16
+
+static struct {
+    gen_read_fn read;
+    gen_item_fn item;
+} gen_items[MAX_GEN_ITEMS];
+static unsigned ngen_items;
+static pthread_mutex_t gen_items_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int tree_gen_item(gen_read_fn read, gen_item_fn item)
+{
+    int rc = -1;
+    pthread_mutex_lock(&gen_items_lock);
+    for (unsigned i = 0; i < ngen_items && rc; i++)
+        if (gen_items[i].read == read)
+            rc = 0;
+    if (rc && ngen_items < MAX_GEN_ITEMS) {
+        gen_items[ngen_items].read = read;
+        gen_items[ngen_items++].item = item;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&gen_items_lock);
+    return rc;
+}
+
+static gen_item_fn gen_item_of(gen_read_fn read)
+{
+    gen_item_fn f = NULL;
+    pthread_mutex_lock(&gen_items_lock);
+    for (unsigned i = 0; i < ngen_items && !f; i++)
+        if (gen_items[i].read == read)
+            f = gen_items[i].item;
+    pthread_mutex_unlock(&gen_items_lock);
+    return f;
+}
+
+struct tree_hold {
+    struct source *src;  /* a range of an expanded source (source_hold) */
+    struct cache *cache; /* or a generated file's item */
+    struct cached *item;
+};
+
+struct tree_hold *tree_hold(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    struct tree_hold h = {NULL, NULL, NULL};
+    if (!n || n->type != NODE_FILE)
+        return NULL;
+    if (n->content == CONTENT_RANGE) {
+        h.src = tree_source(t, n->u.src_id);
+        if (!h.src || !source_expands(h.src))
+            return NULL;
+    } else if (n->content == CONTENT_GEN) {
+        gen_item_fn f = gen_item_of(n->u.gen.fn);
+        h.item = f ? f(n->u.gen.ctx, n->u.gen.arg, &h.cache) : NULL;
+        if (!h.item)
+            return NULL;
+    } else {
+        return NULL;
+    }
+    struct tree_hold *out = malloc(sizeof *out);
+    if (!out)
+        return NULL;
+    *out = h;
+    if (h.src)
+        source_hold(h.src);
+    else
+        cache_hold(h.cache, h.item);
+    return out;
+}
+
+void tree_release(struct tree_hold *h)
+{
+    if (!h)
+        return;
+    if (h->src)
+        source_release(h->src);
+    else
+        cache_release(h->cache, h->item);
+    free(h);
+}
+
+/* A listing reads its directory's source again and again (a view nested in an expanded
+ * package resource parses it piece by piece): held for the populate callback, it is
+ * expanded once per listing. */
+static struct source *populate_hold(struct tree *t, uint32_t src_id)
+{
+    struct source *s = tree_source(t, src_id);
+    if (s && source_expands(s))
+        source_hold(s);
+    else
+        s = NULL;
+    return s;
+}
+
+static void populate_release(struct source *held)
+{
+    if (held)
+        source_release(held);
+}
+

@@ -234,6 +234,29 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
 ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
 ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
 
+/* ---- Open handles: what a reader keeps while it reads a file (cache.h) ----
+ *
+ * A file whose bytes are expanded (a range of an expanded source, or a generated file
+ * made from one cache item) is expanded again whenever the cache has dropped it. An open
+ * handle holds it instead: tree_hold at open, tree_release at close (the FUSE adapter's
+ * open and release, the s3rig command's cat and extract), so reading it through expands
+ * it once, whatever the cache's size; the held item is the one thing allowed past the
+ * cache's bound while it is held. */
+
+/* The cache item a generated file's bytes come from (and its cache), given the file's
+ * ctx and arg; NULL when there is none. */
+typedef struct cached *(*gen_item_fn)(void *ctx, uint64_t arg, struct cache **cache);
+/* Registers, for every generated file read by `read`, the item an open handle holds
+ * (process-wide: a small table of read functions; registering again does nothing). 0, or
+ * -1 when the table is full. */
+int tree_gen_item(gen_read_fn read, gen_item_fn item);
+struct tree_hold;
+/* Holds what file ino's bytes are expanded from until tree_release; NULL when there is
+ * nothing to hold (bytes of the file itself, texts, other generated files) or no memory.
+ * Produces nothing: the first read does. */
+struct tree_hold *tree_hold(struct tree *t, uint32_t ino);
+void tree_release(struct tree_hold *h);
+
 /* The relative path from directory from_dir to `to`, both '/'-separated paths from the
  * same root ("" is the root): one "../" per component of from_dir past the components
  * both share, then the rest of `to` ("." when they are the same). malloc'd. */

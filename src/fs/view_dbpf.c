@@ -198,11 +198,14 @@ static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char
 }
 
 /* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
- * source, expanded now so a broken stream is data.error at once. */
+ * source, expanded now so a broken stream is data.error at once. The bytes are held
+ * (source_hold) for the caller, which reads them next: release with resource_done. */
 static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
 {
-    if (v->res[i])
+    if (v->res[i]) {
+        source_hold(&v->res[i]->src);
         return v->res[i];
+    }
     struct pkg_res *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
@@ -235,13 +238,21 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         return r;
     }
     r->c.produce = produce_resource;
+    r->c.hint = e->mem_size;
+    source_expanded(&r->src, &fs->src, &fs->cache, &r->c, e->mem_size);
+    source_hold(&r->src);
     size_t got;
     if (!cache_pin(&fs->cache, &r->c, &got, r->err, sizeof r->err))
         return r;
     cache_unpin(&fs->cache, &r->c);
-    source_expanded(&r->src, &fs->src, &fs->cache, &r->c, e->mem_size);
     r->ok = true;
     return r;
+}
+
+static void resource_done(struct pkg_res *r)
+{
+    if (r)
+        source_release(&r->src);
 }
 
 /* ---- names ---- */
@@ -306,8 +317,10 @@ static void load_names(struct pkg_view *v)
         if (e->type != DBPF_TYPE_NAMEMAP || e->state != DBPF_OK)
             continue;
         struct pkg_res *r = resource(v, i);
-        if (!r || !r->ok)
+        if (!r || !r->ok) {
+            resource_done(r);
             continue;
+        }
         uint8_t *b = malloc(r->src.size ? r->src.size : 1);
         char err[200] = "";
         if (b && source_pread(&r->src, 0, b, r->src.size) == 0) {
@@ -316,6 +329,7 @@ static void load_names(struct pkg_view *v)
                 diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
         }
         free(b);
+        resource_done(r);
     }
     if (v->nnames)
         qsort(v->names, v->nnames, sizeof *v->names, by_instance_then_seq);
@@ -363,6 +377,15 @@ static ssize_t read_expanded(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     return (ssize_t)len;
 }
 
+/* What an open data.bin holds: the expanded resource (tree_hold). */
+static struct cached *expanded_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct pkg_res *r = ctx;
+    *cache = r->src.cache;
+    return r->src.kind == SOURCE_EXPANDED ? r->src.item : NULL;
+}
+
 static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
@@ -374,11 +397,14 @@ static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     struct s3fs *nested;
-    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats, &nested, err, sizeof err)) {
+    source_hold(&r->src); /* the nested view's opening reads it piece by piece */
+    int rc = 0;
+    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats, &nested, err, sizeof err))
         add_error(t, dir, "rig", err);
-        return 0;
-    }
-    return tree_populate(t, dir);
+    else
+        rc = tree_populate(t, dir);
+    source_release(&r->src);
+    return rc;
 }
 
 /* rig/ when the bytes are a format the project reads: for rig resources any rig
@@ -430,6 +456,7 @@ static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i
     struct pkg_res *r = resource(v, (uint32_t)i);
     if (!r || !r->ok) {
         add_error(t, dir, "data", r ? r->err : "out of memory");
+        resource_done(r);
         return 0;
     }
     if (r->codec == DBPF_COMP_STORED) {
@@ -439,6 +466,7 @@ static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i
         tree_set_span(t, ino, e->offset, e->stored_size);
     }
     add_nested(v, dir, r);
+    resource_done(r);
     return 0;
 }
 
@@ -614,6 +642,7 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     describe(v);
+    tree_gen_item(read_expanded, expanded_item);
     fs->info_hook = info_names;
     fs->info_ctx = v;
     return view_root(fs, "dbpf.package", populate_pkg_root, v);

@@ -71,13 +71,10 @@ static int produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size_t *size
     return 0;
 }
 
-static int produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static int expand_section(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
-    struct gr2_secitem *it = (struct gr2_secitem *)c;
     struct gr2_view *v = it->v;
     const struct gr2_section *s = &v->g.sections[it->sec];
-    if (gr2_secitem_state(v, it->sec, err, errlen) < 0 || err[0])
-        return -1;
     if (s->compression == GR2_COMP_BITKNIT2)
         return produce_bitknit2(it, data, size, err, errlen);
     uint8_t *b = malloc(s->data_size ? s->data_size : 1);
@@ -107,6 +104,28 @@ static int produce_section(struct cached *c, uint8_t **data, size_t *size, char 
     *data = b;
     *size = s->expanded_size;
     return 0;
+}
+
+static int produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct gr2_secitem *it = (struct gr2_secitem *)c;
+    struct gr2_view *v = it->v;
+    if (gr2_secitem_state(v, it->sec, err, errlen) < 0 || err[0])
+        return -1;
+    /* the stored bytes may themselves be expanded (a rig in a package resource): read
+     * piece by piece (BitKnit2), they are expanded once for this section */
+    source_hold(&v->fs->src);
+    int rc = expand_section(it, data, size, err, errlen);
+    source_release(&v->fs->src);
+    return rc;
+}
+
+struct cached *gr2_view_section_item(struct gr2_view *v, uint32_t sec, struct cache **cache)
+{
+    if (sec >= v->g.nsections || v->g.sections[sec].expanded_size == 0)
+        return NULL;
+    *cache = &v->fs->cache;
+    return &v->items[sec].c;
 }
 
 /* Why a section's expanded bytes cannot be had (empty string: they can). */
@@ -241,6 +260,9 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
     }
     for (uint32_t i = 0; i < v->g.nsections; i++) {
         v->items[i].c.produce = produce_section;
+        /* room made before expanding; none for a size the producer refuses anyway */
+        if (v->g.sections[i].expanded_size <= fs->opts.max_unpacked)
+            v->items[i].c.hint = v->g.sections[i].expanded_size;
         v->items[i].v = v;
         v->items[i].sec = i;
         section_state(v, i, v->items[i].err, sizeof v->items[i].err);
@@ -407,6 +429,14 @@ static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t of
     return (ssize_t)n;
 }
 
+/* What an open data.bin holds: its section's expanded bytes (tree_hold). */
+static struct cached *section_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct gr2_secitem *it = ctx;
+    return gr2_view_section_item(it->v, it->sec, cache);
+}
+
 /* data.bin when the expanded bytes can be served; otherwise data.error saying why.
  * A compressed section is expanded here, on first use, to know which. */
 static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
@@ -503,6 +533,7 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 void gr2_view_add(struct gr2_view *v, uint32_t dir)
 {
     struct tree *t = v->fs->tree;
+    tree_gen_item(section_read, section_item);
     tree_add_range(t, dir, "granny.gr2", "gr2.file", v->g.base, v->g.limit);
     uint32_t g = tree_add_dir(t, dir, "granny", "gr2", populate_granny, v, 0);
     tree_set_span(t, g, v->g.base, v->g.limit);

@@ -51,6 +51,9 @@ int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen
  * Sections that cannot be had are NULL with a reason. Release with gr2_view_unpin. */
 int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp);
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp);
+/* Section sec's cache item (and its cache), for what an open file made from its bytes
+ * holds (tree_hold); NULL for an empty or unknown section. */
+struct cached *gr2_view_section_item(struct gr2_view *v, uint32_t sec, struct cache **cache);
 /* The span xattrs of bytes [off, off+len) of a section: absolute when stored as is,
  * else the section's stored bytes. */
 void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen);

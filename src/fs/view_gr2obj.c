@@ -277,9 +277,14 @@ static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t 
     return (ssize_t)n;
 }
 
-/* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
- * mounted file when the section is stored as is); NAME.csv: a header row of column
- * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
+/* What an open NAME.csv or NAME.bin holds: the section its elements are in (tree_hold). */
+static struct cached *table_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct gtable *tb = ctx;
+    return gr2_view_section_item(tb->o->v, tb->obj.section, cache);
+}
+
 static size_t table_hash(struct gr2_ref obj, struct gr2_ref type, uint32_t count)
 {
     uint64_t h = ((uint64_t)obj.section << 32 | obj.offset) * 0x9E3779B97F4A7C15ull;
@@ -741,6 +746,8 @@ int gobj_attach(struct gr2_view *v)
     v->extra = o;
     v->extra_free = gobj_free;
     v->granny_extra = gobj_add;
+    tree_gen_item(csv_read, table_item);
+    tree_gen_item(table_bin_read, table_item);
     return 0;
 }
 

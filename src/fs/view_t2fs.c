@@ -155,6 +155,15 @@ static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     return n;
 }
 
+/* What an open file of a compressed node's bytes holds: the expanded node (tree_hold). */
+static struct cached *blob_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct t2_cnode *cn = ctx;
+    *cache = &cn->v->fs->cache;
+    return &cn->c;
+}
+
 /* ---- compressed-node descriptors, one per compressed node of the file ---- */
 
 static size_t cmap_home(uint64_t file_off, size_t cap)
@@ -163,7 +172,8 @@ static size_t cmap_home(uint64_t file_off, size_t cap)
 }
 
 /* /root and the locator share descriptors, so a node's expanded bytes are held once. */
-static struct t2_cnode *cnode_get(struct t2_view *v, uint64_t file_off, uint64_t stored, int method)
+static struct t2_cnode *cnode_get(struct t2_view *v, uint64_t file_off, uint64_t stored, uint64_t unpacked,
+                                   int method)
 {
     if (v->ncmap * 2 >= v->capcmap) {
         size_t cap = v->capcmap ? v->capcmap * 2 : 64;
@@ -189,6 +199,7 @@ static struct t2_cnode *cnode_get(struct t2_view *v, uint64_t file_off, uint64_t
     if (!cn)
         return NULL;
     cn->c.produce = produce_rnc;
+    cn->c.hint = unpacked <= v->fs->opts.max_unpacked ? unpacked : 0; /* else refused */
     cn->v = v;
     cn->file_off = file_off;
     cn->stored_len = stored;
@@ -434,16 +445,26 @@ static void classify(struct t2_view *v, uint32_t dir, const char *name, const st
         warn_where(v, w, name, r.err);
 }
 
-/* The stored length of a compressed node at w (its header's packed size, or all of w). */
-static uint64_t rnc_stored_len(const struct t2_where *w, const struct s3_src *src)
+/* The stored length of a compressed node at w (its header's packed size, or all of w),
+ * and the size its header says it expands to (0 when unreadable). */
+static uint64_t rnc_lengths(const struct t2_where *w, const struct s3_src *src, uint64_t *unpacked)
 {
     uint8_t head[RNC_HEADER_SIZE];
     struct rnc_header h;
     char err[256];
+    *unpacked = 0;
     if (src_read(src, w->off, head, sizeof head) == 0 &&
-        rnc_parse_header(head, w->space < SIZE_MAX ? (size_t)w->space : SIZE_MAX, &h, err, sizeof err) == 0)
+        rnc_parse_header(head, w->space < SIZE_MAX ? (size_t)w->space : SIZE_MAX, &h, err, sizeof err) == 0) {
+        *unpacked = h.unpacked_size;
         return RNC_HEADER_SIZE + (uint64_t)h.packed_size;
+    }
     return w->space;
+}
+
+static uint64_t rnc_stored_len(const struct t2_where *w, const struct s3_src *src)
+{
+    uint64_t unpacked;
+    return rnc_lengths(w, src, &unpacked);
 }
 
 /* The descriptor of the compressed node at w, or NULL with err (unknown method, nested
@@ -456,7 +477,8 @@ static struct t2_cnode *compressed_at(struct t2_view *v, const struct t2_where *
                                          : "compressed node inside compressed data: not decoded");
         return NULL;
     }
-    struct t2_cnode *cn = cnode_get(v, w->off, rnc_stored_len(w, src), method);
+    uint64_t unpacked, stored = rnc_lengths(w, src, &unpacked);
+    struct t2_cnode *cn = cnode_get(v, w->off, stored, unpacked, method);
     if (!cn)
         snprintf(err, errlen, "out of memory");
     return cn;
@@ -931,5 +953,6 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
     /* root, prefix.bin and trailer.bin name every byte; in a file cut short, all but the
      * bytes of the node cut in the middle (cut_point: /unparsed shows them) */
     cover_add(&fs->cover, 0, v->cut_from);
+    tree_gen_item(blob_read, blob_item);
     return view_root(fs, "t2fs.file", populate_t2fs_root, v);
 }
