@@ -388,3 +388,39 @@ uint8_t *fxg_sample_rig(const struct fxg_opts *o, struct fxg_result *r, size_t *
     free(g);
     return f;
 }
+
+/* ---- a type of many members (name handling) ---- */
+
+uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_layout *lay)
+{
+    static struct gw w; /* its fixup table is large: not on the stack */
+    memset(&w, 0, sizeof w);
+    w.p = 4;
+    if (n > FXG_MAX_MEMBERS)
+        n = FXG_MAX_MEMBERS;
+    uint32_t *names = malloc((n ? n : 1) * sizeof *names);
+    for (uint32_t k = 0; k < n; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "m%u", k);
+        names[k] = same && k > 0 ? names[0] : gw_str(&w, same ? "Bone" : name);
+    }
+    while (w.b.len % 4)
+        fx_u8(&w.b, 0);
+    uint32_t t_root = gw_alloc(&w, 32 * ((size_t)n + 1)); /* member definitions, END last */
+    for (uint32_t k = 0; k < n; k++) {
+        gw_u32(&w, t_root + 32 * k, UINT32);
+        gw_ptr(&w, t_root + 32 * k + 4, names[k]);
+    }
+    uint32_t o_root = gw_alloc(&w, 4 * (size_t)n);
+    for (uint32_t k = 0; k < n; k++)
+        gw_u32(&w, o_root + 4 * k, k);
+    free(names);
+    uint32_t len = (uint32_t)w.b.len;
+    struct fx_section sec = {.data = w.b.p, .data_size = len, .alignment = 4, .first16bit = len, .first8bit = len,
+                             .fixups = w.fix, .nfixups = w.nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, lay);
+    free(w.b.p);
+    return f;
+}

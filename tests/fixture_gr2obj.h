@@ -75,4 +75,10 @@ struct fxg_big_result {
 
 uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_big_result *r);
 
+/* A Granny file whose root type has n UInt32 members (at most FXG_MAX_MEMBERS, the most a
+ * type may have), all named "Bone" when same, else m0, m1, ...; the root object holds
+ * member k's value k. The object section (uncompressed) is the file's only one. */
+#define FXG_MAX_MEMBERS 4095
+uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_layout *lay);
+
 #endif

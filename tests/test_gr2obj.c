@@ -13,6 +13,7 @@
 #include "fixture_gr2obj.h"
 #include "fs/open.h"
 #include "gr2obj_check.h"
+#include "parse/gr2.h"
 #include "parse/gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
@@ -264,12 +265,90 @@ static void test_safe_names(void **state)
     free(n);
 }
 
+/* The member-name comparisons decoding the root type of f costs (the parse API on the
+ * file's one uncompressed section), and the type's names into *names (free them). */
+static uint64_t decode_compares(const uint8_t *f, size_t size, const struct fx_gr2_layout *lay, uint32_t *nmembers,
+                                char ***names)
+{
+    struct s3_src src;
+    struct mem_src_ctx mc;
+    mem_src_init(&src, &mc, f, size);
+    struct gr2_file g;
+    struct diag d = {0};
+    char err[256];
+    if (gr2_parse(&src, 0, &g, &d, err, sizeof err))
+        fail_msg("%s", err);
+    struct gr2_fixup *fix;
+    uint32_t nfix;
+    assert_int_equal(gr2_read_fixups(&src, &g, 0, &fix, &nfix, err, sizeof err), 0);
+    const uint8_t *data = f + lay->data_offset[0];
+    size_t secsize = lay->data_size[0];
+    const char *why = NULL;
+    struct gr2_space sp = {.g = &g, .data = &data, .size = &secsize, .why = &why, .fixups = &fix, .nfixups = &nfix};
+    struct gr2_types reg = {0};
+    const struct gr2_type *t = gr2_type_get(&reg, &sp, g.root_type);
+    assert_non_null(t);
+    assert_true(t->ok);
+    *nmembers = t->nmembers;
+    *names = calloc(t->nmembers, sizeof **names);
+    for (uint32_t k = 0; k < t->nmembers; k++)
+        (*names)[k] = strdup(t->safe_name[k]);
+    uint64_t compares = reg.name_compares;
+    gr2_types_free(&reg);
+    free(fix);
+    gr2_free(&g);
+    diag_free(&d);
+    return compares;
+}
+
+/* Issue 25: a type of 4,095 members of one name (the most a type may have) decodes in
+ * linear time: Bone, Bone~2, ..., Bone~4095, with name comparisons bounded by a small
+ * multiple of the member count (a rescan of the earlier names for each suffix costs
+ * about n^3/6 of them), like 4,095 distinct names. The tree shows them with their
+ * values (member k holds k). */
+static void test_many_members_one_name(void **state)
+{
+    (void)state;
+    uint64_t compares[2];
+    for (int same = 0; same < 2; same++) {
+        struct fx_gr2_layout lay;
+        size_t size;
+        uint8_t *f = fxg_build_members(FXG_MAX_MEMBERS, same, &size, &lay);
+        uint32_t n;
+        char **names;
+        compares[same] = decode_compares(f, size, &lay, &n, &names);
+        assert_int_equal(n, FXG_MAX_MEMBERS);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
+        for (uint32_t k = 0; k < n; k++) {
+            char want[32], path[64], value[32];
+            if (same && k > 0)
+                snprintf(want, sizeof want, "Bone~%u", k + 1);
+            else
+                snprintf(want, sizeof want, same ? "Bone" : "m%u", k);
+            assert_string_equal(names[k], want);
+            free(names[k]);
+            if (k % 1000 == 0 || k + 1 == n) {
+                snprintf(path, sizeof path, "/granny/root/%s", want);
+                snprintf(value, sizeof value, "%u\n", k);
+                expect_text(fs, path, value);
+            }
+        }
+        free(names);
+        s3fs_close(fs);
+        free(f);
+    }
+    print_message("name comparisons: %llu (distinct), %llu (one name)\n", (unsigned long long)compares[0], (unsigned long long)compares[1]);
+    assert_true(compares[0] <= 4ull * FXG_MAX_MEMBERS);
+    assert_true(compares[1] <= 8ull * FXG_MAX_MEMBERS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objects_all_layouts), cmocka_unit_test(test_object_spans),
         cmocka_unit_test(test_broken_objects),      cmocka_unit_test(test_truncated_objects),
         cmocka_unit_test(test_safe_names),
+        cmocka_unit_test(test_many_members_one_name),
         cmocka_unit_test(test_object_error_texts),
     };
     return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);

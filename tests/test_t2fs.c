@@ -18,6 +18,7 @@
 #include "fs/view_t1_models.h"
 #include "fs/view_t1_section.h"
 #include "fs/view_t2fs.h"
+#include "fs/view_t2fs_named.h"
 #include "parse/detect.h"
 #include "parse/rnc.h"
 #include "parse/t2fs.h"
@@ -980,6 +981,89 @@ static void test_schema_json_roundtrip(void **state)
     }
 }
 
+/* Opens file under the schema in json, lists /named and returns the name comparisons and
+ * directory lookups its listing cost (t2fs_named_counts). */
+static struct s3fs *open_named(const uint8_t *file, size_t size, const char *json, char path[static 32],
+                               uint64_t *compares, uint64_t *lookups)
+{
+    write_schema_file(path, json);
+    struct s3fs_opts o = {0};
+    snprintf(o.schema, sizeof o.schema, "%s", path);
+    struct s3fs *fs = open_mem(file, size, &o, "t2fs file");
+    uint64_t c0, l0, c1, l1;
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/named", &ino), 0);
+    t2fs_named_counts(&c0, &l0);
+    assert_int_equal(tree_populate(fs->tree, ino), 0);
+    t2fs_named_counts(&c1, &l1);
+    *compares = c1 - c0;
+    *lookups = l1 - l0;
+    return fs;
+}
+
+/* Issue 25: /named keeps names unique with a set of the names given in each listing, so
+ * a listing costs linear time: a repeated schema's 20,000 children (named by index) cost
+ * no directory lookup and a few name comparisons each; 300 fixed children of one schema
+ * name are x.bin, x~1.bin, ... x~299.bin (the index after the clash), as before. */
+static void test_named_linear(void **state)
+{
+    (void)state;
+    enum { N = 20000, NFIXED = 300 };
+    struct fxt **kids = malloc(N * sizeof *kids);
+    for (uint32_t i = 0; i < N; i++)
+        kids[i] = fxt_raw("leaf", 4);
+    struct fxt *root = fxt_branch_v(N, kids);
+    free(kids);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    char path[32];
+    uint64_t compares, lookups;
+    struct s3fs *fs = open_named(file, size,
+                                 "{\"name\": \"top\", \"type\": \"repeated\", \"next\": ["
+                                 "{\"name\": \"a\", \"type\": \"data\"}, {\"name\": \"b\", \"type\": \"data\"}]}",
+                                 path, &compares, &lookups);
+    assert_int_equal(lookups, 0);
+    assert_true(compares <= 4u * N);
+    struct probe p = tree_probe(fs);
+    char *target;
+    assert_int_equal(p.readlink(p.ctx, "/named/19999.bin", &target), 0);
+    assert_string_equal(target, "../root/19999.bin");
+    free(target);
+    s3fs_close(fs);
+    unlink(path);
+    free(file);
+    fxt_free(root);
+
+    struct sbuf json = {0};
+    sb_printf(&json, "{\"name\": \"top\", \"type\": \"fixed\", \"next\": [");
+    for (uint32_t i = 0; i < NFIXED; i++)
+        sb_printf(&json, "%s{\"name\": \"x\", \"type\": \"data\"}", i ? ", " : "");
+    sb_printf(&json, "]}");
+    kids = malloc(NFIXED * sizeof *kids);
+    for (uint32_t i = 0; i < NFIXED; i++)
+        kids[i] = fxt_raw("leaf", 4);
+    root = fxt_branch_v(NFIXED, kids);
+    free(kids);
+    file = fxt_write(root, false, 0, 0, &size);
+    fs = open_named(file, size, json.p, path, &compares, &lookups);
+    assert_int_equal(lookups, 0);
+    assert_true(compares <= 8u * NFIXED);
+    p = tree_probe(fs);
+    for (uint32_t i = 0; i < NFIXED; i++) {
+        char name[64], want[64];
+        snprintf(name, sizeof name, i ? "/named/x~%u.bin" : "/named/x.bin", i);
+        snprintf(want, sizeof want, "../root/%u.bin", i);
+        assert_int_equal(p.readlink(p.ctx, name, &target), 0);
+        assert_string_equal(target, want);
+        free(target);
+    }
+    s3fs_close(fs);
+    unlink(path);
+    free(file);
+    fxt_free(root);
+    sb_free(&json);
+}
+
 /* A hand-written schema for another shape: names in /named, kinds from the schema. */
 static void test_schema_hand_written(void **state)
 {
@@ -1464,6 +1548,7 @@ int main(void)
         cmocka_unit_test(test_models_view),       cmocka_unit_test(test_models_missing_nodes),       cmocka_unit_test(test_index_stream_errors),
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
+        cmocka_unit_test(test_named_linear),
         cmocka_unit_test(test_turok1_sections),   cmocka_unit_test(test_turok1_models),
         cmocka_unit_test(test_t2fs_cut_everywhere), cmocka_unit_test(test_t2fs_cut_detection),
     };

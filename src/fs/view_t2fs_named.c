@@ -10,6 +10,7 @@
 
 #include "fs/view_t1_models.h"
 #include "fs/view_t2fs_named.h"
+#include "parse/nameset.h"
 #include "parse/t2fs.h"
 
 struct named {
@@ -29,8 +30,40 @@ static bool named_by_schema(const struct t2fs_schema *s, uint32_t i)
 
 enum child_as { AS_DIR, AS_LINK, AS_ERROR };
 
+/* The names one listing has given (NULL when no two children can meet: a variable
+ * branch names them by index), so each clash check is one hash probe instead of a lookup
+ * in the directory being filled. A Turok 1 section's directory also holds its decoded
+ * files, made before the children: there (a few children) the directory is asked. */
+struct taken {
+    struct nameset *names;
+    bool ask_tree;
+};
+
+static _Atomic uint64_t named_compares, named_lookups;
+
+void t2fs_named_counts(uint64_t *compares, uint64_t *lookups)
+{
+    *compares = named_compares;
+    *lookups = named_lookups;
+}
+
+static bool name_taken(struct taken *tk, struct tree *t, uint32_t dir, const char *probe)
+{
+    if (!tk->names)
+        return false;
+    uint64_t before = tk->names->compared;
+    bool taken = nameset_has(tk->names, probe);
+    named_compares += tk->names->compared - before;
+    uint32_t existing;
+    if (!taken && tk->ask_tree) {
+        named_lookups++;
+        taken = tree_lookup(t, dir, probe, &existing) == 0;
+    }
+    return taken;
+}
+
 static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2fs_node *c, enum child_as as,
-                      const char *err)
+                      const char *err, struct taken *tk)
 {
     struct tree *t = t2fs_view_fs(n->v)->tree;
     const struct t2fs_schema *s = c->schema;
@@ -41,15 +74,15 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
         snprintf(name, sizeof name, "%s", s->name);
     else
         snprintf(name, sizeof name, "%s", idx);
-    uint32_t existing;
+    const char *suffix = as == AS_DIR ? "" : as == AS_LINK ? ".bin" : ".error";
     char probe[220];
-    snprintf(probe, sizeof probe, "%s%s", name, as == AS_DIR ? "" : as == AS_LINK ? ".bin" : ".error");
-    /* Two children, one name: only schema names can meet (indices are distinct), so a
-     * variable branch's thousands of children skip the lookup. */
-    bool may_collide = n->node.schema && (n->node.schema->kind == T2K_FIXED || n->node.schema->kind == T2K_MIXED ||
-                                          n->node.schema->kind == T2K_REPEATED);
-    if (may_collide && tree_lookup(t, dir, probe, &existing) == 0)
+    snprintf(probe, sizeof probe, "%s%s", name, suffix);
+    if (name_taken(tk, t, dir, probe)) {
         snprintf(name + strlen(name), sizeof name - strlen(name), "~%s", idx);
+        snprintf(probe, sizeof probe, "%s%s", name, suffix);
+    }
+    if (tk->names)
+        nameset_add(tk->names, probe);
     if (as == AS_ERROR) {
         add_error(t, dir, name, err);
         return;
@@ -89,18 +122,27 @@ static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct named *n = ctx;
-    if (is_turok1_section(n->node.schema))
+    bool section = is_turok1_section(n->node.schema);
+    if (section)
         t1_section_files(n->v, &n->node, dir);
+    /* Two children, one name: only schema names can meet (indices are distinct), so a
+     * variable branch's thousands of children need no check. */
+    const struct t2fs_schema *s = n->node.schema;
+    struct nameset names = {0};
+    struct taken tk = {NULL, section};
+    if (s && (s->kind == T2K_FIXED || s->kind == T2K_MIXED || s->kind == T2K_REPEATED))
+        tk.names = &names;
     for (uint32_t i = 0; n->node.kind == T2FS_NODE_BRANCH && i < n->node.count; i++) {
         struct t2fs_node c;
         char err[400];
         if (t2fs_node_child(n->v, &n->node, i, &c, err, sizeof err)) {
             c.schema = t2fs_schema_child(n->node.schema, i);
-            add_child(n, dir, i, &c, AS_ERROR, err);
+            add_child(n, dir, i, &c, AS_ERROR, err, &tk);
         } else {
-            add_child(n, dir, i, &c, c.kind == T2FS_NODE_BRANCH ? AS_DIR : AS_LINK, NULL);
+            add_child(n, dir, i, &c, c.kind == T2FS_NODE_BRANCH ? AS_DIR : AS_LINK, NULL, &tk);
         }
     }
+    nameset_free(&names);
     return 0;
 }
 

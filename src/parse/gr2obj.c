@@ -1,4 +1,5 @@
 #include "parse/gr2obj.h"
+#include "parse/nameset.h"
 
 #include <math.h>
 #include <inttypes.h>
@@ -332,7 +333,7 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
     /* Still marked bad while laying out: an Inline member that leads back here finds
      * "refers to itself" instead of a half-computed size. */
     if (layout_members(reg, s, t, depth) == 0) {
-        t->safe_name = gr2_safe_names(t->m, n);
+        t->safe_name = gr2_safe_names_counted(t->m, n, &reg->name_compares);
         t->ok = t->safe_name != NULL;
         if (t->ok)
             t->err[0] = 0;
@@ -388,45 +389,45 @@ const struct gr2_member *gr2_find_member(const struct gr2_type *t, const char *n
     return NULL;
 }
 
-char **gr2_safe_names(const struct gr2_member *m, uint32_t n)
+char **gr2_safe_names_counted(const struct gr2_member *m, uint32_t n, uint64_t *compared)
 {
     char **out = calloc(n ? n : 1, sizeof *out);
-    if (!out)
-        return NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        size_t len = m[i].name ? m[i].name_len : 0;
+    struct nameset taken = {0}; /* the earlier members' names: one probe per try */
+    uint32_t made = 0;
+    for (; out && made < n; made++) {
+        size_t len = m[made].name ? m[made].name_len : 0;
         if (len > 200)
             len = 200;
         char base[256];
         size_t k = 0;
         for (size_t j = 0; j < len; j++) {
-            unsigned char c = (unsigned char)m[i].name[j];
+            unsigned char c = (unsigned char)m[made].name[j];
             base[k++] = (c == '/' || c < 0x20) ? '_' : (char)c;
         }
         base[k] = 0;
         if (k == 0)
-            snprintf(base, sizeof base, "_member%u", i);
+            snprintf(base, sizeof base, "_member%u", made);
         else if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
             snprintf(base + k, sizeof base - k, "_");
-        char name[280];
-        snprintf(name, sizeof name, "%s", base);
-        for (unsigned dup = 2;; dup++) { /* unique among the earlier members */
-            bool clash = false;
-            for (uint32_t p = 0; p < i && !clash; p++)
-                clash = strcmp(out[p], name) == 0;
-            if (!clash)
-                break;
-            snprintf(name, sizeof name, "%s~%u", base, dup);
-        }
-        out[i] = strdup(name);
-        if (!out[i]) {
-            for (uint32_t p = 0; p < i; p++)
-                free(out[p]);
-            free(out);
-            return NULL;
-        }
+        char name[280]; /* unique among the earlier members: base, else base~2, base~3, ... */
+        if (nameset_unique(&taken, base, name, sizeof name) || !(out[made] = strdup(name)))
+            break;
+    }
+    if (compared)
+        *compared += taken.compared;
+    nameset_free(&taken);
+    if (out && made < n) { /* out of memory */
+        for (uint32_t p = 0; p < made; p++)
+            free(out[p]);
+        free(out);
+        out = NULL;
     }
     return out;
+}
+
+char **gr2_safe_names(const struct gr2_member *m, uint32_t n)
+{
+    return gr2_safe_names_counted(m, n, NULL);
 }
 
 /* ---- tables ---- */

@@ -100,6 +100,7 @@ struct gr2_type {
 struct gr2_types {
     struct gr2_type **t;
     size_t n, cap;
+    uint64_t name_compares; /* member-name comparisons made unique names cost (tests) */
 };
 
 /* The type at ref (decoded once, then cached). Never NULL unless out of memory;
@@ -141,7 +142,10 @@ void gr2_string_slot(const struct gr2_space *s, uint32_t sec, uint32_t off, stru
 /* True when the file's strings are CRCs into an external string table. */
 bool gr2_strings_remapped(const struct gr2_file *g);
 
-/* Makes file names from member names: no '/', not empty, not "." or "..", unique. */
+/* Makes file names from member names: no '/', not empty, not "." or "..", unique (a
+ * repeated name gets ~2, ~3, ... in member order). Linear in n (parse/nameset.h). */
 char **gr2_safe_names(const struct gr2_member *m, uint32_t n);
+/* The same, adding the name comparisons it made to *compared (NULL: not counted). */
+char **gr2_safe_names_counted(const struct gr2_member *m, uint32_t n, uint64_t *compared);
 
 #endif

@@ -1,0 +1,36 @@
+/* A set of names, for making file names unique in linear time. A directory's names are
+ * made one by one; each must differ from those made before it. A set of the names given
+ * so far answers "is it taken" in one hash probe, and for each base name the set keeps
+ * the next suffix to try, so n names with one base cost O(n) in all, not O(n^2) (a
+ * Granny type may have 4,095 members of one name). Counts its name comparisons, so tests
+ * can assert the cost is linear. */
+#ifndef S3_NAMESET_H
+#define S3_NAMESET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nameset_entry {
+    char *name;    /* owned; NULL: an empty slot */
+    unsigned next; /* as a base: the next N to try for base~N (2 at first) */
+};
+
+struct nameset {
+    struct nameset_entry *e; /* open addressing, power-of-two capacity, at most half full */
+    size_t cap, n;
+    uint64_t compared; /* name comparisons made (strcmp on a hash match) */
+    uint64_t probes;   /* slots looked at */
+};
+
+void nameset_free(struct nameset *s);
+bool nameset_has(struct nameset *s, const char *name);
+/* Adds a copy of name (nothing when it is there). 0, or -1 out of memory. */
+int nameset_add(struct nameset *s, const char *name);
+/* The first of base, base~2, base~3, ... that is not in the set, added and written to
+ * out, which must have room for base and a suffix (outlen > strlen(base) + 11). 0, or -1
+ * (out of memory, no room). The tries for base~N start where the last name of this base
+ * ended: every base~M below it is taken (the set only grows). */
+int nameset_unique(struct nameset *s, const char *base, char *out, size_t outlen);
+
+#endif
