@@ -424,3 +424,67 @@ uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_la
     free(w.b.p);
     return f;
 }
+
+/* ---- many big compressed sections (the cache's bound) ---- */
+
+uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, struct fxg_sections_result *r)
+{
+    static struct gw w;
+    memset(&w, 0, sizeof w);
+    w.p = 4;
+    uint32_t nparts = o->nsections - 1;
+    memset(r, 0, sizeof *r);
+    r->nsections = o->nsections;
+    const struct mdef value[] = {{UINT32, "v", NO_TYPE, 0}};
+    uint32_t t_value = gw_type(&w, value, 1);
+    const struct mdef part[] = {{UINT32, "Magic", NO_TYPE, 0}, {UINT32, "Index", NO_TYPE, 0},
+                                {REF_ARRAY, "Values", t_value, 0}};
+    uint32_t t_part = gw_type(&w, part, 3);
+    struct mdef root[FX_MAX_SECTIONS];
+    char names[FX_MAX_SECTIONS][16];
+    for (uint32_t k = 0; k < nparts; k++) {
+        snprintf(names[k], sizeof names[k], "Part_%u", k + 1);
+        root[k] = (struct mdef){REF, names[k], t_part, 0};
+    }
+    uint32_t t_root = gw_type(&w, root, (int)nparts);
+    uint32_t o_root = gw_alloc(&w, 4 * (size_t)nparts);
+    for (uint32_t k = 0; k < nparts; k++)
+        w.fix[w.nfix++] = (struct fx_fixup){o_root + 4 * k, k + 1, 0}; /* Part_k at the start of section k */
+    uint32_t len0 = (uint32_t)w.b.len;
+    struct fx_section sec[FX_MAX_SECTIONS] = {{.data = w.b.p, .data_size = len0, .alignment = 4,
+                                               .first16bit = len0, .first8bit = len0, .fixups = w.fix,
+                                               .nfixups = w.nfix}};
+    r->section[0] = w.b.p;
+    r->section_size[0] = len0;
+    struct fx_fixup values_at[FX_MAX_SECTIONS];
+    for (uint32_t k = 1; k < o->nsections; k++) {
+        uint32_t n = o->section_size;
+        uint8_t *b = malloc(n);
+        uint32_t x = 0x9E3779B9u * k;
+        for (uint32_t i = 0; i < n; i++) { /* compressible: a 64-byte period, a few bytes vary */
+            x = x * 1103515245u + 12345u;
+            b[i] = (i & 63) < 60 ? (uint8_t)("section-bytes-for-the-cache-test"[i & 31] + k) : (uint8_t)(x >> 24);
+        }
+        uint32_t head[4 + FXG_SECTION_VALUES] = {0x54524150u, k, FXG_SECTION_VALUES, 0};
+        for (uint32_t j = 0; j < FXG_SECTION_VALUES; j++)
+            head[4 + j] = k * 1000 + j;
+        for (size_t i = 0; i < 4 * (size_t)(4 + FXG_SECTION_VALUES); i++) /* le32 */
+            b[i] = (uint8_t)(head[i / 4] >> (8 * (i % 4)));
+        values_at[k] = (struct fx_fixup){12, k, 16};
+        sec[k] = (struct fx_section){.data = b, .data_size = n, .alignment = 4, .first16bit = 1, .first8bit = 1,
+                                     .fixups = &values_at[k], .nfixups = 1, .bitknit2 = true};
+        r->section[k] = b;
+        r->section_size[k] = n;
+    }
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    uint8_t *f = fx_build_gr2(&go, sec, o->nsections, size, &r->layout);
+    w.b.p = NULL; /* r->section[0] owns it */
+    return f;
+}
+
+void fxg_sections_free(struct fxg_sections_result *r)
+{
+    for (uint32_t k = 0; k < r->nsections; k++)
+        free(r->section[k]);
+}

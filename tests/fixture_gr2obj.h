@@ -81,4 +81,22 @@ uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_bi
 #define FXG_MAX_MEMBERS 4095
 uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_layout *lay);
 
+/* A Granny file of nsections sections (2..FX_MAX_SECTIONS): section 0 (stored as is) holds
+ * the types and a root of Part_1 .. Part_{n-1}, each a reference to the start of section
+ * k: Magic 0x54524150, Index k, and Values, a table of FXG_SECTION_VALUES UInt32s v
+ * (k·1000 + j) right after it; the rest of each section is filler. Sections 1.. are
+ * section_size bytes each, BitKnit2-compressed. */
+#define FXG_SECTION_VALUES 64
+struct fxg_sections_opts {
+    uint32_t nsections, section_size;
+};
+struct fxg_sections_result {
+    uint32_t nsections;
+    uint8_t *section[FX_MAX_SECTIONS]; /* each section's expanded bytes (fxg_sections_free) */
+    uint32_t section_size[FX_MAX_SECTIONS];
+    struct fx_gr2_layout layout;
+};
+uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, struct fxg_sections_result *r);
+void fxg_sections_free(struct fxg_sections_result *r);
+
 #endif

@@ -15,10 +15,12 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
 #include "fs/open.h"
 #include "oodle1enc.h"
 #include "testutil.h"
+#include "walk.h"
 
 /* Bytes that compress a little (zlib has work to do), different per seed. */
 static uint8_t *pattern(size_t n, uint32_t seed)
@@ -387,11 +389,11 @@ static void test_nested_once(void **state)
     char rig[300], path[400];
     snprintf(rig, sizeof rig, "%.*s/rig", (int)(strlen(p.paths[0]) - strlen("/data.bin")), p.paths[0]);
     /* each listing in turn (the resource's directory was listed to find rig/): the
-     * resource once; for section 1, its Oodle1 bytes as well (data.bin or data.error);
-     * /granny/sections reads nothing; /granny pins the object tree's sections (not
-     * counted here) */
+     * resource once; for /granny, section 0 as well (where the root type would be), for
+     * section 1 its Oodle1 bytes (data.bin or data.error); /granny/sections reads
+     * nothing */
     static const char *const listings[] = {"", "/granny", "/granny/sections", "/granny/sections/1"};
-    static const int want[] = {1, -1, 0, 2};
+    static const int want[] = {1, 2, 0, 2};
     for (size_t i = 0; i < sizeof listings / sizeof *listings; i++) {
         snprintf(path, sizeof path, "%s%s", rig, listings[i]);
         uint32_t dir = ino_of(fs, path);
@@ -410,6 +412,82 @@ static void test_nested_once(void **state)
     gr2_sections_free(&x);
 }
 
+/* ---- the bound: many sections, each smaller than the cache, together far larger ---- */
+
+/* 15 BitKnit2 sections of 5 MiB each (75 MiB expanded, 4.7 times the cache) under
+ * cache_mb=16: the whole tree walked and read (the object tree reaches every section:
+ * Part_k lives at the start of section k, its Values table right after it), and every
+ * section's data.bin read through with a handle. The expanded bytes held never passed
+ * the bound, nothing was refused, and the values are the fixture's. */
+static void test_many_sections_bounded(void **state)
+{
+    (void)state;
+    struct fxg_sections_opts so = {16, 5 << 20};
+    struct fxg_sections_result r;
+    size_t size;
+    uint8_t *f = fxg_build_sections(&so, &size, &r);
+    struct s3fs_opts o = {.cache_bytes = 16 << 20};
+    struct s3fs *fs = open_mem(f, size, &o, "Granny file");
+    cache_reset_peak(&fs->cache);
+    assert_true(walk_all(fs, 1000000) > 100);
+    for (uint32_t k = 1; k < so.nsections; k++) {
+        char path[96], want[32];
+        snprintf(path, sizeof path, "/granny/sections/%u/data.bin", k);
+        assert_true(read_cost(fs, path, r.section[k], r.section_size[k], true) <= 1);
+        snprintf(path, sizeof path, "/granny/root/Part_%u/Index", k);
+        snprintf(want, sizeof want, "%u\n", k);
+        expect_text(fs, path, want);
+        snprintf(path, sizeof path, "/granny/root/Part_%u/Values.csv", k);
+        char *csv = read_path(fs, path, NULL);
+        snprintf(want, sizeof want, "v\n%u\n%u\n", k * 1000, k * 1000 + 1);
+        assert_memory_equal(csv, want, strlen(want));
+        free(csv);
+    }
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    print_message("peak %llu bytes held of %llu, %llu productions\n", (unsigned long long)st.peak,
+                  (unsigned long long)st.limit, (unsigned long long)st.produced);
+    assert_true(st.peak <= st.limit);
+    assert_true(st.peak >= r.section_size[1]); /* a section was held: the peak is real */
+    char *info = read_path(fs, "/info", NULL);
+    if (strstr(info, "refused"))
+        fail_msg("%s", info);
+    free(info);
+    s3fs_close(fs);
+    free(f);
+    fxg_sections_free(&r);
+}
+
+/* A request that cannot fit: with cache_mb=1, sections of 2 MiB. The objects in them are
+ * .error files saying why, and /info says so; the sections' data.bin are still served
+ * (read through with a handle: expanded once, the one thing held past the bound). */
+static void test_section_over_bound(void **state)
+{
+    (void)state;
+    struct fxg_sections_opts so = {3, 2 << 20};
+    struct fxg_sections_result r;
+    size_t size;
+    uint8_t *f = fxg_build_sections(&so, &size, &r);
+    struct s3fs_opts o = {.cache_bytes = 1 << 20};
+    struct s3fs *fs = open_mem(f, size, &o, "Granny file");
+    char want[200]; /* beside the bytes of section 0, which the request reads the reference in */
+    snprintf(want, sizeof want,
+             "section 1: its 2097152 expanded bytes, with the %u of the sections this request uses, pass the "
+             "cache_mb bound (1048576 bytes)", r.section_size[0]);
+    expect_has(fs, "/granny/root/Part_1.error", want);
+    expect_has(fs, "/info", "section 1: refused to a request: with the other sections it needed, over the cache_mb "
+                            "bound (1048576 bytes); what lies in it there is an .error file");
+    for (uint32_t k = 1; k < so.nsections; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "/granny/sections/%u/data.bin", k);
+        assert_int_equal(read_cost(fs, path, r.section[k], r.section_size[k], true), 1);
+    }
+    assert_within_bound(fs);
+    s3fs_close(fs);
+    free(f);
+    fxg_sections_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +496,8 @@ int main(void)
         cmocka_unit_test(test_granny_section_once),
         cmocka_unit_test(test_rnc_node_once),
         cmocka_unit_test(test_nested_once),
+        cmocka_unit_test(test_many_sections_bounded),
+        cmocka_unit_test(test_section_over_bound),
     };
     return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }

@@ -170,44 +170,143 @@ static void load_fixups(struct gr2_view *v)
     }
 }
 
+/* ---- the sections a request holds: on demand, within the bound ----
+ *
+ * A request (a listing of the object tree, a table read, an export build) pins a section
+ * when the decoder first needs its bytes, and keeps it until gr2_view_unpin, unless the
+ * decoder reaches a settle point without having used it since: then it may be let go to
+ * make room for another. The sections a request holds stay within the bound (cache_mb,
+ * at least GR2_MIN_BOUND); a section that cannot fit beside those in use is refused:
+ * the decoder sees why, and what lies in it is an .error file (and /info says so). */
+
+#define GR2_MIN_BOUND (1u << 20) /* the smallest cache_mb */
+
+static uint64_t request_bound(struct gr2_view *v)
+{
+    uint64_t limit = cache_limit(&v->fs->cache);
+    return limit > GR2_MIN_BOUND ? limit : GR2_MIN_BOUND;
+}
+
+struct gr2_pins {
+    struct gr2_view *v;
+    struct gr2_lazy lazy;
+    uint32_t *pinned; /* sections pinned now (npinned of them) */
+    uint32_t npinned;
+    uint64_t bytes, bound;
+    char **refused;   /* per section: the reason given when refused (owned) */
+};
+
+static void unpin_one(struct gr2_pins *p, const struct gr2_space *sp, uint32_t k)
+{
+    uint32_t sec = p->pinned[k];
+    cache_unpin(&p->v->fs->cache, &p->v->items[sec].c);
+    p->bytes -= sp->size[sec];
+    sp->data[sec] = NULL; /* fetched again if used again */
+    p->pinned[k] = p->pinned[--p->npinned];
+}
+
+/* Lets go of every pinned section not used since the last settle point. */
+static void let_go_idle(struct gr2_pins *p, const struct gr2_space *sp)
+{
+    for (uint32_t k = 0; k < p->npinned;) {
+        if (p->lazy.state[p->pinned[k]] == GR2_SEC_USED)
+            k++;
+        else
+            unpin_one(p, sp, k);
+    }
+}
+
+static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
+{
+    struct gr2_view *v = p->v;
+    char msg[GR2_WHY_LEN];
+    snprintf(msg, sizeof msg,
+             "section %" PRIu32 ": its %zu expanded bytes, with the %" PRIu64
+             " of the sections this request uses, pass the cache_mb bound (%" PRIu64 " bytes)",
+             sec, sp->size[sec], p->bytes, p->bound);
+    p->refused[sec] = strdup(msg);
+    sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes over the cache_mb bound";
+    pthread_mutex_lock(&v->state_lock);
+    v->items[sec].bounded = true; /* /info says so */
+    pthread_mutex_unlock(&v->state_lock);
+}
+
+static void fetch_section(const struct gr2_space *sp, uint32_t sec)
+{
+    struct gr2_pins *p = sp->lazy->ctx;
+    struct gr2_view *v = p->v;
+    if (p->bytes + sp->size[sec] > p->bound)
+        let_go_idle(p, sp);
+    if (p->bytes + sp->size[sec] > p->bound) {
+        refuse(p, sp, sec);
+        return;
+    }
+    char why[GR2_WHY_LEN];
+    size_t size;
+    const uint8_t *d = cache_pin(&v->fs->cache, &v->items[sec].c, &size, why, sizeof why);
+    if (!d) { /* the space's own copy: the items' state is only read, under its lock */
+        p->refused[sec] = strdup(why);
+        sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes unavailable (out of memory)";
+        return;
+    }
+    sp->data[sec] = d;
+    p->pinned[p->npinned++] = sec;
+    p->bytes += sp->size[sec];
+}
+
 int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
-    uint32_t n = v->g.nsections;
+    uint32_t n = v->g.nsections, n1 = n ? n : 1;
     memset(sp, 0, sizeof *sp);
     if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
         return -EIO;
+    struct gr2_pins *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
     sp->g = &v->g;
-    sp->data = calloc(n ? n : 1, sizeof *sp->data);
-    sp->size = calloc(n ? n : 1, sizeof *sp->size);
-    sp->why = calloc(n ? n : 1, sizeof *sp->why);
-    if (!sp->data || !sp->size || !sp->why) {
+    sp->lazy = &p->lazy;
+    p->v = v;
+    p->lazy.ctx = p;
+    p->lazy.fetch = fetch_section;
+    sp->data = calloc(n1, sizeof *sp->data);
+    sp->size = calloc(n1, sizeof *sp->size);
+    sp->why = calloc(n1, sizeof *sp->why);
+    p->lazy.state = calloc(n1, 1);
+    p->lazy.used = calloc(n1, sizeof *p->lazy.used);
+    p->pinned = calloc(n1, sizeof *p->pinned);
+    p->refused = calloc(n1, sizeof *p->refused);
+    if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused) {
         gr2_view_unpin(v, sp);
         return -ENOMEM;
     }
+    p->bound = request_bound(v);
     load_fixups(v);
     sp->fixups = v->fixups;
     sp->nfixups = v->nfixups;
     for (uint32_t i = 0; i < n; i++) {
-        struct gr2_secitem *it = &v->items[i];
         char why[GR2_WHY_LEN];
-        if (v->g.sections[i].expanded_size == 0) {
+        /* sizes up front (the walk and the table budgets weigh them); a section known
+         * not to expand counts nothing, as when it was tried */
+        sp->size[i] = gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0] ? 0 : v->g.sections[i].expanded_size;
+        if (v->g.sections[i].expanded_size == 0)
             sp->data[i] = (const uint8_t *)"";
-            continue;
-        }
-        sp->data[i] = cache_pin(&v->fs->cache, &it->c, &sp->size[i], why, sizeof why);
-        if (!sp->data[i]) /* the space's own copy: the items' state is only read, under its lock */
-            sp->why[i] = strdup(why);
     }
     return 0;
 }
 
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
 {
-    for (uint32_t i = 0; sp->data && i < v->g.nsections; i++) {
-        if (sp->data[i] && v->g.sections[i].expanded_size)
-            cache_unpin(&v->fs->cache, &v->items[i].c);
-        if (sp->why)
-            free((char *)sp->why[i]);
+    struct gr2_pins *p = sp->lazy ? sp->lazy->ctx : NULL;
+    if (p) {
+        while (p->pinned && p->npinned)
+            unpin_one(p, sp, p->npinned - 1);
+        for (uint32_t i = 0; p->refused && i < v->g.nsections; i++)
+            free(p->refused[i]);
+        free(p->refused);
+        free(p->pinned);
+        free(p->lazy.state);
+        free(p->lazy.used);
+        free(p);
     }
     free(sp->data);
     free(sp->size);
@@ -565,6 +664,13 @@ static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
         sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s%s\n", i,
                   gr2_compression_name(s->compression), s->data_size, s->expanded_size, state,
                   expanded != 1 && err[0] && s->expanded_size ? why : "");
+        pthread_mutex_lock(&v->state_lock);
+        bool bounded = v->items[i].bounded;
+        pthread_mutex_unlock(&v->state_lock);
+        if (bounded)
+            sb_printf(out, "section %" PRIu32 ": refused to a request: with the other sections it needed, over the "
+                           "cache_mb bound (%" PRIu64 " bytes); what lies in it there is an .error file\n",
+                      i, request_bound(v));
     }
 }
 

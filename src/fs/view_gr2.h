@@ -24,6 +24,7 @@ struct gr2_secitem {
     uint32_t sec;
     char err[200]; /* why the bytes cannot be had (empty: they can) */
     int expanded;  /* compressed sections: 0 not tried yet, 1 expanded, -1 failed (err) */
+    bool bounded;  /* a request was refused it: with the others it needed, over cache_mb */
 };
 
 struct gr2_view {
@@ -47,8 +48,12 @@ struct gr2_view {
  * and puts the reason it cannot be had (or "") in err. */
 int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen);
 
-/* Pins every section's bytes and loads the fixups: the space the object decoder walks.
- * Sections that cannot be had are NULL with a reason. Release with gr2_view_unpin. */
+/* The space the object decoder walks, for one request: the fixups loaded, every
+ * section's size, and its bytes pinned on demand (when the decoder first needs them) and
+ * held until gr2_view_unpin, except those it has not used since a settle point
+ * (gr2_space_settle), which may be let go to make room. The sections held at once stay
+ * within cache_mb (at least 1 MiB): a section that does not fit beside those in use, or
+ * cannot be had, reads as NULL with a reason (an .error file), and /info says so. */
 int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp);
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp);
 /* Section sec's cache item (and its cache), for what an open file made from its bytes

@@ -99,24 +99,20 @@ void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_r
         add_left_out(x, dir);
 }
 
-void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir)
+void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t granny_dir)
 {
-    struct gr2_space sp;
-    if (gr2_view_pin(v, &sp))
-        return;
     struct gr2_types reg = {0};
-    const struct gr2_type *root = gr2_type_get(&reg, &sp, v->g.root_type);
+    const struct gr2_type *root = gr2_type_get(&reg, sp, v->g.root_type);
     const struct gr2_member *m = root && root->ok ? gr2_find_member(root, "Models") : NULL;
     const char *why;
     struct gr2_ref to;
     const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS
-                           ? gr2_bytes(&sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
+                           ? gr2_bytes(sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
                            : NULL;
     /* only where root/Models will be a directory, so the link never dangles */
-    if (b && gr2_u32_at(&sp, b) > 0 &&
-        gr2_pointer(&sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &why) == 1 &&
-        gr2_bytes(&sp, to.section, to.offset, (uint64_t)gr2_u32_at(&sp, b) * (uint64_t)gr2_pointer_size(&sp), &why))
+    if (b && gr2_u32_at(sp, b) > 0 &&
+        gr2_pointer(sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &why) == 1 &&
+        gr2_bytes(sp, to.section, to.offset, (uint64_t)gr2_u32_at(sp, b) * (uint64_t)gr2_pointer_size(sp), &why))
         tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");
     gr2_types_free(&reg);
-    gr2_view_unpin(v, &sp);
 }

@@ -11,7 +11,8 @@
  * model or mesh (by its type's members); nothing for other structs. */
 void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
                      uint32_t dir);
-/* /granny/models -> root/Models, when the root object has models. */
-void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
+/* /granny/models -> root/Models, when the root object has models (read in sp, the space
+ * of the listing of /granny: gr2_view_pin). */
+void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t granny_dir);
 
 #endif

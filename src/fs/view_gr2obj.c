@@ -533,9 +533,11 @@ static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t
         add_error(d->o->v->fs->tree, dir, "type", ty ? ty->err : "out of memory");
         return;
     }
-    for (uint32_t i = 0; i < ty->nmembers; i++)
+    for (uint32_t i = 0; i < ty->nmembers; i++) {
+        gr2_space_settle(sp); /* a member's nodes are made: the bytes it needed may go */
         add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
                    d->obj.offset + ty->m[i].offset);
+    }
     gr2_exports_add(d->o->v, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
 }
 
@@ -545,6 +547,7 @@ static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32
                               uint32_t n, uint32_t stride)
 {
     for (uint32_t k = 0; k < n; k++) {
+        gr2_space_settle(sp); /* an element's nodes are made: the bytes it needed may go */
         char name[16], *ep = gr2_path_index(d->path, k);
         snprintf(name, sizeof name, "%" PRIu32, k);
         uint32_t ino;
@@ -715,9 +718,9 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
         add_skeletons_link(o, &sp, granny_dir, root);
         tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
     }
-    gr2_view_unpin(v, &sp);
     if (!why)
-        gr2_exports_links(v, granny_dir);
+        gr2_exports_links(v, &sp, granny_dir);
+    gr2_view_unpin(v, &sp);
 }
 
 static void gobj_free(void *p)

@@ -722,6 +722,7 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
     }
     for (uint32_t i = 0; i < mb.count; i++) {
         char why2[256];
+        gr2_space_settle(sp); /* each mesh is copied out: the last one's bytes may go */
         bt = mb.type;
         bo = elem_at(&mb, i);
         rc = follow(reg, sp, bt, bo, "Mesh", &mt, &mo, &why);

@@ -65,12 +65,37 @@ uint32_t gr2_elem_size(const struct gr2_space *s, uint32_t type)
     }
 }
 
+/* A lazy section's bytes, fetched when not there yet, and recorded as used: from here to
+ * the next settle point the caller may hold pointers into them. */
+static void use_section(const struct gr2_space *s, uint32_t sec)
+{
+    struct gr2_lazy *l = s->lazy;
+    if (!s->data[sec] && !s->why[sec])
+        l->fetch(s, sec);
+    if (s->data[sec] && l->state[sec] != GR2_SEC_USED) {
+        l->state[sec] = GR2_SEC_USED;
+        l->used[l->nused++] = sec;
+    }
+}
+
+void gr2_space_settle(const struct gr2_space *s)
+{
+    struct gr2_lazy *l = s->lazy;
+    if (!l)
+        return;
+    for (uint32_t k = 0; k < l->nused; k++)
+        l->state[l->used[k]] = GR2_SEC_IDLE;
+    l->nused = 0;
+}
+
 const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why)
 {
     if (sec >= s->g->nsections) {
         *why = "reference to a section that does not exist";
         return NULL;
     }
+    if (s->lazy)
+        use_section(s, sec);
     if (!s->data[sec]) {
         *why = s->why[sec] ? s->why[sec] : "section bytes unavailable";
         return NULL;

@@ -41,8 +41,25 @@ enum gr2_member_type {
 #define GR2_MAX_TYPE_DEPTH 32  /* Inline nesting (and cycles through type definitions) */
 #define GR2_TRANSFORM_SIZE 68
 
+/* Sections given on demand (optional). A section whose data and why are both NULL is
+ * asked of fetch the first time its bytes are needed; fetch sets one of them. A provider
+ * that bounds memory may also take back (set to NULL again) a section the decoder holds
+ * no pointer into: one not used since the last settle point (gr2_space_settle), where
+ * the decoder keeps no pointer into section bytes. state and used are the decoder's
+ * record of that (one byte per section, and the sections used since the last settle). */
+struct gr2_space;
+struct gr2_lazy {
+    void (*fetch)(const struct gr2_space *s, uint32_t sec);
+    void *ctx; /* the provider's */
+    uint8_t *state; /* per section: GR2_SEC_IDLE or GR2_SEC_USED */
+    uint32_t *used;
+    uint32_t nused;
+};
+enum { GR2_SEC_IDLE = 0, GR2_SEC_USED = 1 };
+
 /* What the decoder needs of the container: each section's expanded bytes (NULL when
- * they cannot be had, with a reason) and its fixups sorted by from_offset. */
+ * they cannot be had, with a reason) and its fixups sorted by from_offset. size holds
+ * every section's size from the start, also for a lazy section not fetched yet. */
 struct gr2_space {
     const struct gr2_file *g;
     const uint8_t **data; /* per section */
@@ -50,7 +67,12 @@ struct gr2_space {
     const char **why;     /* reason when data is NULL */
     struct gr2_fixup **fixups;
     uint32_t *nfixups;
+    struct gr2_lazy *lazy; /* NULL: every section is given up front */
 };
+
+/* A settle point: the caller holds no pointer into section bytes (names and types live
+ * in the type registry), so a provider may take back what is not used after it. */
+void gr2_space_settle(const struct gr2_space *s);
 
 int gr2_pointer_size(const struct gr2_space *s);
 const char *gr2_member_type_name(uint32_t type);

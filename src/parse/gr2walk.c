@@ -287,6 +287,7 @@ static void walk_element(struct gr2_walk *w, const struct gr2_space *sp, struct 
         break;
     case GR2_EK_PTRARRAY:
         for (uint32_t k = 0; k < e->count; k++) {
+            gr2_space_settle(sp); /* each pointer's target is looked at alone */
             struct gr2_elem one = {.kind = GR2_EK_OBJECT, .type = e->type};
             const char *why;
             uint32_t slot = e->obj.offset + k * e->size;
@@ -325,6 +326,7 @@ static void walk_instance(struct gr2_walk *w, const struct gr2_space *sp, struct
         }
         char *mp = gr2_path_join(in->path, t->safe_name[i]);
         for (uint32_t k = 0; mp && k < width; k++) {
+            gr2_space_settle(sp); /* nothing of the last element's bytes is kept */
             /* a member with an array width is a directory of 0..N-1, even of width 1 */
             char *ep = m->array_width > 0 ? gr2_path_index(mp, k) : strdup(mp);
             struct gr2_elem e;
