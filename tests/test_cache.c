@@ -15,8 +15,10 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
+#include "fs/export.h"
 #include "fs/open.h"
 #include "oodle1enc.h"
 #include "testutil.h"
@@ -488,6 +490,71 @@ static void test_section_over_bound(void **state)
     fxg_sections_free(&r);
 }
 
+/* ---- exports: sized without building ---- */
+
+/* Lists dir, then stats and reads each file named: listing builds nothing (the sizes are
+ * measured), each file is built once by its read-through (with a handle), its bytes as
+ * many as the listing said, and a second read-through with a cache that kept it builds
+ * nothing more. */
+static void check_exports_built_on_read(struct s3fs *fs, const char *dir, const char *const *names, size_t n)
+{
+    uint64_t before = export_builds();
+    uint32_t d = ino_of(fs, dir);
+    assert_int_equal(tree_populate(fs->tree, d), 0);
+    assert_int_equal(export_builds(), before);
+    for (size_t i = 0; i < n; i++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        uint32_t ino = ino_of(fs, path);
+        uint64_t size = tree_size(fs->tree, ino);
+        assert_true(size > 0);
+        assert_int_equal(export_builds(), before + i);
+        struct tree_hold *h = tree_hold(fs->tree, ino);
+        assert_non_null(h);
+        uint8_t *buf = malloc(size);
+        for (uint64_t off = 0; off < size;) {
+            ssize_t k = tree_read(fs->tree, ino, off, buf + off, 4096);
+            assert_true(k > 0);
+            off += (uint64_t)k;
+        }
+        assert_int_equal(tree_read(fs->tree, ino, size, buf, 1), 0); /* the listed size is exact */
+        tree_release(h);
+        assert_int_equal(export_builds(), before + i + 1);
+        uint8_t *again;
+        size_t len;
+        assert_int_equal(tree_read_all(fs->tree, ino, &again, &len), 0);
+        assert_int_equal(len, size);
+        assert_memory_equal(again, buf, size);
+        assert_int_equal(export_builds(), before + i + 1); /* kept by the cache */
+        free(again);
+        free(buf);
+    }
+}
+
+/* A Granny model's model.glb and its skeleton's skeleton.glb; a Turok 1 object's
+ * model.glb and model.obj (one decode sizes both). */
+static void test_exports_sized_without_building(void **state)
+{
+    (void)state;
+    struct fxm_opts mo = {.sig = "le32"};
+    size_t size;
+    uint8_t *f = fxm_build(&mo, &size);
+    struct s3fs *fs = open_mem(f, size, NULL, "Granny model");
+    static const char *const model[] = {"model.glb"}, *const skeleton[] = {"skeleton.glb"};
+    check_exports_built_on_read(fs, "/granny/root/Models/0", model, 1);
+    check_exports_built_on_read(fs, "/granny/root/Skeletons/0", skeleton, 1);
+    s3fs_close(fs);
+    free(f);
+    struct fxt *root = fxt_t1_sample(false);
+    f = fxt_write(root, false, 0, 0, &size);
+    fs = open_mem(f, size, NULL, "Turok 1 file");
+    static const char *const t1[] = {"model.glb", "model.obj"};
+    check_exports_built_on_read(fs, "/models/0", t1, 2);
+    s3fs_close(fs);
+    free(f);
+    fxt_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_nested_once),
         cmocka_unit_test(test_many_sections_bounded),
         cmocka_unit_test(test_section_over_bound),
+        cmocka_unit_test(test_exports_sized_without_building),
     };
     return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }

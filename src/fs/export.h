@@ -1,6 +1,8 @@
-/* Generated export files (.glb, .obj): built on first use, kept in the bounded cache,
- * rebuilt when evicted. The first build (when the directory is populated) fixes the
- * size a stat reports; a later build of another size (the source changed) is EIO. */
+/* Generated export files (.glb, .obj): built on first read, kept in the bounded cache
+ * (held while a reader has the file open), rebuilt when evicted. Listing a directory
+ * builds nothing: the size a stat reports is measured (the exporters run on the decoded
+ * model without keeping the bytes: the same calls, so the same size), and a build of
+ * another size (the source changed) is EIO, as is any read after the source changed. */
 #ifndef S3_EXPORT_H
 #define S3_EXPORT_H
 
@@ -10,13 +12,23 @@
 #include "fs/view.h"
 #include "parse/model.h"
 
-/* Makes the file's bytes (malloc'd): 0, or -1 with err saying why it cannot be made. */
+/* Makes the file's bytes (malloc'd): 0, or -1 with err saying why it cannot be made. With
+ * out NULL, only measures: *len is the exact size a build gives (the exporters below
+ * measure when out is NULL). */
 typedef int (*export_build_fn)(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen);
 
-/* Adds `name` (e.g. "model.glb") to dir, or STEM.error (e.g. "model.error") saying why it
- * cannot be made. ctx must live as long as the tree; it may be read from any thread. */
+/* Adds `name` (e.g. "model.glb") to dir, sized by measuring (build with out NULL), or
+ * STEM.error (e.g. "model.error") saying why it cannot be made. ctx must live as long as
+ * the tree; it may be read from any thread. */
 uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype, export_build_fn build,
                     void *ctx);
+/* The same for a size the caller measured already (one decode for several files). */
+uint32_t export_add_sized(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype, uint64_t size,
+                          export_build_fn build, void *ctx);
+/* STEM.error for name (its extension dropped) saying msg. */
+uint32_t export_add_error(struct s3fs *fs, uint32_t dir, const char *name, const char *msg);
+/* Tests: export files built so far (their bytes made, not measured), process-wide. */
+uint64_t export_builds(void);
 
 /* ---- the exporters (export_model.c) ---- */
 

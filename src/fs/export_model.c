@@ -101,7 +101,7 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
         snprintf(err, errlen, "the skeleton has no bones");
         return -1;
     }
-    struct glb *g = glb_new();
+    struct glb *g = out ? glb_new() : glb_new_measure();
     int ibm;
     if (!g || add_bones(g, s, &ibm, err, errlen)) {
         if (!g)
@@ -220,7 +220,7 @@ static bool has_triangles(const struct mdl_mesh *m)
 
 int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    struct glb *g = glb_new();
+    struct glb *g = out ? glb_new() : glb_new_measure();
     int ibm = -1;
     if (!g) {
         snprintf(err, errlen, "out of memory");
@@ -323,6 +323,10 @@ static void obj_mesh(struct sbuf *b, const struct mdl_mesh *m, struct obj_base *
 
 static int obj_take(struct sbuf *b, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
+    if (!out) { /* measured */
+        *len = b->len;
+        return 0;
+    }
     *out = (uint8_t *)sb_take(b, len);
     if (!*out) {
         snprintf(err, errlen, "out of memory");
@@ -333,7 +337,7 @@ static int obj_take(struct sbuf *b, uint8_t **out, size_t *len, char *err, size_
 
 int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    struct sbuf b = {0};
+    struct sbuf b = {.measure = !out};
     sb_printf(&b, "# s3rigfs: %" PRIu32 " vertices, %" PRIu32 " triangles; coordinates as stored\n", m->nverts,
               m->ntris);
     struct obj_base base = {1, 1, 1}; /* OBJ counts from 1 */
@@ -348,7 +352,7 @@ int export_model_obj(const struct mdl_model *md, uint8_t **out, size_t *len, cha
     for (uint32_t i = 0; i < md->nmeshes; i++)
         if (has_triangles(&md->mesh[i]))
             nm++, nv += md->mesh[i].nverts, nt += md->mesh[i].ntris;
-    struct sbuf b = {0};
+    struct sbuf b = {.measure = !out};
     sb_printf(&b, "# s3rigfs: %" PRIu32 " meshes, %" PRIu64 " vertices, %" PRIu64 " triangles; coordinates as stored\n",
               nm, nv, nt);
     struct obj_base base = {1, 1, 1};

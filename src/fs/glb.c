@@ -119,6 +119,14 @@ struct glb *glb_new(void)
     return calloc(1, sizeof(struct glb));
 }
 
+struct glb *glb_new_measure(void)
+{
+    struct glb *g = glb_new();
+    if (g)
+        g->bin.measure = 1;
+    return g;
+}
+
 void glb_free(struct glb *g)
 {
     if (!g)
@@ -602,9 +610,10 @@ static void put_u32le(uint8_t *p, uint32_t v)
 
 int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    *out = NULL;
+    if (out)
+        *out = NULL;
     *len = 0;
-    struct sbuf json = {0};
+    struct sbuf json = {0}; /* written even when measuring: small, and it reads its own tail */
     json_document(g, &json);
     if (g->oom || json.oom || g->bin.oom) {
         sb_free(&json);
@@ -622,6 +631,11 @@ int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errl
         sb_free(&json);
         snprintf(err, errlen, "the file would be larger than 4 GiB, more than .glb can hold");
         return -1;
+    }
+    if (!out) { /* measured: the size alone */
+        sb_free(&json);
+        *len = (size_t)total;
+        return 0;
     }
     uint8_t *f = calloc(1, (size_t)total);
     if (!f) {

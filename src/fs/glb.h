@@ -18,6 +18,9 @@ enum glb_target { GLB_NO_TARGET = 0, GLB_VERTICES = 34962, GLB_INDICES = 34963 }
 struct glb;
 
 struct glb *glb_new(void);
+/* A builder that only measures: the same calls, no buffer bytes kept; glb_finish with
+ * out NULL then gives the exact size of the file the same calls make with glb_new. */
+struct glb *glb_new_measure(void);
 void glb_free(struct glb *g);
 
 /* A buffer view holding a copy of len bytes; it starts 4-byte aligned in the buffer. */
@@ -52,8 +55,8 @@ int glb_material(struct glb *g, const char *name, size_t name_len);
 int glb_skin(struct glb *g, const int *joints, uint32_t njoints, int ibm, int skeleton, const char *name,
              size_t name_len);
 
-/* Lays out the file: *out is malloc'd. 0, or -1 with err (out of memory, a non-finite
- * number, a file over 4 GiB). */
+/* Lays out the file: *out is malloc'd (out NULL: only *len, the file's size). 0, or -1
+ * with err (out of memory, a non-finite number, a file over 4 GiB). */
 int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 #endif

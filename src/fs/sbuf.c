@@ -26,6 +26,10 @@ static int sb_reserve(struct sbuf *b, size_t more)
 
 void sb_put(struct sbuf *b, const void *data, size_t n)
 {
+    if (b->measure) {
+        b->len += n;
+        return;
+    }
     if (sb_reserve(b, n))
         return;
     memcpy(b->p + b->len, data, n);
@@ -39,7 +43,9 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || sb_reserve(b, (size_t)n))
+    if (n >= 0 && b->measure)
+        b->len += (size_t)n;
+    if (n < 0 || b->measure || sb_reserve(b, (size_t)n))
         return;
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);

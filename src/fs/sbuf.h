@@ -8,6 +8,9 @@ struct sbuf {
     char *p;
     size_t len, cap;
     int oom;
+    /* A measuring buffer: keeps no text, only its length grows (the exact size of what
+     * the same calls would write: an export's size without building it). */
+    int measure;
 };
 
 void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

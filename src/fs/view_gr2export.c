@@ -55,22 +55,33 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
     return rc;
 }
 
-/* Why a model's meshes were left out, beside its model.glb. */
-static void add_left_out(struct gx *x, uint32_t dir)
+/* model.glb, sized from one decode of the model, and beside it meshes.error saying why
+ * meshes were left out (the same decode). */
+static void add_model(struct gx *x, uint32_t dir)
 {
+    struct s3fs *fs = x->v->fs;
     struct gr2_space sp;
-    if (gr2_view_pin(x->v, &sp))
+    if (gr2_view_pin(x->v, &sp)) {
+        export_add_error(fs, dir, "model.glb", "the sections cannot be read (the file changed, or out of memory)");
         return;
+    }
     struct gr2_types reg = {0};
     struct mdl_model m;
     char err[256];
+    size_t len;
     if (gr2_model_read(&reg, &sp, x->type, x->obj, &m, err, sizeof err) == 0) {
+        if (export_model_glb(&m, NULL, &len, err, sizeof err) == 0)
+            export_add_sized(fs, dir, "model.glb", "glb.model", len, gx_build, x);
+        else
+            export_add_error(fs, dir, "model.glb", err);
         if (m.left_out) {
             size_t n = strlen(m.left_out);
             m.left_out[n - 1] = 0; /* add_error ends the text */
-            add_error(x->v->fs->tree, dir, "meshes", m.left_out);
+            add_error(fs->tree, dir, "meshes", m.left_out);
         }
         mdl_model_free(&m);
+    } else {
+        export_add_error(fs, dir, "model.glb", err);
     }
     gr2_types_free(&reg);
     gr2_view_unpin(x->v, &sp);
@@ -94,9 +105,10 @@ void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_r
     if (!x)
         return;
     *x = (struct gx){v, kind, type, obj};
-    export_add(v->fs, dir, file[kind], xtype[kind], gx_build, x);
     if (kind == GX_MODEL)
-        add_left_out(x, dir);
+        add_model(x, dir);
+    else
+        export_add(v->fs, dir, file[kind], xtype[kind], gx_build, x);
 }
 
 void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t granny_dir)

@@ -2,8 +2,9 @@
  * are read with the t2fs locator and decoded (t1_section_read), then turned into a
  * neutral model by parse/t1_model.c and written by the exporters (export_model.c).
  *
- * A build runs when the directory is populated (to learn the size) and again whenever
- * the cache has dropped the bytes, on whatever thread reads the file. The locator may
+ * Listing the directory decodes the object once, to measure both files and say what
+ * was left out; a build runs on the first read and again whenever the cache has dropped
+ * the bytes, on whatever thread reads the file. The locator may
  * only run where no populate callback runs (it shares the view's read-ahead window and
  * tables), so a build reads the object under the tree lock, which serialises populate
  * callbacks (recursive: a build inside a populate callback already holds it). A build is
@@ -142,15 +143,25 @@ void t1_exports_add(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir
         return;
     *glb = (struct t1x){v, *obj, false};
     *obj_text = (struct t1x){v, *obj, true};
-    export_add(fs, dir, "model.glb", "glb.model", t1x_build, glb);
+    /* one decode sizes both files (measured, not built) and says what was left out */
     char err[256];
     struct mdl_model m;
-    if (object_model(glb, &m, err, sizeof err) == 0) { /* not model.error: the model exists */
-        export_add(fs, dir, "model.obj", "obj.model", t1x_build, obj_text);
-        if (m.left_out) {
-            m.left_out[strlen(m.left_out) - 1] = 0; /* add_error ends the text */
-            add_error(fs->tree, dir, "sections", m.left_out);
-        }
-        mdl_model_free(&m);
+    if (object_model(glb, &m, err, sizeof err)) {
+        export_add_error(fs, dir, "model.glb", err); /* model.error: there is no model */
+        return;
     }
+    size_t len;
+    if (export_model_glb(&m, NULL, &len, err, sizeof err) == 0)
+        export_add_sized(fs, dir, "model.glb", "glb.model", len, t1x_build, glb);
+    else
+        export_add_error(fs, dir, "model.glb", err);
+    if (export_model_obj(&m, NULL, &len, err, sizeof err) == 0)
+        export_add_sized(fs, dir, "model.obj", "obj.model", len, t1x_build, obj_text);
+    else
+        export_add_error(fs, dir, "model.obj", err);
+    if (m.left_out) {
+        m.left_out[strlen(m.left_out) - 1] = 0; /* add_error ends the text */
+        add_error(fs->tree, dir, "sections", m.left_out);
+    }
+    mdl_model_free(&m);
 }
