@@ -9,6 +9,11 @@
 #                                                    file, a remapped-strings file and the real
 #                                                    files of ../shared/vectors/gr2
 #   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
+#   scripts/bench.sh cache                           the bounded cache (issue 25): an expanded item
+#                                                    read through with a cache 4x and 8x smaller
+#                                                    than it against a large cache, a 4,095-member
+#                                                    type, and peak RSS over 15 sections of 12 MB
+#                                                    under cache_mb=16
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -48,6 +53,99 @@ bench_package() {
     done
     rm -rf "$work"
 }
+# Cache (issue 25), on fresh mounts with the page cache dropped, best of 3:
+#  - an expanded item (a zlib package resource, a BitKnit2 Granny section) of 16 and 32 MiB
+#    read with cat (lookup, listing and read: the listing expands it once to know it
+#    expands, the read through an open handle once more when the cache cannot keep it),
+#    with cache_mb a quarter and an eighth of it, and 4096; target: at most 3 times the
+#    large cache's time, and twice the time for twice the bytes;
+#  - ls of a root type of 4,095 UInt32 members all named Bone, and all named apart; target:
+#    under 50 ms;
+#  - a Granny file of 15 BitKnit2 sections of 12 MB (and the objects, one in each), walked
+#    (find) and every file read (cat) with -o cache_mb=16: the daemon's peak RSS (VmHWM);
+#    target: within cache_mb + 64 MB.
+bench_cache() {
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    local work mnt
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mnt=$work/mnt
+    mkdir -p "$mnt"
+    # best_cat FILE OPTS PATH: the best of 3 times of cat MNT/PATH on a fresh mount
+    best_cat() {
+        local best="" t
+        for _ in 1 2 3; do
+            sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+            build-bench/mount.s3rig -o "$2" "$1" "$mnt"
+            t=$( { /usr/bin/time -f %e cat "$mnt/$3" >/dev/null; } 2>&1 )
+            fusermount3 -u "$mnt"
+            sleep 0.2
+            if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
+        done
+        echo "$best"
+    }
+    echo "expanded item read through (cat on a fresh mount, best of 3; seconds):"
+    printf "  %-22s %6s %10s %10s %10s %8s %8s\n" item MiB "cache/4" "cache/8" "cache=4096" "x(/4)" "x(/8)"
+    local kind mb f path small smaller large
+    for kind in zlib-resource bitknit2-section; do
+        for mb in 16 32; do
+            if [ $kind = zlib-resource ]; then
+                f=$work/one.package
+                build-bench/tests/s3rig-mkfixture package-one "$f" "$mb"
+                path=$(build-bench/s3rig ls "$f" resources | head -1)/data.bin
+                path=resources/$path
+            else
+                f=$work/one.gr2
+                build-bench/tests/s3rig-mkfixture gr2-sections "$f" 2 "$mb"
+                path=granny/sections/1/data.bin
+            fi
+            small=$(best_cat "$f" "cache_mb=$((mb / 4))" "$path")
+            smaller=$(best_cat "$f" "cache_mb=$((mb / 8))" "$path")
+            large=$(best_cat "$f" "cache_mb=4096" "$path")
+            printf "  %-22s %6d %10.3f %10.3f %10.3f %8.2f %8.2f\n" "$kind" "$mb" "$small" "$smaller" "$large" \
+                "$(echo "$small / $large" | bc -l)" "$(echo "$smaller / $large" | bc -l)"
+        done
+    done
+    echo "a root type of 4,095 UInt32 members, best of 3 (seconds): ls of /granny/root on a fresh mount;" \
+         "s3rig ls of it (the whole process: open, decode, list)"
+    local names t best cli
+    for names in same distinct; do
+        f=$work/members.gr2
+        build-bench/tests/s3rig-mkfixture gr2-members "$f" 4095 "$names"
+        best="" cli=""
+        for _ in 1 2 3; do
+            build-bench/mount.s3rig "$f" "$mnt"
+            t=$( { /usr/bin/time -f %e ls -f "$mnt/granny/root" >/dev/null; } 2>&1 )
+            fusermount3 -u "$mnt"
+            sleep 0.2
+            if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
+            t=$( { /usr/bin/time -f %e build-bench/s3rig ls "$f" granny/root >/dev/null; } 2>&1 )
+            if [ -z "$cli" ] || [ "$(echo "$t < $cli" | bc -l)" = 1 ]; then cli=$t; fi
+        done
+        printf "  %-9s ls %6.3f   s3rig ls %6.3f\n" "$names" "$best" "$cli"
+    done
+    f=$work/sections.gr2
+    build-bench/tests/s3rig-mkfixture gr2-sections "$f" 16 12
+    sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+    build-bench/mount.s3rig -o cache_mb=16 "$f" "$mnt"
+    local pid nodes t0 walk_s
+    pid=$(pgrep -n -f -- "$mnt" || echo 0)
+    t0=$(date +%s.%N)
+    nodes=$(find "$mnt" | wc -l)
+    find "$mnt" -type f -exec cat {} + >/dev/null
+    walk_s=$(echo "$(date +%s.%N) - $t0" | bc -l)
+    printf "15 BitKnit2 sections of 12 MB (%d bytes stored, %d nodes), cache_mb=16: walked and read in %.2f s," \
+        "$(stat -c %s "$f")" "$nodes" "$walk_s"
+    awk '/VmHWM/ {printf " peak RSS %d kB", $2} /VmRSS/ {printf ", RSS now %d kB\n", $2}' "/proc/$pid/status"
+    fusermount3 -u "$mnt"
+    rm -rf "$work"
+}
+if [ "${1:-}" = cache ]; then
+    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    bench_cache
+    exit 0
+fi
+
 if [ "${1:-}" = package ]; then
     bench_package "${2:-10000}"
     build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null | grep -E "refpack|zlib" || true

@@ -25,7 +25,7 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export TSAN_OPTIONS="log_path=$logs/tsan second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 [ $# -gt 0 ] || set -- tree gr2_bitknit2 nested cache t1model mount pkg_mount
-meson test -C "$dir" --print-errorlogs --no-rebuild "$@"
+meson test -C "$dir" --print-errorlogs --no-rebuild --timeout-multiplier 5 "$@" # TSan runs 5-15 times slower
 rc=$?
 
 reports=$(find "$logs" -type f | sort)

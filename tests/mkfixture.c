@@ -21,6 +21,11 @@
  *                            three stages) after the oodle0 fuzz target's 8-byte prefix
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
  *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
+ *   package-one MB           a Sims 4 package of one zlib resource expanding to MB MiB
+ *   gr2-sections N MB        a GR2 of N sections: the objects, then N-1 BitKnit2 sections of
+ *                            MB MiB, each holding one object and a table (fxg_build_sections)
+ *   gr2-members N same|distinct   a GR2 whose root type has N UInt32 members, all named
+ *                            "Bone" or each its own (fxg_build_members)
  *   refpack                  the sample rig packed by the test-only RefPack packer */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,16 @@
 #include "fixture_t2fs.h"
 #include "oodle0enc.h"
 #include "refpack_pack.h"
+
+/* Writes data (size bytes) to path and frees it: the exit status. */
+static int write_out(const char *path, uint8_t *data, size_t size)
+{
+    int rc = fx_write_file(path, data, size);
+    free(data);
+    if (rc)
+        perror(path);
+    return rc ? 1 : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -53,12 +68,8 @@ int main(int argc, char **argv)
         struct fxg_big_result r;
         size_t size;
         uint8_t *data = fxg_build_big(&o, &size, &r);
-        int rc = fx_write_file(argv[2], data, size);
-        free(data);
         free(r.section);
-        if (rc)
-            perror(argv[2]);
-        return rc ? 1 : 0;
+        return write_out(argv[2], data, size);
     }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "package-big") == 0) {
         if (fxp_write_big(argv[2], (uint32_t)atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 3)) {
@@ -66,6 +77,36 @@ int main(int argc, char **argv)
             return 1;
         }
         return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "package-one") == 0) {
+        size_t n = (size_t)atoll(argv[3]) << 20, size;
+        uint8_t *bytes = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++) /* compressible, not trivially: zlib has work to do */
+            bytes[i] = (i & 3) ? (uint8_t)((i * 2654435761u) >> 13) : (uint8_t)"resource"[(i >> 2) & 7];
+        struct fxp_res r = {0x00B2D882, 0, 1, bytes, n, FXP_ZLIB};
+        struct fxp_opts o = {.game = 4};
+        struct fxp_layout lay;
+        uint8_t *data = fxp_build(&o, &r, 1, &size, &lay);
+        free(bytes);
+        return write_out(argv[2], data, size);
+    }
+    if (argc == 5 && strcmp(argv[1], "gr2-sections") == 0) {
+        struct fxg_sections_opts o = {(uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]) << 20};
+        if (o.nsections < 2 || o.nsections > FX_MAX_SECTIONS) {
+            fprintf(stderr, "s3rig-mkfixture: gr2-sections: 2 to %d sections\n", FX_MAX_SECTIONS);
+            return 1;
+        }
+        struct fxg_sections_result r;
+        size_t size;
+        uint8_t *data = fxg_build_sections(&o, &size, &r);
+        fxg_sections_free(&r);
+        return write_out(argv[2], data, size);
+    }
+    if (argc == 5 && strcmp(argv[1], "gr2-members") == 0) {
+        struct fx_gr2_layout lay;
+        size_t size;
+        uint8_t *data = fxg_build_members((uint32_t)atoi(argv[3]), strcmp(argv[4], "same") == 0, &size, &lay);
+        return write_out(argv[2], data, size);
     }
     if (argc != 3) {
         fprintf(stderr, "usage: s3rig-mkfixture KIND OUT [ARGS]\n");

@@ -416,6 +416,18 @@ static void test_nested_once(void **state)
 
 /* ---- the bound: many sections, each smaller than the cache, together far larger ---- */
 
+/* fxg_build_sections(nsections, section_size) opened with a cache of cache_bytes; the
+ * file into *f and the fixture's sections into r (free both). */
+static struct s3fs *open_sections(uint32_t nsections, uint32_t section_size, uint64_t cache_bytes, uint8_t **f,
+                                  struct fxg_sections_result *r)
+{
+    struct fxg_sections_opts so = {nsections, section_size};
+    size_t size;
+    *f = fxg_build_sections(&so, &size, r);
+    struct s3fs_opts o = {.cache_bytes = cache_bytes};
+    return open_mem(*f, size, &o, "Granny file");
+}
+
 /* 15 BitKnit2 sections of 5 MiB each (75 MiB expanded, 4.7 times the cache) under
  * cache_mb=16: the whole tree walked and read (the object tree reaches every section:
  * Part_k lives at the start of section k, its Values table right after it), and every
@@ -424,15 +436,12 @@ static void test_nested_once(void **state)
 static void test_many_sections_bounded(void **state)
 {
     (void)state;
-    struct fxg_sections_opts so = {16, 5 << 20};
     struct fxg_sections_result r;
-    size_t size;
-    uint8_t *f = fxg_build_sections(&so, &size, &r);
-    struct s3fs_opts o = {.cache_bytes = 16 << 20};
-    struct s3fs *fs = open_mem(f, size, &o, "Granny file");
+    uint8_t *f;
+    struct s3fs *fs = open_sections(16, 5 << 20, 16 << 20, &f, &r);
     cache_reset_peak(&fs->cache);
     assert_true(walk_all(fs, 1000000) > 100);
-    for (uint32_t k = 1; k < so.nsections; k++) {
+    for (uint32_t k = 1; k < r.nsections; k++) {
         char path[96], want[32];
         snprintf(path, sizeof path, "/granny/sections/%u/data.bin", k);
         assert_true(read_cost(fs, path, r.section[k], r.section_size[k], true) <= 1);
@@ -466,12 +475,9 @@ static void test_many_sections_bounded(void **state)
 static void test_section_over_bound(void **state)
 {
     (void)state;
-    struct fxg_sections_opts so = {3, 2 << 20};
     struct fxg_sections_result r;
-    size_t size;
-    uint8_t *f = fxg_build_sections(&so, &size, &r);
-    struct s3fs_opts o = {.cache_bytes = 1 << 20};
-    struct s3fs *fs = open_mem(f, size, &o, "Granny file");
+    uint8_t *f;
+    struct s3fs *fs = open_sections(3, 2 << 20, 1 << 20, &f, &r);
     char want[200]; /* beside the bytes of section 0, which the request reads the reference in */
     snprintf(want, sizeof want,
              "section 1: its 2097152 expanded bytes, with the %u of the sections this request uses, pass the "
@@ -479,7 +485,7 @@ static void test_section_over_bound(void **state)
     expect_has(fs, "/granny/root/Part_1.error", want);
     expect_has(fs, "/info", "section 1: refused to a request: with the other sections it needed, over the cache_mb "
                             "bound (1048576 bytes); what lies in it there is an .error file");
-    for (uint32_t k = 1; k < so.nsections; k++) {
+    for (uint32_t k = 1; k < r.nsections; k++) {
         char path[64];
         snprintf(path, sizeof path, "/granny/sections/%u/data.bin", k);
         assert_int_equal(read_cost(fs, path, r.section[k], r.section_size[k], true), 1);
