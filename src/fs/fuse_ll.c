@@ -32,11 +32,14 @@
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
 
-/* A reader's copy of a volatile file. Kept on a list: after a lazy unmount the kernel
- * sends no RELEASE for files still open, and they are freed at shutdown instead. */
+/* An open file's handle (fi->fh): a reader's copy of a volatile file (text), or what
+ * tree_hold keeps for a file of expanded bytes, so its reads expand it once whatever the
+ * cache's size (hold). Kept on a list: after a lazy unmount the kernel sends no RELEASE
+ * for files still open, and they are freed at shutdown instead. */
 struct snapshot {
     char *text;
     size_t len;
+    struct tree_hold *hold;
     struct snapshot *prev, *next;
 };
 
@@ -69,6 +72,7 @@ static void snapshot_free(struct adapter *a, struct snapshot *s)
     if (s->next)
         s->next->prev = s->prev;
     pthread_mutex_unlock(&a->lock);
+    tree_release(s->hold);
     free(s->text);
     free(s);
 }
@@ -274,27 +278,6 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     do_readdir(req, ino, size, off, true);
 }
 
-/* ---- what an open file's handle (fi->fh) holds ----
- * A volatile file's snapshot, or what tree_hold keeps for a file of expanded bytes (its
- * reads then expand it once, whatever the cache's size), told apart by the low bit (both
- * are malloc'd, so at least 2-aligned); 0 for neither. */
-#define FH_HOLD 1u
-
-static void set_hold(struct fuse_file_info *fi, struct tree_hold *h)
-{
-    fi->fh = h ? (uint64_t)(uintptr_t)h | FH_HOLD : 0;
-}
-
-static struct tree_hold *hold_of(const struct fuse_file_info *fi)
-{
-    return fi->fh & FH_HOLD ? (struct tree_hold *)(uintptr_t)(fi->fh & ~(uint64_t)FH_HOLD) : NULL;
-}
-
-static struct snapshot *snapshot_of(const struct fuse_file_info *fi)
-{
-    return fi->fh & FH_HOLD ? NULL : (struct snapshot *)(uintptr_t)fi->fh;
-}
-
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     uint32_t i;
@@ -313,7 +296,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     if (is_volatile(n)) {
         /* A snapshot per reader: consistent across its reads, fresh at each open. */
-        struct snapshot *s = malloc(sizeof *s);
+        struct snapshot *s = calloc(1, sizeof *s);
         if (s)
             s->text = tree_render(adapter_of(req)->fs->tree, i, &s->len);
         if (!s || !s->text) {
@@ -328,17 +311,25 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         return;
     }
     fi->keep_cache = 1;
-    set_hold(fi, tree_hold(adapter_of(req)->fs->tree, i));
+    struct tree_hold *h = tree_hold(adapter_of(req)->fs->tree, i);
+    if (h) {
+        struct snapshot *s = calloc(1, sizeof *s);
+        if (!s) {
+            tree_release(h);
+            fuse_reply_err(req, ENOMEM);
+            return;
+        }
+        s->hold = h;
+        snapshot_link(adapter_of(req), s);
+        fi->fh = (uint64_t)(uintptr_t)s;
+    }
     fuse_reply_open(req, fi);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    struct tree_hold *h = hold_of(fi);
-    if (h)
-        tree_release(h);
-    struct snapshot *s = snapshot_of(fi);
+    struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
     if (s)
         snapshot_free(adapter_of(req), s);
     fuse_reply_err(req, 0);
@@ -353,10 +344,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, n ? EISDIR : ENOENT);
         return;
     }
-    if (snapshot_of(fi)) {
+    const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
+    if (s && s->text) {
         /* Reply from a private copy: once the reply is written the reader may close, and
          * the snapshot be released by another thread, before fuse_reply_buf returns. */
-        const struct snapshot *s = snapshot_of(fi);
         size_t k = (uint64_t)off < s->len ? s->len - (size_t)off : 0;
         k = k < size ? k : size;
         char *copy = malloc(k ? k : 1);
