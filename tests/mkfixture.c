@@ -10,6 +10,10 @@
  *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
  *   gr2model-SIG             a GR2 with a skeleton, three meshes and a model (SIG: le32
  *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4)
+ *   gr2anim-SIG[-bk2][-crc][-old][-shear][-noskel]   a GR2 with a skeleton and animations using
+ *                            every curve format (fixture_gr2anim.c; SIG: le32 le64 be32 be64; -bk2
+ *                            BitKnit2-compressed, -crc every name remapped, -old the old inline
+ *                            curves, -shear a scale/shear that is not diagonal, -noskel no skeleton)
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
@@ -30,6 +34,7 @@
 #include "fixture.h"
 #include "fixture_rig_clear.h"
 #include "fixture_dbpf.h"
+#include "fixture_gr2anim.h"
 #include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
@@ -83,6 +88,14 @@ int main(int argc, char **argv)
         snprintf(sig, sizeof sig, "%.4s", argv[1] + 9);
         o.sig = sig;
         data = fxm_build(&o, &size);
+    } else if (strncmp(argv[1], "gr2anim-", 8) == 0) {
+        char sig[8];
+        snprintf(sig, sizeof sig, "%.4s", argv[1] + 8);
+        struct fxa_opts o = {.sig = sig, .bitknit2 = strstr(argv[1], "-bk2") != NULL,
+                             .remapped = strstr(argv[1], "-crc") != NULL, .old_layout = strstr(argv[1], "-old") != NULL,
+                             .shear = strstr(argv[1], "-shear") != NULL, .no_skeleton = strstr(argv[1], "-noskel") != NULL};
+        struct fxa_result r;
+        data = fxa_build(&o, &size, &r);
     } else if (strncmp(argv[1], "gr2obj-", 7) == 0 || strncmp(argv[1], "bk2obj-", 7) == 0) {
         char sig[32];
         int version;

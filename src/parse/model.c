@@ -291,3 +291,14 @@ int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t 
         }
     return 0;
 }
+
+void mdl_keys_free(struct mdl_keys *k)
+{
+    if (!k)
+        return;
+    free(k->times);
+    free(k->values);
+    k->times = NULL;
+    k->values = NULL;
+    k->n = 0;
+}

@@ -92,4 +92,18 @@ bool mdl_is_trs(const float m[16]);
  * range: 0, or -1 with err. */
 int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen);
 
+/* The keys of one glTF animation channel (made by a format's keying, written by the
+ * exporter): times strictly increasing; values ncomp per key, or for CUBICSPLINE three
+ * groups of ncomp per key (in-tangent, value, out-tangent, tangents per second). */
+enum mdl_interp { MDL_LINEAR, MDL_STEP, MDL_CUBICSPLINE };
+enum mdl_path { MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE };
+struct mdl_keys {
+    enum mdl_interp interp;
+    int ncomp;
+    uint32_t n;
+    float *times;
+    float *values;
+};
+void mdl_keys_free(struct mdl_keys *k);
+
 #endif

@@ -1,0 +1,386 @@
+/* Granny animation curves from the rules (shared/formats/gr2anim.md): the notes' worked
+ * numbers (knot scales, a D4n key, a degree-2 curve and its glTF keys), every D4n
+ * selector, omitted component, sign and width encoded here and decoded, the evaluator's
+ * properties, glTF keys evaluated by the glTF formulas, and linear work. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "parse/gr2curve.h"
+
+#define CLOSE(a, b, tol)                                                                                              \
+    do {                                                                                                              \
+        double a_ = (a), b_ = (b);                                                                                    \
+        if (!(fabs(a_ - b_) <= (tol)))                                                                                \
+            fail_msg("%s = %.9g, expected %.9g (line %d)", #a, a_, b_, __LINE__);                                   \
+    } while (0)
+
+/* ---- the notes' worked numbers ---- */
+
+static void test_knot_scale_trunc(void **state)
+{
+    (void)state;
+    assert_true(gr2_knot_scale_trunc(0x3F80) == 1.0f);
+    assert_true(3 / gr2_knot_scale_trunc(0x3F80) == 3.0f);
+    /* 0x4755: exponent 2^15, mantissa 1 + 85/128 */
+    assert_true(gr2_knot_scale_trunc(0x4755) == 32768.0f * (1 + 85.0f / 128));
+    assert_true(gr2_knot_scale_trunc(0x4755) == 54528.0f);
+    assert_true(27264 / gr2_knot_scale_trunc(0x4755) == 0.5f);
+}
+
+static void test_d4n_worked_key(void **state)
+{
+    (void)state;
+    double q[4];
+    gr2_d4n_key(0x0093, 0xD000, 0xE000, 0x2000, 15, q);
+    CLOSE(q[0], 0.0883964, 1e-7);
+    CLOSE(q[1], 0.1767713, 1e-7);
+    CLOSE(q[2], -0.9641983, 1e-7);
+    CLOSE(q[3], 0.1768037, 1e-7);
+    CLOSE(sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), 1, 1e-12);
+}
+
+/* The selector table of the notes, written out here: entries 0-7, 8-15 negated. */
+static void range_of(unsigned e, double *width, double *offset)
+{
+    const double r = sqrt(2.0);
+    static const double w8[8][2] = {{1, -0.5},  {0.5, -0.25},     {0.25, -0.375}, {0.25, -0.125},
+                                    {0.25, 0.125}, {0.125, -0.125}, {0.125, -0.0625}, {0.125, 0}};
+    double s = e < 8 ? 1 : -1;
+    *width = s * w8[e % 8][0] * r;
+    *offset = s * w8[e % 8][1] * r;
+}
+
+/* Every selector entry, omitted component, sign and width: a quaternion encoded here (its
+ * three kept components in the middle of their entry's range), decoded, compared with the
+ * decoding rule applied to the stored words and with the original within one step. */
+static void test_d4n_every_selector(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int bits = 7; bits <= 15; bits += 8) {
+        uint32_t top = 1u << bits, max = top - 1;
+        for (unsigned e = 0; e < 16; e++) {
+            for (unsigned omit = 0; omit < 4; omit++) {
+                for (int neg = 0; neg < 2; neg++) {
+                    /* component c uses entry (e + c) & 15: every entry on every component */
+                    uint16_t sel = 0;
+                    for (unsigned c = 0; c < 4; c++)
+                        sel |= (uint16_t)(((e + c) & 15) << (4 * c));
+                    double want[4], sum = 0;
+                    uint32_t word[3];
+                    for (unsigned s = 0; s < 3; s++) {
+                        unsigned c = (omit + 1 + s) & 3;
+                        double width, offset;
+                        range_of((sel >> (4 * c)) & 15, &width, &offset);
+                        double v = offset + width * (0.3 + 0.1 * s); /* inside the range */
+                        word[s] = (uint32_t)lround((v - offset) / width * max);
+                        want[c] = word[s] * width / max + offset; /* what the word means */
+                        assert_true(fabs(want[c] - v) <= fabs(width) / max);
+                        sum += want[c] * want[c];
+                    }
+                    assert_true(sum <= 1);
+                    want[omit] = (neg ? -1 : 1) * sqrt(1 - sum);
+                    uint32_t a = word[0] | (neg ? top : 0), b = word[1] | ((omit & 2) ? top : 0),
+                             c = word[2] | ((omit & 1) ? top : 0);
+                    double got[4];
+                    gr2_d4n_key(sel, a, b, c, bits, got);
+                    for (int k = 0; k < 4; k++)
+                        CLOSE(got[k], want[k], 1e-12);
+                    checked++;
+                }
+            }
+        }
+    }
+    assert_int_equal(checked, 2 * 16 * 4 * 2);
+    /* a hostile radicand: the omitted component is 0, not NaN */
+    double q[4];
+    gr2_d4n_key(0x0000, 0x7FFF, 0x7FFF, 0x7FFF, 15, q);
+    assert_true(q[0] == 0);
+}
+
+/* ---- evaluation ---- */
+
+/* A curve of `dim` values per control, degree d, from arrays (not owned). */
+static struct gr2_curve curve_of(int d, uint32_t n, uint32_t dim, double *knots, double *controls)
+{
+    struct gr2_curve c = {.format = 1, .degree = d, .kind = GR2_CURVE_KNOTS, .n = n, .dim = dim, .dimension = -1,
+                          .knots = knots, .controls = controls, .kmax = knots, .sorted = true};
+    return c;
+}
+
+/* The notes' curve in x of a position: T = (0, 0.01, 1, 2), P = (1, 2, 6, 3). */
+static double wk[4] = {0, 0.01f, 1, 2};
+static double wp[12] = {1, 0, 0, 2, 0, 0, 6, 0, 0, 3, 0, 0};
+
+static void test_degree2_worked(void **state)
+{
+    (void)state;
+    struct gr2_curve c = curve_of(2, 4, 3, wk, wp);
+    double v[3];
+    static const double t[4] = {0, 0.5, 2, 1}, want[4] = {1, 14677.0 / 6567, 3, 794.0 / 199};
+    for (int i = 0; i < 4; i++) {
+        gr2_curve_eval(&c, GR2_ROLE_POSITION, 0, t[i], v, NULL, NULL);
+        /* the knot 0.01 is a float here, as Granny holds it: about 1e-9 off the notes' */
+        CLOSE(v[0], want[i], 1e-6);
+    }
+    gr2_curve_eval(&c, GR2_ROLE_POSITION, 0, 0.5, v, NULL, NULL);
+    CLOSE(v[0], 2.2349627, 1e-6);
+}
+
+static void test_degree2_worked_keys(void **state)
+{
+    (void)state;
+    struct gr2_curve c = curve_of(2, 4, 3, wk, wp);
+    struct mdl_keys k;
+    char err[200];
+    assert_int_equal(gr2_curve_keys(&c, GR2_ROLE_POSITION, 2, &k, NULL, err, sizeof err), 0);
+    assert_int_equal(k.interp, MDL_CUBICSPLINE);
+    assert_int_equal(k.n, 4);
+    static const double want[4][4] = {{0, 0, 1, 0}, {0.01, 2, 1.01, 2}, {1, 4.0201005, 3.9899497, 4.0201005},
+                                      {2, -6, 3, 0}};
+    for (uint32_t i = 0; i < 4; i++) {
+        CLOSE(k.times[i], want[i][0], 1e-7);
+        for (int j = 0; j < 3; j++) /* in-tangent, value, out-tangent of x */
+            CLOSE(k.values[9 * i + 3 * j], want[i][1 + j], 2e-5);
+    }
+    mdl_keys_free(&k);
+}
+
+static void test_evaluator_properties(void **state)
+{
+    (void)state;
+    /* degree 1 passes through the controls at the knots */
+    double k1[4] = {0, 0.3, 0.7, 1.5}, p1[12] = {1, 2, 3, -1, 0, 4, 2, 2, 2, 0.5, -0.5, 9};
+    struct gr2_curve c = curve_of(1, 4, 3, k1, p1);
+    double v[9];
+    for (int i = 0; i < 4; i++) {
+        gr2_curve_eval(&c, GR2_ROLE_POSITION, 0, k1[i], v, NULL, NULL);
+        for (int j = 0; j < 3; j++)
+            CLOSE(v[j], p1[3 * i + j], 1e-12);
+    }
+    /* degree 2 starts at the first control and ends at the last */
+    c = curve_of(2, 4, 3, k1, p1);
+    gr2_curve_eval(&c, GR2_ROLE_POSITION, 0, k1[0], v, NULL, NULL);
+    for (int j = 0; j < 3; j++)
+        CLOSE(v[j], p1[j], 1e-12);
+    gr2_curve_eval(&c, GR2_ROLE_POSITION, 0, k1[3], v, NULL, NULL);
+    for (int j = 0; j < 3; j++)
+        CLOSE(v[j], p1[9 + j], 1e-12);
+    /* before the first knot: the value at it */
+    double k2[3] = {0.04, 0.5, 1}, p2[3] = {5, 7, 11};
+    struct gr2_curve s = curve_of(2, 3, 1, k2, p2);
+    gr2_curve_eval(&s, GR2_ROLE_VECTOR, 1, 0, v, NULL, NULL);
+    CLOSE(v[0], 5, 1e-12);
+    /* degree 0: P[k] on [T[k-1], T[k]) */
+    s = curve_of(0, 3, 1, k2, p2);
+    static const double t0[5] = {0, 0.04, 0.3, 0.5, 0.99};
+    static const double w0[5] = {5, 7, 7, 11, 11};
+    for (int i = 0; i < 5; i++) {
+        gr2_curve_eval(&s, GR2_ROLE_VECTOR, 1, t0[i], v, NULL, NULL);
+        CLOSE(v[0], w0[i], 0);
+    }
+    /* orientations: per component, then normalised */
+    double kq[3] = {0, 1, 2}, pq[12] = {0, 0, 0, 2, 0, 0, 3, 3, 1, 1, 1, 1};
+    struct gr2_curve q = curve_of(1, 3, 4, kq, pq);
+    gr2_curve_eval(&q, GR2_ROLE_ORIENTATION, 0, 0.5, v, NULL, NULL);
+    double raw[4] = {0, 0, 1.5, 2.5}, len = sqrt(1.5 * 1.5 + 2.5 * 2.5);
+    for (int j = 0; j < 4; j++)
+        CLOSE(v[j], raw[j] / len, 1e-12);
+    for (double t = 0; t <= 2; t += 0.125) {
+        gr2_curve_eval(&q, GR2_ROLE_ORIENTATION, 0, t, v, NULL, NULL);
+        CLOSE(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3], 1, 1e-12);
+    }
+    /* identity by role, whatever Dimension says (0 included) */
+    for (int dim = 0; dim < 10; dim += 3) {
+        struct gr2_curve id = {.format = 2, .kind = GR2_CURVE_IDENTITY, .dimension = dim};
+        char err[100];
+        assert_int_equal(gr2_curve_check(&id, GR2_ROLE_SCALESHEAR, 0, err, sizeof err), 0);
+        gr2_curve_eval(&id, GR2_ROLE_POSITION, 0, 0.5, v, NULL, NULL);
+        assert_true(v[0] == 0 && v[1] == 0 && v[2] == 0);
+        gr2_curve_eval(&id, GR2_ROLE_ORIENTATION, 0, 0.5, v, NULL, NULL);
+        assert_true(v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 1);
+        gr2_curve_eval(&id, GR2_ROLE_SCALESHEAR, 0, 0.5, v, NULL, NULL);
+        for (int j = 0; j < 9; j++)
+            assert_true(v[j] == (j % 4 == 0 ? 1 : 0));
+    }
+    /* one knot: the constant P[0] */
+    double k3[1] = {0.7}, p3[3] = {0.1, 0.2, 0.3};
+    struct gr2_curve one = curve_of(2, 1, 3, k3, p3);
+    gr2_curve_eval(&one, GR2_ROLE_POSITION, 0, 1.9, v, NULL, NULL);
+    for (int j = 0; j < 3; j++)
+        CLOSE(v[j], p3[j], 0);
+}
+
+/* ---- glTF keys against the glTF formulas ---- */
+
+/* The glTF sampler at t: STEP, LINEAR (rotations: slerp), CUBICSPLINE (Hermite with the
+ * tangents scaled by the key interval; rotations normalised). */
+static void gltf_sample(const struct mdl_keys *k, bool rotation, double t, double *out)
+{
+    int nc = k->ncomp, per = k->interp == MDL_CUBICSPLINE ? 3 * nc : nc, off = k->interp == MDL_CUBICSPLINE ? nc : 0;
+    uint32_t i = 0;
+    if (t <= k->times[0] || k->n == 1) {
+        for (int j = 0; j < nc; j++)
+            out[j] = k->values[off + j];
+        return;
+    }
+    if (t >= k->times[k->n - 1]) {
+        for (int j = 0; j < nc; j++)
+            out[j] = k->values[(k->n - 1) * per + off + j];
+        return;
+    }
+    while (!(t < k->times[i + 1]))
+        i++;
+    double t0 = k->times[i], t1 = k->times[i + 1], td = t1 - t0, s = (t - t0) / td;
+    const float *a = k->values + i * per, *b = k->values + (i + 1) * per;
+    if (k->interp == MDL_STEP) {
+        for (int j = 0; j < nc; j++)
+            out[j] = a[j];
+        return;
+    }
+    if (k->interp == MDL_LINEAR) {
+        double dot = 0;
+        for (int j = 0; j < nc; j++)
+            dot += a[j] * b[j];
+        if (rotation && fabs(dot) < 1 - 1e-12) { /* slerp */
+            double th = acos(fabs(dot)), sa = sin((1 - s) * th) / sin(th), sb = sin(s * th) / sin(th);
+            for (int j = 0; j < nc; j++)
+                out[j] = sa * a[j] + (dot < 0 ? -1 : 1) * sb * b[j];
+        } else {
+            for (int j = 0; j < nc; j++)
+                out[j] = (1 - s) * a[j] + s * b[j];
+        }
+        return;
+    }
+    double s2 = s * s, s3 = s2 * s;
+    for (int j = 0; j < nc; j++)
+        out[j] = (2 * s3 - 3 * s2 + 1) * a[nc + j] + td * (s3 - 2 * s2 + s) * a[2 * nc + j] +
+                 (-2 * s3 + 3 * s2) * b[nc + j] + td * (s3 - s2) * b[j];
+    if (rotation) {
+        double len = sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3]);
+        for (int j = 0; j < 4; j++)
+            out[j] /= len;
+    }
+}
+
+/* Keys of c sampled by glTF at its knots, between them and at Duration equal Granny's
+ * evaluation to 1e-5. */
+static void expect_exact(const struct gr2_curve *c, enum gr2_role role, double duration)
+{
+    struct mdl_keys k;
+    char err[200];
+    if (gr2_curve_keys(c, role, duration, &k, NULL, err, sizeof err))
+        fail_msg("keys: %s", err);
+    for (uint32_t i = 1; i < k.n; i++)
+        assert_true(k.times[i] > k.times[i - 1]);
+    assert_true(k.times[0] == 0 && k.times[k.n - 1] == (float)duration);
+    int per = k.interp == MDL_CUBICSPLINE ? 3 * k.ncomp : k.ncomp, at = k.interp == MDL_CUBICSPLINE ? k.ncomp : 0;
+    for (uint32_t i = 0; role == GR2_ROLE_ORIENTATION && i < k.n; i++) { /* keys are unit quaternions */
+        const float *q = k.values + i * (uint32_t)per + at;
+        CLOSE(sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3]), 1, 1e-6);
+    }
+    double g[9], want[9], p[4];
+    int nc = k.ncomp;
+    for (int i = 0; i <= 400; i++) {
+        double t = duration * i / 400;
+        gltf_sample(&k, role == GR2_ROLE_ORIENTATION, t, p);
+        gr2_curve_eval(c, role, 0, t, want, NULL, NULL);
+        for (int j = 0; j < nc; j++)
+            g[j] = role == GR2_ROLE_SCALESHEAR ? want[4 * j] : want[j];
+        for (int j = 0; j < nc; j++)
+            if (fabs(p[j] - g[j]) > 1e-5)
+                fail_msg("t = %g: component %d: glTF %.9g, Granny %.9g", t, j, p[j], g[j]);
+    }
+    mdl_keys_free(&k);
+}
+
+static void test_keys_exact(void **state)
+{
+    (void)state;
+    struct gr2_curve c = curve_of(2, 4, 3, wk, wp);
+    expect_exact(&c, GR2_ROLE_POSITION, 2);
+    expect_exact(&c, GR2_ROLE_POSITION, 1.3);  /* knots past Duration */
+    expect_exact(&c, GR2_ROLE_POSITION, 2.75); /* Duration past the last knot */
+    /* orientation, degree 2 and 1, controls far from unit */
+    double kq[5] = {0, 0.01, 0.6, 1.1, 2}, pq[20] = {0, 0, 0, 1, 0.3, 0, 0, 0.9, 0.9, 0.4, 0.1, 0.2,
+                                                     -0.2, 0.8, 0.5, 0.3, 0.1, 0.1, 0.9, -0.6};
+    c = curve_of(2, 5, 4, kq, pq);
+    expect_exact(&c, GR2_ROLE_ORIENTATION, 2);
+    c = curve_of(1, 5, 4, kq, pq);
+    expect_exact(&c, GR2_ROLE_ORIENTATION, 2);
+    /* degree 1 and 0 positions; a double knot (a kink) and a triple knot (a jump) */
+    double kd[6] = {0, 0.5, 1, 1, 1, 2}, pd[18] = {0, 0, 0, 1, 2, 3, -1, 0, 1, 4, 4, 4, 2, 0, -2, 1, 1, 1};
+    c = curve_of(1, 6, 3, kd, pd);
+    expect_exact(&c, GR2_ROLE_POSITION, 2);
+    c = curve_of(0, 6, 3, kd, pd);
+    expect_exact(&c, GR2_ROLE_POSITION, 2);
+    double kk[6] = {0, 0.5, 1, 1, 1.5, 2};
+    c = curve_of(2, 6, 3, kk, pd);
+    expect_exact(&c, GR2_ROLE_POSITION, 2);
+    /* scale/shear: the diagonal */
+    double ks[3] = {0, 1, 2}, ps[27] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 2, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 5};
+    c = curve_of(2, 3, 9, ks, ps);
+    expect_exact(&c, GR2_ROLE_SCALESHEAR, 2);
+    /* a shear is refused, naming it */
+    ps[1] = 0.5;
+    struct mdl_keys k;
+    char err[200];
+    assert_int_equal(gr2_curve_keys(&c, GR2_ROLE_SCALESHEAR, 2, &k, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not diagonal"));
+    /* Duration 0: one key */
+    c = curve_of(2, 4, 3, wk, wp);
+    assert_int_equal(gr2_curve_keys(&c, GR2_ROLE_POSITION, 0, &k, NULL, err, sizeof err), 0);
+    assert_int_equal(k.n, 1);
+    assert_true(k.values[0] == 1);
+    mdl_keys_free(&k);
+}
+
+/* Keys of a long curve: work proportional to knots + keys (counted, not timed). */
+static void test_keys_linear_work(void **state)
+{
+    (void)state;
+    for (uint32_t n = 1000; n <= 64000; n *= 4) {
+        double *t = malloc(n * sizeof *t), *p = malloc(4 * n * sizeof *p);
+        for (uint32_t i = 0; i < n; i++) {
+            t[i] = (float)(i / 30.0);
+            for (int j = 0; j < 4; j++)
+                p[4 * i + j] = sin(i * 0.01 + j);
+        }
+        struct gr2_curve c = curve_of(2, n, 4, t, p);
+        struct gr2_work w = {0};
+        struct mdl_keys k;
+        char err[200];
+        assert_int_equal(gr2_curve_keys(&c, GR2_ROLE_ORIENTATION, t[n - 1], &k, &w, err, sizeof err), 0);
+        assert_int_equal(k.n, n);
+        assert_true(w.seek_steps <= 2 * (uint64_t)n);
+        assert_true(w.spans <= 2 * (uint64_t)n);
+        /* samples at increasing times through one seek: a step per knot passed */
+        struct gr2_seek s = {0};
+        struct gr2_work w2 = {0};
+        double v[4];
+        for (uint32_t i = 0; i < 3 * n; i++)
+            gr2_curve_eval(&c, GR2_ROLE_ORIENTATION, 0, t[n - 1] * i / (3 * n), v, &s, &w2);
+        assert_true(w2.seek_steps <= (uint64_t)n + 64);
+        mdl_keys_free(&k);
+        free(t);
+        free(p);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_knot_scale_trunc),     cmocka_unit_test(test_d4n_worked_key),
+        cmocka_unit_test(test_d4n_every_selector),   cmocka_unit_test(test_degree2_worked),
+        cmocka_unit_test(test_degree2_worked_keys),  cmocka_unit_test(test_evaluator_properties),
+        cmocka_unit_test(test_keys_exact),           cmocka_unit_test(test_keys_linear_work),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
