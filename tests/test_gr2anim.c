@@ -9,10 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "expect_gr2anim.h"
+#include "glbread.h"
+#include "fixture_gr2anim.h"
+#include "fixture_rig_clear.h"
 #include "parse/gr2curve.h"
+#include "testutil.h"
+#include "tree_probe.h"
+#include "walk.h"
 
 #define CLOSE(a, b, tol)                                                                                              \
     do {                                                                                                              \
@@ -374,6 +382,335 @@ static void test_keys_linear_work(void **state)
     }
 }
 
+/* ---- the tree of the fixture ---- */
+
+static const struct fxa_opts variants[] = {
+    {.sig = "le32"},
+    {.sig = "le64"},
+    {.sig = "be32"},
+    {.sig = "be64"},
+    {.sig = "le32", .bitknit2 = true},
+    {.sig = "le64", .remapped = true},
+    {.sig = "be32", .remapped = true, .bitknit2 = true},
+    {.sig = "le32", .old_layout = true},
+    {.sig = "be64", .old_layout = true},
+};
+
+static void test_tree_files(void **state)
+{
+    (void)state;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        struct fxa_result r;
+        size_t size;
+        uint8_t *file = fxa_build(&variants[v], &size, &r);
+        struct s3fs *fs = open_mem(file, size, NULL, variants[v].sig);
+        struct probe p = tree_probe(fs);
+        ex_gr2anim(&p, &variants[v], &r);
+        if (v == 0) { /* curve objects shared between tracks (and roles) are links to one directory */
+            enum expect_kind kind;
+            uint64_t sz;
+            const char *tt = "/granny/root/TrackGroups/0/TransformTracks";
+            char path[256];
+            snprintf(path, sizeof path, "%s/6/OrientationCurve/CurveData", tt);
+            assert_int_equal(p.stat(p.ctx, path, &kind, &sz), 0);
+            assert_int_equal(kind, EX_LINK);
+            char *real = probe_resolve(&p, path);
+            snprintf(path, sizeof path, "%s/0/ScaleShearCurve/CurveData", tt);
+            assert_string_equal(real, path);
+            free(real);
+            real = probe_resolve(&p, "/granny/root/TrackGroups/3/TransformTracks/0/OrientationCurve/CurveData");
+            snprintf(path, sizeof path, "%s/0/OrientationCurve/CurveData", tt);
+            assert_string_equal(real, path);
+            free(real);
+        }
+        assert_true(walk_all(fs, 1000000) > 0);
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
+/* ---- animation.glb ---- */
+
+/* The animation of group g: the channels, each checked against the test's evaluation of
+ * the stored curve (glTF formulas at the keys, between them and on a fine grid). */
+static void check_channels(const struct glbdoc *d, json_t *anim, const struct fxa_result *r, const struct fxa_group *g,
+                           const struct fxa_opts *o, float duration, int *checked)
+{
+    json_t *nodes = json_object_get(d->json, "nodes"), *samplers = json_object_get(anim, "samplers");
+    json_t *channels = json_object_get(anim, "channels");
+    assert_int_equal(json_array_size(channels), 3 * g->ntracks);
+    for (size_t c = 0; c < json_array_size(channels); c++) {
+        json_t *ch = json_array_get(channels, c), *target = json_object_get(ch, "target");
+        const char *path = json_string_value(json_object_get(target, "path"));
+        const char *node = json_string_value(
+            json_object_get(json_array_get(nodes, (size_t)json_integer_value(json_object_get(target, "node"))), "name"));
+        int role = !strcmp(path, "translation") ? FXA_POS : !strcmp(path, "rotation") ? FXA_ROT : FXA_SS;
+        const struct fxa_track *tr = NULL;
+        for (uint32_t k = 0; k < g->ntracks; k++) {
+            char crc[32];
+            snprintf(crc, sizeof crc, "crc:0x%08x", fxa_crc(g->track[k].name));
+            if (!strcmp(node, o->remapped ? crc : g->track[k].name))
+                tr = &g->track[k];
+        }
+        assert_non_null(tr);
+        json_t *smp = json_array_get(samplers, (size_t)json_integer_value(json_object_get(ch, "sampler")));
+        const char *interp = json_string_value(json_object_get(smp, "interpolation"));
+        size_t nt, nv;
+        int ct, cv;
+        struct mdl_keys k = {.interp = !strcmp(interp, "LINEAR") ? MDL_LINEAR : !strcmp(interp, "STEP") ? MDL_STEP
+                                                                                                        : MDL_CUBICSPLINE};
+        k.times = glb_accessor_floats(d, (size_t)json_integer_value(json_object_get(smp, "input")), &nt, &ct);
+        k.values = glb_accessor_floats(d, (size_t)json_integer_value(json_object_get(smp, "output")), &nv, &cv);
+        assert_non_null(k.times);
+        assert_non_null(k.values);
+        k.n = (uint32_t)nt;
+        k.ncomp = cv;
+        assert_int_equal(cv, role == FXA_ROT ? 4 : 3);
+        assert_int_equal(nv, k.interp == MDL_CUBICSPLINE ? 3 * nt : nt);
+        if (k.times[nt - 1] != duration)
+            fail_msg("%s %s %s: last key %.9g, Duration %.9g", g->name, node, path, (double)k.times[nt - 1], (double)duration);
+        struct ref_curve rc;
+        ref_decode(&r->curve[tr->curve[role]], &rc);
+        /* at each key, halfway to the next, and on a grid */
+        for (size_t i = 0; i < nt + (duration > 0 ? 300 : 0); i++) {
+            double t = i < nt ? k.times[i] : (i - nt) * (double)duration / 299;
+            for (int half = 0; half < (i < nt && i + 1 < nt ? 2 : 1); half++) {
+                double at = half ? (k.times[i] + k.times[i + 1]) / 2.0 : t, got[4], want[9];
+                gltf_sample(&k, role == FXA_ROT, at, got);
+                ref_eval(&rc, role == FXA_POS ? ROLE_POS : role == FXA_ROT ? ROLE_ROT : ROLE_SS, at, want);
+                for (int j = 0; j < cv; j++) {
+                    double w = role == FXA_SS ? want[4 * j] : want[j];
+                    if (fabs(got[j] - w) > 1e-5)
+                        fail_msg("group %s, track %s, %s at %.9g: component %d: glTF %.9g, Granny %.9g", g->name,
+                                 tr->name, path, at, j, got[j], w);
+                }
+                (*checked)++;
+            }
+        }
+        free(k.times);
+        free(k.values);
+    }
+}
+
+/* The glb of animation a: an animation per group with tracks, named as the group. */
+static void check_animation_glb(struct s3fs *fs, const struct fxa_opts *o, const struct fxa_result *r, uint32_t a,
+                                struct glbdoc *d, uint8_t **bytes)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/granny/root/%s/%u/animation.glb", o->remapped ? "_member11" : "Animations", a);
+    size_t len;
+    uint8_t *glb = *bytes = read_path(fs, path, &len); /* d reads its BIN chunk in place */
+    assert_int_equal(glb_read(glb, len, d), 0);
+    const struct fxa_anim *an = &r->anim[a];
+    json_t *anims = json_object_get(d->json, "animations");
+    uint32_t want = 0;
+    int checked = 0;
+    for (uint32_t k = 0; k < an->ngroups; k++) {
+        const struct fxa_group *g = &r->group[an->group[k]];
+        if (!g->ntracks)
+            continue;
+        json_t *anim = json_array_get(anims, want++);
+        char crc[32];
+        snprintf(crc, sizeof crc, "crc:0x%08x", fxa_crc(g->name));
+        assert_string_equal(json_string_value(json_object_get(anim, "name")), o->remapped ? crc : g->name);
+        check_channels(d, anim, r, g, o, an->duration, &checked);
+    }
+    assert_int_equal(json_array_size(anims), want);
+}
+
+static json_t *node_named(const struct glbdoc *d, const char *name)
+{
+    json_t *nodes = json_object_get(d->json, "nodes");
+    for (size_t i = 0; i < json_array_size(nodes); i++)
+        if (json_string_value(json_object_get(json_array_get(nodes, i), "name")) &&
+            !strcmp(json_string_value(json_object_get(json_array_get(nodes, i), "name")), name))
+            return json_array_get(nodes, i);
+    return NULL;
+}
+
+static void test_animation_glb(void **state)
+{
+    (void)state;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        struct fxa_result r;
+        size_t size;
+        uint8_t *file = fxa_build(&variants[v], &size, &r);
+        struct s3fs *fs = open_mem(file, size, NULL, variants[v].sig);
+        for (uint32_t a = 0; a < r.nanims; a++) {
+            struct glbdoc d;
+            uint8_t *bytes;
+            check_animation_glb(fs, &variants[v], &r, a, &d, &bytes);
+            if (!variants[v].remapped && !variants[v].old_layout && a == 0) {
+                /* the bones as nodes; arm has no track and keeps its rest pose */
+                json_t *arm = node_named(&d, "arm");
+                assert_non_null(arm);
+                for (int k = 0; k < 3; k++)
+                    assert_true((float)glb_num(arm, "translation", (size_t)k) == fxa_bones[9].position[k]);
+                for (int k = 0; k < 4; k++)
+                    assert_true((float)glb_num(arm, "rotation", (size_t)k) == fxa_bones[9].orientation[k]);
+                /* no bone is called lid: prop's track gets a node under a node named prop */
+                json_t *prop = node_named(&d, "prop"), *lid = node_named(&d, "lid");
+                assert_non_null(prop);
+                assert_non_null(lid);
+                assert_int_equal(json_array_size(json_object_get(prop, "children")), 1);
+            }
+            glb_doc_free(&d);
+            free(bytes);
+        }
+        if (!variants[v].remapped && !variants[v].old_layout)
+            expect_has(fs, "/info", "animation 0 (walk): track group 'prop': no skeleton has bones named as its 1 tracks");
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
+/* The notes' degree-2 curve (root's position x) keyed as the notes say. */
+static void test_worked_keys_in_glb(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32"};
+    struct fxa_result r;
+    size_t size, len;
+    uint8_t *file = fxa_build(&o, &size, &r);
+    struct s3fs *fs = open_mem(file, size, NULL, "le32");
+    uint8_t *glb = read_path(fs, "/granny/root/Animations/0/animation.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    json_t *anim = json_array_get(json_object_get(d.json, "animations"), 0);
+    json_t *ch = json_array_get(json_object_get(anim, "channels"), 0); /* root's translation: the first */
+    json_t *target = json_object_get(ch, "target");
+    assert_string_equal(json_string_value(json_object_get(target, "path")), "translation");
+    assert_int_equal(json_integer_value(json_object_get(target, "node")), 0);
+    json_t *smp = json_array_get(json_object_get(anim, "samplers"), (size_t)json_integer_value(json_object_get(ch, "sampler")));
+    assert_string_equal(json_string_value(json_object_get(smp, "interpolation")), "CUBICSPLINE");
+    size_t nt, nv;
+    int c;
+    float *t = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(smp, "input")), &nt, &c);
+    float *v = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(smp, "output")), &nv, &c);
+    static const double want[4][4] = {{0, 0, 1, 0}, {0.01, 2, 1.01, 2}, {1, 4.0201005, 3.9899497, 4.0201005},
+                                      {2, -6, 3, 0}};
+    assert_int_equal(nt, 4);
+    for (size_t i = 0; i < 4; i++) {
+        CLOSE(t[i], want[i][0], 1e-7);
+        for (int j = 0; j < 3; j++)
+            CLOSE(v[9 * i + 3 * (size_t)j], want[i][1 + j], 2e-5);
+    }
+    free(t);
+    free(v);
+    glb_doc_free(&d);
+    free(glb);
+    s3fs_close(fs);
+    free(file);
+}
+
+/* A scale/shear that is not diagonal: animation.error names the track; the samples stay. */
+static void test_shear_is_an_error(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "be32", .shear = true};
+    struct fxa_result r;
+    size_t size;
+    uint8_t *file = fxa_build(&o, &size, &r);
+    struct s3fs *fs = open_mem(file, size, NULL, "shear");
+    assert_false(path_exists(fs, "/granny/root/Animations/0/animation.glb"));
+    expect_has(fs, "/granny/root/Animations/0/animation.error", "track 'foot': ScaleShearCurve");
+    expect_has(fs, "/granny/root/Animations/0/animation.error", "not diagonal");
+    free(read_path(fs, "/granny/root/TrackGroups/0/TransformTracks/5/samples.csv", NULL));
+    assert_true(path_exists(fs, "/granny/root/Animations/2/animation.glb")); /* pose: no foot */
+    s3fs_close(fs);
+    free(file);
+}
+
+/* A file in /tmp holding data (its path into path). */
+static void temp_file(const void *data, size_t size, char *path, size_t plen)
+{
+    snprintf(path, plen, "/tmp/s3rig-anim-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, size), (ssize_t)size);
+    close(fd);
+}
+
+static size_t count_animations(struct s3fs *fs, const char *path, json_t **names, uint8_t **bytes, struct glbdoc *d)
+{
+    size_t len;
+    *bytes = read_path(fs, path, &len);
+    assert_int_equal(glb_read(*bytes, len, d), 0);
+    *names = json_object_get(d->json, "nodes");
+    return json_array_size(json_object_get(d->json, "animations"));
+}
+
+/* A file without a skeleton: a node per track, and /info says so; -o skeleton= gives one
+ * (a Granny file's or a clear RIG's); a file without one is refused by name. */
+static void test_skeleton_option(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32", .no_skeleton = true}, with = {.sig = "be64"};
+    struct fxa_result r;
+    size_t size, ssize;
+    uint8_t *file = fxa_build(&o, &size, &r), *sfile = fxa_build(&with, &ssize, &r);
+    struct s3fs *fs = open_mem(file, size, NULL, "no skeleton");
+    json_t *nodes;
+    uint8_t *bytes;
+    struct glbdoc d;
+    assert_int_equal(count_animations(fs, "/granny/root/Animations/0/animation.glb", &nodes, &bytes, &d), 2);
+    assert_non_null(node_named(&d, "hero")); /* the group's node */
+    assert_null(node_named(&d, "arm"));      /* no bones */
+    assert_int_equal(json_array_size(json_object_get(node_named(&d, "hero"), "children")), 9);
+    glb_doc_free(&d);
+    free(bytes);
+    expect_has(fs, "/info", "track group 'hero': no skeleton has bones named as its 9 tracks: animation.glb has a "
+                            "node per track (-o skeleton=FILE gives one)");
+    s3fs_close(fs);
+    /* -o skeleton=: a Granny file with the bones */
+    char spath[64];
+    temp_file(sfile, ssize, spath, sizeof spath);
+    struct s3fs_opts opts = {0};
+    snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
+    fs = open_mem(file, size, &opts, "-o skeleton=");
+    assert_int_equal(count_animations(fs, "/granny/root/Animations/0/animation.glb", &nodes, &bytes, &d), 2);
+    json_t *arm = node_named(&d, "arm");
+    assert_non_null(arm);
+    assert_true((float)glb_num(arm, "translation", 0) == fxa_bones[9].position[0]);
+    assert_null(node_named(&d, "hero"));
+    glb_doc_free(&d);
+    free(bytes);
+    expect_has(fs, "/info", "track group 'hero' plays on the skeleton of -o skeleton=");
+    s3fs_close(fs);
+    unlink(spath);
+    /* a clear RIG is read too (its bones are not these tracks': a node per track still) */
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout lay;
+    uint8_t *rig = fxc_build(&co, &ssize, &lay);
+    temp_file(rig, ssize, spath, sizeof spath);
+    snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
+    fs = open_mem(file, size, &opts, "-o skeleton=RIG");
+    assert_int_equal(count_animations(fs, "/granny/root/Animations/0/animation.glb", &nodes, &bytes, &d), 2);
+    assert_non_null(node_named(&d, "hero"));
+    glb_doc_free(&d);
+    free(bytes);
+    s3fs_close(fs);
+    unlink(spath);
+    free(rig);
+    /* a file that holds no skeleton: the open fails, naming the option */
+    struct fxa_opts bare = {.sig = "le32", .no_skeleton = true};
+    uint8_t *none = fxa_build(&bare, &ssize, &r);
+    temp_file(none, ssize, spath, sizeof spath);
+    snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
+    struct s3fs *bad;
+    char err[512];
+    assert_int_equal(s3fs_open_mem(&bad, file, size, &opts, err, sizeof err), S3_EXIT_FORMAT);
+    assert_non_null(strstr(err, "skeleton="));
+    assert_non_null(strstr(err, "holds no skeleton"));
+    snprintf(opts.skeleton, sizeof opts.skeleton, "/nonexistent/skeleton.gr2");
+    assert_int_equal(s3fs_open_mem(&bad, file, size, &opts, err, sizeof err), S3_EXIT_OPEN);
+    assert_non_null(strstr(err, "skeleton=/nonexistent/skeleton.gr2"));
+    unlink(spath);
+    free(none);
+    free(file);
+    free(sfile);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +718,9 @@ int main(void)
         cmocka_unit_test(test_d4n_every_selector),   cmocka_unit_test(test_degree2_worked),
         cmocka_unit_test(test_degree2_worked_keys),  cmocka_unit_test(test_evaluator_properties),
         cmocka_unit_test(test_keys_exact),           cmocka_unit_test(test_keys_linear_work),
+        cmocka_unit_test(test_tree_files),           cmocka_unit_test(test_animation_glb),
+        cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_is_an_error),
+        cmocka_unit_test(test_skeleton_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

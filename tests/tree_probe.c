@@ -149,3 +149,50 @@ void ex_absent(const struct probe *p, const char *path)
     if (p->stat(p->ctx, path, &k, &size) != -ENOENT)
         fail_msg("%s: exists", path);
 }
+
+/* Appends component c (of length n) to the absolute path in out, "..": drops the last. */
+static void push_component(char *out, size_t outlen, const char *c, size_t n)
+{
+    if (n == 0 || (n == 1 && c[0] == '.'))
+        return;
+    if (n == 2 && c[0] == '.' && c[1] == '.') {
+        char *slash = strrchr(out, '/');
+        if (slash)
+            *slash = 0;
+        return;
+    }
+    size_t len = strlen(out);
+    snprintf(out + len, outlen - len, "/%.*s", (int)n, c);
+}
+
+char *probe_resolve(const struct probe *p, const char *path)
+{
+    char done[4096] = "", rest[4096];
+    snprintf(rest, sizeof rest, "%s", path);
+    for (int hops = 0; rest[0];) {
+        const char *s = rest;
+        while (*s == '/')
+            s++;
+        size_t n = strcspn(s, "/");
+        char before[4096];
+        snprintf(before, sizeof before, "%s", done);
+        push_component(done, sizeof done, s, n);
+        char tail[4096];
+        snprintf(tail, sizeof tail, "%s", s + n);
+        enum expect_kind kind;
+        uint64_t size;
+        if (done[0] && p->stat(p->ctx, done, &kind, &size))
+            return NULL;
+        if (done[0] && kind == EX_LINK) {
+            char *target;
+            if (++hops > 40 || p->readlink(p->ctx, done, &target))
+                return NULL;
+            snprintf(done, sizeof done, "%s", before); /* the target is relative to the link's directory */
+            snprintf(rest, sizeof rest, "%s%s", target, tail);
+            free(target);
+            continue;
+        }
+        snprintf(rest, sizeof rest, "%s", tail);
+    }
+    return strdup(done[0] ? done : "/");
+}

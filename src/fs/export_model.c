@@ -41,12 +41,13 @@ static int set_transform(struct glb *g, int node, bool has_matrix, const float m
     return 0;
 }
 
-/* Nodes 0..n-1 for the bones (they must be the builder's first nodes), parent links, and
- * the inverse bind matrices accessor (ibm NULL: none, the bones only place meshes). */
-static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char *err, size_t errlen)
+/* A node per bone (bone i is node *first + i), parent links, and the inverse bind matrices
+ * accessor (ibm NULL: none, the bones only place meshes or are animated). */
+static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *first, int *ibm, char *err, size_t errlen)
 {
     if (mdl_skeleton_check(s, err, errlen))
         return -1;
+    int base = -1;
     for (uint32_t i = 0; i < s->nbones; i++) {
         const struct mdl_bone *b = &s->bone[i];
         int node = glb_node(g, b->name, b->name_len);
@@ -54,14 +55,18 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char
         snprintf(what, sizeof what, "bone %" PRIu32, i);
         if (node < 0 || set_transform(g, node, b->has_matrix, b->m, b->t, b->r, b->s, what, err, errlen))
             return node < 0 ? (snprintf(err, errlen, "out of memory"), -1) : -1;
+        if (i == 0)
+            base = node;
         if (ibm && !mdl_is_trs(b->ibm)) {
             snprintf(err, errlen, "bone %" PRIu32 ": its inverse world transform is not translation × rotation × scale", i);
             return -1;
         }
     }
+    if (first)
+        *first = base;
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent >= 0)
-            glb_node_child(g, s->bone[i].parent, (int)i);
+            glb_node_child(g, base + s->bone[i].parent, base + (int)i);
     if (!ibm)
         return 0;
     float *m = malloc((s->nbones ? s->nbones : 1) * 16 * sizeof *m);
@@ -74,6 +79,11 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char
     *ibm = glb_floats(g, m, s->nbones, 16, GLB_NO_TARGET, false);
     free(m);
     return 0;
+}
+
+int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen)
+{
+    return add_bones(g, s, first, NULL, err, errlen);
 }
 
 static int make_skin(struct glb *g, const struct mdl_skeleton *s, int ibm, int skeleton_root)
@@ -103,7 +113,7 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
     }
     struct glb *g = glb_new();
     int ibm;
-    if (!g || add_bones(g, s, &ibm, err, errlen)) {
+    if (!g || add_bones(g, s, NULL, &ibm, err, errlen)) {
         if (!g)
             snprintf(err, errlen, "out of memory");
         glb_free(g);
@@ -227,7 +237,7 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
         return -1;
     }
     const struct mdl_skeleton *s = &md->skel;
-    if (s->nbones && add_bones(g, s, md->no_skin ? NULL : &ibm, err, errlen)) {
+    if (s->nbones && add_bones(g, s, NULL, md->no_skin ? NULL : &ibm, err, errlen)) {
         glb_free(g);
         return -1;
     }

@@ -13,6 +13,7 @@
 #include "fs/view_rig.h"
 #include "fs/view_rig_clear.h"
 #include "fs/view_t2fs_derived.h"
+#include "parse/model.h"
 
 /* Each format's view, by enum s3_format: it parses the top level and gives fs's root its
  * populate callback (0, or -1 with err). */
@@ -55,6 +56,39 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     return S3_EXIT_OK;
 }
 
+/* -o skeleton=FILE: FILE opened (the same detection and views, without that option) and
+ * its first skeleton copied; fs keeps it for every view (nested ones too). */
+static int load_skeleton(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct s3fs_opts o = fs->opts;
+    o.skeleton[0] = 0;
+    struct s3fs *from;
+    char why[300];
+    int rc = s3fs_open(&from, fs->opts.skeleton, &o, why, sizeof why);
+    if (rc) {
+        snprintf(err, errlen, "skeleton=%s", why);
+        return rc;
+    }
+    struct mdl_skeleton *s = calloc(1, sizeof *s);
+    rc = S3_EXIT_FORMAT;
+    if (!s)
+        snprintf(err, errlen, "skeleton=%s: out of memory", fs->opts.skeleton);
+    else if (!from->first_skeleton)
+        snprintf(err, errlen, "skeleton=%s: a %s file holds no skeleton (give a Granny file or a rig)",
+                 fs->opts.skeleton, format_name(from->det.format));
+    else if (from->first_skeleton(from, s, why, sizeof why))
+        snprintf(err, errlen, "skeleton=%s: %s", fs->opts.skeleton, why);
+    else
+        rc = S3_EXIT_OK;
+    s3fs_close(from);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    fs->skeleton = s;
+    return S3_EXIT_OK;
+}
+
 static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
                        size_t errlen)
 {
@@ -73,6 +107,11 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     }
     fs->root = TREE_ROOT;
     fs->open_at = s3fs_open_at;
+    if (fs->opts.skeleton[0]) {
+        int rc = load_skeleton(fs, err, errlen);
+        if (rc)
+            return rc;
+    }
     return open_view(fs, label, 0, err, errlen);
 }
 
@@ -100,6 +139,7 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     source_move(&fs->src, src);
     fs->tree = t;
     fs->opts = host->opts;
+    fs->skeleton = host->skeleton;
     cache_init_shared(&fs->cache, &host->cache);
     fs->root = dir;
     fs->nested = true;
@@ -172,6 +212,10 @@ void s3fs_close(struct s3fs *fs)
         return;
     cache_destroy(&fs->cache); /* first: cached items are owned by the views */
     tree_free(fs->tree);
+    if (fs->skeleton) { /* loaded by this s3fs (nested ones are closed with their host's tree) */
+        mdl_skeleton_free((struct mdl_skeleton *)fs->skeleton);
+        free((void *)fs->skeleton);
+    }
     diag_free(&fs->diag);
     cover_free(&fs->cover);
     sb_free(&fs->facts);

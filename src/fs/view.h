@@ -24,12 +24,14 @@ struct s3fs_opts {
     bool has_rnc_key;
     uint16_t rnc_key;
     char schema[512]; /* t2fs: "turok1", "turok2" or a JSON file; empty = pick by shape */
+    char skeleton[512]; /* Granny animations: a file whose first skeleton they play on; empty = none */
 };
 
 #define S3FS_DEFAULT_CACHE (256ull << 20)
 #define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
 
 struct s3fs;
+struct mdl_skeleton;
 /* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
 typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
                             unsigned formats, struct s3fs **out, char *err, size_t errlen);
@@ -60,6 +62,14 @@ struct s3fs {
      * other files (a package's resources) opens them through it, so the format views
      * never call up into the dispatch that calls them. */
     s3fs_open_at_fn *open_at;
+    /* -o skeleton=FILE: that file's first skeleton, loaded by the open layer (NULL: none;
+     * a nested view shares its host's). Granny animations without a skeleton of their
+     * own play on it. */
+    const struct mdl_skeleton *skeleton;
+    /* Set by a view whose file has a skeleton (Granny files, rigs): copies its first
+     * skeleton into *out (0), or -1 with err. What -o skeleton= reads. */
+    int (*first_skeleton)(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen);
+    void *first_skeleton_ctx;
 };
 
 /* ---- helpers for views ---- */

@@ -8,6 +8,7 @@
 
 #include "fs/export.h"
 #include "fs/view_gr2export.h"
+#include "parse/gr2anim.h"
 #include "parse/gr2model.h"
 
 enum gx_kind { GX_SKELETON, GX_MODEL, GX_MESH };
@@ -119,4 +120,27 @@ void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir)
         tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");
     gr2_types_free(&reg);
     gr2_view_unpin(v, &sp);
+}
+
+int gr2_first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen)
+{
+    struct gr2_view *v = fs->first_skeleton_ctx;
+    struct gr2_space sp;
+    memset(out, 0, sizeof *out);
+    if (!v || gr2_view_pin(v, &sp)) {
+        snprintf(err, errlen, "the Granny data cannot be read");
+        return -1;
+    }
+    struct gr2_types reg = {0};
+    struct gr2_elem e;
+    struct gr2_ref obj;
+    gr2_root_array(&reg, &sp, "Skeletons", &e);
+    int rc = -1;
+    if (e.kind != GR2_EK_PTRARRAY || gr2_ptr_elem(&sp, &e, 0, &obj) != 1)
+        snprintf(err, errlen, "the Granny file holds no skeleton");
+    else
+        rc = gr2_skeleton_read(&reg, &sp, e.type, obj, out, err, errlen);
+    gr2_types_free(&reg);
+    gr2_view_unpin(v, &sp);
+    return rc;
 }

@@ -11,6 +11,9 @@
  * model or mesh (by its type's members); nothing for other structs. */
 void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
                      uint32_t dir);
+/* The file's first skeleton (root.Skeletons[0]), for s3fs.first_skeleton (its ctx: the
+ * gr2_view): 0, or -1 with err. */
+int gr2_first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen);
 /* /granny/models -> root/Models, when the root object has models. */
 void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
 

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_gr2anim.h"
 #include "fs/view_gr2export.h"
 #include "fs/view_gr2obj.h"
+#include "parse/gr2std.h"
 #include "parse/gr2walk.h"
 
 /* Columns of the flat types met so far (a file has few): tables of one type share them. */
@@ -36,6 +38,7 @@ struct gobj {
     struct gtable **tables; /* open addressing by table_hash, power-of-two capacity */
     size_t ntables, captables;
     uint64_t csv_measured;
+    struct gr2_anim *anim; /* curves, tracks and animations: their derived files */
 };
 
 static void walk(struct gobj *o, const struct gr2_space *sp)
@@ -532,6 +535,7 @@ static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t
         add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
                    d->obj.offset + ty->m[i].offset);
     gr2_exports_add(d->o->v, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
+    gr2_anim_add(d->o->anim, sp, d->type, d->obj, dir); /* knots.csv, samples.csv, animation.glb ... */
 }
 
 /* Elements 0..n-1 of one member kind, `stride` bytes apart: arrays of structs, arrays of
@@ -654,12 +658,13 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 
 /* ---- entry points ---- */
 
-/* /granny/skeletons only when the root's Skeletons array is there and not empty: a
- * convenience link never dangles. */
-static void add_skeletons_link(struct gobj *o, const struct gr2_space *sp, uint32_t granny_dir,
-                               const struct gr2_type *root)
+/* /granny/NAME -> root/MEMBER only when the root's MEMBER array is there and not empty (a
+ * convenience link never dangles). MEMBER is found by name, or by its place in the
+ * standard root when the file's names are remapped. */
+static void add_root_link(struct gobj *o, const struct gr2_space *sp, uint32_t granny_dir, const struct gr2_type *root,
+                          const char *member, const char *name)
 {
-    const struct gr2_member *sk = gr2_find_member(root, "Skeletons");
+    const struct gr2_member *sk = gr2_std_find(root, GR2_STD_ROOT, member);
     if (!sk || sk->array_width > 0 || gr2_is_scalar(sk->type) || sk->type == GR2_STRING ||
         sk->type == GR2_TRANSFORM)
         return;
@@ -669,9 +674,9 @@ static void add_skeletons_link(struct gobj *o, const struct gr2_space *sp, uint3
                  (e.kind == GR2_EK_ARRAY && e.count > 0 && !gr2_elem_is_table(&o->w.types, sp, &e));
     if (!shown)
         return;
-    char target[300]; /* root/Skeletons is a directory or a link that resolves */
+    char target[300]; /* root/MEMBER is a directory or a link that resolves */
     snprintf(target, sizeof target, "root/%s", root->safe_name[sk - root->m]);
-    tree_add_link(o->v->fs->tree, granny_dir, "skeletons", target);
+    tree_add_link(o->v->fs->tree, granny_dir, name, target);
 }
 
 /* A directory whose bytes cannot be had: its listing fails with the errno in arg, and the
@@ -707,7 +712,8 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
         struct gr2_elem e = {.type = v->g.root_type, .obj = v->g.root_object};
         uint32_t ino = add_gdir(o, granny_dir, "root", GD_STRUCT, &e, NULL, "", root->size);
         set_typef(t, ino, "gr2.struct");
-        add_skeletons_link(o, &sp, granny_dir, root);
+        add_root_link(o, &sp, granny_dir, root, "Skeletons", "skeletons");
+        add_root_link(o, &sp, granny_dir, root, "Animations", "animations");
         tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
     }
     gr2_view_unpin(v, &sp);
@@ -721,6 +727,7 @@ static void gobj_free(void *p)
     if (!o)
         return;
     gr2_walk_free(&o->w);
+    gr2_anim_free(o->anim);
     for (size_t i = 0; i < o->ncolsets; i++) {
         gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
         free(o->colsets[i]);
@@ -738,6 +745,11 @@ int gobj_attach(struct gr2_view *v)
     if (!o)
         return -1;
     o->v = v;
+    o->anim = gr2_anim_new(v);
+    if (!o->anim) {
+        free(o);
+        return -1;
+    }
     v->extra = o;
     v->extra_free = gobj_free;
     v->granny_extra = gobj_add;
@@ -810,5 +822,7 @@ int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     gr2_view_describe(v);
+    fs->first_skeleton = gr2_first_skeleton;
+    fs->first_skeleton_ctx = v;
     return view_root(fs, "gr2.file", populate_gr2_root, v);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_gr2export.h"
 #include "fs/view_gr2obj.h"
 #include "fs/view_rig.h"
 #include "parse/rig.h"
@@ -317,6 +318,10 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
         diag_add(&fs->diag, "Granny data: %s", v->granny_err);
     else if (gobj_attach(v->granny))
         diag_add(&fs->diag, "Granny object tree: out of memory");
+    if (v->granny) {
+        fs->first_skeleton = gr2_first_skeleton;
+        fs->first_skeleton_ctx = v->granny;
+    }
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
     describe(v);
     return view_root(fs, "rig.wrapped", populate_rig_root, v);

@@ -230,23 +230,21 @@ static void warn_chain_indices(struct rig_clear_view *v)
     }
 }
 
-/* /skeleton.glb: the bone table as it is (position, orientation, scale, parent); the
- * inverse bind matrices are the inverses of the world transforms this makes. */
-static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+/* The bone table as a skeleton: position, orientation, scale, parent, as they are. */
+static int clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s, char *err, size_t errlen)
 {
-    const struct rig_clear *r = ctx;
-    struct mdl_skeleton s = {0};
-    s.bone = calloc(r->nbones ? r->nbones : 1, sizeof *s.bone);
-    if (!s.bone) {
+    memset(s, 0, sizeof *s);
+    s->bone = calloc(r->nbones ? r->nbones : 1, sizeof *s->bone);
+    if (!s->bone) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    s.nbones = r->nbones;
-    s.name = r->skeleton_name ? strdup(r->skeleton_name) : NULL;
-    s.name_len = s.name ? strlen(s.name) : 0;
+    s->nbones = r->nbones;
+    s->name = r->skeleton_name ? strdup(r->skeleton_name) : NULL;
+    s->name_len = s->name ? strlen(s->name) : 0;
     for (uint32_t i = 0; i < r->nbones; i++) {
         const struct rig_clear_bone *b = &r->bones[i];
-        struct mdl_bone *o = &s.bone[i];
+        struct mdl_bone *o = &s->bone[i];
         o->name = strdup(b->name ? b->name : "");
         o->name_len = o->name ? strlen(o->name) : 0;
         o->parent = b->parent;
@@ -254,11 +252,33 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
         memcpy(o->r, b->orientation, sizeof o->r);
         memcpy(o->s, b->scale, sizeof o->s);
     }
+    return 0;
+}
+
+/* /skeleton.glb: the bone table; the inverse bind matrices are the inverses of the world
+ * transforms it makes. */
+static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    const struct rig_clear *r = ctx;
+    struct mdl_skeleton s;
+    if (clear_skeleton(r, &s, err, errlen))
+        return -1;
     int rc = -1;
     if (mdl_skeleton_check(&s, err, errlen) == 0 && mdl_compute_ibm(&s, err, errlen) == 0)
         rc = export_skeleton_glb(&s, out, len, err, errlen);
     mdl_skeleton_free(&s);
     return rc;
+}
+
+/* s3fs.first_skeleton: what -o skeleton= reads of a clear RIG. */
+static int first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen)
+{
+    if (clear_skeleton(fs->first_skeleton_ctx, out, err, errlen))
+        return -1;
+    if (mdl_skeleton_check(out, err, errlen) == 0)
+        return 0;
+    mdl_skeleton_free(out);
+    return -1;
 }
 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -319,5 +339,7 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         bad += !v->r.bones[i].hash_ok;
     sb_printf(&fs->facts, "name_hash_mismatches: %" PRIu32 "\n", bad);
     cover_add(&fs->cover, 0, v->r.end ? v->r.end : 8);
+    fs->first_skeleton = first_skeleton;
+    fs->first_skeleton_ctx = &v->r;
     return view_root(fs, "rig.clear", populate_root, v);
 }

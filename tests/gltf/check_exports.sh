@@ -42,7 +42,7 @@ count_of() {
 
 inputs=()
 for k in gr2model-le32 gr2model-be64-alt rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6 \
-         t2fs-turok1 t2fs-turok1-be; do
+         t2fs-turok1 t2fs-turok1-be gr2anim-le32 gr2anim-be64-crc-bk2 gr2anim-le32-old gr2anim-le64-noskel; do
     "$mkfixture" "$k" "$tmp/$k.bin" && inputs+=("$tmp/$k.bin") || bad "mkfixture $k"
 done
 for f in "$vectors"/gr2/*.gr2; do
@@ -55,7 +55,7 @@ for f in "${inputs[@]}"; do
     if ! "$s3rig" extract "$f" "$out" >/dev/null 2>&1; then bad "extract $f"; continue; fi
     while IFS= read -r g; do glbs+=("$g"); done < <(find "$out" -name '*.glb' | sort)
 done
-[ ${#glbs[@]} -ge 18 ] && ok "${#glbs[@]} .glb files made" || bad "only ${#glbs[@]} .glb files were made"
+[ ${#glbs[@]} -ge 30 ] && ok "${#glbs[@]} .glb files made" || bad "only ${#glbs[@]} .glb files were made"
 
 # the validator: no errors in any file
 if node "$here/validate.js" "${glbs[@]}" >"$tmp/validate.log"; then ok "validator: no errors in ${#glbs[@]} files"; else bad "glTF validator:"; cat "$tmp/validate.log"; fi
@@ -71,6 +71,18 @@ for k in gr2model-le32 gr2model-be64-alt; do
 done
 for k in rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4; do
     expect_stat "$tmp/x/$k.bin/skeleton.glb" Nodes 6 raw
+done
+# the animation fixture (fixture_gr2anim.c): walk plays track groups hero (9 tracks on the
+# skeleton's bones) and prop (1 track, on a node of its own: no bone is called lid); short
+# plays hero and shortgroup (the root bone again: a second animation on the same node)
+for k in gr2anim-le32 gr2anim-be64-crc-bk2; do
+    a="$tmp/x/$k.bin/granny/root"
+    [ "$k" = gr2anim-le32 ] || a="$a/_member11"
+    [ "$k" = gr2anim-le32 ] && a="$a/Animations"
+    expect_stat "$a/0/animation.glb" Animations 2 raw
+    expect_stat "$a/0/animation.glb" "Animation Channels" 10 raw
+    expect_stat "$a/0/animation.glb" Nodes 13 raw # 10 bones, prop and lid, and assimp's root
+    expect_stat "$a/1/animation.glb" Animations 2 raw
 done
 # the Turok 1 fixture (fxt_t1_sample). Object 0: node 0's part 0 (cases 0 and 2) and node
 # 1's part 0 (case 1) are drawn, node 1's part 1 (4 broken streams) is left out; object 1:
