@@ -9,6 +9,11 @@
 #                                                    file, a remapped-strings file and the real
 #                                                    files of ../shared/vectors/gr2
 #   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
+#   scripts/bench.sh anim [TRACKS [SECONDS [KPS]]]   Granny animations only (defaults: 250 34 30): a
+#                                                    generated animation of TRACKS degree-2 tracks,
+#                                                    KPS knots a second; animation.glb and one
+#                                                    samples.csv made by s3rig and read through a
+#                                                    mount (target: the .glb in under 1 s)
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -48,6 +53,43 @@ bench_package() {
     done
     rm -rf "$work"
 }
+# Animations: the time to make animation.glb of a long generated animation, in-process
+# (s3rig cat) and through a fresh mount (cp), and to read one track's samples.csv.
+bench_anim() {
+    local tracks=$1 secs=$2 kps=$3 work best t0 dt
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mkdir -p "$work/mnt"
+    build-bench/tests/s3rig-mkfixture gr2anim-long "$work/long.gr2" "$tracks" "$secs" "$kps"
+    local glb=/granny/root/Animations/0/animation.glb csv=/granny/root/Animations/0/TrackGroups/0/TransformTracks/0/samples.csv
+    best=999
+    for _ in 1 2 3; do
+        t0=$(date +%s.%N)
+        build-bench/s3rig cat "$work/long.gr2" "$glb" >"$work/a.glb"
+        dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+        best=$(echo "if ($dt < $best) $dt else $best" | bc -l)
+    done
+    printf "animation.glb (%d tracks, %s s, %d knots/s; %d-byte file): %d bytes, s3rig cat best of 3 %.3f s\n" \
+        "$tracks" "$secs" "$kps" "$(stat -c %s "$work/long.gr2")" "$(stat -c %s "$work/a.glb")" "$best"
+    build-bench/mount.s3rig "$work/long.gr2" "$work/mnt"
+    t0=$(date +%s.%N)
+    cp "$work/mnt/granny/animations/0/animation.glb" "$work/b.glb"
+    dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+    printf "  through a fresh mount (cp): %.3f s, same bytes: %s\n" "$dt" "$(cmp -s "$work/a.glb" "$work/b.glb" && echo yes || echo NO)"
+    t0=$(date +%s.%N)
+    cp "$work/mnt$csv" "$work/s.csv"
+    dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+    printf "  one track's samples.csv: %d rows, %d bytes, %.3f s\n" "$(($(wc -l <"$work/s.csv") - 1))" \
+        "$(stat -c %s "$work/s.csv")" "$dt"
+    fusermount3 -u "$work/mnt"
+    rm -rf "$work"
+}
+if [ "${1:-}" = anim ]; then
+    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    bench_anim "${2:-250}" "${3:-34}" "${4:-30}"
+    exit 0
+fi
 if [ "${1:-}" = package ]; then
     bench_package "${2:-10000}"
     build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null | grep -E "refpack|zlib" || true

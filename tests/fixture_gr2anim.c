@@ -467,9 +467,27 @@ static uint32_t curve_offset(const struct gw *w, const struct mdef *m, int n, co
     return f == FXA_OLD ? gw_offset(w, m, n, name) : 2 + gw_offset(w, m + 1, n - 1, name);
 }
 
+static uint32_t write_curve_words(struct writer *wr, const struct fxa_curve *c, const uint16_t *kw, uint32_t nw);
+
 /* Writes a curve: its CurveData object (old layout: the inline curve at `inline_at`);
  * returns the object's offset. */
 static uint32_t write_curve(struct writer *wr, const struct fxa_curve *c, uint32_t inline_at)
+{
+    if (c->format != FXA_OLD)
+        return write_curve_words(wr, c, c->w, c->nw);
+    struct gw *w = &wr->w;
+    struct mdef m[6];
+    int n = format_members(wr, FXA_OLD, m, NULL);
+    if (!wr->t_fmt[FXA_OLD])
+        wr->t_fmt[FXA_OLD] = type_of(wr, m, n);
+    gw_u32(w, inline_at, (uint32_t)c->degree);
+    ref_array(w, inline_at + gw_offset(w, m, n, "Knots"), c->na, floats(w, c->a, c->na));
+    ref_array(w, inline_at + gw_offset(w, m, n, "Controls"), c->nb, floats(w, c->b, c->nb));
+    return inline_at;
+}
+
+/* A CurveData object of format c->format, its KnotsControls words kw (when it has them). */
+static uint32_t write_curve_words(struct writer *wr, const struct fxa_curve *c, const uint16_t *kw, uint32_t nw)
 {
     struct gw *w = &wr->w;
     struct mdef m[6];
@@ -478,13 +496,7 @@ static uint32_t write_curve(struct writer *wr, const struct fxa_curve *c, uint32
     if (!wr->t_fmt[f])
         wr->t_fmt[f] = type_of(wr, m, n);
     bool b8 = f == 7 || f == 9 || f == 11 || f == 14 || f == 15 || f == 18;
-    uint32_t at = f == FXA_OLD ? inline_at : alloc(w, 2 + gw_struct_size(w, m + 1, n - 1));
-    if (f == FXA_OLD) {
-        gw_u32(w, at, (uint32_t)c->degree);
-        ref_array(w, at + gw_offset(w, m, n, "Knots"), c->na, floats(w, c->a, c->na));
-        ref_array(w, at + gw_offset(w, m, n, "Controls"), c->nb, floats(w, c->b, c->nb));
-        return at;
-    }
+    uint32_t at = alloc(w, 2 + gw_struct_size(w, m + 1, n - 1));
     w->b.p[at] = (uint8_t)f;
     w->b.p[at + 1] = (uint8_t)c->degree;
     for (int i = 1; i < n; i++) {
@@ -503,7 +515,7 @@ static uint32_t write_curve(struct writer *wr, const struct fxa_curve *c, uint32
             for (int k = 0; k < 3; k++)
                 gw_f32(w, mo + 4 * (uint32_t)k, c->o[k]);
         else if (!strcmp(nm, "KnotsControls") && f != 16)
-            ref_array(w, mo, c->nw, words(w, c->w, c->nw, b8));
+            ref_array(w, mo, nw, words(w, kw, nw, b8));
         else if (!strcmp(nm, "Controls") && f == 1)
             ref_array(w, mo, c->nb, floats(w, c->b, c->nb));
         else /* Knots (1), Controls (0, 3), ControlScaleOffsets, KnotsControls (16) */
@@ -544,6 +556,10 @@ uint8_t *fxa_build(const struct fxa_opts *o, size_t *size, struct fxa_result *r)
                 r->curve[i].format = FXA_OLD;
     }
     make_tables(r, o, &cv);
+    if (o->set_duration) {
+        r->anim[0].duration = o->duration;
+        r->anim[0].timestep = o->timestep;
+    }
 
     /* types */
     const struct mdef real[] = {{REAL32, "Real32", NO_TYPE, 0}}, u16[] = {{UINT16, "UInt16", NO_TYPE, 0}},
@@ -715,6 +731,119 @@ uint8_t *fxa_build(const struct fxa_opts *o, size_t *size, struct fxa_result *r)
     struct fx_gr2_opts go = {.version = 7, .sig = o->sig, .type_tag = o->old_layout ? 0x80000010 : 0x80000039,
                              .string_table_crc = o->remapped ? 0x452bfb41 : 0,
                              .root_type = {0, t_root}, .root_object = {0, o_root}};
+    struct fx_gr2_layout lay;
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
+    free(w->b.p);
+    return f;
+}
+
+uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
+{
+    static struct writer wr;
+    static const struct fxa_opts named = {0};
+    memset(&wr, 0, sizeof wr);
+    wr.o = &named;
+    struct gw *w = &wr.w;
+    w->p = strstr(o->sig, "64") ? 8 : 4;
+    w->b.be = o->sig[0] == 'b';
+    uint32_t p = (uint32_t)w->p, nt = o->tracks > 400 ? 400 : o->tracks;
+    float secs = o->seconds > 60 ? 60 : o->seconds;
+    uint32_t n = (uint32_t)(secs * (float)o->knots_per_second) + 1;
+    const struct mdef real[] = {{REAL32, "Real32", NO_TYPE, 0}}, u16[] = {{UINT16, "UInt16", NO_TYPE, 0}},
+                      header[] = {{UINT8, "Format", NO_TYPE, 0}, {UINT8, "Degree", NO_TYPE, 0}},
+                      curve2[] = {{VARIANT, "CurveData", NO_TYPE, 0}};
+    wr.t_real = type_of(&wr, real, 1);
+    wr.t_u16 = type_of(&wr, u16, 1);
+    wr.t_header = type_of(&wr, header, 2);
+    wr.t_curve2 = type_of(&wr, curve2, 1);
+    /* the curves: knot words on a scale of 1024 a second (OneOverKnotScaleTrunc 0x4480) */
+    uint16_t *kw = malloc(4 * (size_t)n * sizeof *kw);
+    struct fxa_curve id = {.format = 2};
+    uint32_t o_id = write_curve(&wr, &id, 0), *o_pos = malloc(nt * sizeof *o_pos), *o_rot = malloc(nt * sizeof *o_rot);
+    for (uint32_t t = 0; t < nt; t++) {
+        struct fxa_curve pc = {.format = 10, .degree = 2, .h16 = 0x4480, .s = {0.0001f, 0.0001f, 0.0001f},
+                               .o = {-3, -3, -3}};
+        for (uint32_t i = 0; i < n; i++) {
+            kw[i] = (uint16_t)lround((double)secs * i / (n - 1) * 1024);
+            for (uint32_t j = 0; j < 3; j++)
+                kw[n + 3 * i + j] = (uint16_t)(30000 + 20000 * sin(0.05 * i + t + j));
+        }
+        o_pos[t] = write_curve_words(&wr, &pc, kw, 4 * n);
+        struct fxa_curve rc = {.format = 8, .degree = 2, .h16 = 0, .f1 = 1024.0f};
+        for (uint32_t i = 0; i < n; i++) {
+            float q[4];
+            axis_angle(q, 1 + 0.01 * t, 2, 3, 0.1 * i + 0.01 * t);
+            d4n_encode(q, 0, 15, kw + n + 3 * i);
+        }
+        o_rot[t] = write_curve_words(&wr, &rc, kw, 4 * n);
+    }
+    const struct mdef ttrack[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "Flags", NO_TYPE, 0},
+                                  {INLINE, "OrientationCurve", wr.t_curve2, 0}, {INLINE, "PositionCurve", wr.t_curve2, 0},
+                                  {INLINE, "ScaleShearCurve", wr.t_curve2, 0}};
+    uint32_t t_ttrack = type_of(&wr, ttrack, N(ttrack)), ttsize = p + 4 + 6 * p;
+    const struct mdef group[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "VectorTracks", wr.t_real, 0},
+                                 {REF_ARRAY, "TransformTracks", t_ttrack, 0},
+                                 {REF_ARRAY, "TransformLODErrors", wr.t_real, 0},
+                                 {REF_ARRAY, "TextTracks", wr.t_real, 0}, {TRANSFORM, "InitialPlacement", NO_TYPE, 0}};
+    uint32_t t_group = type_of(&wr, group, N(group));
+    const struct mdef anim[] = {{STRING, "Name", NO_TYPE, 0}, {REAL32, "Duration", NO_TYPE, 0},
+                                {REAL32, "TimeStep", NO_TYPE, 0}, {REAL32, "Oversampling", NO_TYPE, 0},
+                                {ARRAY_REFS, "TrackGroups", t_group, 0}};
+    uint32_t t_anim = type_of(&wr, anim, N(anim));
+    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
+                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16}};
+    uint32_t t_bone = type_of(&wr, bone, N(bone));
+    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
+                                {INT32, "LODType", NO_TYPE, 0}};
+    uint32_t t_skel = type_of(&wr, skel, N(skel));
+    const struct mdef root[] = {{ARRAY_REFS, "Skeletons", t_skel, 0}, {ARRAY_REFS, "Animations", t_anim, 0}};
+    uint32_t t_root = type_of(&wr, root, N(root));
+    uint32_t o_tt = alloc(w, (size_t)ttsize * nt), bsize = gw_struct_size(w, bone, N(bone));
+    uint32_t o_bones = alloc(w, (size_t)bsize * nt);
+    static const float zero[3] = {0, 0, 0}, qid[4] = {0, 0, 0, 1}, up[3] = {0, 0.1f, 0};
+    for (uint32_t t = 0; t < nt; t++) {
+        char name[16];
+        snprintf(name, sizeof name, "b%03u", t);
+        uint32_t at = o_tt + t * ttsize, b = o_bones + t * bsize;
+        put_name(&wr, at, name);
+        uint32_t objs[3] = {o_rot[t], o_pos[t], o_id}, types[3] = {wr.t_fmt[8], wr.t_fmt[10], wr.t_fmt[2]};
+        for (uint32_t c = 0; c < 3; c++) {
+            gw_ptr(w, at + p + 4 + 2 * p * c, types[c]);
+            gw_ptr(w, at + p + 4 + 2 * p * c + p, objs[c]);
+        }
+        put_name(&wr, b, name);
+        gw_u32(w, b + p, t ? t - 1 : 0xFFFFFFFFu);
+        transform(w, b + p + 4, t ? up : zero, qid);
+        for (uint32_t k = 0; k < 4; k++)
+            gw_f32(w, b + p + 4 + 68 + 20 * k, 1);
+    }
+    uint32_t o_group = alloc(w, gw_struct_size(w, group, N(group)));
+    put_name(&wr, o_group, "long");
+    ref_array(w, o_group + gw_offset(w, group, N(group), "TransformTracks"), nt, o_tt);
+    transform(w, o_group + gw_offset(w, group, N(group), "InitialPlacement"), zero, qid);
+    uint32_t o_list = alloc(w, 3 * (size_t)p), o_anim = alloc(w, gw_struct_size(w, anim, N(anim)));
+    gw_ptr(w, o_list, o_group);
+    put_name(&wr, o_anim, "long");
+    gw_f32(w, o_anim + p, secs);
+    gw_f32(w, o_anim + p + 4, 1.0f / 30);
+    gw_f32(w, o_anim + p + 8, 1);
+    ref_array(w, o_anim + p + 12, 1, o_list);
+    uint32_t o_skel = alloc(w, gw_struct_size(w, skel, N(skel)));
+    put_name(&wr, o_skel, "chain");
+    ref_array(w, o_skel + p, nt, o_bones);
+    gw_ptr(w, o_list + p, o_skel);
+    gw_ptr(w, o_list + 2 * p, o_anim);
+    uint32_t o_root = alloc(w, gw_struct_size(w, root, N(root)));
+    ref_array(w, o_root, 1, o_list + p);
+    ref_array(w, o_root + 4 + p, 1, o_list + 2 * p);
+    free(kw);
+    free(o_pos);
+    free(o_rot);
+    uint32_t len = (uint32_t)w->b.len;
+    struct fx_section sec = {.compression = 0, .data = w->b.p, .data_size = len, .alignment = 4, .first16bit = len,
+                             .first8bit = len, .fixups = w->fix, .nfixups = w->nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = o->sig, .type_tag = 0x80000039, .root_type = {0, t_root},
+                             .root_object = {0, o_root}};
     struct fx_gr2_layout lay;
     uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
     free(w->b.p);

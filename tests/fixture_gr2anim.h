@@ -90,6 +90,8 @@ struct fxa_opts {
     bool old_layout;     /* type tag 0x80000010: curves inline as {Degree, Knots, Controls} */
     bool shear;          /* the foot's scale/shear constant has an off-diagonal value */
     bool no_skeleton;    /* no Skeletons, no Models */
+    bool set_duration;   /* walk's Duration and TimeStep are these (hostile values) */
+    float duration, timestep;
 };
 
 #define FXA_MAX_CURVES 40
@@ -107,6 +109,17 @@ struct fxa_result {
  * Models [hero], TrackGroups [every group], Animations [every animation]. Old layout:
  * one animation of two tracks. */
 uint8_t *fxa_build(const struct fxa_opts *o, size_t *size, struct fxa_result *r);
+
+/* A long animation for benchmarks: a skeleton of `tracks` bones in a chain, one animation
+ * of `seconds` whose one group has a track per bone: position D3K16uC16u and orientation
+ * D4nK16uC15u of degree 2 with knots_per_second knots a second, scale/shear the identity.
+ * At most 400 tracks and 60 seconds. */
+struct fxa_long_opts {
+    const char *sig;
+    uint32_t tracks, knots_per_second;
+    float seconds;
+};
+uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size);
 
 /* The name a remapped file stores for text: crc32 of it. */
 uint32_t fxa_crc(const char *text);

@@ -14,6 +14,8 @@
  *                            every curve format (fixture_gr2anim.c; SIG: le32 le64 be32 be64; -bk2
  *                            BitKnit2-compressed, -crc every name remapped, -old the old inline
  *                            curves, -shear a scale/shear that is not diagonal, -noskel no skeleton)
+ *   gr2anim-long TRACKS SECONDS KPS   a long animation (bench.sh): TRACKS tracks of degree-2
+ *                            curves with KPS knots a second over SECONDS, on a TRACKS-bone chain
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
@@ -61,6 +63,17 @@ int main(int argc, char **argv)
         int rc = fx_write_file(argv[2], data, size);
         free(data);
         free(r.section);
+        if (rc)
+            perror(argv[2]);
+        return rc ? 1 : 0;
+    }
+    if (argc == 6 && strcmp(argv[1], "gr2anim-long") == 0) {
+        struct fxa_long_opts o = {.sig = "le32", .tracks = (uint32_t)atoi(argv[3]), .seconds = (float)atof(argv[4]),
+                                  .knots_per_second = (uint32_t)atoi(argv[5])};
+        size_t size;
+        uint8_t *data = fxa_build_long(&o, &size);
+        int rc = fx_write_file(argv[2], data, size);
+        free(data);
         if (rc)
             perror(argv[2]);
         return rc ? 1 : 0;

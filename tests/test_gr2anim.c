@@ -294,7 +294,7 @@ static void expect_exact(const struct gr2_curve *c, enum gr2_role role, double d
         const float *q = k.values + i * (uint32_t)per + at;
         CLOSE(sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3]), 1, 1e-6);
     }
-    double g[9], want[9], p[4];
+    double g[9] = {0}, want[9] = {0}, p[4] = {0};
     int nc = k.ncomp;
     for (int i = 0; i <= 400; i++) {
         double t = duration * i / 400;

@@ -218,7 +218,7 @@ void gr2_anim_free(struct gr2_anim *a)
 /* ---- CSV files: rows measured once, rendered on read ---- */
 
 #define ROWS_PER_MARK 8 /* a read renders at most this many rows before the bytes it wants */
-#define MAX_SAMPLE_ROWS 10000000ull   /* rows of one samples.csv, at most */
+#define MAX_SAMPLE_ROWS 1000000ull    /* rows of one samples.csv, at most (2.3 hours at 120 a second) */
 #define TEXT_BUDGET_MIN (256ull << 20) /* CSV bytes measured per file, at least (else 16 × its bytes) */
 
 enum rkind { R_KNOTS, R_CONTROLS, R_TSAMPLES, R_VSAMPLES, R_ENTRIES };
