@@ -711,6 +711,236 @@ static void test_skeleton_option(void **state)
     free(sfile);
 }
 
+/* The real-file cases, one by one: a curve of one knot, an animation without groups,
+ * a Duration of 0, knots past Duration. */
+static void test_real_file_cases(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le64"};
+    struct fxa_result r;
+    size_t size, len;
+    uint8_t *file = fxa_build(&o, &size, &r);
+    struct s3fs *fs = open_mem(file, size, NULL, "cases");
+    const char *tt = "/granny/root/TrackGroups/0/TransformTracks";
+    char path[256];
+    /* toe: one knot (0.7 s), so the constant P[0] all along */
+    snprintf(path, sizeof path, "%s/8/PositionCurve/CurveData/knots.csv", tt);
+    expect_text(fs, path, "0.699999988\n");
+    snprintf(path, sizeof path, "%s/8/samples.csv", tt);
+    char *t = read_path(fs, path, &len);
+    assert_non_null(strstr(t, "\n0,0.100000001,0.200000003,0.300000012,"));
+    assert_non_null(strstr(t, "\n2,0.100000001,0.200000003,0.300000012,"));
+    free(t);
+    /* pose: Duration 0, one sample, one key per channel */
+    expect_text(fs, "/granny/root/TrackGroups/3/TransformTracks/0/samples.csv",
+                "t,px,py,pz,qx,qy,qz,qw,s00,s01,s02,s10,s11,s12,s20,s21,s22\n"
+                "0,0,0,0,2.15798445e-05,2.15798445e-05,2.15798445e-05,1,1,0,0,0,1,0,0,0,1\n");
+    uint8_t *glb = read_path(fs, "/granny/root/Animations/2/animation.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    json_t *accs = json_object_get(d.json, "accessors");
+    json_t *smp = json_object_get(json_array_get(json_object_get(d.json, "animations"), 0), "samplers");
+    assert_int_equal(json_array_size(smp), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *in = json_array_get(accs, (size_t)json_integer_value(json_object_get(json_array_get(smp, i), "input")));
+        assert_int_equal(json_integer_value(json_object_get(in, "count")), 1);
+    }
+    glb_doc_free(&d);
+    free(glb);
+    /* empty: no track groups, so no glTF animation (and no node) */
+    glb = read_path(fs, "/granny/root/Animations/3/animation.glb", &len);
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    assert_null(json_object_get(d.json, "animations"));
+    assert_null(json_object_get(d.json, "nodes"));
+    glb_doc_free(&d);
+    free(glb);
+    /* short: Duration 0.5, knots to 1 s: knots.csv has them all, the samples stop at 0.5 */
+    expect_text(fs, "/granny/root/TrackGroups/2/TransformTracks/0/PositionCurve/CurveData/knots.csv", "0\n0.25\n0.75\n1\n");
+    t = read_path(fs, "/granny/root/TrackGroups/2/TransformTracks/0/samples.csv", &len);
+    assert_non_null(strstr(t, "\n0.5,"));
+    assert_null(strstr(t, "\n0.53"));
+    free(t);
+    s3fs_close(fs);
+    free(file);
+}
+
+/* Hostile Durations and TimeSteps: an .error saying why, never a hang or a huge file. */
+static void test_hostile_durations(void **state)
+{
+    (void)state;
+    static const struct {
+        float duration, timestep;
+        const char *samples, *glb; /* what samples.error and animation.error say (NULL: made) */
+    } cases[] = {
+        {1e9f, 1.0f / 60, "more than 1000000", NULL},
+        {NAN, 1.0f / 60, "not a number of seconds", "Duration"},
+        {-1, 1.0f / 60, "not a number of seconds", "Duration"},
+        {INFINITY, 0, "not a number of seconds", "Duration"},
+        {2, -5, NULL, NULL}, /* TimeStep not positive: 1/30 s */
+        {2, NAN, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fxa_opts o = {.sig = "le32", .set_duration = true, .duration = cases[i].duration,
+                             .timestep = cases[i].timestep};
+        struct fxa_result r;
+        size_t size, len;
+        uint8_t *file = fxa_build(&o, &size, &r);
+        struct s3fs *fs = open_mem(file, size, NULL, "hostile");
+        const char *tt = "/granny/root/TrackGroups/0/TransformTracks/0";
+        char path[256];
+        if (cases[i].samples) {
+            snprintf(path, sizeof path, "%s/samples.error", tt);
+            expect_has(fs, path, cases[i].samples);
+        } else {
+            snprintf(path, sizeof path, "%s/samples.csv", tt);
+            char *t = read_path(fs, path, &len);
+            size_t rows = 0;
+            for (char *c = t; *c; c++)
+                rows += *c == '\n';
+            assert_int_equal(rows, 1 + 61); /* 2 s at 1/30 s, and the header */
+            free(t);
+        }
+        if (cases[i].glb)
+            expect_has(fs, "/granny/root/Animations/0/animation.error", cases[i].glb);
+        else
+            free(read_path(fs, "/granny/root/Animations/0/animation.glb", &len));
+        assert_true(walk_all(fs, 1000000) > 0);
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
+/* Every cut of the file, and bytes changed at random (a fixed seed): whatever opens is
+ * walked whole, every file read (samples.csv and animation.glb made), never a crash. */
+static void test_broken_files(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32"};
+    struct fxa_result r;
+    size_t size;
+    uint8_t *file = fxa_build(&o, &size, &r);
+    walk_cuts(file, size, 200, 997, 200000);
+    uint8_t *copy = malloc(size);
+    uint32_t seed = 12345;
+    for (int i = 0; i < 150; i++) {
+        memcpy(copy, file, size);
+        for (int k = 0; k < 6; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = 0x80 + (seed >> 8) % (size - 0x80);
+            seed = seed * 1103515245u + 12345u;
+            copy[at] ^= (uint8_t)(1u << ((seed >> 16) % 8));
+        }
+        struct s3fs *fs;
+        char err[256];
+        if (s3fs_open_mem(&fs, copy, size, NULL, err, sizeof err) == 0) {
+            walk_all(fs, 200000);
+            s3fs_close(fs);
+        }
+    }
+    free(copy);
+    free(file);
+}
+
+/* The MIT suzanne files: one track group of one track, every curve an identity. What the
+ * tree shows of the animation (Duration, TimeStep, names) against samples.csv and
+ * animation.glb. */
+static void check_suzanne(const char *dir, const char *name)
+{
+    size_t size, len;
+    uint8_t *file = slurp_vector(dir, "gr2", name, &size);
+    assert_non_null(file);
+    struct s3fs *fs = open_mem(file, size, NULL, name);
+    struct probe p = tree_probe(fs);
+    char *real = probe_resolve(&p, "/granny/animations/0");
+    assert_non_null(real);
+    char path[512];
+    snprintf(path, sizeof path, "%s/Duration", real);
+    char *v = read_path(fs, path, NULL);
+    float duration = strtof(v, NULL);
+    free(v);
+    snprintf(path, sizeof path, "%s/TimeStep", real);
+    v = read_path(fs, path, NULL);
+    float step = strtof(v, NULL);
+    free(v);
+    assert_true(duration > 0 && step > 0);
+    char *track = probe_resolve(&p, "/granny/animations/0/TrackGroups/0/TransformTracks/0");
+    assert_non_null(track);
+    static const char *const curves[3] = {"PositionCurve", "OrientationCurve", "ScaleShearCurve"};
+    for (int c = 0; c < 3; c++) { /* identities: no knots, no controls */
+        snprintf(path, sizeof path, "%s/%s/CurveData", track, curves[c]);
+        char *cd = probe_resolve(&p, path), sub[600];
+        snprintf(sub, sizeof sub, "%s/knots.csv", cd);
+        expect_text(fs, sub, "");
+        snprintf(sub, sizeof sub, "%s/controls.csv", cd);
+        expect_text(fs, sub, "");
+        free(cd);
+    }
+    snprintf(path, sizeof path, "%s/samples.csv", track);
+    char *t = read_path(fs, path, &len);
+    size_t rows = 0;
+    for (char *c = strchr(t, '\n') + 1; *c; c = strchr(c, '\n') + 1, rows++) {
+        double time = (float)fmin((double)rows * step, duration);
+        char want[200];
+        snprintf(want, sizeof want, "%.9g,0,0,0,0,0,0,1,1,0,0,0,1,0,0,0,1\n", time);
+        assert_memory_equal(c, want, strlen(want));
+    }
+    assert_int_equal(rows, (size_t)ceil((double)duration / step) + 1);
+    free(t);
+    /* animation.glb: the track plays on the skeleton's bone of its name */
+    snprintf(path, sizeof path, "%s/Name", track);
+    char *tname = read_path(fs, path, NULL);
+    tname[strcspn(tname, "\n")] = 0;
+    snprintf(path, sizeof path, "%s/animation.glb", real);
+    uint8_t *glb = read_path(fs, path, &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    json_t *anim = json_array_get(json_object_get(d.json, "animations"), 0);
+    assert_int_equal(json_array_size(json_object_get(d.json, "animations")), 1);
+    snprintf(path, sizeof path, "%s/TrackGroups/0/Name", real);
+    char *gpath = probe_resolve(&p, path), *gname = read_path(fs, gpath, NULL);
+    free(gpath);
+    gname[strcspn(gname, "\n")] = 0;
+    assert_string_equal(json_string_value(json_object_get(anim, "name")), gname);
+    json_t *chs = json_object_get(anim, "channels");
+    assert_int_equal(json_array_size(chs), 3);
+    json_t *node = json_array_get(json_object_get(d.json, "nodes"),
+                                  (size_t)json_integer_value(json_object_get(json_object_get(json_array_get(chs, 0),
+                                                                                             "target"), "node")));
+    assert_string_equal(json_string_value(json_object_get(node, "name")), tname);
+    for (size_t c = 0; c < 3; c++) { /* two keys, 0 and Duration, the identity */
+        json_t *smp = json_array_get(json_object_get(anim, "samplers"), c);
+        size_t n;
+        int nc;
+        float *tv = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(smp, "input")), &n, &nc);
+        float *vv = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(smp, "output")), &n, &nc);
+        assert_int_equal(n, 2);
+        assert_true(tv[0] == 0 && tv[1] == duration);
+        for (int j = 0; j < nc; j++)
+            assert_true(vv[j] == (c == 1 ? (j == 3) : c == 2 ? 1 : 0) && vv[nc + j] == vv[j]);
+        free(tv);
+        free(vv);
+    }
+    glb_doc_free(&d);
+    free(glb);
+    free(gname);
+    free(tname);
+    free(track);
+    free(real);
+    assert_true(walk_all(fs, 1000000) > 0);
+    s3fs_close(fs);
+    free(file);
+}
+
+static void test_vectors(void **state)
+{
+    (void)state;
+    const char *dir = vectors_or_skip();
+    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
+                                        "suzanne_textured_external.gr2"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        check_suzanne(dir, files[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -720,7 +950,9 @@ int main(void)
         cmocka_unit_test(test_keys_exact),           cmocka_unit_test(test_keys_linear_work),
         cmocka_unit_test(test_tree_files),           cmocka_unit_test(test_animation_glb),
         cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_is_an_error),
-        cmocka_unit_test(test_skeleton_option),
+        cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
+        cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
+        cmocka_unit_test(test_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
