@@ -31,7 +31,7 @@ seed_corpus() {
     tmp=$(mktemp -d)
     for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 gr2model-le32 gr2model-be64-alt gr2-oodle0 t2fs t2fs-be t2fs-turok1 t2fs-turok1-be \
              rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 package-s3 package-s4 package-s4-rigs refpack \
-             bk2obj-le32-old-v6 bk2obj-le64-v7; do
+             bk2obj-le32-old-v6 bk2obj-le64-v7 gr2anim-le32 gr2anim-le32-crc gr2anim-le32-old gr2anim-be32-bk2; do
         $mk "$k" "$tmp/$k" 2>/dev/null || true
     done
     # Granny tables (arrays of flat elements) and remapped strings

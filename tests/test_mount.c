@@ -23,7 +23,9 @@
 #include <cmocka.h>
 
 #include "expect.h"
+#include "expect_gr2anim.h"
 #include "fixture.h"
+#include "fixture_gr2anim.h"
 #include "fixture_rig_clear.h"
 #include "fixture_gr2obj.h"
 #include "expect_t1.h"
@@ -1289,6 +1291,73 @@ static void test_cli_commands(void **state)
     free(f);
 }
 
+/* The bytes of path under mnt hold needle (binary files too). */
+static bool mnt_file_has(const char *mnt, const char *path, const char *needle)
+{
+    struct probe p = mount_probe(mnt);
+    uint8_t *buf;
+    size_t len;
+    if (p.read(p.ctx, path, &buf, &len))
+        return false;
+    bool found = memmem(buf, len, needle, strlen(needle)) != NULL;
+    free(buf);
+    return found;
+}
+
+/* Granny animations through the kernel: every curve's and track's files against the
+ * rules (named and remapped, BitKnit2), the same bytes as s3rig extract, and
+ * -o skeleton= for a file without a skeleton, in mount.s3rig and s3rig. */
+static void test_mount_gr2_animations(void **state)
+{
+    (void)state;
+    static const struct fxa_opts variants[] = {{.sig = "le32"}, {.sig = "be64", .remapped = true, .bitknit2 = true}};
+    for (size_t v = 0; v < 2; v++) {
+        struct fxa_result r;
+        size_t size;
+        uint8_t *f = fxa_build(&variants[v], &size, &r);
+        char path[256], mnt[256], name[32];
+        snprintf(name, sizeof name, "anim%zu.gr2", v);
+        write_fixture(name, f, size, path, sizeof path);
+        make_mountpoint("m_anim", mnt, sizeof mnt);
+        do_mount(path, mnt, NULL);
+        struct probe p = mount_probe(mnt);
+        ex_gr2anim(&p, &variants[v], &r);
+        do_umount(mnt);
+        extract_and_compare(name, f, size);
+        free(f);
+    }
+    /* a file without a skeleton, given one */
+    struct fxa_opts bare = {.sig = "le32", .no_skeleton = true}, with = {.sig = "le64"};
+    struct fxa_result r;
+    size_t size, ssize;
+    uint8_t *f = fxa_build(&bare, &size, &r), *sk = fxa_build(&with, &ssize, &r);
+    char path[256], skel[256], mnt[256], opts[400], out[65536], err[1024];
+    write_fixture("bare.gr2", f, size, path, sizeof path);
+    write_fixture("skel.gr2", sk, ssize, skel, sizeof skel);
+    make_mountpoint("m_anim", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    assert_false(mnt_file_has(mnt, "/granny/root/Animations/0/animation.glb", "\"arm\""));
+    mnt_expect_has(mnt, "/info", "no skeleton has bones named as its 9 tracks");
+    do_umount(mnt);
+    snprintf(opts, sizeof opts, "skeleton=%s", skel);
+    do_mount(path, mnt, opts);
+    assert_true(mnt_file_has(mnt, "/granny/animations/0/animation.glb", "\"arm\""));
+    mnt_expect_has(mnt, "/info", "track group 'hero' plays on the skeleton of -o skeleton=");
+    do_umount(mnt);
+    char *full[] = {"-o", opts, "info", "--full", path, NULL};
+    assert_int_equal(run_cli(full, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "plays on the skeleton of -o skeleton="));
+    snprintf(opts, sizeof opts, "skeleton=%s", path); /* a file without one: refused, exit 3 */
+    char *refuse[] = {"-o", opts, "info", path, NULL};
+    assert_int_equal(run_cli(refuse, out, sizeof out, err, sizeof err), 3);
+    assert_non_null(strstr(err, "holds no skeleton"));
+    char *margs[] = {(char *)mount_bin, "-o", opts, path, mnt, NULL};
+    assert_int_equal(run(margs, err, sizeof err), 3);
+    assert_non_null(strstr(err, "holds no skeleton"));
+    free(f);
+    free(sk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1311,6 +1380,7 @@ int main(void)
         mount_test(test_mount_gr2_oodle0),
         mount_test(test_mount_rig_bitknit2),
         mount_test(test_mount_rig_clear),
+        mount_test(test_mount_gr2_animations),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
