@@ -150,9 +150,10 @@ static const char *kind_text(enum ck k)
     return t[k];
 }
 
-/* An array member whose elements are one scalar of the wanted kind. */
+/* An array member whose elements are one scalar of the wanted kind (why: copied into
+ * whybuf when it lives in a local). */
 static int read_array(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
-                      struct gr2_ref obj, enum ck kind, struct field *f, const char **why)
+                      struct gr2_ref obj, enum ck kind, struct field *f, const char **why, char *whybuf, size_t whylen)
 {
     if (m->type != GR2_REF_TO_ARRAY || m->array_width != 0)
         return -1;
@@ -160,8 +161,9 @@ static int read_array(struct gr2_types *reg, const struct gr2_space *sp, const s
     gr2_resolve(reg, sp, m, obj.section, obj.offset + m->offset, &e);
     if (e.kind == GR2_EK_NULL)
         return 0;
-    if (e.kind == GR2_EK_ERROR) {
-        *why = e.why;
+    if (e.kind == GR2_EK_ERROR) { /* e.why may point into e itself */
+        snprintf(whybuf, whylen, "%s", e.why);
+        *why = whybuf;
         return -2;
     }
     if (e.kind != GR2_EK_ARRAY)
@@ -194,6 +196,7 @@ static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const s
     if (!m)
         return err_set(err, errlen, "%s: no member %s", formats[fmt].name, cf->name);
     const char *why = NULL;
+    char whybuf[160];
     const uint8_t *b = gr2_bytes(sp, obj.section, obj.offset + m->offset, m->size, &why);
     int rc = b ? -1 : -2;
     bool be = sp->g->be;
@@ -223,7 +226,7 @@ static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const s
             break;
         }
         default:
-            rc = read_array(reg, sp, m, obj, cf->kind, f, &why);
+            rc = read_array(reg, sp, m, obj, cf->kind, f, &why, whybuf, sizeof whybuf);
         }
     }
     if (rc == -2)
