@@ -849,3 +849,174 @@ uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
     free(w->b.p);
     return f;
 }
+
+#define DEMO_BONES 6
+#define DEMO_RINGS 13
+#define DEMO_SIDES 12
+
+uint8_t *fxa_build_demo(size_t *size)
+{
+    static struct writer wr;
+    static const struct fxa_opts named = {0};
+    memset(&wr, 0, sizeof wr);
+    wr.o = &named;
+    struct gw *w = &wr.w;
+    w->p = 4;
+    uint32_t p = 4;
+    const struct mdef real[] = {{REAL32, "Real32", NO_TYPE, 0}}, i32[] = {{INT32, "Int32", NO_TYPE, 0}},
+                      header[] = {{UINT8, "Format", NO_TYPE, 0}, {UINT8, "Degree", NO_TYPE, 0}},
+                      curve2[] = {{VARIANT, "CurveData", NO_TYPE, 0}}, u16[] = {{UINT16, "UInt16", NO_TYPE, 0}};
+    wr.t_real = type_of(&wr, real, 1);
+    wr.t_u16 = type_of(&wr, u16, 1);
+    uint32_t t_i32 = type_of(&wr, i32, 1);
+    wr.t_header = type_of(&wr, header, 2);
+    wr.t_curve2 = type_of(&wr, curve2, 1);
+    /* curves: a sway about z, each bone half a second behind its parent */
+    uint16_t kw[4 * 9];
+    struct fxa_curve id = {.format = 2};
+    uint32_t o_id = write_curve(&wr, &id, 0), o_pos[DEMO_BONES], o_rot[DEMO_BONES];
+    for (uint32_t b = 0; b < DEMO_BONES; b++) {
+        struct fxa_curve pc = {.format = 4, .s = {0, b ? 0.5f : 0, 0}};
+        o_pos[b] = write_curve(&wr, &pc, 0);
+        struct fxa_curve rc = {.format = 8, .degree = 2, .h16 = 0, .f1 = 4.0f};
+        for (uint32_t i = 0; i < 9; i++) {
+            float q[4];
+            kw[i] = (uint16_t)i; /* a knot every quarter second */
+            axis_angle(q, 0, 0, 1, (b ? 0.45 : 0.15) * sin(M_PI * (i / 4.0 - 0.35 * b) + 1.2));
+            d4n_encode(q, 0, 15, kw + 9 + 3 * i);
+        }
+        o_rot[b] = write_curve_words(&wr, &rc, kw, 4 * 9);
+    }
+    const struct mdef ttrack[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "Flags", NO_TYPE, 0},
+                                  {INLINE, "OrientationCurve", wr.t_curve2, 0}, {INLINE, "PositionCurve", wr.t_curve2, 0},
+                                  {INLINE, "ScaleShearCurve", wr.t_curve2, 0}};
+    uint32_t t_ttrack = type_of(&wr, ttrack, N(ttrack)), ttsize = p + 4 + 6 * p;
+    const struct mdef group[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "VectorTracks", wr.t_real, 0},
+                                 {REF_ARRAY, "TransformTracks", t_ttrack, 0},
+                                 {REF_ARRAY, "TransformLODErrors", wr.t_real, 0},
+                                 {REF_ARRAY, "TextTracks", wr.t_real, 0}, {TRANSFORM, "InitialPlacement", NO_TYPE, 0}};
+    uint32_t t_group = type_of(&wr, group, N(group));
+    const struct mdef anim[] = {{STRING, "Name", NO_TYPE, 0}, {REAL32, "Duration", NO_TYPE, 0},
+                                {REAL32, "TimeStep", NO_TYPE, 0}, {REAL32, "Oversampling", NO_TYPE, 0},
+                                {ARRAY_REFS, "TrackGroups", t_group, 0}};
+    uint32_t t_anim = type_of(&wr, anim, N(anim));
+    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
+                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16}};
+    uint32_t t_bone = type_of(&wr, bone, N(bone));
+    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
+                                {INT32, "LODType", NO_TYPE, 0}};
+    uint32_t t_skel = type_of(&wr, skel, N(skel));
+    const struct mdef vert[] = {{REAL32, "Position", NO_TYPE, 3}, {NORMAL8, "BoneWeights", NO_TYPE, 4},
+                                {UINT8, "BoneIndices", NO_TYPE, 4}, {REAL32, "Normal", NO_TYPE, 3}};
+    uint32_t t_vert = type_of(&wr, vert, N(vert)), vsize = gw_struct_size(w, vert, N(vert));
+    const struct mdef vdata[] = {{REF_VARIANT_ARRAY, "Vertices", NO_TYPE, 0}};
+    uint32_t t_vdata = type_of(&wr, vdata, 1);
+    const struct mdef topo[] = {{REF_ARRAY, "Indices", t_i32, 0}};
+    uint32_t t_topo = type_of(&wr, topo, 1);
+    const struct mdef bonebind[] = {{STRING, "BoneName", NO_TYPE, 0}};
+    uint32_t t_bonebind = type_of(&wr, bonebind, 1);
+    const struct mdef mesh[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "PrimaryVertexData", t_vdata, 0},
+                                {REF, "PrimaryTopology", t_topo, 0}, {REF_ARRAY, "BoneBindings", t_bonebind, 0}};
+    uint32_t t_mesh = type_of(&wr, mesh, N(mesh));
+    const struct mdef meshbind[] = {{REF, "Mesh", t_mesh, 0}};
+    uint32_t t_meshbind = type_of(&wr, meshbind, 1);
+    const struct mdef model[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "Skeleton", t_skel, 0},
+                                 {TRANSFORM, "InitialPlacement", NO_TYPE, 0}, {REF_ARRAY, "MeshBindings", t_meshbind, 0}};
+    uint32_t t_model = type_of(&wr, model, N(model));
+    const struct mdef root[] = {{ARRAY_REFS, "Skeletons", t_skel, 0}, {ARRAY_REFS, "Meshes", t_mesh, 0},
+                                {ARRAY_REFS, "Models", t_model, 0}, {ARRAY_REFS, "Animations", t_anim, 0}};
+    uint32_t t_root = type_of(&wr, root, N(root));
+    /* bones, tracks */
+    static const float zero[3] = {0, 0, 0}, qid[4] = {0, 0, 0, 1}, up[3] = {0, 0.5f, 0};
+    uint32_t bsize = gw_struct_size(w, bone, N(bone)), o_bones = alloc(w, (size_t)bsize * DEMO_BONES);
+    uint32_t o_tt = alloc(w, (size_t)ttsize * DEMO_BONES), o_bb = alloc(w, (size_t)p * DEMO_BONES);
+    for (uint32_t b = 0; b < DEMO_BONES; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "b%u", b);
+        uint32_t at = o_bones + b * bsize, tt = o_tt + b * ttsize;
+        put_name(&wr, at, name);
+        gw_u32(w, at + p, b ? b - 1 : 0xFFFFFFFFu);
+        transform(w, at + p + 4, b ? up : zero, qid);
+        for (uint32_t k = 0; k < 4; k++) /* the inverse of the rest: up by 0.5 a bone */
+            gw_f32(w, at + p + 4 + 68 + 20 * k, 1);
+        gw_f32(w, at + p + 4 + 68 + 4 * 13, -0.5f * (float)b);
+        put_name(&wr, tt, name);
+        uint32_t objs[3] = {o_rot[b], o_pos[b], o_id}, types[3] = {wr.t_fmt[8], wr.t_fmt[4], wr.t_fmt[2]};
+        for (uint32_t c = 0; c < 3; c++) {
+            gw_ptr(w, tt + p + 4 + 2 * p * c, types[c]);
+            gw_ptr(w, tt + p + 4 + 2 * p * c + p, objs[c]);
+        }
+        put_name(&wr, o_bb + b * p, name);
+    }
+    /* the tube: rings every 0.25 up to 3, each blended between the two bones around it */
+    uint32_t nv = DEMO_RINGS * DEMO_SIDES, o_verts = alloc(w, (size_t)vsize * nv);
+    for (uint32_t r = 0; r < DEMO_RINGS; r++)
+        for (uint32_t k = 0; k < DEMO_SIDES; k++) {
+            uint32_t at = o_verts + (r * DEMO_SIDES + k) * vsize;
+            double a = 2 * M_PI * k / DEMO_SIDES, y = 0.25 * r, rad = 0.22 - 0.012 * r, f = y / 0.5;
+            uint32_t b0 = (uint32_t)f < DEMO_BONES - 1 ? (uint32_t)f : DEMO_BONES - 1;
+            double wgt = f - b0 > 1 ? 1 : f - b0;
+            gw_f32(w, at, (float)(rad * cos(a)));
+            gw_f32(w, at + 4, (float)y);
+            gw_f32(w, at + 8, (float)(rad * sin(a)));
+            w->b.p[at + 12] = (uint8_t)lround(255 * (1 - wgt));
+            w->b.p[at + 13] = (uint8_t)(255 - w->b.p[at + 12]);
+            w->b.p[at + 16] = (uint8_t)b0;
+            w->b.p[at + 17] = (uint8_t)(b0 + 1 < DEMO_BONES ? b0 + 1 : b0);
+            gw_f32(w, at + 20, (float)cos(a));
+            gw_f32(w, at + 28, (float)sin(a));
+        }
+    uint32_t ntri = (DEMO_RINGS - 1) * DEMO_SIDES * 2, o_idx = alloc(w, 12 * (size_t)ntri), t = 0;
+    for (uint32_t r = 0; r + 1 < DEMO_RINGS; r++)
+        for (uint32_t k = 0; k < DEMO_SIDES; k++) {
+            uint32_t a = r * DEMO_SIDES + k, b = r * DEMO_SIDES + (k + 1) % DEMO_SIDES;
+            uint32_t tri[6] = {a, a + DEMO_SIDES, b, b, a + DEMO_SIDES, b + DEMO_SIDES};
+            for (int j = 0; j < 6; j++)
+                gw_u32(w, o_idx + 4 * t++, tri[j]);
+        }
+    uint32_t o_vdata = alloc(w, 2 * p + 4), o_topo = alloc(w, 4 + p), o_mesh = alloc(w, gw_struct_size(w, mesh, N(mesh)));
+    gw_ptr(w, o_vdata, t_vert);
+    gw_u32(w, o_vdata + p, nv);
+    gw_ptr(w, o_vdata + p + 4, o_verts);
+    ref_array(w, o_topo, 3 * ntri, o_idx);
+    put_name(&wr, o_mesh, "tube");
+    gw_ptr(w, o_mesh + p, o_vdata);
+    gw_ptr(w, o_mesh + 2 * p, o_topo);
+    ref_array(w, o_mesh + 3 * p, DEMO_BONES, o_bb);
+    uint32_t o_skel = alloc(w, gw_struct_size(w, skel, N(skel))), o_mb = alloc(w, p);
+    put_name(&wr, o_skel, "chain");
+    ref_array(w, o_skel + p, DEMO_BONES, o_bones);
+    gw_ptr(w, o_mb, o_mesh);
+    uint32_t o_model = alloc(w, gw_struct_size(w, model, N(model)));
+    put_name(&wr, o_model, "snake");
+    gw_ptr(w, o_model + p, o_skel);
+    transform(w, o_model + 2 * p, zero, qid);
+    ref_array(w, o_model + 2 * p + 68, 1, o_mb);
+    uint32_t o_group = alloc(w, gw_struct_size(w, group, N(group)));
+    put_name(&wr, o_group, "snake");
+    ref_array(w, o_group + gw_offset(w, group, N(group), "TransformTracks"), DEMO_BONES, o_tt);
+    transform(w, o_group + gw_offset(w, group, N(group), "InitialPlacement"), zero, qid);
+    uint32_t o_anim = alloc(w, gw_struct_size(w, anim, N(anim))), o_lists = alloc(w, 5 * (size_t)p);
+    put_name(&wr, o_anim, "sway");
+    gw_f32(w, o_anim + p, 2);
+    gw_f32(w, o_anim + p + 4, 1.0f / 30);
+    gw_f32(w, o_anim + p + 8, 1);
+    ref_array(w, o_anim + p + 12, 1, o_lists);
+    gw_ptr(w, o_lists, o_group);
+    gw_ptr(w, o_lists + p, o_skel);
+    gw_ptr(w, o_lists + 2 * p, o_mesh);
+    gw_ptr(w, o_lists + 3 * p, o_model);
+    gw_ptr(w, o_lists + 4 * p, o_anim);
+    uint32_t o_root = alloc(w, gw_struct_size(w, root, N(root)));
+    for (uint32_t k = 0; k < 4; k++)
+        ref_array(w, o_root + k * (4 + p), 1, o_lists + (1 + k) * p);
+    uint32_t len = (uint32_t)w->b.len;
+    struct fx_section sec = {.compression = 0, .data = w->b.p, .data_size = len, .alignment = 4, .first16bit = len,
+                             .first8bit = len, .fixups = w->fix, .nfixups = w->nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x80000039, .root_type = {0, t_root},
+                             .root_object = {0, o_root}};
+    struct fx_gr2_layout lay;
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
+    free(w->b.p);
+    return f;
+}

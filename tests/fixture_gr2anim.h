@@ -121,6 +121,11 @@ struct fxa_long_opts {
 };
 uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size);
 
+/* The demo (README picture, s3rig-mkfixture gr2anim-demo): a chain of 6 bones up +Y, a
+ * tube skinned to it (model "snake"), and one animation "sway" of 2 s whose tracks bend
+ * the chain to and fro (D4nK16uC15u rotations of degree 2, constant positions). */
+uint8_t *fxa_build_demo(size_t *size);
+
 /* The name a remapped file stores for text: crc32 of it. */
 uint32_t fxa_crc(const char *text);
 

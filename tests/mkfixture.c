@@ -14,6 +14,7 @@
  *                            every curve format (fixture_gr2anim.c; SIG: le32 le64 be32 be64; -bk2
  *                            BitKnit2-compressed, -crc every name remapped, -old the old inline
  *                            curves, -shear a scale/shear that is not diagonal, -noskel no skeleton)
+ *   gr2anim-demo             the README's animation: a tube skinned to a 6-bone chain that sways
  *   gr2anim-long TRACKS SECONDS KPS   a long animation (bench.sh): TRACKS tracks of degree-2
  *                            curves with KPS knots a second over SECONDS, on a TRACKS-bone chain
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
@@ -101,6 +102,8 @@ int main(int argc, char **argv)
         snprintf(sig, sizeof sig, "%.4s", argv[1] + 9);
         o.sig = sig;
         data = fxm_build(&o, &size);
+    } else if (strcmp(argv[1], "gr2anim-demo") == 0) {
+        data = fxa_build_demo(&size);
     } else if (strncmp(argv[1], "gr2anim-", 8) == 0) {
         char sig[8];
         snprintf(sig, sizeof sig, "%.4s", argv[1] + 8);

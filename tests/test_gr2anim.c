@@ -941,6 +941,56 @@ static void test_vectors(void **state)
         check_suzanne(dir, files[i]);
 }
 
+/* model.glb carries the animations that play on its skeleton (named ANIMATION/GROUP when
+ * the animation has several groups), keyed as animation.glb keys them. */
+static void test_model_glb_animations(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "be32"};
+    struct fxa_result r;
+    size_t size, lm, la;
+    uint8_t *file = fxa_build(&o, &size, &r);
+    struct s3fs *fs = open_mem(file, size, NULL, "model animations");
+    uint8_t *mb = read_path(fs, "/granny/root/Models/0/model.glb", &lm);
+    uint8_t *ab = read_path(fs, "/granny/root/Animations/0/animation.glb", &la);
+    struct glbdoc m, a;
+    assert_int_equal(glb_read(mb, lm, &m), 0);
+    assert_int_equal(glb_read(ab, la, &a), 0);
+    json_t *anims = json_object_get(m.json, "animations");
+    static const char *const want[] = {"walk/hero", "short/hero", "short/shortgroup", "pose"}; /* not prop: no bone lid */
+    assert_int_equal(json_array_size(anims), 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(anims, i), "name")), want[i]);
+    /* walk/hero in model.glb and hero in animation.glb: the same nodes (bones 0..9 first in
+     * both) and the same keys */
+    json_t *mh = json_array_get(anims, 0), *ah = json_array_get(json_object_get(a.json, "animations"), 0);
+    json_t *mc = json_object_get(mh, "channels"), *ac = json_object_get(ah, "channels");
+    assert_int_equal(json_array_size(mc), json_array_size(ac));
+    for (size_t c = 0; c < json_array_size(mc); c++) {
+        json_t *x = json_array_get(mc, c), *y = json_array_get(ac, c);
+        assert_true(json_equal(json_object_get(x, "target"), json_object_get(y, "target")));
+        json_t *sx = json_array_get(json_object_get(mh, "samplers"), (size_t)json_integer_value(json_object_get(x, "sampler")));
+        json_t *sy = json_array_get(json_object_get(ah, "samplers"), (size_t)json_integer_value(json_object_get(y, "sampler")));
+        for (int io = 0; io < 2; io++) {
+            const char *k = io ? "output" : "input";
+            size_t nx, ny;
+            int cx, cy;
+            float *fx = glb_accessor_floats(&m, (size_t)json_integer_value(json_object_get(sx, k)), &nx, &cx);
+            float *fy = glb_accessor_floats(&a, (size_t)json_integer_value(json_object_get(sy, k)), &ny, &cy);
+            assert_int_equal(nx * (size_t)cx, ny * (size_t)cy);
+            assert_memory_equal(fx, fy, nx * (size_t)cx * sizeof *fx);
+            free(fx);
+            free(fy);
+        }
+    }
+    glb_doc_free(&m);
+    glb_doc_free(&a);
+    free(mb);
+    free(ab);
+    s3fs_close(fs);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -952,7 +1002,7 @@ int main(void)
         cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_is_an_error),
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
-        cmocka_unit_test(test_vectors),
+        cmocka_unit_test(test_vectors),              cmocka_unit_test(test_model_glb_animations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,9 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
 /* A model: its skeleton as in export_skeleton_glb, a root node with the placement holding
  * the bones, and each mesh (skinned to the bones when it has joints). */
 int export_model_glb(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+/* The same into a builder (the skeleton's bones are its first nodes, 0..B-1), so a caller
+ * can add more (animations) before glb_finish. 0, or -1 with err. */
+int export_model_into(struct glb *g, const struct mdl_model *m, char *err, size_t errlen);
 /* The bones of s as nodes of g (bone i is node *first + i, named as the bone, with its
  * local transform), parent links; no skin. 0, or -1 with err. */
 int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen);

@@ -228,24 +228,15 @@ static bool has_triangles(const struct mdl_mesh *m)
     return false;
 }
 
-int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+int export_model_into(struct glb *g, const struct mdl_model *md, char *err, size_t errlen)
 {
-    struct glb *g = glb_new();
     int ibm = -1;
-    if (!g) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     const struct mdl_skeleton *s = &md->skel;
-    if (s->nbones && add_bones(g, s, NULL, md->no_skin ? NULL : &ibm, err, errlen)) {
-        glb_free(g);
+    if (s->nbones && add_bones(g, s, NULL, md->no_skin ? NULL : &ibm, err, errlen))
         return -1;
-    }
     int top = glb_node(g, md->name ? md->name : "model", md->name ? md->name_len : 5);
-    if (set_transform(g, top, md->has_matrix, md->m, md->t, md->r, md->s, "the model's placement", err, errlen)) {
-        glb_free(g);
+    if (set_transform(g, top, md->has_matrix, md->m, md->t, md->r, md->s, "the model's placement", err, errlen))
         return -1;
-    }
     glb_scene_root(g, top);
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent < 0)
@@ -258,7 +249,6 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
         if (m->on_bone && m->bone >= s->nbones) {
             snprintf(err, errlen, "mesh %" PRIu32 ": placed under bone %" PRIu32 ", past the %" PRIu32 " bones", i,
                      m->bone, s->nbones);
-            glb_free(g);
             return -1;
         }
         bool skinned = m->joints && skin >= 0;
@@ -271,6 +261,20 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
             glb_node_child(g, (int)m->bone, node);
         else
             glb_node_child(g, top, node);
+    }
+    return 0;
+}
+
+int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    struct glb *g = glb_new();
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (export_model_into(g, md, err, errlen)) {
+        glb_free(g);
+        return -1;
     }
     return finish(g, out, len, err, errlen);
 }

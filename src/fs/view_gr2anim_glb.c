@@ -336,27 +336,28 @@ static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_spa
     return 0;
 }
 
-/* The node track t of group g drives. */
-static int node_of(const struct plan *p, const struct group *g, uint32_t t, const char *name)
+/* The node track t of group g drives (skels: the plan's skeletons). */
+static int node_of(const struct skel *skels, const struct group *g, uint32_t t, const char *name)
 {
     if (g->skel < 0)
         return g->first_node + 1 + (int)t;
-    const struct skel *sk = &p->skel[g->skel];
+    const struct skel *sk = &skels[g->skel];
     return sk->first_node + (int)bone_of(sk, name);
 }
 
-/* One glTF animation: a channel per curve of every track (a second track driving the
- * same node is left out: glTF allows one channel per node and path). */
+/* One glTF animation, named `name`: a channel per curve of every track (a second track
+ * driving the same node is left out: glTF allows one channel per node and path). */
 static int add_group(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
-                     const struct plan *p, const struct group *g, bool *driven, char *err, size_t errlen)
+                     const struct skel *skels, double duration, const struct group *g, const char *name, bool *driven,
+                     char *err, size_t errlen)
 {
-    int anim = glb_animation(gl, g->name, strlen(g->name));
+    int anim = glb_animation(gl, name, strlen(name));
     static const enum mdl_path path[3] = {MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE};
     for (uint32_t t = 0; t < g->tracks.count; t++) {
         struct gr2_transform_track tr;
         if (read_track(reg, sp, g, t, &tr, err, errlen))
             return -1;
-        int node = node_of(p, g, t, tr.name);
+        int node = node_of(skels, g, t, tr.name);
         if (driven[node]) {
             gr2_transform_track_free(&tr);
             continue;
@@ -365,7 +366,7 @@ static int add_group(struct glb *gl, struct export_times *times, struct gr2_type
         for (int r = 0; r < 3; r++) {
             struct mdl_keys k;
             char why[200];
-            if (gr2_curve_keys(&tr.curve[r], (enum gr2_role)r, p->anim.duration, &k, NULL, why, sizeof why)) {
+            if (gr2_curve_keys(&tr.curve[r], (enum gr2_role)r, duration, &k, NULL, why, sizeof why)) {
                 err_set(err, errlen, "track group '%s', track '%s': %s: %s", g->name, tr.name, curve_names[r], why);
                 gr2_transform_track_free(&tr);
                 return -1;
@@ -407,7 +408,8 @@ static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct p
         if (p->group[g].tracks.count == 0)
             continue; /* glTF animations need a channel */
         memset(driven, 0, nnodes ? nnodes : 1);
-        if (add_group(gl, times, reg, sp, p, &p->group[g], driven, err, errlen))
+        if (add_group(gl, times, reg, sp, p->skel, p->anim.duration, &p->group[g], p->group[g].name, driven, err,
+                      errlen))
             goto out;
     }
     if (!driven) {
@@ -473,4 +475,70 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
     }
     gr2_types_free(&reg);
     export_add(v->fs, dir, "animation.glb", "glb.animation", anim_build, a);
+}
+
+/* ---- model.glb's animations ---- */
+
+/* The groups of animation `an` that play on skeleton k (all their tracks name its bones,
+ * none a bone whose rest is a matrix, which glTF cannot animate), as glTF animations on
+ * its nodes. */
+static int model_groups(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
+                        struct skel *k, const struct gr2_animation *an, bool *driven, char *err, size_t errlen)
+{
+    const struct gr2_elem *ge = &an->groups;
+    for (uint32_t i = 0; ge->kind == GR2_EK_PTRARRAY && i < ge->count; i++) {
+        struct group g = {.skel = 0, .first_node = -1};
+        struct gr2_track_group tg;
+        if (gr2_ptr_elem(sp, ge, i, &g.obj) != 1 || gr2_track_group_read(reg, sp, ge->type, g.obj, &tg, err, errlen))
+            continue;
+        g.name = tg.name;
+        g.tracks = tg.transform;
+        if (g.tracks.kind != GR2_EK_ARRAY)
+            g.tracks.count = 0;
+        bool plays = g.tracks.count && track_names(reg, sp, &g, err, errlen) == 0 && covers(reg, sp, k, &g);
+        for (uint32_t t = 0; plays && t < g.tracks.count; t++)
+            plays = !k->s->bone[bone_of(k, g.names[t])].has_matrix;
+        int rc = 0;
+        if (plays) {
+            char name[300];
+            if (ge->count > 1)
+                snprintf(name, sizeof name, "%s/%s", an->name, g.name);
+            else
+                snprintf(name, sizeof name, "%s", an->name);
+            memset(driven, 0, k->s->nbones);
+            rc = add_group(gl, times, reg, sp, k, an->duration, &g, name, driven, err, errlen);
+        }
+        for (uint32_t t = 0; g.names && t < g.tracks.count; t++)
+            free(g.names[t]);
+        free(g.names);
+        free(g.name);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
+                        const struct mdl_skeleton *skel, char *err, size_t errlen)
+{
+    if (skel->nbones == 0)
+        return 0;
+    struct skel k = {.s = skel, .first_node = 0};
+    struct export_times *times = export_times_new();
+    bool *driven = malloc(skel->nbones);
+    struct gr2_elem e;
+    gr2_root_array(reg, sp, "Animations", &e);
+    int rc = times && driven && skel_ready(reg, sp, &k) ? 0 : err_set(err, errlen, "out of memory");
+    for (uint32_t a = 0; rc == 0 && e.kind == GR2_EK_PTRARRAY && a < e.count; a++) {
+        struct gr2_ref obj;
+        struct gr2_animation an;
+        if (gr2_ptr_elem(sp, &e, a, &obj) != 1 || gr2_animation_read(reg, sp, e.type, obj, &an, err, errlen))
+            continue;
+        rc = model_groups(gl, times, reg, sp, &k, &an, driven, err, errlen);
+        gr2_animation_free(&an);
+    }
+    free(k.by_name);
+    free(driven);
+    export_times_free(times);
+    return rc;
 }

@@ -16,4 +16,13 @@
 void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
                       uint32_t index, uint32_t dir);
 
+struct glb;
+struct mdl_skeleton;
+/* model.glb's animations: the track groups of every animation of the file that play on the
+ * model's skeleton (all their tracks name its bones), as glTF animations (named as the
+ * animation, "ANIMATION/GROUP" when it has several groups) on its bone nodes 0..B-1.
+ * 0, or -1 with err (then model.glb is made without them). */
+int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
+                        const struct mdl_skeleton *skel, char *err, size_t errlen);
+
 #endif

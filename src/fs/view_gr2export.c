@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "fs/export.h"
+#include "fs/glb.h"
+#include "fs/view_gr2anim_glb.h"
 #include "fs/view_gr2export.h"
 #include "parse/gr2anim.h"
 #include "parse/gr2model.h"
@@ -18,6 +20,30 @@ struct gx {
     enum gx_kind kind;
     struct gr2_ref type, obj;
 };
+
+/* model.glb: the model, with the file's animations that play on its skeleton (when they
+ * cannot be added, animation.glb says why: the model is made without them). */
+static int model_glb(struct gr2_types *reg, const struct gr2_space *sp, const struct mdl_model *m, uint8_t **out,
+                     size_t *len, char *err, size_t errlen)
+{
+    struct glb *g = glb_new();
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char why[256];
+    if (export_model_into(g, m, err, errlen)) {
+        glb_free(g);
+        return -1;
+    }
+    if (gr2_anim_into_model(g, reg, sp, &m->skel, why, sizeof why)) {
+        glb_free(g);
+        return export_model_glb(m, out, len, err, errlen);
+    }
+    int rc = glb_finish(g, out, len, err, errlen);
+    glb_free(g);
+    return rc;
+}
 
 static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
@@ -38,7 +64,7 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
     } else if (x->kind == GX_MODEL) {
         struct mdl_model m;
         if (gr2_model_read(&reg, &sp, x->type, x->obj, &m, err, errlen) == 0) {
-            rc = export_model_glb(&m, out, len, err, errlen);
+            rc = model_glb(&reg, &sp, &m, out, len, err, errlen);
             mdl_model_free(&m);
         }
     } else {

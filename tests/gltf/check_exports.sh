@@ -42,7 +42,8 @@ count_of() {
 
 inputs=()
 for k in gr2model-le32 gr2model-be64-alt rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6 \
-         t2fs-turok1 t2fs-turok1-be gr2anim-le32 gr2anim-be64-crc-bk2 gr2anim-le32-old gr2anim-le64-noskel; do
+         t2fs-turok1 t2fs-turok1-be gr2anim-le32 gr2anim-be64-crc-bk2 gr2anim-le32-old gr2anim-le64-noskel \
+         gr2anim-demo; do
     "$mkfixture" "$k" "$tmp/$k.bin" && inputs+=("$tmp/$k.bin") || bad "mkfixture $k"
 done
 for f in "$vectors"/gr2/*.gr2; do
@@ -84,6 +85,11 @@ for k in gr2anim-le32 gr2anim-be64-crc-bk2; do
     expect_stat "$a/0/animation.glb" Nodes 13 raw # 10 bones, prop and lid, and assimp's root
     expect_stat "$a/1/animation.glb" Animations 2 raw
 done
+# the demo: a tube skinned to a 6-bone chain, its animation in model.glb too
+d="$tmp/x/gr2anim-demo.bin/granny/root"
+expect_stat "$d/Animations/0/animation.glb" "Animation Channels" 6 raw
+expect_stat "$d/Models/0/model.glb" Animations 1 raw
+expect_stat "$d/Models/0/model.glb" Bones 6
 # the Turok 1 fixture (fxt_t1_sample). Object 0: node 0's part 0 (cases 0 and 2) and node
 # 1's part 0 (case 1) are drawn, node 1's part 1 (4 broken streams) is left out; object 1:
 # case 2. Counts from the cases' hand-written triangles: 8, 4 and 6 triangles using 21, 9
