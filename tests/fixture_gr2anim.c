@@ -737,25 +737,109 @@ uint8_t *fxa_build(const struct fxa_opts *o, size_t *size, struct fxa_result *r)
     return f;
 }
 
-uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
+/* ---- the chain files (long, demo): one group of tracks, a skeleton of bones in a chain ---- */
+
+struct chain {
+    uint32_t t_ttrack, t_group, t_anim, t_bone, t_skel;
+    uint32_t ttsize, bsize, gsize, asize, ssize; /* struct sizes */
+    uint32_t tracks_at, placement_at;             /* in the group */
+};
+
+/* A writer with the element, header and curve2 types written. */
+static void chain_begin(struct writer *wr, const char *sig)
 {
-    static struct writer wr;
     static const struct fxa_opts named = {0};
-    memset(&wr, 0, sizeof wr);
-    wr.o = &named;
-    struct gw *w = &wr.w;
-    w->p = strstr(o->sig, "64") ? 8 : 4;
-    w->b.be = o->sig[0] == 'b';
-    uint32_t p = (uint32_t)w->p, nt = o->tracks > 400 ? 400 : o->tracks;
-    float secs = o->seconds > 60 ? 60 : o->seconds;
-    uint32_t n = (uint32_t)(secs * (float)o->knots_per_second) + 1;
+    memset(wr, 0, sizeof *wr);
+    wr->o = &named;
+    wr->w.p = strstr(sig, "64") ? 8 : 4;
+    wr->w.b.be = sig[0] == 'b';
     const struct mdef real[] = {{REAL32, "Real32", NO_TYPE, 0}}, u16[] = {{UINT16, "UInt16", NO_TYPE, 0}},
                       header[] = {{UINT8, "Format", NO_TYPE, 0}, {UINT8, "Degree", NO_TYPE, 0}},
                       curve2[] = {{VARIANT, "CurveData", NO_TYPE, 0}};
-    wr.t_real = type_of(&wr, real, 1);
-    wr.t_u16 = type_of(&wr, u16, 1);
-    wr.t_header = type_of(&wr, header, 2);
-    wr.t_curve2 = type_of(&wr, curve2, 1);
+    wr->t_real = type_of(wr, real, 1);
+    wr->t_u16 = type_of(wr, u16, 1);
+    wr->t_header = type_of(wr, header, 2);
+    wr->t_curve2 = type_of(wr, curve2, 1);
+}
+
+/* The types of tracks, a group, an animation, bones and a skeleton. */
+static void chain_types(struct writer *wr, struct chain *c)
+{
+    struct gw *w = &wr->w;
+    uint32_t p = (uint32_t)w->p;
+    const struct mdef ttrack[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "Flags", NO_TYPE, 0},
+                                  {INLINE, "OrientationCurve", wr->t_curve2, 0}, {INLINE, "PositionCurve", wr->t_curve2, 0},
+                                  {INLINE, "ScaleShearCurve", wr->t_curve2, 0}};
+    c->t_ttrack = type_of(wr, ttrack, N(ttrack));
+    c->ttsize = p + 4 + 6 * p;
+    const struct mdef group[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "VectorTracks", wr->t_real, 0},
+                                 {REF_ARRAY, "TransformTracks", c->t_ttrack, 0},
+                                 {REF_ARRAY, "TransformLODErrors", wr->t_real, 0},
+                                 {REF_ARRAY, "TextTracks", wr->t_real, 0}, {TRANSFORM, "InitialPlacement", NO_TYPE, 0}};
+    c->t_group = type_of(wr, group, N(group));
+    c->gsize = gw_struct_size(w, group, N(group));
+    c->tracks_at = gw_offset(w, group, N(group), "TransformTracks");
+    c->placement_at = gw_offset(w, group, N(group), "InitialPlacement");
+    const struct mdef anim[] = {{STRING, "Name", NO_TYPE, 0}, {REAL32, "Duration", NO_TYPE, 0},
+                                {REAL32, "TimeStep", NO_TYPE, 0}, {REAL32, "Oversampling", NO_TYPE, 0},
+                                {ARRAY_REFS, "TrackGroups", c->t_group, 0}};
+    c->t_anim = type_of(wr, anim, N(anim));
+    c->asize = gw_struct_size(w, anim, N(anim));
+    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
+                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16}};
+    c->t_bone = type_of(wr, bone, N(bone));
+    c->bsize = gw_struct_size(w, bone, N(bone));
+    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", c->t_bone, 0},
+                                {INT32, "LODType", NO_TYPE, 0}};
+    c->t_skel = type_of(wr, skel, N(skel));
+    c->ssize = gw_struct_size(w, skel, N(skel));
+}
+
+/* Track t: its name and its curves (orientation, position, scale/shear: CurveData objects
+ * of format types[k]); bone t: its name, parent t-1, rest position, identity inverse
+ * world transform but translation -wy (the chains run up +Y). */
+static void chain_link(struct writer *wr, const struct chain *c, uint32_t o_tt, uint32_t o_bones, uint32_t t,
+                       const char *name, const uint32_t objs[3], const uint32_t types[3], const float *pos, float wy)
+{
+    struct gw *w = &wr->w;
+    uint32_t p = (uint32_t)w->p, at = o_tt + t * c->ttsize, b = o_bones + t * c->bsize;
+    static const float qid[4] = {0, 0, 0, 1};
+    put_name(wr, at, name);
+    for (uint32_t k = 0; k < 3; k++) {
+        gw_ptr(w, at + p + 4 + 2 * p * k, types[k]);
+        gw_ptr(w, at + p + 4 + 2 * p * k + p, objs[k]);
+    }
+    put_name(wr, b, name);
+    gw_u32(w, b + p, t ? t - 1 : 0xFFFFFFFFu);
+    transform(w, b + p + 4, pos, qid);
+    for (uint32_t k = 0; k < 4; k++)
+        gw_f32(w, b + p + 4 + 68 + 20 * k, 1);
+    gw_f32(w, b + p + 4 + 68 + 4 * 13, -wy);
+}
+
+/* The file: the writer's bytes as one uncompressed section (the buffer freed). */
+static uint8_t *chain_file(struct writer *wr, const char *sig, uint32_t t_root, uint32_t o_root, size_t *size)
+{
+    struct gw *w = &wr->w;
+    uint32_t len = (uint32_t)w->b.len;
+    struct fx_section sec = {.compression = 0, .data = w->b.p, .data_size = len, .alignment = 4, .first16bit = len,
+                             .first8bit = len, .fixups = w->fix, .nfixups = w->nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = sig, .type_tag = 0x80000039, .root_type = {0, t_root},
+                             .root_object = {0, o_root}};
+    struct fx_gr2_layout lay;
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
+    free(w->b.p);
+    return f;
+}
+
+uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
+{
+    static struct writer wr;
+    chain_begin(&wr, o->sig);
+    struct gw *w = &wr.w;
+    uint32_t p = (uint32_t)w->p, nt = o->tracks > 400 ? 400 : o->tracks;
+    float secs = o->seconds > 60 ? 60 : o->seconds;
+    uint32_t n = (uint32_t)(secs * (float)o->knots_per_second) + 1;
     /* the curves: knot words on a scale of 1024 a second (OneOverKnotScaleTrunc 0x4480) */
     uint16_t *kw = malloc(4 * (size_t)n * sizeof *kw);
     struct fxa_curve id = {.format = 2};
@@ -777,58 +861,30 @@ uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
         }
         o_rot[t] = write_curve_words(&wr, &rc, kw, 4 * n);
     }
-    const struct mdef ttrack[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "Flags", NO_TYPE, 0},
-                                  {INLINE, "OrientationCurve", wr.t_curve2, 0}, {INLINE, "PositionCurve", wr.t_curve2, 0},
-                                  {INLINE, "ScaleShearCurve", wr.t_curve2, 0}};
-    uint32_t t_ttrack = type_of(&wr, ttrack, N(ttrack)), ttsize = p + 4 + 6 * p;
-    const struct mdef group[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "VectorTracks", wr.t_real, 0},
-                                 {REF_ARRAY, "TransformTracks", t_ttrack, 0},
-                                 {REF_ARRAY, "TransformLODErrors", wr.t_real, 0},
-                                 {REF_ARRAY, "TextTracks", wr.t_real, 0}, {TRANSFORM, "InitialPlacement", NO_TYPE, 0}};
-    uint32_t t_group = type_of(&wr, group, N(group));
-    const struct mdef anim[] = {{STRING, "Name", NO_TYPE, 0}, {REAL32, "Duration", NO_TYPE, 0},
-                                {REAL32, "TimeStep", NO_TYPE, 0}, {REAL32, "Oversampling", NO_TYPE, 0},
-                                {ARRAY_REFS, "TrackGroups", t_group, 0}};
-    uint32_t t_anim = type_of(&wr, anim, N(anim));
-    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
-                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16}};
-    uint32_t t_bone = type_of(&wr, bone, N(bone));
-    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
-                                {INT32, "LODType", NO_TYPE, 0}};
-    uint32_t t_skel = type_of(&wr, skel, N(skel));
-    const struct mdef root[] = {{ARRAY_REFS, "Skeletons", t_skel, 0}, {ARRAY_REFS, "Animations", t_anim, 0}};
+    struct chain c;
+    chain_types(&wr, &c);
+    const struct mdef root[] = {{ARRAY_REFS, "Skeletons", c.t_skel, 0}, {ARRAY_REFS, "Animations", c.t_anim, 0}};
     uint32_t t_root = type_of(&wr, root, N(root));
-    uint32_t o_tt = alloc(w, (size_t)ttsize * nt), bsize = gw_struct_size(w, bone, N(bone));
-    uint32_t o_bones = alloc(w, (size_t)bsize * nt);
+    uint32_t o_tt = alloc(w, (size_t)c.ttsize * nt), o_bones = alloc(w, (size_t)c.bsize * nt);
     static const float zero[3] = {0, 0, 0}, qid[4] = {0, 0, 0, 1}, up[3] = {0, 0.1f, 0};
     for (uint32_t t = 0; t < nt; t++) {
         char name[16];
         snprintf(name, sizeof name, "b%03u", t);
-        uint32_t at = o_tt + t * ttsize, b = o_bones + t * bsize;
-        put_name(&wr, at, name);
         uint32_t objs[3] = {o_rot[t], o_pos[t], o_id}, types[3] = {wr.t_fmt[8], wr.t_fmt[10], wr.t_fmt[2]};
-        for (uint32_t c = 0; c < 3; c++) {
-            gw_ptr(w, at + p + 4 + 2 * p * c, types[c]);
-            gw_ptr(w, at + p + 4 + 2 * p * c + p, objs[c]);
-        }
-        put_name(&wr, b, name);
-        gw_u32(w, b + p, t ? t - 1 : 0xFFFFFFFFu);
-        transform(w, b + p + 4, t ? up : zero, qid);
-        for (uint32_t k = 0; k < 4; k++)
-            gw_f32(w, b + p + 4 + 68 + 20 * k, 1);
+        chain_link(&wr, &c, o_tt, o_bones, t, name, objs, types, t ? up : zero, 0.1f * (float)t);
     }
-    uint32_t o_group = alloc(w, gw_struct_size(w, group, N(group)));
+    uint32_t o_group = alloc(w, c.gsize);
     put_name(&wr, o_group, "long");
-    ref_array(w, o_group + gw_offset(w, group, N(group), "TransformTracks"), nt, o_tt);
-    transform(w, o_group + gw_offset(w, group, N(group), "InitialPlacement"), zero, qid);
-    uint32_t o_list = alloc(w, 3 * (size_t)p), o_anim = alloc(w, gw_struct_size(w, anim, N(anim)));
+    ref_array(w, o_group + c.tracks_at, nt, o_tt);
+    transform(w, o_group + c.placement_at, zero, qid);
+    uint32_t o_list = alloc(w, 3 * (size_t)p), o_anim = alloc(w, c.asize);
     gw_ptr(w, o_list, o_group);
     put_name(&wr, o_anim, "long");
     gw_f32(w, o_anim + p, secs);
     gw_f32(w, o_anim + p + 4, 1.0f / 30);
     gw_f32(w, o_anim + p + 8, 1);
     ref_array(w, o_anim + p + 12, 1, o_list);
-    uint32_t o_skel = alloc(w, gw_struct_size(w, skel, N(skel)));
+    uint32_t o_skel = alloc(w, c.ssize);
     put_name(&wr, o_skel, "chain");
     ref_array(w, o_skel + p, nt, o_bones);
     gw_ptr(w, o_list + p, o_skel);
@@ -839,15 +895,7 @@ uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
     free(kw);
     free(o_pos);
     free(o_rot);
-    uint32_t len = (uint32_t)w->b.len;
-    struct fx_section sec = {.compression = 0, .data = w->b.p, .data_size = len, .alignment = 4, .first16bit = len,
-                             .first8bit = len, .fixups = w->fix, .nfixups = w->nfix};
-    struct fx_gr2_opts go = {.version = 7, .sig = o->sig, .type_tag = 0x80000039, .root_type = {0, t_root},
-                             .root_object = {0, o_root}};
-    struct fx_gr2_layout lay;
-    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
-    free(w->b.p);
-    return f;
+    return chain_file(&wr, o->sig, t_root, o_root, size);
 }
 
 #define DEMO_BONES 6
@@ -857,20 +905,11 @@ uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
 uint8_t *fxa_build_demo(size_t *size)
 {
     static struct writer wr;
-    static const struct fxa_opts named = {0};
-    memset(&wr, 0, sizeof wr);
-    wr.o = &named;
+    chain_begin(&wr, "le32");
     struct gw *w = &wr.w;
-    w->p = 4;
     uint32_t p = 4;
-    const struct mdef real[] = {{REAL32, "Real32", NO_TYPE, 0}}, i32[] = {{INT32, "Int32", NO_TYPE, 0}},
-                      header[] = {{UINT8, "Format", NO_TYPE, 0}, {UINT8, "Degree", NO_TYPE, 0}},
-                      curve2[] = {{VARIANT, "CurveData", NO_TYPE, 0}}, u16[] = {{UINT16, "UInt16", NO_TYPE, 0}};
-    wr.t_real = type_of(&wr, real, 1);
-    wr.t_u16 = type_of(&wr, u16, 1);
+    const struct mdef i32[] = {{INT32, "Int32", NO_TYPE, 0}};
     uint32_t t_i32 = type_of(&wr, i32, 1);
-    wr.t_header = type_of(&wr, header, 2);
-    wr.t_curve2 = type_of(&wr, curve2, 1);
     /* curves: a sway about z, each bone half a second behind its parent */
     uint16_t kw[4 * 9];
     struct fxa_curve id = {.format = 2};
@@ -887,25 +926,8 @@ uint8_t *fxa_build_demo(size_t *size)
         }
         o_rot[b] = write_curve_words(&wr, &rc, kw, 4 * 9);
     }
-    const struct mdef ttrack[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "Flags", NO_TYPE, 0},
-                                  {INLINE, "OrientationCurve", wr.t_curve2, 0}, {INLINE, "PositionCurve", wr.t_curve2, 0},
-                                  {INLINE, "ScaleShearCurve", wr.t_curve2, 0}};
-    uint32_t t_ttrack = type_of(&wr, ttrack, N(ttrack)), ttsize = p + 4 + 6 * p;
-    const struct mdef group[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "VectorTracks", wr.t_real, 0},
-                                 {REF_ARRAY, "TransformTracks", t_ttrack, 0},
-                                 {REF_ARRAY, "TransformLODErrors", wr.t_real, 0},
-                                 {REF_ARRAY, "TextTracks", wr.t_real, 0}, {TRANSFORM, "InitialPlacement", NO_TYPE, 0}};
-    uint32_t t_group = type_of(&wr, group, N(group));
-    const struct mdef anim[] = {{STRING, "Name", NO_TYPE, 0}, {REAL32, "Duration", NO_TYPE, 0},
-                                {REAL32, "TimeStep", NO_TYPE, 0}, {REAL32, "Oversampling", NO_TYPE, 0},
-                                {ARRAY_REFS, "TrackGroups", t_group, 0}};
-    uint32_t t_anim = type_of(&wr, anim, N(anim));
-    const struct mdef bone[] = {{STRING, "Name", NO_TYPE, 0}, {INT32, "ParentIndex", NO_TYPE, 0},
-                                {TRANSFORM, "Transform", NO_TYPE, 0}, {REAL32, "InverseWorldTransform", NO_TYPE, 16}};
-    uint32_t t_bone = type_of(&wr, bone, N(bone));
-    const struct mdef skel[] = {{STRING, "Name", NO_TYPE, 0}, {REF_ARRAY, "Bones", t_bone, 0},
-                                {INT32, "LODType", NO_TYPE, 0}};
-    uint32_t t_skel = type_of(&wr, skel, N(skel));
+    struct chain c;
+    chain_types(&wr, &c);
     const struct mdef vert[] = {{REAL32, "Position", NO_TYPE, 3}, {NORMAL8, "BoneWeights", NO_TYPE, 4},
                                 {UINT8, "BoneIndices", NO_TYPE, 4}, {REAL32, "Normal", NO_TYPE, 3}};
     uint32_t t_vert = type_of(&wr, vert, N(vert)), vsize = gw_struct_size(w, vert, N(vert));
@@ -920,32 +942,21 @@ uint8_t *fxa_build_demo(size_t *size)
     uint32_t t_mesh = type_of(&wr, mesh, N(mesh));
     const struct mdef meshbind[] = {{REF, "Mesh", t_mesh, 0}};
     uint32_t t_meshbind = type_of(&wr, meshbind, 1);
-    const struct mdef model[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "Skeleton", t_skel, 0},
+    const struct mdef model[] = {{STRING, "Name", NO_TYPE, 0}, {REF, "Skeleton", c.t_skel, 0},
                                  {TRANSFORM, "InitialPlacement", NO_TYPE, 0}, {REF_ARRAY, "MeshBindings", t_meshbind, 0}};
     uint32_t t_model = type_of(&wr, model, N(model));
-    const struct mdef root[] = {{ARRAY_REFS, "Skeletons", t_skel, 0}, {ARRAY_REFS, "Meshes", t_mesh, 0},
-                                {ARRAY_REFS, "Models", t_model, 0}, {ARRAY_REFS, "Animations", t_anim, 0}};
+    const struct mdef root[] = {{ARRAY_REFS, "Skeletons", c.t_skel, 0}, {ARRAY_REFS, "Meshes", t_mesh, 0},
+                                {ARRAY_REFS, "Models", t_model, 0}, {ARRAY_REFS, "Animations", c.t_anim, 0}};
     uint32_t t_root = type_of(&wr, root, N(root));
-    /* bones, tracks */
+    /* bones and tracks, the bones' names for the mesh's bindings */
     static const float zero[3] = {0, 0, 0}, qid[4] = {0, 0, 0, 1}, up[3] = {0, 0.5f, 0};
-    uint32_t bsize = gw_struct_size(w, bone, N(bone)), o_bones = alloc(w, (size_t)bsize * DEMO_BONES);
-    uint32_t o_tt = alloc(w, (size_t)ttsize * DEMO_BONES), o_bb = alloc(w, (size_t)p * DEMO_BONES);
+    uint32_t o_bones = alloc(w, (size_t)c.bsize * DEMO_BONES), o_tt = alloc(w, (size_t)c.ttsize * DEMO_BONES);
+    uint32_t o_bb = alloc(w, (size_t)p * DEMO_BONES);
     for (uint32_t b = 0; b < DEMO_BONES; b++) {
         char name[8];
         snprintf(name, sizeof name, "b%u", b);
-        uint32_t at = o_bones + b * bsize, tt = o_tt + b * ttsize;
-        put_name(&wr, at, name);
-        gw_u32(w, at + p, b ? b - 1 : 0xFFFFFFFFu);
-        transform(w, at + p + 4, b ? up : zero, qid);
-        for (uint32_t k = 0; k < 4; k++) /* the inverse of the rest: up by 0.5 a bone */
-            gw_f32(w, at + p + 4 + 68 + 20 * k, 1);
-        gw_f32(w, at + p + 4 + 68 + 4 * 13, -0.5f * (float)b);
-        put_name(&wr, tt, name);
         uint32_t objs[3] = {o_rot[b], o_pos[b], o_id}, types[3] = {wr.t_fmt[8], wr.t_fmt[4], wr.t_fmt[2]};
-        for (uint32_t c = 0; c < 3; c++) {
-            gw_ptr(w, tt + p + 4 + 2 * p * c, types[c]);
-            gw_ptr(w, tt + p + 4 + 2 * p * c + p, objs[c]);
-        }
+        chain_link(&wr, &c, o_tt, o_bones, b, name, objs, types, b ? up : zero, 0.5f * (float)b);
         put_name(&wr, o_bb + b * p, name);
     }
     /* the tube: rings every 0.25 up to 3, each blended between the two bones around it */
@@ -983,7 +994,7 @@ uint8_t *fxa_build_demo(size_t *size)
     gw_ptr(w, o_mesh + p, o_vdata);
     gw_ptr(w, o_mesh + 2 * p, o_topo);
     ref_array(w, o_mesh + 3 * p, DEMO_BONES, o_bb);
-    uint32_t o_skel = alloc(w, gw_struct_size(w, skel, N(skel))), o_mb = alloc(w, p);
+    uint32_t o_skel = alloc(w, c.ssize), o_mb = alloc(w, p);
     put_name(&wr, o_skel, "chain");
     ref_array(w, o_skel + p, DEMO_BONES, o_bones);
     gw_ptr(w, o_mb, o_mesh);
@@ -992,11 +1003,11 @@ uint8_t *fxa_build_demo(size_t *size)
     gw_ptr(w, o_model + p, o_skel);
     transform(w, o_model + 2 * p, zero, qid);
     ref_array(w, o_model + 2 * p + 68, 1, o_mb);
-    uint32_t o_group = alloc(w, gw_struct_size(w, group, N(group)));
+    uint32_t o_group = alloc(w, c.gsize);
     put_name(&wr, o_group, "snake");
-    ref_array(w, o_group + gw_offset(w, group, N(group), "TransformTracks"), DEMO_BONES, o_tt);
-    transform(w, o_group + gw_offset(w, group, N(group), "InitialPlacement"), zero, qid);
-    uint32_t o_anim = alloc(w, gw_struct_size(w, anim, N(anim))), o_lists = alloc(w, 5 * (size_t)p);
+    ref_array(w, o_group + c.tracks_at, DEMO_BONES, o_tt);
+    transform(w, o_group + c.placement_at, zero, qid);
+    uint32_t o_anim = alloc(w, c.asize), o_lists = alloc(w, 5 * (size_t)p);
     put_name(&wr, o_anim, "sway");
     gw_f32(w, o_anim + p, 2);
     gw_f32(w, o_anim + p + 4, 1.0f / 30);
@@ -1010,13 +1021,5 @@ uint8_t *fxa_build_demo(size_t *size)
     uint32_t o_root = alloc(w, gw_struct_size(w, root, N(root)));
     for (uint32_t k = 0; k < 4; k++)
         ref_array(w, o_root + k * (4 + p), 1, o_lists + (1 + k) * p);
-    uint32_t len = (uint32_t)w->b.len;
-    struct fx_section sec = {.compression = 0, .data = w->b.p, .data_size = len, .alignment = 4, .first16bit = len,
-                             .first8bit = len, .fixups = w->fix, .nfixups = w->nfix};
-    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x80000039, .root_type = {0, t_root},
-                             .root_object = {0, o_root}};
-    struct fx_gr2_layout lay;
-    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
-    free(w->b.p);
-    return f;
+    return chain_file(&wr, "le32", t_root, o_root, size);
 }

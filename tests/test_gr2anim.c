@@ -384,6 +384,15 @@ static void test_keys_linear_work(void **state)
 
 /* ---- the tree of the fixture ---- */
 
+/* Fixture o built (what it holds into r) and opened in memory; *file is freed after
+ * s3fs_close. */
+static struct s3fs *open_fixture(const struct fxa_opts *o, struct fxa_result *r, uint8_t **file)
+{
+    size_t size;
+    *file = fxa_build(o, &size, r);
+    return open_mem(*file, size, NULL, o->sig);
+}
+
 static const struct fxa_opts variants[] = {
     {.sig = "le32"},
     {.sig = "le64"},
@@ -401,9 +410,8 @@ static void test_tree_files(void **state)
     (void)state;
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         struct fxa_result r;
-        size_t size;
-        uint8_t *file = fxa_build(&variants[v], &size, &r);
-        struct s3fs *fs = open_mem(file, size, NULL, variants[v].sig);
+        uint8_t *file;
+        struct s3fs *fs = open_fixture(&variants[v], &r, &file);
         struct probe p = tree_probe(fs);
         ex_gr2anim(&p, &variants[v], &r);
         if (v == 0) { /* curve objects shared between tracks (and roles) are links to one directory */
@@ -533,9 +541,8 @@ static void test_animation_glb(void **state)
     (void)state;
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
         struct fxa_result r;
-        size_t size;
-        uint8_t *file = fxa_build(&variants[v], &size, &r);
-        struct s3fs *fs = open_mem(file, size, NULL, variants[v].sig);
+        uint8_t *file;
+        struct s3fs *fs = open_fixture(&variants[v], &r, &file);
         for (uint32_t a = 0; a < r.nanims; a++) {
             struct glbdoc d;
             uint8_t *bytes;
@@ -570,9 +577,9 @@ static void test_worked_keys_in_glb(void **state)
     (void)state;
     struct fxa_opts o = {.sig = "le32"};
     struct fxa_result r;
-    size_t size, len;
-    uint8_t *file = fxa_build(&o, &size, &r);
-    struct s3fs *fs = open_mem(file, size, NULL, "le32");
+    size_t len;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
     uint8_t *glb = read_path(fs, "/granny/root/Animations/0/animation.glb", &len);
     struct glbdoc d;
     assert_int_equal(glb_read(glb, len, &d), 0);
@@ -609,9 +616,8 @@ static void test_shear_is_an_error(void **state)
     (void)state;
     struct fxa_opts o = {.sig = "be32", .shear = true};
     struct fxa_result r;
-    size_t size;
-    uint8_t *file = fxa_build(&o, &size, &r);
-    struct s3fs *fs = open_mem(file, size, NULL, "shear");
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
     assert_false(path_exists(fs, "/granny/root/Animations/0/animation.glb"));
     expect_has(fs, "/granny/root/Animations/0/animation.error", "track 'foot': ScaleShearCurve");
     expect_has(fs, "/granny/root/Animations/0/animation.error", "not diagonal");
@@ -718,9 +724,9 @@ static void test_real_file_cases(void **state)
     (void)state;
     struct fxa_opts o = {.sig = "le64"};
     struct fxa_result r;
-    size_t size, len;
-    uint8_t *file = fxa_build(&o, &size, &r);
-    struct s3fs *fs = open_mem(file, size, NULL, "cases");
+    size_t len;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
     const char *tt = "/granny/root/TrackGroups/0/TransformTracks";
     char path[256];
     /* toe: one knot (0.7 s), so the constant P[0] all along */
@@ -783,9 +789,9 @@ static void test_hostile_durations(void **state)
         struct fxa_opts o = {.sig = "le32", .set_duration = true, .duration = cases[i].duration,
                              .timestep = cases[i].timestep};
         struct fxa_result r;
-        size_t size, len;
-        uint8_t *file = fxa_build(&o, &size, &r);
-        struct s3fs *fs = open_mem(file, size, NULL, "hostile");
+        size_t len;
+        uint8_t *file;
+        struct s3fs *fs = open_fixture(&o, &r, &file);
         const char *tt = "/granny/root/TrackGroups/0/TransformTracks/0";
         char path[256];
         if (cases[i].samples) {
@@ -934,11 +940,7 @@ static void check_suzanne(const char *dir, const char *name)
 static void test_vectors(void **state)
 {
     (void)state;
-    const char *dir = vectors_or_skip();
-    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
-                                        "suzanne_textured_external.gr2"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        check_suzanne(dir, files[i]);
+    each_gr2_vector(check_suzanne);
 }
 
 /* model.glb carries the animations that play on its skeleton (named ANIMATION/GROUP when
@@ -948,9 +950,9 @@ static void test_model_glb_animations(void **state)
     (void)state;
     struct fxa_opts o = {.sig = "be32"};
     struct fxa_result r;
-    size_t size, lm, la;
-    uint8_t *file = fxa_build(&o, &size, &r);
-    struct s3fs *fs = open_mem(file, size, NULL, "model animations");
+    size_t lm, la;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
     uint8_t *mb = read_path(fs, "/granny/root/Models/0/model.glb", &lm);
     uint8_t *ab = read_path(fs, "/granny/root/Animations/0/animation.glb", &la);
     struct glbdoc m, a;

@@ -467,11 +467,7 @@ static void check_vector(const char *dir, const char *name)
 static void test_vectors(void **state)
 {
     (void)state;
-    const char *dir = vectors_or_skip();
-    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
-                                        "suzanne_textured_external.gr2"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        check_vector(dir, files[i]);
+    each_gr2_vector(check_vector);
 }
 
 /* An export built (and cached) before the file changed is EIO afterwards, though a

@@ -34,6 +34,7 @@
 #include "gr2obj_check.h"
 #include "mountutil.h"
 #include "tree_compare.h"
+#include "testutil.h"
 #include "tree_probe.h"
 #include "parse/t2fs.h"
 #include "tree_compare.h"
@@ -861,16 +862,14 @@ static void test_mount_gr2_vectors(void **state)
         print_message("shared/vectors is absent: skipping the vector mount test\n");
         skip();
     }
-    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
-                                        "suzanne_textured_external.gr2"};
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; gr2_vector_files[i]; i++) {
         char path[4096], mnt[256], at[512];
-        snprintf(path, sizeof path, "%s/gr2/%s", vec, files[i]);
+        snprintf(path, sizeof path, "%s/gr2/%s", vec, gr2_vector_files[i]);
         make_mountpoint("m_vec", mnt, sizeof mnt);
         do_mount(path, mnt, NULL);
         size_t links = walk_mounted(mnt);
         if (links < 7)
-            fail_msg("%s: %zu links", files[i], links);
+            fail_msg("%s: %zu links", gr2_vector_files[i], links);
         /* the kernel follows Meshes/0/PrimaryVertexData into VertexDatas/0 */
         snprintf(at, sizeof at, "%s/granny/root/Meshes/0/PrimaryVertexData/Vertices.bin", mnt);
         struct stat st;

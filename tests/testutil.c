@@ -35,12 +35,22 @@ const char *vectors_dir(void)
     return d;
 }
 
+const char *const gr2_vector_files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
+                                        "suzanne_textured_external.gr2", NULL};
+
 const char *vectors_or_skip(void)
 {
     const char *d = vectors_dir();
     if (!d)
         skip();
     return d;
+}
+
+void each_gr2_vector(void (*fn)(const char *dir, const char *name))
+{
+    const char *dir = vectors_or_skip();
+    for (size_t i = 0; gr2_vector_files[i]; i++)
+        fn(dir, gr2_vector_files[i]);
 }
 
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n)

@@ -17,6 +17,10 @@ bool diag_has(const struct diag *d, const char *needle);
 const char *vectors_dir(void);
 /* The same, skipping the test (cmocka's skip) when the folder is absent. */
 const char *vectors_or_skip(void);
+/* The real Granny files of the vectors folder (its gr2/ folder), NULL-terminated. */
+extern const char *const gr2_vector_files[];
+/* fn(dir, name) on each of them (the test skipped when the vectors folder is absent). */
+void each_gr2_vector(void (*fn)(const char *dir, const char *name));
 /* Reads DIR/SUB/NAME whole (NUL-terminated copy); NULL when missing. */
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
 /* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */

@@ -169,3 +169,33 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
     tree_set_span(fs->tree, u, 0, fs->src.size);
 }
+
+bool rows_seek(const uint64_t *mark, uint64_t nrows, uint32_t per_mark, uint64_t header_len, uint64_t off,
+               uint64_t *row, uint64_t *start)
+{
+    *row = 0;
+    *start = 0;
+    if (off < header_len || nrows == 0)
+        return false;
+    uint64_t lo = 0, hi = (nrows + per_mark - 1) / per_mark; /* the last mark at or before off */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mark[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *row = lo * per_mark;
+    *start = mark[lo];
+    return true;
+}
+
+size_t rows_copy(const struct sbuf *text, uint64_t start, uint64_t off, void *buf, size_t len)
+{
+    if (off < start || off - start >= text->len)
+        return 0;
+    size_t n = text->len - (size_t)(off - start);
+    n = n < len ? n : len;
+    memcpy(buf, text->p + (off - start), n);
+    return n;
+}

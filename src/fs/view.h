@@ -89,6 +89,14 @@ uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const i
                         char *const *names, uint32_t nnames);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
+/* Text files made of rows, measured once and rendered on read (tables, animation CSVs):
+ * mark[i] is where row i × per_mark starts. A read at off renders from *row, which starts
+ * at *start; false when off lies in the header (render it, then from row 0). */
+bool rows_seek(const uint64_t *mark, uint64_t nrows, uint32_t per_mark, uint64_t header_len, uint64_t off,
+               uint64_t *row, uint64_t *start);
+/* Copies bytes [off, off+len) of the file out of text, which holds the file from start
+ * on: the count copied. */
+size_t rows_copy(const struct sbuf *text, uint64_t start, uint64_t off, void *buf, size_t len);
 /* Sets a printf-made type string on a node. */
 void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

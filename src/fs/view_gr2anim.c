@@ -458,35 +458,18 @@ static ssize_t rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
         return -EIO; /* it measured, so the bytes changed */
     }
     struct sbuf text = {0};
-    uint64_t start = 0, i = 0;
-    if (off >= r->header_len && r->nrows) {
-        uint64_t lo = 0, hi = (r->nrows + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
-        while (hi - lo > 1) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (r->mark[mid] <= off)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        i = lo * ROWS_PER_MARK;
-        start = r->mark[lo];
-    } else {
+    uint64_t start, i;
+    if (!rows_seek(r->mark, r->nrows, ROWS_PER_MARK, r->header_len, off, &i, &start))
         header(r, &s, &text);
-    }
     while (i < r->nrows && start + text.len < off + len)
         row(r, &s, i++, &text);
     rowsrc_close(r, &s);
     gr2_types_free(&reg);
     gr2_view_unpin(r->a->v, &sp);
-    size_t n = 0;
-    if (off >= start && off - start < text.len) {
-        n = text.len - (size_t)(off - start);
-        if (n > len)
-            n = len;
-        memcpy(buf, text.p + (off - start), n);
-    }
+    size_t n = rows_copy(&text, start, off, buf, len);
+    bool oom = text.oom;
     sb_free(&text);
-    return text.oom ? -ENOMEM : (ssize_t)n;
+    return oom ? -ENOMEM : (ssize_t)n;
 }
 
 /* NAME.csv (or NAME.error saying why it cannot be made), typed and spanning the object. */

@@ -231,32 +231,13 @@ static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, v
         return rc;
     /* Render from the header, or from the last mark at or before off, until past off+len. */
     struct sbuf text = {0};
-    uint64_t start = 0;
-    uint32_t row = 0;
-    if (off >= tb->header_len) {
-        uint32_t lo = 0, hi = (tb->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
-        while (hi - lo > 1) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (tb->mark[mid] <= off)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        row = lo * ROWS_PER_MARK;
-        start = tb->mark[lo];
-    } else {
+    uint64_t start, row;
+    if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
         csv_header(tb->cs, &text);
-    }
     while (row < tb->count && start + text.len < off + len)
         csv_row(tb->cs, b + (size_t)row++ * tb->size, sp.g->be, &text);
     gr2_view_unpin(tb->o->v, &sp);
-    size_t n = 0;
-    if (off >= start && off - start < text.len) {
-        n = text.len - (size_t)(off - start);
-        if (n > len)
-            n = len;
-        memcpy(buf, text.p + (off - start), n);
-    }
+    size_t n = rows_copy(&text, start, off, buf, len);
     sb_free(&text);
     return (ssize_t)n;
 }
