@@ -2,12 +2,12 @@
 # An optional ThreadSanitizer run (not part of scripts/test.sh: slow, and it needs a
 # machine where TSan can map its shadow memory). Builds build-tsan with
 # -Db_sanitize=thread and runs the tests in which requests run in parallel: the tree,
-# the in-process parallel readers (gr2_bitknit2), nested views, and the mount tests,
+# the in-process parallel readers (gr2_bitknit2, gr2anim), nested views, and the mount tests,
 # which mount with -o spin=0 (libfuse's multi-threaded loop) and read from 16 threads.
 # Every report, from a test program or from a mount.s3rig daemon, goes to a log file in
 # a temporary directory; any report fails the run, and the reports are printed.
 #
-#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 nested mount pkg_mount)
+#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 gr2anim nested mount pkg_mount)
 set -u
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,7 @@ fi
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export TSAN_OPTIONS="log_path=$logs/tsan second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-[ $# -gt 0 ] || set -- tree gr2_bitknit2 nested mount pkg_mount
+[ $# -gt 0 ] || set -- tree gr2_bitknit2 gr2anim nested mount pkg_mount
 meson test -C "$dir" --print-errorlogs --no-rebuild "$@"
 rc=$?
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -993,6 +994,102 @@ static void test_model_glb_animations(void **state)
     free(file);
 }
 
+/* ---- parallel readers ---- */
+
+struct par {
+    struct s3fs *fs;
+    char **paths;
+    uint8_t **want;
+    size_t *len, n;
+    int start;
+};
+
+/* Reads every path (from a different one in each thread, in 4 KiB pieces) and compares. */
+static void *par_reader(void *arg)
+{
+    struct par *a = arg;
+    uint8_t *buf = malloc(1 << 22);
+    for (size_t k = 0; k < a->n; k++) {
+        size_t i = (k + (size_t)a->start) % a->n;
+        uint32_t ino;
+        if (tree_resolve(a->fs->tree, a->paths[i], &ino) || tree_size(a->fs->tree, ino) != a->len[i])
+            return a->paths[i];
+        size_t got = 0;
+        while (got < a->len[i]) {
+            ssize_t r = tree_read(a->fs->tree, ino, got, buf + got, 4096);
+            if (r <= 0)
+                return a->paths[i];
+            got += (size_t)r;
+        }
+        if (memcmp(buf, a->want[i], got) != 0)
+            return a->paths[i];
+    }
+    free(buf);
+    return NULL;
+}
+
+/* The animation files read by four threads at once on a fresh tree (directories populated
+ * and exports built while others read): the bytes one thread reads alone. What
+ * scripts/tsan.sh gr2anim checks for races. */
+static void test_parallel_readers(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le64", .bitknit2 = true};
+    struct fxa_result r;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
+    struct probe p = tree_probe(fs);
+    struct par a = {0};
+    a.paths = calloc(64, sizeof *a.paths);
+    a.want = calloc(64, sizeof *a.want);
+    a.len = calloc(64, sizeof *a.len);
+    for (uint32_t an = 0; an < r.nanims; an++) {
+        char path[128];
+        snprintf(path, sizeof path, "/granny/root/Animations/%u/animation.glb", an);
+        a.paths[a.n++] = strdup(path);
+    }
+    for (uint32_t k = 0; k < r.group[0].ntracks; k++) {
+        char path[160];
+        snprintf(path, sizeof path, "/granny/root/TrackGroups/0/TransformTracks/%u/samples.csv", k);
+        a.paths[a.n++] = strdup(path);
+        snprintf(path, sizeof path, "/granny/root/TrackGroups/0/TransformTracks/%u/OrientationCurve/CurveData", k);
+        char *real = probe_resolve(&p, path), full[300];
+        snprintf(full, sizeof full, "%s/controls.csv", real);
+        a.paths[a.n++] = strdup(full);
+        free(real);
+    }
+    a.paths[a.n++] = strdup("/granny/root/Models/0/model.glb");
+    for (size_t i = 0; i < a.n; i++)
+        a.want[i] = read_path(fs, a.paths[i], &a.len[i]);
+    s3fs_close(fs);
+    size_t size;
+    free(file);
+    file = fxa_build(&o, &size, &r);
+    a.fs = open_mem(file, size, NULL, "parallel");
+    pthread_t th[4];
+    struct par each[4];
+    for (int i = 0; i < 4; i++) {
+        each[i] = a;
+        each[i].start = 7 * i;
+        assert_int_equal(pthread_create(&th[i], NULL, par_reader, &each[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        void *bad;
+        pthread_join(th[i], &bad);
+        if (bad)
+            fail_msg("thread %d: %s differs", i, (char *)bad);
+    }
+    s3fs_close(a.fs);
+    for (size_t i = 0; i < a.n; i++) {
+        free(a.paths[i]);
+        free(a.want[i]);
+    }
+    free(a.paths);
+    free(a.want);
+    free(a.len);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1005,6 +1102,7 @@ int main(void)
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_vectors),              cmocka_unit_test(test_model_glb_animations),
+        cmocka_unit_test(test_parallel_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
