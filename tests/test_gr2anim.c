@@ -699,6 +699,17 @@ static void test_skeleton_option(void **state)
     s3fs_close(fs);
     unlink(spath);
     free(rig);
+    /* a wrapped RIG: its Granny file's first skeleton */
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    rig = fx_sample_rig(&ssize, &rl, &gl, NULL);
+    temp_file(rig, ssize, spath, sizeof spath);
+    snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
+    fs = open_mem(file, size, &opts, "-o skeleton=wrapped RIG");
+    free(read_path(fs, "/granny/root/Animations/0/animation.glb", NULL));
+    s3fs_close(fs);
+    unlink(spath);
+    free(rig);
     /* a file that holds no skeleton: the open fails, naming the option */
     struct fxa_opts bare = {.sig = "le32", .no_skeleton = true};
     uint8_t *none = fxa_build(&bare, &ssize, &r);
