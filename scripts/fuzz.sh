@@ -8,6 +8,7 @@
 # Longer campaigns: scripts/fuzz.sh tree 3600 (the corpus in fuzz-out/corpus/ is kept and
 # grows between runs; run several targets in parallel on more cores).
 set -eu
+case "${S3RIG_VECTORS:-/}" in /*) ;; *) export S3RIG_VECTORS="$PWD/$S3RIG_VECTORS" ;; esac # relative to the caller
 cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
@@ -21,7 +22,7 @@ if [ ! -f build-fuzz/build.ninja ]; then
 fi
 ninja -C build-fuzz >"${TMPDIR:-/tmp}/s3rig-fuzz-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/s3rig-fuzz-build.log"; exit 1; }
 mk=build-fuzz/tests/s3rig-mkfixture
-vec=../shared/vectors
+vec=${S3RIG_VECTORS:-../shared/vectors} # the real test vectors (as scripts/test.sh)
 out=fuzz-out
 mkdir -p "$out"
 

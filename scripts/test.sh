@@ -7,8 +7,21 @@
 # /dev/fuse; each is then reported as skipped). scripts/check_includes.sh counts as one
 # test. Each libFuzzer target also runs for S3RIG_FUZZ_SECONDS
 # seconds (default: 30 under CI, 0 otherwise); a target counts as one test.
+# The real test vectors are read from S3RIG_VECTORS (default: ../shared/vectors beside the
+# project); the tests that need them report themselves skipped when it is absent.
+#
+#   scripts/test.sh                 everything above
+#   scripts/test.sh --plain-only    the default build's tests only (no sanitizer build,
+#                                   no dependency check, no fuzzing)
 set -u
+case "${S3RIG_VECTORS:-/}" in /*) ;; *) export S3RIG_VECTORS="$PWD/$S3RIG_VECTORS" ;; esac # relative to the caller
 cd "$(dirname "$0")/.."
+plain_only=false
+case "${1:-}" in
+"") ;;
+--plain-only) plain_only=true ;;
+*) echo "usage: scripts/test.sh [--plain-only]" >&2; exit 1 ;;
+esac
 
 passed=0
 failed=0
@@ -60,6 +73,11 @@ run_build() {
 }
 
 run_build build
+if $plain_only; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 run_build build-san -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
 

@@ -34,6 +34,7 @@
 #include "tree_compare.h"
 #include "tree_probe.h"
 #include "parse/t2fs.h"
+#include "testutil.h"
 #include "tree_compare.h"
 
 /* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
@@ -848,17 +849,12 @@ static size_t walk_mounted(const char *root)
     return links;
 }
 
-/* The real Granny files of ../shared/vectors/gr2, mounted in place: every link resolves
+/* The real Granny files of the vectors folder's gr2/, mounted in place: every link resolves
  * through the kernel, the tables' bytes are the file's own. */
 static void test_mount_gr2_vectors(void **state)
 {
     (void)state;
-    const char *vec = getenv("S3RIG_VECTORS");
-    struct stat vst;
-    if (!vec || stat(vec, &vst) != 0) {
-        print_message("shared/vectors is absent: skipping the vector mount test\n");
-        skip();
-    }
+    const char *vec = vectors_or_skip();
     static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
                                         "suzanne_textured_external.gr2"};
     for (int i = 0; i < 5; i++) {
