@@ -79,27 +79,44 @@ static void read_capture(const char *file, char *buf, size_t len)
         fclose(f);
 }
 
-int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
+/* Runs argv with stdin from /dev/null, stdout to out_path (NULL: /dev/null) and stderr
+ * to err_path; returns the exit status (128 + signal if killed). */
+static int run_files(char *const argv[], const char *out_path, const char *err_path)
 {
-    char outfile[128], errfile[128];
-    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
-    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         int nul = open("/dev/null", O_RDWR);
         dup2(nul, 0);
-        dup2(out ? open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
-        dup2(open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
+        dup2(out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
+        dup2(open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
         child_env();
         execvp(argv[0], argv);
         _exit(127);
     }
     int status;
     waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
+{
+    char outfile[128], errfile[128];
+    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    int rc = run_files(argv, out ? outfile : NULL, errfile);
     read_capture(outfile, out, outlen);
     read_capture(errfile, err, errlen);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return rc;
+}
+
+int run_to(char *const argv[], const char *out_path, char *err, size_t errlen)
+{
+    char errfile[128];
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    int rc = run_files(argv, out_path, errfile);
+    read_capture(errfile, err, errlen);
+    return rc;
 }
 
 int run(char *const argv[], char *errbuf, size_t errlen)

@@ -36,6 +36,8 @@ void child_env(void);
 int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen);
 /* The same with only stderr captured. */
 int run(char *const argv[], char *errbuf, size_t errlen);
+/* The same with stdout written to the file out_path (e.g. /dev/full), stderr captured. */
+int run_to(char *const argv[], const char *out_path, char *err, size_t errlen);
 /* S3RIG_CLI, else s3rig from PATH. */
 const char *cli_bin(void);
 

@@ -1285,6 +1285,119 @@ static void test_cli_commands(void **state)
     free(f);
 }
 
+/* Every command line is checked whole before FILE is opened: a wrong one is a usage
+ * error (1) naming what is wrong, although FILE does not exist (opening it gives 2). */
+static void test_cli_command_line(void **state)
+{
+    (void)state;
+    static const struct {
+        char *args[6];
+        const char *text;
+    } cases[] = {
+        {{"frob", "/nonexistent"}, "unknown command 'frob'"},
+        {{"stat", "/nonexistent"}, "missing PATH"},
+        {{"cat", "/nonexistent"}, "missing PATH"},
+        {{"extract", "/nonexistent"}, "missing DIR"},
+        {{"ls"}, "missing FILE"},
+        {{"-o", "max_nodes=9"}, "missing COMMAND"},
+        {{"info", "/nonexistent", "junk"}, "unexpected operand 'junk'"},
+        {{"info", "--full", "/nonexistent", "junk"}, "unexpected operand 'junk'"},
+        {{"ls", "/nonexistent", "a", "b"}, "unexpected operand 'b'"},
+        {{"ls", "-l", "/nonexistent", "a", "b"}, "unexpected operand 'b'"},
+        {{"stat", "/nonexistent", "a", "b"}, "unexpected operand 'b'"},
+        {{"extract", "/nonexistent", "d", "p", "q"}, "unexpected operand 'q'"},
+        {{"-l", "cat", "/nonexistent", "p"}, "-l and -R are flags of ls"},
+        {{"-o", "bogus", "ls", "/nonexistent"}, "unknown option 'bogus'"},
+    };
+    char out[1024], err[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_cli(cases[i].args, out, sizeof out, err, sizeof err);
+        if (rc != 1 || !strstr(err, cases[i].text))
+            fail_msg("s3rig %s %s ...: exit %d, '%s' (expected 1, '%s')", cases[i].args[0],
+                     cases[i].args[1] ? cases[i].args[1] : "", rc, err, cases[i].text);
+    }
+    /* the same command lines made whole: FILE is opened (and is missing: 2) */
+    char *whole[] = {"stat", "/nonexistent", "/a", NULL};
+    assert_int_equal(run_cli(whole, out, sizeof out, err, sizeof err), 2);
+
+    /* mount.s3rig: an -o item nobody knows is a usage error naming it, before FILE is
+     * opened; mount(8)'s sloppy -s ignores it (and then the missing FILE gives 2) */
+    char *unknown[] = {(char *)mount_bin, "-o", "noatime,frob=2", "/nonexistent", tmpdir, NULL};
+    assert_int_equal(run(unknown, err, sizeof err), 1);
+    assert_non_null(strstr(err, "unknown option 'frob=2'"));
+    setenv("S3RIG_MOUNT_HELPER", "1", 1);
+    char *helper[] = {(char *)mount_bin, "/nonexistent", tmpdir, "-o", "frob=2", NULL};
+    assert_int_equal(run(helper, err, sizeof err), 1);
+    char *sloppy[] = {(char *)mount_bin, "/nonexistent", tmpdir, "-s", "-o", "frob=2", NULL};
+    assert_int_equal(run(sloppy, err, sizeof err), 2);
+    unsetenv("S3RIG_MOUNT_HELPER");
+
+    /* no limit on the number of -o lists: the 70th is read too, by both commands */
+    enum { LISTS = 70 };
+    char *many[2 * LISTS + 6];
+    for (int cli = 0; cli <= 1; cli++) {
+        int n = 0;
+        many[n++] = (char *)(cli ? cli_bin() : mount_bin);
+        for (int i = 0; i < LISTS - 1; i++) {
+            many[n++] = "-o";
+            many[n++] = "max_nodes=5000";
+        }
+        many[n++] = "-o";
+        many[n++] = "max_nodes=0";
+        if (cli)
+            many[n++] = "info";
+        many[n++] = "/nonexistent";
+        if (!cli)
+            many[n++] = tmpdir;
+        many[n] = NULL;
+        assert_int_equal(run(many, err, sizeof err), 1);
+        assert_non_null(strstr(err, "'max_nodes=0'"));
+    }
+}
+
+/* Output that cannot be written is an error (6, "write error"), never lost with status 0:
+ * stdout checked at exit, a failed write in cat is not a failed read. */
+static void test_cli_output_errors(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
+    char path[256], err[1024];
+    write_fixture("out.rig", f, size, path, sizeof path);
+    free(f);
+    const char *cli = cli_bin();
+    char *cases[][7] = {
+        {(char *)cli, "ls", path, NULL},
+        {(char *)cli, "ls", "-l", "-R", path, NULL},
+        {(char *)cli, "info", path, NULL},
+        {(char *)cli, "info", "--full", path, NULL},
+        {(char *)cli, "stat", path, "/header", NULL},
+        {(char *)cli, "cat", path, "/granny.gr2", NULL},
+        {(char *)cli, "cat", path, "/header/magic", "/granny.gr2", NULL},
+        {(char *)cli, "--help", NULL},
+        {(char *)cli, "--version", NULL},
+        {(char *)mount_bin, "--help", NULL},
+        {(char *)mount_bin, "--print-schema", NULL},
+        /* extract: a file written onto /dev/full, a folder that cannot be made */
+        {(char *)cli, "extract", path, "/dev/full", "/granny.gr2", NULL},
+        {(char *)cli, "extract", path, "/dev/full/x", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_to(cases[i], "/dev/full", err, sizeof err);
+        if (rc != 6 || (!strstr(err, "write error") && !strstr(err, "/dev/full")) || strstr(err, "cannot read"))
+            fail_msg("%s %s > /dev/full: exit %d, '%s' (expected 6, a write error)", cases[i][0], cases[i][1], rc,
+                     err);
+    }
+    /* the same to a file that takes them: 0 */
+    char to[300];
+    snprintf(to, sizeof to, "%s/out.txt", tmpdir);
+    assert_int_equal(run_to(cases[0], to, err, sizeof err), 0);
+    assert_int_equal(run_to(cases[5], to, err, sizeof err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1311,6 +1424,8 @@ int main(void)
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
         cmocka_unit_test(test_cli_commands),
+        cmocka_unit_test(test_cli_command_line),
+        cmocka_unit_test(test_cli_output_errors),
         mount_test(test_no_sanitizer_reports), /* last: the daemons reported nothing */
     };
     return cmocka_run_group_tests_name("mount", tests, mount_group_setup, mount_group_teardown);

@@ -90,18 +90,23 @@ static int append_fuse_opt(struct cmdline *c, const char *o)
     return 0;
 }
 
-/* An -o item the shared table does not know: ignored, or passed to libfuse. */
+/* An -o item the shared table does not know: ignored (mount(8)'s), passed to libfuse (the
+ * libfuse options above), or unknown: a usage error naming it, before FILE is opened
+ * (libfuse would refuse it only when mounting), or ignored when sloppy (-s as helper). */
 static int take_other_option(const char *o, void *ctx)
 {
     struct cmdline *c = ctx;
     if (ignored_option(o))
         return 0;
-    if (c->sloppy && !known_fuse_option(o)) {
-        if (c->verbose)
-            fprintf(stderr, "mount.s3rig: ignoring option '%s'\n", o);
-        return 0;
+    if (known_fuse_option(o))
+        return append_fuse_opt(c, o);
+    if (!c->sloppy) {
+        fprintf(stderr, "mount.s3rig: unknown option '%s' (see mount.s3rig(8))\n", o);
+        return -1;
     }
-    return append_fuse_opt(c, o);
+    if (c->verbose)
+        fprintf(stderr, "mount.s3rig: ignoring option '%s'\n", o);
+    return 0;
 }
 
 static int take_options(struct cmdline *c, const char *list)
@@ -134,7 +139,7 @@ static bool called_by_mount(void)
 }
 
 /* Returns -1 to exit with usage error, 1 when --help/--version were handled. */
-static int parse_cmdline(struct cmdline *c, int argc, char **argv)
+static int parse_cmdline(struct cmdline *c, int argc, char **argv, const char **optlists)
 {
     static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, 'V'},
@@ -144,8 +149,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
     c->opts.uid = getuid();
     c->opts.gid = getgid();
     c->opts.spin_us = S3_DEFAULT_SPIN_US;
-    const char *optlists[64];
-    int nopt = 0, ch;
+    int nopt = 0, ch; /* optlists has room for argc lists */
     /* '+' would stop at FILE; the helper convention puts options after the operands. */
     while ((ch = getopt_long(argc, argv, "fdsnvo:hV", longopts, NULL)) != -1) {
         switch (ch) {
@@ -170,8 +174,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
             c->verbose = true;
             break;
         case 'o':
-            if (nopt < 64)
-                optlists[nopt++] = optarg;
+            optlists[nopt++] = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -255,10 +258,12 @@ static int run_mount(struct cmdline *c, struct s3fs *fs)
 int main(int argc, char **argv)
 {
     struct cmdline c = {0};
-    int rc = parse_cmdline(&c, argc, argv);
+    const char **optlists = calloc((size_t)argc, sizeof *optlists); /* every -o list, no limit */
+    int rc = optlists ? parse_cmdline(&c, argc, argv, optlists) : -1;
+    free(optlists);
     if (rc) {
         free(c.fuse_opts);
-        return rc > 0 ? S3_EXIT_OK : S3_EXIT_USAGE;
+        return rc > 0 ? s3_close_stdout("mount.s3rig") : S3_EXIT_USAGE;
     }
     char err[512];
     struct s3fs *fs;

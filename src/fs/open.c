@@ -4,6 +4,7 @@
  * the rigs it holds). */
 #include "fs/open.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,4 +179,19 @@ void s3fs_close(struct s3fs *fs)
     free(fs->gaps);
     source_close(&fs->src);
     free(fs);
+}
+
+int s3_close_stdout(const char *prog)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int why = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        why = errno;
+    }
+    if (!failed)
+        return S3_EXIT_OK;
+    fprintf(stderr, "%s: write error: %s\n", prog, why ? strerror(why) : "output lost");
+    return S3_EXIT_WRITE;
 }
