@@ -335,7 +335,7 @@ static double value_at(struct s3fs *fs, const char *path, int line)
 static size_t array_count(struct s3fs *fs, const char *path)
 {
     uint32_t ino;
-    if (tree_resolve(fs->tree, path, &ino) == 0 && tree_node(fs->tree, ino)->type == NODE_DIR) {
+    if (tree_resolve(fs->tree, path, &ino) == 0 && tree_kind(fs->tree, ino) == NODE_DIR) {
         tree_populate(fs->tree, ino);
         size_t n = 0;
         char sub[512];

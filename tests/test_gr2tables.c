@@ -27,7 +27,7 @@ static size_t check_all_links(struct s3fs *fs, size_t *nodes)
     size_t links;
     char why[300];
     *nodes = walk_all(fs, 1000000);
-    assert_false(fs->tree->full);
+    assert_false(tree_full(fs->tree));
     if (check_links(fs->tree, true, &links, why, sizeof why))
         fail_msg("%s", why);
     return links;
@@ -38,10 +38,10 @@ static void expect_link(struct s3fs *fs, const char *path, const char *want)
     uint32_t ino;
     if (tree_resolve(fs->tree, path, &ino))
         fail_msg("%s: missing", path);
-    struct node *n = tree_node(fs->tree, ino);
-    assert_int_equal(n->type, NODE_LINK);
-    if (strcmp(n->u.target, want) != 0)
-        fail_msg("%s -> %s, expected %s", path, n->u.target, want);
+    assert_int_equal(tree_kind(fs->tree, ino), NODE_LINK);
+    const char *target = tree_link_target(fs->tree, ino);
+    if (strcmp(target, want) != 0)
+        fail_msg("%s -> %s, expected %s", path, target, want);
 }
 
 static uint64_t xattr_u64(struct s3fs *fs, const char *path, const char *name)
@@ -105,20 +105,20 @@ static void test_vectors_links(void **state)
 static void dump_tree(struct s3fs *fs, uint32_t dir, const char *path, struct sbuf *out)
 {
     assert_int_equal(tree_populate(fs->tree, dir), 0);
-    struct dirinfo *d = tree_node(fs->tree, dir)->u.dir;
-    for (uint32_t i = 0; i < d->n; i++) {
-        uint32_t c = d->child[i];
-        struct node *n = tree_node(fs->tree, c);
+    for (uint32_t i = 0; i < tree_child_count(fs->tree, dir); i++) {
+        uint32_t c = tree_child(fs->tree, dir, i);
+        const char *name = tree_name(fs->tree, c);
+        int kind = tree_kind(fs->tree, c);
         char *p = NULL;
-        assert_true(asprintf(&p, "%s/%s", path, n->name) > 0);
-        if (n->type == NODE_LINK) {
-            sb_printf(out, "%s -> %s\n", p, n->u.target);
-        } else if (n->type == NODE_DIR) {
+        assert_true(asprintf(&p, "%s/%s", path, name) > 0);
+        if (kind == NODE_LINK) {
+            sb_printf(out, "%s -> %s\n", p, tree_link_target(fs->tree, c));
+        } else if (kind == NODE_DIR) {
             sb_printf(out, "%s/\n", p);
             dump_tree(fs, c, p, out);
         } else {
-            size_t nl = strlen(n->name);
-            if (nl > 4 && strcmp(n->name + nl - 4, ".bin") == 0) {
+            size_t nl = strlen(name);
+            if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0) {
                 sb_printf(out, "%s %llu bytes\n", p, (unsigned long long)tree_size(fs->tree, c));
             } else {
                 uint8_t *buf;

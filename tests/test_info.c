@@ -85,7 +85,7 @@ static void test_node_limit_every_format(void **state)
         uint8_t *file = format_file(which, &size, &label);
         struct s3fs *fs = open_mem(file, size, NULL, NULL);
         assert_int_equal(tree_populate_all(fs->tree), 0);
-        uint64_t whole = fs->tree->nnodes;
+        uint64_t whole = tree_node_count(fs->tree);
         char *info = info_text(fs);
         if (strstr(info, "node limit"))
             fail_msg("%s: a limit reported with none reached:\n%s", label, info);
@@ -95,7 +95,7 @@ static void test_node_limit_every_format(void **state)
         struct s3fs_opts o = {.max_nodes = whole / 2};
         fs = open_mem(file, size, &o, NULL);
         assert_int_equal(tree_populate_all(fs->tree), 0);
-        assert_int_equal(fs->tree->nnodes, whole / 2);
+        assert_int_equal(tree_node_count(fs->tree), whole / 2);
         info = info_text(fs);
         if (count_of(info, "warning: node limit reached (max_nodes=") != 1)
             fail_msg("%s (%llu of %llu nodes): the limit is not reported once:\n%s", label,
@@ -109,7 +109,7 @@ static void test_node_limit_every_format(void **state)
             o.max_nodes = lim;
             fs = open_mem(file, size, &o, NULL);
             tree_populate_all(fs->tree);
-            assert_true(fs->tree->nnodes <= lim);
+            assert_true(tree_node_count(fs->tree) <= lim);
             s3fs_close(fs);
         }
         free(file);

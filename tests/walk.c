@@ -7,12 +7,11 @@
 
 bool link_stays_inside(struct tree *t, uint32_t ino)
 {
-    struct node *n = tree_node(t, ino);
-    const char *s = n->u.target;
+    const char *s = tree_link_target(t, ino);
     if (s[0] == '/')
         return false;
     long depth = 0; /* of the directory holding the link */
-    for (uint32_t p = n->parent; p != TREE_ROOT; p = tree_node(t, p)->parent)
+    for (uint32_t p = tree_parent(t, ino); p != TREE_ROOT; p = tree_parent(t, p))
         depth++;
     while (*s) {
         size_t len = strcspn(s, "/");
@@ -31,9 +30,9 @@ int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t
 {
     /* Follows the target one component at a time from the link's directory, as the
      * kernel would, and each link met on the way (at most 40, none twice). */
-    uint32_t seen[40], nseen = 0, dir = tree_node(t, link)->parent, cur = link;
+    uint32_t seen[40], nseen = 0, dir = tree_parent(t, link), cur = link;
     char path[4096];
-    snprintf(path, sizeof path, "%s", tree_node(t, link)->u.target);
+    snprintf(path, sizeof path, "%s", tree_link_target(t, link));
     seen[nseen++] = link;
     const char *s = path;
     if (*s == '/') {
@@ -53,15 +52,15 @@ int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t
                 snprintf(why, whylen, "climbs above the root");
                 return -1;
             }
-            cur = tree_node(t, cur)->parent;
+            cur = tree_parent(t, cur);
             continue;
         }
         uint32_t next;
-        if (tree_node(t, cur)->type != NODE_DIR || tree_lookup(t, cur, name, &next) != 0) {
+        if (tree_kind(t, cur) != NODE_DIR || tree_lookup(t, cur, name, &next) != 0) {
             snprintf(why, whylen, "no node '%s'", name);
             return -1;
         }
-        if (tree_node(t, next)->type == NODE_LINK) {
+        if (tree_kind(t, next) == NODE_LINK) {
             for (uint32_t i = 0; i < nseen; i++)
                 if (seen[i] == next) {
                     snprintf(why, whylen, "a loop of links (through '%s')", name);
@@ -74,14 +73,14 @@ int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t
             seen[nseen++] = next;
             /* continue inside the next link's target, then with what was left */
             char rest[4096];
-            snprintf(rest, sizeof rest, "%s%s%s", tree_node(t, next)->u.target, *s ? "/" : "", s);
+            snprintf(rest, sizeof rest, "%s%s%s", tree_link_target(t, next), *s ? "/" : "", s);
             if (rest[0] == '/') {
                 snprintf(why, whylen, "absolute target %s", rest);
                 return -1;
             }
             memcpy(path, rest, sizeof path);
             s = path;
-            cur = tree_node(t, next)->parent;
+            cur = tree_parent(t, next);
             continue;
         }
         cur = next;
@@ -97,18 +96,18 @@ int link_resolve(struct tree *t, uint32_t link, uint32_t *out, char *why, size_t
 int check_links(struct tree *t, bool want_dir, size_t *links, char *why, size_t whylen)
 {
     *links = 0;
-    for (uint64_t i = 1; i <= t->nnodes; i++) {
-        struct node *n = tree_node(t, (uint32_t)i);
-        if (n->type != NODE_LINK)
+    for (uint64_t i = 1; i <= tree_node_count(t); i++) {
+        uint32_t ino = (uint32_t)i;
+        if (tree_kind(t, ino) != NODE_LINK)
             continue;
         uint32_t to;
         char w[200];
-        if (link_resolve(t, (uint32_t)i, &to, w, sizeof w)) {
-            snprintf(why, whylen, "link %s -> %s: %s", n->name, n->u.target, w);
+        if (link_resolve(t, ino, &to, w, sizeof w)) {
+            snprintf(why, whylen, "link %s -> %s: %s", tree_name(t, ino), tree_link_target(t, ino), w);
             return -1;
         }
-        if (want_dir && tree_node(t, to)->type != NODE_DIR) {
-            snprintf(why, whylen, "link %s -> %s: not a directory", n->name, n->u.target);
+        if (want_dir && tree_kind(t, to) != NODE_DIR) {
+            snprintf(why, whylen, "link %s -> %s: not a directory", tree_name(t, ino), tree_link_target(t, ino));
             return -1;
         }
         (*links)++;
@@ -128,22 +127,22 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
     while (n > 0 && visited < max_nodes) {
         uint32_t ino = stack[--n];
         visited++;
-        struct node *nd = tree_node(t, ino);
+        int kind = tree_kind(t, ino);
         char x[256];
         tree_getxattr(t, ino, "user.s3rig.type", x, sizeof x);
         tree_getxattr(t, ino, "user.s3rig.offset", x, sizeof x);
         tree_listxattr(t, ino, x, sizeof x);
-        if (nd->type == NODE_LINK && !link_stays_inside(t, ino))
+        if (kind == NODE_LINK && !link_stays_inside(t, ino))
             abort();
-        if (nd->type == NODE_LINK) {
+        if (kind == NODE_LINK) {
             uint32_t to;
             char why[200];
-            if (link_resolve(t, ino, &to, why, sizeof why) != 0 && !t->full) {
-                fprintf(stderr, "walk: link %s -> %s: %s\n", nd->name, nd->u.target, why);
+            if (link_resolve(t, ino, &to, why, sizeof why) != 0 && !tree_full(t)) {
+                fprintf(stderr, "walk: link %s -> %s: %s\n", tree_name(t, ino), tree_link_target(t, ino), why);
                 abort();
             }
         }
-        if (nd->type == NODE_FILE) {
+        if (kind == NODE_FILE) {
             uint64_t size = tree_size(t, ino);
             for (uint64_t off = 0; off < size && off < (4u << 20);) {
                 ssize_t k = tree_read(t, ino, off, buf, sizeof buf);
@@ -153,10 +152,10 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
             }
             continue;
         }
-        if (nd->type != NODE_DIR || tree_populate(t, ino) != 0)
+        if (kind != NODE_DIR || tree_populate(t, ino) != 0)
             continue;
-        struct dirinfo *d = tree_node(t, ino)->u.dir;
-        for (uint32_t i = 0; i < d->n; i++) {
+        uint32_t nchildren = tree_child_count(t, ino);
+        for (uint32_t i = 0; i < nchildren; i++) {
             if (n == cap) {
                 uint32_t *s = realloc(stack, 2 * cap * sizeof *s);
                 if (!s)
@@ -164,7 +163,7 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
                 stack = s;
                 cap *= 2;
             }
-            stack[n++] = d->child[i];
+            stack[n++] = tree_child(t, ino, i);
         }
     }
     free(stack);

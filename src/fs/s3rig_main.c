@@ -106,9 +106,9 @@ static int unknown_option(const char *item, void *ctx)
     return -1;
 }
 
-static const char *kind_name(const struct node *n)
+static const char *kind_name(int kind)
 {
-    return n->type == NODE_DIR ? "dir" : n->type == NODE_LINK ? "symlink" : "file";
+    return kind == NODE_DIR ? "dir" : kind == NODE_LINK ? "symlink" : "file";
 }
 
 static int resolve(struct s3fs *fs, const char *path, uint32_t *ino)
@@ -158,9 +158,9 @@ static int cmd_cat(struct s3fs *fs, int argc, char **argv)
             status = S3_EXIT_PATH;
             continue;
         }
-        struct node *n = tree_node(fs->tree, ino);
-        if (n->type != NODE_FILE) {
-            fprintf(stderr, "s3rig: %s: %s\n", argv[i], n->type == NODE_DIR ? "is a directory" : "is a symlink");
+        int kind = tree_kind(fs->tree, ino);
+        if (kind != NODE_FILE) {
+            fprintf(stderr, "s3rig: %s: %s\n", argv[i], kind == NODE_DIR ? "is a directory" : "is a symlink");
             status = S3_EXIT_PATH;
             continue;
         }
@@ -192,10 +192,10 @@ static int cmd_stat(struct s3fs *fs, const char *path)
     uint32_t ino;
     if (resolve(fs, path, &ino))
         return S3_EXIT_PATH;
-    struct node *n = tree_node(fs->tree, ino);
-    printf("path: %s\nkind: %s\nsize: %" PRIu64 "\ninode: %" PRIu32 "\n", path, kind_name(n), tree_size(fs->tree, ino), ino);
-    if (n->type == NODE_LINK)
-        printf("target: %s\n", n->u.target);
+    int kind = tree_kind(fs->tree, ino);
+    printf("path: %s\nkind: %s\nsize: %" PRIu64 "\ninode: %" PRIu32 "\n", path, kind_name(kind), tree_size(fs->tree, ino), ino);
+    if (kind == NODE_LINK)
+        printf("target: %s\n", tree_link_target(fs->tree, ino));
     print_xattr(fs, ino, "user.s3rig.offset", "offset");
     print_xattr(fs, ino, "user.s3rig.length", "length");
     print_xattr(fs, ino, "user.s3rig.type", "type");
@@ -204,7 +204,7 @@ static int cmd_stat(struct s3fs *fs, const char *path)
 
 static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool longfmt)
 {
-    struct node *n = tree_node(fs->tree, ino);
+    int kind = tree_kind(fs->tree, ino);
     if (!longfmt) {
         printf("%s\n", name);
         return;
@@ -217,10 +217,10 @@ static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool lo
         len[k] = 0;
     if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type - 1)) >= 0)
         type[k] = 0;
-    printf("%c %12" PRIu64 " %12s %10s %-24s %s", n->type == NODE_DIR ? 'd' : n->type == NODE_LINK ? 'l' : '-',
+    printf("%c %12" PRIu64 " %12s %10s %-24s %s", kind == NODE_DIR ? 'd' : kind == NODE_LINK ? 'l' : '-',
            tree_size(fs->tree, ino), off, len, type, name);
-    if (n->type == NODE_LINK)
-        printf(" -> %s", n->u.target);
+    if (kind == NODE_LINK)
+        printf(" -> %s", tree_link_target(fs->tree, ino));
     printf("\n");
 }
 
@@ -230,22 +230,23 @@ static int list_dir(struct s3fs *fs, uint32_t dir, const char *path, bool longfm
     int rc = tree_populate(fs->tree, dir);
     if (rc)
         return rc;
-    struct dirinfo *d = tree_node(fs->tree, dir)->u.dir;
+    struct tree *t = fs->tree;
+    uint32_t n = tree_child_count(t, dir);
     if (recursive)
         printf("%s:\n", path);
-    for (uint32_t i = 0; i < d->n; i++)
-        print_entry(fs, d->child[i], tree_node(fs->tree, d->child[i])->name, longfmt);
+    for (uint32_t i = 0; i < n; i++)
+        print_entry(fs, tree_child(t, dir, i), tree_name(t, tree_child(t, dir, i)), longfmt);
     if (!recursive)
         return 0;
-    for (uint32_t i = 0; i < d->n; i++) {
-        struct node *c = tree_node(fs->tree, d->child[i]);
-        if (c->type != NODE_DIR)
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = tree_child(t, dir, i);
+        if (tree_kind(t, c) != NODE_DIR)
             continue;
         char *sub = NULL;
-        if (asprintf(&sub, "%s/%s", strcmp(path, "/") == 0 ? "" : path, c->name) < 0)
+        if (asprintf(&sub, "%s/%s", strcmp(path, "/") == 0 ? "" : path, tree_name(t, c)) < 0)
             return -ENOMEM;
         printf("\n");
-        rc = list_dir(fs, d->child[i], sub, longfmt, true);
+        rc = list_dir(fs, c, sub, longfmt, true);
         free(sub);
         if (rc)
             return rc;
@@ -258,8 +259,7 @@ static int cmd_ls(struct s3fs *fs, const char *path, bool longfmt, bool recursiv
     uint32_t ino;
     if (resolve(fs, path, &ino))
         return S3_EXIT_PATH;
-    struct node *n = tree_node(fs->tree, ino);
-    if (n->type != NODE_DIR) {
+    if (tree_kind(fs->tree, ino) != NODE_DIR) {
         print_entry(fs, ino, path, longfmt);
         return 0;
     }
@@ -315,12 +315,13 @@ static int extract_dir(struct extract_state *st, uint32_t dir, const char *dest)
     int rc = tree_populate(st->fs->tree, dir);
     if (rc)
         return extract_failed(S3_EXIT_OPEN, dest, -rc);
-    struct dirinfo *d = tree_node(st->fs->tree, dir)->u.dir;
-    for (uint32_t i = 0; i < d->n && !rc; i++) {
+    struct tree *t = st->fs->tree;
+    for (uint32_t i = 0; i < tree_child_count(t, dir) && !rc; i++) {
+        uint32_t c = tree_child(t, dir, i);
         char *sub = NULL;
-        if (asprintf(&sub, "%s/%s", dest, tree_node(st->fs->tree, d->child[i])->name) < 0)
+        if (asprintf(&sub, "%s/%s", dest, tree_name(t, c)) < 0)
             return extract_failed(S3_EXIT_WRITE, dest, ENOMEM);
-        rc = extract_node(st, d->child[i], sub);
+        rc = extract_node(st, c, sub);
         free(sub);
     }
     return rc;
@@ -328,12 +329,13 @@ static int extract_dir(struct extract_state *st, uint32_t dir, const char *dest)
 
 static int extract_node(struct extract_state *st, uint32_t ino, const char *dest)
 {
-    struct node *n = tree_node(st->fs->tree, ino);
-    if (n->type == NODE_DIR)
+    struct tree *t = st->fs->tree;
+    int kind = tree_kind(t, ino);
+    if (kind == NODE_DIR)
         return extract_dir(st, ino, dest);
-    if (n->type == NODE_LINK)
-        return symlink(n->u.target, dest) == 0 || errno == EEXIST ? 0 : extract_failed(S3_EXIT_WRITE, dest, errno);
-    if (n->content == CONTENT_VOLATILE && st->ndeferred < 8) {
+    if (kind == NODE_LINK)
+        return symlink(tree_link_target(t, ino), dest) == 0 || errno == EEXIST ? 0 : extract_failed(S3_EXIT_WRITE, dest, errno);
+    if (tree_is_volatile(t, ino) && st->ndeferred < 8) {
         st->deferred[st->ndeferred] = ino;
         st->deferred_dest[st->ndeferred++] = strdup(dest);
         return 0;
@@ -392,12 +394,13 @@ static int extract_resources(struct s3fs *fs, const char *dest)
     if (rc)
         return extract_failed(S3_EXIT_OPEN, dest, -rc);
     bool progress = isatty(STDERR_FILENO);
-    struct dirinfo *d = tree_node(fs->tree, res)->u.dir;
+    uint32_t n = tree_child_count(fs->tree, res);
     uint32_t written = 0, skipped = 0;
-    for (uint32_t i = 0; i < d->n && !rc; i++) {
-        const char *name = tree_node(fs->tree, d->child[i])->name;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        uint32_t c = tree_child(fs->tree, res, i);
+        const char *name = tree_name(fs->tree, c);
         uint32_t data;
-        if (tree_lookup(fs->tree, d->child[i], "data.bin", &data)) {
+        if (tree_lookup(fs->tree, c, "data.bin", &data)) {
             skipped++;
             continue;
         }
@@ -408,7 +411,7 @@ static int extract_resources(struct s3fs *fs, const char *dest)
         free(path);
         done += tree_size(fs->tree, data);
         written++;
-        if (progress && (i % 64 == 0 || i + 1 == d->n))
+        if (progress && (i % 64 == 0 || i + 1 == n))
             fprintf(stderr, "\rs3rig: %" PRIu32 "/%" PRIu32 " resources, %" PRIu64 "/%" PRIu64 " bytes", i + 1,
                     total, done, total_bytes);
     }

@@ -8,6 +8,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN, CONTENT_VOLATILE };
+
+struct dirinfo {
+    uint32_t *child; /* in creation order: the order readdir shows */
+    uint32_t n, cap;
+    uint32_t *sorted; /* child sorted by name, for lookup */
+    populate_fn populate;
+    void *ctx;
+    uint64_t arg;
+    uint32_t src_id; /* the source range nodes made in it read (inherited from its parent) */
+    bool populated;
+};
+
+enum { NODE_HAS_SPAN = 1 };
+
+/* A volatile file's text can grow while mounted (/info gains warnings as lazily parsed
+ * parts are browsed): its size is measured at each stat, and readers get a snapshot. */
+
+struct node {
+    char *name;
+    uint32_t parent;
+    uint8_t type, content, flags;
+    uint64_t size;
+    uint64_t span_off, span_len; /* user.s3rig.offset / .length */
+    const char *xtype;           /* user.s3rig.type */
+    union {
+        struct { /* CONTENT_RANGE */
+            uint64_t src_off;
+            uint32_t src_id; /* index into the tree's source table */
+        };
+        char *text;
+        char *target;
+        struct dirinfo *dir;
+        struct {
+            gen_read_fn fn;
+            void *ctx;
+            uint64_t arg;
+        } gen;
+        struct {
+            render_fn fn;
+            void *ctx;
+        } vol;
+    } u;
+};
+
+/* Strings that live as long as the tree: names and type strings, bump-allocated (no
+ * per-string malloc overhead); type strings are interned, so 100 000 "t2fs.raw" cost
+ * one copy. */
+struct strarena {
+    char *block;
+    size_t used, cap;
+    char **blocks;
+    size_t nblocks;
+    const char **intern; /* open addressing, power of two */
+    size_t nintern, capintern;
+};
+
+struct tree {
+    struct source *src; /* source 0: the mounted file */
+    struct source **srcs; /* sources of nested views, by id (srcs[0] = src) */
+    /* per source: directories with a populate callback, and how many are populated, so
+     * each view's /info says how much of its own tree has been parsed */
+    struct tree_progress {
+        uint64_t dirs, done;
+    } *progress;
+    uint32_t nsrcs, capsrcs;
+    struct strarena strings;
+    struct node **chunk; /* two-level arena: node pointers stay valid as it grows */
+    /* Nodes made so far: written only under the lock, read by tree_node without it (see
+     * "The node count" above). */
+    _Atomic uint64_t nnodes;
+    struct tree_limits limits;
+    pthread_mutex_t lock; /* serialises populate (lazy growth) */
+    struct cleanup {
+        void (*fn)(void *);
+        void *ptr;
+    } *cleanups;
+    size_t ncleanups, capcleanups;
+    bool full;         /* max_nodes reached: populate stopped early */
+    uint64_t refused;  /* nodes not made because of max_nodes (reported once, in /info) */
+};
+
+static struct node *tree_node(struct tree *t, uint32_t ino);
+
 #define CHUNK_BITS 16
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define NCHUNKS (1u << 16)
@@ -81,7 +165,7 @@ static uint32_t inherited_src(struct tree *t, uint32_t parent)
     return p && p->type == NODE_DIR ? p->u.dir->src_id : 0;
 }
 
-struct node *tree_node(struct tree *t, uint32_t ino)
+static struct node *tree_node(struct tree *t, uint32_t ino)
 {
     /* acquire: pairs with node_alloc's release, so the chunk holding ino is visible */
     if (ino == 0 || ino > atomic_load_explicit(&t->nnodes, memory_order_acquire))
@@ -794,4 +878,101 @@ char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to)
     free(from);
     free(dest);
     return rel;
+}
+
+/* ---- accessors ---- */
+
+int tree_kind(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    return n ? n->type : -ENOENT;
+}
+
+const char *tree_name(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    return n ? n->name : NULL;
+}
+
+uint32_t tree_parent(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    return n ? n->parent : 0;
+}
+
+const char *tree_link_target(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    return n && n->type == NODE_LINK ? n->u.target : NULL;
+}
+
+bool tree_is_volatile(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    return n && n->content == CONTENT_VOLATILE;
+}
+
+uint32_t tree_child_count(struct tree *t, uint32_t dir)
+{
+    struct node *n = tree_node(t, dir);
+    return n && n->type == NODE_DIR ? n->u.dir->n : 0;
+}
+
+uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i)
+{
+    struct node *n = tree_node(t, dir);
+    return n && n->type == NODE_DIR && i < n->u.dir->n ? n->u.dir->child[i] : 0;
+}
+
+bool tree_is_populated(struct tree *t, uint32_t dir)
+{
+    struct node *n = tree_node(t, dir);
+    return n && n->type == NODE_DIR && n->u.dir->populated;
+}
+
+uint32_t tree_nlink(struct tree *t, uint32_t ino)
+{
+    struct node *n = tree_node(t, ino);
+    return n && n->type == NODE_DIR ? 2 : 1;
+}
+
+bool tree_range(struct tree *t, uint32_t ino, struct source **src, uint64_t *off)
+{
+    struct node *n = tree_node(t, ino);
+    if (!n || n->type != NODE_FILE || n->content != CONTENT_RANGE)
+        return false;
+    *src = tree_source(t, n->u.src_id);
+    *off = n->u.src_off;
+    return *src != NULL;
+}
+
+uint64_t tree_node_count(struct tree *t)
+{
+    return atomic_load_explicit(&t->nnodes, memory_order_acquire);
+}
+
+bool tree_full(struct tree *t)
+{
+    return t->full;
+}
+
+void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn)
+{
+    struct node *n = tree_node(t, dir);
+    if (!n || n->type != NODE_DIR)
+        return NULL;
+    pthread_mutex_lock(&t->lock);
+    void *ctx = n->u.dir->populate == fn ? n->u.dir->ctx : NULL;
+    pthread_mutex_unlock(&t->lock);
+    return ctx;
+}
+
+void tree_lock(struct tree *t)
+{
+    pthread_mutex_lock(&t->lock);
+}
+
+void tree_unlock(struct tree *t)
+{
+    pthread_mutex_unlock(&t->lock);
 }

@@ -61,7 +61,6 @@
 #define TREE_ROOT 1u
 
 enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
-enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN, CONTENT_VOLATILE };
 
 struct tree;
 typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
@@ -71,88 +70,8 @@ typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
 /* Returns bytes read (short only at the end) or a negative errno. */
 typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
 
-struct dirinfo {
-    uint32_t *child; /* in creation order: the order readdir shows */
-    uint32_t n, cap;
-    uint32_t *sorted; /* child sorted by name, for lookup */
-    populate_fn populate;
-    void *ctx;
-    uint64_t arg;
-    uint32_t src_id; /* the source range nodes made in it read (inherited from its parent) */
-    bool populated;
-};
-
-enum { NODE_HAS_SPAN = 1 };
-
-/* A volatile file's text can grow while mounted (/info gains warnings as lazily parsed
- * parts are browsed): its size is measured at each stat, and readers get a snapshot. */
-
-struct node {
-    char *name;
-    uint32_t parent;
-    uint8_t type, content, flags;
-    uint64_t size;
-    uint64_t span_off, span_len; /* user.s3rig.offset / .length */
-    const char *xtype;           /* user.s3rig.type */
-    union {
-        struct { /* CONTENT_RANGE */
-            uint64_t src_off;
-            uint32_t src_id; /* index into the tree's source table */
-        };
-        char *text;
-        char *target;
-        struct dirinfo *dir;
-        struct {
-            gen_read_fn fn;
-            void *ctx;
-            uint64_t arg;
-        } gen;
-        struct {
-            render_fn fn;
-            void *ctx;
-        } vol;
-    } u;
-};
-
 struct tree_limits {
     uint64_t max_nodes; /* the tree refuses to grow beyond this many nodes */
-};
-
-/* Strings that live as long as the tree: names and type strings, bump-allocated (no
- * per-string malloc overhead); type strings are interned, so 100 000 "t2fs.raw" cost
- * one copy. */
-struct strarena {
-    char *block;
-    size_t used, cap;
-    char **blocks;
-    size_t nblocks;
-    const char **intern; /* open addressing, power of two */
-    size_t nintern, capintern;
-};
-
-struct tree {
-    struct source *src; /* source 0: the mounted file */
-    struct source **srcs; /* sources of nested views, by id (srcs[0] = src) */
-    /* per source: directories with a populate callback, and how many are populated, so
-     * each view's /info says how much of its own tree has been parsed */
-    struct tree_progress {
-        uint64_t dirs, done;
-    } *progress;
-    uint32_t nsrcs, capsrcs;
-    struct strarena strings;
-    struct node **chunk; /* two-level arena: node pointers stay valid as it grows */
-    /* Nodes made so far: written only under the lock, read by tree_node without it (see
-     * "The node count" above). */
-    _Atomic uint64_t nnodes;
-    struct tree_limits limits;
-    pthread_mutex_t lock; /* serialises populate (lazy growth) */
-    struct cleanup {
-        void (*fn)(void *);
-        void *ptr;
-    } *cleanups;
-    size_t ncleanups, capcleanups;
-    bool full;         /* max_nodes reached: populate stopped early */
-    uint64_t refused;  /* nodes not made because of max_nodes (reported once, in /info) */
 };
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
@@ -162,7 +81,6 @@ void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 /* Zeroed memory that lives as long as the tree (directory contexts of views). */
 void *tree_alloc(struct tree *t, size_t size);
 
-struct node *tree_node(struct tree *t, uint32_t ino); /* NULL when ino does not exist */
 
 /* Sources. Every node is made with the source id of its parent directory (0, the tree's
  * own source, at the root); a view opened over another source at a directory sets that
@@ -205,6 +123,45 @@ char *tree_render(struct tree *t, uint32_t ino, size_t *len);
 void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
 /* Sets a type string (copied and interned; the caller keeps its own). */
 void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
+
+/* ---- reading the tree (every caller outside tree.c reads it only through these) ----
+ * A number that names no node gives the "none" answer (-ENOENT, NULL, 0, false). */
+
+/* enum node_type of a node, or -ENOENT. */
+int tree_kind(struct tree *t, uint32_t ino);
+/* Its name in its directory ("" for the root); lives as long as the tree. */
+const char *tree_name(struct tree *t, uint32_t ino);
+/* The directory holding it (the root is its own parent); 0 for no node. */
+uint32_t tree_parent(struct tree *t, uint32_t ino);
+/* A symlink's target (lives as long as the tree); NULL for every other node. */
+const char *tree_link_target(struct tree *t, uint32_t ino);
+/* True for a file whose text is rendered at each open (/info): its size changes, so a
+ * reader takes a snapshot (tree_render) and attributes are not cached. */
+bool tree_is_volatile(struct tree *t, uint32_t ino);
+/* A directory's children as they stand, in creation order (the order readdir shows):
+ * how many, and child i (0 when i is past the end or dir is no directory). Call
+ * tree_populate first: an unpopulated directory has none yet. */
+uint32_t tree_child_count(struct tree *t, uint32_t dir);
+uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i);
+/* True once a directory's children are final (populated). */
+bool tree_is_populated(struct tree *t, uint32_t dir);
+/* st_nlink: 1 for files and links; a directory 2 + its subdirectories once populated,
+ * 1 ("unknown", as on filesystems that do not count) before. */
+uint32_t tree_nlink(struct tree *t, uint32_t ino);
+/* For a file that is a byte range of a source: true with the source and where the
+ * file starts in it (the adapter replies straight from the file's descriptor). */
+bool tree_range(struct tree *t, uint32_t ino, struct source **src, uint64_t *off);
+/* Nodes made so far (the highest inode number); safe from any thread. */
+uint64_t tree_node_count(struct tree *t);
+/* True once max_nodes refused a node (some directories are incomplete). */
+bool tree_full(struct tree *t);
+/* A directory's populate context when fn is its populate callback, else NULL: how a
+ * view finds its own state from a view root (dbpf_view_totals, t2fs_view_of). */
+void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
+/* Holds the tree lock (recursive): a generator that reads view state which populate
+ * callbacks extend takes it around that read. Never hold it while taking the cache's. */
+void tree_lock(struct tree *t);
+void tree_unlock(struct tree *t);
 
 /* Makes sure a directory's children exist. 0 or -errno. */
 int tree_populate(struct tree *t, uint32_t dir);

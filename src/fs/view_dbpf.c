@@ -624,10 +624,9 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
     if (fs->det.format != FMT_DBPF)
         return false;
     /* the view is the root's populate context */
-    struct node *root = tree_node(fs->tree, fs->root);
-    if (!root || root->type != NODE_DIR)
+    struct pkg_view *v = tree_dir_ctx(fs->tree, fs->root, populate_pkg_root);
+    if (!v)
         return false;
-    struct pkg_view *v = root->u.dir->ctx;
     *count = v->d.count;
     *bytes = v->mem_total;
     return true;

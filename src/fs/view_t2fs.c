@@ -520,7 +520,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         close_bytes(v, &bytes);
         return -EIO; /* validated when the parent was listed: the file changed since */
     }
-    for (uint32_t i = 0; i < b.count && !v->fs->tree->full; i++) {
+    for (uint32_t i = 0; i < b.count && !tree_full(v->fs->tree); i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
         struct t2_where w = child_where(&d->at, &b, i);
@@ -546,10 +546,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
 
 struct t2_view *t2fs_view_of(struct s3fs *fs)
 {
-    struct node *root = tree_node(fs->tree, fs->root);
-    if (!root || root->type != NODE_DIR || root->u.dir->populate != populate_t2fs_root)
-        return NULL;
-    return root->u.dir->ctx;
+    return tree_dir_ctx(fs->tree, fs->root, populate_t2fs_root);
 }
 
 struct s3fs *t2fs_view_fs(const struct t2_view *v)
