@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fixture_rig_clear.h"
+#include "fixture_kinds.h"
 #include "fixture_t2fs.h"
 #include "fs/open.h"
 #include "testutil.h"
@@ -45,32 +45,17 @@ static unsigned long warnings_count(const char *info)
     return strtoul(p + 11, NULL, 10);
 }
 
-/* One file of each format, built by the fixture builders. */
-static uint8_t *format_file(int which, size_t *size, const char **label)
+/* One file of each format: the first seed kind of its row in the format table. */
+static uint8_t *format_file(int f, size_t *size, const char **label)
 {
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    struct fxc_layout cl;
-    switch (which) {
-    case 0:
-        *label = "wrapped RIG";
-        return fx_sample_rig(size, &rl, &gl, NULL);
-    case 1:
-        *label = "GR2";
-        return fx_sample_gr2("le32", 7, size, &gl);
-    case 2: {
-        *label = "clear RIG";
-        struct fxc_opts o = fxc_variant(0);
-        return fxc_build(&o, size, &cl);
-    }
-    default: {
-        *label = "t2fs";
-        struct fxt *root = fxt_sample(3, 4, true, false);
-        uint8_t *f = fxt_write(root, false, 0, 0, size);
-        fxt_free(root);
-        return f;
-    }
-    }
+    char kind[64];
+    const char *seeds = s3_formats[f].seeds;
+    snprintf(kind, sizeof kind, "%.*s", (int)strcspn(seeds, " :"), seeds);
+    *label = s3_formats[f].name;
+    uint8_t *file = fx_kind(kind, 0, NULL, size);
+    if (!file)
+        fail_msg("%s: its first seed %s is not made", *label, kind);
+    return file;
 }
 
 /* Every format: a tree cut at max_nodes says so once in /info (however many directories
@@ -79,7 +64,7 @@ static uint8_t *format_file(int which, size_t *size, const char **label)
 static void test_node_limit_every_format(void **state)
 {
     (void)state;
-    for (int which = 0; which < 4; which++) {
+    for (int which = FMT_UNKNOWN + 1; which < FMT_COUNT; which++) {
         size_t size;
         const char *label;
         uint8_t *file = format_file(which, &size, &label);

@@ -81,6 +81,7 @@ uint8_t *slurp_path(const char *path, size_t *len)
         if ((n += k) == cap)
             b = realloc(b, cap *= 2);
     fclose(f);
+    b[n] = 0; /* n < cap: text can be used as a string */
     *len = n;
     return b;
 }

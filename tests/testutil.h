@@ -23,7 +23,8 @@ const char *vectors_dir(void);
 const char *vectors_or_skip(void);
 /* Reads DIR/SUB/NAME whole (NUL-terminated copy); NULL when missing. */
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
-/* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */
+/* Reads a real file whole (malloc'd, with a NUL after its bytes); fails the test when it
+ * cannot be opened. */
 uint8_t *slurp_path(const char *path, size_t *len);
 
 /* ---- the tree of bytes opened in memory, through the tree API ---- */

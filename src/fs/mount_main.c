@@ -6,6 +6,7 @@
  * FILE is opened and parsed before anything is mounted, so an unreadable or unknown
  * file fails with one line on stderr and nothing mounted. */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +29,17 @@ struct cmdline {
 
 static void usage(FILE *f)
 {
+    char formats[400];
+    format_list(formats, sizeof formats, offsetof(struct s3_format_info, usage)); /* the format table's */
     fprintf(f, "usage: mount.s3rig [options] FILE DIR\n"
-               "Mounts a Sims 3/4 RIG, Granny2 (.gr2), Sims package (.package) or t2fs file read-only as a\n"
-               "directory tree.\n"
+               "Mounts a %s file\n"
+               "read-only as a directory tree.\n"
                "\n"
                "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
                "  -d            debug: foreground, print every FUSE request\n"
                "  -s            single-threaded (as mount(8) helper: sloppy, ignore unknown options)\n"
-               "  -o OPTS       comma-separated mount options:\n");
+               "  -o OPTS       comma-separated mount options:\n",
+            formats);
     s3_options_help(f, OPT_SHARED | OPT_MOUNT, "      ");
     fprintf(f, "      ro (always), allow_other, allow_root and libfuse's own options;\n"
                "      spin=0: libfuse's multi-threaded loop (single-threaded with -s)\n"

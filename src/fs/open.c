@@ -1,7 +1,7 @@
 /* Opening: a file (or bytes in memory, or a source nested in another view) is detected
- * and handed to its format's view. This is the only file that knows every format view;
- * the views sit below it and reach it back only through fs->open_at (a package opening
- * the rigs it holds). */
+ * and handed to its format's view. This is the only file that knows every format view
+ * (from the format table, src/formats.def); the views sit below it and reach it back
+ * only through fs->open_at (a package opening the files it holds). */
 #include "fs/open.h"
 
 #include <errno.h>
@@ -9,21 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_dbpf.h"
-#include "fs/view_gr2obj.h"
-#include "fs/view_rig.h"
-#include "fs/view_rig_clear.h"
-#include "fs/view_t2fs_derived.h"
+/* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
+ * view_CODE.c. */
+#define FORMAT(id, name, code, noun, detect, open, ...) s3_view_open_fn open;
+#include "formats.def"
+#undef FORMAT
 
-/* Each format's view, by enum s3_format: it parses the top level and gives fs's root its
- * populate callback (0, or -1 with err). */
-typedef int view_open_fn(struct s3fs *fs, char *err, size_t errlen);
-static view_open_fn *const view_open[] = {
-    [FMT_RIG_WRAPPED] = rig_view_open,
-    [FMT_RIG_CLEAR] = rig_clear_view_open,
-    [FMT_GR2] = gr2_view_open,
-    [FMT_T2FS] = t2fs_view_open,
-    [FMT_DBPF] = dbpf_view_open,
+/* The open layer's column of the table, by enum s3_format. */
+static s3_view_open_fn *const view_open[FMT_COUNT] = {
+#define FORMAT(id, name, code, noun, detect, open, ...) [FMT_##id] = open,
+#include "formats.def"
+#undef FORMAT
 };
 
 /* Detects the format of fs->src and opens its view at fs->root: the same for a file
@@ -41,7 +37,7 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     char why[256] = "";
     int rc;
     size_t f = fs->det.format;
-    view_open_fn *opener = f < sizeof view_open / sizeof view_open[0] ? view_open[f] : NULL;
+    s3_view_open_fn *opener = f < FMT_COUNT ? view_open[f] : NULL;
     if (opener) {
         rc = opener(fs, why, sizeof why);
     } else {

@@ -62,6 +62,11 @@ struct s3fs {
     s3fs_open_at_fn *open_at;
 };
 
+/* A format's view (the open column of src/formats.def): parses fs's source (refusing only
+ * an unreadable top level) and gives fs's root its populate callback. 0, or -1 with err.
+ * A view's header declares it as `s3_view_open_fn CODE_view_open;`. */
+typedef int s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
+
 /* ---- helpers for views ---- */
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
 uint32_t add_i32(struct tree *t, uint32_t dir, const char *name, int32_t v, uint64_t abs_off);

@@ -1,6 +1,7 @@
 /* DBPF packages (The Sims 3 and 4) as a tree: every index entry as a directory of value
- * files with its stored and expanded bytes, and every rig (or Granny file) inside as
- * the tree that mounting it alone gives, opened over the resource's own source. */
+ * files with its stored and expanded bytes, and every file inside that the format table
+ * (src/formats.def, pkg columns) opens nested (rigs, Granny files, ...) as the tree that
+ * mounting it alone gives, opened over the resource's own source. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ struct pkg_res {
     struct pkg_view *v;
     uint32_t i;
     uint16_t codec;    /* what the bytes are decoded as (a DBPF_COMP_ value) */
+    const char *nested_dir; /* the nested view's directory name (the table's pkg_dir) */
     bool ok;           /* the bytes can be had (err otherwise) */
     char err[200];
     struct source src; /* a slice of the file (stored), or the expanded bytes */
@@ -50,7 +52,27 @@ struct pkg_view {
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
 };
 
-static const unsigned nested_formats = 1u << FMT_RIG_WRAPPED | 1u << FMT_RIG_CLEAR | 1u << FMT_GR2;
+_Static_assert(FMT_COUNT <= 32, "format masks are 32-bit");
+
+/* The formats a resource of this type is opened as, nested: a mask of (1u << format). */
+static unsigned nested_formats(uint32_t type)
+{
+    unsigned mask = 0;
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].pkg_dir[0] && (s3_formats[f].pkg_type == 0 || s3_formats[f].pkg_type == type))
+            mask |= 1u << f;
+    return mask;
+}
+
+/* The nested directory a resource of this type promises (a rig resource: rig/), so that
+ * bytes of another format are said there as an .error; NULL when the type promises none. */
+static const char *promised_dir(uint32_t type)
+{
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].pkg_dir[0] && s3_formats[f].pkg_type == type)
+            return s3_formats[f].pkg_dir;
+    return NULL;
+}
 
 static void pkg_view_free(void *p)
 {
@@ -374,27 +396,32 @@ static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     struct s3fs *nested;
-    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats, &nested, err, sizeof err)) {
-        add_error(t, dir, "rig", err);
+    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &nested, err, sizeof err)) {
+        add_error(t, dir, r->nested_dir, err);
         return 0;
     }
     return tree_populate(t, dir);
 }
 
-/* rig/ when the bytes are a format the project reads: for rig resources any rig
- * encoding, for other types a bare Granny file. */
+/* The nested directory (rig/, ...) when the bytes are a format the table opens in a
+ * resource of this type (for rig resources any rig encoding, for any type a bare Granny
+ * file); else, when the type promises a format, that directory's .error. */
 static void add_nested(struct pkg_view *v, uint32_t dir, struct pkg_res *r)
 {
     struct tree *t = v->fs->tree;
     const struct dbpf_entry *e = &v->d.e[r->i];
     struct detect_result det;
-    bool rig = e->type == DBPF_TYPE_RIG;
+    const char *promised = promised_dir(e->type);
     bool known = detect_format(&r->src.src, &det) == 0;
-    if (known && (det.format == FMT_GR2 || (rig && (nested_formats & (1u << det.format))))) {
-        uint32_t ino = tree_add_dir(t, dir, "rig", "dbpf.nested", populate_nested, r, 0);
+    if (known && (nested_formats(e->type) & (1u << det.format))) {
+        r->nested_dir = s3_formats[det.format].pkg_dir;
+        uint32_t ino = tree_add_dir(t, dir, r->nested_dir, "dbpf.nested", populate_nested, r, 0);
         tree_set_span(t, ino, e->offset, e->stored_size);
-    } else if (rig) {
-        add_error(t, dir, "rig", known ? "a rig resource holding another format" : det.why);
+    } else if (promised) {
+        char why[300];
+        if (known)
+            snprintf(why, sizeof why, "a %s resource holding another format (%s)", promised, format_name(det.format));
+        add_error(t, dir, promised, known ? why : det.why);
     }
 }
 
