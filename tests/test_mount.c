@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1060,18 +1061,7 @@ static void test_mount_unmount_during_reads(void **state)
     char path[256], mnt[256];
     write_fixture("busy.t2fs", file, size, path, sizeof path);
     make_mountpoint("m_busy", mnt, sizeof mnt);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(nul, 1);
-        child_env();
-        execl(mount_bin, mount_bin, "-f", path, mnt, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 200 && !is_mounted(mnt); i++)
-        usleep(10000);
-    assert_true(is_mounted(mnt));
+    pid_t pid = start_mount_fg(path, mnt, NULL);
     struct hammer h = {mnt, 0, 0};
     pthread_t th[8];
     for (int i = 0; i < 8; i++)
@@ -1098,6 +1088,88 @@ static void test_mount_unmount_during_reads(void **state)
     free(now);
     free(file);
     fxt_free(root);
+}
+
+/* The pid of the mount.s3rig process whose last argument is `last` (a daemon, not our
+ * child), or 0. */
+static pid_t server_pid(const char *last)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    pid_t found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d))) {
+        char p[300], args[4096];
+        snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        size_t n = fread(args, 1, sizeof args - 1, f);
+        fclose(f);
+        args[n] = 0;
+        const char *lastarg = NULL;
+        for (size_t i = 0; i < n; i += strlen(args + i) + 1)
+            lastarg = args + i;
+        if (n && strcmp(args, mount_bin) == 0 && lastarg && strcmp(lastarg, last) == 0)
+            found = (pid_t)atoi(de->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+/* mount.s3rig -f ended by SIGTERM or SIGINT (Ctrl-C): exit status 0 and DIR unmounted,
+ * with either request loop. A daemon given a relative DIR (it works from /) unmounts DIR
+ * too when SIGTERM ends it: DIR is made absolute before it daemonises. */
+static void test_mount_signals(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
+    char path[256], mnt[256];
+    write_fixture("sig.rig", file, size, path, sizeof path);
+    free(file);
+    make_mountpoint("m_sig", mnt, sizeof mnt);
+    static const int sigs[] = {SIGTERM, SIGINT};
+    static const char *const loops[] = {NULL, "spin=0"}; /* the polling loop, libfuse's */
+    for (int l = 0; l < 2; l++)
+        for (int s = 0; s < 2; s++) {
+            pid_t pid = start_mount_fg(path, mnt, loops[l]);
+            mnt_expect_bytes(mnt, "/ik_chains/0/pole", "5\n", 2);
+            assert_int_equal(kill(pid, sigs[s]), 0);
+            int status;
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("%s, %s: status 0x%x, expected exit 0", strsignal(sigs[s]), loops[l] ? loops[l] : "spin",
+                         status);
+            assert_false(is_mounted(mnt));
+        }
+
+    /* relative FILE and DIR, from tmpdir; the daemon stopped by SIGTERM */
+    char cwd[4096], rel[300];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(tmpdir), 0);
+    mkdir("m_rel", 0755);
+    char err[1024];
+    char *argv[] = {(char *)mount_bin, "sig.rig", "m_rel", NULL};
+    int rc = run(argv, err, sizeof err);
+    assert_int_equal(chdir(cwd), 0);
+    if (rc)
+        fail_msg("mount.s3rig sig.rig m_rel: exit %d: %s", rc, err);
+    snprintf(rel, sizeof rel, "%s/m_rel", tmpdir);
+    assert_true(is_mounted(rel));
+    pid_t pid = server_pid("m_rel");
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    for (int i = 0; i < 1000 && kill(pid, 0) == 0; i++)
+        usleep(10000);
+    assert_int_not_equal(kill(pid, 0), 0);
+    struct stat st;
+    if (stat(rel, &st) != 0)
+        fail_msg("%s after the server ended: %s (left mounted)", rel, strerror(errno));
+    assert_false(is_mounted(rel));
 }
 
 /* -o schema=FILE through a real mount, and a malformed schema refused. */
@@ -1423,6 +1495,7 @@ int main(void)
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
+        mount_test(test_mount_signals),
         cmocka_unit_test(test_cli_commands),
         cmocka_unit_test(test_cli_command_line),
         cmocka_unit_test(test_cli_output_errors),
