@@ -21,6 +21,29 @@
 #include "walk.h"
 #include "testutil.h"
 
+/* strdup and strndup, interposed here over the C library's for this program: once armed
+ * (countdown >= 0), the call that brings the countdown below 0 fails, as when memory is
+ * out. The package view names its resources with them. */
+static long strdup_countdown = -1;
+
+char *strndup(const char *s, size_t max)
+{
+    if (strdup_countdown >= 0 && strdup_countdown-- == 0)
+        return NULL;
+    size_t n = strnlen(s, max);
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+char *strdup(const char *s)
+{
+    return strndup(s, strlen(s));
+}
+
 /* ---- RefPack ---- */
 
 struct stream {
@@ -472,6 +495,39 @@ static void test_package_sims4(void **state)
     check_sample(5);
 }
 
+/* The names of the resources cannot be made (out of memory at the k-th copy, for every
+ * k): listing /resources or a /by-type directory fails with ENOMEM and /info says why,
+ * never a crash or a nameless entry; armed past the last copy, all is as usual. */
+static void test_package_names_out_of_memory(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 3);
+    bool reached_end = false;
+    for (long k = 0; !reached_end; k++) {
+        struct s3fs *fs = open_mem(s.file, s.size, NULL, NULL);
+        uint32_t res, rig;
+        assert_int_equal(tree_resolve(fs->tree, "/resources", &res), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/by-type/_RIG", &rig), 0);
+        strdup_countdown = k;
+        int rc = tree_populate(fs->tree, res);
+        reached_end = strdup_countdown >= 0; /* no copy failed: k was past the last */
+        strdup_countdown = -1;
+        assert_int_equal(tree_populate(fs->tree, rig), rc); /* the names are made once */
+        if (reached_end) {
+            assert_int_equal(rc, 0);
+            expect_has(fs, "/info", "names: 3 from 1 name maps\n");
+        } else {
+            if (rc != -ENOMEM)
+                fail_msg("strdup failing at copy %ld: %d, expected -ENOMEM", k, rc);
+            expect_has(fs, "/info", "names: out of memory while naming the resources\n");
+        }
+        s3fs_close(fs);
+        assert_true(k < 1000);
+    }
+    fxp_sample_free(&s);
+}
+
 /* Broken resources are NAME/data.error; the rest of the package stays usable. */
 static void test_package_broken_resources(void **state)
 {
@@ -584,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_package_sims3),
         cmocka_unit_test(test_package_sims4),
         cmocka_unit_test(test_package_broken_resources),
+        cmocka_unit_test(test_package_names_out_of_memory),
         cmocka_unit_test(test_package_rig_not_a_rig),
         cmocka_unit_test(test_package_codec_sniffed),
     };

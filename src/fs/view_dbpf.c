@@ -47,6 +47,7 @@ struct pkg_view {
     size_t nnames, capnames;
     uint32_t namemaps;
     bool names_loaded;
+    int names_rc; /* load_names: 0, or -ENOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
 };
 
@@ -252,17 +253,20 @@ static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
     if (v->nnames == v->capnames) {
         size_t cap = v->capnames ? 2 * v->capnames : 64;
         struct name_ref *n = realloc(v->names, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
             return;
+        }
         v->names = n;
         v->capnames = cap;
     }
     char *copy = strndup(name, len < 100 ? len : 100);
-    if (copy)
-    {
-        v->names[v->nnames] = (struct name_ref){instance, v->nnames, copy};
-        v->nnames++;
+    if (!copy) {
+        v->names_rc = -ENOMEM;
+        return;
     }
+    v->names[v->nnames] = (struct name_ref){instance, v->nnames, copy};
+    v->nnames++;
 }
 
 static int by_instance(const void *a, const void *b)
@@ -288,11 +292,13 @@ static int by_instance_then_seq(const void *a, const void *b)
     return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
 }
 
-/* Reads every name map (expanding it), then names every entry. */
-static void load_names(struct pkg_view *v)
+/* Reads every name map (expanding it), then names every entry: 0, or -ENOMEM (then, and
+ * at every later call, the listings that need the names fail with ENOMEM; every name
+ * set stays a valid string). */
+static int load_names(struct pkg_view *v)
 {
     if (v->names_loaded)
-        return;
+        return v->names_rc;
     v->names_loaded = true;
     struct s3fs *fs = v->fs;
     char tmp[256];
@@ -300,6 +306,8 @@ static void load_names(struct pkg_view *v)
         const struct dbpf_entry *e = &v->d.e[i];
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
+        if (!v->dirname[i])
+            return v->names_rc = -ENOMEM;
     }
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
@@ -324,9 +332,15 @@ static void load_names(struct pkg_view *v)
         size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, name_of(v, e->instance));
         if (e->dup)
             snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
+        char *name = strdup(tmp);
+        if (!name) {
+            v->names_rc = -ENOMEM; /* the provisional name stays */
+            continue;
+        }
         free(v->dirname[i]);
-        v->dirname[i] = strdup(tmp);
+        v->dirname[i] = name;
     }
+    return v->names_rc;
 }
 
 /* ---- /resources/NAME ---- */
@@ -455,7 +469,9 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     struct pkg_view *v = ctx;
     if (source_check(&v->fs->src))
         return -EIO;
-    load_names(v);
+    int rc = load_names(v);
+    if (rc)
+        return rc;
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         uint32_t ino = tree_add_dir(t, dir, v->dirname[i], "dbpf.resource", populate_resource, v, i);
@@ -471,7 +487,9 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
 static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct pkg_view *v = ctx;
-    load_names(v);
+    int rc = load_names(v);
+    if (rc)
+        return rc;
     const struct type_group *grp = &v->groups[g];
     for (uint32_t k = 0; k < grp->n; k++) {
         uint32_t i = v->by_type[grp->start + k];
@@ -537,7 +555,9 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
     (void)fs;
     struct pkg_view *v = ctx;
-    if (v->names_loaded)
+    if (v->names_loaded && v->names_rc)
+        sb_printf(out, "names: out of memory while naming the resources\n");
+    else if (v->names_loaded)
         sb_printf(out, "names: %zu from %u name maps\n", v->nnames, v->namemaps);
     else
         sb_printf(out, "names: not read yet (list /resources)\n");
