@@ -26,6 +26,7 @@
 #include "expect.h"
 #include "fixture.h"
 #include "fixture_rig_clear.h"
+#include "fixture_dbpf.h"
 #include "fixture_gr2obj.h"
 #include "expect_t1.h"
 #include "expect_t1x.h"
@@ -1285,6 +1286,104 @@ static void test_cli_extract_equals_mount(void **state)
     }
 }
 
+/* Writes text as the file path. */
+static void put_file(const char *path, const char *text)
+{
+    assert_int_equal(fx_write_file(path, text, strlen(text)), 0);
+}
+
+/* The file at path holds exactly text, and is a plain file with one link. */
+static void expect_file(const char *path, const char *text)
+{
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    size_t len;
+    uint8_t *b = slurp_path(path, &len);
+    if (len != strlen(text) || memcmp(b, text, len) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)b, text);
+    free(b);
+}
+
+/* s3rig extract never writes through a link already in its output folder: a symlink or
+ * hard link planted where a file goes, a symlink where a folder goes, are replaced by
+ * the file or folder; what they pointed at is untouched. Also for a package's resources. */
+static void test_cli_extract_planted_links(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
+    char path[256], out[300], victim[300], vdir[300], p[600], err[1024];
+    write_fixture("plant.rig", f, size, path, sizeof path);
+    snprintf(out, sizeof out, "%s/plant-out", tmpdir);
+    snprintf(victim, sizeof victim, "%s/victim", tmpdir);
+    snprintf(vdir, sizeof vdir, "%s/victim-dir", tmpdir);
+    mkdir(out, 0755);
+    mkdir(vdir, 0755);
+    put_file(victim, "precious\n");
+    /* info (volatile, written last) and a value file: symlinks; granny.gr2: a hard link;
+     * header: a symlink to a folder */
+    snprintf(p, sizeof p, "%s/info", out);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/header.bin", out);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/granny.gr2", out);
+    assert_int_equal(link(victim, p), 0);
+    snprintf(p, sizeof p, "%s/header", out);
+    assert_int_equal(symlink(vdir, p), 0);
+    char *args[] = {"extract", path, out, NULL};
+    int rc = run_cli(args, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract: exit %d: %s", rc, err);
+    expect_file(victim, "precious\n");
+    DIR *d = opendir(vdir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            fail_msg("extract wrote %s into the folder a planted link pointed at", de->d_name);
+    closedir(d);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/header", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    snprintf(p, sizeof p, "%s/header/magic", out);
+    expect_file(p, "0x8eaf13de\n");
+    snprintf(p, sizeof p, "%s/granny.gr2", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    assert_int_equal(st.st_size, (off_t)gl.total_size);
+    snprintf(p, sizeof p, "%s/info", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    free(f);
+
+    /* a package's resources, each written as OUT/NAME */
+    struct fxp_sample s;
+    fxp_sample(&s, 3);
+    write_fixture("plant.package", s.file, s.size, path, sizeof path);
+    snprintf(out, sizeof out, "%s/plant-pkg", tmpdir);
+    mkdir(out, 0755);
+    char name[256];
+    fxp_expected_name(name, sizeof name, 3, &s.res[0], s.names[0], s.dup[0]);
+    snprintf(p, sizeof p, "%s/%s", out, name);
+    assert_int_equal(symlink(victim, p), 0);
+    char *pargs[] = {"extract", path, out, NULL};
+    rc = run_cli(pargs, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract (package): exit %d: %s", rc, err);
+    expect_file(victim, "precious\n");
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_size, (off_t)s.res[0].len);
+    fxp_sample_free(&s);
+}
+
 static void test_cli_commands(void **state)
 {
     (void)state;
@@ -1497,6 +1596,7 @@ int main(void)
         mount_test(test_mount_schema_option),
         mount_test(test_mount_signals),
         cmocka_unit_test(test_cli_commands),
+        cmocka_unit_test(test_cli_extract_planted_links),
         cmocka_unit_test(test_cli_command_line),
         cmocka_unit_test(test_cli_output_errors),
         mount_test(test_no_sanitizer_reports), /* last: the daemons reported nothing */
