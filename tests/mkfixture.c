@@ -9,7 +9,8 @@
  *   bk2obj-SIG-vN            the same with its sections and tables BitKnit2-compressed
  *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
  *   gr2model-SIG             a GR2 with a skeleton, three meshes and a model (SIG: le32
- *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4)
+ *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4;
+ *                            -rough: orientations off unit as real files store them)
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both
@@ -78,7 +79,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "rig") == 0) {
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
     } else if (strncmp(argv[1], "gr2model-", 9) == 0) {
-        struct fxm_opts o = {.sig = argv[1] + 9, .alt_names = strstr(argv[1], "-alt") != NULL};
+        struct fxm_opts o = {.sig = argv[1] + 9, .alt_names = strstr(argv[1], "-alt") != NULL,
+                             .rough_orientations = strstr(argv[1], "-rough") != NULL};
         char sig[8];
         snprintf(sig, sizeof sig, "%.4s", argv[1] + 9);
         o.sig = sig;
