@@ -30,13 +30,15 @@ struct name_ref {
 };
 
 /* The entries of one type: by_type[start .. start+n) in index order. */
+/* The entries /by-type and /info count together: the types that share a tag in the
+ * package's game (many ids are _XML or THUM), or one type the table gives no tag. */
 struct type_group {
-    uint32_t type, first, start, n; /* first: the index of its first entry */
+    uint32_t type, first, start, n; /* type: its first entry's; first: that entry's index */
 };
 
 struct pkg_view {
     struct s3fs *fs;
-    uint32_t *by_type;          /* entry numbers sorted by (type, index) */
+    uint32_t *by_type;          /* entry numbers sorted by (group, index) */
     struct type_group *groups;  /* in order of first appearance */
     uint32_t ngroups;
     struct dbpf d;
@@ -71,12 +73,24 @@ static void pkg_view_free(void *p)
     free(v);
 }
 
-static int by_type_then_index(const void *a, const void *b, void *entries)
+/* Which group a type belongs to: its tag (4 bytes, above bit 32), or the type itself when
+ * the table gives it no tag. */
+static uint64_t group_key(const struct pkg_view *v, uint32_t type)
 {
-    const struct dbpf_entry *e = entries;
+    const char *tag, *ext;
+    if (!dbpf_type_names(type, v->sims4, &tag, &ext))
+        return type;
+    uint64_t k = 1;
+    for (int i = 0; i < 4 && tag[i]; i++)
+        k = k << 8 | (uint8_t)tag[i];
+    return k << 32;
+}
+
+static int by_key_then_index(const void *a, const void *b, void *keys)
+{
+    const uint64_t *key = keys;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint32_t tx = e[x].type, ty = e[y].type;
-    return tx != ty ? (tx < ty ? -1 : 1) : (x < y ? -1 : x > y);
+    return key[x] != key[y] ? (key[x] < key[y] ? -1 : 1) : (x < y ? -1 : x > y);
 }
 
 static int by_first(const void *a, const void *b)
@@ -85,23 +99,30 @@ static int by_first(const void *a, const void *b)
     return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* Groups the entries by type in O(n log n) (a hostile index may hold a million types). */
+/* Groups the entries by tag (or untagged type) in O(n log n): a key per entry, looked up
+ * once (a hostile index may hold a million types). */
 static int group_types(struct pkg_view *v)
 {
     uint32_t n = v->d.count;
     v->by_type = malloc((n ? n : 1) * sizeof *v->by_type);
     v->groups = malloc((n ? n : 1) * sizeof *v->groups);
-    if (!v->by_type || !v->groups)
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!v->by_type || !v->groups || !key) {
+        free(key);
         return -1;
-    for (uint32_t i = 0; i < n; i++)
+    }
+    for (uint32_t i = 0; i < n; i++) {
         v->by_type[i] = i;
-    qsort_r(v->by_type, n, sizeof *v->by_type, by_type_then_index, v->d.e);
+        key[i] = group_key(v, v->d.e[i].type);
+    }
+    qsort_r(v->by_type, n, sizeof *v->by_type, by_key_then_index, key);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t e = v->by_type[i];
-        if (i == 0 || v->d.e[e].type != v->d.e[v->by_type[i - 1]].type)
+        if (i == 0 || key[e] != key[v->by_type[i - 1]])
             v->groups[v->ngroups++] = (struct type_group){v->d.e[e].type, e, i, 0};
         v->groups[v->ngroups - 1].n++;
     }
+    free(key);
     qsort(v->groups, v->ngroups, sizeof *v->groups, by_first);
     return 0;
 }
@@ -500,10 +521,12 @@ static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
     return 0;
 }
 
-static void type_dir_name(char *out, size_t size, uint32_t type)
+/* A group's name in /by-type and /info: the tag, or 0xXXXXXXXX for an untagged type. */
+static void type_dir_name(const struct pkg_view *v, char *out, size_t size, uint32_t type)
 {
-    if (dbpf_type_known(type))
-        snprintf(out, size, "%s", dbpf_type_tag(type));
+    const char *tag, *ext;
+    if (dbpf_type_names(type, v->sims4, &tag, &ext))
+        snprintf(out, size, "%s", tag);
     else
         snprintf(out, size, "0x%08" PRIX32, type);
 }
@@ -514,7 +537,7 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
     struct pkg_view *v = ctx;
     for (uint32_t g = 0; g < v->ngroups; g++) {
         char name[16];
-        type_dir_name(name, sizeof name, v->groups[g].type);
+        type_dir_name(v, name, sizeof name, v->groups[g].type);
         tree_add_dir(t, dir, name, "dbpf.by_type", populate_type, v, g);
     }
     return 0;
@@ -591,9 +614,9 @@ static void describe(struct pkg_view *v)
               : e->compression == DBPF_COMP_REFPACK ? 3 : e->compression == DBPF_COMP_STREAMABLE ? 4 : 5;
         comp[k]++;
     }
-    for (uint32_t g = 0; g < v->ngroups; g++) { /* per type, in order of first appearance */
+    for (uint32_t g = 0; g < v->ngroups; g++) { /* per tag (or untagged type), in order of first appearance */
         char name[16];
-        type_dir_name(name, sizeof name, v->groups[g].type);
+        type_dir_name(v, name, sizeof name, v->groups[g].type);
         sb_printf(f, "type %s: %" PRIu32 "\n", name, v->groups[g].n);
     }
     static const char *const cn[6] = {"none given", "stored", "zlib", "refpack", "streamable", "other"};
