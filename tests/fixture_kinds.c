@@ -38,7 +38,8 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
     } else if (strcmp(kind, "rig") == 0) {
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
     } else if (strncmp(kind, "gr2model-", 9) == 0) {
-        struct fxm_opts o = {.sig = kind + 9, .alt_names = strstr(kind, "-alt") != NULL};
+        struct fxm_opts o = {.sig = kind + 9, .alt_names = strstr(kind, "-alt") != NULL,
+                             .rough_orientations = strstr(kind, "-rough") != NULL};
         char sig[8];
         snprintf(sig, sizeof sig, "%.4s", kind + 9);
         o.sig = sig;

@@ -10,7 +10,8 @@
  *   bk2obj-SIG-vN            the same with its sections and tables BitKnit2-compressed
  *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
  *   gr2model-SIG             a GR2 with a skeleton, three meshes and a model (SIG: le32
- *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4)
+ *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4;
+ *                            -rough: orientations off unit as real files store them)
  *   rig-clear-4 | rig-clear-3-ts3 | rig-clear-3-ts4   a clear RIG of that variant
  *   t2fs | t2fs-be           a t2fs file with 3 models, some nodes RNC-compressed
  *   t2fs-turok1 | t2fs-turok1-be   a Turok 1 file: 2 graphic objects, sections of both

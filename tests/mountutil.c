@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -166,6 +167,31 @@ void do_mount(const char *file, const char *mnt, const char *opts)
     if (rc != 0)
         fail_msg("mount.s3rig %s %s: exit %d: %s", file, mnt, rc, err);
     assert_true(is_mounted(mnt));
+}
+
+pid_t start_mount_fg(const char *file, const char *mnt, const char *opts)
+{
+    mkdir(mnt, 0755);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        /* as from a terminal: whatever this process ignores, the server's signals act */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        child_env();
+        if (opts)
+            execl(mount_bin, mount_bin, "-f", "-o", opts, file, mnt, (char *)NULL);
+        else
+            execl(mount_bin, mount_bin, "-f", file, mnt, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && !is_mounted(mnt); i++)
+        usleep(10000);
+    assert_true(is_mounted(mnt));
+    return pid;
 }
 
 void do_umount(const char *mnt)

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 extern char tmpdir[64];
 extern char sandir[128];
@@ -50,6 +51,9 @@ void make_mountpoint(const char *name, char *path, size_t plen);
 /* Mounts file on mnt (made if missing; daemonizing, the default) with opts (may be NULL)
  * and asserts it worked. */
 void do_mount(const char *file, const char *mnt, const char *opts);
+/* Starts `mount.s3rig -f [-o opts] file mnt` as a child (mnt made if missing; SIGINT and
+ * SIGTERM at their defaults in it) and waits until mnt is mounted; its pid. */
+pid_t start_mount_fg(const char *file, const char *mnt, const char *opts);
 /* Unmounts mnt with fusermount3 -u and asserts it worked. */
 void do_umount(const char *mnt);
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "expect.h"
 #include "fixture.h"
 #include "fixture_rig_clear.h"
+#include "fixture_dbpf.h"
 #include "fixture_gr2obj.h"
 #include "expect_t1.h"
 #include "expect_t1x.h"
@@ -472,7 +474,8 @@ static void test_mount_broken_parts(void **state)
     free(file);
 }
 
-/* The source changes under the mount: reads of its bytes give EIO, the mount stays. */
+/* The source changes under the mount (truncated, written in place): reads of its bytes
+ * give EIO, the mount stays. */
 static void test_mount_source_changes(void **state)
 {
     (void)state;
@@ -481,7 +484,7 @@ static void test_mount_source_changes(void **state)
     uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
     char path[256], mnt[256];
     make_mountpoint("m_change", mnt, sizeof mnt);
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 2; mode++) {
         write_fixture("change.gr2", file, size, path, sizeof path);
         do_mount(path, mnt, NULL);
         uint8_t *buf;
@@ -491,15 +494,13 @@ static void test_mount_source_changes(void **state)
         free(buf);
         if (mode == 0) {
             assert_int_equal(truncate(path, (off_t)(size / 2)), 0);
-        } else if (mode == 1) {
+        } else {
             int fd = open(path, O_WRONLY);
             assert_true(fd >= 0);
             struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
             assert_int_equal(pwrite(fd, "XXXX", 4, 100), 4);
             assert_int_equal(futimens(fd, ts), 0);
             close(fd);
-        } else {
-            assert_int_equal(unlink(path), 0);
         }
         /* the page cache may hold the earlier read: drop it by reading a fresh range file */
         assert_int_equal(mp_read(mnt, "/granny/sections/2/stored.bin", &buf, &len), -EIO);
@@ -527,6 +528,39 @@ static int list_errno(const char *mnt, const char *rel)
     int e = errno;
     closedir(d);
     return e;
+}
+
+/* The source's name deleted, or another file renamed over it (as editors save): the
+ * mount goes on serving the file it opened, whole (bytes never read before, a directory
+ * never listed before), not the new file, and no EIO. */
+static void test_mount_source_replaced(void **state)
+{
+    (void)state;
+    size_t size, other_size;
+    struct fx_gr2_layout gl, ol;
+    uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
+    uint8_t *other = fx_sample_gr2("be64", 6, &other_size, &ol);
+    char path[256], tmp[256], mnt[256];
+    make_mountpoint("m_replaced", mnt, sizeof mnt);
+    for (int mode = 0; mode < 2; mode++) {
+        write_fixture("replaced.gr2", file, size, path, sizeof path);
+        do_mount(path, mnt, NULL);
+        mnt_expect_bytes(mnt, "/granny/header/version", "7\n", 2);
+        if (mode == 0) {
+            assert_int_equal(unlink(path), 0);
+        } else {
+            write_fixture("replaced.gr2.new", other, other_size, tmp, sizeof tmp);
+            assert_int_equal(rename(tmp, path), 0);
+        }
+        /* first reads after the change: section 2's stored bytes, the whole file */
+        mnt_expect_bytes(mnt, "/granny/sections/2/stored.bin", file + gl.data_offset[2], gl.data_size[2]);
+        mnt_expect_bytes(mnt, "/granny.gr2", file, size);
+        assert_int_equal(list_errno(mnt, "/granny/sections/1"), 0);
+        mnt_expect_has(mnt, "/info", "format: gr2");
+        do_umount(mnt);
+    }
+    free(file);
+    free(other);
 }
 
 /* A t2fs directory not yet listed when the file changes: its listing is EIO, although the
@@ -1060,18 +1094,7 @@ static void test_mount_unmount_during_reads(void **state)
     char path[256], mnt[256];
     write_fixture("busy.t2fs", file, size, path, sizeof path);
     make_mountpoint("m_busy", mnt, sizeof mnt);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(nul, 1);
-        child_env();
-        execl(mount_bin, mount_bin, "-f", path, mnt, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 200 && !is_mounted(mnt); i++)
-        usleep(10000);
-    assert_true(is_mounted(mnt));
+    pid_t pid = start_mount_fg(path, mnt, NULL);
     struct hammer h = {mnt, 0, 0};
     pthread_t th[8];
     for (int i = 0; i < 8; i++)
@@ -1098,6 +1121,88 @@ static void test_mount_unmount_during_reads(void **state)
     free(now);
     free(file);
     fxt_free(root);
+}
+
+/* The pid of the mount.s3rig process whose last argument is `last` (a daemon, not our
+ * child), or 0. */
+static pid_t server_pid(const char *last)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    pid_t found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d))) {
+        char p[300], args[4096];
+        snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        size_t n = fread(args, 1, sizeof args - 1, f);
+        fclose(f);
+        args[n] = 0;
+        const char *lastarg = NULL;
+        for (size_t i = 0; i < n; i += strlen(args + i) + 1)
+            lastarg = args + i;
+        if (n && strcmp(args, mount_bin) == 0 && lastarg && strcmp(lastarg, last) == 0)
+            found = (pid_t)atoi(de->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+/* mount.s3rig -f ended by SIGTERM or SIGINT (Ctrl-C): exit status 0 and DIR unmounted,
+ * with either request loop. A daemon given a relative DIR (it works from /) unmounts DIR
+ * too when SIGTERM ends it: DIR is made absolute before it daemonises. */
+static void test_mount_signals(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
+    char path[256], mnt[256];
+    write_fixture("sig.rig", file, size, path, sizeof path);
+    free(file);
+    make_mountpoint("m_sig", mnt, sizeof mnt);
+    static const int sigs[] = {SIGTERM, SIGINT};
+    static const char *const loops[] = {NULL, "spin=0"}; /* the polling loop, libfuse's */
+    for (int l = 0; l < 2; l++)
+        for (int s = 0; s < 2; s++) {
+            pid_t pid = start_mount_fg(path, mnt, loops[l]);
+            mnt_expect_bytes(mnt, "/ik_chains/0/pole", "5\n", 2);
+            assert_int_equal(kill(pid, sigs[s]), 0);
+            int status;
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("%s, %s: status 0x%x, expected exit 0", strsignal(sigs[s]), loops[l] ? loops[l] : "spin",
+                         status);
+            assert_false(is_mounted(mnt));
+        }
+
+    /* relative FILE and DIR, from tmpdir; the daemon stopped by SIGTERM */
+    char cwd[4096], rel[300];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(tmpdir), 0);
+    mkdir("m_rel", 0755);
+    char err[1024];
+    char *argv[] = {(char *)mount_bin, "sig.rig", "m_rel", NULL};
+    int rc = run(argv, err, sizeof err);
+    assert_int_equal(chdir(cwd), 0);
+    if (rc)
+        fail_msg("mount.s3rig sig.rig m_rel: exit %d: %s", rc, err);
+    snprintf(rel, sizeof rel, "%s/m_rel", tmpdir);
+    assert_true(is_mounted(rel));
+    pid_t pid = server_pid("m_rel");
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    for (int i = 0; i < 1000 && kill(pid, 0) == 0; i++)
+        usleep(10000);
+    assert_int_not_equal(kill(pid, 0), 0);
+    struct stat st;
+    if (stat(rel, &st) != 0)
+        fail_msg("%s after the server ended: %s (left mounted)", rel, strerror(errno));
+    assert_false(is_mounted(rel));
 }
 
 /* -o schema=FILE through a real mount, and a malformed schema refused. */
@@ -1211,6 +1316,104 @@ static void test_cli_extract_equals_mount(void **state)
         extract_and_compare(n, f, size);
         free(f);
     }
+}
+
+/* Writes text as the file path. */
+static void put_file(const char *path, const char *text)
+{
+    assert_int_equal(fx_write_file(path, text, strlen(text)), 0);
+}
+
+/* The file at path holds exactly text, and is a plain file with one link. */
+static void expect_file(const char *path, const char *text)
+{
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    size_t len;
+    uint8_t *b = slurp_path(path, &len);
+    if (len != strlen(text) || memcmp(b, text, len) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)b, text);
+    free(b);
+}
+
+/* s3rig extract never writes through a link already in its output folder: a symlink or
+ * hard link planted where a file goes, a symlink where a folder goes, are replaced by
+ * the file or folder; what they pointed at is untouched. Also for a package's resources. */
+static void test_cli_extract_planted_links(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
+    char path[256], out[300], victim[300], vdir[300], p[600], err[1024];
+    write_fixture("plant.rig", f, size, path, sizeof path);
+    snprintf(out, sizeof out, "%s/plant-out", tmpdir);
+    snprintf(victim, sizeof victim, "%s/victim", tmpdir);
+    snprintf(vdir, sizeof vdir, "%s/victim-dir", tmpdir);
+    mkdir(out, 0755);
+    mkdir(vdir, 0755);
+    put_file(victim, "precious\n");
+    /* info (volatile, written last) and a value file: symlinks; granny.gr2: a hard link;
+     * header: a symlink to a folder */
+    snprintf(p, sizeof p, "%s/info", out);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/header.bin", out);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/granny.gr2", out);
+    assert_int_equal(link(victim, p), 0);
+    snprintf(p, sizeof p, "%s/header", out);
+    assert_int_equal(symlink(vdir, p), 0);
+    char *args[] = {"extract", path, out, NULL};
+    int rc = run_cli(args, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract: exit %d: %s", rc, err);
+    expect_file(victim, "precious\n");
+    DIR *d = opendir(vdir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            fail_msg("extract wrote %s into the folder a planted link pointed at", de->d_name);
+    closedir(d);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/header", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    snprintf(p, sizeof p, "%s/header/magic", out);
+    expect_file(p, "0x8eaf13de\n");
+    snprintf(p, sizeof p, "%s/granny.gr2", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    assert_int_equal(st.st_size, (off_t)gl.total_size);
+    snprintf(p, sizeof p, "%s/info", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    free(f);
+
+    /* a package's resources, each written as OUT/NAME */
+    struct fxp_sample s;
+    fxp_sample(&s, 3);
+    write_fixture("plant.package", s.file, s.size, path, sizeof path);
+    snprintf(out, sizeof out, "%s/plant-pkg", tmpdir);
+    mkdir(out, 0755);
+    char name[256];
+    fxp_expected_name(name, sizeof name, 3, &s.res[0], s.names[0], s.dup[0]);
+    snprintf(p, sizeof p, "%s/%s", out, name);
+    assert_int_equal(symlink(victim, p), 0);
+    char *pargs[] = {"extract", path, out, NULL};
+    rc = run_cli(pargs, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract (package): exit %d: %s", rc, err);
+    expect_file(victim, "precious\n");
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_size, (off_t)s.res[0].len);
+    fxp_sample_free(&s);
 }
 
 static void test_cli_commands(void **state)
@@ -1408,6 +1611,7 @@ int main(void)
         mount_test(test_mount_refusals),
         mount_test(test_mount_broken_parts),
         mount_test(test_mount_source_changes),
+        mount_test(test_mount_source_replaced),
         mount_test(test_mount_source_changes_t2fs),
         mount_test(test_mount_source_changes_gr2_tree),
         mount_test(test_mount_concurrent_readers),
@@ -1423,7 +1627,9 @@ int main(void)
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
+        mount_test(test_mount_signals),
         cmocka_unit_test(test_cli_commands),
+        cmocka_unit_test(test_cli_extract_planted_links),
         cmocka_unit_test(test_cli_command_line),
         cmocka_unit_test(test_cli_output_errors),
         mount_test(test_no_sanitizer_reports), /* last: the daemons reported nothing */

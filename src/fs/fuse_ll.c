@@ -488,9 +488,12 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
         fuse_session_process_buf(se, &buf);
         last = monotonic_ns();
     }
+    /* Asked to end (SIGTERM, SIGINT, SIGHUP through libfuse's handlers; or unmounted):
+     * a clean end, whatever the last read said (poll was interrupted). */
+    bool asked = fuse_session_exited(se);
     free(buf.mem);
     fuse_session_reset(se);
-    return res < 0 ? -1 : 0;
+    return asked || res >= 0 ? 0 : -1;
 }
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
@@ -519,7 +522,9 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
         struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 10};
         rc = fuse_session_loop_mt(se, &lc);
     }
-    status = rc == 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
+    /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
+     * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
+    status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);

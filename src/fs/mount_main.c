@@ -5,6 +5,7 @@
  *                  when S3RIG_MOUNT_HELPER=1.
  * FILE is opened and parsed before anything is mounted, so an unreadable or unknown
  * file fails with one line on stderr and nothing mounted. */
+#include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -277,17 +278,22 @@ int main(int argc, char **argv)
         free(c.fuse_opts);
         return rc;
     }
+    /* DIR as an absolute path, as libfuse's own parser makes it: the daemon works from /,
+     * and unmounts DIR by this name when it ends (SIGTERM, Ctrl-C). */
     struct stat st;
-    if (stat(c.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "mount.s3rig: %s: not a directory\n", c.dir);
+    char *dir = realpath(c.dir, NULL);
+    if (!dir || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mount.s3rig: %s: %s\n", c.dir, dir ? "not a directory" : strerror(errno));
         rc = S3_EXIT_MOUNT;
     } else if (c.fake) {
         if (c.verbose)
             fprintf(stderr, "mount.s3rig: %s is a valid %s file (fake mount)\n", c.file, format_name(fs->det.format));
         rc = S3_EXIT_OK;
     } else {
+        c.dir = dir;
         rc = run_mount(&c, fs);
     }
+    free(dir);
     s3fs_close(fs);
     free(c.fuse_opts);
     return rc;

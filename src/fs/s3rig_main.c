@@ -271,18 +271,28 @@ static int cmd_ls(struct s3fs *fs, const char *path, bool longfmt, bool recursiv
     return 0;
 }
 
+/* Extraction writes below the output folder through folder descriptors (openat), and
+ * never through a link that is already there: a file or symlink of the same name is
+ * replaced (unlinked, then made with O_CREAT | O_EXCL | O_NOFOLLOW), and so is a symlink
+ * or file where a folder goes. So a planted symlink or hard link in the output folder
+ * cannot redirect a write elsewhere. The output the user names (DIR, or the file when
+ * PATH is a file) is taken as given, like a shell redirection. */
 struct extract_state {
     struct s3fs *fs;
     uint64_t done, files;
     bool progress;
     /* volatile files (/info) are written last, when everything else has been parsed */
     uint32_t deferred[8];
-    char *deferred_dest[8];
+    struct out_name {
+        int dirfd;  /* a descriptor of its folder (AT_FDCWD for the named output) */
+        char *name; /* its name there */
+        char *dest; /* its whole path, for messages */
+    } deferred_at[8];
     int ndeferred;
 };
 
-static int extract_node(struct extract_state *st, uint32_t ino, const char *dest);
-static int write_file(struct extract_state *st, uint32_t ino, const char *dest);
+static int extract_node(struct extract_state *st, uint32_t ino, const struct out_name *out);
+static int write_file(struct extract_state *st, uint32_t ino, const struct out_name *out);
 
 /* An extract failure, reported where it happens: `side` S3_EXIT_WRITE (the output) or
  * S3_EXIT_OPEN (reading the tree), naming the output path (on a line of its own when a
@@ -290,62 +300,111 @@ static int write_file(struct extract_state *st, uint32_t ino, const char *dest);
 static int extract_failed(int side, const char *dest, int why)
 {
     fprintf(stderr, "%ss3rig: %s: %s%s\n", isatty(STDERR_FILENO) ? "\n" : "", dest,
-            side == S3_EXIT_OPEN ? "cannot read: " : "", strerror(why));
+            side == S3_EXIT_OPEN ? "cannot read: " : "",
+            why == ELOOP ? "a symlink is in the way (not followed)" : strerror(why));
     return side;
 }
 
-/* Writes the tree's file ino as the file dest: 0, or the status of a failure (reported). */
-static int write_out(struct s3fs *fs, uint32_t ino, const char *dest)
+/* A new file for `out`: the named output opened as given; below it, whatever has the name
+ * is unlinked first and the file made anew, never opened through a link. */
+static int create_out(const struct out_name *out)
 {
-    int fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out->dirfd == AT_FDCWD)
+        return open(out->name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (unlinkat(out->dirfd, out->name, 0) != 0 && errno != ENOENT && errno != EISDIR)
+        return -1;
+    return openat(out->dirfd, out->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
+/* Writes the tree's file ino as `out`: 0, or the status of a failure (reported). */
+static int write_out(struct s3fs *fs, uint32_t ino, const struct out_name *out)
+{
+    int fd = create_out(out);
     if (fd < 0)
-        return extract_failed(S3_EXIT_WRITE, dest, errno);
+        return extract_failed(S3_EXIT_WRITE, out->dest, errno);
     int why, rc = copy_out(fs, ino, fd, &why);
     if (close(fd) != 0 && !rc) {
         rc = S3_EXIT_WRITE;
         why = errno;
     }
-    return rc ? extract_failed(rc, dest, why) : 0;
+    return rc ? extract_failed(rc, out->dest, why) : 0;
 }
 
-static int extract_dir(struct extract_state *st, uint32_t dir, const char *dest)
+/* The folder `out` (made if missing) opened for writing below it: a descriptor, or -1
+ * (errno set). Below the named output, a symlink or file of its name is replaced by the
+ * folder (never followed). */
+static int open_out_dir(const struct out_name *out)
 {
-    if (mkdir(dest, 0755) != 0 && errno != EEXIST)
-        return extract_failed(S3_EXIT_WRITE, dest, errno);
+    bool named = out->dirfd == AT_FDCWD;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (mkdirat(out->dirfd, out->name, 0755) != 0 && errno != EEXIST)
+            return -1;
+        int fd = openat(out->dirfd, out->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (named ? 0 : O_NOFOLLOW));
+        if (fd >= 0 || named || (errno != ELOOP && errno != ENOTDIR) || attempt)
+            return fd;
+        if (unlinkat(out->dirfd, out->name, 0) != 0)
+            return -1;
+    }
+    return -1;
+}
+
+static int extract_dir(struct extract_state *st, uint32_t dir, const struct out_name *out)
+{
+    int fd = open_out_dir(out);
+    if (fd < 0)
+        return extract_failed(S3_EXIT_WRITE, out->dest, errno);
     int rc = tree_populate(st->fs->tree, dir);
-    if (rc)
-        return extract_failed(S3_EXIT_OPEN, dest, -rc);
+    if (rc) {
+        close(fd);
+        return extract_failed(S3_EXIT_OPEN, out->dest, -rc);
+    }
     struct tree *t = st->fs->tree;
     for (uint32_t i = 0; i < tree_child_count(t, dir) && !rc; i++) {
         uint32_t c = tree_child(t, dir, i);
-        char *sub = NULL;
-        if (asprintf(&sub, "%s/%s", dest, tree_name(t, c)) < 0)
-            return extract_failed(S3_EXIT_WRITE, dest, ENOMEM);
-        rc = extract_node(st, c, sub);
-        free(sub);
+        struct out_name sub = {fd, (char *)tree_name(t, c), NULL};
+        if (asprintf(&sub.dest, "%s/%s", out->dest, sub.name) < 0) {
+            rc = extract_failed(S3_EXIT_WRITE, out->dest, ENOMEM);
+            break;
+        }
+        rc = extract_node(st, c, &sub);
+        free(sub.dest);
     }
+    close(fd);
     return rc;
 }
 
-static int extract_node(struct extract_state *st, uint32_t ino, const char *dest)
+/* A symlink as `out`, replacing a file or link of that name. */
+static int write_link(const char *target, const struct out_name *out)
+{
+    if (symlinkat(target, out->dirfd, out->name) != 0 &&
+        (errno != EEXIST || unlinkat(out->dirfd, out->name, 0) != 0 || symlinkat(target, out->dirfd, out->name) != 0))
+        return extract_failed(S3_EXIT_WRITE, out->dest, errno);
+    return 0;
+}
+
+static int extract_node(struct extract_state *st, uint32_t ino, const struct out_name *out)
 {
     struct tree *t = st->fs->tree;
     int kind = tree_kind(t, ino);
     if (kind == NODE_DIR)
-        return extract_dir(st, ino, dest);
+        return extract_dir(st, ino, out);
     if (kind == NODE_LINK)
-        return symlink(tree_link_target(t, ino), dest) == 0 || errno == EEXIST ? 0 : extract_failed(S3_EXIT_WRITE, dest, errno);
+        return write_link(tree_link_target(t, ino), out);
     if (tree_is_volatile(t, ino) && st->ndeferred < 8) {
-        st->deferred[st->ndeferred] = ino;
-        st->deferred_dest[st->ndeferred++] = strdup(dest);
-        return 0;
+        struct out_name *d = &st->deferred_at[st->ndeferred];
+        d->dirfd = out->dirfd == AT_FDCWD ? AT_FDCWD : fcntl(out->dirfd, F_DUPFD_CLOEXEC, 0);
+        int why = d->dirfd == -1 ? errno : ENOMEM;
+        d->name = strdup(out->name);
+        d->dest = strdup(out->dest);
+        st->deferred[st->ndeferred++] = ino;
+        return d->dirfd == -1 || !d->name || !d->dest ? extract_failed(S3_EXIT_WRITE, out->dest, why) : 0;
     }
-    return write_file(st, ino, dest);
+    return write_file(st, ino, out);
 }
 
-static int write_file(struct extract_state *st, uint32_t ino, const char *dest)
+static int write_file(struct extract_state *st, uint32_t ino, const struct out_name *out)
 {
-    int rc = write_out(st->fs, ino, dest);
+    int rc = write_out(st->fs, ino, out);
     st->done += tree_size(st->fs->tree, ino);
     if (st->progress && ++st->files % 256 == 0)
         fprintf(stderr, "\rs3rig: %" PRIu64 " files, %" PRIu64 " bytes", st->files, st->done);
@@ -358,11 +417,16 @@ static int cmd_extract(struct s3fs *fs, const char *dest, const char *path)
     if (resolve(fs, path, &ino))
         return S3_EXIT_PATH;
     struct extract_state st = {.fs = fs, .progress = isatty(STDERR_FILENO)};
-    int rc = extract_node(&st, ino, dest);
+    const struct out_name top = {AT_FDCWD, (char *)dest, (char *)dest};
+    int rc = extract_node(&st, ino, &top);
     for (int i = 0; i < st.ndeferred; i++) {
-        if (!rc && st.deferred_dest[i])
-            rc = write_file(&st, st.deferred[i], st.deferred_dest[i]);
-        free(st.deferred_dest[i]);
+        struct out_name *d = &st.deferred_at[i];
+        if (!rc)
+            rc = write_file(&st, st.deferred[i], d);
+        if (d->dirfd >= 0)
+            close(d->dirfd);
+        free(d->name);
+        free(d->dest);
     }
     if (st.progress)
         fprintf(stderr, "\rs3rig: %" PRIu64 " files, %" PRIu64 " bytes\n", st.files, st.done);
@@ -388,11 +452,14 @@ static int extract_resources(struct s3fs *fs, const char *dest)
     uint64_t total_bytes, done = 0;
     if (!dbpf_view_totals(fs, &total, &total_bytes) || resolve(fs, "/resources", &res))
         return S3_EXIT_PATH;
-    if (mkdir(dest, 0755) != 0 && errno != EEXIST)
+    int dirfd = open_out_dir(&(struct out_name){AT_FDCWD, (char *)dest, (char *)dest});
+    if (dirfd < 0)
         return extract_failed(S3_EXIT_WRITE, dest, errno);
     int rc = tree_populate(fs->tree, res);
-    if (rc)
+    if (rc) {
+        close(dirfd);
         return extract_failed(S3_EXIT_OPEN, dest, -rc);
+    }
     bool progress = isatty(STDERR_FILENO);
     uint32_t n = tree_child_count(fs->tree, res);
     uint32_t written = 0, skipped = 0;
@@ -404,17 +471,20 @@ static int extract_resources(struct s3fs *fs, const char *dest)
             skipped++;
             continue;
         }
-        char *path = NULL;
-        if (asprintf(&path, "%s/%s", dest, name) < 0)
-            return extract_failed(S3_EXIT_WRITE, dest, ENOMEM);
-        rc = write_out(fs, data, path);
-        free(path);
+        struct out_name out = {dirfd, (char *)name, NULL};
+        if (asprintf(&out.dest, "%s/%s", dest, name) < 0) {
+            rc = extract_failed(S3_EXIT_WRITE, dest, ENOMEM);
+            break;
+        }
+        rc = write_out(fs, data, &out);
+        free(out.dest);
         done += tree_size(fs->tree, data);
         written++;
         if (progress && (i % 64 == 0 || i + 1 == n))
             fprintf(stderr, "\rs3rig: %" PRIu32 "/%" PRIu32 " resources, %" PRIu64 "/%" PRIu64 " bytes", i + 1,
                     total, done, total_bytes);
     }
+    close(dirfd);
     if (progress)
         fprintf(stderr, "\n");
     if (rc)

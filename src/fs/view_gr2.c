@@ -553,11 +553,6 @@ void gr2_view_describe(struct gr2_view *v)
     else
         sb_printf(f, "gr2_crc: not checked\n");
     sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
-    if (gr2_strings_remapped(g))
-        diag_add(&v->fs->diag,
-                 "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
-                 "): String members show the CRC of their string (crc:0x...), names are not in this file",
-                 g->string_table_crc);
     v->fs->info_hook = section_lines;
     v->fs->info_ctx = v;
     cover_add(c, g->base, 0x20 + g->header_length);

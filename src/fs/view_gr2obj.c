@@ -27,6 +27,7 @@ struct gobj {
     struct gr2_view *v;
     struct gr2_walk w;
     bool noted; /* the walk's limit said in /info */
+    bool crc_noted; /* a String member holding a CRC said in /info */
     struct colset **colsets; /* each allocated alone: tables keep pointers to them */
     size_t ncolsets;
     /* Tables already measured, by (bytes, type, count): arrays shared by many members
@@ -101,6 +102,21 @@ static void member_type(struct tree *t, uint32_t ino, const struct gr2_member *m
         set_typef(t, ino, "gr2.%s%s", gr2_member_type_name(m->type), orig);
 }
 
+/* A String member holds a CRC into an external string table: said once in /info. Only
+ * then: a header's non-zero string_table_crc alone says nothing (real files carry one
+ * with ordinary strings, pointers with fixups), each slot decides (gr2_string_slot). */
+static void note_crc_string(struct gobj *o)
+{
+    if (o->crc_noted)
+        return;
+    o->crc_noted = true;
+    diag_add(&o->v->fs->diag,
+             "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
+             "): String members without a pointer show the CRC of their string (crc:0x...), "
+             "those names are not in this file",
+             o->v->g.string_table_crc);
+}
+
 /* Scalars and strings: one value file, an element per line. A remapped string (a CRC
  * into an external table) is "crc:0x%08x". */
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
@@ -127,8 +143,10 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
             }
             if (str.kind == GR2_STR_TEXT)
                 sb_put(&out, str.text, str.len);
-            else if (str.kind == GR2_STR_CRC)
+            else if (str.kind == GR2_STR_CRC) {
                 sb_printf(&out, "crc:0x%08" PRIx32, str.crc);
+                note_crc_string(o);
+            }
             if (str.kind != GR2_STR_NULL || width > 1)
                 sb_put(&out, "\n", 1);
             any |= str.kind != GR2_STR_NULL;

@@ -43,7 +43,7 @@ count_of() {
 }
 
 inputs=()
-for k in gr2model-le32 gr2model-be64-alt rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6 \
+for k in gr2model-le32 gr2model-be64-alt gr2model-le32-rough rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6 \
          t2fs-turok1 t2fs-turok1-be; do
     "$mkfixture" "$k" "$tmp/$k.bin" && inputs+=("$tmp/$k.bin") || bad "mkfixture $k"
 done
