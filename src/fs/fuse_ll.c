@@ -13,8 +13,11 @@
  *   spin=0 without -s: libfuse's fuse_session_loop_mt, so any operation may run on any
  *     of its worker threads at the same time as any other.
  * op_init runs before the first request in every mode. The adapter itself holds only the
- * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h),
- * reads of populated directories and of file bytes run unlocked and in parallel. */
+ * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h):
+ * lookups, listings and stats of populated directories and reads of file bytes take no
+ * lock and run in parallel; only the first listing or lookup of a directory (its
+ * populate) takes the tree lock. The adapter reads the tree only through tree.h's
+ * accessors (the tree is opaque). */
 #define FUSE_USE_VERSION 35
 #include "fs/fuse_ll.h"
 
@@ -234,7 +237,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    /* populated: its children never change, and are read without a lock */
+    /* published: its children never change, and are read without a lock */
     uint32_t n = tree_child_count(t, dino);
     size_t used = 0;
     for (uint64_t i = (uint64_t)off; i < 2ull + n; i++) {

@@ -122,7 +122,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
     struct sbuf tree_lines = {0};
-    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_warnings(t, &tree_lines);
+    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_view_warnings(t, fs->src_id, &tree_lines);
     uint64_t done, total;
     tree_progress(t, fs->src_id, &done, &total);
     if (done < total)
