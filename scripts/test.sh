@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test twice: the default build (warnings are errors) and the
 # same suite under AddressSanitizer + UndefinedBehaviorSanitizer (the mount tests then
-# run a sanitized daemon, and fail on any report it writes). Ends with one line
+# run a sanitized daemon, and fail on any report it writes); then the tests where
+# requests run in parallel under ThreadSanitizer (scripts/tsan.sh; one skipped test
+# where TSan cannot run on the machine). Ends with one line
 # "N passed, N failed, N skipped", counted from each test program's own cmocka summary.
 # Set S3RIG_NO_MOUNT_TESTS=1 to skip the mount tests explicitly (they need root and
 # /dev/fuse; each is then reported as skipped). scripts/check_includes.sh counts as one
@@ -80,6 +82,24 @@ if $plain_only; then
 fi
 run_build build-san -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
+
+# ThreadSanitizer over the tests where requests run in parallel (scripts/tsan.sh),
+# counted from the cmocka summaries like the builds above, plus one failure when a report
+# was written although every test passed; where TSan cannot map its shadow memory on
+# this kernel, one skipped test.
+echo "== tests: build-tsan (ThreadSanitizer)"
+rm -f build-tsan/meson-logs/testlog.txt # no stale counts when the build fails
+scripts/tsan.sh
+rc=$?
+if [ $rc -eq 77 ]; then
+    skipped=$((skipped + 1))
+elif [ -f build-tsan/meson-logs/testlog.txt ]; then
+    before=$failed
+    count_results build-tsan
+    [ $rc -eq 0 ] || [ $failed -gt "$before" ] || failed=$((failed + 1))
+else
+    failed=$((failed + 1))
+fi
 
 # The dependency graph of src/ (scripts/check_includes.sh, which first checks itself), one
 # counted test: no cycle, no upward edge.

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 extern char tmpdir[64];
@@ -56,6 +57,13 @@ void do_mount(const char *file, const char *mnt, const char *opts);
 pid_t start_mount_fg(const char *file, const char *mnt, const char *opts);
 /* Unmounts mnt with fusermount3 -u and asserts it worked. */
 void do_umount(const char *mnt);
+
+/* A digest of the mounted subtree at dir, walked through the kernel (names in listing
+ * order, kinds, sizes, every file's bytes, link targets, the s3rig xattrs; dir's own
+ * attributes and its info file left out, so a nested view and the same file mounted
+ * alone agree), and how many nodes it covers. Safe from any thread
+ * (no test assertions): 0, or an errno of the first operation that failed. */
+int mount_digest(const char *dir, uint64_t *digest, size_t *nodes);
 
 /* The last test of a suite (as mount_test(test_no_sanitizer_reports)): fails when any
  * child wrote a sanitizer report, printing it. */

@@ -16,6 +16,8 @@
 #include "fixture_kinds.h"
 #include "fixture_t2fs.h"
 #include "fs/open.h"
+#include "fs/view_gr2obj.h"
+#include "fs/view_t2fs.h"
 #include "testutil.h"
 
 /* The current text of /info (malloc'd). */
@@ -167,11 +169,78 @@ static void test_info_says_what_is_checked(void **state)
     fxt_free(root);
 }
 
+/* ---- hooks: a second user adds, never overwrites ---- */
+
+static void info_line(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    sb_printf(out, "hooked: %s\n", (const char *)ctx);
+}
+
+static void granny_extra(struct gr2_view *v, uint32_t granny_dir, void *ctx)
+{
+    tree_add_textf(v->fs->tree, granny_dir, "extra.txt", "text", "%s\n", (const char *)ctx);
+}
+
+static void root_extra(struct t2_view *v, uint32_t root_dir, void *ctx)
+{
+    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, (const char *)ctx, NULL, NULL, NULL, 0);
+}
+
+/* Extra /info lines, /granny children and t2fs root directories registered from
+ * outside a view come after the view's own, in the order registered; none replaces
+ * another. */
+static void test_hooks_add(void **state)
+{
+    (void)state;
+    size_t size;
+    const char *label;
+    uint8_t *file = format_file(1, &size, &label); /* GR2 */
+    struct s3fs *fs = open_mem(file, size, NULL, label);
+    assert_int_equal(view_add_info_hook(fs, info_line, "first"), 0);
+    assert_int_equal(view_add_info_hook(fs, info_line, "second"), 0);
+    struct gr2_view *g = gr2_view_of(fs);
+    assert_non_null(g);
+    assert_int_equal(gr2_view_add_granny_extra(g, granny_extra, "from a hook"), 0);
+    char *info = info_text(fs);
+    const char *sec = strstr(info, "section 0: "), *first = strstr(info, "hooked: first\n"),
+               *second = strstr(info, "hooked: second\n");
+    if (!sec || !first || !second || !(sec < first && first < second))
+        fail_msg("the view's section lines, then both hooks' lines, in order:\n%s", info);
+    free(info);
+    /* the object tree's own hook (this sample's object section does not decode) */
+    assert_true(path_exists(fs, "/granny/root.error"));
+    expect_text(fs, "/granny/extra.txt", "from a hook\n");
+    uint32_t granny;
+    assert_int_equal(tree_resolve(fs->tree, "/granny", &granny), 0);
+    uint32_t last = tree_child(fs->tree, granny, tree_child_count(fs->tree, granny) - 1);
+    assert_string_equal(tree_name(fs->tree, last), "extra.txt");
+    s3fs_close(fs);
+    free(file);
+
+    file = format_file(3, &size, &label); /* t2fs */
+    fs = open_mem(file, size, NULL, label);
+    assert_null(gr2_view_of(fs));
+    struct t2_view *v = t2fs_view_of(fs);
+    assert_non_null(v);
+    assert_int_equal(t2fs_view_add_root_extra(v, root_extra, "more"), 0);
+    assert_int_equal(t2fs_view_add_root_extra(v, root_extra, "again"), 0);
+    assert_true(path_exists(fs, "/named")); /* the derived views' hook stays */
+    assert_true(path_exists(fs, "/more"));
+    assert_true(path_exists(fs, "/again"));
+    uint32_t n = tree_child_count(fs->tree, TREE_ROOT);
+    assert_string_equal(tree_name(fs->tree, tree_child(fs->tree, TREE_ROOT, n - 2)), "more");
+    assert_string_equal(tree_name(fs->tree, tree_child(fs->tree, TREE_ROOT, n - 1)), "again");
+    s3fs_close(fs);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_limit_every_format),
         cmocka_unit_test(test_info_says_what_is_checked),
+        cmocka_unit_test(test_hooks_add),
     };
     return cmocka_run_group_tests_name("info", tests, NULL, NULL);
 }

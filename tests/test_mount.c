@@ -622,6 +622,78 @@ static void test_mount_source_changes_gr2_tree(void **state)
     free(r.section);
 }
 
+/* st_nlink of /root/REL (mnt + "/root" + rel). */
+static nlink_t nlink_of(const char *mnt, const char *rel)
+{
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/root%s", mnt, rel);
+    assert_int_equal(lstat(p, &st), 0);
+    return st.st_nlink;
+}
+
+static uint32_t branches_of(const struct fxt *n)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n->n; i++)
+        k += n->child[i]->kind == FXT_BRANCH;
+    return k;
+}
+
+/* A directory's st_nlink is 1 ("unknown") until it is listed or looked into, then 2 + its
+ * subdirectories (the branches among its children, by the builder): from stat (the
+ * daemon drops the attributes the kernel kept when it populates a directory) and from
+ * the parent's READDIRPLUS (a listing after the kernel forgot its inodes). Files and
+ * links have 1. */
+static void test_mount_nlink(void **state)
+{
+    (void)state;
+    struct t2fs_case c;
+    t2fs_case_make(&c, "nlink.t2fs", 21, 3, false, 0, 0);
+    do_mount(c.path, c.mnt, NULL);
+    const struct fxt *model = c.root->child[0];
+    assert_int_equal(model->kind, FXT_BRANCH);
+    assert_int_equal(nlink_of(c.mnt, "/0"), 1); /* looked up, never listed */
+    assert_int_equal(list_errno(c.mnt, "/root/0"), 0);
+    assert_int_equal(nlink_of(c.mnt, "/0"), 2 + branches_of(model));
+    assert_int_equal(nlink_of(c.mnt, ""), 2 + branches_of(c.root)); /* populated by the lookup of 0 */
+    size_t checked = 0;
+    for (uint32_t i = 0; i < model->n; i++) {
+        char rel[64], dir[80];
+        bool branch = model->child[i]->kind == FXT_BRANCH;
+        snprintf(rel, sizeof rel, branch ? "/0/%u" : "/0/%u.bin", i);
+        assert_int_equal(nlink_of(c.mnt, rel), 1); /* from 0's READDIRPLUS: not listed yet */
+        if (!branch)
+            continue;
+        snprintf(dir, sizeof dir, "/root%s", rel);
+        assert_int_equal(list_errno(c.mnt, dir), 0);
+        assert_int_equal(nlink_of(c.mnt, rel), 2 + branches_of(model->child[i]));
+        checked++;
+    }
+    assert_true(checked >= 2);
+    /* READDIRPLUS: the kernel forgets its inodes (drop_caches, as root), model 0 is
+     * listed afresh, and lstat answers from that listing's attributes */
+    sync();
+    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "2\n", 2), 2);
+    close(fd);
+    assert_int_equal(list_errno(c.mnt, "/root/0"), 0);
+    for (uint32_t i = 0; i < model->n; i++) {
+        char rel[64];
+        bool branch = model->child[i]->kind == FXT_BRANCH;
+        snprintf(rel, sizeof rel, branch ? "/0/%u" : "/0/%u.bin", i);
+        assert_int_equal(nlink_of(c.mnt, rel), branch ? 2 + branches_of(model->child[i]) : 1);
+    }
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/info", c.mnt);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_int_equal(st.st_nlink, 1);
+    do_umount(c.mnt);
+    t2fs_case_free(&c);
+}
+
 struct reader_arg {
     const char *mnt;
     char **paths;
@@ -1617,6 +1689,7 @@ int main(void)
         mount_test(test_mount_concurrent_readers),
         mount_test(test_mount_t2fs),
         mount_test(test_mount_t2fs_cut),
+        mount_test(test_mount_nlink),
         mount_test(test_mount_turok1),
         mount_test(test_mount_gr2_objects),
         mount_test(test_mount_gr2_vectors),

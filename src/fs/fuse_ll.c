@@ -13,8 +13,11 @@
  *   spin=0 without -s: libfuse's fuse_session_loop_mt, so any operation may run on any
  *     of its worker threads at the same time as any other.
  * op_init runs before the first request in every mode. The adapter itself holds only the
- * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h),
- * reads of populated directories and of file bytes run unlocked and in parallel. */
+ * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h):
+ * lookups, listings and stats of populated directories and reads of file bytes take no
+ * lock and run in parallel; only the first listing or lookup of a directory (its
+ * populate) takes the tree lock. The adapter reads the tree only through tree.h's
+ * accessors (the tree is opaque). */
 #define FUSE_USE_VERSION 35
 #include "fs/fuse_ll.h"
 
@@ -43,6 +46,7 @@ struct snapshot {
 struct adapter {
     struct s3fs *fs;
     struct s3_fuse_config cfg;
+    struct fuse_session *se;
     bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
     pthread_mutex_t lock;
     struct snapshot *open;
@@ -114,6 +118,19 @@ static void fill_stat(const struct adapter *a, uint32_t ino, int kind, struct st
     }
 }
 
+/* Populates dir (tree_populate). When this call populated it, the attributes the kernel
+ * holds for it (kept for a day) still say st_nlink 1, "unknown": they are dropped, so
+ * the next stat asks again and gets 2 + its subdirectories. Attributes only: the kernel
+ * keeps its cached listings. */
+static int populate_dir(struct adapter *a, uint32_t dir)
+{
+    bool before = tree_is_populated(a->fs->tree, dir);
+    int rc = tree_populate(a->fs->tree, dir);
+    if (rc == 0 && !before && a->se && tree_kind(a->fs->tree, dir) == NODE_DIR)
+        fuse_lowlevel_notify_inval_inode(a->se, dir, -1, 0); /* unmounting: nothing to drop */
+    return rc;
+}
+
 static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_param *e)
 {
     memset(e, 0, sizeof *e);
@@ -145,11 +162,14 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
     uint32_t dir, ino;
-    if (node_of(req, parent, &dir) < 0) {
+    int kind = node_of(req, parent, &dir);
+    if (kind < 0) {
         fuse_reply_err(req, ENOENT);
         return;
     }
-    int rc = tree_lookup(a->fs->tree, dir, name, &ino);
+    int rc = kind == NODE_DIR ? populate_dir(a, dir) : 0;
+    if (rc == 0)
+        rc = tree_lookup(a->fs->tree, dir, name, &ino);
     if (rc == -ENOENT) {
         /* A negative entry the kernel may cache as long as the positive ones. */
         struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
@@ -203,7 +223,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     uint32_t i;
-    int rc = node_of(req, ino, &i) >= 0 ? tree_populate(adapter_of(req)->fs->tree, i) : -ENOENT;
+    int rc = node_of(req, ino, &i) >= 0 ? populate_dir(adapter_of(req), i) : -ENOENT;
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -224,7 +244,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         fuse_reply_err(req, kind >= 0 ? ENOTDIR : ENOENT);
         return;
     }
-    int rc = tree_populate(t, dino); /* no-op once populated */
+    int rc = populate_dir(a, dino); /* no-op once populated */
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -234,7 +254,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    /* populated: its children never change, and are read without a lock */
+    /* published: its children never change, and are read without a lock */
     uint32_t n = tree_child_count(t, dino);
     size_t used = 0;
     for (uint64_t i = (uint64_t)off; i < 2ull + n; i++) {
@@ -498,13 +518,14 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {fs, *cfg, false, PTHREAD_MUTEX_INITIALIZER, NULL};
+    struct adapter a = {fs, *cfg, NULL, false, PTHREAD_MUTEX_INITIALIZER, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
     if (!se) {
         fuse_opt_free_args(&args);
         return S3_EXIT_MOUNT;
     }
+    a.se = se;
     int status = S3_EXIT_MOUNT;
     if (fuse_set_signal_handlers(se) != 0)
         goto out_destroy;

@@ -5,44 +5,65 @@
  *   - a byte range of a source (served straight from the file, never copied, when the
  *     source is the file or a slice of it),
  *   - a text held in memory (small value files, rendered when their parent is populated),
- *   - a generator callback with an exact size known up front.
+ *   - a generator callback with an exact size known up front,
+ *   - a volatile text rendered at each open (/info).
  * Nothing here touches FUSE; the adapter and the s3rig command both sit on top.
+ *
+ * The tree is opaque: its structs are defined in tree.c only (scripts/check_includes.sh
+ * fails otherwise). Everyone else reads it through the accessors below (tree_kind,
+ * tree_name, tree_child, tree_lookup, ...) and grows it only through tree_add_*,
+ * tree_graft, tree_set_span and tree_set_type, so the contracts below are kept here.
  *
  * Contracts (the FUSE adapter and every view rely on them):
  *
  * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
  * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
- * tree_free. So a number handed out stays valid, and its struct node at the same address,
- * for the tree's whole life: the adapter keeps no lookup counts and ignores FORGET, and
- * readers keep struct node pointers without a lock. The price is that memory only grows,
+ * tree_free. So a number handed out stays valid for the tree's whole life: the adapter
+ * keeps no lookup counts and ignores FORGET. The price is that memory only grows,
  * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
+ * Names, texts, link targets and directory records live in an arena freed with the tree
+ * (a node is 48 bytes; no malloc per value).
  *
- * A populated directory never changes. Children are appended only by a directory's own
- * populate callback, or by the callback that created the directory (which fills it
- * before anyone can know its number: directories made with no callback). Once
- * tree_populate has returned 0 for a directory, its child list, names and nodes are
- * final, so readdir, lookup's binary search and walks read them without the lock. A
- * callback that fails leaves the directory unpopulated (tried again on the next use); its
- * children are only read under the lock until then.
+ * Names are unique in every directory, enforced here: a child named like an earlier one
+ * gets "~N" before its extension (the last '.', unless it is the first character):
+ * X.csv, X~2.csv, X~3.csv; model, model~2. N is the smallest number from 2 whose name
+ * is not taken at that moment, so the same file always gives the same names (and a name
+ * a view makes later that meets a suffixed one is suffixed in turn). Each view's /info
+ * reports it once (tree_view_warnings). Finding a name while a directory fills is a hash
+ * lookup, and the suffixes tried per name are remembered: linear in the children.
+ *
+ * A populated directory never changes, and is read without a lock. A directory is filled
+ * by its own populate callback, or (made with no callback) by the callback that created
+ * it, before anyone can know its number. When that populate returns 0, the directory is
+ * published: its child list (creation order, what readdir shows), its sorted name index
+ * and its subdirectory count are built first, then its state is stored with release.
+ * Readers load the state with acquire; once published, tree_lookup (binary search),
+ * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
+ * source table are read without the lock too (below). Only growth takes the lock.
+ *
+ * A populate that fails leaves nothing behind: the children it added (and everything
+ * below them) are removed (their numbers name no node), the directory is unpopulated
+ * again, and the next use runs the callback afresh (the same names, no duplicates).
  *
  * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
- * and so does rendering a volatile file (/info reads state callbacks extend). Reading
- * bytes (tree_read of ranges, texts, generators) takes no tree lock. Lock order: the tree
- * lock, then the cache's (cache.h): populate callbacks pin cached data; a cache producer
- * never calls into the tree, and nothing takes the tree lock while holding the cache's.
- * Views keep their own state consistent under these two locks; a generator that writes
- * view state runs unlocked and needs its own.
+ * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
+ * callbacks extend). Reading bytes (tree_read of ranges, texts, generators) takes no tree
+ * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
+ * cached data; a cache producer never calls into the tree, and nothing takes the tree lock
+ * while holding the cache's. Views keep their own state consistent under these two locks
+ * (tree_lock/tree_unlock); a generator that writes view state runs unlocked and needs its
+ * own.
  *
- * The node count. tree_node(ino) checks ino against t->nnodes without the lock, while a
+ * The node count. Accessors check a number against the count without the lock, while a
  * populate on another thread (-o spin=0) may be adding nodes under it. So the count is
- * atomic: node_alloc stores it with release after the new node's chunk exists (chunks are
- * allocated once and never move), tree_node loads it with acquire, so a reader that sees
- * ino <= nnodes also sees the chunk holding it. The count says only that the slot exists;
- * a node's fields become visible to other threads the way its number does: a populate
- * fills them before releasing the lock, and a number reaches another thread only after
- * that (from a child list read after tree_populate, or from the kernel, which got it in
- * a reply). Loops over every number (tree_populate_all, tree_free) run while no other
- * thread adds nodes.
+ * atomic: a new node's chunk exists before the count is stored with release, and readers
+ * load it with acquire. The count says only that the slot exists; a node's fields become
+ * visible to other threads the way its number does: through its directory's publication,
+ * or from the kernel, which got the number in a reply made after that.
+ *
+ * Sources. Range nodes hold their source; the table of sources (tree_add_source) is made
+ * of chunks that never move, so a nested open adding one while other threads read is
+ * safe.
  *
  * Threads: the tree is used by one thread in s3rig and in mount.s3rig's default loop,
  * by many at once with -o spin=0 (fuse_ll.c says which). */
@@ -78,8 +99,11 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits);
 void tree_free(struct tree *t);
 /* Runs fn(ptr) when the tree is freed (view state). */
 void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
-/* Zeroed memory that lives as long as the tree (directory contexts of views). */
+/* Zeroed memory that lives as long as the tree (directory contexts of views): from the
+ * arena (no malloc per directory) when small. */
 void *tree_alloc(struct tree *t, size_t size);
+/* A copy of s that lives as long as the tree (paths kept by directory contexts). */
+char *tree_strdup(struct tree *t, const char *s);
 
 
 /* Sources. Every node is made with the source id of its parent directory (0, the tree's
@@ -98,13 +122,15 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
                uint64_t arg);
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
- * limit reached, or a name already used in that directory). `xtype` must outlive the
- * tree (a literal); tree_set_type copies run-time strings. */
+ * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/').
+ * A name already used in that directory is made unique ("Names are unique" above).
+ * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
 uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
                       void *ctx, uint64_t arg);
 uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t off,
                         uint64_t len);
-/* Takes ownership of text (len bytes). */
+/* Takes ownership of text (len bytes, malloc'd): small texts are copied into the arena
+ * and freed, big ones kept as they are. */
 uint32_t tree_add_text(struct tree *t, uint32_t parent, const char *name, const char *xtype, char *text,
                        size_t len);
 uint32_t tree_add_textf(struct tree *t, uint32_t parent, const char *name, const char *xtype, const char *fmt,
@@ -158,12 +184,16 @@ bool tree_full(struct tree *t);
 /* A directory's populate context when fn is its populate callback, else NULL: how a
  * view finds its own state from a view root (dbpf_view_totals, t2fs_view_of). */
 void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
+/* Name slots looked at so far while adding children (each hash probe): tests count it
+ * to prove that making names unique is linear in the children, whatever the names. */
+uint64_t tree_name_probes(struct tree *t);
 /* Holds the tree lock (recursive): a generator that reads view state which populate
  * callbacks extend takes it around that read. Never hold it while taking the cache's. */
 void tree_lock(struct tree *t);
 void tree_unlock(struct tree *t);
 
-/* Makes sure a directory's children exist. 0 or -errno. */
+/* Makes sure a directory's children exist. 0 or -errno (then the directory is as it was
+ * before: see "A populate that fails"). No lock once populated. */
 int tree_populate(struct tree *t, uint32_t dir);
 /* Populates every directory, those it creates included, so that everything parsed
  * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
@@ -173,11 +203,15 @@ int tree_populate_all(struct tree *t);
  * done < total, warnings found by parsing may still come. Call under t->lock or when no
  * other thread runs (a volatile file's render function is called under it). */
 void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total);
-/* Appends the tree's own warnings ("warning: ...\n" lines; today only the node limit,
- * reported once however often it refused) and returns how many it wrote. Same locking
- * as tree_progress. */
+/* Appends the tree's own warnings ("warning: ...\n" lines: the node limit, reported once
+ * however often it refused) and returns how many it wrote. Same locking as
+ * tree_progress. */
 size_t tree_warnings(struct tree *t, struct sbuf *out);
-/* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR. */
+/* tree_warnings, and one line for view src_id's names that were made unique (how many,
+ * and the first one's path). What a view's /info shows. */
+size_t tree_view_warnings(struct tree *t, uint32_t src_id, struct sbuf *out);
+/* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR, or the error
+ * of the populate. No lock once dir is populated. */
 int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
 /* Resolves a '/'-separated path from the root (no symlinks followed). */
 int tree_resolve(struct tree *t, const char *path, uint32_t *out);

@@ -30,6 +30,30 @@ struct s3fs_opts {
 #define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
 
 struct s3fs;
+
+/* Hooks: a small list of registered callbacks, called in the order they were added, so a
+ * second user adds to the first, never overwrites it (extra /info lines, the Granny
+ * container's extra children, the t2fs root's derived views). Entries live in the tree's
+ * arena. Add before the view serves, or under the tree lock (from a populate callback);
+ * the lists are walked under the tree lock. Each list's owner calls the entries with the
+ * function type it documents (view_hooks_add takes any function pointer type as the
+ * generic void (*)(void)). */
+struct view_hook {
+    struct view_hook *next;
+    void (*fn)(void);
+    void *ctx;
+};
+struct view_hooks {
+    struct view_hook *first, *last;
+};
+/* 0, or -1 when out of memory. */
+int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx);
+
+/* Extra lines of a view's /info that change while mounted (its live state), after the
+ * facts: each registered hook writes its own lines. */
+typedef void view_info_fn(struct s3fs *fs, struct sbuf *out, void *ctx);
+int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
+
 /* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
 typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
                             unsigned formats, struct s3fs **out, char *err, size_t errlen);
@@ -42,9 +66,8 @@ struct s3fs {
     struct cover cover; /* bytes named structures cover */
     struct sbuf facts;  /* format-specific "key: value" lines for /info */
     struct cache cache; /* expanded data (RNC, Oodle1), bounded */
-    /* lines of /info that change while mounted (a view's live state) */
-    void (*info_hook)(struct s3fs *fs, struct sbuf *out, void *ctx);
-    void *info_ctx;
+    /* lines of /info that change while mounted (view_add_info_hook) */
+    struct view_hooks info_hooks;
     struct s3fs_opts opts;
     uint64_t covered;
     struct range *gaps;

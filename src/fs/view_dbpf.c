@@ -684,8 +684,10 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     describe(v);
-    fs->info_hook = info_names;
-    fs->info_ctx = v;
+    if (view_add_info_hook(fs, info_names, v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
 

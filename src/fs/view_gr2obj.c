@@ -700,8 +700,9 @@ static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t
     return -(int)arg;
 }
 
-static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
+static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
 {
+    (void)ctx;
     struct tree *t = v->fs->tree;
     struct gobj *o = v->extra;
     struct gr2_space sp;
@@ -758,8 +759,7 @@ int gobj_attach(struct gr2_view *v)
     o->v = v;
     v->extra = o;
     v->extra_free = gobj_free;
-    v->granny_extra = gobj_add;
-    return 0;
+    return gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
@@ -816,6 +816,11 @@ static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     add_info_and_unparsed(v->fs, dir);
     gr2_view_add(v, dir);
     return 0;
+}
+
+struct gr2_view *gr2_view_of(struct s3fs *fs)
+{
+    return tree_dir_ctx(fs->tree, fs->root, populate_gr2_root);
 }
 
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
