@@ -195,7 +195,7 @@ static void test_hooks_add(void **state)
     (void)state;
     size_t size;
     const char *label;
-    uint8_t *file = format_file(1, &size, &label); /* GR2 */
+    uint8_t *file = format_file(FMT_GR2, &size, &label);
     struct s3fs *fs = open_mem(file, size, NULL, label);
     assert_int_equal(view_add_info_hook(fs, info_line, "first"), 0);
     assert_int_equal(view_add_info_hook(fs, info_line, "second"), 0);
@@ -218,7 +218,7 @@ static void test_hooks_add(void **state)
     s3fs_close(fs);
     free(file);
 
-    file = format_file(3, &size, &label); /* t2fs */
+    file = format_file(FMT_T2FS, &size, &label);
     fs = open_mem(file, size, NULL, label);
     assert_null(gr2_view_of(fs));
     struct t2_view *v = t2fs_view_of(fs);
