@@ -7,7 +7,7 @@
 #                                                    10000 200): node count, walk time and
 #                                                    daemon RSS for a generated texture-like
 #                                                    file, a remapped-strings file and the real
-#                                                    files of ../shared/vectors/gr2
+#                                                    files of $S3RIG_VECTORS/gr2
 #   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
 #   scripts/bench.sh anim [TRACKS [SECONDS [KPS]]]   Granny animations only (defaults: 250 34 30): a
 #                                                    generated animation of TRACKS degree-2 tracks,
@@ -26,7 +26,9 @@
 # Then codec throughput. Needs root (mounts) and installs squashfs-tools, squashfuse,
 # fuse-zip and zip from Debian when they are missing.
 set -eu
+case "${S3RIG_VECTORS:-/}" in /*) ;; *) export S3RIG_VECTORS="$PWD/$S3RIG_VECTORS" ;; esac # relative to the caller
 cd "$(dirname "$0")/.."
+vec=${S3RIG_VECTORS:-../shared/vectors} # the real test vectors (as scripts/test.sh)
 
 # Packages: mount time and RSS of generated N-resource packages (Sims 3: RefPack; Sims 4:
 # zlib), the first listing of /resources, then the codecs. Target: under 0.1 s and a few MB.
@@ -92,7 +94,7 @@ if [ "${1:-}" = anim ]; then
 fi
 if [ "${1:-}" = package ]; then
     bench_package "${2:-10000}"
-    build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null | grep -E "refpack|zlib" || true
+    build-bench/tests/bench_codecs "$vec" 2>/dev/null | grep -E "refpack|zlib" || true
     exit 0
 fi
 
@@ -148,7 +150,7 @@ if [ "${1:-}" = gr2 ]; then
     build-bench/tests/s3rig-mkfixture gr2-big "$work/texture.gr2" "$pixels" "$gverts" "$bones"
     build-bench/tests/s3rig-mkfixture gr2-remapped "$work/remapped.gr2"
     printf "%-34s %9s %7s %8s %8s %8s %8s\n" file bytes nodes find_s read_s rss0_kB rss1_kB
-    for f in "$work/texture.gr2" "$work/remapped.gr2" ../shared/vectors/gr2/*.gr2; do
+    for f in "$work/texture.gr2" "$work/remapped.gr2" "$vec"/gr2/*.gr2; do
         [ -f "$f" ] || continue
         read -r n t tr r0 r1 <<<"$(gr2_walk "$f")"
         printf "%-34s %9d %7d %8.3f %8.3f %8d %8d\n" "$(basename "$f")" "$(stat -c %s "$f")" "$n" "$t" "$tr" "$r0" "$r1"
@@ -314,6 +316,6 @@ for m in 1000 4000 16000 40000; do
     sleep 0.2
 done
 echo
-build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null || echo "codec throughput: bench_codecs not available"
+build-bench/tests/bench_codecs "$vec" 2>/dev/null || echo "codec throughput: bench_codecs not available"
 echo
 bench_package 10000

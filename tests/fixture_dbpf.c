@@ -223,6 +223,15 @@ void fxp_sample_free(struct fxp_sample *s)
 
 int fxp_write_big(const char *path, uint32_t n, int game)
 {
+    size_t size;
+    uint8_t *f = fxp_build_big(n, game, 100, &size);
+    int rc = f ? fx_write_file(path, f, size) : -1;
+    free(f);
+    return rc;
+}
+
+uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size)
+{
     struct fxp_res *r = calloc(n ? n : 1, sizeof *r);
     uint8_t **own = calloc(n ? n : 1, sizeof *own);
     struct fx_rig_layout rl;
@@ -230,7 +239,7 @@ int fxp_write_big(const char *path, uint32_t n, int game)
     size_t rig_size;
     uint8_t *rig = fx_sample_rig(&rig_size, &rl, &gl, NULL);
     for (uint32_t i = 0; i < n; i++) {
-        bool is_rig = i % 100 == 0;
+        bool is_rig = i % rig_every == 0;
         size_t len = is_rig ? rig_size : 1024 + (i % 7) * 512;
         own[i] = is_rig ? NULL : blob(len, i, i % 2 == 0);
         r[i] = (struct fxp_res){is_rig ? 0x8EAF13DE : (i % 3 ? 0x015A1849 : 0x00B2D882), 0,
@@ -239,15 +248,12 @@ int fxp_write_big(const char *path, uint32_t n, int game)
     }
     struct fxp_opts o = {.game = game};
     struct fxp_layout lay;
-    size_t size;
     /* the layout records only FXP_MAX entries: enough for the tests, unused here */
-    uint8_t *f = fxp_build(&o, r, n, &size, &lay);
-    int rc = fx_write_file(path, f, size);
+    uint8_t *f = fxp_build(&o, r, n, size, &lay);
     for (uint32_t i = 0; i < n; i++)
         free(own[i]);
     free(own);
     free(r);
     free(rig);
-    free(f);
-    return rc;
+    return f;
 }

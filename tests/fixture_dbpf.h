@@ -72,5 +72,8 @@ void fxp_sample_free(struct fxp_sample *s);
 /* A large package for benchmarks: n resources (a wrapped rig every 100th, the rest
  * 1-4 KiB blobs), RefPack (game 3) or zlib (game 4). 0 or -1. */
 int fxp_write_big(const char *path, uint32_t n, int game);
+/* The same package in memory, with a rig (the sample wrapped RIG, fx_sample_rig) every
+ * rig_every-th resource from the first. malloc'd. */
+uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size);
 
 #endif

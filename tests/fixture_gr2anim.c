@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "fixture.h"
+#include "fixture_gr2model.h"
 #include "fixture_gw.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -696,7 +697,10 @@ uint8_t *fxa_build(const struct fxa_opts *o, size_t *size, struct fxa_result *r)
         uint32_t at = o_bones + i * bsize;
         put_name(&wr, at, fxa_bones[i].name);
         gw_u32(w, at + p, (uint32_t)fxa_bones[i].parent);
-        transform(w, at + p + 4, fxa_bones[i].position, fxa_bones[i].orientation);
+        const float *q = fxa_bones[i].orientation;
+        if (o->rough_orientations && (i == 0 || i == 3))
+            q = fxm_rough_orientation[i == 3];
+        transform(w, at + p + 4, fxa_bones[i].position, q);
         for (uint32_t k = 0; k < 4; k++) /* identity: the export does not read it for animations */
             gw_f32(w, at + p + 4 + 68 + 20 * k, 1);
     }

@@ -90,6 +90,7 @@ struct fxa_opts {
     bool old_layout;     /* type tag 0x80000010: curves inline as {Degree, Knots, Controls} */
     bool shear;          /* the foot's scale/shear constant has an off-diagonal value */
     bool no_skeleton;    /* no Skeletons, no Models */
+    bool rough_orientations; /* root and head store fxm_rough_orientation (off unit) */
     bool set_duration;   /* walk's Duration and TimeStep are these (hostile values) */
     float duration, timestep;
 };

@@ -21,6 +21,8 @@ const struct fxm_bone fxm_bones[FXM_BONES] = {
      {1, 0, 0, 0, 0, 1, 0, 9, 0, 0, 1, 0, 1, -1.5f, 0, 1}},
 };
 
+const float fxm_rough_orientation[2][4] = {{0, 0, 0, 1.00000012f}, {0, 1.2f, 0, 1.6f}};
+
 const char *const fxm_body_bindings[2] = {"leg", "root"};
 
 const struct fxm_vertex fxm_body[FXM_BODY_VERTS] = {
@@ -128,8 +130,8 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
         gw_ptr(&w, at + gw_offset(&w, bone_t, nbone, "Name"), gw_str(&w, b->name));
         gw_u32(&w, at + gw_offset(&w, bone_t, nbone, "ParentIndex"),
               (uint32_t)(o->parent_cycle && i == 0 ? 2 : b->parent));
-        transform(&w, at + gw_offset(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, b->orientation,
-                  b->scale_shear);
+        const float *q = o->rough_orientations && i < 2 ? fxm_rough_orientation[i] : b->orientation;
+        transform(&w, at + gw_offset(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, q, b->scale_shear);
         if (!o->no_inverse_world)
             for (uint32_t k = 0; k < 16; k++)
                 gw_f32(&w, at + gw_offset(&w, bone_t, nbone, bone_t[3].name) + 4 * k, b->inverse_world[k]);

@@ -17,6 +17,7 @@
 #include "expect_gr2anim.h"
 #include "glbread.h"
 #include "fixture_gr2anim.h"
+#include "fixture_gr2model.h"
 #include "fixture_rig_clear.h"
 #include "parse/gr2curve.h"
 #include "testutil.h"
@@ -1005,6 +1006,47 @@ static void test_model_glb_animations(void **state)
     free(file);
 }
 
+/* Rest orientations stored off unit (root's w one float step above 1, head's doubled) are
+ * normalised in animation.glb's and model.glb's bone nodes, as in skeleton.glb; the
+ * animation keys stay exact. */
+static void test_rough_rest_orientations(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32", .rough_orientations = true};
+    struct fxa_result r;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
+    static const char *const paths[] = {"/granny/root/Animations/0/animation.glb", "/granny/root/Models/0/model.glb"};
+    static const char *const bones[] = {"root", "head"};
+    for (size_t p = 0; p < 2; p++) {
+        struct glbdoc d;
+        uint8_t *bytes;
+        size_t len;
+        if (p == 0) {
+            check_animation_glb(fs, &o, &r, 0, &d, &bytes); /* the keys as the curves say */
+        } else {
+            bytes = read_path(fs, paths[p], &len);
+            assert_int_equal(glb_read(bytes, len, &d), 0);
+        }
+        for (size_t b = 0; b < 2; b++) {
+            const float *q = fxm_rough_orientation[b];
+            double qlen = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3]);
+            json_t *n = node_named(&d, bones[b]);
+            assert_non_null(n);
+            for (size_t k = 0; k < 4; k++) {
+                double got = glb_num(n, "rotation", k);
+                if (!(fabs(got) <= 1) || fabs(got - q[k] / qlen) > 1e-7)
+                    fail_msg("%s %s rotation[%zu] = %.9g, expected %.9g", paths[p], bones[b], k, got, q[k] / qlen);
+            }
+        }
+        assert_true(glb_num(node_named(&d, "root"), "rotation", 3) == 1.0);
+        glb_doc_free(&d);
+        free(bytes);
+    }
+    s3fs_close(fs);
+    free(file);
+}
+
 /* ---- parallel readers ---- */
 
 struct par {
@@ -1113,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_vectors),              cmocka_unit_test(test_model_glb_animations),
+        cmocka_unit_test(test_rough_rest_orientations),
         cmocka_unit_test(test_parallel_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

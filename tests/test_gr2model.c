@@ -111,6 +111,45 @@ static void test_skeleton_glb(void **state)
     }
 }
 
+/* Orientations stored off unit, as real files hold them (fxm_rough_orientation), are
+ * written unit with every component in glTF's range [-1, 1]: the stored quaternion
+ * divided by its length; root's w = 1.00000012 is written 1. Both exports, every byte
+ * order. (check_exports.sh runs the validator on the same fixture.) */
+static void test_rough_orientations(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"/granny/root/Skeletons/0/skeleton.glb", "/granny/root/Models/0/model.glb"};
+    for (size_t s = 0; s < sizeof sigs / sizeof sigs[0]; s++) {
+        struct fxm_opts o = {.sig = sigs[s], .rough_orientations = true};
+        uint8_t *file;
+        struct s3fs *fs = open_fixture(&o, &file);
+        for (size_t p = 0; p < 2; p++) {
+            size_t len;
+            uint8_t *glb = read_path(fs, paths[p], &len);
+            struct glbdoc d;
+            assert_int_equal(glb_read(glb, len, &d), 0);
+            for (size_t b = 0; b < 2; b++) {
+                const float *q = fxm_rough_orientation[b];
+                double qlen = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3]);
+                double sum = 0;
+                for (size_t k = 0; k < 4; k++) {
+                    double got = glb_num(node(&d, b), "rotation", k);
+                    if (!(fabs(got) <= 1) || fabs(got - q[k] / qlen) > 1e-7)
+                        fail_msg("%s %s bone %zu rotation[%zu] = %.9g, expected %.9g", sigs[s], paths[p], b, k, got,
+                                 q[k] / qlen);
+                    sum += got * got;
+                }
+                assert_true(fabs(sum - 1) < 1e-6);
+            }
+            assert_true(glb_num(node(&d, 0), "rotation", 3) == 1.0);
+            glb_doc_free(&d);
+            free(glb);
+        }
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
 static void test_model_glb(void **state)
 {
     (void)state;
@@ -335,7 +374,7 @@ static double value_at(struct s3fs *fs, const char *path, int line)
 static size_t array_count(struct s3fs *fs, const char *path)
 {
     uint32_t ino;
-    if (tree_resolve(fs->tree, path, &ino) == 0 && tree_node(fs->tree, ino)->type == NODE_DIR) {
+    if (tree_resolve(fs->tree, path, &ino) == 0 && tree_kind(fs->tree, ino) == NODE_DIR) {
         tree_populate(fs->tree, ino);
         size_t n = 0;
         char sub[512];
@@ -505,6 +544,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skeleton_glb),
         cmocka_unit_test(test_model_glb),
+        cmocka_unit_test(test_rough_orientations),
         cmocka_unit_test(test_mesh_obj),
         cmocka_unit_test(test_cannot_export),
         cmocka_unit_test(test_vectors),

@@ -20,8 +20,8 @@ static int tp_stat(void *ctx, const char *path, enum expect_kind *kind, uint64_t
     int rc = tree_resolve(fs->tree, path, &ino);
     if (rc)
         return rc;
-    struct node *n = tree_node(fs->tree, ino);
-    *kind = n->type == NODE_DIR ? EX_DIR : n->type == NODE_LINK ? EX_LINK : EX_FILE;
+    int k = tree_kind(fs->tree, ino);
+    *kind = k == NODE_DIR ? EX_DIR : k == NODE_LINK ? EX_LINK : EX_FILE;
     *size = tree_size(fs->tree, ino);
     return 0;
 }
@@ -55,7 +55,10 @@ static int tp_readlink(void *ctx, const char *path, char **target)
     int rc = tree_resolve(fs->tree, path, &ino);
     if (rc)
         return rc;
-    *target = strdup(tree_node(fs->tree, ino)->u.target);
+    const char *to = tree_link_target(fs->tree, ino);
+    if (!to)
+        return -EINVAL;
+    *target = strdup(to);
     return 0;
 }
 
@@ -82,11 +85,11 @@ static int tp_list(void *ctx, const char *path, char ***names)
     rc = tree_populate(fs->tree, ino);
     if (rc)
         return rc;
-    struct dirinfo *d = tree_node(fs->tree, ino)->u.dir;
-    *names = malloc((d->n + 1) * sizeof **names);
-    for (uint32_t i = 0; i < d->n; i++)
-        (*names)[i] = strdup(tree_node(fs->tree, d->child[i])->name);
-    return (int)d->n;
+    uint32_t n = tree_child_count(fs->tree, ino);
+    *names = malloc((n + 1) * sizeof **names);
+    for (uint32_t i = 0; i < n; i++)
+        (*names)[i] = strdup(tree_name(fs->tree, tree_child(fs->tree, ino, i)));
+    return (int)n;
 }
 
 struct probe tree_probe(struct s3fs *fs)

@@ -8,15 +8,23 @@
 #include "fs/export.h"
 #include "fs/glb.h"
 
-/* glTF wants unit quaternions: one that is off by more than float rounding is normalised
- * (the validator's tolerance is wider than this). */
+/* glTF wants unit quaternions whose components lie in [-1, 1]. A stored rotation that is
+ * unit within float rounding, every component in range, is written exactly as stored;
+ * any other is normalised, computed in double, so the floats written are never larger
+ * than 1 in magnitude (real files hold w = 1.00000012: unit within rounding, but out of
+ * range for the validator). */
 static int unit_rotation(const float in[4], float out[4])
 {
     double len = sqrt((double)in[0] * in[0] + (double)in[1] * in[1] + (double)in[2] * in[2] + (double)in[3] * in[3]);
     if (!isfinite(len) || len < 1e-12)
         return -1;
+    bool as_stored = fabs(len - 1) <= 1e-6;
     for (int i = 0; i < 4; i++)
-        out[i] = fabs(len - 1) <= 0.001 ? in[i] : (float)(in[i] / len);
+        as_stored = as_stored && fabsf(in[i]) <= 1;
+    for (int i = 0; i < 4; i++) {
+        double v = as_stored ? in[i] : in[i] / len;
+        out[i] = (float)(v > 1 ? 1 : v < -1 ? -1 : v);
+    }
     return 0;
 }
 

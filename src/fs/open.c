@@ -1,29 +1,27 @@
 /* Opening: a file (or bytes in memory, or a source nested in another view) is detected
- * and handed to its format's view. This is the only file that knows every format view;
- * the views sit below it and reach it back only through fs->open_at (a package opening
- * the rigs it holds). */
+ * and handed to its format's view. This is the only file that knows every format view
+ * (from the format table, src/formats.def); the views sit below it and reach it back
+ * only through fs->open_at (a package opening the files it holds). */
 #include "fs/open.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_dbpf.h"
-#include "fs/view_gr2obj.h"
-#include "fs/view_rig.h"
-#include "fs/view_rig_clear.h"
-#include "fs/view_t2fs_derived.h"
 #include "parse/model.h"
 
-/* Each format's view, by enum s3_format: it parses the top level and gives fs's root its
- * populate callback (0, or -1 with err). */
-typedef int view_open_fn(struct s3fs *fs, char *err, size_t errlen);
-static view_open_fn *const view_open[] = {
-    [FMT_RIG_WRAPPED] = rig_view_open,
-    [FMT_RIG_CLEAR] = rig_clear_view_open,
-    [FMT_GR2] = gr2_view_open,
-    [FMT_T2FS] = t2fs_view_open,
-    [FMT_DBPF] = dbpf_view_open,
+/* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
+ * view_CODE.c. */
+#define FORMAT(id, name, code, noun, detect, open, ...) s3_view_open_fn open;
+#include "formats.def"
+#undef FORMAT
+
+/* The open layer's column of the table, by enum s3_format. */
+static s3_view_open_fn *const view_open[FMT_COUNT] = {
+#define FORMAT(id, name, code, noun, detect, open, ...) [FMT_##id] = open,
+#include "formats.def"
+#undef FORMAT
 };
 
 /* Detects the format of fs->src and opens its view at fs->root: the same for a file
@@ -41,7 +39,7 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     char why[256] = "";
     int rc;
     size_t f = fs->det.format;
-    view_open_fn *opener = f < sizeof view_open / sizeof view_open[0] ? view_open[f] : NULL;
+    s3_view_open_fn *opener = f < FMT_COUNT ? view_open[f] : NULL;
     if (opener) {
         rc = opener(fs, why, sizeof why);
     } else {
@@ -73,13 +71,15 @@ static int load_skeleton(struct s3fs *fs, char *err, size_t errlen)
     rc = S3_EXIT_FORMAT;
     if (!s)
         snprintf(err, errlen, "skeleton=%s: out of memory", fs->opts.skeleton);
-    else if (!from->first_skeleton)
+    else if (!from->skeleton_hooks.first)
         snprintf(err, errlen, "skeleton=%s: a %s file holds no skeleton (give a Granny file or a rig)",
                  fs->opts.skeleton, format_name(from->det.format));
-    else if (from->first_skeleton(from, s, why, sizeof why))
-        snprintf(err, errlen, "skeleton=%s: %s", fs->opts.skeleton, why);
-    else
-        rc = S3_EXIT_OK;
+    for (const struct view_hook *h = s ? from->skeleton_hooks.first : NULL; h && rc; h = h->next) {
+        if (((view_skeleton_fn *)h->fn)(from, h->ctx, s, why, sizeof why) == 0)
+            rc = S3_EXIT_OK;
+        else if (h == from->skeleton_hooks.first) /* the first view's reason */
+            snprintf(err, errlen, "skeleton=%s: %s", fs->opts.skeleton, why);
+    }
     s3fs_close(from);
     if (rc) {
         free(s);
@@ -222,4 +222,19 @@ void s3fs_close(struct s3fs *fs)
     free(fs->gaps);
     source_close(&fs->src);
     free(fs);
+}
+
+int s3_close_stdout(const char *prog)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int why = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        why = errno;
+    }
+    if (!failed)
+        return S3_EXIT_OK;
+    fprintf(stderr, "%s: write error: %s\n", prog, why ? strerror(why) : "output lost");
+    return S3_EXIT_WRITE;
 }

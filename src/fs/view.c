@@ -103,6 +103,32 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
     return tree_add_textf(t, dir, fname, "error", "%s\n", msg);
 }
 
+/* ---- hooks ---- */
+
+int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx)
+{
+    struct view_hook *h = tree_alloc(t, sizeof *h);
+    if (!h)
+        return -1;
+    *h = (struct view_hook){NULL, fn, ctx};
+    if (list->last)
+        list->last->next = h;
+    else
+        list->first = h;
+    list->last = h;
+    return 0;
+}
+
+int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->info_hooks, (void (*)(void))fn, ctx);
+}
+
+int view_add_skeleton_hook(struct s3fs *fs, view_skeleton_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->skeleton_hooks, (void (*)(void))fn, ctx);
+}
+
 /* ---- /info and /unparsed ---- */
 
 /* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
@@ -117,12 +143,12 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_printf(&b, "source: %s\n", fs->origin);
     if (fs->facts.len)
         sb_put(&b, fs->facts.p, fs->facts.len);
-    if (fs->info_hook)
-        fs->info_hook(fs, &b, fs->info_ctx);
+    for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next)
+        ((view_info_fn *)h->fn)(fs, &b, h->ctx);
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
     struct sbuf tree_lines = {0};
-    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_warnings(t, &tree_lines);
+    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_view_warnings(t, fs->src_id, &tree_lines);
     uint64_t done, total;
     tree_progress(t, fs->src_id, &done, &total);
     if (done < total)

@@ -31,7 +31,37 @@ struct s3fs_opts {
 #define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
 
 struct s3fs;
+
+/* Hooks: a small list of registered callbacks, called in the order they were added, so a
+ * second user adds to the first, never overwrites it (extra /info lines, the Granny
+ * container's extra children, the t2fs root's derived views, the skeleton that
+ * -o skeleton= reads). Entries live in the tree's arena. Add before the view serves, or
+ * under the tree lock (from a populate callback); the lists are walked under the tree
+ * lock. Each list's owner calls the entries with the function type it documents
+ * (view_hooks_add takes any function pointer type as the generic void (*)(void)). */
+struct view_hook {
+    struct view_hook *next;
+    void (*fn)(void);
+    void *ctx;
+};
+struct view_hooks {
+    struct view_hook *first, *last;
+};
+/* 0, or -1 when out of memory. */
+int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx);
+
+/* Extra lines of a view's /info that change while mounted (its live state), after the
+ * facts: each registered hook writes its own lines. */
+typedef void view_info_fn(struct s3fs *fs, struct sbuf *out, void *ctx);
+int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
+
+/* How a view whose file has a skeleton (Granny files, rigs) copies its first skeleton
+ * into *out: what -o skeleton=FILE reads (the open layer asks the hooks in order; the
+ * first that gives one wins). 0, or -1 with err. */
 struct mdl_skeleton;
+typedef int view_skeleton_fn(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen);
+int view_add_skeleton_hook(struct s3fs *fs, view_skeleton_fn *fn, void *ctx);
+
 /* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
 typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
                             unsigned formats, struct s3fs **out, char *err, size_t errlen);
@@ -44,9 +74,8 @@ struct s3fs {
     struct cover cover; /* bytes named structures cover */
     struct sbuf facts;  /* format-specific "key: value" lines for /info */
     struct cache cache; /* expanded data (RNC, Oodle1), bounded */
-    /* lines of /info that change while mounted (a view's live state) */
-    void (*info_hook)(struct s3fs *fs, struct sbuf *out, void *ctx);
-    void *info_ctx;
+    /* lines of /info that change while mounted (view_add_info_hook) */
+    struct view_hooks info_hooks;
     struct s3fs_opts opts;
     uint64_t covered;
     struct range *gaps;
@@ -66,11 +95,14 @@ struct s3fs {
      * a nested view shares its host's). Granny animations without a skeleton of their
      * own play on it. */
     const struct mdl_skeleton *skeleton;
-    /* Set by a view whose file has a skeleton (Granny files, rigs): copies its first
-     * skeleton into *out (0), or -1 with err. What -o skeleton= reads. */
-    int (*first_skeleton)(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen);
-    void *first_skeleton_ctx;
+    /* how the view copies its file's first skeleton (view_add_skeleton_hook) */
+    struct view_hooks skeleton_hooks;
 };
+
+/* A format's view (the open column of src/formats.def): parses fs's source (refusing only
+ * an unreadable top level) and gives fs's root its populate callback. 0, or -1 with err.
+ * A view's header declares it as `s3_view_open_fn CODE_view_open;`. */
+typedef int s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
 
 /* ---- helpers for views ---- */
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);

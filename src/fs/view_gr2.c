@@ -494,9 +494,14 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
                   (uint64_t)v->g.nsections * GR2_SECTION_HEADER_SIZE);
     if (v->g.sections_err[0])
         add_error(t, dir, "sections", v->g.sections_err);
-    if (v->granny_extra)
-        v->granny_extra(v, dir);
+    for (const struct view_hook *h = v->granny_extra.first; h; h = h->next)
+        ((gr2_granny_extra_fn *)h->fn)(v, dir, h->ctx);
     return 0;
+}
+
+int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)
+{
+    return view_hooks_add(v->fs->tree, &v->granny_extra, (void (*)(void))fn, ctx);
 }
 
 void gr2_view_add(struct gr2_view *v, uint32_t dir)
@@ -553,13 +558,7 @@ void gr2_view_describe(struct gr2_view *v)
     else
         sb_printf(f, "gr2_crc: not checked\n");
     sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
-    if (gr2_strings_remapped(g))
-        diag_add(&v->fs->diag,
-                 "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
-                 "): String members show the CRC of their string (crc:0x...), names are not in this file",
-                 g->string_table_crc);
-    v->fs->info_hook = section_lines;
-    v->fs->info_ctx = v;
+    view_add_info_hook(v->fs, section_lines, v); /* out of memory: /info lacks the section lines */
     cover_add(c, g->base, 0x20 + g->header_length);
     cover_add(c, abs_of(v, 0x20 + (uint64_t)g->section_array_offset), (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE);
     for (uint32_t i = 0; i < g->nsections; i++) {

@@ -34,8 +34,9 @@ struct gr2_view {
     uint32_t *nfixups;
     bool fixups_loaded;
     /* What is added to /granny when it is first listed, after the container's own
-     * nodes (the object tree sets these), and how its state is freed with the view. */
-    void (*granny_extra)(struct gr2_view *v, uint32_t granny_dir);
+     * nodes (gr2_view_add_granny_extra: the object tree, and whoever else registers),
+     * and how the object tree's state is freed with the view. */
+    struct view_hooks granny_extra;
     void (*extra_free)(void *state);
     void *extra;
     pthread_mutex_t state_lock;  /* items[].err and .expanded (see gr2_secitem) */
@@ -46,6 +47,11 @@ struct gr2_view {
 /* A section's expansion state, copied under the state lock: returns expanded (0, 1, -1)
  * and puts the reason it cannot be had (or "") in err. */
 int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen);
+
+/* Adds to /granny, when it is first listed, after the container's own nodes and after
+ * hooks registered earlier. 0, or -1 when out of memory. */
+typedef void gr2_granny_extra_fn(struct gr2_view *v, uint32_t granny_dir, void *ctx);
+int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx);
 
 /* Pins every section's bytes and loads the fixups: the space the object decoder walks.
  * Sections that cannot be had are NULL with a reason. Release with gr2_view_unpin. */

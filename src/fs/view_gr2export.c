@@ -148,12 +148,14 @@ void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir)
     gr2_view_unpin(v, &sp);
 }
 
-int gr2_first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen)
+/* view_skeleton_fn: the file's first skeleton (root.Skeletons[0]); ctx is the gr2_view. */
+static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen)
 {
-    struct gr2_view *v = fs->first_skeleton_ctx;
+    (void)fs;
+    struct gr2_view *v = ctx;
     struct gr2_space sp;
     memset(out, 0, sizeof *out);
-    if (!v || gr2_view_pin(v, &sp)) {
+    if (gr2_view_pin(v, &sp)) {
         snprintf(err, errlen, "the Granny data cannot be read");
         return -1;
     }
@@ -169,4 +171,9 @@ int gr2_first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, siz
     gr2_types_free(&reg);
     gr2_view_unpin(v, &sp);
     return rc;
+}
+
+int gr2_add_skeleton_hook(struct gr2_view *v)
+{
+    return view_add_skeleton_hook(v->fs, first_skeleton, v);
 }

@@ -11,9 +11,9 @@
  * model or mesh (by its type's members); nothing for other structs. */
 void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
                      uint32_t dir);
-/* The file's first skeleton (root.Skeletons[0]), for s3fs.first_skeleton (its ctx: the
- * gr2_view): 0, or -1 with err. */
-int gr2_first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen);
+/* Registers the file's first skeleton (root.Skeletons[0]) as what -o skeleton= reads of
+ * the view's file (view_add_skeleton_hook). 0, or -1 when out of memory. */
+int gr2_add_skeleton_hook(struct gr2_view *v);
 /* /granny/models -> root/Models, when the root object has models. */
 void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
 

@@ -29,6 +29,7 @@ struct gobj {
     struct gr2_view *v;
     struct gr2_walk w;
     bool noted; /* the walk's limit said in /info */
+    bool crc_noted; /* a String member holding a CRC said in /info */
     struct colset **colsets; /* each allocated alone: tables keep pointers to them */
     size_t ncolsets;
     /* Tables already measured, by (bytes, type, count): arrays shared by many members
@@ -104,6 +105,21 @@ static void member_type(struct tree *t, uint32_t ino, const struct gr2_member *m
         set_typef(t, ino, "gr2.%s%s", gr2_member_type_name(m->type), orig);
 }
 
+/* A String member holds a CRC into an external string table: said once in /info. Only
+ * then: a header's non-zero string_table_crc alone says nothing (real files carry one
+ * with ordinary strings, pointers with fixups), each slot decides (gr2_string_slot). */
+static void note_crc_string(struct gobj *o)
+{
+    if (o->crc_noted)
+        return;
+    o->crc_noted = true;
+    diag_add(&o->v->fs->diag,
+             "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
+             "): String members without a pointer show the CRC of their string (crc:0x...), "
+             "those names are not in this file",
+             o->v->g.string_table_crc);
+}
+
 /* Scalars and strings: one value file, an element per line. A remapped string (a CRC
  * into an external table) is "crc:0x%08x". */
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
@@ -130,8 +146,10 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
             }
             if (str.kind == GR2_STR_TEXT)
                 sb_put(&out, str.text, str.len);
-            else if (str.kind == GR2_STR_CRC)
+            else if (str.kind == GR2_STR_CRC) {
                 sb_printf(&out, "crc:0x%08" PRIx32, str.crc);
+                note_crc_string(o);
+            }
             if (str.kind != GR2_STR_NULL || width > 1)
                 sb_put(&out, "\n", 1);
             any |= str.kind != GR2_STR_NULL;
@@ -668,8 +686,9 @@ static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t
     return -(int)arg;
 }
 
-static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
+static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
 {
+    (void)ctx;
     struct tree *t = v->fs->tree;
     struct gobj *o = v->extra;
     struct gr2_space sp;
@@ -733,8 +752,7 @@ int gobj_attach(struct gr2_view *v)
     }
     v->extra = o;
     v->extra_free = gobj_free;
-    v->granny_extra = gobj_add;
-    return 0;
+    return gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
@@ -793,17 +811,20 @@ static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     return 0;
 }
 
+struct gr2_view *gr2_view_of(struct s3fs *fs)
+{
+    return tree_dir_ctx(fs->tree, fs->root, populate_gr2_root);
+}
+
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
     if (!v)
         return -1;
-    if (gobj_attach(v)) {
+    if (gobj_attach(v) || gr2_add_skeleton_hook(v)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     gr2_view_describe(v);
-    fs->first_skeleton = gr2_first_skeleton;
-    fs->first_skeleton_ctx = v;
     return view_root(fs, "gr2.file", populate_gr2_root, v);
 }

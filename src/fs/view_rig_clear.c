@@ -270,10 +270,11 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
     return rc;
 }
 
-/* s3fs.first_skeleton: what -o skeleton= reads of a clear RIG. */
-static int first_skeleton(struct s3fs *fs, struct mdl_skeleton *out, char *err, size_t errlen)
+/* view_skeleton_fn: what -o skeleton= reads of a clear RIG (ctx: its struct rig_clear). */
+static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen)
 {
-    if (clear_skeleton(fs->first_skeleton_ctx, out, err, errlen))
+    (void)fs;
+    if (clear_skeleton(ctx, out, err, errlen))
         return -1;
     if (mdl_skeleton_check(out, err, errlen) == 0)
         return 0;
@@ -339,7 +340,9 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         bad += !v->r.bones[i].hash_ok;
     sb_printf(&fs->facts, "name_hash_mismatches: %" PRIu32 "\n", bad);
     cover_add(&fs->cover, 0, v->r.end ? v->r.end : 8);
-    fs->first_skeleton = first_skeleton;
-    fs->first_skeleton_ctx = &v->r;
+    if (view_add_skeleton_hook(fs, first_skeleton, &v->r)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return view_root(fs, "rig.clear", populate_root, v);
 }

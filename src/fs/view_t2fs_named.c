@@ -61,8 +61,10 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
         char *path = NULL;
         if (!d || asprintf(&path, "%s/%s", n->root_path, entry) < 0)
             return;
-        *d = (struct named){n->v, *c, path, n->depth + 1};
-        tree_on_free(t, free, path);
+        *d = (struct named){n->v, *c, tree_strdup(t, path), n->depth + 1}; /* kept in the tree's arena */
+        free(path);
+        if (!d->root_path)
+            return;
         tree_add_dir(t, dir, name, "t2fs.named", populate_named, d, 0);
         return;
     }
