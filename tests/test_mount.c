@@ -67,6 +67,19 @@ static void t2fs_case_free(struct t2fs_case *c)
     fxt_free(c->root);
 }
 
+/* The sample RIG (fx_sample_rig) written under tmpdir as NAME (its path into path); its
+ * Granny part's layout into *gl when not NULL. */
+static void write_sample_rig(const char *name, char *path, size_t plen, struct fx_gr2_layout *gl)
+{
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout own;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, gl ? gl : &own, names);
+    write_fixture(name, file, size, path, plen);
+    free(file);
+}
+
 /* The sample RIG (fx_sample_rig) written under tmpdir as NAME, mounted on NAME.mnt with
  * opts, and what it should show (l). rig_case_end unmounts and frees. */
 struct rig_case {
@@ -1228,14 +1241,8 @@ static pid_t server_pid(const char *last)
 static void test_mount_signals(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], mnt[256];
-    write_fixture("sig.rig", file, size, path, sizeof path);
-    free(file);
+    write_sample_rig("sig.rig", path, sizeof path, NULL);
     make_mountpoint("m_sig", mnt, sizeof mnt);
     static const int sigs[] = {SIGTERM, SIGINT};
     static const char *const loops[] = {NULL, "spin=0"}; /* the polling loop, libfuse's */
@@ -1416,13 +1423,9 @@ static void expect_file(const char *path, const char *text)
 static void test_cli_extract_planted_links(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], out[300], victim[300], vdir[300], p[600], err[1024];
-    write_fixture("plant.rig", f, size, path, sizeof path);
+    write_sample_rig("plant.rig", path, sizeof path, &gl);
     snprintf(out, sizeof out, "%s/plant-out", tmpdir);
     snprintf(victim, sizeof victim, "%s/victim", tmpdir);
     snprintf(vdir, sizeof vdir, "%s/victim-dir", tmpdir);
@@ -1465,7 +1468,6 @@ static void test_cli_extract_planted_links(void **state)
     snprintf(p, sizeof p, "%s/info", out);
     assert_int_equal(lstat(p, &st), 0);
     assert_true(S_ISREG(st.st_mode));
-    free(f);
 
     /* a package's resources, each written as OUT/NAME */
     struct fxp_sample s;
@@ -1635,14 +1637,8 @@ static void test_cli_command_line(void **state)
 static void test_cli_output_errors(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], err[1024];
-    write_fixture("out.rig", f, size, path, sizeof path);
-    free(f);
+    write_sample_rig("out.rig", path, sizeof path, NULL);
     const char *cli = cli_bin();
     char *cases[][7] = {
         {(char *)cli, "ls", path, NULL},
