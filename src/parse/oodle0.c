@@ -22,22 +22,45 @@ struct coder {
     const char *fail;
 };
 
-/* The next k (0 … 31) stream bits, the first one most significant. */
-static inline uint32_t take(struct coder *c, unsigned k)
+/* The 32 stream bits from the current one on, the first one most significant. */
+static inline uint32_t peek32(const struct coder *c)
 {
     const uint8_t *p = c->s + (c->bit >> 3);
     uint64_t w = (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 | (uint64_t)p[3] << 32 |
                  (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 | (uint64_t)p[6] << 8 | p[7];
-    uint32_t top = (uint32_t)((w << (c->bit & 7)) >> 32);
+    return (uint32_t)((w << (c->bit & 7)) >> 32);
+}
+
+/* One read of k (0 … 31) bits that may cross the limit: past it, zeros, and the coder stays
+ * at the limit, so that reads keep inside the padding until the caller stops. */
+static uint32_t take_checked(struct coder *c, unsigned k)
+{
+    uint32_t top = peek32(c);
     c->bit += k;
-    if (__builtin_expect(c->bit > c->limit, 0)) {
-        /* stay at the limit, so that reads keep inside the padding until the caller stops */
+    if (c->bit > c->limit) {
         c->bit = c->limit;
         if (!c->fail)
             c->fail = "stream read more than 32 bits past the end of the compressed data";
         return 0;
     }
     return (uint32_t)(((uint64_t)top << k) >> 32);
+}
+
+/* The next k + m (≤ 31) stream bits, the first one most significant: a renormalisation's k
+ * shifts and m straddles take theirs in one read. Near the limit, two reads, as the decoder
+ * always made them: the coder goes on to the end of the LZ step after a read past the limit,
+ * and an error of a model there replaces the read's, so a broken stream keeps its error only
+ * if the bits after the limit stay what they were. */
+static inline uint32_t take(struct coder *c, unsigned k, unsigned m)
+{
+    uint64_t end = c->bit + k + m;
+    if (__builtin_expect(end > c->limit, 0)) {
+        uint32_t shifts = take_checked(c, k);
+        return shifts << m | take_checked(c, m);
+    }
+    uint32_t top = peek32(c);
+    c->bit = end;
+    return (uint32_t)(((uint64_t)top << (k + m)) >> 32);
 }
 
 static void coder_init(struct coder *c, const uint8_t *s, uint64_t nbits)
@@ -48,30 +71,26 @@ static void coder_init(struct coder *c, const uint8_t *s, uint64_t nbits)
     c->fail = NULL;
     c->low = 0;
     c->high = MASK31;
-    c->code = take(c, 31);
+    c->code = take(c, 31, 0);
 }
 
-/* The shift-one-bit renormalisation of §3, done in two runs: all the shifts of settled
- * bits first (a straddle step is never followed by a shift), then all the straddle steps.
- * Each run's length is counted from the bits of LOW and HIGH. */
+/* The shift-one-bit renormalisation of §3, all its steps at once. First the k shifts of
+ * settled bits (bits 30, 29, … equal in LOW and HIGH), then the m straddle steps (a straddle
+ * is never followed by a shift): LOW's next bits 1 where HIGH's are 0. A straddle maps x to
+ * 2x − 2^30 (mod 2^31), that is 2x with bit 30 flipped; the flip of one step leaves through
+ * bit 31 in the next, so k + m steps are a shift by k + m and, when m > 0, one flip of bit 30. */
 static inline void renorm(struct coder *c)
 {
-    /* shifts: bits 30, 29, … equal in LOW and HIGH (they differ somewhere: HIGH > LOW) */
-    unsigned k = (unsigned)__builtin_clz((c->low ^ c->high) << 1);
-    if (k) {
-        c->low = (c->low << k) & MASK31;
-        c->high = ((c->high << k) | ((1u << k) - 1)) & MASK31;
-        c->code = ((c->code << k) | take(c, k)) & MASK31;
-    }
-    /* straddles: now LOW = 0…, HIGH = 1…; each step needs LOW's next bit 1 and HIGH's 0.
-     * One step maps x to 2x − 2^30, so m steps map it to 2^m (x − 2^30) + 2^30. */
-    unsigned ones = (unsigned)__builtin_clz(~(c->low << 2));
-    unsigned zeros = (unsigned)__builtin_clz((c->high << 2) | 3);
-    unsigned m = ones < zeros ? ones : zeros;
-    if (m) {
-        c->low = (((c->low - 0x40000000u) << m) + 0x40000000u) & MASK31;
-        c->high = ((((c->high - 0x40000000u) << m) + 0x40000000u) | ((1u << m) - 1)) & MASK31;
-        c->code = ((((c->code - 0x40000000u) << m) + 0x40000000u) | take(c, m)) & MASK31;
+    unsigned k = (unsigned)__builtin_clz((c->low ^ c->high) << 1); /* ≤ 30: HIGH > LOW */
+    /* LOW & ~HIGH has a 0 where they first differ (bit 30 − k), then the straddles' 1s */
+    uint32_t straddles = (uint32_t)((uint64_t)(c->low & ~c->high) << (k + 2));
+    unsigned m = (unsigned)__builtin_clz(~straddles); /* ≤ 30 − k: the k + 2 bits shifted in are 0 */
+    unsigned s = k + m;
+    if (s) {
+        uint32_t flip = m ? 0x40000000u : 0;
+        c->low = ((c->low << s) & MASK31) ^ flip;
+        c->high = (((c->high << s) | ((1u << s) - 1)) & MASK31) ^ flip;
+        c->code = (((c->code << s) | take(c, k, m)) & MASK31) ^ flip;
     }
 }
 
