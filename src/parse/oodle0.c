@@ -204,6 +204,14 @@ static inline uint32_t tree_find(const struct model *m, uint32_t t, uint32_t *cu
     return node;
 }
 
+/* 1 in the lanes k … 15 of the 16 (row k), word by word. */
+#define FROM(k, w) ((k) <= 4 * (w) ? LANES : (k) >= 4 * (w) + 4 ? 0 : LANES << (16 * ((k) - 4 * (w))))
+#define FROM_ROW(k) {FROM(k, 0), FROM(k, 1), FROM(k, 2), FROM(k, 3)}
+static const uint64_t sums_from[FAN][4] = {FROM_ROW(0),  FROM_ROW(1),  FROM_ROW(2),  FROM_ROW(3),
+                                           FROM_ROW(4),  FROM_ROW(5),  FROM_ROW(6),  FROM_ROW(7),
+                                           FROM_ROW(8),  FROM_ROW(9),  FROM_ROW(10), FROM_ROW(11),
+                                           FROM_ROW(12), FROM_ROW(13), FROM_ROW(14), FROM_ROW(15)};
+
 /* Adds delta to the count of a slot: in the node on its path at each level, to its child's
  * count and to the sums from that child on (a negative delta takes no lane below 0, so no
  * lane borrows from the next). */
@@ -214,12 +222,8 @@ static inline void tree_add(struct model *m, uint32_t slot, int delta)
         uint32_t below = FAN_BITS * (m->levels - 1 - l);
         uint32_t k = (slot >> below) & (FAN - 1);
         uint64_t *at = m->tree + m->level_at[l] + NODE_WORDS * (size_t)(slot >> (below + FAN_BITS));
-        for (uint32_t w = 0; w < 4; w++) {
-            /* the sums of word w from lane k on: from lane k − 4w of the word */
-            int first = (int)k - 4 * (int)w;
-            unsigned from = first < 0 ? 0 : first > 4 ? 4 : (unsigned)first;
-            at[w] += d * ((LANES << (8 * from)) << (8 * from)); /* two shifts: 4 lanes is 64 bits */
-        }
+        for (uint32_t w = 0; w < 4; w++)
+            at[w] += d * sums_from[k][w];
         at[4 + (k >> 2)] += d << (16 * (k & 3));
     }
 }
