@@ -204,8 +204,9 @@ static inline uint32_t tree_find(const struct model *m, uint32_t t, uint32_t *cu
     return node;
 }
 
-/* 1 in the lanes k … 15 of the 16 (row k), word by word. */
-#define FROM(k, w) ((k) <= 4 * (w) ? LANES : (k) >= 4 * (w) + 4 ? 0 : LANES << (16 * ((k) - 4 * (w))))
+/* 1 in the lanes k … 15 of the 16 (row k), word by word (the shift's count masked so that
+ * the branches not taken stay within the word too). */
+#define FROM(k, w) ((k) <= 4 * (w) ? LANES : (k) >= 4 * (w) + 4 ? 0 : LANES << (16 * (((k) - 4 * (w)) & 3)))
 #define FROM_ROW(k) {FROM(k, 0), FROM(k, 1), FROM(k, 2), FROM(k, 3)}
 static const uint64_t sums_from[FAN][4] = {FROM_ROW(0),  FROM_ROW(1),  FROM_ROW(2),  FROM_ROW(3),
                                            FROM_ROW(4),  FROM_ROW(5),  FROM_ROW(6),  FROM_ROW(7),
