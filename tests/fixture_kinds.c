@@ -8,6 +8,7 @@
 #include "bitknit2enc.h"
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_geom.h"
 #include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
 #include "fixture_rig_clear.h"
@@ -138,6 +139,10 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         uint8_t *rig = fx_sample_rig(&size, &rlay, &glay, NULL);
         data = rp_pack(rig, size, NULL, &size, NULL);
         free(rig);
+    } else if (strncmp(kind, "geom-v", 6) == 0) {
+        struct fxgeom_opts o = {.version = (uint32_t)atoi(kind + 6)};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
     } else if (strncmp(kind, "package-s", 9) == 0) {
         struct fxp_sample s;
         fxp_sample(&s, strcmp(kind, "package-s3") == 0 ? 3 : strcmp(kind, "package-s4") == 0 ? 4 : 5);

@@ -20,6 +20,8 @@
  *   gr2-oodle0               a GR2 (le32-old, v6) whose object section is Oodle0-compressed
  *   oodle0 | oodle0-be       an Oodle0 section (a GR2 object section packed by the test encoder,
  *                            three stages) after the oodle0 fuzz target's 8-byte prefix
+ *   geom-vN                  a GEOM (RCOL-wrapped) of version N (5, 12, 13, 14, 15): 6 vertices,
+ *                            4 triangles, the clear RIG fixture's bones (fixture_geom.c)
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
  *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
  *   refpack                  the sample rig packed by the test-only RefPack packer */
