@@ -26,14 +26,14 @@ struct expect *ex_add(struct expect_list *l, enum expect_kind kind, const char *
     return e;
 }
 
-static void ex_span(struct expect *e, uint64_t off, uint64_t len)
+void ex_span(struct expect *e, uint64_t off, uint64_t len)
 {
     e->has_span = true;
     e->off = off;
     e->span_len = len;
 }
 
-static void ex_dir(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type)
+void ex_dir(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type)
 {
     struct expect *e = ex_add(l, EX_DIR, "%s", path);
     if (len || off)
@@ -53,11 +53,8 @@ static struct expect *ex_textv(struct expect_list *l, const char *path, const ch
     return e;
 }
 
-/* A value file with its span. */
-static void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type,
-                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type,
-                   const char *fmt, ...)
+void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type, const char *fmt,
+            ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -66,8 +63,8 @@ static void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64
     ex_span(e, off, len);
 }
 
-static void ex_bytes(struct expect_list *l, const char *path, const uint8_t *file, uint64_t off, uint64_t len,
-                     const char *type)
+void ex_bytes(struct expect_list *l, const char *path, const uint8_t *file, uint64_t off, uint64_t len,
+              const char *type)
 {
     struct expect *e = ex_add(l, EX_FILE, "%s", path);
     e->content = malloc(len ? len : 1);
@@ -274,7 +271,7 @@ static void ex_unparsed(struct expect_list *l, const uint8_t *file, const uint64
     }
 }
 
-static void ex_info(struct expect_list *l, const char *format)
+void ex_info(struct expect_list *l, const char *format)
 {
     struct expect *e = ex_add(l, EX_FILE, "/info");
     char *s;

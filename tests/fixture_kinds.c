@@ -150,6 +150,13 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         size = s.size;
         s.file = NULL;
         fxp_sample_free(&s);
+    } else if (strcmp(kind, "package-geom") == 0) {
+        struct fxp_sample s;
+        fxp_sample(&s, 6);
+        data = s.file;
+        size = s.size;
+        s.file = NULL;
+        fxp_sample_free(&s);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", kind);
         return NULL;

@@ -23,6 +23,7 @@
  *   geom-vN                  a GEOM (RCOL-wrapped) of version N (5, 12, 13, 14, 15): 6 vertices,
  *                            4 triangles, the clear RIG fixture's bones (fixture_geom.c)
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
+ *   package-geom             GEOM resources beside a rig covering one and a decoy (fxp_sample 6)
  *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
  *   refpack                  the sample rig packed by the test-only RefPack packer */
 #include <stdio.h>
