@@ -23,6 +23,10 @@
 #include <cmocka.h>
 
 #include "expect.h"
+#include "expect_geom.h"
+#include "fixture_dbpf.h"
+#include "fixture_geom.h"
+#include "testutil.h"
 #include "fixture.h"
 #include "fixture_rig_clear.h"
 #include "fixture_gr2obj.h"
@@ -1031,6 +1035,98 @@ static void test_mount_rig_clear(void **state)
     }
 }
 
+/* The bytes of path in the tree of file opened in-process (with -o rig=rig when given). */
+static uint8_t *in_process(const uint8_t *file, size_t size, const char *rig, const char *path, size_t *len)
+{
+    struct s3fs_opts o = {0};
+    if (rig)
+        snprintf(o.rig, sizeof o.rig, "%s", rig);
+    struct s3fs *fs = open_mem(file, size, &o, path);
+    uint8_t *b = read_path(fs, path, len);
+    s3fs_close(fs);
+    return b;
+}
+
+static void expect_same_bytes(char *mnt, const char *path, const uint8_t *want, size_t n)
+{
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, path, &buf, &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(buf, want, n);
+    free(buf);
+}
+
+/* A GEOM mounted with -o rig= (a path relative to where mount.s3rig runs: it is opened
+ * before the daemon leaves that folder): the whole tree through the kernel, the rig: line
+ * naming the rig's absolute path, mesh.glb as in-process; and a package's GEOM resource
+ * bound to the package's rig that has its bones. */
+static void test_mount_geom(void **state)
+{
+    (void)state;
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout cl;
+    size_t rsize;
+    uint8_t *rig = fxc_build(&co, &rsize, &cl);
+    char rig_path[256], cwd[4096], mnt[256], path[700], want[600];
+    write_fixture("clear.rig", rig, rsize, rig_path, sizeof rig_path);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    static const uint32_t versions[] = {5, 14};
+    for (int i = 0; i < 2; i++) {
+        struct fxgeom_opts o = {.version = versions[i]};
+        struct fxgeom_layout lay;
+        size_t size;
+        uint8_t *file = fxgeom_build(&o, &size, &lay);
+        char name[32];
+        snprintf(name, sizeof name, "mesh%u.simgeom", versions[i]);
+        write_fixture(name, file, size, path, sizeof path);
+        make_mountpoint("m_geom", mnt, sizeof mnt);
+        assert_int_equal(chdir(tmpdir), 0);
+        do_mount(path, mnt, "rig=clear.rig");
+        assert_int_equal(chdir(cwd), 0);
+        struct expect_list l = {0};
+        ex_geom(&l, file, size, &o, &lay, fxgeom_rig_names);
+        struct probe p = mount_probe(mnt);
+        ex_check(&l, &p);
+        ex_free(&l);
+        uint8_t *info;
+        size_t len;
+        assert_int_equal(mp_read(mnt, "/info", &info, &len), 0);
+        snprintf(want, sizeof want, "\nrig: %s\n", rig_path);
+        if (!memmem(info, len, want, strlen(want)))
+            fail_msg("/info lacks %s: %.*s", want, (int)len, (char *)info);
+        free(info);
+        uint8_t *glb = in_process(file, size, rig_path, "/mesh.glb", &len);
+        expect_same_bytes(mnt, "/mesh.glb", glb, len);
+        free(glb);
+        do_umount(mnt);
+        free(file);
+    }
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    write_fixture("geom.package", s.file, s.size, path, sizeof path);
+    make_mountpoint("m_geompkg", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    char mesh[300], rigdir[300];
+    fxp_expected_name(mesh, sizeof mesh, 4, &s.res[2], s.names[2], 0);
+    fxp_expected_name(rigdir, sizeof rigdir, 4, &s.res[1], s.names[1], 0);
+    snprintf(path, sizeof path, "/resources/%s/geom/info", mesh);
+    uint8_t *info;
+    size_t len;
+    assert_int_equal(mp_read(mnt, path, &info, &len), 0);
+    snprintf(want, sizeof want, "\nrig: resources/%s\n", rigdir);
+    if (!memmem(info, len, want, strlen(want)))
+        fail_msg("%s lacks %s: %.*s", path, want, (int)len, (char *)info);
+    free(info);
+    snprintf(path, sizeof path, "/resources/%s/geom/mesh.glb", mesh);
+    uint8_t *glb = in_process(s.file, s.size, NULL, path, &len);
+    expect_same_bytes(mnt, path, glb, len);
+    free(glb);
+    do_umount(mnt);
+    fxp_sample_free(&s);
+    free(rig);
+}
+
 struct hammer {
     const char *mnt;
     int stop; /* atomic: set by the main thread while readers poll it */
@@ -1311,6 +1407,7 @@ int main(void)
         mount_test(test_mount_gr2_oodle0),
         mount_test(test_mount_rig_bitknit2),
         mount_test(test_mount_rig_clear),
+        mount_test(test_mount_geom),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
