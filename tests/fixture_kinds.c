@@ -139,6 +139,11 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         uint8_t *rig = fx_sample_rig(&size, &rlay, &glay, NULL);
         data = rp_pack(rig, size, NULL, &size, NULL);
         free(rig);
+    } else if (strcmp(kind, "geom-traps") == 0) { /* every trap of real files at once */
+        struct fxgeom_opts o = {.version = 15, .zero_normal = true, .missing_hash = true, .bad_weight_sum = true,
+                                .index_out_of_range = true};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
     } else if (strncmp(kind, "geom-v", 6) == 0) {
         struct fxgeom_opts o = {.version = (uint32_t)atoi(kind + 6)};
         struct fxgeom_layout lay;
