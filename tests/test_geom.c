@@ -837,6 +837,28 @@ static void test_broken_parts(void **state)
     free(rig);
 }
 
+/* A vertex that is not a finite number: no exports (mesh.error, one /info line), the rest
+ * of the tree there; nothing the binding had made is kept (found by fuzz_geom: the report
+ * of a model not made leaked). */
+static void test_model_not_made(void **state)
+{
+    (void)state;
+    char *rig = clear_rig_file();
+    struct built b;
+    build(&b, &(struct fxgeom_opts){.version = 15});
+    put32(b.file + b.lay.vert_pos + 4, 0x7FC00000u, false); /* vertex 0's y: NaN */
+    struct s3fs *fs = open_with_rig(&b, rig);
+    expect_has(fs, "/info", "warning: mesh.glb, mesh.obj: a vertex value is not a finite number");
+    expect_has(fs, "/mesh.error", "not a finite number");
+    assert_false(path_exists(fs, "/mesh.glb"));
+    expect_has(fs, "/geom/vertices.csv", "\n0,-0.0500000007,nan,0,");
+    assert_true(walk_all(fs, 100000) > 30);
+    s3fs_close(fs);
+    free(b.file);
+    unlink(rig);
+    free(rig);
+}
+
 /* ---- other rigs ---- */
 
 /* A Granny-based rig (a raw Granny file, and the same Granny data in a wrapped RIG): the
@@ -1000,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_glb_inverse_binds),
         cmocka_unit_test(test_traps),
         cmocka_unit_test(test_broken_parts),
+        cmocka_unit_test(test_model_not_made),
         cmocka_unit_test(test_granny_rigs),
         cmocka_unit_test(test_rig_option_refusals),
         cmocka_unit_test(test_package_binding),

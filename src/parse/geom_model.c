@@ -263,8 +263,10 @@ int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_mod
         err_set(err, errlen, "out of memory");
     else
         rc = mdl_mesh_check(out->mesh, out->skel.nbones, err, errlen);
-    if (rc)
+    if (rc) {
         mdl_model_free(out);
+        geom_report_free(rep); /* nothing to report on a model that is not made */
+    }
     if (rep == &scratch)
         geom_report_free(&scratch);
     return rc;

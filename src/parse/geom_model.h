@@ -33,7 +33,7 @@ void geom_report_free(struct geom_report *r);
 
 /* The GEOM's one mesh (named "geom") in a model, skinned to rig when rig is not NULL and
  * the GEOM has bone and weight declarations. 0, or -1 with err (no positions, a value
- * that is not finite, out of memory). rep may be NULL. */
+ * that is not finite, out of memory; rep is then empty). rep may be NULL. */
 int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
                char *err, size_t errlen);
 
