@@ -144,33 +144,98 @@ static void write_material(struct fxbuf *b, struct fxgeom_layout *lay)
             fx_u32(b, fxgeom_param_words[i][k]);
 }
 
-static void write_vertex(struct fxbuf *b, const struct fxgeom_opts *o, const struct fxgeom_layout *lay, int v)
+/* One vertex's values: the table mesh (with the opts' traps), or a grid. */
+struct vertex {
+    float pos[3], nrm[3], uv[3][2];
+    uint8_t bones[4], wbytes[4];
+    float wfloats[4];
+};
+
+static void table_vertex(const struct fxgeom_opts *o, uint32_t v, struct vertex *x)
 {
+    memcpy(x->pos, fxgeom_pos[v], sizeof x->pos);
+    memcpy(x->nrm, fxgeom_nrm[v], sizeof x->nrm);
+    if (o->zero_normal && v == 3)
+        memset(x->nrm, 0, sizeof x->nrm);
+    for (int set = 0; set < 3; set++)
+        memcpy(x->uv[set], fxgeom_uv[set][v], sizeof x->uv[set]);
+    memcpy(x->bones, fxgeom_bones[v], 4);
+    memcpy(x->wbytes, fxgeom_wbytes[v], 4);
+    memcpy(x->wfloats, fxgeom_wfloats[v], sizeof x->wfloats);
+    if (o->bad_weight_sum && v == 1) { /* its third weight smaller */
+        x->wbytes[2] = 20;
+        x->wfloats[2] = 0.05f;
+    }
+}
+
+/* A grid of cols x rows vertices, 1 cm apart, facing +Z; each vertex weighted to two
+ * neighbouring entries of the hash list (bytes summing to 255, floats to 1). */
+static void grid_vertex(const struct fxgeom_opts *o, uint32_t v, struct vertex *x)
+{
+    uint32_t c = v % o->grid_cols, r = v / o->grid_cols;
+    memset(x, 0, sizeof *x);
+    x->pos[0] = 0.01f * (float)c;
+    x->pos[1] = 0.01f * (float)r;
+    x->nrm[2] = 1;
+    for (int set = 0; set < 3; set++) {
+        x->uv[set][0] = (float)c / (float)o->grid_cols;
+        x->uv[set][1] = (float)r / (float)o->grid_rows;
+    }
+    x->bones[0] = (uint8_t)(r % FXGEOM_HASHES);
+    x->bones[1] = (uint8_t)((r + 1) % FXGEOM_HASHES);
+    x->wbytes[0] = (uint8_t)(128 + c % 100);
+    x->wbytes[1] = (uint8_t)(255 - x->wbytes[0]);
+    x->wfloats[0] = x->wbytes[0] / 255.0f;
+    x->wfloats[1] = 1 - x->wfloats[0];
+}
+
+static uint32_t nverts_of(const struct fxgeom_opts *o)
+{
+    return o->grid_cols ? o->grid_cols * o->grid_rows : FXGEOM_VERTS;
+}
+
+/* Index i of the triangle list: the table's, or two triangles per grid cell. */
+static uint32_t index_at(const struct fxgeom_opts *o, uint32_t i)
+{
+    if (!o->grid_cols)
+        return i < FXGEOM_TRIS * 3 ? fxgeom_index[i] : 0;
+    static const uint32_t corner[6][2] = {{0, 0}, {1, 0}, {0, 1}, {0, 1}, {1, 0}, {1, 1}};
+    uint32_t cell = i / 6, k = i % 6, cw = o->grid_cols - 1;
+    uint32_t c = cell % cw + corner[k][0], r = cell / cw + corner[k][1];
+    return r * o->grid_cols + c;
+}
+
+static void write_vertex(struct fxbuf *b, const struct fxgeom_opts *o, const struct fxgeom_layout *lay, uint32_t v)
+{
+    struct vertex x;
+    if (o->grid_cols)
+        grid_vertex(o, v, &x);
+    else
+        table_vertex(o, v, &x);
     for (uint32_t d = 0; d < lay->ndecls; d++) {
-        const struct fxgeom_decl *x = &lay->decl[d];
-        switch (x->usage) {
+        const struct fxgeom_decl *dc = &lay->decl[d];
+        switch (dc->usage) {
         case 1:
             for (int k = 0; k < 3; k++)
-                fx_f32(b, fxgeom_pos[v][k]);
+                fx_f32(b, x.pos[k]);
             break;
         case 2:
             for (int k = 0; k < 3; k++)
-                fx_f32(b, o->zero_normal && v == 3 ? 0.0f : fxgeom_nrm[v][k]);
+                fx_f32(b, x.nrm[k]);
             break;
         case 3:
-            fx_f32(b, fxgeom_uv[x->uv_set][v][0]);
-            fx_f32(b, fxgeom_uv[x->uv_set][v][1]);
+            fx_f32(b, x.uv[dc->uv_set][0]);
+            fx_f32(b, x.uv[dc->uv_set][1]);
             break;
         case 4:
-            fx_put(b, fxgeom_bones[v], 4);
+            fx_put(b, x.bones, 4);
             break;
         case 5:
             for (int k = 0; k < 4; k++) {
-                bool smaller = o->bad_weight_sum && v == 1 && k == 2;
-                if (x->type == 1)
-                    fx_f32(b, smaller ? 0.05f : fxgeom_wfloats[v][k]);
+                if (dc->type == 1)
+                    fx_f32(b, x.wfloats[k]);
                 else
-                    fx_u8(b, smaller ? 20 : fxgeom_wbytes[v][k]);
+                    fx_u8(b, x.wbytes[k]);
             }
             break;
         case 6:
@@ -179,13 +244,13 @@ static void write_vertex(struct fxbuf *b, const struct fxgeom_opts *o, const str
             break;
         case 7:
             for (int k = 0; k < 4; k++)
-                fx_u8(b, k == 3 ? 255 : (uint8_t)(v * (k + 1)));
+                fx_u8(b, k == 3 ? 255 : (uint8_t)(v * (uint32_t)(k + 1)));
             break;
         case 10:
-            fx_u32(b, 1000 + (uint32_t)v);
+            fx_u32(b, 1000 + v);
             break;
         default:
-            fx_fill(b, (uint8_t)(0xA0 + v), x->size);
+            fx_fill(b, (uint8_t)(0xA0 + v), dc->size);
         }
     }
 }
@@ -269,7 +334,7 @@ uint8_t *fxgeom_build(const struct fxgeom_opts *o, size_t *size, struct fxgeom_l
     lay->fields_pos = b.len;
     fx_u32(&b, 0);  /* merge group */
     fx_u32(&b, 0);  /* sort order */
-    fx_u32(&b, FXGEOM_VERTS);
+    fx_u32(&b, nverts_of(o));
     lay->ndecls = fxgeom_decls(o, lay->decl);
     fx_u32(&b, lay->ndecls);
     lay->decl_pos = b.len;
@@ -282,17 +347,18 @@ uint8_t *fxgeom_build(const struct fxgeom_opts *o, size_t *size, struct fxgeom_l
         lay->nuv += lay->decl[d].usage == 3;
     }
     lay->vert_pos = b.len;
-    for (int v = 0; v < FXGEOM_VERTS; v++)
+    for (uint32_t v = 0; v < nverts_of(o); v++)
         write_vertex(&b, o, lay, v);
     lay->ibuf_pos = b.len;
     lay->index_size = version_index_size(o->version);
-    lay->index_count = FXGEOM_TRIS * 3 + (o->extra_index ? 1 : 0);
+    lay->index_count = o->grid_cols ? 6 * (o->grid_cols - 1) * (o->grid_rows - 1)
+                                    : FXGEOM_TRIS * 3 + (o->extra_index ? 1 : 0);
     fx_u32(&b, 1);
     fx_u8(&b, (uint8_t)lay->index_size);
     fx_u32(&b, lay->index_count);
     lay->index_pos = b.len;
     for (uint32_t i = 0; i < lay->index_count; i++) {
-        uint32_t x = i < FXGEOM_TRIS * 3 ? fxgeom_index[i] : 0;
+        uint32_t x = index_at(o, i);
         if (o->index_out_of_range && i == 3)
             x = FXGEOM_VERTS;
         if (lay->index_size == 1)

@@ -45,6 +45,8 @@ struct fxgeom_opts {
     bool index_out_of_range;        /* triangle 1's first index is 6 (past the vertices) */
     bool unknown_decl;              /* a declaration of usage 11, 4 bytes, at the end */
     bool bad_weight_sum;            /* vertex 1's third weight smaller: its weights do not sum to 1 */
+    uint32_t grid_cols, grid_rows;  /* instead of the 6-vertex mesh, a grid (2 or more each way;
+                                       benchmarks; versions with 2- or 4-byte indices) */
 };
 
 struct fxgeom_block {

@@ -22,7 +22,16 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
     uint8_t *data = NULL;
     struct fx_gr2_layout glay;
     struct fx_rig_layout rlay;
-    if (strcmp(kind, "gr2-big") == 0) {
+    if (strcmp(kind, "geom-big") == 0) {
+        if (nargs != 1 || atoi(args[0]) < 4) {
+            fprintf(stderr, "s3rig-mkfixture: geom-big needs VERTS (4 or more)\n");
+            return NULL;
+        }
+        uint32_t n = (uint32_t)atoi(args[0]), cols = 64 < n / 2 ? 64 : n / 2;
+        struct fxgeom_opts o = {.version = 14, .grid_cols = cols, .grid_rows = n / cols};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
+    } else if (strcmp(kind, "gr2-big") == 0) {
         if (nargs != 3) {
             fprintf(stderr, "s3rig-mkfixture: gr2-big needs PIXELS VERTS BONES\n");
             return NULL;

@@ -22,6 +22,8 @@
  *                            three stages) after the oodle0 fuzz target's 8-byte prefix
  *   geom-vN                  a GEOM (RCOL-wrapped) of version N (5, 12, 13, 14, 15): 6 vertices,
  *                            4 triangles, the clear RIG fixture's bones (fixture_geom.c)
+ *   geom-big VERTS           a GEOM v14 grid of about VERTS vertices (64 a row) bound to the clear
+ *                            RIG fixture's bones (scripts/bench.sh geom)
  *   geom-traps               a GEOM v15 with a zero normal, a hash no rig has, weights that do
  *                            not sum to 1 and an index past the vertices
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
