@@ -1,5 +1,6 @@
 #include "fixture_geom.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +190,43 @@ static void grid_vertex(const struct fxgeom_opts *o, uint32_t v, struct vertex *
     x->wfloats[1] = 1 - x->wfloats[0];
 }
 
+/* The figure: a body of revolution 1.75 m tall (legs, hips, waist, chest, neck, head: the
+ * radius at heights 0..1), each ring weighted between two neighbouring bones of a chain
+ * from the feet up (hash-list entries ROOT, L_Thigh, Pelvis, Spine0, Head). */
+static void figure_vertex(const struct fxgeom_opts *o, uint32_t v, struct vertex *x)
+{
+    static const float profile[][2] = {{0, 0.07f},    {0.45f, 0.1f},  {0.52f, 0.17f}, {0.6f, 0.13f},
+                                       {0.72f, 0.18f}, {0.82f, 0.09f}, {0.85f, 0.05f}, {0.88f, 0.08f},
+                                       {0.94f, 0.1f},  {1, 0.001f}};
+    static const uint8_t chain[] = {4, 2, 1, 0, 5};
+    uint32_t c = v % o->grid_cols, r = v / o->grid_cols;
+    float t = (float)r / (float)(o->grid_rows - 1), a = 6.2831853f * (float)c / (float)(o->grid_cols - 1);
+    size_t k = 0;
+    while (k + 2 < sizeof profile / sizeof profile[0] && t > profile[k + 1][0])
+        k++;
+    float f = (t - profile[k][0]) / (profile[k + 1][0] - profile[k][0]);
+    float radius = profile[k][1] + f * (profile[k + 1][1] - profile[k][1]);
+    memset(x, 0, sizeof *x);
+    x->pos[0] = radius * cosf(a);
+    x->pos[1] = 1.75f * t;
+    x->pos[2] = -radius * sinf(a); /* clockwise seen from above: the triangles face out */
+    x->nrm[0] = cosf(a);
+    x->nrm[2] = -sinf(a);
+    for (int set = 0; set < 3; set++) {
+        x->uv[set][0] = (float)c / (float)(o->grid_cols - 1);
+        x->uv[set][1] = 1 - t;
+    }
+    float band = t * 4;
+    uint32_t lo = band >= 4 ? 3 : (uint32_t)band;
+    float w = band - (float)lo; /* toward the next bone up */
+    x->bones[0] = chain[lo];
+    x->bones[1] = chain[lo + 1];
+    x->wbytes[1] = (uint8_t)(w * 255 + 0.5f);
+    x->wbytes[0] = (uint8_t)(255 - x->wbytes[1]);
+    x->wfloats[0] = x->wbytes[0] / 255.0f;
+    x->wfloats[1] = x->wbytes[1] / 255.0f;
+}
+
 static uint32_t nverts_of(const struct fxgeom_opts *o)
 {
     return o->grid_cols ? o->grid_cols * o->grid_rows : FXGEOM_VERTS;
@@ -208,7 +246,9 @@ static uint32_t index_at(const struct fxgeom_opts *o, uint32_t i)
 static void write_vertex(struct fxbuf *b, const struct fxgeom_opts *o, const struct fxgeom_layout *lay, uint32_t v)
 {
     struct vertex x;
-    if (o->grid_cols)
+    if (o->figure)
+        figure_vertex(o, v, &x);
+    else if (o->grid_cols)
         grid_vertex(o, v, &x);
     else
         table_vertex(o, v, &x);

@@ -47,6 +47,7 @@ struct fxgeom_opts {
     bool bad_weight_sum;            /* vertex 1's third weight smaller: its weights do not sum to 1 */
     uint32_t grid_cols, grid_rows;  /* instead of the 6-vertex mesh, a grid (2 or more each way;
                                        benchmarks; versions with 2- or 4-byte indices) */
+    bool figure;                    /* the grid bent into a figure 1.75 m tall (pictures) */
 };
 
 struct fxgeom_block {

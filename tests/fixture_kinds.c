@@ -148,6 +148,10 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         uint8_t *rig = fx_sample_rig(&size, &rlay, &glay, NULL);
         data = rp_pack(rig, size, NULL, &size, NULL);
         free(rig);
+    } else if (strcmp(kind, "geom-figure") == 0) { /* for pictures: skinned along a bone chain */
+        struct fxgeom_opts o = {.version = 14, .grid_cols = 33, .grid_rows = 48, .figure = true};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
     } else if (strcmp(kind, "geom-traps") == 0) { /* every trap of real files at once */
         struct fxgeom_opts o = {.version = 15, .zero_normal = true, .missing_hash = true, .bad_weight_sum = true,
                                 .index_out_of_range = true};

@@ -24,6 +24,8 @@
  *                            4 triangles, the clear RIG fixture's bones (fixture_geom.c)
  *   geom-big VERTS           a GEOM v14 grid of about VERTS vertices (64 a row) bound to the clear
  *                            RIG fixture's bones (scripts/bench.sh geom)
+ *   geom-figure              a GEOM v14 shaped like a figure, its rings weighted along a chain of
+ *                            the clear RIG fixture's bones (the README's picture)
  *   geom-traps               a GEOM v15 with a zero normal, a hash no rig has, weights that do
  *                            not sum to 1 and an index past the vertices
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
