@@ -271,6 +271,16 @@ static void ex_unparsed(struct expect_list *l, const uint8_t *file, const uint64
     }
 }
 
+void ex_prefix(struct expect_list *l, const char *path, const void *prefix, size_t n, const char *type)
+{
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
+    e->content = malloc(n ? n : 1);
+    memcpy(e->content, prefix, n);
+    e->len = n;
+    e->prefix_only = true;
+    e->type = type;
+}
+
 void ex_info(struct expect_list *l, const char *format)
 {
     struct expect *e = ex_add(l, EX_FILE, "/info");
@@ -690,12 +700,7 @@ void ex_rig_clear(struct expect_list *l, const uint8_t *file, size_t size, const
     csv->content = (uint8_t *)s;
     csv->len = strlen(s);
     /* the export: its container magic here; test_glb reads it back value by value */
-    struct expect *glb = ex_add(l, EX_FILE, "/skeleton.glb");
-    glb->content = malloc(8);
-    memcpy(glb->content, "glTF\x02\0\0\0", 8);
-    glb->len = 8;
-    glb->prefix_only = true;
-    glb->type = "glb.skeleton";
+    ex_prefix(l, "/skeleton.glb", EX_GLB_MAGIC, 8, "glb.skeleton");
     if (o->chains) {
         ex_dir(l, "/ik_chains", lay->chains_pos, lay->end - lay->chains_pos, "rig.ik_chains");
         for (int i = 0; i < FXC_CHAINS; i++)

@@ -52,6 +52,9 @@ void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len,
 void ex_bytes(struct expect_list *l, const char *path, const uint8_t *file, uint64_t off, uint64_t len,
               const char *type);
 void ex_info(struct expect_list *l, const char *format);
+/* A file starting with the n bytes of prefix (an export: its magic), of that type. */
+void ex_prefix(struct expect_list *l, const char *path, const void *prefix, size_t n, const char *type);
+#define EX_GLB_MAGIC "glTF\x02\0\0\0" /* a .glb's first 8 bytes: magic, version 2 */
 const struct expect *ex_find(const struct expect_list *l, const char *path);
 
 /* The wrapped sample RIG (fx_sample_rig) mounted at the root. */

@@ -205,12 +205,8 @@ static void ex_vertices(struct expect_list *l, const uint8_t *file, const struct
         put(&t, "\n");
     }
     ex_text(l, "/geom/vertex_format.csv", &t, lay->decl_pos, 9ull * lay->ndecls, "csv");
-    if (o->unknown_decl) {
-        struct expect *e = ex_add(l, EX_FILE, "/geom/vertex_format.error");
-        e->content = (uint8_t *)strdup("declaration ");
-        e->len = strlen("declaration ");
-        e->prefix_only = true;
-    }
+    if (o->unknown_decl)
+        ex_prefix(l, "/geom/vertex_format.error", "declaration ", 12, "error");
     uint64_t vlen = (uint64_t)FXGEOM_VERTS * lay->stride;
     ex_bytes(l, "/geom/vertices.bin", file, lay->vert_pos, vlen, "geom.vertices");
     put(&t, "index");
@@ -274,11 +270,8 @@ static void ex_indices(struct expect_list *l, const uint8_t *file, const struct 
         put(&t, "%u,%u,%u\n", a, b, c);
     }
     ex_text(l, "/geom/triangles.csv", &t, lay->index_pos, ilen, "csv");
-    if (o->extra_index || o->index_out_of_range) {
-        struct expect *e = ex_add(l, EX_FILE, "/geom/triangles.error");
-        e->content = (uint8_t *)strdup("");
-        e->prefix_only = true;
-    }
+    if (o->extra_index || o->index_out_of_range)
+        ex_prefix(l, "/geom/triangles.error", "", 0, "error");
 }
 
 static const char *seam_name(unsigned s)
@@ -397,15 +390,7 @@ void ex_geom(struct expect_list *l, const uint8_t *file, size_t size, const stru
     ex_indices(l, file, o, lay);
     ex_tail(l, file, o, lay, names);
     /* the exports: their container magic and OBJ header here; test_geom reads them back */
-    struct expect *e = ex_add(l, EX_FILE, "/mesh.glb");
-    e->content = malloc(8);
-    memcpy(e->content, "glTF\x02\0\0\0", 8);
-    e->len = 8;
-    e->prefix_only = true;
-    e->type = "glb.mesh";
-    e = ex_add(l, EX_FILE, "/mesh.obj");
-    e->content = (uint8_t *)strdup("# s3rigfs: 6 vertices, ");
-    e->len = strlen((char *)e->content);
-    e->prefix_only = true;
-    e->type = "obj.mesh";
+    ex_prefix(l, "/mesh.glb", EX_GLB_MAGIC, 8, "glb.mesh");
+    const char *obj = "# s3rigfs: 6 vertices, ";
+    ex_prefix(l, "/mesh.obj", obj, strlen(obj), "obj.mesh");
 }
