@@ -454,6 +454,89 @@ static void test_hostile_counts(void **state)
     free(b.file);
 }
 
+/* A version 12 GEOM of no vertices whose material has nparams parameters and whose bone
+ * list has nhashes entries, each named by the callbacks (large hostile lists). */
+static uint8_t *long_lists(uint32_t nparams, uint32_t (*param)(uint32_t), uint32_t nhashes,
+                           uint32_t (*hash)(uint32_t), size_t *size)
+{
+    struct fxbuf b = {0};
+    static const uint32_t rcol[] = {3, 0, 0, 0, 1, 0, 0, 0x015A1849, 0, 0x2C, 0};
+    for (size_t i = 0; i < sizeof rcol / sizeof rcol[0]; i++)
+        fx_u32(&b, rcol[i]);
+    fx_put(&b, "GEOM", 4);
+    fx_u32(&b, 12);
+    fx_u32(&b, 0); /* the TGI-list offset, patched */
+    fx_u32(&b, 4);
+    fx_u32(&b, fxc_hash("simskin"));
+    fx_u32(&b, 16 + 16 * nparams);
+    fx_put(&b, "MTNF", 4);
+    fx_u32(&b, 0);
+    fx_u32(&b, 0);
+    fx_u32(&b, nparams);
+    for (uint32_t i = 0; i < nparams; i++) {
+        fx_u32(&b, param(i));
+        fx_u32(&b, 1);
+        fx_u32(&b, 0);
+        fx_u32(&b, 16);
+    }
+    static const uint32_t empty[] = {0, 0, 0, 0, 1}; /* merge, sort, 0 vertices, 0 declarations, 1 buffer */
+    for (size_t i = 0; i < 5; i++)
+        fx_u32(&b, empty[i]);
+    fx_u8(&b, 2);
+    fx_u32(&b, 0); /* no indices */
+    fx_u32(&b, 0); /* no UV stitches */
+    fx_u32(&b, 0); /* no slot rays */
+    fx_u32(&b, nhashes);
+    for (uint32_t i = 0; i < nhashes; i++)
+        fx_u32(&b, hash(i));
+    fx_patch_u32(&b, 0x2C + 8, (uint32_t)(b.len - 0x2C - 12));
+    fx_u32(&b, 0); /* the TGI list: empty */
+    *size = b.len;
+    return b.p;
+}
+
+static uint32_t same_hash(uint32_t i)
+{
+    (void)i;
+    return 0x6CC0FD85u; /* DiffuseMap */
+}
+
+static uint32_t distinct_hash(uint32_t i)
+{
+    return 0x10000000u + i * 7919u;
+}
+
+/* Long hostile lists are worked through in time that follows their length: 200 000
+ * parameters of one name (unique directory names by sorting, not by looking back), 200 000
+ * bone hashes no rig has, distinct or all one (the missing ones named by sorting, the rig
+ * picked by looking up its own bones). A quadratic pass over these would take hours. */
+static void test_long_lists(void **state)
+{
+    (void)state;
+    char *rig = clear_rig_file();
+    enum { N = 200000 };
+    size_t size;
+    uint8_t *f = long_lists(N, same_hash, N, distinct_hash, &size);
+    struct built b = {.file = f, .size = size};
+    struct s3fs *fs = open_with_rig(&b, rig);
+    assert_true(path_exists(fs, "/geom/material/DiffuseMap"));
+    assert_true(path_exists(fs, "/geom/material/DiffuseMap~2"));
+    assert_true(path_exists(fs, "/geom/material/DiffuseMap~200000"));
+    expect_has(fs, "/info", "warning: 200000 bone hashes are not in the rig (0x10000000 0x10001eef");
+    expect_has(fs, "/info", "and 199968 more)");
+    s3fs_close(fs);
+    free(f);
+    f = long_lists(1, same_hash, N, same_hash, &size);
+    b = (struct built){.file = f, .size = size};
+    fs = open_with_rig(&b, rig);
+    expect_has(fs, "/info", "warning: 1 bone hashes are not in the rig (0x6cc0fd85)");
+    expect_has(fs, "/info", "rig_bones: 6 (0 of the 200000 hashes found)");
+    s3fs_close(fs);
+    free(f);
+    unlink(rig);
+    free(rig);
+}
+
 /* ---- the tree ---- */
 
 /* The default hash list bound to the clear RIG fixture: entry i names fxgeom_rig_names[i]. */
@@ -1017,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_parse_variants),
         cmocka_unit_test(test_cuts),
         cmocka_unit_test(test_hostile_counts),
+        cmocka_unit_test(test_long_lists),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_glb_clear_rig),
         cmocka_unit_test(test_glb_inverse_binds),

@@ -3,6 +3,7 @@
  * bytes and CSV, the tail's blocks as CSV), and /mesh.glb + /mesh.obj bound to a rig when
  * one is found: in a package, a rig resource of the same package whose bones cover every
  * hash of the mesh; else -o rig=FILE's; else none (layout.md, third round). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,16 +114,49 @@ static int populate_rcol(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 
 /* ---- /geom/material ---- */
 
-/* A parameter's directory name: its known name, else its hash; "~2"... when repeated. */
-static void param_dir_name(const struct geom_mtnf *m, uint32_t i, char *out, size_t size)
+/* A parameter's directory name: its known name, else its hash; "~2"... when the same hash
+ * came before (nth: how many times). */
+static void param_dir_name(const struct geom_mtnf *m, uint32_t i, uint32_t nth, char *out, size_t size)
 {
-    uint32_t h = m->param[i].name_hash, before = 0;
-    for (uint32_t k = 0; k < i; k++)
-        before += m->param[k].name_hash == h;
+    uint32_t h = m->param[i].name_hash;
     const char *known = geom_param_name(h);
     int n = known ? snprintf(out, size, "%s", known) : snprintf(out, size, "0x%08" PRIx32, h);
-    if (before && n > 0 && (size_t)n < size)
-        snprintf(out + n, size - (size_t)n, "~%" PRIu32, before + 1);
+    if (nth && n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "~%" PRIu32, nth + 1);
+}
+
+struct param_order {
+    uint32_t hash, index;
+};
+
+static int by_hash_then_index(const void *a, const void *b)
+{
+    const struct param_order *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* For each parameter, how many before it share its hash (sorting: no quadratic scan of a
+ * hostile list). NULL when out of memory. */
+static uint32_t *repeat_ordinals(const struct geom_mtnf *m)
+{
+    uint32_t n = m->nparams;
+    struct param_order *o = malloc((n ? n : 1) * sizeof *o);
+    uint32_t *nth = calloc(n ? n : 1, sizeof *nth);
+    if (!o || !nth) {
+        free(o);
+        free(nth);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        o[i] = (struct param_order){m->param[i].name_hash, i};
+    qsort(o, n, sizeof *o, by_hash_then_index);
+    for (uint32_t i = 1; i < n; i++)
+        if (o[i].hash == o[i - 1].hash)
+            nth[o[i].index] = nth[o[i - 1].index] + 1;
+    free(o);
+    return nth;
 }
 
 static const char *param_type_name(uint32_t type)
@@ -220,14 +254,18 @@ static int populate_material(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     add_hex32(t, dir, "mtnf_unknown", m->unknown, m->pos + 4);
     add_u32(t, dir, "mtnf_data_size", m->data_size, m->pos + 8);
     add_u32(t, dir, "mtnf_parameter_count", m->nparams, m->pos + 12);
+    uint32_t *nth = repeat_ordinals(m);
+    if (!nth)
+        return -ENOMEM;
     for (uint32_t i = 0; i < m->nparams; i++) {
-        char name[32];
-        param_dir_name(m, i, name, sizeof name);
+        char name[40];
+        param_dir_name(m, i, nth[i], name, sizeof name);
         ino = tree_add_dir(t, dir, name, "mtnf.parameter", populate_param, v, i);
         if (!ino)
-            return 0;
+            break;
         tree_set_span(t, ino, m->pos + 16 + 16ull * i, 16);
     }
+    free(nth);
     return 0;
 }
 
@@ -249,9 +287,12 @@ static void add_vertex_format(struct geom_view *v, uint32_t dir)
     }
     add_csv(v->fs->tree, dir, "vertex_format.csv", &b, g->decl_pos, 9ull * g->ndecls);
     struct sbuf e = {0};
+    uint32_t bad = 0;
     for (uint32_t i = 0; i < g->ndecls; i++)
-        if (!g->decl[i].ok)
+        if (!g->decl[i].ok && bad++ < 32)
             sb_printf(&e, "%sdeclaration %" PRIu32 ": %s", e.len ? "; " : "", i, g->decl[i].err);
+    if (bad > 32)
+        sb_printf(&e, "; and %" PRIu32 " more", bad - 32);
     if (e.len) {
         size_t n;
         char *text = sb_take(&e, &n);
@@ -337,13 +378,19 @@ static void add_vertices(struct geom_view *v, uint32_t dir)
         return;
     }
     tree_add_range(t, dir, "vertices.bin", "geom.vertices", g->vert_pos, len);
+    if (g->decl_empty) {
+        add_error(t, dir, "vertices", "a declaration of 0 bytes: the vertices are shown as bytes only");
+        return;
+    }
     struct sbuf b = {0};
     sb_printf(&b, "index");
+    bool seen[GEOM_VERTEX_ID + 1] = {false}; /* a known usage met before: its columns get _N */
     for (uint32_t i = 0; i < g->ndecls; i++) {
-        bool repeat = false;
-        for (uint32_t k = 0; k < i; k++)
-            repeat = repeat || (g->decl[k].usage == g->decl[i].usage && g->decl[i].usage != GEOM_UV);
-        decl_header(&b, &g->decl[i], i, repeat);
+        uint32_t u = g->decl[i].usage;
+        bool known = u <= GEOM_VERTEX_ID;
+        decl_header(&b, &g->decl[i], i, known && seen[u] && u != GEOM_UV);
+        if (known)
+            seen[u] = true;
     }
     sb_put(&b, "\n", 1);
     for (uint32_t n = 0; n < g->nverts; n++) {
@@ -606,9 +653,11 @@ static void report(struct geom_view *v)
     char err[240];
     if (geom_model(&v->g, v->rig, &m, &r, err, sizeof err)) {
         diag_add(&fs->diag, "mesh.glb, mesh.obj: %s", err);
-        return;
+        if (!v->rig || geom_missing_hashes(&v->g, v->rig, &r.missing, &r.nmissing))
+            return; /* with no model, the hashes the rig lacks are all there is to say */
+    } else {
+        mdl_model_free(&m);
     }
-    mdl_model_free(&m);
     if (r.zero_normals)
         diag_add(&fs->diag, "%" PRIu32 " zero-length normals; the exports rebuild them from the faces around them",
                  r.zero_normals);

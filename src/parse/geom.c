@@ -279,6 +279,7 @@ static int parse_decls(struct geom *g, struct cursor *c, struct diag *d)
         x->offset = g->stride;
         x->uv_set = x->usage == GEOM_UV ? uv++ : -1;
         g->stride += x->size;
+        g->decl_empty = g->decl_empty || x->size == 0;
         if (!decl_check(x))
             bad++;
     }

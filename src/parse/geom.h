@@ -119,6 +119,8 @@ struct geom {
     struct geom_decl *decl;
     uint64_t decl_pos;
     uint32_t stride;
+    bool decl_empty; /* a declaration of 0 bytes: the vertices cannot be shown by element
+                        (vertices × declarations could then exceed the bytes) */
     char decl_err[GEOM_ERR];
     uint64_t vert_pos; /* absolute; nverts × stride bytes */
     const uint8_t *vert; /* in buf */

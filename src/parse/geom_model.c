@@ -100,12 +100,28 @@ static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
     return 0;
 }
 
-static bool already_missing(const struct geom_report *rep, uint32_t hash)
+static int by_u32(const void *a, const void *b)
 {
-    for (uint32_t i = 0; i < rep->nmissing; i++)
-        if (rep->missing[i] == hash)
-            return true;
-    return false;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, uint32_t **out, uint32_t *nout)
+{
+    uint32_t n = g->bones.count, k = 0;
+    uint32_t *m = malloc((n ? n : 1) * sizeof *m);
+    *out = m;
+    *nout = 0;
+    if (!m)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (rig_bone_of(rig, g->bone_hash[i]) < 0)
+            m[k++] = g->bone_hash[i];
+    qsort(m, k, sizeof *m, by_u32); /* each named once, in order */
+    for (uint32_t i = 0; i < k; i++)
+        if (*nout == 0 || m[i] != m[*nout - 1])
+            m[(*nout)++] = m[i];
+    return 0;
 }
 
 /* The rig bone of each entry of the GEOM's hash list (-1: missing, named in rep). */
@@ -113,16 +129,12 @@ static int32_t *map_hashes(const struct geom *g, const struct rig_entry *rig, st
 {
     uint32_t n = g->bones.count;
     int32_t *map = malloc((n ? n : 1) * sizeof *map);
-    rep->missing = malloc((n ? n : 1) * sizeof *rep->missing);
-    if (!map || !rep->missing) {
+    if (!map || geom_missing_hashes(g, rig, &rep->missing, &rep->nmissing)) {
         free(map);
         return NULL;
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++)
         map[i] = rig_bone_of(rig, g->bone_hash[i]);
-        if (map[i] < 0 && !already_missing(rep, g->bone_hash[i]))
-            rep->missing[rep->nmissing++] = g->bone_hash[i];
-    }
     return map;
 }
 
@@ -181,12 +193,13 @@ static void influences(const struct geom *g, const struct geom_decl *bd, const s
 static int skin(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m, struct geom_report *rep)
 {
     const struct geom_decl *bd = geom_find(g, GEOM_BONES, -1), *wd = geom_find(g, GEOM_WEIGHTS, -1);
-    if (!bd || !wd) {
+    int32_t *map = map_hashes(g, rig, rep); /* the missing hashes are said, skinned or not */
+    if (map && (!bd || !wd)) {
         snprintf(rep->unskinned_why, sizeof rep->unskinned_why, "the GEOM has no %s declaration",
                  !bd ? "bone-index (usage 4)" : "weight (usage 5)");
+        free(map);
         return 0;
     }
-    int32_t *map = map_hashes(g, rig, rep);
     size_t slots = m->nverts ? 4 * (size_t)m->nverts : 4;
     m->joints = malloc(slots * sizeof *m->joints);
     m->weights = malloc(slots * sizeof *m->weights);

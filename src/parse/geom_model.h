@@ -24,12 +24,16 @@ struct geom_report {
     uint32_t past_list;        /* weighted influences whose byte is past the hash list (dropped) */
     uint32_t unweighted;       /* vertices left with no influence: bound wholly to bone 0 */
     uint32_t tris_left_out;    /* triangles not whole or naming a vertex past the vertices */
-    uint32_t *missing;         /* the hashes missing from the rig (malloc'd), nmissing of them */
+    uint32_t *missing;         /* the hashes missing from the rig, sorted, each once (malloc'd) */
     uint32_t nmissing;
     bool skinned;              /* joints and weights were written */
     char unskinned_why[120];   /* with a rig, why the mesh is not skinned (no bone declarations) */
 };
 void geom_report_free(struct geom_report *r);
+
+/* The hashes of the GEOM's bone list that no bone of rig has, sorted, each once (*out
+ * malloc'd, *n of them): 0, or -1 out of memory. */
+int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, uint32_t **out, uint32_t *n);
 
 /* The GEOM's one mesh (named "geom") in a model, skinned to rig when rig is not NULL and
  * the GEOM has bone and weight declarations. 0, or -1 with err (no positions, a value

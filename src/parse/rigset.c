@@ -114,18 +114,48 @@ size_t rig_covers(const struct rig_entry *r, const uint32_t *hashes, size_t n)
     return k;
 }
 
+static int by_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* How many of the distinct hashes (sorted) a rig's bones have: its own distinct hashes
+ * looked up in them, so the work follows the rig's size, not rigs × hashes. */
+static size_t distinct_covered(const struct rig_entry *r, const uint32_t *u, size_t nu)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i < r->nhashes; i++)
+        if ((i == 0 || r->by_hash[i].hash != r->by_hash[i - 1].hash) &&
+            bsearch(&r->by_hash[i].hash, u, nu, sizeof *u, by_u32))
+            k++;
+    return k;
+}
+
 ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best)
 {
+    uint32_t *u = malloc((n ? n : 1) * sizeof *u);
+    if (!u)
+        return -1;
+    memcpy(u, hashes, n * sizeof *u);
+    qsort(u, n, sizeof *u, by_u32);
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++)
+        if (nu == 0 || u[i] != u[nu - 1])
+            u[nu++] = u[i];
     ptrdiff_t pick = -1;
     size_t most = 0;
     for (size_t i = 0; i < s->n; i++) {
-        size_t k = rig_covers(&s->r[i], hashes, n);
-        if (k == n)
-            return (ptrdiff_t)i;
+        size_t k = distinct_covered(&s->r[i], u, nu);
+        if (k == nu) {
+            pick = (ptrdiff_t)i;
+            break;
+        }
         if (best && (pick < 0 || k > most)) {
             pick = (ptrdiff_t)i;
             most = k;
         }
     }
+    free(u);
     return pick;
 }

@@ -41,10 +41,11 @@ void rig_set_free(struct rig_set *s);
 /* The bone of r whose name hashes to hash (the first of two with one hash), or -1.
  * O(log bones). */
 int32_t rig_bone_of(const struct rig_entry *r, uint32_t hash);
-/* How many of the n hashes a bone of r has. */
+/* How many of the n hashes a bone of r has. O(n log bones). */
 size_t rig_covers(const struct rig_entry *r, const uint32_t *hashes, size_t n);
 /* The first rig of s having a bone for every hash; with `best`, else the one having the
- * most (the first of equals; none when s is empty). -1: none. */
+ * most distinct hashes (the first of equals; none when s is empty). -1: none. O(n log n +
+ * the rigs' bones × log n). */
 ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best);
 
 #endif
