@@ -451,6 +451,14 @@ static void test_hostile_counts(void **state)
         diag_free(&d);
         free(f);
     }
+    /* a declaration of 0 bytes: vertices.bin, but no per-element vertices.csv */
+    b.file[L->decl_pos + 8] = 0;
+    struct s3fs *fs = open_mem(b.file, b.size, NULL, "0-byte declaration");
+    expect_has(fs, "/geom/vertices.error", "a declaration of 0 bytes");
+    assert_false(path_exists(fs, "/geom/vertices.csv"));
+    assert_true(path_exists(fs, "/geom/vertices.bin"));
+    assert_true(walk_all(fs, 100000) > 5);
+    s3fs_close(fs);
     free(b.file);
 }
 
