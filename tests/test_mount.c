@@ -659,6 +659,52 @@ static void check_concurrent_readers(const char *opts)
     rig_case_end(&c);
 }
 
+/* A package's GEOM trees opened by 16 threads at once on a fresh mount with spin=0 (the
+ * nested views, the package's rigs they bind to and the exports are made while other
+ * requests run): every byte as a single in-process reader gets it. */
+static void test_mount_geom_parallel(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    char pkg[256], mnt[256], mesh[300], custom[300];
+    write_fixture("par.package", s.file, s.size, pkg, sizeof pkg);
+    fxp_expected_name(mesh, sizeof mesh, 4, &s.res[2], s.names[2], 0);
+    fxp_expected_name(custom, sizeof custom, 4, &s.res[3], s.names[3], 0);
+    const char *rel[] = {"geom/mesh.glb", "geom/mesh.obj", "geom/geom/bones.csv", "geom/geom/vertices.csv",
+                         "geom/geom/material/DiffuseMap/texture", "geom/rcol/chunks/0/instance"};
+    char *paths[12];
+    uint8_t *content[12];
+    size_t len[12];
+    int n = 0;
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, "package");
+    for (int r = 0; r < 2; r++)
+        for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
+            assert_true(asprintf(&paths[n], "/resources/%s/%s", r ? custom : mesh, rel[k]) > 0);
+            content[n] = read_path(fs, paths[n], &len[n]);
+            n++;
+        }
+    s3fs_close(fs);
+    make_mountpoint("m_geompar", mnt, sizeof mnt);
+    do_mount(pkg, mnt, "spin=0");
+    pthread_t th[16];
+    struct reader_arg args[16];
+    for (int t = 0; t < 16; t++) {
+        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * 104729u + 3, 0};
+        pthread_create(&th[t], NULL, random_reader, &args[t]);
+    }
+    for (int t = 0; t < 16; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(args[t].mismatches, 0);
+    }
+    do_umount(mnt);
+    for (int i = 0; i < n; i++) {
+        free(paths[i]);
+        free(content[i]);
+    }
+    fxp_sample_free(&s);
+}
+
 static void test_mount_concurrent_readers(void **state)
 {
     (void)state;
@@ -1408,6 +1454,7 @@ int main(void)
         mount_test(test_mount_rig_bitknit2),
         mount_test(test_mount_rig_clear),
         mount_test(test_mount_geom),
+        mount_test(test_mount_geom_parallel),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
