@@ -20,9 +20,11 @@
 #include "fixture_geom.h"
 #include "fixture_gr2model.h"
 #include "fixture_rig_clear.h"
+#include "fs/export.h"
 #include "fs/open.h"
 #include "glbread.h"
 #include "parse/geom.h"
+#include "parse/geom_model.h"
 #include "parse/rigset.h"
 #include "testutil.h"
 #include "tree_probe.h"
@@ -822,6 +824,75 @@ static void test_glb_inverse_binds(void **state)
     free(rig);
 }
 
+/* A rig of more than 255 bones: JOINTS_0 as 16-bit indices, remapped to the rig's bones
+ * (the mesh's bones are bones 290-295 of 300). Through the parse API and the exporter. */
+static void test_glb_wide_rig(void **state)
+{
+    (void)state;
+    enum { NB = 300, FIRST = 290 };
+    struct mdl_skeleton sk = {.nbones = NB, .bone = calloc(NB, sizeof *sk.bone)};
+    const char *rig_bones[NB];
+    char names[NB][24];
+    for (int i = 0; i < NB; i++) {
+        if (i >= FIRST && i < FIRST + FXGEOM_HASHES)
+            snprintf(names[i], sizeof names[i], "%s", fxgeom_rig_names[i - FIRST]);
+        else
+            snprintf(names[i], sizeof names[i], "b__Extra_%03d__", i);
+        rig_bones[i] = names[i];
+        sk.bone[i] = (struct mdl_bone){.name = strdup(names[i]), .name_len = strlen(names[i]), .parent = i - 1};
+        sk.bone[i].t[1] = 0.01f;
+        sk.bone[i].r[3] = sk.bone[i].s[0] = sk.bone[i].s[1] = sk.bone[i].s[2] = 1;
+    }
+    struct rig_set rigs = {0};
+    char err[256];
+    assert_int_equal(rig_set_add(&rigs, "wide", &sk, err, sizeof err), 0);
+    struct built b;
+    build(&b, &(struct fxgeom_opts){.version = 15});
+    struct geom g;
+    struct diag d = {0};
+    assert_int_equal(parse(&b, b.size, &g, &d), 0);
+    struct mdl_model m;
+    assert_int_equal(geom_model(&g, &rigs.r[0], &m, NULL, err, sizeof err), 0);
+    assert_false(m.mesh[0].joints_u8);
+    uint8_t *glb;
+    size_t len;
+    assert_int_equal(export_model_glb(&m, &glb, &len, err, sizeof err), 0);
+    struct glbdoc doc;
+    assert_int_equal(glb_read(glb, len, &doc), 0);
+    json_t *prim = json_array_get(json_object_get(json_array_get(json_object_get(doc.json, "meshes"), 0),
+                                                  "primitives"), 0);
+    size_t count;
+    int ncomp, ctype;
+    assert_non_null(glb_accessor_data(&doc, (size_t)attribute(prim, "JOINTS_0"), &count, &ncomp, &ctype));
+    assert_int_equal(ctype, 5123);
+    uint32_t *jv = glb_accessor_uints(&doc, (size_t)attribute(prim, "JOINTS_0"), &count, &ncomp);
+    float *wv = glb_accessor_floats(&doc, (size_t)attribute(prim, "WEIGHTS_0"), &count, &ncomp);
+    const char *entry[FXGEOM_HASHES];
+    bound_names(&b.o, entry);
+    for (int v = 0; v < FXGEOM_VERTS; v++) {
+        struct pair want[4];
+        int n = rule_pairs(&b.o, entry, rig_bones[0], v, want);
+        for (int k = 0; k < n; k++) {
+            bool found = false;
+            for (int j = 0; j < 4; j++)
+                found = found || (wv[4 * v + j] > 0 && jv[4 * v + j] >= FIRST &&
+                                  strcmp(rig_bones[jv[4 * v + j]], want[k].name) == 0 &&
+                                  fabs(wv[4 * v + j] - want[k].w) < 1e-6);
+            if (!found)
+                fail_msg("vertex %d: no joint %s of weight %g", v, want[k].name, want[k].w);
+        }
+    }
+    free(jv);
+    free(wv);
+    glb_doc_free(&doc);
+    free(glb);
+    mdl_model_free(&m);
+    geom_free(&g);
+    diag_free(&d);
+    rig_set_free(&rigs);
+    free(b.file);
+}
+
 /* ---- real-file traps ---- */
 
 static void test_traps(void **state)
@@ -1112,6 +1183,7 @@ int main(void)
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_glb_clear_rig),
         cmocka_unit_test(test_glb_inverse_binds),
+        cmocka_unit_test(test_glb_wide_rig),
         cmocka_unit_test(test_traps),
         cmocka_unit_test(test_broken_parts),
         cmocka_unit_test(test_model_not_made),
