@@ -624,6 +624,23 @@ static void *random_reader(void *p)
     return NULL;
 }
 
+/* 16 threads read random ranges of the n files at once (thread t seeded t * mul + add),
+ * each compared with the reference bytes. */
+static void run_readers(const char *mnt, char **paths, uint8_t **content, size_t *len, int n, unsigned mul,
+                        unsigned add)
+{
+    pthread_t th[16];
+    struct reader_arg args[16];
+    for (int t = 0; t < 16; t++) {
+        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * mul + add, 0};
+        pthread_create(&th[t], NULL, random_reader, &args[t]);
+    }
+    for (int t = 0; t < 16; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(args[t].mismatches, 0);
+    }
+}
+
 /* 16 threads read random files at once and compare with a single reader's bytes, with
  * the given mount options (the loop that serves them differs). */
 static void check_concurrent_readers(const char *opts)
@@ -644,16 +661,7 @@ static void check_concurrent_readers(const char *opts)
         assert_int_equal(mp_read(mnt, paths[n], &content[n], &len[n]), 0);
         n++;
     }
-    pthread_t th[16];
-    struct reader_arg args[16];
-    for (int t = 0; t < 16; t++) {
-        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * 7919u + 1, 0};
-        pthread_create(&th[t], NULL, random_reader, &args[t]);
-    }
-    for (int t = 0; t < 16; t++) {
-        pthread_join(th[t], NULL);
-        assert_int_equal(args[t].mismatches, 0);
-    }
+    run_readers(mnt, paths, content, len, n, 7919u, 1);
     for (int i = 0; i < n; i++)
         free(content[i]);
     rig_case_end(&c);
@@ -687,16 +695,7 @@ static void test_mount_geom_parallel(void **state)
     s3fs_close(fs);
     make_mountpoint("m_geompar", mnt, sizeof mnt);
     do_mount(pkg, mnt, "spin=0");
-    pthread_t th[16];
-    struct reader_arg args[16];
-    for (int t = 0; t < 16; t++) {
-        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * 104729u + 3, 0};
-        pthread_create(&th[t], NULL, random_reader, &args[t]);
-    }
-    for (int t = 0; t < 16; t++) {
-        pthread_join(th[t], NULL);
-        assert_int_equal(args[t].mismatches, 0);
-    }
+    run_readers(mnt, paths, content, len, n, 104729u, 3);
     do_umount(mnt);
     for (int i = 0; i < n; i++) {
         free(paths[i]);
