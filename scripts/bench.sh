@@ -9,6 +9,10 @@
 #                                                    file, a remapped-strings file and the real
 #                                                    files of $S3RIG_VECTORS/gr2
 #   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
+#   scripts/bench.sh geom [VERTS]                    a GEOM mesh (default 3150 vertices: about
+#                                                    200 KB) bound to the clear RIG fixture and
+#                                                    exported, in-process (tests/bench_geom.c);
+#                                                    target: under 10 ms
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -50,6 +54,21 @@ bench_package() {
     done
     rm -rf "$work"
 }
+# GEOM: binding and export time of a generated mesh (best of 30, in-process, milliseconds).
+bench_geom() {
+    local work
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    build-bench/tests/s3rig-mkfixture geom-big "$work/body.simgeom" "$1"
+    build-bench/tests/s3rig-mkfixture rig-clear-4 "$work/auRig.rig"
+    build-bench/tests/bench_geom "$work/body.simgeom" "$work/auRig.rig"
+    rm -rf "$work"
+}
+if [ "${1:-}" = geom ]; then
+    bench_geom "${2:-3150}"
+    exit 0
+fi
 if [ "${1:-}" = package ]; then
     bench_package "${2:-10000}"
     build-bench/tests/bench_codecs "$vec" 2>/dev/null | grep -E "refpack|zlib" || true
@@ -277,3 +296,5 @@ echo
 build-bench/tests/bench_codecs "$vec" 2>/dev/null || echo "codec throughput: bench_codecs not available"
 echo
 bench_package 10000
+echo
+bench_geom 3150
