@@ -12,6 +12,8 @@
 #include "fs/open.h"
 #include "parse/dbpf.h"
 #include "parse/bitknit2.h"
+#include "parse/geom.h"
+#include "parse/geom_model.h"
 #include "parse/gr2.h"
 #include "parse/oodle0.h"
 #include "parse/oodle1.h"
@@ -127,6 +129,51 @@ static void format_extra(const uint8_t *data, size_t size)
         diag_free(&diag);
         free(b);
     }
+#elif defined(FUZZ_CODE_geom) /* the binding and the exports, to a rig having the fixtures' bones */
+    static struct rig_set rigs;
+    static const char *const names[] = {"b__ROOT__",    "b__Pelvis__", "b__L_Thigh__",
+                                        "b__R_Thigh__", "b__Spine0__", "b__Head,\"x\"__"};
+    char err[256];
+    if (!rigs.n) {
+        struct mdl_skeleton s = {.nbones = 6, .bone = calloc(6, sizeof *s.bone)};
+        for (int i = 0; s.bone && i < 6; i++) {
+            s.bone[i] = (struct mdl_bone){.name = strdup(names[i]), .name_len = strlen(names[i]), .parent = i - 1};
+            s.bone[i].t[1] = 0.1f * (float)i;
+            s.bone[i].r[3] = s.bone[i].s[0] = s.bone[i].s[1] = s.bone[i].s[2] = 1;
+        }
+        if (s.bone)
+            rig_set_add(&rigs, "fuzz", &s, err, sizeof err);
+    }
+    const struct s3_format_info *f = &s3_formats[FMT_GEOM];
+    uint8_t *b = malloc(f->fuzz_cut + size + 1);
+    if (!b || !rigs.n) {
+        free(b);
+        return;
+    }
+    memcpy(b, f->fuzz_prefix, f->fuzz_cut);
+    memcpy(b + f->fuzz_cut, data, size);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, b, f->fuzz_cut + size);
+    struct geom g;
+    struct diag d = {0};
+    if (geom_parse(&src, 8u << 20, &g, &d, err, sizeof err) == 0) {
+        struct mdl_model m;
+        struct geom_report rep;
+        if (geom_model(&g, &rigs.r[0], &m, &rep, err, sizeof err) == 0) {
+            uint8_t *out;
+            size_t len;
+            if (export_model_glb(&m, &out, &len, err, sizeof err) == 0)
+                free(out);
+            if (export_mesh_obj(&m.mesh[0], &out, &len, err, sizeof err) == 0)
+                free(out);
+            mdl_model_free(&m);
+            geom_report_free(&rep);
+        }
+        geom_free(&g);
+    }
+    diag_free(&d);
+    free(b);
 #else
     (void)data, (void)size;
 #endif

@@ -14,6 +14,10 @@
 #                                                    KPS knots a second; animation.glb and one
 #                                                    samples.csv made by s3rig and read through a
 #                                                    mount (target: the .glb in under 1 s)
+#   scripts/bench.sh geom [VERTS]                    a GEOM mesh (default 3150 vertices: about
+#                                                    200 KB) bound to the clear RIG fixture and
+#                                                    exported, in-process (tests/bench_geom.c);
+#                                                    target: under 10 ms
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -90,6 +94,21 @@ bench_anim() {
 if [ "${1:-}" = anim ]; then
     command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
     bench_anim "${2:-250}" "${3:-34}" "${4:-30}"
+    exit 0
+fi
+# GEOM: binding and export time of a generated mesh (best of 30, in-process, milliseconds).
+bench_geom() {
+    local work
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    build-bench/tests/s3rig-mkfixture geom-big "$work/body.simgeom" "$1"
+    build-bench/tests/s3rig-mkfixture rig-clear-4 "$work/auRig.rig"
+    build-bench/tests/bench_geom "$work/body.simgeom" "$work/auRig.rig"
+    rm -rf "$work"
+}
+if [ "${1:-}" = geom ]; then
+    bench_geom "${2:-3150}"
     exit 0
 fi
 if [ "${1:-}" = package ]; then
@@ -319,3 +338,5 @@ echo
 build-bench/tests/bench_codecs "$vec" 2>/dev/null || echo "codec throughput: bench_codecs not available"
 echo
 bench_package 10000
+echo
+bench_geom 3150

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "fixture.h"
+#include "fixture_geom.h"
 #include "fixture_rig_clear.h"
 #include "refpack_pack.h"
 
@@ -175,9 +176,40 @@ static uint8_t *blob(size_t n, uint32_t seed, bool repetitive)
     return b;
 }
 
+/* variant 6: GEOM resources and the rigs they may bind to (Sims 4, zlib, one group) */
+static void geom_sample(struct fxp_sample *s)
+{
+    s->opts = (struct fxp_opts){.game = 4, .index_flags = 2};
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    size_t n;
+    uint8_t *decoy = fx_sample_rig(&n, &rl, &gl, NULL);
+    add(s, 0x8EAF13DE, 0, FXP_GEOM_DECOY, decoy, n, FXP_ZLIB, "decoy_rig");
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout cl;
+    uint8_t *clear = fxc_build(&co, &n, &cl);
+    add(s, 0x8EAF13DE, 0, FXP_GEOM_RIG, clear, n, FXP_ZLIB, "auRig");
+    struct fxgeom_opts go = {.version = 14};
+    struct fxgeom_layout glay;
+    uint8_t *mesh = fxgeom_build(&go, &n, &glay);
+    add(s, 0x015A1849, 0, FXP_GEOM_MESH, mesh, n, FXP_ZLIB, "yfBody");
+    go = (struct fxgeom_opts){.version = 5, .missing_hash = true};
+    uint8_t *custom = fxgeom_build(&go, &n, &glay);
+    add(s, 0x015A1849, 0, FXP_GEOM_CUSTOM, custom, n, FXP_STORED, "yfCustom");
+    uint64_t inst[] = {FXP_GEOM_DECOY, FXP_GEOM_RIG, FXP_GEOM_MESH, FXP_GEOM_CUSTOM};
+    const char *nm[] = {"decoy_rig", "auRig", "yfBody", "yfCustom"};
+    uint8_t *map = fxp_namemap(inst, nm, 4, &n);
+    add(s, 0x0166038C, 0, 0x0000000100000100ull, map, n, FXP_ZLIB, NULL);
+    s->file = fxp_build(&s->opts, s->res, s->n, &s->size, &s->lay);
+}
+
 void fxp_sample(struct fxp_sample *s, int variant)
 {
     memset(s, 0, sizeof *s);
+    if (variant == 6) {
+        geom_sample(s);
+        return;
+    }
     bool s4 = variant >= 4;
     enum fxp_comp packed = s4 ? FXP_ZLIB : FXP_REFPACK;
     uint32_t group = s4 ? 0 : 0x00000001; /* Sims 4 variant: one group for all (constant) */

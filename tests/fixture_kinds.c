@@ -8,6 +8,7 @@
 #include "bitknit2enc.h"
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_geom.h"
 #include "fixture_gr2anim.h"
 #include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
@@ -22,7 +23,16 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
     uint8_t *data = NULL;
     struct fx_gr2_layout glay;
     struct fx_rig_layout rlay;
-    if (strcmp(kind, "gr2-big") == 0) {
+    if (strcmp(kind, "geom-big") == 0) {
+        if (nargs != 1 || atoi(args[0]) < 4) {
+            fprintf(stderr, "s3rig-mkfixture: geom-big needs VERTS (4 or more)\n");
+            return NULL;
+        }
+        uint32_t n = (uint32_t)atoi(args[0]), cols = 64 < n / 2 ? 64 : n / 2;
+        struct fxgeom_opts o = {.version = 14, .grid_cols = cols, .grid_rows = n / cols};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
+    } else if (strcmp(kind, "gr2-big") == 0) {
         if (nargs != 3) {
             fprintf(stderr, "s3rig-mkfixture: gr2-big needs PIXELS VERTS BONES\n");
             return NULL;
@@ -158,9 +168,29 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         uint8_t *rig = fx_sample_rig(&size, &rlay, &glay, NULL);
         data = rp_pack(rig, size, NULL, &size, NULL);
         free(rig);
+    } else if (strcmp(kind, "geom-figure") == 0) { /* for pictures: skinned along a bone chain */
+        struct fxgeom_opts o = {.version = 14, .grid_cols = 33, .grid_rows = 48, .figure = true};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
+    } else if (strcmp(kind, "geom-traps") == 0) { /* every trap of real files at once */
+        struct fxgeom_opts o = {.version = 15, .zero_normal = true, .missing_hash = true, .bad_weight_sum = true,
+                                .index_out_of_range = true};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
+    } else if (strncmp(kind, "geom-v", 6) == 0) {
+        struct fxgeom_opts o = {.version = (uint32_t)atoi(kind + 6)};
+        struct fxgeom_layout lay;
+        data = fxgeom_build(&o, &size, &lay);
     } else if (strncmp(kind, "package-s", 9) == 0) {
         struct fxp_sample s;
         fxp_sample(&s, strcmp(kind, "package-s3") == 0 ? 3 : strcmp(kind, "package-s4") == 0 ? 4 : 5);
+        data = s.file;
+        size = s.size;
+        s.file = NULL;
+        fxp_sample_free(&s);
+    } else if (strcmp(kind, "package-geom") == 0) {
+        struct fxp_sample s;
+        fxp_sample(&s, 6);
         data = s.file;
         size = s.size;
         s.file = NULL;

@@ -28,7 +28,16 @@
  *   gr2-oodle0               a GR2 (le32-old, v6) whose object section is Oodle0-compressed
  *   oodle0 | oodle0-be       an Oodle0 section (a GR2 object section packed by the test encoder,
  *                            three stages) after the oodle0 fuzz target's 8-byte prefix
+ *   geom-vN                  a GEOM (RCOL-wrapped) of version N (5, 12, 13, 14, 15): 6 vertices,
+ *                            4 triangles, the clear RIG fixture's bones (fixture_geom.c)
+ *   geom-big VERTS           a GEOM v14 grid of about VERTS vertices (64 a row) bound to the clear
+ *                            RIG fixture's bones (scripts/bench.sh geom)
+ *   geom-figure              a GEOM v14 shaped like a figure, its rings weighted along a chain of
+ *                            the clear RIG fixture's bones (the README's picture)
+ *   geom-traps               a GEOM v15 with a zero normal, a hash no rig has, weights that do
+ *                            not sum to 1 and an index past the vertices
  *   package-s3 | package-s4 | package-s4-rigs   the sample packages of the tests
+ *   package-geom             GEOM resources beside a rig covering one and a decoy (fxp_sample 6)
  *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
  *   refpack                  the sample rig packed by the test-only RefPack packer */
 #include <stdio.h>

@@ -359,6 +359,17 @@ static void test_remapped_strings(void **state)
     }
 }
 
+/* The big Granny file of o (its bytes and size into *granny, *gsize) and a wrapped RIG
+ * around it, the sample rig's chains and lists (returned, its size into *size). */
+static uint8_t *big_in_rig(const struct fxg_big_opts *o, struct fxg_big_result *r, uint8_t **granny, size_t *gsize,
+                           size_t *size)
+{
+    *granny = fxg_build_big(o, gsize, r);
+    struct fx_rig_opts ro = fx_sample_rig_opts(*granny, *gsize);
+    struct fx_rig_layout rl;
+    return fx_build_rig(&ro, size, &rl);
+}
+
 /* A header string_table_crc with ordinary strings (every slot a pointer with a fixup, as
  * real files have): names are their text, and /info has no remapping warning even with
  * everything parsed; a wrapped RIG around it names its bones. Mixed (the texture and mesh
@@ -373,10 +384,7 @@ static void test_string_table_crc_with_text(void **state)
                                      .string_table_crc = 0x452bfb41, .crc_from = mixed ? 2 : UINT32_MAX};
             struct fxg_big_result r;
             size_t gsize, size;
-            uint8_t *g = fxg_build_big(&o, &gsize, &r);
-            struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
-            struct fx_rig_layout rl;
-            uint8_t *f = fx_build_rig(&ro, &size, &rl);
+            uint8_t *g, *f = big_in_rig(&o, &r, &g, &gsize, &size);
             for (int rig = 0; rig <= 1; rig++) {
                 struct s3fs *fs = open_mem(rig ? f : g, rig ? size : gsize, NULL, NULL);
                 expect_text(fs, "/granny/header/string_table_crc", "0x452bfb41\n");
@@ -418,10 +426,7 @@ static void test_rig_remapped_names(void **state)
                              .string_table_crc = 0x452bfb41};
     struct fxg_big_result r;
     size_t gsize, size;
-    uint8_t *g = fxg_build_big(&o, &gsize, &r);
-    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
-    struct fx_rig_layout rl;
-    uint8_t *f = fx_build_rig(&ro, &size, &rl);
+    uint8_t *g, *f = big_in_rig(&o, &r, &g, &gsize, &size);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);
     size_t nodes;
     assert_true(check_all_links(fs, &nodes) > 10);

@@ -24,7 +24,11 @@
 #include <cmocka.h>
 
 #include "expect.h"
+#include "expect_geom.h"
 #include "expect_gr2anim.h"
+#include "fixture_dbpf.h"
+#include "fixture_geom.h"
+#include "testutil.h"
 #include "fixture.h"
 #include "fixture_gr2anim.h"
 #include "fixture_rig_clear.h"
@@ -67,6 +71,19 @@ static void t2fs_case_free(struct t2fs_case *c)
 {
     free(c->file);
     fxt_free(c->root);
+}
+
+/* The sample RIG (fx_sample_rig) written under tmpdir as NAME (its path into path); its
+ * Granny part's layout into *gl when not NULL. */
+static void write_sample_rig(const char *name, char *path, size_t plen, struct fx_gr2_layout *gl)
+{
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout own;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, gl ? gl : &own, names);
+    write_fixture(name, file, size, path, plen);
+    free(file);
 }
 
 /* The sample RIG (fx_sample_rig) written under tmpdir as NAME, mounted on NAME.mnt with
@@ -729,6 +746,23 @@ static void *random_reader(void *p)
     return NULL;
 }
 
+/* 16 threads read random ranges of the n files at once (thread t seeded t * mul + add),
+ * each compared with the reference bytes. */
+static void run_readers(const char *mnt, char **paths, uint8_t **content, size_t *len, int n, unsigned mul,
+                        unsigned add)
+{
+    pthread_t th[16];
+    struct reader_arg args[16];
+    for (int t = 0; t < 16; t++) {
+        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * mul + add, 0};
+        pthread_create(&th[t], NULL, random_reader, &args[t]);
+    }
+    for (int t = 0; t < 16; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(args[t].mismatches, 0);
+    }
+}
+
 /* 16 threads read random files at once and compare with a single reader's bytes, with
  * the given mount options (the loop that serves them differs). */
 static void check_concurrent_readers(const char *opts)
@@ -749,19 +783,47 @@ static void check_concurrent_readers(const char *opts)
         assert_int_equal(mp_read(mnt, paths[n], &content[n], &len[n]), 0);
         n++;
     }
-    pthread_t th[16];
-    struct reader_arg args[16];
-    for (int t = 0; t < 16; t++) {
-        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * 7919u + 1, 0};
-        pthread_create(&th[t], NULL, random_reader, &args[t]);
-    }
-    for (int t = 0; t < 16; t++) {
-        pthread_join(th[t], NULL);
-        assert_int_equal(args[t].mismatches, 0);
-    }
+    run_readers(mnt, paths, content, len, n, 7919u, 1);
     for (int i = 0; i < n; i++)
         free(content[i]);
     rig_case_end(&c);
+}
+
+/* A package's GEOM trees opened by 16 threads at once on a fresh mount with spin=0 (the
+ * nested views, the package's rigs they bind to and the exports are made while other
+ * requests run): every byte as a single in-process reader gets it. */
+static void test_mount_geom_parallel(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    char pkg[256], mnt[256], mesh[300], custom[300];
+    write_fixture("par.package", s.file, s.size, pkg, sizeof pkg);
+    fxp_expected_name(mesh, sizeof mesh, 4, &s.res[2], s.names[2], 0);
+    fxp_expected_name(custom, sizeof custom, 4, &s.res[3], s.names[3], 0);
+    const char *rel[] = {"geom/mesh.glb", "geom/mesh.obj", "geom/geom/bones.csv", "geom/geom/vertices.csv",
+                         "geom/geom/material/DiffuseMap/texture", "geom/rcol/chunks/0/instance"};
+    char *paths[12];
+    uint8_t *content[12];
+    size_t len[12];
+    int n = 0;
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, "package");
+    for (int r = 0; r < 2; r++)
+        for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
+            assert_true(asprintf(&paths[n], "/resources/%s/%s", r ? custom : mesh, rel[k]) > 0);
+            content[n] = read_path(fs, paths[n], &len[n]);
+            n++;
+        }
+    s3fs_close(fs);
+    make_mountpoint("m_geompar", mnt, sizeof mnt);
+    do_mount(pkg, mnt, "spin=0");
+    run_readers(mnt, paths, content, len, n, 104729u, 3);
+    do_umount(mnt);
+    for (int i = 0; i < n; i++) {
+        free(paths[i]);
+        free(content[i]);
+    }
+    fxp_sample_free(&s);
 }
 
 static void test_mount_concurrent_readers(void **state)
@@ -1133,6 +1195,98 @@ static void test_mount_rig_clear(void **state)
     }
 }
 
+/* The bytes of path in the tree of file opened in-process (with -o rig=rig when given). */
+static uint8_t *in_process(const uint8_t *file, size_t size, const char *rig, const char *path, size_t *len)
+{
+    struct s3fs_opts o = {0};
+    if (rig)
+        snprintf(o.rig, sizeof o.rig, "%s", rig);
+    struct s3fs *fs = open_mem(file, size, &o, path);
+    uint8_t *b = read_path(fs, path, len);
+    s3fs_close(fs);
+    return b;
+}
+
+static void expect_same_bytes(char *mnt, const char *path, const uint8_t *want, size_t n)
+{
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, path, &buf, &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(buf, want, n);
+    free(buf);
+}
+
+/* A GEOM mounted with -o rig= (a path relative to where mount.s3rig runs: it is opened
+ * before the daemon leaves that folder): the whole tree through the kernel, the rig: line
+ * naming the rig's absolute path, mesh.glb as in-process; and a package's GEOM resource
+ * bound to the package's rig that has its bones. */
+static void test_mount_geom(void **state)
+{
+    (void)state;
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout cl;
+    size_t rsize;
+    uint8_t *rig = fxc_build(&co, &rsize, &cl);
+    char rig_path[256], cwd[4096], mnt[256], path[700], want[600];
+    write_fixture("clear.rig", rig, rsize, rig_path, sizeof rig_path);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    static const uint32_t versions[] = {5, 14};
+    for (int i = 0; i < 2; i++) {
+        struct fxgeom_opts o = {.version = versions[i]};
+        struct fxgeom_layout lay;
+        size_t size;
+        uint8_t *file = fxgeom_build(&o, &size, &lay);
+        char name[32];
+        snprintf(name, sizeof name, "mesh%u.simgeom", versions[i]);
+        write_fixture(name, file, size, path, sizeof path);
+        make_mountpoint("m_geom", mnt, sizeof mnt);
+        assert_int_equal(chdir(tmpdir), 0);
+        do_mount(path, mnt, "rig=clear.rig");
+        assert_int_equal(chdir(cwd), 0);
+        struct expect_list l = {0};
+        ex_geom(&l, file, size, &o, &lay, fxgeom_rig_names);
+        struct probe p = mount_probe(mnt);
+        ex_check(&l, &p);
+        ex_free(&l);
+        uint8_t *info;
+        size_t len;
+        assert_int_equal(mp_read(mnt, "/info", &info, &len), 0);
+        snprintf(want, sizeof want, "\nrig: %s\n", rig_path);
+        if (!memmem(info, len, want, strlen(want)))
+            fail_msg("/info lacks %s: %.*s", want, (int)len, (char *)info);
+        free(info);
+        uint8_t *glb = in_process(file, size, rig_path, "/mesh.glb", &len);
+        expect_same_bytes(mnt, "/mesh.glb", glb, len);
+        free(glb);
+        do_umount(mnt);
+        free(file);
+    }
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    write_fixture("geom.package", s.file, s.size, path, sizeof path);
+    make_mountpoint("m_geompkg", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    char mesh[300], rigdir[300];
+    fxp_expected_name(mesh, sizeof mesh, 4, &s.res[2], s.names[2], 0);
+    fxp_expected_name(rigdir, sizeof rigdir, 4, &s.res[1], s.names[1], 0);
+    snprintf(path, sizeof path, "/resources/%s/geom/info", mesh);
+    uint8_t *info;
+    size_t len;
+    assert_int_equal(mp_read(mnt, path, &info, &len), 0);
+    snprintf(want, sizeof want, "\nrig: resources/%s\n", rigdir);
+    if (!memmem(info, len, want, strlen(want)))
+        fail_msg("%s lacks %s: %.*s", path, want, (int)len, (char *)info);
+    free(info);
+    snprintf(path, sizeof path, "/resources/%s/geom/mesh.glb", mesh);
+    uint8_t *glb = in_process(s.file, s.size, NULL, path, &len);
+    expect_same_bytes(mnt, path, glb, len);
+    free(glb);
+    do_umount(mnt);
+    fxp_sample_free(&s);
+    free(rig);
+}
+
 struct hammer {
     const char *mnt;
     int stop; /* atomic: set by the main thread while readers poll it */
@@ -1228,14 +1382,8 @@ static pid_t server_pid(const char *last)
 static void test_mount_signals(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *file = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], mnt[256];
-    write_fixture("sig.rig", file, size, path, sizeof path);
-    free(file);
+    write_sample_rig("sig.rig", path, sizeof path, NULL);
     make_mountpoint("m_sig", mnt, sizeof mnt);
     static const int sigs[] = {SIGTERM, SIGINT};
     static const char *const loops[] = {NULL, "spin=0"}; /* the polling loop, libfuse's */
@@ -1416,13 +1564,9 @@ static void expect_file(const char *path, const char *text)
 static void test_cli_extract_planted_links(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
     struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], out[300], victim[300], vdir[300], p[600], err[1024];
-    write_fixture("plant.rig", f, size, path, sizeof path);
+    write_sample_rig("plant.rig", path, sizeof path, &gl);
     snprintf(out, sizeof out, "%s/plant-out", tmpdir);
     snprintf(victim, sizeof victim, "%s/victim", tmpdir);
     snprintf(vdir, sizeof vdir, "%s/victim-dir", tmpdir);
@@ -1465,7 +1609,6 @@ static void test_cli_extract_planted_links(void **state)
     snprintf(p, sizeof p, "%s/info", out);
     assert_int_equal(lstat(p, &st), 0);
     assert_true(S_ISREG(st.st_mode));
-    free(f);
 
     /* a package's resources, each written as OUT/NAME */
     struct fxp_sample s;
@@ -1702,14 +1845,8 @@ static void test_cli_command_line(void **state)
 static void test_cli_output_errors(void **state)
 {
     (void)state;
-    size_t size;
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    char names[FX_SAMPLE_BONES][32];
-    uint8_t *f = fx_sample_rig(&size, &rl, &gl, names);
     char path[256], err[1024];
-    write_fixture("out.rig", f, size, path, sizeof path);
-    free(f);
+    write_sample_rig("out.rig", path, sizeof path, NULL);
     const char *cli = cli_bin();
     char *cases[][7] = {
         {(char *)cli, "ls", path, NULL},
@@ -1765,6 +1902,8 @@ int main(void)
         mount_test(test_mount_rig_bitknit2),
         mount_test(test_mount_rig_clear),
         mount_test(test_mount_gr2_animations),
+        mount_test(test_mount_geom),
+        mount_test(test_mount_geom_parallel),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),

@@ -143,7 +143,21 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
     return finish(g, out, len, err, errlen);
 }
 
-#define MESH_ATTRS 6
+#define MESH_ATTRS 8
+
+/* JOINTS_0 as bytes (the mesh says every index is below 256). */
+static int joints_u8_view(struct glb *g, const struct mdl_mesh *m)
+{
+    size_t n = (size_t)m->nverts * 4;
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)m->joints[i];
+    int view = glb_view(g, b, n, GLB_VERTICES);
+    free(b);
+    return view;
+}
 
 /* The attributes every primitive of a mesh shares. */
 static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned, int acc[MESH_ATTRS])
@@ -152,12 +166,18 @@ static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned
     acc[1] = m->nrm ? glb_floats(g, m->nrm, m->nverts, 3, GLB_VERTICES, false) : -1;
     acc[2] = m->uv ? glb_floats(g, m->uv, m->nverts, 2, GLB_VERTICES, false) : -1;
     acc[3] = acc[4] = acc[5] = -1;
+    for (int k = 0; k < 2; k++)
+        acc[6 + k] = m->uv_more[k] ? glb_floats(g, m->uv_more[k], m->nverts, 2, GLB_VERTICES, false) : -1;
     if (m->rgba) { /* the bytes as stored, read as 0..1 */
         int view = glb_view(g, m->rgba, (size_t)m->nverts * 4, GLB_VERTICES);
         acc[5] = glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
         glb_accessor_normalized(g, acc[5]);
     }
-    if (skinned) {
+    if (skinned && m->joints_u8) {
+        int view = joints_u8_view(g, m);
+        acc[3] = view < 0 ? -1 : glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
+        acc[4] = glb_floats(g, m->weights, m->nverts, 4, GLB_VERTICES, false);
+    } else if (skinned) {
         int view = glb_view(g, m->joints, (size_t)m->nverts * 4 * sizeof *m->joints, GLB_VERTICES);
         acc[3] = glb_accessor(g, view, 0, GLB_U16, m->nverts, 4, NULL, NULL);
         acc[4] = glb_floats(g, m->weights, m->nverts, 4, GLB_VERTICES, false);
@@ -218,7 +238,8 @@ static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *
         if (mat < 0 && *plain < 0)
             *plain = glb_material(g, NULL, 0);
         int prim = glb_primitive(g, mesh, ind, mat >= 0 ? mat : *plain);
-        const char *sem[MESH_ATTRS] = {"POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0", "WEIGHTS_0", "COLOR_0"};
+        const char *sem[MESH_ATTRS] = {"POSITION", "NORMAL",  "TEXCOORD_0", "JOINTS_0",
+                                       "WEIGHTS_0", "COLOR_0", "TEXCOORD_1", "TEXCOORD_2"};
         for (int a = 0; a < MESH_ATTRS; a++)
             if (acc[a] >= 0)
                 glb_attribute(g, mesh, prim, sem[a], acc[a]);

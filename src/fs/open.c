@@ -60,6 +60,7 @@ static int load_skeleton(struct s3fs *fs, char *err, size_t errlen)
 {
     struct s3fs_opts o = fs->opts;
     o.skeleton[0] = 0;
+    o.rig[0] = 0;
     struct s3fs *from;
     char why[300];
     int rc = s3fs_open(&from, fs->opts.skeleton, &o, why, sizeof why);
@@ -89,6 +90,32 @@ static int load_skeleton(struct s3fs *fs, char *err, size_t errlen)
     return S3_EXIT_OK;
 }
 
+/* -o rig=FILE: the file opened as a tree of its own (before anything is mounted, by its
+ * absolute path), kept while fs lives; it must hold a skeleton. */
+static int open_rig_option(struct s3fs *fs, const char *label, char *err, size_t errlen)
+{
+    struct s3fs_opts o = fs->opts;
+    o.rig[0] = 0;
+    o.skeleton[0] = 0;
+    char why[512] = "";
+    fs->rig_path = realpath(fs->opts.rig, NULL);
+    if (!fs->rig_path) {
+        snprintf(err, errlen, "%s: rig=%s: %s", label, fs->opts.rig, strerror(errno));
+        return S3_EXIT_OPEN;
+    }
+    int rc = s3fs_open(&fs->rig_fs, fs->rig_path, &o, why, sizeof why);
+    if (rc) {
+        snprintf(err, errlen, "%s: rig=%s", label, why);
+        return rc;
+    }
+    const struct rig_set *set = fs->rig_fs->rigs ? fs->rig_fs->rigs(fs->rig_fs, why, sizeof why) : NULL;
+    if (!set || set->n == 0) {
+        snprintf(err, errlen, "%s: rig=%s: no skeleton to bind to%s%s", label, fs->rig_path, why[0] ? ": " : "", why);
+        return S3_EXIT_FORMAT;
+    }
+    return S3_EXIT_OK;
+}
+
 static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
                        size_t errlen)
 {
@@ -109,6 +136,11 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     fs->open_at = s3fs_open_at;
     if (fs->opts.skeleton[0]) {
         int rc = load_skeleton(fs, err, errlen);
+        if (rc)
+            return rc;
+    }
+    if (fs->opts.rig[0]) {
+        int rc = open_rig_option(fs, label, err, errlen);
         if (rc)
             return rc;
     }
@@ -144,6 +176,9 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     fs->root = dir;
     fs->nested = true;
     fs->open_at = s3fs_open_at;
+    fs->host = host;
+    fs->rig_fs = host->rig_fs;
+    fs->rig_path = host->rig_path;
     snprintf(fs->origin, sizeof fs->origin, "%s", origin ? origin : "");
     /* Registered before the view opens, so the view's own cleanups (made later) run first. */
     tree_on_free(t, nested_free, fs);
@@ -221,6 +256,8 @@ void s3fs_close(struct s3fs *fs)
     sb_free(&fs->facts);
     free(fs->gaps);
     source_close(&fs->src);
+    s3fs_close(fs->rig_fs);
+    free(fs->rig_path);
     free(fs);
 }
 

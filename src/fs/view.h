@@ -15,6 +15,7 @@
 #include "fs/tree.h"
 #include "parse/detect.h"
 #include "parse/diag.h"
+#include "parse/rigset.h"
 
 /* Set from "-o" through the one option table (options.c), for both commands. */
 struct s3fs_opts {
@@ -25,6 +26,7 @@ struct s3fs_opts {
     uint16_t rnc_key;
     char schema[512]; /* t2fs: "turok1", "turok2" or a JSON file; empty = pick by shape */
     char skeleton[512]; /* Granny animations: a file whose first skeleton they play on; empty = none */
+    char rig[4096];   /* meshes: the rig file to bind them to; empty = none */
 };
 
 #define S3FS_DEFAULT_CACHE (256ull << 20)
@@ -97,6 +99,19 @@ struct s3fs {
     const struct mdl_skeleton *skeleton;
     /* how the view copies its file's first skeleton (view_add_skeleton_hook) */
     struct view_hooks skeleton_hooks;
+    /* Binding meshes to rigs. rigs: the skeletons this view holds (a rig, a Granny file's
+     * first skeleton, a package's rig resources), made on the first call and kept with the
+     * view, each labelled where it is relative to the view's root ("" the file itself); NULL
+     * when the view holds none. It returns NULL only when out of memory; a set it could not
+     * fill says why in err. Called while no other thread grows the tree: under the tree
+     * lock (a nested view opening) or before the tree is shared (the open layer). */
+    const struct rig_set *(*rigs)(struct s3fs *fs, char *err, size_t errlen);
+    void *rigs_ctx;
+    struct s3fs *host; /* the view that opened this one (a package), NULL at the top */
+    /* -o rig=FILE opened before the view (its rigs() gives the skeletons) and its absolute
+     * path; a nested view shares its host's (only the top s3fs closes it). */
+    struct s3fs *rig_fs;
+    char *rig_path;
 };
 
 /* A format's view (the open column of src/formats.def): parses fs's source (refusing only

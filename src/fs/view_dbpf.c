@@ -20,6 +20,8 @@ struct pkg_res {
     uint32_t i;
     uint16_t codec;    /* what the bytes are decoded as (a DBPF_COMP_ value) */
     const char *nested_dir; /* the nested view's directory name (the table's pkg_dir) */
+    uint32_t nested_ino;    /* that directory (0: none made) */
+    struct s3fs *nested;    /* the view opened there, once populated */
     bool ok;           /* the bytes can be had (err otherwise) */
     char err[200];
     struct source src; /* a slice of the file (stored), or the expanded bytes */
@@ -53,6 +55,10 @@ struct pkg_view {
     bool names_loaded;
     int names_rc; /* load_names: 0, or -ENOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
+    uint32_t resources_dir; /* /resources (0 until the root is populated) */
+    uint32_t *res_dir;      /* per entry: /resources/NAME (0 until /resources is populated) */
+    struct rig_set rigs;    /* fs->rigs: the rig resources' skeletons, made on first use */
+    bool rigs_made;
 };
 
 _Static_assert(FMT_COUNT <= 32, "format masks are 32-bit");
@@ -86,6 +92,8 @@ static void pkg_view_free(void *p)
     for (uint32_t i = 0; v->res && i < v->d.count; i++)
         free(v->res[i]);
     free(v->res);
+    free(v->res_dir);
+    rig_set_free(&v->rigs);
     for (size_t i = 0; i < v->nnames; i++)
         free(v->names[i].name);
     free(v->names);
@@ -430,8 +438,7 @@ static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     snprintf(origin, sizeof origin, "resource %s, stored at offset %" PRIu32 " (%" PRIu32 " bytes, %s)%s",
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
-    struct s3fs *nested;
-    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &nested, err, sizeof err)) {
+    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err)) {
         add_error(t, dir, r->nested_dir, err);
         return 0;
     }
@@ -452,6 +459,7 @@ static void add_nested(struct pkg_view *v, uint32_t dir, struct pkg_res *r)
         r->nested_dir = s3_formats[det.format].pkg_dir;
         uint32_t ino = tree_add_dir(t, dir, r->nested_dir, "dbpf.nested", populate_nested, r, 0);
         tree_set_span(t, ino, e->offset, e->stored_size);
+        r->nested_ino = ino;
     } else if (promised) {
         char why[300];
         if (known)
@@ -523,6 +531,7 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         uint32_t ino = tree_add_dir(t, dir, v->dirname[i], "dbpf.resource", populate_resource, v, i);
+        v->res_dir[i] = ino;
         if (e->state == DBPF_OK)
             tree_set_span(t, ino, e->offset, e->stored_size);
         else
@@ -595,8 +604,60 @@ static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
         add_error(t, dir, "index", v->d.index_err);
     uint32_t r = tree_add_dir(t, dir, "resources", "dbpf.resources", populate_resources, v, 0);
     tree_set_span(t, r, v->d.index_pos, v->d.index_size);
+    v->resources_dir = r;
     tree_add_dir(t, dir, "by-type", "dbpf.by_type", populate_by_type, v, 0);
     return 0;
+}
+
+/* ---- rigs for binding meshes ---- */
+
+/* The skeletons of one rig resource (its nested view's), labelled resources/NAME. */
+static void add_resource_rigs(struct pkg_view *v, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    if (!v->res_dir[i] || tree_populate(t, v->res_dir[i]))
+        return;
+    struct pkg_res *r = v->res[i];
+    if (!r || !r->nested_ino || tree_populate(t, r->nested_ino) || !r->nested || !r->nested->rigs)
+        return; /* not a rig the table opens: its rig.error says why */
+    char err[200] = "";
+    const struct rig_set *set = r->nested->rigs(r->nested, err, sizeof err);
+    for (size_t k = 0; set && k < set->n; k++) {
+        char *label = NULL;
+        struct mdl_skeleton copy;
+        const char *sub = set->r[k].label;
+        if (asprintf(&label, "resources/%s%s%s", v->dirname[i], sub[0] ? "/" : "", sub) < 0)
+            label = NULL;
+        if (!label || mdl_skeleton_copy(&set->r[k].skel, &copy))
+            snprintf(err, sizeof err, "out of memory");
+        else
+            rig_set_add(&v->rigs, label, &copy, err, sizeof err);
+        free(label);
+    }
+    if (err[0])
+        diag_add(&v->fs->diag, "%s: no skeleton to bind meshes to: %s", v->dirname[i], err);
+}
+
+/* fs->rigs of a package: every rig resource's skeleton, in index order (their
+ * directories are populated to open them, as listing them would). */
+static const struct rig_set *pkg_rigs(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct pkg_view *v = fs->rigs_ctx;
+    struct tree *t = fs->tree;
+    err[0] = 0;
+    if (v->rigs_made)
+        return &v->rigs;
+    v->rigs_made = true;
+    if (tree_populate(t, fs->root) || !v->resources_dir || tree_populate(t, v->resources_dir)) {
+        snprintf(err, errlen, "the resources cannot be listed");
+        return &v->rigs;
+    }
+    for (uint32_t i = 0; i < v->d.count; i++)
+        if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
+            add_resource_rigs(v, i);
+    if (v->rigs.n == 0)
+        snprintf(err, errlen, "no rig resource holds a skeleton");
+    return &v->rigs;
 }
 
 /* ---- /info ---- */
@@ -679,7 +740,8 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     uint32_t n = v->d.count ? v->d.count : 1;
     v->dirname = calloc(n, sizeof *v->dirname);
     v->res = calloc(n, sizeof *v->res);
-    if (!v->dirname || !v->res || group_types(v)) {
+    v->res_dir = calloc(n, sizeof *v->res_dir);
+    if (!v->dirname || !v->res || !v->res_dir || group_types(v)) {
         snprintf(err, errlen, "out of memory for the index");
         return -1;
     }
@@ -688,6 +750,8 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    fs->rigs = pkg_rigs;
+    fs->rigs_ctx = v;
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
 

@@ -173,7 +173,76 @@ static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, 
     return rc;
 }
 
+int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct gr2_space sp;
+    if (gr2_view_pin(v, &sp))
+        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    struct gr2_types reg = {0};
+    const struct gr2_type *root = gr2_type_get(&reg, &sp, v->g.root_type);
+    const struct gr2_member *m = root && root->ok ? gr2_find_member(root, "Skeletons") : NULL;
+    const char *why = "the root object has no Skeletons array";
+    struct gr2_ref arr, skel;
+    uint32_t at = v->g.root_object.offset + (m ? m->offset : 0);
+    const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS ? gr2_bytes(&sp, v->g.root_object.section, at, 4, &why) : NULL;
+    int rc = -1;
+    if (!b) {
+        err_set(err, errlen, "first skeleton: %s", why);
+    } else if (gr2_u32_at(&sp, b) == 0) {
+        err_set(err, errlen, "the Skeletons array is empty");
+    } else if ((why = NULL, gr2_pointer(&sp, v->g.root_object.section, at + 4, &arr, &why) != 1) ||
+               gr2_pointer(&sp, arr.section, arr.offset, &skel, &why) != 1) {
+        err_set(err, errlen, "first skeleton: %s", why ? why : "a NULL reference");
+    } else {
+        rc = gr2_skeleton_read(&reg, &sp, m->ref_type, skel, out, err, errlen);
+    }
+    gr2_types_free(&reg);
+    gr2_view_unpin(v, &sp);
+    return rc;
+}
+
 int gr2_add_skeleton_hook(struct gr2_view *v)
 {
     return view_add_skeleton_hook(v->fs, first_skeleton, v);
+}
+
+/* fs->rigs of a Granny file or a wrapped RIG: its first skeleton, made once. */
+struct gr2_rigs {
+    struct gr2_view *v;
+    struct rig_set set;
+    bool made;
+    char err[200];
+};
+
+static void gr2_rigs_free(void *p)
+{
+    struct gr2_rigs *r = p;
+    rig_set_free(&r->set);
+    free(r);
+}
+
+static const struct rig_set *gr2_rigs(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct gr2_rigs *r = fs->rigs_ctx;
+    if (!r->made) {
+        r->made = true;
+        struct mdl_skeleton s;
+        if (gr2_view_first_skeleton(r->v, &s, r->err, sizeof r->err) == 0)
+            rig_set_add(&r->set, "", &s, r->err, sizeof r->err);
+    }
+    snprintf(err, errlen, "%s", r->err);
+    return &r->set;
+}
+
+int gr2_rigs_attach(struct gr2_view *v)
+{
+    struct gr2_rigs *r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    r->v = v;
+    tree_on_free(v->fs->tree, gr2_rigs_free, r);
+    v->fs->rigs = gr2_rigs;
+    v->fs->rigs_ctx = r;
+    return 0;
 }

@@ -17,4 +17,9 @@ int gr2_add_skeleton_hook(struct gr2_view *v);
 /* /granny/models -> root/Models, when the root object has models. */
 void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
 
+/* The first skeleton (root.Skeletons[0]) as a model.h skeleton: 0, or -1 with err. */
+int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen);
+/* Makes the first skeleton the view's rig for binding meshes (v->fs->rigs). 0 or -1. */
+int gr2_rigs_attach(struct gr2_view *v);
+
 #endif

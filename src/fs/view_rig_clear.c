@@ -15,12 +15,16 @@ struct rig_clear_view {
     struct rig_clear r;
     char **names; /* bones[i].name, for .names files */
     uint32_t *child_start, *child_list; /* children of each bone (CSR layout) */
+    struct rig_set rigs; /* fs->rigs, made on first use */
+    bool rigs_made;
+    char rigs_err[200];
 };
 
 static void rig_clear_view_free(void *p)
 {
     struct rig_clear_view *v = p;
     rig_clear_free(&v->r);
+    rig_set_free(&v->rigs);
     free(v->names);
     free(v->child_start);
     free(v->child_list);
@@ -178,22 +182,6 @@ static int populate_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     return 0;
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break. */
-static void csv_name(struct sbuf *b, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        sb_printf(b, "%s", s);
-        return;
-    }
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_put(b, "\"", 1);
-        sb_put(b, s, 1);
-    }
-    sb_put(b, "\"", 1);
-}
-
 static void add_csv(struct rig_clear_view *v, uint32_t root)
 {
     struct sbuf b = {0};
@@ -201,7 +189,7 @@ static void add_csv(struct rig_clear_view *v, uint32_t root)
     for (uint32_t i = 0; i < v->r.nbones; i++) {
         const struct rig_clear_bone *x = &v->r.bones[i];
         sb_printf(&b, "%" PRIu32 ",", i);
-        csv_name(&b, x->name);
+        sb_csv_field(&b, x->name);
         sb_printf(&b, ",%" PRId32 ",%" PRId32 ",0x%08" PRIx32 ",0x%08" PRIx32, x->parent, x->opposing, x->name_hash,
                   x->flags);
         const float *f[3] = {x->position, x->orientation, x->scale};
@@ -230,39 +218,16 @@ static void warn_chain_indices(struct rig_clear_view *v)
     }
 }
 
-/* The bone table as a skeleton: position, orientation, scale, parent, as they are. */
-static int clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s, char *err, size_t errlen)
-{
-    memset(s, 0, sizeof *s);
-    s->bone = calloc(r->nbones ? r->nbones : 1, sizeof *s->bone);
-    if (!s->bone) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    s->nbones = r->nbones;
-    s->name = r->skeleton_name ? strdup(r->skeleton_name) : NULL;
-    s->name_len = s->name ? strlen(s->name) : 0;
-    for (uint32_t i = 0; i < r->nbones; i++) {
-        const struct rig_clear_bone *b = &r->bones[i];
-        struct mdl_bone *o = &s->bone[i];
-        o->name = strdup(b->name ? b->name : "");
-        o->name_len = o->name ? strlen(o->name) : 0;
-        o->parent = b->parent;
-        memcpy(o->t, b->position, sizeof o->t);
-        memcpy(o->r, b->orientation, sizeof o->r);
-        memcpy(o->s, b->scale, sizeof o->s);
-    }
-    return 0;
-}
-
-/* /skeleton.glb: the bone table; the inverse bind matrices are the inverses of the world
- * transforms it makes. */
+/* /skeleton.glb: the bone table as it is (position, orientation, scale, parent); the
+ * inverse bind matrices are the inverses of the world transforms this makes. */
 static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     const struct rig_clear *r = ctx;
     struct mdl_skeleton s;
-    if (clear_skeleton(r, &s, err, errlen))
+    if (rig_clear_skeleton(r, &s)) {
+        snprintf(err, errlen, "out of memory");
         return -1;
+    }
     int rc = -1;
     if (mdl_skeleton_check(&s, err, errlen) == 0 && mdl_compute_ibm(&s, err, errlen) == 0)
         rc = export_skeleton_glb(&s, out, len, err, errlen);
@@ -274,12 +239,30 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
 static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen)
 {
     (void)fs;
-    if (clear_skeleton(ctx, out, err, errlen))
+    if (rig_clear_skeleton(ctx, out)) {
+        snprintf(err, errlen, "out of memory");
         return -1;
+    }
     if (mdl_skeleton_check(out, err, errlen) == 0)
         return 0;
     mdl_skeleton_free(out);
     return -1;
+}
+
+/* fs->rigs: the bone table, for binding meshes (made once). */
+static const struct rig_set *list_rigs(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct rig_clear_view *v = fs->rigs_ctx;
+    if (!v->rigs_made) {
+        v->rigs_made = true;
+        struct mdl_skeleton s;
+        if (rig_clear_skeleton(&v->r, &s))
+            snprintf(v->rigs_err, sizeof v->rigs_err, "out of memory");
+        else
+            rig_set_add(&v->rigs, "", &s, v->rigs_err, sizeof v->rigs_err);
+    }
+    snprintf(err, errlen, "%s", v->rigs_err);
+    return &v->rigs;
 }
 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -344,5 +327,7 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    fs->rigs = list_rigs;
+    fs->rigs_ctx = v;
     return view_root(fs, "rig.clear", populate_root, v);
 }

@@ -7,31 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/format.h"
 #include "parse/reader.h"
-
-/* FMT_UNKNOWN, then one value per row of src/formats.def, in its order. */
-enum s3_format {
-    FMT_UNKNOWN,
-#define FORMAT(id, ...) FMT_##id,
-#include "formats.def"
-#undef FORMAT
-    FMT_COUNT
-};
-
-struct detect_result {
-    enum s3_format format;
-    bool big_endian;   /* t2fs */
-    uint64_t root_off; /* t2fs: 0 or 8 */
-    bool root_cut;     /* t2fs: the root's offsets run past the end of the file (cut short) */
-    char why[200];     /* for FMT_UNKNOWN: the reason, one line */
-};
 
 int detect_format(const struct s3_src *src, struct detect_result *out);
 const char *format_name(enum s3_format f);
-
-/* A format's detection: head holds the file's first n bytes (n < 16 only when the file
- * is that short); true when the file is this format (r's format-specific fields set). */
-typedef bool s3_detect_fn(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r);
 
 /* A row of src/formats.def (the columns are described there), less the view. */
 struct s3_format_info {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The generated .glb files against real consumers: every one made from the test fixtures
-# and from the vectors folder's gr2/ passes the Khronos glTF validator with no errors
+# (GEOM meshes bound with -o rig= and unbound too) and from the vectors folder's gr2/ passes the
+# Khronos glTF validator with no errors
 # (validate.js), and loads in assimp with the mesh, vertex, face, bone and node counts
 # the source says. Needs node with tests/gltf/node_modules (scripts/setup.sh) and
 # assimp-utils; without them it fails, unless S3RIG_NO_GLTF_TOOLS=1 (then it skips).
@@ -71,11 +72,32 @@ extract_all() { # FILE...: each extracted to $tmp/x/NAME, its .glb files added t
 # the fixtures make at least 35: 3 x (model, skeleton) for the Granny models, 3 clear-RIG
 # skeletons, 2 x 2 Turok 1 models; the animation fixtures 4 animation.glb each (le32,
 # be64-crc-bk2, le64-noskel) with a model and a skeleton but in noskel, and the old layout
-# and the demo 1 each with a model and a skeleton. Each real Granny file at least a model
-# and a skeleton
+# and the demo 1 each with a model and a skeleton; plus 15 from the GEOM fixtures below
+# (6 meshes bound and unbound, the package's 2 meshes and its clear rig's skeleton). Each
+# real Granny file at least a model and a skeleton
 extract_all "${inputs[@]}"
+# GEOM meshes: each version bound to the clear RIG fixture (-o rig=), and unbound; the
+# package whose GEOM resource binds to its own rig
+"$mkfixture" package-geom "$tmp/package-geom.bin" && inputs+=("$tmp/package-geom.bin") || bad "mkfixture package-geom"
+"$s3rig" extract "$tmp/package-geom.bin" "$tmp/x/package-geom.bin" / >/dev/null 2>&1 || bad "extract package-geom"
+while IFS= read -r g; do glbs+=("$g"); done < <(find "$tmp/x/package-geom.bin" -name '*.glb' | sort)
+for v in 5 12 13 14 15 traps; do
+    k=geom-v$v
+    [ $v = traps ] && k=geom-traps
+    "$mkfixture" "$k" "$tmp/geom-v$v.bin" || { bad "mkfixture $k"; continue; }
+    for bind in bound unbound; do
+        out="$tmp/x/geom-v$v-$bind"
+        opt=()
+        [ $bind = bound ] && opt=(-o "rig=$tmp/rig-clear-4.bin")
+        if "$s3rig" "${opt[@]}" extract "$tmp/geom-v$v.bin" "$out" >/dev/null 2>&1 && [ -f "$out/mesh.glb" ]; then
+            glbs+=("$out/mesh.glb")
+        else
+            bad "extract geom-v$v ($bind)"
+        fi
+    done
+done
 nfix=${#glbs[@]}
-[ "$nfix" -ge 35 ] && ok "$nfix .glb files made from the fixtures" || bad "only $nfix .glb files made from the fixtures"
+[ "$nfix" -ge 50 ] && ok "$nfix .glb files made from the fixtures" || bad "only $nfix .glb files made from the fixtures"
 if [ ${#vector_files[@]} -gt 0 ]; then
     extract_all "${vector_files[@]}"
     nvec=$((${#glbs[@]} - nfix))
@@ -135,6 +157,25 @@ for k in t2fs-turok1 t2fs-turok1-be; do
     expect_stat "$m/0/model.obj" Faces 18 raw
     expect_stat "$m/1/model.obj" Faces 4 raw
 done
+# GEOM: 6 vertices, 4 triangles; bound, a joint per bone of the clear RIG fixture (6). The
+# traps (a zero normal, a missing hash, weights off 1, a triangle past the vertices) still
+# give a valid file (above), with 3 triangles
+expect_stat "$tmp/x/geom-vtraps-bound/mesh.glb" Faces 3
+expect_stat "$tmp/x/geom-vtraps-bound/mesh.glb" Bones 6
+for v in 5 12 13 14 15; do
+    for bind in bound unbound; do
+        m="$tmp/x/geom-v$v-$bind/mesh.glb"
+        expect_stat "$m" Meshes 1
+        expect_stat "$m" Vertices 6
+        expect_stat "$m" Faces 4
+        expect_stat "$m" Bones "$([ $bind = bound ] && echo 6 || echo 0)"
+    done
+    o="$tmp/x/geom-v$v-bound/mesh.obj"
+    expect_stat "$o" Faces 4 raw
+    expect_stat "$o" Vertices 12 raw # one per face corner
+done
+m=$(find "$tmp/x/package-geom.bin" -path '*yfBody*/geom/mesh.glb' | head -1)
+[ -n "$m" ] && expect_stat "$m" Bones 6 || bad "package-geom: no yfBody geom/mesh.glb"
 # the vectors: counts from the tree itself
 for f in "${vector_files[@]}"; do
     r="$tmp/x/$(basename "$f")/granny/root"
