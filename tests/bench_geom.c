@@ -45,8 +45,8 @@ static const struct rig_entry *rig_of(const char *path, struct s3fs **fs)
         fprintf(stderr, "bench_geom: %s\n", err);
         return NULL;
     }
-    const struct rig_set *set = (*fs)->rigs ? (*fs)->rigs(*fs, err, sizeof err) : NULL;
-    return set && set->n ? &set->r[0] : NULL;
+    const struct rig_set *set = view_skeletons(*fs, err, sizeof err);
+    return set->n ? &set->r[0] : NULL;
 }
 
 static double core_once(const uint8_t *file, size_t size, const struct rig_entry *rig, size_t *glb_len)

@@ -1170,6 +1170,82 @@ static void test_package_binding(void **state)
     fxp_sample_free(&s);
 }
 
+/* The one way views offer their skeletons (view_skeletons), which -o rig=, -o skeleton=
+ * and a package's GEOM read alike: a raw Granny file and a wrapped RIG their first
+ * skeleton, a clear RIG its bone table, a package every rig resource's in index order (the
+ * decoy wrapped rig, then the clear one), labelled where each lies; a mesh none, saying
+ * why. The set is made once. */
+static void expect_skeleton(const struct rig_entry *e, const char *label, uint32_t nbones, const char *const *names)
+{
+    assert_string_equal(e->label, label);
+    assert_int_equal(e->skel.nbones, nbones);
+    for (uint32_t i = 0; i < nbones; i++)
+        assert_string_equal(e->skel.bone[i].name, names[i]);
+}
+
+static void test_offered_skeletons(void **state)
+{
+    (void)state;
+    size_t gsize, wsize, csize;
+    uint8_t *raw = fxm_build(&(struct fxm_opts){.sig = "le32"}, &gsize);
+    struct fx_rig_opts ro = fx_sample_rig_opts(raw, gsize);
+    struct fx_rig_layout rl;
+    uint8_t *wrapped = fx_build_rig(&ro, &wsize, &rl);
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout cl;
+    uint8_t *clear = fxc_build(&co, &csize, &cl);
+    const char *granny_names[FXM_BONES];
+    for (int i = 0; i < FXM_BONES; i++)
+        granny_names[i] = fxm_bones[i].name;
+    const struct {
+        const uint8_t *file;
+        size_t size;
+        uint32_t nbones;
+        const char *const *names;
+    } alone[] = {{raw, gsize, FXM_BONES, granny_names}, {wrapped, wsize, FXM_BONES, granny_names},
+                 {clear, csize, FXC_BONES, fxc_names()}};
+    char err[256];
+    for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++) {
+        struct s3fs *fs = open_mem(alone[i].file, alone[i].size, NULL, "a rig");
+        const struct rig_set *set = view_skeletons(fs, err, sizeof err);
+        assert_int_equal(set->n, 1);
+        expect_skeleton(&set->r[0], "", alone[i].nbones, alone[i].names);
+        assert_string_equal(err, "");
+        assert_ptr_equal(view_skeletons(fs, err, sizeof err), set);
+        s3fs_close(fs);
+    }
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    char sample_names[FX_SAMPLE_BONES][32];
+    const char *decoy_names[FX_SAMPLE_BONES];
+    struct fx_gr2_layout gl;
+    size_t n;
+    free(fx_sample_rig(&n, &rl, &gl, sample_names));
+    for (int i = 0; i < FX_SAMPLE_BONES; i++)
+        decoy_names[i] = sample_names[i];
+    char *decoy = resource_dir(&s, FXP_GEOM_DECOY), *rig = resource_dir(&s, FXP_GEOM_RIG);
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, "package");
+    const struct rig_set *set = view_skeletons(fs, err, sizeof err);
+    assert_int_equal(set->n, 2);
+    expect_skeleton(&set->r[0], decoy + 1, FX_SAMPLE_BONES, decoy_names);
+    expect_skeleton(&set->r[1], rig + 1, FXC_BONES, fxc_names());
+    assert_ptr_equal(view_skeletons(fs, err, sizeof err), set);
+    s3fs_close(fs);
+    struct built b;
+    build(&b, &(struct fxgeom_opts){.version = 14});
+    fs = open_mem(b.file, b.size, NULL, "geom");
+    assert_int_equal(view_skeletons(fs, err, sizeof err)->n, 0);
+    assert_string_equal(err, "a geom file holds no skeleton");
+    s3fs_close(fs);
+    free(b.file);
+    free(decoy);
+    free(rig);
+    fxp_sample_free(&s);
+    free(clear);
+    free(wrapped);
+    free(raw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1190,6 +1266,7 @@ int main(void)
         cmocka_unit_test(test_granny_rigs),
         cmocka_unit_test(test_rig_option_refusals),
         cmocka_unit_test(test_package_binding),
+        cmocka_unit_test(test_offered_skeletons),
     };
     return cmocka_run_group_tests_name("geom", tests, NULL, NULL);
 }

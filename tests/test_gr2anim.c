@@ -16,6 +16,7 @@
 
 #include "expect_gr2anim.h"
 #include "glbread.h"
+#include "fixture_dbpf.h"
 #include "fixture_gr2anim.h"
 #include "fixture_gr2model.h"
 #include "fixture_rig_clear.h"
@@ -649,7 +650,8 @@ static size_t count_animations(struct s3fs *fs, const char *path, json_t **names
 }
 
 /* A file without a skeleton: a node per track, and /info says so; -o skeleton= gives one
- * (a Granny file's or a clear RIG's); a file without one is refused by name. */
+ * (a Granny file's, a clear or wrapped RIG's, a package's rig resources'); a file without
+ * one is refused by name. */
 static void test_skeleton_option(void **state)
 {
     (void)state;
@@ -711,6 +713,32 @@ static void test_skeleton_option(void **state)
     s3fs_close(fs);
     unlink(spath);
     free(rig);
+    /* a package: its rig resources' skeletons, in order; the group plays on the first that
+     * has its tracks' bones (the Granny file after the clear RIG), named by where it lies */
+    struct fxc_opts pco = fxc_variant(0);
+    size_t csize, gsize;
+    uint8_t *clear = fxc_build(&pco, &csize, &lay), *granny = fxa_build(&with, &gsize, &r);
+    struct fxp_res res[2] = {{0x8EAF13DE, 0, 1, clear, csize, FXP_ZLIB}, {0x8EAF13DE, 0, 2, granny, gsize, FXP_STORED}};
+    struct fxp_layout play;
+    uint8_t *pkg = fxp_build(&(struct fxp_opts){.game = 4}, res, 2, &ssize, &play);
+    temp_file(pkg, ssize, spath, sizeof spath);
+    snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
+    fs = open_mem(file, size, &opts, "-o skeleton=PACKAGE");
+    assert_int_equal(count_animations(fs, "/granny/root/Animations/0/animation.glb", &nodes, &bytes, &d), 2);
+    assert_non_null(node_named(&d, "arm"));
+    assert_null(node_named(&d, "hero"));
+    glb_doc_free(&d);
+    free(bytes);
+    char name[256], want[700];
+    fxp_expected_name(name, sizeof name, 4, &res[1], NULL, 0);
+    snprintf(want, sizeof want, "track group 'hero' plays on the skeleton of -o skeleton=%s at resources/%s\n", spath,
+             name);
+    expect_has(fs, "/info", want);
+    s3fs_close(fs);
+    unlink(spath);
+    free(pkg);
+    free(clear);
+    free(granny);
     /* a file that holds no skeleton: the open fails, naming the option */
     struct fxa_opts bare = {.sig = "le32", .no_skeleton = true};
     uint8_t *none = fxa_build(&bare, &ssize, &r);

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/model.h"
-
 /* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
  * view_CODE.c. */
 #define FORMAT(id, name, code, noun, detect, open, ...) s3_view_open_fn open;
@@ -54,66 +52,48 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     return S3_EXIT_OK;
 }
 
-/* -o skeleton=FILE: FILE opened (the same detection and views, without that option) and
- * its first skeleton copied; fs keeps it for every view (nested ones too). */
-static int load_skeleton(struct s3fs *fs, char *err, size_t errlen)
+/* -o NAME=PATH (skeleton=, rig=): the file a skeleton_file holds, opened before the view
+ * (the same detection and views, without either option) by its absolute path and kept
+ * while fs lives; it must offer a skeleton (view_skeletons). `none` says, after "no
+ * skeleton", what the option wants one for. *out is set even when this fails (s3fs_close
+ * frees it). */
+static int open_skeleton_file(struct s3fs *fs, const char *name, const char *path, const char *none,
+                              struct skeleton_file **out, const char *label, char *err, size_t errlen)
 {
     struct s3fs_opts o = fs->opts;
-    o.skeleton[0] = 0;
-    o.rig[0] = 0;
-    struct s3fs *from;
-    char why[300];
-    int rc = s3fs_open(&from, fs->opts.skeleton, &o, why, sizeof why);
-    if (rc) {
-        snprintf(err, errlen, "skeleton=%s", why);
-        return rc;
-    }
-    struct mdl_skeleton *s = calloc(1, sizeof *s);
-    rc = S3_EXIT_FORMAT;
-    if (!s)
-        snprintf(err, errlen, "skeleton=%s: out of memory", fs->opts.skeleton);
-    else if (!from->skeleton_hooks.first)
-        snprintf(err, errlen, "skeleton=%s: a %s file holds no skeleton (give a Granny file or a rig)",
-                 fs->opts.skeleton, format_name(from->det.format));
-    for (const struct view_hook *h = s ? from->skeleton_hooks.first : NULL; h && rc; h = h->next) {
-        if (((view_skeleton_fn *)h->fn)(from, h->ctx, s, why, sizeof why) == 0)
-            rc = S3_EXIT_OK;
-        else if (h == from->skeleton_hooks.first) /* the first view's reason */
-            snprintf(err, errlen, "skeleton=%s: %s", fs->opts.skeleton, why);
-    }
-    s3fs_close(from);
-    if (rc) {
-        free(s);
-        return rc;
-    }
-    fs->skeleton = s;
-    return S3_EXIT_OK;
-}
-
-/* -o rig=FILE: the file opened as a tree of its own (before anything is mounted, by its
- * absolute path), kept while fs lives; it must hold a skeleton. */
-static int open_rig_option(struct s3fs *fs, const char *label, char *err, size_t errlen)
-{
-    struct s3fs_opts o = fs->opts;
-    o.rig[0] = 0;
-    o.skeleton[0] = 0;
-    char why[512] = "";
-    fs->rig_path = realpath(fs->opts.rig, NULL);
-    if (!fs->rig_path) {
-        snprintf(err, errlen, "%s: rig=%s: %s", label, fs->opts.rig, strerror(errno));
+    o.skeleton[0] = o.rig[0] = 0;
+    struct skeleton_file *f = calloc(1, sizeof *f);
+    *out = f;
+    if (!f) {
+        snprintf(err, errlen, "%s: %s=%s: out of memory", label, name, path);
         return S3_EXIT_OPEN;
     }
-    int rc = s3fs_open(&fs->rig_fs, fs->rig_path, &o, why, sizeof why);
+    f->path = realpath(path, NULL);
+    if (!f->path) {
+        snprintf(err, errlen, "%s: %s=%s: %s", label, name, path, strerror(errno));
+        return S3_EXIT_OPEN;
+    }
+    char why[512] = "";
+    int rc = s3fs_open(&f->fs, f->path, &o, why, sizeof why);
     if (rc) {
-        snprintf(err, errlen, "%s: rig=%s", label, why);
+        snprintf(err, errlen, "%s: %s=%s", label, name, why);
         return rc;
     }
-    const struct rig_set *set = fs->rig_fs->rigs ? fs->rig_fs->rigs(fs->rig_fs, why, sizeof why) : NULL;
-    if (!set || set->n == 0) {
-        snprintf(err, errlen, "%s: rig=%s: no skeleton to bind to%s%s", label, fs->rig_path, why[0] ? ": " : "", why);
+    f->set = view_skeletons(f->fs, why, sizeof why);
+    if (f->set->n == 0) {
+        snprintf(err, errlen, "%s: %s=%s: no skeleton %s%s%s", label, name, f->path, none, why[0] ? ": " : "", why);
         return S3_EXIT_FORMAT;
     }
     return S3_EXIT_OK;
+}
+
+static void skeleton_file_close(struct skeleton_file *f)
+{
+    if (!f)
+        return;
+    s3fs_close(f->fs);
+    free(f->path);
+    free(f);
 }
 
 static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
@@ -134,16 +114,14 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     }
     fs->root = TREE_ROOT;
     fs->open_at = s3fs_open_at;
-    if (fs->opts.skeleton[0]) {
-        int rc = load_skeleton(fs, err, errlen);
-        if (rc)
-            return rc;
-    }
-    if (fs->opts.rig[0]) {
-        int rc = open_rig_option(fs, label, err, errlen);
-        if (rc)
-            return rc;
-    }
+    int rc = S3_EXIT_OK;
+    if (fs->opts.skeleton[0])
+        rc = open_skeleton_file(fs, "skeleton", fs->opts.skeleton, "to play the animations on", &fs->skeleton_file,
+                                label, err, errlen);
+    if (rc == S3_EXIT_OK && fs->opts.rig[0])
+        rc = open_skeleton_file(fs, "rig", fs->opts.rig, "to bind to", &fs->rig_file, label, err, errlen);
+    if (rc)
+        return rc;
     return open_view(fs, label, 0, err, errlen);
 }
 
@@ -155,6 +133,7 @@ static void nested_free(void *p)
     cover_free(&fs->cover);
     sb_free(&fs->facts);
     free(fs->gaps);
+    rig_set_free(&fs->skeletons);
     free(fs);
 }
 
@@ -171,14 +150,13 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     source_move(&fs->src, src);
     fs->tree = t;
     fs->opts = host->opts;
-    fs->skeleton = host->skeleton;
     cache_init_shared(&fs->cache, &host->cache);
     fs->root = dir;
     fs->nested = true;
     fs->open_at = s3fs_open_at;
     fs->host = host;
-    fs->rig_fs = host->rig_fs;
-    fs->rig_path = host->rig_path;
+    fs->skeleton_file = host->skeleton_file;
+    fs->rig_file = host->rig_file;
     snprintf(fs->origin, sizeof fs->origin, "%s", origin ? origin : "");
     /* Registered before the view opens, so the view's own cleanups (made later) run first. */
     tree_on_free(t, nested_free, fs);
@@ -247,17 +225,14 @@ void s3fs_close(struct s3fs *fs)
         return;
     cache_destroy(&fs->cache); /* first: cached items are owned by the views */
     tree_free(fs->tree);
-    if (fs->skeleton) { /* loaded by this s3fs (nested ones are closed with their host's tree) */
-        mdl_skeleton_free((struct mdl_skeleton *)fs->skeleton);
-        free((void *)fs->skeleton);
-    }
     diag_free(&fs->diag);
     cover_free(&fs->cover);
     sb_free(&fs->facts);
     free(fs->gaps);
     source_close(&fs->src);
-    s3fs_close(fs->rig_fs);
-    free(fs->rig_path);
+    rig_set_free(&fs->skeletons);
+    skeleton_file_close(fs->skeleton_file); /* opened by this s3fs (nested ones share them) */
+    skeleton_file_close(fs->rig_file);
     free(fs);
 }
 

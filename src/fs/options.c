@@ -40,7 +40,7 @@ static const struct opt_spec specs[] = {
     {"schema", KIND_TEXT, 1, sizeof(((struct s3fs_opts *)0)->schema) - 1, 1, F_SCHEMA, OPT_SHARED,
      "NAME|FILE", "t2fs schema: turok1, turok2 or a LibT2FS JSON file"},
     {"skeleton", KIND_TEXT, 1, sizeof(((struct s3fs_opts *)0)->skeleton) - 1, 1, F_SKELETON, OPT_SHARED, "FILE",
-     "Granny animations without a skeleton play on FILE's (a Granny file or a rig)"},
+     "Granny animations without a skeleton play on FILE's (a Granny file, RIG or package)"},
     {"rig", KIND_TEXT, 1, sizeof(((struct s3fs_opts *)0)->rig) - 1, 1, F_RIG, OPT_SHARED, "FILE",
      "bind meshes (GEOM) to the rig in FILE (a RIG, Granny file or package)"},
     {"uid", KIND_DECIMAL, 0, UINT_MAX - 1, 1, F_UID, OPT_MOUNT, "N", "owner of every node (default: yours)"},

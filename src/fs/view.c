@@ -124,9 +124,26 @@ int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx)
     return view_hooks_add(fs->tree, &fs->info_hooks, (void (*)(void))fn, ctx);
 }
 
-int view_add_skeleton_hook(struct s3fs *fs, view_skeleton_fn *fn, void *ctx)
+int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
 {
-    return view_hooks_add(fs->tree, &fs->skeleton_hooks, (void (*)(void))fn, ctx);
+    return view_hooks_add(fs->tree, &fs->skeletons_hooks, (void (*)(void))fn, ctx);
+}
+
+const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
+{
+    if (!fs->skeletons_made) {
+        fs->skeletons_made = true; /* first: a hook that opens views may come back here */
+        if (!fs->skeletons_hooks.first)
+            snprintf(fs->skeletons_err, sizeof fs->skeletons_err, "a %s file holds no skeleton",
+                     format_name(fs->det.format));
+        for (const struct view_hook *h = fs->skeletons_hooks.first; h; h = h->next) {
+            char why[sizeof fs->skeletons_err] = "";
+            if (((view_skeletons_fn *)h->fn)(fs, h->ctx, &fs->skeletons, why, sizeof why) && !fs->skeletons_err[0])
+                snprintf(fs->skeletons_err, sizeof fs->skeletons_err, "%s", why);
+        }
+    }
+    snprintf(err, errlen, "%s", fs->skeletons.n ? "" : fs->skeletons_err);
+    return &fs->skeletons;
 }
 
 /* ---- /info and /unparsed ---- */

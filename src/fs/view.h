@@ -36,8 +36,8 @@ struct s3fs;
 
 /* Hooks: a small list of registered callbacks, called in the order they were added, so a
  * second user adds to the first, never overwrites it (extra /info lines, the Granny
- * container's extra children, the t2fs root's derived views, the skeleton that
- * -o skeleton= reads). Entries live in the tree's arena. Add before the view serves, or
+ * container's extra children, the t2fs root's derived views, the skeletons a view
+ * offers). Entries live in the tree's arena. Add before the view serves, or
  * under the tree lock (from a populate callback); the lists are walked under the tree
  * lock. Each list's owner calls the entries with the function type it documents
  * (view_hooks_add takes any function pointer type as the generic void (*)(void)). */
@@ -57,12 +57,28 @@ int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), vo
 typedef void view_info_fn(struct s3fs *fs, struct sbuf *out, void *ctx);
 int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
 
-/* How a view whose file has a skeleton (Granny files, rigs) copies its first skeleton
- * into *out: what -o skeleton=FILE reads (the open layer asks the hooks in order; the
- * first that gives one wins). 0, or -1 with err. */
-struct mdl_skeleton;
-typedef int view_skeleton_fn(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen);
-int view_add_skeleton_hook(struct s3fs *fs, view_skeleton_fn *fn, void *ctx);
+/* The skeletons a view offers to others: a Granny file's first skeleton (also inside a
+ * wrapped RIG), a clear RIG's bone table, a package's rig resources'. The one way they are
+ * had: -o skeleton= plays animations on them, -o rig= and a package's GEOM resources bind
+ * meshes to them. A view that has skeletons registers a hook (in the order registered,
+ * like every hook list); each adds what it has to `into` with rig_set_add, labelled where
+ * it lies relative to the view's root ("" the file itself): 0, or -1 with err saying why
+ * it added none. */
+typedef int view_skeletons_fn(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen);
+int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
+/* Every hook's skeletons, made on the first call (the hooks run once) and kept with fs.
+ * Never NULL; when it is empty, err says why (the first hook's reason, or that the file's
+ * format holds none). Called while no other thread grows the tree: under the tree lock (a
+ * nested view opening) or before the tree is shared (the open layer). */
+const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen);
+
+/* A file an option names for its skeletons (-o skeleton=, -o rig=): opened by the open
+ * layer before the view, as a tree of its own, and kept while the mount lives. */
+struct skeleton_file {
+    char *path;                /* absolute: the mount's daemon may change folders */
+    struct s3fs *fs;           /* the file's own tree */
+    const struct rig_set *set; /* view_skeletons(fs): one or more */
+};
 
 /* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
 typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
@@ -93,25 +109,16 @@ struct s3fs {
      * other files (a package's resources) opens them through it, so the format views
      * never call up into the dispatch that calls them. */
     s3fs_open_at_fn *open_at;
-    /* -o skeleton=FILE: that file's first skeleton, loaded by the open layer (NULL: none;
-     * a nested view shares its host's). Granny animations without a skeleton of their
-     * own play on it. */
-    const struct mdl_skeleton *skeleton;
-    /* how the view copies its file's first skeleton (view_add_skeleton_hook) */
-    struct view_hooks skeleton_hooks;
-    /* Binding meshes to rigs. rigs: the skeletons this view holds (a rig, a Granny file's
-     * first skeleton, a package's rig resources), made on the first call and kept with the
-     * view, each labelled where it is relative to the view's root ("" the file itself); NULL
-     * when the view holds none. It returns NULL only when out of memory; a set it could not
-     * fill says why in err. Called while no other thread grows the tree: under the tree
-     * lock (a nested view opening) or before the tree is shared (the open layer). */
-    const struct rig_set *(*rigs)(struct s3fs *fs, char *err, size_t errlen);
-    void *rigs_ctx;
+    /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
+    struct view_hooks skeletons_hooks;
+    struct rig_set skeletons;
+    bool skeletons_made;
+    char skeletons_err[200];
     struct s3fs *host; /* the view that opened this one (a package), NULL at the top */
-    /* -o rig=FILE opened before the view (its rigs() gives the skeletons) and its absolute
-     * path; a nested view shares its host's (only the top s3fs closes it). */
-    struct s3fs *rig_fs;
-    char *rig_path;
+    /* -o skeleton=FILE (Granny animations without a skeleton of their own play on its
+     * first) and -o rig=FILE (meshes bind to one of its); NULL when not given. A nested
+     * view shares its host's; only the top s3fs closes them. */
+    struct skeleton_file *skeleton_file, *rig_file;
 };
 
 /* A format's view (the open column of src/formats.def): parses fs's source (refusing only

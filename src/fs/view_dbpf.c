@@ -57,8 +57,6 @@ struct pkg_view {
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
     uint32_t resources_dir; /* /resources (0 until the root is populated) */
     uint32_t *res_dir;      /* per entry: /resources/NAME (0 until /resources is populated) */
-    struct rig_set rigs;    /* fs->rigs: the rig resources' skeletons, made on first use */
-    bool rigs_made;
 };
 
 _Static_assert(FMT_COUNT <= 32, "format masks are 32-bit");
@@ -93,7 +91,6 @@ static void pkg_view_free(void *p)
         free(v->res[i]);
     free(v->res);
     free(v->res_dir);
-    rig_set_free(&v->rigs);
     for (size_t i = 0; i < v->nnames; i++)
         free(v->names[i].name);
     free(v->names);
@@ -609,20 +606,21 @@ static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     return 0;
 }
 
-/* ---- rigs for binding meshes ---- */
+/* ---- the skeletons it offers ---- */
 
-/* The skeletons of one rig resource (its nested view's), labelled resources/NAME. */
-static void add_resource_rigs(struct pkg_view *v, uint32_t i)
+/* The skeletons of one rig resource (its nested view's), added to into labelled
+ * resources/NAME[/LABEL]; a rig that offers none is said in /info. */
+static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_set *into)
 {
     struct tree *t = v->fs->tree;
     if (!v->res_dir[i] || tree_populate(t, v->res_dir[i]))
         return;
     struct pkg_res *r = v->res[i];
-    if (!r || !r->nested_ino || tree_populate(t, r->nested_ino) || !r->nested || !r->nested->rigs)
+    if (!r || !r->nested_ino || tree_populate(t, r->nested_ino) || !r->nested)
         return; /* not a rig the table opens: its rig.error says why */
     char err[200] = "";
-    const struct rig_set *set = r->nested->rigs(r->nested, err, sizeof err);
-    for (size_t k = 0; set && k < set->n; k++) {
+    const struct rig_set *set = view_skeletons(r->nested, err, sizeof err);
+    for (size_t k = 0; k < set->n; k++) {
         char *label = NULL;
         struct mdl_skeleton copy;
         const char *sub = set->r[k].label;
@@ -631,33 +629,31 @@ static void add_resource_rigs(struct pkg_view *v, uint32_t i)
         if (!label || mdl_skeleton_copy(&set->r[k].skel, &copy))
             snprintf(err, sizeof err, "out of memory");
         else
-            rig_set_add(&v->rigs, label, &copy, err, sizeof err);
+            rig_set_add(into, label, &copy, err, sizeof err);
         free(label);
     }
     if (err[0])
         diag_add(&v->fs->diag, "%s: no skeleton to bind meshes to: %s", v->dirname[i], err);
 }
 
-/* fs->rigs of a package: every rig resource's skeleton, in index order (their
+/* view_skeletons_fn of a package: every rig resource's skeletons, in index order (their
  * directories are populated to open them, as listing them would). */
-static const struct rig_set *pkg_rigs(struct s3fs *fs, char *err, size_t errlen)
+static int pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
-    struct pkg_view *v = fs->rigs_ctx;
+    struct pkg_view *v = ctx;
     struct tree *t = fs->tree;
-    err[0] = 0;
-    if (v->rigs_made)
-        return &v->rigs;
-    v->rigs_made = true;
     if (tree_populate(t, fs->root) || !v->resources_dir || tree_populate(t, v->resources_dir)) {
         snprintf(err, errlen, "the resources cannot be listed");
-        return &v->rigs;
+        return -1;
     }
+    size_t before = into->n;
     for (uint32_t i = 0; i < v->d.count; i++)
         if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
-            add_resource_rigs(v, i);
-    if (v->rigs.n == 0)
-        snprintf(err, errlen, "no rig resource holds a skeleton");
-    return &v->rigs;
+            add_resource_skeletons(v, i, into);
+    if (into->n > before)
+        return 0;
+    snprintf(err, errlen, "no rig resource holds a skeleton");
+    return -1;
 }
 
 /* ---- /info ---- */
@@ -750,8 +746,10 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    fs->rigs = pkg_rigs;
-    fs->rigs_ctx = v;
+    if (view_add_skeletons_hook(fs, pkg_skeletons, v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
 

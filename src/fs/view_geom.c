@@ -625,19 +625,19 @@ static void choose_rig(struct geom_view *v)
     struct s3fs *fs = v->fs;
     const struct geom *g = &v->g;
     char err[200] = "";
-    const struct rig_set *host = fs->host && fs->host->rigs ? fs->host->rigs(fs->host, err, sizeof err) : NULL;
+    const struct rig_set *host = fs->host ? view_skeletons(fs->host, err, sizeof err) : NULL;
     ptrdiff_t k = host ? rig_set_pick(host, g->bone_hash, g->bones.count, false) : -1;
     if (k >= 0) {
         v->rig = &host->r[k];
         v->rig_label = strdup(v->rig->label);
         return;
     }
-    const struct rig_set *opt = fs->rig_fs && fs->rig_fs->rigs ? fs->rig_fs->rigs(fs->rig_fs, err, sizeof err) : NULL;
+    const struct rig_set *opt = fs->rig_file ? fs->rig_file->set : NULL;
     k = opt ? rig_set_pick(opt, g->bone_hash, g->bones.count, true) : -1;
     if (k >= 0) {
         v->rig = &opt->r[k];
         const char *sub = v->rig->label;
-        if (asprintf(&v->rig_label, "%s%s%s", fs->rig_path, sub[0] ? "/" : "", sub) < 0)
+        if (asprintf(&v->rig_label, "%s%s%s", fs->rig_file->path, sub[0] ? "/" : "", sub) < 0)
             v->rig_label = NULL;
     }
     if (host && host->n && !v->rig)

@@ -42,7 +42,7 @@ struct group {
 struct plan {
     struct gr2_animation anim;
     struct skel *skel;
-    uint32_t nskel, external; /* external: the index of -o skeleton='s, or nskel when none */
+    uint32_t nskel, external; /* external: the index of -o skeleton='s first, or nskel when none */
     struct group *group;
     uint32_t ngroups;
     /* root.Models: a model's name and its skeleton (an index into skel, -1: none) */
@@ -110,9 +110,10 @@ static int add_skel(struct plan *p, struct gr2_ref type, struct gr2_ref obj, con
     return (int)p->nskel++;
 }
 
-/* The file's skeletons: root.Skeletons in order, then the models' (root.Models). */
+/* The file's skeletons: root.Skeletons in order, then the models' (root.Models), then
+ * those of -o skeleton= (external, NULL: none). */
 static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
-                           const struct mdl_skeleton *external)
+                           const struct rig_set *external)
 {
     struct gr2_elem e;
     struct gr2_ref obj;
@@ -140,8 +141,8 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
         p->nmodels += p->model_name[p->nmodels] != NULL;
     }
     p->external = p->nskel;
-    if (external)
-        add_skel(p, (struct gr2_ref){0, 0}, (struct gr2_ref){0, 0}, external);
+    for (size_t k = 0; external && k < external->n; k++)
+        add_skel(p, (struct gr2_ref){0, 0}, (struct gr2_ref){0, 0}, &external->r[k].skel);
 }
 
 /* True when every transform track of g names a bone of skeleton k. */
@@ -177,7 +178,8 @@ static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct
 }
 
 /* The skeleton group g plays on: the one of the model named as the group, else the first
- * of the file's that covers its tracks, else -o skeleton='s; -1 when none does. */
+ * of the file's that covers its tracks, else the first of -o skeleton='s that does; -1
+ * when none does. */
 static int choose(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, const struct group *g)
 {
     for (uint32_t m = 0; m < p->nmodels; m++)
@@ -213,7 +215,7 @@ static void plan_free(struct plan *p)
 }
 
 static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                     const struct mdl_skeleton *external, struct plan *p, char *err, size_t errlen)
+                     const struct rig_set *external, struct plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     if (gr2_animation_read(reg, sp, type, obj, &p->anim, err, errlen))
@@ -431,6 +433,12 @@ struct anim_ctx {
     struct gr2_ref type, obj;
 };
 
+/* The skeletons of -o skeleton=, or NULL. */
+static const struct rig_set *option_skeletons(const struct s3fs *fs)
+{
+    return fs->skeleton_file ? fs->skeleton_file->set : NULL;
+}
+
 static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct anim_ctx *a = ctx;
@@ -439,7 +447,7 @@ static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t e
         return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
     struct gr2_types reg = {0};
     struct plan p;
-    int rc = make_plan(&reg, &sp, a->type, a->obj, a->v->fs->skeleton, &p, err, errlen);
+    int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
     if (rc == 0) {
         rc = build_glb(&reg, &sp, &p, out, len, err, errlen);
         plan_free(&p);
@@ -460,16 +468,20 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
     struct gr2_types reg = {0};
     struct plan p;
     char err[256];
-    if (make_plan(&reg, sp, type, obj, v->fs->skeleton, &p, err, sizeof err) == 0) {
+    const struct rig_set *ext = option_skeletons(v->fs);
+    if (make_plan(&reg, sp, type, obj, ext, &p, err, sizeof err) == 0) {
         for (uint32_t g = 0; g < p.ngroups; g++) {
             const struct group *gr = &p.group[g];
+            const char *sub = gr->skel >= 0 && (uint32_t)gr->skel >= p.external ? ext->r[gr->skel - p.external].label
+                                                                                : NULL;
             if (gr->tracks.count && gr->skel < 0)
                 diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s': no skeleton has bones named "
                          "as its %" PRIu32 " tracks: animation.glb has a node per track%s", index, p.anim.name,
-                         gr->name, gr->tracks.count, v->fs->skeleton ? "" : " (-o skeleton=FILE gives one)");
-            else if (gr->skel >= 0 && (uint32_t)gr->skel == p.external)
+                         gr->name, gr->tracks.count, ext ? "" : " (-o skeleton=FILE gives one)");
+            else if (sub)
                 diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s' plays on the skeleton of "
-                         "-o skeleton=%s", index, p.anim.name, gr->name, v->fs->opts.skeleton);
+                         "-o skeleton=%s%s%s", index, p.anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "",
+                         sub);
         }
         plan_free(&p);
     }

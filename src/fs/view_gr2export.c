@@ -148,24 +148,19 @@ void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir)
     gr2_view_unpin(v, &sp);
 }
 
-/* view_skeleton_fn: the file's first skeleton (root.Skeletons[0]); ctx is the gr2_view. */
-static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen)
+int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen)
 {
-    (void)fs;
-    struct gr2_view *v = ctx;
     struct gr2_space sp;
     memset(out, 0, sizeof *out);
-    if (gr2_view_pin(v, &sp)) {
-        snprintf(err, errlen, "the Granny data cannot be read");
-        return -1;
-    }
+    if (gr2_view_pin(v, &sp))
+        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
     struct gr2_types reg = {0};
     struct gr2_elem e;
     struct gr2_ref obj;
-    gr2_root_array(&reg, &sp, "Skeletons", &e);
+    gr2_root_array(&reg, &sp, "Skeletons", &e); /* by name, or by place when names are remapped */
     int rc = -1;
     if (e.kind != GR2_EK_PTRARRAY || gr2_ptr_elem(&sp, &e, 0, &obj) != 1)
-        snprintf(err, errlen, "the Granny file holds no skeleton");
+        err_set(err, errlen, "the Granny file holds no skeleton");
     else
         rc = gr2_skeleton_read(&reg, &sp, e.type, obj, out, err, errlen);
     gr2_types_free(&reg);
@@ -173,76 +168,17 @@ static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, 
     return rc;
 }
 
-int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen)
+/* view_skeletons_fn of a Granny file or a wrapped RIG: its first skeleton (ctx: the gr2_view). */
+static int first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    struct gr2_space sp;
-    if (gr2_view_pin(v, &sp))
-        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
-    struct gr2_types reg = {0};
-    const struct gr2_type *root = gr2_type_get(&reg, &sp, v->g.root_type);
-    const struct gr2_member *m = root && root->ok ? gr2_find_member(root, "Skeletons") : NULL;
-    const char *why = "the root object has no Skeletons array";
-    struct gr2_ref arr, skel;
-    uint32_t at = v->g.root_object.offset + (m ? m->offset : 0);
-    const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS ? gr2_bytes(&sp, v->g.root_object.section, at, 4, &why) : NULL;
-    int rc = -1;
-    if (!b) {
-        err_set(err, errlen, "first skeleton: %s", why);
-    } else if (gr2_u32_at(&sp, b) == 0) {
-        err_set(err, errlen, "the Skeletons array is empty");
-    } else if ((why = NULL, gr2_pointer(&sp, v->g.root_object.section, at + 4, &arr, &why) != 1) ||
-               gr2_pointer(&sp, arr.section, arr.offset, &skel, &why) != 1) {
-        err_set(err, errlen, "first skeleton: %s", why ? why : "a NULL reference");
-    } else {
-        rc = gr2_skeleton_read(&reg, &sp, m->ref_type, skel, out, err, errlen);
-    }
-    gr2_types_free(&reg);
-    gr2_view_unpin(v, &sp);
-    return rc;
-}
-
-int gr2_add_skeleton_hook(struct gr2_view *v)
-{
-    return view_add_skeleton_hook(v->fs, first_skeleton, v);
-}
-
-/* fs->rigs of a Granny file or a wrapped RIG: its first skeleton, made once. */
-struct gr2_rigs {
-    struct gr2_view *v;
-    struct rig_set set;
-    bool made;
-    char err[200];
-};
-
-static void gr2_rigs_free(void *p)
-{
-    struct gr2_rigs *r = p;
-    rig_set_free(&r->set);
-    free(r);
-}
-
-static const struct rig_set *gr2_rigs(struct s3fs *fs, char *err, size_t errlen)
-{
-    struct gr2_rigs *r = fs->rigs_ctx;
-    if (!r->made) {
-        r->made = true;
-        struct mdl_skeleton s;
-        if (gr2_view_first_skeleton(r->v, &s, r->err, sizeof r->err) == 0)
-            rig_set_add(&r->set, "", &s, r->err, sizeof r->err);
-    }
-    snprintf(err, errlen, "%s", r->err);
-    return &r->set;
-}
-
-int gr2_rigs_attach(struct gr2_view *v)
-{
-    struct gr2_rigs *r = calloc(1, sizeof *r);
-    if (!r)
+    (void)fs;
+    struct mdl_skeleton s;
+    if (gr2_view_first_skeleton(ctx, &s, err, errlen))
         return -1;
-    r->v = v;
-    tree_on_free(v->fs->tree, gr2_rigs_free, r);
-    v->fs->rigs = gr2_rigs;
-    v->fs->rigs_ctx = r;
-    return 0;
+    return rig_set_add(into, "", &s, err, errlen);
+}
+
+int gr2_add_skeletons_hook(struct gr2_view *v)
+{
+    return view_add_skeletons_hook(v->fs, first_skeleton, v);
 }

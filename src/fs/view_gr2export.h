@@ -11,15 +11,14 @@
  * model or mesh (by its type's members); nothing for other structs. */
 void gr2_exports_add(struct gr2_view *v, const struct gr2_type *ty, struct gr2_ref type, struct gr2_ref obj,
                      uint32_t dir);
-/* Registers the file's first skeleton (root.Skeletons[0]) as what -o skeleton= reads of
- * the view's file (view_add_skeleton_hook). 0, or -1 when out of memory. */
-int gr2_add_skeleton_hook(struct gr2_view *v);
 /* /granny/models -> root/Models, when the root object has models. */
 void gr2_exports_links(struct gr2_view *v, uint32_t granny_dir);
 
-/* The first skeleton (root.Skeletons[0]) as a model.h skeleton: 0, or -1 with err. */
+/* The first skeleton (root.Skeletons[0], also when names are remapped) as a model.h
+ * skeleton: 0, or -1 with err. */
 int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen);
-/* Makes the first skeleton the view's rig for binding meshes (v->fs->rigs). 0 or -1. */
-int gr2_rigs_attach(struct gr2_view *v);
+/* Offers the first skeleton as the view's (view_add_skeletons_hook): what -o skeleton=
+ * plays animations on and -o rig= or a package binds meshes to. 0, or -1 when out of memory. */
+int gr2_add_skeletons_hook(struct gr2_view *v);
 
 #endif

@@ -821,7 +821,7 @@ int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
     struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
     if (!v)
         return -1;
-    if (gobj_attach(v) || gr2_add_skeleton_hook(v) || gr2_rigs_attach(v)) {
+    if (gobj_attach(v) || gr2_add_skeletons_hook(v)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

@@ -15,16 +15,12 @@ struct rig_clear_view {
     struct rig_clear r;
     char **names; /* bones[i].name, for .names files */
     uint32_t *child_start, *child_list; /* children of each bone (CSR layout) */
-    struct rig_set rigs; /* fs->rigs, made on first use */
-    bool rigs_made;
-    char rigs_err[200];
 };
 
 static void rig_clear_view_free(void *p)
 {
     struct rig_clear_view *v = p;
     rig_clear_free(&v->r);
-    rig_set_free(&v->rigs);
     free(v->names);
     free(v->child_start);
     free(v->child_list);
@@ -235,34 +231,16 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
     return rc;
 }
 
-/* view_skeleton_fn: what -o skeleton= reads of a clear RIG (ctx: its struct rig_clear). */
-static int first_skeleton(struct s3fs *fs, void *ctx, struct mdl_skeleton *out, char *err, size_t errlen)
+/* view_skeletons_fn: the bone table (ctx: the struct rig_clear). */
+static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
     (void)fs;
-    if (rig_clear_skeleton(ctx, out)) {
+    struct mdl_skeleton s;
+    if (rig_clear_skeleton(ctx, &s)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (mdl_skeleton_check(out, err, errlen) == 0)
-        return 0;
-    mdl_skeleton_free(out);
-    return -1;
-}
-
-/* fs->rigs: the bone table, for binding meshes (made once). */
-static const struct rig_set *list_rigs(struct s3fs *fs, char *err, size_t errlen)
-{
-    struct rig_clear_view *v = fs->rigs_ctx;
-    if (!v->rigs_made) {
-        v->rigs_made = true;
-        struct mdl_skeleton s;
-        if (rig_clear_skeleton(&v->r, &s))
-            snprintf(v->rigs_err, sizeof v->rigs_err, "out of memory");
-        else
-            rig_set_add(&v->rigs, "", &s, v->rigs_err, sizeof v->rigs_err);
-    }
-    snprintf(err, errlen, "%s", v->rigs_err);
-    return &v->rigs;
+    return rig_set_add(into, "", &s, err, errlen);
 }
 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -323,11 +301,9 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         bad += !v->r.bones[i].hash_ok;
     sb_printf(&fs->facts, "name_hash_mismatches: %" PRIu32 "\n", bad);
     cover_add(&fs->cover, 0, v->r.end ? v->r.end : 8);
-    if (view_add_skeleton_hook(fs, first_skeleton, &v->r)) {
+    if (view_add_skeletons_hook(fs, bone_table_skeleton, &v->r)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    fs->rigs = list_rigs;
-    fs->rigs_ctx = v;
     return view_root(fs, "rig.clear", populate_root, v);
 }
