@@ -320,23 +320,6 @@ static void header(const struct rows *r, const struct rowsrc *s, struct sbuf *ou
     }
 }
 
-/* A text field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
-static void csv_text(struct sbuf *out, const char *s)
-{
-    if (!s[strcspn(s, ",\"\r\n")]) {
-        sb_put(out, s, strlen(s));
-        return;
-    }
-    sb_put(out, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_put(out, "\"\"", 2);
-        else
-            sb_put(out, s, 1);
-    }
-    sb_put(out, "\"", 1);
-}
-
 /* Sample k's time: min(k × step, Duration), as a float. */
 static double sample_time(const struct rows *r, uint64_t k)
 {
@@ -376,7 +359,7 @@ static void row(const struct rows *r, struct rowsrc *s, uint64_t i, struct sbuf 
     case R_ENTRIES:
         put_value(out, s->xt.e[i].t, true);
         sb_put(out, ",", 1);
-        csv_text(out, s->xt.e[i].text);
+        sb_csv_field(out, s->xt.e[i].text);
         sb_put(out, "\n", 1);
         return;
     }
