@@ -126,6 +126,7 @@ struct strarena {
     size_t nblocks, capblocks;
     const char **intern; /* open addressing, power of two */
     size_t nintern, capintern;
+    uint64_t seed; /* of str_hash */
 };
 
 /* One registered source (a view's bytes) and what /info says about that view's part of
@@ -174,7 +175,6 @@ struct tree {
     /* directories opened (no callback, or reopened) and not yet published, in order */
     uint32_t *pending;
     size_t npending, cappending;
-    uint64_t seed;    /* of the name hashes: names come from files */
     uint64_t probes;  /* names looked at while adding children (tree_name_probes) */
     bool full;        /* max_nodes reached: populate stopped early */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
@@ -184,6 +184,7 @@ struct tree {
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define NCHUNKS (1u << 16)
 #define ARENA_BLOCK 65536u
+#define NAME_INTERN_MAX 24 /* names up to this long are interned */
 
 /* ---- nodes by number ---- */
 
@@ -270,12 +271,17 @@ static char *arena_strdup(struct strarena *a, const char *s)
     return arena_memdup(a, s, strlen(s) + 1);
 }
 
-static size_t str_hash(const char *s)
+/* A string's hash, seeded per tree: names and types come from files, and a crafted set
+ * of strings with one unseeded hash would make every insertion probe them all. */
+static size_t str_hash(const struct strarena *a, const char *s)
 {
-    size_t h = 5381;
+    uint64_t h = a->seed ^ 0xcbf29ce484222325u;
     while (*s)
-        h = h * 33 ^ (unsigned char)*s++;
-    return h;
+        h = (h ^ (unsigned char)*s++) * 0x100000001b3u;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9u;
+    h ^= h >> 32;
+    return (size_t)h;
 }
 
 static const char *arena_intern(struct strarena *a, const char *s)
@@ -287,7 +293,7 @@ static const char *arena_intern(struct strarena *a, const char *s)
             return NULL;
         for (size_t i = 0; i < a->capintern; i++)
             if (a->intern[i]) {
-                size_t k = str_hash(a->intern[i]) & (cap - 1);
+                size_t k = str_hash(a, a->intern[i]) & (cap - 1);
                 while (t[k])
                     k = (k + 1) & (cap - 1);
                 t[k] = a->intern[i];
@@ -296,7 +302,7 @@ static const char *arena_intern(struct strarena *a, const char *s)
         a->intern = t;
         a->capintern = cap;
     }
-    size_t k = str_hash(s) & (a->capintern - 1);
+    size_t k = str_hash(a, s) & (a->capintern - 1);
     while (a->intern[k]) {
         if (strcmp(a->intern[k], s) == 0)
             return a->intern[k];
@@ -374,17 +380,10 @@ static uint32_t type_id(struct tree *t, const char *s)
 
 /* ---- names ---- */
 
-/* A name's hash, seeded per tree: names come from files, and a crafted set of names
- * with one unseeded hash would make every insertion probe them all. */
+/* A name's hash (str_hash). */
 static uint32_t name_hash(const struct tree *t, const char *s)
 {
-    uint64_t h = t->seed ^ 0xcbf29ce484222325u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 0x100000001b3u;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9u;
-    h ^= h >> 32;
-    return (uint32_t)h;
+    return (uint32_t)str_hash(&t->strings, s);
 }
 
 /* Generated names must never be empty, "." or "..", nor contain '/'. */
@@ -751,7 +750,7 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits)
     t->src = src;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    t->seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)t;
+    t->strings.seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)t;
     uint32_t id0;
     if (tree_add_source(t, src, &id0)) {
         free(t->chunk);
@@ -918,7 +917,10 @@ static struct node *add_node_locked(struct tree *t, uint32_t parent, const char 
         return NULL;
     char *renamed = NULL;
     const char *final = b ? unique_name(t, b, name, &renamed) : name;
-    const char *copy = final ? arena_strdup(&t->strings, final) : NULL;
+    /* short names repeat across directories (0, 1, 2.bin, info.bin, bones): one copy */
+    const char *copy = !final ? NULL
+                       : strlen(final) <= NAME_INTERN_MAX ? arena_intern(&t->strings, final)
+                                                          : arena_strdup(&t->strings, final);
     bool was_renamed = renamed != NULL;
     free(renamed);
     if (!copy)
