@@ -22,7 +22,7 @@ enum {
     NODE_RENAMED = 8,  /* its name clashed in its directory and got a ~N suffix */
 };
 
-struct span {
+struct tree_span {
     uint64_t off, len;
 };
 
@@ -37,7 +37,7 @@ struct node_ext {
     uint64_t arg;       /* generators */
     struct source *src; /* ranges */
     uint64_t off;       /* ranges */
-    struct span span;
+    struct tree_span span;
 };
 
 /* Sizes and offsets a node holds in 48 bits (256 TiB): the tree refuses bigger. */
@@ -54,7 +54,7 @@ struct node {
         } range;
         struct { /* CONTENT_TEXT, and NODE_LINK (p is the target) */
             const char *p;
-            const struct span *span;
+            const struct tree_span *span;
         } text;
         struct { /* NODE_DIR; the span's offset is in size */
             struct dirinfo *info;
@@ -1109,7 +1109,7 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
 {
     pthread_mutex_lock(&t->lock);
     struct node *n = node_at(t, ino);
-    struct span s = {off, len};
+    struct tree_span s = {off, len};
     if (!n) {
         /* nothing */
     } else if (n->type == NODE_DIR) {
@@ -1131,9 +1131,9 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
         n->u.ext->span = s;
         n->flags |= NODE_HAS_SPAN;
     } else { /* texts and links */
-        struct span *p = (struct span *)n->u.text.span;
+        struct tree_span *p = (struct tree_span *)n->u.text.span;
         if (!p)
-            p = arena_alloc(&t->strings, sizeof *p, _Alignof(struct span));
+            p = arena_alloc(&t->strings, sizeof *p, _Alignof(struct tree_span));
         if (p) {
             *p = s;
             n->u.text.span = p;
@@ -1144,14 +1144,14 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
 }
 
 /* A node's span, when it has one. */
-static bool node_span(const struct node *n, struct span *s)
+static bool node_span(const struct node *n, struct tree_span *s)
 {
     if (!(n->flags & NODE_HAS_SPAN))
         return false;
     if (n->type == NODE_DIR)
-        *s = (struct span){n->size, n->u.dir.span_len};
+        *s = (struct tree_span){n->size, n->u.dir.span_len};
     else if (n->content == CONTENT_RANGE && !(n->flags & NODE_EXT))
-        *s = (struct span){n->u.range.off, n->size};
+        *s = (struct tree_span){n->u.range.off, n->size};
     else if (n->content == CONTENT_RANGE || n->content == CONTENT_GEN || n->content == CONTENT_VOLATILE)
         *s = n->u.ext->span;
     else
@@ -1511,7 +1511,7 @@ ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf,
     if (!n)
         return -ENOENT;
     char num[32];
-    struct span s;
+    struct tree_span s;
     if (node_span(n, &s)) {
         if (strcmp(name, XA_OFFSET) == 0) {
             int l = snprintf(num, sizeof num, "%" PRIu64, s.off);
