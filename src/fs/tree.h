@@ -39,7 +39,9 @@
  * and its subdirectory count are built first, then its state is stored with release.
  * Readers load the state with acquire; once published, tree_lookup (binary search),
  * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
- * source table are read without the lock too (below). Only growth takes the lock.
+ * source table are read without the lock too (below). Only growth takes the lock. A
+ * node added to a published directory (tests building trees by hand, a graft) reopens it
+ * until its next use: only while no other thread can read it.
  *
  * A populate that fails leaves nothing behind: the children it added (and everything
  * below them) are removed (their numbers name no node), the directory is unpopulated
