@@ -124,7 +124,8 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
                uint64_t arg);
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
- * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/').
+ * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/', a
+ * size of 2^48 bytes or more).
  * A name already used in that directory is made unique ("Names are unique" above).
  * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
 uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
