@@ -18,6 +18,9 @@
 #                                                    200 KB) bound to the clear RIG fixture and
 #                                                    exported, in-process (tests/bench_geom.c);
 #                                                    target: under 10 ms
+#   scripts/bench.sh memory [MODELS [VERTS]]         memory per node only: the daemon's RSS
+#                                                    growth over find -ls of the whole tree
+#                                                    (every view), per node (target <= 100 B)
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -117,13 +120,18 @@ if [ "${1:-}" = package ]; then
     exit 0
 fi
 
+mode=full
+if [ "${1:-}" = memory ]; then
+    mode=memory
+    shift
+fi
 models=${1:-3600}
 verts=${2:-45}
 leaf_mb=${3:-64}
 
 need=""
 tools="squashfs-tools:mksquashfs squashfuse:squashfuse fuse-zip:fuse-zip zip:zip bc:bc"
-[ "${1:-}" != gr2 ] || tools="bc:bc"
+[ "${1:-}" != gr2 ] && [ "$mode" != memory ] || tools="bc:bc"
 for p in $tools; do
     command -v "${p#*:}" >/dev/null || need="$need ${p%%:*}"
 done
@@ -182,6 +190,23 @@ fi
 file=$work/big.t2fs
 build-bench/tests/s3rig-mkfixture t2fs-big "$file" "$models" "$verts" "$leaf_mb"
 size=$(stat -c %s "$file")
+
+# Memory per node: the whole tree (every view: /root, /models, /named, ...) walked by
+# find -ls on a fresh mount; the daemon's RSS growth over the walk divided by the nodes.
+# Target (issue 25): at most 100 B per node.
+bench_memory() {
+    local mnt=$work/mnt-pernode out pid r0 r1 n
+    drop_caches
+    out=$(mount_fs pernode "$mnt" build-bench/mount.s3rig "$file" "$mnt")
+    pid=${out#* }
+    r0=$(rss_of "$pid")
+    n=$(find "$mnt" -ls | wc -l)
+    r1=$(rss_of "$pid")
+    echo "memory per node (s3rig, the whole tree): $n nodes, RSS $r0 kB after mount, $r1 kB after find -ls:" \
+         "$(( (r1 - r0) * 1024 / n )) B per node"
+    fusermount3 -u "$mnt"
+    sleep 0.3
+}
 
 # mount_fs NAME MOUNTPOINT COMMAND...: mounts, prints "seconds pid"
 mount_fs() {
@@ -294,6 +319,12 @@ measure_all() {
     done
 }
 
+if [ "$mode" = memory ]; then
+    echo "file: $size bytes, $models models, $verts vertices per mesh"
+    bench_memory
+    exit 0
+fi
+
 echo "file: $size bytes, $models models, $verts vertices per mesh, a ${leaf_mb} MiB leaf"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
 
@@ -323,6 +354,8 @@ echo "ratios: find s3rig/squashfuse_ll $(echo "$sf / $qf" | bc -l | cut -c1-5),"
      "find -ls $(echo "$sl / $ql" | bc -l | cut -c1-5)," \
      "leaf read speed vs raw file $(echo "$raw_s / $sc" | bc -l | cut -c1-5) (first read)," \
      "$(echo "$raw_s / $sw" | bc -l | cut -c1-5) (read again)"
+echo
+bench_memory
 echo
 echo "mount time and memory against file size (s3rig):"
 for m in 1000 4000 16000 40000; do

@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "fs/open.h"
 #include "fs/sbuf.h"
+#include "fs/view_gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
 #include "fixture_gr2obj.h"
@@ -518,6 +519,49 @@ static void test_info_sample_rig(void **state)
     free(file);
 }
 
+/* Adds two more entries named like the container's own (header, sections) and two
+ * files of one name, to /granny. */
+static void clashing_children(struct gr2_view *v, uint32_t granny_dir, void *ctx)
+{
+    (void)ctx;
+    struct tree *t = v->fs->tree;
+    tree_add_dir(t, granny_dir, "header", NULL, NULL, NULL, 0);
+    tree_add_textf(t, granny_dir, "sections", NULL, "a file\n");
+    tree_add_textf(t, granny_dir, "x.csv", NULL, "1\n");
+    tree_add_textf(t, granny_dir, "x.csv", NULL, "2\n");
+}
+
+/* A view's entries that meet a name already used are renamed by the tree, and the view's
+ * /info says so in one line (counted among its warnings), whatever their number. */
+static void test_info_renamed_entries(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
+    assert_int_equal(gr2_view_add_granny_extra(gr2_view_of(fs), clashing_children, NULL), 0);
+    assert_true(path_exists(fs, "/granny/header"));
+    assert_true(path_exists(fs, "/granny/header~2"));
+    assert_true(path_exists(fs, "/granny/sections~2"));
+    expect_text(fs, "/granny/x.csv", "1\n");
+    expect_text(fs, "/granny/x~2.csv", "2\n");
+    char *info = read_path(fs, "/info", NULL);
+    const char *line = "warning: 3 nodes had a name already used in their directory, so they are shown as NAME~N "
+                       "(the first: /granny/header~2)\n";
+    const char *at = strstr(info, line);
+    if (!at || strstr(at + strlen(line), "a name already used"))
+        fail_msg("one line for the renamed entries:\n%s", info);
+    /* counted: the number on the warnings line is the number of warning lines */
+    unsigned long nwarn = strtoul(strstr(info, "\nwarnings: ") + 11, NULL, 10), lines = 0;
+    for (const char *p = info; (p = strstr(p, "\nwarning: ")); p++)
+        lines++;
+    assert_int_equal(nwarn, lines);
+    free(info);
+    s3fs_close(fs);
+    free(file);
+}
+
 static void walk_links(const uint8_t *f, size_t size, size_t *links)
 {
     struct s3fs *fs = open_mem(f, size, NULL, NULL);
@@ -596,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),
         cmocka_unit_test(test_info_sample_rig),
+        cmocka_unit_test(test_info_renamed_entries),
         cmocka_unit_test(test_links_stay_inside),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);

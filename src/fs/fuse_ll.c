@@ -34,6 +34,13 @@
 
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
+/* But a directory not listed yet has st_nlink 1 ("unknown"), 2 + its subdirectories once
+ * it is: the kernel keeps such attributes only this long, so a stat a moment after the
+ * first listing shows the count. Not 0, and no invalidation at populate: with
+ * default_permissions every step through a directory needs valid attributes, and a walk
+ * (find -ls) would pay a GETATTR round trip per directory; a second, only for the
+ * directories it reaches a second after their parent's listing. */
+#define UNLISTED_DIR_TIMEOUT 1.0
 
 /* A reader's copy of a volatile file. Kept on a list: after a lazy unmount the kernel
  * sends no RELEASE for files still open, and they are freed at shutdown instead. */
@@ -46,7 +53,6 @@ struct snapshot {
 struct adapter {
     struct s3fs *fs;
     struct s3_fuse_config cfg;
-    struct fuse_session *se;
     bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
     pthread_mutex_t lock;
     struct snapshot *open;
@@ -118,17 +124,15 @@ static void fill_stat(const struct adapter *a, uint32_t ino, int kind, struct st
     }
 }
 
-/* Populates dir (tree_populate). When this call populated it, the attributes the kernel
- * holds for it (kept for a day) still say st_nlink 1, "unknown": they are dropped, so
- * the next stat asks again and gets 2 + its subdirectories. Attributes only: the kernel
- * keeps its cached listings. */
-static int populate_dir(struct adapter *a, uint32_t dir)
+/* How long the kernel may keep a node's attributes. */
+static double attr_timeout(const struct adapter *a, uint32_t ino)
 {
-    bool before = tree_is_populated(a->fs->tree, dir);
-    int rc = tree_populate(a->fs->tree, dir);
-    if (rc == 0 && !before && a->se && tree_kind(a->fs->tree, dir) == NODE_DIR)
-        fuse_lowlevel_notify_inval_inode(a->se, dir, -1, 0); /* unmounting: nothing to drop */
-    return rc;
+    struct tree *t = a->fs->tree;
+    if (tree_is_volatile(t, ino))
+        return 0;
+    if (tree_kind(t, ino) == NODE_DIR && !tree_is_populated(t, ino))
+        return UNLISTED_DIR_TIMEOUT;
+    return CACHE_TIMEOUT;
 }
 
 static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_param *e)
@@ -136,7 +140,7 @@ static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_
     memset(e, 0, sizeof *e);
     e->ino = ino;
     e->generation = 1;
-    e->attr_timeout = tree_is_volatile(a->fs->tree, ino) ? 0 : CACHE_TIMEOUT;
+    e->attr_timeout = attr_timeout(a, ino);
     e->entry_timeout = CACHE_TIMEOUT;
     fill_stat(a, ino, tree_kind(a->fs->tree, ino), &e->attr);
 }
@@ -162,14 +166,11 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
     uint32_t dir, ino;
-    int kind = node_of(req, parent, &dir);
-    if (kind < 0) {
+    if (node_of(req, parent, &dir) < 0) {
         fuse_reply_err(req, ENOENT);
         return;
     }
-    int rc = kind == NODE_DIR ? populate_dir(a, dir) : 0;
-    if (rc == 0)
-        rc = tree_lookup(a->fs->tree, dir, name, &ino);
+    int rc = tree_lookup(a->fs->tree, dir, name, &ino);
     if (rc == -ENOENT) {
         /* A negative entry the kernel may cache as long as the positive ones. */
         struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
@@ -197,7 +198,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     }
     struct stat st;
     fill_stat(a, i, kind, &st);
-    fuse_reply_attr(req, &st, tree_is_volatile(a->fs->tree, i) ? 0 : CACHE_TIMEOUT);
+    fuse_reply_attr(req, &st, attr_timeout(a, i));
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
@@ -223,7 +224,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     uint32_t i;
-    int rc = node_of(req, ino, &i) >= 0 ? populate_dir(adapter_of(req), i) : -ENOENT;
+    int rc = node_of(req, ino, &i) >= 0 ? tree_populate(adapter_of(req)->fs->tree, i) : -ENOENT;
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -244,7 +245,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         fuse_reply_err(req, kind >= 0 ? ENOTDIR : ENOENT);
         return;
     }
-    int rc = populate_dir(a, dino); /* no-op once populated */
+    int rc = tree_populate(t, dino); /* no-op once populated */
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -518,14 +519,13 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {fs, *cfg, NULL, false, PTHREAD_MUTEX_INITIALIZER, NULL};
+    struct adapter a = {fs, *cfg, false, PTHREAD_MUTEX_INITIALIZER, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
     if (!se) {
         fuse_opt_free_args(&args);
         return S3_EXIT_MOUNT;
     }
-    a.se = se;
     int status = S3_EXIT_MOUNT;
     if (fuse_set_signal_handlers(se) != 0)
         goto out_destroy;

@@ -22,7 +22,7 @@ enum {
     NODE_RENAMED = 8,  /* its name clashed in its directory and got a ~N suffix */
 };
 
-struct span {
+struct tree_span {
     uint64_t off, len;
 };
 
@@ -37,7 +37,7 @@ struct node_ext {
     uint64_t arg;       /* generators */
     struct source *src; /* ranges */
     uint64_t off;       /* ranges */
-    struct span span;
+    struct tree_span span;
 };
 
 /* Sizes and offsets a node holds in 48 bits (256 TiB): the tree refuses bigger. */
@@ -54,7 +54,7 @@ struct node {
         } range;
         struct { /* CONTENT_TEXT, and NODE_LINK (p is the target) */
             const char *p;
-            const struct span *span;
+            const struct tree_span *span;
         } text;
         struct { /* NODE_DIR; the span's offset is in size */
             struct dirinfo *info;
@@ -126,6 +126,7 @@ struct strarena {
     size_t nblocks, capblocks;
     const char **intern; /* open addressing, power of two */
     size_t nintern, capintern;
+    uint64_t seed; /* of str_hash */
 };
 
 /* One registered source (a view's bytes) and what /info says about that view's part of
@@ -174,7 +175,6 @@ struct tree {
     /* directories opened (no callback, or reopened) and not yet published, in order */
     uint32_t *pending;
     size_t npending, cappending;
-    uint64_t seed;    /* of the name hashes: names come from files */
     uint64_t probes;  /* names looked at while adding children (tree_name_probes) */
     bool full;        /* max_nodes reached: populate stopped early */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
@@ -184,6 +184,7 @@ struct tree {
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define NCHUNKS (1u << 16)
 #define ARENA_BLOCK 65536u
+#define NAME_INTERN_MAX 24 /* names up to this long are interned */
 
 /* ---- nodes by number ---- */
 
@@ -270,12 +271,17 @@ static char *arena_strdup(struct strarena *a, const char *s)
     return arena_memdup(a, s, strlen(s) + 1);
 }
 
-static size_t str_hash(const char *s)
+/* A string's hash, seeded per tree: names and types come from files, and a crafted set
+ * of strings with one unseeded hash would make every insertion probe them all. */
+static size_t str_hash(const struct strarena *a, const char *s)
 {
-    size_t h = 5381;
+    uint64_t h = a->seed ^ 0xcbf29ce484222325u;
     while (*s)
-        h = h * 33 ^ (unsigned char)*s++;
-    return h;
+        h = (h ^ (unsigned char)*s++) * 0x100000001b3u;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9u;
+    h ^= h >> 32;
+    return (size_t)h;
 }
 
 static const char *arena_intern(struct strarena *a, const char *s)
@@ -287,7 +293,7 @@ static const char *arena_intern(struct strarena *a, const char *s)
             return NULL;
         for (size_t i = 0; i < a->capintern; i++)
             if (a->intern[i]) {
-                size_t k = str_hash(a->intern[i]) & (cap - 1);
+                size_t k = str_hash(a, a->intern[i]) & (cap - 1);
                 while (t[k])
                     k = (k + 1) & (cap - 1);
                 t[k] = a->intern[i];
@@ -296,7 +302,7 @@ static const char *arena_intern(struct strarena *a, const char *s)
         a->intern = t;
         a->capintern = cap;
     }
-    size_t k = str_hash(s) & (a->capintern - 1);
+    size_t k = str_hash(a, s) & (a->capintern - 1);
     while (a->intern[k]) {
         if (strcmp(a->intern[k], s) == 0)
             return a->intern[k];
@@ -374,17 +380,10 @@ static uint32_t type_id(struct tree *t, const char *s)
 
 /* ---- names ---- */
 
-/* A name's hash, seeded per tree: names come from files, and a crafted set of names
- * with one unseeded hash would make every insertion probe them all. */
+/* A name's hash (str_hash). */
 static uint32_t name_hash(const struct tree *t, const char *s)
 {
-    uint64_t h = t->seed ^ 0xcbf29ce484222325u;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 0x100000001b3u;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9u;
-    h ^= h >> 32;
-    return (uint32_t)h;
+    return (uint32_t)str_hash(&t->strings, s);
 }
 
 /* Generated names must never be empty, "." or "..", nor contain '/'. */
@@ -751,7 +750,7 @@ struct tree *tree_new(struct source *src, const struct tree_limits *limits)
     t->src = src;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    t->seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)t;
+    t->strings.seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)t;
     uint32_t id0;
     if (tree_add_source(t, src, &id0)) {
         free(t->chunk);
@@ -918,7 +917,10 @@ static struct node *add_node_locked(struct tree *t, uint32_t parent, const char 
         return NULL;
     char *renamed = NULL;
     const char *final = b ? unique_name(t, b, name, &renamed) : name;
-    const char *copy = final ? arena_strdup(&t->strings, final) : NULL;
+    /* short names repeat across directories (0, 1, 2.bin, info.bin, bones): one copy */
+    const char *copy = !final ? NULL
+                       : strlen(final) <= NAME_INTERN_MAX ? arena_intern(&t->strings, final)
+                                                          : arena_strdup(&t->strings, final);
     bool was_renamed = renamed != NULL;
     free(renamed);
     if (!copy)
@@ -1107,7 +1109,7 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
 {
     pthread_mutex_lock(&t->lock);
     struct node *n = node_at(t, ino);
-    struct span s = {off, len};
+    struct tree_span s = {off, len};
     if (!n) {
         /* nothing */
     } else if (n->type == NODE_DIR) {
@@ -1129,9 +1131,9 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
         n->u.ext->span = s;
         n->flags |= NODE_HAS_SPAN;
     } else { /* texts and links */
-        struct span *p = (struct span *)n->u.text.span;
+        struct tree_span *p = (struct tree_span *)n->u.text.span;
         if (!p)
-            p = arena_alloc(&t->strings, sizeof *p, _Alignof(struct span));
+            p = arena_alloc(&t->strings, sizeof *p, _Alignof(struct tree_span));
         if (p) {
             *p = s;
             n->u.text.span = p;
@@ -1142,14 +1144,14 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len)
 }
 
 /* A node's span, when it has one. */
-static bool node_span(const struct node *n, struct span *s)
+static bool node_span(const struct node *n, struct tree_span *s)
 {
     if (!(n->flags & NODE_HAS_SPAN))
         return false;
     if (n->type == NODE_DIR)
-        *s = (struct span){n->size, n->u.dir.span_len};
+        *s = (struct tree_span){n->size, n->u.dir.span_len};
     else if (n->content == CONTENT_RANGE && !(n->flags & NODE_EXT))
-        *s = (struct span){n->u.range.off, n->size};
+        *s = (struct tree_span){n->u.range.off, n->size};
     else if (n->content == CONTENT_RANGE || n->content == CONTENT_GEN || n->content == CONTENT_VOLATILE)
         *s = n->u.ext->span;
     else
@@ -1509,7 +1511,7 @@ ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf,
     if (!n)
         return -ENOENT;
     char num[32];
-    struct span s;
+    struct tree_span s;
     if (node_span(n, &s)) {
         if (strcmp(name, XA_OFFSET) == 0) {
             int l = snprintf(num, sizeof num, "%" PRIu64, s.off);

@@ -39,7 +39,9 @@
  * and its subdirectory count are built first, then its state is stored with release.
  * Readers load the state with acquire; once published, tree_lookup (binary search),
  * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
- * source table are read without the lock too (below). Only growth takes the lock.
+ * source table are read without the lock too (below). Only growth takes the lock. A
+ * node added to a published directory (tests building trees by hand, a graft) reopens it
+ * until its next use: only while no other thread can read it.
  *
  * A populate that fails leaves nothing behind: the children it added (and everything
  * below them) are removed (their numbers name no node), the directory is unpopulated
@@ -122,7 +124,8 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
                uint64_t arg);
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
- * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/').
+ * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/', a
+ * size of 2^48 bytes or more).
  * A name already used in that directory is made unique ("Names are unique" above).
  * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
 uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,

@@ -595,10 +595,19 @@ static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     tree_add_range(t, dir, "header.bin", "dbpf.header", 0, DBPF_HEADER_SIZE);
     uint32_t h = tree_add_dir(t, dir, "header", "dbpf.header", populate_header, v, 0);
     tree_set_span(t, h, 0, DBPF_HEADER_SIZE);
-    if (v->d.count || v->d.h[DBPF_H_INDEX_COUNT] == 0)
+    /* an index of no entries is not checked by the parser: it may lie past the end */
+    uint64_t size = v->fs->src.size;
+    bool inside = v->d.index_pos <= size && v->d.index_size <= size - v->d.index_pos;
+    if ((v->d.count || v->d.h[DBPF_H_INDEX_COUNT] == 0) && inside)
         tree_add_range(t, dir, "index.bin", "dbpf.index", v->d.index_pos, v->d.index_size);
-    if (!v->d.index_ok)
+    if (!v->d.index_ok) {
         add_error(t, dir, "index", v->d.index_err);
+    } else if (!inside) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "index [0x%" PRIx64 ", +%" PRIu64 ") of no entries is not inside the file (%" PRIu64
+                 " bytes)", v->d.index_pos, v->d.index_size, size);
+        add_error(t, dir, "index", msg);
+    }
     uint32_t r = tree_add_dir(t, dir, "resources", "dbpf.resources", populate_resources, v, 0);
     tree_set_span(t, r, v->d.index_pos, v->d.index_size);
     v->resources_dir = r;
