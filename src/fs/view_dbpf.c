@@ -554,7 +554,8 @@ static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
     return 0;
 }
 
-/* A group's name in /by-type and /info: the tag, or 0xXXXXXXXX for an untagged type. */
+/* A group's name in /by-type and /info: the tag, or for an untagged type its id as 0x and
+ * eight hex digits (0x02DC343F). */
 static void type_dir_name(const struct pkg_view *v, char *out, size_t size, uint32_t type)
 {
     const char *tag, *ext;
