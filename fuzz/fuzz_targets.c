@@ -1,5 +1,8 @@
-/* libFuzzer targets, one per parser plus the whole tree walk. Built with
- * -Dfuzz=true and clang (scripts/fuzz.sh). FUZZ_TARGET selects the entry point. */
+/* libFuzzer targets: the whole tree walk, one per codec (FUZZ_TARGET selects it) and one
+ * per format of the table (FUZZ_FORMAT, its enum value, and FUZZ_CODE_<code>: the row's
+ * fuzz_prefix, then the input, opened and walked; a few formats add a parser of their
+ * own, below). Built with
+ * -Dfuzz=true and clang (scripts/fuzz.sh). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +12,8 @@
 #include "fs/open.h"
 #include "parse/dbpf.h"
 #include "parse/bitknit2.h"
+#include "parse/geom.h"
+#include "parse/geom_model.h"
 #include "parse/gr2.h"
 #include "parse/oodle0.h"
 #include "parse/oodle1.h"
@@ -79,9 +84,115 @@ __attribute__((unused)) static void t1_model_exports(struct t1_section *s, uint8
     t1_object_free(&o);
 }
 
+#ifdef FUZZ_FORMAT
+/* What some formats' targets do besides the walk: their parsers on their own. */
+static void format_extra(const uint8_t *data, size_t size)
+{
+#if defined(FUZZ_CODE_t2fs)
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, data, size);
+    struct t2fs_branch b;
+    char err[T2FS_ERR];
+    for (int be = 0; be <= 1; be++)
+        if (t2fs_read_branch(&src, 0, size, be, &b, err, sizeof err) == 0)
+            t2fs_branch_free(&b);
+    /* the Turok 1 section decoder on its own: byte 0-1 the vertex count (at most 4095),
+     * byte 2 the byte order, then the vertex planes, then the stream's words */
+    if (size >= 3) {
+        uint32_t nverts = (uint32_t)(data[0] | data[1] << 8) & 4095;
+        size_t planes = 16 * (size_t)nverts, rest = size - 3;
+        uint8_t *v = calloc(planes ? planes : 1, 1);
+        if (v) {
+            memcpy(v, data + 3, rest < planes ? rest : planes);
+            size_t skip = rest < planes ? rest : planes;
+            struct t1_section s;
+            if (t1_section_decode(data + 3 + skip, (rest - skip) / 2, v, nverts, data[2] & 1, &s) == 0)
+                t1_model_exports(&s, data[2]);
+            free(v);
+        }
+    }
+#elif defined(FUZZ_CODE_dbpf) /* the header and index parsers over the prefixed input */
+    uint8_t *b = malloc(size + 8);
+    if (b) {
+        memcpy(b, s3_formats[FMT_DBPF].fuzz_prefix, 8);
+        memcpy(b + 8, data, size);
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        mem_src_init(&src, &mc, b, size + 8);
+        struct dbpf d;
+        struct diag diag = {0};
+        char err[200];
+        if (dbpf_parse_header(&src, &d, err, sizeof err) == 0)
+            dbpf_parse_index(&src, &d, &diag);
+        dbpf_free(&d);
+        diag_free(&diag);
+        free(b);
+    }
+#elif defined(FUZZ_CODE_geom) /* the binding and the exports, to a rig having the fixtures' bones */
+    static struct rig_set rigs;
+    static const char *const names[] = {"b__ROOT__",    "b__Pelvis__", "b__L_Thigh__",
+                                        "b__R_Thigh__", "b__Spine0__", "b__Head,\"x\"__"};
+    char err[256];
+    if (!rigs.n) {
+        struct mdl_skeleton s = {.nbones = 6, .bone = calloc(6, sizeof *s.bone)};
+        for (int i = 0; s.bone && i < 6; i++) {
+            s.bone[i] = (struct mdl_bone){.name = strdup(names[i]), .name_len = strlen(names[i]), .parent = i - 1};
+            s.bone[i].t[1] = 0.1f * (float)i;
+            s.bone[i].r[3] = s.bone[i].s[0] = s.bone[i].s[1] = s.bone[i].s[2] = 1;
+        }
+        if (s.bone)
+            rig_set_add(&rigs, "fuzz", &s, err, sizeof err);
+    }
+    const struct s3_format_info *f = &s3_formats[FMT_GEOM];
+    uint8_t *b = malloc(f->fuzz_cut + size + 1);
+    if (!b || !rigs.n) {
+        free(b);
+        return;
+    }
+    memcpy(b, f->fuzz_prefix, f->fuzz_cut);
+    memcpy(b + f->fuzz_cut, data, size);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, b, f->fuzz_cut + size);
+    struct geom g;
+    struct diag d = {0};
+    if (geom_parse(&src, 8u << 20, &g, &d, err, sizeof err) == 0) {
+        struct mdl_model m;
+        struct geom_report rep;
+        if (geom_model(&g, &rigs.r[0], &m, &rep, err, sizeof err) == 0) {
+            uint8_t *out;
+            size_t len;
+            if (export_model_glb(&m, &out, &len, err, sizeof err) == 0)
+                free(out);
+            if (export_mesh_obj(&m.mesh[0], &out, &len, err, sizeof err) == 0)
+                free(out);
+            mdl_model_free(&m);
+            geom_report_free(&rep);
+        }
+        geom_free(&g);
+    }
+    diag_free(&d);
+    free(b);
+#else
+    (void)data, (void)size;
+#endif
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-#if FUZZ_TARGET == 1 /* tree: any input, any format */
+#if defined(FUZZ_FORMAT)
+    const struct s3_format_info *f = &s3_formats[FUZZ_FORMAT];
+#if defined(FUZZ_CODE_rig_clear) /* major 3 when the first byte is odd, else the row's major 4 */
+    static const uint8_t m3[8] = {3, 0, 0, 0, 1, 0, 0, 0};
+    if (size && (data[0] & 1))
+        walk_with_magic(m3, 8, data, size);
+    else
+#endif
+    walk_with_magic((const uint8_t *)f->fuzz_prefix, f->fuzz_cut, data, size);
+    format_extra(data, size);
+#elif FUZZ_TARGET == 1 /* tree: any input, any format */
     tree_walk(data, size);
 #elif FUZZ_TARGET == 2 /* rnc */
     struct rnc_options o = {.max_unpacked = 1 << 22};
@@ -120,60 +231,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (out && st.consumed > size - 3)
         abort();
     free(out);
-#elif FUZZ_TARGET == 4 /* gr2: the old LE32 signature, then the input */
-    static const uint8_t sig[16] = {0xb8, 0x67, 0xb0, 0xca, 0xf8, 0x6d, 0xb1, 0x0f,
-                                    0x84, 0x72, 0x8c, 0x7e, 0x5e, 0x19, 0x00, 0x1e};
-    walk_with_magic(sig, 16, data, size);
-#elif FUZZ_TARGET == 5 /* wrapped rig */
-    static const uint8_t magic[8] = {0xde, 0x13, 0xaf, 0x8e, 0, 0, 0, 0};
-    walk_with_magic(magic, 8, data, size);
-#elif FUZZ_TARGET == 6 /* clear rig, major 4 and major 3 */
-    static const uint8_t m4[8] = {4, 0, 0, 0, 2, 0, 0, 0}, m3[8] = {3, 0, 0, 0, 1, 0, 0, 0};
-    walk_with_magic(size && (data[0] & 1) ? m3 : m4, 8, data, size);
-#elif FUZZ_TARGET == 7 /* t2fs */
-    tree_walk(data, size);
-    struct mem_src_ctx mc;
-    struct s3_src src;
-    mem_src_init(&src, &mc, data, size);
-    struct t2fs_branch b;
-    char err[T2FS_ERR];
-    for (int be = 0; be <= 1; be++)
-        if (t2fs_read_branch(&src, 0, size, be, &b, err, sizeof err) == 0)
-            t2fs_branch_free(&b);
-    /* the Turok 1 section decoder on its own: byte 0-1 the vertex count (at most 4095),
-     * byte 2 the byte order, then the vertex planes, then the stream's words */
-    if (size >= 3) {
-        uint32_t nverts = (uint32_t)(data[0] | data[1] << 8) & 4095;
-        size_t planes = 16 * (size_t)nverts, rest = size - 3;
-        uint8_t *v = calloc(planes ? planes : 1, 1);
-        if (v) {
-            memcpy(v, data + 3, rest < planes ? rest : planes);
-            size_t skip = rest < planes ? rest : planes;
-            struct t1_section s;
-            if (t1_section_decode(data + 3 + skip, (rest - skip) / 2, v, nverts, data[2] & 1, &s) == 0)
-                t1_model_exports(&s, data[2]);
-            free(v);
-        }
-    }
-#elif FUZZ_TARGET == 9 /* dbpf: "DBPF", major 2, then the input (minor first); index + whole tree */
-    static const uint8_t magic[8] = {'D', 'B', 'P', 'F', 2, 0, 0, 0};
-    walk_with_magic(magic, 8, data, size);
-    uint8_t *b = malloc(size + 8);
-    if (b) {
-        memcpy(b, magic, 8);
-        memcpy(b + 8, data, size);
-        struct mem_src_ctx mc;
-        struct s3_src src;
-        mem_src_init(&src, &mc, b, size + 8);
-        struct dbpf d;
-        struct diag diag = {0};
-        char err[200];
-        if (dbpf_parse_header(&src, &d, err, sizeof err) == 0)
-            dbpf_parse_index(&src, &d, &diag);
-        dbpf_free(&d);
-        diag_free(&diag);
-        free(b);
-    }
 #elif FUZZ_TARGET == 10 /* refpack: the header's declared size (bounded) is the output */
     struct refpack_header h;
     char err[200];

@@ -7,13 +7,25 @@
 #                                                    10000 200): node count, walk time and
 #                                                    daemon RSS for a generated texture-like
 #                                                    file, a remapped-strings file and the real
-#                                                    files of ../shared/vectors/gr2
+#                                                    files of $S3RIG_VECTORS/gr2
 #   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
 #   scripts/bench.sh cache                           the bounded cache (issue 25): an expanded item
 #                                                    read through with a cache 4x and 8x smaller
 #                                                    than it against a large cache, a 4,095-member
 #                                                    type, and peak RSS over 15 sections of 12 MB
 #                                                    under cache_mb=16
+#   scripts/bench.sh anim [TRACKS [SECONDS [KPS]]]   Granny animations only (defaults: 250 34 30): a
+#                                                    generated animation of TRACKS degree-2 tracks,
+#                                                    KPS knots a second; animation.glb and one
+#                                                    samples.csv made by s3rig and read through a
+#                                                    mount (target: the .glb in under 1 s)
+#   scripts/bench.sh geom [VERTS]                    a GEOM mesh (default 3150 vertices: about
+#                                                    200 KB) bound to the clear RIG fixture and
+#                                                    exported, in-process (tests/bench_geom.c);
+#                                                    target: under 10 ms
+#   scripts/bench.sh memory [MODELS [VERTS]]         memory per node only: the daemon's RSS
+#                                                    growth over find -ls of the whole tree
+#                                                    (every view), per node (target <= 100 B)
 #
 # Columns: mount time, RSS after mount, `find` and `find -ls` (best of 3 rounds in which the
 # servers take turns, each walk on a fresh mount with the caches dropped), RSS after the
@@ -26,7 +38,9 @@
 # Then codec throughput. Needs root (mounts) and installs squashfs-tools, squashfuse,
 # fuse-zip and zip from Debian when they are missing.
 set -eu
+case "${S3RIG_VECTORS:-/}" in /*) ;; *) export S3RIG_VECTORS="$PWD/$S3RIG_VECTORS" ;; esac # relative to the caller
 cd "$(dirname "$0")/.."
+vec=${S3RIG_VECTORS:-../shared/vectors} # the real test vectors (as scripts/test.sh)
 
 # Packages: mount time and RSS of generated N-resource packages (Sims 3: RefPack; Sims 4:
 # zlib), the first listing of /resources, then the codecs. Target: under 0.1 s and a few MB.
@@ -146,19 +160,76 @@ if [ "${1:-}" = cache ]; then
     exit 0
 fi
 
+# Animations: the time to make animation.glb of a long generated animation, in-process
+# (s3rig cat) and through a fresh mount (cp), and to read one track's samples.csv.
+bench_anim() {
+    local tracks=$1 secs=$2 kps=$3 work best t0 dt
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mkdir -p "$work/mnt"
+    build-bench/tests/s3rig-mkfixture gr2anim-long "$work/long.gr2" "$tracks" "$secs" "$kps"
+    local glb=/granny/root/Animations/0/animation.glb csv=/granny/root/Animations/0/TrackGroups/0/TransformTracks/0/samples.csv
+    best=999
+    for _ in 1 2 3; do
+        t0=$(date +%s.%N)
+        build-bench/s3rig cat "$work/long.gr2" "$glb" >"$work/a.glb"
+        dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+        best=$(echo "if ($dt < $best) $dt else $best" | bc -l)
+    done
+    printf "animation.glb (%d tracks, %s s, %d knots/s; %d-byte file): %d bytes, s3rig cat best of 3 %.3f s\n" \
+        "$tracks" "$secs" "$kps" "$(stat -c %s "$work/long.gr2")" "$(stat -c %s "$work/a.glb")" "$best"
+    build-bench/mount.s3rig "$work/long.gr2" "$work/mnt"
+    t0=$(date +%s.%N)
+    cp "$work/mnt/granny/animations/0/animation.glb" "$work/b.glb"
+    dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+    printf "  through a fresh mount (cp): %.3f s, same bytes: %s\n" "$dt" "$(cmp -s "$work/a.glb" "$work/b.glb" && echo yes || echo NO)"
+    t0=$(date +%s.%N)
+    cp "$work/mnt$csv" "$work/s.csv"
+    dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+    printf "  one track's samples.csv: %d rows, %d bytes, %.3f s\n" "$(($(wc -l <"$work/s.csv") - 1))" \
+        "$(stat -c %s "$work/s.csv")" "$dt"
+    fusermount3 -u "$work/mnt"
+    rm -rf "$work"
+}
+if [ "${1:-}" = anim ]; then
+    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    bench_anim "${2:-250}" "${3:-34}" "${4:-30}"
+    exit 0
+fi
+# GEOM: binding and export time of a generated mesh (best of 30, in-process, milliseconds).
+bench_geom() {
+    local work
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    build-bench/tests/s3rig-mkfixture geom-big "$work/body.simgeom" "$1"
+    build-bench/tests/s3rig-mkfixture rig-clear-4 "$work/auRig.rig"
+    build-bench/tests/bench_geom "$work/body.simgeom" "$work/auRig.rig"
+    rm -rf "$work"
+}
+if [ "${1:-}" = geom ]; then
+    bench_geom "${2:-3150}"
+    exit 0
+fi
 if [ "${1:-}" = package ]; then
     bench_package "${2:-10000}"
-    build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null | grep -E "refpack|zlib" || true
+    build-bench/tests/bench_codecs "$vec" 2>/dev/null | grep -E "refpack|zlib" || true
     exit 0
 fi
 
+mode=full
+if [ "${1:-}" = memory ]; then
+    mode=memory
+    shift
+fi
 models=${1:-3600}
 verts=${2:-45}
 leaf_mb=${3:-64}
 
 need=""
 tools="squashfs-tools:mksquashfs squashfuse:squashfuse fuse-zip:fuse-zip zip:zip bc:bc"
-[ "${1:-}" != gr2 ] || tools="bc:bc"
+[ "${1:-}" != gr2 ] && [ "$mode" != memory ] || tools="bc:bc"
 for p in $tools; do
     command -v "${p#*:}" >/dev/null || need="$need ${p%%:*}"
 done
@@ -204,7 +275,7 @@ if [ "${1:-}" = gr2 ]; then
     build-bench/tests/s3rig-mkfixture gr2-big "$work/texture.gr2" "$pixels" "$gverts" "$bones"
     build-bench/tests/s3rig-mkfixture gr2-remapped "$work/remapped.gr2"
     printf "%-34s %9s %7s %8s %8s %8s %8s\n" file bytes nodes find_s read_s rss0_kB rss1_kB
-    for f in "$work/texture.gr2" "$work/remapped.gr2" ../shared/vectors/gr2/*.gr2; do
+    for f in "$work/texture.gr2" "$work/remapped.gr2" "$vec"/gr2/*.gr2; do
         [ -f "$f" ] || continue
         read -r n t tr r0 r1 <<<"$(gr2_walk "$f")"
         printf "%-34s %9d %7d %8.3f %8.3f %8d %8d\n" "$(basename "$f")" "$(stat -c %s "$f")" "$n" "$t" "$tr" "$r0" "$r1"
@@ -217,6 +288,23 @@ fi
 file=$work/big.t2fs
 build-bench/tests/s3rig-mkfixture t2fs-big "$file" "$models" "$verts" "$leaf_mb"
 size=$(stat -c %s "$file")
+
+# Memory per node: the whole tree (every view: /root, /models, /named, ...) walked by
+# find -ls on a fresh mount; the daemon's RSS growth over the walk divided by the nodes.
+# Target (issue 25): at most 100 B per node.
+bench_memory() {
+    local mnt=$work/mnt-pernode out pid r0 r1 n
+    drop_caches
+    out=$(mount_fs pernode "$mnt" build-bench/mount.s3rig "$file" "$mnt")
+    pid=${out#* }
+    r0=$(rss_of "$pid")
+    n=$(find "$mnt" -ls | wc -l)
+    r1=$(rss_of "$pid")
+    echo "memory per node (s3rig, the whole tree): $n nodes, RSS $r0 kB after mount, $r1 kB after find -ls:" \
+         "$(( (r1 - r0) * 1024 / n )) B per node"
+    fusermount3 -u "$mnt"
+    sleep 0.3
+}
 
 # mount_fs NAME MOUNTPOINT COMMAND...: mounts, prints "seconds pid"
 mount_fs() {
@@ -329,6 +417,12 @@ measure_all() {
     done
 }
 
+if [ "$mode" = memory ]; then
+    echo "file: $size bytes, $models models, $verts vertices per mesh"
+    bench_memory
+    exit 0
+fi
+
 echo "file: $size bytes, $models models, $verts vertices per mesh, a ${leaf_mb} MiB leaf"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)"
 
@@ -359,6 +453,8 @@ echo "ratios: find s3rig/squashfuse_ll $(echo "$sf / $qf" | bc -l | cut -c1-5),"
      "leaf read speed vs raw file $(echo "$raw_s / $sc" | bc -l | cut -c1-5) (first read)," \
      "$(echo "$raw_s / $sw" | bc -l | cut -c1-5) (read again)"
 echo
+bench_memory
+echo
 echo "mount time and memory against file size (s3rig):"
 for m in 1000 4000 16000 40000; do
     f=$work/scale.t2fs
@@ -370,6 +466,8 @@ for m in 1000 4000 16000 40000; do
     sleep 0.2
 done
 echo
-build-bench/tests/bench_codecs ../shared/vectors 2>/dev/null || echo "codec throughput: bench_codecs not available"
+build-bench/tests/bench_codecs "$vec" 2>/dev/null || echo "codec throughput: bench_codecs not available"
 echo
 bench_package 10000
+echo
+bench_geom 3150

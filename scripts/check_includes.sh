@@ -20,10 +20,17 @@
 #   commands  src/fs: fuse_ll mount_main s3rig_main
 # A file matching no rule is reported, so a new file gets a layer on purpose.
 #
+# The tree is opaque: its structs (struct tree, node, dirinfo, every struct src/fs/tree.c
+# defines) have their bodies in tree.c only. Views, the adapter, the commands, tests and
+# fuzz targets use the tree_* functions of tree.h, so tree.h defines no struct body (but
+# struct tree_limits, the options tree_new takes) and no other file under src/, tests/
+# or fuzz/ defines a struct of tree.c's.
+#
 # Exit status: 0 when the graph is clean, 1 otherwise (each problem printed).
 #
 # --self-test checks the checker: it builds a small src/ in a temporary directory with a
-# cycle, an upward edge and a parse -> fs include, and expects each to be found.
+# cycle, an upward edge, a parse -> fs include and a struct of tree.c's defined in tree.h,
+# and expects each to be found.
 set -u
 cd "$(dirname "$0")/.."
 self=$(pwd)/scripts/check_includes.sh
@@ -41,18 +48,24 @@ for a in "$@"; do
         printf '#include "fs/view_b.h"\n' >"$t/src/fs/view_a.h"           # view_a -> view_b
         printf '#include "fs/view_a.h"\n' >"$t/src/fs/view_b.c"           # view_b -> view_a: cycle
         printf '#include "fs/tree.h"\n' >"$t/src/fs/s3rig_main.c"         # down: fine
+        printf 'struct node {\n    int kind;\n};\nstruct tree { int n; };\n' >"$t/src/fs/tree.c"
+        printf 'struct tree_limits {\n    int max;\n};\nstruct node { int kind; };\n' >>"$t/src/fs/tree.h" # opacity
         out=$(bash "$t/scripts/check_includes.sh" 2>&1)
         rc=$?
         ok=1
         [ $rc -eq 1 ] || ok=0
         for want in "upward edge parse/reader -> fs/tree (src/parse must not use src/fs)" \
                     "upward edge fs/tree (base) -> fs/view_a (views)" \
-                    "cycle among fs/view_a, fs/view_b" "3 problem(s)"; do
+                    "cycle among fs/view_a, fs/view_b" \
+                    "the tree is opaque: src/fs/tree.h defines struct node (struct bodies of the tree live in src/fs/tree.c)" \
+                    "4 problem(s)"; do
             case $out in *"$want"*) ;; *) echo "self-test: missing: $want"; ok=0 ;; esac
         done
         case $out in *s3rig_main*) echo "self-test: a downward edge reported"; ok=0 ;; esac
+        case $out in *tree_limits*) echo "self-test: struct tree_limits reported"; ok=0 ;; esac
         # clean once the bad edges are gone
         : >"$t/src/parse/reader.c"; : >"$t/src/fs/tree.h"; : >"$t/src/fs/view_b.c"
+        printf 'struct tree_limits {\n    int max;\n};\n' >"$t/src/fs/tree.h"
         clean=$(bash "$t/scripts/check_includes.sh" 2>&1) || { echo "self-test: clean tree refused: $clean"; ok=0; }
         if [ $ok -eq 1 ]; then
             echo "check_includes: self-test passed"
@@ -201,6 +214,32 @@ for comp in sccs:
     problems.append("cycle among %s:" % ", ".join(comp))
     for a, b in loop_in(comp):
         problems.append("    %s" % edges[a][b])
+
+# The tree is opaque (see the header of this script).
+struct_body = re.compile(r"\bstruct\s+(\w+)\s*\{")
+def strip_comments(text):
+    return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+tree_c = os.path.join("src", "fs", "tree.c")
+private = {"tree", "node", "dirinfo"}
+if os.path.exists(tree_c):
+    private |= set(struct_body.findall(strip_comments(open(tree_c, encoding="utf-8", errors="replace").read())))
+header_allowed = {"tree_limits"}
+scanned = [f for fs_ in mods.values() for f in fs_]
+for d in ("tests", "fuzz"):
+    if os.path.isdir(d):
+        for root_, _, files in os.walk(d):
+            if "node_modules" in root_:
+                continue
+            scanned += [os.path.join(root_, f) for f in sorted(files) if f.endswith((".c", ".h"))]
+for f in sorted(scanned):
+    if os.path.normpath(f) == tree_c:
+        continue
+    text = strip_comments(open(f, encoding="utf-8", errors="replace").read())
+    is_tree_h = os.path.normpath(f) == os.path.join("src", "fs", "tree.h")
+    for name in struct_body.findall(text):
+        if (is_tree_h and name not in header_allowed) or (name in private and not is_tree_h):
+            problems.append("the tree is opaque: %s defines struct %s (struct bodies of the tree live in "
+                            "src/fs/tree.c)" % (f, name))
 
 nedges = sum(len(v) for v in edges.values())
 if problems:

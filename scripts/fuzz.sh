@@ -3,15 +3,22 @@
 # builders and the shared codec vectors. Crashes are written to fuzz-out/ and make the
 # script fail: turn each one into a regression input under tests/regress/.
 #
-#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree rnc oodle1 gr2 rig rig_clear t2fs oodle0 dbpf refpack bitknit2 | all
+#   scripts/fuzz.sh TARGET SECONDS      TARGET: tree, a codec (rnc oodle1 oodle0 refpack
+#                                       bitknit2), a format's code (scripts/formats.sh codes) | all
+#
+# A format's target and its seeds come from the format table (src/formats.def): the row's
+# mkfixture kinds, cut by its fuzz_cut (the bytes the target puts back in front); the tree
+# target gets every row's seeds whole.
 #
 # Longer campaigns: scripts/fuzz.sh tree 3600 (the corpus in fuzz-out/corpus/ is kept and
 # grows between runs; run several targets in parallel on more cores).
 set -eu
+case "${S3RIG_VECTORS:-/}" in /*) ;; *) export S3RIG_VECTORS="$PWD/$S3RIG_VECTORS" ;; esac # relative to the caller
 cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
-targets="tree rnc oodle1 gr2 rig rig_clear t2fs oodle0 dbpf refpack bitknit2"
+formats=$(scripts/formats.sh codes | tr '\n' ' ')
+targets="tree $formats rnc oodle1 oodle0 refpack bitknit2"
 [ "$target" = all ] || targets=$target
 
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -21,33 +28,29 @@ if [ ! -f build-fuzz/build.ninja ]; then
 fi
 ninja -C build-fuzz >"${TMPDIR:-/tmp}/s3rig-fuzz-build.log" 2>&1 || { cat "${TMPDIR:-/tmp}/s3rig-fuzz-build.log"; exit 1; }
 mk=build-fuzz/tests/s3rig-mkfixture
-vec=../shared/vectors
+vec=${S3RIG_VECTORS:-../shared/vectors} # the real test vectors (as scripts/test.sh)
 out=fuzz-out
 mkdir -p "$out"
 
+# make_seed KIND[:ARG...] DIR: the fixture as DIR/KIND (arguments after colons).
+make_seed() {
+    local kind=${1%%:*} args=
+    [ "$kind" = "$1" ] || args=${1#*:}
+    $mk "$kind" "$2/$kind" ${args//:/ } 2>/dev/null || true
+}
+
 # seed_corpus TARGET DIR: fixture files, cut to what the target prepends itself.
 seed_corpus() {
-    local t=$1 dir=$2 tmp
+    local t=$1 dir=$2 tmp k f cut
     tmp=$(mktemp -d)
-    for k in rig gr2-le32-old-v6 gr2-be64-v7 gr2obj-le32-v7 gr2obj-be64-v6 gr2model-le32 gr2model-be64-alt gr2-oodle0 t2fs t2fs-be t2fs-turok1 t2fs-turok1-be \
-             rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 package-s3 package-s4 package-s4-rigs refpack \
-             bk2obj-le32-old-v6 bk2obj-le64-v7; do
-        $mk "$k" "$tmp/$k" 2>/dev/null || true
-    done
-    # Granny tables (arrays of flat elements) and remapped strings
-    $mk gr2-big "$tmp/gr2-big" 2048 64 8 2>/dev/null || true
-    $mk gr2-remapped "$tmp/gr2-remapped" 2>/dev/null || true
+    if [[ " $formats " == *" $t "* ]]; then # a format: its seeds, cut
+        cut=$(scripts/formats.sh cut "$t")
+        for k in $(scripts/formats.sh seeds "$t"); do make_seed "$k" "$tmp"; done
+        for f in "$tmp"/*; do [ -e "$f" ] && tail -c +$((cut + 1)) "$f" > "$dir/$(basename "$f")"; done
+    fi
     case $t in
-    tree) cp "$tmp"/* "$dir"/ && rm -f "$dir"/refpack ;;
-    gr2) for f in "$tmp"/gr2* "$tmp"/bk2obj-le32-old*; do tail -c +17 "$f" > "$dir/$(basename "$f")"; done ;;
-    rig) tail -c +9 "$tmp/rig" > "$dir/rig" ;;
-    rig_clear) for f in "$tmp"/rig-clear*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
-    t2fs) cp "$tmp"/t2fs* "$dir"/
-        for f in "$tmp"/t2fs*; do # cut short at two thirds: the root table whole, nodes past the end
-            head -c $(($(stat -c %s "$f") * 2 / 3)) "$f" > "$dir/$(basename "$f")-cut"
-        done ;;
-    dbpf) for f in "$tmp"/package*; do tail -c +9 "$f" > "$dir/$(basename "$f")"; done ;;
-    refpack) cp "$tmp"/refpack "$dir"/ ;;
+    tree) for c in $formats; do for k in $(scripts/formats.sh seeds "$c"); do make_seed "$k" "$dir"; done; done ;;
+    refpack) $mk refpack "$dir/refpack" ;;
     bitknit2) for v in 0 1 2 3; do $mk "bitknit2-$v" "$dir/bitknit2-$v"; done ;;
     rnc) [ -d "$vec/rnc" ] && cp "$vec"/rnc/*.rnc* "$dir"/ 2>/dev/null || true ;;
     oodle1)
@@ -61,6 +64,9 @@ seed_corpus() {
     oodle0) # no shared vectors: sections packed by the test encoder, with the 8-byte prefix
         $mk oodle0 "$dir/objects" && $mk oodle0-be "$dir/objects-be" ;;
     esac
+    if [ "$t" = t2fs ]; then # cut short at two thirds: the root table whole, nodes past the end
+        for f in "$dir"/t2fs*; do head -c $(($(stat -c %s "$f") * 2 / 3)) "$f" > "$f-cut"; done
+    fi
     rm -rf "$tmp"
 }
 

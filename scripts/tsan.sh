@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# An optional ThreadSanitizer run (not part of scripts/test.sh: slow, and it needs a
-# machine where TSan can map its shadow memory). Builds build-tsan with
+# The ThreadSanitizer run (scripts/test.sh runs it too). Builds build-tsan with
 # -Db_sanitize=thread and runs the tests in which requests run in parallel: the tree,
-# the in-process parallel readers (gr2_bitknit2), nested views, and the mount tests,
-# which mount with -o spin=0 (libfuse's multi-threaded loop) and read from 16 threads.
-# Every report, from a test program or from a mount.s3rig daemon, goes to a log file in
-# a temporary directory; any report fails the run, and the reports are printed.
+# the in-process parallel readers (gr2_bitknit2, gr2anim), nested views (threads listing fresh
+# rig/ directories of a package while others read), and the mount tests, which mount
+# with -o spin=0 (libfuse's multi-threaded loop): 16 readers at once, and a package's
+# rig/ directories listed by threads while others read. Every report, from a test
+# program or from a mount.s3rig daemon, goes to a log file in a temporary directory; any
+# report fails the run, and the reports are printed.
 #
-#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 nested cache t1model mount pkg_mount)
+#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 gr2anim nested cache t1model mount pkg_mount)
+#
+# Exit status: 0 no report and the tests passed; 1 a report, a failed test or a failed
+# build; 77 ThreadSanitizer cannot run on this machine (it could not map its shadow
+# memory: some kernels' address-space layouts), which scripts/test.sh counts as skipped.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -21,10 +26,21 @@ if ! ninja -C "$dir" >"$dir/s3rig-build.log" 2>&1; then
     exit 1
 fi
 
+# A TSan program that cannot map its shadow memory dies at start with a FATAL line.
+if ! probe=$("$dir/s3rig" --version 2>&1); then
+    if grep -q "ThreadSanitizer" <<<"$probe"; then
+        echo "tsan: ThreadSanitizer cannot run on this machine:"
+        echo "$probe" | head -3
+        exit 77
+    fi
+    echo "tsan: $dir/s3rig --version failed: $probe"
+    exit 1
+fi
+
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export TSAN_OPTIONS="log_path=$logs/tsan second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-[ $# -gt 0 ] || set -- tree gr2_bitknit2 nested cache t1model mount pkg_mount
+[ $# -gt 0 ] || set -- tree gr2_bitknit2 gr2anim nested cache t1model mount pkg_mount
 meson test -C "$dir" --print-errorlogs --no-rebuild --timeout-multiplier 5 "$@" # TSan runs 5-15 times slower
 rc=$?
 

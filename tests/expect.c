@@ -26,14 +26,14 @@ struct expect *ex_add(struct expect_list *l, enum expect_kind kind, const char *
     return e;
 }
 
-static void ex_span(struct expect *e, uint64_t off, uint64_t len)
+void ex_span(struct expect *e, uint64_t off, uint64_t len)
 {
     e->has_span = true;
     e->off = off;
     e->span_len = len;
 }
 
-static void ex_dir(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type)
+void ex_dir(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type)
 {
     struct expect *e = ex_add(l, EX_DIR, "%s", path);
     if (len || off)
@@ -53,11 +53,8 @@ static struct expect *ex_textv(struct expect_list *l, const char *path, const ch
     return e;
 }
 
-/* A value file with its span. */
-static void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type,
-                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type,
-                   const char *fmt, ...)
+void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type, const char *fmt,
+            ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -66,8 +63,8 @@ static void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64
     ex_span(e, off, len);
 }
 
-static void ex_bytes(struct expect_list *l, const char *path, const uint8_t *file, uint64_t off, uint64_t len,
-                     const char *type)
+void ex_bytes(struct expect_list *l, const char *path, const uint8_t *file, uint64_t off, uint64_t len,
+              const char *type)
 {
     struct expect *e = ex_add(l, EX_FILE, "%s", path);
     e->content = malloc(len ? len : 1);
@@ -274,7 +271,17 @@ static void ex_unparsed(struct expect_list *l, const uint8_t *file, const uint64
     }
 }
 
-static void ex_info(struct expect_list *l, const char *format)
+void ex_prefix(struct expect_list *l, const char *path, const void *prefix, size_t n, const char *type)
+{
+    struct expect *e = ex_add(l, EX_FILE, "%s", path);
+    e->content = malloc(n ? n : 1);
+    memcpy(e->content, prefix, n);
+    e->len = n;
+    e->prefix_only = true;
+    e->type = type;
+}
+
+void ex_info(struct expect_list *l, const char *format)
 {
     struct expect *e = ex_add(l, EX_FILE, "/info");
     char *s;
@@ -693,12 +700,7 @@ void ex_rig_clear(struct expect_list *l, const uint8_t *file, size_t size, const
     csv->content = (uint8_t *)s;
     csv->len = strlen(s);
     /* the export: its container magic here; test_glb reads it back value by value */
-    struct expect *glb = ex_add(l, EX_FILE, "/skeleton.glb");
-    glb->content = malloc(8);
-    memcpy(glb->content, "glTF\x02\0\0\0", 8);
-    glb->len = 8;
-    glb->prefix_only = true;
-    glb->type = "glb.skeleton";
+    ex_prefix(l, "/skeleton.glb", EX_GLB_MAGIC, 8, "glb.skeleton");
     if (o->chains) {
         ex_dir(l, "/ik_chains", lay->chains_pos, lay->end - lay->chains_pos, "rig.ik_chains");
         for (int i = 0; i < FXC_CHAINS; i++)

@@ -41,6 +41,20 @@ void ex_remove(struct expect_list *l, const char *path);
 struct expect *ex_add(struct expect_list *l, enum expect_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 struct expect *ex_add_dir_skip(struct expect_list *l, const char *path);
+/* Building blocks of the expectations (expect.c and the per-format expect_*.c): a span
+ * (offset and length xattrs); a directory with its span (none when both are 0) and type;
+ * a value file with its span; a file holding the file's bytes [off, off + len); /info
+ * starting with "format: NAME". */
+void ex_span(struct expect *e, uint64_t off, uint64_t len);
+void ex_dir(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type);
+void ex_val(struct expect_list *l, const char *path, uint64_t off, uint64_t len, const char *type, const char *fmt,
+            ...) __attribute__((format(printf, 6, 7)));
+void ex_bytes(struct expect_list *l, const char *path, const uint8_t *file, uint64_t off, uint64_t len,
+              const char *type);
+void ex_info(struct expect_list *l, const char *format);
+/* A file starting with the n bytes of prefix (an export: its magic), of that type. */
+void ex_prefix(struct expect_list *l, const char *path, const void *prefix, size_t n, const char *type);
+#define EX_GLB_MAGIC "glTF\x02\0\0\0" /* a .glb's first 8 bytes: magic, version 2 */
 const struct expect *ex_find(const struct expect_list *l, const char *path);
 
 /* The wrapped sample RIG (fx_sample_rig) mounted at the root. */

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "fixture.h"
+#include "fixture_geom.h"
 #include "fixture_rig_clear.h"
 #include "refpack_pack.h"
 
@@ -175,9 +176,40 @@ static uint8_t *blob(size_t n, uint32_t seed, bool repetitive)
     return b;
 }
 
+/* variant 6: GEOM resources and the rigs they may bind to (Sims 4, zlib, one group) */
+static void geom_sample(struct fxp_sample *s)
+{
+    s->opts = (struct fxp_opts){.game = 4, .index_flags = 2};
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    size_t n;
+    uint8_t *decoy = fx_sample_rig(&n, &rl, &gl, NULL);
+    add(s, 0x8EAF13DE, 0, FXP_GEOM_DECOY, decoy, n, FXP_ZLIB, "decoy_rig");
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout cl;
+    uint8_t *clear = fxc_build(&co, &n, &cl);
+    add(s, 0x8EAF13DE, 0, FXP_GEOM_RIG, clear, n, FXP_ZLIB, "auRig");
+    struct fxgeom_opts go = {.version = 14};
+    struct fxgeom_layout glay;
+    uint8_t *mesh = fxgeom_build(&go, &n, &glay);
+    add(s, 0x015A1849, 0, FXP_GEOM_MESH, mesh, n, FXP_ZLIB, "yfBody");
+    go = (struct fxgeom_opts){.version = 5, .missing_hash = true};
+    uint8_t *custom = fxgeom_build(&go, &n, &glay);
+    add(s, 0x015A1849, 0, FXP_GEOM_CUSTOM, custom, n, FXP_STORED, "yfCustom");
+    uint64_t inst[] = {FXP_GEOM_DECOY, FXP_GEOM_RIG, FXP_GEOM_MESH, FXP_GEOM_CUSTOM};
+    const char *nm[] = {"decoy_rig", "auRig", "yfBody", "yfCustom"};
+    uint8_t *map = fxp_namemap(inst, nm, 4, &n);
+    add(s, 0x0166038C, 0, 0x0000000100000100ull, map, n, FXP_ZLIB, NULL);
+    s->file = fxp_build(&s->opts, s->res, s->n, &s->size, &s->lay);
+}
+
 void fxp_sample(struct fxp_sample *s, int variant)
 {
     memset(s, 0, sizeof *s);
+    if (variant == 6) {
+        geom_sample(s);
+        return;
+    }
     bool s4 = variant >= 4;
     enum fxp_comp packed = s4 ? FXP_ZLIB : FXP_REFPACK;
     uint32_t group = s4 ? 0 : 0x00000001; /* Sims 4 variant: one group for all (constant) */
@@ -223,6 +255,15 @@ void fxp_sample_free(struct fxp_sample *s)
 
 int fxp_write_big(const char *path, uint32_t n, int game)
 {
+    size_t size;
+    uint8_t *f = fxp_build_big(n, game, 100, &size);
+    int rc = f ? fx_write_file(path, f, size) : -1;
+    free(f);
+    return rc;
+}
+
+uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size)
+{
     struct fxp_res *r = calloc(n ? n : 1, sizeof *r);
     uint8_t **own = calloc(n ? n : 1, sizeof *own);
     struct fx_rig_layout rl;
@@ -230,7 +271,7 @@ int fxp_write_big(const char *path, uint32_t n, int game)
     size_t rig_size;
     uint8_t *rig = fx_sample_rig(&rig_size, &rl, &gl, NULL);
     for (uint32_t i = 0; i < n; i++) {
-        bool is_rig = i % 100 == 0;
+        bool is_rig = i % rig_every == 0;
         size_t len = is_rig ? rig_size : 1024 + (i % 7) * 512;
         own[i] = is_rig ? NULL : blob(len, i, i % 2 == 0);
         r[i] = (struct fxp_res){is_rig ? 0x8EAF13DE : (i % 3 ? 0x015A1849 : 0x00B2D882), 0,
@@ -239,15 +280,12 @@ int fxp_write_big(const char *path, uint32_t n, int game)
     }
     struct fxp_opts o = {.game = game};
     struct fxp_layout lay;
-    size_t size;
     /* the layout records only FXP_MAX entries: enough for the tests, unused here */
-    uint8_t *f = fxp_build(&o, r, n, &size, &lay);
-    int rc = fx_write_file(path, f, size);
+    uint8_t *f = fxp_build(&o, r, n, size, &lay);
     for (uint32_t i = 0; i < n; i++)
         free(own[i]);
     free(own);
     free(r);
     free(rig);
-    free(f);
-    return rc;
+    return f;
 }

@@ -66,11 +66,22 @@ struct fxp_sample {
     struct fxp_opts opts;
 };
 /* variant 3: Sims 3 (RefPack); 4: Sims 4 (zlib, constant group); 5: Sims 4, every entry
- * a rig (constant type). */
+ * a rig (constant type); 6: meshes and rigs (Sims 4, zlib, constant group): a decoy rig
+ * (the wrapped sample rig, whose bones the meshes do not have), the clear RIG fixture
+ * (variant major 4, having every hash of the first mesh), a GEOM v14 (fxgeom defaults),
+ * a GEOM v5 with a hash no rig has (missing_hash, stored), and a name map. */
 void fxp_sample(struct fxp_sample *s, int variant);
+/* The instances of variant 6's resources. */
+#define FXP_GEOM_DECOY 0x0000000100000010ull
+#define FXP_GEOM_RIG 0x0000000100000020ull
+#define FXP_GEOM_MESH 0x0000000100000030ull
+#define FXP_GEOM_CUSTOM 0x0000000100000040ull
 void fxp_sample_free(struct fxp_sample *s);
 /* A large package for benchmarks: n resources (a wrapped rig every 100th, the rest
  * 1-4 KiB blobs), RefPack (game 3) or zlib (game 4). 0 or -1. */
 int fxp_write_big(const char *path, uint32_t n, int game);
+/* The same package in memory, with a rig (the sample wrapped RIG, fx_sample_rig) every
+ * rig_every-th resource from the first. malloc'd. */
+uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size);
 
 #endif

@@ -21,6 +21,8 @@ const struct fxm_bone fxm_bones[FXM_BONES] = {
      {1, 0, 0, 0, 0, 1, 0, 9, 0, 0, 1, 0, 1, -1.5f, 0, 1}},
 };
 
+const float fxm_rough_orientation[2][4] = {{0, 0, 0, 1.00000012f}, {0, 1.2f, 0, 1.6f}};
+
 const char *const fxm_body_bindings[2] = {"leg", "root"};
 
 const struct fxm_vertex fxm_body[FXM_BODY_VERTS] = {
@@ -41,55 +43,6 @@ static uint32_t alloc(struct gw *w, size_t n)
 {
     fx_align(&w->b, 4, 0);
     return gw_alloc(w, n);
-}
-
-static uint32_t size_of(const struct gw *w, uint32_t type)
-{
-    switch (type) {
-    case REF:
-    case STRING:
-        return w->p;
-    case REF_ARRAY:
-    case ARRAY_REFS:
-        return 4 + w->p;
-    case REF_VARIANT_ARRAY:
-        return 2 * w->p + 4;
-    case TRANSFORM:
-        return 68;
-    case UINT8:
-    case NORMAL8:
-        return 1;
-    case UINT16:
-        return 2;
-    default:
-        return 4;
-    }
-}
-
-static uint32_t member_size(const struct gw *w, const struct mdef *m)
-{
-    return size_of(w, m->type) * (uint32_t)(m->width > 0 ? m->width : 1);
-}
-
-/* Offset of the member called name (the struct is packed). */
-static uint32_t off(const struct gw *w, const struct mdef *m, int n, const char *name)
-{
-    uint32_t o = 0;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(m[i].name, name) == 0)
-            return o;
-        o += member_size(w, &m[i]);
-    }
-    fprintf(stderr, "fixture_gr2model: no member %s\n", name);
-    abort();
-}
-
-static uint32_t struct_size(const struct gw *w, const struct mdef *m, int n)
-{
-    uint32_t o = 0;
-    for (int i = 0; i < n; i++)
-        o += member_size(w, &m[i]);
-    return o;
 }
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -169,26 +122,26 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     uint32_t t_root = gw_type(&w, root, N(root));
 
     /* the skeleton */
-    uint32_t bsize = struct_size(&w, bone_t, nbone);
+    uint32_t bsize = gw_struct_size(&w, bone_t, nbone);
     uint32_t o_bones = alloc(&w, (size_t)bsize * FXM_BONES);
     for (uint32_t i = 0; i < FXM_BONES; i++) {
         const struct fxm_bone *b = &fxm_bones[i];
         uint32_t at = o_bones + i * bsize;
-        gw_ptr(&w, at + off(&w, bone_t, nbone, "Name"), gw_str(&w, b->name));
-        gw_u32(&w, at + off(&w, bone_t, nbone, "ParentIndex"),
+        gw_ptr(&w, at + gw_offset(&w, bone_t, nbone, "Name"), gw_str(&w, b->name));
+        gw_u32(&w, at + gw_offset(&w, bone_t, nbone, "ParentIndex"),
               (uint32_t)(o->parent_cycle && i == 0 ? 2 : b->parent));
-        transform(&w, at + off(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, b->orientation,
-                  b->scale_shear);
+        const float *q = o->rough_orientations && i < 2 ? fxm_rough_orientation[i] : b->orientation;
+        transform(&w, at + gw_offset(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, q, b->scale_shear);
         if (!o->no_inverse_world)
             for (uint32_t k = 0; k < 16; k++)
-                gw_f32(&w, at + off(&w, bone_t, nbone, bone_t[3].name) + 4 * k, b->inverse_world[k]);
+                gw_f32(&w, at + gw_offset(&w, bone_t, nbone, bone_t[3].name) + 4 * k, b->inverse_world[k]);
     }
-    uint32_t o_skel = alloc(&w, struct_size(&w, skel, N(skel)));
+    uint32_t o_skel = alloc(&w, gw_struct_size(&w, skel, N(skel)));
     gw_ptr(&w, o_skel, gw_str(&w, "fixture_skeleton"));
-    ref_array(&w, o_skel + off(&w, skel, N(skel), "Bones"), FXM_BONES, o_bones);
+    ref_array(&w, o_skel + gw_offset(&w, skel, N(skel), "Bones"), FXM_BONES, o_bones);
 
     /* body: skinned, 16-bit indices, two groups and materials */
-    uint32_t vsize = struct_size(&w, vert, N(vert));
+    uint32_t vsize = gw_struct_size(&w, vert, N(vert));
     uint32_t o_verts = alloc(&w, (size_t)vsize * FXM_BODY_VERTS);
     for (uint32_t i = 0; i < FXM_BODY_VERTS; i++) {
         const struct fxm_vertex *v = &fxm_body[i];
@@ -217,17 +170,17 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     uint32_t o_idx16 = alloc(&w, sizeof fxm_body_index);
     for (uint32_t i = 0; i < 3 * FXM_BODY_TRIS; i++)
         gw_u16(&w, o_idx16 + 2 * i, fxm_body_index[i]);
-    uint32_t tsize = struct_size(&w, topo, N(topo));
+    uint32_t tsize = gw_struct_size(&w, topo, N(topo));
     uint32_t o_topo = alloc(&w, tsize);
-    ref_array(&w, o_topo + off(&w, topo, N(topo), "Groups"), 2, o_groups);
-    ref_array(&w, o_topo + off(&w, topo, N(topo), "Indices16"), 3 * FXM_BODY_TRIS, o_idx16);
+    ref_array(&w, o_topo + gw_offset(&w, topo, N(topo), "Groups"), 2, o_groups);
+    ref_array(&w, o_topo + gw_offset(&w, topo, N(topo), "Indices16"), 3 * FXM_BODY_TRIS, o_idx16);
     uint32_t o_mats = alloc(&w, 2 * (size_t)w.p);
     gw_ptr(&w, o_mats, gw_str(&w, "skin"));
     gw_ptr(&w, o_mats + w.p, gw_str(&w, "cloth"));
     uint32_t o_matbind = alloc(&w, 2 * (size_t)w.p);
     gw_ptr(&w, o_matbind, o_mats);
     gw_ptr(&w, o_matbind + w.p, o_mats + w.p);
-    uint32_t bbsize = struct_size(&w, bonebind, N(bonebind));
+    uint32_t bbsize = gw_struct_size(&w, bonebind, N(bonebind));
     uint32_t o_bb = alloc(&w, 3 * (size_t)bbsize);
     gw_ptr(&w, o_bb, gw_str(&w, fxm_body_bindings[0]));
     gw_ptr(&w, o_bb + bbsize, gw_str(&w, fxm_body_bindings[1]));
@@ -246,31 +199,31 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
     for (uint32_t i = 0; i < 6; i++)
         gw_u32(&w, o_idx32 + 4 * i, idx32[i]);
     uint32_t o_ptopo = alloc(&w, 2 * (size_t)tsize);
-    ref_array(&w, o_ptopo + off(&w, topo, N(topo), "Indices"), 3, o_idx32);
-    ref_array(&w, o_ptopo + tsize + off(&w, topo, N(topo), "Indices"), 3, o_idx32 + 12);
+    ref_array(&w, o_ptopo + gw_offset(&w, topo, N(topo), "Indices"), 3, o_idx32);
+    ref_array(&w, o_ptopo + tsize + gw_offset(&w, topo, N(topo), "Indices"), 3, o_idx32 + 12);
 
-    uint32_t msize = struct_size(&w, mesh, N(mesh));
+    uint32_t msize = gw_struct_size(&w, mesh, N(mesh));
     uint32_t o_meshes = alloc(&w, 3 * (size_t)msize);
     static const char *const mesh_names[3] = {"body", "prop", "broken"};
     for (uint32_t m = 0; m < 3; m++) {
         uint32_t at = o_meshes + m * msize;
         gw_ptr(&w, at, gw_str(&w, mesh_names[m]));
-        gw_ptr(&w, at + off(&w, mesh, N(mesh), "PrimaryVertexData"), m == 0 ? o_vdata : o_pvdata);
-        gw_ptr(&w, at + off(&w, mesh, N(mesh), "PrimaryTopology"), m == 0 ? o_topo : o_ptopo + (m - 1) * tsize);
+        gw_ptr(&w, at + gw_offset(&w, mesh, N(mesh), "PrimaryVertexData"), m == 0 ? o_vdata : o_pvdata);
+        gw_ptr(&w, at + gw_offset(&w, mesh, N(mesh), "PrimaryTopology"), m == 0 ? o_topo : o_ptopo + (m - 1) * tsize);
         if (m == 0)
-            ref_array(&w, at + off(&w, mesh, N(mesh), "MaterialBindings"), 2, o_matbind);
+            ref_array(&w, at + gw_offset(&w, mesh, N(mesh), "MaterialBindings"), 2, o_matbind);
         if (m < 2)
-            ref_array(&w, at + off(&w, mesh, N(mesh), "BoneBindings"), m == 0 ? 2 : 1, m == 0 ? o_bb : o_bb + 2 * bbsize);
+            ref_array(&w, at + gw_offset(&w, mesh, N(mesh), "BoneBindings"), m == 0 ? 2 : 1, m == 0 ? o_bb : o_bb + 2 * bbsize);
     }
     uint32_t o_meshbind = alloc(&w, 3 * (size_t)w.p);
     for (uint32_t m = 0; m < 3; m++)
         gw_ptr(&w, o_meshbind + m * w.p, o_meshes + m * msize);
-    uint32_t o_model = alloc(&w, struct_size(&w, model, N(model)));
+    uint32_t o_model = alloc(&w, gw_struct_size(&w, model, N(model)));
     gw_ptr(&w, o_model, gw_str(&w, "fixture_model"));
-    gw_ptr(&w, o_model + off(&w, model, N(model), "Skeleton"), o_skel);
+    gw_ptr(&w, o_model + gw_offset(&w, model, N(model), "Skeleton"), o_skel);
     static const float place[3] = {1, 2, 3}, qid[4] = {0, 0, 0, 1}, ssid[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    transform(&w, o_model + off(&w, model, N(model), "InitialPlacement"), 1, place, qid, ssid);
-    ref_array(&w, o_model + off(&w, model, N(model), "MeshBindings"), 3, o_meshbind);
+    transform(&w, o_model + gw_offset(&w, model, N(model), "InitialPlacement"), 1, place, qid, ssid);
+    ref_array(&w, o_model + gw_offset(&w, model, N(model), "MeshBindings"), 3, o_meshbind);
 
     uint32_t o_lists = alloc(&w, 5 * (size_t)w.p);
     gw_ptr(&w, o_lists, o_skel);

@@ -41,7 +41,12 @@ struct fxm_opts {
     bool parent_cycle;     /* bone 0's parent is bone 2 */
     bool no_position;      /* the body's vertex type calls Position "Pos" */
     bool nan_position;     /* the body's vertex 4 has a NaN coordinate */
+    bool rough_orientations; /* root and hip store fxm_rough_orientation instead */
 };
+
+/* Orientations as real files hold them: root's w one float step above 1 (unit within
+ * rounding, but out of glTF's range), hip's the stored (0, 0.6, 0, 0.8) doubled. */
+extern const float fxm_rough_orientation[2][4];
 
 /* Root: Skeletons [skeleton], Meshes [body, prop, broken], Models [model]. body is
  * skinned (16-bit indices, two groups, two materials), prop rigid (32-bit indices, no

@@ -217,11 +217,11 @@ struct big_writer {
 /* A String slot: a pointer to the text, or (remapped) a CRC in the slot. */
 static uint32_t big_string(struct big_writer *bw, uint32_t slot, const char *text)
 {
-    if (!bw->o->string_table_crc) {
+    uint32_t crc = 0x5EED0000u + bw->serial++;
+    if (!bw->o->string_table_crc || bw->serial <= bw->o->crc_from) {
         gw_ptr(bw->w, slot, gw_str(bw->w, text));
         return 0;
     }
-    uint32_t crc = 0x5EED0000u + bw->serial++;
     gw_u32(bw->w, slot, crc); /* the low 32 bits of a 64-bit slot, in file order */
     if (bw->w->p == 8 && bw->w->b.be) {
         gw_u32(bw->w, slot, 0);

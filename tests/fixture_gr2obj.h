@@ -54,14 +54,18 @@ uint8_t *fxg_sample_rig(const struct fxg_opts *o, struct fxg_result *r, size_t *
  * bytes) and ntris UInt16 triangles, a skeleton of nbones bones (Name, ParentIndex,
  * Transform, InverseWorldTransform[16]), a model pointing at the skeleton, and an
  * empty Animations array. With string_table_crc non-zero every object string slot holds
- * a CRC (0x5EED0000 + a serial number; fixture-known) instead of a pointer, as files
- * whose strings were remapped to an external table do. */
+ * a CRC (0x5EED0000 + the string's serial number, counting from 0 in the order written:
+ * texture name, mesh name, bone names, skeleton, model) instead of a pointer, as files
+ * whose strings were remapped to an external table do; except the first crc_from ones,
+ * which still point at their text (real files carry a string_table_crc with ordinary
+ * strings: crc_from UINT32_MAX). */
 struct fxg_big_opts {
     const char *sig;
     uint32_t npixels, nvertices, ntris, nbones;
     bool no_skeleton;          /* Skeletons present in the type but empty (animation-like) */
     bool oodle1;               /* the object section stored Oodle1-compressed */
     uint32_t string_table_crc; /* non-zero: remapped strings */
+    uint32_t crc_from;         /* with string_table_crc: the strings before this one are text */
 };
 
 struct fxg_big_result {

@@ -1,5 +1,7 @@
 #include "fixture_gw.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint32_t gw_alloc(struct gw *w, size_t n)
@@ -58,4 +60,68 @@ uint32_t gw_type(struct gw *w, const struct mdef *m, int n)
         gw_u32(w, d + 4 + 2 * (uint32_t)w->p, (uint32_t)m[i].width);
     }
     return at;
+}
+
+uint32_t gw_member_size(const struct gw *w, const struct mdef *m)
+{
+    uint32_t p = (uint32_t)w->p, elem;
+    switch (m->type) {
+    case REF:
+    case STRING:
+    case EMPTY_REF:
+        elem = p;
+        break;
+    case REF_ARRAY:
+    case ARRAY_REFS:
+        elem = 4 + p;
+        break;
+    case VARIANT:
+        elem = 2 * p;
+        break;
+    case REF_VARIANT_ARRAY:
+        elem = 2 * p + 4;
+        break;
+    case TRANSFORM:
+        elem = 68;
+        break;
+    case INLINE:
+        elem = 0;
+        break;
+    case INT8:
+    case UINT8:
+    case BINORMAL8:
+    case NORMAL8:
+        elem = 1;
+        break;
+    case INT16:
+    case UINT16:
+    case BINORMAL16:
+    case NORMAL16:
+    case REAL16:
+        elem = 2;
+        break;
+    default:
+        elem = 4;
+    }
+    return elem * (uint32_t)(m->width > 0 ? m->width : 1);
+}
+
+uint32_t gw_struct_size(const struct gw *w, const struct mdef *m, int n)
+{
+    uint32_t o = 0;
+    for (int i = 0; i < n; i++)
+        o += gw_member_size(w, &m[i]);
+    return o;
+}
+
+uint32_t gw_offset(const struct gw *w, const struct mdef *m, int n, const char *name)
+{
+    uint32_t o = 0;
+    for (int i = 0; i < n; i++) {
+        if (m[i].name && strcmp(m[i].name, name) == 0)
+            return o;
+        o += gw_member_size(w, &m[i]);
+    }
+    fprintf(stderr, "fixture: no member %s\n", name);
+    abort();
 }

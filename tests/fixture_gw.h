@@ -44,4 +44,11 @@ struct mdef {
 /* A member-definition array (4-aligned, names first, an END entry last); its offset. */
 uint32_t gw_type(struct gw *w, const struct mdef *m, int n);
 
+/* Bytes member m takes in a struct (element size × max(width, 1); Inline members are 0:
+ * their size is their struct's); a packed struct's size; the offset of the member called name (aborts when
+ * there is none). */
+uint32_t gw_member_size(const struct gw *w, const struct mdef *m);
+uint32_t gw_struct_size(const struct gw *w, const struct mdef *m, int n);
+uint32_t gw_offset(const struct gw *w, const struct mdef *m, int n, const char *name);
+
 #endif

@@ -136,6 +136,25 @@ double glb_num(const json_t *obj, const char *key, size_t i)
     return v ? json_number_value(v) : NAN;
 }
 
+bool glb_rotation_normalised(const json_t *node, const float q[4], char *why, size_t whylen)
+{
+    double qlen = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3]);
+    double sum = 0;
+    for (size_t k = 0; k < 4; k++) {
+        double got = glb_num(node, "rotation", k);
+        if (!(fabs(got) <= 1) || fabs(got - q[k] / qlen) > 1e-7) {
+            snprintf(why, whylen, "rotation[%zu] = %.9g, expected %.9g", k, got, q[k] / qlen);
+            return false;
+        }
+        sum += got * got;
+    }
+    if (fabs(sum - 1) >= 1e-6) {
+        snprintf(why, whylen, "rotation of length^2 %.9g", sum);
+        return false;
+    }
+    return true;
+}
+
 bool glb_has_child(const struct glbdoc *d, size_t parent, size_t child)
 {
     json_t *ch = json_object_get(json_array_get(json_object_get(d->json, "nodes"), parent), "children");

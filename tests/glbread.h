@@ -26,6 +26,10 @@ float *glb_accessor_floats(const struct glbdoc *d, size_t i, size_t *count, int 
 uint32_t *glb_accessor_uints(const struct glbdoc *d, size_t i, size_t *count, int *ncomp);
 /* json_array_get(json_object_get(obj, key), i) as a double (NAN when missing). */
 double glb_num(const json_t *obj, const char *key, size_t i);
+/* True when node's rotation is the stored q divided by its length (computed in double;
+ * within 1e-7 each), every component in [-1, 1] and the whole unit within 1e-6: how the
+ * exports write a rotation stored off unit. Else false, with why. */
+bool glb_rotation_normalised(const json_t *node, const float q[4], char *why, size_t whylen);
 /* True when node parent lists node child among its children. */
 bool glb_has_child(const struct glbdoc *d, size_t parent, size_t child);
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,27 +81,44 @@ static void read_capture(const char *file, char *buf, size_t len)
         fclose(f);
 }
 
-int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
+/* Runs argv with stdin from /dev/null, stdout to out_path (NULL: /dev/null) and stderr
+ * to err_path; returns the exit status (128 + signal if killed). */
+static int run_files(char *const argv[], const char *out_path, const char *err_path)
 {
-    char outfile[128], errfile[128];
-    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
-    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         int nul = open("/dev/null", O_RDWR);
         dup2(nul, 0);
-        dup2(out ? open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
-        dup2(open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
+        dup2(out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600) : nul, 1);
+        dup2(open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
         child_env();
         execvp(argv[0], argv);
         _exit(127);
     }
     int status;
     waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen)
+{
+    char outfile[128], errfile[128];
+    snprintf(outfile, sizeof outfile, "%s/stdout", tmpdir);
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    int rc = run_files(argv, out ? outfile : NULL, errfile);
     read_capture(outfile, out, outlen);
     read_capture(errfile, err, errlen);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return rc;
+}
+
+int run_to(char *const argv[], const char *out_path, char *err, size_t errlen)
+{
+    char errfile[128];
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    int rc = run_files(argv, out_path, errfile);
+    read_capture(errfile, err, errlen);
+    return rc;
 }
 
 int run(char *const argv[], char *errbuf, size_t errlen)
@@ -151,6 +170,31 @@ void do_mount(const char *file, const char *mnt, const char *opts)
     assert_true(is_mounted(mnt));
 }
 
+pid_t start_mount_fg(const char *file, const char *mnt, const char *opts)
+{
+    mkdir(mnt, 0755);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(nul, 0);
+        dup2(nul, 1);
+        /* as from a terminal: whatever this process ignores, the server's signals act */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        child_env();
+        if (opts)
+            execl(mount_bin, mount_bin, "-f", "-o", opts, file, mnt, (char *)NULL);
+        else
+            execl(mount_bin, mount_bin, "-f", file, mnt, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && !is_mounted(mnt); i++)
+        usleep(10000);
+    assert_true(is_mounted(mnt));
+    return pid;
+}
+
 void do_umount(const char *mnt)
 {
     char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
@@ -177,4 +221,135 @@ void test_no_sanitizer_reports(void **state)
         fail();
     }
     closedir(d);
+}
+
+/* ---- digests of mounted trees ---- */
+
+static uint64_t fnv_add(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Adds path (a node below the walk's root, named name) to *h; its subdirectory names to
+ * *sub (malloc'd, NULL-terminated) when it is a directory. 0 or an errno. */
+static int digest_node(const char *path, const char *name, uint64_t *h, char ***sub)
+{
+    struct stat st;
+    if (lstat(path, &st))
+        return errno;
+    int kind = S_ISDIR(st.st_mode) ? 0 : S_ISREG(st.st_mode) ? 1 : 2; /* enum node_type */
+    *h = fnv_add(*h, &kind, sizeof kind);
+    static const char *const xattrs[] = {"user.s3rig.type", "user.s3rig.offset", "user.s3rig.length"};
+    for (int k = 0; name && k < 3; k++) {
+        char x[256];
+        ssize_t xl = lgetxattr(path, xattrs[k], x, sizeof x);
+        if (xl < 0 && errno != ENODATA)
+            return errno;
+        xl = xl < 0 ? -ENODATA : xl; /* what tree_getxattr says */
+        *h = fnv_add(*h, &xl, sizeof xl);
+        if (xl > 0)
+            *h = fnv_add(*h, x, (size_t)xl);
+    }
+    if (name)
+        *h = fnv_add(*h, name, strlen(name) + 1);
+    if (kind == 2) {
+        char t[4096];
+        ssize_t k = readlink(path, t, sizeof t);
+        if (k < 0)
+            return errno;
+        *h = fnv_add(*h, t, (size_t)k);
+        return 0;
+    }
+    if (kind == 1) {
+        uint64_t size = (uint64_t)st.st_size, got = 0;
+        *h = fnv_add(*h, &size, sizeof size);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            return errno;
+        uint8_t buf[65536];
+        ssize_t k;
+        while ((k = read(fd, buf, sizeof buf)) > 0) {
+            *h = fnv_add(*h, buf, (size_t)k);
+            got += (uint64_t)k;
+        }
+        int e = k < 0 ? errno : got != size ? EIO : 0;
+        close(fd);
+        return e;
+    }
+    DIR *d = opendir(path);
+    if (!d)
+        return errno;
+    size_t n = 0;
+    char **names = malloc(sizeof *names);
+    struct dirent *de;
+    errno = 0;
+    while (names && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || (!name && strcmp(de->d_name, "info") == 0))
+            continue;
+        char **m = realloc(names, (n + 2) * sizeof *names);
+        if (!m)
+            break;
+        names = m;
+        names[n++] = strdup(de->d_name);
+    }
+    int e = errno;
+    closedir(d);
+    if (!names)
+        return ENOMEM;
+    names[n] = NULL;
+    uint32_t nc = (uint32_t)n;
+    *h = fnv_add(*h, &nc, sizeof nc);
+    *sub = names;
+    return e;
+}
+
+int mount_digest(const char *dir, uint64_t *digest, size_t *nodes)
+{
+    /* depth first, children in listing order: an explicit stack of paths */
+    size_t cap = 64, top = 0;
+    char **stack = malloc(cap * sizeof *stack);
+    uint64_t h = 0xcbf29ce484222325ull;
+    int e = stack ? 0 : ENOMEM;
+    *nodes = 0;
+    if (!e && !(stack[top++] = strdup(dir)))
+        e = ENOMEM;
+    bool root = true;
+    while (!e && top > 0) {
+        char *path = stack[--top];
+        char **sub = NULL;
+        const char *slash = strrchr(path, '/');
+        e = digest_node(path, root ? NULL : slash + 1, &h, &sub);
+        (*nodes)++;
+        root = false;
+        size_t n = 0;
+        while (sub && sub[n])
+            n++;
+        for (size_t i = n; i-- > 0 && !e;) {
+            if (top == cap) {
+                char **s = realloc(stack, 2 * cap * sizeof *s);
+                if (!s) {
+                    e = ENOMEM;
+                    break;
+                }
+                stack = s;
+                cap *= 2;
+            }
+            if (asprintf(&stack[top], "%s/%s", path, sub[i]) < 0)
+                e = ENOMEM;
+            else
+                top++;
+        }
+        for (size_t i = 0; i < n; i++)
+            free(sub[i]);
+        free(sub);
+        free(path);
+    }
+    while (top > 0)
+        free(stack[--top]);
+    free(stack);
+    *digest = h;
+    return e;
 }

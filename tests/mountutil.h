@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 extern char tmpdir[64];
 extern char sandir[128];
@@ -36,6 +38,8 @@ void child_env(void);
 int run_capture(char *const argv[], char *out, size_t outlen, char *err, size_t errlen);
 /* The same with only stderr captured. */
 int run(char *const argv[], char *errbuf, size_t errlen);
+/* The same with stdout written to the file out_path (e.g. /dev/full), stderr captured. */
+int run_to(char *const argv[], const char *out_path, char *err, size_t errlen);
 /* S3RIG_CLI, else s3rig from PATH. */
 const char *cli_bin(void);
 
@@ -48,8 +52,18 @@ void make_mountpoint(const char *name, char *path, size_t plen);
 /* Mounts file on mnt (made if missing; daemonizing, the default) with opts (may be NULL)
  * and asserts it worked. */
 void do_mount(const char *file, const char *mnt, const char *opts);
+/* Starts `mount.s3rig -f [-o opts] file mnt` as a child (mnt made if missing; SIGINT and
+ * SIGTERM at their defaults in it) and waits until mnt is mounted; its pid. */
+pid_t start_mount_fg(const char *file, const char *mnt, const char *opts);
 /* Unmounts mnt with fusermount3 -u and asserts it worked. */
 void do_umount(const char *mnt);
+
+/* A digest of the mounted subtree at dir, walked through the kernel (names in listing
+ * order, kinds, sizes, every file's bytes, link targets, the s3rig xattrs; dir's own
+ * attributes and its info file left out, so a nested view and the same file mounted
+ * alone agree), and how many nodes it covers. Safe from any thread
+ * (no test assertions): 0, or an errno of the first operation that failed. */
+int mount_digest(const char *dir, uint64_t *digest, size_t *nodes);
 
 /* The last test of a suite (as mount_test(test_no_sanitizer_reports)): fails when any
  * child wrote a sanitizer report, printing it. */

@@ -15,11 +15,14 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_gr2anim.h"
 #include "fixture_gr2model.h"
 #include "fixture_gr2obj.h"
+#include "fixture_kinds.h"
 #include "fixture_t2fs.h"
 #include "fs/export.h"
 #include "fs/open.h"
+#include "fs/view_gr2.h"
 #include "oodle1enc.h"
 #include "testutil.h"
 #include "walk.h"
@@ -561,6 +564,119 @@ static void test_exports_sized_without_building(void **state)
     fxt_free(root);
 }
 
+/* A package's GEOM resource bound to the package's rig: its mesh.glb and mesh.obj. A
+ * Granny file with a skinned model and an animation: animation.glb, and model.glb, which
+ * carries the animation (its measure runs the animation exporter too). */
+static void test_new_exports_sized_without_building(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, "package");
+    uint32_t res = ino_of(fs, "/resources"), found = 0;
+    static const char *const mesh[] = {"mesh.glb", "mesh.obj"};
+    assert_int_equal(tree_populate(fs->tree, res), 0);
+    for (uint32_t i = 0; i < tree_child_count(fs->tree, res); i++) {
+        char dir[400];
+        uint32_t ino;
+        snprintf(dir, sizeof dir, "/resources/%s/geom", tree_name(fs->tree, tree_child(fs->tree, res, i)));
+        if (tree_resolve(fs->tree, dir, &ino) || tree_kind(fs->tree, ino) != NODE_DIR)
+            continue;
+        check_exports_built_on_read(fs, dir, mesh, 2);
+        found++;
+    }
+    assert_true(found >= 2); /* the mesh the rig covers and the custom one */
+    s3fs_close(fs);
+    fxp_sample_free(&s);
+    size_t size;
+    uint8_t *f = fxa_build_demo(&size);
+    fs = open_mem(f, size, NULL, "Granny animation");
+    static const char *const anim[] = {"animation.glb"}, *const model[] = {"model.glb"};
+    check_exports_built_on_read(fs, "/granny/root/Animations/0", anim, 1);
+    check_exports_built_on_read(fs, "/granny/root/Models/0", model, 1);
+    s3fs_close(fs);
+    free(f);
+}
+
+/* ---- settle points: no pointer into section bytes kept across one ---- */
+
+/* The tree of a Granny-bearing file under cache_mb=1, walked twice: as served, and with
+ * every idle section let go and its bytes dropped at each settle point (the object walk,
+ * members, elements, meshes, animations and tracks). The two trees are the same, every
+ * file reads its stat size, and sections were dropped (under ASan, a pointer kept across
+ * a settle point reads freed bytes). */
+static void eager_walk(const uint8_t *file, size_t size, const char *what)
+{
+    struct s3fs_opts o = {.cache_bytes = 1 << 20};
+    struct s3fs *fs = open_mem(file, size, &o, what);
+    uint64_t plain, eager;
+    size_t nplain, neager;
+    assert_int_equal(walk_digest(fs->tree, fs->root, &plain, &nplain), 0);
+    s3fs_close(fs);
+    gr2_view_test_eager_settle(true);
+    uint64_t drops = gr2_view_test_eager_drops();
+    fs = open_mem(file, size, &o, what);
+    size_t walked = walk_all(fs, 2000000);
+    s3fs_close(fs);
+    fs = open_mem(file, size, &o, what);
+    int rc = walk_digest(fs->tree, fs->root, &eager, &neager);
+    s3fs_close(fs);
+    drops = gr2_view_test_eager_drops() - drops;
+    gr2_view_test_eager_settle(false);
+    print_message("%-28s %7zu nodes, %6llu sections dropped at settle points\n", what, walked,
+                  (unsigned long long)drops);
+    assert_int_equal(rc, 0);
+    assert_int_equal(neager, nplain);
+    assert_true(eager == plain);
+    assert_true(drops > 0);
+}
+
+static void test_eager_settle_fixtures(void **state)
+{
+    (void)state;
+    static const char *const kinds[] = {
+        "rig", "gr2obj-le32-v7", "gr2obj-be32-old-v6", "bk2obj-be64-v7", "gr2-oodle0", "gr2-remapped",
+        "gr2model-le32", "gr2model-be64-alt", "gr2model-le64-rough", "gr2anim-le32", "gr2anim-be64-crc-bk2",
+        "gr2anim-le32-old", "gr2anim-le64-shear", "gr2anim-be32-noskel", "gr2anim-le32-crc", "gr2anim-demo",
+        "package-s4-rigs", NULL};
+    for (size_t i = 0; kinds[i]; i++) {
+        size_t size;
+        uint8_t *f = fx_kind(kinds[i], 0, NULL, &size);
+        assert_non_null(f);
+        eager_walk(f, size, kinds[i]);
+        free(f);
+    }
+    static char *const big[] = {"4096", "100", "20"}, *const long_anim[] = {"6", "2", "10"},
+                       *const members[] = {"300", "same"};
+    static const struct {
+        const char *kind;
+        char *const *args;
+    } with_args[] = {{"gr2-big", big}, {"gr2anim-long", long_anim}, {"gr2-members", members}};
+    for (size_t i = 0; i < sizeof with_args / sizeof with_args[0]; i++) {
+        size_t size;
+        int nargs = with_args[i].args == members ? 2 : 3;
+        uint8_t *f = fx_kind(with_args[i].kind, nargs, with_args[i].args, &size);
+        assert_non_null(f);
+        eager_walk(f, size, with_args[i].kind);
+        free(f);
+    }
+}
+
+static void eager_vector(const char *dir, const char *name)
+{
+    size_t size;
+    uint8_t *f = slurp_vector(dir, "gr2", name, &size);
+    assert_non_null(f);
+    eager_walk(f, size, name);
+    free(f);
+}
+
+static void test_eager_settle_vectors(void **state)
+{
+    (void)state;
+    each_gr2_vector(eager_vector);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +688,9 @@ int main(void)
         cmocka_unit_test(test_many_sections_bounded),
         cmocka_unit_test(test_section_over_bound),
         cmocka_unit_test(test_exports_sized_without_building),
+        cmocka_unit_test(test_new_exports_sized_without_building),
+        cmocka_unit_test(test_eager_settle_fixtures),
+        cmocka_unit_test(test_eager_settle_vectors),
     };
     return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }

@@ -18,8 +18,32 @@
 #include "parse/refpack.h"
 #include "refpack_pack.h"
 #include "tree_compare.h"
+#include "tree_probe.h"
 #include "walk.h"
 #include "testutil.h"
+
+/* strdup and strndup, interposed here over the C library's for this program: once armed
+ * (countdown >= 0), the call that brings the countdown below 0 fails, as when memory is
+ * out. The package view names its resources with them. */
+static long strdup_countdown = -1;
+
+char *strndup(const char *s, size_t max)
+{
+    if (strdup_countdown >= 0 && strdup_countdown-- == 0)
+        return NULL;
+    size_t n = strnlen(s, max);
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+char *strdup(const char *s)
+{
+    return strndup(s, strlen(s));
+}
 
 /* ---- RefPack ---- */
 
@@ -310,7 +334,7 @@ static void test_dbpf_index_short(void **state)
     assert_int_equal(tree_resolve(fs->tree, "/index.error", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/resources", &ino), 0);
     assert_int_equal(tree_populate(fs->tree, ino), 0);
-    assert_int_equal(tree_node(fs->tree, ino)->u.dir->n, s.n);
+    assert_int_equal(tree_child_count(fs->tree, ino), s.n);
     /* the legacy position field alone also finds the index */
     fxp_sample_free(&s);
     s3fs_close(fs);
@@ -353,7 +377,7 @@ static void check_sample(int variant)
     uint32_t rdir;
     assert_int_equal(tree_resolve(t, "/resources", &rdir), 0);
     assert_int_equal(tree_populate(t, rdir), 0);
-    assert_int_equal(tree_node(t, rdir)->u.dir->n, s.n);
+    assert_int_equal(tree_child_count(t, rdir), s.n);
     int game = variant == 3 ? 3 : 4;
     size_t rigs = 0;
     for (size_t i = 0; i < s.n; i++) {
@@ -416,7 +440,7 @@ static void check_sample(int variant)
     /* /by-type: one directory per type, links into /resources that resolve */
     assert_int_equal(tree_resolve(t, "/by-type/_RIG", &rdir), 0);
     assert_int_equal(tree_populate(t, rdir), 0);
-    assert_int_equal(tree_node(t, rdir)->u.dir->n, 3);
+    assert_int_equal(tree_child_count(t, rdir), 3);
     char name[256], p[400];
     fxp_expected_name(name, sizeof name, game, &s.res[1], NULL, 0);
     snprintf(p, sizeof p, "/by-type/_RIG/%s", name);
@@ -424,7 +448,7 @@ static void check_sample(int variant)
     assert_int_equal(tree_resolve(t, p, &link), 0);
     char target[400];
     snprintf(target, sizeof target, "../../resources/%s", name);
-    assert_string_equal(tree_node(t, link)->u.target, target);
+    assert_string_equal(tree_link_target(t, link), target);
     if (variant != 5) {
         assert_true(path_exists(fs, "/by-type/0x12345678"));
         assert_true(path_exists(fs, "/by-type/GEOM"));
@@ -470,6 +494,39 @@ static void test_package_sims4(void **state)
     (void)state;
     check_sample(4);
     check_sample(5);
+}
+
+/* The names of the resources cannot be made (out of memory at the k-th copy, for every
+ * k): listing /resources or a /by-type directory fails with ENOMEM and /info says why,
+ * never a crash or a nameless entry; armed past the last copy, all is as usual. */
+static void test_package_names_out_of_memory(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 3);
+    bool reached_end = false;
+    for (long k = 0; !reached_end; k++) {
+        struct s3fs *fs = open_mem(s.file, s.size, NULL, NULL);
+        uint32_t res, rig;
+        assert_int_equal(tree_resolve(fs->tree, "/resources", &res), 0);
+        assert_int_equal(tree_resolve(fs->tree, "/by-type/_RIG", &rig), 0);
+        strdup_countdown = k;
+        int rc = tree_populate(fs->tree, res);
+        reached_end = strdup_countdown >= 0; /* no copy failed: k was past the last */
+        strdup_countdown = -1;
+        assert_int_equal(tree_populate(fs->tree, rig), rc); /* the names are made once */
+        if (reached_end) {
+            assert_int_equal(rc, 0);
+            expect_has(fs, "/info", "names: 3 from 1 name maps\n");
+        } else {
+            if (rc != -ENOMEM)
+                fail_msg("strdup failing at copy %ld: %d, expected -ENOMEM", k, rc);
+            expect_has(fs, "/info", "names: out of memory while naming the resources\n");
+        }
+        s3fs_close(fs);
+        assert_true(k < 1000);
+    }
+    fxp_sample_free(&s);
 }
 
 /* Broken resources are NAME/data.error; the rest of the package stays usable. */
@@ -542,6 +599,76 @@ static void test_package_rig_not_a_rig(void **state)
     free(f);
 }
 
+/* Resource names, /by-type and /info from the community's type table as each game's tool
+ * names the types (values from docs/formats/dbpf-types.md): ids of each game, ids the two
+ * tools name differently (the package's version decides), an id listed without a tag
+ * and an id not listed (both UNKN.bnry, /by-type/0xXXXXXXXX as before); the types that
+ * share a tag share its /by-type directory and /info line. */
+static void test_package_type_names(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t type;
+        const char *name[2]; /* TAG.ext in a Sims 3, a Sims 4 package */
+        const char *dir[2];  /* its /by-type directory */
+    } cases[] = {
+        {0x8EAF13DE, {"_RIG.grannyrig", "_RIG.grannyrig"}, {"_RIG", "_RIG"}},       /* both */
+        {0x02DC343F, {"OBJK.objkey", "OBJK.objkey"}, {"OBJK", "OBJK"}},             /* TS3 */
+        {0xD382BF57, {"FTPT.footprint", "FTPT.footprint"}, {"FTPT", "FTPT"}},       /* both */
+        {0x545AC67A, {"DATA.data", "DATA.data"}, {"DATA", "DATA"}},                 /* TS4 */
+        {0x0069453E, {"_XML.xml", "_XML.xml"}, {"_XML", "_XML"}},                   /* TS4 */
+        {0x0333406C, {"_XML.xml", "_XML.xml"}, {"_XML", "_XML"}},                   /* both */
+        {0x319E4F1D, {"OBJD.object", "COBJ.cobj"}, {"OBJD", "COBJ"}},               /* the tools disagree */
+        {0x03B33DDF, {"ITUN.tuning", "_XML.xml"}, {"ITUN", "_XML"}},
+        {0xEA5118B0, {"_SWB.effects", "_SWB.bnry"}, {"_SWB", "_SWB"}},
+        {0x0A227BCF, {"UNKN.bnry", "UNKN.bnry"}, {"0x0A227BCF", "0x0A227BCF"}}, /* listed, untagged */
+        {0x12345678, {"UNKN.bnry", "UNKN.bnry"}, {"0x12345678", "0x12345678"}}, /* not listed */
+    };
+    enum { N = sizeof cases / sizeof cases[0] };
+    static const uint8_t data[] = "bytes";
+    for (int s4 = 0; s4 <= 1; s4++) {
+        struct fxp_res r[N];
+        for (size_t i = 0; i < N; i++)
+            r[i] = (struct fxp_res){cases[i].type, 0, i + 1, data, 5, FXP_STORED};
+        struct fxp_opts o = {.game = s4 ? 4 : 3};
+        struct fxp_layout lay;
+        size_t size;
+        uint8_t *f = fxp_build(&o, r, N, &size, &lay);
+        struct s3fs *fs = open_mem(f, size, NULL, NULL);
+        struct probe pr = tree_probe(fs);
+        for (size_t i = 0; i < N; i++) {
+            char name[128], p[300], target[300];
+            snprintf(name, sizeof name, "S%d_%08X_00000000_%016zX%%%%+%s", s4 ? 4 : 3, cases[i].type, i + 1,
+                     cases[i].name[s4]);
+            snprintf(p, sizeof p, "/resources/%s/data.bin", name);
+            expect_bytes(fs, p, data, 5);
+            snprintf(p, sizeof p, "/by-type/%s/%s", cases[i].dir[s4], name);
+            char *got;
+            if (pr.readlink(pr.ctx, p, &got) != 0)
+                fail_msg("Sims %d: no link %s", s4 ? 4 : 3, p);
+            snprintf(target, sizeof target, "../../resources/%s", name);
+            assert_string_equal(got, target);
+            free(got);
+            /* the directory holds this many links, and /info counts them on one line */
+            size_t same = 0;
+            for (size_t k = 0; k < N; k++)
+                same += strcmp(cases[k].dir[s4], cases[i].dir[s4]) == 0;
+            char line[64];
+            snprintf(line, sizeof line, "\ntype %s: %zu\n", cases[i].dir[s4], same);
+            expect_has(fs, "/info", line);
+            snprintf(p, sizeof p, "/by-type/%s", cases[i].dir[s4]);
+            char **names;
+            int n = pr.list(pr.ctx, p, &names);
+            assert_int_equal(n, (int)same);
+            for (int k = 0; k < n; k++)
+                free(names[k]);
+            free(names);
+        }
+        s3fs_close(fs);
+        free(f);
+    }
+}
+
 /* A compression word that contradicts the bytes: the bytes decide, and /info says so. */
 static void test_package_codec_sniffed(void **state)
 {
@@ -584,8 +711,10 @@ int main(void)
         cmocka_unit_test(test_package_sims3),
         cmocka_unit_test(test_package_sims4),
         cmocka_unit_test(test_package_broken_resources),
+        cmocka_unit_test(test_package_names_out_of_memory),
         cmocka_unit_test(test_package_rig_not_a_rig),
         cmocka_unit_test(test_package_codec_sniffed),
+        cmocka_unit_test(test_package_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,7 @@ static size_t check_all_links(struct s3fs *fs, size_t *nodes)
     size_t links;
     char why[300];
     *nodes = walk_all(fs, 1000000);
-    assert_false(fs->tree->full);
+    assert_false(tree_full(fs->tree));
     if (check_links(fs->tree, true, &links, why, sizeof why))
         fail_msg("%s", why);
     return links;
@@ -38,10 +38,10 @@ static void expect_link(struct s3fs *fs, const char *path, const char *want)
     uint32_t ino;
     if (tree_resolve(fs->tree, path, &ino))
         fail_msg("%s: missing", path);
-    struct node *n = tree_node(fs->tree, ino);
-    assert_int_equal(n->type, NODE_LINK);
-    if (strcmp(n->u.target, want) != 0)
-        fail_msg("%s -> %s, expected %s", path, n->u.target, want);
+    assert_int_equal(tree_kind(fs->tree, ino), NODE_LINK);
+    const char *target = tree_link_target(fs->tree, ino);
+    if (strcmp(target, want) != 0)
+        fail_msg("%s -> %s, expected %s", path, target, want);
 }
 
 static uint64_t xattr_u64(struct s3fs *fs, const char *path, const char *name)
@@ -105,20 +105,20 @@ static void test_vectors_links(void **state)
 static void dump_tree(struct s3fs *fs, uint32_t dir, const char *path, struct sbuf *out)
 {
     assert_int_equal(tree_populate(fs->tree, dir), 0);
-    struct dirinfo *d = tree_node(fs->tree, dir)->u.dir;
-    for (uint32_t i = 0; i < d->n; i++) {
-        uint32_t c = d->child[i];
-        struct node *n = tree_node(fs->tree, c);
+    for (uint32_t i = 0; i < tree_child_count(fs->tree, dir); i++) {
+        uint32_t c = tree_child(fs->tree, dir, i);
+        const char *name = tree_name(fs->tree, c);
+        int kind = tree_kind(fs->tree, c);
         char *p = NULL;
-        assert_true(asprintf(&p, "%s/%s", path, n->name) > 0);
-        if (n->type == NODE_LINK) {
-            sb_printf(out, "%s -> %s\n", p, n->u.target);
-        } else if (n->type == NODE_DIR) {
+        assert_true(asprintf(&p, "%s/%s", path, name) > 0);
+        if (kind == NODE_LINK) {
+            sb_printf(out, "%s -> %s\n", p, tree_link_target(fs->tree, c));
+        } else if (kind == NODE_DIR) {
             sb_printf(out, "%s/\n", p);
             dump_tree(fs, c, p, out);
         } else {
-            size_t nl = strlen(n->name);
-            if (nl > 4 && strcmp(n->name + nl - 4, ".bin") == 0) {
+            size_t nl = strlen(name);
+            if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0) {
                 sb_printf(out, "%s %llu bytes\n", p, (unsigned long long)tree_size(fs->tree, c));
             } else {
                 uint8_t *buf;
@@ -359,6 +359,64 @@ static void test_remapped_strings(void **state)
     }
 }
 
+/* The big Granny file of o (its bytes and size into *granny, *gsize) and a wrapped RIG
+ * around it, the sample rig's chains and lists (returned, its size into *size). */
+static uint8_t *big_in_rig(const struct fxg_big_opts *o, struct fxg_big_result *r, uint8_t **granny, size_t *gsize,
+                           size_t *size)
+{
+    *granny = fxg_build_big(o, gsize, r);
+    struct fx_rig_opts ro = fx_sample_rig_opts(*granny, *gsize);
+    struct fx_rig_layout rl;
+    return fx_build_rig(&ro, size, &rl);
+}
+
+/* A header string_table_crc with ordinary strings (every slot a pointer with a fixup, as
+ * real files have): names are their text, and /info has no remapping warning even with
+ * everything parsed; a wrapped RIG around it names its bones. Mixed (the texture and mesh
+ * names text, the rest CRCs): each member as it is, and the warning once. */
+static void test_string_table_crc_with_text(void **state)
+{
+    (void)state;
+    static const char *const sigs[] = {"le32", "be64"};
+    for (int s = 0; s < 2; s++) {
+        for (int mixed = 0; mixed <= 1; mixed++) {
+            struct fxg_big_opts o = {.sig = sigs[s], .npixels = 64, .nvertices = 4, .ntris = 1, .nbones = 16,
+                                     .string_table_crc = 0x452bfb41, .crc_from = mixed ? 2 : UINT32_MAX};
+            struct fxg_big_result r;
+            size_t gsize, size;
+            uint8_t *g, *f = big_in_rig(&o, &r, &g, &gsize, &size);
+            for (int rig = 0; rig <= 1; rig++) {
+                struct s3fs *fs = open_mem(rig ? f : g, rig ? size : gsize, NULL, NULL);
+                expect_text(fs, "/granny/header/string_table_crc", "0x452bfb41\n");
+                expect_text(fs, "/granny/root/Textures/0/FromFileName", "C:\\fixture\\skin.tga\n");
+                expect_text(fs, "/granny/root/Meshes/0/Name", "Body\n");
+                expect_text(fs, "/granny/root/Skeletons/0/Bones/0/Name", mixed ? "crc:0x5eed0002\n" : "bone_000\n");
+                if (rig) {
+                    size_t len;
+                    char *names = read_path(fs, "/compress_nodes.names", &len);
+                    assert_true(len > 0);
+                    assert_int_equal(names[0] == '?', mixed);
+                    free(names);
+                }
+                assert_int_equal(tree_populate_all(fs->tree), 0);
+                size_t len;
+                char *info = read_path(fs, "/info", &len);
+                const char *w = strstr(info, "strings are remapped to an external string table (string_table_crc "
+                                             "0x452bfb41)");
+                if (!mixed && (w || strstr(info, "names unavailable")))
+                    fail_msg("%s%s: a warning for ordinary strings:\n%s", sigs[s], rig ? " in a RIG" : "", info);
+                if (mixed && (!w || strstr(w + 1, "strings are remapped")))
+                    fail_msg("%s%s: the remapping warning not there once:\n%s", sigs[s], rig ? " in a RIG" : "", info);
+                free(info);
+                s3fs_close(fs);
+            }
+            free(f);
+            free(g);
+            free(r.section);
+        }
+    }
+}
+
 /* A wrapped RIG around a remapped-strings Granny file: the .bone links still resolve
  * (indices need no names), the .names files show "?", and /info says why. */
 static void test_rig_remapped_names(void **state)
@@ -368,10 +426,7 @@ static void test_rig_remapped_names(void **state)
                              .string_table_crc = 0x452bfb41};
     struct fxg_big_result r;
     size_t gsize, size;
-    uint8_t *g = fxg_build_big(&o, &gsize, &r);
-    struct fx_rig_opts ro = fx_sample_rig_opts(g, gsize);
-    struct fx_rig_layout rl;
-    uint8_t *f = fx_build_rig(&ro, &size, &rl);
+    uint8_t *g, *f = big_in_rig(&o, &r, &g, &gsize, &size);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);
     size_t nodes;
     assert_true(check_all_links(fs, &nodes) > 10);
@@ -397,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_vectors_tables),     cmocka_unit_test(test_big_tables),
         cmocka_unit_test(test_no_dangling_skeletons), cmocka_unit_test(test_remapped_strings),
         cmocka_unit_test(test_rig_remapped_names),
+        cmocka_unit_test(test_string_table_crc_with_text),
     };
     return cmocka_run_group_tests_name("gr2tables", tests, NULL, NULL);
 }

@@ -13,9 +13,11 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fixture_rig_clear.h"
+#include "fixture_kinds.h"
 #include "fixture_t2fs.h"
 #include "fs/open.h"
+#include "fs/view_gr2obj.h"
+#include "fs/view_t2fs.h"
 #include "testutil.h"
 
 /* The current text of /info (malloc'd). */
@@ -45,32 +47,17 @@ static unsigned long warnings_count(const char *info)
     return strtoul(p + 11, NULL, 10);
 }
 
-/* One file of each format, built by the fixture builders. */
-static uint8_t *format_file(int which, size_t *size, const char **label)
+/* One file of each format: the first seed kind of its row in the format table. */
+static uint8_t *format_file(int f, size_t *size, const char **label)
 {
-    struct fx_rig_layout rl;
-    struct fx_gr2_layout gl;
-    struct fxc_layout cl;
-    switch (which) {
-    case 0:
-        *label = "wrapped RIG";
-        return fx_sample_rig(size, &rl, &gl, NULL);
-    case 1:
-        *label = "GR2";
-        return fx_sample_gr2("le32", 7, size, &gl);
-    case 2: {
-        *label = "clear RIG";
-        struct fxc_opts o = fxc_variant(0);
-        return fxc_build(&o, size, &cl);
-    }
-    default: {
-        *label = "t2fs";
-        struct fxt *root = fxt_sample(3, 4, true, false);
-        uint8_t *f = fxt_write(root, false, 0, 0, size);
-        fxt_free(root);
-        return f;
-    }
-    }
+    char kind[64];
+    const char *seeds = s3_formats[f].seeds;
+    snprintf(kind, sizeof kind, "%.*s", (int)strcspn(seeds, " :"), seeds);
+    *label = s3_formats[f].name;
+    uint8_t *file = fx_kind(kind, 0, NULL, size);
+    if (!file)
+        fail_msg("%s: its first seed %s is not made", *label, kind);
+    return file;
 }
 
 /* Every format: a tree cut at max_nodes says so once in /info (however many directories
@@ -79,13 +66,13 @@ static uint8_t *format_file(int which, size_t *size, const char **label)
 static void test_node_limit_every_format(void **state)
 {
     (void)state;
-    for (int which = 0; which < 4; which++) {
+    for (int which = FMT_UNKNOWN + 1; which < FMT_COUNT; which++) {
         size_t size;
         const char *label;
         uint8_t *file = format_file(which, &size, &label);
         struct s3fs *fs = open_mem(file, size, NULL, NULL);
         assert_int_equal(tree_populate_all(fs->tree), 0);
-        uint64_t whole = fs->tree->nnodes;
+        uint64_t whole = tree_node_count(fs->tree);
         char *info = info_text(fs);
         if (strstr(info, "node limit"))
             fail_msg("%s: a limit reported with none reached:\n%s", label, info);
@@ -95,7 +82,7 @@ static void test_node_limit_every_format(void **state)
         struct s3fs_opts o = {.max_nodes = whole / 2};
         fs = open_mem(file, size, &o, NULL);
         assert_int_equal(tree_populate_all(fs->tree), 0);
-        assert_int_equal(fs->tree->nnodes, whole / 2);
+        assert_int_equal(tree_node_count(fs->tree), whole / 2);
         info = info_text(fs);
         if (count_of(info, "warning: node limit reached (max_nodes=") != 1)
             fail_msg("%s (%llu of %llu nodes): the limit is not reported once:\n%s", label,
@@ -109,7 +96,7 @@ static void test_node_limit_every_format(void **state)
             o.max_nodes = lim;
             fs = open_mem(file, size, &o, NULL);
             tree_populate_all(fs->tree);
-            assert_true(fs->tree->nnodes <= lim);
+            assert_true(tree_node_count(fs->tree) <= lim);
             s3fs_close(fs);
         }
         free(file);
@@ -182,11 +169,78 @@ static void test_info_says_what_is_checked(void **state)
     fxt_free(root);
 }
 
+/* ---- hooks: a second user adds, never overwrites ---- */
+
+static void info_line(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    sb_printf(out, "hooked: %s\n", (const char *)ctx);
+}
+
+static void granny_extra(struct gr2_view *v, uint32_t granny_dir, void *ctx)
+{
+    tree_add_textf(v->fs->tree, granny_dir, "extra.txt", "text", "%s\n", (const char *)ctx);
+}
+
+static void root_extra(struct t2_view *v, uint32_t root_dir, void *ctx)
+{
+    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, (const char *)ctx, NULL, NULL, NULL, 0);
+}
+
+/* Extra /info lines, /granny children and t2fs root directories registered from
+ * outside a view come after the view's own, in the order registered; none replaces
+ * another. */
+static void test_hooks_add(void **state)
+{
+    (void)state;
+    size_t size;
+    const char *label;
+    uint8_t *file = format_file(FMT_GR2, &size, &label);
+    struct s3fs *fs = open_mem(file, size, NULL, label);
+    assert_int_equal(view_add_info_hook(fs, info_line, "first"), 0);
+    assert_int_equal(view_add_info_hook(fs, info_line, "second"), 0);
+    struct gr2_view *g = gr2_view_of(fs);
+    assert_non_null(g);
+    assert_int_equal(gr2_view_add_granny_extra(g, granny_extra, "from a hook"), 0);
+    char *info = info_text(fs);
+    const char *sec = strstr(info, "section 0: "), *first = strstr(info, "hooked: first\n"),
+               *second = strstr(info, "hooked: second\n");
+    if (!sec || !first || !second || !(sec < first && first < second))
+        fail_msg("the view's section lines, then both hooks' lines, in order:\n%s", info);
+    free(info);
+    /* the object tree's own hook (this sample's object section does not decode) */
+    assert_true(path_exists(fs, "/granny/root.error"));
+    expect_text(fs, "/granny/extra.txt", "from a hook\n");
+    uint32_t granny;
+    assert_int_equal(tree_resolve(fs->tree, "/granny", &granny), 0);
+    uint32_t last = tree_child(fs->tree, granny, tree_child_count(fs->tree, granny) - 1);
+    assert_string_equal(tree_name(fs->tree, last), "extra.txt");
+    s3fs_close(fs);
+    free(file);
+
+    file = format_file(FMT_T2FS, &size, &label);
+    fs = open_mem(file, size, NULL, label);
+    assert_null(gr2_view_of(fs));
+    struct t2_view *v = t2fs_view_of(fs);
+    assert_non_null(v);
+    assert_int_equal(t2fs_view_add_root_extra(v, root_extra, "more"), 0);
+    assert_int_equal(t2fs_view_add_root_extra(v, root_extra, "again"), 0);
+    assert_true(path_exists(fs, "/named")); /* the derived views' hook stays */
+    assert_true(path_exists(fs, "/more"));
+    assert_true(path_exists(fs, "/again"));
+    uint32_t n = tree_child_count(fs->tree, TREE_ROOT);
+    assert_string_equal(tree_name(fs->tree, tree_child(fs->tree, TREE_ROOT, n - 2)), "more");
+    assert_string_equal(tree_name(fs->tree, tree_child(fs->tree, TREE_ROOT, n - 1)), "again");
+    s3fs_close(fs);
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_limit_every_format),
         cmocka_unit_test(test_info_says_what_is_checked),
+        cmocka_unit_test(test_hooks_add),
     };
     return cmocka_run_group_tests_name("info", tests, NULL, NULL);
 }

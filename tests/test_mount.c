@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,8 +24,15 @@
 #include <cmocka.h>
 
 #include "expect.h"
+#include "expect_geom.h"
+#include "expect_gr2anim.h"
+#include "fixture_dbpf.h"
+#include "fixture_geom.h"
+#include "testutil.h"
 #include "fixture.h"
+#include "fixture_gr2anim.h"
 #include "fixture_rig_clear.h"
+#include "fixture_dbpf.h"
 #include "fixture_gr2obj.h"
 #include "expect_t1.h"
 #include "expect_t1x.h"
@@ -34,6 +42,7 @@
 #include "tree_compare.h"
 #include "tree_probe.h"
 #include "parse/t2fs.h"
+#include "testutil.h"
 #include "tree_compare.h"
 
 /* A generated t2fs file (fxt_sample(seed, models, compressed, be)) written under tmpdir
@@ -62,6 +71,19 @@ static void t2fs_case_free(struct t2fs_case *c)
 {
     free(c->file);
     fxt_free(c->root);
+}
+
+/* The sample RIG (fx_sample_rig) written under tmpdir as NAME (its path into path); its
+ * Granny part's layout into *gl when not NULL. */
+static void write_sample_rig(const char *name, char *path, size_t plen, struct fx_gr2_layout *gl)
+{
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout own;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *file = fx_sample_rig(&size, &rl, gl ? gl : &own, names);
+    write_fixture(name, file, size, path, plen);
+    free(file);
 }
 
 /* The sample RIG (fx_sample_rig) written under tmpdir as NAME, mounted on NAME.mnt with
@@ -471,7 +493,8 @@ static void test_mount_broken_parts(void **state)
     free(file);
 }
 
-/* The source changes under the mount: reads of its bytes give EIO, the mount stays. */
+/* The source changes under the mount (truncated, written in place): reads of its bytes
+ * give EIO, the mount stays. */
 static void test_mount_source_changes(void **state)
 {
     (void)state;
@@ -480,7 +503,7 @@ static void test_mount_source_changes(void **state)
     uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
     char path[256], mnt[256];
     make_mountpoint("m_change", mnt, sizeof mnt);
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 2; mode++) {
         write_fixture("change.gr2", file, size, path, sizeof path);
         do_mount(path, mnt, NULL);
         uint8_t *buf;
@@ -490,15 +513,13 @@ static void test_mount_source_changes(void **state)
         free(buf);
         if (mode == 0) {
             assert_int_equal(truncate(path, (off_t)(size / 2)), 0);
-        } else if (mode == 1) {
+        } else {
             int fd = open(path, O_WRONLY);
             assert_true(fd >= 0);
             struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
             assert_int_equal(pwrite(fd, "XXXX", 4, 100), 4);
             assert_int_equal(futimens(fd, ts), 0);
             close(fd);
-        } else {
-            assert_int_equal(unlink(path), 0);
         }
         /* the page cache may hold the earlier read: drop it by reading a fresh range file */
         assert_int_equal(mp_read(mnt, "/granny/sections/2/stored.bin", &buf, &len), -EIO);
@@ -526,6 +547,39 @@ static int list_errno(const char *mnt, const char *rel)
     int e = errno;
     closedir(d);
     return e;
+}
+
+/* The source's name deleted, or another file renamed over it (as editors save): the
+ * mount goes on serving the file it opened, whole (bytes never read before, a directory
+ * never listed before), not the new file, and no EIO. */
+static void test_mount_source_replaced(void **state)
+{
+    (void)state;
+    size_t size, other_size;
+    struct fx_gr2_layout gl, ol;
+    uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
+    uint8_t *other = fx_sample_gr2("be64", 6, &other_size, &ol);
+    char path[256], tmp[256], mnt[256];
+    make_mountpoint("m_replaced", mnt, sizeof mnt);
+    for (int mode = 0; mode < 2; mode++) {
+        write_fixture("replaced.gr2", file, size, path, sizeof path);
+        do_mount(path, mnt, NULL);
+        mnt_expect_bytes(mnt, "/granny/header/version", "7\n", 2);
+        if (mode == 0) {
+            assert_int_equal(unlink(path), 0);
+        } else {
+            write_fixture("replaced.gr2.new", other, other_size, tmp, sizeof tmp);
+            assert_int_equal(rename(tmp, path), 0);
+        }
+        /* first reads after the change: section 2's stored bytes, the whole file */
+        mnt_expect_bytes(mnt, "/granny/sections/2/stored.bin", file + gl.data_offset[2], gl.data_size[2]);
+        mnt_expect_bytes(mnt, "/granny.gr2", file, size);
+        assert_int_equal(list_errno(mnt, "/granny/sections/1"), 0);
+        mnt_expect_has(mnt, "/info", "format: gr2");
+        do_umount(mnt);
+    }
+    free(file);
+    free(other);
 }
 
 /* A t2fs directory not yet listed when the file changes: its listing is EIO, although the
@@ -587,6 +641,84 @@ static void test_mount_source_changes_gr2_tree(void **state)
     free(r.section);
 }
 
+/* st_nlink of /root/REL (mnt + "/root" + rel). */
+static nlink_t nlink_of(const char *mnt, const char *rel)
+{
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/root%s", mnt, rel);
+    assert_int_equal(lstat(p, &st), 0);
+    return st.st_nlink;
+}
+
+static uint32_t branches_of(const struct fxt *n)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n->n; i++)
+        k += n->child[i]->kind == FXT_BRANCH;
+    return k;
+}
+
+/* The kernel forgets the inodes it holds (drop_caches, as root): the next stat of a path
+ * asks LOOKUP again, the next listing gives its entries' attributes by READDIRPLUS. */
+static void forget_inodes(void)
+{
+    sync();
+    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "2\n", 2), 2);
+    close(fd);
+}
+
+/* A directory's st_nlink is 1 ("unknown") until it is listed or looked into, then 2 + its
+ * subdirectories (the branches among its children, by the builder), the same through
+ * LOOKUP (stat) and READDIRPLUS (the parent's listing). The kernel keeps a directory's
+ * attributes a second before it is listed, a day after, so each way is checked after it
+ * forgot its inodes. Files and links have 1. */
+static void test_mount_nlink(void **state)
+{
+    (void)state;
+    struct t2fs_case c;
+    t2fs_case_make(&c, "nlink.t2fs", 21, 3, false, 0, 0);
+    do_mount(c.path, c.mnt, NULL);
+    const struct fxt *model = c.root->child[0];
+    assert_int_equal(model->kind, FXT_BRANCH);
+    assert_int_equal(nlink_of(c.mnt, "/0"), 1); /* looked up, never listed */
+    assert_int_equal(list_errno(c.mnt, "/root/0"), 0);
+    size_t branches = 0;
+    for (uint32_t i = 0; i < model->n; i++) {
+        char rel[64], dir[80];
+        bool branch = model->child[i]->kind == FXT_BRANCH;
+        snprintf(rel, sizeof rel, branch ? "/0/%u" : "/0/%u.bin", i);
+        assert_int_equal(nlink_of(c.mnt, rel), 1); /* from 0's READDIRPLUS: not listed yet */
+        snprintf(dir, sizeof dir, "/root%s", rel);
+        if (branch)
+            assert_int_equal(list_errno(c.mnt, dir), 0);
+        branches += branch;
+    }
+    assert_true(branches >= 2);
+    for (int way = 0; way < 2; way++) { /* 0: LOOKUP, 1: READDIRPLUS */
+        forget_inodes();
+        if (way == 1)
+            assert_int_equal(list_errno(c.mnt, "/root/0"), 0);
+        for (uint32_t i = 0; i < model->n; i++) {
+            char rel[64];
+            bool branch = model->child[i]->kind == FXT_BRANCH;
+            snprintf(rel, sizeof rel, branch ? "/0/%u" : "/0/%u.bin", i);
+            assert_int_equal(nlink_of(c.mnt, rel), branch ? 2 + branches_of(model->child[i]) : 1);
+        }
+        assert_int_equal(nlink_of(c.mnt, "/0"), 2 + branches_of(model));
+        assert_int_equal(nlink_of(c.mnt, ""), 2 + branches_of(c.root)); /* populated by the lookup of 0 */
+    }
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/info", c.mnt);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_int_equal(st.st_nlink, 1);
+    do_umount(c.mnt);
+    t2fs_case_free(&c);
+}
+
 struct reader_arg {
     const char *mnt;
     char **paths;
@@ -620,6 +752,23 @@ static void *random_reader(void *p)
     return NULL;
 }
 
+/* 16 threads read random ranges of the n files at once (thread t seeded t * mul + add),
+ * each compared with the reference bytes. */
+static void run_readers(const char *mnt, char **paths, uint8_t **content, size_t *len, int n, unsigned mul,
+                        unsigned add)
+{
+    pthread_t th[16];
+    struct reader_arg args[16];
+    for (int t = 0; t < 16; t++) {
+        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * mul + add, 0};
+        pthread_create(&th[t], NULL, random_reader, &args[t]);
+    }
+    for (int t = 0; t < 16; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(args[t].mismatches, 0);
+    }
+}
+
 /* 16 threads read random files at once and compare with a single reader's bytes, with
  * the given mount options (the loop that serves them differs). */
 static void check_concurrent_readers(const char *opts)
@@ -640,19 +789,47 @@ static void check_concurrent_readers(const char *opts)
         assert_int_equal(mp_read(mnt, paths[n], &content[n], &len[n]), 0);
         n++;
     }
-    pthread_t th[16];
-    struct reader_arg args[16];
-    for (int t = 0; t < 16; t++) {
-        args[t] = (struct reader_arg){mnt, paths, content, len, n, (unsigned)t * 7919u + 1, 0};
-        pthread_create(&th[t], NULL, random_reader, &args[t]);
-    }
-    for (int t = 0; t < 16; t++) {
-        pthread_join(th[t], NULL);
-        assert_int_equal(args[t].mismatches, 0);
-    }
+    run_readers(mnt, paths, content, len, n, 7919u, 1);
     for (int i = 0; i < n; i++)
         free(content[i]);
     rig_case_end(&c);
+}
+
+/* A package's GEOM trees opened by 16 threads at once on a fresh mount with spin=0 (the
+ * nested views, the package's rigs they bind to and the exports are made while other
+ * requests run): every byte as a single in-process reader gets it. */
+static void test_mount_geom_parallel(void **state)
+{
+    (void)state;
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    char pkg[256], mnt[256], mesh[300], custom[300];
+    write_fixture("par.package", s.file, s.size, pkg, sizeof pkg);
+    fxp_expected_name(mesh, sizeof mesh, 4, &s.res[2], s.names[2], 0);
+    fxp_expected_name(custom, sizeof custom, 4, &s.res[3], s.names[3], 0);
+    const char *rel[] = {"geom/mesh.glb", "geom/mesh.obj", "geom/geom/bones.csv", "geom/geom/vertices.csv",
+                         "geom/geom/material/DiffuseMap/texture", "geom/rcol/chunks/0/instance"};
+    char *paths[12];
+    uint8_t *content[12];
+    size_t len[12];
+    int n = 0;
+    struct s3fs *fs = open_mem(s.file, s.size, NULL, "package");
+    for (int r = 0; r < 2; r++)
+        for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
+            assert_true(asprintf(&paths[n], "/resources/%s/%s", r ? custom : mesh, rel[k]) > 0);
+            content[n] = read_path(fs, paths[n], &len[n]);
+            n++;
+        }
+    s3fs_close(fs);
+    make_mountpoint("m_geompar", mnt, sizeof mnt);
+    do_mount(pkg, mnt, "spin=0");
+    run_readers(mnt, paths, content, len, n, 104729u, 3);
+    do_umount(mnt);
+    for (int i = 0; i < n; i++) {
+        free(paths[i]);
+        free(content[i]);
+    }
+    fxp_sample_free(&s);
 }
 
 static void test_mount_concurrent_readers(void **state)
@@ -848,27 +1025,20 @@ static size_t walk_mounted(const char *root)
     return links;
 }
 
-/* The real Granny files of ../shared/vectors/gr2, mounted in place: every link resolves
+/* The real Granny files of the vectors folder's gr2/, mounted in place: every link resolves
  * through the kernel, the tables' bytes are the file's own. */
 static void test_mount_gr2_vectors(void **state)
 {
     (void)state;
-    const char *vec = getenv("S3RIG_VECTORS");
-    struct stat vst;
-    if (!vec || stat(vec, &vst) != 0) {
-        print_message("shared/vectors is absent: skipping the vector mount test\n");
-        skip();
-    }
-    static const char *const files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
-                                        "suzanne_textured_external.gr2"};
-    for (int i = 0; i < 5; i++) {
+    const char *vec = vectors_or_skip();
+    for (int i = 0; gr2_vector_files[i]; i++) {
         char path[4096], mnt[256], at[512];
-        snprintf(path, sizeof path, "%s/gr2/%s", vec, files[i]);
+        snprintf(path, sizeof path, "%s/gr2/%s", vec, gr2_vector_files[i]);
         make_mountpoint("m_vec", mnt, sizeof mnt);
         do_mount(path, mnt, NULL);
         size_t links = walk_mounted(mnt);
         if (links < 7)
-            fail_msg("%s: %zu links", files[i], links);
+            fail_msg("%s: %zu links", gr2_vector_files[i], links);
         /* the kernel follows Meshes/0/PrimaryVertexData into VertexDatas/0 */
         snprintf(at, sizeof at, "%s/granny/root/Meshes/0/PrimaryVertexData/Vertices.bin", mnt);
         struct stat st;
@@ -1031,6 +1201,98 @@ static void test_mount_rig_clear(void **state)
     }
 }
 
+/* The bytes of path in the tree of file opened in-process (with -o rig=rig when given). */
+static uint8_t *in_process(const uint8_t *file, size_t size, const char *rig, const char *path, size_t *len)
+{
+    struct s3fs_opts o = {0};
+    if (rig)
+        snprintf(o.rig, sizeof o.rig, "%s", rig);
+    struct s3fs *fs = open_mem(file, size, &o, path);
+    uint8_t *b = read_path(fs, path, len);
+    s3fs_close(fs);
+    return b;
+}
+
+static void expect_same_bytes(char *mnt, const char *path, const uint8_t *want, size_t n)
+{
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(mp_read(mnt, path, &buf, &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(buf, want, n);
+    free(buf);
+}
+
+/* A GEOM mounted with -o rig= (a path relative to where mount.s3rig runs: it is opened
+ * before the daemon leaves that folder): the whole tree through the kernel, the rig: line
+ * naming the rig's absolute path, mesh.glb as in-process; and a package's GEOM resource
+ * bound to the package's rig that has its bones. */
+static void test_mount_geom(void **state)
+{
+    (void)state;
+    struct fxc_opts co = fxc_variant(0);
+    struct fxc_layout cl;
+    size_t rsize;
+    uint8_t *rig = fxc_build(&co, &rsize, &cl);
+    char rig_path[256], cwd[4096], mnt[256], path[700], want[600];
+    write_fixture("clear.rig", rig, rsize, rig_path, sizeof rig_path);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    static const uint32_t versions[] = {5, 14};
+    for (int i = 0; i < 2; i++) {
+        struct fxgeom_opts o = {.version = versions[i]};
+        struct fxgeom_layout lay;
+        size_t size;
+        uint8_t *file = fxgeom_build(&o, &size, &lay);
+        char name[32];
+        snprintf(name, sizeof name, "mesh%u.simgeom", versions[i]);
+        write_fixture(name, file, size, path, sizeof path);
+        make_mountpoint("m_geom", mnt, sizeof mnt);
+        assert_int_equal(chdir(tmpdir), 0);
+        do_mount(path, mnt, "rig=clear.rig");
+        assert_int_equal(chdir(cwd), 0);
+        struct expect_list l = {0};
+        ex_geom(&l, file, size, &o, &lay, fxgeom_rig_names);
+        struct probe p = mount_probe(mnt);
+        ex_check(&l, &p);
+        ex_free(&l);
+        uint8_t *info;
+        size_t len;
+        assert_int_equal(mp_read(mnt, "/info", &info, &len), 0);
+        snprintf(want, sizeof want, "\nrig: %s\n", rig_path);
+        if (!memmem(info, len, want, strlen(want)))
+            fail_msg("/info lacks %s: %.*s", want, (int)len, (char *)info);
+        free(info);
+        uint8_t *glb = in_process(file, size, rig_path, "/mesh.glb", &len);
+        expect_same_bytes(mnt, "/mesh.glb", glb, len);
+        free(glb);
+        do_umount(mnt);
+        free(file);
+    }
+    struct fxp_sample s;
+    fxp_sample(&s, 6);
+    write_fixture("geom.package", s.file, s.size, path, sizeof path);
+    make_mountpoint("m_geompkg", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    char mesh[300], rigdir[300];
+    fxp_expected_name(mesh, sizeof mesh, 4, &s.res[2], s.names[2], 0);
+    fxp_expected_name(rigdir, sizeof rigdir, 4, &s.res[1], s.names[1], 0);
+    snprintf(path, sizeof path, "/resources/%s/geom/info", mesh);
+    uint8_t *info;
+    size_t len;
+    assert_int_equal(mp_read(mnt, path, &info, &len), 0);
+    snprintf(want, sizeof want, "\nrig: resources/%s\n", rigdir);
+    if (!memmem(info, len, want, strlen(want)))
+        fail_msg("%s lacks %s: %.*s", path, want, (int)len, (char *)info);
+    free(info);
+    snprintf(path, sizeof path, "/resources/%s/geom/mesh.glb", mesh);
+    uint8_t *glb = in_process(s.file, s.size, NULL, path, &len);
+    expect_same_bytes(mnt, path, glb, len);
+    free(glb);
+    do_umount(mnt);
+    fxp_sample_free(&s);
+    free(rig);
+}
+
 struct hammer {
     const char *mnt;
     int stop; /* atomic: set by the main thread while readers poll it */
@@ -1064,18 +1326,7 @@ static void test_mount_unmount_during_reads(void **state)
     char path[256], mnt[256];
     write_fixture("busy.t2fs", file, size, path, sizeof path);
     make_mountpoint("m_busy", mnt, sizeof mnt);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(nul, 1);
-        child_env();
-        execl(mount_bin, mount_bin, "-f", path, mnt, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 200 && !is_mounted(mnt); i++)
-        usleep(10000);
-    assert_true(is_mounted(mnt));
+    pid_t pid = start_mount_fg(path, mnt, NULL);
     struct hammer h = {mnt, 0, 0};
     pthread_t th[8];
     for (int i = 0; i < 8; i++)
@@ -1102,6 +1353,82 @@ static void test_mount_unmount_during_reads(void **state)
     free(now);
     free(file);
     fxt_free(root);
+}
+
+/* The pid of the mount.s3rig process whose last argument is `last` (a daemon, not our
+ * child), or 0. */
+static pid_t server_pid(const char *last)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    pid_t found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d))) {
+        char p[300], args[4096];
+        snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        size_t n = fread(args, 1, sizeof args - 1, f);
+        fclose(f);
+        args[n] = 0;
+        const char *lastarg = NULL;
+        for (size_t i = 0; i < n; i += strlen(args + i) + 1)
+            lastarg = args + i;
+        if (n && strcmp(args, mount_bin) == 0 && lastarg && strcmp(lastarg, last) == 0)
+            found = (pid_t)atoi(de->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+/* mount.s3rig -f ended by SIGTERM or SIGINT (Ctrl-C): exit status 0 and DIR unmounted,
+ * with either request loop. A daemon given a relative DIR (it works from /) unmounts DIR
+ * too when SIGTERM ends it: DIR is made absolute before it daemonises. */
+static void test_mount_signals(void **state)
+{
+    (void)state;
+    char path[256], mnt[256];
+    write_sample_rig("sig.rig", path, sizeof path, NULL);
+    make_mountpoint("m_sig", mnt, sizeof mnt);
+    static const int sigs[] = {SIGTERM, SIGINT};
+    static const char *const loops[] = {NULL, "spin=0"}; /* the polling loop, libfuse's */
+    for (int l = 0; l < 2; l++)
+        for (int s = 0; s < 2; s++) {
+            pid_t pid = start_mount_fg(path, mnt, loops[l]);
+            mnt_expect_bytes(mnt, "/ik_chains/0/pole", "5\n", 2);
+            assert_int_equal(kill(pid, sigs[s]), 0);
+            int status;
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                fail_msg("%s, %s: status 0x%x, expected exit 0", strsignal(sigs[s]), loops[l] ? loops[l] : "spin",
+                         status);
+            assert_false(is_mounted(mnt));
+        }
+
+    /* relative FILE and DIR, from tmpdir; the daemon stopped by SIGTERM */
+    char cwd[4096], rel[300];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(tmpdir), 0);
+    mkdir("m_rel", 0755);
+    char err[1024];
+    char *argv[] = {(char *)mount_bin, "sig.rig", "m_rel", NULL};
+    int rc = run(argv, err, sizeof err);
+    assert_int_equal(chdir(cwd), 0);
+    if (rc)
+        fail_msg("mount.s3rig sig.rig m_rel: exit %d: %s", rc, err);
+    snprintf(rel, sizeof rel, "%s/m_rel", tmpdir);
+    assert_true(is_mounted(rel));
+    pid_t pid = server_pid("m_rel");
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    for (int i = 0; i < 1000 && kill(pid, 0) == 0; i++)
+        usleep(10000);
+    assert_int_not_equal(kill(pid, 0), 0);
+    struct stat st;
+    if (stat(rel, &st) != 0)
+        fail_msg("%s after the server ended: %s (left mounted)", rel, strerror(errno));
+    assert_false(is_mounted(rel));
 }
 
 /* -o schema=FILE through a real mount, and a malformed schema refused. */
@@ -1217,6 +1544,99 @@ static void test_cli_extract_equals_mount(void **state)
     }
 }
 
+/* Writes text as the file path. */
+static void put_file(const char *path, const char *text)
+{
+    assert_int_equal(fx_write_file(path, text, strlen(text)), 0);
+}
+
+/* The file at path holds exactly text, and is a plain file with one link. */
+static void expect_file(const char *path, const char *text)
+{
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    size_t len;
+    uint8_t *b = slurp_path(path, &len);
+    if (len != strlen(text) || memcmp(b, text, len) != 0)
+        fail_msg("%s: '%.*s', expected '%s'", path, (int)len, (char *)b, text);
+    free(b);
+}
+
+/* s3rig extract never writes through a link already in its output folder: a symlink or
+ * hard link planted where a file goes, a symlink where a folder goes, are replaced by
+ * the file or folder; what they pointed at is untouched. Also for a package's resources. */
+static void test_cli_extract_planted_links(void **state)
+{
+    (void)state;
+    struct fx_gr2_layout gl;
+    char path[256], out[300], victim[300], vdir[300], p[600], err[1024];
+    write_sample_rig("plant.rig", path, sizeof path, &gl);
+    snprintf(out, sizeof out, "%s/plant-out", tmpdir);
+    snprintf(victim, sizeof victim, "%s/victim", tmpdir);
+    snprintf(vdir, sizeof vdir, "%s/victim-dir", tmpdir);
+    mkdir(out, 0755);
+    mkdir(vdir, 0755);
+    put_file(victim, "precious\n");
+    /* info (volatile, written last) and a value file: symlinks; granny.gr2: a hard link;
+     * header: a symlink to a folder */
+    snprintf(p, sizeof p, "%s/info", out);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/header.bin", out);
+    assert_int_equal(symlink(victim, p), 0);
+    snprintf(p, sizeof p, "%s/granny.gr2", out);
+    assert_int_equal(link(victim, p), 0);
+    snprintf(p, sizeof p, "%s/header", out);
+    assert_int_equal(symlink(vdir, p), 0);
+    char *args[] = {"extract", path, out, NULL};
+    int rc = run_cli(args, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract: exit %d: %s", rc, err);
+    expect_file(victim, "precious\n");
+    DIR *d = opendir(vdir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            fail_msg("extract wrote %s into the folder a planted link pointed at", de->d_name);
+    closedir(d);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/header", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    snprintf(p, sizeof p, "%s/header/magic", out);
+    expect_file(p, "0x8eaf13de\n");
+    snprintf(p, sizeof p, "%s/granny.gr2", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_nlink, 1);
+    assert_int_equal(st.st_size, (off_t)gl.total_size);
+    snprintf(p, sizeof p, "%s/info", out);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+
+    /* a package's resources, each written as OUT/NAME */
+    struct fxp_sample s;
+    fxp_sample(&s, 3);
+    write_fixture("plant.package", s.file, s.size, path, sizeof path);
+    snprintf(out, sizeof out, "%s/plant-pkg", tmpdir);
+    mkdir(out, 0755);
+    char name[256];
+    fxp_expected_name(name, sizeof name, 3, &s.res[0], s.names[0], s.dup[0]);
+    snprintf(p, sizeof p, "%s/%s", out, name);
+    assert_int_equal(symlink(victim, p), 0);
+    char *pargs[] = {"extract", path, out, NULL};
+    rc = run_cli(pargs, NULL, 0, err, sizeof err);
+    if (rc)
+        fail_msg("s3rig extract (package): exit %d: %s", rc, err);
+    expect_file(victim, "precious\n");
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_size, (off_t)s.res[0].len);
+    fxp_sample_free(&s);
+}
+
 static void test_cli_commands(void **state)
 {
     (void)state;
@@ -1289,6 +1709,180 @@ static void test_cli_commands(void **state)
     free(f);
 }
 
+/* The bytes of path under mnt hold needle (binary files too). */
+static bool mnt_file_has(const char *mnt, const char *path, const char *needle)
+{
+    struct probe p = mount_probe(mnt);
+    uint8_t *buf;
+    size_t len;
+    if (p.read(p.ctx, path, &buf, &len))
+        return false;
+    bool found = memmem(buf, len, needle, strlen(needle)) != NULL;
+    free(buf);
+    return found;
+}
+
+/* Granny animations through the kernel: every curve's and track's files against the
+ * rules (named and remapped, BitKnit2), the same bytes as s3rig extract, and
+ * -o skeleton= for a file without a skeleton, in mount.s3rig and s3rig. */
+static void test_mount_gr2_animations(void **state)
+{
+    (void)state;
+    static const struct fxa_opts variants[] = {{.sig = "le32"}, {.sig = "be64", .remapped = true, .bitknit2 = true}};
+    for (size_t v = 0; v < 2; v++) {
+        struct fxa_result r;
+        size_t size;
+        uint8_t *f = fxa_build(&variants[v], &size, &r);
+        char path[256], mnt[256], name[32];
+        snprintf(name, sizeof name, "anim%zu.gr2", v);
+        write_fixture(name, f, size, path, sizeof path);
+        make_mountpoint("m_anim", mnt, sizeof mnt);
+        do_mount(path, mnt, NULL);
+        struct probe p = mount_probe(mnt);
+        ex_gr2anim(&p, &variants[v], &r);
+        do_umount(mnt);
+        extract_and_compare(name, f, size);
+        free(f);
+    }
+    /* a file without a skeleton, given one */
+    struct fxa_opts bare = {.sig = "le32", .no_skeleton = true}, with = {.sig = "le64"};
+    struct fxa_result r;
+    size_t size, ssize;
+    uint8_t *f = fxa_build(&bare, &size, &r), *sk = fxa_build(&with, &ssize, &r);
+    char path[256], skel[256], mnt[256], opts[400], out[65536], err[1024];
+    write_fixture("bare.gr2", f, size, path, sizeof path);
+    write_fixture("skel.gr2", sk, ssize, skel, sizeof skel);
+    make_mountpoint("m_anim", mnt, sizeof mnt);
+    do_mount(path, mnt, NULL);
+    assert_false(mnt_file_has(mnt, "/granny/root/Animations/0/animation.glb", "\"arm\""));
+    mnt_expect_has(mnt, "/info", "no skeleton has bones named as its 9 tracks");
+    do_umount(mnt);
+    snprintf(opts, sizeof opts, "skeleton=%s", skel);
+    do_mount(path, mnt, opts);
+    assert_true(mnt_file_has(mnt, "/granny/animations/0/animation.glb", "\"arm\""));
+    mnt_expect_has(mnt, "/info", "track group 'hero' plays on the skeleton of -o skeleton=");
+    do_umount(mnt);
+    char *full[] = {"-o", opts, "info", "--full", path, NULL};
+    assert_int_equal(run_cli(full, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "plays on the skeleton of -o skeleton="));
+    snprintf(opts, sizeof opts, "skeleton=%s", path); /* a file without one: refused, exit 3 */
+    char *refuse[] = {"-o", opts, "info", path, NULL};
+    assert_int_equal(run_cli(refuse, out, sizeof out, err, sizeof err), 3);
+    assert_non_null(strstr(err, "holds no skeleton"));
+    char *margs[] = {(char *)mount_bin, "-o", opts, path, mnt, NULL};
+    assert_int_equal(run(margs, err, sizeof err), 3);
+    assert_non_null(strstr(err, "holds no skeleton"));
+    free(f);
+    free(sk);
+}
+
+/* Every command line is checked whole before FILE is opened: a wrong one is a usage
+ * error (1) naming what is wrong, although FILE does not exist (opening it gives 2). */
+static void test_cli_command_line(void **state)
+{
+    (void)state;
+    static const struct {
+        char *args[6];
+        const char *text;
+    } cases[] = {
+        {{"frob", "/nonexistent"}, "unknown command 'frob'"},
+        {{"stat", "/nonexistent"}, "missing PATH"},
+        {{"cat", "/nonexistent"}, "missing PATH"},
+        {{"extract", "/nonexistent"}, "missing DIR"},
+        {{"ls"}, "missing FILE"},
+        {{"-o", "max_nodes=9"}, "missing COMMAND"},
+        {{"info", "/nonexistent", "junk"}, "unexpected operand 'junk'"},
+        {{"info", "--full", "/nonexistent", "junk"}, "unexpected operand 'junk'"},
+        {{"ls", "/nonexistent", "a", "b"}, "unexpected operand 'b'"},
+        {{"ls", "-l", "/nonexistent", "a", "b"}, "unexpected operand 'b'"},
+        {{"stat", "/nonexistent", "a", "b"}, "unexpected operand 'b'"},
+        {{"extract", "/nonexistent", "d", "p", "q"}, "unexpected operand 'q'"},
+        {{"-l", "cat", "/nonexistent", "p"}, "-l and -R are flags of ls"},
+        {{"-o", "bogus", "ls", "/nonexistent"}, "unknown option 'bogus'"},
+    };
+    char out[1024], err[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_cli(cases[i].args, out, sizeof out, err, sizeof err);
+        if (rc != 1 || !strstr(err, cases[i].text))
+            fail_msg("s3rig %s %s ...: exit %d, '%s' (expected 1, '%s')", cases[i].args[0],
+                     cases[i].args[1] ? cases[i].args[1] : "", rc, err, cases[i].text);
+    }
+    /* the same command lines made whole: FILE is opened (and is missing: 2) */
+    char *whole[] = {"stat", "/nonexistent", "/a", NULL};
+    assert_int_equal(run_cli(whole, out, sizeof out, err, sizeof err), 2);
+
+    /* mount.s3rig: an -o item nobody knows is a usage error naming it, before FILE is
+     * opened; mount(8)'s sloppy -s ignores it (and then the missing FILE gives 2) */
+    char *unknown[] = {(char *)mount_bin, "-o", "noatime,frob=2", "/nonexistent", tmpdir, NULL};
+    assert_int_equal(run(unknown, err, sizeof err), 1);
+    assert_non_null(strstr(err, "unknown option 'frob=2'"));
+    setenv("S3RIG_MOUNT_HELPER", "1", 1);
+    char *helper[] = {(char *)mount_bin, "/nonexistent", tmpdir, "-o", "frob=2", NULL};
+    assert_int_equal(run(helper, err, sizeof err), 1);
+    char *sloppy[] = {(char *)mount_bin, "/nonexistent", tmpdir, "-s", "-o", "frob=2", NULL};
+    assert_int_equal(run(sloppy, err, sizeof err), 2);
+    unsetenv("S3RIG_MOUNT_HELPER");
+
+    /* no limit on the number of -o lists: the 70th is read too, by both commands */
+    enum { LISTS = 70 };
+    char *many[2 * LISTS + 6];
+    for (int cli = 0; cli <= 1; cli++) {
+        int n = 0;
+        many[n++] = (char *)(cli ? cli_bin() : mount_bin);
+        for (int i = 0; i < LISTS - 1; i++) {
+            many[n++] = "-o";
+            many[n++] = "max_nodes=5000";
+        }
+        many[n++] = "-o";
+        many[n++] = "max_nodes=0";
+        if (cli)
+            many[n++] = "info";
+        many[n++] = "/nonexistent";
+        if (!cli)
+            many[n++] = tmpdir;
+        many[n] = NULL;
+        assert_int_equal(run(many, err, sizeof err), 1);
+        assert_non_null(strstr(err, "'max_nodes=0'"));
+    }
+}
+
+/* Output that cannot be written is an error (6, "write error"), never lost with status 0:
+ * stdout checked at exit, a failed write in cat is not a failed read. */
+static void test_cli_output_errors(void **state)
+{
+    (void)state;
+    char path[256], err[1024];
+    write_sample_rig("out.rig", path, sizeof path, NULL);
+    const char *cli = cli_bin();
+    char *cases[][7] = {
+        {(char *)cli, "ls", path, NULL},
+        {(char *)cli, "ls", "-l", "-R", path, NULL},
+        {(char *)cli, "info", path, NULL},
+        {(char *)cli, "info", "--full", path, NULL},
+        {(char *)cli, "stat", path, "/header", NULL},
+        {(char *)cli, "cat", path, "/granny.gr2", NULL},
+        {(char *)cli, "cat", path, "/header/magic", "/granny.gr2", NULL},
+        {(char *)cli, "--help", NULL},
+        {(char *)cli, "--version", NULL},
+        {(char *)mount_bin, "--help", NULL},
+        {(char *)mount_bin, "--print-schema", NULL},
+        /* extract: a file written onto /dev/full, a folder that cannot be made */
+        {(char *)cli, "extract", path, "/dev/full", "/granny.gr2", NULL},
+        {(char *)cli, "extract", path, "/dev/full/x", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = run_to(cases[i], "/dev/full", err, sizeof err);
+        if (rc != 6 || (!strstr(err, "write error") && !strstr(err, "/dev/full")) || strstr(err, "cannot read"))
+            fail_msg("%s %s > /dev/full: exit %d, '%s' (expected 6, a write error)", cases[i][0], cases[i][1], rc,
+                     err);
+    }
+    /* the same to a file that takes them: 0 */
+    char to[300];
+    snprintf(to, sizeof to, "%s/out.txt", tmpdir);
+    assert_int_equal(run_to(cases[0], to, err, sizeof err), 0);
+    assert_int_equal(run_to(cases[5], to, err, sizeof err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1299,11 +1893,13 @@ int main(void)
         mount_test(test_mount_refusals),
         mount_test(test_mount_broken_parts),
         mount_test(test_mount_source_changes),
+        mount_test(test_mount_source_replaced),
         mount_test(test_mount_source_changes_t2fs),
         mount_test(test_mount_source_changes_gr2_tree),
         mount_test(test_mount_concurrent_readers),
         mount_test(test_mount_t2fs),
         mount_test(test_mount_t2fs_cut),
+        mount_test(test_mount_nlink),
         mount_test(test_mount_turok1),
         mount_test(test_mount_gr2_objects),
         mount_test(test_mount_gr2_vectors),
@@ -1311,10 +1907,17 @@ int main(void)
         mount_test(test_mount_gr2_oodle0),
         mount_test(test_mount_rig_bitknit2),
         mount_test(test_mount_rig_clear),
+        mount_test(test_mount_gr2_animations),
+        mount_test(test_mount_geom),
+        mount_test(test_mount_geom_parallel),
         mount_test(test_cli_extract_equals_mount),
         mount_test(test_mount_unmount_during_reads),
         mount_test(test_mount_schema_option),
+        mount_test(test_mount_signals),
         cmocka_unit_test(test_cli_commands),
+        cmocka_unit_test(test_cli_extract_planted_links),
+        cmocka_unit_test(test_cli_command_line),
+        cmocka_unit_test(test_cli_output_errors),
         mount_test(test_no_sanitizer_reports), /* last: the daemons reported nothing */
     };
     return cmocka_run_group_tests_name("mount", tests, mount_group_setup, mount_group_teardown);

@@ -3,6 +3,7 @@
  * bytes held by the bounded cache, each compared node by node with the RIG opened alone
  * (paths, sizes, contents, link targets, xattrs: offsets relative to the source). */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,9 +15,11 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "fixture_dbpf.h"
 #include "fs/open.h"
 #include "tree_compare.h"
 #include "testutil.h"
+#include "walk.h"
 
 struct host {
     char path[64];
@@ -231,12 +234,160 @@ static void test_nested_format_mask(void **state)
     host_close(&h);
 }
 
+/* ---- parallel requests ---- */
+
+#define PAR_LISTERS 4
+#define PAR_READERS 4
+
+struct par_work {
+    struct s3fs *fs;
+    /* listers: fresh rig/ directories, taken from=k, k + PAR_LISTERS, ... */
+    const uint32_t *dirs;
+    size_t ndirs, from;
+    uint64_t want; /* the digest of the rig opened alone */
+    size_t want_nodes;
+    /* readers: files of rigs populated before, and their bytes as read serially */
+    const uint32_t *files;
+    uint8_t *const *bytes;
+    const size_t *len;
+    size_t nfiles;
+    unsigned seed;
+    int mismatches, errors;
+};
+
+static void *par_lister(void *p)
+{
+    struct par_work *w = p;
+    for (size_t i = w->from; i < w->ndirs; i += PAR_LISTERS) {
+        uint64_t d;
+        size_t nodes;
+        if (walk_digest(w->fs->tree, w->dirs[i], &d, &nodes))
+            w->errors++;
+        else if (d != w->want || nodes != w->want_nodes)
+            w->mismatches++;
+    }
+    return NULL;
+}
+
+static void *par_reader(void *p)
+{
+    struct par_work *w = p;
+    uint8_t buf[4096];
+    for (int it = 0; it < 4000; it++) {
+        size_t i = rand_r(&w->seed) % w->nfiles;
+        if (w->len[i] == 0)
+            continue;
+        size_t off = rand_r(&w->seed) % w->len[i], n = 1 + rand_r(&w->seed) % (w->len[i] - off);
+        n = n < sizeof buf ? n : sizeof buf;
+        ssize_t k = tree_read(w->fs->tree, w->files[i], off, buf, n);
+        if (k != (ssize_t)n || memcmp(buf, w->bytes[i] + off, n) != 0)
+            w->mismatches++;
+    }
+    return NULL;
+}
+
+/* Collects every file below dir (its number, and its bytes read serially). */
+static void collect_files(struct tree *t, uint32_t dir, uint32_t *files, uint8_t **bytes, size_t *len,
+                          size_t *n, size_t cap)
+{
+    assert_int_equal(tree_populate(t, dir), 0);
+    for (uint32_t i = 0; i < tree_child_count(t, dir) && *n < cap; i++) {
+        uint32_t c = tree_child(t, dir, i);
+        if (tree_kind(t, c) == NODE_DIR) {
+            collect_files(t, c, files, bytes, len, n, cap);
+        } else if (tree_kind(t, c) == NODE_FILE && !tree_is_volatile(t, c)) {
+            files[*n] = c;
+            assert_int_equal(tree_read_all(t, c, &bytes[*n], &len[*n]), 0);
+            (*n)++;
+        }
+    }
+}
+
+/* A package of 2,000 resources, a wrapped rig every 10th (the case that showed the race
+ * on the source table): threads list fresh rig/ directories (each a nested open, with
+ * its Granny object tree) through tree_populate, tree_lookup and tree_read, while other
+ * threads read files of rigs listed before (byte ranges of nested sources, expanded
+ * data). Every listing equals the rig opened alone, every read equals the serial read.
+ * ThreadSanitizer runs it (scripts/tsan.sh). */
+static void test_parallel_nested_opens(void **state)
+{
+    (void)state;
+    size_t size, rig_size;
+    uint8_t *pkg = fxp_build_big(2000, 4, 10, &size);
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *rig = fx_sample_rig(&rig_size, &rl, &gl, NULL);
+    struct s3fs *alone = open_mem(rig, rig_size, NULL, "the rig alone");
+    uint64_t want;
+    size_t want_nodes;
+    assert_int_equal(walk_digest(alone->tree, TREE_ROOT, &want, &want_nodes), 0);
+    assert_true(want_nodes > 100);
+    s3fs_close(alone);
+
+    struct s3fs *fs = open_mem(pkg, size, NULL, "the package");
+    struct tree *t = fs->tree;
+    uint32_t res;
+    assert_int_equal(tree_resolve(t, "/resources", &res), 0);
+    assert_int_equal(tree_populate(t, res), 0);
+    assert_int_equal(tree_child_count(t, res), 2000);
+    static uint32_t dirs[200], files[8192];
+    static uint8_t *bytes[8192];
+    static size_t len[8192];
+    size_t ndirs = 0, nfiles = 0;
+    for (uint32_t i = 0; i < tree_child_count(t, res); i++) {
+        uint32_t r = tree_child(t, res, i), rigdir, data;
+        assert_int_equal(tree_lookup(t, r, "data.bin", &data), 0);
+        if (tree_lookup(t, r, "rig", &rigdir) != 0) {
+            if (nfiles < 64) { /* expanded resources */
+                files[nfiles] = data;
+                assert_int_equal(tree_read_all(t, data, &bytes[nfiles], &len[nfiles]), 0);
+                nfiles++;
+            }
+            continue;
+        }
+        assert_true(ndirs < 200);
+        dirs[ndirs++] = rigdir;
+    }
+    assert_int_equal(ndirs, 200);
+    /* the first 8 rigs listed serially: their files are what the readers read */
+    for (size_t i = 0; i < 8; i++)
+        collect_files(t, dirs[i], files, bytes, len, &nfiles, 8192);
+    assert_true(nfiles > 200);
+    pthread_t th[PAR_LISTERS + PAR_READERS];
+    struct par_work w[PAR_LISTERS + PAR_READERS];
+    for (int k = 0; k < PAR_LISTERS + PAR_READERS; k++) {
+        w[k] = (struct par_work){fs, dirs + 8, ndirs - 8, (size_t)k, want, want_nodes, files, bytes, len, nfiles,
+                                 (unsigned)k * 7919u + 3, 0, 0};
+        assert_int_equal(pthread_create(&th[k], NULL, k < PAR_LISTERS ? par_lister : par_reader, &w[k]), 0);
+    }
+    for (int k = 0; k < PAR_LISTERS + PAR_READERS; k++) {
+        pthread_join(th[k], NULL);
+        if (w[k].errors || w[k].mismatches)
+            fail_msg("%s %d: %d errors, %d mismatches", k < PAR_LISTERS ? "lister" : "reader", k, w[k].errors,
+                     w[k].mismatches);
+    }
+    /* every rig/ was listed once, by one thread, and is what the serial walk gives */
+    for (size_t i = 0; i < ndirs; i++) {
+        uint64_t d;
+        size_t nodes;
+        assert_true(tree_is_populated(t, dirs[i]));
+        assert_int_equal(walk_digest(t, dirs[i], &d, &nodes), 0);
+        assert_true(d == want);
+    }
+    for (size_t i = 0; i < nfiles; i++)
+        free(bytes[i]);
+    s3fs_close(fs);
+    free(rig);
+    free(pkg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rig_over_memory_and_slice),
         cmocka_unit_test(test_rig_over_expanded_bytes),
         cmocka_unit_test(test_nested_format_mask),
+        cmocka_unit_test(test_parallel_nested_opens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

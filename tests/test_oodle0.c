@@ -177,6 +177,18 @@ static void add_stats(struct totals *t, const struct o0e_stats *s)
     t->s.max_dist = s->max_dist > t->s.max_dist ? s->max_dist : t->s.max_dist;
 }
 
+/* The decoder's models went through the events the encoder's models went through (two
+ * implementations of §4 that share no code). */
+static void expect_same_events(const struct oodle0_counts *dec, const struct o0e_stats *enc)
+{
+    assert_int_equal(dec->escapes, enc->escapes);
+    assert_int_equal(dec->switch_offs, enc->switch_offs);
+    assert_int_equal(dec->rescales, enc->rescales);
+    assert_int_equal(dec->drops, enc->drops);
+    assert_int_equal(dec->swaps, enc->swaps);
+    assert_int_equal(dec->reenables, enc->reenables);
+}
+
 /* Encodes, expands, compares; the encoder's events go into t. */
 static void round_trip(const uint8_t *in, uint32_t n, uint32_t s0, uint32_t s1, const struct o0e_opts *o,
                        struct totals *t, const char *what)
@@ -188,12 +200,14 @@ static void round_trip(const uint8_t *in, uint32_t n, uint32_t s0, uint32_t s1, 
         fail_msg("%s: the encoder failed", what);
     assert_int_equal((cl - 36) % 4, 0); /* whole 32-bit words, as the real streams */
     char err[256];
-    uint8_t *out = expand(c, cl, o->big_endian, s0, s1, n, err);
-    if (!out)
+    uint8_t *out;
+    struct oodle0_counts seen;
+    if (oodle0_expand_counted(c, cl, o->big_endian, s0, s1, n, 0, &out, err, sizeof err, &seen))
         fail_msg("%s (%u bytes, stops %u %u): %s", what, n, s0, s1, err);
     if (memcmp(out, in, n) != 0)
         fail_msg("%s (%u bytes, stops %u %u): wrong output", what, n, s0, s1);
     free(out);
+    expect_same_events(&seen, &st);
     /* a stage stop moved: other models for some bytes, so other output or an error */
     if (n > 64 && st.matches > 0 && s0 > 8 && s0 < n) {
         out = expand(c, cl, o->big_endian, s0 - 8, s1, n, err);
@@ -334,6 +348,73 @@ static void test_tokens_across_stages(void **state)
         free(out);
         free(c);
     }
+}
+
+/* Models as large as real ones get, and larger (the decoder keeps counts in a tree of
+ * fan-out 16, rebuilt when a model's slots double and at every halving): a literal model of
+ * all 256 byte values (257 slots with the escape's: 3 levels) and a high-distance model of
+ * 5000 symbols (more than 16^3 slots: 4 levels), each switching its escape off at its last
+ * new symbol (U = 256 and 5000). Then half of the distances again and again, until halvings
+ * drop the other half (their count 2 halves to 1, then goes) and switch the escape back on.
+ * Expected bytes by the LZ rules; the decoder's events must be the encoder's. */
+static void test_large_models(void **state)
+{
+    (void)state;
+    enum { LITS = 20100, NEW_HI = 5000, REUSED = 30000 };
+    const size_t ntok = LITS + NEW_HI + REUSED;
+    struct o0e_token *tok = malloc(ntok * sizeof *tok);
+    unsigned seed = 9;
+    size_t t = 0;
+    for (; t < LITS; t++) /* every byte value first, so that the 256th new literal is the last */
+        tok[t] = (struct o0e_token){0, t < 256 ? (uint32_t)t : (uint32_t)rand_r(&seed) & 0xFF};
+    /* length symbol 1 (2 bytes) at distance 4·h + lo + 1: high part h, new for h = 1 … 5000
+     * (allowed: h ≤ seen / 4, and seen ≥ 20100) */
+    for (uint32_t h = 1; h <= NEW_HI; h++)
+        tok[t++] = (struct o0e_token){1, 4 * h + h % 4 + 1};
+    for (uint32_t i = 0; i < REUSED; i++) { /* 1 … 2500, all of them in every 2500 */
+        uint32_t h = 1 + i * 7919u % (NEW_HI / 2);
+        tok[t++] = (struct o0e_token){1, 4 * h + h % 4 + 1};
+    }
+    uint32_t size = LITS + 2 * (NEW_HI + REUSED);
+    uint8_t *want = malloc(size);
+    uint32_t pos = 0;
+    for (size_t i = 0; i < ntok; i++) {
+        if (tok[i].sym == 0) {
+            want[pos++] = (uint8_t)tok[i].value;
+            continue;
+        }
+        for (uint32_t j = 0; j < 2; j++, pos++)
+            want[pos] = want[pos - tok[i].value];
+    }
+    struct o0e_opts o = {.fixed_params = true};
+    for (int k = 0; k < 3; k++)
+        o.params[k] = (struct o0e_params){.lraw = 256, .dmax = 262136, .ulit = 256, .uhi = NEW_HI, .ulen = {3, 3, 3, 3}};
+    const struct o0e_token *const stages[3] = {tok, NULL, NULL};
+    const size_t nt[3] = {ntok, 0, 0};
+    struct o0e_stats st = {0};
+    size_t cl;
+    char err[256];
+    uint8_t *c = o0e_encode_tokens(stages, nt, &o, &cl, &st, err, sizeof err), *out;
+    if (!c)
+        fail_msg("%s", err);
+    struct oodle0_counts seen;
+    if (oodle0_expand_counted(c, cl, false, size, size, size, 0, &out, err, sizeof err, &seen))
+        fail_msg("%s", err);
+    assert_memory_equal(out, want, size);
+    expect_same_events(&seen, &st);
+    assert_int_equal(seen.max_slots, NEW_HI);
+    assert_int_equal(seen.max_levels, 4);
+    assert_int_equal(seen.grows, 9 + 5); /* 16 → 8192 slots, 16 → 512 slots */
+    /* and the length models' (0 and 1 after a literal, 1 after a match), the low parts 0 … 3 */
+    assert_int_equal(seen.escapes, 256 + NEW_HI + 3 + 4);
+    assert_true(seen.switch_offs >= 2);
+    assert_true(seen.drops >= NEW_HI / 2);
+    assert_true(seen.reenables >= 1);
+    assert_true(seen.swaps >= 1);
+    free(out);
+    free(c);
+    free(want);
+    free(tok);
 }
 
 /* The escape switched off when a model holds U symbols, and back on when a rescale drops
@@ -654,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_every_stop),
         cmocka_unit_test(test_tokens_across_stages),
         cmocka_unit_test(test_escape_off_and_on),
+        cmocka_unit_test(test_large_models),
         cmocka_unit_test(test_rule_past_end),
         cmocka_unit_test(test_rule_distance),
         cmocka_unit_test(test_rule_match_past_stop),

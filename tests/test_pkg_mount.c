@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -205,11 +206,144 @@ static void test_cli_package(void **state)
     fxp_sample_free(&s);
 }
 
+/* ---- parallel requests through the kernel ---- */
+
+#define PKG_LISTERS 4
+#define PKG_READERS 4
+
+struct pkg_work {
+    char **rigs; /* fresh rig/ directories: listers take from, from + PKG_LISTERS, ... */
+    size_t nrigs, from;
+    uint64_t want;
+    size_t want_nodes;
+    char **files; /* data.bin files and their bytes as read serially */
+    uint8_t **bytes;
+    size_t *len, nfiles;
+    unsigned seed;
+    int errors, mismatches;
+};
+
+static void *pkg_lister(void *p)
+{
+    struct pkg_work *w = p;
+    for (size_t i = w->from; i < w->nrigs; i += PKG_LISTERS) {
+        uint64_t d;
+        size_t nodes;
+        if (mount_digest(w->rigs[i], &d, &nodes))
+            w->errors++;
+        else if (d != w->want || nodes != w->want_nodes)
+            w->mismatches++;
+    }
+    return NULL;
+}
+
+static void *pkg_reader(void *p)
+{
+    struct pkg_work *w = p;
+    uint8_t buf[8192];
+    for (int it = 0; it < 600; it++) {
+        size_t i = rand_r(&w->seed) % w->nfiles;
+        size_t off = rand_r(&w->seed) % w->len[i], n = 1 + rand_r(&w->seed) % (w->len[i] - off);
+        n = n < sizeof buf ? n : sizeof buf;
+        int fd = open(w->files[i], O_RDONLY);
+        if (fd < 0 || pread(fd, buf, n, (off_t)off) != (ssize_t)n || memcmp(buf, w->bytes[i] + off, n) != 0)
+            w->mismatches++;
+        if (fd >= 0)
+            close(fd);
+    }
+    return NULL;
+}
+
+/* With -o spin=0 (libfuse's threads): a package of 2,000 resources, a wrapped rig every
+ * 20th; threads list fresh rig/ directories (each a nested open in the daemon, with its
+ * Granny object directories) while others read resources' data.bin. Every listing equals
+ * the rig mounted alone, every read the serial read. scripts/tsan.sh runs it with a
+ * ThreadSanitizer daemon. */
+static void test_mount_package_parallel(void **state)
+{
+    (void)state;
+    size_t size, rig_size;
+    uint8_t *f = fxp_build_big(2000, 4, 20, &size);
+    char pkg[256], mnt[256], alone[256], rigfile[256];
+    write_fixture("parallel.package", f, size, pkg, sizeof pkg);
+    free(f);
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    uint8_t *rig = fx_sample_rig(&rig_size, &rl, &gl, NULL);
+    write_fixture("parallel.rig", rig, rig_size, rigfile, sizeof rigfile);
+    free(rig);
+    snprintf(alone, sizeof alone, "%s/m-par-alone", tmpdir);
+    do_mount(rigfile, alone, NULL);
+    uint64_t want;
+    size_t want_nodes;
+    assert_int_equal(mount_digest(alone, &want, &want_nodes), 0);
+    assert_true(want_nodes > 100);
+    do_umount(alone);
+
+    snprintf(mnt, sizeof mnt, "%s/m-par", tmpdir);
+    do_mount(pkg, mnt, "spin=0");
+    char res[300];
+    snprintf(res, sizeof res, "%s/resources", mnt);
+    DIR *d = opendir(res);
+    assert_non_null(d);
+    static char *rigs[100], *files[64];
+    static uint8_t *bytes[64];
+    static size_t len[64];
+    size_t nrigs = 0, nfiles = 0, n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        /* the builder: resource i is a rig when i % 20 == 0, listed in index order */
+        if (n % 20 == 0) {
+            assert_true(nrigs < 100);
+            assert_true(asprintf(&rigs[nrigs++], "%s/%s/rig", res, de->d_name) > 0);
+        } else if (nfiles < 64) {
+            assert_true(asprintf(&files[nfiles], "%s/%s/data.bin", res, de->d_name) > 0);
+            bytes[nfiles] = slurp_path(files[nfiles], &len[nfiles]);
+            assert_true(len[nfiles] >= 1024);
+            nfiles++;
+        }
+        n++;
+    }
+    closedir(d);
+    assert_int_equal(n, 2000);
+    assert_int_equal(nrigs, 100);
+    pthread_t th[PKG_LISTERS + PKG_READERS];
+    struct pkg_work w[PKG_LISTERS + PKG_READERS];
+    for (int k = 0; k < PKG_LISTERS + PKG_READERS; k++) {
+        w[k] = (struct pkg_work){rigs, nrigs, (size_t)k, want, want_nodes, files, bytes, len, nfiles,
+                                 (unsigned)k * 7919u + 5, 0, 0};
+        assert_int_equal(pthread_create(&th[k], NULL, k < PKG_LISTERS ? pkg_lister : pkg_reader, &w[k]), 0);
+    }
+    for (int k = 0; k < PKG_LISTERS + PKG_READERS; k++) {
+        pthread_join(th[k], NULL);
+        if (w[k].errors || w[k].mismatches)
+            fail_msg("%s %d: %d errors, %d mismatches", k < PKG_LISTERS ? "lister" : "reader", k, w[k].errors,
+                     w[k].mismatches);
+    }
+    /* and serially again, now that every rig/ is populated */
+    for (size_t i = 0; i < nrigs; i += 9) {
+        uint64_t dg;
+        size_t nodes;
+        assert_int_equal(mount_digest(rigs[i], &dg, &nodes), 0);
+        assert_true(dg == want);
+    }
+    do_umount(mnt);
+    for (size_t i = 0; i < nrigs; i++)
+        free(rigs[i]);
+    for (size_t i = 0; i < nfiles; i++) {
+        free(files[i]);
+        free(bytes[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_mount_package_sims3), mount_test(test_mount_package_sims4),
         mount_test(test_mount_package_changes), mount_test(test_cli_package),
+        mount_test(test_mount_package_parallel),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("package mounts", tests, mount_group_setup, mount_group_teardown);

@@ -642,17 +642,16 @@ static void test_models_view(void **state)
 static void links_resolve(struct s3fs *fs)
 {
     struct tree *t = fs->tree;
-    for (uint32_t ino = 1; tree_node(t, ino); ino++) {
-        struct node *n = tree_node(t, ino);
-        if (n->type != NODE_LINK)
+    for (uint32_t ino = 1; tree_kind(t, ino) >= 0; ino++) {
+        if (tree_kind(t, ino) != NODE_LINK)
             continue;
-        uint32_t at = n->parent;
-        char *path = strdup(n->u.target), *save, *part;
+        uint32_t at = tree_parent(t, ino);
+        char *path = strdup(tree_link_target(t, ino)), *save, *part;
         for (part = strtok_r(path, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
             if (strcmp(part, "..") == 0)
-                at = tree_node(t, at)->parent;
+                at = tree_parent(t, at);
             else if (strcmp(part, ".") != 0 && tree_lookup(t, at, part, &at))
-                fail_msg("%s -> %s: %s is missing", n->name, n->u.target, part);
+                fail_msg("%s -> %s: %s is missing", tree_name(t, ino), tree_link_target(t, ino), part);
         }
         free(path);
     }

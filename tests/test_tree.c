@@ -13,6 +13,8 @@
 #include "expect.h"
 #include "fixture.h"
 #include "fs/open.h"
+#include "fs/sbuf.h"
+#include "fs/view_gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
 #include "fixture_gr2obj.h"
@@ -47,19 +49,18 @@ static void test_tree_nodes(void **state)
     assert_int_equal(tree_add_range(t, root, "..", "bytes", 0, 1), 0);
     assert_int_equal(tree_add_range(t, root, "", "bytes", 0, 1), 0);
     /* lazy: nothing below until looked up */
-    assert_int_equal(t->nnodes, 3);
+    assert_int_equal(tree_node_count(t), 3);
     uint32_t b;
     assert_int_equal(tree_lookup(t, lazy, "b", &b), 0);
-    assert_int_equal(t->nnodes, 6);
+    assert_int_equal(tree_node_count(t), 6);
     char buf[32];
     assert_int_equal(tree_read(t, b, 0, buf, sizeof buf), 2);
     assert_memory_equal(buf, "1\n", 2);
     assert_int_equal(tree_lookup(t, lazy, "zz", &b), -ENOENT);
     assert_int_equal(tree_lookup(t, f, "x", &b), -ENOTDIR);
     /* creation order is kept for readdir: c b a */
-    struct dirinfo *d = tree_node(t, lazy)->u.dir;
-    assert_string_equal(tree_node(t, d->child[0])->name, "c");
-    assert_string_equal(tree_node(t, d->child[2])->name, "a");
+    assert_string_equal(tree_name(t, tree_child(t, lazy, 0)), "c");
+    assert_string_equal(tree_name(t, tree_child(t, lazy, 2)), "a");
     assert_int_equal(tree_read(t, f, 2, buf, 100), 4);
     assert_memory_equal(buf, "6789", 4);
     assert_int_equal(tree_read(t, f, 6, buf, 100), 0);
@@ -174,7 +175,270 @@ static void test_tree_node_limit(void **state)
     assert_int_not_equal(tree_add_textf(t, root, "a", NULL, "x"), 0);
     assert_int_not_equal(tree_add_textf(t, root, "b", NULL, "x"), 0);
     assert_int_equal(tree_add_textf(t, root, "c", NULL, "x"), 0);
-    assert_true(t->full);
+    assert_true(tree_full(t));
+    tree_free(t);
+}
+
+/* ---- the accessors ---- */
+
+static int populate_two_dirs(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)ctx, (void)arg;
+    tree_add_dir(t, dir, "d1", NULL, NULL, NULL, 0);
+    tree_add_textf(t, dir, "f", NULL, "x\n");
+    tree_add_dir(t, dir, "d2", NULL, populate_three, NULL, 2);
+    return 0;
+}
+
+static void render_hello(struct tree *t, void *ctx, struct sbuf *out)
+{
+    (void)t, (void)ctx;
+    sb_printf(out, "hello\n");
+}
+
+/* Every accessor of tree.h on a tree made by hand, with known answers. */
+static void test_tree_accessors(void **state)
+{
+    (void)state;
+    static const uint8_t data[] = "0123456789abcdef";
+    struct source src;
+    source_mem(&src, data, 16);
+    struct tree *t = tree_new(&src, NULL);
+    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t r = tree_add_range(t, root, "r.bin", "bytes", 4, 6);
+    uint32_t x = tree_add_textf(t, root, "t", "u32", "%d\n", 7);
+    uint32_t l = tree_add_link(t, root, "l", "r.bin");
+    uint32_t v = tree_add_volatile(t, root, "v", "info", render_hello, NULL);
+    int ctx;
+    uint32_t sub = tree_add_dir(t, root, "sub", "dir", populate_two_dirs, &ctx, 0);
+    assert_int_equal(tree_node_count(t), 6);
+    assert_int_equal(tree_kind(t, r), NODE_FILE);
+    assert_int_equal(tree_kind(t, l), NODE_LINK);
+    assert_int_equal(tree_kind(t, sub), NODE_DIR);
+    assert_int_equal(tree_kind(t, 0), -ENOENT);
+    assert_int_equal(tree_kind(t, 7), -ENOENT);
+    assert_string_equal(tree_name(t, root), "");
+    assert_string_equal(tree_name(t, x), "t");
+    assert_null(tree_name(t, 99));
+    assert_int_equal(tree_parent(t, x), root);
+    assert_int_equal(tree_parent(t, root), root);
+    assert_string_equal(tree_link_target(t, l), "r.bin");
+    assert_null(tree_link_target(t, r));
+    struct source *s = NULL;
+    uint64_t off = 0;
+    assert_true(tree_range(t, r, &s, &off));
+    assert_ptr_equal(s, &src);
+    assert_int_equal(off, 4);
+    assert_false(tree_range(t, x, &s, &off));
+    assert_ptr_equal(tree_node_source(t, r), &src);
+    assert_ptr_equal(tree_source(t, 0), &src);
+    assert_null(tree_source(t, 1));
+    assert_true(tree_is_volatile(t, v));
+    assert_false(tree_is_volatile(t, x));
+    assert_int_equal(tree_size(t, v), 6);
+    assert_int_equal(tree_size(t, x), 2);
+    assert_int_equal(tree_size(t, sub), 0);
+    /* a directory: nothing, and nlink 1 ("unknown"), until populated */
+    assert_false(tree_is_populated(t, sub));
+    assert_int_equal(tree_child_count(t, sub), 0);
+    assert_int_equal(tree_nlink(t, sub), 1);
+    assert_ptr_equal(tree_dir_ctx(t, sub, populate_two_dirs), &ctx);
+    assert_null(tree_dir_ctx(t, sub, populate_three));
+    assert_int_equal(tree_populate(t, sub), 0);
+    assert_true(tree_is_populated(t, sub));
+    assert_int_equal(tree_child_count(t, sub), 3);
+    assert_string_equal(tree_name(t, tree_child(t, sub, 0)), "d1");
+    assert_string_equal(tree_name(t, tree_child(t, sub, 2)), "d2");
+    assert_int_equal(tree_child(t, sub, 3), 0);
+    assert_int_equal(tree_child(t, r, 0), 0);
+    assert_int_equal(tree_nlink(t, sub), 2 + 2); /* d1 and d2 */
+    assert_int_equal(tree_nlink(t, r), 1);
+    assert_int_equal(tree_nlink(t, l), 1);
+    /* the root, made with no callback: final once first read */
+    assert_int_equal(tree_child_count(t, root), 5);
+    assert_int_equal(tree_populate(t, root), 0);
+    assert_int_equal(tree_nlink(t, root), 2 + 1);
+    assert_false(tree_full(t));
+    tree_free(t);
+}
+
+/* ---- unique names ---- */
+
+static const char *const clash_names[] = {"X.csv", "X.csv", "X.csv", "X", "X", ".hidden", ".hidden",
+                                          "a.b.c", "a.b.c", "X~2.csv", "t.", "t."};
+static const char *const clash_want[] = {"X.csv", "X~2.csv", "X~3.csv", "X", "X~2", ".hidden", ".hidden~2",
+                                         "a.b.c", "a.b~2.c", "X~2~2.csv", "t.", "t~2."};
+#define NCLASH (sizeof clash_names / sizeof clash_names[0])
+
+static int populate_clash(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)ctx, (void)arg;
+    for (size_t i = 0; i < NCLASH; i++)
+        assert_int_not_equal(tree_add_textf(t, dir, clash_names[i], NULL, "%zu\n", i), 0);
+    return 0;
+}
+
+/* A name already used in a directory gets ~N before its extension (the rule of tree.h and
+ * s3rig(5)); the first keeps its name, creation order is kept, and the view's /info
+ * line counts them once. */
+static void test_names_unique(void **state)
+{
+    (void)state;
+    struct source src;
+    source_mem(&src, "", 0);
+    struct tree *t = tree_new(&src, NULL);
+    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t d = tree_add_dir(t, root, "d", NULL, populate_clash, NULL, 0);
+    assert_int_equal(tree_populate(t, d), 0);
+    assert_int_equal(tree_child_count(t, d), NCLASH);
+    for (size_t i = 0; i < NCLASH; i++) {
+        uint32_t c = tree_child(t, d, (uint32_t)i), found;
+        if (strcmp(tree_name(t, c), clash_want[i]) != 0)
+            fail_msg("child %zu is '%s', expected '%s'", i, tree_name(t, c), clash_want[i]);
+        assert_int_equal(tree_lookup(t, d, clash_want[i], &found), 0);
+        assert_int_equal(found, c);
+        char buf[16], want[16];
+        snprintf(want, sizeof want, "%zu\n", i);
+        assert_int_equal(tree_read(t, c, 0, buf, sizeof buf), (ssize_t)strlen(want));
+        assert_memory_equal(buf, want, strlen(want));
+    }
+    struct sbuf w = {0};
+    assert_int_equal(tree_view_warnings(t, 0, &w), 1);
+    sb_put(&w, "", 1);
+    assert_string_equal(w.p, "warning: 7 nodes had a name already used in their directory, so they are shown as "
+                             "NAME~N (the first: /d/X~2.csv)\n");
+    sb_free(&w);
+    tree_free(t);
+}
+
+struct many_names {
+    unsigned n;
+    bool taken_first; /* the suffixed names exist before the clashes */
+};
+
+static int populate_many(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    const struct many_names *m = ctx;
+    char name[32];
+    for (unsigned i = 2; m->taken_first && i <= m->n; i++) {
+        snprintf(name, sizeof name, "m~%u.csv", i);
+        tree_add_textf(t, dir, name, NULL, "taken\n");
+    }
+    for (unsigned i = 0; i < m->n; i++)
+        tree_add_textf(t, dir, "m.csv", NULL, "%u\n", i);
+    for (unsigned i = 0; i < m->n; i++) {
+        snprintf(name, sizeof name, "d%u", i);
+        tree_add_textf(t, dir, name, NULL, "%u\n", i);
+    }
+    return 0;
+}
+
+/* Making names unique is linear: 4,095 children of one name (the most members a Granny
+ * type may have), with and without every suffixed name taken before, and 4,095 distinct
+ * names, counted in name probes (a rescan per candidate would be millions). */
+static void test_names_unique_linear(void **state)
+{
+    (void)state;
+    for (int taken = 0; taken < 2; taken++) {
+        struct source src;
+        source_mem(&src, "", 0);
+        struct tree *t = tree_new(&src, NULL);
+        uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+        struct many_names m = {4095, taken};
+        uint32_t d = tree_add_dir(t, root, "d", NULL, populate_many, &m, 0);
+        uint64_t before = tree_name_probes(t);
+        assert_int_equal(tree_populate(t, d), 0);
+        uint64_t adds = 2 * m.n + (taken ? m.n - 1 : 0), probes = tree_name_probes(t) - before;
+        if (probes > 10 * adds)
+            fail_msg("%llu name probes for %llu children", (unsigned long long)probes, (unsigned long long)adds);
+        assert_int_equal(tree_child_count(t, d), adds);
+        uint32_t c;
+        char want[32];
+        snprintf(want, sizeof want, "m~%u.csv", taken ? m.n + m.n - 1 : m.n); /* the last of one name */
+        assert_int_equal(tree_lookup(t, d, want, &c), 0);
+        snprintf(want, sizeof want, "%u\n", m.n - 1);
+        uint8_t *b;
+        size_t len;
+        assert_int_equal(tree_read_all(t, c, &b, &len), 0);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(b, want, len);
+        free(b);
+        tree_free(t);
+    }
+}
+
+/* ---- a populate that fails leaves nothing behind ---- */
+
+struct flaky {
+    int calls;
+    uint32_t made[5];
+};
+
+static int populate_leaf(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)ctx, (void)arg;
+    tree_add_textf(t, dir, "leaf", NULL, "x\n");
+    return 0;
+}
+
+/* Adds a file, a directory with a callback (populated at once, successfully), one with
+ * none and a file in it, then fails the first time (a file that changed, say). */
+static int populate_flaky(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct flaky *f = ctx;
+    f->calls++;
+    f->made[0] = tree_add_textf(t, dir, "a", NULL, "1\n");
+    f->made[1] = tree_add_dir(t, dir, "sub", NULL, populate_leaf, NULL, 0);
+    f->made[2] = tree_add_dir(t, dir, "plain", NULL, NULL, NULL, 0);
+    f->made[3] = tree_add_textf(t, f->made[2], "inner", NULL, "2\n");
+    assert_int_equal(tree_lookup(t, f->made[1], "leaf", &f->made[4]), 0);
+    return f->calls == 1 ? -EIO : 0;
+}
+
+static void test_populate_rollback(void **state)
+{
+    (void)state;
+    struct source src;
+    source_mem(&src, "", 0);
+    struct tree *t = tree_new(&src, NULL);
+    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    struct flaky f = {0};
+    uint32_t d = tree_add_dir(t, root, "d", NULL, populate_flaky, &f, 0);
+    uint64_t done, total;
+    tree_progress(t, 0, &done, &total);
+    assert_int_equal(done, 0);
+    assert_int_equal(total, 1);
+    uint32_t a;
+    assert_int_equal(tree_lookup(t, d, "a", &a), -EIO);
+    assert_int_equal(f.calls, 1);
+    for (int i = 0; i < 5; i++) { /* made, then removed: no such node */
+        assert_int_not_equal(f.made[i], 0);
+        assert_int_equal(tree_kind(t, f.made[i]), -ENOENT);
+    }
+    assert_false(tree_is_populated(t, d));
+    assert_int_equal(tree_child_count(t, d), 0);
+    tree_progress(t, 0, &done, &total);
+    assert_int_equal(done, 0); /* sub's populate is forgotten with it */
+    assert_int_equal(total, 1);
+    /* the retry starts afresh: the same names, once each */
+    assert_int_equal(tree_lookup(t, d, "a", &a), 0);
+    assert_int_equal(f.calls, 2);
+    assert_int_equal(a, f.made[0]);
+    assert_int_equal(tree_child_count(t, d), 3);
+    assert_string_equal(tree_name(t, tree_child(t, d, 1)), "sub");
+    assert_string_equal(tree_name(t, tree_child(t, d, 2)), "plain");
+    uint32_t inner;
+    assert_int_equal(tree_resolve(t, "/d/plain/inner", &inner), 0);
+    assert_int_equal(inner, f.made[3]);
+    assert_int_equal(tree_nlink(t, d), 2 + 2);
+    tree_progress(t, 0, &done, &total);
+    assert_int_equal(done, 2);
+    assert_int_equal(total, 2);
+    struct sbuf w = {0};
+    assert_int_equal(tree_view_warnings(t, 0, &w), 0); /* nothing was renamed */
+    sb_free(&w);
     tree_free(t);
 }
 
@@ -255,12 +519,55 @@ static void test_info_sample_rig(void **state)
     free(file);
 }
 
+/* Adds two more entries named like the container's own (header, sections) and two
+ * files of one name, to /granny. */
+static void clashing_children(struct gr2_view *v, uint32_t granny_dir, void *ctx)
+{
+    (void)ctx;
+    struct tree *t = v->fs->tree;
+    tree_add_dir(t, granny_dir, "header", NULL, NULL, NULL, 0);
+    tree_add_textf(t, granny_dir, "sections", NULL, "a file\n");
+    tree_add_textf(t, granny_dir, "x.csv", NULL, "1\n");
+    tree_add_textf(t, granny_dir, "x.csv", NULL, "2\n");
+}
+
+/* A view's entries that meet a name already used are renamed by the tree, and the view's
+ * /info says so in one line (counted among its warnings), whatever their number. */
+static void test_info_renamed_entries(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_gr2_layout gl;
+    uint8_t *file = fx_sample_gr2("le32", 7, &size, &gl);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
+    assert_int_equal(gr2_view_add_granny_extra(gr2_view_of(fs), clashing_children, NULL), 0);
+    assert_true(path_exists(fs, "/granny/header"));
+    assert_true(path_exists(fs, "/granny/header~2"));
+    assert_true(path_exists(fs, "/granny/sections~2"));
+    expect_text(fs, "/granny/x.csv", "1\n");
+    expect_text(fs, "/granny/x~2.csv", "2\n");
+    char *info = read_path(fs, "/info", NULL);
+    const char *line = "warning: 3 nodes had a name already used in their directory, so they are shown as NAME~N "
+                       "(the first: /granny/header~2)\n";
+    const char *at = strstr(info, line);
+    if (!at || strstr(at + strlen(line), "a name already used"))
+        fail_msg("one line for the renamed entries:\n%s", info);
+    /* counted: the number on the warnings line is the number of warning lines */
+    unsigned long nwarn = strtoul(strstr(info, "\nwarnings: ") + 11, NULL, 10), lines = 0;
+    for (const char *p = info; (p = strstr(p, "\nwarning: ")); p++)
+        lines++;
+    assert_int_equal(nwarn, lines);
+    free(info);
+    s3fs_close(fs);
+    free(file);
+}
+
 static void walk_links(const uint8_t *f, size_t size, size_t *links)
 {
     struct s3fs *fs = open_mem(f, size, NULL, NULL);
     walk_all(fs, 1000000); /* aborts on an escaping link */
-    for (uint64_t i = 1; i <= fs->tree->nnodes; i++)
-        if (tree_node(fs->tree, (uint32_t)i)->type == NODE_LINK)
+    for (uint64_t i = 1; i <= tree_node_count(fs->tree); i++)
+        if (tree_kind(fs->tree, (uint32_t)i) == NODE_LINK)
             assert_true(link_stays_inside(fs->tree, (uint32_t)i));
     /* .bone, parent.bone, Granny objects, /granny/skeletons: all name directories */
     size_t n;
@@ -325,10 +632,15 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_nodes),
         cmocka_unit_test(test_tree_node_limit),
+        cmocka_unit_test(test_tree_accessors),
+        cmocka_unit_test(test_names_unique),
+        cmocka_unit_test(test_names_unique_linear),
+        cmocka_unit_test(test_populate_rollback),
         cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),
         cmocka_unit_test(test_info_sample_rig),
+        cmocka_unit_test(test_info_renamed_entries),
         cmocka_unit_test(test_links_stay_inside),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);

@@ -24,16 +24,25 @@ bool diag_has(const struct diag *d, const char *needle)
     return false;
 }
 
-const char *vectors_dir(void)
+const char *vectors_path(void)
 {
     const char *d = getenv("S3RIG_VECTORS");
+    return d && *d ? d : S3RIG_DEFAULT_VECTORS;
+}
+
+const char *vectors_dir(void)
+{
+    const char *d = vectors_path();
     struct stat st;
-    if (!d || stat(d, &st) != 0) {
-        print_message("shared/vectors is absent: skipping the vector test\n");
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        print_message("the vectors folder %s is absent (S3RIG_VECTORS): skipping the vector test\n", d);
         return NULL;
     }
     return d;
 }
+
+const char *const gr2_vector_files[] = {"suzanne_le.gr2", "suzanne_be.gr2", "suzanne_le64.gr2", "suzanne_be64.gr2",
+                                        "suzanne_textured_external.gr2", NULL};
 
 const char *vectors_or_skip(void)
 {
@@ -41,6 +50,13 @@ const char *vectors_or_skip(void)
     if (!d)
         skip();
     return d;
+}
+
+void each_gr2_vector(void (*fn)(const char *dir, const char *name))
+{
+    const char *dir = vectors_or_skip();
+    for (size_t i = 0; gr2_vector_files[i]; i++)
+        fn(dir, gr2_vector_files[i]);
 }
 
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n)
@@ -75,6 +91,7 @@ uint8_t *slurp_path(const char *path, size_t *len)
         if ((n += k) == cap)
             b = realloc(b, cap *= 2);
     fclose(f);
+    b[n] = 0; /* n < cap: text can be used as a string */
     *len = n;
     return b;
 }

@@ -13,13 +13,22 @@
 void put32(uint8_t *p, uint32_t v, bool be);
 /* True when some warning contains needle. */
 bool diag_has(const struct diag *d, const char *needle);
-/* The shared codec vectors folder (S3RIG_VECTORS), or NULL (and a message) when absent. */
+/* The real test vectors folder: the one setting every test and script reads, the
+ * environment variable S3RIG_VECTORS, by default ../shared/vectors beside the project
+ * (S3RIG_DEFAULT_VECTORS, from tests/meson.build). Whether it exists is not checked. */
+const char *vectors_path(void);
+/* The vectors folder, or NULL (and a message) when it is absent. */
 const char *vectors_dir(void);
 /* The same, skipping the test (cmocka's skip) when the folder is absent. */
 const char *vectors_or_skip(void);
+/* The real Granny files of the vectors folder (its gr2/ folder), NULL-terminated. */
+extern const char *const gr2_vector_files[];
+/* fn(dir, name) on each of them (the test skipped when the vectors folder is absent). */
+void each_gr2_vector(void (*fn)(const char *dir, const char *name));
 /* Reads DIR/SUB/NAME whole (NUL-terminated copy); NULL when missing. */
 uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t *n);
-/* Reads a real file whole (malloc'd); fails the test when it cannot be opened. */
+/* Reads a real file whole (malloc'd, with a NUL after its bytes); fails the test when it
+ * cannot be opened. */
 uint8_t *slurp_path(const char *path, size_t *len);
 
 /* ---- the tree of bytes opened in memory, through the tree API ---- */

@@ -70,18 +70,18 @@ static bool skipped(const char *path, const char *const *skip)
 static void snap_tree_node(struct snap *s, struct tree *t, uint32_t ino, const char *path,
                            const char *const *skip)
 {
-    struct node *n = tree_node(t, ino);
+    int kind = tree_kind(t, ino);
     struct snap_entry *e = snap_add(s, path);
     tree_xattr(t, ino, "user.s3rig.offset", e->offset, sizeof e->offset);
     tree_xattr(t, ino, "user.s3rig.length", e->length, sizeof e->length);
     tree_xattr(t, ino, "user.s3rig.type", e->type, sizeof e->type);
-    if (n->type == NODE_LINK) {
+    if (kind == NODE_LINK) {
         e->kind = 'l';
-        e->data = (uint8_t *)strdup(n->u.target);
-        e->dlen = strlen(n->u.target);
+        e->data = (uint8_t *)strdup(tree_link_target(t, ino));
+        e->dlen = strlen(tree_link_target(t, ino));
         return;
     }
-    if (n->type == NODE_FILE) {
+    if (kind == NODE_FILE) {
         e->kind = 'f';
         e->size = tree_size(t, ino);
         assert_int_equal(tree_read_all(t, ino, &e->data, &e->dlen), 0);
@@ -89,11 +89,10 @@ static void snap_tree_node(struct snap *s, struct tree *t, uint32_t ino, const c
     }
     e->kind = 'd';
     assert_int_equal(tree_populate(t, ino), 0);
-    struct dirinfo *d = tree_node(t, ino)->u.dir;
-    for (uint32_t i = 0; i < d->n; i++) {
-        uint32_t c = d->child[i];
+    for (uint32_t i = 0; i < tree_child_count(t, ino); i++) {
+        uint32_t c = tree_child(t, ino, i);
         char *sub;
-        assert_true(asprintf(&sub, "%s%s%s", path, path[0] ? "/" : "", tree_node(t, c)->name) > 0);
+        assert_true(asprintf(&sub, "%s%s%s", path, path[0] ? "/" : "", tree_name(t, c)) > 0);
         if (!skipped(sub, skip))
             snap_tree_node(s, t, c, sub, skip);
         free(sub);

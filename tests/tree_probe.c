@@ -20,8 +20,8 @@ static int tp_stat(void *ctx, const char *path, enum expect_kind *kind, uint64_t
     int rc = tree_resolve(fs->tree, path, &ino);
     if (rc)
         return rc;
-    struct node *n = tree_node(fs->tree, ino);
-    *kind = n->type == NODE_DIR ? EX_DIR : n->type == NODE_LINK ? EX_LINK : EX_FILE;
+    int k = tree_kind(fs->tree, ino);
+    *kind = k == NODE_DIR ? EX_DIR : k == NODE_LINK ? EX_LINK : EX_FILE;
     *size = tree_size(fs->tree, ino);
     return 0;
 }
@@ -55,7 +55,10 @@ static int tp_readlink(void *ctx, const char *path, char **target)
     int rc = tree_resolve(fs->tree, path, &ino);
     if (rc)
         return rc;
-    *target = strdup(tree_node(fs->tree, ino)->u.target);
+    const char *to = tree_link_target(fs->tree, ino);
+    if (!to)
+        return -EINVAL;
+    *target = strdup(to);
     return 0;
 }
 
@@ -82,11 +85,11 @@ static int tp_list(void *ctx, const char *path, char ***names)
     rc = tree_populate(fs->tree, ino);
     if (rc)
         return rc;
-    struct dirinfo *d = tree_node(fs->tree, ino)->u.dir;
-    *names = malloc((d->n + 1) * sizeof **names);
-    for (uint32_t i = 0; i < d->n; i++)
-        (*names)[i] = strdup(tree_node(fs->tree, d->child[i])->name);
-    return (int)d->n;
+    uint32_t n = tree_child_count(fs->tree, ino);
+    *names = malloc((n + 1) * sizeof **names);
+    for (uint32_t i = 0; i < n; i++)
+        (*names)[i] = strdup(tree_name(fs->tree, tree_child(fs->tree, ino, i)));
+    return (int)n;
 }
 
 struct probe tree_probe(struct s3fs *fs)
@@ -148,4 +151,51 @@ void ex_absent(const struct probe *p, const char *path)
     uint64_t size;
     if (p->stat(p->ctx, path, &k, &size) != -ENOENT)
         fail_msg("%s: exists", path);
+}
+
+/* Appends component c (of length n) to the absolute path in out, "..": drops the last. */
+static void push_component(char *out, size_t outlen, const char *c, size_t n)
+{
+    if (n == 0 || (n == 1 && c[0] == '.'))
+        return;
+    if (n == 2 && c[0] == '.' && c[1] == '.') {
+        char *slash = strrchr(out, '/');
+        if (slash)
+            *slash = 0;
+        return;
+    }
+    size_t len = strlen(out);
+    snprintf(out + len, outlen - len, "/%.*s", (int)n, c);
+}
+
+char *probe_resolve(const struct probe *p, const char *path)
+{
+    char done[4096] = "", rest[4096];
+    snprintf(rest, sizeof rest, "%s", path);
+    for (int hops = 0; rest[0];) {
+        const char *s = rest;
+        while (*s == '/')
+            s++;
+        size_t n = strcspn(s, "/");
+        char before[4096];
+        snprintf(before, sizeof before, "%s", done);
+        push_component(done, sizeof done, s, n);
+        char tail[4096];
+        snprintf(tail, sizeof tail, "%s", s + n);
+        enum expect_kind kind;
+        uint64_t size;
+        if (done[0] && p->stat(p->ctx, done, &kind, &size))
+            return NULL;
+        if (done[0] && kind == EX_LINK) {
+            char *target;
+            if (++hops > 40 || p->readlink(p->ctx, done, &target))
+                return NULL;
+            snprintf(done, sizeof done, "%s", before); /* the target is relative to the link's directory */
+            snprintf(rest, sizeof rest, "%s%s", target, tail);
+            free(target);
+            continue;
+        }
+        snprintf(rest, sizeof rest, "%s", tail);
+    }
+    return strdup(done[0] ? done : "/");
 }

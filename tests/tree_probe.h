@@ -15,5 +15,8 @@ void ex_text_is(const struct probe *p, const char *path, const char *want);
 void ex_holds(const struct probe *p, const char *path, const char *want);
 /* Fails unless path does not exist (ENOENT). */
 void ex_absent(const struct probe *p, const char *path);
+/* path with every symlink on it followed (relative targets, as the kernel does): malloc'd,
+ * NULL when a component is missing or the links go round more than 40 times. */
+char *probe_resolve(const struct probe *p, const char *path);
 
 #endif

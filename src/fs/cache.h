@@ -28,11 +28,13 @@
  * pinned and held fits; the peak of the bytes held (ready items and the room reserved
  * for items being produced) is recorded for tests and benchmarks (cache_stats).
  *
- * Lock order: the tree lock (tree.h) may be held when pinning (populate callbacks do),
- * and a producer may wait for another item; nothing takes the tree lock while holding the
- * cache's lock. A producer reads sources only; the one that takes the tree lock (a Turok 1
- * export reads through the t2fs locator) makes an item that is never pinned under the tree
- * lock (export files are read by file reads, never by populate callbacks). */
+ * Lock order: the tree lock (tree.h) may be held when pinning or holding (populate
+ * callbacks do), and a producer may wait for another item; nothing takes the tree lock
+ * while holding the cache's lock. Producers read sources; the one kind that takes the
+ * tree lock (a Turok 1 export build, which reads through the t2fs locator) makes an item
+ * that is never pinned under the tree lock (export files are read by file reads only;
+ * listings size them by measuring, never by pinning), so no thread waits under the tree
+ * lock for a production that needs it. */
 #ifndef S3_CACHE_H
 #define S3_CACHE_H
 

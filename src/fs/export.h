@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fs/glb.h"
 #include "fs/view.h"
 #include "parse/model.h"
 
@@ -40,10 +41,27 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
 /* A model: its skeleton as in export_skeleton_glb, a root node with the placement holding
  * the bones, and each mesh (skinned to the bones when it has joints). */
 int export_model_glb(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+/* The same into a builder (the skeleton's bones are its first nodes, 0..B-1), so a caller
+ * can add more (animations) before glb_finish. 0, or -1 with err. */
+int export_model_into(struct glb *g, const struct mdl_model *m, char *err, size_t errlen);
+/* The bones of s as nodes of g (bone i is node *first + i, named as the bone, with its
+ * local transform), parent links; no skin. 0, or -1 with err. */
+int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen);
 /* A mesh as Wavefront OBJ text: positions, texture coordinates, normals, faces. */
 int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 /* A model's meshes (those with triangles) as one OBJ text: an o line per mesh, vertices
  * with their colours when they have them, faces numbered across the file. */
 int export_model_obj(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+
+/* ---- animations (export_anim.c) ---- */
+
+/* Key-time accessors already written, so channels with the same times share one. */
+struct export_times;
+struct export_times *export_times_new(void);
+void export_times_free(struct export_times *c);
+/* One channel of glTF animation anim: the keys as a sampler (its input shared through
+ * cache) driving node's path. 0, or -1 (out of memory). */
+int export_channel(struct glb *g, struct export_times *cache, int anim, int node, enum mdl_path path,
+                   const struct mdl_keys *k);
 
 #endif

@@ -8,15 +8,23 @@
 #include "fs/export.h"
 #include "fs/glb.h"
 
-/* glTF wants unit quaternions: one that is off by more than float rounding is normalised
- * (the validator's tolerance is wider than this). */
+/* glTF wants unit quaternions whose components lie in [-1, 1]. A stored rotation that is
+ * unit within float rounding, every component in range, is written exactly as stored;
+ * any other is normalised, computed in double, so the floats written are never larger
+ * than 1 in magnitude (real files hold w = 1.00000012: unit within rounding, but out of
+ * range for the validator). */
 static int unit_rotation(const float in[4], float out[4])
 {
     double len = sqrt((double)in[0] * in[0] + (double)in[1] * in[1] + (double)in[2] * in[2] + (double)in[3] * in[3]);
     if (!isfinite(len) || len < 1e-12)
         return -1;
+    bool as_stored = fabs(len - 1) <= 1e-6;
     for (int i = 0; i < 4; i++)
-        out[i] = fabs(len - 1) <= 0.001 ? in[i] : (float)(in[i] / len);
+        as_stored = as_stored && fabsf(in[i]) <= 1;
+    for (int i = 0; i < 4; i++) {
+        double v = as_stored ? in[i] : in[i] / len;
+        out[i] = (float)(v > 1 ? 1 : v < -1 ? -1 : v);
+    }
     return 0;
 }
 
@@ -41,12 +49,13 @@ static int set_transform(struct glb *g, int node, bool has_matrix, const float m
     return 0;
 }
 
-/* Nodes 0..n-1 for the bones (they must be the builder's first nodes), parent links, and
- * the inverse bind matrices accessor (ibm NULL: none, the bones only place meshes). */
-static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char *err, size_t errlen)
+/* A node per bone (bone i is node *first + i), parent links, and the inverse bind matrices
+ * accessor (ibm NULL: none, the bones only place meshes or are animated). */
+static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *first, int *ibm, char *err, size_t errlen)
 {
     if (mdl_skeleton_check(s, err, errlen))
         return -1;
+    int base = -1;
     for (uint32_t i = 0; i < s->nbones; i++) {
         const struct mdl_bone *b = &s->bone[i];
         int node = glb_node(g, b->name, b->name_len);
@@ -54,14 +63,18 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char
         snprintf(what, sizeof what, "bone %" PRIu32, i);
         if (node < 0 || set_transform(g, node, b->has_matrix, b->m, b->t, b->r, b->s, what, err, errlen))
             return node < 0 ? (snprintf(err, errlen, "out of memory"), -1) : -1;
+        if (i == 0)
+            base = node;
         if (ibm && !mdl_is_trs(b->ibm)) {
             snprintf(err, errlen, "bone %" PRIu32 ": its inverse world transform is not translation × rotation × scale", i);
             return -1;
         }
     }
+    if (first)
+        *first = base;
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent >= 0)
-            glb_node_child(g, s->bone[i].parent, (int)i);
+            glb_node_child(g, base + s->bone[i].parent, base + (int)i);
     if (!ibm)
         return 0;
     float *m = malloc((s->nbones ? s->nbones : 1) * 16 * sizeof *m);
@@ -74,6 +87,11 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *ibm, char
     *ibm = glb_floats(g, m, s->nbones, 16, GLB_NO_TARGET, false);
     free(m);
     return 0;
+}
+
+int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen)
+{
+    return add_bones(g, s, first, NULL, err, errlen);
 }
 
 static int make_skin(struct glb *g, const struct mdl_skeleton *s, int ibm, int skeleton_root)
@@ -103,7 +121,7 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
     }
     struct glb *g = out ? glb_new() : glb_new_measure();
     int ibm;
-    if (!g || add_bones(g, s, &ibm, err, errlen)) {
+    if (!g || add_bones(g, s, NULL, &ibm, err, errlen)) {
         if (!g)
             snprintf(err, errlen, "out of memory");
         glb_free(g);
@@ -125,7 +143,21 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
     return finish(g, out, len, err, errlen);
 }
 
-#define MESH_ATTRS 6
+#define MESH_ATTRS 8
+
+/* JOINTS_0 as bytes (the mesh says every index is below 256). */
+static int joints_u8_view(struct glb *g, const struct mdl_mesh *m)
+{
+    size_t n = (size_t)m->nverts * 4;
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)m->joints[i];
+    int view = glb_view(g, b, n, GLB_VERTICES);
+    free(b);
+    return view;
+}
 
 /* The attributes every primitive of a mesh shares. */
 static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned, int acc[MESH_ATTRS])
@@ -134,12 +166,18 @@ static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned
     acc[1] = m->nrm ? glb_floats(g, m->nrm, m->nverts, 3, GLB_VERTICES, false) : -1;
     acc[2] = m->uv ? glb_floats(g, m->uv, m->nverts, 2, GLB_VERTICES, false) : -1;
     acc[3] = acc[4] = acc[5] = -1;
+    for (int k = 0; k < 2; k++)
+        acc[6 + k] = m->uv_more[k] ? glb_floats(g, m->uv_more[k], m->nverts, 2, GLB_VERTICES, false) : -1;
     if (m->rgba) { /* the bytes as stored, read as 0..1 */
         int view = glb_view(g, m->rgba, (size_t)m->nverts * 4, GLB_VERTICES);
         acc[5] = glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
         glb_accessor_normalized(g, acc[5]);
     }
-    if (skinned) {
+    if (skinned && m->joints_u8) {
+        int view = joints_u8_view(g, m);
+        acc[3] = view < 0 ? -1 : glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
+        acc[4] = glb_floats(g, m->weights, m->nverts, 4, GLB_VERTICES, false);
+    } else if (skinned) {
         int view = glb_view(g, m->joints, (size_t)m->nverts * 4 * sizeof *m->joints, GLB_VERTICES);
         acc[3] = glb_accessor(g, view, 0, GLB_U16, m->nverts, 4, NULL, NULL);
         acc[4] = glb_floats(g, m->weights, m->nverts, 4, GLB_VERTICES, false);
@@ -200,7 +238,8 @@ static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *
         if (mat < 0 && *plain < 0)
             *plain = glb_material(g, NULL, 0);
         int prim = glb_primitive(g, mesh, ind, mat >= 0 ? mat : *plain);
-        const char *sem[MESH_ATTRS] = {"POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0", "WEIGHTS_0", "COLOR_0"};
+        const char *sem[MESH_ATTRS] = {"POSITION", "NORMAL",  "TEXCOORD_0", "JOINTS_0",
+                                       "WEIGHTS_0", "COLOR_0", "TEXCOORD_1", "TEXCOORD_2"};
         for (int a = 0; a < MESH_ATTRS; a++)
             if (acc[a] >= 0)
                 glb_attribute(g, mesh, prim, sem[a], acc[a]);
@@ -218,24 +257,15 @@ static bool has_triangles(const struct mdl_mesh *m)
     return false;
 }
 
-int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+int export_model_into(struct glb *g, const struct mdl_model *md, char *err, size_t errlen)
 {
-    struct glb *g = out ? glb_new() : glb_new_measure();
     int ibm = -1;
-    if (!g) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     const struct mdl_skeleton *s = &md->skel;
-    if (s->nbones && add_bones(g, s, md->no_skin ? NULL : &ibm, err, errlen)) {
-        glb_free(g);
+    if (s->nbones && add_bones(g, s, NULL, md->no_skin ? NULL : &ibm, err, errlen))
         return -1;
-    }
     int top = glb_node(g, md->name ? md->name : "model", md->name ? md->name_len : 5);
-    if (set_transform(g, top, md->has_matrix, md->m, md->t, md->r, md->s, "the model's placement", err, errlen)) {
-        glb_free(g);
+    if (set_transform(g, top, md->has_matrix, md->m, md->t, md->r, md->s, "the model's placement", err, errlen))
         return -1;
-    }
     glb_scene_root(g, top);
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent < 0)
@@ -248,7 +278,6 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
         if (m->on_bone && m->bone >= s->nbones) {
             snprintf(err, errlen, "mesh %" PRIu32 ": placed under bone %" PRIu32 ", past the %" PRIu32 " bones", i,
                      m->bone, s->nbones);
-            glb_free(g);
             return -1;
         }
         bool skinned = m->joints && skin >= 0;
@@ -261,6 +290,20 @@ int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, cha
             glb_node_child(g, (int)m->bone, node);
         else
             glb_node_child(g, top, node);
+    }
+    return 0;
+}
+
+int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    struct glb *g = out ? glb_new() : glb_new_measure();
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (export_model_into(g, md, err, errlen)) {
+        glb_free(g);
+        return -1;
     }
     return finish(g, out, len, err, errlen);
 }

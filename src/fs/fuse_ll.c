@@ -13,8 +13,11 @@
  *   spin=0 without -s: libfuse's fuse_session_loop_mt, so any operation may run on any
  *     of its worker threads at the same time as any other.
  * op_init runs before the first request in every mode. The adapter itself holds only the
- * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h),
- * reads of populated directories and of file bytes run unlocked and in parallel. */
+ * list of open /info snapshots (a->lock); the tree serialises its own growth (tree.h):
+ * lookups, listings and stats of populated directories and reads of file bytes take no
+ * lock and run in parallel; only the first listing or lookup of a directory (its
+ * populate) takes the tree lock. The adapter reads the tree only through tree.h's
+ * accessors (the tree is opaque). */
 #define FUSE_USE_VERSION 35
 #include "fs/fuse_ll.h"
 
@@ -31,6 +34,13 @@
 
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
+/* But a directory not listed yet has st_nlink 1 ("unknown"), 2 + its subdirectories once
+ * it is: the kernel keeps such attributes only this long, so a stat a moment after the
+ * first listing shows the count. Not 0, and no invalidation at populate: with
+ * default_permissions every step through a directory needs valid attributes, and a walk
+ * (find -ls) would pay a GETATTR round trip per directory; a second, only for the
+ * directories it reaches a second after their parent's listing. */
+#define UNLISTED_DIR_TIMEOUT 1.0
 
 /* An open file's handle (fi->fh): a reader's copy of a volatile file (text), or what
  * tree_hold keeps for a file of expanded bytes, so its reads expand it once whatever the
@@ -82,26 +92,22 @@ static struct adapter *adapter_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-/* The node a FUSE inode number names, and its tree number in *ino; NULL when there is
- * none. Every number the kernel sends came from one of our replies, but a 64-bit
- * fuse_ino_t is checked, never truncated into some other node's number. */
-static struct node *node_of(fuse_req_t req, fuse_ino_t fino, uint32_t *ino)
+/* The kind (enum node_type) of the node a FUSE inode number names, and its tree number
+ * in *ino; -ENOENT when there is none. Every number the kernel sends came from one of
+ * our replies, but a 64-bit fuse_ino_t is checked, never truncated into some other
+ * node's number. */
+static int node_of(fuse_req_t req, fuse_ino_t fino, uint32_t *ino)
 {
     if (fino == 0 || fino > UINT32_MAX)
-        return NULL;
+        return -ENOENT;
     *ino = (uint32_t)fino;
-    return tree_node(adapter_of(req)->fs->tree, *ino);
+    return tree_kind(adapter_of(req)->fs->tree, *ino);
 }
 
-static bool is_volatile(const struct node *n)
-{
-    return n->content == CONTENT_VOLATILE;
-}
-
-static void fill_stat(const struct adapter *a, uint32_t ino, const struct node *n, struct stat *st)
+static void fill_stat(const struct adapter *a, uint32_t ino, int kind, struct stat *st)
 {
     memset(st, 0, sizeof *st);
-    uint64_t size = is_volatile(n) ? tree_size(a->fs->tree, ino) : n->size;
+    uint64_t size = tree_size(a->fs->tree, ino); /* volatile files are measured */
     st->st_ino = ino;
     st->st_uid = a->cfg.uid;
     st->st_gid = a->cfg.gid;
@@ -109,30 +115,38 @@ static void fill_stat(const struct adapter *a, uint32_t ino, const struct node *
     st->st_blksize = 4096;
     st->st_blocks = (blkcnt_t)((size + 511) / 512);
     st->st_atim = st->st_mtim = st->st_ctim = a->fs->src.st.st_mtim;
-    switch (n->type) {
+    st->st_nlink = tree_nlink(a->fs->tree, ino);
+    switch (kind) {
     case NODE_DIR:
         st->st_mode = S_IFDIR | (0555 & ~a->cfg.umask);
-        st->st_nlink = 2;
         break;
     case NODE_LINK:
         st->st_mode = S_IFLNK | 0777;
-        st->st_nlink = 1;
         break;
     default:
         st->st_mode = S_IFREG | (0444 & ~a->cfg.umask);
-        st->st_nlink = 1;
     }
+}
+
+/* How long the kernel may keep a node's attributes. */
+static double attr_timeout(const struct adapter *a, uint32_t ino)
+{
+    struct tree *t = a->fs->tree;
+    if (tree_is_volatile(t, ino))
+        return 0;
+    if (tree_kind(t, ino) == NODE_DIR && !tree_is_populated(t, ino))
+        return UNLISTED_DIR_TIMEOUT;
+    return CACHE_TIMEOUT;
 }
 
 static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_param *e)
 {
     memset(e, 0, sizeof *e);
-    struct node *n = tree_node(a->fs->tree, ino);
     e->ino = ino;
     e->generation = 1;
-    e->attr_timeout = is_volatile(n) ? 0 : CACHE_TIMEOUT;
+    e->attr_timeout = attr_timeout(a, ino);
     e->entry_timeout = CACHE_TIMEOUT;
-    fill_stat(a, ino, n, &e->attr);
+    fill_stat(a, ino, tree_kind(a->fs->tree, ino), &e->attr);
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -156,7 +170,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
     uint32_t dir, ino;
-    if (!node_of(req, parent, &dir)) {
+    if (node_of(req, parent, &dir) < 0) {
         fuse_reply_err(req, ENOENT);
         return;
     }
@@ -181,14 +195,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     (void)fi;
     struct adapter *a = adapter_of(req);
     uint32_t i;
-    struct node *n = node_of(req, ino, &i);
-    if (!n) {
+    int kind = node_of(req, ino, &i);
+    if (kind < 0) {
         fuse_reply_err(req, ENOENT);
         return;
     }
     struct stat st;
-    fill_stat(a, i, n, &st);
-    fuse_reply_attr(req, &st, is_volatile(n) ? 0 : CACHE_TIMEOUT);
+    fill_stat(a, i, kind, &st);
+    fuse_reply_attr(req, &st, attr_timeout(a, i));
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
@@ -200,12 +214,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
     uint32_t i;
-    struct node *n = node_of(req, ino, &i);
-    if (!n || n->type != NODE_LINK) {
+    if (node_of(req, ino, &i) != NODE_LINK) {
         fuse_reply_err(req, EINVAL);
         return;
     }
-    fuse_reply_readlink(req, n->u.target);
+    fuse_reply_readlink(req, tree_link_target(adapter_of(req)->fs->tree, i));
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -215,7 +228,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     uint32_t i;
-    int rc = node_of(req, ino, &i) ? tree_populate(adapter_of(req)->fs->tree, i) : -ENOENT;
+    int rc = node_of(req, ino, &i) >= 0 ? tree_populate(adapter_of(req)->fs->tree, i) : -ENOENT;
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -231,9 +244,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     struct adapter *a = adapter_of(req);
     struct tree *t = a->fs->tree;
     uint32_t dino;
-    struct node *dn = node_of(req, ino, &dino);
-    if (!dn || dn->type != NODE_DIR) {
-        fuse_reply_err(req, dn ? ENOTDIR : ENOENT);
+    int kind = node_of(req, ino, &dino);
+    if (kind != NODE_DIR) {
+        fuse_reply_err(req, kind >= 0 ? ENOTDIR : ENOENT);
         return;
     }
     int rc = tree_populate(t, dino); /* no-op once populated */
@@ -246,11 +259,12 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    struct dirinfo *d = dn->u.dir; /* populated: its children never change, read unlocked */
+    /* published: its children never change, and are read without a lock */
+    uint32_t n = tree_child_count(t, dino);
     size_t used = 0;
-    for (uint64_t i = (uint64_t)off; i < 2ull + d->n; i++) {
-        uint32_t cino = i == 0 ? dino : i == 1 ? dn->parent : d->child[i - 2];
-        const char *name = i == 0 ? "." : i == 1 ? ".." : tree_node(t, cino)->name;
+    for (uint64_t i = (uint64_t)off; i < 2ull + n; i++) {
+        uint32_t cino = i == 0 ? dino : i == 1 ? tree_parent(t, dino) : tree_child(t, dino, (uint32_t)(i - 2));
+        const char *name = i == 0 ? "." : i == 1 ? ".." : tree_name(t, cino);
         struct fuse_entry_param e;
         fill_entry(a, cino, &e);
         size_t room = size - used, need;
@@ -281,8 +295,8 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     uint32_t i;
-    struct node *n = node_of(req, ino, &i);
-    if (!n) {
+    int kind = node_of(req, ino, &i);
+    if (kind < 0) {
         fuse_reply_err(req, ENOENT);
         return;
     }
@@ -290,11 +304,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_err(req, EROFS);
         return;
     }
-    if (n->type == NODE_DIR) {
+    if (kind == NODE_DIR) {
         fuse_reply_err(req, EISDIR);
         return;
     }
-    if (is_volatile(n)) {
+    if (tree_is_volatile(adapter_of(req)->fs->tree, i)) {
         /* A snapshot per reader: consistent across its reads, fresh at each open. */
         struct snapshot *s = calloc(1, sizeof *s);
         if (s)
@@ -339,9 +353,9 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 {
     struct adapter *a = adapter_of(req);
     uint32_t i;
-    struct node *n = node_of(req, ino, &i);
-    if (!n || n->type != NODE_FILE) {
-        fuse_reply_err(req, n ? EISDIR : ENOENT);
+    int kind = node_of(req, ino, &i);
+    if (kind != NODE_FILE) {
+        fuse_reply_err(req, kind >= 0 ? EISDIR : ENOENT);
         return;
     }
     const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
@@ -360,16 +374,17 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         free(copy);
         return;
     }
-    if ((uint64_t)off >= n->size) {
+    uint64_t fsize = tree_size(a->fs->tree, i);
+    if ((uint64_t)off >= fsize) {
         fuse_reply_buf(req, NULL, 0);
         return;
     }
-    if (size > n->size - (uint64_t)off)
-        size = (size_t)(n->size - (uint64_t)off);
-    struct source *rs = n->content == CONTENT_RANGE ? tree_source(a->fs->tree, n->u.src_id) : NULL;
+    if (size > fsize - (uint64_t)off)
+        size = (size_t)(fsize - (uint64_t)off);
+    struct source *rs;
+    uint64_t start, rpos;
     int rfd;
-    uint64_t rpos;
-    if (rs && source_file_pos(rs, n->u.src_off + (uint64_t)off, &rfd, &rpos) == 0) {
+    if (tree_range(a->fs->tree, i, &rs, &start) && source_file_pos(rs, start + (uint64_t)off, &rfd, &rpos) == 0) {
         /* Straight from the file's descriptor (the file or a slice of it: a stored
          * resource): no copy through our buffers. Expanded data goes through tree_read. */
         if (source_check(rs)) {
@@ -411,7 +426,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     char buf[512];
     size_t cap = size < sizeof buf ? size : sizeof buf;
     uint32_t i;
-    ssize_t rc = node_of(req, ino, &i) ? tree_getxattr(adapter_of(req)->fs->tree, i, name, buf, cap) : -ENOENT;
+    ssize_t rc = node_of(req, ino, &i) >= 0 ? tree_getxattr(adapter_of(req)->fs->tree, i, name, buf, cap) : -ENOENT;
     if (rc == -ERANGE && size >= sizeof buf)
         rc = -E2BIG; /* cannot happen with our short values; never claim ENOSYS */
     reply_xattr(req, rc, buf, size);
@@ -422,7 +437,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
     char buf[256];
     size_t cap = size < sizeof buf ? size : sizeof buf;
     uint32_t i;
-    ssize_t rc = node_of(req, ino, &i) ? tree_listxattr(adapter_of(req)->fs->tree, i, buf, cap) : -ENOENT;
+    ssize_t rc = node_of(req, ino, &i) >= 0 ? tree_listxattr(adapter_of(req)->fs->tree, i, buf, cap) : -ENOENT;
     reply_xattr(req, rc, buf, size);
 }
 
@@ -446,7 +461,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
     struct statvfs sv = {0};
     sv.f_bsize = sv.f_frsize = 4096;
     sv.f_blocks = (a->fs->src.size + 4095) / 4096;
-    sv.f_files = a->fs->tree->nnodes;
+    sv.f_files = tree_node_count(a->fs->tree);
     sv.f_namemax = 255;
     sv.f_flag = ST_RDONLY;
     fuse_reply_statfs(req, &sv);
@@ -510,9 +525,12 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
         fuse_session_process_buf(se, &buf);
         last = monotonic_ns();
     }
+    /* Asked to end (SIGTERM, SIGINT, SIGHUP through libfuse's handlers; or unmounted):
+     * a clean end, whatever the last read said (poll was interrupted). */
+    bool asked = fuse_session_exited(se);
     free(buf.mem);
     fuse_session_reset(se);
-    return res < 0 ? -1 : 0;
+    return asked || res >= 0 ? 0 : -1;
 }
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
@@ -541,7 +559,9 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
         struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 10};
         rc = fuse_session_loop_mt(se, &lc);
     }
-    status = rc == 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
+    /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
+     * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
+    status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);

@@ -60,8 +60,28 @@ struct gskin {
     int ibm, skeleton;
 };
 
+struct gsampler {
+    int input, output;
+    enum glb_interp interp;
+};
+
+struct gchannel {
+    int sampler, node;
+    enum glb_path path;
+};
+
+struct ganim {
+    struct gname name;
+    struct gsampler *sampler;
+    size_t nsampler, capsampler;
+    struct gchannel *channel;
+    size_t nchannel, capchannel;
+};
+
 struct glb {
     struct sbuf bin;
+    struct ganim *anim;
+    size_t nanim, capanim;
     struct gnode *node;
     size_t nnode, capnode;
     struct gmesh *mesh;
@@ -146,6 +166,12 @@ void glb_free(struct glb *g)
     }
     for (size_t i = 0; i < g->nmat; i++)
         free(g->mat[i].s);
+    for (size_t i = 0; i < g->nanim; i++) {
+        free(g->anim[i].name.s);
+        free(g->anim[i].sampler);
+        free(g->anim[i].channel);
+    }
+    free(g->anim);
     free(g->node);
     free(g->mesh);
     free(g->acc);
@@ -339,6 +365,35 @@ int glb_skin(struct glb *g, const int *joints, uint32_t njoints, int ibm, int sk
     memcpy(j, joints, njoints * sizeof *j);
     g->skin[g->nskin] = (struct gskin){name_copy(g, name, name_len), j, njoints, ibm, skeleton};
     return (int)g->nskin++;
+}
+
+int glb_animation(struct glb *g, const char *name, size_t name_len)
+{
+    if (!GROW(g, g->anim, g->nanim, g->capanim))
+        return -1;
+    g->anim[g->nanim] = (struct ganim){.name = name_copy(g, name, name_len)};
+    return (int)g->nanim++;
+}
+
+static struct ganim *anim_at(struct glb *g, int anim)
+{
+    return anim >= 0 && (size_t)anim < g->nanim ? &g->anim[anim] : NULL;
+}
+
+int glb_sampler(struct glb *g, int anim, int input, int output, enum glb_interp interp)
+{
+    struct ganim *a = anim_at(g, anim);
+    if (!a || !GROW(g, a->sampler, a->nsampler, a->capsampler))
+        return -1;
+    a->sampler[a->nsampler] = (struct gsampler){input, output, interp};
+    return (int)a->nsampler++;
+}
+
+void glb_channel(struct glb *g, int anim, int sampler, int node, enum glb_path path)
+{
+    struct ganim *a = anim_at(g, anim);
+    if (a && GROW(g, a->channel, a->nchannel, a->capchannel))
+        a->channel[a->nchannel++] = (struct gchannel){sampler, node, path};
 }
 
 /* ---- JSON ---- */
@@ -576,6 +631,28 @@ static void json_materials(struct glb *g, struct sbuf *b)
     sb_put(b, "],", 2);
 }
 
+static void json_animations(struct glb *g, struct sbuf *b)
+{
+    static const char *const interp[] = {"LINEAR", "STEP", "CUBICSPLINE"};
+    static const char *const path[] = {"translation", "rotation", "scale", "weights"};
+    sb_put(b, "\"animations\":[", 14);
+    for (size_t i = 0; i < g->nanim; i++) {
+        const struct ganim *a = &g->anim[i];
+        sb_put(b, i ? ",{" : "{", i ? 2 : 1);
+        json_name(b, &a->name);
+        sb_put(b, "\"channels\":[", 12);
+        for (size_t k = 0; k < a->nchannel; k++)
+            sb_printf(b, "%s{\"sampler\":%d,\"target\":{\"node\":%d,\"path\":\"%s\"}}", k ? "," : "",
+                      a->channel[k].sampler, a->channel[k].node, path[a->channel[k].path]);
+        sb_put(b, "],\"samplers\":[", 14);
+        for (size_t k = 0; k < a->nsampler; k++)
+            sb_printf(b, "%s{\"input\":%d,\"interpolation\":\"%s\",\"output\":%d}", k ? "," : "",
+                      a->sampler[k].input, interp[a->sampler[k].interp], a->sampler[k].output);
+        sb_put(b, "]}", 2);
+    }
+    sb_put(b, "],", 2);
+}
+
 static void json_document(struct glb *g, struct sbuf *b)
 {
     sb_printf(b, "{\"asset\":{\"version\":\"2.0\",\"generator\":\"s3rigfs\"},");
@@ -593,6 +670,8 @@ static void json_document(struct glb *g, struct sbuf *b)
         json_skins(g, b);
     if (g->nmat)
         json_materials(g, b);
+    if (g->nanim)
+        json_animations(g, b);
     if (g->nacc)
         json_accessors(g, b);
     if (g->nview)

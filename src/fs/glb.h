@@ -55,6 +55,16 @@ int glb_material(struct glb *g, const char *name, size_t name_len);
 int glb_skin(struct glb *g, const int *joints, uint32_t njoints, int ibm, int skeleton, const char *name,
              size_t name_len);
 
+/* Animations: an animation holds samplers (input: an accessor of key times, strictly
+ * increasing, with min/max; output: an accessor of values, for CUBICSPLINE three per key:
+ * in-tangent, value, out-tangent) and channels (a sampler driving a node's translation,
+ * rotation, scale or weights). Indices of samplers are within their animation. */
+enum glb_interp { GLB_LINEAR, GLB_STEP, GLB_CUBICSPLINE };
+enum glb_path { GLB_TRANSLATION, GLB_ROTATION, GLB_SCALE, GLB_WEIGHTS };
+int glb_animation(struct glb *g, const char *name, size_t name_len);
+int glb_sampler(struct glb *g, int anim, int input, int output, enum glb_interp interp);
+void glb_channel(struct glb *g, int anim, int sampler, int node, enum glb_path path);
+
 /* Lays out the file: *out is malloc'd (out NULL: only *len, the file's size). 0, or -1
  * with err (out of memory, a non-finite number, a file over 4 GiB). */
 int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen);

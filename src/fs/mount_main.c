@@ -5,7 +5,9 @@
  *                  when S3RIG_MOUNT_HELPER=1.
  * FILE is opened and parsed before anything is mounted, so an unreadable or unknown
  * file fails with one line on stderr and nothing mounted. */
+#include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +30,17 @@ struct cmdline {
 
 static void usage(FILE *f)
 {
+    char formats[400];
+    format_list(formats, sizeof formats, offsetof(struct s3_format_info, usage)); /* the format table's */
     fprintf(f, "usage: mount.s3rig [options] FILE DIR\n"
-               "Mounts a Sims 3/4 RIG, Granny2 (.gr2), Sims package (.package) or t2fs file read-only as a\n"
-               "directory tree.\n"
+               "Mounts a %s file\n"
+               "read-only as a directory tree.\n"
                "\n"
                "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
                "  -d            debug: foreground, print every FUSE request\n"
                "  -s            single-threaded (as mount(8) helper: sloppy, ignore unknown options)\n"
-               "  -o OPTS       comma-separated mount options:\n");
+               "  -o OPTS       comma-separated mount options:\n",
+            formats);
     s3_options_help(f, OPT_SHARED | OPT_MOUNT, "      ");
     fprintf(f, "      ro (always), allow_other, allow_root and libfuse's own options;\n"
                "      spin=0: libfuse's multi-threaded loop (single-threaded with -s)\n"
@@ -90,18 +95,23 @@ static int append_fuse_opt(struct cmdline *c, const char *o)
     return 0;
 }
 
-/* An -o item the shared table does not know: ignored, or passed to libfuse. */
+/* An -o item the shared table does not know: ignored (mount(8)'s), passed to libfuse (the
+ * libfuse options above), or unknown: a usage error naming it, before FILE is opened
+ * (libfuse would refuse it only when mounting), or ignored when sloppy (-s as helper). */
 static int take_other_option(const char *o, void *ctx)
 {
     struct cmdline *c = ctx;
     if (ignored_option(o))
         return 0;
-    if (c->sloppy && !known_fuse_option(o)) {
-        if (c->verbose)
-            fprintf(stderr, "mount.s3rig: ignoring option '%s'\n", o);
-        return 0;
+    if (known_fuse_option(o))
+        return append_fuse_opt(c, o);
+    if (!c->sloppy) {
+        fprintf(stderr, "mount.s3rig: unknown option '%s' (see mount.s3rig(8))\n", o);
+        return -1;
     }
-    return append_fuse_opt(c, o);
+    if (c->verbose)
+        fprintf(stderr, "mount.s3rig: ignoring option '%s'\n", o);
+    return 0;
 }
 
 static int take_options(struct cmdline *c, const char *list)
@@ -134,7 +144,7 @@ static bool called_by_mount(void)
 }
 
 /* Returns -1 to exit with usage error, 1 when --help/--version were handled. */
-static int parse_cmdline(struct cmdline *c, int argc, char **argv)
+static int parse_cmdline(struct cmdline *c, int argc, char **argv, const char **optlists)
 {
     static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, 'V'},
@@ -144,8 +154,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
     c->opts.uid = getuid();
     c->opts.gid = getgid();
     c->opts.spin_us = S3_DEFAULT_SPIN_US;
-    const char *optlists[64];
-    int nopt = 0, ch;
+    int nopt = 0, ch; /* optlists has room for argc lists */
     /* '+' would stop at FILE; the helper convention puts options after the operands. */
     while ((ch = getopt_long(argc, argv, "fdsnvo:hV", longopts, NULL)) != -1) {
         switch (ch) {
@@ -170,8 +179,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
             c->verbose = true;
             break;
         case 'o':
-            if (nopt < 64)
-                optlists[nopt++] = optarg;
+            optlists[nopt++] = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -255,10 +263,12 @@ static int run_mount(struct cmdline *c, struct s3fs *fs)
 int main(int argc, char **argv)
 {
     struct cmdline c = {0};
-    int rc = parse_cmdline(&c, argc, argv);
+    const char **optlists = calloc((size_t)argc, sizeof *optlists); /* every -o list, no limit */
+    int rc = optlists ? parse_cmdline(&c, argc, argv, optlists) : -1;
+    free(optlists);
     if (rc) {
         free(c.fuse_opts);
-        return rc > 0 ? S3_EXIT_OK : S3_EXIT_USAGE;
+        return rc > 0 ? s3_close_stdout("mount.s3rig") : S3_EXIT_USAGE;
     }
     char err[512];
     struct s3fs *fs;
@@ -268,17 +278,22 @@ int main(int argc, char **argv)
         free(c.fuse_opts);
         return rc;
     }
+    /* DIR as an absolute path, as libfuse's own parser makes it: the daemon works from /,
+     * and unmounts DIR by this name when it ends (SIGTERM, Ctrl-C). */
     struct stat st;
-    if (stat(c.dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "mount.s3rig: %s: not a directory\n", c.dir);
+    char *dir = realpath(c.dir, NULL);
+    if (!dir || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mount.s3rig: %s: %s\n", c.dir, dir ? "not a directory" : strerror(errno));
         rc = S3_EXIT_MOUNT;
     } else if (c.fake) {
         if (c.verbose)
             fprintf(stderr, "mount.s3rig: %s is a valid %s file (fake mount)\n", c.file, format_name(fs->det.format));
         rc = S3_EXIT_OK;
     } else {
+        c.dir = dir;
         rc = run_mount(&c, fs);
     }
+    free(dir);
     s3fs_close(fs);
     free(c.fuse_opts);
     return rc;

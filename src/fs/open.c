@@ -1,28 +1,25 @@
 /* Opening: a file (or bytes in memory, or a source nested in another view) is detected
- * and handed to its format's view. This is the only file that knows every format view;
- * the views sit below it and reach it back only through fs->open_at (a package opening
- * the rigs it holds). */
+ * and handed to its format's view. This is the only file that knows every format view
+ * (from the format table, src/formats.def); the views sit below it and reach it back
+ * only through fs->open_at (a package opening the files it holds). */
 #include "fs/open.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/view_dbpf.h"
-#include "fs/view_gr2obj.h"
-#include "fs/view_rig.h"
-#include "fs/view_rig_clear.h"
-#include "fs/view_t2fs_derived.h"
+/* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
+ * view_CODE.c. */
+#define FORMAT(id, name, code, noun, detect, open, ...) s3_view_open_fn open;
+#include "formats.def"
+#undef FORMAT
 
-/* Each format's view, by enum s3_format: it parses the top level and gives fs's root its
- * populate callback (0, or -1 with err). */
-typedef int view_open_fn(struct s3fs *fs, char *err, size_t errlen);
-static view_open_fn *const view_open[] = {
-    [FMT_RIG_WRAPPED] = rig_view_open,
-    [FMT_RIG_CLEAR] = rig_clear_view_open,
-    [FMT_GR2] = gr2_view_open,
-    [FMT_T2FS] = t2fs_view_open,
-    [FMT_DBPF] = dbpf_view_open,
+/* The open layer's column of the table, by enum s3_format. */
+static s3_view_open_fn *const view_open[FMT_COUNT] = {
+#define FORMAT(id, name, code, noun, detect, open, ...) [FMT_##id] = open,
+#include "formats.def"
+#undef FORMAT
 };
 
 /* Detects the format of fs->src and opens its view at fs->root: the same for a file
@@ -40,7 +37,7 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     char why[256] = "";
     int rc;
     size_t f = fs->det.format;
-    view_open_fn *opener = f < sizeof view_open / sizeof view_open[0] ? view_open[f] : NULL;
+    s3_view_open_fn *opener = f < FMT_COUNT ? view_open[f] : NULL;
     if (opener) {
         rc = opener(fs, why, sizeof why);
     } else {
@@ -53,6 +50,50 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
         return S3_EXIT_FORMAT;
     }
     return S3_EXIT_OK;
+}
+
+/* -o NAME=PATH (skeleton=, rig=): the file a skeleton_file holds, opened before the view
+ * (the same detection and views, without either option) by its absolute path and kept
+ * while fs lives; it must offer a skeleton (view_skeletons). `none` says, after "no
+ * skeleton", what the option wants one for. *out is set even when this fails (s3fs_close
+ * frees it). */
+static int open_skeleton_file(struct s3fs *fs, const char *name, const char *path, const char *none,
+                              struct skeleton_file **out, const char *label, char *err, size_t errlen)
+{
+    struct s3fs_opts o = fs->opts;
+    o.skeleton[0] = o.rig[0] = 0;
+    struct skeleton_file *f = calloc(1, sizeof *f);
+    *out = f;
+    if (!f) {
+        snprintf(err, errlen, "%s: %s=%s: out of memory", label, name, path);
+        return S3_EXIT_OPEN;
+    }
+    f->path = realpath(path, NULL);
+    if (!f->path) {
+        snprintf(err, errlen, "%s: %s=%s: %s", label, name, path, strerror(errno));
+        return S3_EXIT_OPEN;
+    }
+    char why[512] = "";
+    int rc = s3fs_open(&f->fs, f->path, &o, why, sizeof why);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s=%s", label, name, why);
+        return rc;
+    }
+    f->set = view_skeletons(f->fs, why, sizeof why);
+    if (f->set->n == 0) {
+        snprintf(err, errlen, "%s: %s=%s: no skeleton %s%s%s", label, name, f->path, none, why[0] ? ": " : "", why);
+        return S3_EXIT_FORMAT;
+    }
+    return S3_EXIT_OK;
+}
+
+static void skeleton_file_close(struct skeleton_file *f)
+{
+    if (!f)
+        return;
+    s3fs_close(f->fs);
+    free(f->path);
+    free(f);
 }
 
 static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
@@ -73,6 +114,14 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     }
     fs->root = TREE_ROOT;
     fs->open_at = s3fs_open_at;
+    int rc = S3_EXIT_OK;
+    if (fs->opts.skeleton[0])
+        rc = open_skeleton_file(fs, "skeleton", fs->opts.skeleton, "to play the animations on", &fs->skeleton_file,
+                                label, err, errlen);
+    if (rc == S3_EXIT_OK && fs->opts.rig[0])
+        rc = open_skeleton_file(fs, "rig", fs->opts.rig, "to bind to", &fs->rig_file, label, err, errlen);
+    if (rc)
+        return rc;
     return open_view(fs, label, 0, err, errlen);
 }
 
@@ -84,6 +133,7 @@ static void nested_free(void *p)
     cover_free(&fs->cover);
     sb_free(&fs->facts);
     free(fs->gaps);
+    rig_set_free(&fs->skeletons);
     free(fs);
 }
 
@@ -104,6 +154,9 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     fs->root = dir;
     fs->nested = true;
     fs->open_at = s3fs_open_at;
+    fs->host = host;
+    fs->skeleton_file = host->skeleton_file;
+    fs->rig_file = host->rig_file;
     snprintf(fs->origin, sizeof fs->origin, "%s", origin ? origin : "");
     /* Registered before the view opens, so the view's own cleanups (made later) run first. */
     tree_on_free(t, nested_free, fs);
@@ -177,5 +230,23 @@ void s3fs_close(struct s3fs *fs)
     sb_free(&fs->facts);
     free(fs->gaps);
     source_close(&fs->src);
+    rig_set_free(&fs->skeletons);
+    skeleton_file_close(fs->skeleton_file); /* opened by this s3fs (nested ones share them) */
+    skeleton_file_close(fs->rig_file);
     free(fs);
+}
+
+int s3_close_stdout(const char *prog)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int why = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        why = errno;
+    }
+    if (!failed)
+        return S3_EXIT_OK;
+    fprintf(stderr, "%s: write error: %s\n", prog, why ? strerror(why) : "output lost");
+    return S3_EXIT_WRITE;
 }

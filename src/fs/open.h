@@ -18,7 +18,14 @@ enum s3_exit {
     S3_EXIT_FORMAT = 3, /* unrecognised format, or its top-level header is unreadable */
     S3_EXIT_MOUNT = 4,  /* the mount itself failed */
     S3_EXIT_PATH = 5,   /* s3rig: a path inside the tree does not exist */
+    S3_EXIT_WRITE = 6,  /* the output could not be written (stdout, extract's DIR) */
 };
+
+/* Flushes and closes standard output at the end of a command: an output error (a full
+ * disk, a closed pipe, /dev/full) is reported as "PROG: write error: ..." and gives
+ * S3_EXIT_WRITE; otherwise S3_EXIT_OK. Without this, buffered output lost at exit would
+ * leave the exit status 0. */
+int s3_close_stdout(const char *prog);
 
 /* Opens and parses FILE; returns S3_EXIT_OK or an exit status with err filled in (one
  * line naming the file and the reason). */

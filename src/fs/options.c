@@ -13,7 +13,7 @@ enum opt_kind {
     KIND_TEXT,    /* a non-empty string */
 };
 
-enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN };
+enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG };
 
 struct opt_spec {
     const char *name; /* without the '=' */
@@ -39,6 +39,10 @@ static const struct opt_spec specs[] = {
     {"rnc_key", KIND_NUMBER, 0, 0xFFFF, 1, F_RNC_KEY, OPT_SHARED, "0xNNNN", "key of encrypted RNC data"},
     {"schema", KIND_TEXT, 1, sizeof(((struct s3fs_opts *)0)->schema) - 1, 1, F_SCHEMA, OPT_SHARED,
      "NAME|FILE", "t2fs schema: turok1, turok2 or a LibT2FS JSON file"},
+    {"skeleton", KIND_TEXT, 1, sizeof(((struct s3fs_opts *)0)->skeleton) - 1, 1, F_SKELETON, OPT_SHARED, "FILE",
+     "Granny animations without a skeleton play on FILE's (a Granny file, RIG or package)"},
+    {"rig", KIND_TEXT, 1, sizeof(((struct s3fs_opts *)0)->rig) - 1, 1, F_RIG, OPT_SHARED, "FILE",
+     "bind meshes (GEOM) to the rig in FILE (a RIG, Granny file or package)"},
     {"uid", KIND_DECIMAL, 0, UINT_MAX - 1, 1, F_UID, OPT_MOUNT, "N", "owner of every node (default: yours)"},
     {"gid", KIND_DECIMAL, 0, UINT_MAX - 1, 1, F_GID, OPT_MOUNT, "N", "group of every node (default: yours)"},
     {"umask", KIND_OCTAL, 0, 0777, 1, F_UMASK, OPT_MOUNT, "OCTAL", "permission bits taken away (default 0)"},
@@ -113,6 +117,9 @@ static void store(struct s3_options *o, enum opt_field f, uint64_t v, const char
     case F_SCHEMA:
         snprintf(o->fs.schema, sizeof o->fs.schema, "%s", text);
         break;
+    case F_SKELETON:
+        snprintf(o->fs.skeleton, sizeof o->fs.skeleton, "%s", text);
+        break;
     case F_UID:
         o->uid = (uid_t)v;
         break;
@@ -124,6 +131,9 @@ static void store(struct s3_options *o, enum opt_field f, uint64_t v, const char
         break;
     case F_SPIN:
         o->spin_us = (unsigned)v;
+        break;
+    case F_RIG:
+        snprintf(o->fs.rig, sizeof o->fs.rig, "%s", text);
         break;
     }
 }

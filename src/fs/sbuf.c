@@ -58,6 +58,21 @@ void sb_float(struct sbuf *b, float f)
     sb_printf(b, "%.9g\n", (double)f);
 }
 
+void sb_csv_field(struct sbuf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        sb_put(b, s, strlen(s));
+        return;
+    }
+    sb_put(b, "\"", 1);
+    for (; *s; s++) {
+        if (*s == '"')
+            sb_put(b, "\"", 1);
+        sb_put(b, s, 1);
+    }
+    sb_put(b, "\"", 1);
+}
+
 char *sb_take(struct sbuf *b, size_t *len)
 {
     if (b->oom) {

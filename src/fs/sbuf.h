@@ -21,5 +21,8 @@ void sb_free(struct sbuf *b);
 
 /* Formats a float the way value files show it: %.9g. */
 void sb_float(struct sbuf *b, float f);
+/* A CSV field: as it is, or quoted (quotes doubled) when it holds a comma, quote or line
+ * break. */
+void sb_csv_field(struct sbuf *b, const char *s);
 
 #endif

@@ -108,10 +108,13 @@ int source_check(struct source *s)
         return source_check(s->parent);
     if (s->kind != SOURCE_FILE)
         return 0;
+    /* The descriptor's file, not the path: a file deleted or replaced by rename (editors,
+     * updaters) keeps its bytes while open, and they are still the parsed ones; only a
+     * change of the file itself (its size or modification time) makes them unusable. */
     struct stat now;
     if (fstat(s->fd, &now) != 0)
         return -EIO;
-    if (now.st_size != s->st.st_size || now.st_nlink == 0 || now.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
+    if (now.st_size != s->st.st_size || now.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
         now.st_mtim.tv_nsec != s->st.st_mtim.tv_nsec)
         return -EIO;
     return 0;

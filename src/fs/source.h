@@ -1,7 +1,8 @@
 /* Byte sources. The mounted file is opened once before the FUSE loop starts. Reads use
  * pread (never mmap, so a truncated file cannot raise SIGBUS) and every read first checks
- * that the file is still the one that was parsed: a changed, truncated or deleted source
- * turns into -EIO instead of wrong bytes.
+ * that the file is still the one that was parsed: a changed or truncated source turns
+ * into -EIO instead of wrong bytes. The open file is what counts, not its path: deleted
+ * or replaced by rename, its bytes are still there and still the parsed ones.
  *
  * A source is one of:
  *   - the mounted file (SOURCE_FILE),

@@ -103,6 +103,49 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
     return tree_add_textf(t, dir, fname, "error", "%s\n", msg);
 }
 
+/* ---- hooks ---- */
+
+int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx)
+{
+    struct view_hook *h = tree_alloc(t, sizeof *h);
+    if (!h)
+        return -1;
+    *h = (struct view_hook){NULL, fn, ctx};
+    if (list->last)
+        list->last->next = h;
+    else
+        list->first = h;
+    list->last = h;
+    return 0;
+}
+
+int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->info_hooks, (void (*)(void))fn, ctx);
+}
+
+int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->skeletons_hooks, (void (*)(void))fn, ctx);
+}
+
+const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
+{
+    if (!fs->skeletons_made) {
+        fs->skeletons_made = true; /* first: a hook that opens views may come back here */
+        if (!fs->skeletons_hooks.first)
+            snprintf(fs->skeletons_err, sizeof fs->skeletons_err, "a %s file holds no skeleton",
+                     format_name(fs->det.format));
+        for (const struct view_hook *h = fs->skeletons_hooks.first; h; h = h->next) {
+            char why[sizeof fs->skeletons_err] = "";
+            if (((view_skeletons_fn *)h->fn)(fs, h->ctx, &fs->skeletons, why, sizeof why) && !fs->skeletons_err[0])
+                snprintf(fs->skeletons_err, sizeof fs->skeletons_err, "%s", why);
+        }
+    }
+    snprintf(err, errlen, "%s", fs->skeletons.n ? "" : fs->skeletons_err);
+    return &fs->skeletons;
+}
+
 /* ---- /info and /unparsed ---- */
 
 /* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
@@ -117,12 +160,12 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_printf(&b, "source: %s\n", fs->origin);
     if (fs->facts.len)
         sb_put(&b, fs->facts.p, fs->facts.len);
-    if (fs->info_hook)
-        fs->info_hook(fs, &b, fs->info_ctx);
+    for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next)
+        ((view_info_fn *)h->fn)(fs, &b, h->ctx);
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
     struct sbuf tree_lines = {0};
-    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_warnings(t, &tree_lines);
+    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_view_warnings(t, fs->src_id, &tree_lines);
     uint64_t done, total;
     tree_progress(t, fs->src_id, &done, &total);
     if (done < total)
@@ -168,4 +211,34 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     tree_add_volatile(fs->tree, root, "info", "info", render_info, fs);
     uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
     tree_set_span(fs->tree, u, 0, fs->src.size);
+}
+
+bool rows_seek(const uint64_t *mark, uint64_t nrows, uint32_t per_mark, uint64_t header_len, uint64_t off,
+               uint64_t *row, uint64_t *start)
+{
+    *row = 0;
+    *start = 0;
+    if (off < header_len || nrows == 0)
+        return false;
+    uint64_t lo = 0, hi = (nrows + per_mark - 1) / per_mark; /* the last mark at or before off */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mark[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *row = lo * per_mark;
+    *start = mark[lo];
+    return true;
+}
+
+size_t rows_copy(const struct sbuf *text, uint64_t start, uint64_t off, void *buf, size_t len)
+{
+    if (off < start || off - start >= text->len)
+        return 0;
+    size_t n = text->len - (size_t)(off - start);
+    n = n < len ? n : len;
+    memcpy(buf, text->p + (off - start), n);
+    return n;
 }

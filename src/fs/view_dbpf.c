@@ -1,6 +1,7 @@
 /* DBPF packages (The Sims 3 and 4) as a tree: every index entry as a directory of value
- * files with its stored and expanded bytes, and every rig (or Granny file) inside as
- * the tree that mounting it alone gives, opened over the resource's own source. */
+ * files with its stored and expanded bytes, and every file inside that the format table
+ * (src/formats.def, pkg columns) opens nested (rigs, Granny files, ...) as the tree that
+ * mounting it alone gives, opened over the resource's own source. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@ struct pkg_res {
     struct pkg_view *v;
     uint32_t i;
     uint16_t codec;    /* what the bytes are decoded as (a DBPF_COMP_ value) */
+    const char *nested_dir; /* the nested view's directory name (the table's pkg_dir) */
+    uint32_t nested_ino;    /* that directory (0: none made) */
+    struct s3fs *nested;    /* the view opened there, once populated */
     bool ok;           /* the bytes can be had (err otherwise) */
     char err[200];
     struct source src; /* a slice of the file (stored), or the expanded bytes */
@@ -30,13 +34,15 @@ struct name_ref {
 };
 
 /* The entries of one type: by_type[start .. start+n) in index order. */
+/* The entries /by-type and /info count together: the types that share a tag in the
+ * package's game (many ids are _XML or THUM), or one type the table gives no tag. */
 struct type_group {
-    uint32_t type, first, start, n; /* first: the index of its first entry */
+    uint32_t type, first, start, n; /* type: its first entry's; first: that entry's index */
 };
 
 struct pkg_view {
     struct s3fs *fs;
-    uint32_t *by_type;          /* entry numbers sorted by (type, index) */
+    uint32_t *by_type;          /* entry numbers sorted by (group, index) */
     struct type_group *groups;  /* in order of first appearance */
     uint32_t ngroups;
     struct dbpf d;
@@ -47,10 +53,33 @@ struct pkg_view {
     size_t nnames, capnames;
     uint32_t namemaps;
     bool names_loaded;
+    int names_rc; /* load_names: 0, or -ENOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
+    uint32_t resources_dir; /* /resources (0 until the root is populated) */
+    uint32_t *res_dir;      /* per entry: /resources/NAME (0 until /resources is populated) */
 };
 
-static const unsigned nested_formats = 1u << FMT_RIG_WRAPPED | 1u << FMT_RIG_CLEAR | 1u << FMT_GR2;
+_Static_assert(FMT_COUNT <= 32, "format masks are 32-bit");
+
+/* The formats a resource of this type is opened as, nested: a mask of (1u << format). */
+static unsigned nested_formats(uint32_t type)
+{
+    unsigned mask = 0;
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].pkg_dir[0] && (s3_formats[f].pkg_type == 0 || s3_formats[f].pkg_type == type))
+            mask |= 1u << f;
+    return mask;
+}
+
+/* The nested directory a resource of this type promises (a rig resource: rig/), so that
+ * bytes of another format are said there as an .error; NULL when the type promises none. */
+static const char *promised_dir(uint32_t type)
+{
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].pkg_dir[0] && s3_formats[f].pkg_type == type)
+            return s3_formats[f].pkg_dir;
+    return NULL;
+}
 
 static void pkg_view_free(void *p)
 {
@@ -61,6 +90,7 @@ static void pkg_view_free(void *p)
     for (uint32_t i = 0; v->res && i < v->d.count; i++)
         free(v->res[i]);
     free(v->res);
+    free(v->res_dir);
     for (size_t i = 0; i < v->nnames; i++)
         free(v->names[i].name);
     free(v->names);
@@ -70,12 +100,24 @@ static void pkg_view_free(void *p)
     free(v);
 }
 
-static int by_type_then_index(const void *a, const void *b, void *entries)
+/* Which group a type belongs to: its tag (4 bytes, above bit 32), or the type itself when
+ * the table gives it no tag. */
+static uint64_t group_key(const struct pkg_view *v, uint32_t type)
 {
-    const struct dbpf_entry *e = entries;
+    const char *tag, *ext;
+    if (!dbpf_type_names(type, v->sims4, &tag, &ext))
+        return type;
+    uint64_t k = 1;
+    for (int i = 0; i < 4 && tag[i]; i++)
+        k = k << 8 | (uint8_t)tag[i];
+    return k << 32;
+}
+
+static int by_key_then_index(const void *a, const void *b, void *keys)
+{
+    const uint64_t *key = keys;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint32_t tx = e[x].type, ty = e[y].type;
-    return tx != ty ? (tx < ty ? -1 : 1) : (x < y ? -1 : x > y);
+    return key[x] != key[y] ? (key[x] < key[y] ? -1 : 1) : (x < y ? -1 : x > y);
 }
 
 static int by_first(const void *a, const void *b)
@@ -84,23 +126,30 @@ static int by_first(const void *a, const void *b)
     return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* Groups the entries by type in O(n log n) (a hostile index may hold a million types). */
+/* Groups the entries by tag (or untagged type) in O(n log n): a key per entry, looked up
+ * once (a hostile index may hold a million types). */
 static int group_types(struct pkg_view *v)
 {
     uint32_t n = v->d.count;
     v->by_type = malloc((n ? n : 1) * sizeof *v->by_type);
     v->groups = malloc((n ? n : 1) * sizeof *v->groups);
-    if (!v->by_type || !v->groups)
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!v->by_type || !v->groups || !key) {
+        free(key);
         return -1;
-    for (uint32_t i = 0; i < n; i++)
+    }
+    for (uint32_t i = 0; i < n; i++) {
         v->by_type[i] = i;
-    qsort_r(v->by_type, n, sizeof *v->by_type, by_type_then_index, v->d.e);
+        key[i] = group_key(v, v->d.e[i].type);
+    }
+    qsort_r(v->by_type, n, sizeof *v->by_type, by_key_then_index, key);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t e = v->by_type[i];
-        if (i == 0 || v->d.e[e].type != v->d.e[v->by_type[i - 1]].type)
+        if (i == 0 || key[e] != key[v->by_type[i - 1]])
             v->groups[v->ngroups++] = (struct type_group){v->d.e[e].type, e, i, 0};
         v->groups[v->ngroups - 1].n++;
     }
+    free(key);
     qsort(v->groups, v->ngroups, sizeof *v->groups, by_first);
     return 0;
 }
@@ -263,17 +312,20 @@ static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
     if (v->nnames == v->capnames) {
         size_t cap = v->capnames ? 2 * v->capnames : 64;
         struct name_ref *n = realloc(v->names, cap * sizeof *n);
-        if (!n)
+        if (!n) {
+            v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
             return;
+        }
         v->names = n;
         v->capnames = cap;
     }
     char *copy = strndup(name, len < 100 ? len : 100);
-    if (copy)
-    {
-        v->names[v->nnames] = (struct name_ref){instance, v->nnames, copy};
-        v->nnames++;
+    if (!copy) {
+        v->names_rc = -ENOMEM;
+        return;
     }
+    v->names[v->nnames] = (struct name_ref){instance, v->nnames, copy};
+    v->nnames++;
 }
 
 static int by_instance(const void *a, const void *b)
@@ -299,11 +351,13 @@ static int by_instance_then_seq(const void *a, const void *b)
     return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
 }
 
-/* Reads every name map (expanding it), then names every entry. */
-static void load_names(struct pkg_view *v)
+/* Reads every name map (expanding it), then names every entry: 0, or -ENOMEM (then, and
+ * at every later call, the listings that need the names fail with ENOMEM; every name
+ * set stays a valid string). */
+static int load_names(struct pkg_view *v)
 {
     if (v->names_loaded)
-        return;
+        return v->names_rc;
     v->names_loaded = true;
     struct s3fs *fs = v->fs;
     char tmp[256];
@@ -311,6 +365,8 @@ static void load_names(struct pkg_view *v)
         const struct dbpf_entry *e = &v->d.e[i];
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
+        if (!v->dirname[i])
+            return v->names_rc = -ENOMEM;
     }
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
@@ -338,9 +394,15 @@ static void load_names(struct pkg_view *v)
         size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, name_of(v, e->instance));
         if (e->dup)
             snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
+        char *name = strdup(tmp);
+        if (!name) {
+            v->names_rc = -ENOMEM; /* the provisional name stays */
+            continue;
+        }
         free(v->dirname[i]);
-        v->dirname[i] = strdup(tmp);
+        v->dirname[i] = name;
     }
+    return v->names_rc;
 }
 
 /* ---- /resources/NAME ---- */
@@ -396,31 +458,36 @@ static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     snprintf(origin, sizeof origin, "resource %s, stored at offset %" PRIu32 " (%" PRIu32 " bytes, %s)%s",
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
-    struct s3fs *nested;
     source_hold(&r->src); /* the nested view's opening reads it piece by piece */
     int rc = 0;
-    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats, &nested, err, sizeof err))
-        add_error(t, dir, "rig", err);
+    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err))
+        add_error(t, dir, r->nested_dir, err);
     else
         rc = tree_populate(t, dir);
     source_release(&r->src);
     return rc;
 }
 
-/* rig/ when the bytes are a format the project reads: for rig resources any rig
- * encoding, for other types a bare Granny file. */
+/* The nested directory (rig/, ...) when the bytes are a format the table opens in a
+ * resource of this type (for rig resources any rig encoding, for any type a bare Granny
+ * file); else, when the type promises a format, that directory's .error. */
 static void add_nested(struct pkg_view *v, uint32_t dir, struct pkg_res *r)
 {
     struct tree *t = v->fs->tree;
     const struct dbpf_entry *e = &v->d.e[r->i];
     struct detect_result det;
-    bool rig = e->type == DBPF_TYPE_RIG;
+    const char *promised = promised_dir(e->type);
     bool known = detect_format(&r->src.src, &det) == 0;
-    if (known && (det.format == FMT_GR2 || (rig && (nested_formats & (1u << det.format))))) {
-        uint32_t ino = tree_add_dir(t, dir, "rig", "dbpf.nested", populate_nested, r, 0);
+    if (known && (nested_formats(e->type) & (1u << det.format))) {
+        r->nested_dir = s3_formats[det.format].pkg_dir;
+        uint32_t ino = tree_add_dir(t, dir, r->nested_dir, "dbpf.nested", populate_nested, r, 0);
         tree_set_span(t, ino, e->offset, e->stored_size);
-    } else if (rig) {
-        add_error(t, dir, "rig", known ? "a rig resource holding another format" : det.why);
+        r->nested_ino = ino;
+    } else if (promised) {
+        char why[300];
+        if (known)
+            snprintf(why, sizeof why, "a %s resource holding another format (%s)", promised, format_name(det.format));
+        add_error(t, dir, promised, known ? why : det.why);
     }
 }
 
@@ -483,10 +550,13 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     struct pkg_view *v = ctx;
     if (source_check(&v->fs->src))
         return -EIO;
-    load_names(v);
+    int rc = load_names(v);
+    if (rc)
+        return rc;
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         uint32_t ino = tree_add_dir(t, dir, v->dirname[i], "dbpf.resource", populate_resource, v, i);
+        v->res_dir[i] = ino;
         if (e->state == DBPF_OK)
             tree_set_span(t, ino, e->offset, e->stored_size);
         else
@@ -499,7 +569,9 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
 static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct pkg_view *v = ctx;
-    load_names(v);
+    int rc = load_names(v);
+    if (rc)
+        return rc;
     const struct type_group *grp = &v->groups[g];
     for (uint32_t k = 0; k < grp->n; k++) {
         uint32_t i = v->by_type[grp->start + k];
@@ -510,10 +582,13 @@ static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
     return 0;
 }
 
-static void type_dir_name(char *out, size_t size, uint32_t type)
+/* A group's name in /by-type and /info: the tag, or for an untagged type its id as 0x and
+ * eight hex digits (0x02DC343F). */
+static void type_dir_name(const struct pkg_view *v, char *out, size_t size, uint32_t type)
 {
-    if (dbpf_type_known(type))
-        snprintf(out, size, "%s", dbpf_type_tag(type));
+    const char *tag, *ext;
+    if (dbpf_type_names(type, v->sims4, &tag, &ext))
+        snprintf(out, size, "%s", tag);
     else
         snprintf(out, size, "0x%08" PRIX32, type);
 }
@@ -524,7 +599,7 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
     struct pkg_view *v = ctx;
     for (uint32_t g = 0; g < v->ngroups; g++) {
         char name[16];
-        type_dir_name(name, sizeof name, v->groups[g].type);
+        type_dir_name(v, name, sizeof name, v->groups[g].type);
         tree_add_dir(t, dir, name, "dbpf.by_type", populate_type, v, g);
     }
     return 0;
@@ -549,14 +624,74 @@ static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     tree_add_range(t, dir, "header.bin", "dbpf.header", 0, DBPF_HEADER_SIZE);
     uint32_t h = tree_add_dir(t, dir, "header", "dbpf.header", populate_header, v, 0);
     tree_set_span(t, h, 0, DBPF_HEADER_SIZE);
-    if (v->d.count || v->d.h[DBPF_H_INDEX_COUNT] == 0)
+    /* an index of no entries is not checked by the parser: it may lie past the end */
+    uint64_t size = v->fs->src.size;
+    bool inside = v->d.index_pos <= size && v->d.index_size <= size - v->d.index_pos;
+    if ((v->d.count || v->d.h[DBPF_H_INDEX_COUNT] == 0) && inside)
         tree_add_range(t, dir, "index.bin", "dbpf.index", v->d.index_pos, v->d.index_size);
-    if (!v->d.index_ok)
+    if (!v->d.index_ok) {
         add_error(t, dir, "index", v->d.index_err);
+    } else if (!inside) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "index [0x%" PRIx64 ", +%" PRIu64 ") of no entries is not inside the file (%" PRIu64
+                 " bytes)", v->d.index_pos, v->d.index_size, size);
+        add_error(t, dir, "index", msg);
+    }
     uint32_t r = tree_add_dir(t, dir, "resources", "dbpf.resources", populate_resources, v, 0);
     tree_set_span(t, r, v->d.index_pos, v->d.index_size);
+    v->resources_dir = r;
     tree_add_dir(t, dir, "by-type", "dbpf.by_type", populate_by_type, v, 0);
     return 0;
+}
+
+/* ---- the skeletons it offers ---- */
+
+/* The skeletons of one rig resource (its nested view's), added to into labelled
+ * resources/NAME[/LABEL]; a rig that offers none is said in /info. */
+static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_set *into)
+{
+    struct tree *t = v->fs->tree;
+    if (!v->res_dir[i] || tree_populate(t, v->res_dir[i]))
+        return;
+    struct pkg_res *r = v->res[i];
+    if (!r || !r->nested_ino || tree_populate(t, r->nested_ino) || !r->nested)
+        return; /* not a rig the table opens: its rig.error says why */
+    char err[200] = "";
+    const struct rig_set *set = view_skeletons(r->nested, err, sizeof err);
+    for (size_t k = 0; k < set->n; k++) {
+        char *label = NULL;
+        struct mdl_skeleton copy;
+        const char *sub = set->r[k].label;
+        if (asprintf(&label, "resources/%s%s%s", v->dirname[i], sub[0] ? "/" : "", sub) < 0)
+            label = NULL;
+        if (!label || mdl_skeleton_copy(&set->r[k].skel, &copy))
+            snprintf(err, sizeof err, "out of memory");
+        else
+            rig_set_add(into, label, &copy, err, sizeof err);
+        free(label);
+    }
+    if (err[0])
+        diag_add(&v->fs->diag, "%s: no skeleton to bind meshes to: %s", v->dirname[i], err);
+}
+
+/* view_skeletons_fn of a package: every rig resource's skeletons, in index order (their
+ * directories are populated to open them, as listing them would). */
+static int pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+{
+    struct pkg_view *v = ctx;
+    struct tree *t = fs->tree;
+    if (tree_populate(t, fs->root) || !v->resources_dir || tree_populate(t, v->resources_dir)) {
+        snprintf(err, errlen, "the resources cannot be listed");
+        return -1;
+    }
+    size_t before = into->n;
+    for (uint32_t i = 0; i < v->d.count; i++)
+        if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
+            add_resource_skeletons(v, i, into);
+    if (into->n > before)
+        return 0;
+    snprintf(err, errlen, "no rig resource holds a skeleton");
+    return -1;
 }
 
 /* ---- /info ---- */
@@ -565,7 +700,9 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
     (void)fs;
     struct pkg_view *v = ctx;
-    if (v->names_loaded)
+    if (v->names_loaded && v->names_rc)
+        sb_printf(out, "names: out of memory while naming the resources\n");
+    else if (v->names_loaded)
         sb_printf(out, "names: %zu from %u name maps\n", v->nnames, v->namemaps);
     else
         sb_printf(out, "names: not read yet (list /resources)\n");
@@ -599,9 +736,9 @@ static void describe(struct pkg_view *v)
               : e->compression == DBPF_COMP_REFPACK ? 3 : e->compression == DBPF_COMP_STREAMABLE ? 4 : 5;
         comp[k]++;
     }
-    for (uint32_t g = 0; g < v->ngroups; g++) { /* per type, in order of first appearance */
+    for (uint32_t g = 0; g < v->ngroups; g++) { /* per tag (or untagged type), in order of first appearance */
         char name[16];
-        type_dir_name(name, sizeof name, v->groups[g].type);
+        type_dir_name(v, name, sizeof name, v->groups[g].type);
         sb_printf(f, "type %s: %" PRIu32 "\n", name, v->groups[g].n);
     }
     static const char *const cn[6] = {"none given", "stored", "zlib", "refpack", "streamable", "other"};
@@ -637,14 +774,21 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     uint32_t n = v->d.count ? v->d.count : 1;
     v->dirname = calloc(n, sizeof *v->dirname);
     v->res = calloc(n, sizeof *v->res);
-    if (!v->dirname || !v->res || group_types(v)) {
+    v->res_dir = calloc(n, sizeof *v->res_dir);
+    if (!v->dirname || !v->res || !v->res_dir || group_types(v)) {
         snprintf(err, errlen, "out of memory for the index");
         return -1;
     }
     describe(v);
     tree_gen_item(read_expanded, expanded_item);
-    fs->info_hook = info_names;
-    fs->info_ctx = v;
+    if (view_add_info_hook(fs, info_names, v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (view_add_skeletons_hook(fs, pkg_skeletons, v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
 
@@ -653,10 +797,9 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
     if (fs->det.format != FMT_DBPF)
         return false;
     /* the view is the root's populate context */
-    struct node *root = tree_node(fs->tree, fs->root);
-    if (!root || root->type != NODE_DIR)
+    struct pkg_view *v = tree_dir_ctx(fs->tree, fs->root, populate_pkg_root);
+    if (!v)
         return false;
-    struct pkg_view *v = root->u.dir->ctx;
     *count = v->d.count;
     *bytes = v->mem_total;
     return true;

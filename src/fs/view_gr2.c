@@ -216,6 +216,37 @@ static void let_go_idle(struct gr2_pins *p, const struct gr2_space *sp)
     }
 }
 
+/* Tests: every settle point lets go of the sections not used since the last one and drops
+ * their bytes from the cache (unless another request pins them), so that a pointer kept
+ * into section bytes across a settle point reads freed memory (ASan reports it). */
+static _Atomic bool eager_settle;
+static _Atomic uint64_t eager_drops;
+
+void gr2_view_test_eager_settle(bool on)
+{
+    eager_settle = on;
+}
+
+uint64_t gr2_view_test_eager_drops(void)
+{
+    return eager_drops;
+}
+
+static void settled_eagerly(const struct gr2_space *sp)
+{
+    struct gr2_pins *p = sp->lazy->ctx;
+    for (uint32_t k = 0; k < p->npinned;) {
+        uint32_t sec = p->pinned[k];
+        if (p->lazy.state[sec] == GR2_SEC_USED) {
+            k++;
+            continue;
+        }
+        unpin_one(p, sp, k);
+        cache_forget(&p->v->fs->cache, &p->v->items[sec].c);
+        eager_drops++;
+    }
+}
+
 static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
 {
     struct gr2_view *v = p->v;
@@ -268,6 +299,7 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     p->v = v;
     p->lazy.ctx = p;
     p->lazy.fetch = fetch_section;
+    p->lazy.settled = eager_settle ? settled_eagerly : NULL;
     sp->data = calloc(n1, sizeof *sp->data);
     sp->size = calloc(n1, sizeof *sp->size);
     sp->why = calloc(n1, sizeof *sp->why);
@@ -624,9 +656,14 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
                   (uint64_t)v->g.nsections * GR2_SECTION_HEADER_SIZE);
     if (v->g.sections_err[0])
         add_error(t, dir, "sections", v->g.sections_err);
-    if (v->granny_extra)
-        v->granny_extra(v, dir);
+    for (const struct view_hook *h = v->granny_extra.first; h; h = h->next)
+        ((gr2_granny_extra_fn *)h->fn)(v, dir, h->ctx);
     return 0;
+}
+
+int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)
+{
+    return view_hooks_add(v->fs->tree, &v->granny_extra, (void (*)(void))fn, ctx);
 }
 
 void gr2_view_add(struct gr2_view *v, uint32_t dir)
@@ -691,13 +728,7 @@ void gr2_view_describe(struct gr2_view *v)
     else
         sb_printf(f, "gr2_crc: not checked\n");
     sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
-    if (gr2_strings_remapped(g))
-        diag_add(&v->fs->diag,
-                 "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
-                 "): String members show the CRC of their string (crc:0x...), names are not in this file",
-                 g->string_table_crc);
-    v->fs->info_hook = section_lines;
-    v->fs->info_ctx = v;
+    view_add_info_hook(v->fs, section_lines, v); /* out of memory: /info lacks the section lines */
     cover_add(c, g->base, 0x20 + g->header_length);
     cover_add(c, abs_of(v, 0x20 + (uint64_t)g->section_array_offset), (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE);
     for (uint32_t i = 0; i < g->nsections; i++) {

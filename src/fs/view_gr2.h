@@ -35,8 +35,9 @@ struct gr2_view {
     uint32_t *nfixups;
     bool fixups_loaded;
     /* What is added to /granny when it is first listed, after the container's own
-     * nodes (the object tree sets these), and how its state is freed with the view. */
-    void (*granny_extra)(struct gr2_view *v, uint32_t granny_dir);
+     * nodes (gr2_view_add_granny_extra: the object tree, and whoever else registers),
+     * and how the object tree's state is freed with the view. */
+    struct view_hooks granny_extra;
     void (*extra_free)(void *state);
     void *extra;
     pthread_mutex_t state_lock;  /* items[].err and .expanded (see gr2_secitem) */
@@ -47,6 +48,11 @@ struct gr2_view {
 /* A section's expansion state, copied under the state lock: returns expanded (0, 1, -1)
  * and puts the reason it cannot be had (or "") in err. */
 int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen);
+
+/* Adds to /granny, when it is first listed, after the container's own nodes and after
+ * hooks registered earlier. 0, or -1 when out of memory. */
+typedef void gr2_granny_extra_fn(struct gr2_view *v, uint32_t granny_dir, void *ctx);
+int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx);
 
 /* The space the object decoder walks, for one request: the fixups loaded, every
  * section's size, and its bytes pinned on demand (when the decoder first needs them) and
@@ -59,6 +65,12 @@ void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp);
 /* Section sec's cache item (and its cache), for what an open file made from its bytes
  * holds (tree_hold); NULL for an empty or unknown section. */
 struct cached *gr2_view_section_item(struct gr2_view *v, uint32_t sec, struct cache **cache);
+/* Tests: with on, the requests that pin from now on let go of every idle section at each
+ * settle point and drop its bytes from the cache (process-wide), so a pointer kept into
+ * section bytes across a settle point is a use after free that ASan reports; the count
+ * of sections so dropped. */
+void gr2_view_test_eager_settle(bool on);
+uint64_t gr2_view_test_eager_drops(void);
 /* The span xattrs of bytes [off, off+len) of a section: absolute when stored as is,
  * else the section's stored bytes. */
 void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen);

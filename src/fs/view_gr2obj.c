@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_gr2anim.h"
 #include "fs/view_gr2export.h"
 #include "fs/view_gr2obj.h"
+#include "parse/gr2std.h"
 #include "parse/gr2walk.h"
 
 /* Columns of the flat types met so far (a file has few): tables of one type share them. */
@@ -27,6 +29,7 @@ struct gobj {
     struct gr2_view *v;
     struct gr2_walk w;
     bool noted; /* the walk's limit said in /info */
+    bool crc_noted; /* a String member holding a CRC said in /info */
     struct colset **colsets; /* each allocated alone: tables keep pointers to them */
     size_t ncolsets;
     /* Tables already measured, by (bytes, type, count): arrays shared by many members
@@ -36,6 +39,7 @@ struct gobj {
     struct gtable **tables; /* open addressing by table_hash, power-of-two capacity */
     size_t ntables, captables;
     uint64_t csv_measured;
+    struct gr2_anim *anim; /* curves, tracks and animations: their derived files */
 };
 
 static void walk(struct gobj *o, const struct gr2_space *sp)
@@ -101,6 +105,21 @@ static void member_type(struct tree *t, uint32_t ino, const struct gr2_member *m
         set_typef(t, ino, "gr2.%s%s", gr2_member_type_name(m->type), orig);
 }
 
+/* A String member holds a CRC into an external string table: said once in /info. Only
+ * then: a header's non-zero string_table_crc alone says nothing (real files carry one
+ * with ordinary strings, pointers with fixups), each slot decides (gr2_string_slot). */
+static void note_crc_string(struct gobj *o)
+{
+    if (o->crc_noted)
+        return;
+    o->crc_noted = true;
+    diag_add(&o->v->fs->diag,
+             "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
+             "): String members without a pointer show the CRC of their string (crc:0x...), "
+             "those names are not in this file",
+             o->v->g.string_table_crc);
+}
+
 /* Scalars and strings: one value file, an element per line. A remapped string (a CRC
  * into an external table) is "crc:0x%08x". */
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
@@ -127,8 +146,10 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
             }
             if (str.kind == GR2_STR_TEXT)
                 sb_put(&out, str.text, str.len);
-            else if (str.kind == GR2_STR_CRC)
+            else if (str.kind == GR2_STR_CRC) {
                 sb_printf(&out, "crc:0x%08" PRIx32, str.crc);
+                note_crc_string(o);
+            }
             if (str.kind != GR2_STR_NULL || width > 1)
                 sb_put(&out, "\n", 1);
             any |= str.kind != GR2_STR_NULL;
@@ -228,32 +249,13 @@ static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, v
         return rc;
     /* Render from the header, or from the last mark at or before off, until past off+len. */
     struct sbuf text = {0};
-    uint64_t start = 0;
-    uint32_t row = 0;
-    if (off >= tb->header_len) {
-        uint32_t lo = 0, hi = (tb->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
-        while (hi - lo > 1) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (tb->mark[mid] <= off)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        row = lo * ROWS_PER_MARK;
-        start = tb->mark[lo];
-    } else {
+    uint64_t start, row;
+    if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
         csv_header(tb->cs, &text);
-    }
     while (row < tb->count && start + text.len < off + len)
         csv_row(tb->cs, b + (size_t)row++ * tb->size, sp.g->be, &text);
     gr2_view_unpin(tb->o->v, &sp);
-    size_t n = 0;
-    if (off >= start && off - start < text.len) {
-        n = text.len - (size_t)(off - start);
-        if (n > len)
-            n = len;
-        memcpy(buf, text.p + (off - start), n);
-    }
+    size_t n = rows_copy(&text, start, off, buf, len);
     sb_free(&text);
     return (ssize_t)n;
 }
@@ -538,7 +540,10 @@ static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t
         add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
                    d->obj.offset + ty->m[i].offset);
     }
-    gr2_exports_add(d->o->v, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
+    gr2_space_settle(sp); /* the members' nodes are made */
+    gr2_exports_add(d->o->v, sp, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
+    gr2_space_settle(sp);
+    gr2_anim_add(d->o->anim, sp, d->type, d->obj, dir); /* knots.csv, samples.csv, animation.glb ... */
 }
 
 /* Elements 0..n-1 of one member kind, `stride` bytes apart: arrays of structs, arrays of
@@ -662,12 +667,13 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 
 /* ---- entry points ---- */
 
-/* /granny/skeletons only when the root's Skeletons array is there and not empty: a
- * convenience link never dangles. */
-static void add_skeletons_link(struct gobj *o, const struct gr2_space *sp, uint32_t granny_dir,
-                               const struct gr2_type *root)
+/* /granny/NAME -> root/MEMBER only when the root's MEMBER array is there and not empty (a
+ * convenience link never dangles). MEMBER is found by name, or by its place in the
+ * standard root when the file's names are remapped. */
+static void add_root_link(struct gobj *o, const struct gr2_space *sp, uint32_t granny_dir, const struct gr2_type *root,
+                          const char *member, const char *name)
 {
-    const struct gr2_member *sk = gr2_find_member(root, "Skeletons");
+    const struct gr2_member *sk = gr2_std_find(root, GR2_STD_ROOT, member);
     if (!sk || sk->array_width > 0 || gr2_is_scalar(sk->type) || sk->type == GR2_STRING ||
         sk->type == GR2_TRANSFORM)
         return;
@@ -677,9 +683,9 @@ static void add_skeletons_link(struct gobj *o, const struct gr2_space *sp, uint3
                  (e.kind == GR2_EK_ARRAY && e.count > 0 && !gr2_elem_is_table(&o->w.types, sp, &e));
     if (!shown)
         return;
-    char target[300]; /* root/Skeletons is a directory or a link that resolves */
+    char target[300]; /* root/MEMBER is a directory or a link that resolves */
     snprintf(target, sizeof target, "root/%s", root->safe_name[sk - root->m]);
-    tree_add_link(o->v->fs->tree, granny_dir, "skeletons", target);
+    tree_add_link(o->v->fs->tree, granny_dir, name, target);
 }
 
 /* A directory whose bytes cannot be had: its listing fails with the errno in arg, and the
@@ -690,8 +696,9 @@ static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t
     return -(int)arg;
 }
 
-static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
+static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
 {
+    (void)ctx;
     struct tree *t = v->fs->tree;
     struct gobj *o = v->extra;
     struct gr2_space sp;
@@ -715,7 +722,8 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir)
         struct gr2_elem e = {.type = v->g.root_type, .obj = v->g.root_object};
         uint32_t ino = add_gdir(o, granny_dir, "root", GD_STRUCT, &e, NULL, "", root->size);
         set_typef(t, ino, "gr2.struct");
-        add_skeletons_link(o, &sp, granny_dir, root);
+        add_root_link(o, &sp, granny_dir, root, "Skeletons", "skeletons");
+        add_root_link(o, &sp, granny_dir, root, "Animations", "animations");
         tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
     }
     if (!why)
@@ -729,6 +737,7 @@ static void gobj_free(void *p)
     if (!o)
         return;
     gr2_walk_free(&o->w);
+    gr2_anim_free(o->anim);
     for (size_t i = 0; i < o->ncolsets; i++) {
         gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
         free(o->colsets[i]);
@@ -746,12 +755,16 @@ int gobj_attach(struct gr2_view *v)
     if (!o)
         return -1;
     o->v = v;
+    o->anim = gr2_anim_new(v);
+    if (!o->anim) {
+        free(o);
+        return -1;
+    }
     v->extra = o;
     v->extra_free = gobj_free;
-    v->granny_extra = gobj_add;
     tree_gen_item(csv_read, table_item);
     tree_gen_item(table_bin_read, table_item);
-    return 0;
+    return gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 
 int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
@@ -810,12 +823,17 @@ static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     return 0;
 }
 
+struct gr2_view *gr2_view_of(struct s3fs *fs)
+{
+    return tree_dir_ctx(fs->tree, fs->root, populate_gr2_root);
+}
+
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
     if (!v)
         return -1;
-    if (gobj_attach(v)) {
+    if (gobj_attach(v) || gr2_add_skeletons_hook(v)) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

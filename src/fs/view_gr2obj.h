@@ -20,5 +20,8 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
 /* A Granny file mounted alone: the container view with its object tree at fs's root. 0,
  * or -1 with err (the header is unreadable). */
 int gr2_view_open(struct s3fs *fs, char *err, size_t errlen);
+/* The Granny view of a Granny file opened alone (NULL for any other view): where hooks
+ * (gr2_view_add_granny_extra) are registered from outside the view. */
+struct gr2_view *gr2_view_of(struct s3fs *fs);
 
 #endif

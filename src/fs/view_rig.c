@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/view_gr2export.h"
 #include "fs/view_gr2obj.h"
 #include "fs/view_rig.h"
 #include "parse/rig.h"
@@ -315,7 +316,7 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
     v->granny = gr2_view_new(fs, v->r.granny_pos, v->granny_err, sizeof v->granny_err);
     if (!v->granny)
         diag_add(&fs->diag, "Granny data: %s", v->granny_err);
-    else if (gobj_attach(v->granny))
+    else if (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny))
         diag_add(&fs->diag, "Granny object tree: out of memory");
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
     describe(v);

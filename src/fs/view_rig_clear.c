@@ -178,22 +178,6 @@ static int populate_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     return 0;
 }
 
-/* A CSV field: quoted when it holds a comma, quote or line break. */
-static void csv_name(struct sbuf *b, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        sb_printf(b, "%s", s);
-        return;
-    }
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_put(b, "\"", 1);
-        sb_put(b, s, 1);
-    }
-    sb_put(b, "\"", 1);
-}
-
 static void add_csv(struct rig_clear_view *v, uint32_t root)
 {
     struct sbuf b = {0};
@@ -201,7 +185,7 @@ static void add_csv(struct rig_clear_view *v, uint32_t root)
     for (uint32_t i = 0; i < v->r.nbones; i++) {
         const struct rig_clear_bone *x = &v->r.bones[i];
         sb_printf(&b, "%" PRIu32 ",", i);
-        csv_name(&b, x->name);
+        sb_csv_field(&b, x->name);
         sb_printf(&b, ",%" PRId32 ",%" PRId32 ",0x%08" PRIx32 ",0x%08" PRIx32, x->parent, x->opposing, x->name_hash,
                   x->flags);
         const float *f[3] = {x->position, x->orientation, x->scale};
@@ -235,30 +219,28 @@ static void warn_chain_indices(struct rig_clear_view *v)
 static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     const struct rig_clear *r = ctx;
-    struct mdl_skeleton s = {0};
-    s.bone = calloc(r->nbones ? r->nbones : 1, sizeof *s.bone);
-    if (!s.bone) {
+    struct mdl_skeleton s;
+    if (rig_clear_skeleton(r, &s)) {
         snprintf(err, errlen, "out of memory");
         return -1;
-    }
-    s.nbones = r->nbones;
-    s.name = r->skeleton_name ? strdup(r->skeleton_name) : NULL;
-    s.name_len = s.name ? strlen(s.name) : 0;
-    for (uint32_t i = 0; i < r->nbones; i++) {
-        const struct rig_clear_bone *b = &r->bones[i];
-        struct mdl_bone *o = &s.bone[i];
-        o->name = strdup(b->name ? b->name : "");
-        o->name_len = o->name ? strlen(o->name) : 0;
-        o->parent = b->parent;
-        memcpy(o->t, b->position, sizeof o->t);
-        memcpy(o->r, b->orientation, sizeof o->r);
-        memcpy(o->s, b->scale, sizeof o->s);
     }
     int rc = -1;
     if (mdl_skeleton_check(&s, err, errlen) == 0 && mdl_compute_ibm(&s, err, errlen) == 0)
         rc = export_skeleton_glb(&s, out, len, err, errlen);
     mdl_skeleton_free(&s);
     return rc;
+}
+
+/* view_skeletons_fn: the bone table (ctx: the struct rig_clear). */
+static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+{
+    (void)fs;
+    struct mdl_skeleton s;
+    if (rig_clear_skeleton(ctx, &s)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return rig_set_add(into, "", &s, err, errlen);
 }
 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -319,5 +301,9 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         bad += !v->r.bones[i].hash_ok;
     sb_printf(&fs->facts, "name_hash_mismatches: %" PRIu32 "\n", bad);
     cover_add(&fs->cover, 0, v->r.end ? v->r.end : 8);
+    if (view_add_skeletons_hook(fs, bone_table_skeleton, &v->r)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return view_root(fs, "rig.clear", populate_root, v);
 }

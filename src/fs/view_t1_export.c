@@ -112,9 +112,9 @@ static int object_model(const struct t1x *x, struct mdl_model *m, char *err, siz
 {
     struct tree *t = t2fs_view_fs(x->v)->tree;
     struct t1_object o;
-    pthread_mutex_lock(&t->lock);
+    tree_lock(t);
     int rc = read_object(x->v, &x->obj, &o, err, errlen);
-    pthread_mutex_unlock(&t->lock);
+    tree_unlock(t);
     if (rc == 0) {
         char name[32];
         snprintf(name, sizeof name, "object %" PRIu32, x->obj.depth >= 2 ? x->obj.path[1] : 0);

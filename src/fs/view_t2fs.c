@@ -46,7 +46,7 @@ struct t2_view {
     uint32_t root_count;
     struct t2fs_schema *schema;
     const char *schema_name;
-    t2fs_root_extra_fn *root_extra; /* the derived views' directories, added after /root */
+    struct view_hooks root_extra; /* the derived views' directories, added after /root */
     uint64_t compressed_seen, compressed_failed;
     /* A file cut short (its root's offsets run past its end): nodes past the end are
      * NAME.error files; a branch whose table is still in the file stays a directory of
@@ -542,7 +542,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         close_bytes(v, &bytes);
         return -EIO; /* validated when the parent was listed: the file changed since */
     }
-    for (uint32_t i = 0; i < b.count && !v->fs->tree->full; i++) {
+    for (uint32_t i = 0; i < b.count && !tree_full(v->fs->tree); i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
         struct t2_where w = child_where(&d->at, &b, i);
@@ -568,10 +568,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
 
 struct t2_view *t2fs_view_of(struct s3fs *fs)
 {
-    struct node *root = tree_node(fs->tree, fs->root);
-    if (!root || root->type != NODE_DIR || root->u.dir->populate != populate_t2fs_root)
-        return NULL;
-    return root->u.dir->ctx;
+    return tree_dir_ctx(fs->tree, fs->root, populate_t2fs_root);
 }
 
 struct s3fs *t2fs_view_fs(const struct t2_view *v)
@@ -847,8 +844,8 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         tree_add_range(t, dir, "trailer.bin", "bytes", end, v->fs->src.size - end);
     struct t2_where w = {NULL, v->root_off, v->root_size};
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
-    if (v->root_extra)
-        v->root_extra(v, dir);
+    for (const struct view_hook *h = v->root_extra.first; h; h = h->next)
+        ((t2fs_root_extra_fn *)h->fn)(v, dir, h->ctx);
     return 0;
 }
 
@@ -907,6 +904,11 @@ static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t
     return 0;
 }
 
+int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx)
+{
+    return view_hooks_add(v->fs->tree, &v->root_extra, (void (*)(void))fn, ctx);
+}
+
 int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen)
 {
     struct t2_view *v = calloc(1, sizeof *v);
@@ -915,10 +917,13 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
         return -1;
     }
     v->fs = fs;
-    v->root_extra = root_extra;
     v->be = fs->det.big_endian;
     v->root_off = fs->det.root_off;
     tree_on_free(fs->tree, t2_view_free, v);
+    if (root_extra && t2fs_view_add_root_extra(v, root_extra, NULL)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     v->window = malloc(sizeof *v->window); /* without it, listings read the file directly */
     if (v->window)
         source_window_init(v->window, &fs->src);

@@ -48,13 +48,16 @@ struct t2fs_array {
 
 /* Adds the derived views' directories (/models, /named) to the root directory, after
  * /root: the views above this one (view_t2fs_derived.c) say which. */
-typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir);
+typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir, void *ctx);
 
 /* Parses the t2fs header of fs's source, picks the schema (fs->opts.schema, else by
- * shape) and gives fs's root its populate callback, which calls root_extra (may be NULL)
- * after making /root. 0, or -1 with err. The format's entry is t2fs_view_open
- * (view_t2fs_derived.h). */
+ * shape) and gives fs's root its populate callback, which calls root_extra (may be NULL;
+ * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. 0,
+ * or -1 with err. The format's entry is t2fs_view_open (view_t2fs_derived.h). */
 int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
+/* Registers one more root_extra hook (called in the order added). 0, or -1 when out of
+ * memory. */
+int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx);
 
 /* The t2fs view of an opened file (NULL when it is not a t2fs file). */
 struct t2_view *t2fs_view_of(struct s3fs *fs);

@@ -10,8 +10,9 @@
 #include "fs/view_t2fs_models.h"
 #include "fs/view_t2fs_named.h"
 
-static void add_derived(struct t2_view *v, uint32_t root_dir)
+static void add_derived(struct t2_view *v, uint32_t root_dir, void *ctx)
 {
+    (void)ctx;
     const char *schema = t2fs_view_schema_name(v);
     if (strcmp(schema, "turok2") == 0)
         t2fs_models_add(v, root_dir);

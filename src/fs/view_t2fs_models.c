@@ -67,51 +67,101 @@ static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const str
 
 /* ---- meshes ---- */
 
-static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+/* A mesh's vertex files are made again at each read from its vertex buffer, not kept:
+ * they are most of a model's bytes, and the tree keeps about 100 bytes a node.
+ * arg: the mesh index times 2, plus which file. */
+enum { VERTS_BIN, VERTS_TXT };
+
+/* The vertex buffer of mesh `mesh` of m's model, as an array (free a->bytes). 0, or -1
+ * with err. The locator's state is the view's: callers outside a populate hold the tree
+ * lock. */
+static int mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, struct t2fs_array *a, char *err,
+                         size_t errlen)
+{
+    if (t2fs_node_at(m->v, &m->model, IDX(1, 0, (unsigned)mesh), vb, err, errlen) ||
+        t2fs_node_array(m->v, vb, a, err, errlen))
+        return -1;
+    if (a->esize == 0 && a->count) {
+        snprintf(err, errlen, "the vertex buffer's element size is 0");
+        free(a->bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* vertices.txt: each record's bytes in hex, a space before every fourth byte but the
+ * first, one line per record; and its size. */
+static void vertex_text(const uint8_t *rec, uint32_t esize, uint32_t count, struct sbuf *out)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        for (uint32_t k = 0; k < esize; k++)
+            sb_printf(out, "%s%02x", k && k % 4 == 0 ? " " : "", rec[(size_t)i * esize + k]);
+        sb_put(out, "\n", 1);
+    }
+}
+
+static uint64_t vertex_text_size(uint32_t esize, uint32_t count)
+{
+    return (uint64_t)count * (esize ? 2ull * esize + (esize - 1) / 4 + 1 : 1);
+}
+
+static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
 {
     struct mdir *m = ctx;
-    struct t2_view *v = m->v;
     struct t2fs_node vb;
     struct t2fs_array a;
     char err[400];
-    if (!FIND(v, &m->model, &vb, dir, "vertices", 1, 0, (unsigned)mesh))
+    tree_lock(t);
+    int rc = mesh_vertices(m, arg / 2, &vb, &a, err, sizeof err);
+    tree_unlock(t);
+    if (rc)
+        return -EIO; /* it was read when the mesh was listed: the file changed since */
+    size_t bytes = (size_t)a.esize * a.count;
+    uint8_t *rec = malloc(bytes ? bytes : 1);
+    struct sbuf txt = {0};
+    ssize_t got = -ENOMEM;
+    if (rec) {
+        t2_deinterleave(a.data, a.esize, a.count, rec);
+        const uint8_t *from = rec;
+        size_t have = bytes;
+        if (arg % 2 == VERTS_TXT) {
+            vertex_text(rec, a.esize, a.count, &txt);
+            from = (const uint8_t *)txt.p;
+            have = txt.oom ? 0 : txt.len;
+        }
+        got = !txt.oom && off + len <= have ? (ssize_t)len : -EIO; /* tree_read asks within the size */
+        if (got > 0)
+            memcpy(buf, from + off, len);
+    }
+    sb_free(&txt);
+    free(rec);
+    free(a.bytes);
+    return got;
+}
+
+static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+{
+    struct mdir *m = ctx;
+    struct t2fs_node vb;
+    struct t2fs_array a;
+    char err[400];
+    if (!FIND(m->v, &m->model, &vb, dir, "vertices", 1, 0, (unsigned)mesh))
         return 0;
-    if (t2fs_node_array(v, &vb, &a, err, sizeof err)) {
+    if (mesh_vertices(m, mesh, &vb, &a, err, sizeof err)) {
         add_error(t, dir, "vertices", err);
         return 0;
     }
-    if (a.esize == 0 && a.count) {
-        add_error(t, dir, "vertices", "the vertex buffer's element size is 0");
-        free(a.bytes);
+    free(a.bytes);
+    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, (uint64_t)a.esize * a.count, read_vertices, m,
+                                2 * mesh + VERTS_BIN);
+    if (!ino) /* refused (the node limit, which /info reports) */
         return 0;
-    }
-    size_t bytes = (size_t)a.esize * a.count;
-    uint8_t *rec = malloc(bytes ? bytes : 1);
-    if (!rec) {
-        free(a.bytes);
-        return -ENOMEM;
-    }
-    t2_deinterleave(a.data, a.esize, a.count, rec);
-    struct sbuf txt = {0};
-    for (uint32_t i = 0; i < a.count; i++) {
-        for (uint32_t k = 0; k < a.esize; k++)
-            sb_printf(&txt, "%s%02x", k && k % 4 == 0 ? " " : "", rec[(size_t)i * a.esize + k]);
-        sb_put(&txt, "\n", 1);
-    }
-    uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, (char *)rec, bytes);
-    if (!ino) { /* refused (the node limit, which /info reports): rec is freed */
-        sb_free(&txt);
-        free(a.bytes);
-        return 0;
-    }
     uint64_t so, sl;
     t2fs_node_span(&vb, &so, &sl);
     tree_set_span(t, ino, so, sl);
     set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
-    size_t len;
-    char *text = sb_take(&txt, &len);
-    tree_add_text(t, dir, "vertices.txt", "text", text, len);
-    free(a.bytes);
+    tree_add_gen(t, dir, "vertices.txt", "text", vertex_text_size(a.esize, a.count), read_vertices, m,
+                 2 * mesh + VERTS_TXT);
     return 0;
 }
 

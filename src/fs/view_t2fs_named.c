@@ -16,9 +16,53 @@
 struct named {
     struct t2_view *v;
     struct t2fs_node node;
-    char *root_path; /* "root/0/3": where the links point (the node's own /root path) */
-    unsigned depth;  /* of this directory below the mount root */
+    const char *root_path; /* "root/0/3": where the links point (the node's own /root path) */
+    unsigned depth;        /* of this directory below the mount root */
 };
+
+/* What a directory of /named keeps until it is listed (its populate context): its node
+ * without the locator's child indices, which root_path spells, so that the directories
+ * of a big file cost 56 bytes each, not 170 (the tree keeps about 100 bytes a node). */
+struct named_dir {
+    struct t2_view *v;
+    const struct t2fs_schema *schema;
+    struct t2_cnode *blob;
+    uint64_t off, space;
+    uint32_t count;
+    unsigned depth;
+    const char *root_path;
+};
+
+/* A branch node as a directory of /named (root_path: in the tree's arena). */
+static struct named_dir *named_dir_new(struct tree *t, struct t2_view *v, const struct t2fs_node *c,
+                                       const char *root_path, unsigned depth)
+{
+    struct named_dir *d = tree_alloc(t, sizeof *d);
+    if (d)
+        *d = (struct named_dir){v, c->schema, c->blob, c->off, c->space, c->count, depth, root_path};
+    return d && root_path ? d : NULL;
+}
+
+/* The directory's node again, its child indices read back from root_path ("root/0/3":
+ * depth 2, indices 0 and 3). */
+static void named_of(const struct named_dir *d, struct named *n)
+{
+    memset(n, 0, sizeof *n);
+    n->v = d->v;
+    n->root_path = d->root_path;
+    n->depth = d->depth;
+    n->node.kind = T2FS_NODE_BRANCH;
+    n->node.count = d->count;
+    n->node.schema = d->schema;
+    n->node.blob = d->blob;
+    n->node.off = d->off;
+    n->node.space = d->space;
+    for (const char *p = strchr(d->root_path, '/'); p; p = strchr(p + 1, '/')) {
+        if (n->node.depth < T2FS_PATH_KEPT)
+            n->node.path[n->node.depth] = (uint32_t)strtoul(p + 1, NULL, 10);
+        n->node.depth++;
+    }
+}
 
 static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
@@ -90,13 +134,13 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
     char entry[32]; /* what /root calls the child */
     t2fs_node_root_entry(c, i, entry, sizeof entry);
     if (as == AS_DIR) {
-        struct named *d = tree_alloc(t, sizeof *d);
         char *path = NULL;
-        if (!d || asprintf(&path, "%s/%s", n->root_path, entry) < 0)
+        if (asprintf(&path, "%s/%s", n->root_path, entry) < 0)
             return;
-        *d = (struct named){n->v, *c, path, n->depth + 1};
-        tree_on_free(t, free, path);
-        tree_add_dir(t, dir, name, "t2fs.named", populate_named, d, 0);
+        struct named_dir *d = named_dir_new(t, n->v, c, tree_strdup(t, path), n->depth + 1);
+        free(path);
+        if (d)
+            tree_add_dir(t, dir, name, "t2fs.named", populate_named, d, 0);
         return;
     }
     struct sbuf target = {0};
@@ -121,7 +165,8 @@ static bool is_turok1_section(const struct t2fs_schema *s)
 static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
-    struct named *n = ctx;
+    struct named self, *n = &self;
+    named_of(ctx, n);
     bool section = is_turok1_section(n->node.schema);
     if (section)
         t1_section_files(n->v, &n->node, dir);
@@ -149,10 +194,9 @@ static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 void t2fs_named_add(struct t2_view *v, uint32_t root_dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
-    struct named *n = tree_alloc(t, sizeof *n);
-    if (!n)
-        return;
-    *n = (struct named){v, {0}, "root", 1};
-    t2fs_node_root(v, &n->node);
-    tree_add_dir(t, root_dir, "named", "t2fs.named", populate_named, n, 0);
+    struct t2fs_node root;
+    t2fs_node_root(v, &root);
+    struct named_dir *d = named_dir_new(t, v, &root, "root", 1);
+    if (d)
+        tree_add_dir(t, root_dir, "named", "t2fs.named", populate_named, d, 0);
 }

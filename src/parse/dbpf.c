@@ -1,4 +1,5 @@
 #include "parse/dbpf.h"
+#include "parse/dbpf_types.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,39 +193,25 @@ void dbpf_free(struct dbpf *d)
     d->count = 0;
 }
 
-static const struct {
-    uint32_t type;
-    const char *tag, *ext;
-} types[] = {
-    {0x8EAF13DE, "_RIG", ".grannyrig"}, {0x015A1849, "GEOM", ".simgeom"}, {0x01661233, "MODL", ".model"},
-    {0x01D10F34, "MLOD", ".lod"},       {0x6B20C4F3, "CLIP", ".animation"}, {0x0166038C, "_KEY", ".keyname"},
-    {0x034AEECB, "CASP", ".caspart"},   {0x00B2D882, "_IMG", ".dds"},       {0x220557DA, "STBL", ".stbl"},
-    {0x0355E0A6, "BOND", ".bonedelta"}, {0x00AE6C67, "BONE", ".skcon"},     {0x736884F1, "VPXY", ".proxy"},
-};
-
-static int type_index(uint32_t type)
+bool dbpf_type_names(uint32_t type, bool sims4, const char **tag, const char **ext)
 {
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (types[i].type == type)
-            return (int)i;
-    return -1;
-}
-
-bool dbpf_type_known(uint32_t type)
-{
-    return type_index(type) >= 0;
-}
-
-const char *dbpf_type_tag(uint32_t type)
-{
-    int i = type_index(type);
-    return i >= 0 ? types[i].tag : "UNKN";
-}
-
-const char *dbpf_type_ext(uint32_t type)
-{
-    int i = type_index(type);
-    return i >= 0 ? types[i].ext : ".bnry";
+    *tag = "UNKN";
+    *ext = ".bnry";
+    size_t lo = 0, hi = dbpf_ntype_rows; /* binary search: the rows are sorted by type */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct dbpf_type_row *r = &dbpf_type_rows[mid];
+        if (r->type == type) {
+            *tag = r->tag[sims4];
+            *ext = r->ext[sims4];
+            return strcmp(*tag, "UNKN") != 0;
+        }
+        if (r->type < type)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
 }
 
 const char *dbpf_compression_name(uint16_t c)
@@ -283,8 +270,9 @@ size_t dbpf_resource_name(char *out, size_t size, bool sims4, const struct dbpf_
         }
         safe[k] = 0;
     }
+    const char *tag, *ext;
+    dbpf_type_names(e->type, sims4, &tag, &ext);
     int n = snprintf(out, size, "%s_%08X_%08X_%016llX%s%s%%%%+%s%s", sims4 ? "S4" : "S3", e->type, e->group,
-                     (unsigned long long)e->instance, safe[0] ? "_" : "", safe, dbpf_type_tag(e->type),
-                     dbpf_type_ext(e->type));
+                     (unsigned long long)e->instance, safe[0] ? "_" : "", safe, tag, ext);
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }

@@ -77,10 +77,12 @@ void dbpf_free(struct dbpf *d);
  * 4 offset 5 size on disk 6 memory size 7 compression (u16) 8 committed (u16). */
 uint64_t dbpf_field_pos(const struct dbpf *d, uint32_t i, int field);
 
-/* The type table of the notes: tag ("_RIG") and extension (".grannyrig"); UNKN/.bnry. */
-const char *dbpf_type_tag(uint32_t type);
-const char *dbpf_type_ext(uint32_t type);
-bool dbpf_type_known(uint32_t type);
+/* The community's type table (dbpf_types.h) as a package of the game reads it (sims4:
+ * DBPF 2.1, else 2.0; where the Sims 3 and Sims 4 tools disagree on an id, the package's
+ * game decides): true with its tag ("_RIG") and extension (".grannyrig") when the table
+ * tags the type; false with "UNKN" and ".bnry" when it does not (unlisted ids, and the
+ * ids the table lists as UNKN .bnry). */
+bool dbpf_type_names(uint32_t type, bool sims4, const char **tag, const char **ext);
 /* What the compression word means ("stored", "zlib", "refpack", "streamable",
  * "deleted"), or NULL for other values. */
 const char *dbpf_compression_name(uint16_t c);

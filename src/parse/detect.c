@@ -9,22 +9,47 @@
 #include "parse/rig.h"
 #include "parse/t2fs.h"
 
+/* The detection functions, declared from the table (each defined by its format's
+ * parser, or below). */
+#define FORMAT(id, name, code, noun, detect, ...) s3_detect_fn detect;
+#include "formats.def"
+#undef FORMAT
+
+const struct s3_format_info s3_formats[FMT_COUNT] = {
+    [FMT_UNKNOWN] = {.name = "unknown", .code = "", .noun = "", .pkg_dir = "", .fuzz_prefix = "", .seeds = "",
+                     .usage = ""},
+#define FORMAT(id, name_, code_, noun_, detect_, open_, pkg_type_, pkg_dir_, cut_, prefix_, seeds_, usage_) \
+    [FMT_##id] = {.name = name_, .code = #code_, .noun = noun_, .detect = detect_, .pkg_type = pkg_type_,     \
+                  .pkg_dir = pkg_dir_, .fuzz_cut = cut_, .fuzz_prefix = prefix_, .seeds = seeds_, .usage = usage_},
+#include "formats.def"
+#undef FORMAT
+};
+
 const char *format_name(enum s3_format f)
 {
-    switch (f) {
-    case FMT_RIG_WRAPPED:
-        return "wrapped-rig";
-    case FMT_RIG_CLEAR:
-        return "clear-rig";
-    case FMT_GR2:
-        return "gr2";
-    case FMT_T2FS:
-        return "t2fs";
-    case FMT_DBPF:
-        return "dbpf";
-    default:
-        return "unknown";
+    return (unsigned)f < FMT_COUNT ? s3_formats[f].name : "unknown";
+}
+
+int format_list(char *out, size_t size, size_t column)
+{
+    const char *said[FMT_COUNT];
+    size_t nsaid = 0;
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++) {
+        const char *w = *(const char *const *)((const char *)&s3_formats[f] + column);
+        bool dup = !w[0];
+        for (size_t k = 0; k < nsaid && !dup; k++)
+            dup = strcmp(said[k], w) == 0;
+        if (!dup)
+            said[nsaid++] = w;
     }
+    size_t len = 0;
+    if (size)
+        out[0] = 0;
+    for (size_t k = 0; k < nsaid; k++) {
+        const char *sep = k == 0 ? "" : k + 1 == nsaid ? " or " : ", ";
+        len += (size_t)snprintf(len < size ? out + len : NULL, len < size ? size - len : 0, "%s%s", sep, said[k]);
+    }
+    return (int)len;
 }
 
 /* 0 when a t2fs branch table starts at off and fits in space; with past_end, 1 when it is
@@ -77,8 +102,9 @@ bool t2fs_branch_valid(const struct s3_src *src, uint64_t off, uint64_t space, b
  * first). Random bytes pass only by matching offset[0] to the count exactly and having
  * count strictly increasing multiples of 8 after it. The view shows each node lying past
  * the end as NAME.error (man/s3rig.5, "Files cut short"). */
-static bool detect_t2fs(const struct s3_src *src, struct detect_result *r)
+bool detect_t2fs(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
 {
+    (void)head, (void)n;
     for (int cut = 0; cut <= 1; cut++)
         for (int skip = 0; skip <= 8; skip += 8) {
             if (src->size <= (uint64_t)skip)
@@ -91,7 +117,6 @@ static bool detect_t2fs(const struct s3_src *src, struct detect_result *r)
                                      count <= T2FS_CUT_MAX_CHILDREN &&
                                      branch_check(src, skip, src->size - skip, be, true, &needs) == 1;
                 if (ok) {
-                    r->format = FMT_T2FS;
                     r->big_endian = be;
                     r->root_off = skip;
                     r->root_cut = cut;
@@ -133,6 +158,31 @@ static bool t2fs_cut_short(const struct s3_src *src, struct detect_result *r)
     return false;
 }
 
+bool detect_gr2(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
+{
+    (void)src, (void)r;
+    return n == 16 && gr2_match_signature(head);
+}
+
+bool detect_dbpf(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
+{
+    (void)src, (void)r; /* the version is checked (and refused in one line) by the view */
+    return dbpf_sniff(head, n);
+}
+
+bool detect_rig_wrapped(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
+{
+    (void)src, (void)r;
+    return n >= 4 && ld_u32(head, false) == RIG_MAGIC;
+}
+
+bool detect_rig_clear(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
+{
+    (void)src, (void)r;
+    uint32_t major = n >= 8 ? ld_u32(head, false) : 0, minor = n >= 8 ? ld_u32(head + 4, false) : 0;
+    return (major == 3 || major == 4) && (minor == 1 || minor == 2);
+}
+
 int detect_format(const struct s3_src *src, struct detect_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -142,35 +192,22 @@ int detect_format(const struct s3_src *src, struct detect_result *r)
         snprintf(r->why, sizeof r->why, "cannot read the first bytes");
         return -1;
     }
-    if (n == 16 && gr2_match_signature(head)) {
-        r->format = FMT_GR2;
-        return 0;
-    }
-    uint32_t w0 = n >= 4 ? ld_u32(head, false) : 0, w1 = n >= 8 ? ld_u32(head + 4, false) : 0;
-    if (dbpf_sniff(head, n)) { /* the version is checked (and refused in one line) by the view */
-        r->format = FMT_DBPF;
-        return 0;
-    }
-    if (n >= 4 && w0 == RIG_MAGIC) {
-        r->format = FMT_RIG_WRAPPED;
-        return 0;
-    }
-    if (n >= 8 && (w0 == 3 || w0 == 4) && (w1 == 1 || w1 == 2)) {
-        r->format = FMT_RIG_CLEAR;
-        return 0;
-    }
-    if (detect_t2fs(src, r))
-        return 0;
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].detect(src, head, n, r)) {
+            r->format = (enum s3_format)f;
+            return 0;
+        }
+    memset(r, 0, sizeof *r); /* what a refusing detection left behind */
     if (src->size == 0)
         snprintf(r->why, sizeof r->why, "empty file");
     else if (t2fs_cut_short(src, r))
         ;
     else { /* the bytes the file has, at most 8: never the zeros head[] starts with */
-        char hex[8 * 3] = "";
+        char hex[8 * 3] = "", nouns[120];
         for (size_t i = 0, at = 0; i < n && i < 8; i++)
             at += (size_t)snprintf(hex + at, sizeof hex - at, "%s%02x", i ? " " : "", head[i]);
-        snprintf(r->why, sizeof r->why, "not a RIG, GR2, t2fs or DBPF file (%s %s)",
-                 n < 8 ? "all its bytes:" : "first bytes", hex);
+        format_list(nouns, sizeof nouns, offsetof(struct s3_format_info, noun));
+        snprintf(r->why, sizeof r->why, "not a %s file (%s %s)", nouns, n < 8 ? "all its bytes:" : "first bytes", hex);
     }
     return -1;
 }

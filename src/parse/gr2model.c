@@ -1,5 +1,6 @@
 #include "parse/gr2model.h"
 #include "parse/diag.h"
+#include "parse/gr2std.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -11,9 +12,11 @@
 /* Transform flags (shared/formats/gr2.md): a component whose flag is clear is identity. */
 enum { HAS_POSITION = 1, HAS_ORIENTATION = 2, HAS_SCALE_SHEAR = 4 };
 
+/* A member by name (or, in a type whose names are remapped, by its place in the standard
+ * types), of the member type wanted. */
 static const struct gr2_member *find_of(const struct gr2_type *t, const char *name, uint32_t type)
 {
-    const struct gr2_member *m = gr2_find_member(t, name);
+    const struct gr2_member *m = gr2_std_find(t, GR2_STD_ANY, name);
     return m && m->type == type ? m : NULL;
 }
 
@@ -119,6 +122,8 @@ static struct gr2_ref elem_at(const struct array *a, uint32_t i)
 }
 
 /* A String member, copied (NULL when absent or NULL): 0, or -1 (why). */
+/* A String member, copied (NULL when absent or NULL); a remapped string is its CRC as the
+ * tree shows it, "crc:0x%08x", so names still match each other. 0, or -1 (why). */
 static int string_of(const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj, const char *name,
                      char **out, size_t *len, const char **why)
 {
@@ -127,27 +132,35 @@ static int string_of(const struct gr2_space *sp, const struct gr2_type *t, struc
     const struct gr2_member *m = find_of(t, name, GR2_STRING);
     if (!m)
         return 0;
-    struct gr2_ref at;
-    int rc = gr2_pointer(sp, obj.section, obj.offset + m->offset, &at, why);
-    if (rc <= 0)
-        return rc;
-    const char *s;
-    if (gr2_string_at(sp, at, &s, len, why))
+    struct gr2_str str;
+    gr2_string_slot(sp, obj.section, obj.offset + m->offset, &str);
+    if (str.kind == GR2_STR_ERROR) {
+        *why = str.why;
         return -1;
-    *out = malloc(*len + 1);
+    }
+    if (str.kind == GR2_STR_NULL)
+        return 0;
+    char crc[24];
+    if (str.kind == GR2_STR_CRC) {
+        snprintf(crc, sizeof crc, "crc:0x%08" PRIx32, str.crc);
+        str.text = crc;
+        str.len = strlen(crc);
+    }
+    *out = malloc(str.len + 1);
     if (!*out) {
         *why = "out of memory";
         return -1;
     }
-    memcpy(*out, s, *len);
-    (*out)[*len] = 0;
+    memcpy(*out, str.text, str.len);
+    (*out)[str.len] = 0;
+    *len = str.len;
     return 0;
 }
 
 static bool int32_of(const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj, const char *name,
                      int32_t *v)
 {
-    const struct gr2_member *m = gr2_find_member(t, name);
+    const struct gr2_member *m = gr2_std_find(t, GR2_STD_ANY, name);
     const char *why;
     const uint8_t *b;
     if (!m || (m->type != GR2_INT32 && m->type != GR2_UINT32) ||

@@ -86,6 +86,8 @@ void gr2_space_settle(const struct gr2_space *s)
     for (uint32_t k = 0; k < l->nused; k++)
         l->state[l->used[k]] = GR2_SEC_IDLE;
     l->nused = 0;
+    if (l->settled)
+        l->settled(s);
 }
 
 const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why)

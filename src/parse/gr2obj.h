@@ -54,6 +54,9 @@ struct gr2_lazy {
     uint8_t *state; /* per section: GR2_SEC_IDLE or GR2_SEC_USED */
     uint32_t *used;
     uint32_t nused;
+    /* optional: called at each settle point, after the states are reset (a provider's
+     * test mode that lets go of every idle section at once) */
+    void (*settled)(const struct gr2_space *s);
 };
 enum { GR2_SEC_IDLE = 0, GR2_SEC_USED = 1 };
 

@@ -17,6 +17,35 @@ void mdl_skeleton_free(struct mdl_skeleton *s)
     memset(s, 0, sizeof *s);
 }
 
+int mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to)
+{
+    memset(to, 0, sizeof *to);
+    to->bone = calloc(from->nbones ? from->nbones : 1, sizeof *to->bone);
+    if (!to->bone)
+        return -1;
+    to->nbones = from->nbones;
+    bool ok = true;
+    if (from->name) {
+        to->name = strndup(from->name, from->name_len);
+        to->name_len = from->name_len;
+        ok = to->name != NULL;
+    }
+    for (uint32_t i = 0; i < from->nbones; i++) {
+        to->bone[i] = from->bone[i];
+        if (from->bone[i].name) {
+            to->bone[i].name = malloc(from->bone[i].name_len + 1);
+            if (to->bone[i].name) {
+                memcpy(to->bone[i].name, from->bone[i].name, from->bone[i].name_len);
+                to->bone[i].name[from->bone[i].name_len] = 0;
+            }
+            ok = ok && to->bone[i].name;
+        }
+    }
+    if (!ok)
+        mdl_skeleton_free(to);
+    return ok ? 0 : -1;
+}
+
 void mdl_mesh_free(struct mdl_mesh *m)
 {
     if (!m)
@@ -25,6 +54,8 @@ void mdl_mesh_free(struct mdl_mesh *m)
     free(m->pos);
     free(m->nrm);
     free(m->uv);
+    free(m->uv_more[0]);
+    free(m->uv_more[1]);
     free(m->rgba);
     free(m->joints);
     free(m->weights);
@@ -264,6 +295,7 @@ int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t 
 {
     uint64_t v = m->nverts;
     if (!all_finite(m->pos, 3 * v) || (m->nrm && !all_finite(m->nrm, 3 * v)) || (m->uv && !all_finite(m->uv, 2 * v)) ||
+        (m->uv_more[0] && !all_finite(m->uv_more[0], 2 * v)) || (m->uv_more[1] && !all_finite(m->uv_more[1], 2 * v)) ||
         (m->weights && !all_finite(m->weights, 4 * v))) {
         snprintf(err, errlen, "a vertex value is not a finite number (NaN or infinity)");
         return -1;
@@ -290,4 +322,15 @@ int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t 
             return -1;
         }
     return 0;
+}
+
+void mdl_keys_free(struct mdl_keys *k)
+{
+    if (!k)
+        return;
+    free(k->times);
+    free(k->values);
+    k->times = NULL;
+    k->values = NULL;
+    k->n = 0;
 }

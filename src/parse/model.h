@@ -37,8 +37,10 @@ struct mdl_mesh {
     float *pos;        /* 3 per vertex */
     float *nrm;        /* 3 per vertex, or NULL */
     float *uv;         /* 2 per vertex, or NULL */
+    float *uv_more[2]; /* UV sets 1 and 2 (TEXCOORD_1, TEXCOORD_2): 2 per vertex, or NULL */
     uint8_t *rgba;     /* 4 per vertex (r, g, b, a as stored, 255 = full), or NULL */
     uint16_t *joints;  /* 4 per vertex, skeleton bone indices, or NULL (not skinned) */
+    bool joints_u8;    /* JOINTS_0 written as unsigned bytes (every index below 256) */
     float *weights;    /* 4 per vertex, summing to 1, when joints */
     uint32_t *index;   /* 3 per triangle */
     uint32_t ntris;
@@ -73,6 +75,10 @@ void mdl_model_free(struct mdl_model *m);
 void mdl_skeleton_free(struct mdl_skeleton *s);
 void mdl_mesh_free(struct mdl_mesh *m);
 
+/* A copy of a skeleton (names, transforms, inverse bind matrices): 0, or -1 (out of
+ * memory; to is then empty). */
+int mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to);
+
 /* Checks that parents are bones or -1 and that no parent chain is a cycle: 0, or -1 with
  * err naming the first bad bone. */
 int mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen);
@@ -91,5 +97,19 @@ bool mdl_is_trs(const float m[16]);
 /* Makes sure every value is finite and the mesh's indices, groups and joints are in
  * range: 0, or -1 with err. */
 int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen);
+
+/* The keys of one glTF animation channel (made by a format's keying, written by the
+ * exporter): times strictly increasing; values ncomp per key, or for CUBICSPLINE three
+ * groups of ncomp per key (in-tangent, value, out-tangent, tangents per second). */
+enum mdl_interp { MDL_LINEAR, MDL_STEP, MDL_CUBICSPLINE };
+enum mdl_path { MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE };
+struct mdl_keys {
+    enum mdl_interp interp;
+    int ncomp;
+    uint32_t n;
+    float *times;
+    float *values;
+};
+void mdl_keys_free(struct mdl_keys *k);
 
 #endif

@@ -35,4 +35,23 @@ void oodle0_read_params(const uint8_t *p, bool big_endian, struct oodle0_params 
 int oodle0_expand(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0, uint32_t stop1,
                   uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen);
 
+/* What one expansion went through (the events of the notes' §4, over all models and stages),
+ * for tests that must show that a path was taken. */
+struct oodle0_counts {
+    uint32_t escapes;     /* new symbols */
+    uint32_t switch_offs; /* escapes switched off (a model holding U symbols) */
+    uint32_t rescales;    /* halvings, and in them: */
+    uint32_t drops;       /* symbols dropped (a count ≤ 1) */
+    uint32_t swaps;       /* the most frequent moved to the start of its group */
+    uint32_t reenables;   /* escapes switched back on */
+    uint32_t max_slots;   /* the most live symbols one model held */
+    uint32_t grows;       /* a model's slots doubled, its count tree rebuilt */
+    uint32_t max_levels;  /* the deepest count tree (fan-out 16: 1 up to 16 slots, 4 up to 65536) */
+};
+
+/* oodle0_expand, filling *counts (NULL: not kept). */
+int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0, uint32_t stop1,
+                          uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen,
+                          struct oodle0_counts *counts);
+
 #endif

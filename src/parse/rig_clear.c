@@ -1,6 +1,7 @@
 #include "parse/rig_clear.h"
 
-#include <ctype.h>
+#include "parse/rigset.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,7 @@
 
 uint32_t rig_clear_name_hash(const char *name, size_t len)
 {
-    uint32_t h = 0x811C9DC5u;
-    for (size_t i = 0; i < len; i++) {
-        h *= 0x01000193u;
-        h ^= (uint8_t)tolower((unsigned char)name[i]);
-    }
-    return h;
+    return fnv1_lower32(name, len);
 }
 
 const char *rig_clear_variant_name(enum rig_clear_variant v)
@@ -294,4 +290,33 @@ void rig_clear_free(struct rig_clear *r)
         free(r->chains[i].bones);
     free(r->chains);
     memset(r, 0, sizeof *r);
+}
+
+int rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s)
+{
+    memset(s, 0, sizeof *s);
+    s->bone = calloc(r->nbones ? r->nbones : 1, sizeof *s->bone);
+    if (!s->bone)
+        return -1;
+    s->nbones = r->nbones;
+    bool ok = true;
+    if (r->skeleton_name) {
+        s->name = strdup(r->skeleton_name);
+        s->name_len = s->name ? strlen(s->name) : 0;
+        ok = s->name != NULL;
+    }
+    for (uint32_t i = 0; i < r->nbones; i++) {
+        const struct rig_clear_bone *b = &r->bones[i];
+        struct mdl_bone *o = &s->bone[i];
+        o->name = strdup(b->name ? b->name : "");
+        o->name_len = o->name ? strlen(o->name) : 0;
+        ok = ok && o->name;
+        o->parent = b->parent;
+        memcpy(o->t, b->position, sizeof o->t);
+        memcpy(o->r, b->orientation, sizeof o->r);
+        memcpy(o->s, b->scale, sizeof o->s);
+    }
+    if (!ok)
+        mdl_skeleton_free(s);
+    return ok ? 0 : -1;
 }

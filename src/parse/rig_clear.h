@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "parse/diag.h"
+#include "parse/model.h"
 #include "parse/reader.h"
 
 #define RIG_CLEAR_ERR 200
@@ -67,5 +68,9 @@ const char *rig_clear_variant_name(enum rig_clear_variant v);
  * of a major-4 file stop the parse there: what came before stays, *_err says why. */
 int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err, size_t errlen);
 void rig_clear_free(struct rig_clear *r);
+
+/* The parsed bones as a model.h skeleton (position, orientation, scale, parent, names;
+ * the skeleton name when there is one). 0, or -1 (out of memory). */
+int rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *out);
 
 #endif
