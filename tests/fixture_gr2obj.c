@@ -425,6 +425,38 @@ uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_la
     return f;
 }
 
+/* ---- a type of many distinct member types (type lookups) ---- */
+
+uint8_t *fxg_build_types(uint32_t n, size_t *size, struct fx_gr2_layout *lay)
+{
+    static struct gw w;
+    memset(&w, 0, sizeof w);
+    w.p = 4;
+    if (n > FXG_MAX_MEMBERS)
+        n = FXG_MAX_MEMBERS;
+    const struct mdef one[] = {{UINT32, NULL, NO_TYPE, 0}};
+    uint32_t *types = malloc((n ? n : 1) * sizeof *types);
+    for (uint32_t k = 0; k < n; k++) /* the same definition, n times: n types */
+        types[k] = gw_type(&w, one, 1);
+    uint32_t t_root = gw_alloc(&w, 32 * ((size_t)n + 1)); /* unnamed Inline members, END last */
+    for (uint32_t k = 0; k < n; k++) {
+        gw_u32(&w, t_root + 32 * k, INLINE);
+        gw_ptr(&w, t_root + 32 * k + 8, types[k]);
+    }
+    uint32_t o_root = gw_alloc(&w, 4 * (size_t)n);
+    for (uint32_t k = 0; k < n; k++)
+        gw_u32(&w, o_root + 4 * k, k);
+    free(types);
+    uint32_t len = (uint32_t)w.b.len;
+    struct fx_section sec = {.data = w.b.p, .data_size = len, .alignment = 4, .first16bit = len, .first8bit = len,
+                             .fixups = w.fix, .nfixups = w.nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, lay);
+    free(w.b.p);
+    return f;
+}
+
 /* ---- many big compressed sections (the cache's bound) ---- */
 
 uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, struct fxg_sections_result *r)

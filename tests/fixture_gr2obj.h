@@ -84,6 +84,10 @@ uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_bi
  * member k's value k. The object section (uncompressed) is the file's only one. */
 #define FXG_MAX_MEMBERS 4095
 uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_layout *lay);
+/* A Granny file whose root type has n unnamed Inline members (at most FXG_MAX_MEMBERS),
+ * member k of type k, a struct of one UInt32: n + 1 types in all. The root object holds
+ * member k's value k. One object section (uncompressed). */
+uint8_t *fxg_build_types(uint32_t n, size_t *size, struct fx_gr2_layout *lay);
 
 /* A Granny file of nsections sections (2..FX_MAX_SECTIONS): section 0 (stored as is) holds
  * the types and a root of Part_1 .. Part_{n-1}, each a reference to the start of section

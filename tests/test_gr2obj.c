@@ -265,10 +265,16 @@ static void test_safe_names(void **state)
     free(n);
 }
 
-/* The member-name comparisons decoding the root type of f costs (the parse API on the
- * file's one uncompressed section), and the type's names into *names (free them). */
-static uint64_t decode_compares(const uint8_t *f, size_t size, const struct fx_gr2_layout *lay, uint32_t *nmembers,
-                                char ***names)
+/* What decoding the root type of f costs (the parse API on the file's one uncompressed
+ * section): the registry's counters after it, its type count, and the type's names into
+ * *names (free them). */
+struct decode_cost {
+    uint64_t compares, lookups, probes;
+    size_t ntypes;
+};
+
+static struct decode_cost decode_root(const uint8_t *f, size_t size, const struct fx_gr2_layout *lay,
+                                      uint32_t *nmembers, char ***names)
 {
     struct s3_src src;
     struct mem_src_ctx mc;
@@ -293,12 +299,12 @@ static uint64_t decode_compares(const uint8_t *f, size_t size, const struct fx_g
     *names = calloc(t->nmembers, sizeof **names);
     for (uint32_t k = 0; k < t->nmembers; k++)
         (*names)[k] = strdup(t->safe_name[k]);
-    uint64_t compares = reg.name_compares;
+    struct decode_cost cost = {reg.name_compares, reg.lookups, reg.probes, reg.n};
     gr2_types_free(&reg);
     free(fix);
     gr2_free(&g);
     diag_free(&d);
-    return compares;
+    return cost;
 }
 
 /* Issue 25: a type of 4,095 members of one name (the most a type may have) decodes in
@@ -316,7 +322,7 @@ static void test_many_members_one_name(void **state)
         uint8_t *f = fxg_build_members(FXG_MAX_MEMBERS, same, &size, &lay);
         uint32_t n;
         char **names;
-        compares[same] = decode_compares(f, size, &lay, &n, &names);
+        compares[same] = decode_root(f, size, &lay, &n, &names).compares;
         assert_int_equal(n, FXG_MAX_MEMBERS);
         struct s3fs *fs = open_mem(f, size, NULL, NULL);
         for (uint32_t k = 0; k < n; k++) {
@@ -343,6 +349,42 @@ static void test_many_members_one_name(void **state)
     assert_true(compares[1] <= 8 * compares[0]); /* one name costs a few times what distinct ones do */
 }
 
+/* A type of 4,095 members, each of its own type (4,096 types): every type lookup looks at
+ * a couple of index slots, however many types were decoded before it (a linear search
+ * made the decode quadratic: about 8 million comparisons here). The tree shows the
+ * members with their values (member k holds k). */
+static void test_many_types(void **state)
+{
+    (void)state;
+    struct fx_gr2_layout lay;
+    size_t size;
+    uint8_t *f = fxg_build_types(FXG_MAX_MEMBERS, &size, &lay);
+    uint32_t n;
+    char **names;
+    struct decode_cost c = decode_root(f, size, &lay, &n, &names);
+    print_message("%zu types: %llu lookups, %llu index slots looked at\n", c.ntypes, (unsigned long long)c.lookups,
+                  (unsigned long long)c.probes);
+    assert_int_equal(n, FXG_MAX_MEMBERS);
+    assert_int_equal(c.ntypes, FXG_MAX_MEMBERS + 1);
+    assert_true(c.lookups >= FXG_MAX_MEMBERS);     /* each member's type was looked up */
+    assert_true(c.lookups <= 4ull * FXG_MAX_MEMBERS); /* ... a bounded number of times */
+    assert_true(c.probes <= 3 * c.lookups);           /* a couple of slots a lookup */
+    struct s3fs *fs = open_mem(f, size, NULL, NULL);
+    for (uint32_t k = 0; k < n; k += 1000) {
+        char want[32], path[64], value[32];
+        snprintf(want, sizeof want, "_member%u", k); /* unnamed */
+        assert_string_equal(names[k], want);
+        snprintf(path, sizeof path, "/granny/root/_member%u/_member0", k);
+        snprintf(value, sizeof value, "%u\n", k);
+        expect_text(fs, path, value);
+    }
+    for (uint32_t k = 0; k < n; k++)
+        free(names[k]);
+    free(names);
+    s3fs_close(fs);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_broken_objects),      cmocka_unit_test(test_truncated_objects),
         cmocka_unit_test(test_safe_names),
         cmocka_unit_test(test_many_members_one_name),
+        cmocka_unit_test(test_many_types),
         cmocka_unit_test(test_object_error_texts),
     };
     return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);

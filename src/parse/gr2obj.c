@@ -170,12 +170,66 @@ static struct gr2_type *type_new(struct gr2_ref at)
     return t;
 }
 
+/* ---- the registry's index: types by where they are defined ----
+ *
+ * Open addressing over a power-of-two table at most half full, so a lookup looks at a
+ * couple of slots whatever the number of types (a file may define thousands: a linear
+ * search made each decode quadratic in them). */
+
+static size_t type_slot_home(struct gr2_ref at, size_t cap)
+{
+    uint64_t h = ((uint64_t)at.section << 32 | at.offset) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
 static const struct gr2_type *type_lookup(struct gr2_types *reg, struct gr2_ref at)
 {
-    for (size_t i = 0; i < reg->n; i++) /* few distinct types per file */
-        if (reg->t[i]->at.section == at.section && reg->t[i]->at.offset == at.offset)
-            return reg->t[i];
-    return NULL;
+    reg->lookups++;
+    if (!reg->cap_index)
+        return NULL;
+    for (size_t k = type_slot_home(at, reg->cap_index);; k = (k + 1) & (reg->cap_index - 1)) {
+        reg->probes++;
+        struct gr2_type *t = reg->index[k];
+        if (!t)
+            return NULL;
+        if (t->at.section == at.section && t->at.offset == at.offset)
+            return t;
+    }
+}
+
+static void index_put(struct gr2_type **index, size_t cap, struct gr2_type *t)
+{
+    size_t k = type_slot_home(t->at, cap);
+    while (index[k])
+        k = (k + 1) & (cap - 1);
+    index[k] = t;
+}
+
+/* Registers t (its list and its index): 0, or -1 when out of memory. */
+static int type_register(struct gr2_types *reg, struct gr2_type *t)
+{
+    if (reg->n == reg->cap) {
+        size_t cap = reg->cap ? reg->cap * 2 : 16;
+        struct gr2_type **nt = realloc(reg->t, cap * sizeof *nt);
+        if (!nt)
+            return -1;
+        reg->t = nt;
+        reg->cap = cap;
+    }
+    if (2 * (reg->n + 1) > reg->cap_index) {
+        size_t cap = reg->cap_index ? reg->cap_index * 2 : 32;
+        struct gr2_type **ni = calloc(cap, sizeof *ni);
+        if (!ni)
+            return -1;
+        for (size_t i = 0; i < reg->n; i++)
+            index_put(ni, cap, reg->t[i]);
+        free(reg->index);
+        reg->index = ni;
+        reg->cap_index = cap;
+    }
+    reg->t[reg->n++] = t;
+    index_put(reg->index, reg->cap_index, t);
+    return 0;
 }
 
 static int type_fail(struct gr2_type *t, const char *fmt, const char *a)
@@ -305,17 +359,10 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
     struct gr2_type *t = type_new(at);
     if (!t)
         return NULL;
-    if (reg->n == reg->cap) {
-        size_t cap = reg->cap ? reg->cap * 2 : 16;
-        struct gr2_type **nt = realloc(reg->t, cap * sizeof *nt);
-        if (!nt) {
-            free(t);
-            return NULL;
-        }
-        reg->t = nt;
-        reg->cap = cap;
+    if (type_register(reg, t)) { /* registered before decoding members: cycles see it */
+        free(t);
+        return NULL;
     }
-    reg->t[reg->n++] = t; /* registered before decoding members: cycles see it */
     t->ok = false;
     snprintf(t->err, sizeof t->err, "type definition refers to itself through Inline members");
     if (depth > GR2_MAX_TYPE_DEPTH) {
@@ -404,6 +451,7 @@ void gr2_types_free(struct gr2_types *reg)
         free(t);
     }
     free(reg->t);
+    free(reg->index);
     memset(reg, 0, sizeof *reg);
 }
 

@@ -123,9 +123,12 @@ struct gr2_type {
 
 /* A cache of decoded types, keyed by definition address. */
 struct gr2_types {
-    struct gr2_type **t;
+    struct gr2_type **t; /* in the order decoded */
     size_t n, cap;
+    struct gr2_type **index; /* by where they are defined: open addressing, at most half full */
+    size_t cap_index;
     uint64_t name_compares; /* member-name comparisons made unique names cost (tests) */
+    uint64_t lookups, probes; /* type lookups, and index slots they looked at (tests) */
 };
 
 /* The type at ref (decoded once, then cached). Never NULL unless out of memory;
