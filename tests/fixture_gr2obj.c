@@ -391,6 +391,23 @@ uint8_t *fxg_sample_rig(const struct fxg_opts *o, struct fxg_result *r, size_t *
 
 /* ---- a type of many members (name handling) ---- */
 
+/* After the root type at t_root (n members of 4 bytes), the root object, member k holding
+ * k, and the file of this one section (le32, uncompressed); frees w's buffer. */
+static uint8_t *counting_root(struct gw *w, uint32_t t_root, uint32_t n, size_t *size, struct fx_gr2_layout *lay)
+{
+    uint32_t o_root = gw_alloc(w, 4 * (size_t)n);
+    for (uint32_t k = 0; k < n; k++)
+        gw_u32(w, o_root + 4 * k, k);
+    uint32_t len = (uint32_t)w->b.len;
+    struct fx_section sec = {.data = w->b.p, .data_size = len, .alignment = 4, .first16bit = len, .first8bit = len,
+                             .fixups = w->fix, .nfixups = w->nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, lay);
+    free(w->b.p);
+    return f;
+}
+
 uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_layout *lay)
 {
     static struct gw w; /* its fixup table is large: not on the stack */
@@ -411,18 +428,8 @@ uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_la
         gw_u32(&w, t_root + 32 * k, UINT32);
         gw_ptr(&w, t_root + 32 * k + 4, names[k]);
     }
-    uint32_t o_root = gw_alloc(&w, 4 * (size_t)n);
-    for (uint32_t k = 0; k < n; k++)
-        gw_u32(&w, o_root + 4 * k, k);
     free(names);
-    uint32_t len = (uint32_t)w.b.len;
-    struct fx_section sec = {.data = w.b.p, .data_size = len, .alignment = 4, .first16bit = len, .first8bit = len,
-                             .fixups = w.fix, .nfixups = w.nfix};
-    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
-                             .root_type = {0, t_root}, .root_object = {0, o_root}};
-    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, lay);
-    free(w.b.p);
-    return f;
+    return counting_root(&w, t_root, n, size, lay);
 }
 
 /* ---- a type of many distinct member types (type lookups) ---- */
@@ -443,18 +450,8 @@ uint8_t *fxg_build_types(uint32_t n, size_t *size, struct fx_gr2_layout *lay)
         gw_u32(&w, t_root + 32 * k, INLINE);
         gw_ptr(&w, t_root + 32 * k + 8, types[k]);
     }
-    uint32_t o_root = gw_alloc(&w, 4 * (size_t)n);
-    for (uint32_t k = 0; k < n; k++)
-        gw_u32(&w, o_root + 4 * k, k);
     free(types);
-    uint32_t len = (uint32_t)w.b.len;
-    struct fx_section sec = {.data = w.b.p, .data_size = len, .alignment = 4, .first16bit = len, .first8bit = len,
-                             .fixups = w.fix, .nfixups = w.nfix};
-    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
-                             .root_type = {0, t_root}, .root_object = {0, o_root}};
-    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, lay);
-    free(w.b.p);
-    return f;
+    return counting_root(&w, t_root, n, size, lay);
 }
 
 /* ---- many big compressed sections (the cache's bound) ---- */
