@@ -131,8 +131,8 @@ int main(int argc, char **argv)
     }
     printf("geom: %zu bytes bound to %u bones, mesh.glb %zu bytes (best of %d runs, ms):\n"
            "  core (parse, bind, mesh.glb) %.2f   [target: under 10 ms]\n"
-           "  mount: open with -o rig= %.2f, first listing of / (mesh.glb and mesh.obj built for their sizes) %.2f, "
-           "read mesh.glb %.2f\n", size, rig->skel.nbones, glb, runs, core, best[0], best[1], best[2]);
+           "  mount: open with -o rig= %.2f, first listing of / (mesh.glb and mesh.obj measured for their sizes) %.2f, "
+           "read mesh.glb (its build) %.2f\n", size, rig->skel.nbones, glb, runs, core, best[0], best[1], best[2]);
     s3fs_close(rigfs);
     free(file);
     return 0;
