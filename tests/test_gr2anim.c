@@ -21,6 +21,7 @@
 #include "fixture_gr2model.h"
 #include "fixture_rig_clear.h"
 #include "parse/gr2curve.h"
+#include "parse/model.h"
 #include "testutil.h"
 #include "tree_probe.h"
 #include "walk.h"
@@ -572,6 +573,64 @@ static void test_animation_glb(void **state)
         s3fs_close(fs);
         free(file);
     }
+}
+
+/* The bones of animation.glb are a skeleton's: a skin whose joints are the bone nodes in
+ * order, rooted at the root bone (listed among the scene's roots), its inverse bind
+ * matrices undoing the bones' rest world transforms (the fixture's, composed here), so
+ * importers that make armatures only of skins' joints (Blender) make one, bound at rest.
+ * The track nodes of a group with no skeleton (prop) are in no skin. */
+static void test_animation_glb_skin(void **state)
+{
+    (void)state;
+    struct fxa_result r;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&variants[0], &r, &file);
+    size_t len, count;
+    int ncomp;
+    uint8_t *f = read_path(fs, "/granny/root/Animations/0/animation.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(f, len, &d), 0);
+    json_t *skins = json_object_get(d.json, "skins"), *nodes = json_object_get(d.json, "nodes");
+    assert_int_equal(json_array_size(skins), 1);
+    json_t *skin = json_array_get(skins, 0), *joints = json_object_get(skin, "joints");
+    assert_int_equal(json_array_size(joints), FXA_BONES);
+    for (int i = 0; i < FXA_BONES; i++) {
+        json_t *node = json_array_get(nodes, (size_t)json_integer_value(json_array_get(joints, (size_t)i)));
+        assert_string_equal(json_string_value(json_object_get(node, "name")), fxa_bones[i].name);
+    }
+    json_int_t root = json_integer_value(json_object_get(skin, "skeleton"));
+    assert_int_equal(root, json_integer_value(json_array_get(joints, 0)));
+    json_t *scene = json_object_get(json_array_get(json_object_get(d.json, "scenes"), 0), "nodes");
+    bool listed = false;
+    for (size_t i = 0; i < json_array_size(scene); i++)
+        listed |= json_integer_value(json_array_get(scene, i)) == root;
+    assert_true(listed);
+    float *ibm = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(skin, "inverseBindMatrices")),
+                                     &count, &ncomp);
+    assert_non_null(ibm);
+    assert_int_equal(count, FXA_BONES);
+    assert_int_equal(ncomp, 16);
+    float world[FXA_BONES][16];
+    static const float unit[3] = {1, 1, 1};
+    for (int i = 0; i < FXA_BONES; i++) {
+        const struct fxa_bone *x = &fxa_bones[i];
+        float local[16], prod[16];
+        mdl_trs_matrix(x->position, x->orientation, unit, local);
+        if (x->parent < 0)
+            memcpy(world[i], local, sizeof local);
+        else
+            mdl_mat_mul(world[x->parent], local, world[i]); /* parents come first in the fixture */
+        mdl_mat_mul(ibm + 16 * i, world[i], prod);
+        for (int k = 0; k < 16; k++)
+            if (fabsf(prod[k] - (k % 5 == 0 ? 1.0f : 0.0f)) > 1e-6f)
+                fail_msg("bone %s: inverse bind x world [%d] = %.9g", x->name, k, (double)prod[k]);
+    }
+    free(ibm);
+    glb_doc_free(&d);
+    free(f);
+    s3fs_close(fs);
+    free(file);
 }
 
 /* The notes' degree-2 curve (root's position x) keyed as the notes say. */
@@ -1175,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_degree2_worked_keys),  cmocka_unit_test(test_evaluator_properties),
         cmocka_unit_test(test_keys_exact),           cmocka_unit_test(test_keys_linear_work),
         cmocka_unit_test(test_tree_files),           cmocka_unit_test(test_animation_glb),
+        cmocka_unit_test(test_animation_glb_skin),
         cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_is_an_error),
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),

@@ -47,6 +47,14 @@ int export_model_into(struct glb *g, const struct mdl_model *m, char *err, size_
 /* The bones of s as nodes of g (bone i is node *first + i, named as the bone, with its
  * local transform), parent links; no skin. 0, or -1 with err. */
 int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen);
+/* A skin over those bone nodes (bone i is node first + i), its inverse bind matrices the
+ * inverses of the bones' rest world transforms as the nodes hold them (s's rotations are
+ * made unit and its ibm filled in), so the rest pose is the bind pose; its skeleton root
+ * the root bone, or a new node named as the skeleton holding the roots when there are
+ * several. For files without meshes: a skin is what tells importers (Blender) that the
+ * nodes are a skeleton's bones. Returns that root node (for the scene's roots), or -1
+ * with err. */
+int export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, char *err, size_t errlen);
 /* A mesh as Wavefront OBJ text: positions, texture coordinates, normals, faces. */
 int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 /* A model's meshes (those with triangles) as one OBJ text: an o line per mesh, vertices

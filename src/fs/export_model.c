@@ -49,6 +49,23 @@ static int set_transform(struct glb *g, int node, bool has_matrix, const float m
     return 0;
 }
 
+/* The bones' inverse bind matrices as an accessor, or -1 with err. */
+static int ibm_accessor(struct glb *g, const struct mdl_skeleton *s, char *err, size_t errlen)
+{
+    float *m = malloc((s->nbones ? s->nbones : 1) * 16 * sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < s->nbones; i++)
+        memcpy(m + 16 * i, s->bone[i].ibm, 16 * sizeof *m);
+    int acc = glb_floats(g, m, s->nbones, 16, GLB_NO_TARGET, false);
+    free(m);
+    if (acc < 0)
+        snprintf(err, errlen, "out of memory");
+    return acc;
+}
+
 /* A node per bone (bone i is node *first + i), parent links, and the inverse bind matrices
  * accessor (ibm NULL: none, the bones only place meshes or are animated). */
 static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *first, int *ibm, char *err, size_t errlen)
@@ -77,16 +94,8 @@ static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *first, in
             glb_node_child(g, base + s->bone[i].parent, base + (int)i);
     if (!ibm)
         return 0;
-    float *m = malloc((s->nbones ? s->nbones : 1) * 16 * sizeof *m);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (uint32_t i = 0; i < s->nbones; i++)
-        memcpy(m + 16 * i, s->bone[i].ibm, 16 * sizeof *m);
-    *ibm = glb_floats(g, m, s->nbones, 16, GLB_NO_TARGET, false);
-    free(m);
-    return 0;
+    *ibm = ibm_accessor(g, s, err, errlen);
+    return *ibm < 0 ? -1 : 0;
 }
 
 int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen)
@@ -94,16 +103,34 @@ int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, c
     return add_bones(g, s, first, NULL, err, errlen);
 }
 
-static int make_skin(struct glb *g, const struct mdl_skeleton *s, int ibm, int skeleton_root)
+/* A skin of every bone (bone i is node first + i), with the inverse bind matrices ibm. */
+static int make_skin(struct glb *g, const struct mdl_skeleton *s, int first, int ibm, int skeleton_root)
 {
     int *joints = malloc((s->nbones ? s->nbones : 1) * sizeof *joints);
     if (!joints)
         return -1;
     for (uint32_t i = 0; i < s->nbones; i++)
-        joints[i] = (int)i;
+        joints[i] = first + (int)i;
     int skin = glb_skin(g, joints, s->nbones, ibm, skeleton_root, s->name, s->name_len);
     free(joints);
     return skin;
+}
+
+/* The node a skin's joints have as their one common root (glTF requires one): the root
+ * bone, or when there are several, a new node named as the skeleton holding them. */
+static int common_root(struct glb *g, const struct mdl_skeleton *s, int first)
+{
+    uint32_t nroots = 0, root = 0;
+    for (uint32_t i = 0; i < s->nbones; i++)
+        if (s->bone[i].parent < 0)
+            nroots++, root = i;
+    if (nroots <= 1)
+        return first + (int)root;
+    int top = glb_node(g, s->name ? s->name : "skeleton", s->name ? s->name_len : 8);
+    for (uint32_t i = 0; i < s->nbones; i++)
+        if (s->bone[i].parent < 0)
+            glb_node_child(g, top, first + (int)i);
+    return top;
 }
 
 static int finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
@@ -127,20 +154,29 @@ int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len
         glb_free(g);
         return -1;
     }
-    uint32_t nroots = 0, root = 0;
-    for (uint32_t i = 0; i < s->nbones; i++)
-        if (s->bone[i].parent < 0)
-            nroots++, root = i;
-    int top = (int)root;
-    if (nroots > 1) { /* a skin's joints need one common root */
-        top = glb_node(g, s->name ? s->name : "skeleton", s->name ? s->name_len : 8);
-        for (uint32_t i = 0; i < s->nbones; i++)
-            if (s->bone[i].parent < 0)
-                glb_node_child(g, top, (int)i);
-    }
+    int top = common_root(g, s, 0);
     glb_scene_root(g, top);
-    make_skin(g, s, ibm, top);
+    make_skin(g, s, 0, ibm, top);
     return finish(g, out, len, err, errlen);
+}
+
+int export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, char *err, size_t errlen)
+{
+    /* the rest pose as the nodes hold it: rotations as written (unit) */
+    for (uint32_t i = 0; i < s->nbones; i++)
+        if (!s->bone[i].has_matrix && unit_rotation(s->bone[i].r, s->bone[i].r)) {
+            snprintf(err, errlen, "bone %" PRIu32 ": its orientation is not a rotation (zero or not finite)", i);
+            return -1;
+        }
+    int ibm = mdl_compute_ibm(s, err, errlen) ? -1 : ibm_accessor(g, s, err, errlen);
+    if (ibm < 0)
+        return -1;
+    int top = common_root(g, s, first);
+    if (top < 0 || make_skin(g, s, first, ibm, top) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return top;
 }
 
 #define MESH_ATTRS 8
@@ -270,7 +306,7 @@ int export_model_into(struct glb *g, const struct mdl_model *md, char *err, size
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent < 0)
             glb_node_child(g, top, (int)i);
-    int skin = s->nbones && !md->no_skin ? make_skin(g, s, ibm, top) : -1, plain = -1;
+    int skin = s->nbones && !md->no_skin ? make_skin(g, s, 0, ibm, top) : -1, plain = -1;
     for (uint32_t i = 0; i < md->nmeshes; i++) {
         const struct mdl_mesh *m = &md->mesh[i];
         if (!has_triangles(m))

@@ -249,6 +249,11 @@ int glb_node(struct glb *g, const char *name, size_t name_len)
     return (int)g->nnode++;
 }
 
+uint32_t glb_node_count(const struct glb *g)
+{
+    return (uint32_t)g->nnode;
+}
+
 static struct gnode *node_at(struct glb *g, int node)
 {
     return node >= 0 && (size_t)node < g->nnode ? &g->node[node] : NULL;

@@ -36,6 +36,8 @@ void glb_accessor_normalized(struct glb *g, int accessor);
 int glb_floats(struct glb *g, const float *f, uint32_t count, int ncomp, enum glb_target target, bool minmax);
 
 int glb_node(struct glb *g, const char *name, size_t name_len);
+/* The number of nodes made so far (the next node's index). */
+uint32_t glb_node_count(const struct glb *g);
 /* Translation, rotation (x, y, z, w) and scale; any may be NULL (left out). */
 void glb_node_trs(struct glb *g, int node, const float t[3], const float r[4], const float s[3]);
 /* A column-major 4×4 instead of TRS. */

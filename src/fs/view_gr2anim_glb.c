@@ -292,8 +292,8 @@ static int read_track(struct gr2_types *reg, const struct gr2_space *sp, const s
 }
 
 /* The nodes: the bones of every skeleton a group plays on (animated bones whose rest is
- * a matrix take their track's first pose), and for a group with none, a node named as the
- * group holding a node per track. */
+ * a matrix take their track's first pose) with a skin of them, and for a group with none,
+ * a node named as the group holding a node per track. */
 static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, char *err,
                      size_t errlen)
 {
@@ -322,12 +322,13 @@ static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_spa
                     unmatrix(&tr, &copy.bone[b]);
                 gr2_transform_track_free(&tr);
             }
-        int rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen);
-        for (uint32_t i = 0; rc == 0 && i < copy.nbones; i++)
-            if (copy.bone[i].parent < 0)
-                glb_scene_root(gl, sk->first_node + (int)i);
+        int rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen), top = -1;
+        if (rc == 0) /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
+            top = export_bone_skin(gl, &copy, sk->first_node, err, errlen);
+        if (top >= 0)
+            glb_scene_root(gl, top);
         free(copy.bone);
-        if (rc)
+        if (rc || top < 0)
             return -1;
     }
     for (uint32_t g = 0; g < p->ngroups; g++) {
@@ -403,13 +404,7 @@ static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct p
     }
     if (add_nodes(gl, reg, sp, p, err, errlen))
         goto out;
-    uint32_t nnodes = 0; /* every node made so far: the bones and the track nodes */
-    for (uint32_t k = 0; k < p->nskel; k++)
-        if (p->skel[k].first_node >= 0)
-            nnodes += p->skel[k].s->nbones;
-    for (uint32_t g = 0; g < p->ngroups; g++)
-        if (p->group[g].first_node >= 0)
-            nnodes += 1 + p->group[g].tracks.count;
+    uint32_t nnodes = glb_node_count(gl); /* the bones, their skins' roots and the track nodes */
     driven = malloc(nnodes ? nnodes : 1);
     for (uint32_t g = 0; driven && g < p->ngroups; g++) {
         if (p->group[g].tracks.count == 0)
