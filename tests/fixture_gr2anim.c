@@ -902,9 +902,11 @@ uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size)
     return chain_file(&wr, o->sig, t_root, o_root, size);
 }
 
-#define DEMO_BONES 6
+#define DEMO_BONES FXA_DEMO_BONES
 #define DEMO_RINGS 13
 #define DEMO_SIDES 12
+
+const float fxa_demo_offset[3] = {0, 0.5f, 0};
 
 uint8_t *fxa_build_demo(size_t *size)
 {
@@ -953,14 +955,14 @@ uint8_t *fxa_build_demo(size_t *size)
                                 {ARRAY_REFS, "Models", t_model, 0}, {ARRAY_REFS, "Animations", c.t_anim, 0}};
     uint32_t t_root = type_of(&wr, root, N(root));
     /* bones and tracks, the bones' names for the mesh's bindings */
-    static const float zero[3] = {0, 0, 0}, qid[4] = {0, 0, 0, 1}, up[3] = {0, 0.5f, 0};
+    static const float zero[3] = {0, 0, 0}, qid[4] = {0, 0, 0, 1};
     uint32_t o_bones = alloc(w, (size_t)c.bsize * DEMO_BONES), o_tt = alloc(w, (size_t)c.ttsize * DEMO_BONES);
     uint32_t o_bb = alloc(w, (size_t)p * DEMO_BONES);
     for (uint32_t b = 0; b < DEMO_BONES; b++) {
         char name[8];
         snprintf(name, sizeof name, "b%u", b);
         uint32_t objs[3] = {o_rot[b], o_pos[b], o_id}, types[3] = {wr.t_fmt[8], wr.t_fmt[4], wr.t_fmt[2]};
-        chain_link(&wr, &c, o_tt, o_bones, b, name, objs, types, b ? up : zero, 0.5f * (float)b);
+        chain_link(&wr, &c, o_tt, o_bones, b, name, objs, types, b ? fxa_demo_offset : zero, 0.5f * (float)b);
         put_name(&wr, o_bb + b * p, name);
     }
     /* the tube: rings every 0.25 up to 3, each blended between the two bones around it */

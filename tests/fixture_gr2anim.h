@@ -126,6 +126,11 @@ uint8_t *fxa_build_long(const struct fxa_long_opts *o, size_t *size);
  * tube skinned to it (model "snake"), and one animation "sway" of 2 s whose tracks bend
  * the chain to and fro (D4nK16uC15u rotations of degree 2, constant positions). */
 uint8_t *fxa_build_demo(size_t *size);
+/* The demo's bones: "b0".."b5", bone b the child of b - 1 at fxa_demo_offset from it (b0 at
+ * the origin), no rotation; its animation "sway" (2 s) has one group "snake" (the model's
+ * name) with a track per bone, named as the bone. */
+#define FXA_DEMO_BONES 6
+extern const float fxa_demo_offset[3];
 
 /* The name a remapped file stores for text: crc32 of it. */
 uint32_t fxa_crc(const char *text);

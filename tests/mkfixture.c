@@ -44,18 +44,23 @@
  *                            MB MiB, each holding one object and a table (fxg_build_sections)
  *   gr2-members N same|distinct   a GR2 whose root type has N UInt32 members, all named
  *                            "Bone" or each its own (fxg_build_members)
- *   refpack                  the sample rig packed by the test-only RefPack packer */
+ *   refpack                  the sample rig packed by the test-only RefPack packer
+ * s3rig-mkfixture --facts KIND prints, as JSON, the values the builder of KIND writes
+ * (fixture_facts.c: bones, a GEOM's vertices and weights, animations and their tracks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_facts.h"
 #include "fixture_kinds.h"
 #include "fixture_t2fs.h"
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--facts") == 0)
+        return fx_facts(argv[2], stdout) ? 1 : 0;
     if (argc == 6 && strcmp(argv[1], "t2fs-big") == 0) {
         if (fxt_write_big(argv[2], (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]),
                           (uint64_t)atoll(argv[5]) << 20, false)) {
