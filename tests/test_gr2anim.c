@@ -817,6 +817,64 @@ static void test_skeleton_option(void **state)
     free(sfile);
 }
 
+/* A skeleton with several roots (-o skeleton= the model fixture's: root and arm): the skin
+ * of animation.glb is rooted at a node named as the skeleton holding both roots, listed
+ * among the scene's roots instead of them, and made after the bones, so the track still
+ * drives the bone of its name (pose's one track, hip). */
+static void test_animation_glb_skin_roots(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32", .no_skeleton = true};
+    struct fxm_opts mo = {.sig = "le32"};
+    struct fxa_result r;
+    size_t size, ssize, count;
+    int ncomp;
+    uint8_t *file = fxa_build(&o, &size, &r), *sfile = fxm_build(&mo, &ssize);
+    char spath[64];
+    temp_file(sfile, ssize, spath, sizeof spath);
+    struct s3fs_opts opts = {0};
+    snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
+    struct s3fs *fs = open_mem(file, size, &opts, "-o skeleton=model");
+    json_t *nodes;
+    uint8_t *bytes;
+    struct glbdoc d;
+    assert_int_equal(count_animations(fs, "/granny/root/Animations/2/animation.glb", &nodes, &bytes, &d), 1);
+    json_t *skin = json_array_get(json_object_get(d.json, "skins"), 0);
+    assert_non_null(skin);
+    json_t *joints = json_object_get(skin, "joints");
+    assert_int_equal(json_array_size(joints), FXM_BONES);
+    json_int_t top = json_integer_value(json_object_get(skin, "skeleton"));
+    json_t *topn = json_array_get(nodes, (size_t)top);
+    assert_string_equal(json_string_value(json_object_get(topn, "name")), "fixture_skeleton");
+    json_t *kids = json_object_get(topn, "children");
+    assert_int_equal(json_array_size(kids), 2);
+    for (size_t k = 0; k < 2; k++) {
+        json_int_t bone = k ? 3 : 0; /* root and arm: the roots of fxm_bones */
+        assert_int_equal(json_integer_value(json_array_get(kids, k)), json_integer_value(json_array_get(joints, (size_t)bone)));
+        assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, (size_t)json_integer_value(
+                                                                  json_array_get(kids, k))), "name")),
+                            fxm_bones[bone].name);
+    }
+    json_t *scene = json_object_get(json_array_get(json_object_get(d.json, "scenes"), 0), "nodes");
+    assert_int_equal(json_array_size(scene), 1);
+    assert_int_equal(json_integer_value(json_array_get(scene, 0)), top);
+    json_t *ch = json_array_get(json_object_get(json_array_get(json_object_get(d.json, "animations"), 0), "channels"), 0);
+    json_int_t target = json_integer_value(json_object_get(json_object_get(ch, "target"), "node"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(nodes, (size_t)target), "name")), "hip");
+    float *ibm = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(skin, "inverseBindMatrices")),
+                                     &count, &ncomp);
+    assert_non_null(ibm);
+    assert_int_equal(count, FXM_BONES);
+    assert_int_equal(ncomp, 16);
+    free(ibm);
+    glb_doc_free(&d);
+    free(bytes);
+    s3fs_close(fs);
+    unlink(spath);
+    free(sfile);
+    free(file);
+}
+
 /* The real-file cases, one by one: a curve of one knot, an animation without groups,
  * a Duration of 0, knots past Duration. */
 static void test_real_file_cases(void **state)
@@ -1234,7 +1292,7 @@ int main(void)
         cmocka_unit_test(test_degree2_worked_keys),  cmocka_unit_test(test_evaluator_properties),
         cmocka_unit_test(test_keys_exact),           cmocka_unit_test(test_keys_linear_work),
         cmocka_unit_test(test_tree_files),           cmocka_unit_test(test_animation_glb),
-        cmocka_unit_test(test_animation_glb_skin),
+        cmocka_unit_test(test_animation_glb_skin),  cmocka_unit_test(test_animation_glb_skin_roots),
         cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_is_an_error),
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
