@@ -75,6 +75,21 @@ static void test_branch_validity(void **state)
         uint32_t huge[] = {0xFFFFFFFF, 8};
         assert_int_equal(branch_of(huge, 2, 64, be, &b, err), -1);
         assert_non_null(strstr(err, "count 4294967295"));
+        /* a node given more space than the data has (a file cut short): the count is checked
+         * against the bytes there (256 in branch_of), before a table is allocated for it */
+        uint32_t beyond[] = {0x3FFFFFFF, 0xFFFFFFF8u};
+        assert_int_equal(branch_of(beyond, 2, UINT64_MAX, be, &b, err), -1);
+        assert_non_null(strstr(err, "count 1073741823 needs a 4294967300-byte table, the data has 256 bytes there"));
+        uint32_t one_past[] = {63, 264}; /* a 260-byte table */
+        assert_int_equal(branch_of(one_past, 2, 4096, be, &b, err), -1);
+        assert_non_null(strstr(err, "needs a 260-byte table, the data has 256 bytes there"));
+        uint32_t fits[62 + 2] = {62, 256}; /* 4 + 4 * 63 = 256 bytes: the whole buffer */
+        for (int k = 2; k < 64; k++)
+            fits[k] = 256 + 8 * (uint32_t)(k - 1);
+        assert_int_equal(branch_of(fits, 64, 4096, be, &b, err), 0);
+        assert_int_equal(b.count, 62);
+        assert_int_equal(b.offset[62], 256 + 8 * 62);
+        t2fs_branch_free(&b);
         /* a table pointing at itself: offset[0] = 0 */
         uint32_t self[] = {1, 0, 0};
         assert_int_equal(branch_of(self, 3, 16, be, &b, err), -1);
