@@ -904,6 +904,24 @@ static void test_index_stream_errors(void **state)
     assert_non_null(strstr(s.err[2], "4 vertices"));
     assert_non_null(strstr(s.err[3], "0x1234"));
     t2_stream_free(&s);
+    /* a long stream: one load, then a triangle per word; the triangle list grows by
+     * doubling (log2 of the count reallocations), not by one each */
+    enum { NWORDS = 100000 };
+    uint8_t *big = malloc(2 * NWORDS);
+    assert_non_null(big);
+    for (size_t i = 0; i < NWORDS; i++) {
+        uint16_t w = i == 0 ? 0x2000 | 3 : 0x8000 | (0 | 1 << 5 | 2 << 10);
+        big[2 * i] = (uint8_t)w;
+        big[2 * i + 1] = (uint8_t)(w >> 8);
+    }
+    t2_vcache_init(&c, 3);
+    assert_int_equal(t2_decode_stream(big, 2 * NWORDS, false, &c, &s), 0);
+    assert_int_equal(s.ntri, NWORDS - 1);
+    assert_int_equal(s.nerr, 0);
+    assert_true(s.tri[NWORDS - 2].v[0] == 0 && s.tri[NWORDS - 2].v[1] == 1 && s.tri[NWORDS - 2].v[2] == 2);
+    assert_true(s.tri_allocs <= 12); /* 64 · 2^11 > 100,000 */
+    t2_stream_free(&s);
+    free(big);
     /* a model whose vertex buffer is too short: triangles.error beside the rest */
     struct fxt *model = fxt_model_ex(3, 1, 1, false, 4);
     struct fxt *root = fxt_branch(1, fxt_branch(1, model));

@@ -65,10 +65,15 @@ static int triangle(struct t2_vcache *c, struct t2_stream *s, size_t w, const ui
         t.v[k] = c->slot[slot[k]];
         t.bone[k] = c->slot_bone[slot[k]];
     }
-    struct t2_tri *n = realloc(s->tri, (s->ntri + 1) * sizeof *n);
-    if (!n)
-        return -1;
-    s->tri = n;
+    if (s->ntri == s->captri) { /* doubling: one slot more each time copied the list per triangle */
+        size_t cap = s->captri ? 2 * s->captri : 64;
+        struct t2_tri *n = realloc(s->tri, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->tri = n;
+        s->captri = cap;
+        s->tri_allocs++;
+    }
     s->tri[s->ntri++] = t;
     return 0;
 }
