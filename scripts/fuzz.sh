@@ -76,10 +76,12 @@ for t in $targets; do
     mkdir -p "$corpus"
     [ -n "$(ls -A "$corpus")" ] || seed_corpus "$t" "$corpus"
     echo "fuzz: $t for ${seconds}s"
-    if ! build-fuzz/fuzz/fuzz_$t -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=262144 \
+    # UBSan's reports stop the run (and keep the input) like ASan's: recovering, they
+    # scrolled past in the log and the run passed
+    if ! UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} build-fuzz/fuzz/fuzz_$t -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=262144 \
         -artifact_prefix="$out/crash-$t-" -print_final_stats=1 "$corpus" >"$out/$t.log" 2>&1; then
         echo "fuzz: $t FOUND A PROBLEM (see $out/$t.log and $out/crash-$t-*)"
-        grep -E "ERROR|SUMMARY" "$out/$t.log" | head -5
+        grep -E "ERROR|SUMMARY|runtime error" "$out/$t.log" | head -5
         status=1
     else
         grep -E "stat::number_of_executed_units|cov:" "$out/$t.log" | tail -2 | tr '\n' ' '

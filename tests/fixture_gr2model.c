@@ -215,15 +215,18 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
         if (m < 2)
             ref_array(&w, at + gw_offset(&w, mesh, N(mesh), "BoneBindings"), m == 0 ? 2 : 1, m == 0 ? o_bb : o_bb + 2 * bbsize);
     }
-    uint32_t o_meshbind = alloc(&w, 3 * (size_t)w.p);
+    uint32_t nbind = 3 + o->more_bindings;
+    uint32_t o_meshbind = alloc(&w, nbind * (size_t)w.p);
     for (uint32_t m = 0; m < 3; m++)
         gw_ptr(&w, o_meshbind + m * w.p, o_meshes + m * msize);
+    for (uint32_t m = 3; o->more_bind_body && m < nbind; m++)
+        gw_ptr(&w, o_meshbind + m * w.p, o_meshes);
     uint32_t o_model = alloc(&w, gw_struct_size(&w, model, N(model)));
     gw_ptr(&w, o_model, gw_str(&w, "fixture_model"));
     gw_ptr(&w, o_model + gw_offset(&w, model, N(model), "Skeleton"), o_skel);
     static const float place[3] = {1, 2, 3}, qid[4] = {0, 0, 0, 1}, ssid[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     transform(&w, o_model + gw_offset(&w, model, N(model), "InitialPlacement"), 1, place, qid, ssid);
-    ref_array(&w, o_model + gw_offset(&w, model, N(model), "MeshBindings"), 3, o_meshbind);
+    ref_array(&w, o_model + gw_offset(&w, model, N(model), "MeshBindings"), nbind, o_meshbind);
 
     uint32_t o_lists = alloc(&w, 5 * (size_t)w.p);
     gw_ptr(&w, o_lists, o_skel);

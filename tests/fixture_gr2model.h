@@ -42,6 +42,8 @@ struct fxm_opts {
     bool no_position;      /* the body's vertex type calls Position "Pos" */
     bool nan_position;     /* the body's vertex 4 has a NaN coordinate */
     bool rough_orientations; /* root and hip store fxm_rough_orientation instead */
+    uint32_t more_bindings;  /* the model's MeshBindings go on with this many more: NULL Mesh, */
+    bool more_bind_body;     /* or (set) the body mesh again */
 };
 
 /* Orientations as real files hold them: root's w one float step above 1 (unit within

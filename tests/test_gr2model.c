@@ -336,6 +336,40 @@ static void expect_body_error(const struct fxm_opts *o, const char *needle)
     free(file);
 }
 
+/* A model of 20,003 mesh bindings, 20,001 of them left out (the broken mesh, then NULL
+ * Mesh references): meshes.error names the first MDL_NOTES_NAMED (256) and counts the
+ * rest, and the model still holds its two good meshes. Each line used to be appended by
+ * strlen and realloc of the whole text: the square of the bindings. */
+static void test_many_bindings_left_out(void **state)
+{
+    (void)state;
+    struct fxm_opts o = {.sig = "le32", .more_bindings = 20000};
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &file);
+    size_t len;
+    char *text = (char *)read_path(fs, "/granny/root/Models/0/meshes.error", &len);
+    text = realloc(text, len + 1);
+    text[len] = 0;
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    assert_int_equal(lines + (len && text[len - 1] != '\n'), 257);
+    assert_non_null(strstr(text, "mesh binding 2 (broken): left out: "));
+    assert_non_null(strstr(text, "\nmesh binding 257 (): left out: no Mesh\n"));
+    assert_null(strstr(text, "mesh binding 258 "));
+    assert_non_null(strstr(text, "\n19745 more not named here")); /* 20,001 - 256 */
+    free(text);
+    uint8_t *glb = read_path(fs, "/granny/root/Models/0/model.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    assert_int_equal(json_array_size(json_object_get(d.json, "meshes")), 2); /* body, prop */
+    glb_doc_free(&d);
+    free(glb);
+    assert_true(walk_all(fs, 100000) > 0);
+    s3fs_close(fs);
+    free(file);
+}
+
 static void test_cannot_export(void **state)
 {
     (void)state;
@@ -539,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_rough_orientations),
         cmocka_unit_test(test_mesh_obj),
         cmocka_unit_test(test_cannot_export),
+        cmocka_unit_test(test_many_bindings_left_out),
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_export_after_change),
     };

@@ -198,6 +198,23 @@ static void test_builder(void **state)
         mdl_model_free(&m);
         t1_object_free(&o);
     }
+    /* 300 missing parts and the 2 broken sections: the first 256 named, 46 counted */
+    struct t1_object o;
+    sample_object(&o, false);
+    for (int i = 0; i < 300; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "nodes/%d/parts", i);
+        t1_object_missing(&o, what, "why");
+    }
+    struct mdl_model m;
+    char err[256];
+    assert_int_equal(t1_object_model(&o, "object 0", &m, err, sizeof err), 0);
+    assert_non_null(strstr(m.left_out, "nodes/0/parts: why\nnodes/1/parts: why\n"));
+    assert_non_null(strstr(m.left_out, "\nnodes/255/parts: why\n46 more not named here\n"));
+    assert_null(strstr(m.left_out, "nodes/256/parts"));
+    assert_null(strstr(m.left_out, "sections/"));
+    mdl_model_free(&m);
+    t1_object_free(&o);
 }
 
 /* Fails with err holding want. */
@@ -239,6 +256,9 @@ static void test_builder_refuses(void **state)
     decode_case(4, false, t1_object_section(&o, 0, 0, 0));
     decode_case(5, false, t1_object_section(&o, 0, 0, 1));
     refused(&o, "nothing to draw: 2 left out; the first: nodes/0/parts/0/sections/0: the stream fits neither layout");
+    for (int i = 0; i < 300; i++) /* more than MDL_NOTES_NAMED: counted all the same */
+        t1_object_missing(&o, "nodes/0/parts", "why");
+    refused(&o, "nothing to draw: 302 left out; the first: nodes/0/parts: why");
     t1_object_free(&o);
     /* a triangle past the section's vertices (the decoder never makes one; the builder
      * checks anyway) is left out like a broken stream */

@@ -76,6 +76,21 @@ static void test_branch_validity(void **state)
         uint32_t huge[] = {0xFFFFFFFF, 8};
         assert_int_equal(branch_of(huge, 2, 64, be, &b, err), -1);
         assert_non_null(strstr(err, "count 4294967295"));
+        /* a node given more space than the data has (a file cut short): the count is checked
+         * against the bytes there (256 in branch_of), before a table is allocated for it */
+        uint32_t beyond[] = {0x3FFFFFFF, 0xFFFFFFF8u};
+        assert_int_equal(branch_of(beyond, 2, UINT64_MAX, be, &b, err), -1);
+        assert_non_null(strstr(err, "count 1073741823 needs a 4294967300-byte table, the data has 256 bytes there"));
+        uint32_t one_past[] = {63, 264}; /* a 260-byte table */
+        assert_int_equal(branch_of(one_past, 2, 4096, be, &b, err), -1);
+        assert_non_null(strstr(err, "needs a 260-byte table, the data has 256 bytes there"));
+        uint32_t fits[62 + 2] = {62, 256}; /* 4 + 4 * 63 = 256 bytes: the whole buffer */
+        for (int k = 2; k < 64; k++)
+            fits[k] = 256 + 8 * (uint32_t)(k - 1);
+        assert_int_equal(branch_of(fits, 64, 4096, be, &b, err), 0);
+        assert_int_equal(b.count, 62);
+        assert_int_equal(b.offset[62], 256 + 8 * 62);
+        t2fs_branch_free(&b);
         /* a table pointing at itself: offset[0] = 0 */
         uint32_t self[] = {1, 0, 0};
         assert_int_equal(branch_of(self, 3, 16, be, &b, err), -1);
@@ -709,6 +724,76 @@ static void test_models_missing_nodes(void **state)
     fxt_free(root);
 }
 
+/* Long lists cost their length once, not once per item: a model with `nmeshes` meshes
+ * (empty vertex buffers), nposes poses and nbones bones (fxt_model's, repeated), walked
+ * whole; the branch-table offsets the view reads (t2fs_view_table_words) stay within a
+ * small multiple of the file's words, whatever the lists' lengths. Each item used to look
+ * itself up from the model, validating its whole list on the way: M^2 for M items. */
+/* Pose 0 of fxt_model(seed), taken out of the model. */
+static struct fxt *lone_pose(unsigned seed)
+{
+    struct fxt *m = fxt_model(seed, 1, 1, false);
+    struct fxt *p = m->child[2]->child[0];
+    m->child[2]->child[0] = fxt_branch(0);
+    fxt_free(m);
+    return p;
+}
+
+static void long_lists_case(uint32_t nmeshes, uint32_t nposes, uint32_t nbones)
+{
+    struct fxt *model = fxt_model(7, 1, 1, false);
+    struct fxt *m1 = model->child[1];
+    struct fxt **mesh = malloc(nmeshes * sizeof *mesh), **surf = malloc(nmeshes * sizeof *surf);
+    struct fxt **pose = malloc(nposes * sizeof *pose), **bone = malloc(nbones * sizeof *bone);
+    assert_true(mesh && surf && pose && bone);
+    for (uint32_t i = 0; i < nmeshes; i++) {
+        mesh[i] = fxt_array(20, 0, NULL, true);
+        surf[i] = fxt_branch(0);
+    }
+    for (uint32_t i = 0; i < nposes; i++)
+        pose[i] = lone_pose(i);
+    for (uint32_t i = 0; i < nbones; i++)
+        bone[i] = fxt_branch(2, fxt_array(4, 2, "\1\0\0\0\2\0\0\0", false), fxt_raw("bonebone", 8));
+    fxt_free(m1->child[0]);
+    m1->child[0] = fxt_branch_v(nmeshes, mesh);
+    fxt_free(m1->child[2]);
+    m1->child[2] = fxt_branch_v(nmeshes, surf);
+    fxt_free(m1->child[3]);
+    m1->child[3] = fxt_branch_v(nbones, bone);
+    fxt_free(model->child[2]);
+    model->child[2] = fxt_branch_v(nposes, pose);
+    free(mesh);
+    free(surf);
+    free(pose);
+    free(bone);
+    struct fxt *root = fxt_branch(1, fxt_branch(1, model));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture with long lists");
+    size_t nodes = walk_all(fs, 10000000);
+    assert_true(nodes > 3 * (size_t)(nmeshes + nposes + nbones));
+    uint64_t words = t2fs_view_table_words(t2fs_view_of(fs));
+    /* every table is read a few times (listing its parent, listing it, each derived view
+     * that shows it once), and each lookup reads two offsets: 8 x the file's words is far
+     * above that and far below M^2 */
+    if (words > 8 * (uint64_t)(size / 4))
+        fail_msg("%u meshes, %u poses, %u bones: %llu table offsets read for a file of %zu bytes", nmeshes, nposes,
+                 nbones, (unsigned long long)words, size);
+    print_message("%u meshes, %u poses, %u bones: %llu table offsets read, file %zu bytes\n", nmeshes, nposes, nbones,
+                  (unsigned long long)words, size);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
+static void test_models_long_lists(void **state)
+{
+    (void)state;
+    long_lists_case(3000, 1, 3);
+    long_lists_case(1, 2000, 3);
+    long_lists_case(1, 1, 3000);
+}
+
 /* ---- Turok 1 sections ---- */
 
 /* The test's own rendering of decoded commands, in commands.txt's words. */
@@ -890,6 +975,24 @@ static void test_index_stream_errors(void **state)
     assert_non_null(strstr(s.err[2], "4 vertices"));
     assert_non_null(strstr(s.err[3], "0x1234"));
     t2_stream_free(&s);
+    /* a long stream: one load, then a triangle per word; the triangle list is allocated
+     * once, for the stream's triangle words, not grown by one triangle per realloc */
+    enum { NWORDS = 100000 };
+    uint8_t *big = malloc(2 * NWORDS);
+    assert_non_null(big);
+    for (size_t i = 0; i < NWORDS; i++) {
+        uint16_t w = i == 0 ? 0x2000 | 3 : 0x8000 | (0 | 1 << 5 | 2 << 10);
+        big[2 * i] = (uint8_t)w;
+        big[2 * i + 1] = (uint8_t)(w >> 8);
+    }
+    t2_vcache_init(&c, 3);
+    assert_int_equal(t2_decode_stream(big, 2 * NWORDS, false, &c, &s), 0);
+    assert_int_equal(s.ntri, NWORDS - 1);
+    assert_int_equal(s.nerr, 0);
+    assert_true(s.tri[NWORDS - 2].v[0] == 0 && s.tri[NWORDS - 2].v[1] == 1 && s.tri[NWORDS - 2].v[2] == 2);
+    assert_int_equal(s.captri, NWORDS - 1);
+    t2_stream_free(&s);
+    free(big);
     /* a model whose vertex buffer is too short: triangles.error beside the rest */
     struct fxt *model = fxt_model_ex(3, 1, 1, false, 4);
     struct fxt *root = fxt_branch(1, fxt_branch(1, model));
@@ -1544,7 +1647,8 @@ int main(void)
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
         cmocka_unit_test(test_t2fs_cache_bound),          cmocka_unit_test(test_deinterleave),
-        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_models_missing_nodes),       cmocka_unit_test(test_index_stream_errors),
+        cmocka_unit_test(test_models_view),       cmocka_unit_test(test_models_missing_nodes),
+        cmocka_unit_test(test_models_long_lists),       cmocka_unit_test(test_index_stream_errors),
         cmocka_unit_test(test_schema_json_roundtrip), cmocka_unit_test(test_schema_hand_written),
         cmocka_unit_test(test_schema_malformed),  cmocka_unit_test(test_turok1_named),
         cmocka_unit_test(test_named_linear),

@@ -65,14 +65,10 @@ struct t2_view {
      * listings and by the locator, both inside populate callbacks. */
     struct t2_cnode **cmap;
     size_t ncmap, capcmap;
-    /* The locator's last branch table: walking a directory's children asks for child 0,
-     * 1, 2... of one node, and reads its table once. */
-    struct {
-        bool valid;
-        struct t2_cnode *blob;
-        uint64_t off, space;
-        struct t2fs_branch b;
-    } table;
+    /* Offsets of branch tables read (t2fs_view_table_words): the work of listings and
+     * lookups, which tests bound by the file's size. Counted inside populate callbacks and
+     * under the tree lock (the locator's callers). */
+    uint64_t table_words;
 };
 
 static void t2_view_free(void *p)
@@ -81,8 +77,6 @@ static void t2_view_free(void *p)
     t2fs_schema_free(v->schema);
     free(v->window);
     free(v->cmap);
-    if (v->table.valid)
-        t2fs_branch_free(&v->table.b);
     free(v);
 }
 
@@ -222,6 +216,16 @@ struct t2_reading {
     bool err_is_warning; /* the error also goes to /info */
 };
 
+/* t2fs_read_branch, counted in v->table_words. */
+static int read_table(struct t2_view *v, const struct s3_src *src, uint64_t off, uint64_t space,
+                      struct t2fs_branch *b, char *err, size_t errlen)
+{
+    int rc = t2fs_read_branch(src, off, space, v->be, b, err, errlen);
+    if (rc == 0)
+        v->table_words += (uint64_t)b->count + 1;
+    return rc;
+}
+
 static void read_node(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
                       const struct t2fs_schema *s, uint32_t depth, struct t2_reading *r)
 {
@@ -246,7 +250,7 @@ static void read_node(struct t2_view *v, const struct t2_where *w, const struct 
     }
     struct t2fs_branch b;
     char err[T2FS_ERR];
-    if (t2fs_read_branch(src, w->off, w->space, v->be, &b, err, sizeof err)) {
+    if (read_table(v, src, w->off, w->space, &b, err, sizeof err)) {
         if (s) { /* the schema says branch, the bytes disagree */
             snprintf(r->err, sizeof r->err, "%s", err);
             r->err_is_warning = true;
@@ -277,14 +281,14 @@ static bool past_end(const struct t2_view *v, const struct t2_where *w)
  * schema, not compressed (a cut RNC node cannot be expanded), within the depth bound, and
  * its own table (padding included, as for the root) wholly in the file and valid for the
  * node's full size. *count: children. */
-static bool cut_branch_readable(const struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
+static bool cut_branch_readable(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
                                 const struct t2fs_schema *s, uint32_t depth, uint32_t *count)
 {
     if ((s && s->kind == T2K_DATA) || depth >= T2_MAX_DEPTH || t2fs_rnc_method(src, w->off, w->space) != 0)
         return false;
     struct t2fs_branch b;
     char err[T2FS_ERR];
-    if (t2fs_read_branch(src, w->off, w->space, v->be, &b, err, sizeof err))
+    if (read_table(v, src, w->off, w->space, &b, err, sizeof err))
         return false;
     bool whole = w->off + b.header_len <= v->fs->src.size; /* its padding too, as the root's */
     *count = b.count;
@@ -328,7 +332,7 @@ static uint64_t cut_point(struct t2_view *v, const struct s3_src *src)
     for (uint32_t depth = 1;; depth++) {
         struct t2fs_branch b;
         char err[T2FS_ERR];
-        if (t2fs_read_branch(src, at.off, at.space, v->be, &b, err, sizeof err))
+        if (read_table(v, src, at.off, at.space, &b, err, sizeof err))
             return at.off; /* never: the root and each directory below were read */
         uint32_t i = 0;
         while (i < b.count && at.off + b.offset[i + 1] <= size)
@@ -538,7 +542,7 @@ static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     if (open_bytes(v, d->at.blob, &bytes, err, sizeof err))
         return -EIO;
     struct t2fs_branch b;
-    if (t2fs_read_branch(&bytes.src, d->at.off, d->at.space, v->be, &b, err, sizeof err)) {
+    if (read_table(v, &bytes.src, d->at.off, d->at.space, &b, err, sizeof err)) {
         close_bytes(v, &bytes);
         return -EIO; /* validated when the parent was listed: the file changed since */
     }
@@ -574,6 +578,11 @@ struct t2_view *t2fs_view_of(struct s3fs *fs)
 struct s3fs *t2fs_view_fs(const struct t2_view *v)
 {
     return v->fs;
+}
+
+uint64_t t2fs_view_table_words(const struct t2_view *v)
+{
+    return v->table_words;
 }
 
 bool t2fs_view_big_endian(const struct t2_view *v)
@@ -650,26 +659,20 @@ int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, st
         snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    if (!v->table.valid || v->table.blob != n->blob || v->table.off != n->off || v->table.space != n->space) {
-        if (v->table.valid)
-            t2fs_branch_free(&v->table.b);
-        v->table.valid = false;
-        if (t2fs_read_branch(&bytes.src, n->off, n->space, v->be, &v->table.b, why, sizeof why)) {
-            close_bytes(v, &bytes);
-            snprintf(err, errlen, "%s: %s", name, why);
-            return -1;
-        }
-        v->table.valid = true;
-        v->table.blob = n->blob;
-        v->table.off = n->off;
-        v->table.space = n->space;
-    }
-    if (i >= v->table.b.count) { /* the handle's count came from the same bytes: never, unless changed */
+    /* child i's two offsets, not the whole table: n's table was validated when n was made
+     * (read_node, the root when the file was opened, a cut branch), so a lookup costs the
+     * same whatever n's count; reading the table each time made every lookup through a long
+     * list cost the list (a model of M meshes cost M^2 to list). The checks keep the child
+     * inside n should the bytes have changed. */
+    uint32_t lo, hi;
+    if (src_u32(&bytes.src, n->off + 4 + 4 * (uint64_t)i, v->be, &lo) ||
+        src_u32(&bytes.src, n->off + 8 + 4 * (uint64_t)i, v->be, &hi) || lo > hi || hi > n->space || (lo | hi) & 7) {
         close_bytes(v, &bytes);
         snprintf(err, errlen, "%s: no child %" PRIu32 " (the file changed?)", name, i);
         return -1;
     }
-    struct t2_where parent = {n->blob, n->off, n->space}, w = child_where(&parent, &v->table.b, i);
+    v->table_words += 2;
+    struct t2_where w = {n->blob, n->off + lo, (uint64_t)hi - lo};
     *out = *n;
     if (n->depth < T2FS_PATH_KEPT)
         out->path[n->depth] = i;

@@ -63,6 +63,9 @@ int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ct
 struct t2_view *t2fs_view_of(struct s3fs *fs);
 struct s3fs *t2fs_view_fs(const struct t2_view *v);
 bool t2fs_view_big_endian(const struct t2_view *v);
+/* Offsets of branch tables read so far by listings and lookups (the view's work: tests
+ * check it stays proportional to the file, whatever the lists' lengths). */
+uint64_t t2fs_view_table_words(const struct t2_view *v);
 const struct t2fs_schema *t2fs_view_schema(const struct t2_view *v);
 /* "turok1", "turok2" (built in) or "file" (a JSON schema file). */
 const char *t2fs_view_schema_name(const struct t2_view *v);

@@ -13,10 +13,14 @@
 #include "parse/t2fs.h"
 #include "parse/t2fs_mesh.h"
 
-/* A directory of /models: the view and the model it shows (arg: the item's index). */
+/* A directory of /models: the view and the model it shows (arg: the item's index), with
+ * its lists as populate_model found them: an item looks itself up from its list, so it
+ * costs the same whatever the list's length (from the model, each lookup validated the
+ * whole list on its way). */
 struct mdir {
     struct t2_view *v;
     struct t2fs_node model;
+    struct t2fs_node meshes, surfaces, bones, poses; /* valid where populate_model added the list's items */
 };
 
 /* The node at child indices idx below `from`; false, with NAME.error in dir naming the
@@ -78,7 +82,7 @@ enum { VERTS_BIN, VERTS_TXT };
 static int mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, struct t2fs_array *a, char *err,
                          size_t errlen)
 {
-    if (t2fs_node_at(m->v, &m->model, IDX(1, 0, (unsigned)mesh), vb, err, errlen) ||
+    if (t2fs_node_child(m->v, &m->meshes, (uint32_t)mesh, vb, err, errlen) ||
         t2fs_node_array(m->v, vb, a, err, errlen))
         return -1;
     if (a->esize == 0 && a->count) {
@@ -145,7 +149,7 @@ static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
     struct t2fs_node vb;
     struct t2fs_array a;
     char err[400];
-    if (!FIND(m->v, &m->model, &vb, dir, "vertices", 1, 0, (unsigned)mesh))
+    if (!FIND(m->v, &m->meshes, &vb, dir, "vertices", (unsigned)mesh))
         return 0;
     if (mesh_vertices(m, mesh, &vb, &a, err, sizeof err)) {
         add_error(t, dir, "vertices", err);
@@ -253,12 +257,12 @@ static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t m
     struct t2fs_array a;
     char err[400];
     uint32_t nverts = 0;
-    if (t2fs_node_at(v, &m->model, IDX(1, 0, (unsigned)mesh), &vb, err, sizeof err) == 0 &&
+    if (t2fs_node_child(v, &m->meshes, (uint32_t)mesh, &vb, err, sizeof err) == 0 &&
         t2fs_node_array(v, &vb, &a, err, sizeof err) == 0) {
         nverts = a.count;
         free(a.bytes);
     }
-    if (!FIND(v, &m->model, &list, dir, "surfaces", 1, 2, (unsigned)mesh))
+    if (!FIND(v, &m->surfaces, &list, dir, "surfaces", (unsigned)mesh))
         return 0;
     if (t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
         add_error(t, dir, "surfaces", err);
@@ -306,9 +310,9 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
     struct t2_view *v = m->v;
     struct t2fs_node n;
     struct t2fs_array a;
-    if (FIND(v, &m->model, &n, dir, "bone", 1, 3, (unsigned)bone, 1))
+    if (FIND(v, &m->bones, &n, dir, "bone", (unsigned)bone, 1))
         add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
-    if (!FIND(v, &m->model, &n, dir, "indices", 1, 3, (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
+    if (!FIND(v, &m->bones, &n, dir, "indices", (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
         return 0;
     struct sbuf b = {0};
     for (uint32_t i = 0; i < a.count; i++)
@@ -345,23 +349,23 @@ static int populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     struct t2_view *v = m->v;
     unsigned p = (unsigned)arg;
     struct t2fs_node n;
-    if (FIND(v, &m->model, &n, dir, "bone_indices", 2, p, 1))
+    if (FIND(v, &m->poses, &n, dir, "bone_indices", p, 1))
         add_bone_indices(v, dir, &n);
-    if (FIND(v, &m->model, &n, dir, "orientations", 2, p, 2))
+    if (FIND(v, &m->poses, &n, dir, "orientations", p, 2))
         add_array_data(v, dir, "orientations", &n);
-    if (FIND(v, &m->model, &n, dir, "header", 2, p, 5, 0))
+    if (FIND(v, &m->poses, &n, dir, "header", p, 5, 0))
         add_raw(v, dir, "header", &n, 0, "t2fs.raw");
-    if (FIND(v, &m->model, &n, dir, "rotations", 2, p, 5, 1))
+    if (FIND(v, &m->poses, &n, dir, "rotations", p, 5, 1))
         add_raw(v, dir, "rotations", &n, 0, "t2fs.raw");
-    if (FIND(v, &m->model, &n, dir, "positions", 2, p, 5, 2))
+    if (FIND(v, &m->poses, &n, dir, "positions", p, 5, 2))
         add_raw(v, dir, "positions", &n, 0, "t2fs.raw");
-    if (FIND(v, &m->model, &n, dir, "model_2_x_0", 2, p, 0))
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_0", p, 0))
         add_array_data(v, dir, "model_2_x_0", &n);
-    if (FIND(v, &m->model, &n, dir, "model_2_x_3_0", 2, p, 3, 0))
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_3_0", p, 3, 0))
         add_raw(v, dir, "model_2_x_3_0", &n, 0, "t2fs.raw");
-    if (FIND(v, &m->model, &n, dir, "model_2_x_3_1", 2, p, 3, 1))
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_3_1", p, 3, 1))
         add_array_data(v, dir, "model_2_x_3_1", &n);
-    if (FIND(v, &m->model, &n, dir, "model_2_x_4", 2, p, 4))
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_4", p, 4))
         add_array_data(v, dir, "model_2_x_4", &n);
     return 0;
 }
@@ -394,6 +398,7 @@ static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     struct t2_view *v = m->v;
     struct t2fs_node n;
     char err[400], at[160], link[200];
+    m->meshes = m->surfaces = m->bones = m->poses = (struct t2fs_node){.kind = T2FS_NODE_LEAF}; /* until found */
     t2fs_node_name(&m->model, at, sizeof at);
     snprintf(link, sizeof link, "../..%s", at);
     tree_add_link(t, dir, "raw", link);
@@ -412,14 +417,14 @@ static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     }
     if (FIND(v, &m->model, &n, dir, "model_0_1", 0, 1))
         add_array_data(v, dir, "model_0_1", &n);
-    int rc = t2fs_node_at(v, &m->model, IDX(1, 0), &n, err, sizeof err);
-    add_list(m, dir, "meshes", &n, rc, err, populate_mesh, "t2fs.mesh");
+    int rc = t2fs_node_at(v, &m->model, IDX(1, 0), &m->meshes, err, sizeof err);
+    add_list(m, dir, "meshes", &m->meshes, rc, err, populate_mesh, "t2fs.mesh");
     if (FIND(v, &m->model, &n, dir, "model_1_1_0", 1, 1, 0))
         add_array_data(v, dir, "model_1_1_0", &n);
-    rc = t2fs_node_at(v, &m->model, IDX(1, 2), &n, err, sizeof err);
-    add_list(m, dir, "surfaces", &n, rc, err, populate_surfaces, "t2fs.surfaces");
-    rc = t2fs_node_at(v, &m->model, IDX(1, 3), &n, err, sizeof err);
-    add_list(m, dir, "bones", &n, rc, err, populate_bone, "t2fs.bone");
+    rc = t2fs_node_at(v, &m->model, IDX(1, 2), &m->surfaces, err, sizeof err);
+    add_list(m, dir, "surfaces", &m->surfaces, rc, err, populate_surfaces, "t2fs.surfaces");
+    rc = t2fs_node_at(v, &m->model, IDX(1, 3), &m->bones, err, sizeof err);
+    add_list(m, dir, "bones", &m->bones, rc, err, populate_bone, "t2fs.bone");
     struct t2fs_node hp;
     rc = t2fs_node_at(v, &m->model, IDX(1, 4), &hp, err, sizeof err);
     uint32_t hdir = add_list(m, dir, "hotpoints", &hp, rc, err, NULL, NULL);
@@ -431,8 +436,8 @@ static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         else
             add_array_data(v, hdir, name, &n);
     }
-    rc = t2fs_node_at(v, &m->model, IDX(2), &n, err, sizeof err);
-    add_list(m, dir, "poses", &n, rc, err, populate_pose, "t2fs.pose");
+    rc = t2fs_node_at(v, &m->model, IDX(2), &m->poses, err, sizeof err);
+    add_list(m, dir, "poses", &m->poses, rc, err, populate_pose, "t2fs.pose");
     if (FIND(v, &m->model, &n, dir, "model_3", 3))
         add_array_data(v, dir, "model_3", &n);
     return 0;

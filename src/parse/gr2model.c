@@ -681,18 +681,9 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
     return 0;
 }
 
-static void note_left_out(struct mdl_model *md, uint32_t i, const char *name, const char *why)
+static void note_left_out(struct mdl_notes *left, uint32_t i, const char *name, const char *why)
 {
-    char *line = NULL;
-    size_t old = md->left_out ? strlen(md->left_out) : 0;
-    if (asprintf(&line, "mesh binding %" PRIu32 " (%s): left out: %s\n", i, name ? name : "", why) < 0)
-        return;
-    char *all = realloc(md->left_out, old + strlen(line) + 1);
-    if (all) {
-        memcpy(all + old, line, strlen(line) + 1);
-        md->left_out = all;
-    }
-    free(line);
+    mdl_notes_add(left, "mesh binding %" PRIu32 " (%s): left out: %s", i, name ? name : "", why);
 }
 
 int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
@@ -733,6 +724,7 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         mdl_model_free(out);
         return err_set(err, errlen, "out of memory");
     }
+    struct mdl_notes left = {0};
     for (uint32_t i = 0; i < mb.count; i++) {
         char why2[256];
         gr2_space_settle(sp); /* each mesh is copied out: the last one's bytes may go */
@@ -740,7 +732,7 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         bo = elem_at(&mb, i);
         rc = follow(reg, sp, bt, bo, "Mesh", &mt, &mo, &why);
         if (rc <= 0) {
-            note_left_out(out, i, NULL, rc ? why : "no Mesh");
+            note_left_out(&left, i, NULL, rc ? why : "no Mesh");
             continue;
         }
         struct mdl_mesh *m = &out->mesh[out->nmeshes];
@@ -750,18 +742,19 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
             char *mname = NULL;
             size_t mlen;
             (void)string_of(sp, mt, mo, "Name", &mname, &mlen, &why); /* to say which mesh */
-            note_left_out(out, i, mname, why2);
+            note_left_out(&left, i, mname, why2);
             free(mname);
             continue;
         }
         if (map_joints(m, names, nnames, &out->skel, why2, sizeof why2) ||
             mdl_mesh_check(m, out->skel.nbones ? out->skel.nbones : 1, why2, sizeof why2)) {
-            note_left_out(out, i, m->name, why2);
+            note_left_out(&left, i, m->name, why2);
             mdl_mesh_free(m);
         } else {
             out->nmeshes++;
         }
         gr2_names_free(names, nnames);
     }
+    out->left_out = mdl_notes_take(&left);
     return 0;
 }

@@ -2,9 +2,72 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Room for `more` bytes after n->len (and a NUL): doubling. */
+static bool notes_room(struct mdl_notes *n, size_t more)
+{
+    if (n->len + more + 1 <= n->cap)
+        return true;
+    size_t cap = n->cap ? n->cap : 256;
+    while (cap < n->len + more + 1)
+        cap *= 2;
+    char *p = realloc(n->p, cap);
+    if (!p) {
+        n->oom = true;
+        return false;
+    }
+    n->p = p;
+    n->cap = cap;
+    return true;
+}
+
+void mdl_notes_add(struct mdl_notes *n, const char *fmt, ...)
+{
+    if (n->lines >= MDL_NOTES_NAMED) {
+        n->more++;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0 || !notes_room(n, (size_t)k + 1))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(n->p + n->len, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    n->len += (size_t)k;
+    n->p[n->len++] = '\n';
+    n->p[n->len] = 0;
+    n->lines++;
+}
+
+char *mdl_notes_take(struct mdl_notes *n)
+{
+    if (n->more) {
+        char tail[64];
+        int k = snprintf(tail, sizeof tail, "%" PRIu64 " more not named here\n", n->more);
+        if (notes_room(n, (size_t)k)) {
+            memcpy(n->p + n->len, tail, (size_t)k + 1);
+            n->len += (size_t)k;
+        }
+    }
+    char *p = n->oom ? NULL : n->p;
+    if (n->oom)
+        free(n->p);
+    memset(n, 0, sizeof *n);
+    return p;
+}
+
+void mdl_notes_free(struct mdl_notes *n)
+{
+    free(n->p);
+    memset(n, 0, sizeof *n);
+}
 
 void mdl_skeleton_free(struct mdl_skeleton *s)
 {

@@ -72,6 +72,25 @@ struct mdl_model {
 };
 void mdl_model_free(struct mdl_model *m);
 
+/* Lines saying what was left out of a model (a mesh, a section), built in time
+ * proportional to their length: the first MDL_NOTES_NAMED lines are kept, the others
+ * only counted. Appending to a string by strlen and realloc cost its whole length per
+ * line: the square of the number of lines, which a file can make large. */
+#define MDL_NOTES_NAMED 256
+struct mdl_notes {
+    char *p;
+    size_t len, cap;
+    uint32_t lines; /* kept */
+    uint64_t more;  /* past the first MDL_NOTES_NAMED: counted only */
+    bool oom;
+};
+/* Adds one line (printf-style, without its newline). */
+void mdl_notes_add(struct mdl_notes *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The lines, each ending in a newline, then "N more not named here" when some were only
+ * counted; NULL when there are none or memory ran out (n->oom). n is empty after. */
+char *mdl_notes_take(struct mdl_notes *n);
+void mdl_notes_free(struct mdl_notes *n);
+
 void mdl_skeleton_free(struct mdl_skeleton *s);
 void mdl_mesh_free(struct mdl_mesh *m);
 

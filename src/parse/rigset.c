@@ -137,7 +137,8 @@ ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n
     uint32_t *u = malloc((n ? n : 1) * sizeof *u);
     if (!u)
         return -1;
-    memcpy(u, hashes, n * sizeof *u);
+    if (n) /* a GEOM without bone hashes passes NULL: memcpy's source must not be, even for 0 bytes */
+        memcpy(u, hashes, n * sizeof *u);
     qsort(u, n, sizeof *u, by_u32);
     size_t nu = 0;
     for (size_t i = 0; i < n; i++)

@@ -39,32 +39,10 @@ struct t1_obj_section *t1_object_section(struct t1_object *o, uint32_t node, uin
     return x;
 }
 
-/* Appends a formatted line to *text (malloc'd, NUL-terminated); false when out of memory. */
-static bool append_line(char **text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool append_line(char **text, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return false;
-    size_t old = *text ? strlen(*text) : 0;
-    char *t = realloc(*text, old + (size_t)n + 2);
-    if (!t)
-        return false;
-    va_start(ap, fmt);
-    vsnprintf(t + old, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t[old + (size_t)n] = '\n';
-    t[old + (size_t)n + 1] = 0;
-    *text = t;
-    return true;
-}
-
 void t1_object_missing(struct t1_object *o, const char *what, const char *why)
 {
-    if (!append_line(&o->missing, "%s: %s", what, why))
+    mdl_notes_add(&o->missing, "%s: %s", what, why);
+    if (o->missing.oom)
         o->oom = true;
 }
 
@@ -79,7 +57,7 @@ void t1_object_free(struct t1_object *o)
         if (o->sec[i].ok)
             t1_section_free(&o->sec[i].s);
     free(o->sec);
-    free(o->missing);
+    mdl_notes_free(&o->missing);
     memset(o, 0, sizeof *o);
 }
 
@@ -236,26 +214,29 @@ static int fill_mesh(const struct t1_object *o, size_t first, size_t end, const 
 static int pick_sections(const struct t1_object *o, uint8_t *draw, struct mdl_model *out, size_t *nleft,
                          const char **first_left)
 {
-    *nleft = 0;
     *first_left = NULL;
-    if (o->missing && !append_line(&out->left_out, "%.*s", (int)strlen(o->missing) - 1, o->missing))
-        return -1;
-    for (const char *p = o->missing; p && *p; p++)
-        *nleft += *p == '\n';
+    struct mdl_notes left = {0};
+    for (const char *p = o->missing.p, *e; p && *p; p = e + 1) { /* the parts missing first */
+        e = strchr(p, '\n');
+        mdl_notes_add(&left, "%.*s", (int)(e - p), p);
+    }
+    left.more += o->missing.more;
+    *nleft = o->missing.lines + o->missing.more;
     for (size_t i = 0; i < o->nsec; i++) {
         const struct t1_obj_section *x = &o->sec[i];
         char why[T1_ERR + 64];
         int st = section_state(o, x, why, sizeof why);
         draw[i] = st == SEC_DRAW;
         if (st == SEC_LEFT_OUT) {
-            if (!append_line(&out->left_out, "nodes/%" PRIu32 "/parts/%" PRIu32 "/sections/%" PRIu32 ": %s", x->node,
-                             x->part, x->index, why))
-                return -1;
+            mdl_notes_add(&left, "nodes/%" PRIu32 "/parts/%" PRIu32 "/sections/%" PRIu32 ": %s", x->node, x->part,
+                          x->index, why);
             ++*nleft;
         }
     }
+    bool oom = left.oom;
+    out->left_out = mdl_notes_take(&left);
     *first_left = out->left_out;
-    return 0;
+    return oom ? -1 : 0;
 }
 
 static int build_meshes(const struct t1_object *o, const uint8_t *draw, struct mdl_model *out, char *err,

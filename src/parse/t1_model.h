@@ -41,7 +41,7 @@ struct t1_object {
     uint32_t nnodes;
     struct t1_obj_section *sec; /* in order: node, part, index */
     size_t nsec, capsec;
-    char *missing; /* parts that could not be reached ("nodes/1/parts: why"), one line each, or NULL */
+    struct mdl_notes missing; /* parts that could not be reached ("nodes/1/parts: why"), one line each */
     bool oom;      /* a helper below ran out of memory */
 };
 

@@ -26,9 +26,18 @@ int t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, boo
                  (unsigned long long)off, count, (unsigned long long)header, (unsigned long long)space);
         return -1;
     }
-    uint8_t *raw = malloc(4 * ((size_t)count + 1));
-    b->offset = malloc(4 * ((size_t)count + 1));
-    if (!raw || !b->offset || src_read(src, off + 4, raw, 4 * ((size_t)count + 1))) {
+    /* the count against the bytes that exist, before anything is allocated for it: a node
+     * of a file cut short is given its full declared space, which may lie past the end */
+    uint64_t table = 4 * ((uint64_t)count + 1);
+    if (!range_ok(off + 4, table, src->size)) { /* off + 4 <= size: the count was read */
+        snprintf(err, errlen, "branch at 0x%llx: count %u needs a %llu-byte table, the data has %llu bytes there",
+                 (unsigned long long)off, count, (unsigned long long)(4 + table),
+                 (unsigned long long)(src->size - off));
+        return -1;
+    }
+    uint8_t *raw = malloc((size_t)table);
+    b->offset = malloc((size_t)table);
+    if (!raw || !b->offset || src_read(src, off + 4, raw, (size_t)table)) {
         free(raw);
         t2fs_branch_free(b);
         snprintf(err, errlen, "branch at 0x%llx: cannot read its table", (unsigned long long)off);

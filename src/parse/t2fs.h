@@ -21,7 +21,9 @@ struct t2fs_branch {
 uint64_t t2fs_branch_header_len(uint64_t count);
 
 /* Reads the branch at off, given `space` bytes for it, and applies the strong validity
- * test (formats/t2fs.md). Returns 0, or -1 with the reason in err. */
+ * test (formats/t2fs.md). Returns 0, or -1 with the reason in err. `space` may run past
+ * the end of src (a file cut short): the table itself must lie in src, checked before
+ * anything is allocated for its count. */
 int t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, bool be, struct t2fs_branch *b,
                      char *err, size_t errlen);
 void t2fs_branch_free(struct t2fs_branch *b);

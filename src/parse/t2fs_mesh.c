@@ -65,10 +65,8 @@ static int triangle(struct t2_vcache *c, struct t2_stream *s, size_t w, const ui
         t.v[k] = c->slot[slot[k]];
         t.bone[k] = c->slot_bone[slot[k]];
     }
-    struct t2_tri *n = realloc(s->tri, (s->ntri + 1) * sizeof *n);
-    if (!n)
-        return -1;
-    s->tri = n;
+    if (s->ntri == s->captri)
+        return -1; /* never: a triangle word makes one triangle at most */
     s->tri[s->ntri++] = t;
     return 0;
 }
@@ -80,8 +78,13 @@ int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c,
     size_t nwords = len / 2;
     while (nwords > 0 && ld_u16(p + 2 * (nwords - 1), be) == 0)
         nwords--; /* padding to the node's 8-byte boundary */
+    /* the triangle list's room, once: growing it by one triangle per realloc copied the
+     * list at each triangle (the square of their number where realloc cannot grow in place) */
+    for (size_t w = 0; w < nwords; w++)
+        s->captri += ld_u16(p + 2 * w, be) >> 15;
     s->cmd = calloc(nwords ? nwords : 1, sizeof *s->cmd);
-    if (!s->cmd)
+    s->tri = malloc((s->captri ? s->captri : 1) * sizeof *s->tri);
+    if (!s->cmd || !s->tri)
         return -1;
     for (size_t w = 0; w < nwords; w++) {
         uint16_t word = ld_u16(p + 2 * w, be);

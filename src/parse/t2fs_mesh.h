@@ -39,7 +39,7 @@ struct t2_stream {
     struct t2_cmd *cmd;
     size_t ncmd;
     struct t2_tri *tri;
-    size_t ntri;
+    size_t ntri, captri; /* captri: the stream's triangle words, tri's room, allocated once */
     char *err[T2_MAX_STREAM_ERRORS];
     size_t nerr, dropped;
     int64_t first, last; /* vertices this stream loaded, -1 when none */
