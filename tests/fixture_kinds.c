@@ -30,6 +30,18 @@ static bool sig_and_version(const char *kind, size_t prefix, char *sig, size_t s
     return true;
 }
 
+/* The package fixture's sample `which` (fxp_sample) as a file of *size bytes. */
+static uint8_t *package_sample(int which, size_t *size)
+{
+    struct fxp_sample s;
+    fxp_sample(&s, which);
+    uint8_t *data = s.file;
+    *size = s.size;
+    s.file = NULL;
+    fxp_sample_free(&s);
+    return data;
+}
+
 uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_size)
 {
     size_t size = 0;
@@ -219,19 +231,9 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         struct fxgeom_layout lay;
         data = fxgeom_build(&o, &size, &lay);
     } else if (strncmp(kind, "package-s", 9) == 0) {
-        struct fxp_sample s;
-        fxp_sample(&s, strcmp(kind, "package-s3") == 0 ? 3 : strcmp(kind, "package-s4") == 0 ? 4 : 5);
-        data = s.file;
-        size = s.size;
-        s.file = NULL;
-        fxp_sample_free(&s);
+        data = package_sample(strcmp(kind, "package-s3") == 0 ? 3 : strcmp(kind, "package-s4") == 0 ? 4 : 5, &size);
     } else if (strcmp(kind, "package-geom") == 0) {
-        struct fxp_sample s;
-        fxp_sample(&s, 6);
-        data = s.file;
-        size = s.size;
-        s.file = NULL;
-        fxp_sample_free(&s);
+        data = package_sample(6, &size);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", kind);
         return NULL;
