@@ -491,7 +491,13 @@ static struct suffix_memo *memo_find(struct tree *t, struct dirbuild *b, const c
 
 /* The name a new child called `name` gets in b: name itself when no child has it, else
  * STEM~K.EXT (EXT from the last '.', not a leading one) with the smallest K >= 2 not in
- * use, so names stay unique whatever views make. malloc'd when renamed (*renamed). */
+ * use, so names stay unique whatever views make. malloc'd when renamed (*renamed).
+ * The last guard, not the only one: a view whose names become paths before the nodes
+ * exist makes them unique itself (parse/nameset.h: Granny member names, which the object
+ * walk turns into link targets, and t2fs /named), because a rename here happens when the
+ * node is added, too late for a link already computed to the name it had. What this
+ * renames is what meets from different sources in one directory (a member called
+ * model.glb beside the export, added after the members), where no link was computed. */
 static const char *unique_name(struct tree *t, struct dirbuild *b, const char *name, char **renamed)
 {
     *renamed = NULL;
