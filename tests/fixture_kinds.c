@@ -17,6 +17,31 @@
 #include "oodle0enc.h"
 #include "refpack_pack.h"
 
+/* A kind PREFIX + SIG + "-vN" (gr2-le32-v7, bk2obj-be64-v6): SIG into sig and N into
+ * *version; false (with a message) when the kind is not of that shape. */
+static bool sig_and_version(const char *kind, size_t prefix, char *sig, size_t siglen, int *version)
+{
+    const char *v = strrchr(kind, '-');
+    if (!v || sscanf(v, "-v%d", version) != 1 || (size_t)(v - kind) < prefix || (size_t)(v - kind) - prefix >= siglen) {
+        fprintf(stderr, "s3rig-mkfixture: bad kind %s\n", kind);
+        return false;
+    }
+    snprintf(sig, siglen, "%.*s", (int)((size_t)(v - kind) - prefix), kind + prefix);
+    return true;
+}
+
+/* The package fixture's sample `which` (fxp_sample) as a file of *size bytes. */
+static uint8_t *package_sample(int which, size_t *size)
+{
+    struct fxp_sample s;
+    fxp_sample(&s, which);
+    uint8_t *data = s.file;
+    *size = s.size;
+    s.file = NULL;
+    fxp_sample_free(&s);
+    return data;
+}
+
 uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_size)
 {
     size_t size = 0;
@@ -108,12 +133,8 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
     } else if (strncmp(kind, "gr2obj-", 7) == 0 || strncmp(kind, "bk2obj-", 7) == 0) {
         char sig[32];
         int version;
-        const char *v = strrchr(kind, '-');
-        if (!v || sscanf(v, "-v%d", &version) != 1 || (size_t)(v - kind - 7) >= sizeof sig) {
-            fprintf(stderr, "s3rig-mkfixture: bad kind %s\n", kind);
+        if (!sig_and_version(kind, 7, sig, sizeof sig, &version))
             return NULL;
-        }
-        snprintf(sig, sizeof sig, "%.*s", (int)(v - kind - 7), kind + 7);
         bool bk2 = kind[0] == 'b'; /* sections and tables BitKnit2-compressed */
         struct fxg_opts o = {.sig = sig, .version = version, .nbones = 5, .bitknit2_objects = bk2,
                              .bitknit2_section = bk2, .nmarshals = bk2 ? 2 : 0};
@@ -134,12 +155,8 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
     } else if (strncmp(kind, "gr2-", 4) == 0) {
         char sig[32];
         int version;
-        const char *v = strrchr(kind, '-');
-        if (!v || sscanf(v, "-v%d", &version) != 1 || (size_t)(v - kind - 4) >= sizeof sig) {
-            fprintf(stderr, "s3rig-mkfixture: bad kind %s\n", kind);
+        if (!sig_and_version(kind, 4, sig, sizeof sig, &version))
             return NULL;
-        }
-        snprintf(sig, sizeof sig, "%.*s", (int)(v - kind - 4), kind + 4);
         data = fx_sample_gr2(sig, version, &size, &glay);
     } else if (strncmp(kind, "bitknit2-", 9) == 0) {
         /* a fuzz seed: 3 bytes of output size, then a BitKnit2 stream (variant 0 text,
@@ -214,19 +231,9 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         struct fxgeom_layout lay;
         data = fxgeom_build(&o, &size, &lay);
     } else if (strncmp(kind, "package-s", 9) == 0) {
-        struct fxp_sample s;
-        fxp_sample(&s, strcmp(kind, "package-s3") == 0 ? 3 : strcmp(kind, "package-s4") == 0 ? 4 : 5);
-        data = s.file;
-        size = s.size;
-        s.file = NULL;
-        fxp_sample_free(&s);
+        data = package_sample(strcmp(kind, "package-s3") == 0 ? 3 : strcmp(kind, "package-s4") == 0 ? 4 : 5, &size);
     } else if (strcmp(kind, "package-geom") == 0) {
-        struct fxp_sample s;
-        fxp_sample(&s, 6);
-        data = s.file;
-        size = s.size;
-        s.file = NULL;
-        fxp_sample_free(&s);
+        data = package_sample(6, &size);
     } else {
         fprintf(stderr, "s3rig-mkfixture: unknown kind %s\n", kind);
         return NULL;

@@ -22,6 +22,7 @@
 #include "fixture_rig_clear.h"
 #include "fs/export.h"
 #include "fs/open.h"
+#include "fs/view_geom.h"
 #include "glbread.h"
 #include "parse/geom.h"
 #include "parse/geom_model.h"
@@ -516,22 +517,56 @@ static uint32_t distinct_hash(uint32_t i)
     return 0x10000000u + i * 7919u;
 }
 
-/* Long hostile lists are worked through in time that follows their length: 200 000
- * parameters of one name (unique directory names by sorting, not by looking back), 200 000
- * bone hashes no rig has, distinct or all one (the missing ones named by sorting, the rig
- * picked by looking up its own bones). A quadratic pass over these would take hours. */
+/* The GEOM views' work since the last call (geom_view_counts), into *d. */
+static void work_since(struct geom_view_counts *last, struct geom_view_counts *d)
+{
+    struct geom_view_counts now;
+    geom_view_counts(&now);
+    *d = (struct geom_view_counts){now.lookups - last->lookups, now.compares - last->compares,
+                                   now.repair_faces - last->repair_faces};
+    *last = now;
+}
+
+/* Comparisons a sort of n items may make: n log2 n (rounded up), the bound of a merge sort. */
+static uint64_t sort_bound(uint64_t n)
+{
+    uint64_t log2n = 0;
+    while ((1ull << log2n) < n)
+        log2n++;
+    return n * log2n;
+}
+
+/* Long hostile lists are worked through in work that follows their length, counted:
+ * 200 000 parameters of one name (unique directory names by sorting, not by looking back:
+ * the sort's comparisons, and the tree's name probes when it adds them), 200 000 bone
+ * hashes no rig has, distinct or all one (the missing ones named by sorting; one lookup
+ * per hash for the binding's report and one for bones.csv; the rig picked by looking up
+ * its own bones, rigset.h). A pass looking back over these lists would make some 2 x 10^10
+ * comparisons. */
 static void test_long_lists(void **state)
 {
     (void)state;
     char *rig = clear_rig_file();
     enum { N = 200000 };
+    struct geom_view_counts last, d;
+    geom_view_counts(&last);
     size_t size;
     uint8_t *f = long_lists(N, same_hash, N, distinct_hash, &size);
     struct built b = {.file = f, .size = size};
     struct s3fs *fs = open_with_rig(&b, rig);
+    uint64_t probes = tree_name_probes(fs->tree);
     assert_true(path_exists(fs, "/geom/material/DiffuseMap"));
     assert_true(path_exists(fs, "/geom/material/DiffuseMap~2"));
     assert_true(path_exists(fs, "/geom/material/DiffuseMap~200000"));
+    assert_true(path_exists(fs, "/geom/bones.csv"));
+    probes = tree_name_probes(fs->tree) - probes;
+    if (probes > 4ull * N)
+        fail_msg("%llu name probes for %d parameter directories", (unsigned long long)probes, N);
+    work_since(&last, &d);
+    assert_int_equal(d.lookups, 2 * N); /* the report's missing hashes, bones.csv */
+    if (d.compares > 2 * sort_bound(N)) /* the parameters by hash, the missing hashes */
+        fail_msg("%llu comparisons for two lists of %d", (unsigned long long)d.compares, N);
+    assert_true(d.compares >= N); /* counted at all */
     expect_has(fs, "/info", "warning: 200000 bone hashes are not in the rig (0x10000000 0x10001eef");
     expect_has(fs, "/info", "and 199968 more)");
     s3fs_close(fs);
@@ -541,8 +576,51 @@ static void test_long_lists(void **state)
     fs = open_with_rig(&b, rig);
     expect_has(fs, "/info", "warning: 1 bone hashes are not in the rig (0x6cc0fd85)");
     expect_has(fs, "/info", "rig_bones: 6 (0 of the 200000 hashes found)");
+    work_since(&last, &d);
+    assert_int_equal(d.lookups, N); /* the report's missing hashes (bones.csv not listed) */
+    if (d.compares > sort_bound(N))
+        fail_msg("%llu comparisons sorting %d equal hashes", (unsigned long long)d.compares, N);
     s3fs_close(fs);
     free(f);
+    unlink(rig);
+    free(rig);
+}
+
+/* Zero-length normals rebuilt from the faces around them in one pass over the triangles:
+ * a grid of 64 x 1,000 vertices whose every normal is zero (so every triangle touches a
+ * vertex to repair) makes the repair go through each of its 125,874 triangles once per
+ * model made: the binding's report at opening, the measures of mesh.glb and mesh.obj when
+ * the root is listed, the build of mesh.obj when it is read. The faces around a vertex are
+ * never searched for (a pass over the triangles per vertex: 8 x 10^9 face visits). */
+static void test_zero_normals_linear(void **state)
+{
+    (void)state;
+    char *rig = clear_rig_file();
+    struct built b;
+    build(&b, &(struct fxgeom_opts){.version = 15, .grid_cols = 64, .grid_rows = 1000});
+    uint32_t nverts = 64 * 1000, ntris = 2 * 63 * 999, zeroed = 0;
+    for (uint32_t k = 0; k < b.lay.ndecls; k++)
+        if (b.lay.decl[k].usage == 2) /* the normal: 3 floats */
+            for (uint32_t i = 0; i < nverts; i++, zeroed++)
+                memset(b.file + b.lay.vert_pos + (uint64_t)i * b.lay.stride + b.lay.decl_offset[k], 0, 12);
+    assert_int_equal(zeroed, nverts);
+    struct geom_view_counts last, d;
+    geom_view_counts(&last);
+    struct s3fs *fs = open_with_rig(&b, rig);
+    work_since(&last, &d); /* the report */
+    assert_int_equal(d.repair_faces, ntris);
+    assert_int_equal(d.lookups, 2 * FXGEOM_HASHES); /* the missing hashes, then the map */
+    char want[120];
+    snprintf(want, sizeof want, "warning: %u zero-length normals", nverts);
+    expect_has(fs, "/info", want);
+    work_since(&last, &d); /* the two exports measured */
+    assert_int_equal(d.repair_faces, 2ull * ntris);
+    size_t len;
+    free(read_path(fs, "/mesh.obj", &len));
+    work_since(&last, &d); /* mesh.obj built */
+    assert_int_equal(d.repair_faces, ntris);
+    s3fs_close(fs);
+    free(b.file);
     unlink(rig);
     free(rig);
 }
@@ -1256,6 +1334,7 @@ int main(void)
         cmocka_unit_test(test_cuts),
         cmocka_unit_test(test_hostile_counts),
         cmocka_unit_test(test_long_lists),
+        cmocka_unit_test(test_zero_normals_linear),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_glb_clear_rig),
         cmocka_unit_test(test_glb_inverse_binds),

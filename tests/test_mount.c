@@ -493,6 +493,18 @@ static void test_mount_broken_parts(void **state)
     free(file);
 }
 
+/* Writes n bytes at off of the file at path and gives it a new mtime (12345 s): a change
+ * the daemon must see even when the bytes written are the ones already there. */
+static void rewrite_with_new_mtime(const char *path, const void *bytes, size_t n, off_t off)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    assert_int_equal(pwrite(fd, bytes, n, off), (ssize_t)n);
+    assert_int_equal(futimens(fd, ts), 0);
+    close(fd);
+}
+
 /* The source changes under the mount (truncated, written in place): reads of its bytes
  * give EIO, the mount stays. */
 static void test_mount_source_changes(void **state)
@@ -514,12 +526,7 @@ static void test_mount_source_changes(void **state)
         if (mode == 0) {
             assert_int_equal(truncate(path, (off_t)(size / 2)), 0);
         } else {
-            int fd = open(path, O_WRONLY);
-            assert_true(fd >= 0);
-            struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
-            assert_int_equal(pwrite(fd, "XXXX", 4, 100), 4);
-            assert_int_equal(futimens(fd, ts), 0);
-            close(fd);
+            rewrite_with_new_mtime(path, "XXXX", 4, 100);
         }
         /* the page cache may hold the earlier read: drop it by reading a fresh range file */
         assert_int_equal(mp_read(mnt, "/granny/sections/2/stored.bin", &buf, &len), -EIO);
@@ -591,12 +598,7 @@ static void test_mount_source_changes_t2fs(void **state)
     t2fs_case_make(&c, "change.t2fs", 21, 3, false, 0, 0);
     do_mount(c.path, c.mnt, NULL);
     assert_int_equal(list_errno(c.mnt, "/root"), 0);
-    int fd = open(c.path, O_WRONLY);
-    assert_true(fd >= 0);
-    struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
-    assert_int_equal(pwrite(fd, c.file + c.size - 4, 4, (off_t)c.size - 4), 4); /* same bytes, new mtime */
-    assert_int_equal(futimens(fd, ts), 0);
-    close(fd);
+    rewrite_with_new_mtime(c.path, c.file + c.size - 4, 4, (off_t)c.size - 4); /* same bytes, new mtime */
     assert_int_equal(list_errno(c.mnt, "/root/0"), EIO);
     assert_true(is_mounted(c.mnt));
     assert_int_equal(list_errno(c.mnt, "/root"), 0); /* listed before: still there */
@@ -624,12 +626,7 @@ static void test_mount_source_changes_gr2_tree(void **state)
             assert_int_equal(list_errno(mnt, "/granny"), 0);
             assert_int_equal(list_errno(mnt, "/granny/root"), 0);
         }
-        int fd = open(path, O_WRONLY);
-        assert_true(fd >= 0);
-        struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
-        assert_int_equal(pwrite(fd, file + size - 4, 4, (off_t)size - 4), 4); /* same bytes, new mtime */
-        assert_int_equal(futimens(fd, ts), 0);
-        close(fd);
+        rewrite_with_new_mtime(path, file + size - 4, 4, (off_t)size - 4); /* same bytes, new mtime */
         const char *dir = listed ? "/granny/root/Skeletons" : "/granny/root";
         assert_int_equal(list_errno(mnt, dir), EIO);
         assert_int_equal(list_errno(mnt, dir), EIO); /* again: not an empty directory later */

@@ -23,6 +23,17 @@
 
 /* ---- node operations ---- */
 
+/* A tree made by hand over the len bytes at data (src is the caller's: the tree keeps
+ * it), with lim (NULL: the defaults); its root into *root. */
+static struct tree *hand_tree(struct source *src, const void *data, size_t len, const struct tree_limits *lim,
+                              uint32_t *root)
+{
+    source_mem(src, data, len);
+    struct tree *t = tree_new(src, lim);
+    *root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    return t;
+}
+
 static int populate_three(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)ctx;
@@ -39,9 +50,8 @@ static void test_tree_nodes(void **state)
     (void)state;
     static const uint8_t data[] = "0123456789abcdef";
     struct source src;
-    source_mem(&src, data, 16);
-    struct tree *t = tree_new(&src, NULL);
-    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t root;
+    struct tree *t = hand_tree(&src, data, 16, NULL, &root);
     assert_int_equal(root, TREE_ROOT);
     uint32_t lazy = tree_add_dir(t, root, "lazy", "dir", populate_three, NULL, 3);
     uint32_t f = tree_add_range(t, root, "r.bin", "bytes", 4, 6);
@@ -168,10 +178,9 @@ static void test_tree_node_limit(void **state)
 {
     (void)state;
     struct source src;
-    source_mem(&src, "", 0);
     struct tree_limits lim = {.max_nodes = 3};
-    struct tree *t = tree_new(&src, &lim);
-    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, &lim, &root);
     assert_int_not_equal(tree_add_textf(t, root, "a", NULL, "x"), 0);
     assert_int_not_equal(tree_add_textf(t, root, "b", NULL, "x"), 0);
     assert_int_equal(tree_add_textf(t, root, "c", NULL, "x"), 0);
@@ -202,9 +211,8 @@ static void test_tree_accessors(void **state)
     (void)state;
     static const uint8_t data[] = "0123456789abcdef";
     struct source src;
-    source_mem(&src, data, 16);
-    struct tree *t = tree_new(&src, NULL);
-    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t root;
+    struct tree *t = hand_tree(&src, data, 16, NULL, &root);
     uint32_t r = tree_add_range(t, root, "r.bin", "bytes", 4, 6);
     uint32_t x = tree_add_textf(t, root, "t", "u32", "%d\n", 7);
     uint32_t l = tree_add_link(t, root, "l", "r.bin");
@@ -285,9 +293,8 @@ static void test_names_unique(void **state)
 {
     (void)state;
     struct source src;
-    source_mem(&src, "", 0);
-    struct tree *t = tree_new(&src, NULL);
-    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
     uint32_t d = tree_add_dir(t, root, "d", NULL, populate_clash, NULL, 0);
     assert_int_equal(tree_populate(t, d), 0);
     assert_int_equal(tree_child_count(t, d), NCLASH);
@@ -342,9 +349,8 @@ static void test_names_unique_linear(void **state)
     (void)state;
     for (int taken = 0; taken < 2; taken++) {
         struct source src;
-        source_mem(&src, "", 0);
-        struct tree *t = tree_new(&src, NULL);
-        uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+        uint32_t root;
+        struct tree *t = hand_tree(&src, "", 0, NULL, &root);
         struct many_names m = {4095, taken};
         uint32_t d = tree_add_dir(t, root, "d", NULL, populate_many, &m, 0);
         uint64_t before = tree_name_probes(t);
@@ -401,9 +407,8 @@ static void test_populate_rollback(void **state)
 {
     (void)state;
     struct source src;
-    source_mem(&src, "", 0);
-    struct tree *t = tree_new(&src, NULL);
-    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
     struct flaky f = {0};
     uint32_t d = tree_add_dir(t, root, "d", NULL, populate_flaky, &f, 0);
     uint64_t done, total;
@@ -603,9 +608,8 @@ static void test_links_stay_inside(void **state)
     assert_true(links > 40);
     /* and the checker itself: */
     struct source src;
-    source_mem(&src, "", 0);
-    struct tree *t = tree_new(&src, NULL);
-    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
     uint32_t d = tree_add_dir(t, root, "d", NULL, NULL, NULL, 0);
     assert_true(link_stays_inside(t, tree_add_link(t, d, "a", "../d/x")));
     assert_false(link_stays_inside(t, tree_add_link(t, d, "b", "../../x")));

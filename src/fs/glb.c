@@ -493,6 +493,13 @@ static void json_ints(struct sbuf *b, const char *key, const int *v, size_t n)
     sb_put(b, "],", 2);
 }
 
+/* Opens object i of an array ("," before every one but the first) with its name. */
+static void json_open_named(struct sbuf *b, size_t i, const struct gname *name)
+{
+    sb_put(b, i ? ",{" : "{", i ? 2 : 1);
+    json_name(b, name);
+}
+
 /* Drops the trailing comma of an object's last member before closing it. */
 static void close_obj(struct sbuf *b, char c)
 {
@@ -506,8 +513,7 @@ static void json_nodes(struct glb *g, struct sbuf *b)
     sb_put(b, "\"nodes\":[", 9);
     for (size_t i = 0; i < g->nnode; i++) {
         const struct gnode *n = &g->node[i];
-        sb_put(b, i ? ",{" : "{", i ? 2 : 1);
-        json_name(b, &n->name);
+        json_open_named(b, i, &n->name);
         if (n->nchild)
             json_ints(b, "children", n->child, n->nchild);
         if (n->has_m)
@@ -532,8 +538,7 @@ static void json_meshes(struct glb *g, struct sbuf *b)
     sb_put(b, "\"meshes\":[", 10);
     for (size_t i = 0; i < g->nmesh; i++) {
         const struct gmesh *m = &g->mesh[i];
-        sb_put(b, i ? ",{" : "{", i ? 2 : 1);
-        json_name(b, &m->name);
+        json_open_named(b, i, &m->name);
         sb_put(b, "\"primitives\":[", 14);
         for (size_t k = 0; k < m->nprim; k++) {
             const struct gprim *p = &m->prim[k];
@@ -610,8 +615,7 @@ static void json_skins(struct glb *g, struct sbuf *b)
     sb_put(b, "\"skins\":[", 9);
     for (size_t i = 0; i < g->nskin; i++) {
         const struct gskin *s = &g->skin[i];
-        sb_put(b, i ? ",{" : "{", i ? 2 : 1);
-        json_name(b, &s->name);
+        json_open_named(b, i, &s->name);
         if (s->ibm >= 0)
             sb_printf(b, "\"inverseBindMatrices\":%d,", s->ibm);
         if (s->skeleton >= 0)
@@ -626,8 +630,7 @@ static void json_materials(struct glb *g, struct sbuf *b)
 {
     sb_put(b, "\"materials\":[", 13);
     for (size_t i = 0; i < g->nmat; i++) {
-        sb_put(b, i ? ",{" : "{", i ? 2 : 1);
-        json_name(b, &g->mat[i]);
+        json_open_named(b, i, &g->mat[i]);
         /* glTF's default is fully metallic, which viewers without an environment draw
          * black; the source says nothing of metalness, so a plain surface */
         sb_printf(b, "\"pbrMetallicRoughness\":{\"metallicFactor\":0}");
@@ -643,8 +646,7 @@ static void json_animations(struct glb *g, struct sbuf *b)
     sb_put(b, "\"animations\":[", 14);
     for (size_t i = 0; i < g->nanim; i++) {
         const struct ganim *a = &g->anim[i];
-        sb_put(b, i ? ",{" : "{", i ? 2 : 1);
-        json_name(b, &a->name);
+        json_open_named(b, i, &a->name);
         sb_put(b, "\"channels\":[", 12);
         for (size_t k = 0; k < a->nchannel; k++)
             sb_printf(b, "%s{\"sampler\":%d,\"target\":{\"node\":%d,\"path\":\"%s\"}}", k ? "," : "",

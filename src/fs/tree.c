@@ -491,7 +491,13 @@ static struct suffix_memo *memo_find(struct tree *t, struct dirbuild *b, const c
 
 /* The name a new child called `name` gets in b: name itself when no child has it, else
  * STEM~K.EXT (EXT from the last '.', not a leading one) with the smallest K >= 2 not in
- * use, so names stay unique whatever views make. malloc'd when renamed (*renamed). */
+ * use, so names stay unique whatever views make. malloc'd when renamed (*renamed).
+ * The last guard, not the only one: a view whose names become paths before the nodes
+ * exist makes them unique itself (parse/nameset.h: Granny member names, which the object
+ * walk turns into link targets, and t2fs /named), because a rename here happens when the
+ * node is added, too late for a link already computed to the name it had. What this
+ * renames is what meets from different sources in one directory (a member called
+ * model.glb beside the export, added after the members), where no link was computed. */
 static const char *unique_name(struct tree *t, struct dirbuild *b, const char *name, char **renamed)
 {
     *renamed = NULL;
@@ -518,26 +524,37 @@ static const char *unique_name(struct tree *t, struct dirbuild *b, const char *n
 
 /* ---- publishing ---- */
 
-/* Room for one more pending directory. */
-static int pending_reserve(struct tree *t)
+/* Room for one more u32 in a growing array of n (its capacity doubles, from 64). */
+static int reserve_u32(uint32_t **v, size_t n, size_t *cap)
 {
-    if (t->npending == t->cappending) {
-        size_t cap = t->cappending ? t->cappending * 2 : 64;
-        uint32_t *p = realloc(t->pending, cap * sizeof *p);
+    if (n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        uint32_t *p = realloc(*v, c * sizeof *p);
         if (!p)
             return -ENOMEM;
-        t->pending = p;
-        t->cappending = cap;
+        *v = p;
+        *cap = c;
     }
     return 0;
 }
 
+static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+    if (reserve_u32(v, *n, cap))
+        return -ENOMEM;
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* Room for one more pending directory. */
+static int pending_reserve(struct tree *t)
+{
+    return reserve_u32(&t->pending, t->npending, &t->cappending);
+}
+
 static int push_pending(struct tree *t, uint32_t dir)
 {
-    if (pending_reserve(t))
-        return -ENOMEM;
-    t->pending[t->npending++] = dir;
-    return 0;
+    return push_u32(&t->pending, &t->npending, &t->cappending, dir);
 }
 
 /* Child i of a published directory. */
@@ -653,20 +670,6 @@ static void publish_pending(struct tree *t, size_t mark)
 static struct src_slot *slot_src(struct tree *t, uint32_t id)
 {
     return &t->srcchunk[id / SRC_CHUNK][id % SRC_CHUNK];
-}
-
-static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        uint32_t *p = realloc(*v, c * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        *v = p;
-        *cap = c;
-    }
-    (*v)[(*n)++] = x;
-    return 0;
 }
 
 /* Marks node ino and everything below it dead: no accessor finds them, the progress

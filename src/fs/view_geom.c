@@ -21,6 +21,23 @@ struct geom_view {
     char *rig_label;             /* the /info rig: line */
 };
 
+static _Atomic uint64_t work_lookups, work_compares, work_repair_faces;
+
+void geom_view_counts(struct geom_view_counts *out)
+{
+    out->lookups = work_lookups;
+    out->compares = work_compares;
+    out->repair_faces = work_repair_faces;
+}
+
+/* Adds a binding's work (geom_model's report) to the counters. */
+static void count_work(const struct geom_report *r)
+{
+    work_lookups += r->lookups;
+    work_compares += r->compares;
+    work_repair_faces += r->repair_faces;
+}
+
 static void geom_view_free(void *p)
 {
     struct geom_view *v = p;
@@ -129,8 +146,9 @@ struct param_order {
     uint32_t hash, index;
 };
 
-static int by_hash_then_index(const void *a, const void *b)
+static int by_hash_then_index(const void *a, const void *b, void *compares)
 {
+    ++*(uint64_t *)compares;
     const struct param_order *x = a, *y = b;
     if (x->hash != y->hash)
         return x->hash < y->hash ? -1 : 1;
@@ -151,7 +169,9 @@ static uint32_t *repeat_ordinals(const struct geom_mtnf *m)
     }
     for (uint32_t i = 0; i < n; i++)
         o[i] = (struct param_order){m->param[i].name_hash, i};
-    qsort(o, n, sizeof *o, by_hash_then_index);
+    uint64_t compares = 0;
+    qsort_r(o, n, sizeof *o, by_hash_then_index, &compares);
+    work_compares += compares;
     for (uint32_t i = 1; i < n; i++)
         if (o[i].hash == o[i - 1].hash)
             nth[o[i].index] = nth[o[i - 1].index] + 1;
@@ -175,7 +195,8 @@ static const char *param_type_name(uint32_t type)
     }
 }
 
-/* A texture parameter's first word as an index into the TGI list. */
+/* A texture parameter's first word as an index into the TGI list: the entry at that index,
+ * no search (nothing to count). */
 static void add_texture(struct geom_view *v, uint32_t dir, const struct geom_param *p)
 {
     struct tree *t = v->fs->tree;
@@ -446,6 +467,8 @@ static void add_block(struct geom_view *v, uint32_t dir, const char *name, const
 static void fill_bones(struct geom_view *v, struct sbuf *b)
 {
     sb_printf(b, "index,hash,name\n");
+    if (v->rig)
+        work_lookups += v->g.bones.count;
     for (uint32_t i = 0; i < v->g.bones.count; i++) {
         sb_printf(b, "%" PRIu32 ",0x%08" PRIx32 ",", i, v->g.bone_hash[i]);
         int32_t bone = v->rig ? rig_bone_of(v->rig, v->g.bone_hash[i]) : -1;
@@ -579,7 +602,11 @@ static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 
 static int build_model(struct geom_view *v, struct mdl_model *m, char *err, size_t errlen)
 {
-    return geom_model(&v->g, v->rig, m, NULL, err, errlen);
+    struct geom_report r;
+    int rc = geom_model(&v->g, v->rig, m, &r, err, errlen);
+    count_work(&r);
+    geom_report_free(&r);
+    return rc;
 }
 
 static int build_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
@@ -619,7 +646,10 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 /* ---- opening: the rig, /info ---- */
 
 /* The rig to bind to: a rig of the package holding this GEOM that has every hash, else
- * -o rig='s (the one having the most), else none. */
+ * -o rig='s (the one having the most), else none. rig_set_pick sorts the hashes once and
+ * looks each rig's bone hashes up in them by binary search (rigset.h): O((hashes + the
+ * rigs' bones) log hashes) by construction, whatever the lists hold, so it is not counted
+ * here (nor is describe's rig_covers, one binary search per hash). */
 static void choose_rig(struct geom_view *v)
 {
     struct s3fs *fs = v->fs;
@@ -651,11 +681,16 @@ static void report(struct geom_view *v)
     struct mdl_model m;
     struct geom_report r;
     char err[240];
-    if (geom_model(&v->g, v->rig, &m, &r, err, sizeof err)) {
+    int rc = geom_model(&v->g, v->rig, &m, &r, err, sizeof err);
+    if (rc) {
         diag_add(&fs->diag, "mesh.glb, mesh.obj: %s", err);
-        if (!v->rig || geom_missing_hashes(&v->g, v->rig, &r.missing, &r.nmissing))
-            return; /* with no model, the hashes the rig lacks are all there is to say */
+        /* with no model, the hashes the rig lacks are all there is to say */
+        int missing = v->rig ? geom_missing_hashes(&v->g, v->rig, &r) : -1;
+        count_work(&r);
+        if (missing)
+            return;
     } else {
+        count_work(&r);
         mdl_model_free(&m);
     }
     if (r.zero_normals)

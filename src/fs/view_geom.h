@@ -7,4 +7,14 @@
 
 s3_view_open_fn geom_view_open;
 
+/* The work of every GEOM view in this process so far, counted so tests prove it linear
+ * (never with clocks): bone hashes looked up in the rig (the binding's report, each export
+ * build, bones.csv), comparisons made sorting (the material parameters for their
+ * directory names, the hashes missing from the rig) and triangles the normal repair went
+ * through (geom_report's counters, summed). */
+struct geom_view_counts {
+    uint64_t lookups, compares, repair_faces;
+};
+void geom_view_counts(struct geom_view_counts *out);
+
 #endif

@@ -386,12 +386,20 @@ static void block_end(struct geom *g, struct cursor *c, struct geom_block *b)
     b->size = at(g, c) - b->pos;
 }
 
+/* A block's count (block_start) and its records' array: count elements of elem bytes (one
+ * at least), zeroed. NULL when the count is refused (b->err says why) or out of memory. */
+static void *block_records(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint64_t min,
+                           size_t elem)
+{
+    if (block_start(g, c, b, what, min))
+        return NULL;
+    return calloc(b->count ? b->count : 1, elem);
+}
+
 static int parse_uv_stitches(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->uv_stitches;
-    if (block_start(g, c, b, "UV stitches", 8))
-        return -1;
-    g->uv_stitch = calloc(b->count ? b->count : 1, sizeof *g->uv_stitch);
+    g->uv_stitch = block_records(g, c, b, "UV stitches", 8, sizeof *g->uv_stitch);
     if (!g->uv_stitch)
         return -1;
     for (uint32_t i = 0; i < b->count; i++) {
@@ -420,9 +428,7 @@ static int parse_uv_stitches(struct geom *g, struct cursor *c)
 static int parse_seams(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->seams;
-    if (block_start(g, c, b, "seam stitches", 6))
-        return -1;
-    g->seam = calloc(b->count ? b->count : 1, sizeof *g->seam);
+    g->seam = block_records(g, c, b, "seam stitches", 6, sizeof *g->seam);
     if (!g->seam)
         return -1;
     for (uint32_t i = 0; i < b->count; i++) {
@@ -444,9 +450,7 @@ static int parse_slot_rays(struct geom *g, struct cursor *c)
     struct geom_block *b = &g->slot_rays;
     bool hashes = g->version >= 14;
     g->ray_size = hashes ? 66 : 63;
-    if (block_start(g, c, b, "slot rays", g->ray_size))
-        return -1;
-    g->ray = calloc(b->count ? b->count : 1, sizeof *g->ray);
+    g->ray = block_records(g, c, b, "slot rays", g->ray_size, sizeof *g->ray);
     if (!g->ray)
         return -1;
     for (uint32_t i = 0; i < b->count; i++) {
@@ -467,9 +471,7 @@ static int parse_slot_rays(struct geom *g, struct cursor *c)
 
 static int parse_u32s(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint32_t **out)
 {
-    if (block_start(g, c, b, what, 4))
-        return -1;
-    *out = malloc((b->count ? b->count : 1) * sizeof **out);
+    *out = block_records(g, c, b, what, 4, sizeof **out);
     if (!*out)
         return -1;
     for (uint32_t i = 0; i < b->count; i++)
@@ -481,9 +483,7 @@ static int parse_u32s(struct geom *g, struct cursor *c, struct geom_block *b, co
 static int parse_states(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->states;
-    if (block_start(g, c, b, "geometry states", 20))
-        return -1;
-    g->state = calloc(b->count ? b->count : 1, sizeof *g->state);
+    g->state = block_records(g, c, b, "geometry states", 20, sizeof *g->state);
     if (!g->state)
         return -1;
     for (uint32_t i = 0; i < b->count; i++) {
@@ -553,11 +553,9 @@ static void parse_tgis(struct geom *g, struct diag *d)
     struct cursor c;
     cur_init(&c, g->buf, g->size, false);
     cur_skip(&c, (size_t)off);
-    if (block_start(g, &c, b, "TGI list", 16))
-        return;
-    g->tgi = calloc(b->count ? b->count : 1, sizeof *g->tgi);
+    g->tgi = block_records(g, &c, b, "TGI list", 16, sizeof *g->tgi);
     if (!g->tgi) {
-        b->count = 0;
+        b->count = 0; /* a refused count is 0 already; out of memory: no records */
         return;
     }
     for (uint32_t i = 0; i < b->count; i++) {

@@ -61,6 +61,8 @@ static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
         bad[i] = !isfinite(len) || len < 1e-12;
         rep->zero_normals += bad[i];
     }
+    /* one pass over the triangles adds each face to its corners: the faces around a bad
+     * vertex are never searched for, so the work is the triangles (rep->repair_faces) */
     double *acc = rep->zero_normals ? calloc(3 * (size_t)n, sizeof *acc) : NULL;
     if (rep->zero_normals && !acc) {
         free(bad);
@@ -70,6 +72,7 @@ static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
         const uint32_t *x = m->index + 3 * (size_t)t;
         if (!bad[x[0]] && !bad[x[1]] && !bad[x[2]])
             continue;
+        rep->repair_faces++;
         const float *a = m->pos + 3 * (size_t)x[0], *b = m->pos + 3 * (size_t)x[1], *c = m->pos + 3 * (size_t)x[2];
         double u[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
         double v[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
@@ -100,27 +103,30 @@ static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
     return 0;
 }
 
-static int by_u32(const void *a, const void *b)
+/* Ascending u32, counting the comparisons in *ctx (a uint64_t). */
+static int by_u32_counted(const void *a, const void *b, void *ctx)
 {
+    ++*(uint64_t *)ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
-int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, uint32_t **out, uint32_t *nout)
+int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep)
 {
     uint32_t n = g->bones.count, k = 0;
     uint32_t *m = malloc((n ? n : 1) * sizeof *m);
-    *out = m;
-    *nout = 0;
+    rep->missing = m;
+    rep->nmissing = 0;
     if (!m)
         return -1;
+    rep->lookups += n;
     for (uint32_t i = 0; i < n; i++)
         if (rig_bone_of(rig, g->bone_hash[i]) < 0)
             m[k++] = g->bone_hash[i];
-    qsort(m, k, sizeof *m, by_u32); /* each named once, in order */
+    qsort_r(m, k, sizeof *m, by_u32_counted, &rep->compares); /* each named once, in order */
     for (uint32_t i = 0; i < k; i++)
-        if (*nout == 0 || m[i] != m[*nout - 1])
-            m[(*nout)++] = m[i];
+        if (rep->nmissing == 0 || m[i] != m[rep->nmissing - 1])
+            m[rep->nmissing++] = m[i];
     return 0;
 }
 
@@ -129,10 +135,11 @@ static int32_t *map_hashes(const struct geom *g, const struct rig_entry *rig, st
 {
     uint32_t n = g->bones.count;
     int32_t *map = malloc((n ? n : 1) * sizeof *map);
-    if (!map || geom_missing_hashes(g, rig, &rep->missing, &rep->nmissing)) {
+    if (!map || geom_missing_hashes(g, rig, rep)) {
         free(map);
         return NULL;
     }
+    rep->lookups += n;
     for (uint32_t i = 0; i < n; i++)
         map[i] = rig_bone_of(rig, g->bone_hash[i]);
     return map;
@@ -278,7 +285,11 @@ int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_mod
         rc = mdl_mesh_check(out->mesh, out->skel.nbones, err, errlen);
     if (rc) {
         mdl_model_free(out);
-        geom_report_free(rep); /* nothing to report on a model that is not made */
+        struct geom_report work = *rep;
+        geom_report_free(rep); /* nothing to report on a model that is not made, but its work */
+        rep->lookups = work.lookups;
+        rep->compares = work.compares;
+        rep->repair_faces = work.repair_faces;
     }
     if (rep == &scratch)
         geom_report_free(&scratch);
