@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -505,6 +506,16 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
         return -1;
+    /* The ending signals stay blocked except inside ppoll, which unblocks them atomically:
+     * one that arrived after the loop's exit check and before the sleep would otherwise set
+     * libfuse's exit flag unseen and leave the loop asleep until the next request. */
+    sigset_t ending, outside;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &ending, &outside) != 0)
+        return -1;
     struct fuse_buf buf = {.mem = NULL};
     uint64_t window = (uint64_t)spin_us * 1000u, last = monotonic_ns();
     int res = 0;
@@ -513,7 +524,7 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
         if (res == -EAGAIN) {
             if (monotonic_ns() - last >= window) {
                 struct pollfd p = {.fd = fd, .events = POLLIN};
-                poll(&p, 1, -1); /* a signal (unmount, SIGTERM) ends it with EINTR */
+                ppoll(&p, 1, NULL, &outside); /* an ending signal ends it with EINTR */
                 last = monotonic_ns();
             }
             continue;
@@ -528,6 +539,7 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     /* Asked to end (SIGTERM, SIGINT, SIGHUP through libfuse's handlers; or unmounted):
      * a clean end, whatever the last read said (poll was interrupted). */
     bool asked = fuse_session_exited(se);
+    pthread_sigmask(SIG_SETMASK, &outside, NULL);
     free(buf.mem);
     fuse_session_reset(se);
     return asked || res >= 0 ? 0 : -1;
