@@ -338,12 +338,72 @@ static void test_mount_package_parallel(void **state)
     }
 }
 
+/* The count of expansions /info's cache line reports ("cache: N expansions, ..."). */
+static uint64_t mounted_expansions(const char *mnt)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    size_t len;
+    char *info = (char *)slurp_path(p, &len);
+    char *line = info ? strstr(info, "\ncache: ") : NULL;
+    if (!line)
+        fail_msg("%s has no cache line", p);
+    unsigned long long n = 0;
+    assert_int_equal(sscanf(line, "\ncache: %llu expansions,", &n), 1);
+    free(info);
+    return n;
+}
+
+/* Through the kernel, as `cp` reads: a 4 MiB zlib resource under -o cache_mb=1 is expanded
+ * once for the whole read-through (the open file holds it), not once per read (32 reads
+ * of 128 KiB, each expanding it again once the bytes were dropped). */
+static void test_mount_big_resource_once(void **state)
+{
+    (void)state;
+    const size_t n = 4u << 20;
+    uint8_t *data = malloc(n);
+    uint32_t x = 99;
+    for (size_t i = 0; i < n; i++) { /* zlib has work to do, and it does not fit in the cache */
+        x = x * 1103515245u + 12345u;
+        data[i] = (i & 3) ? (uint8_t)(x >> 24) : (uint8_t)"expanded"[i % 8];
+    }
+    struct fxp_res r = {0x00B2D882, 0, 1, data, n, FXP_ZLIB};
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
+    char pkg[256], mnt[256], name[200], path[600];
+    write_fixture("big.package", f, size, pkg, sizeof pkg);
+    free(f);
+    snprintf(mnt, sizeof mnt, "%s/m-big", tmpdir);
+    do_mount(pkg, mnt, "cache_mb=1");
+    fxp_expected_name(name, sizeof name, 4, &r, NULL, 0);
+    snprintf(path, sizeof path, "%s/resources/%s/data.bin", mnt, name);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, n);
+    uint64_t before = mounted_expansions(mnt);
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    uint8_t *buf = malloc(128 << 10);
+    size_t off = 0;
+    for (ssize_t k; (k = read(fd, buf, 128 << 10)) > 0; off += (size_t)k)
+        if (memcmp(buf, data + off, (size_t)k) != 0)
+            fail_msg("bytes differ in the 128 KiB read at %zu", off);
+    close(fd);
+    assert_int_equal(off, n);
+    assert_int_equal(mounted_expansions(mnt) - before, 1);
+    do_umount(mnt);
+    free(buf);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_mount_package_sims3), mount_test(test_mount_package_sims4),
         mount_test(test_mount_package_changes), mount_test(test_cli_package),
-        mount_test(test_mount_package_parallel),
+        mount_test(test_mount_package_parallel), mount_test(test_mount_big_resource_once),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("package mounts", tests, mount_group_setup, mount_group_teardown);

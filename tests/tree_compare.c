@@ -1,6 +1,7 @@
 #include "tree_compare.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,14 +30,16 @@ static struct snap_entry *snap_add(struct snap *s, const char *path)
     return e;
 }
 
-/* Drops "source: ..." lines (where a nested view says where its bytes lie). */
-static void drop_source_lines(uint8_t *d, size_t *len)
+/* Drops the lines that depend on the run, not the file: "source: ..." (where a nested view
+ * says where its bytes lie) and "cache: ..." (what the mount's cache has done so far). */
+static void drop_run_lines(uint8_t *d, size_t *len)
 {
     size_t w = 0;
     for (size_t r = 0; r < *len;) {
         const uint8_t *nl = memchr(d + r, '\n', *len - r);
         size_t l = nl ? (size_t)(nl - (d + r)) + 1 : *len - r;
-        if (!(l >= 8 && memcmp(d + r, "source: ", 8) == 0)) {
+        bool run_line = (l >= 8 && memcmp(d + r, "source: ", 8) == 0) || (l >= 7 && memcmp(d + r, "cache: ", 7) == 0);
+        if (!run_line) {
             memmove(d + w, d + r, l);
             w += l;
         }
@@ -104,7 +107,7 @@ static void finish(struct snap *s, void (*reread)(struct snap_entry *e, void *ct
     for (size_t i = 0; i < s->n; i++)
         if (strcmp(s->e[i].path, "info") == 0) {
             reread(&s->e[i], ctx);
-            drop_source_lines(s->e[i].data, &s->e[i].dlen);
+            drop_run_lines(s->e[i].data, &s->e[i].dlen);
             s->e[i].size = s->e[i].dlen;
         }
     qsort(s->e, s->n, sizeof *s->e, by_path);

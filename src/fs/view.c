@@ -148,6 +148,19 @@ const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
 
 /* ---- /info and /unparsed ---- */
 
+/* What the mount's expanded-bytes cache has done so far (a nested view's /info shows the
+ * mount's: they share it). A user tuning cache_mb sees whether items were expanded again
+ * after eviction; tests count expansions through a real mount from it. */
+static void info_cache_line(struct s3fs *fs, struct sbuf *b)
+{
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    sb_printf(b,
+              "cache: %" PRIu64 " expansions, %" PRIu64 " failed, %" PRIu64 " evicted; %" PRIu64
+              " bytes held, peak %" PRIu64 ", limit %" PRIu64 "\n",
+              st.produced, st.failed, st.evicted, st.used, st.peak, st.limit);
+}
+
 /* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
  * has not yet seen what browsing (or `s3rig info --full`) will find. */
 static void render_info(struct tree *t, void *ctx, struct sbuf *out)
@@ -162,6 +175,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_put(&b, fs->facts.p, fs->facts.len);
     for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next)
         ((view_info_fn *)h->fn)(fs, &b, h->ctx);
+    info_cache_line(fs, &b);
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
     struct sbuf tree_lines = {0};
