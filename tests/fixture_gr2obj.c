@@ -456,6 +456,18 @@ uint8_t *fxg_build_types(uint32_t n, size_t *size, struct fx_gr2_layout *lay)
 
 /* ---- many big compressed sections (the cache's bound) ---- */
 
+/* Fills a section of n bytes that compresses (a 64-byte period, a few bytes vary). */
+static uint8_t *section_filler(uint32_t n, uint32_t k)
+{
+    uint8_t *b = malloc(n);
+    uint32_t x = 0x9E3779B9u * k;
+    for (uint32_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (i & 63) < 60 ? (uint8_t)("section-bytes-for-the-cache-test"[i & 31] + k) : (uint8_t)(x >> 24);
+    }
+    return b;
+}
+
 uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, struct fxg_sections_result *r)
 {
     static struct gw w;
@@ -488,12 +500,7 @@ uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, str
     struct fx_fixup values_at[FX_MAX_SECTIONS];
     for (uint32_t k = 1; k < o->nsections; k++) {
         uint32_t n = o->section_size;
-        uint8_t *b = malloc(n);
-        uint32_t x = 0x9E3779B9u * k;
-        for (uint32_t i = 0; i < n; i++) { /* compressible: a 64-byte period, a few bytes vary */
-            x = x * 1103515245u + 12345u;
-            b[i] = (i & 63) < 60 ? (uint8_t)("section-bytes-for-the-cache-test"[i & 31] + k) : (uint8_t)(x >> 24);
-        }
+        uint8_t *b = section_filler(n, k);
         uint32_t head[4 + FXG_SECTION_VALUES] = {0x54524150u, k, FXG_SECTION_VALUES, 0};
         for (uint32_t j = 0; j < FXG_SECTION_VALUES; j++)
             head[4 + j] = k * 1000 + j;
@@ -508,6 +515,51 @@ uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, str
     struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
                              .root_type = {0, t_root}, .root_object = {0, o_root}};
     uint8_t *f = fx_build_gr2(&go, sec, o->nsections, size, &r->layout);
+    w.b.p = NULL; /* r->section[0] owns it */
+    return f;
+}
+
+uint8_t *fxg_build_alternating(uint32_t nparts, uint32_t section_size, size_t *size, struct fxg_sections_result *r)
+{
+    static struct gw w;
+    memset(&w, 0, sizeof w);
+    w.p = 4;
+    memset(r, 0, sizeof *r);
+    r->nsections = 3;
+    const struct mdef value[] = {{UINT32, "v", NO_TYPE, 0}};
+    uint32_t t_value = gw_type(&w, value, 1);
+    const struct mdef part[] = {{UINT32, "Magic", NO_TYPE, 0}, {UINT32, "Index", NO_TYPE, 0},
+                                {REF_ARRAY, "Values", t_value, 0}};
+    uint32_t t_part = gw_type(&w, part, 3);
+    const struct mdef root[] = {{ARRAY_REFS, "Parts", t_part, 0}};
+    uint32_t t_root = gw_type(&w, root, 1);
+    uint32_t o_root = gw_alloc(&w, 8), o_list = gw_alloc(&w, 4 * (size_t)nparts);
+    gw_u32(&w, o_root, nparts);
+    gw_ptr(&w, o_root + 4, o_list);
+    uint32_t per_section = (nparts + 1) / 2;
+    for (uint32_t j = 0; j < nparts && w.nfix < sizeof w.fix / sizeof w.fix[0]; j++) /* part j: section 1 + j % 2 */
+        w.fix[w.nfix++] = (struct fx_fixup){o_list + 4 * j, 1 + j % 2, FXG_PART_STRIDE * (j / 2)};
+    uint32_t len0 = (uint32_t)w.b.len;
+    struct fx_section sec[3] = {{.data = w.b.p, .data_size = len0, .alignment = 4, .first16bit = len0,
+                                 .first8bit = len0, .fixups = w.fix, .nfixups = w.nfix}};
+    r->section[0] = w.b.p;
+    r->section_size[0] = len0;
+    for (uint32_t k = 1; k < 3; k++) {
+        uint32_t n = section_size > FXG_PART_STRIDE * per_section ? section_size : FXG_PART_STRIDE * per_section;
+        uint8_t *b = section_filler(n, k);
+        for (uint32_t j = k - 1; j < nparts; j += 2) { /* Magic, Index j, Values: none */
+            uint32_t head[4] = {0x54524150u, j, 0, 0};
+            for (size_t i = 0; i < sizeof head; i++) /* le32 */
+                b[FXG_PART_STRIDE * (j / 2) + i] = (uint8_t)(head[i / 4] >> (8 * (i % 4)));
+        }
+        sec[k] = (struct fx_section){.data = b, .data_size = n, .alignment = 4, .first16bit = 1, .first8bit = 1,
+                                     .bitknit2 = true};
+        r->section[k] = b;
+        r->section_size[k] = n;
+    }
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    uint8_t *f = fx_build_gr2(&go, sec, 3, size, &r->layout);
     w.b.p = NULL; /* r->section[0] owns it */
     return f;
 }

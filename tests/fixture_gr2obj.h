@@ -105,6 +105,13 @@ struct fxg_sections_result {
     struct fx_gr2_layout layout;
 };
 uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, struct fxg_sections_result *r);
+/* A Granny file of three sections: section 0 (stored) holds the types and a root whose
+ * Parts is an array of nparts references (at most 4096), part j in section 1 + j % 2 at
+ * FXG_PART_STRIDE · (j / 2): Magic 0x54524150, Index j, Values empty. Sections 1 and 2 are
+ * section_size bytes (more when the parts need it), BitKnit2-compressed. Walking the
+ * parts in order uses sections 1 and 2 in turn. */
+#define FXG_PART_STRIDE 512u
+uint8_t *fxg_build_alternating(uint32_t nparts, uint32_t section_size, size_t *size, struct fxg_sections_result *r);
 void fxg_sections_free(struct fxg_sections_result *r);
 
 #endif

@@ -499,6 +499,73 @@ static void test_section_over_bound(void **state)
     fxg_sections_free(&r);
 }
 
+/* Two sections used in turn that do not fit together: 400 parts alternate between
+ * sections 1 and 2 (640 KiB expanded each; section 0, stored, holds the root and the list
+ * of parts; 116 KB of file) under cache_mb=1. Listing /granny/root runs the object walk
+ * and listing Parts looks at each part: both go through the parts in order, and each
+ * expanded one of the two big sections at every switch (401 expansions, 260 MB, for one
+ * listing). Now a request fetches again at most the bytes the whole file expands to
+ * (1,312,616), then refuses the section: the parts there are .error files saying why, and
+ * /info says a request was refused. With a cache that holds all three sections, each is
+ * expanded once and every part is there. */
+static void test_sections_in_turn(void **state)
+{
+    (void)state;
+    struct fxg_sections_result r;
+    size_t size;
+    uint8_t *f = fxg_build_alternating(400, 640 << 10, &size, &r);
+    struct s3fs_opts small = {.cache_bytes = 1 << 20};
+    struct s3fs *fs = open_mem(f, size, &small, "Granny file");
+    /* in each request: the three sections once (section 0 is held in the cache as well),
+     * then again at most the two big ones and section 0 */
+    uint64_t before = productions(fs);
+    uint32_t parts = ino_of(fs, "/granny/root/Parts"); /* /granny/root listed: the walk ran */
+    uint64_t walk_cost = productions(fs) - before;
+    before = productions(fs);
+    assert_int_equal(tree_populate(fs->tree, parts), 0);
+    uint64_t list_cost = productions(fs) - before;
+    print_message("cache_mb=1: listing /granny/root %llu expansions, /granny/root/Parts %llu\n",
+                  (unsigned long long)walk_cost, (unsigned long long)list_cost);
+    assert_true(walk_cost >= 3 && walk_cost <= 6);
+    assert_true(list_cost <= 6);
+    assert_int_equal(tree_child_count(fs->tree, parts), 400);
+    size_t errors = 0;
+    char first_error[64] = "";
+    for (uint32_t j = 0; j < 400; j++) {
+        const char *name = tree_name(fs->tree, tree_child(fs->tree, parts, j));
+        char dir[16], err[24];
+        snprintf(dir, sizeof dir, "%u", j);
+        snprintf(err, sizeof err, "%u.error", j);
+        if (strcmp(name, err) == 0 && errors++ == 0)
+            snprintf(first_error, sizeof first_error, "/granny/root/Parts/%s", name);
+        else if (strcmp(name, dir) != 0 && strcmp(name, err) != 0)
+            fail_msg("part %u listed as %s", j, name);
+    }
+    assert_true(errors > 0 && errors < 400);
+    expect_has(fs, first_error, "used in turn with sections that do not fit beside it in the cache_mb bound (1048576 "
+                                "bytes), this request expanded again");
+    expect_text(fs, "/granny/root/Parts/0/Index", "0\n");
+    expect_has(fs, "/info", "refused to a request");
+    assert_within_bound(fs);
+    s3fs_close(fs);
+
+    struct s3fs_opts big = {.cache_bytes = 4 << 20};
+    fs = open_mem(f, size, &big, "Granny file");
+    before = productions(fs);
+    assert_true(walk_all(fs, 1000000) > 400 * 3);
+    assert_int_equal(productions(fs) - before, 3);
+    expect_text(fs, "/granny/root/Parts/0/Index", "0\n");
+    expect_text(fs, "/granny/root/Parts/399/Index", "399\n");
+    expect_text(fs, "/granny/root/Parts/399/Magic", "1414676816\n");
+    char *info = read_path(fs, "/info", NULL);
+    if (strstr(info, "refused"))
+        fail_msg("%s", info);
+    free(info);
+    s3fs_close(fs);
+    free(f);
+    fxg_sections_free(&r);
+}
+
 /* ---- exports: sized without building ---- */
 
 /* Lists dir, then stats and reads each file named: listing builds nothing (the sizes are
@@ -686,7 +753,7 @@ int main(void)
         cmocka_unit_test(test_rnc_node_once),
         cmocka_unit_test(test_nested_once),
         cmocka_unit_test(test_many_sections_bounded),
-        cmocka_unit_test(test_section_over_bound),
+        cmocka_unit_test(test_section_over_bound), cmocka_unit_test(test_sections_in_turn),
         cmocka_unit_test(test_exports_sized_without_building),
         cmocka_unit_test(test_new_exports_sized_without_building),
         cmocka_unit_test(test_eager_settle_fixtures),

@@ -194,6 +194,13 @@ struct gr2_pins {
     uint32_t npinned;
     uint64_t bytes, bound;
     char **refused;   /* per section: the reason given when refused (owned) */
+    /* Sections used in turn that do not fit together are let go and fetched again, each
+     * time expanded again once the cache dropped them: a request may fetch again at most
+     * as many bytes as all sections expand to, so its work stays linear in the file's
+     * expanded size whatever the order its objects lie in (a crafted file alternating
+     * hundreds of times between two big sections expanded one of them at every switch). */
+    uint8_t *fetched; /* per section: fetched before in this request */
+    uint64_t refetched, refetch_budget;
 };
 
 static void unpin_one(struct gr2_pins *p, const struct gr2_space *sp, uint32_t k)
@@ -247,19 +254,35 @@ static void settled_eagerly(const struct gr2_space *sp)
     }
 }
 
-static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
+static void refuse_why(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec, const char *msg)
 {
     struct gr2_view *v = p->v;
-    char msg[GR2_WHY_LEN];
-    snprintf(msg, sizeof msg,
-             "section %" PRIu32 ": its %zu expanded bytes, with the %" PRIu64
-             " of the sections this request uses, pass the cache_mb bound (%" PRIu64 " bytes)",
-             sec, sp->size[sec], p->bytes, p->bound);
     p->refused[sec] = strdup(msg);
     sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes over the cache_mb bound";
     pthread_mutex_lock(&v->state_lock);
     v->items[sec].bounded = true; /* /info says so */
     pthread_mutex_unlock(&v->state_lock);
+}
+
+static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
+{
+    char msg[GR2_WHY_LEN];
+    snprintf(msg, sizeof msg,
+             "section %" PRIu32 ": its %zu expanded bytes, with the %" PRIu64
+             " of the sections this request uses, pass the cache_mb bound (%" PRIu64 " bytes)",
+             sec, sp->size[sec], p->bytes, p->bound);
+    refuse_why(p, sp, sec, msg);
+}
+
+/* A section fetched again past the request's budget (see struct gr2_pins). */
+static void refuse_again(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
+{
+    char msg[GR2_WHY_LEN];
+    snprintf(msg, sizeof msg,
+             "section %" PRIu32 ": used in turn with sections that do not fit beside it in the cache_mb bound (%" PRIu64
+             " bytes), this request expanded again %" PRIu64 " bytes, as many as the whole file expands to",
+             sec, p->bound, p->refetched);
+    refuse_why(p, sp, sec, msg);
 }
 
 static void fetch_section(const struct gr2_space *sp, uint32_t sec)
@@ -272,6 +295,14 @@ static void fetch_section(const struct gr2_space *sp, uint32_t sec)
         refuse(p, sp, sec);
         return;
     }
+    if (p->fetched[sec] && !p->lazy.settled) { /* (the eager-settle tests drop everything) */
+        if (p->refetched + sp->size[sec] > p->refetch_budget) {
+            refuse_again(p, sp, sec);
+            return;
+        }
+        p->refetched += sp->size[sec];
+    }
+    p->fetched[sec] = 1;
     char why[GR2_WHY_LEN];
     size_t size;
     const uint8_t *d = cache_pin(&v->fs->cache, &v->items[sec].c, &size, why, sizeof why);
@@ -307,7 +338,9 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     p->lazy.used = calloc(n1, sizeof *p->lazy.used);
     p->pinned = calloc(n1, sizeof *p->pinned);
     p->refused = calloc(n1, sizeof *p->refused);
-    if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused) {
+    p->fetched = calloc(n1, 1);
+    if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused ||
+        !p->fetched) {
         gr2_view_unpin(v, sp);
         return -ENOMEM;
     }
@@ -322,6 +355,7 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
         sp->size[i] = gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0] ? 0 : v->g.sections[i].expanded_size;
         if (v->g.sections[i].expanded_size == 0)
             sp->data[i] = (const uint8_t *)"";
+        p->refetch_budget += sp->size[i];
     }
     return 0;
 }
@@ -335,6 +369,7 @@ void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
         for (uint32_t i = 0; p->refused && i < v->g.nsections; i++)
             free(p->refused[i]);
         free(p->refused);
+        free(p->fetched);
         free(p->pinned);
         free(p->lazy.state);
         free(p->lazy.used);
