@@ -165,6 +165,17 @@ static void add(struct fxp_sample *s, uint32_t type, uint32_t group, uint64_t in
     s->names[i] = name;
 }
 
+uint8_t *fxp_pattern(size_t n, uint32_t seed)
+{
+    uint8_t *b = malloc(n ? n : 1);
+    uint32_t x = seed;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (i & 3) ? (uint8_t)(x >> 24) : (uint8_t)("expanded"[i % 8]);
+    }
+    return b;
+}
+
 static uint8_t *blob(size_t n, uint32_t seed, bool repetitive)
 {
     uint8_t *b = malloc(n ? n : 1);

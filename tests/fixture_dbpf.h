@@ -41,6 +41,8 @@ struct fxp_layout {
     size_t size;
 };
 
+/* n bytes that compress a little (zlib has work to do), different per seed. malloc'd. */
+uint8_t *fxp_pattern(size_t n, uint32_t seed);
 /* Returns a malloc'd package. */
 uint8_t *fxp_build(const struct fxp_opts *o, const struct fxp_res *r, size_t n, size_t *size,
                    struct fxp_layout *lay);

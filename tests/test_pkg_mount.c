@@ -361,12 +361,7 @@ static void test_mount_big_resource_once(void **state)
 {
     (void)state;
     const size_t n = 4u << 20;
-    uint8_t *data = malloc(n);
-    uint32_t x = 99;
-    for (size_t i = 0; i < n; i++) { /* zlib has work to do, and it does not fit in the cache */
-        x = x * 1103515245u + 12345u;
-        data[i] = (i & 3) ? (uint8_t)(x >> 24) : (uint8_t)"expanded"[i % 8];
-    }
+    uint8_t *data = fxp_pattern(n, 99); /* zlib has work to do, and it does not fit in the cache */
     struct fxp_res r = {0x00B2D882, 0, 1, data, n, FXP_ZLIB};
     struct fxp_opts o = {.game = 4};
     struct fxp_layout lay;

@@ -155,3 +155,11 @@ void expect_has(struct s3fs *fs, const char *path, const char *needle)
         fail_msg("%s lacks '%s':\n%s", path, needle, s);
     free(s);
 }
+
+void expect_lacks(struct s3fs *fs, const char *path, const char *needle)
+{
+    char *s = read_path(fs, path, NULL);
+    if (strstr(s, needle))
+        fail_msg("%s has '%s':\n%s", path, needle, s);
+    free(s);
+}

@@ -48,5 +48,7 @@ void expect_bytes(struct s3fs *fs, const char *path, const void *want, size_t n)
 void expect_text(struct s3fs *fs, const char *path, const char *want);
 /* Fails unless the file at path contains needle (a line of /info, say), printing it. */
 void expect_has(struct s3fs *fs, const char *path, const char *needle);
+/* Fails if the file at path contains needle, printing it. */
+void expect_lacks(struct s3fs *fs, const char *path, const char *needle);
 
 #endif
