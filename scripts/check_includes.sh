@@ -3,28 +3,34 @@
 #
 #   scripts/check_includes.sh [BUILD_DIR]  |  --self-test
 #
-# A module is a .c file and its .h (src/fs/tree.c + src/fs/tree.h = fs/tree). Module A
+# A module is a .c file and its .h (src/fs/core/tree.c + tree.h = fs/core/tree). Module A
 # depends on module B when A's .c or .h includes B's header, and — when BUILD_DIR holds
 # the compiled objects — when A's object calls a function or uses a variable that B's
 # object defines (a header may declare what another module defines, so includes alone
 # would miss a call up). A call through a function pointer that a higher layer hands
-# down (fs->open_at, the t2fs view's root_extra, the Granny view's granny_extra) is not
-# an edge: the lower module depends only on the pointer's type, declared at its level.
+# down (fs->open_at, a view's hooks) is not an edge: the lower module depends only on the
+# pointer's type, declared at its level.
 #
-# Layers, lowest first; a module may depend on its own layer or lower ones, never higher:
-#   parse     src/parse/*: pure parsers; never src/fs
-#   base      src/fs: sbuf source tree cache cover; view (struct s3fs, the value-file
-#             helpers, /info, /unparsed) and the export helpers (export*, glb) views share
-#   views     src/fs/view_*: one view per format, derived views
-#   open      src/fs: options, and open (open, detect, dispatch to the views)
-#   commands  src/fs: fuse_ll mount_main s3rig_main
-# A file matching no rule is reported, so a new file gets a layer on purpose.
+# The folders are the layers. A folder includes only folders below it, lowest first:
+#   src/parse/base     reader, diag, names, the model, the format enum
+#   src/parse/codec    decoders (Oodle, BitKnit, RNC, RefPack)
+#   src/parse/FAMILY   one parser family each (gr2, sims, t2fs); families never use
+#                      each other
+#   src/parse          the format table's detection dispatch (every family's CODE_detect)
+#   src/fs/core        tree, byte sources, cache, coverage, the view helpers
+#   src/fs/export      glTF/OBJ writers
+#   src/fs/views/FAMILY  one view family each (gr2, sims, t2fs); families never use
+#                      each other
+#   src/fs/open        format dispatch (every family's CODE_view_open), options
+#   src/fs/cmd         the libfuse3 adapter and the two commands
+# Modules of one folder may use each other (without a cycle). src/parse never uses src/fs.
+# A file in no folder above is reported, so a new folder gets a place on purpose.
 #
-# The tree is opaque: its structs (struct tree, node, dirinfo, every struct src/fs/tree.c
+# The tree is opaque: its structs (struct tree, node, dirinfo, every struct src/fs/core/tree.c
 # defines) have their bodies in tree.c only. Views, the adapter, the commands, tests and
 # fuzz targets use the tree_* functions of tree.h, so tree.h defines no struct body (but
 # struct tree_limits, the options tree_new takes) and no other file under src/, tests/
-# or fuzz/ defines a struct of tree.c's.
+# or fuzz/ defines a struct of the tree's.
 #
 # Exit status: 0 when the graph is clean, 1 otherwise (each problem printed).
 #
@@ -41,31 +47,41 @@ for a in "$@"; do
     --self-test)
         t=$(mktemp -d)
         trap 'rm -rf "$t"' EXIT
-        mkdir -p "$t/scripts" "$t/src/parse" "$t/src/fs"
+        mkdir -p "$t/scripts" "$t/src/parse/base" "$t/src/parse/gr2" "$t/src/parse/sims" "$t/src/fs/core" \
+            "$t/src/fs/views/gr2" "$t/src/fs/views/sims" "$t/src/fs/cmd"
         cp "$self" "$t/scripts/"
-        printf '#include "fs/tree.h"\n' >"$t/src/parse/reader.c"          # parse -> fs
-        printf '#include "fs/view_a.h"\n' >"$t/src/fs/tree.h"             # base -> views: up
-        printf '#include "fs/view_b.h"\n' >"$t/src/fs/view_a.h"           # view_a -> view_b
-        printf '#include "fs/view_a.h"\n' >"$t/src/fs/view_b.c"           # view_b -> view_a: cycle
-        printf '#include "fs/tree.h"\n' >"$t/src/fs/s3rig_main.c"         # down: fine
-        printf 'struct node {\n    int kind;\n};\nstruct tree { int n; };\n' >"$t/src/fs/tree.c"
-        printf 'struct tree_limits {\n    int max;\n};\nstruct node { int kind; };\n' >>"$t/src/fs/tree.h" # opacity
+        printf '#include "fs/core/tree.h"\n' >"$t/src/parse/base/reader.c"            # parse -> fs
+        printf '#include "parse/gr2/gr2.h"\n' >"$t/src/parse/base/diag.c"             # base -> family: up
+        printf '#include "parse/gr2/gr2.h"\n' >"$t/src/parse/sims/rig.c"              # family -> family
+        : >"$t/src/parse/gr2/gr2.h"
+        printf '#include "fs/views/gr2/view_a.h"\n' >"$t/src/fs/core/tree.h"         # core -> views: up
+        printf '#include "fs/views/gr2/view_b.h"\n' >"$t/src/fs/views/gr2/view_a.h"  # a -> b
+        printf '#include "fs/views/gr2/view_a.h"\n' >"$t/src/fs/views/gr2/view_b.c"  # b -> a: cycle
+        printf '#include "fs/views/gr2/view_a.h"\n' >"$t/src/fs/views/sims/view_c.c" # views family -> family
+        printf '#include "fs/core/tree.h"\n' >"$t/src/fs/cmd/s3rig_main.c"           # down: fine
+        : >"$t/src/fs/views/gr2/view_b.h"; : >"$t/src/fs/views/gr2/view_a.c"
+        printf 'struct node {\n    int kind;\n};\nstruct tree { int n; };\n' >"$t/src/fs/core/tree.c"
+        printf 'struct tree_limits {\n    int max;\n};\nstruct node { int kind; };\n' >>"$t/src/fs/core/tree.h" # opacity
         out=$(bash "$t/scripts/check_includes.sh" 2>&1)
         rc=$?
         ok=1
         [ $rc -eq 1 ] || ok=0
-        for want in "upward edge parse/reader -> fs/tree (src/parse must not use src/fs)" \
-                    "upward edge fs/tree (base) -> fs/view_a (views)" \
-                    "cycle among fs/view_a, fs/view_b" \
-                    "the tree is opaque: src/fs/tree.h defines struct node (struct bodies of the tree live in src/fs/tree.c)" \
-                    "4 problem(s)"; do
+        for want in "upward edge parse/base/reader -> fs/core/tree (src/parse must not use src/fs)" \
+                    "upward edge parse/base/diag (parse/base) -> parse/gr2/gr2 (parse/gr2)" \
+                    "parse/sims/rig (parse/sims) -> parse/gr2/gr2 (parse/gr2): families never use each other" \
+                    "upward edge fs/core/tree (fs/core) -> fs/views/gr2/view_a (fs/views/gr2)" \
+                    "fs/views/sims/view_c (fs/views/sims) -> fs/views/gr2/view_a (fs/views/gr2): families never use each other" \
+                    "cycle among fs/views/gr2/view_a, fs/views/gr2/view_b" \
+                    "the tree is opaque: src/fs/core/tree.h defines struct node" \
+                    "7 problem(s)"; do
             case $out in *"$want"*) ;; *) echo "self-test: missing: $want"; ok=0 ;; esac
         done
         case $out in *s3rig_main*) echo "self-test: a downward edge reported"; ok=0 ;; esac
         case $out in *tree_limits*) echo "self-test: struct tree_limits reported"; ok=0 ;; esac
         # clean once the bad edges are gone
-        : >"$t/src/parse/reader.c"; : >"$t/src/fs/tree.h"; : >"$t/src/fs/view_b.c"
-        printf 'struct tree_limits {\n    int max;\n};\n' >"$t/src/fs/tree.h"
+        : >"$t/src/parse/base/reader.c"; : >"$t/src/parse/base/diag.c"; : >"$t/src/parse/sims/rig.c"
+        : >"$t/src/fs/views/gr2/view_b.c"; : >"$t/src/fs/views/sims/view_c.c"
+        printf 'struct tree_limits {\n    int max;\n};\n' >"$t/src/fs/core/tree.h"
         clean=$(bash "$t/scripts/check_includes.sh" 2>&1) || { echo "self-test: clean tree refused: $clean"; ok=0; }
         if [ $ok -eq 1 ]; then
             echo "check_includes: self-test passed"
@@ -96,26 +112,30 @@ SYMBOLS="$symbols" python3 - <<'EOF'
 import os, re, sys
 from collections import defaultdict
 
-# (layer, rank, pattern on "dir/basename"): first match wins.
-RULES = [
-    ("parse", 0, r"parse/.*"),
-    ("commands", 4, r"fs/(fuse_ll|mount_main|s3rig_main)"),
-    ("open", 3, r"fs/(options|open.*|dispatch.*)"),
-    ("views", 2, r"fs/view_.*"),
-    ("base", 1, r"fs/(sbuf|source|tree|cache|cover|view|export.*|glb)"),
-]
+# (folder, rank, family): a module's layer is its folder; a folder may use folders of a
+# lower rank, and its own; two folders of one rank are sibling families, never each other.
+FOLDERS = {
+    "parse/base": 0, "parse/codec": 1,
+    "parse/gr2": 2, "parse/sims": 2, "parse/t2fs": 2,
+    "parse": 3,
+    "fs/core": 4, "fs/export": 5,
+    "fs/views/gr2": 6, "fs/views/sims": 6, "fs/views/t2fs": 6,
+    "fs/open": 7, "fs/cmd": 8,
+}
 
 def layer_of(mod):
-    for name, rank, pat in RULES:
-        if re.fullmatch(pat, mod):
-            return name, rank
+    folder = os.path.dirname(mod)
+    if folder in FOLDERS:
+        return folder, FOLDERS[folder]
     return None, None
 
 mods = {}
-for d in ("parse", "fs"):
-    for f in sorted(os.listdir(os.path.join("src", d))):
+for root_, dirs, files in os.walk("src"):
+    dirs.sort()
+    for f in sorted(files):
         if f.endswith((".c", ".h")):
-            mods.setdefault(d + "/" + f[:-2], []).append(os.path.join("src", d, f))
+            path = os.path.join(root_, f)
+            mods.setdefault(os.path.relpath(path, "src")[:-2], []).append(path)
 
 edges = defaultdict(dict)  # a -> {b: why}
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
@@ -126,10 +146,9 @@ for m, files in mods.items():
                 edges[m].setdefault(target, "%s includes %s.h" % (f, target))
 
 # Symbol edges from the objects: who defines what, who uses it.
+object_mod = {"src_" + m.replace("/", "_") + ".c.o": m for m in mods}
 def mod_of_object(path):
-    base = os.path.basename(path.split(":")[0])
-    mm = re.fullmatch(r"src_(parse|fs)_(.+)\.c\.o", base)
-    return mm and mm.group(1) + "/" + mm.group(2)
+    return object_mod.get(os.path.basename(path.split(":")[0]))
 
 defined, used = {}, []
 for line in os.environ.get("SYMBOLS", "").splitlines():
@@ -151,17 +170,19 @@ for m, sym in used:
 problems = []
 for m in mods:
     if layer_of(m)[0] is None:
-        problems.append("%s: no layer (add it to RULES in scripts/check_includes.sh)" % m)
+        problems.append("%s: no layer (add its folder to FOLDERS in scripts/check_includes.sh)" % m)
 for a in sorted(edges):
     la, ra = layer_of(a)
     for b, why in sorted(edges[a].items()):
         lb, rb = layer_of(b)
         if ra is None or rb is None:
             continue
-        if la == "parse" and lb != "parse":
+        if la.startswith("parse") and not lb.startswith("parse"):
             problems.append("upward edge %s -> %s (src/parse must not use src/fs): %s" % (a, b, why))
         elif rb > ra:
             problems.append("upward edge %s (%s) -> %s (%s): %s" % (a, la, b, lb, why))
+        elif rb == ra and la != lb:
+            problems.append("%s (%s) -> %s (%s): families never use each other: %s" % (a, la, b, lb, why))
 
 # Cycles: strongly connected components (iterative Tarjan), each reported with one loop.
 index, low, onstack, stack, sccs, counter = {}, {}, set(), [], [], [0]
@@ -219,10 +240,12 @@ for comp in sccs:
 struct_body = re.compile(r"\bstruct\s+(\w+)\s*\{")
 def strip_comments(text):
     return re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
-tree_c = os.path.join("src", "fs", "tree.c")
+core = os.path.join("src", "fs", "core")
+tree_private = [os.path.join(core, f) for f in (sorted(os.listdir(core)) if os.path.isdir(core) else [])
+                if re.fullmatch(r"tree.*\.[ch]", f) and f != "tree.h"]
 private = {"tree", "node", "dirinfo"}
-if os.path.exists(tree_c):
-    private |= set(struct_body.findall(strip_comments(open(tree_c, encoding="utf-8", errors="replace").read())))
+for f in tree_private:
+    private |= set(struct_body.findall(strip_comments(open(f, encoding="utf-8", errors="replace").read())))
 header_allowed = {"tree_limits"}
 scanned = [f for fs_ in mods.values() for f in fs_]
 for d in ("tests", "fuzz"):
@@ -232,14 +255,14 @@ for d in ("tests", "fuzz"):
                 continue
             scanned += [os.path.join(root_, f) for f in sorted(files) if f.endswith((".c", ".h"))]
 for f in sorted(scanned):
-    if os.path.normpath(f) == tree_c:
+    if os.path.normpath(f) in tree_private:
         continue
     text = strip_comments(open(f, encoding="utf-8", errors="replace").read())
-    is_tree_h = os.path.normpath(f) == os.path.join("src", "fs", "tree.h")
+    is_tree_h = os.path.normpath(f) == os.path.join(core, "tree.h")
     for name in struct_body.findall(text):
         if (is_tree_h and name not in header_allowed) or (name in private and not is_tree_h):
             problems.append("the tree is opaque: %s defines struct %s (struct bodies of the tree live in "
-                            "src/fs/tree.c)" % (f, name))
+                            "src/fs/core/tree.c)" % (f, name))
 
 nedges = sum(len(v) for v in edges.values())
 if problems:

@@ -27,8 +27,8 @@ rows() {
                 if (v ~ /^".*"$/) v = substr(v, 2, length(v) - 2)
                 col[i] = v
             }
-            # ID name code noun pkg_type pkg_dir cut seeds usage (detect, open, prefix left out)
-            printf "%s|%s|%s|%s|%s|%s|%s|%s|%s\n", col[1], col[2], col[3], col[4], col[7], col[8], col[9], col[11], col[12]
+            # ID name code noun pkg_type pkg_dir cut seeds usage (prefix left out)
+            printf "%s|%s|%s|%s|%s|%s|%s|%s|%s\n", col[1], col[2], col[3], col[4], col[5], col[6], col[7], col[9], col[10]
         }' "$def"
 }
 

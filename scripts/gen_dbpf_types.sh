@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Generates src/parse/dbpf_types.c, the community's DBPF resource type table, from the
+# Generates src/parse/sims/dbpf_types.c, the community's DBPF resource type table, from the
 # format note docs/formats/dbpf-types.md: one row per type id (| type | tag | extension |
 # game | what |), sorted by id. A tag or extension cell "A / B" is s3pi's A and s4pi's B:
 # the names in a Sims 3 (DBPF 2.0) and a Sims 4 (DBPF 2.1) package; any other cell is the
@@ -16,7 +16,7 @@ if [ "${1:-}" = --check ]; then
     shift
 fi
 md=${1:-$root/docs/formats/dbpf-types.md}
-out=${2:-$root/src/parse/dbpf_types.c}
+out=${2:-$root/src/parse/sims/dbpf_types.c}
 
 # The rows as C initialisers, one per line, in the note's order; fails on a malformed row.
 rows() {
@@ -58,7 +58,7 @@ generate() {
 /* The community's DBPF resource types (s3pe for The Sims 3, s4pe for The Sims 4): tag and
  * extension per type id, and the games whose tools list it. Generated from
  * docs/formats/dbpf-types.md by scripts/gen_dbpf_types.sh: do not edit, regenerate. */
-#include "parse/dbpf_types.h"
+#include "parse/sims/dbpf_types.h"
 
 const struct dbpf_type_row dbpf_type_rows[] = {
 $(LC_ALL=C sort <<<"$body")

@@ -8,12 +8,12 @@
 #include <time.h>
 
 #include "oodle0enc.h"
-#include "parse/oodle0.h"
+#include "parse/codec/oodle0.h"
 #include "bitknit2enc.h"
-#include "parse/bitknit2.h"
-#include "parse/oodle1.h"
-#include "parse/refpack.h"
-#include "parse/rnc.h"
+#include "parse/codec/bitknit2.h"
+#include "parse/codec/oodle1.h"
+#include "parse/codec/refpack.h"
+#include "parse/codec/rnc.h"
 #include "refpack_pack.h"
 #include "rncpack.h"
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fs/export.h"
-#include "fs/open.h"
-#include "parse/geom.h"
-#include "parse/geom_model.h"
+#include "fs/export/export.h"
+#include "fs/open/open.h"
+#include "parse/sims/geom.h"
+#include "parse/sims/geom_model.h"
 
 static double now_ms(void)
 {

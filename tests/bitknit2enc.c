@@ -1,5 +1,5 @@
 /* Test-only BitKnit2 encoder (see bitknit2enc.h). Its own models and tables, written
- * from the notes; it shares no code with src/parse/bitknit2.c. */
+ * from the notes; it shares no code with src/parse/codec/bitknit2.c. */
 #include "bitknit2enc.h"
 
 #include <stdio.h>

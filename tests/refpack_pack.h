@@ -1,5 +1,5 @@
 /* A RefPack (QFS) packer for tests only, never in the product: written from the opcode
- * table in shared/formats/dbpf.md, independent of src/parse/refpack.c. Greedy matching
+ * table in shared/formats/dbpf.md, independent of src/parse/codec/refpack.c. Greedy matching
  * over a 128 KiB window, so every opcode kind appears in ordinary data. */
 #ifndef S3_REFPACK_PACK_H
 #define S3_REFPACK_PACK_H

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "bitknit2enc.h"
-#include "parse/bitknit2.h"
+#include "parse/codec/bitknit2.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void)

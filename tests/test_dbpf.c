@@ -13,9 +13,9 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
-#include "fs/open.h"
-#include "parse/dbpf.h"
-#include "parse/refpack.h"
+#include "fs/open/open.h"
+#include "parse/sims/dbpf.h"
+#include "parse/codec/refpack.h"
 #include "refpack_pack.h"
 #include "tree_compare.h"
 #include "tree_probe.h"

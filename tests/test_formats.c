@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "fixture_kinds.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "testutil.h"
 
 /* The table as text, every column the scripts read, straight from the rows. */
@@ -22,7 +22,7 @@ static const struct {
     const char *id, *name, *code, *noun, *pkg_type, *pkg_dir, *cut, *seeds, *usage;
     size_t cut_value, prefix_len;
 } rows[] = {
-#define FORMAT(id, name, code, noun, detect, open, pkg_type, pkg_dir, cut, prefix, seeds, usage) \
+#define FORMAT(id, name, code, noun, pkg_type, pkg_dir, cut, prefix, seeds, usage) \
     {#id, name, #code, noun, #pkg_type, pkg_dir, #cut, seeds, usage, cut, sizeof(prefix) - 1},
 #include "formats.def"
 #undef FORMAT

@@ -11,10 +11,10 @@
 #include <cmocka.h>
 
 #include "fixture_rig_clear.h"
-#include "fs/glb.h"
-#include "fs/open.h"
+#include "fs/export/glb.h"
+#include "fs/open/open.h"
 #include "glbread.h"
-#include "parse/model.h"
+#include "parse/base/model.h"
 #include "testutil.h"
 
 /* A scene of two nodes, a mesh of one triangle, a skin; names that need escaping. */

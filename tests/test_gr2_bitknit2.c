@@ -16,7 +16,7 @@
 #include "expect.h"
 #include "fixture.h"
 #include "fixture_gr2obj.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "gr2obj_check.h"
 #include "testutil.h"
 #include "tree_compare.h"

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "fixture_gr2model.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "glbread.h"
 #include "testutil.h"
 #include "walk.h"

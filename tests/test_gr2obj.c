@@ -11,10 +11,10 @@
 
 #include "expect.h"
 #include "fixture_gr2obj.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "gr2obj_check.h"
-#include "parse/gr2.h"
-#include "parse/gr2obj.h"
+#include "parse/gr2/gr2.h"
+#include "parse/gr2/gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
 #include "testutil.h"

@@ -15,8 +15,8 @@
 
 #include "fixture.h"
 #include "fixture_gr2obj.h"
-#include "fs/open.h"
-#include "fs/sbuf.h"
+#include "fs/open/open.h"
+#include "fs/core/sbuf.h"
 #include "testutil.h"
 #include "walk.h"
 

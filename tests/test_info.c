@@ -15,9 +15,10 @@
 #include "fixture.h"
 #include "fixture_kinds.h"
 #include "fixture_t2fs.h"
-#include "fs/open.h"
-#include "fs/view_gr2obj.h"
-#include "fs/view_t2fs.h"
+#include "fs/open/open.h"
+#include "fs/views/gr2/view_gr2.h"
+#include "fs/views/gr2/view_gr2obj.h"
+#include "fs/views/t2fs/view_t2fs_tree.h"
 #include "testutil.h"
 
 /* The current text of /info (malloc'd). */

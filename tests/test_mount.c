@@ -41,7 +41,7 @@
 #include "mountutil.h"
 #include "tree_compare.h"
 #include "tree_probe.h"
-#include "parse/t2fs.h"
+#include "parse/t2fs/t2fs.h"
 #include "testutil.h"
 #include "tree_compare.h"
 

@@ -16,7 +16,7 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "tree_compare.h"
 #include "testutil.h"
 #include "walk.h"

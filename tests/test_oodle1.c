@@ -15,10 +15,10 @@
 #include "expect.h"
 #include "fixture.h"
 #include "fixture_gr2obj.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "gr2obj_check.h"
 #include "oodle1enc.h"
-#include "parse/oodle1.h"
+#include "parse/codec/oodle1.h"
 #include "testutil.h"
 #include "tree_probe.h"
 

@@ -1,4 +1,4 @@
-/* The one option table (src/fs/options.c) shared by mount.s3rig and s3rig: every option
+/* The one option table (src/fs/open/options.c) shared by mount.s3rig and s3rig: every option
  * stores what it says, refuses values outside its range with a message naming the item,
  * s3rig refuses mount-only options by name, and both commands' help is made from it. */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "fs/options.h"
+#include "fs/open/options.h"
 
 static int take(struct s3_options *o, unsigned scopes, const char *item, char *err, size_t errlen)
 {

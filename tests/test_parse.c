@@ -11,10 +11,10 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "parse/detect.h"
-#include "parse/gr2.h"
-#include "parse/rig.h"
+#include "parse/gr2/gr2.h"
+#include "parse/sims/rig.h"
 #include "testutil.h"
 
 

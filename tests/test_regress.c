@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "walk.h"
 
 static void test_regression_inputs(void **state)

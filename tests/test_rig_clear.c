@@ -11,8 +11,8 @@
 
 #include "expect.h"
 #include "fixture_rig_clear.h"
-#include "fs/open.h"
-#include "parse/rig_clear.h"
+#include "fs/open/open.h"
+#include "parse/sims/rig_clear.h"
 #include "testutil.h"
 #include "tree_probe.h"
 

@@ -12,9 +12,10 @@
 
 #include "expect.h"
 #include "fixture.h"
-#include "fs/open.h"
-#include "fs/sbuf.h"
-#include "fs/view_gr2obj.h"
+#include "fs/open/open.h"
+#include "fs/core/sbuf.h"
+#include "fs/views/gr2/view_gr2.h"
+#include "fs/views/gr2/view_gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
 #include "fixture_gr2obj.h"

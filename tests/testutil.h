@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fs/open.h"
-#include "parse/diag.h"
+#include "fs/open/open.h"
+#include "parse/base/diag.h"
 
 /* Stores v at p in the given byte order. */
 void put32(uint8_t *p, uint32_t v, bool be);

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "fs/open.h"
+#include "fs/open/open.h"
 #include "testutil.h"
 
 static struct snap_entry *snap_add(struct snap *s, const char *path)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fs/tree.h"
+#include "fs/core/tree.h"
 
 struct snap_entry {
     char *path; /* relative to the snapshot's root, "" for the root itself */

@@ -2,7 +2,7 @@
 #define S3_TREE_PROBE_H
 
 #include "expect.h"
-#include "fs/open.h"
+#include "fs/open/open.h"
 
 struct probe tree_probe(struct s3fs *fs);
 /* Reads path through p (any probe) and asserts it holds exactly the n bytes at want. */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fs/open.h"
+#include "fs/open/open.h"
 
 /* True when a symlink's target, resolved from the directory holding it, stays inside
  * the tree (relative, never climbing above the root). */

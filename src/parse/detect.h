@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "parse/format.h"
-#include "parse/reader.h"
+#include "parse/base/format.h"
+#include "parse/base/reader.h"
 
 int detect_format(const struct s3_src *src, struct detect_result *out);
 const char *format_name(enum s3_format f);
@@ -28,9 +28,5 @@ extern const struct s3_format_info s3_formats[FMT_COUNT];
 /* The formats' nouns (column: offsetof(struct s3_format_info, noun)) or usage words,
  * each said once, in table order, as "A, B, C or D". Returns the length (snprintf's). */
 int format_list(char *out, size_t size, size_t column);
-
-/* The strong validity test of a t2fs branch (formats/t2fs.md) at off, given `space`
- * bytes for it. Reads at most the offset table, which must fit inside space. */
-bool t2fs_branch_valid(const struct s3_src *src, uint64_t off, uint64_t space, bool big_endian);
 
 #endif

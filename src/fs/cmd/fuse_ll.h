@@ -1,0 +1,29 @@
+/* The thin libfuse3 low-level adapter: maps FUSE requests onto the tree. It knows no
+ * format. */
+#ifndef S3_FUSE_LL_H
+#define S3_FUSE_LL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "fs/open/open.h"
+
+struct s3_fuse_config {
+    uid_t uid;
+    gid_t gid;
+    mode_t umask;
+    bool foreground;
+    bool single_thread;
+    /* After each request, keep asking /dev/fuse for the next one this many microseconds
+     * before sleeping (0: libfuse's own blocking loops). See spin_loop in fuse_ll.c. */
+    unsigned spin_us;
+};
+
+#define S3_DEFAULT_SPIN_US 50
+
+/* Mounts fs on mountpoint with the libfuse arguments in argv (argv[0] included),
+ * daemonizes unless foreground (after the mount is live), serves until unmounted.
+ * Returns an s3_exit status. */
+int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint);
+
+#endif

@@ -1,0 +1,269 @@
+/* The virtual tree: directories, regular files and symlinks, numbered by stable inode
+ * numbers (never reused while the tree lives). Knows no format: views create nodes and
+ * give directories a populate callback, so children are made only when a directory is
+ * first listed or looked up. Files are one of:
+ *   - a byte range of a source (served straight from the file, never copied, when the
+ *     source is the file or a slice of it),
+ *   - a text held in memory (small value files, rendered when their parent is populated),
+ *   - a generator callback with an exact size known up front,
+ *   - a volatile text rendered at each open (/info).
+ * Nothing here touches FUSE; the adapter and the s3rig command both sit on top.
+ *
+ * The tree is opaque: its structs are defined in tree.c only (scripts/check_includes.sh
+ * fails otherwise). Everyone else reads it through the accessors below (tree_kind,
+ * tree_name, tree_child, tree_lookup, ...) and grows it only through tree_add_*,
+ * tree_graft, tree_set_span and tree_set_type, so the contracts below are kept here.
+ *
+ * Contracts (the FUSE adapter and every view rely on them):
+ *
+ * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
+ * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
+ * tree_free. So a number handed out stays valid for the tree's whole life: the adapter
+ * keeps no lookup counts and ignores FORGET. The price is that memory only grows,
+ * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
+ * Names, texts, link targets and directory records live in an arena freed with the tree
+ * (a node is 40 bytes; no malloc per value).
+ *
+ * Names are unique in every directory, enforced here: a child named like an earlier one
+ * gets "~N" before its extension (the last '.', unless it is the first character):
+ * X.csv, X~2.csv, X~3.csv; model, model~2. N is the smallest number from 2 whose name
+ * is not taken at that moment, so the same file always gives the same names (and a name
+ * a view makes later that meets a suffixed one is suffixed in turn). Each view's /info
+ * reports it once (tree_view_warnings). Finding a name while a directory fills is a hash
+ * lookup, and the suffixes tried per name are remembered: linear in the children.
+ *
+ * A populated directory never changes, and is read without a lock. A directory is filled
+ * by its own populate callback, or (made with no callback) by the callback that created
+ * it, before anyone can know its number. When that populate returns 0, the directory is
+ * published: its child list (creation order, what readdir shows), its sorted name index
+ * and its subdirectory count are built first, then its state is stored with release.
+ * Readers load the state with acquire; once published, tree_lookup (binary search),
+ * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
+ * source table are read without the lock too (below). Only growth takes the lock. A
+ * node added to a published directory (tests building trees by hand, a graft) reopens it
+ * until its next use: only while no other thread can read it.
+ *
+ * A populate that fails leaves nothing behind: the children it added (and everything
+ * below them) are removed (their numbers name no node), the directory is unpopulated
+ * again, and the next use runs the callback afresh (the same names, no duplicates).
+ *
+ * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
+ * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
+ * callbacks extend). Reading bytes (tree_read of ranges, texts, generators) takes no tree
+ * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
+ * cached data, and tree_populate holds the directory's expanded source while its callback
+ * runs (source_hold, "Open handles" below); nothing takes the tree lock while holding the
+ * cache's. A production runs with no lock held (cache.h), and a populate callback may wait
+ * for one under the tree lock; so a producer must not need the tree lock unless no populate
+ * callback ever pins its item. Producers read sources; the one kind that takes the tree
+ * lock (a Turok 1 export build, which reads through the t2fs locator) makes an export
+ * file, which only file reads pin (listings size exports by measuring, never by pinning).
+ * Views keep their own state consistent under these locks (tree_lock/tree_unlock); a
+ * generator that writes view state runs unlocked and needs its own.
+ *
+ * The node count. Accessors check a number against the count without the lock, while a
+ * populate on another thread (-o spin=0) may be adding nodes under it. So the count is
+ * atomic: a new node's chunk exists before the count is stored with release, and readers
+ * load it with acquire. The count says only that the slot exists; a node's fields become
+ * visible to other threads the way its number does: through its directory's publication,
+ * or from the kernel, which got the number in a reply made after that.
+ *
+ * Sources. Range nodes hold their source; the table of sources (tree_add_source) is made
+ * of chunks that never move, so a nested open adding one while other threads read is
+ * safe.
+ *
+ * Threads: the tree is used by one thread in s3rig and in mount.s3rig's default loop,
+ * by many at once with -o spin=0 (fuse_ll.c says which). */
+#ifndef S3_TREE_H
+#define S3_TREE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fs/core/source.h"
+
+#define TREE_ROOT 1u
+
+enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
+
+struct tree;
+typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+struct sbuf;
+/* Renders the whole current text of a volatile file. */
+typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
+/* Returns bytes read (short only at the end) or a negative errno. */
+typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
+
+struct tree_limits {
+    uint64_t max_nodes; /* the tree refuses to grow beyond this many nodes */
+};
+
+struct tree *tree_new(struct source *src, const struct tree_limits *limits);
+void tree_free(struct tree *t);
+/* Runs fn(ptr) when the tree is freed (view state). */
+void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Zeroed memory that lives as long as the tree (directory contexts of views): from the
+ * arena (no malloc per directory) when small. */
+void *tree_alloc(struct tree *t, size_t size);
+/* A copy of s that lives as long as the tree (paths kept by directory contexts). */
+char *tree_strdup(struct tree *t, const char *s);
+
+
+/* Sources. Every node is made with the source id of its parent directory (0, the tree's
+ * own source, at the root); a view opened over another source at a directory sets that
+ * directory's id, so every range node below it reads that source. */
+/* Registers a source (it must outlive the tree): 0 and its id, or -ENOMEM. */
+int tree_add_source(struct tree *t, struct source *s, uint32_t *id);
+struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown id */
+/* The source a range node reads (its own id), or a directory's children read. */
+struct source *tree_node_source(struct tree *t, uint32_t ino);
+/* Makes an existing directory the root of a view: its children are made by fn (the next
+ * time it is populated, which may be at once: callers inside the directory's own
+ * populate call tree_populate on it next), and read source `src_id`; xtype NULL keeps
+ * its type. 0 or -errno. */
+int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+               uint64_t arg);
+
+/* Node constructors. They return the new inode number, or 0 (out of memory, node
+ * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/', a
+ * size of 2^48 bytes or more).
+ * A name already used in that directory is made unique ("Names are unique" above).
+ * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
+uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
+                      void *ctx, uint64_t arg);
+uint32_t tree_add_range(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t off,
+                        uint64_t len);
+/* Takes ownership of text (len bytes, malloc'd): small texts are copied into the arena
+ * and freed, big ones kept as they are. */
+uint32_t tree_add_text(struct tree *t, uint32_t parent, const char *name, const char *xtype, char *text,
+                       size_t len);
+uint32_t tree_add_textf(struct tree *t, uint32_t parent, const char *name, const char *xtype, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+uint32_t tree_add_gen(struct tree *t, uint32_t parent, const char *name, const char *xtype, uint64_t size,
+                      gen_read_fn fn, void *ctx, uint64_t arg);
+uint32_t tree_add_link(struct tree *t, uint32_t parent, const char *name, const char *target);
+uint32_t tree_add_volatile(struct tree *t, uint32_t parent, const char *name, const char *xtype, render_fn fn,
+                           void *ctx);
+
+/* The size a stat reports now (volatile files are measured). */
+uint64_t tree_size(struct tree *t, uint32_t ino);
+/* A volatile file's current text (malloc'd), for a reader's snapshot. */
+char *tree_render(struct tree *t, uint32_t ino, size_t *len);
+
+void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
+/* Sets a type string (copied and interned; the caller keeps its own). */
+void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
+
+/* ---- reading the tree (every caller outside tree.c reads it only through these) ----
+ * A number that names no node gives the "none" answer (-ENOENT, NULL, 0, false). */
+
+/* enum node_type of a node, or -ENOENT. */
+int tree_kind(struct tree *t, uint32_t ino);
+/* Its name in its directory ("" for the root); lives as long as the tree. */
+const char *tree_name(struct tree *t, uint32_t ino);
+/* The directory holding it (the root is its own parent); 0 for no node. */
+uint32_t tree_parent(struct tree *t, uint32_t ino);
+/* A symlink's target (lives as long as the tree); NULL for every other node. */
+const char *tree_link_target(struct tree *t, uint32_t ino);
+/* True for a file whose text is rendered at each open (/info): its size changes, so a
+ * reader takes a snapshot (tree_render) and attributes are not cached. */
+bool tree_is_volatile(struct tree *t, uint32_t ino);
+/* A directory's children as they stand, in creation order (the order readdir shows):
+ * how many, and child i (0 when i is past the end or dir is no directory). Call
+ * tree_populate first: an unpopulated directory has none yet. */
+uint32_t tree_child_count(struct tree *t, uint32_t dir);
+uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i);
+/* True once a directory's children are final (populated). */
+bool tree_is_populated(struct tree *t, uint32_t dir);
+/* st_nlink: 1 for files and links; a directory 2 + its subdirectories once populated,
+ * 1 ("unknown", as on filesystems that do not count) before. */
+uint32_t tree_nlink(struct tree *t, uint32_t ino);
+/* For a file that is a byte range of a source: true with the source and where the
+ * file starts in it (the adapter replies straight from the file's descriptor). */
+bool tree_range(struct tree *t, uint32_t ino, struct source **src, uint64_t *off);
+/* Nodes made so far (the highest inode number); safe from any thread. */
+uint64_t tree_node_count(struct tree *t);
+/* True once max_nodes refused a node (some directories are incomplete). */
+bool tree_full(struct tree *t);
+/* A directory's populate context when fn is its populate callback, else NULL: how a
+ * view finds its own state from a view root (dbpf_view_totals, t2fs_view_of). */
+void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
+/* Name slots looked at so far while adding children (each hash probe): tests count it
+ * to prove that making names unique is linear in the children, whatever the names. */
+uint64_t tree_name_probes(struct tree *t);
+/* Holds the tree lock (recursive): a generator that reads view state which populate
+ * callbacks extend takes it around that read. Never hold it while taking the cache's. */
+void tree_lock(struct tree *t);
+void tree_unlock(struct tree *t);
+
+/* Makes sure a directory's children exist. 0 or -errno (then the directory is as it was
+ * before: see "A populate that fails"). No lock once populated. */
+int tree_populate(struct tree *t, uint32_t dir);
+/* Populates every directory, those it creates included, so that everything parsed
+ * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
+ * returns 0 or the first -errno. Iterative: children always have higher inode numbers. */
+int tree_populate_all(struct tree *t);
+/* How many of the lazily populated directories made so far have been populated: while
+ * done < total, warnings found by parsing may still come. Call under t->lock or when no
+ * other thread runs (a volatile file's render function is called under it). */
+void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total);
+/* Appends the tree's own warnings ("warning: ...\n" lines: the node limit, reported once
+ * however often it refused) and returns how many it wrote. Same locking as
+ * tree_progress. */
+size_t tree_warnings(struct tree *t, struct sbuf *out);
+/* tree_warnings, and one line for view src_id's names that were made unique (how many,
+ * and the first one's path). What a view's /info shows. */
+size_t tree_view_warnings(struct tree *t, uint32_t src_id, struct sbuf *out);
+/* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR, or the error
+ * of the populate. No lock once dir is populated. */
+int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
+/* Resolves a '/'-separated path from the root (no symlinks followed). */
+int tree_resolve(struct tree *t, const char *path, uint32_t *out);
+/* Reads a whole file into a malloc'd buffer (views that decode other nodes' bytes). */
+int tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len);
+/* Reads file content; returns bytes (short at EOF) or -errno. */
+ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len);
+
+/* Extended attributes, with getxattr(2) semantics: size 0 asks for the length;
+ * -ENODATA for an unknown name, -ERANGE when the buffer is too small. */
+ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
+ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
+
+/* ---- Open handles: what a reader keeps while it reads a file (cache.h) ----
+ *
+ * A file whose bytes are expanded (a range of an expanded source, or a generated file
+ * made from one cache item) is expanded again whenever the cache has dropped it. An open
+ * handle holds it instead: tree_hold at open, tree_release at close (the FUSE adapter's
+ * open and release, the s3rig command's cat and extract), so reading it through expands
+ * it once, whatever the cache's size; the held item is the one thing allowed past the
+ * cache's bound while it is held. A listing holds the same way: tree_populate holds its
+ * directory's source (each expanded source in its chain) while the callback runs, so a
+ * view nested in an expanded resource is expanded once per listing. A hold produces
+ * nothing and costs no node memory (a handle's hold is malloc'd at open). */
+
+/* The cache item a generated file's bytes come from (and its cache), given the file's
+ * ctx and arg; NULL when there is none. */
+typedef struct cached *(*gen_item_fn)(void *ctx, uint64_t arg, struct cache **cache);
+/* Registers, for every generated file read by `read`, the item an open handle holds
+ * (process-wide: a small table of read functions; registering again does nothing). 0, or
+ * -1 when the table is full. */
+int tree_gen_item(gen_read_fn read, gen_item_fn item);
+struct tree_hold;
+/* Holds what file ino's bytes are expanded from until tree_release; NULL when there is
+ * nothing to hold (bytes of the file itself, texts, other generated files) or no memory.
+ * Produces nothing: the first read does. */
+struct tree_hold *tree_hold(struct tree *t, uint32_t ino);
+void tree_release(struct tree_hold *h);
+
+/* The relative path from directory from_dir to `to`, both '/'-separated paths from the
+ * same root ("" is the root): one "../" per component of from_dir past the components
+ * both share, then the rest of `to` ("." when they are the same). malloc'd. */
+char *tree_path_relative(const char *from_dir, const char *to);
+/* A relative symlink target from directory `from_dir` to node `to`. malloc'd. */
+char *tree_relpath(struct tree *t, uint32_t from_dir, uint32_t to);
+
+#endif

@@ -1,0 +1,258 @@
+#include "fs/core/view.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off)
+{
+    uint32_t ino = tree_add_textf(t, dir, name, "u32", "%" PRIu32 "\n", v);
+    tree_set_span(t, ino, abs_off, 4);
+    return ino;
+}
+
+uint32_t add_i32(struct tree *t, uint32_t dir, const char *name, int32_t v, uint64_t abs_off)
+{
+    uint32_t ino = tree_add_textf(t, dir, name, "i32", "%" PRId32 "\n", v);
+    tree_set_span(t, ino, abs_off, 4);
+    return ino;
+}
+
+uint32_t add_hex32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off)
+{
+    uint32_t ino = tree_add_textf(t, dir, name, "u32", "0x%08" PRIx32 "\n", v);
+    tree_set_span(t, ino, abs_off, 4);
+    return ino;
+}
+
+void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int rc = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (rc >= 0)
+        tree_set_type(t, ino, s);
+    free(s);
+}
+
+enum list_style { LIST_SIGNED, LIST_UNSIGNED, LIST_HEX };
+
+/* One formatter for the three list kinds, so they cannot drift apart. */
+static uint32_t add_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                         uint64_t abs_off, enum list_style style)
+{
+    struct sbuf b = {0};
+    for (uint64_t i = 0; i < n; i++) {
+        if (style == LIST_SIGNED)
+            sb_printf(&b, "%" PRId32 "\n", (int32_t)v[i]);
+        else if (style == LIST_UNSIGNED)
+            sb_printf(&b, "%" PRIu32 "\n", v[i]);
+        else
+            sb_printf(&b, "0x%08" PRIx32 "\n", v[i]);
+    }
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
+    tree_set_span(t, ino, abs_off, 4 * n);
+    set_typef(t, ino, "%s[%" PRIu64 "]", style == LIST_SIGNED ? "i32" : "u32", n);
+    return ino;
+}
+
+uint32_t add_i32_list(struct tree *t, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
+                      uint64_t abs_off)
+{
+    return add_list(t, dir, name, (const uint32_t *)v, n, abs_off, LIST_SIGNED);
+}
+
+uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                      uint64_t abs_off)
+{
+    return add_list(t, dir, name, v, n, abs_off, LIST_UNSIGNED);
+}
+
+uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                        uint64_t abs_off)
+{
+    return add_list(t, dir, name, v, n, abs_off, LIST_HEX);
+}
+
+uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
+                        char *const *names, uint32_t nnames)
+{
+    struct sbuf b = {0};
+    for (uint64_t i = 0; i < n; i++) {
+        const char *nm = idx[i] >= 0 && (uint32_t)idx[i] < nnames ? names[idx[i]] : NULL;
+        sb_printf(&b, "%s\n", nm ? nm : "?");
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s.names", field);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    return tree_add_text(t, dir, name, "bone_names", text, len);
+}
+
+uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg)
+{
+    char fname[256];
+    snprintf(fname, sizeof fname, "%s.error", name);
+    return tree_add_textf(t, dir, fname, "error", "%s\n", msg);
+}
+
+/* ---- hooks ---- */
+
+int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx)
+{
+    struct view_hook *h = tree_alloc(t, sizeof *h);
+    if (!h)
+        return -1;
+    *h = (struct view_hook){NULL, fn, ctx};
+    if (list->last)
+        list->last->next = h;
+    else
+        list->first = h;
+    list->last = h;
+    return 0;
+}
+
+int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->info_hooks, (void (*)(void))fn, ctx);
+}
+
+int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->skeletons_hooks, (void (*)(void))fn, ctx);
+}
+
+const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
+{
+    if (!fs->skeletons_made) {
+        fs->skeletons_made = true; /* first: a hook that opens views may come back here */
+        if (!fs->skeletons_hooks.first)
+            snprintf(fs->skeletons_err, sizeof fs->skeletons_err, "a %s file holds no skeleton",
+                     format_name(fs->det.format));
+        for (const struct view_hook *h = fs->skeletons_hooks.first; h; h = h->next) {
+            char why[sizeof fs->skeletons_err] = "";
+            if (((view_skeletons_fn *)h->fn)(fs, h->ctx, &fs->skeletons, why, sizeof why) && !fs->skeletons_err[0])
+                snprintf(fs->skeletons_err, sizeof fs->skeletons_err, "%s", why);
+        }
+    }
+    snprintf(err, errlen, "%s", fs->skeletons.n ? "" : fs->skeletons_err);
+    return &fs->skeletons;
+}
+
+/* ---- /info and /unparsed ---- */
+
+/* What the mount's expanded-bytes cache has done so far (a nested view's /info shows the
+ * mount's: they share it). A user tuning cache_mb sees whether items were expanded again
+ * after eviction; tests count expansions through a real mount from it. */
+static void info_cache_line(struct s3fs *fs, struct sbuf *b)
+{
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    sb_printf(b,
+              "cache: %" PRIu64 " expansions, %" PRIu64 " failed, %" PRIu64 " evicted; %" PRIu64
+              " bytes held, peak %" PRIu64 ", limit %" PRIu64 "\n",
+              st.produced, st.failed, st.evicted, st.used, st.peak, st.limit);
+}
+
+/* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
+ * has not yet seen what browsing (or `s3rig info --full`) will find. */
+static void render_info(struct tree *t, void *ctx, struct sbuf *out)
+{
+    struct s3fs *fs = ctx;
+    struct sbuf b = *out;
+    sb_printf(&b, "format: %s\n", format_name(fs->det.format));
+    sb_printf(&b, "file_size: %" PRIu64 "\n", fs->src.size);
+    if (fs->origin[0])
+        sb_printf(&b, "source: %s\n", fs->origin);
+    if (fs->facts.len)
+        sb_put(&b, fs->facts.p, fs->facts.len);
+    for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next)
+        ((view_info_fn *)h->fn)(fs, &b, h->ctx);
+    info_cache_line(fs, &b);
+    sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
+    sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
+    struct sbuf tree_lines = {0};
+    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_view_warnings(t, fs->src_id, &tree_lines);
+    uint64_t done, total;
+    tree_progress(t, fs->src_id, &done, &total);
+    if (done < total)
+        sb_printf(&b, "warnings: %zu so far (%" PRIu64 " parsed of the %" PRIu64 " directories found so far)\n",
+                  nwarn, done, total);
+    else
+        sb_printf(&b, "warnings: %zu\n", nwarn);
+    if (tree_lines.len)
+        sb_put(&b, tree_lines.p, tree_lines.len);
+    sb_free(&tree_lines);
+    for (size_t i = 0; i < fs->diag.n; i++)
+        sb_printf(&b, "warning: %s\n", fs->diag.msg[i]);
+    if (fs->diag.dropped)
+        sb_printf(&b, "warning: %zu more warnings not shown\n", fs->diag.dropped);
+    *out = b;
+}
+
+static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct s3fs *fs = ctx;
+    for (size_t i = 0; i < fs->ngaps; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "0x%" PRIx64 "-0x%" PRIx64 ".bin", fs->gaps[i].off, fs->gaps[i].len);
+        tree_add_range(t, dir, name, "unparsed", fs->gaps[i].off, fs->gaps[i].len);
+    }
+    return 0;
+}
+
+int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
+{
+    if (fs->nested) /* the directory keeps the host's type and span: where the bytes lie */
+        return tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) ? -1 : 0;
+    uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
+    tree_set_span(fs->tree, root, 0, fs->src.size);
+    return root == fs->root ? 0 : -1;
+}
+
+void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
+{
+    fs->covered = cover_merge(&fs->cover, fs->src.size);
+    fs->ngaps = cover_gaps(&fs->cover, fs->src.size, &fs->gaps);
+    tree_add_volatile(fs->tree, root, "info", "info", render_info, fs);
+    uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
+    tree_set_span(fs->tree, u, 0, fs->src.size);
+}
+
+bool rows_seek(const uint64_t *mark, uint64_t nrows, uint32_t per_mark, uint64_t header_len, uint64_t off,
+               uint64_t *row, uint64_t *start)
+{
+    *row = 0;
+    *start = 0;
+    if (off < header_len || nrows == 0)
+        return false;
+    uint64_t lo = 0, hi = (nrows + per_mark - 1) / per_mark; /* the last mark at or before off */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mark[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *row = lo * per_mark;
+    *start = mark[lo];
+    return true;
+}
+
+size_t rows_copy(const struct sbuf *text, uint64_t start, uint64_t off, void *buf, size_t len)
+{
+    if (off < start || off - start >= text->len)
+        return 0;
+    size_t n = text->len - (size_t)(off - start);
+    n = n < len ? n : len;
+    memcpy(buf, text->p + (off - start), n);
+    return n;
+}

@@ -1,0 +1,165 @@
+/* What every view shares, below the format views: struct s3fs (one opened view), the
+ * helpers views use to make value files (so numbers look the same everywhere), .error
+ * files, the view's root, /info and /unparsed. Opening a file and choosing its view is
+ * the layer above (fs/open.h); the format views each have their own header. */
+#ifndef S3_VIEW_H
+#define S3_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs/core/cache.h"
+#include "fs/core/cover.h"
+#include "fs/core/sbuf.h"
+#include "fs/core/source.h"
+#include "fs/core/tree.h"
+#include "parse/detect.h"
+#include "parse/base/diag.h"
+#include "parse/sims/rigset.h"
+
+/* Set from "-o" through the one option table (options.c), for both commands. */
+struct s3fs_opts {
+    uint64_t max_nodes;    /* 0: default */
+    uint64_t cache_bytes;  /* bound on expanded data held at once; 0: default (256 MiB) */
+    uint64_t max_unpacked; /* largest expanded node or section accepted; 0: default (1 GiB) */
+    bool has_rnc_key;
+    uint16_t rnc_key;
+    char schema[512]; /* t2fs: "turok1", "turok2" or a JSON file; empty = pick by shape */
+    char skeleton[512]; /* Granny animations: a file whose first skeleton they play on; empty = none */
+    char rig[4096];   /* meshes: the rig file to bind them to; empty = none */
+};
+
+#define S3FS_DEFAULT_CACHE (256ull << 20)
+#define S3FS_DEFAULT_MAX_UNPACKED (1ull << 30)
+
+struct s3fs;
+
+/* Hooks: a small list of registered callbacks, called in the order they were added, so a
+ * second user adds to the first, never overwrites it (extra /info lines, the Granny
+ * container's extra children, the t2fs root's derived views, the skeletons a view
+ * offers). Entries live in the tree's arena. Add before the view serves, or
+ * under the tree lock (from a populate callback); the lists are walked under the tree
+ * lock. Each list's owner calls the entries with the function type it documents
+ * (view_hooks_add takes any function pointer type as the generic void (*)(void)). */
+struct view_hook {
+    struct view_hook *next;
+    void (*fn)(void);
+    void *ctx;
+};
+struct view_hooks {
+    struct view_hook *first, *last;
+};
+/* 0, or -1 when out of memory. */
+int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx);
+
+/* Extra lines of a view's /info that change while mounted (its live state), after the
+ * facts: each registered hook writes its own lines. */
+typedef void view_info_fn(struct s3fs *fs, struct sbuf *out, void *ctx);
+int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
+
+/* The skeletons a view offers to others: a Granny file's first skeleton (also inside a
+ * wrapped RIG), a clear RIG's bone table, a package's rig resources'. The one way they are
+ * had: -o skeleton= plays animations on them, -o rig= and a package's GEOM resources bind
+ * meshes to them. A view that has skeletons registers a hook (in the order registered,
+ * like every hook list); each adds what it has to `into` with rig_set_add, labelled where
+ * it lies relative to the view's root ("" the file itself): 0, or -1 with err saying why
+ * it added none. */
+typedef int view_skeletons_fn(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen);
+int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
+/* Every hook's skeletons, made on the first call (the hooks run once) and kept with fs.
+ * Never NULL; when it is empty, err says why (the first hook's reason, or that the file's
+ * format holds none). Called while no other thread grows the tree: under the tree lock (a
+ * nested view opening) or before the tree is shared (the open layer). */
+const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen);
+
+/* A file an option names for its skeletons (-o skeleton=, -o rig=): opened by the open
+ * layer before the view, as a tree of its own, and kept while the mount lives. */
+struct skeleton_file {
+    char *path;                /* absolute: the mount's daemon may change folders */
+    struct s3fs *fs;           /* the file's own tree */
+    const struct rig_set *set; /* view_skeletons(fs): one or more */
+};
+
+/* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
+typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
+                            unsigned formats, struct s3fs **out, char *err, size_t errlen);
+
+struct s3fs {
+    struct source src;
+    struct tree *tree;
+    struct detect_result det;
+    struct diag diag;   /* warnings for /info */
+    struct cover cover; /* bytes named structures cover */
+    struct sbuf facts;  /* format-specific "key: value" lines for /info */
+    struct cache cache; /* expanded data (RNC, Oodle1), bounded */
+    /* lines of /info that change while mounted (view_add_info_hook) */
+    struct view_hooks info_hooks;
+    struct s3fs_opts opts;
+    uint64_t covered;
+    struct range *gaps;
+    size_t ngaps;
+    /* Where the view sits: TREE_ROOT for a file mounted alone; for a view nested in
+     * another (a rig inside a package) the directory it was opened at, the id of its
+     * source in the tree, and one /info line saying where that source lies in the
+     * mounted file. A nested s3fs shares the tree and the cache of its host. */
+    uint32_t root, src_id;
+    bool nested;
+    char origin[256];
+    /* s3fs_open_at, put here by the open layer on every s3fs it makes: a view that holds
+     * other files (a package's resources) opens them through it, so the format views
+     * never call up into the dispatch that calls them. */
+    s3fs_open_at_fn *open_at;
+    /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
+    struct view_hooks skeletons_hooks;
+    struct rig_set skeletons;
+    bool skeletons_made;
+    char skeletons_err[200];
+    struct s3fs *host; /* the view that opened this one (a package), NULL at the top */
+    /* -o skeleton=FILE (Granny animations without a skeleton of their own play on its
+     * first) and -o rig=FILE (meshes bind to one of its); NULL when not given. A nested
+     * view shares its host's; only the top s3fs closes them. */
+    struct skeleton_file *skeleton_file, *rig_file;
+};
+
+/* A format's view (the open column of src/formats.def): parses fs's source (refusing only
+ * an unreadable top level) and gives fs's root its populate callback. 0, or -1 with err.
+ * A view's header declares it as `s3_view_open_fn CODE_view_open;`. */
+typedef int s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
+
+/* ---- helpers for views ---- */
+uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
+uint32_t add_i32(struct tree *t, uint32_t dir, const char *name, int32_t v, uint64_t abs_off);
+uint32_t add_hex32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
+/* A list file: one value per line; span = n·4 bytes at abs_off. */
+uint32_t add_i32_list(struct tree *t, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
+                      uint64_t abs_off);
+uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                      uint64_t abs_off);
+uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+                        uint64_t abs_off);
+/* NAME.names beside a list of bone indices: names[idx] per line, "?" where the index
+ * does not resolve (or the bone has no name). */
+uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
+                        char *const *names, uint32_t nnames);
+/* NAME.error holding msg and a newline. */
+uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
+/* Text files made of rows, measured once and rendered on read (tables, animation CSVs):
+ * mark[i] is where row i × per_mark starts. A read at off renders from *row, which starts
+ * at *start; false when off lies in the header (render it, then from row 0). */
+bool rows_seek(const uint64_t *mark, uint64_t nrows, uint32_t per_mark, uint64_t header_len, uint64_t off,
+               uint64_t *row, uint64_t *start);
+/* Copies bytes [off, off+len) of the file out of text, which holds the file from start
+ * on: the count copied. */
+size_t rows_copy(const struct sbuf *text, uint64_t start, uint64_t off, void *buf, size_t len);
+/* Sets a printf-made type string on a node. */
+void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Makes the view's root directory with its populate callback: the tree's root (its span
+ * the whole file), or the directory a nested view was opened at (which keeps the type and
+ * span its host gave it: where the nested bytes lie in the host). 0, or -1. */
+int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
+
+/* Adds /info and /unparsed to the root (after the view has filled fs->cover). */
+void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
+
+#endif

@@ -1,0 +1,101 @@
+#include "fs/export/export.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct export_file {
+    struct cached c; /* first: the cache hands this pointer back */
+    struct s3fs *fs;
+    export_build_fn build;
+    void *ctx;
+    uint64_t size;
+};
+
+/* A build runs as the item's producer, outside the cache lock: it may pin other items
+ * (Granny sections), and readers of other items never wait for it. */
+static _Atomic uint64_t builds;
+
+static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct export_file *e = (struct export_file *)c;
+    builds++;
+    source_hold(&e->fs->src); /* a build reads the source many times: expanded once */
+    int rc = e->build(e->ctx, data, size, err, errlen);
+    source_release(&e->fs->src);
+    return rc;
+}
+
+static ssize_t export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct export_file *e = ctx;
+    char err[256];
+    size_t size;
+    /* the cached bytes were made from the file as it was: a changed file is EIO, like
+     * every other read, even when a rebuild would have the same size */
+    if (source_check(&e->fs->src))
+        return -EIO;
+    const uint8_t *d = cache_pin(&e->fs->cache, &e->c, &size, err, sizeof err);
+    if (!d)
+        return -EIO;
+    ssize_t rc = -EIO;
+    if (size == e->size) { /* another size: the source changed since the size was taken */
+        size_t n = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+        memcpy(buf, d + off, n);
+        rc = (ssize_t)n;
+    }
+    cache_unpin(&e->fs->cache, &e->c);
+    return rc;
+}
+
+/* What an open export file holds: its bytes (tree_hold). */
+static struct cached *export_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct export_file *e = ctx;
+    *cache = &e->fs->cache;
+    return &e->c;
+}
+
+uint64_t export_builds(void)
+{
+    return builds;
+}
+
+uint32_t export_add_error(struct s3fs *fs, uint32_t dir, const char *name, const char *msg)
+{
+    char stem[128];
+    snprintf(stem, sizeof stem, "%s", name);
+    char *dot = strrchr(stem, '.');
+    if (dot)
+        *dot = 0;
+    return add_error(fs->tree, dir, stem, msg);
+}
+
+uint32_t export_add_sized(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype, uint64_t size,
+                          export_build_fn build, void *ctx)
+{
+    struct export_file *e = calloc(1, sizeof *e);
+    if (!e)
+        return export_add_error(fs, dir, name, "out of memory");
+    *e = (struct export_file){.c = {.produce = produce_export, .hint = size}, .fs = fs, .build = build,
+                              .ctx = ctx, .size = size};
+    tree_on_free(fs->tree, free, e);
+    tree_gen_item(export_read, export_item);
+    return tree_add_gen(fs->tree, dir, name, xtype, size, export_read, e, 0);
+}
+
+uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype, export_build_fn build,
+                    void *ctx)
+{
+    char err[256] = "";
+    size_t size;
+    source_hold(&fs->src); /* measuring reads the source as a build does */
+    int rc = build(ctx, NULL, &size, err, sizeof err);
+    source_release(&fs->src);
+    if (rc)
+        return export_add_error(fs, dir, name, err);
+    return export_add_sized(fs, dir, name, xtype, size, build, ctx);
+}

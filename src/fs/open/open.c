@@ -1,0 +1,252 @@
+/* Opening: a file (or bytes in memory, or a source nested in another view) is detected
+ * and handed to its format's view. This is the only file that knows every format view
+ * (from the format table, src/formats.def); the views sit below it and reach it back
+ * only through fs->open_at (a package opening the files it holds). */
+#include "fs/open/open.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
+ * view_CODE.c. */
+#define FORMAT(id, name, code, ...) s3_view_open_fn code##_view_open;
+#include "formats.def"
+#undef FORMAT
+
+/* The open layer's column of the table, by enum s3_format. */
+static s3_view_open_fn *const view_open[FMT_COUNT] = {
+#define FORMAT(id, name, code, ...) [FMT_##id] = code##_view_open,
+#include "formats.def"
+#undef FORMAT
+};
+
+/* Detects the format of fs->src and opens its view at fs->root: the same for a file
+ * mounted alone and for a view nested in another. */
+static int open_view(struct s3fs *fs, const char *label, unsigned formats, char *err, size_t errlen)
+{
+    if (detect_format(&fs->src.src, &fs->det) != 0) {
+        snprintf(err, errlen, "%s: unrecognised format: %s", label, fs->det.why);
+        return S3_EXIT_FORMAT;
+    }
+    if (formats && !(formats & (1u << fs->det.format))) {
+        snprintf(err, errlen, "%s: %s is not opened here", label, format_name(fs->det.format));
+        return S3_EXIT_FORMAT;
+    }
+    char why[256] = "";
+    int rc;
+    size_t f = fs->det.format;
+    s3_view_open_fn *opener = f < FMT_COUNT ? view_open[f] : NULL;
+    if (opener) {
+        rc = opener(fs, why, sizeof why);
+    } else {
+        snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
+                 format_name(fs->det.format));
+        rc = -1;
+    }
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", label, why);
+        return S3_EXIT_FORMAT;
+    }
+    return S3_EXIT_OK;
+}
+
+/* -o NAME=PATH (skeleton=, rig=): the file a skeleton_file holds, opened before the view
+ * (the same detection and views, without either option) by its absolute path and kept
+ * while fs lives; it must offer a skeleton (view_skeletons). `none` says, after "no
+ * skeleton", what the option wants one for. *out is set even when this fails (s3fs_close
+ * frees it). */
+static int open_skeleton_file(struct s3fs *fs, const char *name, const char *path, const char *none,
+                              struct skeleton_file **out, const char *label, char *err, size_t errlen)
+{
+    struct s3fs_opts o = fs->opts;
+    o.skeleton[0] = o.rig[0] = 0;
+    struct skeleton_file *f = calloc(1, sizeof *f);
+    *out = f;
+    if (!f) {
+        snprintf(err, errlen, "%s: %s=%s: out of memory", label, name, path);
+        return S3_EXIT_OPEN;
+    }
+    f->path = realpath(path, NULL);
+    if (!f->path) {
+        snprintf(err, errlen, "%s: %s=%s: %s", label, name, path, strerror(errno));
+        return S3_EXIT_OPEN;
+    }
+    char why[512] = "";
+    int rc = s3fs_open(&f->fs, f->path, &o, why, sizeof why);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s=%s", label, name, why);
+        return rc;
+    }
+    f->set = view_skeletons(f->fs, why, sizeof why);
+    if (f->set->n == 0) {
+        snprintf(err, errlen, "%s: %s=%s: no skeleton %s%s%s", label, name, f->path, none, why[0] ? ": " : "", why);
+        return S3_EXIT_FORMAT;
+    }
+    return S3_EXIT_OK;
+}
+
+static void skeleton_file_close(struct skeleton_file *f)
+{
+    if (!f)
+        return;
+    s3fs_close(f->fs);
+    free(f->path);
+    free(f);
+}
+
+static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
+                       size_t errlen)
+{
+    if (opts)
+        fs->opts = *opts;
+    if (!fs->opts.cache_bytes)
+        fs->opts.cache_bytes = S3FS_DEFAULT_CACHE;
+    if (!fs->opts.max_unpacked)
+        fs->opts.max_unpacked = S3FS_DEFAULT_MAX_UNPACKED;
+    cache_init(&fs->cache, fs->opts.cache_bytes);
+    struct tree_limits lim = {fs->opts.max_nodes};
+    fs->tree = tree_new(&fs->src, &lim);
+    if (!fs->tree) {
+        snprintf(err, errlen, "%s: out of memory", label);
+        return S3_EXIT_OPEN;
+    }
+    fs->root = TREE_ROOT;
+    fs->open_at = s3fs_open_at;
+    int rc = S3_EXIT_OK;
+    if (fs->opts.skeleton[0])
+        rc = open_skeleton_file(fs, "skeleton", fs->opts.skeleton, "to play the animations on", &fs->skeleton_file,
+                                label, err, errlen);
+    if (rc == S3_EXIT_OK && fs->opts.rig[0])
+        rc = open_skeleton_file(fs, "rig", fs->opts.rig, "to bind to", &fs->rig_file, label, err, errlen);
+    if (rc)
+        return rc;
+    return open_view(fs, label, 0, err, errlen);
+}
+
+/* A nested view's own state; the tree, the cache and the source's bytes are the host's. */
+static void nested_free(void *p)
+{
+    struct s3fs *fs = p;
+    diag_free(&fs->diag);
+    cover_free(&fs->cover);
+    sb_free(&fs->facts);
+    free(fs->gaps);
+    rig_set_free(&fs->skeletons);
+    free(fs);
+}
+
+int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin, unsigned formats,
+                 struct s3fs **out, char *err, size_t errlen)
+{
+    struct tree *t = host->tree;
+    struct s3fs *fs = calloc(1, sizeof *fs);
+    *out = NULL;
+    if (!fs) {
+        snprintf(err, errlen, "out of memory");
+        return S3_EXIT_OPEN;
+    }
+    source_move(&fs->src, src);
+    fs->tree = t;
+    fs->opts = host->opts;
+    cache_init_shared(&fs->cache, &host->cache);
+    fs->root = dir;
+    fs->nested = true;
+    fs->open_at = s3fs_open_at;
+    fs->host = host;
+    fs->skeleton_file = host->skeleton_file;
+    fs->rig_file = host->rig_file;
+    snprintf(fs->origin, sizeof fs->origin, "%s", origin ? origin : "");
+    /* Registered before the view opens, so the view's own cleanups (made later) run first. */
+    tree_on_free(t, nested_free, fs);
+    if (tree_add_source(t, &fs->src, &fs->src_id)) {
+        snprintf(err, errlen, "out of memory");
+        return S3_EXIT_OPEN;
+    }
+    int rc = open_view(fs, "view", formats, err, errlen);
+    if (rc == S3_EXIT_OK)
+        *out = fs;
+    return rc;
+}
+
+/* Both entry points: a source (file or memory) set up by `attach`, then the format. */
+static int open_common(struct s3fs **out, const char *label, const struct s3fs_opts *opts, char *err,
+                       size_t errlen, int (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
+                                                    size_t errlen),
+                       const void *a, uint64_t b)
+{
+    struct s3fs *fs = calloc(1, sizeof *fs);
+    *out = NULL;
+    if (!fs) {
+        snprintf(err, errlen, "%s: out of memory", label);
+        return S3_EXIT_OPEN;
+    }
+    if (attach(fs, a, b, err, errlen)) {
+        free(fs);
+        return S3_EXIT_OPEN;
+    }
+    int rc = open_format(fs, opts, label, err, errlen);
+    if (rc) {
+        s3fs_close(fs);
+        return rc;
+    }
+    *out = fs;
+    return S3_EXIT_OK;
+}
+
+static int attach_file(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
+{
+    (void)unused;
+    return source_open(&fs->src, path, err, errlen);
+}
+
+static int attach_mem(struct s3fs *fs, const void *data, uint64_t size, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    source_mem(&fs->src, data, size);
+    return 0;
+}
+
+int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
+{
+    return open_common(out, path, opts, err, errlen, attach_file, path, 0);
+}
+
+int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
+                  size_t errlen)
+{
+    return open_common(out, "<memory>", opts, err, errlen, attach_mem, data, size);
+}
+
+void s3fs_close(struct s3fs *fs)
+{
+    if (!fs)
+        return;
+    cache_destroy(&fs->cache); /* first: cached items are owned by the views */
+    tree_free(fs->tree);
+    diag_free(&fs->diag);
+    cover_free(&fs->cover);
+    sb_free(&fs->facts);
+    free(fs->gaps);
+    source_close(&fs->src);
+    rig_set_free(&fs->skeletons);
+    skeleton_file_close(fs->skeleton_file); /* opened by this s3fs (nested ones share them) */
+    skeleton_file_close(fs->rig_file);
+    free(fs);
+}
+
+int s3_close_stdout(const char *prog)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int why = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        why = errno;
+    }
+    if (!failed)
+        return S3_EXIT_OK;
+    fprintf(stderr, "%s: write error: %s\n", prog, why ? strerror(why) : "output lost");
+    return S3_EXIT_WRITE;
+}

@@ -1,0 +1,35 @@
+/* A raw Granny file mounted alone: the Granny data view (view_granny.h) with its object
+ * tree (view_gr2obj.h) at the mount root. */
+#include "fs/views/gr2/view_gr2.h"
+
+#include <stdio.h>
+
+#include "fs/views/gr2/view_gr2export.h"
+#include "fs/views/gr2/view_gr2obj.h"
+
+static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg, (void)t;
+    struct gr2_view *v = ctx;
+    add_info_and_unparsed(v->fs, dir);
+    gr2_view_add(v, dir);
+    return 0;
+}
+
+struct gr2_view *gr2_view_of(struct s3fs *fs)
+{
+    return tree_dir_ctx(fs->tree, fs->root, populate_gr2_root);
+}
+
+int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
+    if (!v)
+        return -1;
+    if (gobj_attach(v) || gr2_add_skeletons_hook(v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    gr2_view_describe(v);
+    return view_root(fs, "gr2.file", populate_gr2_root, v);
+}

@@ -1,0 +1,14 @@
+/* The Granny format's entry: a .gr2 file mounted alone.
+ * - gr2_view_open: the Granny data view with its object tree at fs's root; 0, or -1 with
+ *   err (the header is unreadable).
+ * - gr2_view_of: that view of fs, or NULL when fs is another format's; hooks
+ *   (gr2_view_add_granny_extra) are registered on it from outside the view. */
+#ifndef S3_VIEW_GR2_H
+#define S3_VIEW_GR2_H
+
+#include "fs/views/gr2/view_granny.h"
+
+s3_view_open_fn gr2_view_open;
+struct gr2_view *gr2_view_of(struct s3fs *fs);
+
+#endif

@@ -1,0 +1,565 @@
+/* animation.glb: a Granny Animation as glTF. Built from parsed structures only, each build
+ * with its own type registry, so builds on other threads share no decoder state. */
+#include "fs/views/gr2/view_gr2anim_glb.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/export/export.h"
+#include "fs/export/glb.h"
+#include "parse/gr2/gr2anim.h"
+#include "parse/gr2/gr2model.h"
+#include "parse/gr2/gr2std.h"
+
+/* ---- which skeleton each track group plays on ---- */
+
+struct bone_name {
+    const char *name;
+    uint32_t bone;
+};
+
+/* A skeleton a group may play on: the file's (read when first needed) or -o skeleton='s. */
+struct skel {
+    struct gr2_ref type, obj;
+    const struct mdl_skeleton *s; /* NULL until read (or when it cannot be) */
+    struct mdl_skeleton own;
+    bool tried, used;
+    struct bone_name *by_name; /* sorted by name, ties by bone index */
+    int first_node;
+};
+
+struct group {
+    struct gr2_ref type, obj;
+    char *name;
+    struct gr2_elem tracks;
+    char **names; /* the tracks' names */
+    int skel; /* index into plan.skel, or -1: a node per track */
+    int first_node; /* -1: a node per track: the group's node, its tracks after it */
+};
+
+struct plan {
+    struct gr2_animation anim;
+    struct skel *skel;
+    uint32_t nskel, external; /* external: the index of -o skeleton='s first, or nskel when none */
+    struct group *group;
+    uint32_t ngroups;
+    /* root.Models: a model's name and its skeleton (an index into skel, -1: none) */
+    char **model_name;
+    int *model_skel;
+    uint32_t nmodels;
+};
+
+static int by_name(const void *a, const void *b)
+{
+    const struct bone_name *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->bone > y->bone) - (x->bone < y->bone);
+}
+
+static int name_only(const void *a, const void *b)
+{
+    return strcmp(((const struct bone_name *)a)->name, ((const struct bone_name *)b)->name);
+}
+
+/* The first bone called name (-1: none). */
+static int64_t bone_of(const struct skel *k, const char *name)
+{
+    if (!k->s)
+        return -1;
+    struct bone_name key = {name, 0};
+    const struct bone_name *hit = bsearch(&key, k->by_name, k->s->nbones, sizeof *hit, name_only);
+    while (hit && hit > k->by_name && strcmp(hit[-1].name, name) == 0)
+        hit--;
+    return hit ? (int64_t)hit->bone : -1;
+}
+
+/* The skeleton read and its names sorted: false when it cannot be. */
+static bool skel_ready(struct gr2_types *reg, const struct gr2_space *sp, struct skel *k)
+{
+    if (k->tried)
+        return k->s != NULL;
+    k->tried = true;
+    char err[200];
+    if (!k->s && gr2_skeleton_read(reg, sp, k->type, k->obj, &k->own, err, sizeof err))
+        return false;
+    if (!k->s)
+        k->s = &k->own;
+    k->by_name = malloc((k->s->nbones ? k->s->nbones : 1) * sizeof *k->by_name);
+    if (!k->by_name) {
+        k->s = NULL;
+        return false;
+    }
+    for (uint32_t i = 0; i < k->s->nbones; i++)
+        k->by_name[i] = (struct bone_name){k->s->bone[i].name ? k->s->bone[i].name : "", i};
+    qsort(k->by_name, k->s->nbones, sizeof *k->by_name, by_name);
+    return true;
+}
+
+static int add_skel(struct plan *p, struct gr2_ref type, struct gr2_ref obj, const struct mdl_skeleton *s)
+{
+    for (uint32_t i = 0; !s && i < p->nskel; i++)
+        if (p->skel[i].obj.section == obj.section && p->skel[i].obj.offset == obj.offset)
+            return (int)i;
+    struct skel *n = realloc(p->skel, (p->nskel + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    p->skel = n;
+    n[p->nskel] = (struct skel){.type = type, .obj = obj, .s = s, .first_node = -1};
+    return (int)p->nskel++;
+}
+
+/* The file's skeletons: root.Skeletons in order, then the models' (root.Models), then
+ * those of -o skeleton= (external, NULL: none). */
+static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
+                           const struct rig_set *external)
+{
+    struct gr2_elem e;
+    struct gr2_ref obj;
+    gr2_root_array(reg, sp, "Skeletons", &e);
+    for (uint32_t k = 0; e.kind == GR2_EK_PTRARRAY && k < e.count; k++)
+        if (gr2_ptr_elem(sp, &e, k, &obj) == 1)
+            add_skel(p, e.type, obj, NULL);
+    gr2_root_array(reg, sp, "Models", &e);
+    if (e.kind == GR2_EK_PTRARRAY) {
+        p->model_name = calloc(e.count, sizeof *p->model_name);
+        p->model_skel = calloc(e.count, sizeof *p->model_skel);
+    }
+    const struct gr2_type *mt = e.kind == GR2_EK_PTRARRAY ? gr2_type_get(reg, sp, e.type) : NULL;
+    const struct gr2_member *nm = mt ? gr2_std_find(mt, GR2_STD_MODEL, "Name") : NULL;
+    const struct gr2_member *sm = mt ? gr2_std_find(mt, GR2_STD_MODEL, "Skeleton") : NULL;
+    for (uint32_t k = 0; p->model_name && p->model_skel && nm && sm && sm->type == GR2_REFERENCE && k < e.count; k++) {
+        gr2_space_settle(sp); /* names are copied, skeletons kept as references */
+        const char *why;
+        struct gr2_ref so;
+        if (gr2_ptr_elem(sp, &e, k, &obj) != 1 || !gr2_bytes(sp, obj.section, obj.offset, mt->size, &why))
+            continue;
+        p->model_name[p->nmodels] = gr2_name_at(sp, obj.section, obj.offset + nm->offset, &why);
+        p->model_skel[p->nmodels] = gr2_pointer(sp, obj.section, obj.offset + sm->offset, &so, &why) == 1
+                                        ? add_skel(p, sm->ref_type, so, NULL)
+                                        : -1;
+        p->nmodels += p->model_name[p->nmodels] != NULL;
+    }
+    p->external = p->nskel;
+    for (size_t k = 0; external && k < external->n; k++)
+        add_skel(p, (struct gr2_ref){0, 0}, (struct gr2_ref){0, 0}, &external->r[k].skel);
+}
+
+/* True when every transform track of g names a bone of skeleton k. */
+static bool covers(struct gr2_types *reg, const struct gr2_space *sp, struct skel *k, const struct group *g)
+{
+    if (!skel_ready(reg, sp, k))
+        return false;
+    for (uint32_t t = 0; t < g->tracks.count; t++)
+        if (bone_of(k, g->names[t]) < 0)
+            return false;
+    return true;
+}
+
+/* The names of g's transform tracks: 0, or -1 with err. */
+static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct group *g, char *err, size_t errlen)
+{
+    g->names = calloc(g->tracks.count ? g->tracks.count : 1, sizeof *g->names);
+    if (!g->names)
+        return err_set(err, errlen, "out of memory");
+    for (uint32_t t = 0; t < g->tracks.count; t++) {
+        gr2_space_settle(sp); /* each name is copied */
+        char why[200];
+        const struct gr2_type *tt = gr2_type_get(reg, sp, g->tracks.type);
+        const struct gr2_member *nm = tt ? gr2_std_find(tt, GR2_STD_TRANSFORMTRACK, "Name") : NULL;
+        struct gr2_ref at = gr2_array_elem(&g->tracks, t);
+        const char *w = "no Name member";
+        g->names[t] = nm && nm->type == GR2_STRING ? gr2_name_at(sp, at.section, at.offset + nm->offset, &w) : NULL;
+        if (!g->names[t]) {
+            snprintf(why, sizeof why, "%s", w);
+            return err_set(err, errlen, "track group '%s', track %" PRIu32 ": Name: %s", g->name, t, why);
+        }
+    }
+    return 0;
+}
+
+/* The skeleton group g plays on: the one of the model named as the group, else the first
+ * of the file's that covers its tracks, else the first of -o skeleton='s that does; -1
+ * when none does. */
+static int choose(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, const struct group *g)
+{
+    for (uint32_t m = 0; m < p->nmodels; m++)
+        if (p->model_skel[m] >= 0 && strcmp(p->model_name[m], g->name) == 0 &&
+            covers(reg, sp, &p->skel[p->model_skel[m]], g))
+            return p->model_skel[m];
+    for (uint32_t k = 0; k < p->nskel; k++)
+        if (covers(reg, sp, &p->skel[k], g))
+            return (int)k;
+    return -1;
+}
+
+static void plan_free(struct plan *p)
+{
+    gr2_animation_free(&p->anim);
+    for (uint32_t k = 0; k < p->nskel; k++) {
+        mdl_skeleton_free(&p->skel[k].own);
+        free(p->skel[k].by_name);
+    }
+    free(p->skel);
+    for (uint32_t g = 0; g < p->ngroups; g++) {
+        free(p->group[g].name);
+        for (uint32_t t = 0; p->group[g].names && t < p->group[g].tracks.count; t++)
+            free(p->group[g].names[t]);
+        free(p->group[g].names);
+    }
+    free(p->group);
+    for (uint32_t m = 0; m < p->nmodels; m++)
+        free(p->model_name[m]);
+    free(p->model_name);
+    free(p->model_skel);
+    memset(p, 0, sizeof *p);
+}
+
+static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
+                     const struct rig_set *external, struct plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    if (gr2_animation_read(reg, sp, type, obj, &p->anim, err, errlen))
+        return -1;
+    /* (plan_free frees what is made from here on) */
+    find_skeletons(reg, sp, p, external);
+    const struct gr2_elem *ge = &p->anim.groups;
+    p->group = calloc(ge->kind == GR2_EK_PTRARRAY ? ge->count : 1, sizeof *p->group);
+    if (!p->group) {
+        plan_free(p);
+        return err_set(err, errlen, "out of memory");
+    }
+    for (uint32_t k = 0; ge->kind == GR2_EK_PTRARRAY && k < ge->count; k++) {
+        gr2_space_settle(sp); /* the plan keeps references, copied names and read skeletons */
+        struct group *g = &p->group[p->ngroups];
+        struct gr2_track_group tg;
+        if (gr2_ptr_elem(sp, ge, k, &g->obj) != 1)
+            continue;
+        if (gr2_track_group_read(reg, sp, ge->type, g->obj, &tg, err, errlen)) {
+            plan_free(p);
+            return -1;
+        }
+        g->type = ge->type;
+        g->name = tg.name;
+        g->tracks = tg.transform;
+        if (g->tracks.kind != GR2_EK_ARRAY)
+            g->tracks.count = 0;
+        p->ngroups++;
+        if (track_names(reg, sp, g, err, errlen)) {
+            plan_free(p);
+            return -1;
+        }
+        g->skel = g->tracks.count ? choose(reg, sp, p, g) : -1;
+        g->first_node = -1;
+    }
+    return 0;
+}
+
+/* ---- the glTF ---- */
+
+static const char *const curve_names[3] = {"PositionCurve", "OrientationCurve", "ScaleShearCurve"};
+
+/* A bone's rest transform given as a matrix (a shear) cannot stay on an animated node
+ * (glTF forbids animating a node with a matrix): it takes the track's pose at 0 instead. */
+static int unmatrix(const struct gr2_transform_track *tr, struct mdl_bone *b)
+{
+    double v[16];
+    gr2_transform_track_eval(tr, 0, v, NULL, NULL);
+    b->has_matrix = false;
+    for (int j = 0; j < 3; j++)
+        b->t[j] = (float)v[j];
+    for (int j = 0; j < 4; j++)
+        b->r[j] = (float)v[3 + j];
+    for (int j = 0; j < 3; j++)
+        b->s[j] = (float)v[7 + 4 * j];
+    return 0;
+}
+
+/* Decodes track t of group g (every curve, fitting its role), with err naming it. */
+static int read_track(struct gr2_types *reg, const struct gr2_space *sp, const struct group *g, uint32_t t,
+                      struct gr2_transform_track *tr, char *err, size_t errlen)
+{
+    char why[240];
+    if (gr2_transform_track_read(reg, sp, g->tracks.type, gr2_array_elem(&g->tracks, t), true, tr, why, sizeof why))
+        return err_set(err, errlen, "track group '%s', track %" PRIu32 ": %s", g->name, t, why);
+    if (gr2_transform_track_check(tr, why, sizeof why)) {
+        err_set(err, errlen, "track group '%s', track '%s': %s", g->name, tr->name, why);
+        gr2_transform_track_free(tr);
+        return -1;
+    }
+    return 0;
+}
+
+/* The nodes: the bones of every skeleton a group plays on (animated bones whose rest is
+ * a matrix take their track's first pose) with a skin of them, and for a group with none,
+ * a node named as the group holding a node per track. */
+static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, char *err,
+                     size_t errlen)
+{
+    for (uint32_t k = 0; k < p->nskel; k++) {
+        struct skel *sk = &p->skel[k];
+        bool used = false;
+        for (uint32_t g = 0; g < p->ngroups; g++)
+            used |= p->group[g].skel == (int)k;
+        if (!used)
+            continue;
+        struct mdl_skeleton copy = *sk->s;
+        copy.bone = malloc((copy.nbones ? copy.nbones : 1) * sizeof *copy.bone);
+        if (!copy.bone)
+            return err_set(err, errlen, "out of memory");
+        memcpy(copy.bone, sk->s->bone, copy.nbones * sizeof *copy.bone);
+        for (uint32_t g = 0; g < p->ngroups; g++)
+            for (uint32_t t = 0; p->group[g].skel == (int)k && t < p->group[g].tracks.count; t++) {
+                gr2_space_settle(sp); /* a track's curves are decoded copies */
+                struct gr2_transform_track tr;
+                if (read_track(reg, sp, &p->group[g], t, &tr, err, errlen)) {
+                    free(copy.bone);
+                    return -1;
+                }
+                int64_t b = bone_of(sk, tr.name);
+                if (b >= 0 && copy.bone[b].has_matrix)
+                    unmatrix(&tr, &copy.bone[b]);
+                gr2_transform_track_free(&tr);
+            }
+        int rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen), top = -1;
+        if (rc == 0) /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
+            top = export_bone_skin(gl, &copy, sk->first_node, err, errlen);
+        if (top >= 0)
+            glb_scene_root(gl, top);
+        free(copy.bone);
+        if (rc || top < 0)
+            return -1;
+    }
+    for (uint32_t g = 0; g < p->ngroups; g++) {
+        struct group *gr = &p->group[g];
+        if (gr->skel >= 0 || gr->tracks.count == 0)
+            continue;
+        gr->first_node = glb_node(gl, gr->name, strlen(gr->name));
+        glb_scene_root(gl, gr->first_node);
+        for (uint32_t t = 0; t < gr->tracks.count; t++)
+            glb_node_child(gl, gr->first_node, glb_node(gl, gr->names[t], strlen(gr->names[t])));
+    }
+    return 0;
+}
+
+/* The node track t of group g drives (skels: the plan's skeletons). */
+static int node_of(const struct skel *skels, const struct group *g, uint32_t t, const char *name)
+{
+    if (g->skel < 0)
+        return g->first_node + 1 + (int)t;
+    const struct skel *sk = &skels[g->skel];
+    return sk->first_node + (int)bone_of(sk, name);
+}
+
+/* One glTF animation, named `name`: a channel per curve of every track (a second track
+ * driving the same node is left out: glTF allows one channel per node and path). */
+static int add_group(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
+                     const struct skel *skels, double duration, const struct group *g, const char *name, bool *driven,
+                     char *err, size_t errlen)
+{
+    int anim = glb_animation(gl, name, strlen(name));
+    static const enum mdl_path path[3] = {MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE};
+    for (uint32_t t = 0; t < g->tracks.count; t++) {
+        gr2_space_settle(sp); /* a track's curves are decoded copies */
+        struct gr2_transform_track tr;
+        if (read_track(reg, sp, g, t, &tr, err, errlen))
+            return -1;
+        int node = node_of(skels, g, t, tr.name);
+        if (driven[node]) {
+            gr2_transform_track_free(&tr);
+            continue;
+        }
+        driven[node] = true;
+        for (int r = 0; r < 3; r++) {
+            struct mdl_keys k;
+            char why[200];
+            if (gr2_curve_keys(&tr.curve[r], (enum gr2_role)r, duration, &k, NULL, why, sizeof why)) {
+                err_set(err, errlen, "track group '%s', track '%s': %s: %s", g->name, tr.name, curve_names[r], why);
+                gr2_transform_track_free(&tr);
+                return -1;
+            }
+            int rc = export_channel(gl, times, anim, node, path[r], &k);
+            mdl_keys_free(&k);
+            if (rc) {
+                gr2_transform_track_free(&tr);
+                return err_set(err, errlen, "out of memory");
+            }
+        }
+        gr2_transform_track_free(&tr);
+    }
+    return 0;
+}
+
+static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, uint8_t **out, size_t *len,
+                     char *err, size_t errlen)
+{
+    struct glb *gl = out ? glb_new() : glb_new_measure();
+    struct export_times *times = export_times_new();
+    bool *driven = NULL;
+    int rc = -1;
+    if (!gl || !times) {
+        err_set(err, errlen, "out of memory");
+        goto out;
+    }
+    if (add_nodes(gl, reg, sp, p, err, errlen))
+        goto out;
+    uint32_t nnodes = glb_node_count(gl); /* the bones, their skins' roots and the track nodes */
+    driven = malloc(nnodes ? nnodes : 1);
+    for (uint32_t g = 0; driven && g < p->ngroups; g++) {
+        if (p->group[g].tracks.count == 0)
+            continue; /* glTF animations need a channel */
+        memset(driven, 0, nnodes ? nnodes : 1);
+        if (add_group(gl, times, reg, sp, p->skel, p->anim.duration, &p->group[g], p->group[g].name, driven, err,
+                      errlen))
+            goto out;
+    }
+    if (!driven) {
+        err_set(err, errlen, "out of memory");
+        goto out;
+    }
+    rc = glb_finish(gl, out, len, err, errlen);
+out:
+    free(driven);
+    export_times_free(times);
+    glb_free(gl);
+    return rc;
+}
+
+/* ---- the file ---- */
+
+struct anim_ctx {
+    struct gr2_view *v;
+    struct gr2_ref type, obj;
+};
+
+/* The skeletons of -o skeleton=, or NULL. */
+static const struct rig_set *option_skeletons(const struct s3fs *fs)
+{
+    return fs->skeleton_file ? fs->skeleton_file->set : NULL;
+}
+
+static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    struct anim_ctx *a = ctx;
+    struct gr2_space sp;
+    if (gr2_view_pin(a->v, &sp))
+        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    struct gr2_types reg = {0};
+    struct plan p;
+    int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
+    if (rc == 0) {
+        rc = build_glb(&reg, &sp, &p, out, len, err, errlen);
+        plan_free(&p);
+    }
+    gr2_types_free(&reg);
+    gr2_view_unpin(a->v, &sp);
+    return rc;
+}
+
+void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
+                      uint32_t index, uint32_t dir)
+{
+    struct anim_ctx *a = tree_alloc(v->fs->tree, sizeof *a);
+    if (!a)
+        return;
+    *a = (struct anim_ctx){v, type, obj};
+    /* one plan says what /info says of it (the groups that play on no skeleton) and sizes
+     * the file by measuring in the listing's space (nothing built) */
+    struct gr2_types reg = {0};
+    struct plan p;
+    char err[256];
+    size_t len = 0;
+    const struct rig_set *ext = option_skeletons(v->fs);
+    int rc = make_plan(&reg, sp, type, obj, ext, &p, err, sizeof err);
+    if (rc == 0) {
+        for (uint32_t g = 0; g < p.ngroups; g++) {
+            const struct group *gr = &p.group[g];
+            const char *sub = gr->skel >= 0 && (uint32_t)gr->skel >= p.external ? ext->r[gr->skel - p.external].label
+                                                                                : NULL;
+            if (gr->tracks.count && gr->skel < 0)
+                diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s': no skeleton has bones named "
+                         "as its %" PRIu32 " tracks: animation.glb has a node per track%s", index, p.anim.name,
+                         gr->name, gr->tracks.count, ext ? "" : " (-o skeleton=FILE gives one)");
+            else if (sub)
+                diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s' plays on the skeleton of "
+                         "-o skeleton=%s%s%s", index, p.anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "",
+                         sub);
+        }
+        rc = build_glb(&reg, sp, &p, NULL, &len, err, sizeof err);
+        plan_free(&p);
+    }
+    gr2_types_free(&reg);
+    if (rc)
+        export_add_error(v->fs, dir, "animation.glb", err);
+    else
+        export_add_sized(v->fs, dir, "animation.glb", "glb.animation", len, anim_build, a);
+}
+
+/* ---- model.glb's animations ---- */
+
+/* The groups of animation `an` that play on skeleton k (all their tracks name its bones,
+ * none a bone whose rest is a matrix, which glTF cannot animate), as glTF animations on
+ * its nodes. */
+static int model_groups(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
+                        struct skel *k, const struct gr2_animation *an, bool *driven, char *err, size_t errlen)
+{
+    const struct gr2_elem *ge = &an->groups;
+    for (uint32_t i = 0; ge->kind == GR2_EK_PTRARRAY && i < ge->count; i++) {
+        gr2_space_settle(sp);
+        struct group g = {.skel = 0, .first_node = -1};
+        struct gr2_track_group tg;
+        if (gr2_ptr_elem(sp, ge, i, &g.obj) != 1 || gr2_track_group_read(reg, sp, ge->type, g.obj, &tg, err, errlen))
+            continue;
+        g.name = tg.name;
+        g.tracks = tg.transform;
+        if (g.tracks.kind != GR2_EK_ARRAY)
+            g.tracks.count = 0;
+        bool plays = g.tracks.count && track_names(reg, sp, &g, err, errlen) == 0 && covers(reg, sp, k, &g);
+        for (uint32_t t = 0; plays && t < g.tracks.count; t++)
+            plays = !k->s->bone[bone_of(k, g.names[t])].has_matrix;
+        int rc = 0;
+        if (plays) {
+            char name[300];
+            if (ge->count > 1)
+                snprintf(name, sizeof name, "%s/%s", an->name, g.name);
+            else
+                snprintf(name, sizeof name, "%s", an->name);
+            memset(driven, 0, k->s->nbones);
+            rc = add_group(gl, times, reg, sp, k, an->duration, &g, name, driven, err, errlen);
+        }
+        for (uint32_t t = 0; g.names && t < g.tracks.count; t++)
+            free(g.names[t]);
+        free(g.names);
+        free(g.name);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
+                        const struct mdl_skeleton *skel, char *err, size_t errlen)
+{
+    if (skel->nbones == 0)
+        return 0;
+    struct skel k = {.s = skel, .first_node = 0};
+    struct export_times *times = export_times_new();
+    bool *driven = malloc(skel->nbones);
+    struct gr2_elem e;
+    gr2_root_array(reg, sp, "Animations", &e);
+    int rc = times && driven && skel_ready(reg, sp, &k) ? 0 : err_set(err, errlen, "out of memory");
+    for (uint32_t a = 0; rc == 0 && e.kind == GR2_EK_PTRARRAY && a < e.count; a++) {
+        gr2_space_settle(sp);
+        struct gr2_ref obj;
+        struct gr2_animation an;
+        if (gr2_ptr_elem(sp, &e, a, &obj) != 1 || gr2_animation_read(reg, sp, e.type, obj, &an, err, errlen))
+            continue;
+        rc = model_groups(gl, times, reg, sp, &k, &an, driven, err, errlen);
+        gr2_animation_free(&an);
+    }
+    free(k.by_name);
+    free(driven);
+    export_times_free(times);
+    return rc;
+}

@@ -1,0 +1,184 @@
+/* Exports in the Granny object tree: skeleton.glb in a skeleton's directory, model.glb in
+ * a model's, mesh.obj in a mesh's, and the /granny/models link. Reads the object graph
+ * through the parse API (gr2model.c), never through tree paths; each build decodes types
+ * into its own registry, so reads on other threads share no decoder state. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/export/export.h"
+#include "fs/export/glb.h"
+#include "fs/views/gr2/view_gr2anim_glb.h"
+#include "fs/views/gr2/view_gr2export.h"
+#include "parse/gr2/gr2anim.h"
+#include "parse/gr2/gr2model.h"
+
+enum gx_kind { GX_SKELETON, GX_MODEL, GX_MESH };
+
+struct gx {
+    struct gr2_view *v;
+    enum gx_kind kind;
+    struct gr2_ref type, obj;
+};
+
+/* model.glb: the model, with the file's animations that play on its skeleton (when they
+ * cannot be added, animation.glb says why: the model is made without them). out NULL:
+ * only measures (*len). */
+static int model_glb(struct gr2_types *reg, const struct gr2_space *sp, const struct mdl_model *m, uint8_t **out,
+                     size_t *len, char *err, size_t errlen)
+{
+    struct glb *g = out ? glb_new() : glb_new_measure();
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char why[256];
+    if (export_model_into(g, m, err, errlen)) {
+        glb_free(g);
+        return -1;
+    }
+    if (gr2_anim_into_model(g, reg, sp, &m->skel, why, sizeof why)) {
+        glb_free(g);
+        return export_model_glb(m, out, len, err, errlen);
+    }
+    int rc = glb_finish(g, out, len, err, errlen);
+    glb_free(g);
+    return rc;
+}
+
+/* The export of x made from the space sp (out NULL: measured). With left_out, a model's
+ * note of the meshes left out is handed over (malloc'd, NULL when none). */
+static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out, size_t *len, char **left_out,
+                   char *err, size_t errlen)
+{
+    struct gr2_types reg = {0};
+    int rc = -1;
+    if (x->kind == GX_SKELETON) {
+        struct mdl_skeleton s;
+        if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == 0) {
+            rc = export_skeleton_glb(&s, out, len, err, errlen);
+            mdl_skeleton_free(&s);
+        }
+    } else if (x->kind == GX_MODEL) {
+        struct mdl_model m;
+        if (gr2_model_read(&reg, sp, x->type, x->obj, &m, err, errlen) == 0) {
+            gr2_space_settle(sp); /* the model is copied out: the animations' bytes may take its room */
+            rc = model_glb(&reg, sp, &m, out, len, err, errlen);
+            if (left_out) {
+                *left_out = m.left_out;
+                m.left_out = NULL;
+            }
+            mdl_model_free(&m);
+        }
+    } else {
+        struct mdl_mesh m;
+        char **names;
+        uint32_t n;
+        if (gr2_mesh_read(&reg, sp, x->type, x->obj, &m, &names, &n, err, errlen) == 0) {
+            rc = export_mesh_obj(&m, out, len, err, errlen);
+            mdl_mesh_free(&m);
+            gr2_names_free(names, n);
+        }
+    }
+    gr2_types_free(&reg);
+    return rc;
+}
+
+static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    struct gx *x = ctx;
+    struct gr2_space sp;
+    if (gr2_view_pin(x->v, &sp)) {
+        snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+        return -1;
+    }
+    int rc = gx_make(x, &sp, out, len, NULL, err, errlen);
+    gr2_view_unpin(x->v, &sp);
+    return rc;
+}
+
+void gr2_exports_add(struct gr2_view *v, const struct gr2_space *sp, const struct gr2_type *ty, struct gr2_ref type,
+                     struct gr2_ref obj, uint32_t dir)
+{
+    static const char *const file[] = {"skeleton.glb", "model.glb", "mesh.obj"};
+    static const char *const xtype[] = {"glb.skeleton", "glb.model", "obj.mesh"};
+    enum gx_kind kind;
+    if (gr2_is_skeleton(ty))
+        kind = GX_SKELETON;
+    else if (gr2_is_model(ty))
+        kind = GX_MODEL;
+    else if (gr2_is_mesh(ty))
+        kind = GX_MESH;
+    else
+        return;
+    struct gx *x = tree_alloc(v->fs->tree, sizeof *x);
+    if (!x)
+        return;
+    *x = (struct gx){v, kind, type, obj};
+    /* sized by measuring in the listing's own space (one decode, nothing built), and for a
+     * model, beside it meshes.error saying why meshes were left out (the same decode) */
+    char err[256], *left_out = NULL;
+    size_t len;
+    if (gx_make(x, sp, NULL, &len, kind == GX_MODEL ? &left_out : NULL, err, sizeof err) == 0)
+        export_add_sized(v->fs, dir, file[kind], xtype[kind], len, gx_build, x);
+    else
+        export_add_error(v->fs, dir, file[kind], err);
+    if (left_out) {
+        left_out[strlen(left_out) - 1] = 0; /* add_error ends the text */
+        add_error(v->fs->tree, dir, "meshes", left_out);
+    }
+    free(left_out);
+}
+
+void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t granny_dir)
+{
+    struct gr2_types reg = {0};
+    const struct gr2_type *root = gr2_type_get(&reg, sp, v->g.root_type);
+    const struct gr2_member *m = root && root->ok ? gr2_find_member(root, "Models") : NULL;
+    const char *why;
+    struct gr2_ref to;
+    const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS
+                           ? gr2_bytes(sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
+                           : NULL;
+    /* only where root/Models will be a directory, so the link never dangles */
+    if (b && gr2_u32_at(sp, b) > 0 &&
+        gr2_pointer(sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &why) == 1 &&
+        gr2_bytes(sp, to.section, to.offset, (uint64_t)gr2_u32_at(sp, b) * (uint64_t)gr2_pointer_size(sp), &why))
+        tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");
+    gr2_types_free(&reg);
+}
+
+int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen)
+{
+    struct gr2_space sp;
+    memset(out, 0, sizeof *out);
+    if (gr2_view_pin(v, &sp))
+        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    struct gr2_types reg = {0};
+    struct gr2_elem e;
+    struct gr2_ref obj;
+    gr2_root_array(&reg, &sp, "Skeletons", &e); /* by name, or by place when names are remapped */
+    int rc = -1;
+    if (e.kind != GR2_EK_PTRARRAY || gr2_ptr_elem(&sp, &e, 0, &obj) != 1)
+        err_set(err, errlen, "the Granny file holds no skeleton");
+    else
+        rc = gr2_skeleton_read(&reg, &sp, e.type, obj, out, err, errlen);
+    gr2_types_free(&reg);
+    gr2_view_unpin(v, &sp);
+    return rc;
+}
+
+/* view_skeletons_fn of a Granny file or a wrapped RIG: its first skeleton (ctx: the gr2_view). */
+static int first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+{
+    (void)fs;
+    struct mdl_skeleton s;
+    if (gr2_view_first_skeleton(ctx, &s, err, errlen))
+        return -1;
+    return rig_set_add(into, "", &s, err, errlen);
+}
+
+int gr2_add_skeletons_hook(struct gr2_view *v)
+{
+    return view_add_skeletons_hook(v->fs, first_skeleton, v);
+}

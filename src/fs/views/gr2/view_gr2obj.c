@@ -1,0 +1,813 @@
+/* /granny/root: the Granny object graph decoded from the file's own type definitions.
+ * A struct is a directory, a member a file or directory named after the member; objects
+ * reached a second time are relative symlinks to their first location in breadth-first
+ * order from the root (computed once by the parse-level walk, parse/gr2walk.c, when
+ * /granny/root is first used); directories are still made only when listed. Arrays of
+ * flat elements are tables: NAME.bin (the bytes) and NAME.csv (one row per element). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/views/gr2/view_gr2anim.h"
+#include "fs/views/gr2/view_gr2export.h"
+#include "fs/views/gr2/view_gr2obj.h"
+#include "parse/gr2/gr2std.h"
+#include "parse/gr2/gr2walk.h"
+
+/* Columns of the flat types met so far (a file has few): tables of one type share them. */
+struct colset {
+    struct gr2_ref type;
+    struct gr2_column *cols;
+    uint32_t n;
+    int ok;
+};
+
+struct gobj {
+    struct gr2_view *v;
+    struct gr2_walk w;
+    bool noted; /* the walk's limit said in /info */
+    bool crc_noted; /* a String member holding a CRC said in /info */
+    struct colset **colsets; /* each allocated alone: tables keep pointers to them */
+    size_t ncolsets;
+    /* Tables already measured, by (bytes, type, count): arrays shared by many members
+     * are measured once. And the CSV text measured so far, against a budget, so that a
+     * crafted file whose arrays all alias the same bytes cannot make every listing
+     * format them again. */
+    struct gtable **tables; /* open addressing by table_hash, power-of-two capacity */
+    size_t ntables, captables;
+    uint64_t csv_measured;
+    struct gr2_anim *anim; /* curves, tracks and animations: their derived files */
+};
+
+static void walk(struct gobj *o, const struct gr2_space *sp)
+{
+    gr2_walk_run(&o->w, sp);
+    if (o->w.note[0] && !o->noted) {
+        o->noted = true;
+        diag_add(&o->v->fs->diag, "%s", o->w.note);
+    }
+}
+
+/* ---- tree nodes ---- */
+
+enum gdir_kind { GD_STRUCT, GD_ARRAY, GD_PTRARRAY, GD_WIDTH, GD_TRANSFORM };
+
+struct gdir {
+    struct gobj *o;
+    enum gdir_kind kind;
+    struct gr2_ref type, obj;
+    uint32_t count, size;
+    const struct gr2_member *m; /* GD_WIDTH: the member whose elements these are */
+    char *path;                 /* relative to /granny/root */
+};
+
+static char *gobj_strdup(struct gobj *o, const char *s)
+{
+    char *p = tree_alloc(o->v->fs->tree, strlen(s) + 1);
+    if (p)
+        strcpy(p, s);
+    return p;
+}
+
+static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+
+static void span_of(struct gobj *o, uint32_t ino, uint32_t sec, uint64_t off, uint64_t len)
+{
+    uint64_t abs, alen;
+    gr2_view_span(o->v, sec, off, len, &abs, &alen);
+    tree_set_span(o->v->fs->tree, ino, abs, alen);
+}
+
+static uint32_t add_gdir(struct gobj *o, uint32_t parent, const char *name, enum gdir_kind kind,
+                         const struct gr2_elem *e, const struct gr2_member *m, const char *path, uint64_t span_len)
+{
+    struct gdir *d = tree_alloc(o->v->fs->tree, sizeof *d);
+    if (!d)
+        return 0;
+    *d = (struct gdir){o, kind, e->type, e->obj, e->count, e->size, m, gobj_strdup(o, path)};
+    uint32_t ino = tree_add_dir(o->v->fs->tree, parent, name, "gr2.struct", populate_gdir, d, 0);
+    span_of(o, ino, e->obj.section, e->obj.offset, span_len);
+    return ino;
+}
+
+/* "gr2.TYPE[WIDTH] name=ORIGINAL" */
+static void member_type(struct tree *t, uint32_t ino, const struct gr2_member *m, const char *safe)
+{
+    char orig[96] = "";
+    if (m->name && (m->name_len != strlen(safe) || memcmp(m->name, safe, m->name_len) != 0))
+        snprintf(orig, sizeof orig, " name=%.*s", (int)(m->name_len < 80 ? m->name_len : 80), m->name);
+    if (m->array_width > 0)
+        set_typef(t, ino, "gr2.%s[%" PRId32 "]%s", gr2_member_type_name(m->type), m->array_width, orig);
+    else
+        set_typef(t, ino, "gr2.%s%s", gr2_member_type_name(m->type), orig);
+}
+
+/* A String member holds a CRC into an external string table: said once in /info. Only
+ * then: a header's non-zero string_table_crc alone says nothing (real files carry one
+ * with ordinary strings, pointers with fixups), each slot decides (gr2_string_slot). */
+static void note_crc_string(struct gobj *o)
+{
+    if (o->crc_noted)
+        return;
+    o->crc_noted = true;
+    diag_add(&o->v->fs->diag,
+             "strings are remapped to an external string table (string_table_crc 0x%08" PRIx32
+             "): String members without a pointer show the CRC of their string (crc:0x...), "
+             "those names are not in this file",
+             o->v->g.string_table_crc);
+}
+
+/* Scalars and strings: one value file, an element per line. A remapped string (a CRC
+ * into an external table) is "crc:0x%08x". */
+static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
+                       const struct gr2_member *m, uint32_t sec, uint32_t off)
+{
+    struct tree *t = o->v->fs->tree;
+    uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = gr2_elem_size(sp, m->type);
+    const char *why;
+    const uint8_t *b = gr2_bytes(sp, sec, off, m->size, &why);
+    if (!b) {
+        add_error(t, dir, name, why);
+        return;
+    }
+    struct sbuf out = {0};
+    bool any = false;
+    for (uint32_t k = 0; k < width; k++) {
+        if (m->type == GR2_STRING) {
+            struct gr2_str str;
+            gr2_string_slot(sp, sec, off + k * esize, &str);
+            if (str.kind == GR2_STR_ERROR) {
+                sb_free(&out);
+                add_error(t, dir, name, str.why);
+                return;
+            }
+            if (str.kind == GR2_STR_TEXT)
+                sb_put(&out, str.text, str.len);
+            else if (str.kind == GR2_STR_CRC) {
+                sb_printf(&out, "crc:0x%08" PRIx32, str.crc);
+                note_crc_string(o);
+            }
+            if (str.kind != GR2_STR_NULL || width > 1)
+                sb_put(&out, "\n", 1);
+            any |= str.kind != GR2_STR_NULL;
+            continue;
+        }
+        char v[64];
+        gr2_format_scalar(v, sizeof v, m->type, false, b + (size_t)k * esize, sp->g->be);
+        sb_printf(&out, "%s\n", v);
+        any = true;
+    }
+    if (!any) { /* a NULL string is absent */
+        sb_free(&out);
+        return;
+    }
+    size_t len;
+    char *text = sb_take(&out, &len);
+    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
+    span_of(o, ino, sec, off, m->size);
+    member_type(t, ino, m, name);
+}
+
+/* ---- tables: NAME.bin and NAME.csv ---- */
+
+#define ROWS_PER_MARK 64
+
+#define CSV_BUDGET_MIN (256ull << 20) /* CSV bytes measured per file, at least; else 16 × its bytes */
+
+struct gtable {
+    struct gobj *o;
+    struct gr2_ref obj, type;
+    uint32_t count, size;
+    const struct colset *cs;
+    uint64_t header_len, total;
+    uint64_t *mark; /* mark[i]: where row i·ROWS_PER_MARK starts in the CSV text */
+};
+
+static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type)
+{
+    for (size_t i = 0; i < o->ncolsets; i++)
+        if (o->colsets[i]->type.section == type.section && o->colsets[i]->type.offset == type.offset)
+            return o->colsets[i]->ok ? o->colsets[i] : NULL;
+    struct colset **n = realloc(o->colsets, (o->ncolsets + 1) * sizeof *n);
+    if (!n)
+        return NULL;
+    o->colsets = n;
+    struct colset *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    n[o->ncolsets++] = c;
+    c->type = type;
+    const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
+    c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == 0 && c->n > 0;
+    return c->ok ? c : NULL;
+}
+
+static void csv_header(const struct colset *cs, struct sbuf *out)
+{
+    for (uint32_t c = 0; c < cs->n; c++)
+        sb_printf(out, "%s%s", c ? "," : "", cs->cols[c].name);
+    sb_put(out, "\n", 1);
+}
+
+static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct sbuf *out)
+{
+    for (uint32_t c = 0; c < cs->n; c++) {
+        char v[64];
+        gr2_format_scalar(v, sizeof v, cs->cols[c].type, cs->cols[c].hex, p + cs->cols[c].offset, be);
+        sb_printf(out, "%s%s", c ? "," : "", v);
+    }
+    sb_put(out, "\n", 1);
+}
+
+/* A table's element bytes, pinned in sp (unpin after use): NULL with *rc = -errno when
+ * the sections cannot be had (the file changed) or the elements are not in them. */
+static const uint8_t *table_pin(struct gtable *tb, struct gr2_space *sp, int *rc)
+{
+    *rc = gr2_view_pin(tb->o->v, sp);
+    if (*rc)
+        return NULL;
+    const char *why;
+    const uint8_t *b = gr2_bytes(sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    if (!b) {
+        gr2_view_unpin(tb->o->v, sp);
+        *rc = -EIO;
+    }
+    return b;
+}
+
+static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct gtable *tb = ctx;
+    struct gr2_space sp;
+    int rc;
+    const uint8_t *b = table_pin(tb, &sp, &rc);
+    if (!b)
+        return rc;
+    /* Render from the header, or from the last mark at or before off, until past off+len. */
+    struct sbuf text = {0};
+    uint64_t start, row;
+    if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
+        csv_header(tb->cs, &text);
+    while (row < tb->count && start + text.len < off + len)
+        csv_row(tb->cs, b + (size_t)row++ * tb->size, sp.g->be, &text);
+    gr2_view_unpin(tb->o->v, &sp);
+    size_t n = rows_copy(&text, start, off, buf, len);
+    sb_free(&text);
+    return (ssize_t)n;
+}
+
+static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct gtable *tb = ctx;
+    struct gr2_space sp;
+    int rc;
+    const uint8_t *b = table_pin(tb, &sp, &rc);
+    if (!b)
+        return rc;
+    uint64_t size = (uint64_t)tb->count * tb->size;
+    size_t n = 0;
+    if (off < size) {
+        n = size - off < len ? (size_t)(size - off) : len;
+        memcpy(buf, b + off, n);
+    }
+    gr2_view_unpin(tb->o->v, &sp);
+    return (ssize_t)n;
+}
+
+/* What an open NAME.csv or NAME.bin holds: the section its elements are in (tree_hold). */
+static struct cached *table_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct gtable *tb = ctx;
+    return gr2_view_section_item(tb->o->v, tb->obj.section, cache);
+}
+
+static size_t table_hash(struct gr2_ref obj, struct gr2_ref type, uint32_t count)
+{
+    uint64_t h = ((uint64_t)obj.section << 32 | obj.offset) * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)type.section << 32 | type.offset) + count;
+    h *= 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h >> 20);
+}
+
+static bool table_is(const struct gtable *tb, const struct gr2_elem *e)
+{
+    return tb->obj.section == e->obj.section && tb->obj.offset == e->obj.offset && tb->count == e->count &&
+           tb->type.section == e->type.section && tb->type.offset == e->type.offset;
+}
+
+/* The slot of e's table in the hash (NULL there: not measured yet). */
+static struct gtable **table_slot(struct gtable **tables, size_t cap, const struct gr2_elem *e)
+{
+    size_t k = table_hash(e->obj, e->type, e->count) & (cap - 1);
+    while (tables[k] && !table_is(tables[k], e))
+        k = (k + 1) & (cap - 1);
+    return &tables[k];
+}
+
+static struct gtable *find_table(struct gobj *o, const struct gr2_elem *e)
+{
+    return o->captables ? *table_slot(o->tables, o->captables, e) : NULL;
+}
+
+/* Room for one more table (load under a half). */
+static int tables_grow(struct gobj *o)
+{
+    if (2 * (o->ntables + 1) <= o->captables)
+        return 0;
+    size_t cap = o->captables ? 2 * o->captables : 64;
+    struct gtable **n = calloc(cap, sizeof *n);
+    if (!n)
+        return -1;
+    for (size_t i = 0; i < o->captables; i++)
+        if (o->tables[i]) {
+            struct gr2_elem e = {.obj = o->tables[i]->obj, .type = o->tables[i]->type, .count = o->tables[i]->count};
+            *table_slot(n, cap, &e) = o->tables[i];
+        }
+    free(o->tables);
+    o->tables = n;
+    o->captables = cap;
+    return 0;
+}
+
+/* Measures a table's CSV: its exact size and where every ROWS_PER_MARK-th row starts.
+ * NULL with why when it cannot (or the file's budget of measured text is spent). */
+static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, const struct gr2_elem *e,
+                                    const char **why)
+{
+    struct tree *t = o->v->fs->tree;
+    struct gtable *tb = find_table(o, e);
+    if (tb)
+        return tb;
+    *why = "out of memory";
+    const struct colset *cs = columns_of(o, sp, e->type);
+    if (!cs)
+        return NULL;
+    const uint8_t *b = gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, why);
+    if (!b)
+        return NULL;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < sp->g->nsections; i++)
+        bytes += sp->size[i];
+    uint64_t budget = 16 * bytes > CSV_BUDGET_MIN ? 16 * bytes : CSV_BUDGET_MIN;
+    if (o->csv_measured > budget) {
+        *why = "this file's tables hold more text than the limit (16 times the file's expanded bytes)";
+        return NULL;
+    }
+    if (tables_grow(o))
+        return NULL;
+    uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
+    tb = tree_alloc(t, sizeof *tb);
+    uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
+    if (!tb || !mark)
+        return NULL;
+    *tb = (struct gtable){o, e->obj, e->type, e->count, e->size, cs, 0, 0, mark};
+    struct sbuf text = {0};
+    csv_header(cs, &text);
+    uint64_t total = tb->header_len = text.len;
+    for (uint32_t r = 0; r < e->count; r++) {
+        if (r % ROWS_PER_MARK == 0)
+            mark[r / ROWS_PER_MARK] = total;
+        text.len = 0;
+        csv_row(cs, b + (size_t)r * e->size, sp->g->be, &text);
+        total += text.len;
+    }
+    sb_free(&text);
+    tb->total = total;
+    o->csv_measured += total;
+    *table_slot(o->tables, o->captables, e) = tb;
+    o->ntables++;
+    return tb;
+}
+
+/* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
+ * mounted file when the section is stored as is); NAME.csv: a header row of column
+ * names, then one row per element. Both typed "gr2.table[COUNT]xSIZE type=SEC_0xOFF". */
+static void add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
+                      const struct gr2_elem *e)
+{
+    struct tree *t = o->v->fs->tree;
+    char fname[300], xtype[96];
+    snprintf(xtype, sizeof xtype, "gr2.table[%" PRIu32 "]x%" PRIu32 " type=%" PRIu32 "_0x%" PRIx32, e->count,
+             e->size, e->type.section, e->type.offset);
+    uint64_t bytes = (uint64_t)e->count * e->size;
+    const struct gr2_section *sec = &o->v->g.sections[e->obj.section];
+    const char *why;
+    struct gtable *tb = measure_table(o, sp, e, &why);
+    snprintf(fname, sizeof fname, "%s.bin", name);
+    uint32_t ino = 0;
+    if (sec->compression == GR2_COMP_NONE) {
+        uint64_t abs, alen;
+        gr2_view_span(o->v, e->obj.section, e->obj.offset, bytes, &abs, &alen);
+        ino = tree_add_range(t, dir, fname, NULL, abs, bytes);
+    } else if (tb) {
+        ino = tree_add_gen(t, dir, fname, NULL, bytes, table_bin_read, tb, 0);
+    }
+    if (ino) {
+        span_of(o, ino, e->obj.section, e->obj.offset, bytes);
+        tree_set_type(t, ino, xtype);
+    }
+    snprintf(fname, sizeof fname, "%s.csv", name);
+    if (!tb) {
+        snprintf(fname, sizeof fname, "%s.csv", name);
+        add_error(t, dir, fname, why);
+        return;
+    }
+    ino = tree_add_gen(t, dir, fname, NULL, tb->total, csv_read, tb, 0);
+    span_of(o, ino, e->obj.section, e->obj.offset, bytes);
+    tree_set_type(t, ino, xtype);
+}
+
+/* ---- members and elements ---- */
+
+/* What add_element made: the member's own node (typed after the member), or something
+ * else (an error, a link, a table, nothing). */
+enum made { MADE_NONE, MADE_NODE, MADE_OTHER };
+
+/* One element of a member (or a whole member of width 0) as a node named `name`. */
+static enum made add_element(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *dir_path,
+                             const char *name, const struct gr2_member *m, uint32_t sec, uint32_t off,
+                             const char *ep, uint32_t *ino)
+{
+    struct tree *t = o->v->fs->tree;
+    *ino = 0;
+    if (strlen(ep) > GR2_WALK_MAX_PATH) { /* bounds the tree's depth even where the walk stopped */
+        add_error(t, dir, name, "nested too deeply to show");
+        return MADE_OTHER;
+    }
+    struct gr2_elem e;
+    gr2_resolve(&o->w.types, sp, m, sec, off, &e);
+    uint32_t esize = m->type == GR2_INLINE ? m->size / (m->array_width > 0 ? (uint32_t)m->array_width : 1)
+                                           : gr2_elem_size(sp, m->type);
+    if (m->type == GR2_TRANSFORM) {
+        e.obj = (struct gr2_ref){sec, off};
+        *ino = add_gdir(o, dir, name, GD_TRANSFORM, &e, m, ep, GR2_TRANSFORM_SIZE);
+        return MADE_NODE;
+    }
+    switch (e.kind) {
+    case GR2_EK_ERROR:
+        add_error(t, dir, name, e.why);
+        return MADE_OTHER;
+    case GR2_EK_NULL:
+        return MADE_NONE;
+    case GR2_EK_UNTYPED:
+        *ino = tree_add_textf(t, dir, name, "gr2.untyped", "%" PRIu32 " %" PRIu32 "\n", e.obj.section, e.obj.offset);
+        span_of(o, *ino, sec, off, esize);
+        return MADE_NODE;
+    case GR2_EK_ARRAY:
+        if (gr2_elem_is_table(&o->w.types, sp, &e)) {
+            add_table(o, sp, dir, name, &e);
+            return MADE_OTHER;
+        }
+        /* fall through */
+    case GR2_EK_OBJECT: {
+        const char *first = gr2_walk_first(&o->w, e.obj, e.kind == GR2_EK_ARRAY ? GR2_KEY_ARRAY : GR2_KEY_SINGLE);
+        if (first && strcmp(first, ep) != 0) {
+            char *target = tree_path_relative(dir_path, first);
+            if (target)
+                tree_add_link(t, dir, name, target);
+            free(target);
+            return MADE_OTHER;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    if (e.kind == GR2_EK_INLINE || e.kind == GR2_EK_OBJECT) {
+        const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, e.type);
+        const char *why;
+        if (!ty || !ty->ok) {
+            add_error(t, dir, name, ty ? ty->err : "out of memory");
+            return MADE_OTHER;
+        }
+        if (!gr2_bytes(sp, e.obj.section, e.obj.offset, ty->size, &why)) {
+            add_error(t, dir, name, why);
+            return MADE_OTHER;
+        }
+        *ino = add_gdir(o, dir, name, GD_STRUCT, &e, NULL, ep, ty->size);
+    } else if (e.kind == GR2_EK_ARRAY) {
+        *ino = add_gdir(o, dir, name, GD_ARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
+    } else if (e.kind == GR2_EK_PTRARRAY) {
+        *ino = add_gdir(o, dir, name, GD_PTRARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
+    }
+    return *ino ? MADE_NODE : MADE_NONE;
+}
+
+static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *dir_path,
+                       const struct gr2_member *m, const char *safe, uint32_t sec, uint32_t off)
+{
+    struct tree *t = o->v->fs->tree;
+    const char *why;
+    if (!gr2_bytes(sp, sec, off, m->size, &why)) { /* before any per-element work */
+        add_error(t, dir, safe, why);
+        return;
+    }
+    if (gr2_is_scalar(m->type) || m->type == GR2_STRING) {
+        add_values(o, sp, dir, safe, m, sec, off);
+        return;
+    }
+    char *mp = gr2_path_join(dir_path, safe);
+    if (!mp)
+        return;
+    uint32_t ino = 0;
+    enum made made = MADE_NODE;
+    if (m->array_width > 0) { /* a fixed array of references/structs: a directory 0..N-1 */
+        struct gr2_elem e = {.obj = {sec, off}};
+        ino = add_gdir(o, dir, safe, GD_WIDTH, &e, m, mp, m->size);
+    } else {
+        made = add_element(o, sp, dir, dir_path, safe, m, sec, off, mp, &ino);
+    }
+    if (made == MADE_NODE && ino)
+        member_type(t, ino, m, safe);
+    free(mp);
+}
+
+static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
+{
+    const struct gr2_type *ty = gr2_type_get(&d->o->w.types, sp, d->type);
+    if (!ty || !ty->ok) {
+        add_error(d->o->v->fs->tree, dir, "type", ty ? ty->err : "out of memory");
+        return;
+    }
+    for (uint32_t i = 0; i < ty->nmembers; i++) {
+        gr2_space_settle(sp); /* a member's nodes are made: the bytes it needed may go */
+        add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
+                   d->obj.offset + ty->m[i].offset);
+    }
+    gr2_space_settle(sp); /* the members' nodes are made */
+    gr2_exports_add(d->o->v, sp, ty, d->type, d->obj, dir); /* skeleton.glb, model.glb, mesh.obj */
+    gr2_space_settle(sp);
+    gr2_anim_add(d->o->anim, sp, d->type, d->obj, dir); /* knots.csv, samples.csv, animation.glb ... */
+}
+
+/* Elements 0..n-1 of one member kind, `stride` bytes apart: arrays of structs, arrays of
+ * pointers and fixed-width members all list this way. */
+static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32_t dir, const struct gr2_member *m,
+                              uint32_t n, uint32_t stride)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        gr2_space_settle(sp); /* an element's nodes are made: the bytes it needed may go */
+        char name[16], *ep = gr2_path_index(d->path, k);
+        snprintf(name, sizeof name, "%" PRIu32, k);
+        uint32_t ino;
+        if (ep)
+            add_element(d->o, sp, dir, d->path, name, m, d->obj.section, d->obj.offset + k * stride, ep, &ino);
+        free(ep);
+    }
+}
+
+static void populate_transform(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
+{
+    struct tree *t = d->o->v->fs->tree;
+    const char *why;
+    const uint8_t *b = gr2_bytes(sp, d->obj.section, d->obj.offset, GR2_TRANSFORM_SIZE, &why);
+    if (!b) {
+        add_error(t, dir, "transform", why);
+        return;
+    }
+    bool be = sp->g->be;
+    float f[16];
+    for (int i = 0; i < 16; i++) {
+        uint32_t u = ld_u32(b + 4 + 4 * i, be);
+        memcpy(&f[i], &u, 4);
+    }
+    uint32_t ino = tree_add_textf(t, dir, "flags", "u32", "0x%08" PRIx32 "\n", ld_u32(b, be));
+    span_of(d->o, ino, d->obj.section, d->obj.offset, 4);
+    ino = tree_add_textf(t, dir, "position", "f32[3]", "%.9g\n%.9g\n%.9g\n", (double)f[0], (double)f[1],
+                         (double)f[2]);
+    span_of(d->o, ino, d->obj.section, d->obj.offset + 4, 12);
+    ino = tree_add_textf(t, dir, "orientation", "f32[4]", "%.9g\n%.9g\n%.9g\n%.9g\n", (double)f[3], (double)f[4],
+                         (double)f[5], (double)f[6]);
+    span_of(d->o, ino, d->obj.section, d->obj.offset + 16, 16);
+    ino = tree_add_textf(t, dir, "scale_shear", "f32[3][3]", "%.9g %.9g %.9g\n%.9g %.9g %.9g\n%.9g %.9g %.9g\n",
+                         (double)f[7], (double)f[8], (double)f[9], (double)f[10], (double)f[11], (double)f[12],
+                         (double)f[13], (double)f[14], (double)f[15]);
+    span_of(d->o, ino, d->obj.section, d->obj.offset + 32, 36);
+}
+
+static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)t, (void)arg;
+    struct gdir *d = ctx;
+    struct gr2_space sp;
+    int rc = gr2_view_pin(d->o->v, &sp);
+    if (rc)
+        return rc;
+    walk(d->o, &sp);
+    switch (d->kind) {
+    case GD_STRUCT:
+        populate_struct(d, &sp, dir);
+        break;
+    case GD_ARRAY: {
+        struct gr2_member m = {.type = GR2_INLINE, .ref_type = d->type, .has_ref_type = true, .size = d->size};
+        populate_elements(d, &sp, dir, &m, d->count, d->size);
+        break;
+    }
+    case GD_PTRARRAY: {
+        struct gr2_member m = {.type = GR2_REFERENCE, .ref_type = d->type, .has_ref_type = true};
+        populate_elements(d, &sp, dir, &m, d->count, d->size);
+        break;
+    }
+    case GD_WIDTH:
+        populate_elements(d, &sp, dir, d->m, (uint32_t)d->m->array_width,
+                          d->m->size / (uint32_t)d->m->array_width);
+        break;
+    case GD_TRANSFORM:
+        populate_transform(d, &sp, dir);
+        break;
+    }
+    gr2_view_unpin(d->o->v, &sp);
+    return 0;
+}
+
+/* ---- /granny/types ---- */
+
+static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gobj *o = ctx;
+    struct gr2_space sp;
+    int rc = gr2_view_pin(o->v, &sp);
+    if (rc)
+        return rc;
+    walk(o, &sp);
+    for (size_t i = 0; i < o->w.types.n; i++) {
+        const struct gr2_type *ty = o->w.types.t[i];
+        char name[48];
+        snprintf(name, sizeof name, "%" PRIu32 "_0x%" PRIx32, ty->at.section, ty->at.offset);
+        if (!ty->ok) {
+            add_error(t, dir, name, ty->err);
+            continue;
+        }
+        struct sbuf b = {0};
+        sb_printf(&b, "# size %" PRIu32 " bytes, %" PRIu32 " members\n", ty->size, ty->nmembers);
+        for (uint32_t k = 0; k < ty->nmembers; k++) {
+            const struct gr2_member *m = &ty->m[k];
+            sb_printf(&b, "%s %.*s", gr2_member_type_name(m->type), (int)m->name_len, m->name ? m->name : "");
+            if (m->array_width > 0)
+                sb_printf(&b, "[%" PRId32 "]", m->array_width);
+            if (m->has_ref_type)
+                sb_printf(&b, " -> %" PRIu32 "_0x%" PRIx32, m->ref_type.section, m->ref_type.offset);
+            sb_printf(&b, " @%" PRIu32 "\n", m->offset);
+        }
+        size_t len;
+        char *text = sb_take(&b, &len);
+        uint32_t ino = tree_add_text(t, dir, name, "gr2.type", text, len);
+        span_of(o, ino, ty->at.section, ty->at.offset, (uint64_t)(ty->nmembers + 1) * (sp.g->pointer_bits == 64 ? 44 : 32));
+    }
+    gr2_view_unpin(o->v, &sp);
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+/* /granny/NAME -> root/MEMBER only when the root's MEMBER array is there and not empty (a
+ * convenience link never dangles). MEMBER is found by name, or by its place in the
+ * standard root when the file's names are remapped. */
+static void add_root_link(struct gobj *o, const struct gr2_space *sp, uint32_t granny_dir, const struct gr2_type *root,
+                          const char *member, const char *name)
+{
+    const struct gr2_member *sk = gr2_std_find(root, GR2_STD_ROOT, member);
+    if (!sk || sk->array_width > 0 || gr2_is_scalar(sk->type) || sk->type == GR2_STRING ||
+        sk->type == GR2_TRANSFORM)
+        return;
+    struct gr2_elem e;
+    gr2_resolve(&o->w.types, sp, sk, o->v->g.root_object.section, o->v->g.root_object.offset + sk->offset, &e);
+    bool shown = (e.kind == GR2_EK_PTRARRAY && e.count > 0) ||
+                 (e.kind == GR2_EK_ARRAY && e.count > 0 && !gr2_elem_is_table(&o->w.types, sp, &e));
+    if (!shown)
+        return;
+    char target[300]; /* root/MEMBER is a directory or a link that resolves */
+    snprintf(target, sizeof target, "root/%s", root->safe_name[sk - root->m]);
+    tree_add_link(o->v->fs->tree, granny_dir, name, target);
+}
+
+/* A directory whose bytes cannot be had: its listing fails with the errno in arg, and the
+ * tree tries again next time (a failed populate leaves it unpopulated). */
+static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)t, (void)dir, (void)ctx;
+    return -(int)arg;
+}
+
+static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
+{
+    (void)ctx;
+    struct tree *t = v->fs->tree;
+    struct gobj *o = v->extra;
+    struct gr2_space sp;
+    int rc = gr2_view_pin(v, &sp);
+    if (rc) { /* the file changed (or no memory): root lists as that error, on every try */
+        tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, (uint64_t)-rc);
+        return;
+    }
+    const struct gr2_type *root = gr2_type_get(&o->w.types, &sp, v->g.root_type);
+    const char *why = NULL;
+    if (!root || !root->ok)
+        why = root ? root->err : "out of memory";
+    else
+        (void)gr2_bytes(&sp, v->g.root_object.section, v->g.root_object.offset, root->size, &why);
+    if (why) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "root object %" PRIu32 " %" PRIu32 ": %s", v->g.root_object.section,
+                 v->g.root_object.offset, why);
+        add_error(t, granny_dir, "root", msg);
+    } else {
+        struct gr2_elem e = {.type = v->g.root_type, .obj = v->g.root_object};
+        uint32_t ino = add_gdir(o, granny_dir, "root", GD_STRUCT, &e, NULL, "", root->size);
+        set_typef(t, ino, "gr2.struct");
+        add_root_link(o, &sp, granny_dir, root, "Skeletons", "skeletons");
+        add_root_link(o, &sp, granny_dir, root, "Animations", "animations");
+        tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
+    }
+    if (!why)
+        gr2_exports_links(v, &sp, granny_dir);
+    gr2_view_unpin(v, &sp);
+}
+
+static void gobj_free(void *p)
+{
+    struct gobj *o = p;
+    if (!o)
+        return;
+    gr2_walk_free(&o->w);
+    gr2_anim_free(o->anim);
+    for (size_t i = 0; i < o->ncolsets; i++) {
+        gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
+        free(o->colsets[i]);
+    }
+    free(o->colsets);
+    free(o->tables);
+    free(o);
+}
+
+int gobj_attach(struct gr2_view *v)
+{
+    if (v->extra)
+        return 0;
+    struct gobj *o = calloc(1, sizeof *o);
+    if (!o)
+        return -1;
+    o->v = v;
+    o->anim = gr2_anim_new(v);
+    if (!o->anim) {
+        free(o);
+        return -1;
+    }
+    v->extra = o;
+    v->extra_free = gobj_free;
+    tree_gen_item(csv_read, table_item);
+    tree_gen_item(table_bin_read, table_item);
+    return gr2_view_add_granny_extra(v, gobj_add, NULL);
+}
+
+int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
+                        size_t whylen)
+{
+    *bones_path = NULL;
+    *names = NULL;
+    *count = 0;
+    if (gobj_attach(v))
+        return -1;
+    struct gobj *o = v->extra;
+    struct gr2_space sp;
+    if (gr2_view_pin(v, &sp))
+        return -1;
+    walk(o, &sp);
+    struct gr2_bones b;
+    int rc = gr2_first_bones(&o->w, &sp, &b, why, whylen);
+    if (rc == 0 && gr2_elem_is_table(&o->w.types, &sp, &b.arr)) {
+        snprintf(why, whylen, "the first skeleton's bones hold no names or references (shown as a table)");
+        rc = -1;
+    }
+    /* links only where the walk put the bones: a skeleton the tree shows as an .error (its
+     * bytes run past its section) has none, and a guessed path would dangle */
+    if (rc == 0 && !b.first)
+        diag_add(&v->fs->diag, "bone links unavailable: the first skeleton's bones are not in the object tree "
+                               "(see its .error)");
+    if (rc == 0 && b.first && asprintf(bones_path, "granny/root/%s", b.first) < 0) {
+        *bones_path = NULL;
+        rc = -1;
+    }
+    if (rc == 0) {
+        if (b.nnamed == 0 && b.arr.count > 0) {
+            if (b.ncrc > 0)
+                diag_add(&v->fs->diag, "bone names unavailable: they are CRCs into an external string table "
+                         "(string_table_crc 0x%08" PRIx32 "); .names files show ?", v->g.string_table_crc);
+            else
+                diag_add(&v->fs->diag, "bone names unavailable: the bones carry no Name strings; .names files show ?");
+        }
+        *count = b.arr.count;
+        *names = b.names;
+        b.names = NULL;
+    }
+    gr2_bones_free(&b);
+    gr2_view_unpin(v, &sp);
+    return rc;
+}

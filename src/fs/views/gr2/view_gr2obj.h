@@ -1,0 +1,20 @@
+/* The Granny object tree (view_gr2obj.c): /granny/root, /granny/skeletons,
+ * /granny/types, made from the parse-level walk (parse/gr2walk.h). It sits on the
+ * container view (view_gr2.h) and hooks itself into /granny; nothing calls back up. */
+#ifndef S3_VIEW_GR2OBJ_H
+#define S3_VIEW_GR2OBJ_H
+
+#include "fs/views/gr2/view_granny.h"
+
+/* Gives a Granny view its object tree (added to /granny when it is listed). 0 or -1. */
+int gobj_attach(struct gr2_view *v);
+
+/* The first skeleton's bones: the path of its Bones directory relative to the mount
+ * root ("granny/root/Skeletons/0/Bones"; NULL when the object tree does not show them,
+ * which /info then says), the bone count and names (malloc'd; NULL entries for
+ * unnamed). Returns 0, or -1 with why. Bones without names (remapped
+ * strings, no Name member) are said once in /info. */
+int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
+                        size_t whylen);
+
+#endif

@@ -1,0 +1,778 @@
+/* The Granny container as a tree: /granny.gr2 and /granny/{header,sections}. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/views/gr2/view_granny.h"
+#include "parse/codec/oodle0.h"
+#include "parse/codec/bitknit2.h"
+#include "parse/codec/oodle1.h"
+
+static void gr2_view_free(void *p)
+{
+    struct gr2_view *v = p;
+    if (v->extra_free)
+        v->extra_free(v->extra);
+    if (v->fixups)
+        for (uint32_t i = 0; i < v->g.nsections; i++)
+            free(v->fixups[i]);
+    free(v->fixups);
+    free(v->nfixups);
+    free(v->items);
+    free(v->pad);
+    pthread_mutex_destroy(&v->state_lock);
+    gr2_free(&v->g);
+    free(v);
+}
+
+/* ---- section bytes and fixups for the object decoder ---- */
+
+#define GR2_WHY_LEN 200
+
+/* Runs in the producer (one per item at a time); it->err and it->expanded change only
+ * here (state lock). */
+static void set_item_state(struct gr2_secitem *it, int expanded, const char *err)
+{
+    pthread_mutex_lock(&it->v->state_lock);
+    it->expanded = expanded;
+    if (err)
+        snprintf(it->err, sizeof it->err, "section %u: %s", it->sec, err);
+    pthread_mutex_unlock(&it->v->state_lock);
+}
+
+int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&v->state_lock);
+    int expanded = v->items[sec].expanded;
+    snprintf(err, errlen, "%s", v->items[sec].err);
+    pthread_mutex_unlock(&v->state_lock);
+    return expanded;
+}
+
+/* A BitKnit2 section, read through the source's s3_src. */
+static int produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct gr2_view *v = it->v;
+    const struct gr2_section *s = &v->g.sections[it->sec];
+    if (source_check(&v->fs->src)) {
+        snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
+        return -1;
+    }
+    if (bitknit2_expand(&v->fs->src.src, v->g.base + s->data_offset, s->data_size, s->expanded_size,
+                        v->fs->opts.max_unpacked, data, NULL, err, errlen)) {
+        if (source_check(&v->fs->src) == 0) /* the same bytes fail the same way: say it once in /info */
+            set_item_state(it, -1, err);
+        return -1;
+    }
+    set_item_state(it, 1, NULL);
+    *size = s->expanded_size;
+    return 0;
+}
+
+static int expand_section(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct gr2_view *v = it->v;
+    const struct gr2_section *s = &v->g.sections[it->sec];
+    if (s->compression == GR2_COMP_BITKNIT2)
+        return produce_bitknit2(it, data, size, err, errlen);
+    uint8_t *b = malloc(s->data_size ? s->data_size : 1);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (source_pread_checked(&v->fs->src, v->g.base + s->data_offset, b, s->data_size)) {
+        free(b);
+        snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
+        return -1;
+    }
+    if (s->compression == GR2_COMP_OODLE1 || s->compression == GR2_COMP_OODLE0) {
+        uint8_t *x; /* the two Oodle codecs take the same arguments */
+        int rc = (s->compression == GR2_COMP_OODLE0 ? oodle0_expand : oodle1_expand)(
+            b, s->data_size, v->g.be, s->first16bit, s->first8bit, s->expanded_size, v->fs->opts.max_unpacked, &x,
+            err, errlen);
+        free(b);
+        if (rc) {
+            /* the same bytes fail the same way: remember it, say it once in /info */
+            set_item_state(it, -1, err);
+            return -1;
+        }
+        set_item_state(it, 1, NULL);
+        b = x;
+    }
+    *data = b;
+    *size = s->expanded_size;
+    return 0;
+}
+
+static int produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct gr2_secitem *it = (struct gr2_secitem *)c;
+    struct gr2_view *v = it->v;
+    if (gr2_secitem_state(v, it->sec, err, errlen) < 0 || err[0])
+        return -1;
+    /* the stored bytes may themselves be expanded (a rig in a package resource): read
+     * piece by piece (BitKnit2), they are expanded once for this section */
+    source_hold(&v->fs->src);
+    int rc = expand_section(it, data, size, err, errlen);
+    source_release(&v->fs->src);
+    return rc;
+}
+
+struct cached *gr2_view_section_item(struct gr2_view *v, uint32_t sec, struct cache **cache)
+{
+    if (sec >= v->g.nsections || v->g.sections[sec].expanded_size == 0)
+        return NULL;
+    *cache = &v->fs->cache;
+    return &v->items[sec].c;
+}
+
+/* Why a section's expanded bytes cannot be had (empty string: they can). */
+static void section_state(struct gr2_view *v, uint32_t i, char *err, size_t errlen)
+{
+    const struct gr2_section *s = &v->g.sections[i];
+    err[0] = 0;
+    if (s->expanded_size == 0)
+        return;
+    if (!s->data_ok)
+        snprintf(err, errlen, "%s", s->data_err);
+    else if (s->compression != GR2_COMP_NONE && s->compression != GR2_COMP_OODLE1 &&
+             s->compression != GR2_COMP_OODLE0 && s->compression != GR2_COMP_BITKNIT2)
+        snprintf(err, errlen, "section %u: %s compression is not supported (unsupported compression)", i,
+                 gr2_compression_name(s->compression));
+    else if (s->compression == GR2_COMP_NONE && s->data_size != s->expanded_size)
+        snprintf(err, errlen, "section %u: uncompressed, but data_size %u != expanded_size %u", i, s->data_size,
+                 s->expanded_size);
+}
+
+static int by_from(const void *a, const void *b)
+{
+    const struct gr2_fixup *x = a, *y = b;
+    return x->from_offset < y->from_offset ? -1 : x->from_offset > y->from_offset;
+}
+
+static void load_fixups(struct gr2_view *v)
+{
+    if (v->fixups_loaded)
+        return;
+    v->fixups_loaded = true;
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        char err[GR2_WHY_LEN];
+        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], err, sizeof err) == 0) {
+            if (v->fixups[i])
+                qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
+        } else { /* not silent: objects reached through these pointers are missing from the tree */
+            diag_add(&v->fs->diag,
+                     "section %" PRIu32 ": its fixups cannot be used (%s): pointers stored in it read as NULL", i,
+                     v->g.sections[i].fixups_ok ? err : v->g.sections[i].fixups_err);
+        }
+    }
+}
+
+/* ---- the sections a request holds: on demand, within the bound ----
+ *
+ * A request (a listing of the object tree, a table read, an export build) pins a section
+ * when the decoder first needs its bytes, and keeps it until gr2_view_unpin, unless the
+ * decoder reaches a settle point without having used it since: then it may be let go to
+ * make room for another. The sections a request holds stay within the bound (cache_mb,
+ * at least GR2_MIN_BOUND); a section that cannot fit beside those in use is refused:
+ * the decoder sees why, and what lies in it is an .error file (and /info says so). */
+
+#define GR2_MIN_BOUND (1u << 20) /* the smallest cache_mb */
+
+static uint64_t request_bound(struct gr2_view *v)
+{
+    uint64_t limit = cache_limit(&v->fs->cache);
+    return limit > GR2_MIN_BOUND ? limit : GR2_MIN_BOUND;
+}
+
+struct gr2_pins {
+    struct gr2_view *v;
+    struct gr2_lazy lazy;
+    uint32_t *pinned; /* sections pinned now (npinned of them) */
+    uint32_t npinned;
+    uint64_t bytes, bound;
+    char **refused;   /* per section: the reason given when refused (owned) */
+    /* Sections used in turn that do not fit together are let go and fetched again, each
+     * time expanded again once the cache dropped them: a request may fetch again at most
+     * as many bytes as all sections expand to, so its work stays linear in the file's
+     * expanded size whatever the order its objects lie in (a crafted file alternating
+     * hundreds of times between two big sections expanded one of them at every switch). */
+    uint8_t *fetched; /* per section: fetched before in this request */
+    uint64_t refetched, refetch_budget;
+};
+
+static void unpin_one(struct gr2_pins *p, const struct gr2_space *sp, uint32_t k)
+{
+    uint32_t sec = p->pinned[k];
+    cache_unpin(&p->v->fs->cache, &p->v->items[sec].c);
+    p->bytes -= sp->size[sec];
+    sp->data[sec] = NULL; /* fetched again if used again */
+    p->pinned[k] = p->pinned[--p->npinned];
+}
+
+/* Lets go of every pinned section not used since the last settle point. */
+static void let_go_idle(struct gr2_pins *p, const struct gr2_space *sp)
+{
+    for (uint32_t k = 0; k < p->npinned;) {
+        if (p->lazy.state[p->pinned[k]] == GR2_SEC_USED)
+            k++;
+        else
+            unpin_one(p, sp, k);
+    }
+}
+
+/* Tests: every settle point lets go of the sections not used since the last one and drops
+ * their bytes from the cache (unless another request pins them), so that a pointer kept
+ * into section bytes across a settle point reads freed memory (ASan reports it). */
+static _Atomic bool eager_settle;
+static _Atomic uint64_t eager_drops;
+
+void gr2_view_test_eager_settle(bool on)
+{
+    eager_settle = on;
+}
+
+uint64_t gr2_view_test_eager_drops(void)
+{
+    return eager_drops;
+}
+
+static void settled_eagerly(const struct gr2_space *sp)
+{
+    struct gr2_pins *p = sp->lazy->ctx;
+    for (uint32_t k = 0; k < p->npinned;) {
+        uint32_t sec = p->pinned[k];
+        if (p->lazy.state[sec] == GR2_SEC_USED) {
+            k++;
+            continue;
+        }
+        unpin_one(p, sp, k);
+        cache_forget(&p->v->fs->cache, &p->v->items[sec].c);
+        eager_drops++;
+    }
+}
+
+static void refuse_why(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec, const char *msg)
+{
+    struct gr2_view *v = p->v;
+    p->refused[sec] = strdup(msg);
+    sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes over the cache_mb bound";
+    pthread_mutex_lock(&v->state_lock);
+    v->items[sec].bounded = true; /* /info says so */
+    pthread_mutex_unlock(&v->state_lock);
+}
+
+static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
+{
+    char msg[GR2_WHY_LEN];
+    snprintf(msg, sizeof msg,
+             "section %" PRIu32 ": its %zu expanded bytes, with the %" PRIu64
+             " of the sections this request uses, pass the cache_mb bound (%" PRIu64 " bytes)",
+             sec, sp->size[sec], p->bytes, p->bound);
+    refuse_why(p, sp, sec, msg);
+}
+
+/* A section fetched again past the request's budget (see struct gr2_pins). */
+static void refuse_again(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
+{
+    char msg[GR2_WHY_LEN];
+    snprintf(msg, sizeof msg,
+             "section %" PRIu32 ": used in turn with sections that do not fit beside it in the cache_mb bound (%" PRIu64
+             " bytes), this request expanded again %" PRIu64 " bytes, as many as the whole file expands to",
+             sec, p->bound, p->refetched);
+    refuse_why(p, sp, sec, msg);
+}
+
+static void fetch_section(const struct gr2_space *sp, uint32_t sec)
+{
+    struct gr2_pins *p = sp->lazy->ctx;
+    struct gr2_view *v = p->v;
+    if (p->bytes + sp->size[sec] > p->bound)
+        let_go_idle(p, sp);
+    if (p->bytes + sp->size[sec] > p->bound) {
+        refuse(p, sp, sec);
+        return;
+    }
+    if (p->fetched[sec] && !p->lazy.settled) { /* (the eager-settle tests drop everything) */
+        if (p->refetched + sp->size[sec] > p->refetch_budget) {
+            refuse_again(p, sp, sec);
+            return;
+        }
+        p->refetched += sp->size[sec];
+    }
+    p->fetched[sec] = 1;
+    char why[GR2_WHY_LEN];
+    size_t size;
+    const uint8_t *d = cache_pin(&v->fs->cache, &v->items[sec].c, &size, why, sizeof why);
+    if (!d) { /* the space's own copy: the items' state is only read, under its lock */
+        p->refused[sec] = strdup(why);
+        sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes unavailable (out of memory)";
+        return;
+    }
+    sp->data[sec] = d;
+    p->pinned[p->npinned++] = sec;
+    p->bytes += sp->size[sec];
+}
+
+int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
+{
+    uint32_t n = v->g.nsections, n1 = n ? n : 1;
+    memset(sp, 0, sizeof *sp);
+    if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
+        return -EIO;
+    struct gr2_pins *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    sp->g = &v->g;
+    sp->lazy = &p->lazy;
+    p->v = v;
+    p->lazy.ctx = p;
+    p->lazy.fetch = fetch_section;
+    p->lazy.settled = eager_settle ? settled_eagerly : NULL;
+    sp->data = calloc(n1, sizeof *sp->data);
+    sp->size = calloc(n1, sizeof *sp->size);
+    sp->why = calloc(n1, sizeof *sp->why);
+    p->lazy.state = calloc(n1, 1);
+    p->lazy.used = calloc(n1, sizeof *p->lazy.used);
+    p->pinned = calloc(n1, sizeof *p->pinned);
+    p->refused = calloc(n1, sizeof *p->refused);
+    p->fetched = calloc(n1, 1);
+    if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused ||
+        !p->fetched) {
+        gr2_view_unpin(v, sp);
+        return -ENOMEM;
+    }
+    p->bound = request_bound(v);
+    load_fixups(v);
+    sp->fixups = v->fixups;
+    sp->nfixups = v->nfixups;
+    for (uint32_t i = 0; i < n; i++) {
+        char why[GR2_WHY_LEN];
+        /* sizes up front (the walk and the table budgets weigh them); a section known
+         * not to expand counts nothing, as when it was tried */
+        sp->size[i] = gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0] ? 0 : v->g.sections[i].expanded_size;
+        if (v->g.sections[i].expanded_size == 0)
+            sp->data[i] = (const uint8_t *)"";
+        p->refetch_budget += sp->size[i];
+    }
+    return 0;
+}
+
+void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
+{
+    struct gr2_pins *p = sp->lazy ? sp->lazy->ctx : NULL;
+    if (p) {
+        while (p->pinned && p->npinned)
+            unpin_one(p, sp, p->npinned - 1);
+        for (uint32_t i = 0; p->refused && i < v->g.nsections; i++)
+            free(p->refused[i]);
+        free(p->refused);
+        free(p->fetched);
+        free(p->pinned);
+        free(p->lazy.state);
+        free(p->lazy.used);
+        free(p);
+    }
+    free(sp->data);
+    free(sp->size);
+    free(sp->why);
+    memset(sp, 0, sizeof *sp);
+}
+
+void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen)
+{
+    const struct gr2_section *s = &v->g.sections[sec];
+    if (s->compression == GR2_COMP_NONE) {
+        *abs = v->g.base + s->data_offset + off;
+        *alen = len;
+    } else {
+        *abs = v->g.base + s->data_offset;
+        *alen = s->data_size;
+    }
+}
+
+static int by_section(const void *a, const void *b)
+{
+    const struct gr2_padding *x = a, *y = b;
+    return x->sec != y->sec ? (x->sec < y->sec ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
+}
+
+struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen)
+{
+    struct gr2_view *v = calloc(1, sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    v->fs = fs;
+    if (gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen)) {
+        free(v);
+        return NULL;
+    }
+    uint32_t n = v->g.nsections ? v->g.nsections : 1;
+    v->items = calloc(n, sizeof *v->items);
+    v->fixups = calloc(n, sizeof *v->fixups);
+    v->nfixups = calloc(n, sizeof *v->nfixups);
+    if (!v->items || !v->fixups || !v->nfixups) {
+        free(v->items);
+        free(v->fixups);
+        free(v->nfixups);
+        gr2_free(&v->g);
+        free(v);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        v->items[i].c.produce = produce_section;
+        /* room made before expanding; none for a size the producer refuses anyway */
+        if (v->g.sections[i].expanded_size <= fs->opts.max_unpacked)
+            v->items[i].c.hint = v->g.sections[i].expanded_size;
+        v->items[i].v = v;
+        v->items[i].sec = i;
+        section_state(v, i, v->items[i].err, sizeof v->items[i].err);
+    }
+    pthread_mutex_init(&v->state_lock, NULL);
+    v->g.max_expanded = fs->opts.max_unpacked;
+    if (gr2_find_padding(&fs->src.src, &v->g, &v->pad, &v->npad) == 0) /* without it: /unparsed */
+        qsort(v->pad, v->npad, sizeof *v->pad, by_section);
+    tree_on_free(fs->tree, gr2_view_free, v);
+    return v;
+}
+
+uint64_t gr2_view_total_size(const struct gr2_view *v)
+{
+    return v->g.total_size;
+}
+
+static uint64_t abs_of(const struct gr2_view *v, uint64_t rel)
+{
+    return v->g.base + rel;
+}
+
+/* A "SECTION OFFSET" value file for a (u32, u32) reference. */
+static void add_ref(struct gr2_view *v, uint32_t dir, const char *name, struct gr2_ref r, uint64_t rel)
+{
+    uint32_t ino = tree_add_textf(v->fs->tree, dir, name, "gr2.ref", "%" PRIu32 " %" PRIu32 "\n", r.section,
+                                  r.offset);
+    tree_set_span(v->fs->tree, ino, abs_of(v, rel), 8);
+}
+
+static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    const struct gr2_file *g = &v->g;
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", g->magic[i]);
+    uint32_t ino = tree_add_textf(t, dir, "magic", "gr2.signature", "%s\n", hex);
+    tree_set_span(t, ino, abs_of(v, 0), 16);
+    ino = tree_add_textf(t, dir, "byte_order", "text", "%s\n", g->be ? "be" : "le");
+    tree_set_span(t, ino, abs_of(v, 0), 16);
+    ino = tree_add_textf(t, dir, "pointer_size", "text", "%d\n", g->pointer_bits);
+    tree_set_span(t, ino, abs_of(v, 0), 16);
+    tree_set_span(t, tree_add_textf(t, dir, "signature", "text", "%s\n", g->sig->name), abs_of(v, 0), 16);
+    add_u32(t, dir, "headers_size", g->headers_size, abs_of(v, 16));
+    add_u32(t, dir, "header_format", g->header_format, abs_of(v, 20));
+    add_u32(t, dir, "version", g->version, abs_of(v, 0x20));
+    add_u32(t, dir, "total_size", g->total_size, abs_of(v, 0x24));
+    add_hex32(t, dir, "crc", g->crc, abs_of(v, 0x28));
+    if (g->crc_checked) {
+        ino = tree_add_textf(t, dir, "crc_computed", "crc32", "0x%08" PRIx32 "\n", g->crc_computed);
+        tree_set_span(t, ino, abs_of(v, 0x20 + g->header_length), g->total_size - 0x20 - g->header_length);
+    } else {
+        add_error(t, dir, "crc_computed", "CRC not computed: total_size does not fit the file");
+    }
+    add_u32(t, dir, "section_array_offset", g->section_array_offset, abs_of(v, 0x2c));
+    add_u32(t, dir, "section_count", g->section_count, abs_of(v, 0x30));
+    add_ref(v, dir, "root_type", g->root_type, 0x34);
+    add_ref(v, dir, "root_object", g->root_object, 0x3c);
+    add_hex32(t, dir, "type_tag", g->type_tag, abs_of(v, 0x44));
+    add_hex32_list(t, dir, "extra_tags", g->extra_tags, 4, abs_of(v, 0x48));
+    if (g->version == 7)
+        add_hex32(t, dir, "string_table_crc", g->string_table_crc, abs_of(v, 0x58));
+    return 0;
+}
+
+/* A compressed table's bytes as stored (the u32 byte count and the stream). */
+static void add_stored_table(struct gr2_view *v, uint32_t dir, const char *name, uint32_t offset, uint64_t stored)
+{
+    if (stored)
+        tree_add_range(v->fs->tree, dir, name, "gr2.table_stored", abs_of(v, offset), stored);
+}
+
+/* The span and type of a table file: its records as is, or the compressed bytes. */
+static void table_span(struct gr2_view *v, uint32_t ino, uint32_t i, uint32_t offset, uint64_t stored,
+                       const char *type, uint32_t n)
+{
+    const struct gr2_section *s = &v->g.sections[i];
+    tree_set_span(v->fs->tree, ino, abs_of(v, offset), stored);
+    if (gr2_tables_compressed(s->compression) && n)
+        set_typef(v->fs->tree, ino, "%s:%s[%" PRIu32 "]", gr2_compression_name(s->compression), type, n);
+    else
+        set_typef(v->fs->tree, ino, "%s[%" PRIu32 "]", type, n);
+}
+
+static void add_fixups_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct gr2_section *s = &v->g.sections[i];
+    struct gr2_fixup *f;
+    uint32_t n;
+    char err[GR2_ERR];
+    if (gr2_tables_compressed(s->compression))
+        add_stored_table(v, dir, "fixups_stored.bin", s->fixup_offset, s->fixup_stored);
+    if (!s->fixups_ok || gr2_read_fixups(&v->fs->src.src, &v->g, i, &f, &n, err, sizeof err)) {
+        add_error(t, dir, "fixups", s->fixups_ok ? err : s->fixups_err);
+        return;
+    }
+    struct sbuf b = {0};
+    for (uint32_t k = 0; k < n; k++)
+        sb_printf(&b, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", f[k].from_offset, f[k].to_section, f[k].to_offset);
+    free(f);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, "fixups", NULL, text, len);
+    table_span(v, ino, i, s->fixup_offset, s->fixup_stored, "gr2.fixup", n);
+}
+
+static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct gr2_section *s = &v->g.sections[i];
+    struct gr2_marshal *m;
+    uint32_t n;
+    char err[GR2_ERR];
+    if (gr2_tables_compressed(s->compression))
+        add_stored_table(v, dir, "marshalling_stored.bin", s->marshal_offset, s->marshal_stored);
+    if (!s->marshal_ok || gr2_read_marshals(&v->fs->src.src, &v->g, i, &m, &n, err, sizeof err)) {
+        add_error(t, dir, "marshalling", s->marshal_ok ? err : s->marshal_err);
+        return;
+    }
+    struct sbuf b = {0};
+    for (uint32_t k = 0; k < n; k++)
+        sb_printf(&b, "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", m[k].count, m[k].offset,
+                  m[k].type_section, m[k].type_offset);
+    free(m);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, "marshalling", NULL, text, len);
+    table_span(v, ino, i, s->marshal_offset, s->marshal_stored, "gr2.marshal", n);
+}
+
+/* NAME_padding.bin for the zero padding after each piece of section i. */
+static void add_padding_files(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    size_t lo = 0, hi = v->npad; /* the first padding of section i */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->pad[mid].sec < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < v->npad && v->pad[k].sec == i; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s_padding.bin", v->pad[k].after);
+        tree_add_range(v->fs->tree, dir, name, "gr2.padding", abs_of(v, v->pad[k].off), v->pad[k].len);
+    }
+}
+
+static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct gr2_secitem *it = ctx;
+    char err[200];
+    size_t size;
+    const uint8_t *d = cache_pin(&it->v->fs->cache, &it->c, &size, err, sizeof err);
+    if (!d)
+        return -EIO;
+    size_t n = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+    memcpy(buf, d + off, n);
+    cache_unpin(&it->v->fs->cache, &it->c);
+    return (ssize_t)n;
+}
+
+/* What an open data.bin holds: its section's expanded bytes (tree_hold). */
+static struct cached *section_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct gr2_secitem *it = ctx;
+    return gr2_view_section_item(it->v, it->sec, cache);
+}
+
+/* data.bin when the expanded bytes can be served; otherwise data.error saying why.
+ * A compressed section is expanded here, on first use, to know which. */
+static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct gr2_section *s = &v->g.sections[i];
+    struct gr2_secitem *it = &v->items[i];
+    if (s->expanded_size == 0) {
+        tree_add_text(t, dir, "data.bin", "gr2.section_data", strdup(""), 0);
+        return;
+    }
+    char why[200];
+    if (gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0]) {
+        add_error(t, dir, "data", why);
+        return;
+    }
+    if (s->compression == GR2_COMP_NONE) {
+        tree_add_range(t, dir, "data.bin", "gr2.section_data", abs_of(v, s->data_offset), s->data_size);
+        return;
+    }
+    char err[200];
+    size_t size;
+    if (!cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err)) {
+        gr2_secitem_state(v, i, why, sizeof why); /* a decode failure, with its section number */
+        add_error(t, dir, "data", why[0] ? why : err);
+        return;
+    }
+    cache_unpin(&v->fs->cache, &it->c);
+    uint32_t ino = tree_add_gen(t, dir, "data.bin", NULL, s->expanded_size, section_read, it, 0);
+    tree_set_span(t, ino, abs_of(v, s->data_offset), s->data_size);
+    set_typef(t, ino, "%s:gr2.section_data", gr2_compression_name(s->compression));
+}
+
+static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+{
+    struct gr2_view *v = ctx;
+    if (source_check(&v->fs->src)) /* the tables below are read from the file */
+        return -EIO;
+    const struct gr2_section *s = &v->g.sections[i];
+    uint64_t h = abs_of(v, s->header_pos);
+    tree_add_range(t, dir, "header.bin", "gr2.section_header", h, GR2_SECTION_HEADER_SIZE);
+    uint32_t ino = tree_add_textf(t, dir, "compression", "u32", "%s\n", gr2_compression_name(s->compression));
+    tree_set_span(t, ino, h, 4);
+    add_u32(t, dir, "data_offset", s->data_offset, h + 4);
+    add_u32(t, dir, "data_size", s->data_size, h + 8);
+    add_u32(t, dir, "expanded_size", s->expanded_size, h + 12);
+    add_u32(t, dir, "alignment", s->alignment, h + 16);
+    add_u32(t, dir, "first16bit", s->first16bit, h + 20);
+    add_u32(t, dir, "first8bit", s->first8bit, h + 24);
+    add_u32(t, dir, "fixup_offset", s->fixup_offset, h + 28);
+    add_u32(t, dir, "fixup_count", s->fixup_count, h + 32);
+    add_u32(t, dir, "marshal_offset", s->marshal_offset, h + 36);
+    add_u32(t, dir, "marshal_count", s->marshal_count, h + 40);
+    add_fixups_file(v, dir, (uint32_t)i);
+    add_marshalling_file(v, dir, (uint32_t)i);
+    if (s->data_ok)
+        tree_add_range(t, dir, "stored.bin", "gr2.section_stored", abs_of(v, s->data_offset), s->data_size);
+    else
+        add_error(t, dir, "stored", s->data_err);
+    add_data_file(v, dir, (uint32_t)i);
+    add_padding_files(v, dir, (uint32_t)i);
+    return 0;
+}
+
+static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        uint32_t ino = tree_add_dir(t, dir, name, "gr2.section", populate_section, v, i);
+        tree_set_span(t, ino, abs_of(v, v->g.sections[i].header_pos), GR2_SECTION_HEADER_SIZE);
+    }
+    return 0;
+}
+
+static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gr2_view *v = ctx;
+    uint32_t h = tree_add_dir(t, dir, "header", "gr2.header", populate_header, v, 0);
+    tree_set_span(t, h, abs_of(v, 0), 0x20 + v->g.header_length);
+    uint32_t s = tree_add_dir(t, dir, "sections", "gr2.sections", populate_sections, v, 0);
+    tree_set_span(t, s, abs_of(v, 0x20 + (uint64_t)v->g.section_array_offset),
+                  (uint64_t)v->g.nsections * GR2_SECTION_HEADER_SIZE);
+    if (v->g.sections_err[0])
+        add_error(t, dir, "sections", v->g.sections_err);
+    for (const struct view_hook *h = v->granny_extra.first; h; h = h->next)
+        ((gr2_granny_extra_fn *)h->fn)(v, dir, h->ctx);
+    return 0;
+}
+
+int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)
+{
+    return view_hooks_add(v->fs->tree, &v->granny_extra, (void (*)(void))fn, ctx);
+}
+
+void gr2_view_add(struct gr2_view *v, uint32_t dir)
+{
+    struct tree *t = v->fs->tree;
+    tree_gen_item(section_read, section_item);
+    tree_add_range(t, dir, "granny.gr2", "gr2.file", v->g.base, v->g.limit);
+    uint32_t g = tree_add_dir(t, dir, "granny", "gr2", populate_granny, v, 0);
+    tree_set_span(t, g, v->g.base, v->g.limit);
+    if (v->g.limit < v->g.total_size) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "Granny data at 0x%" PRIx64 ": total_size %" PRIu32 " but only %" PRIu64
+                 " bytes exist; granny.gr2 holds what exists", v->g.base, v->g.total_size, v->g.limit);
+        add_error(t, dir, "granny", msg);
+    }
+}
+
+/* One line per section, with its live expansion state. */
+static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    struct gr2_view *v = ctx;
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
+        const struct gr2_section *s = &v->g.sections[i];
+        char err[200], own[24];
+        int expanded = gr2_secitem_state(v, i, err, sizeof err);
+        /* the reason, without the "section N: " the line already starts with */
+        int ownlen = snprintf(own, sizeof own, "section %" PRIu32 ": ", i);
+        const char *why = strncmp(err, own, (size_t)ownlen) == 0 ? err + ownlen : err;
+        const char *state = s->expanded_size == 0               ? "empty"
+                            : s->compression == GR2_COMP_NONE && !err[0] ? "stored as is"
+                            : expanded == 1                     ? "expanded"
+                            : err[0]                            ? "cannot be expanded: "
+                                                                : "expands on first use";
+        sb_printf(out, "section %" PRIu32 ": %s, %" PRIu32 " stored, %" PRIu32 " expanded, %s%s\n", i,
+                  gr2_compression_name(s->compression), s->data_size, s->expanded_size, state,
+                  expanded != 1 && err[0] && s->expanded_size ? why : "");
+        pthread_mutex_lock(&v->state_lock);
+        bool bounded = v->items[i].bounded;
+        pthread_mutex_unlock(&v->state_lock);
+        if (bounded)
+            sb_printf(out, "section %" PRIu32 ": refused to a request: with the other sections it needed, over the "
+                           "cache_mb bound (%" PRIu64 " bytes); what lies in it there is an .error file\n",
+                      i, request_bound(v));
+    }
+}
+
+void gr2_view_describe(struct gr2_view *v)
+{
+    const struct gr2_file *g = &v->g;
+    struct sbuf *f = &v->fs->facts;
+    struct cover *c = &v->fs->cover;
+    sb_printf(f, "granny_offset: %" PRIu64 "\n", g->base);
+    sb_printf(f, "granny_size: %" PRIu32 "\n", g->total_size);
+    sb_printf(f, "gr2_signature: %s%s\n", g->sig->name, g->sig->alt_spelling ? " (little-endian spelling)" : "");
+    sb_printf(f, "byte_order: %s\n", g->be ? "be" : "le");
+    sb_printf(f, "pointer_size: %d\n", g->pointer_bits);
+    sb_printf(f, "gr2_version: %" PRIu32 "\n", g->version);
+    if (g->crc_checked)
+        sb_printf(f, "gr2_crc: %s (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")\n",
+                  g->crc == g->crc_computed ? "ok" : "mismatch", g->crc, g->crc_computed);
+    else
+        sb_printf(f, "gr2_crc: not checked\n");
+    sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
+    view_add_info_hook(v->fs, section_lines, v); /* out of memory: /info lacks the section lines */
+    cover_add(c, g->base, 0x20 + g->header_length);
+    cover_add(c, abs_of(v, 0x20 + (uint64_t)g->section_array_offset), (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE);
+    for (uint32_t i = 0; i < g->nsections; i++) {
+        const struct gr2_section *s = &g->sections[i];
+        if (s->data_ok)
+            cover_add(c, abs_of(v, s->data_offset), s->data_size);
+        cover_add(c, abs_of(v, s->fixup_offset), s->fixup_stored); /* 0 when it does not fit */
+        cover_add(c, abs_of(v, s->marshal_offset), s->marshal_stored);
+    }
+    for (size_t k = 0; k < v->npad; k++)
+        cover_add(c, abs_of(v, v->pad[k].off), v->pad[k].len);
+}

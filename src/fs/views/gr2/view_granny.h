@@ -1,0 +1,87 @@
+/* The GR2 container view (view_gr2.c): /granny.gr2, /granny/header, /granny/sections,
+ * and the expanded section bytes the object tree (view_gr2obj.c, above it) decodes.
+ * This view calls nothing of the object tree's: it runs the hooks below. */
+#ifndef S3_VIEW_GRANNY_H
+#define S3_VIEW_GRANNY_H
+
+#include "fs/core/view.h"
+#include "parse/gr2/gr2.h"
+#include "parse/gr2/gr2obj.h"
+
+struct gr2_view;
+
+/* One section's expanded bytes as a cache item.
+ *
+ * err and expanded are set before the view is published (gr2_view_new) and afterwards
+ * written only by the producer, which the cache runs outside its lock (one production of
+ * an item at a time), while requests in parallel (-o spin=0) read them from populate
+ * callbacks (tree lock) and reads (no tree lock). So they have one lock of their own,
+ * gr2_view.state_lock, taken innermost (nothing is taken while holding it): writers hold
+ * it while they write, readers copy the state out under it (gr2_secitem_state). */
+struct gr2_secitem {
+    struct cached c; /* first: the cache hands this pointer back */
+    struct gr2_view *v;
+    uint32_t sec;
+    char err[200]; /* why the bytes cannot be had (empty: they can) */
+    int expanded;  /* compressed sections: 0 not tried yet, 1 expanded, -1 failed (err) */
+    bool bounded;  /* a request was refused it: with the others it needed, over cache_mb */
+};
+
+struct gr2_view {
+    struct s3fs *fs;
+    struct gr2_file g;
+    struct gr2_secitem *items;  /* per section */
+    struct gr2_fixup **fixups;  /* per section, sorted by from_offset (loaded on first use) */
+    uint32_t *nfixups;
+    bool fixups_loaded;
+    /* What is added to /granny when it is first listed, after the container's own
+     * nodes (gr2_view_add_granny_extra: the object tree, and whoever else registers),
+     * and how the object tree's state is freed with the view. */
+    struct view_hooks granny_extra;
+    void (*extra_free)(void *state);
+    void *extra;
+    pthread_mutex_t state_lock;  /* items[].err and .expanded (see gr2_secitem) */
+    struct gr2_padding *pad;     /* the container's alignment padding, in offset order */
+    size_t npad;
+};
+
+/* A section's expansion state, copied under the state lock: returns expanded (0, 1, -1)
+ * and puts the reason it cannot be had (or "") in err. */
+int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen);
+
+/* Adds to /granny, when it is first listed, after the container's own nodes and after
+ * hooks registered earlier. 0, or -1 when out of memory. */
+typedef void gr2_granny_extra_fn(struct gr2_view *v, uint32_t granny_dir, void *ctx);
+int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx);
+
+/* The space the object decoder walks, for one request: the fixups loaded, every
+ * section's size, and its bytes pinned on demand (when the decoder first needs them) and
+ * held until gr2_view_unpin, except those it has not used since a settle point
+ * (gr2_space_settle), which may be let go to make room. The sections held at once stay
+ * within cache_mb (at least 1 MiB): a section that does not fit beside those in use, or
+ * cannot be had, reads as NULL with a reason (an .error file), and /info says so. */
+int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp);
+void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp);
+/* Section sec's cache item (and its cache), for what an open file made from its bytes
+ * holds (tree_hold); NULL for an empty or unknown section. */
+struct cached *gr2_view_section_item(struct gr2_view *v, uint32_t sec, struct cache **cache);
+/* Tests: with on, the requests that pin from now on let go of every idle section at each
+ * settle point and drop its bytes from the cache (process-wide), so a pointer kept into
+ * section bytes across a settle point is a use after free that ASan reports; the count
+ * of sections so dropped. */
+void gr2_view_test_eager_settle(bool on);
+uint64_t gr2_view_test_eager_drops(void);
+/* The span xattrs of bytes [off, off+len) of a section: absolute when stored as is,
+ * else the section's stored bytes. */
+void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen);
+
+/* The GR2 part, shared by raw GR2 files and wrapped RIGs: the container at `base` of
+ * fs's source (NULL with err when its header is unreadable). */
+struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen);
+/* Adds granny.gr2 and granny/ to dir. */
+void gr2_view_add(struct gr2_view *v, uint32_t dir);
+/* Adds the container's structures to fs->cover and its facts to fs->facts. */
+void gr2_view_describe(struct gr2_view *v);
+uint64_t gr2_view_total_size(const struct gr2_view *v);
+
+#endif

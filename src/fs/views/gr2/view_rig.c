@@ -1,0 +1,324 @@
+/* The wrapped Sims 3 RIG as a tree: header, Granny data, IK chains, bone lists. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/views/gr2/view_gr2export.h"
+#include "fs/views/gr2/view_gr2obj.h"
+#include "fs/views/gr2/view_rig.h"
+#include "parse/sims/rig.h"
+
+struct rig_view {
+    struct s3fs *fs;
+    struct rig_wrapped r;
+    struct gr2_view *granny; /* NULL when the Granny data is unreadable */
+    char granny_err[256];
+    /* the first skeleton's bones, for .bone links and .names files */
+    bool bones_ok;
+    char *bones_path; /* relative to the mount root */
+    uint32_t nbones;
+    char **bone_names;
+};
+
+static void rig_view_free(void *p)
+{
+    struct rig_view *v = p;
+    rig_free_wrapped(&v->r);
+    for (uint32_t i = 0; v->bone_names && i < v->nbones; i++)
+        free(v->bone_names[i]);
+    free(v->bone_names);
+    free(v->bones_path);
+    free(v);
+}
+
+/* ---- bone references ---- */
+
+static bool bone_valid(const struct rig_view *v, int32_t idx)
+{
+    return v->bones_ok && idx >= 0 && (uint32_t)idx < v->nbones;
+}
+
+/* NAME.bone -> UP/granny/root/.../Bones/IDX, when the index resolves. `up` climbs from
+ * the directory holding the link to the mount root. */
+static void add_bone_link(struct rig_view *v, uint32_t dir, const char *field, int32_t idx, const char *up)
+{
+    if (!bone_valid(v, idx) || !v->bones_path) /* no path: the tree does not show the bones */
+        return;
+    char name[64], *target = NULL;
+    snprintf(name, sizeof name, "%s.bone", field);
+    if (asprintf(&target, "%s%s/%" PRId32, up, v->bones_path, idx) < 0)
+        return;
+    tree_add_link(v->fs->tree, dir, name, target);
+    free(target);
+}
+
+/* NAME.names, once the skeleton is known. */
+static void add_names_file(struct rig_view *v, uint32_t dir, const char *field, const int32_t *idx, uint64_t n)
+{
+    if (v->bones_ok)
+        add_bone_names(v->fs->tree, dir, field, idx, n, v->bone_names, v->nbones);
+}
+
+static void warn_index(struct rig_view *v, const char *where, uint32_t i, const char *field, int32_t idx)
+{
+    if (v->bones_ok && idx != -1 && !bone_valid(v, idx))
+        diag_add(&v->fs->diag, "%s %u %s: bone index %" PRId32 " is out of range (%u bones)", where, i, field, idx,
+                 v->nbones);
+}
+
+/* Resolves the skeleton once and reports every out-of-range index in /info. */
+static void load_bones(struct rig_view *v)
+{
+    char why[200];
+    if (!v->granny) {
+        diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
+        return;
+    }
+    if (gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why)) {
+        diag_add(&v->fs->diag, "bone names unavailable: %s", why);
+        return;
+    }
+    v->bones_ok = true;
+    for (uint32_t i = 0; v->r.ik_ok && i < v->r.ik_count; i++) {
+        const struct rig_ik_entry *e = &v->r.entries[i];
+        if (!e->ok)
+            continue;
+        int32_t f[] = {e->pole, e->pole_root, e->slot_info, e->slot_info_root, e->slot_offset, e->slot_offset_root,
+                       e->info_root, e->root};
+        static const char *const fn[] = {"pole", "pole_root", "slot_info", "slot_info_root", "slot_offset",
+                                         "slot_offset_root", "info_root", "root"};
+        for (int k = 0; k < 8; k++)
+            warn_index(v, "IK chain", i, fn[k], f[k]);
+        for (int k = 0; k < 10; k++)
+            warn_index(v, "IK chain", i, "info_nodes", e->info_nodes[k]);
+        for (uint32_t k = 0; k < e->length; k++) {
+            warn_index(v, "IK chain", i, "link end", e->links[k].end);
+            warn_index(v, "IK chain", i, "link start", e->links[k].start);
+        }
+    }
+    for (int l = 0; l < 4; l++)
+        for (uint32_t k = 0; v->r.lists[l].ok && k < v->r.lists[l].count; k++)
+            warn_index(v, rig_list_names[l], k, "entry", v->r.lists[l].index[k]);
+}
+
+static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct rig_view *v = ctx;
+    for (int i = 0; i < RIG_HEADER_FIELDS; i++) {
+        if (i == RIG_H_MAGIC)
+            add_hex32(t, dir, rig_header_field_names[i], v->r.h[i], 0);
+        else
+            add_u32(t, dir, rig_header_field_names[i], v->r.h[i], 4 * (uint64_t)i);
+    }
+    return 0;
+}
+
+struct entry_ctx {
+    struct rig_view *v;
+    struct rig_ik_entry *e;
+};
+
+static int populate_link(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    struct entry_ctx *c = ctx;
+    struct rig_ik_entry *e = c->e;
+    uint64_t at = e->pos + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4 + 8 * arg;
+    add_i32(t, dir, "end", e->links[arg].end, at);
+    add_i32(t, dir, "start", e->links[arg].start, at + 4);
+    add_bone_link(c->v, dir, "end", e->links[arg].end, "../../../../");
+    add_bone_link(c->v, dir, "start", e->links[arg].start, "../../../../");
+    return 0;
+}
+
+static int populate_links(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct entry_ctx *c = ctx;
+    struct rig_ik_entry *e = c->e;
+    uint64_t base = e->pos + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4;
+    for (uint32_t k = 0; k < e->length; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, k);
+        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_link", populate_link, c, k);
+        tree_set_span(t, ino, base + 8ull * k, 8);
+    }
+    return 0;
+}
+
+static int populate_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct entry_ctx *c = ctx;
+    struct rig_ik_entry *e = c->e;
+    uint64_t p = e->pos;
+    tree_add_range(t, dir, "raw.bin", "rig.ik_chain", p, e->size);
+    add_u32(t, dir, "unknown_0", e->unknown_0, p + RIG_IK_OFF_UNKNOWN_0);
+    add_u32(t, dir, "length", e->length, p + RIG_IK_OFF_LENGTH);
+    tree_add_range(t, dir, "reserved.bin", "bytes", p + RIG_IK_OFF_RESERVED, 32);
+    add_i32(t, dir, "pole", e->pole, p + RIG_IK_OFF_POLE);
+    add_i32(t, dir, "pole_root", e->pole_root, p + RIG_IK_OFF_POLE_ROOT);
+    add_i32(t, dir, "slot_info", e->slot_info, p + RIG_IK_OFF_SLOT_INFO);
+    add_i32(t, dir, "slot_info_root", e->slot_info_root, p + RIG_IK_OFF_SLOT_INFO_ROOT);
+    add_i32(t, dir, "slot_offset", e->slot_offset, p + RIG_IK_OFF_SLOT_OFFSET);
+    add_i32(t, dir, "slot_offset_root", e->slot_offset_root, p + RIG_IK_OFF_SLOT_OFFSET_ROOT);
+    add_hex32(t, dir, "info_node_flags", e->info_node_flags, p + RIG_IK_OFF_FLAGS);
+    add_i32_list(t, dir, "info_nodes", e->info_nodes, 10, p + RIG_IK_OFF_INFO_NODES);
+    add_i32(t, dir, "info_root", e->info_root, p + RIG_IK_OFF_INFO_ROOT);
+    add_u32_list(t, dir, "link_values", e->link_values, e->length, p + RIG_IK_OFF_LINK_VALUES);
+    add_i32(t, dir, "root", e->root, p + RIG_IK_OFF_LINK_VALUES + 4ull * e->length);
+    uint32_t links = tree_add_dir(t, dir, "links", "rig.ik_links", populate_links, c, 0);
+    tree_set_span(t, links, p + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4, 8ull * e->length);
+    static const char *const fields[] = {"pole", "pole_root", "slot_info", "slot_info_root", "slot_offset",
+                                         "slot_offset_root", "info_root", "root"};
+    int32_t idx[] = {e->pole, e->pole_root, e->slot_info, e->slot_info_root, e->slot_offset, e->slot_offset_root,
+                     e->info_root, e->root};
+    for (int k = 0; k < 8; k++)
+        add_bone_link(c->v, dir, fields[k], idx[k], "../../");
+    add_names_file(c->v, dir, "info_nodes", e->info_nodes, 10);
+    return 0;
+}
+
+static int populate_ik_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct rig_view *v = ctx;
+    for (uint32_t i = 0; i < v->r.ik_count; i++) {
+        struct rig_ik_entry *e = &v->r.entries[i];
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        if (!e->ok) {
+            add_error(t, dir, name, e->err);
+            continue;
+        }
+        struct entry_ctx *c = tree_alloc(t, sizeof *c);
+        if (!c)
+            continue;
+        *c = (struct entry_ctx){v, e};
+        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_chain", populate_entry, c, 0);
+        tree_set_span(t, ino, e->pos, e->size);
+    }
+    return 0;
+}
+
+static void add_lists(struct rig_view *v, uint32_t dir)
+{
+    struct tree *t = v->fs->tree;
+    for (int i = 0; i < 4; i++) {
+        const struct rig_list *l = &v->r.lists[i];
+        if (!l->ok) {
+            add_error(t, dir, rig_list_names[i], l->err);
+            continue;
+        }
+        uint32_t ino = add_i32_list(t, dir, rig_list_names[i], l->index, l->count, l->pos + 4);
+        tree_set_span(t, ino, l->pos, 4 + 4ull * l->count);
+        add_names_file(v, dir, rig_list_names[i], l->index, l->count);
+    }
+}
+
+static int populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct rig_view *v = ctx;
+    load_bones(v);
+    add_info_and_unparsed(v->fs, dir);
+    tree_add_range(t, dir, "header.bin", "rig.header", 0, RIG_HEADER_SIZE);
+    uint32_t h = tree_add_dir(t, dir, "header", "rig.header", populate_header, v, 0);
+    tree_set_span(t, h, 0, RIG_HEADER_SIZE);
+    if (v->granny)
+        gr2_view_add(v->granny, dir);
+    else
+        add_error(t, dir, "granny", v->granny_err);
+    if (v->r.ik_ok) {
+        uint32_t ik = tree_add_dir(t, dir, "ik_chains", "rig.ik_chains", populate_ik_chains, v, 0);
+        tree_set_span(t, ik, v->r.ik_pos, 4 + 4ull * v->r.ik_count);
+    } else {
+        add_error(t, dir, "ik_chains", v->r.ik_err);
+    }
+    add_lists(v, dir);
+    return 0;
+}
+
+struct block {
+    const char *name;
+    uint64_t off, len;
+};
+
+/* Top-level blocks must not overlap; a file where they do is reported, not refused. */
+static void check_overlaps(struct rig_view *v, const struct block *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = i + 1; k < n; k++)
+            if (b[i].len && b[k].len && b[i].off < b[k].off + b[k].len && b[k].off < b[i].off + b[i].len)
+                diag_add(&v->fs->diag, "blocks overlap: %s [0x%" PRIx64 ", 0x%" PRIx64 ") and %s [0x%" PRIx64
+                         ", 0x%" PRIx64 ")", b[i].name, b[i].off, b[i].off + b[i].len, b[k].name, b[k].off,
+                         b[k].off + b[k].len);
+}
+
+static uint64_t ik_block_end(const struct rig_wrapped *r)
+{
+    uint64_t end = r->ik_pos + 4 + 4ull * r->ik_count;
+    for (uint32_t i = 0; i < r->ik_count; i++)
+        if (r->entries[i].ok && r->entries[i].pos + r->entries[i].size > end)
+            end = r->entries[i].pos + r->entries[i].size;
+    return end;
+}
+
+static void describe(struct rig_view *v)
+{
+    struct s3fs *fs = v->fs;
+    struct rig_wrapped *r = &v->r;
+    struct block blocks[8]; /* header, granny, ik_chains, four lists */
+    int nb = 0;
+    cover_add(&fs->cover, 0, RIG_HEADER_SIZE);
+    blocks[nb++] = (struct block){"header", 0, RIG_HEADER_SIZE};
+    if (v->granny) {
+        gr2_view_describe(v->granny);
+        blocks[nb++] = (struct block){"granny", r->granny_pos, gr2_view_total_size(v->granny)};
+    }
+    if (r->ik_ok) {
+        sb_printf(&fs->facts, "ik_chains: %" PRIu32 "\n", r->ik_count);
+        sb_printf(&fs->facts, "ik_entry_offsets: from %s%s\n",
+                  r->entry_base == RIG_BASE_FIELD ? "each offset's own field" : "the table start",
+                  r->entry_base_fits ? "" : " (neither reading fits)");
+        cover_add(&fs->cover, r->ik_pos, 4 + 4ull * r->ik_count);
+        for (uint32_t i = 0; i < r->ik_count; i++)
+            if (r->entries[i].ok)
+                cover_add(&fs->cover, r->entries[i].pos, r->entries[i].size);
+        blocks[nb++] = (struct block){"ik_chains", r->ik_pos, ik_block_end(r) - r->ik_pos};
+    }
+    for (int i = 0; i < 4; i++) {
+        const struct rig_list *l = &r->lists[i];
+        if (!l->ok)
+            continue;
+        sb_printf(&fs->facts, "%s: %" PRIu32 "\n", rig_list_names[i], l->count);
+        cover_add(&fs->cover, l->pos, 4 + 4ull * l->count);
+        blocks[nb++] = (struct block){rig_list_names[i], l->pos, 4 + 4ull * l->count};
+    }
+    check_overlaps(v, blocks, nb);
+}
+
+int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct rig_view *v = calloc(1, sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    v->fs = fs;
+    if (rig_parse_wrapped(&fs->src.src, &v->r, &fs->diag, err, errlen)) {
+        free(v);
+        return -1;
+    }
+    tree_on_free(fs->tree, rig_view_free, v);
+    sb_printf(&fs->facts, "encoding: wrapped granny\n");
+    v->granny = gr2_view_new(fs, v->r.granny_pos, v->granny_err, sizeof v->granny_err);
+    if (!v->granny)
+        diag_add(&fs->diag, "Granny data: %s", v->granny_err);
+    else if (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny))
+        diag_add(&fs->diag, "Granny object tree: out of memory");
+    rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
+    describe(v);
+    return view_root(fs, "rig.wrapped", populate_rig_root, v);
+}

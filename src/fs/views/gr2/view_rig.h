@@ -1,0 +1,14 @@
+/* The wrapped RIG view (view_rig.c): the RIG header and the Granny file it wraps, shown
+ * by the Granny views (view_gr2.h, view_gr2obj.h) at /granny. */
+#ifndef S3_VIEW_RIG_H
+#define S3_VIEW_RIG_H
+
+#include <stddef.h>
+
+#include "fs/core/view.h"
+
+/* Parses the header of fs's source and gives fs's root its populate callback. 0, or -1
+ * with err (the top level is unreadable). */
+s3_view_open_fn rig_view_open;
+
+#endif

@@ -1,0 +1,806 @@
+/* DBPF packages (The Sims 3 and 4) as a tree: every index entry as a directory of value
+ * files with its stored and expanded bytes, and every file inside that the format table
+ * (src/formats.def, pkg columns) opens nested (rigs, Granny files, ...) as the tree that
+ * mounting it alone gives, opened over the resource's own source. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fs/views/sims/view_dbpf.h"
+#include "parse/sims/dbpf.h"
+#include "parse/codec/refpack.h"
+
+/* One resource's bytes, made when its directory is first listed. */
+struct pkg_res {
+    struct cached c; /* first: the cache hands this pointer back (expanded bytes) */
+    struct pkg_view *v;
+    uint32_t i;
+    uint16_t codec;    /* what the bytes are decoded as (a DBPF_COMP_ value) */
+    const char *nested_dir; /* the nested view's directory name (the table's pkg_dir) */
+    uint32_t nested_ino;    /* that directory (0: none made) */
+    struct s3fs *nested;    /* the view opened there, once populated */
+    bool ok;           /* the bytes can be had (err otherwise) */
+    char err[200];
+    struct source src; /* a slice of the file (stored), or the expanded bytes */
+};
+
+struct name_ref {
+    uint64_t instance;
+    size_t seq; /* order of reading: the first name given for an instance wins */
+    char *name;
+};
+
+/* The entries of one type: by_type[start .. start+n) in index order. */
+/* The entries /by-type and /info count together: the types that share a tag in the
+ * package's game (many ids are _XML or THUM), or one type the table gives no tag. */
+struct type_group {
+    uint32_t type, first, start, n; /* type: its first entry's; first: that entry's index */
+};
+
+struct pkg_view {
+    struct s3fs *fs;
+    uint32_t *by_type;          /* entry numbers sorted by (group, index) */
+    struct type_group *groups;  /* in order of first appearance */
+    uint32_t ngroups;
+    struct dbpf d;
+    bool sims4;
+    char **dirname; /* per entry: its directory under /resources (made on first listing) */
+    struct pkg_res **res;
+    struct name_ref *names; /* from the name maps, sorted by instance */
+    size_t nnames, capnames;
+    uint32_t namemaps;
+    bool names_loaded;
+    int names_rc; /* load_names: 0, or -ENOMEM */
+    uint64_t mem_total; /* the declared expanded bytes of entries with data */
+    uint32_t resources_dir; /* /resources (0 until the root is populated) */
+    uint32_t *res_dir;      /* per entry: /resources/NAME (0 until /resources is populated) */
+};
+
+_Static_assert(FMT_COUNT <= 32, "format masks are 32-bit");
+
+/* The formats a resource of this type is opened as, nested: a mask of (1u << format). */
+static unsigned nested_formats(uint32_t type)
+{
+    unsigned mask = 0;
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].pkg_dir[0] && (s3_formats[f].pkg_type == 0 || s3_formats[f].pkg_type == type))
+            mask |= 1u << f;
+    return mask;
+}
+
+/* The nested directory a resource of this type promises (a rig resource: rig/), so that
+ * bytes of another format are said there as an .error; NULL when the type promises none. */
+static const char *promised_dir(uint32_t type)
+{
+    for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++)
+        if (s3_formats[f].pkg_dir[0] && s3_formats[f].pkg_type == type)
+            return s3_formats[f].pkg_dir;
+    return NULL;
+}
+
+static void pkg_view_free(void *p)
+{
+    struct pkg_view *v = p;
+    for (uint32_t i = 0; v->dirname && i < v->d.count; i++)
+        free(v->dirname[i]);
+    free(v->dirname);
+    for (uint32_t i = 0; v->res && i < v->d.count; i++)
+        free(v->res[i]);
+    free(v->res);
+    free(v->res_dir);
+    for (size_t i = 0; i < v->nnames; i++)
+        free(v->names[i].name);
+    free(v->names);
+    dbpf_free(&v->d);
+    free(v->by_type);
+    free(v->groups);
+    free(v);
+}
+
+/* Which group a type belongs to: its tag (4 bytes, above bit 32), or the type itself when
+ * the table gives it no tag. */
+static uint64_t group_key(const struct pkg_view *v, uint32_t type)
+{
+    const char *tag, *ext;
+    if (!dbpf_type_names(type, v->sims4, &tag, &ext))
+        return type;
+    uint64_t k = 1;
+    for (int i = 0; i < 4 && tag[i]; i++)
+        k = k << 8 | (uint8_t)tag[i];
+    return k << 32;
+}
+
+static int by_key_then_index(const void *a, const void *b, void *keys)
+{
+    const uint64_t *key = keys;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return key[x] != key[y] ? (key[x] < key[y] ? -1 : 1) : (x < y ? -1 : x > y);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const struct type_group *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Groups the entries by tag (or untagged type) in O(n log n): a key per entry, looked up
+ * once (a hostile index may hold a million types). */
+static int group_types(struct pkg_view *v)
+{
+    uint32_t n = v->d.count;
+    v->by_type = malloc((n ? n : 1) * sizeof *v->by_type);
+    v->groups = malloc((n ? n : 1) * sizeof *v->groups);
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    if (!v->by_type || !v->groups || !key) {
+        free(key);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        v->by_type[i] = i;
+        key[i] = group_key(v, v->d.e[i].type);
+    }
+    qsort_r(v->by_type, n, sizeof *v->by_type, by_key_then_index, key);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t e = v->by_type[i];
+        if (i == 0 || key[e] != key[v->by_type[i - 1]])
+            v->groups[v->ngroups++] = (struct type_group){v->d.e[e].type, e, i, 0};
+        v->groups[v->ngroups - 1].n++;
+    }
+    free(key);
+    qsort(v->groups, v->ngroups, sizeof *v->groups, by_first);
+    return 0;
+}
+
+/* ---- codecs ---- */
+
+static bool looks_zlib(const uint8_t *h, size_t n)
+{
+    return n >= 2 && (h[0] & 0x0F) == 8 && ((h[0] << 8) | h[1]) % 31 == 0;
+}
+
+/* The codec to decode entry i with: the compression word when the data agrees with it,
+ * else what the first bytes say (reported). -1 when nothing fits. */
+static int choose_codec(struct pkg_view *v, uint32_t i, const uint8_t *h, size_t n, const char *name)
+{
+    const struct dbpf_entry *e = &v->d.e[i];
+    bool same = e->stored_size == e->mem_size;
+    if (e->extended) {
+        uint16_t w = e->compression;
+        if (w == DBPF_COMP_STORED && same)
+            return w;
+        if (w == DBPF_COMP_ZLIB && looks_zlib(h, n))
+            return w;
+        if ((w == DBPF_COMP_REFPACK || w == DBPF_COMP_STREAMABLE) && refpack_sniff(h, n))
+            return w;
+    } else if (same) {
+        return DBPF_COMP_STORED;
+    }
+    int c = looks_zlib(h, n) ? DBPF_COMP_ZLIB : refpack_sniff(h, n) ? DBPF_COMP_REFPACK : same ? DBPF_COMP_STORED : -1;
+    if (e->extended)
+        diag_add(&v->fs->diag, "%s: compression word 0x%04x does not fit its bytes; %s", name, e->compression,
+                 c < 0 ? "no codec fits them" : c == DBPF_COMP_ZLIB ? "decoded as zlib (sniffed)"
+                 : c == DBPF_COMP_REFPACK                           ? "decoded as RefPack (sniffed)"
+                                                                    : "read as stored (sizes agree)");
+    else if (c >= 0)
+        diag_add(&v->fs->diag, "%s: no compression word; %s", name,
+                 c == DBPF_COMP_ZLIB ? "decoded as zlib (sniffed)" : "decoded as RefPack (sniffed)");
+    return c;
+}
+
+static int inflate_exact(const uint8_t *in, size_t n, uint8_t *out, size_t want, char *err, size_t errlen)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK) {
+        snprintf(err, errlen, "zlib: cannot start");
+        return -1;
+    }
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)want + 1; /* one spare byte: a stream that goes on is caught */
+    int rc = inflate(&z, Z_FINISH);
+    size_t got = z.total_out;
+    const char *msg = z.msg;
+    int result = -1;
+    if (rc == Z_STREAM_END && got == want)
+        result = 0;
+    else if (got > want)
+        snprintf(err, errlen, "zlib stream expands past the declared %zu bytes", want);
+    else if (rc == Z_STREAM_END)
+        snprintf(err, errlen, "zlib stream ends after %zu of the declared %zu bytes", got, want);
+    else if (rc == Z_BUF_ERROR)
+        snprintf(err, errlen, "zlib input ends early (%zu of %zu bytes out)", got, want);
+    else
+        snprintf(err, errlen, "zlib: %s (after %zu bytes out)", msg ? msg : "corrupt stream", got);
+    inflateEnd(&z);
+    return result;
+}
+
+static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct pkg_res *r = (struct pkg_res *)c;
+    const struct dbpf_entry *e = &r->v->d.e[r->i];
+    struct source *file = &r->v->fs->src;
+    uint8_t *in = malloc(e->stored_size ? e->stored_size : 1);
+    uint8_t *out = malloc((size_t)e->mem_size + 1);
+    int rc = -1;
+    if (!in || !out)
+        snprintf(err, errlen, "out of memory for %u bytes", e->mem_size);
+    else if (source_pread_checked(file, e->offset, in, e->stored_size))
+        snprintf(err, errlen, "stored bytes cannot be read (the file changed?)");
+    else if (r->codec == DBPF_COMP_ZLIB)
+        rc = inflate_exact(in, e->stored_size, out, e->mem_size, err, errlen);
+    else
+        rc = refpack_expand(in, e->stored_size, out, e->mem_size, err, errlen);
+    free(in);
+    if (rc) {
+        free(out);
+        return -1;
+    }
+    *data = out;
+    *size = e->mem_size;
+    return 0;
+}
+
+/* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
+ * source, expanded now so a broken stream is data.error at once. The bytes are held
+ * (source_hold) for the caller, which reads them next: release with resource_done. */
+static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
+{
+    if (v->res[i]) {
+        source_hold(&v->res[i]->src);
+        return v->res[i];
+    }
+    struct pkg_res *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    v->res[i] = r;
+    r->v = v;
+    r->i = i;
+    const struct dbpf_entry *e = &v->d.e[i];
+    struct s3fs *fs = v->fs;
+    uint8_t head[2] = {0};
+    size_t hn = e->stored_size < 2 ? e->stored_size : 2;
+    if (source_pread_checked(&fs->src, e->offset, head, hn)) {
+        snprintf(r->err, sizeof r->err, "stored bytes cannot be read (the file changed?)");
+        return r;
+    }
+    int codec = choose_codec(v, i, head, hn, v->dirname[i]);
+    if (codec < 0) {
+        snprintf(r->err, sizeof r->err, "compression 0x%04x with %u bytes stored for %u: no codec fits",
+                 e->compression, e->stored_size, e->mem_size);
+        return r;
+    }
+    r->codec = (uint16_t)codec;
+    if (codec == DBPF_COMP_STORED) {
+        source_slice(&r->src, &fs->src, e->offset, e->stored_size);
+        r->ok = true;
+        return r;
+    }
+    if (e->mem_size > fs->opts.max_unpacked) {
+        snprintf(r->err, sizeof r->err, "declared expanded size %u is over the limit (max_unpacked_mb)",
+                 e->mem_size);
+        return r;
+    }
+    r->c.produce = produce_resource;
+    r->c.hint = e->mem_size;
+    source_expanded(&r->src, &fs->src, &fs->cache, &r->c, e->mem_size);
+    source_hold(&r->src);
+    size_t got;
+    if (!cache_pin(&fs->cache, &r->c, &got, r->err, sizeof r->err))
+        return r;
+    cache_unpin(&fs->cache, &r->c);
+    r->ok = true;
+    return r;
+}
+
+static void resource_done(struct pkg_res *r)
+{
+    if (r)
+        source_release(&r->src);
+}
+
+/* ---- names ---- */
+
+static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
+{
+    struct pkg_view *v = ctx;
+    if (v->nnames == v->capnames) {
+        size_t cap = v->capnames ? 2 * v->capnames : 64;
+        struct name_ref *n = realloc(v->names, cap * sizeof *n);
+        if (!n) {
+            v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
+            return;
+        }
+        v->names = n;
+        v->capnames = cap;
+    }
+    char *copy = strndup(name, len < 100 ? len : 100);
+    if (!copy) {
+        v->names_rc = -ENOMEM;
+        return;
+    }
+    v->names[v->nnames] = (struct name_ref){instance, v->nnames, copy};
+    v->nnames++;
+}
+
+static int by_instance(const void *a, const void *b)
+{
+    const struct name_ref *x = a, *y = b;
+    return x->instance < y->instance ? -1 : x->instance > y->instance;
+}
+
+static const char *name_of(struct pkg_view *v, uint64_t instance)
+{
+    struct name_ref key = {instance, 0, NULL};
+    /* sorted by (instance, seq): step back to the first name read for it */
+    struct name_ref *n = v->nnames ? bsearch(&key, v->names, v->nnames, sizeof *v->names, by_instance) : NULL;
+    while (n && n > v->names && n[-1].instance == instance)
+        n--;
+    return n && n->name[0] ? n->name : NULL;
+}
+
+static int by_instance_then_seq(const void *a, const void *b)
+{
+    const struct name_ref *x = a, *y = b;
+    int c = by_instance(a, b);
+    return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/* Reads every name map (expanding it), then names every entry: 0, or -ENOMEM (then, and
+ * at every later call, the listings that need the names fail with ENOMEM; every name
+ * set stays a valid string). */
+static int load_names(struct pkg_view *v)
+{
+    if (v->names_loaded)
+        return v->names_rc;
+    v->names_loaded = true;
+    struct s3fs *fs = v->fs;
+    char tmp[256];
+    for (uint32_t i = 0; i < v->d.count; i++) {
+        const struct dbpf_entry *e = &v->d.e[i];
+        dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
+        v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
+        if (!v->dirname[i])
+            return v->names_rc = -ENOMEM;
+    }
+    for (uint32_t i = 0; i < v->d.count; i++) {
+        const struct dbpf_entry *e = &v->d.e[i];
+        if (e->type != DBPF_TYPE_NAMEMAP || e->state != DBPF_OK)
+            continue;
+        struct pkg_res *r = resource(v, i);
+        if (!r || !r->ok) {
+            resource_done(r);
+            continue;
+        }
+        uint8_t *b = malloc(r->src.size ? r->src.size : 1);
+        char err[200] = "";
+        if (b && source_pread(&r->src, 0, b, r->src.size) == 0) {
+            v->namemaps++;
+            if (dbpf_parse_namemap(b, r->src.size, add_name, v, err, sizeof err) || err[0])
+                diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
+        }
+        free(b);
+        resource_done(r);
+    }
+    if (v->nnames)
+        qsort(v->names, v->nnames, sizeof *v->names, by_instance_then_seq);
+    for (uint32_t i = 0; i < v->d.count; i++) {
+        const struct dbpf_entry *e = &v->d.e[i];
+        size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, name_of(v, e->instance));
+        if (e->dup)
+            snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
+        char *name = strdup(tmp);
+        if (!name) {
+            v->names_rc = -ENOMEM; /* the provisional name stays */
+            continue;
+        }
+        free(v->dirname[i]);
+        v->dirname[i] = name;
+    }
+    return v->names_rc;
+}
+
+/* ---- /resources/NAME ---- */
+
+static const char *state_name(uint8_t s)
+{
+    static const char *const n[] = {"ok", "deleted", "null", "no data", "outside the file"};
+    return s < sizeof n / sizeof n[0] ? n[s] : "?";
+}
+
+/* A value file spanning field f of entry i's record (or its constant, stored once). */
+static void add_field(struct pkg_view *v, uint32_t dir, uint32_t i, const char *name, int f, const char *fmt,
+                      uint64_t value)
+{
+    struct tree *t = v->fs->tree;
+    uint32_t ino = tree_add_textf(t, dir, name, f >= 7 ? "u16" : "u32", fmt, value);
+    uint64_t pos = dbpf_field_pos(&v->d, i, f);
+    if (!pos && f < 3) { /* constant: the word after the flags */
+        pos = v->d.index_pos + 4;
+        for (int k = 0; k < f; k++)
+            if (v->d.index_flags & (1u << k))
+                pos += 4;
+    }
+    if (pos)
+        tree_set_span(t, ino, pos, f >= 7 ? 2 : 4);
+}
+
+static ssize_t read_expanded(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct pkg_res *r = ctx;
+    if (source_pread_checked(&r->src, off, buf, len))
+        return -EIO;
+    return (ssize_t)len;
+}
+
+/* What an open data.bin holds: the expanded resource (tree_hold). */
+static struct cached *expanded_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct pkg_res *r = ctx;
+    *cache = r->src.cache;
+    return r->src.kind == SOURCE_EXPANDED ? r->src.item : NULL;
+}
+
+static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct pkg_res *r = ctx;
+    struct pkg_view *v = r->v;
+    const struct dbpf_entry *e = &v->d.e[r->i];
+    char origin[256], err[256];
+    snprintf(origin, sizeof origin, "resource %s, stored at offset %" PRIu32 " (%" PRIu32 " bytes, %s)%s",
+             v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
+             r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
+    source_hold(&r->src); /* the nested view's opening reads it piece by piece */
+    int rc = 0;
+    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err))
+        add_error(t, dir, r->nested_dir, err);
+    else
+        rc = tree_populate(t, dir);
+    source_release(&r->src);
+    return rc;
+}
+
+/* The nested directory (rig/, ...) when the bytes are a format the table opens in a
+ * resource of this type (for rig resources any rig encoding, for any type a bare Granny
+ * file); else, when the type promises a format, that directory's .error. */
+static void add_nested(struct pkg_view *v, uint32_t dir, struct pkg_res *r)
+{
+    struct tree *t = v->fs->tree;
+    const struct dbpf_entry *e = &v->d.e[r->i];
+    struct detect_result det;
+    const char *promised = promised_dir(e->type);
+    bool known = detect_format(&r->src.src, &det) == 0;
+    if (known && (nested_formats(e->type) & (1u << det.format))) {
+        r->nested_dir = s3_formats[det.format].pkg_dir;
+        uint32_t ino = tree_add_dir(t, dir, r->nested_dir, "dbpf.nested", populate_nested, r, 0);
+        tree_set_span(t, ino, e->offset, e->stored_size);
+        r->nested_ino = ino;
+    } else if (promised) {
+        char why[300];
+        if (known)
+            snprintf(why, sizeof why, "a %s resource holding another format (%s)", promised, format_name(det.format));
+        add_error(t, dir, promised, known ? why : det.why);
+    }
+}
+
+static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+{
+    struct pkg_view *v = ctx;
+    const struct dbpf_entry *e = &v->d.e[i];
+    if (e->state == DBPF_OK && source_check(&v->fs->src))
+        return -EIO;
+    add_field(v, dir, (uint32_t)i, "type", 0, "0x%08" PRIx64 "\n", e->type);
+    add_field(v, dir, (uint32_t)i, "group", 1, "0x%08" PRIx64 "\n", e->group);
+    uint32_t ino = tree_add_textf(t, dir, "instance", "u64", "0x%016" PRIx64 "\n", e->instance);
+    uint64_t hi = dbpf_field_pos(&v->d, (uint32_t)i, 2), lo = dbpf_field_pos(&v->d, (uint32_t)i, 3);
+    tree_set_span(t, ino, hi ? hi : lo, hi ? 8 : 4);
+    add_field(v, dir, (uint32_t)i, "offset", 4, "%" PRIu64 "\n", e->offset);
+    add_field(v, dir, (uint32_t)i, "stored_size", 5, "%" PRIu64 "\n", e->stored_size);
+    add_field(v, dir, (uint32_t)i, "memory_size", 6, "%" PRIu64 "\n", e->mem_size);
+    const char *cn = dbpf_compression_name(e->compression);
+    if (e->extended) {
+        if (cn)
+            ino = tree_add_textf(t, dir, "compression", "dbpf.compression", "%s\n", cn);
+        else
+            ino = tree_add_textf(t, dir, "compression", "dbpf.compression", "0x%04x\n", e->compression);
+        tree_set_span(t, ino, dbpf_field_pos(&v->d, (uint32_t)i, 7), 2);
+        add_field(v, dir, (uint32_t)i, "committed", 8, "%" PRIu64 "\n", e->committed);
+    } else {
+        tree_add_textf(t, dir, "compression", "dbpf.compression", "none given\n");
+    }
+    tree_add_textf(t, dir, "state", "text", "%s\n", state_name(e->state));
+    if (e->state != DBPF_OK)
+        return 0;
+    tree_add_range(t, dir, "stored.bin", "dbpf.stored", e->offset, e->stored_size);
+    struct pkg_res *r = resource(v, (uint32_t)i);
+    if (!r || !r->ok) {
+        add_error(t, dir, "data", r ? r->err : "out of memory");
+        resource_done(r);
+        return 0;
+    }
+    if (r->codec == DBPF_COMP_STORED) {
+        tree_add_range(t, dir, "data.bin", "dbpf.data", e->offset, e->stored_size);
+    } else {
+        ino = tree_add_gen(t, dir, "data.bin", "dbpf.data", e->mem_size, read_expanded, r, 0);
+        tree_set_span(t, ino, e->offset, e->stored_size);
+    }
+    add_nested(v, dir, r);
+    resource_done(r);
+    return 0;
+}
+
+/* Bytes of an entry's index record: seven u32 fields less the constant ones, plus the
+ * compression and committed words when present. */
+static uint64_t record_size(const struct pkg_view *v, const struct dbpf_entry *e)
+{
+    return 28 - 4 * (uint64_t)__builtin_popcount(v->d.index_flags & 7) + (e->extended ? 4 : 0);
+}
+
+static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct pkg_view *v = ctx;
+    if (source_check(&v->fs->src))
+        return -EIO;
+    int rc = load_names(v);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < v->d.count; i++) {
+        const struct dbpf_entry *e = &v->d.e[i];
+        uint32_t ino = tree_add_dir(t, dir, v->dirname[i], "dbpf.resource", populate_resource, v, i);
+        v->res_dir[i] = ino;
+        if (e->state == DBPF_OK)
+            tree_set_span(t, ino, e->offset, e->stored_size);
+        else
+            tree_set_span(t, ino, e->record, record_size(v, e));
+    }
+    return 0;
+}
+
+/* /by-type/TAG/NAME -> ../../resources/NAME */
+static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
+{
+    struct pkg_view *v = ctx;
+    int rc = load_names(v);
+    if (rc)
+        return rc;
+    const struct type_group *grp = &v->groups[g];
+    for (uint32_t k = 0; k < grp->n; k++) {
+        uint32_t i = v->by_type[grp->start + k];
+        char target[300];
+        snprintf(target, sizeof target, "../../resources/%s", v->dirname[i]);
+        tree_add_link(t, dir, v->dirname[i], target);
+    }
+    return 0;
+}
+
+/* A group's name in /by-type and /info: the tag, or for an untagged type its id as 0x and
+ * eight hex digits (0x02DC343F). */
+static void type_dir_name(const struct pkg_view *v, char *out, size_t size, uint32_t type)
+{
+    const char *tag, *ext;
+    if (dbpf_type_names(type, v->sims4, &tag, &ext))
+        snprintf(out, size, "%s", tag);
+    else
+        snprintf(out, size, "0x%08" PRIX32, type);
+}
+
+static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct pkg_view *v = ctx;
+    for (uint32_t g = 0; g < v->ngroups; g++) {
+        char name[16];
+        type_dir_name(v, name, sizeof name, v->groups[g].type);
+        tree_add_dir(t, dir, name, "dbpf.by_type", populate_type, v, g);
+    }
+    return 0;
+}
+
+static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct pkg_view *v = ctx;
+    uint32_t ino = tree_add_textf(t, dir, "magic", "bytes", "DBPF\n");
+    tree_set_span(t, ino, 0, 4);
+    for (int i = 0; i < DBPF_HEADER_FIELDS; i++)
+        add_u32(t, dir, dbpf_header_field_names[i], v->d.h[i], dbpf_header_field_offsets[i]);
+    return 0;
+}
+
+static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct pkg_view *v = ctx;
+    add_info_and_unparsed(v->fs, dir);
+    tree_add_range(t, dir, "header.bin", "dbpf.header", 0, DBPF_HEADER_SIZE);
+    uint32_t h = tree_add_dir(t, dir, "header", "dbpf.header", populate_header, v, 0);
+    tree_set_span(t, h, 0, DBPF_HEADER_SIZE);
+    /* an index of no entries is not checked by the parser: it may lie past the end */
+    uint64_t size = v->fs->src.size;
+    bool inside = v->d.index_pos <= size && v->d.index_size <= size - v->d.index_pos;
+    if ((v->d.count || v->d.h[DBPF_H_INDEX_COUNT] == 0) && inside)
+        tree_add_range(t, dir, "index.bin", "dbpf.index", v->d.index_pos, v->d.index_size);
+    if (!v->d.index_ok) {
+        add_error(t, dir, "index", v->d.index_err);
+    } else if (!inside) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "index [0x%" PRIx64 ", +%" PRIu64 ") of no entries is not inside the file (%" PRIu64
+                 " bytes)", v->d.index_pos, v->d.index_size, size);
+        add_error(t, dir, "index", msg);
+    }
+    uint32_t r = tree_add_dir(t, dir, "resources", "dbpf.resources", populate_resources, v, 0);
+    tree_set_span(t, r, v->d.index_pos, v->d.index_size);
+    v->resources_dir = r;
+    tree_add_dir(t, dir, "by-type", "dbpf.by_type", populate_by_type, v, 0);
+    return 0;
+}
+
+/* ---- the skeletons it offers ---- */
+
+/* The skeletons of one rig resource (its nested view's), added to into labelled
+ * resources/NAME[/LABEL]; a rig that offers none is said in /info. */
+static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_set *into)
+{
+    struct tree *t = v->fs->tree;
+    if (!v->res_dir[i] || tree_populate(t, v->res_dir[i]))
+        return;
+    struct pkg_res *r = v->res[i];
+    if (!r || !r->nested_ino || tree_populate(t, r->nested_ino) || !r->nested)
+        return; /* not a rig the table opens: its rig.error says why */
+    char err[200] = "";
+    const struct rig_set *set = view_skeletons(r->nested, err, sizeof err);
+    for (size_t k = 0; k < set->n; k++) {
+        char *label = NULL;
+        struct mdl_skeleton copy;
+        const char *sub = set->r[k].label;
+        if (asprintf(&label, "resources/%s%s%s", v->dirname[i], sub[0] ? "/" : "", sub) < 0)
+            label = NULL;
+        if (!label || mdl_skeleton_copy(&set->r[k].skel, &copy))
+            snprintf(err, sizeof err, "out of memory");
+        else
+            rig_set_add(into, label, &copy, err, sizeof err);
+        free(label);
+    }
+    if (err[0])
+        diag_add(&v->fs->diag, "%s: no skeleton to bind meshes to: %s", v->dirname[i], err);
+}
+
+/* view_skeletons_fn of a package: every rig resource's skeletons, in index order (their
+ * directories are populated to open them, as listing them would). */
+static int pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+{
+    struct pkg_view *v = ctx;
+    struct tree *t = fs->tree;
+    if (tree_populate(t, fs->root) || !v->resources_dir || tree_populate(t, v->resources_dir)) {
+        snprintf(err, errlen, "the resources cannot be listed");
+        return -1;
+    }
+    size_t before = into->n;
+    for (uint32_t i = 0; i < v->d.count; i++)
+        if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
+            add_resource_skeletons(v, i, into);
+    if (into->n > before)
+        return 0;
+    snprintf(err, errlen, "no rig resource holds a skeleton");
+    return -1;
+}
+
+/* ---- /info ---- */
+
+static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    struct pkg_view *v = ctx;
+    if (v->names_loaded && v->names_rc)
+        sb_printf(out, "names: out of memory while naming the resources\n");
+    else if (v->names_loaded)
+        sb_printf(out, "names: %zu from %u name maps\n", v->nnames, v->namemaps);
+    else
+        sb_printf(out, "names: not read yet (list /resources)\n");
+}
+
+static void describe(struct pkg_view *v)
+{
+    struct s3fs *fs = v->fs;
+    struct dbpf *d = &v->d;
+    struct sbuf *f = &fs->facts;
+    sb_printf(f, "package: The Sims %d (DBPF %u.%u)\n", v->sims4 ? 4 : 3, d->h[DBPF_H_MAJOR], d->h[DBPF_H_MINOR]);
+    sb_printf(f, "entries: %" PRIu32 "\n", d->count);
+    sb_printf(f, "index_position: %" PRIu64 "\n", d->index_pos);
+    sb_printf(f, "index_size: %" PRIu64 "\n", d->index_size);
+    sb_printf(f, "index_flags: 0x%08" PRIx32 "%s%s%s\n", d->index_flags, d->index_flags & 1 ? " constant-type" : "",
+              d->index_flags & 2 ? " constant-group" : "", d->index_flags & 4 ? " constant-instance-high" : "");
+    cover_add(&fs->cover, 0, DBPF_HEADER_SIZE);
+    cover_add(&fs->cover, d->index_pos, d->index_size);
+    uint32_t states[5] = {0}, dups = 0, comp[6] = {0}; /* none given, stored, zlib, refpack, streamable, other */
+    for (uint32_t i = 0; i < d->count; i++) {
+        const struct dbpf_entry *e = &d->e[i];
+        states[e->state < 5 ? e->state : 0]++;
+        dups += e->dup > 0;
+        if (e->state == DBPF_OK) {
+            cover_add(&fs->cover, e->offset, e->stored_size);
+            v->mem_total += e->mem_size;
+        }
+        if (e->state == DBPF_DELETED)
+            continue;
+        int k = !e->extended ? 0 : e->compression == DBPF_COMP_STORED ? 1 : e->compression == DBPF_COMP_ZLIB ? 2
+              : e->compression == DBPF_COMP_REFPACK ? 3 : e->compression == DBPF_COMP_STREAMABLE ? 4 : 5;
+        comp[k]++;
+    }
+    for (uint32_t g = 0; g < v->ngroups; g++) { /* per tag (or untagged type), in order of first appearance */
+        char name[16];
+        type_dir_name(v, name, sizeof name, v->groups[g].type);
+        sb_printf(f, "type %s: %" PRIu32 "\n", name, v->groups[g].n);
+    }
+    static const char *const cn[6] = {"none given", "stored", "zlib", "refpack", "streamable", "other"};
+    for (int k = 0; k < 6; k++)
+        if (comp[k])
+            sb_printf(f, "compression %s: %" PRIu32 "\n", cn[k], comp[k]);
+    sb_printf(f, "deleted: %" PRIu32 "\nnull: %" PRIu32 "\nno_data: %" PRIu32 "\nduplicates: %" PRIu32 "\n",
+              states[DBPF_DELETED], states[DBPF_NULL], states[DBPF_NO_DATA], dups);
+    if (states[DBPF_OUTSIDE])
+        diag_add(&fs->diag, "%" PRIu32 " entries point outside the file", states[DBPF_OUTSIDE]);
+    if (!d->index_ok)
+        diag_add(&fs->diag, "%s", d->index_err);
+}
+
+int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct pkg_view *v = calloc(1, sizeof *v);
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    v->fs = fs;
+    if (dbpf_parse_header(&fs->src.src, &v->d, err, errlen)) {
+        free(v);
+        return -1;
+    }
+    tree_on_free(fs->tree, pkg_view_free, v);
+    v->sims4 = v->d.h[DBPF_H_MINOR] == 1;
+    if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag)) {
+        snprintf(err, errlen, "out of memory for the index");
+        return -1;
+    }
+    uint32_t n = v->d.count ? v->d.count : 1;
+    v->dirname = calloc(n, sizeof *v->dirname);
+    v->res = calloc(n, sizeof *v->res);
+    v->res_dir = calloc(n, sizeof *v->res_dir);
+    if (!v->dirname || !v->res || !v->res_dir || group_types(v)) {
+        snprintf(err, errlen, "out of memory for the index");
+        return -1;
+    }
+    describe(v);
+    tree_gen_item(read_expanded, expanded_item);
+    if (view_add_info_hook(fs, info_names, v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (view_add_skeletons_hook(fs, pkg_skeletons, v)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return view_root(fs, "dbpf.package", populate_pkg_root, v);
+}
+
+bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
+{
+    if (fs->det.format != FMT_DBPF)
+        return false;
+    /* the view is the root's populate context */
+    struct pkg_view *v = tree_dir_ctx(fs->tree, fs->root, populate_pkg_root);
+    if (!v)
+        return false;
+    *count = v->d.count;
+    *bytes = v->mem_total;
+    return true;
+}

@@ -1,0 +1,19 @@
+/* The package view (view_dbpf.c): a DBPF package's index and resources, their expanded
+ * bytes, and each rig resource opened as a view of its own (through fs->open_at). */
+#ifndef S3_VIEW_DBPF_H
+#define S3_VIEW_DBPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs/core/view.h"
+
+/* Parses the header and index of fs's source and gives fs's root its populate callback.
+ * 0, or -1 with err. */
+s3_view_open_fn dbpf_view_open;
+/* A package's resource count and declared expanded bytes (s3rig extract's progress);
+ * false when fs is not a package. */
+bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
+
+#endif

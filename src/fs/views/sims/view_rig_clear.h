@@ -1,0 +1,13 @@
+/* The clear RIG view (view_rig_clear.c): bones, IK chains, bones.csv and skeleton.glb
+ * from a RIG in the clear encoding (major 3/4). */
+#ifndef S3_VIEW_RIG_CLEAR_H
+#define S3_VIEW_RIG_CLEAR_H
+
+#include <stddef.h>
+
+#include "fs/core/view.h"
+
+/* Parses fs's source and gives fs's root its populate callback. 0, or -1 with err. */
+s3_view_open_fn rig_clear_view_open;
+
+#endif

@@ -1,0 +1,167 @@
+/* model.glb and model.obj for a Turok 1 graphic object. The object's nodes and sections
+ * are read with the t2fs locator and decoded (t1_section_read), then turned into a
+ * neutral model by parse/t1_model.c and written by the exporters (export_model.c).
+ *
+ * Listing the directory decodes the object once, to measure both files and say what
+ * was left out; a build runs on the first read and again whenever the cache has dropped
+ * the bytes, on whatever thread reads the file. The locator may
+ * only run where no populate callback runs (it shares the view's read-ahead window and
+ * tables), so a build reads the object under the tree lock, which serialises populate
+ * callbacks (recursive: a build inside a populate callback already holds it). A build is
+ * the export item's producer (cache.h): lock order the item being produced, then the
+ * tree lock, then the cache's; no populate callback pins an existing export item. */
+#include "fs/views/t2fs/view_t1_export.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/export/export.h"
+#include "fs/views/t2fs/view_t1_section.h"
+#include "parse/base/reader.h"
+#include "parse/t2fs/t1_model.h"
+
+struct t1x {
+    struct t2_view *v;
+    struct t2fs_node obj;
+    bool obj_text; /* model.obj, else model.glb */
+};
+
+/* usChildNodeIndices of node k (1, 2 or 4-byte indices). 0, or -1 with err. */
+static int read_children(struct t2_view *v, const struct t2fs_node *node, struct t1_obj_node *out, char *err,
+                         size_t errlen)
+{
+    struct t2fs_node n;
+    struct t2fs_array a;
+    if (t2fs_node_child(v, node, 0, &n, err, errlen) || t2fs_node_array(v, &n, &a, err, errlen))
+        return -1;
+    int rc = -1;
+    if (a.count && a.esize != 1 && a.esize != 2 && a.esize != 4) {
+        char name[160];
+        t2fs_node_name(&n, name, sizeof name);
+        snprintf(err, errlen, "%s: element size %" PRIu32 ", not an index list (1, 2 or 4 bytes)", name, a.esize);
+    } else if ((out->children = malloc((a.count ? a.count : 1) * sizeof *out->children)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+    } else {
+        bool be = t2fs_view_big_endian(v);
+        for (uint32_t i = 0; i < a.count; i++) {
+            const uint8_t *p = a.data + (size_t)i * a.esize;
+            out->children[i] = a.esize == 1 ? p[0] : a.esize == 2 ? ld_u16(p, be) : ld_u32(p, be);
+        }
+        out->nchildren = a.count;
+        rc = 0;
+    }
+    free(a.bytes);
+    return rc;
+}
+
+/* The sections of node k's parts; a part that cannot be read goes to o->missing. */
+static void read_parts(struct t2_view *v, const struct t2fs_node *node, uint32_t k, struct t1_object *o)
+{
+    char err[400], what[80];
+    struct t2fs_node parts, part, sec;
+    if (t2fs_node_child(v, node, 2, &parts, err, sizeof err) || t2fs_node_expect(&parts, T2FS_NODE_BRANCH, err, sizeof err)) {
+        snprintf(what, sizeof what, "nodes/%" PRIu32 "/parts", k);
+        t1_object_missing(o, what, err);
+        return;
+    }
+    for (uint32_t p = 0; p < parts.count && !o->oom; p++) {
+        if (t2fs_node_child(v, &parts, p, &part, err, sizeof err) ||
+            t2fs_node_expect(&part, T2FS_NODE_BRANCH, err, sizeof err)) {
+            snprintf(what, sizeof what, "nodes/%" PRIu32 "/parts/%" PRIu32, k, p);
+            t1_object_missing(o, what, err);
+            continue;
+        }
+        for (uint32_t s = 0; s < part.count; s++) {
+            struct t1_obj_section *x = t1_object_section(o, k, p, s);
+            if (!x)
+                return;
+            if (t2fs_node_child(v, &part, s, &sec, x->err, sizeof x->err) == 0 &&
+                t1_section_read(v, &sec, &x->s, x->err, sizeof x->err) == 0)
+                x->ok = true;
+        }
+    }
+}
+
+/* The object's hierarchy and sections. 0, or -1 with err (the hierarchy cannot be read). */
+static int read_object(struct t2_view *v, const struct t2fs_node *obj, struct t1_object *o, char *err,
+                       size_t errlen)
+{
+    struct t2fs_node nodes, node;
+    memset(o, 0, sizeof *o);
+    if (t2fs_node_at(v, obj, (const unsigned[]){1, 1}, 2, &nodes, err, errlen) ||
+        t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, errlen))
+        return -1;
+    if (t1_object_nodes(o, nodes.count)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t k = 0; k < nodes.count && !o->oom; k++) {
+        if (t2fs_node_child(v, &nodes, k, &node, err, errlen) || t2fs_node_expect(&node, T2FS_NODE_BRANCH, err, errlen) ||
+            read_children(v, &node, &o->node[k], err, errlen))
+            return -1;
+        read_parts(v, &node, k, o);
+    }
+    return 0;
+}
+
+/* The object as a model. 0, or -1 with err. */
+static int object_model(const struct t1x *x, struct mdl_model *m, char *err, size_t errlen)
+{
+    struct tree *t = t2fs_view_fs(x->v)->tree;
+    struct t1_object o;
+    tree_lock(t);
+    int rc = read_object(x->v, &x->obj, &o, err, errlen);
+    tree_unlock(t);
+    if (rc == 0) {
+        char name[32];
+        snprintf(name, sizeof name, "object %" PRIu32, x->obj.depth >= 2 ? x->obj.path[1] : 0);
+        rc = t1_object_model(&o, name, m, err, errlen);
+    }
+    t1_object_free(&o);
+    return rc;
+}
+
+static int t1x_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    const struct t1x *x = ctx;
+    struct mdl_model m;
+    if (object_model(x, &m, err, errlen))
+        return -1;
+    int rc = x->obj_text ? export_model_obj(&m, out, len, err, errlen) : export_model_glb(&m, out, len, err, errlen);
+    mdl_model_free(&m);
+    return rc;
+}
+
+void t1_exports_add(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir)
+{
+    struct s3fs *fs = t2fs_view_fs(v);
+    struct t1x *glb = tree_alloc(fs->tree, sizeof *glb), *obj_text = tree_alloc(fs->tree, sizeof *obj_text);
+    if (!glb || !obj_text)
+        return;
+    *glb = (struct t1x){v, *obj, false};
+    *obj_text = (struct t1x){v, *obj, true};
+    /* one decode sizes both files (measured, not built) and says what was left out */
+    char err[256];
+    struct mdl_model m;
+    if (object_model(glb, &m, err, sizeof err)) {
+        export_add_error(fs, dir, "model.glb", err); /* model.error: there is no model */
+        return;
+    }
+    size_t len;
+    if (export_model_glb(&m, NULL, &len, err, sizeof err) == 0)
+        export_add_sized(fs, dir, "model.glb", "glb.model", len, t1x_build, glb);
+    else
+        export_add_error(fs, dir, "model.glb", err);
+    if (export_model_obj(&m, NULL, &len, err, sizeof err) == 0)
+        export_add_sized(fs, dir, "model.obj", "obj.model", len, t1x_build, obj_text);
+    else
+        export_add_error(fs, dir, "model.obj", err);
+    if (m.left_out) {
+        m.left_out[strlen(m.left_out) - 1] = 0; /* add_error ends the text */
+        add_error(fs->tree, dir, "sections", m.left_out);
+    }
+    mdl_model_free(&m);
+}

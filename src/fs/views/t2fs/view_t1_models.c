@@ -1,0 +1,381 @@
+/* /models for Turok 1 (the turok1 schema): one directory per graphic object
+ * (/root/0/N), its node hierarchy, and each geometry section decoded as the engine draws
+ * it (parse/t1_section.h). Nodes are found with the t2fs view's locator; a node that is
+ * missing or broken is NAME.error naming it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/views/t2fs/view_t1_export.h"
+#include "fs/views/t2fs/view_t1_models.h"
+#include "fs/views/t2fs/view_t1_section.h"
+#include "parse/base/reader.h"
+#include "parse/t2fs/t1_section.h"
+
+/* A directory of the Turok 1 /models: the view and the node it shows. */
+struct t1dir {
+    struct t2_view *v;
+    struct t2fs_node n;
+};
+
+static struct t1dir *t1dir_new(struct t2_view *v, const struct t2fs_node *n)
+{
+    struct t1dir *d = tree_alloc(t2fs_view_fs(v)->tree, sizeof *d);
+    if (d) {
+        d->v = v;
+        d->n = *n;
+    }
+    return d;
+}
+
+/* Child i of n; false with NAME.error in dir when it is missing or not of that kind. */
+static bool child_as(struct t2_view *v, const struct t2fs_node *n, uint32_t i, enum t2fs_node_kind kind,
+                     struct t2fs_node *out, uint32_t dir, const char *name)
+{
+    char err[400];
+    if (t2fs_node_child(v, n, i, out, err, sizeof err) == 0 && t2fs_node_expect(out, kind, err, sizeof err) == 0)
+        return true;
+    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    return false;
+}
+
+/* ---- one section ---- */
+
+static void add_vertices_files(struct tree *t, uint32_t dir, const struct t1_section *s, const struct t2fs_node *vn)
+{
+    size_t bytes = (size_t)s->nvert * T1_VERTEX_SIZE;
+    char *rec = malloc(bytes ? bytes : 1);
+    if (!rec)
+        return;
+    memcpy(rec, s->records, bytes);
+    uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, rec, bytes);
+    uint64_t so, sl;
+    t2fs_node_span(vn, &so, &sl);
+    tree_set_span(t, ino, so, sl);
+    set_typef(t, ino, "t1.vertices[16]x%" PRIu32, s->nvert);
+    struct sbuf txt = {0};
+    for (uint32_t i = 0; i < s->nvert; i++) {
+        const struct t1_vertex *x = &s->vert[i];
+        sb_printf(&txt, "%d %d %d %u %d %d %u %u %u %u\n", x->x, x->y, x->z, x->flag, x->s, x->t, x->c[0], x->c[1],
+                  x->c[2], x->c[3]);
+    }
+    size_t len;
+    char *text = sb_take(&txt, &len);
+    tree_add_text(t, dir, "vertices.txt", "text", text, len);
+}
+
+static void add_stream_files(struct tree *t, uint32_t dir, const struct t1_section *s)
+{
+    const struct t1_stream *st = &s->st;
+    struct sbuf cmd = {0}, tri = {0};
+    for (size_t i = 0; i < st->ncmd; i++) {
+        const struct t1_cmd *c = &st->cmd[i];
+        if (c->kind == T1_CMD_LOAD)
+            sb_printf(&cmd, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32 "\n", c->first, c->first + c->count - 1,
+                      c->slot);
+        else
+            sb_printf(&cmd, "tri %u %u %u\n", c->s[0], c->s[1], c->s[2]);
+    }
+    for (size_t i = 0; i < st->ntri; i++)
+        sb_printf(&tri, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", st->tri[i][0], st->tri[i][1], st->tri[i][2]);
+    size_t len;
+    char *text = sb_take(&cmd, &len);
+    tree_add_text(t, dir, "commands.txt", "text", text, len);
+    text = sb_take(&tri, &len);
+    tree_add_text(t, dir, "triangles.txt", "text", text, len);
+}
+
+/* triangles.error: where the stream is (its node, and the file offset of that node or of
+ * the compressed node it lies in; word W is 8 + 2W bytes into the node), then each
+ * layout's first failing word and why. */
+static void add_layout_error(struct tree *t, uint32_t dir, const struct t2fs_node *stream, const char *why)
+{
+    char name[160];
+    uint64_t off, len;
+    t2fs_node_name(stream, name, sizeof name);
+    t2fs_node_span(stream, &off, &len);
+    tree_add_textf(t, dir, "triangles.error", "error",
+                   "the stream %s (at file offset %" PRIu64 ", %" PRIu64 " bytes; word W is 8 + 2W bytes into the "
+                   "node) fits neither layout:\n%s",
+                   name, off, len, why);
+}
+
+void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t dir)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t1_arrays a;
+    t1_arrays_read(v, sec, &a);
+    if (a.ps_ok)
+        t2fs_node_add_file(v, &a.psn, dir, "pstream.bin", a.ps.bytes, 8, (uint64_t)a.ps.count * 2, "u16[]");
+    if (!a.vs_ok)
+        add_error(t, dir, "vertices", a.vs_err);
+    struct t1_section s;
+    if (t1_arrays_decode(v, &a, &s) == 0) {
+        if (a.vs_ok)
+            add_vertices_files(t, dir, &s, &a.vn);
+        if (!a.ps_ok)
+            add_error(t, dir, "triangles", a.ps_err);
+        else if (!a.vs_ok)
+            add_error(t, dir, "triangles", "no vertices to draw (vertices.error says why)");
+        else if (s.layout < 0)
+            add_layout_error(t, dir, &a.psn, s.err);
+        else
+            add_stream_files(t, dir, &s);
+        tree_add_textf(t, dir, "layout", "text", "%s\n",
+                       s.layout < 0 ? "none" : s.ambiguous ? "16 (the 32-slot layout fits too)" : t1_layouts[s.layout].name);
+        t1_section_free(&s);
+    }
+    free(a.ps.bytes);
+    free(a.vs.bytes);
+}
+
+/* The layout a section's stream uses, without building its files: -1 neither, -2 the
+ * section cannot be read. */
+static int section_layout(struct t2_view *v, const struct t2fs_node *sec)
+{
+    struct t1_arrays a;
+    char err[400];
+    memset(&a, 0, sizeof a);
+    int layout = -2;
+    if (t2fs_node_child(v, sec, 1, &a.psn, err, sizeof err) == 0 &&
+        t2fs_node_array(v, &a.psn, &a.ps, err, sizeof err) == 0 &&
+        t2fs_node_child(v, sec, 2, &a.vn, err, sizeof err) == 0 &&
+        t2fs_node_array(v, &a.vn, &a.vs, err, sizeof err) == 0 && (a.ps.esize == 2 || a.ps.count == 0)) {
+        layout = -1;
+        for (int k = 0; k < T1_NLAYOUTS && layout < 0; k++) {
+            struct t1_stream st;
+            if (t1_decode_stream(a.ps.data, a.ps.count, t2fs_view_big_endian(v), a.vs.count, &t1_layouts[k], &st, err,
+                                 sizeof err) == 0)
+                layout = k;
+            t1_stream_free(&st);
+        }
+    }
+    free(a.ps.bytes);
+    free(a.vs.bytes);
+    return layout;
+}
+
+/* ---- the hierarchy ---- */
+
+static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)t, (void)arg;
+    struct t1dir *d = ctx;
+    struct t2fs_node n;
+    if (child_as(d->v, &d->n, 0, T2FS_NODE_LEAF, &n, dir, "section")) {
+        uint8_t *b;
+        size_t len;
+        char err[400];
+        if (t2fs_node_bytes(d->v, &n, &b, &len, err, sizeof err) == 0) {
+            t2fs_node_add_file(d->v, &n, dir, "section.bin", b, 0, len, "t2fs.raw");
+            free(b);
+        } else {
+            add_error(t, dir, "section", err);
+        }
+    }
+    t1_section_files(d->v, &d->n, dir);
+    return 0;
+}
+
+/* One directory per child of d->n (a branch), each of `kind`, populated by fn. */
+static int populate_children(struct tree *t, uint32_t dir, struct t1dir *d, populate_fn fn, const char *type)
+{
+    for (uint32_t i = 0; i < d->n.count; i++) {
+        char name[16];
+        struct t2fs_node c;
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        if (!child_as(d->v, &d->n, i, T2FS_NODE_BRANCH, &c, dir, name))
+            continue;
+        struct t1dir *cd = t1dir_new(d->v, &c);
+        if (!cd)
+            return -ENOMEM;
+        tree_add_dir(t, dir, name, type, fn, cd, 0);
+    }
+    return 0;
+}
+
+static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    return populate_children(t, dir, ctx, populate_section, "t1.section");
+}
+
+static int populate_part(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct t1dir *d = ctx;
+    tree_add_dir(t, dir, "sections", "t1.sections", populate_sections, d, 0);
+    return 0;
+}
+
+static int populate_parts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    return populate_children(t, dir, ctx, populate_part, "t1.part");
+}
+
+/* An index list (usChildNodeIndices, usPartIndices): one unsigned value per line. */
+static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint32_t i, uint32_t dir,
+                           const char *name)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t2fs_node n;
+    struct t2fs_array a;
+    char err[400];
+    if (t2fs_node_child(v, node, i, &n, err, sizeof err) || t2fs_node_array(v, &n, &a, err, sizeof err)) {
+        add_error(t, dir, name, err);
+        return;
+    }
+    if (a.count && a.esize != 1 && a.esize != 2 && a.esize != 4) {
+        snprintf(err, sizeof err, "element size %" PRIu32 ": not an index list (1, 2 or 4 bytes)", a.esize);
+        add_error(t, dir, name, err);
+        free(a.bytes);
+        return;
+    }
+    bool be = t2fs_view_big_endian(v);
+    struct sbuf b = {0};
+    for (uint32_t k = 0; k < a.count; k++) {
+        const uint8_t *p = a.data + (size_t)k * a.esize;
+        uint32_t x = a.esize == 1 ? p[0] : a.esize == 2 ? ld_u16(p, be) : ld_u32(p, be);
+        sb_printf(&b, "%" PRIu32 "\n", x);
+    }
+    size_t len;
+    char *text = sb_take(&b, &len);
+    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
+    uint64_t so, sl;
+    t2fs_node_span(&n, &so, &sl);
+    tree_set_span(t, ino, so, sl);
+    set_typef(t, ino, "u%" PRIu32 "[%" PRIu32 "]", a.esize * 8, a.count);
+    free(a.bytes);
+}
+
+static int populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct t1dir *d = ctx;
+    add_index_list(d->v, &d->n, 0, dir, "children");
+    add_index_list(d->v, &d->n, 1, dir, "part_indices");
+    struct t2fs_node parts;
+    uint32_t pdir = tree_add_dir(t, dir, "parts", "t1.parts", NULL, NULL, 0);
+    if (!child_as(d->v, &d->n, 2, T2FS_NODE_BRANCH, &parts, pdir, "parts"))
+        return 0;
+    struct t1dir *pd = t1dir_new(d->v, &parts);
+    return pd ? populate_parts(t, pdir, pd, 0) : -ENOMEM;
+}
+
+static int populate_nodes(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    return populate_children(t, dir, ctx, populate_node, "t1.node");
+}
+
+/* bounds.bin (the object info's bounds struct as stored) and bounds: two lines "min X Y
+ * Z", "max X Y Z", its first 24 bytes read as 6 f32, the reading the notes give for the
+ * engine's object info (s_t2fsDataModelInfo). */
+static void add_bounds(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t2fs_node n;
+    uint8_t *b;
+    size_t len;
+    char err[400];
+    if (t2fs_node_at(v, obj, (const unsigned[]){0, 0}, 2, &n, err, sizeof err) ||
+        t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err) || t2fs_node_bytes(v, &n, &b, &len, err, sizeof err)) {
+        add_error(t, dir, "bounds", err);
+        return;
+    }
+    t2fs_node_add_file(v, &n, dir, "bounds.bin", b, 0, len, "t2fs.raw");
+    if (len < 24) {
+        snprintf(err, sizeof err, "the bounds struct has %zu bytes, fewer than 2 x 3 f32", len);
+        add_error(t, dir, "bounds", err);
+    } else {
+        float f[6];
+        bool be = t2fs_view_big_endian(v);
+        for (int k = 0; k < 6; k++) {
+            uint32_t u = ld_u32(b + 4 * k, be);
+            memcpy(&f[k], &u, 4);
+        }
+        uint32_t ino = tree_add_textf(t, dir, "bounds", "f32[2][3]", "min %.9g %.9g %.9g\nmax %.9g %.9g %.9g\n", f[0],
+                                      f[1], f[2], f[3], f[4], f[5]);
+        uint64_t so, sl;
+        t2fs_node_span(&n, &so, &sl);
+        tree_set_span(t, ino, so, sl);
+    }
+    free(b);
+}
+
+/* layout: how many of the object's sections use each stream layout ("16 12", "32 0",
+ * "none 1", "unreadable 0"). */
+static void add_layout_summary(struct t2_view *v, const struct t2fs_node *nodes, uint32_t dir)
+{
+    uint64_t count[T1_NLAYOUTS + 2] = {0}; /* by layout, then none, then unreadable */
+    struct t2fs_node node, parts, part, sec;
+    char err[400];
+    for (uint32_t k = 0; k < nodes->count; k++) {
+        if (t2fs_node_child(v, nodes, k, &node, err, sizeof err) ||
+            t2fs_node_at(v, &node, (const unsigned[]){2}, 1, &parts, err, sizeof err) ||
+            parts.kind != T2FS_NODE_BRANCH)
+            continue;
+        for (uint32_t p = 0; p < parts.count; p++) {
+            if (t2fs_node_child(v, &parts, p, &part, err, sizeof err) || part.kind != T2FS_NODE_BRANCH)
+                continue;
+            for (uint32_t s = 0; s < part.count; s++) {
+                if (t2fs_node_child(v, &part, s, &sec, err, sizeof err) || sec.kind != T2FS_NODE_BRANCH) {
+                    count[T1_NLAYOUTS + 1]++;
+                    continue;
+                }
+                int l = section_layout(v, &sec);
+                count[l >= 0 ? l : l == -1 ? T1_NLAYOUTS : T1_NLAYOUTS + 1]++;
+            }
+        }
+    }
+    struct sbuf b = {0};
+    for (int k = 0; k < T1_NLAYOUTS; k++)
+        sb_printf(&b, "%s %" PRIu64 "\n", t1_layouts[k].name, count[k]);
+    sb_printf(&b, "none %" PRIu64 "\nunreadable %" PRIu64 "\n", count[T1_NLAYOUTS], count[T1_NLAYOUTS + 1]);
+    size_t len;
+    char *text = sb_take(&b, &len);
+    tree_add_text(t2fs_view_fs(v)->tree, dir, "layout", "text", text, len);
+}
+
+static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct t1dir *d = ctx;
+    char at[160], link[200];
+    t2fs_node_name(&d->n, at, sizeof at);
+    snprintf(link, sizeof link, "../..%s", at);
+    tree_add_link(t, dir, "raw", link);
+    add_bounds(d->v, &d->n, dir);
+    t1_exports_add(d->v, &d->n, dir);
+    struct t2fs_node nodes;
+    uint32_t ndir = tree_add_dir(t, dir, "nodes", "t1.nodes", NULL, NULL, 0);
+    char err[400];
+    if (t2fs_node_at(d->v, &d->n, (const unsigned[]){1, 1}, 2, &nodes, err, sizeof err) ||
+        t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, sizeof err)) {
+        add_error(t, ndir, "nodes", err);
+        return 0;
+    }
+    add_layout_summary(d->v, &nodes, dir);
+    struct t1dir *nd = t1dir_new(d->v, &nodes);
+    return nd ? populate_nodes(t, ndir, nd, 0) : -ENOMEM;
+}
+
+static int populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct t2_view *v = ctx;
+    struct t2fs_node root, list;
+    t2fs_node_root(v, &root);
+    if (!child_as(v, &root, 0, T2FS_NODE_BRANCH, &list, dir, "models"))
+        return 0;
+    struct t1dir d = {v, list};
+    return populate_children(t, dir, &d, populate_object, "t1.object");
+}
+
+void t1_models_add(struct t2_view *v, uint32_t root_dir)
+{
+    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);
+}

@@ -1,0 +1,478 @@
+/* /models/N: the Turok 2 model tree under the seed's names, decoded. It finds its nodes
+ * with the t2fs view's locator (so compressed nodes, the cache and laziness are
+ * /root's own) and adds de-interleaved vertex buffers, header-stripped arrays and decoded
+ * index streams. A node that is missing or broken is NAME.error naming it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/views/t2fs/view_t2fs_models.h"
+#include "parse/base/reader.h"
+#include "parse/t2fs/t2fs.h"
+#include "parse/t2fs/t2fs_mesh.h"
+
+/* A directory of /models: the view and the model it shows (arg: the item's index), with
+ * its lists as populate_model found them: an item looks itself up from its list, so it
+ * costs the same whatever the list's length (from the model, each lookup validated the
+ * whole list on its way). */
+struct mdir {
+    struct t2_view *v;
+    struct t2fs_node model;
+    struct t2fs_node meshes, surfaces, bones, poses; /* valid where populate_model added the list's items */
+};
+
+/* The node at child indices idx below `from`; false, with NAME.error in dir naming the
+ * missing or broken node, when there is none. */
+static bool find(struct t2_view *v, const struct t2fs_node *from, const unsigned *idx, size_t nidx,
+                 struct t2fs_node *out, uint32_t dir, const char *name)
+{
+    char err[400];
+    if (t2fs_node_at(v, from, idx, nidx, out, err, sizeof err) == 0)
+        return true;
+    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    return false;
+}
+#define IDX(...) (const unsigned[]){__VA_ARGS__}, sizeof((unsigned[]){__VA_ARGS__}) / sizeof(unsigned)
+#define FIND(v, from, out, dir, name, ...) find(v, from, IDX(__VA_ARGS__), out, dir, name)
+
+/* NAME.bin with an array leaf's data, header stripped; the count is in the type. */
+static void add_array_data(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n)
+{
+    struct t2fs_array a;
+    char err[400], type[64], fname[64];
+    if (t2fs_node_array(v, n, &a, err, sizeof err)) {
+        add_error(t2fs_view_fs(v)->tree, dir, name, err);
+        return;
+    }
+    snprintf(fname, sizeof fname, "%s.bin", name);
+    snprintf(type, sizeof type, "t2fs.array[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
+    t2fs_node_add_file(v, n, dir, fname, a.bytes, 8, (uint64_t)a.esize * a.count, type);
+    free(a.bytes);
+}
+
+/* NAME.bin with a raw leaf's bytes (at most max of them; 0: all). */
+static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n, size_t max,
+                    const char *type)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    char err[400], fname[64];
+    uint8_t *b;
+    size_t len;
+    if (t2fs_node_expect(n, T2FS_NODE_LEAF, err, sizeof err) || t2fs_node_bytes(v, n, &b, &len, err, sizeof err)) {
+        add_error(t, dir, name, err);
+        return;
+    }
+    snprintf(fname, sizeof fname, "%s.bin", name);
+    t2fs_node_add_file(v, n, dir, fname, b, 0, max && len > max ? max : len, type);
+    free(b);
+}
+
+/* ---- meshes ---- */
+
+/* A mesh's vertex files are made again at each read from its vertex buffer, not kept:
+ * they are most of a model's bytes, and the tree keeps about 100 bytes a node.
+ * arg: the mesh index times 2, plus which file. */
+enum { VERTS_BIN, VERTS_TXT };
+
+/* The vertex buffer of mesh `mesh` of m's model, as an array (free a->bytes). 0, or -1
+ * with err. The locator's state is the view's: callers outside a populate hold the tree
+ * lock. */
+static int mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, struct t2fs_array *a, char *err,
+                         size_t errlen)
+{
+    if (t2fs_node_child(m->v, &m->meshes, (uint32_t)mesh, vb, err, errlen) ||
+        t2fs_node_array(m->v, vb, a, err, errlen))
+        return -1;
+    if (a->esize == 0 && a->count) {
+        snprintf(err, errlen, "the vertex buffer's element size is 0");
+        free(a->bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* vertices.txt: each record's bytes in hex, a space before every fourth byte but the
+ * first, one line per record; and its size. */
+static void vertex_text(const uint8_t *rec, uint32_t esize, uint32_t count, struct sbuf *out)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        for (uint32_t k = 0; k < esize; k++)
+            sb_printf(out, "%s%02x", k && k % 4 == 0 ? " " : "", rec[(size_t)i * esize + k]);
+        sb_put(out, "\n", 1);
+    }
+}
+
+static uint64_t vertex_text_size(uint32_t esize, uint32_t count)
+{
+    return (uint64_t)count * (esize ? 2ull * esize + (esize - 1) / 4 + 1 : 1);
+}
+
+static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    struct mdir *m = ctx;
+    struct t2fs_node vb;
+    struct t2fs_array a;
+    char err[400];
+    tree_lock(t);
+    int rc = mesh_vertices(m, arg / 2, &vb, &a, err, sizeof err);
+    tree_unlock(t);
+    if (rc)
+        return -EIO; /* it was read when the mesh was listed: the file changed since */
+    size_t bytes = (size_t)a.esize * a.count;
+    uint8_t *rec = malloc(bytes ? bytes : 1);
+    struct sbuf txt = {0};
+    ssize_t got = -ENOMEM;
+    if (rec) {
+        t2_deinterleave(a.data, a.esize, a.count, rec);
+        const uint8_t *from = rec;
+        size_t have = bytes;
+        if (arg % 2 == VERTS_TXT) {
+            vertex_text(rec, a.esize, a.count, &txt);
+            from = (const uint8_t *)txt.p;
+            have = txt.oom ? 0 : txt.len;
+        }
+        got = !txt.oom && off + len <= have ? (ssize_t)len : -EIO; /* tree_read asks within the size */
+        if (got > 0)
+            memcpy(buf, from + off, len);
+    }
+    sb_free(&txt);
+    free(rec);
+    free(a.bytes);
+    return got;
+}
+
+static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+{
+    struct mdir *m = ctx;
+    struct t2fs_node vb;
+    struct t2fs_array a;
+    char err[400];
+    if (!FIND(m->v, &m->meshes, &vb, dir, "vertices", (unsigned)mesh))
+        return 0;
+    if (mesh_vertices(m, mesh, &vb, &a, err, sizeof err)) {
+        add_error(t, dir, "vertices", err);
+        return 0;
+    }
+    free(a.bytes);
+    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, (uint64_t)a.esize * a.count, read_vertices, m,
+                                2 * mesh + VERTS_BIN);
+    if (!ino) /* refused (the node limit, which /info reports) */
+        return 0;
+    uint64_t so, sl;
+    t2fs_node_span(&vb, &so, &sl);
+    tree_set_span(t, ino, so, sl);
+    set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
+    tree_add_gen(t, dir, "vertices.txt", "text", vertex_text_size(a.esize, a.count), read_vertices, m,
+                 2 * mesh + VERTS_TXT);
+    return 0;
+}
+
+/* ---- surfaces: the index streams of one mesh, decoded in order ---- */
+
+static void add_stream_files(struct tree *t, uint32_t dir, const struct t2_stream *s)
+{
+    struct sbuf cmd = {0}, tri = {0}, bones = {0};
+    for (size_t i = 0; i < s->ncmd; i++) {
+        const struct t2_cmd *c = &s->cmd[i];
+        if (c->kind == T2_CMD_TRI)
+            sb_printf(&cmd, "tri %u %u %u\n", c->a, c->b, c->c);
+        else if (c->kind == T2_CMD_BONE)
+            sb_printf(&cmd, "bone %u\n", c->a);
+        else if (c->kind == T2_CMD_LOAD)
+            sb_printf(&cmd, "load %u at %u\n", c->a, c->b);
+        else
+            sb_printf(&cmd, "unknown 0x%04x\n", c->word);
+    }
+    for (size_t i = 0; i < s->ntri; i++) {
+        const struct t2_tri *x = &s->tri[i];
+        sb_printf(&tri, "%" PRId64 " %" PRId64 " %" PRId64 "\n", x->v[0], x->v[1], x->v[2]);
+        sb_printf(&bones, "%" PRId32 " %" PRId32 " %" PRId32 "\n", x->bone[0], x->bone[1], x->bone[2]);
+    }
+    size_t len;
+    char *text = sb_take(&cmd, &len);
+    tree_add_text(t, dir, "commands.txt", "text", text, len);
+    text = sb_take(&tri, &len);
+    tree_add_text(t, dir, "triangles.txt", "text", text, len);
+    text = sb_take(&bones, &len);
+    tree_add_text(t, dir, "bones.txt", "text", text, len);
+    if (s->first >= 0)
+        tree_add_textf(t, dir, "vertex_range", "text", "%" PRId64 " %" PRId64 "\n", s->first, s->last);
+    else
+        tree_add_textf(t, dir, "vertex_range", "text", "none\n");
+    if (s->nerr) {
+        struct sbuf e = {0};
+        for (size_t i = 0; i < s->nerr; i++)
+            sb_printf(&e, "%s\n", s->err[i]);
+        if (s->dropped)
+            sb_printf(&e, "%zu more problems not shown\n", s->dropped);
+        text = sb_take(&e, &len);
+        tree_add_text(t, dir, "triangles.error", "error", text, len);
+    }
+}
+
+static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node *surf, struct t2_vcache *cache)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    bool be = t2fs_view_big_endian(v);
+    struct t2fs_node mat, idx;
+    char err[400];
+    if (t2fs_node_child(v, surf, 0, &mat, err, sizeof err)) {
+        add_error(t, sdir, "material", err);
+    } else {
+        add_raw(v, sdir, "material", &mat, 24, "s_t2fsDataMaterial");
+        uint8_t *b;
+        size_t len;
+        if (mat.kind == T2FS_NODE_LEAF && t2fs_node_bytes(v, &mat, &b, &len, err, sizeof err) == 0) {
+            if (len >= 4)
+                tree_add_textf(t, sdir, "texture_id", "u32", "%" PRIu32 "\n", ld_u32(b, be));
+            free(b);
+        }
+    }
+    if (t2fs_node_child(v, surf, 1, &idx, err, sizeof err)) {
+        add_error(t, sdir, "indices", err);
+        return;
+    }
+    uint8_t *b;
+    size_t len;
+    if (t2fs_node_expect(&idx, T2FS_NODE_LEAF, err, sizeof err) ||
+        t2fs_node_bytes(v, &idx, &b, &len, err, sizeof err)) {
+        add_error(t, sdir, "indices", err);
+        return;
+    }
+    t2fs_node_add_file(v, &idx, sdir, "indices.bin", b, 0, len, "u16[]");
+    struct t2_stream st;
+    if (t2_decode_stream(b, len, be, cache, &st) == 0)
+        add_stream_files(t, sdir, &st);
+    t2_stream_free(&st);
+    free(b);
+}
+
+static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+{
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node vb, list;
+    struct t2fs_array a;
+    char err[400];
+    uint32_t nverts = 0;
+    if (t2fs_node_child(v, &m->meshes, (uint32_t)mesh, &vb, err, sizeof err) == 0 &&
+        t2fs_node_array(v, &vb, &a, err, sizeof err) == 0) {
+        nverts = a.count;
+        free(a.bytes);
+    }
+    if (!FIND(v, &m->surfaces, &list, dir, "surfaces", (unsigned)mesh))
+        return 0;
+    if (t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
+        add_error(t, dir, "surfaces", err);
+        return 0;
+    }
+    struct t2_vcache cache; /* one per mesh: its surfaces share the vertex buffer */
+    t2_vcache_init(&cache, nverts);
+    for (uint32_t s = 0; s < list.count; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, s);
+        struct t2fs_node surf;
+        if (t2fs_node_child(v, &list, s, &surf, err, sizeof err)) {
+            add_error(t, dir, name, err);
+            continue;
+        }
+        if (t2fs_node_expect(&surf, T2FS_NODE_BRANCH, err, sizeof err)) {
+            add_error(t, dir, name, err);
+            continue;
+        }
+        add_surface(v, tree_add_dir(t, dir, name, "t2fs.surface", NULL, NULL, 0), &surf, &cache);
+    }
+    return 0;
+}
+
+/* ---- bones, poses, the model ---- */
+
+/* The array leaf n when its elements are 4 bytes each (free a->bytes after use); false,
+ * with NAME.error in dir saying why, when it is not. */
+static bool array_of_4(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n,
+                       struct t2fs_array *a)
+{
+    char err[400];
+    if (t2fs_node_array(v, n, a, err, sizeof err) == 0 && a->esize == 4)
+        return true;
+    if (a->bytes)
+        snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a->esize);
+    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    free(a->bytes);
+    return false;
+}
+
+static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
+{
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node n;
+    struct t2fs_array a;
+    if (FIND(v, &m->bones, &n, dir, "bone", (unsigned)bone, 1))
+        add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
+    if (!FIND(v, &m->bones, &n, dir, "indices", (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
+        return 0;
+    struct sbuf b = {0};
+    for (uint32_t i = 0; i < a.count; i++)
+        sb_printf(&b, "%" PRIu32 "\n", ld_u32(a.data + 4 * (size_t)i, t2fs_view_big_endian(v)));
+    size_t len;
+    char *text = sb_take(&b, &len);
+    tree_add_text(t, dir, "indices", "u32[]", text, len);
+    free(a.bytes);
+    return 0;
+}
+
+static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_node *n)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t2fs_array a;
+    if (!array_of_4(v, dir, "bone_indices", n, &a))
+        return;
+    bool be = t2fs_view_big_endian(v);
+    struct sbuf b = {0};
+    for (uint32_t i = 0; i < a.count; i++) {
+        const uint8_t *p = a.data + 4 * (size_t)i;
+        sb_printf(&b, "%d %d\n", (int16_t)ld_u16(p, be), (int16_t)ld_u16(p + 2, be));
+    }
+    size_t len;
+    char *text = sb_take(&b, &len);
+    tree_add_text(t, dir, "bone_indices", "s16[][2]", text, len);
+    free(a.bytes);
+}
+
+static int populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)t;
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    unsigned p = (unsigned)arg;
+    struct t2fs_node n;
+    if (FIND(v, &m->poses, &n, dir, "bone_indices", p, 1))
+        add_bone_indices(v, dir, &n);
+    if (FIND(v, &m->poses, &n, dir, "orientations", p, 2))
+        add_array_data(v, dir, "orientations", &n);
+    if (FIND(v, &m->poses, &n, dir, "header", p, 5, 0))
+        add_raw(v, dir, "header", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->poses, &n, dir, "rotations", p, 5, 1))
+        add_raw(v, dir, "rotations", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->poses, &n, dir, "positions", p, 5, 2))
+        add_raw(v, dir, "positions", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_0", p, 0))
+        add_array_data(v, dir, "model_2_x_0", &n);
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_3_0", p, 3, 0))
+        add_raw(v, dir, "model_2_x_3_0", &n, 0, "t2fs.raw");
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_3_1", p, 3, 1))
+        add_array_data(v, dir, "model_2_x_3_1", &n);
+    if (FIND(v, &m->poses, &n, dir, "model_2_x_4", p, 4))
+        add_array_data(v, dir, "model_2_x_4", &n);
+    return 0;
+}
+
+/* A list directory NAME with one item directory per child of the list node (found by
+ * its child indices below the model); NAME/NAME.error when the list node is missing or
+ * not a branch. */
+static uint32_t add_list(struct mdir *m, uint32_t dir, const char *name, const struct t2fs_node *list, int rc,
+                         const char *err, populate_fn fn, const char *type)
+{
+    struct tree *t = t2fs_view_fs(m->v)->tree;
+    uint32_t d = tree_add_dir(t, dir, name, "t2fs.list", NULL, NULL, 0);
+    char why[400];
+    if (rc || t2fs_node_expect(list, T2FS_NODE_BRANCH, why, sizeof why)) {
+        add_error(t, d, name, rc ? err : why);
+        return d;
+    }
+    for (uint32_t i = 0; i < list->count && fn; i++) {
+        char child[16];
+        snprintf(child, sizeof child, "%" PRIu32, i);
+        tree_add_dir(t, d, child, type, fn, m, i);
+    }
+    return d;
+}
+
+static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct mdir *m = ctx;
+    struct t2_view *v = m->v;
+    struct t2fs_node n;
+    char err[400], at[160], link[200];
+    m->meshes = m->surfaces = m->bones = m->poses = (struct t2fs_node){.kind = T2FS_NODE_LEAF}; /* until found */
+    t2fs_node_name(&m->model, at, sizeof at);
+    snprintf(link, sizeof link, "../..%s", at);
+    tree_add_link(t, dir, "raw", link);
+    if (FIND(v, &m->model, &n, dir, "info", 0, 0)) {
+        uint8_t *b;
+        size_t len;
+        if (t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err) ||
+            t2fs_node_bytes(v, &n, &b, &len, err, sizeof err)) {
+            add_error(t, dir, "info", err);
+        } else {
+            bool unset = len == 8 && memcmp(b, "\0\0\0\0\0\0\0\0", 8) == 0;
+            if (!unset)
+                t2fs_node_add_file(v, &n, dir, "info.bin", b, 0, len < 32 ? len : 32, "s_t2fsDataModelInfo");
+            free(b);
+        }
+    }
+    if (FIND(v, &m->model, &n, dir, "model_0_1", 0, 1))
+        add_array_data(v, dir, "model_0_1", &n);
+    int rc = t2fs_node_at(v, &m->model, IDX(1, 0), &m->meshes, err, sizeof err);
+    add_list(m, dir, "meshes", &m->meshes, rc, err, populate_mesh, "t2fs.mesh");
+    if (FIND(v, &m->model, &n, dir, "model_1_1_0", 1, 1, 0))
+        add_array_data(v, dir, "model_1_1_0", &n);
+    rc = t2fs_node_at(v, &m->model, IDX(1, 2), &m->surfaces, err, sizeof err);
+    add_list(m, dir, "surfaces", &m->surfaces, rc, err, populate_surfaces, "t2fs.surfaces");
+    rc = t2fs_node_at(v, &m->model, IDX(1, 3), &m->bones, err, sizeof err);
+    add_list(m, dir, "bones", &m->bones, rc, err, populate_bone, "t2fs.bone");
+    struct t2fs_node hp;
+    rc = t2fs_node_at(v, &m->model, IDX(1, 4), &hp, err, sizeof err);
+    uint32_t hdir = add_list(m, dir, "hotpoints", &hp, rc, err, NULL, NULL);
+    for (uint32_t i = 0; rc == 0 && hp.kind == T2FS_NODE_BRANCH && i < hp.count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        if (t2fs_node_child(v, &hp, i, &n, err, sizeof err))
+            add_error(t, hdir, name, err);
+        else
+            add_array_data(v, hdir, name, &n);
+    }
+    rc = t2fs_node_at(v, &m->model, IDX(2), &m->poses, err, sizeof err);
+    add_list(m, dir, "poses", &m->poses, rc, err, populate_pose, "t2fs.pose");
+    if (FIND(v, &m->model, &n, dir, "model_3", 3))
+        add_array_data(v, dir, "model_3", &n);
+    return 0;
+}
+
+static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct t2_view *v = ctx;
+    struct t2fs_node root, list;
+    char err[400];
+    t2fs_node_root(v, &root);
+    if (t2fs_node_child(v, &root, 0, &list, err, sizeof err) ||
+        t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
+        add_error(t, dir, "models", err); /* no model list: no models */
+        return 0;
+    }
+    for (uint32_t i = 0; i < list.count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        struct mdir *m = tree_alloc(t, sizeof *m);
+        if (!m)
+            return -ENOMEM;
+        m->v = v;
+        if (t2fs_node_child(v, &list, i, &m->model, err, sizeof err) ||
+            t2fs_node_expect(&m->model, T2FS_NODE_BRANCH, err, sizeof err)) {
+            add_error(t, dir, name, err); /* a broken model: /root shows it as bytes */
+            continue;
+        }
+        tree_add_dir(t, dir, name, "t2fs.model", populate_model, m, i);
+    }
+    return 0;
+}
+
+void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
+{
+    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t2fs.models", populate_models, v, 0);
+}

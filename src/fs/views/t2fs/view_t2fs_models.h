@@ -1,0 +1,13 @@
+/* /models for the turok2 schema (view_t2fs_models.c), derived from /root through the
+ * t2fs view's locator. */
+#ifndef S3_VIEW_T2FS_MODELS_H
+#define S3_VIEW_T2FS_MODELS_H
+
+#include <stdint.h>
+
+#include "fs/views/t2fs/view_t2fs_tree.h"
+
+/* /models for the turok2 schema: the model tree under the seed's names. */
+void t2fs_models_add(struct t2_view *v, uint32_t root_dir);
+
+#endif

@@ -1,0 +1,104 @@
+/* The t2fs view and its locator: handles on container nodes for the views derived from
+ * /root (/models, /named). A handle says where a node's bytes are (the file, or the
+ * expanded data of the compressed node holding it) and what the node is, read the one
+ * way /root reads it, so a derived view never formats or parses /root's paths, and a
+ * node that is missing or broken comes back as an error naming it.
+ *
+ * Call the locator only from populate callbacks (the tree serialises them) or while
+ * nothing else uses the tree: it shares the view's read-ahead window, its table of
+ * compressed nodes and its last branch table. */
+#ifndef S3_VIEW_T2FS_TREE_H
+#define S3_VIEW_T2FS_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs/core/view.h"
+#include "parse/t2fs/t2fs.h"
+
+struct t2_view; /* the t2fs view of one opened file */
+struct t2_cnode;
+
+enum t2fs_node_kind {
+    T2FS_NODE_BRANCH, /* a directory in /root: `count` children */
+    T2FS_NODE_LEAF,   /* N.bin in /root */
+};
+
+#define T2FS_PATH_KEPT 24 /* child indices a handle remembers, for naming it */
+
+/* A node handle: a plain value (copy it freely), valid as long as the tree. */
+struct t2fs_node {
+    enum t2fs_node_kind kind;
+    uint32_t count;                   /* children of a branch */
+    const struct t2fs_schema *schema; /* NULL: the schema says nothing */
+    struct t2_cnode *blob;            /* the compressed node holding the bytes; NULL: the file */
+    uint64_t off, space;              /* the node's bytes, in the file or in blob's data */
+    uint32_t depth;                   /* 0 = /root */
+    uint32_t path[T2FS_PATH_KEPT];    /* child indices from /root (the first T2FS_PATH_KEPT) */
+};
+
+/* An array leaf's bytes: data = bytes + 8 holds esize·count bytes. */
+struct t2fs_array {
+    uint8_t *bytes; /* the whole node (malloc'd): free it */
+    size_t len;
+    const uint8_t *data;
+    uint32_t esize, count;
+};
+
+/* Adds the derived views' directories (/models, /named) to the root directory, after
+ * /root: the views above this one (view_t2fs_derived.c) say which. */
+typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir, void *ctx);
+
+/* Parses the t2fs header of fs's source, picks the schema (fs->opts.schema, else by
+ * shape) and gives fs's root its populate callback, which calls root_extra (may be NULL;
+ * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. 0,
+ * or -1 with err. The format's entry is t2fs_view_open (view_t2fs_derived.h). */
+int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
+/* Registers one more root_extra hook (called in the order added). 0, or -1 when out of
+ * memory. */
+int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx);
+
+/* The t2fs view of an opened file (NULL when it is not a t2fs file). */
+struct t2_view *t2fs_view_of(struct s3fs *fs);
+struct s3fs *t2fs_view_fs(const struct t2_view *v);
+bool t2fs_view_big_endian(const struct t2_view *v);
+/* Offsets of branch tables read so far by listings and lookups (the view's work: tests
+ * check it stays proportional to the file, whatever the lists' lengths). */
+uint64_t t2fs_view_table_words(const struct t2_view *v);
+const struct t2fs_schema *t2fs_view_schema(const struct t2_view *v);
+/* "turok1", "turok2" (built in) or "file" (a JSON schema file). */
+const char *t2fs_view_schema_name(const struct t2_view *v);
+
+/* /root itself. */
+void t2fs_node_root(struct t2_view *v, struct t2fs_node *out);
+/* Child i of a branch. 0, or -1 with err naming the node (no such child, not a branch,
+ * a compressed node that does not decode, the file changed). */
+int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
+                    size_t errlen);
+/* Follows nidx child indices from n. 0, or -1 with err naming the first node that is
+ * missing or broken. */
+int t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
+                 struct t2fs_node *out, char *err, size_t errlen);
+/* 0 when the node is of that kind, or -1 with err ("/root/0/3: a leaf, not a branch"). */
+int t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *err, size_t errlen);
+/* The node's bytes (padding included), expanded when it lies in compressed data;
+ * malloc'd. 0, or -1 with err. */
+int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+                    size_t errlen);
+/* A leaf read as an array (element size, count, data). 0, or -1 with err. */
+int t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen);
+/* "/root/0/3/1" (for messages and link targets; "/root/.../N" past T2FS_PATH_KEPT). */
+void t2fs_node_name(const struct t2fs_node *n, char *buf, size_t len);
+/* The name /root gives a node that is child i of its parent: "i" for a branch, "i.bin"
+ * for a leaf (so views linking into /root need not know /root's naming). */
+void t2fs_node_root_entry(const struct t2fs_node *n, uint32_t i, char *buf, size_t len);
+/* The node's span in the file: its own bytes, or the compressed node it lies in. */
+void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len);
+/* A file in dir with bytes [off, off+len) of the node (bytes: the node's bytes from
+ * t2fs_node_bytes): a range of the mounted file when the node is stored plain, a copy
+ * otherwise; its xattrs give the node's span. The new inode, or 0. */
+uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
+                            const uint8_t *bytes, uint64_t off, uint64_t len, const char *type);
+
+#endif

@@ -1,0 +1,35 @@
+/* What a format's detection is given and gives, apart from detect.c (which runs every
+ * detection of the format table, src/formats.def): a format's parser declares its
+ * detection with s3_detect_fn and includes only this, so the parser and detect.c do not
+ * depend on each other both ways. */
+#ifndef S3_FORMAT_H
+#define S3_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/base/reader.h"
+
+/* FMT_UNKNOWN, then one value per row of src/formats.def, in its order. */
+enum s3_format {
+    FMT_UNKNOWN,
+#define FORMAT(id, ...) FMT_##id,
+#include "formats.def"
+#undef FORMAT
+    FMT_COUNT
+};
+
+struct detect_result {
+    enum s3_format format;
+    bool big_endian;   /* t2fs */
+    uint64_t root_off; /* t2fs: 0 or 8 */
+    bool root_cut;     /* t2fs: the root's offsets run past the end of the file (cut short) */
+    char why[200];     /* for FMT_UNKNOWN: the reason, one line */
+};
+
+/* A format's detection: head holds the file's first n bytes (n < 16 only when the file
+ * is that short); true when the file is this format (r's format-specific fields set). */
+typedef bool s3_detect_fn(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r);
+
+#endif

@@ -1,0 +1,110 @@
+#include "parse/base/nameset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_of(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static struct nameset_entry *slot_of(struct nameset *s, const char *name)
+{
+    size_t k = (size_t)hash_of(name) & (s->cap - 1);
+    for (;;) {
+        s->probes++;
+        struct nameset_entry *e = &s->e[k];
+        if (!e->name)
+            return e;
+        s->compared++;
+        if (strcmp(e->name, name) == 0)
+            return e;
+        k = (k + 1) & (s->cap - 1);
+    }
+}
+
+/* Room for one more name (at most half full). */
+static int grow(struct nameset *s)
+{
+    if (2 * (s->n + 1) <= s->cap)
+        return 0;
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    struct nameset_entry *old = s->e;
+    size_t oldcap = s->cap;
+    s->e = calloc(cap, sizeof *s->e);
+    if (!s->e) {
+        s->e = old;
+        return -1;
+    }
+    s->cap = cap;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].name) {
+            size_t k = (size_t)hash_of(old[i].name) & (cap - 1);
+            while (s->e[k].name)
+                k = (k + 1) & (cap - 1);
+            s->e[k] = old[i];
+        }
+    free(old);
+    return 0;
+}
+
+void nameset_free(struct nameset *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->e[i].name);
+    free(s->e);
+    memset(s, 0, sizeof *s);
+}
+
+bool nameset_has(struct nameset *s, const char *name)
+{
+    return s->cap && slot_of(s, name)->name;
+}
+
+/* The entry of name, added when missing; NULL out of memory. */
+static struct nameset_entry *entry_for(struct nameset *s, const char *name)
+{
+    if (grow(s))
+        return NULL;
+    struct nameset_entry *e = slot_of(s, name);
+    if (e->name)
+        return e;
+    e->name = strdup(name);
+    if (!e->name)
+        return NULL;
+    e->next = 2;
+    s->n++;
+    return e;
+}
+
+int nameset_add(struct nameset *s, const char *name)
+{
+    return entry_for(s, name) ? 0 : -1;
+}
+
+int nameset_unique(struct nameset *s, const char *base, char *out, size_t outlen)
+{
+    if (outlen <= strlen(base) + 11) /* "~" and a 32-bit number: never cut */
+        return -1;
+    if (!nameset_has(s, base)) {
+        snprintf(out, outlen, "%s", base);
+        return entry_for(s, out) ? 0 : -1;
+    }
+    unsigned next = slot_of(s, base)->next;
+    for (;; next++) {
+        snprintf(out, outlen, "%s~%u", base, next);
+        if (!nameset_has(s, out))
+            break;
+    }
+    /* again: adding may move the entries */
+    struct nameset_entry *added = entry_for(s, out);
+    if (!added)
+        return -1;
+    slot_of(s, base)->next = next + 1;
+    return 0;
+}

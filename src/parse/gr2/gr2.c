@@ -1,0 +1,539 @@
+#include "parse/gr2/gr2.h"
+
+#include "parse/codec/bitknit2.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static const struct {
+    uint8_t bytes[16];
+    struct gr2_signature sig;
+} signatures[] = {
+    {{0xb8, 0x67, 0xb0, 0xca, 0xf8, 0x6d, 0xb1, 0x0f, 0x84, 0x72, 0x8c, 0x7e, 0x5e, 0x19, 0x00, 0x1e},
+     {"le32-old", false, 32, false}},
+    {{0x29, 0xde, 0x6c, 0xc0, 0xba, 0xa4, 0x53, 0x2b, 0x25, 0xf5, 0xb7, 0xa5, 0xf6, 0x66, 0xe2, 0xee},
+     {"le32", false, 32, false}},
+    {{0xe5, 0x9b, 0x49, 0x5e, 0x6f, 0x63, 0x1f, 0x14, 0x1e, 0x13, 0xeb, 0xa9, 0x90, 0xbe, 0xed, 0xc4},
+     {"le64", false, 64, false}},
+    {{0xb5, 0x95, 0x11, 0x0e, 0x4b, 0xb5, 0xa5, 0x6a, 0x50, 0x28, 0x28, 0xeb, 0x04, 0xb3, 0x78, 0x25},
+     {"be32", true, 32, false}},
+    {{0xe3, 0xd4, 0x95, 0x31, 0x62, 0x4f, 0xdc, 0x20, 0x3a, 0xd0, 0x36, 0xcc, 0x89, 0xff, 0x82, 0xb1},
+     {"be64", true, 64, false}},
+    {{0xca, 0xb0, 0x67, 0xb8, 0x0f, 0xb1, 0x6d, 0xf8, 0x7e, 0x8c, 0x72, 0x84, 0x1e, 0x00, 0x19, 0x5e},
+     {"be32-old", true, 32, false}},
+    /* The seed's spelling of the BE signatures: the LE image of the same words. */
+    {{0x0e, 0x11, 0x95, 0xb5, 0x6a, 0xa5, 0xb5, 0x4b, 0xeb, 0x28, 0x28, 0x50, 0x25, 0x78, 0xb3, 0x04},
+     {"be32", true, 32, true}},
+    {{0x31, 0x95, 0xd4, 0xe3, 0x20, 0xdc, 0x4f, 0x62, 0xcc, 0x36, 0xd0, 0x3a, 0xb1, 0x82, 0xff, 0x89},
+     {"be64", true, 64, true}},
+};
+
+const struct gr2_signature *gr2_match_signature(const uint8_t sig[16])
+{
+    for (size_t i = 0; i < sizeof signatures / sizeof signatures[0]; i++)
+        if (memcmp(sig, signatures[i].bytes, 16) == 0)
+            return &signatures[i].sig;
+    return NULL;
+}
+
+const char *gr2_compression_name(uint32_t code)
+{
+    static const char *names[] = {"none", "oodle0", "oodle1", "bitknit1", "bitknit2"};
+    return code < 5 ? names[code] : "unknown";
+}
+
+int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out)
+{
+    if (!range_ok(off, len, src->size))
+        return -ERANGE;
+    uint8_t buf[65536];
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (len > 0) {
+        size_t n = len < sizeof buf ? (size_t)len : sizeof buf;
+        int rc = src_read(src, off, buf, n);
+        if (rc)
+            return rc;
+        crc = crc32(crc, buf, (uInt)n);
+        off += n;
+        len -= n;
+    }
+    *out = (uint32_t)crc;
+    return 0;
+}
+
+static int parse_magic_block(const struct s3_src *src, struct gr2_file *g, char *err, size_t errlen)
+{
+    uint8_t b[GR2_MAGIC_SIZE];
+    if (src_read(src, g->base, b, sizeof b)) {
+        err_set(err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
+                (unsigned long long)g->base, (unsigned long long)g->avail);
+        return -1;
+    }
+    memcpy(g->magic, b, 16);
+    g->sig = gr2_match_signature(b);
+    if (!g->sig) {
+        err_set(err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
+        return -1;
+    }
+    g->be = g->sig->big_endian;
+    g->pointer_bits = g->sig->pointer_bits;
+    struct cursor c;
+    cur_init(&c, b + 16, 16, g->be);
+    g->headers_size = cur_u32(&c);
+    g->header_format = cur_u32(&c);
+    g->magic_reserved[0] = cur_u32(&c);
+    g->magic_reserved[1] = cur_u32(&c);
+    return 0;
+}
+
+static int parse_file_header(const struct s3_src *src, struct gr2_file *g, struct diag *d, char *err,
+                             size_t errlen)
+{
+    uint8_t b[0x48];
+    if (src_read(src, g->base + 0x20, b, 4)) {
+        err_set(err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
+                (unsigned long long)(g->base + 0x20));
+        return -1;
+    }
+    g->version = ld_u32(b, g->be);
+    if (g->version != 6 && g->version != 7) {
+        err_set(err, errlen, "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
+                (unsigned long long)(g->base + 0x20), g->version);
+        return -1;
+    }
+    g->header_length = g->version == 6 ? 0x38 : 0x48;
+    if (src_read(src, g->base + 0x20, b, g->header_length)) {
+        err_set(err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist", g->version,
+                (unsigned long long)(g->base + 0x20), g->header_length,
+                (unsigned long long)(g->avail > 0x20 ? g->avail - 0x20 : 0));
+        return -1;
+    }
+    struct cursor c;
+    cur_init(&c, b, g->header_length, g->be);
+    cur_skip(&c, 4);
+    g->total_size = cur_u32(&c);
+    g->crc = cur_u32(&c);
+    g->section_array_offset = cur_u32(&c);
+    g->section_count = cur_u32(&c);
+    g->root_type.section = cur_u32(&c);
+    g->root_type.offset = cur_u32(&c);
+    g->root_object.section = cur_u32(&c);
+    g->root_object.offset = cur_u32(&c);
+    g->type_tag = cur_u32(&c);
+    for (int i = 0; i < 4; i++)
+        g->extra_tags[i] = cur_u32(&c);
+    if (g->version == 7) {
+        g->string_table_crc = cur_u32(&c);
+        for (int i = 0; i < 3; i++)
+            g->v7_reserved[i] = cur_u32(&c);
+    }
+    if (g->sig->alt_spelling)
+        diag_add(d, "GR2 signature is the little-endian spelling of the %s signature", g->sig->name);
+    if (g->header_format != 0)
+        diag_add(d, "GR2 header_format is %u (only 0 is known)", g->header_format);
+    if (g->headers_size != 0x20 + g->header_length + g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE)
+        diag_add(d, "GR2 headers_size %u disagrees with header length and section count (%llu)",
+                 g->headers_size,
+                 (unsigned long long)(0x20 + g->header_length +
+                                      g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE));
+    return 0;
+}
+
+static void check_total_size(struct gr2_file *g, struct diag *d)
+{
+    g->limit = g->total_size;
+    if (g->total_size > g->avail) {
+        diag_add(d, "GR2 total_size %u runs past the end of the file (%llu bytes available): truncated",
+                 g->total_size, (unsigned long long)g->avail);
+        g->limit = g->avail;
+    }
+    if (g->total_size < 0x20 + g->header_length)
+        diag_add(d, "GR2 total_size %u is smaller than its own header", g->total_size);
+}
+
+static void check_crc(const struct s3_src *src, struct gr2_file *g, struct diag *d)
+{
+    uint64_t start = 0x20 + g->header_length;
+    if (g->total_size < start || g->total_size > g->avail) {
+        diag_add(d, "GR2 CRC not checked: total_size %u does not fit the data", g->total_size);
+        return;
+    }
+    if (crc32_range(src, g->base + start, g->total_size - start, &g->crc_computed) != 0) {
+        diag_add(d, "GR2 CRC not checked: read error");
+        return;
+    }
+    g->crc_checked = true;
+    if (g->crc_computed != g->crc)
+        diag_add(d, "GR2 CRC mismatch: stored 0x%08x, computed 0x%08x", g->crc, g->crc_computed);
+}
+
+bool gr2_tables_compressed(uint32_t code)
+{
+    return code == GR2_COMP_BITKNIT2;
+}
+
+/* A table of count records of `size` bytes at offset must fit inside the container. */
+static bool table_fits(const struct gr2_file *g, uint32_t offset, uint32_t count, uint32_t size, char *err,
+                       const char *what, uint64_t *stored)
+{
+    uint64_t bytes = (uint64_t)count * size;
+    *stored = 0;
+    if (range_ok(offset, bytes, g->limit)) {
+        *stored = bytes;
+        return true;
+    }
+    snprintf(err, GR2_ERR, "%s at 0x%x: %u entries of %u bytes run past the end of the Granny data (%llu bytes)",
+             what, offset, count, size, (unsigned long long)g->limit);
+    return false;
+}
+
+/* A compressed table: a u32 byte count, then that many bytes of stream, all inside the
+ * container. Count 0 has no table at all. */
+static bool compressed_table_fits(const struct s3_src *src, const struct gr2_file *g, uint32_t offset,
+                                  uint32_t count, char *err, const char *what, uint64_t *stored)
+{
+    uint32_t bytes;
+    *stored = 0;
+    if (count == 0)
+        return true;
+    if (!range_ok(offset, 4, g->limit) || src_u32(src, g->base + offset, g->be, &bytes)) {
+        snprintf(err, GR2_ERR, "%s at 0x%x: its byte count lies past the end of the Granny data (%llu bytes)", what,
+                 offset, (unsigned long long)g->limit);
+        return false;
+    }
+    if (!range_ok(offset + 4ull, bytes, g->limit)) {
+        snprintf(err, GR2_ERR, "%s at 0x%x: a %u-byte compressed stream runs past the end of the Granny data "
+                 "(%llu bytes)", what, offset, bytes, (unsigned long long)g->limit);
+        return false;
+    }
+    *stored = 4ull + bytes;
+    return true;
+}
+
+static void check_section(const struct s3_src *src, struct gr2_file *g, uint32_t i, struct diag *d)
+{
+    struct gr2_section *s = &g->sections[i];
+    s->data_ok = range_ok(s->data_offset, s->data_size, g->limit);
+    if (!s->data_ok)
+        snprintf(s->data_err, GR2_ERR,
+                 "section %u data at 0x%x, %u bytes, runs past the end of the Granny data (%llu bytes)", i,
+                 s->data_offset, s->data_size, (unsigned long long)g->limit);
+    if (s->compression == GR2_COMP_NONE && s->data_size != s->expanded_size)
+        diag_add(d, "section %u: uncompressed but data_size %u != expanded_size %u", i, s->data_size,
+                 s->expanded_size);
+    if (s->compression > GR2_COMP_BITKNIT2)
+        diag_add(d, "section %u: unknown compression code %u", i, s->compression);
+    /* the stage stops belong to Oodle; BitKnit2 sections carry values the codec ignores */
+    if (s->compression != GR2_COMP_BITKNIT2 && (s->first16bit > s->first8bit || s->first8bit > s->expanded_size))
+        diag_add(d, "section %u: first16bit %u / first8bit %u / expanded_size %u out of order", i,
+                 s->first16bit, s->first8bit, s->expanded_size);
+    if (gr2_tables_compressed(s->compression)) {
+        s->fixups_ok = compressed_table_fits(src, g, s->fixup_offset, s->fixup_count, s->fixups_err,
+                                             "compressed fixup table", &s->fixup_stored);
+        s->marshal_ok = compressed_table_fits(src, g, s->marshal_offset, s->marshal_count, s->marshal_err,
+                                              "compressed marshalling table", &s->marshal_stored);
+        return;
+    }
+    s->fixups_ok = table_fits(g, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, s->fixups_err, "fixup table",
+                              &s->fixup_stored);
+    s->marshal_ok = table_fits(g, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE, s->marshal_err,
+                               "marshalling table", &s->marshal_stored);
+}
+
+static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
+{
+    uint64_t pos = 0x20 + (uint64_t)g->section_array_offset;
+    uint64_t room = pos < g->limit ? (g->limit - pos) / GR2_SECTION_HEADER_SIZE : 0;
+    uint32_t n = g->section_count;
+    if (n > room) {
+        snprintf(g->sections_err, GR2_ERR,
+                 "section_count %u at 0x%llx: only %llu section headers fit inside the Granny data", n,
+                 (unsigned long long)pos, (unsigned long long)room);
+        diag_add(d, "%s", g->sections_err);
+        n = (uint32_t)room;
+    }
+    g->sections = calloc(n ? n : 1, sizeof *g->sections);
+    if (!g->sections)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t b[GR2_SECTION_HEADER_SIZE];
+        uint64_t at = pos + (uint64_t)i * GR2_SECTION_HEADER_SIZE;
+        if (src_read(src, g->base + at, b, sizeof b))
+            return -EIO;
+        struct cursor c;
+        cur_init(&c, b, sizeof b, g->be);
+        struct gr2_section *s = &g->sections[i];
+        s->header_pos = at;
+        s->compression = cur_u32(&c);
+        s->data_offset = cur_u32(&c);
+        s->data_size = cur_u32(&c);
+        s->expanded_size = cur_u32(&c);
+        s->alignment = cur_u32(&c);
+        s->first16bit = cur_u32(&c);
+        s->first8bit = cur_u32(&c);
+        s->fixup_offset = cur_u32(&c);
+        s->fixup_count = cur_u32(&c);
+        s->marshal_offset = cur_u32(&c);
+        s->marshal_count = cur_u32(&c);
+        g->nsections = i + 1;
+        check_section(src, g, i, d);
+    }
+    return 0;
+}
+
+int gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *g, struct diag *d, char *err,
+              size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    g->base = base;
+    g->avail = base <= src->size ? src->size - base : 0;
+    if (parse_magic_block(src, g, err, errlen) || parse_file_header(src, g, d, err, errlen))
+        return -1;
+    check_total_size(g, d);
+    check_crc(src, g, d);
+    if (parse_sections(src, g, d)) {
+        err_set(err, errlen, "GR2 section headers: read error");
+        gr2_free(g);
+        return -1;
+    }
+    return 0;
+}
+
+void gr2_free(struct gr2_file *g)
+{
+    free(g->sections);
+    g->sections = NULL;
+    g->nsections = 0;
+}
+
+/* Reads count records of rec_size bytes at a container offset into one buffer. */
+static int read_table(const struct s3_src *src, const struct gr2_file *g, uint32_t offset, uint32_t count,
+                      uint32_t rec_size, uint8_t **out)
+{
+    *out = NULL;
+    if (count == 0)
+        return 0;
+    uint64_t bytes = (uint64_t)count * rec_size;
+    if (!range_ok(offset, bytes, g->limit))
+        return -ERANGE;
+    uint8_t *b = malloc(bytes);
+    if (!b)
+        return -ENOMEM;
+    int rc = src_read(src, g->base + offset, b, bytes);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+/* Where a table is, and how it is stored. */
+struct table_loc {
+    bool ok, compressed;
+    uint32_t offset, count;
+    uint64_t stored;
+    const char *what;
+};
+
+/* Expands a compressed table (u32 byte count, then the stream) to count × rec_size. */
+static int expand_table(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                        uint32_t rec_size, uint8_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (t->count == 0)
+        return 0;
+    uint64_t max = g->max_expanded ? g->max_expanded : GR2_MAX_EXPANDED;
+    char why[GR2_ERR];
+    if (bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max, out, NULL,
+                        why, sizeof why)) {
+        err_set(err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Reads a table of `count` records of `size` bytes and decodes each into `out` (an array
+ * of elements of `elem` bytes) with `decode`. */
+static int read_records(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                        uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *), void **out,
+                        uint32_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    if (!t->ok) {
+        err_set(err, errlen, "%s: not readable", t->what);
+        return -EINVAL;
+    }
+    uint8_t *b;
+    int rc = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
+                           : read_table(src, g, t->offset, t->count, size, &b);
+    if (rc && !t->compressed)
+        err_set(err, errlen, "%s at 0x%x: read error", t->what, t->offset);
+    if (rc || !b)
+        return rc;
+    uint8_t *recs = calloc(t->count, elem);
+    if (!recs) {
+        free(b);
+        err_set(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < t->count; i++)
+        decode(b + (size_t)i * size, g->be, recs + (size_t)i * elem);
+    free(b);
+    *out = recs;
+    *n = t->count;
+    return 0;
+}
+
+static void decode_fixup(const uint8_t *p, bool be, void *out)
+{
+    struct gr2_fixup *f = out;
+    f->from_offset = ld_u32(p, be);
+    f->to_section = ld_u32(p + 4, be);
+    f->to_offset = ld_u32(p + 8, be);
+}
+
+static void decode_marshal(const uint8_t *p, bool be, void *out)
+{
+    struct gr2_marshal *m = out;
+    m->count = ld_u32(p, be);
+    m->offset = ld_u32(p + 4, be);
+    m->type_section = ld_u32(p + 8, be);
+    m->type_offset = ld_u32(p + 12, be);
+}
+
+int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
+                    uint32_t *count, char *err, size_t errlen)
+{
+    const struct gr2_section *s = &g->sections[sec];
+    struct table_loc t = {s->fixups_ok, gr2_tables_compressed(s->compression), s->fixup_offset, s->fixup_count,
+                          s->fixup_stored, "fixup table"};
+    return read_records(src, g, &t, GR2_FIXUP_SIZE, sizeof **out, decode_fixup, (void **)out, count, err, errlen);
+}
+
+int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_marshal **out,
+                      uint32_t *count, char *err, size_t errlen)
+{
+    const struct gr2_section *s = &g->sections[sec];
+    struct table_loc t = {s->marshal_ok, gr2_tables_compressed(s->compression), s->marshal_offset,
+                          s->marshal_count, s->marshal_stored, "marshalling table"};
+    return read_records(src, g, &t, GR2_MARSHAL_SIZE, sizeof **out, decode_marshal, (void **)out, count, err,
+                        errlen);
+}
+
+/* ---- alignment padding ---- */
+
+struct piece {
+    uint64_t off, len;
+    uint32_t sec;
+    const char *kind; /* NULL for the headers */
+};
+
+static int by_piece_off(const void *a, const void *b)
+{
+    const struct piece *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The parts of the container that hold something: the headers and every section's
+ * stored data and tables (empty ones left out). p has room for 2 + 3 × nsections. */
+static size_t container_pieces(const struct gr2_file *g, struct piece *p)
+{
+    size_t n = 0;
+    p[n++] = (struct piece){0, 0x20 + (uint64_t)g->header_length, 0, NULL};
+    p[n++] = (struct piece){0x20 + (uint64_t)g->section_array_offset,
+                            (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE, 0, NULL};
+    for (uint32_t i = 0; i < g->nsections; i++) {
+        const struct gr2_section *s = &g->sections[i];
+        if (s->data_ok && s->data_size)
+            p[n++] = (struct piece){s->data_offset, s->data_size, i, "data"};
+        if (s->fixup_stored)
+            p[n++] = (struct piece){s->fixup_offset, s->fixup_stored, i, "fixups"};
+        if (s->marshal_stored)
+            p[n++] = (struct piece){s->marshal_offset, s->marshal_stored, i, "marshalling"};
+    }
+    return n;
+}
+
+static int by_padding_off(const void *a, const void *b)
+{
+    const struct gr2_padding *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static bool all_zero(const struct s3_src *src, uint64_t off, uint64_t len)
+{
+    uint8_t b[65536];
+    if (len > sizeof b || src_read(src, off, b, (size_t)len))
+        return false;
+    for (uint64_t i = 0; i < len; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+/* After the pieces are sorted: a piece's end is followed by padding when no piece covers
+ * that byte, the next piece (or the container's end) starts fewer than `alignment` bytes
+ * later, and the bytes between are zero. */
+int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    struct piece *p = malloc((2 + 3 * (size_t)g->nsections) * sizeof *p);
+    uint64_t *maxend = malloc((2 + 3 * (size_t)g->nsections) * sizeof *maxend);
+    struct gr2_padding *r = malloc((3 * (size_t)g->nsections + 1) * sizeof *r);
+    if (!p || !maxend || !r) {
+        free(p);
+        free(maxend);
+        free(r);
+        return -ENOMEM;
+    }
+    size_t n = container_pieces(g, p), nr = 0;
+    qsort(p, n, sizeof *p, by_piece_off);
+    for (size_t i = 0; i < n; i++) /* maxend[i]: the furthest end among pieces 0..i */
+        maxend[i] = i && maxend[i - 1] > p[i].off + p[i].len ? maxend[i - 1] : p[i].off + p[i].len;
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].kind)
+            continue;
+        uint64_t end = p[i].off + p[i].len;
+        size_t lo = 0, hi = n; /* the first piece starting at or after end */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (p[mid].off < end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && maxend[lo - 1] > end)
+            continue; /* another piece covers the byte after this one */
+        uint64_t next = lo < n ? p[lo].off : g->limit;
+        uint32_t align = g->sections[p[i].sec].alignment;
+        if (next <= end || next - end >= align || next > g->limit)
+            continue;
+        r[nr++] = (struct gr2_padding){end, next - end, p[i].sec, p[i].kind};
+    }
+    free(p);
+    free(maxend);
+    /* Pieces ending at one place share one gap: it is read and named once. The gaps left
+     * are disjoint (a later end inside an earlier gap would belong to a piece covering
+     * that gap's start), so all the reading below is at most the file's size. */
+    qsort(r, nr, sizeof *r, by_padding_off);
+    size_t k = 0;
+    for (size_t i = 0; i < nr; i++)
+        if ((i == 0 || r[i - 1].off != r[i].off) && all_zero(src, g->base + r[i].off, r[i].len))
+            r[k++] = r[i];
+    *out = r;
+    *nout = k;
+    return 0;
+}
+
+bool gr2_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
+{
+    (void)src, (void)r;
+    return n == 16 && gr2_match_signature(head);
+}

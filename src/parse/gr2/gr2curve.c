@@ -1,0 +1,921 @@
+#include "parse/gr2/gr2curve.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/base/diag.h"
+#include "parse/gr2/gr2std.h"
+#include "parse/gr2/gr2walk.h"
+
+/* ---- the formats (docs/formats/gr2anim.md, "Curve formats") ---- */
+
+/* What a member after the header holds: 16-bit integers (Dimension, Padding, the knot
+ * scale, the D4n selectors), floats (one, three, four), arrays of floats, u16 or u8. */
+enum ck { C_I16, C_F32, C_F32x3, C_F32x4, C_AF32, C_AU16, C_AU8, C_I32 };
+
+struct cfield {
+    const char *name;
+    enum ck kind;
+};
+
+struct cformat {
+    const char *name;
+    int nf;
+    struct cfield f[4];
+};
+
+#define KC16 {"KnotsControls", C_AU16}
+#define KC8 {"KnotsControls", C_AU8}
+#define TRUNC {"OneOverKnotScaleTrunc", C_I16}
+#define S3 {"ControlScales", C_F32x3}
+#define O3 {"ControlOffsets", C_F32x3}
+
+static const struct cformat formats[GR2_CURVE_FORMATS + 1] = {
+    {"DaKeyframes32f", 2, {{"Dimension", C_I16}, {"Controls", C_AF32}}},
+    {"DaK32fC32f", 3, {{"Padding", C_I16}, {"Knots", C_AF32}, {"Controls", C_AF32}}},
+    {"DaIdentity", 1, {{"Dimension", C_I16}}},
+    {"DaConstant32f", 2, {{"Padding", C_I16}, {"Controls", C_AF32}}},
+    {"D3Constant32f", 2, {{"Padding", C_I16}, {"Controls", C_F32x3}}},
+    {"D4Constant32f", 2, {{"Padding", C_I16}, {"Controls", C_F32x4}}},
+    {"DaK16uC16u", 3, {TRUNC, {"ControlScaleOffsets", C_AF32}, KC16}},
+    {"DaK8uC8u", 3, {TRUNC, {"ControlScaleOffsets", C_AF32}, KC8}},
+    {"D4nK16uC15u", 3, {{"ScaleOffsetTableEntries", C_I16}, {"OneOverKnotScale", C_F32}, KC16}},
+    {"D4nK8uC7u", 3, {{"ScaleOffsetTableEntries", C_I16}, {"OneOverKnotScale", C_F32}, KC8}},
+    {"D3K16uC16u", 4, {TRUNC, S3, O3, KC16}},
+    {"D3K8uC8u", 4, {TRUNC, S3, O3, KC8}},
+    {"D9I1K16uC16u", 4, {TRUNC, {"ControlScale", C_F32}, {"ControlOffset", C_F32}, KC16}},
+    {"D9I3K16uC16u", 4, {TRUNC, S3, O3, KC16}},
+    {"D9I1K8uC8u", 4, {TRUNC, {"ControlScale", C_F32}, {"ControlOffset", C_F32}, KC8}},
+    {"D9I3K8uC8u", 4, {TRUNC, S3, O3, KC8}},
+    {"D3I1K32fC32f", 4, {{"Padding", C_I16}, S3, O3, {"KnotsControls", C_AF32}}},
+    {"D3I1K16uC16u", 4, {TRUNC, S3, O3, KC16}},
+    {"D3I1K8uC8u", 4, {TRUNC, S3, O3, KC8}},
+    /* the old inline layout: no header, these three members */
+    {"old inline curve", 3, {{"Degree", C_I32}, {"Knots", C_AF32}, {"Controls", C_AF32}}},
+};
+
+#define HEADER_PREFIX "CurveDataHeader_"
+
+const char *gr2_curve_format_name(int format)
+{
+    return format >= 0 && format <= GR2_CURVE_OLD ? formats[format].name : "unknown";
+}
+
+void gr2_curve_free(struct gr2_curve *c)
+{
+    if (!c)
+        return;
+    if (c->kmax != c->knots)
+        free(c->kmax);
+    free(c->knots);
+    free(c->controls);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- dequantisation ---- */
+
+static float f32_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+float gr2_knot_scale_trunc(uint16_t word)
+{
+    return f32_of((uint32_t)word << 16);
+}
+
+void gr2_d4n_range(unsigned entry, double *width, double *offset)
+{
+    const double r = M_SQRT2;
+    static const double w[8] = {1, 0.5, 0.25, 0.25, 0.25, 0.125, 0.125, 0.125};
+    static const double o[8] = {-0.5, -0.25, -0.375, -0.125, 0.125, -0.125, -0.0625, 0};
+    unsigned e = entry & 7;
+    double sign = (entry & 15) >= 8 ? -1 : 1; /* 8-15: entry - 8's range negated */
+    *width = sign * w[e] * r;
+    *offset = sign * o[e] * r;
+}
+
+void gr2_d4n_key(uint16_t selectors, uint32_t a, uint32_t b, uint32_t c, int bits, double q[4])
+{
+    uint32_t top = 1u << bits, mask = top - 1;
+    unsigned omitted = ((b & top) ? 2u : 0u) | ((c & top) ? 1u : 0u);
+    uint32_t word[3] = {a & mask, b & mask, c & mask};
+    double sum = 0;
+    for (unsigned s = 0; s < 3; s++) {
+        unsigned comp = (omitted + 1 + s) & 3;
+        double width, offset;
+        gr2_d4n_range((selectors >> (4 * comp)) & 15, &width, &offset);
+        q[comp] = word[s] * width / mask + offset;
+        sum += q[comp] * q[comp];
+    }
+    double rest = 1 - sum; /* hostile words can make it negative */
+    q[omitted] = (a & top ? -1 : 1) * sqrt(rest > 0 ? rest : 0);
+}
+
+/* ---- reading the members ---- */
+
+struct field {
+    int32_t i;    /* C_I16 (as stored: Dimension is signed, the others unsigned words), C_I32 */
+    float f[4];   /* C_F32 (f[0]), C_F32x3, C_F32x4 */
+    const uint8_t *arr; /* arrays: count elements of esize bytes */
+    uint32_t count, esize;
+};
+
+static bool int_of_size(uint32_t type, uint32_t size)
+{
+    switch (type) {
+    case GR2_INT8:
+    case GR2_UINT8:
+        return size == 1;
+    case GR2_INT16:
+    case GR2_UINT16:
+        return size == 2;
+    case GR2_INT32:
+    case GR2_UINT32:
+        return size == 4;
+    default:
+        return false;
+    }
+}
+
+static const char *kind_text(enum ck k)
+{
+    static const char *const t[] = {"a 16-bit integer", "a Real32", "Real32[3]", "Real32[4]", "an array of Real32",
+                                    "an array of UInt16", "an array of UInt8", "a 32-bit integer"};
+    return t[k];
+}
+
+/* An array member whose elements are one scalar of the wanted kind (why: copied into
+ * whybuf when it lives in a local). */
+static int read_array(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
+                      struct gr2_ref obj, enum ck kind, struct field *f, const char **why, char *whybuf, size_t whylen)
+{
+    if (m->type != GR2_REF_TO_ARRAY || m->array_width != 0)
+        return -1;
+    struct gr2_elem e;
+    gr2_resolve(reg, sp, m, obj.section, obj.offset + m->offset, &e);
+    if (e.kind == GR2_EK_NULL)
+        return 0;
+    if (e.kind == GR2_EK_ERROR) { /* e.why may point into e itself */
+        snprintf(whybuf, whylen, "%s", e.why);
+        *why = whybuf;
+        return -2;
+    }
+    if (e.kind != GR2_EK_ARRAY)
+        return -1;
+    const struct gr2_type *et = gr2_type_get(reg, sp, e.type);
+    uint32_t want = kind == C_AF32 ? 4 : kind == C_AU16 ? 2 : 1;
+    if (!et || !et->ok || et->nmembers < 1 || et->size != want)
+        return -1;
+    uint32_t t0 = et->m[0].type;
+    if (kind == C_AF32 ? t0 != GR2_REAL32 : !int_of_size(t0, want))
+        return -1;
+    f->arr = gr2_bytes(sp, e.obj.section, e.obj.offset, (uint64_t)e.count * want, why);
+    if (!f->arr)
+        return -2;
+    f->count = e.count;
+    f->esize = want;
+    return 0;
+}
+
+/* Reads field `fi` of format `fmt` from the struct at obj (type t; members after the
+ * header, found by name, or by place when the type has no names). */
+static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
+                      int fmt, int fi, struct field *f, char *err, size_t errlen)
+{
+    const struct cfield *cf = &formats[fmt].f[fi];
+    int first = fmt == GR2_CURVE_OLD ? 0 : 1; /* after the header */
+    const struct gr2_member *m = gr2_type_unnamed(t) ? ((uint32_t)(first + fi) < t->nmembers ? &t->m[first + fi] : NULL)
+                                                     : gr2_find_member(t, cf->name);
+    memset(f, 0, sizeof *f);
+    if (!m)
+        return err_set(err, errlen, "%s: no member %s", formats[fmt].name, cf->name);
+    const char *why = NULL;
+    char whybuf[160];
+    const uint8_t *b = gr2_bytes(sp, obj.section, obj.offset + m->offset, m->size, &why);
+    int rc = b ? -1 : -2;
+    bool be = sp->g->be;
+    if (b) {
+        switch (cf->kind) {
+        case C_I16:
+            if (int_of_size(m->type, 2) && m->array_width == 0) {
+                f->i = m->type == GR2_INT16 ? (int16_t)ld_u16(b, be) : ld_u16(b, be);
+                rc = 0;
+            }
+            break;
+        case C_I32:
+            if (int_of_size(m->type, 4) && m->array_width == 0) {
+                f->i = (int32_t)ld_u32(b, be);
+                rc = 0;
+            }
+            break;
+        case C_F32:
+        case C_F32x3:
+        case C_F32x4: {
+            int n = cf->kind == C_F32 ? 0 : cf->kind == C_F32x3 ? 3 : 4;
+            if (m->type == GR2_REAL32 && m->array_width == n) {
+                for (int k = 0; k < (n ? n : 1); k++)
+                    f->f[k] = f32_of(ld_u32(b + 4 * k, be));
+                rc = 0;
+            }
+            break;
+        }
+        default:
+            rc = read_array(reg, sp, m, obj, cf->kind, f, &why, whybuf, sizeof whybuf);
+        }
+    }
+    if (rc == -2)
+        return err_set(err, errlen, "%s: %s: %s", formats[fmt].name, cf->name, why);
+    if (rc)
+        return err_set(err, errlen, "%s: member %s is %s%s, not %s", formats[fmt].name, cf->name,
+                       gr2_member_type_name(m->type), m->array_width ? "[]" : "", kind_text(cf->kind));
+    return 0;
+}
+
+/* ---- decoding ---- */
+
+static uint32_t word_at(const struct field *f, uint32_t i, bool be)
+{
+    const uint8_t *p = f->arr + (size_t)i * f->esize;
+    return f->esize == 1 ? p[0] : f->esize == 2 ? ld_u16(p, be) : ld_u32(p, be);
+}
+
+static double float_at(const struct field *f, uint32_t i, bool be)
+{
+    return f32_of(ld_u32(f->arr + (size_t)i * 4, be));
+}
+
+static int alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots, char *err, size_t errlen)
+{
+    if (dim > GR2_CURVE_MAX_DIM)
+        return err_set(err, errlen, "%s: %" PRIu32 " values per control, more than %d", formats[c->format].name, dim,
+                       GR2_CURVE_MAX_DIM);
+    c->n = n;
+    c->dim = dim;
+    size_t nv = (size_t)n * dim;
+    c->controls = malloc((nv ? nv : 1) * sizeof *c->controls);
+    c->knots = knots ? malloc((n ? n : 1) * sizeof *c->knots) : NULL;
+    if (!c->controls || (knots && !c->knots))
+        return err_set(err, errlen, "out of memory");
+    return 0;
+}
+
+/* Knots from N words divided by scale (or raw floats when scale is 0 and the words are
+ * Real32), as float32 values, as Granny holds them. */
+static int read_knots(struct gr2_curve *c, const struct field *kc, uint32_t n, float scale, bool be, char *err,
+                      size_t errlen)
+{
+    if (kc->esize != 4 && n > 0 && !(scale > 0 && isfinite(scale)))
+        return err_set(err, errlen, "%s: knot scale %g is not a positive number", formats[c->format].name,
+                       (double)scale);
+    for (uint32_t i = 0; i < n; i++) {
+        float k = kc->esize == 4 ? (float)float_at(kc, i, be) : (float)word_at(kc, i, be) / scale;
+        if (!isfinite(k))
+            return err_set(err, errlen, "%s: knot %" PRIu32 " is not a finite number", formats[c->format].name, i);
+        c->knots[i] = k;
+    }
+    return 0;
+}
+
+static int whole(const struct gr2_curve *c, uint32_t len, uint32_t per, const char *what, char *err, size_t errlen)
+{
+    if (per == 0 || len % per)
+        return err_set(err, errlen, "%s: %" PRIu32 " %s are not a whole number of keys of %" PRIu32,
+                       formats[c->format].name, len, what, per);
+    return 0;
+}
+
+/* Formats 6 and 7: dim = len(SO)/2; N knot words, then N keys of dim words. */
+static int decode_da_quantised(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+{
+    const struct field *so = &f[1], *kc = &f[2];
+    if (so->count % 2)
+        return err_set(err, errlen, "%s: %" PRIu32 " control scales and offsets, not pairs", formats[c->format].name,
+                       so->count);
+    uint32_t dim = so->count / 2;
+    if (whole(c, kc->count, dim + 1, "knot and control words", err, errlen))
+        return -1;
+    uint32_t n = kc->count / (dim + 1);
+    if (alloc_curve(c, n, dim, true, err, errlen) || read_knots(c, kc, n, gr2_knot_scale_trunc((uint16_t)f[0].i), be, err, errlen))
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < dim; j++)
+            c->controls[(size_t)i * dim + j] =
+                word_at(kc, n + i * dim + j, be) * float_at(so, j, be) + float_at(so, dim + j, be);
+    return 0;
+}
+
+static int decode_d4n(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+{
+    const struct field *kc = &f[2];
+    if (whole(c, kc->count, 4, "knot and control words", err, errlen))
+        return -1;
+    uint32_t n = kc->count / 4;
+    if (alloc_curve(c, n, 4, true, err, errlen) || read_knots(c, kc, n, f[1].f[0], be, err, errlen))
+        return -1;
+    int bits = kc->esize == 2 ? 15 : 7;
+    for (uint32_t i = 0; i < n; i++)
+        gr2_d4n_key((uint16_t)f[0].i, word_at(kc, n + 3 * i, be), word_at(kc, n + 3 * i + 1, be),
+                    word_at(kc, n + 3 * i + 2, be), bits, c->controls + 4 * (size_t)i);
+    return 0;
+}
+
+/* Formats 10-18 but 16: knot words then per key `stored` words (or, 16: floats) that
+ * make `dim` values. */
+static int decode_scaled(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+{
+    int fmt = c->format;
+    bool i1 = fmt == 12 || fmt == 14 || fmt >= 16; /* one stored value per key */
+    bool d9 = fmt >= 12 && fmt <= 15;
+    uint32_t stored = i1 ? 1 : 3, dim = d9 ? 9 : 3;
+    const struct field *kc = &f[3];
+    if (whole(c, kc->count, stored + 1, "knot and control words", err, errlen))
+        return -1;
+    uint32_t n = kc->count / (stored + 1);
+    float scale = fmt == 16 ? 0 : gr2_knot_scale_trunc((uint16_t)f[0].i);
+    if (alloc_curve(c, n, dim, true, err, errlen) || read_knots(c, kc, n, scale, be, err, errlen))
+        return -1;
+    bool one_pair = fmt == 12 || fmt == 14; /* ControlScale, ControlOffset: one each */
+    for (uint32_t i = 0; i < n; i++) {
+        double v[3];
+        for (uint32_t j = 0; j < 3; j++) {
+            uint32_t at = n + i * stored + (i1 ? 0 : j);
+            double q = fmt == 16 ? float_at(kc, at, be) : (double)word_at(kc, at, be);
+            double s = one_pair ? f[1].f[0] : f[1].f[j], o = one_pair ? f[2].f[0] : f[2].f[j];
+            v[j] = q * s + o;
+        }
+        double *out = c->controls + (size_t)i * dim;
+        if (d9) { /* diag(v0, v1, v2); I1: all three the same value */
+            memset(out, 0, 9 * sizeof *out);
+            out[0] = v[0];
+            out[4] = v[1];
+            out[8] = v[2];
+        } else {
+            memcpy(out, v, sizeof v);
+        }
+    }
+    return 0;
+}
+
+static int copy_floats(struct gr2_curve *c, const struct field *a, uint32_t from, bool be)
+{
+    for (size_t i = 0; i < (size_t)c->n * c->dim; i++)
+        c->controls[i] = float_at(a, from + (uint32_t)i, be);
+    return 0;
+}
+
+static int decode_fields(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+{
+    switch (c->format) {
+    case 0: /* DaKeyframes32f: raw samples; their times are not known */
+        c->dimension = f[0].i;
+        if (f[0].i <= 0 && f[1].count)
+            return err_set(err, errlen, "DaKeyframes32f: Dimension %d with %" PRIu32 " values", f[0].i, f[1].count);
+        if (f[0].i > 0 && whole(c, f[1].count, (uint32_t)f[0].i, "values", err, errlen))
+            return -1;
+        c->kind = GR2_CURVE_SAMPLES;
+        if (alloc_curve(c, f[0].i > 0 ? f[1].count / (uint32_t)f[0].i : 0, f[0].i > 0 ? (uint32_t)f[0].i : 0, false,
+                        err, errlen))
+            return -1;
+        return copy_floats(c, &f[1], 0, be);
+    case 1:
+    case GR2_CURVE_OLD: {
+        const struct field *k = &f[1], *v = &f[2];
+        if (c->format == GR2_CURVE_OLD)
+            c->degree = f[0].i;
+        if (k->count == 0 && v->count > 0) { /* raw samples at the oversampled rate (unconfirmed) */
+            c->kind = c->format == GR2_CURVE_OLD ? GR2_CURVE_KNOTS : GR2_CURVE_SAMPLES;
+            if (c->format == GR2_CURVE_OLD) /* a curve with no knots is the identity of its role */
+                return alloc_curve(c, 0, 0, true, err, errlen);
+            if (alloc_curve(c, v->count, 1, false, err, errlen))
+                return -1;
+            return copy_floats(c, v, 0, be);
+        }
+        if (k->count && whole(c, v->count, k->count, "control values for the knots", err, errlen))
+            return -1;
+        uint32_t dim = k->count ? v->count / k->count : 0;
+        if (alloc_curve(c, k->count, dim, true, err, errlen) || read_knots(c, k, k->count, 0, be, err, errlen))
+            return -1;
+        return copy_floats(c, v, 0, be);
+    }
+    case 2:
+        c->kind = GR2_CURVE_IDENTITY;
+        c->dimension = f[0].i;
+        return alloc_curve(c, 0, 0, false, err, errlen);
+    case 3:
+    case 4:
+    case 5: {
+        uint32_t dim = c->format == 3 ? f[1].count : c->format == 4 ? 3 : 4;
+        c->kind = GR2_CURVE_CONSTANT;
+        if (alloc_curve(c, 1, dim, false, err, errlen))
+            return -1;
+        for (uint32_t j = 0; j < dim; j++)
+            c->controls[j] = c->format == 3 ? float_at(&f[1], j, be) : f[1].f[j];
+        return 0;
+    }
+    case 6:
+    case 7:
+        return decode_da_quantised(c, f, be, err, errlen);
+    case 8:
+    case 9:
+        return decode_d4n(c, f, be, err, errlen);
+    default:
+        return decode_scaled(c, f, be, err, errlen);
+    }
+}
+
+/* The knot search needs prefix maxima: the first knot after t is the first place where
+ * they exceed t, knots sorted or not. */
+static int finish_knots(struct gr2_curve *c, char *err, size_t errlen)
+{
+    c->sorted = true;
+    for (uint32_t i = 1; c->knots && i < c->n; i++)
+        if (c->knots[i] < c->knots[i - 1])
+            c->sorted = false;
+    if (c->sorted) {
+        c->kmax = c->knots;
+        return 0;
+    }
+    c->kmax = malloc(c->n * sizeof *c->kmax);
+    if (!c->kmax)
+        return err_set(err, errlen, "out of memory");
+    for (uint32_t i = 0; i < c->n; i++)
+        c->kmax[i] = i && c->kmax[i - 1] > c->knots[i] ? c->kmax[i - 1] : c->knots[i];
+    return 0;
+}
+
+/* The format of a CurveData type: from its header member's name, else the Format byte. */
+static int curve_format(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                        struct gr2_ref obj, struct gr2_curve *c, char *err, size_t errlen)
+{
+    const struct gr2_member *h = t->nmembers ? &t->m[0] : NULL;
+    const struct gr2_type *ht = h && h->type == GR2_INLINE && h->has_ref_type ? gr2_type_get(reg, sp, h->ref_type) : NULL;
+    if (!ht || !gr2_std_matches(ht, GR2_STD_CURVEHEADER))
+        return err_set(err, errlen, "not a curve: the first member is not an Inline {Format, Degree} header");
+    const struct gr2_member *fm = gr2_std_find(ht, GR2_STD_CURVEHEADER, "Format");
+    const struct gr2_member *dm = gr2_std_find(ht, GR2_STD_CURVEHEADER, "Degree");
+    const char *why;
+    const uint8_t *b = gr2_bytes(sp, obj.section, obj.offset, t->size, &why);
+    if (!b)
+        return err_set(err, errlen, "curve: %s", why);
+    if (!fm || !dm)
+        return err_set(err, errlen, "curve header without Format and Degree members");
+    int byte = b[h->offset + fm->offset];
+    c->degree = b[h->offset + dm->offset];
+    c->format = -1;
+    if (h->name) {
+        size_t pl = strlen(HEADER_PREFIX);
+        if (h->name_len <= pl || strncmp(h->name, HEADER_PREFIX, pl) != 0)
+            return err_set(err, errlen, "unknown curve layout: header member %.*s", (int)(h->name_len < 80 ? h->name_len : 80),
+                           h->name);
+        for (int k = 0; k < GR2_CURVE_FORMATS; k++)
+            if (strlen(formats[k].name) == h->name_len - pl && memcmp(h->name + pl, formats[k].name, h->name_len - pl) == 0)
+                c->format = k;
+        if (c->format < 0)
+            return err_set(err, errlen, "unknown curve format %.*s (Format byte %d)", (int)(h->name_len < 80 ? h->name_len : 80),
+                           h->name, byte);
+        c->by_name = true;
+    } else if (byte < GR2_CURVE_FORMATS) {
+        c->format = byte;
+    } else {
+        return err_set(err, errlen, "unknown curve format byte %d (the header has no name)", byte);
+    }
+    return 0;
+}
+
+int gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_curve_ref *r,
+                   struct gr2_curve *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->dimension = -1;
+    const struct gr2_type *t = gr2_type_get(reg, sp, r->type);
+    const char *why;
+    if (!t || !t->ok)
+        return err_set(err, errlen, "curve type: %s", t ? t->err : "out of memory");
+    if (!gr2_bytes(sp, r->obj.section, r->obj.offset, t->size, &why))
+        return err_set(err, errlen, "curve: %s", why);
+    if (r->old)
+        out->format = GR2_CURVE_OLD;
+    else if (curve_format(reg, sp, t, r->obj, out, err, errlen))
+        return -1;
+    const struct cformat *cf = &formats[out->format];
+    struct field f[4];
+    for (int i = 0; i < cf->nf; i++)
+        if (read_field(reg, sp, t, r->obj, out->format, i, &f[i], err, errlen))
+            return -1;
+    out->kind = GR2_CURVE_KNOTS;
+    if (decode_fields(out, f, sp->g->be, err, errlen) ||
+        (out->kind == GR2_CURVE_KNOTS && finish_knots(out, err, errlen))) {
+        gr2_curve_free(out);
+        return -1;
+    }
+    if (out->kind == GR2_CURVE_KNOTS && out->n > 1 && (out->degree < 0 || out->degree > GR2_CURVE_MAX_DEGREE)) {
+        int d = out->degree;
+        gr2_curve_free(out);
+        return err_set(err, errlen, "%s: degree %d (at most %d is read)", cf->name, d, GR2_CURVE_MAX_DEGREE);
+    }
+    return 0;
+}
+
+bool gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type)
+{
+    const struct gr2_type *t = gr2_type_get(reg, sp, type);
+    if (!t || !t->ok || t->nmembers < 1 || t->m[0].type != GR2_INLINE || !t->m[0].has_ref_type)
+        return false;
+    const struct gr2_member *h = &t->m[0];
+    if (h->name && (h->name_len < strlen(HEADER_PREFIX) || strncmp(h->name, HEADER_PREFIX, strlen(HEADER_PREFIX))))
+        return false;
+    const struct gr2_type *ht = gr2_type_get(reg, sp, h->ref_type);
+    return ht && gr2_std_matches(ht, GR2_STD_CURVEHEADER);
+}
+
+int gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
+                     struct gr2_ref track, bool old, struct gr2_curve_ref *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (m->type != GR2_INLINE || !m->has_ref_type || m->array_width > 0)
+        return err_set(err, errlen, "the curve member is %s, not an Inline struct", gr2_member_type_name(m->type));
+    const struct gr2_type *t = gr2_type_get(reg, sp, m->ref_type);
+    if (!t || !t->ok)
+        return err_set(err, errlen, "curve type: %s", t ? t->err : "out of memory");
+    struct gr2_ref at = {track.section, track.offset + m->offset};
+    if (old) {
+        if (!gr2_std_find(t, GR2_STD_OLDCURVE, "Degree") || !gr2_std_find(t, GR2_STD_OLDCURVE, "Knots") ||
+            !gr2_std_find(t, GR2_STD_OLDCURVE, "Controls"))
+            return err_set(err, errlen, "unknown curve layout: type tag 0x%08" PRIx32 " wants the old inline curve "
+                           "{Degree, Knots, Controls}, which this member is not", sp->g->type_tag);
+        *out = (struct gr2_curve_ref){true, m->ref_type, at};
+        return 0;
+    }
+    const struct gr2_member *cd = gr2_std_find(t, GR2_STD_CURVE2, "CurveData");
+    if (!cd || cd->type != GR2_VARIANT_REF)
+        return err_set(err, errlen, "unknown curve layout: the curve member has no CurveData VariantReference");
+    struct gr2_elem e;
+    gr2_resolve(reg, sp, cd, at.section, at.offset + cd->offset, &e);
+    switch (e.kind) {
+    case GR2_EK_OBJECT:
+        *out = (struct gr2_curve_ref){false, e.type, e.obj};
+        return 0;
+    case GR2_EK_NULL:
+        return err_set(err, errlen, "CurveData is NULL");
+    case GR2_EK_UNTYPED:
+        return err_set(err, errlen, "CurveData has no type");
+    default:
+        return err_set(err, errlen, "CurveData: %s", e.why ? e.why : "unreadable");
+    }
+}
+
+/* ---- evaluation (docs/formats/gr2anim.md, "Evaluation") ---- */
+
+uint32_t gr2_role_dim(enum gr2_role role, uint32_t vector_dim)
+{
+    static const uint32_t dims[] = {3, 4, 9};
+    return role == GR2_ROLE_VECTOR ? vector_dim : dims[role];
+}
+
+int gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen)
+{
+    const char *name = gr2_curve_format_name(c->format);
+    if (c->kind == GR2_CURVE_SAMPLES)
+        return err_set(err, errlen, "%s: raw samples whose times are not known (unconfirmed)", name);
+    if (c->kind == GR2_CURVE_IDENTITY || (c->kind == GR2_CURVE_KNOTS && c->n == 0))
+        return 0;
+    uint32_t want = gr2_role_dim(role, vector_dim);
+    if (c->dim != want)
+        return err_set(err, errlen, "%s: %" PRIu32 " values per control where %" PRIu32 " are needed", name, c->dim, want);
+    return 0;
+}
+
+static void identity(enum gr2_role role, uint32_t dim, double *out)
+{
+    memset(out, 0, dim * sizeof *out);
+    if (role == GR2_ROLE_ORIENTATION)
+        out[3] = 1;
+    else if (role == GR2_ROLE_SCALESHEAR)
+        out[0] = out[4] = out[8] = 1;
+}
+
+static uint32_t clampi(int64_t i, uint32_t n)
+{
+    return i < 0 ? 0 : i >= (int64_t)n ? n - 1 : (uint32_t)i;
+}
+
+/* k: the first index whose knot is after t (n - 1 when none). */
+static uint32_t seek_k(const struct gr2_curve *c, double t, struct gr2_seek *s, struct gr2_work *w)
+{
+    uint32_t n = c->n, k;
+    uint64_t steps = 0;
+    if (s && s->valid && t >= s->t && s->k < n) {
+        for (k = s->k; k < n - 1 && !(c->kmax[k] > t); k++)
+            steps++;
+    } else {
+        uint32_t lo = 0, hi = n; /* first index in [lo, hi) with kmax > t */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (c->kmax[mid] > t)
+                hi = mid;
+            else
+                lo = mid + 1;
+            steps++;
+        }
+        k = lo < n ? lo : n - 1;
+    }
+    if (s)
+        *s = (struct gr2_seek){k, t, true};
+    if (w)
+        w->seek_steps += steps;
+    return k;
+}
+
+/* The polynomial of span k at x (which may lie outside the span), per component: de Boor
+ * with the knot vector shifted by one and indices clamped, and its derivative carried
+ * along (dv may be NULL). */
+static void span_eval(const struct gr2_curve *c, uint32_t k, double x, double *v, double *dv, struct gr2_work *w)
+{
+    int d = c->degree;
+    uint32_t n = c->n, dim = c->dim;
+    const double *T = c->knots;
+    double D[GR2_CURVE_MAX_DEGREE + 1], dD[GR2_CURVE_MAX_DEGREE + 1];
+    if (w)
+        w->spans++;
+    for (uint32_t j = 0; j < dim; j++) {
+        for (int i = 0; i <= d; i++) {
+            D[i] = c->controls[(size_t)clampi((int64_t)k - d + i, n) * dim + j];
+            dD[i] = 0;
+        }
+        for (int r = 1; r <= d; r++)
+            for (int i = d; i >= r; i--) { /* i = jj - (k - d), jj = k down to k - d + r */
+                int64_t jj = (int64_t)k - d + i;
+                double lo = T[clampi(jj - 1, n)], hi = T[clampi(jj + d - r, n)], den = hi - lo;
+                double a = den != 0 ? (x - lo) / den : 0, da = den != 0 ? 1 / den : 0;
+                dD[i] = (1 - a) * dD[i - 1] + a * dD[i] + da * (D[i] - D[i - 1]);
+                D[i] = (1 - a) * D[i - 1] + a * D[i];
+            }
+        v[j] = D[d];
+        if (dv)
+            dv[j] = dD[d];
+    }
+}
+
+static void normalise4(double *q)
+{
+    double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (len > 0)
+        for (int i = 0; i < 4; i++)
+            q[i] /= len;
+}
+
+void gr2_curve_eval(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, double t, double *out,
+                    struct gr2_seek *seek, struct gr2_work *w)
+{
+    uint32_t dim = gr2_role_dim(role, vector_dim);
+    if (c->kind == GR2_CURVE_IDENTITY || c->kind == GR2_CURVE_SAMPLES || (c->kind == GR2_CURVE_KNOTS && c->n == 0)) {
+        identity(role, dim, out);
+        return;
+    }
+    if (c->kind == GR2_CURVE_CONSTANT || c->n == 1)
+        memcpy(out, c->controls, dim * sizeof *out);
+    else
+        span_eval(c, seek_k(c, t, seek, w), t, out, NULL, w);
+    if (role == GR2_ROLE_ORIENTATION)
+        normalise4(out);
+}
+
+/* ---- glTF keys (docs/formats/gr2anim.md, "Exporting to glTF exactly") ---- */
+
+/* The channel's values out of the role's: the scale is the diagonal of scale/shear. */
+static void project(enum gr2_role role, const double *in, double *out)
+{
+    if (role == GR2_ROLE_SCALESHEAR) {
+        out[0] = in[0];
+        out[1] = in[4];
+        out[2] = in[8];
+    } else {
+        memcpy(out, in, (role == GR2_ROLE_ORIENTATION ? 4 : 3) * sizeof *out);
+    }
+}
+
+static bool diagonal(const struct gr2_curve *c)
+{
+    if (c->kind == GR2_CURVE_IDENTITY || (c->kind == GR2_CURVE_KNOTS && c->n == 0))
+        return true;
+    static const int off[6] = {1, 2, 3, 5, 6, 7};
+    for (uint32_t i = 0; i < c->n; i++)
+        for (int k = 0; k < 6; k++)
+            if (c->controls[(size_t)i * 9 + off[k]] != 0)
+                return false;
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The key times: the distinct knots in [0, D], and 0 and D. */
+static double *key_times(const struct gr2_curve *c, float D, uint32_t *count)
+{
+    double *t = malloc(((size_t)c->n + 2) * sizeof *t);
+    if (!t)
+        return NULL;
+    uint32_t m = 0;
+    t[m++] = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->knots[i] > 0 && c->knots[i] < D)
+            t[m++] = c->knots[i];
+    t[m++] = D;
+    if (!c->sorted)
+        qsort(t, m, sizeof *t, cmp_double);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < m; i++)
+        if (u == 0 || t[i] != t[u - 1])
+            t[u++] = t[i];
+    *count = u;
+    return t;
+}
+
+/* One end of a span: the channel's value and its derivative (per second). */
+struct end {
+    double v[4], d[4];
+};
+
+struct keybuf {
+    struct mdl_keys *k;
+    int nc;
+    uint32_t cap;
+    bool cubic;
+};
+
+static void put_key(struct keybuf *b, double t, const double *in, const double *v, const double *out)
+{
+    struct mdl_keys *k = b->k;
+    size_t per = (size_t)(b->cubic ? 3 : 1) * b->nc;
+    k->times[k->n] = (float)t;
+    float *p = k->values + k->n * per;
+    for (int j = 0; j < b->nc; j++) {
+        if (b->cubic) {
+            p[j] = (float)(in ? in[j] : 0);
+            p[b->nc + j] = (float)v[j];
+            p[2 * b->nc + j] = (float)(out ? out[j] : 0);
+        } else {
+            p[j] = (float)v[j];
+        }
+    }
+    k->n++;
+}
+
+static bool same(const double *a, const double *b, int nc)
+{
+    for (int j = 0; j < nc; j++)
+        if (fabs(a[j] - b[j]) > 1e-9 * (1 + fabs(a[j]) + fabs(b[j])))
+            return false;
+    return true;
+}
+
+/* The two ends of the span used on (a, b), as the channel's values; rotations rescaled
+ * on the span by the positive linear factor that makes both ends unit, so that the cubic
+ * keys are unit quaternions and their normalised Hermite is still Granny's curve. */
+static int span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, double a, double b, struct end *L,
+                     struct end *R, struct gr2_work *w, char *err, size_t errlen)
+{
+    double v[9], dv[9];
+    span_eval(c, k, a, v, dv, w);
+    project(role, v, L->v);
+    project(role, dv, L->d);
+    span_eval(c, k, b, v, dv, w);
+    project(role, v, R->v);
+    project(role, dv, R->d);
+    if (role != GR2_ROLE_ORIENTATION)
+        return 0;
+    double la = sqrt(L->v[0] * L->v[0] + L->v[1] * L->v[1] + L->v[2] * L->v[2] + L->v[3] * L->v[3]);
+    double lb = sqrt(R->v[0] * R->v[0] + R->v[1] * R->v[1] + R->v[2] * R->v[2] + R->v[3] * R->v[3]);
+    if (!(la > 0) || !(lb > 0))
+        return err_set(err, errlen, "the orientation is zero (or not a number) at %.9g s", !(la > 0) ? a : b);
+    double sa = 1 / la, sb = 1 / lb, ds = (sb - sa) / (b - a);
+    for (int j = 0; j < 4; j++) {
+        L->d[j] = L->d[j] * sa + L->v[j] * ds;
+        R->d[j] = R->d[j] * sb + R->v[j] * ds;
+        L->v[j] *= sa;
+        R->v[j] *= sb;
+    }
+    return 0;
+}
+
+static int keys_alloc(struct keybuf *b, uint32_t cap, char *err, size_t errlen)
+{
+    size_t per = (size_t)(b->cubic ? 3 : 1) * b->nc;
+    b->k->times = malloc(cap * sizeof *b->k->times);
+    b->k->values = malloc(cap * per * sizeof *b->k->values);
+    b->cap = cap;
+    if (!b->k->times || !b->k->values)
+        return err_set(err, errlen, "out of memory");
+    return 0;
+}
+
+static int constant_keys(const struct gr2_curve *c, enum gr2_role role, float D, struct keybuf *b, char *err,
+                         size_t errlen)
+{
+    double v[9], p[4];
+    gr2_curve_eval(c, role, 0, 0, v, NULL, NULL);
+    project(role, v, p);
+    if (role == GR2_ROLE_ORIENTATION && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0)
+        return err_set(err, errlen, "the orientation is zero");
+    b->k->interp = MDL_LINEAR;
+    b->cubic = false;
+    if (keys_alloc(b, 2, err, errlen))
+        return -1;
+    put_key(b, 0, NULL, p, NULL);
+    if (D > 0)
+        put_key(b, D, NULL, p, NULL);
+    return 0;
+}
+
+static int check_finite(const struct mdl_keys *k, char *err, size_t errlen)
+{
+    size_t nv = (size_t)k->n * (size_t)k->ncomp * (k->interp == MDL_CUBICSPLINE ? 3 : 1);
+    for (size_t i = 0; i < nv; i++)
+        if (!isfinite(k->values[i]))
+            return err_set(err, errlen, "a value is not a finite number");
+    return 0;
+}
+
+static int spline_keys(const struct gr2_curve *c, enum gr2_role role, float D, struct keybuf *b,
+                       struct gr2_work *w, char *err, size_t errlen)
+{
+    uint32_t nk;
+    double *t = key_times(c, D, &nk);
+    if (!t)
+        return err_set(err, errlen, "out of memory");
+    int d = c->degree;
+    b->k->interp = d == 0 ? MDL_STEP : d == 1 && role != GR2_ROLE_ORIENTATION ? MDL_LINEAR : MDL_CUBICSPLINE;
+    b->cubic = b->k->interp == MDL_CUBICSPLINE;
+    int rc = keys_alloc(b, 2 * nk, err, errlen);
+    struct gr2_seek seek = {0};
+    struct end L, R, prevR;
+    for (uint32_t i = 0; rc == 0 && i + 1 < nk; i++) {
+        uint32_t k = seek_k(c, t[i], &seek, w);
+        rc = span_ends(c, role, k, t[i], t[i + 1], &L, &R, w, err, errlen);
+        if (rc)
+            break;
+        if (i == 0) {
+            put_key(b, t[i], NULL, L.v, L.d);
+        } else if (b->k->interp == MDL_STEP || same(prevR.v, L.v, b->nc)) {
+            put_key(b, t[i], prevR.d, L.v, L.d);
+        } else {
+            /* a jump (a knot of full multiplicity): Granny takes the value after it at the
+             * knot itself, so the value before it ends one float step earlier */
+            float before = nextafterf((float)t[i], -INFINITY);
+            if (before > b->k->times[b->k->n - 1])
+                put_key(b, before, prevR.d, prevR.v, NULL);
+            put_key(b, t[i], NULL, L.v, L.d);
+        }
+        prevR = R;
+    }
+    if (rc == 0 && b->k->interp == MDL_STEP) { /* what holds at D itself */
+        double v[9];
+        gr2_curve_eval(c, role, 0, D, v, &seek, w);
+        project(role, v, prevR.v);
+    }
+    if (rc == 0)
+        put_key(b, D, prevR.d, prevR.v, NULL);
+    free(t);
+    return rc;
+}
+
+int gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                   struct gr2_work *w, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (role == GR2_ROLE_VECTOR)
+        return err_set(err, errlen, "vector curves have no glTF channel");
+    out->ncomp = role == GR2_ROLE_ORIENTATION ? 4 : 3;
+    struct keybuf b = {out, out->ncomp, 0, false};
+    if (gr2_curve_check(c, role, 0, err, errlen))
+        return -1;
+    if (!(duration >= 0) || !isfinite(duration))
+        return err_set(err, errlen, "Duration %g is not a number of seconds", duration);
+    if (role == GR2_ROLE_SCALESHEAR && !diagonal(c))
+        return err_set(err, errlen, "the scale/shear is not diagonal (a shear, which a glTF scale cannot hold)");
+    float D = (float)duration;
+    bool constant = c->kind != GR2_CURVE_KNOTS || c->n <= 1 || D == 0;
+    int rc;
+    if (constant) {
+        rc = constant_keys(c, role, D, &b, err, errlen);
+    } else if (c->degree > (role == GR2_ROLE_ORIENTATION ? 2 : 3)) {
+        rc = err_set(err, errlen, "%s: degree %d, which cubic glTF keys cannot hold exactly",
+                     gr2_curve_format_name(c->format), c->degree);
+    } else {
+        rc = spline_keys(c, role, D, &b, w, err, errlen);
+    }
+    if (rc == 0)
+        rc = check_finite(out, err, errlen);
+    if (rc)
+        mdl_keys_free(out);
+    return rc;
+}

@@ -1,0 +1,284 @@
+#include "parse/sims/dbpf.h"
+#include "parse/sims/dbpf_types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const dbpf_header_field_names[DBPF_HEADER_FIELDS] = {
+    "major", "minor", "user_major", "user_minor", "flags", "created", "updated",
+    "index_count", "index_legacy_position", "index_size", "index_version", "index_position",
+};
+const uint32_t dbpf_header_field_offsets[DBPF_HEADER_FIELDS] = {
+    0x04, 0x08, 0x0C, 0x10, 0x14, 0x18, 0x1C, 0x24, 0x28, 0x2C, 0x3C, 0x40,
+};
+
+bool dbpf_sniff(const uint8_t *p, size_t len)
+{
+    return len >= 4 && memcmp(p, "DBPF", 4) == 0;
+}
+
+int dbpf_parse_header(const struct s3_src *src, struct dbpf *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    uint8_t h[DBPF_HEADER_SIZE];
+    if (src->size < DBPF_HEADER_SIZE || src_read(src, 0, h, sizeof h)) {
+        snprintf(err, errlen, "DBPF package too short for its %d-byte header (%llu bytes)", DBPF_HEADER_SIZE,
+                 (unsigned long long)src->size);
+        return -1;
+    }
+    if (!dbpf_sniff(h, sizeof h)) {
+        snprintf(err, errlen, "not a DBPF package");
+        return -1;
+    }
+    for (int i = 0; i < DBPF_HEADER_FIELDS; i++)
+        d->h[i] = ld_u32(h + dbpf_header_field_offsets[i], false);
+    if (d->h[DBPF_H_MAJOR] != 2 || d->h[DBPF_H_MINOR] > 1) {
+        snprintf(err, errlen,
+                 "DBPF package version %u.%u is not supported (only 2.0, The Sims 3, and 2.1, The Sims 4)",
+                 d->h[DBPF_H_MAJOR], d->h[DBPF_H_MINOR]);
+        return -1;
+    }
+    d->index_pos = d->h[DBPF_H_INDEX_POSITION] ? d->h[DBPF_H_INDEX_POSITION] : d->h[DBPF_H_INDEX_LEGACY_POSITION];
+    d->index_size = d->h[DBPF_H_INDEX_SIZE];
+    return 0;
+}
+
+/* Field sizes in an entry's record, in order. */
+static const uint8_t field_size[9] = {4, 4, 4, 4, 4, 4, 4, 2, 2};
+
+uint64_t dbpf_field_pos(const struct dbpf *d, uint32_t i, int field)
+{
+    if (i >= d->count || field < 0 || field > 8)
+        return 0;
+    if (field < 3 && (d->index_flags & (1u << field)))
+        return 0;
+    uint64_t pos = d->e[i].record;
+    for (int f = 0; f < field; f++)
+        if (!(f < 3 && (d->index_flags & (1u << f))))
+            pos += field_size[f];
+    return pos;
+}
+
+struct key_ref {
+    uint32_t type, group;
+    uint64_t instance;
+    uint32_t i;
+};
+
+static int by_key(const void *a, const void *b)
+{
+    const struct key_ref *x = a, *y = b;
+    if (x->type != y->type)
+        return x->type < y->type ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->instance != y->instance)
+        return x->instance < y->instance ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Numbers repeats of a key in index order: the first is 0, the next 1, ... */
+static int mark_duplicates(struct dbpf *d, struct diag *diag)
+{
+    if (d->count < 2)
+        return 0;
+    struct key_ref *k = malloc(d->count * sizeof *k);
+    if (!k)
+        return -1;
+    for (uint32_t i = 0; i < d->count; i++)
+        k[i] = (struct key_ref){d->e[i].type, d->e[i].group, d->e[i].instance, i};
+    qsort(k, d->count, sizeof *k, by_key);
+    uint32_t repeats = 0;
+    for (uint32_t i = 1; i < d->count; i++)
+        if (k[i].type == k[i - 1].type && k[i].group == k[i - 1].group && k[i].instance == k[i - 1].instance) {
+            d->e[k[i].i].dup = d->e[k[i - 1].i].dup + 1;
+            repeats++;
+        }
+    if (repeats)
+        diag_add(diag, "%u index entries repeat an earlier entry's type, group and instance (shown with ~N)",
+                 repeats);
+    free(k);
+    return 0;
+}
+
+static void classify(struct dbpf_entry *e, uint64_t file_size)
+{
+    if (e->extended && e->compression == DBPF_COMP_DELETED)
+        e->state = DBPF_DELETED;
+    else if (e->stored_size == 1 && e->mem_size == 0xFFFFFFFFu)
+        e->state = DBPF_NULL;
+    else if (e->offset == 0xFFFFFFFFu)
+        e->state = DBPF_NO_DATA;
+    else if (!range_ok(e->offset, e->stored_size, file_size))
+        e->state = DBPF_OUTSIDE;
+    else
+        e->state = DBPF_OK;
+}
+
+int dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag)
+{
+    uint32_t want = d->h[DBPF_H_INDEX_COUNT];
+    d->index_ok = true;
+    if (want == 0)
+        return 0;
+    if (d->index_pos > src->size || d->index_size > src->size - d->index_pos || d->index_size < 4) {
+        d->index_ok = false;
+        snprintf(d->index_err, sizeof d->index_err,
+                 "index [0x%llx, +%llu) for %u entries is not inside the file (%llu bytes)",
+                 (unsigned long long)d->index_pos, (unsigned long long)d->index_size, want,
+                 (unsigned long long)src->size);
+        return 0;
+    }
+    uint8_t *b = malloc(d->index_size);
+    if (!b)
+        return -1;
+    if (src_read(src, d->index_pos, b, d->index_size)) {
+        free(b);
+        d->index_ok = false;
+        snprintf(d->index_err, sizeof d->index_err, "index cannot be read");
+        return 0;
+    }
+    struct cursor c;
+    cur_init(&c, b, d->index_size, false);
+    d->index_flags = cur_u32(&c);
+    if (d->index_flags & ~7u)
+        diag_add(diag, "index flags 0x%08x: bits other than 0x7 are not known (ignored)", d->index_flags);
+    for (int f = 0; f < 3; f++)
+        if (d->index_flags & (1u << f))
+            d->constant[f] = cur_u32(&c);
+    /* the smallest record (three constant fields, no extended word) is 16 bytes */
+    uint64_t cap = cur_left(&c) / 16 + 1;
+    d->e = calloc(want < cap ? want : cap, sizeof *d->e);
+    if (!d->e) {
+        free(b);
+        return -1;
+    }
+    for (uint32_t i = 0; i < want && !c.err; i++) {
+        struct dbpf_entry e = {0};
+        e.record = (uint32_t)(d->index_pos + c.pos);
+        e.type = (d->index_flags & 1) ? d->constant[0] : cur_u32(&c);
+        e.group = (d->index_flags & 2) ? d->constant[1] : cur_u32(&c);
+        uint32_t hi = (d->index_flags & 4) ? d->constant[2] : cur_u32(&c);
+        e.instance = (uint64_t)hi << 32 | cur_u32(&c);
+        e.offset = cur_u32(&c);
+        uint32_t disk = cur_u32(&c);
+        e.mem_size = cur_u32(&c);
+        e.extended = disk >> 31;
+        e.stored_size = disk & 0x7FFFFFFFu;
+        if (e.extended) {
+            e.compression = cur_u16(&c);
+            e.committed = cur_u16(&c);
+        }
+        if (c.err || d->count >= cap)
+            break;
+        classify(&e, src->size);
+        d->e[d->count++] = e;
+    }
+    if (d->count < want) {
+        d->index_ok = false;
+        snprintf(d->index_err, sizeof d->index_err, "index ends after %u of %u entries (%llu bytes)", d->count,
+                 want, (unsigned long long)d->index_size);
+    } else if (c.pos < d->index_size) {
+        diag_add(diag, "index: %zu bytes after the last entry", d->index_size - c.pos);
+    }
+    free(b);
+    return mark_duplicates(d, diag);
+}
+
+void dbpf_free(struct dbpf *d)
+{
+    free(d->e);
+    d->e = NULL;
+    d->count = 0;
+}
+
+bool dbpf_type_names(uint32_t type, bool sims4, const char **tag, const char **ext)
+{
+    *tag = "UNKN";
+    *ext = ".bnry";
+    size_t lo = 0, hi = dbpf_ntype_rows; /* binary search: the rows are sorted by type */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct dbpf_type_row *r = &dbpf_type_rows[mid];
+        if (r->type == type) {
+            *tag = r->tag[sims4];
+            *ext = r->ext[sims4];
+            return strcmp(*tag, "UNKN") != 0;
+        }
+        if (r->type < type)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+const char *dbpf_compression_name(uint16_t c)
+{
+    switch (c) {
+    case DBPF_COMP_STORED:
+        return "stored";
+    case DBPF_COMP_ZLIB:
+        return "zlib";
+    case DBPF_COMP_REFPACK:
+        return "refpack";
+    case DBPF_COMP_STREAMABLE:
+        return "streamable";
+    case DBPF_COMP_DELETED:
+        return "deleted";
+    default:
+        return NULL;
+    }
+}
+
+int dbpf_parse_namemap(const uint8_t *p, size_t len,
+                       void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
+                       char *err, size_t errlen)
+{
+    struct cursor c;
+    cur_init(&c, p, len, false);
+    uint32_t version = cur_u32(&c);
+    int32_t count = cur_i32(&c);
+    if (c.err || count < 0) {
+        snprintf(err, errlen, "name map: header unreadable (%zu bytes)", len);
+        return -1;
+    }
+    if (version != 1)
+        snprintf(err, errlen, "name map version %u", version); /* read on: the layout is the same */
+    for (int32_t i = 0; i < count; i++) {
+        uint64_t instance = cur_u64(&c);
+        int32_t n = cur_i32(&c);
+        if (c.err || n < 0 || (size_t)n > cur_left(&c)) {
+            snprintf(err, errlen, "name map: entry %d of %d is cut short", i, count);
+            return -1;
+        }
+        add(ctx, instance, (const char *)p + c.pos, (size_t)n);
+        cur_skip(&c, (size_t)n);
+    }
+    return 0;
+}
+
+size_t dbpf_resource_name(char *out, size_t size, bool sims4, const struct dbpf_entry *e, const char *name)
+{
+    char safe[128] = "";
+    if (name) {
+        size_t k = 0;
+        for (const char *s = name; *s && k + 1 < sizeof safe; s++) {
+            unsigned char ch = (unsigned char)*s;
+            safe[k++] = (ch < 0x20 || ch == 0x7F || ch == '/' || ch == '%') ? '_' : (char)ch;
+        }
+        safe[k] = 0;
+    }
+    const char *tag, *ext;
+    dbpf_type_names(e->type, sims4, &tag, &ext);
+    int n = snprintf(out, size, "%s_%08X_%08X_%016llX%s%s%%%%+%s%s", sims4 ? "S4" : "S3", e->type, e->group,
+                     (unsigned long long)e->instance, safe[0] ? "_" : "", safe, tag, ext);
+    return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
+}
+
+bool dbpf_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)
+{
+    (void)src, (void)r; /* the version is checked (and refused in one line) by the view */
+    return dbpf_sniff(head, n);
+}

@@ -1,0 +1,51 @@
+/* Skeletons a mesh can be bound to, each with its bones' name hashes: a GEOM names its
+ * bones by FNV-1 32 of the lower-cased bone name (geom.md), so a bone of any rig (clear,
+ * wrapped or raw Granny) matches by its name. Filled by the views that hold skeletons
+ * (the rig views, a Granny file, a package's rig resources) and by -o rig=FILE. */
+#ifndef S3_RIGSET_H
+#define S3_RIGSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/base/model.h"
+
+/* FNV-1 32 of the lower-cased bytes (start 0x811C9DC5; per byte multiply by 0x01000193,
+ * then xor): the Sims' bone-name hash (GEOM bone lists, clear RIG name_hash, MTNF names). */
+uint32_t fnv1_lower32(const char *name, size_t len);
+
+struct rig_hash {
+    uint32_t hash, bone;
+};
+
+struct rig_entry {
+    char *label; /* where the skeleton is (the /info rig: line) */
+    struct mdl_skeleton skel; /* inverse bind matrices computed */
+    struct rig_hash *by_hash; /* the named bones' hashes, sorted (by bone on equal hashes) */
+    uint32_t nhashes;
+};
+
+struct rig_set {
+    struct rig_entry *r;
+    size_t n, cap;
+};
+
+/* Takes skel (cleared on return, whatever the result) as a rig labelled label: 0, or -1
+ * with err (a parent cycle, a singular transform, out of memory). */
+int rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel, char *err, size_t errlen);
+/* Moves every rig of from into to (from is left empty). 0 or -1 (out of memory). */
+int rig_set_take(struct rig_set *to, struct rig_set *from);
+void rig_set_free(struct rig_set *s);
+
+/* The bone of r whose name hashes to hash (the first of two with one hash), or -1.
+ * O(log bones). */
+int32_t rig_bone_of(const struct rig_entry *r, uint32_t hash);
+/* How many of the n hashes a bone of r has. O(n log bones). */
+size_t rig_covers(const struct rig_entry *r, const uint32_t *hashes, size_t n);
+/* The first rig of s having a bone for every hash; with `best`, else the one having the
+ * most distinct hashes (the first of equals; none when s is empty). -1: none. O(n log n +
+ * the rigs' bones × log n). */
+ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best);
+
+#endif

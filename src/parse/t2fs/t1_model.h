@@ -1,0 +1,60 @@
+/* A Turok 1 graphic object as a neutral model (parse/model.h), for the .glb and .obj
+ * exports. The caller (the view) reads the object's node hierarchy and decodes its
+ * sections (parse/t1_section.h) into a struct t1_object; t1_object_model turns that into
+ * a model, no tree and no file involved:
+ *   - the object's nodes are the model's skeleton, bone K = node K ("node K"), parents
+ *     from the nodes' child lists (usChildNodeIndices), identity transforms (placements,
+ *     which would come from the animations, are not decoded), and no skin (no_skin);
+ *     every part of a node is used (usPartIndices is not interpreted);
+ *   - each part P of node K with something to draw is a mesh "node K part P" placed
+ *     under bone K (on_bone): its sections' vertices one after the other, one group
+ *     (glTF primitive) per section, positions x y z as stored, texture coordinates s/32
+ *     t/32 (texels: the texture's size is not known here), the 4 colour bytes as stored;
+ *   - a section that cannot be drawn (not readable, a stream that fits neither layout, a
+ *     triangle past its vertices) is left out and named in the model's left_out.
+ * It fails (no model) when the hierarchy is not a tree of the object's nodes, or when no
+ * section has a triangle to draw. */
+#ifndef S3_T1_MODEL_H
+#define S3_T1_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/base/model.h"
+#include "parse/t2fs/t1_section.h"
+
+struct t1_obj_node {
+    uint32_t *children; /* usChildNodeIndices (malloc'd) */
+    uint32_t nchildren;
+};
+
+struct t1_obj_section {
+    uint32_t node, part, index; /* nodes/node/parts/part/sections/index */
+    bool ok;                    /* s holds the decoded section; false: err says why it was not read */
+    struct t1_section s;
+    char err[T1_ERR];
+};
+
+struct t1_object {
+    struct t1_obj_node *node;
+    uint32_t nnodes;
+    struct t1_obj_section *sec; /* in order: node, part, index */
+    size_t nsec, capsec;
+    struct mdl_notes missing; /* parts that could not be reached ("nodes/1/parts: why"), one line each */
+    bool oom;      /* a helper below ran out of memory */
+};
+
+/* Room for nnodes nodes (zeroed): 0, or -1 when out of memory. */
+int t1_object_nodes(struct t1_object *o, uint32_t nnodes);
+/* A new zeroed section entry at (node, part, index), or NULL when out of memory. */
+struct t1_obj_section *t1_object_section(struct t1_object *o, uint32_t node, uint32_t part, uint32_t index);
+/* Appends "what: why\n" to missing. */
+void t1_object_missing(struct t1_object *o, const char *what, const char *why);
+void t1_object_free(struct t1_object *o);
+
+/* The model of object o (name: the model node's name). 0, or -1 with err. out->left_out
+ * lists what was left out (o->missing first), one line each, or is NULL. */
+int t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen);
+
+#endif
