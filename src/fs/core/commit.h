@@ -1,0 +1,43 @@
+/* Atomic replacement of a file on disk: the one path by which an edit reaches the source.
+ * - commit_lock: open PATH and take an exclusive, non-blocking flock for as long as the
+ *   lock lives; a second writer is refused (-EWOULDBLOCK). It records what the file was.
+ * - commit_replace: writes a whole new file beside PATH (same directory), fsyncs it, keeps
+ *   the old version as PATH~ when asked, renames the new file over PATH and fsyncs the
+ *   directory. At every moment PATH is the old or the new file, never a mix. The file
+ *   must still be the one recorded (else -EBUSY, nothing written); any failure removes the
+ *   new file and leaves PATH untouched (-errno of the failing step).
+ * - The lock moves to the new file on success; commit_unlock releases it.
+ * - Not thread-safe: one caller at a time per lock. */
+#ifndef S3_COMMIT_H
+#define S3_COMMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct commit_lock {
+    int fd;         /* the locked file, as recorded */
+    int dirfd;      /* its directory */
+    char *dir;      /* the directory's path (for messages) */
+    char *name;     /* PATH's last component */
+    struct stat st; /* what the file was when locked or last committed */
+};
+
+/* Writes the whole new content to fd (a fresh empty file): 0, or -errno. */
+typedef int commit_writer_fn(int fd, void *ctx);
+
+/* The steps a test may make fail (commit_fail_at). */
+enum commit_step { COMMIT_STEP_NONE, COMMIT_STEP_WRITE, COMMIT_STEP_FSYNC, COMMIT_STEP_BACKUP,
+                   COMMIT_STEP_RENAME, COMMIT_STEP_DIRSYNC };
+
+int commit_lock(struct commit_lock *l, const char *path);
+void commit_unlock(struct commit_lock *l);
+/* 0 while the file at the path is still the one recorded, -EBUSY otherwise. */
+int commit_unchanged(const struct commit_lock *l);
+int commit_replace(struct commit_lock *l, commit_writer_fn *write_all, void *ctx, bool backup);
+
+/* Test hook: the next commit fails at `step` with -err (COMMIT_STEP_NONE: no failure). */
+void commit_fail_at(enum commit_step step, int err);
+
+#endif
