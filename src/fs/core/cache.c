@@ -1,3 +1,31 @@
+/* The cache (cache.h). Each item has a permanent descriptor and a producer that (re)creates its
+ * bytes; the bytes are dropped least-recently-used first when the total passes the limit,
+ * except while pinned or held.
+ *
+ * Contracts:
+ *
+ * Descriptors (struct cached) are owned by the views and live as long as the tree; only
+ * their bytes come and go.
+ *
+ * Production runs outside the cache lock. An item is absent, being produced or ready
+ * (its state, under the lock). cache_pin of an absent item marks it being produced and
+ * runs the producer unlocked; a pin of an item being produced waits for that item alone
+ * (a condition variable), so two readers never expand one item twice, and one long
+ * expansion never stalls pins of other items. A producer may pin other items (a Granny
+ * section of a rig whose bytes are an expanded package resource): items form no cycles,
+ * since each is made from the bytes below it.
+ *
+ * Pins and holds. Pinned bytes are never evicted, so a reader may use them unlocked until
+ * cache_unpin. A hold (cache_hold) keeps an item once it has been produced, without
+ * producing it: an open file handle holds the item its reads come from, a listing holds
+ * the source it reads, so reading an item of any size through expands it once. Pinned
+ * and held items may take the total past the limit: the item being read by an open handle
+ * is the one thing allowed past the bound, while held. Everything else is evicted first.
+ *
+ * The bound. Before an item is produced, room is made for its expected size (hint, when
+ * the descriptor knows it), so the bytes held stay within the limit whenever what is
+ * pinned and held fits; the peak of the bytes held (ready items and the room reserved
+ * for items being produced) is recorded for tests and benchmarks (cache_stats). */
 #include "fs/core/cache.h"
 
 #include <stdlib.h>

@@ -1,40 +1,12 @@
-/* A memory-bounded cache of expanded data (package resources, Granny sections, RNC nodes,
- * export files). Each item has a permanent descriptor and a producer that (re)creates its
- * bytes; the bytes are dropped least-recently-used first when the total passes the limit,
- * except while pinned or held.
- *
- * Contracts:
- *
- * Descriptors (struct cached) are owned by the views and live as long as the tree; only
- * their bytes come and go.
- *
- * Production runs outside the cache lock. An item is absent, being produced or ready
- * (its state, under the lock). cache_pin of an absent item marks it being produced and
- * runs the producer unlocked; a pin of an item being produced waits for that item alone
- * (a condition variable), so two readers never expand one item twice, and one long
- * expansion never stalls pins of other items. A producer may pin other items (a Granny
- * section of a rig whose bytes are an expanded package resource): items form no cycles,
- * since each is made from the bytes below it.
- *
- * Pins and holds. Pinned bytes are never evicted, so a reader may use them unlocked until
- * cache_unpin. A hold (cache_hold) keeps an item once it has been produced, without
- * producing it: an open file handle holds the item its reads come from, a listing holds
- * the source it reads, so reading an item of any size through expands it once. Pinned
- * and held items may take the total past the limit: the item being read by an open handle
- * is the one thing allowed past the bound, while held. Everything else is evicted first.
- *
- * The bound. Before an item is produced, room is made for its expected size (hint, when
- * the descriptor knows it), so the bytes held stay within the limit whenever what is
- * pinned and held fits; the peak of the bytes held (ready items and the room reserved
- * for items being produced) is recorded for tests and benchmarks (cache_stats).
- *
- * Lock order: the tree lock (tree.h) may be held when pinning or holding (populate
- * callbacks do), and a producer may wait for another item; nothing takes the tree lock
- * while holding the cache's lock. Producers read sources; the one kind that takes the
- * tree lock (a Turok 1 export build, which reads through the t2fs locator) makes an item
- * that is never pinned under the tree lock (export files are read by file reads only;
- * listings size them by measuring, never by pinning), so no thread waits under the tree
- * lock for a production that needs it. */
+/* A memory-bounded cache of expanded bytes: permanent descriptors (struct cached, owned by
+ * their creator for the tree's life) whose bytes a producer makes on demand, dropped least
+ * recently used first once the total passes the limit.
+ * - Use bytes only between cache_pin and cache_unpin: pinned and held bytes stay.
+ * - A producer runs with no cache lock held, one at a time per item; pins of that item
+ *   wait for it. It may pin items below its own (no cycles).
+ * - A producer must not take a lock that a thread may hold while it pins that same item.
+ * - Lock order: the tree's, then a view's own, then the cache's.
+ * - Room is made before producing (hint); the peak is recorded (cache_stats). */
 #ifndef S3_CACHE_H
 #define S3_CACHE_H
 

@@ -1,79 +1,13 @@
-/* The virtual tree: directories, regular files and symlinks, numbered by stable inode
- * numbers (never reused while the tree lives). Knows no format: views create nodes and
- * give directories a populate callback, so children are made only when a directory is
- * first listed or looked up. Files are one of:
- *   - a byte range of a source (served straight from the file, never copied, when the
- *     source is the file or a slice of it),
- *   - a text held in memory (small value files, rendered when their parent is populated),
- *   - a generator callback with an exact size known up front,
- *   - a volatile text rendered at each open (/info).
- * Nothing here touches FUSE; the adapter and the s3rig command both sit on top.
- *
- * The tree is opaque: its structs are defined in tree.c only (scripts/check_includes.sh
- * fails otherwise). Everyone else reads it through the accessors below (tree_kind,
- * tree_name, tree_child, tree_lookup, ...) and grows it only through tree_add_*,
- * tree_graft, tree_set_span and tree_set_type, so the contracts below are kept here.
- *
- * Contracts (the FUSE adapter and every view rely on them):
- *
- * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
- * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
- * tree_free. So a number handed out stays valid for the tree's whole life: the adapter
- * keeps no lookup counts and ignores FORGET. The price is that memory only grows,
- * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
- * Names, texts, link targets and directory records live in an arena freed with the tree
- * (a node is 40 bytes; no malloc per value).
- *
- * Names are unique in every directory, enforced here: a child named like an earlier one
- * gets "~N" before its extension (the last '.', unless it is the first character):
- * X.csv, X~2.csv, X~3.csv; model, model~2. N is the smallest number from 2 whose name
- * is not taken at that moment, so the same file always gives the same names (and a name
- * a view makes later that meets a suffixed one is suffixed in turn). Each view's /info
- * reports it once (tree_view_warnings). Finding a name while a directory fills is a hash
- * lookup, and the suffixes tried per name are remembered: linear in the children.
- *
- * A populated directory never changes, and is read without a lock. A directory is filled
- * by its own populate callback, or (made with no callback) by the callback that created
- * it, before anyone can know its number. When that populate returns 0, the directory is
- * published: its child list (creation order, what readdir shows), its sorted name index
- * and its subdirectory count are built first, then its state is stored with release.
- * Readers load the state with acquire; once published, tree_lookup (binary search),
- * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
- * source table are read without the lock too (below). Only growth takes the lock. A
- * node added to a published directory (tests building trees by hand, a graft) reopens it
- * until its next use: only while no other thread can read it.
- *
- * A populate that fails leaves nothing behind: the children it added (and everything
- * below them) are removed (their numbers name no node), the directory is unpopulated
- * again, and the next use runs the callback afresh (the same names, no duplicates).
- *
- * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
- * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
- * callbacks extend). Reading bytes (tree_read of ranges, texts, generators) takes no tree
- * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
- * cached data, and tree_populate holds the directory's expanded source while its callback
- * runs (source_hold, "Open handles" below); nothing takes the tree lock while holding the
- * cache's. A production runs with no lock held (cache.h), and a populate callback may wait
- * for one under the tree lock; so a producer must not need the tree lock unless no populate
- * callback ever pins its item. Producers read sources; the one kind that takes the tree
- * lock (a Turok 1 export build, which reads through the t2fs locator) makes an export
- * file, which only file reads pin (listings size exports by measuring, never by pinning).
- * Views keep their own state consistent under these locks (tree_lock/tree_unlock); a
- * generator that writes view state runs unlocked and needs its own.
- *
- * The node count. Accessors check a number against the count without the lock, while a
- * populate on another thread (-o spin=0) may be adding nodes under it. So the count is
- * atomic: a new node's chunk exists before the count is stored with release, and readers
- * load it with acquire. The count says only that the slot exists; a node's fields become
- * visible to other threads the way its number does: through its directory's publication,
- * or from the kernel, which got the number in a reply made after that.
- *
- * Sources. Range nodes hold their source; the table of sources (tree_add_source) is made
- * of chunks that never move, so a nested open adding one while other threads read is
- * safe.
- *
- * Threads: the tree is used by one thread in s3rig and in mount.s3rig's default loop,
- * by many at once with -o spin=0 (fuse_ll.c says which). */
+/* The virtual tree: directories, files and symlinks under inode numbers, grown lazily by
+ * populate callbacks; it knows no file format and no FUSE. Structs are private (tree_impl.h).
+ * - Inode numbers are permanent: never freed, renumbered or reused while the tree lives.
+ * - Names are unique per directory: a clashing name gets "~N" before its extension.
+ * - Grow it only through tree_add_*, tree_graft and tree_set_*, from a populate callback
+ *   (its directory and what it made) or before any other thread reads the tree.
+ * - A populate returns 0 (its directory is published: read without a lock from then on)
+ *   or -errno (everything it added is removed; the next use runs it again).
+ * - The tree lock (recursive) serialises growth only: lock order the tree's, then a
+ *   view's own, then the cache's. Reading published directories and bytes takes none. */
 #ifndef S3_TREE_H
 #define S3_TREE_H
 
@@ -158,7 +92,7 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
 /* Sets a type string (copied and interned; the caller keeps its own). */
 void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
 
-/* ---- reading the tree (every caller outside tree.c reads it only through these) ----
+/* ---- reading the tree (every caller outside the tree reads it only through these) ----
  * A number that names no node gives the "none" answer (-ENOENT, NULL, 0, false). */
 
 /* enum node_type of a node, or -ENOENT. */
@@ -190,7 +124,7 @@ uint64_t tree_node_count(struct tree *t);
 /* True once max_nodes refused a node (some directories are incomplete). */
 bool tree_full(struct tree *t);
 /* A directory's populate context when fn is its populate callback, else NULL: how a
- * view finds its own state from a view root (dbpf_view_totals, t2fs_view_of). */
+ * view finds its own state from a view root. */
 void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
 /* Name slots looked at so far while adding children (each hash probe): tests count it
  * to prove that making names unique is linear in the children, whatever the names. */
@@ -237,8 +171,8 @@ ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
  *
  * A file whose bytes are expanded (a range of an expanded source, or a generated file
  * made from one cache item) is expanded again whenever the cache has dropped it. An open
- * handle holds it instead: tree_hold at open, tree_release at close (the FUSE adapter's
- * open and release, the s3rig command's cat and extract), so reading it through expands
+ * handle holds it instead: tree_hold at open, tree_release at close (every reader that
+ * opens a file), so reading it through expands
  * it once, whatever the cache's size; the held item is the one thing allowed past the
  * cache's bound while it is held. A listing holds the same way: tree_populate holds its
  * directory's source (each expanded source in its chain) while the callback runs, so a

@@ -5,7 +5,7 @@
  * Granny type may have 4,095 members of one name). Counts its name comparisons, so tests
  * can assert the cost is linear.
  *
- * Why this beside the tree's own unique names (tree.c: ~N before the extension, at the
+ * Why this beside the tree's own unique names (tree.h: ~N before the extension, at the
  * moment a node is added): the names made here are decided before any node exists, and
  * paths are made of them. The Granny object walk (gr2walk.c) records each object's first
  * location as a path of member names (gr2_safe_names), view_gr2obj.c links every later

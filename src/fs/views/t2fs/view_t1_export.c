@@ -4,12 +4,8 @@
  *
  * Listing the directory decodes the object once, to measure both files and say what
  * was left out; a build runs on the first read and again whenever the cache has dropped
- * the bytes, on whatever thread reads the file. The locator may
- * only run where no populate callback runs (it shares the view's read-ahead window and
- * tables), so a build reads the object under the tree lock, which serialises populate
- * callbacks (recursive: a build inside a populate callback already holds it). A build is
- * the export item's producer (cache.h): lock order the item being produced, then the
- * tree lock, then the cache's; no populate callback pins an existing export item. */
+ * the bytes, on whatever thread reads the file. A build reads through the locator, which
+ * takes the view's own lock (never the tree's), so it needs no lock of its own. */
 #include "fs/views/t2fs/view_t1_export.h"
 
 #include <inttypes.h>
@@ -110,11 +106,8 @@ static int read_object(struct t2_view *v, const struct t2fs_node *obj, struct t1
 /* The object as a model. 0, or -1 with err. */
 static int object_model(const struct t1x *x, struct mdl_model *m, char *err, size_t errlen)
 {
-    struct tree *t = t2fs_view_fs(x->v)->tree;
     struct t1_object o;
-    tree_lock(t);
     int rc = read_object(x->v, &x->obj, &o, err, errlen);
-    tree_unlock(t);
     if (rc == 0) {
         char name[32];
         snprintf(name, sizeof name, "object %" PRIu32, x->obj.depth >= 2 ? x->obj.path[1] : 0);

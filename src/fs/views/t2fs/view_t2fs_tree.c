@@ -6,6 +6,8 @@
  * expanded through the bounded cache and then treated as the node they contain. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,20 +57,25 @@ struct t2_view {
      * whose own table is cut): /unparsed holds them. */
     bool cut;
     uint64_t cut_from;
+    /* The locator's lock (recursive): guards the window and the descriptor table below,
+     * which /root's listings and the locator share. /root's listings take it inside their
+     * populate callback (lock order: the tree's, then this one, then the cache's); the
+     * locator takes it on its own, so a file read that needs the locator (an export
+     * build) waits for no listing but one using the same view. Nothing under it takes
+     * the tree lock: descriptors are malloc'd, not tree memory. */
+    pthread_mutex_t lock;
     /* Read-ahead over the file's bytes, kept from one directory listing to the next: a
      * walk lists a directory, then its children, whose bytes lie inside the parent's, so
-     * most listings need no read at all. Used only inside populate callbacks, which the
-     * tree serialises (a nested listing may refill it: readers copy out, never keep a
-     * pointer into it). */
+     * most listings need no read at all. Under the lock (a nested listing may refill it:
+     * readers copy out, never keep a pointer into it). */
     struct source_window *window;
-    /* Compressed-node descriptors by file offset (open addressing), filled by /root's
-     * listings and by the locator, both inside populate callbacks. */
+    /* Compressed-node descriptors by file offset (open addressing; owned, freed with the
+     * view), filled by /root's listings and by the locator, under the lock. */
     struct t2_cnode **cmap;
     size_t ncmap, capcmap;
     /* Offsets of branch tables read (t2fs_view_table_words): the work of listings and
-     * lookups, which tests bound by the file's size. Counted inside populate callbacks and
-     * under the tree lock (the locator's callers). */
-    uint64_t table_words;
+     * lookups, which tests bound by the file's size. Atomic: read without the lock. */
+    _Atomic uint64_t table_words;
 };
 
 static void t2_view_free(void *p)
@@ -76,7 +83,10 @@ static void t2_view_free(void *p)
     struct t2_view *v = p;
     t2fs_schema_free(v->schema);
     free(v->window);
+    for (size_t i = 0; i < v->capcmap; i++)
+        free(v->cmap[i]);
     free(v->cmap);
+    pthread_mutex_destroy(&v->lock);
     free(v);
 }
 
@@ -189,7 +199,7 @@ static struct t2_cnode *cnode_get(struct t2_view *v, uint64_t file_off, uint64_t
     for (; v->cmap[h]; h = (h + 1) & (v->capcmap - 1))
         if (v->cmap[h]->file_off == file_off)
             return v->cmap[h];
-    struct t2_cnode *cn = tree_alloc(v->fs->tree, sizeof *cn);
+    struct t2_cnode *cn = calloc(1, sizeof *cn); /* not tree_alloc: no tree lock under the view's */
     if (!cn)
         return NULL;
     cn->c.produce = produce_rnc;
@@ -222,7 +232,7 @@ static int read_table(struct t2_view *v, const struct s3_src *src, uint64_t off,
 {
     int rc = t2fs_read_branch(src, off, space, v->be, b, err, errlen);
     if (rc == 0)
-        v->table_words += (uint64_t)b->count + 1;
+        atomic_fetch_add_explicit(&v->table_words, (uint64_t)b->count + 1, memory_order_relaxed);
     return rc;
 }
 
@@ -530,11 +540,22 @@ static void add_cut(struct t2_view *v, uint32_t dir, const char *name, const str
         add_branch_dir(v, dir, name, w, s, depth + 1, "", count);
 }
 
+static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir);
+
+/* A /root directory's children: read with the view's window and descriptors, so under its
+ * lock. */
 static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct t2_dir *d = ctx;
-    struct t2_view *v = d->v;
+    pthread_mutex_lock(&d->v->lock);
+    int rc = list_branch(d->v, d, dir);
+    pthread_mutex_unlock(&d->v->lock);
+    return rc;
+}
+
+static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
+{
     char err[256];
     struct t2_bytes bytes;
     if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
@@ -582,7 +603,7 @@ struct s3fs *t2fs_view_fs(const struct t2_view *v)
 
 uint64_t t2fs_view_table_words(const struct t2_view *v)
 {
-    return v->table_words;
+    return atomic_load_explicit(&v->table_words, memory_order_relaxed);
 }
 
 bool t2fs_view_big_endian(const struct t2_view *v)
@@ -643,8 +664,20 @@ static int open_node_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_b
     return open_bytes(v, blob, b, err, errlen);
 }
 
+static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out,
+                             char *err, size_t errlen);
+
 int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
                     size_t errlen)
+{
+    pthread_mutex_lock(&v->lock);
+    int rc = node_child_locked(v, n, i, out, err, errlen);
+    pthread_mutex_unlock(&v->lock);
+    return rc;
+}
+
+static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out,
+                             char *err, size_t errlen)
 {
     char name[160], why[256];
     t2fs_node_name(n, name, sizeof name);
@@ -671,7 +704,7 @@ int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, st
         snprintf(err, errlen, "%s: no child %" PRIu32 " (the file changed?)", name, i);
         return -1;
     }
-    v->table_words += 2;
+    atomic_fetch_add_explicit(&v->table_words, 2, memory_order_relaxed);
     struct t2_where w = {n->blob, n->off + lo, (uint64_t)hi - lo};
     *out = *n;
     if (n->depth < T2FS_PATH_KEPT)
@@ -746,8 +779,20 @@ int t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *
     return -1;
 }
 
+static int node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+                             size_t errlen);
+
 int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
                     size_t errlen)
+{
+    pthread_mutex_lock(&v->lock);
+    int rc = node_bytes_locked(v, n, buf, len, err, errlen);
+    pthread_mutex_unlock(&v->lock);
+    return rc;
+}
+
+static int node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+                             size_t errlen)
 {
     char name[160], why[256];
     t2fs_node_name(n, name, sizeof name);
@@ -919,6 +964,11 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&v->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     v->fs = fs;
     v->be = fs->det.big_endian;
     v->root_off = fs->det.root_off;

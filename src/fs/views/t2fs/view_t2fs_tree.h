@@ -4,9 +4,9 @@
  * way /root reads it, so a derived view never formats or parses /root's paths, and a
  * node that is missing or broken comes back as an error naming it.
  *
- * Call the locator only from populate callbacks (the tree serialises them) or while
- * nothing else uses the tree: it shares the view's read-ahead window, its table of
- * compressed nodes and its last branch table. */
+ * The locator may be called from any thread, inside a populate callback or not: it
+ * takes the view's own lock (after the tree's, when a populate callback holds that),
+ * never the tree's. */
 #ifndef S3_VIEW_T2FS_TREE_H
 #define S3_VIEW_T2FS_TREE_H
 

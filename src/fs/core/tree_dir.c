@@ -1,0 +1,480 @@
+/* The tree (tree.h): Directories: adding a child, populating, publishing (lock-free reads from then on),
+ * rolling a failed populate back, and looking children up. */
+#include "fs/core/tree_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- publishing ---- */
+
+/* Room for one more u32 in a growing array of n (its capacity doubles, from 64). */
+static int reserve_u32(uint32_t **v, size_t n, size_t *cap)
+{
+    if (n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        uint32_t *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        *v = p;
+        *cap = c;
+    }
+    return 0;
+}
+
+static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+    if (reserve_u32(v, *n, cap))
+        return -ENOMEM;
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* Room for one more pending directory. */
+int pending_reserve(struct tree *t)
+{
+    return reserve_u32(&t->pending, t->npending, &t->cappending);
+}
+
+static int push_pending(struct tree *t, uint32_t dir)
+{
+    return push_u32(&t->pending, &t->npending, &t->cappending, dir);
+}
+
+
+/* A published directory gets children again (a creator adding after a lookup, a graft):
+ * a builder from its children. The published arrays stay where they are (the arena), so
+ * a reader still holding them reads a consistent, older list. */
+static int reopen(struct tree *t, uint32_t dir, struct dirinfo *d)
+{
+    struct dirbuild *b = calloc(1, sizeof *b);
+    if (!b)
+        return -ENOMEM;
+    b->cap = d->n > 8 ? d->n : 8;
+    b->child = malloc(b->cap * sizeof *b->child);
+    uint32_t nslot = 16;
+    while (nslot < 2 * (d->n + 1))
+        nslot *= 2;
+    if (b->child) {
+        b->n = d->n;
+        for (uint32_t i = 0; i < d->n; i++)
+            b->child[i] = published_child(d, i);
+    }
+    if (!b->child || build_rehash(t, b, nslot) || push_pending(t, dir)) {
+        build_free(b);
+        return -ENOMEM;
+    }
+    d->c.build = b;
+    atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b, void *tp)
+{
+    struct tree *t = tp;
+    return strcmp(slot_of(t, *(const uint32_t *)a)->name, slot_of(t, *(const uint32_t *)b)->name);
+}
+
+
+/* Builds the final child list, name index and counts of a directory and publishes it:
+ * from here on it is read without the lock. */
+static int publish(struct tree *t, struct dirinfo *d)
+{
+    struct dirbuild *b = d->c.build;
+    uint32_t n = b ? b->n : 0;
+    const uint32_t *c = b ? b->child : NULL;
+    bool contiguous = true, in_order = true;
+    uint32_t nsub = 0, renamed = 0, first_renamed = 0, c0 = n ? c[0] : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct node *k = slot_of(t, c[i]);
+        contiguous &= c[i] == c[0] + i;
+        if (i > 0 && in_order)
+            in_order = strcmp(slot_of(t, c[i - 1])->name, k->name) < 0;
+        nsub += k->type == NODE_DIR;
+        if (k->flags & NODE_RENAMED)
+            first_renamed = renamed++ ? first_renamed : c[i];
+    }
+    uint32_t *child = NULL, *sorted = NULL;
+    if (!contiguous) {
+        if (!(child = arena_alloc(&t->strings, n * sizeof *child, sizeof *child)))
+            return -ENOMEM;
+        memcpy(child, c, n * sizeof *child);
+    }
+    if (!in_order) {
+        sorted = arena_alloc(&t->strings, n * sizeof *sorted, sizeof *sorted);
+        if (!sorted)
+            return -ENOMEM;
+        memcpy(sorted, c, n * sizeof *sorted);
+        qsort_r(sorted, n, sizeof *sorted, by_name, t);
+    }
+    d->sorted = sorted;
+    d->n = n;
+    d->nsubdirs = nsub;
+    if (renamed) {
+        struct src_slot *s = &t->srcchunk[d->src_id / SRC_CHUNK][d->src_id % SRC_CHUNK];
+        if (!s->renamed_first) {
+            char *p = path_of(t, first_renamed);
+            s->renamed_first = p ? arena_strdup(&t->strings, p) : NULL;
+            free(p);
+        }
+        s->renamed += renamed;
+    }
+    build_free(b);
+    if (contiguous) {
+        d->c.first = n ? c0 : 0;
+        d->dflags |= DIRF_CONTIGUOUS;
+    } else {
+        d->c.child = child;
+        d->dflags &= (uint8_t)~DIRF_CONTIGUOUS;
+    }
+    /* release: a reader that sees PUBLISHED sees every field above and every child */
+    atomic_store_explicit(&d->state, DIR_PUBLISHED, memory_order_release);
+    return 0;
+}
+
+/* Publishes the directories opened since pending mark (the ones a populate made and
+ * filled, or reopened), newest first, so that each is published before its parent. */
+static void publish_pending(struct tree *t, size_t mark)
+{
+    while (t->npending > mark) {
+        uint32_t dir = t->pending[--t->npending];
+        struct dirinfo *d = dir_at(t, dir);
+        if (d && atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_OPEN)
+            publish(t, d); /* out of memory: it stays OPEN, published when first read */
+    }
+}
+
+
+/* Marks node ino and everything below it dead: no accessor finds them, the progress
+ * counts forget their directories, builders are freed. Iterative (explicit stack). */
+static void discard(struct tree *t, uint32_t ino)
+{
+    uint32_t *stack = NULL;
+    size_t top = 0, cap = 0;
+    if (push_u32(&stack, &top, &cap, ino))
+        return;
+    while (top > 0) {
+        struct node *n = slot_of(t, stack[--top]);
+        if (n->flags & NODE_DEAD)
+            continue;
+        n->flags |= NODE_DEAD;
+        if (n->type != NODE_DIR)
+            continue;
+        struct dirinfo *c = n->u.dir.info;
+        bool pub = atomic_load_explicit(&c->state, memory_order_relaxed) == DIR_PUBLISHED;
+        if (c->populate) {
+            slot_src(t, c->src_id)->dirs--;
+            slot_src(t, c->src_id)->done -= pub;
+        }
+        struct dirbuild *b = pub ? NULL : c->c.build;
+        uint32_t nc = pub ? c->n : b ? b->n : 0;
+        for (uint32_t i = 0; i < nc; i++)
+            if (push_u32(&stack, &top, &cap, pub ? published_child(c, i) : b->child[i]))
+                break; /* out of memory: the rest stays unreachable, only not marked */
+        if (!pub) {
+            build_free(b);
+            c->c.build = NULL;
+        }
+    }
+    free(stack);
+}
+
+/* A populate failed: the children it added to dir (from index n0 on) and everything
+ * below them are removed, the suffixes it chose are forgotten, so a retry starts from
+ * where this one did and names its children the same way. */
+static void rollback(struct tree *t, struct dirinfo *d, uint32_t n0, size_t mark)
+{
+    struct dirbuild *b = d->c.build; /* d is not published (its populate failed) */
+    if (b && b->n > n0) {
+        for (uint32_t i = n0; i < b->n; i++)
+            discard(t, b->child[i]);
+        b->n = n0;
+        for (uint32_t i = 0; b->memo && i < b->capmemo; i++)
+            free(b->memo[i].name);
+        free(b->memo);
+        b->memo = NULL;
+        b->nmemo = b->capmemo = 0;
+        if (build_rehash(t, b, b->nslot)) {
+            /* out of memory: drop the set; the next child rebuilds it */
+            free(b->slot);
+            b->slot = NULL;
+            b->nslot = 0;
+        }
+    }
+    /* directories opened since: dead ones are gone; others (reopened elsewhere) stay */
+    size_t keep = mark;
+    for (size_t i = mark; i < t->npending; i++) {
+        struct dirinfo *p = dir_at(t, t->pending[i]);
+        if (p && atomic_load_explicit(&p->state, memory_order_relaxed) == DIR_OPEN)
+            t->pending[keep++] = t->pending[i];
+    }
+    t->npending = keep;
+}
+
+
+/* The builder of a directory that gets a child now: a published one is reopened. */
+static struct dirbuild *builder_of(struct tree *t, uint32_t dir, struct dirinfo *d)
+{
+    uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (st == DIR_PUBLISHED && reopen(t, dir, d))
+        return NULL;
+    if (!d->c.build)
+        d->c.build = calloc(1, sizeof *d->c.build);
+    return d->c.build;
+}
+
+/* A new node named name in parent (0: the root), its name made unique there; the
+ * caller fills its payload. NULL when it cannot be made. Runs under the lock. */
+struct node *add_node_locked(struct tree *t, uint32_t parent, const char *name, uint8_t type,
+                                    uint32_t *ino)
+{
+    struct dirinfo *p = parent ? dir_at(t, parent) : NULL;
+    if (parent && (!p || !name_ok(name)))
+        return NULL;
+    struct dirbuild *b = p ? builder_of(t, parent, p) : NULL;
+    if (p && (!b || build_reserve(t, b)))
+        return NULL;
+    char *renamed = NULL;
+    const char *final = b ? unique_name(t, b, name, &renamed) : name;
+    /* short names repeat across directories (0, 1, 2.bin, info.bin, bones): one copy */
+    const char *copy = !final ? NULL
+                       : strlen(final) <= NAME_INTERN_MAX ? arena_intern(&t->strings, final)
+                                                          : arena_strdup(&t->strings, final);
+    bool was_renamed = renamed != NULL;
+    free(renamed);
+    if (!copy)
+        return NULL;
+    struct node *n = node_alloc(t, ino);
+    if (!n)
+        return NULL;
+    n->name = copy;
+    n->parent = parent ? parent : *ino;
+    n->type = type;
+    n->flags = was_renamed ? NODE_RENAMED : 0;
+    if (b) {
+        b->child[b->n++] = *ino;
+        build_hash_put(t, b, *ino);
+    }
+    return n;
+}
+
+/* The source id children of `parent` inherit (0 at the root). */
+uint32_t inherited_src(struct tree *t, uint32_t parent)
+{
+    struct dirinfo *p = parent ? dir_at(t, parent) : NULL;
+    return p ? p->src_id : 0;
+}
+
+
+int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+               uint64_t arg)
+{
+    struct node *n = node_at(t, dir);
+    if (!n)
+        return -ENOENT;
+    if (n->type != NODE_DIR)
+        return -ENOTDIR;
+    if (!tree_source(t, src_id))
+        return -EINVAL;
+    pthread_mutex_lock(&t->lock);
+    struct dirinfo *d = n->u.dir.info;
+    int rc = 0;
+    uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (st == DIR_PUBLISHED) /* children made so far stay; the new callback adds to them */
+        rc = reopen(t, dir, d);
+    if (rc == 0) {
+        d->populate = fn;
+        d->ctx = ctx;
+        d->arg = arg;
+        d->src_id = (uint16_t)src_id;
+        if (fn)
+            atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
+        else if (st != DIR_PUBLISHED && st != DIR_OPEN && (rc = push_pending(t, dir)) == 0)
+            atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* reopen made it OPEN */
+        slot_src(t, src_id)->dirs += fn != NULL; /* now a directory of the nested view */
+        if (xtype)
+            n->xtype = type_id(t, xtype);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+/* ---- populating ---- */
+
+
+
+static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
+{
+    uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (st == DIR_PUBLISHED || st == DIR_BUSY) /* BUSY: its own callback looks at it */
+        return 0;
+    if (st == DIR_OPEN)
+        return publish(t, d);
+    size_t mark = t->npending;
+    uint32_t n0 = d->c.build ? d->c.build->n : 0;
+    uint32_t sid = d->src_id; /* before the callback: a nested view's graft changes it */
+    atomic_store_explicit(&d->state, DIR_BUSY, memory_order_relaxed);
+    struct source *held = populate_hold(t, sid);
+    int rc = d->populate(t, dir, d->ctx, d->arg);
+    populate_release(held);
+    st = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (rc) {
+        rollback(t, d, n0, mark);
+        if (st == DIR_BUSY || st == DIR_OPEN) /* e.g. the file changed: fail again next time */
+            atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
+        return rc;
+    }
+    slot_src(t, sid)->done++;
+    publish_pending(t, mark);
+    st = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (st == DIR_BUSY || st == DIR_OPEN) {
+        atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* if out of memory: next read */
+        return publish(t, d);
+    }
+    return 0; /* published by a nested populate, or grafted to be populated next */
+}
+
+int tree_populate(struct tree *t, uint32_t dir)
+{
+    struct node *n = node_at(t, dir);
+    if (!n)
+        return -ENOENT;
+    if (n->type != NODE_DIR)
+        return -ENOTDIR;
+    if (published(n->u.dir.info)) /* the common case: no lock */
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    int rc = populate_locked(t, dir, n->u.dir.info);
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+
+/* ---- reading directories ---- */
+
+/* Binary search of a published directory. */
+static int lookup_published(struct tree *t, const struct dirinfo *d, const char *name, uint32_t *out)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint32_t c = d->sorted ? d->sorted[mid] : published_child(d, (uint32_t)mid);
+        int cmp = strcmp(name, slot_of(t, c)->name);
+        if (cmp == 0) {
+            *out = c;
+            return 0;
+        }
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return -ENOENT;
+}
+
+int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out)
+{
+    struct node *n = node_at(t, dir);
+    if (!n)
+        return -ENOENT;
+    if (n->type != NODE_DIR)
+        return -ENOTDIR;
+    struct dirinfo *d = n->u.dir.info;
+    if (published(d)) /* the common case: no lock */
+        return lookup_published(t, d, name, out);
+    int rc = tree_populate(t, dir);
+    if (rc)
+        return rc;
+    if (published(d))
+        return lookup_published(t, d, name, out);
+    /* still being filled: its own callback (this thread holds the lock) looks at it */
+    pthread_mutex_lock(&t->lock);
+    if (published(d)) {
+        rc = lookup_published(t, d, name, out);
+    } else {
+        uint32_t c = build_find(t, d->c.build, name);
+        rc = c ? 0 : -ENOENT;
+        if (c)
+            *out = c;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+uint32_t tree_child_count(struct tree *t, uint32_t dir)
+{
+    struct dirinfo *d = dir_at(t, dir);
+    if (!d)
+        return 0;
+    if (published(d))
+        return d->n;
+    pthread_mutex_lock(&t->lock);
+    uint32_t n = published(d) ? d->n : d->c.build ? d->c.build->n : 0;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i)
+{
+    struct dirinfo *d = dir_at(t, dir);
+    if (!d)
+        return 0;
+    if (published(d))
+        return i < d->n ? published_child(d, i) : 0;
+    pthread_mutex_lock(&t->lock);
+    uint32_t c = 0;
+    if (published(d))
+        c = i < d->n ? published_child(d, i) : 0;
+    else if (d->c.build && i < d->c.build->n)
+        c = d->c.build->child[i];
+    pthread_mutex_unlock(&t->lock);
+    return c;
+}
+
+int tree_resolve(struct tree *t, const char *path, uint32_t *out)
+{
+    uint32_t cur = TREE_ROOT;
+    char *copy = strdup(path), *save = NULL;
+    if (!copy)
+        return -ENOMEM;
+    int rc = node_at(t, cur) ? 0 : -ENOENT;
+    for (char *part = strtok_r(copy, "/", &save); part && rc == 0; part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            cur = node_at(t, cur)->parent;
+            continue;
+        }
+        rc = tree_lookup(t, cur, part, &cur);
+    }
+    free(copy);
+    if (rc == 0)
+        *out = cur;
+    return rc;
+}
+
+
+bool tree_is_populated(struct tree *t, uint32_t dir)
+{
+    struct dirinfo *d = dir_at(t, dir);
+    return d && published(d);
+}
+
+uint32_t tree_nlink(struct tree *t, uint32_t ino)
+{
+    struct dirinfo *d = dir_at(t, ino);
+    return d && published(d) ? 2 + d->nsubdirs : 1;
+}
+
+
+void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn)
+{
+    struct dirinfo *d = dir_at(t, dir);
+    if (!d)
+        return NULL;
+    pthread_mutex_lock(&t->lock);
+    void *ctx = d->populate == fn ? d->ctx : NULL;
+    pthread_mutex_unlock(&t->lock);
+    return ctx;
+}
+

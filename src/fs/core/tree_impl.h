@@ -1,0 +1,308 @@
+/* The tree's private half: the struct bodies and the helpers the tree_*.c files share.
+ * - Included only by src/fs/core/tree*.c; everyone else uses tree.h (scripts/
+ *   check_includes.sh fails on a struct of the tree's defined anywhere else).
+ * - Locking is tree.h's: helpers that change the tree run under t->lock.
+ *
+ * How tree.h's contracts are kept:
+ *
+ * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
+ * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
+ * tree_free. So a number handed out stays valid for the tree's whole life: the adapter
+ * keeps no lookup counts and ignores FORGET. The price is that memory only grows,
+ * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
+ * Names, texts, link targets and directory records live in an arena freed with the tree
+ * (a node is 40 bytes; no malloc per value).
+ *
+ * Names are unique in every directory, enforced here: a child named like an earlier one
+ * gets "~N" before its extension (the last '.', unless it is the first character):
+ * X.csv, X~2.csv, X~3.csv; model, model~2. N is the smallest number from 2 whose name
+ * is not taken at that moment, so the same file always gives the same names (and a name
+ * a view makes later that meets a suffixed one is suffixed in turn). Each view's /info
+ * reports it once (tree_view_warnings). Finding a name while a directory fills is a hash
+ * lookup, and the suffixes tried per name are remembered: linear in the children.
+ *
+ * A populated directory never changes, and is read without a lock. A directory is filled
+ * by its own populate callback, or (made with no callback) by the callback that created
+ * it, before anyone can know its number. When that populate returns 0, the directory is
+ * published: its child list (creation order, what readdir shows), its sorted name index
+ * and its subdirectory count are built first, then its state is stored with release.
+ * Readers load the state with acquire; once published, tree_lookup (binary search),
+ * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
+ * source table are read without the lock too (below). Only growth takes the lock. A
+ * node added to a published directory (tests building trees by hand, a graft) reopens it
+ * until its next use: only while no other thread can read it.
+ *
+ * A populate that fails leaves nothing behind: the children it added (and everything
+ * below them) are removed (their numbers name no node), the directory is unpopulated
+ * again, and the next use runs the callback afresh (the same names, no duplicates).
+ *
+ * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
+ * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
+ * callbacks extend). Reading bytes (tree_read of ranges, texts, generators) takes no tree
+ * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
+ * cached data, and tree_populate holds the directory's expanded source while its callback
+ * runs (source_hold, "Open handles" below); nothing takes the tree lock while holding the
+ * cache's. A production runs with no lock held (cache.h), and a populate callback may wait
+ * for one under the tree lock; so a producer must not need the tree lock unless no populate
+ * callback ever pins its item. A view keeps its own state consistent with a lock of its own (taken after the tree's)
+ * or under tree_lock; a generator that writes view state runs unlocked and needs one.
+ *
+ * The node count. Accessors check a number against the count without the lock, while a
+ * populate on another thread (-o spin=0) may be adding nodes under it. So the count is
+ * atomic: a new node's chunk exists before the count is stored with release, and readers
+ * load it with acquire. The count says only that the slot exists; a node's fields become
+ * visible to other threads the way its number does: through its directory's publication,
+ * or from the kernel, which got the number in a reply made after that.
+ *
+ * Sources. Range nodes hold their source; the table of sources (tree_add_source) is made
+ * of chunks that never move, so a nested open adding one while other threads read is
+ * safe. */
+#ifndef S3_TREE_IMPL_H
+#define S3_TREE_IMPL_H
+
+#include "fs/core/tree.h"
+
+enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN, CONTENT_VOLATILE };
+
+enum {
+    NODE_HAS_SPAN = 1, /* user.s3rig.offset / .length exist */
+    NODE_EXT = 2,      /* a byte range whose payload is an ext record (its span differs) */
+    NODE_DEAD = 4,     /* made by a populate that failed, or half made: no such node */
+    NODE_RENAMED = 8,  /* its name clashed in its directory and got a ~N suffix */
+};
+
+struct tree_span {
+    uint64_t off, len;
+};
+
+/* What a file needs beyond the node's 16 bytes: generators, volatile files, and ranges
+ * whose span is not their own bytes. In the arena. */
+struct node_ext {
+    union {
+        gen_read_fn gen;
+        render_fn vol;
+    } fn;
+    void *ctx;
+    uint64_t arg;       /* generators */
+    struct source *src; /* ranges */
+    uint64_t off;       /* ranges */
+    struct tree_span span;
+};
+
+/* Sizes and offsets a node holds in 48 bits (256 TiB): the tree refuses bigger. */
+#define NODE_SIZE_MAX ((1ull << 48) - 1)
+
+/* 40 bytes: what every node has, and a payload by kind. Names, texts, link targets,
+ * directory infos and ext records are in the arena (never freed before the tree). */
+struct node {
+    const char *name;
+    union {
+        struct { /* CONTENT_RANGE without NODE_EXT: the span is these bytes */
+            uint64_t off;
+            struct source *src; /* held by the node: no table looked up to read */
+        } range;
+        struct { /* CONTENT_TEXT, and NODE_LINK (p is the target) */
+            const char *p;
+            const struct tree_span *span;
+        } text;
+        struct { /* NODE_DIR; the span's offset is in size */
+            struct dirinfo *info;
+            uint64_t span_len;
+        } dir;
+        struct node_ext *ext; /* CONTENT_GEN, CONTENT_VOLATILE, CONTENT_RANGE with NODE_EXT */
+    } u;
+    uint64_t size : 48; /* files and links; a directory's span offset */
+    uint64_t type : 2;
+    uint64_t content : 3;
+    uint64_t flags : 4;
+    uint32_t parent;
+    uint32_t xtype; /* user.s3rig.type: an index in the tree's type table, 0 for none */
+};
+
+/* A directory's life: UNPOPULATED (a callback will make its children), BUSY (the callback
+ * runs, under the lock), OPEN (children complete as far as callbacks go, the index not
+ * built: a directory made with no callback, being filled by its creator), PUBLISHED
+ * (children, index and counts final; read without the lock). Only PUBLISHED is stored
+ * with release, after everything a lock-free reader reads. */
+enum { DIR_UNPOPULATED, DIR_BUSY, DIR_OPEN, DIR_PUBLISHED };
+
+/* Children being added (while the directory is not published): creation order, a hash
+ * set of them by name (names unique, lookups while populating), and per clashing name
+ * the next suffix to try (so N equal names cost N probes, not N²). */
+struct dirbuild {
+    uint32_t *child;
+    uint32_t n, cap;
+    uint32_t *slot; /* child inode numbers by name hash; 0 = empty; a power of two */
+    uint32_t nslot;
+    struct suffix_memo {
+        char *name;
+        uint32_t next;
+    } *memo; /* by name hash, a power of two (or NULL) */
+    uint32_t nmemo, capmemo;
+};
+
+/* 56 bytes per directory, in the arena. */
+struct dirinfo {
+    union {
+        struct dirbuild *build; /* not published: children so far (NULL: none yet) */
+        const uint32_t *child;  /* published: creation order (readdir) */
+        uint32_t first;         /* published with DIRF_CONTIGUOUS: first, first + 1, ... */
+    } c;
+    const uint32_t *sorted; /* published: by name (lookup); NULL: creation order is sorted */
+    uint32_t n, nsubdirs;   /* published */
+    uint16_t src_id;        /* the view its nodes belong to; range nodes read its source */
+    _Atomic uint8_t state;
+    uint8_t dflags;
+    /* under the lock */
+    populate_fn populate;
+    void *ctx;
+    uint64_t arg;
+};
+
+enum { DIRF_CONTIGUOUS = 1 };
+
+_Static_assert(sizeof(struct node) == 40, "a node is 40 bytes (memory per node, HACKING.md)");
+_Static_assert(sizeof(struct dirinfo) == 56, "a directory record is 56 bytes");
+
+/* Strings and immutable records that live as long as the tree: bump-allocated in 64 KiB
+ * blocks (no per-string malloc); type strings are interned, so 100 000 "t2fs.raw" cost
+ * one copy. Big records get a block of their own; adopted buffers (big texts handed
+ * over by their maker) are freed with the blocks. */
+struct strarena {
+    char *block;
+    size_t used, cap;
+    char **blocks;
+    size_t nblocks, capblocks;
+    const char **intern; /* open addressing, power of two */
+    size_t nintern, capintern;
+    uint64_t seed; /* of str_hash */
+};
+
+/* One registered source (a view's bytes) and what /info says about that view's part of
+ * the tree. Slots live in chunks that never move: tree_source reads them without the
+ * lock while a nested open adds one. */
+struct src_slot {
+    struct source *src;
+    uint64_t dirs, done;       /* directories with a callback, and how many populated */
+    uint64_t renamed;          /* names given a ~N suffix (reported once, in /info) */
+    const char *renamed_first; /* the path of the first */
+};
+
+#define SRC_CHUNK 256u
+#define SRC_CHUNKS 256u /* 65536 sources: a directory's src_id is 16 bits */
+
+/* Type strings by index (a node keeps 4 bytes, not a pointer): chunks that never move,
+ * read without the lock like the sources; a pointer -> index hash while adding. */
+#define TYPE_CHUNK 4096u
+#define TYPE_CHUNKS 4096u
+
+struct tree_cleanup {
+    void (*fn)(void *);
+    void *ptr;
+};
+
+struct tree {
+    struct source *src; /* source 0: the mounted file */
+    struct src_slot *srcchunk[SRC_CHUNKS];
+    _Atomic uint32_t nsrcs;
+    struct strarena strings;
+    const char **typechunk[TYPE_CHUNKS];
+    uint32_t ntypes; /* index 0 is "none" */
+    struct type_slot {
+        const char *s;
+        uint32_t id;
+    } *typehash; /* open addressing by pointer, a power of two */
+    uint32_t captypehash;
+    struct node **chunk; /* two-level arena: node addresses never change */
+    /* Nodes made so far: written only under the lock, read without it (tree.h, "The node
+     * count"). */
+    _Atomic uint64_t nnodes;
+    struct tree_limits limits;
+    pthread_mutex_t lock; /* serialises growth (populate, adding nodes, the arena) */
+    struct tree_cleanup *cleanups;
+    size_t ncleanups, capcleanups;
+    /* directories opened (no callback, or reopened) and not yet published, in order */
+    uint32_t *pending;
+    size_t npending, cappending;
+    uint64_t probes;  /* names looked at while adding children (tree_name_probes) */
+    bool full;        /* max_nodes reached: populate stopped early */
+    uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
+};
+
+#define CHUNK_BITS 16
+#define CHUNK_SIZE (1u << CHUNK_BITS)
+#define NCHUNKS (1u << 16)
+#define ARENA_BLOCK 65536u
+#define NAME_INTERN_MAX 24 /* names up to this long are interned */
+
+/* ---- nodes by number ---- */
+
+/* The slot of ino, dead or alive; NULL when ino was never made. */
+static inline struct node *slot_of(struct tree *t, uint32_t ino)
+{
+    /* acquire: pairs with node_alloc's release, so the chunk holding ino is visible */
+    if (ino == 0 || ino > atomic_load_explicit(&t->nnodes, memory_order_acquire))
+        return NULL;
+    uint64_t i = ino - 1;
+    return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
+}
+
+/* The node ino names, NULL when there is none (never made, or removed by a rollback). */
+static inline struct node *node_at(struct tree *t, uint32_t ino)
+{
+    struct node *n = slot_of(t, ino);
+    return n && !(n->flags & NODE_DEAD) ? n : NULL;
+}
+
+static inline struct dirinfo *dir_at(struct tree *t, uint32_t ino)
+{
+    struct node *n = node_at(t, ino);
+    return n && n->type == NODE_DIR ? n->u.dir.info : NULL;
+}
+
+static inline bool published(struct dirinfo *d)
+{
+    return atomic_load_explicit(&d->state, memory_order_acquire) == DIR_PUBLISHED;
+}
+
+/* Child i of a published directory. */
+static inline uint32_t published_child(const struct dirinfo *d, uint32_t i)
+{
+    return d->dflags & DIRF_CONTIGUOUS ? d->c.first + i : d->c.child[i];
+}
+
+static inline struct src_slot *slot_src(struct tree *t, uint32_t id)
+{
+    return &t->srcchunk[id / SRC_CHUNK][id % SRC_CHUNK];
+}
+
+/* nodes and the arena (tree_node.c) */
+void *arena_alloc(struct strarena *a, size_t n, size_t align);
+char *arena_strdup(struct strarena *a, const char *s);
+size_t str_hash(const struct strarena *a, const char *s);
+const char *arena_intern(struct strarena *a, const char *s);
+const char *type_str(struct tree *t, uint32_t id);
+uint32_t type_id(struct tree *t, const char *s);
+struct node *node_alloc(struct tree *t, uint32_t *ino);
+
+/* names: unique per directory, paths (tree_name.c) */
+bool name_ok(const char *name);
+void build_free(struct dirbuild *b);
+uint32_t build_find(struct tree *t, const struct dirbuild *b, const char *name);
+void build_hash_put(struct tree *t, struct dirbuild *b, uint32_t ino);
+int build_rehash(struct tree *t, struct dirbuild *b, uint32_t nslot);
+int build_reserve(struct tree *t, struct dirbuild *b);
+const char *unique_name(struct tree *t, struct dirbuild *b, const char *name, char **renamed);
+char *path_of(struct tree *t, uint32_t ino);
+
+/* directories: adding children, publication, rollback (tree_dir.c) */
+int pending_reserve(struct tree *t);
+struct node *add_node_locked(struct tree *t, uint32_t parent, const char *name, uint8_t type,
+                                    uint32_t *ino);
+uint32_t inherited_src(struct tree *t, uint32_t parent);
+
+/* sources and open handles (tree_source.c) */
+struct source *populate_hold(struct tree *t, uint32_t src_id);
+void populate_release(struct source *held);
+
+#endif

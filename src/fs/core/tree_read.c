@@ -1,0 +1,177 @@
+/* The tree (tree.h): Reading files and extended attributes. */
+#include "fs/core/tree_impl.h"
+#include "fs/core/sbuf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* A node's span, when it has one. */
+static bool node_span(const struct node *n, struct tree_span *s)
+{
+    if (!(n->flags & NODE_HAS_SPAN))
+        return false;
+    if (n->type == NODE_DIR)
+        *s = (struct tree_span){n->size, n->u.dir.span_len};
+    else if (n->content == CONTENT_RANGE && !(n->flags & NODE_EXT))
+        *s = (struct tree_span){n->u.range.off, n->size};
+    else if (n->content == CONTENT_RANGE || n->content == CONTENT_GEN || n->content == CONTENT_VOLATILE)
+        *s = n->u.ext->span;
+    else
+        *s = *n->u.text.span;
+    return true;
+}
+
+/* ---- reading files ---- */
+
+char *tree_render(struct tree *t, uint32_t ino, size_t *len)
+{
+    struct node *n = node_at(t, ino);
+    *len = 0;
+    if (!n || n->content != CONTENT_VOLATILE)
+        return NULL;
+    struct sbuf b = {0};
+    pthread_mutex_lock(&t->lock); /* the text reads state that populate callbacks extend */
+    n->u.ext->fn.vol(t, n->u.ext->ctx, &b);
+    pthread_mutex_unlock(&t->lock);
+    return sb_take(&b, len);
+}
+
+uint64_t tree_size(struct tree *t, uint32_t ino)
+{
+    struct node *n = node_at(t, ino);
+    if (!n || n->type == NODE_DIR)
+        return 0;
+    if (n->content != CONTENT_VOLATILE)
+        return n->size;
+    size_t len;
+    free(tree_render(t, ino, &len));
+    return len;
+}
+
+ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
+{
+    struct node *n = node_at(t, ino);
+    if (!n)
+        return -ENOENT;
+    if (n->type == NODE_DIR)
+        return -EISDIR;
+    if (n->type != NODE_FILE)
+        return -EINVAL;
+    if (n->content == CONTENT_VOLATILE) {
+        size_t tl;
+        char *text = tree_render(t, ino, &tl);
+        if (!text)
+            return -ENOMEM;
+        size_t k = off < tl ? (len < tl - off ? len : (size_t)(tl - off)) : 0;
+        memcpy(buf, text + (off < tl ? off : 0), k);
+        free(text);
+        return (ssize_t)k;
+    }
+    if (off >= n->size)
+        return 0;
+    if (len > n->size - off)
+        len = (size_t)(n->size - off);
+    switch (n->content) {
+    case CONTENT_RANGE: {
+        struct source *s = n->flags & NODE_EXT ? n->u.ext->src : n->u.range.src;
+        uint64_t at = n->flags & NODE_EXT ? n->u.ext->off : n->u.range.off;
+        int rc = s ? source_pread_checked(s, at + off, buf, len) : -EIO;
+        return rc ? -EIO : (ssize_t)len;
+    }
+    case CONTENT_TEXT:
+        memcpy(buf, n->u.text.p + off, len);
+        return (ssize_t)len;
+    case CONTENT_GEN:
+        return n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len);
+    default:
+        return 0;
+    }
+}
+
+int tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len)
+{
+    struct node *n = node_at(t, ino);
+    *buf = NULL;
+    *len = 0;
+    if (!n || n->type != NODE_FILE)
+        return -EINVAL;
+    uint64_t size = tree_size(t, ino);
+    uint8_t *b = malloc(size ? size : 1);
+    if (!b)
+        return -ENOMEM;
+    for (uint64_t off = 0; off < size;) {
+        ssize_t k = tree_read(t, ino, off, b + off, (size_t)(size - off));
+        if (k <= 0) {
+            free(b);
+            return k < 0 ? (int)k : -EIO;
+        }
+        off += (uint64_t)k;
+    }
+    *buf = b;
+    *len = size;
+    return 0;
+}
+
+/* ---- extended attributes ---- */
+
+static const char XA_OFFSET[] = "user.s3rig.offset";
+static const char XA_LENGTH[] = "user.s3rig.length";
+static const char XA_TYPE[] = "user.s3rig.type";
+
+static ssize_t xattr_reply(const char *value, size_t vlen, char *buf, size_t size)
+{
+    if (size == 0)
+        return (ssize_t)vlen;
+    if (size < vlen)
+        return -ERANGE;
+    memcpy(buf, value, vlen);
+    return (ssize_t)vlen;
+}
+
+ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size)
+{
+    struct node *n = node_at(t, ino);
+    if (!n)
+        return -ENOENT;
+    char num[32];
+    struct tree_span s;
+    if (node_span(n, &s)) {
+        if (strcmp(name, XA_OFFSET) == 0) {
+            int l = snprintf(num, sizeof num, "%" PRIu64, s.off);
+            return xattr_reply(num, (size_t)l, buf, size);
+        }
+        if (strcmp(name, XA_LENGTH) == 0) {
+            int l = snprintf(num, sizeof num, "%" PRIu64, s.len);
+            return xattr_reply(num, (size_t)l, buf, size);
+        }
+    }
+    const char *xtype = type_str(t, n->xtype);
+    if (strcmp(name, XA_TYPE) == 0 && xtype)
+        return xattr_reply(xtype, strlen(xtype), buf, size);
+    return -ENODATA;
+}
+
+ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size)
+{
+    struct node *n = node_at(t, ino);
+    if (!n)
+        return -ENOENT;
+    char list[sizeof XA_OFFSET + sizeof XA_LENGTH + sizeof XA_TYPE];
+    size_t len = 0;
+    if (n->flags & NODE_HAS_SPAN) {
+        memcpy(list + len, XA_OFFSET, sizeof XA_OFFSET);
+        len += sizeof XA_OFFSET;
+        memcpy(list + len, XA_LENGTH, sizeof XA_LENGTH);
+        len += sizeof XA_LENGTH;
+    }
+    if (type_str(t, n->xtype)) {
+        memcpy(list + len, XA_TYPE, sizeof XA_TYPE);
+        len += sizeof XA_TYPE;
+    }
+    return xattr_reply(list, len, buf, size);
+}
+

@@ -1,0 +1,76 @@
+/* The tree (tree.h): Walking the whole tree and the counters /info and tests read. */
+#include "fs/core/tree_impl.h"
+#include "fs/core/sbuf.h"
+
+#include <inttypes.h>
+
+int tree_populate_all(struct tree *t)
+{
+    int first = 0;
+    for (uint64_t ino = 1; ino <= tree_node_count(t); ino++) { /* the count grows as directories fill */
+        struct dirinfo *d = dir_at(t, (uint32_t)ino);
+        if (!d || published(d))
+            continue;
+        int rc = tree_populate(t, (uint32_t)ino);
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total)
+{
+    struct src_slot *s = tree_source(t, src_id) ? slot_src(t, src_id) : NULL;
+    *done = s ? s->done : 0;
+    *total = s ? s->dirs : 0;
+}
+
+size_t tree_warnings(struct tree *t, struct sbuf *out)
+{
+    if (!t->refused)
+        return 0;
+    sb_printf(out,
+              "warning: node limit reached (max_nodes=%" PRIu64 "): %" PRIu64
+              " nodes refused, so some directories are incomplete\n",
+              t->limits.max_nodes, t->refused);
+    return 1;
+}
+
+size_t tree_view_warnings(struct tree *t, uint32_t src_id, struct sbuf *out)
+{
+    size_t n = tree_warnings(t, out);
+    struct src_slot *s = tree_source(t, src_id) ? slot_src(t, src_id) : NULL;
+    if (s && s->renamed) {
+        sb_printf(out,
+                  "warning: %" PRIu64 " %s a name already used in %s directory, so %s NAME~N "
+                  "(the first: %s)\n",
+                  s->renamed, s->renamed == 1 ? "node had" : "nodes had", s->renamed == 1 ? "its" : "their",
+                  s->renamed == 1 ? "it is shown as" : "they are shown as",
+                  s->renamed_first ? s->renamed_first : "?");
+        n++;
+    }
+    return n;
+}
+
+
+uint64_t tree_node_count(struct tree *t)
+{
+    return atomic_load_explicit(&t->nnodes, memory_order_acquire);
+}
+
+bool tree_full(struct tree *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool full = t->full;
+    pthread_mutex_unlock(&t->lock);
+    return full;
+}
+
+
+uint64_t tree_name_probes(struct tree *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint64_t n = t->probes;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
