@@ -1,6 +1,7 @@
 /* Parser unit tests: reader, detection, GR2 container, wrapped RIG — valid files from
  * the fixture builder and every kind of broken input the issue names. */
 #include <errno.h>
+#include <stdint.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "fixture.h"
 #include "fs/open/open.h"
+#include "parse/base/err.h"
 #include "parse/detect.h"
 #include "parse/gr2/gr2.h"
 #include "parse/sims/rig.h"
@@ -546,10 +548,37 @@ static void test_unrecognised(void **state)
     assert_non_null(strstr(err, "neither the TS3 layout"));
 }
 
+/* alloc_array: an empty array is a pointer to free, zeroed memory otherwise, NULL only
+ * when n * size does not fit in size_t. Every s3_err has its own sentence. */
+static void test_alloc_array_and_errors(void **state)
+{
+    (void)state;
+    void *empty = alloc_array(0, sizeof(uint64_t));
+    assert_non_null(empty);
+    free(empty);
+    uint32_t *a = alloc_array(100, sizeof *a);
+    assert_non_null(a);
+    for (size_t i = 0; i < 100; i++)
+        assert_int_equal(a[i], 0);
+    free(a);
+    assert_null(alloc_array(SIZE_MAX / 4 + 1, 4));
+    assert_null(alloc_array(SIZE_MAX, SIZE_MAX));
+    for (int e = 0; e < S3_ERR_COUNT; e++) {
+        assert_true(s3_err_str((enum s3_err)e)[0] != 0);
+        for (int k = 0; k < e; k++)
+            assert_string_not_equal(s3_err_str((enum s3_err)k), s3_err_str((enum s3_err)e));
+    }
+    assert_string_equal(s3_err_str(S3_ERR_COUNT), "unknown error");
+    assert_int_equal(s3_err_errno(S3_OK), 0);
+    assert_int_equal(s3_err_errno(S3_ERR_NOMEM), ENOMEM);
+    assert_int_equal(s3_err_errno(S3_ERR_IO), EIO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_bounds),
+        cmocka_unit_test(test_alloc_array_and_errors),
         cmocka_unit_test(test_crc32_check_value),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_gr2_variants),

@@ -8,7 +8,7 @@
 /* The detection functions, declared from the table: CODE_detect, defined by the format's
  * parser (src/parse/FAMILY/). */
 #define FORMAT(id, name, code, ...) s3_detect_fn code##_detect;
-#include "formats.def"
+#include S3_FORMATS_DEF
 #undef FORMAT
 
 const struct s3_format_info s3_formats[FMT_COUNT] = {
@@ -17,7 +17,7 @@ const struct s3_format_info s3_formats[FMT_COUNT] = {
 #define FORMAT(id, name_, code_, noun_, pkg_type_, pkg_dir_, cut_, prefix_, seeds_, usage_) \
     [FMT_##id] = {.name = name_, .code = #code_, .noun = noun_, .detect = code_##_detect, .pkg_type = pkg_type_,     \
                   .pkg_dir = pkg_dir_, .fuzz_cut = cut_, .fuzz_prefix = prefix_, .seeds = seeds_, .usage = usage_},
-#include "formats.def"
+#include S3_FORMATS_DEF
 #undef FORMAT
 };
 

@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "parse/base/err.h"
+
 /* The data never changes while mounted: let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
 /* But a directory not listed yet has st_nlink 1 ("unknown"), 2 + its subdirectories once
@@ -365,7 +367,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
          * the snapshot be released by another thread, before fuse_reply_buf returns. */
         size_t k = (uint64_t)off < s->len ? s->len - (size_t)off : 0;
         k = k < size ? k : size;
-        char *copy = malloc(k ? k : 1);
+        char *copy = alloc_array(k, 1);
         if (!copy) {
             fuse_reply_err(req, ENOMEM);
             return;
@@ -399,7 +401,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
         return;
     }
-    char *buf = malloc(size ? size : 1);
+    char *buf = alloc_array(size, 1);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
         return;

@@ -7,6 +7,7 @@
 
 #include "fs/export/export.h"
 #include "fs/export/glb.h"
+#include "parse/base/err.h"
 
 /* glTF wants unit quaternions whose components lie in [-1, 1]. A stored rotation that is
  * unit within float rounding, every component in range, is written exactly as stored;
@@ -52,7 +53,7 @@ static int set_transform(struct glb *g, int node, bool has_matrix, const float m
 /* The bones' inverse bind matrices as an accessor, or -1 with err. */
 static int ibm_accessor(struct glb *g, const struct mdl_skeleton *s, char *err, size_t errlen)
 {
-    float *m = malloc((s->nbones ? s->nbones : 1) * 16 * sizeof *m);
+    float *m = alloc_array(s->nbones, 16 * sizeof *m);
     if (!m) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -106,7 +107,7 @@ int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, c
 /* A skin of every bone (bone i is node first + i), with the inverse bind matrices ibm. */
 static int make_skin(struct glb *g, const struct mdl_skeleton *s, int first, int ibm, int skeleton_root)
 {
-    int *joints = malloc((s->nbones ? s->nbones : 1) * sizeof *joints);
+    int *joints = alloc_array(s->nbones, sizeof *joints);
     if (!joints)
         return -1;
     for (uint32_t i = 0; i < s->nbones; i++)
@@ -185,7 +186,7 @@ int export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, char *err
 static int joints_u8_view(struct glb *g, const struct mdl_mesh *m)
 {
     size_t n = (size_t)m->nverts * 4;
-    uint8_t *b = malloc(n ? n : 1);
+    uint8_t *b = alloc_array(n, 1);
     if (!b)
         return -1;
     for (size_t i = 0; i < n; i++)
@@ -232,7 +233,7 @@ static int index_view(struct glb *g, const struct mdl_mesh *m, enum glb_ctype *c
         *ctype = GLB_U32;
         return glb_view(g, m->index, n * sizeof *m->index, GLB_INDICES);
     }
-    uint16_t *s = malloc((n ? n : 1) * sizeof *s);
+    uint16_t *s = alloc_array(n, sizeof *s);
     if (!s)
         return -1;
     for (size_t i = 0; i < n; i++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fs/core/sbuf.h"
+#include "parse/base/err.h"
 
 #define GLB_MAX_ATTRS 8
 
@@ -124,7 +125,7 @@ static struct gname name_copy(struct glb *g, const char *s, size_t len)
     struct gname n = {NULL, 0};
     if (!s)
         return n;
-    n.s = malloc(len ? len : 1);
+    n.s = alloc_array(len, 1);
     if (!n.s) {
         g->oom = true;
         return n;
@@ -362,7 +363,7 @@ int glb_skin(struct glb *g, const int *joints, uint32_t njoints, int ibm, int sk
 {
     if (!GROW(g, g->skin, g->nskin, g->capskin))
         return -1;
-    int *j = malloc((njoints ? njoints : 1) * sizeof *j);
+    int *j = alloc_array(njoints, sizeof *j);
     if (!j) {
         g->oom = true;
         return -1;

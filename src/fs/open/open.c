@@ -12,13 +12,13 @@
 /* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
  * view_CODE.c. */
 #define FORMAT(id, name, code, ...) s3_view_open_fn code##_view_open;
-#include "formats.def"
+#include S3_FORMATS_DEF
 #undef FORMAT
 
 /* The open layer's column of the table, by enum s3_format. */
 static s3_view_open_fn *const view_open[FMT_COUNT] = {
 #define FORMAT(id, name, code, ...) [FMT_##id] = code##_view_open,
-#include "formats.def"
+#include S3_FORMATS_DEF
 #undef FORMAT
 };
 

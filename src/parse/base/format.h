@@ -11,11 +11,18 @@
 
 #include "parse/base/reader.h"
 
+/* The format table every expansion includes. A test build may name a table of its own
+ * (one that includes formats.def and adds rows after it) with -DS3_FORMATS_DEF=...; the
+ * whole program must then be compiled with the same table. */
+#ifndef S3_FORMATS_DEF
+#define S3_FORMATS_DEF "formats.def"
+#endif
+
 /* FMT_UNKNOWN, then one value per row of src/formats.def, in its order. */
 enum s3_format {
     FMT_UNKNOWN,
 #define FORMAT(id, ...) FMT_##id,
-#include "formats.def"
+#include S3_FORMATS_DEF
 #undef FORMAT
     FMT_COUNT
 };

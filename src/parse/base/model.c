@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 /* Room for `more` bytes after n->len (and a NUL): doubling. */
 static bool notes_room(struct mdl_notes *n, size_t more)
 {
@@ -83,7 +85,7 @@ void mdl_skeleton_free(struct mdl_skeleton *s)
 int mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to)
 {
     memset(to, 0, sizeof *to);
-    to->bone = calloc(from->nbones ? from->nbones : 1, sizeof *to->bone);
+    to->bone = alloc_array(from->nbones, sizeof *to->bone);
     if (!to->bone)
         return -1;
     to->nbones = from->nbones;
@@ -154,7 +156,7 @@ int mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen)
         }
     }
     /* walk up from each bone, marking the path: meeting the path again is a cycle */
-    uint8_t *state = calloc(n ? n : 1, 1); /* 0 new, 1 on the current path, 2 done */
+    uint8_t *state = alloc_array(n, 1); /* 0 new, 1 on the current path, 2 done */
     if (!state) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -240,9 +242,9 @@ static void local_matrix(const struct mdl_bone *b, float m[16])
 int mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen)
 {
     uint32_t n = s->nbones;
-    float *world = malloc((n ? n : 1) * 16 * sizeof *world);
-    uint8_t *done = calloc(n ? n : 1, 1);
-    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+    float *world = alloc_array(n, 16 * sizeof *world);
+    uint8_t *done = alloc_array(n, 1);
+    uint32_t *stack = alloc_array(n, sizeof *stack);
     int rc = 0;
     if (!world || !done || !stack) {
         snprintf(err, errlen, "out of memory");

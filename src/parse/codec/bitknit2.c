@@ -5,12 +5,13 @@
  * at least one byte, so the loops run at most out_len times: no other guard is needed. */
 #include "parse/codec/bitknit2.h"
 #include "parse/base/diag.h"
-
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parse/base/err.h"
 
 #define CMD_SYMBOLS 300
 #define REUSE_SYMBOLS 40
@@ -363,8 +364,8 @@ int bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64
         return -1;
     }
     /* An empty output needs no input; else the input never needs more than the stream. */
-    uint8_t *in = malloc(len ? (size_t)len : 1);
-    uint8_t *o = malloc(out_size ? (size_t)out_size : 1);
+    uint8_t *in = alloc_array(len, 1);
+    uint8_t *o = alloc_array(out_size, 1);
     if (!in || !o) {
         free(in);
         free(o);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 
 #define MASK31 0x7FFFFFFFu
@@ -573,7 +574,7 @@ int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uint32_t st
     *out = NULL;
     if (oodle_check_frame("Oodle0", in_len, expanded_size, max_expanded, err, errlen))
         return -1;
-    uint8_t *buf = malloc(expanded_size ? expanded_size : 1);
+    uint8_t *buf = alloc_array(expanded_size, 1);
     if (!buf) {
         snprintf(err, errlen, "Oodle0: cannot allocate %u bytes", expanded_size);
         return -1;

@@ -1,5 +1,6 @@
 #include "parse/gr2/gr2.h"
 
+#include "parse/base/err.h"
 #include "parse/codec/bitknit2.h"
 
 #include <errno.h>
@@ -256,7 +257,7 @@ static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct d
         diag_add(d, "%s", g->sections_err);
         n = (uint32_t)room;
     }
-    g->sections = calloc(n ? n : 1, sizeof *g->sections);
+    g->sections = alloc_array(n, sizeof *g->sections);
     if (!g->sections)
         return -ENOMEM;
     for (uint32_t i = 0; i < n; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/gr2/gr2std.h"
 #include "parse/gr2/gr2walk.h"
 
@@ -258,8 +259,8 @@ static int alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots
     c->n = n;
     c->dim = dim;
     size_t nv = (size_t)n * dim;
-    c->controls = malloc((nv ? nv : 1) * sizeof *c->controls);
-    c->knots = knots ? malloc((n ? n : 1) * sizeof *c->knots) : NULL;
+    c->controls = alloc_array(nv, sizeof *c->controls);
+    c->knots = knots ? alloc_array(n, sizeof *c->knots) : NULL;
     if (!c->controls || (knots && !c->knots))
         return err_set(err, errlen, "out of memory");
     return 0;

@@ -1,5 +1,6 @@
 #include "parse/gr2/gr2model.h"
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/gr2/gr2std.h"
 
 #include <inttypes.h>
@@ -265,7 +266,7 @@ int gr2_skeleton_read(struct gr2_types *reg, const struct gr2_space *sp, struct 
         mdl_skeleton_free(out);
         return err_set(err, errlen, "skeleton: %s", why);
     }
-    out->bone = calloc(bones.count ? bones.count : 1, sizeof *out->bone);
+    out->bone = alloc_array(bones.count, sizeof *out->bone);
     if (!out->bone) {
         mdl_skeleton_free(out);
         return err_set(err, errlen, "out of memory");
@@ -719,7 +720,7 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         mdl_model_free(out);
         return -1;
     }
-    out->mesh = calloc(mb.count ? mb.count : 1, sizeof *out->mesh);
+    out->mesh = alloc_array(mb.count, sizeof *out->mesh);
     if (!out->mesh) {
         mdl_model_free(out);
         return err_set(err, errlen, "out of memory");

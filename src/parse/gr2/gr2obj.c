@@ -1,4 +1,5 @@
 #include "parse/gr2/gr2obj.h"
+#include "parse/base/err.h"
 #include "parse/base/nameset.h"
 
 #include <math.h>
@@ -395,7 +396,7 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
         if (m[n].type == GR2_END)
             break;
     }
-    t->m = malloc((n ? n : 1) * sizeof *t->m);
+    t->m = alloc_array(n, sizeof *t->m);
     if (!t->m)
         goto out;
     memcpy(t->m, m, n * sizeof *m);
@@ -466,7 +467,7 @@ const struct gr2_member *gr2_find_member(const struct gr2_type *t, const char *n
 
 char **gr2_safe_names_counted(const struct gr2_member *m, uint32_t n, uint64_t *compared)
 {
-    char **out = calloc(n ? n : 1, sizeof *out);
+    char **out = alloc_array(n, sizeof *out);
     struct nameset taken = {0}; /* the earlier members' names: one probe per try */
     uint32_t made = 0;
     for (; out && made < n; made++) {

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 /* ---- what one member element holds ---- */
 
 static void elem_error(struct gr2_elem *e, const char *fmt, uint64_t a, uint64_t b)
@@ -410,7 +412,7 @@ int gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_b
     out->first = gr2_walk_first(w, out->arr.obj, GR2_KEY_ARRAY);
     const struct gr2_type *bt = gr2_type_get(&w->types, sp, out->arr.type);
     const struct gr2_member *nm = bt && bt->ok ? gr2_find_member(bt, "Name") : NULL;
-    out->names = calloc(out->arr.count ? out->arr.count : 1, sizeof *out->names);
+    out->names = alloc_array(out->arr.count, sizeof *out->names);
     if (!out->names) {
         snprintf(why, whylen, "out of memory");
         return -1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
 #include "parse/sims/rigset.h"
 
 #define TAG_GEOM 0x4D4F4547u /* "GEOM" read as a little-endian u32 */
@@ -100,7 +101,7 @@ static int parse_rcol(const struct s3_src *src, struct geom *g, struct diag *d, 
     r->unused = cur_u32(&c);
     cur_skip(&c, 8);
     r->chunk_key = calloc(r->nchunks, sizeof *r->chunk_key);
-    r->external_key = calloc(r->nexternal ? r->nexternal : 1, sizeof *r->external_key);
+    r->external_key = alloc_array(r->nexternal, sizeof *r->external_key);
     r->chunk_pos = calloc(r->nchunks, sizeof *r->chunk_pos);
     r->chunk_len = calloc(r->nchunks, sizeof *r->chunk_len);
     if (!r->chunk_key || !r->external_key || !r->chunk_pos || !r->chunk_len) {
@@ -189,7 +190,7 @@ static void parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
     if (16 + 16ull * m->nparams + m->data_size != m->size)
         diag_add(d, "material: 16 + 16 x %" PRIu32 " parameters + %" PRIu32 " data bytes is not its size %" PRIu32,
                  m->nparams, m->data_size, m->size);
-    m->param = calloc(m->nparams ? m->nparams : 1, sizeof *m->param);
+    m->param = alloc_array(m->nparams, sizeof *m->param);
     if (!m->param) {
         snprintf(m->err, sizeof m->err, "out of memory");
         m->nparams = 0;
@@ -266,7 +267,7 @@ static int parse_decls(struct geom *g, struct cursor *c, struct diag *d)
         g->ndecls = 0;
         return -1;
     }
-    g->decl = calloc(g->ndecls ? g->ndecls : 1, sizeof *g->decl);
+    g->decl = alloc_array(g->ndecls, sizeof *g->decl);
     if (!g->decl)
         return -1;
     int uv = 0;
@@ -352,7 +353,7 @@ static int parse_indices(struct geom *g, struct cursor *c, struct diag *d)
                  g->index_count, g->index_size, g->index_pos);
         return -1;
     }
-    g->index = malloc((g->index_count ? g->index_count : 1) * sizeof *g->index);
+    g->index = alloc_array(g->index_count, sizeof *g->index);
     if (!g->index)
         return -1;
     for (uint32_t i = 0; i < g->index_count; i++)
@@ -393,7 +394,7 @@ static void *block_records(struct geom *g, struct cursor *c, struct geom_block *
 {
     if (block_start(g, c, b, what, min))
         return NULL;
-    return calloc(b->count ? b->count : 1, elem);
+    return alloc_array(b->count, elem);
 }
 
 static int parse_uv_stitches(struct geom *g, struct cursor *c)
@@ -413,7 +414,7 @@ static int parse_uv_stitches(struct geom *g, struct cursor *c)
             b->count = i;
             return -1;
         }
-        s->uv = malloc((s->count ? s->count : 1) * 2 * sizeof *s->uv);
+        s->uv = alloc_array(s->count, 2 * sizeof *s->uv);
         if (!s->uv) {
             b->count = i;
             return -1;
@@ -579,7 +580,7 @@ static int parse_all(const struct s3_src *src, uint64_t max_bytes, struct geom *
         return -1;
     if (g->size > max_bytes)
         return err_set(err, errlen, "GEOM chunk of %" PRIu64 " bytes: over the limit (max_unpacked_mb)", g->size);
-    g->buf = malloc(g->size ? g->size : 1);
+    g->buf = alloc_array(g->size, 1);
     if (!g->buf || src_read(src, g->pos, g->buf, g->size))
         return err_set(err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read", g->pos);
     struct cursor c;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 void geom_report_free(struct geom_report *r)
 {
     free(r->missing);
@@ -16,7 +18,7 @@ void geom_report_free(struct geom_report *r)
 static float *attribute(const struct geom *g, const struct geom_decl *d, unsigned n)
 {
     size_t count = (size_t)g->nverts * n;
-    float *f = malloc((count ? count : 1) * sizeof *f);
+    float *f = alloc_array(count, sizeof *f);
     for (uint32_t i = 0; f && i < g->nverts; i++)
         for (unsigned k = 0; k < n; k++)
             f[(size_t)i * n + k] = geom_value(g, d, i, k);
@@ -27,7 +29,7 @@ static float *attribute(const struct geom *g, const struct geom_decl *d, unsigne
 static int triangles(const struct geom *g, struct mdl_mesh *m, struct geom_report *rep)
 {
     uint32_t whole = geom_triangles(g);
-    m->index = malloc((whole ? whole : 1) * 3 * sizeof *m->index);
+    m->index = alloc_array(whole, 3 * sizeof *m->index);
     if (!m->index)
         return -1;
     for (uint32_t t = 0; t < whole; t++) {
@@ -53,7 +55,7 @@ static double length3(const float *v)
 static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
 {
     uint32_t n = m->nverts;
-    bool *bad = calloc(n ? n : 1, sizeof *bad);
+    bool *bad = alloc_array(n, sizeof *bad);
     if (!bad)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
@@ -114,7 +116,7 @@ static int by_u32_counted(const void *a, const void *b, void *ctx)
 int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep)
 {
     uint32_t n = g->bones.count, k = 0;
-    uint32_t *m = malloc((n ? n : 1) * sizeof *m);
+    uint32_t *m = alloc_array(n, sizeof *m);
     rep->missing = m;
     rep->nmissing = 0;
     if (!m)
@@ -134,7 +136,7 @@ int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struc
 static int32_t *map_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep)
 {
     uint32_t n = g->bones.count;
-    int32_t *map = malloc((n ? n : 1) * sizeof *map);
+    int32_t *map = alloc_array(n, sizeof *map);
     if (!map || geom_missing_hashes(g, rig, rep)) {
         free(map);
         return NULL;

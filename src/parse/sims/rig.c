@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 const char *const rig_header_field_names[RIG_HEADER_FIELDS] = {
     "magic",          "reserved",         "int2_offset",     "granny_offset",
     "ik_chains_offset", "ik_target_slots_offset", "ik_info_nodes_offset", "compress_nodes_offset",
@@ -35,8 +37,8 @@ static void parse_list(const struct s3_src *src, struct rig_wrapped *r, int id)
                  (unsigned long long)(src->size - l->pos - 4));
         return;
     }
-    uint8_t *b = malloc(bytes ? bytes : 1);
-    l->index = calloc(l->count ? l->count : 1, sizeof *l->index);
+    uint8_t *b = alloc_array(bytes, 1);
+    l->index = alloc_array(l->count, sizeof *l->index);
     if (!b || !l->index || src_read(src, l->pos + 4, b, bytes)) {
         free(b);
         snprintf(l->err, RIG_ERR, "%s at 0x%llx: read error", rig_list_names[id], (unsigned long long)l->pos);
@@ -106,8 +108,8 @@ static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32
     for (int k = 0; k < 10; k++)
         e->info_nodes[k] = cur_i32(&c);
     e->info_root = cur_i32(&c);
-    e->link_values = calloc(e->length ? e->length : 1, sizeof *e->link_values);
-    e->links = calloc(e->length ? e->length : 1, sizeof *e->links);
+    e->link_values = alloc_array(e->length, sizeof *e->link_values);
+    e->links = alloc_array(e->length, sizeof *e->links);
     if (!e->link_values || !e->links) {
         free(b);
         snprintf(e->err, RIG_ERR, "IK chain %u: out of memory", i);
@@ -150,8 +152,8 @@ static void parse_ik_block(const struct s3_src *src, struct rig_wrapped *r, stru
                  (unsigned long long)(src->size - r->ik_pos - 4));
         return;
     }
-    r->entry_offset = calloc(r->ik_count ? r->ik_count : 1, sizeof *r->entry_offset);
-    r->entries = calloc(r->ik_count ? r->ik_count : 1, sizeof *r->entries);
+    r->entry_offset = alloc_array(r->ik_count, sizeof *r->entry_offset);
+    r->entries = alloc_array(r->ik_count, sizeof *r->entries);
     if (!r->entry_offset || !r->entries) {
         snprintf(r->ik_err, RIG_ERR, "IK-chain block: out of memory");
         return;

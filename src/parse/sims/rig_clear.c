@@ -1,5 +1,6 @@
 #include "parse/sims/rig_clear.h"
 
+#include "parse/base/err.h"
 #include "parse/sims/rigset.h"
 
 #include <stdio.h>
@@ -226,7 +227,7 @@ static void check_bones(struct rig_clear *r, struct diag *d)
     }
     /* Parent cycles, in linear time: walk up from each bone marking the path; meeting a
      * bone of the current path is a cycle. */
-    uint8_t *state = calloc(r->nbones ? r->nbones : 1, 1); /* 0 new, 1 on the path, 2 done */
+    uint8_t *state = alloc_array(r->nbones, 1); /* 0 new, 1 on the path, 2 done */
     for (uint32_t i = 0; state && i < r->nbones; i++) {
         int32_t p = (int32_t)i;
         while (p >= 0 && p < (int32_t)r->nbones && state[p] == 0) {
@@ -295,7 +296,7 @@ void rig_clear_free(struct rig_clear *r)
 int rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s)
 {
     memset(s, 0, sizeof *s);
-    s->bone = calloc(r->nbones ? r->nbones : 1, sizeof *s->bone);
+    s->bone = alloc_array(r->nbones, sizeof *s->bone);
     if (!s->bone)
         return -1;
     s->nbones = r->nbones;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 uint32_t fnv1_lower32(const char *name, size_t len)
 {
     uint32_t h = 0x811C9DC5u;
@@ -52,7 +54,7 @@ int rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel,
     memset(skel, 0, sizeof *skel);
     uint32_t n = e.skel.nbones;
     e.label = strdup(label);
-    e.by_hash = calloc(n ? n : 1, sizeof *e.by_hash);
+    e.by_hash = alloc_array(n, sizeof *e.by_hash);
     if (!e.label || !e.by_hash || grow(s, 1)) {
         entry_free(&e);
         snprintf(err, errlen, "out of memory");
@@ -134,7 +136,7 @@ static size_t distinct_covered(const struct rig_entry *r, const uint32_t *u, siz
 
 ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best)
 {
-    uint32_t *u = malloc((n ? n : 1) * sizeof *u);
+    uint32_t *u = alloc_array(n, sizeof *u);
     if (!u)
         return -1;
     if (n) /* a GEOM without bone hashes passes NULL: memcpy's source must not be, even for 0 bytes */

@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 /* ---- building a t1_object ---- */
 
 int t1_object_nodes(struct t1_object *o, uint32_t nnodes)
 {
-    o->node = calloc(nnodes ? nnodes : 1, sizeof *o->node);
+    o->node = alloc_array(nnodes, sizeof *o->node);
     if (!o->node) {
         o->oom = true;
         return -1;
@@ -172,7 +174,7 @@ static int fill_mesh(const struct t1_object *o, size_t first, size_t end, const 
     m->uv = malloc((size_t)nv * 2 * sizeof *m->uv + 1);
     m->rgba = malloc((size_t)nv * 4 + 1);
     m->index = malloc((size_t)nt * 3 * sizeof *m->index + 1);
-    m->group = calloc(ng ? ng : 1, sizeof *m->group);
+    m->group = alloc_array(ng, sizeof *m->group);
     if (!m->pos || !m->uv || !m->rgba || !m->index || !m->group) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -246,7 +248,7 @@ static int build_meshes(const struct t1_object *o, const uint8_t *draw, struct m
     for (size_t i = 0; i < o->nsec; i++)
         if (i == 0 || o->sec[i].node != o->sec[i - 1].node || o->sec[i].part != o->sec[i - 1].part)
             nparts++;
-    out->mesh = calloc(nparts ? nparts : 1, sizeof *out->mesh);
+    out->mesh = alloc_array(nparts, sizeof *out->mesh);
     if (!out->mesh) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -286,7 +288,7 @@ int t1_object_model(const struct t1_object *o, const char *name, struct mdl_mode
     out->name = malloc(out->name_len + 1);
     if (out->name)
         memcpy(out->name, name, out->name_len + 1);
-    uint8_t *draw = calloc(o->nsec ? o->nsec : 1, 1);
+    uint8_t *draw = alloc_array(o->nsec, 1);
     size_t nleft;
     const char *left;
     int rc = -1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 
 const struct t1_layout t1_layouts[T1_NLAYOUTS] = {
@@ -112,8 +113,8 @@ int t1_decode_stream(const uint8_t *p, size_t nwords, bool be, uint32_t nverts, 
     /* Each load needs at least one word of its run: more loads than words cannot fit,
      * and the bound keeps the command list proportional to the stream. */
     size_t maxcmd = nwords + (loads < nwords + 1 ? loads : nwords + 1);
-    out->cmd = calloc(maxcmd ? maxcmd : 1, sizeof *out->cmd);
-    out->tri = calloc(nwords ? nwords : 1, sizeof *out->tri);
+    out->cmd = alloc_array(maxcmd, sizeof *out->cmd);
+    out->tri = alloc_array(nwords, sizeof *out->tri);
     if (!out->cmd || !out->tri) {
         t1_stream_free(out);
         return -1;
@@ -161,8 +162,8 @@ int t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplane
     memset(s, 0, sizeof *s);
     s->layout = -1;
     s->nvert = nverts;
-    s->records = malloc(nverts ? (size_t)nverts * T1_VERTEX_SIZE : 1);
-    s->vert = calloc(nverts ? nverts : 1, sizeof *s->vert);
+    s->records = alloc_array(nverts, T1_VERTEX_SIZE);
+    s->vert = alloc_array(nverts, sizeof *s->vert);
     if (!s->records || !s->vert) {
         t1_section_free(s);
         return -1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 
 void t2_vcache_init(struct t2_vcache *c, uint64_t nverts)
@@ -82,8 +83,8 @@ int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c,
      * list at each triangle (the square of their number where realloc cannot grow in place) */
     for (size_t w = 0; w < nwords; w++)
         s->captri += ld_u16(p + 2 * w, be) >> 15;
-    s->cmd = calloc(nwords ? nwords : 1, sizeof *s->cmd);
-    s->tri = malloc((s->captri ? s->captri : 1) * sizeof *s->tri);
+    s->cmd = alloc_array(nwords, sizeof *s->cmd);
+    s->tri = alloc_array(s->captri, sizeof *s->tri);
     if (!s->cmd || !s->tri)
         return -1;
     for (size_t w = 0; w < nwords; w++) {

@@ -8,6 +8,8 @@
 
 #include "parse/t2fs/t2fs.h"
 
+#include "parse/base/err.h"
+
 #define MAX_DEPTH 64
 #define MAX_NODES 100000
 
@@ -83,7 +85,7 @@ static int list_from(struct loader *l, struct t2fs_schema *s, json_t *a, const c
         return -1;
     }
     size_t n = json_array_size(a);
-    s->child = calloc(n ? n : 1, sizeof *s->child);
+    s->child = alloc_array(n, sizeof *s->child);
     if (!s->child)
         return -1;
     s->nchild = (uint32_t)n;

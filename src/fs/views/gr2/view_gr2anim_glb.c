@@ -9,6 +9,7 @@
 
 #include "fs/export/export.h"
 #include "fs/export/glb.h"
+#include "parse/base/err.h"
 #include "parse/gr2/gr2anim.h"
 #include "parse/gr2/gr2model.h"
 #include "parse/gr2/gr2std.h"
@@ -86,7 +87,7 @@ static bool skel_ready(struct gr2_types *reg, const struct gr2_space *sp, struct
         return false;
     if (!k->s)
         k->s = &k->own;
-    k->by_name = malloc((k->s->nbones ? k->s->nbones : 1) * sizeof *k->by_name);
+    k->by_name = alloc_array(k->s->nbones, sizeof *k->by_name);
     if (!k->by_name) {
         k->s = NULL;
         return false;
@@ -160,7 +161,7 @@ static bool covers(struct gr2_types *reg, const struct gr2_space *sp, struct ske
 /* The names of g's transform tracks: 0, or -1 with err. */
 static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct group *g, char *err, size_t errlen)
 {
-    g->names = calloc(g->tracks.count ? g->tracks.count : 1, sizeof *g->names);
+    g->names = alloc_array(g->tracks.count, sizeof *g->names);
     if (!g->names)
         return err_set(err, errlen, "out of memory");
     for (uint32_t t = 0; t < g->tracks.count; t++) {
@@ -225,7 +226,7 @@ static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct g
     /* (plan_free frees what is made from here on) */
     find_skeletons(reg, sp, p, external);
     const struct gr2_elem *ge = &p->anim.groups;
-    p->group = calloc(ge->kind == GR2_EK_PTRARRAY ? ge->count : 1, sizeof *p->group);
+    p->group = alloc_array(ge->kind == GR2_EK_PTRARRAY ? ge->count : 1, sizeof *p->group);
     if (!p->group) {
         plan_free(p);
         return err_set(err, errlen, "out of memory");
@@ -305,7 +306,7 @@ static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_spa
         if (!used)
             continue;
         struct mdl_skeleton copy = *sk->s;
-        copy.bone = malloc((copy.nbones ? copy.nbones : 1) * sizeof *copy.bone);
+        copy.bone = alloc_array(copy.nbones, sizeof *copy.bone);
         if (!copy.bone)
             return err_set(err, errlen, "out of memory");
         memcpy(copy.bone, sk->s->bone, copy.nbones * sizeof *copy.bone);
@@ -405,11 +406,11 @@ static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct p
     if (add_nodes(gl, reg, sp, p, err, errlen))
         goto out;
     uint32_t nnodes = glb_node_count(gl); /* the bones, their skins' roots and the track nodes */
-    driven = malloc(nnodes ? nnodes : 1);
+    driven = alloc_array(nnodes, 1);
     for (uint32_t g = 0; driven && g < p->ngroups; g++) {
         if (p->group[g].tracks.count == 0)
             continue; /* glTF animations need a channel */
-        memset(driven, 0, nnodes ? nnodes : 1);
+        memset(driven, 0, nnodes);
         if (add_group(gl, times, reg, sp, p->skel, p->anim.duration, &p->group[g], p->group[g].name, driven, err,
                       errlen))
             goto out;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fs/views/gr2/view_granny.h"
+#include "parse/base/err.h"
 #include "parse/codec/oodle0.h"
 #include "parse/codec/bitknit2.h"
 #include "parse/codec/oodle1.h"
@@ -77,7 +78,7 @@ static int expand_section(struct gr2_secitem *it, uint8_t **data, size_t *size, 
     const struct gr2_section *s = &v->g.sections[it->sec];
     if (s->compression == GR2_COMP_BITKNIT2)
         return produce_bitknit2(it, data, size, err, errlen);
-    uint8_t *b = malloc(s->data_size ? s->data_size : 1);
+    uint8_t *b = alloc_array(s->data_size, 1);
     if (!b) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -318,7 +319,7 @@ static void fetch_section(const struct gr2_space *sp, uint32_t sec)
 
 int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
-    uint32_t n = v->g.nsections, n1 = n ? n : 1;
+    uint32_t n = v->g.nsections;
     memset(sp, 0, sizeof *sp);
     if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
         return -EIO;
@@ -331,14 +332,14 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     p->lazy.ctx = p;
     p->lazy.fetch = fetch_section;
     p->lazy.settled = eager_settle ? settled_eagerly : NULL;
-    sp->data = calloc(n1, sizeof *sp->data);
-    sp->size = calloc(n1, sizeof *sp->size);
-    sp->why = calloc(n1, sizeof *sp->why);
-    p->lazy.state = calloc(n1, 1);
-    p->lazy.used = calloc(n1, sizeof *p->lazy.used);
-    p->pinned = calloc(n1, sizeof *p->pinned);
-    p->refused = calloc(n1, sizeof *p->refused);
-    p->fetched = calloc(n1, 1);
+    sp->data = alloc_array(n, sizeof *sp->data);
+    sp->size = alloc_array(n, sizeof *sp->size);
+    sp->why = alloc_array(n, sizeof *sp->why);
+    p->lazy.state = alloc_array(n, 1);
+    p->lazy.used = alloc_array(n, sizeof *p->lazy.used);
+    p->pinned = alloc_array(n, sizeof *p->pinned);
+    p->refused = alloc_array(n, sizeof *p->refused);
+    p->fetched = alloc_array(n, 1);
     if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused ||
         !p->fetched) {
         gr2_view_unpin(v, sp);
@@ -411,10 +412,10 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
         free(v);
         return NULL;
     }
-    uint32_t n = v->g.nsections ? v->g.nsections : 1;
-    v->items = calloc(n, sizeof *v->items);
-    v->fixups = calloc(n, sizeof *v->fixups);
-    v->nfixups = calloc(n, sizeof *v->nfixups);
+    uint32_t n = v->g.nsections;
+    v->items = alloc_array(n, sizeof *v->items);
+    v->fixups = alloc_array(n, sizeof *v->fixups);
+    v->nfixups = alloc_array(n, sizeof *v->nfixups);
     if (!v->items || !v->fixups || !v->nfixups) {
         free(v->items);
         free(v->fixups);

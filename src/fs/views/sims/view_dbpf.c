@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "fs/views/sims/view_dbpf.h"
+#include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
 #include "parse/codec/refpack.h"
 
@@ -131,9 +132,9 @@ static int by_first(const void *a, const void *b)
 static int group_types(struct pkg_view *v)
 {
     uint32_t n = v->d.count;
-    v->by_type = malloc((n ? n : 1) * sizeof *v->by_type);
-    v->groups = malloc((n ? n : 1) * sizeof *v->groups);
-    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    v->by_type = alloc_array(n, sizeof *v->by_type);
+    v->groups = alloc_array(n, sizeof *v->groups);
+    uint64_t *key = alloc_array(n, sizeof *key);
     if (!v->by_type || !v->groups || !key) {
         free(key);
         return -1;
@@ -225,7 +226,7 @@ static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char
     struct pkg_res *r = (struct pkg_res *)c;
     const struct dbpf_entry *e = &r->v->d.e[r->i];
     struct source *file = &r->v->fs->src;
-    uint8_t *in = malloc(e->stored_size ? e->stored_size : 1);
+    uint8_t *in = alloc_array(e->stored_size, 1);
     uint8_t *out = malloc((size_t)e->mem_size + 1);
     int rc = -1;
     if (!in || !out)
@@ -377,7 +378,7 @@ static int load_names(struct pkg_view *v)
             resource_done(r);
             continue;
         }
-        uint8_t *b = malloc(r->src.size ? r->src.size : 1);
+        uint8_t *b = alloc_array(r->src.size, 1);
         char err[200] = "";
         if (b && source_pread(&r->src, 0, b, r->src.size) == 0) {
             v->namemaps++;
@@ -771,10 +772,10 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the index");
         return -1;
     }
-    uint32_t n = v->d.count ? v->d.count : 1;
-    v->dirname = calloc(n, sizeof *v->dirname);
-    v->res = calloc(n, sizeof *v->res);
-    v->res_dir = calloc(n, sizeof *v->res_dir);
+    uint32_t n = v->d.count;
+    v->dirname = alloc_array(n, sizeof *v->dirname);
+    v->res = alloc_array(n, sizeof *v->res);
+    v->res_dir = alloc_array(n, sizeof *v->res_dir);
     if (!v->dirname || !v->res || !v->res_dir || group_types(v)) {
         snprintf(err, errlen, "out of memory for the index");
         return -1;

@@ -11,6 +11,7 @@
 
 #include "fs/export/export.h"
 #include "fs/views/sims/view_geom.h"
+#include "parse/base/err.h"
 #include "parse/sims/geom.h"
 #include "parse/sims/geom_model.h"
 
@@ -160,8 +161,8 @@ static int by_hash_then_index(const void *a, const void *b, void *compares)
 static uint32_t *repeat_ordinals(const struct geom_mtnf *m)
 {
     uint32_t n = m->nparams;
-    struct param_order *o = malloc((n ? n : 1) * sizeof *o);
-    uint32_t *nth = calloc(n ? n : 1, sizeof *nth);
+    struct param_order *o = alloc_array(n, sizeof *o);
+    uint32_t *nth = alloc_array(n, sizeof *nth);
     if (!o || !nth) {
         free(o);
         free(nth);

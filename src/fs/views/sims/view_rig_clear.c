@@ -8,6 +8,7 @@
 
 #include "fs/export/export.h"
 #include "fs/views/sims/view_rig_clear.h"
+#include "parse/base/err.h"
 #include "parse/sims/rig_clear.h"
 
 struct rig_clear_view {
@@ -59,7 +60,7 @@ static void index_children(struct rig_clear_view *v)
 {
     uint32_t n = v->r.nbones;
     v->child_start = calloc((size_t)n + 1, sizeof *v->child_start);
-    v->child_list = calloc(n ? n : 1, sizeof *v->child_list);
+    v->child_list = alloc_array(n, sizeof *v->child_list);
     if (!v->child_start || !v->child_list)
         return;
     for (uint32_t i = 0; i < n; i++)
@@ -67,7 +68,7 @@ static void index_children(struct rig_clear_view *v)
             v->child_start[v->r.bones[i].parent + 1]++;
     for (uint32_t i = 0; i < n; i++)
         v->child_start[i + 1] += v->child_start[i];
-    uint32_t *fill = calloc(n ? n : 1, sizeof *fill);
+    uint32_t *fill = alloc_array(n, sizeof *fill);
     for (uint32_t i = 0; fill && i < n; i++) {
         int32_t p = v->r.bones[i].parent;
         if (bone_ok(v, p))
@@ -278,7 +279,7 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         return -1;
     }
     tree_on_free(fs->tree, rig_clear_view_free, v);
-    v->names = calloc(v->r.nbones ? v->r.nbones : 1, sizeof *v->names);
+    v->names = alloc_array(v->r.nbones, sizeof *v->names);
     for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
         v->names[i] = v->r.bones[i].name;
     index_children(v);

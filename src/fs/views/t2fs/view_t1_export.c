@@ -16,6 +16,7 @@
 
 #include "fs/export/export.h"
 #include "fs/views/t2fs/view_t1_section.h"
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 #include "parse/t2fs/t1_model.h"
 
@@ -38,7 +39,7 @@ static int read_children(struct t2_view *v, const struct t2fs_node *node, struct
         char name[160];
         t2fs_node_name(&n, name, sizeof name);
         snprintf(err, errlen, "%s: element size %" PRIu32 ", not an index list (1, 2 or 4 bytes)", name, a.esize);
-    } else if ((out->children = malloc((a.count ? a.count : 1) * sizeof *out->children)) == NULL) {
+    } else if ((out->children = alloc_array(a.count, sizeof *out->children)) == NULL) {
         snprintf(err, errlen, "out of memory");
     } else {
         bool be = t2fs_view_big_endian(v);

@@ -11,6 +11,7 @@
 #include "fs/views/t2fs/view_t1_export.h"
 #include "fs/views/t2fs/view_t1_models.h"
 #include "fs/views/t2fs/view_t1_section.h"
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 #include "parse/t2fs/t1_section.h"
 
@@ -46,7 +47,7 @@ static bool child_as(struct t2_view *v, const struct t2fs_node *n, uint32_t i, e
 static void add_vertices_files(struct tree *t, uint32_t dir, const struct t1_section *s, const struct t2fs_node *vn)
 {
     size_t bytes = (size_t)s->nvert * T1_VERTEX_SIZE;
-    char *rec = malloc(bytes ? bytes : 1);
+    char *rec = alloc_array(bytes, 1);
     if (!rec)
         return;
     memcpy(rec, s->records, bytes);

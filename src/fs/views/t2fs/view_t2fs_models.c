@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fs/views/t2fs/view_t2fs_models.h"
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 #include "parse/t2fs/t2fs.h"
 #include "parse/t2fs/t2fs_mesh.h"
@@ -119,7 +120,7 @@ static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     if (rc)
         return -EIO; /* it was read when the mesh was listed: the file changed since */
     size_t bytes = (size_t)a.esize * a.count;
-    uint8_t *rec = malloc(bytes ? bytes : 1);
+    uint8_t *rec = alloc_array(bytes, 1);
     struct sbuf txt = {0};
     ssize_t got = -ENOMEM;
     if (rec) {

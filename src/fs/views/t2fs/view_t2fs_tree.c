@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fs/views/t2fs/view_t2fs_tree.h"
+#include "parse/base/err.h"
 #include "parse/codec/rnc.h"
 #include "parse/t2fs/t2fs.h"
 
@@ -808,7 +809,7 @@ static int node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8
         snprintf(err, errlen, "%s: %s", name, why);
         return -1;
     }
-    uint8_t *b = malloc(n->space ? (size_t)n->space : 1);
+    uint8_t *b = alloc_array(n->space, 1);
     if (!b) {
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
@@ -866,7 +867,7 @@ uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32
     if (!n->blob) {
         ino = tree_add_range(t, dir, name, NULL, n->off + off, len);
     } else {
-        char *copy = malloc(len ? (size_t)len : 1);
+        char *copy = alloc_array(len, 1);
         if (!copy)
             return 0;
         memcpy(copy, bytes + off, (size_t)len);
