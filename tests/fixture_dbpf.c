@@ -300,3 +300,38 @@ uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size)
     free(rig);
     return f;
 }
+
+uint8_t *fxp_build_repeated_names(uint32_t entries, uint32_t names, size_t *size)
+{
+    struct fxp_res *r = calloc((size_t)entries + 1, sizeof *r);
+    uint64_t *inst = malloc(((size_t)names + 1) * sizeof *inst);
+    char **nm = malloc(((size_t)names + 1) * sizeof *nm);
+    char first[101], later[101];
+    static const uint8_t data[4] = {1, 2, 3, 4};
+    uint8_t *f = NULL;
+    if (!r || !inst || !nm)
+        goto out;
+    memset(first, '.', 100);
+    memset(later, '.', 100);
+    first[100] = later[100] = 0;
+    memcpy(first, FXP_REPEATED_FIRST, strlen(FXP_REPEATED_FIRST));
+    memcpy(later, "later", 5);
+    for (uint32_t i = 0; i < names; i++) {
+        inst[i] = FXP_REPEATED_INSTANCE;
+        nm[i] = i ? later : first;
+    }
+    for (uint32_t i = 0; i < entries; i++)
+        r[i] = (struct fxp_res){0x12345678, i, FXP_REPEATED_INSTANCE, data, sizeof data, FXP_STORED};
+    size_t mlen;
+    uint8_t *map = fxp_namemap(inst, (const char *const *)nm, names, &mlen);
+    r[entries] = (struct fxp_res){0x0166038C, 0, 0x0000000100000100ull, map, mlen, FXP_ZLIB};
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    f = fxp_build(&o, r, (size_t)entries + 1, size, &lay);
+    free(map);
+out:
+    free(r);
+    free(inst);
+    free(nm);
+    return f;
+}

@@ -86,4 +86,13 @@ int fxp_write_big(const char *path, uint32_t n, int game);
  * rig_every-th resource from the first. malloc'd. */
 uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size);
 
+/* A package whose name map repeats one instance: `entries` stored 4-byte resources of
+ * type 0x12345678, group i, all of instance FXP_REPEATED_INSTANCE, then a zlib name map
+ * of `names` names for that instance, each 100 bytes long, the first FXP_REPEATED_FIRST
+ * (which names every entry: the first name read wins) padded with '.', the others
+ * "later" and '.'. malloc'd. */
+#define FXP_REPEATED_INSTANCE 0x00000001000000AAull
+#define FXP_REPEATED_FIRST "repeated_first"
+uint8_t *fxp_build_repeated_names(uint32_t entries, uint32_t names, size_t *size);
+
 #endif

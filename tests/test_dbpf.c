@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "fixture_dbpf.h"
 #include "fs/open/open.h"
+#include "fs/views/sims/view_dbpf.h"
 #include "parse/sims/dbpf.h"
 #include "parse/codec/refpack.h"
 #include "refpack_pack.h"
@@ -496,6 +497,46 @@ static void test_package_sims4(void **state)
     check_sample(5);
 }
 
+/* A name map repeating one instance (issue 32): every entry of that instance is named by
+ * the first name read, and naming compares instances a number of times linear in the
+ * entries and names (at most 4 per entry here: one to index each entry, one per name
+ * read, one to name each entry), at 80,000 and at 160,000 entries, each with as many
+ * names; walking back over equal instances made it quadratic. */
+static void test_package_repeated_names_linear(void **state)
+{
+    (void)state;
+    char first[101];
+    memset(first, '.', 100);
+    first[100] = 0;
+    memcpy(first, FXP_REPEATED_FIRST, strlen(FXP_REPEATED_FIRST));
+    for (uint32_t n = 80000; n <= 160000; n *= 2) {
+        size_t size;
+        uint8_t *file = fxp_build_repeated_names(n, n, &size);
+        assert_non_null(file);
+        struct s3fs *fs = open_mem(file, size, NULL, NULL);
+        uint32_t res;
+        assert_int_equal(tree_resolve(fs->tree, "/resources", &res), 0);
+        assert_int_equal(tree_populate(fs->tree, res), 0);
+        uint64_t compares = dbpf_view_name_compares(fs);
+        if (compares > 4ull * n)
+            fail_msg("%u entries, %u names: %llu instance comparisons, more than 4 per entry", n, n,
+                     (unsigned long long)compares);
+        for (uint32_t i = 0; i < n; i += n - 1) {
+            struct fxp_res r = {0x12345678, i, FXP_REPEATED_INSTANCE, NULL, 4, FXP_STORED};
+            char name[300];
+            fxp_expected_name(name, sizeof name, 4, &r, first, 0);
+            uint32_t ino;
+            if (tree_lookup(fs->tree, res, name, &ino) != 0)
+                fail_msg("entry %u: no /resources/%s", i, name);
+        }
+        char line[64];
+        snprintf(line, sizeof line, "names: %u from 1 name maps\n", n);
+        expect_has(fs, "/info", line);
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
 /* The names of the resources cannot be made (out of memory at the k-th copy, for every
  * k): listing /resources or a /by-type directory fails with ENOMEM and /info says why,
  * never a crash or a nameless entry; armed past the last copy, all is as usual. */
@@ -712,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_package_sims4),
         cmocka_unit_test(test_package_broken_resources),
         cmocka_unit_test(test_package_names_out_of_memory),
+        cmocka_unit_test(test_package_repeated_names_linear),
         cmocka_unit_test(test_package_rig_not_a_rig),
         cmocka_unit_test(test_package_codec_sniffed),
         cmocka_unit_test(test_package_type_names),

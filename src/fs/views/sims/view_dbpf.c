@@ -28,12 +28,6 @@ struct pkg_res {
     struct source src; /* a slice of the file (stored), or the expanded bytes */
 };
 
-struct name_ref {
-    uint64_t instance;
-    size_t seq; /* order of reading: the first name given for an instance wins */
-    char *name;
-};
-
 /* The entries of one type: by_type[start .. start+n) in index order. */
 /* The entries /by-type and /info count together: the types that share a tag in the
  * package's game (many ids are _XML or THUM), or one type the table gives no tag. */
@@ -50,9 +44,9 @@ struct pkg_view {
     bool sims4;
     char **dirname; /* per entry: its directory under /resources (made on first listing) */
     struct pkg_res **res;
-    struct name_ref *names; /* from the name maps, sorted by instance */
-    size_t nnames, capnames;
+    uint64_t nnames;        /* names read from the name maps (kept: only those naming an entry) */
     uint32_t namemaps;
+    uint64_t name_compares; /* instances compared while naming (dbpf_view_name_compares) */
     bool names_loaded;
     int names_rc; /* load_names: 0, or -ENOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
@@ -92,9 +86,6 @@ static void pkg_view_free(void *p)
         free(v->res[i]);
     free(v->res);
     free(v->res_dir);
-    for (size_t i = 0; i < v->nnames; i++)
-        free(v->names[i].name);
-    free(v->names);
     dbpf_free(&v->d);
     free(v->by_type);
     free(v->groups);
@@ -305,62 +296,131 @@ static void resource_done(struct pkg_res *r)
         source_release(&r->src);
 }
 
-/* ---- names ---- */
+/* ---- names ----
+ *
+ * A name map may repeat an instance any number of times and name instances no entry has;
+ * its expanded bytes may be hundreds of times the package. So the names are matched
+ * against the entries as the map is read, in its cached expansion (never copied): a hash
+ * of the entries' instances (one slot per distinct instance) keeps, for each, the first
+ * name read for it, and nothing else. Naming is linear in entries plus names
+ * (name_compares counts the instance comparisons), and what it keeps is bounded by the
+ * entries, whatever the maps hold. The slots go once the entries are named. */
 
+struct name_slot {
+    uint64_t instance;
+    char *name; /* the first name read for it (NULL: none yet) */
+    bool used;
+};
+
+struct name_index {
+    struct pkg_view *v;
+    struct name_slot *slot; /* open addressing, a power of two at most half full */
+    size_t cap;
+    uint64_t seed; /* per view: a crafted index cannot choose instances that collide */
+};
+
+static size_t name_home(const struct name_index *x, uint64_t instance)
+{
+    uint64_t h = instance ^ x->seed; /* splitmix64's finaliser */
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    return (size_t)(h ^ (h >> 31)) & (x->cap - 1);
+}
+
+/* The slot of instance: its own, or the free one where it would go. */
+static struct name_slot *name_slot(struct name_index *x, uint64_t instance)
+{
+    for (size_t i = name_home(x, instance);; i = (i + 1) & (x->cap - 1)) {
+        struct name_slot *s = &x->slot[i];
+        if (!s->used)
+            return s;
+        x->v->name_compares++;
+        if (s->instance == instance)
+            return s;
+    }
+}
+
+static int name_index_init(struct name_index *x, struct pkg_view *v)
+{
+    x->v = v;
+    x->cap = 16;
+    while (x->cap < 2 * (size_t)v->d.count)
+        x->cap *= 2;
+    x->seed = (uint64_t)(uintptr_t)v * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)&name_home;
+    x->slot = calloc(x->cap, sizeof *x->slot);
+    if (!x->slot)
+        return -1;
+    for (uint32_t i = 0; i < v->d.count; i++) {
+        struct name_slot *s = name_slot(x, v->d.e[i].instance);
+        s->used = true;
+        s->instance = v->d.e[i].instance;
+    }
+    return 0;
+}
+
+static void name_index_free(struct name_index *x)
+{
+    for (size_t i = 0; x->slot && i < x->cap; i++)
+        free(x->slot[i].name);
+    free(x->slot);
+}
+
+/* dbpf_parse_namemap's callback: a name kept only when it is the first for an instance
+ * some entry has (at most 100 bytes of it, as before). */
 static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
 {
-    struct pkg_view *v = ctx;
-    if (v->nnames == v->capnames) {
-        size_t cap = v->capnames ? 2 * v->capnames : 64;
-        struct name_ref *n = realloc(v->names, cap * sizeof *n);
-        if (!n) {
-            v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
-            return;
-        }
-        v->names = n;
-        v->capnames = cap;
-    }
-    char *copy = strndup(name, len < 100 ? len : 100);
-    if (!copy) {
-        v->names_rc = -ENOMEM;
+    struct name_index *x = ctx;
+    struct pkg_view *v = x->v;
+    v->nnames++;
+    struct name_slot *s = name_slot(x, instance);
+    if (!s->used || s->name)
+        return;
+    s->name = strndup(name, len < 100 ? len : 100);
+    if (!s->name)
+        v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
+}
+
+/* Reads name map entry i (its cached expansion when it is compressed, else its stored
+ * bytes) into x. */
+static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
+{
+    struct s3fs *fs = v->fs;
+    struct pkg_res *r = resource(v, i);
+    if (!r || !r->ok) {
+        resource_done(r);
         return;
     }
-    v->names[v->nnames] = (struct name_ref){instance, v->nnames, copy};
-    v->nnames++;
+    char err[200] = "";
+    size_t size = r->src.size;
+    uint8_t *copy = NULL;
+    const uint8_t *b;
+    if (r->codec == DBPF_COMP_STORED) { /* a slice of the file: its own bytes, once */
+        copy = alloc_array(size, 1);
+        b = copy && source_pread(&r->src, 0, copy, size) == 0 ? copy : NULL;
+    } else {
+        b = cache_pin(&fs->cache, &r->c, &size, err, sizeof err);
+    }
+    if (b) {
+        v->namemaps++;
+        if (dbpf_parse_namemap(b, size, add_name, x, err, sizeof err) || err[0])
+            diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
+        if (!copy)
+            cache_unpin(&fs->cache, &r->c);
+    } else if (err[0]) {
+        diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
+    }
+    free(copy);
+    resource_done(r);
 }
 
-static int by_instance(const void *a, const void *b)
-{
-    const struct name_ref *x = a, *y = b;
-    return x->instance < y->instance ? -1 : x->instance > y->instance;
-}
-
-static const char *name_of(struct pkg_view *v, uint64_t instance)
-{
-    struct name_ref key = {instance, 0, NULL};
-    /* sorted by (instance, seq): step back to the first name read for it */
-    struct name_ref *n = v->nnames ? bsearch(&key, v->names, v->nnames, sizeof *v->names, by_instance) : NULL;
-    while (n && n > v->names && n[-1].instance == instance)
-        n--;
-    return n && n->name[0] ? n->name : NULL;
-}
-
-static int by_instance_then_seq(const void *a, const void *b)
-{
-    const struct name_ref *x = a, *y = b;
-    int c = by_instance(a, b);
-    return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
-}
-
-/* Reads every name map (expanding it), then names every entry: 0, or -ENOMEM (then, and
- * at every later call, the listings that need the names fail with ENOMEM; every name
- * set stays a valid string). */
+/* Reads every name map, then names every entry: 0, or -ENOMEM (then, and at every later
+ * call, the listings that need the names fail with ENOMEM; every name set stays a valid
+ * string). */
 static int load_names(struct pkg_view *v)
 {
     if (v->names_loaded)
         return v->names_rc;
     v->names_loaded = true;
-    struct s3fs *fs = v->fs;
     char tmp[256];
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
@@ -369,30 +429,20 @@ static int load_names(struct pkg_view *v)
         if (!v->dirname[i])
             return v->names_rc = -ENOMEM;
     }
-    for (uint32_t i = 0; i < v->d.count; i++) {
-        const struct dbpf_entry *e = &v->d.e[i];
-        if (e->type != DBPF_TYPE_NAMEMAP || e->state != DBPF_OK)
-            continue;
-        struct pkg_res *r = resource(v, i);
-        if (!r || !r->ok) {
-            resource_done(r);
-            continue;
-        }
-        uint8_t *b = alloc_array(r->src.size, 1);
-        char err[200] = "";
-        if (b && source_pread(&r->src, 0, b, r->src.size) == 0) {
-            v->namemaps++;
-            if (dbpf_parse_namemap(b, r->src.size, add_name, v, err, sizeof err) || err[0])
-                diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
-        }
-        free(b);
-        resource_done(r);
+    struct name_index x;
+    if (name_index_init(&x, v)) {
+        name_index_free(&x);
+        return v->names_rc = -ENOMEM;
     }
-    if (v->nnames)
-        qsort(v->names, v->nnames, sizeof *v->names, by_instance_then_seq);
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
-        size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, name_of(v, e->instance));
+        if (e->type == DBPF_TYPE_NAMEMAP && e->state == DBPF_OK)
+            read_namemap(v, i, &x);
+    }
+    for (uint32_t i = 0; i < v->d.count; i++) {
+        const struct dbpf_entry *e = &v->d.e[i];
+        const char *nm = name_slot(&x, e->instance)->name;
+        size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, nm && nm[0] ? nm : NULL);
         if (e->dup)
             snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
         char *name = strdup(tmp);
@@ -403,6 +453,7 @@ static int load_names(struct pkg_view *v)
         free(v->dirname[i]);
         v->dirname[i] = name;
     }
+    name_index_free(&x);
     return v->names_rc;
 }
 
@@ -704,7 +755,7 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
     if (v->names_loaded && v->names_rc)
         sb_printf(out, "names: out of memory while naming the resources\n");
     else if (v->names_loaded)
-        sb_printf(out, "names: %zu from %u name maps\n", v->nnames, v->namemaps);
+        sb_printf(out, "names: %" PRIu64 " from %u name maps\n", v->nnames, v->namemaps);
     else
         sb_printf(out, "names: not read yet (list /resources)\n");
 }
@@ -804,4 +855,10 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
     *count = v->d.count;
     *bytes = v->mem_total;
     return true;
+}
+
+uint64_t dbpf_view_name_compares(struct s3fs *fs)
+{
+    struct pkg_view *v = fs->det.format == FMT_DBPF ? tree_dir_ctx(fs->tree, fs->root, populate_pkg_root) : NULL;
+    return v ? v->name_compares : 0;
 }

@@ -15,5 +15,9 @@ s3_view_open_fn dbpf_view_open;
 /* A package's resource count and declared expanded bytes (s3rig extract's progress);
  * false when fs is not a package. */
 bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
+/* Instances compared so far while naming the resources from the name maps (counted, for
+ * tests: linear in entries plus names, whatever the maps repeat); 0 when fs is not a
+ * package. */
+uint64_t dbpf_view_name_compares(struct s3fs *fs);
 
 #endif

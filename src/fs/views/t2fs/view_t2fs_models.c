@@ -4,6 +4,7 @@
  * index streams. A node that is missing or broken is NAME.error naming it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,12 +71,31 @@ static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const str
     free(b);
 }
 
-/* ---- meshes ---- */
-
-/* A mesh's vertex files are made again at each read from its vertex buffer, not kept:
- * they are most of a model's bytes, and the tree keeps about 100 bytes a node.
- * arg: the mesh index times 2, plus which file. */
+/* ---- meshes ----
+ *
+ * A mesh's vertex files are made at each read from its vertex buffer, not kept: they are
+ * most of a model's bytes (issue 32's rule: a generated file whose size the input chooses
+ * is a slice of bytes or rendered on read). The de-interleaved records are a cache item
+ * (struct vbuf), produced once per read-through (an open handle holds it: tree_gen_item)
+ * within cache_mb; vertices.bin is a slice of it, and vertices.txt, whose rows all have one
+ * width, renders only the characters asked for. */
 enum { VERTS_BIN, VERTS_TXT };
+
+/* One mesh's de-interleaved vertex records. */
+struct vbuf {
+    struct cached c; /* first: the cache hands this pointer back */
+    struct mdir *m;
+    uint32_t mesh, esize, count;
+};
+
+/* Rows of vertices.txt rendered so far (each row counted where its first character is
+ * written): tests check a read-through renders each row once. */
+static _Atomic uint64_t vertex_rows;
+
+uint64_t t2fs_models_vertex_rows(void)
+{
+    return atomic_load_explicit(&vertex_rows, memory_order_relaxed);
+}
 
 /* The vertex buffer of mesh `mesh` of m's model, as an array (free a->bytes). 0, or -1
  * with err. */
@@ -93,78 +113,135 @@ static int mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, st
     return 0;
 }
 
-/* vertices.txt: each record's bytes in hex, a space before every fourth byte but the
- * first, one line per record; and its size. */
-static void vertex_text(const uint8_t *rec, uint32_t esize, uint32_t count, struct sbuf *out)
+/* The producer: reads the buffer through the locator (under the tree lock, as a Turok 1
+ * export build does: only file reads pin this item, never a populate callback). */
+static int produce_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
-    for (uint32_t i = 0; i < count; i++) {
-        for (uint32_t k = 0; k < esize; k++)
-            sb_printf(out, "%s%02x", k && k % 4 == 0 ? " " : "", rec[(size_t)i * esize + k]);
-        sb_put(out, "\n", 1);
+    struct vbuf *vb = (struct vbuf *)c;
+    struct tree *t = t2fs_view_fs(vb->m->v)->tree;
+    struct t2fs_node n;
+    struct t2fs_array a;
+    tree_lock(t);
+    int rc = mesh_vertices(vb->m, vb->mesh, &n, &a, err, errlen);
+    tree_unlock(t);
+    if (rc)
+        return -1;
+    if (a.esize != vb->esize || a.count != vb->count) {
+        snprintf(err, errlen, "the vertex buffer changed since it was listed");
+        free(a.bytes);
+        return -1;
     }
+    size_t bytes = (size_t)a.esize * a.count;
+    uint8_t *rec = alloc_array(bytes, 1);
+    if (rec)
+        t2_deinterleave(a.data, a.esize, a.count, rec);
+    else
+        snprintf(err, errlen, "out of memory for %zu bytes", bytes);
+    free(a.bytes);
+    if (!rec)
+        return -1;
+    *data = rec;
+    *size = bytes;
+    return 0;
 }
 
-static uint64_t vertex_text_size(uint32_t esize, uint32_t count)
+static struct cached *vertices_item(void *ctx, uint64_t arg, struct cache **cache)
 {
-    return (uint64_t)count * (esize ? 2ull * esize + (esize - 1) / 4 + 1 : 1);
+    (void)arg;
+    struct vbuf *vb = ctx;
+    *cache = &t2fs_view_fs(vb->m->v)->cache;
+    return &vb->c;
+}
+
+/* vertices.txt: each record's bytes in hex, a space before every fourth byte but the
+ * first, one line per record. Its rows' width: */
+static uint64_t vertex_row_width(uint32_t esize)
+{
+    return esize ? 2ull * esize + (esize - 1) / 4 + 1 : 1;
+}
+
+/* Character p (below the width) of the row of record rec: "aabbccdd eeff...\n". */
+static char vertex_char(const uint8_t *rec, uint64_t width, uint64_t p)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (p == width - 1)
+        return '\n';
+    uint64_t k, nib; /* the byte, and which of its digits */
+    if (p < 8) {
+        k = p / 2, nib = p % 2;
+    } else {
+        uint64_t q = (p - 8) % 9, g = (p - 8) / 9;
+        if (q == 0)
+            return ' ';
+        k = 4 + 4 * g + (q - 1) / 2, nib = (q - 1) % 2;
+    }
+    return hex[nib ? rec[k] & 15 : rec[k] >> 4];
+}
+
+/* Characters [off, off+len) of vertices.txt from the records: only those rows. */
+static void vertex_text(const uint8_t *recs, uint32_t esize, uint64_t off, char *out, size_t len)
+{
+    uint64_t width = vertex_row_width(esize), row = off / width, p = off % width, rows = 0;
+    for (size_t i = 0; i < len; i++) {
+        rows += p == 0;
+        out[i] = vertex_char(recs + row * esize, width, p);
+        if (++p == width)
+            p = 0, row++;
+    }
+    atomic_fetch_add_explicit(&vertex_rows, rows, memory_order_relaxed);
 }
 
 static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
 {
     (void)t;
-    struct mdir *m = ctx;
-    struct t2fs_node vb;
-    struct t2fs_array a;
-    char err[400];
-    int rc = mesh_vertices(m, arg / 2, &vb, &a, err, sizeof err);
-    if (rc)
+    struct vbuf *vb = ctx;
+    struct cache *cache = &t2fs_view_fs(vb->m->v)->cache;
+    char err[200];
+    size_t size;
+    const uint8_t *recs = cache_pin(cache, &vb->c, &size, err, sizeof err);
+    if (!recs)
         return -EIO; /* it was read when the mesh was listed: the file changed since */
-    size_t bytes = (size_t)a.esize * a.count;
-    uint8_t *rec = alloc_array(bytes, 1);
-    struct sbuf txt = {0};
-    ssize_t got = -ENOMEM;
-    if (rec) {
-        t2_deinterleave(a.data, a.esize, a.count, rec);
-        const uint8_t *from = rec;
-        size_t have = bytes;
-        if (arg % 2 == VERTS_TXT) {
-            vertex_text(rec, a.esize, a.count, &txt);
-            from = (const uint8_t *)txt.p;
-            have = txt.oom ? 0 : txt.len;
-        }
-        got = !txt.oom && off + len <= have ? (ssize_t)len : -EIO; /* tree_read asks within the size */
-        if (got > 0)
-            memcpy(buf, from + off, len);
-    }
-    sb_free(&txt);
-    free(rec);
-    free(a.bytes);
+    uint64_t have = arg == VERTS_TXT ? vb->count * vertex_row_width(vb->esize) : size;
+    ssize_t got = off + len <= have ? (ssize_t)len : -EIO; /* tree_read asks within the size */
+    if (got > 0 && arg == VERTS_TXT)
+        vertex_text(recs, vb->esize, off, buf, len);
+    else if (got > 0)
+        memcpy(buf, recs + off, len);
+    cache_unpin(cache, &vb->c);
     return got;
 }
 
 static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 {
     struct mdir *m = ctx;
-    struct t2fs_node vb;
+    struct t2fs_node n;
     struct t2fs_array a;
     char err[400];
-    if (!FIND(m->v, &m->meshes, &vb, dir, "vertices", (unsigned)mesh))
+    if (!FIND(m->v, &m->meshes, &n, dir, "vertices", (unsigned)mesh))
         return 0;
-    if (mesh_vertices(m, mesh, &vb, &a, err, sizeof err)) {
+    if (mesh_vertices(m, mesh, &n, &a, err, sizeof err)) {
         add_error(t, dir, "vertices", err);
         return 0;
     }
     free(a.bytes);
-    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, (uint64_t)a.esize * a.count, read_vertices, m,
-                                2 * mesh + VERTS_BIN);
+    struct vbuf *vb = tree_alloc(t, sizeof *vb);
+    if (!vb)
+        return -ENOMEM;
+    vb->m = m;
+    vb->mesh = (uint32_t)mesh;
+    vb->esize = a.esize;
+    vb->count = a.count;
+    vb->c.produce = produce_vertices;
+    vb->c.hint = (uint64_t)a.esize * a.count;
+    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, vb->c.hint, read_vertices, vb, VERTS_BIN);
     if (!ino) /* refused (the node limit, which /info reports) */
         return 0;
     uint64_t so, sl;
-    t2fs_node_span(&vb, &so, &sl);
+    t2fs_node_span(&n, &so, &sl);
     tree_set_span(t, ino, so, sl);
     set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
-    tree_add_gen(t, dir, "vertices.txt", "text", vertex_text_size(a.esize, a.count), read_vertices, m,
-                 2 * mesh + VERTS_TXT);
+    tree_add_gen(t, dir, "vertices.txt", "text", (uint64_t)a.count * vertex_row_width(a.esize), read_vertices, vb,
+                 VERTS_TXT);
     return 0;
 }
 
@@ -473,5 +550,6 @@ static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
 
 void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
 {
+    tree_gen_item(read_vertices, vertices_item);
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t2fs.models", populate_models, v, 0);
 }

@@ -9,5 +9,8 @@
 
 /* /models for the turok2 schema: the model tree under the seed's names. */
 void t2fs_models_add(struct t2_view *v, uint32_t root_dir);
+/* Rows of vertices.txt rendered so far, process-wide (each row counted where its first
+ * character is rendered): a read-through renders each row once, in any chunks. */
+uint64_t t2fs_models_vertex_rows(void);
 
 #endif
