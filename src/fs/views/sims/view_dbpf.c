@@ -804,3 +804,13 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
     *bytes = v->mem_total;
     return true;
 }
+
+const char *dbpf_view_resource_name(struct s3fs *fs, uint32_t entry)
+{
+    if (fs->det.format != FMT_DBPF)
+        return NULL;
+    struct pkg_view *v = tree_dir_ctx(fs->tree, fs->root, populate_pkg_root);
+    if (!v || entry >= v->d.count || load_names(v))
+        return NULL;
+    return v->dirname[entry];
+}

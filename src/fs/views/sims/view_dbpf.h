@@ -15,5 +15,10 @@ s3_view_open_fn dbpf_view_open;
 /* A package's resource count and declared expanded bytes (s3rig extract's progress);
  * false when fs is not a package. */
 bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
+/* The directory name index entry `entry` has under the package's resources/ (read from
+ * its name maps on the first call), the same whether or not resources/ was listed; NULL
+ * when fs is not a package, entry is past the index, or the names could not be made (out
+ * of memory). Call under the tree lock (a populate callback or a volatile render). */
+const char *dbpf_view_resource_name(struct s3fs *fs, uint32_t entry);
 
 #endif
