@@ -45,15 +45,19 @@
  *   gr2-members N same|distinct   a GR2 whose root type has N UInt32 members, all named
  *                            "Bone" or each its own (fxg_build_members)
  *   refpack                  the sample rig packed by the test-only RefPack packer
+ *   folder DIR [nocfg]       a Mods folder (fixture_folder.c) written into DIR (made if
+ *                            missing); nocfg leaves out Resource.cfg
  * s3rig-mkfixture --facts KIND prints, as JSON, the values the builder of KIND writes
  * (fixture_facts.c: bones, a GEOM's vertices and weights, animations and their tracks). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
 #include "fixture_facts.h"
+#include "fixture_folder.h"
 #include "fixture_kinds.h"
 #include "fixture_t2fs.h"
 
@@ -71,6 +75,14 @@ int main(int argc, char **argv)
     }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "package-big") == 0) {
         if (fxp_write_big(argv[2], (uint32_t)atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 3)) {
+            perror(argv[2]);
+            return 1;
+        }
+        return 0;
+    }
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "folder") == 0) {
+        mkdir(argv[2], 0755);
+        if (fxf_build(argv[2], argc == 3 || strcmp(argv[3], "nocfg") != 0)) {
             perror(argv[2]);
             return 1;
         }

@@ -111,9 +111,57 @@ static const char *kind_name(int kind)
     return kind == NODE_DIR ? "dir" : kind == NODE_LINK ? "symlink" : "file";
 }
 
+/* Resolves path from the root as the kernel does through a mount: a symlink met before
+ * the last component is followed (relative to its directory; at most 40 of them), so
+ * `s3rig cat DIR /keys/NAME/data.bin` reads what `cat MNT/keys/NAME/data.bin` does; the
+ * last component is never followed (stat shows a link as one). 0, or -errno. */
+static int resolve_following(struct tree *t, const char *path, uint32_t *out)
+{
+    char *rest = strdup(path);
+    uint32_t cur = TREE_ROOT;
+    int hops = 0, rc = rest ? 0 : -ENOMEM;
+    for (char *p = rest; rc == 0 && p && *p;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        char *next = strchr(p, '/');
+        if (next)
+            *next++ = 0;
+        bool last = !next || !next[strspn(next, "/")];
+        uint32_t child;
+        if (strcmp(p, ".") == 0) {
+            child = cur;
+        } else if (strcmp(p, "..") == 0) {
+            child = tree_parent(t, cur);
+        } else if ((rc = tree_lookup(t, cur, p, &child)) != 0) {
+            break;
+        }
+        if (last || tree_kind(t, child) != NODE_LINK) {
+            cur = child;
+            p = next;
+            continue;
+        }
+        const char *target = tree_link_target(t, child);
+        char *joined = NULL;
+        if (++hops > 40 || !target || target[0] == '/') {
+            rc = hops > 40 ? -ELOOP : -ENOENT; /* an absolute link leaves the tree */
+        } else if (asprintf(&joined, "%s/%s", target, next) < 0) {
+            rc = -ENOMEM;
+        } else {
+            free(rest);
+            rest = p = joined; /* on from the link's directory, cur */
+        }
+    }
+    free(rest);
+    if (rc == 0)
+        *out = cur;
+    return rc;
+}
+
 static int resolve(struct s3fs *fs, const char *path, uint32_t *ino)
 {
-    int rc = tree_resolve(fs->tree, path, ino);
+    int rc = resolve_following(fs->tree, path, ino);
     if (rc) {
         fprintf(stderr, "s3rig: %s: %s\n", path, strerror(-rc));
         return S3_EXIT_PATH;

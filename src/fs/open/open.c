@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "fs/views/sims/view_folder.h"
 
 /* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
  * view_CODE.c. */
@@ -96,8 +99,9 @@ static void skeleton_file_close(struct skeleton_file *f)
     free(f);
 }
 
-static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, char *err,
-                       size_t errlen)
+/* folder: the path of a folder source (its view instead of a format's), else NULL */
+static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, const char *folder,
+                       char *err, size_t errlen)
 {
     if (opts)
         fs->opts = *opts;
@@ -122,6 +126,13 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
         rc = open_skeleton_file(fs, "rig", fs->opts.rig, "to bind to", &fs->rig_file, label, err, errlen);
     if (rc)
         return rc;
+    if (folder) {
+        char why[256] = "";
+        if (folder_view_open(fs, folder, why, sizeof why) == 0)
+            return S3_EXIT_OK;
+        snprintf(err, errlen, "%s: %s", label, why);
+        return S3_EXIT_OPEN;
+    }
     return open_view(fs, label, 0, err, errlen);
 }
 
@@ -174,7 +185,7 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
 static int open_common(struct s3fs **out, const char *label, const struct s3fs_opts *opts, char *err,
                        size_t errlen, int (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
                                                     size_t errlen),
-                       const void *a, uint64_t b)
+                       const void *a, uint64_t b, const char *folder)
 {
     struct s3fs *fs = calloc(1, sizeof *fs);
     *out = NULL;
@@ -186,7 +197,7 @@ static int open_common(struct s3fs **out, const char *label, const struct s3fs_o
         free(fs);
         return S3_EXIT_OPEN;
     }
-    int rc = open_format(fs, opts, label, err, errlen);
+    int rc = open_format(fs, opts, label, folder ? fs->src.path : NULL, err, errlen);
     if (rc) {
         s3fs_close(fs);
         return rc;
@@ -208,15 +219,36 @@ static int attach_mem(struct s3fs *fs, const void *data, uint64_t size, char *er
     return 0;
 }
 
+/* A folder has no bytes of its own: an empty memory source carrying the folder's absolute
+ * path (the mount's name) and its stat (the times the mount shows). */
+static int attach_folder(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
+{
+    (void)unused;
+    struct stat st;
+    char *abs = realpath(path, NULL);
+    if (!abs || stat(abs, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", (const char *)path, strerror(errno));
+        free(abs);
+        return -1;
+    }
+    source_mem(&fs->src, "", 0);
+    fs->src.path = abs;
+    fs->src.st = st;
+    return 0;
+}
+
 int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
 {
-    return open_common(out, path, opts, err, errlen, attach_file, path, 0);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* a folder of packages (view_folder.h) */
+        return open_common(out, path, opts, err, errlen, attach_folder, path, 0, path);
+    return open_common(out, path, opts, err, errlen, attach_file, path, 0, NULL);
 }
 
 int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
                   size_t errlen)
 {
-    return open_common(out, "<memory>", opts, err, errlen, attach_mem, data, size);
+    return open_common(out, "<memory>", opts, err, errlen, attach_mem, data, size, NULL);
 }
 
 void s3fs_close(struct s3fs *fs)

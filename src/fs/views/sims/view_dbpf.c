@@ -862,3 +862,13 @@ uint64_t dbpf_view_name_compares(struct s3fs *fs)
     struct pkg_view *v = fs->det.format == FMT_DBPF ? tree_dir_ctx(fs->tree, fs->root, populate_pkg_root) : NULL;
     return v ? v->name_compares : 0;
 }
+
+const char *dbpf_view_resource_name(struct s3fs *fs, uint32_t entry)
+{
+    if (fs->det.format != FMT_DBPF)
+        return NULL;
+    struct pkg_view *v = tree_dir_ctx(fs->tree, fs->root, populate_pkg_root);
+    if (!v || entry >= v->d.count || load_names(v))
+        return NULL;
+    return v->dirname[entry];
+}

@@ -1,0 +1,1527 @@
+/* A Mods folder as one tree (view_folder.h). The scan walks the folder without following
+ * links, applies the loading rules (parse/sims/modfolder.h), reads each package's header
+ * and index and each script archive's central directory, and groups the index entries by
+ * key. Everything else is made when it is first used: a package's own tree is the package
+ * view opened nested at /files/REL (fs->open_at), a script archive's members are read
+ * through libzip into the cache, and conflicts' byte comparisons and the packages' SHA-256
+ * sums are computed when their files are opened. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nettle/sha2.h>
+#include <zip.h>
+
+#include "fs/views/sims/view_folder.h"
+#include "fs/views/sims/view_dbpf.h"
+#include "parse/sims/dbpf.h"
+#include "parse/sims/modfolder.h"
+
+#define SCAN_MAX_DEPTH 32u    /* folders below the top the scan enters */
+#define MEMBER_MAX_DEPTH 64u  /* folders in a member's path inside a script archive */
+#define CFG_MAX (1u << 20)    /* Resource.cfg read at most */
+#define COMPARE_CHUNK 65536u
+
+struct folder_view;
+
+/* A member of a script archive: its bytes are a cache item, read through libzip. */
+struct zmember {
+    struct cached c; /* first: the cache hands this pointer back */
+    struct mf_file *f;
+    uint64_t index, size;
+};
+
+/* One loaded file, in load order. */
+struct mf_file {
+    struct folder_view *v;
+    char *rel;
+    int32_t priority;
+    bool script, sims4;
+    struct stat st; /* as scanned: a file that is no longer this one is not read */
+    uint32_t ino;   /* its directory under /files (0 until /files is listed) */
+    /* a package */
+    struct source src;
+    bool src_open;     /* src is open (closed with the view) */
+    bool tried;        /* its view was opened (or refused: err) */
+    char err[320];
+    struct s3fs *pkg;  /* the package view nested at ino */
+    bool warned;
+    /* a script archive: member paths sorted in listing order, their zip indices */
+    char **members;
+    uint64_t *member_index;
+    uint32_t nmembers;
+    struct zmember *zm;
+};
+
+struct skip {
+    char *rel, *why;
+};
+
+/* A module two or more script archives contain: prov[first .. first + n) */
+struct mprov {
+    const char *name;
+    uint32_t file;
+};
+struct mconf {
+    uint32_t first, n;
+};
+
+/* By-type groups: keys bytag[start .. start + n) */
+struct tgroup {
+    uint64_t gkey;
+    uint32_t start, n;
+};
+
+/* What an `identical` file compares: conflict i of keys or of modules. */
+struct ident {
+    struct folder_view *v;
+    uint32_t i;
+    bool module;
+};
+
+struct folder_view {
+    struct s3fs *fs;
+    char *root; /* absolute */
+    bool scanned;
+    int scan_rc;
+    bool has_cfg;
+    struct mf_rules rules;
+    struct mf_file *files;
+    size_t nfiles, npackages, nscripts;
+    int32_t *prio; /* per file */
+    struct skip *skips;
+    size_t nskips, capskips;
+    struct mf_rec *recs;
+    size_t nrecs, caprecs;
+    uint64_t resources;
+    struct mf_key *keys;
+    size_t nkeys;
+    uint32_t *conflicts; /* key numbers with two or more providers */
+    size_t nconflicts;
+    int8_t *identical;   /* per conflict: -1 not compared yet, 0 no, 1 yes, 2 cannot tell */
+    struct mprov *mprov;
+    size_t nmprov;
+    struct mconf *mconf;
+    size_t nmconf;
+    int8_t *midentical;
+    uint32_t *bytag;
+    struct tgroup *tgroups;
+    size_t ntgroups;
+    uint32_t files_dir, keys_dir;
+    bool dups_done;
+    size_t identical_packages;
+    char *dups_csv;
+    size_t dups_len;
+};
+
+/* ---- small helpers ---- */
+
+static char *join(const char *a, const char *b)
+{
+    char *s = NULL;
+    return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
+}
+
+/* A node a populate could not add: the node limit (the tree reports it) is no error;
+ * anything else is out of memory. */
+static int added(struct tree *t, uint32_t ino)
+{
+    return ino || tree_full(t) ? 0 : -ENOMEM;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* The key's name in /keys and /conflicts: the community's resource name without a name. */
+static void key_name(char *out, size_t size, bool sims4, const struct mf_rec *r)
+{
+    struct dbpf_entry e = {.type = r->type, .group = r->group, .instance = r->instance};
+    dbpf_resource_name(out, size, sims4, &e, NULL);
+}
+
+/* A name shown in /skipped: bytes outside printable UTF-8 as \xNN. */
+static char *shown_name(const char *rel)
+{
+    size_t n = strlen(rel);
+    bool valid = mf_utf8_valid(rel, n);
+    char *s = malloc(4 * n + 1), *p = s;
+    if (!s)
+        return NULL;
+    for (const unsigned char *q = (const unsigned char *)rel; *q; q++) {
+        if (*q < 0x20 || *q == 0x7F || *q == '\\' || (!valid && *q >= 0x80))
+            p += sprintf(p, "\\x%02x", *q);
+        else
+            *p++ = (char)*q;
+    }
+    *p = 0;
+    return s;
+}
+
+static int add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
+{
+    if (v->nskips == v->capskips) {
+        size_t cap = v->capskips ? 2 * v->capskips : 64;
+        struct skip *s = realloc(v->skips, cap * sizeof *s);
+        if (!s)
+            return -ENOMEM;
+        v->skips = s;
+        v->capskips = cap;
+    }
+    char *why = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&why, fmt, ap);
+    va_end(ap);
+    char *shown = shown_name(rel);
+    if (rc < 0 || !shown) {
+        free(shown);
+        if (rc >= 0)
+            free(why);
+        return -ENOMEM;
+    }
+    v->skips[v->nskips++] = (struct skip){shown, why};
+    return 0;
+}
+
+/* A file the scan leaves out: 1 once /skipped says so, or the error of saying it. */
+static int skipped(int rc)
+{
+    return rc ? rc : 1;
+}
+
+/* ---- the scan: walking the folder ---- */
+
+struct cand {
+    char *rel;
+    bool script;
+};
+
+struct walk {
+    struct cand *c;
+    size_t n, cap;
+    char **dirs; /* folders still to list (relative) */
+    size_t ndirs, capdirs;
+    char *cfg_name; /* the top's Resource.cfg, in whatever case it is spelt */
+};
+
+static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *item)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        void *p = realloc(*arr, c * elem);
+        if (!p)
+            return -ENOMEM;
+        *arr = p;
+        *cap = c;
+    }
+    memcpy((char *)*arr + *n * elem, item, elem);
+    (*n)++;
+    return 0;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+static bool has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7F)
+            return true;
+    return false;
+}
+
+/* One entry of a listed folder: a candidate, a folder to list, or a line in /skipped. */
+static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char *dir, unsigned depth,
+                      const char *name)
+{
+    char *rel = dir[0] ? join(dir, name) : strdup(name);
+    if (!rel)
+        return -ENOMEM;
+    int rc = 0;
+    struct stat st;
+    if (!mf_utf8_valid(name, strlen(name)) || has_control(name)) {
+        rc = add_skip(v, rel, "a name that is not valid UTF-8 (or holds control characters)");
+    } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        rc = add_skip(v, rel, "unreadable: %s", strerror(errno));
+    } else if (S_ISLNK(st.st_mode)) {
+        rc = add_skip(v, rel, "a symbolic link (not followed)");
+    } else if (S_ISDIR(st.st_mode)) {
+        if (depth + 1 > SCAN_MAX_DEPTH)
+            rc = add_skip(v, rel, "a folder too deep (the scan stops %u folders down)", SCAN_MAX_DEPTH);
+        else if ((rc = push((void **)&w->dirs, &w->ndirs, &w->capdirs, sizeof *w->dirs, &rel)) == 0)
+            rel = NULL; /* the list owns it */
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = add_skip(v, rel, "not a regular file or folder");
+    } else if (depth == 0 && strcasecmp(name, "Resource.cfg") == 0 && !w->cfg_name) {
+        w->cfg_name = rel;
+        rel = NULL;
+    } else if (has_suffix(name, ".package") || has_suffix(name, ".ts4script")) {
+        struct cand c = {rel, has_suffix(name, ".ts4script")};
+        if ((rc = push((void **)&w->c, &w->n, &w->cap, sizeof *w->c, &c)) == 0)
+            rel = NULL;
+    } else {
+        rc = add_skip(v, rel, "not a package or script archive (by its name)");
+    }
+    free(rel);
+    return rc;
+}
+
+static int walk_dir(struct folder_view *v, struct walk *w, int rootfd, const char *dir)
+{
+    int dfd = dir[0] ? openat(rootfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                     : openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return add_skip(v, dir[0] ? dir : ".", "an unreadable folder: %s", strerror(errno));
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return -ENOMEM;
+    }
+    unsigned depth = dir[0] ? mf_depth(dir) + 1 : 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        rc = walk_entry(v, w, dfd, dir, depth, e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int walk_folder(struct folder_view *v, struct walk *w)
+{
+    int rootfd = open(v->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return add_skip(v, ".", "an unreadable folder: %s", strerror(errno));
+    int rc = walk_dir(v, w, rootfd, "");
+    while (rc == 0 && w->ndirs) {
+        char *dir = w->dirs[--w->ndirs];
+        rc = walk_dir(v, w, rootfd, dir);
+        free(dir);
+    }
+    close(rootfd);
+    return rc;
+}
+
+/* ---- the scan: the rules ---- */
+
+static int read_rules(struct folder_view *v, const char *name)
+{
+    struct s3fs *fs = v->fs;
+    char *path = join(v->root, name);
+    if (!path)
+        return -ENOMEM;
+    FILE *f = fopen(path, "rb");
+    free(path);
+    if (!f) {
+        diag_add(&fs->diag, "Resource.cfg: %s; every package is loaded", strerror(errno));
+        return 0;
+    }
+    char *text = malloc(CFG_MAX + 1);
+    size_t n = text ? fread(text, 1, CFG_MAX + 1, f) : 0;
+    bool failed = text && ferror(f);
+    fclose(f);
+    if (!text)
+        return -ENOMEM;
+    int rc = 0;
+    if (failed || n > CFG_MAX) {
+        diag_add(&fs->diag, "Resource.cfg: %s; every package is loaded",
+                 failed ? "unreadable" : "over 1 MiB, not read");
+    } else if (mf_rules_parse(text, n, &v->rules)) {
+        rc = -ENOMEM;
+    } else {
+        v->has_cfg = true;
+        for (size_t i = 0; i < v->rules.nunapplied; i++)
+            diag_add(&fs->diag, "Resource.cfg %s", v->rules.unapplied[i]);
+    }
+    free(text);
+    return rc;
+}
+
+static int by_cand_path(const void *a, const void *b)
+{
+    return mf_path_cmp(((const struct cand *)a)->rel, ((const struct cand *)b)->rel);
+}
+
+static int by_skip_path(const void *a, const void *b)
+{
+    return mf_path_cmp(((const struct skip *)a)->rel, ((const struct skip *)b)->rel);
+}
+
+/* ---- the scan: reading packages and archives ---- */
+
+static int add_rec(struct folder_view *v, const struct mf_rec *r)
+{
+    return push((void **)&v->recs, &v->nrecs, &v->caprecs, sizeof *v->recs, r);
+}
+
+/* Reads a package's header and index into records: 0 (loaded), 1 (skipped, said in
+ * /skipped), or -ENOMEM. */
+static int read_package(struct folder_view *v, struct mf_file *f, uint32_t fileno)
+{
+    char *path = join(v->root, f->rel), err[200];
+    if (!path)
+        return -ENOMEM;
+    struct source s;
+    int rc = source_open(&s, path, err, sizeof err);
+    free(path);
+    if (rc)
+        return skipped(add_skip(v, f->rel, "unreadable: %s", strerror(errno)));
+    f->st = s.st;
+    uint8_t head[64];
+    size_t hn = s.size < sizeof head ? (size_t)s.size : sizeof head;
+    enum mf_sniff kind = source_pread(&s, 0, head, hn) ? MF_OTHER : mf_sniff(head, hn, s.size);
+    struct dbpf d;
+    memset(&d, 0, sizeof d);
+    struct diag dg = {0};
+    if (kind == MF_EMPTY)
+        rc = skipped(add_skip(v, f->rel, "an empty file"));
+    else if (kind == MF_LFS)
+        rc = skipped(add_skip(v, f->rel, "a git-lfs pointer (the package's bytes are not here)"));
+    else if (kind != MF_DBPF)
+        rc = skipped(add_skip(v, f->rel, "not a DBPF 2.x package"));
+    else if (dbpf_parse_header(&s.src, &d, err, sizeof err))
+        rc = skipped(add_skip(v, f->rel, "not a DBPF 2.x package: %s", err));
+    else if (dbpf_parse_index(&s.src, &d, &dg))
+        rc = -ENOMEM;
+    else if (!d.index_ok)
+        rc = skipped(add_skip(v, f->rel, "a truncated or broken index: %s", d.index_err));
+    for (uint32_t i = 0; rc == 0 && i < d.count; i++) {
+        const struct dbpf_entry *e = &d.e[i];
+        if (e->state == DBPF_DELETED)
+            continue;
+        struct mf_rec r = {e->type, e->group, e->instance, fileno, i};
+        rc = add_rec(v, &r);
+        v->resources++;
+    }
+    f->sims4 = d.h[DBPF_H_MINOR] == 1;
+    dbpf_free(&d);
+    diag_free(&dg);
+    source_close(&s);
+    return rc;
+}
+
+/* A member path a directory tree can show: relative, no empty, "." or ".." component,
+ * valid UTF-8 without control characters, at most MEMBER_MAX_DEPTH folders. */
+static bool member_path_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 4096 || !mf_utf8_valid(name, n) || has_control(name) || mf_depth(name) > MEMBER_MAX_DEPTH)
+        return false;
+    for (const char *p = name;;) {
+        size_t k = strcspn(p, "/");
+        if (k == 0 || k > 255 || (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (!p[k])
+            return true;
+        p += k + 1;
+    }
+}
+
+static const char *zip_why(int code, char *buf, size_t len)
+{
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, code);
+    snprintf(buf, len, "%s", zip_error_strerror(&ze));
+    zip_error_fini(&ze);
+    return buf;
+}
+
+struct mem_sort {
+    char *name;
+    uint64_t index;
+};
+static int by_member(const void *a, const void *b)
+{
+    return mf_path_cmp(((const struct mem_sort *)a)->name, ((const struct mem_sort *)b)->name);
+}
+
+/* Reads a script archive's member list: 0, 1 (skipped), or -ENOMEM. */
+static int read_script(struct folder_view *v, struct mf_file *f)
+{
+    char *path = join(v->root, f->rel), why[200];
+    if (!path)
+        return -ENOMEM;
+    int rc, code = 0;
+    if (stat(path, &f->st) != 0) {
+        rc = skipped(add_skip(v, f->rel, "unreadable: %s", strerror(errno)));
+        free(path);
+        return rc;
+    }
+    if (f->st.st_size == 0) {
+        free(path);
+        return skipped(add_skip(v, f->rel, "an empty file"));
+    }
+    zip_t *z = zip_open(path, ZIP_RDONLY, &code);
+    free(path);
+    if (!z)
+        return skipped(add_skip(v, f->rel, "not a readable zip archive: %s", zip_why(code, why, sizeof why)));
+    zip_int64_t n = zip_get_num_entries(z, 0);
+    struct mem_sort *m = malloc((n > 0 ? (size_t)n : 1) * sizeof *m);
+    size_t k = 0;
+    bool oom = !m;
+    for (zip_int64_t i = 0; !oom && i < n; i++) {
+        const char *name = zip_get_name(z, (zip_uint64_t)i, ZIP_FL_ENC_GUESS);
+        if (!name || (name[0] && name[strlen(name) - 1] == '/'))
+            continue; /* folders are made from the members' paths */
+        if (!member_path_ok(name)) {
+            diag_add(&v->fs->diag, "%s: member %" PRId64 " has a name that is no relative path; left out", f->rel,
+                     (int64_t)i);
+            continue;
+        }
+        if (!(m[k].name = strdup(name)))
+            oom = true;
+        else
+            m[k++].index = (uint64_t)i;
+    }
+    zip_discard(z);
+    if (!oom) {
+        qsort(m, k, sizeof *m, by_member);
+        f->members = malloc((k ? k : 1) * sizeof *f->members);
+        f->member_index = malloc((k ? k : 1) * sizeof *f->member_index);
+        oom = !f->members || !f->member_index;
+    }
+    if (oom) {
+        for (size_t i = 0; i < k; i++)
+            free(m[i].name);
+        free(m);
+        free(f->members);
+        free(f->member_index);
+        f->members = NULL;
+        f->member_index = NULL;
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < k; i++) {
+        f->members[i] = m[i].name;
+        f->member_index[i] = m[i].index;
+    }
+    f->nmembers = (uint32_t)k;
+    free(m);
+    return 0;
+}
+
+/* ---- the scan: keys and modules ---- */
+
+static int by_module(const void *a, const void *b)
+{
+    const struct mprov *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : x->file < y->file ? -1 : x->file > y->file;
+}
+
+static int group_modules(struct folder_view *v)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->nfiles; i++)
+        n += v->files[i].nmembers;
+    v->mprov = malloc((n ? n : 1) * sizeof *v->mprov);
+    if (!v->mprov)
+        return -ENOMEM;
+    for (size_t i = 0; i < v->nfiles; i++)
+        for (uint32_t k = 0; k < v->files[i].nmembers; k++)
+            v->mprov[v->nmprov++] = (struct mprov){v->files[i].members[k], (uint32_t)i};
+    qsort(v->mprov, v->nmprov, sizeof *v->mprov, by_module);
+    size_t kept = 0; /* one per module and archive (an archive naming a path twice) */
+    for (size_t i = 0; i < v->nmprov; i++)
+        if (!kept || by_module(&v->mprov[kept - 1], &v->mprov[i]) != 0)
+            v->mprov[kept++] = v->mprov[i];
+    v->nmprov = kept;
+    v->mconf = malloc((kept ? kept : 1) * sizeof *v->mconf);
+    if (!v->mconf)
+        return -ENOMEM;
+    for (size_t i = 0; i < kept;) {
+        size_t j = i + 1;
+        while (j < kept && strcmp(v->mprov[j].name, v->mprov[i].name) == 0)
+            j++;
+        if (j - i >= 2)
+            v->mconf[v->nmconf++] = (struct mconf){(uint32_t)i, (uint32_t)(j - i)};
+        i = j;
+    }
+    v->midentical = malloc((v->nmconf ? v->nmconf : 1));
+    if (!v->midentical)
+        return -ENOMEM;
+    memset(v->midentical, -1, v->nmconf ? v->nmconf : 1);
+    return 0;
+}
+
+/* The /by-type group of a key: its tag as the winner's game reads it (4 bytes above bit
+ * 32), or the type itself when the table gives it none. */
+static uint64_t tag_key(const struct folder_view *v, const struct mf_key *k)
+{
+    const struct mf_rec *w = &v->recs[k->first + k->winner];
+    const char *tag, *ext;
+    if (!dbpf_type_names(w->type, v->files[w->file].sims4, &tag, &ext))
+        return w->type;
+    uint64_t g = 1;
+    for (int i = 0; i < 4 && tag[i]; i++)
+        g = g << 8 | (uint8_t)tag[i];
+    return g << 32;
+}
+
+static int by_gkey(const void *a, const void *b, void *ctx)
+{
+    const uint64_t *g = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return g[x] != g[y] ? (g[x] < g[y] ? -1 : 1) : (x < y ? -1 : x > y);
+}
+
+static int group_tags(struct folder_view *v)
+{
+    size_t n = v->nkeys;
+    uint64_t *g = malloc((n ? n : 1) * sizeof *g);
+    v->bytag = malloc((n ? n : 1) * sizeof *v->bytag);
+    v->tgroups = malloc((n ? n : 1) * sizeof *v->tgroups);
+    if (!g || !v->bytag || !v->tgroups) {
+        free(g);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        v->bytag[i] = (uint32_t)i;
+        g[i] = tag_key(v, &v->keys[i]);
+    }
+    qsort_r(v->bytag, n, sizeof *v->bytag, by_gkey, g);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t gk = g[v->bytag[i]];
+        if (!v->ntgroups || v->tgroups[v->ntgroups - 1].gkey != gk)
+            v->tgroups[v->ntgroups++] = (struct tgroup){gk, (uint32_t)i, 0};
+        v->tgroups[v->ntgroups - 1].n++;
+    }
+    free(g);
+    return 0;
+}
+
+static int group_keys(struct folder_view *v)
+{
+    v->prio = malloc((v->nfiles ? v->nfiles : 1) * sizeof *v->prio);
+    if (!v->prio)
+        return -ENOMEM;
+    for (size_t i = 0; i < v->nfiles; i++)
+        v->prio[i] = v->files[i].priority;
+    if (mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys))
+        return -ENOMEM;
+    v->conflicts = malloc((v->nkeys ? v->nkeys : 1) * sizeof *v->conflicts);
+    if (!v->conflicts)
+        return -ENOMEM;
+    for (size_t k = 0; k < v->nkeys; k++)
+        if (v->keys[k].n >= 2)
+            v->conflicts[v->nconflicts++] = (uint32_t)k;
+    v->identical = malloc(v->nconflicts ? v->nconflicts : 1);
+    if (!v->identical)
+        return -ENOMEM;
+    memset(v->identical, -1, v->nconflicts ? v->nconflicts : 1);
+    return group_tags(v);
+}
+
+/* Loads candidate c (in load order) when the rules take it: 0, or -ENOMEM. */
+static int load_candidate(struct folder_view *v, struct cand *c, uint64_t *hits, unsigned max_depth)
+{
+    struct mf_file f = {.v = v, .rel = c->rel, .script = c->script};
+    f.src.fd = -1;
+    int rc;
+    if (c->script) {
+        if (!mf_script_depth_ok(c->rel))
+            return add_skip(v, c->rel, "a script archive too deep (at most %u folder below the top)",
+                            MF_SCRIPT_MAX_DEPTH);
+        rc = read_script(v, &f);
+    } else {
+        if (v->has_cfg && !mf_rules_match(&v->rules, c->rel, &f.priority, hits)) {
+            unsigned d = mf_depth(c->rel);
+            if (d > max_depth)
+                return add_skip(v, c->rel, "too deep: %u folders down, Resource.cfg's globs reach %u", d, max_depth);
+            return add_skip(v, c->rel, "outside Resource.cfg's globs");
+        }
+        rc = read_package(v, &f, (uint32_t)v->nfiles);
+    }
+    if (rc) /* skipped (said), or out of memory */
+        return rc < 0 ? rc : 0;
+    c->rel = NULL; /* the file owns it now */
+    v->npackages += !f.script;
+    v->nscripts += f.script;
+    v->files[v->nfiles++] = f;
+    return 0;
+}
+
+static int scan_files(struct folder_view *v, struct walk *w)
+{
+    qsort(w->c, w->n, sizeof *w->c, by_cand_path);
+    v->files = calloc(w->n ? w->n : 1, sizeof *v->files);
+    uint64_t *hits = calloc(v->rules.nglobs ? v->rules.nglobs : 1, sizeof *hits);
+    if (!v->files || !hits) {
+        free(hits);
+        return -ENOMEM;
+    }
+    unsigned max_depth = mf_rules_max_depth(&v->rules);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->n; i++)
+        rc = load_candidate(v, &w->c[i], hits, max_depth);
+    for (size_t i = 0; rc == 0 && i < v->rules.nglobs; i++)
+        if (!hits[i])
+            diag_add(&v->fs->diag, "Resource.cfg line %u: PackedFile %s matches no file", v->rules.globs[i].line,
+                     v->rules.globs[i].pattern);
+    free(hits);
+    return rc;
+}
+
+static int scan(struct folder_view *v)
+{
+    if (v->scanned)
+        return v->scan_rc;
+    v->scanned = true;
+    struct walk w = {0};
+    int rc = walk_folder(v, &w);
+    if (rc == 0 && w.cfg_name)
+        rc = read_rules(v, w.cfg_name);
+    if (rc == 0)
+        rc = scan_files(v, &w);
+    for (size_t i = 0; i < w.n; i++)
+        free(w.c[i].rel);
+    free(w.c);
+    for (size_t i = 0; i < w.ndirs; i++)
+        free(w.dirs[i]);
+    free(w.dirs);
+    free(w.cfg_name);
+    if (rc == 0)
+        rc = group_keys(v);
+    if (rc == 0)
+        rc = group_modules(v);
+    qsort(v->skips, v->nskips, sizeof *v->skips, by_skip_path);
+    return v->scan_rc = rc;
+}
+
+/* ---- nested folders for sorted paths ---- */
+
+/* The folders of the last path placed, so paths given in listing order (each folder's
+ * paths together) make each folder once. */
+struct chain {
+    unsigned depth;
+    uint32_t ino[MEMBER_MAX_DEPTH + 2];
+    size_t end[MEMBER_MAX_DEPTH + 2]; /* where level k's folder path ends in path */
+    char *path;                       /* the folder path of the chain (a copy) */
+};
+
+static void chain_init(struct chain *c, uint32_t base)
+{
+    memset(c, 0, sizeof *c);
+    c->ino[0] = base;
+}
+
+/* The directory for rel's file (made as needed) and its leaf name: 0 when a directory
+ * cannot be made (*rc: 0 for the node limit, or -ENOMEM). */
+static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, const char **leaf, int *rc)
+{
+    const char *slash = strrchr(rel, '/');
+    size_t dlen = slash ? (size_t)(slash - rel) : 0;
+    *leaf = slash ? slash + 1 : rel;
+    while (c->depth && !(c->end[c->depth] <= dlen && memcmp(c->path, rel, c->end[c->depth]) == 0 &&
+                         (c->end[c->depth] == dlen || rel[c->end[c->depth]] == '/')))
+        c->depth--;
+    size_t pos = c->depth ? c->end[c->depth] + 1 : 0;
+    if (pos < dlen) {
+        char *p = strndup(rel, dlen);
+        if (!p) {
+            *rc = -ENOMEM;
+            return 0;
+        }
+        free(c->path);
+        c->path = p;
+    }
+    while (pos < dlen && c->depth <= MEMBER_MAX_DEPTH) {
+        size_t e = pos;
+        while (e < dlen && rel[e] != '/')
+            e++;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(e - pos), rel + pos);
+        uint32_t ino = tree_add_dir(t, c->ino[c->depth], name, "folder.dir", NULL, NULL, 0);
+        if (!ino) {
+            *rc = added(t, 0);
+            return 0;
+        }
+        c->depth++;
+        c->ino[c->depth] = ino;
+        c->end[c->depth] = e;
+        pos = e + 1;
+    }
+    return c->ino[c->depth];
+}
+
+/* ---- /files ---- */
+
+/* A package's directory: the package view, opened over the file when first listed (the
+ * file must still be the one scanned: a package replaced since is not read by the old
+ * index). */
+static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct mf_file *f = ctx;
+    struct folder_view *v = f->v;
+    if (!f->tried) {
+        f->tried = true;
+        char *path = join(v->root, f->rel);
+        if (!path)
+            return f->tried = false, -ENOMEM;
+        f->src_open = source_open(&f->src, path, f->err, sizeof f->err) == 0;
+        if (f->src_open && !same_file(&f->src.st, &f->st)) {
+            snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
+            source_close(&f->src);
+            f->src_open = false;
+        }
+        free(path);
+    }
+    if (f->err[0])
+        return added(t, add_error(t, dir, "package", f->err));
+    char origin[300], err[sizeof f->err];
+    snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
+    if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err)) {
+        snprintf(f->err, sizeof f->err, "%s", err);
+        return added(t, add_error(t, dir, "package", err));
+    }
+    return tree_populate(t, dir);
+}
+
+static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct zmember *m = (struct zmember *)c;
+    struct mf_file *f = m->f;
+    char *path = join(f->v->root, f->rel);
+    struct stat st;
+    if (!path)
+        return err_set(err, errlen, "out of memory");
+    if (stat(path, &st) != 0 || !same_file(&st, &f->st)) {
+        free(path);
+        return err_set(err, errlen, "%s: changed since the folder was scanned", f->rel);
+    }
+    int code = 0;
+    zip_t *z = zip_open(path, ZIP_RDONLY, &code);
+    free(path);
+    char why[200];
+    if (!z)
+        return err_set(err, errlen, "%s: %s", f->rel, zip_why(code, why, sizeof why));
+    uint8_t *out = malloc(m->size + 1);
+    zip_file_t *zf = out ? zip_fopen_index(z, m->index, 0) : NULL;
+    int rc = -1;
+    if (!out) {
+        err_set(err, errlen, "out of memory for %" PRIu64 " bytes", m->size);
+    } else if (!zf) {
+        err_set(err, errlen, "%s", zip_strerror(z));
+    } else {
+        uint64_t got = 0;
+        zip_int64_t r = 1;
+        while (got <= m->size && (r = zip_fread(zf, out + got, m->size + 1 - got)) > 0)
+            got += (uint64_t)r;
+        if (r < 0)
+            err_set(err, errlen, "%s", zip_file_strerror(zf));
+        else if (got != m->size)
+            err_set(err, errlen, "the member holds %" PRIu64 " bytes, its entry says %" PRIu64, got, m->size);
+        else
+            rc = 0;
+    }
+    if (zf)
+        zip_fclose(zf);
+    zip_discard(z);
+    if (rc) {
+        free(out);
+        return -1;
+    }
+    *data = out;
+    *size = m->size;
+    return 0;
+}
+
+static ssize_t read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    struct zmember *m = ctx;
+    struct s3fs *fs = m->f->v->fs;
+    char err[200];
+    size_t have;
+    const uint8_t *d = cache_pin(&fs->cache, &m->c, &have, err, sizeof err);
+    if (!d)
+        return -EIO;
+    size_t n = off >= have ? 0 : have - off < len ? have - off : len;
+    memcpy(buf, d + off, n);
+    cache_unpin(&fs->cache, &m->c);
+    return (ssize_t)n;
+}
+
+static struct cached *member_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct zmember *m = ctx;
+    *cache = &m->f->v->fs->cache;
+    return &m->c;
+}
+
+/* A script archive's directory: its members, in their folders, read through libzip. */
+static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct mf_file *f = ctx;
+    struct folder_view *v = f->v;
+    char *path = join(v->root, f->rel), why[200];
+    struct stat st;
+    if (!path)
+        return -ENOMEM;
+    int code = 0;
+    zip_t *z = stat(path, &st) == 0 && same_file(&st, &f->st) ? zip_open(path, ZIP_RDONLY, &code) : NULL;
+    free(path);
+    if (!z) {
+        snprintf(why, sizeof why, "%s", code ? zip_why(code, why, sizeof why) : "changed since the folder was scanned");
+        return added(t, add_error(t, dir, "archive", why));
+    }
+    if (!f->zm && !(f->zm = calloc(f->nmembers ? f->nmembers : 1, sizeof *f->zm))) {
+        zip_discard(z);
+        return -ENOMEM;
+    }
+    struct chain c;
+    chain_init(&c, dir);
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < f->nmembers; i++) {
+        const char *leaf;
+        uint32_t parent = chain_parent(t, &c, f->members[i], &leaf, &rc);
+        if (!parent)
+            break;
+        zip_stat_t zs;
+        struct zmember *m = &f->zm[i];
+        if (zip_stat_index(z, f->member_index[i], 0, &zs) != 0 || !(zs.valid & ZIP_STAT_SIZE)) {
+            rc = added(t, add_error(t, parent, leaf, zip_strerror(z)));
+            continue;
+        }
+        if (zs.size > v->fs->opts.max_unpacked) {
+            snprintf(why, sizeof why, "%" PRIu64 " bytes expanded: over the limit (max_unpacked_mb)", (uint64_t)zs.size);
+            rc = added(t, add_error(t, parent, leaf, why));
+            continue;
+        }
+        *m = (struct zmember){.f = f, .index = f->member_index[i], .size = zs.size};
+        m->c.produce = produce_member;
+        m->c.hint = zs.size;
+        rc = added(t, tree_add_gen(t, parent, leaf, "zip.member", zs.size, read_member, m, 0));
+    }
+    free(c.path);
+    zip_discard(z);
+    return rc;
+}
+
+static int populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct folder_view *v = ctx;
+    struct chain c;
+    chain_init(&c, dir);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < v->nfiles; i++) {
+        struct mf_file *f = &v->files[i];
+        const char *leaf;
+        uint32_t parent = chain_parent(t, &c, f->rel, &leaf, &rc);
+        if (!parent)
+            break;
+        f->ino = tree_add_dir(t, parent, leaf, f->script ? "folder.script" : "folder.package",
+                              f->script ? populate_script : populate_package, f, 0);
+        rc = added(t, f->ino);
+    }
+    free(c.path);
+    return rc;
+}
+
+/* ---- providers ---- */
+
+/* Package f's view, opened (its /files directory populated) when it is not yet: NULL
+ * when it cannot be (f->err says why, or *rc is an error to pass on). */
+static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, int *rc)
+{
+    struct tree *t = v->fs->tree;
+    *rc = 0;
+    if (f->pkg)
+        return f->pkg;
+    if ((*rc = tree_populate(t, v->files_dir)) != 0)
+        return NULL;
+    if (!f->ino) {
+        snprintf(f->err, sizeof f->err, "%s has no directory under /files (the node limit)", f->rel);
+        return NULL;
+    }
+    *rc = tree_populate(t, f->ino);
+    return f->pkg;
+}
+
+/* The link target from dir to provider r's resource directory, malloc'd; NULL with why
+ * (or *rc an error to pass on). */
+static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char *why, size_t whylen,
+                             int *rc)
+{
+    struct mf_file *f = &v->files[r->file];
+    struct s3fs *pkg = package_of(v, f, rc);
+    const char *full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
+    if (!full) {
+        if (pkg && *rc == 0)
+            *rc = -ENOMEM; /* the names could not be made */
+        snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened");
+        return NULL;
+    }
+    char *rel = tree_relpath(v->fs->tree, dir, f->ino), *target = NULL;
+    if (!rel || asprintf(&target, "%s/resources/%s", rel, full) < 0) {
+        target = NULL;
+        *rc = -ENOMEM;
+    }
+    free(rel);
+    return target;
+}
+
+/* ---- /keys, /by-type ---- */
+
+static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct folder_view *v = ctx;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < v->nkeys; k++) {
+        const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
+        struct mf_file *f = &v->files[w->file];
+        char name[128], why[sizeof f->err];
+        key_name(name, sizeof name, f->sims4, w);
+        char *target = provider_target(v, dir, w, why, sizeof why, &rc);
+        if (target) {
+            rc = added(t, tree_add_link(t, dir, name, target));
+            free(target);
+        } else if (rc == 0 && !f->warned) {
+            f->warned = true; /* its keys are left out of /keys: a link must resolve */
+            diag_add(&v->fs->diag, "keys of %s left out: %s", f->rel, why);
+        }
+    }
+    return rc;
+}
+
+static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_t size)
+{
+    const struct mf_rec *w = &v->recs[v->keys[key].first + v->keys[key].winner];
+    const char *tag, *ext;
+    if (dbpf_type_names(w->type, v->files[w->file].sims4, &tag, &ext))
+        snprintf(out, size, "%s", tag);
+    else
+        snprintf(out, size, "0x%08" PRIX32, w->type);
+}
+
+static int populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
+{
+    struct folder_view *v = ctx;
+    const struct tgroup *grp = &v->tgroups[g];
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < grp->n; i++) {
+        uint32_t k = v->bytag[grp->start + i], ino;
+        const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
+        char name[128], target[160];
+        key_name(name, sizeof name, v->files[w->file].sims4, w);
+        rc = tree_lookup(t, v->keys_dir, name, &ino);
+        if (rc == -ENOENT) { /* left out of /keys (its package cannot be opened: /info says) */
+            rc = 0;
+            continue;
+        }
+        snprintf(target, sizeof target, "../../keys/%s", name);
+        if (rc == 0)
+            rc = added(t, tree_add_link(t, dir, name, target));
+    }
+    return rc;
+}
+
+static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct folder_view *v = ctx;
+    int rc = 0;
+    for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
+        char name[16];
+        tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
+        rc = added(t, tree_add_dir(t, dir, name, "folder.by_type", populate_tag, v, g));
+    }
+    return rc;
+}
+
+/* ---- comparing providers' bytes ---- */
+
+/* The node of a provider's bytes: a package's resources/FULL/data.bin, a script
+ * archive's member. 0 when there is none (a broken resource: its .error says why). */
+static uint32_t provider_bytes(struct folder_view *v, const struct mf_rec *r, const char *module)
+{
+    struct tree *t = v->fs->tree;
+    struct mf_file *f = &v->files[r ? r->file : 0];
+    int rc;
+    uint32_t cur;
+    if (module) {
+        if (tree_populate(t, v->files_dir) || !f->ino)
+            return 0;
+        cur = f->ino;
+        char *copy = strdup(module), *save = NULL;
+        for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part; part = strtok_r(NULL, "/", &save))
+            if (tree_lookup(t, cur, part, &cur)) {
+                cur = 0;
+                break;
+            }
+        if (!copy)
+            cur = 0;
+        free(copy);
+        return cur;
+    }
+    struct s3fs *pkg = package_of(v, f, &rc);
+    const char *full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
+    uint32_t res, one, data;
+    if (!full || tree_lookup(t, f->ino, "resources", &res) || tree_lookup(t, res, full, &one) ||
+        tree_lookup(t, one, "data.bin", &data))
+        return 0;
+    return data;
+}
+
+/* 1 when a and b hold the same bytes, 0 when not, -1 when either cannot be read. Both are
+ * held while compared (each expanded once, whatever the cache's size). */
+static int same_bytes(struct tree *t, uint32_t a, uint32_t b)
+{
+    uint64_t size = tree_size(t, a);
+    if (size != tree_size(t, b))
+        return 0;
+    struct tree_hold *ha = tree_hold(t, a), *hb = tree_hold(t, b);
+    uint8_t *x = malloc(COMPARE_CHUNK), *y = malloc(COMPARE_CHUNK);
+    int result = x && y ? 1 : -1;
+    for (uint64_t off = 0; result == 1 && off < size; off += COMPARE_CHUNK) {
+        size_t n = size - off < COMPARE_CHUNK ? (size_t)(size - off) : COMPARE_CHUNK;
+        if (tree_read(t, a, off, x, n) != (ssize_t)n || tree_read(t, b, off, y, n) != (ssize_t)n)
+            result = -1;
+        else if (memcmp(x, y, n) != 0)
+            result = 0;
+    }
+    free(x);
+    free(y);
+    tree_release(ha);
+    tree_release(hb);
+    return result;
+}
+
+/* Conflict i's `identical` (computed once): 1 yes, 0 no, 2 cannot tell. */
+static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
+{
+    int8_t *memo = module ? &v->midentical[i] : &v->identical[i];
+    if (*memo >= 0)
+        return *memo;
+    struct tree *t = v->fs->tree;
+    uint32_t first, n;
+    if (module) {
+        first = v->mconf[i].first, n = v->mconf[i].n;
+    } else {
+        const struct mf_key *k = &v->keys[v->conflicts[i]];
+        first = k->first, n = k->n;
+    }
+    int8_t result = 1;
+    uint32_t base = 0;
+    for (uint32_t j = 0; j < n && result == 1; j++) {
+        uint32_t node;
+        if (module) {
+            struct mf_rec r = {.file = v->mprov[first + j].file};
+            node = provider_bytes(v, &r, v->mprov[first + j].name);
+        } else {
+            node = provider_bytes(v, &v->recs[first + j], NULL);
+        }
+        if (!node || tree_kind(t, node) != NODE_FILE) {
+            result = 2;
+        } else if (j == 0) {
+            base = node;
+        } else {
+            int s = same_bytes(t, base, node);
+            result = s < 0 ? 2 : (int8_t)s;
+        }
+    }
+    return *memo = result;
+}
+
+static const char *identical_word(int8_t r)
+{
+    return r == 1 ? "yes" : r == 0 ? "no" : "unknown (a provider's bytes cannot be read)";
+}
+
+static void render_identical(struct tree *t, void *ctx, struct sbuf *out)
+{
+    (void)t;
+    struct ident *id = ctx;
+    sb_printf(out, "%s\n", identical_word(compare_providers(id->v, id->i, id->module)));
+}
+
+/* ---- /conflicts, /script-conflicts ---- */
+
+static int add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
+{
+    struct ident *id = tree_alloc(t, sizeof *id);
+    if (!id)
+        return -ENOMEM;
+    *id = (struct ident){v, i, module};
+    return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
+}
+
+static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
+{
+    struct folder_view *v = ctx;
+    const struct mf_key *k = &v->keys[v->conflicts[c]];
+    int rc = 0;
+    for (uint32_t j = 0; rc == 0 && j <= k->n; j++) {
+        /* 1 .. n in load order, then the winner */
+        const struct mf_rec *r = &v->recs[k->first + (j < k->n ? j : k->winner)];
+        char name[16], why[sizeof v->files[0].err];
+        if (j < k->n)
+            snprintf(name, sizeof name, "%u", j + 1);
+        else
+            snprintf(name, sizeof name, "winner");
+        char *target = provider_target(v, dir, r, why, sizeof why, &rc);
+        if (target)
+            rc = added(t, tree_add_link(t, dir, name, target));
+        else if (rc == 0)
+            rc = added(t, add_error(t, dir, name, why));
+        free(target);
+    }
+    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, false);
+}
+
+static int populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct folder_view *v = ctx;
+    int rc = 0;
+    for (size_t c = 0; rc == 0 && c < v->nconflicts; c++) {
+        const struct mf_key *k = &v->keys[v->conflicts[c]];
+        const struct mf_rec *w = &v->recs[k->first + k->winner];
+        char name[128];
+        key_name(name, sizeof name, v->files[w->file].sims4, w);
+        rc = added(t, tree_add_dir(t, dir, name, "folder.conflict", populate_conflict, v, c));
+    }
+    return rc;
+}
+
+static int populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
+{
+    struct folder_view *v = ctx;
+    const struct mconf *m = &v->mconf[c];
+    int rc = 0;
+    for (uint32_t j = 0; rc == 0 && j <= m->n; j++) {
+        /* all at one priority: the one loaded last is in effect */
+        const struct mprov *p = &v->mprov[m->first + (j < m->n ? j : m->n - 1)];
+        char name[16];
+        if (j < m->n)
+            snprintf(name, sizeof name, "%u", j + 1);
+        else
+            snprintf(name, sizeof name, "winner");
+        struct mf_rec r = {.file = p->file};
+        uint32_t node = provider_bytes(v, &r, p->name);
+        char *target = node ? tree_relpath(t, dir, node) : NULL;
+        if (target)
+            rc = added(t, tree_add_link(t, dir, name, target));
+        else if (node)
+            rc = -ENOMEM;
+        else
+            rc = added(t, add_error(t, dir, name, "the archive's member cannot be listed"));
+        free(target);
+    }
+    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, true);
+}
+
+static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct folder_view *v = ctx;
+    struct chain c;
+    chain_init(&c, dir);
+    int rc = 0;
+    /* sorted by bytes; the chain needs each folder's paths together, which holds for any
+     * order that compares paths component by component: strcmp does, as '/' sorts below
+     * every other byte a name may hold but control characters, which names do not hold */
+    for (size_t i = 0; rc == 0 && i < v->nmconf; i++) {
+        const char *name = v->mprov[v->mconf[i].first].name, *leaf;
+        uint32_t parent = chain_parent(t, &c, name, &leaf, &rc);
+        if (!parent)
+            break;
+        rc = added(t, tree_add_dir(t, parent, leaf, "folder.script_conflict", populate_module_conflict, v, i));
+    }
+    free(c.path);
+    return rc;
+}
+
+/* ---- generated tables ---- */
+
+static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
+{
+    (void)t;
+    struct folder_view *v = ctx;
+    sb_printf(out, "key,type,providers,winner,identical\n");
+    for (size_t c = 0; c < v->nconflicts; c++) {
+        uint32_t k = v->conflicts[c];
+        const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
+        char name[128], tag[16];
+        key_name(name, sizeof name, v->files[w->file].sims4, w);
+        tag_name(v, k, tag, sizeof tag);
+        sb_csv_field(out, name);
+        sb_printf(out, ",%s,%u,", tag, v->keys[k].n);
+        sb_csv_field(out, v->files[w->file].rel);
+        sb_printf(out, ",");
+        sb_csv_field(out, identical_word(compare_providers(v, (uint32_t)c, false)));
+        sb_printf(out, "\n");
+    }
+}
+
+struct hashed {
+    uint32_t file;
+    bool ok;
+    uint8_t sum[SHA256_DIGEST_SIZE];
+};
+
+static bool hash_file(struct folder_view *v, struct hashed *h)
+{
+    struct mf_file *f = &v->files[h->file];
+    char *path = join(v->root, f->rel);
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !same_file(&st, &f->st)) {
+        if (fd >= 0)
+            close(fd);
+        diag_add(&v->fs->diag, "%s: changed or gone since the folder was scanned; not in duplicates.csv", f->rel);
+        return false;
+    }
+    struct sha256_ctx sc;
+    sha256_init(&sc);
+    uint8_t *buf = malloc(COMPARE_CHUNK);
+    ssize_t n = buf ? 1 : -1;
+    while (buf && (n = read(fd, buf, COMPARE_CHUNK)) > 0)
+        sha256_update(&sc, (size_t)n, buf);
+    sha256_digest(&sc, SHA256_DIGEST_SIZE, h->sum);
+    free(buf);
+    close(fd);
+    if (n < 0)
+        diag_add(&v->fs->diag, "%s: unreadable; not in duplicates.csv", f->rel);
+    return n == 0;
+}
+
+static int by_size_sum(const void *a, const void *b, void *ctx)
+{
+    const struct folder_view *v = ctx;
+    const struct hashed *x = a, *y = b;
+    off_t sx = v->files[x->file].st.st_size, sy = v->files[y->file].st.st_size;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    int c = memcmp(x->sum, y->sum, sizeof x->sum);
+    return c ? c : x->file < y->file ? -1 : x->file > y->file;
+}
+
+static bool same_group(const struct folder_view *v, const struct hashed *x, const struct hashed *y)
+{
+    return v->files[x->file].st.st_size == v->files[y->file].st.st_size && memcmp(x->sum, y->sum, sizeof x->sum) == 0;
+}
+
+static int by_first_file(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Groups the packages by size, hashes only those that share a size (SHA-256 through
+ * nettle), and writes duplicates.csv's text: once. */
+static void find_duplicates(struct folder_view *v)
+{
+    if (v->dups_done)
+        return;
+    v->dups_done = true;
+    size_t n = 0;
+    struct hashed *h = calloc(v->nfiles ? v->nfiles : 1, sizeof *h);
+    uint32_t(*groups)[2] = calloc(v->nfiles ? v->nfiles : 1, sizeof *groups); /* start, first file */
+    struct sbuf out = {0};
+    if (!h || !groups) {
+        free(h);
+        free(groups);
+        return;
+    }
+    for (size_t i = 0; i < v->nfiles; i++)
+        if (!v->files[i].script)
+            h[n++].file = (uint32_t)i;
+    qsort_r(h, n, sizeof *h, by_size_sum, v); /* sums all zero yet: by size */
+    for (size_t i = 0; i < n; i++) {
+        bool shared = (i > 0 && v->files[h[i - 1].file].st.st_size == v->files[h[i].file].st.st_size) ||
+                      (i + 1 < n && v->files[h[i + 1].file].st.st_size == v->files[h[i].file].st.st_size);
+        h[i].ok = shared && hash_file(v, &h[i]);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h[i].ok)
+            h[kept++] = h[i];
+    qsort_r(h, kept, sizeof *h, by_size_sum, v);
+    size_t ngroups = 0;
+    for (size_t i = 0; i < kept;) {
+        size_t j = i + 1;
+        while (j < kept && same_group(v, &h[i], &h[j]))
+            j++;
+        if (j - i >= 2) {
+            groups[ngroups][0] = (uint32_t)i;
+            groups[ngroups++][1] = h[i].file;
+            v->identical_packages += j - i;
+        }
+        i = j;
+    }
+    qsort(groups, ngroups, sizeof *groups, by_first_file); /* rows in load order */
+    sb_printf(&out, "sha256,size,paths\n");
+    for (size_t g = 0; g < ngroups; g++) {
+        size_t i = groups[g][0];
+        for (int b = 0; b < SHA256_DIGEST_SIZE; b++)
+            sb_printf(&out, "%02x", h[i].sum[b]);
+        sb_printf(&out, ",%" PRIu64, (uint64_t)v->files[h[i].file].st.st_size);
+        for (size_t j = i; j < kept && same_group(v, &h[i], &h[j]); j++) {
+            sb_printf(&out, ",");
+            sb_csv_field(&out, v->files[h[j].file].rel);
+        }
+        sb_printf(&out, "\n");
+    }
+    free(h);
+    free(groups);
+    v->dups_csv = sb_take(&out, &v->dups_len);
+}
+
+static void render_duplicates(struct tree *t, void *ctx, struct sbuf *out)
+{
+    (void)t;
+    struct folder_view *v = ctx;
+    find_duplicates(v);
+    if (v->dups_csv)
+        sb_put(out, v->dups_csv, v->dups_len);
+    else
+        out->oom = 1;
+}
+
+static void render_info(struct tree *t, void *ctx, struct sbuf *out)
+{
+    struct folder_view *v = ctx;
+    struct s3fs *fs = v->fs;
+    find_duplicates(v);
+    sb_printf(out, "format: folder\nfolder: %s\n", v->root);
+    if (v->has_cfg)
+        sb_printf(out, "rules: Resource.cfg (%zu globs)\n", v->rules.nglobs);
+    else
+        sb_printf(out, "rules: every package (no Resource.cfg)\n");
+    sb_printf(out, "packages: %zu\nscripts: %zu\nresources: %" PRIu64 "\nkeys: %zu\nconflicts: %zu\n",
+              v->npackages, v->nscripts, v->resources, v->nkeys, v->nconflicts);
+    sb_printf(out, "script_conflicts: %zu\nidentical_packages: %zu\nskipped: %zu\n", v->nmconf,
+              v->identical_packages, v->nskips);
+    struct sbuf tree_lines = {0};
+    size_t nwarn = fs->diag.n + fs->diag.dropped + tree_view_warnings(t, 0, &tree_lines);
+    sb_printf(out, "warnings: %zu\n", nwarn);
+    if (tree_lines.len)
+        sb_put(out, tree_lines.p, tree_lines.len);
+    sb_free(&tree_lines);
+    for (size_t i = 0; i < fs->diag.n; i++)
+        sb_printf(out, "warning: %s\n", fs->diag.msg[i]);
+    if (fs->diag.dropped)
+        sb_printf(out, "warning: %zu more warnings not shown\n", fs->diag.dropped);
+}
+
+static int add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf *b)
+{
+    size_t len;
+    char *text = b->oom ? NULL : sb_take(b, &len);
+    sb_free(b);
+    if (!text)
+        return -ENOMEM;
+    return added(t, tree_add_text(t, dir, name, "text", text, len));
+}
+
+static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct folder_view *v = ctx;
+    int rc = scan(v);
+    if (rc)
+        return rc;
+    struct sbuf order = {0}, skipped = {0};
+    for (size_t i = 0; i < v->nfiles; i++) {
+        if (v->files[i].script)
+            sb_printf(&order, "-\t%s\n", v->files[i].rel);
+        else
+            sb_printf(&order, "%" PRId32 "\t%s\n", v->files[i].priority, v->files[i].rel);
+    }
+    for (size_t i = 0; i < v->nskips; i++)
+        sb_printf(&skipped, "%s\t%s\n", v->skips[i].rel, v->skips[i].why);
+    rc = added(t, tree_add_volatile(t, dir, "info", "info", render_info, v));
+    if (rc == 0)
+        rc = add_text(t, dir, "load-order", &order);
+    if (rc == 0)
+        rc = add_text(t, dir, "skipped", &skipped);
+    sb_free(&order);
+    sb_free(&skipped);
+    if (rc)
+        return rc;
+    v->files_dir = tree_add_dir(t, dir, "files", "folder.files", populate_files, v, 0);
+    v->keys_dir = tree_add_dir(t, dir, "keys", "folder.keys", populate_keys, v, 0);
+    if ((rc = added(t, v->files_dir)) || (rc = added(t, v->keys_dir)))
+        return rc;
+    if ((rc = added(t, tree_add_dir(t, dir, "conflicts", "folder.conflicts", populate_conflicts, v, 0))) ||
+        (rc = added(t, tree_add_volatile(t, dir, "conflicts.csv", "csv", render_conflicts_csv, v))) ||
+        (rc = added(t, tree_add_dir(t, dir, "script-conflicts", "folder.script_conflicts", populate_script_conflicts,
+                                    v, 0))) ||
+        (rc = added(t, tree_add_volatile(t, dir, "duplicates.csv", "csv", render_duplicates, v))))
+        return rc;
+    return added(t, tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0));
+}
+
+static void folder_view_free(void *p)
+{
+    struct folder_view *v = p;
+    for (size_t i = 0; i < v->nfiles; i++) {
+        struct mf_file *f = &v->files[i];
+        free(f->rel);
+        if (f->src_open)
+            source_close(&f->src);
+        for (uint32_t k = 0; k < f->nmembers; k++)
+            free(f->members[k]);
+        free(f->members);
+        free(f->member_index);
+        free(f->zm);
+    }
+    free(v->files);
+    for (size_t i = 0; i < v->nskips; i++) {
+        free(v->skips[i].rel);
+        free(v->skips[i].why);
+    }
+    free(v->skips);
+    mf_rules_free(&v->rules);
+    free(v->prio);
+    free(v->recs);
+    free(v->keys);
+    free(v->conflicts);
+    free(v->identical);
+    free(v->mprov);
+    free(v->mconf);
+    free(v->midentical);
+    free(v->bytag);
+    free(v->tgroups);
+    free(v->dups_csv);
+    free(v->root);
+    free(v);
+}
+
+int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
+{
+    struct folder_view *v = calloc(1, sizeof *v);
+    if (!v || !(v->root = strdup(path))) {
+        free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    v->fs = fs;
+    tree_on_free(fs->tree, folder_view_free, v);
+    tree_gen_item(read_member, member_item);
+    return view_root(fs, "folder", populate_root, v);
+}

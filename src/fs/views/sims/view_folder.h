@@ -1,0 +1,20 @@
+/* A folder of Sims packages and script archives (a Mods folder) as one tree: what the
+ * game loads and in which order, every package as its own package tree, every script
+ * archive as a directory of its members, the key in effect, conflicts and duplicates
+ * (the layout is man/s3rig.5's).
+ * - fs is a fresh top-level s3fs whose tree and cache are made; its src is a memory
+ *   source of no bytes (the folder has none of its own), whose path and st the caller
+ *   sets to the folder's.
+ * - Nothing is read at open: the folder is scanned (headers and indexes only) on the
+ *   first request for the root's children. */
+#ifndef S3_VIEW_FOLDER_H
+#define S3_VIEW_FOLDER_H
+
+#include <stddef.h>
+
+#include "fs/core/view.h"
+
+/* Gives fs's root the folder's populate callback. 0, or -1 with err. */
+int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen);
+
+#endif

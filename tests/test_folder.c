@@ -1,0 +1,441 @@
+/* A Mods folder as one tree, in-process (no mount): the fixture folder (fixture_folder.c)
+ * opened as a folder source, each file of the layout (man/s3rig.5) checked against what
+ * the rules (issue 33) say of what the builder wrote, the whole tree walked (sizes,
+ * unique names, every link resolving), each package's tree equal to the package opened
+ * alone, a folder without Resource.cfg, packages changed or gone after the scan, and a
+ * folder of 100,000 files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <nettle/sha2.h>
+
+#include "fixture_dbpf.h"
+#include "fixture_folder.h"
+#include "fs/open/open.h"
+#include "testutil.h"
+#include "walk.h"
+
+static char dir[64];
+
+static void make_folder(bool with_cfg)
+{
+    snprintf(dir, sizeof dir, "/tmp/s3rig-folder-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(fxf_build(dir, with_cfg), 0);
+}
+
+static void remove_folder(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static struct s3fs *open_folder(void)
+{
+    struct s3fs *fs;
+    char err[512];
+    int rc = s3fs_open(&fs, dir, NULL, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    return fs;
+}
+
+/* The name a key has in /keys and /conflicts (no name part), and a provider's directory
+ * name in its package (with the name map's part: a.package and its copy name K1). */
+/* Tags and extensions from docs/formats/dbpf-types.md for the fixture's types. */
+static const char *tag_of(int k)
+{
+    return k == FXF_K3 ? "_IMG" : k == FXF_NAMEMAP ? "_KEY" : "_XML";
+}
+static const char *ext_of(int k)
+{
+    return k == FXF_K3 ? ".dds" : k == FXF_NAMEMAP ? ".keyname" : ".xml";
+}
+static void named_key(char *out, size_t size, int k, const char *name)
+{
+    snprintf(out, size, "S4_%08X_%08X_%016llX%s%s%%%%+%s%s", fxf_key[k].type, fxf_key[k].group,
+             (unsigned long long)fxf_key[k].instance, name ? "_" : "", name ? name : "", tag_of(k), ext_of(k));
+}
+static void key_name(char *out, size_t size, int k)
+{
+    named_key(out, size, k, NULL);
+}
+static void full_name(char *out, size_t size, int k, const char *pkg)
+{
+    bool named = k == FXF_K1 && (strcmp(pkg, "a.package") == 0 || strcmp(pkg, "copy/a-copy.package") == 0);
+    named_key(out, size, k, named ? FXF_K1_NAME : NULL);
+}
+
+static void expect_link(struct s3fs *fs, const char *path, const char *target)
+{
+    uint32_t ino;
+    if (tree_resolve(fs->tree, path, &ino))
+        fail_msg("%s: missing", path);
+    const char *t = tree_link_target(fs->tree, ino);
+    if (!t || strcmp(t, target) != 0)
+        fail_msg("%s -> %s, want %s", path, t ? t : "(not a link)", target);
+}
+
+/* The file a link leads to, read whole (NUL-terminated). */
+static char *read_through(struct s3fs *fs, const char *link, const char *below)
+{
+    uint32_t ino, to, file;
+    char why[256];
+    assert_int_equal(tree_resolve(fs->tree, link, &ino), 0);
+    if (link_resolve(fs->tree, ino, &to, why, sizeof why))
+        fail_msg("%s: %s", link, why);
+    assert_int_equal(tree_lookup(fs->tree, to, below, &file), 0);
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(tree_read_all(fs->tree, file, &buf, &n), 0);
+    buf = realloc(buf, n + 1);
+    buf[n] = 0;
+    return (char *)buf;
+}
+
+/* In load order (Windows' order, depth-first: a, the folder b, copy, d1, Override, s1,
+ * sub, then Zx and _x, '_' after 'Z' once upper-cased), at the priority of the highest
+ * glob matching each (Override/ 600, the rest 500); scripts without one. */
+static const char want_order[] = "500\ta.package\n"
+                                 "500\tb/B.package\n"
+                                 "500\tcopy/a-copy.package\n"
+                                 "500\td1/d2/d3/d4/d5/five.package\n"
+                                 "600\tOverride/o.package\n"
+                                 "-\ts1.ts4script\n"
+                                 "-\tsub/s2.ts4script\n"
+                                 "500\tZx.package\n"
+                                 "500\t_x.package\n";
+
+static void test_load_order_and_skipped(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    expect_text(fs, "load-order", want_order);
+    /* every file not loaded, in load order, with its reason */
+    expect_text(fs, "skipped",
+                "bad\\xff.package\ta name that is not valid UTF-8 (or holds control characters)\n"
+                "broken.ts4script\tnot a readable zip archive: Not a zip archive\n"
+                "d1/d2/d3/d4/d5/d6/deep.package\ttoo deep: 6 folders down, Resource.cfg's globs reach 5\n"
+                "empty.package\tan empty file\n"
+                "lfs.package\ta git-lfs pointer (the package's bytes are not here)\n"
+                "link.package\ta symbolic link (not followed)\n"
+                "loop\ta symbolic link (not followed)\n"
+                "notdbpf.package\tnot a DBPF 2.x package\n"
+                "readme.txt\tnot a package or script archive (by its name)\n"
+                "sub/deeper/s3.ts4script\ta script archive too deep (at most 1 folder below the top)\n"
+                "trunc.package\ta truncated or broken index: index [0x8e, +100) for 3 entries is not inside the "
+                "file (230 bytes)\n");
+    s3fs_close(fs);
+    remove_folder();
+}
+
+static void test_info(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    /* 7 packages; entries: a 3, b 2, copy 3, five 1, o 1, Zx 2, _x 1 = 13; keys K1..K4 and
+     * the name map; conflicts: K1 (5 packages), K2 (4), the name map (a and its copy) */
+    static const char *const lines[] = {
+        "format: folder\n", "rules: Resource.cfg (8 globs)\n", "packages: 7\n", "scripts: 2\n",
+        "resources: 13\n", "keys: 5\n", "conflicts: 3\n", "script_conflicts: 1\n", "identical_packages: 2\n",
+        "skipped: 11\n",
+        "warning: Resource.cfg line 11: DirectoryFiles Override autoupdate (not applied",
+        "warning: Resource.cfg line 10: PackedFile Nothing/*.package matches no file\n",
+        "warning: Resource.cfg line 4: PackedFile */*/*.package matches no file\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        expect_has(fs, "info", lines[i]);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* Each key's winner by the rules: K1 is Override/o's (600 beats the later Zx at 500);
+ * K2 _x's (all at 500: the last loaded); K3 and K4 their one provider's; the name map
+ * the copy's (loaded after a.package). */
+static const char *const winner[FXF_NKEYS] = {
+    [FXF_K1] = "Override/o.package", [FXF_K2] = "_x.package", [FXF_K3] = "b/B.package",
+    [FXF_K4] = "d1/d2/d3/d4/d5/five.package", [FXF_NAMEMAP] = "copy/a-copy.package"};
+
+static void test_keys(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    for (int k = 0; k < FXF_NKEYS; k++) {
+        char name[160], full[160], path[256], target[512];
+        key_name(name, sizeof name, k);
+        full_name(full, sizeof full, k, winner[k]);
+        snprintf(path, sizeof path, "keys/%s", name);
+        snprintf(target, sizeof target, "../files/%s/resources/%s", winner[k], full);
+        expect_link(fs, path, target);
+        if (k != FXF_NAMEMAP) { /* the winner's bytes, through the link */
+            char *got = read_through(fs, path, "data.bin");
+            assert_string_equal(got, fxf_bytes(winner[k], k));
+            free(got);
+        }
+        /* /by-type/TAG/NAME -> ../../keys/NAME */
+        snprintf(path, sizeof path, "by-type/%s/%s", tag_of(k), name);
+        snprintf(target, sizeof target, "../../keys/%s", name);
+        expect_link(fs, path, target);
+    }
+    s3fs_close(fs);
+    remove_folder();
+}
+
+static void expect_conflict(struct s3fs *fs, int k, const char *const *providers, size_t n, const char *identical)
+{
+    char name[160], full[160], path[512], target[512];
+    key_name(name, sizeof name, k);
+    for (size_t j = 0; j <= n; j++) {
+        const char *pkg = j < n ? providers[j] : winner[k];
+        full_name(full, sizeof full, k, pkg);
+        if (j < n)
+            snprintf(path, sizeof path, "conflicts/%s/%zu", name, j + 1);
+        else
+            snprintf(path, sizeof path, "conflicts/%s/winner", name);
+        snprintf(target, sizeof target, "../../files/%s/resources/%s", pkg, full);
+        expect_link(fs, path, target);
+    }
+    snprintf(path, sizeof path, "conflicts/%s/%zu", name, n + 1);
+    assert_false(path_exists(fs, path));
+    snprintf(path, sizeof path, "conflicts/%s/identical", name);
+    expect_text(fs, path, identical);
+}
+
+static void test_conflicts(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    static const char *const k1[] = {"a.package", "b/B.package", "copy/a-copy.package", "Override/o.package",
+                                     "Zx.package"};
+    static const char *const k2[] = {"a.package", "copy/a-copy.package", "Zx.package", "_x.package"};
+    static const char *const map[] = {"a.package", "copy/a-copy.package"};
+    expect_conflict(fs, FXF_K1, k1, 5, "no\n");       /* five different texts */
+    expect_conflict(fs, FXF_K2, k2, 4, "yes\n");      /* "same two" in each */
+    expect_conflict(fs, FXF_NAMEMAP, map, 2, "yes\n"); /* a copy */
+    char k3[160], path[256];
+    key_name(k3, sizeof k3, FXF_K3);
+    snprintf(path, sizeof path, "conflicts/%s", k3);
+    assert_false(path_exists(fs, path)); /* one provider: no conflict */
+
+    char n1[160], n2[160], nm[160], csv[1024];
+    key_name(n1, sizeof n1, FXF_K1);
+    key_name(n2, sizeof n2, FXF_K2);
+    key_name(nm, sizeof nm, FXF_NAMEMAP);
+    snprintf(csv, sizeof csv,
+             "key,type,providers,winner,identical\n"
+             "%s,_KEY,2,copy/a-copy.package,yes\n"
+             "%s,_XML,5,Override/o.package,no\n"
+             "%s,_XML,4,_x.package,yes\n",
+             nm, n1, n2);
+    expect_text(fs, "conflicts.csv", csv);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+static void test_duplicates(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    char path[256];
+    snprintf(path, sizeof path, "%s/a.package", dir);
+    size_t n;
+    uint8_t *bytes = slurp_path(path, &n);
+    struct sha256_ctx c;
+    uint8_t sum[SHA256_DIGEST_SIZE];
+    sha256_init(&c);
+    sha256_update(&c, n, bytes);
+    sha256_digest(&c, sizeof sum, sum);
+    free(bytes);
+    char want[512], *p = want;
+    p += sprintf(p, "sha256,size,paths\n");
+    for (size_t i = 0; i < sizeof sum; i++)
+        p += sprintf(p, "%02x", sum[i]);
+    sprintf(p, ",%zu,a.package,copy/a-copy.package\n", n);
+    expect_text(fs, "duplicates.csv", want);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+static void test_scripts(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    expect_text(fs, "files/s1.ts4script/" FXF_MODULE, FXF_MODULE_BYTES);
+    expect_text(fs, "files/s1.ts4script/mods/one.py", "one");
+    expect_text(fs, "files/sub/s2.ts4script/mods/two.py", "two");
+    /* /script-conflicts/mods/foo/bar.pyc/: four folders down */
+    expect_link(fs, "script-conflicts/" FXF_MODULE "/1", "../../../../files/s1.ts4script/" FXF_MODULE);
+    expect_link(fs, "script-conflicts/" FXF_MODULE "/2", "../../../../files/sub/s2.ts4script/" FXF_MODULE);
+    expect_link(fs, "script-conflicts/" FXF_MODULE "/winner", "../../../../files/sub/s2.ts4script/" FXF_MODULE);
+    expect_text(fs, "script-conflicts/" FXF_MODULE "/identical", "yes\n");
+    assert_false(path_exists(fs, "script-conflicts/mods/one.py"));
+    s3fs_close(fs);
+    remove_folder();
+}
+
+static void test_walk(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    size_t nodes = walk_all(fs, 1000000);
+    assert_true(nodes > 100);
+    size_t links;
+    char why[256];
+    if (check_links(fs->tree, false, &links, why, sizeof why))
+        fail_msg("%s", why);
+    /* 5 keys, 3 conflicts of 5 + 4 + 2 providers with their winners, 5 by-type, 3 module
+     * links; and the packages' own by-type links, one per entry: 3 + 2 + 3 + 1 + 1 + 2 + 1 */
+    assert_int_equal(links, 5 + (6 + 5 + 3) + 5 + 3 + 13);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* /files/REL/ is what mounting REL alone gives (its /info left out: it says where the
+ * bytes lie). */
+static void test_package_tree_same_as_alone(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    static const char *const rels[] = {"a.package", "b/B.package", "Override/o.package"};
+    for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+        char path[256], err[256];
+        uint32_t ino;
+        snprintf(path, sizeof path, "files/%s", rels[i]);
+        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+        uint64_t d1, d2;
+        size_t n1, n2;
+        assert_int_equal(walk_digest(fs->tree, ino, &d1, &n1), 0);
+        snprintf(path, sizeof path, "%s/%s", dir, rels[i]);
+        struct s3fs *alone;
+        assert_int_equal(s3fs_open(&alone, path, NULL, err, sizeof err), 0);
+        assert_int_equal(walk_digest(alone->tree, TREE_ROOT, &d2, &n2), 0);
+        assert_int_equal(n1, n2);
+        assert_true(d1 == d2);
+        s3fs_close(alone);
+    }
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* Without Resource.cfg every package at any depth is loaded, at one priority (0). */
+static void test_no_cfg(void **state)
+{
+    (void)state;
+    make_folder(false);
+    struct s3fs *fs = open_folder();
+    expect_has(fs, "info", "rules: every package (no Resource.cfg)\n");
+    expect_has(fs, "info", "packages: 8\n");
+    expect_text(fs, "load-order",
+                "0\ta.package\n0\tb/B.package\n0\tcopy/a-copy.package\n0\td1/d2/d3/d4/d5/d6/deep.package\n"
+                "0\td1/d2/d3/d4/d5/five.package\n0\tOverride/o.package\n-\ts1.ts4script\n-\tsub/s2.ts4script\n"
+                "0\tZx.package\n0\t_x.package\n");
+    /* at one priority, K1 goes to the last loaded: Zx */
+    char name[160], path[256];
+    key_name(name, sizeof name, FXF_K1);
+    snprintf(path, sizeof path, "keys/%s", name);
+    expect_link(fs, path, "../files/Zx.package/resources/S4_0333406C_00000000_0000000000001111%%+_XML.xml");
+    expect_lacks(fs, "skipped", "deep.package");
+    walk_all(fs, 1000000);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* A package replaced or removed after the scan is never read by its old index: its
+ * directory holds package.error, its keys are left out of /keys (said in /info), and
+ * every link still resolves. */
+static void test_changed_after_scan(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    expect_has(fs, "info", "packages: 7\n"); /* scanned */
+    char path[256], tmp[256];
+    snprintf(path, sizeof path, "%s/_x.package", dir);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/Zx.package", dir);
+    snprintf(tmp, sizeof tmp, "%s/Zx.new", dir);
+    FILE *f = fopen(tmp, "wb");
+    assert_non_null(f);
+    fputs("replaced", f);
+    fclose(f);
+    assert_int_equal(rename(tmp, path), 0);
+    expect_has(fs, "files/_x.package/package.error", "_x.package");
+    expect_has(fs, "files/Zx.package/package.error", "changed since the folder was scanned");
+    char name[160];
+    key_name(name, sizeof name, FXF_K2);
+    snprintf(path, sizeof path, "keys/%s", name);
+    assert_false(path_exists(fs, path)); /* its winner (_x) is gone */
+    expect_has(fs, "info", "warning: keys of _x.package left out");
+    snprintf(path, sizeof path, "conflicts/%s/4.error", name);
+    assert_true(path_exists(fs, path));
+    walk_all(fs, 1000000);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* 100,000 files in one folder: each a line in /skipped, the mount fine. */
+static void test_many_files(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/s3rig-folder-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    for (int i = 0; i < 100000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "note%06d.txt", i);
+        int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    close(dfd);
+    struct s3fs *fs = open_folder();
+    expect_has(fs, "info", "skipped: 100000\n");
+    size_t n;
+    char *text = read_path(fs, "skipped", &n);
+    size_t lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += text[i] == '\n';
+    assert_int_equal(lines, 100000);
+    assert_non_null(strstr(text, "note000000.txt\tnot a package"));
+    assert_true(strstr(text, "note000000.txt") < strstr(text, "note099999.txt")); /* in listing order */
+    free(text);
+    s3fs_close(fs);
+    remove_folder();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_order_and_skipped),
+        cmocka_unit_test(test_info),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_conflicts),
+        cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_scripts),
+        cmocka_unit_test(test_walk),
+        cmocka_unit_test(test_package_tree_same_as_alone),
+        cmocka_unit_test(test_no_cfg),
+        cmocka_unit_test(test_changed_after_scan),
+        cmocka_unit_test(test_many_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

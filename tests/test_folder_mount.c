@@ -1,0 +1,134 @@
+/* A Mods folder through a real mount and through s3rig: the fixture folder
+ * (fixture_folder.c) mounted as FILE, its load order, links read through the kernel to the
+ * winner's bytes, conflicts and their identical files (sizes as read), a package's tree
+ * equal to the package mounted alone, the whole mount walked through the kernel, and
+ * `s3rig ls DIR /conflicts`. S3RIG_NO_MOUNT_TESTS=1 skips these explicitly. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture_folder.h"
+#include "mountutil.h"
+#include "testutil.h"
+
+#define K1 "S4_0333406C_00000000_0000000000001111%%+_XML.xml"
+#define K2 "S4_0333406C_00000000_0000000000002222%%+_XML.xml"
+#define KMAP "S4_0166038C_00000000_0000000000000000%%+_KEY.keyname"
+
+static void make_mods(char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/mods", tmpdir);
+    if (access(path, F_OK) == 0)
+        return;
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(fxf_build(path, true), 0);
+}
+
+static void expect_file(const char *path, const char *want)
+{
+    size_t len;
+    uint8_t *b = slurp_path(path, &len);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal((size_t)st.st_size, len); /* a size read is the size stat gave */
+    if (len != strlen(want) || memcmp(b, want, len) != 0)
+        fail_msg("%s holds '%.*s', want '%s'", path, (int)len, (const char *)b, want);
+    free(b);
+}
+
+static void expect_target(const char *path, const char *want)
+{
+    char target[1024];
+    ssize_t k = readlink(path, target, sizeof target - 1);
+    if (k < 0)
+        fail_msg("%s: %s", path, strerror(errno));
+    target[k] = 0;
+    assert_string_equal(target, want);
+}
+
+static void test_mount_folder(void **state)
+{
+    (void)state;
+    char mods[256], mnt[256], p[1024];
+    make_mods(mods, sizeof mods);
+    snprintf(mnt, sizeof mnt, "%s/m-folder", tmpdir);
+    do_mount(mods, mnt, NULL);
+    snprintf(p, sizeof p, "%s/info", mnt);
+    size_t len;
+    char *info = (char *)slurp_path(p, &len);
+    assert_non_null(strstr(info, "format: folder\n"));
+    assert_non_null(strstr(info, "packages: 7\n"));
+    assert_non_null(strstr(info, "conflicts: 3\n"));
+    free(info);
+    snprintf(p, sizeof p, "%s/load-order", mnt);
+    expect_file(p, "500\ta.package\n500\tb/B.package\n500\tcopy/a-copy.package\n500\td1/d2/d3/d4/d5/five.package\n"
+                   "600\tOverride/o.package\n-\ts1.ts4script\n-\tsub/s2.ts4script\n500\tZx.package\n500\t_x.package\n");
+    /* the key in effect, through the kernel: Override/o's (600) */
+    snprintf(p, sizeof p, "%s/keys/%s", mnt, K1);
+    expect_target(p, "../files/Override/o.package/resources/" K1);
+    snprintf(p, sizeof p, "%s/keys/%s/data.bin", mnt, K1);
+    expect_file(p, fxf_bytes("Override/o.package", FXF_K1));
+    snprintf(p, sizeof p, "%s/conflicts/%s/1/data.bin", mnt, K1);
+    expect_file(p, fxf_bytes("a.package", FXF_K1));
+    snprintf(p, sizeof p, "%s/conflicts/%s/identical", mnt, K1);
+    expect_file(p, "no\n");
+    snprintf(p, sizeof p, "%s/conflicts/%s/identical", mnt, K2);
+    expect_file(p, "yes\n");
+    snprintf(p, sizeof p, "%s/conflicts/%s/winner/data.bin", mnt, K2);
+    expect_file(p, "same two");
+    snprintf(p, sizeof p, "%s/script-conflicts/%s/winner", mnt, FXF_MODULE);
+    expect_file(p, FXF_MODULE_BYTES);
+    snprintf(p, sizeof p, "%s/conflicts.csv", mnt);
+    expect_file(p, "key,type,providers,winner,identical\n" KMAP ",_KEY,2,copy/a-copy.package,yes\n" K1
+                   ",_XML,5,Override/o.package,no\n" K2 ",_XML,4,_x.package,yes\n");
+
+    /* a package's tree is what mounting it alone gives */
+    char alone[256], pkg[512];
+    uint64_t d1, d2;
+    size_t n1, n2;
+    snprintf(alone, sizeof alone, "%s/m-alone", tmpdir);
+    snprintf(pkg, sizeof pkg, "%s/b/B.package", mods);
+    do_mount(pkg, alone, NULL);
+    snprintf(p, sizeof p, "%s/files/b/B.package", mnt);
+    assert_int_equal(mount_digest(p, &d1, &n1), 0);
+    assert_int_equal(mount_digest(alone, &d2, &n2), 0);
+    do_umount(alone);
+    assert_int_equal(n1, n2);
+    assert_true(d1 == d2);
+
+    /* everything, through the kernel: every file reads, every link is read */
+    assert_int_equal(mount_digest(mnt, &d1, &n1), 0);
+    assert_true(n1 > 100);
+    do_umount(mnt);
+}
+
+static void test_cli_folder(void **state)
+{
+    (void)state;
+    char mods[256], out[8192], err[1024];
+    make_mods(mods, sizeof mods);
+    char *ls[] = {(char *)cli_bin(), "ls", mods, "/conflicts", NULL};
+    assert_int_equal(run_capture(ls, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, KMAP "\n" K1 "\n" K2 "\n");
+    char *cat[] = {(char *)cli_bin(), "cat", mods, "/keys/" K2 "/data.bin", NULL};
+    assert_int_equal(run_capture(cat, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "same two");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mount_test(test_mount_folder),
+        mount_test(test_cli_folder),
+        mount_test(test_no_sanitizer_reports),
+    };
+    return cmocka_run_group_tests_name("folder mounts", tests, mount_group_setup, mount_group_teardown);
+}
