@@ -38,8 +38,12 @@ struct tree_limits {
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
 void tree_free(struct tree *t);
-/* Runs fn(ptr) when the tree is freed (view state). */
-void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Runs fn(ptr) when the tree is freed (view state). 0, or -ENOMEM: then fn is not
+ * registered and the caller still owns ptr. */
+int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Records that an allocation of the caller's failed while it grows the tree: the populate
+ * running now fails with -ENOMEM, as when a tree_add_* runs out of memory. */
+void tree_note_oom(struct tree *t);
 /* Zeroed memory that lives as long as the tree (directory contexts of views): from the
  * arena (no malloc per directory) when small. */
 void *tree_alloc(struct tree *t, size_t size);
@@ -64,7 +68,9 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
  * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/', a
- * size of 2^48 bytes or more).
+ * size of 2^48 bytes or more). A populate during which one ran out of memory (or got a
+ * NULL text: the caller's allocation failed) fails with -ENOMEM whatever its callback
+ * returns: rolled back, counted in tree_warnings, made afresh at the next use.
  * A name already used in that directory is made unique ("Names are unique" above).
  * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
 uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
@@ -129,6 +135,11 @@ void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
 /* Name slots looked at so far while adding children (each hash probe): tests count it
  * to prove that making names unique is linear in the children, whatever the names. */
 uint64_t tree_name_probes(struct tree *t);
+/* Tests only (off unless called): refuses the k-th allocation the tree attempts while it
+ * grows from now on, once (k = 1: the next; 0 disarms); and the attempts and failures
+ * counted so far. */
+void tree_test_fail_alloc(struct tree *t, uint64_t k);
+void tree_test_alloc_counts(struct tree *t, uint64_t *attempts, uint64_t *failures);
 /* Holds the tree lock (recursive): a generator that reads view state which populate
  * callbacks extend takes it around that read. Never hold it while taking the cache's. */
 void tree_lock(struct tree *t);
@@ -146,7 +157,8 @@ int tree_populate_all(struct tree *t);
  * other thread runs (a volatile file's render function is called under it). */
 void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total);
 /* Appends the tree's own warnings ("warning: ...\n" lines: the node limit, reported once
- * however often it refused) and returns how many it wrote. Same locking as
+ * however often it refused; listings failed for lack of memory) and returns how many it
+ * wrote. Same locking as
  * tree_progress. */
 size_t tree_warnings(struct tree *t, struct sbuf *out);
 /* tree_warnings, and one line for view src_id's names that were made unique (how many,

@@ -62,6 +62,9 @@
 
 #include "fs/core/tree.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN, CONTENT_VOLATILE };
 
 enum {
@@ -164,6 +167,14 @@ enum { DIRF_CONTIGUOUS = 1 };
 _Static_assert(sizeof(struct node) == 40, "a node is 40 bytes (memory per node, HACKING.md)");
 _Static_assert(sizeof(struct dirinfo) == 56, "a directory record is 56 bytes");
 
+/* Allocations the tree makes while it grows, counted under the lock. Every one goes
+ * through meter_refuse (the test hook tree_test_fail_alloc refuses the k-th once), and
+ * every failure, refused or real, is counted: a populate during which one failed fails
+ * with -ENOMEM (tree_dir.c), whatever its callback returned. */
+struct alloc_meter {
+    uint64_t attempts, fail_at, failures;
+};
+
 /* Strings and immutable records that live as long as the tree: bump-allocated in 64 KiB
  * blocks (no per-string malloc); type strings are interned, so 100 000 "t2fs.raw" cost
  * one copy. Big records get a block of their own; adopted buffers (big texts handed
@@ -176,6 +187,7 @@ struct strarena {
     const char **intern; /* open addressing, power of two */
     size_t nintern, capintern;
     uint64_t seed; /* of str_hash */
+    struct alloc_meter meter; /* the whole tree's (t->strings.meter) */
 };
 
 /* One registered source (a view's bytes) and what /info says about that view's part of
@@ -226,6 +238,9 @@ struct tree {
     size_t npending, cappending;
     uint64_t probes;  /* names looked at while adding children (tree_name_probes) */
     bool full;        /* max_nodes reached: populate stopped early */
+    uint64_t failed_listings; /* populates failed for lack of memory (reported in /info) */
+    uint32_t populate_depth;  /* populates running (nested in each other's callbacks) */
+    uint64_t failures_outer;  /* the meter's failures when the outermost one began */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
 };
 
@@ -274,6 +289,46 @@ static inline uint32_t published_child(const struct dirinfo *d, uint32_t i)
 static inline struct src_slot *slot_src(struct tree *t, uint32_t id)
 {
     return &t->srcchunk[id / SRC_CHUNK][id % SRC_CHUNK];
+}
+
+/* Allocation attempts (struct alloc_meter): true when this one is refused (the test
+ * hook), counted as a failure. */
+static inline bool meter_refuse(struct alloc_meter *m)
+{
+    m->attempts++;
+    if (!m->fail_at || m->attempts != m->fail_at)
+        return false;
+    m->fail_at = 0; /* once */
+    m->failures++;
+    return true;
+}
+
+/* p, with a real failure (NULL) counted. */
+static inline void *meter_check(struct alloc_meter *m, void *p)
+{
+    if (!p)
+        m->failures++;
+    return p;
+}
+
+static inline void *meter_malloc(struct alloc_meter *m, size_t n)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, malloc(n));
+}
+
+static inline void *meter_calloc(struct alloc_meter *m, size_t n, size_t size)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, calloc(n, size));
+}
+
+static inline void *meter_realloc(struct alloc_meter *m, void *p, size_t n)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, realloc(p, n));
+}
+
+static inline char *meter_strdup(struct alloc_meter *m, const char *s)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, strdup(s));
 }
 
 /* nodes and the arena (tree_node.c) */

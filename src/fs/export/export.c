@@ -78,11 +78,16 @@ uint32_t export_add_sized(struct s3fs *fs, uint32_t dir, const char *name, const
                           export_build_fn build, void *ctx)
 {
     struct export_file *e = calloc(1, sizeof *e);
-    if (!e)
-        return export_add_error(fs, dir, name, "out of memory");
+    if (e && tree_on_free(fs->tree, free, e)) {
+        free(e);
+        e = NULL;
+    }
+    if (!e) { /* the listing fails (ENOMEM), never shows the file missing */
+        tree_note_oom(fs->tree);
+        return 0;
+    }
     *e = (struct export_file){.c = {.produce = produce_export, .hint = size}, .fs = fs, .build = build,
                               .ctx = ctx, .size = size};
-    tree_on_free(fs->tree, free, e);
     tree_gen_item(export_read, export_item);
     return tree_add_gen(fs->tree, dir, name, xtype, size, export_read, e, 0);
 }

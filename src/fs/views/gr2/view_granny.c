@@ -437,7 +437,11 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
     v->g.max_expanded = fs->opts.max_unpacked;
     if (gr2_find_padding(&fs->src.src, &v->g, &v->pad, &v->npad) == 0) /* without it: /unparsed */
         qsort(v->pad, v->npad, sizeof *v->pad, by_section);
-    tree_on_free(fs->tree, gr2_view_free, v);
+    if (tree_on_free(fs->tree, gr2_view_free, v)) {
+        gr2_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     return v;
 }
 
