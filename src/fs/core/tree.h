@@ -3,7 +3,8 @@
  * - Inode numbers are permanent: never freed, renumbered or reused while the tree lives.
  * - Names are unique per directory: a clashing name gets "~N" before its extension.
  * - Grow it only through tree_add_*, tree_graft and tree_set_*, from a populate callback
- *   (its directory and what it made) or before any other thread reads the tree.
+ *   (its directory and what it made) or before any other thread reads the tree. A
+ *   published directory takes nothing: tree_add_* there returns 0, tree_graft -EBUSY.
  * - A populate returns 0 (its directory is published: read without a lock from then on)
  *   or -errno (everything it added is removed; the next use runs it again).
  * - The tree lock (recursive) serialises growth only: lock order the tree's, then a
@@ -21,6 +22,7 @@
 #include "fs/core/source.h"
 
 #define TREE_ROOT 1u
+#define TREE_MAX_SOURCES 65536u /* the file and the views nested in it, per tree */
 
 enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 
@@ -54,7 +56,8 @@ char *tree_strdup(struct tree *t, const char *s);
 /* Sources. Every node is made with the source id of its parent directory (0, the tree's
  * own source, at the root); a view opened over another source at a directory sets that
  * directory's id, so every range node below it reads that source. */
-/* Registers a source (it must outlive the tree): 0 and its id, or -ENOMEM. */
+/* Registers a source (it must outlive the tree): 0 and its id, -ENOSPC past
+ * TREE_MAX_SOURCES, or -ENOMEM. */
 int tree_add_source(struct tree *t, struct source *s, uint32_t *id);
 struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown id */
 /* The source a range node reads (its own id), or a directory's children read. */
@@ -62,7 +65,7 @@ struct source *tree_node_source(struct tree *t, uint32_t ino);
 /* Makes an existing directory the root of a view: its children are made by fn (the next
  * time it is populated, which may be at once: callers inside the directory's own
  * populate call tree_populate on it next), and read source `src_id`; xtype NULL keeps
- * its type. 0 or -errno. */
+ * its type. 0 or -errno (-EBUSY: dir is published). */
 int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
                uint64_t arg);
 

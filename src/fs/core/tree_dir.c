@@ -42,33 +42,6 @@ static int push_pending(struct tree *t, uint32_t dir)
 }
 
 
-/* A published directory gets children again (a creator adding after a lookup, a graft):
- * a builder from its children. The published arrays stay where they are (the arena), so
- * a reader still holding them reads a consistent, older list. */
-static int reopen(struct tree *t, uint32_t dir, struct dirinfo *d)
-{
-    struct dirbuild *b = meter_calloc(&t->strings.meter, 1, sizeof *b);
-    if (!b)
-        return -ENOMEM;
-    b->cap = d->n > 8 ? d->n : 8;
-    b->child = meter_malloc(&t->strings.meter, b->cap * sizeof *b->child);
-    uint32_t nslot = 16;
-    while (nslot < 2 * (d->n + 1))
-        nslot *= 2;
-    if (b->child) {
-        b->n = d->n;
-        for (uint32_t i = 0; i < d->n; i++)
-            b->child[i] = published_child(d, i);
-    }
-    if (!b->child || build_rehash(t, b, nslot) || push_pending(t, dir)) {
-        build_free(b);
-        return -ENOMEM;
-    }
-    d->c.build = b;
-    atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
-    return 0;
-}
-
 static int by_name(const void *a, const void *b, void *tp)
 {
     struct tree *t = tp;
@@ -133,7 +106,7 @@ static int publish(struct tree *t, struct dirinfo *d)
 }
 
 /* Publishes the directories opened since pending mark (the ones a populate made and
- * filled, or reopened), newest first, so that each is published before its parent. 0,
+ * filled, or grafted), newest first, so that each is published before its parent. 0,
  * or -ENOMEM: the one that failed stays OPEN (published when first read), the populate
  * that made it fails (a refused allocation always fails its listing). */
 static int publish_pending(struct tree *t, size_t mark)
@@ -204,7 +177,7 @@ static void rollback(struct tree *t, struct dirinfo *d, uint32_t n0, size_t mark
             b->nslot = 0;
         }
     }
-    /* directories opened since: dead ones are gone; others (reopened elsewhere) stay */
+    /* directories opened since: dead ones are gone; others (grafted elsewhere) stay */
     size_t keep = mark;
     for (size_t i = mark; i < t->npending; i++) {
         struct dirinfo *p = dir_at(t, t->pending[i]);
@@ -215,12 +188,13 @@ static void rollback(struct tree *t, struct dirinfo *d, uint32_t n0, size_t mark
 }
 
 
-/* The builder of a directory that gets a child now: a published one is reopened. */
+/* The builder of a directory that gets a child now; NULL for a published one (it takes
+ * no child: tree.h). */
 static struct dirbuild *builder_of(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
-    uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
-    if (st == DIR_PUBLISHED && reopen(t, dir, d))
-        return NULL;
+    (void)dir;
+    if (atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_PUBLISHED)
+        return NULL; /* published: lock-free readers hold its arrays (tree.h) */
     if (!d->c.build)
         d->c.build = meter_calloc(&t->strings.meter, 1, sizeof *d->c.build);
     return d->c.build;
@@ -283,8 +257,8 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
     struct dirinfo *d = n->u.dir.info;
     int rc = 0;
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
-    if (st == DIR_PUBLISHED) /* children made so far stay; the new callback adds to them */
-        rc = reopen(t, dir, d);
+    if (st == DIR_PUBLISHED) /* lock-free readers hold its arrays (tree.h) */
+        rc = -EBUSY;
     if (rc == 0) {
         d->populate = fn;
         d->ctx = ctx;
@@ -293,7 +267,7 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
         if (fn)
             atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
         else if (st != DIR_PUBLISHED && st != DIR_OPEN && (rc = push_pending(t, dir)) == 0)
-            atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* reopen made it OPEN */
+            atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
         slot_src(t, src_id)->dirs += fn != NULL; /* now a directory of the nested view */
         if (xtype)
             n->xtype = type_id(t, xtype);

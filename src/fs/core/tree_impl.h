@@ -29,12 +29,16 @@
  * Readers load the state with acquire; once published, tree_lookup (binary search),
  * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
  * source table are read without the lock too (below). Only growth takes the lock. A
- * node added to a published directory (tests building trees by hand, a graft) reopens it
- * until its next use: only while no other thread can read it.
+ * published directory takes no child and no graft: readers hold its arrays and counts
+ * without a lock, so nothing may rebuild them.
  *
  * A populate that fails leaves nothing behind: the children it added (and everything
  * below them) are removed (their numbers name no node), the directory is unpopulated
  * again, and the next use runs the callback afresh (the same names, no duplicates).
+ * Removed numbers are not reused: views keep node numbers in their own state (a
+ * package's resource directories, its nested roots) and rely on a rolled-back one naming
+ * no node (node_at gives NULL); reusing it would hand them an unrelated node. The cost is
+ * at most the nodes of the failed listings, and max_nodes still bounds it.
  *
  * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
  * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
@@ -202,6 +206,7 @@ struct src_slot {
 
 #define SRC_CHUNK 256u
 #define SRC_CHUNKS 256u /* 65536 sources: a directory's src_id is 16 bits */
+_Static_assert(SRC_CHUNK * SRC_CHUNKS == TREE_MAX_SOURCES, "TREE_MAX_SOURCES is the source table's size");
 
 /* Type strings by index (a node keeps 4 bytes, not a pointer): chunks that never move,
  * read without the lock like the sources; a pointer -> index hash while adding. */
@@ -233,7 +238,7 @@ struct tree {
     pthread_mutex_t lock; /* serialises growth (populate, adding nodes, the arena) */
     struct tree_cleanup *cleanups;
     size_t ncleanups, capcleanups;
-    /* directories opened (no callback, or reopened) and not yet published, in order */
+    /* directories opened (no callback, or grafted) and not yet published, in order */
     uint32_t *pending;
     size_t npending, cappending;
     uint64_t probes;  /* names looked at while adding children (tree_name_probes) */

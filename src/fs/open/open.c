@@ -164,7 +164,13 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
         snprintf(err, errlen, "out of memory");
         return S3_EXIT_OPEN;
     }
-    if (tree_add_source(t, &fs->src, &fs->src_id)) {
+    int src_rc = tree_add_source(t, &fs->src, &fs->src_id);
+    if (src_rc == -ENOSPC) {
+        snprintf(err, errlen, "not opened: the mount already holds %u nested views, the most it can (TREE_MAX_SOURCES)",
+                 TREE_MAX_SOURCES - 1);
+        return S3_EXIT_OPEN;
+    }
+    if (src_rc) {
         snprintf(err, errlen, "out of memory");
         return S3_EXIT_OPEN;
     }
