@@ -2,6 +2,7 @@
  * the views that use it: productions outside the cache lock (a big expansion stalls no
  * other item). Everything is counted (productions, waits, bytes held), never timed. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -548,6 +549,97 @@ static void test_sections_in_turn(void **state)
     fxg_sections_free(&r);
 }
 
+/* ---- exports: built as they were sized ---- */
+
+/* model.glb and animation.glb of a Granny file with an animation: the refusal of one
+ * section fetch (each in turn, gr2_view_test_refuse_fetch) while the file's directory is
+ * listed and the file sized, or while it is built. A file sized without a section (its animations) is built
+ * without it too: it reads exactly its stat size, a glb of that length, never EIO; one
+ * sized with everything reads the clean bytes, at once or (refused while built) at the
+ * next read. No build is ever cached with another size. */
+static void built_as_sized(const uint8_t *f, size_t size, const char *path, unsigned *sized_without_out,
+                           unsigned *built_without_out)
+{
+    struct s3fs *fs = open_mem(f, size, NULL, "Granny file");
+    size_t clean_len;
+    uint8_t *clean = read_path(fs, path, &clean_len);
+    s3fs_close(fs);
+    uint64_t mismatches = export_size_mismatches();
+    unsigned sized_without = 0, built_without = 0;
+    for (uint64_t k = 1;; k++) { /* refused while listing and sizing */
+        fs = open_mem(f, size, NULL, "Granny file");
+        gr2_view_test_refuse_fetch(k);
+        uint32_t ino;
+        int found = tree_resolve(fs->tree, path, &ino);
+        bool fired = gr2_view_test_refuse_fetch(0) == 0;
+        if (found) { /* the refusal made the model itself an .error */
+            assert_true(fired);
+            assert_int_equal(found, -ENOENT);
+            s3fs_close(fs);
+            continue;
+        }
+        uint64_t stat_size = tree_size(fs->tree, ino);
+        uint8_t *got;
+        size_t len;
+        if (tree_read_all(fs->tree, ino, &got, &len))
+            fail_msg("k=%" PRIu64 ": %s (sized %" PRIu64 ") does not read", k, path, stat_size);
+        assert_int_equal(len, stat_size);
+        if (stat_size == clean_len) {
+            assert_memory_equal(got, clean, len);
+        } else {
+            sized_without++;
+            assert_true(stat_size < clean_len);
+            assert_true(len >= 12 && memcmp(got, "glTF", 4) == 0);
+            assert_int_equal(got[8] | got[9] << 8 | got[10] << 16 | (uint32_t)got[11] << 24, len);
+        }
+        free(got);
+        s3fs_close(fs);
+        if (!fired)
+            break; /* past the last fetch of the listing */
+    }
+    for (uint64_t k = 1;; k++) { /* refused while building */
+        fs = open_mem(f, size, NULL, "Granny file");
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
+        gr2_view_test_refuse_fetch(k);
+        uint8_t *got;
+        size_t len;
+        int rc = tree_read_all(fs->tree, ino, &got, &len);
+        bool fired = gr2_view_test_refuse_fetch(0) == 0;
+        if (rc) {
+            assert_int_equal(rc, -EIO); /* refused what it was sized with: read again */
+            built_without++;
+            assert_int_equal(tree_read_all(fs->tree, ino, &got, &len), 0);
+        }
+        assert_int_equal(len, clean_len);
+        assert_memory_equal(got, clean, len);
+        free(got);
+        s3fs_close(fs);
+        if (!fired)
+            break;
+    }
+    print_message("%s: %u runs sized it without a section (and built it so), %u builds refused one "
+                  "and were made again\n", path, sized_without, built_without);
+    assert_int_equal(export_size_mismatches(), mismatches);
+    free(clean);
+    *sized_without_out = sized_without;
+    *built_without_out = built_without;
+}
+
+static void test_exports_built_as_sized(void **state)
+{
+    (void)state;
+    size_t size; /* a real file: its model, meshes and animation lie in sections of their own */
+    uint8_t *f = slurp_vector(vectors_or_skip(), "gr2", "suzanne_le.gr2", &size);
+    assert_non_null(f);
+    unsigned sized_without, built_without;
+    built_as_sized(f, size, "/granny/root/Models/0/model.glb", &sized_without, &built_without);
+    assert_true(sized_without > 0 && built_without > 0); /* both cases were reached */
+    built_as_sized(f, size, "/granny/root/Animations/0/animation.glb", &sized_without, &built_without);
+    assert_true(built_without > 0);
+    free(f);
+}
+
 /* ---- exports: sized without building ---- */
 
 /* Lists dir, then stats and reads each file named: listing builds nothing (the sizes are
@@ -737,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_many_sections_bounded),
         cmocka_unit_test(test_section_over_bound), cmocka_unit_test(test_sections_in_turn),
         cmocka_unit_test(test_exports_sized_without_building),
+        cmocka_unit_test(test_exports_built_as_sized),
         cmocka_unit_test(test_new_exports_sized_without_building),
         cmocka_unit_test(test_eager_settle_fixtures),
         cmocka_unit_test(test_eager_settle_vectors),

@@ -1,6 +1,7 @@
 /* What /info says about how much it has checked: the node limit reported once, from the
  * tree, for every format; "warnings: N so far (P parsed of the T directories found so far)" until the lazy
  * parts have all been parsed; `s3rig info --full` parsing everything first. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +171,44 @@ static void test_info_says_what_is_checked(void **state)
     fxt_free(root);
 }
 
+/* A listing that runs out of memory makes s3rig fail: the tree refuses its k-th
+ * allocation (S3RIG_TEST_FAIL_ALLOC, once) for each of the first 40, and `s3rig ls -R`
+ * over a package (thousands of allocations) must exit non-zero saying so, never print a
+ * shorter listing and exit 0; with nothing refused it succeeds. */
+static void test_cli_fails_when_a_listing_fails(void **state)
+{
+    (void)state;
+    const char *cli = getenv("S3RIG_CLI");
+    if (!cli)
+        fail_msg("S3RIG_CLI is not set (tests/meson.build sets it)");
+    size_t size;
+    uint8_t *file = fx_kind("package-s4", 0, NULL, &size);
+    assert_non_null(file);
+    char path[] = "/tmp/s3rig-oom-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, file, size), (ssize_t)size);
+    close(fd);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "%s ls -R %s / >/dev/null 2>&1", cli, path);
+    assert_int_equal(system(cmd), 0);
+    for (int k = 1; k <= 40; k++) {
+        snprintf(cmd, sizeof cmd, "S3RIG_TEST_FAIL_ALLOC=%d %s ls -R %s / 2>&1 >/dev/null", k, cli, path);
+        FILE *f = popen(cmd, "r");
+        assert_non_null(f);
+        char err[512];
+        size_t n = fread(err, 1, sizeof err - 1, f);
+        err[n] = 0;
+        int status = pclose(f);
+        if (status == 0)
+            fail_msg("allocation %d refused, yet s3rig ls -R exited 0", k);
+        if (!strstr(err, strerror(ENOMEM)))
+            fail_msg("allocation %d refused: s3rig does not say it ran out of memory: %s", k, err);
+    }
+    unlink(path);
+    free(file);
+}
+
 /* ---- hooks: a second user adds, never overwrites ---- */
 
 static void info_line(struct s3fs *fs, struct sbuf *out, void *ctx)
@@ -242,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_node_limit_every_format),
         cmocka_unit_test(test_info_says_what_is_checked),
         cmocka_unit_test(test_hooks_add),
+        cmocka_unit_test(test_cli_fails_when_a_listing_fails),
     };
     return cmocka_run_group_tests_name("info", tests, NULL, NULL);
 }

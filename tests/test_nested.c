@@ -53,7 +53,7 @@ static void host_open(struct host *h)
     free(f);
     char err[256];
     assert_int_equal(s3fs_open(&h->fs, h->path, NULL, err, sizeof err), S3_EXIT_OK);
-    assert_int_equal(tree_populate(h->fs->tree, TREE_ROOT), 0);
+    /* the root stays unlisted: nest() adds to it, and a published directory takes no child */
 }
 
 static void host_close(struct host *h)
@@ -185,7 +185,7 @@ static void test_rig_over_expanded_bytes(void **state)
     uint8_t *rig = fx_sample_rig(&rig_size, &rl, &gl, NULL);
     uint8_t *gr2 = fx_sample_gr2("le32", 7, &gsize, &gl);
     struct s3fs *host = open_mem(gr2, gsize, NULL, NULL);
-    assert_int_equal(tree_populate(host->tree, TREE_ROOT), 0);
+    /* the root stays unlisted: a published directory takes no child */
     struct fake_expanded f = {.c = {.produce = produce_copy}, .bytes = rig, .size = rig_size};
     struct source x;
     source_expanded(&x, &host->src, &host->cache, &f.c, rig_size);
@@ -381,6 +381,33 @@ static void test_parallel_nested_opens(void **state)
     free(pkg);
 }
 
+/* Past TREE_MAX_SOURCES views in one mount a nested open fails saying which limit it hit,
+ * not "out of memory": the source table is filled to its last slot, then a rig is opened
+ * at a directory. */
+static void test_nested_view_limit(void **state)
+{
+    (void)state;
+    struct host h;
+    host_open(&h);
+    struct tree *t = h.fs->tree;
+    uint32_t dir = tree_add_dir(t, TREE_ROOT, "last", NULL, NULL, NULL, 0);
+    assert_true(dir != 0);
+    struct source m;
+    source_mem(&m, h.rig, h.rig_size);
+    uint32_t id, added = 0;
+    int rc;
+    while ((rc = tree_add_source(t, &m, &id)) == 0)
+        added++;
+    assert_int_equal(rc, -ENOSPC);
+    assert_int_equal(added + 1, TREE_MAX_SOURCES); /* and the file's own */
+    struct s3fs *n;
+    char err[256];
+    assert_int_not_equal(s3fs_open_at(h.fs, dir, &m, "memory", 0, &n, err, sizeof err), S3_EXIT_OK);
+    if (!strstr(err, "65535 nested views") || strstr(err, "out of memory"))
+        fail_msg("the error does not name the limit: %s", err);
+    host_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_rig_over_expanded_bytes),
         cmocka_unit_test(test_nested_format_mask),
         cmocka_unit_test(test_parallel_nested_opens),
+        cmocka_unit_test(test_nested_view_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -652,6 +652,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "s3rig: %s\n", err);
         return rc;
     }
+    /* Tests only: refuse the tree's k-th allocation from here on, once (test_info checks
+     * that a listing failing so exits non-zero). */
+    const char *fail_at = getenv("S3RIG_TEST_FAIL_ALLOC");
+    if (fail_at)
+        tree_test_fail_alloc(fs->tree, strtoull(fail_at, NULL, 10));
     rc = c.full ? cmd_info_full(fs) : dispatch(fs, c.cmd->name, c.nops, c.ops, c.longfmt, c.recursive);
     s3fs_close(fs);
     int out = s3_close_stdout("s3rig");

@@ -3,7 +3,8 @@
  * - Inode numbers are permanent: never freed, renumbered or reused while the tree lives.
  * - Names are unique per directory: a clashing name gets "~N" before its extension.
  * - Grow it only through tree_add_*, tree_graft and tree_set_*, from a populate callback
- *   (its directory and what it made) or before any other thread reads the tree.
+ *   (its directory and what it made) or before any other thread reads the tree. A
+ *   published directory takes nothing: tree_add_* there returns 0, tree_graft -EBUSY.
  * - A populate returns 0 (its directory is published: read without a lock from then on)
  *   or -errno (everything it added is removed; the next use runs it again).
  * - The tree lock (recursive) serialises growth only: lock order the tree's, then a
@@ -21,6 +22,7 @@
 #include "fs/core/source.h"
 
 #define TREE_ROOT 1u
+#define TREE_MAX_SOURCES 65536u /* the file and the views nested in it, per tree */
 
 enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 
@@ -38,8 +40,12 @@ struct tree_limits {
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
 void tree_free(struct tree *t);
-/* Runs fn(ptr) when the tree is freed (view state). */
-void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Runs fn(ptr) when the tree is freed (view state). 0, or -ENOMEM: then fn is not
+ * registered and the caller still owns ptr. */
+int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Records that an allocation of the caller's failed while it grows the tree: the populate
+ * running now fails with -ENOMEM, as when a tree_add_* runs out of memory. */
+void tree_note_oom(struct tree *t);
 /* Zeroed memory that lives as long as the tree (directory contexts of views): from the
  * arena (no malloc per directory) when small. */
 void *tree_alloc(struct tree *t, size_t size);
@@ -50,7 +56,8 @@ char *tree_strdup(struct tree *t, const char *s);
 /* Sources. Every node is made with the source id of its parent directory (0, the tree's
  * own source, at the root); a view opened over another source at a directory sets that
  * directory's id, so every range node below it reads that source. */
-/* Registers a source (it must outlive the tree): 0 and its id, or -ENOMEM. */
+/* Registers a source (it must outlive the tree): 0 and its id, -ENOSPC past
+ * TREE_MAX_SOURCES, or -ENOMEM. */
 int tree_add_source(struct tree *t, struct source *s, uint32_t *id);
 struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown id */
 /* The source a range node reads (its own id), or a directory's children read. */
@@ -58,13 +65,15 @@ struct source *tree_node_source(struct tree *t, uint32_t ino);
 /* Makes an existing directory the root of a view: its children are made by fn (the next
  * time it is populated, which may be at once: callers inside the directory's own
  * populate call tree_populate on it next), and read source `src_id`; xtype NULL keeps
- * its type. 0 or -errno. */
+ * its type. 0 or -errno (-EBUSY: dir is published). */
 int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
                uint64_t arg);
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
  * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/', a
- * size of 2^48 bytes or more).
+ * size of 2^48 bytes or more). A populate during which one ran out of memory (or got a
+ * NULL text: the caller's allocation failed) fails with -ENOMEM whatever its callback
+ * returns: rolled back, counted in tree_warnings, made afresh at the next use.
  * A name already used in that directory is made unique ("Names are unique" above).
  * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
 uint32_t tree_add_dir(struct tree *t, uint32_t parent, const char *name, const char *xtype, populate_fn fn,
@@ -129,6 +138,11 @@ void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
 /* Name slots looked at so far while adding children (each hash probe): tests count it
  * to prove that making names unique is linear in the children, whatever the names. */
 uint64_t tree_name_probes(struct tree *t);
+/* Tests only (off unless called): refuses the k-th allocation the tree attempts while it
+ * grows from now on, once (k = 1: the next; 0 disarms); and the attempts and failures
+ * counted so far. */
+void tree_test_fail_alloc(struct tree *t, uint64_t k);
+void tree_test_alloc_counts(struct tree *t, uint64_t *attempts, uint64_t *failures);
 /* Holds the tree lock (recursive): a generator that reads view state which populate
  * callbacks extend takes it around that read. Never hold it while taking the cache's. */
 void tree_lock(struct tree *t);
@@ -146,7 +160,8 @@ int tree_populate_all(struct tree *t);
  * other thread runs (a volatile file's render function is called under it). */
 void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *total);
 /* Appends the tree's own warnings ("warning: ...\n" lines: the node limit, reported once
- * however often it refused) and returns how many it wrote. Same locking as
+ * however often it refused; listings failed for lack of memory) and returns how many it
+ * wrote. Same locking as
  * tree_progress. */
 size_t tree_warnings(struct tree *t, struct sbuf *out);
 /* tree_warnings, and one line for view src_id's names that were made unique (how many,

@@ -9,11 +9,11 @@
 /* ---- publishing ---- */
 
 /* Room for one more u32 in a growing array of n (its capacity doubles, from 64). */
-static int reserve_u32(uint32_t **v, size_t n, size_t *cap)
+static int reserve_u32(struct alloc_meter *m, uint32_t **v, size_t n, size_t *cap)
 {
     if (n == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
-        uint32_t *p = realloc(*v, c * sizeof *p);
+        uint32_t *p = m ? meter_realloc(m, *v, c * sizeof *p) : realloc(*v, c * sizeof *p);
         if (!p)
             return -ENOMEM;
         *v = p;
@@ -22,9 +22,9 @@ static int reserve_u32(uint32_t **v, size_t n, size_t *cap)
     return 0;
 }
 
-static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+static int push_u32(struct alloc_meter *m, uint32_t **v, size_t *n, size_t *cap, uint32_t x)
 {
-    if (reserve_u32(v, *n, cap))
+    if (reserve_u32(m, v, *n, cap))
         return -ENOMEM;
     (*v)[(*n)++] = x;
     return 0;
@@ -33,41 +33,14 @@ static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
 /* Room for one more pending directory. */
 int pending_reserve(struct tree *t)
 {
-    return reserve_u32(&t->pending, t->npending, &t->cappending);
+    return reserve_u32(&t->strings.meter, &t->pending, t->npending, &t->cappending);
 }
 
 static int push_pending(struct tree *t, uint32_t dir)
 {
-    return push_u32(&t->pending, &t->npending, &t->cappending, dir);
+    return push_u32(&t->strings.meter, &t->pending, &t->npending, &t->cappending, dir);
 }
 
-
-/* A published directory gets children again (a creator adding after a lookup, a graft):
- * a builder from its children. The published arrays stay where they are (the arena), so
- * a reader still holding them reads a consistent, older list. */
-static int reopen(struct tree *t, uint32_t dir, struct dirinfo *d)
-{
-    struct dirbuild *b = calloc(1, sizeof *b);
-    if (!b)
-        return -ENOMEM;
-    b->cap = d->n > 8 ? d->n : 8;
-    b->child = malloc(b->cap * sizeof *b->child);
-    uint32_t nslot = 16;
-    while (nslot < 2 * (d->n + 1))
-        nslot *= 2;
-    if (b->child) {
-        b->n = d->n;
-        for (uint32_t i = 0; i < d->n; i++)
-            b->child[i] = published_child(d, i);
-    }
-    if (!b->child || build_rehash(t, b, nslot) || push_pending(t, dir)) {
-        build_free(b);
-        return -ENOMEM;
-    }
-    d->c.build = b;
-    atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
-    return 0;
-}
 
 static int by_name(const void *a, const void *b, void *tp)
 {
@@ -133,15 +106,18 @@ static int publish(struct tree *t, struct dirinfo *d)
 }
 
 /* Publishes the directories opened since pending mark (the ones a populate made and
- * filled, or reopened), newest first, so that each is published before its parent. */
-static void publish_pending(struct tree *t, size_t mark)
+ * filled, or grafted), newest first, so that each is published before its parent. 0,
+ * or -ENOMEM: the one that failed stays OPEN (published when first read), the populate
+ * that made it fails (a refused allocation always fails its listing). */
+static int publish_pending(struct tree *t, size_t mark)
 {
     while (t->npending > mark) {
         uint32_t dir = t->pending[--t->npending];
         struct dirinfo *d = dir_at(t, dir);
-        if (d && atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_OPEN)
-            publish(t, d); /* out of memory: it stays OPEN, published when first read */
+        if (d && atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_OPEN && publish(t, d))
+            return -ENOMEM;
     }
+    return 0;
 }
 
 
@@ -151,7 +127,7 @@ static void discard(struct tree *t, uint32_t ino)
 {
     uint32_t *stack = NULL;
     size_t top = 0, cap = 0;
-    if (push_u32(&stack, &top, &cap, ino))
+    if (push_u32(NULL, &stack, &top, &cap, ino)) /* unmetered: a rollback, not growth */
         return;
     while (top > 0) {
         struct node *n = slot_of(t, stack[--top]);
@@ -169,7 +145,7 @@ static void discard(struct tree *t, uint32_t ino)
         struct dirbuild *b = pub ? NULL : c->c.build;
         uint32_t nc = pub ? c->n : b ? b->n : 0;
         for (uint32_t i = 0; i < nc; i++)
-            if (push_u32(&stack, &top, &cap, pub ? published_child(c, i) : b->child[i]))
+            if (push_u32(NULL, &stack, &top, &cap, pub ? published_child(c, i) : b->child[i]))
                 break; /* out of memory: the rest stays unreachable, only not marked */
         if (!pub) {
             build_free(b);
@@ -201,7 +177,7 @@ static void rollback(struct tree *t, struct dirinfo *d, uint32_t n0, size_t mark
             b->nslot = 0;
         }
     }
-    /* directories opened since: dead ones are gone; others (reopened elsewhere) stay */
+    /* directories opened since: dead ones are gone; others (grafted elsewhere) stay */
     size_t keep = mark;
     for (size_t i = mark; i < t->npending; i++) {
         struct dirinfo *p = dir_at(t, t->pending[i]);
@@ -212,14 +188,15 @@ static void rollback(struct tree *t, struct dirinfo *d, uint32_t n0, size_t mark
 }
 
 
-/* The builder of a directory that gets a child now: a published one is reopened. */
+/* The builder of a directory that gets a child now; NULL for a published one (it takes
+ * no child: tree.h). */
 static struct dirbuild *builder_of(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
-    uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
-    if (st == DIR_PUBLISHED && reopen(t, dir, d))
-        return NULL;
+    (void)dir;
+    if (atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_PUBLISHED)
+        return NULL; /* published: lock-free readers hold its arrays (tree.h) */
     if (!d->c.build)
-        d->c.build = calloc(1, sizeof *d->c.build);
+        d->c.build = meter_calloc(&t->strings.meter, 1, sizeof *d->c.build);
     return d->c.build;
 }
 
@@ -280,8 +257,8 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
     struct dirinfo *d = n->u.dir.info;
     int rc = 0;
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
-    if (st == DIR_PUBLISHED) /* children made so far stay; the new callback adds to them */
-        rc = reopen(t, dir, d);
+    if (st == DIR_PUBLISHED) /* lock-free readers hold its arrays (tree.h) */
+        rc = -EBUSY;
     if (rc == 0) {
         d->populate = fn;
         d->ctx = ctx;
@@ -290,7 +267,7 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
         if (fn)
             atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
         else if (st != DIR_PUBLISHED && st != DIR_OPEN && (rc = push_pending(t, dir)) == 0)
-            atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* reopen made it OPEN */
+            atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
         slot_src(t, src_id)->dirs += fn != NULL; /* now a directory of the nested view */
         if (xtype)
             n->xtype = type_id(t, xtype);
@@ -303,6 +280,19 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
 
 
 
+/* A populate failed and d is not published: everything it added goes, and d gets back the
+ * callback it had (a nested view grafted by the failed callback is dropped: the next use
+ * runs the original callback afresh, which opens it again). */
+static void undo_populate(struct tree *t, struct dirinfo *d, const struct dirinfo *before, uint32_t n0, size_t mark)
+{
+    rollback(t, d, n0, mark);
+    d->populate = before->populate;
+    d->ctx = before->ctx;
+    d->arg = before->arg;
+    d->src_id = before->src_id;
+    atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
+}
+
 static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
@@ -312,21 +302,33 @@ static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
         return publish(t, d);
     size_t mark = t->npending;
     uint32_t n0 = d->c.build ? d->c.build->n : 0;
+    struct dirinfo before = {.populate = d->populate, .ctx = d->ctx, .arg = d->arg, .src_id = d->src_id};
     uint32_t sid = d->src_id; /* before the callback: a nested view's graft changes it */
     atomic_store_explicit(&d->state, DIR_BUSY, memory_order_relaxed);
+    /* Failures are counted from the outermost populate on: what its callback did before
+     * calling this one (opening a nested view) shapes what this one lists. */
+    if (t->populate_depth++ == 0)
+        t->failures_outer = t->strings.meter.failures;
     struct source *held = populate_hold(t, sid);
     int rc = d->populate(t, dir, d->ctx, d->arg);
     populate_release(held);
+    t->populate_depth--;
     st = atomic_load_explicit(&d->state, memory_order_relaxed);
+    /* An allocation failed while it ran (a tree_add_* returned 0, a nested populate
+     * failed): whatever the callback returned, its listing may be short, so it fails. */
+    if (rc == 0 && t->strings.meter.failures != t->failures_outer)
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = publish_pending(t, mark);
     if (rc) {
-        rollback(t, d, n0, mark);
-        if (st == DIR_BUSY || st == DIR_OPEN) /* e.g. the file changed: fail again next time */
-            atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
+        /* Published by a nested populate that succeeded (nothing had failed yet): its
+         * listing is whole and lock-free readers may hold it, so it stays; the request
+         * still fails. */
+        if (st != DIR_PUBLISHED)
+            undo_populate(t, d, &before, n0, mark);
         return rc;
     }
     slot_src(t, sid)->done++;
-    publish_pending(t, mark);
-    st = atomic_load_explicit(&d->state, memory_order_relaxed);
     if (st == DIR_BUSY || st == DIR_OPEN) {
         atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* if out of memory: next read */
         return publish(t, d);
@@ -345,6 +347,8 @@ int tree_populate(struct tree *t, uint32_t dir)
         return 0;
     pthread_mutex_lock(&t->lock);
     int rc = populate_locked(t, dir, n->u.dir.info);
+    if (rc == -ENOMEM)
+        t->failed_listings++;
     pthread_mutex_unlock(&t->lock);
     return rc;
 }

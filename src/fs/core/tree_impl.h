@@ -29,12 +29,16 @@
  * Readers load the state with acquire; once published, tree_lookup (binary search),
  * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
  * source table are read without the lock too (below). Only growth takes the lock. A
- * node added to a published directory (tests building trees by hand, a graft) reopens it
- * until its next use: only while no other thread can read it.
+ * published directory takes no child and no graft: readers hold its arrays and counts
+ * without a lock, so nothing may rebuild them.
  *
  * A populate that fails leaves nothing behind: the children it added (and everything
  * below them) are removed (their numbers name no node), the directory is unpopulated
  * again, and the next use runs the callback afresh (the same names, no duplicates).
+ * Removed numbers are not reused: views keep node numbers in their own state (a
+ * package's resource directories, its nested roots) and rely on a rolled-back one naming
+ * no node (node_at gives NULL); reusing it would hand them an unrelated node. The cost is
+ * at most the nodes of the failed listings, and max_nodes still bounds it.
  *
  * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
  * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
@@ -61,6 +65,9 @@
 #define S3_TREE_IMPL_H
 
 #include "fs/core/tree.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 enum node_content { CONTENT_NONE, CONTENT_RANGE, CONTENT_TEXT, CONTENT_GEN, CONTENT_VOLATILE };
 
@@ -164,6 +171,14 @@ enum { DIRF_CONTIGUOUS = 1 };
 _Static_assert(sizeof(struct node) == 40, "a node is 40 bytes (memory per node, HACKING.md)");
 _Static_assert(sizeof(struct dirinfo) == 56, "a directory record is 56 bytes");
 
+/* Allocations the tree makes while it grows, counted under the lock. Every one goes
+ * through meter_refuse (the test hook tree_test_fail_alloc refuses the k-th once), and
+ * every failure, refused or real, is counted: a populate during which one failed fails
+ * with -ENOMEM (tree_dir.c), whatever its callback returned. */
+struct alloc_meter {
+    uint64_t attempts, fail_at, failures;
+};
+
 /* Strings and immutable records that live as long as the tree: bump-allocated in 64 KiB
  * blocks (no per-string malloc); type strings are interned, so 100 000 "t2fs.raw" cost
  * one copy. Big records get a block of their own; adopted buffers (big texts handed
@@ -176,6 +191,7 @@ struct strarena {
     const char **intern; /* open addressing, power of two */
     size_t nintern, capintern;
     uint64_t seed; /* of str_hash */
+    struct alloc_meter meter; /* the whole tree's (t->strings.meter) */
 };
 
 /* One registered source (a view's bytes) and what /info says about that view's part of
@@ -190,6 +206,7 @@ struct src_slot {
 
 #define SRC_CHUNK 256u
 #define SRC_CHUNKS 256u /* 65536 sources: a directory's src_id is 16 bits */
+_Static_assert(SRC_CHUNK * SRC_CHUNKS == TREE_MAX_SOURCES, "TREE_MAX_SOURCES is the source table's size");
 
 /* Type strings by index (a node keeps 4 bytes, not a pointer): chunks that never move,
  * read without the lock like the sources; a pointer -> index hash while adding. */
@@ -221,11 +238,14 @@ struct tree {
     pthread_mutex_t lock; /* serialises growth (populate, adding nodes, the arena) */
     struct tree_cleanup *cleanups;
     size_t ncleanups, capcleanups;
-    /* directories opened (no callback, or reopened) and not yet published, in order */
+    /* directories opened (no callback, or grafted) and not yet published, in order */
     uint32_t *pending;
     size_t npending, cappending;
     uint64_t probes;  /* names looked at while adding children (tree_name_probes) */
     bool full;        /* max_nodes reached: populate stopped early */
+    uint64_t failed_listings; /* populates failed for lack of memory (reported in /info) */
+    uint32_t populate_depth;  /* populates running (nested in each other's callbacks) */
+    uint64_t failures_outer;  /* the meter's failures when the outermost one began */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
 };
 
@@ -274,6 +294,46 @@ static inline uint32_t published_child(const struct dirinfo *d, uint32_t i)
 static inline struct src_slot *slot_src(struct tree *t, uint32_t id)
 {
     return &t->srcchunk[id / SRC_CHUNK][id % SRC_CHUNK];
+}
+
+/* Allocation attempts (struct alloc_meter): true when this one is refused (the test
+ * hook), counted as a failure. */
+static inline bool meter_refuse(struct alloc_meter *m)
+{
+    m->attempts++;
+    if (!m->fail_at || m->attempts != m->fail_at)
+        return false;
+    m->fail_at = 0; /* once */
+    m->failures++;
+    return true;
+}
+
+/* p, with a real failure (NULL) counted. */
+static inline void *meter_check(struct alloc_meter *m, void *p)
+{
+    if (!p)
+        m->failures++;
+    return p;
+}
+
+static inline void *meter_malloc(struct alloc_meter *m, size_t n)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, malloc(n));
+}
+
+static inline void *meter_calloc(struct alloc_meter *m, size_t n, size_t size)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, calloc(n, size));
+}
+
+static inline void *meter_realloc(struct alloc_meter *m, void *p, size_t n)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, realloc(p, n));
+}
+
+static inline char *meter_strdup(struct alloc_meter *m, const char *s)
+{
+    return meter_refuse(m) ? NULL : meter_check(m, strdup(s));
 }
 
 /* nodes and the arena (tree_node.c) */

@@ -60,7 +60,7 @@ void build_hash_put(struct tree *t, struct dirbuild *b, uint32_t ino)
 /* Rebuilds the hash set from the children (after growth or a rollback). */
 int build_rehash(struct tree *t, struct dirbuild *b, uint32_t nslot)
 {
-    uint32_t *s = calloc(nslot, sizeof *s);
+    uint32_t *s = meter_calloc(&t->strings.meter, nslot, sizeof *s);
     if (!s)
         return -ENOMEM;
     free(b->slot);
@@ -76,7 +76,7 @@ int build_reserve(struct tree *t, struct dirbuild *b)
 {
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 8;
-        uint32_t *c = realloc(b->child, cap * sizeof *c);
+        uint32_t *c = meter_realloc(&t->strings.meter, b->child, cap * sizeof *c);
         if (!c)
             return -ENOMEM;
         b->child = c;
@@ -91,7 +91,7 @@ static struct suffix_memo *memo_find(struct tree *t, struct dirbuild *b, const c
 {
     if (add && 2 * (b->nmemo + 1) > b->capmemo) {
         uint32_t cap = b->capmemo ? b->capmemo * 2 : 8;
-        struct suffix_memo *m = calloc(cap, sizeof *m);
+        struct suffix_memo *m = meter_calloc(&t->strings.meter, cap, sizeof *m);
         if (!m)
             return NULL;
         for (uint32_t i = 0; i < b->capmemo; i++)
@@ -112,7 +112,7 @@ static struct suffix_memo *memo_find(struct tree *t, struct dirbuild *b, const c
         k = (k + 1) & (b->capmemo - 1);
     if (b->memo[k].name || !add)
         return b->memo[k].name ? &b->memo[k] : NULL;
-    if (!(b->memo[k].name = strdup(name)))
+    if (!(b->memo[k].name = meter_strdup(&t->strings.meter, name)))
         return NULL;
     b->memo[k].next = 2;
     b->nmemo++;
@@ -139,7 +139,7 @@ const char *unique_name(struct tree *t, struct dirbuild *b, const char *name, ch
     const char *dot = strrchr(name, '.');
     size_t stem = dot && dot != name ? (size_t)(dot - name) : strlen(name);
     size_t cap = strlen(name) + 16;
-    char *s = malloc(cap);
+    char *s = meter_malloc(&t->strings.meter, cap);
     if (!s)
         return NULL;
     for (;; m->next++) {

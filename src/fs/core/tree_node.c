@@ -15,7 +15,7 @@ static int arena_keep(struct strarena *a, char *block)
 {
     if (a->nblocks == a->capblocks) {
         size_t cap = a->capblocks ? a->capblocks * 2 : 64;
-        char **list = realloc(a->blocks, cap * sizeof *list);
+        char **list = meter_check(&a->meter, realloc(a->blocks, cap * sizeof *list));
         if (!list)
             return -ENOMEM;
         a->blocks = list;
@@ -28,8 +28,10 @@ static int arena_keep(struct strarena *a, char *block)
 /* n bytes aligned to align (a power of two). */
 void *arena_alloc(struct strarena *a, size_t n, size_t align)
 {
+    if (meter_refuse(&a->meter))
+        return NULL;
     if (n > ARENA_BLOCK / 4) { /* a block of its own: the current one keeps its room */
-        char *b = malloc(n);
+        char *b = meter_check(&a->meter, malloc(n));
         if (!b || arena_keep(a, b)) {
             free(b);
             return NULL;
@@ -38,7 +40,7 @@ void *arena_alloc(struct strarena *a, size_t n, size_t align)
     }
     size_t at = (a->used + align - 1) & ~(align - 1);
     if (!a->block || at + n > a->cap) {
-        char *b = malloc(ARENA_BLOCK);
+        char *b = meter_check(&a->meter, malloc(ARENA_BLOCK));
         if (!b || arena_keep(a, b)) {
             free(b);
             return NULL;
@@ -81,7 +83,7 @@ const char *arena_intern(struct strarena *a, const char *s)
 {
     if (a->nintern * 2 >= a->capintern) {
         size_t cap = a->capintern ? a->capintern * 2 : 256;
-        const char **t = calloc(cap, sizeof *t);
+        const char **t = meter_calloc(&a->meter, cap, sizeof *t);
         if (!t)
             return NULL;
         for (size_t i = 0; i < a->capintern; i++)
@@ -147,7 +149,7 @@ uint32_t type_id(struct tree *t, const char *s)
         return 0;
     if (2 * (t->ntypes + 1) > t->captypehash) {
         uint32_t cap = t->captypehash ? t->captypehash * 2 : 64;
-        struct type_slot *h = calloc(cap, sizeof *h);
+        struct type_slot *h = meter_calloc(&t->strings.meter, cap, sizeof *h);
         if (!h)
             return 0;
         for (uint32_t i = 0; i < t->captypehash; i++)
@@ -163,7 +165,7 @@ uint32_t type_id(struct tree *t, const char *s)
     uint32_t id = t->ntypes + 1;
     if (id >= TYPE_CHUNK * TYPE_CHUNKS)
         return 0;
-    if (!t->typechunk[id / TYPE_CHUNK] && !(t->typechunk[id / TYPE_CHUNK] = calloc(TYPE_CHUNK, sizeof(char *))))
+    if (!t->typechunk[id / TYPE_CHUNK] && !(t->typechunk[id / TYPE_CHUNK] = meter_calloc(&t->strings.meter, TYPE_CHUNK, sizeof(char *))))
         return 0;
     t->typechunk[id / TYPE_CHUNK][id % TYPE_CHUNK] = s;
     t->ntypes++;
@@ -230,30 +232,41 @@ void tree_free(struct tree *t)
     free(t);
 }
 
-void tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
+int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
 {
     pthread_mutex_lock(&t->lock);
     if (t->ncleanups == t->capcleanups) {
         size_t cap = t->capcleanups ? t->capcleanups * 2 : 8;
-        struct tree_cleanup *c = realloc(t->cleanups, cap * sizeof *c);
+        struct tree_cleanup *c = meter_realloc(&t->strings.meter, t->cleanups, cap * sizeof *c);
         if (!c) {
             pthread_mutex_unlock(&t->lock);
-            fn(ptr); /* cannot track it: free now rather than leak */
-            return;
+            return -ENOMEM; /* the caller keeps ptr (freeing it here left callers using it) */
         }
         t->cleanups = c;
         t->capcleanups = cap;
     }
     t->cleanups[t->ncleanups++] = (struct tree_cleanup){fn, ptr};
     pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
+void tree_note_oom(struct tree *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->strings.meter.failures++;
+    pthread_mutex_unlock(&t->lock);
 }
 
 void *tree_alloc(struct tree *t, size_t size)
 {
     if (size > ARENA_BLOCK / 16) {
-        void *p = calloc(1, size);
-        if (p)
-            tree_on_free(t, free, p);
+        pthread_mutex_lock(&t->lock); /* the meter is counted under it */
+        void *p = meter_calloc(&t->strings.meter, 1, size);
+        if (p && tree_on_free(t, free, p)) {
+            free(p);
+            p = NULL;
+        }
+        pthread_mutex_unlock(&t->lock);
         return p;
     }
     pthread_mutex_lock(&t->lock);
@@ -286,7 +299,7 @@ struct node *node_alloc(struct tree *t, uint32_t *ino)
         return NULL;
     }
     if (!t->chunk[i >> CHUNK_BITS]) {
-        t->chunk[i >> CHUNK_BITS] = calloc(CHUNK_SIZE, sizeof(struct node));
+        t->chunk[i >> CHUNK_BITS] = meter_calloc(&t->strings.meter, CHUNK_SIZE, sizeof(struct node));
         if (!t->chunk[i >> CHUNK_BITS])
             return NULL;
     }
@@ -365,6 +378,11 @@ uint32_t tree_add_text(struct tree *t, uint32_t parent, const char *name, const 
 {
     if (!text || len > NODE_SIZE_MAX) {
         free(text);
+        if (!text) { /* the caller's allocation failed: its populate must fail too */
+            pthread_mutex_lock(&t->lock);
+            t->strings.meter.failures++;
+            pthread_mutex_unlock(&t->lock);
+        }
         return 0;
     }
     pthread_mutex_lock(&t->lock);
@@ -558,3 +576,17 @@ void tree_unlock(struct tree *t)
     pthread_mutex_unlock(&t->lock);
 }
 
+void tree_test_fail_alloc(struct tree *t, uint64_t k)
+{
+    pthread_mutex_lock(&t->lock);
+    t->strings.meter.fail_at = k ? t->strings.meter.attempts + k : 0;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void tree_test_alloc_counts(struct tree *t, uint64_t *attempts, uint64_t *failures)
+{
+    pthread_mutex_lock(&t->lock);
+    *attempts = t->strings.meter.attempts;
+    *failures = t->strings.meter.failures;
+    pthread_mutex_unlock(&t->lock);
+}

@@ -10,8 +10,8 @@ int tree_add_source(struct tree *t, struct source *s, uint32_t *id)
 {
     uint32_t n = atomic_load_explicit(&t->nsrcs, memory_order_relaxed);
     if (n >= SRC_CHUNK * SRC_CHUNKS)
-        return -ENOMEM;
-    if (!t->srcchunk[n / SRC_CHUNK] && !(t->srcchunk[n / SRC_CHUNK] = calloc(SRC_CHUNK, sizeof(struct src_slot))))
+        return -ENOSPC; /* the limit, not memory: a directory's src_id is 16 bits */
+    if (!t->srcchunk[n / SRC_CHUNK] && !(t->srcchunk[n / SRC_CHUNK] = meter_calloc(&t->strings.meter, SRC_CHUNK, sizeof(struct src_slot))))
         return -ENOMEM;
     *slot_src(t, n) = (struct src_slot){.src = s};
     *id = n;

@@ -27,13 +27,22 @@ void tree_progress(struct tree *t, uint32_t src_id, uint64_t *done, uint64_t *to
 
 size_t tree_warnings(struct tree *t, struct sbuf *out)
 {
-    if (!t->refused)
-        return 0;
-    sb_printf(out,
-              "warning: node limit reached (max_nodes=%" PRIu64 "): %" PRIu64
-              " nodes refused, so some directories are incomplete\n",
-              t->limits.max_nodes, t->refused);
-    return 1;
+    size_t n = 0;
+    if (t->refused) {
+        sb_printf(out,
+                  "warning: node limit reached (max_nodes=%" PRIu64 "): %" PRIu64
+                  " nodes refused, so some directories are incomplete\n",
+                  t->limits.max_nodes, t->refused);
+        n++;
+    }
+    if (t->failed_listings) {
+        sb_printf(out,
+                  "warning: out of memory: %" PRIu64 " %s failed (ENOMEM; a failed directory is "
+                  "listed afresh at its next use)\n",
+                  t->failed_listings, t->failed_listings == 1 ? "listing" : "listings");
+        n++;
+    }
+    return n;
 }
 
 size_t tree_view_warnings(struct tree *t, uint32_t src_id, struct sbuf *out)

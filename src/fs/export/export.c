@@ -1,6 +1,7 @@
 #include "fs/export/export.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ struct export_file {
 /* A build runs as the item's producer, outside the cache lock: it may pin other items
  * (Granny sections), and readers of other items never wait for it. */
 static _Atomic uint64_t builds;
+static _Atomic uint64_t size_mismatches; /* builds refused for making another size */
 
 static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
@@ -24,6 +26,13 @@ static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *
     source_hold(&e->fs->src); /* a build reads the source many times: expanded once */
     int rc = e->build(e->ctx, data, size, err, errlen);
     source_release(&e->fs->src);
+    if (rc == 0 && *size != e->size) { /* never cache a file of another size than its stat */
+        snprintf(err, errlen, "built %zu bytes, sized %" PRIu64 " when listed", *size, e->size);
+        free(*data);
+        *data = NULL;
+        size_mismatches++;
+        return -1;
+    }
     return rc;
 }
 
@@ -64,6 +73,11 @@ uint64_t export_builds(void)
     return builds;
 }
 
+uint64_t export_size_mismatches(void)
+{
+    return size_mismatches;
+}
+
 uint32_t export_add_error(struct s3fs *fs, uint32_t dir, const char *name, const char *msg)
 {
     char stem[128];
@@ -78,11 +92,16 @@ uint32_t export_add_sized(struct s3fs *fs, uint32_t dir, const char *name, const
                           export_build_fn build, void *ctx)
 {
     struct export_file *e = calloc(1, sizeof *e);
-    if (!e)
-        return export_add_error(fs, dir, name, "out of memory");
+    if (e && tree_on_free(fs->tree, free, e)) {
+        free(e);
+        e = NULL;
+    }
+    if (!e) { /* the listing fails (ENOMEM), never shows the file missing */
+        tree_note_oom(fs->tree);
+        return 0;
+    }
     *e = (struct export_file){.c = {.produce = produce_export, .hint = size}, .fs = fs, .build = build,
                               .ctx = ctx, .size = size};
-    tree_on_free(fs->tree, free, e);
     tree_gen_item(export_read, export_item);
     return tree_add_gen(fs->tree, dir, name, xtype, size, export_read, e, 0);
 }

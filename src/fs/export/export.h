@@ -30,6 +30,9 @@ uint32_t export_add_sized(struct s3fs *fs, uint32_t dir, const char *name, const
 uint32_t export_add_error(struct s3fs *fs, uint32_t dir, const char *name, const char *msg);
 /* Tests: export files built so far (their bytes made, not measured), process-wide. */
 uint64_t export_builds(void);
+/* Builds that made another size than the file was listed with (refused: never cached,
+ * the read is EIO and the next one builds again), process-wide. */
+uint64_t export_size_mismatches(void);
 
 /* ---- the exporters (export_model.c) ---- */
 

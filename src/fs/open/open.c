@@ -170,8 +170,18 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     fs->rig_file = host->rig_file;
     snprintf(fs->origin, sizeof fs->origin, "%s", origin ? origin : "");
     /* Registered before the view opens, so the view's own cleanups (made later) run first. */
-    tree_on_free(t, nested_free, fs);
-    if (tree_add_source(t, &fs->src, &fs->src_id)) {
+    if (tree_on_free(t, nested_free, fs)) {
+        nested_free(fs);
+        snprintf(err, errlen, "out of memory");
+        return S3_EXIT_OPEN;
+    }
+    int src_rc = tree_add_source(t, &fs->src, &fs->src_id);
+    if (src_rc == -ENOSPC) {
+        snprintf(err, errlen, "not opened: the mount already holds %u nested views, the most it can (TREE_MAX_SOURCES)",
+                 TREE_MAX_SOURCES - 1);
+        return S3_EXIT_OPEN;
+    }
+    if (src_rc) {
         snprintf(err, errlen, "out of memory");
         return S3_EXIT_OPEN;
     }

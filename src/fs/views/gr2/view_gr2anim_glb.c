@@ -432,6 +432,7 @@ out:
 struct anim_ctx {
     struct gr2_view *v;
     struct gr2_ref type, obj;
+    const uint8_t *refused; /* the sections its measurement was refused (tree memory) */
 };
 
 /* The skeletons of -o skeleton=, or NULL. */
@@ -444,7 +445,9 @@ static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t e
 {
     struct anim_ctx *a = ctx;
     struct gr2_space sp;
-    if (gr2_view_pin(a->v, &sp))
+    /* built the way it was sized: the sections refused then are refused again, and one
+     * more refused fails this build (read again) rather than change the size */
+    if (gr2_view_pin_as(a->v, &sp, a->refused))
         return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
     struct gr2_types reg = {0};
     struct plan p;
@@ -453,7 +456,41 @@ static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t e
         rc = build_glb(&reg, &sp, &p, out, len, err, errlen);
         plan_free(&p);
     }
+    if (rc == 0 && gr2_view_refused_beyond(a->v, &sp, a->refused)) {
+        free(out ? *out : NULL);
+        rc = err_set(err, errlen, "a section it was sized with cannot be had now (cache_mb): read it again");
+    }
     gr2_types_free(&reg);
+    gr2_view_unpin(a->v, &sp);
+    return rc;
+}
+
+/* Sizes animation.glb in a request of its own (not the listing's, whose earlier sections
+ * may have crowded one out), recording the sections refused to it for the builds. */
+static int anim_measure(struct anim_ctx *a, size_t *len, char *err, size_t errlen)
+{
+    struct gr2_space sp;
+    if (gr2_view_pin(a->v, &sp))
+        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    struct gr2_types reg = {0};
+    struct plan p;
+    int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
+    if (rc == 0) {
+        rc = build_glb(&reg, &sp, &p, NULL, len, err, errlen);
+        plan_free(&p);
+    }
+    gr2_types_free(&reg);
+    uint8_t *refused = rc == 0 ? gr2_view_refusals(a->v, &sp) : NULL;
+    uint32_t n = gr2_view_nsections(a->v);
+    uint8_t *kept = refused ? tree_alloc(a->v->fs->tree, n ? n : 1) : NULL;
+    if (rc == 0 && !kept) {
+        tree_note_oom(a->v->fs->tree);
+        rc = err_set(err, errlen, "out of memory");
+    }
+    if (kept)
+        memcpy(kept, refused, n);
+    a->refused = kept;
+    free(refused);
     gr2_view_unpin(a->v, &sp);
     return rc;
 }
@@ -464,7 +501,7 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
     struct anim_ctx *a = tree_alloc(v->fs->tree, sizeof *a);
     if (!a)
         return;
-    *a = (struct anim_ctx){v, type, obj};
+    *a = (struct anim_ctx){v, type, obj, NULL};
     /* one plan says what /info says of it (the groups that play on no skeleton) and sizes
      * the file by measuring in the listing's space (nothing built) */
     struct gr2_types reg = {0};
@@ -487,10 +524,11 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
                          "-o skeleton=%s%s%s", index, p.anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "",
                          sub);
         }
-        rc = build_glb(&reg, sp, &p, NULL, &len, err, sizeof err);
         plan_free(&p);
     }
     gr2_types_free(&reg);
+    if (rc == 0) /* sized in a request of its own, what a build starts from */
+        rc = anim_measure(a, &len, err, sizeof err);
     if (rc)
         export_add_error(v->fs, dir, "animation.glb", err);
     else

@@ -19,6 +19,7 @@ struct gx {
     struct gr2_view *v;
     enum gx_kind kind;
     struct gr2_ref type, obj;
+    const uint8_t *refused; /* the sections its measurement was refused (tree memory) */
 };
 
 /* model.glb: the model, with the file's animations that play on its skeleton (when they
@@ -84,15 +85,50 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
     return rc;
 }
 
+/* Builds what was measured: the sections the measurement was refused are refused again,
+ * and a build refused one more fails (this read is EIO, the next builds again) rather
+ * than make a file of another size. */
 static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct gx *x = ctx;
+    struct gr2_space sp;
+    if (gr2_view_pin_as(x->v, &sp, x->refused)) {
+        snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+        return -1;
+    }
+    int rc = gx_make(x, &sp, out, len, NULL, err, errlen);
+    if (rc == 0 && gr2_view_refused_beyond(x->v, &sp, x->refused)) {
+        free(out ? *out : NULL);
+        snprintf(err, errlen, "a section it was sized with cannot be had now (cache_mb): read it again");
+        rc = -1;
+    }
+    gr2_view_unpin(x->v, &sp);
+    return rc;
+}
+
+/* Sizes x in a request of its own (what a build starts from, not the listing's, whose
+ * earlier sections may have crowded one out), recording the sections refused to it so
+ * that builds leave out the same. 0, or -1 with err. */
+static int gx_measure(struct gx *x, size_t *len, char **left_out, char *err, size_t errlen)
+{
     struct gr2_space sp;
     if (gr2_view_pin(x->v, &sp)) {
         snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
         return -1;
     }
-    int rc = gx_make(x, &sp, out, len, NULL, err, errlen);
+    int rc = gx_make(x, &sp, NULL, len, left_out, err, errlen);
+    uint8_t *refused = rc == 0 ? gr2_view_refusals(x->v, &sp) : NULL;
+    uint32_t n = gr2_view_nsections(x->v);
+    uint8_t *kept = refused ? tree_alloc(x->v->fs->tree, n ? n : 1) : NULL;
+    if (rc == 0 && !kept) {
+        snprintf(err, errlen, "out of memory");
+        tree_note_oom(x->v->fs->tree);
+        rc = -1;
+    }
+    if (kept)
+        memcpy(kept, refused, n);
+    x->refused = kept;
+    free(refused);
     gr2_view_unpin(x->v, &sp);
     return rc;
 }
@@ -100,6 +136,7 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
 void gr2_exports_add(struct gr2_view *v, const struct gr2_space *sp, const struct gr2_type *ty, struct gr2_ref type,
                      struct gr2_ref obj, uint32_t dir)
 {
+    (void)sp;
     static const char *const file[] = {"skeleton.glb", "model.glb", "mesh.obj"};
     static const char *const xtype[] = {"glb.skeleton", "glb.model", "obj.mesh"};
     enum gx_kind kind;
@@ -114,12 +151,12 @@ void gr2_exports_add(struct gr2_view *v, const struct gr2_space *sp, const struc
     struct gx *x = tree_alloc(v->fs->tree, sizeof *x);
     if (!x)
         return;
-    *x = (struct gx){v, kind, type, obj};
-    /* sized by measuring in the listing's own space (one decode, nothing built), and for a
-     * model, beside it meshes.error saying why meshes were left out (the same decode) */
+    *x = (struct gx){v, kind, type, obj, NULL};
+    /* sized by measuring (one decode, nothing built), and for a model, beside it
+     * meshes.error saying why meshes were left out (the same decode) */
     char err[256], *left_out = NULL;
     size_t len;
-    if (gx_make(x, sp, NULL, &len, kind == GX_MODEL ? &left_out : NULL, err, sizeof err) == 0)
+    if (gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, err, sizeof err) == 0)
         export_add_sized(v->fs, dir, file[kind], xtype[kind], len, gx_build, x);
     else
         export_add_error(v->fs, dir, file[kind], err);

@@ -1,6 +1,7 @@
 /* The Granny container as a tree: /granny.gr2 and /granny/{header,sections}. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,10 +287,30 @@ static void refuse_again(struct gr2_pins *p, const struct gr2_space *sp, uint32_
     refuse_why(p, sp, sec, msg);
 }
 
+static _Atomic uint64_t test_refuse_at;
+
+uint64_t gr2_view_test_refuse_fetch(uint64_t k)
+{
+    return atomic_exchange(&test_refuse_at, k);
+}
+
+/* True for the fetch gr2_view_test_refuse_fetch picked. */
+static bool refused_by_test(void)
+{
+    uint64_t k = test_refuse_at;
+    while (k && !atomic_compare_exchange_weak(&test_refuse_at, &k, k - 1))
+        ;
+    return k == 1;
+}
+
 static void fetch_section(const struct gr2_space *sp, uint32_t sec)
 {
     struct gr2_pins *p = sp->lazy->ctx;
     struct gr2_view *v = p->v;
+    if (refused_by_test()) {
+        refuse_why(p, sp, sec, "refused by a test (gr2_view_test_refuse_fetch)");
+        return;
+    }
     if (p->bytes + sp->size[sec] > p->bound)
         let_go_idle(p, sp);
     if (p->bytes + sp->size[sec] > p->bound) {
@@ -382,6 +403,37 @@ void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
     memset(sp, 0, sizeof *sp);
 }
 
+uint32_t gr2_view_nsections(const struct gr2_view *v)
+{
+    return v->g.nsections;
+}
+
+uint8_t *gr2_view_refusals(const struct gr2_view *v, const struct gr2_space *sp)
+{
+    uint32_t n = v->g.nsections;
+    uint8_t *m = calloc(n ? n : 1, 1);
+    for (uint32_t i = 0; m && i < n; i++)
+        m[i] = !sp->data[i] && sp->why[i];
+    return m;
+}
+
+int gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused)
+{
+    int rc = gr2_view_pin(v, sp);
+    for (uint32_t i = 0; rc == 0 && refused && i < v->g.nsections; i++)
+        if (refused[i] && !sp->data[i])
+            sp->why[i] = "refused when the file was sized (cache_mb), so left out of it again";
+    return rc;
+}
+
+bool gr2_view_refused_beyond(const struct gr2_view *v, const struct gr2_space *sp, const uint8_t *refused)
+{
+    for (uint32_t i = 0; i < v->g.nsections; i++)
+        if (!sp->data[i] && sp->why[i] && !(refused && refused[i]))
+            return true;
+    return false;
+}
+
 void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len, uint64_t *abs, uint64_t *alen)
 {
     const struct gr2_section *s = &v->g.sections[sec];
@@ -438,7 +490,11 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
     v->g.max_expanded = fs->opts.max_unpacked;
     if (gr2_find_padding(&fs->src.src, &v->g, &v->pad, &v->npad) == 0) /* without it: /unparsed */
         qsort(v->pad, v->npad, sizeof *v->pad, by_section);
-    tree_on_free(fs->tree, gr2_view_free, v);
+    if (tree_on_free(fs->tree, gr2_view_free, v)) {
+        gr2_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     return v;
 }
 

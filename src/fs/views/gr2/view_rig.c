@@ -311,7 +311,11 @@ int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
         free(v);
         return -1;
     }
-    tree_on_free(fs->tree, rig_view_free, v);
+    if (tree_on_free(fs->tree, rig_view_free, v)) {
+        rig_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     sb_printf(&fs->facts, "encoding: wrapped granny\n");
     v->granny = gr2_view_new(fs, v->r.granny_pos, v->granny_err, sizeof v->granny_err);
     if (!v->granny)

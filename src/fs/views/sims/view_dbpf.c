@@ -817,7 +817,11 @@ int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         free(v);
         return -1;
     }
-    tree_on_free(fs->tree, pkg_view_free, v);
+    if (tree_on_free(fs->tree, pkg_view_free, v)) {
+        pkg_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     v->sims4 = v->d.h[DBPF_H_MINOR] == 1;
     if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag)) {
         snprintf(err, errlen, "out of memory for the index");

@@ -764,7 +764,11 @@ int geom_view_open(struct s3fs *fs, char *err, size_t errlen)
         free(v);
         return -1;
     }
-    tree_on_free(fs->tree, geom_view_free, v);
+    if (tree_on_free(fs->tree, geom_view_free, v)) {
+        geom_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     choose_rig(v);
     describe(v);
     report(v);

@@ -278,7 +278,11 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         free(v);
         return -1;
     }
-    tree_on_free(fs->tree, rig_clear_view_free, v);
+    if (tree_on_free(fs->tree, rig_clear_view_free, v)) {
+        rig_clear_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     v->names = alloc_array(v->r.nbones, sizeof *v->names);
     for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
         v->names[i] = v->r.bones[i].name;

@@ -973,7 +973,11 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
     v->fs = fs;
     v->be = fs->det.big_endian;
     v->root_off = fs->det.root_off;
-    tree_on_free(fs->tree, t2_view_free, v);
+    if (tree_on_free(fs->tree, t2_view_free, v)) {
+        t2_view_free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (root_extra && t2fs_view_add_root_extra(v, root_extra, NULL)) {
         snprintf(err, errlen, "out of memory");
         return -1;

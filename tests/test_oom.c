@@ -1,0 +1,190 @@
+/* A failed allocation never publishes a short directory. For a package, a Granny object
+ * tree and t2fs trees (the fixture builders' files), a clean walk counts the allocations
+ * the tree attempts while it lists everything (N); then, for every k from 1 to N + 1, a
+ * fresh open refuses the k-th (tree_test_fail_alloc, once) and lists everything again,
+ * listing afresh each directory whose populate failed. Every populate either succeeds
+ * with the full listing or fails with -ENOMEM: for k <= N at least one failed (the
+ * refusal always lands in a listing, and must reach it), and the tree in the end is the
+ * clean one, entry for entry (a directory published short would stay short). /info
+ * counts the failed listings. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture_kinds.h"
+#include "fs/open/open.h"
+#include "tree_compare.h"
+
+/* Lists every directory of the tree (explicit stack); a populate that fails must fail
+ * with -ENOMEM and succeed when tried again (the refusal is once). Returns how many
+ * populates failed. */
+static unsigned list_everything(struct tree *t)
+{
+    unsigned failed = 0;
+    size_t cap = 64, top = 0;
+    uint32_t *stack = malloc(cap * sizeof *stack);
+    assert_non_null(stack);
+    stack[top++] = TREE_ROOT;
+    while (top > 0) {
+        uint32_t dir = stack[--top];
+        int rc = tree_populate(t, dir);
+        if (rc) {
+            assert_int_equal(rc, -ENOMEM);
+            failed++;
+            assert_int_equal(tree_populate(t, dir), 0);
+        }
+        uint32_t n = tree_child_count(t, dir);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t c = tree_child(t, dir, i);
+            if (tree_kind(t, c) != NODE_DIR)
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                stack = realloc(stack, cap * sizeof *stack);
+                assert_non_null(stack);
+            }
+            stack[top++] = c;
+        }
+    }
+    free(stack);
+    return failed;
+}
+
+static bool is_info(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return strcmp(slash ? slash + 1 : path, "info") == 0;
+}
+
+/* The same entries, byte for byte, but /info files (each says how many listings
+ * failed): those only by path and kind. */
+static void assert_same_tree(const struct snap *clean, const struct snap *got, size_t k)
+{
+    if (clean->n != got->n)
+        fail_msg("k=%zu: %zu entries, the clean tree has %zu", k, got->n, clean->n);
+    for (size_t i = 0; i < clean->n; i++) {
+        const struct snap_entry *a = &clean->e[i], *b = &got->e[i];
+        if (strcmp(a->path, b->path) != 0 || a->kind != b->kind)
+            fail_msg("k=%zu: entry %zu is %s (%c), the clean tree has %s (%c)", k, i, b->path, b->kind, a->path,
+                     a->kind);
+        if (is_info(a->path))
+            continue;
+        if (a->size != b->size || a->dlen != b->dlen || (a->dlen && memcmp(a->data, b->data, a->dlen) != 0) ||
+            strcmp(a->type, b->type) != 0 || strcmp(a->offset, b->offset) != 0 ||
+            strcmp(a->length, b->length) != 0)
+            fail_msg("k=%zu: %s differs from the clean tree", k, a->path);
+    }
+}
+
+static struct s3fs *open_kind(const uint8_t *data, size_t size)
+{
+    struct s3fs_opts o = {0};
+    struct s3fs *fs = NULL;
+    char err[512];
+    int rc = s3fs_open_mem(&fs, data, size, &o, err, sizeof err);
+    if (rc)
+        fail_msg("open: %s", err);
+    return fs;
+}
+
+static char *read_info(struct tree *t)
+{
+    uint32_t info;
+    assert_int_equal(tree_lookup(t, TREE_ROOT, "info", &info), 0);
+    size_t len;
+    return tree_render(t, info, &len);
+}
+
+static void fail_every_allocation(const char *kind)
+{
+    size_t size;
+    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    assert_non_null(data);
+
+    struct s3fs *fs = open_kind(data, size);
+    uint64_t before, after, failures;
+    tree_test_alloc_counts(fs->tree, &before, &failures);
+    assert_int_equal(list_everything(fs->tree), 0);
+    tree_test_alloc_counts(fs->tree, &after, &failures);
+    assert_int_equal(failures, 0);
+    struct snap clean = {0};
+    snap_tree(&clean, fs->tree, TREE_ROOT);
+    s3fs_close(fs);
+    uint64_t n = after - before;
+    assert_true(n > 10); /* the walk grows the tree: there is something to refuse */
+
+    uint64_t errors = 0;
+    for (uint64_t k = 1; k <= n + 1; k++) {
+        fs = open_kind(data, size);
+        tree_test_fail_alloc(fs->tree, k);
+        unsigned failed = list_everything(fs->tree);
+        tree_test_alloc_counts(fs->tree, &after, &failures);
+        if (k <= n) {
+            /* refused inside some listing, which must have failed */
+            assert_true(failures >= 1);
+            if (failed == 0)
+                fail_msg("%s: allocation %" PRIu64 " of %" PRIu64 " refused, yet every listing succeeded", kind, k, n);
+            char *info = read_info(fs->tree);
+            assert_non_null(info);
+            if (!strstr(info, "warning: out of memory: "))
+                fail_msg("%s: k=%" PRIu64 ": /info does not count the failed listing:\n%s", kind, k, info);
+            free(info);
+            errors++;
+        } else {
+            assert_int_equal(failed, 0); /* past the end: nothing refused */
+        }
+        struct snap got = {0};
+        snap_tree(&got, fs->tree, TREE_ROOT);
+        assert_same_tree(&clean, &got, (size_t)k);
+        snap_free(&got);
+        s3fs_close(fs);
+    }
+    print_message("%s: %" PRIu64 " allocations while listing; refusing each once failed a listing "
+                  "(ENOMEM) in %" PRIu64 " runs, each listed whole again, none short\n",
+                  kind, n, errors);
+    snap_free(&clean);
+    free(data);
+}
+
+static void test_package(void **state)
+{
+    (void)state;
+    fail_every_allocation("package-s4");
+}
+
+static void test_granny_objects(void **state)
+{
+    (void)state;
+    fail_every_allocation("gr2obj-le32-v7");
+}
+
+static void test_t2fs(void **state)
+{
+    (void)state;
+    fail_every_allocation("t2fs");
+}
+
+static void test_t2fs_turok1(void **state)
+{
+    (void)state;
+    fail_every_allocation("t2fs-turok1");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_package),
+        cmocka_unit_test(test_granny_objects),
+        cmocka_unit_test(test_t2fs),
+        cmocka_unit_test(test_t2fs_turok1),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
