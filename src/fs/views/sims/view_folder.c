@@ -626,7 +626,7 @@ static int group_keys(struct folder_view *v)
     if (!v->identical)
         return -ENOMEM;
     memset(v->identical, -1, v->nconflicts ? v->nconflicts : 1);
-    return group_tags(v);
+    return 0;
 }
 
 /* Loads candidate c (in load order) when the rules take it: 0, or -ENOMEM. */
@@ -1042,7 +1042,15 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = 0;
+    int rc = v->bytag ? 0 : group_tags(v); /* made when first listed: the scan does not need it */
+    if (rc) {
+        free(v->bytag);
+        free(v->tgroups);
+        v->bytag = NULL;
+        v->tgroups = NULL;
+        v->ntgroups = 0;
+        return rc;
+    }
     for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
         char name[16];
         tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
