@@ -23,6 +23,15 @@
 #                                                    200 KB) bound to the clear RIG fixture and
 #                                                    exported, in-process (tests/bench_geom.c);
 #                                                    target: under 10 ms
+#   scripts/bench.sh folder [NPKG [NRES]]            a Mods folder (issue 33; defaults 10000
+#                                                    packages, 1000000 resources, a tenth shared,
+#                                                    Resource.cfg, Override/): the floor (every
+#                                                    header and index read by a minimal C loop,
+#                                                    tests/bench_folder.c), then through a mount:
+#                                                    mount time and RSS, the first listing of
+#                                                    /conflicts (target <= 2x the floor), one
+#                                                    /keys/NAME lookup after it (target <= 1 ms),
+#                                                    RSS per resource after it (target <= 100 B)
 #   scripts/bench.sh memory [MODELS [VERTS]]         memory per node only: the daemon's RSS
 #                                                    growth over find -ls of the whole tree
 #                                                    (every view), per node (target <= 100 B)
@@ -219,6 +228,53 @@ if [ "${1:-}" = package ]; then
 fi
 
 mode=full
+# A Mods folder (issue 33): see the usage above. Timings are wall clock of one run, the
+# folder's pages warm (the floor runs twice first).
+bench_folder() {
+    local npkg=$1 nres=$2 work mnt t0 t1 pid rss0 rss1 n name
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mnt=$work/mnt
+    mkdir -p "$mnt"
+    build-bench/tests/s3rig-mkfixture folder-big "$work/mods" "$npkg" "$nres"
+    build-bench/tests/bench_folder "$work/mods" >/dev/null
+    build-bench/tests/bench_folder "$work/mods"
+    t0=$(date +%s.%N)
+    build-bench/mount.s3rig "$work/mods" "$mnt"
+    t1=$(date +%s.%N)
+    pid=$(pgrep -n -f -- "$mnt" || echo 0)
+    rss0=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+    printf "mount: %.3f s, RSS %d kB\n" "$(echo "$t1 - $t0" | bc -l)" "$rss0"
+    t0=$(date +%s.%N)
+    n=$(ls "$mnt/conflicts" | wc -l)
+    t1=$(date +%s.%N)
+    printf "first listing of /conflicts (scan included): %d conflicts, %.3f s\n" "$n" "$(echo "$t1 - $t0" | bc -l)"
+    name=$(ls "$mnt/conflicts" | head -1)
+    t0=$(date +%s.%N)
+    stat "$mnt/keys/$name" >/dev/null
+    t1=$(date +%s.%N)
+    printf "first lookup of /keys/NAME: %.3f s\n" "$(echo "$t1 - $t0" | bc -l)"
+    name=$(ls "$mnt/conflicts" | tail -1)
+    t0=$(date +%s.%N)
+    stat "$mnt/keys/$name" >/dev/null
+    t1=$(date +%s.%N)
+    printf "another lookup of /keys/NAME: %.6f s\n" "$(echo "$t1 - $t0" | bc -l)"
+    rss1=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+    printf "RSS after: %d kB, %.1f B per resource\n" "$rss1" "$(echo "$rss1 * 1024 / $nres" | bc -l)"
+    fusermount3 -u "$mnt"
+    sleep 0.2
+    t0=$(date +%s.%N)
+    build-bench/s3rig ls "$work/mods" /conflicts | wc -l >/dev/null
+    t1=$(date +%s.%N)
+    printf "s3rig ls DIR /conflicts (in-process, scan included): %.3f s\n" "$(echo "$t1 - $t0" | bc -l)"
+    echo "an added package appearing: not measured (the tree does not follow the folder yet)"
+    rm -rf "$work"
+}
+if [ "${1:-}" = folder ]; then
+    bench_folder "${2:-10000}" "${3:-1000000}"
+    exit 0
+fi
 if [ "${1:-}" = memory ]; then
     mode=memory
     shift

@@ -215,3 +215,42 @@ int fxf_build(const char *dir, bool with_cfg)
     free(a);
     return rc;
 }
+
+/* A shared key used by 2 to 5 packages: the packages p..p+k-1 (k from the key) take key s
+ * at their entry j when the LCG says so; simpler: package p's entry j is shared when
+ * j % 10 == 0, and then names key (p / 4) * 10 + j: four neighbouring packages (three at
+ * the end of a run of folders) share it, within 2..5. */
+int fxf_write_big(const char *dir, uint32_t npkg, uint64_t nres)
+{
+    uint32_t per = npkg ? (uint32_t)(nres / npkg) : 0;
+    struct fxp_res *res = calloc(per ? per : 1, sizeof *res);
+    static const uint8_t data[16] = "0123456789abcdef";
+    if (!res)
+        return -1;
+    if (write_file(dir, "Resource.cfg", game_cfg, sizeof game_cfg - 1)) {
+        free(res);
+        return -1;
+    }
+    int rc = 0;
+    for (uint32_t p = 0; rc == 0 && p < npkg; p++) {
+        for (uint32_t j = 0; j < per; j++) {
+            bool shared = j % 10 == 0;
+            uint64_t inst = shared ? 0xF000000000000000ull | ((uint64_t)(p / 4) << 20) | j
+                                   : ((uint64_t)p << 20) | j;
+            res[j] = (struct fxp_res){0x0333406C, 0, inst, data, sizeof data, FXP_STORED};
+        }
+        struct fxp_opts o = {.game = 4};
+        struct fxp_layout lay;
+        size_t size;
+        uint8_t *file = fxp_build(&o, res, per, &size, &lay);
+        char rel[64];
+        if (p % 100 == 99)
+            snprintf(rel, sizeof rel, "Override/o%06u.package", p);
+        else
+            snprintf(rel, sizeof rel, "f%03u/p%06u.package", p % 100, p);
+        rc = file ? write_file(dir, rel, file, size) : -1;
+        free(file);
+    }
+    free(res);
+    return rc;
+}

@@ -27,6 +27,11 @@ extern const struct fxp_res fxf_key[FXF_NKEYS]; /* data NULL: the key only */
 /* Writes the folder into dir (which must exist and be empty); with_cfg false leaves out
  * Resource.cfg (every package at any depth is loaded). 0, or -1 with errno. */
 int fxf_build(const char *dir, bool with_cfg);
+/* A large folder for benchmarks (scripts/bench.sh folder): npkg Sims 4 packages of
+ * nres / npkg stored resources each, spread over 100 folders and an Override/ folder (a
+ * hundredth of them), the game's Resource.cfg; a tenth of the entries are keys shared
+ * between 2 and 5 packages. 0, or -1 with errno. */
+int fxf_write_big(const char *dir, uint32_t npkg, uint64_t nres);
 /* The bytes of key k as package rel holds them (expanded), for comparisons. */
 const char *fxf_bytes(const char *rel, int k);
 

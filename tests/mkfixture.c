@@ -47,6 +47,7 @@
  *   refpack                  the sample rig packed by the test-only RefPack packer
  *   folder DIR [nocfg]       a Mods folder (fixture_folder.c) written into DIR (made if
  *                            missing); nocfg leaves out Resource.cfg
+ *   folder-big DIR NPKG NRES a large Mods folder (fxf_write_big; scripts/bench.sh folder)
  * s3rig-mkfixture --facts KIND prints, as JSON, the values the builder of KIND writes
  * (fixture_facts.c: bones, a GEOM's vertices and weights, animations and their tracks). */
 #include <stdio.h>
@@ -75,6 +76,14 @@ int main(int argc, char **argv)
     }
     if ((argc == 4 || argc == 5) && strcmp(argv[1], "package-big") == 0) {
         if (fxp_write_big(argv[2], (uint32_t)atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 3)) {
+            perror(argv[2]);
+            return 1;
+        }
+        return 0;
+    }
+    if (argc == 5 && strcmp(argv[1], "folder-big") == 0) {
+        mkdir(argv[2], 0755);
+        if (fxf_write_big(argv[2], (uint32_t)atoi(argv[3]), (uint64_t)atoll(argv[4]))) {
             perror(argv[2]);
             return 1;
         }

@@ -189,9 +189,9 @@ static void test_keys_and_winner(void **state)
     /* files in load order 0..3; file 1 is an Override package (600) */
     const int32_t prio[] = {500, 600, 500, 500};
     struct mf_rec recs[] = {
-        {K(0x10, 1), 0, 0}, {K(0x10, 2), 0, 1}, {K(0x10, 1), 1, 0}, {K(0x10, 1), 2, 0},
-        {K(0x10, 1), 2, 3}, /* the same key again in file 2: its later entry stands */
-        {K(0x20, 9), 2, 1}, {K(0x10, 2), 3, 0}, {K(0x20, 9), 0, 5},
+        {K(0x10, 1), 0, 0, 0}, {K(0x10, 2), 0, 1, 0}, {K(0x10, 1), 1, 0, 0}, {K(0x10, 1), 2, 0, 0},
+        {K(0x10, 1), 2, 3, 1}, /* the same key again in file 2: its later entry stands */
+        {K(0x20, 9), 2, 1, 0}, {K(0x10, 2), 3, 0, 0}, {K(0x20, 9), 0, 5, 0},
     };
     size_t n = sizeof recs / sizeof recs[0];
     struct mf_key *keys;
@@ -205,6 +205,7 @@ static void test_keys_and_winner(void **state)
     assert_int_equal(recs[keys[0].first + 1].file, 1);
     assert_int_equal(recs[keys[0].first + 2].file, 2);
     assert_int_equal(recs[keys[0].first + 2].entry, 3);
+    assert_int_equal(recs[keys[0].first + 2].dup, 1);
     assert_int_equal(keys[0].winner, 1);
     /* key (0x10,0,2): files 0 and 3 at 500: the one loaded last */
     assert_int_equal(keys[1].n, 2);

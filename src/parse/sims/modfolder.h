@@ -83,6 +83,7 @@ struct mf_rec {
     uint64_t instance;
     uint32_t file;  /* the package's place in the load order */
     uint32_t entry; /* its index entry */
+    uint32_t dup;   /* 0, or n: the entry repeats its key for the n-th time in its package */
 };
 /* A key and its providers: recs[first .. first + n), in load order, one per package. */
 struct mf_key {

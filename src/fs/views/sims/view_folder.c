@@ -45,6 +45,8 @@ struct mf_file {
     char *rel;
     int32_t priority;
     bool script, sims4;
+    bool names;     /* a package with a name map: its resources' names are read from it */
+    bool checked;   /* (without names) the file was found to be still the one scanned, or err */
     struct stat st; /* as scanned: a file that is no longer this one is not read */
     uint32_t ino;   /* its directory under /files (0 until /files is listed) */
     /* a package */
@@ -407,7 +409,8 @@ static int read_package(struct folder_view *v, struct mf_file *f, uint32_t filen
         const struct dbpf_entry *e = &d.e[i];
         if (e->state == DBPF_DELETED)
             continue;
-        struct mf_rec r = {e->type, e->group, e->instance, fileno, i};
+        struct mf_rec r = {e->type, e->group, e->instance, fileno, i, e->dup};
+        f->names |= e->type == DBPF_TYPE_NAMEMAP;
         rc = add_rec(v, &r);
         v->resources++;
     }
@@ -626,7 +629,7 @@ static int group_keys(struct folder_view *v)
     if (!v->identical)
         return -ENOMEM;
     memset(v->identical, -1, v->nconflicts ? v->nconflicts : 1);
-    return group_tags(v);
+    return 0;
 }
 
 /* Loads candidate c (in load order) when the rules take it: 0, or -ENOMEM. */
@@ -771,7 +774,7 @@ static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
     (void)arg;
     struct mf_file *f = ctx;
     struct folder_view *v = f->v;
-    if (!f->tried) {
+    if (!f->tried && !f->err[0]) {
         f->tried = true;
         char *path = join(v->root, f->rel);
         if (!path)
@@ -961,17 +964,61 @@ static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, int *rc
 
 /* The link target from dir to provider r's resource directory, malloc'd; NULL with why
  * (or *rc an error to pass on). */
+/* Whether package f is still the file scanned (looked at once, without opening its view):
+ * false with f->err saying why, which its /files directory then shows. */
+static bool still_there(struct folder_view *v, struct mf_file *f, int *rc)
+{
+    if (!f->checked && !f->err[0]) {
+        f->checked = true;
+        char *path = join(v->root, f->rel);
+        struct stat st;
+        if (!path) {
+            f->checked = false;
+            *rc = -ENOMEM;
+            return false;
+        }
+        if (stat(path, &st) != 0)
+            snprintf(f->err, sizeof f->err, "%s: %s", f->rel, strerror(errno));
+        else if (!same_file(&st, &f->st))
+            snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
+        free(path);
+    }
+    return !f->err[0];
+}
+
 static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char *why, size_t whylen,
                              int *rc)
 {
     struct mf_file *f = &v->files[r->file];
-    struct s3fs *pkg = package_of(v, f, rc);
-    const char *full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
-    if (!full) {
-        if (pkg && *rc == 0)
-            *rc = -ENOMEM; /* the names could not be made */
-        snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened");
-        return NULL;
+    char named[160];
+    const char *full;
+    *rc = 0;
+    if (!f->names) {
+        /* no name map: the package view names the entry as the key, with "~N" for a
+         * repeat (view_dbpf.c); so the package need not be opened to link to it */
+        key_name(named, sizeof named, f->sims4, r);
+        if (r->dup)
+            snprintf(named + strlen(named), sizeof named - strlen(named), "~%u", r->dup + 1);
+        full = named;
+        if (!still_there(v, f, rc)) {
+            snprintf(why, whylen, "%s", f->err);
+            return NULL;
+        }
+        if ((*rc = tree_populate(v->fs->tree, v->files_dir)) != 0)
+            return NULL;
+        if (!f->ino) {
+            snprintf(why, whylen, "%s has no directory under /files (the node limit)", f->rel);
+            return NULL;
+        }
+    } else {
+        struct s3fs *pkg = package_of(v, f, rc);
+        full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
+        if (!full) {
+            if (pkg && *rc == 0)
+                *rc = -ENOMEM; /* the names could not be made */
+            snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened");
+            return NULL;
+        }
     }
     char *rel = tree_relpath(v->fs->tree, dir, f->ino), *target = NULL;
     if (!rel || asprintf(&target, "%s/resources/%s", rel, full) < 0) {
@@ -1042,7 +1089,15 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = 0;
+    int rc = v->bytag ? 0 : group_tags(v); /* made when first listed: the scan does not need it */
+    if (rc) {
+        free(v->bytag);
+        free(v->tgroups);
+        v->bytag = NULL;
+        v->tgroups = NULL;
+        v->ntgroups = 0;
+        return rc;
+    }
     for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
         char name[16];
         tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
