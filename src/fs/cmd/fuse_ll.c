@@ -23,10 +23,11 @@
  * generation's epoch << 32 | the node number (the root is always 1, the current tree's),
  * so generation 0 numbers as before. A number of an older generation still names what is
  * at its path now: every request on it is answered from the current tree's node at the
- * same path (ESTALE when there is none), opened without the kernel's page cache
- * (direct_io) and with attributes it may not keep; after each commit a thread of ours
- * tells the kernel to forget the root's entries and the pages of files open then (never
- * from a request: the kernel may hold a directory's lock while it waits for us). Pending
+ * same path (ESTALE when there is none), with attributes the kernel may not keep. Files
+ * are opened without the kernel's page cache (direct_io), so a reader holding one open
+ * across a commit reads the new version. After each commit a thread of ours tells the
+ * kernel to forget the root's entries (never from a request: the kernel may hold a
+ * directory's lock while it waits for us). Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount. */
 #define FUSE_USE_VERSION 35
@@ -554,9 +555,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_open(req, fi);
         return;
     }
-    /* A file of an older generation: its pages in the kernel may be another version's. */
-    fi->keep_cache = !moved;
-    fi->direct_io = moved;
+    /* -o rw: no page cache, so a reader holding a file open across a commit reads the
+     * new version from then on (pages kept would be the old one's). */
+    fi->keep_cache = !a->cfg.rw && !moved;
+    fi->direct_io = a->cfg.rw || moved;
     struct tree_hold *h = tree_hold(t, i);
     if (h || a->cfg.rw) {
         struct snapshot *s = calloc(1, sizeof *s);
