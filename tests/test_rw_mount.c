@@ -4,6 +4,7 @@
  * errno and the file unchanged; open handles after a commit; a daemon killed while it
  * commits. Expected bytes come from the fixture's layout and the types' definitions. */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -534,6 +535,80 @@ static void test_rw_sigkill_during_commits(void **state)
     rig_free(&r);
 }
 
+struct reader_arg {
+    const char *mnt;
+    const uint8_t *orig;
+    unsigned reads, stale, bad;
+};
+
+/* Reads header.bin whole, again and again: each read is one committed version (the
+ * original with unused_1 = some k written), or ESTALE for a handle whose file moved. */
+static void *reader(void *p)
+{
+    struct reader_arg *r = p;
+    char path[512];
+    snprintf(path, sizeof path, "%s/header.bin", r->mnt);
+    for (unsigned i = 0; i < 300; i++) {
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            r->bad++;
+            continue;
+        }
+        uint8_t b[52];
+        ssize_t n = pread(fd, b, 52, 0);
+        close(fd);
+        if (n < 0 && errno == ESTALE) {
+            r->stale++;
+            continue;
+        }
+        if (n != 52) {
+            r->bad++;
+            continue;
+        }
+        le32(b + UNUSED0_POS + 4, rd32(r->orig + UNUSED0_POS + 4)); /* unused_1: the one written */
+        r->bad += memcmp(b, r->orig, 52) != 0;
+        r->reads++;
+    }
+    return NULL;
+}
+
+/* Writers and readers at once on libfuse's multi-threaded loop (-o spin=0; the
+ * ThreadSanitizer run, scripts/tsan.sh, runs this too). */
+static void test_rw_parallel_readers(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "parallel.rig");
+    do_mount(r.path, r.mnt, "rw,spin=0");
+    enum { READERS = 4 };
+    pthread_t th[READERS];
+    struct reader_arg args[READERS];
+    for (int i = 0; i < READERS; i++) {
+        args[i] = (struct reader_arg){r.mnt, r.bytes, 0, 0, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, reader, &args[i]), 0);
+    }
+    char v[32];
+    for (unsigned k = 1; k <= 40; k++) {
+        snprintf(v, sizeof v, "%u\n", k);
+        put_value(r.mnt, "header/unused_1", v);
+    }
+    unsigned reads = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].bad, 0);
+        reads += args[i].reads;
+    }
+    assert_true(reads > 0);
+    assert_true(info_has(r.mnt, "40 commits"));
+    umount_rw(r.mnt, r.path);
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    le32(want + UNUSED0_POS + 4, 40);
+    assert_file_is(r.path, want, r.size);
+    free(want);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -546,6 +621,7 @@ int main(void)
         mount_test(test_rw_backup_off),
         mount_test(test_rw_open_handle_after_commit),
         mount_test(test_rw_sigkill_during_commits),
+        mount_test(test_rw_parallel_readers),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);
