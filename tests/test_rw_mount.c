@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -535,6 +536,60 @@ static void test_rw_sigkill_during_commits(void **state)
     rig_free(&r);
 }
 
+/* A commit that cannot be written (a full disk): ENOSPC on the close, the file and its
+ * folder as they were, the edit pending; committed by a later fsync once there is room. */
+static void test_rw_disk_full(void **state)
+{
+    (void)state;
+    struct rig r;
+    char small[256], file[300], filler[300], mnt[256];
+    snprintf(small, sizeof small, "%s/small", tmpdir);
+    assert_int_equal(mkdir(small, 0755), 0);
+    assert_int_equal(mount("tmpfs", small, "tmpfs", 0, "size=64k"), 0);
+    char names[FX_SAMPLE_BONES][32];
+    r.bytes = fx_sample_rig(&r.size, &r.rl, &r.gl, names);
+    snprintf(file, sizeof file, "%s/full.rig", small);
+    assert_int_equal(fx_write_file(file, r.bytes, r.size), 0);
+    /* fill the rest: room for less than one more copy of the file */
+    snprintf(filler, sizeof filler, "%s/filler", small);
+    int fd = open(filler, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    static const uint8_t block[1024];
+    while (write(fd, block, sizeof block) == (ssize_t)sizeof block)
+        ;
+    close(fd);
+    make_mountpoint("m-full", mnt, sizeof mnt);
+    do_mount(file, mnt, "rw");
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/header/unused_0", mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "77\n", &step), ENOSPC);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(mnt, "commit failed: No space left on device; 4 bytes of edits stay pending"));
+    assert_file_is(file, r.bytes, r.size);
+    DIR *d = opendir(small);
+    unsigned entries = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        entries += e->d_name[0] != '.' || strstr(e->d_name, ".s3rig-") != NULL;
+    closedir(d);
+    assert_int_equal(entries, 2); /* full.rig and filler: no temporary, no backup */
+    /* room again: an fsync commits what is pending */
+    assert_int_equal(unlink(filler), 0);
+    snprintf(p, sizeof p, "%s/header.bin", mnt);
+    fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fsync(fd), 0);
+    assert_int_equal(close(fd), 0);
+    assert_true(info_has(mnt, "rw: writable, backup on, 1 commit"));
+    umount_rw(mnt, file);
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    le32(want + UNUSED0_POS, 77);
+    assert_file_is(file, want, r.size);
+    free(want);
+    assert_int_equal(umount(small), 0);
+    free(r.bytes);
+}
+
 struct reader_arg {
     const char *mnt;
     const uint8_t *orig;
@@ -622,6 +677,7 @@ int main(void)
         mount_test(test_rw_open_handle_after_commit),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),
+        mount_test(test_rw_disk_full),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);
