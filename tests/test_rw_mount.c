@@ -350,6 +350,23 @@ static void test_rw_editors(void **state)
     snprintf(cmd, sizeof cmd, "printf '7\\n' > '%s/header/unused_1'", r.mnt);
     assert_int_equal(sh(cmd), 0);
     le32(want + UNUSED0_POS + 4, 7);
+    /* sed -i: a temporary in the same folder, renamed over the value; vim in batch mode
+     * (its backup goes elsewhere: no other new file here). Both read back at once. */
+    char vp[512];
+    snprintf(cmd, sizeof cmd, "cd '%s/header' && sed -i 's/^0$/513/' unused_2", r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(vp, sizeof vp, "%s/header/unused_2", r.mnt);
+    char *vt = text_of(vp);
+    assert_string_equal(vt, "513\n");
+    free(vt);
+    snprintf(cmd, sizeof cmd, "HOME='%s' vim -es -c '%%s/^0$/9/' -c wq '%s/header/unused_0' </dev/null", tmpdir,
+             r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    le32(want + UNUSED0_POS, 9);
+    snprintf(vp, sizeof vp, "%s/header/unused_0", r.mnt);
+    vt = text_of(vp);
+    assert_string_equal(vt, "9\n");
+    free(vt);
     /* dd conv=notrunc at an offset of a byte range */
     snprintf(cmd, sizeof cmd, "printf 'WXYZ' | dd of='%s/header.bin' bs=1 seek=%d conv=notrunc 2>/dev/null", r.mnt,
              UNUSED0_POS + 8);
@@ -412,8 +429,20 @@ static void test_rw_refusals(void **state)
     assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
     snprintf(p, sizeof p, "%s/ik_target_slots.names", r.mnt);
     assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
-    snprintf(p, sizeof p, "%s/header/new", r.mnt);
+    /* new files: only an editor's temporary beside a writable file, which must become one */
+    snprintf(p, sizeof p, "%s/ik_chains/new", r.mnt);
     assert_int_equal(write_text(p, O_WRONLY | O_CREAT, "x", &step), EPERM);
+    snprintf(p, sizeof p, "%s/header/new", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_CREAT, "abc\n", &step), 0);
+    char target[512];
+    snprintf(target, sizeof target, "%s/header/unused_0", r.mnt);
+    assert_int_equal(rename(p, target), -1);
+    assert_int_equal(errno, EINVAL); /* not a u32 */
+    snprintf(target, sizeof target, "%s/ik_target_slots.names", r.mnt);
+    assert_int_equal(rename(p, target), -1);
+    assert_int_equal(errno, EPERM); /* not writable */
+    assert_int_equal(unlink(p), 0);
+    assert_int_equal(access(p, F_OK), -1);
     snprintf(p, sizeof p, "%s/header.bin", r.mnt);
     assert_int_equal(unlink(p), -1);
     assert_int_equal(errno, EPERM);

@@ -37,6 +37,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,6 +79,24 @@ struct snapshot {
     size_t blen, bcap;
 };
 
+/* -o rw: a file an editor made beside a writable one, to rename over it (sed -i). It
+ * lives in memory only; renamed over a writable file it becomes that file's new content
+ * (committed at once) and its number then names that file's path (moved_to). */
+struct tempfile {
+    uint32_t id;
+    char *dir;   /* its directory's path */
+    char *name;
+    char *data;
+    size_t len, cap;
+    char *moved_to; /* after the rename: the path its number stands for */
+    struct tempfile *next;
+};
+
+/* Temporaries' numbers: an epoch no tree reaches. */
+#define TEMP_EPOCH 0xFFFFFFFFu
+/* The largest temporary: what replaces a value or a byte range, not a whole package. */
+#define TEMP_MAX (64ull << 20)
+
 struct adapter {
     struct s3fs *fs; /* generation 0; the current one is rw's */
     struct s3_fuse_config cfg;
@@ -93,6 +112,9 @@ struct adapter {
     pthread_mutex_t nmu;
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
+    pthread_mutex_t tmu; /* temps */
+    struct tempfile *temps;
+    uint32_t ntemps_made;
 };
 
 static void snapshot_link(struct adapter *a, struct snapshot *s)
@@ -161,6 +183,21 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
     if (epoch == cur->epoch) {
         *ino = low;
         return tree_kind(cur->fs->tree, low);
+    }
+    if (epoch == TEMP_EPOCH && a->cfg.rw) {
+        /* a temporary renamed over a file: that file's path now */
+        char *path = NULL;
+        pthread_mutex_lock(&a->tmu);
+        for (struct tempfile *t = a->temps; t; t = t->next)
+            if (t->id == low && t->moved_to)
+                path = strdup(t->moved_to);
+        pthread_mutex_unlock(&a->tmu);
+        if (!path)
+            return -ENOENT;
+        int rc = tree_resolve(cur->fs->tree, path, ino);
+        free(path);
+        *moved = true;
+        return rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
     }
     struct rw_gen *old = a->cfg.rw ? rw_gen_of(&a->rw, epoch) : NULL;
     int was = old ? tree_kind(old->fs->tree, low) : -ENOENT;
@@ -237,6 +274,91 @@ static void fill_entry(struct adapter *a, struct rw_gen *g, uint32_t ino, struct
     fill_stat(a, g, ino, tree_kind(g->fs->tree, ino), &e->attr);
 }
 
+/* ---- -o rw: temporaries (sed -i) ---- */
+
+static fuse_ino_t temp_ino(const struct tempfile *t)
+{
+    return ((fuse_ino_t)TEMP_EPOCH << 32) | t->id;
+}
+
+/* The temporary (not yet renamed) a number names; call under a->tmu. */
+static struct tempfile *temp_by_ino(struct adapter *a, fuse_ino_t fino)
+{
+    if (!a->cfg.rw || (uint32_t)(fino >> 32) != TEMP_EPOCH)
+        return NULL;
+    for (struct tempfile *t = a->temps; t; t = t->next)
+        if (t->id == (uint32_t)fino && !t->moved_to)
+            return t;
+    return NULL;
+}
+
+/* The path of directory fino in the current tree (malloc'd), or NULL. */
+static char *dir_path(fuse_req_t req, fuse_ino_t fino)
+{
+    struct rw_gen *g;
+    uint32_t dir;
+    if (node_of(req, fino, &g, &dir) != NODE_DIR)
+        return NULL;
+    return rw_path(g->fs->tree, dir);
+}
+
+/* The temporary named name in directory path dir; under a->tmu. */
+static struct tempfile *temp_by_name(struct adapter *a, const char *dir, const char *name)
+{
+    for (struct tempfile *t = a->temps; t; t = t->next)
+        if (!t->moved_to && strcmp(t->dir, dir) == 0 && strcmp(t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+static void temp_stat(const struct adapter *a, const struct tempfile *t, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = temp_ino(t);
+    st->st_mode = S_IFREG | (0644 & ~a->cfg.umask);
+    st->st_nlink = 1;
+    st->st_uid = a->cfg.uid;
+    st->st_gid = a->cfg.gid;
+    st->st_size = (off_t)t->len;
+    st->st_blksize = 4096;
+}
+
+static void temp_entry(const struct adapter *a, const struct tempfile *t, struct fuse_entry_param *e)
+{
+    memset(e, 0, sizeof *e);
+    e->ino = temp_ino(t);
+    e->generation = 1;
+    temp_stat(a, t, &e->attr);
+}
+
+static void temp_unlink(struct adapter *a, struct tempfile *dead)
+{
+    for (struct tempfile **p = &a->temps; *p; p = &(*p)->next)
+        if (*p == dead) {
+            *p = dead->next;
+            break;
+        }
+    free(dead->dir);
+    free(dead->name);
+    free(dead->data);
+    free(dead->moved_to);
+    free(dead);
+}
+
+/* A directory where an editor may make a temporary: one holding a writable file. */
+static bool dir_has_writable(struct adapter *a, struct rw_gen *g, uint32_t dir)
+{
+    struct tree *t = g->fs->tree;
+    if (tree_populate(t, dir))
+        return false;
+    uint32_t n = tree_child_count(t, dir);
+    struct rw_target w;
+    for (uint32_t i = 0; i < n; i++)
+        if (rw_target(&a->rw, g, tree_child(t, dir, i), &w))
+            return true;
+    return false;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
     struct adapter *a = userdata;
@@ -268,6 +390,20 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         return;
     }
     int rc = tree_lookup(g->fs->tree, dir, name, &ino);
+    if (rc == -ENOENT && a->cfg.rw && a->temps) {
+        char *path = rw_path(g->fs->tree, dir);
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *t = path ? temp_by_name(a, path, name) : NULL;
+        struct fuse_entry_param e;
+        if (t)
+            temp_entry(a, t, &e);
+        pthread_mutex_unlock(&a->tmu);
+        free(path);
+        if (t) {
+            fuse_reply_entry(req, &e);
+            return;
+        }
+    }
     if (rc == -ENOENT) {
         /* A negative entry the kernel may cache as long as the positive ones. */
         struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
@@ -287,6 +423,19 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
     (void)fi;
     struct adapter *a = adapter_of(req);
+    struct stat st;
+    struct tempfile *t = NULL;
+    if (a->cfg.rw) {
+        pthread_mutex_lock(&a->tmu);
+        t = temp_by_ino(a, ino);
+        if (t)
+            temp_stat(a, t, &st);
+        pthread_mutex_unlock(&a->tmu);
+    }
+    if (t) {
+        fuse_reply_attr(req, &st, 0);
+        return;
+    }
     struct rw_gen *g;
     uint32_t i;
     bool moved;
@@ -295,7 +444,6 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         reply_kind_err(req, kind);
         return;
     }
-    struct stat st;
     fill_stat(a, g, i, kind, &st);
     st.st_ino = ino; /* the number the kernel asked about */
     fuse_reply_attr(req, &st, moved ? 0 : attr_timeout(g, i));
@@ -335,6 +483,38 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     struct adapter *a = adapter_of(req);
     if (!a->cfg.rw) {
         fuse_reply_err(req, EROFS);
+        return;
+    }
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *t = temp_by_ino(a, ino);
+    int trc = 0;
+    struct stat tst;
+    if (t && (to_set & FUSE_SET_ATTR_SIZE)) {
+        /* an editor's own file: any size (mode, owner and times are accepted as they are) */
+        size_t size = (size_t)attr->st_size;
+        if ((uint64_t)attr->st_size > TEMP_MAX) {
+            trc = EFBIG;
+        } else if (size > t->cap) {
+            char *n = realloc(t->data, size);
+            trc = n ? 0 : ENOMEM;
+            if (n) {
+                t->data = n;
+                t->cap = size;
+            }
+        }
+        if (!trc && size > t->len)
+            memset(t->data + t->len, 0, size - t->len);
+        if (!trc)
+            t->len = size;
+    }
+    if (t)
+        temp_stat(a, t, &tst);
+    pthread_mutex_unlock(&a->tmu);
+    if (t) {
+        if (trc)
+            fuse_reply_err(req, trc);
+        else
+            fuse_reply_attr(req, &tst, 0);
         return;
     }
     struct rw_gen *g;
@@ -514,6 +694,17 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     struct adapter *a = adapter_of(req);
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *tf = temp_by_ino(a, ino);
+    if (tf && (fi->flags & O_TRUNC))
+        tf->len = 0;
+    pthread_mutex_unlock(&a->tmu);
+    if (tf) {
+        fi->fh = 0;
+        fi->direct_io = 1;
+        fuse_reply_open(req, fi);
+        return;
+    }
     struct rw_gen *g;
     uint32_t i;
     bool moved;
@@ -632,10 +823,41 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
                      struct fuse_file_info *fi)
 {
-    (void)ino;
     struct adapter *a = adapter_of(req);
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-    if (!s || !s->writer) {
+    if (!s) {
+        /* a temporary's bytes */
+        int trc = EBADF;
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *t = temp_by_ino(a, ino);
+        if (t) {
+            trc = (uint64_t)off > TEMP_MAX || size > TEMP_MAX - (uint64_t)off ? EFBIG : 0;
+            size_t end = (size_t)off + size;
+            if (!trc && end > t->cap) {
+                size_t cap = end > 2 * t->cap ? end : 2 * t->cap;
+                char *n = realloc(t->data, cap);
+                trc = n ? 0 : ENOMEM;
+                if (n) {
+                    t->data = n;
+                    t->cap = cap;
+                }
+            }
+            if (!trc) {
+                if ((size_t)off > t->len)
+                    memset(t->data + t->len, 0, (size_t)off - t->len);
+                memcpy(t->data + off, data, size);
+                if (end > t->len)
+                    t->len = end;
+            }
+        }
+        pthread_mutex_unlock(&a->tmu);
+        if (trc)
+            fuse_reply_err(req, trc);
+        else
+            fuse_reply_write(req, size);
+        return;
+    }
+    if (!s->writer) {
         fuse_reply_err(req, EBADF);
         return;
     }
@@ -697,6 +919,29 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+    struct adapter *a = adapter_of(req);
+    if (a->cfg.rw && !fi->fh) {
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *t = temp_by_ino(a, ino);
+        char *copy = NULL;
+        size_t k = 0;
+        if (t) {
+            k = (uint64_t)off < t->len ? t->len - (size_t)off : 0;
+            k = k < size ? k : size;
+            copy = alloc_array(k ? k : 1, 1);
+            if (copy && k)
+                memcpy(copy, t->data + off, k);
+        }
+        pthread_mutex_unlock(&a->tmu);
+        if (t) {
+            if (copy)
+                fuse_reply_buf(req, copy, k);
+            else
+                fuse_reply_err(req, ENOMEM);
+            free(copy);
+            return;
+        }
+    }
     struct rw_gen *g;
     uint32_t i;
     int kind = node_of(req, ino, &g, &i);
@@ -805,8 +1050,9 @@ static int no_change(fuse_req_t req)
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
                         int flags)
 {
-    (void)ino, (void)name, (void)value, (void)size, (void)flags;
-    fuse_reply_err(req, no_change(req));
+    (void)name, (void)value, (void)size, (void)flags;
+    /* an editor's temporary has no attributes to keep (ENOTSUP: editors copying ACLs go on) */
+    fuse_reply_err(req, (uint32_t)(ino >> 32) == TEMP_EPOCH ? ENOTSUP : no_change(req));
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -829,6 +1075,19 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+    struct adapter *a = adapter_of(req);
+    char *dir = a->cfg.rw && a->temps ? dir_path(req, parent) : NULL;
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
+    if (t)
+        temp_unlink(a, t); /* an editor's temporary: the only thing that can go */
+    pthread_mutex_unlock(&a->tmu);
+    free(dir);
+    fuse_reply_err(req, t ? 0 : no_change(req));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
     (void)parent, (void)name;
     fuse_reply_err(req, no_change(req));
 }
@@ -839,11 +1098,66 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     fuse_reply_err(req, no_change(req));
 }
 
+/* A temporary renamed over a writable file (sed -i): its bytes become that file's (a
+ * value's text parsed; a byte range's same size), committed at once; the errno of that is
+ * rename's. Every other rename: EPERM (EROFS read-only). */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags)
 {
-    (void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
-    fuse_reply_err(req, no_change(req));
+    struct adapter *a = adapter_of(req);
+    char *dir = a->cfg.rw && a->temps && !flags ? dir_path(req, parent) : NULL;
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (t) {
+        len = t->len;
+        text = alloc_array(len ? len : 1, 1);
+        if (text)
+            memcpy(text, t->data, len);
+    }
+    pthread_mutex_unlock(&a->tmu);
+    free(dir);
+    if (!t) {
+        fuse_reply_err(req, no_change(req));
+        return;
+    }
+    struct rw_gen *g;
+    uint32_t pdir, target;
+    struct rw_target w;
+    int rc = text ? 0 : -ENOMEM;
+    if (!rc && (node_of(req, newparent, &g, &pdir) != NODE_DIR || tree_lookup(g->fs->tree, pdir, newname, &target) ||
+                !rw_target(&a->rw, g, target, &w)))
+        rc = -EPERM;
+    char *path = rc ? NULL : rw_path(g->fs->tree, target);
+    if (!rc && !path)
+        rc = -ENOMEM;
+    if (!rc && w.kind == RW_VALUE)
+        rc = rw_put_value(&a->rw, &w, path, text, len);
+    else if (!rc && len != w.len) {
+        rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path, len, w.len);
+        rc = -EPERM;
+    } else if (!rc) {
+        rc = rw_put_bytes(&a->rw, &w, 0, text, len);
+    }
+    free(text);
+    if (!rc)
+        rc = settle(req, NULL, false);
+    if (!rc) {
+        /* its number now names the file it replaced */
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *same = temp_by_ino(a, temp_ino(t));
+        if (same) {
+            same->moved_to = path;
+            path = NULL;
+            free(same->data);
+            same->data = NULL;
+            same->len = same->cap = 0;
+        }
+        pthread_mutex_unlock(&a->tmu);
+    }
+    free(path);
+    fuse_reply_err(req, -rc);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
@@ -852,10 +1166,56 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
     fuse_reply_err(req, no_change(req));
 }
 
+/* -o rw: an editor's temporary, in a directory holding a writable file; every other new
+ * file: EPERM (EROFS read-only). */
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
-    (void)parent, (void)name, (void)mode, (void)fi;
-    fuse_reply_err(req, no_change(req));
+    (void)mode;
+    struct adapter *a = adapter_of(req);
+    struct rw_gen *g;
+    uint32_t dir, existing;
+    if (!a->cfg.rw || node_of(req, parent, &g, &dir) != NODE_DIR || !dir_has_writable(a, g, dir) ||
+        strlen(name) > 255) {
+        fuse_reply_err(req, no_change(req));
+        return;
+    }
+    if (tree_lookup(g->fs->tree, dir, name, &existing) == 0) {
+        fuse_reply_err(req, EEXIST);
+        return;
+    }
+    struct tempfile *t = calloc(1, sizeof *t);
+    char *path = rw_path(g->fs->tree, dir);
+    if (t) {
+        t->dir = path;
+        t->name = strdup(name);
+    }
+    if (!t || !t->dir || !t->name) {
+        if (t) {
+            free(t->name);
+            free(t);
+        }
+        free(path);
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    struct fuse_entry_param e;
+    pthread_mutex_lock(&a->tmu);
+    if (temp_by_name(a, path, name)) {
+        pthread_mutex_unlock(&a->tmu);
+        free(t->name);
+        free(t->dir);
+        free(t);
+        fuse_reply_err(req, EEXIST);
+        return;
+    }
+    t->id = ++a->ntemps_made;
+    t->next = a->temps;
+    a->temps = t;
+    temp_entry(a, t, &e);
+    pthread_mutex_unlock(&a->tmu);
+    fi->fh = 0;
+    fi->direct_io = 1;
+    fuse_reply_create(req, &e, fi);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -881,7 +1241,7 @@ static const struct fuse_lowlevel_ops ops = {
     .mknod = op_mknod,
     .mkdir = op_mkdir,
     .unlink = op_unlink,
-    .rmdir = op_unlink,
+    .rmdir = op_rmdir,
     .symlink = op_symlink,
     .rename = op_rename,
     .link = op_link,
@@ -1016,8 +1376,6 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
 static int rw_start(struct adapter *a, struct fuse_session *se)
 {
     a->se = se;
-    pthread_mutex_init(&a->nmu, NULL);
-    pthread_cond_init(&a->ncv, NULL);
     if (pthread_create(&a->notifier, NULL, notifier, a) != 0)
         return -1;
     a->notifier_started = true;
@@ -1044,7 +1402,12 @@ static void rw_stop(struct adapter *a)
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {.fs = fs, .cfg = *cfg, .lock = PTHREAD_MUTEX_INITIALIZER};
+    struct adapter a = {.fs = fs,
+                        .cfg = *cfg,
+                        .lock = PTHREAD_MUTEX_INITIALIZER,
+                        .nmu = PTHREAD_MUTEX_INITIALIZER,
+                        .ncv = PTHREAD_COND_INITIALIZER,
+                        .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     if (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) {
         fprintf(stderr, "mount.s3rig: out of memory\n");
@@ -1092,8 +1455,11 @@ out_destroy:
         snapshot_free(&a, a.open);
     if (cfg->rw) {
         rw_free(&a.rw);
+        while (a.temps)
+            temp_unlink(&a, a.temps);
         pthread_mutex_destroy(&a.nmu);
         pthread_cond_destroy(&a.ncv);
+        pthread_mutex_destroy(&a.tmu);
     }
     return status;
 }
