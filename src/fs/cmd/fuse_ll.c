@@ -17,7 +17,19 @@
  * lookups, listings and stats of populated directories and reads of file bytes take no
  * lock and run in parallel; only the first listing or lookup of a directory (its
  * populate) takes the tree lock. The adapter reads the tree only through tree.h's
- * accessors (the tree is opaque). */
+ * accessors (the tree is opaque).
+ *
+ * -o rw (rw.h). Each commit makes a new tree (a generation). A FUSE inode number is the
+ * generation's epoch << 32 | the node number (the root is always 1, the current tree's),
+ * so generation 0 numbers as before. A number of an older generation still names what is
+ * at its path now: every request on it is answered from the current tree's node at the
+ * same path (ESTALE when there is none), with attributes the kernel may not keep. Files
+ * are opened without the kernel's page cache (direct_io), so a reader holding one open
+ * across a commit reads the new version. After each commit a thread of ours tells the
+ * kernel to forget the root's entries (never from a request: the kernel may hold a
+ * directory's lock while it waits for us). Pending
+ * edits are not shown before they are committed: a commit runs at fsync, at every close
+ * of a written file (FLUSH, whose error close(2) returns) and at unmount. */
 #define FUSE_USE_VERSION 35
 #include "fs/cmd/fuse_ll.h"
 
@@ -25,6 +37,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +46,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "fs/cmd/rw.h"
 #include "parse/base/err.h"
 
 /* The data never changes while mounted: let the kernel cache names and attributes. */
@@ -54,14 +68,53 @@ struct snapshot {
     size_t len;
     struct tree_hold *hold;
     struct snapshot *prev, *next;
+    fuse_ino_t fino;  /* -o rw: what it was opened as */
+    uint32_t epoch;   /* the generation it was opened in */
+    uint32_t ino;     /* its node there */
+    bool writer;      /* opened for writing */
+    bool dirty;       /* written (or truncated) since the last flush */
+    bool bad;         /* a write was refused: the flush refuses too */
+    struct rw_target w;
+    char *buf;        /* RW_VALUE: the text being written */
+    size_t blen, bcap;
 };
 
+/* -o rw: a file an editor made beside a writable one, to rename over it (sed -i). It
+ * lives in memory only; renamed over a writable file it becomes that file's new content
+ * (committed at once) and its number then names that file's path (moved_to). */
+struct tempfile {
+    uint32_t id;
+    char *dir;   /* its directory's path */
+    char *name;
+    char *data;
+    size_t len, cap;
+    char *moved_to; /* after the rename: the path its number stands for */
+    struct tempfile *next;
+};
+
+/* Temporaries' numbers: an epoch no tree reaches. */
+#define TEMP_EPOCH 0xFFFFFFFFu
+/* The largest temporary: what replaces a value or a byte range, not a whole package. */
+#define TEMP_MAX (64ull << 20)
+
 struct adapter {
-    struct s3fs *fs;
+    struct s3fs *fs; /* generation 0; the current one is rw's */
     struct s3_fuse_config cfg;
     bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
     pthread_mutex_t lock;
     struct snapshot *open;
+    struct rw_gen gen0; /* without -o rw: the one generation */
+    /* -o rw */
+    struct rw rw;
+    struct fuse_session *se;
+    pthread_t notifier;
+    bool notifier_started, stopping;
+    pthread_mutex_t nmu;
+    pthread_cond_t ncv;
+    uint32_t notified; /* the epoch the kernel was last told about */
+    pthread_mutex_t tmu; /* temps */
+    struct tempfile *temps;
+    uint32_t ntemps_made;
 };
 
 static void snapshot_link(struct adapter *a, struct snapshot *s)
@@ -87,6 +140,7 @@ static void snapshot_free(struct adapter *a, struct snapshot *s)
     pthread_mutex_unlock(&a->lock);
     tree_release(s->hold);
     free(s->text);
+    free(s->buf);
     free(s);
 }
 
@@ -95,30 +149,94 @@ static struct adapter *adapter_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-/* The kind (enum node_type) of the node a FUSE inode number names, and its tree number
- * in *ino; -ENOENT when there is none. Every number the kernel sends came from one of
- * our replies, but a 64-bit fuse_ino_t is checked, never truncated into some other
- * node's number. */
-static int node_of(fuse_req_t req, fuse_ino_t fino, uint32_t *ino)
+/* The current generation (taken once per request: a commit may make another meanwhile). */
+static struct rw_gen *gen_now(struct adapter *a)
 {
-    if (fino == 0 || fino > UINT32_MAX)
-        return -ENOENT;
-    *ino = (uint32_t)fino;
-    return tree_kind(adapter_of(req)->fs->tree, *ino);
+    return a->cfg.rw ? rw_current(&a->rw) : &a->gen0;
 }
 
-static void fill_stat(const struct adapter *a, uint32_t ino, int kind, struct stat *st)
+/* The FUSE number of node ino of generation g. */
+static fuse_ino_t fuse_ino(const struct rw_gen *g, uint32_t ino)
+{
+    return ino == TREE_ROOT ? FUSE_ROOT_ID : ((fuse_ino_t)g->epoch << 32) | ino;
+}
+
+/* The kind (enum node_type) of the node a FUSE inode number names, with the generation
+ * (*g, the current one) and its node number there (*ino); -ENOENT when there is none,
+ * -ESTALE for a number of an older generation whose path names nothing (or something
+ * of another kind) now (*moved: it was of an older one). Every number the kernel sends
+ * came from one of our replies, but a 64-bit fuse_ino_t is checked, never truncated
+ * into some other node's number. */
+static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uint32_t *ino, bool *moved)
+{
+    struct adapter *a = adapter_of(req);
+    struct rw_gen *cur = gen_now(a);
+    *g = cur;
+    *moved = false;
+    if (fino == FUSE_ROOT_ID) {
+        *ino = TREE_ROOT;
+        return tree_kind(cur->fs->tree, TREE_ROOT);
+    }
+    uint32_t low = (uint32_t)fino, epoch = (uint32_t)(fino >> 32);
+    if (low == 0)
+        return -ENOENT;
+    if (epoch == cur->epoch) {
+        *ino = low;
+        return tree_kind(cur->fs->tree, low);
+    }
+    if (epoch == TEMP_EPOCH && a->cfg.rw) {
+        /* a temporary renamed over a file: that file's path now */
+        char *path = NULL;
+        pthread_mutex_lock(&a->tmu);
+        for (struct tempfile *t = a->temps; t; t = t->next)
+            if (t->id == low && t->moved_to)
+                path = strdup(t->moved_to);
+        pthread_mutex_unlock(&a->tmu);
+        if (!path)
+            return -ENOENT;
+        int rc = tree_resolve(cur->fs->tree, path, ino);
+        free(path);
+        *moved = true;
+        return rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
+    }
+    struct rw_gen *old = a->cfg.rw ? rw_gen_of(&a->rw, epoch) : NULL;
+    int was = old ? tree_kind(old->fs->tree, low) : -ENOENT;
+    if (was < 0)
+        return -ENOENT;
+    char *path = rw_path(old->fs->tree, low);
+    if (!path)
+        return -ENOMEM;
+    int rc = tree_resolve(cur->fs->tree, path, ino);
+    free(path);
+    *moved = true;
+    int kind = rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
+    return kind == was ? kind : -ESTALE;
+}
+
+static int node_of(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uint32_t *ino)
+{
+    bool moved;
+    return node_of_moved(req, fino, g, ino, &moved);
+}
+
+static void reply_kind_err(fuse_req_t req, int kind)
+{
+    fuse_reply_err(req, kind == -ESTALE || kind == -ENOMEM ? -kind : ENOENT);
+}
+
+static void fill_stat(struct adapter *a, struct rw_gen *g, uint32_t ino, int kind, struct stat *st)
 {
     memset(st, 0, sizeof *st);
-    uint64_t size = tree_size(a->fs->tree, ino); /* volatile files are measured */
-    st->st_ino = ino;
+    struct s3fs *fs = g->fs;
+    uint64_t size = tree_size(fs->tree, ino); /* volatile files are measured */
+    st->st_ino = fuse_ino(g, ino);
     st->st_uid = a->cfg.uid;
     st->st_gid = a->cfg.gid;
     st->st_size = (off_t)size;
     st->st_blksize = 4096;
     st->st_blocks = (blkcnt_t)((size + 511) / 512);
-    st->st_atim = st->st_mtim = st->st_ctim = a->fs->src.st.st_mtim;
-    st->st_nlink = tree_nlink(a->fs->tree, ino);
+    st->st_atim = st->st_mtim = st->st_ctim = fs->src.st.st_mtim;
+    st->st_nlink = tree_nlink(fs->tree, ino);
     switch (kind) {
     case NODE_DIR:
         st->st_mode = S_IFDIR | (0555 & ~a->cfg.umask);
@@ -126,15 +244,19 @@ static void fill_stat(const struct adapter *a, uint32_t ino, int kind, struct st
     case NODE_LINK:
         st->st_mode = S_IFLNK | 0777;
         break;
-    default:
-        st->st_mode = S_IFREG | (0444 & ~a->cfg.umask);
+    default: {
+        /* -o rw: the mode bits say what is writable */
+        struct rw_target w;
+        bool writable = a->cfg.rw && rw_target(&a->rw, g, ino, &w);
+        st->st_mode = S_IFREG | ((writable ? 0644 : 0444) & ~a->cfg.umask);
+    }
     }
 }
 
 /* How long the kernel may keep a node's attributes. */
-static double attr_timeout(const struct adapter *a, uint32_t ino)
+static double attr_timeout(const struct rw_gen *g, uint32_t ino)
 {
-    struct tree *t = a->fs->tree;
+    struct tree *t = g->fs->tree;
     if (tree_is_volatile(t, ino))
         return 0;
     if (tree_kind(t, ino) == NODE_DIR && !tree_is_populated(t, ino))
@@ -142,14 +264,99 @@ static double attr_timeout(const struct adapter *a, uint32_t ino)
     return CACHE_TIMEOUT;
 }
 
-static void fill_entry(const struct adapter *a, uint32_t ino, struct fuse_entry_param *e)
+static void fill_entry(struct adapter *a, struct rw_gen *g, uint32_t ino, struct fuse_entry_param *e)
 {
     memset(e, 0, sizeof *e);
-    e->ino = ino;
+    e->ino = fuse_ino(g, ino);
     e->generation = 1;
-    e->attr_timeout = attr_timeout(a, ino);
+    e->attr_timeout = attr_timeout(g, ino);
     e->entry_timeout = CACHE_TIMEOUT;
-    fill_stat(a, ino, tree_kind(a->fs->tree, ino), &e->attr);
+    fill_stat(a, g, ino, tree_kind(g->fs->tree, ino), &e->attr);
+}
+
+/* ---- -o rw: temporaries (sed -i) ---- */
+
+static fuse_ino_t temp_ino(const struct tempfile *t)
+{
+    return ((fuse_ino_t)TEMP_EPOCH << 32) | t->id;
+}
+
+/* The temporary (not yet renamed) a number names; call under a->tmu. */
+static struct tempfile *temp_by_ino(struct adapter *a, fuse_ino_t fino)
+{
+    if (!a->cfg.rw || (uint32_t)(fino >> 32) != TEMP_EPOCH)
+        return NULL;
+    for (struct tempfile *t = a->temps; t; t = t->next)
+        if (t->id == (uint32_t)fino && !t->moved_to)
+            return t;
+    return NULL;
+}
+
+/* The path of directory fino in the current tree (malloc'd), or NULL. */
+static char *dir_path(fuse_req_t req, fuse_ino_t fino)
+{
+    struct rw_gen *g;
+    uint32_t dir;
+    if (node_of(req, fino, &g, &dir) != NODE_DIR)
+        return NULL;
+    return rw_path(g->fs->tree, dir);
+}
+
+/* The temporary named name in directory path dir; under a->tmu. */
+static struct tempfile *temp_by_name(struct adapter *a, const char *dir, const char *name)
+{
+    for (struct tempfile *t = a->temps; t; t = t->next)
+        if (!t->moved_to && strcmp(t->dir, dir) == 0 && strcmp(t->name, name) == 0)
+            return t;
+    return NULL;
+}
+
+static void temp_stat(const struct adapter *a, const struct tempfile *t, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = temp_ino(t);
+    st->st_mode = S_IFREG | (0644 & ~a->cfg.umask);
+    st->st_nlink = 1;
+    st->st_uid = a->cfg.uid;
+    st->st_gid = a->cfg.gid;
+    st->st_size = (off_t)t->len;
+    st->st_blksize = 4096;
+}
+
+static void temp_entry(const struct adapter *a, const struct tempfile *t, struct fuse_entry_param *e)
+{
+    memset(e, 0, sizeof *e);
+    e->ino = temp_ino(t);
+    e->generation = 1;
+    temp_stat(a, t, &e->attr);
+}
+
+static void temp_unlink(struct adapter *a, struct tempfile *dead)
+{
+    for (struct tempfile **p = &a->temps; *p; p = &(*p)->next)
+        if (*p == dead) {
+            *p = dead->next;
+            break;
+        }
+    free(dead->dir);
+    free(dead->name);
+    free(dead->data);
+    free(dead->moved_to);
+    free(dead);
+}
+
+/* A directory where an editor may make a temporary: one holding a writable file. */
+static bool dir_has_writable(struct adapter *a, struct rw_gen *g, uint32_t dir)
+{
+    struct tree *t = g->fs->tree;
+    if (tree_populate(t, dir))
+        return false;
+    uint32_t n = tree_child_count(t, dir);
+    struct rw_target w;
+    for (uint32_t i = 0; i < n; i++)
+        if (rw_target(&a->rw, g, tree_child(t, dir, i), &w))
+            return true;
+    return false;
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -167,17 +374,36 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->max_write = 1u << 20;
     conn->max_readahead = 1u << 20;
     conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO; /* always send attributes with names */
+    /* -o rw: writes reach us as they are made (no writeback cache), so every error is
+     * the writer's */
+    conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
+    struct rw_gen *g;
     uint32_t dir, ino;
-    if (node_of(req, parent, &dir) < 0) {
-        fuse_reply_err(req, ENOENT);
+    int kind = node_of(req, parent, &g, &dir);
+    if (kind < 0) {
+        reply_kind_err(req, kind);
         return;
     }
-    int rc = tree_lookup(a->fs->tree, dir, name, &ino);
+    int rc = tree_lookup(g->fs->tree, dir, name, &ino);
+    if (rc == -ENOENT && a->cfg.rw && a->temps) {
+        char *path = rw_path(g->fs->tree, dir);
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *t = path ? temp_by_name(a, path, name) : NULL;
+        struct fuse_entry_param e;
+        if (t)
+            temp_entry(a, t, &e);
+        pthread_mutex_unlock(&a->tmu);
+        free(path);
+        if (t) {
+            fuse_reply_entry(req, &e);
+            return;
+        }
+    }
     if (rc == -ENOENT) {
         /* A negative entry the kernel may cache as long as the positive ones. */
         struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
@@ -189,7 +415,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         return;
     }
     struct fuse_entry_param e;
-    fill_entry(a, ino, &e);
+    fill_entry(a, g, ino, &e);
     fuse_reply_entry(req, &e);
 }
 
@@ -197,31 +423,153 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
     (void)fi;
     struct adapter *a = adapter_of(req);
-    uint32_t i;
-    int kind = node_of(req, ino, &i);
-    if (kind < 0) {
-        fuse_reply_err(req, ENOENT);
+    struct stat st;
+    struct tempfile *t = NULL;
+    if (a->cfg.rw) {
+        pthread_mutex_lock(&a->tmu);
+        t = temp_by_ino(a, ino);
+        if (t)
+            temp_stat(a, t, &st);
+        pthread_mutex_unlock(&a->tmu);
+    }
+    if (t) {
+        fuse_reply_attr(req, &st, 0);
         return;
     }
-    struct stat st;
-    fill_stat(a, i, kind, &st);
-    fuse_reply_attr(req, &st, attr_timeout(a, i));
+    struct rw_gen *g;
+    uint32_t i;
+    bool moved;
+    int kind = node_of_moved(req, ino, &g, &i, &moved);
+    if (kind < 0) {
+        reply_kind_err(req, kind);
+        return;
+    }
+    fill_stat(a, g, i, kind, &st);
+    st.st_ino = ino; /* the number the kernel asked about */
+    fuse_reply_attr(req, &st, moved ? 0 : attr_timeout(g, i));
+}
+
+/* The writer handle open on a node (for a truncate by path), NULL when none. */
+static struct snapshot *writer_on(struct adapter *a, fuse_ino_t fino)
+{
+    pthread_mutex_lock(&a->lock);
+    struct snapshot *s = a->open;
+    while (s && !(s->writer && s->fino == fino))
+        s = s->next;
+    pthread_mutex_unlock(&a->lock);
+    return s;
+}
+
+/* A handle opened before a commit: its target again, from the current tree (the node at
+ * its path; -ESTALE when that is no longer the same kind of writable bytes). */
+static int handle_target(struct adapter *a, fuse_req_t req, struct snapshot *s)
+{
+    struct rw_gen *g = rw_current(&a->rw);
+    if (s->epoch == g->epoch)
+        return 0;
+    uint32_t ino;
+    struct rw_target w;
+    if (node_of(req, s->fino, &g, &ino) != NODE_FILE || !rw_target(&a->rw, g, ino, &w) || w.kind != s->w.kind ||
+        w.len != s->w.len)
+        return -ESTALE;
+    s->w = w;
+    s->epoch = g->epoch;
+    s->ino = ino;
+    return 0;
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
-    (void)ino, (void)attr, (void)to_set, (void)fi;
-    fuse_reply_err(req, EROFS);
+    struct adapter *a = adapter_of(req);
+    if (!a->cfg.rw) {
+        fuse_reply_err(req, EROFS);
+        return;
+    }
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *t = temp_by_ino(a, ino);
+    int trc = 0;
+    struct stat tst;
+    if (t && (to_set & FUSE_SET_ATTR_SIZE)) {
+        /* an editor's own file: any size (mode, owner and times are accepted as they are) */
+        size_t size = (size_t)attr->st_size;
+        if ((uint64_t)attr->st_size > TEMP_MAX) {
+            trc = EFBIG;
+        } else if (size > t->cap) {
+            char *n = realloc(t->data, size);
+            trc = n ? 0 : ENOMEM;
+            if (n) {
+                t->data = n;
+                t->cap = size;
+            }
+        }
+        if (!trc && size > t->len)
+            memset(t->data + t->len, 0, size - t->len);
+        if (!trc)
+            t->len = size;
+    }
+    if (t)
+        temp_stat(a, t, &tst);
+    pthread_mutex_unlock(&a->tmu);
+    if (t) {
+        if (trc)
+            fuse_reply_err(req, trc);
+        else
+            fuse_reply_attr(req, &tst, 0);
+        return;
+    }
+    struct rw_gen *g;
+    uint32_t i;
+    int kind = node_of(req, ino, &g, &i);
+    struct rw_target w;
+    if (kind < 0) {
+        reply_kind_err(req, kind);
+        return;
+    }
+    /* times are the file's (touch succeeds, and changes nothing); owner and mode are not
+     * ours to change */
+    if (kind != NODE_FILE || !rw_target(&a->rw, g, i, &w) || (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+                                                                         FUSE_SET_ATTR_GID))) {
+        fuse_reply_err(req, kind == NODE_FILE && !(to_set & FUSE_SET_ATTR_SIZE) ? EPERM : EROFS);
+        return;
+    }
+    struct stat st;
+    fill_stat(a, g, i, kind, &st);
+    st.st_ino = ino;
+    if (to_set & FUSE_SET_ATTR_SIZE) {
+        struct snapshot *s = fi ? (struct snapshot *)(uintptr_t)fi->fh : writer_on(a, ino);
+        uint64_t size = (uint64_t)attr->st_size;
+        if (w.kind == RW_BYTES && size != w.len) {
+            fuse_reply_err(req, EPERM); /* a byte range has a fixed size */
+            return;
+        }
+        if (w.kind == RW_VALUE) {
+            /* the text being written (a shell's O_TRUNC): it only shrinks */
+            pthread_mutex_lock(&a->rw.mu);
+            bool ok = s && s->writer && size <= s->blen;
+            if (ok) {
+                s->blen = (size_t)size;
+                s->dirty = true;
+            }
+            pthread_mutex_unlock(&a->rw.mu);
+            if (!ok) {
+                fuse_reply_err(req, EPERM);
+                return;
+            }
+            st.st_size = (off_t)size;
+        }
+    }
+    fuse_reply_attr(req, &st, 0);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+    struct rw_gen *g;
     uint32_t i;
-    if (node_of(req, ino, &i) != NODE_LINK) {
+    if (node_of(req, ino, &g, &i) != NODE_LINK) {
         fuse_reply_err(req, EINVAL);
         return;
     }
-    fuse_reply_readlink(req, tree_link_target(adapter_of(req)->fs->tree, i));
+    fuse_reply_readlink(req, tree_link_target(g->fs->tree, i));
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -230,8 +578,10 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         fuse_reply_err(req, ENOSYS);
         return;
     }
+    struct rw_gen *g;
     uint32_t i;
-    int rc = node_of(req, ino, &i) >= 0 ? tree_populate(adapter_of(req)->fs->tree, i) : -ENOENT;
+    int kind = node_of(req, ino, &g, &i);
+    int rc = kind >= 0 ? tree_populate(g->fs->tree, i) : kind;
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -245,11 +595,15 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
     struct adapter *a = adapter_of(req);
-    struct tree *t = a->fs->tree;
+    struct rw_gen *g;
     uint32_t dino;
-    int kind = node_of(req, ino, &dino);
+    int kind = node_of(req, ino, &g, &dino);
+    struct tree *t = g->fs->tree;
     if (kind != NODE_DIR) {
-        fuse_reply_err(req, kind >= 0 ? ENOTDIR : ENOENT);
+        if (kind >= 0)
+            fuse_reply_err(req, ENOTDIR);
+        else
+            reply_kind_err(req, kind);
         return;
     }
     int rc = tree_populate(t, dino); /* no-op once populated */
@@ -269,7 +623,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         uint32_t cino = i == 0 ? dino : i == 1 ? tree_parent(t, dino) : tree_child(t, dino, (uint32_t)(i - 2));
         const char *name = i == 0 ? "." : i == 1 ? ".." : tree_name(t, cino);
         struct fuse_entry_param e;
-        fill_entry(a, cino, &e);
+        fill_entry(a, g, cino, &e);
         size_t room = size - used, need;
         if (plus)
             need = fuse_add_direntry_plus(req, buf + used, room, name, &e, (off_t)(i + 1));
@@ -295,41 +649,109 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     do_readdir(req, ino, size, off, true);
 }
 
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* -o rw: a handle for writing node i (which rw_target says is writable): a value's
+ * text starts as it is (a shell's O_TRUNC then empties it); bytes go straight to the
+ * pending edits. No page cache: every write and read reaches us. */
+static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint32_t i, const struct rw_target *w,
+                        struct fuse_file_info *fi)
 {
-    uint32_t i;
-    int kind = node_of(req, ino, &i);
-    if (kind < 0) {
-        fuse_reply_err(req, ENOENT);
+    struct adapter *a = adapter_of(req);
+    bool trunc = fi->flags & O_TRUNC; /* libfuse asks for atomic O_TRUNC: no SETATTR follows */
+    if (trunc && w->kind == RW_BYTES && w->len) {
+        fuse_reply_err(req, EPERM); /* a byte range has a fixed size */
         return;
     }
+    struct snapshot *s = calloc(1, sizeof *s);
+    if (s && w->kind == RW_VALUE) {
+        uint8_t *text;
+        if (tree_read_all(g->fs->tree, i, &text, &s->blen) == 0) {
+            s->buf = (char *)text;
+            s->bcap = s->blen;
+        } else {
+            free(s);
+            s = NULL;
+        }
+    }
+    if (!s) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    s->fino = fino;
+    s->epoch = g->epoch;
+    s->ino = i;
+    s->writer = true;
+    s->w = *w;
+    if (trunc) {
+        s->blen = 0;
+        s->dirty = true;
+    }
+    snapshot_link(a, s);
+    fi->fh = (uint64_t)(uintptr_t)s;
+    fi->direct_io = 1;
+    fuse_reply_open(req, fi);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct adapter *a = adapter_of(req);
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *tf = temp_by_ino(a, ino);
+    if (tf && (fi->flags & O_TRUNC))
+        tf->len = 0;
+    pthread_mutex_unlock(&a->tmu);
+    if (tf) {
+        fi->fh = 0;
+        fi->direct_io = 1;
+        fuse_reply_open(req, fi);
+        return;
+    }
+    struct rw_gen *g;
+    uint32_t i;
+    bool moved;
+    int kind = node_of_moved(req, ino, &g, &i, &moved);
+    if (kind < 0) {
+        reply_kind_err(req, kind);
+        return;
+    }
+    struct tree *t = g->fs->tree;
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
-        fuse_reply_err(req, EROFS);
+        struct rw_target w;
+        if (kind == NODE_DIR)
+            fuse_reply_err(req, EISDIR);
+        else if (!a->cfg.rw || !rw_target(&a->rw, g, i, &w))
+            fuse_reply_err(req, EROFS);
+        else
+            open_writer(req, ino, g, i, &w, fi);
         return;
     }
     if (kind == NODE_DIR) {
         fuse_reply_err(req, EISDIR);
         return;
     }
-    if (tree_is_volatile(adapter_of(req)->fs->tree, i)) {
+    if (tree_is_volatile(t, i)) {
         /* A snapshot per reader: consistent across its reads, fresh at each open. */
         struct snapshot *s = calloc(1, sizeof *s);
         if (s)
-            s->text = tree_render(adapter_of(req)->fs->tree, i, &s->len);
+            s->text = tree_render(t, i, &s->len);
         if (!s || !s->text) {
             free(s);
             fuse_reply_err(req, ENOMEM);
             return;
         }
-        snapshot_link(adapter_of(req), s);
+        s->fino = ino;
+        s->epoch = g->epoch;
+        snapshot_link(a, s);
         fi->fh = (uint64_t)(uintptr_t)s;
         fi->direct_io = 1;
         fuse_reply_open(req, fi);
         return;
     }
-    fi->keep_cache = 1;
-    struct tree_hold *h = tree_hold(adapter_of(req)->fs->tree, i);
-    if (h) {
+    /* -o rw: no page cache, so a reader holding a file open across a commit reads the
+     * new version from then on (pages kept would be the old one's). */
+    fi->keep_cache = !a->cfg.rw && !moved;
+    fi->direct_io = a->cfg.rw || moved;
+    struct tree_hold *h = tree_hold(t, i);
+    if (h || a->cfg.rw) {
         struct snapshot *s = calloc(1, sizeof *s);
         if (!s) {
             tree_release(h);
@@ -337,16 +759,159 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
             return;
         }
         s->hold = h;
-        snapshot_link(adapter_of(req), s);
+        s->fino = ino;
+        s->epoch = g->epoch;
+        s->ino = i;
+        snapshot_link(a, s);
         fi->fh = (uint64_t)(uintptr_t)s;
     }
     fuse_reply_open(req, fi);
+}
+
+/* -o rw: what a writer handle holds goes to the pending edits (a value's text parsed),
+ * then everything pending is committed. 0 or the errno for the flush/fsync. */
+static int settle(fuse_req_t req, struct snapshot *s, bool last)
+{
+    struct adapter *a = adapter_of(req);
+    int rc = 0;
+    if (s && s->writer && s->dirty && s->w.kind == RW_VALUE && s->blen == 0 && !last)
+        return 0; /* a shell's O_TRUNC, then a close of a duplicate before it writes */
+    if (s && s->writer && s->dirty) {
+        s->dirty = false;
+        if (s->bad)
+            return -EINVAL;
+        rc = handle_target(a, req, s);
+        if (!rc && s->w.kind == RW_VALUE) {
+            char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+            pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
+            char *text = alloc_array(s->blen ? s->blen : 1, 1);
+            size_t len = s->blen;
+            if (text)
+                memcpy(text, s->buf, len);
+            pthread_mutex_unlock(&a->rw.mu);
+            rc = text && path ? rw_put_value(&a->rw, &s->w, path, text, len) : -ENOMEM;
+            free(text);
+            free(path);
+        }
+        if (rc)
+            return rc;
+    }
+    rc = rw_commit(&a->rw, true);
+    if (!rc) {
+        pthread_mutex_lock(&a->nmu);
+        pthread_cond_signal(&a->ncv); /* tell the kernel (the notifier thread) */
+        pthread_mutex_unlock(&a->nmu);
+    }
+    return rc;
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+    bool wrote = s && s->writer;
+    fuse_reply_err(req, wrote ? -settle(req, s, false) : 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+    (void)ino, (void)datasync;
+    struct adapter *a = adapter_of(req);
+    fuse_reply_err(req, a->cfg.rw ? -settle(req, (struct snapshot *)(uintptr_t)fi->fh, false) : 0);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+    struct adapter *a = adapter_of(req);
+    struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+    if (!s) {
+        /* a temporary's bytes */
+        int trc = EBADF;
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *t = temp_by_ino(a, ino);
+        if (t) {
+            trc = (uint64_t)off > TEMP_MAX || size > TEMP_MAX - (uint64_t)off ? EFBIG : 0;
+            size_t end = (size_t)off + size;
+            if (!trc && end > t->cap) {
+                size_t cap = end > 2 * t->cap ? end : 2 * t->cap;
+                char *n = realloc(t->data, cap);
+                trc = n ? 0 : ENOMEM;
+                if (n) {
+                    t->data = n;
+                    t->cap = cap;
+                }
+            }
+            if (!trc) {
+                if ((size_t)off > t->len)
+                    memset(t->data + t->len, 0, (size_t)off - t->len);
+                memcpy(t->data + off, data, size);
+                if (end > t->len)
+                    t->len = end;
+            }
+        }
+        pthread_mutex_unlock(&a->tmu);
+        if (trc)
+            fuse_reply_err(req, trc);
+        else
+            fuse_reply_write(req, size);
+        return;
+    }
+    if (!s->writer) {
+        fuse_reply_err(req, EBADF);
+        return;
+    }
+    int rc = handle_target(a, req, s);
+    if (!rc && s->w.kind == RW_BYTES) {
+        rc = rw_put_bytes(&a->rw, &s->w, (uint64_t)off, data, size);
+        s->dirty |= rc == 0;
+    } else if (!rc) {
+        /* a value's text: at most 64 characters a value, whatever the writer sends */
+        uint64_t limit = 64 * s->w.ft.count + 64;
+        pthread_mutex_lock(&a->rw.mu);
+        if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
+            rc = -EFBIG;
+        } else if ((size_t)off + size > s->bcap) {
+            size_t cap = (size_t)off + size;
+            char *n = realloc(s->buf, cap);
+            rc = n ? 0 : -ENOMEM;
+            if (n) {
+                s->buf = n;
+                s->bcap = cap;
+            }
+        }
+        if (!rc) {
+            if ((size_t)off > s->blen)
+                memset(s->buf + s->blen, ' ', (size_t)off - s->blen);
+            memcpy(s->buf + off, data, size);
+            if ((size_t)off + size > s->blen)
+                s->blen = (size_t)off + size;
+            s->dirty = true;
+        }
+        char why[200];
+        if (!rc && field_check_prefix(&s->w.ft, s->buf, s->blen, why, sizeof why)) {
+            rc = -EINVAL;
+            s->bad = true;
+        }
+        pthread_mutex_unlock(&a->rw.mu);
+        if (rc == -EINVAL) {
+            char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+            rw_log(&a->rw, "refused %s: %s; nothing changed", path ? path : "?", why);
+            free(path);
+        }
+    }
+    if (rc)
+        fuse_reply_err(req, -rc);
+    else
+        fuse_reply_write(req, size);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
+    if (s && s->writer && s->dirty && !s->bad)
+        settle(req, s, true); /* written without a flush, or emptied: nobody to tell but /info */
     if (s)
         snapshot_free(adapter_of(req), s);
     fuse_reply_err(req, 0);
@@ -355,12 +920,39 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     struct adapter *a = adapter_of(req);
+    if (a->cfg.rw && !fi->fh) {
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *t = temp_by_ino(a, ino);
+        char *copy = NULL;
+        size_t k = 0;
+        if (t) {
+            k = (uint64_t)off < t->len ? t->len - (size_t)off : 0;
+            k = k < size ? k : size;
+            copy = alloc_array(k ? k : 1, 1);
+            if (copy && k)
+                memcpy(copy, t->data + off, k);
+        }
+        pthread_mutex_unlock(&a->tmu);
+        if (t) {
+            if (copy)
+                fuse_reply_buf(req, copy, k);
+            else
+                fuse_reply_err(req, ENOMEM);
+            free(copy);
+            return;
+        }
+    }
+    struct rw_gen *g;
     uint32_t i;
-    int kind = node_of(req, ino, &i);
+    int kind = node_of(req, ino, &g, &i);
     if (kind != NODE_FILE) {
-        fuse_reply_err(req, kind >= 0 ? EISDIR : ENOENT);
+        if (kind >= 0)
+            fuse_reply_err(req, EISDIR);
+        else
+            reply_kind_err(req, kind);
         return;
     }
+    struct tree *t = g->fs->tree;
     const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
     if (s && s->text) {
         /* Reply from a private copy: once the reply is written the reader may close, and
@@ -377,7 +969,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         free(copy);
         return;
     }
-    uint64_t fsize = tree_size(a->fs->tree, i);
+    uint64_t fsize = tree_size(t, i);
     if ((uint64_t)off >= fsize) {
         fuse_reply_buf(req, NULL, 0);
         return;
@@ -387,7 +979,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     struct source *rs;
     uint64_t start, rpos;
     int rfd;
-    if (tree_range(a->fs->tree, i, &rs, &start) && source_file_pos(rs, start + (uint64_t)off, &rfd, &rpos) == 0) {
+    if (tree_range(t, i, &rs, &start) && source_file_pos(rs, start + (uint64_t)off, &rfd, &rpos) == 0) {
         /* Straight from the file's descriptor (the file or a slice of it: a stored
          * resource): no copy through our buffers. Expanded data goes through tree_read. */
         if (source_check(rs)) {
@@ -406,7 +998,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t got = tree_read(a->fs->tree, i, (uint64_t)off, buf, size);
+    ssize_t got = tree_read(t, i, (uint64_t)off, buf, size);
     if (got < 0)
         fuse_reply_err(req, (int)-got);
     else
@@ -428,8 +1020,10 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 {
     char buf[512];
     size_t cap = size < sizeof buf ? size : sizeof buf;
+    struct rw_gen *g;
     uint32_t i;
-    ssize_t rc = node_of(req, ino, &i) >= 0 ? tree_getxattr(adapter_of(req)->fs->tree, i, name, buf, cap) : -ENOENT;
+    int kind = node_of(req, ino, &g, &i);
+    ssize_t rc = kind >= 0 ? tree_getxattr(g->fs->tree, i, name, buf, cap) : kind;
     if (rc == -ERANGE && size >= sizeof buf)
         rc = -E2BIG; /* cannot happen with our short values; never claim ENOSYS */
     reply_xattr(req, rc, buf, size);
@@ -439,34 +1033,202 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
     char buf[256];
     size_t cap = size < sizeof buf ? size : sizeof buf;
+    struct rw_gen *g;
     uint32_t i;
-    ssize_t rc = node_of(req, ino, &i) >= 0 ? tree_listxattr(adapter_of(req)->fs->tree, i, buf, cap) : -ENOENT;
+    int kind = node_of(req, ino, &g, &i);
+    ssize_t rc = kind >= 0 ? tree_listxattr(g->fs->tree, i, buf, cap) : kind;
     reply_xattr(req, rc, buf, size);
+}
+
+/* What never changes: EROFS read-only, EPERM with -o rw (the mount is writable, this is
+ * not). */
+static int no_change(fuse_req_t req)
+{
+    return adapter_of(req)->cfg.rw ? EPERM : EROFS;
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
                         int flags)
 {
-    (void)ino, (void)name, (void)value, (void)size, (void)flags;
-    fuse_reply_err(req, EROFS);
+    (void)name, (void)value, (void)size, (void)flags;
+    /* an editor's temporary has no attributes to keep (ENOTSUP: editors copying ACLs go on) */
+    fuse_reply_err(req, (uint32_t)(ino >> 32) == TEMP_EPOCH ? ENOTSUP : no_change(req));
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
     (void)ino, (void)name;
-    fuse_reply_err(req, EROFS);
+    fuse_reply_err(req, no_change(req));
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+    (void)parent, (void)name, (void)mode, (void)rdev;
+    fuse_reply_err(req, no_change(req));
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+    (void)parent, (void)name, (void)mode;
+    fuse_reply_err(req, no_change(req));
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct adapter *a = adapter_of(req);
+    char *dir = a->cfg.rw && a->temps ? dir_path(req, parent) : NULL;
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
+    if (t)
+        temp_unlink(a, t); /* an editor's temporary: the only thing that can go */
+    pthread_mutex_unlock(&a->tmu);
+    free(dir);
+    fuse_reply_err(req, t ? 0 : no_change(req));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    (void)parent, (void)name;
+    fuse_reply_err(req, no_change(req));
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+    (void)link, (void)parent, (void)name;
+    fuse_reply_err(req, no_change(req));
+}
+
+/* A temporary renamed over a writable file (sed -i): its bytes become that file's (a
+ * value's text parsed; a byte range's same size), committed at once; the errno of that is
+ * rename's. Every other rename: EPERM (EROFS read-only). */
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags)
+{
+    struct adapter *a = adapter_of(req);
+    char *dir = a->cfg.rw && a->temps && !flags ? dir_path(req, parent) : NULL;
+    pthread_mutex_lock(&a->tmu);
+    struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (t) {
+        len = t->len;
+        text = alloc_array(len ? len : 1, 1);
+        if (text)
+            memcpy(text, t->data, len);
+    }
+    pthread_mutex_unlock(&a->tmu);
+    free(dir);
+    if (!t) {
+        fuse_reply_err(req, no_change(req));
+        return;
+    }
+    struct rw_gen *g;
+    uint32_t pdir, target;
+    struct rw_target w;
+    int rc = text ? 0 : -ENOMEM;
+    if (!rc && (node_of(req, newparent, &g, &pdir) != NODE_DIR || tree_lookup(g->fs->tree, pdir, newname, &target) ||
+                !rw_target(&a->rw, g, target, &w)))
+        rc = -EPERM;
+    char *path = rc ? NULL : rw_path(g->fs->tree, target);
+    if (!rc && !path)
+        rc = -ENOMEM;
+    if (!rc && w.kind == RW_VALUE)
+        rc = rw_put_value(&a->rw, &w, path, text, len);
+    else if (!rc && len != w.len) {
+        rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path, len, w.len);
+        rc = -EPERM;
+    } else if (!rc) {
+        rc = rw_put_bytes(&a->rw, &w, 0, text, len);
+    }
+    free(text);
+    if (!rc)
+        rc = settle(req, NULL, false);
+    if (!rc) {
+        /* its number now names the file it replaced */
+        pthread_mutex_lock(&a->tmu);
+        struct tempfile *same = temp_by_ino(a, temp_ino(t));
+        if (same) {
+            same->moved_to = path;
+            path = NULL;
+            free(same->data);
+            same->data = NULL;
+            same->len = same->cap = 0;
+        }
+        pthread_mutex_unlock(&a->tmu);
+    }
+    free(path);
+    fuse_reply_err(req, -rc);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+    (void)ino, (void)newparent, (void)newname;
+    fuse_reply_err(req, no_change(req));
+}
+
+/* -o rw: an editor's temporary, in a directory holding a writable file; every other new
+ * file: EPERM (EROFS read-only). */
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+{
+    (void)mode;
+    struct adapter *a = adapter_of(req);
+    struct rw_gen *g;
+    uint32_t dir, existing;
+    if (!a->cfg.rw || node_of(req, parent, &g, &dir) != NODE_DIR || !dir_has_writable(a, g, dir) ||
+        strlen(name) > 255) {
+        fuse_reply_err(req, no_change(req));
+        return;
+    }
+    if (tree_lookup(g->fs->tree, dir, name, &existing) == 0) {
+        fuse_reply_err(req, EEXIST);
+        return;
+    }
+    struct tempfile *t = calloc(1, sizeof *t);
+    char *path = rw_path(g->fs->tree, dir);
+    if (t) {
+        t->dir = path;
+        t->name = strdup(name);
+    }
+    if (!t || !t->dir || !t->name) {
+        if (t) {
+            free(t->name);
+            free(t);
+        }
+        free(path);
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    struct fuse_entry_param e;
+    pthread_mutex_lock(&a->tmu);
+    if (temp_by_name(a, path, name)) {
+        pthread_mutex_unlock(&a->tmu);
+        free(t->name);
+        free(t->dir);
+        free(t);
+        fuse_reply_err(req, EEXIST);
+        return;
+    }
+    t->id = ++a->ntemps_made;
+    t->next = a->temps;
+    a->temps = t;
+    temp_entry(a, t, &e);
+    pthread_mutex_unlock(&a->tmu);
+    fi->fh = 0;
+    fi->direct_io = 1;
+    fuse_reply_create(req, &e, fi);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
     (void)ino;
     struct adapter *a = adapter_of(req);
+    struct rw_gen *g = gen_now(a);
     struct statvfs sv = {0};
     sv.f_bsize = sv.f_frsize = 4096;
-    sv.f_blocks = (a->fs->src.size + 4095) / 4096;
-    sv.f_files = tree_node_count(a->fs->tree);
+    sv.f_blocks = (g->fs->src.size + 4095) / 4096;
+    sv.f_files = tree_node_count(g->fs->tree);
     sv.f_namemax = 255;
-    sv.f_flag = ST_RDONLY;
+    sv.f_flag = a->cfg.rw ? 0 : ST_RDONLY;
     fuse_reply_statfs(req, &sv);
 }
 
@@ -476,19 +1238,82 @@ static const struct fuse_lowlevel_ops ops = {
     .getattr = op_getattr,
     .setattr = op_setattr,
     .readlink = op_readlink,
+    .mknod = op_mknod,
+    .mkdir = op_mkdir,
+    .unlink = op_unlink,
+    .rmdir = op_rmdir,
+    .symlink = op_symlink,
+    .rename = op_rename,
+    .link = op_link,
     .opendir = op_opendir,
     .readdir = op_readdir,
     .readdirplus = op_readdirplus,
     .open = op_open,
     .read = op_read,
+    .write = op_write,
+    .flush = op_flush,
+    .fsync = op_fsync,
     .release = op_release,
     .getxattr = op_getxattr,
     .listxattr = op_listxattr,
     .setxattr = op_setxattr,
     .removexattr = op_removexattr,
+    .create = op_create,
     .statfs = op_statfs,
 };
 
+/* -o rw: after each commit, tell the kernel to forget what it keeps of older trees: the
+ * root's entries (and with them every path below) and its listing, and the pages of
+ * files open then. Its own thread: the kernel takes a directory's lock for an entry's
+ * invalidation, and may hold it while it waits for one of our replies. */
+static void notify_epoch(struct adapter *a, struct rw_gen *old)
+{
+    struct tree *t = old->fs->tree;
+    uint32_t n = tree_is_populated(t, TREE_ROOT) ? tree_child_count(t, TREE_ROOT) : 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const char *name = tree_name(t, tree_child(t, TREE_ROOT, k));
+        fuse_lowlevel_notify_inval_entry(a->se, FUSE_ROOT_ID, name, strlen(name));
+    }
+    fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
+    /* open files of older generations */
+    size_t cap = 0, count = 0;
+    fuse_ino_t *inos = NULL;
+    pthread_mutex_lock(&a->lock);
+    for (struct snapshot *s = a->open; s; s = s->next)
+        cap++;
+    inos = cap ? calloc(cap, sizeof *inos) : NULL;
+    for (struct snapshot *s = a->open; inos && s; s = s->next)
+        if (s->epoch <= old->epoch && s->fino != FUSE_ROOT_ID)
+            inos[count++] = s->fino;
+    pthread_mutex_unlock(&a->lock);
+    for (size_t k = 0; k < count; k++)
+        fuse_lowlevel_notify_inval_inode(a->se, inos[k], 0, 0);
+    free(inos);
+}
+
+static void *notifier(void *arg)
+{
+    struct adapter *a = arg;
+    pthread_mutex_lock(&a->nmu);
+    while (!a->stopping) {
+        struct rw_gen *cur = rw_current(&a->rw);
+        if (cur->epoch == a->notified) {
+            pthread_cond_wait(&a->ncv, &a->nmu);
+            continue;
+        }
+        uint32_t from = a->notified;
+        a->notified = cur->epoch;
+        pthread_mutex_unlock(&a->nmu);
+        for (uint32_t e = from; e < cur->epoch; e++) {
+            struct rw_gen *old = rw_gen_of(&a->rw, e);
+            if (old)
+                notify_epoch(a, old);
+        }
+        pthread_mutex_lock(&a->nmu);
+    }
+    pthread_mutex_unlock(&a->nmu);
+    return NULL;
+}
 static uint64_t monotonic_ns(void)
 {
     struct timespec t;
@@ -547,13 +1372,53 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     return asked || res >= 0 ? 0 : -1;
 }
 
+/* -o rw: the edits' state and the notifier thread; after fork (fuse_daemonize). */
+static int rw_start(struct adapter *a, struct fuse_session *se)
+{
+    a->se = se;
+    if (pthread_create(&a->notifier, NULL, notifier, a) != 0)
+        return -1;
+    a->notifier_started = true;
+    return 0;
+}
+
+/* At the end: what is still pending is committed (nobody is left to tell but stderr),
+ * and the notifier stops. */
+static void rw_stop(struct adapter *a)
+{
+    if (a->notifier_started) {
+        pthread_mutex_lock(&a->nmu);
+        a->stopping = true;
+        pthread_cond_signal(&a->ncv);
+        pthread_mutex_unlock(&a->nmu);
+        pthread_join(a->notifier, NULL);
+        a->notifier_started = false;
+    }
+    int rc = rw_commit(&a->rw, false);
+    if (rc)
+        fprintf(stderr, "mount.s3rig: at unmount: the edits could not be written (%s); %s is unchanged\n",
+                strerror(-rc), a->fs->src.path);
+}
+
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {fs, *cfg, false, PTHREAD_MUTEX_INITIALIZER, NULL};
+    struct adapter a = {.fs = fs,
+                        .cfg = *cfg,
+                        .lock = PTHREAD_MUTEX_INITIALIZER,
+                        .nmu = PTHREAD_MUTEX_INITIALIZER,
+                        .ncv = PTHREAD_COND_INITIALIZER,
+                        .tmu = PTHREAD_MUTEX_INITIALIZER};
+    a.gen0.fs = fs;
+    if (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) {
+        fprintf(stderr, "mount.s3rig: out of memory\n");
+        return S3_EXIT_MOUNT;
+    }
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
     if (!se) {
         fuse_opt_free_args(&args);
+        if (cfg->rw)
+            rw_free(&a.rw);
         return S3_EXIT_MOUNT;
     }
     int status = S3_EXIT_MOUNT;
@@ -565,7 +1430,9 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     }
     fuse_daemonize(cfg->foreground);
     int rc;
-    if (cfg->spin_us > 0) {
+    if (cfg->rw && rw_start(&a, se)) {
+        rc = -1;
+    } else if (cfg->spin_us > 0) {
         rc = spin_loop(se, cfg->spin_us);
     } else if (cfg->single_thread) {
         rc = fuse_session_loop(se);
@@ -576,6 +1443,8 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
      * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
     status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
+    if (cfg->rw)
+        rw_stop(&a);
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);
@@ -584,5 +1453,13 @@ out_destroy:
     fuse_opt_free_args(&args);
     while (a.open)
         snapshot_free(&a, a.open);
+    if (cfg->rw) {
+        rw_free(&a.rw);
+        while (a.temps)
+            temp_unlink(&a, a.temps);
+        pthread_mutex_destroy(&a.nmu);
+        pthread_cond_destroy(&a.ncv);
+        pthread_mutex_destroy(&a.tmu);
+    }
     return status;
 }

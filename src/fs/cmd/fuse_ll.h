@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "fs/core/commit.h"
 #include "fs/open/open.h"
 
 struct s3_fuse_config {
@@ -17,6 +18,11 @@ struct s3_fuse_config {
     /* After each request, keep asking /dev/fuse for the next one this many microseconds
      * before sleeping (0: libfuse's own blocking loops). See spin_loop in fuse_ll.c. */
     unsigned spin_us;
+    /* -o rw: edits are committed to the file through lock (held for the whole mount),
+     * keeping FILE~ when backup; a commit opens the new file with opts */
+    bool rw, backup;
+    struct commit_lock *lock;
+    struct s3fs_opts opts;
 };
 
 #define S3_DEFAULT_SPIN_US 50

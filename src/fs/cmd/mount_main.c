@@ -34,7 +34,7 @@ static void usage(FILE *f)
     format_list(formats, sizeof formats, offsetof(struct s3_format_info, usage)); /* the format table's */
     fprintf(f, "usage: mount.s3rig [options] FILE DIR\n"
                "Mounts a %s file\n"
-               "read-only as a directory tree.\n"
+               "as a directory tree, read-only unless -o rw.\n"
                "\n"
                "  -f            stay in the foreground (as mount(8) helper: fake, do not mount)\n"
                "  -d            debug: foreground, print every FUSE request\n"
@@ -42,7 +42,7 @@ static void usage(FILE *f)
                "  -o OPTS       comma-separated mount options:\n",
             formats);
     s3_options_help(f, OPT_SHARED | OPT_MOUNT, "      ");
-    fprintf(f, "      ro (always), allow_other, allow_root and libfuse's own options;\n"
+    fprintf(f, "      ro (the default), allow_other, allow_root and libfuse's own options;\n"
                "      spin=0: libfuse's multi-threaded loop (single-threaded with -s)\n"
                "  --print-schema[=turok1|turok2]  print a built-in t2fs schema as JSON\n"
                "  -h, --help    this text\n"
@@ -57,7 +57,7 @@ static void usage(FILE *f)
 static bool ignored_option(const char *o)
 {
     static const char *const list[] = {"user", "nouser", "users", "auto", "noauto", "_netdev", "nofail",
-                                       "defaults", "rw", "ro", "owner", "group", "comment", "x-", "loop", NULL};
+                                       "defaults", "ro", "owner", "group", "comment", "x-", "loop", NULL};
     for (int i = 0; list[i]; i++) {
         size_t n = strlen(list[i]);
         if (strcmp(o, list[i]) == 0 || (list[i][n - 1] == '-' && strncmp(o, list[i], n) == 0) ||
@@ -114,10 +114,37 @@ static int take_other_option(const char *o, void *ctx)
     return 0;
 }
 
-static int take_options(struct cmdline *c, const char *list)
+/* mount(8) passes "rw" to its helpers whether the user asked for it or not: as a helper,
+ * only "writable" makes the mount writable (a copy of list without the bare "rw"). */
+static char *helper_list(const char *list)
+{
+    char *out = calloc(1, strlen(list) + 1), *copy = strdup(list), *save = NULL;
+    if (!out || !copy) {
+        free(out);
+        free(copy);
+        return NULL;
+    }
+    for (char *it = strtok_r(copy, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (strcmp(it, "rw") == 0)
+            continue;
+        if (*out)
+            strcat(out, ",");
+        strcat(out, it);
+    }
+    free(copy);
+    return out;
+}
+
+static int take_options(struct cmdline *c, const char *given)
 {
     char err[600];
-    if (s3_options_take_list(&c->opts, OPT_SHARED | OPT_MOUNT, list, take_other_option, c, err, sizeof err)) {
+    char *own = c->helper ? helper_list(given) : NULL;
+    if (c->helper && !own)
+        return -1;
+    const char *list = own ? own : given;
+    int rc = s3_options_take_list(&c->opts, OPT_SHARED | OPT_MOUNT, list, take_other_option, c, err, sizeof err);
+    free(own);
+    if (rc) {
         if (err[0])
             fprintf(stderr, "mount.s3rig: %s\n", err);
         return -1;
@@ -220,6 +247,9 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv, const char **
     c->fc.gid = c->opts.gid;
     c->fc.umask = c->opts.umask;
     c->fc.spin_us = c->opts.spin_us;
+    c->fc.rw = c->opts.rw;
+    c->fc.backup = !c->opts.no_backup;
+    c->fc.opts = c->opts.fs;
     return 0;
 }
 
@@ -243,7 +273,8 @@ static int run_mount(struct cmdline *c, struct s3fs *fs)
     char *fsname = escape_commas(fs->src.path);
     char *opts = NULL;
     if (!fsname ||
-        asprintf(&opts, "ro,default_permissions,subtype=s3rig,fsname=%s%s%s", fsname, c->fuse_opts ? "," : "",
+        asprintf(&opts, "%s,default_permissions,subtype=s3rig,fsname=%s%s%s", c->fc.rw ? "rw" : "ro", fsname,
+                 c->fuse_opts ? "," : "",
                  c->fuse_opts ? c->fuse_opts : "") < 0) {
         free(fsname);
         return S3_EXIT_MOUNT;
@@ -272,10 +303,28 @@ int main(int argc, char **argv)
     }
     char err[512];
     struct s3fs *fs;
+    /* -o rw: the file is locked first, so what is parsed is what the lock recorded */
+    struct commit_lock lock = {.fd = -1, .dirfd = -1};
+    if (c.fc.rw) {
+        rc = commit_lock(&lock, c.file);
+        if (rc) {
+            fprintf(stderr, "mount.s3rig: %s: %s\n", c.file,
+                    rc == -EWOULDBLOCK ? "already mounted rw (locked by another process)" : strerror(-rc));
+            free(c.fuse_opts);
+            return rc == -EWOULDBLOCK ? S3_EXIT_MOUNT : S3_EXIT_OPEN;
+        }
+        c.fc.lock = &lock;
+    }
     rc = s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err);
+    if (!rc && c.fc.rw && (fs->src.st.st_ino != lock.st.st_ino || fs->src.st.st_dev != lock.st.st_dev)) {
+        s3fs_close(fs);
+        snprintf(err, sizeof err, "%s: replaced while it was opened; try again", c.file);
+        rc = S3_EXIT_OPEN;
+    }
     if (rc) {
         fprintf(stderr, "mount.s3rig: %s\n", err);
         free(c.fuse_opts);
+        commit_unlock(&lock);
         return rc;
     }
     /* DIR as an absolute path, as libfuse's own parser makes it: the daemon works from /,
@@ -295,6 +344,7 @@ int main(int argc, char **argv)
     }
     free(dir);
     s3fs_close(fs);
+    commit_unlock(&lock);
     free(c.fuse_opts);
     return rc;
 }

@@ -11,9 +11,10 @@ enum opt_kind {
     KIND_OCTAL,   /* an unsigned octal number (umask) */
     KIND_NUMBER,  /* decimal, or hexadecimal with 0x */
     KIND_TEXT,    /* a non-empty string */
+    KIND_FLAG,    /* a bare word, no value */
 };
 
-enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG };
+enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG, F_RW, F_BACKUP };
 
 struct opt_spec {
     const char *name; /* without the '=' */
@@ -48,6 +49,9 @@ static const struct opt_spec specs[] = {
     {"umask", KIND_OCTAL, 0, 0777, 1, F_UMASK, OPT_MOUNT, "OCTAL", "permission bits taken away (default 0)"},
     {"spin", KIND_DECIMAL, 0, 1000000, 1, F_SPIN, OPT_MOUNT, "US",
      "microseconds to poll before sleeping (default 50)"},
+    {"rw", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "edits write into FILE (see mount.s3rig(8)); default read-only"},
+    {"writable", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "the same as rw (also through mount(8), which always passes rw)"},
+    {"backup", KIND_DECIMAL, 0, 1, 1, F_BACKUP, OPT_MOUNT, "0|1", "with rw: keep FILE~ at each commit (default 1)"},
 };
 
 #define NSPECS (sizeof specs / sizeof specs[0])
@@ -56,6 +60,13 @@ static const struct opt_spec *find_spec(const char *item, const char **value)
 {
     for (size_t i = 0; i < NSPECS; i++) {
         size_t n = strlen(specs[i].name);
+        if (specs[i].kind == KIND_FLAG) {
+            if (strcmp(item, specs[i].name) == 0) {
+                *value = item + n;
+                return &specs[i];
+            }
+            continue;
+        }
         if (strncmp(item, specs[i].name, n) == 0 && item[n] == '=') {
             *value = item + n + 1;
             return &specs[i];
@@ -135,6 +146,12 @@ static void store(struct s3_options *o, enum opt_field f, uint64_t v, const char
     case F_RIG:
         snprintf(o->fs.rig, sizeof o->fs.rig, "%s", text);
         break;
+    case F_RW:
+        o->rw = true;
+        break;
+    case F_BACKUP:
+        o->no_backup = v == 0;
+        break;
     }
 }
 
@@ -150,7 +167,9 @@ int s3_option_take(struct s3_options *o, unsigned scopes, const char *item, char
     }
     uint64_t v = 0;
     bool ok;
-    if (sp->kind == KIND_TEXT) {
+    if (sp->kind == KIND_FLAG) {
+        ok = true;
+    } else if (sp->kind == KIND_TEXT) {
         size_t len = strlen(value);
         ok = len >= sp->min && len <= sp->max;
     } else {
@@ -192,7 +211,7 @@ void s3_options_help(FILE *f, unsigned scopes, const char *indent)
         if (!(specs[i].scope & scopes))
             continue;
         char head[64];
-        snprintf(head, sizeof head, "%s=%s", specs[i].name, specs[i].arg);
+        snprintf(head, sizeof head, "%s%s%s", specs[i].name, specs[i].kind == KIND_FLAG ? "" : "=", specs[i].arg);
         fprintf(f, "%s%-18s %s\n", indent, head, specs[i].help);
     }
 }

@@ -26,6 +26,8 @@ struct s3_options {
     gid_t gid;
     mode_t umask;
     unsigned spin_us;
+    bool rw;        /* -o rw / -o writable: edits in place (mount only) */
+    bool no_backup; /* -o backup=0: no FILE~ kept at a commit */
 };
 
 /* Takes one "-o" item ("name=value") for a command that accepts `scopes`: 1 taken, 0 not

@@ -1,0 +1,418 @@
+/* -o rw: writable files, pending edits, commits and tree generations (rw.h). */
+#include "fs/cmd/rw.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/core/sbuf.h"
+
+static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
+
+/* ---- generations ---- */
+
+static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
+{
+    struct rw_gen *g = calloc(1, sizeof *g);
+    if (!g || view_add_info_hook(fs, info_lines, rw)) {
+        free(g);
+        return -ENOMEM;
+    }
+    g->fs = fs;
+    g->epoch = epoch;
+    g->prev = rw->cur;
+    __atomic_store_n(&rw->cur, g, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts)
+{
+    memset(rw, 0, sizeof *rw);
+    rw->lock = lock;
+    rw->backup = backup;
+    rw->opts = *opts;
+    pthread_mutex_init(&rw->mu, NULL);
+    pthread_mutex_init(&rw->logmu, NULL);
+    return gen_add(rw, fs, 0);
+}
+
+void rw_free(struct rw *rw)
+{
+    for (struct rw_gen *g = rw->cur, *prev; g; g = prev) {
+        prev = g->prev;
+        if (g->epoch != 0) /* generation 0 is the caller's */
+            s3fs_close(g->fs);
+        free(g);
+    }
+    rw->cur = NULL;
+    edits_clear(&rw->pending);
+    free(rw->gr2);
+    pthread_mutex_destroy(&rw->mu);
+    pthread_mutex_destroy(&rw->logmu);
+}
+
+struct rw_gen *rw_current(struct rw *rw)
+{
+    return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
+}
+
+struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch)
+{
+    for (struct rw_gen *g = rw_current(rw); g; g = g->prev)
+        if (g->epoch == epoch)
+            return g;
+    return NULL;
+}
+
+/* ---- the log (/info) ---- */
+
+void rw_log(struct rw *rw, const char *fmt, ...)
+{
+    pthread_mutex_lock(&rw->logmu);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rw->log[rw->nlog % RW_LOG_LINES], sizeof rw->log[0], fmt, ap);
+    va_end(ap);
+    rw->nlog++;
+    pthread_mutex_unlock(&rw->logmu);
+}
+
+/* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
+static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    struct rw *rw = ctx;
+    pthread_mutex_lock(&rw->logmu);
+    sb_printf(out, "rw: writable, backup %s, %" PRIu64 " commit%s\n", rw->backup ? "on" : "off", rw->commits,
+              rw->commits == 1 ? "" : "s");
+    uint64_t first = rw->nlog > RW_LOG_LINES ? rw->nlog - RW_LOG_LINES : 0;
+    for (uint64_t i = first; i < rw->nlog; i++)
+        sb_printf(out, "rw: %s\n", rw->log[i % RW_LOG_LINES]);
+    pthread_mutex_unlock(&rw->logmu);
+}
+
+/* ---- which files are writable ---- */
+
+char *rw_path(struct tree *t, uint32_t ino)
+{
+    size_t len = 0;
+    for (uint32_t i = ino; i != TREE_ROOT && i; i = tree_parent(t, i))
+        len += strlen(tree_name(t, i)) + 1;
+    char *p = malloc(len + 1);
+    if (!p)
+        return NULL;
+    p[len] = 0;
+    size_t at = len;
+    for (uint32_t i = ino; i != TREE_ROOT && i; i = tree_parent(t, i)) {
+        const char *name = tree_name(t, i);
+        size_t n = strlen(name);
+        at -= n;
+        memcpy(p + at, name, n);
+        if (at)
+            p[--at] = '/';
+    }
+    return p;
+}
+
+/* Where [off, off+len) of source s lies in the mounted file, when it is one plain run of
+ * it. */
+static bool file_pos(const struct rw_gen *g, const struct source *s, uint64_t off, uint64_t len, uint64_t *pos)
+{
+    int fd, fd2;
+    uint64_t p, p2;
+    if (!s || len == 0 || source_file_pos(s, off, &fd, &p) != 0 || fd != g->fs->src.fd)
+        return false;
+    if (source_file_pos(s, off + len - 1, &fd2, &p2) != 0 || fd2 != fd || p2 != p + len - 1)
+        return false;
+    *pos = p;
+    return p + len <= g->fs->src.size;
+}
+
+static bool xattr_u64(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
+{
+    char buf[32];
+    ssize_t n = tree_getxattr(t, ino, name, buf, sizeof buf - 1);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    char *end;
+    *v = strtoull(buf, &end, 10);
+    return *end == 0;
+}
+
+/* The byte order the view above ino reads its file in, from the nearest /info that
+ * says (Granny data, t2fs): true for big-endian. */
+static bool view_is_be(struct tree *t, uint32_t ino)
+{
+    for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
+        uint32_t info;
+        if (tree_lookup(t, d, "info", &info) == 0 && tree_is_volatile(t, info)) {
+            size_t len;
+            char *text = tree_render(t, info, &len);
+            char *line = text ? strstr(text, "byte_order: ") : NULL;
+            bool found = line != NULL, be = line && strncmp(line + 12, "be", 2) == 0;
+            free(text);
+            if (found)
+                return be;
+        }
+        if (d == TREE_ROOT || d == 0)
+            return false;
+    }
+}
+
+/* A value file is a field when its type is a fixed-size one, its span is exactly its
+ * elements, and the bytes there read back as its text in one byte order (both when the
+ * bytes read the same either way: then the view's). */
+static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    char type[160];
+    uint64_t off, len;
+    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0 || !xattr_u64(t, ino, "user.s3rig.offset", &off) || !xattr_u64(t, ino, "user.s3rig.length", &len))
+        return false;
+    type[n] = 0;
+    /* a value's span is in the source its directory reads */
+    if (field_type_parse(type, len, &w->ft) || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), off, len, &w->pos))
+        return false;
+    w->len = len;
+    uint8_t *text = NULL, *now = malloc(len), *le = malloc(len), *be = malloc(len);
+    size_t tlen;
+    char why[200];
+    bool ok = false;
+    if (now && le && be && tree_read_all(t, ino, &text, &tlen) == 0 &&
+        pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
+        bool is_le = field_encode(&w->ft, false, (char *)text, tlen, le, why, sizeof why) == 0 &&
+                     memcmp(le, now, len) == 0;
+        bool is_be = field_encode(&w->ft, true, (char *)text, tlen, be, why, sizeof why) == 0 &&
+                     memcmp(be, now, len) == 0;
+        ok = is_le || is_be;
+        w->be = is_le && is_be ? view_is_be(t, ino) : is_be;
+    }
+    free(text);
+    free(now);
+    free(le);
+    free(be);
+    if (ok)
+        w->kind = RW_VALUE;
+    return ok;
+}
+
+/* The Granny data a writable file lies in (its CRC is then recomputed at commit). */
+static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
+        uint32_t gi;
+        struct source *s;
+        uint64_t start, pos, size;
+        if (tree_lookup(t, d, "granny.gr2", &gi) == 0 && gi != ino && tree_range(t, gi, &s, &start) &&
+            (size = tree_size(t, gi)) > 0 && file_pos(g, s, start, size, &pos) && w->pos >= pos &&
+            w->pos + w->len <= pos + size) {
+            w->gr2_dir = d;
+            w->gr2_pos = pos;
+            w->gr2_len = size;
+            return;
+        }
+        if (d == TREE_ROOT || d == 0)
+            return;
+    }
+}
+
+bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    (void)rw;
+    memset(w, 0, sizeof *w);
+    struct tree *t = g->fs->tree;
+    if (tree_kind(t, ino) != NODE_FILE || tree_is_volatile(t, ino))
+        return false;
+    struct source *s;
+    uint64_t start, size = tree_size(t, ino);
+    if (tree_range(t, ino, &s, &start)) {
+        if (!file_pos(g, s, start, size, &w->pos))
+            return false;
+        w->kind = RW_BYTES;
+        w->len = size;
+    } else if (!value_target(g, ino, w)) {
+        return false;
+    }
+    find_gr2(g, ino, w);
+    return true;
+}
+
+/* ---- pending edits ---- */
+
+static int note_gr2(struct rw *rw, const struct rw_target *t)
+{
+    if (!t->gr2_dir)
+        return 0;
+    for (size_t i = 0; i < rw->ngr2; i++)
+        if (rw->gr2[i].dir == t->gr2_dir)
+            return 0;
+    struct rw_gr2 *n = realloc(rw->gr2, (rw->ngr2 + 1) * sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    rw->gr2 = n;
+    rw->gr2[rw->ngr2++] = (struct rw_gr2){t->gr2_dir, t->gr2_pos, t->gr2_len};
+    return 0;
+}
+
+int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
+{
+    if (off > t->len || len > t->len - off)
+        return -EFBIG;
+    pthread_mutex_lock(&rw->mu);
+    int rc = note_gr2(rw, t);
+    if (!rc)
+        rc = edits_put(&rw->pending, t->pos + off, b, len);
+    pthread_mutex_unlock(&rw->mu);
+    return rc;
+}
+
+int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len)
+{
+    uint8_t *bytes = malloc(t->len);
+    if (!bytes)
+        return -ENOMEM;
+    char why[200];
+    int rc = field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why);
+    if (rc)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else
+        rc = rw_put_bytes(rw, t, 0, bytes, t->len);
+    free(bytes);
+    return rc;
+}
+
+/* ---- commit ---- */
+
+/* A Granny header value as a number (decimal or 0x hex), false when absent or other. */
+static bool header_value(struct tree *t, uint32_t dir, const char *name, uint64_t *v, uint32_t *ino)
+{
+    char path[64];
+    snprintf(path, sizeof path, "granny/header/%s", name);
+    uint32_t h = dir, i = 0;
+    char *copy = strdup(path), *save = NULL;
+    int rc = copy ? 0 : -ENOMEM;
+    for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part && !rc; part = strtok_r(NULL, "/", &save))
+        rc = tree_lookup(t, h, part, &h);
+    free(copy);
+    i = h;
+    uint8_t *text;
+    size_t len;
+    if (rc || tree_kind(t, i) != NODE_FILE || tree_read_all(t, i, &text, &len))
+        return false;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 31 ? len : 31), (char *)text);
+    free(text);
+    char *end;
+    *v = strtoull(buf, &end, 0);
+    if (ino)
+        *ino = i;
+    return end != buf && (*end == '\n' || *end == 0);
+}
+
+/* The CRC of a Granny part touched by the edits, recomputed over the new bytes when it was
+ * right before (a wrong CRC stays as it was: not ours to fix) and the edits leave the CRC
+ * field itself alone. CRC-32 over [0x20 + header length, total_size) of the Granny data
+ * (docs/formats/gr2.md), stored in the file's byte order. */
+static bool gr2_fix(struct rw *rw, struct rw_gen *g, const struct rw_gr2 *p, struct crc_fix *fix)
+{
+    struct tree *t = g->fs->tree;
+    uint64_t crc, computed, version, total, off, len;
+    uint32_t crc_ino;
+    if (!header_value(t, p->dir, "crc", &crc, &crc_ino) || !header_value(t, p->dir, "crc_computed", &computed, NULL) ||
+        !header_value(t, p->dir, "version", &version, NULL) || !header_value(t, p->dir, "total_size", &total, NULL))
+        return false;
+    if (crc != computed || (version != 6 && version != 7) || total > p->len ||
+        !xattr_u64(t, crc_ino, "user.s3rig.offset", &off) || !xattr_u64(t, crc_ino, "user.s3rig.length", &len) ||
+        len != 4 || !file_pos(g, tree_node_source(t, tree_parent(t, crc_ino)), off, 4, &fix->field_off))
+        return false;
+    if (edits_touch(&rw->pending, fix->field_off, 4))
+        return false;
+    fix->from = p->pos + 0x20 + (version == 6 ? 0x38 : 0x48);
+    fix->to = p->pos + total;
+    fix->be = view_is_be(t, crc_ino);
+    return fix->from <= fix->to;
+}
+
+struct writer {
+    int in_fd;
+    uint64_t size;
+    const struct edits *e;
+    const struct crc_fix *fix;
+    size_t nfix;
+};
+
+static int write_new(int fd, void *ctx)
+{
+    const struct writer *w = ctx;
+    return edits_write(w->in_fd, w->size, w->e, w->fix, w->nfix, fd);
+}
+
+/* Opens the committed file as the next generation. */
+static void reopen(struct rw *rw, struct rw_gen *g)
+{
+    char *path = NULL;
+    char err[512];
+    struct s3fs *fs = NULL;
+    if (asprintf(&path, "%s/%s", rw->lock->dir, rw->lock->name) < 0) {
+        rw_log(rw, "committed, but out of memory opening it again: the tree shows the previous version");
+        return;
+    }
+    int rc = s3fs_open(&fs, path, &rw->opts, err, sizeof err);
+    free(path);
+    if (rc) {
+        rw_log(rw, "committed, but the new file does not open (%s): the tree shows the previous version", err);
+        return;
+    }
+    if (fs->src.st.st_ino != rw->lock->st.st_ino || fs->src.st.st_dev != rw->lock->st.st_dev) {
+        rw_log(rw, "committed, but the file was replaced at once by someone else: the tree shows the previous version");
+        s3fs_close(fs);
+        return;
+    }
+    if (gen_add(rw, fs, g->epoch + 1)) {
+        rw_log(rw, "committed, but out of memory opening it again: the tree shows the previous version");
+        s3fs_close(fs);
+    }
+}
+
+int rw_commit(struct rw *rw, bool again)
+{
+    pthread_mutex_lock(&rw->mu);
+    if (rw->pending.n == 0) {
+        pthread_mutex_unlock(&rw->mu);
+        return 0;
+    }
+    struct rw_gen *g = rw_current(rw);
+    struct crc_fix *fix = calloc(rw->ngr2 ? rw->ngr2 : 1, sizeof *fix);
+    size_t nfix = 0;
+    int rc = fix ? 0 : -ENOMEM;
+    for (size_t i = 0; fix && i < rw->ngr2; i++)
+        nfix += gr2_fix(rw, g, &rw->gr2[i], &fix[nfix]);
+    uint64_t bytes = edits_bytes(&rw->pending);
+    struct writer w = {rw->lock->fd, g->fs->src.size, &rw->pending, fix, nfix};
+    if (!rc)
+        rc = commit_replace(rw->lock, write_new, &w, rw->backup);
+    free(fix);
+    if (rc) {
+        rw_log(rw, "commit %s: %s; %" PRIu64 " bytes of edits stay pending",
+               rc == -EBUSY ? "refused: the file was changed by someone else since it was read" : "failed",
+               strerror(-rc), bytes);
+    } else {
+        edits_clear(&rw->pending);
+        rw->ngr2 = 0;
+        pthread_mutex_lock(&rw->logmu);
+        rw->commits++;
+        pthread_mutex_unlock(&rw->logmu);
+        rw_log(rw, "committed %" PRIu64 " bytes%s", bytes, nfix ? ", Granny CRC recomputed" : "");
+        if (again)
+            reopen(rw, g);
+    }
+    pthread_mutex_unlock(&rw->mu);
+    return rc;
+}

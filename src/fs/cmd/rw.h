@@ -1,0 +1,78 @@
+/* What `-o rw` adds to a mount, apart from FUSE: which files are writable and where their
+ * bytes lie in the file, the pending edits, the commit, and the tree generations.
+ * - A generation is the tree of the file as committed last; a commit opens the new file
+ *   as the next one. Generations are never freed before rw_free (a request may still use
+ *   an older one); rw_current is safe from any thread.
+ * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (one internal lock for the
+ *   edits and the commit, another for the log, always taken last).
+ * - Edits are not visible in the tree before they are committed. */
+#ifndef S3_RW_H
+#define S3_RW_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs/core/commit.h"
+#include "fs/core/edit.h"
+#include "fs/open/open.h"
+
+struct rw_gen {
+    struct s3fs *fs;
+    uint32_t epoch;
+    struct rw_gen *prev;
+};
+
+enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES };
+
+/* A writable file: its bytes are [pos, pos+len) of the mounted file. */
+struct rw_target {
+    enum rw_kind kind;
+    uint64_t pos, len;
+    struct field_type ft; /* RW_VALUE */
+    bool be;              /* RW_VALUE: the field's byte order */
+    uint32_t gr2_dir;     /* the directory holding the Granny data it lies in, 0: none */
+    uint64_t gr2_pos, gr2_len;
+};
+
+#define RW_LOG_LINES 16
+
+struct rw {
+    struct commit_lock *lock;
+    bool backup;
+    struct s3fs_opts opts;
+    struct rw_gen *cur; /* atomic */
+    pthread_mutex_t mu; /* pending, gr2, commits */
+    struct edits pending;
+    struct rw_gr2 {
+        uint32_t dir;
+        uint64_t pos, len;
+    } *gr2;
+    size_t ngr2;
+    uint64_t commits;
+    pthread_mutex_t logmu;
+    char log[RW_LOG_LINES][320];
+    uint64_t nlog;
+};
+
+/* fs becomes generation 0 (the caller closes it after rw_free); 0 or -ENOMEM. */
+int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts);
+void rw_free(struct rw *rw);
+struct rw_gen *rw_current(struct rw *rw);
+/* The generation of that epoch, NULL when there is none. */
+struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch);
+/* True when node ino of g is writable (what, where: *t). */
+bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *t);
+/* Bytes [off, off+len) of a RW_BYTES file: 0, -EFBIG past its end, -ENOMEM. */
+int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
+/* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
+int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);
+/* Commits the pending edits (nothing to do: 0). On success the next generation is the
+ * current one (unless reopen is false: at unmount). -errno of the refusal or failure
+ * otherwise, logged; the edits stay pending. */
+int rw_commit(struct rw *rw, bool reopen);
+void rw_log(struct rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A node's path from the root ("/a/b", "" for the root), malloc'd; NULL when out of memory. */
+char *rw_path(struct tree *t, uint32_t ino);
+
+#endif

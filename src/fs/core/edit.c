@@ -1,0 +1,381 @@
+/* Field encoders and the pending-edits overlay of `-o rw` (edit.h). */
+#include "fs/core/edit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---- types ---- */
+
+struct kind_name {
+    const char *name;
+    enum field_kind kind;
+};
+
+/* The value files' own type names (view.c's helpers) and Granny's scalar member types
+ * (the Normal/Binormal kinds are shown as their integers). */
+static const struct kind_name kinds[] = {
+    {"u8", FIELD_U8},           {"i8", FIELD_I8},
+    {"u16", FIELD_U16},         {"i16", FIELD_I16},
+    {"u32", FIELD_U32},         {"i32", FIELD_I32},
+    {"f32", FIELD_F32},         {"gr2.Int8", FIELD_I8},
+    {"gr2.BinormalInt8", FIELD_I8}, {"gr2.UInt8", FIELD_U8},
+    {"gr2.NormalUInt8", FIELD_U8}, {"gr2.Int16", FIELD_I16},
+    {"gr2.BinormalInt16", FIELD_I16}, {"gr2.UInt16", FIELD_U16},
+    {"gr2.NormalUInt16", FIELD_U16}, {"gr2.Int32", FIELD_I32},
+    {"gr2.UInt32", FIELD_U32},  {"gr2.Real32", FIELD_F32},
+};
+
+static uint32_t kind_size(enum field_kind k)
+{
+    switch (k) {
+    case FIELD_U8:
+    case FIELD_I8:
+        return 1;
+    case FIELD_U16:
+    case FIELD_I16:
+        return 2;
+    default:
+        return 4;
+    }
+}
+
+int field_type_parse(const char *xtype, uint64_t span_len, struct field_type *ft)
+{
+    if (!xtype)
+        return -EINVAL;
+    size_t base = strcspn(xtype, "[ ");
+    const char *rest = xtype + base;
+    while (*rest == '[') { /* array shapes: the count comes from the span */
+        const char *close = strchr(rest, ']');
+        if (!close)
+            return -EINVAL;
+        for (const char *p = rest + 1; p < close; p++)
+            if (!isdigit((unsigned char)*p))
+                return -EINVAL;
+        rest = close + 1;
+    }
+    if (*rest && strncmp(rest, " name=", 6) != 0) /* Granny's original member name */
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (strlen(kinds[i].name) != base || strncmp(kinds[i].name, xtype, base) != 0)
+            continue;
+        uint32_t size = kind_size(kinds[i].kind);
+        if (span_len == 0 || span_len % size || span_len > FIELD_MAX_BYTES)
+            return -EINVAL;
+        *ft = (struct field_type){kinds[i].kind, size, span_len / size};
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* ---- encoding ---- */
+
+static void store(uint8_t *p, uint32_t v, uint32_t size, bool be)
+{
+    for (uint32_t i = 0; i < size; i++) {
+        uint32_t shift = 8 * (be ? size - 1 - i : i);
+        p[i] = (uint8_t)(v >> shift);
+    }
+}
+
+static const char *kind_label(enum field_kind k)
+{
+    static const char *const label[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32"};
+    return label[k];
+}
+
+/* One element's text (no newline) -> its bits; -EINVAL with why. */
+static int encode_one(enum field_kind k, const char *s, uint32_t *bits, char *why, size_t whylen)
+{
+    char *end;
+    errno = 0;
+    if (!*s) {
+        snprintf(why, whylen, "an empty line is no %s", kind_label(k));
+        return -EINVAL;
+    }
+    if (k == FIELD_F32) {
+        float f = strtof(s, &end);
+        if (*end || end == s) {
+            snprintf(why, whylen, "'%.40s' is not a number (f32)", s);
+            return -EINVAL;
+        }
+        if (isinf(f) && errno == ERANGE) {
+            snprintf(why, whylen, "%.40s does not fit an f32", s);
+            return -EINVAL;
+        }
+        memcpy(bits, &f, 4);
+        return 0;
+    }
+    bool is_signed = k == FIELD_I8 || k == FIELD_I16 || k == FIELD_I32;
+    long long lo = k == FIELD_I8 ? INT8_MIN : k == FIELD_I16 ? INT16_MIN : k == FIELD_I32 ? INT32_MIN : 0;
+    unsigned long long hi = k == FIELD_U8    ? UINT8_MAX
+                            : k == FIELD_I8  ? INT8_MAX
+                            : k == FIELD_U16 ? UINT16_MAX
+                            : k == FIELD_I16 ? INT16_MAX
+                            : k == FIELD_U32 ? UINT32_MAX
+                                             : INT32_MAX;
+    bool neg = *s == '-';
+    if (!isdigit((unsigned char)s[neg || *s == '+']) || (neg && !is_signed && strcmp(s, "-0") != 0)) {
+        if (!isdigit((unsigned char)s[neg || *s == '+'])) {
+            snprintf(why, whylen, "'%.40s' is not an integer (%s)", s, kind_label(k));
+            return -EINVAL;
+        }
+        snprintf(why, whylen, "%.40s does not fit a %s (0 to %llu)", s, kind_label(k), hi);
+        return -EINVAL;
+    }
+    const char *digits = s + (neg || *s == '+');
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10; /* never octal */
+    long long v;
+    if (neg) {
+        v = strtoll(s, &end, base);
+    } else {
+        unsigned long long u = strtoull(s, &end, base);
+        if (u > hi && !errno)
+            errno = ERANGE;
+        v = (long long)(u > hi ? hi : u);
+    }
+    if (*end) {
+        snprintf(why, whylen, "'%.40s' is not an integer (%s)", s, kind_label(k));
+        return -EINVAL;
+    }
+    if (errno == ERANGE || v < lo || (v > 0 && (unsigned long long)v > hi)) {
+        snprintf(why, whylen, "%.40s does not fit a %s (%lld to %llu)", s, kind_label(k), lo, hi);
+        return -EINVAL;
+    }
+    *bits = (uint32_t)v;
+    return 0;
+}
+
+/* Line i of text (without its newline and surrounding blanks) into buf; false when the
+ * line is longer than buf. */
+static bool take_line(const char *p, size_t n, char *buf, size_t buflen)
+{
+    while (n && (*p == ' ' || *p == '\t'))
+        p++, n--;
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+        n--;
+    if (n >= buflen)
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    return true;
+}
+
+/* Walks the lines of text: complete ones only when `whole` is false. Stores elements in
+ * out when not NULL. The number of lines seen into *lines. */
+static int walk_lines(const struct field_type *ft, bool be, const char *text, size_t len, bool whole, uint8_t *out,
+                      uint64_t *lines, char *why, size_t whylen)
+{
+    uint64_t i = 0;
+    size_t at = 0;
+    while (at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        if (i >= ft->count) {
+            snprintf(why, whylen, "more than %llu line%s (one %s each)", (unsigned long long)ft->count,
+                     ft->count == 1 ? "" : "s", kind_label(ft->kind));
+            return -EINVAL;
+        }
+        if (!nl && !whole)
+            break;
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        char line[128];
+        uint32_t bits = 0;
+        if (!take_line(text + at, n, line, sizeof line)) {
+            snprintf(why, whylen, "line %llu is too long for a %s", (unsigned long long)i + 1, kind_label(ft->kind));
+            return -EINVAL;
+        }
+        int rc = encode_one(ft->kind, line, &bits, why, whylen);
+        if (rc)
+            return rc;
+        if (out)
+            store(out + i * ft->size, bits, ft->size, be);
+        i++;
+        at += n + (nl ? 1 : 0);
+    }
+    *lines = i;
+    return 0;
+}
+
+int field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out, char *why,
+                 size_t whylen)
+{
+    uint64_t lines;
+    int rc = walk_lines(ft, be, text, len, true, out, &lines, why, whylen);
+    if (!rc && lines != ft->count) {
+        snprintf(why, whylen, "%llu line%s for %llu value%s", (unsigned long long)lines, lines == 1 ? "" : "s",
+                 (unsigned long long)ft->count, ft->count == 1 ? "" : "s");
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+int field_check_prefix(const struct field_type *ft, const char *text, size_t len, char *why, size_t whylen)
+{
+    uint64_t lines;
+    return walk_lines(ft, false, text, len, false, NULL, &lines, why, whylen);
+}
+
+/* ---- the overlay ---- */
+
+/* The first edit that ends at or after off (touching counts). */
+static size_t first_reaching(const struct edits *e, uint64_t off)
+{
+    size_t lo = 0, hi = e->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->e[mid].off + e->e[mid].len < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int edits_put(struct edits *e, uint64_t off, const void *b, size_t len)
+{
+    if (len == 0)
+        return 0;
+    size_t i = first_reaching(e, off), j = i;
+    while (j < e->n && e->e[j].off <= off + len)
+        j++;
+    /* edits i..j-1 overlap or touch [off, off+len): they become one */
+    if (i == j) {
+        if (e->n == e->cap) {
+            size_t cap = e->cap ? 2 * e->cap : 16;
+            struct edit *n = realloc(e->e, cap * sizeof *n);
+            if (!n)
+                return -ENOMEM;
+            e->e = n;
+            e->cap = cap;
+        }
+        uint8_t *copy = malloc(len);
+        if (!copy)
+            return -ENOMEM;
+        memcpy(copy, b, len);
+        memmove(e->e + i + 1, e->e + i, (e->n - i) * sizeof *e->e);
+        e->e[i] = (struct edit){off, len, len, copy};
+        e->n++;
+        return 0;
+    }
+    struct edit *first = &e->e[i], *last = &e->e[j - 1];
+    uint64_t start = first->off < off ? first->off : off;
+    uint64_t end = last->off + last->len > off + len ? last->off + last->len : off + len;
+    size_t need = (size_t)(end - start);
+    uint8_t *buf = first->bytes;
+    size_t cap = first->cap;
+    if (start != first->off || need > cap) {
+        /* grow geometrically so that sequential writes cost amortised linear time */
+        size_t ncap = need > 2 * cap ? need : 2 * cap;
+        buf = malloc(ncap);
+        if (!buf)
+            return -ENOMEM;
+        cap = ncap;
+        memcpy(buf + (first->off - start), first->bytes, first->len);
+        free(first->bytes);
+    }
+    for (size_t k = i + 1; k < j; k++) {
+        memcpy(buf + (e->e[k].off - start), e->e[k].bytes, e->e[k].len);
+        free(e->e[k].bytes);
+    }
+    memcpy(buf + (off - start), b, len);
+    *first = (struct edit){start, need, cap, buf};
+    memmove(e->e + i + 1, e->e + j, (e->n - j) * sizeof *e->e);
+    e->n -= j - i - 1;
+    return 0;
+}
+
+bool edits_touch(const struct edits *e, uint64_t off, uint64_t len)
+{
+    size_t i = first_reaching(e, off + 1);
+    return i < e->n && e->e[i].off < off + len && e->e[i].off + e->e[i].len > off;
+}
+
+uint64_t edits_bytes(const struct edits *e)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < e->n; i++)
+        total += e->e[i].len;
+    return total;
+}
+
+void edits_clear(struct edits *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->e[i].bytes);
+    free(e->e);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---- writing ---- */
+
+#define CHUNK (1u << 20)
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The edits' bytes that fall in [pos, pos+n) laid over buf. */
+static void overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n)
+{
+    for (size_t i = first_reaching(e, pos + 1); i < e->n && e->e[i].off < pos + n; i++) {
+        const struct edit *d = &e->e[i];
+        uint64_t from = d->off > pos ? d->off : pos;
+        uint64_t to = d->off + d->len < pos + n ? d->off + d->len : pos + n;
+        if (from < to)
+            memcpy(buf + (from - pos), d->bytes + (from - d->off), (size_t)(to - from));
+    }
+}
+
+int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
+                int out_fd)
+{
+    uint8_t *buf = malloc(CHUNK);
+    uLong *crc = calloc(nfix ? nfix : 1, sizeof *crc);
+    int rc = buf && crc ? 0 : -ENOMEM;
+    for (size_t k = 0; k < nfix; k++)
+        crc[k] = crc32(0, NULL, 0);
+    for (uint64_t pos = 0; !rc && pos < in_size;) {
+        size_t n = in_size - pos < CHUNK ? (size_t)(in_size - pos) : CHUNK;
+        ssize_t got = pread(in_fd, buf, n, (off_t)pos);
+        if (got <= 0) {
+            rc = got < 0 ? -errno : -EIO; /* the file shrank under its lock */
+            break;
+        }
+        n = (size_t)got;
+        overlay(e, pos, buf, n);
+        for (size_t k = 0; k < nfix; k++) {
+            uint64_t from = fix[k].from > pos ? fix[k].from : pos;
+            uint64_t to = fix[k].to < pos + n ? fix[k].to : pos + n;
+            if (from < to)
+                crc[k] = crc32(crc[k], buf + (from - pos), (uInt)(to - from));
+        }
+        rc = write_all(out_fd, buf, n);
+        pos += n;
+    }
+    for (size_t k = 0; !rc && k < nfix; k++) {
+        uint8_t b[4];
+        store(b, (uint32_t)crc[k], 4, fix[k].be);
+        if (pwrite(out_fd, b, 4, (off_t)fix[k].field_off) != 4)
+            rc = errno ? -errno : -EIO;
+    }
+    free(buf);
+    free(crc);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* Pending edits of the mounted file and the encoders that make them: what `-o rw` writes.
+ * - field_type_parse: a value file's type string and span length -> the field's element
+ *   kind and count, or -EINVAL when the file is no fixed-size field.
+ * - field_encode: the text a user wrote -> the field's bytes (one element per line, a
+ *   final newline optional); -EINVAL with `why` when it does not parse or fit.
+ * - struct edits: byte patches over the file, kept sorted and merged (a later write wins);
+ *   edits_write streams the file with them applied (one buffer, never the whole file),
+ *   then stores each CRC-32 fix it was given over the new bytes.
+ * - Not thread-safe: the caller serialises every use of one struct edits. */
+#ifndef S3_EDIT_H
+#define S3_EDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum field_kind { FIELD_U8, FIELD_I8, FIELD_U16, FIELD_I16, FIELD_U32, FIELD_I32, FIELD_F32 };
+
+struct field_type {
+    enum field_kind kind;
+    uint32_t size;  /* bytes per element */
+    uint64_t count; /* elements (lines) */
+};
+
+/* Largest field (in bytes) a value file may stand for. */
+#define FIELD_MAX_BYTES (1u << 20)
+
+int field_type_parse(const char *xtype, uint64_t span_len, struct field_type *ft);
+/* out holds ft->size * ft->count bytes. */
+int field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out, char *why,
+                 size_t whylen);
+/* What a write can already refuse: a complete line (ended by '\n') that does not parse or
+ * fit, or more lines than elements. 0 otherwise. */
+int field_check_prefix(const struct field_type *ft, const char *text, size_t len, char *why, size_t whylen);
+
+struct edit {
+    uint64_t off;
+    size_t len, cap;
+    uint8_t *bytes;
+};
+
+struct edits {
+    struct edit *e; /* sorted by offset, neither overlapping nor touching */
+    size_t n, cap;
+};
+
+/* Replaces [off, off+len) by b in the pending bytes: 0 or -ENOMEM (then nothing changed). */
+int edits_put(struct edits *e, uint64_t off, const void *b, size_t len);
+/* True when a pending edit touches [off, off+len). */
+bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
+uint64_t edits_bytes(const struct edits *e);
+void edits_clear(struct edits *e);
+
+/* A CRC-32 (zlib's) over the new bytes [from, to), stored at field_off in byte order be. */
+struct crc_fix {
+    uint64_t field_off, from, to;
+    bool be;
+};
+
+/* Writes in_fd's first in_size bytes with the edits applied to out_fd (a fresh file, at
+ * its start), then the CRC fixes: 0 or -errno. */
+int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
+                int out_fd);
+
+#endif

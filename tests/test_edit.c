@@ -1,0 +1,189 @@
+/* Field encoders and the pending-edits overlay (fs/core/edit.h): texts as each field type
+ * takes them, refusals with their reasons, patches merged as later writes win, and the
+ * streamed writer with a CRC fix. Expected bytes are written out by hand from the types'
+ * definitions (little/big-endian two's complement, IEEE-754 binary32). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "fs/core/edit.h"
+
+static void test_type_names(void **state)
+{
+    (void)state;
+    struct field_type ft;
+    assert_int_equal(field_type_parse("u32", 4, &ft), 0);
+    assert_int_equal(ft.kind, FIELD_U32);
+    assert_int_equal(ft.count, 1);
+    assert_int_equal(field_type_parse("i32[10]", 40, &ft), 0);
+    assert_int_equal(ft.kind, FIELD_I32);
+    assert_int_equal(ft.count, 10);
+    assert_int_equal(field_type_parse("gr2.Real32[3] name=a/b", 12, &ft), 0);
+    assert_int_equal(ft.kind, FIELD_F32);
+    assert_int_equal(ft.count, 3);
+    assert_int_equal(field_type_parse("gr2.NormalUInt8", 1, &ft), 0);
+    assert_int_equal(ft.kind, FIELD_U8);
+    assert_int_equal(field_type_parse("f32[3][3]", 36, &ft), 0);
+    assert_int_equal(ft.count, 9);
+    /* not fields: other types, spans that are not whole elements, no span */
+    assert_int_equal(field_type_parse("gr2.Real16", 2, &ft), -EINVAL);
+    assert_int_equal(field_type_parse("gr2.String", 4, &ft), -EINVAL);
+    assert_int_equal(field_type_parse("u32", 6, &ft), -EINVAL);
+    assert_int_equal(field_type_parse("u32", 0, &ft), -EINVAL);
+    assert_int_equal(field_type_parse("u32x", 4, &ft), -EINVAL);
+    assert_int_equal(field_type_parse("crc32", 4, &ft), -EINVAL);
+    assert_int_equal(field_type_parse(NULL, 4, &ft), -EINVAL);
+}
+
+static int enc(const char *type, uint64_t span, bool be, const char *text, uint8_t *out, char *why)
+{
+    struct field_type ft;
+    assert_int_equal(field_type_parse(type, span, &ft), 0);
+    return field_encode(&ft, be, text, strlen(text), out, why, 200);
+}
+
+static void test_encode_values(void **state)
+{
+    (void)state;
+    uint8_t b[16];
+    char why[200];
+    assert_int_equal(enc("u32", 4, false, "305419896\n", b, why), 0);
+    assert_memory_equal(b, "\x78\x56\x34\x12", 4);
+    assert_int_equal(enc("u32", 4, true, "0x12345678", b, why), 0);
+    assert_memory_equal(b, "\x12\x34\x56\x78", 4);
+    assert_int_equal(enc("i32", 4, false, "  -2 \n", b, why), 0);
+    assert_memory_equal(b, "\xfe\xff\xff\xff", 4);
+    assert_int_equal(enc("u8", 1, false, "255", b, why), 0);
+    assert_int_equal(b[0], 255);
+    assert_int_equal(enc("gr2.Int16", 2, true, "-32768\n", b, why), 0);
+    assert_memory_equal(b, "\x80\x00", 2);
+    assert_int_equal(enc("u32", 4, false, "010\n", b, why), 0); /* decimal, never octal */
+    assert_memory_equal(b, "\x0a\x00\x00\x00", 4);
+    /* 1.5 = 0x3FC00000; -2 = 0xC0000000 */
+    assert_int_equal(enc("gr2.Real32[2]", 8, false, "1.5\n-2\n", b, why), 0);
+    assert_memory_equal(b, "\x00\x00\xc0\x3f\x00\x00\x00\xc0", 8);
+    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n3", b, why), 0); /* last newline optional */
+    assert_memory_equal(b, "\x01\0\0\0\x02\0\0\0\x03\0\0\0", 12);
+}
+
+static void test_encode_refusals(void **state)
+{
+    (void)state;
+    uint8_t b[16];
+    char why[200];
+    assert_int_equal(enc("u8", 1, false, "300\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "does not fit a u8"));
+    assert_int_equal(enc("gr2.Real32", 4, false, "abc\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "not a number"));
+    assert_int_equal(enc("f32", 4, false, "1e39\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "does not fit an f32"));
+    assert_int_equal(enc("u32", 4, false, "-1\n", b, why), -EINVAL);
+    assert_int_equal(enc("u32", 4, false, "4294967296\n", b, why), -EINVAL);
+    assert_int_equal(enc("i32", 4, false, "2147483648\n", b, why), -EINVAL);
+    assert_int_equal(enc("i32", 4, false, "-2147483649\n", b, why), -EINVAL);
+    assert_int_equal(enc("i8", 1, false, "-129", b, why), -EINVAL);
+    assert_int_equal(enc("u32", 4, false, "12abc\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "not an integer"));
+    assert_int_equal(enc("u32", 4, false, "", b, why), -EINVAL);
+    assert_int_equal(enc("u32", 4, false, "\n", b, why), -EINVAL);
+    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "2 lines for 3 values"));
+    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n3\n4\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "more than 3 lines"));
+}
+
+static void test_check_prefix(void **state)
+{
+    (void)state;
+    struct field_type ft;
+    char why[200];
+    assert_int_equal(field_type_parse("u8[2]", 2, &ft), 0);
+    assert_int_equal(field_check_prefix(&ft, "30", 2, why, sizeof why), 0); /* "300" may come */
+    assert_int_equal(field_check_prefix(&ft, "300\n", 4, why, sizeof why), -EINVAL);
+    assert_int_equal(field_check_prefix(&ft, "1\n2\n3", 5, why, sizeof why), -EINVAL);
+    assert_int_equal(field_check_prefix(&ft, "1\n2\n", 4, why, sizeof why), 0);
+}
+
+static void test_overlay_merges(void **state)
+{
+    (void)state;
+    struct edits e = {0};
+    assert_int_equal(edits_put(&e, 10, "abcd", 4), 0);
+    assert_int_equal(edits_put(&e, 20, "xy", 2), 0);
+    assert_int_equal(edits_put(&e, 0, "Q", 1), 0);
+    assert_int_equal(e.n, 3);
+    assert_true(edits_touch(&e, 12, 1));
+    assert_false(edits_touch(&e, 14, 6));
+    assert_true(edits_touch(&e, 14, 7));
+    /* overlapping both of the later ones and the gap between: one edit, newest on top */
+    assert_int_equal(edits_put(&e, 12, "0123456789", 10), 0);
+    assert_int_equal(e.n, 2);
+    assert_int_equal(e.e[1].off, 10);
+    assert_int_equal(e.e[1].len, 12);
+    assert_memory_equal(e.e[1].bytes, "ab0123456789", 12);
+    /* touching (adjacent) writes merge too: sequential writes make one edit */
+    for (uint64_t k = 0; k < 1000; k++)
+        assert_int_equal(edits_put(&e, 100 + k, "z", 1), 0);
+    assert_int_equal(e.n, 3);
+    assert_int_equal(e.e[2].len, 1000);
+    assert_int_equal(edits_bytes(&e), 1 + 12 + 1000);
+    edits_clear(&e);
+    assert_int_equal(e.n, 0);
+}
+
+static void test_write_with_crc(void **state)
+{
+    (void)state;
+    char in[] = "/tmp/s3rig-edit-in-XXXXXX", out[] = "/tmp/s3rig-edit-out-XXXXXX";
+    int fi = mkstemp(in), fo = mkstemp(out);
+    assert_true(fi >= 0 && fo >= 0);
+    /* bigger than one chunk, so edits and the CRC cross chunk boundaries */
+    size_t size = (3u << 20) + 17;
+    uint8_t *old = malloc(size), *want = malloc(size), *got = malloc(size + 1);
+    assert_non_null(old);
+    for (size_t i = 0; i < size; i++)
+        old[i] = (uint8_t)(i * 7 + 3);
+    assert_int_equal(write(fi, old, size), (ssize_t)size);
+    memcpy(want, old, size);
+    struct edits e = {0};
+    uint8_t patch[100];
+    memset(patch, 0xAB, sizeof patch);
+    assert_int_equal(edits_put(&e, (1u << 20) - 50, patch, sizeof patch), 0);
+    memcpy(want + (1u << 20) - 50, patch, sizeof patch);
+    assert_int_equal(edits_put(&e, size - 1, "Z", 1), 0);
+    want[size - 1] = 'Z';
+    struct crc_fix fix = {.field_off = 4, .from = 8, .to = size - 5, .be = true};
+    uint32_t c = (uint32_t)crc32(crc32(0, NULL, 0), want + 8, (uInt)(size - 13));
+    want[4] = (uint8_t)(c >> 24), want[5] = (uint8_t)(c >> 16), want[6] = (uint8_t)(c >> 8), want[7] = (uint8_t)c;
+    assert_int_equal(edits_write(fi, size, &e, &fix, 1, fo), 0);
+    assert_int_equal(pread(fo, got, size + 1, 0), (ssize_t)size);
+    assert_memory_equal(got, want, size);
+    /* a file shorter than it should be is an error, never a shorter copy */
+    assert_int_equal(ftruncate(fo, 0), 0);
+    assert_int_equal(lseek(fo, 0, SEEK_SET), 0);
+    assert_int_equal(edits_write(fi, size + 10, &e, NULL, 0, fo), -EIO);
+    edits_clear(&e);
+    close(fi), close(fo);
+    unlink(in), unlink(out);
+    free(old), free(want), free(got);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_type_names),     cmocka_unit_test(test_encode_values),
+        cmocka_unit_test(test_encode_refusals), cmocka_unit_test(test_check_prefix),
+        cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

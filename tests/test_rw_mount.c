@@ -1,0 +1,713 @@
+/* -o rw through real mounts: what is writable (mode bits), the lock, value files and
+ * byte ranges written by the usual tools, committed, unmounted, mounted again and read
+ * back; the rest of the tree unchanged; the Granny CRC right after; every refusal with its
+ * errno and the file unchanged; open handles after a commit; a daemon killed while it
+ * commits. Expected bytes come from the fixture's layout and the types' definitions. */
+#include <dirent.h>
+#include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "mountutil.h"
+#include "tree_compare.h"
+
+/* The wrapper header's unused_0 (word 9 of the 13). */
+#define UNUSED0_POS 36
+
+struct rig {
+    uint8_t *bytes;
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char path[256], mnt[256];
+};
+
+static void rig_make(struct rig *r, const char *name)
+{
+    char names[FX_SAMPLE_BONES][32], mname[128];
+    r->bytes = fx_sample_rig(&r->size, &r->rl, &r->gl, names);
+    write_fixture(name, r->bytes, r->size, r->path, sizeof r->path);
+    snprintf(mname, sizeof mname, "m-%s", name);
+    make_mountpoint(mname, r->mnt, sizeof r->mnt);
+}
+
+static void rig_free(struct rig *r)
+{
+    free(r->bytes);
+}
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 65536;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        if (!got)
+            break;
+        n += got;
+    }
+    fclose(f);
+    *size = n;
+    return buf;
+}
+
+static void assert_file_is(const char *path, const uint8_t *want, size_t size)
+{
+    size_t n;
+    uint8_t *got = slurp(path, &n);
+    assert_int_equal(n, size);
+    assert_memory_equal(got, want, size);
+    free(got);
+}
+
+/* The daemon has let go of the file (its lock): it has committed and exited. */
+static void wait_unlocked(const char *path)
+{
+    for (int i = 0; i < 1000; i++) {
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        int rc = flock(fd, LOCK_EX | LOCK_NB);
+        close(fd);
+        if (rc == 0)
+            return;
+        usleep(10000);
+    }
+    fail_msg("%s still locked", path);
+}
+
+static void umount_rw(const char *mnt, const char *file)
+{
+    do_umount(mnt);
+    wait_unlocked(file);
+}
+
+static char *text_of(const char *path)
+{
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    b = realloc(b, n + 1);
+    b[n] = 0;
+    return (char *)b;
+}
+
+/* open, write text, close: the errno of the first failing step (0: none) and which
+ * (*step 'o' 'w' 'c'). */
+static int write_text(const char *path, int flags, const char *text, char *step)
+{
+    int fd = open(path, flags);
+    if (fd < 0) {
+        *step = 'o';
+        return errno;
+    }
+    if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+        int e = errno;
+        close(fd);
+        *step = 'w';
+        return e;
+    }
+    *step = 'c';
+    return close(fd) ? errno : 0;
+}
+
+static void put_value(const char *mnt, const char *rel, const char *text)
+{
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, text, &step), 0);
+}
+
+static mode_t mode_of(const char *mnt, const char *rel)
+{
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    assert_int_equal(lstat(p, &st), 0);
+    return st.st_mode & 07777;
+}
+
+static bool info_has(const char *mnt, const char *needle)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    bool yes = strstr(t, needle) != NULL;
+    free(t);
+    return yes;
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+static int sh(const char *cmd)
+{
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    return run(argv, NULL, 0);
+}
+
+/* ---- tests ---- */
+
+static void test_rw_off_by_default(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "ro.rig");
+    do_mount(r.path, r.mnt, NULL);
+    assert_int_equal(mode_of(r.mnt, "header.bin"), 0444);
+    assert_int_equal(mode_of(r.mnt, "header/unused_0"), 0444);
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/header/unused_0", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY, "1\n", &step), EROFS);
+    snprintf(p, sizeof p, "%s/header.bin", r.mnt);
+    assert_int_equal(write_text(p, O_RDWR, "x", &step), EROFS);
+    do_umount(r.mnt);
+    assert_file_is(r.path, r.bytes, r.size);
+    rig_free(&r);
+}
+
+static void test_rw_modes_and_lock(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "lock.rig");
+    do_mount(r.path, r.mnt, "rw");
+    /* writable: byte ranges of the file and fields whose bytes read back as their text */
+    assert_int_equal(mode_of(r.mnt, "header.bin"), 0644);
+    assert_int_equal(mode_of(r.mnt, "granny.gr2"), 0644);
+    assert_int_equal(mode_of(r.mnt, "header/unused_0"), 0644);
+    assert_int_equal(mode_of(r.mnt, "ik_chains/0/pole"), 0644);
+    assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Transform/position"), 0644);
+    /* not: generated text, names, /info, a value of several numbers a line */
+    assert_int_equal(mode_of(r.mnt, "info"), 0444);
+    assert_int_equal(mode_of(r.mnt, "ik_target_slots.names"), 0444);
+    assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Transform/scale_shear"), 0444);
+    assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Name"), 0444);
+    /* a second rw mount of the same file: refused, exit 4, one line */
+    char other[256], err[512];
+    make_mountpoint("m-lock2", other, sizeof other);
+    char *argv[] = {(char *)mount_bin, "-o", "rw", r.path, other, NULL};
+    assert_int_equal(run(argv, err, sizeof err), 4);
+    assert_non_null(strstr(err, "already mounted rw"));
+    assert_non_null(strchr(err, '\n'));
+    assert_null(strchr(strchr(err, '\n') + 1, '\n'));
+    assert_false(is_mounted(other));
+    /* a read-only mount beside it is fine */
+    do_mount(r.path, other, NULL);
+    do_umount(other);
+    umount_rw(r.mnt, r.path);
+    assert_file_is(r.path, r.bytes, r.size);
+    rig_free(&r);
+}
+
+/* The trees of two files, mounted read-only, equal except the paths listed. */
+static void assert_trees_differ_only(const char *a, const char *b, const char *const *changed)
+{
+    char ma[256], mb[256];
+    make_mountpoint("m-cmp-a", ma, sizeof ma);
+    make_mountpoint("m-cmp-b", mb, sizeof mb);
+    do_mount(a, ma, NULL);
+    do_mount(b, mb, NULL);
+    struct snap sa = {0}, sb = {0};
+    snap_path(&sa, ma);
+    snap_path(&sb, mb);
+    assert_int_equal(sa.n, sb.n);
+    size_t differing = 0;
+    for (size_t i = 0; i < sa.n; i++) {
+        const struct snap_entry *x = &sa.e[i], *y = snap_find(&sb, x->path);
+        assert_non_null(y);
+        bool same = x->kind == y->kind && x->size == y->size && x->dlen == y->dlen &&
+                    (x->dlen == 0 || memcmp(x->data, y->data, x->dlen) == 0) && strcmp(x->type, y->type) == 0 &&
+                    strcmp(x->offset, y->offset) == 0 && strcmp(x->length, y->length) == 0;
+        bool allowed = false;
+        for (size_t k = 0; changed[k]; k++)
+            allowed |= strcmp(changed[k], x->path) == 0;
+        if (!same && !allowed)
+            fail_msg("%s differs", x->path);
+        differing += !same;
+    }
+    assert_true(differing > 0);
+    snap_free(&sa);
+    snap_free(&sb);
+    do_umount(ma);
+    do_umount(mb);
+}
+
+static void test_rw_value_roundtrip(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "value.rig");
+    char orig[300];
+    snprintf(orig, sizeof orig, "%s/orig.rig", tmpdir);
+    assert_int_equal(fx_write_file(orig, r.bytes, r.size), 0);
+    do_mount(r.path, r.mnt, "rw");
+    /* a shell's way: O_TRUNC, write, close; effective at the close */
+    put_value(r.mnt, "header/unused_0", "305419896\n");
+    char p[512];
+    snprintf(p, sizeof p, "%s/header/unused_0", r.mnt);
+    char *t = text_of(p);
+    assert_string_equal(t, "305419896\n");
+    free(t);
+    assert_true(info_has(r.mnt, "rw: committed 4 bytes"));
+    /* the kept version is the one before */
+    char bak[300];
+    snprintf(bak, sizeof bak, "%s~", r.path);
+    assert_file_is(bak, r.bytes, r.size);
+    umount_rw(r.mnt, r.path);
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    le32(want + UNUSED0_POS, 305419896u);
+    assert_file_is(r.path, want, r.size);
+    /* mounted again: the value, and nothing else but the header's bytes changed */
+    const char *changed[] = {"header/unused_0", "header.bin", NULL};
+    assert_trees_differ_only(orig, r.path, changed);
+    free(want);
+    rig_free(&r);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void test_rw_granny_value_crc(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "granny.rig");
+    do_mount(r.path, r.mnt, "rw");
+    const char *rel = "granny/root/Skeletons/0/Bones/1/Transform/position";
+    put_value(r.mnt, rel, "1.5\n-2\n0.25\n");
+    assert_true(info_has(r.mnt, "Granny CRC recomputed"));
+    umount_rw(r.mnt, r.path);
+    size_t n;
+    uint8_t *now = slurp(r.path, &n);
+    assert_int_equal(n, r.size);
+    /* the CRC: CRC-32 over [0x20 + header length (v6: 0x38), total_size) of the Granny data */
+    const uint8_t *g = now + r.rl.granny_pos;
+    assert_int_equal(rd32(g + 0x20), 6);
+    uint32_t total = rd32(g + 0x24);
+    uint32_t crc = (uint32_t)crc32(crc32(0, NULL, 0), g + 0x20 + 0x38, total - (0x20 + 0x38));
+    assert_int_equal(rd32(g + 0x28), crc);
+    assert_int_not_equal(rd32(r.bytes + r.rl.granny_pos + 0x28), crc); /* it did change */
+    /* 1.5, -2, 0.25 as binary32, little-endian, once, where the old values were */
+    static const uint8_t floats[12] = {0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0x80, 0x3e};
+    size_t at = SIZE_MAX, diffs = 0;
+    for (size_t i = 0; i + 12 <= n; i++)
+        if (memcmp(now + i, floats, 12) == 0)
+            at = i;
+    assert_true(at != SIZE_MAX);
+    for (size_t i = 0; i < n; i++)
+        diffs += now[i] != r.bytes[i] && !(i >= at && i < at + 12) &&
+                 !(i >= r.rl.granny_pos + 0x28 && i < r.rl.granny_pos + 0x2c);
+    assert_int_equal(diffs, 0);
+    free(now);
+    do_mount(r.path, r.mnt, NULL);
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", r.mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "1.5\n-2\n0.25\n");
+    free(t);
+    assert_true(info_has(r.mnt, "gr2_crc: ok"));
+    do_umount(r.mnt);
+    rig_free(&r);
+}
+
+static void test_rw_editors(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "editors.rig");
+    do_mount(r.path, r.mnt, "rw");
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    char cmd[1024];
+    /* printf > value */
+    snprintf(cmd, sizeof cmd, "printf '7\\n' > '%s/header/unused_1'", r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    le32(want + UNUSED0_POS + 4, 7);
+    /* sed -i: a temporary in the same folder, renamed over the value; vim in batch mode
+     * (its backup goes elsewhere: no other new file here). Both read back at once. */
+    char vp[512];
+    snprintf(cmd, sizeof cmd, "cd '%s/header' && sed -i 's/^0$/513/' unused_2", r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(vp, sizeof vp, "%s/header/unused_2", r.mnt);
+    char *vt = text_of(vp);
+    assert_string_equal(vt, "513\n");
+    free(vt);
+    snprintf(cmd, sizeof cmd, "HOME='%s' vim -es -c '%%s/^0$/9/' -c wq '%s/header/unused_0' </dev/null", tmpdir,
+             r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    le32(want + UNUSED0_POS, 9);
+    snprintf(vp, sizeof vp, "%s/header/unused_0", r.mnt);
+    vt = text_of(vp);
+    assert_string_equal(vt, "9\n");
+    free(vt);
+    /* dd conv=notrunc at an offset of a byte range */
+    snprintf(cmd, sizeof cmd, "printf 'WXYZ' | dd of='%s/header.bin' bs=1 seek=%d conv=notrunc 2>/dev/null", r.mnt,
+             UNUSED0_POS + 8);
+    assert_int_equal(sh(cmd), 0);
+    memcpy(want + UNUSED0_POS + 8, "WXYZ", 4);
+    /* a hex edit: dump, change, write back in place */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && xxd -s %d -l 4 header.bin | sed 's/: [0-9a-f]* *[0-9a-f]*/: 4142 4344/' > '%s/hex.txt' && "
+             "xxd -r '%s/hex.txt' header.bin",
+             r.mnt, UNUSED0_POS + 12, tmpdir, tmpdir);
+    assert_int_equal(sh(cmd), 0);
+    memcpy(want + UNUSED0_POS + 12, "ABCD", 4);
+    umount_rw(r.mnt, r.path);
+    assert_file_is(r.path, want, r.size);
+    do_mount(r.path, r.mnt, NULL);
+    char p[512];
+    snprintf(p, sizeof p, "%s/header/unused_1", r.mnt);
+    char *t = text_of(p);
+    assert_string_equal(t, "7\n");
+    free(t);
+    do_umount(r.mnt);
+    free(want);
+    rig_free(&r);
+}
+
+static void test_rw_refusals(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "refuse.rig");
+    do_mount(r.path, r.mnt, "rw");
+    char p[512], step;
+    /* text that cannot be the field: EINVAL on the write when a line is complete */
+    snprintf(p, sizeof p, "%s/ik_chains/0/pole", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "2147483648\n", &step), EINVAL);
+    assert_int_equal(step, 'w');
+    assert_true(info_has(r.mnt, "refused /ik_chains/0/pole: 2147483648 does not fit a i32"));
+    snprintf(p, sizeof p, "%s/granny/root/Skeletons/0/Bones/1/Transform/position", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "abc\n", &step), EINVAL);
+    assert_int_equal(step, 'w');
+    assert_true(info_has(r.mnt, "'abc' is not a number (f32)"));
+    /* ... or at the close, when only the whole text tells */
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "1\n2", &step), EINVAL);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(r.mnt, "2 lines for 3 values"));
+    /* byte ranges have their size */
+    snprintf(p, sizeof p, "%s/header.bin", r.mnt);
+    int fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    errno = 0;
+    assert_int_equal(pwrite(fd, "xx", 2, 52), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_int_equal(ftruncate(fd, 10), -1);
+    assert_int_equal(errno, EPERM);
+    assert_int_equal(ftruncate(fd, 52), 0); /* its own size: nothing to do */
+    assert_int_equal(close(fd), 0);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "x", &step), EPERM);
+    /* what is not writable, and what cannot be made */
+    snprintf(p, sizeof p, "%s/info", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    snprintf(p, sizeof p, "%s/ik_target_slots.names", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    /* new files: only an editor's temporary beside a writable file, which must become one */
+    snprintf(p, sizeof p, "%s/ik_chains/new", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_CREAT, "x", &step), EPERM);
+    snprintf(p, sizeof p, "%s/header/new", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_CREAT, "abc\n", &step), 0);
+    char target[512];
+    snprintf(target, sizeof target, "%s/header/unused_0", r.mnt);
+    assert_int_equal(rename(p, target), -1);
+    assert_int_equal(errno, EINVAL); /* not a u32 */
+    snprintf(target, sizeof target, "%s/ik_target_slots.names", r.mnt);
+    assert_int_equal(rename(p, target), -1);
+    assert_int_equal(errno, EPERM); /* not writable */
+    assert_int_equal(unlink(p), 0);
+    assert_int_equal(access(p, F_OK), -1);
+    snprintf(p, sizeof p, "%s/header.bin", r.mnt);
+    assert_int_equal(unlink(p), -1);
+    assert_int_equal(errno, EPERM);
+    char q[512];
+    snprintf(q, sizeof q, "%s/header.bin2", r.mnt);
+    assert_int_equal(rename(p, q), -1);
+    assert_int_equal(errno, EPERM);
+    assert_file_is(r.path, r.bytes, r.size);
+    /* the file changed by someone else: EBUSY at the close, the edit stays pending */
+    struct timespec ts[2] = {{1, 0}, {1, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, r.path, ts, 0), 0);
+    snprintf(p, sizeof p, "%s/header/unused_0", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "5\n", &step), EBUSY);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(r.mnt, "commit refused: the file was changed by someone else"));
+    assert_true(info_has(r.mnt, "4 bytes of edits stay pending"));
+    umount_rw(r.mnt, r.path); /* refused again at unmount */
+    assert_file_is(r.path, r.bytes, r.size);
+    char bak[300];
+    snprintf(bak, sizeof bak, "%s~", r.path);
+    assert_int_equal(access(bak, F_OK), -1);
+    rig_free(&r);
+}
+
+static void test_rw_backup_off(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "nobak.rig");
+    do_mount(r.path, r.mnt, "rw,backup=0");
+    put_value(r.mnt, "header/unused_0", "1\n");
+    assert_true(info_has(r.mnt, "rw: writable, backup off, 1 commit"));
+    umount_rw(r.mnt, r.path);
+    char bak[300];
+    snprintf(bak, sizeof bak, "%s~", r.path);
+    assert_int_equal(access(bak, F_OK), -1);
+    rig_free(&r);
+}
+
+/* A reader that opened a file before a commit reads the new bytes after it (never bytes
+ * of another place). */
+static void test_rw_open_handle_after_commit(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "handle.rig");
+    do_mount(r.path, r.mnt, "rw");
+    char p[512];
+    snprintf(p, sizeof p, "%s/header.bin", r.mnt);
+    int fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    uint8_t b[52];
+    assert_int_equal(pread(fd, b, 52, 0), 52);
+    assert_memory_equal(b, r.bytes, 52);
+    put_value(r.mnt, "header/unused_0", "4660\n");
+    assert_int_equal(pread(fd, b, 52, 0), 52);
+    uint8_t want[52];
+    memcpy(want, r.bytes, 52);
+    le32(want + UNUSED0_POS, 4660);
+    assert_memory_equal(b, want, 52);
+    close(fd);
+    /* the same path again, through whatever the kernel kept */
+    fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, b, 52, 0), 52);
+    assert_memory_equal(b, want, 52);
+    close(fd);
+    umount_rw(r.mnt, r.path);
+    rig_free(&r);
+}
+
+/* The daemon killed (SIGKILL) while a writer commits value after value: the file is one
+ * of the versions committed (or the first), never anything else, and mounts again. */
+static void test_rw_sigkill_during_commits(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "kill.rig");
+    unsigned committed = 0;
+    for (unsigned round = 0; round < 5; round++) {
+        pid_t daemon = start_mount_fg(r.path, r.mnt, "rw");
+        pid_t writer = fork();
+        assert_true(writer >= 0);
+        if (writer == 0) {
+            char p[512], v[32], step;
+            snprintf(p, sizeof p, "%s/header/unused_0", r.mnt);
+            for (unsigned k = 1; k < 100000; k++) {
+                snprintf(v, sizeof v, "%u\n", k);
+                if (write_text(p, O_WRONLY | O_TRUNC, v, &step))
+                    _exit(0);
+            }
+            _exit(0);
+        }
+        usleep(20000 + 37000 * round); /* a different moment each round */
+        kill(daemon, SIGKILL);
+        waitpid(daemon, NULL, 0);
+        waitpid(writer, NULL, 0);
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "fusermount3 -uz '%s'", r.mnt);
+        sh(cmd);
+        size_t n;
+        uint8_t *now = slurp(r.path, &n);
+        assert_int_equal(n, r.size);
+        uint32_t k = rd32(now + UNUSED0_POS);
+        le32(now + UNUSED0_POS, rd32(r.bytes + UNUSED0_POS));
+        assert_memory_equal(now, r.bytes, r.size); /* everything else as it was */
+        assert_true(k < 100000);
+        committed += k != rd32(r.bytes + UNUSED0_POS);
+        free(now);
+        /* mounts again (the lock went with the daemon; its temporaries are removed) */
+        do_mount(r.path, r.mnt, "rw");
+        DIR *d = opendir(tmpdir);
+        for (struct dirent *e; (e = readdir(d));)
+            assert_null(strstr(e->d_name, ".s3rig-"));
+        closedir(d);
+        umount_rw(r.mnt, r.path);
+        assert_int_equal(fx_write_file(r.path, r.bytes, r.size), 0);
+    }
+    assert_true(committed > 0); /* the kills came while commits were being made */
+    rig_free(&r);
+}
+
+/* A commit that cannot be written (a full disk): ENOSPC on the close, the file and its
+ * folder as they were, the edit pending; committed by a later fsync once there is room. */
+static void test_rw_disk_full(void **state)
+{
+    (void)state;
+    struct rig r;
+    char small[256], file[300], filler[300], mnt[256];
+    snprintf(small, sizeof small, "%s/small", tmpdir);
+    assert_int_equal(mkdir(small, 0755), 0);
+    assert_int_equal(mount("tmpfs", small, "tmpfs", 0, "size=64k"), 0);
+    char names[FX_SAMPLE_BONES][32];
+    r.bytes = fx_sample_rig(&r.size, &r.rl, &r.gl, names);
+    snprintf(file, sizeof file, "%s/full.rig", small);
+    assert_int_equal(fx_write_file(file, r.bytes, r.size), 0);
+    /* fill the rest: room for less than one more copy of the file */
+    snprintf(filler, sizeof filler, "%s/filler", small);
+    int fd = open(filler, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    static const uint8_t block[1024];
+    while (write(fd, block, sizeof block) == (ssize_t)sizeof block)
+        ;
+    close(fd);
+    make_mountpoint("m-full", mnt, sizeof mnt);
+    do_mount(file, mnt, "rw");
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/header/unused_0", mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "77\n", &step), ENOSPC);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(mnt, "commit failed: No space left on device; 4 bytes of edits stay pending"));
+    assert_file_is(file, r.bytes, r.size);
+    DIR *d = opendir(small);
+    unsigned entries = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        entries += e->d_name[0] != '.' || strstr(e->d_name, ".s3rig-") != NULL;
+    closedir(d);
+    assert_int_equal(entries, 2); /* full.rig and filler: no temporary, no backup */
+    /* room again: an fsync commits what is pending */
+    assert_int_equal(unlink(filler), 0);
+    snprintf(p, sizeof p, "%s/header.bin", mnt);
+    fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fsync(fd), 0);
+    assert_int_equal(close(fd), 0);
+    assert_true(info_has(mnt, "rw: writable, backup on, 1 commit"));
+    umount_rw(mnt, file);
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    le32(want + UNUSED0_POS, 77);
+    assert_file_is(file, want, r.size);
+    free(want);
+    assert_int_equal(umount(small), 0);
+    free(r.bytes);
+}
+
+struct reader_arg {
+    const char *mnt;
+    const uint8_t *orig;
+    unsigned reads, stale, bad;
+};
+
+/* Reads header.bin whole, again and again: each read is one committed version (the
+ * original with unused_1 = some k written), or ESTALE for a handle whose file moved. */
+static void *reader(void *p)
+{
+    struct reader_arg *r = p;
+    char path[512];
+    snprintf(path, sizeof path, "%s/header.bin", r->mnt);
+    for (unsigned i = 0; i < 300; i++) {
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            r->bad++;
+            continue;
+        }
+        uint8_t b[52];
+        ssize_t n = pread(fd, b, 52, 0);
+        close(fd);
+        if (n < 0 && errno == ESTALE) {
+            r->stale++;
+            continue;
+        }
+        if (n != 52) {
+            r->bad++;
+            continue;
+        }
+        le32(b + UNUSED0_POS + 4, rd32(r->orig + UNUSED0_POS + 4)); /* unused_1: the one written */
+        r->bad += memcmp(b, r->orig, 52) != 0;
+        r->reads++;
+    }
+    return NULL;
+}
+
+/* Writers and readers at once on libfuse's multi-threaded loop (-o spin=0; the
+ * ThreadSanitizer run, scripts/tsan.sh, runs this too). */
+static void test_rw_parallel_readers(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "parallel.rig");
+    do_mount(r.path, r.mnt, "rw,spin=0");
+    enum { READERS = 4 };
+    pthread_t th[READERS];
+    struct reader_arg args[READERS];
+    for (int i = 0; i < READERS; i++) {
+        args[i] = (struct reader_arg){r.mnt, r.bytes, 0, 0, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, reader, &args[i]), 0);
+    }
+    char v[32];
+    for (unsigned k = 1; k <= 40; k++) {
+        snprintf(v, sizeof v, "%u\n", k);
+        put_value(r.mnt, "header/unused_1", v);
+    }
+    unsigned reads = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].bad, 0);
+        reads += args[i].reads;
+    }
+    assert_true(reads > 0);
+    assert_true(info_has(r.mnt, "40 commits"));
+    umount_rw(r.mnt, r.path);
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    le32(want + UNUSED0_POS + 4, 40);
+    assert_file_is(r.path, want, r.size);
+    free(want);
+    rig_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mount_test(test_rw_off_by_default),
+        mount_test(test_rw_modes_and_lock),
+        mount_test(test_rw_value_roundtrip),
+        mount_test(test_rw_granny_value_crc),
+        mount_test(test_rw_editors),
+        mount_test(test_rw_refusals),
+        mount_test(test_rw_backup_off),
+        mount_test(test_rw_open_handle_after_commit),
+        mount_test(test_rw_sigkill_during_commits),
+        mount_test(test_rw_parallel_readers),
+        mount_test(test_rw_disk_full),
+        mount_test(test_no_sanitizer_reports),
+    };
+    return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);
+}
