@@ -96,20 +96,23 @@ for a in "$@"; do
     esac
 done
 
-symbols=""
+# The symbols go through a file: as one environment variable they pass the kernel's limit
+# for a single argument (128 KiB).
+symbols=$(mktemp)
+trap 'rm -f "$symbols"' EXIT
 if [ -n "$build" ]; then
     if ! command -v nm >/dev/null; then
         echo "check_includes: nm not found; checking includes only" >&2
     else
         # "FILE.o: T name" / "FILE.o: U name" for every object made from src/
-        symbols=$(find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
+        { find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
             xargs -0 -r nm -A --defined-only --extern-only 2>/dev/null | awk '{print $1, "D", $NF}'
             find "$build" -name 'src_*.c.o' -print0 2>/dev/null | sort -z |
-            xargs -0 -r nm -A --undefined-only 2>/dev/null | awk '{print $1, "U", $NF}')
+            xargs -0 -r nm -A --undefined-only 2>/dev/null | awk '{print $1, "U", $NF}'; } >"$symbols"
     fi
 fi
 
-SYMBOLS="$symbols" python3 - <<'EOF'
+SYMBOLS_FILE="$symbols" python3 - <<'EOF'
 import os, re, sys
 from collections import defaultdict
 
@@ -158,7 +161,7 @@ def mod_of_object(path):
     return object_mod.get(os.path.basename(path.split(":")[0]))
 
 defined, used = {}, []
-for line in os.environ.get("SYMBOLS", "").splitlines():
+for line in open(os.environ["SYMBOLS_FILE"], encoding="utf-8", errors="replace").read().splitlines():
     parts = line.split()
     if len(parts) != 3:
         continue
