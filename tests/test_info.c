@@ -209,6 +209,48 @@ static void test_cli_fails_when_a_listing_fails(void **state)
     free(file);
 }
 
+/* /info is rendered under the tree lock once per change, however often it is measured
+ * (every stat measures it): 200 measures of an unchanged mount render it at most once;
+ * a listing (the tree grew, warnings may come) and an expansion (the cache line) each
+ * make one more rendering, and its text is what a fresh mount shows after the same. */
+static void test_info_rendered_once_per_change(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(1, 3, true, false); /* some nodes RNC-compressed */
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, NULL);
+    uint32_t info;
+    assert_int_equal(tree_lookup(fs->tree, TREE_ROOT, "info", &info), 0);
+    uint64_t first = tree_size(fs->tree, info), before = view_info_renders();
+    for (int i = 0; i < 200; i++)
+        assert_int_equal(tree_size(fs->tree, info), first);
+    assert_true(view_info_renders() - before <= 1);
+    char *a = info_text(fs);
+    before = view_info_renders();
+    uint32_t r;
+    assert_int_equal(tree_lookup(fs->tree, TREE_ROOT, "root", &r), 0);
+    assert_int_equal(tree_populate(fs->tree, r), 0); /* a listing: the progress line moves */
+    char *b = info_text(fs);
+    for (int i = 0; i < 200; i++)
+        tree_size(fs->tree, info);
+    assert_int_equal(view_info_renders() - before, 1);
+    if (strcmp(a, b) == 0)
+        fail_msg("/info did not change after a listing:\n%s", b);
+    assert_int_equal(tree_populate_all(fs->tree), 0); /* expands the RNC nodes: the cache line */
+    before = view_info_renders();
+    char *c = info_text(fs), *d = info_text(fs);
+    assert_int_equal(view_info_renders() - before, 1);
+    assert_string_equal(c, d);
+    assert_non_null(strstr(c, "cache: "));
+    if (strstr(c, "cache: 0 expansions"))
+        fail_msg("the cache line did not follow the expansions:\n%s", c);
+    free(a), free(b), free(c), free(d);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
 /* ---- hooks: a second user adds, never overwrites ---- */
 
 static void info_line(struct s3fs *fs, struct sbuf *out, void *ctx)
@@ -282,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_info_says_what_is_checked),
         cmocka_unit_test(test_hooks_add),
         cmocka_unit_test(test_cli_fails_when_a_listing_fails),
+        cmocka_unit_test(test_info_rendered_once_per_change),
     };
     return cmocka_run_group_tests_name("info", tests, NULL, NULL);
 }

@@ -29,7 +29,9 @@ enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 struct tree;
 typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 struct sbuf;
-/* Renders the whole current text of a volatile file. */
+/* Renders the whole current text of a volatile file. Runs without the tree lock: it takes
+ * tree_lock around the state populate callbacks extend (and may keep a rendering while
+ * tree_version and its own state stay the same). */
 typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
 /* Returns bytes read (short only at the end) or a negative errno. */
 typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
@@ -143,6 +145,12 @@ uint64_t tree_name_probes(struct tree *t);
  * counted so far. */
 void tree_test_fail_alloc(struct tree *t, uint64_t k);
 void tree_test_alloc_counts(struct tree *t, uint64_t *attempts, uint64_t *failures);
+/* A count that grows whenever the tree grows, a populate ends, or tree_touch is called:
+ * what a volatile text shows of the tree's and its views' state is the same while it
+ * stays. Read without the lock. */
+uint64_t tree_version(struct tree *t);
+/* Says that state a volatile text shows changed outside the tree's growth (a view's). */
+void tree_touch(struct tree *t);
 /* Holds the tree lock (recursive): a generator that reads view state which populate
  * callbacks extend takes it around that read. Never hold it while taking the cache's. */
 void tree_lock(struct tree *t);

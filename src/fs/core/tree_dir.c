@@ -232,6 +232,7 @@ struct node *add_node_locked(struct tree *t, uint32_t parent, const char *name, 
         b->child[b->n++] = *ino;
         build_hash_put(t, b, *ino);
     }
+    atomic_fetch_add(&t->version, 1);
     return n;
 }
 
@@ -349,6 +350,7 @@ int tree_populate(struct tree *t, uint32_t dir)
     int rc = populate_locked(t, dir, n->u.dir.info);
     if (rc == -ENOMEM)
         t->failed_listings++;
+    atomic_fetch_add(&t->version, 1); /* what it parsed, warned, failed */
     pthread_mutex_unlock(&t->lock);
     return rc;
 }

@@ -41,8 +41,8 @@
  * at most the nodes of the failed listings, and max_nodes still bounds it.
  *
  * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
- * every tree_add_* takes it, and so does rendering a volatile file (/info reads state
- * callbacks extend). Reading bytes (tree_read of ranges, texts, generators) takes no tree
+ * every tree_add_* takes it, and a volatile file's render function takes it around the
+ * state callbacks extend (/info does so once per change: tree_version). Reading bytes (tree_read of ranges, texts, generators) takes no tree
  * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
  * cached data, and tree_populate holds the directory's expanded source while its callback
  * runs (source_hold, "Open handles" below); nothing takes the tree lock while holding the
@@ -246,6 +246,7 @@ struct tree {
     uint64_t failed_listings; /* populates failed for lack of memory (reported in /info) */
     uint32_t populate_depth;  /* populates running (nested in each other's callbacks) */
     uint64_t failures_outer;  /* the meter's failures when the outermost one began */
+    _Atomic uint64_t version; /* tree_version: bumped under the lock, read without */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
 };
 

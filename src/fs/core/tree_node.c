@@ -255,6 +255,7 @@ void tree_note_oom(struct tree *t)
     pthread_mutex_lock(&t->lock);
     t->strings.meter.failures++;
     pthread_mutex_unlock(&t->lock);
+    tree_touch(t);
 }
 
 void *tree_alloc(struct tree *t, size_t size)

@@ -83,3 +83,13 @@ uint64_t tree_name_probes(struct tree *t)
     pthread_mutex_unlock(&t->lock);
     return n;
 }
+
+uint64_t tree_version(struct tree *t)
+{
+    return atomic_load(&t->version);
+}
+
+void tree_touch(struct tree *t)
+{
+    atomic_fetch_add(&t->version, 1);
+}

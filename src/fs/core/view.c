@@ -151,21 +151,45 @@ const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
 /* What the mount's expanded-bytes cache has done so far (a nested view's /info shows the
  * mount's: they share it). A user tuning cache_mb sees whether items were expanded again
  * after eviction; tests count expansions through a real mount from it. */
-static void info_cache_line(struct s3fs *fs, struct sbuf *b)
+static void info_cache_line(const struct cache_stats *s, struct sbuf *b)
 {
-    struct cache_stats st;
-    cache_stats(&fs->cache, &st);
+    struct cache_stats st = *s;
     sb_printf(b,
               "cache: %" PRIu64 " expansions, %" PRIu64 " failed, %" PRIu64 " evicted; %" PRIu64
               " bytes held, peak %" PRIu64 ", limit %" PRIu64 "\n",
               st.produced, st.failed, st.evicted, st.used, st.peak, st.limit);
 }
 
-/* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
- * has not yet seen what browsing (or `s3rig info --full`) will find. */
-static void render_info(struct tree *t, void *ctx, struct sbuf *out)
+/* /info, rendered once per change: every stat measures it, and rendering reads state
+ * populate callbacks extend, so under the tree lock; kept while the tree's version (its
+ * growth, its populates, what views touch) and the cache's counts stay the same. */
+struct info_text {
+    struct s3fs *fs;
+    pthread_mutex_t lock; /* taken after the tree lock, never before */
+    uint64_t key[6];
+    char *text;
+    size_t len;
+};
+
+static _Atomic uint64_t info_renders;
+
+uint64_t view_info_renders(void)
 {
-    struct s3fs *fs = ctx;
+    return info_renders;
+}
+
+static void info_text_free(void *p)
+{
+    struct info_text *it = p;
+    free(it->text);
+    pthread_mutex_destroy(&it->lock);
+    free(it);
+}
+
+/* The warnings line says how much has been checked: parsing is lazy, so a fresh mount
+ * has not yet seen what browsing (or `s3rig info --full`) will find. Under the tree lock. */
+static void render_info_locked(struct tree *t, struct s3fs *fs, const struct cache_stats *st, struct sbuf *out)
+{
     struct sbuf b = *out;
     sb_printf(&b, "format: %s\n", format_name(fs->det.format));
     sb_printf(&b, "file_size: %" PRIu64 "\n", fs->src.size);
@@ -175,7 +199,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_put(&b, fs->facts.p, fs->facts.len);
     for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next)
         ((view_info_fn *)h->fn)(fs, &b, h->ctx);
-    info_cache_line(fs, &b);
+    info_cache_line(st, &b);
     sb_printf(&b, "covered_bytes: %" PRIu64 "\n", fs->covered);
     sb_printf(&b, "unparsed_bytes: %" PRIu64 " in %zu ranges\n", fs->src.size - fs->covered, fs->ngaps);
     struct sbuf tree_lines = {0};
@@ -195,6 +219,41 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     if (fs->diag.dropped)
         sb_printf(&b, "warning: %zu more warnings not shown\n", fs->diag.dropped);
     *out = b;
+}
+
+static void render_info(struct tree *t, void *ctx, struct sbuf *out)
+{
+    struct info_text *it = ctx;
+    struct cache_stats st;
+    cache_stats(&it->fs->cache, &st);
+    uint64_t key[6] = {tree_version(t), st.produced, st.failed, st.evicted, st.used, st.peak};
+    pthread_mutex_lock(&it->lock);
+    bool same = it->text && memcmp(key, it->key, sizeof key) == 0;
+    if (same)
+        sb_put(out, it->text, it->len);
+    pthread_mutex_unlock(&it->lock);
+    if (same)
+        return;
+    struct sbuf fresh = {0};
+    tree_lock(t);
+    render_info_locked(t, it->fs, &st, &fresh);
+    info_renders++;
+    pthread_mutex_lock(&it->lock); /* after the tree lock */
+    if (!fresh.oom) {
+        free(it->text);
+        it->text = malloc(fresh.len ? fresh.len : 1);
+        if (it->text) {
+            memcpy(it->text, fresh.p, fresh.len);
+            it->len = fresh.len;
+            memcpy(it->key, key, sizeof key);
+        }
+    }
+    pthread_mutex_unlock(&it->lock);
+    tree_unlock(t);
+    sb_put(out, fresh.p, fresh.len);
+    if (fresh.oom)
+        out->oom = true;
+    sb_free(&fresh);
 }
 
 static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -222,7 +281,18 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
 {
     fs->covered = cover_merge(&fs->cover, fs->src.size);
     fs->ngaps = cover_gaps(&fs->cover, fs->src.size, &fs->gaps);
-    tree_add_volatile(fs->tree, root, "info", "info", render_info, fs);
+    struct info_text *it = calloc(1, sizeof *it);
+    if (it && tree_on_free(fs->tree, info_text_free, it)) {
+        free(it);
+        it = NULL;
+    }
+    if (!it) {
+        tree_note_oom(fs->tree); /* the listing fails: never a root without /info */
+    } else {
+        it->fs = fs;
+        pthread_mutex_init(&it->lock, NULL);
+        tree_add_volatile(fs->tree, root, "info", "info", render_info, it);
+    }
     uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
     tree_set_span(fs->tree, u, 0, fs->src.size);
 }

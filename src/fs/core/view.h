@@ -159,6 +159,9 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__
  * span its host gave it: where the nested bytes lie in the host). 0, or -1. */
 int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
 
+/* Times /info was rendered under the tree lock, process-wide (tests: once per change,
+ * however often it is measured). */
+uint64_t view_info_renders(void);
 /* Adds /info and /unparsed to the root (after the view has filled fs->cover). */
 void add_info_and_unparsed(struct s3fs *fs, uint32_t root);
 

@@ -264,6 +264,7 @@ static void refuse_why(struct gr2_pins *p, const struct gr2_space *sp, uint32_t 
     pthread_mutex_lock(&v->state_lock);
     v->items[sec].bounded = true; /* /info says so */
     pthread_mutex_unlock(&v->state_lock);
+    tree_touch(v->fs->tree); /* a read may refuse it, outside any listing */
 }
 
 static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
