@@ -194,6 +194,9 @@ static void test_production_outside_lock(void **state)
     struct s3fs *fs = open_mem(p.file, p.size, &o, "package");
     for (size_t i = 0; i < p.n; i++)
         ino_of(fs, p.paths[i]); /* listed (and expanded, to know they expand) */
+    /* then a bound all four fit in at once (the bound is one for every thread: in 1 KiB
+     * the small ones would be refused beside the big one's room); nothing is kept yet */
+    fs->cache.limit = 2u << 20;
     struct gate g = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
     fs->cache.before_produce = gate_hook;
     fs->cache.before_produce_ctx = &g;
@@ -549,6 +552,127 @@ static void test_sections_in_turn(void **state)
     fxg_sections_free(&r);
 }
 
+/* ---- one bound for every request and open file ---- */
+
+struct budget_item {
+    struct cached c; /* first */
+    size_t size;
+};
+
+static int produce_budget_item(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    struct budget_item *b = (struct budget_item *)c;
+    *data = calloc(1, b->size);
+    *size = b->size;
+    return *data ? 0 : -1;
+}
+
+struct budget_run {
+    struct cache *c;
+    struct budget_item *item;
+    pthread_mutex_t *lock;
+    pthread_cond_t *all_tried;
+    int *tried, nthreads;
+    bool pinned;
+    char err[256];
+};
+
+/* Pins its item, waits until every thread has tried (so the pins overlap), unpins. */
+static void *pin_then_wait(void *arg)
+{
+    struct budget_run *r = arg;
+    size_t size;
+    r->pinned = cache_pin(r->c, &r->item->c, &size, r->err, sizeof r->err) != NULL;
+    pthread_mutex_lock(r->lock);
+    if (++*r->tried == r->nthreads)
+        pthread_cond_broadcast(r->all_tried);
+    while (*r->tried < r->nthreads)
+        pthread_cond_wait(r->all_tried, r->lock);
+    pthread_mutex_unlock(r->lock);
+    if (r->pinned)
+        cache_unpin(r->c, &r->item->c);
+    return NULL;
+}
+
+/* The directory's callback pins an item; refused, it lists nothing (as a view that
+ * shows the failure as an .error would list something else): the tree fails it. */
+static int populate_pinning(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct budget_run *r = ctx;
+    size_t size;
+    if (!cache_pin(r->c, &r->item->c, &size, r->err, sizeof r->err))
+        return 0;
+    cache_unpin(r->c, &r->item->c);
+    tree_add_textf(t, dir, "pinned", NULL, "%zu\n", size);
+    return 0;
+}
+
+/* cache_mb is one bound: four threads each pin an item of 60 bytes under a bound of 100
+ * at once, and only one holds its item, the others are refused saying why (never 240
+ * bytes held); an open file's hold counts as well: beside a held 60-byte item a request
+ * cannot pin another, and a listing that is refused fails (ENOMEM) rather than list
+ * what it could, then lists whole once the file is closed. Counted, never timed. */
+static void test_budget_is_global(void **state)
+{
+    (void)state;
+    struct cache c;
+    cache_init(&c, 100);
+    struct budget_item items[4];
+    for (int i = 0; i < 4; i++)
+        items[i] = (struct budget_item){.c = {.produce = produce_budget_item, .hint = 60}, .size = 60};
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t all_tried = PTHREAD_COND_INITIALIZER;
+    int tried = 0;
+    struct budget_run r[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = (struct budget_run){&c, &items[i], &lock, &all_tried, &tried, 4, false, ""};
+        assert_int_equal(pthread_create(&th[i], NULL, pin_then_wait, &r[i]), 0);
+    }
+    int pinned = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        if (r[i].pinned)
+            pinned++;
+        else if (!strstr(r[i].err, "cache_mb") || !strstr(r[i].err, "do not fit beside"))
+            fail_msg("refused without saying why: %s", r[i].err);
+    }
+    struct cache_stats st;
+    cache_stats(&c, &st);
+    assert_int_equal(pinned, 1);
+    assert_int_equal(st.refused, 3);
+    assert_true(st.peak <= 100);
+
+    /* an open file holds item 0 (read once: 60 bytes held) */
+    size_t size;
+    char err[256];
+    cache_hold_handle(&c, &items[0].c);
+    assert_non_null(cache_pin(&c, &items[0].c, &size, err, sizeof err));
+    cache_unpin(&c, &items[0].c);
+    assert_null(cache_pin(&c, &items[1].c, &size, err, sizeof err));
+    struct source src;
+    source_mem(&src, "x", 1);
+    struct tree *t = tree_new(&src, NULL);
+    uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
+    struct budget_run lr = {&c, &items[1], NULL, NULL, NULL, 0, false, ""};
+    uint32_t dir = tree_add_dir(t, root, "d", NULL, populate_pinning, &lr, 0);
+    assert_int_equal(tree_populate(t, root), 0);
+    assert_int_equal(tree_populate(t, dir), -ENOMEM);
+    assert_int_equal(tree_child_count(t, dir), 0);
+    cache_stats(&c, &st);
+    assert_true(st.peak <= 100);
+    cache_release_handle(&c, &items[0].c); /* closed: item 0 may go */
+    assert_int_equal(tree_populate(t, dir), 0);
+    assert_int_equal(tree_child_count(t, dir), 1);
+    cache_stats(&c, &st);
+    assert_true(st.peak <= 100);
+    assert_int_equal(st.refused, 5);
+    tree_free(t);
+    cache_destroy(&c);
+}
+
 /* ---- exports: built as they were sized ---- */
 
 /* model.glb and animation.glb of a Granny file with an animation: the refusal of one
@@ -830,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_section_over_bound), cmocka_unit_test(test_sections_in_turn),
         cmocka_unit_test(test_exports_sized_without_building),
         cmocka_unit_test(test_exports_built_as_sized),
+        cmocka_unit_test(test_budget_is_global),
         cmocka_unit_test(test_new_exports_sized_without_building),
         cmocka_unit_test(test_eager_settle_fixtures),
         cmocka_unit_test(test_eager_settle_vectors),

@@ -19,8 +19,8 @@
  * cache_unpin. A hold (cache_hold) keeps an item once it has been produced, without
  * producing it: an open file handle holds the item its reads come from, a listing holds
  * the source it reads, so reading an item of any size through expands it once. Pinned
- * and held items may take the total past the limit: the item being read by an open handle
- * is the one thing allowed past the bound, while held. Everything else is evicted first.
+ * and held items are never evicted, so they count against the one bound: an item that
+ * does not fit beside what others pin and hold is refused (see mine() below).
  *
  * The bound. Before an item is produced, room is made for its expected size (hint, when
  * the descriptor knows it), so the bytes held stay within the limit whenever what is
@@ -28,6 +28,9 @@
  * for items being produced) is recorded for tests and benchmarks (cache_stats). */
 #include "fs/core/cache.h"
 
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +77,92 @@ static void push_front(struct cache *c, struct cached *it)
         c->tail = it;
 }
 
+/* What the calling thread's request holds: the items it pins, holds (a listing's source,
+ * a build's) or produces now, each once. Everything else held (other requests' items,
+ * open files' holds: cache_hold_handle) is others': an item that does not fit beside what
+ * others hold is refused, so concurrent requests and open files share one bound. Past
+ * MINE_MAX items a request's further items count as others' (stricter, never looser). */
+#define MINE_MAX 256
+static _Thread_local struct mine_entry {
+    struct cache *c;
+    struct cached *it;
+    unsigned refs;
+    bool producing;
+} mine_set[MINE_MAX];
+static _Thread_local unsigned mine_n;
+static _Thread_local uint64_t mine_refusals;
+
+static struct mine_entry *mine_find(struct cache *c, struct cached *it, bool add)
+{
+    for (unsigned i = 0; i < mine_n; i++)
+        if (mine_set[i].it == it && mine_set[i].c == c)
+            return &mine_set[i];
+    if (!add || mine_n == MINE_MAX)
+        return NULL;
+    mine_set[mine_n] = (struct mine_entry){c, it, 0, false};
+    return &mine_set[mine_n++];
+}
+
+static void mine_ref(struct cache *c, struct cached *it)
+{
+    struct mine_entry *e = mine_find(c, it, true);
+    if (e)
+        e->refs++;
+}
+
+static void mine_unref(struct cache *c, struct cached *it)
+{
+    struct mine_entry *e = mine_find(c, it, false);
+    if (e && e->refs && --e->refs == 0 && !e->producing)
+        *e = mine_set[--mine_n];
+}
+
+static void mine_producing(struct cache *c, struct cached *it, bool on)
+{
+    struct mine_entry *e = mine_find(c, it, on);
+    if (!e)
+        return;
+    e->producing = on;
+    if (!on && e->refs == 0)
+        *e = mine_set[--mine_n];
+}
+
+/* The bytes of c the calling thread's request holds (under c->lock). */
+static uint64_t mine(const struct cache *c)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < mine_n; i++) {
+        const struct mine_entry *e = &mine_set[i];
+        if (e->c != c)
+            continue;
+        n += e->it->state == CACHED_READY ? e->it->size : e->producing ? e->it->reserved : 0;
+    }
+    return n;
+}
+
+uint64_t cache_thread_refusals(void)
+{
+    return mine_refusals;
+}
+
+/* True when need more bytes may be held: within the bound, or beside nothing but the
+ * request's own (an item or a request bigger than the bound alone). */
+static bool fits(const struct cache *c, uint64_t need)
+{
+    return c->used + need <= c->limit || c->used <= mine(c);
+}
+
+static int refuse(struct cache *c, uint64_t need, char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "cache_mb: its %" PRIu64 " bytes do not fit beside the %" PRIu64
+             " bytes other requests and open files hold (the bound: %zu bytes); read it again later",
+             need, c->used - mine(c), c->limit);
+    c->refused++;
+    mine_refusals++;
+    return -1;
+}
+
 static void note_used(struct cache *c)
 {
     if (c->used > c->peak)
@@ -109,10 +198,15 @@ static void make_room(struct cache *c, uint64_t room)
  * with c->lock held; 0 with the item ready (and pinned), or -1. */
 static int produce_locked(struct cache *c, struct cached *it, char *err, size_t errlen)
 {
+    make_room(c, it->hint);
+    if (!fits(c, it->hint)) {
+        pthread_cond_broadcast(&c->produced_cond); /* waiters for it try themselves */
+        return refuse(c, it->hint, err, errlen);
+    }
     it->state = CACHED_PRODUCING;
     it->reserved = it->hint;
-    make_room(c, it->reserved);
     c->used += it->reserved;
+    mine_producing(c, it, true);
     note_used(c);
     pthread_mutex_unlock(&c->lock);
     if (c->before_produce)
@@ -123,6 +217,16 @@ static int produce_locked(struct cache *c, struct cached *it, char *err, size_t 
     pthread_mutex_lock(&c->lock);
     c->used -= it->reserved;
     it->reserved = 0;
+    if (rc == 0) { /* its size was unknown or wrong: it must fit as it is */
+        make_room(c, n);
+        if (!fits(c, n)) {
+            free(data);
+            it->state = CACHED_ABSENT;
+            mine_producing(c, it, false);
+            pthread_cond_broadcast(&c->produced_cond);
+            return refuse(c, n, err, errlen);
+        }
+    }
     if (rc) {
         it->state = CACHED_ABSENT;
         c->failed++;
@@ -132,10 +236,12 @@ static int produce_locked(struct cache *c, struct cached *it, char *err, size_t 
         it->state = CACHED_READY;
         it->pins++;
         c->used += n;
+        mine_ref(c, it);
         note_used(c); /* the bytes exist now, before anything older is let go */
         c->produced++;
         push_front(c, it);
     }
+    mine_producing(c, it, false);
     pthread_cond_broadcast(&c->produced_cond);
     return rc ? -1 : 0;
 }
@@ -155,6 +261,7 @@ const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char 
     }
     if (it->state == CACHED_READY) {
         it->pins++;
+        mine_ref(c, it);
         unlink_item(c, it);
         push_front(c, it);
     } else if (produce_locked(c, it, err, errlen)) {
@@ -172,28 +279,55 @@ void cache_unpin(struct cache *c, struct cached *it)
 {
     c = owner(c);
     pthread_mutex_lock(&c->lock);
-    if (it->pins)
+    if (it->pins) {
         it->pins--;
+        mine_unref(c, it);
+    }
+    make_room(c, 0);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void hold(struct cache *c, struct cached *it, bool request)
+{
+    c = owner(c);
+    pthread_mutex_lock(&c->lock);
+    it->holds++;
+    if (request)
+        mine_ref(c, it);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void release(struct cache *c, struct cached *it, bool request)
+{
+    c = owner(c);
+    pthread_mutex_lock(&c->lock);
+    if (it->holds) {
+        it->holds--;
+        if (request)
+            mine_unref(c, it);
+    }
     make_room(c, 0);
     pthread_mutex_unlock(&c->lock);
 }
 
 void cache_hold(struct cache *c, struct cached *it)
 {
-    c = owner(c);
-    pthread_mutex_lock(&c->lock);
-    it->holds++;
-    pthread_mutex_unlock(&c->lock);
+    hold(c, it, true);
 }
 
 void cache_release(struct cache *c, struct cached *it)
 {
-    c = owner(c);
-    pthread_mutex_lock(&c->lock);
-    if (it->holds)
-        it->holds--;
-    make_room(c, 0);
-    pthread_mutex_unlock(&c->lock);
+    release(c, it, true);
+}
+
+void cache_hold_handle(struct cache *c, struct cached *it)
+{
+    hold(c, it, false);
+}
+
+void cache_release_handle(struct cache *c, struct cached *it)
+{
+    release(c, it, false);
 }
 
 void cache_forget(struct cache *c, struct cached *it)
@@ -214,7 +348,7 @@ void cache_stats(struct cache *c, struct cache_stats *out)
 {
     c = owner(c);
     pthread_mutex_lock(&c->lock);
-    *out = (struct cache_stats){c->produced, c->failed, c->evicted, c->waits, c->used, c->peak, c->limit};
+    *out = (struct cache_stats){c->produced, c->failed, c->evicted, c->waits, c->used, c->peak, c->limit, c->refused};
     pthread_mutex_unlock(&c->lock);
 }
 

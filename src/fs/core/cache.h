@@ -6,7 +6,8 @@
  *   wait for it. It may pin items below its own (no cycles).
  * - A producer must not take a lock that a thread may hold while it pins that same item.
  * - Lock order: the tree's, then a view's own, then the cache's.
- * - Room is made before producing (hint); the peak is recorded (cache_stats). */
+ * - One bound for all threads: an item that does not fit beside what other requests and
+ *   open files hold is refused, never produced past it. Room is made first (hint). */
 #ifndef S3_CACHE_H
 #define S3_CACHE_H
 
@@ -39,6 +40,7 @@ struct cache_stats {
     uint64_t evicted;
     uint64_t waits;    /* pins that waited for another thread's production of the same item */
     uint64_t used, peak, limit; /* bytes held now, the most held at once, the bound */
+    uint64_t refused;  /* productions refused: they did not fit beside what others held */
 };
 
 struct cache {
@@ -48,7 +50,7 @@ struct cache {
     pthread_mutex_t lock;
     pthread_cond_t produced_cond; /* an item's production ended (waiters recheck theirs) */
     uint64_t produced, evicted; /* statistics */
-    uint64_t failed, waits, peak;
+    uint64_t failed, waits, peak, refused;
     /* Tests only: called (unlocked) right before each production, so a test can hold a
      * producer blocked and count what other threads do meanwhile. */
     void (*before_produce)(struct cached *it, void *ctx);
@@ -60,18 +62,28 @@ void cache_init(struct cache *c, size_t limit);
 void cache_init_shared(struct cache *c, struct cache *to);
 void cache_destroy(struct cache *c);
 /* Returns the item's bytes, producing them if needed; NULL with err on failure. The
- * bytes stay valid until cache_unpin. */
+ * bytes stay valid until cache_unpin. The bound is one for every thread: an item that does
+ * not fit beside what other requests pin and open files hold is refused (err says so;
+ * cache_stats counts it), never produced past the bound; alone, a request may pass it. */
 const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char *err, size_t errlen);
 void cache_unpin(struct cache *c, struct cached *it);
 /* Keeps the item's bytes once they are produced (now or by a later pin), until
  * cache_release: an open file handle, a listing reading a source. Produces nothing. */
 void cache_hold(struct cache *c, struct cached *it);
 void cache_release(struct cache *c, struct cached *it);
+/* The same for an open file handle, whose hold outlives the request (and thread) that
+ * took it: its bytes count as others' for every request. cache_hold/release are for a
+ * request's own holds (a listing, a build), taken and let go on one thread. */
+void cache_hold_handle(struct cache *c, struct cached *it);
+void cache_release_handle(struct cache *c, struct cached *it);
 /* Drops an item's bytes (used when its descriptor goes away); pinned bytes stay. */
 void cache_forget(struct cache *c, struct cached *it);
 /* The bound (the owner's, for a shared cache). */
 size_t cache_limit(const struct cache *c);
 void cache_stats(struct cache *c, struct cache_stats *out);
+/* Productions refused to the calling thread so far (a listing that was refused one
+ * fails: its directory is made again at its next use). */
+uint64_t cache_thread_refusals(void);
 /* Starts a new peak measurement from what is held now. */
 void cache_reset_peak(struct cache *c);
 

@@ -201,6 +201,20 @@ void source_release(struct source *s)
             cache_release(s->cache, s->item);
 }
 
+void source_hold_handle(struct source *s)
+{
+    for (; s; s = s->parent)
+        if (s->kind == SOURCE_EXPANDED)
+            cache_hold_handle(s->cache, s->item);
+}
+
+void source_release_handle(struct source *s)
+{
+    for (; s; s = s->parent)
+        if (s->kind == SOURCE_EXPANDED)
+            cache_release_handle(s->cache, s->item);
+}
+
 bool source_expands(const struct source *s)
 {
     for (; s; s = s->parent)

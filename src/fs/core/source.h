@@ -71,6 +71,9 @@ const struct source *source_root(const struct source *s);
  * file, memory, or slices of them. Calls must pair. */
 void source_hold(struct source *s);
 void source_release(struct source *s);
+/* The same for an open file handle (cache_hold_handle: taken and let go on any thread). */
+void source_hold_handle(struct source *s);
+void source_release_handle(struct source *s);
 /* True when s reads expanded bytes somewhere in its chain (something to hold). */
 bool source_expands(const struct source *s);
 

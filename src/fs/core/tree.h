@@ -196,8 +196,7 @@ ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
  * made from one cache item) is expanded again whenever the cache has dropped it. An open
  * handle holds it instead: tree_hold at open, tree_release at close (every reader that
  * opens a file), so reading it through expands
- * it once, whatever the cache's size; the held item is the one thing allowed past the
- * cache's bound while it is held. A listing holds the same way: tree_populate holds its
+ * it once; what it holds counts within the cache's one bound (cache.h). A listing holds the same way: tree_populate holds its
  * directory's source (each expanded source in its chain) while the callback runs, so a
  * view nested in an expanded resource is expanded once per listing. A hold produces
  * nothing and costs no node memory (a handle's hold is malloc'd at open). */

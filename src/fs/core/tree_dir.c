@@ -308,8 +308,10 @@ static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
     atomic_store_explicit(&d->state, DIR_BUSY, memory_order_relaxed);
     /* Failures are counted from the outermost populate on: what its callback did before
      * calling this one (opening a nested view) shapes what this one lists. */
-    if (t->populate_depth++ == 0)
+    if (t->populate_depth++ == 0) {
         t->failures_outer = t->strings.meter.failures;
+        t->refusals_outer = cache_thread_refusals();
+    }
     struct source *held = populate_hold(t, sid);
     int rc = d->populate(t, dir, d->ctx, d->arg);
     populate_release(held);
@@ -317,8 +319,8 @@ static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
     st = atomic_load_explicit(&d->state, memory_order_relaxed);
     /* An allocation failed while it ran (a tree_add_* returned 0, a nested populate
      * failed): whatever the callback returned, its listing may be short, so it fails. */
-    if (rc == 0 && t->strings.meter.failures != t->failures_outer)
-        rc = -ENOMEM;
+    if (rc == 0 && (t->strings.meter.failures != t->failures_outer || cache_thread_refusals() != t->refusals_outer))
+        rc = -ENOMEM; /* ... or the cache refused it bytes (cache_mb is taken by others) */
     if (rc == 0)
         rc = publish_pending(t, mark);
     if (rc) {

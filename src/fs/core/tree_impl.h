@@ -64,6 +64,7 @@
 #ifndef S3_TREE_IMPL_H
 #define S3_TREE_IMPL_H
 
+#include "fs/core/cache.h"
 #include "fs/core/tree.h"
 
 #include <stdlib.h>
@@ -246,6 +247,7 @@ struct tree {
     uint64_t failed_listings; /* populates failed for lack of memory (reported in /info) */
     uint32_t populate_depth;  /* populates running (nested in each other's callbacks) */
     uint64_t failures_outer;  /* the meter's failures when the outermost one began */
+    uint64_t refusals_outer;  /* and the cache's refusals to its thread (cache.h) */
     _Atomic uint64_t version; /* tree_version: bumped under the lock, read without */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
 };

@@ -105,9 +105,9 @@ struct tree_hold *tree_hold(struct tree *t, uint32_t ino)
         return NULL;
     *out = h;
     if (h.src)
-        source_hold(h.src);
+        source_hold_handle(h.src);
     else
-        cache_hold(h.cache, h.item);
+        cache_hold_handle(h.cache, h.item);
     return out;
 }
 
@@ -116,9 +116,9 @@ void tree_release(struct tree_hold *h)
     if (!h)
         return;
     if (h->src)
-        source_release(h->src);
+        source_release_handle(h->src);
     else
-        cache_release(h->cache, h->item);
+        cache_release_handle(h->cache, h->item);
     free(h);
 }
 

@@ -158,6 +158,11 @@ static void info_cache_line(const struct cache_stats *s, struct sbuf *b)
               "cache: %" PRIu64 " expansions, %" PRIu64 " failed, %" PRIu64 " evicted; %" PRIu64
               " bytes held, peak %" PRIu64 ", limit %" PRIu64 "\n",
               st.produced, st.failed, st.evicted, st.used, st.peak, st.limit);
+    if (st.refused)
+        sb_printf(b,
+                  "warning: cache_mb: %" PRIu64 " expansions refused: they did not fit beside what other "
+                  "requests and open files held (those reads and listings failed; they are tried again)\n",
+                  st.refused);
 }
 
 /* /info, rendered once per change: every stat measures it, and rendering reads state

@@ -34,7 +34,7 @@ static const struct opt_spec specs[] = {
     {"max_nodes", KIND_DECIMAL, 1, UINT32_MAX - 1, 1, F_MAX_NODES, OPT_SHARED, "N",
      "stop the tree at N nodes (default 50 million)"},
     {"cache_mb", KIND_DECIMAL, 1, 1ull << 40, 1ull << 20, F_CACHE, OPT_SHARED, "N",
-     "MiB of expanded data held at once (default 256; an open file's item may pass it)"},
+     "MiB of expanded data held at once, by all requests and open files (default 256)"},
     {"max_unpacked_mb", KIND_DECIMAL, 1, 1ull << 40, 1ull << 20, F_MAX_UNPACKED, OPT_SHARED, "N",
      "largest expanded node or section, MiB (default 1024)"},
     {"rnc_key", KIND_NUMBER, 0, 0xFFFF, 1, F_RNC_KEY, OPT_SHARED, "0xNNNN", "key of encrypted RNC data"},
