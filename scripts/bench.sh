@@ -16,7 +16,8 @@
 #                                                    under cache_mb=16
 #   scripts/bench.sh anim [TRACKS [SECONDS [KPS]]]   Granny animations only (defaults: 250 34 30): a
 #                                                    generated animation of TRACKS degree-2 tracks,
-#                                                    KPS knots a second; animation.glb and one
+#                                                    KPS knots a second; animation.glb,
+#                                                    animation_linear.glb and one
 #                                                    samples.csv made by s3rig and read through a
 #                                                    mount (target: the .glb in under 1 s)
 #   scripts/bench.sh geom [VERTS]                    a GEOM mesh (default 3150 vertices: about
@@ -188,6 +189,16 @@ bench_anim() {
     done
     printf "animation.glb (%d tracks, %s s, %d knots/s; %d-byte file): %d bytes, s3rig cat best of 3 %.3f s\n" \
         "$tracks" "$secs" "$kps" "$(stat -c %s "$work/long.gr2")" "$(stat -c %s "$work/a.glb")" "$best"
+    local lin=/granny/root/Animations/0/animation_linear.glb lbest=999
+    for _ in 1 2 3; do
+        t0=$(date +%s.%N)
+        build-bench/s3rig cat "$work/long.gr2" "$lin" >"$work/l.glb"
+        dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+        lbest=$(echo "if ($dt < $lbest) $dt else $lbest" | bc -l)
+    done
+    printf "animation_linear.glb: %d bytes (%.2f x animation.glb), s3rig cat best of 3 %.3f s (the listing's measuring run included)\n" \
+        "$(stat -c %s "$work/l.glb")" "$(echo "$(stat -c %s "$work/l.glb") / $(stat -c %s "$work/a.glb")" | bc -l)" "$lbest"
+    build-bench/s3rig cat "$work/long.gr2" /info | grep -i "animation_linear" || true
     build-bench/mount.s3rig "$work/long.gr2" "$work/mnt"
     t0=$(date +%s.%N)
     cp "$work/mnt/granny/animations/0/animation.glb" "$work/b.glb"

@@ -268,6 +268,10 @@ static void make_curves(struct fxa_result *r, const struct fxa_opts *o, struct c
         ss9[9 * i] = 1 + 0.1f * (float)i;
         ss9[9 * i + 4] = 1 + 0.05f * (float)i;
         ss9[9 * i + 8] = 1;
+        if (o->shear) { /* a shear that changes over time too */
+            ss9[9 * i + 1] = 0.05f * (float)i;
+            ss9[9 * i + 7] = -0.02f * (float)i;
+        }
     }
     c->tail_ss = c_da_quant(r, 6, 1, T60, NK, k16, 9, ss9);
     /* degree 0: P[k] holds on [T[k-1], T[k]) */
@@ -285,7 +289,8 @@ static void make_curves(struct fxa_result *r, const struct fxa_opts *o, struct c
     c->raw = add(r, &raw);
     /* knots past the 0.5 s of the short animation */
     static const float kq[4] = {0, 0.25f, 0.75f, 1}, pq[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 1};
-    c->short_pos = c_dak32(r, 1, 2, 4, kq, 3, pq);
+    static const float pw[12] = {0, 0, 0, 1e5f, -1e5f, 0, -1e5f, 1e5f, 0, 1e5f, 0, 1};
+    c->short_pos = c_dak32(r, 1, 2, 4, kq, 3, o->wild ? pw : pq);
 }
 
 /* The groups and animations of the fixture (old layout: one animation, two tracks). */
@@ -293,33 +298,40 @@ static void make_tables(struct fxa_result *r, const struct fxa_opts *o, const st
 {
     if (o->old_layout) {
         struct fxa_group g = {.name = "hero", .ntracks = 2};
-        g.track[0] = (struct fxa_track){"root", {c->root_pos, c->spine_rot, c->ident}};
-        g.track[1] = (struct fxa_track){"spine", {c->ear_pos, c->ident, c->ident}};
+        g.track[0] = (struct fxa_track){"root", {c->root_pos, c->spine_rot, c->ident}, NULL};
+        g.track[1] = (struct fxa_track){"spine", {c->ear_pos, c->ident, c->ident}, NULL};
         r->group[r->ngroups++] = g;
         r->anim[r->nanims++] = (struct fxa_anim){"old", 2.0f, 1.0f / 60, 0, {0}, 1};
         return;
     }
     struct fxa_group hero = {.name = "hero", .ntracks = 9, .nvec = 2, .text_name = "events", .nentries = 2};
     int t = 0;
-    hero.track[t++] = (struct fxa_track){"root", {c->root_pos, c->root_rot, c->ident}};
-    hero.track[t++] = (struct fxa_track){"hip", {c->hip_pos, c->hip_rot, c->hip_ss}};
-    hero.track[t++] = (struct fxa_track){"spine", {c->spine_pos, c->spine_rot, c->spine_ss}};
-    hero.track[t++] = (struct fxa_track){"head", {c->head_pos, c->head_rot, c->head_ss}};
-    hero.track[t++] = (struct fxa_track){"leg", {c->leg_pos, c->leg_rot, c->leg_ss}};
-    hero.track[t++] = (struct fxa_track){"foot", {c->foot_pos, c->foot_rot, c->foot_ss}};
-    hero.track[t++] = (struct fxa_track){"tail", {c->tail_pos, c->ident, c->tail_ss}};
-    hero.track[t++] = (struct fxa_track){"ear", {c->ear_pos, c->ear_rot, c->ident}};
-    hero.track[t++] = (struct fxa_track){"toe", {c->toe_pos, c->ident, c->ident}};
+    hero.track[t++] = (struct fxa_track){"root", {c->root_pos, c->root_rot, c->ident}, NULL};
+    hero.track[t++] = (struct fxa_track){"hip", {c->hip_pos, c->hip_rot, c->hip_ss}, NULL};
+    hero.track[t++] = (struct fxa_track){"spine", {c->spine_pos, c->spine_rot, c->spine_ss}, NULL};
+    hero.track[t++] = (struct fxa_track){"head", {c->head_pos, c->head_rot, c->head_ss}, NULL};
+    hero.track[t++] = (struct fxa_track){"leg", {c->leg_pos, c->leg_rot, c->leg_ss}, NULL};
+    hero.track[t++] = (struct fxa_track){"foot", {c->foot_pos, c->foot_rot, c->foot_ss}, NULL};
+    hero.track[t++] = (struct fxa_track){"tail", {c->tail_pos, c->ident, c->tail_ss}, NULL};
+    hero.track[t++] = (struct fxa_track){"ear", {c->ear_pos, c->ear_rot, c->ident}, NULL};
+    hero.track[t++] = (struct fxa_track){"toe", {c->toe_pos, c->ident, c->ident}, NULL};
+    if (o->loose_names) {
+        static const char *const loose[4][2] = {
+            {"ROOT", "root"}, {"Bip01 hip", "hip"}, {"rig|Spine", "spine"}, {"Scene:Bip01 HEAD", "head"}};
+        for (int k = 0; k < 4; k++)
+            hero.track[k].name = loose[k][0], hero.track[k].bone = loose[k][1];
+        hero.track[hero.ntracks++] = (struct fxa_track){"ghost", {c->lid_pos, c->ident, c->ident}, NULL};
+    }
     hero.vec[0].name = "blend", hero.vec[0].key = 7, hero.vec[0].dimension = 2, hero.vec[0].curve = c->blend;
     hero.vec[1].name = "raw", hero.vec[1].key = 9, hero.vec[1].dimension = 1, hero.vec[1].curve = c->raw;
     hero.entry[0].t = 0.5f, hero.entry[0].text = "step";
     hero.entry[1].t = 1.25f, hero.entry[1].text = "left, \"heel\"";
     struct fxa_group prop = {.name = "prop", .ntracks = 1};
-    prop.track[0] = (struct fxa_track){"lid", {c->lid_pos, c->ident, c->ident}};
+    prop.track[0] = (struct fxa_track){"lid", {c->lid_pos, c->ident, c->ident}, NULL};
     struct fxa_group shortg = {.name = "shortgroup", .ntracks = 1};
-    shortg.track[0] = (struct fxa_track){"root", {c->short_pos, c->ident, c->ident}};
+    shortg.track[0] = (struct fxa_track){"root", {c->short_pos, c->ident, c->ident}, NULL};
     struct fxa_group pose = {.name = "posegroup", .ntracks = 1};
-    pose.track[0] = (struct fxa_track){"hip", {c->ident, c->root_rot, c->ident}}; /* a curve shared with root */
+    pose.track[0] = (struct fxa_track){"hip", {c->ident, c->root_rot, c->ident}, NULL}; /* a curve shared with root */
     r->group[r->ngroups++] = hero;
     r->group[r->ngroups++] = prop;
     r->group[r->ngroups++] = shortg;

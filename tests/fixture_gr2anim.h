@@ -41,6 +41,8 @@ enum { FXA_POS, FXA_ROT, FXA_SS };
 struct fxa_track {
     const char *name;
     int curve[3]; /* indices into fxa_result.curve, by FXA_POS, FXA_ROT, FXA_SS */
+    const char *bone; /* the node it drives, when not the one named as the track: the bone
+                       * its name matches loosely (loose_names), or NULL */
 };
 
 #define FXA_MAX_TRACKS 12
@@ -88,10 +90,16 @@ struct fxa_opts {
     bool bitknit2;       /* the object section and its tables BitKnit2-compressed */
     bool remapped;       /* every name a CRC: member names absent, strings crc32(text) */
     bool old_layout;     /* type tag 0x80000010: curves inline as {Degree, Knots, Controls} */
-    bool shear;          /* the foot's scale/shear constant has an off-diagonal value */
+    bool shear;          /* the foot's scale/shear constant has an off-diagonal value (0.5),
+                          * the tail's DaK16uC16u ones that grow from 0 over the knots */
     bool no_skeleton;    /* no Skeletons, no Models */
     bool rough_orientations; /* root and head store fxm_rough_orientation (off unit) */
     bool set_duration;   /* walk's Duration and TimeStep are these (hostile values) */
+    bool loose_names;    /* hero's tracks root, hip, spine, head called "ROOT", "Bip01 hip",
+                          * "rig|Spine", "Scene:Bip01 HEAD", and a tenth track "ghost" (the
+                          * lid's curve) that matches no bone */
+    bool wild;           /* short's curve (root's position, degree 2) swings by ±1e5 between
+                          * knots 0.25 s apart: more bending than the sampled keys' bound */
     float duration, timestep;
 };
 

@@ -22,6 +22,7 @@ const struct fxm_bone fxm_bones[FXM_BONES] = {
 };
 
 const float fxm_rough_orientation[2][4] = {{0, 0, 0, 1.00000012f}, {0, 1.2f, 0, 1.6f}};
+const float fxm_shear[9] = {1.25f, 0, 0, 0.5f, 1, 0, 0, 0, 0.75f};
 
 const char *const fxm_body_bindings[2] = {"leg", "root"};
 
@@ -131,7 +132,8 @@ uint8_t *fxm_build(const struct fxm_opts *o, size_t *size)
         gw_u32(&w, at + gw_offset(&w, bone_t, nbone, "ParentIndex"),
               (uint32_t)(o->parent_cycle && i == 0 ? 2 : b->parent));
         const float *q = o->rough_orientations && i < 2 ? fxm_rough_orientation[i] : b->orientation;
-        transform(&w, at + gw_offset(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, q, b->scale_shear);
+        const float *ss = o->shear_rest && i == 0 ? fxm_shear : b->scale_shear;
+        transform(&w, at + gw_offset(&w, bone_t, nbone, bone_t[2].name), b->flags, b->position, q, ss);
         if (!o->no_inverse_world)
             for (uint32_t k = 0; k < 16; k++)
                 gw_f32(&w, at + gw_offset(&w, bone_t, nbone, bone_t[3].name) + 4 * k, b->inverse_world[k]);

@@ -42,6 +42,7 @@ struct fxm_opts {
     bool no_position;      /* the body's vertex type calls Position "Pos" */
     bool nan_position;     /* the body's vertex 4 has a NaN coordinate */
     bool rough_orientations; /* root and hip store fxm_rough_orientation instead */
+    bool shear_rest;         /* root's scale/shear is fxm_shear (a shear: not rotation × scale) */
     uint32_t more_bindings;  /* the model's MeshBindings go on with this many more: NULL Mesh, */
     bool more_bind_body;     /* or (set) the body mesh again */
 };
@@ -49,6 +50,10 @@ struct fxm_opts {
 /* Orientations as real files hold them: root's w one float step above 1 (unit within
  * rounding, but out of glTF's range), hip's the stored (0, 0.6, 0, 0.8) doubled. */
 extern const float fxm_rough_orientation[2][4];
+/* A scale/shear row by row whose one off-diagonal term (0.5, row 1, column 0) makes it a
+ * shear that glTF's node matrices cannot hold (mdl_is_trs fails), its diagonal
+ * (1.25, 1, 0.75). */
+extern const float fxm_shear[9];
 
 /* Root: Skeletons [skeleton], Meshes [body, prop, broken], Models [model]. body is
  * skinned (16-bit indices, two groups, two materials), prop rigid (32-bit indices, no

@@ -115,7 +115,8 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         data = fx_sample_rig(&size, &rlay, &glay, NULL);
     } else if (strncmp(kind, "gr2model-", 9) == 0) {
         struct fxm_opts o = {.sig = kind + 9, .alt_names = strstr(kind, "-alt") != NULL,
-                             .rough_orientations = strstr(kind, "-rough") != NULL};
+                             .rough_orientations = strstr(kind, "-rough") != NULL,
+                             .shear_rest = strstr(kind, "-shear") != NULL};
         char sig[8];
         snprintf(sig, sizeof sig, "%.4s", kind + 9);
         o.sig = sig;
@@ -127,7 +128,8 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         snprintf(sig, sizeof sig, "%.4s", kind + 8);
         struct fxa_opts o = {.sig = sig, .bitknit2 = strstr(kind, "-bk2") != NULL,
                              .remapped = strstr(kind, "-crc") != NULL, .old_layout = strstr(kind, "-old") != NULL,
-                             .shear = strstr(kind, "-shear") != NULL, .no_skeleton = strstr(kind, "-noskel") != NULL};
+                             .shear = strstr(kind, "-shear") != NULL, .no_skeleton = strstr(kind, "-noskel") != NULL,
+                             .loose_names = strstr(kind, "-loose") != NULL, .wild = strstr(kind, "-wild") != NULL};
         struct fxa_result r;
         data = fxa_build(&o, &size, &r);
     } else if (strncmp(kind, "gr2obj-", 7) == 0 || strncmp(kind, "bk2obj-", 7) == 0) {

@@ -11,11 +11,15 @@
  *   bitknit2-V               a fuzz seed: 3 bytes of output size, a BitKnit2 stream (V 0-3)
  *   gr2model-SIG             a GR2 with a skeleton, three meshes and a model (SIG: le32
  *                            le64 be32 be64; -alt after SIG: LocalTransform/InverseWorld4x4;
- *                            -rough: orientations off unit as real files store them)
- *   gr2anim-SIG[-bk2][-crc][-old][-shear][-noskel]   a GR2 with a skeleton and animations using
- *                            every curve format (fixture_gr2anim.c; SIG: le32 le64 be32 be64; -bk2
- *                            BitKnit2-compressed, -crc every name remapped, -old the old inline
- *                            curves, -shear a scale/shear that is not diagonal, -noskel no skeleton)
+ *                            -rough: orientations off unit as real files store them; -shear:
+ *                            the root bone's rest scale/shear a shear)
+ *   gr2anim-SIG[-bk2][-crc][-old][-shear][-noskel][-loose][-wild]   a GR2 with a skeleton and
+ *                            animations using every curve format (fixture_gr2anim.c; SIG: le32
+ *                            le64 be32 be64; -bk2 BitKnit2-compressed, -crc every name remapped,
+ *                            -old the old inline curves, -shear scale/shears that are not
+ *                            diagonal, -noskel no skeleton, -loose tracks named as bones only
+ *                            up to case and prefixes, and one naming none, -wild a curve bent
+ *                            beyond animation_linear.glb's key bound)
  *   gr2anim-demo             the README's animation: a tube skinned to a 6-bone chain that sways
  *   gr2anim-long TRACKS SECONDS KPS   a long animation (bench.sh): TRACKS tracks of degree-2
  *                            curves with KPS knots a second over SECONDS, on a TRACKS-bone chain

@@ -2,6 +2,7 @@
  * numbers (knot scales, a D4n key, a degree-2 curve and its glTF keys), every D4n
  * selector, omitted component, sign and width encoded here and decoded, the evaluator's
  * properties, glTF keys evaluated by the glTF formulas, and linear work. */
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "expect_gr2anim.h"
+#include "fs/export/export.h"
 #include "glbread.h"
 #include "fixture_dbpf.h"
 #include "fixture_gr2anim.h"
@@ -340,12 +342,15 @@ static void test_keys_exact(void **state)
     double ks[3] = {0, 1, 2}, ps[27] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 2, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 5};
     c = curve_of(2, 3, 9, ks, ps);
     expect_exact(&c, GR2_ROLE_SCALESHEAR, 2);
-    /* a shear is refused, naming it */
+    assert_true(gr2_curve_shear(&c) == 0);
+    /* a shear: the keys are the diagonal's (expect_exact compares the diagonal), and
+     * gr2_curve_shear says the largest off-diagonal magnitude, whatever its sign */
     ps[1] = 0.5;
+    ps[9 + 7] = -0.75;
+    expect_exact(&c, GR2_ROLE_SCALESHEAR, 2);
+    assert_true(gr2_curve_shear(&c) == 0.75);
     struct mdl_keys k;
     char err[200];
-    assert_int_equal(gr2_curve_keys(&c, GR2_ROLE_SCALESHEAR, 2, &k, NULL, err, sizeof err), -1);
-    assert_non_null(strstr(err, "not diagonal"));
     /* Duration 0: one key */
     c = curve_of(2, 4, 3, wk, wp);
     assert_int_equal(gr2_curve_keys(&c, GR2_ROLE_POSITION, 0, &k, NULL, err, sizeof err), 0);
@@ -384,6 +389,157 @@ static void test_keys_linear_work(void **state)
         free(t);
         free(p);
     }
+}
+
+/* ---- sampled LINEAR keys ---- */
+
+/* How far glTF's value got is from the rules' want: for rotations the angle between them
+ * in degrees (sign free), else the largest component difference. */
+static double off_by(int role, const double *got, const double *want, int nc)
+{
+    if (role == FXA_ROT) { /* both made unit; the chord between them as an angle (acos near 1 is too coarse) */
+        double lg = 0, lw = 0, dot = 0, chord = 0;
+        for (int j = 0; j < 4; j++)
+            lg += got[j] * got[j], lw += want[j] * want[j], dot += got[j] * want[j];
+        for (int j = 0; j < 4; j++) {
+            double d = got[j] / sqrt(lg) - (dot < 0 ? -1 : 1) * want[j] / sqrt(lw);
+            chord += d * d;
+        }
+        return 4 * asin(fmin(1, sqrt(chord) / 2)) * 180 / M_PI;
+    }
+    double most = 0;
+    for (int j = 0; j < nc; j++) {
+        double w = role == FXA_SS ? want[4 * j] : want[j];
+        most = fmax(most, fabs(got[j] - w));
+    }
+    return most;
+}
+
+
+/* Linear keys of c on [0, duration] checked by glTF's formulas against the project's own
+ * evaluation at 9 points between every two keys and on a grid of 2000: within
+ * 0.01 degree (rotations) or 1e-4; a key at every knot inside (0, duration); keys in order.
+ * Returns the report. */
+static struct gr2_linear expect_linear(const struct gr2_curve *c, enum gr2_role role, double duration)
+{
+    struct mdl_keys k;
+    struct gr2_linear rep = {0};
+    struct gr2_work w = {0};
+    char err[200];
+    if (gr2_curve_linear_keys(c, role, duration, &k, &rep, &w, err, sizeof err))
+        fail_msg("linear keys: %s", err);
+    assert_true(k.interp != MDL_CUBICSPLINE);
+    assert_int_equal(k.n, rep.knot_keys + rep.inserted);
+    for (uint32_t i = 1; i < k.n; i++)
+        assert_true(k.times[i] > k.times[i - 1]);
+    for (uint32_t i = 0; c->kind == GR2_CURVE_KNOTS && i < c->n; i++) {
+        bool found = !(c->knots[i] > 0 && c->knots[i] < duration);
+        for (uint32_t j = 0; !found && j < k.n; j++)
+            found = k.times[j] == (float)c->knots[i];
+        if (!found)
+            fail_msg("no key at knot %.9g", c->knots[i]);
+    }
+    /* work, counted: a few evaluations a span (its ends, the exact keys', a piece's three
+     * checks) and at most seven a cut (its value; a split makes one more piece than it
+     * cuts, each checked three times, and there are no more splits than cuts) */
+    if (!(w.spans <= 7 * (uint64_t)(c->n + 2) + 7 * rep.inserted))
+        fail_msg("%" PRIu64 " evaluations for %u knots, %" PRIu64 " inserted", w.spans, c->n, rep.inserted);
+    int nc = k.ncomp, role_fx = role == GR2_ROLE_ORIENTATION ? FXA_ROT : role == GR2_ROLE_SCALESHEAR ? FXA_SS : FXA_POS;
+    double tol = role == GR2_ROLE_ORIENTATION ? 0.01 : 1e-4, worst = 0;
+    for (uint32_t i = 0; i + 1 < k.n || i < 2000; i++) {
+        /* (not inside a jump's one float step, where glTF goes from the value before it to
+         * the value after it: docs/formats/gr2anim.md, "A knot repeated") */
+        int parts = i + 1 < k.n ? (k.times[i + 1] - k.times[i] > 1e-6f ? 10 : 1) : 1;
+        for (int part = 0; part < parts; part++) {
+            double at = i + 1 < k.n ? k.times[i] + (k.times[i + 1] - k.times[i]) * part / 10.0 : duration * i / 1999.0;
+            if (i + 1 >= k.n && i >= 2000)
+                break;
+            double got[4], want[9];
+            gltf_sample(&k, role == GR2_ROLE_ORIENTATION, at, got);
+            gr2_curve_eval(c, role, 0, at, want, NULL, NULL);
+            double off = off_by(role_fx, got, want, nc);
+            worst = fmax(worst, off);
+            if (!(off <= tol) && rep.capped_spans == 0)
+                fail_msg("t = %.9g: linear keys %.9g off the curve (tolerance %g; %u keys)", at, off, tol, k.n);
+        }
+    }
+    if (rep.capped_spans == 0)
+        assert_true(rep.max_error <= tol / 2);
+    mdl_keys_free(&k);
+    return rep;
+}
+
+/* Bent curves get keys between knots, as many as their bending needs; a straight one
+ * (linear in time: a degree-2 B-spline with controls in arithmetic progression on uniform
+ * knots, every span inside, no clamped index) gets the knot keys only. */
+static void test_linear_keys(void **state)
+{
+    (void)state;
+    struct gr2_curve c = curve_of(2, 4, 3, wk, wp);
+    struct gr2_linear rep = expect_linear(&c, GR2_ROLE_POSITION, 2);
+    assert_true(rep.inserted > 0);
+    assert_int_equal(rep.capped_spans, 0);
+    assert_int_equal(rep.knot_keys, 4);
+    /* rotations of degree 2 and 1 (lerp-then-normalise is not a slerp) */
+    double kq[5] = {0, 0.01, 0.6, 1.1, 2}, pq[20] = {0, 0, 0, 1, 0.3, 0, 0, 0.9, 0.9, 0.4, 0.1, 0.2,
+                                                     -0.2, 0.8, 0.5, 0.3, 0.1, 0.1, 0.9, -0.6};
+    c = curve_of(2, 5, 4, kq, pq);
+    assert_true(expect_linear(&c, GR2_ROLE_ORIENTATION, 2).inserted > 0);
+    c = curve_of(1, 5, 4, kq, pq);
+    assert_true(expect_linear(&c, GR2_ROLE_ORIENTATION, 2).inserted > 0);
+    /* a kink and a jump, degree 2; degree 1 and 0 positions: the exact LINEAR / STEP keys */
+    double kd[6] = {0, 0.5, 1, 1, 1, 2}, pd[18] = {0, 0, 0, 1, 2, 3, -1, 0, 1, 4, 4, 4, 2, 0, -2, 1, 1, 1};
+    double kk[6] = {0, 0.5, 1, 1, 1.5, 2};
+    c = curve_of(2, 6, 3, kk, pd);
+    expect_linear(&c, GR2_ROLE_POSITION, 2);
+    c = curve_of(1, 6, 3, kd, pd);
+    assert_int_equal(expect_linear(&c, GR2_ROLE_POSITION, 2).inserted, 0);
+    c = curve_of(0, 6, 3, kd, pd);
+    assert_int_equal(expect_linear(&c, GR2_ROLE_POSITION, 2).inserted, 0);
+    /* straight: T_i = (i - 3) / 4, P_i = i (1, 2, -1); Duration 1.5 keeps every span inside */
+    double ts[13], cs[39];
+    for (int i = 0; i < 13; i++) {
+        ts[i] = (i - 3) / 4.0;
+        for (int j = 0; j < 3; j++)
+            cs[3 * i + j] = i * (j == 0 ? 1 : j == 1 ? 2 : -1);
+    }
+    c = curve_of(2, 13, 3, ts, cs);
+    rep = expect_linear(&c, GR2_ROLE_POSITION, 1.5);
+    assert_int_equal(rep.inserted, 0);
+    assert_int_equal(rep.knot_keys, 7); /* 0, 0.25, ... 1.5 */
+    /* the same knots bent (P_i = i², then 16 i²): more bending, more keys, no more knots */
+    uint64_t before = 0;
+    for (double amp = 1; amp <= 16; amp *= 16) {
+        for (int i = 0; i < 13; i++)
+            for (int j = 0; j < 3; j++)
+                cs[3 * i + j] = amp * i * i * (j + 1) / 10.0;
+        rep = expect_linear(&c, GR2_ROLE_POSITION, 1.5);
+        assert_int_equal(rep.knot_keys, 7);
+        assert_true(rep.inserted > before);
+        before = rep.inserted;
+    }
+}
+
+/* Bending beyond the bound: at most GR2_LINEAR_MAX_PER_SPAN keys between two knot keys,
+ * the spans counted and the error left said. */
+static void test_linear_keys_bound(void **state)
+{
+    (void)state;
+    double t[4] = {0, 0.25, 0.75, 1}, p[12] = {0, 0, 0, 1e5, -1e5, 0, -1e5, 1e5, 0, 1e5, 0, 1};
+    struct gr2_curve c = curve_of(2, 4, 3, t, p);
+    struct mdl_keys k;
+    struct gr2_linear rep = {0};
+    char err[200];
+    assert_int_equal(gr2_curve_linear_keys(&c, GR2_ROLE_POSITION, 1, &k, &rep, NULL, err, sizeof err), 0);
+    assert_true(rep.capped_spans > 0);
+    assert_true(rep.worst > 1e-4);
+    assert_true(rep.inserted <= 3 * (uint64_t)GR2_LINEAR_MAX_PER_SPAN);
+    for (uint32_t i = 0, last = 0; i < k.n; i++) /* keys between knot keys */
+        if (k.times[i] == 0.25f || k.times[i] == 0.75f || i == k.n - 1) {
+            assert_true(i - last - 1 <= GR2_LINEAR_MAX_PER_SPAN);
+            last = i;
+        }
+    mdl_keys_free(&k);
 }
 
 /* ---- the tree of the fixture ---- */
@@ -443,10 +599,20 @@ static void test_tree_files(void **state)
 
 /* ---- animation.glb ---- */
 
+/* The node a track drives: the bone its name matches, or the one named as it. */
+static const char *driven_name(const struct fxa_track *tr, const struct fxa_opts *o, char *crc, size_t crclen)
+{
+    snprintf(crc, crclen, "crc:0x%08x", fxa_crc(tr->name));
+    return o->remapped ? crc : tr->bone ? tr->bone : tr->name;
+}
+
 /* The animation of group g: the channels, each checked against the test's evaluation of
- * the stored curve (glTF formulas at the keys, between them and on a fine grid). */
+ * the stored curve (glTF formulas at the keys, between them and on a fine grid): equal
+ * (1e-5) in animation.glb; in animation_linear.glb (linear) LINEAR or STEP samplers
+ * within 0.01 degree (rotations) or 1e-4 (translations, scales) at 7 points between every
+ * two keys and on a grid of 1000, with a key at every knot inside the animation. */
 static void check_channels(const struct glbdoc *d, json_t *anim, const struct fxa_result *r, const struct fxa_group *g,
-                           const struct fxa_opts *o, float duration, int *checked)
+                           const struct fxa_opts *o, float duration, bool linear, int *checked)
 {
     json_t *nodes = json_object_get(d->json, "nodes"), *samplers = json_object_get(anim, "samplers");
     json_t *channels = json_object_get(anim, "channels");
@@ -460,8 +626,7 @@ static void check_channels(const struct glbdoc *d, json_t *anim, const struct fx
         const struct fxa_track *tr = NULL;
         for (uint32_t k = 0; k < g->ntracks; k++) {
             char crc[32];
-            snprintf(crc, sizeof crc, "crc:0x%08x", fxa_crc(g->track[k].name));
-            if (!strcmp(node, o->remapped ? crc : g->track[k].name))
+            if (!strcmp(node, driven_name(&g->track[k], o, crc, sizeof crc)))
                 tr = &g->track[k];
         }
         assert_non_null(tr);
@@ -471,6 +636,8 @@ static void check_channels(const struct glbdoc *d, json_t *anim, const struct fx
         int ct, cv;
         struct mdl_keys k = {.interp = !strcmp(interp, "LINEAR") ? MDL_LINEAR : !strcmp(interp, "STEP") ? MDL_STEP
                                                                                                         : MDL_CUBICSPLINE};
+        if (linear && k.interp == MDL_CUBICSPLINE)
+            fail_msg("%s %s %s: CUBICSPLINE in animation_linear.glb", g->name, node, path);
         k.times = glb_accessor_floats(d, (size_t)json_integer_value(json_object_get(smp, "input")), &nt, &ct);
         k.values = glb_accessor_floats(d, (size_t)json_integer_value(json_object_get(smp, "output")), &nv, &cv);
         assert_non_null(k.times);
@@ -483,19 +650,31 @@ static void check_channels(const struct glbdoc *d, json_t *anim, const struct fx
             fail_msg("%s %s %s: last key %.9g, Duration %.9g", g->name, node, path, (double)k.times[nt - 1], (double)duration);
         struct ref_curve rc;
         ref_decode(&r->curve[tr->curve[role]], &rc);
-        /* at each key, halfway to the next, and on a grid */
-        for (size_t i = 0; i < nt + (duration > 0 ? 300 : 0); i++) {
-            double t = i < nt ? k.times[i] : (i - nt) * (double)duration / 299;
-            for (int half = 0; half < (i < nt && i + 1 < nt ? 2 : 1); half++) {
-                double at = half ? (k.times[i] + k.times[i + 1]) / 2.0 : t, got[4], want[9];
+        for (uint32_t i = 0; linear && rc.kind == REF_KNOTS && rc.n > 1 && i < rc.n; i++) { /* a key at every knot */
+            bool found = !(rc.knots[i] > 0 && rc.knots[i] < duration);
+            for (size_t j = 0; !found && j < nt; j++)
+                found = k.times[j] == (float)rc.knots[i];
+            if (!found)
+                fail_msg("%s %s %s: no key at knot %.9g", g->name, node, path, rc.knots[i]);
+        }
+        /* at each key, between it and the next, and on a grid */
+        int between = linear ? 8 : 2, grid = linear ? 1000 : 300;
+        for (size_t i = 0; i < nt + (duration > 0 ? (size_t)grid : 0); i++) {
+            double t = i < nt ? k.times[i] : (i - nt) * (double)duration / (grid - 1);
+            for (int part = 0; part < (i < nt && i + 1 < nt ? between : 1); part++) {
+                double at = part ? k.times[i] + (k.times[i + 1] - k.times[i]) * (double)part / between : t;
+                double got[4], want[9];
                 gltf_sample(&k, role == FXA_ROT, at, got);
                 ref_eval(&rc, role == FXA_POS ? ROLE_POS : role == FXA_ROT ? ROLE_ROT : ROLE_SS, at, want);
-                for (int j = 0; j < cv; j++) {
-                    double w = role == FXA_SS ? want[4 * j] : want[j];
-                    if (fabs(got[j] - w) > 1e-5)
-                        fail_msg("group %s, track %s, %s at %.9g: component %d: glTF %.9g, Granny %.9g", g->name,
-                                 tr->name, path, at, j, got[j], w);
+                double off = off_by(role, got, want, cv), tol = !linear ? 1e-5 : role == FXA_ROT ? 0.01 : 1e-4;
+                if (!linear) { /* componentwise, as glTF writes them */
+                    off = 0;
+                    for (int j = 0; j < cv; j++)
+                        off = fmax(off, fabs(got[j] - (role == FXA_SS ? want[4 * j] : want[j])));
                 }
+                if (!(off <= tol))
+                    fail_msg("group %s, track %s, %s at %.9g: glTF is %.9g off Granny (tolerance %g)", g->name,
+                             tr->name, path, at, off, tol);
                 (*checked)++;
             }
         }
@@ -504,12 +683,14 @@ static void check_channels(const struct glbdoc *d, json_t *anim, const struct fx
     }
 }
 
-/* The glb of animation a: an animation per group with tracks, named as the group. */
-static void check_animation_glb(struct s3fs *fs, const struct fxa_opts *o, const struct fxa_result *r, uint32_t a,
-                                struct glbdoc *d, uint8_t **bytes)
+/* The glb of animation a (linear: animation_linear.glb): an animation per group with
+ * tracks, named as the group. */
+static void check_glb_file(struct s3fs *fs, const struct fxa_opts *o, const struct fxa_result *r, uint32_t a,
+                           bool linear, struct glbdoc *d, uint8_t **bytes)
 {
     char path[128];
-    snprintf(path, sizeof path, "/granny/root/%s/%u/animation.glb", o->remapped ? "_member11" : "Animations", a);
+    snprintf(path, sizeof path, "/granny/root/%s/%u/%s", o->remapped ? "_member11" : "Animations", a,
+             linear ? "animation_linear.glb" : "animation.glb");
     size_t len;
     uint8_t *glb = *bytes = read_path(fs, path, &len); /* d reads its BIN chunk in place */
     assert_int_equal(glb_read(glb, len, d), 0);
@@ -525,9 +706,15 @@ static void check_animation_glb(struct s3fs *fs, const struct fxa_opts *o, const
         char crc[32];
         snprintf(crc, sizeof crc, "crc:0x%08x", fxa_crc(g->name));
         assert_string_equal(json_string_value(json_object_get(anim, "name")), o->remapped ? crc : g->name);
-        check_channels(d, anim, r, g, o, an->duration, &checked);
+        check_channels(d, anim, r, g, o, an->duration, linear, &checked);
     }
     assert_int_equal(json_array_size(anims), want);
+}
+
+static void check_animation_glb(struct s3fs *fs, const struct fxa_opts *o, const struct fxa_result *r, uint32_t a,
+                                struct glbdoc *d, uint8_t **bytes)
+{
+    check_glb_file(fs, o, r, a, false, d, bytes);
 }
 
 static json_t *node_named(const struct glbdoc *d, const char *name)
@@ -573,6 +760,137 @@ static void test_animation_glb(void **state)
         s3fs_close(fs);
         free(file);
     }
+}
+
+/* animation_linear.glb beside every animation.glb, in every variant: LINEAR (and STEP)
+ * samplers within tolerance of the test's own evaluation of the stored curves everywhere
+ * (check_channels), the same nodes as animation.glb, the same bytes from another build
+ * (another open of the same file); no curve of the
+ * fixture reaches the key bound, so /info says nothing of it. */
+static void test_linear_glb(void **state)
+{
+    (void)state;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        struct fxa_result r;
+        uint8_t *file, *file2;
+        struct s3fs *fs = open_fixture(&variants[v], &r, &file);
+        for (uint32_t a = 0; a < r.nanims; a++) {
+            struct glbdoc d, e;
+            uint8_t *bytes, *exact;
+            check_glb_file(fs, &variants[v], &r, a, true, &d, &bytes);
+            check_glb_file(fs, &variants[v], &r, a, false, &e, &exact);
+            json_t *ln = json_object_get(d.json, "nodes"), *en = json_object_get(e.json, "nodes");
+            assert_int_equal(json_array_size(ln), json_array_size(en));
+            for (size_t i = 0; i < json_array_size(ln); i++)
+                assert_true(json_equal(json_array_get(ln, i), json_array_get(en, i)));
+            char path[128];
+            snprintf(path, sizeof path, "/granny/root/%s/%u/animation_linear.glb",
+                     variants[v].remapped ? "_member11" : "Animations", a);
+            size_t len, len2;
+            uint64_t builds = export_builds();
+            struct s3fs *fs2 = open_fixture(&variants[v], &r, &file2); /* a build of its own */
+            uint8_t *again = read_path(fs2, path, &len2);
+            assert_true(export_builds() > builds);
+            free(read_path(fs, path, &len));
+            assert_int_equal(len, len2);
+            assert_memory_equal(again, bytes, len);
+            free(again);
+            s3fs_close(fs2);
+            free(file2);
+            glb_doc_free(&d);
+            glb_doc_free(&e);
+            free(bytes);
+            free(exact);
+        }
+        char *info = (char *)read_path(fs, "/info", NULL);
+        assert_null(strstr(info, "reached the bound"));
+        free(info);
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
+/* A curve bent beyond the key bound (wild: ±1e5 between knots 0.25 s apart): the file is
+ * still made, and /info and animation.warnings say how far off it stays and where. */
+static void test_linear_bound_info(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32", .wild = true};
+    struct fxa_result r;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
+    size_t len;
+    uint8_t *glb = read_path(fs, "/granny/root/Animations/1/animation_linear.glb", &len);
+    struct glbdoc d;
+    assert_int_equal(glb_read(glb, len, &d), 0);
+    glb_doc_free(&d);
+    free(glb);
+    expect_has(fs, "/info", "animation 1 (short): animation_linear.glb: ");
+    expect_has(fs, "/info", "spans reached the bound of 256 inserted keys; the largest error left is ");
+    expect_has(fs, "/granny/root/Animations/1/animation.warnings",
+               "animation_linear.glb: track group 'shortgroup', track 'root': PositionCurve: ");
+    s3fs_close(fs);
+    free(file);
+}
+
+/* Tracks named loosely (loose_names): ROOT (case), "Bip01 hip" (a Biped prefix),
+ * "rig|Spine" (a path, case), "Scene:Bip01 HEAD" (a namespace, a prefix, case) play on
+ * root, hip, spine and head, each named once in animation.warnings (and /info) with how it
+ * matched; ghost matches nothing: listed, and kept as a node of its own under a node named
+ * as the group; every channel as the curves say (check_channels, by the bone each drives). */
+static void test_loose_names(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "be64", .loose_names = true};
+    struct fxa_result r;
+    uint8_t *file;
+    struct s3fs *fs = open_fixture(&o, &r, &file);
+    for (int linear = 0; linear < 2; linear++) {
+        struct glbdoc d;
+        uint8_t *bytes;
+        check_glb_file(fs, &o, &r, 0, linear, &d, &bytes);
+        /* ghost's node: a child of a node named hero (the group), no bone of that name */
+        json_t *nodes = json_object_get(d.json, "nodes");
+        size_t ghost = SIZE_MAX, holder = SIZE_MAX;
+        for (size_t i = 0; i < json_array_size(nodes); i++) {
+            const char *n = json_string_value(json_object_get(json_array_get(nodes, i), "name"));
+            if (n && !strcmp(n, "ghost"))
+                ghost = i;
+            if (n && !strcmp(n, "hero"))
+                holder = i;
+        }
+        assert_true(ghost != SIZE_MAX && holder != SIZE_MAX);
+        assert_true(glb_has_child(&d, holder, ghost));
+        for (int b = 0; b < FXA_BONES; b++)
+            assert_non_null(node_named(&d, fxa_bones[b].name));
+        glb_doc_free(&d);
+        free(bytes);
+    }
+    static const char *const lines[] = {
+        "track group 'hero', track 'ROOT': plays on bone 0 'root' (matched ignoring case)\n",
+        "track group 'hero', track 'Bip01 hip': plays on bone 1 'hip' (matched after dropping prefixes)\n",
+        "track group 'hero', track 'rig|Spine': plays on bone 2 'spine' (matched after dropping prefixes)\n",
+        "track group 'hero', track 'Scene:Bip01 HEAD': plays on bone 3 'head' (matched after dropping prefixes)\n",
+        "track group 'hero', track 'ghost': no bone of its skeleton matches it: a node of its own under a node "
+        "named 'hero'\n"};
+    char *warn = (char *)read_path(fs, "/granny/root/Animations/0/animation.warnings", NULL);
+    char *info = (char *)read_path(fs, "/info", NULL);
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        const char *at = strstr(warn, lines[i]);
+        if (!at)
+            fail_msg("animation.warnings lacks: %s", lines[i]);
+        assert_null(strstr(at + 1, lines[i])); /* once */
+        char want[300];
+        snprintf(want, sizeof want, "animation 0 (walk): %s", lines[i]);
+        if (!strstr(info, want))
+            fail_msg("/info lacks: %s", want);
+    }
+    assert_null(strstr(warn, "track 'leg'")); /* exact matches are not named */
+    free(warn);
+    free(info);
+    assert_true(walk_all(fs, 1000000) > 0);
+    s3fs_close(fs);
+    free(file);
 }
 
 /* The bones of animation.glb are a skeleton's: a skin whose joints are the bone nodes in
@@ -672,19 +990,133 @@ static void test_worked_keys_in_glb(void **state)
     free(file);
 }
 
-/* A scale/shear that is not diagonal: animation.error names the track; the samples stay. */
-static void test_shear_is_an_error(void **state)
+/* The number after "largest off-diagonal " in the line of text naming `what` (NAN when
+ * there is none). */
+static double shear_named(const char *text, const char *what)
+{
+    const char *line = strstr(text, what), *at = line ? strstr(line, "largest off-diagonal ") : NULL;
+    const char *eol = line ? strchr(line, '\n') : NULL;
+    if (!at || (eol && at > eol))
+        return NAN;
+    return strtod(at + strlen("largest off-diagonal "), NULL);
+}
+
+/* The largest off-diagonal magnitude of a stored scale/shear curve, by the rules. */
+static double ref_shear(const struct fxa_curve *c)
+{
+    struct ref_curve rc;
+    ref_decode(c, &rc);
+    double most = 0;
+    for (uint32_t i = 0; i < (rc.kind == REF_CONSTANT ? 1 : rc.n); i++)
+        for (int k = 0; k < 9; k++)
+            if (k % 4 != 0)
+                most = fmax(most, fabs(rc.ctrl[9 * i + (uint32_t)k]));
+    return most;
+}
+
+/* Scale/shears that are not diagonal (foot: a constant, tail: knots whose shear grows):
+ * animation.glb is made, their glTF scales the diagonal (check_animation_glb evaluates
+ * the stored curves' diagonals), animation.warnings and /info name each track with the
+ * largest off-diagonal magnitude dropped; samples.csv keeps the whole matrix. */
+static void test_shear_dropped(void **state)
 {
     (void)state;
     struct fxa_opts o = {.sig = "be32", .shear = true};
     struct fxa_result r;
     uint8_t *file;
     struct s3fs *fs = open_fixture(&o, &r, &file);
-    assert_false(path_exists(fs, "/granny/root/Animations/0/animation.glb"));
-    expect_has(fs, "/granny/root/Animations/0/animation.error", "track 'foot': ScaleShearCurve");
-    expect_has(fs, "/granny/root/Animations/0/animation.error", "not diagonal");
-    free(read_path(fs, "/granny/root/TrackGroups/0/TransformTracks/5/samples.csv", NULL));
-    assert_true(path_exists(fs, "/granny/root/Animations/2/animation.glb")); /* pose: no foot */
+    struct glbdoc d;
+    uint8_t *bytes;
+    check_animation_glb(fs, &o, &r, 0, &d, &bytes);
+    glb_doc_free(&d);
+    free(bytes);
+    check_glb_file(fs, &o, &r, 0, true, &d, &bytes);
+    glb_doc_free(&d);
+    free(bytes);
+    assert_false(path_exists(fs, "/granny/root/Animations/0/animation.error"));
+    char *warn = (char *)read_path(fs, "/granny/root/Animations/0/animation.warnings", NULL);
+    const struct fxa_group *hero = &r.group[0];
+    assert_string_equal(hero->track[5].name, "foot");
+    assert_string_equal(hero->track[6].name, "tail");
+    double foot = ref_shear(&r.curve[hero->track[5].curve[FXA_SS]]);
+    double tail = ref_shear(&r.curve[hero->track[6].curve[FXA_SS]]);
+    assert_true(foot == 0.5);
+    assert_true(tail > 0.2); /* 0.05 × 5, quantised */
+    CLOSE(shear_named(warn, "track group 'hero', track 'foot': ScaleShearCurve"), foot, 1e-7);
+    CLOSE(shear_named(warn, "track group 'hero', track 'tail': ScaleShearCurve"), tail, 1e-6);
+    assert_null(strstr(warn, "track 'hip'")); /* diagonal ones are not named */
+    free(warn);
+    char *info = (char *)read_path(fs, "/info", NULL);
+    CLOSE(shear_named(info, "animation 0 (walk): track group 'hero', track 'foot'"), foot, 1e-7);
+    CLOSE(shear_named(info, "animation 0 (walk): track group 'hero', track 'tail'"), tail, 1e-6);
+    free(info);
+    /* pose has no sheared track: no warnings file */
+    assert_false(path_exists(fs, "/granny/root/Animations/2/animation.warnings"));
+    struct probe p = tree_probe(fs); /* samples.csv of every track: the whole matrix, by the rules */
+    ex_gr2anim(&p, &o, &r);
+    s3fs_close(fs);
+    free(file);
+}
+
+/* A rest pose with a shear (root's scale/shear fxm_shear): skeleton.glb and model.glb are
+ * made, root's glTF scale the diagonal (1.25, 1, 0.75), its rotation and translation as
+ * stored; skeleton.warnings, model.warnings and /info name the bone with 0.5; the
+ * inverse bind matrices undo the rest pose as written (ibm × world = I). */
+static void test_rest_shear(void **state)
+{
+    (void)state;
+    struct fxm_opts o = {.sig = "le64", .shear_rest = true};
+    size_t size;
+    uint8_t *file = fxm_build(&o, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, o.sig);
+    static const char *const dirs[] = {"/granny/root/Skeletons/0/skeleton", "/granny/root/Models/0/model"};
+    for (int k = 0; k < 2; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s.glb", dirs[k]);
+        size_t len;
+        uint8_t *glb = read_path(fs, path, &len);
+        struct glbdoc d;
+        assert_int_equal(glb_read(glb, len, &d), 0);
+        json_t *root = node_named(&d, "root");
+        assert_non_null(root);
+        assert_null(json_object_get(root, "matrix"));
+        for (size_t j = 0; j < 3; j++)
+            assert_true((float)glb_num(root, "scale", j) == fxm_shear[4 * j]);
+        for (size_t j = 0; j < 4; j++)
+            assert_true((float)glb_num(root, "rotation", j) == fxm_bones[0].orientation[j]);
+        json_t *skin = json_array_get(json_object_get(d.json, "skins"), 0);
+        size_t count;
+        int ncomp;
+        float *ibm = glb_accessor_floats(&d, (size_t)json_integer_value(json_object_get(skin, "inverseBindMatrices")),
+                                         &count, &ncomp);
+        float world[16], prod[16];
+        float diag[3] = {fxm_shear[0], fxm_shear[4], fxm_shear[8]};
+        mdl_trs_matrix(fxm_bones[0].position, fxm_bones[0].orientation, diag, world);
+        mdl_mat_mul(ibm, world, prod); /* bone 0 is a root: its world is its rest */
+        for (int j = 0; j < 16; j++)
+            CLOSE(prod[j], j % 5 == 0 ? 1.0 : 0.0, 1e-6);
+        free(ibm);
+        glb_doc_free(&d);
+        free(glb);
+        snprintf(path, sizeof path, "%s.warnings", dirs[k]);
+        char *warn = (char *)read_path(fs, path, NULL);
+        CLOSE(shear_named(warn, "bone 0 'root': its rest scale/shear has a shear"), 0.5, 1e-7);
+        free(warn);
+    }
+    char *info = (char *)read_path(fs, "/info", NULL);
+    CLOSE(shear_named(info, "skeleton.glb: bone 0 'root'"), 0.5, 1e-7);
+    CLOSE(shear_named(info, "model.glb: bone 0 'root'"), 0.5, 1e-7);
+    free(info);
+    assert_true(walk_all(fs, 1000000) > 0);
+    s3fs_close(fs);
+    free(file);
+    /* without the shear: no warnings */
+    o.shear_rest = false;
+    file = fxm_build(&o, &size);
+    fs = open_mem(file, size, NULL, o.sig);
+    assert_true(path_exists(fs, "/granny/root/Skeletons/0/skeleton.glb"));
+    assert_false(path_exists(fs, "/granny/root/Skeletons/0/skeleton.warnings"));
+    assert_false(path_exists(fs, "/granny/root/Models/0/model.warnings"));
     s3fs_close(fs);
     free(file);
 }
@@ -1291,9 +1723,12 @@ int main(void)
         cmocka_unit_test(test_d4n_every_selector),   cmocka_unit_test(test_degree2_worked),
         cmocka_unit_test(test_degree2_worked_keys),  cmocka_unit_test(test_evaluator_properties),
         cmocka_unit_test(test_keys_exact),           cmocka_unit_test(test_keys_linear_work),
+        cmocka_unit_test(test_linear_keys),          cmocka_unit_test(test_linear_keys_bound),
         cmocka_unit_test(test_tree_files),           cmocka_unit_test(test_animation_glb),
         cmocka_unit_test(test_animation_glb_skin),  cmocka_unit_test(test_animation_glb_skin_roots),
-        cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_is_an_error),
+        cmocka_unit_test(test_worked_keys_in_glb),   cmocka_unit_test(test_shear_dropped),      cmocka_unit_test(test_rest_shear),
+        cmocka_unit_test(test_linear_glb),           cmocka_unit_test(test_linear_bound_info),
+        cmocka_unit_test(test_loose_names),
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_vectors),              cmocka_unit_test(test_model_glb_animations),

@@ -44,9 +44,9 @@ count_of() {
 }
 
 inputs=()
-for k in gr2model-le32 gr2model-be64-alt gr2model-le32-rough rig-clear-4 rig-clear-3-ts3 rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6 \
-         t2fs-turok1 t2fs-turok1-be gr2anim-le32 gr2anim-be64-crc-bk2 gr2anim-le32-old gr2anim-le64-noskel \
-         gr2anim-demo; do
+for k in gr2model-le32 gr2model-be64-alt gr2model-le32-rough gr2model-le32-shear rig-clear-4 rig-clear-3-ts3 \
+         rig-clear-3-ts4 gr2obj-le32-v7 gr2obj-be64-v6 t2fs-turok1 t2fs-turok1-be gr2anim-le32 gr2anim-be64-crc-bk2 \
+         gr2anim-le32-old gr2anim-le64-noskel gr2anim-demo gr2anim-be32-shear gr2anim-le32-loose gr2anim-le64-wild; do
     "$mkfixture" "$k" "$tmp/$k.bin" && inputs+=("$tmp/$k.bin") || bad "mkfixture $k"
 done
 vector_files=()
@@ -69,10 +69,11 @@ extract_all() { # FILE...: each extracted to $tmp/x/NAME, its .glb files added t
         while IFS= read -r g; do glbs+=("$g"); done < <(find "$out" -name '*.glb' | sort)
     done
 }
-# the fixtures make at least 35: 3 x (model, skeleton) for the Granny models, 3 clear-RIG
-# skeletons, 2 x 2 Turok 1 models; the animation fixtures 4 animation.glb each (le32,
-# be64-crc-bk2, le64-noskel) with a model and a skeleton but in noskel, and the old layout
-# and the demo 1 each with a model and a skeleton; plus 15 from the GEOM fixtures below
+# the fixtures make at least 35: 3 x (model, skeleton) for the Granny models (4 with the
+# sheared rest), 3 clear-RIG skeletons, 2 x 2 Turok 1 models; the animation fixtures 4
+# animation.glb and 4 animation_linear.glb each (le32, be64-crc-bk2, le64-noskel, be32-shear,
+# le32-loose, le64-wild) with a model and a skeleton but in noskel, and the old layout and
+# the demo 1 of each with a model and a skeleton; plus 15 from the GEOM fixtures below
 # (6 meshes bound and unbound, the package's 2 meshes and its clear rig's skeleton). Each
 # real Granny file at least a model and a skeleton
 extract_all "${inputs[@]}"
@@ -131,7 +132,22 @@ for k in gr2anim-le32 gr2anim-be64-crc-bk2; do
     expect_stat "$a/0/animation.glb" "Animation Channels" 10 raw
     expect_stat "$a/0/animation.glb" Nodes 13 raw # 10 bones, prop and lid, and assimp's root
     expect_stat "$a/1/animation.glb" Animations 2 raw
+    expect_stat "$a/0/animation_linear.glb" Animations 2 raw
+    expect_stat "$a/0/animation_linear.glb" "Animation Channels" 10 raw
+    expect_stat "$a/0/animation_linear.glb" Nodes 13 raw
 done
+# sheared tracks exported (their diagonal), the loose names on the skeleton's bones (ghost
+# on a node of its own under one named hero), the wild curve's file made all the same
+for k in gr2anim-be32-shear gr2anim-le32-loose gr2anim-le64-wild; do
+    a="$tmp/x/$k.bin/granny/root/Animations"
+    for f in animation.glb animation_linear.glb; do
+        expect_stat "$a/0/$f" Animations 2 raw
+        expect_stat "$a/1/$f" Animations 2 raw
+    done
+done
+expect_stat "$tmp/x/gr2anim-le32-loose.bin/granny/root/Animations/0/animation_linear.glb" "Animation Channels" 11 raw
+expect_stat "$tmp/x/gr2anim-le32-loose.bin/granny/root/Animations/0/animation_linear.glb" Nodes 15 raw # 10 bones, prop, lid, hero holding ghost, ghost, assimp's root
+expect_stat "$tmp/x/gr2model-le32-shear.bin/granny/root/Skeletons/0/skeleton.glb" Nodes 5 raw
 # the demo: a tube skinned to a 6-bone chain, its animation in model.glb too
 d="$tmp/x/gr2anim-demo.bin/granny/root"
 expect_stat "$d/Animations/0/animation.glb" "Animation Channels" 6 raw

@@ -399,3 +399,28 @@ void mdl_keys_free(struct mdl_keys *k)
     k->values = NULL;
     k->n = 0;
 }
+
+double mdl_drop_shear(bool *has_matrix, const float m[16], const float r[4])
+{
+    if (!*has_matrix || mdl_is_trs(m))
+        return 0;
+    *has_matrix = false;
+    /* SS = R^T × the matrix's 3×3 part (R from r, made unit; a zero r leaves it as is) */
+    double q[4] = {r[0], r[1], r[2], r[3]}, len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int i = 0; i < 4 && len > 0; i++)
+        q[i] /= len;
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double R[3][3] = {{1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)},
+                      {2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)},
+                      {2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)}};
+    double most = 0;
+    for (int row = 0; row < 3; row++)
+        for (int col = 0; col < 3; col++) {
+            double v = 0;
+            for (int k = 0; k < 3; k++)
+                v += R[k][row] * m[4 * col + k];
+            if (row != col && !(fabs(v) <= most))
+                most = fabs(v);
+        }
+    return most;
+}

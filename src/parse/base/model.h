@@ -113,6 +113,12 @@ int mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen);
 /* True when m is translation × rotation × scale (what glTF requires of node matrices and
  * inverse bind matrices), within float rounding. */
 bool mdl_is_trs(const float m[16]);
+/* A local transform given as a matrix that is not translation × rotation × scale (a
+ * shear, which glTF cannot hold) made t, r, s: t, r and s must already hold its
+ * translation, rotation and the diagonal of its scale/shear (as the Granny reader fills
+ * them; the matrix is T × R × SS). Returns the largest magnitude among SS's off-diagonal
+ * terms (what is dropped), 0 when m is kept (no matrix, or one glTF can hold). */
+double mdl_drop_shear(bool *has_matrix, const float m[16], const float r[4]);
 /* Makes sure every value is finite and the mesh's indices, groups and joints are in
  * range: 0, or -1 with err. */
 int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen);

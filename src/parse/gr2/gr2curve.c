@@ -642,24 +642,57 @@ static void span_eval(const struct gr2_curve *c, uint32_t k, double x, double *v
     uint32_t n = c->n, dim = c->dim;
     const double *T = c->knots;
     double D[GR2_CURVE_MAX_DEGREE + 1], dD[GR2_CURVE_MAX_DEGREE + 1];
+    /* what is the same for every component: the controls' rows, the blend factors (and
+     * their derivatives) */
+    const double *row[GR2_CURVE_MAX_DEGREE + 1];
+    double A[GR2_CURVE_MAX_DEGREE + 1][GR2_CURVE_MAX_DEGREE + 1], dA[GR2_CURVE_MAX_DEGREE + 1][GR2_CURVE_MAX_DEGREE + 1];
     if (w)
         w->spans++;
-    for (uint32_t j = 0; j < dim; j++) {
-        for (int i = 0; i <= d; i++) {
-            D[i] = c->controls[(size_t)clampi((int64_t)k - d + i, n) * dim + j];
-            dD[i] = 0;
+    for (int i = 0; i <= d; i++)
+        row[i] = c->controls + (size_t)clampi((int64_t)k - d + i, n) * dim;
+    if (d == 2 && !dv) { /* the common case, unrolled: the same steps as below */
+        double a21 = 0, a22 = 0, a11 = 0, den;
+        int64_t k2 = k;
+        if ((den = T[clampi(k2, n)] - T[clampi(k2 - 2, n)]) != 0) /* r 1, i 1 */
+            a11 = (x - T[clampi(k2 - 2, n)]) / den;
+        if ((den = T[clampi(k2 + 1, n)] - T[clampi(k2 - 1, n)]) != 0) /* r 1, i 2 */
+            a21 = (x - T[clampi(k2 - 1, n)]) / den;
+        if ((den = T[clampi(k2, n)] - T[clampi(k2 - 1, n)]) != 0) /* r 2, i 2 */
+            a22 = (x - T[clampi(k2 - 1, n)]) / den;
+        for (uint32_t j = 0; j < dim; j++) {
+            double p0 = row[0][j], p1 = row[1][j], p2 = row[2][j];
+            double d2 = (1 - a21) * p1 + a21 * p2, d1 = (1 - a11) * p0 + a11 * p1;
+            v[j] = (1 - a22) * d1 + a22 * d2;
         }
-        for (int r = 1; r <= d; r++)
-            for (int i = d; i >= r; i--) { /* i = jj - (k - d), jj = k down to k - d + r */
-                int64_t jj = (int64_t)k - d + i;
-                double lo = T[clampi(jj - 1, n)], hi = T[clampi(jj + d - r, n)], den = hi - lo;
-                double a = den != 0 ? (x - lo) / den : 0, da = den != 0 ? 1 / den : 0;
-                dD[i] = (1 - a) * dD[i - 1] + a * dD[i] + da * (D[i] - D[i - 1]);
-                D[i] = (1 - a) * D[i - 1] + a * D[i];
-            }
-        v[j] = D[d];
-        if (dv)
+        return;
+    }
+    for (int r = 1; r <= d; r++)
+        for (int i = d; i >= r; i--) { /* i = jj - (k - d), jj = k down to k - d + r */
+            int64_t jj = (int64_t)k - d + i;
+            double lo = T[clampi(jj - 1, n)], hi = T[clampi(jj + d - r, n)], den = hi - lo;
+            A[r][i] = den != 0 ? (x - lo) / den : 0;
+            if (dv)
+                dA[r][i] = den != 0 ? 1 / den : 0;
+        }
+    for (uint32_t j = 0; j < dim; j++) {
+        for (int i = 0; i <= d; i++)
+            D[i] = row[i][j];
+        if (dv) {
+            for (int i = 0; i <= d; i++)
+                dD[i] = 0;
+            for (int r = 1; r <= d; r++)
+                for (int i = d; i >= r; i--) {
+                    double a = A[r][i];
+                    dD[i] = (1 - a) * dD[i - 1] + a * dD[i] + dA[r][i] * (D[i] - D[i - 1]);
+                    D[i] = (1 - a) * D[i - 1] + a * D[i];
+                }
             dv[j] = dD[d];
+        } else {
+            for (int r = 1; r <= d; r++)
+                for (int i = d; i >= r; i--)
+                    D[i] = (1 - A[r][i]) * D[i - 1] + A[r][i] * D[i];
+        }
+        v[j] = D[d];
     }
 }
 
@@ -701,16 +734,21 @@ static void project(enum gr2_role role, const double *in, double *out)
     }
 }
 
-static bool diagonal(const struct gr2_curve *c)
+double gr2_curve_shear(const struct gr2_curve *c)
 {
-    if (c->kind == GR2_CURVE_IDENTITY || (c->kind == GR2_CURVE_KNOTS && c->n == 0))
-        return true;
+    if (c->kind == GR2_CURVE_IDENTITY || c->kind == GR2_CURVE_SAMPLES || c->dim != 9)
+        return 0;
     static const int off[6] = {1, 2, 3, 5, 6, 7};
+    double most = 0;
     for (uint32_t i = 0; i < c->n; i++)
-        for (int k = 0; k < 6; k++)
-            if (c->controls[(size_t)i * 9 + off[k]] != 0)
-                return false;
-    return true;
+        for (int k = 0; k < 6; k++) {
+            double v = fabs(c->controls[(size_t)i * 9 + off[k]]);
+            if (isnan(v)) /* reported as such */
+                return v;
+            if (v > most)
+                most = v;
+        }
+    return most;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -901,8 +939,6 @@ int gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duratio
         return -1;
     if (!(duration >= 0) || !isfinite(duration))
         return err_set(err, errlen, "Duration %g is not a number of seconds", duration);
-    if (role == GR2_ROLE_SCALESHEAR && !diagonal(c))
-        return err_set(err, errlen, "the scale/shear is not diagonal (a shear, which a glTF scale cannot hold)");
     float D = (float)duration;
     bool constant = c->kind != GR2_CURVE_KNOTS || c->n <= 1 || D == 0;
     int rc;
@@ -914,6 +950,296 @@ int gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duratio
     } else {
         rc = spline_keys(c, role, D, &b, w, err, errlen);
     }
+    if (rc == 0)
+        rc = check_finite(out, err, errlen);
+    if (rc)
+        mdl_keys_free(out);
+    return rc;
+}
+
+/* ---- sampled LINEAR keys (docs/formats/gr2anim.md, "glTF for importers without
+ * CUBICSPLINE") ---- */
+
+/* The channel's value on the span polynomial k at x: projected, rotations normalised. */
+static void chan_at(const struct gr2_curve *c, enum gr2_role role, uint32_t k, double x, double *out,
+                    struct gr2_work *w)
+{
+    double v[9];
+    span_eval(c, k, x, v, NULL, w);
+    project(role, v, out);
+    if (role == GR2_ROLE_ORIENTATION)
+        normalise4(out);
+}
+
+/* glTF's slerp between two written keys, the parts that do not depend on where. */
+struct slerp {
+    double th, inv_sin, sb; /* the angle between them, 1 / its sine, the sign taking the short way */
+};
+
+static struct slerp slerp_of(const float *a, const float *b)
+{
+    double dot = 0;
+    for (int j = 0; j < 4; j++)
+        dot += (double)a[j] * b[j];
+    double th = acos(fmin(1, fabs(dot)));
+    return (struct slerp){th, th > 1e-9 ? 1 / sin(th) : 0, dot < 0 ? -1 : 1};
+}
+
+/* How far glTF's LINEAR interpolation of the written keys a, b (floats as written;
+ * rotations: slerp along the shorter arc, sl) is at s from the curve's value want:
+ * degrees between the rotations, the largest component difference otherwise. */
+static double lin_error(bool rotation, int nc, const float *a, const float *b, const struct slerp *sl, double s,
+                        const double *want)
+{
+    if (rotation) {
+        double wa = 1 - s, wb = s, got[4];
+        if (sl->inv_sin != 0) {
+            wa = sin((1 - s) * sl->th) * sl->inv_sin;
+            wb = sin(s * sl->th) * sl->inv_sin;
+        }
+        for (int j = 0; j < 4; j++)
+            got[j] = wa * a[j] + sl->sb * wb * b[j];
+        normalise4(got);
+        double dw = 0, dist = 0;
+        for (int j = 0; j < 4; j++)
+            dw += got[j] * want[j];
+        for (int j = 0; j < 4; j++) { /* the chord between the two unit quaternions */
+            double d = got[j] - (dw < 0 ? -want[j] : want[j]);
+            dist += d * d;
+        }
+        /* as the angle between the rotations, 4 asin(chord / 2): 2 chord when small
+         * (4e-6 relative below a chord of 0.01, about 1.1 degrees) */
+        double chord = sqrt(dist);
+        return (chord < 1e-2 ? 2 * chord : 4 * asin(fmin(1, chord / 2))) * (180 / M_PI);
+    }
+    double most = 0;
+    for (int j = 0; j < nc; j++) {
+        double d = fabs((1 - s) * a[j] + s * b[j] - want[j]);
+        if (!(d <= most)) /* NaN too */
+            most = d;
+    }
+    return most;
+}
+
+/* One piece of a span being subdivided: its ends' times and written values. */
+struct piece {
+    float t0, t1;
+    float v0[4], v1[4];
+};
+
+struct linbuf {
+    struct mdl_keys *k;
+    int nc;
+    bool rotation;
+    size_t cap;
+    uint64_t limit; /* keys at most (the whole channel) */
+};
+
+/* Appends a key (values as floats; a rotation turned to the hemisphere of the key before,
+ * the same rotation, so importers that lerp components take the short way too). */
+static int lin_put(struct linbuf *b, float t, const float *v, char *err, size_t errlen)
+{
+    struct mdl_keys *k = b->k;
+    if (k->n == b->cap) {
+        if ((uint64_t)b->cap >= b->limit)
+            return err_set(err, errlen, "more than %" PRIu64 " keys", b->limit);
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        if (cap > b->limit)
+            cap = (size_t)b->limit;
+        float *nt = realloc(k->times, cap * sizeof *nt);
+        if (nt)
+            k->times = nt;
+        float *nv = nt ? realloc(k->values, cap * (size_t)b->nc * sizeof *nv) : NULL;
+        if (!nv)
+            return err_set(err, errlen, "out of memory");
+        k->values = nv;
+        b->cap = cap;
+    }
+    float *p = k->values + (size_t)k->n * b->nc;
+    double dot = 0;
+    for (int j = 0; b->rotation && k->n > 0 && j < 4; j++)
+        dot += (double)p[j - b->nc] * v[j];
+    for (int j = 0; j < b->nc; j++)
+        p[j] = dot < 0 ? -v[j] : v[j];
+    k->times[k->n++] = t;
+    return 0;
+}
+
+static void to_floats(const double *v, int nc, float *out)
+{
+    for (int j = 0; j < nc; j++)
+        out[j] = (float)v[j];
+}
+
+/* How far glTF's interpolation of piece p is from the curve (span k), judged at the
+ * midpoints of the piece's halves. Over a short piece the error is a parabola (the
+ * curve's sag: there it is 3/4 of its top, returned as its top) plus, for rotations, a
+ * timing error that is odd about the middle (lerp-then-normalise follows slerp's arc at
+ * another speed: nothing at the midpoint), which the two points see. */
+static double piece_error(const struct gr2_curve *c, enum gr2_role role, uint32_t k, const struct piece *p,
+                          const struct linbuf *b, struct gr2_work *w)
+{
+    double most = 0;
+    struct slerp sl = {0, 0, 1};
+    if (b->rotation)
+        sl = slerp_of(p->v0, p->v1);
+    for (int q = 1; q <= 3; q += 2) {
+        float t = (float)(p->t0 + ((double)p->t1 - p->t0) * q / 4);
+        if (!(t > p->t0 && t < p->t1))
+            continue; /* no float between */
+        double want[4];
+        chan_at(c, role, k, t, want, w);
+        double e = lin_error(b->rotation, b->nc, p->v0, p->v1, &sl, ((double)t - p->t0) / ((double)p->t1 - p->t0),
+                             want);
+        if (!(e <= most))
+            most = e;
+    }
+    return most * (4.0 / 3);
+}
+
+/* Keys inside (a, b) on span k, so that glTF's linear interpolation between them stays
+ * within tol of the curve on every piece (piece_error): a piece off by e,
+ * more than half of tol (margin for the points between), is cut into
+ * ceil(sqrt(e / (tol / 2))) equal pieces (the count that brings a parabola's sag within
+ * it: the pieces follow the bending, not a rate), each checked again the same way, left
+ * before right, so keys come in order. At most GR2_LINEAR_MAX_PER_SPAN cut points a span;
+ * pieces then left uncut are counted in rep with their error. No recursion: a stack of at
+ * most GR2_LINEAR_MAX_PER_SPAN + 1 pieces (each cut adds one). Work: two evaluations a
+ * piece popped and one a cut; pieces popped are at most 1 + 2 cuts. */
+static int subdivide(const struct gr2_curve *c, enum gr2_role role, uint32_t k, const struct piece *whole,
+                     double tol, struct linbuf *b, struct gr2_linear *rep, struct gr2_work *w, char *err,
+                     size_t errlen)
+{
+    struct piece stack[GR2_LINEAR_MAX_PER_SPAN + 2];
+    int top = 0, nc = b->nc;
+    uint32_t cuts = 0;
+    bool capped = false;
+    double worst = 0;
+    stack[top++] = *whole;
+    while (top > 0) {
+        struct piece p = stack[--top];
+        float mid = (float)(((double)p.t0 + p.t1) / 2);
+        double e = piece_error(c, role, k, &p, b, w);
+        bool cut = !(e <= tol / 2) && mid > p.t0 && mid < p.t1;
+        uint32_t left = GR2_LINEAR_MAX_PER_SPAN - cuts;
+        if (cut && left == 0) {
+            cut = false;
+            capped = true;
+        }
+        if (!cut) {
+            if (!(e <= worst))
+                worst = e;
+            if (p.t1 < whole->t1 && lin_put(b, p.t1, p.v1, err, errlen))
+                return -1;
+            continue;
+        }
+        double want_m = ceil(sqrt(e / (tol / 2)));
+        uint32_t m = !(want_m < (double)left + 1) ? left + 1 : want_m < 2 ? 2 : (uint32_t)want_m;
+        /* the cut points, at distinct float times inside the piece, pushed right to left */
+        float tcut[GR2_LINEAR_MAX_PER_SPAN + 1];
+        uint32_t nt = 0;
+        for (uint32_t j = 1; j < m; j++) {
+            float t = (float)(p.t0 + ((double)p.t1 - p.t0) * j / m);
+            if (t > (nt ? tcut[nt - 1] : p.t0) && t < p.t1)
+                tcut[nt++] = t;
+        }
+        if (nt == 0) /* no float between: m was 2, and mid is one (tested above) */
+            tcut[nt++] = mid;
+        cuts += nt;
+        struct piece right = p;
+        for (uint32_t j = nt; j-- > 0;) {
+            double v[4];
+            chan_at(c, role, k, tcut[j], v, w);
+            struct piece q = {tcut[j], right.t0 == p.t0 ? p.t1 : right.t0, {0}, {0}};
+            to_floats(v, nc, q.v0);
+            memcpy(q.v1, right.t0 == p.t0 ? p.v1 : right.v0, sizeof q.v1);
+            stack[top++] = q;
+            right = q;
+        }
+        struct piece first = {p.t0, right.t0, {0}, {0}};
+        memcpy(first.v0, p.v0, sizeof first.v0);
+        memcpy(first.v1, right.v0, sizeof first.v1);
+        stack[top++] = first;
+    }
+    rep->inserted += cuts;
+    if (capped) {
+        rep->capped_spans++;
+        if (!(worst <= rep->worst))
+            rep->worst = worst;
+    }
+    if (!(worst <= rep->max_error))
+        rep->max_error = worst;
+    return 0;
+}
+
+static int linear_spans(const struct gr2_curve *c, enum gr2_role role, float D, double tol, struct linbuf *b,
+                        struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen)
+{
+    uint32_t nk;
+    double *t = key_times(c, D, &nk);
+    if (!t)
+        return err_set(err, errlen, "out of memory");
+    int nc = b->nc, rc = 0;
+    struct gr2_seek seek = {0};
+    double L[4], R[4], prevR[4];
+    for (uint32_t i = 0; rc == 0 && i + 1 < nk; i++) {
+        uint32_t k = seek_k(c, t[i], &seek, w);
+        chan_at(c, role, k, t[i], L, w);
+        chan_at(c, role, k, t[i + 1], R, w);
+        if (b->rotation && (!(fabs(L[3]) + fabs(L[0]) + fabs(L[1]) + fabs(L[2]) > 0) ||
+                            !(fabs(R[3]) + fabs(R[0]) + fabs(R[1]) + fabs(R[2]) > 0))) {
+            rc = err_set(err, errlen, "the orientation is zero (or not a number) near %.9g s", t[i]);
+            break;
+        }
+        struct piece whole = {(float)t[i], (float)t[i + 1], {0}, {0}};
+        to_floats(L, nc, whole.v0);
+        to_floats(R, nc, whole.v1);
+        if (i > 0 && !same(prevR, L, nc)) { /* a jump: as in the exact keys */
+            float before = nextafterf((float)t[i], -INFINITY), pv[4];
+            to_floats(prevR, nc, pv);
+            if (before > b->k->times[b->k->n - 1])
+                rc = lin_put(b, before, pv, err, errlen);
+        }
+        rep->knot_keys++;
+        if (rc == 0)
+            rc = lin_put(b, whole.t0, whole.v0, err, errlen);
+        if (rc == 0)
+            rc = subdivide(c, role, k, &whole, tol, b, rep, w, err, errlen);
+        memcpy(prevR, R, sizeof prevR);
+    }
+    if (rc == 0) {
+        float pv[4];
+        to_floats(prevR, nc, pv);
+        rep->knot_keys++;
+        rc = lin_put(b, D, pv, err, errlen);
+    }
+    free(t);
+    return rc;
+}
+
+int gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                          struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen)
+{
+    /* what the exact keys write as LINEAR or STEP already is the curve: those as they are
+     * (gr2_curve_keys' choice: constants, degree 0, degree 1 but rotations) */
+    memset(out, 0, sizeof *out);
+    bool exact = role == GR2_ROLE_VECTOR || c->kind != GR2_CURVE_KNOTS || c->n <= 1 || !(duration > 0) ||
+                 !isfinite(duration) || (float)duration == 0 || c->degree == 0 ||
+                 (c->degree == 1 && role != GR2_ROLE_ORIENTATION);
+    if (exact || gr2_curve_check(c, role, 0, err, errlen)) {
+        int rc = exact ? gr2_curve_keys(c, role, duration, out, w, err, errlen) : -1;
+        if (rc == 0)
+            rep->knot_keys += out->n;
+        return rc;
+    }
+    uint32_t nk = c->n + 2;
+    out->interp = MDL_LINEAR;
+    out->ncomp = role == GR2_ROLE_ORIENTATION ? 4 : 3;
+    /* every knot key, one before each jump, and the cuts of every span */
+    struct linbuf b = {out, out->ncomp, role == GR2_ROLE_ORIENTATION, 0,
+                       2 * (uint64_t)nk * (GR2_LINEAR_MAX_PER_SPAN + 2)};
+    double tol = role == GR2_ROLE_ORIENTATION ? GR2_LINEAR_TOL_DEGREES : GR2_LINEAR_TOL;
+    int rc = linear_spans(c, role, (float)duration, tol, &b, rep, w, err, errlen);
     if (rc == 0)
         rc = check_finite(out, err, errlen);
     if (rc)

@@ -111,10 +111,40 @@ void gr2_curve_eval(const struct gr2_curve *c, enum gr2_role role, uint32_t vect
 /* ---- glTF keys ---- */
 
 /* Keys that make glTF play the curve exactly as Granny evaluates it on [0, duration]
- * (translation: position; rotation: orientation; scale: the diagonal of scale/shear).
- * 0, or -1 with err (a scale/shear that is not diagonal, a zero orientation, a degree the
- * cubic keys cannot hold). out is freed by mdl_keys_free. */
+ * (translation: position; rotation: orientation; scale: the diagonal of scale/shear, its
+ * off-diagonal terms dropped: gr2_curve_shear says how large they are). 0, or -1 with err
+ * (a zero orientation, a degree the cubic keys cannot hold). out is freed by
+ * mdl_keys_free. */
 int gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
                    struct gr2_work *w, char *err, size_t errlen);
+/* The largest magnitude among a scale/shear curve's off-diagonal control values (what a
+ * glTF scale drops; 0 for a diagonal one, NaN when one is NaN). */
+double gr2_curve_shear(const struct gr2_curve *c);
+
+/* ---- sampled glTF keys (for importers without CUBICSPLINE) ---- */
+
+#define GR2_LINEAR_TOL_DEGREES 0.01 /* rotations: the angle between glTF's slerp and the curve */
+#define GR2_LINEAR_TOL 1e-4         /* translations, scales: per component */
+#define GR2_LINEAR_MAX_PER_SPAN 256 /* keys inserted between two knot keys, at most */
+
+/* What sampling a channel did (summed over the calls given the same report). */
+struct gr2_linear {
+    uint64_t knot_keys; /* keys at knots, 0 and Duration (and before jumps) */
+    uint64_t inserted;  /* keys inserted between them */
+    uint64_t capped_spans; /* spans where GR2_LINEAR_MAX_PER_SPAN stopped the cutting */
+    double worst;       /* the largest error measured in those spans (0 when none) */
+    double max_error;   /* the largest error measured on any piece kept */
+};
+
+/* LINEAR keys (rotations: glTF's slerp) at every key time of gr2_curve_keys plus keys
+ * inserted by cutting each span, each piece checked at its halves' midpoints, recursively,
+ * until glTF's interpolation is within GR2_LINEAR_TOL_DEGREES / GR2_LINEAR_TOL of the
+ * curve (half of it there, for the points between), at most GR2_LINEAR_MAX_PER_SPAN keys
+ * a span. Curves the exact keys write as LINEAR or STEP (degree 0 and 1 positions and
+ * scales, constants) get those.
+ * Work: at most 7 evaluations a span and 7 an inserted key. 0, or -1 with err (as
+ * gr2_curve_keys). out is freed by mdl_keys_free. */
+int gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                          struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen);
 
 #endif

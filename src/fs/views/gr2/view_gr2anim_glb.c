@@ -2,6 +2,7 @@
  * with its own type registry, so builds on other threads share no decoder state. */
 #include "fs/views/gr2/view_gr2anim_glb.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include "fs/export/export.h"
 #include "fs/export/glb.h"
 #include "parse/base/err.h"
+#include "fs/views/gr2/view_gr2notes.h"
+#include "parse/base/diag.h"
 #include "parse/gr2/gr2anim.h"
 #include "parse/gr2/gr2model.h"
 #include "parse/gr2/gr2std.h"
@@ -21,13 +24,18 @@ struct bone_name {
     uint32_t bone;
 };
 
+/* How a track's name found its bone (docs/formats/gr2anim.md, "Nodes"). */
+enum match { M_EXACT, M_CASE, M_STEM, M_NONE };
+
 /* A skeleton a group may play on: the file's (read when first needed) or -o skeleton='s. */
 struct skel {
     struct gr2_ref type, obj;
     const struct mdl_skeleton *s; /* NULL until read (or when it cannot be) */
     struct mdl_skeleton own;
     bool tried, used;
-    struct bone_name *by_name; /* sorted by name, ties by bone index */
+    /* the bones by name, ties by bone index: as they are, ignoring case, and their stems
+     * (name_stem) ignoring case */
+    struct bone_name *by_name, *by_case, *by_stem;
     int first_node;
 };
 
@@ -37,7 +45,10 @@ struct group {
     struct gr2_elem tracks;
     char **names; /* the tracks' names */
     int skel; /* index into plan.skel, or -1: a node per track */
-    int first_node; /* -1: a node per track: the group's node, its tracks after it */
+    int64_t *bone; /* per track: its bone in skel (-1: none, the track gets a node of its own) */
+    uint8_t *how;  /* per track: enum match */
+    int *node;     /* per track: the node it drives (add_nodes) */
+    int first_node; /* the group's node holding the tracks that have no bone (-1: none) */
 };
 
 struct plan {
@@ -52,11 +63,53 @@ struct plan {
     uint32_t nmodels;
 };
 
+/* What is left of a name once exporters' prefixes are dropped: the part after the last
+ * '|' or ':' (paths, namespaces), then after a first word of letters and digits followed
+ * by a space ("Bip01 L Thigh" -> "L Thigh"). */
+static const char *name_stem(const char *s)
+{
+    const char *p = s;
+    for (const char *q = s; *q; q++)
+        if (*q == '|' || *q == ':')
+            p = q + 1;
+    const char *q = p;
+    while (isalpha((unsigned char)*q))
+        q++;
+    const char *digits = q;
+    while (isdigit((unsigned char)*q))
+        q++;
+    if (digits > p && q > digits && q[0] == ' ' && q[1])
+        p = q + 1;
+    return p;
+}
+
+/* strcmp ignoring ASCII case (names are bytes: no locale decides). */
+static int ascii_casecmp(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int x = (unsigned char)*a, y = (unsigned char)*b;
+        x += x >= 'A' && x <= 'Z' ? 'a' - 'A' : 0;
+        y += y >= 'A' && y <= 'Z' ? 'a' - 'A' : 0;
+        if (x != y || !x)
+            return x - y;
+    }
+}
+
+static int bone_cmp(int c, const struct bone_name *x, const struct bone_name *y)
+{
+    return c ? c : (x->bone > y->bone) - (x->bone < y->bone);
+}
+
 static int by_name(const void *a, const void *b)
 {
     const struct bone_name *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : (x->bone > y->bone) - (x->bone < y->bone);
+    return bone_cmp(strcmp(x->name, y->name), x, y);
+}
+
+static int by_case(const void *a, const void *b)
+{
+    const struct bone_name *x = a, *y = b;
+    return bone_cmp(ascii_casecmp(x->name, y->name), x, y);
 }
 
 static int name_only(const void *a, const void *b)
@@ -64,16 +117,49 @@ static int name_only(const void *a, const void *b)
     return strcmp(((const struct bone_name *)a)->name, ((const struct bone_name *)b)->name);
 }
 
-/* The first bone called name (-1: none). */
-static int64_t bone_of(const struct skel *k, const char *name)
+static int case_only(const void *a, const void *b)
 {
-    if (!k->s)
-        return -1;
+    return ascii_casecmp(((const struct bone_name *)a)->name, ((const struct bone_name *)b)->name);
+}
+
+/* The first bone (lowest index) of sorted list `list` equal to name under cmp (-1: none). */
+static int64_t first_of(const struct bone_name *list, uint32_t n, const char *name,
+                        int (*cmp)(const void *, const void *))
+{
     struct bone_name key = {name, 0};
-    const struct bone_name *hit = bsearch(&key, k->by_name, k->s->nbones, sizeof *hit, name_only);
-    while (hit && hit > k->by_name && strcmp(hit[-1].name, name) == 0)
+    const struct bone_name *hit = bsearch(&key, list, n, sizeof *hit, cmp);
+    while (hit && hit > list && cmp(hit - 1, &key) == 0)
         hit--;
     return hit ? (int64_t)hit->bone : -1;
+}
+
+/* The bone a track called name plays on: the first bone of that name, else the first
+ * whose name equals it ignoring case, else the first whose stem (name_stem) equals its
+ * stem ignoring case; -1 when none. *how says which. */
+static int64_t match_bone(const struct skel *k, const char *name, enum match *how)
+{
+    *how = M_NONE;
+    if (!k->s)
+        return -1;
+    uint32_t n = k->s->nbones;
+    int64_t b = first_of(k->by_name, n, name, name_only);
+    if (b >= 0) {
+        *how = M_EXACT;
+        return b;
+    }
+    if ((b = first_of(k->by_case, n, name, case_only)) >= 0) {
+        *how = M_CASE;
+        return b;
+    }
+    if ((b = first_of(k->by_stem, n, name_stem(name), case_only)) >= 0)
+        *how = M_STEM;
+    return b;
+}
+
+/* The first bone called name exactly (-1: none). */
+static int64_t bone_of(const struct skel *k, const char *name)
+{
+    return k->s ? first_of(k->by_name, k->s->nbones, name, name_only) : -1;
 }
 
 /* The skeleton read and its names sorted: false when it cannot be. */
@@ -87,14 +173,22 @@ static bool skel_ready(struct gr2_types *reg, const struct gr2_space *sp, struct
         return false;
     if (!k->s)
         k->s = &k->own;
-    k->by_name = alloc_array(k->s->nbones, sizeof *k->by_name);
-    if (!k->by_name) {
+    size_t n = k->s->nbones;
+    k->by_name = alloc_array(n, sizeof *k->by_name);
+    k->by_case = alloc_array(n, sizeof *k->by_case);
+    k->by_stem = alloc_array(n, sizeof *k->by_stem);
+    if (!k->by_name || !k->by_case || !k->by_stem) {
         k->s = NULL;
         return false;
     }
-    for (uint32_t i = 0; i < k->s->nbones; i++)
-        k->by_name[i] = (struct bone_name){k->s->bone[i].name ? k->s->bone[i].name : "", i};
+    for (uint32_t i = 0; i < k->s->nbones; i++) {
+        const char *name = k->s->bone[i].name ? k->s->bone[i].name : "";
+        k->by_name[i] = k->by_case[i] = (struct bone_name){name, i};
+        k->by_stem[i] = (struct bone_name){name_stem(name), i};
+    }
     qsort(k->by_name, k->s->nbones, sizeof *k->by_name, by_name);
+    qsort(k->by_case, k->s->nbones, sizeof *k->by_case, by_case);
+    qsort(k->by_stem, k->s->nbones, sizeof *k->by_stem, by_case);
     return true;
 }
 
@@ -147,15 +241,23 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
         add_skel(p, (struct gr2_ref){0, 0}, (struct gr2_ref){0, 0}, &external->r[k].skel);
 }
 
-/* True when every transform track of g names a bone of skeleton k. */
-static bool covers(struct gr2_types *reg, const struct gr2_space *sp, struct skel *k, const struct group *g)
+/* How many transform tracks of g find a bone of skeleton k: by name exactly (exact) or by
+ * match_bone. */
+static uint32_t matched(struct gr2_types *reg, const struct gr2_space *sp, struct skel *k, const struct group *g,
+                        bool exact)
 {
     if (!skel_ready(reg, sp, k))
-        return false;
+        return 0;
+    uint32_t n = 0;
+    enum match how;
     for (uint32_t t = 0; t < g->tracks.count; t++)
-        if (bone_of(k, g->names[t]) < 0)
-            return false;
-    return true;
+        n += (exact ? bone_of(k, g->names[t]) : match_bone(k, g->names[t], &how)) >= 0;
+    return n;
+}
+
+static bool covers(struct gr2_types *reg, const struct gr2_space *sp, struct skel *k, const struct group *g)
+{
+    return g->tracks.count && matched(reg, sp, k, g, false) == g->tracks.count;
 }
 
 /* The names of g's transform tracks: 0, or -1 with err. */
@@ -180,9 +282,11 @@ static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct
     return 0;
 }
 
-/* The skeleton group g plays on: the one of the model named as the group, else the first
- * of the file's that covers its tracks, else the first of -o skeleton='s that does; -1
- * when none does. */
+/* The skeleton group g plays on: the one of the model named as the group when it has a
+ * bone for every track, else the first (the file's, then -o skeleton='s) that has one
+ * named exactly as each track, else the first that has one for each by match_bone, else
+ * the one that has bones for the most tracks (the first of those); -1 when no skeleton
+ * has a bone for any. */
 static int choose(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, const struct group *g)
 {
     for (uint32_t m = 0; m < p->nmodels; m++)
@@ -190,9 +294,35 @@ static int choose(struct gr2_types *reg, const struct gr2_space *sp, struct plan
             covers(reg, sp, &p->skel[p->model_skel[m]], g))
             return p->model_skel[m];
     for (uint32_t k = 0; k < p->nskel; k++)
-        if (covers(reg, sp, &p->skel[k], g))
+        if (matched(reg, sp, &p->skel[k], g, true) == g->tracks.count)
             return (int)k;
-    return -1;
+    int best = -1;
+    uint32_t most = 0;
+    for (uint32_t k = 0; k < p->nskel; k++) {
+        uint32_t n = matched(reg, sp, &p->skel[k], g, false);
+        if (n > most)
+            most = n, best = (int)k;
+    }
+    return best;
+}
+
+/* Each track's bone in the skeleton g plays on (none: -1), and how it was found. 0, or -1
+ * with err. */
+static int bind_tracks(struct plan *p, struct group *g, char *err, size_t errlen)
+{
+    size_t n = g->tracks.count ? g->tracks.count : 1;
+    g->bone = alloc_array(n, sizeof *g->bone);
+    g->how = alloc_array(n, 1);
+    g->node = alloc_array(n, sizeof *g->node);
+    if (!g->bone || !g->how || !g->node)
+        return err_set(err, errlen, "out of memory");
+    for (uint32_t t = 0; t < g->tracks.count; t++) {
+        enum match how = M_NONE;
+        g->bone[t] = g->skel >= 0 ? match_bone(&p->skel[g->skel], g->names[t], &how) : -1;
+        g->how[t] = (uint8_t)how;
+        g->node[t] = -1;
+    }
+    return 0;
 }
 
 static void plan_free(struct plan *p)
@@ -201,6 +331,8 @@ static void plan_free(struct plan *p)
     for (uint32_t k = 0; k < p->nskel; k++) {
         mdl_skeleton_free(&p->skel[k].own);
         free(p->skel[k].by_name);
+        free(p->skel[k].by_case);
+        free(p->skel[k].by_stem);
     }
     free(p->skel);
     for (uint32_t g = 0; g < p->ngroups; g++) {
@@ -208,6 +340,9 @@ static void plan_free(struct plan *p)
         for (uint32_t t = 0; p->group[g].names && t < p->group[g].tracks.count; t++)
             free(p->group[g].names[t]);
         free(p->group[g].names);
+        free(p->group[g].bone);
+        free(p->group[g].how);
+        free(p->group[g].node);
     }
     free(p->group);
     for (uint32_t m = 0; m < p->nmodels; m++)
@@ -253,6 +388,10 @@ static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct g
         }
         g->skel = g->tracks.count ? choose(reg, sp, p, g) : -1;
         g->first_node = -1;
+        if (bind_tracks(p, g, err, errlen)) {
+            plan_free(p);
+            return -1;
+        }
     }
     return 0;
 }
@@ -261,8 +400,16 @@ static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct g
 
 static const char *const curve_names[3] = {"PositionCurve", "OrientationCurve", "ScaleShearCurve"};
 
-/* A bone's rest transform given as a matrix (a shear) cannot stay on an animated node
- * (glTF forbids animating a node with a matrix): it takes the track's pose at 0 instead. */
+/* What a build tells the listing (NULL at read time: nothing): the lines of the
+ * animation's .warnings and /info, and, for animation_linear.glb, the sampling done. */
+struct notes {
+    struct mdl_notes warn;
+    struct gr2_linear lin;
+};
+
+/* A bone's rest transform given as a matrix cannot stay on an animated node (glTF forbids
+ * animating a node with a matrix): it takes the track's pose at 0 instead (a scale/shear
+ * there: its diagonal). */
 static int unmatrix(const struct gr2_transform_track *tr, struct mdl_bone *b)
 {
     double v[16];
@@ -292,108 +439,158 @@ static int read_track(struct gr2_types *reg, const struct gr2_space *sp, const s
     return 0;
 }
 
-/* The nodes: the bones of every skeleton a group plays on (animated bones whose rest is
- * a matrix take their track's first pose) with a skin of them, and for a group with none,
- * a node named as the group holding a node per track. */
-static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, char *err,
-                     size_t errlen)
+/* A skeleton's bones as nodes with a skin of them: animated bones whose rest is a matrix
+ * take their track's first pose, other rests with a shear their diagonal (named in warn,
+ * may be NULL). */
+static int add_skeleton_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
+                              uint32_t k, struct mdl_notes *warn, char *err, size_t errlen)
+{
+    struct skel *sk = &p->skel[k];
+    struct mdl_skeleton copy = *sk->s;
+    copy.bone = alloc_array(copy.nbones, sizeof *copy.bone);
+    if (!copy.bone)
+        return err_set(err, errlen, "out of memory");
+    memcpy(copy.bone, sk->s->bone, copy.nbones * sizeof *copy.bone);
+    for (uint32_t g = 0; g < p->ngroups; g++)
+        for (uint32_t t = 0; p->group[g].skel == (int)k && t < p->group[g].tracks.count; t++) {
+            int64_t b = p->group[g].bone[t];
+            if (b < 0 || !copy.bone[b].has_matrix)
+                continue;
+            gr2_space_settle(sp); /* a track's curves are decoded copies */
+            struct gr2_transform_track tr;
+            if (read_track(reg, sp, &p->group[g], t, &tr, err, errlen)) {
+                free(copy.bone);
+                return -1;
+            }
+            unmatrix(&tr, &copy.bone[b]);
+            gr2_transform_track_free(&tr);
+        }
+    int rc = gr2_drop_rest_shear(&copy, warn, err, errlen), top = -1;
+    if (rc == 0)
+        rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen);
+    if (rc == 0) /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
+        top = export_bone_skin(gl, &copy, sk->first_node, err, errlen);
+    if (top >= 0)
+        glb_scene_root(gl, top);
+    free(copy.bone);
+    return rc || top < 0 ? -1 : 0;
+}
+
+/* The nodes: the bones of every skeleton a group plays on, and for each group, a node
+ * named as the group holding a node per track that has no bone (every track when the
+ * group has no skeleton). Each track's node into group.node. */
+static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
+                     struct mdl_notes *warn, char *err, size_t errlen)
 {
     for (uint32_t k = 0; k < p->nskel; k++) {
-        struct skel *sk = &p->skel[k];
         bool used = false;
         for (uint32_t g = 0; g < p->ngroups; g++)
             used |= p->group[g].skel == (int)k;
-        if (!used)
-            continue;
-        struct mdl_skeleton copy = *sk->s;
-        copy.bone = alloc_array(copy.nbones, sizeof *copy.bone);
-        if (!copy.bone)
-            return err_set(err, errlen, "out of memory");
-        memcpy(copy.bone, sk->s->bone, copy.nbones * sizeof *copy.bone);
-        for (uint32_t g = 0; g < p->ngroups; g++)
-            for (uint32_t t = 0; p->group[g].skel == (int)k && t < p->group[g].tracks.count; t++) {
-                gr2_space_settle(sp); /* a track's curves are decoded copies */
-                struct gr2_transform_track tr;
-                if (read_track(reg, sp, &p->group[g], t, &tr, err, errlen)) {
-                    free(copy.bone);
-                    return -1;
-                }
-                int64_t b = bone_of(sk, tr.name);
-                if (b >= 0 && copy.bone[b].has_matrix)
-                    unmatrix(&tr, &copy.bone[b]);
-                gr2_transform_track_free(&tr);
-            }
-        int rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen), top = -1;
-        if (rc == 0) /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
-            top = export_bone_skin(gl, &copy, sk->first_node, err, errlen);
-        if (top >= 0)
-            glb_scene_root(gl, top);
-        free(copy.bone);
-        if (rc || top < 0)
+        if (used && add_skeleton_nodes(gl, reg, sp, p, k, warn, err, errlen))
             return -1;
     }
     for (uint32_t g = 0; g < p->ngroups; g++) {
         struct group *gr = &p->group[g];
-        if (gr->skel >= 0 || gr->tracks.count == 0)
-            continue;
-        gr->first_node = glb_node(gl, gr->name, strlen(gr->name));
-        glb_scene_root(gl, gr->first_node);
-        for (uint32_t t = 0; t < gr->tracks.count; t++)
-            glb_node_child(gl, gr->first_node, glb_node(gl, gr->names[t], strlen(gr->names[t])));
+        gr->first_node = -1; /* a plan serves several builds */
+        for (uint32_t t = 0; t < gr->tracks.count; t++) {
+            if (gr->bone[t] >= 0) {
+                gr->node[t] = p->skel[gr->skel].first_node + (int)gr->bone[t];
+                continue;
+            }
+            if (gr->first_node < 0) {
+                gr->first_node = glb_node(gl, gr->name, strlen(gr->name));
+                glb_scene_root(gl, gr->first_node);
+            }
+            gr->node[t] = glb_node(gl, gr->names[t], strlen(gr->names[t]));
+            glb_node_child(gl, gr->first_node, gr->node[t]);
+        }
     }
     return 0;
 }
 
-/* The node track t of group g drives (skels: the plan's skeletons). */
-static int node_of(const struct skel *skels, const struct group *g, uint32_t t, const char *name)
+/* One channel's sampling added to the animation's, and what it left out of tolerance
+ * named for the listing. */
+static void note_linear(struct notes *n, const struct gr2_linear *one, const struct group *g, const char *track, int r)
 {
-    if (g->skel < 0)
-        return g->first_node + 1 + (int)t;
-    const struct skel *sk = &skels[g->skel];
-    return sk->first_node + (int)bone_of(sk, name);
+    n->lin.knot_keys += one->knot_keys;
+    n->lin.inserted += one->inserted;
+    n->lin.capped_spans += one->capped_spans;
+    n->lin.worst = one->worst > n->lin.worst ? one->worst : n->lin.worst;
+    n->lin.max_error = one->max_error > n->lin.max_error ? one->max_error : n->lin.max_error;
+    if (one->capped_spans == 0)
+        return;
+    const char *unit = r == 1 ? " degrees" : "";
+    mdl_notes_add(&n->warn, "animation_linear.glb: track group '%s', track '%s': %s: %" PRIu64 " spans reached the "
+                  "bound of %d inserted keys; the largest error there is %.6g%s (tolerance %g%s)", g->name, track,
+                  curve_names[r], one->capped_spans, GR2_LINEAR_MAX_PER_SPAN, one->worst, unit,
+                  r == 1 ? GR2_LINEAR_TOL_DEGREES : GR2_LINEAR_TOL, unit);
+}
+
+/* A track's channels: the three curves as samplers of animation anim driving node (linear:
+ * sampled LINEAR keys). */
+static int add_channels(struct glb *gl, struct export_times *times, int anim, int node, double duration,
+                        const struct group *g, const struct gr2_transform_track *tr, bool linear, struct notes *n,
+                        char *err, size_t errlen)
+{
+    static const enum mdl_path path[3] = {MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE};
+    for (int r = 0; r < 3; r++) {
+        struct mdl_keys k;
+        char why[200];
+        struct gr2_linear one = {0};
+        int rc = linear ? gr2_curve_linear_keys(&tr->curve[r], (enum gr2_role)r, duration, &k, &one, NULL, why,
+                                                sizeof why)
+                        : gr2_curve_keys(&tr->curve[r], (enum gr2_role)r, duration, &k, NULL, why, sizeof why);
+        if (rc)
+            return err_set(err, errlen, "track group '%s', track '%s': %s: %s", g->name, tr->name, curve_names[r],
+                           why);
+        if (n && linear)
+            note_linear(n, &one, g, tr->name, r);
+        rc = export_channel(gl, times, anim, node, path[r], &k);
+        mdl_keys_free(&k);
+        if (rc)
+            return err_set(err, errlen, "out of memory");
+    }
+    double shear = gr2_curve_shear(&tr->curve[2]);
+    if (n && !linear && shear != 0)
+        mdl_notes_add(&n->warn, "track group '%s', track '%s': ScaleShearCurve has a shear (largest off-diagonal "
+                      "%.9g), dropped: its glTF scale is the diagonal (samples.csv has the whole matrix)", g->name,
+                      tr->name, shear);
+    return 0;
 }
 
 /* One glTF animation, named `name`: a channel per curve of every track (a second track
- * driving the same node is left out: glTF allows one channel per node and path). */
+ * driving the same node is left out, and named in n: glTF allows one channel per node and
+ * path). */
 static int add_group(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
-                     const struct skel *skels, double duration, const struct group *g, const char *name, bool *driven,
-                     char *err, size_t errlen)
+                     double duration, const struct group *g, const char *name, bool *driven, bool linear,
+                     struct notes *n, char *err, size_t errlen)
 {
     int anim = glb_animation(gl, name, strlen(name));
-    static const enum mdl_path path[3] = {MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE};
     for (uint32_t t = 0; t < g->tracks.count; t++) {
         gr2_space_settle(sp); /* a track's curves are decoded copies */
         struct gr2_transform_track tr;
         if (read_track(reg, sp, g, t, &tr, err, errlen))
             return -1;
-        int node = node_of(skels, g, t, tr.name);
+        int node = g->node[t], rc = 0;
         if (driven[node]) {
-            gr2_transform_track_free(&tr);
-            continue;
-        }
-        driven[node] = true;
-        for (int r = 0; r < 3; r++) {
-            struct mdl_keys k;
-            char why[200];
-            if (gr2_curve_keys(&tr.curve[r], (enum gr2_role)r, duration, &k, NULL, why, sizeof why)) {
-                err_set(err, errlen, "track group '%s', track '%s': %s: %s", g->name, tr.name, curve_names[r], why);
-                gr2_transform_track_free(&tr);
-                return -1;
-            }
-            int rc = export_channel(gl, times, anim, node, path[r], &k);
-            mdl_keys_free(&k);
-            if (rc) {
-                gr2_transform_track_free(&tr);
-                return err_set(err, errlen, "out of memory");
-            }
+            if (n && !linear)
+                mdl_notes_add(&n->warn, "track group '%s', track %" PRIu32 " '%s': an earlier track drives its node "
+                              "already: left out", g->name, t, tr.name);
+        } else {
+            driven[node] = true;
+            rc = add_channels(gl, times, anim, node, duration, g, &tr, linear, n, err, errlen);
         }
         gr2_transform_track_free(&tr);
+        if (rc)
+            return -1;
     }
     return 0;
 }
 
-static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, uint8_t **out, size_t *len,
-                     char *err, size_t errlen)
+/* animation.glb (linear: animation_linear.glb); out NULL: measured. n (may be NULL)
+ * collects what the listing says. */
+static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, bool linear, uint8_t **out,
+                     size_t *len, struct notes *n, char *err, size_t errlen)
 {
     struct glb *gl = out ? glb_new() : glb_new_measure();
     struct export_times *times = export_times_new();
@@ -403,7 +600,7 @@ static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct p
         err_set(err, errlen, "out of memory");
         goto out;
     }
-    if (add_nodes(gl, reg, sp, p, err, errlen))
+    if (add_nodes(gl, reg, sp, p, n && !linear ? &n->warn : NULL, err, errlen))
         goto out;
     uint32_t nnodes = glb_node_count(gl); /* the bones, their skins' roots and the track nodes */
     driven = alloc_array(nnodes, 1);
@@ -411,7 +608,7 @@ static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct p
         if (p->group[g].tracks.count == 0)
             continue; /* glTF animations need a channel */
         memset(driven, 0, nnodes);
-        if (add_group(gl, times, reg, sp, p->skel, p->anim.duration, &p->group[g], p->group[g].name, driven, err,
+        if (add_group(gl, times, reg, sp, p->anim.duration, &p->group[g], p->group[g].name, driven, linear, n, err,
                       errlen))
             goto out;
     }
@@ -427,12 +624,13 @@ out:
     return rc;
 }
 
-/* ---- the file ---- */
+/* ---- the files ---- */
 
 struct anim_ctx {
     struct gr2_view *v;
     struct gr2_ref type, obj;
     const uint8_t *refused; /* the sections its measurement was refused (tree memory) */
+    bool linear;           /* animation_linear.glb */
 };
 
 /* The skeletons of -o skeleton=, or NULL. */
@@ -453,7 +651,7 @@ static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t e
     struct plan p;
     int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
     if (rc == 0) {
-        rc = build_glb(&reg, &sp, &p, out, len, err, errlen);
+        rc = build_glb(&reg, &sp, &p, a->linear, out, len, NULL, err, errlen);
         plan_free(&p);
     }
     if (rc == 0 && gr2_view_refused_beyond(a->v, &sp, a->refused)) {
@@ -465,9 +663,10 @@ static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t e
     return rc;
 }
 
-/* Sizes animation.glb in a request of its own (not the listing's, whose earlier sections
- * may have crowded one out), recording the sections refused to it for the builds. */
-static int anim_measure(struct anim_ctx *a, size_t *len, char *err, size_t errlen)
+/* Sizes animation.glb (animation_linear.glb) in a request of its own (not the listing's,
+ * whose earlier sections may have crowded one out), recording the sections refused to it
+ * for the builds; n (may be NULL) gets what the listing says of it. */
+static int anim_measure(struct anim_ctx *a, size_t *len, struct notes *n, char *err, size_t errlen)
 {
     struct gr2_space sp;
     if (gr2_view_pin(a->v, &sp))
@@ -476,70 +675,107 @@ static int anim_measure(struct anim_ctx *a, size_t *len, char *err, size_t errle
     struct plan p;
     int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
     if (rc == 0) {
-        rc = build_glb(&reg, &sp, &p, NULL, len, err, errlen);
+        rc = build_glb(&reg, &sp, &p, a->linear, NULL, len, n, err, errlen);
         plan_free(&p);
     }
     gr2_types_free(&reg);
     uint8_t *refused = rc == 0 ? gr2_view_refusals(a->v, &sp) : NULL;
-    uint32_t n = gr2_view_nsections(a->v);
-    uint8_t *kept = refused ? tree_alloc(a->v->fs->tree, n ? n : 1) : NULL;
+    uint32_t ns = gr2_view_nsections(a->v);
+    uint8_t *kept = refused ? tree_alloc(a->v->fs->tree, ns ? ns : 1) : NULL;
     if (rc == 0 && !kept) {
         tree_note_oom(a->v->fs->tree);
         rc = err_set(err, errlen, "out of memory");
     }
     if (kept)
-        memcpy(kept, refused, n);
+        memcpy(kept, refused, ns);
     a->refused = kept;
     free(refused);
     gr2_view_unpin(a->v, &sp);
     return rc;
 }
 
+/* What the plan says of group g: its skeleton (when -o skeleton='s) into /info, tracks
+ * found by a looser name into warn, tracks without a bone into both. */
+static void note_group(struct gr2_view *v, const struct plan *p, const struct group *gr, uint32_t index,
+                       struct mdl_notes *warn)
+{
+    const struct rig_set *ext = option_skeletons(v->fs);
+    const char *sub = gr->skel >= 0 && (uint32_t)gr->skel >= p->external ? ext->r[gr->skel - p->external].label : NULL;
+    if (gr->tracks.count && gr->skel < 0)
+        diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s': no skeleton has bones named as its "
+                 "%" PRIu32 " tracks: animation.glb has a node per track%s", index, p->anim.name, gr->name,
+                 gr->tracks.count, ext ? "" : " (-o skeleton=FILE gives one)");
+    else if (sub)
+        diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s' plays on the skeleton of "
+                 "-o skeleton=%s%s%s", index, p->anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "", sub);
+    static const char *const how[] = {"", "ignoring case", "after dropping prefixes"};
+    for (uint32_t t = 0; t < gr->tracks.count; t++) {
+        if (gr->bone[t] < 0) {
+            mdl_notes_add(warn, "track group '%s', track '%s': no bone %s: a node of its own under a node named '%s'",
+                          gr->name, gr->names[t], gr->skel < 0 ? "in any skeleton" : "of its skeleton matches it",
+                          gr->name);
+            continue;
+        }
+        if (gr->how[t] == M_EXACT)
+            continue;
+        const struct mdl_bone *b = &p->skel[gr->skel].s->bone[gr->bone[t]];
+        mdl_notes_add(warn, "track group '%s', track '%s': plays on bone %" PRId64 " '%s' (matched %s)", gr->name,
+                      gr->names[t], gr->bone[t], b->name ? b->name : "", how[gr->how[t]]);
+    }
+}
+
+/* animation.glb or animation_linear.glb (a): measured in a request of its own, or
+ * NAME.error saying why it cannot be made (rc, err: the listing's plan failed). */
+static void add_file(struct gr2_view *v, uint32_t dir, const char *name, int rc, char *err, size_t errlen,
+                     struct anim_ctx *a, struct notes *n)
+{
+    size_t len = 0;
+    if (rc == 0) /* sized in a request of its own, what a build starts from */
+        rc = anim_measure(a, &len, n, err, errlen);
+    if (rc)
+        export_add_error(v->fs, dir, name, err);
+    else
+        export_add_sized(v->fs, dir, name, a->linear ? "glb.animation_linear" : "glb.animation", len, anim_build, a);
+}
+
 void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
                       uint32_t index, uint32_t dir)
 {
-    struct anim_ctx *a = tree_alloc(v->fs->tree, sizeof *a);
+    struct anim_ctx *a = tree_alloc(v->fs->tree, 2 * sizeof *a);
     if (!a)
         return;
-    *a = (struct anim_ctx){v, type, obj, NULL};
-    /* one plan says what /info says of it (the groups that play on no skeleton) and sizes
-     * the file by measuring in the listing's space (nothing built) */
+    a[0] = (struct anim_ctx){v, type, obj, NULL, false};
+    a[1] = (struct anim_ctx){v, type, obj, NULL, true};
+    /* one plan in the listing's space says what /info and animation.warnings say of the
+     * groups; each file is then sized in a request of its own (nothing built) */
     struct gr2_types reg = {0};
     struct plan p;
     char err[256];
-    size_t len = 0;
-    const struct rig_set *ext = option_skeletons(v->fs);
-    int rc = make_plan(&reg, sp, type, obj, ext, &p, err, sizeof err);
+    struct notes n = {0};
+    char what[200];
+    snprintf(what, sizeof what, "animation %" PRIu32, index);
+    int rc = make_plan(&reg, sp, type, obj, option_skeletons(v->fs), &p, err, sizeof err);
     if (rc == 0) {
-        for (uint32_t g = 0; g < p.ngroups; g++) {
-            const struct group *gr = &p.group[g];
-            const char *sub = gr->skel >= 0 && (uint32_t)gr->skel >= p.external ? ext->r[gr->skel - p.external].label
-                                                                                : NULL;
-            if (gr->tracks.count && gr->skel < 0)
-                diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s': no skeleton has bones named "
-                         "as its %" PRIu32 " tracks: animation.glb has a node per track%s", index, p.anim.name,
-                         gr->name, gr->tracks.count, ext ? "" : " (-o skeleton=FILE gives one)");
-            else if (sub)
-                diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s' plays on the skeleton of "
-                         "-o skeleton=%s%s%s", index, p.anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "",
-                         sub);
-        }
+        snprintf(what, sizeof what, "animation %" PRIu32 " (%s)", index, p.anim.name);
+        for (uint32_t g = 0; g < p.ngroups; g++)
+            note_group(v, &p, &p.group[g], index, &n.warn);
         plan_free(&p);
     }
     gr2_types_free(&reg);
-    if (rc == 0) /* sized in a request of its own, what a build starts from */
-        rc = anim_measure(a, &len, err, sizeof err);
-    if (rc)
-        export_add_error(v->fs, dir, "animation.glb", err);
-    else
-        export_add_sized(v->fs, dir, "animation.glb", "glb.animation", len, anim_build, a);
+    add_file(v, dir, "animation.glb", rc, err, sizeof err, &a[0], &n);
+    add_file(v, dir, "animation_linear.glb", rc, err, sizeof err, &a[1], &n);
+    if (n.lin.capped_spans)
+        diag_add(&v->fs->diag, "%s: animation_linear.glb: %" PRIu64 " spans reached the bound of %d inserted keys; "
+                 "the largest error left is %.6g (degrees for rotations; animation.warnings names the tracks)", what,
+                 n.lin.capped_spans, GR2_LINEAR_MAX_PER_SPAN, n.lin.worst);
+    gr2_add_warnings(v, dir, "animation", what, &n.warn);
 }
 
 /* ---- model.glb's animations ---- */
 
-/* The groups of animation `an` that play on skeleton k (all their tracks name its bones,
- * none a bone whose rest is a matrix, which glTF cannot animate), as glTF animations on
- * its nodes. */
+/* The groups of animation `an` that play on skeleton k (every track finds a bone by
+ * match_bone, none a bone whose rest is a matrix, which glTF cannot animate), as glTF
+ * animations on its nodes. */
 static int model_groups(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
                         struct skel *k, const struct gr2_animation *an, bool *driven, char *err, size_t errlen)
 {
@@ -554,9 +790,18 @@ static int model_groups(struct glb *gl, struct export_times *times, struct gr2_t
         g.tracks = tg.transform;
         if (g.tracks.kind != GR2_EK_ARRAY)
             g.tracks.count = 0;
+        size_t nt = g.tracks.count ? g.tracks.count : 1;
+        g.node = alloc_array(nt, sizeof *g.node);
+        if (!g.node) {
+            free(g.name);
+            return err_set(err, errlen, "out of memory");
+        }
         bool plays = g.tracks.count && track_names(reg, sp, &g, err, errlen) == 0 && covers(reg, sp, k, &g);
-        for (uint32_t t = 0; plays && t < g.tracks.count; t++)
-            plays = !k->s->bone[bone_of(k, g.names[t])].has_matrix;
+        for (uint32_t t = 0; plays && t < g.tracks.count; t++) {
+            enum match how;
+            g.node[t] = (int)match_bone(k, g.names[t], &how);
+            plays = !k->s->bone[g.node[t]].has_matrix;
+        }
         int rc = 0;
         if (plays) {
             char name[300];
@@ -565,12 +810,13 @@ static int model_groups(struct glb *gl, struct export_times *times, struct gr2_t
             else
                 snprintf(name, sizeof name, "%s", an->name);
             memset(driven, 0, k->s->nbones);
-            rc = add_group(gl, times, reg, sp, k, an->duration, &g, name, driven, err, errlen);
+            rc = add_group(gl, times, reg, sp, an->duration, &g, name, driven, false, NULL, err, errlen);
         }
         for (uint32_t t = 0; g.names && t < g.tracks.count; t++)
             free(g.names[t]);
         free(g.names);
         free(g.name);
+        free(g.node);
         if (rc)
             return -1;
     }
@@ -598,6 +844,8 @@ int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_
         gr2_animation_free(&an);
     }
     free(k.by_name);
+    free(k.by_case);
+    free(k.by_stem);
     free(driven);
     export_times_free(times);
     return rc;

@@ -10,6 +10,7 @@
 #include "fs/export/glb.h"
 #include "fs/views/gr2/view_gr2anim_glb.h"
 #include "fs/views/gr2/view_gr2export.h"
+#include "fs/views/gr2/view_gr2notes.h"
 #include "parse/gr2/gr2anim.h"
 #include "parse/gr2/gr2model.h"
 
@@ -48,23 +49,32 @@ static int model_glb(struct gr2_types *reg, const struct gr2_space *sp, const st
 }
 
 /* The export of x made from the space sp (out NULL: measured). With left_out, a model's
- * note of the meshes left out is handed over (malloc'd, NULL when none). */
+ * note of the meshes left out is handed over (malloc'd, NULL when none); warn (may be
+ * NULL) gets what was dropped (shears). */
 static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out, size_t *len, char **left_out,
-                   char *err, size_t errlen)
+                   struct mdl_notes *warn, char *err, size_t errlen)
 {
     struct gr2_types reg = {0};
     int rc = -1;
     if (x->kind == GX_SKELETON) {
         struct mdl_skeleton s;
         if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == 0) {
-            rc = export_skeleton_glb(&s, out, len, err, errlen);
+            rc = gr2_drop_rest_shear(&s, warn, err, errlen);
+            if (rc == 0)
+                rc = export_skeleton_glb(&s, out, len, err, errlen);
             mdl_skeleton_free(&s);
         }
     } else if (x->kind == GX_MODEL) {
         struct mdl_model m;
         if (gr2_model_read(&reg, sp, x->type, x->obj, &m, err, errlen) == 0) {
             gr2_space_settle(sp); /* the model is copied out: the animations' bytes may take its room */
-            rc = model_glb(&reg, sp, &m, out, len, err, errlen);
+            double d = mdl_drop_shear(&m.has_matrix, m.m, m.r);
+            if (d != 0 && warn)
+                mdl_notes_add(warn, "the model's placement has a shear (largest off-diagonal %.9g), dropped: its glTF "
+                              "scale is the diagonal", d);
+            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen);
+            if (rc == 0)
+                rc = model_glb(&reg, sp, &m, out, len, err, errlen);
             if (left_out) {
                 *left_out = m.left_out;
                 m.left_out = NULL;
@@ -96,7 +106,7 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
         snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
         return -1;
     }
-    int rc = gx_make(x, &sp, out, len, NULL, err, errlen);
+    int rc = gx_make(x, &sp, out, len, NULL, NULL, err, errlen);
     if (rc == 0 && gr2_view_refused_beyond(x->v, &sp, x->refused)) {
         free(out ? *out : NULL);
         snprintf(err, errlen, "a section it was sized with cannot be had now (cache_mb): read it again");
@@ -108,15 +118,17 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
 
 /* Sizes x in a request of its own (what a build starts from, not the listing's, whose
  * earlier sections may have crowded one out), recording the sections refused to it so
- * that builds leave out the same. 0, or -1 with err. */
-static int gx_measure(struct gx *x, size_t *len, char **left_out, char *err, size_t errlen)
+ * that builds leave out the same; warn (may be NULL) gets what it drops. 0, or -1 with
+ * err. */
+static int gx_measure(struct gx *x, size_t *len, char **left_out, struct mdl_notes *warn, char *err,
+                      size_t errlen)
 {
     struct gr2_space sp;
     if (gr2_view_pin(x->v, &sp)) {
         snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
         return -1;
     }
-    int rc = gx_make(x, &sp, NULL, len, left_out, err, errlen);
+    int rc = gx_make(x, &sp, NULL, len, left_out, warn, err, errlen);
     uint8_t *refused = rc == 0 ? gr2_view_refusals(x->v, &sp) : NULL;
     uint32_t n = gr2_view_nsections(x->v);
     uint8_t *kept = refused ? tree_alloc(x->v->fs->tree, n ? n : 1) : NULL;
@@ -156,10 +168,13 @@ void gr2_exports_add(struct gr2_view *v, const struct gr2_space *sp, const struc
      * meshes.error saying why meshes were left out (the same decode) */
     char err[256], *left_out = NULL;
     size_t len;
-    if (gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, err, sizeof err) == 0)
+    struct mdl_notes warn = {0};
+    if (gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, &warn, err, sizeof err) == 0)
         export_add_sized(v->fs, dir, file[kind], xtype[kind], len, gx_build, x);
     else
         export_add_error(v->fs, dir, file[kind], err);
+    static const char *const stem[] = {"skeleton", "model", "mesh"};
+    gr2_add_warnings(v, dir, stem[kind], file[kind], &warn);
     if (left_out) {
         left_out[strlen(left_out) - 1] = 0; /* add_error ends the text */
         add_error(v->fs->tree, dir, "meshes", left_out);
