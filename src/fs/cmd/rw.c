@@ -55,14 +55,32 @@ void rw_free(struct rw *rw)
     pthread_mutex_destroy(&rw->logmu);
 }
 
-struct rw_gen *rw_current(struct rw *rw)
+static struct rw_gen *newest(struct rw *rw)
 {
     return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
 }
 
+static void reopen(struct rw *rw, struct rw_gen *g);
+
+/* The file committed last is opened by the first caller after the commit (not by the
+ * commit: the close that made it returns as soon as the file is in place); callers
+ * meanwhile wait for it, so none sees the tree before. */
+struct rw_gen *rw_current(struct rw *rw)
+{
+    if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&rw->mu);
+        if (rw->stale) {
+            reopen(rw, newest(rw));
+            __atomic_store_n(&rw->stale, false, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&rw->mu);
+    }
+    return newest(rw);
+}
+
 struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch)
 {
-    for (struct rw_gen *g = rw_current(rw); g; g = g->prev)
+    for (struct rw_gen *g = newest(rw); g; g = g->prev)
         if (g->epoch == epoch)
             return g;
     return NULL;
@@ -383,12 +401,13 @@ static void reopen(struct rw *rw, struct rw_gen *g)
 
 int rw_commit(struct rw *rw, bool again)
 {
+    rw_current(rw); /* the tree of the file as it is (a commit before may be unopened) */
     pthread_mutex_lock(&rw->mu);
     if (rw->pending.n == 0) {
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
-    struct rw_gen *g = rw_current(rw);
+    struct rw_gen *g = newest(rw); 
     struct crc_fix *fix = calloc(rw->ngr2 ? rw->ngr2 : 1, sizeof *fix);
     size_t nfix = 0;
     int rc = fix ? 0 : -ENOMEM;
@@ -411,7 +430,7 @@ int rw_commit(struct rw *rw, bool again)
         pthread_mutex_unlock(&rw->logmu);
         rw_log(rw, "committed %" PRIu64 " bytes%s", bytes, nfix ? ", Granny CRC recomputed" : "");
         if (again)
-            reopen(rw, g);
+            __atomic_store_n(&rw->stale, true, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&rw->mu);
     return rc;

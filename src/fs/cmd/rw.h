@@ -50,6 +50,7 @@ struct rw {
     } *gr2;
     size_t ngr2;
     uint64_t commits;
+    bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;

@@ -343,6 +343,45 @@ static void overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n)
     }
 }
 
+/* Where the bytes from pos on stop being a plain copy: the next edit or CRC range (pos
+ * itself when one covers pos). */
+static uint64_t clean_until(const struct edits *e, const struct crc_fix *fix, size_t nfix, uint64_t pos,
+                            uint64_t end)
+{
+    size_t i = first_reaching(e, pos + 1);
+    if (i < e->n && e->e[i].off < end)
+        end = e->e[i].off > pos ? e->e[i].off : pos;
+    for (size_t k = 0; k < nfix; k++) {
+        if (fix[k].from <= pos && pos < fix[k].to)
+            return pos;
+        if (fix[k].from > pos && fix[k].from < end)
+            end = fix[k].from;
+    }
+    return end;
+}
+
+/* Copies [pos, to) of in_fd to out_fd's position inside the kernel (no trip through our
+ * buffers; a reflink where the file system shares blocks): 0, 1 when the file systems
+ * cannot (then the caller copies), or -errno. */
+static int copy_in_kernel(int in_fd, uint64_t pos, uint64_t to, int out_fd)
+{
+    loff_t from = (loff_t)pos;
+    while ((uint64_t)from < to) {
+        ssize_t n = copy_file_range(in_fd, &from, out_fd, NULL, (size_t)(to - (uint64_t)from), 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if ((errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) &&
+                (uint64_t)from == pos)
+                return 1;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO; /* the file shrank under its lock */
+    }
+    return 0;
+}
+
 int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
                 int out_fd)
 {
@@ -351,7 +390,18 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
     int rc = buf && crc ? 0 : -ENOMEM;
     for (size_t k = 0; k < nfix; k++)
         crc[k] = crc32(0, NULL, 0);
+    bool kernel_copy = true;
     for (uint64_t pos = 0; !rc && pos < in_size;) {
+        uint64_t clean = kernel_copy ? clean_until(e, fix, nfix, pos, in_size) : pos;
+        if (clean - pos >= CHUNK) { /* a long unchanged stretch: the kernel copies it */
+            int k = copy_in_kernel(in_fd, pos, clean, out_fd);
+            if (k <= 0) {
+                rc = k;
+                pos = clean;
+                continue;
+            }
+            kernel_copy = false;
+        }
         size_t n = in_size - pos < CHUNK ? (size_t)(in_size - pos) : CHUNK;
         ssize_t got = pread(in_fd, buf, n, (off_t)pos);
         if (got <= 0) {
