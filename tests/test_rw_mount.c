@@ -185,6 +185,17 @@ static void test_rw_off_by_default(void **state)
     snprintf(p, sizeof p, "%s/header.bin", r.mnt);
     assert_int_equal(write_text(p, O_RDWR, "x", &step), EROFS);
     do_umount(r.mnt);
+    /* as mount(8)'s helper, which always passes rw: only "writable" makes it writable */
+    setenv("S3RIG_MOUNT_HELPER", "1", 1);
+    char *ro[] = {(char *)mount_bin, r.path, r.mnt, "-o", "rw", NULL};
+    assert_int_equal(run(ro, NULL, 0), 0);
+    assert_int_equal(mode_of(r.mnt, "header.bin"), 0444);
+    do_umount(r.mnt);
+    char *rw[] = {(char *)mount_bin, r.path, r.mnt, "-o", "rw,writable", NULL};
+    assert_int_equal(run(rw, NULL, 0), 0);
+    unsetenv("S3RIG_MOUNT_HELPER");
+    assert_int_equal(mode_of(r.mnt, "header.bin"), 0644);
+    umount_rw(r.mnt, r.path);
     assert_file_is(r.path, r.bytes, r.size);
     rig_free(&r);
 }
