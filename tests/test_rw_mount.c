@@ -288,13 +288,19 @@ static void test_rw_value_roundtrip(void **state)
     char bak[300];
     snprintf(bak, sizeof bak, "%s~", r.path);
     assert_file_is(bak, r.bytes, r.size);
+    /* a bone list (its span begins with its count, which stays): one bone index a line */
+    put_value(r.mnt, "full_bone_list", "5\n4\n3\n2\n1\n-1\n");
     umount_rw(r.mnt, r.path);
     uint8_t *want = malloc(r.size);
     memcpy(want, r.bytes, r.size);
     le32(want + UNUSED0_POS, 305419896u);
+    static const int32_t list[6] = {5, 4, 3, 2, 1, -1};
+    for (int i = 0; i < 6; i++)
+        le32(want + r.rl.list_pos[3] + 4 + 4 * i, (uint32_t)list[i]);
     assert_file_is(r.path, want, r.size);
-    /* mounted again: the value, and nothing else but the header's bytes changed */
-    const char *changed[] = {"header/unused_0", "header.bin", NULL};
+    /* mounted again: the values, and nothing else but the header's and the list's bytes
+     * (and the names the list shows) changed */
+    const char *changed[] = {"header/unused_0", "header.bin", "full_bone_list", "full_bone_list.names", NULL};
     assert_trees_differ_only(orig, r.path, changed);
     free(want);
     rig_free(&r);

@@ -185,6 +185,30 @@ static bool view_is_be(struct tree *t, uint32_t ino)
 /* A value file is a field when its type is a fixed-size one, its span is exactly its
  * elements, and the bytes there read back as its text in one byte order (both when the
  * bytes read the same either way: then the view's). */
+/* Whether the field's bytes at w->pos read back as text (w->be set to the order). */
+static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen);
+
+/* A list whose span starts with its count (a u32 equal to the number of lines, in the
+ * elements' byte order): the elements alone are the field; the count stays. */
+static bool counted_list(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
+{
+    if (w->len < 4 + w->ft.size || (w->len - 4) % w->ft.size)
+        return false;
+    struct rw_target e = *w;
+    e.pos += 4;
+    e.len -= 4;
+    e.ft.count = e.len / e.ft.size;
+    uint8_t c[4];
+    if (!reads_back(g, ino, &e, text, tlen) || pread(g->fs->src.fd, c, 4, (off_t)w->pos) != 4)
+        return false;
+    uint32_t count = e.be ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
+                          : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
+    if (count != e.ft.count)
+        return false;
+    *w = e;
+    return true;
+}
+
 static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
@@ -198,12 +222,25 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     if (field_type_parse(type, len, &w->ft) || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), off, len, &w->pos))
         return false;
     w->len = len;
-    uint8_t *text = NULL, *now = malloc(len), *le = malloc(len), *be = malloc(len);
+    uint8_t *text = NULL;
     size_t tlen;
+    if (tree_read_all(t, ino, &text, &tlen))
+        return false;
+    bool ok = reads_back(g, ino, w, text, tlen) || counted_list(g, ino, w, text, tlen);
+    free(text);
+    if (ok)
+        w->kind = RW_VALUE;
+    return ok;
+}
+
+static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
+{
+    struct tree *t = g->fs->tree;
+    uint64_t len = w->len;
+    uint8_t *now = malloc(len), *le = malloc(len), *be = malloc(len);
     char why[200];
     bool ok = false;
-    if (now && le && be && tree_read_all(t, ino, &text, &tlen) == 0 &&
-        pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
+    if (now && le && be && pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
         bool is_le = field_encode(&w->ft, false, (char *)text, tlen, le, why, sizeof why) == 0 &&
                      memcmp(le, now, len) == 0;
         bool is_be = field_encode(&w->ft, true, (char *)text, tlen, be, why, sizeof why) == 0 &&
@@ -211,12 +248,9 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
         ok = is_le || is_be;
         w->be = is_le && is_be ? view_is_be(t, ino) : is_be;
     }
-    free(text);
     free(now);
     free(le);
     free(be);
-    if (ok)
-        w->kind = RW_VALUE;
     return ok;
 }
 
