@@ -531,6 +531,31 @@ static void test_rw_open_handle_after_commit(void **state)
     rig_free(&r);
 }
 
+/* A reader holding a file whose part is gone after a commit: ESTALE, never other bytes. */
+static void test_rw_moved_part_estale(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "stale.rig");
+    do_mount(r.path, r.mnt, "rw");
+    char p[512];
+    snprintf(p, sizeof p, "%s/granny/sections/1/header.bin", r.mnt);
+    int fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    uint8_t b[44];
+    assert_int_equal(pread(fd, b, sizeof b, 0), (ssize_t)sizeof b);
+    /* one section fewer: granny/sections/1 is no more */
+    put_value(r.mnt, "granny/header/section_count", "1\n");
+    errno = 0;
+    assert_int_equal(pread(fd, b, sizeof b, 0), -1);
+    assert_int_equal(errno, ESTALE);
+    close(fd);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(errno, ENOENT);
+    umount_rw(r.mnt, r.path);
+    rig_free(&r);
+}
+
 /* The daemon killed (SIGKILL) while a writer commits value after value: the file is one
  * of the versions committed (or the first), never anything else, and mounts again. */
 static void test_rw_sigkill_during_commits(void **state)
@@ -721,6 +746,7 @@ int main(void)
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),
         mount_test(test_rw_open_handle_after_commit),
+        mount_test(test_rw_moved_part_estale),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),
         mount_test(test_rw_disk_full),
