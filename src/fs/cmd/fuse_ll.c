@@ -281,6 +281,12 @@ static fuse_ino_t temp_ino(const struct tempfile *t)
     return ((fuse_ino_t)TEMP_EPOCH << 32) | t->id;
 }
 
+/* Whether any temporary exists (a hint, read without the lock: lookups skip the list). */
+static bool any_temps(struct adapter *a)
+{
+    return __atomic_load_n(&a->temps, __ATOMIC_ACQUIRE) != NULL;
+}
+
 /* The temporary (not yet renamed) a number names; call under a->tmu. */
 static struct tempfile *temp_by_ino(struct adapter *a, fuse_ino_t fino)
 {
@@ -335,7 +341,7 @@ static void temp_unlink(struct adapter *a, struct tempfile *dead)
 {
     for (struct tempfile **p = &a->temps; *p; p = &(*p)->next)
         if (*p == dead) {
-            *p = dead->next;
+            __atomic_store_n(p, dead->next, __ATOMIC_RELEASE);
             break;
         }
     free(dead->dir);
@@ -390,7 +396,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         return;
     }
     int rc = tree_lookup(g->fs->tree, dir, name, &ino);
-    if (rc == -ENOENT && a->cfg.rw && a->temps) {
+    if (rc == -ENOENT && a->cfg.rw && any_temps(a)) {
         char *path = rw_path(g->fs->tree, dir);
         pthread_mutex_lock(&a->tmu);
         struct tempfile *t = path ? temp_by_name(a, path, name) : NULL;
@@ -1076,7 +1082,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
-    char *dir = a->cfg.rw && a->temps ? dir_path(req, parent) : NULL;
+    char *dir = a->cfg.rw && any_temps(a) ? dir_path(req, parent) : NULL;
     pthread_mutex_lock(&a->tmu);
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
     if (t)
@@ -1105,7 +1111,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
                       const char *newname, unsigned int flags)
 {
     struct adapter *a = adapter_of(req);
-    char *dir = a->cfg.rw && a->temps && !flags ? dir_path(req, parent) : NULL;
+    char *dir = a->cfg.rw && any_temps(a) && !flags ? dir_path(req, parent) : NULL;
     pthread_mutex_lock(&a->tmu);
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
     char *text = NULL;
@@ -1210,7 +1216,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     }
     t->id = ++a->ntemps_made;
     t->next = a->temps;
-    a->temps = t;
+    __atomic_store_n(&a->temps, t, __ATOMIC_RELEASE);
     temp_entry(a, t, &e);
     pthread_mutex_unlock(&a->tmu);
     fi->fh = 0;
