@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "parse/sims/dbpf.h"
+
+#include <zlib.h>
 
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
 
@@ -275,6 +278,57 @@ static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     }
 }
 
+/* A u32 or u16 field of the file, little-endian, at the span of the value file `name`
+ * beside ino: its position and value. */
+static bool sibling_field(struct rw_gen *g, uint32_t dir, const char *name, uint64_t want_len, uint64_t *pos,
+                          uint32_t *value)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t ino;
+    uint64_t off, len;
+    uint8_t b[4];
+    if (tree_lookup(t, dir, name, &ino) || !xattr_u64(t, ino, "user.s3rig.offset", &off) ||
+        !xattr_u64(t, ino, "user.s3rig.length", &len) || len != want_len ||
+        !file_pos(g, tree_node_source(t, dir), off, len, pos) ||
+        pread(g->fs->src.fd, b, len, (off_t)*pos) != (ssize_t)len)
+        return false;
+    *value = len == 2 ? (uint32_t)(b[0] | b[1] << 8) : b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+/* A package resource's data.bin (type dbpf.data in a dbpf.resource directory) whose index
+ * record's offset, sizes and compression are fields of the file (the DBPF layout, index
+ * records in place: dbpf.h), stored raw, zlib or RefPack: replaced whole. */
+static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t dir = tree_parent(t, ino), offset, stored, memory, comp;
+    char type[32];
+    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0)
+        return false;
+    type[n] = 0;
+    if (strcmp(type, "dbpf.data") != 0)
+        return false;
+    n = tree_getxattr(t, dir, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0)
+        return false;
+    type[n] = 0;
+    if (strcmp(type, "dbpf.resource") != 0 || !sibling_field(g, dir, "offset", 4, &w->f_offset, &offset) ||
+        !sibling_field(g, dir, "stored_size", 4, &w->f_stored, &stored) ||
+        !sibling_field(g, dir, "memory_size", 4, &w->f_memory, &memory) ||
+        !sibling_field(g, dir, "compression", 2, &w->f_comp, &comp))
+        return false;
+    if (comp != 0 && comp != DBPF_COMP_ZLIB && comp != DBPF_COMP_REFPACK)
+        return false; /* streamable, deleted, unknown: not ours to rewrite */
+    w->kind = RW_RESOURCE;
+    w->zlib = comp == DBPF_COMP_ZLIB;
+    w->stored_flags = stored & 0x80000000u;
+    w->len = tree_size(t, ino);
+    w->pos = 0;
+    return true;
+}
+
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     (void)rw;
@@ -284,6 +338,9 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
         return false;
     struct source *s;
     uint64_t start, size = tree_size(t, ino);
+    if (resource_target(g, ino, w))
+        return true;
+    memset(w, 0, sizeof *w);
     if (tree_range(t, ino, &s, &start)) {
         if (!file_pos(g, s, start, size, &w->pos))
             return false;
@@ -337,6 +394,61 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
     else
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
     free(bytes);
+    return rc;
+}
+
+static void put_le(uint8_t *b, uint32_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+
+int rw_put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    if (len > RW_RESOURCE_MAX)
+        return -EFBIG;
+    uint8_t *packed = NULL;
+    uLongf plen = 0;
+    const uint8_t *blob = data;
+    size_t blen = len;
+    if (t->zlib) {
+        plen = compressBound((uLong)len);
+        packed = malloc(plen ? plen : 1);
+        if (!packed || compress2(packed, &plen, data, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+            free(packed);
+            return -ENOMEM;
+        }
+        blob = packed;
+        blen = plen;
+    }
+    pthread_mutex_lock(&rw->mu);
+    uint64_t at = newest(rw)->fs->src.size + rw->pending.tail_len;
+    int rc = at + blen > UINT32_MAX ? -EFBIG : 0; /* an index record's offset is 32 bits */
+    uint8_t f[4];
+    if (!rc)
+        rc = edits_append(&rw->pending, blob, blen);
+    if (!rc) {
+        put_le(f, (uint32_t)at, 4);
+        rc = edits_put(&rw->pending, t->f_offset, f, 4);
+    }
+    if (!rc) {
+        put_le(f, (uint32_t)blen | t->stored_flags, 4);
+        rc = edits_put(&rw->pending, t->f_stored, f, 4);
+    }
+    if (!rc) {
+        put_le(f, (uint32_t)len, 4);
+        rc = edits_put(&rw->pending, t->f_memory, f, 4);
+    }
+    if (!rc) {
+        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
+        rc = edits_put(&rw->pending, t->f_comp, f, 2);
+    }
+    pthread_mutex_unlock(&rw->mu);
+    if (rc == -EFBIG)
+        rw_log(rw, "refused %s: the package would pass 4 GiB; nothing changed", path);
+    else if (!rc && !t->zlib)
+        rw_log(rw, "%s: stored raw (%zu bytes) after the package's end", path, len);
+    free(packed);
     return rc;
 }
 
@@ -437,7 +549,7 @@ int rw_commit(struct rw *rw, bool again)
 {
     rw_current(rw); /* the tree of the file as it is (a commit before may be unopened) */
     pthread_mutex_lock(&rw->mu);
-    if (rw->pending.n == 0) {
+    if (rw->pending.n == 0 && rw->pending.tail_len == 0) {
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }

@@ -296,9 +296,26 @@ bool edits_touch(const struct edits *e, uint64_t off, uint64_t len)
     return i < e->n && e->e[i].off < off + len && e->e[i].off + e->e[i].len > off;
 }
 
+int edits_append(struct edits *e, const void *b, size_t len)
+{
+    if (len > SIZE_MAX / 2 - e->tail_len)
+        return -ENOMEM;
+    if (e->tail_len + len > e->tail_cap) {
+        size_t cap = e->tail_len + len > 2 * e->tail_cap ? e->tail_len + len : 2 * e->tail_cap;
+        uint8_t *n = realloc(e->tail, cap);
+        if (!n)
+            return -ENOMEM;
+        e->tail = n;
+        e->tail_cap = cap;
+    }
+    memcpy(e->tail + e->tail_len, b, len);
+    e->tail_len += len;
+    return 0;
+}
+
 uint64_t edits_bytes(const struct edits *e)
 {
-    uint64_t total = 0;
+    uint64_t total = e->tail_len;
     for (size_t i = 0; i < e->n; i++)
         total += e->e[i].len;
     return total;
@@ -309,6 +326,7 @@ void edits_clear(struct edits *e)
     for (size_t i = 0; i < e->n; i++)
         free(e->e[i].bytes);
     free(e->e);
+    free(e->tail);
     memset(e, 0, sizeof *e);
 }
 
@@ -419,6 +437,8 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
         rc = write_all(out_fd, buf, n);
         pos += n;
     }
+    if (!rc && e->tail_len)
+        rc = write_all(out_fd, e->tail, e->tail_len);
     for (size_t k = 0; !rc && k < nfix; k++) {
         uint8_t b[4];
         store(b, (uint32_t)crc[k], 4, fix[k].be);
