@@ -313,9 +313,20 @@ int edits_append(struct edits *e, const void *b, size_t len)
     return 0;
 }
 
+int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len)
+{
+    if (e->splice_to > e->splice_from || to <= from)
+        return -EBUSY;
+    e->splice_from = from;
+    e->splice_to = to;
+    e->splice = b;
+    e->splice_len = len;
+    return 0;
+}
+
 uint64_t edits_bytes(const struct edits *e)
 {
-    uint64_t total = e->tail_len;
+    uint64_t total = e->tail_len + e->splice_len;
     for (size_t i = 0; i < e->n; i++)
         total += e->e[i].len;
     return total;
@@ -327,6 +338,7 @@ void edits_clear(struct edits *e)
         free(e->e[i].bytes);
     free(e->e);
     free(e->tail);
+    free(e->splice);
     memset(e, 0, sizeof *e);
 }
 
@@ -400,17 +412,14 @@ static int copy_in_kernel(int in_fd, uint64_t pos, uint64_t to, int out_fd)
     return 0;
 }
 
-int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
-                int out_fd)
+/* Bytes [from, to) of in_fd, edits applied, to out_fd's position; the CRCs updated. */
+static int write_range(int in_fd, uint64_t from, uint64_t to, const struct edits *e, const struct crc_fix *fix,
+                       size_t nfix, uLong *crc, uint8_t *buf, int out_fd)
 {
-    uint8_t *buf = malloc(CHUNK);
-    uLong *crc = calloc(nfix ? nfix : 1, sizeof *crc);
-    int rc = buf && crc ? 0 : -ENOMEM;
-    for (size_t k = 0; k < nfix; k++)
-        crc[k] = crc32(0, NULL, 0);
+    int rc = 0;
     bool kernel_copy = true;
-    for (uint64_t pos = 0; !rc && pos < in_size;) {
-        uint64_t clean = kernel_copy ? clean_until(e, fix, nfix, pos, in_size) : pos;
+    for (uint64_t pos = from; !rc && pos < to;) {
+        uint64_t clean = kernel_copy ? clean_until(e, fix, nfix, pos, to) : pos;
         if (clean - pos >= CHUNK) { /* a long unchanged stretch: the kernel copies it */
             int k = copy_in_kernel(in_fd, pos, clean, out_fd);
             if (k <= 0) {
@@ -420,22 +429,44 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
             }
             kernel_copy = false;
         }
-        size_t n = in_size - pos < CHUNK ? (size_t)(in_size - pos) : CHUNK;
+        size_t n = to - pos < CHUNK ? (size_t)(to - pos) : CHUNK;
         ssize_t got = pread(in_fd, buf, n, (off_t)pos);
-        if (got <= 0) {
-            rc = got < 0 ? -errno : -EIO; /* the file shrank under its lock */
-            break;
-        }
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO; /* the file shrank under its lock */
         n = (size_t)got;
         overlay(e, pos, buf, n);
         for (size_t k = 0; k < nfix; k++) {
-            uint64_t from = fix[k].from > pos ? fix[k].from : pos;
-            uint64_t to = fix[k].to < pos + n ? fix[k].to : pos + n;
-            if (from < to)
-                crc[k] = crc32(crc[k], buf + (from - pos), (uInt)(to - from));
+            uint64_t a = fix[k].from > pos ? fix[k].from : pos;
+            uint64_t b = fix[k].to < pos + n ? fix[k].to : pos + n;
+            if (a < b)
+                crc[k] = crc32(crc[k], buf + (a - pos), (uInt)(b - a));
         }
         rc = write_all(out_fd, buf, n);
         pos += n;
+    }
+    return rc;
+}
+
+int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
+                int out_fd)
+{
+    uint8_t *buf = malloc(CHUNK);
+    uLong *crc = calloc(nfix ? nfix : 1, sizeof *crc);
+    int rc = buf && crc ? 0 : -ENOMEM;
+    for (size_t k = 0; k < nfix; k++)
+        crc[k] = crc32(0, NULL, 0);
+    bool spliced = e->splice_to > e->splice_from && e->splice_to <= in_size;
+    if (spliced) {
+        /* CRC ranges are in the old file's offsets: a splice moves what follows it */
+        nfix = 0;
+        if (!rc)
+            rc = write_range(in_fd, 0, e->splice_from, e, fix, 0, crc, buf, out_fd);
+        if (!rc)
+            rc = write_all(out_fd, e->splice, e->splice_len);
+        if (!rc)
+            rc = write_range(in_fd, e->splice_to, in_size, e, fix, 0, crc, buf, out_fd);
+    } else if (!rc) {
+        rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, out_fd);
     }
     if (!rc && e->tail_len)
         rc = write_all(out_fd, e->tail, e->tail_len);

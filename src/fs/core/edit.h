@@ -44,12 +44,21 @@ struct edits {
     size_t n, cap;
     uint8_t *tail; /* bytes appended after the file's end */
     size_t tail_len, tail_cap;
+    /* one range of the file replaced by bytes of another length (splice_to > splice_from,
+     * or both 0: none); edits inside it are dropped, the others keep their offsets in the
+     * old file */
+    uint64_t splice_from, splice_to;
+    uint8_t *splice;
+    size_t splice_len;
 };
 
 /* Replaces [off, off+len) by b in the pending bytes: 0 or -ENOMEM (then nothing changed). */
 int edits_put(struct edits *e, uint64_t off, const void *b, size_t len);
 /* Appends b after the file's end (after what was appended before): 0 or -ENOMEM. */
 int edits_append(struct edits *e, const void *b, size_t len);
+/* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): 0, or
+ * -EBUSY when a splice is already pending. */
+int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
