@@ -476,7 +476,7 @@ static int handle_target(struct adapter *a, fuse_req_t req, struct snapshot *s)
     uint32_t ino;
     struct rw_target w;
     if (node_of(req, s->fino, &g, &ino) != NODE_FILE || !rw_target(&a->rw, g, ino, &w) || w.kind != s->w.kind ||
-        (w.len != s->w.len && w.kind != RW_RESOURCE))
+        (w.len != s->w.len && !rw_whole(w.kind)))
         return -ESTALE;
     s->w = w;
     s->epoch = g->epoch;
@@ -548,11 +548,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
             fuse_reply_err(req, EPERM); /* a byte range has a fixed size */
             return;
         }
-        if (w.kind == RW_VALUE || w.kind == RW_RESOURCE) {
+        if (w.kind == RW_VALUE || rw_whole(w.kind)) {
             /* the text being written (a shell's O_TRUNC): it only shrinks; a resource's
              * new content (truncate): any size up to the limit */
             pthread_mutex_lock(&a->rw.mu);
-            bool ok = s && s->writer && (size <= s->blen || (w.kind == RW_RESOURCE && size <= RW_RESOURCE_MAX));
+            bool ok = s && s->writer && (size <= s->blen || (rw_whole(w.kind) && size <= RW_RESOURCE_MAX));
             if (ok && size > s->bcap) {
                 char *n = realloc(s->buf, (size_t)size);
                 ok = n != NULL;
@@ -679,7 +679,7 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
         return;
     }
     struct snapshot *s = calloc(1, sizeof *s);
-    if (s && (w->kind == RW_VALUE || (w->kind == RW_RESOURCE && !trunc))) {
+    if (s && (w->kind == RW_VALUE || (rw_whole(w->kind) && !trunc))) {
         uint8_t *text;
         if (tree_read_all(g->fs->tree, i, &text, &s->blen) == 0) {
             s->buf = (char *)text;
@@ -798,7 +798,7 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
         if (s->bad)
             return -EINVAL;
         rc = handle_target(a, req, s);
-        if (!rc && (s->w.kind == RW_VALUE || s->w.kind == RW_RESOURCE)) {
+        if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
             char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
             pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
             char *text = alloc_array(s->blen ? s->blen : 1, 1);
@@ -807,8 +807,8 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
                 memcpy(text, s->buf, len);
             pthread_mutex_unlock(&a->rw.mu);
             rc = !text || !path                ? -ENOMEM
-                 : s->w.kind == RW_RESOURCE ? rw_put_resource(&a->rw, &s->w, path, text, len)
-                                            : rw_put_value(&a->rw, &s->w, path, text, len);
+                 : rw_whole(s->w.kind) ? rw_put_whole(&a->rw, &s->w, path, text, len)
+                                       : rw_put_value(&a->rw, &s->w, path, text, len);
             free(text);
             free(path);
         }
@@ -887,7 +887,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
     } else if (!rc) {
         /* a value's text: at most 64 characters a value, whatever the writer sends; a
          * resource's new content: up to RW_RESOURCE_MAX */
-        uint64_t limit = s->w.kind == RW_RESOURCE ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
+        uint64_t limit = rw_whole(s->w.kind) ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
         pthread_mutex_lock(&a->rw.mu);
         if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
             rc = -EFBIG;
@@ -902,7 +902,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         }
         if (!rc) {
             if ((size_t)off > s->blen)
-                memset(s->buf + s->blen, s->w.kind == RW_RESOURCE ? 0 : ' ', (size_t)off - s->blen);
+                memset(s->buf + s->blen, rw_whole(s->w.kind) ? 0 : ' ', (size_t)off - s->blen);
             memcpy(s->buf + off, data, size);
             if ((size_t)off + size > s->blen)
                 s->blen = (size_t)off + size;
@@ -1154,8 +1154,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         rc = -ENOMEM;
     if (!rc && w.kind == RW_VALUE)
         rc = rw_put_value(&a->rw, &w, path, text, len);
-    else if (!rc && w.kind == RW_RESOURCE)
-        rc = rw_put_resource(&a->rw, &w, path, text, len);
+    else if (!rc && rw_whole(w.kind))
+        rc = rw_put_whole(&a->rw, &w, path, text, len);
     else if (!rc && len != w.len) {
         rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path, len, w.len);
         rc = -EPERM;

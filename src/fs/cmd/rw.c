@@ -329,6 +329,24 @@ static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
+/* A wrapped RIG's granny.gr2, the RIG being the mounted file itself (its header at 0). */
+static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    char type[32];
+    ssize_t n = tree_getxattr(t, TREE_ROOT, "user.s3rig.type", type, sizeof type - 1);
+    struct source *s;
+    uint64_t start, size = tree_size(t, ino);
+    if (n <= 0 || tree_parent(t, ino) != TREE_ROOT || strcmp(tree_name(t, ino), "granny.gr2") != 0)
+        return false;
+    type[n] = 0;
+    if (strcmp(type, "rig.wrapped") != 0 || !tree_range(t, ino, &s, &start) || !file_pos(g, s, start, size, &w->pos))
+        return false;
+    w->kind = RW_GRANNY;
+    w->len = size;
+    return true;
+}
+
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     (void)rw;
@@ -338,7 +356,7 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
         return false;
     struct source *s;
     uint64_t start, size = tree_size(t, ino);
-    if (resource_target(g, ino, w))
+    if (resource_target(g, ino, w) || granny_target(g, ino, w))
         return true;
     memset(w, 0, sizeof *w);
     if (tree_range(t, ino, &s, &start)) {
@@ -403,7 +421,7 @@ static void put_le(uint8_t *b, uint32_t v, int n)
         b[i] = (uint8_t)(v >> (8 * i));
 }
 
-int rw_put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
 {
     if (len > RW_RESOURCE_MAX)
         return -EFBIG;
@@ -450,6 +468,62 @@ int rw_put_resource(struct rw *rw, const struct rw_target *t, const char *path, 
         rw_log(rw, "%s: stored raw (%zu bytes) after the package's end", path, len);
     free(packed);
     return rc;
+}
+
+/* The wrapped RIG's header (13 u32, little-endian, at the file's start): every offset
+ * counts from its own field (docs/formats/rig.md). The Granny data [12 + h[3], +len) is
+ * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
+ * it. A new Granny part of another length moves all that: the offsets that point past
+ * the Granny data move with it, int2_offset follows the Granny size when it held it. */
+static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    uint8_t hb[52];
+    uint32_t h[13];
+    if (pread(newest(rw)->fs->src.fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
+        return -EIO;
+    for (int i = 0; i < 13; i++)
+        h[i] = hb[4 * i] | (uint32_t)hb[4 * i + 1] << 8 | (uint32_t)hb[4 * i + 2] << 16 | (uint32_t)hb[4 * i + 3] << 24;
+    uint64_t g0 = 12 + (uint64_t)h[3], ik = 16 + (uint64_t)h[4], old_len = t->len;
+    uint64_t new_ik = (g0 + len + 3) & ~3ull;
+    if (g0 != t->pos || ik < g0 + old_len || new_ik > UINT32_MAX) {
+        rw_log(rw, "refused %s: the wrapper's offsets do not frame the Granny data; nothing changed", path);
+        return -EPERM;
+    }
+    int64_t delta = (int64_t)new_ik - (int64_t)ik;
+    uint8_t *bytes = calloc(1, (size_t)(new_ik - g0) + 1);
+    if (!bytes)
+        return -ENOMEM;
+    memcpy(bytes, data, len);
+    pthread_mutex_lock(&rw->mu);
+    int rc = 0;
+    uint8_t f[4];
+    for (int i = 4; i <= 8 && !rc; i++) { /* the blocks after the Granny data */
+        uint64_t at = 4 * (uint64_t)i, target = at + h[i];
+        if (target < ik)
+            continue;
+        put_le(f, (uint32_t)((int64_t)h[i] + delta), 4);
+        rc = edits_put(&rw->pending, at, f, 4);
+    }
+    if (!rc && (h[2] == old_len || h[2] == ik - g0)) { /* the writer's Granny size */
+        put_le(f, (uint32_t)(h[2] == old_len ? len : new_ik - g0), 4);
+        rc = edits_put(&rw->pending, 8, f, 4);
+    }
+    if (!rc)
+        rc = edits_splice(&rw->pending, g0, ik, bytes, (size_t)(new_ik - g0));
+    pthread_mutex_unlock(&rw->mu);
+    if (rc) {
+        free(bytes);
+        if (rc == -EBUSY)
+            rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
+    }
+    return rc;
+}
+
+int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    if (len > RW_RESOURCE_MAX)
+        return -EFBIG;
+    return t->kind == RW_GRANNY ? put_granny(rw, t, path, data, len) : put_resource(rw, t, path, data, len);
 }
 
 /* ---- commit ---- */

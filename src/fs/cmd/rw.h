@@ -23,7 +23,14 @@ struct rw_gen {
     struct rw_gen *prev;
 };
 
-enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES, RW_RESOURCE };
+/* RW_RESOURCE: a package resource's data.bin; RW_GRANNY: a wrapped RIG's granny.gr2;
+ * both replaced whole, at any size. */
+enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES, RW_RESOURCE, RW_GRANNY };
+
+static inline bool rw_whole(enum rw_kind k)
+{
+    return k == RW_RESOURCE || k == RW_GRANNY;
+}
 
 /* A writable file: its bytes are [pos, pos+len) of the mounted file. */
 struct rw_target {
@@ -75,9 +82,11 @@ struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch);
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *t);
 /* Bytes [off, off+len) of a RW_BYTES file: 0, -EFBIG past its end, -ENOMEM. */
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
-/* A RW_RESOURCE file's whole new content: stored after the file's end (zlib when it
- * was, else raw) and its index record pointed at it; 0, -EFBIG (past 4 GiB), -ENOMEM. */
-int rw_put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
+/* A whole file's new content. RW_RESOURCE: stored after the file's end (zlib when it was,
+ * else raw) and its index record pointed at it. RW_GRANNY: the Granny data replaced in
+ * place, what follows moved, the wrapper's offsets (and its Granny size) updated. 0,
+ * -EFBIG (past 4 GiB), -EBUSY (another such replacement pending), -ENOMEM. */
+int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
 /* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);
 /* Commits the pending edits (nothing to do: 0). On success the next generation is the
