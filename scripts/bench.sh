@@ -9,6 +9,9 @@
 #                                                    file, a remapped-strings file and the real
 #                                                    files of $S3RIG_VECTORS/gr2
 #   scripts/bench.sh package [N]                     packages only (default N = 10000 resources)
+#   scripts/bench.sh commit [N]                      -o rw: one value committed in a package of N
+#                                                    resources (default 75000: about 100 MB)
+#                                                    against cp of it (target: at most 2x)
 #   scripts/bench.sh cache                           the bounded cache (issue 25): an expanded item
 #                                                    read through with a cache 4x and 8x smaller
 #                                                    than it against a large cache, a 4,095-member
@@ -232,6 +235,43 @@ if [ "${1:-}" = geom ]; then
     bench_geom "${2:-3150}"
     exit 0
 fi
+# -o rw (issue 34): committing one changed value of a package of N resources (default
+# 75000 zlib resources: about 100 MB) against cp of the same file, best of 3 each; the
+# commit is timed around the close of `printf > value` (write the new file beside it,
+# fsync, rename, fsync of the folder; no backup). Target: at most 2 times cp.
+bench_commit() {
+    local n=$1 work best_commit=999 best_cp=999 t s e
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mkdir -p "$work/mnt"
+    build-bench/tests/s3rig-mkfixture package-big "$work/p.package" "$n" 4
+    build-bench/mount.s3rig -o rw,backup=0 "$work/p.package" "$work/mnt"
+    for i in 1 2 3; do
+        s=$(date +%s.%N)
+        printf '%d\n' "$i" >"$work/mnt/header/created"
+        e=$(date +%s.%N)
+        t=$(echo "$e - $s" | bc -l)
+        best_commit=$(echo "if ($t < $best_commit) $t else $best_commit" | bc -l)
+        s=$(date +%s.%N)
+        cp "$work/p.package" "$work/copy"
+        e=$(date +%s.%N)
+        t=$(echo "$e - $s" | bc -l)
+        best_cp=$(echo "if ($t < $best_cp) $t else $best_cp" | bc -l)
+        rm -f "$work/copy"
+    done
+    printf "commit of one value in a %d-byte package: %.3f s; cp: %.3f s (%.2fx)\n" \
+        "$(stat -c %s "$work/p.package")" "$best_commit" "$best_cp" "$(echo "$best_commit / $best_cp" | bc -l)"
+    fusermount3 -u "$work/mnt"
+    sleep 1
+    rm -rf "$work"
+}
+
+if [ "${1:-}" = commit ]; then
+    bench_commit "${2:-75000}"
+    exit 0
+fi
+
 if [ "${1:-}" = package ]; then
     bench_package "${2:-10000}"
     build-bench/tests/bench_codecs "$vec" 2>/dev/null | grep -E "refpack|zlib" || true

@@ -172,10 +172,48 @@ static void test_write_with_crc(void **state)
     assert_int_equal(ftruncate(fo, 0), 0);
     assert_int_equal(lseek(fo, 0, SEEK_SET), 0);
     assert_int_equal(edits_write(fi, size + 10, &e, NULL, 0, fo), -EIO);
+    /* no CRC: the long unchanged stretches are copied by the kernel, the edits still land */
+    assert_int_equal(ftruncate(fo, 0), 0);
+    assert_int_equal(lseek(fo, 0, SEEK_SET), 0);
+    memcpy(want, old, size);
+    memcpy(want + (1u << 20) - 50, patch, sizeof patch);
+    want[size - 1] = 'Z';
+    assert_int_equal(edits_write(fi, size, &e, NULL, 0, fo), 0);
+    assert_int_equal(pread(fo, got, size + 1, 0), (ssize_t)size);
+    assert_memory_equal(got, want, size);
     edits_clear(&e);
     close(fi), close(fo);
     unlink(in), unlink(out);
     free(old), free(want), free(got);
+}
+
+/* A range replaced by bytes of another length: what precedes and follows it is copied
+ * (with its own edits), edits inside it are dropped, a second splice waits. */
+static void test_splice(void **state)
+{
+    (void)state;
+    char in[] = "/tmp/s3rig-edit-sin-XXXXXX", out[] = "/tmp/s3rig-edit-sout-XXXXXX";
+    int fi = mkstemp(in), fo = mkstemp(out);
+    assert_true(fi >= 0 && fo >= 0);
+    assert_int_equal(write(fi, "0123456789ABCDEF", 16), 16);
+    struct edits e = {0};
+    assert_int_equal(edits_put(&e, 1, "x", 1), 0);
+    assert_int_equal(edits_put(&e, 5, "y", 1), 0);  /* inside the splice: dropped */
+    assert_int_equal(edits_put(&e, 14, "z", 1), 0);
+    uint8_t *b = malloc(7);
+    memcpy(b, "spliced", 7);
+    assert_int_equal(edits_splice(&e, 4, 8, b, 7), 0);
+    uint8_t *b2 = malloc(1);
+    assert_int_equal(edits_splice(&e, 10, 12, b2, 1), -EBUSY);
+    free(b2);
+    assert_int_equal(edits_append(&e, "!", 1), 0);
+    assert_int_equal(edits_write(fi, 16, &e, NULL, 0, fo), 0);
+    char got[64] = "";
+    assert_int_equal(pread(fo, got, sizeof got, 0), 20);
+    assert_memory_equal(got, "0x23spliced89ABCDzF!", 20);
+    edits_clear(&e);
+    close(fi), close(fo);
+    unlink(in), unlink(out);
 }
 
 int main(void)
@@ -184,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_type_names),     cmocka_unit_test(test_encode_values),
         cmocka_unit_test(test_encode_refusals), cmocka_unit_test(test_check_prefix),
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
+        cmocka_unit_test(test_splice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

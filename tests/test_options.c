@@ -51,6 +51,21 @@ static void test_values_stored(void **state)
     assert_int_equal(o.spin_us, 0);
     assert_int_equal(take(&o, both, "spin=1000000", err, sizeof err), 1);
     assert_int_equal(o.spin_us, 1000000);
+    /* -o rw: a bare word (and its other name), and the backup switch */
+    assert_false(o.rw);
+    assert_int_equal(take(&o, both, "rw", err, sizeof err), 1);
+    assert_true(o.rw);
+    o.rw = false;
+    assert_int_equal(take(&o, both, "writable", err, sizeof err), 1);
+    assert_true(o.rw);
+    assert_int_equal(take(&o, both, "backup=0", err, sizeof err), 1);
+    assert_true(o.no_backup);
+    assert_int_equal(take(&o, both, "backup=1", err, sizeof err), 1);
+    assert_false(o.no_backup);
+    assert_int_equal(take(&o, both, "backup=2", err, sizeof err), -1);
+    assert_int_equal(take(&o, both, "rw=1", err, sizeof err), 0); /* a flag takes no value */
+    assert_int_equal(take(&o, OPT_SHARED, "rw", err, sizeof err), -1);
+    assert_non_null(strstr(err, "mount.s3rig only"));
 }
 
 static void test_bad_values_refused(void **state)

@@ -18,12 +18,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "fixture_kinds.h"
 #include "mountutil.h"
 #include "tree_compare.h"
 
@@ -185,6 +187,17 @@ static void test_rw_off_by_default(void **state)
     snprintf(p, sizeof p, "%s/header.bin", r.mnt);
     assert_int_equal(write_text(p, O_RDWR, "x", &step), EROFS);
     do_umount(r.mnt);
+    /* as mount(8)'s helper, which always passes rw: only "writable" makes it writable */
+    setenv("S3RIG_MOUNT_HELPER", "1", 1);
+    char *ro[] = {(char *)mount_bin, r.path, r.mnt, "-o", "rw", NULL};
+    assert_int_equal(run(ro, NULL, 0), 0);
+    assert_int_equal(mode_of(r.mnt, "header.bin"), 0444);
+    do_umount(r.mnt);
+    char *rw[] = {(char *)mount_bin, r.path, r.mnt, "-o", "rw,writable", NULL};
+    assert_int_equal(run(rw, NULL, 0), 0);
+    unsetenv("S3RIG_MOUNT_HELPER");
+    assert_int_equal(mode_of(r.mnt, "header.bin"), 0644);
+    umount_rw(r.mnt, r.path);
     assert_file_is(r.path, r.bytes, r.size);
     rig_free(&r);
 }
@@ -277,13 +290,19 @@ static void test_rw_value_roundtrip(void **state)
     char bak[300];
     snprintf(bak, sizeof bak, "%s~", r.path);
     assert_file_is(bak, r.bytes, r.size);
+    /* a bone list (its span begins with its count, which stays): one bone index a line */
+    put_value(r.mnt, "full_bone_list", "5\n4\n3\n2\n1\n-1\n");
     umount_rw(r.mnt, r.path);
     uint8_t *want = malloc(r.size);
     memcpy(want, r.bytes, r.size);
     le32(want + UNUSED0_POS, 305419896u);
+    static const int32_t list[6] = {5, 4, 3, 2, 1, -1};
+    for (int i = 0; i < 6; i++)
+        le32(want + r.rl.list_pos[3] + 4 + 4 * i, (uint32_t)list[i]);
     assert_file_is(r.path, want, r.size);
-    /* mounted again: the value, and nothing else but the header's bytes changed */
-    const char *changed[] = {"header/unused_0", "header.bin", NULL};
+    /* mounted again: the values, and nothing else but the header's and the list's bytes
+     * (and the names the list shows) changed */
+    const char *changed[] = {"header/unused_0", "header.bin", "full_bone_list", "full_bone_list.names", NULL};
     assert_trees_differ_only(orig, r.path, changed);
     free(want);
     rig_free(&r);
@@ -514,6 +533,137 @@ static void test_rw_open_handle_after_commit(void **state)
     rig_free(&r);
 }
 
+static uint32_t field_at(const uint8_t *file, const char *mnt, const char *rel, int width)
+{
+    char p[512], v[32];
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    ssize_t n = getxattr(p, "user.s3rig.offset", v, sizeof v - 1);
+    assert_true(n > 0);
+    v[n] = 0;
+    const uint8_t *b = file + strtoull(v, NULL, 10);
+    return width == 2 ? (uint32_t)(b[0] | b[1] << 8) : rd32(b);
+}
+
+/* A package resource's data.bin replaced whole (cp, then sed -i): stored after the end,
+ * zlib as before, its index record pointed at it; read back by the mount and, from the
+ * index record's bytes, by zlib itself; every other resource as it was. */
+static void test_rw_package_resource(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s4", 0, NULL, &size);
+    char path[256], orig[300], mnt[256];
+    write_fixture("res.package", pkg, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/res-orig.package", tmpdir);
+    assert_int_equal(fx_write_file(orig, pkg, size), 0);
+    make_mountpoint("m-res", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *res = "resources/S4_015A1849_00000000_00000001000000A0%%+GEOM.simgeom";
+    char rel[512], p[1100], cmd[1600];
+    snprintf(rel, sizeof rel, "%s/compression", res);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "zlib\n");
+    free(t);
+    /* new content of another size, through cp */
+    char src[300];
+    snprintf(src, sizeof src, "%s/new.xml", tmpdir);
+    FILE *f = fopen(src, "w");
+    for (int i = 0; i < 500; i++)
+        fprintf(f, "<T n=\"%d\">tuning</T>\n", i);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s/data.bin' && cd '%s/%s' && sed -i 's/n=\"7\"/n=\"seven\"/' data.bin", src,
+             mnt, res, mnt, res);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "sed 's/n=\"7\"/n=\"seven\"/' '%s' > '%s.want'", src, src);
+    assert_int_equal(sh(cmd), 0);
+    char wantp[320];
+    snprintf(wantp, sizeof wantp, "%s.want", src);
+    size_t wlen;
+    uint8_t *want = slurp(wantp, &wlen);
+    snprintf(p, sizeof p, "%s/%s/data.bin", mnt, res);
+    assert_file_is(p, want, wlen);
+    umount_rw(mnt, path);
+    /* the bytes, from the index record: zlib-compressed, after the old end */
+    size_t nlen;
+    uint8_t *now = slurp(path, &nlen);
+    do_mount(path, mnt, NULL);
+    char f_off[600], f_st[600], f_mem[600], f_comp[600];
+    snprintf(f_off, sizeof f_off, "%s/offset", res);
+    snprintf(f_st, sizeof f_st, "%s/stored_size", res);
+    snprintf(f_mem, sizeof f_mem, "%s/memory_size", res);
+    snprintf(f_comp, sizeof f_comp, "%s/compression", res);
+    uint32_t at = field_at(now, mnt, f_off, 4), stored = field_at(now, mnt, f_st, 4) & 0x7fffffffu;
+    assert_int_equal(field_at(now, mnt, f_mem, 4), wlen);
+    assert_int_equal(field_at(now, mnt, f_comp, 2), 0x5A42);
+    assert_true(at >= size && (uint64_t)at + stored <= nlen);
+    uLongf out = wlen + 16;
+    uint8_t *inflated = malloc(out);
+    assert_int_equal(uncompress(inflated, &out, now + at, stored), Z_OK);
+    assert_int_equal(out, wlen);
+    assert_memory_equal(inflated, want, wlen);
+    assert_file_is(p, want, wlen);
+    do_umount(mnt);
+    /* every other resource as it was */
+    char ma[256], mb[256];
+    make_mountpoint("m-res-a", ma, sizeof ma);
+    make_mountpoint("m-res-b", mb, sizeof mb);
+    do_mount(orig, ma, NULL);
+    do_mount(path, mb, NULL);
+    struct snap sa = {0}, sb = {0};
+    snap_path(&sa, ma);
+    snap_path(&sb, mb);
+    for (size_t i = 0; i < sa.n; i++) {
+        const struct snap_entry *x = &sa.e[i], *y = snap_find(&sb, x->path);
+        /* what may differ: the resource itself (and its links by type), the hole its old
+         * bytes left (unparsed), its index record, the /info files (sizes, and the cache's
+         * counts, which every /info of a mount shows) */
+        bool mine = strncmp(x->path, res, strlen(res)) == 0 || strncmp(x->path, "unparsed", 8) == 0 ||
+                    strcmp(x->path, "info") == 0 || strcmp(x->path, "index.bin") == 0 ||
+                    (strlen(x->path) > 5 && strcmp(x->path + strlen(x->path) - 5, "/info") == 0) ||
+                    strncmp(x->path, "by-type", 7) == 0 || strcmp(x->path, "") == 0;
+        if (mine)
+            continue;
+        assert_non_null(y);
+        if (x->kind != y->kind || x->size != y->size || x->dlen != y->dlen ||
+            (x->dlen && memcmp(x->data, y->data, x->dlen) != 0) || strcmp(x->offset, y->offset) != 0)
+            fail_msg("%s differs", x->path);
+    }
+    snap_free(&sa);
+    snap_free(&sb);
+    do_umount(ma);
+    do_umount(mb);
+    free(inflated);
+    free(now);
+    free(want);
+    free(pkg);
+}
+
+/* A reader holding a file whose part is gone after a commit: ESTALE, never other bytes. */
+static void test_rw_moved_part_estale(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "stale.rig");
+    do_mount(r.path, r.mnt, "rw");
+    char p[512];
+    snprintf(p, sizeof p, "%s/granny/sections/1/header.bin", r.mnt);
+    int fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    uint8_t b[44];
+    assert_int_equal(pread(fd, b, sizeof b, 0), (ssize_t)sizeof b);
+    /* one section fewer: granny/sections/1 is no more */
+    put_value(r.mnt, "granny/header/section_count", "1\n");
+    errno = 0;
+    assert_int_equal(pread(fd, b, sizeof b, 0), -1);
+    assert_int_equal(errno, ESTALE);
+    close(fd);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(errno, ENOENT);
+    umount_rw(r.mnt, r.path);
+    rig_free(&r);
+}
+
 /* The daemon killed (SIGKILL) while a writer commits value after value: the file is one
  * of the versions committed (or the first), never anything else, and mounts again. */
 static void test_rw_sigkill_during_commits(void **state)
@@ -704,6 +854,8 @@ int main(void)
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),
         mount_test(test_rw_open_handle_after_commit),
+        mount_test(test_rw_moved_part_estale),
+        mount_test(test_rw_package_resource),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),
         mount_test(test_rw_disk_full),

@@ -281,6 +281,12 @@ static fuse_ino_t temp_ino(const struct tempfile *t)
     return ((fuse_ino_t)TEMP_EPOCH << 32) | t->id;
 }
 
+/* Whether any temporary exists (a hint, read without the lock: lookups skip the list). */
+static bool any_temps(struct adapter *a)
+{
+    return __atomic_load_n(&a->temps, __ATOMIC_ACQUIRE) != NULL;
+}
+
 /* The temporary (not yet renamed) a number names; call under a->tmu. */
 static struct tempfile *temp_by_ino(struct adapter *a, fuse_ino_t fino)
 {
@@ -335,7 +341,7 @@ static void temp_unlink(struct adapter *a, struct tempfile *dead)
 {
     for (struct tempfile **p = &a->temps; *p; p = &(*p)->next)
         if (*p == dead) {
-            *p = dead->next;
+            __atomic_store_n(p, dead->next, __ATOMIC_RELEASE);
             break;
         }
     free(dead->dir);
@@ -390,7 +396,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         return;
     }
     int rc = tree_lookup(g->fs->tree, dir, name, &ino);
-    if (rc == -ENOENT && a->cfg.rw && a->temps) {
+    if (rc == -ENOENT && a->cfg.rw && any_temps(a)) {
         char *path = rw_path(g->fs->tree, dir);
         pthread_mutex_lock(&a->tmu);
         struct tempfile *t = path ? temp_by_name(a, path, name) : NULL;
@@ -470,7 +476,7 @@ static int handle_target(struct adapter *a, fuse_req_t req, struct snapshot *s)
     uint32_t ino;
     struct rw_target w;
     if (node_of(req, s->fino, &g, &ino) != NODE_FILE || !rw_target(&a->rw, g, ino, &w) || w.kind != s->w.kind ||
-        w.len != s->w.len)
+        (w.len != s->w.len && !rw_whole(w.kind)))
         return -ESTALE;
     s->w = w;
     s->epoch = g->epoch;
@@ -542,11 +548,22 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
             fuse_reply_err(req, EPERM); /* a byte range has a fixed size */
             return;
         }
-        if (w.kind == RW_VALUE) {
-            /* the text being written (a shell's O_TRUNC): it only shrinks */
+        if (w.kind == RW_VALUE || rw_whole(w.kind)) {
+            /* the text being written (a shell's O_TRUNC): it only shrinks; a resource's
+             * new content (truncate): any size up to the limit */
             pthread_mutex_lock(&a->rw.mu);
-            bool ok = s && s->writer && size <= s->blen;
+            bool ok = s && s->writer && (size <= s->blen || (rw_whole(w.kind) && size <= RW_RESOURCE_MAX));
+            if (ok && size > s->bcap) {
+                char *n = realloc(s->buf, (size_t)size);
+                ok = n != NULL;
+                if (n) {
+                    s->buf = n;
+                    s->bcap = (size_t)size;
+                }
+            }
             if (ok) {
+                if (size > s->blen)
+                    memset(s->buf + s->blen, 0, (size_t)size - s->blen);
                 s->blen = (size_t)size;
                 s->dirty = true;
             }
@@ -662,7 +679,7 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
         return;
     }
     struct snapshot *s = calloc(1, sizeof *s);
-    if (s && w->kind == RW_VALUE) {
+    if (s && (w->kind == RW_VALUE || (rw_whole(w->kind) && !trunc))) {
         uint8_t *text;
         if (tree_read_all(g->fs->tree, i, &text, &s->blen) == 0) {
             s->buf = (char *)text;
@@ -774,14 +791,14 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
 {
     struct adapter *a = adapter_of(req);
     int rc = 0;
-    if (s && s->writer && s->dirty && s->w.kind == RW_VALUE && s->blen == 0 && !last)
+    if (s && s->writer && s->dirty && s->w.kind != RW_BYTES && s->blen == 0 && !last)
         return 0; /* a shell's O_TRUNC, then a close of a duplicate before it writes */
     if (s && s->writer && s->dirty) {
         s->dirty = false;
         if (s->bad)
             return -EINVAL;
         rc = handle_target(a, req, s);
-        if (!rc && s->w.kind == RW_VALUE) {
+        if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
             char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
             pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
             char *text = alloc_array(s->blen ? s->blen : 1, 1);
@@ -789,7 +806,9 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
             if (text)
                 memcpy(text, s->buf, len);
             pthread_mutex_unlock(&a->rw.mu);
-            rc = text && path ? rw_put_value(&a->rw, &s->w, path, text, len) : -ENOMEM;
+            rc = !text || !path                ? -ENOMEM
+                 : rw_whole(s->w.kind) ? rw_put_whole(&a->rw, &s->w, path, text, len)
+                                       : rw_put_value(&a->rw, &s->w, path, text, len);
             free(text);
             free(path);
         }
@@ -866,13 +885,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         rc = rw_put_bytes(&a->rw, &s->w, (uint64_t)off, data, size);
         s->dirty |= rc == 0;
     } else if (!rc) {
-        /* a value's text: at most 64 characters a value, whatever the writer sends */
-        uint64_t limit = 64 * s->w.ft.count + 64;
+        /* a value's text: at most 64 characters a value, whatever the writer sends; a
+         * resource's new content: up to RW_RESOURCE_MAX */
+        uint64_t limit = rw_whole(s->w.kind) ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
         pthread_mutex_lock(&a->rw.mu);
         if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
             rc = -EFBIG;
         } else if ((size_t)off + size > s->bcap) {
-            size_t cap = (size_t)off + size;
+            size_t cap = (size_t)off + size > 2 * s->bcap ? (size_t)off + size : 2 * s->bcap;
             char *n = realloc(s->buf, cap);
             rc = n ? 0 : -ENOMEM;
             if (n) {
@@ -882,14 +902,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         }
         if (!rc) {
             if ((size_t)off > s->blen)
-                memset(s->buf + s->blen, ' ', (size_t)off - s->blen);
+                memset(s->buf + s->blen, rw_whole(s->w.kind) ? 0 : ' ', (size_t)off - s->blen);
             memcpy(s->buf + off, data, size);
             if ((size_t)off + size > s->blen)
                 s->blen = (size_t)off + size;
             s->dirty = true;
         }
         char why[200];
-        if (!rc && field_check_prefix(&s->w.ft, s->buf, s->blen, why, sizeof why)) {
+        if (!rc && s->w.kind == RW_VALUE && field_check_prefix(&s->w.ft, s->buf, s->blen, why, sizeof why)) {
             rc = -EINVAL;
             s->bad = true;
         }
@@ -1076,7 +1096,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
-    char *dir = a->cfg.rw && a->temps ? dir_path(req, parent) : NULL;
+    char *dir = a->cfg.rw && any_temps(a) ? dir_path(req, parent) : NULL;
     pthread_mutex_lock(&a->tmu);
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
     if (t)
@@ -1105,7 +1125,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
                       const char *newname, unsigned int flags)
 {
     struct adapter *a = adapter_of(req);
-    char *dir = a->cfg.rw && a->temps && !flags ? dir_path(req, parent) : NULL;
+    char *dir = a->cfg.rw && any_temps(a) && !flags ? dir_path(req, parent) : NULL;
     pthread_mutex_lock(&a->tmu);
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
     char *text = NULL;
@@ -1134,6 +1154,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         rc = -ENOMEM;
     if (!rc && w.kind == RW_VALUE)
         rc = rw_put_value(&a->rw, &w, path, text, len);
+    else if (!rc && rw_whole(w.kind))
+        rc = rw_put_whole(&a->rw, &w, path, text, len);
     else if (!rc && len != w.len) {
         rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path, len, w.len);
         rc = -EPERM;
@@ -1210,7 +1232,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     }
     t->id = ++a->ntemps_made;
     t->next = a->temps;
-    a->temps = t;
+    __atomic_store_n(&a->temps, t, __ATOMIC_RELEASE);
     temp_entry(a, t, &e);
     pthread_mutex_unlock(&a->tmu);
     fi->fh = 0;

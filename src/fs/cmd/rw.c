@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "parse/sims/dbpf.h"
+
+#include <zlib.h>
 
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
 
@@ -55,14 +58,32 @@ void rw_free(struct rw *rw)
     pthread_mutex_destroy(&rw->logmu);
 }
 
-struct rw_gen *rw_current(struct rw *rw)
+static struct rw_gen *newest(struct rw *rw)
 {
     return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
 }
 
+static void reopen(struct rw *rw, struct rw_gen *g);
+
+/* The file committed last is opened by the first caller after the commit (not by the
+ * commit: the close that made it returns as soon as the file is in place); callers
+ * meanwhile wait for it, so none sees the tree before. */
+struct rw_gen *rw_current(struct rw *rw)
+{
+    if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&rw->mu);
+        if (rw->stale) {
+            reopen(rw, newest(rw));
+            __atomic_store_n(&rw->stale, false, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&rw->mu);
+    }
+    return newest(rw);
+}
+
 struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch)
 {
-    for (struct rw_gen *g = rw_current(rw); g; g = g->prev)
+    for (struct rw_gen *g = newest(rw); g; g = g->prev)
         if (g->epoch == epoch)
             return g;
     return NULL;
@@ -167,6 +188,30 @@ static bool view_is_be(struct tree *t, uint32_t ino)
 /* A value file is a field when its type is a fixed-size one, its span is exactly its
  * elements, and the bytes there read back as its text in one byte order (both when the
  * bytes read the same either way: then the view's). */
+/* Whether the field's bytes at w->pos read back as text (w->be set to the order). */
+static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen);
+
+/* A list whose span starts with its count (a u32 equal to the number of lines, in the
+ * elements' byte order): the elements alone are the field; the count stays. */
+static bool counted_list(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
+{
+    if (w->len < 4 + w->ft.size || (w->len - 4) % w->ft.size)
+        return false;
+    struct rw_target e = *w;
+    e.pos += 4;
+    e.len -= 4;
+    e.ft.count = e.len / e.ft.size;
+    uint8_t c[4];
+    if (!reads_back(g, ino, &e, text, tlen) || pread(g->fs->src.fd, c, 4, (off_t)w->pos) != 4)
+        return false;
+    uint32_t count = e.be ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
+                          : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
+    if (count != e.ft.count)
+        return false;
+    *w = e;
+    return true;
+}
+
 static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
@@ -180,12 +225,25 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     if (field_type_parse(type, len, &w->ft) || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), off, len, &w->pos))
         return false;
     w->len = len;
-    uint8_t *text = NULL, *now = malloc(len), *le = malloc(len), *be = malloc(len);
+    uint8_t *text = NULL;
     size_t tlen;
+    if (tree_read_all(t, ino, &text, &tlen))
+        return false;
+    bool ok = reads_back(g, ino, w, text, tlen) || counted_list(g, ino, w, text, tlen);
+    free(text);
+    if (ok)
+        w->kind = RW_VALUE;
+    return ok;
+}
+
+static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
+{
+    struct tree *t = g->fs->tree;
+    uint64_t len = w->len;
+    uint8_t *now = malloc(len), *le = malloc(len), *be = malloc(len);
     char why[200];
     bool ok = false;
-    if (now && le && be && tree_read_all(t, ino, &text, &tlen) == 0 &&
-        pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
+    if (now && le && be && pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
         bool is_le = field_encode(&w->ft, false, (char *)text, tlen, le, why, sizeof why) == 0 &&
                      memcmp(le, now, len) == 0;
         bool is_be = field_encode(&w->ft, true, (char *)text, tlen, be, why, sizeof why) == 0 &&
@@ -193,12 +251,9 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
         ok = is_le || is_be;
         w->be = is_le && is_be ? view_is_be(t, ino) : is_be;
     }
-    free(text);
     free(now);
     free(le);
     free(be);
-    if (ok)
-        w->kind = RW_VALUE;
     return ok;
 }
 
@@ -223,6 +278,75 @@ static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     }
 }
 
+/* A u32 or u16 field of the file, little-endian, at the span of the value file `name`
+ * beside ino: its position and value. */
+static bool sibling_field(struct rw_gen *g, uint32_t dir, const char *name, uint64_t want_len, uint64_t *pos,
+                          uint32_t *value)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t ino;
+    uint64_t off, len;
+    uint8_t b[4];
+    if (tree_lookup(t, dir, name, &ino) || !xattr_u64(t, ino, "user.s3rig.offset", &off) ||
+        !xattr_u64(t, ino, "user.s3rig.length", &len) || len != want_len ||
+        !file_pos(g, tree_node_source(t, dir), off, len, pos) ||
+        pread(g->fs->src.fd, b, len, (off_t)*pos) != (ssize_t)len)
+        return false;
+    *value = len == 2 ? (uint32_t)(b[0] | b[1] << 8) : b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+/* A package resource's data.bin (type dbpf.data in a dbpf.resource directory) whose index
+ * record's offset, sizes and compression are fields of the file (the DBPF layout, index
+ * records in place: dbpf.h), stored raw, zlib or RefPack: replaced whole. */
+static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t dir = tree_parent(t, ino), offset, stored, memory, comp;
+    char type[32];
+    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0)
+        return false;
+    type[n] = 0;
+    if (strcmp(type, "dbpf.data") != 0)
+        return false;
+    n = tree_getxattr(t, dir, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0)
+        return false;
+    type[n] = 0;
+    if (strcmp(type, "dbpf.resource") != 0 || !sibling_field(g, dir, "offset", 4, &w->f_offset, &offset) ||
+        !sibling_field(g, dir, "stored_size", 4, &w->f_stored, &stored) ||
+        !sibling_field(g, dir, "memory_size", 4, &w->f_memory, &memory) ||
+        !sibling_field(g, dir, "compression", 2, &w->f_comp, &comp))
+        return false;
+    if (comp != 0 && comp != DBPF_COMP_ZLIB && comp != DBPF_COMP_REFPACK)
+        return false; /* streamable, deleted, unknown: not ours to rewrite */
+    w->kind = RW_RESOURCE;
+    w->zlib = comp == DBPF_COMP_ZLIB;
+    w->stored_flags = stored & 0x80000000u;
+    w->len = tree_size(t, ino);
+    w->pos = 0;
+    return true;
+}
+
+/* A wrapped RIG's granny.gr2, the RIG being the mounted file itself (its header at 0). */
+static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    char type[32];
+    ssize_t n = tree_getxattr(t, TREE_ROOT, "user.s3rig.type", type, sizeof type - 1);
+    struct source *s;
+    uint64_t start, size = tree_size(t, ino);
+    if (n <= 0 || tree_parent(t, ino) != TREE_ROOT || strcmp(tree_name(t, ino), "granny.gr2") != 0)
+        return false;
+    type[n] = 0;
+    if (strcmp(type, "rig.wrapped") != 0 || !tree_range(t, ino, &s, &start) || !file_pos(g, s, start, size, &w->pos))
+        return false;
+    w->kind = RW_GRANNY;
+    w->len = size;
+    return true;
+}
+
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     (void)rw;
@@ -232,6 +356,9 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
         return false;
     struct source *s;
     uint64_t start, size = tree_size(t, ino);
+    if (resource_target(g, ino, w) || granny_target(g, ino, w))
+        return true;
+    memset(w, 0, sizeof *w);
     if (tree_range(t, ino, &s, &start)) {
         if (!file_pos(g, s, start, size, &w->pos))
             return false;
@@ -286,6 +413,117 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
     free(bytes);
     return rc;
+}
+
+static void put_le(uint8_t *b, uint32_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    if (len > RW_RESOURCE_MAX)
+        return -EFBIG;
+    uint8_t *packed = NULL;
+    uLongf plen = 0;
+    const uint8_t *blob = data;
+    size_t blen = len;
+    if (t->zlib) {
+        plen = compressBound((uLong)len);
+        packed = malloc(plen ? plen : 1);
+        if (!packed || compress2(packed, &plen, data, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+            free(packed);
+            return -ENOMEM;
+        }
+        blob = packed;
+        blen = plen;
+    }
+    pthread_mutex_lock(&rw->mu);
+    uint64_t at = newest(rw)->fs->src.size + rw->pending.tail_len;
+    int rc = at + blen > UINT32_MAX ? -EFBIG : 0; /* an index record's offset is 32 bits */
+    uint8_t f[4];
+    if (!rc)
+        rc = edits_append(&rw->pending, blob, blen);
+    if (!rc) {
+        put_le(f, (uint32_t)at, 4);
+        rc = edits_put(&rw->pending, t->f_offset, f, 4);
+    }
+    if (!rc) {
+        put_le(f, (uint32_t)blen | t->stored_flags, 4);
+        rc = edits_put(&rw->pending, t->f_stored, f, 4);
+    }
+    if (!rc) {
+        put_le(f, (uint32_t)len, 4);
+        rc = edits_put(&rw->pending, t->f_memory, f, 4);
+    }
+    if (!rc) {
+        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
+        rc = edits_put(&rw->pending, t->f_comp, f, 2);
+    }
+    pthread_mutex_unlock(&rw->mu);
+    if (rc == -EFBIG)
+        rw_log(rw, "refused %s: the package would pass 4 GiB; nothing changed", path);
+    else if (!rc && !t->zlib)
+        rw_log(rw, "%s: stored raw (%zu bytes) after the package's end", path, len);
+    free(packed);
+    return rc;
+}
+
+/* The wrapped RIG's header (13 u32, little-endian, at the file's start): every offset
+ * counts from its own field (docs/formats/rig.md). The Granny data [12 + h[3], +len) is
+ * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
+ * it. A new Granny part of another length moves all that: the offsets that point past
+ * the Granny data move with it, int2_offset follows the Granny size when it held it. */
+static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    uint8_t hb[52];
+    uint32_t h[13];
+    if (pread(newest(rw)->fs->src.fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
+        return -EIO;
+    for (int i = 0; i < 13; i++)
+        h[i] = hb[4 * i] | (uint32_t)hb[4 * i + 1] << 8 | (uint32_t)hb[4 * i + 2] << 16 | (uint32_t)hb[4 * i + 3] << 24;
+    uint64_t g0 = 12 + (uint64_t)h[3], ik = 16 + (uint64_t)h[4], old_len = t->len;
+    uint64_t new_ik = (g0 + len + 3) & ~3ull;
+    if (g0 != t->pos || ik < g0 + old_len || new_ik > UINT32_MAX) {
+        rw_log(rw, "refused %s: the wrapper's offsets do not frame the Granny data; nothing changed", path);
+        return -EPERM;
+    }
+    int64_t delta = (int64_t)new_ik - (int64_t)ik;
+    uint8_t *bytes = calloc(1, (size_t)(new_ik - g0) + 1);
+    if (!bytes)
+        return -ENOMEM;
+    memcpy(bytes, data, len);
+    pthread_mutex_lock(&rw->mu);
+    int rc = 0;
+    uint8_t f[4];
+    for (int i = 4; i <= 8 && !rc; i++) { /* the blocks after the Granny data */
+        uint64_t at = 4 * (uint64_t)i, target = at + h[i];
+        if (target < ik)
+            continue;
+        put_le(f, (uint32_t)((int64_t)h[i] + delta), 4);
+        rc = edits_put(&rw->pending, at, f, 4);
+    }
+    if (!rc && (h[2] == old_len || h[2] == ik - g0)) { /* the writer's Granny size */
+        put_le(f, (uint32_t)(h[2] == old_len ? len : new_ik - g0), 4);
+        rc = edits_put(&rw->pending, 8, f, 4);
+    }
+    if (!rc)
+        rc = edits_splice(&rw->pending, g0, ik, bytes, (size_t)(new_ik - g0));
+    pthread_mutex_unlock(&rw->mu);
+    if (rc) {
+        free(bytes);
+        if (rc == -EBUSY)
+            rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
+    }
+    return rc;
+}
+
+int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    if (len > RW_RESOURCE_MAX)
+        return -EFBIG;
+    return t->kind == RW_GRANNY ? put_granny(rw, t, path, data, len) : put_resource(rw, t, path, data, len);
 }
 
 /* ---- commit ---- */
@@ -383,12 +621,13 @@ static void reopen(struct rw *rw, struct rw_gen *g)
 
 int rw_commit(struct rw *rw, bool again)
 {
+    rw_current(rw); /* the tree of the file as it is (a commit before may be unopened) */
     pthread_mutex_lock(&rw->mu);
-    if (rw->pending.n == 0) {
+    if (rw->pending.n == 0 && rw->pending.tail_len == 0) {
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
-    struct rw_gen *g = rw_current(rw);
+    struct rw_gen *g = newest(rw); 
     struct crc_fix *fix = calloc(rw->ngr2 ? rw->ngr2 : 1, sizeof *fix);
     size_t nfix = 0;
     int rc = fix ? 0 : -ENOMEM;
@@ -411,7 +650,7 @@ int rw_commit(struct rw *rw, bool again)
         pthread_mutex_unlock(&rw->logmu);
         rw_log(rw, "committed %" PRIu64 " bytes%s", bytes, nfix ? ", Granny CRC recomputed" : "");
         if (again)
-            reopen(rw, g);
+            __atomic_store_n(&rw->stale, true, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&rw->mu);
     return rc;

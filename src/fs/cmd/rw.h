@@ -23,7 +23,14 @@ struct rw_gen {
     struct rw_gen *prev;
 };
 
-enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES };
+/* RW_RESOURCE: a package resource's data.bin; RW_GRANNY: a wrapped RIG's granny.gr2;
+ * both replaced whole, at any size. */
+enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES, RW_RESOURCE, RW_GRANNY };
+
+static inline bool rw_whole(enum rw_kind k)
+{
+    return k == RW_RESOURCE || k == RW_GRANNY;
+}
 
 /* A writable file: its bytes are [pos, pos+len) of the mounted file. */
 struct rw_target {
@@ -33,7 +40,16 @@ struct rw_target {
     bool be;              /* RW_VALUE: the field's byte order */
     uint32_t gr2_dir;     /* the directory holding the Granny data it lies in, 0: none */
     uint64_t gr2_pos, gr2_len;
+    /* RW_RESOURCE (a package resource's data.bin, replaced whole): where its index
+     * record's fields lie, how it is stored (zlib stays zlib, the rest becomes raw), and
+     * the flag bits of its stored size */
+    uint64_t f_offset, f_stored, f_memory, f_comp;
+    bool zlib;
+    uint32_t stored_flags;
 };
+
+/* The largest resource a write may replace (held in memory until its close). */
+#define RW_RESOURCE_MAX (256u << 20)
 
 #define RW_LOG_LINES 16
 
@@ -50,6 +66,7 @@ struct rw {
     } *gr2;
     size_t ngr2;
     uint64_t commits;
+    bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;
@@ -65,6 +82,11 @@ struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch);
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *t);
 /* Bytes [off, off+len) of a RW_BYTES file: 0, -EFBIG past its end, -ENOMEM. */
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
+/* A whole file's new content. RW_RESOURCE: stored after the file's end (zlib when it was,
+ * else raw) and its index record pointed at it. RW_GRANNY: the Granny data replaced in
+ * place, what follows moved, the wrapper's offsets (and its Granny size) updated. 0,
+ * -EFBIG (past 4 GiB), -EBUSY (another such replacement pending), -ENOMEM. */
+int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
 /* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);
 /* Commits the pending edits (nothing to do: 0). On success the next generation is the

@@ -296,9 +296,37 @@ bool edits_touch(const struct edits *e, uint64_t off, uint64_t len)
     return i < e->n && e->e[i].off < off + len && e->e[i].off + e->e[i].len > off;
 }
 
+int edits_append(struct edits *e, const void *b, size_t len)
+{
+    if (len > SIZE_MAX / 2 - e->tail_len)
+        return -ENOMEM;
+    if (e->tail_len + len > e->tail_cap) {
+        size_t cap = e->tail_len + len > 2 * e->tail_cap ? e->tail_len + len : 2 * e->tail_cap;
+        uint8_t *n = realloc(e->tail, cap);
+        if (!n)
+            return -ENOMEM;
+        e->tail = n;
+        e->tail_cap = cap;
+    }
+    memcpy(e->tail + e->tail_len, b, len);
+    e->tail_len += len;
+    return 0;
+}
+
+int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len)
+{
+    if (e->splice_to > e->splice_from || to <= from)
+        return -EBUSY;
+    e->splice_from = from;
+    e->splice_to = to;
+    e->splice = b;
+    e->splice_len = len;
+    return 0;
+}
+
 uint64_t edits_bytes(const struct edits *e)
 {
-    uint64_t total = 0;
+    uint64_t total = e->tail_len + e->splice_len;
     for (size_t i = 0; i < e->n; i++)
         total += e->e[i].len;
     return total;
@@ -309,6 +337,8 @@ void edits_clear(struct edits *e)
     for (size_t i = 0; i < e->n; i++)
         free(e->e[i].bytes);
     free(e->e);
+    free(e->tail);
+    free(e->splice);
     memset(e, 0, sizeof *e);
 }
 
@@ -343,6 +373,80 @@ static void overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n)
     }
 }
 
+/* Where the bytes from pos on stop being a plain copy: the next edit or CRC range (pos
+ * itself when one covers pos). */
+static uint64_t clean_until(const struct edits *e, const struct crc_fix *fix, size_t nfix, uint64_t pos,
+                            uint64_t end)
+{
+    size_t i = first_reaching(e, pos + 1);
+    if (i < e->n && e->e[i].off < end)
+        end = e->e[i].off > pos ? e->e[i].off : pos;
+    for (size_t k = 0; k < nfix; k++) {
+        if (fix[k].from <= pos && pos < fix[k].to)
+            return pos;
+        if (fix[k].from > pos && fix[k].from < end)
+            end = fix[k].from;
+    }
+    return end;
+}
+
+/* Copies [pos, to) of in_fd to out_fd's position inside the kernel (no trip through our
+ * buffers; a reflink where the file system shares blocks): 0, 1 when the file systems
+ * cannot (then the caller copies), or -errno. */
+static int copy_in_kernel(int in_fd, uint64_t pos, uint64_t to, int out_fd)
+{
+    loff_t from = (loff_t)pos;
+    while ((uint64_t)from < to) {
+        ssize_t n = copy_file_range(in_fd, &from, out_fd, NULL, (size_t)(to - (uint64_t)from), 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if ((errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) &&
+                (uint64_t)from == pos)
+                return 1;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO; /* the file shrank under its lock */
+    }
+    return 0;
+}
+
+/* Bytes [from, to) of in_fd, edits applied, to out_fd's position; the CRCs updated. */
+static int write_range(int in_fd, uint64_t from, uint64_t to, const struct edits *e, const struct crc_fix *fix,
+                       size_t nfix, uLong *crc, uint8_t *buf, int out_fd)
+{
+    int rc = 0;
+    bool kernel_copy = true;
+    for (uint64_t pos = from; !rc && pos < to;) {
+        uint64_t clean = kernel_copy ? clean_until(e, fix, nfix, pos, to) : pos;
+        if (clean - pos >= CHUNK) { /* a long unchanged stretch: the kernel copies it */
+            int k = copy_in_kernel(in_fd, pos, clean, out_fd);
+            if (k <= 0) {
+                rc = k;
+                pos = clean;
+                continue;
+            }
+            kernel_copy = false;
+        }
+        size_t n = to - pos < CHUNK ? (size_t)(to - pos) : CHUNK;
+        ssize_t got = pread(in_fd, buf, n, (off_t)pos);
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO; /* the file shrank under its lock */
+        n = (size_t)got;
+        overlay(e, pos, buf, n);
+        for (size_t k = 0; k < nfix; k++) {
+            uint64_t a = fix[k].from > pos ? fix[k].from : pos;
+            uint64_t b = fix[k].to < pos + n ? fix[k].to : pos + n;
+            if (a < b)
+                crc[k] = crc32(crc[k], buf + (a - pos), (uInt)(b - a));
+        }
+        rc = write_all(out_fd, buf, n);
+        pos += n;
+    }
+    return rc;
+}
+
 int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
                 int out_fd)
 {
@@ -351,24 +455,21 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
     int rc = buf && crc ? 0 : -ENOMEM;
     for (size_t k = 0; k < nfix; k++)
         crc[k] = crc32(0, NULL, 0);
-    for (uint64_t pos = 0; !rc && pos < in_size;) {
-        size_t n = in_size - pos < CHUNK ? (size_t)(in_size - pos) : CHUNK;
-        ssize_t got = pread(in_fd, buf, n, (off_t)pos);
-        if (got <= 0) {
-            rc = got < 0 ? -errno : -EIO; /* the file shrank under its lock */
-            break;
-        }
-        n = (size_t)got;
-        overlay(e, pos, buf, n);
-        for (size_t k = 0; k < nfix; k++) {
-            uint64_t from = fix[k].from > pos ? fix[k].from : pos;
-            uint64_t to = fix[k].to < pos + n ? fix[k].to : pos + n;
-            if (from < to)
-                crc[k] = crc32(crc[k], buf + (from - pos), (uInt)(to - from));
-        }
-        rc = write_all(out_fd, buf, n);
-        pos += n;
+    bool spliced = e->splice_to > e->splice_from && e->splice_to <= in_size;
+    if (spliced) {
+        /* CRC ranges are in the old file's offsets: a splice moves what follows it */
+        nfix = 0;
+        if (!rc)
+            rc = write_range(in_fd, 0, e->splice_from, e, fix, 0, crc, buf, out_fd);
+        if (!rc)
+            rc = write_all(out_fd, e->splice, e->splice_len);
+        if (!rc)
+            rc = write_range(in_fd, e->splice_to, in_size, e, fix, 0, crc, buf, out_fd);
+    } else if (!rc) {
+        rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, out_fd);
     }
+    if (!rc && e->tail_len)
+        rc = write_all(out_fd, e->tail, e->tail_len);
     for (size_t k = 0; !rc && k < nfix; k++) {
         uint8_t b[4];
         store(b, (uint32_t)crc[k], 4, fix[k].be);

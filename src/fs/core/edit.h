@@ -4,8 +4,8 @@
  * - field_encode: the text a user wrote -> the field's bytes (one element per line, a
  *   final newline optional); -EINVAL with `why` when it does not parse or fit.
  * - struct edits: byte patches over the file, kept sorted and merged (a later write wins);
- *   edits_write streams the file with them applied (one buffer, never the whole file),
- *   then stores each CRC-32 fix it was given over the new bytes.
+ *   bytes may also be appended after the file's end; edits_write streams the file with
+ *   them applied (one buffer, never the whole file), then stores each CRC-32 fix.
  * - Not thread-safe: the caller serialises every use of one struct edits. */
 #ifndef S3_EDIT_H
 #define S3_EDIT_H
@@ -42,10 +42,23 @@ struct edit {
 struct edits {
     struct edit *e; /* sorted by offset, neither overlapping nor touching */
     size_t n, cap;
+    uint8_t *tail; /* bytes appended after the file's end */
+    size_t tail_len, tail_cap;
+    /* one range of the file replaced by bytes of another length (splice_to > splice_from,
+     * or both 0: none); edits inside it are dropped, the others keep their offsets in the
+     * old file */
+    uint64_t splice_from, splice_to;
+    uint8_t *splice;
+    size_t splice_len;
 };
 
 /* Replaces [off, off+len) by b in the pending bytes: 0 or -ENOMEM (then nothing changed). */
 int edits_put(struct edits *e, uint64_t off, const void *b, size_t len);
+/* Appends b after the file's end (after what was appended before): 0 or -ENOMEM. */
+int edits_append(struct edits *e, const void *b, size_t len);
+/* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): 0, or
+ * -EBUSY when a splice is already pending. */
+int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
@@ -58,7 +71,7 @@ struct crc_fix {
 };
 
 /* Writes in_fd's first in_size bytes with the edits applied to out_fd (a fresh file, at
- * its start), then the CRC fixes: 0 or -errno. */
+ * its start), then the appended bytes, then the CRC fixes: 0 or -errno. */
 int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
                 int out_fd);
 
