@@ -1,7 +1,10 @@
 /* What every view shares, below the format views: struct s3fs (one opened view), the
  * helpers views use to make value files (so numbers look the same everywhere), .error
  * files, the view's root, /info and /unparsed. Opening a file and choosing its view is
- * the layer above (fs/open.h); the format views each have their own header. */
+ * the layer above (fs/open.h); the format views each have their own header.
+ * - Every generated file is a slice of source or expanded bytes, or rendered on read in time
+ *   proportional to the bytes asked, or a text of at most VIEW_TEXT_MAX: never a text whose
+ *   size the input chooses kept in the tree (view_add_rows; tree_text_bytes counts texts). */
 #ifndef S3_VIEW_H
 #define S3_VIEW_H
 
