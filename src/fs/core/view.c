@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off)
 {
     uint32_t ino = tree_add_textf(t, dir, name, "u32", "%" PRIu32 "\n", v);
@@ -119,11 +121,11 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
     *kept_end = NULL;
     if (size <= VIEW_TEXT_MAX) {
         char *text = malloc(size ? size : 1);
-        if (!text || view_rows_read(end, n, row, ctx, 0, text, size) != (ssize_t)size) {
+        if (text && view_rows_read(end, n, row, ctx, 0, text, size) != (ssize_t)size) {
             free(text);
-            return 0;
+            return 0; /* a row that cannot be had: no file */
         }
-        return tree_add_text(t, dir, name, xtype, text, size);
+        return tree_add_text(t, dir, name, xtype, text, size); /* NULL: the listing fails */
     }
     uint64_t *kept = tree_alloc(t, n * sizeof *kept);
     if (!kept)
@@ -162,11 +164,13 @@ uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const i
                         char *const *names, uint32_t nnames)
 {
     /* each name measured once, however many rows repeat it: linear in rows and names */
-    uint64_t *end = malloc((n ? n : 1) * sizeof *end);
+    uint64_t *end = alloc_array(n, sizeof *end);
     uint64_t *nlen = calloc(nnames ? nnames : 1, sizeof *nlen); /* length + 1; 0: not measured */
     uint32_t ino = 0;
-    if (!end || !nlen)
+    if (!end || !nlen) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
         goto out;
+    }
     for (uint64_t i = 0, at = 0; i < n; i++) {
         int32_t x = idx[i];
         bool named = x >= 0 && (uint32_t)x < nnames && names[x];

@@ -14,6 +14,7 @@
 #include "fs/views/gr2/view_gr2anim.h"
 #include "fs/views/gr2/view_gr2export.h"
 #include "fs/views/gr2/view_gr2obj.h"
+#include "parse/base/err.h"
 #include "parse/gr2/gr2std.h"
 #include "parse/gr2/gr2walk.h"
 
@@ -229,9 +230,10 @@ static int string_lengths(const struct gr2_space *sp, struct string_target *tg, 
 static int measure_values(struct gobj *o, const struct gr2_space *sp, const struct gvalues *g, uint64_t *end,
                           bool *any, const char **why)
 {
-    struct string_target *tg = g->m->type == GR2_STRING ? malloc((size_t)g->width * sizeof *tg) : NULL;
+    struct string_target *tg = g->m->type == GR2_STRING ? alloc_array(g->width, sizeof *tg) : NULL;
     size_t ntg = 0;
     if (g->m->type == GR2_STRING && !tg) {
+        tree_note_oom(o->v->fs->tree); /* the listing fails (ENOMEM), never shorter */
         *why = "out of memory";
         return -1;
     }
@@ -283,10 +285,10 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
         add_error(t, dir, name, why);
         return;
     }
-    uint64_t *end = malloc((size_t)g.width * sizeof *end);
+    uint64_t *end = alloc_array(g.width, sizeof *end);
     bool any;
     if (!end) {
-        add_error(t, dir, name, "out of memory");
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
         return;
     }
     if (measure_values(o, sp, &g, end, &any, &why)) {
