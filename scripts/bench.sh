@@ -17,6 +17,12 @@
 #                                                    than it against a large cache, a 4,095-member
 #                                                    type, and peak RSS over 15 sections of 12 MB
 #                                                    under cache_mb=16
+#   scripts/bench.sh bounds                          bounded generated files (issue 32): peak
+#                                                    daemon RSS over the crafted files (a String
+#                                                    array over one string, a repeated-instance
+#                                                    name map, a large mesh) under cache_mb=16,
+#                                                    4 parallel readers, spin=0 (target:
+#                                                    cache_mb + 64 MB)
 #   scripts/bench.sh anim [TRACKS [SECONDS [KPS]]]   Granny animations only (defaults: 250 34 30): a
 #                                                    generated animation of TRACKS degree-2 tracks,
 #                                                    KPS knots a second; animation.glb,
@@ -167,6 +173,44 @@ bench_cache() {
     fusermount3 -u "$mnt"
     rm -rf "$work"
 }
+# Bounded generated files (issue 32): the crafted files of tests/regress at full size,
+# each mounted with -o cache_mb=16,spin=0 and walked by 4 parallel readers (find, then cat
+# of every file): a String array over one string (a 65 MB value file from 80 KB), a name map
+# repeating one instance, a Turok 2 mesh of 400,000 vertices (18 MB of vertices.txt). The
+# daemon's peak RSS (VmHWM); target: within cache_mb + 64 MB.
+bench_bounds() {
+    [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
+    ninja -C build-bench >/dev/null
+    local work mnt f kind args pid t0 s
+    work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
+    mnt=$work/mnt
+    mkdir -p "$mnt"
+    for kind in "gr2-repeated-string 4000 16384" "package-repeated-names 20000 400000" "t2fs-big-mesh 400000"; do
+        set -- $kind
+        f=$work/crafted.$1
+        build-bench/tests/s3rig-mkfixture "$1" "$f" "$2" ${3:+"$3"}
+        sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+        build-bench/mount.s3rig -o cache_mb=16,spin=0 "$f" "$mnt"
+        pid=$(pgrep -n -f -- "$mnt" || echo 0)
+        t0=$(date +%s.%N)
+        for _ in 1 2 3 4; do
+            ( find "$mnt" >/dev/null; find "$mnt" -type f -exec cat {} + >/dev/null ) &
+        done
+        wait
+        s=$(echo "$(date +%s.%N) - $t0" | bc -l)
+        printf "  %-38s %8d bytes: 4 readers %6.2f s," "$kind" "$(stat -c %s "$f")" "$s"
+        awk '/VmHWM/ {printf " peak RSS %d kB", $2} /VmRSS/ {printf ", RSS now %d kB\n", $2}' "/proc/$pid/status"
+        fusermount3 -u "$mnt"
+        sleep 0.2
+    done
+    rm -rf "$work"
+}
+if [ "${1:-}" = bounds ]; then
+    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    echo "crafted files, -o cache_mb=16,spin=0, 4 parallel readers (find, cat of every file):"
+    bench_bounds
+    exit 0
+fi
 if [ "${1:-}" = cache ]; then
     command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
     bench_cache

@@ -432,6 +432,48 @@ uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_la
     return counting_root(&w, t_root, n, size, lay);
 }
 
+/* ---- a String array whose slots share one string (value files amplify) ---- */
+
+char fxg_repeated_letter(uint32_t i)
+{
+    return (char)('a' + i % 26);
+}
+
+uint8_t *fxg_build_repeated_string(uint32_t width, uint32_t len, uint32_t step, size_t *size)
+{
+    static struct gw w; /* its fixup table is large: not on the stack */
+    memset(&w, 0, sizeof w);
+    w.p = 4;
+    if (width > FXG_MAX_STRING_SLOTS)
+        width = FXG_MAX_STRING_SLOTS;
+    if (width == 0 || (uint64_t)step * (width - 1) > len)
+        return NULL;
+    char *s = malloc((size_t)len + 1);
+    if (!s)
+        return NULL;
+    for (uint32_t i = 0; i < len; i++)
+        s[i] = fxg_repeated_letter(i);
+    s[len] = 0;
+    uint32_t str = gw_str(&w, s);
+    free(s);
+    while (w.b.len % 4)
+        fx_u8(&w.b, 0);
+    const struct mdef defs[] = {{STRING, "Names", NO_TYPE, (int32_t)width}};
+    uint32_t t_root = gw_type(&w, defs, 1);
+    uint32_t o_root = gw_alloc(&w, 4 * (size_t)width);
+    for (uint32_t k = 0; k < width; k++)
+        gw_ptr(&w, o_root + 4 * k, str + step * k);
+    uint32_t n = (uint32_t)w.b.len;
+    struct fx_section sec = {.data = w.b.p, .data_size = n, .alignment = 4, .first16bit = n, .first8bit = n,
+                             .fixups = w.fix, .nfixups = w.nfix};
+    struct fx_gr2_opts go = {.version = 7, .sig = "le32", .type_tag = 0x8000001c,
+                             .root_type = {0, t_root}, .root_object = {0, o_root}};
+    struct fx_gr2_layout lay;
+    uint8_t *f = fx_build_gr2(&go, &sec, 1, size, &lay);
+    free(w.b.p);
+    return f;
+}
+
 /* ---- a type of many distinct member types (type lookups) ---- */
 
 uint8_t *fxg_build_types(uint32_t n, size_t *size, struct fx_gr2_layout *lay)

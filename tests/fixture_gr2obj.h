@@ -84,6 +84,14 @@ uint8_t *fxg_build_big(const struct fxg_big_opts *o, size_t *size, struct fxg_bi
  * member k's value k. The object section (uncompressed) is the file's only one. */
 #define FXG_MAX_MEMBERS 4095
 uint8_t *fxg_build_members(uint32_t n, bool same, size_t *size, struct fx_gr2_layout *lay);
+/* A Granny file whose root type has one member, String "Names" of `width` slots (at most
+ * FXG_MAX_STRING_SLOTS: one fixup each), over one string of `len` letters
+ * (fxg_repeated_letter): slot k points `step`·k bytes into it (step 0: all at its start),
+ * so the value file /granny/root/Names holds row k = the string from step·k on. */
+#define FXG_MAX_STRING_SLOTS 4000
+uint8_t *fxg_build_repeated_string(uint32_t width, uint32_t len, uint32_t step, size_t *size);
+/* Letter i of that string. */
+char fxg_repeated_letter(uint32_t i);
 /* A Granny file whose root type has n unnamed Inline members (at most FXG_MAX_MEMBERS),
  * member k of type k, a struct of one UInt32: n + 1 types in all. The root object holds
  * member k's value k. One object section (uncompressed). */

@@ -108,6 +108,31 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
             return NULL;
         }
         data = fxg_build_members((uint32_t)atoi(args[0]), strcmp(args[1], "same") == 0, &size, &glay);
+    } else if (strcmp(kind, "gr2-repeated-string") == 0) {
+        /* issue 32: W slots over one L-byte string, a W×L value file */
+        data = nargs == 2 ? fxg_build_repeated_string((uint32_t)atoi(args[0]), (uint32_t)atoi(args[1]), 0, &size)
+                          : NULL;
+        if (!data) {
+            fprintf(stderr, "s3rig-mkfixture: gr2-repeated-string needs SLOTS (1 to %d) LEN\n",
+                    FXG_MAX_STRING_SLOTS);
+            return NULL;
+        }
+    } else if (strcmp(kind, "package-repeated-names") == 0) {
+        /* issue 32: a name map repeating one instance ENTRIES resources have */
+        if (nargs != 2) {
+            fprintf(stderr, "s3rig-mkfixture: package-repeated-names needs ENTRIES NAMES\n");
+            return NULL;
+        }
+        data = fxp_build_repeated_names((uint32_t)atoi(args[0]), (uint32_t)atoi(args[1]), &size);
+    } else if (strcmp(kind, "t2fs-big-mesh") == 0) {
+        /* issue 32: one Turok 2 model whose mesh has VERTS vertices (vertices.txt) */
+        if (nargs != 1 || atoi(args[0]) < 1) {
+            fprintf(stderr, "s3rig-mkfixture: t2fs-big-mesh needs VERTS (1 or more)\n");
+            return NULL;
+        }
+        struct fxt *root = fxt_branch(1, fxt_branch(1, fxt_model_ex(31, 1, 1, false, (uint32_t)atoi(args[0]))));
+        data = fxt_write(root, false, 0, 0, &size);
+        fxt_free(root);
     } else if (nargs) {
         fprintf(stderr, "s3rig-mkfixture: %s takes no arguments\n", kind);
         return NULL;

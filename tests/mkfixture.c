@@ -48,6 +48,11 @@
  *                            MB MiB, each holding one object and a table (fxg_build_sections)
  *   gr2-members N same|distinct   a GR2 whose root type has N UInt32 members, all named
  *                            "Bone" or each its own (fxg_build_members)
+ *   gr2-repeated-string SLOTS LEN   a GR2 whose String array of SLOTS slots all point at one
+ *                            LEN-byte string (a SLOTS×LEN value file: fxg_build_repeated_string)
+ *   package-repeated-names ENTRIES NAMES   a Sims 4 package of ENTRIES resources of one
+ *                            instance and a name map naming it NAMES times (fxp_build_repeated_names)
+ *   t2fs-big-mesh VERTS      a t2fs file of one Turok 2 model whose mesh has VERTS vertices
  *   refpack                  the sample rig packed by the test-only RefPack packer
  *   folder DIR [nocfg]       a Mods folder (fixture_folder.c) written into DIR (made if
  *                            missing); nocfg leaves out Resource.cfg

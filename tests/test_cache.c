@@ -912,14 +912,15 @@ static void test_eager_settle_fixtures(void **state)
         free(f);
     }
     static char *const big[] = {"4096", "100", "20"}, *const long_anim[] = {"6", "2", "10"},
-                       *const members[] = {"300", "same"};
+                       *const members[] = {"300", "same"}, *const repeated[] = {"400", "1000"};
     static const struct {
         const char *kind;
         char *const *args;
-    } with_args[] = {{"gr2-big", big}, {"gr2anim-long", long_anim}, {"gr2-members", members}};
+    } with_args[] = {{"gr2-big", big}, {"gr2anim-long", long_anim}, {"gr2-members", members},
+                     {"gr2-repeated-string", repeated}};
     for (size_t i = 0; i < sizeof with_args / sizeof with_args[0]; i++) {
         size_t size;
-        int nargs = with_args[i].args == members ? 2 : 3;
+        int nargs = with_args[i].args == members || with_args[i].args == repeated ? 2 : 3;
         uint8_t *f = fx_kind(with_args[i].kind, nargs, with_args[i].args, &size);
         assert_non_null(f);
         eager_walk(f, size, with_args[i].kind);

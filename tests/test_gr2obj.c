@@ -385,6 +385,49 @@ static void test_many_types(void **state)
     free(f);
 }
 
+/* A String array whose slots all point at one string (issue 32: an 80 KB file made a 65 MB
+ * text kept in the tree), and one whose slots point at every step-th byte of it: the value
+ * file holds each slot's string on its own line (row k: the string from step·k on, from the
+ * builder's letters), read through whole; the tree keeps texts of at most a small constant
+ * size after a walk (each value file is a text only up to VIEW_TEXT_MAX, else rendered on
+ * read), however large W×L. */
+static void test_repeated_string_bounded(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t width, len, step;
+    } cases[] = {{4000, 16384, 0}, {4, 5, 0}, {3000, 3000, 1}, {50, 60, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint32_t w = cases[c].width, len = cases[c].len, step = cases[c].step;
+        size_t size;
+        uint8_t *file = fxg_build_repeated_string(w, len, step, &size);
+        assert_non_null(file);
+        struct s3fs *fs = open_mem(file, size, NULL, "repeated strings");
+        assert_true(walk_all(fs, 100000) > 10);
+        uint64_t held = tree_text_bytes(fs->tree);
+        if (held > (256u << 10))
+            fail_msg("case %zu: the tree keeps %llu bytes of texts", c, (unsigned long long)held);
+        uint32_t ino;
+        assert_int_equal(tree_resolve(fs->tree, "/granny/root/Names", &ino), 0);
+        uint8_t *got;
+        size_t got_len;
+        assert_int_equal(tree_read_all(fs->tree, ino, &got, &got_len), 0);
+        uint64_t at = 0;
+        for (uint32_t k = 0; k < w; k++) {
+            for (uint32_t i = step * k; i < len; i++, at++)
+                if (at >= got_len || got[at] != (uint8_t)fxg_repeated_letter(i))
+                    fail_msg("case %zu: row %u, letter %u: not the string's", c, k, i);
+            if (at >= got_len || got[at++] != '\n')
+                fail_msg("case %zu: row %u does not end where its string ends", c, k);
+        }
+        assert_int_equal(at, got_len);
+        assert_int_equal(tree_size(fs->tree, ino), got_len);
+        free(got);
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_many_members_one_name),
         cmocka_unit_test(test_many_types),
         cmocka_unit_test(test_object_error_texts),
+        cmocka_unit_test(test_repeated_string_bounded),
     };
     return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);
 }

@@ -103,10 +103,10 @@ static char *read_info(struct tree *t)
     return tree_render(t, info, &len);
 }
 
-static void fail_every_allocation(const char *kind)
+static void fail_every_allocation_of(const char *kind, int nargs, char *const *args)
 {
     size_t size;
-    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    uint8_t *data = fx_kind(kind, nargs, args, &size);
     assert_non_null(data);
 
     struct s3fs *fs = open_kind(data, size);
@@ -154,6 +154,11 @@ static void fail_every_allocation(const char *kind)
     free(data);
 }
 
+static void fail_every_allocation(const char *kind)
+{
+    fail_every_allocation_of(kind, 0, NULL);
+}
+
 static void test_package(void **state)
 {
     (void)state;
@@ -164,6 +169,14 @@ static void test_granny_objects(void **state)
 {
     (void)state;
     fail_every_allocation("gr2obj-le32-v7");
+}
+
+/* a value file past VIEW_TEXT_MAX, rendered on read (its row ends kept in the tree) */
+static void test_granny_repeated_string(void **state)
+{
+    (void)state;
+    static char *const args[] = {"400", "1000"};
+    fail_every_allocation_of("gr2-repeated-string", 2, args);
 }
 
 static void test_t2fs(void **state)
@@ -183,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_package),
         cmocka_unit_test(test_granny_objects),
+        cmocka_unit_test(test_granny_repeated_string),
         cmocka_unit_test(test_t2fs),
         cmocka_unit_test(test_t2fs_turok1),
     };

@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "fs/open/open.h"
 #include "fs/core/sbuf.h"
+#include "fs/core/view.h"
 #include "fs/views/gr2/view_gr2.h"
 #include "fs/views/gr2/view_gr2obj.h"
 #include "tree_probe.h"
@@ -640,6 +641,56 @@ static void test_links_stay_inside(void **state)
     tree_free(t);
 }
 
+/* NAME.names (add_bone_names) whose indices all name one long bone (issue 32): 20,000 rows
+ * of a 200-byte name, 4 MB of text, rendered on read (the tree keeps no text of it), read
+ * at any offset; out-of-range indices read "?"; a short list stays a text of its own. */
+static void test_bone_names_bounded(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    char longname[201];
+    for (int i = 0; i < 200; i++)
+        longname[i] = (char)('A' + i % 26);
+    longname[200] = 0;
+    char *names[2] = {longname, "pelvis"};
+    enum { ROWS = 20000 };
+    int32_t *idx = malloc(ROWS * sizeof *idx);
+    for (int i = 0; i < ROWS; i++)
+        idx[i] = i % 1000 == 999 ? 7 : 0; /* every 1000th out of range */
+    uint64_t held = tree_text_bytes(t);
+    uint32_t big = add_bone_names(t, root, "bones", idx, ROWS, names, 2);
+    int32_t few[3] = {1, -1, 0};
+    uint32_t small = add_bone_names(t, root, "chain", few, 3, names, 2);
+    free(idx); /* copied */
+    assert_true(big && small);
+    uint64_t want = 20 * 2 + 19980 * 201ull;
+    assert_int_equal(tree_size(t, big), want);
+    assert_true(tree_text_bytes(t) - held < 512); /* the short list only */
+    uint8_t *all;
+    size_t len;
+    assert_int_equal(tree_read_all(t, big, &all, &len), 0);
+    assert_int_equal(len, want);
+    uint64_t at = 0;
+    for (int i = 0; i < ROWS; i++) {
+        const char *nm = i % 1000 == 999 ? "?" : longname;
+        size_t n = strlen(nm);
+        if (memcmp(all + at, nm, n) != 0 || all[at + n] != '\n')
+            fail_msg("row %d is not %s", i, nm);
+        at += n + 1;
+    }
+    char buf[300];
+    assert_int_equal(tree_read(t, big, 201 * 999 - 1, buf, 10), 10); /* across "?\n" */
+    assert_memory_equal(buf, "\n?\nABCDEFG", 10);
+    free(all);
+    assert_int_equal(tree_read_all(t, small, &all, &len), 0);
+    assert_int_equal(len, strlen("pelvis\n?\n") + 201);
+    assert_memory_equal(all, "pelvis\n?\n", 9);
+    free(all);
+    tree_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_info_sample_rig),
         cmocka_unit_test(test_info_renamed_entries),
         cmocka_unit_test(test_links_stay_inside),
+        cmocka_unit_test(test_bone_names_bounded),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);
 }

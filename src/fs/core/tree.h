@@ -151,6 +151,10 @@ void tree_test_alloc_counts(struct tree *t, uint64_t *attempts, uint64_t *failur
 uint64_t tree_version(struct tree *t);
 /* Says that state a volatile text shows changed outside the tree's growth (a view's). */
 void tree_touch(struct tree *t);
+/* Bytes of the texts kept so far (tree_add_text, tree_add_textf; rolled-back ones too, as
+ * the arena keeps them): tests check that a walk keeps no text whose size the input
+ * chooses (the rule in view.h: such files are rendered on read). */
+uint64_t tree_text_bytes(struct tree *t);
 /* Holds the tree lock (recursive): a generator that reads view state which populate
  * callbacks extend takes it around that read. Never hold it while taking the cache's. */
 void tree_lock(struct tree *t);

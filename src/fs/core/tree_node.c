@@ -370,6 +370,7 @@ static uint32_t add_text_locked(struct tree *t, uint32_t parent, const char *nam
     n->content = CONTENT_TEXT;
     n->u.text.p = kept;
     n->size = len;
+    t->text_bytes += len;
     n->xtype = type_id(t, xtype);
     return ino;
 }

@@ -75,6 +75,13 @@ bool tree_full(struct tree *t)
     return full;
 }
 
+uint64_t tree_text_bytes(struct tree *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint64_t n = t->text_bytes;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
 
 uint64_t tree_name_probes(struct tree *t)
 {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/base/err.h"
+
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off)
 {
     uint32_t ino = tree_add_textf(t, dir, name, "u32", "%" PRIu32 "\n", v);
@@ -81,19 +83,121 @@ uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const ui
     return add_list(t, dir, name, v, n, abs_off, LIST_HEX);
 }
 
+ssize_t view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
+                       size_t len)
+{
+    uint64_t lo = 0, hi = n; /* the first row ending after off */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (end[mid] <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    char *out = buf;
+    size_t got = 0;
+    for (uint64_t k = lo; k < n && got < len; k++) {
+        uint64_t start = k ? end[k - 1] : 0, rowlen = end[k] - start - 1, p = off + got - start;
+        if (p < rowlen) {
+            char scratch[64];
+            const char *b = row(ctx, k, scratch, (size_t)rowlen);
+            if (!b)
+                return -EIO;
+            size_t take = rowlen - p < len - got ? (size_t)(rowlen - p) : len - got;
+            memcpy(out + got, b + p, take);
+            got += take;
+        }
+        if (got < len)
+            out[got++] = '\n';
+    }
+    return (ssize_t)got;
+}
+
+uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, const uint64_t *end,
+                       uint64_t n, view_row_fn *row, void *ctx, gen_read_fn read, void *rctx,
+                       const uint64_t **kept_end)
+{
+    uint64_t size = n ? end[n - 1] : 0;
+    *kept_end = NULL;
+    if (size <= VIEW_TEXT_MAX) {
+        char *text = malloc(size ? size : 1);
+        if (text && view_rows_read(end, n, row, ctx, 0, text, size) != (ssize_t)size) {
+            free(text);
+            return 0; /* a row that cannot be had: no file */
+        }
+        return tree_add_text(t, dir, name, xtype, text, size); /* NULL: the listing fails */
+    }
+    uint64_t *kept = tree_alloc(t, n * sizeof *kept);
+    if (!kept)
+        return 0;
+    memcpy(kept, end, n * sizeof *kept);
+    *kept_end = kept;
+    return tree_add_gen(t, dir, name, xtype, size, read, rctx, 0);
+}
+
+/* A .names file: the indices (copied) and the names they point at. */
+struct bone_names {
+    const int32_t *idx;
+    char *const *names;
+    uint32_t nnames;
+    const uint64_t *end;
+    uint64_t n;
+};
+
+static const char *bone_name_row(void *ctx, uint64_t k, char *scratch, size_t len)
+{
+    (void)scratch, (void)len;
+    const struct bone_names *b = ctx;
+    int32_t i = b->idx[k];
+    const char *nm = i >= 0 && (uint32_t)i < b->nnames ? b->names[i] : NULL;
+    return nm ? nm : "?";
+}
+
+static ssize_t bone_names_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    const struct bone_names *b = ctx;
+    return view_rows_read(b->end, b->n, bone_name_row, ctx, off, buf, len);
+}
+
 uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
                         char *const *names, uint32_t nnames)
 {
-    struct sbuf b = {0};
-    for (uint64_t i = 0; i < n; i++) {
-        const char *nm = idx[i] >= 0 && (uint32_t)idx[i] < nnames ? names[idx[i]] : NULL;
-        sb_printf(&b, "%s\n", nm ? nm : "?");
+    /* each name measured once, however many rows repeat it: linear in rows and names */
+    uint64_t *end = alloc_array(n, sizeof *end);
+    uint64_t *nlen = calloc(nnames ? nnames : 1, sizeof *nlen); /* length + 1; 0: not measured */
+    uint32_t ino = 0;
+    if (!end || !nlen) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+        goto out;
+    }
+    for (uint64_t i = 0, at = 0; i < n; i++) {
+        int32_t x = idx[i];
+        bool named = x >= 0 && (uint32_t)x < nnames && names[x];
+        if (named && !nlen[x])
+            nlen[x] = strlen(names[x]) + 1;
+        at += (named ? nlen[x] - 1 : 1) + 1;
+        end[i] = at;
+    }
+    struct bone_names now = {idx, names, nnames, end, n}, *kept = NULL;
+    if (n && end[n - 1] > VIEW_TEXT_MAX) { /* read later: the indices copied into the tree */
+        int32_t *copy = tree_alloc(t, n * sizeof *copy);
+        kept = tree_alloc(t, sizeof *kept);
+        if (!copy || !kept)
+            goto out;
+        memcpy(copy, idx, n * sizeof *copy);
+        *kept = (struct bone_names){copy, names, nnames, NULL, n};
     }
     char name[64];
     snprintf(name, sizeof name, "%s.names", field);
-    size_t len;
-    char *text = sb_take(&b, &len);
-    return tree_add_text(t, dir, name, "bone_names", text, len);
+    const uint64_t *kept_end;
+    ino = view_add_rows(t, dir, name, "bone_names", end, n, bone_name_row, &now, bone_names_read, kept, &kept_end);
+    if (kept)
+        kept->end = kept_end;
+out:
+    free(end);
+    free(nlen);
+    return ino;
 }
 
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg)

@@ -1,7 +1,10 @@
 /* What every view shares, below the format views: struct s3fs (one opened view), the
  * helpers views use to make value files (so numbers look the same everywhere), .error
  * files, the view's root, /info and /unparsed. Opening a file and choosing its view is
- * the layer above (fs/open.h); the format views each have their own header. */
+ * the layer above (fs/open.h); the format views each have their own header.
+ * - Every generated file is a slice of source or expanded bytes, or rendered on read in time
+ *   proportional to the bytes asked, or a text of at most VIEW_TEXT_MAX: never a text whose
+ *   size the input chooses kept in the tree (view_add_rows; tree_text_bytes counts texts). */
 #ifndef S3_VIEW_H
 #define S3_VIEW_H
 
@@ -138,9 +141,28 @@ uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint
 uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                         uint64_t abs_off);
 /* NAME.names beside a list of bone indices: names[idx] per line, "?" where the index
- * does not resolve (or the bone has no name). */
+ * does not resolve (or the bone has no name). A text up to VIEW_TEXT_MAX, else rendered on
+ * read (names must then live as long as the tree; idx is copied). */
 uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
                         char *const *names, uint32_t nnames);
+
+/* Files of rows whose text the input sizes (value files, .names): a text kept in the tree
+ * only up to VIEW_TEXT_MAX bytes, else rendered on read from a compact form, each row's
+ * bytes given by a row function: end[k] is where row k ends (its newline included). */
+#define VIEW_TEXT_MAX (64u << 10)
+/* Row k's len bytes (its newline not included): in scratch (64 bytes) or bytes that stay
+ * valid while the caller reads; NULL when they cannot be had now (the read fails, EIO). */
+typedef const char *view_row_fn(void *ctx, uint64_t k, char *scratch, size_t len);
+/* Bytes [off, off+len) of the rows' file (n rows): what was copied, or -EIO. Finds the
+ * first row by halves, then renders only the rows asked for. */
+ssize_t view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
+                       size_t len);
+/* The rows' file in dir: a text (its size at most VIEW_TEXT_MAX) rendered now, or the
+ * generator read(rctx) of that size, with end copied into the tree for it (*kept_end,
+ * NULL for a text). The new inode, or 0 (no memory, a row that cannot be had). */
+uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, const uint64_t *end,
+                       uint64_t n, view_row_fn *row, void *ctx, gen_read_fn read, void *rctx,
+                       const uint64_t **kept_end);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
 /* Text files made of rows, measured once and rendered on read (tables, animation CSVs):

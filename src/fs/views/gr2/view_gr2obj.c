@@ -14,6 +14,7 @@
 #include "fs/views/gr2/view_gr2anim.h"
 #include "fs/views/gr2/view_gr2export.h"
 #include "fs/views/gr2/view_gr2obj.h"
+#include "parse/base/err.h"
 #include "parse/gr2/gr2std.h"
 #include "parse/gr2/gr2walk.h"
 
@@ -121,54 +122,193 @@ static void note_crc_string(struct gobj *o)
 }
 
 /* Scalars and strings: one value file, an element per line. A remapped string (a CRC
- * into an external table) is "crc:0x%08x". */
+ * into an external table) is "crc:0x%08x". Its text is as long as the input chooses (an
+ * array of W slots pointing at one L-byte string is W×L bytes): kept as a text only up to
+ * VIEW_TEXT_MAX, else rendered on read from the slots (struct gvalues), each row's bytes
+ * read where they lie. */
+struct gvalues {
+    struct gobj *o;
+    const struct gr2_member *m;
+    uint32_t sec, off, width, esize;
+    const uint64_t *end; /* view_add_rows: where each row ends */
+};
+
+/* What a row function reads through: the slots, and the space pinned now. */
+struct gvalues_at {
+    const struct gvalues *g;
+    const struct gr2_space *sp;
+};
+
+static const char *value_row(void *ctx, uint64_t k, char *scratch, size_t len)
+{
+    const struct gvalues_at *at = ctx;
+    const struct gvalues *g = at->g;
+    uint32_t slot = g->off + (uint32_t)k * g->esize;
+    const char *why;
+    if (g->m->type == GR2_STRING) {
+        struct gr2_ref to;
+        int rc = gr2_pointer(at->sp, g->sec, slot, &to, &why);
+        if (rc == 1) /* a string measured at listing: its len bytes, no search for its end */
+            return (const char *)gr2_bytes(at->sp, to.section, to.offset, len, &why);
+        struct gr2_str str;
+        gr2_string_slot(at->sp, g->sec, slot, &str);
+        if (rc < 0 || str.kind == GR2_STR_ERROR)
+            return NULL;
+        scratch[0] = 0;
+        if (str.kind == GR2_STR_CRC)
+            snprintf(scratch, 64, "crc:0x%08" PRIx32, str.crc);
+    } else {
+        const uint8_t *b = gr2_bytes(at->sp, g->sec, slot, g->esize, &why);
+        if (!b)
+            return NULL;
+        gr2_format_scalar(scratch, 64, g->m->type, false, b, at->sp->g->be);
+    }
+    return strlen(scratch) == len ? scratch : NULL;
+}
+
+static ssize_t values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    const struct gvalues *g = ctx;
+    struct gr2_space sp;
+    int rc = gr2_view_pin(g->o->v, &sp);
+    if (rc)
+        return rc;
+    struct gvalues_at at = {g, &sp};
+    ssize_t n = view_rows_read(g->end, g->width, value_row, &at, off, buf, len);
+    gr2_view_unpin(g->o->v, &sp);
+    return n;
+}
+
+/* A slot pointing at a string: where, and which slot. */
+struct string_target {
+    uint32_t sec, off, slot;
+};
+
+static int by_place(const void *a, const void *b)
+{
+    const struct string_target *x = a, *y = b;
+    if (x->sec != y->sec)
+        return x->sec < y->sec ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The lengths of the strings the slots point at (len[slot]), in time linear in the slots
+ * and the sections' bytes, however the strings overlap (slots at every offset of one long
+ * string, or all at one): taken from the highest address down, each search for a NUL
+ * stops where the string above starts, whose length it then extends. 0, or -1 with why. */
+static int string_lengths(const struct gr2_space *sp, struct string_target *tg, size_t n, uint64_t *len,
+                          const char **why)
+{
+    qsort(tg, n, sizeof *tg, by_place);
+    const struct string_target *above = NULL;
+    uint64_t above_len = 0;
+    for (size_t i = n; i-- > 0;) {
+        const struct string_target *s = &tg[i];
+        const uint8_t *p = gr2_bytes(sp, s->sec, s->off, 0, why);
+        if (!p)
+            return -1;
+        bool under = above && above->sec == s->sec;
+        size_t room = under ? above->off - s->off : sp->size[s->sec] - s->off;
+        const uint8_t *nul = memchr(p, 0, room);
+        if (nul)
+            len[s->slot] = (uint64_t)(nul - p);
+        else if (under)
+            len[s->slot] = room + above_len;
+        else {
+            *why = "string without a terminating NUL before the end of its section";
+            return -1;
+        }
+        above = s;
+        above_len = len[s->slot];
+    }
+    return 0;
+}
+
+/* Each row's end (end[k], its newline included) for the slots of g; any: some slot is not
+ * a NULL string. 0, or -1 with why. */
+static int measure_values(struct gobj *o, const struct gr2_space *sp, const struct gvalues *g, uint64_t *end,
+                          bool *any, const char **why)
+{
+    struct string_target *tg = g->m->type == GR2_STRING ? alloc_array(g->width, sizeof *tg) : NULL;
+    size_t ntg = 0;
+    if (g->m->type == GR2_STRING && !tg) {
+        tree_note_oom(o->v->fs->tree); /* the listing fails (ENOMEM), never shorter */
+        *why = "out of memory";
+        return -1;
+    }
+    *any = false;
+    for (uint32_t k = 0; k < g->width; k++) {
+        uint32_t slot = g->off + k * g->esize;
+        char v[64];
+        end[k] = 0;
+        if (g->m->type != GR2_STRING) {
+            gr2_format_scalar(v, sizeof v, g->m->type, false, gr2_bytes(sp, g->sec, slot, g->esize, why),
+                              sp->g->be);
+            end[k] = strlen(v);
+            *any = true;
+            continue;
+        }
+        struct gr2_ref to;
+        int rc = gr2_pointer(sp, g->sec, slot, &to, why);
+        struct gr2_str str = {.kind = GR2_STR_TEXT};
+        if (rc == 0)
+            gr2_string_slot(sp, g->sec, slot, &str);
+        if (rc < 0 || str.kind == GR2_STR_ERROR) {
+            *why = rc < 0 ? *why : str.why;
+            free(tg);
+            return -1;
+        }
+        if (rc == 1)
+            tg[ntg++] = (struct string_target){to.section, to.offset, k};
+        else if (str.kind == GR2_STR_CRC) {
+            end[k] = 14; /* "crc:0x%08x" */
+            note_crc_string(o);
+        }
+        *any |= str.kind != GR2_STR_NULL;
+    }
+    int rc = ntg ? string_lengths(sp, tg, ntg, end, why) : 0;
+    free(tg);
+    for (uint64_t k = 0, at = 0; rc == 0 && k < g->width; k++) /* lengths to ends */
+        end[k] = at += end[k] + 1;
+    return rc;
+}
+
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
                        const struct gr2_member *m, uint32_t sec, uint32_t off)
 {
     struct tree *t = o->v->fs->tree;
-    uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = gr2_elem_size(sp, m->type);
+    struct gvalues g = {o, m, sec, off, m->array_width > 0 ? (uint32_t)m->array_width : 1, gr2_elem_size(sp, m->type),
+                        NULL};
     const char *why;
-    const uint8_t *b = gr2_bytes(sp, sec, off, m->size, &why);
-    if (!b) {
+    if (!gr2_bytes(sp, sec, off, m->size, &why)) {
         add_error(t, dir, name, why);
         return;
     }
-    struct sbuf out = {0};
-    bool any = false;
-    for (uint32_t k = 0; k < width; k++) {
-        if (m->type == GR2_STRING) {
-            struct gr2_str str;
-            gr2_string_slot(sp, sec, off + k * esize, &str);
-            if (str.kind == GR2_STR_ERROR) {
-                sb_free(&out);
-                add_error(t, dir, name, str.why);
-                return;
-            }
-            if (str.kind == GR2_STR_TEXT)
-                sb_put(&out, str.text, str.len);
-            else if (str.kind == GR2_STR_CRC) {
-                sb_printf(&out, "crc:0x%08" PRIx32, str.crc);
-                note_crc_string(o);
-            }
-            if (str.kind != GR2_STR_NULL || width > 1)
-                sb_put(&out, "\n", 1);
-            any |= str.kind != GR2_STR_NULL;
-            continue;
-        }
-        char v[64];
-        gr2_format_scalar(v, sizeof v, m->type, false, b + (size_t)k * esize, sp->g->be);
-        sb_printf(&out, "%s\n", v);
-        any = true;
-    }
-    if (!any) { /* a NULL string is absent */
-        sb_free(&out);
+    uint64_t *end = alloc_array(g.width, sizeof *end);
+    bool any;
+    if (!end) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
         return;
     }
-    size_t len;
-    char *text = sb_take(&out, &len);
-    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
-    span_of(o, ino, sec, off, m->size);
-    member_type(t, ino, m, name);
+    if (measure_values(o, sp, &g, end, &any, &why)) {
+        add_error(t, dir, name, why);
+    } else if (any) { /* a NULL string is absent */
+        struct gvalues *kept = end[g.width - 1] > VIEW_TEXT_MAX ? tree_alloc(t, sizeof *kept) : NULL;
+        if (kept)
+            *kept = g;
+        struct gvalues_at now = {&g, sp};
+        const uint64_t *kept_end;
+        uint32_t ino = end[g.width - 1] > VIEW_TEXT_MAX && !kept
+                           ? 0
+                           : view_add_rows(t, dir, name, NULL, end, g.width, value_row, &now, values_read, kept,
+                                           &kept_end);
+        if (kept)
+            kept->end = kept_end;
+        span_of(o, ino, sec, off, m->size);
+        member_type(t, ino, m, name);
+    }
+    free(end);
 }
 
 /* ---- tables: NAME.bin and NAME.csv ---- */

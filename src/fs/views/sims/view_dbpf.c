@@ -387,6 +387,8 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     struct s3fs *fs = v->fs;
     struct pkg_res *r = resource(v, i);
     if (!r || !r->ok) {
+        if (!r)
+            v->names_rc = -ENOMEM; /* names left out would name resources wrongly */
         resource_done(r);
         return;
     }
@@ -396,6 +398,8 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     const uint8_t *b;
     if (r->codec == DBPF_COMP_STORED) { /* a slice of the file: its own bytes, once */
         copy = alloc_array(size, 1);
+        if (!copy)
+            v->names_rc = -ENOMEM;
         b = copy && source_pread(&r->src, 0, copy, size) == 0 ? copy : NULL;
     } else {
         b = cache_pin(&fs->cache, &r->c, &size, err, sizeof err);
