@@ -405,23 +405,21 @@ enum mf_sniff mf_sniff(const uint8_t *head, size_t n, uint64_t size)
 
 /* ---- keys ---- */
 
-static int by_key_file_entry(const void *pa, const void *pb)
-{
-    const struct mf_rec *a = pa, *b = pb;
-    if (a->type != b->type)
-        return a->type < b->type ? -1 : 1;
-    if (a->group != b->group)
-        return a->group < b->group ? -1 : 1;
-    if (a->instance != b->instance)
-        return a->instance < b->instance ? -1 : 1;
-    if (a->file != b->file)
-        return a->file < b->file ? -1 : 1;
-    return a->entry < b->entry ? -1 : a->entry > b->entry;
-}
-
 static bool same_key(const struct mf_rec *a, const struct mf_rec *b)
 {
     return a->type == b->type && a->group == b->group && a->instance == b->instance;
+}
+
+static uint64_t key_hash(const struct mf_rec *r)
+{
+    uint64_t h = r->instance * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)r->type << 32 | r->group) * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+static bool before(const struct mf_rec *a, const struct mf_rec *b)
+{
+    return a->file != b->file ? a->file < b->file : a->entry < b->entry;
 }
 
 uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priority)
@@ -433,38 +431,83 @@ uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priori
     return w;
 }
 
+/* Linear: each record's key is found in a hash table (open addressing over a power of
+ * two at least twice the records), the records are placed key by key in the order the
+ * keys first appear (a counting sort), and each key's few providers are put in load order
+ * by insertion. */
 int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
                   size_t *nkeys)
 {
     size_t n = *nrecs;
     *keys = NULL;
     *nkeys = 0;
-    qsort(recs, n, sizeof *recs, by_key_file_entry);
-    size_t kept = 0, distinct = 0;
+    if (n == 0)
+        return 0;
+    if (n > UINT32_MAX / 4)
+        return -1;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot); /* key number + 1, 0 empty */
+    uint32_t *kof = malloc(n * sizeof *kof);     /* each record's key number */
+    uint32_t *first = malloc(n * sizeof *first); /* each key's first record */
+    uint32_t *count = calloc(n + 1, sizeof *count);
+    struct mf_rec *out = malloc(n * sizeof *out);
+    int rc = -1;
+    if (!slot || !kof || !first || !count || !out)
+        goto done;
+    memset(slot, 0, cap * sizeof *slot);
+    size_t nk = 0;
     for (size_t i = 0; i < n; i++) {
-        /* a later entry of the same key in the same package replaces the one kept */
-        if (kept && same_key(&recs[kept - 1], &recs[i]) && recs[kept - 1].file == recs[i].file) {
-            recs[kept - 1] = recs[i];
-            continue;
+        size_t h = (size_t)key_hash(&recs[i]) & (cap - 1);
+        while (slot[h] && !same_key(&recs[first[slot[h] - 1]], &recs[i]))
+            h = (h + 1) & (cap - 1);
+        if (!slot[h]) {
+            first[nk] = (uint32_t)i;
+            slot[h] = (uint32_t)++nk;
         }
-        distinct += !kept || !same_key(&recs[kept - 1], &recs[i]);
-        recs[kept++] = recs[i];
+        kof[i] = slot[h] - 1;
+        count[kof[i] + 1]++;
+    }
+    for (size_t k = 0; k < nk; k++) /* count[k] becomes where key k starts */
+        count[k + 1] += count[k];
+    for (size_t i = 0; i < n; i++)
+        out[count[kof[i]]++] = recs[i];
+    /* now count[k] is where key k ends; order each key's records, keep one per package */
+    struct mf_key *k = malloc(nk * sizeof *k);
+    if (!k)
+        goto done;
+    size_t kept = 0;
+    for (size_t key = 0, start = 0; key < nk; start = count[key++]) {
+        struct mf_rec *g = out + start;
+        size_t len = count[key] - start;
+        for (size_t i = 1; i < len; i++) /* insertion: a key has a few providers */
+            for (size_t j = i; j > 0 && before(&g[j], &g[j - 1]); j--) {
+                struct mf_rec t = g[j];
+                g[j] = g[j - 1];
+                g[j - 1] = t;
+            }
+        k[key] = (struct mf_key){(uint32_t)kept, 0, 0};
+        for (size_t i = 0; i < len; i++) {
+            /* a later entry of the key in the same package replaces the one kept */
+            if (k[key].n && recs[kept - 1].file == g[i].file) {
+                recs[kept - 1] = g[i];
+                continue;
+            }
+            recs[kept++] = g[i];
+            k[key].n++;
+        }
+        k[key].winner = mf_winner(&recs[k[key].first], k[key].n, priority);
     }
     *nrecs = kept;
-    if (!distinct)
-        return 0;
-    struct mf_key *k = malloc(distinct * sizeof *k);
-    if (!k)
-        return -1;
-    size_t nk = 0;
-    for (size_t i = 0; i < kept; i++) {
-        if (i == 0 || !same_key(&recs[i - 1], &recs[i]))
-            k[nk++] = (struct mf_key){(uint32_t)i, 0, 0};
-        k[nk - 1].n++;
-    }
-    for (size_t i = 0; i < nk; i++)
-        k[i].winner = mf_winner(&recs[k[i].first], k[i].n, priority);
     *keys = k;
     *nkeys = nk;
-    return 0;
+    rc = 0;
+done:
+    free(slot);
+    free(kof);
+    free(first);
+    free(count);
+    free(out);
+    return rc;
 }

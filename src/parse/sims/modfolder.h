@@ -5,7 +5,7 @@
  * - Names and paths are '/'-separated, relative to the folder, valid UTF-8 (check with
  *   mf_utf8_valid first: other names are not ordered here).
  * - mf_rules_* own what they allocate: free with mf_rules_free.
- * - mf_keys_group sorts the records it is given in place. */
+ * - mf_keys_group reorders the records it is given in place. */
 #ifndef S3_MODFOLDER_H
 #define S3_MODFOLDER_H
 
@@ -90,11 +90,12 @@ struct mf_key {
     uint32_t first, n;
     uint32_t winner; /* offset in [0, n) of the provider in effect */
 };
-/* Sorts recs by key, then load order, and keeps one record per key and package: the
- * package's last entry of that key (later entries override earlier ones). Then groups
- * them: keys[k] for every distinct key, its winner chosen by mf_winner with priority[f]
- * for file f. *nrecs becomes the records kept; keys is malloc'd (*keys NULL when there are
- * none). 0, or -1 out of memory. */
+/* Groups recs (in any order) by key, in the order the keys first appear in recs, each
+ * key's records in load order (file, then entry), keeping one record per key and package:
+ * the package's last entry of that key (later entries override earlier ones). keys[k] for
+ * every distinct key, its winner chosen by mf_winner with priority[f] for file f. Linear
+ * in the records (hashing), for a folder of a million entries. *nrecs becomes the records
+ * kept; keys is malloc'd (*keys NULL when there are none). 0, or -1 out of memory. */
 int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
                   size_t *nkeys);
 /* The provider in effect among provs[0..n) (in load order): the highest priority; among
