@@ -338,7 +338,7 @@ static int parse_line(struct mf_rules *r, const char *line, size_t n, unsigned l
     return note_unapplied(r, lineno, line, n, "not applied: unknown keyword");
 }
 
-int mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
+enum s3_err mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
 {
     memset(r, 0, sizeof *r);
     int32_t priority = 0;
@@ -354,11 +354,11 @@ int mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
         lineno++;
         if (parse_line(r, text + i, end - i, lineno, &priority)) {
             mf_rules_free(r);
-            return -1;
+            return S3_ERR_NOMEM;
         }
         i = end + 1;
     }
-    return 0;
+    return S3_OK;
 }
 
 bool mf_rules_match(const struct mf_rules *r, const char *rel, int32_t *priority, uint64_t *hits)
@@ -435,28 +435,27 @@ uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priori
  * two at least twice the records), the records are placed key by key in the order the
  * keys first appear (a counting sort), and each key's few providers are put in load order
  * by insertion. */
-int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
-                  size_t *nkeys)
+enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
+                          size_t *nkeys)
 {
     size_t n = *nrecs;
     *keys = NULL;
     *nkeys = 0;
     if (n == 0)
-        return 0;
+        return S3_OK;
     if (n > UINT32_MAX / 4)
-        return -1;
+        return S3_ERR_LIMIT;
     size_t cap = 16;
     while (cap < 2 * n)
         cap *= 2;
-    uint32_t *slot = malloc(cap * sizeof *slot); /* key number + 1, 0 empty */
-    uint32_t *kof = malloc(n * sizeof *kof);     /* each record's key number */
-    uint32_t *first = malloc(n * sizeof *first); /* each key's first record */
-    uint32_t *count = calloc(n + 1, sizeof *count);
-    struct mf_rec *out = malloc(n * sizeof *out);
-    int rc = -1;
+    uint32_t *slot = alloc_array(cap, sizeof *slot);  /* key number + 1, 0 empty */
+    uint32_t *kof = alloc_array(n, sizeof *kof);      /* each record's key number */
+    uint32_t *first = alloc_array(n, sizeof *first);  /* each key's first record */
+    uint32_t *count = alloc_array(n + 1, sizeof *count);
+    struct mf_rec *out = alloc_array(n, sizeof *out);
+    enum s3_err rc = S3_ERR_NOMEM;
     if (!slot || !kof || !first || !count || !out)
         goto done;
-    memset(slot, 0, cap * sizeof *slot);
     size_t nk = 0;
     for (size_t i = 0; i < n; i++) {
         size_t h = (size_t)key_hash(&recs[i]) & (cap - 1);
@@ -474,7 +473,7 @@ int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, s
     for (size_t i = 0; i < n; i++)
         out[count[kof[i]]++] = recs[i];
     /* now count[k] is where key k ends; order each key's records, keep one per package */
-    struct mf_key *k = malloc(nk * sizeof *k);
+    struct mf_key *k = alloc_array(nk, sizeof *k);
     if (!k)
         goto done;
     size_t kept = 0;
@@ -502,7 +501,7 @@ int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, s
     *nrecs = kept;
     *keys = k;
     *nkeys = nk;
-    rc = 0;
+    rc = S3_OK;
 done:
     free(slot);
     free(kof);

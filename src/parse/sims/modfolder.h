@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 /* ---- names and load order ---- */
 
 /* True when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF). */
@@ -54,8 +56,8 @@ struct mf_rules {
 /* Parses Resource.cfg's text: `Priority N` starts a section, `PackedFile GLOB` adds a
  * glob to it; blank lines and comments (# or //) are ignored; every other line
  * (DirectoryFiles, unknown keywords, a Priority without a number) goes to unapplied.
- * Keywords are matched in either case. 0, or -1 out of memory (r then freed). */
-int mf_rules_parse(const char *text, size_t len, struct mf_rules *r);
+ * Keywords are matched in either case. S3_OK, or S3_ERR_NOMEM (r then freed). */
+enum s3_err mf_rules_parse(const char *text, size_t len, struct mf_rules *r);
 void mf_rules_free(struct mf_rules *r);
 /* The priority rel is loaded at: true and the highest priority of the sections whose
  * globs match it (and in hits, when not NULL, each matching glob's count is raised);
@@ -95,8 +97,9 @@ struct mf_key {
  * the package's last entry of that key (later entries override earlier ones). keys[k] for
  * every distinct key, its winner chosen by mf_winner with priority[f] for file f. Linear
  * in the records (hashing), for a folder of a million entries. *nrecs becomes the records
- * kept; keys is malloc'd (*keys NULL when there are none). 0, or -1 out of memory. */
-int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
+ * kept; keys is malloc'd (*keys NULL when there are none). S3_OK, or S3_ERR_NOMEM (or
+ * S3_ERR_LIMIT past 2^30 records). */
+enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
                   size_t *nkeys);
 /* The provider in effect among provs[0..n) (in load order): the highest priority; among
  * equal priorities the one loaded last. */

@@ -654,8 +654,9 @@ static int group_keys(struct folder_view *v)
         return -ENOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
-    if (mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys))
-        return -ENOMEM;
+    enum s3_err e = mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys);
+    if (e)
+        return -s3_err_errno(e);
     v->conflicts = malloc((v->nkeys ? v->nkeys : 1) * sizeof *v->conflicts);
     if (!v->conflicts)
         return -ENOMEM;
@@ -1624,7 +1625,12 @@ int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen
         return -1;
     }
     v->fs = fs;
-    tree_on_free(fs->tree, folder_view_free, v);
+    if (tree_on_free(fs->tree, folder_view_free, v)) {
+        free(v->root);
+        free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     tree_gen_item(read_member, member_item);
     return view_root(fs, "folder", populate_root, v);
 }
