@@ -10,13 +10,14 @@
 
 /* ---- UTF-8 ---- */
 
-/* Decodes one code point at s[*i] (valid UTF-8 assumed: mf_utf8_valid said so); bytes
- * that do not decode are taken one by one as themselves. */
-static uint32_t utf8_next(const unsigned char *s, size_t *i)
+/* Decodes one code point at s[*i], never past s[n]; bytes that do not decode (names are
+ * checked with mf_utf8_valid first, but a comparison must not fail on others) are taken
+ * one by one as themselves. */
+static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *i)
 {
     uint32_t c = s[*i];
     int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-    if (more == 0) {
+    if (more == 0 || n - *i <= (size_t)more) {
         (*i)++;
         return c;
     }
@@ -112,7 +113,7 @@ static int32_t unit_next(struct units *u)
     }
     if (u->i >= u->n)
         return -1;
-    uint32_t c = mf_upper(utf8_next(u->s, &u->i));
+    uint32_t c = mf_upper(utf8_next(u->s, u->n, &u->i));
     if (c < 0x10000)
         return (int32_t)c;
     c -= 0x10000;
