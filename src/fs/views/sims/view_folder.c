@@ -1344,9 +1344,8 @@ static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, ui
     struct chain c;
     chain_init(&c, dir);
     int rc = 0;
-    /* sorted by bytes; the chain needs each folder's paths together, which holds for any
-     * order that compares paths component by component: strcmp does, as '/' sorts below
-     * every other byte a name may hold but control characters, which names do not hold */
+    /* sorted by bytes (strcmp); the chain needs each folder's paths together, and paths
+     * sharing a prefix ("mods/foo/") are together in any lexicographic order */
     for (size_t i = 0; rc == 0 && i < v->nmconf; i++) {
         const char *name = v->mprov[v->mconf[i].first].name, *leaf;
         uint32_t parent = chain_parent(t, &c, name, &leaf, &rc);
