@@ -14,6 +14,7 @@
 #include "parse/codec/bitknit2.h"
 #include "parse/sims/geom.h"
 #include "parse/sims/geom_model.h"
+#include "parse/sims/modfolder.h"
 #include "parse/gr2/gr2.h"
 #include "parse/codec/oodle0.h"
 #include "parse/codec/oodle1.h"
@@ -240,6 +241,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             refpack_expand(data, size, out, h.expanded_size, err, sizeof err);
         free(out);
     }
+#elif FUZZ_TARGET == 12 /* modfolder: the input as Resource.cfg; its lines as paths, names, globs */
+    struct mf_rules r;
+    char *text = malloc(size + 1);
+    if (!text || mf_rules_parse((const char *)data, size, &r) != S3_OK) {
+        free(text);
+        return 0;
+    }
+    memcpy(text, data, size);
+    text[size] = 0;
+    char *line[16];
+    size_t n = 0;
+    for (char *p = text, *save = NULL; n < 16 && (p = strtok_r(p, "\n", &save)) != NULL; p = NULL)
+        line[n++] = p;
+    for (size_t i = 0; i < n; i++) {
+        int32_t prio;
+        mf_rules_match(&r, line[i], &prio, NULL);
+        mf_utf8_valid(line[i], strlen(line[i]));
+        for (size_t j = 0; j < n; j++) {
+            /* an order: antisymmetric, and equal only for the same bytes */
+            int a = mf_name_cmp(line[i], line[j]), b = mf_name_cmp(line[j], line[i]);
+            int c = mf_path_cmp(line[i], line[j]), d = mf_path_cmp(line[j], line[i]);
+            if ((a > 0) != (b < 0) || (a == 0) != (b == 0) || (c > 0) != (d < 0) || (c == 0) != (d == 0))
+                abort();
+            if ((a == 0) != (strcmp(line[i], line[j]) == 0))
+                abort();
+            mf_glob_match(line[i], line[j]);
+        }
+    }
+    mf_rules_max_depth(&r);
+    mf_rules_free(&r);
+    free(text);
 #endif
     return 0;
 }

@@ -4,7 +4,8 @@
 # script fail: turn each one into a regression input under tests/regress/.
 #
 #   scripts/fuzz.sh TARGET SECONDS      TARGET: tree, a codec (rnc oodle1 oodle0 refpack
-#                                       bitknit2), a format's code (scripts/formats.sh codes) | all
+#                                       bitknit2), a format's code (scripts/formats.sh codes),
+#                                       modfolder (Resource.cfg, load order, globs) | all
 #
 # A format's target and its seeds come from the format table (src/formats.def): the row's
 # mkfixture kinds, cut by its fuzz_cut (the bytes the target puts back in front); the tree
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
 formats=$(scripts/formats.sh codes | tr '\n' ' ')
-targets="tree $formats rnc oodle1 oodle0 refpack bitknit2"
+targets="tree $formats rnc oodle1 oodle0 refpack bitknit2 modfolder"
 [ "$target" = all ] || targets=$target
 
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -61,6 +62,8 @@ seed_corpus() {
             { printf '\160\027\200\006\041\002\000\000'; cat "$vec/oodle1/struct_mixed.oodle1"; } > "$dir/struct_mixed"
         fi
         ;;
+    modfolder) # a Resource.cfg as the game ships it, then paths
+        printf 'Priority 500\r\nPackedFile *.package\r\nPackedFile */*.package\r\nPriority 600\r\nPackedFile Override/*.package\r\nDirectoryFiles Override autoupdate\r\nOverride/x.package\n_x.package\nZx.package\n\303\251t\303\251/\360\237\230\200.package\n' > "$dir/cfg" ;;
     oodle0) # no shared vectors: sections packed by the test encoder, with the 8-byte prefix
         $mk oodle0 "$dir/objects" && $mk oodle0-be "$dir/objects-be" ;;
     esac

@@ -222,6 +222,39 @@ static void test_keys_and_winner(void **state)
     assert_int_equal(nkeys, 0);
 }
 
+/* 3,000 keys, each in three packages, given last record first: every key found once
+ * (hashing), its providers put back in load order, ties to the one loaded last. */
+static void test_keys_many(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static int32_t prio[10];
+    struct mf_rec *recs = malloc(3 * N * sizeof *recs);
+    size_t n = 0;
+    for (int i = N - 1; i >= 0; i--)
+        for (int j = 2; j >= 0; j--) {
+            uint32_t file = (uint32_t)(i % 7) + (j == 2 ? 3u : (uint32_t)j);
+            recs[n++] = (struct mf_rec){(uint32_t)i % 5, (uint32_t)i % 3, (uint64_t)i << 40, file, (uint32_t)i, 0};
+        }
+    struct mf_key *keys;
+    size_t nkeys;
+    assert_int_equal(mf_keys_group(recs, &n, prio, &keys, &nkeys), 0);
+    assert_int_equal(nkeys, N);
+    assert_int_equal(n, 3 * N);
+    for (size_t k = 0; k < nkeys; k++) {
+        const struct mf_rec *p = &recs[keys[k].first];
+        uint32_t base = (uint32_t)(p[0].instance >> 40) % 7;
+        assert_int_equal(keys[k].n, 3);
+        assert_int_equal(p[0].file, base);
+        assert_int_equal(p[1].file, base + 1);
+        assert_int_equal(p[2].file, base + 3);
+        assert_int_equal(keys[k].winner, 2);
+        assert_true(p[0].instance == p[1].instance && p[1].instance == p[2].instance);
+    }
+    free(keys);
+    free(recs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,7 +262,7 @@ int main(void)
         cmocka_unit_test(test_name_order),   cmocka_unit_test(test_load_order),
         cmocka_unit_test(test_depths),       cmocka_unit_test(test_glob),
         cmocka_unit_test(test_rules),        cmocka_unit_test(test_sniff),
-        cmocka_unit_test(test_keys_and_winner),
+        cmocka_unit_test(test_keys_and_winner), cmocka_unit_test(test_keys_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

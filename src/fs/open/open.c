@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "fs/views/sims/view_folder.h"
@@ -244,6 +245,13 @@ static int attach_folder(struct s3fs *fs, const void *path, uint64_t unused, cha
     source_mem(&fs->src, "", 0);
     fs->src.path = abs;
     fs->src.st = st;
+    /* each package browsed keeps its descriptor while mounted: a folder of thousands
+     * needs more than the usual soft limit of 1024, and the hard limit is the user's */
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
     return 0;
 }
 

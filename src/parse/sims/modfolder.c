@@ -10,13 +10,14 @@
 
 /* ---- UTF-8 ---- */
 
-/* Decodes one code point at s[*i] (valid UTF-8 assumed: mf_utf8_valid said so); bytes
- * that do not decode are taken one by one as themselves. */
-static uint32_t utf8_next(const unsigned char *s, size_t *i)
+/* Decodes one code point at s[*i], never past s[n]; bytes that do not decode (names are
+ * checked with mf_utf8_valid first, but a comparison must not fail on others) are taken
+ * one by one as themselves. */
+static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *i)
 {
     uint32_t c = s[*i];
     int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-    if (more == 0) {
+    if (more == 0 || n - *i <= (size_t)more) {
         (*i)++;
         return c;
     }
@@ -112,7 +113,7 @@ static int32_t unit_next(struct units *u)
     }
     if (u->i >= u->n)
         return -1;
-    uint32_t c = mf_upper(utf8_next(u->s, &u->i));
+    uint32_t c = mf_upper(utf8_next(u->s, u->n, &u->i));
     if (c < 0x10000)
         return (int32_t)c;
     c -= 0x10000;
@@ -338,7 +339,7 @@ static int parse_line(struct mf_rules *r, const char *line, size_t n, unsigned l
     return note_unapplied(r, lineno, line, n, "not applied: unknown keyword");
 }
 
-int mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
+enum s3_err mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
 {
     memset(r, 0, sizeof *r);
     int32_t priority = 0;
@@ -354,11 +355,11 @@ int mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
         lineno++;
         if (parse_line(r, text + i, end - i, lineno, &priority)) {
             mf_rules_free(r);
-            return -1;
+            return S3_ERR_NOMEM;
         }
         i = end + 1;
     }
-    return 0;
+    return S3_OK;
 }
 
 bool mf_rules_match(const struct mf_rules *r, const char *rel, int32_t *priority, uint64_t *hits)
@@ -405,23 +406,21 @@ enum mf_sniff mf_sniff(const uint8_t *head, size_t n, uint64_t size)
 
 /* ---- keys ---- */
 
-static int by_key_file_entry(const void *pa, const void *pb)
-{
-    const struct mf_rec *a = pa, *b = pb;
-    if (a->type != b->type)
-        return a->type < b->type ? -1 : 1;
-    if (a->group != b->group)
-        return a->group < b->group ? -1 : 1;
-    if (a->instance != b->instance)
-        return a->instance < b->instance ? -1 : 1;
-    if (a->file != b->file)
-        return a->file < b->file ? -1 : 1;
-    return a->entry < b->entry ? -1 : a->entry > b->entry;
-}
-
 static bool same_key(const struct mf_rec *a, const struct mf_rec *b)
 {
     return a->type == b->type && a->group == b->group && a->instance == b->instance;
+}
+
+static uint64_t key_hash(const struct mf_rec *r)
+{
+    uint64_t h = r->instance * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)r->type << 32 | r->group) * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+static bool before(const struct mf_rec *a, const struct mf_rec *b)
+{
+    return a->file != b->file ? a->file < b->file : a->entry < b->entry;
 }
 
 uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priority)
@@ -433,38 +432,82 @@ uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priori
     return w;
 }
 
-int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
-                  size_t *nkeys)
+/* Linear: each record's key is found in a hash table (open addressing over a power of
+ * two at least twice the records), the records are placed key by key in the order the
+ * keys first appear (a counting sort), and each key's few providers are put in load order
+ * by insertion. */
+enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
+                          size_t *nkeys)
 {
     size_t n = *nrecs;
     *keys = NULL;
     *nkeys = 0;
-    qsort(recs, n, sizeof *recs, by_key_file_entry);
-    size_t kept = 0, distinct = 0;
+    if (n == 0)
+        return S3_OK;
+    if (n > UINT32_MAX / 4)
+        return S3_ERR_LIMIT;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uint32_t *slot = alloc_array(cap, sizeof *slot);  /* key number + 1, 0 empty */
+    uint32_t *kof = alloc_array(n, sizeof *kof);      /* each record's key number */
+    uint32_t *first = alloc_array(n, sizeof *first);  /* each key's first record */
+    uint32_t *count = alloc_array(n + 1, sizeof *count);
+    struct mf_rec *out = alloc_array(n, sizeof *out);
+    enum s3_err rc = S3_ERR_NOMEM;
+    if (!slot || !kof || !first || !count || !out)
+        goto done;
+    size_t nk = 0;
     for (size_t i = 0; i < n; i++) {
-        /* a later entry of the same key in the same package replaces the one kept */
-        if (kept && same_key(&recs[kept - 1], &recs[i]) && recs[kept - 1].file == recs[i].file) {
-            recs[kept - 1] = recs[i];
-            continue;
+        size_t h = (size_t)key_hash(&recs[i]) & (cap - 1);
+        while (slot[h] && !same_key(&recs[first[slot[h] - 1]], &recs[i]))
+            h = (h + 1) & (cap - 1);
+        if (!slot[h]) {
+            first[nk] = (uint32_t)i;
+            slot[h] = (uint32_t)++nk;
         }
-        distinct += !kept || !same_key(&recs[kept - 1], &recs[i]);
-        recs[kept++] = recs[i];
+        kof[i] = slot[h] - 1;
+        count[kof[i] + 1]++;
+    }
+    for (size_t k = 0; k < nk; k++) /* count[k] becomes where key k starts */
+        count[k + 1] += count[k];
+    for (size_t i = 0; i < n; i++)
+        out[count[kof[i]]++] = recs[i];
+    /* now count[k] is where key k ends; order each key's records, keep one per package */
+    struct mf_key *k = alloc_array(nk, sizeof *k);
+    if (!k)
+        goto done;
+    size_t kept = 0;
+    for (size_t key = 0, start = 0; key < nk; start = count[key++]) {
+        struct mf_rec *g = out + start;
+        size_t len = count[key] - start;
+        for (size_t i = 1; i < len; i++) /* insertion: a key has a few providers */
+            for (size_t j = i; j > 0 && before(&g[j], &g[j - 1]); j--) {
+                struct mf_rec t = g[j];
+                g[j] = g[j - 1];
+                g[j - 1] = t;
+            }
+        k[key] = (struct mf_key){(uint32_t)kept, 0, 0};
+        for (size_t i = 0; i < len; i++) {
+            /* a later entry of the key in the same package replaces the one kept */
+            if (k[key].n && recs[kept - 1].file == g[i].file) {
+                recs[kept - 1] = g[i];
+                continue;
+            }
+            recs[kept++] = g[i];
+            k[key].n++;
+        }
+        k[key].winner = mf_winner(&recs[k[key].first], k[key].n, priority);
     }
     *nrecs = kept;
-    if (!distinct)
-        return 0;
-    struct mf_key *k = malloc(distinct * sizeof *k);
-    if (!k)
-        return -1;
-    size_t nk = 0;
-    for (size_t i = 0; i < kept; i++) {
-        if (i == 0 || !same_key(&recs[i - 1], &recs[i]))
-            k[nk++] = (struct mf_key){(uint32_t)i, 0, 0};
-        k[nk - 1].n++;
-    }
-    for (size_t i = 0; i < nk; i++)
-        k[i].winner = mf_winner(&recs[k[i].first], k[i].n, priority);
     *keys = k;
     *nkeys = nk;
-    return 0;
+    rc = S3_OK;
+done:
+    free(slot);
+    free(kof);
+    free(first);
+    free(count);
+    free(out);
+    return rc;
 }

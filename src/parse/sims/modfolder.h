@@ -5,13 +5,15 @@
  * - Names and paths are '/'-separated, relative to the folder, valid UTF-8 (check with
  *   mf_utf8_valid first: other names are not ordered here).
  * - mf_rules_* own what they allocate: free with mf_rules_free.
- * - mf_keys_group sorts the records it is given in place. */
+ * - mf_keys_group reorders the records it is given in place. */
 #ifndef S3_MODFOLDER_H
 #define S3_MODFOLDER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "parse/base/err.h"
 
 /* ---- names and load order ---- */
 
@@ -54,8 +56,8 @@ struct mf_rules {
 /* Parses Resource.cfg's text: `Priority N` starts a section, `PackedFile GLOB` adds a
  * glob to it; blank lines and comments (# or //) are ignored; every other line
  * (DirectoryFiles, unknown keywords, a Priority without a number) goes to unapplied.
- * Keywords are matched in either case. 0, or -1 out of memory (r then freed). */
-int mf_rules_parse(const char *text, size_t len, struct mf_rules *r);
+ * Keywords are matched in either case. S3_OK, or S3_ERR_NOMEM (r then freed). */
+enum s3_err mf_rules_parse(const char *text, size_t len, struct mf_rules *r);
 void mf_rules_free(struct mf_rules *r);
 /* The priority rel is loaded at: true and the highest priority of the sections whose
  * globs match it (and in hits, when not NULL, each matching glob's count is raised);
@@ -90,12 +92,14 @@ struct mf_key {
     uint32_t first, n;
     uint32_t winner; /* offset in [0, n) of the provider in effect */
 };
-/* Sorts recs by key, then load order, and keeps one record per key and package: the
- * package's last entry of that key (later entries override earlier ones). Then groups
- * them: keys[k] for every distinct key, its winner chosen by mf_winner with priority[f]
- * for file f. *nrecs becomes the records kept; keys is malloc'd (*keys NULL when there are
- * none). 0, or -1 out of memory. */
-int mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
+/* Groups recs (in any order) by key, in the order the keys first appear in recs, each
+ * key's records in load order (file, then entry), keeping one record per key and package:
+ * the package's last entry of that key (later entries override earlier ones). keys[k] for
+ * every distinct key, its winner chosen by mf_winner with priority[f] for file f. Linear
+ * in the records (hashing), for a folder of a million entries. *nrecs becomes the records
+ * kept; keys is malloc'd (*keys NULL when there are none). S3_OK, or S3_ERR_NOMEM (or
+ * S3_ERR_LIMIT past 2^30 records). */
+enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
                   size_t *nkeys);
 /* The provider in effect among provs[0..n) (in load order): the highest priority; among
  * equal priorities the one loaded last. */

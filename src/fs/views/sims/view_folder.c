@@ -374,34 +374,41 @@ static int add_rec(struct folder_view *v, const struct mf_rec *r)
     return push((void **)&v->recs, &v->nrecs, &v->caprecs, sizeof *v->recs, r);
 }
 
-/* Reads a package's header and index into records: 0 (loaded), 1 (skipped, said in
- * /skipped), or -ENOMEM. */
-static int read_package(struct folder_view *v, struct mf_file *f, uint32_t fileno)
+/* The scan reads a package straight from its descriptor (one open, no path resolved
+ * twice): the parsers' read callback over pread. */
+static int fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
-    char *path = join(v->root, f->rel), err[200];
-    if (!path)
-        return -ENOMEM;
-    struct source s;
-    int rc = source_open(&s, path, err, sizeof err);
-    free(path);
-    if (rc)
-        return skipped(add_skip(v, f->rel, "unreadable: %s", strerror(errno)));
-    f->st = s.st;
+    int fd = *(int *)ctx;
+    for (size_t got = 0; got < len;) {
+        ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* What is in a package's header and index: 0 (loaded), 1 (skipped, said), or -ENOMEM. */
+static int read_index(struct folder_view *v, struct mf_file *f, uint32_t fileno, int fd)
+{
+    struct s3_src src = {fd_read, &fd, (uint64_t)f->st.st_size};
     uint8_t head[64];
-    size_t hn = s.size < sizeof head ? (size_t)s.size : sizeof head;
-    enum mf_sniff kind = source_pread(&s, 0, head, hn) ? MF_OTHER : mf_sniff(head, hn, s.size);
+    size_t hn = src.size < sizeof head ? (size_t)src.size : sizeof head;
+    enum mf_sniff kind = fd_read(&fd, 0, head, hn) ? MF_OTHER : mf_sniff(head, hn, src.size);
     struct dbpf d;
     memset(&d, 0, sizeof d);
     struct diag dg = {0};
+    char err[200];
+    int rc = 0;
     if (kind == MF_EMPTY)
         rc = skipped(add_skip(v, f->rel, "an empty file"));
     else if (kind == MF_LFS)
         rc = skipped(add_skip(v, f->rel, "a git-lfs pointer (the package's bytes are not here)"));
     else if (kind != MF_DBPF)
         rc = skipped(add_skip(v, f->rel, "not a DBPF 2.x package"));
-    else if (dbpf_parse_header(&s.src, &d, err, sizeof err))
+    else if (dbpf_parse_header(&src, &d, err, sizeof err))
         rc = skipped(add_skip(v, f->rel, "not a DBPF 2.x package: %s", err));
-    else if (dbpf_parse_index(&s.src, &d, &dg))
+    else if (dbpf_parse_index(&src, &d, &dg))
         rc = -ENOMEM;
     else if (!d.index_ok)
         rc = skipped(add_skip(v, f->rel, "a truncated or broken index: %s", d.index_err));
@@ -417,7 +424,24 @@ static int read_package(struct folder_view *v, struct mf_file *f, uint32_t filen
     f->sims4 = d.h[DBPF_H_MINOR] == 1;
     dbpf_free(&d);
     diag_free(&dg);
-    source_close(&s);
+    return rc;
+}
+
+static int read_package(struct folder_view *v, struct mf_file *f, uint32_t fileno)
+{
+    char *path = join(v->root, f->rel);
+    if (!path)
+        return -ENOMEM;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    free(path);
+    int why = fd < 0 ? errno : fstat(fd, &f->st) != 0 ? errno : !S_ISREG(f->st.st_mode) ? EINVAL : 0;
+    if (why) {
+        if (fd >= 0)
+            close(fd);
+        return skipped(add_skip(v, f->rel, "unreadable: %s", strerror(why)));
+    }
+    int rc = read_index(v, f, fileno, fd);
+    close(fd);
     return rc;
 }
 
@@ -610,6 +634,19 @@ static int group_tags(struct folder_view *v)
     return 0;
 }
 
+/* Conflicts are listed by key (type, group, instance): the order of conflicts.csv. */
+static int by_conflict_key(const void *a, const void *b, void *ctx)
+{
+    const struct folder_view *v = ctx;
+    const struct mf_rec *x = &v->recs[v->keys[*(const uint32_t *)a].first];
+    const struct mf_rec *y = &v->recs[v->keys[*(const uint32_t *)b].first];
+    if (x->type != y->type)
+        return x->type < y->type ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return x->instance < y->instance ? -1 : x->instance > y->instance;
+}
+
 static int group_keys(struct folder_view *v)
 {
     v->prio = malloc((v->nfiles ? v->nfiles : 1) * sizeof *v->prio);
@@ -617,14 +654,16 @@ static int group_keys(struct folder_view *v)
         return -ENOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
-    if (mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys))
-        return -ENOMEM;
+    enum s3_err e = mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys);
+    if (e)
+        return -s3_err_errno(e);
     v->conflicts = malloc((v->nkeys ? v->nkeys : 1) * sizeof *v->conflicts);
     if (!v->conflicts)
         return -ENOMEM;
     for (size_t k = 0; k < v->nkeys; k++)
         if (v->keys[k].n >= 2)
             v->conflicts[v->nconflicts++] = (uint32_t)k;
+    qsort_r(v->conflicts, v->nconflicts, sizeof *v->conflicts, by_conflict_key, v);
     v->identical = malloc(v->nconflicts ? v->nconflicts : 1);
     if (!v->identical)
         return -ENOMEM;
@@ -986,8 +1025,10 @@ static bool still_there(struct folder_view *v, struct mf_file *f, int *rc)
     return !f->err[0];
 }
 
-static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char *why, size_t whylen,
-                             int *rc)
+/* relcache: NULL, or one slot per file keeping the path from dir to each file's
+ * directory once made (a listing of /keys links to each package many times). */
+static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char **relcache, char *why,
+                             size_t whylen, int *rc)
 {
     struct mf_file *f = &v->files[r->file];
     char named[160];
@@ -1020,12 +1061,16 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
             return NULL;
         }
     }
-    char *rel = tree_relpath(v->fs->tree, dir, f->ino), *target = NULL;
+    char *rel = relcache && relcache[r->file] ? relcache[r->file] : tree_relpath(v->fs->tree, dir, f->ino);
+    char *target = NULL;
     if (!rel || asprintf(&target, "%s/resources/%s", rel, full) < 0) {
         target = NULL;
         *rc = -ENOMEM;
     }
-    free(rel);
+    if (relcache && rel)
+        relcache[r->file] = rel;
+    else
+        free(rel);
     return target;
 }
 
@@ -1035,13 +1080,14 @@ static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = 0;
+    char **relcache = calloc(v->nfiles ? v->nfiles : 1, sizeof *relcache);
+    int rc = relcache ? 0 : -ENOMEM;
     for (size_t k = 0; rc == 0 && k < v->nkeys; k++) {
         const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
         struct mf_file *f = &v->files[w->file];
         char name[128], why[sizeof f->err];
         key_name(name, sizeof name, f->sims4, w);
-        char *target = provider_target(v, dir, w, why, sizeof why, &rc);
+        char *target = provider_target(v, dir, w, relcache, why, sizeof why, &rc);
         if (target) {
             rc = added(t, tree_add_link(t, dir, name, target));
             free(target);
@@ -1050,6 +1096,9 @@ static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
             diag_add(&v->fs->diag, "keys of %s left out: %s", f->rel, why);
         }
     }
+    for (size_t i = 0; relcache && i < v->nfiles; i++)
+        free(relcache[i]);
+    free(relcache);
     return rc;
 }
 
@@ -1236,7 +1285,7 @@ static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
-        char *target = provider_target(v, dir, r, why, sizeof why, &rc);
+        char *target = provider_target(v, dir, r, NULL, why, sizeof why, &rc);
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
         else if (rc == 0)
@@ -1295,9 +1344,8 @@ static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, ui
     struct chain c;
     chain_init(&c, dir);
     int rc = 0;
-    /* sorted by bytes; the chain needs each folder's paths together, which holds for any
-     * order that compares paths component by component: strcmp does, as '/' sorts below
-     * every other byte a name may hold but control characters, which names do not hold */
+    /* sorted by bytes (strcmp); the chain needs each folder's paths together, and paths
+     * sharing a prefix ("mods/foo/") are together in any lexicographic order */
     for (size_t i = 0; rc == 0 && i < v->nmconf; i++) {
         const char *name = v->mprov[v->mconf[i].first].name, *leaf;
         uint32_t parent = chain_parent(t, &c, name, &leaf, &rc);
@@ -1576,7 +1624,12 @@ int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen
         return -1;
     }
     v->fs = fs;
-    tree_on_free(fs->tree, folder_view_free, v);
+    if (tree_on_free(fs->tree, folder_view_free, v)) {
+        free(v->root);
+        free(v);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     tree_gen_item(read_member, member_item);
     return view_root(fs, "folder", populate_root, v);
 }
