@@ -100,6 +100,9 @@ void rw_log(struct rw *rw, const char *fmt, ...)
     va_end(ap);
     rw->nlog++;
     pthread_mutex_unlock(&rw->logmu);
+    struct rw_gen *g = newest(rw);
+    if (g)
+        tree_touch(g->fs->tree); /* /info is rendered again only when the tree says it changed */
 }
 
 /* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
