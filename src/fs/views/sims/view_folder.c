@@ -22,6 +22,7 @@
 
 #include "fs/views/sims/view_folder.h"
 #include "fs/views/sims/view_dbpf.h"
+#include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
 #include "parse/sims/modfolder.h"
 
@@ -702,9 +703,10 @@ static int load_candidate(struct folder_view *v, struct cand *c, uint64_t *hits,
 
 static int scan_files(struct folder_view *v, struct walk *w)
 {
-    qsort(w->c, w->n, sizeof *w->c, by_cand_path);
-    v->files = calloc(w->n ? w->n : 1, sizeof *v->files);
-    uint64_t *hits = calloc(v->rules.nglobs ? v->rules.nglobs : 1, sizeof *hits);
+    if (w->n) /* an empty folder has no list at all */
+        qsort(w->c, w->n, sizeof *w->c, by_cand_path);
+    v->files = alloc_array(w->n, sizeof *v->files);
+    uint64_t *hits = alloc_array(v->rules.nglobs, sizeof *hits);
     if (!v->files || !hits) {
         free(hits);
         return -ENOMEM;
