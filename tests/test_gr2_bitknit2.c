@@ -285,13 +285,33 @@ static void test_broken(void **state)
  * section), data.bin and data.error from several threads, with a cache too small to keep
  * anything, so sections are expanded (and fail) again and again while others read their
  * state. Each thread checks what it reads; built with -Db_sanitize=thread this is the
- * check of the one lock over the sections' state. */
+ * check of the one lock over the sections' state. The bound is one for all threads: an
+ * expansion beside another thread's bytes is refused (a lookup ENOMEM, a read EIO), and
+ * the thread asks again, as a reader would. */
 struct par {
     struct s3fs *fs;
     const struct fxg_result *r;
     bool broken;
     int iterations;
 };
+
+#define PAR_RETRIES 100000
+
+static int resolve_again(struct tree *t, const char *path, uint32_t *ino)
+{
+    int rc;
+    for (int k = 0; (rc = tree_resolve(t, path, ino)) == -ENOMEM && k < PAR_RETRIES; k++)
+        ;
+    return rc;
+}
+
+static ssize_t read_again(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
+{
+    ssize_t n;
+    for (int k = 0; (n = tree_read(t, ino, off, buf, len)) == -EIO && k < PAR_RETRIES; k++)
+        ;
+    return n;
+}
 
 static void *par_thread(void *p)
 {
@@ -300,7 +320,7 @@ static void *par_thread(void *p)
     static __thread uint8_t buf[65536];
     for (int i = 0; i < a->iterations; i++) {
         uint32_t ino;
-        if (tree_resolve(t, "/info", &ino) != 0) /* always there: a missing one is a failure, not a skip */
+        if (resolve_again(t, "/info", &ino) != 0) /* always there: a missing one is a failure, not a skip */
             return "no /info";
         ssize_t n = tree_read(t, ino, 0, buf, sizeof buf - 1);
         if (n <= 0)
@@ -309,7 +329,7 @@ static void *par_thread(void *p)
         if (!strstr((char *)buf, "section 0: bitknit2, "))
             return "no section line";
         if (a->broken) {
-            if (tree_resolve(t, "/granny/sections/0/data.error", &ino) != 0)
+            if (resolve_again(t, "/granny/sections/0/data.error", &ino) != 0)
                 return "no data.error";
             ssize_t k = tree_read(t, ino, 0, buf, sizeof buf - 1);
             buf[k > 0 ? k : 0] = 0;
@@ -318,14 +338,14 @@ static void *par_thread(void *p)
             tree_resolve(t, "/granny/root", &ino); /* pins the broken section */
             continue;
         }
-        if (tree_resolve(t, "/granny/sections/0/data.bin", &ino) != 0)
+        if (resolve_again(t, "/granny/sections/0/data.bin", &ino) != 0)
             return "no data.bin";
-        ssize_t k = tree_read(t, ino, (uint64_t)i % 64, buf, 100);
+        ssize_t k = read_again(t, ino, (uint64_t)i % 64, buf, 100);
         if (k != 100 || memcmp(buf, a->r->section + i % 64, 100) != 0)
             return "wrong data.bin bytes";
         char path[96];
         snprintf(path, sizeof path, "/granny/root/Skeletons/0/Bones/%d/Name", i % (int)a->r->nbones);
-        if (tree_resolve(t, path, &ino) != 0)
+        if (resolve_again(t, path, &ino) != 0)
             return "no bone";
         k = tree_read(t, ino, 0, buf, 64);
         if (k <= 0 || strncmp((char *)buf, a->r->bones[i % (int)a->r->nbones].name, (size_t)k - 1) != 0)

@@ -391,6 +391,8 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     fs->covered = cover_merge(&fs->cover, fs->src.size);
     free(fs->gaps); /* a root listed again after a rolled-back listing computes them anew */
     fs->ngaps = cover_gaps(&fs->cover, fs->src.size, &fs->gaps);
+    if (!fs->gaps)
+        tree_note_oom(fs->tree); /* the listing fails: /unparsed is never shown short */
     struct info_text *it = calloc(1, sizeof *it);
     if (it && tree_on_free(fs->tree, info_text_free, it)) {
         free(it);
