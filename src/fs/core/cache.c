@@ -364,6 +364,9 @@ void cache_destroy(struct cache *c)
 {
     if (c->shared)
         return; /* the owner destroys it */
+    for (unsigned i = mine_n; i-- > 0;) /* a pin or hold never let go: forget it here */
+        if (mine_set[i].c == c)
+            mine_set[i] = mine_set[--mine_n];
     while (c->head)
         drop(c, c->head);
     pthread_cond_destroy(&c->produced_cond);
