@@ -29,8 +29,9 @@ enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 struct tree;
 typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 struct sbuf;
-/* Renders the whole current text of a volatile file. Runs without the tree lock: it takes
- * tree_lock around the state populate callbacks extend (and may keep a rendering while
+/* Renders the whole current text of a volatile file. Runs under the tree lock (the state
+ * populate callbacks extend), or, added with tree_add_volatile_unlocked, without it: then
+ * it takes tree_lock itself around that state (and may keep a rendering while
  * tree_version and its own state stay the same). */
 typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
 /* Returns bytes read (short only at the end) or a negative errno. */
@@ -93,6 +94,8 @@ uint32_t tree_add_gen(struct tree *t, uint32_t parent, const char *name, const c
 uint32_t tree_add_link(struct tree *t, uint32_t parent, const char *name, const char *target);
 uint32_t tree_add_volatile(struct tree *t, uint32_t parent, const char *name, const char *xtype, render_fn fn,
                            void *ctx);
+uint32_t tree_add_volatile_unlocked(struct tree *t, uint32_t parent, const char *name, const char *xtype,
+                                    render_fn fn, void *ctx);
 
 /* The size a stat reports now (volatile files are measured). */
 uint64_t tree_size(struct tree *t, uint32_t ino);

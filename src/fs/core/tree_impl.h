@@ -41,8 +41,9 @@
  * at most the nodes of the failed listings, and max_nodes still bounds it.
  *
  * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
- * every tree_add_* takes it, and a volatile file's render function takes it around the
- * state callbacks extend (/info does so once per change: tree_version). Reading bytes (tree_read of ranges, texts, generators) takes no tree
+ * every tree_add_* takes it, and so does rendering a volatile file (its text reads state
+ * callbacks extend), unless added with tree_add_volatile_unlocked: that render function
+ * takes it itself, around that state only (/info, once per change: tree_version). Reading bytes (tree_read of ranges, texts, generators) takes no tree
  * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
  * cached data, and tree_populate holds the directory's expanded source while its callback
  * runs (source_hold, "Open handles" below); nothing takes the tree lock while holding the
@@ -91,11 +92,15 @@ struct node_ext {
         render_fn vol;
     } fn;
     void *ctx;
-    uint64_t arg;       /* generators */
+    uint64_t arg;       /* generators; volatile files: VOLATILE_LOCKED or _UNLOCKED */
     struct source *src; /* ranges */
     uint64_t off;       /* ranges */
     struct tree_span span;
 };
+
+/* How a volatile file's render function runs (node_ext.arg): under the tree lock, or
+ * taking it itself (tree_add_volatile_unlocked). */
+enum { VOLATILE_LOCKED, VOLATILE_UNLOCKED };
 
 /* Sizes and offsets a node holds in 48 bits (256 TiB): the tree refuses bigger. */
 #define NODE_SIZE_MAX ((1ull << 48) - 1)

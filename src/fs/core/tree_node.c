@@ -457,7 +457,14 @@ uint32_t tree_add_gen(struct tree *t, uint32_t parent, const char *name, const c
 uint32_t tree_add_volatile(struct tree *t, uint32_t parent, const char *name, const char *xtype, render_fn fn,
                            void *ctx)
 {
-    struct node_ext e = {.fn.vol = fn, .ctx = ctx};
+    struct node_ext e = {.fn.vol = fn, .ctx = ctx, .arg = VOLATILE_LOCKED};
+    return add_ext_file(t, parent, name, xtype, CONTENT_VOLATILE, 0, &e);
+}
+
+uint32_t tree_add_volatile_unlocked(struct tree *t, uint32_t parent, const char *name, const char *xtype,
+                                    render_fn fn, void *ctx)
+{
+    struct node_ext e = {.fn.vol = fn, .ctx = ctx, .arg = VOLATILE_UNLOCKED};
     return add_ext_file(t, parent, name, xtype, CONTENT_VOLATILE, 0, &e);
 }
 

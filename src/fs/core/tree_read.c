@@ -34,7 +34,13 @@ char *tree_render(struct tree *t, uint32_t ino, size_t *len)
     if (!n || n->content != CONTENT_VOLATILE)
         return NULL;
     struct sbuf b = {0};
-    n->u.ext->fn.vol(t, n->u.ext->ctx, &b); /* it locks what it reads (tree.h) */
+    if (n->u.ext->arg == VOLATILE_UNLOCKED) {
+        n->u.ext->fn.vol(t, n->u.ext->ctx, &b); /* it locks what it reads (tree.h) */
+    } else {
+        pthread_mutex_lock(&t->lock); /* the text reads state that populate callbacks extend */
+        n->u.ext->fn.vol(t, n->u.ext->ctx, &b);
+        pthread_mutex_unlock(&t->lock);
+    }
     return sb_take(&b, len);
 }
 

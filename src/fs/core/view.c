@@ -403,7 +403,7 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     } else {
         it->fs = fs;
         pthread_mutex_init(&it->lock, NULL);
-        tree_add_volatile(fs->tree, root, "info", "info", render_info, it);
+        tree_add_volatile_unlocked(fs->tree, root, "info", "info", render_info, it);
     }
     uint32_t u = tree_add_dir(fs->tree, root, "unparsed", "unparsed", populate_unparsed, fs, 0);
     tree_set_span(fs->tree, u, 0, fs->src.size);
