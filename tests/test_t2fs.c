@@ -14,6 +14,8 @@
 #include "expect.h"
 #include "expect_t1.h"
 #include "fixture_t2fs.h"
+#include "fs/core/sbuf.h"
+#include "fs/core/view.h"
 #include "fs/open/open.h"
 #include "fs/views/t2fs/view_t1_models.h"
 #include "fs/views/t2fs/view_t1_section.h"
@@ -1699,6 +1701,67 @@ static void test_vertices_txt_rows_once(void **state)
     }
 }
 
+/* A Turok 1 section of 5,000 vertices (vertices.txt past VIEW_TEXT_MAX: rendered on read
+ * from the records, a cache item): vertices.txt read through in 128 KiB chunks is every
+ * vertex of the fixture in the notes' words, vertices.bin the records, and the tree keeps
+ * no text of them. */
+static void test_t1_vertices_rendered_on_read(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    struct fxt *root = fxt_t1_sample(false);
+    struct fxt *sec = (struct fxt *)fxt_t1_sample_section(root, 0, 0, 0, 0);
+    uint8_t *rec = malloc(N * 16);
+    struct sbuf want = {0};
+    for (uint32_t i = 0; i < N; i++) {
+        struct fxt_t1_vert x = fxt_t1_vertex(77, i);
+        const uint16_t h[6] = {(uint16_t)x.x, (uint16_t)x.y, (uint16_t)x.z, x.flag, (uint16_t)x.s, (uint16_t)x.t};
+        for (int k = 0; k < 6; k++) {
+            rec[16 * i + 2 * k] = (uint8_t)h[k];
+            rec[16 * i + 2 * k + 1] = (uint8_t)(h[k] >> 8);
+        }
+        memcpy(rec + 16 * i + 12, x.c, 4);
+        sb_printf(&want, "%d %d %d %u %d %d %u %u %u %u\n", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1], x.c[2],
+                  x.c[3]);
+    }
+    fxt_free(sec->child[2]);
+    sec->child[2] = fxt_array(16, N, rec, true);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, "big Turok 1 section");
+    uint32_t txt, bin;
+    const char *dir = "/models/0/nodes/0/parts/0/sections/0";
+    char path[128];
+    snprintf(path, sizeof path, "%s/vertices.txt", dir);
+    assert_int_equal(tree_resolve(fs->tree, path, &txt), 0);
+    snprintf(path, sizeof path, "%s/vertices.bin", dir);
+    assert_int_equal(tree_resolve(fs->tree, path, &bin), 0);
+    uint64_t held = tree_text_bytes(fs->tree);
+    assert_true(want.len > VIEW_TEXT_MAX);
+    assert_int_equal(tree_size(fs->tree, txt), want.len);
+    assert_true(held < 64 * 1024); /* the whole tree so far: no 170 KB text */
+    char *buf = malloc(128 << 10);
+    uint64_t off = 0;
+    ssize_t n;
+    while ((n = tree_read(fs->tree, txt, off, buf, 128 << 10)) > 0) {
+        assert_memory_equal(buf, want.p + off, (size_t)n);
+        off += (uint64_t)n;
+    }
+    assert_int_equal(off, want.len);
+    uint8_t *b;
+    size_t blen;
+    assert_int_equal(tree_read_all(fs->tree, bin, &b, &blen), 0);
+    assert_int_equal(blen, N * 16);
+    assert_memory_equal(b, rec, blen);
+    free(b);
+    free(buf);
+    sb_free(&want);
+    free(rec);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1706,6 +1769,7 @@ int main(void)
         cmocka_unit_test(test_schema_turok2),      cmocka_unit_test(test_rnc_vectors),
         cmocka_unit_test(test_rnc_crc16),
         cmocka_unit_test(test_vertices_txt_rows_once),
+        cmocka_unit_test(test_t1_vertices_rendered_on_read),
         cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),

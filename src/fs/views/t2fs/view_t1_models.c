@@ -44,27 +44,126 @@ static bool child_as(struct t2_view *v, const struct t2fs_node *n, uint32_t i, e
 
 /* ---- one section ---- */
 
-static void add_vertices_files(struct tree *t, uint32_t dir, const struct t1_section *s, const struct t2fs_node *vn)
+/* A section's vertex files are not kept: vertices.bin is a slice of the de-interleaved
+ * records, a cache item (struct t1vbuf) an open handle holds, and vertices.txt a text only
+ * up to VIEW_TEXT_MAX, else rendered on read from those records, row by row (view.h). */
+struct t1vbuf {
+    struct cached c; /* first: the cache hands this pointer back */
+    struct t2_view *v;
+    struct t2fs_node vn; /* usVertices */
+    uint32_t count;
+    const uint64_t *end; /* vertices.txt's rows (read on read only) */
+};
+
+/* What a row is rendered from: the records, in the file's byte order. */
+struct t1rows {
+    const uint8_t *records;
+    bool be;
+};
+
+static int produce_t1_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
-    size_t bytes = (size_t)s->nvert * T1_VERTEX_SIZE;
-    char *rec = alloc_array(bytes, 1);
+    struct t1vbuf *vb = (struct t1vbuf *)c;
+    struct t2fs_array a;
+    if (t2fs_node_array(vb->v, &vb->vn, &a, err, errlen)) /* the locator's own lock only */
+        return -1;
+    int rc = -1;
+    uint8_t *rec = NULL;
+    if (a.esize != T1_VERTEX_SIZE || a.count != vb->count)
+        snprintf(err, errlen, "the vertices changed since they were listed");
+    else if (!(rec = alloc_array(a.count, T1_VERTEX_SIZE)))
+        snprintf(err, errlen, "out of memory for %" PRIu32 " vertices", a.count);
+    else
+        t1_vertices(a.data, a.count, t2fs_view_big_endian(vb->v), rec, NULL), rc = 0;
+    free(a.bytes);
+    *data = rec;
+    *size = (size_t)vb->count * T1_VERTEX_SIZE;
+    return rc;
+}
+
+static struct cached *t1_vertices_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct t1vbuf *vb = ctx;
+    *cache = &t2fs_view_fs(vb->v)->cache;
+    return &vb->c;
+}
+
+/* Row k of vertices.txt: "x y z flag s t c0 c1 c2 c3". */
+static const char *t1_vertex_row(void *ctx, uint64_t k, char *scratch, size_t len)
+{
+    const struct t1rows *r = ctx;
+    uint8_t one[T1_VERTEX_SIZE];
+    struct t1_vertex x;
+    t1_vertices(r->records + k * T1_VERTEX_SIZE, 1, r->be, one, &x); /* one record: its own planes */
+    int n = snprintf(scratch, 64, "%d %d %d %u %d %d %u %u %u %u", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1],
+                     x.c[2], x.c[3]);
+    return n >= 0 && (size_t)n == len ? scratch : NULL;
+}
+
+/* vertices.bin and vertices.txt (past VIEW_TEXT_MAX) read from the pinned records. */
+static ssize_t read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, void *buf, size_t len)
+{
+    struct cache *cache = &t2fs_view_fs(vb->v)->cache;
+    char err[200];
+    size_t size;
+    const uint8_t *rec = cache_pin(cache, &vb->c, &size, err, sizeof err);
     if (!rec)
+        return -EIO; /* it was read when the section was listed: the file changed since */
+    ssize_t got = -EIO;
+    if (txt) {
+        struct t1rows r = {rec, t2fs_view_big_endian(vb->v)};
+        got = view_rows_read(vb->end, vb->count, t1_vertex_row, &r, off, buf, len);
+    } else if (off + len <= size) { /* tree_read asks within the size */
+        memcpy(buf, rec + off, len);
+        got = (ssize_t)len;
+    }
+    cache_unpin(cache, &vb->c);
+    return got;
+}
+
+static ssize_t read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    return read_t1_vertices(ctx, false, off, buf, len);
+}
+
+static ssize_t read_t1_txt(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    return read_t1_vertices(ctx, true, off, buf, len);
+}
+
+static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_section *s,
+                               const struct t2fs_node *vn)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t1vbuf *vb = tree_alloc(t, sizeof *vb);
+    uint64_t *end = alloc_array(s->nvert, sizeof *end);
+    if (!vb || !end) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+        free(end);
         return;
-    memcpy(rec, s->records, bytes);
-    uint32_t ino = tree_add_text(t, dir, "vertices.bin", NULL, rec, bytes);
+    }
+    *vb = (struct t1vbuf){.v = v, .vn = *vn, .count = s->nvert};
+    vb->c.produce = produce_t1_vertices;
+    vb->c.hint = (uint64_t)s->nvert * T1_VERTEX_SIZE;
+    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, vb->c.hint, read_t1_bin, vb, 0);
     uint64_t so, sl;
     t2fs_node_span(vn, &so, &sl);
     tree_set_span(t, ino, so, sl);
     set_typef(t, ino, "t1.vertices[16]x%" PRIu32, s->nvert);
-    struct sbuf txt = {0};
-    for (uint32_t i = 0; i < s->nvert; i++) {
-        const struct t1_vertex *x = &s->vert[i];
-        sb_printf(&txt, "%d %d %d %u %d %d %u %u %u %u\n", x->x, x->y, x->z, x->flag, x->s, x->t, x->c[0], x->c[1],
-                  x->c[2], x->c[3]);
+    struct t1rows now = {s->records, t2fs_view_big_endian(v)};
+    char row[64];
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < s->nvert; i++) { /* each row measured once */
+        uint64_t n = (uint64_t)snprintf(row, sizeof row, "%d %d %d %u %d %d %u %u %u %u", s->vert[i].x, s->vert[i].y,
+                                        s->vert[i].z, s->vert[i].flag, s->vert[i].s, s->vert[i].t, s->vert[i].c[0],
+                                        s->vert[i].c[1], s->vert[i].c[2], s->vert[i].c[3]);
+        end[i] = at += n + 1;
     }
-    size_t len;
-    char *text = sb_take(&txt, &len);
-    tree_add_text(t, dir, "vertices.txt", "text", text, len);
+    view_add_rows(t, dir, "vertices.txt", "text", end, s->nvert, t1_vertex_row, &now, read_t1_txt, vb, &vb->end);
+    free(end);
 }
 
 static void add_stream_files(struct tree *t, uint32_t dir, const struct t1_section *s)
@@ -115,7 +214,7 @@ void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t d
     struct t1_section s;
     if (t1_arrays_decode(v, &a, &s) == 0) {
         if (a.vs_ok)
-            add_vertices_files(t, dir, &s, &a.vn);
+            add_vertices_files(v, dir, &s, &a.vn);
         if (!a.ps_ok)
             add_error(t, dir, "triangles", a.ps_err);
         else if (!a.vs_ok)
@@ -378,5 +477,7 @@ static int populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
 
 void t1_models_add(struct t2_view *v, uint32_t root_dir)
 {
+    tree_gen_item(read_t1_bin, t1_vertices_item);
+    tree_gen_item(read_t1_txt, t1_vertices_item);
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);
 }

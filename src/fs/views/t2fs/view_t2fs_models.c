@@ -113,18 +113,14 @@ static int mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, st
     return 0;
 }
 
-/* The producer: reads the buffer through the locator (under the tree lock, as a Turok 1
- * export build does: only file reads pin this item, never a populate callback). */
+/* The producer: reads the buffer through the locator, which takes only the view's own
+ * lock (never the tree's: cache.h), so a read holding the tree lock may pin this item. */
 static int produce_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct vbuf *vb = (struct vbuf *)c;
-    struct tree *t = t2fs_view_fs(vb->m->v)->tree;
     struct t2fs_node n;
     struct t2fs_array a;
-    tree_lock(t);
-    int rc = mesh_vertices(vb->m, vb->mesh, &n, &a, err, errlen);
-    tree_unlock(t);
-    if (rc)
+    if (mesh_vertices(vb->m, vb->mesh, &n, &a, err, errlen))
         return -1;
     if (a.esize != vb->esize || a.count != vb->count) {
         snprintf(err, errlen, "the vertex buffer changed since it was listed");
