@@ -2,8 +2,10 @@
  * (fixture_folder.c) mounted as FILE, its load order, links read through the kernel to the
  * winner's bytes, conflicts and their identical files (sizes as read), a package's tree
  * equal to the package mounted alone, the whole mount walked through the kernel, and
- * `s3rig ls DIR /conflicts`. S3RIG_NO_MOUNT_TESTS=1 skips these explicitly. */
+ * `s3rig ls DIR /conflicts`, and 8 threads walking it at once under -o spin=0.
+ * S3RIG_NO_MOUNT_TESTS=1 skips these explicitly. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,11 +125,72 @@ static void test_cli_folder(void **state)
     assert_string_equal(out, "same two");
 }
 
+/* With -o spin=0 (libfuse's threads): 8 threads walk the whole folder mount at once
+ * (the first listings, package views opened, identical files compared while others read):
+ * every walk reads everything, and the subtrees that do not change as parsing goes on
+ * (/conflicts with its identical files, /script-conflicts, a package's resources/; the
+ * packages' info files do change: they say what has been parsed so far) are the same for
+ * all, and the same once more alone on the warm mount. */
+#define WALKERS 8
+static const char *const stable[] = {"conflicts", "script-conflicts", "files/a.package/resources", "by-type"};
+#define NSTABLE (sizeof stable / sizeof stable[0])
+struct walker {
+    const char *mnt;
+    uint64_t digest[NSTABLE];
+    size_t nodes[NSTABLE], all_nodes;
+    int rc;
+};
+
+static void *walk_mount(void *p)
+{
+    struct walker *w = p;
+    uint64_t all;
+    char path[512];
+    w->rc = mount_digest(w->mnt, &all, &w->all_nodes);
+    for (size_t i = 0; i < NSTABLE && w->rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/%s", w->mnt, stable[i]);
+        w->rc = mount_digest(path, &w->digest[i], &w->nodes[i]);
+    }
+    return NULL;
+}
+
+static void test_mount_folder_parallel(void **state)
+{
+    (void)state;
+    char mods[256], mnt[256];
+    make_mods(mods, sizeof mods);
+    snprintf(mnt, sizeof mnt, "%s/m-folder-par", tmpdir);
+    do_mount(mods, mnt, "spin=0");
+    pthread_t th[WALKERS];
+    struct walker w[WALKERS];
+    for (int k = 0; k < WALKERS; k++) {
+        w[k] = (struct walker){.mnt = mnt};
+        assert_int_equal(pthread_create(&th[k], NULL, walk_mount, &w[k]), 0);
+    }
+    for (int k = 0; k < WALKERS; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    struct walker after = {.mnt = mnt};
+    walk_mount(&after);
+    do_umount(mnt);
+    assert_int_equal(after.rc, 0);
+    assert_true(after.all_nodes > 100);
+    for (int k = 0; k < WALKERS; k++) {
+        assert_int_equal(w[k].rc, 0);
+        assert_int_equal(w[k].all_nodes, after.all_nodes);
+        for (size_t i = 0; i < NSTABLE; i++) {
+            assert_int_equal(w[k].nodes[i], after.nodes[i]);
+            if (w[k].digest[i] != after.digest[i])
+                fail_msg("walker %d saw another %s", k, stable[i]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_mount_folder),
         mount_test(test_cli_folder),
+        mount_test(test_mount_folder_parallel),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("folder mounts", tests, mount_group_setup, mount_group_teardown);

@@ -6,7 +6,7 @@
  * with the full listing or fails with -ENOMEM: for k <= N at least one failed (the
  * refusal always lands in a listing, and must reach it), and the tree in the end is the
  * clean one, entry for entry (a directory published short would stay short). /info
- * counts the failed listings. */
+ * counts the failed listings. The same for a Mods folder on disk. */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "fixture_folder.h"
 #include "fixture_kinds.h"
 #include "fs/open/open.h"
 #include "tree_compare.h"
@@ -103,13 +104,29 @@ static char *read_info(struct tree *t)
     return tree_render(t, info, &len);
 }
 
-static void fail_every_allocation_of(const char *kind, int nargs, char *const *args)
-{
+/* What a run opens: a fixture kind in memory, or a folder on disk (path). */
+struct subject {
+    const char *kind;
+    uint8_t *data;
     size_t size;
-    uint8_t *data = fx_kind(kind, nargs, args, &size);
-    assert_non_null(data);
+    const char *path;
+};
 
-    struct s3fs *fs = open_kind(data, size);
+static struct s3fs *open_subject(const struct subject *s)
+{
+    if (!s->path)
+        return open_kind(s->data, s->size);
+    struct s3fs *fs = NULL;
+    char err[512];
+    if (s3fs_open(&fs, s->path, NULL, err, sizeof err))
+        fail_msg("open: %s", err);
+    return fs;
+}
+
+static void fail_every_allocation_in(const struct subject *s)
+{
+    const char *kind = s->kind;
+    struct s3fs *fs = open_subject(s);
     uint64_t before, after, failures;
     tree_test_alloc_counts(fs->tree, &before, &failures);
     assert_int_equal(list_everything(fs->tree), 0);
@@ -123,7 +140,7 @@ static void fail_every_allocation_of(const char *kind, int nargs, char *const *a
 
     uint64_t errors = 0;
     for (uint64_t k = 1; k <= n + 1; k++) {
-        fs = open_kind(data, size);
+        fs = open_subject(s);
         tree_test_fail_alloc(fs->tree, k);
         unsigned failed = list_everything(fs->tree);
         tree_test_alloc_counts(fs->tree, &after, &failures);
@@ -151,7 +168,15 @@ static void fail_every_allocation_of(const char *kind, int nargs, char *const *a
                   "(ENOMEM) in %" PRIu64 " runs, each listed whole again, none short\n",
                   kind, n, errors);
     snap_free(&clean);
-    free(data);
+}
+
+static void fail_every_allocation_of(const char *kind, int nargs, char *const *args)
+{
+    struct subject s = {kind, NULL, 0, NULL};
+    s.data = fx_kind(kind, nargs, args, &s.size);
+    assert_non_null(s.data);
+    fail_every_allocation_in(&s);
+    free(s.data);
 }
 
 static void fail_every_allocation(const char *kind)
@@ -191,6 +216,20 @@ static void test_t2fs_turok1(void **state)
     fail_every_allocation("t2fs-turok1");
 }
 
+/* A Mods folder (fixture_folder.c): the scan, /files with every package's tree and the
+ * script archives' members, /keys, /conflicts and /script-conflicts, /by-type. */
+static void test_folder(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/s3rig-oom-folder-XXXXXX", cmd[64];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(fxf_build(dir, true), 0);
+    struct subject s = {"folder", NULL, 0, dir};
+    fail_every_allocation_in(&s);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_granny_repeated_string),
         cmocka_unit_test(test_t2fs),
         cmocka_unit_test(test_t2fs_turok1),
+        cmocka_unit_test(test_folder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

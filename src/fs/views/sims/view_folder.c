@@ -831,11 +831,11 @@ static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
     if (f->err[0])
         return added(t, add_error(t, dir, "package", f->err));
     char origin[300], err[sizeof f->err];
+    f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
-    if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err)) {
-        snprintf(f->err, sizeof f->err, "%s", err);
+    if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
+        /* not kept in f->err: a listing that failed for memory opens it again */
         return added(t, add_error(t, dir, "package", err));
-    }
     return tree_populate(t, dir);
 }
 
@@ -952,9 +952,11 @@ static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
             rc = added(t, add_error(t, parent, leaf, why));
             continue;
         }
-        *m = (struct zmember){.f = f, .index = f->member_index[i], .size = zs.size};
-        m->c.produce = produce_member;
-        m->c.hint = zs.size;
+        if (!m->f) { /* once: a listing made again after a failure finds it set up */
+            *m = (struct zmember){.f = f, .index = f->member_index[i], .size = zs.size};
+            m->c.produce = produce_member;
+            m->c.hint = zs.size;
+        }
         rc = added(t, tree_add_gen(t, parent, leaf, "zip.member", zs.size, read_member, m, 0));
     }
     free(c.path);
@@ -986,13 +988,12 @@ static int populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 /* ---- providers ---- */
 
 /* Package f's view, opened (its /files directory populated) when it is not yet: NULL
- * when it cannot be (f->err says why, or *rc is an error to pass on). */
+ * when it cannot be (f->err or its package.error says why, or *rc is an error to pass
+ * on). Populated each time, not trusted from f->pkg alone: a listing that failed after
+ * the view was opened is rolled back, and listing it again opens a new one. */
 static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, int *rc)
 {
     struct tree *t = v->fs->tree;
-    *rc = 0;
-    if (f->pkg)
-        return f->pkg;
     if ((*rc = tree_populate(t, v->files_dir)) != 0)
         return NULL;
     if (!f->ino) {
@@ -1000,11 +1001,9 @@ static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, int *rc
         return NULL;
     }
     *rc = tree_populate(t, f->ino);
-    return f->pkg;
+    return *rc ? NULL : f->pkg;
 }
 
-/* The link target from dir to provider r's resource directory, malloc'd; NULL with why
- * (or *rc an error to pass on). */
 /* Whether package f is still the file scanned (looked at once, without opening its view):
  * false with f->err saying why, which its /files directory then shows. */
 static bool still_there(struct folder_view *v, struct mf_file *f, int *rc)
@@ -1059,7 +1058,7 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
         if (!full) {
             if (pkg && *rc == 0)
                 *rc = -ENOMEM; /* the names could not be made */
-            snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened");
+            snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened (its package.error says why)");
             return NULL;
         }
     }
@@ -1248,7 +1247,9 @@ static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
             result = s < 0 ? 2 : (int8_t)s;
         }
     }
-    return *memo = result;
+    if (result != 2) /* "cannot tell" may pass (memory, a package gone): asked again next time */
+        *memo = result;
+    return result;
 }
 
 static const char *identical_word(int8_t r)
