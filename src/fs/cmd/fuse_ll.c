@@ -26,8 +26,9 @@
  * same path (ESTALE when there is none), with attributes the kernel may not keep. Files
  * are opened without the kernel's page cache (direct_io), so a reader holding one open
  * across a commit reads the new version. After each commit a thread of ours tells the
- * kernel to forget the root's entries (never from a request: the kernel may hold a
- * directory's lock while it waits for us). Pending
+ * kernel to forget the root's entries (not the request's own thread: the kernel may hold
+ * a directory's lock while it waits for us), and the close waits for it, for a bounded
+ * time, so that path walks after it see the new tree. Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount. */
 #define FUSE_USE_VERSION 35
@@ -112,6 +113,8 @@ struct adapter {
     pthread_mutex_t nmu;
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
+    uint64_t asked, done; /* commits to tell the kernel about, and told (under nmu) */
+    pthread_cond_t ndone;
     pthread_mutex_t tmu; /* temps */
     struct tempfile *temps;
     uint32_t ntemps_made;
@@ -785,6 +788,29 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
 }
 
+/* How long a commit's close waits for the kernel to have forgotten the old tree's paths.
+ * Bounded: with one thread serving requests, the kernel may hold the root's lock while it
+ * waits for our answer to a lookup that this close keeps us from giving. */
+#define NOTIFY_WAIT_NS 200000000ll
+
+/* After a commit: the notifier thread tells the kernel, and we wait for it (up to
+ * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. */
+static void tell_kernel(struct adapter *a)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long long ns = until.tv_nsec + NOTIFY_WAIT_NS;
+    until.tv_sec += (time_t)(ns / 1000000000ll);
+    until.tv_nsec = (long)(ns % 1000000000ll);
+    pthread_mutex_lock(&a->nmu);
+    uint64_t mine = ++a->asked;
+    pthread_cond_broadcast(&a->ncv);
+    while (a->done < mine && a->notifier_started && !a->stopping)
+        if (pthread_cond_timedwait(&a->ndone, &a->nmu, &until) != 0)
+            break;
+    pthread_mutex_unlock(&a->nmu);
+}
+
 /* -o rw: what a writer handle holds goes to the pending edits (a value's text parsed),
  * then everything pending is committed. 0 or the errno for the flush/fsync. */
 static int settle(fuse_req_t req, struct snapshot *s, bool last)
@@ -816,11 +842,8 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
             return rc;
     }
     rc = rw_commit(&a->rw, true);
-    if (!rc) {
-        pthread_mutex_lock(&a->nmu);
-        pthread_cond_signal(&a->ncv); /* tell the kernel (the notifier thread) */
-        pthread_mutex_unlock(&a->nmu);
-    }
+    if (!rc)
+        tell_kernel(a);
     return rc;
 }
 
@@ -1318,20 +1341,24 @@ static void *notifier(void *arg)
     struct adapter *a = arg;
     pthread_mutex_lock(&a->nmu);
     while (!a->stopping) {
-        struct rw_gen *cur = rw_current(&a->rw);
-        if (cur->epoch == a->notified) {
+        if (a->done == a->asked) {
             pthread_cond_wait(&a->ncv, &a->nmu);
             continue;
         }
+        uint64_t asked = a->asked;
         uint32_t from = a->notified;
-        a->notified = cur->epoch;
         pthread_mutex_unlock(&a->nmu);
+        struct rw_gen *cur = rw_current(&a->rw); /* opens the committed file */
         for (uint32_t e = from; e < cur->epoch; e++) {
             struct rw_gen *old = rw_gen_of(&a->rw, e);
             if (old)
                 notify_epoch(a, old);
         }
         pthread_mutex_lock(&a->nmu);
+        if (cur->epoch > a->notified)
+            a->notified = cur->epoch;
+        a->done = asked;
+        pthread_cond_broadcast(&a->ndone);
     }
     pthread_mutex_unlock(&a->nmu);
     return NULL;
@@ -1411,7 +1438,8 @@ static void rw_stop(struct adapter *a)
     if (a->notifier_started) {
         pthread_mutex_lock(&a->nmu);
         a->stopping = true;
-        pthread_cond_signal(&a->ncv);
+        pthread_cond_broadcast(&a->ncv);
+        pthread_cond_broadcast(&a->ndone);
         pthread_mutex_unlock(&a->nmu);
         pthread_join(a->notifier, NULL);
         a->notifier_started = false;
@@ -1429,6 +1457,7 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .lock = PTHREAD_MUTEX_INITIALIZER,
                         .nmu = PTHREAD_MUTEX_INITIALIZER,
                         .ncv = PTHREAD_COND_INITIALIZER,
+                        .ndone = PTHREAD_COND_INITIALIZER,
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     if (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) {
@@ -1481,6 +1510,7 @@ out_destroy:
             temp_unlink(&a, a.temps);
         pthread_mutex_destroy(&a.nmu);
         pthread_cond_destroy(&a.ncv);
+        pthread_cond_destroy(&a.ndone);
         pthread_mutex_destroy(&a.tmu);
     }
     return status;
