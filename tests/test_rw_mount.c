@@ -398,6 +398,16 @@ static void test_rw_editors(void **state)
              r.mnt, UNUSED0_POS + 12, tmpdir, tmpdir);
     assert_int_equal(sh(cmd), 0);
     memcpy(want + UNUSED0_POS + 12, "ABCD", 4);
+    /* cp of a file of the range's size over it */
+    char hb[300];
+    snprintf(hb, sizeof hb, "%s/header-new.bin", tmpdir);
+    uint8_t header[52];
+    memcpy(header, want, 52);
+    le32(header + UNUSED0_POS + 12, 0x51525354);
+    assert_int_equal(fx_write_file(hb, header, 52), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/header.bin'", hb, r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    memcpy(want, header, 52);
     umount_rw(r.mnt, r.path);
     assert_file_is(r.path, want, r.size);
     do_mount(r.path, r.mnt, NULL);
@@ -442,7 +452,10 @@ static void test_rw_refusals(void **state)
     assert_int_equal(errno, EPERM);
     assert_int_equal(ftruncate(fd, 52), 0); /* its own size: nothing to do */
     assert_int_equal(close(fd), 0);
+    /* written whole (O_TRUNC, as cp does): only its own size is taken, at the close */
     assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "x", &step), EPERM);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(r.mnt, "refused /header.bin: 1 bytes for a range of 52"));
     /* what is not writable, and what cannot be made */
     snprintf(p, sizeof p, "%s/info", r.mnt);
     assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);

@@ -75,6 +75,7 @@ struct snapshot {
     bool writer;      /* opened for writing */
     bool dirty;       /* written (or truncated) since the last flush */
     bool bad;         /* a write was refused: the flush refuses too */
+    bool whole_bytes; /* RW_BYTES opened with O_TRUNC (cp): the new bytes, in buf, all */
     struct rw_target w;
     char *buf;        /* RW_VALUE: the text being written */
     size_t blen, bcap;
@@ -677,10 +678,6 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
 {
     struct adapter *a = adapter_of(req);
     bool trunc = fi->flags & O_TRUNC; /* libfuse asks for atomic O_TRUNC: no SETATTR follows */
-    if (trunc && w->kind == RW_BYTES && w->len) {
-        fuse_reply_err(req, EPERM); /* a byte range has a fixed size */
-        return;
-    }
     struct snapshot *s = calloc(1, sizeof *s);
     if (s && (w->kind == RW_VALUE || (rw_whole(w->kind) && !trunc))) {
         uint8_t *text;
@@ -702,6 +699,8 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
     s->writer = true;
     s->w = *w;
     if (trunc) {
+        /* a byte range written whole (cp): taken at the close if it has the range's size */
+        s->whole_bytes = w->kind == RW_BYTES;
         s->blen = 0;
         s->dirty = true;
     }
@@ -817,14 +816,31 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
 {
     struct adapter *a = adapter_of(req);
     int rc = 0;
-    if (s && s->writer && s->dirty && s->w.kind != RW_BYTES && s->blen == 0 && !last)
+    if (s && s->writer && s->dirty && (s->w.kind != RW_BYTES || s->whole_bytes) && s->blen == 0 && !last)
         return 0; /* a shell's O_TRUNC, then a close of a duplicate before it writes */
     if (s && s->writer && s->dirty) {
         s->dirty = false;
         if (s->bad)
             return -EINVAL;
         rc = handle_target(a, req, s);
-        if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
+        if (!rc && s->whole_bytes) {
+            pthread_mutex_lock(&a->rw.mu);
+            size_t len = s->blen;
+            char *copy = len == s->w.len ? alloc_array(len ? len : 1, 1) : NULL;
+            if (copy)
+                memcpy(copy, s->buf, len);
+            pthread_mutex_unlock(&a->rw.mu);
+            if (len != s->w.len) {
+                char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+                rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path ? path : "?",
+                       len, s->w.len);
+                free(path);
+                rc = -EPERM;
+            } else {
+                rc = copy ? rw_put_bytes(&a->rw, &s->w, 0, copy, len) : -ENOMEM;
+            }
+            free(copy);
+        } else if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
             char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
             pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
             char *text = alloc_array(s->blen ? s->blen : 1, 1);
@@ -904,13 +920,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         return;
     }
     int rc = handle_target(a, req, s);
-    if (!rc && s->w.kind == RW_BYTES) {
+    if (!rc && s->w.kind == RW_BYTES && !s->whole_bytes) {
         rc = rw_put_bytes(&a->rw, &s->w, (uint64_t)off, data, size);
         s->dirty |= rc == 0;
     } else if (!rc) {
         /* a value's text: at most 64 characters a value, whatever the writer sends; a
          * resource's new content: up to RW_RESOURCE_MAX */
-        uint64_t limit = rw_whole(s->w.kind) ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
+        uint64_t limit = s->whole_bytes ? s->w.len : rw_whole(s->w.kind) ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
         pthread_mutex_lock(&a->rw.mu);
         if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
             rc = -EFBIG;
@@ -925,7 +941,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         }
         if (!rc) {
             if ((size_t)off > s->blen)
-                memset(s->buf + s->blen, rw_whole(s->w.kind) ? 0 : ' ', (size_t)off - s->blen);
+                memset(s->buf + s->blen, s->w.kind == RW_VALUE ? ' ' : 0, (size_t)off - s->blen);
             memcpy(s->buf + off, data, size);
             if ((size_t)off + size > s->blen)
                 s->blen = (size_t)off + size;
