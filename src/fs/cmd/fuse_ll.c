@@ -50,7 +50,8 @@
 #include "fs/cmd/rw.h"
 #include "parse/base/err.h"
 
-/* The data never changes while mounted: let the kernel cache names and attributes. */
+/* A node never changes while mounted (with -o rw a commit makes a new tree, whose nodes
+ * have other numbers): let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
 /* But a directory not listed yet has st_nlink 1 ("unknown"), 2 + its subdirectories once
  * it is: the kernel keeps such attributes only this long, so a stat a moment after the
