@@ -398,6 +398,16 @@ static void test_rw_editors(void **state)
              r.mnt, UNUSED0_POS + 12, tmpdir, tmpdir);
     assert_int_equal(sh(cmd), 0);
     memcpy(want + UNUSED0_POS + 12, "ABCD", 4);
+    /* cp of a file of the range's size over it */
+    char hb[300];
+    snprintf(hb, sizeof hb, "%s/header-new.bin", tmpdir);
+    uint8_t header[52];
+    memcpy(header, want, 52);
+    le32(header + UNUSED0_POS + 12, 0x51525354);
+    assert_int_equal(fx_write_file(hb, header, 52), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/header.bin'", hb, r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    memcpy(want, header, 52);
     umount_rw(r.mnt, r.path);
     assert_file_is(r.path, want, r.size);
     do_mount(r.path, r.mnt, NULL);
@@ -442,7 +452,10 @@ static void test_rw_refusals(void **state)
     assert_int_equal(errno, EPERM);
     assert_int_equal(ftruncate(fd, 52), 0); /* its own size: nothing to do */
     assert_int_equal(close(fd), 0);
+    /* written whole (O_TRUNC, as cp does): only its own size is taken, at the close */
     assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "x", &step), EPERM);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(r.mnt, "refused /header.bin: 1 bytes for a range of 52"));
     /* what is not writable, and what cannot be made */
     snprintf(p, sizeof p, "%s/info", r.mnt);
     assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
@@ -637,6 +650,67 @@ static void test_rw_package_resource(void **state)
     free(now);
     free(want);
     free(pkg);
+}
+
+/* A wrapped RIG's Granny data replaced by a Granny file of another size: the new RIG is
+ * the header with its offsets past the Granny data moved, the new Granny bytes, padding
+ * to 4 bytes, then the old IK chains and lists unchanged (docs/formats/rig.md). */
+static void test_rw_rig_granny_replaced(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "regranny.rig");
+    size_t glen;
+    struct fx_gr2_layout gl;
+    uint8_t *g = fx_sample_gr2("le32", 7, &glen, &gl);
+    char gp[300];
+    snprintf(gp, sizeof gp, "%s/new.gr2", tmpdir);
+    assert_int_equal(fx_write_file(gp, g, glen), 0);
+    do_mount(r.path, r.mnt, "rw");
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny.gr2'", gp, r.mnt);
+    assert_int_equal(sh(cmd), 0);
+    char p[512];
+    snprintf(p, sizeof p, "%s/granny.gr2", r.mnt);
+    assert_file_is(p, g, glen);
+    umount_rw(r.mnt, r.path);
+    uint64_t g0 = r.rl.granny_pos, ik = r.rl.ik_pos, new_ik = (g0 + glen + 3) & ~3ull;
+    int64_t delta = (int64_t)new_ik - (int64_t)ik;
+    size_t size = (size_t)(new_ik + (r.size - ik));
+    uint8_t *want = calloc(1, size);
+    memcpy(want, r.bytes, g0);
+    for (int i = 4; i <= 8; i++) /* offsets count from their own field */
+        if (4 * i + rd32(r.bytes + 4 * i) >= ik)
+            le32(want + 4 * i, (uint32_t)((int64_t)rd32(r.bytes + 4 * i) + delta));
+    /* int2_offset follows the Granny size when it held it (exact, or padded) */
+    uint32_t int2 = rd32(r.bytes + 8), old_len = rd32(r.bytes + g0 + 0x24);
+    if (int2 == old_len)
+        le32(want + 8, (uint32_t)glen);
+    else if (int2 == ik - g0)
+        le32(want + 8, (uint32_t)(new_ik - g0));
+    memcpy(want + g0, g, glen);
+    memcpy(want + new_ik, r.bytes + ik, r.size - ik);
+    size_t n;
+    uint8_t *now = slurp(r.path, &n);
+    assert_int_equal(n, size);
+    assert_memory_equal(now, want, size);
+    free(now);
+    /* mounted again: the same IK chains and lists as before */
+    do_mount(r.path, r.mnt, NULL);
+    snprintf(p, sizeof p, "%s/ik_chains/0/pole", r.mnt);
+    char *t = text_of(p);
+    char want_pole[16];
+    snprintf(want_pole, sizeof want_pole, "%d\n", fx_sample_chains[0].pole);
+    assert_string_equal(t, want_pole);
+    free(t);
+    snprintf(p, sizeof p, "%s/full_bone_list", r.mnt);
+    t = text_of(p);
+    assert_string_equal(t, "0\n1\n2\n3\n4\n5\n");
+    free(t);
+    do_umount(r.mnt);
+    free(want);
+    free(g);
+    rig_free(&r);
 }
 
 /* A reader holding a file whose part is gone after a commit: ESTALE, never other bytes. */
@@ -856,6 +930,7 @@ int main(void)
         mount_test(test_rw_open_handle_after_commit),
         mount_test(test_rw_moved_part_estale),
         mount_test(test_rw_package_resource),
+        mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),
         mount_test(test_rw_disk_full),

@@ -26,8 +26,9 @@
  * same path (ESTALE when there is none), with attributes the kernel may not keep. Files
  * are opened without the kernel's page cache (direct_io), so a reader holding one open
  * across a commit reads the new version. After each commit a thread of ours tells the
- * kernel to forget the root's entries (never from a request: the kernel may hold a
- * directory's lock while it waits for us). Pending
+ * kernel to forget the root's entries (not the request's own thread: the kernel may hold
+ * a directory's lock while it waits for us), and the close waits for it, for a bounded
+ * time, so that path walks after it see the new tree. Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount. */
 #define FUSE_USE_VERSION 35
@@ -49,7 +50,8 @@
 #include "fs/cmd/rw.h"
 #include "parse/base/err.h"
 
-/* The data never changes while mounted: let the kernel cache names and attributes. */
+/* A node never changes while mounted (with -o rw a commit makes a new tree, whose nodes
+ * have other numbers): let the kernel cache names and attributes. */
 #define CACHE_TIMEOUT 86400.0
 /* But a directory not listed yet has st_nlink 1 ("unknown"), 2 + its subdirectories once
  * it is: the kernel keeps such attributes only this long, so a stat a moment after the
@@ -74,6 +76,7 @@ struct snapshot {
     bool writer;      /* opened for writing */
     bool dirty;       /* written (or truncated) since the last flush */
     bool bad;         /* a write was refused: the flush refuses too */
+    bool whole_bytes; /* RW_BYTES opened with O_TRUNC (cp): the new bytes, in buf, all */
     struct rw_target w;
     char *buf;        /* RW_VALUE: the text being written */
     size_t blen, bcap;
@@ -112,6 +115,8 @@ struct adapter {
     pthread_mutex_t nmu;
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
+    uint64_t asked, done; /* commits to tell the kernel about, and told (under nmu) */
+    pthread_cond_t ndone;
     pthread_mutex_t tmu; /* temps */
     struct tempfile *temps;
     uint32_t ntemps_made;
@@ -674,10 +679,6 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
 {
     struct adapter *a = adapter_of(req);
     bool trunc = fi->flags & O_TRUNC; /* libfuse asks for atomic O_TRUNC: no SETATTR follows */
-    if (trunc && w->kind == RW_BYTES && w->len) {
-        fuse_reply_err(req, EPERM); /* a byte range has a fixed size */
-        return;
-    }
     struct snapshot *s = calloc(1, sizeof *s);
     if (s && (w->kind == RW_VALUE || (rw_whole(w->kind) && !trunc))) {
         uint8_t *text;
@@ -699,6 +700,8 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
     s->writer = true;
     s->w = *w;
     if (trunc) {
+        /* a byte range written whole (cp): taken at the close if it has the range's size */
+        s->whole_bytes = w->kind == RW_BYTES;
         s->blen = 0;
         s->dirty = true;
     }
@@ -785,20 +788,60 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
 }
 
+/* How long a commit's close waits for the kernel to have forgotten the old tree's paths.
+ * Bounded: with one thread serving requests, the kernel may hold the root's lock while it
+ * waits for our answer to a lookup that this close keeps us from giving. */
+#define NOTIFY_WAIT_NS 200000000ll
+
+/* After a commit: the notifier thread tells the kernel, and we wait for it (up to
+ * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. */
+static void tell_kernel(struct adapter *a)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long long ns = until.tv_nsec + NOTIFY_WAIT_NS;
+    until.tv_sec += (time_t)(ns / 1000000000ll);
+    until.tv_nsec = (long)(ns % 1000000000ll);
+    pthread_mutex_lock(&a->nmu);
+    uint64_t mine = ++a->asked;
+    pthread_cond_broadcast(&a->ncv);
+    while (a->done < mine && a->notifier_started && !a->stopping)
+        if (pthread_cond_timedwait(&a->ndone, &a->nmu, &until) != 0)
+            break;
+    pthread_mutex_unlock(&a->nmu);
+}
+
 /* -o rw: what a writer handle holds goes to the pending edits (a value's text parsed),
  * then everything pending is committed. 0 or the errno for the flush/fsync. */
 static int settle(fuse_req_t req, struct snapshot *s, bool last)
 {
     struct adapter *a = adapter_of(req);
     int rc = 0;
-    if (s && s->writer && s->dirty && s->w.kind != RW_BYTES && s->blen == 0 && !last)
+    if (s && s->writer && s->dirty && (s->w.kind != RW_BYTES || s->whole_bytes) && s->blen == 0 && !last)
         return 0; /* a shell's O_TRUNC, then a close of a duplicate before it writes */
     if (s && s->writer && s->dirty) {
         s->dirty = false;
         if (s->bad)
             return -EINVAL;
         rc = handle_target(a, req, s);
-        if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
+        if (!rc && s->whole_bytes) {
+            pthread_mutex_lock(&a->rw.mu);
+            size_t len = s->blen;
+            char *copy = len == s->w.len ? alloc_array(len ? len : 1, 1) : NULL;
+            if (copy)
+                memcpy(copy, s->buf, len);
+            pthread_mutex_unlock(&a->rw.mu);
+            if (len != s->w.len) {
+                char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+                rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path ? path : "?",
+                       len, s->w.len);
+                free(path);
+                rc = -EPERM;
+            } else {
+                rc = copy ? rw_put_bytes(&a->rw, &s->w, 0, copy, len) : -ENOMEM;
+            }
+            free(copy);
+        } else if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
             char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
             pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
             char *text = alloc_array(s->blen ? s->blen : 1, 1);
@@ -816,11 +859,8 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
             return rc;
     }
     rc = rw_commit(&a->rw, true);
-    if (!rc) {
-        pthread_mutex_lock(&a->nmu);
-        pthread_cond_signal(&a->ncv); /* tell the kernel (the notifier thread) */
-        pthread_mutex_unlock(&a->nmu);
-    }
+    if (!rc)
+        tell_kernel(a);
     return rc;
 }
 
@@ -881,13 +921,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         return;
     }
     int rc = handle_target(a, req, s);
-    if (!rc && s->w.kind == RW_BYTES) {
+    if (!rc && s->w.kind == RW_BYTES && !s->whole_bytes) {
         rc = rw_put_bytes(&a->rw, &s->w, (uint64_t)off, data, size);
         s->dirty |= rc == 0;
     } else if (!rc) {
         /* a value's text: at most 64 characters a value, whatever the writer sends; a
          * resource's new content: up to RW_RESOURCE_MAX */
-        uint64_t limit = rw_whole(s->w.kind) ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
+        uint64_t limit = s->whole_bytes ? s->w.len : rw_whole(s->w.kind) ? RW_RESOURCE_MAX : 64 * s->w.ft.count + 64;
         pthread_mutex_lock(&a->rw.mu);
         if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
             rc = -EFBIG;
@@ -902,7 +942,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         }
         if (!rc) {
             if ((size_t)off > s->blen)
-                memset(s->buf + s->blen, rw_whole(s->w.kind) ? 0 : ' ', (size_t)off - s->blen);
+                memset(s->buf + s->blen, s->w.kind == RW_VALUE ? ' ' : 0, (size_t)off - s->blen);
             memcpy(s->buf + off, data, size);
             if ((size_t)off + size > s->blen)
                 s->blen = (size_t)off + size;
@@ -1318,20 +1358,24 @@ static void *notifier(void *arg)
     struct adapter *a = arg;
     pthread_mutex_lock(&a->nmu);
     while (!a->stopping) {
-        struct rw_gen *cur = rw_current(&a->rw);
-        if (cur->epoch == a->notified) {
+        if (a->done == a->asked) {
             pthread_cond_wait(&a->ncv, &a->nmu);
             continue;
         }
+        uint64_t asked = a->asked;
         uint32_t from = a->notified;
-        a->notified = cur->epoch;
         pthread_mutex_unlock(&a->nmu);
+        struct rw_gen *cur = rw_current(&a->rw); /* opens the committed file */
         for (uint32_t e = from; e < cur->epoch; e++) {
             struct rw_gen *old = rw_gen_of(&a->rw, e);
             if (old)
                 notify_epoch(a, old);
         }
         pthread_mutex_lock(&a->nmu);
+        if (cur->epoch > a->notified)
+            a->notified = cur->epoch;
+        a->done = asked;
+        pthread_cond_broadcast(&a->ndone);
     }
     pthread_mutex_unlock(&a->nmu);
     return NULL;
@@ -1411,7 +1455,8 @@ static void rw_stop(struct adapter *a)
     if (a->notifier_started) {
         pthread_mutex_lock(&a->nmu);
         a->stopping = true;
-        pthread_cond_signal(&a->ncv);
+        pthread_cond_broadcast(&a->ncv);
+        pthread_cond_broadcast(&a->ndone);
         pthread_mutex_unlock(&a->nmu);
         pthread_join(a->notifier, NULL);
         a->notifier_started = false;
@@ -1429,6 +1474,7 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .lock = PTHREAD_MUTEX_INITIALIZER,
                         .nmu = PTHREAD_MUTEX_INITIALIZER,
                         .ncv = PTHREAD_COND_INITIALIZER,
+                        .ndone = PTHREAD_COND_INITIALIZER,
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     if (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) {
@@ -1481,6 +1527,7 @@ out_destroy:
             temp_unlink(&a, a.temps);
         pthread_mutex_destroy(&a.nmu);
         pthread_cond_destroy(&a.ncv);
+        pthread_cond_destroy(&a.ndone);
         pthread_mutex_destroy(&a.tmu);
     }
     return status;
