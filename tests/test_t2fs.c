@@ -63,27 +63,27 @@ static void test_branch_validity(void **state)
         assert_int_equal(b.count, 0);
         t2fs_branch_free(&b);
         uint32_t first_wrong[] = {2, 24, 24, 40};
-        assert_int_equal(branch_of(first_wrong, 4, 40, be, &b, err), -1);
+        assert_int_equal(branch_of(first_wrong, 4, 40, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "first offset"));
         uint32_t decreasing[] = {3, 24, 40, 32, 48};
-        assert_int_equal(branch_of(decreasing, 5, 48, be, &b, err), -1);
+        assert_int_equal(branch_of(decreasing, 5, 48, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "decrease"));
         uint32_t misaligned[] = {2, 16, 20, 40};
-        assert_int_equal(branch_of(misaligned, 4, 40, be, &b, err), -1);
+        assert_int_equal(branch_of(misaligned, 4, 40, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "multiple of 8"));
         uint32_t past[] = {2, 16, 24, 48};
-        assert_int_equal(branch_of(past, 4, 40, be, &b, err), -1);
+        assert_int_equal(branch_of(past, 4, 40, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "past the end"));
         uint32_t huge[] = {0xFFFFFFFF, 8};
-        assert_int_equal(branch_of(huge, 2, 64, be, &b, err), -1);
+        assert_int_equal(branch_of(huge, 2, 64, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "count 4294967295"));
         /* a node given more space than the data has (a file cut short): the count is checked
          * against the bytes there (256 in branch_of), before a table is allocated for it */
         uint32_t beyond[] = {0x3FFFFFFF, 0xFFFFFFF8u};
-        assert_int_equal(branch_of(beyond, 2, UINT64_MAX, be, &b, err), -1);
+        assert_int_equal(branch_of(beyond, 2, UINT64_MAX, be, &b, err), S3_ERR_RANGE);
         assert_non_null(strstr(err, "count 1073741823 needs a 4294967300-byte table, the data has 256 bytes there"));
         uint32_t one_past[] = {63, 264}; /* a 260-byte table */
-        assert_int_equal(branch_of(one_past, 2, 4096, be, &b, err), -1);
+        assert_int_equal(branch_of(one_past, 2, 4096, be, &b, err), S3_ERR_RANGE);
         assert_non_null(strstr(err, "needs a 260-byte table, the data has 256 bytes there"));
         uint32_t fits[62 + 2] = {62, 256}; /* 4 + 4 * 63 = 256 bytes: the whole buffer */
         for (int k = 2; k < 64; k++)
@@ -94,7 +94,7 @@ static void test_branch_validity(void **state)
         t2fs_branch_free(&b);
         /* a table pointing at itself: offset[0] = 0 */
         uint32_t self[] = {1, 0, 0};
-        assert_int_equal(branch_of(self, 3, 16, be, &b, err), -1);
+        assert_int_equal(branch_of(self, 3, 16, be, &b, err), S3_ERR_FORMAT);
     }
     assert_int_equal(t2fs_branch_header_len(0), 8);
     assert_int_equal(t2fs_branch_header_len(1), 16);
@@ -116,7 +116,7 @@ static void test_array_and_rnc_header(void **state)
     assert_int_equal(t2fs_read_array(&src, 0, 48, true, &e, &c, err, sizeof err), 0);
     assert_int_equal(e, 20);
     assert_int_equal(c, 2);
-    assert_int_equal(t2fs_read_array(&src, 0, 40, true, &e, &c, err, sizeof err), -1);
+    assert_int_equal(t2fs_read_array(&src, 0, 40, true, &e, &c, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "need 48 bytes"));
     memcpy(buf, "RNC\x02", 4);
     assert_int_equal(t2fs_rnc_method(&src, 0, 64), 2);

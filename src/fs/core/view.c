@@ -377,13 +377,17 @@ static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     return 0;
 }
 
-int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
+enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
 {
-    if (fs->nested) /* the directory keeps the host's type and span: where the bytes lie */
-        return tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) ? -1 : 0;
-    uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == fs->root ? 0 : -1;
+    bool made;
+    if (fs->nested) { /* the directory keeps the host's type and span: where the bytes lie */
+        made = tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) == 0;
+    } else {
+        uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
+        tree_set_span(fs->tree, root, 0, fs->src.size);
+        made = root == fs->root;
+    }
+    return made ? S3_OK : tree_full(fs->tree) ? S3_ERR_LIMIT : S3_ERR_NOMEM;
 }
 
 void add_info_and_unparsed(struct s3fs *fs, uint32_t root)

@@ -18,6 +18,7 @@
 #include "fs/core/tree.h"
 #include "parse/detect.h"
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/sims/rigset.h"
 
 /* Set from "-o" through the one option table (options.c), for both commands. */
@@ -125,9 +126,10 @@ struct s3fs {
 };
 
 /* A format's view (the open column of src/formats.def): parses fs's source (refusing only
- * an unreadable top level) and gives fs's root its populate callback. 0, or -1 with err.
- * A view's header declares it as `s3_view_open_fn CODE_view_open;`. */
-typedef int s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
+ * an unreadable top level) and gives fs's root its populate callback. S3_OK, or the
+ * reason with err (empty err: the open layer says the reason). A view's header declares
+ * it as `s3_view_open_fn CODE_view_open;`. */
+typedef enum s3_err s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
 
 /* ---- helpers for views ---- */
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
@@ -178,8 +180,9 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__
 
 /* Makes the view's root directory with its populate callback: the tree's root (its span
  * the whole file), or the directory a nested view was opened at (which keeps the type and
- * span its host gave it: where the nested bytes lie in the host). 0, or -1. */
-int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
+ * span its host gave it: where the nested bytes lie in the host). S3_OK, S3_ERR_LIMIT (the
+ * node limit) or S3_ERR_NOMEM. */
+enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
 
 /* Times /info was rendered under the tree lock, process-wide (tests: once per change,
  * however often it is measured). */

@@ -66,20 +66,16 @@ int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *
     return 0;
 }
 
-static int parse_magic_block(const struct s3_src *src, struct gr2_file *g, char *err, size_t errlen)
+static enum s3_err parse_magic_block(const struct s3_src *src, struct gr2_file *g, char *err, size_t errlen)
 {
     uint8_t b[GR2_MAGIC_SIZE];
-    if (src_read(src, g->base, b, sizeof b)) {
-        err_set(err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
-                (unsigned long long)g->base, (unsigned long long)g->avail);
-        return -1;
-    }
+    if (src_read(src, g->base, b, sizeof b))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
+                       (unsigned long long)g->base, (unsigned long long)g->avail);
     memcpy(g->magic, b, 16);
     g->sig = gr2_match_signature(b);
-    if (!g->sig) {
-        err_set(err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
-        return -1;
-    }
+    if (!g->sig)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
     g->be = g->sig->big_endian;
     g->pointer_bits = g->sig->pointer_bits;
     struct cursor c;
@@ -88,31 +84,26 @@ static int parse_magic_block(const struct s3_src *src, struct gr2_file *g, char 
     g->header_format = cur_u32(&c);
     g->magic_reserved[0] = cur_u32(&c);
     g->magic_reserved[1] = cur_u32(&c);
-    return 0;
+    return S3_OK;
 }
 
-static int parse_file_header(const struct s3_src *src, struct gr2_file *g, struct diag *d, char *err,
-                             size_t errlen)
+static enum s3_err parse_file_header(const struct s3_src *src, struct gr2_file *g, struct diag *d, char *err,
+                                     size_t errlen)
 {
     uint8_t b[0x48];
-    if (src_read(src, g->base + 0x20, b, 4)) {
-        err_set(err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
-                (unsigned long long)(g->base + 0x20));
-        return -1;
-    }
+    if (src_read(src, g->base + 0x20, b, 4))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
+                       (unsigned long long)(g->base + 0x20));
     g->version = ld_u32(b, g->be);
-    if (g->version != 6 && g->version != 7) {
-        err_set(err, errlen, "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
-                (unsigned long long)(g->base + 0x20), g->version);
-        return -1;
-    }
+    if (g->version != 6 && g->version != 7)
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                       "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
+                       (unsigned long long)(g->base + 0x20), g->version);
     g->header_length = g->version == 6 ? 0x38 : 0x48;
-    if (src_read(src, g->base + 0x20, b, g->header_length)) {
-        err_set(err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist", g->version,
-                (unsigned long long)(g->base + 0x20), g->header_length,
-                (unsigned long long)(g->avail > 0x20 ? g->avail - 0x20 : 0));
-        return -1;
-    }
+    if (src_read(src, g->base + 0x20, b, g->header_length))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist",
+                       g->version, (unsigned long long)(g->base + 0x20), g->header_length,
+                       (unsigned long long)(g->avail > 0x20 ? g->avail - 0x20 : 0));
     struct cursor c;
     cur_init(&c, b, g->header_length, g->be);
     cur_skip(&c, 4);
@@ -141,7 +132,7 @@ static int parse_file_header(const struct s3_src *src, struct gr2_file *g, struc
                  g->headers_size,
                  (unsigned long long)(0x20 + g->header_length +
                                       g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE));
-    return 0;
+    return S3_OK;
 }
 
 static void check_total_size(struct gr2_file *g, struct diag *d)
@@ -245,7 +236,7 @@ static void check_section(const struct s3_src *src, struct gr2_file *g, uint32_t
                                "marshalling table", &s->marshal_stored);
 }
 
-static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
+static enum s3_err parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
 {
     uint64_t pos = 0x20 + (uint64_t)g->section_array_offset;
     uint64_t room = pos < g->limit ? (g->limit - pos) / GR2_SECTION_HEADER_SIZE : 0;
@@ -259,12 +250,12 @@ static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct d
     }
     g->sections = alloc_array(n, sizeof *g->sections);
     if (!g->sections)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
         uint8_t b[GR2_SECTION_HEADER_SIZE];
         uint64_t at = pos + (uint64_t)i * GR2_SECTION_HEADER_SIZE;
         if (src_read(src, g->base + at, b, sizeof b))
-            return -EIO;
+            return S3_ERR_IO;
         struct cursor c;
         cur_init(&c, b, sizeof b, g->be);
         struct gr2_section *s = &g->sections[i];
@@ -283,25 +274,30 @@ static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct d
         g->nsections = i + 1;
         check_section(src, g, i, d);
     }
-    return 0;
+    return S3_OK;
 }
 
-int gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *g, struct diag *d, char *err,
-              size_t errlen)
+enum s3_err gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *g, struct diag *d, char *err,
+                      size_t errlen)
 {
     memset(g, 0, sizeof *g);
     g->base = base;
     g->avail = base <= src->size ? src->size - base : 0;
-    if (parse_magic_block(src, g, err, errlen) || parse_file_header(src, g, d, err, errlen))
-        return -1;
+    enum s3_err e = parse_magic_block(src, g, err, errlen);
+    if (e == S3_OK)
+        e = parse_file_header(src, g, d, err, errlen);
+    if (e != S3_OK)
+        return e;
     check_total_size(g, d);
     check_crc(src, g, d);
-    if (parse_sections(src, g, d)) {
-        err_set(err, errlen, "GR2 section headers: read error");
-        gr2_free(g);
-        return -1;
-    }
-    return 0;
+    e = parse_sections(src, g, d);
+    if (e != S3_OK)
+        goto fail;
+    return S3_OK;
+fail:
+    s3_fail(e, err, errlen, "GR2 section headers: %s", s3_err_str(e));
+    gr2_free(g);
+    return e;
 }
 
 void gr2_free(struct gr2_file *g)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/base/format.h"
 #include "parse/base/reader.h"
 
@@ -92,10 +93,10 @@ struct gr2_file {
 
 #define GR2_MAX_EXPANDED (1ull << 30)
 
-/* Parses the container starting at `base`. Returns 0 on success; a negative value when
- * the signature or header cannot be read (err says why). Warnings go to d. */
-int gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *out, struct diag *d,
-              char *err, size_t errlen);
+/* Parses the container starting at `base`: S3_OK, or the reason the signature, header or
+ * section headers cannot be read (err says where; out is then empty). Warnings go to d. */
+enum s3_err gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *out, struct diag *d,
+                      char *err, size_t errlen);
 void gr2_free(struct gr2_file *g);
 
 const char *gr2_compression_name(uint32_t code);

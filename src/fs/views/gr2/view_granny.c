@@ -453,30 +453,23 @@ static int by_section(const void *a, const void *b)
     return x->sec != y->sec ? (x->sec < y->sec ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
 }
 
-struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen)
+enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, char *err, size_t errlen)
 {
+    *out = NULL;
     struct gr2_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen)) {
-        free(v);
-        return NULL;
-    }
+    enum s3_err e = gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen);
+    if (e != S3_OK)
+        goto fail;
     uint32_t n = v->g.nsections;
     v->items = alloc_array(n, sizeof *v->items);
     v->fixups = alloc_array(n, sizeof *v->fixups);
     v->nfixups = alloc_array(n, sizeof *v->nfixups);
     if (!v->items || !v->fixups || !v->nfixups) {
-        free(v->items);
-        free(v->fixups);
-        free(v->nfixups);
-        gr2_free(&v->g);
-        free(v);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
     for (uint32_t i = 0; i < v->g.nsections; i++) {
         v->items[i].c.produce = produce_section;
@@ -492,11 +485,18 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
     if (gr2_find_padding(&fs->src.src, &v->g, &v->pad, &v->npad) == 0) /* without it: /unparsed */
         qsort(v->pad, v->npad, sizeof *v->pad, by_section);
     if (tree_on_free(fs->tree, gr2_view_free, v)) {
-        gr2_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
+        gr2_view_free(v); /* everything it holds, its lock too */
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    return v;
+    *out = v;
+    return S3_OK;
+fail:
+    free(v->items);
+    free(v->fixups);
+    free(v->nfixups);
+    gr2_free(&v->g);
+    free(v);
+    return e;
 }
 
 uint64_t gr2_view_total_size(const struct gr2_view *v)

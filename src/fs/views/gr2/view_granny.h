@@ -89,7 +89,7 @@ void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len,
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs: the container at `base` of
  * fs's source (NULL with err when its header is unreadable). */
-struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen);
+enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, char *err, size_t errlen);
 /* Adds granny.gr2 and granny/ to dir. */
 void gr2_view_add(struct gr2_view *v, uint32_t dir);
 /* Adds the container's structures to fs->cover and its facts to fs->facts. */

@@ -809,46 +809,34 @@ static void describe(struct pkg_view *v)
         diag_add(&fs->diag, "%s", d->index_err);
 }
 
-int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct pkg_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (dbpf_parse_header(&fs->src.src, &v->d, err, errlen)) {
+    enum s3_err e = dbpf_parse_header(&fs->src.src, &v->d, err, errlen);
+    if (e != S3_OK) {
         free(v);
-        return -1;
+        return e;
     }
     if (tree_on_free(fs->tree, pkg_view_free, v)) {
         pkg_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     v->sims4 = v->d.h[DBPF_H_MINOR] == 1;
-    if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag)) {
-        snprintf(err, errlen, "out of memory for the index");
-        return -1;
-    }
+    if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     uint32_t n = v->d.count;
     v->dirname = alloc_array(n, sizeof *v->dirname);
     v->res = alloc_array(n, sizeof *v->res);
     v->res_dir = alloc_array(n, sizeof *v->res_dir);
-    if (!v->dirname || !v->res || !v->res_dir || group_types(v)) {
-        snprintf(err, errlen, "out of memory for the index");
-        return -1;
-    }
+    if (!v->dirname || !v->res || !v->res_dir || group_types(v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     describe(v);
     tree_gen_item(read_expanded, expanded_item);
-    if (view_add_info_hook(fs, info_names, v)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (view_add_skeletons_hook(fs, pkg_skeletons, v)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
 

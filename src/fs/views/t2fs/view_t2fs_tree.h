@@ -52,9 +52,9 @@ typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir, void *ctx)
 
 /* Parses the t2fs header of fs's source, picks the schema (fs->opts.schema, else by
  * shape) and gives fs's root its populate callback, which calls root_extra (may be NULL;
- * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. 0,
- * or -1 with err. The format's entry is t2fs_view_open (view_t2fs_derived.h). */
-int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
+ * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. S3_OK,
+ * or the reason with err. The format's entry is t2fs_view_open (view_t2fs.h). */
+enum s3_err t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
 /* Registers one more root_extra hook (called in the order added). 0, or -1 when out of
  * memory. */
 int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx);
