@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -16,6 +17,7 @@
 #include "fs/open/open.h"
 #include "fs/views/sims/view_dbpf.h"
 #include "parse/sims/dbpf.h"
+#include "parse/sims/dbpf_codec.h"
 #include "parse/codec/refpack.h"
 #include "refpack_pack.h"
 #include "tree_compare.h"
@@ -756,6 +758,39 @@ static void test_package_codec_sniffed(void **state)
     free(f);
 }
 
+/* The codec choice, straight from the rules: the word when the bytes agree, else the
+ * bytes (zlib: CMF method 8 and a header divisible by 31; RefPack: second byte 0xFB),
+ * with a note; and zlib decoding to exactly the declared size. */
+static void test_codec_choice_and_zlib(void **state)
+{
+    (void)state;
+    static const uint8_t zhead[2] = {0x78, 0x9C}, rhead[2] = {0x10, 0xFB}, other[2] = {0x00, 0x01};
+    char note[200];
+    struct dbpf_entry e = {.extended = true, .compression = DBPF_COMP_STORED, .stored_size = 9, .mem_size = 9};
+    assert_int_equal(dbpf_codec_choose(&e, other, 2, note, sizeof note), DBPF_COMP_STORED);
+    assert_string_equal(note, "");
+    e = (struct dbpf_entry){.extended = false, .stored_size = 5, .mem_size = 9};
+    assert_int_equal(dbpf_codec_choose(&e, zhead, 2, note, sizeof note), DBPF_COMP_ZLIB);
+    assert_string_equal(note, "no compression word; decoded as zlib (sniffed)");
+    e = (struct dbpf_entry){.extended = true, .compression = DBPF_COMP_ZLIB, .stored_size = 5, .mem_size = 9};
+    assert_int_equal(dbpf_codec_choose(&e, rhead, 2, note, sizeof note), DBPF_COMP_REFPACK);
+    assert_string_equal(note, "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
+    assert_int_equal(dbpf_codec_choose(&e, other, 2, note, sizeof note), -1);
+    assert_string_equal(note, "compression word 0x5a42 does not fit its bytes; no codec fits them");
+
+    static const char text[] = "expanded expanded expanded expanded";
+    uint8_t z[128], out[sizeof text + 1];
+    uLongf zn = sizeof z;
+    assert_int_equal(compress(z, &zn, (const Bytef *)text, sizeof text), Z_OK);
+    char err[200] = "";
+    assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, zn, out, sizeof text, err, sizeof err), S3_OK);
+    assert_memory_equal(out, text, sizeof text);
+    assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, zn, out, sizeof text - 1, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "expands past the declared"));
+    assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, zn - 4, out, sizeof text, err, sizeof err), S3_ERR_FORMAT);
+    assert_int_equal(dbpf_expand(0x1234, z, zn, out, sizeof text, err, sizeof err), S3_ERR_UNSUPPORTED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_package_repeated_names_linear),
         cmocka_unit_test(test_package_rig_not_a_rig),
         cmocka_unit_test(test_package_codec_sniffed),
+        cmocka_unit_test(test_codec_choice_and_zlib),
         cmocka_unit_test(test_package_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
