@@ -13,7 +13,7 @@
 
 #include "fs/views/sims/view_folder.h"
 
-/* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
+/* Each format's view (s3_view_open_fn, fs/core/view.h), declared from the table, defined in
  * view_CODE.c. */
 #define FORMAT(id, name, code, ...) s3_view_open_fn code##_view_open;
 #include S3_FORMATS_DEF

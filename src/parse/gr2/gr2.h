@@ -1,6 +1,7 @@
 /* Granny 3D (.gr2) container: signature, magic block, file header, section headers,
- * fixup and marshalling tables. Facts: docs/formats/gr2.md. No decompression here;
- * the object tree (types, pointers) lives elsewhere. */
+ * fixup and marshalling tables. Facts: docs/formats/gr2.md. No decompression here.
+ * - gr2_parse returns enum s3_err; broken sections and tables keep their own messages.
+ * - Free with gr2_free (also after a failed parse). */
 #ifndef S3_GR2_H
 #define S3_GR2_H
 

@@ -1,9 +1,9 @@
 /* GEOM (type 0x015A1849): the skinned body meshes of The Sims 3 (version 5) and The Sims 4
- * (versions 12 to 15), in the RCOL wrapper a loose .simgeom file or a package resource
- * holds. Facts: docs/formats/geom.md (docs/formats/geom.md in the project). The whole
- * chunk is read once and parsed in memory, every count checked against the bytes that
- * exist; a broken part is an error string of its own and the parts after it that cannot
- * be found without it are absent. */
+ * (versions 12 to 15), in their RCOL wrapper. Facts: docs/formats/geom.md.
+ * - The chunk is read once (at most max_bytes) and parsed in memory, every count checked
+ *   against the bytes that exist.
+ * - A broken part is an error string of its own; the parts after it that cannot be found
+ *   without it are absent. Free with geom_free. */
 #ifndef S3_GEOM_H
 #define S3_GEOM_H
 

@@ -1,6 +1,8 @@
-/* Sims 3 RIG, wrapped-Granny encoding (first u32 0x8EAF13DE): the 52-byte wrapper
- * header, the IK-chain block and the four bone lists. Facts: docs/formats/rig.md.
- * The Granny data itself is parsed by gr2.c. */
+/* Sims 3 RIG, wrapped-Granny encoding (first u32 0x8EAF13DE): the 52-byte wrapper header,
+ * the IK-chain block and the four bone lists. Facts: docs/formats/rig.md. The Granny data
+ * it wraps is parsed by gr2.h.
+ * - rig_parse_wrapped returns enum s3_err; broken blocks keep their own messages.
+ * - Free with rig_free_wrapped. */
 #ifndef S3_RIG_H
 #define S3_RIG_H
 

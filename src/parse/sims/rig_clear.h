@@ -1,5 +1,6 @@
-/* The "clear" RIG encoding (Sims 3 after patches, Pets, Sims 4): first two u32 are
- * major 3/4 and minor 1/2. Facts: docs/formats/rig.md. */
+/* The "clear" RIG encoding (Sims 3 after patches, Pets, Sims 4): the first two u32 are
+ * major 3/4 and minor 1/2. Facts: docs/formats/rig.md.
+ * - rig_clear_parse returns enum s3_err; free with rig_clear_free. */
 #ifndef S3_RIG_CLEAR_H
 #define S3_RIG_CLEAR_H
 

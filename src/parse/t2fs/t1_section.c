@@ -1,3 +1,16 @@
+/* Turok 1 geometry sections as the engine draws them (docs/formats/t2fs.md, "Turok 1
+ * sections: vertices and the polygon stream"). A section is {section, usPStream (u16
+ * words), usVertices (16-byte vertices stored as byte planes)}. The engine loads the
+ * section's vertices into a cache of C slots in steps and, after each load, draws one run
+ * of triangles whose words name slots:
+ *   - load 0 puts min(count, C) vertices into slots 0..; every later load puts
+ *     min(remaining, C/2) into slot 0.. (odd loads) or slot C/2.. (even loads);
+ *   - a word holds three slot fields (lowest bits first) and a last-in-run flag; a
+ *     flagged word is drawn alone and ends the run, an unflagged one is paired with the
+ *     next word, and the pair ends the run when that word carries the flag;
+ *   - every word and every vertex is used exactly when the last load's run ends.
+ * Two layouts exist (16 slots, 4-bit fields, flag bit 12; 32 slots, 5-bit fields, flag
+ * bit 15): the one under which the stream is consumed exactly is the section's. */
 #include "parse/t2fs/t1_section.h"
 
 #include <stdio.h>

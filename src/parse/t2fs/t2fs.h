@@ -1,6 +1,8 @@
 /* t2fs (TEngine container, Turok 1/2/3): branch tables, array headers, compressed-node
  * recognition, and the schema that says what each path holds. Facts:
- * docs/formats/t2fs.md. Nodes are read lazily, one table at a time. */
+ * docs/formats/t2fs.md.
+ * - Nodes are read lazily, one table at a time; reads return enum s3_err with a message.
+ * - A table's count is checked against the bytes that exist before it is allocated. */
 #ifndef S3_T2FS_H
 #define S3_T2FS_H
 

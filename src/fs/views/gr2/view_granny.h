@@ -1,6 +1,9 @@
-/* The GR2 container view (view_gr2.c): /granny.gr2, /granny/header, /granny/sections,
- * and the expanded section bytes the object tree (view_gr2obj.c, above it) decodes.
- * This view calls nothing of the object tree's: it runs the hooks below. */
+/* The Granny container view: /granny.gr2, /granny/header, /granny/sections, and the
+ * sections' expanded bytes as cache items, lent to a request through the section broker
+ * (parse/gr2/gr2broker.h).
+ * - It calls nothing above it: what /granny holds besides is added by hooks.
+ * - A request pins (gr2_view_pin), reads through gr2_bytes, and unpins; a pointer into
+ *   section bytes never outlives a settle point (gr2_space_settle). */
 #ifndef S3_VIEW_GRANNY_H
 #define S3_VIEW_GRANNY_H
 
