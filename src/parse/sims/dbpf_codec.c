@@ -80,6 +80,6 @@ enum s3_err dbpf_expand(uint16_t codec, const uint8_t *in, size_t n, uint8_t *ou
     if (codec == DBPF_COMP_ZLIB)
         return inflate_exact(in, n, out, want, err, errlen);
     if (codec == DBPF_COMP_REFPACK || codec == DBPF_COMP_STREAMABLE)
-        return refpack_expand(in, n, out, want, err, errlen) ? S3_ERR_FORMAT : S3_OK;
+        return refpack_expand(in, n, out, want, err, errlen);
     return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "compression 0x%04x: no codec", codec);
 }

@@ -18,8 +18,9 @@
 int dbpf_codec_choose(const struct dbpf_entry *e, const uint8_t *head, size_t n, char *note, size_t notelen);
 
 /* Decodes n stored bytes with codec (DBPF_COMP_ZLIB, _REFPACK or _STREAMABLE) into
- * exactly want bytes: S3_OK, S3_ERR_FORMAT (a stream that is broken, ends early or goes
- * on), S3_ERR_NOMEM (zlib cannot start) or S3_ERR_UNSUPPORTED (another codec). */
+ * exactly want bytes: S3_OK, S3_ERR_FORMAT (a stream that is broken or goes on),
+ * S3_ERR_RANGE (RefPack input that ends early), S3_ERR_NOMEM (zlib cannot start) or
+ * S3_ERR_UNSUPPORTED (another codec). */
 enum s3_err dbpf_expand(uint16_t codec, const uint8_t *in, size_t n, uint8_t *out, size_t want, char *err,
                         size_t errlen);
 
