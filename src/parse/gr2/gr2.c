@@ -308,25 +308,24 @@ void gr2_free(struct gr2_file *g)
 }
 
 /* Reads count records of rec_size bytes at a container offset into one buffer. */
-static int read_table(const struct s3_src *src, const struct gr2_file *g, uint32_t offset, uint32_t count,
-                      uint32_t rec_size, uint8_t **out)
+static enum s3_err read_table(const struct s3_src *src, const struct gr2_file *g, uint32_t offset, uint32_t count,
+                              uint32_t rec_size, uint8_t **out)
 {
     *out = NULL;
     if (count == 0)
-        return 0;
+        return S3_OK;
     uint64_t bytes = (uint64_t)count * rec_size;
     if (!range_ok(offset, bytes, g->limit))
-        return -ERANGE;
+        return S3_ERR_RANGE;
     uint8_t *b = malloc(bytes);
     if (!b)
-        return -ENOMEM;
-    int rc = src_read(src, g->base + offset, b, bytes);
-    if (rc) {
+        return S3_ERR_NOMEM;
+    if (src_read(src, g->base + offset, b, bytes)) {
         free(b);
-        return rc;
+        return S3_ERR_IO;
     }
     *out = b;
-    return 0;
+    return S3_OK;
 }
 
 /* Where a table is, and how it is stored. */
@@ -338,53 +337,49 @@ struct table_loc {
 };
 
 /* Expands a compressed table (u32 byte count, then the stream) to count × rec_size. */
-static int expand_table(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
-                        uint32_t rec_size, uint8_t **out, char *err, size_t errlen)
+static enum s3_err expand_table(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                                uint32_t rec_size, uint8_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (t->count == 0)
-        return 0;
+        return S3_OK;
     uint64_t max = g->max_expanded ? g->max_expanded : GR2_MAX_EXPANDED;
     char why[GR2_ERR];
-    if (bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max, out, NULL,
-                        why, sizeof why)) {
-        err_set(err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
-        return -EINVAL;
-    }
-    return 0;
+    enum s3_err e = bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max,
+                                    out, NULL, why, sizeof why);
+    if (e != S3_OK)
+        return s3_fail(e, err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
+    return S3_OK;
 }
 
 /* Reads a table of `count` records of `size` bytes and decodes each into `out` (an array
  * of elements of `elem` bytes) with `decode`. */
-static int read_records(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
-                        uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *), void **out,
-                        uint32_t *n, char *err, size_t errlen)
+static enum s3_err read_records(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                                uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *),
+                                void **out, uint32_t *n, char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
-    if (!t->ok) {
-        err_set(err, errlen, "%s: not readable", t->what);
-        return -EINVAL;
-    }
+    if (!t->ok) /* its reason is the section's (fixups_err, marshal_err) */
+        return s3_fail(S3_ERR_RANGE, err, errlen, "%s: not readable", t->what);
     uint8_t *b;
-    int rc = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
-                           : read_table(src, g, t->offset, t->count, size, &b);
-    if (rc && !t->compressed)
-        err_set(err, errlen, "%s at 0x%x: read error", t->what, t->offset);
-    if (rc || !b)
-        return rc;
+    enum s3_err e = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
+                                  : read_table(src, g, t->offset, t->count, size, &b);
+    if (e != S3_OK && !t->compressed)
+        s3_fail(e, err, errlen, "%s at 0x%x: read error", t->what, t->offset);
+    if (e != S3_OK || !b)
+        return e;
     uint8_t *recs = calloc(t->count, elem);
     if (!recs) {
         free(b);
-        err_set(err, errlen, "out of memory");
-        return -ENOMEM;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     for (uint32_t i = 0; i < t->count; i++)
         decode(b + (size_t)i * size, g->be, recs + (size_t)i * elem);
     free(b);
     *out = recs;
     *n = t->count;
-    return 0;
+    return S3_OK;
 }
 
 static void decode_fixup(const uint8_t *p, bool be, void *out)
@@ -404,8 +399,8 @@ static void decode_marshal(const uint8_t *p, bool be, void *out)
     m->type_offset = ld_u32(p + 12, be);
 }
 
-int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
-                    uint32_t *count, char *err, size_t errlen)
+enum s3_err gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
+                            uint32_t *count, char *err, size_t errlen)
 {
     const struct gr2_section *s = &g->sections[sec];
     struct table_loc t = {s->fixups_ok, gr2_tables_compressed(s->compression), s->fixup_offset, s->fixup_count,
@@ -413,8 +408,8 @@ int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t
     return read_records(src, g, &t, GR2_FIXUP_SIZE, sizeof **out, decode_fixup, (void **)out, count, err, errlen);
 }
 
-int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_marshal **out,
-                      uint32_t *count, char *err, size_t errlen)
+enum s3_err gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
+                              struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen)
 {
     const struct gr2_section *s = &g->sections[sec];
     struct table_loc t = {s->marshal_ok, gr2_tables_compressed(s->compression), s->marshal_offset,
@@ -477,18 +472,19 @@ static bool all_zero(const struct s3_src *src, uint64_t off, uint64_t len)
 /* After the pieces are sorted: a piece's end is followed by padding when no piece covers
  * that byte, the next piece (or the container's end) starts fewer than `alignment` bytes
  * later, and the bytes between are zero. */
-int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *nout)
+enum s3_err gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out,
+                             size_t *nout)
 {
     *out = NULL;
     *nout = 0;
-    struct piece *p = malloc((2 + 3 * (size_t)g->nsections) * sizeof *p);
-    uint64_t *maxend = malloc((2 + 3 * (size_t)g->nsections) * sizeof *maxend);
-    struct gr2_padding *r = malloc((3 * (size_t)g->nsections + 1) * sizeof *r);
+    struct piece *p = alloc_array(2 + 3 * (size_t)g->nsections, sizeof *p);
+    uint64_t *maxend = alloc_array(2 + 3 * (size_t)g->nsections, sizeof *maxend);
+    struct gr2_padding *r = alloc_array(3 * (size_t)g->nsections + 1, sizeof *r);
     if (!p || !maxend || !r) {
         free(p);
         free(maxend);
         free(r);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     size_t n = container_pieces(g, p), nr = 0;
     qsort(p, n, sizeof *p, by_piece_off);
@@ -526,7 +522,7 @@ int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct 
             r[k++] = r[i];
     *out = r;
     *nout = k;
-    return 0;
+    return S3_OK;
 }
 
 bool gr2_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)

@@ -107,11 +107,12 @@ const char *gr2_compression_name(uint32_t code);
 bool gr2_tables_compressed(uint32_t code);
 
 /* Reads a section's fixup / marshalling table, expanding it when it is compressed.
- * *out is malloc'd (NULL when count 0). 0, or a negative errno with err (may be NULL). */
-int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
-                    struct gr2_fixup **out, uint32_t *count, char *err, size_t errlen);
-int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
-                      struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen);
+ * *out is malloc'd (NULL when count 0). S3_OK, or the reason with err (may be NULL):
+ * S3_ERR_RANGE (the table lies outside), S3_ERR_IO, S3_ERR_NOMEM, or the codec's. */
+enum s3_err gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
+                            struct gr2_fixup **out, uint32_t *count, char *err, size_t errlen);
+enum s3_err gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
+                              struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen);
 
 /* Alignment padding: zero bytes right after a piece of a section (its stored data, fixup
  * table or marshalling table), fewer than the section's alignment (and than 64 KiB), up
@@ -121,8 +122,8 @@ struct gr2_padding {
     uint32_t sec;       /* the section whose piece it follows */
     const char *after;  /* "data", "fixups" or "marshalling" */
 };
-/* All of a container's padding, in offset order (*out malloc'd). 0 or -ENOMEM. */
-int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *n);
+/* All of a container's padding, in offset order (*out malloc'd). S3_OK or S3_ERR_NOMEM. */
+enum s3_err gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *n);
 
 /* CRC-32 (zlib) of src[off, off+len), read in chunks. */
 int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);
