@@ -890,7 +890,8 @@ static void test_turok1_sections(void **state)
     assert_true(st.cmd[4].run_end);
     assert_false(st.cmd[1].run_end || st.cmd[2].run_end || st.cmd[3].run_end);
     t1_stream_free(&st);
-    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_32], &st, err, sizeof err), 1);
+    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_32], &st, err, sizeof err),
+                     S3_ERR_FORMAT);
     assert_non_null(strstr(err, "word 0 (0x0210): slot 16 used before"));
     assert_null(st.tri);
     /* no vertices, no words: both layouts fit, the 16-slot one is taken */

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 #define T1_VERTEX_SIZE 16
 #define T1_ERR 400
 
@@ -71,18 +73,18 @@ uint32_t t1_load_count(uint64_t count, unsigned slots);
 void t1_vertices(const uint8_t *planes, uint32_t count, bool big_endian, uint8_t *records, struct t1_vertex *out);
 
 /* Decodes nwords u16 words (file byte order) for a section of nverts vertices under one
- * layout. 0: consumed exactly (out filled); 1: it does not fit (err: the word and the
- * reason; out emptied); -1: out of memory. */
-int t1_decode_stream(const uint8_t *words, size_t nwords, bool big_endian, uint32_t nverts,
-                     const struct t1_layout *layout, struct t1_stream *out, char *err, size_t errlen);
+ * layout. S3_OK: consumed exactly (out filled); S3_ERR_FORMAT: it does not fit (err: the
+ * word and the reason; out emptied); S3_ERR_NOMEM. */
+enum s3_err t1_decode_stream(const uint8_t *words, size_t nwords, bool big_endian, uint32_t nverts,
+                             const struct t1_layout *L, struct t1_stream *out, char *err, size_t errlen);
 void t1_stream_free(struct t1_stream *s);
 
 /* A whole section: vplanes holds nverts 16-byte vertices as byte planes (usVertices'
- * data), words the stream. Picks the layout that consumes the stream exactly. 0, or -1
- * when out of memory. A stream that fits neither layout is not a failure: layout = -1
+ * data), words the stream. Picks the layout that consumes the stream exactly. S3_OK, or
+ * S3_ERR_NOMEM. A stream that fits neither layout is not a failure: layout = -1
  * and err says why, the vertices are still decoded. */
-int t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplanes, uint32_t nverts, bool big_endian,
-                      struct t1_section *out);
+enum s3_err t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplanes, uint32_t nverts,
+                              bool big_endian, struct t1_section *s);
 void t1_section_free(struct t1_section *s);
 
 #endif
