@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
 
 #include <zlib.h>
@@ -628,7 +629,7 @@ int rw_commit(struct rw *rw, bool again)
         return 0;
     }
     struct rw_gen *g = newest(rw); 
-    struct crc_fix *fix = calloc(rw->ngr2 ? rw->ngr2 : 1, sizeof *fix);
+    struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
     size_t nfix = 0;
     int rc = fix ? 0 : -ENOMEM;
     for (size_t i = 0; fix && i < rw->ngr2; i++)

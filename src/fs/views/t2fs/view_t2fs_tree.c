@@ -108,7 +108,7 @@ static int produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err
         return -1;
     }
     struct rnc_options o = {fs->opts.has_rnc_key, fs->opts.rnc_key, fs->opts.max_unpacked};
-    int rc = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen);
+    int rc = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen) == S3_OK ? 0 : -1;
     free(item);
     return rc;
 }
