@@ -432,7 +432,7 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
     size_t blen = len;
     if (t->zlib) {
         plen = compressBound((uLong)len);
-        packed = malloc(plen ? plen : 1);
+        packed = alloc_array(plen, 1);
         if (!packed || compress2(packed, &plen, data, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK) {
             free(packed);
             return -ENOMEM;

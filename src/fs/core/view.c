@@ -120,7 +120,7 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
     uint64_t size = n ? end[n - 1] : 0;
     *kept_end = NULL;
     if (size <= VIEW_TEXT_MAX) {
-        char *text = malloc(size ? size : 1);
+        char *text = alloc_array(size, 1);
         if (text && view_rows_read(end, n, row, ctx, 0, text, size) != (ssize_t)size) {
             free(text);
             return 0; /* a row that cannot be had: no file */
@@ -165,7 +165,7 @@ uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const i
 {
     /* each name measured once, however many rows repeat it: linear in rows and names */
     uint64_t *end = alloc_array(n, sizeof *end);
-    uint64_t *nlen = calloc(nnames ? nnames : 1, sizeof *nlen); /* length + 1; 0: not measured */
+    uint64_t *nlen = alloc_array(nnames, sizeof *nlen); /* length + 1; 0: not measured */
     uint32_t ino = 0;
     if (!end || !nlen) {
         tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
@@ -350,7 +350,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     pthread_mutex_lock(&it->lock); /* after the tree lock */
     if (!fresh.oom) {
         free(it->text);
-        it->text = malloc(fresh.len ? fresh.len : 1);
+        it->text = alloc_array(fresh.len, 1);
         if (it->text) {
             memcpy(it->text, fresh.p, fresh.len);
             it->len = fresh.len;

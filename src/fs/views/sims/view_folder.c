@@ -1081,7 +1081,7 @@ static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    char **relcache = calloc(v->nfiles ? v->nfiles : 1, sizeof *relcache);
+    char **relcache = alloc_array(v->nfiles, sizeof *relcache);
     int rc = relcache ? 0 : -ENOMEM;
     for (size_t k = 0; rc == 0 && k < v->nkeys; k++) {
         const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
