@@ -133,7 +133,7 @@ static void test_trace_start(void **state)
     memset(out, 0x55, sizeof out);
     char err[200] = "";
     struct bitknit2_stats st;
-    assert_int_equal(bitknit2_decode(s, sizeof s, out, sizeof out, &st, err, sizeof err), -1);
+    assert_int_equal(bitknit2_decode(s, sizeof s, out, sizeof out, &st, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "final state check failed at output byte 8"));
     assert_int_equal(st.produced, 8);
     for (int i = 0; i < 8; i++)
@@ -450,12 +450,12 @@ static void test_rule_limits(void **state)
     mem_src_init(&src, &ctx, s, len);
     uint8_t *out;
     char err[200];
-    assert_int_equal(bitknit2_expand(&src, 0, len, 5000, 4999, &out, NULL, err, sizeof err), -1);
+    assert_int_equal(bitknit2_expand(&src, 0, len, 5000, 4999, &out, NULL, err, sizeof err), S3_ERR_LIMIT);
     assert_null(out);
     assert_non_null(strstr(err, "over the limit"));
     assert_int_equal(bitknit2_expand(&src, 0, len, 0xFFFFFFFFull * 16, 1ull << 30, &out, NULL, err, sizeof err),
-                     -1);
-    assert_int_equal(bitknit2_expand(&src, 1, len, 5000, 0, &out, NULL, err, sizeof err), -1);
+                     S3_ERR_LIMIT);
+    assert_int_equal(bitknit2_expand(&src, 1, len, 5000, 0, &out, NULL, err, sizeof err), S3_ERR_RANGE);
     assert_non_null(strstr(err, "runs past the end of its source"));
     struct bitknit2_stats st;
     assert_int_equal(bitknit2_expand(&src, 0, len, 5000, 5000, &out, &st, err, sizeof err), 0);
@@ -485,8 +485,8 @@ static void test_mutations(void **state)
         size_t cut = rnd() % 3 ? len : 2 + rnd() % (len - 2);
         char err[200] = "";
         struct bitknit2_stats st;
-        int rc = bitknit2_decode(t, cut, out, 20000, &st, err, sizeof err);
-        assert_true(rc == 0 || (rc == -1 && err[0]));
+        enum s3_err rc = bitknit2_decode(t, cut, out, 20000, &st, err, sizeof err);
+        assert_true(rc == S3_OK || ((rc == S3_ERR_FORMAT || rc == S3_ERR_RANGE) && err[0]));
         assert_true(st.produced <= 20000 && st.consumed <= cut);
         free(t);
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -16,6 +17,7 @@
 #include "fs/open/open.h"
 #include "fs/views/sims/view_dbpf.h"
 #include "parse/sims/dbpf.h"
+#include "parse/sims/dbpf_codec.h"
 #include "parse/codec/refpack.h"
 #include "refpack_pack.h"
 #include "tree_compare.h"
@@ -131,7 +133,7 @@ static void test_refpack_far_fields(void **state)
     put(&s, "xyz", 3); /* ends at once: a stream may end with literals only */
     uint8_t *out = malloc(2000);
     char err[200];
-    assert_int_equal(expand(&s, out, 3, err), -1); /* header says 1031, caller wants 3 */
+    assert_int_equal(expand(&s, out, 3, err), S3_ERR_FORMAT); /* header says 1031, caller wants 3 */
     assert_non_null(strstr(err, "declares 1031"));
     s.n = 0;
     header3(&s, 1031);
@@ -139,8 +141,8 @@ static void test_refpack_far_fields(void **state)
     put(&s, "wxyz", 4);
     put_bytes(&s, 4, 0xCC, 0x00, 0x00, 0xFF); /* L=0, N=((0x0C)<<6)+255+5 = 1028, D=1 */
     put_bytes(&s, 1, 0xFC);
-    assert_int_equal(expand(&s, out, 1032, err), -1);
-    assert_int_equal(expand(&s, out, 1031, err), -1); /* 4 + 1028 > 1031: past the size */
+    assert_int_equal(expand(&s, out, 1032, err), S3_ERR_FORMAT); /* header says 1031 */
+    assert_int_equal(expand(&s, out, 1031, err), S3_ERR_FORMAT); /* 4 + 1028 > 1031: past the size */
     assert_non_null(strstr(err, "past the declared size"));
     s.n = 0;
     header3(&s, 1032);
@@ -208,11 +210,13 @@ static void test_refpack_round_trips(void **state)
     assert_true(total.op2 > 0 && total.op3 > 0 && total.op4 > 0 && total.lit > 0 && total.end > 0);
 }
 
-static void expect_broken(const struct stream *s, size_t n, const char *needle)
+/* A broken stream is refused with its reason: S3_ERR_RANGE when the input ends early,
+ * S3_ERR_FORMAT for any other flaw. */
+static void expect_broken(const struct stream *s, size_t n, enum s3_err why, const char *needle)
 {
     uint8_t out[64];
     char err[200] = "";
-    assert_int_equal(expand(s, out, n, err), -1);
+    assert_int_equal(expand(s, out, n, err), why);
     if (!strstr(err, needle))
         fail_msg("error '%s' lacks '%s'", err, needle);
 }
@@ -226,29 +230,30 @@ static void test_refpack_broken(void **state)
         const char *body;
         size_t len;
         const char *needle;
+        enum s3_err why;
     } cases[] = {
-        {8, "\xE0" "abcd" "\x00\x04", 7, "only 4 are out"},        /* D = 5 with 4 bytes out */
-        {5, "\xE0" "abcd" "\x00\x00", 7, "past the declared size"}, /* output: 4 + 3 > 5 */
-        {3, "\xE0" "abcd", 5, "past the declared size"},             /* literals past the size */
-        {10, "\xE0" "abcd", 5, "input ends"},                        /* input ends, output missing */
-        {10, "\xE0" "ab", 3, "literals"},                            /* literals cut short */
-        {10, "\x80", 1, "cut short"},             /* an opcode cut short (3-byte op, one byte) */
-        {10, "\xFD" "a", 2, "ends after 1 of 10"}, /* the end code before the output is complete */
+        {8, "\xE0" "abcd" "\x00\x04", 7, "only 4 are out", S3_ERR_FORMAT},        /* D = 5 with 4 bytes out */
+        {5, "\xE0" "abcd" "\x00\x00", 7, "past the declared size", S3_ERR_FORMAT}, /* output: 4 + 3 > 5 */
+        {3, "\xE0" "abcd", 5, "past the declared size", S3_ERR_FORMAT},             /* literals past the size */
+        {10, "\xE0" "abcd", 5, "input ends", S3_ERR_RANGE},                         /* input ends, output missing */
+        {10, "\xE0" "ab", 3, "literals", S3_ERR_RANGE},                             /* literals cut short */
+        {10, "\x80", 1, "cut short", S3_ERR_RANGE},             /* an opcode cut short (3-byte op, one byte) */
+        {10, "\xFD" "a", 2, "ends after 1 of 10", S3_ERR_FORMAT}, /* the end code before the output is complete */
     };
     struct stream s = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s.n = 0;
         header3(&s, cases[i].size);
         put(&s, cases[i].body, cases[i].len);
-        expect_broken(&s, cases[i].size, cases[i].needle);
+        expect_broken(&s, cases[i].size, cases[i].why, cases[i].needle);
     }
     /* not RefPack, and a header cut short */
     s.n = 0;
     put_bytes(&s, 3, 0x10, 0xFA, 0);
-    expect_broken(&s, 0, "not a RefPack");
+    expect_broken(&s, 0, S3_ERR_FORMAT, "not a RefPack");
     s.n = 0;
     put_bytes(&s, 4, 0x10, 0xFB, 0, 0);
-    expect_broken(&s, 0, "header needs 5");
+    expect_broken(&s, 0, S3_ERR_RANGE, "header needs 5");
 }
 
 /* ---- DBPF header and index ---- */
@@ -756,6 +761,39 @@ static void test_package_codec_sniffed(void **state)
     free(f);
 }
 
+/* The codec choice, straight from the rules: the word when the bytes agree, else the
+ * bytes (zlib: CMF method 8 and a header divisible by 31; RefPack: second byte 0xFB),
+ * with a note; and zlib decoding to exactly the declared size. */
+static void test_codec_choice_and_zlib(void **state)
+{
+    (void)state;
+    static const uint8_t zhead[2] = {0x78, 0x9C}, rhead[2] = {0x10, 0xFB}, other[2] = {0x00, 0x01};
+    char note[200];
+    struct dbpf_entry e = {.extended = true, .compression = DBPF_COMP_STORED, .stored_size = 9, .mem_size = 9};
+    assert_int_equal(dbpf_codec_choose(&e, other, 2, note, sizeof note), DBPF_COMP_STORED);
+    assert_string_equal(note, "");
+    e = (struct dbpf_entry){.extended = false, .stored_size = 5, .mem_size = 9};
+    assert_int_equal(dbpf_codec_choose(&e, zhead, 2, note, sizeof note), DBPF_COMP_ZLIB);
+    assert_string_equal(note, "no compression word; decoded as zlib (sniffed)");
+    e = (struct dbpf_entry){.extended = true, .compression = DBPF_COMP_ZLIB, .stored_size = 5, .mem_size = 9};
+    assert_int_equal(dbpf_codec_choose(&e, rhead, 2, note, sizeof note), DBPF_COMP_REFPACK);
+    assert_string_equal(note, "compression word 0x5a42 does not fit its bytes; decoded as RefPack (sniffed)");
+    assert_int_equal(dbpf_codec_choose(&e, other, 2, note, sizeof note), -1);
+    assert_string_equal(note, "compression word 0x5a42 does not fit its bytes; no codec fits them");
+
+    static const char text[] = "expanded expanded expanded expanded";
+    uint8_t z[128], out[sizeof text + 1];
+    uLongf zn = sizeof z;
+    assert_int_equal(compress(z, &zn, (const Bytef *)text, sizeof text), Z_OK);
+    char err[200] = "";
+    assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, zn, out, sizeof text, err, sizeof err), S3_OK);
+    assert_memory_equal(out, text, sizeof text);
+    assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, zn, out, sizeof text - 1, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "expands past the declared"));
+    assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, zn - 4, out, sizeof text, err, sizeof err), S3_ERR_FORMAT);
+    assert_int_equal(dbpf_expand(0x1234, z, zn, out, sizeof text, err, sizeof err), S3_ERR_UNSUPPORTED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_package_repeated_names_linear),
         cmocka_unit_test(test_package_rig_not_a_rig),
         cmocka_unit_test(test_package_codec_sniffed),
+        cmocka_unit_test(test_codec_choice_and_zlib),
         cmocka_unit_test(test_package_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

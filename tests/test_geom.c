@@ -363,7 +363,7 @@ static void test_cuts(void **state)
             struct diag d = {0};
             int rc = parse(&b, cut, &g, &d);
             if (cut < b.lay.geom_pos + 20) {
-                assert_int_equal(rc, -1);
+                assert_int_equal(rc, S3_ERR_RANGE);
             } else {
                 assert_int_equal(rc, 0);
                 assert_true(g.tgis.err[0] != 0); /* the TGI list is the last part */
@@ -427,7 +427,7 @@ static void test_hostile_counts(void **state)
         struct diag d = {0};
         int rc = parse(&h, h.size, &g, &d);
         if (cases[c].at == 0x10) {
-            assert_int_equal(rc, -1);
+            assert_int_equal(rc, S3_ERR_RANGE);
         } else {
             assert_int_equal(rc, 0);
             if (cases[c].needle) {

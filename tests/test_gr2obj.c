@@ -14,6 +14,7 @@
 #include "fs/open/open.h"
 #include "gr2obj_check.h"
 #include "parse/gr2/gr2.h"
+#include "parse/gr2/gr2broker.h"
 #include "parse/gr2/gr2obj.h"
 #include "tree_probe.h"
 #include "walk.h"
@@ -428,6 +429,77 @@ static void test_repeated_string_bounded(void **state)
     }
 }
 
+/* The section broker over a cache of counters: three sections of 60 bytes under a bound
+ * of 100 hold one at a time; an idle section is let go at a settle point to make room, a
+ * section used since is never let go (the next is refused, naming the bound), and
+ * sections used in turn are fetched again at most as many bytes as all expand to. */
+struct fake_cache {
+    uint8_t bytes[3][60];
+    unsigned pins, unpins, refusals;
+};
+
+static const uint8_t *fake_pin(void *ctx, uint32_t sec, size_t *size, char *why, size_t whylen)
+{
+    (void)why, (void)whylen;
+    struct fake_cache *c = ctx;
+    c->pins++;
+    *size = sizeof c->bytes[sec];
+    return c->bytes[sec];
+}
+
+static void fake_unpin(void *ctx, uint32_t sec)
+{
+    (void)sec;
+    ((struct fake_cache *)ctx)->unpins++;
+}
+
+static void fake_forget(void *ctx, uint32_t sec)
+{
+    (void)ctx, (void)sec;
+    fail_msg("forget outside eager mode");
+}
+
+static void fake_refused(void *ctx, uint32_t sec)
+{
+    (void)sec;
+    ((struct fake_cache *)ctx)->refusals++;
+}
+
+static void test_section_broker(void **state)
+{
+    (void)state;
+    static const struct gr2_broker_ops ops = {
+        .pin = fake_pin, .unpin = fake_unpin, .forget = fake_forget, .refused = fake_refused};
+    struct fake_cache c = {0};
+    struct gr2_file g = {.nsections = 3};
+    struct gr2_space sp;
+    const char *why;
+    assert_int_equal(gr2_broker_open(&sp, &g, 100, false, &ops, &c), S3_OK);
+    for (uint32_t i = 0; i < 3; i++)
+        gr2_broker_set_size(&sp, i, 60);
+    assert_non_null(gr2_bytes(&sp, 0, 0, 60, &why));
+    assert_null(gr2_bytes(&sp, 1, 0, 1, &why)); /* 0 is in use: 120 > 100 */
+    assert_non_null(strstr(why, "pass the cache_mb bound (100 bytes)"));
+    assert_int_equal(c.refusals, 1);
+    assert_int_equal(c.pins, 1);
+    gr2_space_settle(&sp);
+    assert_non_null(gr2_bytes(&sp, 2, 0, 1, &why)); /* 0 idle: let go */
+    assert_int_equal(c.unpins, 1);
+    /* 0 and 2 in turn: each switch fetches 60 bytes again, within 180 */
+    unsigned switches = 0;
+    for (uint32_t k = 0; k < 10; k++) {
+        gr2_space_settle(&sp);
+        if (!gr2_bytes(&sp, k % 2 == 0 ? 0 : 2, 0, 1, &why))
+            break;
+        switches++;
+    }
+    assert_int_equal(switches, 3); /* 3 x 60 = the 180 bytes all sections expand to */
+    assert_non_null(strstr(why, "as many as the whole file expands to"));
+    assert_int_equal(c.pins, 5);
+    gr2_broker_close(&sp);
+    assert_int_equal(c.unpins, c.pins); /* nothing left pinned */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_many_types),
         cmocka_unit_test(test_object_error_texts),
         cmocka_unit_test(test_repeated_string_bounded),
+        cmocka_unit_test(test_section_broker),
     };
     return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);
 }

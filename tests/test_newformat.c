@@ -45,18 +45,14 @@ static int populate_dummy_root(struct tree *t, uint32_t dir, void *ctx, uint64_t
 }
 
 s3_view_open_fn dummy_view_open;
-int dummy_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err dummy_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     uint8_t b[4];
-    if (src_read(&fs->src.src, 8, b, 4) != 0) {
-        snprintf(err, errlen, "dummy: no value after the magic");
-        return -1;
-    }
+    if (src_read(&fs->src.src, 8, b, 4) != 0)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "dummy: no value after the magic");
     struct dummy_view *v = tree_alloc(fs->tree, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
     v->value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
     cover_add(&fs->cover, 0, 12);

@@ -549,7 +549,7 @@ static void test_rule_parameters(void **state)
     char err[256];
     /* sizes: over the caller's limit (nothing allocated), too short for the parameters */
     uint8_t *out;
-    assert_int_equal(oodle0_expand(c, cl, false, 0, 0, 0xFFFFFFF0u, 1 << 20, &out, err, sizeof err), -1);
+    assert_int_equal(oodle0_expand(c, cl, false, 0, 0, 0xFFFFFFF0u, 1 << 20, &out, err, sizeof err), S3_ERR_LIMIT);
     assert_non_null(strstr(err, "exceeds the limit"));
     expect_error(c, 35, false, 0, 0, 7, "too short");
     /* Lraw = 0 in the stage that runs; the same in a stage that does not run is harmless */

@@ -128,11 +128,12 @@ static void test_broken_streams(void **state)
         memcpy(q, v.packed, v.np);
         q[12] = 0;
         q[13] &= 0xFE;
-        assert_int_equal(oodle1_expand(q, v.np, false, v.f16, v.f8, (uint32_t)v.nr, 0, &out, err, sizeof err), -1);
+        assert_int_equal(oodle1_expand(q, v.np, false, v.f16, v.f8, (uint32_t)v.nr, 0, &out, err, sizeof err),
+                         S3_ERR_FORMAT);
         assert_non_null(strstr(err, "alphabet of 0"));
         /* a huge expanded size is refused before allocating */
         assert_int_equal(oodle1_expand(q, v.np, false, v.f16, v.f8, 0xFFFFFFF0u, 1 << 20, &out, err, sizeof err),
-                         -1);
+                         S3_ERR_LIMIT);
         assert_non_null(strstr(err, "exceeds the limit"));
         free(q);
         free(v.packed);

@@ -65,27 +65,27 @@ static void test_branch_validity(void **state)
         assert_int_equal(b.count, 0);
         t2fs_branch_free(&b);
         uint32_t first_wrong[] = {2, 24, 24, 40};
-        assert_int_equal(branch_of(first_wrong, 4, 40, be, &b, err), -1);
+        assert_int_equal(branch_of(first_wrong, 4, 40, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "first offset"));
         uint32_t decreasing[] = {3, 24, 40, 32, 48};
-        assert_int_equal(branch_of(decreasing, 5, 48, be, &b, err), -1);
+        assert_int_equal(branch_of(decreasing, 5, 48, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "decrease"));
         uint32_t misaligned[] = {2, 16, 20, 40};
-        assert_int_equal(branch_of(misaligned, 4, 40, be, &b, err), -1);
+        assert_int_equal(branch_of(misaligned, 4, 40, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "multiple of 8"));
         uint32_t past[] = {2, 16, 24, 48};
-        assert_int_equal(branch_of(past, 4, 40, be, &b, err), -1);
+        assert_int_equal(branch_of(past, 4, 40, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "past the end"));
         uint32_t huge[] = {0xFFFFFFFF, 8};
-        assert_int_equal(branch_of(huge, 2, 64, be, &b, err), -1);
+        assert_int_equal(branch_of(huge, 2, 64, be, &b, err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "count 4294967295"));
         /* a node given more space than the data has (a file cut short): the count is checked
          * against the bytes there (256 in branch_of), before a table is allocated for it */
         uint32_t beyond[] = {0x3FFFFFFF, 0xFFFFFFF8u};
-        assert_int_equal(branch_of(beyond, 2, UINT64_MAX, be, &b, err), -1);
+        assert_int_equal(branch_of(beyond, 2, UINT64_MAX, be, &b, err), S3_ERR_RANGE);
         assert_non_null(strstr(err, "count 1073741823 needs a 4294967300-byte table, the data has 256 bytes there"));
         uint32_t one_past[] = {63, 264}; /* a 260-byte table */
-        assert_int_equal(branch_of(one_past, 2, 4096, be, &b, err), -1);
+        assert_int_equal(branch_of(one_past, 2, 4096, be, &b, err), S3_ERR_RANGE);
         assert_non_null(strstr(err, "needs a 260-byte table, the data has 256 bytes there"));
         uint32_t fits[62 + 2] = {62, 256}; /* 4 + 4 * 63 = 256 bytes: the whole buffer */
         for (int k = 2; k < 64; k++)
@@ -96,7 +96,7 @@ static void test_branch_validity(void **state)
         t2fs_branch_free(&b);
         /* a table pointing at itself: offset[0] = 0 */
         uint32_t self[] = {1, 0, 0};
-        assert_int_equal(branch_of(self, 3, 16, be, &b, err), -1);
+        assert_int_equal(branch_of(self, 3, 16, be, &b, err), S3_ERR_FORMAT);
     }
     assert_int_equal(t2fs_branch_header_len(0), 8);
     assert_int_equal(t2fs_branch_header_len(1), 16);
@@ -118,7 +118,7 @@ static void test_array_and_rnc_header(void **state)
     assert_int_equal(t2fs_read_array(&src, 0, 48, true, &e, &c, err, sizeof err), 0);
     assert_int_equal(e, 20);
     assert_int_equal(c, 2);
-    assert_int_equal(t2fs_read_array(&src, 0, 40, true, &e, &c, err, sizeof err), -1);
+    assert_int_equal(t2fs_read_array(&src, 0, 40, true, &e, &c, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "need 48 bytes"));
     memcpy(buf, "RNC\x02", 4);
     assert_int_equal(t2fs_rnc_method(&src, 0, 64), 2);
@@ -177,13 +177,14 @@ static void expect_unpacks(const char *dir, const char *packed, const char *raw,
     free(r);
 }
 
-static void expect_refused(const char *dir, const char *packed, const struct rnc_options *o, const char *why)
+static void expect_refused(const char *dir, const char *packed, const struct rnc_options *o, enum s3_err reason,
+                           const char *why)
 {
     size_t pn, on;
     uint8_t *p = slurp_vector(dir, "rnc", packed, &pn), *out;
     assert_non_null(p);
     char err[256];
-    assert_int_equal(rnc_unpack(p, pn, o, &out, &on, err, sizeof err), -1);
+    assert_int_equal(rnc_unpack(p, pn, o, &out, &on, err, sizeof err), reason);
     if (!strstr(err, why))
         fail_msg("%s: '%s' lacks '%s'", packed, err, why);
     assert_null(out);
@@ -207,17 +208,18 @@ static void test_rnc_vectors(void **state)
             snprintf(r, sizeof r, "%s.raw", names[i]);
             expect_unpacks(d, p, r, NULL);
         }
-    expect_refused(d, "test_C1.rnc1old", NULL, "");
-    expect_refused(d, "test_C1.rnc2old", NULL, "");
-    expect_refused(d, "alice1k.m1.key1234.rnc", NULL, "encrypted");
-    expect_refused(d, "alice1k.m2.key1234.rnc", NULL, "encrypted");
+    /* the old 12-byte header: read as an 18-byte one, the packed bytes run 6 past the end */
+    expect_refused(d, "test_C1.rnc1old", NULL, S3_ERR_RANGE, "");
+    expect_refused(d, "test_C1.rnc2old", NULL, S3_ERR_RANGE, "");
+    expect_refused(d, "alice1k.m1.key1234.rnc", NULL, S3_ERR_UNSUPPORTED, "encrypted");
+    expect_refused(d, "alice1k.m2.key1234.rnc", NULL, S3_ERR_UNSUPPORTED, "encrypted");
     struct rnc_options key = {.has_key = true, .key = 0x1234};
     expect_unpacks(d, "alice1k.m1.key1234.rnc", "alice1k.raw", &key);
     expect_unpacks(d, "alice1k.m2.key1234.rnc", "alice1k.raw", &key);
     struct rnc_options wrong = {.has_key = true, .key = 0x4321};
-    expect_refused(d, "alice1k.m2.key1234.rnc", &wrong, "CRC");
+    expect_refused(d, "alice1k.m2.key1234.rnc", &wrong, S3_ERR_FORMAT, "CRC");
     struct rnc_options small = {.max_unpacked = 1000};
-    expect_refused(d, "alice1k.m1.rnc", &small, "exceeds the limit");
+    expect_refused(d, "alice1k.m1.rnc", &small, S3_ERR_LIMIT, "exceeds the limit");
 }
 
 static void fill(uint8_t *p, size_t n, int mode, unsigned *seed)
@@ -286,7 +288,7 @@ static void test_rnc_broken_streams(void **state)
         uint8_t *p = rncpack(m, in, sizeof in, 0, &pn), *out;
         char err[256];
         for (size_t cut = 0; cut < pn; cut++) {
-            assert_int_equal(rnc_unpack(p, cut, NULL, &out, &on, err, sizeof err), -1);
+            assert_int_equal(rnc_unpack(p, cut, NULL, &out, &on, err, sizeof err), S3_ERR_RANGE);
             assert_null(out);
         }
         uint8_t *q = malloc(pn);
@@ -306,20 +308,20 @@ static void test_rnc_broken_streams(void **state)
         }
         memcpy(q, p, pn);
         q[12] ^= 1;
-        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), -1);
+        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "unpacked CRC"));
         memcpy(q, p, pn);
         q[15] ^= 1;
-        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), -1);
+        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), S3_ERR_FORMAT);
         assert_non_null(strstr(err, "packed CRC"));
         memcpy(q, p, pn);
         q[4] = q[5] = q[6] = q[7] = 0xFF; /* 4 GiB unpacked: refused before allocating */
         struct rnc_options lim = {.max_unpacked = 1 << 20};
-        assert_int_equal(rnc_unpack(q, pn, &lim, &out, &on, err, sizeof err), -1);
+        assert_int_equal(rnc_unpack(q, pn, &lim, &out, &on, err, sizeof err), S3_ERR_LIMIT);
         assert_non_null(strstr(err, "exceeds the limit"));
         memcpy(q, p, pn);
         q[3] = 3;
-        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), -1);
+        assert_int_equal(rnc_unpack(q, pn, NULL, &out, &on, err, sizeof err), S3_ERR_UNSUPPORTED);
         assert_non_null(strstr(err, "method 3"));
         free(q);
         free(p);
@@ -890,7 +892,8 @@ static void test_turok1_sections(void **state)
     assert_true(st.cmd[4].run_end);
     assert_false(st.cmd[1].run_end || st.cmd[2].run_end || st.cmd[3].run_end);
     t1_stream_free(&st);
-    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_32], &st, err, sizeof err), 1);
+    assert_int_equal(t1_decode_stream(ex, 4, true, 16, &t1_layouts[T1_LAYOUT_32], &st, err, sizeof err),
+                     S3_ERR_FORMAT);
     assert_non_null(strstr(err, "word 0 (0x0210): slot 16 used before"));
     assert_null(st.tri);
     /* no vertices, no words: both layouts fit, the 16-slot one is taken */

@@ -1,5 +1,6 @@
-/* Format detection from the first bytes of a file, and the format table's data (one
- * row per format in src/formats.def, expanded here for the parse layer). */
+/* Which format a file is, from its first bytes, and the format table's parse-level
+ * columns (src/formats.def).
+ * - detect_format: 0 with r->format set, or -1 with the reason in r->why (one line). */
 #ifndef S3_DETECT_H
 #define S3_DETECT_H
 

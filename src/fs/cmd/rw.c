@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
 
 #include <zlib.h>
@@ -434,7 +435,7 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
     size_t blen = len;
     if (t->zlib) {
         plen = compressBound((uLong)len);
-        packed = malloc(plen ? plen : 1);
+        packed = alloc_array(plen, 1);
         if (!packed || compress2(packed, &plen, data, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK) {
             free(packed);
             return -ENOMEM;
@@ -631,7 +632,7 @@ int rw_commit(struct rw *rw, bool again)
         return 0;
     }
     struct rw_gen *g = newest(rw); 
-    struct crc_fix *fix = calloc(rw->ngr2 ? rw->ngr2 : 1, sizeof *fix);
+    struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
     size_t nfix = 0;
     int rc = fix ? 0 : -ENOMEM;
     for (size_t i = 0; fix && i < rw->ngr2; i++)

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "parse/base/err.h"
+
 /* ---- types ---- */
 
 struct kind_name {
@@ -451,7 +453,7 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
                 int out_fd)
 {
     uint8_t *buf = malloc(CHUNK);
-    uLong *crc = calloc(nfix ? nfix : 1, sizeof *crc);
+    uLong *crc = alloc_array(nfix, sizeof *crc);
     int rc = buf && crc ? 0 : -ENOMEM;
     for (size_t k = 0; k < nfix; k++)
         crc[k] = crc32(0, NULL, 0);

@@ -1,4 +1,6 @@
-/* A growing text buffer, used to render value files and /info. */
+/* A growing text buffer.
+ * - Out of memory is remembered (oom) and the text taken is NULL: check it once at the end.
+ * - A measuring buffer (measure set) keeps no text: only its length grows. */
 #ifndef S3_SBUF_H
 #define S3_SBUF_H
 

@@ -1,3 +1,18 @@
+/* Byte sources. The mounted file is opened once before the FUSE loop starts. Reads use
+ * pread (never mmap, so a truncated file cannot raise SIGBUS) and every read first checks
+ * that the file is still the one that was parsed: a changed or truncated source turns
+ * into -EIO instead of wrong bytes. The open file is what counts, not its path: deleted
+ * or replaced by rename, its bytes are still there and still the parsed ones.
+ *
+ * A source is one of:
+ *   - the mounted file (SOURCE_FILE),
+ *   - a memory buffer (SOURCE_MEM: tests, fuzzing),
+ *   - a slice of another source (SOURCE_SLICE: a stored part inside a container),
+ *   - the expanded bytes of a compressed part (SOURCE_EXPANDED), held by the bounded
+ *     cache: read through cache_pin, so an evicted item is simply expanded again
+ *     (unless held: source_hold).
+ * Derived sources check their parent for changes, so a change of the mounted file is
+ * EIO at every level. */
 #include "fs/core/source.h"
 
 #include <errno.h>

@@ -1,18 +1,10 @@
-/* Byte sources. The mounted file is opened once before the FUSE loop starts. Reads use
- * pread (never mmap, so a truncated file cannot raise SIGBUS) and every read first checks
- * that the file is still the one that was parsed: a changed or truncated source turns
- * into -EIO instead of wrong bytes. The open file is what counts, not its path: deleted
- * or replaced by rename, its bytes are still there and still the parsed ones.
- *
- * A source is one of:
- *   - the mounted file (SOURCE_FILE),
- *   - a memory buffer (SOURCE_MEM: tests, fuzzing),
- *   - a slice of another source (SOURCE_SLICE: a stored resource inside a package),
- *   - the expanded bytes of a compressed part (SOURCE_EXPANDED), held by the bounded
- *     cache: read through cache_pin, so an evicted item is simply expanded again
- *     (unless held: source_hold).
- * Derived sources check their parent for changes, so a change of the mounted file is
- * EIO at every level. A view reads only through its source, whichever kind it is. */
+/* Byte sources: the mounted file (pread, never mmap), bytes in memory, a slice of another
+ * source, or the expanded bytes of a compressed part, held by the bounded cache.
+ * - Every read checks that the file is still the one parsed: a changed or truncated file
+ *   reads as -EIO at every level of derived sources, never as other bytes.
+ * - An expanded source pins its item per read; an evicted item is expanded again, unless
+ *   held (source_hold / source_release, which pair).
+ * - A view reads only through its source, whichever kind it is. */
 #ifndef S3_SOURCE_H
 #define S3_SOURCE_H
 
@@ -78,7 +70,7 @@ void source_release_handle(struct source *s);
 bool source_expands(const struct source *s);
 
 /* A read-ahead window over a source, for parsers that read many small neighbouring
- * fields (t2fs directories and their children): one pread per 64 KiB instead of one per
+ * fields (directory tables and their children): one pread per 64 KiB instead of one per
  * field or per directory. It holds bytes read earlier: check the source is unchanged
  * (source_check) before each use that may follow a change. */
 #define SOURCE_WINDOW 65536

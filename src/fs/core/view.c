@@ -120,7 +120,7 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
     uint64_t size = n ? end[n - 1] : 0;
     *kept_end = NULL;
     if (size <= VIEW_TEXT_MAX) {
-        char *text = malloc(size ? size : 1);
+        char *text = alloc_array(size, 1);
         if (text && view_rows_read(end, n, row, ctx, 0, text, size) != (ssize_t)size) {
             free(text);
             return 0; /* a row that cannot be had: no file */
@@ -165,7 +165,7 @@ uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const i
 {
     /* each name measured once, however many rows repeat it: linear in rows and names */
     uint64_t *end = alloc_array(n, sizeof *end);
-    uint64_t *nlen = calloc(nnames ? nnames : 1, sizeof *nlen); /* length + 1; 0: not measured */
+    uint64_t *nlen = alloc_array(nnames, sizeof *nlen); /* length + 1; 0: not measured */
     uint32_t ino = 0;
     if (!end || !nlen) {
         tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
@@ -350,7 +350,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     pthread_mutex_lock(&it->lock); /* after the tree lock */
     if (!fresh.oom) {
         free(it->text);
-        it->text = malloc(fresh.len ? fresh.len : 1);
+        it->text = alloc_array(fresh.len, 1);
         if (it->text) {
             memcpy(it->text, fresh.p, fresh.len);
             it->len = fresh.len;
@@ -377,13 +377,17 @@ static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     return 0;
 }
 
-int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
+enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
 {
-    if (fs->nested) /* the directory keeps the host's type and span: where the bytes lie */
-        return tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) ? -1 : 0;
-    uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
-    tree_set_span(fs->tree, root, 0, fs->src.size);
-    return root == fs->root ? 0 : -1;
+    bool made;
+    if (fs->nested) { /* the directory keeps the host's type and span: where the bytes lie */
+        made = tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) == 0;
+    } else {
+        uint32_t root = tree_add_dir(fs->tree, 0, "", xtype, fn, ctx, 0);
+        tree_set_span(fs->tree, root, 0, fs->src.size);
+        made = root == fs->root;
+    }
+    return made ? S3_OK : tree_full(fs->tree) ? S3_ERR_LIMIT : S3_ERR_NOMEM;
 }
 
 void add_info_and_unparsed(struct s3fs *fs, uint32_t root)

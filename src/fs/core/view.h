@@ -1,10 +1,12 @@
-/* What every view shares, below the format views: struct s3fs (one opened view), the
- * helpers views use to make value files (so numbers look the same everywhere), .error
- * files, the view's root, /info and /unparsed. Opening a file and choosing its view is
- * the layer above (fs/open.h); the format views each have their own header.
- * - Every generated file is a slice of source or expanded bytes, or rendered on read in time
- *   proportional to the bytes asked, or a text of at most VIEW_TEXT_MAX: never a text whose
- *   size the input chooses kept in the tree (view_add_rows; tree_text_bytes counts texts). */
+/* What every view shares: struct s3fs (one opened view), the value-file helpers (so
+ * numbers look the same everywhere), .error files, the view's root, /info and /unparsed,
+ * and the hook lists through which views extend each other.
+ * - Grow the tree only from populate callbacks, or before it is shared (tree.h).
+ * - Hooks: add before the view serves or under the tree lock; called in the order added.
+ * - A generated file is a slice of source or expanded bytes, rendered on read in time
+ *   proportional to the bytes asked, or a text of at most VIEW_TEXT_MAX: never a text
+ *   whose size the input chooses kept in the tree (view_add_rows; tree_text_bytes).
+ * - A nested s3fs shares its host's tree and cache. */
 #ifndef S3_VIEW_H
 #define S3_VIEW_H
 
@@ -18,6 +20,7 @@
 #include "fs/core/tree.h"
 #include "parse/detect.h"
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/sims/rigset.h"
 
 /* Set from "-o" through the one option table (options.c), for both commands. */
@@ -27,8 +30,8 @@ struct s3fs_opts {
     uint64_t max_unpacked; /* largest expanded node or section accepted; 0: default (1 GiB) */
     bool has_rnc_key;
     uint16_t rnc_key;
-    char schema[512]; /* t2fs: "turok1", "turok2" or a JSON file; empty = pick by shape */
-    char skeleton[512]; /* Granny animations: a file whose first skeleton they play on; empty = none */
+    char schema[512]; /* a container schema: a built-in name or a JSON file; empty = pick by shape */
+    char skeleton[512]; /* animations: a file whose first skeleton they play on; empty = none */
     char rig[4096];   /* meshes: the rig file to bind them to; empty = none */
 };
 
@@ -38,8 +41,8 @@ struct s3fs_opts {
 struct s3fs;
 
 /* Hooks: a small list of registered callbacks, called in the order they were added, so a
- * second user adds to the first, never overwrites it (extra /info lines, the Granny
- * container's extra children, the t2fs root's derived views, the skeletons a view
+ * second user adds to the first, never overwrites it (extra /info lines, a container's
+ * extra children, the views derived from a root, the skeletons a view
  * offers). Entries live in the tree's arena. Add before the view serves, or
  * under the tree lock (from a populate callback); the lists are walked under the tree
  * lock. Each list's owner calls the entries with the function type it documents
@@ -60,13 +63,12 @@ int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), vo
 typedef void view_info_fn(struct s3fs *fs, struct sbuf *out, void *ctx);
 int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
 
-/* The skeletons a view offers to others: a Granny file's first skeleton (also inside a
- * wrapped RIG), a clear RIG's bone table, a package's rig resources'. The one way they are
- * had: -o skeleton= plays animations on them, -o rig= and a package's GEOM resources bind
- * meshes to them. A view that has skeletons registers a hook (in the order registered,
- * like every hook list); each adds what it has to `into` with rig_set_add, labelled where
- * it lies relative to the view's root ("" the file itself): 0, or -1 with err saying why
- * it added none. */
+/* The skeletons a view offers to others (a file's first skeleton, a bone table, those of
+ * the files a container holds). The one way they are had: -o skeleton= plays animations
+ * on them, -o rig= and the meshes a container holds bind to them. A view that has
+ * skeletons registers a hook (in the order registered, like every hook list); each adds
+ * what it has to `into` with rig_set_add, labelled where it lies relative to the view's
+ * root ("" the file itself): 0, or -1 with err saying why it added none. */
 typedef int view_skeletons_fn(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen);
 int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
 /* Every hook's skeletons, made on the first call (the hooks run once) and kept with fs.
@@ -83,7 +85,7 @@ struct skeleton_file {
     const struct rig_set *set; /* view_skeletons(fs): one or more */
 };
 
-/* Opens view over src at dir of host's tree: s3fs_open_at (fs/open.h). */
+/* Opens view over src at dir of host's tree: s3fs_open_at (fs/open/open.h). */
 typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
                             unsigned formats, struct s3fs **out, char *err, size_t errlen);
 
@@ -94,7 +96,7 @@ struct s3fs {
     struct diag diag;   /* warnings for /info */
     struct cover cover; /* bytes named structures cover */
     struct sbuf facts;  /* format-specific "key: value" lines for /info */
-    struct cache cache; /* expanded data (RNC, Oodle1), bounded */
+    struct cache cache; /* expanded data, bounded */
     /* lines of /info that change while mounted (view_add_info_hook) */
     struct view_hooks info_hooks;
     struct s3fs_opts opts;
@@ -102,14 +104,14 @@ struct s3fs {
     struct range *gaps;
     size_t ngaps;
     /* Where the view sits: TREE_ROOT for a file mounted alone; for a view nested in
-     * another (a rig inside a package) the directory it was opened at, the id of its
+     * another (a file inside a container) the directory it was opened at, the id of its
      * source in the tree, and one /info line saying where that source lies in the
      * mounted file. A nested s3fs shares the tree and the cache of its host. */
     uint32_t root, src_id;
     bool nested;
     char origin[256];
     /* s3fs_open_at, put here by the open layer on every s3fs it makes: a view that holds
-     * other files (a package's resources) opens them through it, so the format views
+     * other files (a container's parts) opens them through it, so the format views
      * never call up into the dispatch that calls them. */
     s3fs_open_at_fn *open_at;
     /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
@@ -117,17 +119,18 @@ struct s3fs {
     struct rig_set skeletons;
     bool skeletons_made;
     char skeletons_err[200];
-    struct s3fs *host; /* the view that opened this one (a package), NULL at the top */
-    /* -o skeleton=FILE (Granny animations without a skeleton of their own play on its
+    struct s3fs *host; /* the view that opened this one (a container), NULL at the top */
+    /* -o skeleton=FILE (animations without a skeleton of their own play on its
      * first) and -o rig=FILE (meshes bind to one of its); NULL when not given. A nested
      * view shares its host's; only the top s3fs closes them. */
     struct skeleton_file *skeleton_file, *rig_file;
 };
 
 /* A format's view (the open column of src/formats.def): parses fs's source (refusing only
- * an unreadable top level) and gives fs's root its populate callback. 0, or -1 with err.
- * A view's header declares it as `s3_view_open_fn CODE_view_open;`. */
-typedef int s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
+ * an unreadable top level) and gives fs's root its populate callback. S3_OK, or the
+ * reason with err (empty err: the open layer says the reason). A view's header declares
+ * it as `s3_view_open_fn CODE_view_open;`. */
+typedef enum s3_err s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
 
 /* ---- helpers for views ---- */
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
@@ -178,8 +181,9 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__
 
 /* Makes the view's root directory with its populate callback: the tree's root (its span
  * the whole file), or the directory a nested view was opened at (which keeps the type and
- * span its host gave it: where the nested bytes lie in the host). 0, or -1. */
-int view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
+ * span its host gave it: where the nested bytes lie in the host). S3_OK, S3_ERR_LIMIT (the
+ * node limit) or S3_ERR_NOMEM. */
+enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
 
 /* Times /info was rendered under the tree lock, process-wide (tests: once per change,
  * however often it is measured). */

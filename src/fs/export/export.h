@@ -1,8 +1,9 @@
-/* Generated export files (.glb, .obj): built on first read, kept in the bounded cache
- * (held while a reader has the file open), rebuilt when evicted. Listing a directory
- * builds nothing: the size a stat reports is measured (the exporters run on the decoded
- * model without keeping the bytes: the same calls, so the same size), and a build of
- * another size (the source changed) is EIO, as is any read after the source changed. */
+/* Generated export files (.glb, .obj) and the writers of model.h's shapes.
+ * - Measured at listing, built on first read, kept in the bounded cache, rebuilt when
+ *   evicted; an open file holds its item.
+ * - A build writes only through glb_* / sb_* and decides nothing from the bytes written
+ *   so far: called with out NULL it measures (the same calls give the same size).
+ * - A build of another size than measured, or any read after the source changed, is EIO. */
 #ifndef S3_EXPORT_H
 #define S3_EXPORT_H
 

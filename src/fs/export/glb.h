@@ -1,10 +1,9 @@
 /* A glTF 2.0 binary (.glb) builder: nodes, meshes and primitives, skins, materials,
- * accessors and buffer views over one binary buffer. Knows no format and no tree: the
- * exporters describe a scene with these calls, then glb_finish lays out the file (a
- * JSON chunk and a BIN chunk). Output depends only on the calls made, so the same calls
- * give the same bytes. Indices returned are glTF indices; -1 means out of memory (the
- * builder remembers it and glb_finish fails). Names are any bytes: they are written as
- * JSON strings, escaped, with invalid UTF-8 replaced by U+FFFD. */
+ * accessors and buffer views over one binary buffer; glb_finish lays out the file (a JSON
+ * chunk and a BIN chunk). Knows no format and no tree.
+ * - Output depends only on the calls made: the same calls give the same bytes.
+ * - Calls return glTF indices; -1 is out of memory, remembered: glb_finish then fails.
+ * - Names are any bytes: escaped, invalid UTF-8 replaced by U+FFFD. */
 #ifndef S3_GLB_H
 #define S3_GLB_H
 

@@ -13,7 +13,7 @@
 
 #include "fs/views/sims/view_folder.h"
 
-/* Each format's view (s3_view_open_fn, fs/view.h), declared from the table, defined in
+/* Each format's view (s3_view_open_fn, fs/core/view.h), declared from the table, defined in
  * view_CODE.c. */
 #define FORMAT(id, name, code, ...) s3_view_open_fn code##_view_open;
 #include S3_FORMATS_DEF
@@ -39,18 +39,16 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
         return S3_EXIT_FORMAT;
     }
     char why[256] = "";
-    int rc;
+    enum s3_err e;
     size_t f = fs->det.format;
     s3_view_open_fn *opener = f < FMT_COUNT ? view_open[f] : NULL;
-    if (opener) {
-        rc = opener(fs, why, sizeof why);
-    } else {
-        snprintf(why, sizeof why, "recognised as %s, which this version does not support yet",
-                 format_name(fs->det.format));
-        rc = -1;
-    }
-    if (rc) {
-        snprintf(err, errlen, "%s: %s", label, why);
+    if (opener)
+        e = opener(fs, why, sizeof why);
+    else
+        e = s3_fail(S3_ERR_UNSUPPORTED, why, sizeof why, "recognised as %s, which this version does not support yet",
+                    format_name(fs->det.format));
+    if (e != S3_OK) {
+        snprintf(err, errlen, "%s: %s", label, why[0] ? why : s3_err_str(e));
         return S3_EXIT_FORMAT;
     }
     return S3_EXIT_OK;

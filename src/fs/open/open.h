@@ -1,7 +1,8 @@
-/* Opening a file as a tree: the layer above the format views. It opens the source (a
- * file, bytes in memory, or a source nested in another view), detects the format and
- * calls that format's view (view_*.h); the commands (mount.s3rig, s3rig) and the tests
- * start here. The exit statuses both commands share are defined here too. */
+/* Opening a file as a tree: the source (a file, bytes in memory, or a source nested in
+ * another view) is detected and handed to its format's view (the format table's view
+ * column); the exit statuses of the commands.
+ * - s3fs_open* return S3_EXIT_OK, or a status with err filled in (one line).
+ * - A view never includes this: it opens the files it holds with fs->open_at. */
 #ifndef S3_OPEN_H
 #define S3_OPEN_H
 
@@ -41,7 +42,7 @@ void s3fs_close(struct s3fs *fs);
  * `origin` as a "source:" line), coverage, /unparsed and offsets, all relative to src.
  * The nested s3fs lives as long as the tree. `formats`: the formats the caller accepts,
  * a mask of (1u << enum s3_format); 0 accepts any. S3_EXIT_OK, or a status with err.
- * Views below this layer call it as host->open_at (fs/view.h). */
+ * Views below this layer call it as host->open_at (fs/core/view.h). */
 s3fs_open_at_fn s3fs_open_at;
 
 #endif

@@ -1,7 +1,7 @@
-/* The "-o" options of mount.s3rig and s3rig, from one table: names, value types, ranges
- * and help text live together, so the two commands accept, check and document the same
- * options. Some options only make sense for a mount (ownership, permissions, the request
- * loop); s3rig refuses those by name. */
+/* The -o options of both commands, from one table: names, value types, ranges and help
+ * text together, so the two accept, check and document the same options.
+ * - Mount-only options (ownership, permissions, the request loop) are refused by name
+ *   where there is no mount. */
 #ifndef S3_OPTIONS_H
 #define S3_OPTIONS_H
 

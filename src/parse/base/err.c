@@ -1,6 +1,8 @@
 #include "parse/base/err.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -17,6 +19,17 @@ static const char *const err_text[S3_ERR_COUNT] = {
 const char *s3_err_str(enum s3_err e)
 {
     return (unsigned)e < S3_ERR_COUNT ? err_text[e] : "unknown error";
+}
+
+enum s3_err s3_fail(enum s3_err e, char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return e;
 }
 
 int s3_err_errno(enum s3_err e)

@@ -21,6 +21,10 @@ enum s3_err {
 };
 
 const char *s3_err_str(enum s3_err e);
+/* Writes a one-line message into err (nothing when err is NULL or errlen is 0) and
+ * returns e: `return s3_fail(S3_ERR_RANGE, err, errlen, "...", ...);`. */
+enum s3_err s3_fail(enum s3_err e, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 int s3_err_errno(enum s3_err e);
 
 void *alloc_array(size_t n, size_t size);

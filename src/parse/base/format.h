@@ -1,7 +1,9 @@
-/* What a format's detection is given and gives, apart from detect.c (which runs every
- * detection of the format table, src/formats.def): a format's parser declares its
- * detection with s3_detect_fn and includes only this, so the parser and detect.c do not
- * depend on each other both ways. */
+/* What a format's detection is given and gives: the format enum (one value per row of the
+ * format table) and s3_detect_fn.
+ * - A parser declares its detection as `s3_detect_fn CODE_detect;` and includes only this
+ *   (detect.c, above the families, calls it through the table).
+ * - A detection that refuses may say why in r->why; one that accepts sets the fields of r
+ *   its view needs. */
 #ifndef S3_FORMAT_H
 #define S3_FORMAT_H
 
@@ -29,9 +31,9 @@ enum s3_format {
 
 struct detect_result {
     enum s3_format format;
-    bool big_endian;   /* t2fs */
-    uint64_t root_off; /* t2fs: 0 or 8 */
-    bool root_cut;     /* t2fs: the root's offsets run past the end of the file (cut short) */
+    bool big_endian;   /* the byte order, for a format that has either */
+    uint64_t root_off; /* where the root table starts (0 or 8), for a format that has one */
+    bool root_cut;     /* the root's offsets run past the end of the file (cut short) */
     char why[200];     /* for FMT_UNKNOWN: the reason, one line */
 };
 

@@ -1,5 +1,6 @@
-/* Skeletons and meshes in one neutral shape, filled by the format parsers (Granny, clear
- * RIG) and read by the exporters (.glb, .obj). Coordinates are kept exactly as stored. */
+/* Skeletons, meshes and models in one neutral shape, filled by format parsers and read by
+ * the exporters. Coordinates are kept exactly as stored.
+ * - The shapes own their arrays: free with the matching mdl_*_free. */
 #ifndef S3_MODEL_H
 #define S3_MODEL_H
 

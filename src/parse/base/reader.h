@@ -1,14 +1,9 @@
-/* Bounds-checked byte access shared by every parser.
- *
- * Two layers:
- *  - struct s3_src: the only way a parser touches the outside world, a read callback
- *    plus the number of bytes that exist. src_read() refuses any range that is not
- *    entirely inside [0, size) — overflow-safe — so a hostile offset can never
- *    reach the callback.
- *  - struct cursor: a position inside a buffer already read. Every getter checks the
- *    remaining length; on a short read it sets `err` and returns 0, so a parser can
- *    read a whole record and test `err` once.
- */
+/* Bounds-checked byte access, the only way a parser reads.
+ * - struct s3_src: a read callback and the number of bytes that exist; src_read refuses
+ *   (-ERANGE) any range not wholly inside [0, size), overflow-safe, so a hostile offset
+ *   never reaches the callback.
+ * - struct cursor: a position in a buffer already read; every getter checks the length
+ *   left, and a short read sets err and returns 0: read a whole record, test err once. */
 #ifndef S3_READER_H
 #define S3_READER_H
 

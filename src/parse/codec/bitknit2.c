@@ -213,15 +213,16 @@ static uint32_t match_distance(struct bk2 *d, uint32_t r)
     return g;
 }
 
-static int overrun_err(const struct bk2 *d, size_t p, size_t n, char *err, size_t errlen)
+static enum s3_err overrun_err(const struct bk2 *d, size_t p, size_t n, char *err, size_t errlen)
 {
-    err_set(err, errlen, "BitKnit2: input overrun: the %zu-byte stream ends at output byte %zu of %zu",
-            (size_t)(d->end - d->in), p, n);
-    return -1;
+    return s3_fail(S3_ERR_RANGE, err, errlen,
+                   "BitKnit2: input overrun: the %zu-byte stream ends at output byte %zu of %zu",
+                   (size_t)(d->end - d->in), p, n);
 }
 
 /* Commands of one compressed quantum until *p reaches e (a match may run past e, up to n). */
-static int decode_commands(struct bk2 *d, uint8_t *out, size_t *p, size_t e, size_t n, char *err, size_t errlen)
+static enum s3_err decode_commands(struct bk2 *d, uint8_t *out, size_t *p, size_t e, size_t n, char *err,
+                                   size_t errlen)
 {
     size_t pos = *p;
     while (pos < e) {
@@ -245,15 +246,13 @@ static int decode_commands(struct bk2 *d, uint8_t *out, size_t *p, size_t e, siz
             break;
         if (g > pos) {
             *p = pos;
-            err_set(err, errlen, "BitKnit2: match distance %u at output byte %zu reaches before the output start",
-                    g, pos);
-            return -1;
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "BitKnit2: match distance %u at output byte %zu reaches before the output start", g, pos);
         }
         if (m > n - pos) {
             *p = pos;
-            err_set(err, errlen, "BitKnit2: match of %u bytes at output byte %zu runs past the end (%zu bytes)", m,
-                    pos, n);
-            return -1;
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "BitKnit2: match of %u bytes at output byte %zu runs past the end (%zu bytes)", m, pos, n);
         }
         copy_match(out, pos, g, m);
         pos += m;
@@ -262,7 +261,7 @@ static int decode_commands(struct bk2 *d, uint8_t *out, size_t *p, size_t e, siz
     *p = pos;
     if (d->overrun)
         return overrun_err(d, pos, n, err, errlen);
-    return 0;
+    return S3_OK;
 }
 
 static void stream_init(struct bk2 *d, const uint8_t *in, size_t in_len)
@@ -282,8 +281,8 @@ static void stream_init(struct bk2 *d, const uint8_t *in, size_t in_len)
 }
 
 /* One quantum starting at *p (section 3): stored, or compressed and state-checked. */
-static int decode_quantum(struct bk2 *d, uint8_t *out, size_t *p, size_t n, struct bitknit2_stats *st, char *err,
-                          size_t errlen)
+static enum s3_err decode_quantum(struct bk2 *d, uint8_t *out, size_t *p, size_t n, struct bitknit2_stats *st,
+                                  char *err, size_t errlen)
 {
     size_t e = (*p / BITKNIT2_QUANTUM + 1) * BITKNIT2_QUANTUM;
     if (e > n)
@@ -293,16 +292,15 @@ static int decode_quantum(struct bk2 *d, uint8_t *out, size_t *p, size_t n, stru
         return overrun_err(d, *p, n, err, errlen);
     st->quanta++;
     if (w == 0) { /* stored: exactly e - p bytes follow */
-        if ((size_t)(d->end - d->pos) < e - *p) {
-            err_set(err, errlen, "BitKnit2: input overrun: stored quantum at output byte %zu needs %zu bytes, "
-                    "%zu remain", *p, e - *p, (size_t)(d->end - d->pos));
-            return -1;
-        }
+        if ((size_t)(d->end - d->pos) < e - *p)
+            return s3_fail(S3_ERR_RANGE, err, errlen,
+                           "BitKnit2: input overrun: stored quantum at output byte %zu needs %zu bytes, %zu remain", *p,
+                           e - *p, (size_t)(d->end - d->pos));
         memcpy(out + *p, d->pos, e - *p);
         d->pos += e - *p;
         *p = e;
         st->stored_quanta++;
-        return 0;
+        return S3_OK;
     }
     init_states(d, w);
     if (d->overrun)
@@ -311,79 +309,72 @@ static int decode_quantum(struct bk2 *d, uint8_t *out, size_t *p, size_t n, stru
         out[0] = (uint8_t)raw_bits(d, 8);
         *p = 1;
     }
-    if (decode_commands(d, out, p, e, n, err, errlen))
-        return -1;
-    if (d->active != STATE_LOW || d->other != STATE_LOW) {
-        err_set(err, errlen, "BitKnit2: final state check failed at output byte %zu (states 0x%x 0x%x, both "
-                "must be 0x10000)", *p, d->active, d->other);
-        return -1;
-    }
-    return 0;
+    enum s3_err r = decode_commands(d, out, p, e, n, err, errlen);
+    if (r != S3_OK)
+        return r;
+    if (d->active != STATE_LOW || d->other != STATE_LOW)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "BitKnit2: final state check failed at output byte %zu (states 0x%x 0x%x, both must be "
+                       "0x10000)", *p, d->active, d->other);
+    return S3_OK;
 }
 
-int bitknit2_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, struct bitknit2_stats *stats,
-                    char *err, size_t errlen)
+enum s3_err bitknit2_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+                            struct bitknit2_stats *stats, char *err, size_t errlen)
 {
     struct bitknit2_stats local;
     struct bitknit2_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (out_len == 0) /* an empty section has no stream, not even the magic */
-        return 0;
-    if (in_len < 2 || (in[0] | in[1] << 8) != BITKNIT2_MAGIC) {
-        err_set(err, errlen, "BitKnit2: no stream magic (B1 75) at the start of the %zu stored bytes", in_len);
-        return -1;
-    }
+        return S3_OK;
+    if (in_len < 2 || (in[0] | in[1] << 8) != BITKNIT2_MAGIC)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "BitKnit2: no stream magic (B1 75) at the start of the %zu stored bytes", in_len);
     struct bk2 *d = malloc(sizeof *d);
-    if (!d) {
-        err_set(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!d)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     stream_init(d, in, in_len);
     size_t p = 0;
-    int rc = 0;
-    while (p < out_len && rc == 0)
-        rc = decode_quantum(d, out, &p, out_len, st, err, errlen);
+    enum s3_err e = S3_OK;
+    while (p < out_len && e == S3_OK)
+        e = decode_quantum(d, out, &p, out_len, st, err, errlen);
     st->consumed = (size_t)(d->pos - d->in);
     st->produced = p;
     free(d);
-    return rc;
+    return e;
 }
 
-int bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64_t out_size, uint64_t max_out,
-                    uint8_t **out, struct bitknit2_stats *stats, char *err, size_t errlen)
+enum s3_err bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64_t out_size,
+                            uint64_t max_out, uint8_t **out, struct bitknit2_stats *stats, char *err, size_t errlen)
 {
     *out = NULL;
-    if ((max_out && out_size > max_out) || out_size > SIZE_MAX / 2) {
-        err_set(err, errlen, "BitKnit2: expanded size %llu is over the limit (%llu bytes)",
-                (unsigned long long)out_size, (unsigned long long)max_out);
-        return -1;
-    }
-    if (!range_ok(off, len, src->size) || len > SIZE_MAX / 2) {
-        err_set(err, errlen, "BitKnit2: stream at 0x%llx, %llu bytes, runs past the end of its source",
-                (unsigned long long)off, (unsigned long long)len);
-        return -1;
-    }
+    if ((max_out && out_size > max_out) || out_size > SIZE_MAX / 2)
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "BitKnit2: expanded size %llu is over the limit (%llu bytes)",
+                       (unsigned long long)out_size, (unsigned long long)max_out);
+    if (!range_ok(off, len, src->size) || len > SIZE_MAX / 2)
+        return s3_fail(S3_ERR_RANGE, err, errlen,
+                       "BitKnit2: stream at 0x%llx, %llu bytes, runs past the end of its source",
+                       (unsigned long long)off, (unsigned long long)len);
     /* An empty output needs no input; else the input never needs more than the stream. */
+    enum s3_err e;
     uint8_t *in = alloc_array(len, 1);
     uint8_t *o = alloc_array(out_size, 1);
     if (!in || !o) {
-        free(in);
-        free(o);
-        err_set(err, errlen, "out of memory");
-        return -1;
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
     if (src_read(src, off, in, (size_t)len)) {
-        free(in);
-        free(o);
-        err_set(err, errlen, "BitKnit2: stream at 0x%llx: read error", (unsigned long long)off);
-        return -1;
+        e = s3_fail(S3_ERR_IO, err, errlen, "BitKnit2: stream at 0x%llx: read error", (unsigned long long)off);
+        goto fail;
     }
-    int rc = bitknit2_decode(in, (size_t)len, o, (size_t)out_size, stats, err, errlen);
+    e = bitknit2_decode(in, (size_t)len, o, (size_t)out_size, stats, err, errlen);
+    if (e != S3_OK)
+        goto fail;
     free(in);
-    if (rc) {
-        free(o);
-        return -1;
-    }
     *out = o;
-    return 0;
+    return S3_OK;
+fail:
+    free(in);
+    free(o);
+    return e;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 
 #define BITKNIT2_MAGIC 0x75B1u   /* bytes B1 75 */
@@ -21,16 +22,18 @@ struct bitknit2_stats {
 };
 
 /* Decodes the stream in[0, in_len) into exactly out_len bytes of out (the caller's
- * buffer). 0, or -1 with err saying which rule of the notes' section 7 failed and where.
+ * buffer). S3_OK, or with err saying which rule of the notes' section 7 failed and where:
+ * S3_ERR_RANGE (the input ends first), S3_ERR_FORMAT (any other rule), S3_ERR_NOMEM.
  * out holds the bytes produced before an error. stats may be NULL. */
-int bitknit2_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, struct bitknit2_stats *stats,
-                    char *err, size_t errlen);
+enum s3_err bitknit2_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+                            struct bitknit2_stats *stats, char *err, size_t errlen);
 
 /* Expands src[off, off+len) into out_size bytes (*out malloc'd, non-NULL even for 0
  * bytes). max_out (0: none) refuses larger sizes before anything is allocated; the
- * stored bytes are read through src, so their range must exist. 0, or -1 with err. */
-int bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64_t out_size, uint64_t max_out,
-                    uint8_t **out, struct bitknit2_stats *stats, char *err, size_t errlen);
+ * stored bytes are read through src, so their range must exist. S3_OK, or with err:
+ * S3_ERR_LIMIT, S3_ERR_RANGE (the stream lies past src), S3_ERR_IO, and the decoder's. */
+enum s3_err bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len, uint64_t out_size,
+                            uint64_t max_out, uint8_t **out, struct bitknit2_stats *stats, char *err, size_t errlen);
 
 /* The quantum initialisation of section 4.2, exposed for tests: takes the words from
  * w[0..nw), sets the two states and returns how many words it read (3, 4 or 5), or -1

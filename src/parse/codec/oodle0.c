@@ -413,7 +413,7 @@ static inline uint32_t model_decode(struct model *m, struct coder *c, uint32_t r
         return 0;
     }
     if (n >= m->room && model_room(m, m->room * 2)) {
-        c->fail = "out of memory";
+        c->fail = oodle_out_of_memory;
         return 0;
     }
     m->cnt[n] = 2;
@@ -549,39 +549,39 @@ static uint8_t *prepare_stream(const uint8_t *s, size_t len, bool be, uint64_t *
     return b;
 }
 
-static int fail_with(char *err, size_t errlen, uint8_t *buf, const char *fmt, uint32_t a, uint32_t b,
-                     const char *why)
+/* Frees buf and says why (fmt takes two numbers and the reason). */
+static enum s3_err fail_with(enum s3_err e, char *err, size_t errlen, uint8_t *buf, const char *fmt, uint32_t a,
+                             uint32_t b, const char *why)
 {
     free(buf);
     snprintf(err, errlen, fmt, a, b, why);
-    return -1;
+    return e;
 }
 
-int oodle0_expand(const uint8_t *in, size_t in_len, bool be, uint32_t stop0, uint32_t stop1,
-                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
+enum s3_err oodle0_expand(const uint8_t *in, size_t in_len, bool be, uint32_t stop0, uint32_t stop1,
+                          uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
 {
     return oodle0_expand_counted(in, in_len, be, stop0, stop1, expanded_size, max_expanded, out, err, errlen, NULL);
 }
 
-int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uint32_t stop0, uint32_t stop1,
-                          uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen,
-                          struct oodle0_counts *counts)
+enum s3_err oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uint32_t stop0, uint32_t stop1,
+                                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err,
+                                  size_t errlen, struct oodle0_counts *counts)
 {
     struct oodle0_counts unused;
     if (!counts)
         counts = &unused;
     memset(counts, 0, sizeof *counts);
     *out = NULL;
-    if (oodle_check_frame("Oodle0", in_len, expanded_size, max_expanded, err, errlen))
-        return -1;
+    enum s3_err e = oodle_check_frame("Oodle0", in_len, expanded_size, max_expanded, err, errlen);
+    if (e != S3_OK)
+        return e;
     uint8_t *buf = alloc_array(expanded_size, 1);
-    if (!buf) {
-        snprintf(err, errlen, "Oodle0: cannot allocate %u bytes", expanded_size);
-        return -1;
-    }
+    if (!buf)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "Oodle0: cannot allocate %u bytes", expanded_size);
     if (expanded_size == 0) { /* nothing to make: nothing is read */
         *out = buf;
-        return 0;
+        return S3_OK;
     }
     struct oodle0_params p[3];
     oodle0_read_params(in, be, p);
@@ -591,16 +591,18 @@ int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uint32_t st
         if (end[k] <= from)
             continue; /* a stage that runs needs both alphabets (§7.4, §7.5) */
         if (p[k].lraw == 0)
-            return fail_with(err, errlen, buf, "Oodle0: stage %u parameter block (output from byte %u): %s", k,
-                             from, "a literal alphabet of 0");
+            return fail_with(S3_ERR_FORMAT, err, errlen, buf,
+                             "Oodle0: stage %u parameter block (output from byte %u): %s", k, from,
+                             "a literal alphabet of 0");
         if (p[k].dmax == 0)
-            return fail_with(err, errlen, buf, "Oodle0: stage %u parameter block (output from byte %u): %s", k,
-                             from, "a distance limit of 0");
+            return fail_with(S3_ERR_FORMAT, err, errlen, buf,
+                             "Oodle0: stage %u parameter block (output from byte %u): %s", k, from,
+                             "a distance limit of 0");
     }
     uint64_t nbits;
     uint8_t *stream = prepare_stream(in + OODLE_PARAMS_SIZE, in_len - OODLE_PARAMS_SIZE, be, &nbits);
     struct stage *s = stream ? calloc(1, sizeof *s) : NULL;
-    const char *fail = s ? NULL : "out of memory";
+    const char *fail = s ? NULL : oodle_out_of_memory;
     struct coder c;
     if (s)
         coder_init(&c, stream, nbits); /* once: the stream runs through all three stages */
@@ -608,7 +610,7 @@ int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uint32_t st
         if (pos >= end[k])
             continue; /* skipped: no models, no bits */
         if (stage_init(s, &p[k], counts))
-            fail = "out of memory";
+            fail = oodle_out_of_memory;
         else
             fail = decode_stage(s, &c, buf, &pos, end[k]);
     }
@@ -617,7 +619,8 @@ int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uint32_t st
     free(s);
     free(stream);
     if (fail)
-        return fail_with(err, errlen, buf, "Oodle0: at output byte %u of %u: %s", pos, expanded_size, fail);
+        return fail_with(oodle_fail_reason(fail), err, errlen, buf, "Oodle0: at output byte %u of %u: %s", pos,
+                         expanded_size, fail);
     *out = buf;
-    return 0;
+    return S3_OK;
 }

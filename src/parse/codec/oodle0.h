@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 #include "parse/codec/oodle_frame.h"
 
 /* One stage's parameter block (§2). */
@@ -29,11 +31,13 @@ void oodle0_read_params(const uint8_t *p, bool big_endian, struct oodle0_params 
  * expanded_size bytes with the stage stops stop0 (First16Bit) and stop1 (First8Bit).
  * *out is malloc'd (expanded_size bytes, at least 1 allocated). max_expanded (0: none)
  * refuses larger sizes before allocating. Every rule of the notes' §7 that the input
- * breaks is an error naming the rule. 0, or -1 with err.
+ * breaks is an error naming the rule. S3_OK, or with err: S3_ERR_LIMIT (over
+ * max_expanded), S3_ERR_RANGE (too short for the parameters), S3_ERR_NOMEM, S3_ERR_FORMAT
+ * (a broken stream).
  * Big-endian files: every 32-bit word of the section is taken byte-swapped (Knit's reading;
  * no such file has been seen). */
-int oodle0_expand(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0, uint32_t stop1,
-                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen);
+enum s3_err oodle0_expand(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0, uint32_t stop1,
+                          uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen);
 
 /* What one expansion went through (the events of the notes' §4, over all models and stages),
  * for tests that must show that a path was taken. */
@@ -50,8 +54,8 @@ struct oodle0_counts {
 };
 
 /* oodle0_expand, filling *counts (NULL: not kept). */
-int oodle0_expand_counted(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0, uint32_t stop1,
-                          uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen,
-                          struct oodle0_counts *counts);
+enum s3_err oodle0_expand_counted(const uint8_t *in, size_t in_len, bool big_endian, uint32_t stop0,
+                                  uint32_t stop1, uint32_t expanded_size, uint64_t max_expanded, uint8_t **out,
+                                  char *err, size_t errlen, struct oodle0_counts *counts);
 
 #endif

@@ -473,7 +473,7 @@ static inline __attribute__((always_inline)) const char *decode_block(struct sta
         return "distance out of range";
     struct model *mm = mid_model(s, hi);
     if (!mm)
-        return "out of memory";
+        return oodle_out_of_memory;
     uint32_t mid = model_get(mm, d, r / 4 + 1 < 256 ? r / 4 + 1 : 256);
     uint32_t dist = hi * 1024 + mid * 4 + lo + 1;
     s->seen += n;
@@ -525,28 +525,27 @@ void oodle1_read_params(const uint8_t *p, bool be, struct oodle1_params out[3])
     }
 }
 
-int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit, uint32_t first8bit,
-                  uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
+enum s3_err oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit, uint32_t first8bit,
+                          uint32_t expanded_size, uint64_t max_expanded, uint8_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (oodle_check_frame("Oodle1", in_len, expanded_size, max_expanded, err, errlen))
-        return -1;
+    enum s3_err e = oodle_check_frame("Oodle1", in_len, expanded_size, max_expanded, err, errlen);
+    if (e != S3_OK)
+        return e;
     uint8_t *buf = malloc((size_t)expanded_size + COPY_SLACK);
-    if (!buf) {
-        snprintf(err, errlen, "Oodle1: cannot allocate %u bytes", expanded_size);
-        return -1;
-    }
+    if (!buf)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "Oodle1: cannot allocate %u bytes", expanded_size);
     if (expanded_size == 0) {
         *out = buf;
-        return 0;
+        return S3_OK;
     }
     struct oodle1_params p[3];
     oodle1_read_params(in, be, p);
     for (int k = 0; k < 3; k++)
         if (p[k].lmax == 0) {
-            free(buf);
-            snprintf(err, errlen, "Oodle1: stage %d parameter block has a literal alphabet of 0", k);
-            return -1;
+            e = s3_fail(S3_ERR_FORMAT, err, errlen, "Oodle1: stage %d parameter block has a literal alphabet of 0",
+                        k);
+            goto fail;
         }
     struct rdec d;
     rd_init(&d, in + OODLE_PARAMS_SIZE, in_len - OODLE_PARAMS_SIZE);
@@ -555,10 +554,10 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
     const char *fail = NULL;
     struct stage *s = calloc(1, sizeof *s);
     if (!s)
-        fail = "out of memory";
+        fail = oodle_out_of_memory;
     for (int k = 0; k < 3 && !fail; k++) {
         if (stage_init(s, &p[k])) {
-            fail = "out of memory";
+            fail = oodle_out_of_memory;
             break;
         }
         fail = decode_stage(s, &d, buf, &pos, end[k], expanded_size);
@@ -567,10 +566,13 @@ int oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t first16bit
         stage_free(s);
     free(s);
     if (fail) {
-        snprintf(err, errlen, "Oodle1: at output byte %u of %u: %s", pos, expanded_size, fail);
-        free(buf);
-        return -1;
+        e = s3_fail(oodle_fail_reason(fail), err, errlen, "Oodle1: at output byte %u of %u: %s", pos, expanded_size,
+                    fail);
+        goto fail;
     }
     *out = buf;
-    return 0;
+    return S3_OK;
+fail:
+    free(buf);
+    return e;
 }

@@ -24,17 +24,21 @@ void oodle_stage_ends(uint32_t stop0, uint32_t stop1, uint32_t expanded, uint32_
     end[2] = expanded;
 }
 
-int oodle_check_frame(const char *codec, size_t in_len, uint32_t expanded, uint64_t max_expanded, char *err,
-                      size_t errlen)
+const char oodle_out_of_memory[] = "out of memory";
+
+enum s3_err oodle_fail_reason(const char *fail)
 {
-    if (max_expanded && expanded > max_expanded) {
-        snprintf(err, errlen, "%s: expanded size %u exceeds the limit of %llu bytes", codec, expanded,
-                 (unsigned long long)max_expanded);
-        return -1;
-    }
-    if (expanded > 0 && in_len < OODLE_PARAMS_SIZE) {
-        snprintf(err, errlen, "%s: %zu bytes, too short for the 36-byte parameter blocks", codec, in_len);
-        return -1;
-    }
-    return 0;
+    return fail == oodle_out_of_memory ? S3_ERR_NOMEM : S3_ERR_FORMAT;
+}
+
+enum s3_err oodle_check_frame(const char *codec, size_t in_len, uint32_t expanded, uint64_t max_expanded, char *err,
+                              size_t errlen)
+{
+    if (max_expanded && expanded > max_expanded)
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "%s: expanded size %u exceeds the limit of %llu bytes", codec,
+                       expanded, (unsigned long long)max_expanded);
+    if (expanded > 0 && in_len < OODLE_PARAMS_SIZE)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "%s: %zu bytes, too short for the 36-byte parameter blocks", codec,
+                       in_len);
+    return S3_OK;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 #define OODLE_PARAMS_SIZE 36 /* three 12-byte parameter blocks, then the stream */
 #define OODLE_LEN_SYMBOLS 65 /* 0: a literal; 1 … 64: a match (oodle_match_len) */
 
@@ -54,9 +56,14 @@ static inline unsigned oodle_len_byte(uint32_t t)
 void oodle_stage_ends(uint32_t stop0, uint32_t stop1, uint32_t expanded, uint32_t end[3]);
 
 /* The checks before any allocation: the caller's limit on the expanded size (0: none), and
- * room for the parameter blocks when there is output to make. 0, or -1 with err naming the
- * codec. */
-int oodle_check_frame(const char *codec, size_t in_len, uint32_t expanded, uint64_t max_expanded, char *err,
-                      size_t errlen);
+ * room for the parameter blocks when there is output to make. S3_OK, or S3_ERR_LIMIT /
+ * S3_ERR_RANGE with err naming the codec. */
+enum s3_err oodle_check_frame(const char *codec, size_t in_len, uint32_t expanded, uint64_t max_expanded, char *err,
+                              size_t errlen);
+
+/* A decoding failure's reason: oodle_out_of_memory (the one string a failed allocation
+ * gives, compared by address) is S3_ERR_NOMEM, any other S3_ERR_FORMAT. */
+extern const char oodle_out_of_memory[];
+enum s3_err oodle_fail_reason(const char *fail);
 
 #endif

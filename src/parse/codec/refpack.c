@@ -16,28 +16,24 @@ static uint32_t be_size(const uint8_t *p, size_t width)
     return v;
 }
 
-int refpack_parse_header(const uint8_t *p, size_t len, struct refpack_header *h, char *err, size_t errlen)
+enum s3_err refpack_parse_header(const uint8_t *p, size_t len, struct refpack_header *h, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
-    if (!refpack_sniff(p, len)) {
-        snprintf(err, errlen, "not a RefPack stream (second byte is not 0xFB)");
-        return -1;
-    }
+    if (!refpack_sniff(p, len))
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a RefPack stream (second byte is not 0xFB)");
     h->flags = p[0];
     size_t width = (h->flags & 0x80) ? 4 : 3;
     h->has_stored_size = h->flags & 0x01;
     h->length = 2 + width * (h->has_stored_size ? 2 : 1);
-    if (len < h->length) {
-        snprintf(err, errlen, "RefPack header needs %zu bytes, the stream has %zu", h->length, len);
-        return -1;
-    }
+    if (len < h->length)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack header needs %zu bytes, the stream has %zu", h->length, len);
     if (h->has_stored_size) {
         h->stored_size = be_size(p + 2, width);
         h->expanded_size = be_size(p + 2 + width, width);
     } else {
         h->expanded_size = be_size(p + 2, width);
     }
-    return 0;
+    return S3_OK;
 }
 
 /* One opcode, decoded: L literals follow it, then N bytes copied from D back. */
@@ -84,47 +80,40 @@ static bool read_op(const uint8_t *p, size_t avail, struct op *o)
     return true;
 }
 
-int refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t out_len, char *err, size_t errlen)
+enum s3_err refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t out_len, char *err, size_t errlen)
 {
     struct refpack_header h;
-    if (refpack_parse_header(p, len, &h, err, errlen))
-        return -1;
-    if (h.expanded_size != out_len) {
-        snprintf(err, errlen, "RefPack header declares %u bytes, %zu expected", h.expanded_size, out_len);
-        return -1;
-    }
+    enum s3_err e = refpack_parse_header(p, len, &h, err, errlen);
+    if (e != S3_OK)
+        return e;
+    if (h.expanded_size != out_len)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack header declares %u bytes, %zu expected", h.expanded_size,
+                       out_len);
     size_t in = h.length, pos = 0;
     while (pos < out_len) {
-        if (in >= len) {
-            snprintf(err, errlen, "RefPack input ends at %zu with %zu of %zu bytes out", in, pos, out_len);
-            return -1;
-        }
+        if (in >= len)
+            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack input ends at %zu with %zu of %zu bytes out", in, pos,
+                           out_len);
         struct op o;
-        if (!read_op(p + in, len - in, &o)) {
-            snprintf(err, errlen, "RefPack opcode at %zu is cut short by the end of the input", in);
-            return -1;
-        }
+        if (!read_op(p + in, len - in, &o))
+            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %zu is cut short by the end of the input", in);
         size_t at = in;
         in += o.bytes;
-        if (o.lit > len - in) {
-            snprintf(err, errlen, "RefPack opcode at %zu: %zu literals, the input has %zu left", at, o.lit, len - in);
-            return -1;
-        }
-        if (o.lit + o.copy > out_len - pos) {
-            snprintf(err, errlen, "RefPack opcode at %zu writes past the declared size (%zu + %zu > %zu)", at, pos,
-                     o.lit + o.copy, out_len);
-            return -1;
-        }
+        if (o.lit > len - in)
+            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %zu: %zu literals, the input has %zu left",
+                           at, o.lit, len - in);
+        if (o.lit + o.copy > out_len - pos)
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "RefPack opcode at %zu writes past the declared size (%zu + %zu > %zu)", at, pos,
+                           o.lit + o.copy, out_len);
         memcpy(out + pos, p + in, o.lit);
         in += o.lit;
         pos += o.lit;
         if (o.end)
             break;
-        if (o.dist > pos) {
-            snprintf(err, errlen, "RefPack opcode at %zu copies from %zu bytes back, only %zu are out", at, o.dist,
-                     pos);
-            return -1;
-        }
+        if (o.dist > pos)
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "RefPack opcode at %zu copies from %zu bytes back, only %zu are out", at, o.dist, pos);
         /* byte by byte: a distance shorter than the length repeats a pattern */
         const uint8_t *from = out + pos - o.dist;
         if (o.dist >= o.copy)
@@ -134,9 +123,7 @@ int refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t out_len, c
                 out[pos + i] = from[i];
         pos += o.copy;
     }
-    if (pos != out_len) {
-        snprintf(err, errlen, "RefPack stream ends after %zu of %zu bytes", pos, out_len);
-        return -1;
-    }
-    return 0;
+    if (pos != out_len)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack stream ends after %zu of %zu bytes", pos, out_len);
+    return S3_OK;
 }

@@ -165,39 +165,30 @@ static uint32_t be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-int rnc_parse_header(const uint8_t *p, size_t avail, struct rnc_header *h, char *err, size_t errlen)
+enum s3_err rnc_parse_header(const uint8_t *p, size_t avail, struct rnc_header *h, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
-    if (avail < RNC_HEADER_SIZE) {
-        snprintf(err, errlen, "RNC header needs 18 bytes, %zu available", avail);
-        return -1;
-    }
+    if (avail < RNC_HEADER_SIZE)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RNC header needs 18 bytes, %zu available", avail);
     h->dots = memcmp(p, "...", 3) == 0;
-    if (memcmp(p, "RNC", 3) != 0 && !h->dots) {
-        snprintf(err, errlen, "no RNC signature");
-        return -1;
-    }
+    if (memcmp(p, "RNC", 3) != 0 && !h->dots)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "no RNC signature");
     h->method = p[3];
-    if (h->method != 1 && h->method != 2) {
-        snprintf(err, errlen, "RNC method %u is not supported (only 1 and 2)", p[3]);
-        return -1;
-    }
-    if (h->dots && h->method != 1) {
-        snprintf(err, errlen, "'...' signature with method %d (only method 1 exists)", h->method);
-        return -1;
-    }
+    if (h->method != 1 && h->method != 2)
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "RNC method %u is not supported (only 1 and 2)", p[3]);
+    if (h->dots && h->method != 1)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "'...' signature with method %d (only method 1 exists)",
+                       h->method);
     h->unpacked_size = be32(p + 4);
     h->packed_size = be32(p + 8);
     h->unpacked_crc = (uint16_t)(p[12] << 8 | p[13]);
     h->packed_crc = (uint16_t)(p[14] << 8 | p[15]);
     h->leeway = p[16];
     h->chunks = p[17];
-    if ((uint64_t)h->packed_size + RNC_HEADER_SIZE > avail) {
-        snprintf(err, errlen, "RNC packed size %u runs past the %zu bytes available", h->packed_size,
-                 avail - RNC_HEADER_SIZE);
-        return -1;
-    }
-    return 0;
+    if ((uint64_t)h->packed_size + RNC_HEADER_SIZE > avail)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RNC packed size %u runs past the %zu bytes available",
+                       h->packed_size, avail - RNC_HEADER_SIZE);
+    return S3_OK;
 }
 
 /* ---- shared decoder state ---- */
@@ -506,40 +497,36 @@ static void unpack_m2(struct rnc_state *s)
     }
 }
 
-int rnc_unpack(const uint8_t *item, size_t avail, const struct rnc_options *opt, uint8_t **out, size_t *out_len,
-               char *err, size_t errlen)
+enum s3_err rnc_unpack(const uint8_t *item, size_t avail, const struct rnc_options *opt, uint8_t **out,
+                       size_t *out_len, char *err, size_t errlen)
 {
     struct rnc_header h;
     *out = NULL;
     *out_len = 0;
-    if (rnc_parse_header(item, avail, &h, err, errlen))
-        return -1;
+    enum s3_err e = rnc_parse_header(item, avail, &h, err, errlen);
+    if (e != S3_OK)
+        return e;
     const uint8_t *payload = item + RNC_HEADER_SIZE;
     uint16_t pcrc = rnc_crc16(payload, h.packed_size);
-    if (pcrc != h.packed_crc) {
-        snprintf(err, errlen, "RNC%d packed CRC mismatch: stored 0x%04x, computed 0x%04x (corrupt, or the old "
-                 "12-byte-header format)", h.method, h.packed_crc, pcrc);
-        return -1;
-    }
-    if (opt && opt->max_unpacked && h.unpacked_size > opt->max_unpacked) {
-        snprintf(err, errlen, "RNC%d unpacked size %u exceeds the limit of %llu bytes", h.method, h.unpacked_size,
-                 (unsigned long long)opt->max_unpacked);
-        return -1;
-    }
+    if (pcrc != h.packed_crc)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "RNC%d packed CRC mismatch: stored 0x%04x, computed 0x%04x (corrupt, or the old "
+                       "12-byte-header format)", h.method, h.packed_crc, pcrc);
+    if (opt && opt->max_unpacked && h.unpacked_size > opt->max_unpacked)
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "RNC%d unpacked size %u exceeds the limit of %llu bytes", h.method,
+                       h.unpacked_size, (unsigned long long)opt->max_unpacked);
     struct rnc_state s = {.in = payload, .len = h.packed_size, .out_len = h.unpacked_size,
                           .key_on = opt && opt->has_key, .key = opt ? opt->key : 0};
     s.out = malloc((size_t)h.unpacked_size + COPY_SLACK);
-    if (!s.out) {
-        snprintf(err, errlen, "RNC: cannot allocate %u bytes", h.unpacked_size);
-        return -1;
-    }
+    if (!s.out)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "RNC: cannot allocate %u bytes", h.unpacked_size);
     /* The key flag is in the stream: peek it (bit 1 of the first byte for method 1,
      * 0x40 for method 2) to report encrypted data clearly when no key is given. */
     bool keyed = h.packed_size > 0 && (h.method == 1 ? (payload[0] & 2) : (payload[0] & 0x40));
     if (keyed && !(opt && opt->has_key)) {
-        free(s.out);
-        snprintf(err, errlen, "encrypted RNC%d data (key flag set): a key is needed (-o rnc_key=0xNNNN)", h.method);
-        return -1;
+        e = s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                    "encrypted RNC%d data (key flag set): a key is needed (-o rnc_key=0xNNNN)", h.method);
+        goto fail;
     }
     if (h.method == 1)
         unpack_m1(&s);
@@ -550,11 +537,14 @@ int rnc_unpack(const uint8_t *item, size_t avail, const struct rnc_options *opt,
     if (!s.fail && rnc_crc16(s.out, s.out_len) != h.unpacked_crc)
         s.fail = keyed ? "unpacked CRC mismatch (wrong key?)" : "unpacked CRC mismatch";
     if (s.fail) {
-        snprintf(err, errlen, "RNC%d at output byte %zu of %u: %s", h.method, s.out_pos, h.unpacked_size, s.fail);
-        free(s.out);
-        return -1;
+        e = s3_fail(S3_ERR_FORMAT, err, errlen, "RNC%d at output byte %zu of %u: %s", h.method, s.out_pos,
+                    h.unpacked_size, s.fail);
+        goto fail;
     }
     *out = s.out;
     *out_len = s.out_len;
-    return 0;
+    return S3_OK;
+fail:
+    free(s.out);
+    return e;
 }

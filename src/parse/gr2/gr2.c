@@ -66,20 +66,16 @@ int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *
     return 0;
 }
 
-static int parse_magic_block(const struct s3_src *src, struct gr2_file *g, char *err, size_t errlen)
+static enum s3_err parse_magic_block(const struct s3_src *src, struct gr2_file *g, char *err, size_t errlen)
 {
     uint8_t b[GR2_MAGIC_SIZE];
-    if (src_read(src, g->base, b, sizeof b)) {
-        err_set(err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
-                (unsigned long long)g->base, (unsigned long long)g->avail);
-        return -1;
-    }
+    if (src_read(src, g->base, b, sizeof b))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GR2 magic block at 0x%llx: needs 32 bytes, only %llu exist",
+                       (unsigned long long)g->base, (unsigned long long)g->avail);
     memcpy(g->magic, b, 16);
     g->sig = gr2_match_signature(b);
-    if (!g->sig) {
-        err_set(err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
-        return -1;
-    }
+    if (!g->sig)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "no GR2 signature at 0x%llx", (unsigned long long)g->base);
     g->be = g->sig->big_endian;
     g->pointer_bits = g->sig->pointer_bits;
     struct cursor c;
@@ -88,31 +84,26 @@ static int parse_magic_block(const struct s3_src *src, struct gr2_file *g, char 
     g->header_format = cur_u32(&c);
     g->magic_reserved[0] = cur_u32(&c);
     g->magic_reserved[1] = cur_u32(&c);
-    return 0;
+    return S3_OK;
 }
 
-static int parse_file_header(const struct s3_src *src, struct gr2_file *g, struct diag *d, char *err,
-                             size_t errlen)
+static enum s3_err parse_file_header(const struct s3_src *src, struct gr2_file *g, struct diag *d, char *err,
+                                     size_t errlen)
 {
     uint8_t b[0x48];
-    if (src_read(src, g->base + 0x20, b, 4)) {
-        err_set(err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
-                (unsigned long long)(g->base + 0x20));
-        return -1;
-    }
+    if (src_read(src, g->base + 0x20, b, 4))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GR2 file header at 0x%llx: truncated before the version field",
+                       (unsigned long long)(g->base + 0x20));
     g->version = ld_u32(b, g->be);
-    if (g->version != 6 && g->version != 7) {
-        err_set(err, errlen, "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
-                (unsigned long long)(g->base + 0x20), g->version);
-        return -1;
-    }
+    if (g->version != 6 && g->version != 7)
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                       "GR2 file header at 0x%llx: unsupported version %u (known: 6, 7)",
+                       (unsigned long long)(g->base + 0x20), g->version);
     g->header_length = g->version == 6 ? 0x38 : 0x48;
-    if (src_read(src, g->base + 0x20, b, g->header_length)) {
-        err_set(err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist", g->version,
-                (unsigned long long)(g->base + 0x20), g->header_length,
-                (unsigned long long)(g->avail > 0x20 ? g->avail - 0x20 : 0));
-        return -1;
-    }
+    if (src_read(src, g->base + 0x20, b, g->header_length))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GR2 v%u file header at 0x%llx: needs %u bytes, only %llu exist",
+                       g->version, (unsigned long long)(g->base + 0x20), g->header_length,
+                       (unsigned long long)(g->avail > 0x20 ? g->avail - 0x20 : 0));
     struct cursor c;
     cur_init(&c, b, g->header_length, g->be);
     cur_skip(&c, 4);
@@ -141,7 +132,7 @@ static int parse_file_header(const struct s3_src *src, struct gr2_file *g, struc
                  g->headers_size,
                  (unsigned long long)(0x20 + g->header_length +
                                       g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE));
-    return 0;
+    return S3_OK;
 }
 
 static void check_total_size(struct gr2_file *g, struct diag *d)
@@ -245,7 +236,7 @@ static void check_section(const struct s3_src *src, struct gr2_file *g, uint32_t
                                "marshalling table", &s->marshal_stored);
 }
 
-static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
+static enum s3_err parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
 {
     uint64_t pos = 0x20 + (uint64_t)g->section_array_offset;
     uint64_t room = pos < g->limit ? (g->limit - pos) / GR2_SECTION_HEADER_SIZE : 0;
@@ -259,12 +250,12 @@ static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct d
     }
     g->sections = alloc_array(n, sizeof *g->sections);
     if (!g->sections)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
         uint8_t b[GR2_SECTION_HEADER_SIZE];
         uint64_t at = pos + (uint64_t)i * GR2_SECTION_HEADER_SIZE;
         if (src_read(src, g->base + at, b, sizeof b))
-            return -EIO;
+            return S3_ERR_IO;
         struct cursor c;
         cur_init(&c, b, sizeof b, g->be);
         struct gr2_section *s = &g->sections[i];
@@ -283,25 +274,30 @@ static int parse_sections(const struct s3_src *src, struct gr2_file *g, struct d
         g->nsections = i + 1;
         check_section(src, g, i, d);
     }
-    return 0;
+    return S3_OK;
 }
 
-int gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *g, struct diag *d, char *err,
-              size_t errlen)
+enum s3_err gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *g, struct diag *d, char *err,
+                      size_t errlen)
 {
     memset(g, 0, sizeof *g);
     g->base = base;
     g->avail = base <= src->size ? src->size - base : 0;
-    if (parse_magic_block(src, g, err, errlen) || parse_file_header(src, g, d, err, errlen))
-        return -1;
+    enum s3_err e = parse_magic_block(src, g, err, errlen);
+    if (e == S3_OK)
+        e = parse_file_header(src, g, d, err, errlen);
+    if (e != S3_OK)
+        return e;
     check_total_size(g, d);
     check_crc(src, g, d);
-    if (parse_sections(src, g, d)) {
-        err_set(err, errlen, "GR2 section headers: read error");
-        gr2_free(g);
-        return -1;
-    }
-    return 0;
+    e = parse_sections(src, g, d);
+    if (e != S3_OK)
+        goto fail;
+    return S3_OK;
+fail:
+    s3_fail(e, err, errlen, "GR2 section headers: %s", s3_err_str(e));
+    gr2_free(g);
+    return e;
 }
 
 void gr2_free(struct gr2_file *g)
@@ -312,25 +308,24 @@ void gr2_free(struct gr2_file *g)
 }
 
 /* Reads count records of rec_size bytes at a container offset into one buffer. */
-static int read_table(const struct s3_src *src, const struct gr2_file *g, uint32_t offset, uint32_t count,
-                      uint32_t rec_size, uint8_t **out)
+static enum s3_err read_table(const struct s3_src *src, const struct gr2_file *g, uint32_t offset, uint32_t count,
+                              uint32_t rec_size, uint8_t **out)
 {
     *out = NULL;
     if (count == 0)
-        return 0;
+        return S3_OK;
     uint64_t bytes = (uint64_t)count * rec_size;
     if (!range_ok(offset, bytes, g->limit))
-        return -ERANGE;
+        return S3_ERR_RANGE;
     uint8_t *b = malloc(bytes);
     if (!b)
-        return -ENOMEM;
-    int rc = src_read(src, g->base + offset, b, bytes);
-    if (rc) {
+        return S3_ERR_NOMEM;
+    if (src_read(src, g->base + offset, b, bytes)) {
         free(b);
-        return rc;
+        return S3_ERR_IO;
     }
     *out = b;
-    return 0;
+    return S3_OK;
 }
 
 /* Where a table is, and how it is stored. */
@@ -342,53 +337,49 @@ struct table_loc {
 };
 
 /* Expands a compressed table (u32 byte count, then the stream) to count × rec_size. */
-static int expand_table(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
-                        uint32_t rec_size, uint8_t **out, char *err, size_t errlen)
+static enum s3_err expand_table(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                                uint32_t rec_size, uint8_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (t->count == 0)
-        return 0;
+        return S3_OK;
     uint64_t max = g->max_expanded ? g->max_expanded : GR2_MAX_EXPANDED;
     char why[GR2_ERR];
-    if (bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max, out, NULL,
-                        why, sizeof why)) {
-        err_set(err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
-        return -EINVAL;
-    }
-    return 0;
+    enum s3_err e = bitknit2_expand(src, g->base + t->offset + 4, t->stored - 4, (uint64_t)t->count * rec_size, max,
+                                    out, NULL, why, sizeof why);
+    if (e != S3_OK)
+        return s3_fail(e, err, errlen, "%s at 0x%x (%u entries): %s", t->what, t->offset, t->count, why);
+    return S3_OK;
 }
 
 /* Reads a table of `count` records of `size` bytes and decodes each into `out` (an array
  * of elements of `elem` bytes) with `decode`. */
-static int read_records(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
-                        uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *), void **out,
-                        uint32_t *n, char *err, size_t errlen)
+static enum s3_err read_records(const struct s3_src *src, const struct gr2_file *g, const struct table_loc *t,
+                                uint32_t size, size_t elem, void (*decode)(const uint8_t *, bool, void *),
+                                void **out, uint32_t *n, char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
-    if (!t->ok) {
-        err_set(err, errlen, "%s: not readable", t->what);
-        return -EINVAL;
-    }
+    if (!t->ok) /* its reason is the section's (fixups_err, marshal_err) */
+        return s3_fail(S3_ERR_RANGE, err, errlen, "%s: not readable", t->what);
     uint8_t *b;
-    int rc = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
-                           : read_table(src, g, t->offset, t->count, size, &b);
-    if (rc && !t->compressed)
-        err_set(err, errlen, "%s at 0x%x: read error", t->what, t->offset);
-    if (rc || !b)
-        return rc;
+    enum s3_err e = t->compressed ? expand_table(src, g, t, size, &b, err, errlen)
+                                  : read_table(src, g, t->offset, t->count, size, &b);
+    if (e != S3_OK && !t->compressed)
+        s3_fail(e, err, errlen, "%s at 0x%x: read error", t->what, t->offset);
+    if (e != S3_OK || !b)
+        return e;
     uint8_t *recs = calloc(t->count, elem);
     if (!recs) {
         free(b);
-        err_set(err, errlen, "out of memory");
-        return -ENOMEM;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     for (uint32_t i = 0; i < t->count; i++)
         decode(b + (size_t)i * size, g->be, recs + (size_t)i * elem);
     free(b);
     *out = recs;
     *n = t->count;
-    return 0;
+    return S3_OK;
 }
 
 static void decode_fixup(const uint8_t *p, bool be, void *out)
@@ -408,8 +399,8 @@ static void decode_marshal(const uint8_t *p, bool be, void *out)
     m->type_offset = ld_u32(p + 12, be);
 }
 
-int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
-                    uint32_t *count, char *err, size_t errlen)
+enum s3_err gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_fixup **out,
+                            uint32_t *count, char *err, size_t errlen)
 {
     const struct gr2_section *s = &g->sections[sec];
     struct table_loc t = {s->fixups_ok, gr2_tables_compressed(s->compression), s->fixup_offset, s->fixup_count,
@@ -417,8 +408,8 @@ int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t
     return read_records(src, g, &t, GR2_FIXUP_SIZE, sizeof **out, decode_fixup, (void **)out, count, err, errlen);
 }
 
-int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, struct gr2_marshal **out,
-                      uint32_t *count, char *err, size_t errlen)
+enum s3_err gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
+                              struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen)
 {
     const struct gr2_section *s = &g->sections[sec];
     struct table_loc t = {s->marshal_ok, gr2_tables_compressed(s->compression), s->marshal_offset,
@@ -481,18 +472,19 @@ static bool all_zero(const struct s3_src *src, uint64_t off, uint64_t len)
 /* After the pieces are sorted: a piece's end is followed by padding when no piece covers
  * that byte, the next piece (or the container's end) starts fewer than `alignment` bytes
  * later, and the bytes between are zero. */
-int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *nout)
+enum s3_err gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out,
+                             size_t *nout)
 {
     *out = NULL;
     *nout = 0;
-    struct piece *p = malloc((2 + 3 * (size_t)g->nsections) * sizeof *p);
-    uint64_t *maxend = malloc((2 + 3 * (size_t)g->nsections) * sizeof *maxend);
-    struct gr2_padding *r = malloc((3 * (size_t)g->nsections + 1) * sizeof *r);
+    struct piece *p = alloc_array(2 + 3 * (size_t)g->nsections, sizeof *p);
+    uint64_t *maxend = alloc_array(2 + 3 * (size_t)g->nsections, sizeof *maxend);
+    struct gr2_padding *r = alloc_array(3 * (size_t)g->nsections + 1, sizeof *r);
     if (!p || !maxend || !r) {
         free(p);
         free(maxend);
         free(r);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     size_t n = container_pieces(g, p), nr = 0;
     qsort(p, n, sizeof *p, by_piece_off);
@@ -530,7 +522,7 @@ int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct 
             r[k++] = r[i];
     *out = r;
     *nout = k;
-    return 0;
+    return S3_OK;
 }
 
 bool gr2_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)

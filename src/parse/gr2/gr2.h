@@ -1,6 +1,7 @@
 /* Granny 3D (.gr2) container: signature, magic block, file header, section headers,
- * fixup and marshalling tables. Facts: docs/formats/gr2.md. No decompression here;
- * the object tree (types, pointers) lives elsewhere. */
+ * fixup and marshalling tables. Facts: docs/formats/gr2.md. No decompression here.
+ * - gr2_parse returns enum s3_err; broken sections and tables keep their own messages.
+ * - Free with gr2_free (also after a failed parse). */
 #ifndef S3_GR2_H
 #define S3_GR2_H
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/base/format.h"
 #include "parse/base/reader.h"
 
@@ -92,10 +94,10 @@ struct gr2_file {
 
 #define GR2_MAX_EXPANDED (1ull << 30)
 
-/* Parses the container starting at `base`. Returns 0 on success; a negative value when
- * the signature or header cannot be read (err says why). Warnings go to d. */
-int gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *out, struct diag *d,
-              char *err, size_t errlen);
+/* Parses the container starting at `base`: S3_OK, or the reason the signature, header or
+ * section headers cannot be read (err says where; out is then empty). Warnings go to d. */
+enum s3_err gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *out, struct diag *d,
+                      char *err, size_t errlen);
 void gr2_free(struct gr2_file *g);
 
 const char *gr2_compression_name(uint32_t code);
@@ -105,11 +107,12 @@ const char *gr2_compression_name(uint32_t code);
 bool gr2_tables_compressed(uint32_t code);
 
 /* Reads a section's fixup / marshalling table, expanding it when it is compressed.
- * *out is malloc'd (NULL when count 0). 0, or a negative errno with err (may be NULL). */
-int gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
-                    struct gr2_fixup **out, uint32_t *count, char *err, size_t errlen);
-int gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
-                      struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen);
+ * *out is malloc'd (NULL when count 0). S3_OK, or the reason with err (may be NULL):
+ * S3_ERR_RANGE (the table lies outside), S3_ERR_IO, S3_ERR_NOMEM, or the codec's. */
+enum s3_err gr2_read_fixups(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
+                            struct gr2_fixup **out, uint32_t *count, char *err, size_t errlen);
+enum s3_err gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g, uint32_t sec,
+                              struct gr2_marshal **out, uint32_t *count, char *err, size_t errlen);
 
 /* Alignment padding: zero bytes right after a piece of a section (its stored data, fixup
  * table or marshalling table), fewer than the section's alignment (and than 64 KiB), up
@@ -119,8 +122,8 @@ struct gr2_padding {
     uint32_t sec;       /* the section whose piece it follows */
     const char *after;  /* "data", "fixups" or "marshalling" */
 };
-/* All of a container's padding, in offset order (*out malloc'd). 0 or -ENOMEM. */
-int gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *n);
+/* All of a container's padding, in offset order (*out malloc'd). S3_OK or S3_ERR_NOMEM. */
+enum s3_err gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *n);
 
 /* CRC-32 (zlib) of src[off, off+len), read in chunks. */
 int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);

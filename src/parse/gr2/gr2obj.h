@@ -1,6 +1,8 @@
 /* Granny object graph: pointers through fixups, member definitions, struct sizes.
- * Pure: section bytes and fixup tables come from the caller (the view holds them,
- * expanded and cached). Facts: docs/formats/gr2.md ("Type definitions"). */
+ * Facts: docs/formats/gr2.md ("Type definitions").
+ * - Pure: section bytes and fixup tables come from the caller through struct gr2_space.
+ * - Keep no pointer into section bytes across a settle point (gr2_space_settle): a lazy
+ *   provider may take the bytes back there. */
 #ifndef S3_GR2OBJ_H
 #define S3_GR2OBJ_H
 

@@ -1,9 +1,8 @@
-/* The standard Granny types by member order and kinds. Files whose strings are remapped
- * to an external table (every string a CRC, member names included) keep no member
- * names: their member definitions say only kinds. The standard types keep their member
- * order and kinds there (docs/formats/gr2anim.md, "Files whose names are remapped"),
- * so a member of such a type is found by its place in the type's signature.
- * Pure: works on decoded types (gr2obj.h). */
+/* The standard Granny types by member order and kinds, for files whose strings are
+ * remapped to an external table (member names are CRCs there): a member of a standard
+ * type is found by its place in the type's signature (docs/formats/gr2anim.md, "Files
+ * whose names are remapped").
+ * - Pure: works on decoded types (gr2obj.h). */
 #ifndef S3_GR2STD_H
 #define S3_GR2STD_H
 

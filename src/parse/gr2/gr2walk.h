@@ -1,9 +1,7 @@
 /* The Granny object graph as a walk: what one member element holds (resolution), and
  * where each shared object is first met in a breadth-first walk from the root object
- * (its "first location", a '/'-separated path of member names and indices below the
- * root). A view shows an object at its first location and a link everywhere else; an
- * exporter uses the same resolution to find Skeletons, Bones, Meshes without a tree.
- * Pure: bytes come through struct gr2_space. */
+ * (its "first location", a '/'-separated path of member names and indices below it).
+ * - Pure: bytes come through struct gr2_space; the walk settles (gr2_space_settle). */
 #ifndef S3_GR2WALK_H
 #define S3_GR2WALK_H
 

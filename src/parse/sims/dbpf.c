@@ -18,30 +18,24 @@ bool dbpf_sniff(const uint8_t *p, size_t len)
     return len >= 4 && memcmp(p, "DBPF", 4) == 0;
 }
 
-int dbpf_parse_header(const struct s3_src *src, struct dbpf *d, char *err, size_t errlen)
+enum s3_err dbpf_parse_header(const struct s3_src *src, struct dbpf *d, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
     uint8_t h[DBPF_HEADER_SIZE];
-    if (src->size < DBPF_HEADER_SIZE || src_read(src, 0, h, sizeof h)) {
-        snprintf(err, errlen, "DBPF package too short for its %d-byte header (%llu bytes)", DBPF_HEADER_SIZE,
-                 (unsigned long long)src->size);
-        return -1;
-    }
-    if (!dbpf_sniff(h, sizeof h)) {
-        snprintf(err, errlen, "not a DBPF package");
-        return -1;
-    }
+    if (src->size < DBPF_HEADER_SIZE || src_read(src, 0, h, sizeof h))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "DBPF package too short for its %d-byte header (%llu bytes)",
+                       DBPF_HEADER_SIZE, (unsigned long long)src->size);
+    if (!dbpf_sniff(h, sizeof h))
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a DBPF package");
     for (int i = 0; i < DBPF_HEADER_FIELDS; i++)
         d->h[i] = ld_u32(h + dbpf_header_field_offsets[i], false);
-    if (d->h[DBPF_H_MAJOR] != 2 || d->h[DBPF_H_MINOR] > 1) {
-        snprintf(err, errlen,
-                 "DBPF package version %u.%u is not supported (only 2.0, The Sims 3, and 2.1, The Sims 4)",
-                 d->h[DBPF_H_MAJOR], d->h[DBPF_H_MINOR]);
-        return -1;
-    }
+    if (d->h[DBPF_H_MAJOR] != 2 || d->h[DBPF_H_MINOR] > 1)
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                       "DBPF package version %u.%u is not supported (only 2.0, The Sims 3, and 2.1, The Sims 4)",
+                       d->h[DBPF_H_MAJOR], d->h[DBPF_H_MINOR]);
     d->index_pos = d->h[DBPF_H_INDEX_POSITION] ? d->h[DBPF_H_INDEX_POSITION] : d->h[DBPF_H_INDEX_LEGACY_POSITION];
     d->index_size = d->h[DBPF_H_INDEX_SIZE];
-    return 0;
+    return S3_OK;
 }
 
 /* Field sizes in an entry's record, in order. */
@@ -79,13 +73,13 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Numbers repeats of a key in index order: the first is 0, the next 1, ... */
-static int mark_duplicates(struct dbpf *d, struct diag *diag)
+static enum s3_err mark_duplicates(struct dbpf *d, struct diag *diag)
 {
     if (d->count < 2)
-        return 0;
-    struct key_ref *k = malloc(d->count * sizeof *k);
+        return S3_OK;
+    struct key_ref *k = alloc_array(d->count, sizeof *k);
     if (!k)
-        return -1;
+        return S3_ERR_NOMEM;
     for (uint32_t i = 0; i < d->count; i++)
         k[i] = (struct key_ref){d->e[i].type, d->e[i].group, d->e[i].instance, i};
     qsort(k, d->count, sizeof *k, by_key);
@@ -99,7 +93,7 @@ static int mark_duplicates(struct dbpf *d, struct diag *diag)
         diag_add(diag, "%u index entries repeat an earlier entry's type, group and instance (shown with ~N)",
                  repeats);
     free(k);
-    return 0;
+    return S3_OK;
 }
 
 static void classify(struct dbpf_entry *e, uint64_t file_size)
@@ -116,28 +110,28 @@ static void classify(struct dbpf_entry *e, uint64_t file_size)
         e->state = DBPF_OK;
 }
 
-int dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag)
+enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag)
 {
     uint32_t want = d->h[DBPF_H_INDEX_COUNT];
     d->index_ok = true;
     if (want == 0)
-        return 0;
+        return S3_OK;
     if (d->index_pos > src->size || d->index_size > src->size - d->index_pos || d->index_size < 4) {
         d->index_ok = false;
         snprintf(d->index_err, sizeof d->index_err,
                  "index [0x%llx, +%llu) for %u entries is not inside the file (%llu bytes)",
                  (unsigned long long)d->index_pos, (unsigned long long)d->index_size, want,
                  (unsigned long long)src->size);
-        return 0;
+        return S3_OK;
     }
+    enum s3_err e = S3_OK;
     uint8_t *b = malloc(d->index_size);
     if (!b)
-        return -1;
+        return S3_ERR_NOMEM;
     if (src_read(src, d->index_pos, b, d->index_size)) {
-        free(b);
         d->index_ok = false;
         snprintf(d->index_err, sizeof d->index_err, "index cannot be read");
-        return 0;
+        goto done; /* a broken part, not a failure */
     }
     struct cursor c;
     cur_init(&c, b, d->index_size, false);
@@ -151,8 +145,8 @@ int dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag
     uint64_t cap = cur_left(&c) / 16 + 1;
     d->e = calloc(want < cap ? want : cap, sizeof *d->e);
     if (!d->e) {
-        free(b);
-        return -1;
+        e = S3_ERR_NOMEM;
+        goto done;
     }
     for (uint32_t i = 0; i < want && !c.err; i++) {
         struct dbpf_entry e = {0};
@@ -182,8 +176,10 @@ int dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag
     } else if (c.pos < d->index_size) {
         diag_add(diag, "index: %zu bytes after the last entry", d->index_size - c.pos);
     }
+    e = mark_duplicates(d, diag);
+done:
     free(b);
-    return mark_duplicates(d, diag);
+    return e;
 }
 
 void dbpf_free(struct dbpf *d)
@@ -232,31 +228,28 @@ const char *dbpf_compression_name(uint16_t c)
     }
 }
 
-int dbpf_parse_namemap(const uint8_t *p, size_t len,
-                       void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
-                       char *err, size_t errlen)
+enum s3_err dbpf_parse_namemap(const uint8_t *p, size_t len,
+                               void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
+                               char *err, size_t errlen)
 {
     struct cursor c;
     cur_init(&c, p, len, false);
     uint32_t version = cur_u32(&c);
     int32_t count = cur_i32(&c);
-    if (c.err || count < 0) {
-        snprintf(err, errlen, "name map: header unreadable (%zu bytes)", len);
-        return -1;
-    }
+    if (c.err || count < 0)
+        return s3_fail(c.err ? S3_ERR_RANGE : S3_ERR_FORMAT, err, errlen, "name map: header unreadable (%zu bytes)",
+                       len);
     if (version != 1)
         snprintf(err, errlen, "name map version %u", version); /* read on: the layout is the same */
     for (int32_t i = 0; i < count; i++) {
         uint64_t instance = cur_u64(&c);
         int32_t n = cur_i32(&c);
-        if (c.err || n < 0 || (size_t)n > cur_left(&c)) {
-            snprintf(err, errlen, "name map: entry %d of %d is cut short", i, count);
-            return -1;
-        }
+        if (c.err || n < 0 || (size_t)n > cur_left(&c))
+            return s3_fail(S3_ERR_RANGE, err, errlen, "name map: entry %d of %d is cut short", i, count);
         add(ctx, instance, (const char *)p + c.pos, (size_t)n);
         cur_skip(&c, (size_t)n);
     }
-    return 0;
+    return S3_OK;
 }
 
 size_t dbpf_resource_name(char *out, size_t size, bool sims4, const struct dbpf_entry *e, const char *name)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/base/format.h"
 #include "parse/base/reader.h"
 
@@ -65,12 +66,13 @@ struct dbpf {
 
 /* True when the first bytes are a package's ("DBPF"). */
 bool dbpf_sniff(const uint8_t *p, size_t len);
-/* Reads the header; refuses anything but major 2, minor 0 or 1 (one line in err). */
-int dbpf_parse_header(const struct s3_src *src, struct dbpf *d, char *err, size_t errlen);
+/* Reads the header: S3_OK, or S3_ERR_RANGE (cut), S3_ERR_FORMAT (no "DBPF"),
+ * S3_ERR_UNSUPPORTED (anything but major 2, minor 0 or 1), with one line in err. */
+enum s3_err dbpf_parse_header(const struct s3_src *src, struct dbpf *d, char *err, size_t errlen);
 /* Reads the index (one read of its bytes, bounded by the file): entries, special records,
  * duplicate keys. A broken index is index_ok = false with index_err (entries read
- * before the break are kept); warnings go to diag. Returns 0, or -1 out of memory. */
-int dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag);
+ * before the break are kept); warnings go to diag. S3_OK, or S3_ERR_NOMEM. */
+enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag);
 void dbpf_free(struct dbpf *d);
 
 /* Where each field of entry i's record lies (absolute), or 0 when the field is constant
@@ -89,11 +91,12 @@ bool dbpf_type_names(uint32_t type, bool sims4, const char **tag, const char **e
 const char *dbpf_compression_name(uint16_t c);
 
 /* A name map resource's expanded bytes: u32 version, i32 count, count x {u64 instance,
- * i32 length, name}. Calls add for each name. 0, or -1 with err (names before the break
+ * i32 length, name}. Calls add for each name. S3_OK (err may still hold a warning: an
+ * unknown version), or S3_ERR_RANGE / S3_ERR_FORMAT with err (names before the break
  * have been given). */
-int dbpf_parse_namemap(const uint8_t *p, size_t len,
-                       void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
-                       char *err, size_t errlen);
+enum s3_err dbpf_parse_namemap(const uint8_t *p, size_t len,
+                               void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
+                               char *err, size_t errlen);
 
 /* The community's file name: S3_|S4_ TYPE_GROUP_INSTANCE [_name] %%+TAG.ext (name
  * bytes that cannot be in a file name become '_'). Returns the length written. */

@@ -83,16 +83,17 @@ static void read_key_itg(struct cursor *c, struct geom_key *k)
  * to the end of the resource (as s4pi reads it), the stored position and length checked
  * against that; for more, chunk 0 at its stored position. Either reading is taken when
  * only it finds the tag. */
-static int parse_rcol(const struct s3_src *src, struct geom *g, struct diag *d, char *err, size_t errlen)
+static enum s3_err parse_rcol(const struct s3_src *src, struct geom *g, struct diag *d, char *err, size_t errlen)
 {
     struct geom_rcol *r = &g->rcol;
     uint64_t hdr;
     if (rcol_counts(src, &r->nexternal, &r->nchunks, &hdr))
-        return err_set(err, errlen, "RCOL: the chunk and key counts do not fit the file");
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RCOL: the chunk and key counts do not fit the file");
+    enum s3_err e = S3_OK;
     uint8_t *b = malloc(hdr);
     if (!b || src_read(src, 0, b, hdr)) {
-        free(b);
-        return err_set(err, errlen, "RCOL: the header cannot be read");
+        e = s3_fail(b ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "RCOL: the header cannot be read");
+        goto fail;
     }
     struct cursor c;
     cur_init(&c, b, hdr, false);
@@ -105,8 +106,8 @@ static int parse_rcol(const struct s3_src *src, struct geom *g, struct diag *d, 
     r->chunk_pos = calloc(r->nchunks, sizeof *r->chunk_pos);
     r->chunk_len = calloc(r->nchunks, sizeof *r->chunk_len);
     if (!r->chunk_key || !r->external_key || !r->chunk_pos || !r->chunk_len) {
-        free(b);
-        return err_set(err, errlen, "out of memory");
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
     for (uint32_t i = 0; i < r->nchunks; i++)
         read_key_itg(&c, &r->chunk_key[i]);
@@ -136,8 +137,12 @@ static int parse_rcol(const struct s3_src *src, struct geom *g, struct diag *d, 
     }
     g->size = len;
     if (!tag_at(src, g->pos, TAG_GEOM))
-        return err_set(err, errlen, "RCOL: chunk 0 at %" PRIu64 " is no GEOM chunk", g->pos);
-    return 0;
+        return s3_fail(range_ok(g->pos, 4, src->size) ? S3_ERR_FORMAT : S3_ERR_RANGE, err, errlen,
+                       "RCOL: chunk 0 at %" PRIu64 " is no GEOM chunk", g->pos);
+    return S3_OK;
+fail:
+    free(b);
+    return e;
 }
 
 /* ---- the GEOM chunk ---- */
@@ -572,17 +577,20 @@ static void parse_tgis(struct geom *g, struct diag *d)
         diag_add(d, "%" PRIu64 " bytes after the TGI list (at %" PRIu64 ")", g->size - c.pos, g->pos + c.pos);
 }
 
-static int parse_all(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d, char *err,
-                     size_t errlen)
+static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d,
+                             char *err, size_t errlen)
 {
     g->has_rcol = true;
-    if (parse_rcol(src, g, d, err, errlen))
-        return -1;
+    enum s3_err e = parse_rcol(src, g, d, err, errlen);
+    if (e != S3_OK)
+        return e;
     if (g->size > max_bytes)
-        return err_set(err, errlen, "GEOM chunk of %" PRIu64 " bytes: over the limit (max_unpacked_mb)", g->size);
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "GEOM chunk of %" PRIu64 " bytes: over the limit (max_unpacked_mb)",
+                       g->size);
     g->buf = alloc_array(g->size, 1);
     if (!g->buf || src_read(src, g->pos, g->buf, g->size))
-        return err_set(err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read", g->pos);
+        return s3_fail(g->buf ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read",
+                       g->pos);
     struct cursor c;
     cur_init(&c, g->buf, g->size, false);
     cur_skip(&c, 4);
@@ -591,8 +599,8 @@ static int parse_all(const struct s3_src *src, uint64_t max_bytes, struct geom *
     g->tgi_size = cur_u32(&c);
     g->shader = cur_u32(&c);
     if (c.err)
-        return err_set(err, errlen, "GEOM header at %" PRIu64 ": the chunk's %" PRIu64 " bytes are fewer than 20", g->pos,
-                       g->size);
+        return s3_fail(S3_ERR_RANGE, err, errlen, "GEOM header at %" PRIu64 ": the chunk's %" PRIu64
+                       " bytes are fewer than 20", g->pos, g->size);
     g->sims3 = g->version < 12;
     if (g->version != 5 && (g->version < 12 || g->version > 15))
         diag_add(d, "GEOM version %" PRIu32 " (5, 12 to 15 known); read as version %s", g->version,
@@ -603,34 +611,35 @@ static int parse_all(const struct s3_src *src, uint64_t max_bytes, struct geom *
         g->has_material = true;
         parse_mtnf(g, &c, d);
         if (c.err)
-            return 0;
+            return S3_OK;
         g->seq_end = c.pos;
     }
     /* each part in turn; a broken one ends the sequence (its bytes stay unparsed) */
     if (parse_decls(g, &c, d))
-        return 0;
+        return S3_OK;
     g->seq_end = c.pos;
     if (parse_vertices(g, &c))
-        return 0;
+        return S3_OK;
     g->seq_end = c.pos;
     if (parse_indices(g, &c, d))
-        return 0;
+        return S3_OK;
     g->seq_end = c.pos;
     int rc = parse_tail(g, &c);
     g->seq_end = rc ? seq_end_of_tail(g) : c.pos;
     if (rc == 0 && g->tail_end != 12 + (uint64_t)g->tgi_offset)
         diag_add(d, "the tail ends at %" PRIu64 ", the TGI-list offset says %" PRIu64, g->pos + g->tail_end,
                  g->pos + 12 + (uint64_t)g->tgi_offset);
-    return 0;
+    return S3_OK;
 }
 
-int geom_parse(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d, char *err, size_t errlen)
+enum s3_err geom_parse(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d, char *err,
+                       size_t errlen)
 {
     memset(g, 0, sizeof *g);
-    int rc = parse_all(src, max_bytes, g, d, err, errlen);
-    if (rc)
+    enum s3_err e = parse_all(src, max_bytes, g, d, err, errlen);
+    if (e != S3_OK)
         geom_free(g);
-    return rc;
+    return e;
 }
 
 void geom_free(struct geom *g)

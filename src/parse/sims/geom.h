@@ -1,9 +1,9 @@
 /* GEOM (type 0x015A1849): the skinned body meshes of The Sims 3 (version 5) and The Sims 4
- * (versions 12 to 15), in the RCOL wrapper a loose .simgeom file or a package resource
- * holds. Facts: docs/formats/geom.md (docs/formats/geom.md in the project). The whole
- * chunk is read once and parsed in memory, every count checked against the bytes that
- * exist; a broken part is an error string of its own and the parts after it that cannot
- * be found without it are absent. */
+ * (versions 12 to 15), in their RCOL wrapper. Facts: docs/formats/geom.md.
+ * - The chunk is read once (at most max_bytes) and parsed in memory, every count checked
+ *   against the bytes that exist.
+ * - A broken part is an error string of its own; the parts after it that cannot be found
+ *   without it are absent. Free with geom_free. */
 #ifndef S3_GEOM_H
 #define S3_GEOM_H
 
@@ -13,6 +13,7 @@
 
 #include "parse/base/format.h"
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 
 #define GEOM_TYPE 0x015A1849u
@@ -156,13 +157,14 @@ const char *geom_param_name(uint32_t hash);
 const char *geom_usage_name(uint32_t usage);
 const char *geom_seam_name(unsigned seam);
 
-/* Parses the source (at most max_bytes of chunk read into memory). 0, or -1 with err when
- * not even the header can be read. Disagreements and broken parts: warnings in d and the
- * parts' err strings. Linear in the chunk by construction: one pass, every count checked
- * against the bytes left before its records are read, each record read once, no lookup
- * (so nothing to count; the binding's work is counted in geom_model.h). */
-int geom_parse(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d, char *err,
-               size_t errlen);
+/* Parses the source (at most max_bytes of chunk read into memory): S3_OK, or the reason
+ * not even the header can be read (err says why; S3_ERR_LIMIT: the chunk is over
+ * max_bytes). Disagreements and broken parts: warnings in d and the parts' err strings.
+ * Linear in the chunk by construction: one pass, every count checked against the bytes
+ * left before its records are read, each record read once, no lookup (so nothing to
+ * count; the binding's work is counted in geom_model.h). */
+enum s3_err geom_parse(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d, char *err,
+                       size_t errlen);
 void geom_free(struct geom *g);
 
 /* Decoded vertex attributes: the first declaration of a usage (set: the UV set) whose

@@ -1,10 +1,9 @@
-/* A GEOM as a model.h model (the .glb and .obj exports), bound to a rig when one is
- * given: every rig bone a joint, the vertices' influences mapped through the GEOM's bone
- * hashes to the rig's bones (geom.md, "Binding to glTF"), with the traps of real files
- * handled and counted for /info: zero-length normals rebuilt from the faces around them,
- * normals made unit length, hashes missing from the rig dropped and the rest renormalised,
- * weights that do not sum to 1 renormalised, triangles that are not whole or name a
- * vertex past the end left out. Pure. */
+/* A GEOM as a model.h model, bound to a rig when one is given: every rig bone a joint, the
+ * vertices' influences mapped through the GEOM's bone hashes to the rig's bones
+ * (docs/formats/geom.md, "Binding to glTF"), the traps of real files handled and counted
+ * (zero normals rebuilt, weights renormalised, missing hashes dropped, broken triangles
+ * left out).
+ * - Pure; its work is counted (struct geom_report) so tests can bound it. */
 #ifndef S3_GEOM_MODEL_H
 #define S3_GEOM_MODEL_H
 

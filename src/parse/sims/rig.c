@@ -194,27 +194,25 @@ void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, 
                  (unsigned long long)granny_size);
 }
 
-int rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err, size_t errlen)
+enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err,
+                              size_t errlen)
 {
     memset(r, 0, sizeof *r);
     uint8_t b[RIG_HEADER_SIZE];
-    if (src_read(src, 0, b, sizeof b)) {
-        snprintf(err, errlen, "wrapped RIG header needs 52 bytes, the file has %llu", (unsigned long long)src->size);
-        return -1;
-    }
+    if (src_read(src, 0, b, sizeof b))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "wrapped RIG header needs 52 bytes, the file has %llu",
+                       (unsigned long long)src->size);
     for (int i = 0; i < RIG_HEADER_FIELDS; i++)
         r->h[i] = ld_u32(b + 4 * i, false);
-    if (r->h[RIG_H_MAGIC] != RIG_MAGIC) {
-        snprintf(err, errlen, "not a wrapped RIG (first u32 0x%08x)", r->h[RIG_H_MAGIC]);
-        return -1;
-    }
+    if (r->h[RIG_H_MAGIC] != RIG_MAGIC)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a wrapped RIG (first u32 0x%08x)", r->h[RIG_H_MAGIC]);
     if (r->h[RIG_H_RESERVED] != 0)
         diag_add(d, "wrapper reserved field is 0x%08x, expected 0", r->h[RIG_H_RESERVED]);
     r->granny_pos = field_target(r, RIG_H_GRANNY);
     parse_ik_block(src, r, d);
     for (int i = 0; i < 4; i++)
         parse_list(src, r, i);
-    return 0;
+    return S3_OK;
 }
 
 void rig_free_wrapped(struct rig_wrapped *r)

@@ -1,6 +1,8 @@
-/* Sims 3 RIG, wrapped-Granny encoding (first u32 0x8EAF13DE): the 52-byte wrapper
- * header, the IK-chain block and the four bone lists. Facts: docs/formats/rig.md.
- * The Granny data itself is parsed by gr2.c. */
+/* Sims 3 RIG, wrapped-Granny encoding (first u32 0x8EAF13DE): the 52-byte wrapper header,
+ * the IK-chain block and the four bone lists. Facts: docs/formats/rig.md. The Granny data
+ * it wraps is parsed by gr2.h.
+ * - rig_parse_wrapped returns enum s3_err; broken blocks keep their own messages.
+ * - Free with rig_free_wrapped. */
 #ifndef S3_RIG_H
 #define S3_RIG_H
 
@@ -8,6 +10,7 @@
 #include <stdint.h>
 
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/base/format.h"
 #include "parse/base/reader.h"
 
@@ -97,10 +100,11 @@ struct rig_wrapped {
     struct rig_list lists[4];
 };
 
-/* Parses the wrapper. granny_size is the Granny data's total_size (0 if unknown), used
- * only to cross-check int2_offset. Returns 0, or -1 when the 52-byte header itself is
- * unreadable (err says why). Broken blocks are marked !ok with a reason. */
-int rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err, size_t errlen);
+/* Parses the wrapper: S3_OK, or S3_ERR_RANGE / S3_ERR_FORMAT when the 52-byte header
+ * itself is cut or not a wrapper (err says why). Broken blocks are marked !ok with a
+ * reason. */
+enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err,
+                              size_t errlen);
 void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d);
 void rig_free_wrapped(struct rig_wrapped *r);
 

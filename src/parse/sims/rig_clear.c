@@ -242,19 +242,18 @@ static void check_bones(struct rig_clear *r, struct diag *d)
     free(state);
 }
 
-int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err, size_t errlen)
+enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err,
+                            size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    if (src_u32(src, 0, false, &r->major) || src_u32(src, 4, false, &r->minor)) {
-        snprintf(err, errlen, "clear RIG: the file is shorter than its 8-byte version");
-        return -1;
-    }
+    if (src_u32(src, 0, false, &r->major) || src_u32(src, 4, false, &r->minor))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "clear RIG: the file is shorter than its 8-byte version");
     if (r->major == 4) {
         r->variant = RIG_CLEAR_MAJOR4;
         if (parse_layout(src, r, true, true, true) == 0 && r->end < src->size)
             diag_add(d, "%llu trailing bytes after the IK chains", (unsigned long long)(src->size - r->end));
         check_bones(r, d);
-        return 0;
+        return S3_OK;
     }
     /* major 3: the game is not written down; the layout that ends exactly at the end of
      * the file is the right one */
@@ -263,9 +262,9 @@ int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *
     bool ts4 = parse_layout(src, r, false, true, false) == 0 && r->end == src->size;
     if (!ts4 && !ts3) {
         reset(r);
-        snprintf(err, errlen, "clear RIG major 3: neither the TS3 layout (skeleton name, no IK chains) nor the TS4 "
-                              "layout (IK chains, no skeleton name) ends at the end of the file");
-        return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "clear RIG major 3: neither the TS3 layout (skeleton name, no IK chains) nor the TS4 "
+                       "layout (IK chains, no skeleton name) ends at the end of the file");
     }
     r->ambiguous = ts3 && ts4;
     if (!ts4) {
@@ -278,7 +277,7 @@ int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *
     if (r->ambiguous)
         diag_add(d, "major 3: both layouts end at the end of the file; the TS4 reading was kept");
     check_bones(r, d);
-    return 0;
+    return S3_OK;
 }
 
 void rig_clear_free(struct rig_clear *r)

@@ -1,5 +1,6 @@
-/* The "clear" RIG encoding (Sims 3 after patches, Pets, Sims 4): first two u32 are
- * major 3/4 and minor 1/2. Facts: docs/formats/rig.md. */
+/* The "clear" RIG encoding (Sims 3 after patches, Pets, Sims 4): the first two u32 are
+ * major 3/4 and minor 1/2. Facts: docs/formats/rig.md.
+ * - rig_clear_parse returns enum s3_err; free with rig_clear_free. */
 #ifndef S3_RIG_CLEAR_H
 #define S3_RIG_CLEAR_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 
 #include "parse/base/diag.h"
+#include "parse/base/err.h"
 #include "parse/base/model.h"
 #include "parse/base/format.h"
 #include "parse/base/reader.h"
@@ -64,10 +66,12 @@ struct rig_clear {
 uint32_t rig_clear_name_hash(const char *name, size_t len);
 const char *rig_clear_variant_name(enum rig_clear_variant v);
 
-/* Parses the file. Returns 0, or -1 when it cannot be read as any variant (err says
- * why; for major 3, when neither layout ends at the end of the file). Broken parts
- * of a major-4 file stop the parse there: what came before stays, *_err says why. */
-int rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err, size_t errlen);
+/* Parses the file: S3_OK, or the reason it cannot be read as any variant (err says why:
+ * S3_ERR_RANGE shorter than its version, S3_ERR_FORMAT a major 3 neither layout of which
+ * ends at the end of the file). Broken parts of a major-4 file stop the parse there: what
+ * came before stays, *_err says why. */
+enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err,
+                            size_t errlen);
 void rig_clear_free(struct rig_clear *r);
 
 /* The parsed bones as a model.h skeleton (position, orientation, scale, parent, names;

@@ -1,7 +1,6 @@
-/* Skeletons a mesh can be bound to, each with its bones' name hashes: a GEOM names its
- * bones by FNV-1 32 of the lower-cased bone name (geom.md), so a bone of any rig (clear,
- * wrapped or raw Granny) matches by its name. Filled by the views that hold skeletons
- * (the rig views, a Granny file, a package's rig resources) and by -o rig=FILE. */
+/* Skeletons a mesh can be bound to, each with its bones' name hashes (FNV-1 32 of the
+ * lower-cased name, as a GEOM names its bones), so a bone of any rig matches by name.
+ * - Lookups sort once and search by halves: linear-logarithmic by construction. */
 #ifndef S3_RIGSET_H
 #define S3_RIGSET_H
 

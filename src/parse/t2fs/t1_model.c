@@ -1,3 +1,19 @@
+/* A Turok 1 graphic object as a neutral model (parse/base/model.h), for the .glb and .obj
+ * exports. The caller (the view) reads the object's node hierarchy and decodes its
+ * sections (parse/t2fs/t1_section.h) into a struct t1_object; t1_object_model turns that into
+ * a model, no tree and no file involved:
+ *   - the object's nodes are the model's skeleton, bone K = node K ("node K"), parents
+ *     from the nodes' child lists (usChildNodeIndices), identity transforms (placements,
+ *     which would come from the animations, are not decoded), and no skin (no_skin);
+ *     every part of a node is used (usPartIndices is not interpreted);
+ *   - each part P of node K with something to draw is a mesh "node K part P" placed
+ *     under bone K (on_bone): its sections' vertices one after the other, one group
+ *     (glTF primitive) per section, positions x y z as stored, texture coordinates s/32
+ *     t/32 (texels: the texture's size is not known here), the 4 colour bytes as stored;
+ *   - a section that cannot be drawn (not readable, a stream that fits neither layout, a
+ *     triangle past its vertices) is left out and named in the model's left_out.
+ * It fails (no model) when the hierarchy is not a tree of the object's nodes, or when no
+ * section has a triangle to draw. */
 #include "parse/t2fs/t1_model.h"
 
 #include <inttypes.h>

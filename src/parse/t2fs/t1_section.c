@@ -1,3 +1,16 @@
+/* Turok 1 geometry sections as the engine draws them (docs/formats/t2fs.md, "Turok 1
+ * sections: vertices and the polygon stream"). A section is {section, usPStream (u16
+ * words), usVertices (16-byte vertices stored as byte planes)}. The engine loads the
+ * section's vertices into a cache of C slots in steps and, after each load, draws one run
+ * of triangles whose words name slots:
+ *   - load 0 puts min(count, C) vertices into slots 0..; every later load puts
+ *     min(remaining, C/2) into slot 0.. (odd loads) or slot C/2.. (even loads);
+ *   - a word holds three slot fields (lowest bits first) and a last-in-run flag; a
+ *     flagged word is drawn alone and ends the run, an unflagged one is paired with the
+ *     next word, and the pair ends the run when that word carries the flag;
+ *   - every word and every vertex is used exactly when the last load's run ends.
+ * Two layouts exist (16 slots, 4-bit fields, flag bit 12; 32 slots, 5-bit fields, flag
+ * bit 15): the one under which the stream is consumed exactly is the section's. */
 #include "parse/t2fs/t1_section.h"
 
 #include <stdio.h>
@@ -105,8 +118,8 @@ static int run(struct t1_run *r, uint32_t load, char *err, size_t errlen)
     }
 }
 
-int t1_decode_stream(const uint8_t *p, size_t nwords, bool be, uint32_t nverts, const struct t1_layout *L,
-                     struct t1_stream *out, char *err, size_t errlen)
+enum s3_err t1_decode_stream(const uint8_t *p, size_t nwords, bool be, uint32_t nverts, const struct t1_layout *L,
+                             struct t1_stream *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     uint32_t loads = t1_load_count(nverts, L->slots);
@@ -117,7 +130,7 @@ int t1_decode_stream(const uint8_t *p, size_t nwords, bool be, uint32_t nverts, 
     out->tri = alloc_array(nwords, sizeof *out->tri);
     if (!out->cmd || !out->tri) {
         t1_stream_free(out);
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     struct t1_run r = {p, nwords, 0, be, L, {0}, out};
     for (unsigned k = 0; k < 32; k++)
@@ -153,11 +166,11 @@ int t1_decode_stream(const uint8_t *p, size_t nwords, bool be, uint32_t nverts, 
     }
     if (rc)
         t1_stream_free(out);
-    return rc;
+    return rc ? S3_ERR_FORMAT : S3_OK;
 }
 
-int t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplanes, uint32_t nverts, bool be,
-                      struct t1_section *s)
+enum s3_err t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplanes, uint32_t nverts, bool be,
+                              struct t1_section *s)
 {
     memset(s, 0, sizeof *s);
     s->layout = -1;
@@ -166,21 +179,21 @@ int t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplane
     s->vert = alloc_array(nverts, sizeof *s->vert);
     if (!s->records || !s->vert) {
         t1_section_free(s);
-        return -1;
+        return S3_ERR_NOMEM;
     }
     t1_vertices(vplanes, nverts, be, s->records, s->vert);
     char why[T1_NLAYOUTS][T1_ERR / 2];
     bool fits[T1_NLAYOUTS];
     struct t1_stream st[T1_NLAYOUTS];
     for (int k = 0; k < T1_NLAYOUTS; k++) {
-        int rc = t1_decode_stream(words, nwords, be, nverts, &t1_layouts[k], &st[k], why[k], sizeof why[k]);
-        if (rc < 0) {
+        enum s3_err e = t1_decode_stream(words, nwords, be, nverts, &t1_layouts[k], &st[k], why[k], sizeof why[k]);
+        if (e == S3_ERR_NOMEM) {
             for (int j = 0; j < k; j++)
                 t1_stream_free(&st[j]);
             t1_section_free(s);
-            return -1;
+            return e;
         }
-        fits[k] = rc == 0;
+        fits[k] = e == S3_OK;
     }
     for (int k = 0; k < T1_NLAYOUTS; k++) {
         if (fits[k] && s->layout < 0) {
@@ -197,7 +210,7 @@ int t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplane
         for (int k = 0; k < T1_NLAYOUTS && len < sizeof s->err; k++)
             len += (size_t)snprintf(s->err + len, sizeof s->err - len, "%s: %s\n", t1_layouts[k].text, why[k]);
     }
-    return 0;
+    return S3_OK;
 }
 
 void t1_section_free(struct t1_section *s)

@@ -1,25 +1,17 @@
-/* Turok 1 geometry sections as the engine draws them (formats/t2fs.md, "Turok 1
- * sections: vertices and the polygon stream"). A section is {section, usPStream (u16
- * words), usVertices (16-byte vertices stored as byte planes)}. The engine loads the
- * section's vertices into a cache of C slots in steps and, after each load, draws one run
- * of triangles whose words name slots:
- *   - load 0 puts min(count, C) vertices into slots 0..; every later load puts
- *     min(remaining, C/2) into slot 0.. (odd loads) or slot C/2.. (even loads);
- *   - a word holds three slot fields (lowest bits first) and a last-in-run flag; a
- *     flagged word is drawn alone and ends the run, an unflagged one is paired with the
- *     next word, and the pair ends the run when that word carries the flag;
- *   - every word and every vertex is used exactly when the last load's run ends.
- * Two layouts exist (16 slots, 4-bit fields, flag bit 12; 32 slots, 5-bit fields, flag
- * bit 15): the one under which the stream is consumed exactly is the section's.
- *
- * This is the API an exporter calls: t1_section_decode gives the vertices and the
- * triangles as section-vertex indices, no tree involved. */
+/* Turok 1 geometry sections as the engine draws them (docs/formats/t2fs.md, "Turok 1
+ * sections: vertices and the polygon stream"): a vertex cache loaded in steps, a stream
+ * of words naming cache slots, in one of two layouts (16 or 32 slots).
+ * - t1_section_decode gives the vertices and the triangles as section-vertex indices, no
+ *   tree involved; the layout is the one under which the stream is consumed exactly.
+ * - Pure; free with t1_section_free. */
 #ifndef S3_T1_SECTION_H
 #define S3_T1_SECTION_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "parse/base/err.h"
 
 #define T1_VERTEX_SIZE 16
 #define T1_ERR 400
@@ -81,18 +73,18 @@ uint32_t t1_load_count(uint64_t count, unsigned slots);
 void t1_vertices(const uint8_t *planes, uint32_t count, bool big_endian, uint8_t *records, struct t1_vertex *out);
 
 /* Decodes nwords u16 words (file byte order) for a section of nverts vertices under one
- * layout. 0: consumed exactly (out filled); 1: it does not fit (err: the word and the
- * reason; out emptied); -1: out of memory. */
-int t1_decode_stream(const uint8_t *words, size_t nwords, bool big_endian, uint32_t nverts,
-                     const struct t1_layout *layout, struct t1_stream *out, char *err, size_t errlen);
+ * layout. S3_OK: consumed exactly (out filled); S3_ERR_FORMAT: it does not fit (err: the
+ * word and the reason; out emptied); S3_ERR_NOMEM. */
+enum s3_err t1_decode_stream(const uint8_t *words, size_t nwords, bool big_endian, uint32_t nverts,
+                             const struct t1_layout *L, struct t1_stream *out, char *err, size_t errlen);
 void t1_stream_free(struct t1_stream *s);
 
 /* A whole section: vplanes holds nverts 16-byte vertices as byte planes (usVertices'
- * data), words the stream. Picks the layout that consumes the stream exactly. 0, or -1
- * when out of memory. A stream that fits neither layout is not a failure: layout = -1
+ * data), words the stream. Picks the layout that consumes the stream exactly. S3_OK, or
+ * S3_ERR_NOMEM. A stream that fits neither layout is not a failure: layout = -1
  * and err says why, the vertices are still decoded. */
-int t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplanes, uint32_t nverts, bool big_endian,
-                      struct t1_section *out);
+enum s3_err t1_section_decode(const uint8_t *words, size_t nwords, const uint8_t *vplanes, uint32_t nverts,
+                              bool big_endian, struct t1_section *s);
 void t1_section_free(struct t1_section *s);
 
 #endif

@@ -10,64 +10,69 @@ uint64_t t2fs_branch_header_len(uint64_t count)
     return (4 + 4 * (count + 1) + 7) & ~7ull;
 }
 
-int t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, bool be, struct t2fs_branch *b,
-                     char *err, size_t errlen)
+/* The strong validity test of one table offset (docs/formats/t2fs.md): NULL, or why it fails. */
+static const char *offset_flaw(uint64_t i, uint32_t o, uint32_t prev, uint64_t header, uint64_t space)
+{
+    if (i == 0 && o != header)
+        return "first offset is not the table length";
+    if (o < prev)
+        return "offsets decrease";
+    if (o & 7)
+        return "offset not a multiple of 8";
+    if (o > space)
+        return "offset past the end of the node";
+    return NULL;
+}
+
+enum s3_err t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, bool be, struct t2fs_branch *b,
+                             char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     uint32_t count;
-    if (space < 8 || src_u32(src, off, be, &count)) {
-        snprintf(err, errlen, "branch at 0x%llx: %llu bytes, too small for a table", (unsigned long long)off,
-                 (unsigned long long)space);
-        return -1;
-    }
+    if (space < 8 || src_u32(src, off, be, &count))
+        return s3_fail(space < 8 ? S3_ERR_FORMAT : S3_ERR_RANGE, err, errlen,
+                       "branch at 0x%llx: %llu bytes, too small for a table", (unsigned long long)off,
+                       (unsigned long long)space);
     uint64_t header = t2fs_branch_header_len(count);
-    if (header > space) {
-        snprintf(err, errlen, "branch at 0x%llx: count %u needs a %llu-byte table, the node has %llu bytes",
-                 (unsigned long long)off, count, (unsigned long long)header, (unsigned long long)space);
-        return -1;
-    }
+    if (header > space)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "branch at 0x%llx: count %u needs a %llu-byte table, the node has %llu bytes",
+                       (unsigned long long)off, count, (unsigned long long)header, (unsigned long long)space);
     /* the count against the bytes that exist, before anything is allocated for it: a node
      * of a file cut short is given its full declared space, which may lie past the end */
     uint64_t table = 4 * ((uint64_t)count + 1);
-    if (!range_ok(off + 4, table, src->size)) { /* off + 4 <= size: the count was read */
-        snprintf(err, errlen, "branch at 0x%llx: count %u needs a %llu-byte table, the data has %llu bytes there",
-                 (unsigned long long)off, count, (unsigned long long)(4 + table),
-                 (unsigned long long)(src->size - off));
-        return -1;
-    }
+    if (!range_ok(off + 4, table, src->size)) /* off + 4 <= size: the count was read */
+        return s3_fail(S3_ERR_RANGE, err, errlen,
+                       "branch at 0x%llx: count %u needs a %llu-byte table, the data has %llu bytes there",
+                       (unsigned long long)off, count, (unsigned long long)(4 + table),
+                       (unsigned long long)(src->size - off));
+    enum s3_err e = S3_OK;
     uint8_t *raw = malloc((size_t)table);
     b->offset = malloc((size_t)table);
     if (!raw || !b->offset || src_read(src, off + 4, raw, (size_t)table)) {
-        free(raw);
-        t2fs_branch_free(b);
-        snprintf(err, errlen, "branch at 0x%llx: cannot read its table", (unsigned long long)off);
-        return -1;
+        e = s3_fail(raw && b->offset ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "branch at 0x%llx: cannot read its table",
+                    (unsigned long long)off);
+        goto fail;
     }
     uint32_t prev = 0;
     for (uint64_t i = 0; i <= count; i++) {
         uint32_t o = ld_u32(raw + 4 * i, be);
-        const char *why = NULL;
-        if (i == 0 && o != header)
-            why = "first offset is not the table length";
-        else if (o < prev)
-            why = "offsets decrease";
-        else if (o & 7)
-            why = "offset not a multiple of 8";
-        else if (o > space)
-            why = "offset past the end of the node";
+        const char *why = offset_flaw(i, o, prev, header, space);
         if (why) {
-            snprintf(err, errlen, "branch at 0x%llx: offset[%llu] = 0x%x: %s (node size %llu)",
-                     (unsigned long long)off, (unsigned long long)i, o, why, (unsigned long long)space);
-            free(raw);
-            t2fs_branch_free(b);
-            return -1;
+            e = s3_fail(S3_ERR_FORMAT, err, errlen, "branch at 0x%llx: offset[%llu] = 0x%x: %s (node size %llu)",
+                        (unsigned long long)off, (unsigned long long)i, o, why, (unsigned long long)space);
+            goto fail;
         }
         b->offset[i] = prev = o;
     }
     free(raw);
     b->count = count;
     b->header_len = (uint32_t)header;
-    return 0;
+    return S3_OK;
+fail:
+    free(raw);
+    t2fs_branch_free(b);
+    return e;
 }
 
 void t2fs_branch_free(struct t2fs_branch *b)
@@ -77,24 +82,23 @@ void t2fs_branch_free(struct t2fs_branch *b)
     b->count = 0;
 }
 
-int t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool be, uint32_t *elem_size,
-                    uint32_t *count, char *err, size_t errlen)
+enum s3_err t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool be, uint32_t *elem_size,
+                            uint32_t *count, char *err, size_t errlen)
 {
-    if (space < 8 || src_u32(src, off, be, elem_size) || src_u32(src, off + 4, be, count)) {
-        snprintf(err, errlen, "array at 0x%llx: %llu bytes, too small for its 8-byte header",
-                 (unsigned long long)off, (unsigned long long)space);
-        return -1;
-    }
+    if (space < 8 || src_u32(src, off, be, elem_size) || src_u32(src, off + 4, be, count))
+        return s3_fail(space < 8 ? S3_ERR_FORMAT : S3_ERR_RANGE, err, errlen,
+                       "array at 0x%llx: %llu bytes, too small for its 8-byte header", (unsigned long long)off,
+                       (unsigned long long)space);
     uint64_t need = 8 + (uint64_t)*elem_size * *count;
-    if (need > space) {
-        snprintf(err, errlen, "array at 0x%llx: %u elements of %u bytes need %llu bytes, the node has %llu",
-                 (unsigned long long)off, *count, *elem_size, (unsigned long long)need, (unsigned long long)space);
-        return -1;
-    }
-    return 0;
+    if (need > space)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "array at 0x%llx: %u elements of %u bytes need %llu bytes, the node has %llu",
+                       (unsigned long long)off, *count, *elem_size, (unsigned long long)need,
+                       (unsigned long long)space);
+    return S3_OK;
 }
 
-int t2fs_array_bytes(const uint8_t *p, size_t len, bool be, uint32_t *elem_size, uint32_t *count)
+enum s3_err t2fs_array_bytes(const uint8_t *p, size_t len, bool be, uint32_t *elem_size, uint32_t *count)
 {
     struct mem_src_ctx mc;
     struct s3_src src;

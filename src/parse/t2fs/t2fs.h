@@ -1,6 +1,8 @@
 /* t2fs (TEngine container, Turok 1/2/3): branch tables, array headers, compressed-node
  * recognition, and the schema that says what each path holds. Facts:
- * docs/formats/t2fs.md. Nodes are read lazily, one table at a time. */
+ * docs/formats/t2fs.md.
+ * - Nodes are read lazily, one table at a time; reads return enum s3_err with a message.
+ * - A table's count is checked against the bytes that exist before it is allocated. */
 #ifndef S3_T2FS_H
 #define S3_T2FS_H
 
@@ -8,6 +10,7 @@
 #include <stdint.h>
 
 #include "parse/base/format.h"
+#include "parse/base/err.h"
 #include "parse/base/reader.h"
 
 #define T2FS_ERR 200
@@ -22,19 +25,21 @@ struct t2fs_branch {
 uint64_t t2fs_branch_header_len(uint64_t count);
 
 /* Reads the branch at off, given `space` bytes for it, and applies the strong validity
- * test (formats/t2fs.md). Returns 0, or -1 with the reason in err. `space` may run past
- * the end of src (a file cut short): the table itself must lie in src, checked before
- * anything is allocated for its count. */
-int t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, bool be, struct t2fs_branch *b,
-                     char *err, size_t errlen);
+ * test (docs/formats/t2fs.md): S3_OK, or S3_ERR_FORMAT (the test fails), S3_ERR_RANGE
+ * (the table runs past the data), S3_ERR_NOMEM / S3_ERR_IO, with the reason in err.
+ * `space` may run past the end of src (a file cut short): the table itself must lie in
+ * src, checked before anything is allocated for its count. */
+enum s3_err t2fs_read_branch(const struct s3_src *src, uint64_t off, uint64_t space, bool be, struct t2fs_branch *b,
+                             char *err, size_t errlen);
 void t2fs_branch_free(struct t2fs_branch *b);
 
-/* Reads an array leaf's 8-byte header and checks that its data fits in space. */
-int t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool be, uint32_t *elem_size,
-                    uint32_t *count, char *err, size_t errlen);
+/* Reads an array leaf's 8-byte header and checks that its data fits in space: S3_OK,
+ * S3_ERR_FORMAT (it does not) or S3_ERR_RANGE (the header lies past the data). */
+enum s3_err t2fs_read_array(const struct s3_src *src, uint64_t off, uint64_t space, bool be, uint32_t *elem_size,
+                            uint32_t *count, char *err, size_t errlen);
 
 /* The same check on a node already in memory (len bytes at p). */
-int t2fs_array_bytes(const uint8_t *p, size_t len, bool be, uint32_t *elem_size, uint32_t *count);
+enum s3_err t2fs_array_bytes(const uint8_t *p, size_t len, bool be, uint32_t *elem_size, uint32_t *count);
 
 /* 1 or 2 when the node starts with "RNC" and that method byte; 0 otherwise; -1 for
  * "RNC" with any other method byte. */

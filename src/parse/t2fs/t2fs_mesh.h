@@ -3,7 +3,7 @@
  *   bit 14: select bone (bits 0-7) for the vertices loaded after it
  *   bit 13: load the next n vertices (bits 0-4) into cache slots v0.. (bits 5-9)
  * The running vertex pointer continues across the surfaces of one mesh, in order: the
- * vertex buffer is shared (an assumption no real file has confirmed; formats/t2fs.md). */
+ * vertex buffer is shared (an assumption no real file has confirmed; docs/formats/t2fs.md). */
 #ifndef S3_T2FS_MESH_H
 #define S3_T2FS_MESH_H
 

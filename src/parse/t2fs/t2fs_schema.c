@@ -1,6 +1,6 @@
 /* The t2fs schema: what each path of the container holds. The built-in Turok 2 model
  * schema is kept as data — the seed's table of path patterns, with the corrections of
- * formats/t2fs.md — and turned into a tree of schema nodes at start. A schema loaded
+ * docs/formats/t2fs.md — and turned into a tree of schema nodes at start. A schema loaded
  * from a LibT2FS JSON file (a later issue) builds the same tree. */
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +63,7 @@ static const struct pattern turok2_models[] = {
     ARR("/0/x/3", "t2fsArray", 28, false, "model_3"),
 };
 
-/* Turok 1: the engine's own directory (formats/t2fs.md); "is" = branch, "us" = array. */
+/* Turok 1: the engine's own directory (docs/formats/t2fs.md); "is" = branch, "us" = array. */
 #define VAR(p, n) BR(p, T2K_VARIABLE, n)
 #define FIX(p, n) BR(p, T2K_FIXED, n)
 #define US(p, n) ARR(p, NULL, 0, false, n)

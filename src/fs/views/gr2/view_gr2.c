@@ -21,15 +21,14 @@ struct gr2_view *gr2_view_of(struct s3fs *fs)
     return tree_dir_ctx(fs->tree, fs->root, populate_gr2_root);
 }
 
-int gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
-    struct gr2_view *v = gr2_view_new(fs, 0, err, errlen);
-    if (!v)
-        return -1;
-    if (gobj_attach(v) || gr2_add_skeletons_hook(v)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    struct gr2_view *v;
+    enum s3_err e = gr2_view_new(fs, 0, &v, err, errlen);
+    if (e != S3_OK)
+        return e;
+    if (gobj_attach(v) || gr2_add_skeletons_hook(v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     gr2_view_describe(v);
     return view_root(fs, "gr2.file", populate_gr2_root, v);
 }

@@ -1,8 +1,8 @@
-/* The Granny format's entry: a .gr2 file mounted alone.
- * - gr2_view_open: the Granny data view with its object tree at fs's root; 0, or -1 with
- *   err (the header is unreadable).
+/* The Granny format's entry: a .gr2 file mounted alone, the Granny data view with its
+ * object tree at fs's root.
+ * - gr2_view_open: S3_OK, or the reason with err (the header is unreadable).
  * - gr2_view_of: that view of fs, or NULL when fs is another format's; hooks
- *   (gr2_view_add_granny_extra) are registered on it from outside the view. */
+ *   (gr2_view_add_granny_extra) may be registered on it from outside. */
 #ifndef S3_VIEW_GR2_H
 #define S3_VIEW_GR2_H
 

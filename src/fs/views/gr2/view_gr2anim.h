@@ -1,10 +1,9 @@
-/* Granny animations in the object tree (view_gr2anim.c): knots.csv and controls.csv in
- * every curve's directory, samples.csv in every transform and vector track's, entries.csv
- * in every text track's, animation.glb in every Animation's, and /granny/animations.
- * Which objects are curves, tracks and animations (and which animation a track plays in)
+/* Granny animations in the object tree: knots.csv and controls.csv per curve, samples.csv
+ * per transform and vector track, entries.csv per text track, animation.glb per
+ * Animation, and /granny/animations. Which objects are curves, tracks and animations
  * comes from an index built once from root.Animations and root.TrackGroups, so files
- * whose names are remapped get the same files. The object tree (view_gr2obj.c) calls
- * gr2_anim_add for each struct directory it fills. */
+ * whose names are remapped get the same files.
+ * - gr2_anim_add: once per struct directory, under the tree lock, with sp pinned. */
 #ifndef S3_VIEW_GR2ANIM_H
 #define S3_VIEW_GR2ANIM_H
 

@@ -1,8 +1,9 @@
-/* animation.glb in a Granny Animation's directory (view_gr2anim_glb.c): the bones of the
- * skeletons its track groups play on as nodes, one glTF animation per track group, keyed
- * so glTF plays Granny's curves exactly (parse/gr2curve.h). A group plays on the file's
- * skeleton whose bones are named as its tracks (the skeleton of the model named as the
- * group first), else on -o skeleton='s, else on a node per track (and /info says so). */
+/* animation.glb in a Granny Animation's directory: the bones of the skeletons its track
+ * groups play on as nodes, one glTF animation per track group, keyed so glTF plays
+ * Granny's curves exactly (parse/gr2/gr2curve.h). A group plays on the file's skeleton
+ * whose bones are named as its tracks (the model's named as the group first), else on
+ * -o skeleton='s, else on a node per track (and /info says so).
+ * - Builds read parsed structures only, each with its own type registry. */
 #ifndef S3_VIEW_GR2ANIM_GLB_H
 #define S3_VIEW_GR2ANIM_GLB_H
 

@@ -1,6 +1,6 @@
-/* Exports in the Granny object tree (view_gr2export.c): skeleton.glb, model.glb and
- * mesh.obj beside the objects they are made from, and the /granny/models link. Called by
- * the object tree (view_gr2obj.c) as it makes directories; reads parsed structures only. */
+/* Exports in the Granny object tree: skeleton.glb, model.glb and mesh.obj beside the
+ * objects they are made from, the /granny/models link, and the file's first skeleton.
+ * - Reads parsed structures only; add under the tree lock, with sp pinned. */
 #ifndef S3_VIEW_GR2EXPORT_H
 #define S3_VIEW_GR2EXPORT_H
 

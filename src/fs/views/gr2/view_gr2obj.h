@@ -1,6 +1,6 @@
-/* The Granny object tree (view_gr2obj.c): /granny/root, /granny/skeletons,
- * /granny/types, made from the parse-level walk (parse/gr2walk.h). It sits on the
- * container view (view_gr2.h) and hooks itself into /granny; nothing calls back up. */
+/* The Granny object tree: /granny/root, /granny/skeletons, /granny/types, made from the
+ * parse-level walk (parse/gr2/gr2walk.h) over the container view's sections.
+ * - gobj_attach hooks it into /granny (gr2_view_add_granny_extra); nothing calls back up. */
 #ifndef S3_VIEW_GR2OBJ_H
 #define S3_VIEW_GR2OBJ_H
 

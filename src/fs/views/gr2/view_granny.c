@@ -11,6 +11,7 @@
 #include "parse/codec/oodle0.h"
 #include "parse/codec/bitknit2.h"
 #include "parse/codec/oodle1.h"
+#include "parse/gr2/gr2broker.h"
 
 static void gr2_view_free(void *p)
 {
@@ -172,14 +173,7 @@ static void load_fixups(struct gr2_view *v)
     }
 }
 
-/* ---- the sections a request holds: on demand, within the bound ----
- *
- * A request (a listing of the object tree, a table read, an export build) pins a section
- * when the decoder first needs its bytes, and keeps it until gr2_view_unpin, unless the
- * decoder reaches a settle point without having used it since: then it may be let go to
- * make room for another. The sections a request holds stay within the bound (cache_mb,
- * at least GR2_MIN_BOUND); a section that cannot fit beside those in use is refused:
- * the decoder sees why, and what lies in it is an .error file (and /info says so). */
+/* ---- the sections a request holds (parse/gr2/gr2broker.h), pinned in the view's cache ---- */
 
 #define GR2_MIN_BOUND (1u << 20) /* the smallest cache_mb */
 
@@ -189,45 +183,8 @@ static uint64_t request_bound(struct gr2_view *v)
     return limit > GR2_MIN_BOUND ? limit : GR2_MIN_BOUND;
 }
 
-struct gr2_pins {
-    struct gr2_view *v;
-    struct gr2_lazy lazy;
-    uint32_t *pinned; /* sections pinned now (npinned of them) */
-    uint32_t npinned;
-    uint64_t bytes, bound;
-    char **refused;   /* per section: the reason given when refused (owned) */
-    /* Sections used in turn that do not fit together are let go and fetched again, each
-     * time expanded again once the cache dropped them: a request may fetch again at most
-     * as many bytes as all sections expand to, so its work stays linear in the file's
-     * expanded size whatever the order its objects lie in (a crafted file alternating
-     * hundreds of times between two big sections expanded one of them at every switch). */
-    uint8_t *fetched; /* per section: fetched before in this request */
-    uint64_t refetched, refetch_budget;
-};
-
-static void unpin_one(struct gr2_pins *p, const struct gr2_space *sp, uint32_t k)
-{
-    uint32_t sec = p->pinned[k];
-    cache_unpin(&p->v->fs->cache, &p->v->items[sec].c);
-    p->bytes -= sp->size[sec];
-    sp->data[sec] = NULL; /* fetched again if used again */
-    p->pinned[k] = p->pinned[--p->npinned];
-}
-
-/* Lets go of every pinned section not used since the last settle point. */
-static void let_go_idle(struct gr2_pins *p, const struct gr2_space *sp)
-{
-    for (uint32_t k = 0; k < p->npinned;) {
-        if (p->lazy.state[p->pinned[k]] == GR2_SEC_USED)
-            k++;
-        else
-            unpin_one(p, sp, k);
-    }
-}
-
-/* Tests: every settle point lets go of the sections not used since the last one and drops
- * their bytes from the cache (unless another request pins them), so that a pointer kept
- * into section bytes across a settle point reads freed memory (ASan reports it). */
+/* Tests: requests let go of every idle section at each settle point and drop its bytes
+ * from the cache (unless another request pins them). */
 static _Atomic bool eager_settle;
 static _Atomic uint64_t eager_drops;
 
@@ -241,51 +198,32 @@ uint64_t gr2_view_test_eager_drops(void)
     return eager_drops;
 }
 
-static void settled_eagerly(const struct gr2_space *sp)
+static const uint8_t *pin_section(void *ctx, uint32_t sec, size_t *size, char *why, size_t whylen)
 {
-    struct gr2_pins *p = sp->lazy->ctx;
-    for (uint32_t k = 0; k < p->npinned;) {
-        uint32_t sec = p->pinned[k];
-        if (p->lazy.state[sec] == GR2_SEC_USED) {
-            k++;
-            continue;
-        }
-        unpin_one(p, sp, k);
-        cache_forget(&p->v->fs->cache, &p->v->items[sec].c);
-        eager_drops++;
-    }
+    struct gr2_view *v = ctx; /* the items' state is only read, under its lock */
+    return cache_pin(&v->fs->cache, &v->items[sec].c, size, why, whylen);
 }
 
-static void refuse_why(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec, const char *msg)
+static void unpin_section(void *ctx, uint32_t sec)
 {
-    struct gr2_view *v = p->v;
-    p->refused[sec] = strdup(msg);
-    sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes over the cache_mb bound";
+    struct gr2_view *v = ctx;
+    cache_unpin(&v->fs->cache, &v->items[sec].c);
+}
+
+static void forget_section(void *ctx, uint32_t sec)
+{
+    struct gr2_view *v = ctx;
+    cache_forget(&v->fs->cache, &v->items[sec].c);
+    eager_drops++;
+}
+
+static void section_refused(void *ctx, uint32_t sec)
+{
+    struct gr2_view *v = ctx;
     pthread_mutex_lock(&v->state_lock);
     v->items[sec].bounded = true; /* /info says so */
     pthread_mutex_unlock(&v->state_lock);
     tree_touch(v->fs->tree); /* a read may refuse it, outside any listing */
-}
-
-static void refuse(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
-{
-    char msg[GR2_WHY_LEN];
-    snprintf(msg, sizeof msg,
-             "section %" PRIu32 ": its %zu expanded bytes, with the %" PRIu64
-             " of the sections this request uses, pass the cache_mb bound (%" PRIu64 " bytes)",
-             sec, sp->size[sec], p->bytes, p->bound);
-    refuse_why(p, sp, sec, msg);
-}
-
-/* A section fetched again past the request's budget (see struct gr2_pins). */
-static void refuse_again(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec)
-{
-    char msg[GR2_WHY_LEN];
-    snprintf(msg, sizeof msg,
-             "section %" PRIu32 ": used in turn with sections that do not fit beside it in the cache_mb bound (%" PRIu64
-             " bytes), this request expanded again %" PRIu64 " bytes, as many as the whole file expands to",
-             sec, p->bound, p->refetched);
-    refuse_why(p, sp, sec, msg);
 }
 
 static _Atomic uint64_t test_refuse_at;
@@ -295,113 +233,50 @@ uint64_t gr2_view_test_refuse_fetch(uint64_t k)
     return atomic_exchange(&test_refuse_at, k);
 }
 
-/* True for the fetch gr2_view_test_refuse_fetch picked. */
-static bool refused_by_test(void)
+/* The fetch gr2_view_test_refuse_fetch picked is refused, whatever the section. */
+static const char *refused_by_test(void *ctx, uint32_t sec)
 {
+    (void)ctx, (void)sec;
     uint64_t k = test_refuse_at;
     while (k && !atomic_compare_exchange_weak(&test_refuse_at, &k, k - 1))
         ;
-    return k == 1;
+    return k == 1 ? "refused by a test (gr2_view_test_refuse_fetch)" : NULL;
 }
 
-static void fetch_section(const struct gr2_space *sp, uint32_t sec)
-{
-    struct gr2_pins *p = sp->lazy->ctx;
-    struct gr2_view *v = p->v;
-    if (refused_by_test()) {
-        refuse_why(p, sp, sec, "refused by a test (gr2_view_test_refuse_fetch)");
-        return;
-    }
-    if (p->bytes + sp->size[sec] > p->bound)
-        let_go_idle(p, sp);
-    if (p->bytes + sp->size[sec] > p->bound) {
-        refuse(p, sp, sec);
-        return;
-    }
-    if (p->fetched[sec] && !p->lazy.settled) { /* (the eager-settle tests drop everything) */
-        if (p->refetched + sp->size[sec] > p->refetch_budget) {
-            refuse_again(p, sp, sec);
-            return;
-        }
-        p->refetched += sp->size[sec];
-    }
-    p->fetched[sec] = 1;
-    char why[GR2_WHY_LEN];
-    size_t size;
-    const uint8_t *d = cache_pin(&v->fs->cache, &v->items[sec].c, &size, why, sizeof why);
-    if (!d) { /* the space's own copy: the items' state is only read, under its lock */
-        p->refused[sec] = strdup(why);
-        sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes unavailable (out of memory)";
-        return;
-    }
-    sp->data[sec] = d;
-    p->pinned[p->npinned++] = sec;
-    p->bytes += sp->size[sec];
-}
+static const struct gr2_broker_ops broker_ops = {.veto = refused_by_test,
+                                                 .pin = pin_section,
+                                                 .unpin = unpin_section,
+                                                 .forget = forget_section,
+                                                 .refused = section_refused};
 
 int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
-    uint32_t n = v->g.nsections;
     memset(sp, 0, sizeof *sp);
     if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
         return -EIO;
-    struct gr2_pins *p = calloc(1, sizeof *p);
-    if (!p)
-        return -ENOMEM;
-    sp->g = &v->g;
-    sp->lazy = &p->lazy;
-    p->v = v;
-    p->lazy.ctx = p;
-    p->lazy.fetch = fetch_section;
-    p->lazy.settled = eager_settle ? settled_eagerly : NULL;
-    sp->data = alloc_array(n, sizeof *sp->data);
-    sp->size = alloc_array(n, sizeof *sp->size);
-    sp->why = alloc_array(n, sizeof *sp->why);
-    p->lazy.state = alloc_array(n, 1);
-    p->lazy.used = alloc_array(n, sizeof *p->lazy.used);
-    p->pinned = alloc_array(n, sizeof *p->pinned);
-    p->refused = alloc_array(n, sizeof *p->refused);
-    p->fetched = alloc_array(n, 1);
-    if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused ||
-        !p->fetched) {
-        gr2_view_unpin(v, sp);
+    if (gr2_broker_open(sp, &v->g, request_bound(v), eager_settle, &broker_ops, v) != S3_OK) {
+        gr2_broker_close(sp);
         return -ENOMEM;
     }
-    p->bound = request_bound(v);
     load_fixups(v);
     sp->fixups = v->fixups;
     sp->nfixups = v->nfixups;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < v->g.nsections; i++) {
         char why[GR2_WHY_LEN];
         /* sizes up front (the walk and the table budgets weigh them); a section known
          * not to expand counts nothing, as when it was tried */
-        sp->size[i] = gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0] ? 0 : v->g.sections[i].expanded_size;
+        bool fails = gr2_secitem_state(v, i, why, sizeof why) < 0 || why[0];
+        gr2_broker_set_size(sp, i, fails ? 0 : v->g.sections[i].expanded_size);
         if (v->g.sections[i].expanded_size == 0)
             sp->data[i] = (const uint8_t *)"";
-        p->refetch_budget += sp->size[i];
     }
     return 0;
 }
 
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
 {
-    struct gr2_pins *p = sp->lazy ? sp->lazy->ctx : NULL;
-    if (p) {
-        while (p->pinned && p->npinned)
-            unpin_one(p, sp, p->npinned - 1);
-        for (uint32_t i = 0; p->refused && i < v->g.nsections; i++)
-            free(p->refused[i]);
-        free(p->refused);
-        free(p->fetched);
-        free(p->pinned);
-        free(p->lazy.state);
-        free(p->lazy.used);
-        free(p);
-    }
-    free(sp->data);
-    free(sp->size);
-    free(sp->why);
-    memset(sp, 0, sizeof *sp);
+    (void)v;
+    gr2_broker_close(sp);
 }
 
 uint32_t gr2_view_nsections(const struct gr2_view *v)
@@ -412,7 +287,7 @@ uint32_t gr2_view_nsections(const struct gr2_view *v)
 uint8_t *gr2_view_refusals(const struct gr2_view *v, const struct gr2_space *sp)
 {
     uint32_t n = v->g.nsections;
-    uint8_t *m = calloc(n ? n : 1, 1);
+    uint8_t *m = alloc_array(n, 1);
     for (uint32_t i = 0; m && i < n; i++)
         m[i] = !sp->data[i] && sp->why[i];
     return m;
@@ -453,30 +328,23 @@ static int by_section(const void *a, const void *b)
     return x->sec != y->sec ? (x->sec < y->sec ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
 }
 
-struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen)
+enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, char *err, size_t errlen)
 {
+    *out = NULL;
     struct gr2_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen)) {
-        free(v);
-        return NULL;
-    }
+    enum s3_err e = gr2_parse(&fs->src.src, base, &v->g, &fs->diag, err, errlen);
+    if (e != S3_OK)
+        goto fail;
     uint32_t n = v->g.nsections;
     v->items = alloc_array(n, sizeof *v->items);
     v->fixups = alloc_array(n, sizeof *v->fixups);
     v->nfixups = alloc_array(n, sizeof *v->nfixups);
     if (!v->items || !v->fixups || !v->nfixups) {
-        free(v->items);
-        free(v->fixups);
-        free(v->nfixups);
-        gr2_free(&v->g);
-        free(v);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
     for (uint32_t i = 0; i < v->g.nsections; i++) {
         v->items[i].c.produce = produce_section;
@@ -492,11 +360,18 @@ struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t 
     if (gr2_find_padding(&fs->src.src, &v->g, &v->pad, &v->npad) == 0) /* without it: /unparsed */
         qsort(v->pad, v->npad, sizeof *v->pad, by_section);
     if (tree_on_free(fs->tree, gr2_view_free, v)) {
-        gr2_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
+        gr2_view_free(v); /* everything it holds, its lock too */
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    return v;
+    *out = v;
+    return S3_OK;
+fail:
+    free(v->items);
+    free(v->fixups);
+    free(v->nfixups);
+    gr2_free(&v->g);
+    free(v);
+    return e;
 }
 
 uint64_t gr2_view_total_size(const struct gr2_view *v)

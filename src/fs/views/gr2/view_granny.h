@@ -1,6 +1,9 @@
-/* The GR2 container view (view_gr2.c): /granny.gr2, /granny/header, /granny/sections,
- * and the expanded section bytes the object tree (view_gr2obj.c, above it) decodes.
- * This view calls nothing of the object tree's: it runs the hooks below. */
+/* The Granny container view: /granny.gr2, /granny/header, /granny/sections, and the
+ * sections' expanded bytes as cache items, lent to a request through the section broker
+ * (parse/gr2/gr2broker.h).
+ * - It calls nothing above it: what /granny holds besides is added by hooks.
+ * - A request pins (gr2_view_pin), reads through gr2_bytes, and unpins; a pointer into
+ *   section bytes never outlives a settle point (gr2_space_settle). */
 #ifndef S3_VIEW_GRANNY_H
 #define S3_VIEW_GRANNY_H
 
@@ -89,7 +92,7 @@ void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len,
 
 /* The GR2 part, shared by raw GR2 files and wrapped RIGs: the container at `base` of
  * fs's source (NULL with err when its header is unreadable). */
-struct gr2_view *gr2_view_new(struct s3fs *fs, uint64_t base, char *err, size_t errlen);
+enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, char *err, size_t errlen);
 /* Adds granny.gr2 and granny/ to dir. */
 void gr2_view_add(struct gr2_view *v, uint32_t dir);
 /* Adds the container's structures to fs->cover and its facts to fs->facts. */

@@ -299,26 +299,23 @@ static void describe(struct rig_view *v)
     check_overlaps(v, blocks, nb);
 }
 
-int rig_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct rig_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (rig_parse_wrapped(&fs->src.src, &v->r, &fs->diag, err, errlen)) {
+    enum s3_err e = rig_parse_wrapped(&fs->src.src, &v->r, &fs->diag, err, errlen);
+    if (e != S3_OK) {
         free(v);
-        return -1;
+        return e;
     }
     if (tree_on_free(fs->tree, rig_view_free, v)) {
         rig_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     sb_printf(&fs->facts, "encoding: wrapped granny\n");
-    v->granny = gr2_view_new(fs, v->r.granny_pos, v->granny_err, sizeof v->granny_err);
-    if (!v->granny)
+    if (gr2_view_new(fs, v->r.granny_pos, &v->granny, v->granny_err, sizeof v->granny_err) != S3_OK)
         diag_add(&fs->diag, "Granny data: %s", v->granny_err);
     else if (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny))
         diag_add(&fs->diag, "Granny object tree: out of memory");

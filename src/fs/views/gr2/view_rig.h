@@ -1,5 +1,5 @@
-/* The wrapped RIG view (view_rig.c): the RIG header and the Granny file it wraps, shown
- * by the Granny views (view_gr2.h, view_gr2obj.h) at /granny. */
+/* The wrapped RIG view: the RIG header, its IK chains and bone lists, and the Granny file
+ * it wraps shown at /granny by the Granny views. */
 #ifndef S3_VIEW_RIG_H
 #define S3_VIEW_RIG_H
 

@@ -7,12 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "fs/views/sims/view_dbpf.h"
 #include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
-#include "parse/codec/refpack.h"
+#include "parse/sims/dbpf_codec.h"
 
 /* One resource's bytes, made when its directory is first listed. */
 struct pkg_res {
@@ -146,71 +145,7 @@ static int group_types(struct pkg_view *v)
     return 0;
 }
 
-/* ---- codecs ---- */
-
-static bool looks_zlib(const uint8_t *h, size_t n)
-{
-    return n >= 2 && (h[0] & 0x0F) == 8 && ((h[0] << 8) | h[1]) % 31 == 0;
-}
-
-/* The codec to decode entry i with: the compression word when the data agrees with it,
- * else what the first bytes say (reported). -1 when nothing fits. */
-static int choose_codec(struct pkg_view *v, uint32_t i, const uint8_t *h, size_t n, const char *name)
-{
-    const struct dbpf_entry *e = &v->d.e[i];
-    bool same = e->stored_size == e->mem_size;
-    if (e->extended) {
-        uint16_t w = e->compression;
-        if (w == DBPF_COMP_STORED && same)
-            return w;
-        if (w == DBPF_COMP_ZLIB && looks_zlib(h, n))
-            return w;
-        if ((w == DBPF_COMP_REFPACK || w == DBPF_COMP_STREAMABLE) && refpack_sniff(h, n))
-            return w;
-    } else if (same) {
-        return DBPF_COMP_STORED;
-    }
-    int c = looks_zlib(h, n) ? DBPF_COMP_ZLIB : refpack_sniff(h, n) ? DBPF_COMP_REFPACK : same ? DBPF_COMP_STORED : -1;
-    if (e->extended)
-        diag_add(&v->fs->diag, "%s: compression word 0x%04x does not fit its bytes; %s", name, e->compression,
-                 c < 0 ? "no codec fits them" : c == DBPF_COMP_ZLIB ? "decoded as zlib (sniffed)"
-                 : c == DBPF_COMP_REFPACK                           ? "decoded as RefPack (sniffed)"
-                                                                    : "read as stored (sizes agree)");
-    else if (c >= 0)
-        diag_add(&v->fs->diag, "%s: no compression word; %s", name,
-                 c == DBPF_COMP_ZLIB ? "decoded as zlib (sniffed)" : "decoded as RefPack (sniffed)");
-    return c;
-}
-
-static int inflate_exact(const uint8_t *in, size_t n, uint8_t *out, size_t want, char *err, size_t errlen)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit(&z) != Z_OK) {
-        snprintf(err, errlen, "zlib: cannot start");
-        return -1;
-    }
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)n;
-    z.next_out = out;
-    z.avail_out = (uInt)want + 1; /* one spare byte: a stream that goes on is caught */
-    int rc = inflate(&z, Z_FINISH);
-    size_t got = z.total_out;
-    const char *msg = z.msg;
-    int result = -1;
-    if (rc == Z_STREAM_END && got == want)
-        result = 0;
-    else if (got > want)
-        snprintf(err, errlen, "zlib stream expands past the declared %zu bytes", want);
-    else if (rc == Z_STREAM_END)
-        snprintf(err, errlen, "zlib stream ends after %zu of the declared %zu bytes", got, want);
-    else if (rc == Z_BUF_ERROR)
-        snprintf(err, errlen, "zlib input ends early (%zu of %zu bytes out)", got, want);
-    else
-        snprintf(err, errlen, "zlib: %s (after %zu bytes out)", msg ? msg : "corrupt stream", got);
-    inflateEnd(&z);
-    return result;
-}
+/* ---- codecs (parse/sims/dbpf_codec.h) ---- */
 
 static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
@@ -224,10 +159,8 @@ static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char
         snprintf(err, errlen, "out of memory for %u bytes", e->mem_size);
     else if (source_pread_checked(file, e->offset, in, e->stored_size))
         snprintf(err, errlen, "stored bytes cannot be read (the file changed?)");
-    else if (r->codec == DBPF_COMP_ZLIB)
-        rc = inflate_exact(in, e->stored_size, out, e->mem_size, err, errlen);
     else
-        rc = refpack_expand(in, e->stored_size, out, e->mem_size, err, errlen);
+        rc = dbpf_expand(r->codec, in, e->stored_size, out, e->mem_size, err, errlen) == S3_OK ? 0 : -1;
     free(in);
     if (rc) {
         free(out);
@@ -261,7 +194,10 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         snprintf(r->err, sizeof r->err, "stored bytes cannot be read (the file changed?)");
         return r;
     }
-    int codec = choose_codec(v, i, head, hn, v->dirname[i]);
+    char note[200];
+    int codec = dbpf_codec_choose(e, head, hn, note, sizeof note);
+    if (note[0])
+        diag_add(&fs->diag, "%s: %s", v->dirname[i], note);
     if (codec < 0) {
         snprintf(r->err, sizeof r->err, "compression 0x%04x with %u bytes stored for %u: no codec fits",
                  e->compression, e->stored_size, e->mem_size);
@@ -809,46 +745,34 @@ static void describe(struct pkg_view *v)
         diag_add(&fs->diag, "%s", d->index_err);
 }
 
-int dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct pkg_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (dbpf_parse_header(&fs->src.src, &v->d, err, errlen)) {
+    enum s3_err e = dbpf_parse_header(&fs->src.src, &v->d, err, errlen);
+    if (e != S3_OK) {
         free(v);
-        return -1;
+        return e;
     }
     if (tree_on_free(fs->tree, pkg_view_free, v)) {
         pkg_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     v->sims4 = v->d.h[DBPF_H_MINOR] == 1;
-    if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag)) {
-        snprintf(err, errlen, "out of memory for the index");
-        return -1;
-    }
+    if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     uint32_t n = v->d.count;
     v->dirname = alloc_array(n, sizeof *v->dirname);
     v->res = alloc_array(n, sizeof *v->res);
     v->res_dir = alloc_array(n, sizeof *v->res_dir);
-    if (!v->dirname || !v->res || !v->res_dir || group_types(v)) {
-        snprintf(err, errlen, "out of memory for the index");
-        return -1;
-    }
+    if (!v->dirname || !v->res || !v->res_dir || group_types(v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     describe(v);
     tree_gen_item(read_expanded, expanded_item);
-    if (view_add_info_hook(fs, info_names, v)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (view_add_skeletons_hook(fs, pkg_skeletons, v)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
 

@@ -1,5 +1,5 @@
-/* The package view (view_dbpf.c): a DBPF package's index and resources, their expanded
- * bytes, and each rig resource opened as a view of its own (through fs->open_at). */
+/* The package view: a DBPF package's index and resources, their expanded bytes, and the
+ * resources the format table opens nested, each as a view of its own (fs->open_at). */
 #ifndef S3_VIEW_DBPF_H
 #define S3_VIEW_DBPF_H
 

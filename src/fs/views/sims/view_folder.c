@@ -502,7 +502,7 @@ static int read_script(struct folder_view *v, struct mf_file *f)
     if (!z)
         return skipped(add_skip(v, f->rel, "not a readable zip archive: %s", zip_why(code, why, sizeof why)));
     zip_int64_t n = zip_get_num_entries(z, 0);
-    struct mem_sort *m = malloc((n > 0 ? (size_t)n : 1) * sizeof *m);
+    struct mem_sort *m = alloc_array(n > 0 ? (size_t)n : 0, sizeof *m);
     size_t k = 0;
     bool oom = !m;
     for (zip_int64_t i = 0; !oom && i < n; i++) {
@@ -522,8 +522,8 @@ static int read_script(struct folder_view *v, struct mf_file *f)
     zip_discard(z);
     if (!oom) {
         qsort(m, k, sizeof *m, by_member);
-        f->members = malloc((k ? k : 1) * sizeof *f->members);
-        f->member_index = malloc((k ? k : 1) * sizeof *f->member_index);
+        f->members = alloc_array(k, sizeof *f->members);
+        f->member_index = alloc_array(k, sizeof *f->member_index);
         oom = !f->members || !f->member_index;
     }
     if (oom) {
@@ -559,7 +559,7 @@ static int group_modules(struct folder_view *v)
     size_t n = 0;
     for (size_t i = 0; i < v->nfiles; i++)
         n += v->files[i].nmembers;
-    v->mprov = malloc((n ? n : 1) * sizeof *v->mprov);
+    v->mprov = alloc_array(n, sizeof *v->mprov);
     if (!v->mprov)
         return -ENOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
@@ -571,7 +571,7 @@ static int group_modules(struct folder_view *v)
         if (!kept || by_module(&v->mprov[kept - 1], &v->mprov[i]) != 0)
             v->mprov[kept++] = v->mprov[i];
     v->nmprov = kept;
-    v->mconf = malloc((kept ? kept : 1) * sizeof *v->mconf);
+    v->mconf = alloc_array(kept, sizeof *v->mconf);
     if (!v->mconf)
         return -ENOMEM;
     for (size_t i = 0; i < kept;) {
@@ -582,7 +582,7 @@ static int group_modules(struct folder_view *v)
             v->mconf[v->nmconf++] = (struct mconf){(uint32_t)i, (uint32_t)(j - i)};
         i = j;
     }
-    v->midentical = malloc((v->nmconf ? v->nmconf : 1));
+    v->midentical = alloc_array(v->nmconf, 1);
     if (!v->midentical)
         return -ENOMEM;
     memset(v->midentical, -1, v->nmconf ? v->nmconf : 1);
@@ -613,9 +613,9 @@ static int by_gkey(const void *a, const void *b, void *ctx)
 static int group_tags(struct folder_view *v)
 {
     size_t n = v->nkeys;
-    uint64_t *g = malloc((n ? n : 1) * sizeof *g);
-    v->bytag = malloc((n ? n : 1) * sizeof *v->bytag);
-    v->tgroups = malloc((n ? n : 1) * sizeof *v->tgroups);
+    uint64_t *g = alloc_array(n, sizeof *g);
+    v->bytag = alloc_array(n, sizeof *v->bytag);
+    v->tgroups = alloc_array(n, sizeof *v->tgroups);
     if (!g || !v->bytag || !v->tgroups) {
         free(g);
         return -ENOMEM;
@@ -650,7 +650,7 @@ static int by_conflict_key(const void *a, const void *b, void *ctx)
 
 static int group_keys(struct folder_view *v)
 {
-    v->prio = malloc((v->nfiles ? v->nfiles : 1) * sizeof *v->prio);
+    v->prio = alloc_array(v->nfiles, sizeof *v->prio);
     if (!v->prio)
         return -ENOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
@@ -658,14 +658,14 @@ static int group_keys(struct folder_view *v)
     enum s3_err e = mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys);
     if (e)
         return -s3_err_errno(e);
-    v->conflicts = malloc((v->nkeys ? v->nkeys : 1) * sizeof *v->conflicts);
+    v->conflicts = alloc_array(v->nkeys, sizeof *v->conflicts);
     if (!v->conflicts)
         return -ENOMEM;
     for (size_t k = 0; k < v->nkeys; k++)
         if (v->keys[k].n >= 2)
             v->conflicts[v->nconflicts++] = (uint32_t)k;
     qsort_r(v->conflicts, v->nconflicts, sizeof *v->conflicts, by_conflict_key, v);
-    v->identical = malloc(v->nconflicts ? v->nconflicts : 1);
+    v->identical = alloc_array(v->nconflicts, 1);
     if (!v->identical)
         return -ENOMEM;
     memset(v->identical, -1, v->nconflicts ? v->nconflicts : 1);
@@ -929,7 +929,7 @@ static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         snprintf(why, sizeof why, "%s", code ? zip_why(code, why, sizeof why) : "changed since the folder was scanned");
         return added(t, add_error(t, dir, "archive", why));
     }
-    if (!f->zm && !(f->zm = calloc(f->nmembers ? f->nmembers : 1, sizeof *f->zm))) {
+    if (!f->zm && !(f->zm = alloc_array(f->nmembers, sizeof *f->zm))) {
         zip_discard(z);
         return -ENOMEM;
     }
@@ -1081,7 +1081,7 @@ static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    char **relcache = calloc(v->nfiles ? v->nfiles : 1, sizeof *relcache);
+    char **relcache = alloc_array(v->nfiles, sizeof *relcache);
     int rc = relcache ? 0 : -ENOMEM;
     for (size_t k = 0; rc == 0 && k < v->nkeys; k++) {
         const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
@@ -1445,8 +1445,8 @@ static void find_duplicates(struct folder_view *v)
         return;
     v->dups_done = true;
     size_t n = 0;
-    struct hashed *h = calloc(v->nfiles ? v->nfiles : 1, sizeof *h);
-    uint32_t(*groups)[2] = calloc(v->nfiles ? v->nfiles : 1, sizeof *groups); /* start, first file */
+    struct hashed *h = alloc_array(v->nfiles, sizeof *h);
+    uint32_t(*groups)[2] = alloc_array(v->nfiles, sizeof *groups); /* start, first file */
     struct sbuf out = {0};
     if (!h || !groups) {
         free(h);

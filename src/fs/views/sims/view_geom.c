@@ -752,22 +752,20 @@ static void describe(struct geom_view *v)
         cover_add(&fs->cover, g->tgis.pos, g->tgis.size);
 }
 
-int geom_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct geom_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (geom_parse(&fs->src.src, fs->opts.max_unpacked, &v->g, &fs->diag, err, errlen)) {
+    enum s3_err e = geom_parse(&fs->src.src, fs->opts.max_unpacked, &v->g, &fs->diag, err, errlen);
+    if (e != S3_OK) {
         free(v);
-        return -1;
+        return e;
     }
     if (tree_on_free(fs->tree, geom_view_free, v)) {
         geom_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     choose_rig(v);
     describe(v);

@@ -1,5 +1,6 @@
-/* The GEOM view (view_geom.c): a Sims 3/4 body mesh in its RCOL wrapper as /rcol, /geom
- * and /mesh.glb + /mesh.obj, bound to a rig of the package holding it or to -o rig=. */
+/* The GEOM view: a Sims 3/4 body mesh in its RCOL wrapper as /rcol, /geom and /mesh.glb +
+ * /mesh.obj, bound to a rig of the package holding it or to -o rig=.
+ * - geom_view_counts: process-wide counters, for tests. */
 #ifndef S3_VIEW_GEOM_H
 #define S3_VIEW_GEOM_H
 

@@ -266,22 +266,20 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     return 0;
 }
 
-int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct rig_clear_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->fs = fs;
-    if (rig_clear_parse(&fs->src.src, &v->r, &fs->diag, err, errlen)) {
+    enum s3_err e = rig_clear_parse(&fs->src.src, &v->r, &fs->diag, err, errlen);
+    if (e != S3_OK) {
         free(v);
-        return -1;
+        return e;
     }
     if (tree_on_free(fs->tree, rig_clear_view_free, v)) {
         rig_clear_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     v->names = alloc_array(v->r.nbones, sizeof *v->names);
     for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
@@ -306,9 +304,7 @@ int rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         bad += !v->r.bones[i].hash_ok;
     sb_printf(&fs->facts, "name_hash_mismatches: %" PRIu32 "\n", bad);
     cover_add(&fs->cover, 0, v->r.end ? v->r.end : 8);
-    if (view_add_skeletons_hook(fs, bone_table_skeleton, &v->r)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (view_add_skeletons_hook(fs, bone_table_skeleton, &v->r))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.clear", populate_root, v);
 }

@@ -1,5 +1,5 @@
-/* The clear RIG view (view_rig_clear.c): bones, IK chains, bones.csv and skeleton.glb
- * from a RIG in the clear encoding (major 3/4). */
+/* The clear RIG view: bones, IK chains, bones.csv and skeleton.glb from a RIG in the
+ * clear encoding (major 3/4). */
 #ifndef S3_VIEW_RIG_CLEAR_H
 #define S3_VIEW_RIG_CLEAR_H
 

@@ -1,5 +1,5 @@
-/* The Turok 1 exports (view_t1_export.c): model.glb and model.obj in a graphic object's
- * /models directory, made from its decoded sections (parse/t1_model.h). */
+/* The Turok 1 exports: model.glb and model.obj in a graphic object's /models directory,
+ * made from its decoded sections (parse/t2fs/t1_model.h), read through the t2fs locator. */
 #ifndef S3_VIEW_T1_EXPORT_H
 #define S3_VIEW_T1_EXPORT_H
 

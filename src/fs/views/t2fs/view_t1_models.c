@@ -1,6 +1,6 @@
 /* /models for Turok 1 (the turok1 schema): one directory per graphic object
  * (/root/0/N), its node hierarchy, and each geometry section decoded as the engine draws
- * it (parse/t1_section.h). Nodes are found with the t2fs view's locator; a node that is
+ * it (parse/t2fs/t1_section.h). Nodes are found with the t2fs view's locator; a node that is
  * missing or broken is NAME.error naming it. */
 #include <errno.h>
 #include <inttypes.h>

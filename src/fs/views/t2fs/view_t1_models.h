@@ -1,6 +1,5 @@
-/* /models for the turok1 schema (view_t1_models.c), derived from /root through the t2fs
- * view's locator, and the decoded files of a Turok 1 geometry section (also used by
- * /named). */
+/* /models for the turok1 schema, derived from /root through the t2fs view's locator, and
+ * the decoded files of a Turok 1 geometry section. */
 #ifndef S3_VIEW_T1_MODELS_H
 #define S3_VIEW_T1_MODELS_H
 

@@ -1,5 +1,4 @@
-/* One Turok 1 geometry section read through the t2fs locator (view_t1_section.c). Used
- * by the /models files (view_t1_models.c) and the exports (view_t1_export.c). */
+/* One Turok 1 geometry section read through the t2fs locator and decoded. */
 #ifndef S3_VIEW_T1_SECTION_H
 #define S3_VIEW_T1_SECTION_H
 
@@ -19,12 +18,12 @@ struct t1_arrays {
 /* Reads children 1 (usPStream, u16 words) and 2 (usVertices, 16-byte records) of sec;
  * free a->ps.bytes and a->vs.bytes after use. */
 void t1_arrays_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_arrays *a);
-/* Decodes them (parse/t1_section.h); 0, or -1 when out of memory. */
+/* Decodes them (parse/t2fs/t1_section.h); 0, or -1 when out of memory. */
 struct t1_section;
 int t1_arrays_decode(struct t2_view *v, const struct t1_arrays *a, struct t1_section *s);
 
 /* A Turok 1 section (sec: its node {section, usPStream, usVertices}) read and decoded
- * (parse/t1_section.h; free with t1_section_free), for exporters: 0, or -1 with err
+ * (parse/t2fs/t1_section.h; free with t1_section_free), for exporters: 0, or -1 with err
  * naming the node that is missing or broken. A stream that fits neither layout is not
  * a failure (out->layout < 0, out->err says why). Find sections with the locator:
  * object = child N of child 0 of the root; its nodes = object/1/1; node K's parts =

@@ -21,7 +21,7 @@ static void add_derived(struct t2_view *v, uint32_t root_dir, void *ctx)
     t2fs_named_add(v, root_dir);
 }
 
-int t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
+enum s3_err t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     return t2fs_view_new(fs, add_derived, err, errlen);
 }

@@ -1,5 +1,5 @@
-/* A t2fs file as mounted (view_t2fs_derived.c): the container view (view_t2fs.h) with
- * the views derived from /root that its schema gets. The t2fs format's entry. */
+/* The t2fs format's entry: the container view with the views derived from /root that
+ * its schema gets. */
 #ifndef S3_VIEW_T2FS_H
 #define S3_VIEW_T2FS_H
 

@@ -1,5 +1,4 @@
-/* /models for the turok2 schema (view_t2fs_models.c), derived from /root through the
- * t2fs view's locator. */
+/* /models for the turok2 schema, derived from /root through the t2fs view's locator. */
 #ifndef S3_VIEW_T2FS_MODELS_H
 #define S3_VIEW_T2FS_MODELS_H
 

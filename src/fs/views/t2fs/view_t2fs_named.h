@@ -1,5 +1,4 @@
-/* /named (view_t2fs_named.c): /root under the schema's names, through the t2fs view's
- * locator. */
+/* /named: /root under the schema's names, through the t2fs view's locator. */
 #ifndef S3_VIEW_T2FS_NAMED_H
 #define S3_VIEW_T2FS_NAMED_H
 

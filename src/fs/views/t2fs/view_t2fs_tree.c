@@ -108,7 +108,7 @@ static int produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err
         return -1;
     }
     struct rnc_options o = {fs->opts.has_rnc_key, fs->opts.rnc_key, fs->opts.max_unpacked};
-    int rc = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen);
+    int rc = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen) == S3_OK ? 0 : -1;
     free(item);
     return rc;
 }
@@ -958,13 +958,11 @@ int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ct
     return view_hooks_add(v->fs->tree, &v->root_extra, (void (*)(void))fn, ctx);
 }
 
-int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen)
+enum s3_err t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen)
 {
     struct t2_view *v = calloc(1, sizeof *v);
-    if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!v)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
@@ -975,24 +973,22 @@ int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, si
     v->root_off = fs->det.root_off;
     if (tree_on_free(fs->tree, t2_view_free, v)) {
         t2_view_free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    if (root_extra && t2fs_view_add_root_extra(v, root_extra, NULL)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (root_extra && t2fs_view_add_root_extra(v, root_extra, NULL))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->window = malloc(sizeof *v->window); /* without it, listings read the file directly */
     if (v->window)
         source_window_init(v->window, &fs->src);
     struct t2fs_branch b;
     /* a root cut short (detection said so) is read for its full size: its table is in the file */
     uint64_t space = fs->det.root_cut ? UINT64_MAX : fs->src.size - v->root_off;
-    if (t2fs_read_branch(&fs->src.src, v->root_off, space, v->be, &b, err, errlen))
-        return -1;
-    if (pick_schema(v, b.count, err, errlen)) {
+    enum s3_err e = t2fs_read_branch(&fs->src.src, v->root_off, space, v->be, &b, err, errlen);
+    if (e != S3_OK)
+        return e;
+    if (pick_schema(v, b.count, err, errlen)) { /* -o schema= names none it can read */
         t2fs_branch_free(&b);
-        return -1;
+        return S3_ERR_FORMAT;
     }
     v->root_count = b.count;
     v->root_size = b.offset[b.count];

@@ -1,12 +1,10 @@
-/* The t2fs view and its locator: handles on container nodes for the views derived from
- * /root (/models, /named). A handle says where a node's bytes are (the file, or the
- * expanded data of the compressed node holding it) and what the node is, read the one
- * way /root reads it, so a derived view never formats or parses /root's paths, and a
- * node that is missing or broken comes back as an error naming it.
- *
- * The locator may be called from any thread, inside a populate callback or not: it
- * takes the view's own lock (after the tree's, when a populate callback holds that),
- * never the tree's. */
+/* The t2fs container view (/root) and its locator: handles on container nodes for views
+ * derived from /root. A handle says where a node's bytes are and what the node is, read
+ * the one way /root reads it; a missing or broken node comes back as an error naming it.
+ * - The locator may be called from any thread, in a populate callback or not: it takes
+ *   the view's own lock (after the tree's, when a populate callback holds that), never
+ *   the tree's.
+ * - A handle's bytes are malloc'd: the caller frees them. */
 #ifndef S3_VIEW_T2FS_TREE_H
 #define S3_VIEW_T2FS_TREE_H
 
@@ -46,15 +44,15 @@ struct t2fs_array {
     uint32_t esize, count;
 };
 
-/* Adds the derived views' directories (/models, /named) to the root directory, after
- * /root: the views above this one (view_t2fs_derived.c) say which. */
+/* Adds derived views' directories to the root directory, after /root (the views above
+ * this one say which). */
 typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir, void *ctx);
 
 /* Parses the t2fs header of fs's source, picks the schema (fs->opts.schema, else by
  * shape) and gives fs's root its populate callback, which calls root_extra (may be NULL;
- * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. 0,
- * or -1 with err. The format's entry is t2fs_view_open (view_t2fs_derived.h). */
-int t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
+ * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. S3_OK,
+ * or the reason with err. The format's entry is t2fs_view_open (view_t2fs.h). */
+enum s3_err t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
 /* Registers one more root_extra hook (called in the order added). 0, or -1 when out of
  * memory. */
 int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx);

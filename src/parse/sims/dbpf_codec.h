@@ -1,0 +1,27 @@
+/* How a package entry's stored bytes are decoded: the codec chosen from the compression
+ * word and the bytes themselves, and the decoding into a buffer of the declared size.
+ * - Pure: buffers in, buffer out; no allocation.
+ * - dbpf_expand's out holds want + 1 bytes (one spare: a stream that goes on is caught).
+ * - Errors: enum s3_err with one line in err (what, and where in the stream). */
+#ifndef S3_DBPF_CODEC_H
+#define S3_DBPF_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/base/err.h"
+#include "parse/sims/dbpf.h"
+
+/* The codec (a DBPF_COMP_ value) to decode e with, from its first n bytes (n <= 2 is
+ * enough): the compression word when the bytes agree with it, else what the bytes say;
+ * -1 when nothing fits. note: empty, or one line saying what was sniffed and why. */
+int dbpf_codec_choose(const struct dbpf_entry *e, const uint8_t *head, size_t n, char *note, size_t notelen);
+
+/* Decodes n stored bytes with codec (DBPF_COMP_ZLIB, _REFPACK or _STREAMABLE) into
+ * exactly want bytes: S3_OK, S3_ERR_FORMAT (a stream that is broken or goes on),
+ * S3_ERR_RANGE (RefPack input that ends early), S3_ERR_NOMEM (zlib cannot start) or
+ * S3_ERR_UNSUPPORTED (another codec). */
+enum s3_err dbpf_expand(uint16_t codec, const uint8_t *in, size_t n, uint8_t *out, size_t want, char *err,
+                        size_t errlen);
+
+#endif
