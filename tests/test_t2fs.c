@@ -1863,6 +1863,54 @@ static void test_t2fs_rows_rendered_on_read(void **state)
     free(wb);
 }
 
+/* A Turok 1 section whose stream makes commands.txt and triangles.txt past VIEW_TEXT_MAX
+ * (issue 32): 16 vertices, one load into slots 0-15 (16-slot layout), then one run of
+ * 12,000 triangle words, the last flagged. The tree keeps no text of them after a walk,
+ * and both read back as the layout rules say: slot k holds vertex k. */
+static void test_t1_stream_rendered_on_read(void **state)
+{
+    (void)state;
+    enum { W = 12000 };
+    uint16_t *w = malloc(W * sizeof *w);
+    struct sbuf tri = {0}, cmds = {0};
+    sb_printf(&cmds, "load 0..15 -> slot 0\n");
+    for (unsigned i = 0; i < W; i++) {
+        unsigned a = i % 16, b = (i * 7 + 3) % 16, c = (i * 11 + 5) % 16;
+        w[i] = fxt_t1_word(16, a, b, c, i == W - 1);
+        sb_printf(&tri, "%u %u %u\n", a, b, c);
+        sb_printf(&cmds, "tri %u %u %u\n", a, b, c);
+    }
+    struct fxt *root = fxt_t1_sample(false);
+    struct fxt *sec = (struct fxt *)fxt_t1_sample_section(root, 0, 0, 0, 0);
+    struct fxt *fresh = fxt_t1_section(w, W, 16, 5, false);
+    for (int k = 1; k <= 2; k++) { /* the stream and the vertices, swapped in */
+        struct fxt *x = sec->child[k];
+        sec->child[k] = fresh->child[k];
+        fresh->child[k] = x;
+    }
+    fxt_free(fresh);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, "Turok 1 section with a long stream");
+    assert_true(walk_all(fs, 1000000) > 0);
+    uint64_t held = tree_text_bytes(fs->tree);
+    if (held >= 64 * 1024)
+        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
+    const char *dir = "/models/0/nodes/0/parts/0/sections/0";
+    char path[128];
+    snprintf(path, sizeof path, "%s/triangles.txt", dir);
+    expect_chunks(fs->tree, path, tri.p, tri.len);
+    snprintf(path, sizeof path, "%s/commands.txt", dir);
+    expect_chunks(fs->tree, path, cmds.p, cmds.len);
+    assert_int_equal(tree_text_bytes(fs->tree), held);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+    sb_free(&tri);
+    sb_free(&cmds);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1872,6 +1920,7 @@ int main(void)
         cmocka_unit_test(test_vertices_txt_rows_once),
         cmocka_unit_test(test_t1_vertices_rendered_on_read),
         cmocka_unit_test(test_t2fs_rows_rendered_on_read),
+        cmocka_unit_test(test_t1_stream_rendered_on_read),
         cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),
