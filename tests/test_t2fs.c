@@ -1765,6 +1765,152 @@ static void test_t1_vertices_rendered_on_read(void **state)
     fxt_free(root);
 }
 
+/* A Turok 2 model whose surface stream, bone indices and pose bone_indices each make a
+ * file past VIEW_TEXT_MAX (issue 32): after a walk the tree keeps no text of them (all
+ * its texts together stay under 64 KiB), and each reads back, in 128 KiB chunks and from
+ * an offset inside a row, exactly what the test's own decoder (simulate) and the
+ * fixture's records say. */
+static void expect_chunks(struct tree *t, const char *path, const char *want, size_t wlen)
+{
+    uint32_t ino;
+    assert_int_equal(tree_resolve(t, path, &ino), 0);
+    if (wlen <= VIEW_TEXT_MAX)
+        fail_msg("%s: %zu bytes, not past VIEW_TEXT_MAX", path, wlen);
+    assert_int_equal(tree_size(t, ino), wlen);
+    char *buf = malloc(128 << 10);
+    uint64_t off = 0;
+    ssize_t n;
+    while ((n = tree_read(t, ino, off, buf, 128 << 10)) > 0) {
+        if (memcmp(buf, want + off, (size_t)n) != 0)
+            fail_msg("%s: bytes at %llu differ", path, (unsigned long long)off);
+        off += (uint64_t)n;
+    }
+    assert_int_equal(off, wlen);
+    off = wlen / 3 + 1;
+    assert_int_equal(tree_read(t, ino, off, buf, 50), 50);
+    assert_memory_equal(buf, want + off, 50);
+    free(buf);
+}
+
+static void test_t2fs_rows_rendered_on_read(void **state)
+{
+    (void)state;
+    enum { TRIS = 15000, N = 12000 };
+    struct fxt *model = fxt_model_ex(700, 1, 1, false, 40);
+    /* the stream: bone 5, load 30 at slot 0, then triangles over the 30 slots */
+    uint16_t *w = malloc((TRIS + 2) * sizeof *w);
+    uint8_t *wb = malloc(2 * (TRIS + 2));
+    w[0] = 0x4000 | 5;
+    w[1] = 0x2000 | 30;
+    for (uint32_t i = 0; i < TRIS; i++)
+        w[2 + i] = (uint16_t)(0x8000 | (i % 30) | ((i + 7) % 30) << 5 | ((i * 13) % 30) << 10);
+    for (uint32_t i = 0; i < TRIS + 2; i++)
+        wb[2 * i] = (uint8_t)w[i], wb[2 * i + 1] = (uint8_t)(w[i] >> 8);
+    struct fxt **idx = &model->child[1]->child[2]->child[0]->child[0]->child[1];
+    fxt_free(*idx);
+    *idx = fxt_raw(wb, 2 * (TRIS + 2));
+    (*idx)->type = "t2fs.raw";
+    struct sim sim = {.bone = -1};
+    for (int k = 0; k < 32; k++)
+        sim.slot[k] = sim.bone_at[k] = -1;
+    char *tri = malloc(40 * TRIS), *bones = malloc(40 * TRIS), *cmds = malloc(40 * (TRIS + 2));
+    long first, last;
+    simulate(&sim, w, TRIS + 2, tri, bones, cmds, &first, &last);
+    /* bone 0's indices and pose 0's bone_indices: N 4-byte records each */
+    uint8_t *u = malloc(4 * N), *pairs = malloc(4 * N);
+    struct sbuf want_u = {0}, want_pairs = {0};
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t x = i * 2654435761u;
+        int16_t a = (int16_t)(i * 37u - 30000u), b = (int16_t)(i * 4099u);
+        for (int k = 0; k < 4; k++)
+            u[4 * i + k] = (uint8_t)(x >> 8 * k);
+        pairs[4 * i] = (uint8_t)a, pairs[4 * i + 1] = (uint8_t)((uint16_t)a >> 8);
+        pairs[4 * i + 2] = (uint8_t)b, pairs[4 * i + 3] = (uint8_t)((uint16_t)b >> 8);
+        sb_printf(&want_u, "%u\n", x);
+        sb_printf(&want_pairs, "%d %d\n", a, b);
+    }
+    struct fxt **bi = &model->child[1]->child[3]->child[0]->child[0];
+    fxt_free(*bi);
+    *bi = fxt_array(4, N, u, false);
+    struct fxt **pi = &model->child[2]->child[0]->child[1];
+    fxt_free(*pi);
+    *pi = fxt_array(4, N, pairs, false);
+    struct fxt *root = fxt_branch(1, fxt_branch(1, model));
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, "t2fs model with long rows");
+    assert_true(walk_all(fs, 1000000) > 0);
+    uint64_t held = tree_text_bytes(fs->tree);
+    if (held >= 64 * 1024)
+        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
+    expect_chunks(fs->tree, "/models/0/surfaces/0/0/triangles.txt", tri, strlen(tri));
+    expect_chunks(fs->tree, "/models/0/surfaces/0/0/bones.txt", bones, strlen(bones));
+    expect_chunks(fs->tree, "/models/0/surfaces/0/0/commands.txt", cmds, strlen(cmds));
+    expect_chunks(fs->tree, "/models/0/bones/0/indices", want_u.p, want_u.len);
+    expect_chunks(fs->tree, "/models/0/poses/0/bone_indices", want_pairs.p, want_pairs.len);
+    assert_int_equal(tree_text_bytes(fs->tree), held); /* reading kept nothing either */
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+    sb_free(&want_u);
+    sb_free(&want_pairs);
+    free(u);
+    free(pairs);
+    free(tri);
+    free(bones);
+    free(cmds);
+    free(w);
+    free(wb);
+}
+
+/* A Turok 1 section whose stream makes commands.txt and triangles.txt past VIEW_TEXT_MAX
+ * (issue 32): 16 vertices, one load into slots 0-15 (16-slot layout), then one run of
+ * 12,000 triangle words, the last flagged. The tree keeps no text of them after a walk,
+ * and both read back as the layout rules say: slot k holds vertex k. */
+static void test_t1_stream_rendered_on_read(void **state)
+{
+    (void)state;
+    enum { W = 12000 };
+    uint16_t *w = malloc(W * sizeof *w);
+    struct sbuf tri = {0}, cmds = {0};
+    sb_printf(&cmds, "load 0..15 -> slot 0\n");
+    for (unsigned i = 0; i < W; i++) {
+        unsigned a = i % 16, b = (i * 7 + 3) % 16, c = (i * 11 + 5) % 16;
+        w[i] = fxt_t1_word(16, a, b, c, i == W - 1);
+        sb_printf(&tri, "%u %u %u\n", a, b, c);
+        sb_printf(&cmds, "tri %u %u %u\n", a, b, c);
+    }
+    struct fxt *root = fxt_t1_sample(false);
+    struct fxt *sec = (struct fxt *)fxt_t1_sample_section(root, 0, 0, 0, 0);
+    struct fxt *fresh = fxt_t1_section(w, W, 16, 5, false);
+    for (int k = 1; k <= 2; k++) { /* the stream and the vertices, swapped in */
+        struct fxt *x = sec->child[k];
+        sec->child[k] = fresh->child[k];
+        fresh->child[k] = x;
+    }
+    fxt_free(fresh);
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, "Turok 1 section with a long stream");
+    assert_true(walk_all(fs, 1000000) > 0);
+    uint64_t held = tree_text_bytes(fs->tree);
+    if (held >= 64 * 1024)
+        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
+    const char *dir = "/models/0/nodes/0/parts/0/sections/0";
+    char path[128];
+    snprintf(path, sizeof path, "%s/triangles.txt", dir);
+    expect_chunks(fs->tree, path, tri.p, tri.len);
+    snprintf(path, sizeof path, "%s/commands.txt", dir);
+    expect_chunks(fs->tree, path, cmds.p, cmds.len);
+    assert_int_equal(tree_text_bytes(fs->tree), held);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+    sb_free(&tri);
+    sb_free(&cmds);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1773,6 +1919,8 @@ int main(void)
         cmocka_unit_test(test_rnc_crc16),
         cmocka_unit_test(test_vertices_txt_rows_once),
         cmocka_unit_test(test_t1_vertices_rendered_on_read),
+        cmocka_unit_test(test_t2fs_rows_rendered_on_read),
+        cmocka_unit_test(test_t1_stream_rendered_on_read),
         cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),

@@ -691,10 +691,89 @@ static void test_bone_names_bounded(void **state)
     tree_free(t);
 }
 
+/* Value lists (add_*_list) longer than VIEW_TEXT_MAX (issue 32): 30,000 values each, so
+ * every list passes 64 KiB; the tree keeps no text of them, and each reads back exactly
+ * the rows written here by hand (one value per line, in the list's own notation), whole
+ * and from an offset inside a row; a short list stays a text. */
+static void expect_list_rows(struct tree *t, uint32_t ino, const char *want, size_t wlen)
+{
+    uint8_t *all;
+    size_t len;
+    assert_int_equal(tree_size(t, ino), wlen);
+    assert_int_equal(tree_read_all(t, ino, &all, &len), 0);
+    assert_int_equal(len, wlen);
+    assert_memory_equal(all, want, wlen);
+    free(all);
+    char buf[40];
+    uint64_t at = wlen / 2 + 3; /* somewhere inside a row, across the next rows */
+    assert_int_equal(tree_read(t, ino, at, buf, sizeof buf), sizeof buf);
+    assert_memory_equal(buf, want + at, sizeof buf);
+}
+
+static void test_value_lists_bounded(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    enum { N = 30000 };
+    uint32_t *v = malloc(N * sizeof *v);
+    char *dec = malloc(N * 12), *udec = malloc(N * 12), *hex = malloc(N * 12);
+    static const char digits[] = "0123456789abcdef";
+    size_t nd = 0, nu = 0, nh = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        v[i] = i % 3 == 0 ? 0u - i * 7919u : i * 104729u; /* negatives and wide values */
+        /* the expected rows, written digit by digit (not through the code's printf) */
+        uint32_t x = v[i];
+        bool neg = (int32_t)x < 0;
+        uint32_t mag = neg ? 0u - x : x;
+        char tmp[12];
+        int k = 0;
+        do
+            tmp[k++] = digits[mag % 10];
+        while (mag /= 10);
+        if (neg)
+            dec[nd++] = '-';
+        while (k)
+            dec[nd++] = tmp[--k];
+        dec[nd++] = '\n';
+        mag = x;
+        do
+            tmp[k++] = digits[mag % 10];
+        while (mag /= 10);
+        while (k)
+            udec[nu++] = tmp[--k];
+        udec[nu++] = '\n';
+        hex[nh++] = '0', hex[nh++] = 'x';
+        for (int s = 28; s >= 0; s -= 4)
+            hex[nh++] = digits[(x >> s) & 15];
+        hex[nh++] = '\n';
+    }
+    assert_true(nd > VIEW_TEXT_MAX && nu > VIEW_TEXT_MAX && nh > VIEW_TEXT_MAX);
+    uint64_t held = tree_text_bytes(t);
+    uint32_t si = add_i32_list(t, root, "signed", (const int32_t *)v, N, 0);
+    uint32_t ui = add_u32_list(t, root, "unsigned", v, N, 0);
+    uint32_t hi = add_hex32_list(t, root, "hex", v, N, 0);
+    uint32_t short_list = add_u32_list(t, root, "short", v + 1, 2, 4);
+    memset(v, 0xee, N * sizeof *v); /* the lists copied what they need */
+    assert_true(si && ui && hi && short_list);
+    assert_true(tree_text_bytes(t) - held < 64); /* the short list only */
+    expect_list_rows(t, si, dec, nd);
+    expect_list_rows(t, ui, udec, nu);
+    expect_list_rows(t, hi, hex, nh);
+    assert_int_equal(tree_size(t, short_list), strlen("104729\n209458\n"));
+    free(v);
+    free(dec);
+    free(udec);
+    free(hex);
+    tree_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_nodes),
+        cmocka_unit_test(test_value_lists_bounded),
         cmocka_unit_test(test_tree_node_limit),
         cmocka_unit_test(test_tree_accessors),
         cmocka_unit_test(test_names_unique),

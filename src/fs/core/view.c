@@ -44,24 +44,74 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...)
 
 enum list_style { LIST_SIGNED, LIST_UNSIGNED, LIST_HEX };
 
-/* One formatter for the three list kinds, so they cannot drift apart. */
+/* A list file's rows: the values (a copy in the tree once it is read later) and where
+ * each row ends. */
+struct value_list {
+    const uint32_t *v;
+    const uint64_t *end;
+    uint64_t n;
+    enum list_style style;
+};
+
+/* One formatter for the three list kinds, so they cannot drift apart: row i's bytes
+ * (no newline) in scratch (at most 11 bytes), their count returned. */
+static int format_value(enum list_style style, uint32_t v, char *scratch, size_t cap)
+{
+    if (style == LIST_SIGNED)
+        return snprintf(scratch, cap, "%" PRId32, (int32_t)v);
+    if (style == LIST_UNSIGNED)
+        return snprintf(scratch, cap, "%" PRIu32, v);
+    return snprintf(scratch, cap, "0x%08" PRIx32, v);
+}
+
+static const char *value_list_row(void *ctx, uint64_t k, char *scratch, size_t len)
+{
+    const struct value_list *l = ctx;
+    int w = format_value(l->style, l->v[k], scratch, 64);
+    return w >= 0 && (size_t)w == len ? scratch : NULL;
+}
+
+static ssize_t value_list_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    const struct value_list *l = ctx;
+    return view_rows_read(l->end, l->n, value_list_row, ctx, off, buf, len);
+}
+
+/* The list's file: a text up to VIEW_TEXT_MAX, else rendered on read from the values
+ * (4 bytes each, copied into the tree) and the row ends (view_add_rows), never a text
+ * whose length the file chooses. */
 static uint32_t add_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                          uint64_t abs_off, enum list_style style)
 {
-    struct sbuf b = {0};
-    for (uint64_t i = 0; i < n; i++) {
-        if (style == LIST_SIGNED)
-            sb_printf(&b, "%" PRId32 "\n", (int32_t)v[i]);
-        else if (style == LIST_UNSIGNED)
-            sb_printf(&b, "%" PRIu32 "\n", v[i]);
-        else
-            sb_printf(&b, "0x%08" PRIx32 "\n", v[i]);
+    uint64_t *end = alloc_array(n, sizeof *end);
+    uint32_t ino = 0;
+    if (!end && n) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+        return 0;
     }
-    size_t len;
-    char *text = sb_take(&b, &len);
-    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
+    char scratch[64];
+    for (uint64_t i = 0, at = 0; i < n; i++) {
+        at += (uint64_t)format_value(style, v[i], scratch, sizeof scratch) + 1;
+        end[i] = at;
+    }
+    struct value_list now = {v, end, n, style}, *kept = NULL;
+    if (n && end[n - 1] > VIEW_TEXT_MAX) { /* read later: the values copied into the tree */
+        uint32_t *copy = tree_alloc(t, n * sizeof *copy);
+        kept = tree_alloc(t, sizeof *kept);
+        if (!copy || !kept)
+            goto out;
+        memcpy(copy, v, n * sizeof *copy);
+        *kept = (struct value_list){copy, NULL, n, style};
+    }
+    const uint64_t *kept_end;
+    ino = view_add_rows(t, dir, name, NULL, end, n, value_list_row, &now, value_list_read, kept, &kept_end);
+    if (kept)
+        kept->end = kept_end;
     tree_set_span(t, ino, abs_off, 4 * n);
     set_typef(t, ino, "%s[%" PRIu64 "]", style == LIST_SIGNED ? "i32" : "u32", n);
+out:
+    free(end);
     return ino;
 }
 

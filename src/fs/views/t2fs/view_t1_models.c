@@ -166,25 +166,94 @@ static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_
     free(end);
 }
 
+/* A section's commands.txt and triangles.txt and a node's index lists: a text up to
+ * VIEW_TEXT_MAX, else rendered on read from the decoded commands, the triangles or the
+ * index elements, copied into the tree (in proportion to the stream's or the list's
+ * bytes), never a text whose size the file chooses. */
+enum t1_rows_kind { T1_ROWS_CMD, T1_ROWS_TRI, T1_ROWS_INDEX };
+
+struct t1_rows {
+    enum t1_rows_kind kind;
+    const void *data; /* struct t1_cmd[], uint32_t[][3], or n esize-byte elements */
+    uint32_t esize;   /* an index element's size: 1, 2 or 4 */
+    bool be;
+    const uint64_t *end;
+    uint64_t n;
+};
+
+static int t1_row_format(const struct t1_rows *r, uint64_t k, char *s, size_t cap)
+{
+    if (r->kind == T1_ROWS_CMD) {
+        const struct t1_cmd *c = (const struct t1_cmd *)r->data + k;
+        if (c->kind == T1_CMD_LOAD)
+            return snprintf(s, cap, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32, c->first,
+                            c->first + c->count - 1, c->slot);
+        return snprintf(s, cap, "tri %u %u %u", c->s[0], c->s[1], c->s[2]);
+    }
+    if (r->kind == T1_ROWS_TRI) {
+        const uint32_t *x = ((const uint32_t(*)[3])r->data)[k];
+        return snprintf(s, cap, "%" PRIu32 " %" PRIu32 " %" PRIu32, x[0], x[1], x[2]);
+    }
+    const uint8_t *p = (const uint8_t *)r->data + k * r->esize;
+    uint32_t x = r->esize == 1 ? p[0] : r->esize == 2 ? ld_u16(p, r->be) : ld_u32(p, r->be);
+    return snprintf(s, cap, "%" PRIu32, x);
+}
+
+static const char *t1_row(void *ctx, uint64_t k, char *scratch, size_t len)
+{
+    int w = t1_row_format(ctx, k, scratch, 64);
+    return w >= 0 && (size_t)w == len ? scratch : NULL;
+}
+
+static ssize_t t1_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    const struct t1_rows *r = ctx;
+    return view_rows_read(r->end, r->n, t1_row, ctx, off, buf, len);
+}
+
+/* The rows' file; esize: the size of one of data's n elements. */
+static uint32_t add_t1_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, struct t1_rows r,
+                            size_t esize)
+{
+    uint64_t *end = alloc_array(r.n, sizeof *end);
+    if (!end && r.n) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+        return 0;
+    }
+    r.end = end;
+    struct t1_rows *kept = NULL;
+    char scratch[64];
+    for (uint64_t i = 0, at = 0; i < r.n; i++) {
+        at += (uint64_t)t1_row_format(&r, i, scratch, sizeof scratch) + 1;
+        end[i] = at;
+    }
+    uint32_t ino = 0;
+    if (r.n && end[r.n - 1] > VIEW_TEXT_MAX) { /* read later: the rows' source copied into the tree */
+        void *copy = tree_alloc(t, r.n * esize);
+        kept = tree_alloc(t, sizeof *kept);
+        if (!copy || !kept)
+            goto out;
+        memcpy(copy, r.data, r.n * esize);
+        *kept = r;
+        kept->data = copy;
+    }
+    const uint64_t *kept_end;
+    ino = view_add_rows(t, dir, name, xtype, end, r.n, t1_row, &r, t1_rows_read, kept, &kept_end);
+    if (kept)
+        kept->end = kept_end;
+out:
+    free(end);
+    return ino;
+}
+
 static void add_stream_files(struct tree *t, uint32_t dir, const struct t1_section *s)
 {
     const struct t1_stream *st = &s->st;
-    struct sbuf cmd = {0}, tri = {0};
-    for (size_t i = 0; i < st->ncmd; i++) {
-        const struct t1_cmd *c = &st->cmd[i];
-        if (c->kind == T1_CMD_LOAD)
-            sb_printf(&cmd, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32 "\n", c->first, c->first + c->count - 1,
-                      c->slot);
-        else
-            sb_printf(&cmd, "tri %u %u %u\n", c->s[0], c->s[1], c->s[2]);
-    }
-    for (size_t i = 0; i < st->ntri; i++)
-        sb_printf(&tri, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", st->tri[i][0], st->tri[i][1], st->tri[i][2]);
-    size_t len;
-    char *text = sb_take(&cmd, &len);
-    tree_add_text(t, dir, "commands.txt", "text", text, len);
-    text = sb_take(&tri, &len);
-    tree_add_text(t, dir, "triangles.txt", "text", text, len);
+    add_t1_rows(t, dir, "commands.txt", "text", (struct t1_rows){T1_ROWS_CMD, st->cmd, 0, false, NULL, st->ncmd},
+                sizeof *st->cmd);
+    add_t1_rows(t, dir, "triangles.txt", "text", (struct t1_rows){T1_ROWS_TRI, st->tri, 0, false, NULL, st->ntri},
+                sizeof *st->tri);
 }
 
 /* triangles.error: where the stream is (its node, and the file offset of that node or of
@@ -335,15 +404,8 @@ static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint
         return;
     }
     bool be = t2fs_view_big_endian(v);
-    struct sbuf b = {0};
-    for (uint32_t k = 0; k < a.count; k++) {
-        const uint8_t *p = a.data + (size_t)k * a.esize;
-        uint32_t x = a.esize == 1 ? p[0] : a.esize == 2 ? ld_u16(p, be) : ld_u32(p, be);
-        sb_printf(&b, "%" PRIu32 "\n", x);
-    }
-    size_t len;
-    char *text = sb_take(&b, &len);
-    uint32_t ino = tree_add_text(t, dir, name, NULL, text, len);
+    uint32_t ino = add_t1_rows(t, dir, name, NULL, (struct t1_rows){T1_ROWS_INDEX, a.data, a.esize, be, NULL, a.count},
+                               a.esize);
     uint64_t so, sl;
     t2fs_node_span(&n, &so, &sl);
     tree_set_span(t, ino, so, sl);

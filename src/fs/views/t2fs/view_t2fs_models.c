@@ -243,32 +243,96 @@ static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 
 /* ---- surfaces: the index streams of one mesh, decoded in order ---- */
 
+/* The files of rows a surface or a bone shows (commands.txt, triangles.txt, bones.txt,
+ * indices, bone_indices): a text up to VIEW_TEXT_MAX, else rendered on read from the
+ * decoded arrays or the 4-byte elements, copied into the tree (in proportion to the
+ * stream's or the array's bytes), never a text whose size the file chooses. */
+enum t2_rows_kind { ROWS_CMD, ROWS_TRI, ROWS_TRI_BONES, ROWS_U32, ROWS_S16X2 };
+
+struct t2_rows {
+    enum t2_rows_kind kind;
+    const void *data; /* struct t2_cmd[], struct t2_tri[], or n 4-byte elements */
+    bool be;
+    const uint64_t *end;
+    uint64_t n;
+};
+
+static int t2_row_format(const struct t2_rows *r, uint64_t k, char *s, size_t cap)
+{
+    if (r->kind == ROWS_CMD) {
+        const struct t2_cmd *c = (const struct t2_cmd *)r->data + k;
+        if (c->kind == T2_CMD_TRI)
+            return snprintf(s, cap, "tri %u %u %u", c->a, c->b, c->c);
+        if (c->kind == T2_CMD_BONE)
+            return snprintf(s, cap, "bone %u", c->a);
+        if (c->kind == T2_CMD_LOAD)
+            return snprintf(s, cap, "load %u at %u", c->a, c->b);
+        return snprintf(s, cap, "unknown 0x%04x", c->word);
+    }
+    if (r->kind == ROWS_TRI || r->kind == ROWS_TRI_BONES) {
+        const struct t2_tri *x = (const struct t2_tri *)r->data + k;
+        if (r->kind == ROWS_TRI)
+            return snprintf(s, cap, "%" PRId64 " %" PRId64 " %" PRId64, x->v[0], x->v[1], x->v[2]);
+        return snprintf(s, cap, "%" PRId32 " %" PRId32 " %" PRId32, x->bone[0], x->bone[1], x->bone[2]);
+    }
+    const uint8_t *p = (const uint8_t *)r->data + 4 * k;
+    if (r->kind == ROWS_U32)
+        return snprintf(s, cap, "%" PRIu32, ld_u32(p, r->be));
+    return snprintf(s, cap, "%d %d", (int16_t)ld_u16(p, r->be), (int16_t)ld_u16(p + 2, r->be));
+}
+
+static const char *t2_row(void *ctx, uint64_t k, char *scratch, size_t len)
+{
+    int w = t2_row_format(ctx, k, scratch, 64);
+    return w >= 0 && (size_t)w == len ? scratch : NULL;
+}
+
+static ssize_t t2_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    const struct t2_rows *r = ctx;
+    return view_rows_read(r->end, r->n, t2_row, ctx, off, buf, len);
+}
+
+static uint32_t add_t2_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype,
+                            enum t2_rows_kind kind, const void *data, size_t esize, uint64_t n, bool be)
+{
+    uint64_t *end = alloc_array(n, sizeof *end);
+    if (!end && n) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+        return 0;
+    }
+    struct t2_rows now = {kind, data, be, end, n}, *kept = NULL;
+    char scratch[64];
+    for (uint64_t i = 0, at = 0; i < n; i++) {
+        at += (uint64_t)t2_row_format(&now, i, scratch, sizeof scratch) + 1;
+        end[i] = at;
+    }
+    uint32_t ino = 0;
+    if (n && end[n - 1] > VIEW_TEXT_MAX) { /* read later: the rows' source copied into the tree */
+        void *copy = tree_alloc(t, n * esize);
+        kept = tree_alloc(t, sizeof *kept);
+        if (!copy || !kept)
+            goto out;
+        memcpy(copy, data, n * esize);
+        *kept = (struct t2_rows){kind, copy, be, NULL, n};
+    }
+    const uint64_t *kept_end;
+    ino = view_add_rows(t, dir, name, xtype, end, n, t2_row, &now, t2_rows_read, kept, &kept_end);
+    if (kept)
+        kept->end = kept_end;
+out:
+    free(end);
+    return ino;
+}
+
 static void add_stream_files(struct tree *t, uint32_t dir, const struct t2_stream *s)
 {
-    struct sbuf cmd = {0}, tri = {0}, bones = {0};
-    for (size_t i = 0; i < s->ncmd; i++) {
-        const struct t2_cmd *c = &s->cmd[i];
-        if (c->kind == T2_CMD_TRI)
-            sb_printf(&cmd, "tri %u %u %u\n", c->a, c->b, c->c);
-        else if (c->kind == T2_CMD_BONE)
-            sb_printf(&cmd, "bone %u\n", c->a);
-        else if (c->kind == T2_CMD_LOAD)
-            sb_printf(&cmd, "load %u at %u\n", c->a, c->b);
-        else
-            sb_printf(&cmd, "unknown 0x%04x\n", c->word);
-    }
-    for (size_t i = 0; i < s->ntri; i++) {
-        const struct t2_tri *x = &s->tri[i];
-        sb_printf(&tri, "%" PRId64 " %" PRId64 " %" PRId64 "\n", x->v[0], x->v[1], x->v[2]);
-        sb_printf(&bones, "%" PRId32 " %" PRId32 " %" PRId32 "\n", x->bone[0], x->bone[1], x->bone[2]);
-    }
     size_t len;
-    char *text = sb_take(&cmd, &len);
-    tree_add_text(t, dir, "commands.txt", "text", text, len);
-    text = sb_take(&tri, &len);
-    tree_add_text(t, dir, "triangles.txt", "text", text, len);
-    text = sb_take(&bones, &len);
-    tree_add_text(t, dir, "bones.txt", "text", text, len);
+    char *text;
+    add_t2_rows(t, dir, "commands.txt", "text", ROWS_CMD, s->cmd, sizeof *s->cmd, s->ncmd, false);
+    add_t2_rows(t, dir, "triangles.txt", "text", ROWS_TRI, s->tri, sizeof *s->tri, s->ntri, false);
+    add_t2_rows(t, dir, "bones.txt", "text", ROWS_TRI_BONES, s->tri, sizeof *s->tri, s->ntri, false);
     if (s->first >= 0)
         tree_add_textf(t, dir, "vertex_range", "text", "%" PRId64 " %" PRId64 "\n", s->first, s->last);
     else
@@ -386,12 +450,7 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
         add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
     if (!FIND(v, &m->bones, &n, dir, "indices", (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
         return 0;
-    struct sbuf b = {0};
-    for (uint32_t i = 0; i < a.count; i++)
-        sb_printf(&b, "%" PRIu32 "\n", ld_u32(a.data + 4 * (size_t)i, t2fs_view_big_endian(v)));
-    size_t len;
-    char *text = sb_take(&b, &len);
-    tree_add_text(t, dir, "indices", "u32[]", text, len);
+    add_t2_rows(t, dir, "indices", "u32[]", ROWS_U32, a.data, 4, a.count, t2fs_view_big_endian(v));
     free(a.bytes);
     return 0;
 }
@@ -402,15 +461,7 @@ static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_
     struct t2fs_array a;
     if (!array_of_4(v, dir, "bone_indices", n, &a))
         return;
-    bool be = t2fs_view_big_endian(v);
-    struct sbuf b = {0};
-    for (uint32_t i = 0; i < a.count; i++) {
-        const uint8_t *p = a.data + 4 * (size_t)i;
-        sb_printf(&b, "%d %d\n", (int16_t)ld_u16(p, be), (int16_t)ld_u16(p + 2, be));
-    }
-    size_t len;
-    char *text = sb_take(&b, &len);
-    tree_add_text(t, dir, "bone_indices", "s16[][2]", text, len);
+    add_t2_rows(t, dir, "bone_indices", "s16[][2]", ROWS_S16X2, a.data, 4, a.count, t2fs_view_big_endian(v));
     free(a.bytes);
 }
 
