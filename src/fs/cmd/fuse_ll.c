@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "fs/cmd/rw.h"
+#include "fs/cmd/watch.h"
 #include "parse/base/err.h"
 
 /* A node never changes while mounted (with -o rw a commit makes a new tree, whose nodes
@@ -106,7 +107,9 @@ struct adapter {
     bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
     pthread_mutex_t lock;
     struct snapshot *open;
-    struct rw_gen gen0; /* without -o rw: the one generation */
+    struct rw_gen gen0; /* without generations (no -o rw, no watch): the one there is */
+    bool gens;          /* generations in a->rw: -o rw, or a watched folder */
+    struct folder_watch *watch;
     /* -o rw */
     struct rw rw;
     struct fuse_session *se;
@@ -157,7 +160,7 @@ static struct adapter *adapter_of(fuse_req_t req)
 /* The current generation (taken once per request: a commit may make another meanwhile). */
 static struct rw_gen *gen_now(struct adapter *a)
 {
-    return a->cfg.rw ? rw_current(&a->rw) : &a->gen0;
+    return a->gens ? rw_current(&a->rw) : &a->gen0;
 }
 
 /* The FUSE number of node ino of generation g. */
@@ -204,7 +207,7 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
         *moved = true;
         return rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
     }
-    struct rw_gen *old = a->cfg.rw ? rw_gen_of(&a->rw, epoch) : NULL;
+    struct rw_gen *old = a->gens ? rw_gen_of(&a->rw, epoch) : NULL;
     int was = old ? tree_kind(old->fs->tree, low) : -ENOENT;
     if (was < 0)
         return -ENOENT;
@@ -766,12 +769,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_open(req, fi);
         return;
     }
-    /* -o rw: no page cache, so a reader holding a file open across a commit reads the
-     * new version from then on (pages kept would be the old one's). */
-    fi->keep_cache = !a->cfg.rw && !moved;
-    fi->direct_io = a->cfg.rw || moved;
+    /* -o rw or a watched folder: no page cache, so a reader holding a file open across a
+     * commit or a rescan reads the new version from then on (pages kept would be the old
+     * one's). */
+    fi->keep_cache = !a->gens && !moved;
+    fi->direct_io = a->gens || moved;
     struct tree_hold *h = tree_hold(t, i);
-    if (h || a->cfg.rw) {
+    if (h || a->gens) {
         struct snapshot *s = calloc(1, sizeof *s);
         if (!s) {
             tree_release(h);
@@ -1438,13 +1442,33 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     return asked || res >= 0 ? 0 : -1;
 }
 
-/* -o rw: the edits' state and the notifier thread; after fork (fuse_daemonize). */
+/* The watched folder changed: the next request opens it again (a new generation), as
+ * after a commit, and the notifier tells the kernel. On the watch's thread. */
+static void folder_changed(void *ctx)
+{
+    struct adapter *a = ctx;
+    rw_mark_stale(&a->rw);
+    pthread_mutex_lock(&a->nmu);
+    a->asked++;
+    pthread_cond_broadcast(&a->ncv);
+    pthread_mutex_unlock(&a->nmu);
+}
+
+/* -o rw or a watched folder: the notifier thread, and the watch; after fork
+ * (fuse_daemonize). */
 static int rw_start(struct adapter *a, struct fuse_session *se)
 {
     a->se = se;
     if (pthread_create(&a->notifier, NULL, notifier, a) != 0)
         return -1;
     a->notifier_started = true;
+    if (a->cfg.watch) {
+        int rc = folder_watch_start(&a->watch, a->fs->src.path, folder_changed, a);
+        if (rc) {
+            fprintf(stderr, "mount.s3rig: %s: cannot follow the folder (%s)\n", a->fs->src.path, strerror(-rc));
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -1452,6 +1476,8 @@ static int rw_start(struct adapter *a, struct fuse_session *se)
  * and the notifier stops. */
 static void rw_stop(struct adapter *a)
 {
+    folder_watch_stop(a->watch); /* no rescan asked after this */
+    a->watch = NULL;
     if (a->notifier_started) {
         pthread_mutex_lock(&a->nmu);
         a->stopping = true;
@@ -1461,6 +1487,8 @@ static void rw_stop(struct adapter *a)
         pthread_join(a->notifier, NULL);
         a->notifier_started = false;
     }
+    if (!a->cfg.rw)
+        return;
     int rc = rw_commit(&a->rw, false);
     if (rc)
         fprintf(stderr, "mount.s3rig: at unmount: the edits could not be written (%s); %s is unchanged\n",
@@ -1477,7 +1505,9 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .ndone = PTHREAD_COND_INITIALIZER,
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
-    if (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) {
+    a.gens = cfg->rw || cfg->watch;
+    if ((cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) ||
+        (!cfg->rw && cfg->watch && rw_init_watch(&a.rw, fs, &cfg->opts))) {
         fprintf(stderr, "mount.s3rig: out of memory\n");
         return S3_EXIT_MOUNT;
     }
@@ -1485,7 +1515,7 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &a);
     if (!se) {
         fuse_opt_free_args(&args);
-        if (cfg->rw)
+        if (a.gens)
             rw_free(&a.rw);
         return S3_EXIT_MOUNT;
     }
@@ -1498,7 +1528,7 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     }
     fuse_daemonize(cfg->foreground);
     int rc;
-    if (cfg->rw && rw_start(&a, se)) {
+    if (a.gens && rw_start(&a, se)) {
         rc = -1;
     } else if (cfg->spin_us > 0) {
         rc = spin_loop(se, cfg->spin_us);
@@ -1511,7 +1541,7 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
      * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
     status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
-    if (cfg->rw)
+    if (a.gens)
         rw_stop(&a);
     fuse_session_unmount(se);
 out_signals:
@@ -1521,7 +1551,7 @@ out_destroy:
     fuse_opt_free_args(&args);
     while (a.open)
         snapshot_free(&a, a.open);
-    if (cfg->rw) {
+    if (a.gens) {
         rw_free(&a.rw);
         while (a.temps)
             temp_unlink(&a, a.temps);

@@ -340,6 +340,9 @@ int main(int argc, char **argv)
         rc = S3_EXIT_OK;
     } else {
         c.dir = dir;
+        /* a folder source follows the folder unless -o nowatch (-o rw has its own
+         * generations, from its commits) */
+        c.fc.watch = S_ISDIR(fs->src.st.st_mode) && !c.opts.no_watch && !c.fc.rw;
         rc = run_mount(&c, fs);
     }
     free(dir);

@@ -22,7 +22,7 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
 static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
 {
     struct rw_gen *g = calloc(1, sizeof *g);
-    if (!g || view_add_info_hook(fs, info_lines, rw)) {
+    if (!g || (!rw->watch && view_add_info_hook(fs, info_lines, rw))) {
         free(g);
         return -ENOMEM;
     }
@@ -42,6 +42,21 @@ int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backu
     pthread_mutex_init(&rw->mu, NULL);
     pthread_mutex_init(&rw->logmu, NULL);
     return gen_add(rw, fs, 0);
+}
+
+int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts)
+{
+    memset(rw, 0, sizeof *rw);
+    rw->watch = true;
+    rw->opts = *opts;
+    pthread_mutex_init(&rw->mu, NULL);
+    pthread_mutex_init(&rw->logmu, NULL);
+    return gen_add(rw, fs, 0);
+}
+
+void rw_mark_stale(struct rw *rw)
+{
+    __atomic_store_n(&rw->stale, true, __ATOMIC_RELEASE);
 }
 
 void rw_free(struct rw *rw)
@@ -596,9 +611,29 @@ static int write_new(int fd, void *ctx)
     return edits_write(w->in_fd, w->size, w->e, w->fix, w->nfix, fd);
 }
 
+/* A watched folder: opened again from its path as the next generation (a failure keeps
+ * the tree as it was; the next change tries again). */
+static void reopen_folder(struct rw *rw, struct rw_gen *g)
+{
+    char err[512];
+    struct s3fs *fs = NULL;
+    if (s3fs_open(&fs, g->fs->src.path, &rw->opts, err, sizeof err) != 0) {
+        fprintf(stderr, "mount.s3rig: rescan failed (%s): the tree shows the folder as before\n", err);
+        return;
+    }
+    if (gen_add(rw, fs, g->epoch + 1)) {
+        fprintf(stderr, "mount.s3rig: rescan: out of memory: the tree shows the folder as before\n");
+        s3fs_close(fs);
+    }
+}
+
 /* Opens the committed file as the next generation. */
 static void reopen(struct rw *rw, struct rw_gen *g)
 {
+    if (rw->watch) {
+        reopen_folder(rw, g);
+        return;
+    }
     char *path = NULL;
     char err[512];
     struct s3fs *fs = NULL;

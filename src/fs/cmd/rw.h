@@ -3,6 +3,8 @@
  * - A generation is the tree of the file as committed last; a commit opens the new file
  *   as the next one. Generations are never freed before rw_free (a request may still use
  *   an older one); rw_current is safe from any thread.
+ * - A watched folder uses the same generations (rw_init_watch): a change seen there
+ *   makes the next request open the folder again, as a commit does.
  * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (one internal lock for the
  *   edits and the commit, another for the log, always taken last).
  * - Edits are not visible in the tree before they are committed. */
@@ -66,6 +68,7 @@ struct rw {
     } *gr2;
     size_t ngr2;
     uint64_t commits;
+    bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
     bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
@@ -74,6 +77,10 @@ struct rw {
 
 /* fs becomes generation 0 (the caller closes it after rw_free); 0 or -ENOMEM. */
 int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts);
+/* A watched folder's generations, without edits or commits: fs becomes generation 0,
+ * rw_mark_stale makes the next rw_current open the folder again as the next one. */
+int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts);
+void rw_mark_stale(struct rw *rw);
 void rw_free(struct rw *rw);
 struct rw_gen *rw_current(struct rw *rw);
 /* The generation of that epoch, NULL when there is none. */

@@ -14,7 +14,7 @@ enum opt_kind {
     KIND_FLAG,    /* a bare word, no value */
 };
 
-enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG, F_RW, F_BACKUP };
+enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG, F_RW, F_BACKUP, F_NOWATCH };
 
 struct opt_spec {
     const char *name; /* without the '=' */
@@ -52,6 +52,8 @@ static const struct opt_spec specs[] = {
     {"rw", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "edits write into FILE (see mount.s3rig(8)); default read-only"},
     {"writable", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "the same as rw (also through mount(8), which always passes rw)"},
     {"backup", KIND_DECIMAL, 0, 1, 1, F_BACKUP, OPT_MOUNT, "0|1", "with rw: keep FILE~ at each commit (default 1)"},
+    {"nowatch", KIND_FLAG, 0, 0, 1, F_NOWATCH, OPT_MOUNT, "",
+     "a folder mount keeps the folder as mounted (default: follows its changes)"},
 };
 
 #define NSPECS (sizeof specs / sizeof specs[0])
@@ -151,6 +153,9 @@ static void store(struct s3_options *o, enum opt_field f, uint64_t v, const char
         break;
     case F_BACKUP:
         o->no_backup = v == 0;
+        break;
+    case F_NOWATCH:
+        o->no_watch = true;
         break;
     }
 }
