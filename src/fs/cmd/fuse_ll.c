@@ -30,7 +30,11 @@
  * a directory's lock while it waits for us), and the close waits for it, for a bounded
  * time, so that path walks after it see the new tree. Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
- * of a written file (FLUSH, whose error close(2) returns) and at unmount. */
+ * of a written file (FLUSH, whose error close(2) returns) and at unmount.
+ *
+ * A folder mount (not -o nowatch) uses the same generations (a->gens): a change the watch
+ * sees (watch.h) marks the current one stale as a commit does, and the notifier opens the
+ * folder again and tells the kernel. */
 #define FUSE_USE_VERSION 35
 #include "fs/cmd/fuse_ll.h"
 
