@@ -1467,11 +1467,11 @@ static int rw_start(struct adapter *a, struct fuse_session *se)
         return -1;
     a->notifier_started = true;
     if (a->cfg.watch) {
+        /* no inotify (or its limit reached): the mount still serves, as with nowatch */
         int rc = folder_watch_start(&a->watch, a->fs->src.path, folder_changed, a);
-        if (rc) {
-            fprintf(stderr, "mount.s3rig: %s: cannot follow the folder (%s)\n", a->fs->src.path, strerror(-rc));
-            return -1;
-        }
+        if (rc)
+            fprintf(stderr, "mount.s3rig: %s: cannot follow the folder (%s): it is shown as mounted\n",
+                    a->fs->src.path, strerror(-rc));
     }
     return 0;
 }
