@@ -32,7 +32,7 @@
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount.
  *
- * A folder mount (not -o nowatch) uses the same generations (a->gens): a change the watch
+ * A folder mount with -o watch uses the same generations (a->gens): a change the watch
  * sees (watch.h) marks the current one stale as a commit does, and the notifier opens the
  * folder again and tells the kernel. */
 #define FUSE_USE_VERSION 35

@@ -21,7 +21,7 @@ struct s3_fuse_config {
     /* -o rw: edits are committed to the file through lock (held for the whole mount),
      * keeping FILE~ when backup; a commit opens the new file with opts */
     bool rw, backup;
-    /* A folder followed while mounted (not -o nowatch): a change there makes the next
+    /* A folder followed while mounted (-o watch): a change there makes the next
      * request open it again with opts, as a new generation */
     bool watch;
     struct commit_lock *lock;

@@ -51,6 +51,15 @@ static struct watched *find_wd(struct folder_watch *w, int wd)
     return NULL;
 }
 
+static void forget_wd(struct folder_watch *w, int wd)
+{
+    struct watched *d = find_wd(w, wd);
+    if (!d)
+        return;
+    free(d->path);
+    *d = w->dirs[--w->ndirs];
+}
+
 /* Watches path and, below WATCH_MAX_DEPTH, its subfolders (a folder already watched, by
  * a move or a second event, is watched once: inotify gives it the same descriptor). */
 static void add_tree(struct folder_watch *w, const char *path, unsigned depth)
@@ -114,8 +123,10 @@ static bool drain(struct folder_watch *w)
                 any = true;
                 continue;
             }
-            if (ev->mask & IN_IGNORED)
+            if (ev->mask & IN_IGNORED) { /* the folder went away: its descriptor is free */
+                forget_wd(w, ev->wd);
                 continue;
+            }
             any = true;
             struct watched *dir = find_wd(w, ev->wd);
             if (dir && ev->len && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO)) &&

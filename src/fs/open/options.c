@@ -14,7 +14,7 @@ enum opt_kind {
     KIND_FLAG,    /* a bare word, no value */
 };
 
-enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG, F_RW, F_BACKUP, F_NOWATCH };
+enum opt_field { F_MAX_NODES, F_CACHE, F_MAX_UNPACKED, F_RNC_KEY, F_SCHEMA, F_UID, F_GID, F_UMASK, F_SPIN, F_SKELETON, F_RIG, F_RW, F_BACKUP, F_WATCH, F_NOWATCH };
 
 struct opt_spec {
     const char *name; /* without the '=' */
@@ -52,8 +52,10 @@ static const struct opt_spec specs[] = {
     {"rw", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "edits write into FILE (see mount.s3rig(8)); default read-only"},
     {"writable", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "the same as rw (also through mount(8), which always passes rw)"},
     {"backup", KIND_DECIMAL, 0, 1, 1, F_BACKUP, OPT_MOUNT, "0|1", "with rw: keep FILE~ at each commit (default 1)"},
+    {"watch", KIND_FLAG, 0, 0, 1, F_WATCH, OPT_MOUNT, "",
+     "a folder mount follows the folder's changes (experimental; default: nowatch)"},
     {"nowatch", KIND_FLAG, 0, 0, 1, F_NOWATCH, OPT_MOUNT, "",
-     "a folder mount keeps the folder as mounted (default: follows its changes)"},
+     "a folder mount keeps the folder as mounted (the default)"},
 };
 
 #define NSPECS (sizeof specs / sizeof specs[0])
@@ -154,8 +156,11 @@ static void store(struct s3_options *o, enum opt_field f, uint64_t v, const char
     case F_BACKUP:
         o->no_backup = v == 0;
         break;
+    case F_WATCH:
+        o->watch = true;
+        break;
     case F_NOWATCH:
-        o->no_watch = true;
+        o->watch = false;
         break;
     }
 }

@@ -28,7 +28,7 @@ struct s3_options {
     unsigned spin_us;
     bool rw;        /* -o rw / -o writable: edits in place (mount only) */
     bool no_backup; /* -o backup=0: no FILE~ kept at a commit */
-    bool no_watch;  /* -o nowatch: a folder mount does not follow the folder */
+    bool watch;     /* -o watch: a folder mount follows the folder (-o nowatch: not) */
 };
 
 /* Takes one "-o" item ("name=value") for a command that accepts `scopes`: 1 taken, 0 not
