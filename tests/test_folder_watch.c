@@ -2,7 +2,7 @@
  * kernel: a package added (renamed into place), replaced (rewritten in place) and removed
  * under a mount while reader threads run shows up in /files, /keys, /conflicts and /info;
  * a handle opened on a resource before its package was replaced reads the new bytes or
- * an error, never the old ones; with -o nowatch (the default) nothing changes. The waits poll (up to
+ * an error, never the old ones; with -o nowatch nothing changes. The waits poll (up to
  * WAIT_MS) for a state the rules define: they check that it comes, not how fast.
  * S3RIG_NO_MOUNT_TESTS=1 skips these explicitly. */
 #include <dirent.h>
@@ -272,7 +272,7 @@ static void test_watch_new_subfolder(void **state)
     char mods[256], mnt[256], pkg[512];
     make_mods("mods-sub", mods, sizeof mods);
     snprintf(mnt, sizeof mnt, "%s/m-sub", tmpdir);
-    do_mount(mods, mnt, "watch");
+    do_mount(mods, mnt, NULL); /* followed by default */
     expect_view(mnt, is_original, "the fixture");
     snprintf(pkg, sizeof pkg, "%s/zz", mods);
     assert_int_equal(mkdir(pkg, 0755), 0);

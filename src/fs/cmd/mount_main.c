@@ -340,10 +340,9 @@ int main(int argc, char **argv)
         rc = S3_EXIT_OK;
     } else {
         c.dir = dir;
-        /* a folder source follows the folder with -o watch, not yet the default: under
-         * ASan, 8 parallel walkers of a watched mount sometimes read EIO (unexplained);
-         * -o rw has its own generations, from its commits */
-        c.fc.watch = S_ISDIR(fs->src.st.st_mode) && c.opts.watch && !c.fc.rw;
+        /* a folder source follows the folder unless -o nowatch; -o rw has its own
+         * generations, from its commits */
+        c.fc.watch = S_ISDIR(fs->src.st.st_mode) && !c.opts.no_watch && !c.fc.rw;
         rc = run_mount(&c, fs);
     }
     free(dir);

@@ -53,7 +53,7 @@ static const struct opt_spec specs[] = {
     {"writable", KIND_FLAG, 0, 0, 1, F_RW, OPT_MOUNT, "", "the same as rw (also through mount(8), which always passes rw)"},
     {"backup", KIND_DECIMAL, 0, 1, 1, F_BACKUP, OPT_MOUNT, "0|1", "with rw: keep FILE~ at each commit (default 1)"},
     {"watch", KIND_FLAG, 0, 0, 1, F_WATCH, OPT_MOUNT, "",
-     "a folder mount follows the folder's changes (experimental; default: nowatch)"},
+     "a folder mount follows the folder's changes (the default)"},
     {"nowatch", KIND_FLAG, 0, 0, 1, F_NOWATCH, OPT_MOUNT, "",
      "a folder mount keeps the folder as mounted (the default)"},
 };
@@ -157,10 +157,10 @@ static void store(struct s3_options *o, enum opt_field f, uint64_t v, const char
         o->no_backup = v == 0;
         break;
     case F_WATCH:
-        o->watch = true;
+        o->no_watch = false;
         break;
     case F_NOWATCH:
-        o->watch = false;
+        o->no_watch = true;
         break;
     }
 }

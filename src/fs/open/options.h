@@ -28,7 +28,7 @@ struct s3_options {
     unsigned spin_us;
     bool rw;        /* -o rw / -o writable: edits in place (mount only) */
     bool no_backup; /* -o backup=0: no FILE~ kept at a commit */
-    bool watch;     /* -o watch: a folder mount follows the folder (-o nowatch: not) */
+    bool no_watch;  /* -o nowatch: a folder mount shows the folder as mounted (default: it follows) */
 };
 
 /* Takes one "-o" item ("name=value") for a command that accepts `scopes`: 1 taken, 0 not
