@@ -1,7 +1,7 @@
 #include "parse/sims/rig_clear.h"
 
 #include "parse/base/err.h"
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 
 #include <stdio.h>
 #include <stdlib.h>

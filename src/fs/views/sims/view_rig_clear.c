@@ -241,7 +241,7 @@ static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    return rig_set_add(into, "", &s, err, errlen);
+    return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
 }
 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
