@@ -26,7 +26,7 @@
 #include "glbread.h"
 #include "parse/sims/geom.h"
 #include "parse/sims/geom_model.h"
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 #include "testutil.h"
 #include "tree_probe.h"
 #include "walk.h"

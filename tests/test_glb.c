@@ -151,17 +151,17 @@ static void test_compute_ibm(void **state)
     };
     struct mdl_skeleton sk = {.bone = b, .nbones = 3};
     char err[128];
-    assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), 0);
-    assert_int_equal(mdl_compute_ibm(&sk, err, sizeof err), 0);
+    assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), S3_OK);
+    assert_int_equal(mdl_compute_ibm(&sk, err, sizeof err), S3_OK);
     /* bone 1's world origin: (3,1,0) + rotate_y90((0,0,5)) = (3,1,0) + (5,0,0) */
     float o[16];
     assert_int_equal(mdl_mat_inverse(b[1].ibm, o), 0);
     assert_true(fabsf(o[12] - 8) < 1e-5f && fabsf(o[13] - 1) < 1e-5f && fabsf(o[14]) < 1e-5f);
     b[0].parent = 1; /* 0 -> 1 -> 2 -> 0 */
-    assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), -1);
+    assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "cycle"));
     b[0].parent = 7;
-    assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), -1);
+    assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "not a bone"));
 }
 

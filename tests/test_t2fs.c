@@ -972,7 +972,7 @@ static void test_index_stream_errors(void **state)
         b[2 * i + 1] = (uint8_t)(words[i] >> 8);
     }
     struct t2_stream s;
-    assert_int_equal(t2_decode_stream(b, sizeof b, false, &c, &s), 0);
+    assert_int_equal(t2_decode_stream(b, sizeof b, false, &c, &s), S3_OK);
     assert_int_equal(s.ncmd, 4); /* the padding is not a command */
     assert_int_equal(s.ntri, 0);
     assert_int_equal(s.nerr, 4);
@@ -992,7 +992,7 @@ static void test_index_stream_errors(void **state)
         big[2 * i + 1] = (uint8_t)(w >> 8);
     }
     t2_vcache_init(&c, 3);
-    assert_int_equal(t2_decode_stream(big, 2 * NWORDS, false, &c, &s), 0);
+    assert_int_equal(t2_decode_stream(big, 2 * NWORDS, false, &c, &s), S3_OK);
     assert_int_equal(s.ntri, NWORDS - 1);
     assert_int_equal(s.nerr, 0);
     assert_true(s.tri[NWORDS - 2].v[0] == 0 && s.tri[NWORDS - 2].v[1] == 1 && s.tri[NWORDS - 2].v[2] == 2);

@@ -21,7 +21,7 @@
 #include "parse/detect.h"
 #include "parse/base/diag.h"
 #include "parse/base/err.h"
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 
 /* Set from "-o" through the one option table (options.c), for both commands. */
 struct s3fs_opts {

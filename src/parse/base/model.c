@@ -82,12 +82,12 @@ void mdl_skeleton_free(struct mdl_skeleton *s)
     memset(s, 0, sizeof *s);
 }
 
-int mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to)
+enum s3_err mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to)
 {
     memset(to, 0, sizeof *to);
     to->bone = alloc_array(from->nbones, sizeof *to->bone);
     if (!to->bone)
-        return -1;
+        return S3_ERR_NOMEM;
     to->nbones = from->nbones;
     bool ok = true;
     if (from->name) {
@@ -108,7 +108,7 @@ int mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to)
     }
     if (!ok)
         mdl_skeleton_free(to);
-    return ok ? 0 : -1;
+    return ok ? S3_OK : S3_ERR_NOMEM;
 }
 
 void mdl_mesh_free(struct mdl_mesh *m)
@@ -145,33 +145,28 @@ void mdl_model_free(struct mdl_model *m)
     memset(m, 0, sizeof *m);
 }
 
-int mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen)
+enum s3_err mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen)
 {
     uint32_t n = s->nbones;
     for (uint32_t i = 0; i < n; i++) {
         int32_t p = s->bone[i].parent;
         if (p < -1 || p >= (int32_t)n) {
-            snprintf(err, errlen, "bone %" PRIu32 ": parent %" PRId32 " is not a bone", i, p);
-            return -1;
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "bone %" PRIu32 ": parent %" PRId32 " is not a bone", i, p);
         }
     }
     /* walk up from each bone, marking the path: meeting the path again is a cycle */
     uint8_t *state = alloc_array(n, 1); /* 0 new, 1 on the current path, 2 done */
-    if (!state) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
+    if (!state)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    enum s3_err rc = S3_OK;
+    for (uint32_t i = 0; i < n && rc == S3_OK; i++) {
         int32_t p = (int32_t)i;
         while (p >= 0 && state[p] == 0) {
             state[p] = 1;
             p = s->bone[p].parent;
         }
-        if (p >= 0 && state[p] == 1) {
-            snprintf(err, errlen, "bone %" PRId32 ": its parent chain is a cycle", p);
-            rc = -1;
-        }
+        if (p >= 0 && state[p] == 1)
+            rc = s3_fail(S3_ERR_FORMAT, err, errlen, "bone %" PRId32 ": its parent chain is a cycle", p);
         for (p = (int32_t)i; p >= 0 && state[p] == 1; p = s->bone[p].parent)
             state[p] = 2;
     }
@@ -239,23 +234,21 @@ static void local_matrix(const struct mdl_bone *b, float m[16])
         mdl_trs_matrix(b->t, b->r, b->s, m);
 }
 
-int mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen)
+enum s3_err mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen)
 {
     uint32_t n = s->nbones;
     float *world = alloc_array(n, 16 * sizeof *world);
     uint8_t *done = alloc_array(n, 1);
     uint32_t *stack = alloc_array(n, sizeof *stack);
-    int rc = 0;
-    if (!world || !done || !stack) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+    enum s3_err rc = S3_OK;
+    if (!world || !done || !stack)
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    for (uint32_t i = 0; rc == S3_OK && i < n; i++) {
         /* the chain up to the first bone already done (or a root), then down again */
         uint32_t depth = 0;
         for (int32_t p = (int32_t)i; p >= 0 && !done[p] && depth < n; p = s->bone[p].parent)
             stack[depth++] = (uint32_t)p;
-        while (depth && rc == 0) {
+        while (depth && rc == S3_OK) {
             uint32_t k = stack[--depth];
             float local[16];
             local_matrix(&s->bone[k], local);
@@ -265,10 +258,9 @@ int mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen)
             else
                 memcpy(world + 16 * k, local, sizeof local);
             done[k] = 1;
-            if (mdl_mat_inverse(world + 16 * k, s->bone[k].ibm)) {
-                snprintf(err, errlen, "bone %" PRIu32 ": its world transform is singular (no inverse)", k);
-                rc = -1;
-            }
+            if (mdl_mat_inverse(world + 16 * k, s->bone[k].ibm))
+                rc = s3_fail(S3_ERR_FORMAT, err, errlen, "bone %" PRIu32 ": its world transform is singular (no inverse)",
+                             k);
         }
     }
     free(world);
@@ -356,37 +348,32 @@ static bool all_finite(const float *f, uint64_t n)
     return true;
 }
 
-int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen)
+enum s3_err mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen)
 {
     uint64_t v = m->nverts;
     if (!all_finite(m->pos, 3 * v) || (m->nrm && !all_finite(m->nrm, 3 * v)) || (m->uv && !all_finite(m->uv, 2 * v)) ||
         (m->uv_more[0] && !all_finite(m->uv_more[0], 2 * v)) || (m->uv_more[1] && !all_finite(m->uv_more[1], 2 * v)) ||
         (m->weights && !all_finite(m->weights, 4 * v))) {
-        snprintf(err, errlen, "a vertex value is not a finite number (NaN or infinity)");
-        return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "a vertex value is not a finite number (NaN or infinity)");
     }
     for (uint64_t i = 0; i < 3 * (uint64_t)m->ntris; i++)
         if (m->index[i] >= m->nverts) {
-            snprintf(err, errlen, "index %" PRIu64 " is %" PRIu32 ", past the %" PRIu32 " vertices", i, m->index[i],
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "index %" PRIu64 " is %" PRIu32 ", past the %" PRIu32 " vertices", i, m->index[i],
                      m->nverts);
-            return -1;
         }
     for (uint32_t g = 0; g < m->ngroups; g++)
         if (m->group[g].first > m->ntris || m->group[g].count > m->ntris - m->group[g].first) {
-            snprintf(err, errlen, "group %" PRIu32 ": triangles %" PRIu32 "+%" PRIu32 " past the %" PRIu32 " triangles",
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "group %" PRIu32 ": triangles %" PRIu32 "+%" PRIu32 " past the %" PRIu32 " triangles",
                      g, m->group[g].first, m->group[g].count, m->ntris);
-            return -1;
         }
     if (m->on_bone && m->bone >= nbones) {
-        snprintf(err, errlen, "placed under bone %" PRIu32 ", past the %" PRIu32 " bones", m->bone, nbones);
-        return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "placed under bone %" PRIu32 ", past the %" PRIu32 " bones", m->bone, nbones);
     }
     for (uint64_t i = 0; m->joints && i < 4 * v; i++)
         if (m->joints[i] >= nbones) {
-            snprintf(err, errlen, "vertex %" PRIu64 ": bone %u is not in the skeleton", i / 4, m->joints[i]);
-            return -1;
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "vertex %" PRIu64 ": bone %u is not in the skeleton", i / 4, m->joints[i]);
         }
-    return 0;
+    return S3_OK;
 }
 
 void mdl_keys_free(struct mdl_keys *k)

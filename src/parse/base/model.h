@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 struct mdl_bone {
     char *name; /* malloc'd; NULL when the bone has none */
     size_t name_len;
@@ -95,13 +97,13 @@ void mdl_notes_free(struct mdl_notes *n);
 void mdl_skeleton_free(struct mdl_skeleton *s);
 void mdl_mesh_free(struct mdl_mesh *m);
 
-/* A copy of a skeleton (names, transforms, inverse bind matrices): 0, or -1 (out of
- * memory; to is then empty). */
-int mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to);
+/* A copy of a skeleton (names, transforms, inverse bind matrices): S3_OK, or
+ * S3_ERR_NOMEM (to is then empty). */
+enum s3_err mdl_skeleton_copy(const struct mdl_skeleton *from, struct mdl_skeleton *to);
 
-/* Checks that parents are bones or -1 and that no parent chain is a cycle: 0, or -1 with
- * err naming the first bad bone. */
-int mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen);
+/* Checks that parents are bones or -1 and that no parent chain is a cycle: S3_OK, or
+ * S3_ERR_FORMAT with err naming the first bad bone (S3_ERR_NOMEM). */
+enum s3_err mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t errlen);
 /* The column-major matrix of translation t, rotation r (x, y, z, w, unit) and scale s. */
 void mdl_trs_matrix(const float t[3], const float r[4], const float s[3], float m[16]);
 /* a × b, column-major 4×4. */
@@ -109,8 +111,9 @@ void mdl_mat_mul(const float a[16], const float b[16], float out[16]);
 /* Inverse of an affine column-major 4×4: 0, or -1 when singular. */
 int mdl_mat_inverse(const float m[16], float out[16]);
 /* Fills every bone's ibm with the inverse of its world transform (parents first; the
- * skeleton must pass mdl_skeleton_check): 0, or -1 with err (a singular transform). */
-int mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen);
+ * skeleton must pass mdl_skeleton_check): S3_OK, or with err S3_ERR_FORMAT (a singular
+ * transform) or S3_ERR_NOMEM. */
+enum s3_err mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen);
 /* True when m is translation × rotation × scale (what glTF requires of node matrices and
  * inverse bind matrices), within float rounding. */
 bool mdl_is_trs(const float m[16]);
@@ -121,8 +124,8 @@ bool mdl_is_trs(const float m[16]);
  * terms (what is dropped), 0 when m is kept (no matrix, or one glTF can hold). */
 double mdl_drop_shear(bool *has_matrix, const float m[16], const float r[4]);
 /* Makes sure every value is finite and the mesh's indices, groups and joints are in
- * range: 0, or -1 with err. */
-int mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen);
+ * range: S3_OK, or S3_ERR_FORMAT with err. */
+enum s3_err mdl_mesh_check(const struct mdl_mesh *m, uint32_t nbones, char *err, size_t errlen);
 
 /* The keys of one glTF animation channel (made by a format's keying, written by the
  * exporter): times strictly increasing; values ncomp per key, or for CUBICSPLINE three

@@ -101,18 +101,18 @@ static struct nameset_entry *entry_for(struct nameset *s, const char *name)
     return e;
 }
 
-int nameset_add(struct nameset *s, const char *name)
+enum s3_err nameset_add(struct nameset *s, const char *name)
 {
-    return entry_for(s, name) ? 0 : -1;
+    return entry_for(s, name) ? S3_OK : S3_ERR_NOMEM;
 }
 
-int nameset_unique(struct nameset *s, const char *base, char *out, size_t outlen)
+enum s3_err nameset_unique(struct nameset *s, const char *base, char *out, size_t outlen)
 {
     if (outlen <= strlen(base) + 11) /* "~" and a 32-bit number: never cut */
-        return -1;
+        return S3_ERR_LIMIT;
     if (!nameset_has(s, base)) {
         snprintf(out, outlen, "%s", base);
-        return entry_for(s, out) ? 0 : -1;
+        return entry_for(s, out) ? S3_OK : S3_ERR_NOMEM;
     }
     unsigned next = slot_of(s, base)->next;
     for (;; next++) {
@@ -123,7 +123,7 @@ int nameset_unique(struct nameset *s, const char *base, char *out, size_t outlen
     /* again: adding may move the entries */
     struct nameset_entry *added = entry_for(s, out);
     if (!added)
-        return -1;
+        return S3_ERR_NOMEM;
     slot_of(s, base)->next = next + 1;
-    return 0;
+    return S3_OK;
 }

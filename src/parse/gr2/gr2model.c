@@ -584,7 +584,7 @@ int gr2_mesh_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_
     }
     if (read_vertices(reg, sp, vdt, vd, out, *nbindings, err, errlen) || read_topology(reg, sp, tt, top, out, err, errlen))
         goto out;
-    rc = mdl_mesh_check(out, UINT16_MAX + 1u, err, errlen);
+    rc = mdl_mesh_check(out, UINT16_MAX + 1u, err, errlen) == S3_OK ? 0 : -1;
 out:
     if (rc) {
         mdl_mesh_free(out);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "parse/base/err.h"
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 
 #define TAG_GEOM 0x4D4F4547u /* "GEOM" read as a little-endian u32 */
 #define TAG_MTNF 0x464E544Du /* "MTNF" */

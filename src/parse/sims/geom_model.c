@@ -284,7 +284,7 @@ int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_mod
     else if (rig && mdl_skeleton_copy(&rig->skel, &out->skel))
         err_set(err, errlen, "out of memory");
     else
-        rc = mdl_mesh_check(out->mesh, out->skel.nbones, err, errlen);
+        rc = mdl_mesh_check(out->mesh, out->skel.nbones, err, errlen) == S3_OK ? 0 : -1;
     if (rc) {
         mdl_model_free(out);
         struct geom_report work = *rep;

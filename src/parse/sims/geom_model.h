@@ -12,7 +12,7 @@
 
 #include "parse/sims/geom.h"
 #include "parse/base/model.h"
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 
 /* What binding and export had to change; each non-zero count is one /info warning. */
 struct geom_report {

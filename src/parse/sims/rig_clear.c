@@ -1,7 +1,7 @@
 #include "parse/sims/rig_clear.h"
 
 #include "parse/base/err.h"
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,12 +292,12 @@ void rig_clear_free(struct rig_clear *r)
     memset(r, 0, sizeof *r);
 }
 
-int rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s)
+enum s3_err rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s)
 {
     memset(s, 0, sizeof *s);
     s->bone = alloc_array(r->nbones, sizeof *s->bone);
     if (!s->bone)
-        return -1;
+        return S3_ERR_NOMEM;
     s->nbones = r->nbones;
     bool ok = true;
     if (r->skeleton_name) {
@@ -318,7 +318,7 @@ int rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *s)
     }
     if (!ok)
         mdl_skeleton_free(s);
-    return ok ? 0 : -1;
+    return ok ? S3_OK : S3_ERR_NOMEM;
 }
 
 bool rig_clear_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct detect_result *r)

@@ -75,8 +75,8 @@ enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struc
 void rig_clear_free(struct rig_clear *r);
 
 /* The parsed bones as a model.h skeleton (position, orientation, scale, parent, names;
- * the skeleton name when there is one). 0, or -1 (out of memory). */
-int rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *out);
+ * the skeleton name when there is one): S3_OK or S3_ERR_NOMEM. */
+enum s3_err rig_clear_skeleton(const struct rig_clear *r, struct mdl_skeleton *out);
 
 /* s3_detect_fn: a clear RIG (version 3 or 4, minor 1 or 2). */
 s3_detect_fn rig_clear_detect;

@@ -55,24 +55,24 @@ static void load(struct t2_vcache *c, struct t2_stream *s, size_t w, uint32_t n,
     c->next += n;
 }
 
-static int triangle(struct t2_vcache *c, struct t2_stream *s, size_t w, const uint32_t slot[3])
+static enum s3_err triangle(struct t2_vcache *c, struct t2_stream *s, size_t w, const uint32_t slot[3])
 {
     struct t2_tri t;
     for (int k = 0; k < 3; k++) {
         if (c->slot[slot[k]] < 0) {
             report(s, "word %zu: triangle %zu uses cache slot %u, which nothing loaded", w, s->ntri, slot[k]);
-            return 0;
+            return S3_OK; /* reported: decoding goes on */
         }
         t.v[k] = c->slot[slot[k]];
         t.bone[k] = c->slot_bone[slot[k]];
     }
     if (s->ntri == s->captri)
-        return -1; /* never: a triangle word makes one triangle at most */
+        return S3_ERR_LIMIT; /* never: a triangle word makes one triangle at most */
     s->tri[s->ntri++] = t;
-    return 0;
+    return S3_OK;
 }
 
-int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c, struct t2_stream *s)
+enum s3_err t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c, struct t2_stream *s)
 {
     memset(s, 0, sizeof *s);
     s->first = s->last = -1;
@@ -86,7 +86,7 @@ int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c,
     s->cmd = alloc_array(nwords, sizeof *s->cmd);
     s->tri = alloc_array(s->captri, sizeof *s->tri);
     if (!s->cmd || !s->tri)
-        return -1;
+        return S3_ERR_NOMEM;
     for (size_t w = 0; w < nwords; w++) {
         uint16_t word = ld_u16(p + 2 * w, be);
         struct t2_cmd *cmd = &s->cmd[s->ncmd++];
@@ -94,8 +94,9 @@ int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c,
         if (word & 0x8000) {
             uint32_t slot[3] = {word & 31u, (word >> 5) & 31u, (word >> 10) & 31u};
             *cmd = (struct t2_cmd){T2_CMD_TRI, word, slot[0], slot[1], slot[2]};
-            if (triangle(c, s, w, slot))
-                return -1;
+            enum s3_err e = triangle(c, s, w, slot);
+            if (e != S3_OK)
+                return e;
         } else if (word & 0x4000) {
             *cmd = (struct t2_cmd){T2_CMD_BONE, word, word & 0xFFu, 0, 0};
             c->bone = (int32_t)(word & 0xFF);
@@ -107,7 +108,7 @@ int t2_decode_stream(const uint8_t *p, size_t len, bool be, struct t2_vcache *c,
             report(s, "word %zu: 0x%04x has no known command bit", w, word);
         }
     }
-    return 0;
+    return S3_OK;
 }
 
 void t2_stream_free(struct t2_stream *s)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 #define T2_CACHE_SLOTS 32
 #define T2_MAX_STREAM_ERRORS 256
 
@@ -50,8 +52,9 @@ void t2_vcache_init(struct t2_vcache *c, uint64_t nverts);
 
 /* Decodes one surface's stream against the mesh's cache. Trailing zero words are
  * padding. Problems (unloaded slots, loads past the buffer, unknown words) are reported
- * in out->err; decoding goes on. Returns 0, or -1 when out of memory. */
-int t2_decode_stream(const uint8_t *p, size_t len, bool big_endian, struct t2_vcache *c, struct t2_stream *out);
+ * in out->err; decoding goes on. Returns S3_OK, or S3_ERR_NOMEM (S3_ERR_LIMIT never:
+ * a triangle word makes one triangle at most). */
+enum s3_err t2_decode_stream(const uint8_t *p, size_t len, bool big_endian, struct t2_vcache *c, struct t2_stream *out);
 void t2_stream_free(struct t2_stream *s);
 
 /* De-interleaves an array's data: byte k of element i is at data[k·count + i]. */

@@ -227,7 +227,7 @@ static int first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char
     struct mdl_skeleton s;
     if (gr2_view_first_skeleton(ctx, &s, err, errlen))
         return -1;
-    return rig_set_add(into, "", &s, err, errlen);
+    return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
 }
 
 int gr2_add_skeletons_hook(struct gr2_view *v)

@@ -226,7 +226,7 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
         return -1;
     }
     int rc = -1;
-    if (mdl_skeleton_check(&s, err, errlen) == 0 && mdl_compute_ibm(&s, err, errlen) == 0)
+    if (mdl_skeleton_check(&s, err, errlen) == S3_OK && mdl_compute_ibm(&s, err, errlen) == S3_OK)
         rc = export_skeleton_glb(&s, out, len, err, errlen);
     mdl_skeleton_free(&s);
     return rc;
@@ -241,7 +241,7 @@ static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    return rig_set_add(into, "", &s, err, errlen);
+    return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
 }
 
 static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)

@@ -1,5 +1,6 @@
 /* Skeletons a mesh can be bound to, each with its bones' name hashes (FNV-1 32 of the
- * lower-cased name, as a GEOM names its bones), so a bone of any rig matches by name.
+ * lower-cased name), so a bone of any rig matches by name.
+ * - Errors follow err.h: enum s3_err, the detail in the caller's buffer.
  * - Lookups sort once and search by halves: linear-logarithmic by construction. */
 #ifndef S3_RIGSET_H
 #define S3_RIGSET_H
@@ -8,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
 #include "parse/base/model.h"
 
 /* FNV-1 32 of the lower-cased bytes (start 0x811C9DC5; per byte multiply by 0x01000193,
- * then xor): the Sims' bone-name hash (GEOM bone lists, clear RIG name_hash, MTNF names). */
+ * then xor): the bone-name hash the rigs are searched by. */
 uint32_t fnv1_lower32(const char *name, size_t len);
 
 struct rig_hash {
@@ -30,11 +32,13 @@ struct rig_set {
     size_t n, cap;
 };
 
-/* Takes skel (cleared on return, whatever the result) as a rig labelled label: 0, or -1
- * with err (a parent cycle, a singular transform, out of memory). */
-int rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel, char *err, size_t errlen);
-/* Moves every rig of from into to (from is left empty). 0 or -1 (out of memory). */
-int rig_set_take(struct rig_set *to, struct rig_set *from);
+/* Takes skel (cleared on return, whatever the result) as a rig labelled label: S3_OK, or
+ * with err S3_ERR_NOMEM, or S3_ERR_FORMAT (no bones, a parent cycle, a singular
+ * transform). */
+enum s3_err rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel, char *err,
+                        size_t errlen);
+/* Moves every rig of from into to (from is left empty): S3_OK or S3_ERR_NOMEM (both kept). */
+enum s3_err rig_set_take(struct rig_set *to, struct rig_set *from);
 void rig_set_free(struct rig_set *s);
 
 /* The bone of r whose name hashes to hash (the first of two with one hash), or -1.

@@ -1,11 +1,9 @@
-#include "parse/sims/rigset.h"
+#include "parse/base/rigset.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/base/err.h"
 
 uint32_t fnv1_lower32(const char *name, size_t len)
 {
@@ -48,23 +46,26 @@ static int by_hash_then_bone(const void *a, const void *b)
     return x->bone < y->bone ? -1 : x->bone > y->bone;
 }
 
-int rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel, char *err, size_t errlen)
+enum s3_err rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel, char *err,
+                        size_t errlen)
 {
     struct rig_entry e = {.skel = *skel};
     memset(skel, 0, sizeof *skel);
     uint32_t n = e.skel.nbones;
+    enum s3_err r = S3_OK;
     e.label = strdup(label);
     e.by_hash = alloc_array(n, sizeof *e.by_hash);
     if (!e.label || !e.by_hash || grow(s, 1)) {
-        entry_free(&e);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        r = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
-    if (n == 0 || mdl_skeleton_check(&e.skel, err, errlen) || mdl_compute_ibm(&e.skel, err, errlen)) {
-        if (n == 0)
-            snprintf(err, errlen, "the skeleton has no bones");
-        entry_free(&e);
-        return -1;
+    if (n == 0) {
+        r = s3_fail(S3_ERR_FORMAT, err, errlen, "the skeleton has no bones");
+        goto fail;
+    }
+    if (mdl_skeleton_check(&e.skel, err, errlen) || mdl_compute_ibm(&e.skel, err, errlen)) {
+        r = S3_ERR_FORMAT; /* a parent cycle or a singular transform: err says which */
+        goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {
         const struct mdl_bone *b = &e.skel.bone[i];
@@ -73,18 +74,21 @@ int rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleton *skel,
     }
     qsort(e.by_hash, e.nhashes, sizeof *e.by_hash, by_hash_then_bone);
     s->r[s->n++] = e;
-    return 0;
+    return S3_OK;
+fail:
+    entry_free(&e);
+    return r;
 }
 
-int rig_set_take(struct rig_set *to, struct rig_set *from)
+enum s3_err rig_set_take(struct rig_set *to, struct rig_set *from)
 {
     if (grow(to, from->n))
-        return -1;
+        return S3_ERR_NOMEM;
     memcpy(to->r + to->n, from->r, from->n * sizeof *from->r);
     to->n += from->n;
     free(from->r);
     memset(from, 0, sizeof *from);
-    return 0;
+    return S3_OK;
 }
 
 void rig_set_free(struct rig_set *s)
