@@ -193,8 +193,8 @@ static void expect_view(const char *mnt, bool (*want)(const struct view *), cons
  * and after, so a read of it that succeeds reads exactly that; /info and /conflicts list. */
 struct reader {
     const char *mnt;
-    volatile bool stop;
-    int bad, reads;
+    _Atomic bool stop; /* set by the test, read by the reader threads */
+    _Atomic int bad, reads; /* both reader threads count into one */
 };
 
 static void *read_loop(void *p)

@@ -871,8 +871,8 @@ static void test_loose_names(void **state)
         "track group 'hero', track 'Bip01 hip': plays on bone 1 'hip' (matched after dropping prefixes)\n",
         "track group 'hero', track 'rig|Spine': plays on bone 2 'spine' (matched after dropping prefixes)\n",
         "track group 'hero', track 'Scene:Bip01 HEAD': plays on bone 3 'head' (matched after dropping prefixes)\n",
-        "track group 'hero', track 'ghost': no bone of its skeleton matches it: a node of its own under a node "
-        "named 'hero'\n"};
+        ("track group 'hero', track 'ghost': no bone of its skeleton matches it: a node of its own under a node "
+         "named 'hero'\n")};
     char *warn = (char *)read_path(fs, "/granny/root/Animations/0/animation.warnings", NULL);
     char *info = (char *)read_path(fs, "/info", NULL);
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {

@@ -88,7 +88,9 @@ struct rw_gen *rw_current(struct rw *rw)
 {
     if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&rw->mu);
-        if (rw->stale) {
+        /* the watch sets it without the lock; cleared once the new generation is in
+         * place, so other callers wait for it rather than see the old tree */
+        if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
             reopen(rw, newest(rw));
             __atomic_store_n(&rw->stale, false, __ATOMIC_RELEASE);
         }
