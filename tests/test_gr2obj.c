@@ -22,6 +22,46 @@
 
 static const char *const sigs[] = {"le32", "le64", "be32", "be64", "le32-old"};
 
+/* The reasons the object layer gives (issue 31), on a hand-made space of three sections
+ * (docs/formats/gr2.md: a pointer slot is 4 bytes in a 32-bit file and points only
+ * through a fixup): section 0 holds 12 bytes with fixups at 0 (to 1:2) and 4 (to section
+ * 7, which does not exist); section 1 "ab\0cd" (no NUL after "cd"); section 2 could not
+ * be had. */
+static void test_object_reasons(void **state)
+{
+    (void)state;
+    struct gr2_file g = {.pointer_bits = 32, .nsections = 3};
+    static const uint8_t s0[12] = {0}, s1[5] = {'a', 'b', 0, 'c', 'd'};
+    const uint8_t *data[3] = {s0, s1, NULL};
+    size_t size[3] = {sizeof s0, sizeof s1, 8};
+    const char *whys[3] = {NULL, NULL, "decompression failed"};
+    struct gr2_fixup f0[2] = {{0, 1, 2}, {4, 7, 0}};
+    struct gr2_fixup *fix[3] = {f0, NULL, NULL};
+    uint32_t nfix[3] = {2, 0, 0};
+    struct gr2_space sp = {.g = &g, .data = data, .size = size, .why = whys, .fixups = fix, .nfixups = nfix};
+    struct gr2_ref to = {0};
+    bool points = true;
+    const char *why = NULL;
+    assert_int_equal(gr2_pointer(&sp, 0, 0, &to, &points, &why), S3_OK);
+    assert_true(points);
+    assert_int_equal(to.section, 1);
+    assert_int_equal(to.offset, 2);
+    assert_int_equal(gr2_pointer(&sp, 0, 8, &to, &points, &why), S3_OK); /* no fixup: NULL */
+    assert_false(points);
+    assert_int_equal(gr2_pointer(&sp, 0, 4, &to, &points, &why), S3_ERR_FORMAT); /* to no section */
+    assert_false(points);
+    assert_int_equal(gr2_pointer(&sp, 0, 10, &to, &points, &why), S3_ERR_RANGE); /* slot cut by the end */
+    assert_int_equal(gr2_pointer(&sp, 2, 0, &to, &points, &why), S3_ERR_IO);
+    assert_string_equal(why, "decompression failed");
+    assert_int_equal(gr2_pointer(&sp, 3, 0, &to, &points, &why), S3_ERR_FORMAT); /* no section 3 */
+    const char *str;
+    size_t len;
+    assert_int_equal(gr2_string_at(&sp, (struct gr2_ref){1, 0}, &str, &len, &why), S3_OK);
+    assert_int_equal(len, 2);
+    assert_int_equal(gr2_string_at(&sp, (struct gr2_ref){1, 3}, &str, &len, &why), S3_ERR_RANGE); /* no NUL */
+    assert_int_equal(gr2_string_at(&sp, (struct gr2_ref){1, 6}, &str, &len, &why), S3_ERR_RANGE);
+}
+
 static void test_objects_all_layouts(void **state)
 {
     (void)state;
@@ -511,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_object_error_texts),
         cmocka_unit_test(test_repeated_string_bounded),
         cmocka_unit_test(test_section_broker),
+        cmocka_unit_test(test_object_reasons),
     };
     return cmocka_run_group_tests_name("gr2obj", tests, NULL, NULL);
 }

@@ -14,15 +14,16 @@
 #include "parse/gr2/gr2obj.h"
 #include "parse/gr2/gr2walk.h"
 
-/* A String slot as a name: the text, "crc:0x%08x" for a remapped string, "" for NULL.
- * malloc'd (NULL: out of memory, or the slot is unreadable: why). */
-char *gr2_name_at(const struct gr2_space *sp, uint32_t sec, uint32_t off, const char **why);
+/* A String slot as a name: the text, "crc:0x%08x" for a remapped string, "" for NULL,
+ * malloc'd into *out. RANGE (why) when the slot is unreadable; NOMEM. */
+enum s3_err gr2_name_at(const struct gr2_space *sp, uint32_t sec, uint32_t off, char **out, const char **why);
 
 /* An ArrayOfReferences member of the root object (Animations, Skeletons, Models,
  * TrackGroups): GR2_EK_PTRARRAY, GR2_EK_NULL when absent or empty, or GR2_EK_ERROR. */
 void gr2_root_array(struct gr2_types *reg, const struct gr2_space *sp, const char *name, struct gr2_elem *out);
-/* Pointer k of a GR2_EK_PTRARRAY: 1 and *obj, 0 when NULL, -1 when unreadable. */
-int gr2_ptr_elem(const struct gr2_space *sp, const struct gr2_elem *e, uint32_t k, struct gr2_ref *obj);
+/* Pointer k of a GR2_EK_PTRARRAY: true with *obj when it points somewhere; false when it
+ * is NULL or unreadable (a lookup: the caller shows nothing there). */
+bool gr2_ptr_elem(const struct gr2_space *sp, const struct gr2_elem *e, uint32_t k, struct gr2_ref *obj);
 
 struct gr2_animation {
     char *name;
@@ -30,8 +31,10 @@ struct gr2_animation {
     double oversampling; /* -1: the member is absent (the oldest files) */
     struct gr2_elem groups; /* TrackGroups: GR2_EK_PTRARRAY or GR2_EK_NULL */
 };
-int gr2_animation_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                       struct gr2_animation *out, char *err, size_t errlen);
+/* The read functions return S3_OK or the reason with err: FORMAT (not the standard type,
+ * a bad member), RANGE (bytes past their section), NOMEM. */
+enum s3_err gr2_animation_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                               struct gr2_ref obj, struct gr2_animation *out, char *err, size_t errlen);
 void gr2_animation_free(struct gr2_animation *a);
 /* The step samples.csv uses: TimeStep, or 1/30 s when it is not a positive number. */
 double gr2_animation_step(const struct gr2_animation *a);
@@ -41,8 +44,8 @@ struct gr2_track_group {
     /* GR2_EK_ARRAY (count elements of size bytes of type) or GR2_EK_NULL */
     struct gr2_elem transform, vector, text;
 };
-int gr2_track_group_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                         struct gr2_track_group *out, char *err, size_t errlen);
+enum s3_err gr2_track_group_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                                 struct gr2_ref obj, struct gr2_track_group *out, char *err, size_t errlen);
 void gr2_track_group_free(struct gr2_track_group *g);
 /* Element k of a GR2_EK_ARRAY. */
 struct gr2_ref gr2_array_elem(const struct gr2_elem *e, uint32_t k);
@@ -56,14 +59,16 @@ struct gr2_transform_track {
     bool ok[3];
     char err[3][200];              /* why a curve is not ok */
 };
-/* Reads the track's name and locates its curves; decodes them too when `decode`. -1 (err)
- * only when the track itself is unreadable; a broken curve is !ok with its reason. */
-int gr2_transform_track_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
-                             struct gr2_ref obj, bool decode, struct gr2_transform_track *out, char *err,
-                             size_t errlen);
+/* Reads the track's name and locates its curves; decodes them too when `decode`. A
+ * failure (err) only when the track itself is unreadable; a broken curve is !ok with its
+ * reason. */
+enum s3_err gr2_transform_track_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                                     struct gr2_ref obj, bool decode, struct gr2_transform_track *out, char *err,
+                                     size_t errlen);
 void gr2_transform_track_free(struct gr2_transform_track *tr);
-/* 0 when every curve decoded and fits its role, else -1 with err naming the curve. */
-int gr2_transform_track_check(const struct gr2_transform_track *tr, char *err, size_t errlen);
+/* S3_OK when every curve decoded and fits its role, else FORMAT with err naming the
+ * curve. */
+enum s3_err gr2_transform_track_check(const struct gr2_transform_track *tr, char *err, size_t errlen);
 /* The local transform at t: position (3), orientation (4, x y z w), scale/shear (9). */
 void gr2_transform_track_eval(const struct gr2_transform_track *tr, double t, double out[16], struct gr2_seek seek[3],
                               struct gr2_work *w);
@@ -77,8 +82,9 @@ struct gr2_vector_track {
     struct gr2_curve curve;
     char err[200];
 };
-int gr2_vector_track_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                          bool decode, struct gr2_vector_track *out, char *err, size_t errlen);
+enum s3_err gr2_vector_track_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                                  struct gr2_ref obj, bool decode, struct gr2_vector_track *out, char *err,
+                                  size_t errlen);
 void gr2_vector_track_free(struct gr2_vector_track *v);
 
 struct gr2_text_entry {
@@ -90,8 +96,8 @@ struct gr2_text_track {
     struct gr2_text_entry *e;
     uint32_t n;
 };
-int gr2_text_track_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                        struct gr2_text_track *out, char *err, size_t errlen);
+enum s3_err gr2_text_track_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                                struct gr2_ref obj, struct gr2_text_track *out, char *err, size_t errlen);
 void gr2_text_track_free(struct gr2_text_track *t);
 
 #endif

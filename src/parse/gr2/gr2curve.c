@@ -152,42 +152,42 @@ static const char *kind_text(enum ck k)
 }
 
 /* An array member whose elements are one scalar of the wanted kind (why: copied into
- * whybuf when it lives in a local). */
-static int read_array(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
-                      struct gr2_ref obj, enum ck kind, struct field *f, const char **why, char *whybuf, size_t whylen)
+ * whybuf when it lives in a local). FORMAT with why untouched: not of that kind. */
+static enum s3_err read_array(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
+                              struct gr2_ref obj, enum ck kind, struct field *f, const char **why, char *whybuf, size_t whylen)
 {
     if (m->type != GR2_REF_TO_ARRAY || m->array_width != 0)
-        return -1;
+        return S3_ERR_FORMAT;
     struct gr2_elem e;
     gr2_resolve(reg, sp, m, obj.section, obj.offset + m->offset, &e);
     if (e.kind == GR2_EK_NULL)
-        return 0;
+        return S3_OK;
     if (e.kind == GR2_EK_ERROR) { /* e.why may point into e itself */
         snprintf(whybuf, whylen, "%s", e.why);
         *why = whybuf;
-        return -2;
+        return e.reason;
     }
     if (e.kind != GR2_EK_ARRAY)
-        return -1;
+        return S3_ERR_FORMAT;
     const struct gr2_type *et = gr2_type_get(reg, sp, e.type);
     uint32_t want = kind == C_AF32 ? 4 : kind == C_AU16 ? 2 : 1;
     if (!et || !et->ok || et->nmembers < 1 || et->size != want)
-        return -1;
+        return et ? S3_ERR_FORMAT : S3_ERR_NOMEM;
     uint32_t t0 = et->m[0].type;
     if (kind == C_AF32 ? t0 != GR2_REAL32 : !int_of_size(t0, want))
-        return -1;
-    f->arr = gr2_bytes(sp, e.obj.section, e.obj.offset, (uint64_t)e.count * want, why);
-    if (!f->arr)
-        return -2;
+        return S3_ERR_FORMAT;
+    enum s3_err err = gr2_bytes_at(sp, e.obj.section, e.obj.offset, (uint64_t)e.count * want, &f->arr, why);
+    if (err)
+        return err;
     f->count = e.count;
     f->esize = want;
-    return 0;
+    return S3_OK;
 }
 
 /* Reads field `fi` of format `fmt` from the struct at obj (type t; members after the
  * header, found by name, or by place when the type has no names). */
-static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
-                      int fmt, int fi, struct field *f, char *err, size_t errlen)
+static enum s3_err read_field(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
+                              int fmt, int fi, struct field *f, char *err, size_t errlen)
 {
     const struct cfield *cf = &formats[fmt].f[fi];
     int first = fmt == GR2_CURVE_OLD ? 0 : 1; /* after the header */
@@ -195,24 +195,25 @@ static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const s
                                                      : gr2_find_member(t, cf->name);
     memset(f, 0, sizeof *f);
     if (!m)
-        return err_set(err, errlen, "%s: no member %s", formats[fmt].name, cf->name);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: no member %s", formats[fmt].name, cf->name);
     const char *why = NULL;
     char whybuf[160];
-    const uint8_t *b = gr2_bytes(sp, obj.section, obj.offset + m->offset, m->size, &why);
-    int rc = b ? -1 : -2;
+    const uint8_t *b;
+    enum s3_err rc = gr2_bytes_at(sp, obj.section, obj.offset + m->offset, m->size, &b, &why);
     bool be = sp->g->be;
-    if (b) {
+    if (!rc) {
+        rc = S3_ERR_FORMAT; /* until the member is the kind wanted */
         switch (cf->kind) {
         case C_I16:
             if (int_of_size(m->type, 2) && m->array_width == 0) {
                 f->i = m->type == GR2_INT16 ? (int16_t)ld_u16(b, be) : ld_u16(b, be);
-                rc = 0;
+                rc = S3_OK;
             }
             break;
         case C_I32:
             if (int_of_size(m->type, 4) && m->array_width == 0) {
                 f->i = (int32_t)ld_u32(b, be);
-                rc = 0;
+                rc = S3_OK;
             }
             break;
         case C_F32:
@@ -222,7 +223,7 @@ static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const s
             if (m->type == GR2_REAL32 && m->array_width == n) {
                 for (int k = 0; k < (n ? n : 1); k++)
                     f->f[k] = f32_of(ld_u32(b + 4 * k, be));
-                rc = 0;
+                rc = S3_OK;
             }
             break;
         }
@@ -230,12 +231,12 @@ static int read_field(struct gr2_types *reg, const struct gr2_space *sp, const s
             rc = read_array(reg, sp, m, obj, cf->kind, f, &why, whybuf, sizeof whybuf);
         }
     }
-    if (rc == -2)
-        return err_set(err, errlen, "%s: %s: %s", formats[fmt].name, cf->name, why);
+    if (rc && why)
+        return s3_fail(rc, err, errlen, "%s: %s: %s", formats[fmt].name, cf->name, why);
     if (rc)
-        return err_set(err, errlen, "%s: member %s is %s%s, not %s", formats[fmt].name, cf->name,
+        return s3_fail(rc, err, errlen, "%s: member %s is %s%s, not %s", formats[fmt].name, cf->name,
                        gr2_member_type_name(m->type), m->array_width ? "[]" : "", kind_text(cf->kind));
-    return 0;
+    return S3_OK;
 }
 
 /* ---- decoding ---- */
@@ -251,10 +252,10 @@ static double float_at(const struct field *f, uint32_t i, bool be)
     return f32_of(ld_u32(f->arr + (size_t)i * 4, be));
 }
 
-static int alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots, char *err, size_t errlen)
+static enum s3_err alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots, char *err, size_t errlen)
 {
     if (dim > GR2_CURVE_MAX_DIM)
-        return err_set(err, errlen, "%s: %" PRIu32 " values per control, more than %d", formats[c->format].name, dim,
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "%s: %" PRIu32 " values per control, more than %d", formats[c->format].name, dim,
                        GR2_CURVE_MAX_DIM);
     c->n = n;
     c->dim = dim;
@@ -262,85 +263,89 @@ static int alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots
     c->controls = alloc_array(nv, sizeof *c->controls);
     c->knots = knots ? alloc_array(n, sizeof *c->knots) : NULL;
     if (!c->controls || (knots && !c->knots))
-        return err_set(err, errlen, "out of memory");
-    return 0;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    return S3_OK;
 }
 
 /* Knots from N words divided by scale (or raw floats when scale is 0 and the words are
  * Real32), as float32 values, as Granny holds them. */
-static int read_knots(struct gr2_curve *c, const struct field *kc, uint32_t n, float scale, bool be, char *err,
-                      size_t errlen)
+static enum s3_err read_knots(struct gr2_curve *c, const struct field *kc, uint32_t n, float scale, bool be, char *err,
+                              size_t errlen)
 {
     if (kc->esize != 4 && n > 0 && !(scale > 0 && isfinite(scale)))
-        return err_set(err, errlen, "%s: knot scale %g is not a positive number", formats[c->format].name,
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: knot scale %g is not a positive number", formats[c->format].name,
                        (double)scale);
     for (uint32_t i = 0; i < n; i++) {
         float k = kc->esize == 4 ? (float)float_at(kc, i, be) : (float)word_at(kc, i, be) / scale;
         if (!isfinite(k))
-            return err_set(err, errlen, "%s: knot %" PRIu32 " is not a finite number", formats[c->format].name, i);
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: knot %" PRIu32 " is not a finite number", formats[c->format].name, i);
         c->knots[i] = k;
     }
-    return 0;
+    return S3_OK;
 }
 
-static int whole(const struct gr2_curve *c, uint32_t len, uint32_t per, const char *what, char *err, size_t errlen)
+static enum s3_err whole(const struct gr2_curve *c, uint32_t len, uint32_t per, const char *what, char *err, size_t errlen)
 {
     if (per == 0 || len % per)
-        return err_set(err, errlen, "%s: %" PRIu32 " %s are not a whole number of keys of %" PRIu32,
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " %s are not a whole number of keys of %" PRIu32,
                        formats[c->format].name, len, what, per);
-    return 0;
+    return S3_OK;
 }
 
 /* Formats 6 and 7: dim = len(SO)/2; N knot words, then N keys of dim words. */
-static int decode_da_quantised(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+static enum s3_err decode_da_quantised(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
 {
     const struct field *so = &f[1], *kc = &f[2];
     if (so->count % 2)
-        return err_set(err, errlen, "%s: %" PRIu32 " control scales and offsets, not pairs", formats[c->format].name,
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " control scales and offsets, not pairs", formats[c->format].name,
                        so->count);
     uint32_t dim = so->count / 2;
-    if (whole(c, kc->count, dim + 1, "knot and control words", err, errlen))
-        return -1;
+    enum s3_err e = whole(c, kc->count, dim + 1, "knot and control words", err, errlen);
+    if (e)
+        return e;
     uint32_t n = kc->count / (dim + 1);
-    if (alloc_curve(c, n, dim, true, err, errlen) || read_knots(c, kc, n, gr2_knot_scale_trunc((uint16_t)f[0].i), be, err, errlen))
-        return -1;
+    if ((e = alloc_curve(c, n, dim, true, err, errlen)) ||
+        (e = read_knots(c, kc, n, gr2_knot_scale_trunc((uint16_t)f[0].i), be, err, errlen)))
+        return e;
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < dim; j++)
             c->controls[(size_t)i * dim + j] =
                 word_at(kc, n + i * dim + j, be) * float_at(so, j, be) + float_at(so, dim + j, be);
-    return 0;
+    return S3_OK;
 }
 
-static int decode_d4n(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+static enum s3_err decode_d4n(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
 {
     const struct field *kc = &f[2];
-    if (whole(c, kc->count, 4, "knot and control words", err, errlen))
-        return -1;
+    enum s3_err e = whole(c, kc->count, 4, "knot and control words", err, errlen);
+    if (e)
+        return e;
     uint32_t n = kc->count / 4;
-    if (alloc_curve(c, n, 4, true, err, errlen) || read_knots(c, kc, n, f[1].f[0], be, err, errlen))
-        return -1;
+    if ((e = alloc_curve(c, n, 4, true, err, errlen)) || (e = read_knots(c, kc, n, f[1].f[0], be, err, errlen)))
+        return e;
     int bits = kc->esize == 2 ? 15 : 7;
     for (uint32_t i = 0; i < n; i++)
         gr2_d4n_key((uint16_t)f[0].i, word_at(kc, n + 3 * i, be), word_at(kc, n + 3 * i + 1, be),
                     word_at(kc, n + 3 * i + 2, be), bits, c->controls + 4 * (size_t)i);
-    return 0;
+    return S3_OK;
 }
 
 /* Formats 10-18 but 16: knot words then per key `stored` words (or, 16: floats) that
  * make `dim` values. */
-static int decode_scaled(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+static enum s3_err decode_scaled(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
 {
     int fmt = c->format;
     bool i1 = fmt == 12 || fmt == 14 || fmt >= 16; /* one stored value per key */
     bool d9 = fmt >= 12 && fmt <= 15;
     uint32_t stored = i1 ? 1 : 3, dim = d9 ? 9 : 3;
     const struct field *kc = &f[3];
-    if (whole(c, kc->count, stored + 1, "knot and control words", err, errlen))
-        return -1;
+    enum s3_err e = whole(c, kc->count, stored + 1, "knot and control words", err, errlen);
+    if (e)
+        return e;
     uint32_t n = kc->count / (stored + 1);
     float scale = fmt == 16 ? 0 : gr2_knot_scale_trunc((uint16_t)f[0].i);
-    if (alloc_curve(c, n, dim, true, err, errlen) || read_knots(c, kc, n, scale, be, err, errlen))
-        return -1;
+    if ((e = alloc_curve(c, n, dim, true, err, errlen)) || (e = read_knots(c, kc, n, scale, be, err, errlen)))
+        return e;
     bool one_pair = fmt == 12 || fmt == 14; /* ControlScale, ControlOffset: one each */
     for (uint32_t i = 0; i < n; i++) {
         double v[3];
@@ -360,29 +365,30 @@ static int decode_scaled(struct gr2_curve *c, const struct field *f, bool be, ch
             memcpy(out, v, sizeof v);
         }
     }
-    return 0;
+    return S3_OK;
 }
 
-static int copy_floats(struct gr2_curve *c, const struct field *a, uint32_t from, bool be)
+static enum s3_err copy_floats(struct gr2_curve *c, const struct field *a, uint32_t from, bool be)
 {
     for (size_t i = 0; i < (size_t)c->n * c->dim; i++)
         c->controls[i] = float_at(a, from + (uint32_t)i, be);
-    return 0;
+    return S3_OK;
 }
 
-static int decode_fields(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
+static enum s3_err decode_fields(struct gr2_curve *c, const struct field *f, bool be, char *err, size_t errlen)
 {
+    enum s3_err e;
     switch (c->format) {
     case 0: /* DaKeyframes32f: raw samples; their times are not known */
         c->dimension = f[0].i;
         if (f[0].i <= 0 && f[1].count)
-            return err_set(err, errlen, "DaKeyframes32f: Dimension %d with %" PRIu32 " values", f[0].i, f[1].count);
-        if (f[0].i > 0 && whole(c, f[1].count, (uint32_t)f[0].i, "values", err, errlen))
-            return -1;
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "DaKeyframes32f: Dimension %d with %" PRIu32 " values", f[0].i, f[1].count);
+        if (f[0].i > 0 && (e = whole(c, f[1].count, (uint32_t)f[0].i, "values", err, errlen)))
+            return e;
         c->kind = GR2_CURVE_SAMPLES;
-        if (alloc_curve(c, f[0].i > 0 ? f[1].count / (uint32_t)f[0].i : 0, f[0].i > 0 ? (uint32_t)f[0].i : 0, false,
-                        err, errlen))
-            return -1;
+        if ((e = alloc_curve(c, f[0].i > 0 ? f[1].count / (uint32_t)f[0].i : 0, f[0].i > 0 ? (uint32_t)f[0].i : 0,
+                             false, err, errlen)))
+            return e;
         return copy_floats(c, &f[1], 0, be);
     case 1:
     case GR2_CURVE_OLD: {
@@ -393,15 +399,15 @@ static int decode_fields(struct gr2_curve *c, const struct field *f, bool be, ch
             c->kind = c->format == GR2_CURVE_OLD ? GR2_CURVE_KNOTS : GR2_CURVE_SAMPLES;
             if (c->format == GR2_CURVE_OLD) /* a curve with no knots is the identity of its role */
                 return alloc_curve(c, 0, 0, true, err, errlen);
-            if (alloc_curve(c, v->count, 1, false, err, errlen))
-                return -1;
+            if ((e = alloc_curve(c, v->count, 1, false, err, errlen)))
+                return e;
             return copy_floats(c, v, 0, be);
         }
-        if (k->count && whole(c, v->count, k->count, "control values for the knots", err, errlen))
-            return -1;
+        if (k->count && (e = whole(c, v->count, k->count, "control values for the knots", err, errlen)))
+            return e;
         uint32_t dim = k->count ? v->count / k->count : 0;
-        if (alloc_curve(c, k->count, dim, true, err, errlen) || read_knots(c, k, k->count, 0, be, err, errlen))
-            return -1;
+        if ((e = alloc_curve(c, k->count, dim, true, err, errlen)) || (e = read_knots(c, k, k->count, 0, be, err, errlen)))
+            return e;
         return copy_floats(c, v, 0, be);
     }
     case 2:
@@ -413,11 +419,11 @@ static int decode_fields(struct gr2_curve *c, const struct field *f, bool be, ch
     case 5: {
         uint32_t dim = c->format == 3 ? f[1].count : c->format == 4 ? 3 : 4;
         c->kind = GR2_CURVE_CONSTANT;
-        if (alloc_curve(c, 1, dim, false, err, errlen))
-            return -1;
+        if ((e = alloc_curve(c, 1, dim, false, err, errlen)))
+            return e;
         for (uint32_t j = 0; j < dim; j++)
             c->controls[j] = c->format == 3 ? float_at(&f[1], j, be) : f[1].f[j];
-        return 0;
+        return S3_OK;
     }
     case 6:
     case 7:
@@ -432,7 +438,7 @@ static int decode_fields(struct gr2_curve *c, const struct field *f, bool be, ch
 
 /* The knot search needs prefix maxima: the first knot after t is the first place where
  * they exceed t, knots sorted or not. */
-static int finish_knots(struct gr2_curve *c, char *err, size_t errlen)
+static enum s3_err finish_knots(struct gr2_curve *c, char *err, size_t errlen)
 {
     c->sorted = true;
     for (uint32_t i = 1; c->knots && i < c->n; i++)
@@ -440,87 +446,92 @@ static int finish_knots(struct gr2_curve *c, char *err, size_t errlen)
             c->sorted = false;
     if (c->sorted) {
         c->kmax = c->knots;
-        return 0;
+        return S3_OK;
     }
     c->kmax = malloc(c->n * sizeof *c->kmax);
     if (!c->kmax)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (uint32_t i = 0; i < c->n; i++)
         c->kmax[i] = i && c->kmax[i - 1] > c->knots[i] ? c->kmax[i - 1] : c->knots[i];
-    return 0;
+    return S3_OK;
 }
 
 /* The format of a CurveData type: from its header member's name, else the Format byte. */
-static int curve_format(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
-                        struct gr2_ref obj, struct gr2_curve *c, char *err, size_t errlen)
+static enum s3_err curve_format(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                                struct gr2_ref obj, struct gr2_curve *c, char *err, size_t errlen)
 {
     const struct gr2_member *h = t->nmembers ? &t->m[0] : NULL;
     const struct gr2_type *ht = h && h->type == GR2_INLINE && h->has_ref_type ? gr2_type_get(reg, sp, h->ref_type) : NULL;
     if (!ht || !gr2_std_matches(ht, GR2_STD_CURVEHEADER))
-        return err_set(err, errlen, "not a curve: the first member is not an Inline {Format, Degree} header");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a curve: the first member is not an Inline {Format, Degree} header");
     const struct gr2_member *fm = gr2_std_find(ht, GR2_STD_CURVEHEADER, "Format");
     const struct gr2_member *dm = gr2_std_find(ht, GR2_STD_CURVEHEADER, "Degree");
     const char *why;
-    const uint8_t *b = gr2_bytes(sp, obj.section, obj.offset, t->size, &why);
-    if (!b)
-        return err_set(err, errlen, "curve: %s", why);
+    const uint8_t *b;
+    enum s3_err e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why);
+    if (e)
+        return s3_fail(e, err, errlen, "curve: %s", why);
     if (!fm || !dm)
-        return err_set(err, errlen, "curve header without Format and Degree members");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "curve header without Format and Degree members");
     int byte = b[h->offset + fm->offset];
     c->degree = b[h->offset + dm->offset];
     c->format = -1;
     if (h->name) {
         size_t pl = strlen(HEADER_PREFIX);
         if (h->name_len <= pl || strncmp(h->name, HEADER_PREFIX, pl) != 0)
-            return err_set(err, errlen, "unknown curve layout: header member %.*s", (int)(h->name_len < 80 ? h->name_len : 80),
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: header member %.*s", (int)(h->name_len < 80 ? h->name_len : 80),
                            h->name);
         for (int k = 0; k < GR2_CURVE_FORMATS; k++)
             if (strlen(formats[k].name) == h->name_len - pl && memcmp(h->name + pl, formats[k].name, h->name_len - pl) == 0)
                 c->format = k;
         if (c->format < 0)
-            return err_set(err, errlen, "unknown curve format %.*s (Format byte %d)", (int)(h->name_len < 80 ? h->name_len : 80),
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve format %.*s (Format byte %d)", (int)(h->name_len < 80 ? h->name_len : 80),
                            h->name, byte);
         c->by_name = true;
     } else if (byte < GR2_CURVE_FORMATS) {
         c->format = byte;
     } else {
-        return err_set(err, errlen, "unknown curve format byte %d (the header has no name)", byte);
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve format byte %d (the header has no name)", byte);
     }
-    return 0;
+    return S3_OK;
 }
 
-int gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_curve_ref *r,
-                   struct gr2_curve *out, char *err, size_t errlen)
+enum s3_err gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_curve_ref *r,
+                           struct gr2_curve *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->dimension = -1;
     const struct gr2_type *t = gr2_type_get(reg, sp, r->type);
     const char *why;
-    if (!t || !t->ok)
-        return err_set(err, errlen, "curve type: %s", t ? t->err : "out of memory");
-    if (!gr2_bytes(sp, r->obj.section, r->obj.offset, t->size, &why))
-        return err_set(err, errlen, "curve: %s", why);
+    const uint8_t *b;
+    if (!t)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "curve type: out of memory");
+    if (!t->ok)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "curve type: %s", t->err);
+    enum s3_err e = gr2_bytes_at(sp, r->obj.section, r->obj.offset, t->size, &b, &why);
+    if (e)
+        return s3_fail(e, err, errlen, "curve: %s", why);
     if (r->old)
         out->format = GR2_CURVE_OLD;
-    else if (curve_format(reg, sp, t, r->obj, out, err, errlen))
-        return -1;
+    else if ((e = curve_format(reg, sp, t, r->obj, out, err, errlen)))
+        return e;
     const struct cformat *cf = &formats[out->format];
     struct field f[4];
     for (int i = 0; i < cf->nf; i++)
-        if (read_field(reg, sp, t, r->obj, out->format, i, &f[i], err, errlen))
-            return -1;
+        if ((e = read_field(reg, sp, t, r->obj, out->format, i, &f[i], err, errlen)))
+            return e;
     out->kind = GR2_CURVE_KNOTS;
-    if (decode_fields(out, f, sp->g->be, err, errlen) ||
-        (out->kind == GR2_CURVE_KNOTS && finish_knots(out, err, errlen))) {
+    if ((e = decode_fields(out, f, sp->g->be, err, errlen)) ||
+        (out->kind == GR2_CURVE_KNOTS && (e = finish_knots(out, err, errlen)))) {
         gr2_curve_free(out);
-        return -1;
+        return e;
     }
     if (out->kind == GR2_CURVE_KNOTS && out->n > 1 && (out->degree < 0 || out->degree > GR2_CURVE_MAX_DEGREE)) {
         int d = out->degree;
         gr2_curve_free(out);
-        return err_set(err, errlen, "%s: degree %d (at most %d is read)", cf->name, d, GR2_CURVE_MAX_DEGREE);
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: degree %d (at most %d is read)", cf->name, d, GR2_CURVE_MAX_DEGREE);
     }
-    return 0;
+    return S3_OK;
 }
 
 bool gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type)
@@ -535,39 +546,42 @@ bool gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct
     return ht && gr2_std_matches(ht, GR2_STD_CURVEHEADER);
 }
 
-int gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
-                     struct gr2_ref track, bool old, struct gr2_curve_ref *out, char *err, size_t errlen)
+enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
+                             struct gr2_ref track, bool old, struct gr2_curve_ref *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (m->type != GR2_INLINE || !m->has_ref_type || m->array_width > 0)
-        return err_set(err, errlen, "the curve member is %s, not an Inline struct", gr2_member_type_name(m->type));
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the curve member is %s, not an Inline struct", gr2_member_type_name(m->type));
     const struct gr2_type *t = gr2_type_get(reg, sp, m->ref_type);
-    if (!t || !t->ok)
-        return err_set(err, errlen, "curve type: %s", t ? t->err : "out of memory");
+    if (!t)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "curve type: out of memory");
+    if (!t->ok)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "curve type: %s", t->err);
     struct gr2_ref at = {track.section, track.offset + m->offset};
     if (old) {
         if (!gr2_std_find(t, GR2_STD_OLDCURVE, "Degree") || !gr2_std_find(t, GR2_STD_OLDCURVE, "Knots") ||
             !gr2_std_find(t, GR2_STD_OLDCURVE, "Controls"))
-            return err_set(err, errlen, "unknown curve layout: type tag 0x%08" PRIx32 " wants the old inline curve "
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: type tag 0x%08" PRIx32 " wants the old inline curve "
                            "{Degree, Knots, Controls}, which this member is not", sp->g->type_tag);
         *out = (struct gr2_curve_ref){true, m->ref_type, at};
-        return 0;
+        return S3_OK;
     }
     const struct gr2_member *cd = gr2_std_find(t, GR2_STD_CURVE2, "CurveData");
     if (!cd || cd->type != GR2_VARIANT_REF)
-        return err_set(err, errlen, "unknown curve layout: the curve member has no CurveData VariantReference");
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: the curve member has no CurveData VariantReference");
     struct gr2_elem e;
     gr2_resolve(reg, sp, cd, at.section, at.offset + cd->offset, &e);
     switch (e.kind) {
     case GR2_EK_OBJECT:
         *out = (struct gr2_curve_ref){false, e.type, e.obj};
-        return 0;
+        return S3_OK;
     case GR2_EK_NULL:
-        return err_set(err, errlen, "CurveData is NULL");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "CurveData is NULL");
     case GR2_EK_UNTYPED:
-        return err_set(err, errlen, "CurveData has no type");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "CurveData has no type");
     default:
-        return err_set(err, errlen, "CurveData: %s", e.why ? e.why : "unreadable");
+        return s3_fail(e.kind == GR2_EK_ERROR ? e.reason : S3_ERR_FORMAT, err, errlen, "CurveData: %s",
+                       e.why ? e.why : "unreadable");
     }
 }
 
@@ -579,17 +593,17 @@ uint32_t gr2_role_dim(enum gr2_role role, uint32_t vector_dim)
     return role == GR2_ROLE_VECTOR ? vector_dim : dims[role];
 }
 
-int gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen)
+enum s3_err gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen)
 {
     const char *name = gr2_curve_format_name(c->format);
     if (c->kind == GR2_CURVE_SAMPLES)
-        return err_set(err, errlen, "%s: raw samples whose times are not known (unconfirmed)", name);
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: raw samples whose times are not known (unconfirmed)", name);
     if (c->kind == GR2_CURVE_IDENTITY || (c->kind == GR2_CURVE_KNOTS && c->n == 0))
-        return 0;
+        return S3_OK;
     uint32_t want = gr2_role_dim(role, vector_dim);
     if (c->dim != want)
-        return err_set(err, errlen, "%s: %" PRIu32 " values per control where %" PRIu32 " are needed", name, c->dim, want);
-    return 0;
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " values per control where %" PRIu32 " are needed", name, c->dim, want);
+    return S3_OK;
 }
 
 static void identity(enum gr2_role role, uint32_t dim, double *out)
@@ -820,8 +834,8 @@ static bool same(const double *a, const double *b, int nc)
 /* The two ends of the span used on (a, b), as the channel's values; rotations rescaled
  * on the span by the positive linear factor that makes both ends unit, so that the cubic
  * keys are unit quaternions and their normalised Hermite is still Granny's curve. */
-static int span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, double a, double b, struct end *L,
-                     struct end *R, struct gr2_work *w, char *err, size_t errlen)
+static enum s3_err span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, double a, double b, struct end *L,
+                             struct end *R, struct gr2_work *w, char *err, size_t errlen)
 {
     double v[9], dv[9];
     span_eval(c, k, a, v, dv, w);
@@ -831,11 +845,11 @@ static int span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, 
     project(role, v, R->v);
     project(role, dv, R->d);
     if (role != GR2_ROLE_ORIENTATION)
-        return 0;
+        return S3_OK;
     double la = sqrt(L->v[0] * L->v[0] + L->v[1] * L->v[1] + L->v[2] * L->v[2] + L->v[3] * L->v[3]);
     double lb = sqrt(R->v[0] * R->v[0] + R->v[1] * R->v[1] + R->v[2] * R->v[2] + R->v[3] * R->v[3]);
     if (!(la > 0) || !(lb > 0))
-        return err_set(err, errlen, "the orientation is zero (or not a number) at %.9g s", !(la > 0) ? a : b);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the orientation is zero (or not a number) at %.9g s", !(la > 0) ? a : b);
     double sa = 1 / la, sb = 1 / lb, ds = (sb - sa) / (b - a);
     for (int j = 0; j < 4; j++) {
         L->d[j] = L->d[j] * sa + L->v[j] * ds;
@@ -843,61 +857,62 @@ static int span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, 
         L->v[j] *= sa;
         R->v[j] *= sb;
     }
-    return 0;
+    return S3_OK;
 }
 
-static int keys_alloc(struct keybuf *b, uint32_t cap, char *err, size_t errlen)
+static enum s3_err keys_alloc(struct keybuf *b, uint32_t cap, char *err, size_t errlen)
 {
     size_t per = (size_t)(b->cubic ? 3 : 1) * b->nc;
     b->k->times = malloc(cap * sizeof *b->k->times);
     b->k->values = malloc(cap * per * sizeof *b->k->values);
     b->cap = cap;
     if (!b->k->times || !b->k->values)
-        return err_set(err, errlen, "out of memory");
-    return 0;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    return S3_OK;
 }
 
-static int constant_keys(const struct gr2_curve *c, enum gr2_role role, float D, struct keybuf *b, char *err,
-                         size_t errlen)
+static enum s3_err constant_keys(const struct gr2_curve *c, enum gr2_role role, float D, struct keybuf *b, char *err,
+                                 size_t errlen)
 {
     double v[9], p[4];
     gr2_curve_eval(c, role, 0, 0, v, NULL, NULL);
     project(role, v, p);
     if (role == GR2_ROLE_ORIENTATION && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0)
-        return err_set(err, errlen, "the orientation is zero");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the orientation is zero");
     b->k->interp = MDL_LINEAR;
     b->cubic = false;
-    if (keys_alloc(b, 2, err, errlen))
-        return -1;
+    enum s3_err e = keys_alloc(b, 2, err, errlen);
+    if (e)
+        return e;
     put_key(b, 0, NULL, p, NULL);
     if (D > 0)
         put_key(b, D, NULL, p, NULL);
-    return 0;
+    return S3_OK;
 }
 
-static int check_finite(const struct mdl_keys *k, char *err, size_t errlen)
+static enum s3_err check_finite(const struct mdl_keys *k, char *err, size_t errlen)
 {
     size_t nv = (size_t)k->n * (size_t)k->ncomp * (k->interp == MDL_CUBICSPLINE ? 3 : 1);
     for (size_t i = 0; i < nv; i++)
         if (!isfinite(k->values[i]))
-            return err_set(err, errlen, "a value is not a finite number");
-    return 0;
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "a value is not a finite number");
+    return S3_OK;
 }
 
-static int spline_keys(const struct gr2_curve *c, enum gr2_role role, float D, struct keybuf *b,
-                       struct gr2_work *w, char *err, size_t errlen)
+static enum s3_err spline_keys(const struct gr2_curve *c, enum gr2_role role, float D, struct keybuf *b,
+                               struct gr2_work *w, char *err, size_t errlen)
 {
     uint32_t nk;
     double *t = key_times(c, D, &nk);
     if (!t)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     int d = c->degree;
     b->k->interp = d == 0 ? MDL_STEP : d == 1 && role != GR2_ROLE_ORIENTATION ? MDL_LINEAR : MDL_CUBICSPLINE;
     b->cubic = b->k->interp == MDL_CUBICSPLINE;
-    int rc = keys_alloc(b, 2 * nk, err, errlen);
+    enum s3_err rc = keys_alloc(b, 2 * nk, err, errlen);
     struct gr2_seek seek = {0};
     struct end L, R, prevR;
-    for (uint32_t i = 0; rc == 0 && i + 1 < nk; i++) {
+    for (uint32_t i = 0; rc == S3_OK && i + 1 < nk; i++) {
         uint32_t k = seek_k(c, t[i], &seek, w);
         rc = span_ends(c, role, k, t[i], t[i + 1], &L, &R, w, err, errlen);
         if (rc)
@@ -916,41 +931,41 @@ static int spline_keys(const struct gr2_curve *c, enum gr2_role role, float D, s
         }
         prevR = R;
     }
-    if (rc == 0 && b->k->interp == MDL_STEP) { /* what holds at D itself */
+    if (rc == S3_OK && b->k->interp == MDL_STEP) { /* what holds at D itself */
         double v[9];
         gr2_curve_eval(c, role, 0, D, v, &seek, w);
         project(role, v, prevR.v);
     }
-    if (rc == 0)
+    if (rc == S3_OK)
         put_key(b, D, prevR.d, prevR.v, NULL);
     free(t);
     return rc;
 }
 
-int gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
-                   struct gr2_work *w, char *err, size_t errlen)
+enum s3_err gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                           struct gr2_work *w, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (role == GR2_ROLE_VECTOR)
-        return err_set(err, errlen, "vector curves have no glTF channel");
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "vector curves have no glTF channel");
     out->ncomp = role == GR2_ROLE_ORIENTATION ? 4 : 3;
     struct keybuf b = {out, out->ncomp, 0, false};
-    if (gr2_curve_check(c, role, 0, err, errlen))
-        return -1;
+    enum s3_err rc = gr2_curve_check(c, role, 0, err, errlen);
+    if (rc)
+        return rc;
     if (!(duration >= 0) || !isfinite(duration))
-        return err_set(err, errlen, "Duration %g is not a number of seconds", duration);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "Duration %g is not a number of seconds", duration);
     float D = (float)duration;
     bool constant = c->kind != GR2_CURVE_KNOTS || c->n <= 1 || D == 0;
-    int rc;
     if (constant) {
         rc = constant_keys(c, role, D, &b, err, errlen);
     } else if (c->degree > (role == GR2_ROLE_ORIENTATION ? 2 : 3)) {
-        rc = err_set(err, errlen, "%s: degree %d, which cubic glTF keys cannot hold exactly",
+        rc = s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: degree %d, which cubic glTF keys cannot hold exactly",
                      gr2_curve_format_name(c->format), c->degree);
     } else {
         rc = spline_keys(c, role, D, &b, w, err, errlen);
     }
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = check_finite(out, err, errlen);
     if (rc)
         mdl_keys_free(out);
@@ -1037,12 +1052,12 @@ struct linbuf {
 
 /* Appends a key (values as floats; a rotation turned to the hemisphere of the key before,
  * the same rotation, so importers that lerp components take the short way too). */
-static int lin_put(struct linbuf *b, float t, const float *v, char *err, size_t errlen)
+static enum s3_err lin_put(struct linbuf *b, float t, const float *v, char *err, size_t errlen)
 {
     struct mdl_keys *k = b->k;
     if (k->n == b->cap) {
         if ((uint64_t)b->cap >= b->limit)
-            return err_set(err, errlen, "more than %" PRIu64 " keys", b->limit);
+            return s3_fail(S3_ERR_LIMIT, err, errlen, "more than %" PRIu64 " keys", b->limit);
         size_t cap = b->cap ? 2 * b->cap : 64;
         if (cap > b->limit)
             cap = (size_t)b->limit;
@@ -1051,7 +1066,7 @@ static int lin_put(struct linbuf *b, float t, const float *v, char *err, size_t 
             k->times = nt;
         float *nv = nt ? realloc(k->values, cap * (size_t)b->nc * sizeof *nv) : NULL;
         if (!nv)
-            return err_set(err, errlen, "out of memory");
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
         k->values = nv;
         b->cap = cap;
     }
@@ -1062,7 +1077,7 @@ static int lin_put(struct linbuf *b, float t, const float *v, char *err, size_t 
     for (int j = 0; j < b->nc; j++)
         p[j] = dot < 0 ? -v[j] : v[j];
     k->times[k->n++] = t;
-    return 0;
+    return S3_OK;
 }
 
 static void to_floats(const double *v, int nc, float *out)
@@ -1106,9 +1121,9 @@ static double piece_error(const struct gr2_curve *c, enum gr2_role role, uint32_
  * pieces then left uncut are counted in rep with their error. No recursion: a stack of at
  * most GR2_LINEAR_MAX_PER_SPAN + 1 pieces (each cut adds one). Work: two evaluations a
  * piece popped and one a cut; pieces popped are at most 1 + 2 cuts. */
-static int subdivide(const struct gr2_curve *c, enum gr2_role role, uint32_t k, const struct piece *whole,
-                     double tol, struct linbuf *b, struct gr2_linear *rep, struct gr2_work *w, char *err,
-                     size_t errlen)
+static enum s3_err subdivide(const struct gr2_curve *c, enum gr2_role role, uint32_t k, const struct piece *whole,
+                             double tol, struct linbuf *b, struct gr2_linear *rep, struct gr2_work *w, char *err,
+                             size_t errlen)
 {
     struct piece stack[GR2_LINEAR_MAX_PER_SPAN + 2];
     int top = 0, nc = b->nc;
@@ -1129,8 +1144,9 @@ static int subdivide(const struct gr2_curve *c, enum gr2_role role, uint32_t k, 
         if (!cut) {
             if (!(e <= worst))
                 worst = e;
-            if (p.t1 < whole->t1 && lin_put(b, p.t1, p.v1, err, errlen))
-                return -1;
+            enum s3_err put = p.t1 < whole->t1 ? lin_put(b, p.t1, p.v1, err, errlen) : S3_OK;
+            if (put)
+                return put;
             continue;
         }
         double want_m = ceil(sqrt(e / (tol / 2)));
@@ -1169,26 +1185,27 @@ static int subdivide(const struct gr2_curve *c, enum gr2_role role, uint32_t k, 
     }
     if (!(worst <= rep->max_error))
         rep->max_error = worst;
-    return 0;
+    return S3_OK;
 }
 
-static int linear_spans(const struct gr2_curve *c, enum gr2_role role, float D, double tol, struct linbuf *b,
-                        struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen)
+static enum s3_err linear_spans(const struct gr2_curve *c, enum gr2_role role, float D, double tol, struct linbuf *b,
+                                struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen)
 {
     uint32_t nk;
     double *t = key_times(c, D, &nk);
     if (!t)
-        return err_set(err, errlen, "out of memory");
-    int nc = b->nc, rc = 0;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    int nc = b->nc;
+    enum s3_err rc = S3_OK;
     struct gr2_seek seek = {0};
     double L[4], R[4], prevR[4];
-    for (uint32_t i = 0; rc == 0 && i + 1 < nk; i++) {
+    for (uint32_t i = 0; rc == S3_OK && i + 1 < nk; i++) {
         uint32_t k = seek_k(c, t[i], &seek, w);
         chan_at(c, role, k, t[i], L, w);
         chan_at(c, role, k, t[i + 1], R, w);
         if (b->rotation && (!(fabs(L[3]) + fabs(L[0]) + fabs(L[1]) + fabs(L[2]) > 0) ||
                             !(fabs(R[3]) + fabs(R[0]) + fabs(R[1]) + fabs(R[2]) > 0))) {
-            rc = err_set(err, errlen, "the orientation is zero (or not a number) near %.9g s", t[i]);
+            rc = s3_fail(S3_ERR_FORMAT, err, errlen, "the orientation is zero (or not a number) near %.9g s", t[i]);
             break;
         }
         struct piece whole = {(float)t[i], (float)t[i + 1], {0}, {0}};
@@ -1201,13 +1218,13 @@ static int linear_spans(const struct gr2_curve *c, enum gr2_role role, float D, 
                 rc = lin_put(b, before, pv, err, errlen);
         }
         rep->knot_keys++;
-        if (rc == 0)
+        if (rc == S3_OK)
             rc = lin_put(b, whole.t0, whole.v0, err, errlen);
-        if (rc == 0)
+        if (rc == S3_OK)
             rc = subdivide(c, role, k, &whole, tol, b, rep, w, err, errlen);
         memcpy(prevR, R, sizeof prevR);
     }
-    if (rc == 0) {
+    if (rc == S3_OK) {
         float pv[4];
         to_floats(prevR, nc, pv);
         rep->knot_keys++;
@@ -1217,8 +1234,8 @@ static int linear_spans(const struct gr2_curve *c, enum gr2_role role, float D, 
     return rc;
 }
 
-int gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
-                          struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen)
+enum s3_err gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                                  struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen)
 {
     /* what the exact keys write as LINEAR or STEP already is the curve: those as they are
      * (gr2_curve_keys' choice: constants, degree 0, degree 1 but rotations) */
@@ -1226,9 +1243,9 @@ int gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double 
     bool exact = role == GR2_ROLE_VECTOR || c->kind != GR2_CURVE_KNOTS || c->n <= 1 || !(duration > 0) ||
                  !isfinite(duration) || (float)duration == 0 || c->degree == 0 ||
                  (c->degree == 1 && role != GR2_ROLE_ORIENTATION);
-    if (exact || gr2_curve_check(c, role, 0, err, errlen)) {
-        int rc = exact ? gr2_curve_keys(c, role, duration, out, w, err, errlen) : -1;
-        if (rc == 0)
+    enum s3_err rc = exact ? S3_OK : gr2_curve_check(c, role, 0, err, errlen);
+    if (exact || rc) {
+        if (exact && (rc = gr2_curve_keys(c, role, duration, out, w, err, errlen)) == S3_OK)
             rep->knot_keys += out->n;
         return rc;
     }
@@ -1239,8 +1256,8 @@ int gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double 
     struct linbuf b = {out, out->ncomp, role == GR2_ROLE_ORIENTATION, 0,
                        2 * (uint64_t)nk * (GR2_LINEAR_MAX_PER_SPAN + 2)};
     double tol = role == GR2_ROLE_ORIENTATION ? GR2_LINEAR_TOL_DEGREES : GR2_LINEAR_TOL;
-    int rc = linear_spans(c, role, (float)duration, tol, &b, rep, w, err, errlen);
-    if (rc == 0)
+    rc = linear_spans(c, role, (float)duration, tol, &b, rep, w, err, errlen);
+    if (rc == S3_OK)
         rc = check_finite(out, err, errlen);
     if (rc)
         mdl_keys_free(out);

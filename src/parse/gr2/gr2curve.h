@@ -71,24 +71,26 @@ struct gr2_curve_ref {
 #define GR2_OLD_LAYOUT_LAST_TAG 0x80000010u
 
 /* The curve held by the Inline member m of a track whose bytes start at `track`
- * (old: the old inline layout, by the file's type tag). 0, or -1 with err. */
-int gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
-                     struct gr2_ref track, bool old, struct gr2_curve_ref *out, char *err, size_t errlen);
+ * (old: the old inline layout, by the file's type tag). FORMAT or UNSUPPORTED (a layout
+ * this version does not know) with err. */
+enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
+                             struct gr2_ref track, bool old, struct gr2_curve_ref *out, char *err, size_t errlen);
 /* True when the type at `type` is a CurveData type: its first member is an Inline
  * {Format, Degree} header (named CurveDataHeader_<Name> when it has a name). */
 bool gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type);
-/* Decodes a curve. 0, or -1 with err (the curve is unusable: an unknown format or layout,
- * counts that do not fit, a knot scale that is not a positive number ...). */
-int gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_curve_ref *r,
-                   struct gr2_curve *out, char *err, size_t errlen);
+/* Decodes a curve, or the reason with err: UNSUPPORTED (an unknown format or layout, a
+ * degree past GR2_CURVE_MAX_DEGREE), FORMAT (counts that do not fit, a knot scale that is
+ * not a positive number ...), LIMIT (too many values per control), RANGE, NOMEM. */
+enum s3_err gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_curve_ref *r,
+                           struct gr2_curve *out, char *err, size_t errlen);
 
 /* ---- evaluation ---- */
 
 /* Values the role takes (vector: dim). */
 uint32_t gr2_role_dim(enum gr2_role role, uint32_t vector_dim);
-/* Whether the curve can be evaluated for the role: 0, or -1 with err (raw samples, a
- * dimension that is not the role's). */
-int gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen);
+/* Whether the curve can be evaluated for the role: S3_OK, or with err UNSUPPORTED (raw
+ * samples) or FORMAT (a dimension that is not the role's). */
+enum s3_err gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen);
 
 /* Work done, counted (tests prove it linear): knot-search steps and span evaluations. */
 struct gr2_work {
@@ -112,11 +114,12 @@ void gr2_curve_eval(const struct gr2_curve *c, enum gr2_role role, uint32_t vect
 
 /* Keys that make glTF play the curve exactly as Granny evaluates it on [0, duration]
  * (translation: position; rotation: orientation; scale: the diagonal of scale/shear, its
- * off-diagonal terms dropped: gr2_curve_shear says how large they are). 0, or -1 with err
- * (a zero orientation, a degree the cubic keys cannot hold). out is freed by
+ * off-diagonal terms dropped: gr2_curve_shear says how large they are). S3_OK, or with err
+ * FORMAT (a zero orientation, a value not finite), UNSUPPORTED (a vector curve, a degree
+ * the cubic keys cannot hold), NOMEM. out is freed by
  * mdl_keys_free. */
-int gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
-                   struct gr2_work *w, char *err, size_t errlen);
+enum s3_err gr2_curve_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                           struct gr2_work *w, char *err, size_t errlen);
 /* The largest magnitude among a scale/shear curve's off-diagonal control values (what a
  * glTF scale drops; 0 for a diagonal one, NaN when one is NaN). */
 double gr2_curve_shear(const struct gr2_curve *c);
@@ -142,9 +145,9 @@ struct gr2_linear {
  * curve (half of it there, for the points between), at most GR2_LINEAR_MAX_PER_SPAN keys
  * a span. Curves the exact keys write as LINEAR or STEP (degree 0 and 1 positions and
  * scales, constants) get those.
- * Work: at most 7 evaluations a span and 7 an inserted key. 0, or -1 with err (as
- * gr2_curve_keys). out is freed by mdl_keys_free. */
-int gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
-                          struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen);
+ * Work: at most 7 evaluations a span and 7 an inserted key. S3_OK, or the reason
+ * with err (as gr2_curve_keys; LIMIT past the key bound). out is freed by mdl_keys_free. */
+enum s3_err gr2_curve_linear_keys(const struct gr2_curve *c, enum gr2_role role, double duration, struct mdl_keys *out,
+                                  struct gr2_linear *rep, struct gr2_work *w, char *err, size_t errlen);
 
 #endif

@@ -51,28 +51,46 @@ static float f32_at(const struct gr2_space *sp, const uint8_t *p)
     return f;
 }
 
-/* The typed struct a Reference member points to: 1, 0 when NULL (or absent), -1 error. */
-static int follow(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
-                  const char *name, const struct gr2_type **to_type, struct gr2_ref *to, const char **why)
+/* A type decoded for use: FORMAT when its definition is bad, NOMEM when it could not be
+ * made. */
+static enum s3_err usable_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref at,
+                               const struct gr2_type **t, const char **why)
 {
+    *t = gr2_type_get(reg, sp, at);
+    if (!*t) {
+        *why = "out of memory";
+        return S3_ERR_NOMEM;
+    }
+    if (!(*t)->ok) {
+        *why = (*t)->err;
+        return S3_ERR_FORMAT;
+    }
+    return S3_OK;
+}
+
+/* The typed struct a Reference member points to: *found false when NULL (or absent). */
+static enum s3_err follow(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                          struct gr2_ref obj, const char *name, const struct gr2_type **to_type, struct gr2_ref *to,
+                          bool *found, const char **why)
+{
+    *found = false;
     const struct gr2_member *m = find_of(t, name, GR2_REFERENCE);
     if (!m)
-        return 0;
-    int rc = gr2_pointer(sp, obj.section, obj.offset + m->offset, to, why);
-    if (rc != 1)
-        return rc;
+        return S3_OK;
+    bool points;
+    enum s3_err e = gr2_pointer(sp, obj.section, obj.offset + m->offset, to, &points, why);
+    if (e || !points)
+        return e;
     if (!m->has_ref_type) {
         *why = "untyped reference";
-        return -1;
+        return S3_ERR_FORMAT;
     }
-    *to_type = gr2_type_get(reg, sp, m->ref_type);
-    if (!*to_type || !(*to_type)->ok) {
-        *why = *to_type ? (*to_type)->err : "out of memory";
-        return -1;
-    }
-    if (!gr2_bytes(sp, to->section, to->offset, (*to_type)->size, why))
-        return -1;
-    return 1;
+    const uint8_t *b;
+    if ((e = usable_type(reg, sp, m->ref_type, to_type, why)) ||
+        (e = gr2_bytes_at(sp, to->section, to->offset, (*to_type)->size, &b, why)))
+        return e;
+    *found = true;
+    return S3_OK;
 }
 
 struct array {
@@ -81,40 +99,39 @@ struct array {
     uint32_t count;
 };
 
-/* A ReferenceToArray member's elements (count 0 when absent or NULL): 0, or -1 (why). */
-static int array_of(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
-                    const char *name, struct array *a, const char **why)
+/* A ReferenceToArray member's elements (count 0 when absent or NULL), or the reason
+ * (why). */
+static enum s3_err array_of(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                            struct gr2_ref obj, const char *name, struct array *a, const char **why)
 {
     memset(a, 0, sizeof *a);
     const struct gr2_member *m = find_of(t, name, GR2_REF_TO_ARRAY);
     if (!m)
-        return 0;
-    const uint8_t *b = gr2_bytes(sp, obj.section, obj.offset + m->offset, 4, why);
-    if (!b)
-        return -1;
+        return S3_OK;
+    const uint8_t *b;
+    enum s3_err e = gr2_bytes_at(sp, obj.section, obj.offset + m->offset, 4, &b, why);
+    if (e)
+        return e;
     uint32_t count = gr2_u32_at(sp, b);
-    int rc = gr2_pointer(sp, obj.section, obj.offset + m->offset + 4, &a->items, why);
-    if (rc < 0)
-        return -1;
-    if (rc == 0 || count == 0)
-        return 0;
+    bool points;
+    if ((e = gr2_pointer(sp, obj.section, obj.offset + m->offset + 4, &a->items, &points, why)))
+        return e;
+    if (!points || count == 0)
+        return S3_OK;
     if (!m->has_ref_type) {
         *why = "array of untyped elements";
-        return -1;
+        return S3_ERR_FORMAT;
     }
-    a->type = gr2_type_get(reg, sp, m->ref_type);
-    if (!a->type || !a->type->ok) {
-        *why = a->type ? a->type->err : "out of memory";
-        return -1;
-    }
+    if ((e = usable_type(reg, sp, m->ref_type, &a->type, why)))
+        return e;
     if (a->type->size == 0) {
         *why = "array of zero-sized elements";
-        return -1;
+        return S3_ERR_FORMAT;
     }
-    if (!gr2_bytes(sp, a->items.section, a->items.offset, (uint64_t)count * a->type->size, why))
-        return -1;
+    if ((e = gr2_bytes_at(sp, a->items.section, a->items.offset, (uint64_t)count * a->type->size, &b, why)))
+        return e;
     a->count = count;
-    return 0;
+    return S3_OK;
 }
 
 static struct gr2_ref elem_at(const struct array *a, uint32_t i)
@@ -122,25 +139,25 @@ static struct gr2_ref elem_at(const struct array *a, uint32_t i)
     return (struct gr2_ref){a->items.section, a->items.offset + i * a->type->size};
 }
 
-/* A String member, copied (NULL when absent or NULL): 0, or -1 (why). */
 /* A String member, copied (NULL when absent or NULL); a remapped string is its CRC as the
- * tree shows it, "crc:0x%08x", so names still match each other. 0, or -1 (why). */
-static int string_of(const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj, const char *name,
-                     char **out, size_t *len, const char **why)
+ * tree shows it, "crc:0x%08x", so names still match each other. A slot that cannot be
+ * read is past the end of its bytes (RANGE, why). */
+static enum s3_err string_of(const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
+                             const char *name, char **out, size_t *len, const char **why)
 {
     *out = NULL;
     *len = 0;
     const struct gr2_member *m = find_of(t, name, GR2_STRING);
     if (!m)
-        return 0;
+        return S3_OK;
     struct gr2_str str;
     gr2_string_slot(sp, obj.section, obj.offset + m->offset, &str);
     if (str.kind == GR2_STR_ERROR) {
         *why = str.why;
-        return -1;
+        return S3_ERR_RANGE;
     }
     if (str.kind == GR2_STR_NULL)
-        return 0;
+        return S3_OK;
     char crc[24];
     if (str.kind == GR2_STR_CRC) {
         snprintf(crc, sizeof crc, "crc:0x%08" PRIx32, str.crc);
@@ -150,12 +167,12 @@ static int string_of(const struct gr2_space *sp, const struct gr2_type *t, struc
     *out = malloc(str.len + 1);
     if (!*out) {
         *why = "out of memory";
-        return -1;
+        return S3_ERR_NOMEM;
     }
     memcpy(*out, str.text, str.len);
     (*out)[str.len] = 0;
     *len = str.len;
-    return 0;
+    return S3_OK;
 }
 
 static bool int32_of(const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj, const char *name,
@@ -219,25 +236,26 @@ static const struct gr2_member *either(const struct gr2_type *t, const char *a, 
     return m ? m : find_of(t, b, type);
 }
 
-static int read_bone(const struct gr2_space *sp, const struct gr2_type *bt, struct gr2_ref at, uint32_t i,
-                     struct mdl_bone *b, char *err, size_t errlen)
+static enum s3_err read_bone(const struct gr2_space *sp, const struct gr2_type *bt, struct gr2_ref at, uint32_t i,
+                             struct mdl_bone *b, char *err, size_t errlen)
 {
     const char *why;
-    if (string_of(sp, bt, at, "Name", &b->name, &b->name_len, &why))
-        return err_set(err, errlen, "bone %" PRIu32 ": Name: %s", i, why);
+    enum s3_err e = string_of(sp, bt, at, "Name", &b->name, &b->name_len, &why);
+    if (e)
+        return s3_fail(e, err, errlen, "bone %" PRIu32 ": Name: %s", i, why);
     if (!int32_of(sp, bt, at, "ParentIndex", &b->parent))
-        return err_set(err, errlen, "bone %" PRIu32 ": no ParentIndex member", i);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "bone %" PRIu32 ": no ParentIndex member", i);
     const struct gr2_member *tm = either(bt, "Transform", "LocalTransform", GR2_TRANSFORM);
     if (!tm)
-        return err_set(err, errlen, "bone %" PRIu32 ": no Transform or LocalTransform member", i);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "bone %" PRIu32 ": no Transform or LocalTransform member", i);
     const struct gr2_member *im = either(bt, "InverseWorldTransform", "InverseWorld4x4", GR2_REAL32);
     if (!im || im->array_width != 16)
-        return err_set(err, errlen, "bone %" PRIu32 ": no InverseWorldTransform or InverseWorld4x4 member (16 floats)",
-                       i);
-    const uint8_t *tb = gr2_bytes(sp, at.section, at.offset + tm->offset, GR2_TRANSFORM_SIZE, &why);
-    const uint8_t *ib = tb ? gr2_bytes(sp, at.section, at.offset + im->offset, 64, &why) : NULL;
-    if (!ib)
-        return err_set(err, errlen, "bone %" PRIu32 ": %s", i, why);
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "bone %" PRIu32 ": no InverseWorldTransform or InverseWorld4x4 member (16 floats)", i);
+    const uint8_t *tb, *ib;
+    if ((e = gr2_bytes_at(sp, at.section, at.offset + tm->offset, GR2_TRANSFORM_SIZE, &tb, &why)) ||
+        (e = gr2_bytes_at(sp, at.section, at.offset + im->offset, 64, &ib, &why)))
+        return s3_fail(e, err, errlen, "bone %" PRIu32 ": %s", i, why);
     struct xform x;
     read_transform(sp, tb, &x);
     b->has_matrix = x.has_matrix;
@@ -249,39 +267,43 @@ static int read_bone(const struct gr2_space *sp, const struct gr2_type *bt, stru
         b->ibm[k] = f32_at(sp, ib + 4 * k);
     b->ibm[3] = b->ibm[7] = b->ibm[11] = 0; /* the last row glTF requires */
     b->ibm[15] = 1;
-    return 0;
+    return S3_OK;
 }
 
-int gr2_skeleton_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                      struct mdl_skeleton *out, char *err, size_t errlen)
+enum s3_err gr2_skeleton_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                              struct gr2_ref obj, struct mdl_skeleton *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const struct gr2_type *t = gr2_type_get(reg, sp, type);
     const char *why;
+    const uint8_t *b;
     struct array bones;
+    if (!t)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     if (!gr2_is_skeleton(t))
-        return err_set(err, errlen, "not a skeleton (no Bones array)");
-    if (!gr2_bytes(sp, obj.section, obj.offset, t->size, &why) || string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why) ||
-        array_of(reg, sp, t, obj, "Bones", &bones, &why)) {
-        mdl_skeleton_free(out);
-        return err_set(err, errlen, "skeleton: %s", why);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a skeleton (no Bones array)");
+    enum s3_err e;
+    if ((e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why)) ||
+        (e = string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why)) ||
+        (e = array_of(reg, sp, t, obj, "Bones", &bones, &why))) {
+        e = s3_fail(e, err, errlen, "skeleton: %s", why);
+        goto fail;
     }
     out->bone = alloc_array(bones.count, sizeof *out->bone);
     if (!out->bone) {
-        mdl_skeleton_free(out);
-        return err_set(err, errlen, "out of memory");
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
     out->nbones = bones.count;
     for (uint32_t i = 0; i < bones.count; i++)
-        if (read_bone(sp, bones.type, elem_at(&bones, i), i, &out->bone[i], err, errlen)) {
-            mdl_skeleton_free(out);
-            return -1;
-        }
-    if (mdl_skeleton_check(out, err, errlen)) {
-        mdl_skeleton_free(out);
-        return -1;
-    }
-    return 0;
+        if ((e = read_bone(sp, bones.type, elem_at(&bones, i), i, &out->bone[i], err, errlen)))
+            goto fail;
+    if ((e = mdl_skeleton_check(out, err, errlen)))
+        goto fail;
+    return S3_OK;
+fail:
+    mdl_skeleton_free(out);
+    return e;
 }
 
 /* ---- meshes ---- */
@@ -368,47 +390,51 @@ static void normalise_normals(struct mdl_mesh *m)
     }
 }
 
-static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *vdt,
-                         struct gr2_ref vd, struct mdl_mesh *m, uint32_t nbindings, char *err, size_t errlen)
+static enum s3_err read_vertices(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *vdt,
+                                 struct gr2_ref vd, struct mdl_mesh *m, uint32_t nbindings, char *err, size_t errlen)
 {
     const struct gr2_member *vm = find_of(vdt, "Vertices", GR2_REF_TO_VARIANT_ARRAY);
     if (!vm)
-        return err_set(err, errlen, "the vertex data has no Vertices member");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the vertex data has no Vertices member");
     uint32_t p = (uint32_t)gr2_pointer_size(sp), at = vd.offset + vm->offset;
     struct gr2_ref vtype, items;
     const char *why;
-    const uint8_t *b = gr2_bytes(sp, vd.section, at + p, 4, &why);
-    int trc = b ? gr2_pointer(sp, vd.section, at, &vtype, &why) : -1;
-    int rc = trc < 0 ? -1 : gr2_pointer(sp, vd.section, at + p + 4, &items, &why);
-    if (rc < 0)
-        return err_set(err, errlen, "Vertices: %s", why);
+    const uint8_t *b;
+    bool typed, points;
+    enum s3_err e;
+    if ((e = gr2_bytes_at(sp, vd.section, at + p, 4, &b, &why)) ||
+        (e = gr2_pointer(sp, vd.section, at, &vtype, &typed, &why)) ||
+        (e = gr2_pointer(sp, vd.section, at + p + 4, &items, &points, &why)))
+        return s3_fail(e, err, errlen, "Vertices: %s", why);
     uint32_t count = gr2_u32_at(sp, b);
-    if (rc == 0 || count == 0)
-        return err_set(err, errlen, "the mesh has no vertices");
-    if (trc == 0)
-        return err_set(err, errlen, "Vertices: no vertex type");
-    const struct gr2_type *vt = gr2_type_get(reg, sp, vtype);
-    if (!vt || !vt->ok)
-        return err_set(err, errlen, "vertex type: %s", vt ? vt->err : "out of memory");
-    const uint8_t *verts = vt->size ? gr2_bytes(sp, items.section, items.offset, (uint64_t)count * vt->size, &why) : NULL;
-    if (!verts)
-        return err_set(err, errlen, "Vertices: %s", vt->size ? why : "zero-sized vertices");
+    if (!points || count == 0)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the mesh has no vertices");
+    if (!typed)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "Vertices: no vertex type");
+    const struct gr2_type *vt;
+    if ((e = usable_type(reg, sp, vtype, &vt, &why)))
+        return s3_fail(e, err, errlen, "vertex type: %s", why);
+    if (vt->size == 0)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "Vertices: zero-sized vertices");
+    const uint8_t *verts;
+    if ((e = gr2_bytes_at(sp, items.section, items.offset, (uint64_t)count * vt->size, &verts, &why)))
+        return s3_fail(e, err, errlen, "Vertices: %s", why);
     bool bad = false;
     const struct gr2_member *pos = vertex_member(vt, "Position", 3, &bad);
     if (!pos)
-        return err_set(err, errlen, "the vertex type has no Position member of 3 numbers");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the vertex type has no Position member of 3 numbers");
     const struct gr2_member *nrm = vertex_member(vt, "Normal", 3, &bad);
     const struct gr2_member *uv = vertex_member(vt, "TextureCoordinates0", 2, &bad);
     const struct gr2_member *bw = vertex_member(vt, "BoneWeights", 1, &bad);
     const struct gr2_member *bi = vertex_member(vt, "BoneIndices", 1, &bad);
     if (bad)
-        return err_set(err, errlen, "a vertex member (Normal, TextureCoordinates0, BoneWeights, BoneIndices) is not a list of numbers of the usual size");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "a vertex member (Normal, TextureCoordinates0, BoneWeights, BoneIndices) is not a list of numbers of the usual size");
     m->nverts = count;
     m->pos = malloc((size_t)count * 3 * sizeof *m->pos);
     m->nrm = nrm ? malloc((size_t)count * 3 * sizeof *m->nrm) : NULL;
     m->uv = uv ? malloc((size_t)count * 2 * sizeof *m->uv) : NULL;
     if (!m->pos || (nrm && !m->nrm) || (uv && !m->uv))
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     gather(sp, verts, vt->size, count, pos, 3, m->pos);
     if (nrm) {
         gather(sp, verts, vt->size, count, nrm, 3, m->nrm);
@@ -417,7 +443,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
     if (uv)
         gather(sp, verts, vt->size, count, uv, 2, m->uv);
     if (!bi)
-        return 0; /* rigid: bound as a whole to its first bone binding */
+        return S3_OK; /* rigid: bound as a whole to its first bone binding */
     int nb = bi->array_width > 0 ? bi->array_width : 1, nw = bw ? (bw->array_width > 0 ? bw->array_width : 1) : 0;
     nb = nb > 4 ? 4 : nb;
     nw = nw > nb ? nb : nw;
@@ -425,7 +451,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
     m->joints = calloc((size_t)count * 4, sizeof *m->joints);
     m->weights = calloc((size_t)count * 4, sizeof *m->weights);
     if (!m->joints || !m->weights)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     uint32_t bsize = gr2_elem_size(sp, bi->type), wsize = bw ? gr2_elem_size(sp, bw->type) : 0;
     for (uint32_t i = 0; i < count; i++) {
         const uint8_t *v = verts + (size_t)i * vt->size;
@@ -436,7 +462,7 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
             if (!bw)
                 w[k] = k == 0; /* indices without weights: all on the first */
             if (!(w[k] >= 0) || !isfinite(w[k]))
-                return err_set(err, errlen, "vertex %" PRIu32 ": a bone weight is negative or not a number", i);
+                return s3_fail(S3_ERR_FORMAT, err, errlen, "vertex %" PRIu32 ": a bone weight is negative or not a number", i);
             sum += w[k];
         }
         if (sum <= 0) { /* no weight at all: held by its first bone */
@@ -445,33 +471,35 @@ static int read_vertices(struct gr2_types *reg, const struct gr2_space *sp, cons
         }
         for (int k = 0; k < 4; k++) {
             if (w[k] > 0 && !(idx[k] >= 0 && idx[k] < (float)nbindings && idx[k] <= (float)UINT16_MAX))
-                return err_set(err, errlen, "vertex %" PRIu32 ": bone index %.0f is past the mesh's %" PRIu32 " bone bindings",
-                               i, (double)idx[k], nbindings);
+                return s3_fail(S3_ERR_FORMAT, err, errlen,
+                               "vertex %" PRIu32 ": bone index %.0f is past the mesh's %" PRIu32 " bone bindings", i,
+                               (double)idx[k], nbindings);
             m->joints[4 * (size_t)i + (size_t)k] = w[k] > 0 ? (uint16_t)idx[k] : 0;
             m->weights[4 * (size_t)i + (size_t)k] = (float)(w[k] / sum);
         }
     }
-    return 0;
+    return S3_OK;
 }
 
 /* A ReferenceToArray of one-member structs holding integers (Indices, Indices16). */
-static int read_indices(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *tt, struct gr2_ref top,
-                        const char *name, struct mdl_mesh *m, char *err, size_t errlen)
+static enum s3_err read_indices(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *tt,
+                                struct gr2_ref top, const char *name, struct mdl_mesh *m, char *err, size_t errlen)
 {
     struct array a;
     const char *why;
-    if (array_of(reg, sp, tt, top, name, &a, &why))
-        return err_set(err, errlen, "%s: %s", name, why);
+    enum s3_err e = array_of(reg, sp, tt, top, name, &a, &why);
+    if (e)
+        return s3_fail(e, err, errlen, "%s: %s", name, why);
     if (a.count == 0)
-        return 0;
+        return S3_OK;
     if (a.type->nmembers < 1 || !(a.type->m[0].type == GR2_INT32 || a.type->m[0].type == GR2_UINT32 ||
                                   a.type->m[0].type == GR2_UINT16 || a.type->m[0].type == GR2_INT16))
-        return err_set(err, errlen, "%s: elements are not integers", name);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: elements are not integers", name);
     if (a.count % 3)
-        return err_set(err, errlen, "%s: %" PRIu32 " indices, not whole triangles", name, a.count);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " indices, not whole triangles", name, a.count);
     m->index = malloc((size_t)a.count * sizeof *m->index);
     if (!m->index)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     bool wide = a.type->m[0].type == GR2_INT32 || a.type->m[0].type == GR2_UINT32;
     for (uint32_t i = 0; i < a.count; i++) {
         const uint8_t *p = sp->data[a.items.section] + a.items.offset + (size_t)i * a.type->size;
@@ -479,120 +507,130 @@ static int read_indices(struct gr2_types *reg, const struct gr2_space *sp, const
     }
     m->ntris = a.count / 3;
     m->index16 = !wide;
-    return 0;
+    return S3_OK;
 }
 
-static int read_topology(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *tt,
-                         struct gr2_ref top, struct mdl_mesh *m, char *err, size_t errlen)
+static enum s3_err read_topology(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *tt,
+                                 struct gr2_ref top, struct mdl_mesh *m, char *err, size_t errlen)
 {
-    if (read_indices(reg, sp, tt, top, "Indices", m, err, errlen))
-        return -1;
-    if (!m->index && read_indices(reg, sp, tt, top, "Indices16", m, err, errlen))
-        return -1;
+    enum s3_err e = read_indices(reg, sp, tt, top, "Indices", m, err, errlen);
+    if (e)
+        return e;
+    if (!m->index && (e = read_indices(reg, sp, tt, top, "Indices16", m, err, errlen)))
+        return e;
     if (!m->index)
-        return err_set(err, errlen, "the topology has no Indices or Indices16");
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the topology has no Indices or Indices16");
     struct array g;
     const char *why;
-    if (array_of(reg, sp, tt, top, "Groups", &g, &why))
-        return err_set(err, errlen, "Groups: %s", why);
+    if ((e = array_of(reg, sp, tt, top, "Groups", &g, &why)))
+        return s3_fail(e, err, errlen, "Groups: %s", why);
     if (g.count == 0)
-        return 0;
-    m->group = calloc(g.count, sizeof *m->group);
+        return S3_OK;
+    m->group = alloc_array(g.count, sizeof *m->group);
     if (!m->group)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     m->ngroups = g.count;
     for (uint32_t i = 0; i < g.count; i++) {
         int32_t mat = -1, first = 0, n = 0;
         struct gr2_ref at = elem_at(&g, i);
         if (!int32_of(sp, g.type, at, "TriFirst", &first) || !int32_of(sp, g.type, at, "TriCount", &n))
-            return err_set(err, errlen, "group %" PRIu32 ": no TriFirst or TriCount", i);
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "group %" PRIu32 ": no TriFirst or TriCount", i);
         (void)int32_of(sp, g.type, at, "MaterialIndex", &mat);
         if (first < 0 || n < 0)
-            return err_set(err, errlen, "group %" PRIu32 ": negative triangle range", i);
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "group %" PRIu32 ": negative triangle range", i);
         m->group[i] = (struct mdl_group){mat, (uint32_t)first, (uint32_t)n};
     }
-    return 0;
+    return S3_OK;
 }
 
 /* Names of the structs an array's elements refer to through `ref` (MaterialBindings →
  * Material → Name), or the array elements' own String `field` (BoneBindings → BoneName). */
-static int read_names(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
-                      const char *array, const char *ref, const char *field, char ***names, uint32_t *n,
-                      char *err, size_t errlen)
+static enum s3_err read_names(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                              struct gr2_ref obj, const char *array, const char *ref, const char *field, char ***names,
+                              uint32_t *n, char *err, size_t errlen)
 {
     struct array a;
     const char *why;
     *names = NULL;
     *n = 0;
-    if (array_of(reg, sp, t, obj, array, &a, &why))
-        return err_set(err, errlen, "%s: %s", array, why);
+    enum s3_err e = array_of(reg, sp, t, obj, array, &a, &why);
+    if (e)
+        return s3_fail(e, err, errlen, "%s: %s", array, why);
     if (a.count == 0)
-        return 0;
-    *names = calloc(a.count, sizeof **names);
+        return S3_OK;
+    *names = alloc_array(a.count, sizeof **names);
     if (!*names)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     *n = a.count;
     for (uint32_t i = 0; i < a.count; i++) {
-        const struct gr2_type *et = a.type, *to = NULL; /* set by follow when it returns 1 */
+        const struct gr2_type *et = a.type, *to = NULL; /* set by follow when it finds one */
         struct gr2_ref at = elem_at(&a, i), target;
         size_t len;
         if (ref) {
-            int rc = follow(reg, sp, a.type, at, ref, &to, &target, &why);
-            if (rc < 0)
-                return err_set(err, errlen, "%s %" PRIu32 ": %s", array, i, why);
-            if (rc == 0)
+            bool found;
+            if ((e = follow(reg, sp, a.type, at, ref, &to, &target, &found, &why)))
+                return s3_fail(e, err, errlen, "%s %" PRIu32 ": %s", array, i, why);
+            if (!found)
                 continue;
             et = to;
             at = target;
         }
-        if (string_of(sp, et, at, field, &(*names)[i], &len, &why))
-            return err_set(err, errlen, "%s %" PRIu32 ": %s", array, i, why);
+        if ((e = string_of(sp, et, at, field, &(*names)[i], &len, &why)))
+            return s3_fail(e, err, errlen, "%s %" PRIu32 ": %s", array, i, why);
     }
-    return 0;
+    return S3_OK;
 }
 
-int gr2_mesh_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                  struct mdl_mesh *out, char ***bindings, uint32_t *nbindings, char *err, size_t errlen)
+/* A Reference member that must point somewhere: a NULL (or absent) one is bad bytes. */
+static enum s3_err follow_needed(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                                 struct gr2_ref obj, const char *name, const struct gr2_type **to_type,
+                                 struct gr2_ref *to, char *err, size_t errlen)
+{
+    const char *why = "none";
+    bool found;
+    enum s3_err e = follow(reg, sp, t, obj, name, to_type, to, &found, &why);
+    if (!e && !found)
+        e = S3_ERR_FORMAT;
+    return e ? s3_fail(e, err, errlen, "%s: %s", name, why) : S3_OK;
+}
+
+enum s3_err gr2_mesh_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
+                          struct mdl_mesh *out, char ***bindings, uint32_t *nbindings, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     *bindings = NULL;
     *nbindings = 0;
     const struct gr2_type *t = gr2_type_get(reg, sp, type), *vdt, *tt;
     const char *why = "";
+    const uint8_t *b;
     struct gr2_ref vd, top;
-    int rc = -1;
+    enum s3_err e;
     if (!gr2_is_mesh(t)) {
-        err_set(err, errlen, "not a mesh (no PrimaryVertexData and PrimaryTopology)");
-        goto out;
+        e = t ? s3_fail(S3_ERR_FORMAT, err, errlen, "not a mesh (no PrimaryVertexData and PrimaryTopology)")
+              : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
-    if (!gr2_bytes(sp, obj.section, obj.offset, t->size, &why) || string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why)) {
-        err_set(err, errlen, "mesh: %s", why);
-        goto out;
+    if ((e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why)) ||
+        (e = string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why))) {
+        e = s3_fail(e, err, errlen, "mesh: %s", why);
+        goto fail;
     }
-    if (read_names(reg, sp, t, obj, "BoneBindings", NULL, "BoneName", bindings, nbindings, err, errlen) ||
-        read_names(reg, sp, t, obj, "MaterialBindings", "Material", "Name", &out->material, &out->nmaterials, err, errlen))
-        goto out;
-    int vrc = follow(reg, sp, t, obj, "PrimaryVertexData", &vdt, &vd, &why);
-    if (vrc <= 0) {
-        err_set(err, errlen, "PrimaryVertexData: %s", vrc ? why : "none");
-        goto out;
-    }
-    int trc = follow(reg, sp, t, obj, "PrimaryTopology", &tt, &top, &why);
-    if (trc <= 0) {
-        err_set(err, errlen, "PrimaryTopology: %s", trc ? why : "none");
-        goto out;
-    }
-    if (read_vertices(reg, sp, vdt, vd, out, *nbindings, err, errlen) || read_topology(reg, sp, tt, top, out, err, errlen))
-        goto out;
-    rc = mdl_mesh_check(out, UINT16_MAX + 1u, err, errlen) == S3_OK ? 0 : -1;
-out:
-    if (rc) {
-        mdl_mesh_free(out);
-        gr2_names_free(*bindings, *nbindings);
-        *bindings = NULL;
-        *nbindings = 0;
-    }
-    return rc;
+    if ((e = read_names(reg, sp, t, obj, "BoneBindings", NULL, "BoneName", bindings, nbindings, err, errlen)) ||
+        (e = read_names(reg, sp, t, obj, "MaterialBindings", "Material", "Name", &out->material, &out->nmaterials,
+                        err, errlen)) ||
+        (e = follow_needed(reg, sp, t, obj, "PrimaryVertexData", &vdt, &vd, err, errlen)) ||
+        (e = follow_needed(reg, sp, t, obj, "PrimaryTopology", &tt, &top, err, errlen)) ||
+        (e = read_vertices(reg, sp, vdt, vd, out, *nbindings, err, errlen)) ||
+        (e = read_topology(reg, sp, tt, top, out, err, errlen)) ||
+        (e = mdl_mesh_check(out, UINT16_MAX + 1u, err, errlen)))
+        goto fail;
+    return S3_OK;
+fail:
+    mdl_mesh_free(out);
+    gr2_names_free(*bindings, *nbindings);
+    *bindings = NULL;
+    *nbindings = 0;
+    return e;
 }
 
 /* ---- models ---- */
@@ -616,22 +654,22 @@ static int cmp_by_name(const void *a, const void *b)
 
 /* Bone-binding indices become skeleton bone indices (by name); a weight split over two
  * slots naming one bone is merged, and unused slots point at bone 0 with weight 0. */
-static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, const struct mdl_skeleton *s,
-                      char *err, size_t errlen)
+static enum s3_err map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, const struct mdl_skeleton *s,
+                              char *err, size_t errlen)
 {
     if (nbindings == 0 || s->nbones == 0) { /* nothing to bind to: a static mesh */
         free(m->joints);
         free(m->weights);
         m->joints = NULL;
         m->weights = NULL;
-        return 0;
+        return S3_OK;
     }
-    uint16_t *map = malloc(nbindings * sizeof *map);
-    struct by_name *sorted = malloc(s->nbones * sizeof *sorted);
+    enum s3_err e = S3_OK;
+    uint16_t *map = alloc_array(nbindings, sizeof *map);
+    struct by_name *sorted = alloc_array(s->nbones, sizeof *sorted);
     if (!map || !sorted) {
-        free(map);
-        free(sorted);
-        return err_set(err, errlen, "out of memory");
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto done;
     }
     /* bone names sorted (ties by index), so each binding is one binary search: a
      * file may hold many bindings and many bones */
@@ -644,26 +682,24 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
         while (hit && hit > sorted && strcmp(hit[-1].name, key.name) == 0)
             hit--; /* the first bone of that name */
         if (!hit || hit->index > UINT16_MAX) {
-            free(map);
-            free(sorted);
-            return err_set(err, errlen, "bone binding %" PRIu32 " '%s' is not a bone of the skeleton", b, key.name);
+            e = s3_fail(S3_ERR_FORMAT, err, errlen, "bone binding %" PRIu32 " '%s' is not a bone of the skeleton", b,
+                        key.name);
+            goto done;
         }
         map[b] = (uint16_t)hit->index;
     }
-    free(sorted);
     if (!m->joints) { /* rigid: every vertex on the first binding's bone */
-        m->joints = calloc((size_t)m->nverts * 4, sizeof *m->joints);
-        m->weights = calloc((size_t)m->nverts * 4, sizeof *m->weights);
+        m->joints = alloc_array((size_t)m->nverts * 4, sizeof *m->joints);
+        m->weights = alloc_array((size_t)m->nverts * 4, sizeof *m->weights);
         if (!m->joints || !m->weights) {
-            free(map);
-            return err_set(err, errlen, "out of memory");
+            e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+            goto done;
         }
         for (uint32_t i = 0; i < m->nverts; i++) {
             m->joints[4 * (size_t)i] = map[0];
             m->weights[4 * (size_t)i] = 1;
         }
-        free(map);
-        return 0;
+        goto done;
     }
     for (uint32_t i = 0; i < m->nverts; i++) {
         uint16_t *j = m->joints + 4 * (size_t)i;
@@ -678,8 +714,10 @@ static int map_joints(struct mdl_mesh *m, char **bindings, uint32_t nbindings, c
                     j[l] = 0;
                 }
     }
+done:
     free(map);
-    return 0;
+    free(sorted);
+    return e;
 }
 
 static void note_left_out(struct mdl_notes *left, uint32_t i, const char *name, const char *why)
@@ -687,8 +725,8 @@ static void note_left_out(struct mdl_notes *left, uint32_t i, const char *name, 
     mdl_notes_add(left, "mesh binding %" PRIu32 " (%s): left out: %s", i, name ? name : "", why);
 }
 
-int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                   struct mdl_model *out, char *err, size_t errlen)
+enum s3_err gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
+                           struct mdl_model *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->r[3] = 1;
@@ -697,11 +735,17 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
     const char *why = "";
     struct gr2_ref so, bo, mo;
     struct array mb;
-    if (!gr2_is_model(t) || !gr2_bytes(sp, obj.section, obj.offset, t->size, &why) ||
-        string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why) ||
-        array_of(reg, sp, t, obj, "MeshBindings", &mb, &why)) {
-        mdl_model_free(out);
-        return err_set(err, errlen, "model: %s", gr2_is_model(t) ? why : "not a model (no MeshBindings)");
+    const uint8_t *b;
+    enum s3_err e;
+    if (!gr2_is_model(t)) {
+        e = s3_fail(t ? S3_ERR_FORMAT : S3_ERR_NOMEM, err, errlen, "model: not a model (no MeshBindings)");
+        goto fail;
+    }
+    if ((e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why)) ||
+        (e = string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why)) ||
+        (e = array_of(reg, sp, t, obj, "MeshBindings", &mb, &why))) {
+        e = s3_fail(e, err, errlen, "model: %s", why);
+        goto fail;
     }
     const struct gr2_member *pm = find_of(t, "InitialPlacement", GR2_TRANSFORM);
     if (pm) {
@@ -713,17 +757,17 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         memcpy(out->s, x.s, sizeof x.s);
         memcpy(out->m, x.m, sizeof x.m);
     }
-    int rc = follow(reg, sp, t, obj, "Skeleton", &st, &so, &why);
-    if (rc < 0 || (rc == 1 && gr2_skeleton_read(reg, sp, st->at, so, &out->skel, err, errlen))) {
-        if (rc < 0)
-            err_set(err, errlen, "Skeleton: %s", why);
-        mdl_model_free(out);
-        return -1;
+    bool found;
+    if ((e = follow(reg, sp, t, obj, "Skeleton", &st, &so, &found, &why))) {
+        e = s3_fail(e, err, errlen, "Skeleton: %s", why);
+        goto fail;
     }
+    if (found && (e = gr2_skeleton_read(reg, sp, st->at, so, &out->skel, err, errlen)))
+        goto fail;
     out->mesh = alloc_array(mb.count, sizeof *out->mesh);
     if (!out->mesh) {
-        mdl_model_free(out);
-        return err_set(err, errlen, "out of memory");
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
     struct mdl_notes left = {0};
     for (uint32_t i = 0; i < mb.count; i++) {
@@ -731,9 +775,9 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         gr2_space_settle(sp); /* each mesh is copied out: the last one's bytes may go */
         bt = mb.type;
         bo = elem_at(&mb, i);
-        rc = follow(reg, sp, bt, bo, "Mesh", &mt, &mo, &why);
-        if (rc <= 0) {
-            note_left_out(&left, i, NULL, rc ? why : "no Mesh");
+        enum s3_err fe = follow(reg, sp, bt, bo, "Mesh", &mt, &mo, &found, &why);
+        if (fe || !found) {
+            note_left_out(&left, i, NULL, fe ? why : "no Mesh");
             continue;
         }
         struct mdl_mesh *m = &out->mesh[out->nmeshes];
@@ -757,5 +801,8 @@ int gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, struct gr2
         gr2_names_free(names, nnames);
     }
     out->left_out = mdl_notes_take(&left);
-    return 0;
+    return S3_OK;
+fail:
+    mdl_model_free(out);
+    return e;
 }

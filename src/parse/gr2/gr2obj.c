@@ -91,23 +91,33 @@ void gr2_space_settle(const struct gr2_space *s)
         l->settled(s);
 }
 
-const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why)
+enum s3_err gr2_bytes_at(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const uint8_t **p,
+                         const char **why)
 {
+    *p = NULL;
     if (sec >= s->g->nsections) {
         *why = "reference to a section that does not exist";
-        return NULL;
+        return S3_ERR_FORMAT;
     }
     if (s->lazy)
         use_section(s, sec);
     if (!s->data[sec]) {
         *why = s->why[sec] ? s->why[sec] : "section bytes unavailable";
-        return NULL;
+        return S3_ERR_IO;
     }
     if (off > s->size[sec] || len > s->size[sec] - off) {
         *why = "reference past the end of its section";
-        return NULL;
+        return S3_ERR_RANGE;
     }
-    return s->data[sec] + off;
+    *p = s->data[sec] + off;
+    return S3_OK;
+}
+
+const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why)
+{
+    const uint8_t *p;
+    gr2_bytes_at(s, sec, off, len, &p, why);
+    return p;
 }
 
 uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p)
@@ -115,10 +125,14 @@ uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p)
     return ld_u32(p, s->g->be);
 }
 
-int gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, const char **why)
+enum s3_err gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, bool *points,
+                        const char **why)
 {
-    if (!gr2_bytes(s, sec, off, (uint64_t)gr2_pointer_size(s), why))
-        return -1;
+    const uint8_t *slot;
+    *points = false;
+    enum s3_err e = gr2_bytes_at(s, sec, off, (uint64_t)gr2_pointer_size(s), &slot, why);
+    if (e)
+        return e;
     const struct gr2_fixup *f = s->fixups[sec];
     size_t lo = 0, hi = s->nfixups[sec];
     while (lo < hi) { /* fixups are sorted by from_offset */
@@ -128,32 +142,35 @@ int gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr
             to->offset = f[mid].to_offset;
             if (to->section >= s->g->nsections) {
                 *why = "fixup to a section that does not exist";
-                return -1;
+                return S3_ERR_FORMAT;
             }
-            return 1;
+            *points = true;
+            return S3_OK;
         }
         if (f[mid].from_offset < off)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return 0;
+    return S3_OK;
 }
 
-int gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len, const char **why)
+enum s3_err gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len,
+                          const char **why)
 {
-    const uint8_t *p = gr2_bytes(s, at.section, at.offset, 0, why);
-    if (!p)
-        return -1;
+    const uint8_t *p;
+    enum s3_err e = gr2_bytes_at(s, at.section, at.offset, 0, &p, why);
+    if (e)
+        return e;
     size_t room = s->size[at.section] - at.offset;
     const uint8_t *nul = memchr(p, 0, room);
     if (!nul) {
         *why = "string without a terminating NUL before the end of its section";
-        return -1;
+        return S3_ERR_RANGE;
     }
     *str = (const char *)p;
     *len = (size_t)(nul - p);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- member definitions ---- */
@@ -206,22 +223,22 @@ static void index_put(struct gr2_type **index, size_t cap, struct gr2_type *t)
     index[k] = t;
 }
 
-/* Registers t (its list and its index): 0, or -1 when out of memory. */
-static int type_register(struct gr2_types *reg, struct gr2_type *t)
+/* Registers t (its list and its index). */
+static enum s3_err type_register(struct gr2_types *reg, struct gr2_type *t)
 {
     if (reg->n == reg->cap) {
         size_t cap = reg->cap ? reg->cap * 2 : 16;
         struct gr2_type **nt = realloc(reg->t, cap * sizeof *nt);
         if (!nt)
-            return -1;
+            return S3_ERR_NOMEM;
         reg->t = nt;
         reg->cap = cap;
     }
     if (2 * (reg->n + 1) > reg->cap_index) {
         size_t cap = reg->cap_index ? reg->cap_index * 2 : 32;
-        struct gr2_type **ni = calloc(cap, sizeof *ni);
+        struct gr2_type **ni = alloc_array(cap, sizeof *ni);
         if (!ni)
-            return -1;
+            return S3_ERR_NOMEM;
         for (size_t i = 0; i < reg->n; i++)
             index_put(ni, cap, reg->t[i]);
         free(reg->index);
@@ -230,49 +247,48 @@ static int type_register(struct gr2_types *reg, struct gr2_type *t)
     }
     reg->t[reg->n++] = t;
     index_put(reg->index, reg->cap_index, t);
-    return 0;
+    return S3_OK;
 }
 
-static int type_fail(struct gr2_type *t, const char *fmt, const char *a)
+static enum s3_err type_fail(struct gr2_type *t, enum s3_err e, const char *fmt, const char *a)
 {
     char msg[sizeof t->err];
     snprintf(msg, sizeof msg, fmt, a); /* a may be t->err itself */
     memcpy(t->err, msg, sizeof msg);
     t->ok = false;
-    return -1;
+    return e;
 }
 
-static int read_member(const struct gr2_space *s, struct gr2_ref at, uint32_t i, struct gr2_member *m,
-                       const char **why)
+static enum s3_err read_member(const struct gr2_space *s, struct gr2_ref at, uint32_t i, struct gr2_member *m,
+                               const char **why)
 {
     uint32_t p = (uint32_t)gr2_pointer_size(s), base = at.offset + i * member_def_size(s);
-    const uint8_t *b = gr2_bytes(s, at.section, base, member_def_size(s), why);
-    if (!b)
-        return -1;
+    const uint8_t *b;
+    enum s3_err e = gr2_bytes_at(s, at.section, base, member_def_size(s), &b, why);
+    if (e)
+        return e;
     m->type = gr2_u32_at(s, b);
     if (m->type == GR2_END)
-        return 0;
+        return S3_OK;
     struct gr2_ref name;
-    int rc = gr2_pointer(s, at.section, base + 4, &name, why);
-    if (rc < 0)
-        return -1;
+    bool named;
+    if ((e = gr2_pointer(s, at.section, base + 4, &name, &named, why)))
+        return e;
     m->name = NULL;
     m->name_len = 0;
-    if (rc == 1 && gr2_string_at(s, name, &m->name, &m->name_len, why))
-        return -1;
-    rc = gr2_pointer(s, at.section, base + 4 + p, &m->ref_type, why);
-    if (rc < 0)
-        return -1;
-    m->has_ref_type = rc == 1;
+    if (named && (e = gr2_string_at(s, name, &m->name, &m->name_len, why)))
+        return e;
+    if ((e = gr2_pointer(s, at.section, base + 4 + p, &m->ref_type, &m->has_ref_type, why)))
+        return e;
     m->array_width = (int32_t)gr2_u32_at(s, b + 4 + 2 * p);
-    return 0;
+    return S3_OK;
 }
 
-static uint32_t type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
-                             const char **why);
+static enum s3_err type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
+                                uint32_t *size, const char **why);
 
 /* Fills member sizes and offsets; Inline members need their struct's size. */
-static int layout_members(struct gr2_types *reg, const struct gr2_space *s, struct gr2_type *t, int depth)
+static enum s3_err layout_members(struct gr2_types *reg, const struct gr2_space *s, struct gr2_type *t, int depth)
 {
     uint64_t off = 0;
     for (uint32_t i = 0; i < t->nmembers; i++) {
@@ -281,29 +297,29 @@ static int layout_members(struct gr2_types *reg, const struct gr2_space *s, stru
         const char *why = NULL;
         if (m->type == GR2_INLINE) {
             if (!m->has_ref_type)
-                return type_fail(t, "Inline member '%s' without a type", m->name ? m->name : "");
-            elem = type_size_of(reg, s, m->ref_type, depth + 1, &why);
-            if (why)
-                return type_fail(t, "%s", why);
+                return type_fail(t, S3_ERR_FORMAT, "Inline member '%s' without a type", m->name ? m->name : "");
+            enum s3_err e = type_size_of(reg, s, m->ref_type, depth + 1, &elem, &why);
+            if (e)
+                return type_fail(t, e, "%s", why);
         } else {
             elem = gr2_elem_size(s, m->type);
             if (elem == 0) {
                 char msg[64];
                 snprintf(msg, sizeof msg, "unknown member type %u", m->type);
-                return type_fail(t, "%s", msg);
+                return type_fail(t, S3_ERR_FORMAT, "%s", msg);
             }
         }
         if (m->array_width < 0 || m->array_width > (1 << 24))
-            return type_fail(t, "absurd array width in member '%s'", m->name ? m->name : "");
+            return type_fail(t, S3_ERR_FORMAT, "absurd array width in member '%s'", m->name ? m->name : "");
         uint64_t size = (uint64_t)elem * (uint64_t)(m->array_width > 0 ? m->array_width : 1);
         if (size > UINT32_MAX || off + size > UINT32_MAX)
-            return type_fail(t, "struct larger than 4 GiB at member '%s'", m->name ? m->name : "");
+            return type_fail(t, S3_ERR_LIMIT, "struct larger than 4 GiB at member '%s'", m->name ? m->name : "");
         m->offset = (uint32_t)off;
         m->size = (uint32_t)size;
         off += size;
     }
     t->size = (uint32_t)off;
-    return 0;
+    return S3_OK;
 }
 
 /* Inline members' types were decoded (and decided) by layout_members before this. */
@@ -335,14 +351,14 @@ static void decide_flat(struct gr2_types *reg, struct gr2_type *t)
 }
 
 /* Copies the member names into the type (the type outlives the pin of the bytes). */
-static int own_names(struct gr2_type *t)
+static enum s3_err own_names(struct gr2_type *t)
 {
     size_t total = 1;
     for (uint32_t i = 0; i < t->nmembers; i++)
         total += t->m[i].name ? t->m[i].name_len + 1 : 0;
     t->names = malloc(total);
     if (!t->names)
-        return -1;
+        return S3_ERR_NOMEM;
     char *p = t->names;
     for (uint32_t i = 0; i < t->nmembers; i++) {
         if (!t->m[i].name)
@@ -352,7 +368,7 @@ static int own_names(struct gr2_type *t)
         t->m[i].name = p;
         p += t->m[i].name_len + 1;
     }
-    return 0;
+    return S3_OK;
 }
 
 static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth)
@@ -360,7 +376,7 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
     struct gr2_type *t = type_new(at);
     if (!t)
         return NULL;
-    if (type_register(reg, t)) { /* registered before decoding members: cycles see it */
+    if (type_register(reg, t) != S3_OK) { /* registered before decoding members: cycles see it */
         free(t);
         return NULL;
     }
@@ -389,7 +405,7 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
             cap *= 2;
         }
         const char *why;
-        if (read_member(s, at, n, &m[n], &why)) {
+        if (read_member(s, at, n, &m[n], &why) != S3_OK) {
             snprintf(t->err, sizeof t->err, "member definition %u: %s", n, why);
             goto out;
         }
@@ -401,13 +417,13 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
         goto out;
     memcpy(t->m, m, n * sizeof *m);
     t->nmembers = n;
-    if (own_names(t)) {
+    if (own_names(t) != S3_OK) {
         snprintf(t->err, sizeof t->err, "out of memory");
         goto out;
     }
     /* Still marked bad while laying out: an Inline member that leads back here finds
      * "refers to itself" instead of a half-computed size. */
-    if (layout_members(reg, s, t, depth) == 0) {
+    if (layout_members(reg, s, t, depth) == S3_OK) {
         t->safe_name = gr2_safe_names_counted(t->m, n, &reg->name_compares);
         t->ok = t->safe_name != NULL;
         if (t->ok)
@@ -420,17 +436,25 @@ out:
     return t;
 }
 
-static uint32_t type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
-                             const char **why)
+/* The size of the struct defined at `at`: a type that failed is bad bytes (its message
+ * says which), one that could not be made is out of memory. */
+static enum s3_err type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
+                                uint32_t *size, const char **why)
 {
     const struct gr2_type *t = type_lookup(reg, at);
     if (!t)
         t = decode_type(reg, s, at, depth);
-    if (!t || !t->ok) {
-        *why = t ? t->err : "out of memory";
-        return 0;
+    *size = 0;
+    if (!t) {
+        *why = "out of memory";
+        return S3_ERR_NOMEM;
     }
-    return t->size;
+    if (!t->ok) {
+        *why = t->err;
+        return S3_ERR_FORMAT;
+    }
+    *size = t->size;
+    return S3_OK;
 }
 
 const struct gr2_type *gr2_type_get(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at)
@@ -513,21 +537,21 @@ struct colbuf {
     uint32_t n, cap;
 };
 
-static int col_add(struct colbuf *b, const char *name, uint32_t type, uint32_t offset, bool hex)
+static enum s3_err col_add(struct colbuf *b, const char *name, uint32_t type, uint32_t offset, bool hex)
 {
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? 2 * b->cap : 16;
         struct gr2_column *c = realloc(b->c, cap * sizeof *c);
         if (!c)
-            return -1;
+            return S3_ERR_NOMEM;
         b->c = c;
         b->cap = cap;
     }
     char *copy = strdup(name);
     if (!copy)
-        return -1;
+        return S3_ERR_NOMEM;
     b->c[b->n++] = (struct gr2_column){copy, type, offset, hex};
-    return 0;
+    return S3_OK;
 }
 
 /* A CSV header cell must not hold a comma, a quote or a line break. */
@@ -538,49 +562,55 @@ static void csv_safe(char *s)
             *s = '_';
 }
 
-static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
-                       int depth, struct colbuf *b);
+static enum s3_err add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
+                               int depth, struct colbuf *b);
 
 /* The columns of one element of member m (at `at` within the row): name is its cell name. */
-static int add_member_columns(struct gr2_types *reg, const struct gr2_member *m, char *name, uint32_t at, int depth,
-                              struct colbuf *b)
+static enum s3_err add_member_columns(struct gr2_types *reg, const struct gr2_member *m, char *name, uint32_t at,
+                                      int depth, struct colbuf *b)
 {
     csv_safe(name);
     if (gr2_is_scalar(m->type))
         return col_add(b, name, m->type, at, false);
     char *sub = NULL;
-    int rc = 0;
+    enum s3_err e = S3_OK;
     if (m->type == GR2_TRANSFORM) {
         static const char *const part[] = {"position", "orientation", "scale_shear"};
         static const int nval[] = {3, 4, 9};
         if (asprintf(&sub, "%s.flags", name) < 0)
-            return -1;
-        rc = col_add(b, sub, GR2_UINT32, at, true);
+            return S3_ERR_NOMEM;
+        e = col_add(b, sub, GR2_UINT32, at, true);
         free(sub);
         uint32_t o = at + 4;
-        for (int p = 0; p < 3 && rc == 0; p++)
-            for (int j = 0; j < nval[p] && rc == 0; j++, o += 4) {
+        for (int p = 0; p < 3 && !e; p++)
+            for (int j = 0; j < nval[p] && !e; j++, o += 4) {
                 if (asprintf(&sub, "%s.%s[%d]", name, part[p], j) < 0)
-                    return -1;
-                rc = col_add(b, sub, GR2_REAL32, o, false);
+                    return S3_ERR_NOMEM;
+                e = col_add(b, sub, GR2_REAL32, o, false);
                 free(sub);
             }
-        return rc;
+        return e;
     }
-    /* Inline: flat, by decide_flat */
+    /* Inline: flat, by decide_flat, so its type is in the registry */
     const struct gr2_type *in = type_lookup(reg, m->ref_type);
-    if (!in || asprintf(&sub, "%s.", name) < 0)
-        return -1;
-    rc = add_columns(reg, in, sub, at, depth + 1, b);
+    if (!in)
+        return S3_ERR_FORMAT;
+    if (asprintf(&sub, "%s.", name) < 0)
+        return S3_ERR_NOMEM;
+    e = add_columns(reg, in, sub, at, depth + 1, b);
     free(sub);
-    return rc;
+    return e;
 }
 
-static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
-                       int depth, struct colbuf *b)
+static enum s3_err add_columns(struct gr2_types *reg, const struct gr2_type *t, const char *prefix, uint32_t base,
+                               int depth, struct colbuf *b)
 {
-    if (!t->ok || !t->flat || depth > GR2_MAX_TYPE_DEPTH)
-        return -1;
+    if (!t->ok)
+        return S3_ERR_FORMAT;
+    if (!t->flat)
+        return S3_ERR_UNSUPPORTED;
+    if (depth > GR2_MAX_TYPE_DEPTH)
+        return S3_ERR_LIMIT;
     for (uint32_t i = 0; i < t->nmembers; i++) {
         const struct gr2_member *m = &t->m[i];
         uint32_t width = m->array_width > 0 ? (uint32_t)m->array_width : 1, esize = m->size / width;
@@ -589,30 +619,31 @@ static int add_columns(struct gr2_types *reg, const struct gr2_type *t, const ch
             int n = m->array_width > 0 ? asprintf(&name, "%s%s[%u]", prefix, t->safe_name[i], k)
                                        : asprintf(&name, "%s%s", prefix, t->safe_name[i]);
             if (n < 0)
-                return -1;
-            int rc = add_member_columns(reg, m, name, base + m->offset + k * esize, depth, b);
+                return S3_ERR_NOMEM;
+            enum s3_err e = add_member_columns(reg, m, name, base + m->offset + k * esize, depth, b);
             free(name);
-            if (rc)
-                return -1;
+            if (e)
+                return e;
         }
     }
-    return 0;
+    return S3_OK;
 }
 
-int gr2_type_columns(struct gr2_types *reg, const struct gr2_space *s, const struct gr2_type *t,
-                     struct gr2_column **cols, uint32_t *n)
+enum s3_err gr2_type_columns(struct gr2_types *reg, const struct gr2_space *s, const struct gr2_type *t,
+                             struct gr2_column **cols, uint32_t *n)
 {
     (void)s;
     struct colbuf b = {0};
     *cols = NULL;
     *n = 0;
-    if (add_columns(reg, t, "", 0, 0, &b)) {
+    enum s3_err e = add_columns(reg, t, "", 0, 0, &b);
+    if (e) {
         gr2_columns_free(b.c, b.n);
-        return -1;
+        return e;
     }
     *cols = b.c;
     *n = b.n;
-    return 0;
+    return S3_OK;
 }
 
 void gr2_columns_free(struct gr2_column *cols, uint32_t n)
@@ -672,12 +703,12 @@ void gr2_string_slot(const struct gr2_space *s, uint32_t sec, uint32_t off, stru
 {
     memset(out, 0, sizeof *out);
     struct gr2_ref at;
-    int rc = gr2_pointer(s, sec, off, &at, &out->why);
-    if (rc < 0) {
+    bool points;
+    if (gr2_pointer(s, sec, off, &at, &points, &out->why) != S3_OK) {
         out->kind = GR2_STR_ERROR;
         return;
     }
-    if (rc == 1) {
+    if (points) {
         out->kind = gr2_string_at(s, at, &out->text, &out->len, &out->why) ? GR2_STR_ERROR : GR2_STR_TEXT;
         return;
     }

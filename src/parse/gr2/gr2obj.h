@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
 #include "parse/gr2/gr2.h"
 
 enum gr2_member_type {
@@ -87,10 +88,17 @@ uint32_t gr2_elem_size(const struct gr2_space *s, uint32_t type);
 
 /* Bytes [off, off+len) of section sec, or NULL with why. */
 const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why);
-/* The pointer slot at (sec, off): 1 = points to *to, 0 = NULL, -1 = error (why). */
-int gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, const char **why);
-/* A NUL-terminated string at ref (bounded by its section). */
-int gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len, const char **why);
+/* The same with the reason: FORMAT (no such section), IO (its bytes could not be had),
+ * RANGE (past its end). *p is NULL on failure. */
+enum s3_err gr2_bytes_at(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const uint8_t **p,
+                         const char **why);
+/* The pointer slot at (sec, off): *points true with *to set, false for a NULL slot; a
+ * failure (the reason, and why) when the slot is unreadable or its fixup goes nowhere. */
+enum s3_err gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, bool *points,
+                        const char **why);
+/* A NUL-terminated string at ref (bounded by its section: RANGE without a NUL). */
+enum s3_err gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len,
+                          const char **why);
 uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p);
 
 struct gr2_member {
@@ -150,9 +158,10 @@ struct gr2_column {
 
 /* The columns of a flat type, in member order: a member of width N gives N columns
  * NAME[0]..NAME[N-1], an Inline member its own columns prefixed "NAME.", a Transform
- * flags, position[3], orientation[4], scale_shear[9]. 0, or -1 (not flat, no memory). */
-int gr2_type_columns(struct gr2_types *reg, const struct gr2_space *s, const struct gr2_type *t,
-                     struct gr2_column **cols, uint32_t *n);
+ * flags, position[3], orientation[4], scale_shear[9]. UNSUPPORTED for a type that is not
+ * flat, FORMAT for a bad one, NOMEM. */
+enum s3_err gr2_type_columns(struct gr2_types *reg, const struct gr2_space *s, const struct gr2_type *t,
+                             struct gr2_column **cols, uint32_t *n);
 void gr2_columns_free(struct gr2_column *cols, uint32_t n);
 /* One scalar of a column as text (no newline): "%.9g" floats, decimal integers. */
 int gr2_format_scalar(char *out, size_t outlen, uint32_t type, bool hex, const uint8_t *p, bool be);

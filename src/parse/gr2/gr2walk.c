@@ -9,11 +9,19 @@
 
 /* ---- what one member element holds ---- */
 
-static void elem_error(struct gr2_elem *e, const char *fmt, uint64_t a, uint64_t b)
+static void elem_error(struct gr2_elem *e, enum s3_err reason, const char *fmt, uint64_t a, uint64_t b)
 {
     snprintf(e->buf, sizeof e->buf, fmt, a, b);
     e->why = e->buf;
     e->kind = GR2_EK_ERROR;
+    e->reason = reason;
+}
+
+/* An element whose slot could not be read: why is already set. */
+static void elem_failed(struct gr2_elem *e, enum s3_err reason)
+{
+    e->kind = GR2_EK_ERROR;
+    e->reason = reason;
 }
 
 /* An array of count elements of `size` bytes at obj must exist in its section. */
@@ -21,21 +29,21 @@ static void check_array(const struct gr2_space *sp, struct gr2_elem *e)
 {
     const char *why;
     if (e->size == 0) {
-        elem_error(e, "array of %" PRIu64 " zero-sized elements%.0" PRIu64, e->count, 0);
+        elem_error(e, S3_ERR_FORMAT, "array of %" PRIu64 " zero-sized elements%.0" PRIu64, e->count, 0);
         return;
     }
     if (!gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &why))
-        elem_error(e, "array of %" PRIu64 " elements of %" PRIu64 " bytes: does not fit its section", e->count,
+        elem_error(e, S3_ERR_RANGE, "array of %" PRIu64 " elements of %" PRIu64 " bytes: does not fit its section", e->count,
                    e->size);
 }
 
 static void resolve_typed_array(struct gr2_types *types, const struct gr2_space *sp, struct gr2_elem *e,
-                                bool has_type, uint32_t count, int ptr_rc)
+                                bool has_type, uint32_t count, bool points)
 {
     e->count = count;
-    if (count == 0 || ptr_rc == 0) {
-        if (count && ptr_rc == 0)
-            elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, count, 0);
+    if (count == 0 || !points) {
+        if (count)
+            elem_error(e, S3_ERR_FORMAT, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, count, 0);
         else
             e->kind = GR2_EK_NULL;
         return;
@@ -46,8 +54,8 @@ static void resolve_typed_array(struct gr2_types *types, const struct gr2_space 
     }
     const struct gr2_type *t = gr2_type_get(types, sp, e->type);
     if (!t || !t->ok) {
-        e->kind = GR2_EK_ERROR;
         e->why = t ? t->err : "out of memory";
+        elem_failed(e, t ? S3_ERR_FORMAT : S3_ERR_NOMEM);
         return;
     }
     e->kind = GR2_EK_ARRAY;
@@ -60,13 +68,14 @@ void gr2_resolve(struct gr2_types *types, const struct gr2_space *sp, const stru
 {
     memset(e, 0, sizeof *e);
     uint32_t p = (uint32_t)gr2_pointer_size(sp);
-    const uint8_t *b = gr2_bytes(sp, sec, off, m->type == GR2_INLINE ? 0 : gr2_elem_size(sp, m->type), &e->why);
-    if (!b) {
-        e->kind = GR2_EK_ERROR;
+    const uint8_t *b;
+    enum s3_err err = gr2_bytes_at(sp, sec, off, m->type == GR2_INLINE ? 0 : gr2_elem_size(sp, m->type), &b, &e->why);
+    if (err) {
+        elem_failed(e, err);
         return;
     }
     e->type = m->ref_type;
-    int rc, trc;
+    bool points = false, typed = false;
     switch (m->type) {
     case GR2_INLINE:
         e->kind = GR2_EK_INLINE;
@@ -74,40 +83,43 @@ void gr2_resolve(struct gr2_types *types, const struct gr2_space *sp, const stru
         return;
     case GR2_REFERENCE:
     case GR2_EMPTY_REF:
-        rc = gr2_pointer(sp, sec, off, &e->obj, &e->why);
-        e->kind = rc < 0 ? GR2_EK_ERROR : rc == 0 ? GR2_EK_NULL
-                : (m->type == GR2_EMPTY_REF || !m->has_ref_type) ? GR2_EK_UNTYPED : GR2_EK_OBJECT;
+        if ((err = gr2_pointer(sp, sec, off, &e->obj, &points, &e->why)))
+            elem_failed(e, err);
+        else
+            e->kind = !points ? GR2_EK_NULL
+                    : (m->type == GR2_EMPTY_REF || !m->has_ref_type) ? GR2_EK_UNTYPED : GR2_EK_OBJECT;
         return;
     case GR2_VARIANT_REF:
-        trc = gr2_pointer(sp, sec, off, &e->type, &e->why);
-        rc = trc < 0 ? -1 : gr2_pointer(sp, sec, off + p, &e->obj, &e->why);
-        e->kind = rc < 0 ? GR2_EK_ERROR : rc == 0 ? GR2_EK_NULL : trc == 0 ? GR2_EK_UNTYPED : GR2_EK_OBJECT;
+        if ((err = gr2_pointer(sp, sec, off, &e->type, &typed, &e->why)) ||
+            (err = gr2_pointer(sp, sec, off + p, &e->obj, &points, &e->why)))
+            elem_failed(e, err);
+        else
+            e->kind = !points ? GR2_EK_NULL : !typed ? GR2_EK_UNTYPED : GR2_EK_OBJECT;
         return;
     case GR2_REF_TO_ARRAY:
-        rc = gr2_pointer(sp, sec, off + 4, &e->obj, &e->why);
-        if (rc < 0) {
-            e->kind = GR2_EK_ERROR;
+        if ((err = gr2_pointer(sp, sec, off + 4, &e->obj, &points, &e->why))) {
+            elem_failed(e, err);
             return;
         }
-        resolve_typed_array(types, sp, e, m->has_ref_type, gr2_u32_at(sp, b), rc);
+        resolve_typed_array(types, sp, e, m->has_ref_type, gr2_u32_at(sp, b), points);
         return;
     case GR2_REF_TO_VARIANT_ARRAY:
-        trc = gr2_pointer(sp, sec, off, &e->type, &e->why);
-        rc = trc < 0 ? -1 : gr2_pointer(sp, sec, off + p + 4, &e->obj, &e->why);
-        if (rc < 0) {
-            e->kind = GR2_EK_ERROR;
+        if ((err = gr2_pointer(sp, sec, off, &e->type, &typed, &e->why)) ||
+            (err = gr2_pointer(sp, sec, off + p + 4, &e->obj, &points, &e->why))) {
+            elem_failed(e, err);
             return;
         }
-        resolve_typed_array(types, sp, e, trc == 1, gr2_u32_at(sp, b + p), rc);
+        resolve_typed_array(types, sp, e, typed, gr2_u32_at(sp, b + p), points);
         return;
     case GR2_ARRAY_OF_REFS:
         e->count = gr2_u32_at(sp, b);
-        rc = gr2_pointer(sp, sec, off + 4, &e->obj, &e->why);
-        if (rc <= 0 || e->count == 0) {
-            if (rc < 0)
-                e->kind = GR2_EK_ERROR;
-            else if (e->count && rc == 0)
-                elem_error(e, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, e->count, 0);
+        if ((err = gr2_pointer(sp, sec, off + 4, &e->obj, &points, &e->why))) {
+            elem_failed(e, err);
+            return;
+        }
+        if (!points || e->count == 0) {
+            if (e->count)
+                elem_error(e, S3_ERR_FORMAT, "count %" PRIu64 " with a NULL pointer%.0" PRIu64, e->count, 0);
             else
                 e->kind = GR2_EK_NULL;
             return;
@@ -118,7 +130,7 @@ void gr2_resolve(struct gr2_types *types, const struct gr2_space *sp, const stru
         return;
     default:
         if (gr2_elem_size(sp, m->type) == 0)
-            elem_error(e, "unknown member type %" PRIu64 "%.0" PRIu64, m->type, 0);
+            elem_error(e, S3_ERR_FORMAT, "unknown member type %" PRIu64 "%.0" PRIu64, m->type, 0);
         else
             e->kind = GR2_EK_VALUE;
     }
@@ -292,8 +304,10 @@ static void walk_element(struct gr2_walk *w, const struct gr2_space *sp, struct 
             gr2_space_settle(sp); /* each pointer's target is looked at alone */
             struct gr2_elem one = {.kind = GR2_EK_OBJECT, .type = e->type};
             const char *why;
+            bool points;
             uint32_t slot = e->obj.offset + k * e->size;
-            if (gr2_pointer(sp, e->obj.section, slot, &one.obj, &why) != 1 || !object_showable(w, sp, &one))
+            if (gr2_pointer(sp, e->obj.section, slot, &one.obj, &points, &why) != S3_OK || !points ||
+                !object_showable(w, sp, &one))
                 continue;
             char *kp = gr2_path_index(ep, k);
             if (kp && path_fits(w, kp) && map_put(w, one.obj, GR2_KEY_SINGLE, kp))
@@ -378,8 +392,8 @@ void gr2_walk_free(struct gr2_walk *w)
 
 /* ---- the first skeleton ---- */
 
-int gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_bones *out, char *why,
-                    size_t whylen)
+enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_bones *out, char *why,
+                            size_t whylen)
 {
     memset(out, 0, sizeof *out);
     gr2_walk_run(w, sp);
@@ -387,36 +401,32 @@ int gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_b
     const struct gr2_type *root = gr2_type_get(&w->types, sp, g->root_type);
     const struct gr2_member *sk = root && root->ok ? gr2_find_member(root, "Skeletons") : NULL;
     struct gr2_elem e;
-    if (!sk || sk->type != GR2_ARRAY_OF_REFS) {
-        snprintf(why, whylen, "the root object has no Skeletons array");
-        return -1;
-    }
+    if (!sk || sk->type != GR2_ARRAY_OF_REFS)
+        return s3_fail(S3_ERR_FORMAT, why, whylen, "the root object has no Skeletons array");
     gr2_resolve(&w->types, sp, sk, g->root_object.section, g->root_object.offset + sk->offset, &e);
     struct gr2_ref skel;
     const char *wy = "no skeleton";
-    if (e.kind != GR2_EK_PTRARRAY || gr2_pointer(sp, e.obj.section, e.obj.offset, &skel, &wy) != 1) {
-        snprintf(why, whylen, "first skeleton: %s", e.kind == GR2_EK_ERROR ? e.why : wy);
-        return -1;
-    }
+    bool points = false;
+    enum s3_err err = e.kind == GR2_EK_PTRARRAY ? gr2_pointer(sp, e.obj.section, e.obj.offset, &skel, &points, &wy)
+                      : e.kind == GR2_EK_ERROR ? e.reason
+                                               : S3_ERR_FORMAT;
+    if (err || !points)
+        return s3_fail(err ? err : S3_ERR_FORMAT, why, whylen, "first skeleton: %s",
+                       e.kind == GR2_EK_ERROR ? e.why : wy);
     const struct gr2_type *st = gr2_type_get(&w->types, sp, sk->ref_type);
     const struct gr2_member *bm = st && st->ok ? gr2_find_member(st, "Bones") : NULL;
-    if (!bm || bm->type != GR2_REF_TO_ARRAY) {
-        snprintf(why, whylen, "the first skeleton has no Bones array");
-        return -1;
-    }
+    if (!bm || bm->type != GR2_REF_TO_ARRAY)
+        return s3_fail(st ? S3_ERR_FORMAT : S3_ERR_NOMEM, why, whylen, "the first skeleton has no Bones array");
     gr2_resolve(&w->types, sp, bm, skel.section, skel.offset + bm->offset, &out->arr);
-    if (out->arr.kind != GR2_EK_ARRAY) {
-        snprintf(why, whylen, "first skeleton's bones: %s", out->arr.kind == GR2_EK_ERROR ? out->arr.why : "none");
-        return -1;
-    }
+    if (out->arr.kind != GR2_EK_ARRAY)
+        return s3_fail(out->arr.kind == GR2_EK_ERROR ? out->arr.reason : S3_ERR_FORMAT, why, whylen, "first skeleton's bones: %s",
+                       out->arr.kind == GR2_EK_ERROR ? out->arr.why : "none");
     out->first = gr2_walk_first(w, out->arr.obj, GR2_KEY_ARRAY);
     const struct gr2_type *bt = gr2_type_get(&w->types, sp, out->arr.type);
     const struct gr2_member *nm = bt && bt->ok ? gr2_find_member(bt, "Name") : NULL;
     out->names = alloc_array(out->arr.count, sizeof *out->names);
-    if (!out->names) {
-        snprintf(why, whylen, "out of memory");
-        return -1;
-    }
+    if (!out->names)
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     for (uint32_t k = 0; nm && nm->type == GR2_STRING && k < out->arr.count; k++) {
         struct gr2_str s;
         gr2_string_slot(sp, out->arr.obj.section, out->arr.obj.offset + k * out->arr.size + nm->offset, &s);
@@ -427,7 +437,7 @@ int gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_b
             out->ncrc++;
         }
     }
-    return 0;
+    return S3_OK;
 }
 
 void gr2_bones_free(struct gr2_bones *b)

@@ -19,7 +19,7 @@ enum gr2_elem_kind {
     GR2_EK_PTRARRAY, /* count pointer slots of `size` bytes at obj, each to a `type` */
     GR2_EK_NULL,     /* a NULL reference or an empty array: nothing to show */
     GR2_EK_UNTYPED,  /* points at obj, but no type says what is there */
-    GR2_EK_ERROR,    /* why */
+    GR2_EK_ERROR,    /* why, and the reason as a kind */
 };
 
 struct gr2_elem {
@@ -27,6 +27,7 @@ struct gr2_elem {
     struct gr2_ref type, obj;
     uint32_t count, size;
     const char *why;
+    enum s3_err reason; /* GR2_EK_ERROR: FORMAT, RANGE, IO or NOMEM */
     char buf[160];
 };
 
@@ -78,9 +79,10 @@ struct gr2_bones {
     uint32_t nnamed;     /* bones with a name */
     uint32_t ncrc;       /* bones whose Name is a remapped-string CRC */
 };
-/* Runs the walk first. 0, or -1 with why. Free with gr2_bones_free. */
-int gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_bones *out, char *why,
-                    size_t whylen);
+/* Runs the walk first. FORMAT (with why) when the file has no first skeleton's bones;
+ * NOMEM. Free with gr2_bones_free. */
+enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_bones *out, char *why,
+                            size_t whylen);
 void gr2_bones_free(struct gr2_bones *b);
 
 #endif

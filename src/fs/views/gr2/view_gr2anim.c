@@ -158,7 +158,7 @@ static void index_groups_of(struct gr2_anim *a, const struct gr2_space *sp, cons
     for (uint32_t g = 0; g < groups->count; g++) {
         gr2_space_settle(sp);
         struct gr2_ref obj;
-        if (gr2_ptr_elem(sp, groups, g, &obj) == 1 && put(a, group_key, obj, E_GROUP, anim))
+        if (gr2_ptr_elem(sp, groups, g, &obj) && put(a, group_key, obj, E_GROUP, anim))
             index_group(a, sp, groups->type, obj, anim, b);
     }
 }
@@ -182,7 +182,7 @@ static void build_index(struct gr2_anim *a, const struct gr2_space *sp)
             struct gr2_ref obj;
             struct gr2_animation an;
             char err[200];
-            if (gr2_ptr_elem(sp, &anims, k, &obj) != 1 ||
+            if (!gr2_ptr_elem(sp, &anims, k, &obj) ||
                 gr2_animation_read(&a->types, sp, anims.type, obj, &an, err, sizeof err))
                 continue;
             int32_t idx = (int32_t)a->nanims++;

@@ -214,7 +214,7 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
     struct gr2_ref obj;
     gr2_root_array(reg, sp, "Skeletons", &e);
     for (uint32_t k = 0; e.kind == GR2_EK_PTRARRAY && k < e.count; k++)
-        if (gr2_ptr_elem(sp, &e, k, &obj) == 1)
+        if (gr2_ptr_elem(sp, &e, k, &obj))
             add_skel(p, e.type, obj, NULL);
     gr2_root_array(reg, sp, "Models", &e);
     if (e.kind == GR2_EK_PTRARRAY) {
@@ -228,10 +228,12 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
         gr2_space_settle(sp); /* names are copied, skeletons kept as references */
         const char *why;
         struct gr2_ref so;
-        if (gr2_ptr_elem(sp, &e, k, &obj) != 1 || !gr2_bytes(sp, obj.section, obj.offset, mt->size, &why))
+        bool points;
+        if (!gr2_ptr_elem(sp, &e, k, &obj) || !gr2_bytes(sp, obj.section, obj.offset, mt->size, &why))
             continue;
-        p->model_name[p->nmodels] = gr2_name_at(sp, obj.section, obj.offset + nm->offset, &why);
-        p->model_skel[p->nmodels] = gr2_pointer(sp, obj.section, obj.offset + sm->offset, &so, &why) == 1
+        (void)gr2_name_at(sp, obj.section, obj.offset + nm->offset, &p->model_name[p->nmodels], &why);
+        p->model_skel[p->nmodels] = gr2_pointer(sp, obj.section, obj.offset + sm->offset, &so, &points, &why) == S3_OK &&
+                                            points
                                         ? add_skel(p, sm->ref_type, so, NULL)
                                         : -1;
         p->nmodels += p->model_name[p->nmodels] != NULL;
@@ -273,7 +275,9 @@ static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct
         const struct gr2_member *nm = tt ? gr2_std_find(tt, GR2_STD_TRANSFORMTRACK, "Name") : NULL;
         struct gr2_ref at = gr2_array_elem(&g->tracks, t);
         const char *w = "no Name member";
-        g->names[t] = nm && nm->type == GR2_STRING ? gr2_name_at(sp, at.section, at.offset + nm->offset, &w) : NULL;
+        g->names[t] = NULL;
+        if (nm && nm->type == GR2_STRING)
+            (void)gr2_name_at(sp, at.section, at.offset + nm->offset, &g->names[t], &w);
         if (!g->names[t]) {
             snprintf(why, sizeof why, "%s", w);
             return err_set(err, errlen, "track group '%s', track %" PRIu32 ": Name: %s", g->name, t, why);
@@ -370,7 +374,7 @@ static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct g
         gr2_space_settle(sp); /* the plan keeps references, copied names and read skeletons */
         struct group *g = &p->group[p->ngroups];
         struct gr2_track_group tg;
-        if (gr2_ptr_elem(sp, ge, k, &g->obj) != 1)
+        if (!gr2_ptr_elem(sp, ge, k, &g->obj))
             continue;
         if (gr2_track_group_read(reg, sp, ge->type, g->obj, &tg, err, errlen)) {
             plan_free(p);
@@ -784,7 +788,7 @@ static int model_groups(struct glb *gl, struct export_times *times, struct gr2_t
         gr2_space_settle(sp);
         struct group g = {.skel = 0, .first_node = -1};
         struct gr2_track_group tg;
-        if (gr2_ptr_elem(sp, ge, i, &g.obj) != 1 || gr2_track_group_read(reg, sp, ge->type, g.obj, &tg, err, errlen))
+        if (!gr2_ptr_elem(sp, ge, i, &g.obj) || gr2_track_group_read(reg, sp, ge->type, g.obj, &tg, err, errlen))
             continue;
         g.name = tg.name;
         g.tracks = tg.transform;
@@ -838,7 +842,7 @@ int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_
         gr2_space_settle(sp);
         struct gr2_ref obj;
         struct gr2_animation an;
-        if (gr2_ptr_elem(sp, &e, a, &obj) != 1 || gr2_animation_read(reg, sp, e.type, obj, &an, err, errlen))
+        if (!gr2_ptr_elem(sp, &e, a, &obj) || gr2_animation_read(reg, sp, e.type, obj, &an, err, errlen))
             continue;
         rc = model_groups(gl, times, reg, sp, &k, &an, driven, err, errlen);
         gr2_animation_free(&an);

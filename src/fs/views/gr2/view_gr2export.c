@@ -58,7 +58,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
     int rc = -1;
     if (x->kind == GX_SKELETON) {
         struct mdl_skeleton s;
-        if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == 0) {
+        if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == S3_OK) {
             rc = gr2_drop_rest_shear(&s, warn, err, errlen);
             if (rc == 0)
                 rc = export_skeleton_glb(&s, out, len, err, errlen);
@@ -66,7 +66,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
         }
     } else if (x->kind == GX_MODEL) {
         struct mdl_model m;
-        if (gr2_model_read(&reg, sp, x->type, x->obj, &m, err, errlen) == 0) {
+        if (gr2_model_read(&reg, sp, x->type, x->obj, &m, err, errlen) == S3_OK) {
             gr2_space_settle(sp); /* the model is copied out: the animations' bytes may take its room */
             double d = mdl_drop_shear(&m.has_matrix, m.m, m.r);
             if (d != 0 && warn)
@@ -85,7 +85,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
         struct mdl_mesh m;
         char **names;
         uint32_t n;
-        if (gr2_mesh_read(&reg, sp, x->type, x->obj, &m, &names, &n, err, errlen) == 0) {
+        if (gr2_mesh_read(&reg, sp, x->type, x->obj, &m, &names, &n, err, errlen) == S3_OK) {
             rc = export_mesh_obj(&m, out, len, err, errlen);
             mdl_mesh_free(&m);
             gr2_names_free(names, n);
@@ -189,12 +189,14 @@ void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t 
     const struct gr2_member *m = root && root->ok ? gr2_find_member(root, "Models") : NULL;
     const char *why;
     struct gr2_ref to;
+    bool points = false;
     const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS
                            ? gr2_bytes(sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
                            : NULL;
     /* only where root/Models will be a directory, so the link never dangles */
     if (b && gr2_u32_at(sp, b) > 0 &&
-        gr2_pointer(sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &why) == 1 &&
+        gr2_pointer(sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &points, &why) == S3_OK &&
+        points &&
         gr2_bytes(sp, to.section, to.offset, (uint64_t)gr2_u32_at(sp, b) * (uint64_t)gr2_pointer_size(sp), &why))
         tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");
     gr2_types_free(&reg);
@@ -211,10 +213,10 @@ int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *
     struct gr2_ref obj;
     gr2_root_array(&reg, &sp, "Skeletons", &e); /* by name, or by place when names are remapped */
     int rc = -1;
-    if (e.kind != GR2_EK_PTRARRAY || gr2_ptr_elem(&sp, &e, 0, &obj) != 1)
+    if (e.kind != GR2_EK_PTRARRAY || !gr2_ptr_elem(&sp, &e, 0, &obj))
         err_set(err, errlen, "the Granny file holds no skeleton");
     else
-        rc = gr2_skeleton_read(&reg, &sp, e.type, obj, out, err, errlen);
+        rc = gr2_skeleton_read(&reg, &sp, e.type, obj, out, err, errlen) == S3_OK ? 0 : -1;
     gr2_types_free(&reg);
     gr2_view_unpin(v, &sp);
     return rc;

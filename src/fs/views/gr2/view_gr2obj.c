@@ -147,12 +147,13 @@ static const char *value_row(void *ctx, uint64_t k, char *scratch, size_t len)
     const char *why;
     if (g->m->type == GR2_STRING) {
         struct gr2_ref to;
-        int rc = gr2_pointer(at->sp, g->sec, slot, &to, &why);
-        if (rc == 1) /* a string measured at listing: its len bytes, no search for its end */
+        bool points;
+        enum s3_err e = gr2_pointer(at->sp, g->sec, slot, &to, &points, &why);
+        if (!e && points) /* a string measured at listing: its len bytes, no search for its end */
             return (const char *)gr2_bytes(at->sp, to.section, to.offset, len, &why);
         struct gr2_str str;
         gr2_string_slot(at->sp, g->sec, slot, &str);
-        if (rc < 0 || str.kind == GR2_STR_ERROR)
+        if (e || str.kind == GR2_STR_ERROR)
             return NULL;
         scratch[0] = 0;
         if (str.kind == GR2_STR_CRC)
@@ -250,16 +251,17 @@ static int measure_values(struct gobj *o, const struct gr2_space *sp, const stru
             continue;
         }
         struct gr2_ref to;
-        int rc = gr2_pointer(sp, g->sec, slot, &to, why);
+        bool points;
+        enum s3_err e = gr2_pointer(sp, g->sec, slot, &to, &points, why);
         struct gr2_str str = {.kind = GR2_STR_TEXT};
-        if (rc == 0)
+        if (!e && !points)
             gr2_string_slot(sp, g->sec, slot, &str);
-        if (rc < 0 || str.kind == GR2_STR_ERROR) {
-            *why = rc < 0 ? *why : str.why;
+        if (e || str.kind == GR2_STR_ERROR) {
+            *why = e ? *why : str.why;
             free(tg);
             return -1;
         }
-        if (rc == 1)
+        if (points)
             tg[ntg++] = (struct string_target){to.section, to.offset, k};
         else if (str.kind == GR2_STR_CRC) {
             end[k] = 14; /* "crc:0x%08x" */
@@ -341,7 +343,7 @@ static const struct colset *columns_of(struct gobj *o, const struct gr2_space *s
     n[o->ncolsets++] = c;
     c->type = type;
     const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
-    c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == 0 && c->n > 0;
+    c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == S3_OK && c->n > 0;
     return c->ok ? c : NULL;
 }
 
@@ -921,7 +923,7 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
         return -1;
     walk(o, &sp);
     struct gr2_bones b;
-    int rc = gr2_first_bones(&o->w, &sp, &b, why, whylen);
+    int rc = gr2_first_bones(&o->w, &sp, &b, why, whylen) == S3_OK ? 0 : -1;
     if (rc == 0 && gr2_elem_is_table(&o->w.types, &sp, &b.arr)) {
         snprintf(why, whylen, "the first skeleton's bones hold no names or references (shown as a table)");
         rc = -1;
