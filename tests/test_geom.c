@@ -58,6 +58,38 @@ static int parse(const struct built *b, size_t size, struct geom *g, struct diag
     return geom_parse(&src, 1u << 30, g, d, err, sizeof err);
 }
 
+/* Issue 31: geom_model says why it made no model. The index-buffer header (docs/formats/
+ * geom.md: buffer count u32, bytes per index u8, index count u32) patched: 3 bytes per
+ * index is a value the format does not allow (FORMAT); 2^31 - 1 indices run past the
+ * chunk (RANGE). The GEOM itself still parses: only its model fails. */
+static void test_model_reasons(void **state)
+{
+    (void)state;
+    static const struct {
+        int at;        /* byte after the header's start */
+        uint32_t value; /* little-endian, 1 or 4 bytes */
+        enum s3_err want;
+    } cases[] = {{4, 3, S3_ERR_FORMAT}, {5, 0x7fffffff, S3_ERR_RANGE}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct built b;
+        build(&b, &(struct fxgeom_opts){.version = 12});
+        uint8_t *p = b.file + b.lay.ibuf_pos + cases[i].at;
+        for (int k = 0; k < (cases[i].at == 4 ? 1 : 4); k++)
+            p[k] = (uint8_t)(cases[i].value >> (8 * k));
+        struct geom g;
+        struct diag d = {0};
+        assert_int_equal(parse(&b, b.size, &g, &d), S3_OK);
+        assert_false(g.indices_ok);
+        struct mdl_model m;
+        char err[256] = "";
+        assert_int_equal(geom_model(&g, NULL, &m, NULL, err, sizeof err), cases[i].want);
+        assert_string_equal(err, "the indices cannot be read");
+        geom_free(&g);
+        diag_free(&d);
+        free(b.file);
+    }
+}
+
 /* A file written to a temporary path (for -o rig=): its path, removed by unlink_tmp. */
 static char *write_tmp(const void *data, size_t size)
 {
@@ -1346,6 +1378,7 @@ int main(void)
         cmocka_unit_test(test_rig_option_refusals),
         cmocka_unit_test(test_package_binding),
         cmocka_unit_test(test_offered_skeletons),
+        cmocka_unit_test(test_model_reasons),
     };
     return cmocka_run_group_tests_name("geom", tests, NULL, NULL);
 }

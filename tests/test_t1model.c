@@ -144,7 +144,7 @@ static void set_children(struct t1_object *o, uint32_t k, const uint32_t *c, uin
 static void sample_object(struct t1_object *o, bool be)
 {
     memset(o, 0, sizeof *o);
-    assert_int_equal(t1_object_nodes(o, 2), 0);
+    assert_int_equal(t1_object_nodes(o, 2), S3_OK);
     set_children(o, 0, (const uint32_t[]){1}, 1);
     set_children(o, 1, NULL, 0);
     decode_case(0, be, t1_object_section(o, 0, 0, 0));
@@ -228,12 +228,13 @@ static void test_builder(void **state)
     t1_object_free(&o);
 }
 
-/* Fails with err holding want. */
+/* Fails with err holding want. Every refusal here is the object's own bytes (a hierarchy
+ * that is not a tree, no nodes, nothing to draw): FORMAT. */
 static void refused(struct t1_object *o, const char *want)
 {
     struct mdl_model m;
     char err[256];
-    assert_int_equal(t1_object_model(o, "x", &m, err, sizeof err), -1);
+    assert_int_equal(t1_object_model(o, "x", &m, err, sizeof err), S3_ERR_FORMAT);
     if (!strstr(err, want))
         fail_msg("'%s' lacks '%s'", err, want);
     assert_null(m.mesh);
@@ -261,9 +262,17 @@ static void test_builder_refuses(void **state)
     /* no nodes */
     memset(&o, 0, sizeof o);
     refused(&o, "the object has no nodes");
+    /* an object whose building ran out of memory (o->oom): NOMEM, not bad bytes */
+    sample_object(&o, false);
+    o.oom = true;
+    struct mdl_model none;
+    char why[256];
+    assert_int_equal(t1_object_model(&o, "x", &none, why, sizeof why), S3_ERR_NOMEM);
+    assert_null(none.mesh);
+    t1_object_free(&o);
     /* nothing to draw: every section broken */
     memset(&o, 0, sizeof o);
-    assert_int_equal(t1_object_nodes(&o, 1), 0);
+    assert_int_equal(t1_object_nodes(&o, 1), S3_OK);
     decode_case(4, false, t1_object_section(&o, 0, 0, 0));
     decode_case(5, false, t1_object_section(&o, 0, 0, 1));
     refused(&o, "nothing to draw: 2 left out; the first: nodes/0/parts/0/sections/0: the stream fits neither layout");
@@ -274,7 +283,7 @@ static void test_builder_refuses(void **state)
     /* a triangle past the section's vertices (the decoder never makes one; the builder
      * checks anyway) is left out like a broken stream */
     memset(&o, 0, sizeof o);
-    assert_int_equal(t1_object_nodes(&o, 1), 0);
+    assert_int_equal(t1_object_nodes(&o, 1), S3_OK);
     struct t1_obj_section *x = t1_object_section(&o, 0, 0, 0);
     decode_case(2, false, x);
     x->s.st.tri[1][2] = 16;

@@ -297,23 +297,21 @@ static int parse_decls(struct geom *g, struct cursor *c, struct diag *d)
     return 0;
 }
 
-static int parse_vertices(struct geom *g, struct cursor *c)
+static enum s3_err parse_vertices(struct geom *g, struct cursor *c)
 {
     g->vert_pos = at(g, c);
     uint64_t bytes = (uint64_t)g->nverts * g->stride;
-    if (g->nverts && g->stride == 0) {
-        snprintf(g->vert_err, sizeof g->vert_err, "%" PRIu32 " vertices of 0 bytes (no declaration)", g->nverts);
-        return -1;
-    }
-    if (bytes > left(c)) {
-        snprintf(g->vert_err, sizeof g->vert_err, "%" PRIu32 " vertices of %" PRIu32 " bytes at %" PRIu64 " run past the "
-                 "chunk (%" PRIu64 " bytes left)", g->nverts, g->stride, g->vert_pos, left(c));
-        return -1;
-    }
+    if (g->nverts && g->stride == 0)
+        return g->vert_reason = s3_fail(S3_ERR_FORMAT, g->vert_err, sizeof g->vert_err,
+                                        "%" PRIu32 " vertices of 0 bytes (no declaration)", g->nverts);
+    if (bytes > left(c))
+        return g->vert_reason = s3_fail(S3_ERR_RANGE, g->vert_err, sizeof g->vert_err,
+                                        "%" PRIu32 " vertices of %" PRIu32 " bytes at %" PRIu64 " run past the chunk "
+                                        "(%" PRIu64 " bytes left)", g->nverts, g->stride, g->vert_pos, left(c));
     g->vert = c->p + c->pos;
     cur_skip(c, (size_t)bytes);
     g->verts_ok = true;
-    return 0;
+    return S3_OK;
 }
 
 uint32_t geom_triangles(const struct geom *g)
@@ -335,37 +333,33 @@ static void check_triangles(struct geom *g)
         }
 }
 
-static int parse_indices(struct geom *g, struct cursor *c, struct diag *d)
+static enum s3_err parse_indices(struct geom *g, struct cursor *c, struct diag *d)
 {
     g->ibuf_pos = at(g, c);
     g->index_buffers = cur_u32(c);
     g->index_size = cur_u8(c);
     g->index_count = cur_u32(c);
     g->index_pos = at(g, c);
-    if (c->err) {
-        snprintf(g->index_err, sizeof g->index_err, "index header at %" PRIu64 ": past the end of the chunk",
-                 g->ibuf_pos);
-        return -1;
-    }
+    if (c->err)
+        return g->index_reason = s3_fail(S3_ERR_RANGE, g->index_err, sizeof g->index_err,
+                                         "index header at %" PRIu64 ": past the end of the chunk", g->ibuf_pos);
     if (g->index_buffers != 1)
         diag_add(d, "index-buffer count %" PRIu32 " (1 seen); read as one buffer", g->index_buffers);
-    if (g->index_size != 1 && g->index_size != 2 && g->index_size != 4) {
-        snprintf(g->index_err, sizeof g->index_err, "%u bytes per index (1, 2 or 4)", g->index_size);
-        return -1;
-    }
-    if ((uint64_t)g->index_count * g->index_size > left(c)) {
-        snprintf(g->index_err, sizeof g->index_err, "%" PRIu32 " indices of %u bytes at %" PRIu64 " run past the chunk",
-                 g->index_count, g->index_size, g->index_pos);
-        return -1;
-    }
+    if (g->index_size != 1 && g->index_size != 2 && g->index_size != 4)
+        return g->index_reason = s3_fail(S3_ERR_FORMAT, g->index_err, sizeof g->index_err,
+                                         "%u bytes per index (1, 2 or 4)", g->index_size);
+    if ((uint64_t)g->index_count * g->index_size > left(c))
+        return g->index_reason = s3_fail(S3_ERR_RANGE, g->index_err, sizeof g->index_err,
+                                         "%" PRIu32 " indices of %u bytes at %" PRIu64 " run past the chunk",
+                                         g->index_count, g->index_size, g->index_pos);
     g->index = alloc_array(g->index_count, sizeof *g->index);
-    if (!g->index)
-        return -1;
+    if (!g->index) /* not a broken part: the whole parse fails */
+        return g->index_reason = s3_fail(S3_ERR_NOMEM, g->index_err, sizeof g->index_err, "out of memory");
     for (uint32_t i = 0; i < g->index_count; i++)
         g->index[i] = g->index_size == 1 ? cur_u8(c) : g->index_size == 2 ? cur_u16(c) : cur_u32(c);
     g->indices_ok = true;
     check_triangles(g);
-    return 0;
+    return S3_OK;
 }
 
 /* A block's count, checked to leave room for count records of at least min bytes. */
@@ -618,10 +612,13 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
     if (parse_decls(g, &c, d))
         return S3_OK;
     g->seq_end = c.pos;
-    if (parse_vertices(g, &c))
+    if (parse_vertices(g, &c) != S3_OK)
         return S3_OK;
     g->seq_end = c.pos;
-    if (parse_indices(g, &c, d))
+    e = parse_indices(g, &c, d);
+    if (e == S3_ERR_NOMEM)
+        return s3_fail(e, err, errlen, "GEOM indices: out of memory");
+    if (e)
         return S3_OK;
     g->seq_end = c.pos;
     int rc = parse_tail(g, &c);

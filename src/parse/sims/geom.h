@@ -127,6 +127,7 @@ struct geom {
     const uint8_t *vert; /* in buf */
     bool verts_ok;
     char vert_err[GEOM_ERR];
+    enum s3_err vert_reason; /* why not verts_ok: FORMAT or RANGE */
     uint64_t ibuf_pos; /* the index-buffer count, bytes per index, index count */
     uint32_t index_buffers, index_count;
     uint8_t index_size;
@@ -134,6 +135,7 @@ struct geom {
     uint32_t *index;
     bool indices_ok; /* read (whatever their values) */
     char index_err[GEOM_ERR];
+    enum s3_err index_reason; /* why not indices_ok: FORMAT or RANGE */
     char tri_err[GEOM_ERR]; /* the indices do not make triangles (count, range) */
 
     struct geom_block skin, uv_stitches, seams, slot_rays, bones, states, tgis;

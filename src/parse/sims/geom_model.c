@@ -26,12 +26,12 @@ static float *attribute(const struct geom *g, const struct geom_decl *d, unsigne
 }
 
 /* The whole triangles whose indices name vertices; the others are counted as left out. */
-static int triangles(const struct geom *g, struct mdl_mesh *m, struct geom_report *rep)
+static enum s3_err triangles(const struct geom *g, struct mdl_mesh *m, struct geom_report *rep)
 {
     uint32_t whole = geom_triangles(g);
     m->index = alloc_array(whole, 3 * sizeof *m->index);
     if (!m->index)
-        return -1;
+        return S3_ERR_NOMEM;
     for (uint32_t t = 0; t < whole; t++) {
         const uint32_t *x = g->index + 3 * (size_t)t;
         if (x[0] >= g->nverts || x[1] >= g->nverts || x[2] >= g->nverts)
@@ -41,7 +41,7 @@ static int triangles(const struct geom *g, struct mdl_mesh *m, struct geom_repor
     }
     m->index16 = g->index_size <= 2;
     rep->tris_left_out = (g->indices_ok ? (g->index_count + 2) / 3 : 0) - m->ntris;
-    return 0;
+    return S3_OK;
 }
 
 static double length3(const float *v)
@@ -52,12 +52,12 @@ static double length3(const float *v)
 /* Zero-length (or not finite) normals get the sum of the face normals around them
  * (their cross products: larger faces weigh more), (0, 1, 0) where that is zero too; the
  * others are made unit length where they are not. */
-static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
+static enum s3_err repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
 {
     uint32_t n = m->nverts;
     bool *bad = alloc_array(n, sizeof *bad);
     if (!bad)
-        return -1;
+        return S3_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
         double len = length3(m->nrm + 3 * (size_t)i);
         bad[i] = !isfinite(len) || len < 1e-12;
@@ -65,10 +65,10 @@ static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
     }
     /* one pass over the triangles adds each face to its corners: the faces around a bad
      * vertex are never searched for, so the work is the triangles (rep->repair_faces) */
-    double *acc = rep->zero_normals ? calloc(3 * (size_t)n, sizeof *acc) : NULL;
+    double *acc = rep->zero_normals ? alloc_array(3 * (size_t)n, sizeof *acc) : NULL;
     if (rep->zero_normals && !acc) {
         free(bad);
-        return -1;
+        return S3_ERR_NOMEM;
     }
     for (uint32_t t = 0; acc && t < m->ntris; t++) {
         const uint32_t *x = m->index + 3 * (size_t)t;
@@ -102,7 +102,7 @@ static int repair_normals(const struct mdl_mesh *m, struct geom_report *rep)
     }
     free(acc);
     free(bad);
-    return 0;
+    return S3_OK;
 }
 
 /* Ascending u32, counting the comparisons in *ctx (a uint64_t). */
@@ -113,14 +113,14 @@ static int by_u32_counted(const void *a, const void *b, void *ctx)
     return x < y ? -1 : x > y;
 }
 
-int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep)
+enum s3_err geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep)
 {
     uint32_t n = g->bones.count, k = 0;
     uint32_t *m = alloc_array(n, sizeof *m);
     rep->missing = m;
     rep->nmissing = 0;
     if (!m)
-        return -1;
+        return S3_ERR_NOMEM;
     rep->lookups += n;
     for (uint32_t i = 0; i < n; i++)
         if (rig_bone_of(rig, g->bone_hash[i]) < 0)
@@ -129,7 +129,7 @@ int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struc
     for (uint32_t i = 0; i < k; i++)
         if (rep->nmissing == 0 || m[i] != m[rep->nmissing - 1])
             m[rep->nmissing++] = m[i];
-    return 0;
+    return S3_OK;
 }
 
 /* The rig bone of each entry of the GEOM's hash list (-1: missing, named in rep). */
@@ -137,7 +137,7 @@ static int32_t *map_hashes(const struct geom *g, const struct rig_entry *rig, st
 {
     uint32_t n = g->bones.count;
     int32_t *map = alloc_array(n, sizeof *map);
-    if (!map || geom_missing_hashes(g, rig, rep)) {
+    if (!map || geom_missing_hashes(g, rig, rep) != S3_OK) {
         free(map);
         return NULL;
     }
@@ -199,7 +199,7 @@ static void influences(const struct geom *g, const struct geom_decl *bd, const s
     }
 }
 
-static int skin(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m, struct geom_report *rep)
+static enum s3_err skin(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m, struct geom_report *rep)
 {
     const struct geom_decl *bd = geom_find(g, GEOM_BONES, -1), *wd = geom_find(g, GEOM_WEIGHTS, -1);
     int32_t *map = map_hashes(g, rig, rep); /* the missing hashes are said, skinned or not */
@@ -207,32 +207,34 @@ static int skin(const struct geom *g, const struct rig_entry *rig, struct mdl_me
         snprintf(rep->unskinned_why, sizeof rep->unskinned_why, "the GEOM has no %s declaration",
                  !bd ? "bone-index (usage 4)" : "weight (usage 5)");
         free(map);
-        return 0;
+        return S3_OK;
     }
     size_t slots = m->nverts ? 4 * (size_t)m->nverts : 4;
-    m->joints = malloc(slots * sizeof *m->joints);
-    m->weights = malloc(slots * sizeof *m->weights);
+    m->joints = alloc_array(slots, sizeof *m->joints);
+    m->weights = alloc_array(slots, sizeof *m->weights);
     if (!map || !m->joints || !m->weights) {
         free(map);
-        return -1;
+        return S3_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < m->nverts; i++)
         influences(g, bd, wd, map, i, m->joints + 4 * (size_t)i, m->weights + 4 * (size_t)i, rep);
     free(map);
     m->joints_u8 = rig->skel.nbones <= 255;
     rep->skinned = true;
-    return 0;
+    return S3_OK;
 }
 
-static int build_mesh(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m, struct geom_report *rep,
-                      char *err, size_t errlen)
+static enum s3_err build_mesh(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m, struct geom_report *rep,
+                              char *err, size_t errlen)
 {
     const struct geom_decl *pd = geom_find(g, GEOM_POSITION, -1), *nd = geom_find(g, GEOM_NORMAL, -1);
-    if (!g->verts_ok || !pd)
-        return err_set(err, errlen, "%s", !g->verts_ok ? "the vertices cannot be read"
-                                                       : "no position declaration (usage 1, float x3)");
+    /* a part never reached (an earlier one broke) has no reason of its own: bad bytes */
+    if (!g->verts_ok)
+        return s3_fail(g->vert_reason ? g->vert_reason : S3_ERR_FORMAT, err, errlen, "the vertices cannot be read");
+    if (!pd)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "no position declaration (usage 1, float x3)");
     if (!g->indices_ok)
-        return err_set(err, errlen, "the indices cannot be read");
+        return s3_fail(g->index_reason ? g->index_reason : S3_ERR_FORMAT, err, errlen, "the indices cannot be read");
     m->name = strdup("geom");
     m->name_len = 4;
     m->nverts = g->nverts;
@@ -243,28 +245,29 @@ static int build_mesh(const struct geom *g, const struct rig_entry *rig, struct 
         float **to = set == 0 ? &m->uv : &m->uv_more[set - 1];
         *to = ud ? attribute(g, ud, 2) : NULL;
         if (ud && !*to)
-            return err_set(err, errlen, "out of memory");
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
+    /* the steps below fail only for memory */
     if (!m->name || !m->pos || (nd && !m->nrm) || triangles(g, m, rep) || (m->nrm && repair_normals(m, rep)) ||
         (rig && skin(g, rig, m, rep)))
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     const char *shader = g->has_material ? geom_param_name(g->shader) : NULL;
     char hex[16];
     snprintf(hex, sizeof hex, "0x%08" PRIx32, g->shader);
-    m->material = calloc(1, sizeof *m->material);
+    m->material = alloc_array(1, sizeof *m->material);
     if (!m->material || !(m->material[0] = strdup(shader ? shader : hex)))
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     m->nmaterials = 1;
-    m->group = calloc(1, sizeof *m->group);
+    m->group = alloc_array(1, sizeof *m->group);
     if (!m->group)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     *m->group = (struct mdl_group){0, 0, m->ntris};
     m->ngroups = 1;
-    return 0;
+    return S3_OK;
 }
 
-int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
-               char *err, size_t errlen)
+enum s3_err geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
+                       char *err, size_t errlen)
 {
     struct geom_report scratch;
     if (!rep)
@@ -275,16 +278,16 @@ int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_mod
     out->name_len = 4;
     out->r[3] = 1;
     out->s[0] = out->s[1] = out->s[2] = 1;
-    out->mesh = calloc(1, sizeof *out->mesh);
-    int rc = -1;
+    out->mesh = alloc_array(1, sizeof *out->mesh);
+    enum s3_err rc;
     if (!out->name || !out->mesh)
-        err_set(err, errlen, "out of memory");
-    else if (out->nmeshes = 1, build_mesh(g, rig, out->mesh, rep, err, errlen))
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    else if (out->nmeshes = 1, (rc = build_mesh(g, rig, out->mesh, rep, err, errlen)))
         ;
-    else if (rig && mdl_skeleton_copy(&rig->skel, &out->skel))
-        err_set(err, errlen, "out of memory");
+    else if (rig && (rc = mdl_skeleton_copy(&rig->skel, &out->skel)))
+        s3_fail(rc, err, errlen, "out of memory");
     else
-        rc = mdl_mesh_check(out->mesh, out->skel.nbones, err, errlen) == S3_OK ? 0 : -1;
+        rc = mdl_mesh_check(out->mesh, out->skel.nbones, err, errlen);
     if (rc) {
         mdl_model_free(out);
         struct geom_report work = *rep;

@@ -37,15 +37,15 @@ struct geom_report {
 void geom_report_free(struct geom_report *r);
 
 /* The hashes of the GEOM's bone list that no bone of rig has, sorted, each once, into
- * rep->missing (malloc'd) and rep->nmissing, the work added to rep's counters: 0, or -1
- * out of memory. */
-int geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep);
+ * rep->missing (malloc'd) and rep->nmissing, the work added to rep's counters: S3_OK, or
+ * NOMEM. */
+enum s3_err geom_missing_hashes(const struct geom *g, const struct rig_entry *rig, struct geom_report *rep);
 
 /* The GEOM's one mesh (named "geom") in a model, skinned to rig when rig is not NULL and
- * the GEOM has bone and weight declarations. 0, or -1 with err (no positions, a value
- * that is not finite, out of memory; rep then holds only the work counters). rep may be
- * NULL. */
-int geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
-               char *err, size_t errlen);
+ * the GEOM has bone and weight declarations. S3_OK, or the reason with err (FORMAT: no
+ * positions, a value that is not finite; RANGE: vertices or indices cut by the chunk's
+ * end; NOMEM; rep then holds only the work counters). rep may be NULL. */
+enum s3_err geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
+                       char *err, size_t errlen);
 
 #endif

@@ -26,15 +26,15 @@
 
 /* ---- building a t1_object ---- */
 
-int t1_object_nodes(struct t1_object *o, uint32_t nnodes)
+enum s3_err t1_object_nodes(struct t1_object *o, uint32_t nnodes)
 {
     o->node = alloc_array(nnodes, sizeof *o->node);
     if (!o->node) {
         o->oom = true;
-        return -1;
+        return S3_ERR_NOMEM;
     }
     o->nnodes = nnodes;
-    return 0;
+    return S3_OK;
 }
 
 struct t1_obj_section *t1_object_section(struct t1_object *o, uint32_t node, uint32_t part, uint32_t index)
@@ -94,13 +94,11 @@ static char *name_of(const char *fmt, uint32_t a, uint32_t b, size_t *len)
 }
 
 /* Bone K = node K, identity transform, parent from the child lists. */
-static int node_skeleton(const struct t1_object *o, struct mdl_skeleton *sk, char *err, size_t errlen)
+static enum s3_err node_skeleton(const struct t1_object *o, struct mdl_skeleton *sk, char *err, size_t errlen)
 {
-    sk->bone = calloc(o->nnodes, sizeof *sk->bone);
-    if (!sk->bone) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    sk->bone = alloc_array(o->nnodes, sizeof *sk->bone);
+    if (!sk->bone)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     sk->nbones = o->nnodes;
     for (uint32_t k = 0; k < o->nnodes; k++) {
         struct mdl_bone *b = &sk->bone[k];
@@ -108,32 +106,27 @@ static int node_skeleton(const struct t1_object *o, struct mdl_skeleton *sk, cha
         b->r[3] = 1;
         b->s[0] = b->s[1] = b->s[2] = 1;
         b->name = name_of("node %" PRIu32, k, 0, &b->name_len);
-        if (!b->name) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+        if (!b->name)
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     for (uint32_t k = 0; k < o->nnodes; k++)
         for (uint32_t i = 0; i < o->node[k].nchildren; i++) {
             uint32_t c = o->node[k].children[i];
-            if (c >= o->nnodes) {
-                snprintf(err, errlen, "node %" PRIu32 ": child %" PRIu32 " is not a node (the object has %" PRIu32 ")", k,
-                         c, o->nnodes);
-                return -1;
-            }
-            if (sk->bone[c].parent >= 0) {
-                snprintf(err, errlen, "node %" PRIu32 ": a child of node %" PRId32 " and of node %" PRIu32
-                         " (a node has one parent)", c, sk->bone[c].parent, k);
-                return -1;
-            }
+            if (c >= o->nnodes)
+                return s3_fail(S3_ERR_FORMAT, err, errlen,
+                               "node %" PRIu32 ": child %" PRIu32 " is not a node (the object has %" PRIu32 ")", k, c,
+                               o->nnodes);
+            if (sk->bone[c].parent >= 0)
+                return s3_fail(S3_ERR_FORMAT, err, errlen,
+                               "node %" PRIu32 ": a child of node %" PRId32 " and of node %" PRIu32
+                               " (a node has one parent)", c, sk->bone[c].parent, k);
             sk->bone[c].parent = (int32_t)k;
         }
     char why[200];
-    if (mdl_skeleton_check(sk, why, sizeof why)) { /* a cycle: "bone K" is node K */
-        snprintf(err, errlen, "the node hierarchy: %s", why);
-        return -1;
-    }
-    return 0;
+    enum s3_err e = mdl_skeleton_check(sk, why, sizeof why); /* a cycle: "bone K" is node K */
+    if (e)
+        return s3_fail(e, err, errlen, "the node hierarchy: %s", why);
+    return S3_OK;
 }
 
 enum { SEC_DRAW, SEC_LEFT_OUT, SEC_EMPTY };
@@ -173,28 +166,25 @@ static int section_state(const struct t1_object *o, const struct t1_obj_section 
 }
 
 /* The sections [first, end) (one part) that are drawn, appended to m. */
-static int fill_mesh(const struct t1_object *o, size_t first, size_t end, const uint8_t *draw, struct mdl_mesh *m,
-                     char *err, size_t errlen)
+static enum s3_err fill_mesh(const struct t1_object *o, size_t first, size_t end, const uint8_t *draw, struct mdl_mesh *m,
+                             char *err, size_t errlen)
 {
     uint64_t nv = 0, nt = 0;
     uint32_t ng = 0;
     for (size_t i = first; i < end; i++)
         if (draw[i])
             nv += o->sec[i].s.nvert, nt += o->sec[i].s.st.ntri, ng++;
-    if (nv > UINT32_MAX || nt > UINT32_MAX / 3) {
-        snprintf(err, errlen, "node %" PRIu32 " part %" PRIu32 ": more vertices or triangles than 32-bit indices hold",
-                 o->sec[first].node, o->sec[first].part);
-        return -1;
-    }
+    if (nv > UINT32_MAX || nt > UINT32_MAX / 3)
+        return s3_fail(S3_ERR_LIMIT, err, errlen,
+                       "node %" PRIu32 " part %" PRIu32 ": more vertices or triangles than 32-bit indices hold",
+                       o->sec[first].node, o->sec[first].part);
     m->pos = malloc((size_t)nv * 3 * sizeof *m->pos + 1);
     m->uv = malloc((size_t)nv * 2 * sizeof *m->uv + 1);
     m->rgba = malloc((size_t)nv * 4 + 1);
     m->index = malloc((size_t)nt * 3 * sizeof *m->index + 1);
     m->group = alloc_array(ng, sizeof *m->group);
-    if (!m->pos || !m->uv || !m->rgba || !m->index || !m->group) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!m->pos || !m->uv || !m->rgba || !m->index || !m->group)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (size_t i = first; i < end; i++) {
         if (!draw[i])
             continue;
@@ -221,16 +211,15 @@ static int fill_mesh(const struct t1_object *o, size_t first, size_t end, const 
     m->on_bone = true;
     m->bone = o->sec[first].node;
     m->name = name_of("node %" PRIu32 " part %" PRIu32, o->sec[first].node, o->sec[first].part, &m->name_len);
-    if (!m->name) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    if (!m->name)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    return S3_OK;
 }
 
-/* Marks the sections drawn (draw[i]) and lists the others in out->left_out. */
-static int pick_sections(const struct t1_object *o, uint8_t *draw, struct mdl_model *out, size_t *nleft,
-                         const char **first_left)
+/* Marks the sections drawn (draw[i]) and lists the others in out->left_out (NOMEM when
+ * the list could not be made). */
+static enum s3_err pick_sections(const struct t1_object *o, uint8_t *draw, struct mdl_model *out, size_t *nleft,
+                                 const char **first_left)
 {
     *first_left = NULL;
     struct mdl_notes left = {0};
@@ -254,21 +243,19 @@ static int pick_sections(const struct t1_object *o, uint8_t *draw, struct mdl_mo
     bool oom = left.oom;
     out->left_out = mdl_notes_take(&left);
     *first_left = out->left_out;
-    return oom ? -1 : 0;
+    return oom ? S3_ERR_NOMEM : S3_OK;
 }
 
-static int build_meshes(const struct t1_object *o, const uint8_t *draw, struct mdl_model *out, char *err,
-                        size_t errlen)
+static enum s3_err build_meshes(const struct t1_object *o, const uint8_t *draw, struct mdl_model *out, char *err,
+                                size_t errlen)
 {
     size_t nparts = 0;
     for (size_t i = 0; i < o->nsec; i++)
         if (i == 0 || o->sec[i].node != o->sec[i - 1].node || o->sec[i].part != o->sec[i - 1].part)
             nparts++;
     out->mesh = alloc_array(nparts, sizeof *out->mesh);
-    if (!out->mesh) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!out->mesh)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (size_t first = 0, end; first < o->nsec; first = end) {
         bool any = false;
         for (end = first; end < o->nsec && o->sec[end].node == o->sec[first].node &&
@@ -277,26 +264,21 @@ static int build_meshes(const struct t1_object *o, const uint8_t *draw, struct m
             any |= draw[end] != 0;
         if (!any)
             continue;
-        if (fill_mesh(o, first, end, draw, &out->mesh[out->nmeshes], err, errlen)) {
-            out->nmeshes++; /* freed with the model */
-            return -1;
-        }
-        out->nmeshes++;
+        enum s3_err e = fill_mesh(o, first, end, draw, &out->mesh[out->nmeshes], err, errlen);
+        out->nmeshes++; /* freed with the model, filled or not */
+        if (e)
+            return e;
     }
-    return 0;
+    return S3_OK;
 }
 
-int t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen)
+enum s3_err t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (o->oom) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (o->nnodes == 0) {
-        snprintf(err, errlen, "the object has no nodes");
-        return -1;
-    }
+    if (o->oom)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    if (o->nnodes == 0)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the object has no nodes");
     out->r[3] = 1;
     out->s[0] = out->s[1] = out->s[2] = 1;
     out->no_skin = true;
@@ -307,19 +289,18 @@ int t1_object_model(const struct t1_object *o, const char *name, struct mdl_mode
     uint8_t *draw = alloc_array(o->nsec, 1);
     size_t nleft;
     const char *left;
-    int rc = -1;
+    enum s3_err rc;
     if (!out->name || !draw || pick_sections(o, draw, out, &nleft, &left))
-        snprintf(err, errlen, "out of memory");
-    else if (node_skeleton(o, &out->skel, err, errlen) == 0 && build_meshes(o, draw, out, err, errlen) == 0)
-        rc = 0;
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    else if ((rc = node_skeleton(o, &out->skel, err, errlen)) == S3_OK)
+        rc = build_meshes(o, draw, out, err, errlen);
     free(draw);
-    if (rc == 0 && out->nmeshes == 0) {
+    if (rc == S3_OK && out->nmeshes == 0) {
         if (nleft)
-            snprintf(err, errlen, "nothing to draw: %zu left out; the first: %.*s", nleft,
-                     (int)strcspn(left, "\n"), left);
+            rc = s3_fail(S3_ERR_FORMAT, err, errlen, "nothing to draw: %zu left out; the first: %.*s", nleft,
+                         (int)strcspn(left, "\n"), left);
         else
-            snprintf(err, errlen, "nothing to draw: the object's sections have no triangles");
-        rc = -1;
+            rc = s3_fail(S3_ERR_FORMAT, err, errlen, "nothing to draw: the object's sections have no triangles");
     }
     if (rc)
         mdl_model_free(out);

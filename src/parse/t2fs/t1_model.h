@@ -36,16 +36,18 @@ struct t1_object {
     bool oom;      /* a helper below ran out of memory */
 };
 
-/* Room for nnodes nodes (zeroed): 0, or -1 when out of memory. */
-int t1_object_nodes(struct t1_object *o, uint32_t nnodes);
+/* Room for nnodes nodes (zeroed): S3_OK, or NOMEM. */
+enum s3_err t1_object_nodes(struct t1_object *o, uint32_t nnodes);
 /* A new zeroed section entry at (node, part, index), or NULL when out of memory. */
 struct t1_obj_section *t1_object_section(struct t1_object *o, uint32_t node, uint32_t part, uint32_t index);
 /* Appends "what: why\n" to missing. */
 void t1_object_missing(struct t1_object *o, const char *what, const char *why);
 void t1_object_free(struct t1_object *o);
 
-/* The model of object o (name: the model node's name). 0, or -1 with err. out->left_out
+/* The model of object o (name: the model node's name). S3_OK, or the reason with err:
+ * FORMAT (a hierarchy that is not a tree of the nodes, nothing to draw), LIMIT (more than
+ * 32-bit indices hold), NOMEM. out->left_out
  * lists what was left out (o->missing first), one line each, or is NULL. */
-int t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen);
+enum s3_err t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen);
 
 #endif

@@ -604,7 +604,7 @@ static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 static int build_model(struct geom_view *v, struct mdl_model *m, char *err, size_t errlen)
 {
     struct geom_report r;
-    int rc = geom_model(&v->g, v->rig, m, &r, err, errlen);
+    int rc = geom_model(&v->g, v->rig, m, &r, err, errlen) == S3_OK ? 0 : -1;
     count_work(&r);
     geom_report_free(&r);
     return rc;
@@ -686,7 +686,7 @@ static void report(struct geom_view *v)
     if (rc) {
         diag_add(&fs->diag, "mesh.glb, mesh.obj: %s", err);
         /* with no model, the hashes the rig lacks are all there is to say */
-        int missing = v->rig ? geom_missing_hashes(&v->g, v->rig, &r) : -1;
+        bool missing = !v->rig || geom_missing_hashes(&v->g, v->rig, &r) != S3_OK;
         count_work(&r);
         if (missing)
             return;

@@ -91,7 +91,7 @@ static int read_object(struct t2_view *v, const struct t2fs_node *obj, struct t1
     if (t2fs_node_at(v, obj, (const unsigned[]){1, 1}, 2, &nodes, err, errlen) ||
         t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, errlen))
         return -1;
-    if (t1_object_nodes(o, nodes.count)) {
+    if (t1_object_nodes(o, nodes.count) != S3_OK) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -112,7 +112,7 @@ static int object_model(const struct t1x *x, struct mdl_model *m, char *err, siz
     if (rc == 0) {
         char name[32];
         snprintf(name, sizeof name, "object %" PRIu32, x->obj.depth >= 2 ? x->obj.path[1] : 0);
-        rc = t1_object_model(&o, name, m, err, errlen);
+        rc = t1_object_model(&o, name, m, err, errlen) == S3_OK ? 0 : -1;
     }
     t1_object_free(&o);
     return rc;
