@@ -1055,10 +1055,10 @@ static void test_schema_json_roundtrip(void **state)
     (void)state;
     static const char *const names[] = {"turok2", "turok1"};
     for (int i = 0; i < 2; i++) {
-        struct t2fs_schema *s = t2fs_schema_builtin(names[i]);
+        struct t2fs_schema *s, *back;
+        assert_int_equal(t2fs_schema_builtin(names[i], &s), S3_OK);
         char *json = t2fs_schema_to_json(s), err[256];
-        struct t2fs_schema *back = t2fs_schema_from_json(json, strlen(json), err, sizeof err);
-        if (!back)
+        if (t2fs_schema_from_json(json, strlen(json), &back, err, sizeof err) != S3_OK)
             fail_msg("%s: %s", names[i], err);
         same_schema(s, back, 0);
         /* the loaded schema gives the same tree */
@@ -1223,6 +1223,7 @@ static void test_schema_hand_written(void **state)
 static void test_schema_malformed(void **state)
 {
     (void)state;
+    /* every one is text that is not a schema: FORMAT (issue 31: was just NULL) */
     static const struct {
         const char *json, *want;
     } bad[] = {
@@ -1236,11 +1237,27 @@ static void test_schema_malformed(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[256];
-        struct t2fs_schema *s = t2fs_schema_from_json(bad[i].json, strlen(bad[i].json), err, sizeof err);
+        struct t2fs_schema *s;
+        assert_int_equal(t2fs_schema_from_json(bad[i].json, strlen(bad[i].json), &s, err, sizeof err), S3_ERR_FORMAT);
         assert_null(s);
         if (!strstr(err, bad[i].want))
             fail_msg("schema %zu: '%s' lacks '%s'", i, err, bad[i].want);
     }
+    /* a bound of ours, not bad text: 66 nested variable nodes, depths 0 to 65 (64 is the
+     * deepest read) */
+    char deep[66 * 48 + 64] = "", why[1024]; /* the message holds the JSON path */
+    for (int d = 0; d < 66; d++)
+        strcat(deep, "{\"name\": \"n\", \"type\": \"variable\", \"next\": ");
+    strcat(deep, "null");
+    for (int d = 0; d < 66; d++)
+        strcat(deep, "}");
+    struct t2fs_schema *s;
+    assert_int_equal(t2fs_schema_from_json(deep, strlen(deep), &s, why, sizeof why), S3_ERR_LIMIT);
+    assert_null(s);
+    assert_non_null(strstr(why, "nested deeper than 64 levels"));
+    /* a name that is not built in */
+    assert_int_equal(t2fs_schema_builtin("turok3", &s), S3_ERR_UNSUPPORTED);
+    assert_null(s);
     /* through the mount path: refused with the file name and the JSON path */
     char path[32];
     write_schema_file(path, bad[1].json);

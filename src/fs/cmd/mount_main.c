@@ -216,11 +216,16 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv, const char **
             return 1;
         case 'P': {
             /* a starting point for -o schema=FILE: the built-in schema as JSON */
-            struct t2fs_schema *s = t2fs_schema_builtin(optarg ? optarg : "turok2");
+            struct t2fs_schema *s;
+            enum s3_err e = t2fs_schema_builtin(optarg ? optarg : "turok2", &s);
             char *json = s ? t2fs_schema_to_json(s) : NULL;
             t2fs_schema_free(s);
-            if (!json) {
+            if (e == S3_ERR_UNSUPPORTED) {
                 fprintf(stderr, "mount.s3rig: unknown schema '%s' (turok1, turok2)\n", optarg ? optarg : "");
+                return -1;
+            }
+            if (!json) {
+                fprintf(stderr, "mount.s3rig: %s\n", s3_err_str(S3_ERR_NOMEM));
                 return -1;
             }
             printf("%s\n", json);

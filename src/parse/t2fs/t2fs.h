@@ -73,20 +73,26 @@ struct t2fs_schema {
     struct t2fs_schema *each; /* variable */
 };
 
-/* The built-in Turok 2 model schema (the seed's table with t2fs.md's corrections). */
+/* The built-in Turok 2 model schema (the seed's table with t2fs.md's corrections); NULL
+ * only when out of memory. */
 struct t2fs_schema *t2fs_schema_turok2(void);
-/* The built-in Turok 1 schema (the engine's directory in t2fs.md, its names). */
+/* The built-in Turok 1 schema (the engine's directory in t2fs.md, its names); NULL only
+ * when out of memory. */
 struct t2fs_schema *t2fs_schema_turok1(void);
-/* A built-in schema by name ("turok1", "turok2"); NULL when unknown. */
-struct t2fs_schema *t2fs_schema_builtin(const char *name);
+/* A built-in schema by name ("turok1", "turok2") into *out: UNSUPPORTED for another
+ * name, NOMEM. */
+enum s3_err t2fs_schema_builtin(const char *name, struct t2fs_schema **out);
 
 /* LibT2FS-style JSON: {"name", "type": data|fixed|variable|repeated|mixed, "next", "pre",
  * "data": {"type", "size", "array", "interleaved"}}. fixed/repeated: "next" is a list
  * (null = unknown child); variable: "next" is one node; mixed: "pre" is the fixed list,
  * "next" the node of the rest. */
-char *t2fs_schema_to_json(const struct t2fs_schema *s);
-/* Parses a schema from JSON text. NULL with err naming the JSON path on failure. */
-struct t2fs_schema *t2fs_schema_from_json(const char *text, size_t len, char *err, size_t errlen);
+char *t2fs_schema_to_json(const struct t2fs_schema *s); /* NULL: out of memory */
+/* Parses a schema from JSON text into *out, or the reason with err naming the JSON path:
+ * FORMAT (not JSON, not a schema), LIMIT (nested deeper than 64 levels, more than 100000
+ * nodes), NOMEM. */
+enum s3_err t2fs_schema_from_json(const char *text, size_t len, struct t2fs_schema **out, char *err,
+                                  size_t errlen);
 void t2fs_schema_free(struct t2fs_schema *s);
 /* The schema of child i of a branch with schema s (NULL: the schema says nothing). */
 const struct t2fs_schema *t2fs_schema_child(const struct t2fs_schema *s, uint32_t i);

@@ -178,7 +178,7 @@ static struct t2fs_schema *schema_step(struct t2fs_schema *s, const char *comp, 
     return s->child[idx];
 }
 
-static int schema_apply(struct t2fs_schema *root, const struct pattern *p)
+static enum s3_err schema_apply(struct t2fs_schema *root, const struct pattern *p)
 {
     struct t2fs_schema *s = root;
     for (const char *c = p->path; s && *c;) {
@@ -188,7 +188,7 @@ static int schema_apply(struct t2fs_schema *root, const struct pattern *p)
         c += len;
     }
     if (!s)
-        return -1;
+        return S3_ERR_NOMEM;
     s->kind = p->kind;
     s->data = p->data;
     s->fixed_size = p->fixed_size;
@@ -196,14 +196,14 @@ static int schema_apply(struct t2fs_schema *root, const struct pattern *p)
     s->interleaved = p->interleaved;
     s->name = strdup(p->name);
     s->type = p->type ? strdup(p->type) : NULL;
-    return s->name ? 0 : -1;
+    return s->name && (s->type || !p->type) ? S3_OK : S3_ERR_NOMEM;
 }
 
 static struct t2fs_schema *from_table(const struct pattern *table, size_t n)
 {
     struct t2fs_schema *root = schema_new();
     for (size_t i = 0; root && i < n; i++) {
-        if (schema_apply(root, &table[i])) {
+        if (schema_apply(root, &table[i]) != S3_OK) {
             t2fs_schema_free(root);
             return NULL;
         }
@@ -221,13 +221,15 @@ struct t2fs_schema *t2fs_schema_turok1(void)
     return from_table(turok1_all, sizeof turok1_all / sizeof turok1_all[0]);
 }
 
-struct t2fs_schema *t2fs_schema_builtin(const char *name)
+enum s3_err t2fs_schema_builtin(const char *name, struct t2fs_schema **out)
 {
     if (strcmp(name, "turok2") == 0)
-        return t2fs_schema_turok2();
-    if (strcmp(name, "turok1") == 0)
-        return t2fs_schema_turok1();
-    return NULL;
+        *out = t2fs_schema_turok2();
+    else if (strcmp(name, "turok1") == 0)
+        *out = t2fs_schema_turok1();
+    else
+        return *out = NULL, S3_ERR_UNSUPPORTED;
+    return *out ? S3_OK : S3_ERR_NOMEM;
 }
 
 void t2fs_schema_free(struct t2fs_schema *s)

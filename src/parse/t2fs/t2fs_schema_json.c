@@ -70,24 +70,24 @@ struct loader {
     unsigned nodes;
 };
 
-static void fail(struct loader *l, const char *path, const char *msg)
+/* The first failure's message (the JSON path and what is wrong) and its reason. */
+static enum s3_err fail(struct loader *l, enum s3_err e, const char *path, const char *msg)
 {
     if (!l->err[0])
         snprintf(l->err, l->errlen, "%s: %s", path, msg);
+    return e;
 }
 
-static struct t2fs_schema *node_from(struct loader *l, json_t *j, const char *path, int depth);
+static enum s3_err node_from(struct loader *l, json_t *j, const char *path, int depth, struct t2fs_schema **out);
 
-static int list_from(struct loader *l, struct t2fs_schema *s, json_t *a, const char *path, int depth)
+static enum s3_err list_from(struct loader *l, struct t2fs_schema *s, json_t *a, const char *path, int depth)
 {
-    if (!json_is_array(a)) {
-        fail(l, path, "expected a list of nodes");
-        return -1;
-    }
+    if (!json_is_array(a))
+        return fail(l, S3_ERR_FORMAT, path, "expected a list of nodes");
     size_t n = json_array_size(a);
     s->child = alloc_array(n, sizeof *s->child);
     if (!s->child)
-        return -1;
+        return fail(l, S3_ERR_NOMEM, path, "out of memory");
     s->nchild = (uint32_t)n;
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(a, i);
@@ -95,82 +95,72 @@ static int list_from(struct loader *l, struct t2fs_schema *s, json_t *a, const c
             continue;
         char p[512];
         snprintf(p, sizeof p, "%s[%zu]", path, i);
-        s->child[i] = node_from(l, c, p, depth + 1);
-        if (!s->child[i])
-            return -1;
+        enum s3_err e = node_from(l, c, p, depth + 1, &s->child[i]);
+        if (e)
+            return e;
     }
-    return 0;
+    return S3_OK;
 }
 
-static int data_from(struct loader *l, struct t2fs_schema *s, json_t *d, const char *path)
+static enum s3_err data_from(struct loader *l, struct t2fs_schema *s, json_t *d, const char *path)
 {
     s->data = T2D_RAW;
     if (!d)
-        return 0;
-    if (!json_is_object(d)) {
-        fail(l, path, "\"data\" must be an object");
-        return -1;
-    }
+        return S3_OK;
+    if (!json_is_object(d))
+        return fail(l, S3_ERR_FORMAT, path, "\"data\" must be an object");
     json_t *t = json_object_get(d, "type"), *size = json_object_get(d, "size"),
            *arr = json_object_get(d, "array"), *il = json_object_get(d, "interleaved");
     if ((t && !json_is_string(t)) || (size && !json_is_integer(size)) || (arr && !json_is_integer(arr)) ||
-        (il && !json_is_boolean(il))) {
-        fail(l, path, "\"data\" fields: type is a string, size and array integers, interleaved a boolean");
-        return -1;
-    }
+        (il && !json_is_boolean(il)))
+        return fail(l, S3_ERR_FORMAT, path,
+                    "\"data\" fields: type is a string, size and array integers, interleaved a boolean");
     if ((size && (json_integer_value(size) < 0 || json_integer_value(size) > 0x7FFFFFFF)) ||
-        (arr && (json_integer_value(arr) < 0 || json_integer_value(arr) > 0x7FFFFFFF))) {
-        fail(l, path, "size and array must be between 0 and 2^31-1");
-        return -1;
-    }
+        (arr && (json_integer_value(arr) < 0 || json_integer_value(arr) > 0x7FFFFFFF)))
+        return fail(l, S3_ERR_FORMAT, path, "size and array must be between 0 and 2^31-1");
     s->type = t ? strdup(json_string_value(t)) : NULL;
+    if (t && !s->type)
+        return fail(l, S3_ERR_NOMEM, path, "out of memory");
     s->fixed_size = size ? (uint32_t)json_integer_value(size) : 0;
     if (arr) {
         s->data = T2D_ARRAY;
         s->value_size = (uint32_t)json_integer_value(arr);
     }
     s->interleaved = il && json_is_true(il);
-    return 0;
+    return S3_OK;
 }
 
-static struct t2fs_schema *node_from(struct loader *l, json_t *j, const char *path, int depth)
+static enum s3_err node_from(struct loader *l, json_t *j, const char *path, int depth, struct t2fs_schema **out)
 {
-    if (depth > MAX_DEPTH) {
-        fail(l, path, "nested deeper than 64 levels");
-        return NULL;
-    }
-    if (++l->nodes > MAX_NODES) {
-        fail(l, path, "more than 100000 nodes");
-        return NULL;
-    }
-    if (!json_is_object(j)) {
-        fail(l, path, "expected a node object");
-        return NULL;
-    }
+    *out = NULL;
+    if (depth > MAX_DEPTH)
+        return fail(l, S3_ERR_LIMIT, path, "nested deeper than 64 levels");
+    if (++l->nodes > MAX_NODES)
+        return fail(l, S3_ERR_LIMIT, path, "more than 100000 nodes");
+    if (!json_is_object(j))
+        return fail(l, S3_ERR_FORMAT, path, "expected a node object");
     json_t *name = json_object_get(j, "name"), *type = json_object_get(j, "type");
-    if (!json_is_string(name)) {
-        fail(l, path, "\"name\" must be a string");
-        return NULL;
-    }
+    if (!json_is_string(name))
+        return fail(l, S3_ERR_FORMAT, path, "\"name\" must be a string");
     int kind = -1;
     for (int k = 0; json_is_string(type) && k < 5; k++)
         if (strcmp(json_string_value(type), kind_names[k]) == 0)
             kind = k;
+    char p[512];
     if (kind < 0) {
-        char p[512];
         snprintf(p, sizeof p, "%s.type", path);
-        fail(l, p, "expected one of data, fixed, variable, repeated, mixed");
-        return NULL;
+        return fail(l, S3_ERR_FORMAT, p, "expected one of data, fixed, variable, repeated, mixed");
     }
     struct t2fs_schema *s = calloc(1, sizeof *s);
     if (!s)
-        return NULL;
+        return fail(l, S3_ERR_NOMEM, path, "out of memory");
     s->kind = (enum t2fs_kind)kind;
     s->name = strdup(json_string_value(name));
-    char p[512];
-    int rc = 0;
+    enum s3_err rc = s->name ? S3_OK : fail(l, S3_ERR_NOMEM, path, "out of memory");
     json_t *next = json_object_get(j, "next"), *pre = json_object_get(j, "pre");
-    if (s->kind == T2K_DATA) {
+    if (rc) {
+        /* nothing more to read */
+    } else if (s->kind == T2K_DATA) {
         snprintf(p, sizeof p, "%s.data", path);
         rc = data_from(l, s, json_object_get(j, "data"), p);
     } else if (s->kind == T2K_VARIABLE || s->kind == T2K_MIXED) {
@@ -180,33 +170,31 @@ static struct t2fs_schema *node_from(struct loader *l, json_t *j, const char *pa
         }
         if (!rc && next && !json_is_null(next)) {
             snprintf(p, sizeof p, "%s.next", path);
-            s->each = node_from(l, next, p, depth + 1);
-            rc = s->each ? 0 : -1;
+            rc = node_from(l, next, p, depth + 1, &s->each);
         }
     } else if (next) {
         snprintf(p, sizeof p, "%s.next", path);
         rc = list_from(l, s, next, p, depth);
     }
-    if (rc || !s->name) {
+    if (rc) {
         t2fs_schema_free(s);
-        return NULL;
+        return rc;
     }
-    return s;
+    *out = s;
+    return S3_OK;
 }
 
-struct t2fs_schema *t2fs_schema_from_json(const char *text, size_t len, char *err, size_t errlen)
+enum s3_err t2fs_schema_from_json(const char *text, size_t len, struct t2fs_schema **out, char *err,
+                                  size_t errlen)
 {
     struct loader l = {err, errlen, 0};
     err[0] = 0;
+    *out = NULL;
     json_error_t je;
     json_t *j = json_loadb(text, len, 0, &je);
-    if (!j) {
-        snprintf(err, errlen, "line %d, column %d: %s", je.line, je.column, je.text);
-        return NULL;
-    }
-    struct t2fs_schema *s = node_from(&l, j, "$", 0);
+    if (!j) /* jansson says no more than where and what: bad text */
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "line %d, column %d: %s", je.line, je.column, je.text);
+    enum s3_err e = node_from(&l, j, "$", 0, out);
     json_decref(j);
-    if (!s && !err[0])
-        snprintf(err, errlen, "$: out of memory");
-    return s;
+    return e;
 }

@@ -932,10 +932,14 @@ static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t
     const char *want = v->fs->opts.schema;
     if (!want[0])
         want = root_count == 11 ? "turok1" : "turok2";
-    v->schema = t2fs_schema_builtin(want);
-    if (v->schema) {
+    enum s3_err e = t2fs_schema_builtin(want, &v->schema);
+    if (e == S3_OK) {
         v->schema_name = strcmp(want, "turok1") == 0 ? "turok1" : "turok2";
         return 0;
+    }
+    if (e != S3_ERR_UNSUPPORTED) { /* a built-in name, but no memory for it */
+        snprintf(err, errlen, "schema %s: %s", want, s3_err_str(e));
+        return -1;
     }
     size_t len;
     char *text = read_text_file(want, &len), jerr[300];
@@ -943,9 +947,9 @@ static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t
         snprintf(err, errlen, "schema %s: not a built-in schema (turok1, turok2) nor a readable file", want);
         return -1;
     }
-    v->schema = t2fs_schema_from_json(text, len, jerr, sizeof jerr);
+    e = t2fs_schema_from_json(text, len, &v->schema, jerr, sizeof jerr);
     free(text);
-    if (!v->schema) {
+    if (e) {
         snprintf(err, errlen, "schema %s: %s", want, jerr);
         return -1;
     }
