@@ -102,6 +102,35 @@ static void test_encode_refusals(void **state)
     assert_non_null(strstr(why, "more than 3 lines"));
 }
 
+/* Several values a line (a matrix's rows, a vector on one line): the field's elements in
+ * order, whatever the line breaks; the count of all components must be the field's. */
+static void test_encode_multi_value_lines(void **state)
+{
+    (void)state;
+    uint8_t b[36];
+    char why[200];
+    /* scale_shear's rows: identity times 2, as binary32 (2.0 = 0x40000000), little-endian */
+    assert_int_equal(enc("f32[3][3]", 36, false, "2 0 0\n0 2 0\n0 0 2\n", b, why), 0);
+    for (int i = 0; i < 9; i++) {
+        const uint8_t two[4] = {0, 0, 0, 0x40}, zero[4] = {0};
+        assert_memory_equal(b + 4 * i, i % 4 == 0 ? two : zero, 4);
+    }
+    /* blanks of any kind between values, big-endian, one line for a quaternion */
+    assert_int_equal(enc("gr2.Int16[4]", 8, true, " 1\t-2  3 4 \r\n", b, why), 0);
+    assert_memory_equal(b, "\x00\x01\xff\xfe\x00\x03\x00\x04", 8);
+    /* a component missing, one too many, a bad one, an empty line between rows */
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 1 0\n0 0\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "8 values for 9"));
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 1 0\n0 0 1 0\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "more than 9 values"));
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 x 0\n0 0 1\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "'x' is not a number"));
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n\n0 1 0\n0 0 1\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "empty line"));
+    assert_int_equal(enc("u8[2]", 2, false, "1 256\n", b, why), -EINVAL);
+    assert_non_null(strstr(why, "does not fit a u8"));
+}
+
 static void test_check_prefix(void **state)
 {
     (void)state;
@@ -222,7 +251,7 @@ int main(void)
         cmocka_unit_test(test_type_names),     cmocka_unit_test(test_encode_values),
         cmocka_unit_test(test_encode_refusals), cmocka_unit_test(test_check_prefix),
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
-        cmocka_unit_test(test_splice),
+        cmocka_unit_test(test_splice),          cmocka_unit_test(test_encode_multi_value_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

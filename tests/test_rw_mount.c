@@ -214,10 +214,11 @@ static void test_rw_modes_and_lock(void **state)
     assert_int_equal(mode_of(r.mnt, "header/unused_0"), 0644);
     assert_int_equal(mode_of(r.mnt, "ik_chains/0/pole"), 0644);
     assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Transform/position"), 0644);
-    /* not: generated text, names, /info, a value of several numbers a line */
+    /* a value of several numbers a line (a matrix's rows): its components in order */
+    assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Transform/scale_shear"), 0644);
+    /* not: generated text, names, /info */
     assert_int_equal(mode_of(r.mnt, "info"), 0444);
     assert_int_equal(mode_of(r.mnt, "ik_target_slots.names"), 0444);
-    assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Transform/scale_shear"), 0444);
     assert_int_equal(mode_of(r.mnt, "granny/root/Skeletons/0/Bones/1/Name"), 0444);
     /* a second rw mount of the same file: refused, exit 4, one line */
     char other[256], err[512];
@@ -259,7 +260,7 @@ static void assert_trees_differ_only(const char *a, const char *b, const char *c
         for (size_t k = 0; changed[k]; k++)
             allowed |= strcmp(changed[k], x->path) == 0;
         if (!same && !allowed)
-            fail_msg("%s differs", x->path);
+            fail_msg("%s differs:\n%.*s\n----\n%.*s", x->path, (int)x->dlen, (const char *)x->data, (int)y->dlen, (const char *)y->data);
         differing += !same;
     }
     assert_true(differing > 0);
@@ -353,6 +354,85 @@ static void test_rw_granny_value_crc(void **state)
     free(t);
     assert_true(info_has(r.mnt, "gr2_crc: ok"));
     do_umount(r.mnt);
+    rig_free(&r);
+}
+
+/* Where the 12-byte run `want` lies in the Granny data of b (once), SIZE_MAX if nowhere. */
+static size_t find_once(const uint8_t *b, size_t n, const uint8_t *want, size_t wlen)
+{
+    size_t at = SIZE_MAX, seen = 0;
+    for (size_t i = 0; i + wlen <= n; i++)
+        if (memcmp(b + i, want, wlen) == 0)
+            at = i, seen++;
+    return seen == 1 ? at : SIZE_MAX;
+}
+
+/* The Granny CRC of the data at g: CRC-32 over [0x20 + 0x38, total_size) (version 6). */
+static void assert_gr2_crc_valid(const uint8_t *g)
+{
+    assert_int_equal(rd32(g + 0x20), 6);
+    uint32_t total = rd32(g + 0x24);
+    assert_int_equal(rd32(g + 0x28), (uint32_t)crc32(crc32(0, NULL, 0), g + 0x58, total - 0x58));
+}
+
+/* A value of several numbers a line (a Transform's scale_shear, three a line): the whole
+ * text is the field's nine components; a wrong count or component is EINVAL at the close
+ * and changes nothing; the right one commits, the CRC is recomputed, and the tree differs
+ * in that matrix only (and what shows the same bytes). */
+static void test_rw_multi_value_lines(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "matrix.rig");
+    char orig[300];
+    snprintf(orig, sizeof orig, "%s/orig-matrix.rig", tmpdir);
+    assert_int_equal(fx_write_file(orig, r.bytes, r.size), 0);
+    do_mount(r.path, r.mnt, "rw");
+    const char *rel = "granny/root/Skeletons/0/Bones/1/Transform/scale_shear";
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/%s", r.mnt, rel);
+    assert_int_equal(mode_of(r.mnt, rel), 0644);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "2 0 0\n0 2 0\n0 0\n", &step), EINVAL);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(r.mnt, "8 values for 9"));
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "2 0 0\n0 two 0\n", &step), EINVAL);
+    assert_int_equal(step, 'w'); /* a complete line shows it */
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "2 0 0\n0 2 0\n0 0 2 0\n", &step), EINVAL);
+    assert_true(info_has(r.mnt, "more than 9 values"));
+    assert_file_is(r.path, r.bytes, r.size);
+    put_value(r.mnt, rel, "2 0 0\n0 3 0\n0 0 0.5\n");
+    char *t = text_of(p);
+    assert_string_equal(t, "2 0 0\n0 3 0\n0 0 0.5\n");
+    free(t);
+    assert_true(info_has(r.mnt, "Granny CRC recomputed"));
+    umount_rw(r.mnt, r.path);
+    size_t n;
+    uint8_t *now = slurp(r.path, &n);
+    assert_int_equal(n, r.size);
+    assert_gr2_crc_valid(now + r.rl.granny_pos);
+    /* 2, 0, 0, 0, 3, 0, 0, 0, 0.5 as binary32 little-endian: 2 = 0x40000000, 3 = 0x40400000,
+     * 0.5 = 0x3f000000 */
+    uint8_t m[36] = {0};
+    m[3] = 0x40, m[16 + 2] = 0x40, m[16 + 3] = 0x40, m[32 + 3] = 0x3f;
+    size_t at = find_once(now, n, m, 36);
+    assert_true(at != SIZE_MAX);
+    size_t diffs = 0;
+    for (size_t i = 0; i < n; i++)
+        diffs += now[i] != r.bytes[i] && !(i >= at && i < at + 36) &&
+                 !(i >= r.rl.granny_pos + 0x28 && i < r.rl.granny_pos + 0x2c);
+    assert_int_equal(diffs, 0);
+    free(now);
+    const char *changed[] = {"granny/root/Skeletons/0/Bones/1/Transform/scale_shear",
+                             "info", /* its gr2_crc line: the new CRC */
+                             "granny.gr2",
+                             "granny/header/crc",
+                             "granny/header/crc_computed",
+                             "granny/sections/0/data.bin",
+                             "granny/sections/0/stored.bin",
+                             "granny/root/Skeletons/0/skeleton.glb",
+                             "granny/skeletons/0/skeleton.glb",
+                             NULL};
+    assert_trees_differ_only(orig, r.path, changed);
     rig_free(&r);
 }
 
@@ -640,7 +720,7 @@ static void test_rw_package_resource(void **state)
         assert_non_null(y);
         if (x->kind != y->kind || x->size != y->size || x->dlen != y->dlen ||
             (x->dlen && memcmp(x->data, y->data, x->dlen) != 0) || strcmp(x->offset, y->offset) != 0)
-            fail_msg("%s differs", x->path);
+            fail_msg("%s differs:\n%.*s\n----\n%.*s", x->path, (int)x->dlen, (const char *)x->data, (int)y->dlen, (const char *)y->data);
     }
     snap_free(&sa);
     snap_free(&sb);
@@ -924,6 +1004,7 @@ int main(void)
         mount_test(test_rw_modes_and_lock),
         mount_test(test_rw_value_roundtrip),
         mount_test(test_rw_granny_value_crc),
+        mount_test(test_rw_multi_value_lines),
         mount_test(test_rw_editors),
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),

@@ -154,64 +154,111 @@ static int encode_one(enum field_kind k, const char *s, uint32_t *bits, char *wh
     return 0;
 }
 
-/* Line i of text (without its newline and surrounding blanks) into buf; false when the
- * line is longer than buf. */
-static bool take_line(const char *p, size_t n, char *buf, size_t buflen)
+/* The next blank-separated word of line [p, p+n) from *at on, into buf: 1 when one was
+ * found, 0 at the line's end, -1 when it is longer than buf. */
+static int take_word(const char *p, size_t n, size_t *at, char *buf, size_t buflen)
 {
-    while (n && (*p == ' ' || *p == '\t'))
-        p++, n--;
-    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
-        n--;
-    if (n >= buflen)
-        return false;
-    memcpy(buf, p, n);
-    buf[n] = 0;
-    return true;
+    while (*at < n && (p[*at] == ' ' || p[*at] == '\t' || p[*at] == '\r'))
+        (*at)++;
+    size_t from = *at;
+    while (*at < n && p[*at] != ' ' && p[*at] != '\t' && p[*at] != '\r')
+        (*at)++;
+    if (*at == from)
+        return 0;
+    if (*at - from >= buflen)
+        return -1;
+    memcpy(buf, p + from, *at - from);
+    buf[*at - from] = 0;
+    return 1;
 }
 
-/* Walks the lines of text: complete ones only when `whole` is false. Stores elements in
- * out when not NULL. The number of lines seen into *lines. */
-static int walk_lines(const struct field_type *ft, bool be, const char *text, size_t len, bool whole, uint8_t *out,
-                      uint64_t *lines, char *why, size_t whylen)
+/* What walk_lines counted: values, lines, and whether a line held more than one. */
+struct walked {
+    uint64_t values, lines;
+    bool several;
+};
+
+/* Encodes one line's values (one or more, blank-separated) at element w->values on. */
+static int walk_line(const struct field_type *ft, bool be, const char *line, size_t n, uint8_t *out,
+                     struct walked *w, char *why, size_t whylen)
 {
-    uint64_t i = 0;
     size_t at = 0;
-    while (at < len) {
-        const char *nl = memchr(text + at, '\n', len - at);
-        if (i >= ft->count) {
-            snprintf(why, whylen, "more than %llu line%s (one %s each)", (unsigned long long)ft->count,
-                     ft->count == 1 ? "" : "s", kind_label(ft->kind));
+    uint64_t on_line = 0;
+    for (;;) {
+        char word[128];
+        int got = take_word(line, n, &at, word, sizeof word);
+        if (got < 0) {
+            snprintf(why, whylen, "value %llu is too long for a %s", (unsigned long long)w->values + 1,
+                     kind_label(ft->kind));
             return -EINVAL;
         }
-        if (!nl && !whole)
+        if (got == 0)
             break;
-        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
-        char line[128];
-        uint32_t bits = 0;
-        if (!take_line(text + at, n, line, sizeof line)) {
-            snprintf(why, whylen, "line %llu is too long for a %s", (unsigned long long)i + 1, kind_label(ft->kind));
+        if (w->values >= ft->count) {
+            if (w->several || on_line > 0)
+                snprintf(why, whylen, "more than %llu values (%s)", (unsigned long long)ft->count,
+                         kind_label(ft->kind));
+            else
+                snprintf(why, whylen, "more than %llu line%s (one %s each)", (unsigned long long)ft->count,
+                         ft->count == 1 ? "" : "s", kind_label(ft->kind));
             return -EINVAL;
         }
-        int rc = encode_one(ft->kind, line, &bits, why, whylen);
+        uint32_t bits = 0;
+        int rc = encode_one(ft->kind, word, &bits, why, whylen);
         if (rc)
             return rc;
         if (out)
-            store(out + i * ft->size, bits, ft->size, be);
-        i++;
+            store(out + w->values * ft->size, bits, ft->size, be);
+        w->values++;
+        on_line++;
+    }
+    if (on_line == 0) { /* a blank line is no value: the count would be ambiguous */
+        snprintf(why, whylen, "an empty line is no %s", kind_label(ft->kind));
+        return -EINVAL;
+    }
+    w->several |= on_line > 1;
+    w->lines++;
+    return 0;
+}
+
+/* Walks the lines of text (complete ones only when `whole` is false): each holds one or
+ * more blank-separated values, the field's elements in order (a vector's or a matrix's
+ * components). Stores elements in out when not NULL. */
+static int walk_lines(const struct field_type *ft, bool be, const char *text, size_t len, bool whole, uint8_t *out,
+                      struct walked *w, char *why, size_t whylen)
+{
+    *w = (struct walked){0};
+    size_t at = 0;
+    while (at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        if (!nl && !whole) { /* a line still being written: only a value past the count is sure */
+            size_t k = 0;
+            char word[2];
+            if (w->values >= ft->count && take_word(text + at, n, &k, word, sizeof word) != 0)
+                return walk_line(ft, be, text + at, n, out, w, why, whylen);
+            break;
+        }
+        int rc = walk_line(ft, be, text + at, n, out, w, why, whylen);
+        if (rc)
+            return rc;
         at += n + (nl ? 1 : 0);
     }
-    *lines = i;
     return 0;
 }
 
 int field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out, char *why,
                  size_t whylen)
 {
-    uint64_t lines;
-    int rc = walk_lines(ft, be, text, len, true, out, &lines, why, whylen);
-    if (!rc && lines != ft->count) {
-        snprintf(why, whylen, "%llu line%s for %llu value%s", (unsigned long long)lines, lines == 1 ? "" : "s",
-                 (unsigned long long)ft->count, ft->count == 1 ? "" : "s");
+    struct walked w;
+    int rc = walk_lines(ft, be, text, len, true, out, &w, why, whylen);
+    if (!rc && w.values != ft->count) {
+        if (w.several)
+            snprintf(why, whylen, "%llu values for %llu", (unsigned long long)w.values,
+                     (unsigned long long)ft->count);
+        else
+            snprintf(why, whylen, "%llu line%s for %llu value%s", (unsigned long long)w.lines,
+                     w.lines == 1 ? "" : "s", (unsigned long long)ft->count, ft->count == 1 ? "" : "s");
         rc = -EINVAL;
     }
     return rc;
@@ -219,8 +266,8 @@ int field_encode(const struct field_type *ft, bool be, const char *text, size_t 
 
 int field_check_prefix(const struct field_type *ft, const char *text, size_t len, char *why, size_t whylen)
 {
-    uint64_t lines;
-    return walk_lines(ft, false, text, len, false, NULL, &lines, why, whylen);
+    struct walked w;
+    return walk_lines(ft, false, text, len, false, NULL, &w, why, whylen);
 }
 
 /* ---- the overlay ---- */

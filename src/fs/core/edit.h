@@ -1,8 +1,9 @@
 /* Pending edits of the mounted file and the encoders that make them: what `-o rw` writes.
  * - field_type_parse: a value file's type string and span length -> the field's element
  *   kind and count, or -EINVAL when the file is no fixed-size field.
- * - field_encode: the text a user wrote -> the field's bytes (one element per line, a
- *   final newline optional); -EINVAL with `why` when it does not parse or fit.
+ * - field_encode: the text a user wrote -> the field's bytes (its elements in order, one
+ *   or more blank-separated a line, no empty line, a final newline optional); -EINVAL
+ *   with `why` when a value does not parse or fit, or their count is not the field's.
  * - struct edits: byte patches over the file, kept sorted and merged (a later write wins);
  *   bytes may also be appended after the file's end; edits_write streams the file with
  *   them applied (one buffer, never the whole file), then stores each CRC-32 fix.
