@@ -131,6 +131,41 @@ static void test_encode_multi_value_lines(void **state)
     assert_non_null(strstr(why, "does not fit a u8"));
 }
 
+/* A table of 2 records of 8 bytes: a numbered row, an f32 at 0, a u16 pair at 4 (big-
+ * endian), and byte 6 as a raw hex cell; byte 7 belongs to no column. */
+static void test_table_encode(void **state)
+{
+    (void)state;
+    static const struct table_col cols[] = {{FIELD_F32, 0, 1, false}, {FIELD_U16, 4, 1, false}, {FIELD_U8, 6, 1, true}};
+    struct table_field tf = {0, 2, 8, true, true, "index,f,u,raw", cols, 3};
+    assert_int_equal(table_row_cells(&tf), 4);
+    uint8_t recs[16], nan_bits[4] = {0x7f, 0xc0, 0x12, 0x34}; /* a NaN with a payload */
+    memset(recs, 0xee, sizeof recs);
+    memcpy(recs + 8, nan_bits, 4);
+    char why[200];
+    const char *text = "index,f,u,raw\n0,1.5,513,a0\n1, nan ,2,0F\r\n";
+    assert_int_equal(table_encode(&tf, text, strlen(text), recs, why, sizeof why), 0);
+    /* 1.5 = 0x3fc00000, 513 = 0x0201, big-endian; byte 7 kept; the NaN kept bit for bit */
+    assert_memory_equal(recs, "\x3f\xc0\x00\x00\x02\x01\xa0\xee", 8);
+    assert_memory_equal(recs + 8, "\x7f\xc0\x12\x34\x00\x02\x0f\xee", 8);
+    const char *bad[][2] = {
+        {"index,f,u\n0,1,2,00\n1,1,2,00\n", "header"},
+        {"index,f,u,raw\n0,1,2,00\n", "1 rows for 2 records"},
+        {"index,f,u,raw\n0,1,2,00\n1,1,2,00\n2,1,2,00\n", "more than 2 rows"},
+        {"index,f,u,raw\n0,1,2,00\n1,1,2\n", "row 2: 3 cells for 4"},
+        {"index,f,u,raw\n1,1,2,00\n0,1,2,00\n", "its number must stay 0"},
+        {"index,f,u,raw\n0,1,65536,00\n1,1,2,00\n", "row 1: 65536 does not fit a u16"},
+        {"index,f,u,raw\n0,1,2,0g\n1,1,2,00\n", "not 1 bytes as hex"},
+        {"index,f,u,raw\n0,1,2,000\n1,1,2,00\n", "not 1 bytes as hex"},
+        {"", "0 rows for 2 records"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), -EINVAL);
+        if (!strstr(why, bad[i][1]))
+            fail_msg("case %zu: '%s' lacks '%s'", i, why, bad[i][1]);
+    }
+}
+
 static void test_check_prefix(void **state)
 {
     (void)state;
@@ -252,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_encode_refusals), cmocka_unit_test(test_check_prefix),
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
         cmocka_unit_test(test_splice),          cmocka_unit_test(test_encode_multi_value_lines),
+        cmocka_unit_test(test_table_encode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "fixture_geom.h"
 #include "fixture_kinds.h"
 #include "mountutil.h"
 #include "tree_compare.h"
@@ -433,6 +434,190 @@ static void test_rw_multi_value_lines(void **state)
                              "granny/skeletons/0/skeleton.glb",
                              NULL};
     assert_trees_differ_only(orig, r.path, changed);
+    rig_free(&r);
+}
+
+/* text with cell (row, col) set to value (row 0: the header), malloc'd. */
+static char *csv_set(const char *text, int row, int col, const char *value)
+{
+    size_t n = strlen(text), vlen = strlen(value);
+    char *out = malloc(n + vlen + 1);
+    assert_non_null(out);
+    const char *p = text;
+    for (int r = 0; r < row; r++) {
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    for (int c = 0; c < col; c++) {
+        p = strpbrk(p, ",\n");
+        assert_true(p && *p == ',');
+        p++;
+    }
+    size_t cell = strcspn(p, ",\n");
+    size_t head = (size_t)(p - text);
+    memcpy(out, text, head);
+    memcpy(out + head, value, vlen);
+    strcpy(out + head + vlen, p + cell);
+    return out;
+}
+
+/* The column of a CSV header named name. */
+static int csv_col(const char *text, const char *name)
+{
+    int col = 0;
+    size_t nlen = strlen(name);
+    for (const char *p = text; *p && *p != '\n'; col++) {
+        size_t cell = strcspn(p, ",\n");
+        if (cell == nlen && memcmp(p, name, nlen) == 0)
+            return col;
+        p += cell + (p[cell] == ',');
+    }
+    fail_msg("no column %s", name);
+    return -1;
+}
+
+/* Writes text whole to rel: the errno and the step that failed ('o' 'w' 'c'), 0 when none. */
+static int put_text(const char *mnt, const char *rel, const char *text, char *step)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    return write_text(p, O_WRONLY | O_TRUNC, text, step);
+}
+
+/* GEOM vertex fields: vertices.csv is a table over the vertex records (its view declares
+ * the columns: f32 positions, byte weights, ...). A cell written is encoded as its
+ * declaration's type at its place in its vertex; a wrong cell count, a value that does not
+ * fit, a row number or header changed: EINVAL at the close, nothing changed. Mounted again,
+ * the CSV shows exactly the text written, and the file differs only in the cells' bytes. */
+static void test_rw_geom_vertices(void **state)
+{
+    (void)state;
+    struct fxgeom_opts o = {.version = 14};
+    struct fxgeom_layout lay;
+    size_t size;
+    uint8_t *bytes = fxgeom_build(&o, &size, &lay);
+    char path[256], mnt[256], step;
+    write_fixture("vertices.geom", bytes, size, path, sizeof path);
+    make_mountpoint("m-vertices", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *rel = "geom/vertices.csv";
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    assert_int_equal(mode_of(mnt, "geom/vertices.bin"), 0644);
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *now = text_of(p);
+    int px = csv_col(now, "px"), w0 = csv_col(now, "weight0");
+    /* refusals */
+    char *bad = csv_set(now, 3, px, "7.25,1"); /* a cell too many */
+    assert_int_equal(put_text(mnt, rel, bad, &step), EINVAL);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(mnt, "row 3: "));
+    free(bad);
+    bad = csv_set(now, 1, w0, "300");
+    assert_int_equal(put_text(mnt, rel, bad, &step), EINVAL);
+    assert_true(info_has(mnt, "300 does not fit a u8"));
+    free(bad);
+    bad = csv_set(now, 3, px, "abc");
+    assert_int_equal(put_text(mnt, rel, bad, &step), EINVAL);
+    assert_true(info_has(mnt, "'abc' is not a number (f32)"));
+    free(bad);
+    bad = csv_set(now, 3, 0, "5");
+    assert_int_equal(put_text(mnt, rel, bad, &step), EINVAL);
+    assert_true(info_has(mnt, "its number must stay 2"));
+    free(bad);
+    bad = csv_set(now, 0, px, "x");
+    assert_int_equal(put_text(mnt, rel, bad, &step), EINVAL);
+    assert_true(info_has(mnt, "the first line must stay the header"));
+    free(bad);
+    bad = strdup(now);
+    *strrchr(bad, '\n') = 0;
+    *(strrchr(bad, '\n') + 1) = 0; /* the last row gone */
+    assert_int_equal(put_text(mnt, rel, bad, &step), EINVAL);
+    assert_true(info_has(mnt, "5 rows for 6 records"));
+    free(bad);
+    assert_file_is(path, bytes, size);
+    /* vertex 2's x := 7.25, vertex 1's first weight := 17 */
+    char *a = csv_set(now, 3, px, "7.25"), *want_text = csv_set(a, 2, w0, "17");
+    free(a);
+    put_value(mnt, rel, want_text);
+    umount_rw(mnt, path);
+    uint64_t pos_off = UINT64_MAX, w_off = UINT64_MAX;
+    for (uint32_t i = 0; i < lay.ndecls; i++) {
+        if (lay.decl[i].usage == 1)
+            pos_off = lay.decl_offset[i];
+        if (lay.decl[i].usage == 5)
+            w_off = lay.decl_offset[i];
+    }
+    assert_true(pos_off != UINT64_MAX && w_off != UINT64_MAX);
+    uint8_t *want = malloc(size);
+    memcpy(want, bytes, size);
+    le32(want + lay.vert_pos + 2ull * lay.stride + pos_off, 0x40e80000u); /* 7.25 as binary32 */
+    want[lay.vert_pos + lay.stride + w_off] = 17;
+    assert_file_is(path, want, size);
+    do_mount(path, mnt, NULL);
+    char *again = text_of(p);
+    assert_string_equal(again, want_text);
+    free(again);
+    do_umount(mnt);
+    free(want);
+    free(want_text);
+    free(now);
+    free(bytes);
+}
+
+/* Granny table cells: NAME.csv over an array of flat structs in a section stored as is is
+ * writable cell by cell (each its member's type); the CRC is recomputed; refusals change
+ * nothing. */
+static void test_rw_granny_table(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "table.rig");
+    do_mount(r.path, r.mnt, "rw");
+    const char *rel = "granny/root/Misc/Points.csv";
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/%s", r.mnt, rel);
+    assert_int_equal(mode_of(r.mnt, rel), 0644);
+    char *t = text_of(p);
+    assert_string_equal(t, "x,y,z\n0,1,2\n3,4,5\n"); /* the builder's points */
+    free(t);
+    char off[32] = "";
+    assert_true(getxattr(p, "user.s3rig.offset", off, sizeof off - 1) > 0);
+    size_t at = (size_t)strtoull(off, NULL, 10); /* the elements, in the mounted file */
+    assert_int_equal(put_text(r.mnt, rel, "x,y\n0,1\n3,4\n", &step), EINVAL);
+    assert_int_equal(put_text(r.mnt, rel, "x,y,z\n0,1,2\n", &step), EINVAL);
+    assert_true(info_has(r.mnt, "1 rows for 2 records"));
+    assert_int_equal(put_text(r.mnt, rel, "x,y,z\n0,1,2\n3,4,1e40\n", &step), EINVAL);
+    assert_true(info_has(r.mnt, "row 2: 1e40 does not fit an f32"));
+    assert_file_is(r.path, r.bytes, r.size);
+    put_value(r.mnt, rel, "x,y,z\n9.5,1,2\n3,4,-5\n");
+    umount_rw(r.mnt, r.path);
+    size_t n;
+    uint8_t *now = slurp(r.path, &n);
+    assert_int_equal(n, r.size);
+    assert_gr2_crc_valid(now + r.rl.granny_pos);
+    /* 0..5 as binary32 were the points; now 9.5 (0x41180000), 1, 2, 3, 4, -5 (0xc0a00000) */
+    uint8_t old[24], neu[24];
+    static const uint32_t oldv[6] = {0, 0x3f800000, 0x40000000, 0x40400000, 0x40800000, 0x40a00000};
+    for (int i = 0; i < 6; i++)
+        le32(old + 4 * i, oldv[i]);
+    memcpy(neu, old, 24);
+    le32(neu, 0x41180000u);
+    le32(neu + 20, 0xc0a00000u);
+    assert_memory_equal(r.bytes + at, old, 24);
+    assert_memory_equal(now + at, neu, 24);
+    size_t diffs = 0;
+    for (size_t i = 0; i < n; i++)
+        diffs += now[i] != r.bytes[i] && !(i >= at && i < at + 24) &&
+                 !(i >= r.rl.granny_pos + 0x28 && i < r.rl.granny_pos + 0x2c);
+    assert_int_equal(diffs, 0);
+    free(now);
+    do_mount(r.path, r.mnt, NULL);
+    t = text_of(p);
+    assert_string_equal(t, "x,y,z\n9.5,1,2\n3,4,-5\n");
+    free(t);
+    do_umount(r.mnt);
     rig_free(&r);
 }
 
@@ -1005,6 +1190,8 @@ int main(void)
         mount_test(test_rw_value_roundtrip),
         mount_test(test_rw_granny_value_crc),
         mount_test(test_rw_multi_value_lines),
+        mount_test(test_rw_geom_vertices),
+        mount_test(test_rw_granny_table),
         mount_test(test_rw_editors),
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),

@@ -957,7 +957,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
             s->dirty = true;
         }
         char why[200];
-        if (!rc && s->w.kind == RW_VALUE && field_check_prefix(&s->w.ft, s->buf, s->blen, why, sizeof why)) {
+        if (!rc && s->w.kind == RW_VALUE && rw_check_prefix(&s->w, s->buf, s->blen, why, sizeof why)) {
             rc = -EINVAL;
             s->bad = true;
         }

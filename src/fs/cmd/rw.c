@@ -368,6 +368,26 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
+/* A table its view declares (view_table_of): its records must be one plain run of the
+ * mounted file, in the source its directory reads. */
+static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    if (!view_table_of(g->fs, ino, &w->table))
+        return false;
+    uint64_t len = (uint64_t)w->table.nrec * w->table.stride;
+    if (len == 0 || len > RW_RESOURCE_MAX || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), w->table.off, len, &w->pos))
+        return false;
+    w->kind = RW_VALUE;
+    w->is_table = true;
+    w->len = len;
+    w->be = w->table.be;
+    /* the text a write may hold: 64 bytes a cell, the header's own room */
+    w->ft = (struct field_type){FIELD_U8, 1, ((uint64_t)w->table.nrec + 1) * (table_row_cells(&w->table) + 1) +
+                                                 strlen(w->table.header) / 64 + 1};
+    return true;
+}
+
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     (void)rw;
@@ -379,6 +399,11 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
     uint64_t start, size = tree_size(t, ino);
     if (resource_target(g, ino, w) || granny_target(g, ino, w))
         return true;
+    memset(w, 0, sizeof *w);
+    if (table_target(g, ino, w)) {
+        find_gr2(g, ino, w);
+        return true;
+    }
     memset(w, 0, sizeof *w);
     if (tree_range(t, ino, &s, &start)) {
         if (!file_pos(g, s, start, size, &w->pos))
@@ -421,15 +446,36 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
     return rc;
 }
 
+int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen)
+{
+    return t->is_table ? 0 : field_check_prefix(&t->ft, text, len, why, whylen);
+}
+
+/* A table's records as they will be: the file's bytes with the pending edits over them,
+ * then the new text's cells. */
+static int encode_table(struct rw *rw, const struct rw_target *t, const char *text, size_t len, uint8_t *bytes,
+                        char *why, size_t whylen)
+{
+    if (pread(newest(rw)->fs->src.fd, bytes, t->len, (off_t)t->pos) != (ssize_t)t->len)
+        return -EIO;
+    pthread_mutex_lock(&rw->mu);
+    edits_overlay(&rw->pending, t->pos, bytes, t->len);
+    pthread_mutex_unlock(&rw->mu);
+    return table_encode(&t->table, text, len, bytes, why, whylen);
+}
+
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len)
 {
     uint8_t *bytes = malloc(t->len);
     if (!bytes)
         return -ENOMEM;
     char why[200];
-    int rc = field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why);
-    if (rc)
+    int rc = t->is_table ? encode_table(rw, t, text, len, bytes, why, sizeof why)
+                         : field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why);
+    if (rc == -EINVAL)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (rc)
+        rw_log(rw, "refused %s: %s; nothing changed", path, strerror(-rc));
     else
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
     free(bytes);

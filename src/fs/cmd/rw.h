@@ -38,8 +38,10 @@ static inline bool rw_whole(enum rw_kind k)
 struct rw_target {
     enum rw_kind kind;
     uint64_t pos, len;
-    struct field_type ft; /* RW_VALUE */
+    struct field_type ft; /* RW_VALUE (a table: ft.count bounds its text, 64 bytes a unit) */
     bool be;              /* RW_VALUE: the field's byte order */
+    bool is_table;        /* RW_VALUE: a table a view declared (view_table_of): table */
+    struct table_field table;
     uint32_t gr2_dir;     /* the directory holding the Granny data it lies in, 0: none */
     uint64_t gr2_pos, gr2_len;
     /* RW_RESOURCE (a package resource's data.bin, replaced whole): where its index
@@ -94,6 +96,9 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
  * place, what follows moved, the wrapper's offsets (and its Granny size) updated. 0,
  * -EFBIG (past 4 GiB), -EBUSY (another such replacement pending), -ENOMEM. */
 int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
+/* What a write to a RW_VALUE file can already refuse (field_check_prefix; a table
+ * only at the close): 0 or -EINVAL with why. */
+int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen);
 /* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);
 /* Commits the pending edits (nothing to do: 0). On success the next generation is the

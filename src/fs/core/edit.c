@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,167 @@ int field_check_prefix(const struct field_type *ft, const char *text, size_t len
     return walk_lines(ft, false, text, len, false, NULL, &w, why, whylen);
 }
 
+/* ---- tables ---- */
+
+uint64_t table_row_cells(const struct table_field *tf)
+{
+    uint64_t n = tf->numbered;
+    for (uint32_t c = 0; c < tf->ncols; c++)
+        n += tf->cols[c].raw ? 1 : tf->cols[c].count;
+    return n;
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A raw column's cell: exactly 2·count hex digits. */
+static int encode_raw(const struct table_col *col, const char *cell, uint8_t *rec, char *why, size_t whylen)
+{
+    if (strlen(cell) != 2ull * col->count) {
+        snprintf(why, whylen, "'%.40s' is not %u bytes as hex", cell, col->count);
+        return -EINVAL;
+    }
+    for (uint32_t k = 0; k < col->count; k++) {
+        int hi = hex_digit(cell[2 * k]), lo = hex_digit(cell[2 * k + 1]);
+        if (hi < 0 || lo < 0) {
+            snprintf(why, whylen, "'%.40s' is not %u bytes as hex", cell, col->count);
+            return -EINVAL;
+        }
+        rec[col->offset + k] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+/* One typed cell into its element; an f32 NaN over a NaN keeps the old bits (the text
+ * "nan" does not say which NaN). */
+static int encode_cell(const struct table_field *tf, const struct table_col *col, uint32_t k, const char *cell,
+                       uint8_t *rec, char *why, size_t whylen)
+{
+    uint32_t size = kind_size(col->kind), bits;
+    int rc = encode_one(col->kind, cell, &bits, why, whylen);
+    if (rc)
+        return rc;
+    uint8_t *at = rec + col->offset + (size_t)k * size;
+    if (col->kind == FIELD_F32) {
+        uint32_t old = 0;
+        for (uint32_t i = 0; i < 4; i++)
+            old |= (uint32_t)at[i] << 8 * (tf->be ? 3 - i : i);
+        float f_old, f_new;
+        memcpy(&f_old, &old, 4);
+        memcpy(&f_new, &bits, 4);
+        if (isnan(f_old) && isnan(f_new))
+            return 0;
+    }
+    store(at, bits, size, tf->be);
+    return 0;
+}
+
+/* [p, p+n) without surrounding blanks into buf; false when it is longer than buf. */
+static bool take_trimmed(const char *p, size_t n, char *buf, size_t buflen)
+{
+    while (n && (*p == ' ' || *p == '\t'))
+        p++, n--;
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+        n--;
+    if (n >= buflen)
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    return true;
+}
+
+/* The next cell of a row (blanks around it dropped) into buf; false when it is too long. */
+static bool next_cell(const char *row, size_t n, size_t *at, char *buf, size_t buflen)
+{
+    const char *comma = memchr(row + *at, ',', n - *at);
+    size_t end = comma ? (size_t)(comma - row) : n;
+    bool ok = take_trimmed(row + *at, end - *at, buf, buflen);
+    *at = comma ? end + 1 : n + 1;
+    return ok;
+}
+
+/* One row of record r: its number (when numbered) and every column's cells. */
+static int encode_row(const struct table_field *tf, uint32_t r, const char *row, size_t n, uint8_t *rec, char *why,
+                      size_t whylen)
+{
+    size_t at = 0;
+    uint64_t cells = table_row_cells(tf), seen = 0;
+    char cell[128];
+    for (size_t i = 0; i < n; i++)
+        seen += row[i] == ',';
+    if (seen + 1 != cells) {
+        snprintf(why, whylen, "row %" PRIu32 ": %llu cells for %llu", r + 1, (unsigned long long)seen + 1,
+                 (unsigned long long)cells);
+        return -EINVAL;
+    }
+    if (tf->numbered) {
+        char want[16];
+        snprintf(want, sizeof want, "%" PRIu32, r);
+        if (!next_cell(row, n, &at, cell, sizeof cell) || strcmp(cell, want) != 0) {
+            snprintf(why, whylen, "row %" PRIu32 ": its number must stay %s (rows are records, in order)", r + 1,
+                     want);
+            return -EINVAL;
+        }
+    }
+    for (uint32_t c = 0; c < tf->ncols; c++) {
+        const struct table_col *col = &tf->cols[c];
+        for (uint32_t k = 0; k < (col->raw ? 1 : col->count); k++) {
+            int rc = 0;
+            if (!next_cell(row, n, &at, cell, sizeof cell)) {
+                snprintf(why, whylen, "row %" PRIu32 ": a cell is too long", r + 1);
+                return -EINVAL;
+            }
+            rc = col->raw ? encode_raw(col, cell, rec, why, whylen) : encode_cell(tf, col, k, cell, rec, why, whylen);
+            if (rc) {
+                char inner[200];
+                snprintf(inner, sizeof inner, "%s", why);
+                snprintf(why, whylen, "row %" PRIu32 ": %s", r + 1, inner);
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+int table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
+                 size_t whylen)
+{
+    size_t at = 0;
+    uint64_t rows = 0;
+    bool header = true;
+    while (at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        const char *line = text + at;
+        if (n && line[n - 1] == '\r')
+            n--;
+        at += (nl ? (size_t)(nl - (text + at)) + 1 : len - at);
+        if (header) {
+            if (n != strlen(tf->header) || memcmp(line, tf->header, n) != 0) {
+                snprintf(why, whylen, "the first line must stay the header (%.60s)", tf->header);
+                return -EINVAL;
+            }
+            header = false;
+            continue;
+        }
+        if (rows >= tf->nrec) {
+            snprintf(why, whylen, "more than %" PRIu32 " rows (one a record)", tf->nrec);
+            return -EINVAL;
+        }
+        int rc = encode_row(tf, (uint32_t)rows, line, n, recs + rows * tf->stride, why, whylen);
+        if (rc)
+            return rc;
+        rows++;
+    }
+    if (header || rows != tf->nrec) {
+        snprintf(why, whylen, "%llu rows for %" PRIu32 " records", (unsigned long long)rows, tf->nrec);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* ---- the overlay ---- */
 
 /* The first edit that ends at or after off (touching counts). */
@@ -420,6 +582,11 @@ static void overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n)
         if (from < to)
             memcpy(buf + (from - pos), d->bytes + (from - d->off), (size_t)(to - from));
     }
+}
+
+void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n)
+{
+    overlay(e, pos, buf, n);
 }
 
 /* Where the bytes from pos on stop being a plain copy: the next edit or CRC range (pos

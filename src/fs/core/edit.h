@@ -34,6 +34,34 @@ int field_encode(const struct field_type *ft, bool be, const char *text, size_t 
  * fit, or more lines than elements. 0 otherwise. */
 int field_check_prefix(const struct field_type *ft, const char *text, size_t len, char *why, size_t whylen);
 
+/* A table file a view declares writable (view_add_table_hook): a CSV over an array of
+ * fixed-size records of the file. Its text is a header line, then one row per record: the
+ * record's number first when `numbered`, then each column's cells, comma-separated.
+ * - table_encode: the whole new text -> the records' bytes. recs holds nrec·stride bytes,
+ *   the current ones on entry (bytes no column covers stay, and an f32 cell that is NaN
+ *   in both keeps its old bits); -EINVAL with why when the header, a row's number, a
+ *   cell or a count is wrong (then recs is half-written: the caller discards it). */
+struct table_col {
+    enum field_kind kind;
+    uint32_t offset; /* in the record */
+    uint32_t count;  /* cells: that many consecutive elements */
+    bool raw;        /* one cell: count bytes as hex digits, two a byte (kind unused) */
+};
+
+struct table_field {
+    uint64_t off; /* the first record, in the source of the file's directory */
+    uint32_t nrec, stride;
+    bool numbered, be;
+    const char *header;           /* the first line, without its newline */
+    const struct table_col *cols; /* the view's: live as long as its tree */
+    uint32_t ncols;
+};
+
+int table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
+                 size_t whylen);
+/* Cells a row of tf holds (its number included). */
+uint64_t table_row_cells(const struct table_field *tf);
+
 struct edit {
     uint64_t off;
     size_t len, cap;
@@ -60,6 +88,8 @@ int edits_append(struct edits *e, const void *b, size_t len);
 /* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): 0, or
  * -EBUSY when a splice is already pending. */
 int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
+/* The pending bytes of [pos, pos+n) laid over buf (which holds the file's). */
+void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n);
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);

@@ -140,6 +140,9 @@ bool tree_full(struct tree *t);
 /* A directory's populate context when fn is its populate callback, else NULL: how a
  * view finds its own state from a view root. */
 void *tree_dir_ctx(struct tree *t, uint32_t dir, populate_fn fn);
+/* A generated file's context when fn is its read function, else NULL: how a view finds
+ * its own state from one of its files. */
+void *tree_gen_ctx(struct tree *t, uint32_t ino, gen_read_fn fn);
 /* Name slots looked at so far while adding children (each hash probe): tests count it
  * to prove that making names unique is linear in the children, whatever the names. */
 uint64_t tree_name_probes(struct tree *t);

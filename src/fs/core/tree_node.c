@@ -574,6 +574,14 @@ bool tree_range(struct tree *t, uint32_t ino, struct source **src, uint64_t *off
     return *src != NULL;
 }
 
+void *tree_gen_ctx(struct tree *t, uint32_t ino, gen_read_fn fn)
+{
+    struct node *n = node_at(t, ino);
+    if (!n || n->type != NODE_FILE || n->content != CONTENT_GEN)
+        return NULL;
+    return n->u.ext->fn.gen == fn ? n->u.ext->ctx : NULL;
+}
+
 
 void tree_lock(struct tree *t)
 {

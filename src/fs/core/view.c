@@ -283,6 +283,21 @@ int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
     return view_hooks_add(fs->tree, &fs->skeletons_hooks, (void (*)(void))fn, ctx);
 }
 
+int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &fs->table_hooks, (void (*)(void))fn, ctx);
+}
+
+bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf)
+{
+    bool found = false;
+    tree_lock(fs->tree);
+    for (const struct view_hook *h = fs->table_hooks.first; h && !found; h = h->next)
+        found = ((view_table_fn *)h->fn)(fs, ino, tf, h->ctx);
+    tree_unlock(fs->tree);
+    return found;
+}
+
 const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
 {
     if (!fs->skeletons_made) {

@@ -15,6 +15,7 @@
 
 #include "fs/core/cache.h"
 #include "fs/core/cover.h"
+#include "fs/core/edit.h"
 #include "fs/core/sbuf.h"
 #include "fs/core/source.h"
 #include "fs/core/tree.h"
@@ -77,6 +78,14 @@ int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
  * nested view opening) or before the tree is shared (the open layer). */
 const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen);
 
+/* -o rw: tables a view declares writable (a CSV over fixed-size records of the file:
+ * struct table_field, fs/core/edit.h), so that rw need not infer them. The first hook
+ * that knows ino fills *tf and returns true; a hook reads only what its view made before
+ * the file existed, from any thread (view_table_of walks the list under the tree lock). */
+typedef bool view_table_fn(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx);
+int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx);
+bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf);
+
 /* A file an option names for its skeletons (-o skeleton=, -o rig=): opened by the open
  * layer before the view, as a tree of its own, and kept while the mount lives. */
 struct skeleton_file {
@@ -114,6 +123,8 @@ struct s3fs {
      * other files (a container's parts) opens them through it, so the format views
      * never call up into the dispatch that calls them. */
     s3fs_open_at_fn *open_at;
+    /* the tables its views declare writable (view_add_table_hook) */
+    struct view_hooks table_hooks;
     /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
     struct view_hooks skeletons_hooks;
     struct rig_set skeletons;

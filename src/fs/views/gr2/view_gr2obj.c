@@ -24,6 +24,10 @@ struct colset {
     struct gr2_column *cols;
     uint32_t n;
     int ok;
+    /* -o rw (gobj_table): the columns as table cells and the CSV's header line; NULL
+     * when a column has no encoder (Real16) */
+    struct table_col *tcols;
+    char *header;
 };
 
 struct gobj {
@@ -328,6 +332,45 @@ struct gtable {
     uint64_t *mark; /* mark[i]: where row i·ROWS_PER_MARK starts in the CSV text */
 };
 
+/* A Granny scalar type's cell kind for -o rw; false when it has no encoder. */
+static bool cell_kind(uint32_t type, enum field_kind *k)
+{
+    switch (type) {
+    case GR2_REAL32: *k = FIELD_F32; return true;
+    case GR2_INT8: case GR2_BINORMAL_INT8: *k = FIELD_I8; return true;
+    case GR2_UINT8: case GR2_NORMAL_UINT8: *k = FIELD_U8; return true;
+    case GR2_INT16: case GR2_BINORMAL_INT16: *k = FIELD_I16; return true;
+    case GR2_UINT16: case GR2_NORMAL_UINT16: *k = FIELD_U16; return true;
+    case GR2_INT32: *k = FIELD_I32; return true;
+    case GR2_UINT32: *k = FIELD_U32; return true; /* hex flags too: the encoder reads 0x */
+    default: return false;
+    }
+}
+
+/* The table cells of a column set, and its CSV's header line (csv_header's), for -o rw;
+ * left NULL (read-only tables) when a column has no encoder or memory runs out. */
+static void writable_columns(struct colset *c)
+{
+    struct table_col *tc = alloc_array(c->n, sizeof *tc);
+    struct sbuf h = {0};
+    bool ok = tc != NULL;
+    for (uint32_t i = 0; ok && i < c->n; i++) {
+        ok = cell_kind(c->cols[i].type, &tc[i].kind);
+        tc[i].offset = c->cols[i].offset;
+        tc[i].count = 1;
+        sb_printf(&h, "%s%s", i ? "," : "", c->cols[i].name);
+    }
+    size_t len;
+    char *header = sb_take(&h, &len);
+    if (!ok || !header) {
+        free(tc);
+        free(header);
+        return;
+    }
+    c->tcols = tc;
+    c->header = header;
+}
+
 static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type)
 {
     for (size_t i = 0; i < o->ncolsets; i++)
@@ -344,6 +387,8 @@ static const struct colset *columns_of(struct gobj *o, const struct gr2_space *s
     c->type = type;
     const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
     c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == S3_OK && c->n > 0;
+    if (c->ok)
+        writable_columns(c);
     return c->ok ? c : NULL;
 }
 
@@ -882,11 +927,28 @@ static void gobj_free(void *p)
     gr2_anim_free(o->anim);
     for (size_t i = 0; i < o->ncolsets; i++) {
         gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
+        free(o->colsets[i]->tcols);
+        free(o->colsets[i]->header);
         free(o->colsets[i]);
     }
     free(o->colsets);
     free(o->tables);
     free(o);
+}
+
+/* -o rw: a table's NAME.csv over elements of a section stored as is (a plain run of the
+ * mounted file) whose columns all have encoders is writable, cell by cell. */
+static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
+{
+    struct gobj *o = ctx;
+    struct gtable *tb = tree_gen_ctx(fs->tree, ino, csv_read);
+    if (!tb || tb->o != o || !tb->cs->tcols || tb->obj.section >= o->v->g.nsections ||
+        o->v->g.sections[tb->obj.section].compression != GR2_COMP_NONE)
+        return false;
+    uint64_t abs, alen;
+    gr2_view_span(o->v, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &abs, &alen);
+    *tf = (struct table_field){abs, tb->count, tb->size, false, o->v->g.be, tb->cs->header, tb->cs->tcols, tb->cs->n};
+    return true;
 }
 
 int gobj_attach(struct gr2_view *v)
@@ -906,6 +968,8 @@ int gobj_attach(struct gr2_view *v)
     v->extra_free = gobj_free;
     tree_gen_item(csv_read, table_item);
     tree_gen_item(table_bin_read, table_item);
+    if (view_add_table_hook(v->fs, gobj_table, o))
+        return -1;
     return gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

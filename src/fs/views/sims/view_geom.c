@@ -20,6 +20,11 @@ struct geom_view {
     struct geom g;
     const struct rig_entry *rig; /* the rig the mesh is bound to, or NULL */
     char *rig_label;             /* the /info rig: line */
+    /* vertices.csv as a writable table (-o rw, vertices_table): its node, header and
+     * columns, made with it (in the tree's arena); vcsv 0: none */
+    uint32_t vcsv, nvcols;
+    const char *vheader;
+    struct table_col *vcols;
 };
 
 static _Atomic uint64_t work_lookups, work_compares, work_repair_faces;
@@ -64,12 +69,13 @@ static uint32_t add_u64_hex(struct tree *t, uint32_t dir, const char *name, uint
 }
 
 /* A CSV text file spanning [at, at + len). */
-static void add_csv(struct tree *t, uint32_t dir, const char *name, struct sbuf *b, uint64_t at, uint64_t len)
+static uint32_t add_csv(struct tree *t, uint32_t dir, const char *name, struct sbuf *b, uint64_t at, uint64_t len)
 {
     size_t n;
     char *text = sb_take(b, &n);
     uint32_t ino = tree_add_text(t, dir, name, "csv", text, n);
     tree_set_span(t, ino, at, len);
+    return ino;
 }
 
 /* ---- /rcol ---- */
@@ -390,6 +396,44 @@ static void decl_values(struct sbuf *b, const struct geom *g, const struct geom_
     }
 }
 
+/* vertices.csv's columns as decl_values writes them, for -o rw: false when a
+ * declaration does not lie inside the vertex (then the file stays read-only). */
+static bool vertex_columns(struct geom_view *v, const char *header, size_t hlen)
+{
+    const struct geom *g = &v->g;
+    struct tree *t = v->fs->tree;
+    struct table_col *cols = tree_alloc(t, (size_t)g->ndecls * sizeof *cols + 1);
+    char *h = tree_alloc(t, hlen + 1);
+    if (!cols || !h)
+        return false;
+    for (uint32_t i = 0; i < g->ndecls; i++) {
+        const struct geom_decl *x = &g->decl[i];
+        bool named = x->ok && !(x->usage == GEOM_WEIGHT_MAP);
+        bool wide = x->type == GEOM_DT_FLOAT || x->type == GEOM_DT_U32;
+        cols[i] = (struct table_col){x->type == GEOM_DT_FLOAT ? FIELD_F32 : wide ? FIELD_U32 : FIELD_U8, x->offset,
+                                     named ? geom_elements(x) : x->size, !named};
+        uint64_t bytes = named && wide ? 4ull * cols[i].count : cols[i].count;
+        if ((uint64_t)x->offset + bytes > g->stride)
+            return false;
+    }
+    memcpy(h, header, hlen);
+    v->vcols = cols;
+    v->nvcols = g->ndecls;
+    v->vheader = h;
+    return true;
+}
+
+/* -o rw: vertices.csv is a table over the vertex records (little-endian). */
+static bool vertices_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
+{
+    (void)fs;
+    struct geom_view *v = ctx;
+    if (!v->vcsv || ino != v->vcsv)
+        return false;
+    *tf = (struct table_field){v->g.vert_pos, v->g.nverts, v->g.stride, true, false, v->vheader, v->vcols, v->nvcols};
+    return true;
+}
+
 static void add_vertices(struct geom_view *v, uint32_t dir)
 {
     const struct geom *g = &v->g;
@@ -414,6 +458,7 @@ static void add_vertices(struct geom_view *v, uint32_t dir)
         if (known)
             seen[u] = true;
     }
+    bool writable = !b.oom && vertex_columns(v, b.p, b.len);
     sb_put(&b, "\n", 1);
     for (uint32_t n = 0; n < g->nverts; n++) {
         sb_printf(&b, "%" PRIu32, n);
@@ -421,7 +466,9 @@ static void add_vertices(struct geom_view *v, uint32_t dir)
             decl_values(&b, g, &g->decl[i], n);
         sb_put(&b, "\n", 1);
     }
-    add_csv(t, dir, "vertices.csv", &b, g->vert_pos, len);
+    uint32_t ino = add_csv(t, dir, "vertices.csv", &b, g->vert_pos, len);
+    if (writable)
+        v->vcsv = ino;
 }
 
 static void add_indices(struct geom_view *v, uint32_t dir)
@@ -770,5 +817,7 @@ enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
     choose_rig(v);
     describe(v);
     report(v);
+    if (view_add_table_hook(fs, vertices_table, v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "geom.file", populate_root, v);
 }
