@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "fs/views/gr2/view_granny.h"
 #include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
 
@@ -595,54 +596,19 @@ int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, con
 
 /* ---- commit ---- */
 
-/* A Granny header value as a number (decimal or 0x hex), false when absent or other. */
-static bool header_value(struct tree *t, uint32_t dir, const char *name, uint64_t *v, uint32_t *ino)
-{
-    char path[64];
-    snprintf(path, sizeof path, "granny/header/%s", name);
-    uint32_t h = dir, i = 0;
-    char *copy = strdup(path), *save = NULL;
-    int rc = copy ? 0 : -ENOMEM;
-    for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part && !rc; part = strtok_r(NULL, "/", &save))
-        rc = tree_lookup(t, h, part, &h);
-    free(copy);
-    i = h;
-    uint8_t *text;
-    size_t len;
-    if (rc || tree_kind(t, i) != NODE_FILE || tree_read_all(t, i, &text, &len))
-        return false;
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 31 ? len : 31), (char *)text);
-    free(text);
-    char *end;
-    *v = strtoull(buf, &end, 0);
-    if (ino)
-        *ino = i;
-    return end != buf && (*end == '\n' || *end == 0);
-}
-
-/* The CRC of a Granny part touched by the edits, recomputed over the new bytes when it was
- * right before (a wrong CRC stays as it was: not ours to fix) and the edits leave the CRC
- * field itself alone. CRC-32 over [0x20 + header length, total_size) of the Granny data
- * (docs/formats/gr2.md), stored in the file's byte order. */
+/* The CRC of a Granny part touched by the edits, recomputed over the new bytes when the
+ * Granny view says where by the format's rule (gr2_view_crc_at: the CRC was right before;
+ * a wrong one stays as it was) and the edits leave the CRC field itself alone. */
 static bool gr2_fix(struct rw *rw, struct rw_gen *g, const struct rw_gr2 *p, struct crc_fix *fix)
 {
     struct tree *t = g->fs->tree;
-    uint64_t crc, computed, version, total, off, len;
-    uint32_t crc_ino;
-    if (!header_value(t, p->dir, "crc", &crc, &crc_ino) || !header_value(t, p->dir, "crc_computed", &computed, NULL) ||
-        !header_value(t, p->dir, "version", &version, NULL) || !header_value(t, p->dir, "total_size", &total, NULL))
+    struct source *s = tree_node_source(t, p->dir);
+    uint64_t field, from, to;
+    if (!gr2_view_crc_at(t, p->dir, &field, &from, &to, &fix->be) || to <= from ||
+        !file_pos(g, s, field, 4, &fix->field_off) || !file_pos(g, s, from, to - from, &fix->from))
         return false;
-    if (crc != computed || (version != 6 && version != 7) || total > p->len ||
-        !xattr_u64(t, crc_ino, "user.s3rig.offset", &off) || !xattr_u64(t, crc_ino, "user.s3rig.length", &len) ||
-        len != 4 || !file_pos(g, tree_node_source(t, tree_parent(t, crc_ino)), off, 4, &fix->field_off))
-        return false;
-    if (edits_touch(&rw->pending, fix->field_off, 4))
-        return false;
-    fix->from = p->pos + 0x20 + (version == 6 ? 0x38 : 0x48);
-    fix->to = p->pos + total;
-    fix->be = view_is_be(t, crc_ino);
-    return fix->from <= fix->to;
+    fix->to = fix->from + (to - from);
+    return !edits_touch(&rw->pending, fix->field_off, 4);
 }
 
 struct writer {

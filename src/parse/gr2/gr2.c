@@ -147,14 +147,22 @@ static void check_total_size(struct gr2_file *g, struct diag *d)
         diag_add(d, "GR2 total_size %u is smaller than its own header", g->total_size);
 }
 
+bool gr2_crc_span(const struct gr2_file *g, struct gr2_crc_span *out)
+{
+    out->field = 0x28;
+    out->from = 0x20 + (uint64_t)g->header_length;
+    out->to = g->total_size;
+    return g->header_length != 0 && out->to >= out->from && out->to <= g->avail;
+}
+
 static void check_crc(const struct s3_src *src, struct gr2_file *g, struct diag *d)
 {
-    uint64_t start = 0x20 + g->header_length;
-    if (g->total_size < start || g->total_size > g->avail) {
+    struct gr2_crc_span span;
+    if (!gr2_crc_span(g, &span)) {
         diag_add(d, "GR2 CRC not checked: total_size %u does not fit the data", g->total_size);
         return;
     }
-    if (crc32_range(src, g->base + start, g->total_size - start, &g->crc_computed) != 0) {
+    if (crc32_range(src, g->base + span.from, span.to - span.from, &g->crc_computed) != 0) {
         diag_add(d, "GR2 CRC not checked: read error");
         return;
     }

@@ -125,6 +125,14 @@ struct gr2_padding {
 /* All of a container's padding, in offset order (*out malloc'd). S3_OK or S3_ERR_NOMEM. */
 enum s3_err gr2_find_padding(const struct s3_src *src, const struct gr2_file *g, struct gr2_padding **out, size_t *n);
 
+/* The CRC rule (docs/formats/gr2.md): the stored CRC-32 (zlib's), at 0x28 in the Granny
+ * data's byte order, covers [0x20 + header_length, total_size) of the data. Where, relative
+ * to the data's start: false when total_size does not fit the header and the data. */
+struct gr2_crc_span {
+    uint64_t field, from, to;
+};
+bool gr2_crc_span(const struct gr2_file *g, struct gr2_crc_span *out);
+
 /* CRC-32 (zlib) of src[off, off+len), read in chunks. */
 int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);
 

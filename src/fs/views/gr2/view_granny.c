@@ -709,3 +709,19 @@ void gr2_view_describe(struct gr2_view *v)
     for (size_t k = 0; k < v->npad; k++)
         cover_add(c, abs_of(v, v->pad[k].off), v->pad[k].len);
 }
+
+bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
+{
+    uint32_t gdir;
+    if (tree_lookup(t, dir, "granny", &gdir))
+        return false;
+    const struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
+    struct gr2_crc_span span;
+    if (!v || !v->g.crc_checked || v->g.crc != v->g.crc_computed || !gr2_crc_span(&v->g, &span))
+        return false;
+    *field = v->g.base + span.field;
+    *from = v->g.base + span.from;
+    *to = v->g.base + span.to;
+    *be = v->g.be;
+    return true;
+}

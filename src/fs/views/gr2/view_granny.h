@@ -98,5 +98,11 @@ void gr2_view_add(struct gr2_view *v, uint32_t dir);
 /* Adds the container's structures to fs->cover and its facts to fs->facts. */
 void gr2_view_describe(struct gr2_view *v);
 uint64_t gr2_view_total_size(const struct gr2_view *v);
+/* -o rw: the CRC of the Granny data a view shows at dir (the directory holding its
+ * granny.gr2 and granny/), by the format's rule (gr2_crc_span): where the field is, the
+ * range it covers (in the view's source) and the byte order. False when dir holds no
+ * Granny view, the rule does not fit the data, or the stored CRC was wrong (not ours to
+ * fix). Thread-safe: reads what the view parsed at its open. */
+bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be);
 
 #endif
