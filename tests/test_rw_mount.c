@@ -26,6 +26,7 @@
 
 #include "fixture.h"
 #include "fixture_geom.h"
+#include "fixture_gr2obj.h"
 #include "fixture_kinds.h"
 #include "mountutil.h"
 #include "tree_compare.h"
@@ -368,12 +369,14 @@ static size_t find_once(const uint8_t *b, size_t n, const uint8_t *want, size_t 
     return seen == 1 ? at : SIZE_MAX;
 }
 
-/* The Granny CRC of the data at g: CRC-32 over [0x20 + 0x38, total_size) (version 6). */
+/* The Granny CRC of the data at g (little-endian): CRC-32 over [0x20 + header length,
+ * total_size), the header 0x38 bytes long in version 6, 0x48 in version 7. */
 static void assert_gr2_crc_valid(const uint8_t *g)
 {
-    assert_int_equal(rd32(g + 0x20), 6);
+    uint32_t version = rd32(g + 0x20), from = 0x20 + (version == 6 ? 0x38 : 0x48);
+    assert_true(version == 6 || version == 7);
     uint32_t total = rd32(g + 0x24);
-    assert_int_equal(rd32(g + 0x28), (uint32_t)crc32(crc32(0, NULL, 0), g + 0x58, total - 0x58));
+    assert_int_equal(rd32(g + 0x28), (uint32_t)crc32(crc32(0, NULL, 0), g + from, total - from));
 }
 
 /* A value of several numbers a line (a Transform's scale_shear, three a line): the whole
@@ -619,6 +622,190 @@ static void test_rw_granny_table(void **state)
     free(t);
     do_umount(r.mnt);
     rig_free(&r);
+}
+
+static bool listed(const char *const *list, const char *path)
+{
+    for (size_t k = 0; list && list[k]; k++) {
+        size_t n = strlen(list[k]);
+        if (list[k][n - 1] == '/' ? strncmp(list[k], path, n) == 0 : strcmp(list[k], path) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The trees of files a and b, mounted read-only: every node of a is in b, the same (bytes,
+ * kind, xattrs) unless `changed` lists it (then it may also be gone); `moved` ones hold
+ * the same bytes at another span; b's own nodes are those `added` lists ("dir/" lists a
+ * folder's). */
+static void assert_trees_same_but(const char *a, const char *b, const char *const *changed,
+                                  const char *const *moved, const char *const *added)
+{
+    char ma[256], mb[256];
+    make_mountpoint("m-cmp2-a", ma, sizeof ma);
+    make_mountpoint("m-cmp2-b", mb, sizeof mb);
+    do_mount(a, ma, NULL);
+    do_mount(b, mb, NULL);
+    struct snap sa = {0}, sb = {0};
+    snap_path(&sa, ma);
+    snap_path(&sb, mb);
+    size_t bad = 0;
+    for (size_t i = 0; i < sa.n; i++) {
+        const struct snap_entry *x = &sa.e[i], *y = snap_find(&sb, x->path);
+        if (!y && listed(changed, x->path))
+            continue; /* a changed part may be shown otherwise (a table stored raw now) */
+        if (!y)
+            fail_msg("%s is gone", x->path);
+        bool bytes = x->kind == y->kind && x->size == y->size && x->dlen == y->dlen &&
+                     (x->dlen == 0 || memcmp(x->data, y->data, x->dlen) == 0);
+        bool span = strcmp(x->type, y->type) == 0 && strcmp(x->offset, y->offset) == 0 &&
+                    strcmp(x->length, y->length) == 0;
+        if (!listed(changed, x->path) && !(bytes && (span || listed(moved, x->path)))) {
+            print_message("'%s' differs (%s %s %s / %s %s %s)\n", x->path, x->type, x->offset, x->length, y->type,
+                          y->offset, y->length);
+            bad++;
+        }
+    }
+    for (size_t i = 0; i < sb.n; i++)
+        if (!snap_find(&sa, sb.e[i].path) && !listed(added, sb.e[i].path)) {
+            print_message("'%s' is new\n", sb.e[i].path);
+            bad++;
+        }
+    assert_int_equal(bad, 0);
+    snap_free(&sa);
+    snap_free(&sb);
+    do_umount(ma);
+    do_umount(mb);
+}
+
+/* A compressed Granny section's data.bin (its expanded bytes) replaced whole (cp): written
+ * back stored raw after the Granny data (compression 0, data_offset at the old end, sizes
+ * the new bytes'), its tables raw too when they were compressed with it (BitKnit2), the
+ * total_size and CRC updated; mounted again, the one value changed in the section reads
+ * back, every other node is the same (moved ones: same bytes), and the value files in the
+ * section, now stored as is, are writable. */
+static void granny_section_raw(const struct fxg_opts *o, const char *name)
+{
+    struct fxg_result r;
+    size_t size;
+    uint8_t *bytes = fxg_build(o, &size, &r);
+    char path[256], orig[300], mnt[256], cmd[1200];
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(orig, bytes, size), 0);
+    make_mountpoint("m-section", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    assert_int_equal(mode_of(mnt, "granny/sections/0/data.bin"), 0644);
+    assert_int_equal(mode_of(mnt, "granny/sections/0/stored.bin"), 0644); /* bytes as stored, same size */
+    char fp[512], mp[512];
+    snprintf(fp, sizeof fp, "%s/granny/sections/0/fixups", mnt);
+    snprintf(mp, sizeof mp, "%s/granny/sections/0/marshalling", mnt);
+    char *fixups = text_of(fp), *marshals = text_of(mp);
+    assert_true(strlen(fixups) > 0);
+    /* bone 1's position in the expanded bytes: 1.5, -2, 0.25 instead */
+    uint8_t pos[12], neu[12];
+    memcpy(pos, r.bones[1].position, 12); /* the builder writes floats little-endian */
+    static const float to[3] = {1.5f, -2.0f, 0.25f};
+    memcpy(neu, to, 12);
+    size_t at = find_once(r.section, r.section_size, pos, 12);
+    assert_true(at != SIZE_MAX);
+    uint8_t *sec = malloc(r.section_size);
+    memcpy(sec, r.section, r.section_size);
+    memcpy(sec + at, neu, 12);
+    char nf[300];
+    snprintf(nf, sizeof nf, "%s/section-%s.bin", tmpdir, name);
+    assert_int_equal(fx_write_file(nf, sec, r.section_size), 0);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny/sections/0/data.bin'", nf, mnt);
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, "section 0 stored raw"));
+    assert_true(info_has(mnt, "Granny CRC recomputed"));
+    umount_rw(mnt, path);
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    /* the section header (docs/formats/gr2.md): compression 0, data at the old end (4-
+     * aligned), data and expanded size the new bytes', first16bit = first8bit = size */
+    const uint8_t *h = now + 0x20 + r.layout.section_array_offset;
+    uint32_t old_total = r.layout.total_size, data_at = (old_total + 3) & ~3u, len = r.section_size;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), len);
+    assert_int_equal(rd32(h + 12), len);
+    assert_int_equal(rd32(h + 20), len);
+    assert_int_equal(rd32(h + 24), len);
+    assert_memory_equal(now + data_at, sec, len);
+    assert_int_equal(rd32(now + 0x24), n); /* total_size: the file's new end */
+    assert_gr2_crc_valid(now);
+    /* everything before the Granny data's old end unchanged but the header's fields */
+    assert_int_equal(memcmp(now + 0x58, bytes + 0x58, 0x20 + r.layout.section_array_offset - 0x58), 0);
+    assert_int_equal(memcmp(now + 0x20 + r.layout.section_array_offset + 44,
+                            bytes + 0x20 + r.layout.section_array_offset + 44,
+                            old_total - (0x20 + r.layout.section_array_offset + 44)),
+                     0);
+    free(now);
+    const char *bone = "granny/root/Skeletons/0/Bones/1/Transform/position";
+    const char *changed[] = {bone, "info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
+                             "granny/header/total_size", "granny/sections/0/", "granny/root/Skeletons/0/skeleton.glb",
+                             "granny/skeletons/0/skeleton.glb", "granny/skeletons/0/", NULL};
+    const char *added[] = {"unparsed/", "granny/sections/0/", NULL};
+    /* nodes in the section had its stored bytes as span; now their own bytes' */
+    const char *moved[] = {"", "granny", "granny/", "unparsed", NULL};
+    assert_trees_same_but(orig, path, changed, moved, added);
+    do_mount(path, mnt, "rw");
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", mnt, bone);
+    char *t = text_of(p);
+    assert_string_equal(t, "1.5\n-2\n0.25\n");
+    free(t);
+    assert_int_equal(mode_of(mnt, bone), 0644); /* stored as is now: a field of the file */
+    /* the fixups and marshalling the section had, the same records (raw now) */
+    t = text_of(fp);
+    assert_string_equal(t, fixups);
+    free(t);
+    t = text_of(mp);
+    assert_string_equal(t, marshals);
+    free(t);
+    free(fixups);
+    free(marshals);
+    do_umount(mnt);
+    wait_unlocked(path);
+    free(sec);
+    free(r.section);
+    free(bytes);
+}
+
+static void test_rw_granny_section_raw(void **state)
+{
+    (void)state;
+    struct fxg_opts oodle0 = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle0_objects = true};
+    granny_section_raw(&oodle0, "oodle0.gr2");
+    /* BitKnit2: the tables were compressed with the section: they are stored raw too */
+    struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
+    granny_section_raw(&bk2, "bk2.gr2");
+}
+
+/* A compressed section in a Granny file inside a larger one (a wrapped RIG): stored raw it
+ * would go after the Granny data, where the RIG's own blocks are: read-only, /info says
+ * why. */
+static void test_rw_granny_section_in_rig(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
+    struct fxg_result r;
+    struct fx_rig_layout rl;
+    size_t size;
+    uint8_t *bytes = fxg_sample_rig(&o, &r, &size, &rl);
+    char path[256], mnt[256], p[512], step;
+    write_fixture("oodle1.rig", bytes, size, path, sizeof path);
+    make_mountpoint("m-oodle1-rig", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    assert_int_equal(mode_of(mnt, "granny/sections/0/data.bin"), 0444);
+    assert_true(info_has(mnt, "compressed Granny sections stay read-only here"));
+    snprintf(p, sizeof p, "%s/granny/sections/0/data.bin", mnt);
+    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    umount_rw(mnt, path);
+    assert_file_is(path, bytes, size);
+    free(r.section);
+    free(bytes);
 }
 
 static void test_rw_editors(void **state)
@@ -1192,6 +1379,8 @@ int main(void)
         mount_test(test_rw_multi_value_lines),
         mount_test(test_rw_geom_vertices),
         mount_test(test_rw_granny_table),
+        mount_test(test_rw_granny_section_raw),
+        mount_test(test_rw_granny_section_in_rig),
         mount_test(test_rw_editors),
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),

@@ -369,6 +369,33 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
+/* A compressed Granny section's data.bin: written back stored raw after the Granny data,
+ * which must be one plain run of the file ending at its end (a .gr2 mounted alone). Else
+ * read-only, said once in /info. */
+static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint64_t base, end, pos;
+    if (!gr2_view_section_at(t, ino, &w->gv, &w->sec, &base, &end))
+        return false;
+    struct source *s = tree_node_source(t, tree_parent(t, ino));
+    if (end <= base || !file_pos(g, s, base, end - base, &pos) || pos + (end - base) != g->fs->src.size) {
+        if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
+            rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
+                       "the Granny data, which is not at the end of the mounted file");
+        return false;
+    }
+    w->kind = RW_SECTION;
+    w->pos = pos;
+    w->len = tree_size(t, ino);
+    w->gr2_base = base;
+    struct rw_target at = *w; /* the Granny data holding it: its CRC is recomputed */
+    at.len = end - base;
+    find_gr2(g, ino, &at);
+    w->gr2_dir = at.gr2_dir, w->gr2_pos = at.gr2_pos, w->gr2_len = at.gr2_len;
+    return true;
+}
+
 /* A table its view declares (view_table_of): its records must be one plain run of the
  * mounted file, in the source its directory reads. */
 static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
@@ -391,7 +418,6 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
-    (void)rw;
     memset(w, 0, sizeof *w);
     struct tree *t = g->fs->tree;
     if (tree_kind(t, ino) != NODE_FILE || tree_is_volatile(t, ino))
@@ -399,6 +425,9 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
     struct source *s;
     uint64_t start, size = tree_size(t, ino);
     if (resource_target(g, ino, w) || granny_target(g, ino, w))
+        return true;
+    memset(w, 0, sizeof *w);
+    if (section_target(rw, g, ino, w))
         return true;
     memset(w, 0, sizeof *w);
     if (table_target(g, ino, w)) {
@@ -431,7 +460,7 @@ static int note_gr2(struct rw *rw, const struct rw_target *t)
     if (!n)
         return -ENOMEM;
     rw->gr2 = n;
-    rw->gr2[rw->ngr2++] = (struct rw_gr2){t->gr2_dir, t->gr2_pos, t->gr2_len};
+    rw->gr2[rw->ngr2++] = (struct rw_gr2){t->gr2_dir, t->gr2_pos, t->gr2_len, 0};
     return 0;
 }
 
@@ -587,10 +616,50 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     return rc;
 }
 
+/* A compressed section's expanded bytes, stored raw after the Granny data (the file's
+ * end, after what is appended already), 4-aligned; the Granny format's plan
+ * (gr2_view_raw_plan) gives the section header, the tables that were compressed with it,
+ * and total_size. The old stored bytes stay, unreferenced. */
+static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    static const uint8_t zero[4];
+    char why[200];
+    pthread_mutex_lock(&rw->mu);
+    uint64_t end = newest(rw)->fs->src.size + rw->pending.tail_len, rel = end - t->pos;
+    uint64_t pad = (4 - rel % 4) % 4, header, total_field;
+    struct gr2_raw_plan plan;
+    enum s3_err e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
+    int rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
+    if (!rc)
+        rc = edits_append(&rw->pending, zero, (size_t)pad);
+    if (!rc)
+        rc = edits_append(&rw->pending, data, len);
+    if (!rc)
+        rc = edits_append(&rw->pending, plan.after, plan.after_len);
+    if (!rc)
+        rc = edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
+    if (!rc)
+        rc = edits_put(&rw->pending, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4);
+    if (!rc && (rc = note_gr2(rw, t)) == 0)
+        for (size_t i = 0; i < rw->ngr2; i++)
+            if (rw->gr2[i].dir == t->gr2_dir)
+                rw->gr2[i].grown = plan.total - (rw->gr2[i].len);
+    pthread_mutex_unlock(&rw->mu);
+    free(plan.after);
+    if (e != S3_OK)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (!rc)
+        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) after the Granny data", path,
+               t->sec, len);
+    return rc;
+}
+
 int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
 {
     if (len > RW_RESOURCE_MAX)
         return -EFBIG;
+    if (t->kind == RW_SECTION)
+        return put_section(rw, t, path, data, len);
     return t->kind == RW_GRANNY ? put_granny(rw, t, path, data, len) : put_resource(rw, t, path, data, len);
 }
 
@@ -607,7 +676,7 @@ static bool gr2_fix(struct rw *rw, struct rw_gen *g, const struct rw_gr2 *p, str
     if (!gr2_view_crc_at(t, p->dir, &field, &from, &to, &fix->be) || to <= from ||
         !file_pos(g, s, field, 4, &fix->field_off) || !file_pos(g, s, from, to - from, &fix->from))
         return false;
-    fix->to = fix->from + (to - from);
+    fix->to = fix->from + (to - from) + p->grown; /* sections stored raw after it: covered too */
     return !edits_touch(&rw->pending, fix->field_off, 4);
 }
 

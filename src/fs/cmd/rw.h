@@ -26,12 +26,13 @@ struct rw_gen {
 };
 
 /* RW_RESOURCE: a package resource's data.bin; RW_GRANNY: a wrapped RIG's granny.gr2;
- * both replaced whole, at any size. */
-enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES, RW_RESOURCE, RW_GRANNY };
+ * RW_SECTION: a compressed Granny section's data.bin (its expanded bytes), written back
+ * stored raw; all replaced whole, at any size. */
+enum rw_kind { RW_NONE, RW_VALUE, RW_BYTES, RW_RESOURCE, RW_GRANNY, RW_SECTION };
 
 static inline bool rw_whole(enum rw_kind k)
 {
-    return k == RW_RESOURCE || k == RW_GRANNY;
+    return k == RW_RESOURCE || k == RW_GRANNY || k == RW_SECTION;
 }
 
 /* A writable file: its bytes are [pos, pos+len) of the mounted file. */
@@ -50,6 +51,11 @@ struct rw_target {
     uint64_t f_offset, f_stored, f_memory, f_comp;
     bool zlib;
     uint32_t stored_flags;
+    /* RW_SECTION: the Granny view and section; the Granny data starts at gr2_pos of the
+     * file and at gr2_base of the view's source, and ends at the file's end */
+    struct gr2_view *gv;
+    uint32_t sec;
+    uint64_t gr2_base;
 };
 
 /* The largest resource a write may replace (held in memory until its close). */
@@ -67,11 +73,13 @@ struct rw {
     struct rw_gr2 {
         uint32_t dir;
         uint64_t pos, len;
+        uint64_t grown; /* bytes appended to it (sections stored raw at its end) */
     } *gr2;
     size_t ngr2;
     uint64_t commits;
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
     bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
+    bool said_sections; /* atomic: /info said why compressed sections are read-only here */
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;
@@ -92,7 +100,8 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
 /* Bytes [off, off+len) of a RW_BYTES file: 0, -EFBIG past its end, -ENOMEM. */
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
 /* A whole file's new content. RW_RESOURCE: stored after the file's end (zlib when it was,
- * else raw) and its index record pointed at it. RW_GRANNY: the Granny data replaced in
+ * else raw) and its index record pointed at it. RW_SECTION: stored raw after the Granny
+ * data's end (the file's), the section header and total_size changed to say so. RW_GRANNY: the Granny data replaced in
  * place, what follows moved, the wrapper's offsets (and its Granny size) updated. 0,
  * -EFBIG (past 4 GiB), -EBUSY (another such replacement pending), -ENOMEM. */
 int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);

@@ -686,6 +686,12 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
     }
     if (!rc && e->tail_len)
         rc = write_all(out_fd, e->tail, e->tail_len);
+    for (size_t k = 0; !rc && k < nfix; k++) { /* a CRC range may run on into the appended bytes */
+        uint64_t a = fix[k].from > in_size ? fix[k].from : in_size;
+        uint64_t b = fix[k].to < in_size + e->tail_len ? fix[k].to : in_size + e->tail_len;
+        if (a < b)
+            crc[k] = crc32(crc[k], e->tail + (a - in_size), (uInt)(b - a));
+    }
     for (size_t k = 0; !rc && k < nfix; k++) {
         uint8_t b[4];
         store(b, (uint32_t)crc[k], 4, fix[k].be);

@@ -95,7 +95,8 @@ bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
 void edits_clear(struct edits *e);
 
-/* A CRC-32 (zlib's) over the new bytes [from, to), stored at field_off in byte order be. */
+/* A CRC-32 (zlib's) over the new bytes [from, to) (which may run on into the appended
+ * bytes), stored at field_off in byte order be. */
 struct crc_fix {
     uint64_t field_off, from, to;
     bool be;

@@ -426,6 +426,82 @@ enum s3_err gr2_read_marshals(const struct s3_src *src, const struct gr2_file *g
                         errlen);
 }
 
+/* ---- a section written back raw ---- */
+
+static void st_u32(uint8_t *p, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> 8 * (be ? 3 - i : i));
+}
+
+/* The section's fixup and marshalling tables as raw records into out (room for both),
+ * each table 4-aligned from out_at on: their offsets (relative to the Granny data). */
+static enum s3_err raw_tables(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, uint64_t out_at,
+                              uint8_t *out, uint64_t *fix_at, uint64_t *mar_at, char *err, size_t errlen)
+{
+    struct gr2_fixup *f = NULL;
+    struct gr2_marshal *m = NULL;
+    uint32_t nf = 0, nm = 0;
+    enum s3_err e = gr2_read_fixups(src, g, sec, &f, &nf, err, errlen);
+    if (e == S3_OK)
+        e = gr2_read_marshals(src, g, sec, &m, &nm, err, errlen);
+    if (e == S3_OK) {
+        *fix_at = out_at;
+        for (uint32_t i = 0; i < nf; i++) {
+            st_u32(out + 12 * (size_t)i, f[i].from_offset, g->be);
+            st_u32(out + 12 * (size_t)i + 4, f[i].to_section, g->be);
+            st_u32(out + 12 * (size_t)i + 8, f[i].to_offset, g->be);
+        }
+        *mar_at = out_at + 12ull * nf; /* a multiple of 4 */
+        uint8_t *o = out + 12 * (size_t)nf;
+        for (uint32_t i = 0; i < nm; i++) {
+            st_u32(o + 16 * (size_t)i, m[i].count, g->be);
+            st_u32(o + 16 * (size_t)i + 4, m[i].offset, g->be);
+            st_u32(o + 16 * (size_t)i + 8, m[i].type_section, g->be);
+            st_u32(o + 16 * (size_t)i + 12, m[i].type_offset, g->be);
+        }
+    }
+    free(f);
+    free(m);
+    return e;
+}
+
+enum s3_err gr2_raw_section_plan(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, uint64_t at,
+                                 uint64_t len, struct gr2_raw_plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    if (sec >= g->nsections)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "section %u: no such section", sec);
+    const struct gr2_section *s = &g->sections[sec];
+    bool tables = gr2_tables_compressed(s->compression) && (s->fixup_count || s->marshal_count);
+    uint64_t pad = (4 - len % 4) % 4;
+    uint64_t tables_len = tables ? 12ull * s->fixup_count + 16ull * s->marshal_count : 0;
+    p->total = at + len + pad + tables_len;
+    if (at % 4 || p->total > UINT32_MAX)
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "section %u stored raw would take the Granny data past 4 GiB", sec);
+    p->after_len = (size_t)(pad + tables_len);
+    p->after = p->after_len ? calloc(1, p->after_len) : NULL;
+    if (p->after_len && !p->after)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    uint64_t fix_at = s->fixup_offset, mar_at = s->marshal_offset;
+    if (tables) {
+        enum s3_err e = raw_tables(src, g, sec, at + len + pad, p->after + pad, &fix_at, &mar_at, err, errlen);
+        if (e != S3_OK) {
+            free(p->after);
+            p->after = NULL;
+            return e;
+        }
+    }
+    const uint32_t fields[11] = {GR2_COMP_NONE, (uint32_t)at,      (uint32_t)len,    (uint32_t)len,
+                                 s->alignment,  (uint32_t)len,     (uint32_t)len,    (uint32_t)fix_at,
+                                 s->fixup_count, (uint32_t)mar_at, s->marshal_count};
+    for (int i = 0; i < 11; i++)
+        st_u32(p->header + 4 * i, fields[i], g->be);
+    p->total_field = 0x24; /* after the signature block and the version */
+    st_u32(p->total_bytes, (uint32_t)p->total, g->be);
+    return S3_OK;
+}
+
 /* ---- alignment padding ---- */
 
 struct piece {

@@ -133,6 +133,25 @@ struct gr2_crc_span {
 };
 bool gr2_crc_span(const struct gr2_file *g, struct gr2_crc_span *out);
 
+/* Section sec written back stored raw (compression 0, which every Granny reader accepts;
+ * docs/formats/gr2.md, section header): its new expanded bytes (len) go at `at`, relative
+ * to the Granny data, past everything it holds (at >= total_size, a multiple of 4); when
+ * its tables were stored compressed with it (gr2_tables_compressed) they follow, raw,
+ * 4-aligned. The plan: the section's new header (file byte order, all 44 bytes), the bytes
+ * to write right after the new data (padding and tables; *after malloc'd, NULL when
+ * none), and the new total_size (its field and bytes). S3_OK, or why not (the tables unreadable, past 4 GiB,
+ * no memory). */
+struct gr2_raw_plan {
+    uint8_t header[GR2_SECTION_HEADER_SIZE];
+    uint8_t *after;
+    size_t after_len;
+    uint64_t total;        /* the new total_size, */
+    uint64_t total_field;  /* stored here (relative to the Granny data), */
+    uint8_t total_bytes[4]; /* as these bytes */
+};
+enum s3_err gr2_raw_section_plan(const struct s3_src *src, const struct gr2_file *g, uint32_t sec, uint64_t at,
+                                 uint64_t len, struct gr2_raw_plan *p, char *err, size_t errlen);
+
 /* CRC-32 (zlib) of src[off, off+len), read in chunks. */
 int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);
 

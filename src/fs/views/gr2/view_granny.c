@@ -725,3 +725,25 @@ bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *fr
     *be = v->g.be;
     return true;
 }
+
+bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *base,
+                         uint64_t *end)
+{
+    const struct gr2_secitem *it = tree_gen_ctx(t, ino, section_read);
+    if (!it || it->sec >= it->v->g.nsections || it->v->g.sections[it->sec].compression == GR2_COMP_NONE)
+        return false;
+    *v = it->v;
+    *sec = it->sec;
+    *base = it->v->g.base;
+    *end = it->v->g.base + it->v->g.total_size;
+    return it->v->g.total_size <= it->v->g.avail;
+}
+
+enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len, struct gr2_raw_plan *p,
+                              uint64_t *header, uint64_t *total_field, char *err, size_t errlen)
+{
+    enum s3_err e = gr2_raw_section_plan(&v->fs->src.src, &v->g, sec, at, len, p, err, errlen);
+    *header = abs_of(v, v->g.sections[sec].header_pos);
+    *total_field = abs_of(v, p->total_field);
+    return e;
+}

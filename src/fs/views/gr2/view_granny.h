@@ -103,6 +103,16 @@ uint64_t gr2_view_total_size(const struct gr2_view *v);
  * range it covers (in the view's source) and the byte order. False when dir holds no
  * Granny view, the rule does not fit the data, or the stored CRC was wrong (not ours to
  * fix). Thread-safe: reads what the view parsed at its open. */
+/* -o rw: where a compressed section's data.bin (its expanded bytes) lies, so that it can
+ * be written back stored raw (gr2_view_raw_plan): the view, the section, and, in the
+ * view's source, the Granny data's start and end. False for every other node. */
+bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *base,
+                         uint64_t *end);
+/* gr2_raw_section_plan (parse/gr2/gr2.h) for section sec of v, its data going at `at`
+ * (relative to the Granny data); the section header's and total_size's places in v's
+ * source into *header and *total_field. */
+enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len, struct gr2_raw_plan *p,
+                              uint64_t *header, uint64_t *total_field, char *err, size_t errlen);
 bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be);
 
 #endif
