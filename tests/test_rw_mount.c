@@ -27,6 +27,7 @@
 #include "fixture.h"
 #include "fixture_geom.h"
 #include "fixture_gr2obj.h"
+#include "fixture_t2fs.h"
 #include "fixture_kinds.h"
 #include "mountutil.h"
 #include "tree_compare.h"
@@ -808,6 +809,59 @@ static void test_rw_granny_section_in_rig(void **state)
     free(bytes);
 }
 
+static uint64_t offset_of(const char *mnt, const char *rel)
+{
+    char p[512], off[32] = "";
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    assert_true(getxattr(p, "user.s3rig.offset", off, sizeof off - 1) > 0);
+    return strtoull(off, NULL, 10);
+}
+
+/* t2fs node values: a surface's texture_id (the first u32 of its material node, stored
+ * raw, big-endian here) written with printf, a raw leaf's bytes with dd conv=notrunc; a
+ * value that does not fit is EINVAL and changes nothing; what lies in an RNC-compressed
+ * node is read-only, and /info says why. Mounted again: the value, and nothing else. */
+static void test_rw_t2fs_values(void **state)
+{
+    (void)state;
+    struct fxt *root = fxt_sample(1, 3, true, true);
+    size_t size;
+    uint8_t *bytes = fxt_write(root, true, 0, 0, &size);
+    fxt_free(root);
+    char path[256], mnt[256], p[512], step, cmd[1024];
+    write_fixture("values.t2fs", bytes, size, path, sizeof path);
+    make_mountpoint("m-t2fs-values", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *tex = "models/0/surfaces/0/0/texture_id";
+    assert_int_equal(mode_of(mnt, tex), 0644);
+    assert_int_equal(mode_of(mnt, "root/0/0/0/0.bin"), 0444); /* inside a compressed node */
+    assert_true(info_has(mnt, "t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only"));
+    snprintf(p, sizeof p, "%s/root/0/0/0/0.bin", mnt);
+    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    uint64_t tex_at = offset_of(mnt, tex), leaf_at = offset_of(mnt, "root/2.bin");
+    snprintf(p, sizeof p, "%s/%s", mnt, tex);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "4294967296\n", &step), EINVAL);
+    assert_file_is(path, bytes, size);
+    snprintf(cmd, sizeof cmd, "printf '305419896\\n' > '%s'", p);
+    assert_int_equal(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "printf 'WXYZ' | dd of='%s/root/2.bin' bs=1 seek=3 conv=notrunc 2>/dev/null", mnt);
+    assert_int_equal(sh(cmd), 0);
+    umount_rw(mnt, path);
+    uint8_t *want = malloc(size);
+    memcpy(want, bytes, size);
+    static const uint8_t be32[4] = {0x12, 0x34, 0x56, 0x78};
+    memcpy(want + tex_at, be32, 4);
+    memcpy(want + leaf_at + 3, "WXYZ", 4);
+    assert_file_is(path, want, size);
+    do_mount(path, mnt, NULL);
+    char *t = text_of(p);
+    assert_string_equal(t, "305419896\n");
+    free(t);
+    do_umount(mnt);
+    free(want);
+    free(bytes);
+}
+
 static void test_rw_editors(void **state)
 {
     (void)state;
@@ -1381,6 +1435,7 @@ int main(void)
         mount_test(test_rw_granny_table),
         mount_test(test_rw_granny_section_raw),
         mount_test(test_rw_granny_section_in_rig),
+        mount_test(test_rw_t2fs_values),
         mount_test(test_rw_editors),
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),

@@ -127,11 +127,14 @@ void rw_log(struct rw *rw, const char *fmt, ...)
 /* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
-    (void)fs;
     struct rw *rw = ctx;
     pthread_mutex_lock(&rw->logmu);
     sb_printf(out, "rw: writable, backup %s, %" PRIu64 " commit%s\n", rw->backup ? "on" : "off", rw->commits,
               rw->commits == 1 ? "" : "s");
+    if (fs->det.format == FMT_T2FS) /* docs/formats/t2fs.md, "Compression" */
+        sb_printf(out, "rw: t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only: only a "
+                       "node's own first bytes say it is compressed, and its size is fixed by its parent's "
+                       "offsets, so it cannot be stored raw in its place\n");
     uint64_t first = rw->nlog > RW_LOG_LINES ? rw->nlog - RW_LOG_LINES : 0;
     for (uint64_t i = first; i < rw->nlog; i++)
         sb_printf(out, "rw: %s\n", rw->log[i % RW_LOG_LINES]);

@@ -361,8 +361,12 @@ static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node
         uint8_t *b;
         size_t len;
         if (mat.kind == T2FS_NODE_LEAF && t2fs_node_bytes(v, &mat, &b, &len, err, sizeof err) == 0) {
-            if (len >= 4)
-                tree_add_textf(t, sdir, "texture_id", "u32", "%" PRIu32 "\n", ld_u32(b, be));
+            if (len >= 4) {
+                uint32_t ino = tree_add_textf(t, sdir, "texture_id", "u32", "%" PRIu32 "\n", ld_u32(b, be));
+                uint64_t so, sl; /* the material's first field (a compressed node's: its stored bytes) */
+                t2fs_node_span(&mat, &so, &sl);
+                tree_set_span(t, ino, so, mat.blob ? sl : 4);
+            }
             free(b);
         }
     }
