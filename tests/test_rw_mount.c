@@ -679,13 +679,14 @@ static void assert_trees_same_but(const char *a, const char *b, const char *cons
     do_umount(mb);
 }
 
-/* A compressed Granny section's data.bin (its expanded bytes) replaced whole (cp): written
+/* A compressed Granny section's data.bin (its expanded bytes) replaced whole (cp), or a
+ * value in it written (by_value): written
  * back stored raw after the Granny data (compression 0, data_offset at the old end, sizes
  * the new bytes'), its tables raw too when they were compressed with it (BitKnit2), the
  * total_size and CRC updated; mounted again, the one value changed in the section reads
  * back, every other node is the same (moved ones: same bytes), and the value files in the
  * section, now stored as is, are writable. */
-static void granny_section_raw(const struct fxg_opts *o, const char *name)
+static void granny_section_raw(const struct fxg_opts *o, const char *name, bool by_value)
 {
     struct fxg_result r;
     size_t size;
@@ -716,7 +717,17 @@ static void granny_section_raw(const struct fxg_opts *o, const char *name)
     char nf[300];
     snprintf(nf, sizeof nf, "%s/section-%s.bin", tmpdir, name);
     assert_int_equal(fx_write_file(nf, sec, r.section_size), 0);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny/sections/0/data.bin'", nf, mnt);
+    const char *bone = "granny/root/Skeletons/0/Bones/1/Transform/position";
+    if (by_value) { /* the value file: its bytes are expanded ones, written the same way */
+        char vp[512], step;
+        snprintf(vp, sizeof vp, "%s/%s", mnt, bone);
+        assert_int_equal(mode_of(mnt, bone), 0644);
+        assert_int_equal(write_text(vp, O_WRONLY | O_TRUNC, "1.5\n-2\nx\n", &step), EINVAL);
+        assert_file_is(path, bytes, size);
+        snprintf(cmd, sizeof cmd, "printf '1.5\\n-2\\n0.25\\n' > '%s'", vp);
+    } else {
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny/sections/0/data.bin'", nf, mnt);
+    }
     assert_int_equal(sh(cmd), 0);
     assert_true(info_has(mnt, "section 0 stored raw"));
     assert_true(info_has(mnt, "Granny CRC recomputed"));
@@ -743,7 +754,6 @@ static void granny_section_raw(const struct fxg_opts *o, const char *name)
                             old_total - (0x20 + r.layout.section_array_offset + 44)),
                      0);
     free(now);
-    const char *bone = "granny/root/Skeletons/0/Bones/1/Transform/position";
     const char *changed[] = {bone, "info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
                              "granny/header/total_size", "granny/sections/0/", "granny/root/Skeletons/0/skeleton.glb",
                              "granny/skeletons/0/skeleton.glb", "granny/skeletons/0/", NULL};
@@ -778,10 +788,22 @@ static void test_rw_granny_section_raw(void **state)
 {
     (void)state;
     struct fxg_opts oodle0 = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle0_objects = true};
-    granny_section_raw(&oodle0, "oodle0.gr2");
+    granny_section_raw(&oodle0, "oodle0.gr2", false);
     /* BitKnit2: the tables were compressed with the section: they are stored raw too */
     struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
-    granny_section_raw(&bk2, "bk2.gr2");
+    granny_section_raw(&bk2, "bk2.gr2", false);
+}
+
+/* A value inside a compressed section written (printf): the section's expanded bytes with
+ * it are stored raw, the same as a data.bin replaced whole with them; a bad value first is
+ * EINVAL and changes nothing. */
+static void test_rw_granny_value_in_compressed_section(void **state)
+{
+    (void)state;
+    struct fxg_opts oodle1 = {.sig = "le32", .version = 7, .nbones = 5, .oodle1_objects = true};
+    granny_section_raw(&oodle1, "oodle1-value.gr2", true);
+    struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
+    granny_section_raw(&bk2, "bk2-value.gr2", true);
 }
 
 /* A compressed section in a Granny file inside a larger one (a wrapped RIG): stored raw it
@@ -1434,6 +1456,7 @@ int main(void)
         mount_test(test_rw_geom_vertices),
         mount_test(test_rw_granny_table),
         mount_test(test_rw_granny_section_raw),
+        mount_test(test_rw_granny_value_in_compressed_section),
         mount_test(test_rw_granny_section_in_rig),
         mount_test(test_rw_t2fs_values),
         mount_test(test_rw_editors),

@@ -71,6 +71,7 @@ void rw_free(struct rw *rw)
     rw->cur = NULL;
     edits_clear(&rw->pending);
     free(rw->gr2);
+    free(rw->seccopy.bytes);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
 }
@@ -216,6 +217,8 @@ static bool view_is_be(struct tree *t, uint32_t ino)
 /* Whether the field's bytes at w->pos read back as text (w->be set to the order). */
 static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen);
 
+static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w);
+
 /* A list whose span starts with its count (a u32 equal to the number of lines, in the
  * elements' byte order): the elements alone are the field; the count stays. */
 static bool counted_list(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
@@ -237,6 +240,64 @@ static bool counted_list(struct rw_gen *g, uint32_t ino, struct rw_target *w, co
     return true;
 }
 
+/* Where the Granny data of view gv lies in the file, when it ends at the file's end (a
+ * .gr2 mounted alone: a section stored raw goes there): into w (pos, gr2_base, the CRC's
+ * directory). */
+static bool granny_at_end(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint64_t base = gv->g.base, end = base + gv->g.total_size, pos;
+    struct source *s = tree_node_source(t, tree_parent(t, ino));
+    if (gv->g.total_size > gv->g.avail || end <= base || !file_pos(g, s, base, end - base, &pos) ||
+        pos + (end - base) != g->fs->src.size)
+        return false;
+    w->pos = pos;
+    w->gr2_base = base;
+    struct rw_target at = *w; /* the Granny data holding it: its CRC is recomputed */
+    at.len = end - base;
+    find_gr2(g, ino, &at);
+    w->gr2_dir = at.gr2_dir, w->gr2_pos = at.gr2_pos, w->gr2_len = at.gr2_len;
+    return true;
+}
+
+/* A value inside a compressed Granny section (its view remembers where in the expanded
+ * bytes: gr2_view_expanded_at) whose bytes there read back as its text: written, the
+ * section is stored raw (put_section). 0: not inside one; 1: inside, read-only; 2:
+ * writable. */
+static int section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w, const char *type)
+{
+    struct tree *t = g->fs->tree;
+    uint64_t off = 0, len = 0;
+    bool found = false;
+    for (uint32_t d = tree_parent(t, ino); !found; d = tree_parent(t, d)) {
+        found = gr2_view_expanded_at(t, d, ino, &w->gv, &w->sec, &off, &len);
+        if (d == TREE_ROOT || d == 0)
+            break;
+    }
+    if (!found)
+        return 0;
+    if (field_type_parse(type, len, &w->ft) || !granny_at_end(g, ino, w->gv, w))
+        return 1;
+    uint8_t *text = NULL, *now = malloc(len), *enc = malloc(len);
+    size_t tlen;
+    char why[200];
+    bool ok = now && enc && tree_read_all(t, ino, &text, &tlen) == 0 &&
+              gr2_view_expanded_read(w->gv, w->sec, off, now, len) == 0 &&
+              field_encode(&w->ft, w->gv->g.be, (char *)text, tlen, enc, why, sizeof why) == 0 &&
+              memcmp(now, enc, len) == 0;
+    free(text);
+    free(now);
+    free(enc);
+    if (!ok)
+        return 1;
+    w->kind = RW_VALUE;
+    w->in_section = true;
+    w->sec_off = off;
+    w->len = len;
+    w->be = w->gv->g.be;
+    return 2;
+}
+
 static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
@@ -246,6 +307,11 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     if (n <= 0 || !xattr_u64(t, ino, "user.s3rig.offset", &off) || !xattr_u64(t, ino, "user.s3rig.length", &len))
         return false;
     type[n] = 0;
+    /* inside a compressed section its span is the stored section's: its view knows more */
+    enum { NO_PLACE, PLACE_READ_ONLY, PLACE_WRITABLE } in_section = section_value_target(g, ino, w, type);
+    if (in_section != NO_PLACE)
+        return in_section == PLACE_WRITABLE;
+    memset(w, 0, sizeof *w);
     /* a value's span is in the source its directory reads */
     if (field_type_parse(type, len, &w->ft) || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), off, len, &w->pos))
         return false;
@@ -381,21 +447,15 @@ static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct
     uint64_t base, end, pos;
     if (!gr2_view_section_at(t, ino, &w->gv, &w->sec, &base, &end))
         return false;
-    struct source *s = tree_node_source(t, tree_parent(t, ino));
-    if (end <= base || !file_pos(g, s, base, end - base, &pos) || pos + (end - base) != g->fs->src.size) {
+    (void)base, (void)end, (void)pos;
+    if (!granny_at_end(g, ino, w->gv, w)) {
         if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
             rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
                        "the Granny data, which is not at the end of the mounted file");
         return false;
     }
     w->kind = RW_SECTION;
-    w->pos = pos;
     w->len = tree_size(t, ino);
-    w->gr2_base = base;
-    struct rw_target at = *w; /* the Granny data holding it: its CRC is recomputed */
-    at.len = end - base;
-    find_gr2(g, ino, &at);
-    w->gr2_dir = at.gr2_dir, w->gr2_pos = at.gr2_pos, w->gr2_len = at.gr2_len;
     return true;
 }
 
@@ -497,6 +557,52 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
     return table_encode(&t->table, text, len, bytes, why, whylen);
 }
 
+static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
+
+/* A value inside a compressed section: its bytes laid over the section's expanded bytes
+ * (those of the values written before, until the commit), which are stored raw. */
+static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    char why[200];
+    uint8_t *whole = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&rw->mu);
+    int rc = 0;
+    if (c->bytes == NULL || c->gv != t->gv || c->sec != t->sec) {
+        uint8_t *fresh;
+        size_t flen;
+        rc = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, sizeof why);
+        if (!rc) {
+            free(c->bytes);
+            *c = (struct rw_section_copy){t->gv, t->sec, fresh, flen};
+        }
+    }
+    if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
+        rc = -EIO;
+    if (!rc && !(whole = malloc(c->len ? c->len : 1)))
+        rc = -ENOMEM;
+    if (!rc) {
+        memcpy(c->bytes + t->sec_off, field, t->len);
+        memcpy(whole, c->bytes, c->len);
+        len = c->len;
+    }
+    pthread_mutex_unlock(&rw->mu);
+    if (!rc) {
+        struct rw_target st = *t;
+        st.kind = RW_SECTION;
+        rc = put_section(rw, &st, path, whole, len);
+        if (rc) { /* the copy holds a write that is not pending: start again from the file */
+            pthread_mutex_lock(&rw->mu);
+            free(c->bytes);
+            *c = (struct rw_section_copy){0};
+            pthread_mutex_unlock(&rw->mu);
+        }
+    }
+    free(whole);
+    return rc;
+}
+
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len)
 {
     uint8_t *bytes = malloc(t->len);
@@ -509,6 +615,8 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
     else if (rc)
         rw_log(rw, "refused %s: %s; nothing changed", path, strerror(-rc));
+    else if (t->in_section)
+        rc = put_in_section(rw, t, path, bytes);
     else
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
     free(bytes);
@@ -770,6 +878,8 @@ int rw_commit(struct rw *rw, bool again)
     } else {
         edits_clear(&rw->pending);
         rw->ngr2 = 0;
+        free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
+        rw->seccopy = (struct rw_section_copy){0};
         pthread_mutex_lock(&rw->logmu);
         rw->commits++;
         pthread_mutex_unlock(&rw->logmu);

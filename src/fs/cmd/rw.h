@@ -56,6 +56,10 @@ struct rw_target {
     struct gr2_view *gv;
     uint32_t sec;
     uint64_t gr2_base;
+    /* RW_VALUE inside a compressed section (gv, sec): the field is [sec_off, +len) of its
+     * expanded bytes; written, the section is stored raw as RW_SECTION's are */
+    bool in_section;
+    uint64_t sec_off;
 };
 
 /* The largest resource a write may replace (held in memory until its close). */
@@ -80,6 +84,14 @@ struct rw {
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
     bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
+    /* the expanded bytes of the compressed section values were written into last, with
+     * those writes (until the commit) */
+    struct rw_section_copy {
+        struct gr2_view *gv;
+        uint32_t sec;
+        uint8_t *bytes;
+        size_t len;
+    } seccopy;
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;

@@ -81,9 +81,7 @@ static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 static void span_of(struct gobj *o, uint32_t ino, uint32_t sec, uint64_t off, uint64_t len)
 {
-    uint64_t abs, alen;
-    gr2_view_span(o->v, sec, off, len, &abs, &alen);
-    tree_set_span(o->v->fs->tree, ino, abs, alen);
+    gr2_view_set_span(o->v, ino, sec, off, len);
 }
 
 static uint32_t add_gdir(struct gobj *o, uint32_t parent, const char *name, enum gdir_kind kind,

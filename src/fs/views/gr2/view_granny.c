@@ -25,6 +25,7 @@ static void gr2_view_free(void *p)
     free(v->nfixups);
     free(v->items);
     free(v->pad);
+    free(v->places);
     pthread_mutex_destroy(&v->state_lock);
     gr2_free(&v->g);
     free(v);
@@ -746,4 +747,92 @@ enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uin
     *header = abs_of(v, v->g.sections[sec].header_pos);
     *total_field = abs_of(v, p->total_field);
     return e;
+}
+
+static size_t place_slot(const struct gr2_place *p, size_t cap, uint32_t ino)
+{
+    size_t k = (ino * 2654435761u) & (cap - 1);
+    while (p[k].ino && p[k].ino != ino)
+        k = (k + 1) & (cap - 1);
+    return k;
+}
+
+/* Room for one more place (load under a half): false when out of memory. */
+static bool places_grow(struct gr2_view *v)
+{
+    if (2 * (v->nplaces + 1) <= v->capplaces)
+        return true;
+    size_t cap = v->capplaces ? 2 * v->capplaces : 256;
+    struct gr2_place *n = calloc(cap, sizeof *n);
+    if (!n)
+        return false;
+    for (size_t i = 0; i < v->capplaces; i++)
+        if (v->places[i].ino)
+            n[place_slot(n, cap, v->places[i].ino)] = v->places[i];
+    free(v->places);
+    v->places = n;
+    v->capplaces = cap;
+    return true;
+}
+
+void gr2_view_set_span(struct gr2_view *v, uint32_t ino, uint32_t sec, uint64_t off, uint64_t len)
+{
+    uint64_t abs, alen;
+    gr2_view_span(v, sec, off, len, &abs, &alen);
+    tree_set_span(v->fs->tree, ino, abs, alen);
+    if (!ino || v->g.sections[sec].compression == GR2_COMP_NONE || !places_grow(v))
+        return;
+    size_t k = place_slot(v->places, v->capplaces, ino);
+    v->nplaces += v->places[k].ino == 0;
+    v->places[k] = (struct gr2_place){ino, sec, off, len};
+}
+
+bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2_view **out, uint32_t *sec,
+                          uint64_t *off, uint64_t *len)
+{
+    uint32_t gdir;
+    if (tree_lookup(t, dir, "granny", &gdir))
+        return false;
+    struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
+    bool found = false;
+    tree_lock(t);
+    if (v && v->capplaces) {
+        const struct gr2_place *p = &v->places[place_slot(v->places, v->capplaces, ino)];
+        if (p->ino == ino) {
+            *out = v, *sec = p->sec, *off = p->off, *len = p->len;
+            found = true;
+        }
+    }
+    tree_unlock(t);
+    return found;
+}
+
+int gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err, size_t errlen)
+{
+    struct gr2_secitem *it = &v->items[sec];
+    size_t size;
+    const uint8_t *d = cache_pin(&v->fs->cache, &it->c, &size, err, errlen);
+    if (!d)
+        return -EIO;
+    *out = malloc(size ? size : 1);
+    if (*out)
+        memcpy(*out, d, size);
+    *len = size;
+    cache_unpin(&v->fs->cache, &it->c);
+    return *out ? 0 : -ENOMEM;
+}
+
+int gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
+{
+    struct gr2_secitem *it = &v->items[sec];
+    char err[200];
+    size_t size;
+    const uint8_t *d = cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err);
+    if (!d)
+        return -EIO;
+    bool inside = off <= size && len <= size - off;
+    if (inside)
+        memcpy(buf, d + off, len);
+    cache_unpin(&v->fs->cache, &it->c);
+    return inside ? 0 : -EIO;
 }

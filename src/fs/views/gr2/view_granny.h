@@ -46,6 +46,13 @@ struct gr2_view {
     pthread_mutex_t state_lock;  /* items[].err and .expanded (see gr2_secitem) */
     struct gr2_padding *pad;     /* the container's alignment padding, in offset order */
     size_t npad;
+    /* -o rw: nodes inside compressed sections and their place in the expanded bytes
+     * (gr2_view_set_span), open addressing by inode; grown under the tree lock */
+    struct gr2_place {
+        uint32_t ino, sec;
+        uint64_t off, len;
+    } *places;
+    size_t nplaces, capplaces;
 };
 
 /* A section's expansion state, copied under the state lock: returns expanded (0, 1, -1)
@@ -103,6 +110,21 @@ uint64_t gr2_view_total_size(const struct gr2_view *v);
  * range it covers (in the view's source) and the byte order. False when dir holds no
  * Granny view, the rule does not fit the data, or the stored CRC was wrong (not ours to
  * fix). Thread-safe: reads what the view parsed at its open. */
+/* A node's span: where [off, off+len) of section sec lies (gr2_view_span). In a
+ * compressed section it is the stored section, and the node's place in the expanded bytes
+ * is remembered for -o rw (gr2_view_expanded_at); out of memory it is not (the node then
+ * stays read-only). Called while the tree grows (under its lock). */
+void gr2_view_set_span(struct gr2_view *v, uint32_t ino, uint32_t sec, uint64_t off, uint64_t len);
+/* -o rw: node ino's place in a compressed section's expanded bytes, for the Granny view
+ * shown at dir (the directory holding its granny.gr2 and granny/): false when it has none. */
+bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2_view **v, uint32_t *sec,
+                          uint64_t *off, uint64_t *len);
+/* Bytes [off, off+len) of section sec's expanded bytes into buf: 0, -EIO (cannot be had,
+ * or past their end). */
+int gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len);
+/* A copy of section sec's expanded bytes (*out malloc'd): 0, -EIO (they cannot be had:
+ * err says why), -ENOMEM. */
+int gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err, size_t errlen);
 /* -o rw: where a compressed section's data.bin (its expanded bytes) lies, so that it can
  * be written back stored raw (gr2_view_raw_plan): the view, the section, and, in the
  * view's source, the Granny data's start and end. False for every other node. */
