@@ -282,7 +282,7 @@ static int section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target
     size_t tlen;
     char why[200];
     bool ok = now && enc && tree_read_all(t, ino, &text, &tlen) == 0 &&
-              gr2_view_expanded_read(w->gv, w->sec, off, now, len) == 0 &&
+              gr2_view_expanded_read(w->gv, w->sec, off, now, len) == S3_OK &&
               field_encode(&w->ft, w->gv->g.be, (char *)text, tlen, enc, why, sizeof why) == 0 &&
               memcmp(now, enc, len) == 0;
     free(text);
@@ -444,10 +444,8 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint64_t base, end, pos;
-    if (!gr2_view_section_at(t, ino, &w->gv, &w->sec, &base, &end))
+    if (!gr2_view_section_at(t, ino, &w->gv, &w->sec))
         return false;
-    (void)base, (void)end, (void)pos;
     if (!granny_at_end(g, ino, w->gv, w)) {
         if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
             rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
@@ -564,7 +562,7 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
 static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
 {
     struct rw_section_copy *c = &rw->seccopy;
-    char why[200];
+    char why[200] = "";
     uint8_t *whole = NULL;
     size_t len = 0;
     pthread_mutex_lock(&rw->mu);
@@ -572,7 +570,8 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     if (c->bytes == NULL || c->gv != t->gv || c->sec != t->sec) {
         uint8_t *fresh;
         size_t flen;
-        rc = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, sizeof why);
+        enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, sizeof why);
+        rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
         if (!rc) {
             free(c->bytes);
             *c = (struct rw_section_copy){t->gv, t->sec, fresh, flen};
@@ -588,6 +587,8 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         len = c->len;
     }
     pthread_mutex_unlock(&rw->mu);
+    if (rc)
+        rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, why[0] ? why : strerror(-rc));
     if (!rc) {
         struct rw_target st = *t;
         st.kind = RW_SECTION;

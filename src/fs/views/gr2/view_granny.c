@@ -727,16 +727,13 @@ bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *fr
     return true;
 }
 
-bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *base,
-                         uint64_t *end)
+bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec)
 {
     const struct gr2_secitem *it = tree_gen_ctx(t, ino, section_read);
     if (!it || it->sec >= it->v->g.nsections || it->v->g.sections[it->sec].compression == GR2_COMP_NONE)
         return false;
     *v = it->v;
     *sec = it->sec;
-    *base = it->v->g.base;
-    *end = it->v->g.base + it->v->g.total_size;
     return it->v->g.total_size <= it->v->g.avail;
 }
 
@@ -807,32 +804,33 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
     return found;
 }
 
-int gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err, size_t errlen)
+enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err,
+                                   size_t errlen)
 {
     struct gr2_secitem *it = &v->items[sec];
     size_t size;
     const uint8_t *d = cache_pin(&v->fs->cache, &it->c, &size, err, errlen);
     if (!d)
-        return -EIO;
+        return S3_ERR_IO;
     *out = malloc(size ? size : 1);
     if (*out)
         memcpy(*out, d, size);
     *len = size;
     cache_unpin(&v->fs->cache, &it->c);
-    return *out ? 0 : -ENOMEM;
+    return *out ? S3_OK : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
 }
 
-int gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
+enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
 {
     struct gr2_secitem *it = &v->items[sec];
     char err[200];
     size_t size;
     const uint8_t *d = cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err);
     if (!d)
-        return -EIO;
+        return S3_ERR_IO;
     bool inside = off <= size && len <= size - off;
     if (inside)
         memcpy(buf, d + off, len);
     cache_unpin(&v->fs->cache, &it->c);
-    return inside ? 0 : -EIO;
+    return inside ? S3_OK : S3_ERR_IO;
 }

@@ -119,17 +119,17 @@ void gr2_view_set_span(struct gr2_view *v, uint32_t ino, uint32_t sec, uint64_t 
  * shown at dir (the directory holding its granny.gr2 and granny/): false when it has none. */
 bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2_view **v, uint32_t *sec,
                           uint64_t *off, uint64_t *len);
-/* Bytes [off, off+len) of section sec's expanded bytes into buf: 0, -EIO (cannot be had,
- * or past their end). */
-int gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len);
-/* A copy of section sec's expanded bytes (*out malloc'd): 0, -EIO (they cannot be had:
- * err says why), -ENOMEM. */
-int gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err, size_t errlen);
-/* -o rw: where a compressed section's data.bin (its expanded bytes) lies, so that it can
- * be written back stored raw (gr2_view_raw_plan): the view, the section, and, in the
- * view's source, the Granny data's start and end. False for every other node. */
-bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *base,
-                         uint64_t *end);
+/* Bytes [off, off+len) of section sec's expanded bytes into buf: S3_OK, or S3_ERR_IO
+ * (they cannot be had, or the range runs past their end). */
+enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len);
+/* A copy of section sec's expanded bytes (*out malloc'd): S3_OK, S3_ERR_IO (they cannot
+ * be had: err says why), S3_ERR_NOMEM. */
+enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err,
+                                   size_t errlen);
+/* -o rw: the view and section of a compressed section's data.bin (its expanded bytes),
+ * so that it can be written back stored raw (gr2_view_raw_plan). False for every other
+ * node, and when the Granny data runs past the source's end. */
+bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec);
 /* gr2_raw_section_plan (parse/gr2/gr2.h) for section sec of v, its data going at `at`
  * (relative to the Granny data); the section header's and total_size's places in v's
  * source into *header and *total_field. */
