@@ -629,7 +629,7 @@ static bool listed(const char *const *list, const char *path)
 {
     for (size_t k = 0; list && list[k]; k++) {
         size_t n = strlen(list[k]);
-        if (list[k][n - 1] == '/' ? strncmp(list[k], path, n) == 0 : strcmp(list[k], path) == 0)
+        if (n && list[k][n - 1] == '/' ? strncmp(list[k], path, n) == 0 : strcmp(list[k], path) == 0)
             return true;
     }
     return false;
