@@ -264,17 +264,24 @@ static bool granny_at_end(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
  * bytes: gr2_view_expanded_at) whose bytes there read back as its text: written, the
  * section is stored raw (put_section). 0: not inside one; 1: inside, read-only; 2:
  * writable. */
+/* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
+ * view nearest above it (gr2_view_expanded_at): false when it has none. */
+static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, uint64_t *off, uint64_t *len)
+{
+    struct tree *t = g->fs->tree;
+    for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
+        if (gr2_view_expanded_at(t, d, ino, &w->gv, &w->sec, off, len))
+            return true;
+        if (d == TREE_ROOT || d == 0)
+            return false;
+    }
+}
+
 static int section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w, const char *type)
 {
     struct tree *t = g->fs->tree;
     uint64_t off = 0, len = 0;
-    bool found = false;
-    for (uint32_t d = tree_parent(t, ino); !found; d = tree_parent(t, d)) {
-        found = gr2_view_expanded_at(t, d, ino, &w->gv, &w->sec, &off, &len);
-        if (d == TREE_ROOT || d == 0)
-            break;
-    }
-    if (!found)
+    if (!section_place(g, ino, w, &off, &len))
         return 0;
     if (field_type_parse(type, len, &w->ft) || !granny_at_end(g, ino, w->gv, w))
         return 1;
@@ -464,9 +471,17 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     struct tree *t = g->fs->tree;
     if (!view_table_of(g->fs, ino, &w->table))
         return false;
-    uint64_t len = (uint64_t)w->table.nrec * w->table.stride;
-    if (len == 0 || len > RW_RESOURCE_MAX || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), w->table.off, len, &w->pos))
+    uint64_t len = (uint64_t)w->table.nrec * w->table.stride, off, plen;
+    if (len == 0 || len > RW_RESOURCE_MAX)
         return false;
+    if (section_place(g, ino, w, &off, &plen)) { /* in a compressed Granny section: stored raw */
+        if (plen != len || !granny_at_end(g, ino, w->gv, w))
+            return false;
+        w->in_section = true;
+        w->sec_off = off;
+    } else if (!file_pos(g, tree_node_source(t, tree_parent(t, ino)), w->table.off, len, &w->pos)) {
+        return false;
+    }
     w->kind = RW_VALUE;
     w->is_table = true;
     w->len = len;
@@ -547,12 +562,23 @@ int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, cha
 static int encode_table(struct rw *rw, const struct rw_target *t, const char *text, size_t len, uint8_t *bytes,
                         char *why, size_t whylen)
 {
-    if (pread(newest(rw)->fs->src.fd, bytes, t->len, (off_t)t->pos) != (ssize_t)t->len)
-        return -EIO;
-    pthread_mutex_lock(&rw->mu);
-    edits_overlay(&rw->pending, t->pos, bytes, t->len);
-    pthread_mutex_unlock(&rw->mu);
-    return table_encode(&t->table, text, len, bytes, why, whylen);
+    int rc = 0;
+    if (t->in_section) { /* the expanded bytes, with the writes into them until the commit */
+        pthread_mutex_lock(&rw->mu);
+        const struct rw_section_copy *c = &rw->seccopy;
+        if (c->bytes && c->gv == t->gv && c->sec == t->sec && t->sec_off <= c->len && t->len <= c->len - t->sec_off)
+            memcpy(bytes, c->bytes + t->sec_off, t->len);
+        else if (gr2_view_expanded_read(t->gv, t->sec, t->sec_off, bytes, t->len) != S3_OK)
+            rc = -EIO;
+        pthread_mutex_unlock(&rw->mu);
+    } else if (pread(newest(rw)->fs->src.fd, bytes, t->len, (off_t)t->pos) != (ssize_t)t->len) {
+        rc = -EIO;
+    } else {
+        pthread_mutex_lock(&rw->mu);
+        edits_overlay(&rw->pending, t->pos, bytes, t->len);
+        pthread_mutex_unlock(&rw->mu);
+    }
+    return rc ? rc : table_encode(&t->table, text, len, bytes, why, whylen);
 }
 
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);

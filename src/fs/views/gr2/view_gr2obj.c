@@ -934,14 +934,15 @@ static void gobj_free(void *p)
     free(o);
 }
 
-/* -o rw: a table's NAME.csv over elements of a section stored as is (a plain run of the
- * mounted file) whose columns all have encoders is writable, cell by cell. */
+/* -o rw: a table's NAME.csv whose columns all have encoders is writable, cell by cell.
+ * In a section stored as is its records are a plain run of the file (tf->off); in a
+ * compressed one tf->off is the stored section's, and its place in the expanded bytes
+ * is the node's (gr2_view_expanded_at, span_of). */
 static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
 {
     struct gobj *o = ctx;
     struct gtable *tb = tree_gen_ctx(fs->tree, ino, csv_read);
-    if (!tb || tb->o != o || !tb->cs->tcols || tb->obj.section >= o->v->g.nsections ||
-        o->v->g.sections[tb->obj.section].compression != GR2_COMP_NONE)
+    if (!tb || tb->o != o || !tb->cs->tcols || tb->obj.section >= o->v->g.nsections)
         return false;
     uint64_t abs, alen;
     gr2_view_span(o->v, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &abs, &alen);
