@@ -260,10 +260,6 @@ static bool granny_at_end(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     return true;
 }
 
-/* A value inside a compressed Granny section (its view remembers where in the expanded
- * bytes: gr2_view_expanded_at) whose bytes there read back as its text: written, the
- * section is stored raw (put_section). 0: not inside one; 1: inside, read-only; 2:
- * writable. */
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
  * view nearest above it (gr2_view_expanded_at): false when it has none. */
 static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, uint64_t *off, uint64_t *len)
@@ -277,14 +273,19 @@ static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, u
     }
 }
 
-static int section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w, const char *type)
+enum place { NO_PLACE, PLACE_READ_ONLY, PLACE_WRITABLE };
+
+/* A value inside a compressed Granny section (its view remembers where in the expanded
+ * bytes: section_place) whose bytes there read back as its text: written, the section is
+ * stored raw (put_section). */
+static enum place section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w, const char *type)
 {
     struct tree *t = g->fs->tree;
     uint64_t off = 0, len = 0;
     if (!section_place(g, ino, w, &off, &len))
-        return 0;
+        return NO_PLACE;
     if (field_type_parse(type, len, &w->ft) || !granny_at_end(g, ino, w->gv, w))
-        return 1;
+        return PLACE_READ_ONLY;
     uint8_t *text = NULL, *now = malloc(len), *enc = malloc(len);
     size_t tlen;
     char why[200];
@@ -296,13 +297,13 @@ static int section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target
     free(now);
     free(enc);
     if (!ok)
-        return 1;
+        return PLACE_READ_ONLY;
     w->kind = RW_VALUE;
     w->in_section = true;
     w->sec_off = off;
     w->len = len;
     w->be = w->gv->g.be;
-    return 2;
+    return PLACE_WRITABLE;
 }
 
 static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
@@ -315,7 +316,7 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
         return false;
     type[n] = 0;
     /* inside a compressed section its span is the stored section's: its view knows more */
-    enum { NO_PLACE, PLACE_READ_ONLY, PLACE_WRITABLE } in_section = section_value_target(g, ino, w, type);
+    enum place in_section = section_value_target(g, ino, w, type);
     if (in_section != NO_PLACE)
         return in_section == PLACE_WRITABLE;
     memset(w, 0, sizeof *w);
@@ -464,8 +465,9 @@ static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct
     return true;
 }
 
-/* A table its view declares (view_table_of): its records must be one plain run of the
- * mounted file, in the source its directory reads. */
+/* A table its view declares (view_table_of): its records are one plain run of the
+ * mounted file, in the source its directory reads, or lie in a compressed Granny section
+ * (section_place), which is then stored raw. */
 static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
@@ -768,12 +770,15 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
     struct gr2_raw_plan plan;
     enum s3_err e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
     int rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
+    size_t tail_was = rw->pending.tail_len;
     if (!rc)
         rc = edits_append(&rw->pending, zero, (size_t)pad);
     if (!rc)
         rc = edits_append(&rw->pending, data, len);
     if (!rc)
         rc = edits_append(&rw->pending, plan.after, plan.after_len);
+    if (rc)
+        rw->pending.tail_len = tail_was; /* what was appended is not referenced: dropped */
     if (!rc)
         rc = edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
     if (!rc)
