@@ -570,6 +570,56 @@ static void test_rw_geom_vertices(void **state)
     free(bytes);
 }
 
+/* A GEOM inside a package (a nested view), stored uncompressed: its vertices.csv is a
+ * table too (the nested view declares it to the mount); one cell written changes the
+ * four bytes of that float in the package, nothing else. The GEOM stored compressed
+ * beside it stays read-only. */
+static void test_rw_geom_in_package(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = fx_kind("package-geom", 0, NULL, &size);
+    assert_non_null(bytes);
+    char path[256], mnt[256], p[512];
+    write_fixture("geoms.package", bytes, size, path, sizeof path);
+    make_mountpoint("m-geoms", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *rel = "resources/S4_015A1849_00000000_0000000100000040_yfCustom%%+GEOM.simgeom/geom/geom/vertices.csv";
+    const char *packed = "resources/S4_015A1849_00000000_0000000100000030_yfBody%%+GEOM.simgeom/geom/geom/vertices.csv";
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    assert_int_equal(mode_of(mnt, packed), 0444);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *now = text_of(p), *want_text = csv_set(now, 2, csv_col(now, "px"), "2.5");
+    put_value(mnt, rel, want_text);
+    umount_rw(mnt, path);
+    size_t n;
+    uint8_t *after = slurp(path, &n);
+    assert_int_equal(n, size);
+    size_t first = SIZE_MAX, diffs = 0;
+    for (size_t i = 0; i < n; i++)
+        if (after[i] != bytes[i]) {
+            first = first == SIZE_MAX ? i : first;
+            diffs++;
+        }
+    /* 2.5 = 0x40200000 little-endian; the old value's bytes differ at least in the last */
+    assert_true(diffs >= 1 && diffs <= 4 && first != SIZE_MAX);
+    size_t at = first;
+    while (at > 0 && rd32(after + at) != 0x40200000u && first - at < 3)
+        at--;
+    assert_int_equal(rd32(after + at), 0x40200000u);
+    for (size_t i = 0; i < n; i++)
+        assert_true(after[i] == bytes[i] || (i >= at && i < at + 4));
+    free(after);
+    do_mount(path, mnt, NULL);
+    char *again = text_of(p);
+    assert_string_equal(again, want_text);
+    free(again);
+    do_umount(mnt);
+    free(want_text);
+    free(now);
+    free(bytes);
+}
+
 /* Granny table cells: NAME.csv over an array of flat structs in a section stored as is is
  * writable cell by cell (each its member's type); the CRC is recomputed; refusals change
  * nothing. */
@@ -1515,6 +1565,7 @@ int main(void)
         mount_test(test_rw_granny_value_crc),
         mount_test(test_rw_multi_value_lines),
         mount_test(test_rw_geom_vertices),
+        mount_test(test_rw_geom_in_package),
         mount_test(test_rw_granny_table),
         mount_test(test_rw_granny_section_raw),
         mount_test(test_rw_granny_value_in_compressed_section),

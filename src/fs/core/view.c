@@ -285,7 +285,10 @@ int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
 
 int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx)
 {
-    return view_hooks_add(fs->tree, &fs->table_hooks, (void (*)(void))fn, ctx);
+    struct s3fs *top = fs;
+    while (top->host) /* a view nested in a container: its tables are the mount's too */
+        top = top->host;
+    return view_hooks_add(fs->tree, &top->table_hooks, (void (*)(void))fn, ctx);
 }
 
 bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf)

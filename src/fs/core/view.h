@@ -79,9 +79,11 @@ int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
 const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen);
 
 /* -o rw: tables a view declares writable (a CSV over fixed-size records of the file:
- * struct table_field, fs/core/edit.h), so that rw need not infer them. The first hook
- * that knows ino fills *tf and returns true; a hook reads only what its view made before
- * the file existed, from any thread (view_table_of walks the list under the tree lock). */
+ * struct table_field, fs/core/edit.h), so that rw need not infer them. A hook is kept by
+ * the mount's top view (a nested view's too: ask the top one), and knows its own files by
+ * their inode. The first hook that knows ino fills *tf and returns true; a hook reads only
+ * what its view made before the file existed, from any thread (view_table_of walks the
+ * list under the tree lock). */
 typedef bool view_table_fn(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx);
 int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx);
 bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf);
