@@ -260,6 +260,14 @@ static bool granny_at_end(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     return true;
 }
 
+/* /info, once: why compressed sections (and what lies in them) are read-only here. */
+static void say_sections_read_only(struct rw *rw)
+{
+    if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
+        rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
+                   "the Granny data, which is not at the end of the mounted file");
+}
+
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
  * view nearest above it (gr2_view_expanded_at): false when it has none. */
 static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, uint64_t *off, uint64_t *len)
@@ -278,14 +286,19 @@ enum place { NO_PLACE, PLACE_READ_ONLY, PLACE_WRITABLE };
 /* A value inside a compressed Granny section (its view remembers where in the expanded
  * bytes: section_place) whose bytes there read back as its text: written, the section is
  * stored raw (put_section). */
-static enum place section_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w, const char *type)
+static enum place section_value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w,
+                                       const char *type)
 {
     struct tree *t = g->fs->tree;
     uint64_t off = 0, len = 0;
     if (!section_place(g, ino, w, &off, &len))
         return NO_PLACE;
-    if (field_type_parse(type, len, &w->ft) || !granny_at_end(g, ino, w->gv, w))
+    if (field_type_parse(type, len, &w->ft))
         return PLACE_READ_ONLY;
+    if (!granny_at_end(g, ino, w->gv, w)) {
+        say_sections_read_only(rw);
+        return PLACE_READ_ONLY;
+    }
     uint8_t *text = NULL, *now = malloc(len), *enc = malloc(len);
     size_t tlen;
     char why[200];
@@ -306,7 +319,7 @@ static enum place section_value_target(struct rw_gen *g, uint32_t ino, struct rw
     return PLACE_WRITABLE;
 }
 
-static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+static bool value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     char type[160];
@@ -316,7 +329,7 @@ static bool value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
         return false;
     type[n] = 0;
     /* inside a compressed section its span is the stored section's: its view knows more */
-    enum place in_section = section_value_target(g, ino, w, type);
+    enum place in_section = section_value_target(rw, g, ino, w, type);
     if (in_section != NO_PLACE)
         return in_section == PLACE_WRITABLE;
     memset(w, 0, sizeof *w);
@@ -455,9 +468,7 @@ static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct
     if (!gr2_view_section_at(t, ino, &w->gv, &w->sec))
         return false;
     if (!granny_at_end(g, ino, w->gv, w)) {
-        if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
-            rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
-                       "the Granny data, which is not at the end of the mounted file");
+        say_sections_read_only(rw);
         return false;
     }
     w->kind = RW_SECTION;
@@ -518,7 +529,7 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
             return false;
         w->kind = RW_BYTES;
         w->len = size;
-    } else if (!value_target(g, ino, w)) {
+    } else if (!value_target(rw, g, ino, w)) {
         return false;
     }
     find_gr2(g, ino, w);
