@@ -166,6 +166,31 @@ static void test_table_encode(void **state)
     }
 }
 
+/* A CRC range that runs on into the appended bytes (a Granny section stored raw after
+ * the data) covers them too: CRC-32 of the new bytes [4, 14) then the tail "!!" (to 16). */
+static void test_crc_into_tail(void **state)
+{
+    (void)state;
+    char in[] = "/tmp/s3rig-edit-tin-XXXXXX", out[] = "/tmp/s3rig-edit-tout-XXXXXX";
+    int fi = mkstemp(in), fo = mkstemp(out);
+    assert_true(fi >= 0 && fo >= 0);
+    assert_int_equal(write(fi, "0123456789ABCD", 14), 14);
+    struct edits e = {0};
+    assert_int_equal(edits_put(&e, 6, "xy", 2), 0);
+    assert_int_equal(edits_append(&e, "!!", 2), 0);
+    struct crc_fix fix = {.field_off = 0, .from = 4, .to = 16, .be = false};
+    assert_int_equal(edits_write(fi, 14, &e, &fix, 1, fo), 0);
+    uint8_t got[32];
+    assert_int_equal(pread(fo, got, sizeof got, 0), 16);
+    uint32_t c = (uint32_t)crc32(crc32(0, NULL, 0), (const Bytef *)"45xy89ABCD!!", 12);
+    const uint8_t le[4] = {(uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16), (uint8_t)(c >> 24)};
+    assert_memory_equal(got, le, 4);
+    assert_memory_equal(got + 4, "45xy89ABCD!!", 12);
+    edits_clear(&e);
+    close(fi), close(fo);
+    unlink(in), unlink(out);
+}
+
 static void test_check_prefix(void **state)
 {
     (void)state;
@@ -287,7 +312,7 @@ int main(void)
         cmocka_unit_test(test_encode_refusals), cmocka_unit_test(test_check_prefix),
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
         cmocka_unit_test(test_splice),          cmocka_unit_test(test_encode_multi_value_lines),
-        cmocka_unit_test(test_table_encode),
+        cmocka_unit_test(test_table_encode),    cmocka_unit_test(test_crc_into_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
