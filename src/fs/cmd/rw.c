@@ -519,18 +519,15 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
     if (section_target(rw, g, ino, w))
         return true;
     memset(w, 0, sizeof *w);
-    if (table_target(g, ino, w)) {
-        find_gr2(g, ino, w);
-        return true;
-    }
-    memset(w, 0, sizeof *w);
-    if (tree_range(t, ino, &s, &start)) {
+    if (tree_range(t, ino, &s, &start)) { /* stored bytes: never a table or a value */
         if (!file_pos(g, s, start, size, &w->pos))
             return false;
         w->kind = RW_BYTES;
         w->len = size;
-    } else if (!value_target(rw, g, ino, w)) {
-        return false;
+    } else if (!table_target(g, ino, w)) {
+        memset(w, 0, sizeof *w);
+        if (!value_target(rw, g, ino, w))
+            return false;
     }
     find_gr2(g, ino, w);
     return true;
