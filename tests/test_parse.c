@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "fixture_gr2obj.h"
 #include "fs/open/open.h"
 #include "parse/base/err.h"
 #include "parse/detect.h"
@@ -520,6 +521,73 @@ static void test_rig_hostile(void **state)
     free(f);
 }
 
+static uint32_t rd_le32(const uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A section's plan to be stored raw (docs/formats/gr2.md, section header): compression
+ * 0, the data at `at`, data and expanded size the new length, first16bit = first8bit =
+ * the length; then padding to 4 and, when the tables were compressed with the section
+ * (BitKnit2), the fixups (12 bytes each) and marshalling (16 each) raw; total_size the
+ * end. Where it may go and how big it may be are checked. */
+static void raw_plan_case(const struct fxg_opts *o, bool tables_move)
+{
+    struct fxg_result r;
+    size_t size;
+    uint8_t *f = fxg_build(o, &size, &r);
+    struct mem_src_ctx mc;
+    struct s3_src src;
+    mem_src_init(&src, &mc, f, size);
+    struct gr2_file g;
+    struct diag d = {0};
+    char err[256];
+    assert_int_equal(gr2_parse(&src, 0, &g, &d, err, sizeof err), S3_OK);
+    const struct gr2_section *s = &g.sections[0];
+    uint32_t nfix = s->fixup_count, nmar = s->marshal_count, len = 1001, at = (g.total_size + 3) & ~3u;
+    struct gr2_raw_plan p;
+    assert_int_equal(gr2_raw_section_plan(&src, &g, 0, at, len, &p, err, sizeof err), S3_OK);
+    uint32_t tables = tables_move ? 12 * nfix + 16 * nmar : 0;
+    assert_int_equal(p.after_len, 3 + tables); /* 1001 + 3 is a multiple of 4 */
+    assert_int_equal(p.total, at + 1004 + tables);
+    assert_int_equal(p.total_field, 0x24);
+    assert_int_equal(rd_le32(p.total_bytes), p.total);
+    const uint32_t want[11] = {0, at, len, len, s->alignment, len, len,
+                               tables_move ? at + 1004 : s->fixup_offset, nfix,
+                               tables_move ? at + 1004 + 12 * nfix : s->marshal_offset, nmar};
+    for (int i = 0; i < 11; i++)
+        assert_int_equal(rd_le32(p.header + 4 * i), want[i]);
+    if (tables_move) { /* the first fixup raw: its three fields as the parser reads them */
+        struct gr2_fixup *fx = NULL;
+        uint32_t n = 0;
+        assert_int_equal(gr2_read_fixups(&src, &g, 0, &fx, &n, err, sizeof err), S3_OK);
+        assert_true(n > 0);
+        assert_int_equal(rd_le32(p.after + 3), fx[0].from_offset);
+        assert_int_equal(rd_le32(p.after + 7), fx[0].to_section);
+        assert_int_equal(rd_le32(p.after + 11), fx[0].to_offset);
+        free(fx);
+    }
+    free(p.after);
+    /* not aligned, inside the data, past 4 GiB */
+    assert_int_equal(gr2_raw_section_plan(&src, &g, 0, at + 2, len, &p, err, sizeof err), S3_ERR_RANGE);
+    assert_int_equal(gr2_raw_section_plan(&src, &g, 0, at - 4, len, &p, err, sizeof err), S3_ERR_RANGE);
+    assert_int_equal(gr2_raw_section_plan(&src, &g, 0, at, UINT32_MAX, &p, err, sizeof err), S3_ERR_LIMIT);
+    assert_non_null(strstr(err, "past 4 GiB"));
+    assert_int_equal(gr2_raw_section_plan(&src, &g, g.nsections, at, len, &p, err, sizeof err), S3_ERR_RANGE);
+    gr2_free(&g);
+    free(r.section);
+    free(f);
+}
+
+static void test_gr2_raw_section_plan(void **state)
+{
+    (void)state;
+    struct fxg_opts oodle0 = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle0_objects = true};
+    raw_plan_case(&oodle0, false);
+    struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
+    raw_plan_case(&bk2, true);
+}
+
 static void test_unrecognised(void **state)
 {
     (void)state;
@@ -591,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_rig_truncated_everywhere),
         cmocka_unit_test(test_rig_hostile),
         cmocka_unit_test(test_unrecognised),
+        cmocka_unit_test(test_gr2_raw_section_plan),
     };
     return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
 }

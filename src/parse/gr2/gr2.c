@@ -477,7 +477,10 @@ enum s3_err gr2_raw_section_plan(const struct s3_src *src, const struct gr2_file
     uint64_t pad = (4 - len % 4) % 4;
     uint64_t tables_len = tables ? 12ull * s->fixup_count + 16ull * s->marshal_count : 0;
     p->total = at + len + pad + tables_len;
-    if (at % 4 || p->total > UINT32_MAX)
+    if (at % 4 || at < g->total_size)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "section %u: its raw bytes must go 4-aligned past the data's end",
+                       sec);
+    if (p->total > UINT32_MAX)
         return s3_fail(S3_ERR_LIMIT, err, errlen, "section %u stored raw would take the Granny data past 4 GiB", sec);
     p->after_len = (size_t)(pad + tables_len);
     p->after = p->after_len ? calloc(1, p->after_len) : NULL;
