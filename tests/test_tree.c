@@ -1,6 +1,7 @@
 /* The tree without FUSE: node operations, and whole-tree walks of generated files
  * compared with what the fixture builder wrote. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -769,6 +770,255 @@ static void test_value_lists_bounded(void **state)
     tree_free(t);
 }
 
+/* ---- computed directories ---- */
+
+/* A table of n entries named "e%07u" (sorted, as a key table is), each a link to ../x,
+ * or (entry `fail`) a target that cannot be made. The test's find is a binary search
+ * that counts the entries it looks at, so the bound on a lookup comes from here. */
+struct ctable {
+    uint32_t n, fail;
+    uint64_t probes, targets;
+};
+
+static int ct_name(void *ctx, uint32_t i, char *buf, size_t size)
+{
+    (void)ctx;
+    snprintf(buf, size, "e%07u", i);
+    return 0;
+}
+
+static int ct_find(void *ctx, const char *name, uint32_t *out)
+{
+    struct ctable *c = ctx;
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        char m[16];
+        ct_name(c, mid, m, sizeof m);
+        c->probes++;
+        int cmp = strcmp(name, m);
+        if (cmp == 0) {
+            *out = mid;
+            return 0;
+        }
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return -ENOENT;
+}
+
+static int ct_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
+{
+    (void)t, (void)dir;
+    struct ctable *c = ctx;
+    c->targets++;
+    if (i == c->fail)
+        return -EIO;
+    *target = strdup("../x");
+    return *target ? 0 : -ENOMEM;
+}
+
+static const struct tree_computed_ops ct_ops = {ct_name, ct_find, ct_target};
+
+/* arg: 0 succeeds; 1 makes the directory computed, then fails (rolled back) */
+static int populate_ctable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    struct ctable *c = ctx;
+    int rc = tree_set_computed(t, dir, &ct_ops, c, c->n);
+    if (rc == 0 && arg == 1)
+        return -EIO;
+    return rc;
+}
+
+static struct tree *ctable_tree(struct source *src, struct ctable *c, uint32_t *keys)
+{
+    static const uint8_t data[] = "x";
+    uint32_t root;
+    struct tree *t = hand_tree(src, data, 1, NULL, &root);
+    assert_int_not_equal(tree_add_range(t, root, "x", "bytes", 0, 1), 0);
+    *keys = tree_add_dir(t, root, "keys", "dir", populate_ctable, c, 0);
+    assert_int_not_equal(*keys, 0);
+    return t;
+}
+
+/* A lookup in a computed directory of 1,000,000 entries looks at O(log n) of them (the
+ * view's find: at most 21 probes; the tree: at most one name rendered) and makes one
+ * node; absent names give ENOENT; nothing is made per entry until used. */
+static void test_computed_lookup(void **state)
+{
+    (void)state;
+    struct ctable c = {.n = 1000000, .fail = UINT32_MAX};
+    struct source src;
+    uint32_t keys, e;
+    struct tree *t = ctable_tree(&src, &c, &keys);
+    assert_int_equal(tree_populate(t, keys), 0);
+    assert_int_equal(tree_child_count(t, keys), 1000000);
+    assert_int_equal(tree_nlink(t, keys), 2);
+    assert_int_equal(tree_computed_made(t), 0);
+    uint64_t r0 = tree_computed_renders(t);
+    assert_int_equal(tree_lookup(t, keys, "e0654321", &e), 0);
+    assert_in_range(c.probes, 1, 21); /* log2(1e6) < 20 */
+    assert_in_range(tree_computed_renders(t) - r0, 1, 2); /* checked, then made */
+    assert_int_equal(tree_computed_made(t), 1);
+    assert_int_equal(c.targets, 1);
+    assert_int_equal(tree_kind(t, e), NODE_LINK);
+    assert_string_equal(tree_name(t, e), "e0654321");
+    assert_string_equal(tree_link_target(t, e), "../x");
+    assert_int_equal(tree_parent(t, e), keys);
+    assert_int_equal(tree_size(t, e), 4);
+    /* the same entry again: the same number, nothing rendered or made */
+    uint32_t again;
+    uint64_t r1 = tree_computed_renders(t);
+    assert_int_equal(tree_lookup(t, keys, "e0654321", &again), 0);
+    assert_int_equal(again, e);
+    assert_int_equal(tree_computed_renders(t), r1);
+    assert_int_equal(tree_child(t, keys, 654321), e);
+    /* absent: past the end, between names, a prefix, a longer name */
+    static const char *const absent[] = {"e1000000", "e0654321x", "e065432", "a", "zzzz", "E0000001"};
+    for (size_t i = 0; i < sizeof absent / sizeof *absent; i++) {
+        c.probes = 0;
+        assert_int_equal(tree_lookup(t, keys, absent[i], &again), -ENOENT);
+        assert_in_range(c.probes, 0, 21);
+    }
+    assert_int_equal(tree_computed_made(t), 1);
+    /* an unmade entry's number names no node yet (a forged number) */
+    assert_int_equal(tree_kind(t, e + 1), -ENOENT);
+    assert_null(tree_name(t, e + 1));
+    tree_free(t);
+}
+
+/* A listing reads entries by index and resumes at any offset: each pass gives the same
+ * names in table order and the same numbers, which lookups agree with. */
+static void test_computed_readdir_resume(void **state)
+{
+    (void)state;
+    struct ctable c = {.n = 1000, .fail = UINT32_MAX};
+    struct source src;
+    uint32_t keys, seen[1000];
+    struct tree *t = ctable_tree(&src, &c, &keys);
+    assert_int_equal(tree_populate(t, keys), 0);
+    /* in slices of 7 from offsets, as readdir asks */
+    for (uint32_t off = 0; off < 1000; off += 7)
+        for (uint32_t i = off; i < off + 7 && i < 1000; i++) {
+            seen[i] = tree_child(t, keys, i);
+            char want[16];
+            snprintf(want, sizeof want, "e%07u", i);
+            assert_string_equal(tree_name(t, seen[i]), want);
+        }
+    assert_int_equal(tree_child(t, keys, 1000), 0);
+    assert_int_equal(tree_computed_made(t), 1000);
+    assert_int_equal(c.targets, 1000);
+    /* resumed from the middle, again: the same numbers, nothing made again */
+    for (uint32_t i = 500; i < 1000; i++)
+        assert_int_equal(tree_child(t, keys, i), seen[i]);
+    for (uint32_t i = 0; i < 1000; i += 97) {
+        char name[16];
+        uint32_t found;
+        snprintf(name, sizeof name, "e%07u", i);
+        assert_int_equal(tree_lookup(t, keys, name, &found), 0);
+        assert_int_equal(found, seen[i]);
+    }
+    assert_int_equal(c.targets, 1000);
+    size_t links;
+    char why[256];
+    assert_int_equal(check_links(t, false, &links, why, sizeof why), 0);
+    assert_int_equal(links, 1000);
+    tree_free(t);
+}
+
+/* A populate that made its directory computed and then failed leaves an ordinary
+ * unpopulated directory: the next use runs it again. An entry whose target cannot be
+ * made fails its request and stays unmade; the others are unaffected. */
+static void test_computed_failures(void **state)
+{
+    (void)state;
+    struct ctable c = {.n = 50, .fail = 7};
+    struct source src;
+    uint32_t keys, e;
+    struct tree *t = ctable_tree(&src, &c, &keys);
+    uint32_t bad = tree_add_dir(t, TREE_ROOT, "bad", "dir", populate_ctable, &c, 1);
+    assert_int_equal(tree_populate(t, bad), -EIO);
+    assert_false(tree_is_populated(t, bad));
+    assert_int_equal(tree_lookup(t, bad, "e0000001", &e), -EIO);
+    assert_int_equal(tree_populate(t, keys), 0);
+    assert_int_equal(tree_lookup(t, keys, "e0000007", &e), -EIO);
+    assert_int_equal(tree_child(t, keys, 7), 0);
+    assert_int_equal(tree_computed_made(t), 0);
+    assert_int_equal(tree_lookup(t, keys, "e0000008", &e), 0);
+    assert_int_equal(tree_computed_made(t), 1);
+    c.fail = UINT32_MAX; /* the next use asks again */
+    assert_int_equal(tree_lookup(t, keys, "e0000007", &e), 0);
+    assert_string_equal(tree_name(t, e), "e0000007");
+    /* tree_set_computed outside the directory's own populate */
+    assert_int_equal(tree_set_computed(t, keys, &ct_ops, &c, 3), -EBUSY);
+    tree_free(t);
+}
+
+/* The node limit counts a computed directory's reserved numbers: past it, the listing
+ * fails (-ENOSPC) and /info's node-limit line says so. */
+static void test_computed_node_limit(void **state)
+{
+    (void)state;
+    struct ctable c = {.n = 100, .fail = UINT32_MAX};
+    struct source src;
+    uint32_t root, keys;
+    static const uint8_t data[] = "x";
+    struct tree_limits lim = {.max_nodes = 50};
+    struct tree *t = hand_tree(&src, data, 1, &lim, &root);
+    keys = tree_add_dir(t, root, "keys", "dir", populate_ctable, &c, 0);
+    assert_int_equal(tree_populate(t, keys), -ENOSPC);
+    assert_true(tree_full(t));
+    tree_free(t);
+}
+
+struct ct_reader {
+    struct tree *t;
+    uint32_t keys, n, start;
+    uint32_t ino[64];
+};
+
+static void *ct_read(void *p)
+{
+    struct ct_reader *r = p;
+    for (uint32_t i = 0; i < r->n; i++) {
+        uint32_t k = (r->start + i) % r->n;
+        uint32_t c = tree_child(r->t, r->keys, k);
+        const char *tg = tree_link_target(r->t, c);
+        r->ino[k] = c && tg && strcmp(tg, "../x") == 0 ? c : 0;
+    }
+    return NULL;
+}
+
+/* Threads reaching the same entries at once (the TSan suite runs this): each entry is
+ * made once, every thread gets the same number for it. */
+static void test_computed_threads(void **state)
+{
+    (void)state;
+    struct ctable c = {.n = 64, .fail = UINT32_MAX};
+    struct source src;
+    uint32_t keys;
+    struct tree *t = ctable_tree(&src, &c, &keys);
+    assert_int_equal(tree_populate(t, keys), 0);
+    struct ct_reader r[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = (struct ct_reader){.t = t, .keys = keys, .n = 64, .start = (uint32_t)i * 16};
+        assert_int_equal(pthread_create(&th[i], NULL, ct_read, &r[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    for (uint32_t k = 0; k < 64; k++) {
+        assert_int_not_equal(r[0].ino[k], 0);
+        for (int i = 1; i < 4; i++)
+            assert_int_equal(r[i].ino[k], r[0].ino[k]);
+    }
+    assert_int_equal(tree_computed_made(t), 64);
+    assert_int_equal(c.targets, 64);
+    tree_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -786,6 +1036,11 @@ int main(void)
         cmocka_unit_test(test_info_renamed_entries),
         cmocka_unit_test(test_links_stay_inside),
         cmocka_unit_test(test_bone_names_bounded),
+        cmocka_unit_test(test_computed_lookup),
+        cmocka_unit_test(test_computed_readdir_resume),
+        cmocka_unit_test(test_computed_failures),
+        cmocka_unit_test(test_computed_node_limit),
+        cmocka_unit_test(test_computed_threads),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);
 }

@@ -200,6 +200,35 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
 ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
 ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
 
+/* ---- Computed directories: a million entries without a node each ----
+ * A directory of symlinks whose names and targets its view computes when asked (a
+ * folder's key table): nothing is kept per entry until the entry is used. Entry i's inode
+ * number is the directory's base + i, reserved when it is made (so stable, and within
+ * max_nodes); its node is made, and kept, when a lookup finds it or a listing
+ * (tree_child) reaches it. Lookups cost one find and at most one rendered name, a listing
+ * what it returns. The caller's rules:
+ * - entry names are unique and valid file names; the table behind them never changes;
+ * - name and find run without the tree lock (on that immutable table), target under it
+ *   (it may populate other directories, e.g. to learn a package's resource names). */
+struct tree_computed_ops {
+    /* Entry i's name into buf (NUL-terminated, shorter than size): 0, or -errno. */
+    int (*name)(void *ctx, uint32_t i, char *buf, size_t size);
+    /* The entry named name: 0 and *i, or -ENOENT; touching O(log n) entries, never n. */
+    int (*find)(void *ctx, const char *name, uint32_t *i);
+    /* Entry i's symlink target (malloc'd) in *target: 0, or -errno (the request fails
+     * with it and the entry stays unmade: the next use asks again). */
+    int (*target)(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target);
+};
+/* Called by dir's own populate callback, before it adds any child: dir becomes a computed
+ * directory of n entries (ops must outlive the tree), published when the callback returns
+ * 0 (a failed populate undoes it; the reserved numbers are never reused). 0, -ENOSPC past
+ * max_nodes, -ENOMEM, or -EBUSY when dir is not being populated or already has children. */
+int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n);
+/* Counts, for tests: names rendered by computed directories (a lookup renders at most
+ * one), and their entries made into nodes. */
+uint64_t tree_computed_renders(struct tree *t);
+uint64_t tree_computed_made(struct tree *t);
+
 /* ---- Open handles: what a reader keeps while it reads a file (cache.h) ----
  *
  * A file whose bytes are expanded (a range of an expanded source, or a generated file

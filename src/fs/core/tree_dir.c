@@ -53,6 +53,10 @@ static int by_name(const void *a, const void *b, void *tp)
  * from here on it is read without the lock. */
 static int publish(struct tree *t, struct dirinfo *d)
 {
+    if (is_computed(d)) { /* its entries are made on use (tree_computed.c) */
+        atomic_store_explicit(&d->state, DIR_PUBLISHED, memory_order_release);
+        return 0;
+    }
     struct dirbuild *b = d->c.build;
     uint32_t n = b ? b->n : 0;
     const uint32_t *c = b ? b->child : NULL;
@@ -142,6 +146,12 @@ static void discard(struct tree *t, uint32_t ino)
             slot_src(t, c->src_id)->dirs--;
             slot_src(t, c->src_id)->done -= pub;
         }
+        if (is_computed(c)) { /* only the entries made have nodes */
+            for (uint32_t i = 0; i < c->n; i++)
+                if (computed_is_made(c, i) && push_u32(NULL, &stack, &top, &cap, c->c.first + i))
+                    break;
+            continue;
+        }
         struct dirbuild *b = pub ? NULL : c->c.build;
         uint32_t nc = pub ? c->n : b ? b->n : 0;
         for (uint32_t i = 0; i < nc; i++)
@@ -193,8 +203,8 @@ static void rollback(struct tree *t, struct dirinfo *d, uint32_t n0, size_t mark
 static struct dirbuild *builder_of(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
     (void)dir;
-    if (atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_PUBLISHED)
-        return NULL; /* published: lock-free readers hold its arrays (tree.h) */
+    if (atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_PUBLISHED || is_computed(d))
+        return NULL; /* published: lock-free readers hold its arrays (tree.h); computed: no children added */
     if (!d->c.build)
         d->c.build = meter_calloc(&t->strings.meter, 1, sizeof *d->c.build);
     return d->c.build;
@@ -286,6 +296,7 @@ int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype,
  * runs the original callback afresh, which opens it again). */
 static void undo_populate(struct tree *t, struct dirinfo *d, const struct dirinfo *before, uint32_t n0, size_t mark)
 {
+    computed_undo(d); /* made computed by the failed callback: an ordinary directory again */
     rollback(t, d, n0, mark);
     d->populate = before->populate;
     d->ctx = before->ctx;
@@ -389,15 +400,17 @@ int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out)
         return -ENOTDIR;
     struct dirinfo *d = n->u.dir.info;
     if (published(d)) /* the common case: no lock */
-        return lookup_published(t, d, name, out);
+        return is_computed(d) ? computed_lookup(t, dir, d, name, out) : lookup_published(t, d, name, out);
     int rc = tree_populate(t, dir);
     if (rc)
         return rc;
     if (published(d))
-        return lookup_published(t, d, name, out);
+        return is_computed(d) ? computed_lookup(t, dir, d, name, out) : lookup_published(t, d, name, out);
     /* still being filled: its own callback (this thread holds the lock) looks at it */
     pthread_mutex_lock(&t->lock);
-    if (published(d)) {
+    if (is_computed(d)) {
+        rc = computed_lookup(t, dir, d, name, out);
+    } else if (published(d)) {
         rc = lookup_published(t, d, name, out);
     } else {
         uint32_t c = build_find(t, d->c.build, name);
@@ -417,7 +430,7 @@ uint32_t tree_child_count(struct tree *t, uint32_t dir)
     if (published(d))
         return d->n;
     pthread_mutex_lock(&t->lock);
-    uint32_t n = published(d) ? d->n : d->c.build ? d->c.build->n : 0;
+    uint32_t n = published(d) || is_computed(d) ? d->n : d->c.build ? d->c.build->n : 0;
     pthread_mutex_unlock(&t->lock);
     return n;
 }
@@ -427,10 +440,17 @@ uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i)
     struct dirinfo *d = dir_at(t, dir);
     if (!d)
         return 0;
+    uint32_t c = 0;
+    if (published(d) && is_computed(d)) /* made when reached: 0 when it cannot be */
+        return computed_child(t, dir, d, i, &c) == 0 ? c : 0;
     if (published(d))
         return i < d->n ? published_child(d, i) : 0;
     pthread_mutex_lock(&t->lock);
-    uint32_t c = 0;
+    if (is_computed(d)) {
+        int rc = computed_child(t, dir, d, i, &c);
+        pthread_mutex_unlock(&t->lock);
+        return rc == 0 ? c : 0;
+    }
     if (published(d))
         c = i < d->n ? published_child(d, i) : 0;
     else if (d->c.build && i < d->c.build->n)

@@ -161,7 +161,10 @@ struct dirinfo {
         const uint32_t *child;  /* published: creation order (readdir) */
         uint32_t first;         /* published with DIRF_CONTIGUOUS: first, first + 1, ... */
     } c;
-    const uint32_t *sorted; /* published: by name (lookup); NULL: creation order is sorted */
+    union {
+        const uint32_t *sorted; /* published: by name (lookup); NULL: creation order is sorted */
+        struct computed *comp;  /* DIRF_COMPUTED: its callbacks and which entries are made */
+    };
     uint32_t n, nsubdirs;   /* published */
     uint16_t src_id;        /* the view its nodes belong to; range nodes read its source */
     _Atomic uint8_t state;
@@ -172,7 +175,23 @@ struct dirinfo {
     uint64_t arg;
 };
 
-enum { DIRF_CONTIGUOUS = 1 };
+/* DIRF_COMPUTED: a computed directory (tree_set_computed): its entries are c.first + i
+ * for i < n, each made on first use (tree_computed.c); also DIRF_CONTIGUOUS. */
+enum { DIRF_CONTIGUOUS = 1, DIRF_COMPUTED = 2 };
+
+/* A computed directory's own record (in the arena): the view's callbacks and one bit per
+ * entry, set with release once the entry's node is whole (readers load it with acquire:
+ * the node's fields are visible from then on, without the lock). */
+struct computed {
+    const struct tree_computed_ops *ops;
+    void *ctx;
+    _Atomic uint8_t *made;
+};
+
+static inline bool is_computed(const struct dirinfo *d)
+{
+    return d->dflags & DIRF_COMPUTED;
+}
 
 _Static_assert(sizeof(struct node) == 40, "a node is 40 bytes (memory per node, HACKING.md)");
 _Static_assert(sizeof(struct dirinfo) == 56, "a directory record is 56 bytes");
@@ -256,6 +275,8 @@ struct tree {
     uint64_t refusals_outer;  /* and the cache's refusals to its thread (cache.h) */
     _Atomic uint64_t version; /* tree_version: bumped under the lock, read without */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
+    _Atomic uint64_t computed_renders; /* names a computed directory rendered (tests) */
+    _Atomic uint64_t computed_made;    /* entries of computed directories made (tests) */
 };
 
 #define CHUNK_BITS 16
@@ -276,11 +297,12 @@ static inline struct node *slot_of(struct tree *t, uint32_t ino)
     return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
 }
 
-/* The node ino names, NULL when there is none (never made, or removed by a rollback). */
+/* The node ino names, NULL when there is none (never made, removed by a rollback, or an
+ * entry of a computed directory not made yet: a reserved slot has no name). */
 static inline struct node *node_at(struct tree *t, uint32_t ino)
 {
     struct node *n = slot_of(t, ino);
-    return n && !(n->flags & NODE_DEAD) ? n : NULL;
+    return n && n->name && !(n->flags & NODE_DEAD) ? n : NULL;
 }
 
 static inline struct dirinfo *dir_at(struct tree *t, uint32_t ino)
@@ -369,6 +391,12 @@ int pending_reserve(struct tree *t);
 struct node *add_node_locked(struct tree *t, uint32_t parent, const char *name, uint8_t type,
                                     uint32_t *ino);
 uint32_t inherited_src(struct tree *t, uint32_t parent);
+
+/* computed directories (tree_computed.c) */
+int computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, uint32_t *out);
+int computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, const char *name, uint32_t *out);
+bool computed_is_made(const struct dirinfo *d, uint32_t i);
+void computed_undo(struct dirinfo *d);
 
 /* sources and open handles (tree_source.c) */
 struct source *populate_hold(struct tree *t, uint32_t src_id);

@@ -1,0 +1,172 @@
+/* The tree (tree.h): computed directories. A directory of n symlinks that its view
+ * describes by callbacks (tree_computed_ops) instead of nodes: made with n inode numbers
+ * reserved (base + i for entry i, so a number never changes and never needs a table), and
+ * each entry's node made the first time a lookup finds it or a listing reaches it. Why:
+ * a folder of 10,000 packages has a million keys; making them all as nodes costs about
+ * 180 bytes each and seconds before the first lookup answers.
+ *
+ * Publication: the directory is published like any other (its state stored with release
+ * when its populate returns 0); from then on c.first, n and comp never change. An entry
+ * is made under the tree lock, in its reserved slot (whose chunk was allocated at the
+ * reservation), and its bit in comp->made is set with release once the node is whole; a
+ * reader that loads the bit with acquire reads the node without the lock. Reserved slots
+ * not made yet have no name, so node_at finds nothing there. */
+#include "fs/core/tree_impl.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool computed_is_made(const struct dirinfo *d, uint32_t i)
+{
+    return atomic_load_explicit(&d->comp->made[i / 8], memory_order_acquire) & (1u << (i % 8));
+}
+
+/* Allocates the node chunks covering [first, first + n) (slot numbers, 0-based) that do
+ * not exist yet: calloc'd, so untouched pages cost no memory until an entry is made. */
+static int reserve_chunks(struct tree *t, uint64_t first, uint64_t n)
+{
+    for (uint64_t c = first >> CHUNK_BITS; n && c <= (first + n - 1) >> CHUNK_BITS; c++)
+        if (!t->chunk[c] && !(t->chunk[c] = meter_calloc(&t->strings.meter, CHUNK_SIZE, sizeof(struct node))))
+            return -ENOMEM;
+    return 0;
+}
+
+int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n)
+{
+    struct node *dn = node_at(t, dir);
+    if (!dn)
+        return -ENOENT;
+    if (dn->type != NODE_DIR)
+        return -ENOTDIR;
+    pthread_mutex_lock(&t->lock);
+    struct dirinfo *d = dn->u.dir.info;
+    int rc = 0;
+    uint64_t have = atomic_load_explicit(&t->nnodes, memory_order_relaxed);
+    if (atomic_load_explicit(&d->state, memory_order_relaxed) != DIR_BUSY || is_computed(d) ||
+        (d->c.build && d->c.build->n))
+        rc = -EBUSY; /* only its own populate, before any child (tree.h) */
+    else if (have + n > t->limits.max_nodes || have + n >= (uint64_t)NCHUNKS * CHUNK_SIZE - 1) {
+        t->full = true;
+        t->refused += n;
+        rc = -ENOSPC;
+    }
+    struct computed *c = NULL;
+    _Atomic uint8_t *made = NULL;
+    if (rc == 0) {
+        c = arena_alloc(&t->strings, sizeof *c, _Alignof(struct computed));
+        made = arena_alloc(&t->strings, n / 8 + 1, 1);
+        if (!c || !made || reserve_chunks(t, have, n))
+            rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        memset((void *)made, 0, n / 8 + 1);
+        *c = (struct computed){ops, ctx, made};
+        build_free(d->c.build);
+        d->c.first = (uint32_t)have + 1;
+        d->n = n;
+        d->nsubdirs = 0;
+        d->comp = c;
+        d->dflags |= DIRF_COMPUTED | DIRF_CONTIGUOUS;
+        /* release: a reader that sees the count sees the chunks (tree_impl.h) */
+        atomic_store_explicit(&t->nnodes, have + n, memory_order_release);
+        atomic_fetch_add(&t->version, 1);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+/* A populate that made dir computed failed: dir is an ordinary unpopulated directory
+ * again (its reserved numbers stay unused: numbers are never reused). Under the lock. */
+void computed_undo(struct dirinfo *d)
+{
+    if (!is_computed(d))
+        return;
+    d->dflags &= (uint8_t) ~(DIRF_COMPUTED | DIRF_CONTIGUOUS);
+    d->comp = NULL;
+    d->c.build = NULL;
+    d->n = 0;
+}
+
+/* Makes entry i's node (under the lock): its name and target from the view. */
+static int make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i)
+{
+    struct computed *c = d->comp;
+    char name[NAME_MAX + 1], *target = NULL;
+    atomic_fetch_add(&t->computed_renders, 1);
+    int rc = c->ops->name(c->ctx, i, name, sizeof name);
+    if (rc == 0 && !name_ok(name))
+        rc = -EIO; /* the view broke its rule: no such name can be listed */
+    if (rc == 0)
+        rc = c->ops->target(t, c->ctx, dir, i, &target);
+    const char *ncopy = NULL, *tcopy = NULL;
+    if (rc == 0) {
+        ncopy = strlen(name) <= NAME_INTERN_MAX ? arena_intern(&t->strings, name) : arena_strdup(&t->strings, name);
+        tcopy = target ? arena_strdup(&t->strings, target) : NULL;
+        if (!ncopy || !tcopy)
+            rc = -ENOMEM;
+    }
+    free(target);
+    if (rc)
+        return rc;
+    struct node *n = slot_of(t, d->c.first + i);
+    n->u.text.p = tcopy;
+    n->size = strlen(tcopy) & NODE_SIZE_MAX;
+    n->type = NODE_LINK;
+    n->parent = dir;
+    n->xtype = type_id(t, "symlink");
+    n->name = ncopy; /* last: a node with a name is made (node_at) */
+    atomic_fetch_add(&t->computed_made, 1);
+    /* release: a reader that sees the bit sees the node */
+    atomic_fetch_or_explicit(&c->made[i / 8], (uint8_t)(1u << (i % 8)), memory_order_release);
+    return 0;
+}
+
+/* Entry i of computed directory dir, made when it is not yet: 0 and its number, or the
+ * error of making it. */
+int computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, uint32_t *out)
+{
+    if (i >= d->n)
+        return -ENOENT;
+    int rc = 0;
+    if (!computed_is_made(d, i)) { /* the common case after the first use: no lock */
+        pthread_mutex_lock(&t->lock);
+        if (!computed_is_made(d, i))
+            rc = make_entry(t, dir, d, i);
+        pthread_mutex_unlock(&t->lock);
+    }
+    if (rc == 0)
+        *out = d->c.first + i;
+    return rc;
+}
+
+/* The entry named name: the view's find, then the name checked (the node's, or one
+ * rendered), so a find that answers wrongly never makes a name appear twice. */
+int computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, const char *name, uint32_t *out)
+{
+    struct computed *c = d->comp;
+    uint32_t i;
+    if (c->ops->find(c->ctx, name, &i) || i >= d->n)
+        return -ENOENT;
+    if (computed_is_made(d, i)) {
+        if (strcmp(slot_of(t, d->c.first + i)->name, name) != 0)
+            return -ENOENT;
+    } else {
+        char mine[NAME_MAX + 1];
+        atomic_fetch_add(&t->computed_renders, 1);
+        if (c->ops->name(c->ctx, i, mine, sizeof mine) || strcmp(mine, name) != 0)
+            return -ENOENT;
+    }
+    return computed_child(t, dir, d, i, out);
+}
+
+uint64_t tree_computed_renders(struct tree *t)
+{
+    return atomic_load(&t->computed_renders);
+}
+
+uint64_t tree_computed_made(struct tree *t)
+{
+    return atomic_load(&t->computed_made);
+}
