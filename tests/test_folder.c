@@ -359,7 +359,7 @@ static void test_no_cfg(void **state)
 }
 
 /* A package replaced or removed after the scan is never read by its old index: its
- * directory holds package.error, its keys are left out of /keys (said in /info), and
+ * directory holds package.error, its keys link to that directory (said in /info), and
  * every link still resolves. */
 static void test_changed_after_scan(void **state)
 {
@@ -382,8 +382,10 @@ static void test_changed_after_scan(void **state)
     char name[160];
     key_name(name, sizeof name, FXF_K2);
     snprintf(path, sizeof path, "keys/%s", name);
-    assert_false(path_exists(fs, path)); /* its winner (_x) is gone */
-    expect_has(fs, "info", "warning: keys of _x.package left out");
+    uint32_t link; /* its winner (_x) is gone: the link shows the package's error */
+    assert_int_equal(tree_resolve(fs->tree, path, &link), 0);
+    assert_string_equal(tree_link_target(fs->tree, link), "../files/_x.package");
+    expect_has(fs, "info", "warning: keys of _x.package link to its directory (its package.error)");
     snprintf(path, sizeof path, "conflicts/%s/4.error", name);
     assert_true(path_exists(fs, path));
     walk_all(fs, 1000000);

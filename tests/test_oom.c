@@ -45,6 +45,11 @@ static unsigned list_everything(struct tree *t)
         uint32_t n = tree_child_count(t, dir);
         for (uint32_t i = 0; i < n; i++) {
             uint32_t c = tree_child(t, dir, i);
+            if (c == 0) { /* an entry of a computed directory not made: that listing fails */
+                failed++;
+                c = tree_child(t, dir, i);
+                assert_int_not_equal(c, 0);
+            }
             if (tree_kind(t, c) != NODE_DIR)
                 continue;
             if (top == cap) {

@@ -651,6 +651,14 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     for (uint64_t i = (uint64_t)off; i < 2ull + n; i++) {
         uint32_t cino = i == 0 ? dino : i == 1 ? tree_parent(t, dino) : tree_child(t, dino, (uint32_t)(i - 2));
         const char *name = i == 0 ? "." : i == 1 ? ".." : tree_name(t, cino);
+        if (!name) { /* an entry of a computed directory that could not be made */
+            if (used == 0) {
+                free(buf);
+                fuse_reply_err(req, ENOMEM);
+                return;
+            }
+            break; /* what fits so far; the next call asks for it again */
+        }
         struct fuse_entry_param e;
         fill_entry(a, g, cino, &e);
         size_t room = size - used, need;

@@ -122,7 +122,9 @@ const char *tree_link_target(struct tree *t, uint32_t ino);
 bool tree_is_volatile(struct tree *t, uint32_t ino);
 /* A directory's children as they stand, in creation order (the order readdir shows):
  * how many, and child i (0 when i is past the end or dir is no directory). Call
- * tree_populate first: an unpopulated directory has none yet. */
+ * tree_populate first: an unpopulated directory has none yet. In a computed directory
+ * child i is made when first reached: 0 when it cannot be (out of memory: the listing
+ * fails with ENOMEM, never comes out short). */
 uint32_t tree_child_count(struct tree *t, uint32_t dir);
 uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i);
 /* True once a directory's children are final (populated). */

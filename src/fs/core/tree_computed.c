@@ -134,6 +134,10 @@ int computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, 
         pthread_mutex_lock(&t->lock);
         if (!computed_is_made(d, i))
             rc = make_entry(t, dir, d, i);
+        if (rc == -ENOMEM) { /* a listing failed for lack of memory: /info counts it */
+            t->failed_listings++;
+            atomic_fetch_add(&t->version, 1);
+        }
         pthread_mutex_unlock(&t->lock);
     }
     if (rc == 0)

@@ -439,6 +439,37 @@ uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priori
 enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
                           size_t *nkeys)
 {
+    return mf_keys_group_indexed(recs, nrecs, priority, keys, nkeys, NULL);
+}
+
+bool mf_key_find(const struct mf_key_index *idx, const struct mf_rec *recs, const struct mf_key *keys, uint32_t type,
+                 uint32_t group, uint64_t instance, uint32_t *k)
+{
+    if (!idx->slot)
+        return false;
+    struct mf_rec want = {.type = type, .group = group, .instance = instance};
+    for (size_t h = (size_t)key_hash(&want) & (idx->cap - 1); idx->slot[h]; h = (h + 1) & (idx->cap - 1))
+        if (same_key(&recs[keys[idx->slot[h] - 1].first], &want)) {
+            *k = idx->slot[h] - 1;
+            return true;
+        }
+    return false;
+}
+
+void mf_key_index_free(struct mf_key_index *idx)
+{
+    free(idx->slot);
+    idx->slot = NULL;
+    idx->cap = 0;
+}
+
+/* The table of keys that grouping builds is kept (idx) rather than built again: a
+ * folder's /keys finds a key by name through it. */
+enum s3_err mf_keys_group_indexed(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
+                                  size_t *nkeys, struct mf_key_index *idx)
+{
+    if (idx)
+        *idx = (struct mf_key_index){0};
     size_t n = *nrecs;
     *keys = NULL;
     *nkeys = 0;
@@ -503,6 +534,10 @@ enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *pri
     *keys = k;
     *nkeys = nk;
     rc = S3_OK;
+    if (idx) { /* kept: the slots hold key numbers + 1, the numbers of k */
+        *idx = (struct mf_key_index){slot, cap};
+        slot = NULL;
+    }
 done:
     free(slot);
     free(kof);

@@ -101,6 +101,21 @@ struct mf_key {
  * S3_ERR_LIMIT past 2^30 records). */
 enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
                   size_t *nkeys);
+/* Keys by type, group and instance: the hash table mf_keys_group_indexed keeps (open
+ * addressing, key number + 1 per slot, 0 empty; cap a power of two). */
+struct mf_key_index {
+    uint32_t *slot;
+    size_t cap;
+};
+/* mf_keys_group, keeping its table of keys in idx (freed with mf_key_index_free; left
+ * empty when there are no keys or on failure). */
+enum s3_err mf_keys_group_indexed(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
+                                  size_t *nkeys, struct mf_key_index *idx);
+/* The number of the key (type, group, instance) among keys (whose first records are in
+ * recs, as mf_keys_group_indexed left them): true and *k, or false. A few probes. */
+bool mf_key_find(const struct mf_key_index *idx, const struct mf_rec *recs, const struct mf_key *keys, uint32_t type,
+                 uint32_t group, uint64_t instance, uint32_t *k);
+void mf_key_index_free(struct mf_key_index *idx);
 /* The provider in effect among provs[0..n) (in load order): the highest priority; among
  * equal priorities the one loaded last. */
 uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priority);

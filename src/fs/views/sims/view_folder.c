@@ -107,6 +107,7 @@ struct folder_view {
     uint64_t resources;
     struct mf_key *keys;
     size_t nkeys;
+    struct mf_key_index kidx; /* keys by type, group, instance: /keys/NAME found */
     uint32_t *conflicts; /* key numbers with two or more providers */
     size_t nconflicts;
     int8_t *identical;   /* per conflict: -1 not compared yet, 0 no, 1 yes, 2 cannot tell */
@@ -655,7 +656,7 @@ static int group_keys(struct folder_view *v)
         return -ENOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
-    enum s3_err e = mf_keys_group(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys);
+    enum s3_err e = mf_keys_group_indexed(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys, &v->kidx);
     if (e)
         return -s3_err_errno(e);
     v->conflicts = alloc_array(v->nkeys, sizeof *v->conflicts);
@@ -1077,30 +1078,91 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
 
 /* ---- /keys, /by-type ---- */
 
+/* /keys and /by-type/TAG are computed directories (tree.h): a million keys cost their
+ * table here, not a node each; an entry's link is made when it is first used. */
+
+static const struct mf_rec *winner_of(const struct folder_view *v, uint32_t k)
+{
+    return &v->recs[v->keys[k].first + v->keys[k].winner];
+}
+
+static int key_entry_name(const struct folder_view *v, uint32_t k, char *buf, size_t size)
+{
+    const struct mf_rec *w = winner_of(v, k);
+    key_name(buf, size, v->files[w->file].sims4, w);
+    return 0;
+}
+
+/* The key a /keys name is of: its type, group and instance read from the name's fixed
+ * prefix (PP_TTTTTTTT_GGGGGGGG_IIIIIIIIIIIIIIII), then found in the key table; the tree
+ * checks the whole name against the key's own. */
+static bool key_of_name(const struct folder_view *v, const char *name, uint32_t *k)
+{
+    uint32_t type = 0, group = 0;
+    uint64_t inst = 0;
+    static const unsigned at[] = {3, 12, 21}, len[] = {8, 8, 16};
+    if (strlen(name) < 37 || name[2] != '_' || name[11] != '_' || name[20] != '_')
+        return false;
+    for (int f = 0; f < 3; f++) {
+        uint64_t x = 0;
+        for (unsigned i = 0; i < len[f]; i++) {
+            char c = name[at[f] + i];
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (d < 0)
+                return false;
+            x = x << 4 | (uint64_t)d;
+        }
+        if (f == 0)
+            type = (uint32_t)x;
+        else if (f == 1)
+            group = (uint32_t)x;
+        else
+            inst = x;
+    }
+    return mf_key_find(&v->kidx, v->recs, v->keys, type, group, inst, k);
+}
+
+static int keys_name(void *ctx, uint32_t i, char *buf, size_t size)
+{
+    return key_entry_name(ctx, i, buf, size);
+}
+
+static int keys_find(void *ctx, const char *name, uint32_t *i)
+{
+    return key_of_name(ctx, name, i) ? 0 : -ENOENT;
+}
+
+/* The winner's resource directory; when its package can no longer be read (changed or
+ * gone since the scan) the package's own directory, whose package.error says why (said
+ * once in /info): a link must resolve, and the names of a computed directory are fixed. */
+static int keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
+{
+    struct folder_view *v = ctx;
+    const struct mf_rec *w = winner_of(v, i);
+    struct mf_file *f = &v->files[w->file];
+    char why[sizeof f->err];
+    int rc;
+    *target = provider_target(v, dir, w, NULL, why, sizeof why, &rc);
+    if (*target || rc)
+        return rc;
+    if (!f->ino)
+        return -ENOSPC; /* no directory under /files: the node limit (/info says) */
+    if (!f->warned) {
+        f->warned = true;
+        diag_add(&v->fs->diag, "keys of %s link to its directory (its package.error): %s", f->rel, why);
+        tree_touch(t);
+    }
+    *target = tree_relpath(t, dir, f->ino);
+    return *target ? 0 : -ENOMEM;
+}
+
+static const struct tree_computed_ops keys_ops = {keys_name, keys_find, keys_target};
+
 static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    char **relcache = alloc_array(v->nfiles, sizeof *relcache);
-    int rc = relcache ? 0 : -ENOMEM;
-    for (size_t k = 0; rc == 0 && k < v->nkeys; k++) {
-        const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
-        struct mf_file *f = &v->files[w->file];
-        char name[128], why[sizeof f->err];
-        key_name(name, sizeof name, f->sims4, w);
-        char *target = provider_target(v, dir, w, relcache, why, sizeof why, &rc);
-        if (target) {
-            rc = added(t, tree_add_link(t, dir, name, target));
-            free(target);
-        } else if (rc == 0 && !f->warned) {
-            f->warned = true; /* its keys are left out of /keys: a link must resolve */
-            diag_add(&v->fs->diag, "keys of %s left out: %s", f->rel, why);
-        }
-    }
-    for (size_t i = 0; relcache && i < v->nfiles; i++)
-        free(relcache[i]);
-    free(relcache);
-    return rc;
+    return tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->nkeys);
 }
 
 static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_t size)
@@ -1113,26 +1175,65 @@ static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_
         snprintf(out, size, "0x%08" PRIX32, w->type);
 }
 
+/* One /by-type/TAG directory: group g's keys, bytag[start .. start + n) (in key order). */
+struct tagdir {
+    struct folder_view *v;
+    uint32_t g;
+};
+
+static int tag_name_of(void *ctx, uint32_t i, char *buf, size_t size)
+{
+    const struct tagdir *d = ctx;
+    return key_entry_name(d->v, d->v->bytag[d->v->tgroups[d->g].start + i], buf, size);
+}
+
+/* The key by its name, then its place in the group by halves (a group lists its keys in
+ * ascending key number). */
+static int tag_find(void *ctx, const char *name, uint32_t *i)
+{
+    const struct tagdir *d = ctx;
+    const struct tgroup *grp = &d->v->tgroups[d->g];
+    uint32_t k;
+    if (!key_of_name(d->v, name, &k))
+        return -ENOENT;
+    const uint32_t *keys = d->v->bytag + grp->start;
+    uint32_t lo = 0, hi = grp->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] == k) {
+            *i = mid;
+            return 0;
+        }
+        if (keys[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -ENOENT;
+}
+
+static int tag_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
+{
+    (void)t, (void)dir;
+    char name[128];
+    tag_name_of(ctx, i, name, sizeof name);
+    if (asprintf(target, "../../keys/%s", name) < 0) {
+        *target = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static const struct tree_computed_ops tag_ops = {tag_name_of, tag_find, tag_target};
+
 static int populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct folder_view *v = ctx;
-    const struct tgroup *grp = &v->tgroups[g];
-    int rc = 0;
-    for (uint32_t i = 0; rc == 0 && i < grp->n; i++) {
-        uint32_t k = v->bytag[grp->start + i], ino;
-        const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
-        char name[128], target[160];
-        key_name(name, sizeof name, v->files[w->file].sims4, w);
-        rc = tree_lookup(t, v->keys_dir, name, &ino);
-        if (rc == -ENOENT) { /* left out of /keys (its package cannot be opened: /info says) */
-            rc = 0;
-            continue;
-        }
-        snprintf(target, sizeof target, "../../keys/%s", name);
-        if (rc == 0)
-            rc = added(t, tree_add_link(t, dir, name, target));
-    }
-    return rc;
+    struct tagdir *d = tree_alloc(t, sizeof *d);
+    if (!d)
+        return -ENOMEM;
+    *d = (struct tagdir){v, (uint32_t)g};
+    return tree_set_computed(t, dir, &tag_ops, d, v->tgroups[g].n);
 }
 
 static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1606,6 +1707,7 @@ static void folder_view_free(void *p)
     free(v->prio);
     free(v->recs);
     free(v->keys);
+    mf_key_index_free(&v->kidx);
     free(v->conflicts);
     free(v->identical);
     free(v->mprov);
