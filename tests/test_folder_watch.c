@@ -287,6 +287,102 @@ static void test_watch_new_subfolder(void **state)
     do_umount(mnt);
 }
 
+/* A package holding K3's type with instance `instance` (a key the fixture lacks), renamed
+ * into place at path. */
+static void write_new_key_package(const char *path, uint64_t instance)
+{
+    struct fxp_res r = fxf_key[FXF_K3];
+    r.instance = instance;
+    r.data = (const uint8_t *)"fresh";
+    r.len = 5;
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *pkg = fxp_build(&o, &r, 1, &size, &lay);
+    assert_non_null(pkg);
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.part", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, pkg, size), (ssize_t)size);
+    assert_int_equal(close(fd), 0);
+    free(pkg);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+static bool wait_file(const char *path, bool present)
+{
+    for (unsigned waited = 0; waited <= WAIT_MS; waited += 20) {
+        if ((access(path, F_OK) == 0) == present)
+            return true;
+        sleep_ms(20);
+    }
+    return false;
+}
+
+/* Lines in a file (0 when it is absent). */
+static int count_lines(const char *path)
+{
+    char *t = read_text(path);
+    int n = 0;
+    for (const char *p = t; p && *p; p++)
+        n += *p == '\n';
+    free(t);
+    return n;
+}
+
+static bool key_listed(const char *mnt, const char *prefix)
+{
+    char p[1024], name[256];
+    snprintf(p, sizeof p, "%s/keys", mnt);
+    return find_prefixed(p, prefix, name, sizeof name);
+}
+
+/* A change the watch counts while a rescan is being opened gets a rescan of its own, with
+ * no further change: the mount's folder open is held (S3RIG_TEST_GATE, a test hook of
+ * view_folder.c) until the watch has counted the second change (watch.c's hook logs it). */
+static void test_watch_change_during_rescan(void **state)
+{
+    (void)state;
+    char mods[256], mnt[256], gate[256], hold[300], held[300], changes[300], pkg[512];
+    make_mods("mods-gate", mods, sizeof mods);
+    snprintf(mnt, sizeof mnt, "%s/m-gate", tmpdir);
+    snprintf(gate, sizeof gate, "%s/gate", tmpdir);
+    assert_int_equal(mkdir(gate, 0755), 0);
+    snprintf(hold, sizeof hold, "%s/hold", gate);
+    snprintf(held, sizeof held, "%s/held", gate);
+    snprintf(changes, sizeof changes, "%s/changes", gate);
+    assert_int_equal(setenv("S3RIG_TEST_GATE", gate, 1), 0);
+    do_mount(mods, mnt, "watch");
+    unsetenv("S3RIG_TEST_GATE");
+    expect_view(mnt, is_original, "the fixture");
+
+    FILE *f = fopen(hold, "w"); /* the next folder open waits */
+    assert_non_null(f);
+    fclose(f);
+    snprintf(pkg, sizeof pkg, "%s/first.package", mods);
+    write_new_key_package(pkg, 0xA1);
+    assert_true(wait_file(held, true)); /* the rescan is being opened, and waits */
+    snprintf(pkg, sizeof pkg, "%s/second.package", mods);
+    write_new_key_package(pkg, 0xB2);
+    for (unsigned waited = 0; count_lines(changes) < 2 && waited <= WAIT_MS; waited += 20)
+        sleep_ms(20);
+    assert_int_equal(count_lines(changes), 2); /* counted while the open waits */
+    assert_int_equal(unlink(hold), 0);
+
+    /* no further change: both keys come */
+    bool both = false;
+    for (unsigned waited = 0; !both && waited <= WAIT_MS; waited += 50) {
+        both = key_listed(mnt, "S4_00B2D882_00000000_00000000000000A1") &&
+               key_listed(mnt, "S4_00B2D882_00000000_00000000000000B2");
+        if (!both)
+            sleep_ms(50);
+    }
+    assert_true(both);
+    assert_int_equal(count_lines(changes), 2);
+    do_umount(mnt);
+}
+
 static void test_nowatch(void **state)
 {
     (void)state;
@@ -309,6 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         mount_test(test_watch_follows),
         mount_test(test_watch_new_subfolder),
+        mount_test(test_watch_change_during_rescan),
         mount_test(test_nowatch),
         mount_test(test_no_sanitizer_reports),
     };

@@ -57,7 +57,7 @@ int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts)
 
 void rw_mark_stale(struct rw *rw)
 {
-    __atomic_store_n(&rw->stale, true, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&rw->stale, 1, __ATOMIC_RELEASE);
 }
 
 void rw_free(struct rw *rw)
@@ -88,13 +88,16 @@ static void reopen(struct rw *rw, struct rw_gen *g);
  * meanwhile wait for it, so none sees the tree before. */
 struct rw_gen *rw_current(struct rw *rw)
 {
-    if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE) != __atomic_load_n(&rw->opened, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&rw->mu);
-        /* the watch sets it without the lock; cleared once the new generation is in
-         * place, so other callers wait for it rather than see the old tree */
-        if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
+        /* the watch counts changes without the lock; `opened` moves once the new
+         * generation is in place, so other callers wait for it rather than see the old
+         * tree; a change counted while it opens stays ahead, and the next call (the
+         * notifier's, which that change woke) opens again */
+        uint64_t want = __atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE);
+        if (want != __atomic_load_n(&rw->opened, __ATOMIC_ACQUIRE)) {
             reopen(rw, newest(rw));
-            __atomic_store_n(&rw->stale, false, __ATOMIC_RELEASE);
+            __atomic_store_n(&rw->opened, want, __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&rw->mu);
     }
@@ -925,7 +928,7 @@ int rw_commit(struct rw *rw, bool again)
         pthread_mutex_unlock(&rw->logmu);
         rw_log(rw, "committed %" PRIu64 " bytes%s", bytes, nfix ? ", Granny CRC recomputed" : "");
         if (again)
-            __atomic_store_n(&rw->stale, true, __ATOMIC_RELEASE);
+            rw_mark_stale(rw);
     }
     pthread_mutex_unlock(&rw->mu);
     return rc;

@@ -82,7 +82,10 @@ struct rw {
     size_t ngr2;
     uint64_t commits;
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
-    bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
+    /* atomic: changes asked for (a commit, the watch), and how many of them the newest
+     * generation was opened after; rw_current opens again while they differ, so a change
+     * made while a generation is being opened gets one of its own */
+    uint64_t stale, opened;
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
     /* the expanded bytes of the compressed section values were written into last, with
      * those writes (until the commit) */

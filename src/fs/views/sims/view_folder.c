@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1720,8 +1721,26 @@ static void folder_view_free(void *p)
     free(v);
 }
 
+/* Tests only: with S3RIG_TEST_GATE=DIR, an open while DIR/hold exists makes DIR/held and
+ * waits (at most a minute) until DIR/hold is gone, so a test can change the folder while
+ * a rescan is being opened (tests/test_folder_watch.c). */
+static void test_gate(void)
+{
+    const char *gate = getenv("S3RIG_TEST_GATE");
+    char hold[PATH_MAX], held[PATH_MAX];
+    if (!gate || snprintf(hold, sizeof hold, "%s/hold", gate) >= (int)sizeof hold ||
+        snprintf(held, sizeof held, "%s/held", gate) >= (int)sizeof held || access(hold, F_OK) != 0)
+        return;
+    int fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+    for (int i = 0; i < 6000 && access(hold, F_OK) == 0; i++)
+        usleep(10000);
+}
+
 int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
 {
+    test_gate();
     struct folder_view *v = calloc(1, sizeof *v);
     if (!v || !(v->root = strdup(path))) {
         free(v);
