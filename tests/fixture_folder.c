@@ -222,6 +222,11 @@ int fxf_build(const char *dir, bool with_cfg)
  * the end of a run of folders) share it, within 2..5. */
 int fxf_write_big(const char *dir, uint32_t npkg, uint64_t nres)
 {
+    return fxf_write_big_from(dir, npkg, nres, 0);
+}
+
+int fxf_write_big_from(const char *dir, uint32_t npkg, uint64_t nres, uint32_t first)
+{
     uint32_t per = npkg ? (uint32_t)(nres / npkg) : 0;
     struct fxp_res *res = calloc(per ? per : 1, sizeof *res);
     static const uint8_t data[16] = "0123456789abcdef";
@@ -232,7 +237,7 @@ int fxf_write_big(const char *dir, uint32_t npkg, uint64_t nres)
         return -1;
     }
     int rc = 0;
-    for (uint32_t p = 0; rc == 0 && p < npkg; p++) {
+    for (uint32_t p = first; rc == 0 && p < first + npkg; p++) {
         for (uint32_t j = 0; j < per; j++) {
             bool shared = j % 10 == 0;
             uint64_t inst = shared ? 0xF000000000000000ull | ((uint64_t)(p / 4) << 20) | j

@@ -32,6 +32,9 @@ int fxf_build(const char *dir, bool with_cfg);
  * hundredth of them), the game's Resource.cfg; a tenth of the entries are keys shared
  * between 2 and 5 packages. 0, or -1 with errno. */
 int fxf_write_big(const char *dir, uint32_t npkg, uint64_t nres);
+/* The same, its packages numbered from `first` (first = NPKG of a folder written before:
+ * packages of keys that folder lacks, e.g. one package added to it). */
+int fxf_write_big_from(const char *dir, uint32_t npkg, uint64_t nres, uint32_t first);
 /* The bytes of key k as package rel holds them (expanded), for comparisons. */
 const char *fxf_bytes(const char *rel, int k);
 

@@ -56,7 +56,8 @@
  *   refpack                  the sample rig packed by the test-only RefPack packer
  *   folder DIR [nocfg]       a Mods folder (fixture_folder.c) written into DIR (made if
  *                            missing); nocfg leaves out Resource.cfg
- *   folder-big DIR NPKG NRES a large Mods folder (fxf_write_big; scripts/bench.sh folder)
+ *   folder-big DIR NPKG NRES [FIRST] a large Mods folder (fxf_write_big_from; scripts/bench.sh
+ *                            folder), its packages numbered from FIRST (default 0)
  * s3rig-mkfixture --facts KIND prints, as JSON, the values the builder of KIND writes
  * (fixture_facts.c: bones, a GEOM's vertices and weights, animations and their tracks). */
 #include <stdio.h>
@@ -90,9 +91,10 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    if (argc == 5 && strcmp(argv[1], "folder-big") == 0) {
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "folder-big") == 0) {
         mkdir(argv[2], 0755);
-        if (fxf_write_big(argv[2], (uint32_t)atoi(argv[3]), (uint64_t)atoll(argv[4]))) {
+        if (fxf_write_big_from(argv[2], (uint32_t)atoi(argv[3]), (uint64_t)atoll(argv[4]),
+                               argc == 6 ? (uint32_t)atoi(argv[5]) : 0)) {
             perror(argv[2]);
             return 1;
         }
