@@ -40,6 +40,105 @@ __attribute__((unused)) static void tree_walk(const uint8_t *data, size_t size)
     }
 }
 
+/* ---- the folder target: bytes -> a small folder on disk -> the folder view, walked ----
+ * The input is up to FOLDER_FILES parts separated by FOLDER_SEP; a part's first line is
+ * its relative path (kept when it is a plain path of at most three folders, else
+ * "pN.package"), the rest its bytes. So seeds are fixture folders packed this way
+ * (scripts/fuzz.sh): packages from the fixture builder, a Resource.cfg, junk; the fuzzer
+ * mutates their bytes, paths and globs. */
+#define FOLDER_SEP "\n--8<--\n"
+#define FOLDER_FILES 12
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+__attribute__((unused)) static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* A relative path the folder may hold: components of [A-Za-z0-9._ -] (and bytes >= 0x80,
+ * any names), not "." or "..", at most three folders deep, at most 80 bytes. */
+__attribute__((unused)) static bool folder_path_ok(const char *p, size_t n)
+{
+    if (n == 0 || n > 80 || p[0] == '/' || p[n - 1] == '/')
+        return false;
+    unsigned depth = 0;
+    size_t comp = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || p[i] == '/') {
+            if (comp == 0 || (comp == 1 && p[i - 1] == '.') || (comp == 2 && p[i - 1] == '.' && p[i - 2] == '.'))
+                return false;
+            depth += i < n;
+            comp = 0;
+            continue;
+        }
+        unsigned char c = (unsigned char)p[i];
+        if (!(c >= 0x80 || c == '.' || c == '_' || c == '-' || c == ' ' || (c >= '0' && c <= '9') ||
+              (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+            return false;
+        comp++;
+    }
+    return depth <= 3;
+}
+
+/* Writes part k (path line, then bytes) under root; folders made as needed. */
+__attribute__((unused)) static void folder_put(const char *root, unsigned k, const uint8_t *p, size_t n)
+{
+    const uint8_t *nl = memchr(p, '\n', n);
+    size_t plen = nl ? (size_t)(nl - p) : 0;
+    char rel[128], path[512];
+    if (nl && folder_path_ok((const char *)p, plen)) {
+        memcpy(rel, p, plen);
+        rel[plen] = 0;
+    } else {
+        snprintf(rel, sizeof rel, "p%u.package", k);
+    }
+    const uint8_t *body = nl ? nl + 1 : p;
+    size_t blen = n - (size_t)(body - p);
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *s = path + strlen(root) + 1; (s = strchr(s, '/')) != NULL; s++) {
+        *s = 0;
+        mkdir(path, 0755);
+        *s = '/';
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return;
+    fwrite(body, 1, blen, f);
+    fclose(f);
+}
+
+__attribute__((unused)) static void folder_walk(const uint8_t *data, size_t size)
+{
+    static char root[64];
+    if (!root[0]) {
+        snprintf(root, sizeof root, "/tmp/s3rig-fuzz-folder-XXXXXX");
+        if (!mkdtemp(root))
+            abort();
+    }
+    nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS); /* the previous input's files */
+    mkdir(root, 0755);
+    const size_t seplen = sizeof FOLDER_SEP - 1;
+    unsigned k = 0;
+    for (size_t at = 0; at < size && k < FOLDER_FILES; k++) {
+        const uint8_t *end = memmem(data + at, size - at, FOLDER_SEP, seplen);
+        size_t n = end ? (size_t)(end - (data + at)) : size - at;
+        folder_put(root, k, data + at, n);
+        at += n + (end ? seplen : 0);
+    }
+    struct s3fs *fs;
+    char err[256];
+    if (s3fs_open(&fs, root, &limits, err, sizeof err) == 0) {
+        walk_all(fs, 20000);
+        s3fs_close(fs);
+    }
+}
+
 /* Prefixes the input with a format's first bytes, so the fuzzer starts inside it. */
 __attribute__((unused)) static void walk_with_magic(const uint8_t *magic, size_t mlen, const uint8_t *data, size_t size)
 {
@@ -241,6 +340,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             refpack_expand(data, size, out, h.expanded_size, err, sizeof err);
         free(out);
     }
+#elif FUZZ_TARGET == 13 /* folder: the input as a small Mods folder, opened and walked whole */
+    folder_walk(data, size);
 #elif FUZZ_TARGET == 12 /* modfolder: the input as Resource.cfg; its lines as paths, names, globs */
     struct mf_rules r;
     char *text = malloc(size + 1);

@@ -5,7 +5,8 @@
 #
 #   scripts/fuzz.sh TARGET SECONDS      TARGET: tree, a codec (rnc oodle1 oodle0 refpack
 #                                       bitknit2), a format's code (scripts/formats.sh codes),
-#                                       modfolder (Resource.cfg, load order, globs) | all
+#                                       modfolder (Resource.cfg, load order, globs) |
+#                                       folder (the input as a small Mods folder, walked) | all
 #
 # A format's target and its seeds come from the format table (src/formats.def): the row's
 # mkfixture kinds, cut by its fuzz_cut (the bytes the target puts back in front); the tree
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 target=${1:-all}
 seconds=${2:-60}
 formats=$(scripts/formats.sh codes | tr '\n' ' ')
-targets="tree $formats rnc oodle1 oodle0 refpack bitknit2 modfolder"
+targets="tree $formats rnc oodle1 oodle0 refpack bitknit2 modfolder folder"
 [ "$target" = all ] || targets=$target
 
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -64,6 +65,19 @@ seed_corpus() {
         ;;
     modfolder) # a Resource.cfg as the game ships it, then paths
         printf 'Priority 500\r\nPackedFile *.package\r\nPackedFile */*.package\r\nPriority 600\r\nPackedFile Override/*.package\r\nDirectoryFiles Override autoupdate\r\nOverride/x.package\n_x.package\nZx.package\n\303\251t\303\251/\360\237\230\200.package\n' > "$dir/cfg" ;;
+    folder) # fixture folders packed as the target reads them: path line, bytes, separator
+        for v in cfg nocfg; do
+            $mk folder "$tmp/$v" $v 2>/dev/null || true
+            (cd "$tmp/$v" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | head -12 | while read -r f; do
+                printf '%s\n' "$f"; cat "$f"; printf '\n--8<--\n'
+            done) > "$dir/folder-$v"
+        done
+        for k in package-s4 package-s3; do
+            make_seed "$k" "$tmp"
+            { printf 'Resource.cfg\nPriority 500\r\nPackedFile *.package\r\nPackedFile */*.package\r\n\n--8<--\n'
+              printf 'a.package\n'; cat "$tmp/$k"; printf '\n--8<--\n'
+              printf 'sub/b.package\n'; cat "$tmp/$k"; } > "$dir/two-$k"
+        done ;;
     oodle0) # no shared vectors: sections packed by the test encoder, with the 8-byte prefix
         $mk oodle0 "$dir/objects" && $mk oodle0-be "$dir/objects-be" ;;
     esac

@@ -113,7 +113,7 @@ fi
 fuzz_seconds=${S3RIG_FUZZ_SECONDS:-}
 [ -n "$fuzz_seconds" ] || { [ "${CI:-}" = true ] && fuzz_seconds=30 || fuzz_seconds=0; }
 if [ "$fuzz_seconds" -gt 0 ]; then
-    for t in tree $(scripts/formats.sh codes) rnc oodle1 oodle0 refpack bitknit2 modfolder; do
+    for t in tree $(scripts/formats.sh codes) rnc oodle1 oodle0 refpack bitknit2 modfolder folder; do
         if scripts/fuzz.sh "$t" "$fuzz_seconds"; then
             passed=$((passed + 1))
         else
