@@ -186,72 +186,92 @@ static void test_sniff(void **state)
 static void test_keys_and_winner(void **state)
 {
     (void)state;
-    /* files in load order 0..3; file 1 is an Override package (600) */
+    /* files in load order 0..3, each's entries in order; file 1 is an Override package (600) */
     const int32_t prio[] = {500, 600, 500, 500};
     struct mf_rec recs[] = {
-        {K(0x10, 1), 0, 0, 0}, {K(0x10, 2), 0, 1, 0}, {K(0x10, 1), 1, 0, 0}, {K(0x10, 1), 2, 0, 0},
+        {K(0x10, 1), 0, 0, 0}, {K(0x10, 2), 0, 1, 0}, {K(0x20, 9), 0, 5, 0}, {K(0x10, 1), 1, 0, 0},
+        {K(0x10, 1), 2, 0, 0}, {K(0x20, 9), 2, 1, 0},
         {K(0x10, 1), 2, 3, 1}, /* the same key again in file 2: its later entry stands */
-        {K(0x20, 9), 2, 1, 0}, {K(0x10, 2), 3, 0, 0}, {K(0x20, 9), 0, 5, 0},
+        {K(0x10, 2), 3, 0, 0},
     };
     size_t n = sizeof recs / sizeof recs[0];
-    struct mf_key *keys;
-    size_t nkeys;
-    assert_int_equal(mf_keys_group(recs, &n, prio, &keys, &nkeys), 0);
-    assert_int_equal(n, 7);
-    assert_int_equal(nkeys, 3);
+    struct mf_keyset ks;
+    assert_int_equal(mf_keyset_build(recs, n, prio, &ks), S3_OK);
+    assert_int_equal(ks.nkeys, 3);
     /* key (0x10,0,1): files 0, 1, 2 in load order; file 1's 600 beats the later 500s */
-    assert_int_equal(keys[0].n, 3);
-    assert_int_equal(recs[keys[0].first + 0].file, 0);
-    assert_int_equal(recs[keys[0].first + 1].file, 1);
-    assert_int_equal(recs[keys[0].first + 2].file, 2);
-    assert_int_equal(recs[keys[0].first + 2].entry, 3);
-    assert_int_equal(recs[keys[0].first + 2].dup, 1);
-    assert_int_equal(keys[0].winner, 1);
+    assert_int_equal(ks.keys[0].n, 3);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].file, 0);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 1)].file, 1);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].file, 2);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].entry, 3);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].dup, 1);
+    assert_int_equal(ks.keys[0].winner, 1);
     /* key (0x10,0,2): files 0 and 3 at 500: the one loaded last */
-    assert_int_equal(keys[1].n, 2);
-    assert_int_equal(recs[keys[1].first + keys[1].winner].file, 3);
-    /* key (0x20,0,9): files 0 and 2, given out of order */
-    assert_int_equal(keys[2].n, 2);
-    assert_int_equal(recs[keys[2].first].file, 0);
-    assert_int_equal(recs[keys[2].first + keys[2].winner].file, 2);
-    free(keys);
+    assert_int_equal(ks.keys[1].n, 2);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 1, ks.keys[1].winner)].file, 3);
+    /* key (0x20,0,9): files 0 and 2 */
+    assert_int_equal(ks.keys[2].n, 2);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 2, 0)].file, 0);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 2, ks.keys[2].winner)].file, 2);
+    /* found by type, group and instance; others not */
+    uint32_t k;
+    assert_true(mf_keyset_find(&ks, recs, 0x20, 0, 9, &k));
+    assert_int_equal(k, 2);
+    assert_true(mf_keyset_find(&ks, recs, 0x10, 0, 1, &k));
+    assert_int_equal(k, 0);
+    assert_false(mf_keyset_find(&ks, recs, 0x20, 1, 9, &k));
+    assert_false(mf_keyset_find(&ks, recs, 0x10, 0, 3, &k));
+    mf_keyset_free(&ks);
 
-    size_t none = 0;
-    assert_int_equal(mf_keys_group(recs, &none, prio, &keys, &nkeys), 0);
-    assert_null(keys);
-    assert_int_equal(nkeys, 0);
+    assert_int_equal(mf_keyset_build(recs, 0, prio, &ks), S3_OK);
+    assert_int_equal(ks.nkeys, 0);
+    assert_false(mf_keyset_find(&ks, recs, 0x10, 0, 1, &k));
+    mf_keyset_free(&ks);
 }
 
-/* 3,000 keys, each in three packages, given last record first: every key found once
- * (hashing), its providers put back in load order, ties to the one loaded last. */
+/* 3,000 keys, each in three of ten packages, given in load order: every key found once
+ * (hashing), its providers in load order, ties to the one loaded last; and one key
+ * repeated 100,000 times in one package is one key of one provider, the last record. */
 static void test_keys_many(void **state)
 {
     (void)state;
-    enum { N = 3000 };
+    enum { N = 3000, R = 100000 };
     static int32_t prio[10];
-    struct mf_rec *recs = malloc(3 * N * sizeof *recs);
+    struct mf_rec *recs = malloc((3 * N + R) * sizeof *recs);
     size_t n = 0;
-    for (int i = N - 1; i >= 0; i--)
-        for (int j = 2; j >= 0; j--) {
-            uint32_t file = (uint32_t)(i % 7) + (j == 2 ? 3u : (uint32_t)j);
-            recs[n++] = (struct mf_rec){(uint32_t)i % 5, (uint32_t)i % 3, (uint64_t)i << 40, file, (uint32_t)i, 0};
+    for (uint32_t file = 0; file < 10; file++)
+        for (int i = 0; i < N; i++) {
+            uint32_t base = (uint32_t)(i % 7);
+            if (file == base || file == base + 1 || file == base + 3)
+                recs[n++] = (struct mf_rec){(uint32_t)i % 5, (uint32_t)i % 3, (uint64_t)i << 40, file, (uint32_t)i, 0};
         }
-    struct mf_key *keys;
-    size_t nkeys;
-    assert_int_equal(mf_keys_group(recs, &n, prio, &keys, &nkeys), 0);
-    assert_int_equal(nkeys, N);
     assert_int_equal(n, 3 * N);
-    for (size_t k = 0; k < nkeys; k++) {
-        const struct mf_rec *p = &recs[keys[k].first];
-        uint32_t base = (uint32_t)(p[0].instance >> 40) % 7;
-        assert_int_equal(keys[k].n, 3);
-        assert_int_equal(p[0].file, base);
-        assert_int_equal(p[1].file, base + 1);
-        assert_int_equal(p[2].file, base + 3);
-        assert_int_equal(keys[k].winner, 2);
-        assert_true(p[0].instance == p[1].instance && p[1].instance == p[2].instance);
+    struct mf_keyset ks;
+    assert_int_equal(mf_keyset_build(recs, n, prio, &ks), S3_OK);
+    assert_int_equal(ks.nkeys, N);
+    for (uint32_t k = 0; k < ks.nkeys; k++) {
+        const struct mf_rec *p0 = &recs[mf_keyset_rec(&ks, k, 0)], *p1 = &recs[mf_keyset_rec(&ks, k, 1)],
+                            *p2 = &recs[mf_keyset_rec(&ks, k, 2)];
+        uint32_t base = (uint32_t)(p0->instance >> 40) % 7;
+        assert_int_equal(ks.keys[k].n, 3);
+        assert_int_equal(p0->file, base);
+        assert_int_equal(p1->file, base + 1);
+        assert_int_equal(p2->file, base + 3);
+        assert_int_equal(ks.keys[k].winner, 2);
+        assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
+        uint32_t found;
+        assert_true(mf_keyset_find(&ks, recs, p0->type, p0->group, p0->instance, &found));
+        assert_int_equal(found, k);
     }
-    free(keys);
+    mf_keyset_free(&ks);
+    for (uint32_t e = 0; e < R; e++)
+        recs[e] = (struct mf_rec){7, 7, 7, 0, e, e};
+    assert_int_equal(mf_keyset_build(recs, R, prio, &ks), S3_OK);
+    assert_int_equal(ks.nkeys, 1);
+    assert_int_equal(ks.keys[0].n, 1);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].entry, R - 1);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].dup, R - 1);
+    mf_keyset_free(&ks);
     free(recs);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 /* ---- UTF-8 ---- */
@@ -411,138 +412,161 @@ static bool same_key(const struct mf_rec *a, const struct mf_rec *b)
     return a->type == b->type && a->group == b->group && a->instance == b->instance;
 }
 
-static uint64_t key_hash(const struct mf_rec *r)
+/* Seeded: the keys come from files, and with a fixed hash a crafted folder could make
+ * every key probe all the others. */
+static uint64_t key_hash(const struct mf_rec *r, uint64_t seed)
 {
-    uint64_t h = r->instance * 0x9E3779B97F4A7C15ull;
-    h ^= ((uint64_t)r->type << 32 | r->group) * 0xC2B2AE3D27D4EB4Full;
-    return h ^ (h >> 29);
+    uint64_t h = (r->instance ^ seed) * 0x9E3779B97F4A7C15ull;
+    h ^= (((uint64_t)r->type << 32 | r->group) + (seed >> 7)) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 32);
 }
 
-static bool before(const struct mf_rec *a, const struct mf_rec *b)
+/* ---- the keys of records in load order, not moved ---- */
+
+#define PREFETCH 16 /* records ahead whose slot is prefetched */
+
+/* Where key k's first record is while building: keys[k].first (one provider so far). */
+static uint32_t key_rec0(const struct mf_key *keys, uint32_t k)
 {
-    return a->file != b->file ? a->file < b->file : a->entry < b->entry;
+    return keys[k].first;
 }
 
-uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priority)
+/* The slot of rec's key, or of the empty place it goes: a slot compares its fingerprint
+ * before the record behind it, so a probe past other keys reads no record. */
+static size_t probe(const struct mf_keyset *ks, const struct mf_rec *recs, const struct mf_rec *r, uint64_t h)
 {
-    uint32_t w = 0;
-    for (uint32_t i = 1; i < n; i++)
-        if (priority[provs[i].file] >= priority[provs[w].file]) /* later in load order wins ties */
-            w = i;
-    return w;
+    uint64_t fp = h >> 32;
+    size_t at = (size_t)h & (ks->cap - 1);
+    for (; ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
+        uint64_t s = ks->slot[at];
+        if (s >> 32 == fp && same_key(&recs[key_rec0(ks->keys, (uint32_t)s - 1)], r))
+            break;
+    }
+    return at;
 }
 
-/* Linear: each record's key is found in a hash table (open addressing over a power of
- * two at least twice the records), the records are placed key by key in the order the
- * keys first appear (a counting sort), and each key's few providers are put in load order
- * by insertion. */
-enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
-                          size_t *nkeys)
+/* The providers of the keys that have two or more, as lists in prov: each key's chain of
+ * records (next) followed once. keys[k].first becomes the list's start. */
+static enum s3_err gather_providers(struct mf_keyset *ks, const uint32_t *multi, size_t nmulti, const uint32_t *next,
+                                    const struct mf_rec *recs, const int32_t *priority)
 {
-    return mf_keys_group_indexed(recs, nrecs, priority, keys, nkeys, NULL);
+    size_t total = 0;
+    for (size_t m = 0; m < nmulti; m++)
+        total += ks->keys[multi[m]].n;
+    ks->prov = alloc_array(total, sizeof *ks->prov);
+    if (!ks->prov)
+        return S3_ERR_NOMEM;
+    for (size_t m = 0; m < nmulti; m++) {
+        struct mf_key *key = &ks->keys[multi[m]];
+        uint32_t at = (uint32_t)ks->nprov, r = key->first;
+        for (uint32_t j = 0; j < key->n; j++, r = next[r])
+            ks->prov[ks->nprov++] = r;
+        key->first = at;
+        uint32_t w = 0; /* mf_winner over the list: later in load order wins ties */
+        for (uint32_t j = 1; j < key->n; j++)
+            if (priority[recs[ks->prov[at + j]].file] >= priority[recs[ks->prov[at + w]].file])
+                w = j;
+        key->winner = w;
+    }
+    return S3_OK;
 }
 
-bool mf_key_find(const struct mf_key_index *idx, const struct mf_rec *recs, const struct mf_key *keys, uint32_t type,
-                 uint32_t group, uint64_t instance, uint32_t *k)
+enum s3_err mf_keyset_build(struct mf_rec *recs, size_t n, const int32_t *priority, struct mf_keyset *ks)
 {
-    if (!idx->slot)
-        return false;
-    struct mf_rec want = {.type = type, .group = group, .instance = instance};
-    for (size_t h = (size_t)key_hash(&want) & (idx->cap - 1); idx->slot[h]; h = (h + 1) & (idx->cap - 1))
-        if (same_key(&recs[keys[idx->slot[h] - 1].first], &want)) {
-            *k = idx->slot[h] - 1;
-            return true;
-        }
-    return false;
-}
-
-void mf_key_index_free(struct mf_key_index *idx)
-{
-    free(idx->slot);
-    idx->slot = NULL;
-    idx->cap = 0;
-}
-
-/* The table of keys that grouping builds is kept (idx) rather than built again: a
- * folder's /keys finds a key by name through it. */
-enum s3_err mf_keys_group_indexed(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
-                                  size_t *nkeys, struct mf_key_index *idx)
-{
-    if (idx)
-        *idx = (struct mf_key_index){0};
-    size_t n = *nrecs;
-    *keys = NULL;
-    *nkeys = 0;
+    *ks = (struct mf_keyset){0};
     if (n == 0)
         return S3_OK;
     if (n > UINT32_MAX / 4)
         return S3_ERR_LIMIT;
-    size_t cap = 16;
-    while (cap < 2 * n)
-        cap *= 2;
-    uint32_t *slot = alloc_array(cap, sizeof *slot);  /* key number + 1, 0 empty */
-    uint32_t *kof = alloc_array(n, sizeof *kof);      /* each record's key number */
-    uint32_t *first = alloc_array(n, sizeof *first);  /* each key's first record */
-    uint32_t *count = alloc_array(n + 1, sizeof *count);
-    struct mf_rec *out = alloc_array(n, sizeof *out);
+    ks->cap = 16;
+    while (ks->cap < 2 * n)
+        ks->cap *= 2;
+    ks->slot = alloc_array(ks->cap, sizeof *ks->slot);
+    /* where the table lies (randomised per run) and the clock's low bits, mixed */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ks->seed = ((uint64_t)(uintptr_t)ks->slot ^ (uint64_t)ts.tv_nsec) * 0xD6E8FEB86659FD93ull;
+    ks->keys = alloc_array(n, sizeof *ks->keys);
+    uint32_t *last = alloc_array(n, sizeof *last);  /* each key's last record */
+    uint32_t *next = alloc_array(n, sizeof *next);  /* a record's next provider of its key */
+    uint32_t *multi = NULL;                         /* keys that got a second provider */
+    size_t nmulti = 0, capmulti = 0;
     enum s3_err rc = S3_ERR_NOMEM;
-    if (!slot || !kof || !first || !count || !out)
-        goto done;
-    size_t nk = 0;
+    if (!ks->slot || !ks->keys || !last || !next)
+        goto fail;
+    memset(ks->slot, 0, ks->cap * sizeof *ks->slot);
     for (size_t i = 0; i < n; i++) {
-        size_t h = (size_t)key_hash(&recs[i]) & (cap - 1);
-        while (slot[h] && !same_key(&recs[first[slot[h] - 1]], &recs[i]))
-            h = (h + 1) & (cap - 1);
-        if (!slot[h]) {
-            first[nk] = (uint32_t)i;
-            slot[h] = (uint32_t)++nk;
+        uint64_t h = key_hash(&recs[i], ks->seed);
+        if (i + PREFETCH < n) /* the table is far bigger than the caches: ask ahead */
+            __builtin_prefetch(&ks->slot[key_hash(&recs[i + PREFETCH], ks->seed) & (ks->cap - 1)]);
+        size_t at = probe(ks, recs, &recs[i], h);
+        if (!ks->slot[at]) {
+            uint32_t k = (uint32_t)ks->nkeys++;
+            ks->keys[k] = (struct mf_key){(uint32_t)i, 1, 0};
+            last[k] = (uint32_t)i;
+            ks->slot[at] = (h >> 32) << 32 | (k + 1);
+            continue;
         }
-        kof[i] = slot[h] - 1;
-        count[kof[i] + 1]++;
-    }
-    for (size_t k = 0; k < nk; k++) /* count[k] becomes where key k starts */
-        count[k + 1] += count[k];
-    for (size_t i = 0; i < n; i++)
-        out[count[kof[i]]++] = recs[i];
-    /* now count[k] is where key k ends; order each key's records, keep one per package */
-    struct mf_key *k = alloc_array(nk, sizeof *k);
-    if (!k)
-        goto done;
-    size_t kept = 0;
-    for (size_t key = 0, start = 0; key < nk; start = count[key++]) {
-        struct mf_rec *g = out + start;
-        size_t len = count[key] - start;
-        for (size_t i = 1; i < len; i++) /* insertion: a key has a few providers */
-            for (size_t j = i; j > 0 && before(&g[j], &g[j - 1]); j--) {
-                struct mf_rec t = g[j];
-                g[j] = g[j - 1];
-                g[j - 1] = t;
-            }
-        k[key] = (struct mf_key){(uint32_t)kept, 0, 0};
-        for (size_t i = 0; i < len; i++) {
-            /* a later entry of the key in the same package replaces the one kept */
-            if (k[key].n && recs[kept - 1].file == g[i].file) {
-                recs[kept - 1] = g[i];
-                continue;
-            }
-            recs[kept++] = g[i];
-            k[key].n++;
+        uint32_t k = (uint32_t)ks->slot[at] - 1;
+        if (recs[last[k]].file == recs[i].file) {
+            recs[last[k]] = recs[i]; /* the package's later entry of the key stands */
+            continue;
         }
-        k[key].winner = mf_winner(&recs[k[key].first], k[key].n, priority);
+        if (ks->keys[k].n++ == 1) {
+            if (nmulti == capmulti) {
+                capmulti = capmulti ? 2 * capmulti : 1024;
+                uint32_t *p = realloc(multi, capmulti * sizeof *p);
+                if (!p)
+                    goto fail;
+                multi = p;
+            }
+            multi[nmulti++] = k;
+        }
+        next[last[k]] = (uint32_t)i;
+        last[k] = (uint32_t)i;
     }
-    *nrecs = kept;
-    *keys = k;
-    *nkeys = nk;
-    rc = S3_OK;
-    if (idx) { /* kept: the slots hold key numbers + 1, the numbers of k */
-        *idx = (struct mf_key_index){slot, cap};
-        slot = NULL;
-    }
-done:
-    free(slot);
-    free(kof);
-    free(first);
-    free(count);
-    free(out);
+    rc = gather_providers(ks, multi, nmulti, next, recs, priority);
+    if (rc)
+        goto fail;
+    free(last);
+    free(next);
+    free(multi);
+    struct mf_key *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
+    if (fit)
+        ks->keys = fit;
+    return S3_OK;
+fail:
+    free(last);
+    free(next);
+    free(multi);
+    mf_keyset_free(ks);
     return rc;
 }
+
+bool mf_keyset_find(const struct mf_keyset *ks, const struct mf_rec *recs, uint32_t type, uint32_t group,
+                    uint64_t instance, uint32_t *k)
+{
+    if (!ks->slot)
+        return false;
+    struct mf_rec want = {.type = type, .group = group, .instance = instance};
+    uint64_t h = key_hash(&want, ks->seed), fp = h >> 32;
+    for (size_t at = (size_t)h & (ks->cap - 1); ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
+        uint64_t s = ks->slot[at];
+        if (s >> 32 == fp && same_key(&recs[mf_keyset_rec(ks, (uint32_t)s - 1, 0)], &want)) {
+            *k = (uint32_t)s - 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+void mf_keyset_free(struct mf_keyset *ks)
+{
+    free(ks->keys);
+    free(ks->prov);
+    free(ks->slot);
+    *ks = (struct mf_keyset){0};
+}
+

@@ -5,7 +5,7 @@
  * - Names and paths are '/'-separated, relative to the folder, valid UTF-8 (check with
  *   mf_utf8_valid first: other names are not ordered here).
  * - mf_rules_* own what they allocate: free with mf_rules_free.
- * - mf_keys_group reorders the records it is given in place. */
+ * - mf_keyset_build overwrites a record that a later entry of its package replaces. */
 #ifndef S3_MODFOLDER_H
 #define S3_MODFOLDER_H
 
@@ -87,37 +87,41 @@ struct mf_rec {
     uint32_t entry; /* its index entry */
     uint32_t dup;   /* 0, or n: the entry repeats its key for the n-th time in its package */
 };
-/* A key and its providers: recs[first .. first + n), in load order, one per package. */
+/* A key and its n providers (mf_keyset_rec: first is the record of a key of one
+ * provider, else where its list starts in the keyset's prov). */
 struct mf_key {
     uint32_t first, n;
     uint32_t winner; /* offset in [0, n) of the provider in effect */
 };
-/* Groups recs (in any order) by key, in the order the keys first appear in recs, each
- * key's records in load order (file, then entry), keeping one record per key and package:
- * the package's last entry of that key (later entries override earlier ones). keys[k] for
- * every distinct key, its winner chosen by mf_winner with priority[f] for file f. Linear
- * in the records (hashing), for a folder of a million entries. *nrecs becomes the records
- * kept; keys is malloc'd (*keys NULL when there are none). S3_OK, or S3_ERR_NOMEM (or
- * S3_ERR_LIMIT past 2^30 records). */
-enum s3_err mf_keys_group(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
-                  size_t *nkeys);
-/* Keys by type, group and instance: the hash table mf_keys_group_indexed keeps (open
- * addressing, key number + 1 per slot, 0 empty; cap a power of two). */
-struct mf_key_index {
-    uint32_t *slot;
+/* The keys of a folder's records, grouped without moving them (a million records: the
+ * scan's cost is one hash probe per record). Records are given in load order (file, then
+ * entry); a key's later entry in the same package overwrites its earlier record (the
+ * later one stands) and the later record is left out of every key.
+ * - keys[k] for every distinct key, in the order keys first appear; key k's providers,
+ *   one per package in load order, are records mf_keyset_rec(ks, k, 0 .. n - 1): the
+ *   record itself for a key of one provider, else a list in prov;
+ * - slot: the keys by type, group and instance (fingerprint << 32 | key number + 1). */
+struct mf_keyset {
+    struct mf_key *keys;
+    size_t nkeys;
+    uint32_t *prov; /* providers of the keys that have two or more */
+    size_t nprov;
+    uint64_t *slot;
     size_t cap;
+    uint64_t seed; /* of the hash, per keyset: a folder cannot choose keys that collide */
 };
-/* mf_keys_group, keeping its table of keys in idx (freed with mf_key_index_free; left
- * empty when there are no keys or on failure). */
-enum s3_err mf_keys_group_indexed(struct mf_rec *recs, size_t *nrecs, const int32_t *priority, struct mf_key **keys,
-                                  size_t *nkeys, struct mf_key_index *idx);
-/* The number of the key (type, group, instance) among keys (whose first records are in
- * recs, as mf_keys_group_indexed left them): true and *k, or false. A few probes. */
-bool mf_key_find(const struct mf_key_index *idx, const struct mf_rec *recs, const struct mf_key *keys, uint32_t type,
-                 uint32_t group, uint64_t instance, uint32_t *k);
-void mf_key_index_free(struct mf_key_index *idx);
-/* The provider in effect among provs[0..n) (in load order): the highest priority; among
- * equal priorities the one loaded last. */
-uint32_t mf_winner(const struct mf_rec *provs, uint32_t n, const int32_t *priority);
+/* S3_OK, S3_ERR_NOMEM, or S3_ERR_LIMIT past 2^30 records (ks then empty). Linear in the
+ * records, whatever they hold. */
+enum s3_err mf_keyset_build(struct mf_rec *recs, size_t nrecs, const int32_t *priority, struct mf_keyset *ks);
+/* The record index of provider j of key k. */
+static inline uint32_t mf_keyset_rec(const struct mf_keyset *ks, uint32_t k, uint32_t j)
+{
+    const struct mf_key *key = &ks->keys[k];
+    return key->n == 1 ? key->first : ks->prov[key->first + j];
+}
+/* The number of the key (type, group, instance): true and *k, or false. A few probes. */
+bool mf_keyset_find(const struct mf_keyset *ks, const struct mf_rec *recs, uint32_t type, uint32_t group,
+                    uint64_t instance, uint32_t *k);
+void mf_keyset_free(struct mf_keyset *ks);
 
 #endif

@@ -106,9 +106,7 @@ struct folder_view {
     struct mf_rec *recs;
     size_t nrecs, caprecs;
     uint64_t resources;
-    struct mf_key *keys;
-    size_t nkeys;
-    struct mf_key_index kidx; /* keys by type, group, instance: /keys/NAME found */
+    struct mf_keyset ks; /* the keys, their providers, and the keys by type, group, instance */
     uint32_t *conflicts; /* key numbers with two or more providers */
     size_t nconflicts;
     int8_t *identical;   /* per conflict: -1 not compared yet, 0 no, 1 yes, 2 cannot tell */
@@ -153,6 +151,13 @@ static void key_name(char *out, size_t size, bool sims4, const struct mf_rec *r)
 {
     struct dbpf_entry e = {.type = r->type, .group = r->group, .instance = r->instance};
     dbpf_resource_name(out, size, sims4, &e, NULL);
+}
+
+/* The record of the provider in effect for key k. */
+static const struct mf_rec *winner_of(const struct folder_view *v, uint32_t k)
+{
+    const struct mf_key *key = &v->ks.keys[k];
+    return &v->recs[mf_keyset_rec(&v->ks, k, key->winner)];
 }
 
 /* A name shown in /skipped: bytes outside printable UTF-8 as \xNN. */
@@ -252,8 +257,33 @@ static bool has_control(const char *s)
 }
 
 /* One entry of a listed folder: a candidate, a folder to list, or a line in /skipped. */
+/* What an entry is: from the listing's d_type when the filesystem gives one (no system
+ * call per entry: a folder of 10,000 packages), else lstat. Either way nothing is
+ * trusted later: a package is opened O_NOFOLLOW and checked with fstat, a folder
+ * O_NOFOLLOW | O_DIRECTORY. 0, or -1 with errno. */
+static int entry_kind(int dfd, const char *name, unsigned char d_type, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    switch (d_type) {
+    case DT_REG:
+        st->st_mode = S_IFREG;
+        return 0;
+    case DT_DIR:
+        st->st_mode = S_IFDIR;
+        return 0;
+    case DT_LNK:
+        st->st_mode = S_IFLNK;
+        return 0;
+    case DT_UNKNOWN:
+        return fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+    default:
+        st->st_mode = S_IFIFO; /* a device, pipe or socket: "not a regular file or folder" */
+        return 0;
+    }
+}
+
 static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char *dir, unsigned depth,
-                      const char *name)
+                      const char *name, unsigned char d_type)
 {
     char *rel = dir[0] ? join(dir, name) : strdup(name);
     if (!rel)
@@ -262,7 +292,7 @@ static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char
     struct stat st;
     if (!mf_utf8_valid(name, strlen(name)) || has_control(name)) {
         rc = add_skip(v, rel, "a name that is not valid UTF-8 (or holds control characters)");
-    } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    } else if (entry_kind(dfd, name, d_type, &st) != 0) {
         rc = add_skip(v, rel, "unreadable: %s", strerror(errno));
     } else if (S_ISLNK(st.st_mode)) {
         rc = add_skip(v, rel, "a symbolic link (not followed)");
@@ -304,7 +334,7 @@ static int walk_dir(struct folder_view *v, struct walk *w, int rootfd, const cha
     while (rc == 0 && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        rc = walk_entry(v, w, dfd, dir, depth, e->d_name);
+        rc = walk_entry(v, w, dfd, dir, depth, e->d_name, e->d_type);
     }
     closedir(d);
     return rc;
@@ -378,10 +408,21 @@ static int add_rec(struct folder_view *v, const struct mf_rec *r)
 }
 
 /* The scan reads a package straight from its descriptor (one open, no path resolved
- * twice): the parsers' read callback over pread. */
+ * twice): the parsers' read callback over pread, its first bytes (the header) read once. */
+struct fd_src {
+    int fd;
+    uint8_t head[128];
+    size_t nhead;
+};
+
 static int fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
-    int fd = *(int *)ctx;
+    struct fd_src *f = ctx;
+    if (off + len <= f->nhead) {
+        memcpy(buf, f->head + off, len);
+        return 0;
+    }
+    int fd = f->fd;
     for (size_t got = 0; got < len;) {
         ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
         if (r <= 0)
@@ -394,10 +435,12 @@ static int fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 /* What is in a package's header and index: 0 (loaded), 1 (skipped, said), or -ENOMEM. */
 static int read_index(struct folder_view *v, struct mf_file *f, uint32_t fileno, int fd)
 {
-    struct s3_src src = {fd_read, &fd, (uint64_t)f->st.st_size};
-    uint8_t head[64];
-    size_t hn = src.size < sizeof head ? (size_t)src.size : sizeof head;
-    enum mf_sniff kind = fd_read(&fd, 0, head, hn) ? MF_OTHER : mf_sniff(head, hn, src.size);
+    struct fd_src fs = {.fd = fd};
+    struct s3_src src = {fd_read, &fs, (uint64_t)f->st.st_size};
+    size_t hn = src.size < sizeof fs.head ? (size_t)src.size : sizeof fs.head;
+    bool got = fd_read(&fs, 0, fs.head, hn) == 0;
+    fs.nhead = got ? hn : 0;
+    enum mf_sniff kind = got ? mf_sniff(fs.head, hn, src.size) : MF_OTHER;
     struct dbpf d;
     memset(&d, 0, sizeof d);
     struct diag dg = {0};
@@ -593,9 +636,9 @@ static int group_modules(struct folder_view *v)
 
 /* The /by-type group of a key: its tag as the winner's game reads it (4 bytes above bit
  * 32), or the type itself when the table gives it none. */
-static uint64_t tag_key(const struct folder_view *v, const struct mf_key *k)
+static uint64_t tag_key(const struct folder_view *v, uint32_t k)
 {
-    const struct mf_rec *w = &v->recs[k->first + k->winner];
+    const struct mf_rec *w = winner_of(v, k);
     const char *tag, *ext;
     if (!dbpf_type_names(w->type, v->files[w->file].sims4, &tag, &ext))
         return w->type;
@@ -614,7 +657,7 @@ static int by_gkey(const void *a, const void *b, void *ctx)
 
 static int group_tags(struct folder_view *v)
 {
-    size_t n = v->nkeys;
+    size_t n = v->ks.nkeys;
     uint64_t *g = alloc_array(n, sizeof *g);
     v->bytag = alloc_array(n, sizeof *v->bytag);
     v->tgroups = alloc_array(n, sizeof *v->tgroups);
@@ -624,7 +667,7 @@ static int group_tags(struct folder_view *v)
     }
     for (size_t i = 0; i < n; i++) {
         v->bytag[i] = (uint32_t)i;
-        g[i] = tag_key(v, &v->keys[i]);
+        g[i] = tag_key(v, (uint32_t)i);
     }
     qsort_r(v->bytag, n, sizeof *v->bytag, by_gkey, g);
     for (size_t i = 0; i < n; i++) {
@@ -641,8 +684,8 @@ static int group_tags(struct folder_view *v)
 static int by_conflict_key(const void *a, const void *b, void *ctx)
 {
     const struct folder_view *v = ctx;
-    const struct mf_rec *x = &v->recs[v->keys[*(const uint32_t *)a].first];
-    const struct mf_rec *y = &v->recs[v->keys[*(const uint32_t *)b].first];
+    const struct mf_rec *x = &v->recs[mf_keyset_rec(&v->ks, *(const uint32_t *)a, 0)];
+    const struct mf_rec *y = &v->recs[mf_keyset_rec(&v->ks, *(const uint32_t *)b, 0)];
     if (x->type != y->type)
         return x->type < y->type ? -1 : 1;
     if (x->group != y->group)
@@ -657,14 +700,14 @@ static int group_keys(struct folder_view *v)
         return -ENOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
-    enum s3_err e = mf_keys_group_indexed(v->recs, &v->nrecs, v->prio, &v->keys, &v->nkeys, &v->kidx);
+    enum s3_err e = mf_keyset_build(v->recs, v->nrecs, v->prio, &v->ks);
     if (e)
         return -s3_err_errno(e);
-    v->conflicts = alloc_array(v->nkeys, sizeof *v->conflicts);
+    v->conflicts = alloc_array(v->ks.nkeys, sizeof *v->conflicts);
     if (!v->conflicts)
         return -ENOMEM;
-    for (size_t k = 0; k < v->nkeys; k++)
-        if (v->keys[k].n >= 2)
+    for (size_t k = 0; k < v->ks.nkeys; k++)
+        if (v->ks.keys[k].n >= 2)
             v->conflicts[v->nconflicts++] = (uint32_t)k;
     qsort_r(v->conflicts, v->nconflicts, sizeof *v->conflicts, by_conflict_key, v);
     v->identical = alloc_array(v->nconflicts, 1);
@@ -1082,11 +1125,6 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
 /* /keys and /by-type/TAG are computed directories (tree.h): a million keys cost their
  * table here, not a node each; an entry's link is made when it is first used. */
 
-static const struct mf_rec *winner_of(const struct folder_view *v, uint32_t k)
-{
-    return &v->recs[v->keys[k].first + v->keys[k].winner];
-}
-
 static int key_entry_name(const struct folder_view *v, uint32_t k, char *buf, size_t size)
 {
     const struct mf_rec *w = winner_of(v, k);
@@ -1120,7 +1158,7 @@ static bool key_of_name(const struct folder_view *v, const char *name, uint32_t 
         else
             inst = x;
     }
-    return mf_key_find(&v->kidx, v->recs, v->keys, type, group, inst, k);
+    return mf_keyset_find(&v->ks, v->recs, type, group, inst, k);
 }
 
 static int keys_name(void *ctx, uint32_t i, char *buf, size_t size)
@@ -1163,12 +1201,12 @@ static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    return tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->nkeys);
+    return tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->ks.nkeys);
 }
 
 static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_t size)
 {
-    const struct mf_rec *w = &v->recs[v->keys[key].first + v->keys[key].winner];
+    const struct mf_rec *w = winner_of(v, key);
     const char *tag, *ext;
     if (dbpf_type_names(w->type, v->files[w->file].sims4, &tag, &ext))
         snprintf(out, size, "%s", tag);
@@ -1323,13 +1361,11 @@ static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
     if (*memo >= 0)
         return *memo;
     struct tree *t = v->fs->tree;
-    uint32_t first, n;
-    if (module) {
+    uint32_t first = 0, n;
+    if (module)
         first = v->mconf[i].first, n = v->mconf[i].n;
-    } else {
-        const struct mf_key *k = &v->keys[v->conflicts[i]];
-        first = k->first, n = k->n;
-    }
+    else
+        n = v->ks.keys[v->conflicts[i]].n;
     int8_t result = 1;
     uint32_t base = 0;
     for (uint32_t j = 0; j < n && result == 1; j++) {
@@ -1338,7 +1374,7 @@ static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
             struct mf_rec r = {.file = v->mprov[first + j].file};
             node = provider_bytes(v, &r, v->mprov[first + j].name);
         } else {
-            node = provider_bytes(v, &v->recs[first + j], NULL);
+            node = provider_bytes(v, &v->recs[mf_keyset_rec(&v->ks, v->conflicts[i], j)], NULL);
         }
         if (!node || tree_kind(t, node) != NODE_FILE) {
             result = 2;
@@ -1380,11 +1416,11 @@ static int add_identical(struct tree *t, uint32_t dir, struct folder_view *v, ui
 static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
-    const struct mf_key *k = &v->keys[v->conflicts[c]];
+    const struct mf_key *k = &v->ks.keys[v->conflicts[c]];
     int rc = 0;
     for (uint32_t j = 0; rc == 0 && j <= k->n; j++) {
         /* 1 .. n in load order, then the winner */
-        const struct mf_rec *r = &v->recs[k->first + (j < k->n ? j : k->winner)];
+        const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner)];
         char name[16], why[sizeof v->files[0].err];
         if (j < k->n)
             snprintf(name, sizeof name, "%u", j + 1);
@@ -1406,8 +1442,7 @@ static int populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     struct folder_view *v = ctx;
     int rc = 0;
     for (size_t c = 0; rc == 0 && c < v->nconflicts; c++) {
-        const struct mf_key *k = &v->keys[v->conflicts[c]];
-        const struct mf_rec *w = &v->recs[k->first + k->winner];
+        const struct mf_rec *w = winner_of(v, v->conflicts[c]);
         char name[128];
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         rc = added(t, tree_add_dir(t, dir, name, "folder.conflict", populate_conflict, v, c));
@@ -1471,12 +1506,12 @@ static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
     sb_printf(out, "key,type,providers,winner,identical\n");
     for (size_t c = 0; c < v->nconflicts; c++) {
         uint32_t k = v->conflicts[c];
-        const struct mf_rec *w = &v->recs[v->keys[k].first + v->keys[k].winner];
+        const struct mf_rec *w = winner_of(v, k);
         char name[128], tag[16];
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         tag_name(v, k, tag, sizeof tag);
         sb_csv_field(out, name);
-        sb_printf(out, ",%s,%u,", tag, v->keys[k].n);
+        sb_printf(out, ",%s,%u,", tag, v->ks.keys[k].n);
         sb_csv_field(out, v->files[w->file].rel);
         sb_printf(out, ",");
         sb_csv_field(out, identical_word(compare_providers(v, (uint32_t)c, false)));
@@ -1621,7 +1656,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     else
         sb_printf(out, "rules: every package (no Resource.cfg)\n");
     sb_printf(out, "packages: %zu\nscripts: %zu\nresources: %" PRIu64 "\nkeys: %zu\nconflicts: %zu\n",
-              v->npackages, v->nscripts, v->resources, v->nkeys, v->nconflicts);
+              v->npackages, v->nscripts, v->resources, v->ks.nkeys, v->nconflicts);
     sb_printf(out, "script_conflicts: %zu\nidentical_packages: %zu\nskipped: %zu\n", v->nmconf,
               v->identical_packages, v->nskips);
     struct sbuf tree_lines = {0};
@@ -1707,8 +1742,7 @@ static void folder_view_free(void *p)
     mf_rules_free(&v->rules);
     free(v->prio);
     free(v->recs);
-    free(v->keys);
-    mf_key_index_free(&v->kidx);
+    mf_keyset_free(&v->ks);
     free(v->conflicts);
     free(v->identical);
     free(v->mprov);
