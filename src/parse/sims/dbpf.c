@@ -54,45 +54,50 @@ uint64_t dbpf_field_pos(const struct dbpf *d, uint32_t i, int field)
     return pos;
 }
 
-struct key_ref {
-    uint32_t type, group;
-    uint64_t instance;
-    uint32_t i;
-};
-
-static int by_key(const void *a, const void *b)
+static uint64_t entry_hash(const struct dbpf_entry *e, uint64_t seed)
 {
-    const struct key_ref *x = a, *y = b;
-    if (x->type != y->type)
-        return x->type < y->type ? -1 : 1;
-    if (x->group != y->group)
-        return x->group < y->group ? -1 : 1;
-    if (x->instance != y->instance)
-        return x->instance < y->instance ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    uint64_t h = (e->instance ^ seed) * 0x9E3779B97F4A7C15ull;
+    h ^= (((uint64_t)e->type << 32 | e->group) + (seed >> 7)) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 32);
 }
 
-/* Numbers repeats of a key in index order: the first is 0, the next 1, ... */
+static bool same_tgi(const struct dbpf_entry *a, const struct dbpf_entry *b)
+{
+    return a->type == b->type && a->group == b->group && a->instance == b->instance;
+}
+
+/* Numbers repeats of a key in index order: the first is 0, the next 1, ... Linear: each
+ * entry looks its key up in a hash table holding the latest entry of each key (seeded by
+ * where the table lies, so an index cannot choose keys that collide); a folder scan
+ * parses ten thousand indexes, and sorting each was most of its time. */
 static enum s3_err mark_duplicates(struct dbpf *d, struct diag *diag)
 {
     if (d->count < 2)
         return S3_OK;
-    struct key_ref *k = alloc_array(d->count, sizeof *k);
-    if (!k)
+    size_t cap = 16;
+    while (cap < 2 * (size_t)d->count)
+        cap *= 2;
+    uint32_t *slot = calloc(cap, sizeof *slot); /* entry + 1, 0 empty */
+    if (!slot)
         return S3_ERR_NOMEM;
-    for (uint32_t i = 0; i < d->count; i++)
-        k[i] = (struct key_ref){d->e[i].type, d->e[i].group, d->e[i].instance, i};
-    qsort(k, d->count, sizeof *k, by_key);
+    uint64_t seed = ((uint64_t)(uintptr_t)slot ^ (uint64_t)(uintptr_t)d) * 0xD6E8FEB86659FD93ull;
     uint32_t repeats = 0;
-    for (uint32_t i = 1; i < d->count; i++)
-        if (k[i].type == k[i - 1].type && k[i].group == k[i - 1].group && k[i].instance == k[i - 1].instance) {
-            d->e[k[i].i].dup = d->e[k[i - 1].i].dup + 1;
+    for (uint32_t i = 0; i < d->count; i++) {
+        size_t at = (size_t)entry_hash(&d->e[i], seed) & (cap - 1);
+        while (slot[at] && !same_tgi(&d->e[slot[at] - 1], &d->e[i]))
+            at = (at + 1) & (cap - 1);
+        if (slot[at]) {
+            d->e[i].dup = d->e[slot[at] - 1].dup + 1;
             repeats++;
         }
+        slot[at] = i + 1; /* the latest entry of the key */
+    }
     if (repeats)
         diag_add(diag, "%u index entries repeat an earlier entry's type, group and instance (shown with ~N)",
                  repeats);
-    free(k);
+    free(slot);
     return S3_OK;
 }
 

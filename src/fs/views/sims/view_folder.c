@@ -1071,10 +1071,32 @@ static bool still_there(struct folder_view *v, struct mf_file *f, int *rc)
     return !f->err[0];
 }
 
-/* relcache: NULL, or one slot per file keeping the path from dir to each file's
- * directory once made (a listing of /keys links to each package many times). */
-static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char **relcache, char *why,
-                             size_t whylen, int *rc)
+/* The relative path from dir to file f's directory under /files: /files mirrors the
+ * folder's relative paths (names unique as the folder's are), so it is written without
+ * /files being listed: a first lookup of a key makes no node for 10,000 packages. */
+static char *files_path(struct folder_view *v, uint32_t dir, const struct mf_file *f)
+{
+    struct tree *t = v->fs->tree;
+    if (f->ino)
+        return tree_relpath(t, dir, f->ino);
+    size_t depth = 0;
+    for (uint32_t d = dir; d != TREE_ROOT && depth < 64; d = tree_parent(t, d))
+        depth++; /* the folder view is the root's; 64: a bound whatever dir is */
+    char *p = malloc(3 * depth + strlen("files/") + strlen(f->rel) + 1);
+    if (!p)
+        return NULL;
+    p[0] = 0;
+    for (size_t i = 0; i < depth; i++)
+        strcat(p, "../");
+    strcat(p, "files/");
+    strcat(p, f->rel);
+    return p;
+}
+
+/* The link from dir to resource r's directory (malloc'd): NULL with why (its package
+ * can no longer be read) and *rc 0, or with *rc an error to pass on. */
+static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char *why, size_t whylen,
+                             int *rc)
 {
     struct mf_file *f = &v->files[r->file];
     char named[160];
@@ -1091,12 +1113,6 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
             snprintf(why, whylen, "%s", f->err);
             return NULL;
         }
-        if ((*rc = tree_populate(v->fs->tree, v->files_dir)) != 0)
-            return NULL;
-        if (!f->ino) {
-            snprintf(why, whylen, "%s has no directory under /files (the node limit)", f->rel);
-            return NULL;
-        }
     } else {
         struct s3fs *pkg = package_of(v, f, rc);
         full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
@@ -1107,16 +1123,13 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
             return NULL;
         }
     }
-    char *rel = relcache && relcache[r->file] ? relcache[r->file] : tree_relpath(v->fs->tree, dir, f->ino);
+    char *rel = files_path(v, dir, f);
     char *target = NULL;
     if (!rel || asprintf(&target, "%s/resources/%s", rel, full) < 0) {
         target = NULL;
         *rc = -ENOMEM;
     }
-    if (relcache && rel)
-        relcache[r->file] = rel;
-    else
-        free(rel);
+    free(rel);
     return target;
 }
 
@@ -1181,17 +1194,15 @@ static int keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char
     struct mf_file *f = &v->files[w->file];
     char why[sizeof f->err];
     int rc;
-    *target = provider_target(v, dir, w, NULL, why, sizeof why, &rc);
+    *target = provider_target(v, dir, w, why, sizeof why, &rc);
     if (*target || rc)
         return rc;
-    if (!f->ino)
-        return -ENOSPC; /* no directory under /files: the node limit (/info says) */
     if (!f->warned) {
         f->warned = true;
         diag_add(&v->fs->diag, "keys of %s link to its directory (its package.error): %s", f->rel, why);
         tree_touch(t);
     }
-    *target = tree_relpath(t, dir, f->ino);
+    *target = files_path(v, dir, f);
     return *target ? 0 : -ENOMEM;
 }
 
@@ -1426,7 +1437,7 @@ static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
-        char *target = provider_target(v, dir, r, NULL, why, sizeof why, &rc);
+        char *target = provider_target(v, dir, r, why, sizeof why, &rc);
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
         else if (rc == 0)
