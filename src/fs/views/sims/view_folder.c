@@ -790,7 +790,8 @@ static int scan(struct folder_view *v)
         rc = group_keys(v);
     if (rc == 0)
         rc = group_modules(v);
-    qsort(v->skips, v->nskips, sizeof *v->skips, by_skip_path);
+    if (v->nskips) /* none skipped: no list at all (qsort's pointer must not be NULL) */
+        qsort(v->skips, v->nskips, sizeof *v->skips, by_skip_path);
     return v->scan_rc = rc;
 }
 
