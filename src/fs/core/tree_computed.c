@@ -7,8 +7,8 @@
  *
  * Publication: the directory is published like any other (its state stored with release
  * when its populate returns 0); from then on c.first, n and comp never change. An entry
- * is made under the tree lock, in its reserved slot (whose chunk was allocated at the
- * reservation), and its bit in comp->made is set with release once the node is whole; a
+ * is made under the tree lock, in its reserved slot (its chunk allocated by the first entry
+ * made there), and its bit in comp->made is set with release once the node is whole; a
  * reader that loads the bit with acquire reads the node without the lock. Reserved slots
  * not made yet have no name, so node_at finds nothing there. */
 #include "fs/core/tree_impl.h"
@@ -23,14 +23,16 @@ bool computed_is_made(const struct dirinfo *d, uint32_t i)
     return atomic_load_explicit(&d->comp->made[i / 8], memory_order_acquire) & (1u << (i % 8));
 }
 
-/* Allocates the node chunks covering [first, first + n) (slot numbers, 0-based) that do
- * not exist yet: calloc'd, so untouched pages cost no memory until an entry is made. */
-static int reserve_chunks(struct tree *t, uint64_t first, uint64_t n)
+/* The chunk holding node slot ino, allocated when it is the first made there (a computed
+ * directory reserves numbers, not chunks: a million reserved cost nothing). Under the
+ * lock; readers find it through the entry's bit (released after) or the kernel. */
+static struct node *chunk_slot(struct tree *t, uint32_t ino)
 {
-    for (uint64_t c = first >> CHUNK_BITS; n && c <= (first + n - 1) >> CHUNK_BITS; c++)
-        if (!t->chunk[c] && !(t->chunk[c] = meter_calloc(&t->strings.meter, CHUNK_SIZE, sizeof(struct node))))
-            return -ENOMEM;
-    return 0;
+    uint64_t i = ino - 1;
+    if (!t->chunk[i >> CHUNK_BITS] &&
+        !(t->chunk[i >> CHUNK_BITS] = meter_calloc(&t->strings.meter, CHUNK_SIZE, sizeof(struct node))))
+        return NULL;
+    return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
 }
 
 int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n)
@@ -57,7 +59,7 @@ int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_o
     if (rc == 0) {
         c = arena_alloc(&t->strings, sizeof *c, _Alignof(struct computed));
         made = arena_alloc(&t->strings, n / 8 + 1, 1);
-        if (!c || !made || reserve_chunks(t, have, n))
+        if (!c || !made)
             rc = -ENOMEM;
     }
     if (rc == 0) {
@@ -69,7 +71,7 @@ int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_o
         d->nsubdirs = 0;
         d->comp = c;
         d->dflags |= DIRF_COMPUTED | DIRF_CONTIGUOUS;
-        /* release: a reader that sees the count sees the chunks (tree_impl.h) */
+        /* the numbers are taken; their chunks come with their first entry (chunk_slot) */
         atomic_store_explicit(&t->nnodes, have + n, memory_order_release);
         atomic_fetch_add(&t->version, 1);
     }
@@ -108,9 +110,11 @@ static int make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t 
             rc = -ENOMEM;
     }
     free(target);
+    struct node *n = rc ? NULL : chunk_slot(t, d->c.first + i);
+    if (!rc && !n)
+        rc = -ENOMEM;
     if (rc)
         return rc;
-    struct node *n = slot_of(t, d->c.first + i);
     n->u.text.p = tcopy;
     n->size = strlen(tcopy) & NODE_SIZE_MAX;
     n->type = NODE_LINK;

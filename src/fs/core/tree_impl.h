@@ -287,14 +287,16 @@ struct tree {
 
 /* ---- nodes by number ---- */
 
-/* The slot of ino, dead or alive; NULL when ino was never made. */
+/* The slot of ino, dead or alive; NULL when ino was never made (or is reserved by a
+ * computed directory in a chunk none of whose entries is made yet). */
 static inline struct node *slot_of(struct tree *t, uint32_t ino)
 {
     /* acquire: pairs with node_alloc's release, so the chunk holding ino is visible */
     if (ino == 0 || ino > atomic_load_explicit(&t->nnodes, memory_order_acquire))
         return NULL;
     uint64_t i = ino - 1;
-    return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
+    struct node *c = t->chunk[i >> CHUNK_BITS];
+    return c ? &c[i & (CHUNK_SIZE - 1)] : NULL; /* none: numbers a computed directory reserved */
 }
 
 /* The node ino names, NULL when there is none (never made, removed by a rollback, or an

@@ -211,7 +211,7 @@ void tree_free(struct tree *t)
         return;
     for (uint64_t i = 1; i <= t->nnodes; i++) {
         struct node *n = slot_of(t, (uint32_t)i);
-        struct dirinfo *d = n->type == NODE_DIR ? n->u.dir.info : NULL;
+        struct dirinfo *d = n && n->name && n->type == NODE_DIR ? n->u.dir.info : NULL;
         if (d && atomic_load_explicit(&d->state, memory_order_relaxed) != DIR_PUBLISHED)
             build_free(d->c.build);
     }
