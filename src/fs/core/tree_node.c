@@ -218,8 +218,8 @@ void tree_free(struct tree *t)
     for (uint32_t c = 0; c < TYPE_CHUNKS && t->typechunk[c]; c++)
         free(t->typechunk[c]);
     free(t->typehash);
-    for (uint32_t c = 0; c < NCHUNKS && t->chunk[c]; c++)
-        free(t->chunk[c]);
+    for (uint64_t c = 0; c < NCHUNKS && c <= t->nnodes >> CHUNK_BITS; c++)
+        free(t->chunk[c]); /* gaps: chunks of numbers a computed directory reserved */
     free(t->chunk);
     for (size_t i = t->ncleanups; i-- > 0;)
         t->cleanups[i].fn(t->cleanups[i].ptr);
