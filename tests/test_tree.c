@@ -956,20 +956,34 @@ static void test_computed_failures(void **state)
     tree_free(t);
 }
 
-/* The node limit counts a computed directory's reserved numbers: past it, the listing
- * fails (-ENOSPC) and /info's node-limit line says so. */
+/* The node limit counts a computed directory's reserved numbers: past it, the directory
+ * holds the entries that fit (as a populate stops at the limit), the rest are refused
+ * (tree_full, the node-limit line of /info) and not found. */
 static void test_computed_node_limit(void **state)
 {
     (void)state;
     struct ctable c = {.n = 100, .fail = UINT32_MAX};
     struct source src;
-    uint32_t root, keys;
+    uint32_t root, keys, e;
     static const uint8_t data[] = "x";
     struct tree_limits lim = {.max_nodes = 50};
     struct tree *t = hand_tree(&src, data, 1, &lim, &root);
+    assert_int_not_equal(tree_add_range(t, root, "x", "bytes", 0, 1), 0);
     keys = tree_add_dir(t, root, "keys", "dir", populate_ctable, &c, 0);
-    assert_int_equal(tree_populate(t, keys), -ENOSPC);
+    uint64_t before = tree_node_count(t); /* 3: the root, x, keys */
+    assert_int_equal(tree_populate(t, keys), 0);
     assert_true(tree_full(t));
+    assert_int_equal(tree_child_count(t, keys), 50 - before);
+    assert_int_equal(tree_node_count(t), 50);
+    char last[16];
+    snprintf(last, sizeof last, "e%07u", (unsigned)(50 - before - 1));
+    assert_int_equal(tree_lookup(t, keys, last, &e), 0);
+    snprintf(last, sizeof last, "e%07u", (unsigned)(50 - before));
+    assert_int_equal(tree_lookup(t, keys, last, &e), -ENOENT);
+    struct sbuf w = {0};
+    assert_int_equal(tree_warnings(t, &w), 1);
+    assert_non_null(strstr(w.p, "node limit reached"));
+    sb_free(&w);
     tree_free(t);
 }
 

@@ -223,8 +223,9 @@ struct tree_computed_ops {
 };
 /* Called by dir's own populate callback, before it adds any child: dir becomes a computed
  * directory of n entries (ops must outlive the tree), published when the callback returns
- * 0 (a failed populate undoes it; the reserved numbers are never reused). 0, -ENOSPC past
- * max_nodes, -ENOMEM, or -EBUSY when dir is not being populated or already has children. */
+ * 0 (a failed populate undoes it; the reserved numbers are never reused). Past max_nodes
+ * it holds the first entries that fit (the rest refused, as any node: tree_full, /info).
+ * 0, -ENOMEM, or -EBUSY when dir is not being populated or already has children. */
 int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n);
 /* Counts, for tests: names rendered by computed directories (a lookup renders at most
  * one), and their entries made into nodes. */

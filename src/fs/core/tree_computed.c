@@ -49,10 +49,13 @@ int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_o
     if (atomic_load_explicit(&d->state, memory_order_relaxed) != DIR_BUSY || is_computed(d) ||
         (d->c.build && d->c.build->n))
         rc = -EBUSY; /* only its own populate, before any child (tree.h) */
-    else if (have + n > t->limits.max_nodes || have + n >= (uint64_t)NCHUNKS * CHUNK_SIZE - 1) {
+    uint64_t room = t->limits.max_nodes < (uint64_t)NCHUNKS * CHUNK_SIZE - 1 ? t->limits.max_nodes
+                                                                           : (uint64_t)NCHUNKS * CHUNK_SIZE - 1;
+    if (rc == 0 && have + n > room) { /* the node limit: the first entries that fit, as a populate */
+        uint32_t fit = have < room ? (uint32_t)(room - have) : 0;
         t->full = true;
-        t->refused += n;
-        rc = -ENOSPC;
+        t->refused += n - fit;
+        n = fit;
     }
     struct computed *c = NULL;
     _Atomic uint8_t *made = NULL;
