@@ -257,6 +257,25 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
     return tree_add_textf(t, dir, fname, "error", "%s\n", msg);
 }
 
+void view_add_numbered(struct tree *t, uint32_t dir, uint32_t n, const char *xtype, populate_fn fn, void *ctx,
+                       view_span_fn *span, uint64_t list, const char *err)
+{
+    char name[16];
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        uint32_t ino = tree_add_dir(t, dir, name, xtype, fn, ctx, i);
+        if (!ino)
+            return;
+        uint64_t pos, size;
+        span(ctx, list, i, &pos, &size);
+        tree_set_span(t, ino, pos, size);
+    }
+    if (err && err[0]) {
+        snprintf(name, sizeof name, "%" PRIu32, n);
+        add_error(t, dir, name, err);
+    }
+}
+
 /* ---- hooks ---- */
 
 int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx)

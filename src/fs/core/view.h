@@ -181,6 +181,14 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
                        const uint64_t **kept_end);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
+/* Where record i of list `list` (the caller's numbering) lies in the source (its span). */
+typedef void view_span_fn(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uint64_t *size);
+/* Directories "0" .. "n-1" in dir, of type xtype, each populated by fn(ctx, i) and spanning
+ * what span(ctx, list, i) says; then "n.error" holding err when err is not empty (a list
+ * cut by a broken record after n whole ones). Stops at the node limit (the tree reports
+ * it). */
+void view_add_numbered(struct tree *t, uint32_t dir, uint32_t n, const char *xtype, populate_fn fn, void *ctx,
+                       view_span_fn *span, uint64_t list, const char *err);
 /* Text files made of rows, measured once and rendered on read (tables, animation CSVs):
  * mark[i] is where row i × per_mark starts. A read at off renders from *row, which starts
  * at *start; false when off lies in the header (render it, then from row 0). */

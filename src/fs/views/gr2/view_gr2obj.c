@@ -407,61 +407,62 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
     sb_put(out, "\n", 1);
 }
 
-/* A table's element bytes, pinned in sp (unpin after use): NULL with *rc = -errno when
- * the sections cannot be had (the file changed) or the elements are not in them. */
-static const uint8_t *table_pin(struct gtable *tb, struct gr2_space *sp, int *rc)
+/* Bytes [off, off+len) of one of a table's files, made from its element bytes (rows,
+ * count × size bytes): the count copied. */
+typedef size_t table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
+                             size_t len);
+
+/* A read of a table's file: its element bytes pinned for the copy (-EIO when the sections
+ * cannot be had, the file changed, or the elements are not in them). */
+static ssize_t table_read(struct gtable *tb, table_copy_fn *copy, uint64_t off, void *buf, size_t len)
 {
-    *rc = gr2_view_pin(tb->o->v, sp);
-    if (*rc)
-        return NULL;
+    struct gr2_space sp;
+    int rc = gr2_view_pin(tb->o->v, &sp);
+    if (rc)
+        return rc;
     const char *why;
-    const uint8_t *b = gr2_bytes(sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
-    if (!b) {
-        gr2_view_unpin(tb->o->v, sp);
-        *rc = -EIO;
-    }
-    return b;
+    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    size_t n = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
+    gr2_view_unpin(tb->o->v, &sp);
+    return b ? (ssize_t)n : -EIO;
 }
 
-static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+/* Renders from the header, or from the last mark at or before off, until past off+len. */
+static size_t csv_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf, size_t len)
 {
-    (void)t, (void)arg;
-    struct gtable *tb = ctx;
-    struct gr2_space sp;
-    int rc;
-    const uint8_t *b = table_pin(tb, &sp, &rc);
-    if (!b)
-        return rc;
-    /* Render from the header, or from the last mark at or before off, until past off+len. */
     struct sbuf text = {0};
     uint64_t start, row;
     if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
         csv_header(tb->cs, &text);
     while (row < tb->count && start + text.len < off + len)
-        csv_row(tb->cs, b + (size_t)row++ * tb->size, sp.g->be, &text);
-    gr2_view_unpin(tb->o->v, &sp);
+        csv_row(tb->cs, rows + (size_t)row++ * tb->size, be, &text);
     size_t n = rows_copy(&text, start, off, buf, len);
     sb_free(&text);
-    return (ssize_t)n;
+    return n;
+}
+
+static size_t bin_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf, size_t len)
+{
+    (void)be;
+    uint64_t size = (uint64_t)tb->count * tb->size;
+    size_t n = 0;
+    if (off < size) {
+        n = size - off < len ? (size_t)(size - off) : len;
+        memcpy(buf, rows + off, n);
+    }
+    return n;
+}
+
+static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+{
+    (void)t, (void)arg;
+    return table_read(ctx, csv_copy, off, buf, len);
 }
 
 static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
 {
     (void)t, (void)arg;
-    struct gtable *tb = ctx;
-    struct gr2_space sp;
-    int rc;
-    const uint8_t *b = table_pin(tb, &sp, &rc);
-    if (!b)
-        return rc;
-    uint64_t size = (uint64_t)tb->count * tb->size;
-    size_t n = 0;
-    if (off < size) {
-        n = size - off < len ? (size_t)(size - off) : len;
-        memcpy(buf, b + off, n);
-    }
-    gr2_view_unpin(tb->o->v, &sp);
-    return (ssize_t)n;
+    return table_read(ctx, bin_copy, off, buf, len);
 }
 
 /* What an open NAME.csv or NAME.bin holds: the section its elements are in (tree_hold). */

@@ -601,16 +601,19 @@ static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     return 0;
 }
 
+static void section_span(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uint64_t *size)
+{
+    (void)list;
+    struct gr2_view *v = ctx;
+    *pos = abs_of(v, v->g.sections[i].header_pos);
+    *size = GR2_SECTION_HEADER_SIZE;
+}
+
 static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
-    for (uint32_t i = 0; i < v->g.nsections; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "%" PRIu32, i);
-        uint32_t ino = tree_add_dir(t, dir, name, "gr2.section", populate_section, v, i);
-        tree_set_span(t, ino, abs_of(v, v->g.sections[i].header_pos), GR2_SECTION_HEADER_SIZE);
-    }
+    view_add_numbered(t, dir, v->g.nsections, "gr2.section", populate_section, v, section_span, 0, NULL);
     return 0;
 }
 
