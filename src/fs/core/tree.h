@@ -5,8 +5,8 @@
  * - Grow it only through tree_add_*, tree_graft and tree_set_*, from a populate callback
  *   (its directory and what it made) or before any other thread reads the tree. A
  *   published directory takes nothing: tree_add_* there returns 0, tree_graft -EBUSY.
- * - A populate returns 0 (its directory is published: read without a lock from then on)
- *   or -errno (everything it added is removed; the next use runs it again).
+ * - A populate returns S3_OK (its directory is published: read without a lock from then
+ *   on) or the reason (everything it added is removed; the next use runs it again).
  * - The tree lock (recursive) serialises growth only: lock order the tree's, then a
  *   view's own, then the cache's. Reading published directories and bytes takes none. */
 #ifndef S3_TREE_H
@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "fs/core/source.h"
+#include "parse/base/err.h"
 
 #define TREE_ROOT 1u
 #define TREE_MAX_SOURCES 65536u /* the file and the views nested in it, per tree */
@@ -27,7 +28,9 @@
 enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 
 struct tree;
-typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+/* Adds a directory's children: S3_OK, or the reason the listing failed (the tree undoes
+ * what it added and hands the caller s3_err_errno of it). */
+typedef enum s3_err (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 struct sbuf;
 /* Renders the whole current text of a volatile file. Runs under the tree lock (the state
  * populate callbacks extend), or, added with tree_add_volatile_unlocked, without it: then

@@ -452,7 +452,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     sb_free(&fresh);
 }
 
-static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct s3fs *fs = ctx;
@@ -461,7 +461,7 @@ static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t a
         snprintf(name, sizeof name, "0x%" PRIx64 "-0x%" PRIx64 ".bin", fs->gaps[i].off, fs->gaps[i].len);
         tree_add_range(t, dir, name, "unparsed", fs->gaps[i].off, fs->gaps[i].len);
     }
-    return 0;
+    return S3_OK;
 }
 
 enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)

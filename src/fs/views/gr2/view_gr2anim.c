@@ -432,9 +432,9 @@ static ssize_t rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     (void)t, (void)arg;
     struct rows *r = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(r->a->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(r->a->v, &sp);
+    if (e)
+        return -s3_err_errno(e);
     struct gr2_types reg = {0};
     struct rowsrc s;
     uint64_t nrows = 0;

@@ -77,7 +77,7 @@ static char *gobj_strdup(struct gobj *o, const char *s)
     return p;
 }
 
-static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 static void span_of(struct gobj *o, uint32_t ino, uint32_t sec, uint64_t off, uint64_t len)
 {
@@ -174,9 +174,9 @@ static ssize_t values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off
     (void)t, (void)arg;
     const struct gvalues *g = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(g->o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(g->o->v, &sp);
+    if (e)
+        return -s3_err_errno(e);
     struct gvalues_at at = {g, &sp};
     ssize_t n = view_rows_read(g->end, g->width, value_row, &at, off, buf, len);
     gr2_view_unpin(g->o->v, &sp);
@@ -417,9 +417,9 @@ typedef size_t table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool 
 static ssize_t table_read(struct gtable *tb, table_copy_fn *copy, uint64_t off, void *buf, size_t len)
 {
     struct gr2_space sp;
-    int rc = gr2_view_pin(tb->o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(tb->o->v, &sp);
+    if (e)
+        return -s3_err_errno(e);
     const char *why;
     const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
     size_t n = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
@@ -777,14 +777,14 @@ static void populate_transform(struct gdir *d, const struct gr2_space *sp, uint3
     span_of(d->o, ino, d->obj.section, d->obj.offset + 32, 36);
 }
 
-static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct gdir *d = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(d->o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(d->o->v, &sp);
+    if (e)
+        return e;
     walk(d->o, &sp);
     switch (d->kind) {
     case GD_STRUCT:
@@ -809,19 +809,19 @@ static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         break;
     }
     gr2_view_unpin(d->o->v, &sp);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- /granny/types ---- */
 
-static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gobj *o = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(o->v, &sp);
+    if (e)
+        return e;
     walk(o, &sp);
     for (size_t i = 0; i < o->w.types.n; i++) {
         const struct gr2_type *ty = o->w.types.t[i];
@@ -848,7 +848,7 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         span_of(o, ino, ty->at.section, ty->at.offset, (uint64_t)(ty->nmembers + 1) * (sp.g->pointer_bits == 64 ? 44 : 32));
     }
     gr2_view_unpin(o->v, &sp);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- entry points ---- */
@@ -874,12 +874,12 @@ static void add_root_link(struct gobj *o, const struct gr2_space *sp, uint32_t g
     tree_add_link(o->v->fs->tree, granny_dir, name, target);
 }
 
-/* A directory whose bytes cannot be had: its listing fails with the errno in arg, and the
- * tree tries again next time (a failed populate leaves it unpopulated). */
-static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+/* A directory whose bytes cannot be had: its listing fails with the reason in arg, and
+ * the tree tries again next time (a failed populate leaves it unpopulated). */
+static enum s3_err populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)dir, (void)ctx;
-    return -(int)arg;
+    return (enum s3_err)arg;
 }
 
 static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
@@ -888,9 +888,9 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
     struct tree *t = v->fs->tree;
     struct gobj *o = v->extra;
     struct gr2_space sp;
-    int rc = gr2_view_pin(v, &sp);
-    if (rc) { /* the file changed (or no memory): root lists as that error, on every try */
-        tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, (uint64_t)-rc);
+    enum s3_err e = gr2_view_pin(v, &sp);
+    if (e) { /* the file changed (or no memory): root lists as that error, on every try */
+        tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, e);
         return;
     }
     const struct gr2_type *root = gr2_type_get(&o->w.types, &sp, v->g.root_type);
@@ -983,7 +983,7 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
         return -1;
     struct gobj *o = v->extra;
     struct gr2_space sp;
-    if (gr2_view_pin(v, &sp))
+    if (gr2_view_pin(v, &sp) != S3_OK)
         return -1;
     walk(o, &sp);
     struct gr2_bones b;

@@ -250,14 +250,15 @@ static const struct gr2_broker_ops broker_ops = {.veto = refused_by_test,
                                                  .forget = forget_section,
                                                  .refused = section_refused};
 
-int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
+enum s3_err gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
     memset(sp, 0, sizeof *sp);
     if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
-        return -EIO;
-    if (gr2_broker_open(sp, &v->g, request_bound(v), eager_settle, &broker_ops, v) != S3_OK) {
+        return S3_ERR_IO;
+    enum s3_err e = gr2_broker_open(sp, &v->g, request_bound(v), eager_settle, &broker_ops, v);
+    if (e) {
         gr2_broker_close(sp);
-        return -ENOMEM;
+        return e;
     }
     load_fixups(v);
     sp->fixups = v->fixups;
@@ -271,7 +272,7 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
         if (v->g.sections[i].expanded_size == 0)
             sp->data[i] = (const uint8_t *)"";
     }
-    return 0;
+    return S3_OK;
 }
 
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
@@ -294,10 +295,10 @@ uint8_t *gr2_view_refusals(const struct gr2_view *v, const struct gr2_space *sp)
     return m;
 }
 
-int gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused)
+enum s3_err gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused)
 {
-    int rc = gr2_view_pin(v, sp);
-    for (uint32_t i = 0; rc == 0 && refused && i < v->g.nsections; i++)
+    enum s3_err rc = gr2_view_pin(v, sp);
+    for (uint32_t i = 0; rc == S3_OK && refused && i < v->g.nsections; i++)
         if (refused[i] && !sp->data[i])
             sp->why[i] = "refused when the file was sized (cache_mb), so left out of it again";
     return rc;
@@ -393,7 +394,7 @@ static void add_ref(struct gr2_view *v, uint32_t dir, const char *name, struct g
     tree_set_span(v->fs->tree, ino, abs_of(v, rel), 8);
 }
 
-static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
@@ -427,7 +428,7 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     add_hex32_list(t, dir, "extra_tags", g->extra_tags, 4, abs_of(v, 0x48));
     if (g->version == 7)
         add_hex32(t, dir, "string_table_crc", g->string_table_crc, abs_of(v, 0x58));
-    return 0;
+    return S3_OK;
 }
 
 /* A compressed table's bytes as stored (the u32 byte count and the stream). */
@@ -570,11 +571,11 @@ static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     set_typef(t, ino, "%s:gr2.section_data", gr2_compression_name(s->compression));
 }
 
-static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct gr2_view *v = ctx;
     if (source_check(&v->fs->src)) /* the tables below are read from the file */
-        return -EIO;
+        return S3_ERR_IO;
     const struct gr2_section *s = &v->g.sections[i];
     uint64_t h = abs_of(v, s->header_pos);
     tree_add_range(t, dir, "header.bin", "gr2.section_header", h, GR2_SECTION_HEADER_SIZE);
@@ -598,7 +599,7 @@ static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
         add_error(t, dir, "stored", s->data_err);
     add_data_file(v, dir, (uint32_t)i);
     add_padding_files(v, dir, (uint32_t)i);
-    return 0;
+    return S3_OK;
 }
 
 static void section_span(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uint64_t *size)
@@ -609,15 +610,15 @@ static void section_span(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, ui
     *size = GR2_SECTION_HEADER_SIZE;
 }
 
-static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
     view_add_numbered(t, dir, v->g.nsections, "gr2.section", populate_section, v, section_span, 0, NULL);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
@@ -630,7 +631,7 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         add_error(t, dir, "sections", v->g.sections_err);
     for (const struct view_hook *h = v->granny_extra.first; h; h = h->next)
         ((gr2_granny_extra_fn *)h->fn)(v, dir, h->ctx);
-    return 0;
+    return S3_OK;
 }
 
 int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)

@@ -810,7 +810,7 @@ static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, c
 /* A package's directory: the package view, opened over the file when first listed (the
  * file must still be the one scanned: a package replaced since is not read by the old
  * index). */
-static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct mf_file *f = ctx;
@@ -819,7 +819,7 @@ static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         f->tried = true;
         char *path = join(v->root, f->rel);
         if (!path)
-            return f->tried = false, -ENOMEM;
+            return f->tried = false, S3_ERR_NOMEM;
         f->src_open = source_open(&f->src, path, f->err, sizeof f->err) == 0;
         if (f->src_open && !same_file(&f->src.st, &f->st)) {
             snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
@@ -829,14 +829,14 @@ static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         free(path);
     }
     if (f->err[0])
-        return added(t, add_error(t, dir, "package", f->err));
+        return s3_err_of_errno(-added(t, add_error(t, dir, "package", f->err)));
     char origin[300], err[sizeof f->err];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
-        return added(t, add_error(t, dir, "package", err));
-    return tree_populate(t, dir);
+        return s3_err_of_errno(-added(t, add_error(t, dir, "package", err)));
+    return s3_err_of_errno(-tree_populate(t, dir));
 }
 
 static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
@@ -913,7 +913,7 @@ static struct cached *member_item(void *ctx, uint64_t arg, struct cache **cache)
 }
 
 /* A script archive's directory: its members, in their folders, read through libzip. */
-static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct mf_file *f = ctx;
@@ -921,17 +921,17 @@ static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     char *path = join(v->root, f->rel), why[200];
     struct stat st;
     if (!path)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     int code = 0;
     zip_t *z = stat(path, &st) == 0 && same_file(&st, &f->st) ? zip_open(path, ZIP_RDONLY, &code) : NULL;
     free(path);
     if (!z) {
         snprintf(why, sizeof why, "%s", code ? zip_why(code, why, sizeof why) : "changed since the folder was scanned");
-        return added(t, add_error(t, dir, "archive", why));
+        return s3_err_of_errno(-added(t, add_error(t, dir, "archive", why)));
     }
     if (!f->zm && !(f->zm = alloc_array(f->nmembers, sizeof *f->zm))) {
         zip_discard(z);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     struct chain c;
     chain_init(&c, dir);
@@ -961,10 +961,10 @@ static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     }
     free(c.path);
     zip_discard(z);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
-static int populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -982,7 +982,7 @@ static int populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         rc = added(t, f->ino);
     }
     free(c.path);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* ---- providers ---- */
@@ -1077,7 +1077,7 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
 
 /* ---- /keys, /by-type ---- */
 
-static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1100,7 +1100,7 @@ static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     for (size_t i = 0; relcache && i < v->nfiles; i++)
         free(relcache[i]);
     free(relcache);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_t size)
@@ -1113,7 +1113,7 @@ static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_
         snprintf(out, size, "0x%08" PRIX32, w->type);
 }
 
-static int populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
+static enum s3_err populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct folder_view *v = ctx;
     const struct tgroup *grp = &v->tgroups[g];
@@ -1132,10 +1132,10 @@ static int populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
         if (rc == 0)
             rc = added(t, tree_add_link(t, dir, name, target));
     }
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
-static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1146,14 +1146,14 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         v->bytag = NULL;
         v->tgroups = NULL;
         v->ntgroups = 0;
-        return rc;
+        return s3_err_of_errno(-rc);
     }
     for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
         char name[16];
         tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
         rc = added(t, tree_add_dir(t, dir, name, "folder.by_type", populate_tag, v, g));
     }
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* ---- comparing providers' bytes ---- */
@@ -1275,7 +1275,7 @@ static int add_identical(struct tree *t, uint32_t dir, struct folder_view *v, ui
     return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
 }
 
-static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
+static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
     const struct mf_key *k = &v->keys[v->conflicts[c]];
@@ -1295,10 +1295,10 @@ static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c
             rc = added(t, add_error(t, dir, name, why));
         free(target);
     }
-    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, false);
+    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, false)));
 }
 
-static int populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1310,10 +1310,10 @@ static int populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         rc = added(t, tree_add_dir(t, dir, name, "folder.conflict", populate_conflict, v, c));
     }
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
-static int populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
+static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
     const struct mconf *m = &v->mconf[c];
@@ -1337,10 +1337,10 @@ static int populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uin
             rc = added(t, add_error(t, dir, name, "the archive's member cannot be listed"));
         free(target);
     }
-    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, true);
+    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, true)));
 }
 
-static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1357,7 +1357,7 @@ static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, ui
         rc = added(t, tree_add_dir(t, parent, leaf, "folder.script_conflict", populate_module_conflict, v, i));
     }
     free(c.path);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* ---- generated tables ---- */
@@ -1544,13 +1544,13 @@ static int add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf 
     return added(t, tree_add_text(t, dir, name, "text", text, len));
 }
 
-static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
     int rc = scan(v);
     if (rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     struct sbuf order = {0}, skipped = {0};
     for (size_t i = 0; i < v->nfiles; i++) {
         if (v->files[i].script)
@@ -1568,18 +1568,19 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     sb_free(&order);
     sb_free(&skipped);
     if (rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     v->files_dir = tree_add_dir(t, dir, "files", "folder.files", populate_files, v, 0);
     v->keys_dir = tree_add_dir(t, dir, "keys", "folder.keys", populate_keys, v, 0);
     if ((rc = added(t, v->files_dir)) || (rc = added(t, v->keys_dir)))
-        return rc;
+        return s3_err_of_errno(-rc);
     if ((rc = added(t, tree_add_dir(t, dir, "conflicts", "folder.conflicts", populate_conflicts, v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "conflicts.csv", "csv", render_conflicts_csv, v))) ||
         (rc = added(t, tree_add_dir(t, dir, "script-conflicts", "folder.script_conflicts", populate_script_conflicts,
                                     v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "duplicates.csv", "csv", render_duplicates, v))))
-        return rc;
-    return added(t, tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0));
+        return s3_err_of_errno(-rc);
+    uint32_t by_type = tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0);
+    return s3_err_of_errno(-added(t, by_type));
 }
 
 static void folder_view_free(void *p)

@@ -77,7 +77,7 @@ static void index_children(struct rig_clear_view *v)
     free(fill);
 }
 
-static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct rig_clear_view *v = ctx;
     const struct rig_clear_bone *b = &v->r.bones[i];
@@ -107,7 +107,7 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
         char *text = sb_take(&c, &len);
         tree_add_text(t, dir, "children", "bone_indices", text, len);
     }
-    return 0;
+    return S3_OK;
 }
 
 
@@ -116,7 +116,7 @@ static void add_names(struct rig_clear_view *v, uint32_t dir, const char *field,
     add_bone_names(v->fs->tree, dir, field, idx, n, v->names, v->names ? v->r.nbones : 0);
 }
 
-static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct rig_clear_view *v = ctx;
     const struct rig_clear_chain *c = &v->r.chains[i];
@@ -141,7 +141,7 @@ static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     link_bone(v, dir, "slot_offset", c->slot_offset, "../../bones/");
     add_i32(t, dir, "root", c->root, p + 4);
     link_bone(v, dir, "root", c->root, "../../bones/");
-    return 0;
+    return S3_OK;
 }
 
 /* The rig's two lists of records: bones/ and ik_chains/. */
@@ -154,7 +154,7 @@ static void record_span(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uin
     *size = list == LIST_BONES ? v->r.bones[i].size : v->r.chains[i].size;
 }
 
-static int populate_list(struct tree *t, uint32_t dir, void *ctx, uint64_t list)
+static enum s3_err populate_list(struct tree *t, uint32_t dir, void *ctx, uint64_t list)
 {
     struct rig_clear_view *v = ctx;
     if (list == LIST_BONES)
@@ -162,7 +162,7 @@ static int populate_list(struct tree *t, uint32_t dir, void *ctx, uint64_t list)
     else
         view_add_numbered(t, dir, v->r.nchains, "rig.ik_chain", populate_chain, v, record_span, list,
                           v->r.chains_err);
-    return 0;
+    return S3_OK;
 }
 
 static void add_csv(struct rig_clear_view *v, uint32_t root)
@@ -230,7 +230,7 @@ static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into,
     return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
 }
 
-static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct rig_clear_view *v = ctx;
@@ -249,7 +249,7 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         uint32_t ik = tree_add_dir(t, dir, "ik_chains", "rig.ik_chains", populate_list, v, LIST_CHAINS);
         tree_set_span(t, ik, v->r.chains_pos, v->r.end > v->r.chains_pos ? v->r.end - v->r.chains_pos : 4);
     }
-    return 0;
+    return S3_OK;
 }
 
 enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)

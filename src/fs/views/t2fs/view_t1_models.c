@@ -328,7 +328,7 @@ static int section_layout(struct t2_view *v, const struct t2fs_node *sec)
 
 /* ---- the hierarchy ---- */
 
-static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct t1dir *d = ctx;
@@ -345,11 +345,11 @@ static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         }
     }
     t1_section_files(d->v, &d->n, dir);
-    return 0;
+    return S3_OK;
 }
 
 /* One directory per child of d->n (a branch), each of `kind`, populated by fn. */
-static int populate_children(struct tree *t, uint32_t dir, struct t1dir *d, populate_fn fn, const char *type)
+static enum s3_err populate_children(struct tree *t, uint32_t dir, struct t1dir *d, populate_fn fn, const char *type)
 {
     for (uint32_t i = 0; i < d->n.count; i++) {
         char name[16];
@@ -359,27 +359,27 @@ static int populate_children(struct tree *t, uint32_t dir, struct t1dir *d, popu
             continue;
         struct t1dir *cd = t1dir_new(d->v, &c);
         if (!cd)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         tree_add_dir(t, dir, name, type, fn, cd, 0);
     }
-    return 0;
+    return S3_OK;
 }
 
-static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     return populate_children(t, dir, ctx, populate_section, "t1.section");
 }
 
-static int populate_part(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_part(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t1dir *d = ctx;
     tree_add_dir(t, dir, "sections", "t1.sections", populate_sections, d, 0);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_parts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_parts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     return populate_children(t, dir, ctx, populate_part, "t1.part");
@@ -413,7 +413,7 @@ static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint
     free(a.bytes);
 }
 
-static int populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t1dir *d = ctx;
@@ -422,12 +422,12 @@ static int populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     struct t2fs_node parts;
     uint32_t pdir = tree_add_dir(t, dir, "parts", "t1.parts", NULL, NULL, 0);
     if (!child_as(d->v, &d->n, 2, T2FS_NODE_BRANCH, &parts, pdir, "parts"))
-        return 0;
+        return S3_OK;
     struct t1dir *pd = t1dir_new(d->v, &parts);
-    return pd ? populate_parts(t, pdir, pd, 0) : -ENOMEM;
+    return pd ? populate_parts(t, pdir, pd, 0) : S3_ERR_NOMEM;
 }
 
-static int populate_nodes(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_nodes(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     return populate_children(t, dir, ctx, populate_node, "t1.node");
@@ -502,7 +502,7 @@ static void add_layout_summary(struct t2_view *v, const struct t2fs_node *nodes,
     tree_add_text(t2fs_view_fs(v)->tree, dir, "layout", "text", text, len);
 }
 
-static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t1dir *d = ctx;
@@ -518,21 +518,21 @@ static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     if (t2fs_node_at(d->v, &d->n, (const unsigned[]){1, 1}, 2, &nodes, err, sizeof err) ||
         t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, sizeof err)) {
         add_error(t, ndir, "nodes", err);
-        return 0;
+        return S3_OK;
     }
     add_layout_summary(d->v, &nodes, dir);
     struct t1dir *nd = t1dir_new(d->v, &nodes);
-    return nd ? populate_nodes(t, ndir, nd, 0) : -ENOMEM;
+    return nd ? populate_nodes(t, ndir, nd, 0) : S3_ERR_NOMEM;
 }
 
-static int populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t2_view *v = ctx;
     struct t2fs_node root, list;
     t2fs_node_root(v, &root);
     if (!child_as(v, &root, 0, T2FS_NODE_BRANCH, &list, dir, "models"))
-        return 0;
+        return S3_OK;
     struct t1dir d = {v, list};
     return populate_children(t, dir, &d, populate_object, "t1.object");
 }

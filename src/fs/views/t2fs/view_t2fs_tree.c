@@ -390,7 +390,7 @@ static uint32_t add_leaf(struct t2_view *v, uint32_t dir, const char *name, cons
     return ino;
 }
 
-static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 static uint32_t add_branch_dir(struct t2_view *v, uint32_t parent, const char *name, const struct t2_where *w,
                                const struct t2fs_schema *schema, uint32_t depth, const char *prefix,
@@ -545,14 +545,14 @@ static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir);
 
 /* A /root directory's children: read with the view's window and descriptors, so under its
  * lock. */
-static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct t2_dir *d = ctx;
     pthread_mutex_lock(&d->v->lock);
     int rc = list_branch(d->v, d, dir);
     pthread_mutex_unlock(&d->v->lock);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
@@ -590,7 +590,7 @@ static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
 
 /* ---- the locator ---- */
 
-static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 struct t2_view *t2fs_view_of(struct s3fs *fs)
 {
@@ -881,7 +881,7 @@ uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32
     return ino;
 }
 
-static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t2_view *v = ctx;
@@ -895,7 +895,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
     for (const struct view_hook *h = v->root_extra.first; h; h = h->next)
         ((t2fs_root_extra_fn *)h->fn)(v, dir, h->ctx);
-    return 0;
+    return S3_OK;
 }
 
 /* Reads a whole (small) schema file. */
