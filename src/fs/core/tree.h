@@ -37,8 +37,10 @@ struct sbuf;
  * it takes tree_lock itself around that state (and may keep a rendering while
  * tree_version and its own state stay the same). */
 typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
-/* Returns bytes read (short only at the end) or a negative errno. */
-typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
+/* Reads bytes [off, off+len) into buf: *got of them (short only at the end), or the
+ * reason (IO when the file changed since it was listed, NOMEM). */
+typedef enum s3_err (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                   size_t *got);
 
 struct tree_limits {
     uint64_t max_nodes; /* the tree refuses to grow beyond this many nodes */

@@ -89,8 +89,11 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
     case CONTENT_TEXT:
         memcpy(buf, n->u.text.p + off, len);
         return (ssize_t)len;
-    case CONTENT_GEN:
-        return n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len);
+    case CONTENT_GEN: {
+        size_t got = 0;
+        enum s3_err e = n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len, &got);
+        return e ? -s3_err_errno(e) : (ssize_t)got;
+    }
     default:
         return 0;
     }

@@ -169,10 +169,10 @@ uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const i
 /* Row k's len bytes (its newline not included): in scratch (64 bytes) or bytes that stay
  * valid while the caller reads; NULL when they cannot be had now (the read fails, EIO). */
 typedef const char *view_row_fn(void *ctx, uint64_t k, char *scratch, size_t len);
-/* Bytes [off, off+len) of the rows' file (n rows): what was copied, or -EIO. Finds the
- * first row by halves, then renders only the rows asked for. */
-ssize_t view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
-                       size_t len);
+/* Bytes [off, off+len) of the rows' file (n rows): *got copied, or IO (a row that cannot
+ * be had). Finds the first row by halves, then renders only the rows asked for. */
+enum s3_err view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
+                           size_t len, size_t *got);
 /* The rows' file in dir: a text (its size at most VIEW_TEXT_MAX) rendered now, or the
  * generator read(rctx) of that size, with end copied into the tree for it (*kept_end,
  * NULL for a text). The new inode, or 0 (no memory, a row that cannot be had). */

@@ -169,18 +169,19 @@ static const char *value_row(void *ctx, uint64_t k, char *scratch, size_t len)
     return strlen(scratch) == len ? scratch : NULL;
 }
 
-static ssize_t values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
     const struct gvalues *g = ctx;
     struct gr2_space sp;
     enum s3_err e = gr2_view_pin(g->o->v, &sp);
     if (e)
-        return -s3_err_errno(e);
+        return e;
     struct gvalues_at at = {g, &sp};
-    ssize_t n = view_rows_read(g->end, g->width, value_row, &at, off, buf, len);
+    e = view_rows_read(g->end, g->width, value_row, &at, off, buf, len, got);
     gr2_view_unpin(g->o->v, &sp);
-    return n;
+    return e;
 }
 
 /* A slot pointing at a string: where, and which slot. */
@@ -412,19 +413,20 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
 typedef size_t table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
                              size_t len);
 
-/* A read of a table's file: its element bytes pinned for the copy (-EIO when the sections
+/* A read of a table's file: its element bytes pinned for the copy (IO when the sections
  * cannot be had, the file changed, or the elements are not in them). */
-static ssize_t table_read(struct gtable *tb, table_copy_fn *copy, uint64_t off, void *buf, size_t len)
+static enum s3_err table_read(struct gtable *tb, table_copy_fn *copy, uint64_t off, void *buf, size_t len,
+                              size_t *got)
 {
     struct gr2_space sp;
     enum s3_err e = gr2_view_pin(tb->o->v, &sp);
     if (e)
-        return -s3_err_errno(e);
+        return e;
     const char *why;
     const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
-    size_t n = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
+    *got = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
     gr2_view_unpin(tb->o->v, &sp);
-    return b ? (ssize_t)n : -EIO;
+    return b ? S3_OK : S3_ERR_IO;
 }
 
 /* Renders from the header, or from the last mark at or before off, until past off+len. */
@@ -453,16 +455,17 @@ static size_t bin_copy(const struct gtable *tb, const uint8_t *rows, bool be, ui
     return n;
 }
 
-static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len, size_t *got)
 {
     (void)t, (void)arg;
-    return table_read(ctx, csv_copy, off, buf, len);
+    return table_read(ctx, csv_copy, off, buf, len, got);
 }
 
-static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                  size_t *got)
 {
     (void)t, (void)arg;
-    return table_read(ctx, bin_copy, off, buf, len);
+    return table_read(ctx, bin_copy, off, buf, len, got);
 }
 
 /* What an open NAME.csv or NAME.bin holds: the section its elements are in (tree_hold). */

@@ -515,7 +515,8 @@ static void add_padding_files(struct gr2_view *v, uint32_t dir, uint32_t i)
     }
 }
 
-static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                size_t *got)
 {
     (void)t, (void)arg;
     struct gr2_secitem *it = ctx;
@@ -523,11 +524,11 @@ static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t of
     size_t size;
     const uint8_t *d = cache_pin(&it->v->fs->cache, &it->c, &size, err, sizeof err);
     if (!d)
-        return -EIO;
-    size_t n = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
-    memcpy(buf, d + off, n);
+        return S3_ERR_IO;
+    *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+    memcpy(buf, d + off, *got);
     cache_unpin(&it->v->fs->cache, &it->c);
-    return (ssize_t)n;
+    return S3_OK;
 }
 
 /* What an open data.bin holds: its section's expanded bytes (tree_hold). */

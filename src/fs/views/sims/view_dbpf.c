@@ -422,13 +422,15 @@ static void add_field(struct pkg_view *v, uint32_t dir, uint32_t i, const char *
         tree_set_span(t, ino, pos, f >= 7 ? 2 : 4);
 }
 
-static ssize_t read_expanded(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_expanded(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                 size_t *got)
 {
     (void)t, (void)arg;
     struct pkg_res *r = ctx;
     if (source_pread_checked(&r->src, off, buf, len))
-        return -EIO;
-    return (ssize_t)len;
+        return S3_ERR_IO;
+    *got = len;
+    return S3_OK;
 }
 
 /* What an open data.bin holds: the expanded resource (tree_hold). */

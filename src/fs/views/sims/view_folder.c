@@ -888,7 +888,8 @@ static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *
     return 0;
 }
 
-static ssize_t read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
     struct zmember *m = ctx;
@@ -897,11 +898,11 @@ static ssize_t read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off
     size_t have;
     const uint8_t *d = cache_pin(&fs->cache, &m->c, &have, err, sizeof err);
     if (!d)
-        return -EIO;
-    size_t n = off >= have ? 0 : have - off < len ? have - off : len;
-    memcpy(buf, d + off, n);
+        return S3_ERR_IO;
+    *got = off >= have ? 0 : have - off < len ? have - off : len;
+    memcpy(buf, d + off, *got);
     cache_unpin(&fs->cache, &m->c);
-    return (ssize_t)n;
+    return S3_OK;
 }
 
 static struct cached *member_item(void *ctx, uint64_t arg, struct cache **cache)

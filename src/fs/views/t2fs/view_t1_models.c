@@ -102,36 +102,39 @@ static const char *t1_vertex_row(void *ctx, uint64_t k, char *scratch, size_t le
 }
 
 /* vertices.bin and vertices.txt (past VIEW_TEXT_MAX) read from the pinned records. */
-static ssize_t read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, void *buf, size_t len)
+static enum s3_err read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, void *buf, size_t len, size_t *got)
 {
     struct cache *cache = &t2fs_view_fs(vb->v)->cache;
     char err[200];
     size_t size;
     const uint8_t *rec = cache_pin(cache, &vb->c, &size, err, sizeof err);
     if (!rec)
-        return -EIO; /* it was read when the section was listed: the file changed since */
-    ssize_t got = -EIO;
+        return S3_ERR_IO; /* it was read when the section was listed: the file changed since */
+    enum s3_err e = S3_ERR_IO;
     if (txt) {
         struct t1rows r = {rec, t2fs_view_big_endian(vb->v)};
-        got = view_rows_read(vb->end, vb->count, t1_vertex_row, &r, off, buf, len);
+        e = view_rows_read(vb->end, vb->count, t1_vertex_row, &r, off, buf, len, got);
     } else if (off + len <= size) { /* tree_read asks within the size */
         memcpy(buf, rec + off, len);
-        got = (ssize_t)len;
+        *got = len;
+        e = S3_OK;
     }
     cache_unpin(cache, &vb->c);
-    return got;
+    return e;
 }
 
-static ssize_t read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
-    return read_t1_vertices(ctx, false, off, buf, len);
+    return read_t1_vertices(ctx, false, off, buf, len, got);
 }
 
-static ssize_t read_t1_txt(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_t1_txt(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
-    return read_t1_vertices(ctx, true, off, buf, len);
+    return read_t1_vertices(ctx, true, off, buf, len, got);
 }
 
 static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_section *s,
@@ -205,11 +208,12 @@ static const char *t1_row(void *ctx, uint64_t k, char *scratch, size_t len)
     return w >= 0 && (size_t)w == len ? scratch : NULL;
 }
 
-static ssize_t t1_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err t1_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                size_t *got)
 {
     (void)t, (void)arg;
     const struct t1_rows *r = ctx;
-    return view_rows_read(r->end, r->n, t1_row, ctx, off, buf, len);
+    return view_rows_read(r->end, r->n, t1_row, ctx, off, buf, len, got);
 }
 
 /* The rows' file; esize: the size of one of data's n elements. */

@@ -187,7 +187,8 @@ static void vertex_text(const uint8_t *recs, uint32_t esize, uint64_t off, char 
     atomic_fetch_add_explicit(&vertex_rows, rows, memory_order_relaxed);
 }
 
-static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                 size_t *got)
 {
     (void)t;
     struct vbuf *vb = ctx;
@@ -196,15 +197,16 @@ static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     size_t size;
     const uint8_t *recs = cache_pin(cache, &vb->c, &size, err, sizeof err);
     if (!recs)
-        return -EIO; /* it was read when the mesh was listed: the file changed since */
+        return S3_ERR_IO; /* it was read when the mesh was listed: the file changed since */
     uint64_t have = arg == VERTS_TXT ? vb->count * vertex_row_width(vb->esize) : size;
-    ssize_t got = off + len <= have ? (ssize_t)len : -EIO; /* tree_read asks within the size */
-    if (got > 0 && arg == VERTS_TXT)
+    enum s3_err e = off + len <= have ? S3_OK : S3_ERR_IO; /* tree_read asks within the size */
+    *got = e ? 0 : len;
+    if (*got > 0 && arg == VERTS_TXT)
         vertex_text(recs, vb->esize, off, buf, len);
-    else if (got > 0)
+    else if (*got > 0)
         memcpy(buf, recs + off, len);
     cache_unpin(cache, &vb->c);
-    return got;
+    return e;
 }
 
 static enum s3_err populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
@@ -287,11 +289,12 @@ static const char *t2_row(void *ctx, uint64_t k, char *scratch, size_t len)
     return w >= 0 && (size_t)w == len ? scratch : NULL;
 }
 
-static ssize_t t2_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err t2_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                size_t *got)
 {
     (void)t, (void)arg;
     const struct t2_rows *r = ctx;
-    return view_rows_read(r->end, r->n, t2_row, ctx, off, buf, len);
+    return view_rows_read(r->end, r->n, t2_row, ctx, off, buf, len, got);
 }
 
 static uint32_t add_t2_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype,

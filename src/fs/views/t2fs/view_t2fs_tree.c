@@ -142,7 +142,7 @@ static void close_bytes(struct t2_view *v, struct t2_bytes *b)
         cache_unpin(&v->fs->cache, &b->pinned->c);
 }
 
-static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len, size_t *got)
 {
     (void)t;
     struct t2_cnode *cn = ctx;
@@ -150,14 +150,14 @@ static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     size_t size;
     const uint8_t *d = cache_pin(&cn->v->fs->cache, &cn->c, &size, err, sizeof err);
     if (!d)
-        return -EIO;
-    ssize_t n = 0;
+        return S3_ERR_IO;
+    *got = 0;
     if (arg + off <= size) {
-        n = (ssize_t)(len < size - arg - off ? len : size - arg - off);
-        memcpy(buf, d + arg + off, (size_t)n);
+        *got = (size_t)(len < size - arg - off ? len : size - arg - off);
+        memcpy(buf, d + arg + off, *got);
     }
     cache_unpin(&cn->v->fs->cache, &cn->c);
-    return n;
+    return S3_OK;
 }
 
 /* What an open file of a compressed node's bytes holds: the expanded node (tree_hold). */
