@@ -541,7 +541,7 @@ static void add_cut(struct t2_view *v, uint32_t dir, const char *name, const str
         add_branch_dir(v, dir, name, w, s, depth + 1, "", count);
 }
 
-static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir);
+static enum s3_err list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir);
 
 /* A /root directory's children: read with the view's window and descriptors, so under its
  * lock. */
@@ -550,23 +550,23 @@ static enum s3_err populate_branch(struct tree *t, uint32_t dir, void *ctx, uint
     (void)t, (void)arg;
     struct t2_dir *d = ctx;
     pthread_mutex_lock(&d->v->lock);
-    int rc = list_branch(d->v, d, dir);
+    enum s3_err e = list_branch(d->v, d, dir);
     pthread_mutex_unlock(&d->v->lock);
-    return s3_err_of_errno(-rc);
+    return e;
 }
 
-static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
+static enum s3_err list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
 {
     char err[256];
     struct t2_bytes bytes;
     if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
-        return -EIO;
+        return S3_ERR_IO;
     if (open_bytes(v, d->at.blob, &bytes, err, sizeof err))
-        return -EIO;
+        return S3_ERR_IO;
     struct t2fs_branch b;
     if (read_table(v, &bytes.src, d->at.off, d->at.space, &b, err, sizeof err)) {
         close_bytes(v, &bytes);
-        return -EIO; /* validated when the parent was listed: the file changed since */
+        return S3_ERR_IO; /* validated when the parent was listed: the file changed since */
     }
     for (uint32_t i = 0; i < b.count && !tree_full(v->fs->tree); i++) {
         char name[16];
@@ -585,7 +585,7 @@ static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
     }
     t2fs_branch_free(&b);
     close_bytes(v, &bytes);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- the locator ---- */
