@@ -58,6 +58,58 @@ static int parse(const struct built *b, size_t size, struct geom *g, struct diag
     return geom_parse(&src, 1u << 30, g, d, err, sizeof err);
 }
 
+/* Allocation refusal: this test binary links with --wrap=malloc and --wrap=calloc
+ * (tests/meson.build), so the parser's allocations come here. The allocation numbered
+ * `refuse` from the last reset of `allocs` is refused (-1: none). */
+static long refuse = -1, allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+
+void *__wrap_malloc(size_t n)
+{
+    return allocs++ == refuse ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return allocs++ == refuse ? NULL : __real_calloc(n, size);
+}
+
+/* Issue 31: a refused allocation reaches the caller. For GEOMs of every version (the
+ * Sims 4 ones with their tail blocks), a clean geom_parse counts its allocations (N);
+ * each is then refused in turn and every such parse fails with S3_ERR_NOMEM: never S3_OK
+ * with a part missing (before, refused declarations, indices or tail blocks read as a
+ * part that broke, or as none). */
+static void test_parse_refused_allocation(void **state)
+{
+    (void)state;
+    static const uint32_t versions[] = {5, 12, 13, 14, 15};
+    for (size_t v = 0; v < sizeof versions / sizeof *versions; v++) {
+        struct built b;
+        build(&b, &(struct fxgeom_opts){.version = versions[v]});
+        struct geom g;
+        struct diag d = {0};
+        allocs = 0;
+        assert_int_equal(parse(&b, b.size, &g, &d), S3_OK);
+        long n = allocs;
+        assert_true(n >= 3); /* the chunk, its declarations and its indices at least */
+        geom_free(&g);
+        diag_free(&d);
+        for (long k = 0; k < n; k++) {
+            allocs = 0;
+            refuse = k;
+            enum s3_err e = parse(&b, b.size, &g, &d);
+            refuse = -1;
+            if (e != S3_ERR_NOMEM)
+                fail_msg("version %u, allocation %ld of %ld refused: %s", versions[v], k, n, s3_err_str(e));
+            diag_free(&d);
+        }
+        free(b.file);
+    }
+}
+
 /* Issue 31: geom_model says why it made no model. The index-buffer header (docs/formats/
  * geom.md: buffer count u32, bytes per index u8, index count u32) patched: 3 bytes per
  * index is a value the format does not allow (FORMAT); 2^31 - 1 indices run past the
@@ -1379,6 +1431,7 @@ int main(void)
         cmocka_unit_test(test_package_binding),
         cmocka_unit_test(test_offered_skeletons),
         cmocka_unit_test(test_model_reasons),
+        cmocka_unit_test(test_parse_refused_allocation),
     };
     return cmocka_run_group_tests_name("geom", tests, NULL, NULL);
 }
