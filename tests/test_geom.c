@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_refuse.h"
 #include "expect_geom.h"
 #include "fixture.h"
 #include "fixture_dbpf.h"
@@ -58,28 +59,6 @@ static int parse(const struct built *b, size_t size, struct geom *g, struct diag
     return geom_parse(&src, 1u << 30, g, d, err, sizeof err);
 }
 
-/* Allocation refusal: this test binary links with --wrap=malloc and --wrap=calloc
- * (tests/meson.build, S3_TEST_WRAP_ALLOC; not under a sanitizer), so the parser's
- * allocations come here. The allocation numbered `refuse` from the last reset of
- * `allocs` is refused (-1: none). */
-#ifdef S3_TEST_WRAP_ALLOC
-static long refuse = -1, allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-
-void *__wrap_malloc(size_t n)
-{
-    return allocs++ == refuse ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return allocs++ == refuse ? NULL : __real_calloc(n, size);
-}
-#endif
-
 /* Issue 31: a refused allocation reaches the caller. For GEOMs of every version (the
  * Sims 4 ones with their tail blocks), a clean geom_parse counts its allocations (N);
  * each is then refused in turn and every such parse fails with S3_ERR_NOMEM: never S3_OK
@@ -97,17 +76,16 @@ static void test_parse_refused_allocation(void **state)
         build(&b, &(struct fxgeom_opts){.version = versions[v]});
         struct geom g;
         struct diag d = {0};
-        allocs = 0;
+        alloc_refuse_start(-1);
         assert_int_equal(parse(&b, b.size, &g, &d), S3_OK);
-        long n = allocs;
+        long n = alloc_refuse_count();
         assert_true(n >= 3); /* the chunk, its declarations and its indices at least */
         geom_free(&g);
         diag_free(&d);
         for (long k = 0; k < n; k++) {
-            allocs = 0;
-            refuse = k;
+            alloc_refuse_start(k);
             enum s3_err e = parse(&b, b.size, &g, &d);
-            refuse = -1;
+            alloc_refuse_start(-1);
             if (e != S3_ERR_NOMEM)
                 fail_msg("version %u, allocation %ld of %ld refused: %s", versions[v], k, n, s3_err_str(e));
             diag_free(&d);
