@@ -83,7 +83,7 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
     case CONTENT_RANGE: {
         struct source *s = n->flags & NODE_EXT ? n->u.ext->src : n->u.range.src;
         uint64_t at = n->flags & NODE_EXT ? n->u.ext->off : n->u.range.off;
-        int rc = s ? source_pread_checked(s, at + off, buf, len) : -EIO;
+        enum s3_err rc = s ? source_pread_checked(s, at + off, buf, len) : S3_ERR_IO;
         return rc ? -EIO : (ssize_t)len;
     }
     case CONTENT_TEXT:

@@ -377,16 +377,16 @@ static int add_rec(struct folder_view *v, const struct mf_rec *r)
 
 /* The scan reads a package straight from its descriptor (one open, no path resolved
  * twice): the parsers' read callback over pread. */
-static int fd_read(void *ctx, uint64_t off, void *buf, size_t len)
+static enum s3_err fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     int fd = *(int *)ctx;
     for (size_t got = 0; got < len;) {
         ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
         if (r <= 0)
-            return r < 0 ? -errno : -EIO;
+            return S3_ERR_IO;
         got += (size_t)r;
     }
-    return 0;
+    return S3_OK;
 }
 
 /* What is in a package's header and index: 0 (loaded), 1 (skipped, said), or -ENOMEM. */
