@@ -597,16 +597,16 @@ static void *pin_then_wait(void *arg)
 
 /* The directory's callback pins an item; refused, it lists nothing (as a view that
  * shows the failure as an .error would list something else): the tree fails it. */
-static int populate_pinning(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_pinning(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct budget_run *r = ctx;
     size_t size;
     if (!cache_pin(r->c, &r->item->c, &size, r->err, sizeof r->err))
-        return 0;
+        return S3_OK;
     cache_unpin(r->c, &r->item->c);
     tree_add_textf(t, dir, "pinned", NULL, "%zu\n", size);
-    return 0;
+    return S3_OK;
 }
 
 /* cache_mb is one bound: four threads each pin an item of 60 bytes under a bound of 100

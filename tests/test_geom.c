@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_refuse.h"
 #include "expect_geom.h"
 #include "fixture.h"
 #include "fixture_dbpf.h"
@@ -56,6 +57,42 @@ static int parse(const struct built *b, size_t size, struct geom *g, struct diag
     mem_src_init(&src, &mc, b->file, size);
     char err[256];
     return geom_parse(&src, 1u << 30, g, d, err, sizeof err);
+}
+
+/* Issue 31: a refused allocation reaches the caller. For GEOMs of every version (the
+ * Sims 4 ones with their tail blocks), a clean geom_parse counts its allocations (N);
+ * each is then refused in turn and every such parse fails with S3_ERR_NOMEM: never S3_OK
+ * with a part missing (before, refused declarations, indices or tail blocks read as a
+ * part that broke, or as none). */
+static void test_parse_refused_allocation(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    skip(); /* a sanitizer's runtime owns malloc: the plain build runs this */
+#else
+    static const uint32_t versions[] = {5, 12, 13, 14, 15};
+    for (size_t v = 0; v < sizeof versions / sizeof *versions; v++) {
+        struct built b;
+        build(&b, &(struct fxgeom_opts){.version = versions[v]});
+        struct geom g;
+        struct diag d = {0};
+        alloc_refuse_start(-1);
+        assert_int_equal(parse(&b, b.size, &g, &d), S3_OK);
+        long n = alloc_refuse_count();
+        assert_true(n >= 3); /* the chunk, its declarations and its indices at least */
+        geom_free(&g);
+        diag_free(&d);
+        for (long k = 0; k < n; k++) {
+            alloc_refuse_start(k);
+            enum s3_err e = parse(&b, b.size, &g, &d);
+            alloc_refuse_start(-1);
+            if (e != S3_ERR_NOMEM)
+                fail_msg("version %u, allocation %ld of %ld refused: %s", versions[v], k, n, s3_err_str(e));
+            diag_free(&d);
+        }
+        free(b.file);
+    }
+#endif
 }
 
 /* Issue 31: geom_model says why it made no model. The index-buffer header (docs/formats/
@@ -1379,6 +1416,7 @@ int main(void)
         cmocka_unit_test(test_package_binding),
         cmocka_unit_test(test_offered_skeletons),
         cmocka_unit_test(test_model_reasons),
+        cmocka_unit_test(test_parse_refused_allocation),
     };
     return cmocka_run_group_tests_name("geom", tests, NULL, NULL);
 }

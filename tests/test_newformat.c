@@ -35,13 +35,13 @@ struct dummy_view {
     uint32_t value;
 };
 
-static int populate_dummy_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_dummy_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct dummy_view *v = ctx;
     add_info_and_unparsed(v->fs, dir);
     add_u32(t, dir, "value", v->value, 8);
-    return 0;
+    return S3_OK;
 }
 
 s3_view_open_fn dummy_view_open;

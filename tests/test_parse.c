@@ -42,9 +42,9 @@ static void test_reader_bounds(void **state)
     assert_int_equal(v, 0x04030201);
     assert_int_equal(src_u32(&src, 0, true, &v), 0);
     assert_int_equal(v, 0x01020304);
-    assert_int_equal(src_u32(&src, 5, false, &v), -ERANGE);
+    assert_int_equal(src_u32(&src, 5, false, &v), S3_ERR_RANGE);
     uint8_t buf[8];
-    assert_int_equal(src_read(&src, 0, buf, 9), -ERANGE);
+    assert_int_equal(src_read(&src, 0, buf, 9), S3_ERR_RANGE);
     struct cursor c;
     cur_init(&c, bytes, sizeof bytes, false);
     assert_int_equal(cur_u32(&c), 0x04030201);
@@ -67,7 +67,7 @@ static void test_crc32_check_value(void **state)
     uint32_t crc;
     assert_int_equal(crc32_range(&src, 0, 9, &crc), 0);
     assert_int_equal(crc, 0xCBF43926u);
-    assert_int_equal(crc32_range(&src, 1, 9, &crc), -ERANGE);
+    assert_int_equal(crc32_range(&src, 1, 9, &crc), S3_ERR_RANGE);
 }
 
 /* ---- detection ---- */
@@ -637,9 +637,41 @@ static void test_alloc_array_and_errors(void **state)
             assert_string_not_equal(s3_err_str((enum s3_err)k), s3_err_str((enum s3_err)e));
     }
     assert_string_equal(s3_err_str(S3_ERR_COUNT), "unknown error");
-    assert_int_equal(s3_err_errno(S3_OK), 0);
-    assert_int_equal(s3_err_errno(S3_ERR_NOMEM), ENOMEM);
-    assert_int_equal(s3_err_errno(S3_ERR_IO), EIO);
+    /* the map FUSE replies with (issue 31): each reason's errno, by the table in err.h */
+    static const struct {
+        enum s3_err e;
+        int errnum;
+    } map[] = {
+        {S3_OK, 0},
+        {S3_ERR_NOMEM, ENOMEM},
+        {S3_ERR_IO, EIO},
+        {S3_ERR_FORMAT, EIO},
+        {S3_ERR_RANGE, ERANGE},
+        {S3_ERR_LIMIT, EIO},
+        {S3_ERR_UNSUPPORTED, ENOTSUP},
+        {S3_ERR_NOT_FOUND, ENOENT},
+        {S3_ERR_NOT_DIR, ENOTDIR},
+        {S3_ERR_IS_DIR, EISDIR},
+        {S3_ERR_STALE, ESTALE},
+        {S3_ERR_READONLY, EROFS},
+        {S3_ERR_TOO_BIG, EFBIG},
+        {S3_ERR_BUSY, EBUSY},
+        {S3_ERR_INVALID, EINVAL},
+        {S3_ERR_DENIED, EACCES},
+        {S3_ERR_NOSPACE, ENOSPC},
+    };
+    assert_int_equal(sizeof map / sizeof *map, S3_ERR_COUNT); /* every reason mapped */
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+        assert_int_equal(map[i].e, (enum s3_err)i);
+        assert_int_equal(s3_err_errno(map[i].e), map[i].errnum);
+        /* back: one to one but for FORMAT and LIMIT, which read as EIO (IO) */
+        enum s3_err back = map[i].e == S3_ERR_FORMAT || map[i].e == S3_ERR_LIMIT ? S3_ERR_IO : map[i].e;
+        assert_int_equal(s3_err_of_errno(map[i].errnum), back);
+    }
+    assert_int_equal(s3_err_errno(S3_ERR_COUNT), EIO); /* out of range: still an errno */
+    assert_int_equal(s3_err_of_errno(EPERM), S3_ERR_DENIED);
+    assert_int_equal(s3_err_of_errno(ENOSPC), S3_ERR_NOSPACE); /* a full disk stays ENOSPC */
+    assert_int_equal(s3_err_of_errno(EXDEV), S3_ERR_IO);       /* no reason of ours */
 }
 
 int main(void)

@@ -1721,6 +1721,26 @@ static void test_vertices_txt_rows_once(void **state)
     }
 }
 
+static void expect_chunks(struct tree *t, const char *path, const char *want, size_t wlen);
+
+/* The Turok 1 sample with children of section 0 (node 0, part 0) replaced: child k by
+ * with[k] where it is not NULL (the section takes it), opened. *file and *root are the
+ * caller's to free after s3fs_close. */
+static struct s3fs *t1_section_replaced(struct fxt *const with[3], const char *what, uint8_t **file,
+                                        struct fxt **root)
+{
+    *root = fxt_t1_sample(false);
+    struct fxt *sec = (struct fxt *)fxt_t1_sample_section(*root, 0, 0, 0, 0);
+    for (int k = 0; k < 3; k++)
+        if (with[k]) {
+            fxt_free(sec->child[k]);
+            sec->child[k] = with[k];
+        }
+    size_t size;
+    *file = fxt_write(*root, false, 0, 0, &size);
+    return open_mem(*file, size, NULL, what);
+}
+
 /* A Turok 1 section of 5,000 vertices (vertices.txt past VIEW_TEXT_MAX: rendered on read
  * from the records, a cache item): vertices.txt read through in 128 KiB chunks is every
  * vertex of the fixture in the notes' words, vertices.bin the records, and the tree keeps
@@ -1729,8 +1749,6 @@ static void test_t1_vertices_rendered_on_read(void **state)
 {
     (void)state;
     enum { N = 5000 };
-    struct fxt *root = fxt_t1_sample(false);
-    struct fxt *sec = (struct fxt *)fxt_t1_sample_section(root, 0, 0, 0, 0);
     uint8_t *rec = malloc(N * 16);
     struct sbuf want = {0};
     for (uint32_t i = 0; i < N; i++) {
@@ -1744,37 +1762,24 @@ static void test_t1_vertices_rendered_on_read(void **state)
         sb_printf(&want, "%d %d %d %u %d %d %u %u %u %u\n", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1], x.c[2],
                   x.c[3]);
     }
-    fxt_free(sec->child[2]);
-    sec->child[2] = fxt_array(16, N, rec, true);
-    size_t size;
-    uint8_t *file = fxt_write(root, false, 0, 0, &size);
-    struct s3fs *fs = open_mem(file, size, NULL, "big Turok 1 section");
-    uint32_t txt, bin;
+    struct fxt *root;
+    uint8_t *file;
+    struct s3fs *fs = t1_section_replaced((struct fxt *const[3]){NULL, NULL, fxt_array(16, N, rec, true)},
+                                          "big Turok 1 section", &file, &root);
+    uint32_t bin;
     const char *dir = "/models/0/nodes/0/parts/0/sections/0";
     char path[128];
-    snprintf(path, sizeof path, "%s/vertices.txt", dir);
-    assert_int_equal(tree_resolve(fs->tree, path, &txt), 0);
     snprintf(path, sizeof path, "%s/vertices.bin", dir);
     assert_int_equal(tree_resolve(fs->tree, path, &bin), 0);
-    uint64_t held = tree_text_bytes(fs->tree);
-    assert_true(want.len > VIEW_TEXT_MAX);
-    assert_int_equal(tree_size(fs->tree, txt), want.len);
-    assert_true(held < 64 * 1024); /* the whole tree so far: no 170 KB text */
-    char *buf = malloc(128 << 10);
-    uint64_t off = 0;
-    ssize_t n;
-    while ((n = tree_read(fs->tree, txt, off, buf, 128 << 10)) > 0) {
-        assert_memory_equal(buf, want.p + off, (size_t)n);
-        off += (uint64_t)n;
-    }
-    assert_int_equal(off, want.len);
+    assert_true(tree_text_bytes(fs->tree) < 64 * 1024); /* the whole tree so far: no 170 KB text */
+    snprintf(path, sizeof path, "%s/vertices.txt", dir);
+    expect_chunks(fs->tree, path, want.p, want.len);
     uint8_t *b;
     size_t blen;
     assert_int_equal(tree_read_all(fs->tree, bin, &b, &blen), 0);
     assert_int_equal(blen, N * 16);
     assert_memory_equal(b, rec, blen);
     free(b);
-    free(buf);
     sb_free(&want);
     free(rec);
     s3fs_close(fs);
@@ -1897,18 +1902,12 @@ static void test_t1_stream_rendered_on_read(void **state)
         sb_printf(&tri, "%u %u %u\n", a, b, c);
         sb_printf(&cmds, "tri %u %u %u\n", a, b, c);
     }
-    struct fxt *root = fxt_t1_sample(false);
-    struct fxt *sec = (struct fxt *)fxt_t1_sample_section(root, 0, 0, 0, 0);
-    struct fxt *fresh = fxt_t1_section(w, W, 16, 5, false);
-    for (int k = 1; k <= 2; k++) { /* the stream and the vertices, swapped in */
-        struct fxt *x = sec->child[k];
-        sec->child[k] = fresh->child[k];
-        fresh->child[k] = x;
-    }
+    struct fxt *fresh = fxt_t1_section(w, W, 16, 5, false), *root;
+    struct fxt *const with[3] = {NULL, fresh->child[1], fresh->child[2]}; /* its stream and vertices */
+    fresh->child[1] = fresh->child[2] = NULL;
     fxt_free(fresh);
-    size_t size;
-    uint8_t *file = fxt_write(root, false, 0, 0, &size);
-    struct s3fs *fs = open_mem(file, size, NULL, "Turok 1 section with a long stream");
+    uint8_t *file;
+    struct s3fs *fs = t1_section_replaced(with, "Turok 1 section with a long stream", &file, &root);
     assert_true(walk_all(fs, 1000000) > 0);
     uint64_t held = tree_text_bytes(fs->tree);
     if (held >= 64 * 1024)

@@ -37,7 +37,7 @@ static struct tree *hand_tree(struct source *src, const void *data, size_t len, 
     return t;
 }
 
-static int populate_three(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_three(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)ctx;
     for (uint64_t i = 0; i < arg; i++) {
@@ -45,7 +45,7 @@ static int populate_three(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         snprintf(name, sizeof name, "%c", (char)('c' - i));
         tree_add_textf(t, dir, name, "u32", "%llu\n", (unsigned long long)i);
     }
-    return 0;
+    return S3_OK;
 }
 
 static void test_tree_nodes(void **state)
@@ -193,13 +193,13 @@ static void test_tree_node_limit(void **state)
 
 /* ---- the accessors ---- */
 
-static int populate_two_dirs(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_two_dirs(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)ctx, (void)arg;
     tree_add_dir(t, dir, "d1", NULL, NULL, NULL, 0);
     tree_add_textf(t, dir, "f", NULL, "x\n");
     tree_add_dir(t, dir, "d2", NULL, populate_three, NULL, 2);
-    return 0;
+    return S3_OK;
 }
 
 static void render_hello(struct tree *t, void *ctx, struct sbuf *out)
@@ -281,12 +281,12 @@ static const char *const clash_want[] = {"X.csv", "X~2.csv", "X~3.csv", "X", "X~
                                          "a.b.c", "a.b~2.c", "X~2~2.csv", "t.", "t~2."};
 #define NCLASH (sizeof clash_names / sizeof clash_names[0])
 
-static int populate_clash(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_clash(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)ctx, (void)arg;
     for (size_t i = 0; i < NCLASH; i++)
         assert_int_not_equal(tree_add_textf(t, dir, clash_names[i], NULL, "%zu\n", i), 0);
-    return 0;
+    return S3_OK;
 }
 
 /* A name already used in a directory gets ~N before its extension (the rule of tree.h and
@@ -326,7 +326,7 @@ struct many_names {
     bool taken_first; /* the suffixed names exist before the clashes */
 };
 
-static int populate_many(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_many(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     const struct many_names *m = ctx;
@@ -341,7 +341,7 @@ static int populate_many(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         snprintf(name, sizeof name, "d%u", i);
         tree_add_textf(t, dir, name, NULL, "%u\n", i);
     }
-    return 0;
+    return S3_OK;
 }
 
 /* Making names unique is linear: 4,095 children of one name (the most members a Granny
@@ -384,16 +384,16 @@ struct flaky {
     uint32_t made[5];
 };
 
-static int populate_leaf(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_leaf(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)ctx, (void)arg;
     tree_add_textf(t, dir, "leaf", NULL, "x\n");
-    return 0;
+    return S3_OK;
 }
 
 /* Adds a file, a directory with a callback (populated at once, successfully), one with
  * none and a file in it, then fails the first time (a file that changed, say). */
-static int populate_flaky(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_flaky(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct flaky *f = ctx;
@@ -403,7 +403,7 @@ static int populate_flaky(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     f->made[2] = tree_add_dir(t, dir, "plain", NULL, NULL, NULL, 0);
     f->made[3] = tree_add_textf(t, f->made[2], "inner", NULL, "2\n");
     assert_int_equal(tree_lookup(t, f->made[1], "leaf", &f->made[4]), 0);
-    return f->calls == 1 ? -EIO : 0;
+    return f->calls == 1 ? S3_ERR_IO : S3_OK;
 }
 
 static void test_populate_rollback(void **state)
@@ -823,13 +823,13 @@ static int ct_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char *
 static const struct tree_computed_ops ct_ops = {ct_name, ct_find, ct_target};
 
 /* arg: 0 succeeds; 1 makes the directory computed, then fails (rolled back) */
-static int populate_ctable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_ctable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     struct ctable *c = ctx;
     int rc = tree_set_computed(t, dir, &ct_ops, c, c->n);
     if (rc == 0 && arg == 1)
-        return -EIO;
-    return rc;
+        return S3_ERR_IO;
+    return s3_err_of_errno(-rc);
 }
 
 static struct tree *ctable_tree(struct source *src, struct ctable *c, uint32_t *keys)

@@ -236,6 +236,18 @@ static void reply_kind_err(fuse_req_t req, int kind)
     fuse_reply_err(req, kind == -ESTALE || kind == -ENOMEM ? -kind : ENOENT);
 }
 
+/* The preamble of an operation on one node: the node a request names (node_of_moved:
+ * generation, number, kind, moved), or false once its error is replied (no such node, a
+ * stale number, no memory). */
+static bool node_or_reply(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uint32_t *ino, int *kind, bool *moved)
+{
+    *kind = node_of_moved(req, fino, g, ino, moved);
+    if (*kind >= 0)
+        return true;
+    reply_kind_err(req, *kind);
+    return false;
+}
+
 static void fill_stat(struct adapter *a, struct rw_gen *g, uint32_t ino, int kind, struct stat *st)
 {
     memset(st, 0, sizeof *st);
@@ -456,12 +468,10 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     }
     struct rw_gen *g;
     uint32_t i;
+    int kind;
     bool moved;
-    int kind = node_of_moved(req, ino, &g, &i, &moved);
-    if (kind < 0) {
-        reply_kind_err(req, kind);
+    if (!node_or_reply(req, ino, &g, &i, &kind, &moved))
         return;
-    }
     fill_stat(a, g, i, kind, &st);
     st.st_ino = ino; /* the number the kernel asked about */
     fuse_reply_attr(req, &st, moved ? 0 : attr_timeout(g, i));
@@ -742,12 +752,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     struct rw_gen *g;
     uint32_t i;
+    int kind;
     bool moved;
-    int kind = node_of_moved(req, ino, &g, &i, &moved);
-    if (kind < 0) {
-        reply_kind_err(req, kind);
+    if (!node_or_reply(req, ino, &g, &i, &kind, &moved))
         return;
-    }
     struct tree *t = g->fs->tree;
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
         struct rw_target w;

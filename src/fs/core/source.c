@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int source_read_cb(void *ctx, uint64_t off, void *buf, size_t len)
+static enum s3_err source_read_cb(void *ctx, uint64_t off, void *buf, size_t len)
 {
     return source_pread(ctx, off, buf, len);
 }
@@ -117,46 +117,46 @@ void source_close(struct source *s)
     s->path = NULL;
 }
 
-int source_check(struct source *s)
+enum s3_err source_check(struct source *s)
 {
     if (s->kind == SOURCE_SLICE || s->kind == SOURCE_EXPANDED)
         return source_check(s->parent);
     if (s->kind != SOURCE_FILE)
-        return 0;
+        return S3_OK;
     /* The descriptor's file, not the path: a file deleted or replaced by rename (editors,
      * updaters) keeps its bytes while open, and they are still the parsed ones; only a
      * change of the file itself (its size or modification time) makes them unusable. */
     struct stat now;
     if (fstat(s->fd, &now) != 0)
-        return -EIO;
+        return S3_ERR_IO;
     if (now.st_size != s->st.st_size || now.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
         now.st_mtim.tv_nsec != s->st.st_mtim.tv_nsec)
-        return -EIO;
-    return 0;
+        return S3_ERR_IO;
+    return S3_OK;
 }
 
 /* Bytes of an expanded item: pinned for the copy only, so the cache may drop them after. */
-static int expanded_read(struct source *s, uint64_t off, void *buf, size_t len)
+static enum s3_err expanded_read(struct source *s, uint64_t off, void *buf, size_t len)
 {
     char err[200];
     size_t have;
     const uint8_t *d = cache_pin(s->cache, s->item, &have, err, sizeof err);
     if (!d)
-        return -EIO;
-    int rc = range_ok(off, len, have) ? 0 : -EIO;
-    if (rc == 0)
+        return S3_ERR_IO;
+    enum s3_err rc = range_ok(off, len, have) ? S3_OK : S3_ERR_IO;
+    if (rc == S3_OK)
         memcpy(buf, d + off, len);
     cache_unpin(s->cache, s->item);
     return rc;
 }
 
-int source_pread(struct source *s, uint64_t off, void *buf, size_t len)
+enum s3_err source_pread(struct source *s, uint64_t off, void *buf, size_t len)
 {
     if (!range_ok(off, len, s->size))
-        return -ERANGE;
+        return S3_ERR_RANGE;
     if (s->kind == SOURCE_MEM) {
         memcpy(buf, s->mem + off, len);
-        return 0;
+        return S3_OK;
     }
     if (s->kind == SOURCE_SLICE)
         return source_pread(s->parent, s->base + off, buf, len);
@@ -168,17 +168,17 @@ int source_pread(struct source *s, uint64_t off, void *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return -EIO;
+            return S3_ERR_IO;
         p += n;
         off += (uint64_t)n;
         len -= (size_t)n;
     }
-    return 0;
+    return S3_OK;
 }
 
-int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len)
+enum s3_err source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len)
 {
-    int rc = source_check(s);
+    enum s3_err rc = source_check(s);
     return rc ? rc : source_pread(s, off, buf, len);
 }
 
@@ -238,7 +238,7 @@ bool source_expands(const struct source *s)
     return false;
 }
 
-static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
+static enum s3_err window_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     struct source_window *w = ctx;
     if (len > SOURCE_WINDOW / 2)
@@ -247,7 +247,7 @@ static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
         size_t n = SOURCE_WINDOW;
         if (off + n > w->src->size)
             n = (size_t)(w->src->size - off);
-        int rc = source_pread(w->src, off, w->buf, n);
+        enum s3_err rc = source_pread(w->src, off, w->buf, n);
         if (rc) {
             w->len = 0;
             return rc;
@@ -256,7 +256,7 @@ static int window_read(void *ctx, uint64_t off, void *buf, size_t len)
         w->len = n;
     }
     memcpy(buf, w->buf + (off - w->off), len);
-    return 0;
+    return S3_OK;
 }
 
 void source_window_init(struct source_window *w, struct source *src)

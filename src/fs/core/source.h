@@ -43,13 +43,13 @@ void source_expanded(struct source *s, struct source *parent, struct cache *c, s
 void source_move(struct source *dst, const struct source *src);
 void source_close(struct source *s);
 
-/* 0 while the file is unchanged, -EIO otherwise. Called once per operation that reads
- * the file (a read request, a directory's first listing), not per pread. */
-int source_check(struct source *s);
-/* Reads exactly len bytes at off: 0, or -EIO (short), -ERANGE (outside). */
-int source_pread(struct source *s, uint64_t off, void *buf, size_t len);
+/* S3_OK while the file is unchanged, S3_ERR_IO otherwise. Called once per operation that
+ * reads the file (a read request, a directory's first listing), not per pread. */
+enum s3_err source_check(struct source *s);
+/* Reads exactly len bytes at off: S3_OK, or IO (short), RANGE (outside). */
+enum s3_err source_pread(struct source *s, uint64_t off, void *buf, size_t len);
 /* source_check, then source_pread. */
-int source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len);
+enum s3_err source_pread_checked(struct source *s, uint64_t off, void *buf, size_t len);
 /* When bytes at off of s are a plain range of an open file (the file itself or a slice
  * of it): 0 with the descriptor and the position in the file (for zero-copy replies).
  * -1 otherwise (memory, expanded data). */

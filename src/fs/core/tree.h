@@ -5,8 +5,8 @@
  * - Grow it only through tree_add_*, tree_graft and tree_set_*, from a populate callback
  *   (its directory and what it made) or before any other thread reads the tree. A
  *   published directory takes nothing: tree_add_* there returns 0, tree_graft -EBUSY.
- * - A populate returns 0 (its directory is published: read without a lock from then on)
- *   or -errno (everything it added is removed; the next use runs it again).
+ * - A populate returns S3_OK (its directory is published: read without a lock from then
+ *   on) or the reason (everything it added is removed; the next use runs it again).
  * - The tree lock (recursive) serialises growth only: lock order the tree's, then a
  *   view's own, then the cache's. Reading published directories and bytes takes none. */
 #ifndef S3_TREE_H
@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "fs/core/source.h"
+#include "parse/base/err.h"
 
 #define TREE_ROOT 1u
 #define TREE_MAX_SOURCES 65536u /* the file and the views nested in it, per tree */
@@ -27,15 +28,19 @@
 enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 
 struct tree;
-typedef int (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+/* Adds a directory's children: S3_OK, or the reason the listing failed (the tree undoes
+ * what it added and hands the caller s3_err_errno of it). */
+typedef enum s3_err (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 struct sbuf;
 /* Renders the whole current text of a volatile file. Runs under the tree lock (the state
  * populate callbacks extend), or, added with tree_add_volatile_unlocked, without it: then
  * it takes tree_lock itself around that state (and may keep a rendering while
  * tree_version and its own state stay the same). */
 typedef void (*render_fn)(struct tree *t, void *ctx, struct sbuf *out);
-/* Returns bytes read (short only at the end) or a negative errno. */
-typedef ssize_t (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len);
+/* Reads bytes [off, off+len) into buf: *got of them (short only at the end), or the
+ * reason (IO when the file changed since it was listed, NOMEM). */
+typedef enum s3_err (*gen_read_fn)(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                   size_t *got);
 
 struct tree_limits {
     uint64_t max_nodes; /* the tree refuses to grow beyond this many nodes */

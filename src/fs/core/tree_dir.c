@@ -324,7 +324,8 @@ static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
         t->refusals_outer = cache_thread_refusals();
     }
     struct source *held = populate_hold(t, sid);
-    int rc = d->populate(t, dir, d->ctx, d->arg);
+    enum s3_err e = d->populate(t, dir, d->ctx, d->arg);
+    int rc = e ? -s3_err_errno(e) : 0; /* what the tree's callers hand on */
     populate_release(held);
     t->populate_depth--;
     st = atomic_load_explicit(&d->state, memory_order_relaxed);

@@ -83,14 +83,17 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
     case CONTENT_RANGE: {
         struct source *s = n->flags & NODE_EXT ? n->u.ext->src : n->u.range.src;
         uint64_t at = n->flags & NODE_EXT ? n->u.ext->off : n->u.range.off;
-        int rc = s ? source_pread_checked(s, at + off, buf, len) : -EIO;
+        enum s3_err rc = s ? source_pread_checked(s, at + off, buf, len) : S3_ERR_IO;
         return rc ? -EIO : (ssize_t)len;
     }
     case CONTENT_TEXT:
         memcpy(buf, n->u.text.p + off, len);
         return (ssize_t)len;
-    case CONTENT_GEN:
-        return n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len);
+    case CONTENT_GEN: {
+        size_t got = 0;
+        enum s3_err e = n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len, &got);
+        return e ? -s3_err_errno(e) : (ssize_t)got;
+    }
     default:
         return 0;
     }

@@ -71,11 +71,12 @@ static const char *value_list_row(void *ctx, uint64_t k, char *scratch, size_t l
     return w >= 0 && (size_t)w == len ? scratch : NULL;
 }
 
-static ssize_t value_list_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err value_list_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                   size_t *got)
 {
     (void)t, (void)arg;
     const struct value_list *l = ctx;
-    return view_rows_read(l->end, l->n, value_list_row, ctx, off, buf, len);
+    return view_rows_read(l->end, l->n, value_list_row, ctx, off, buf, len, got);
 }
 
 /* The list's file: a text up to VIEW_TEXT_MAX, else rendered on read from the values
@@ -133,8 +134,8 @@ uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const ui
     return add_list(t, dir, name, v, n, abs_off, LIST_HEX);
 }
 
-ssize_t view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
-                       size_t len)
+enum s3_err view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
+                           size_t len, size_t *got)
 {
     uint64_t lo = 0, hi = n; /* the first row ending after off */
     while (lo < hi) {
@@ -145,22 +146,22 @@ ssize_t view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *
             hi = mid;
     }
     char *out = buf;
-    size_t got = 0;
-    for (uint64_t k = lo; k < n && got < len; k++) {
-        uint64_t start = k ? end[k - 1] : 0, rowlen = end[k] - start - 1, p = off + got - start;
+    *got = 0;
+    for (uint64_t k = lo; k < n && *got < len; k++) {
+        uint64_t start = k ? end[k - 1] : 0, rowlen = end[k] - start - 1, p = off + *got - start;
         if (p < rowlen) {
             char scratch[64];
             const char *b = row(ctx, k, scratch, (size_t)rowlen);
             if (!b)
-                return -EIO;
-            size_t take = rowlen - p < len - got ? (size_t)(rowlen - p) : len - got;
-            memcpy(out + got, b + p, take);
-            got += take;
+                return S3_ERR_IO;
+            size_t take = rowlen - p < len - *got ? (size_t)(rowlen - p) : len - *got;
+            memcpy(out + *got, b + p, take);
+            *got += take;
         }
-        if (got < len)
-            out[got++] = '\n';
+        if (*got < len)
+            out[(*got)++] = '\n';
     }
-    return (ssize_t)got;
+    return S3_OK;
 }
 
 uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, const uint64_t *end,
@@ -171,7 +172,8 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
     *kept_end = NULL;
     if (size <= VIEW_TEXT_MAX) {
         char *text = alloc_array(size, 1);
-        if (text && view_rows_read(end, n, row, ctx, 0, text, size) != (ssize_t)size) {
+        size_t got;
+        if (text && (view_rows_read(end, n, row, ctx, 0, text, size, &got) != S3_OK || got != size)) {
             free(text);
             return 0; /* a row that cannot be had: no file */
         }
@@ -203,11 +205,12 @@ static const char *bone_name_row(void *ctx, uint64_t k, char *scratch, size_t le
     return nm ? nm : "?";
 }
 
-static ssize_t bone_names_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err bone_names_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                   size_t *got)
 {
     (void)t, (void)arg;
     const struct bone_names *b = ctx;
-    return view_rows_read(b->end, b->n, bone_name_row, ctx, off, buf, len);
+    return view_rows_read(b->end, b->n, bone_name_row, ctx, off, buf, len, got);
 }
 
 uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
@@ -255,6 +258,25 @@ uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *m
     char fname[256];
     snprintf(fname, sizeof fname, "%s.error", name);
     return tree_add_textf(t, dir, fname, "error", "%s\n", msg);
+}
+
+void view_add_numbered(struct tree *t, uint32_t dir, uint32_t n, const char *xtype, populate_fn fn, void *ctx,
+                       view_span_fn *span, uint64_t list, const char *err)
+{
+    char name[16];
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%" PRIu32, i);
+        uint32_t ino = tree_add_dir(t, dir, name, xtype, fn, ctx, i);
+        if (!ino)
+            return;
+        uint64_t pos, size;
+        span(ctx, list, i, &pos, &size);
+        tree_set_span(t, ino, pos, size);
+    }
+    if (err && err[0]) {
+        snprintf(name, sizeof name, "%" PRIu32, n);
+        add_error(t, dir, name, err);
+    }
 }
 
 /* ---- hooks ---- */
@@ -433,7 +455,7 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
     sb_free(&fresh);
 }
 
-static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct s3fs *fs = ctx;
@@ -442,7 +464,7 @@ static int populate_unparsed(struct tree *t, uint32_t dir, void *ctx, uint64_t a
         snprintf(name, sizeof name, "0x%" PRIx64 "-0x%" PRIx64 ".bin", fs->gaps[i].off, fs->gaps[i].len);
         tree_add_range(t, dir, name, "unparsed", fs->gaps[i].off, fs->gaps[i].len);
     }
-    return 0;
+    return S3_OK;
 }
 
 enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)

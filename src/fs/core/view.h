@@ -169,10 +169,10 @@ uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const i
 /* Row k's len bytes (its newline not included): in scratch (64 bytes) or bytes that stay
  * valid while the caller reads; NULL when they cannot be had now (the read fails, EIO). */
 typedef const char *view_row_fn(void *ctx, uint64_t k, char *scratch, size_t len);
-/* Bytes [off, off+len) of the rows' file (n rows): what was copied, or -EIO. Finds the
- * first row by halves, then renders only the rows asked for. */
-ssize_t view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
-                       size_t len);
+/* Bytes [off, off+len) of the rows' file (n rows): *got copied, or IO (a row that cannot
+ * be had). Finds the first row by halves, then renders only the rows asked for. */
+enum s3_err view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
+                           size_t len, size_t *got);
 /* The rows' file in dir: a text (its size at most VIEW_TEXT_MAX) rendered now, or the
  * generator read(rctx) of that size, with end copied into the tree for it (*kept_end,
  * NULL for a text). The new inode, or 0 (no memory, a row that cannot be had). */
@@ -181,6 +181,14 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
                        const uint64_t **kept_end);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
+/* Where record i of list `list` (the caller's numbering) lies in the source (its span). */
+typedef void view_span_fn(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uint64_t *size);
+/* Directories "0" .. "n-1" in dir, of type xtype, each populated by fn(ctx, i) and spanning
+ * what span(ctx, list, i) says; then "n.error" holding err when err is not empty (a list
+ * cut by a broken record after n whole ones). Stops at the node limit (the tree reports
+ * it). */
+void view_add_numbered(struct tree *t, uint32_t dir, uint32_t n, const char *xtype, populate_fn fn, void *ctx,
+                       view_span_fn *span, uint64_t list, const char *err);
 /* Text files made of rows, measured once and rendered on read (tables, animation CSVs):
  * mark[i] is where row i × per_mark starts. A read at off renders from *row, which starts
  * at *start; false when off lies in the header (render it, then from row 0). */

@@ -36,7 +36,8 @@ static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *
     return rc;
 }
 
-static ssize_t export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
     struct export_file *e = ctx;
@@ -45,15 +46,15 @@ static ssize_t export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off
     /* the cached bytes were made from the file as it was: a changed file is EIO, like
      * every other read, even when a rebuild would have the same size */
     if (source_check(&e->fs->src))
-        return -EIO;
+        return S3_ERR_IO;
     const uint8_t *d = cache_pin(&e->fs->cache, &e->c, &size, err, sizeof err);
     if (!d)
-        return -EIO;
-    ssize_t rc = -EIO;
+        return S3_ERR_IO;
+    enum s3_err rc = S3_ERR_IO;
     if (size == e->size) { /* another size: the source changed since the size was taken */
-        size_t n = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
-        memcpy(buf, d + off, n);
-        rc = (ssize_t)n;
+        *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+        memcpy(buf, d + off, *got);
+        rc = S3_OK;
     }
     cache_unpin(&e->fs->cache, &e->c);
     return rc;

@@ -14,6 +14,38 @@ static const char *const err_text[S3_ERR_COUNT] = {
     [S3_ERR_RANGE] = "past the end of the data",
     [S3_ERR_LIMIT] = "over a limit",
     [S3_ERR_UNSUPPORTED] = "not supported",
+    [S3_ERR_NOT_FOUND] = "no such file or directory",
+    [S3_ERR_NOT_DIR] = "not a directory",
+    [S3_ERR_IS_DIR] = "is a directory",
+    [S3_ERR_STALE] = "stale file handle",
+    [S3_ERR_READONLY] = "read-only",
+    [S3_ERR_TOO_BIG] = "too large",
+    [S3_ERR_BUSY] = "busy",
+    [S3_ERR_INVALID] = "invalid request",
+    [S3_ERR_DENIED] = "permission denied",
+    [S3_ERR_NOSPACE] = "no space left",
+};
+
+/* The errno of each reason; 0 for S3_OK. FORMAT and LIMIT read as EIO: FUSE has no errno
+ * for them, the message says which. */
+static const int err_errno[S3_ERR_COUNT] = {
+    [S3_OK] = 0,
+    [S3_ERR_NOMEM] = ENOMEM,
+    [S3_ERR_IO] = EIO,
+    [S3_ERR_FORMAT] = EIO,
+    [S3_ERR_RANGE] = ERANGE,
+    [S3_ERR_LIMIT] = EIO,
+    [S3_ERR_UNSUPPORTED] = ENOTSUP,
+    [S3_ERR_NOT_FOUND] = ENOENT,
+    [S3_ERR_NOT_DIR] = ENOTDIR,
+    [S3_ERR_IS_DIR] = EISDIR,
+    [S3_ERR_STALE] = ESTALE,
+    [S3_ERR_READONLY] = EROFS,
+    [S3_ERR_TOO_BIG] = EFBIG,
+    [S3_ERR_BUSY] = EBUSY,
+    [S3_ERR_INVALID] = EINVAL,
+    [S3_ERR_DENIED] = EACCES,
+    [S3_ERR_NOSPACE] = ENOSPC,
 };
 
 const char *s3_err_str(enum s3_err e)
@@ -34,18 +66,19 @@ enum s3_err s3_fail(enum s3_err e, char *err, size_t errlen, const char *fmt, ..
 
 int s3_err_errno(enum s3_err e)
 {
-    switch (e) {
-    case S3_OK:
-        return 0;
-    case S3_ERR_NOMEM:
-        return ENOMEM;
-    case S3_ERR_RANGE:
-        return ERANGE;
-    case S3_ERR_UNSUPPORTED:
-        return ENOTSUP;
-    default:
-        return EIO;
-    }
+    return (unsigned)e < S3_ERR_COUNT ? err_errno[e] : EIO;
+}
+
+enum s3_err s3_err_of_errno(int errnum)
+{
+    if (errnum == 0)
+        return S3_OK;
+    if (errnum == EPERM) /* the kernel's word for what is not ours to change, too */
+        return S3_ERR_DENIED;
+    for (int e = S3_ERR_NOMEM; e < S3_ERR_COUNT; e++)
+        if (err_errno[e] == errnum && e != S3_ERR_FORMAT && e != S3_ERR_LIMIT)
+            return (enum s3_err)e;
+    return S3_ERR_IO;
 }
 
 /* calloc checks n * size itself; n == 0 (or size == 0) asks for one byte, so an empty

@@ -1,7 +1,8 @@
 /* One error convention for every layer: a function that can fail returns enum s3_err
  * (S3_OK or the reason) and, where it has one, writes the detail to its message buffer.
  * - Reasons are kinds, not places: the message says where.
- * - s3_err_str never returns NULL; s3_err_errno maps a reason to the errno FUSE returns.
+ * - s3_err_str never returns NULL; s3_err_errno maps a reason to the errno FUSE returns,
+ *   s3_err_of_errno back (an errno of no reason of ours is IO).
  * - alloc_array(n, size): zeroed, overflow-checked; n == 0 is a valid empty array (a
  *   pointer to free), NULL only when the allocation fails. */
 #ifndef S3_ERR_H
@@ -17,6 +18,17 @@ enum s3_err {
     S3_ERR_RANGE,       /* past the end: the file is cut, or an offset points outside */
     S3_ERR_LIMIT,       /* a bound of ours was hit (a count, a size, the node limit) */
     S3_ERR_UNSUPPORTED, /* valid, but a variant this version does not read */
+    /* the reasons below are those FUSE must tell apart (each its own errno) */
+    S3_ERR_NOT_FOUND,   /* no such node (ENOENT) */
+    S3_ERR_NOT_DIR,     /* a directory was asked of something else (ENOTDIR) */
+    S3_ERR_IS_DIR,      /* bytes were asked of a directory (EISDIR) */
+    S3_ERR_STALE,       /* a node number of an older generation that names nothing now (ESTALE) */
+    S3_ERR_READONLY,    /* the node or the mount takes no writes (EROFS) */
+    S3_ERR_TOO_BIG,     /* a write past what the node may hold (EFBIG) */
+    S3_ERR_BUSY,        /* in use: a published directory, a commit running (EBUSY) */
+    S3_ERR_INVALID,     /* a request that makes no sense here: an offset, a value (EINVAL) */
+    S3_ERR_DENIED,      /* not ours to change: owner, mode (EACCES) */
+    S3_ERR_NOSPACE,     /* the disk is full: a commit's ENOSPC stays ENOSPC (ENOSPC) */
     S3_ERR_COUNT
 };
 
@@ -26,6 +38,10 @@ const char *s3_err_str(enum s3_err e);
 enum s3_err s3_fail(enum s3_err e, char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int s3_err_errno(enum s3_err e);
+/* The reason an errno (positive) stands for: the inverse of s3_err_errno where that is
+ * one to one (NOMEM, RANGE, UNSUPPORTED and the FUSE reasons); EIO and any errno of no
+ * reason of ours is IO. For results of functions that still speak errno (the OS). */
+enum s3_err s3_err_of_errno(int errnum);
 
 void *alloc_array(size_t n, size_t size);
 

@@ -8,31 +8,31 @@ bool range_ok(uint64_t off, uint64_t len, uint64_t limit)
     return off <= limit && len <= limit - off;
 }
 
-int src_read(const struct s3_src *src, uint64_t off, void *buf, size_t len)
+enum s3_err src_read(const struct s3_src *src, uint64_t off, void *buf, size_t len)
 {
     if (!range_ok(off, len, src->size))
-        return -ERANGE;
+        return S3_ERR_RANGE;
     if (len == 0)
-        return 0;
+        return S3_OK;
     return src->read(src->ctx, off, buf, len);
 }
 
-int src_u32(const struct s3_src *src, uint64_t off, bool big_endian, uint32_t *out)
+enum s3_err src_u32(const struct s3_src *src, uint64_t off, bool big_endian, uint32_t *out)
 {
     uint8_t b[4];
-    int rc = src_read(src, off, b, 4);
-    if (rc == 0)
+    enum s3_err rc = src_read(src, off, b, 4);
+    if (rc == S3_OK)
         *out = ld_u32(b, big_endian);
     return rc;
 }
 
-static int mem_read(void *ctx, uint64_t off, void *buf, size_t len)
+static enum s3_err mem_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     const struct mem_src_ctx *m = ctx;
     if (!range_ok(off, len, m->size))
-        return -ERANGE;
+        return S3_ERR_RANGE;
     memcpy(buf, m->data + off, len);
-    return 0;
+    return S3_OK;
 }
 
 void mem_src_init(struct s3_src *src, struct mem_src_ctx *ctx, const void *data, uint64_t size)

@@ -1,7 +1,7 @@
 /* Bounds-checked byte access, the only way a parser reads.
  * - struct s3_src: a read callback and the number of bytes that exist; src_read refuses
- *   (-ERANGE) any range not wholly inside [0, size), overflow-safe, so a hostile offset
- *   never reaches the callback.
+ *   (S3_ERR_RANGE) any range not wholly inside [0, size), overflow-safe, so a hostile
+ *   offset never reaches the callback.
  * - struct cursor: a position in a buffer already read; every getter checks the length
  *   left, and a short read sets err and returns 0: read a whole record, test err once. */
 #ifndef S3_READER_H
@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 struct s3_src {
-    /* Read exactly len bytes at off into buf. Returns 0, or a negative errno. */
-    int (*read)(void *ctx, uint64_t off, void *buf, size_t len);
+    /* Read exactly len bytes at off into buf: S3_OK, or the reason (IO, RANGE). */
+    enum s3_err (*read)(void *ctx, uint64_t off, void *buf, size_t len);
     void *ctx;
     uint64_t size;
 };
@@ -21,11 +23,12 @@ struct s3_src {
 /* True when [off, off+len) lies inside [0, limit) without overflow. */
 bool range_ok(uint64_t off, uint64_t len, uint64_t limit);
 
-/* Reads [off, off+len) of src; -ERANGE when the range does not exist. */
-int src_read(const struct s3_src *src, uint64_t off, void *buf, size_t len);
+/* Reads [off, off+len) of src; RANGE when the range does not exist, IO when it cannot be
+ * read. */
+enum s3_err src_read(const struct s3_src *src, uint64_t off, void *buf, size_t len);
 
-/* Reads one u32 at off in the given byte order. */
-int src_u32(const struct s3_src *src, uint64_t off, bool big_endian, uint32_t *out);
+/* Reads one u32 at off in the given byte order (src_read's reasons). */
+enum s3_err src_u32(const struct s3_src *src, uint64_t off, bool big_endian, uint32_t *out);
 
 /* An s3_src over a memory buffer (tests, decompressed data). */
 struct mem_src_ctx {

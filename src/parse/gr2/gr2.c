@@ -47,15 +47,15 @@ const char *gr2_compression_name(uint32_t code)
     return code < 5 ? names[code] : "unknown";
 }
 
-int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out)
+enum s3_err crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out)
 {
     if (!range_ok(off, len, src->size))
-        return -ERANGE;
+        return S3_ERR_RANGE;
     uint8_t buf[65536];
     uLong crc = crc32(0L, Z_NULL, 0);
     while (len > 0) {
         size_t n = len < sizeof buf ? (size_t)len : sizeof buf;
-        int rc = src_read(src, off, buf, n);
+        enum s3_err rc = src_read(src, off, buf, n);
         if (rc)
             return rc;
         crc = crc32(crc, buf, (uInt)n);
@@ -63,7 +63,7 @@ int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *
         len -= n;
     }
     *out = (uint32_t)crc;
-    return 0;
+    return S3_OK;
 }
 
 static enum s3_err parse_magic_block(const struct s3_src *src, struct gr2_file *g, char *err, size_t errlen)
@@ -162,7 +162,7 @@ static void check_crc(const struct s3_src *src, struct gr2_file *g, struct diag 
         diag_add(d, "GR2 CRC not checked: total_size %u does not fit the data", g->total_size);
         return;
     }
-    if (crc32_range(src, g->base + span.from, span.to - span.from, &g->crc_computed) != 0) {
+    if (crc32_range(src, g->base + span.from, span.to - span.from, &g->crc_computed) != S3_OK) {
         diag_add(d, "GR2 CRC not checked: read error");
         return;
     }

@@ -153,7 +153,7 @@ enum s3_err gr2_raw_section_plan(const struct s3_src *src, const struct gr2_file
                                  uint64_t len, struct gr2_raw_plan *p, char *err, size_t errlen);
 
 /* CRC-32 (zlib) of src[off, off+len), read in chunks. */
-int crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);
+enum s3_err crc32_range(const struct s3_src *src, uint64_t off, uint64_t len, uint32_t *out);
 
 /* s3_detect_fn: one of the Granny file signatures. */
 s3_detect_fn gr2_detect;

@@ -154,7 +154,8 @@ static const char *kind_text(enum ck k)
 /* An array member whose elements are one scalar of the wanted kind (why: copied into
  * whybuf when it lives in a local). FORMAT with why untouched: not of that kind. */
 static enum s3_err read_array(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
-                              struct gr2_ref obj, enum ck kind, struct field *f, const char **why, char *whybuf, size_t whylen)
+                              struct gr2_ref obj, enum ck kind, struct field *f, const char **why, char *whybuf,
+                              size_t whylen)
 {
     if (m->type != GR2_REF_TO_ARRAY || m->array_width != 0)
         return S3_ERR_FORMAT;
@@ -186,8 +187,8 @@ static enum s3_err read_array(struct gr2_types *reg, const struct gr2_space *sp,
 
 /* Reads field `fi` of format `fmt` from the struct at obj (type t; members after the
  * header, found by name, or by place when the type has no names). */
-static enum s3_err read_field(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, struct gr2_ref obj,
-                              int fmt, int fi, struct field *f, char *err, size_t errlen)
+static enum s3_err read_field(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                              struct gr2_ref obj, int fmt, int fi, struct field *f, char *err, size_t errlen)
 {
     const struct cfield *cf = &formats[fmt].f[fi];
     int first = fmt == GR2_CURVE_OLD ? 0 : 1; /* after the header */
@@ -255,8 +256,8 @@ static double float_at(const struct field *f, uint32_t i, bool be)
 static enum s3_err alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots, char *err, size_t errlen)
 {
     if (dim > GR2_CURVE_MAX_DIM)
-        return s3_fail(S3_ERR_LIMIT, err, errlen, "%s: %" PRIu32 " values per control, more than %d", formats[c->format].name, dim,
-                       GR2_CURVE_MAX_DIM);
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "%s: %" PRIu32 " values per control, more than %d",
+                       formats[c->format].name, dim, GR2_CURVE_MAX_DIM);
     c->n = n;
     c->dim = dim;
     size_t nv = (size_t)n * dim;
@@ -273,18 +274,20 @@ static enum s3_err read_knots(struct gr2_curve *c, const struct field *kc, uint3
                               size_t errlen)
 {
     if (kc->esize != 4 && n > 0 && !(scale > 0 && isfinite(scale)))
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: knot scale %g is not a positive number", formats[c->format].name,
-                       (double)scale);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: knot scale %g is not a positive number",
+                       formats[c->format].name, (double)scale);
     for (uint32_t i = 0; i < n; i++) {
         float k = kc->esize == 4 ? (float)float_at(kc, i, be) : (float)word_at(kc, i, be) / scale;
         if (!isfinite(k))
-            return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: knot %" PRIu32 " is not a finite number", formats[c->format].name, i);
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: knot %" PRIu32 " is not a finite number",
+                           formats[c->format].name, i);
         c->knots[i] = k;
     }
     return S3_OK;
 }
 
-static enum s3_err whole(const struct gr2_curve *c, uint32_t len, uint32_t per, const char *what, char *err, size_t errlen)
+static enum s3_err whole(const struct gr2_curve *c, uint32_t len, uint32_t per, const char *what, char *err,
+                         size_t errlen)
 {
     if (per == 0 || len % per)
         return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " %s are not a whole number of keys of %" PRIu32,
@@ -297,8 +300,8 @@ static enum s3_err decode_da_quantised(struct gr2_curve *c, const struct field *
 {
     const struct field *so = &f[1], *kc = &f[2];
     if (so->count % 2)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " control scales and offsets, not pairs", formats[c->format].name,
-                       so->count);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " control scales and offsets, not pairs",
+                       formats[c->format].name, so->count);
     uint32_t dim = so->count / 2;
     enum s3_err e = whole(c, kc->count, dim + 1, "knot and control words", err, errlen);
     if (e)
@@ -382,7 +385,8 @@ static enum s3_err decode_fields(struct gr2_curve *c, const struct field *f, boo
     case 0: /* DaKeyframes32f: raw samples; their times are not known */
         c->dimension = f[0].i;
         if (f[0].i <= 0 && f[1].count)
-            return s3_fail(S3_ERR_FORMAT, err, errlen, "DaKeyframes32f: Dimension %d with %" PRIu32 " values", f[0].i, f[1].count);
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "DaKeyframes32f: Dimension %d with %" PRIu32 " values", f[0].i,
+                           f[1].count);
         if (f[0].i > 0 && (e = whole(c, f[1].count, (uint32_t)f[0].i, "values", err, errlen)))
             return e;
         c->kind = GR2_CURVE_SAMPLES;
@@ -406,7 +410,8 @@ static enum s3_err decode_fields(struct gr2_curve *c, const struct field *f, boo
         if (k->count && (e = whole(c, v->count, k->count, "control values for the knots", err, errlen)))
             return e;
         uint32_t dim = k->count ? v->count / k->count : 0;
-        if ((e = alloc_curve(c, k->count, dim, true, err, errlen)) || (e = read_knots(c, k, k->count, 0, be, err, errlen)))
+        if ((e = alloc_curve(c, k->count, dim, true, err, errlen)) ||
+            (e = read_knots(c, k, k->count, 0, be, err, errlen)))
             return e;
         return copy_floats(c, v, 0, be);
     }
@@ -463,7 +468,8 @@ static enum s3_err curve_format(struct gr2_types *reg, const struct gr2_space *s
     const struct gr2_member *h = t->nmembers ? &t->m[0] : NULL;
     const struct gr2_type *ht = h && h->type == GR2_INLINE && h->has_ref_type ? gr2_type_get(reg, sp, h->ref_type) : NULL;
     if (!ht || !gr2_std_matches(ht, GR2_STD_CURVEHEADER))
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a curve: the first member is not an Inline {Format, Degree} header");
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "not a curve: the first member is not an Inline {Format, Degree} header");
     const struct gr2_member *fm = gr2_std_find(ht, GR2_STD_CURVEHEADER, "Format");
     const struct gr2_member *dm = gr2_std_find(ht, GR2_STD_CURVEHEADER, "Degree");
     const char *why;
@@ -479,14 +485,14 @@ static enum s3_err curve_format(struct gr2_types *reg, const struct gr2_space *s
     if (h->name) {
         size_t pl = strlen(HEADER_PREFIX);
         if (h->name_len <= pl || strncmp(h->name, HEADER_PREFIX, pl) != 0)
-            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: header member %.*s", (int)(h->name_len < 80 ? h->name_len : 80),
-                           h->name);
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: header member %.*s",
+                           (int)(h->name_len < 80 ? h->name_len : 80), h->name);
         for (int k = 0; k < GR2_CURVE_FORMATS; k++)
             if (strlen(formats[k].name) == h->name_len - pl && memcmp(h->name + pl, formats[k].name, h->name_len - pl) == 0)
                 c->format = k;
         if (c->format < 0)
-            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve format %.*s (Format byte %d)", (int)(h->name_len < 80 ? h->name_len : 80),
-                           h->name, byte);
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve format %.*s (Format byte %d)",
+                           (int)(h->name_len < 80 ? h->name_len : 80), h->name, byte);
         c->by_name = true;
     } else if (byte < GR2_CURVE_FORMATS) {
         c->format = byte;
@@ -529,7 +535,8 @@ enum s3_err gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, co
     if (out->kind == GR2_CURVE_KNOTS && out->n > 1 && (out->degree < 0 || out->degree > GR2_CURVE_MAX_DEGREE)) {
         int d = out->degree;
         gr2_curve_free(out);
-        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: degree %d (at most %d is read)", cf->name, d, GR2_CURVE_MAX_DEGREE);
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: degree %d (at most %d is read)", cf->name, d,
+                       GR2_CURVE_MAX_DEGREE);
     }
     return S3_OK;
 }
@@ -551,7 +558,8 @@ enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, 
 {
     memset(out, 0, sizeof *out);
     if (m->type != GR2_INLINE || !m->has_ref_type || m->array_width > 0)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "the curve member is %s, not an Inline struct", gr2_member_type_name(m->type));
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the curve member is %s, not an Inline struct",
+                       gr2_member_type_name(m->type));
     const struct gr2_type *t = gr2_type_get(reg, sp, m->ref_type);
     if (!t)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "curve type: out of memory");
@@ -561,14 +569,17 @@ enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, 
     if (old) {
         if (!gr2_std_find(t, GR2_STD_OLDCURVE, "Degree") || !gr2_std_find(t, GR2_STD_OLDCURVE, "Knots") ||
             !gr2_std_find(t, GR2_STD_OLDCURVE, "Controls"))
-            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: type tag 0x%08" PRIx32 " wants the old inline curve "
-                           "{Degree, Knots, Controls}, which this member is not", sp->g->type_tag);
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                           "unknown curve layout: type tag 0x%08" PRIx32 " wants the old inline curve "
+                           "{Degree, Knots, Controls}, which this member is not",
+                           sp->g->type_tag);
         *out = (struct gr2_curve_ref){true, m->ref_type, at};
         return S3_OK;
     }
     const struct gr2_member *cd = gr2_std_find(t, GR2_STD_CURVE2, "CurveData");
     if (!cd || cd->type != GR2_VARIANT_REF)
-        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "unknown curve layout: the curve member has no CurveData VariantReference");
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                       "unknown curve layout: the curve member has no CurveData VariantReference");
     struct gr2_elem e;
     gr2_resolve(reg, sp, cd, at.section, at.offset + cd->offset, &e);
     switch (e.kind) {
@@ -593,16 +604,19 @@ uint32_t gr2_role_dim(enum gr2_role role, uint32_t vector_dim)
     return role == GR2_ROLE_VECTOR ? vector_dim : dims[role];
 }
 
-enum s3_err gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen)
+enum s3_err gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err,
+                            size_t errlen)
 {
     const char *name = gr2_curve_format_name(c->format);
     if (c->kind == GR2_CURVE_SAMPLES)
-        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: raw samples whose times are not known (unconfirmed)", name);
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s: raw samples whose times are not known (unconfirmed)",
+                       name);
     if (c->kind == GR2_CURVE_IDENTITY || (c->kind == GR2_CURVE_KNOTS && c->n == 0))
         return S3_OK;
     uint32_t want = gr2_role_dim(role, vector_dim);
     if (c->dim != want)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " values per control where %" PRIu32 " are needed", name, c->dim, want);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " values per control where %" PRIu32 " are needed",
+                       name, c->dim, want);
     return S3_OK;
 }
 
@@ -834,8 +848,8 @@ static bool same(const double *a, const double *b, int nc)
 /* The two ends of the span used on (a, b), as the channel's values; rotations rescaled
  * on the span by the positive linear factor that makes both ends unit, so that the cubic
  * keys are unit quaternions and their normalised Hermite is still Granny's curve. */
-static enum s3_err span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, double a, double b, struct end *L,
-                             struct end *R, struct gr2_work *w, char *err, size_t errlen)
+static enum s3_err span_ends(const struct gr2_curve *c, enum gr2_role role, uint32_t k, double a, double b,
+                             struct end *L, struct end *R, struct gr2_work *w, char *err, size_t errlen)
 {
     double v[9], dv[9];
     span_eval(c, k, a, v, dv, w);
@@ -849,7 +863,8 @@ static enum s3_err span_ends(const struct gr2_curve *c, enum gr2_role role, uint
     double la = sqrt(L->v[0] * L->v[0] + L->v[1] * L->v[1] + L->v[2] * L->v[2] + L->v[3] * L->v[3]);
     double lb = sqrt(R->v[0] * R->v[0] + R->v[1] * R->v[1] + R->v[2] * R->v[2] + R->v[3] * R->v[3]);
     if (!(la > 0) || !(lb > 0))
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "the orientation is zero (or not a number) at %.9g s", !(la > 0) ? a : b);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the orientation is zero (or not a number) at %.9g s",
+                       !(la > 0) ? a : b);
     double sa = 1 / la, sb = 1 / lb, ds = (sb - sa) / (b - a);
     for (int j = 0; j < 4; j++) {
         L->d[j] = L->d[j] * sa + L->v[j] * ds;

@@ -90,7 +90,8 @@ enum s3_err gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, co
 uint32_t gr2_role_dim(enum gr2_role role, uint32_t vector_dim);
 /* Whether the curve can be evaluated for the role: S3_OK, or with err UNSUPPORTED (raw
  * samples) or FORMAT (a dimension that is not the role's). */
-enum s3_err gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err, size_t errlen);
+enum s3_err gr2_curve_check(const struct gr2_curve *c, enum gr2_role role, uint32_t vector_dim, char *err,
+                            size_t errlen);
 
 /* Work done, counted (tests prove it linear): knot-search steps and span evaluations. */
 struct gr2_work {

@@ -428,7 +428,9 @@ static enum s3_err read_vertices(struct gr2_types *reg, const struct gr2_space *
     const struct gr2_member *bw = vertex_member(vt, "BoneWeights", 1, &bad);
     const struct gr2_member *bi = vertex_member(vt, "BoneIndices", 1, &bad);
     if (bad)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "a vertex member (Normal, TextureCoordinates0, BoneWeights, BoneIndices) is not a list of numbers of the usual size");
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "a vertex member (Normal, TextureCoordinates0, BoneWeights, BoneIndices) is not a list of "
+                       "numbers of the usual size");
     m->nverts = count;
     m->pos = malloc((size_t)count * 3 * sizeof *m->pos);
     m->nrm = nrm ? malloc((size_t)count * 3 * sizeof *m->nrm) : NULL;
@@ -462,7 +464,8 @@ static enum s3_err read_vertices(struct gr2_types *reg, const struct gr2_space *
             if (!bw)
                 w[k] = k == 0; /* indices without weights: all on the first */
             if (!(w[k] >= 0) || !isfinite(w[k]))
-                return s3_fail(S3_ERR_FORMAT, err, errlen, "vertex %" PRIu32 ": a bone weight is negative or not a number", i);
+                return s3_fail(S3_ERR_FORMAT, err, errlen,
+                               "vertex %" PRIu32 ": a bone weight is negative or not a number", i);
             sum += w[k];
         }
         if (sum <= 0) { /* no weight at all: held by its first bone */

@@ -33,8 +33,8 @@ static void check_array(const struct gr2_space *sp, struct gr2_elem *e)
         return;
     }
     if (!gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &why))
-        elem_error(e, S3_ERR_RANGE, "array of %" PRIu64 " elements of %" PRIu64 " bytes: does not fit its section", e->count,
-                   e->size);
+        elem_error(e, S3_ERR_RANGE, "array of %" PRIu64 " elements of %" PRIu64 " bytes: does not fit its section",
+                   e->count, e->size);
 }
 
 static void resolve_typed_array(struct gr2_types *types, const struct gr2_space *sp, struct gr2_elem *e,
@@ -419,8 +419,8 @@ enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, stru
         return s3_fail(st ? S3_ERR_FORMAT : S3_ERR_NOMEM, why, whylen, "the first skeleton has no Bones array");
     gr2_resolve(&w->types, sp, bm, skel.section, skel.offset + bm->offset, &out->arr);
     if (out->arr.kind != GR2_EK_ARRAY)
-        return s3_fail(out->arr.kind == GR2_EK_ERROR ? out->arr.reason : S3_ERR_FORMAT, why, whylen, "first skeleton's bones: %s",
-                       out->arr.kind == GR2_EK_ERROR ? out->arr.why : "none");
+        return s3_fail(out->arr.kind == GR2_EK_ERROR ? out->arr.reason : S3_ERR_FORMAT, why, whylen,
+                       "first skeleton's bones: %s", out->arr.kind == GR2_EK_ERROR ? out->arr.why : "none");
     out->first = gr2_walk_first(w, out->arr.obj, GR2_KEY_ARRAY);
     const struct gr2_type *bt = gr2_type_get(&w->types, sp, out->arr.type);
     const struct gr2_member *nm = bt && bt->ok ? gr2_find_member(bt, "Name") : NULL;

@@ -42,16 +42,16 @@ const char *geom_seam_name(unsigned seam)
 
 /* ---- detection ---- */
 
-/* The RCOL counts at 0x0C (external keys) and 0x10 (chunks) and the header's size, when
- * they fit the file: 0, else -1. */
-static int rcol_counts(const struct s3_src *src, uint32_t *nexternal, uint32_t *nchunks, uint64_t *hdr)
+/* The RCOL counts at 0x0C (external keys) and 0x10 (chunks) and the header's size:
+ * whether they fit the file (a test, used by detection too). */
+static bool rcol_counts(const struct s3_src *src, uint32_t *nexternal, uint32_t *nchunks, uint64_t *hdr)
 {
     if (src_u32(src, 0x0C, false, nexternal) || src_u32(src, 0x10, false, nchunks))
-        return -1;
+        return false;
     if (*nchunks == 0 || *nchunks > src->size / 24 || *nexternal > src->size / 16)
-        return -1;
+        return false;
     *hdr = 0x14 + 24ull * *nchunks + 16ull * *nexternal;
-    return *hdr <= src->size ? 0 : -1;
+    return *hdr <= src->size;
 }
 
 static bool tag_at(const struct s3_src *src, uint64_t off, uint32_t tag)
@@ -65,7 +65,7 @@ bool geom_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct
     (void)head, (void)n, (void)r;
     uint32_t ne, nc, stored;
     uint64_t hdr;
-    if (rcol_counts(src, &ne, &nc, &hdr) || src_u32(src, 0x14 + 16ull * nc + 16ull * ne, false, &stored))
+    if (!rcol_counts(src, &ne, &nc, &hdr) || src_u32(src, 0x14 + 16ull * nc + 16ull * ne, false, &stored))
         return false;
     return tag_at(src, stored, TAG_GEOM) || tag_at(src, hdr, TAG_GEOM);
 }
@@ -87,7 +87,7 @@ static enum s3_err parse_rcol(const struct s3_src *src, struct geom *g, struct d
 {
     struct geom_rcol *r = &g->rcol;
     uint64_t hdr;
-    if (rcol_counts(src, &r->nexternal, &r->nchunks, &hdr))
+    if (!rcol_counts(src, &r->nexternal, &r->nchunks, &hdr))
         return s3_fail(S3_ERR_RANGE, err, errlen, "RCOL: the chunk and key counts do not fit the file");
     enum s3_err e = S3_OK;
     uint8_t *b = malloc(hdr);
@@ -159,7 +159,9 @@ static uint64_t at(const struct geom *g, const struct cursor *c)
     return g->pos + c->pos;
 }
 
-static void parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
+/* The material block (a broken one is its m->err, and c->err when its size runs past the
+ * chunk); NOMEM only when its parameters cannot have their memory. */
+static enum s3_err parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
 {
     struct geom_mtnf *m = &g->mtnf;
     uint64_t size_pos = at(g, c);
@@ -169,7 +171,7 @@ static void parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
         snprintf(m->err, sizeof m->err, "material at %" PRIu64 ": its size %" PRIu32 " runs past the chunk", size_pos,
                  m->size);
         c->err = true;
-        return;
+        return S3_OK;
     }
     struct cursor mc;
     cur_init(&mc, c->p + c->pos, m->size, false);
@@ -182,7 +184,7 @@ static void parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
         snprintf(m->err, sizeof m->err, "material at %" PRIu64 ": %" PRIu32 " bytes hold no MTNF header", m->pos,
                  m->size);
         m->nparams = 0;
-        return;
+        return S3_OK;
     }
     if (m->tag != TAG_MTNF)
         diag_add(d, "material at %" PRIu64 ": tag 0x%08" PRIx32 ", not MTNF", m->pos, m->tag);
@@ -190,16 +192,15 @@ static void parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
         snprintf(m->err, sizeof m->err, "material at %" PRIu64 ": %" PRIu32 " parameters do not fit its %" PRIu32
                  " bytes", m->pos, m->nparams, m->size);
         m->nparams = 0;
-        return;
+        return S3_OK;
     }
     if (16 + 16ull * m->nparams + m->data_size != m->size)
         diag_add(d, "material: 16 + 16 x %" PRIu32 " parameters + %" PRIu32 " data bytes is not its size %" PRIu32,
                  m->nparams, m->data_size, m->size);
     m->param = alloc_array(m->nparams, sizeof *m->param);
-    if (!m->param) {
-        snprintf(m->err, sizeof m->err, "out of memory");
+    if (!m->param) { /* not a broken part: the whole parse fails */
         m->nparams = 0;
-        return;
+        return S3_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < m->nparams; i++) {
         struct geom_param *p = &m->param[i];
@@ -213,6 +214,7 @@ static void parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
             diag_add(d, "material parameter %" PRIu32 ": %" PRIu32 " words at offset %" PRIu32 " run past the block", i,
                      p->count, p->data_off);
     }
+    return S3_OK;
 }
 
 /* Whether a declaration's (usage, type, size) is one this reader knows (geom.md). */
@@ -258,7 +260,7 @@ static bool decl_check(struct geom_decl *x)
     return x->ok;
 }
 
-static int parse_decls(struct geom *g, struct cursor *c, struct diag *d)
+static enum s3_err parse_decls(struct geom *g, struct cursor *c, struct diag *d)
 {
     g->fields_pos = at(g, c);
     g->merge_group = cur_u32(c);
@@ -270,11 +272,11 @@ static int parse_decls(struct geom *g, struct cursor *c, struct diag *d)
         snprintf(g->decl_err, sizeof g->decl_err, "%s at %" PRIu64 "%s", c->err ? "counts" : "declarations",
                  g->fields_pos, c->err ? ": past the end of the chunk" : ": more than the chunk holds");
         g->ndecls = 0;
-        return -1;
+        return S3_ERR_RANGE;
     }
     g->decl = alloc_array(g->ndecls, sizeof *g->decl);
-    if (!g->decl)
-        return -1;
+    if (!g->decl) /* not a broken part: the whole parse fails */
+        return s3_fail(S3_ERR_NOMEM, g->decl_err, sizeof g->decl_err, "out of memory");
     int uv = 0;
     uint32_t bad = 0;
     for (uint32_t i = 0; i < g->ndecls; i++) {
@@ -294,7 +296,7 @@ static int parse_decls(struct geom *g, struct cursor *c, struct diag *d)
                  "does not know (vertex_format.csv shows them; their bytes are shown raw)", bad, g->ndecls);
     if (uv > 3)
         diag_add(d, "%d UV sets (at most 3 seen)", uv);
-    return 0;
+    return S3_OK;
 }
 
 static enum s3_err parse_vertices(struct geom *g, struct cursor *c)
@@ -363,22 +365,21 @@ static enum s3_err parse_indices(struct geom *g, struct cursor *c, struct diag *
 }
 
 /* A block's count, checked to leave room for count records of at least min bytes. */
-static int block_start(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint64_t min)
+static enum s3_err block_start(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint64_t min)
 {
     b->present = true;
     b->pos = at(g, c);
     b->count = cur_u32(c);
-    if (c->err) {
-        snprintf(b->err, sizeof b->err, "%s count at %" PRIu64 ": past the end of the chunk", what, b->pos);
-        return -1;
-    }
+    if (c->err)
+        return s3_fail(S3_ERR_RANGE, b->err, sizeof b->err, "%s count at %" PRIu64 ": past the end of the chunk", what,
+                       b->pos);
     if (b->count > left(c) / min) {
         snprintf(b->err, sizeof b->err, "%s at %" PRIu64 ": %" PRIu32 " records of %" PRIu64 "%s bytes do not fit the "
                  "%" PRIu64 " bytes left", what, b->pos, b->count, min, min == 8 ? " or more" : "", left(c));
         b->count = 0;
-        return -1;
+        return S3_ERR_RANGE;
     }
-    return 0;
+    return S3_OK;
 }
 
 static void block_end(struct geom *g, struct cursor *c, struct geom_block *b)
@@ -386,22 +387,25 @@ static void block_end(struct geom *g, struct cursor *c, struct geom_block *b)
     b->size = at(g, c) - b->pos;
 }
 
-/* A block's count (block_start) and its records' array: count elements of elem bytes (one
- * at least), zeroed. NULL when the count is refused (b->err says why) or out of memory. */
-static void *block_records(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint64_t min,
-                           size_t elem)
+/* A block's count (block_start) and its records' array into *out: count elements of elem
+ * bytes (one at least), zeroed. RANGE when the count is refused, NOMEM; b->err says why. */
+static enum s3_err block_records(struct geom *g, struct cursor *c, struct geom_block *b, const char *what,
+                                 uint64_t min, size_t elem, void **out)
 {
-    if (block_start(g, c, b, what, min))
-        return NULL;
-    return alloc_array(b->count, elem);
+    *out = NULL;
+    enum s3_err e = block_start(g, c, b, what, min);
+    if (e)
+        return e;
+    *out = alloc_array(b->count, elem);
+    return *out ? S3_OK : s3_fail(S3_ERR_NOMEM, b->err, sizeof b->err, "out of memory");
 }
 
-static int parse_uv_stitches(struct geom *g, struct cursor *c)
+static enum s3_err parse_uv_stitches(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->uv_stitches;
-    g->uv_stitch = block_records(g, c, b, "UV stitches", 8, sizeof *g->uv_stitch);
-    if (!g->uv_stitch)
-        return -1;
+    enum s3_err e = block_records(g, c, b, "UV stitches", 8, sizeof *g->uv_stitch, (void **)&g->uv_stitch);
+    if (e)
+        return e;
     for (uint32_t i = 0; i < b->count; i++) {
         struct geom_uv_stitch *s = &g->uv_stitch[i];
         s->pos = at(g, c);
@@ -411,32 +415,32 @@ static int parse_uv_stitches(struct geom *g, struct cursor *c)
             snprintf(b->err, sizeof b->err, "UV stitch %" PRIu32 " at %" PRIu64 ": %" PRIu32 " pairs run past the chunk",
                      i, s->pos, s->count);
             b->count = i;
-            return -1;
+            return S3_ERR_RANGE;
         }
         s->uv = alloc_array(s->count, 2 * sizeof *s->uv);
         if (!s->uv) {
             b->count = i;
-            return -1;
+            return s3_fail(S3_ERR_NOMEM, b->err, sizeof b->err, "out of memory");
         }
         for (uint32_t k = 0; k < 2 * s->count; k++)
             s->uv[k] = cur_f32(c);
     }
     block_end(g, c, b);
-    return 0;
+    return S3_OK;
 }
 
-static int parse_seams(struct geom *g, struct cursor *c)
+static enum s3_err parse_seams(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->seams;
-    g->seam = block_records(g, c, b, "seam stitches", 6, sizeof *g->seam);
-    if (!g->seam)
-        return -1;
+    enum s3_err e = block_records(g, c, b, "seam stitches", 6, sizeof *g->seam, (void **)&g->seam);
+    if (e)
+        return e;
     for (uint32_t i = 0; i < b->count; i++) {
         g->seam[i].vertex = cur_u32(c);
         g->seam[i].word = cur_u16(c);
     }
     block_end(g, c, b);
-    return 0;
+    return S3_OK;
 }
 
 static void read_floats(struct cursor *c, float *f, int n)
@@ -445,14 +449,14 @@ static void read_floats(struct cursor *c, float *f, int n)
         f[i] = cur_f32(c);
 }
 
-static int parse_slot_rays(struct geom *g, struct cursor *c)
+static enum s3_err parse_slot_rays(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->slot_rays;
     bool hashes = g->version >= 14;
     g->ray_size = hashes ? 66 : 63;
-    g->ray = block_records(g, c, b, "slot rays", g->ray_size, sizeof *g->ray);
-    if (!g->ray)
-        return -1;
+    enum s3_err e = block_records(g, c, b, "slot rays", g->ray_size, sizeof *g->ray, (void **)&g->ray);
+    if (e)
+        return e;
     for (uint32_t i = 0; i < b->count; i++) {
         struct geom_slot_ray *r = &g->ray[i];
         r->slot = cur_u32(c);
@@ -466,26 +470,26 @@ static int parse_slot_rays(struct geom *g, struct cursor *c)
         r->pivot = hashes ? cur_u32(c) : cur_u8(c);
     }
     block_end(g, c, b);
-    return 0;
+    return S3_OK;
 }
 
-static int parse_u32s(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint32_t **out)
+static enum s3_err parse_u32s(struct geom *g, struct cursor *c, struct geom_block *b, const char *what, uint32_t **out)
 {
-    *out = block_records(g, c, b, what, 4, sizeof **out);
-    if (!*out)
-        return -1;
+    enum s3_err e = block_records(g, c, b, what, 4, sizeof **out, (void **)out);
+    if (e)
+        return e;
     for (uint32_t i = 0; i < b->count; i++)
         (*out)[i] = cur_u32(c);
     block_end(g, c, b);
-    return 0;
+    return S3_OK;
 }
 
-static int parse_states(struct geom *g, struct cursor *c)
+static enum s3_err parse_states(struct geom *g, struct cursor *c)
 {
     struct geom_block *b = &g->states;
-    g->state = block_records(g, c, b, "geometry states", 20, sizeof *g->state);
-    if (!g->state)
-        return -1;
+    enum s3_err e = block_records(g, c, b, "geometry states", 20, sizeof *g->state, (void **)&g->state);
+    if (e)
+        return e;
     for (uint32_t i = 0; i < b->count; i++) {
         struct geom_state *s = &g->state[i];
         s->state = cur_u32(c);
@@ -495,32 +499,32 @@ static int parse_states(struct geom *g, struct cursor *c)
         s->primitive_count = cur_i32(c);
     }
     block_end(g, c, b);
-    return 0;
+    return S3_OK;
 }
 
 /* The tail before the TGI list, in the version's order (geom.md). */
-static int parse_tail(struct geom *g, struct cursor *c)
+static enum s3_err parse_tail(struct geom *g, struct cursor *c)
 {
     if (g->sims3) {
         g->skin.present = true;
         g->skin.pos = at(g, c);
         g->skin.size = 4;
         g->skin_index = cur_i32(c);
-        if (c->err) {
-            snprintf(g->skin.err, sizeof g->skin.err, "skin-controller index at %" PRIu64 ": past the end of the chunk",
-                     g->skin.pos);
-            return -1;
-        }
-    } else if (parse_uv_stitches(g, c) || (g->version >= 13 && parse_seams(g, c)) || parse_slot_rays(g, c)) {
-        return -1;
+        if (c->err)
+            return s3_fail(S3_ERR_RANGE, g->skin.err, sizeof g->skin.err,
+                           "skin-controller index at %" PRIu64 ": past the end of the chunk", g->skin.pos);
+    } else {
+        enum s3_err e = parse_uv_stitches(g, c);
+        if (e || (g->version >= 13 && (e = parse_seams(g, c))) || (e = parse_slot_rays(g, c)))
+            return e;
     }
     uint32_t *hashes = NULL;
-    int rc = parse_u32s(g, c, &g->bones, "bone hashes", &hashes);
+    enum s3_err e = parse_u32s(g, c, &g->bones, "bone hashes", &hashes);
     g->bone_hash = hashes;
-    if (rc || (g->version >= 15 && parse_states(g, c)))
-        return -1;
+    if (e || (g->version >= 15 && (e = parse_states(g, c))))
+        return e;
     g->tail_end = c->pos;
-    return 0;
+    return S3_OK;
 }
 
 /* Where the tail's blocks read whole end (chunk-relative): the end of the last one before
@@ -540,7 +544,9 @@ static uint64_t seq_end_of_tail(const struct geom *g)
 }
 
 /* The TGI list, found by its offset (so it is read even when a part before it is broken). */
-static void parse_tgis(struct geom *g, struct diag *d)
+/* The TGI list (a broken one is its b->err); NOMEM only when its records cannot have their
+ * memory, which fails the whole parse. */
+static enum s3_err parse_tgis(struct geom *g, struct diag *d)
 {
     struct geom_block *b = &g->tgis;
     b->present = true;
@@ -548,15 +554,15 @@ static void parse_tgis(struct geom *g, struct diag *d)
     if (off > g->size) {
         snprintf(b->err, sizeof b->err, "TGI-list offset %" PRIu32 " (at %" PRIu64 ") is past the chunk's %" PRIu64
                  " bytes", g->tgi_offset, g->pos + 8, g->size);
-        return;
+        return S3_OK;
     }
     struct cursor c;
     cur_init(&c, g->buf, g->size, false);
     cur_skip(&c, (size_t)off);
-    g->tgi = block_records(g, &c, b, "TGI list", 16, sizeof *g->tgi);
-    if (!g->tgi) {
-        b->count = 0; /* a refused count is 0 already; out of memory: no records */
-        return;
+    enum s3_err e = block_records(g, &c, b, "TGI list", 16, sizeof *g->tgi, (void **)&g->tgi);
+    if (e) {
+        b->count = 0; /* a refused count is 0 already */
+        return e == S3_ERR_NOMEM ? e : S3_OK;
     }
     for (uint32_t i = 0; i < b->count; i++) {
         g->tgi[i].type = cur_u32(&c);
@@ -569,6 +575,7 @@ static void parse_tgis(struct geom *g, struct diag *d)
                  g->tgi_size);
     if (c.pos != g->size)
         diag_add(d, "%" PRIu64 " bytes after the TGI list (at %" PRIu64 ")", g->size - c.pos, g->pos + c.pos);
+    return S3_OK;
 }
 
 static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struct geom *g, struct diag *d,
@@ -599,17 +606,22 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
     if (g->version != 5 && (g->version < 12 || g->version > 15))
         diag_add(d, "GEOM version %" PRIu32 " (5, 12 to 15 known); read as version %s", g->version,
                  g->sims3 ? "5" : "15");
-    parse_tgis(g, d);
+    if ((e = parse_tgis(g, d)))
+        return s3_fail(e, err, errlen, "GEOM TGI list: out of memory");
     g->seq_end = c.pos;
     if (g->shader) {
         g->has_material = true;
-        parse_mtnf(g, &c, d);
+        if ((e = parse_mtnf(g, &c, d)))
+            return s3_fail(e, err, errlen, "GEOM material: out of memory");
         if (c.err)
             return S3_OK;
         g->seq_end = c.pos;
     }
-    /* each part in turn; a broken one ends the sequence (its bytes stay unparsed) */
-    if (parse_decls(g, &c, d))
+    /* each part in turn; a broken one ends the sequence (its bytes stay unparsed), a
+     * refused allocation fails the whole parse */
+    if ((e = parse_decls(g, &c, d)) == S3_ERR_NOMEM)
+        return s3_fail(e, err, errlen, "GEOM declarations: out of memory");
+    if (e)
         return S3_OK;
     g->seq_end = c.pos;
     if (parse_vertices(g, &c) != S3_OK)
@@ -621,9 +633,10 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
     if (e)
         return S3_OK;
     g->seq_end = c.pos;
-    int rc = parse_tail(g, &c);
-    g->seq_end = rc ? seq_end_of_tail(g) : c.pos;
-    if (rc == 0 && g->tail_end != 12 + (uint64_t)g->tgi_offset)
+    if ((e = parse_tail(g, &c)) == S3_ERR_NOMEM)
+        return s3_fail(e, err, errlen, "GEOM tail: out of memory");
+    g->seq_end = e ? seq_end_of_tail(g) : c.pos;
+    if (e == S3_OK && g->tail_end != 12 + (uint64_t)g->tgi_offset)
         diag_add(d, "the tail ends at %" PRIu64 ", the TGI-list offset says %" PRIu64, g->pos + g->tail_end,
                  g->pos + 12 + (uint64_t)g->tgi_offset);
     return S3_OK;

@@ -224,8 +224,8 @@ static enum s3_err skin(const struct geom *g, const struct rig_entry *rig, struc
     return S3_OK;
 }
 
-static enum s3_err build_mesh(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m, struct geom_report *rep,
-                              char *err, size_t errlen)
+static enum s3_err build_mesh(const struct geom *g, const struct rig_entry *rig, struct mdl_mesh *m,
+                              struct geom_report *rep, char *err, size_t errlen)
 {
     const struct geom_decl *pd = geom_find(g, GEOM_POSITION, -1), *nd = geom_find(g, GEOM_NORMAL, -1);
     /* a part never reached (an earlier one broke) has no reason of its own: bad bytes */
@@ -266,8 +266,8 @@ static enum s3_err build_mesh(const struct geom *g, const struct rig_entry *rig,
     return S3_OK;
 }
 
-enum s3_err geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
-                       char *err, size_t errlen)
+enum s3_err geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out,
+                       struct geom_report *rep, char *err, size_t errlen)
 {
     struct geom_report scratch;
     if (!rep)

@@ -45,7 +45,7 @@ enum s3_err geom_missing_hashes(const struct geom *g, const struct rig_entry *ri
  * the GEOM has bone and weight declarations. S3_OK, or the reason with err (FORMAT: no
  * positions, a value that is not finite; RANGE: vertices or indices cut by the chunk's
  * end; NOMEM; rep then holds only the work counters). rep may be NULL. */
-enum s3_err geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out, struct geom_report *rep,
-                       char *err, size_t errlen);
+enum s3_err geom_model(const struct geom *g, const struct rig_entry *rig, struct mdl_model *out,
+                       struct geom_report *rep, char *err, size_t errlen);
 
 #endif

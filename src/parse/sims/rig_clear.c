@@ -50,52 +50,53 @@ static float seq_f32(struct seq *s)
     return f;
 }
 
-/* A length-prefixed string; the length must be ≥ 0 and fit in what is left. */
-static char *seq_string(struct seq *s, uint32_t *len_out, uint64_t *pos_out, char *err, const char *what)
+/* A length-prefixed string into *out; the length must be ≥ 0 and fit in what is left.
+ * RANGE (past the end), FORMAT (a negative length), NOMEM, IO, with err. */
+static enum s3_err seq_string(struct seq *s, char **out, uint32_t *len_out, uint64_t *pos_out, char *err,
+                              const char *what)
 {
     uint64_t at = s->pos;
     int32_t len = (int32_t)seq_u32(s);
-    if (s->fail) {
-        snprintf(err, RIG_CLEAR_ERR, "%s length at 0x%llx: past the end of the file", what, (unsigned long long)at);
-        return NULL;
-    }
+    *out = NULL;
+    if (s->fail)
+        return s3_fail(S3_ERR_RANGE, err, RIG_CLEAR_ERR, "%s length at 0x%llx: past the end of the file", what,
+                       (unsigned long long)at);
     if (len < 0 || !range_ok(s->pos, (uint64_t)len, s->src->size)) {
-        snprintf(err, RIG_CLEAR_ERR, "%s length %d at 0x%llx: %s", what, len, (unsigned long long)at,
-                 len < 0 ? "negative" : "runs past the end of the file");
         s->fail = true;
-        return NULL;
+        return s3_fail(len < 0 ? S3_ERR_FORMAT : S3_ERR_RANGE, err, RIG_CLEAR_ERR, "%s length %d at 0x%llx: %s", what,
+                       len, (unsigned long long)at, len < 0 ? "negative" : "runs past the end of the file");
     }
     char *str = malloc((size_t)len + 1);
     if (!str || src_read(s->src, s->pos, str, (size_t)len)) {
-        free(str);
         s->fail = true;
-        return NULL;
+        free(str);
+        return str ? s3_fail(S3_ERR_IO, err, RIG_CLEAR_ERR, "%s at 0x%llx: unreadable", what, (unsigned long long)at)
+                   : s3_fail(S3_ERR_NOMEM, err, RIG_CLEAR_ERR, "out of memory");
     }
     str[len] = 0;
     if (pos_out)
         *pos_out = s->pos;
     s->pos += (uint64_t)len;
     *len_out = (uint32_t)len;
-    return str;
+    *out = str;
+    return S3_OK;
 }
 
-static int parse_bones(struct seq *s, struct rig_clear *r)
+static enum s3_err parse_bones(struct seq *s, struct rig_clear *r)
 {
     uint64_t at = s->pos;
     r->bone_count = (int32_t)seq_u32(s);
-    if (s->fail) {
-        snprintf(r->bones_err, RIG_CLEAR_ERR, "bone count at 0x%llx: past the end of the file", (unsigned long long)at);
-        return -1;
-    }
+    if (s->fail)
+        return s3_fail(S3_ERR_RANGE, r->bones_err, RIG_CLEAR_ERR, "bone count at 0x%llx: past the end of the file",
+                       (unsigned long long)at);
     uint64_t room = s->src->size > s->pos ? s->src->size - s->pos : 0;
-    if (r->bone_count < 0 || (uint64_t)r->bone_count > room / BONE_MIN) {
-        snprintf(r->bones_err, RIG_CLEAR_ERR, "bone count %d at 0x%llx: %s", r->bone_count, (unsigned long long)at,
-                 r->bone_count < 0 ? "negative" : "more bones than the file can hold");
-        return -1;
-    }
-    r->bones = calloc((size_t)r->bone_count + 1, sizeof *r->bones);
+    if (r->bone_count < 0 || (uint64_t)r->bone_count > room / BONE_MIN)
+        return s3_fail(r->bone_count < 0 ? S3_ERR_FORMAT : S3_ERR_RANGE, r->bones_err, RIG_CLEAR_ERR,
+                       "bone count %d at 0x%llx: %s", r->bone_count, (unsigned long long)at,
+                       r->bone_count < 0 ? "negative" : "more bones than the file can hold");
+    r->bones = alloc_array((size_t)r->bone_count + 1, sizeof *r->bones);
     if (!r->bones)
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, r->bones_err, RIG_CLEAR_ERR, "out of memory");
     for (int32_t i = 0; i < r->bone_count; i++) {
         struct rig_clear_bone *b = &r->bones[i];
         b->pos = s->pos;
@@ -106,11 +107,9 @@ static int parse_bones(struct seq *s, struct rig_clear *r)
         for (int k = 0; k < 3; k++)
             b->scale[k] = seq_f32(s);
         char err[RIG_CLEAR_ERR] = "";
-        b->name = seq_string(s, &b->name_len, NULL, err, "bone name");
-        if (!b->name) {
-            snprintf(r->bones_err, RIG_CLEAR_ERR, "bone %d: %.160s", i, err[0] ? err : "truncated");
-            return -1;
-        }
+        enum s3_err e = seq_string(s, &b->name, &b->name_len, NULL, err, "bone name");
+        if (e)
+            return s3_fail(e, r->bones_err, RIG_CLEAR_ERR, "bone %d: %.160s", i, err);
         b->opposing = (int32_t)seq_u32(s);
         b->parent = (int32_t)seq_u32(s);
         b->name_hash = seq_u32(s);
@@ -118,49 +117,44 @@ static int parse_bones(struct seq *s, struct rig_clear *r)
         if (s->fail) {
             free(b->name);
             b->name = NULL;
-            snprintf(r->bones_err, RIG_CLEAR_ERR, "bone %d at 0x%llx: truncated", i, (unsigned long long)b->pos);
-            return -1;
+            return s3_fail(S3_ERR_RANGE, r->bones_err, RIG_CLEAR_ERR, "bone %d at 0x%llx: truncated", i,
+                           (unsigned long long)b->pos);
         }
         b->size = s->pos - b->pos;
         b->hash_ok = rig_clear_name_hash(b->name, b->name_len) == b->name_hash;
         r->nbones = (uint32_t)i + 1;
     }
-    return 0;
+    return S3_OK;
 }
 
-static int parse_chains(struct seq *s, struct rig_clear *r, bool with_info)
+static enum s3_err parse_chains(struct seq *s, struct rig_clear *r, bool with_info)
 {
     r->chains_present = true;
     r->chains_pos = s->pos;
     r->chain_count = (int32_t)seq_u32(s);
-    if (s->fail) {
-        snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain count at 0x%llx: past the end of the file",
-                 (unsigned long long)r->chains_pos);
-        return -1;
-    }
+    if (s->fail)
+        return s3_fail(S3_ERR_RANGE, r->chains_err, RIG_CLEAR_ERR, "IK chain count at 0x%llx: past the end of the file",
+                       (unsigned long long)r->chains_pos);
     uint64_t room = s->src->size > s->pos ? s->src->size - s->pos : 0;
     uint64_t min = with_info ? 4 + 44 + 16 : 4 + 12;
-    if (r->chain_count < 0 || (uint64_t)r->chain_count > room / min) {
-        snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain count %d at 0x%llx: %s", r->chain_count,
-                 (unsigned long long)r->chains_pos, r->chain_count < 0 ? "negative" : "more than the file can hold");
-        return -1;
-    }
-    r->chains = calloc((size_t)r->chain_count + 1, sizeof *r->chains);
+    if (r->chain_count < 0 || (uint64_t)r->chain_count > room / min)
+        return s3_fail(r->chain_count < 0 ? S3_ERR_FORMAT : S3_ERR_RANGE, r->chains_err, RIG_CLEAR_ERR,
+                       "IK chain count %d at 0x%llx: %s", r->chain_count, (unsigned long long)r->chains_pos,
+                       r->chain_count < 0 ? "negative" : "more than the file can hold");
+    r->chains = alloc_array((size_t)r->chain_count + 1, sizeof *r->chains);
     if (!r->chains)
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, r->chains_err, RIG_CLEAR_ERR, "out of memory");
     for (int32_t i = 0; i < r->chain_count; i++) {
         struct rig_clear_chain *c = &r->chains[i];
         c->pos = s->pos;
         int32_t n = (int32_t)seq_u32(s);
         room = s->src->size > s->pos ? s->src->size - s->pos : 0;
-        if (s->fail || n < 0 || (uint64_t)n > room / 4) {
-            snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain %d at 0x%llx: bone count %d does not fit", i,
-                     (unsigned long long)c->pos, n);
-            return -1;
-        }
-        c->bones = calloc((size_t)n + 1, sizeof *c->bones);
+        if (s->fail || n < 0 || (uint64_t)n > room / 4)
+            return s3_fail(n < 0 && !s->fail ? S3_ERR_FORMAT : S3_ERR_RANGE, r->chains_err, RIG_CLEAR_ERR,
+                           "IK chain %d at 0x%llx: bone count %d does not fit", i, (unsigned long long)c->pos, n);
+        c->bones = alloc_array((size_t)n + 1, sizeof *c->bones);
         if (!c->bones)
-            return -1;
+            return s3_fail(S3_ERR_NOMEM, r->chains_err, RIG_CLEAR_ERR, "out of memory");
         c->nbones = (uint32_t)n;
         for (int32_t k = 0; k < n; k++)
             c->bones[k] = (int32_t)seq_u32(s);
@@ -173,36 +167,33 @@ static int parse_chains(struct seq *s, struct rig_clear *r, bool with_info)
             c->slot_info = (int32_t)seq_u32(s);
         c->slot_offset = (int32_t)seq_u32(s);
         c->root = (int32_t)seq_u32(s);
-        if (s->fail) {
-            snprintf(r->chains_err, RIG_CLEAR_ERR, "IK chain %d at 0x%llx: truncated", i, (unsigned long long)c->pos);
-            return -1;
-        }
+        if (s->fail)
+            return s3_fail(S3_ERR_RANGE, r->chains_err, RIG_CLEAR_ERR, "IK chain %d at 0x%llx: truncated", i,
+                           (unsigned long long)c->pos);
         c->size = s->pos - c->pos;
         r->nchains = (uint32_t)i + 1;
     }
-    return 0;
+    return S3_OK;
 }
 
 /* One layout: bones, then (optionally) the skeleton name, then (optionally) chains. */
-static int parse_layout(const struct s3_src *src, struct rig_clear *r, bool name, bool chains, bool info)
+static enum s3_err parse_layout(const struct s3_src *src, struct rig_clear *r, bool name, bool chains, bool info)
 {
     struct seq s = {src, 8, false};
-    if (parse_bones(&s, r))
-        return -1;
+    enum s3_err e = parse_bones(&s, r);
+    if (e)
+        return e;
     if (name) {
         r->has_skeleton_name = true;
-        char err[RIG_CLEAR_ERR] = "";
-        r->skeleton_name =
-            seq_string(&s, &r->skeleton_name_len, &r->skeleton_name_pos, err, "skeleton name");
-        if (!r->skeleton_name) {
-            snprintf(r->chains_err, RIG_CLEAR_ERR, "%s", err);
-            return -1;
-        }
+        e = seq_string(&s, &r->skeleton_name, &r->skeleton_name_len, &r->skeleton_name_pos, r->chains_err,
+                       "skeleton name");
+        if (e)
+            return e;
     }
-    if (chains && parse_chains(&s, r, info))
-        return -1;
+    if (chains && (e = parse_chains(&s, r, info)))
+        return e;
     r->end = s.pos;
-    return 0;
+    return S3_OK;
 }
 
 static void reset(struct rig_clear *r)
@@ -213,7 +204,9 @@ static void reset(struct rig_clear *r)
     r->minor = minor;
 }
 
-static void check_bones(struct rig_clear *r, struct diag *d)
+/* Warnings on the bones' values; NOMEM when the cycle check cannot have its memory (a
+ * check skipped in silence would let a cycle through unsaid). */
+static enum s3_err check_bones(struct rig_clear *r, struct diag *d)
 {
     for (uint32_t i = 0; i < r->nbones; i++) {
         const struct rig_clear_bone *b = &r->bones[i];
@@ -228,7 +221,9 @@ static void check_bones(struct rig_clear *r, struct diag *d)
     /* Parent cycles, in linear time: walk up from each bone marking the path; meeting a
      * bone of the current path is a cycle. */
     uint8_t *state = alloc_array(r->nbones, 1); /* 0 new, 1 on the path, 2 done */
-    for (uint32_t i = 0; state && i < r->nbones; i++) {
+    if (!state)
+        return S3_ERR_NOMEM;
+    for (uint32_t i = 0; i < r->nbones; i++) {
         int32_t p = (int32_t)i;
         while (p >= 0 && p < (int32_t)r->nbones && state[p] == 0) {
             state[p] = 1;
@@ -240,6 +235,7 @@ static void check_bones(struct rig_clear *r, struct diag *d)
             state[p] = 2;
     }
     free(state);
+    return S3_OK;
 }
 
 enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err,
@@ -248,18 +244,27 @@ enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struc
     memset(r, 0, sizeof *r);
     if (src_u32(src, 0, false, &r->major) || src_u32(src, 4, false, &r->minor))
         return s3_fail(S3_ERR_RANGE, err, errlen, "clear RIG: the file is shorter than its 8-byte version");
+    /* a broken part is its .error (bones_err, chains_err); a refused allocation fails all */
+    enum s3_err e;
     if (r->major == 4) {
         r->variant = RIG_CLEAR_MAJOR4;
-        if (parse_layout(src, r, true, true, true) == 0 && r->end < src->size)
+        if ((e = parse_layout(src, r, true, true, true)) == S3_ERR_NOMEM)
+            goto nomem;
+        if (e == S3_OK && r->end < src->size)
             diag_add(d, "%llu trailing bytes after the IK chains", (unsigned long long)(src->size - r->end));
-        check_bones(r, d);
+        if (check_bones(r, d))
+            goto nomem;
         return S3_OK;
     }
     /* major 3: the game is not written down; the layout that ends exactly at the end of
      * the file is the right one */
-    bool ts3 = parse_layout(src, r, true, false, false) == 0 && r->end == src->size;
+    if ((e = parse_layout(src, r, true, false, false)) == S3_ERR_NOMEM)
+        goto nomem;
+    bool ts3 = e == S3_OK && r->end == src->size;
     reset(r);
-    bool ts4 = parse_layout(src, r, false, true, false) == 0 && r->end == src->size;
+    if ((e = parse_layout(src, r, false, true, false)) == S3_ERR_NOMEM)
+        goto nomem;
+    bool ts4 = e == S3_OK && r->end == src->size;
     if (!ts4 && !ts3) {
         reset(r);
         return s3_fail(S3_ERR_FORMAT, err, errlen,
@@ -269,15 +274,20 @@ enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struc
     r->ambiguous = ts3 && ts4;
     if (!ts4) {
         reset(r);
-        parse_layout(src, r, true, false, false);
+        if (parse_layout(src, r, true, false, false) == S3_ERR_NOMEM)
+            goto nomem;
         r->variant = RIG_CLEAR_TS3_MAJOR3;
     } else {
         r->variant = RIG_CLEAR_TS4_MAJOR3;
     }
     if (r->ambiguous)
         diag_add(d, "major 3: both layouts end at the end of the file; the TS4 reading was kept");
-    check_bones(r, d);
+    if (check_bones(r, d))
+        goto nomem;
     return S3_OK;
+nomem:
+    reset(r);
+    return s3_fail(S3_ERR_NOMEM, err, errlen, "clear RIG: out of memory");
 }
 
 void rig_clear_free(struct rig_clear *r)

@@ -166,8 +166,8 @@ static int section_state(const struct t1_object *o, const struct t1_obj_section 
 }
 
 /* The sections [first, end) (one part) that are drawn, appended to m. */
-static enum s3_err fill_mesh(const struct t1_object *o, size_t first, size_t end, const uint8_t *draw, struct mdl_mesh *m,
-                             char *err, size_t errlen)
+static enum s3_err fill_mesh(const struct t1_object *o, size_t first, size_t end, const uint8_t *draw,
+                             struct mdl_mesh *m, char *err, size_t errlen)
 {
     uint64_t nv = 0, nt = 0;
     uint32_t ng = 0;
@@ -272,7 +272,8 @@ static enum s3_err build_meshes(const struct t1_object *o, const uint8_t *draw, 
     return S3_OK;
 }
 
-enum s3_err t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen)
+enum s3_err t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err,
+                            size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (o->oom)

@@ -48,6 +48,7 @@ void t1_object_free(struct t1_object *o);
  * FORMAT (a hierarchy that is not a tree of the nodes, nothing to draw), LIMIT (more than
  * 32-bit indices hold), NOMEM. out->left_out
  * lists what was left out (o->missing first), one line each, or is NULL. */
-enum s3_err t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err, size_t errlen);
+enum s3_err t1_object_model(const struct t1_object *o, const char *name, struct mdl_model *out, char *err,
+                            size_t errlen);
 
 #endif

@@ -115,38 +115,42 @@ int t2fs_rnc_method(const struct s3_src *src, uint64_t off, uint64_t space)
     return h[3] == 1 || h[3] == 2 ? h[3] : -1;
 }
 
-/* 0 when a t2fs branch table starts at off and fits in space; with past_end, 1 when it is
- * one in every rule but that its offsets run past space (*needs: the end its last offset
- * names), as a truncated file's root does; -1 otherwise. Without past_end the first offset
- * past space ends the check (no scan of a large leaf that only starts like a table). */
-static int branch_check(const struct s3_src *src, uint64_t off, uint64_t space, bool be, bool past_end,
-                        uint64_t *needs)
+/* What branch_check found at an offset: not a branch table, a whole one, or one cut. */
+enum table_fit { TABLE_NONE, TABLE_WHOLE, TABLE_CUT };
+
+/* TABLE_WHOLE when a t2fs branch table starts at off and fits in space; with past_end,
+ * TABLE_CUT when it is one in every rule but that its offsets run past space (*needs: the
+ * end its last offset names), as a truncated file's root does. Without past_end the first
+ * offset past space ends the check (no scan of a large leaf that only starts like a
+ * table). A detection test: no table is an answer, not a failure. */
+static enum table_fit branch_check(const struct s3_src *src, uint64_t off, uint64_t space, bool be, bool past_end,
+                                   uint64_t *needs)
 {
     uint32_t count;
     if (space < 8 || src_u32(src, off, be, &count))
-        return -1;
+        return TABLE_NONE;
     uint64_t header = (4 + 4 * ((uint64_t)count + 1) + 7) & ~7ull;
     if (header > space)
-        return -1;
+        return TABLE_NONE;
     uint32_t prev = 0;
     for (uint64_t i = 0; i <= count; i++) {
         uint32_t o;
         if (src_u32(src, off + 4 + 4 * i, be, &o))
-            return -1;
+            return TABLE_NONE;
         if ((i == 0 && o != header) || o < prev || (o & 7) || (o > space && !past_end))
-            return -1;
+            return TABLE_NONE;
         if (past_end && i > 0 && o == prev) /* a cut root: every child at least 8 bytes (below) */
-            return -1;
+            return TABLE_NONE;
         prev = o;
     }
     *needs = prev;
-    return prev > space ? 1 : 0;
+    return prev > space ? TABLE_CUT : TABLE_WHOLE;
 }
 
 bool t2fs_branch_valid(const struct s3_src *src, uint64_t off, uint64_t space, bool be)
 {
     uint64_t needs;
-    return branch_check(src, off, space, be, false, &needs) == 0;
+    return branch_check(src, off, space, be, false, &needs) == TABLE_WHOLE;
 }
 
 /* The most children a cut-short root may have: real roots have 11 (Turok 1) to 20 (Turok 3)
@@ -180,7 +184,7 @@ bool t2fs_detect(const struct s3_src *src, const uint8_t *head, size_t n, struct
                 bool ok = !cut ? t2fs_branch_valid(src, skip, src->size - skip, be)
                                : src_u32(src, skip, be, &count) == 0 && count > 0 &&
                                      count <= T2FS_CUT_MAX_CHILDREN &&
-                                     branch_check(src, skip, src->size - skip, be, true, &needs) == 1;
+                                     branch_check(src, skip, src->size - skip, be, true, &needs) == TABLE_CUT;
                 if (ok) {
                     r->big_endian = be;
                     r->root_off = skip;

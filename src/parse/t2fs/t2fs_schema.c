@@ -2,6 +2,7 @@
  * schema is kept as data — the seed's table of path patterns, with the corrections of
  * docs/formats/t2fs.md — and turned into a tree of schema nodes at start. A schema loaded
  * from a LibT2FS JSON file (a later issue) builds the same tree. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +16,14 @@ struct pattern {
     uint32_t fixed_size, value_size;
     bool interleaved;
     const char *name;
+    /* a fixed branch whose children 0, 1, ... are all untyped arrays: their names, each
+     * followed by '|' (NULL: the pattern is one node) */
+    const char *arrays;
 };
 
-#define BR(p, k, n) {p, k, T2D_RAW, NULL, 0, 0, false, n}
-#define ARR(p, t, v, il, n) {p, T2K_DATA, T2D_ARRAY, t, 0, v, il, n}
-#define RAW(p, t, s, n) {p, T2K_DATA, T2D_RAW, t, s, 0, false, n}
+#define BR(p, k, n) {p, k, T2D_RAW, NULL, 0, 0, false, n, NULL}
+#define ARR(p, t, v, il, n) {p, T2K_DATA, T2D_ARRAY, t, 0, v, il, n, NULL}
+#define RAW(p, t, s, n) {p, T2K_DATA, T2D_RAW, t, s, 0, false, n, NULL}
 
 static const struct pattern turok2_models[] = {
     BR("", T2K_FIXED, "root"),
@@ -67,6 +71,7 @@ static const struct pattern turok2_models[] = {
 #define VAR(p, n) BR(p, T2K_VARIABLE, n)
 #define FIX(p, n) BR(p, T2K_FIXED, n)
 #define US(p, n) ARR(p, NULL, 0, false, n)
+#define FIX_US(p, n, arrays) {p, T2K_FIXED, T2D_RAW, NULL, 0, 0, false, n, arrays}
 static const struct pattern turok1_all[] = {
     FIX("", "root"),
     VAR("/0", "isGraphicObjects"),
@@ -107,10 +112,7 @@ static const struct pattern turok1_all[] = {
     RAW("/3/x/1/x", NULL, 0, "bitmap"),
     VAR("/3/x/2", "isPalettes"),
     RAW("/3/x/2/x", NULL, 0, "palette"),
-    FIX("/4", "isParticleEffects"),
-    US("/4/0", "usTypes"),
-    US("/4/1", "usParticles"),
-    US("/4/2", "usImpacts"),
+    FIX_US("/4", "isParticleEffects", "usTypes|usParticles|usImpacts|"),
     FIX("/5", "isSoundEffects"),
     US("/5/0", "usTypes"),
     VAR("/5/1", "isSounds"),
@@ -118,31 +120,17 @@ static const struct pattern turok1_all[] = {
     VAR("/6", "isLevels"),
     FIX("/6/x", "level"),
     RAW("/6/x/0", NULL, 0, "level"),
-    FIX("/6/x/1", "isCollision"),
-    US("/6/x/1/0", "usRegionAttributes"),
-    US("/6/x/1/1", "usCorners"),
-    US("/6/x/1/2", "usRegions"),
-    US("/6/x/1/3", "usBlockBounds"),
+    FIX_US("/6/x/1", "isCollision", "usRegionAttributes|usCorners|usRegions|usBlockBounds|"),
     US("/6/x/2", "usInstances"),
-    FIX("/6/x/3", "isGridBounds"),
-    US("/6/x/3/0", "usMinXs"),
-    US("/6/x/3/1", "usMaxXs"),
-    US("/6/x/3/2", "usMinZs"),
-    US("/6/x/3/3", "usMaxZs"),
-    US("/6/x/3/4", "usBounds"),
+    FIX_US("/6/x/3", "isGridBounds", "usMinXs|usMaxXs|usMinZs|usMaxZs|usBounds|"),
     VAR("/6/x/4", "isGridSections"),
-    FIX("/6/x/4/x", "gridSection"),
-    US("/6/x/4/x/0", "usEStaticInstances"),
-    US("/6/x/4/x/1", "usStaticInstances"),
-    US("/6/x/4/x/2", "usSimpleInstances"),
+    FIX_US("/6/x/4/x", "gridSection", "usEStaticInstances|usStaticInstances|usSimpleInstances|"),
     VAR("/6/x/5", "isSkyTextureSet"), /* children not described: recognised by validation */
     FIX("/7", "isPersistantCounts"),
     US("/7/0", "usPickupCounts"),
     US("/7/1", "usAnimCounts"),
     RAW("/7/2", NULL, 0, "MaxRegionCount"),
-    FIX("/8", "isWarpDests"),
-    US("/8/0", "usIDs"),
-    US("/8/1", "usWarpDests"),
+    FIX_US("/8", "isWarpDests", "usIDs|usWarpDests|"),
     VAR("/9", "isBinaries"),
     RAW("/9/x", NULL, 0, "binary"),
     US("/10", "usBinaryTypes"),
@@ -199,11 +187,25 @@ static enum s3_err schema_apply(struct t2fs_schema *root, const struct pattern *
     return s->name && (s->type || !p->type) ? S3_OK : S3_ERR_NOMEM;
 }
 
+/* A pattern, and the arrays it names below it (FIX_US): children path/0, path/1, ... */
+static enum s3_err pattern_apply(struct t2fs_schema *root, const struct pattern *p)
+{
+    enum s3_err e = schema_apply(root, p);
+    unsigned k = 0;
+    for (const char *a = p->arrays, *bar; !e && a && (bar = strchr(a, '|')); a = bar + 1, k++) {
+        char path[64], name[64];
+        snprintf(path, sizeof path, "%s/%u", p->path, k);
+        snprintf(name, sizeof name, "%.*s", (int)(bar - a), a);
+        e = schema_apply(root, &(struct pattern)US(path, name));
+    }
+    return e;
+}
+
 static struct t2fs_schema *from_table(const struct pattern *table, size_t n)
 {
     struct t2fs_schema *root = schema_new();
     for (size_t i = 0; root && i < n; i++) {
-        if (schema_apply(root, &table[i]) != S3_OK) {
+        if (pattern_apply(root, &table[i]) != S3_OK) {
             t2fs_schema_free(root);
             return NULL;
         }

@@ -7,13 +7,13 @@
 #include "fs/views/gr2/view_gr2export.h"
 #include "fs/views/gr2/view_gr2obj.h"
 
-static int populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_gr2_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg, (void)t;
     struct gr2_view *v = ctx;
     add_info_and_unparsed(v->fs, dir);
     gr2_view_add(v, dir);
-    return 0;
+    return S3_OK;
 }
 
 struct gr2_view *gr2_view_of(struct s3fs *fs)

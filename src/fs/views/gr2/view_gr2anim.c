@@ -427,14 +427,14 @@ static int measure(struct rows *r, const struct gr2_space *sp, char *err, size_t
     return rc;
 }
 
-static ssize_t rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len, size_t *got)
 {
     (void)t, (void)arg;
     struct rows *r = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(r->a->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(r->a->v, &sp);
+    if (e)
+        return e;
     struct gr2_types reg = {0};
     struct rowsrc s;
     uint64_t nrows = 0;
@@ -442,7 +442,7 @@ static ssize_t rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     if (rowsrc_open(r, &reg, &sp, &s, &nrows, err, sizeof err)) {
         gr2_types_free(&reg);
         gr2_view_unpin(r->a->v, &sp);
-        return -EIO; /* it measured, so the bytes changed */
+        return S3_ERR_IO; /* it measured, so the bytes changed */
     }
     struct sbuf text = {0};
     uint64_t start, i;
@@ -453,10 +453,10 @@ static ssize_t rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     rowsrc_close(r, &s);
     gr2_types_free(&reg);
     gr2_view_unpin(r->a->v, &sp);
-    size_t n = rows_copy(&text, start, off, buf, len);
+    *got = rows_copy(&text, start, off, buf, len);
     bool oom = text.oom;
     sb_free(&text);
-    return oom ? -ENOMEM : (ssize_t)n;
+    return oom ? S3_ERR_NOMEM : S3_OK;
 }
 
 /* NAME.csv (or NAME.error saying why it cannot be made), typed and spanning the object. */

@@ -232,10 +232,10 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
         if (!gr2_ptr_elem(sp, &e, k, &obj) || !gr2_bytes(sp, obj.section, obj.offset, mt->size, &why))
             continue;
         (void)gr2_name_at(sp, obj.section, obj.offset + nm->offset, &p->model_name[p->nmodels], &why);
-        p->model_skel[p->nmodels] = gr2_pointer(sp, obj.section, obj.offset + sm->offset, &so, &points, &why) == S3_OK &&
-                                            points
-                                        ? add_skel(p, sm->ref_type, so, NULL)
-                                        : -1;
+        p->model_skel[p->nmodels] =
+            gr2_pointer(sp, obj.section, obj.offset + sm->offset, &so, &points, &why) == S3_OK && points
+                ? add_skel(p, sm->ref_type, so, NULL)
+                : -1;
         p->nmodels += p->model_name[p->nmodels] != NULL;
     }
     p->external = p->nskel;

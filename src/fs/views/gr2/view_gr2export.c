@@ -193,9 +193,9 @@ void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t 
     const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS
                            ? gr2_bytes(sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
                            : NULL;
+    uint32_t slot = b ? v->g.root_object.offset + m->offset + 4 : 0;
     /* only where root/Models will be a directory, so the link never dangles */
-    if (b && gr2_u32_at(sp, b) > 0 &&
-        gr2_pointer(sp, v->g.root_object.section, v->g.root_object.offset + m->offset + 4, &to, &points, &why) == S3_OK &&
+    if (b && gr2_u32_at(sp, b) > 0 && gr2_pointer(sp, v->g.root_object.section, slot, &to, &points, &why) == S3_OK &&
         points &&
         gr2_bytes(sp, to.section, to.offset, (uint64_t)gr2_u32_at(sp, b) * (uint64_t)gr2_pointer_size(sp), &why))
         tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");

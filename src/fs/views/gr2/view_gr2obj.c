@@ -77,7 +77,7 @@ static char *gobj_strdup(struct gobj *o, const char *s)
     return p;
 }
 
-static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 static void span_of(struct gobj *o, uint32_t ino, uint32_t sec, uint64_t off, uint64_t len)
 {
@@ -169,18 +169,19 @@ static const char *value_row(void *ctx, uint64_t k, char *scratch, size_t len)
     return strlen(scratch) == len ? scratch : NULL;
 }
 
-static ssize_t values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
     const struct gvalues *g = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(g->o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(g->o->v, &sp);
+    if (e)
+        return e;
     struct gvalues_at at = {g, &sp};
-    ssize_t n = view_rows_read(g->end, g->width, value_row, &at, off, buf, len);
+    e = view_rows_read(g->end, g->width, value_row, &at, off, buf, len, got);
     gr2_view_unpin(g->o->v, &sp);
-    return n;
+    return e;
 }
 
 /* A slot pointing at a string: where, and which slot. */
@@ -407,61 +408,64 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
     sb_put(out, "\n", 1);
 }
 
-/* A table's element bytes, pinned in sp (unpin after use): NULL with *rc = -errno when
- * the sections cannot be had (the file changed) or the elements are not in them. */
-static const uint8_t *table_pin(struct gtable *tb, struct gr2_space *sp, int *rc)
+/* Bytes [off, off+len) of one of a table's files, made from its element bytes (rows,
+ * count × size bytes): the count copied. */
+typedef size_t table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
+                             size_t len);
+
+/* A read of a table's file: its element bytes pinned for the copy (IO when the sections
+ * cannot be had, the file changed, or the elements are not in them). */
+static enum s3_err table_read(struct gtable *tb, table_copy_fn *copy, uint64_t off, void *buf, size_t len,
+                              size_t *got)
 {
-    *rc = gr2_view_pin(tb->o->v, sp);
-    if (*rc)
-        return NULL;
+    struct gr2_space sp;
+    enum s3_err e = gr2_view_pin(tb->o->v, &sp);
+    if (e)
+        return e;
     const char *why;
-    const uint8_t *b = gr2_bytes(sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
-    if (!b) {
-        gr2_view_unpin(tb->o->v, sp);
-        *rc = -EIO;
-    }
-    return b;
+    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    *got = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
+    gr2_view_unpin(tb->o->v, &sp);
+    return b ? S3_OK : S3_ERR_IO;
 }
 
-static ssize_t csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+/* Renders from the header, or from the last mark at or before off, until past off+len. */
+static size_t csv_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf, size_t len)
 {
-    (void)t, (void)arg;
-    struct gtable *tb = ctx;
-    struct gr2_space sp;
-    int rc;
-    const uint8_t *b = table_pin(tb, &sp, &rc);
-    if (!b)
-        return rc;
-    /* Render from the header, or from the last mark at or before off, until past off+len. */
     struct sbuf text = {0};
     uint64_t start, row;
     if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
         csv_header(tb->cs, &text);
     while (row < tb->count && start + text.len < off + len)
-        csv_row(tb->cs, b + (size_t)row++ * tb->size, sp.g->be, &text);
-    gr2_view_unpin(tb->o->v, &sp);
+        csv_row(tb->cs, rows + (size_t)row++ * tb->size, be, &text);
     size_t n = rows_copy(&text, start, off, buf, len);
     sb_free(&text);
-    return (ssize_t)n;
+    return n;
 }
 
-static ssize_t table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static size_t bin_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf, size_t len)
 {
-    (void)t, (void)arg;
-    struct gtable *tb = ctx;
-    struct gr2_space sp;
-    int rc;
-    const uint8_t *b = table_pin(tb, &sp, &rc);
-    if (!b)
-        return rc;
+    (void)be;
     uint64_t size = (uint64_t)tb->count * tb->size;
     size_t n = 0;
     if (off < size) {
         n = size - off < len ? (size_t)(size - off) : len;
-        memcpy(buf, b + off, n);
+        memcpy(buf, rows + off, n);
     }
-    gr2_view_unpin(tb->o->v, &sp);
-    return (ssize_t)n;
+    return n;
+}
+
+static enum s3_err csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len, size_t *got)
+{
+    (void)t, (void)arg;
+    return table_read(ctx, csv_copy, off, buf, len, got);
+}
+
+static enum s3_err table_bin_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                  size_t *got)
+{
+    (void)t, (void)arg;
+    return table_read(ctx, bin_copy, off, buf, len, got);
 }
 
 /* What an open NAME.csv or NAME.bin holds: the section its elements are in (tree_hold). */
@@ -776,14 +780,14 @@ static void populate_transform(struct gdir *d, const struct gr2_space *sp, uint3
     span_of(d->o, ino, d->obj.section, d->obj.offset + 32, 36);
 }
 
-static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct gdir *d = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(d->o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(d->o->v, &sp);
+    if (e)
+        return e;
     walk(d->o, &sp);
     switch (d->kind) {
     case GD_STRUCT:
@@ -808,19 +812,19 @@ static int populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         break;
     }
     gr2_view_unpin(d->o->v, &sp);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- /granny/types ---- */
 
-static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gobj *o = ctx;
     struct gr2_space sp;
-    int rc = gr2_view_pin(o->v, &sp);
-    if (rc)
-        return rc;
+    enum s3_err e = gr2_view_pin(o->v, &sp);
+    if (e)
+        return e;
     walk(o, &sp);
     for (size_t i = 0; i < o->w.types.n; i++) {
         const struct gr2_type *ty = o->w.types.t[i];
@@ -847,7 +851,7 @@ static int populate_types(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         span_of(o, ino, ty->at.section, ty->at.offset, (uint64_t)(ty->nmembers + 1) * (sp.g->pointer_bits == 64 ? 44 : 32));
     }
     gr2_view_unpin(o->v, &sp);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- entry points ---- */
@@ -873,12 +877,12 @@ static void add_root_link(struct gobj *o, const struct gr2_space *sp, uint32_t g
     tree_add_link(o->v->fs->tree, granny_dir, name, target);
 }
 
-/* A directory whose bytes cannot be had: its listing fails with the errno in arg, and the
- * tree tries again next time (a failed populate leaves it unpopulated). */
-static int populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+/* A directory whose bytes cannot be had: its listing fails with the reason in arg, and
+ * the tree tries again next time (a failed populate leaves it unpopulated). */
+static enum s3_err populate_unreadable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)dir, (void)ctx;
-    return -(int)arg;
+    return (enum s3_err)arg;
 }
 
 static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
@@ -887,9 +891,9 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
     struct tree *t = v->fs->tree;
     struct gobj *o = v->extra;
     struct gr2_space sp;
-    int rc = gr2_view_pin(v, &sp);
-    if (rc) { /* the file changed (or no memory): root lists as that error, on every try */
-        tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, (uint64_t)-rc);
+    enum s3_err e = gr2_view_pin(v, &sp);
+    if (e) { /* the file changed (or no memory): root lists as that error, on every try */
+        tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, e);
         return;
     }
     const struct gr2_type *root = gr2_type_get(&o->w.types, &sp, v->g.root_type);
@@ -982,7 +986,7 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
         return -1;
     struct gobj *o = v->extra;
     struct gr2_space sp;
-    if (gr2_view_pin(v, &sp))
+    if (gr2_view_pin(v, &sp) != S3_OK)
         return -1;
     walk(o, &sp);
     struct gr2_bones b;

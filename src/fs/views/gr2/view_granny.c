@@ -250,14 +250,15 @@ static const struct gr2_broker_ops broker_ops = {.veto = refused_by_test,
                                                  .forget = forget_section,
                                                  .refused = section_refused};
 
-int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
+enum s3_err gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
 {
     memset(sp, 0, sizeof *sp);
     if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
-        return -EIO;
-    if (gr2_broker_open(sp, &v->g, request_bound(v), eager_settle, &broker_ops, v) != S3_OK) {
+        return S3_ERR_IO;
+    enum s3_err e = gr2_broker_open(sp, &v->g, request_bound(v), eager_settle, &broker_ops, v);
+    if (e) {
         gr2_broker_close(sp);
-        return -ENOMEM;
+        return e;
     }
     load_fixups(v);
     sp->fixups = v->fixups;
@@ -271,7 +272,7 @@ int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
         if (v->g.sections[i].expanded_size == 0)
             sp->data[i] = (const uint8_t *)"";
     }
-    return 0;
+    return S3_OK;
 }
 
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp)
@@ -294,10 +295,10 @@ uint8_t *gr2_view_refusals(const struct gr2_view *v, const struct gr2_space *sp)
     return m;
 }
 
-int gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused)
+enum s3_err gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused)
 {
-    int rc = gr2_view_pin(v, sp);
-    for (uint32_t i = 0; rc == 0 && refused && i < v->g.nsections; i++)
+    enum s3_err rc = gr2_view_pin(v, sp);
+    for (uint32_t i = 0; rc == S3_OK && refused && i < v->g.nsections; i++)
         if (refused[i] && !sp->data[i])
             sp->why[i] = "refused when the file was sized (cache_mb), so left out of it again";
     return rc;
@@ -393,7 +394,7 @@ static void add_ref(struct gr2_view *v, uint32_t dir, const char *name, struct g
     tree_set_span(v->fs->tree, ino, abs_of(v, rel), 8);
 }
 
-static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
@@ -427,7 +428,7 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     add_hex32_list(t, dir, "extra_tags", g->extra_tags, 4, abs_of(v, 0x48));
     if (g->version == 7)
         add_hex32(t, dir, "string_table_crc", g->string_table_crc, abs_of(v, 0x58));
-    return 0;
+    return S3_OK;
 }
 
 /* A compressed table's bytes as stored (the u32 byte count and the stream). */
@@ -514,7 +515,8 @@ static void add_padding_files(struct gr2_view *v, uint32_t dir, uint32_t i)
     }
 }
 
-static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                size_t *got)
 {
     (void)t, (void)arg;
     struct gr2_secitem *it = ctx;
@@ -522,11 +524,11 @@ static ssize_t section_read(struct tree *t, void *ctx, uint64_t arg, uint64_t of
     size_t size;
     const uint8_t *d = cache_pin(&it->v->fs->cache, &it->c, &size, err, sizeof err);
     if (!d)
-        return -EIO;
-    size_t n = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
-    memcpy(buf, d + off, n);
+        return S3_ERR_IO;
+    *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+    memcpy(buf, d + off, *got);
     cache_unpin(&it->v->fs->cache, &it->c);
-    return (ssize_t)n;
+    return S3_OK;
 }
 
 /* What an open data.bin holds: its section's expanded bytes (tree_hold). */
@@ -570,11 +572,11 @@ static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     set_typef(t, ino, "%s:gr2.section_data", gr2_compression_name(s->compression));
 }
 
-static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct gr2_view *v = ctx;
     if (source_check(&v->fs->src)) /* the tables below are read from the file */
-        return -EIO;
+        return S3_ERR_IO;
     const struct gr2_section *s = &v->g.sections[i];
     uint64_t h = abs_of(v, s->header_pos);
     tree_add_range(t, dir, "header.bin", "gr2.section_header", h, GR2_SECTION_HEADER_SIZE);
@@ -598,23 +600,26 @@ static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
         add_error(t, dir, "stored", s->data_err);
     add_data_file(v, dir, (uint32_t)i);
     add_padding_files(v, dir, (uint32_t)i);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static void section_span(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uint64_t *size)
+{
+    (void)list;
+    struct gr2_view *v = ctx;
+    *pos = abs_of(v, v->g.sections[i].header_pos);
+    *size = GR2_SECTION_HEADER_SIZE;
+}
+
+static enum s3_err populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
-    for (uint32_t i = 0; i < v->g.nsections; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "%" PRIu32, i);
-        uint32_t ino = tree_add_dir(t, dir, name, "gr2.section", populate_section, v, i);
-        tree_set_span(t, ino, abs_of(v, v->g.sections[i].header_pos), GR2_SECTION_HEADER_SIZE);
-    }
-    return 0;
+    view_add_numbered(t, dir, v->g.nsections, "gr2.section", populate_section, v, section_span, 0, NULL);
+    return S3_OK;
 }
 
-static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct gr2_view *v = ctx;
@@ -627,7 +632,7 @@ static int populate_granny(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         add_error(t, dir, "sections", v->g.sections_err);
     for (const struct view_hook *h = v->granny_extra.first; h; h = h->next)
         ((gr2_granny_extra_fn *)h->fn)(v, dir, h->ctx);
-    return 0;
+    return S3_OK;
 }
 
 int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)

@@ -69,15 +69,16 @@ int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void 
  * held until gr2_view_unpin, except those it has not used since a settle point
  * (gr2_space_settle), which may be let go to make room. The sections held at once stay
  * within cache_mb (at least 1 MiB): a section that does not fit beside those in use, or
- * cannot be had, reads as NULL with a reason (an .error file), and /info says so. */
-int gr2_view_pin(struct gr2_view *v, struct gr2_space *sp);
+ * cannot be had, reads as NULL with a reason (an .error file), and /info says so. IO when
+ * the file changed, NOMEM. */
+enum s3_err gr2_view_pin(struct gr2_view *v, struct gr2_space *sp);
 void gr2_view_unpin(struct gr2_view *v, struct gr2_space *sp);
 /* What a build must make the way a measurement made it (an export's size): the sections
  * space sp was refused (1 each, nsections bytes, malloc'd; NULL when out of memory);
  * gr2_view_pin_as pins a request refused exactly those up front; and whether sp was
  * refused a section beyond them (then what it made differs from what was measured). */
 uint8_t *gr2_view_refusals(const struct gr2_view *v, const struct gr2_space *sp);
-int gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused);
+enum s3_err gr2_view_pin_as(struct gr2_view *v, struct gr2_space *sp, const uint8_t *refused);
 bool gr2_view_refused_beyond(const struct gr2_view *v, const struct gr2_space *sp, const uint8_t *refused);
 uint32_t gr2_view_nsections(const struct gr2_view *v);
 /* Tests: the k-th section fetch from now on (process-wide; 0: none) is refused, once, as

@@ -102,7 +102,7 @@ static void load_bones(struct rig_view *v)
             warn_index(v, rig_list_names[l], k, "entry", v->r.lists[l].index[k]);
 }
 
-static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct rig_view *v = ctx;
@@ -112,7 +112,7 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         else
             add_u32(t, dir, rig_header_field_names[i], v->r.h[i], 4 * (uint64_t)i);
     }
-    return 0;
+    return S3_OK;
 }
 
 struct entry_ctx {
@@ -120,7 +120,7 @@ struct entry_ctx {
     struct rig_ik_entry *e;
 };
 
-static int populate_link(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_link(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     struct entry_ctx *c = ctx;
     struct rig_ik_entry *e = c->e;
@@ -129,10 +129,10 @@ static int populate_link(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     add_i32(t, dir, "start", e->links[arg].start, at + 4);
     add_bone_link(c->v, dir, "end", e->links[arg].end, "../../../../");
     add_bone_link(c->v, dir, "start", e->links[arg].start, "../../../../");
-    return 0;
+    return S3_OK;
 }
 
-static int populate_links(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_links(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct entry_ctx *c = ctx;
@@ -144,10 +144,10 @@ static int populate_links(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_link", populate_link, c, k);
         tree_set_span(t, ino, base + 8ull * k, 8);
     }
-    return 0;
+    return S3_OK;
 }
 
-static int populate_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct entry_ctx *c = ctx;
@@ -177,10 +177,10 @@ static int populate_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     for (int k = 0; k < 8; k++)
         add_bone_link(c->v, dir, fields[k], idx[k], "../../");
     add_names_file(c->v, dir, "info_nodes", e->info_nodes, 10);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_ik_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_ik_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct rig_view *v = ctx;
@@ -199,7 +199,7 @@ static int populate_ik_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_chain", populate_entry, c, 0);
         tree_set_span(t, ino, e->pos, e->size);
     }
-    return 0;
+    return S3_OK;
 }
 
 static void add_lists(struct rig_view *v, uint32_t dir)
@@ -217,7 +217,7 @@ static void add_lists(struct rig_view *v, uint32_t dir)
     }
 }
 
-static int populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct rig_view *v = ctx;
@@ -237,7 +237,7 @@ static int populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
         add_error(t, dir, "ik_chains", v->r.ik_err);
     }
     add_lists(v, dir);
-    return 0;
+    return S3_OK;
 }
 
 struct block {

@@ -422,13 +422,15 @@ static void add_field(struct pkg_view *v, uint32_t dir, uint32_t i, const char *
         tree_set_span(t, ino, pos, f >= 7 ? 2 : 4);
 }
 
-static ssize_t read_expanded(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_expanded(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                 size_t *got)
 {
     (void)t, (void)arg;
     struct pkg_res *r = ctx;
     if (source_pread_checked(&r->src, off, buf, len))
-        return -EIO;
-    return (ssize_t)len;
+        return S3_ERR_IO;
+    *got = len;
+    return S3_OK;
 }
 
 /* What an open data.bin holds: the expanded resource (tree_hold). */
@@ -440,7 +442,7 @@ static struct cached *expanded_item(void *ctx, uint64_t arg, struct cache **cach
     return r->src.kind == SOURCE_EXPANDED ? r->src.item : NULL;
 }
 
-static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct pkg_res *r = ctx;
@@ -457,7 +459,7 @@ static int populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     else
         rc = tree_populate(t, dir);
     source_release(&r->src);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* The nested directory (rig/, ...) when the bytes are a format the table opens in a
@@ -483,12 +485,12 @@ static void add_nested(struct pkg_view *v, uint32_t dir, struct pkg_res *r)
     }
 }
 
-static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct pkg_view *v = ctx;
     const struct dbpf_entry *e = &v->d.e[i];
     if (e->state == DBPF_OK && source_check(&v->fs->src))
-        return -EIO;
+        return S3_ERR_IO;
     add_field(v, dir, (uint32_t)i, "type", 0, "0x%08" PRIx64 "\n", e->type);
     add_field(v, dir, (uint32_t)i, "group", 1, "0x%08" PRIx64 "\n", e->group);
     uint32_t ino = tree_add_textf(t, dir, "instance", "u64", "0x%016" PRIx64 "\n", e->instance);
@@ -510,13 +512,13 @@ static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i
     }
     tree_add_textf(t, dir, "state", "text", "%s\n", state_name(e->state));
     if (e->state != DBPF_OK)
-        return 0;
+        return S3_OK;
     tree_add_range(t, dir, "stored.bin", "dbpf.stored", e->offset, e->stored_size);
     struct pkg_res *r = resource(v, (uint32_t)i);
     if (!r || !r->ok) {
         add_error(t, dir, "data", r ? r->err : "out of memory");
         resource_done(r);
-        return 0;
+        return S3_OK;
     }
     if (r->codec == DBPF_COMP_STORED) {
         tree_add_range(t, dir, "data.bin", "dbpf.data", e->offset, e->stored_size);
@@ -526,7 +528,7 @@ static int populate_resource(struct tree *t, uint32_t dir, void *ctx, uint64_t i
     }
     add_nested(v, dir, r);
     resource_done(r);
-    return 0;
+    return S3_OK;
 }
 
 /* Bytes of an entry's index record: seven u32 fields less the constant ones, plus the
@@ -536,15 +538,15 @@ static uint64_t record_size(const struct pkg_view *v, const struct dbpf_entry *e
     return 28 - 4 * (uint64_t)__builtin_popcount(v->d.index_flags & 7) + (e->extended ? 4 : 0);
 }
 
-static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct pkg_view *v = ctx;
     if (source_check(&v->fs->src))
-        return -EIO;
+        return S3_ERR_IO;
     int rc = load_names(v);
     if (rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         uint32_t ino = tree_add_dir(t, dir, v->dirname[i], "dbpf.resource", populate_resource, v, i);
@@ -554,16 +556,16 @@ static int populate_resources(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         else
             tree_set_span(t, ino, e->record, record_size(v, e));
     }
-    return 0;
+    return S3_OK;
 }
 
 /* /by-type/TAG/NAME -> ../../resources/NAME */
-static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
+static enum s3_err populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct pkg_view *v = ctx;
     int rc = load_names(v);
     if (rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     const struct type_group *grp = &v->groups[g];
     for (uint32_t k = 0; k < grp->n; k++) {
         uint32_t i = v->by_type[grp->start + k];
@@ -571,7 +573,7 @@ static int populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
         snprintf(target, sizeof target, "../../resources/%s", v->dirname[i]);
         tree_add_link(t, dir, v->dirname[i], target);
     }
-    return 0;
+    return S3_OK;
 }
 
 /* A group's name in /by-type and /info: the tag, or for an untagged type its id as 0x and
@@ -585,7 +587,7 @@ static void type_dir_name(const struct pkg_view *v, char *out, size_t size, uint
         snprintf(out, size, "0x%08" PRIX32, type);
 }
 
-static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct pkg_view *v = ctx;
@@ -594,10 +596,10 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         type_dir_name(v, name, sizeof name, v->groups[g].type);
         tree_add_dir(t, dir, name, "dbpf.by_type", populate_type, v, g);
     }
-    return 0;
+    return S3_OK;
 }
 
-static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct pkg_view *v = ctx;
@@ -605,10 +607,10 @@ static int populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     tree_set_span(t, ino, 0, 4);
     for (int i = 0; i < DBPF_HEADER_FIELDS; i++)
         add_u32(t, dir, dbpf_header_field_names[i], v->d.h[i], dbpf_header_field_offsets[i]);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct pkg_view *v = ctx;
@@ -633,7 +635,7 @@ static int populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     tree_set_span(t, r, v->d.index_pos, v->d.index_size);
     v->resources_dir = r;
     tree_add_dir(t, dir, "by-type", "dbpf.by_type", populate_by_type, v, 0);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- the skeletons it offers ---- */

@@ -415,21 +415,21 @@ struct fd_src {
     size_t nhead;
 };
 
-static int fd_read(void *ctx, uint64_t off, void *buf, size_t len)
+static enum s3_err fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     struct fd_src *f = ctx;
     if (off + len <= f->nhead) {
         memcpy(buf, f->head + off, len);
-        return 0;
+        return S3_OK;
     }
     int fd = f->fd;
     for (size_t got = 0; got < len;) {
         ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
         if (r <= 0)
-            return r < 0 ? -errno : -EIO;
+            return S3_ERR_IO;
         got += (size_t)r;
     }
-    return 0;
+    return S3_OK;
 }
 
 /* What is in a package's header and index: 0 (loaded), 1 (skipped, said), or -ENOMEM. */
@@ -856,7 +856,7 @@ static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, c
 /* A package's directory: the package view, opened over the file when first listed (the
  * file must still be the one scanned: a package replaced since is not read by the old
  * index). */
-static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct mf_file *f = ctx;
@@ -865,7 +865,7 @@ static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         f->tried = true;
         char *path = join(v->root, f->rel);
         if (!path)
-            return f->tried = false, -ENOMEM;
+            return f->tried = false, S3_ERR_NOMEM;
         f->src_open = source_open(&f->src, path, f->err, sizeof f->err) == 0;
         if (f->src_open && !same_file(&f->src.st, &f->st)) {
             snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
@@ -875,14 +875,14 @@ static int populate_package(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         free(path);
     }
     if (f->err[0])
-        return added(t, add_error(t, dir, "package", f->err));
+        return s3_err_of_errno(-added(t, add_error(t, dir, "package", f->err)));
     char origin[300], err[sizeof f->err];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
-        return added(t, add_error(t, dir, "package", err));
-    return tree_populate(t, dir);
+        return s3_err_of_errno(-added(t, add_error(t, dir, "package", err)));
+    return s3_err_of_errno(-tree_populate(t, dir));
 }
 
 static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
@@ -934,7 +934,8 @@ static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *
     return 0;
 }
 
-static ssize_t read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
     struct zmember *m = ctx;
@@ -943,11 +944,11 @@ static ssize_t read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off
     size_t have;
     const uint8_t *d = cache_pin(&fs->cache, &m->c, &have, err, sizeof err);
     if (!d)
-        return -EIO;
-    size_t n = off >= have ? 0 : have - off < len ? have - off : len;
-    memcpy(buf, d + off, n);
+        return S3_ERR_IO;
+    *got = off >= have ? 0 : have - off < len ? have - off : len;
+    memcpy(buf, d + off, *got);
     cache_unpin(&fs->cache, &m->c);
-    return (ssize_t)n;
+    return S3_OK;
 }
 
 static struct cached *member_item(void *ctx, uint64_t arg, struct cache **cache)
@@ -959,7 +960,7 @@ static struct cached *member_item(void *ctx, uint64_t arg, struct cache **cache)
 }
 
 /* A script archive's directory: its members, in their folders, read through libzip. */
-static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct mf_file *f = ctx;
@@ -967,17 +968,17 @@ static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     char *path = join(v->root, f->rel), why[200];
     struct stat st;
     if (!path)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     int code = 0;
     zip_t *z = stat(path, &st) == 0 && same_file(&st, &f->st) ? zip_open(path, ZIP_RDONLY, &code) : NULL;
     free(path);
     if (!z) {
         snprintf(why, sizeof why, "%s", code ? zip_why(code, why, sizeof why) : "changed since the folder was scanned");
-        return added(t, add_error(t, dir, "archive", why));
+        return s3_err_of_errno(-added(t, add_error(t, dir, "archive", why)));
     }
     if (!f->zm && !(f->zm = alloc_array(f->nmembers, sizeof *f->zm))) {
         zip_discard(z);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     struct chain c;
     chain_init(&c, dir);
@@ -1007,10 +1008,10 @@ static int populate_script(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     }
     free(c.path);
     zip_discard(z);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
-static int populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1028,7 +1029,7 @@ static int populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         rc = added(t, f->ino);
     }
     free(c.path);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* ---- providers ---- */
@@ -1209,11 +1210,11 @@ static int keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char
 
 static const struct tree_computed_ops keys_ops = {keys_name, keys_find, keys_target};
 
-static int populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    return tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->ks.nkeys);
+    return s3_err_of_errno(-tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->ks.nkeys));
 }
 
 static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_t size)
@@ -1277,17 +1278,17 @@ static int tag_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char 
 
 static const struct tree_computed_ops tag_ops = {tag_name_of, tag_find, tag_target};
 
-static int populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
+static enum s3_err populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct folder_view *v = ctx;
     struct tagdir *d = tree_alloc(t, sizeof *d);
     if (!d)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     *d = (struct tagdir){v, (uint32_t)g};
-    return tree_set_computed(t, dir, &tag_ops, d, v->tgroups[g].n);
+    return s3_err_of_errno(-tree_set_computed(t, dir, &tag_ops, d, v->tgroups[g].n));
 }
 
-static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1298,14 +1299,14 @@ static int populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         v->bytag = NULL;
         v->tgroups = NULL;
         v->ntgroups = 0;
-        return rc;
+        return s3_err_of_errno(-rc);
     }
     for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
         char name[16];
         tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
         rc = added(t, tree_add_dir(t, dir, name, "folder.by_type", populate_tag, v, g));
     }
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* ---- comparing providers' bytes ---- */
@@ -1425,7 +1426,7 @@ static int add_identical(struct tree *t, uint32_t dir, struct folder_view *v, ui
     return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
 }
 
-static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
+static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
     const struct mf_key *k = &v->ks.keys[v->conflicts[c]];
@@ -1445,10 +1446,10 @@ static int populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c
             rc = added(t, add_error(t, dir, name, why));
         free(target);
     }
-    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, false);
+    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, false)));
 }
 
-static int populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1459,10 +1460,10 @@ static int populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t 
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         rc = added(t, tree_add_dir(t, dir, name, "folder.conflict", populate_conflict, v, c));
     }
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
-static int populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
+static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
     const struct mconf *m = &v->mconf[c];
@@ -1486,10 +1487,10 @@ static int populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uin
             rc = added(t, add_error(t, dir, name, "the archive's member cannot be listed"));
         free(target);
     }
-    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, true);
+    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, true)));
 }
 
-static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
@@ -1506,7 +1507,7 @@ static int populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, ui
         rc = added(t, tree_add_dir(t, parent, leaf, "folder.script_conflict", populate_module_conflict, v, i));
     }
     free(c.path);
-    return rc;
+    return s3_err_of_errno(-rc);
 }
 
 /* ---- generated tables ---- */
@@ -1693,13 +1694,13 @@ static int add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf 
     return added(t, tree_add_text(t, dir, name, "text", text, len));
 }
 
-static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
     int rc = scan(v);
     if (rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     struct sbuf order = {0}, skipped = {0};
     for (size_t i = 0; i < v->nfiles; i++) {
         if (v->files[i].script)
@@ -1717,18 +1718,19 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     sb_free(&order);
     sb_free(&skipped);
     if (rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     v->files_dir = tree_add_dir(t, dir, "files", "folder.files", populate_files, v, 0);
     v->keys_dir = tree_add_dir(t, dir, "keys", "folder.keys", populate_keys, v, 0);
     if ((rc = added(t, v->files_dir)) || (rc = added(t, v->keys_dir)))
-        return rc;
+        return s3_err_of_errno(-rc);
     if ((rc = added(t, tree_add_dir(t, dir, "conflicts", "folder.conflicts", populate_conflicts, v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "conflicts.csv", "csv", render_conflicts_csv, v))) ||
         (rc = added(t, tree_add_dir(t, dir, "script-conflicts", "folder.script_conflicts", populate_script_conflicts,
                                     v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "duplicates.csv", "csv", render_duplicates, v))))
-        return rc;
-    return added(t, tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0));
+        return s3_err_of_errno(-rc);
+    uint32_t by_type = tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0);
+    return s3_err_of_errno(-added(t, by_type));
 }
 
 static void folder_view_free(void *p)

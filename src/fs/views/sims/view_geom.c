@@ -88,21 +88,21 @@ static void add_key_itg(struct tree *t, uint32_t dir, const struct geom_key *k, 
     add_hex32(t, dir, "group", k->group, at + 12);
 }
 
-static int populate_chunk(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_chunk(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct geom_view *v = ctx;
     const struct geom_rcol *r = &v->g.rcol;
     add_key_itg(t, dir, &r->chunk_key[i], 0x14 + 16 * i);
     add_u32(t, dir, "position", r->chunk_pos[i], r->index_pos + 8 * i);
     add_u32(t, dir, "length", r->chunk_len[i], r->index_pos + 8 * i + 4);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_external(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_external(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct geom_view *v = ctx;
     add_key_itg(t, dir, &v->g.rcol.external_key[i], 0x14 + 16ull * v->g.rcol.nchunks + 16 * i);
-    return 0;
+    return S3_OK;
 }
 
 static void add_records(struct tree *t, uint32_t dir, uint32_t n, populate_fn fn, void *ctx, const char *xtype,
@@ -118,7 +118,7 @@ static void add_records(struct tree *t, uint32_t dir, uint32_t n, populate_fn fn
     }
 }
 
-static int populate_rcol(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_rcol(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct geom_view *v = ctx;
@@ -133,7 +133,7 @@ static int populate_rcol(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     add_records(t, c, r->nchunks, populate_chunk, v, "rcol.chunk", 0x14, 16);
     uint32_t e = tree_add_dir(t, dir, "external", "rcol.external", NULL, NULL, 0);
     add_records(t, e, r->nexternal, populate_external, v, "rcol.key", 0x14 + 16ull * r->nchunks, 16);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- /geom/material ---- */
@@ -226,7 +226,7 @@ static void add_texture(struct geom_view *v, uint32_t dir, const struct geom_par
     }
 }
 
-static int populate_param(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_param(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct geom_view *v = ctx;
     const struct geom_mtnf *m = &v->g.mtnf;
@@ -242,7 +242,7 @@ static int populate_param(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     add_u32(t, dir, "offset", p->data_off, rec + 12);
     if (!p->data_ok) {
         add_error(t, dir, "value", "its words run past the material block");
-        return 0;
+        return S3_OK;
     }
     tree_add_range(t, dir, "data.bin", "mtnf.data", p->data_pos, 4ull * p->count);
     const uint8_t *b = v->g.buf + (p->data_pos - v->g.pos);
@@ -265,10 +265,10 @@ static int populate_param(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     set_typef(t, ino, "%s[%" PRIu32 "]", p->type == 1 ? "f32" : p->type == 2 ? "i32" : "u32", p->count);
     if ((p->type == 4 || p->type == 0x10004) && p->count >= 1)
         add_texture(v, dir, p);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_material(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_material(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct geom_view *v = ctx;
@@ -276,7 +276,7 @@ static int populate_material(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     if (m->err[0])
         add_error(t, dir, "mtnf", m->err);
     if (m->size < 16)
-        return 0;
+        return S3_OK;
     uint32_t ino = tree_add_textf(t, dir, "mtnf_tag", "bytes", "%.4s\n", (const char *)&v->g.buf[m->pos - v->g.pos]);
     tree_set_span(t, ino, m->pos, 4);
     add_hex32(t, dir, "mtnf_unknown", m->unknown, m->pos + 4);
@@ -284,7 +284,7 @@ static int populate_material(struct tree *t, uint32_t dir, void *ctx, uint64_t a
     add_u32(t, dir, "mtnf_parameter_count", m->nparams, m->pos + 12);
     uint32_t *nth = repeat_ordinals(m);
     if (!nth)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (uint32_t i = 0; i < m->nparams; i++) {
         char name[40];
         param_dir_name(m, i, nth[i], name, sizeof name);
@@ -294,7 +294,7 @@ static int populate_material(struct tree *t, uint32_t dir, void *ctx, uint64_t a
         tree_set_span(t, ino, m->pos + 16 + 16ull * i, 16);
     }
     free(nth);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- /geom: declarations, vertices, triangles ---- */
@@ -588,7 +588,7 @@ static void fill_tgis(struct geom_view *v, struct sbuf *b)
     }
 }
 
-static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct geom_view *v = ctx;
@@ -607,7 +607,7 @@ static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         add_u32(t, dir, "material_size", g->mtnf.size, g->mtnf.pos - 4);
         if (g->mtnf.size > g->size - (g->mtnf.pos - g->pos)) {
             add_error(t, dir, "material", g->mtnf.err);
-            return 0; /* nothing after a material that runs past the chunk can be found */
+            return S3_OK; /* nothing after a material that runs past the chunk can be found */
         }
         tree_add_range(t, dir, "material.bin", "mtnf", g->mtnf.pos, g->mtnf.size);
         ino = tree_add_dir(t, dir, "material", "mtnf", populate_material, v, 0);
@@ -615,7 +615,7 @@ static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     }
     if (!g->fields_pos) {
         add_error(t, dir, "declarations", "the chunk ends before the vertex and declaration counts");
-        return 0;
+        return S3_OK;
     }
     add_u32(t, dir, "merge_group", g->merge_group, g->fields_pos);
     add_u32(t, dir, "sort_order", g->sort_order, g->fields_pos + 4);
@@ -623,15 +623,15 @@ static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     add_u32(t, dir, "declaration_count", g->ndecls, g->fields_pos + 12);
     if (!g->decl) {
         add_error(t, dir, "declarations", g->decl_err);
-        return 0;
+        return S3_OK;
     }
     add_vertex_format(v, dir);
     add_vertices(v, dir);
     if (!g->verts_ok)
-        return 0;
+        return S3_OK;
     add_indices(v, dir);
     if (!g->indices_ok)
-        return 0;
+        return S3_OK;
     if (g->skin.present) {
         if (g->skin.err[0])
             add_error(t, dir, "skin_controller_index", g->skin.err);
@@ -643,7 +643,7 @@ static int populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     add_block(v, dir, "slot_rays", &g->slot_rays, fill_slot_rays);
     add_block(v, dir, "bones", &g->bones, fill_bones);
     add_block(v, dir, "geometry_states", &g->states, fill_states);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- exports ---- */
@@ -677,7 +677,7 @@ static int build_obj(void *ctx, uint8_t **out, size_t *len, char *err, size_t er
     return rc;
 }
 
-static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct geom_view *v = ctx;
@@ -688,7 +688,7 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     tree_set_span(t, ino, v->g.pos, v->g.size);
     export_add(v->fs, dir, "mesh.glb", "glb.mesh", build_glb, v);
     export_add(v->fs, dir, "mesh.obj", "obj.mesh", build_obj, v);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- opening: the rig, /info ---- */

@@ -77,7 +77,7 @@ static void index_children(struct rig_clear_view *v)
     free(fill);
 }
 
-static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct rig_clear_view *v = ctx;
     const struct rig_clear_bone *b = &v->r.bones[i];
@@ -107,33 +107,16 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
         char *text = sb_take(&c, &len);
         tree_add_text(t, dir, "children", "bone_indices", text, len);
     }
-    return 0;
+    return S3_OK;
 }
 
-static int populate_bones(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
-{
-    (void)arg;
-    struct rig_clear_view *v = ctx;
-    for (uint32_t i = 0; i < v->r.nbones; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "%" PRIu32, i);
-        uint32_t ino = tree_add_dir(t, dir, name, "rig.bone", populate_bone, v, i);
-        tree_set_span(t, ino, v->r.bones[i].pos, v->r.bones[i].size);
-    }
-    if (v->r.bones_err[0]) {
-        char name[16];
-        snprintf(name, sizeof name, "%" PRIu32, v->r.nbones);
-        add_error(t, dir, name, v->r.bones_err);
-    }
-    return 0;
-}
 
 static void add_names(struct rig_clear_view *v, uint32_t dir, const char *field, const int32_t *idx, uint32_t n)
 {
     add_bone_names(v->fs->tree, dir, field, idx, n, v->names, v->names ? v->r.nbones : 0);
 }
 
-static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
+static enum s3_err populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
 {
     struct rig_clear_view *v = ctx;
     const struct rig_clear_chain *c = &v->r.chains[i];
@@ -158,25 +141,28 @@ static int populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
     link_bone(v, dir, "slot_offset", c->slot_offset, "../../bones/");
     add_i32(t, dir, "root", c->root, p + 4);
     link_bone(v, dir, "root", c->root, "../../bones/");
-    return 0;
+    return S3_OK;
 }
 
-static int populate_chains(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+/* The rig's two lists of records: bones/ and ik_chains/. */
+enum { LIST_BONES, LIST_CHAINS };
+
+static void record_span(void *ctx, uint64_t list, uint32_t i, uint64_t *pos, uint64_t *size)
 {
-    (void)arg;
+    const struct rig_clear_view *v = ctx;
+    *pos = list == LIST_BONES ? v->r.bones[i].pos : v->r.chains[i].pos;
+    *size = list == LIST_BONES ? v->r.bones[i].size : v->r.chains[i].size;
+}
+
+static enum s3_err populate_list(struct tree *t, uint32_t dir, void *ctx, uint64_t list)
+{
     struct rig_clear_view *v = ctx;
-    for (uint32_t i = 0; i < v->r.nchains; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "%" PRIu32, i);
-        uint32_t ino = tree_add_dir(t, dir, name, "rig.ik_chain", populate_chain, v, i);
-        tree_set_span(t, ino, v->r.chains[i].pos, v->r.chains[i].size);
-    }
-    if (v->r.chains_err[0]) {
-        char name[16];
-        snprintf(name, sizeof name, "%" PRIu32, v->r.nchains);
-        add_error(t, dir, name, v->r.chains_err);
-    }
-    return 0;
+    if (list == LIST_BONES)
+        view_add_numbered(t, dir, v->r.nbones, "rig.bone", populate_bone, v, record_span, list, v->r.bones_err);
+    else
+        view_add_numbered(t, dir, v->r.nchains, "rig.ik_chain", populate_chain, v, record_span, list,
+                          v->r.chains_err);
+    return S3_OK;
 }
 
 static void add_csv(struct rig_clear_view *v, uint32_t root)
@@ -244,7 +230,7 @@ static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into,
     return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
 }
 
-static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct rig_clear_view *v = ctx;
@@ -255,15 +241,15 @@ static int populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         uint32_t ino = tree_add_textf(t, dir, "skeleton_name", "string", "%s\n", v->r.skeleton_name);
         tree_set_span(t, ino, v->r.skeleton_name_pos, v->r.skeleton_name_len);
     }
-    uint32_t bones = tree_add_dir(t, dir, "bones", "rig.bones", populate_bones, v, 0);
+    uint32_t bones = tree_add_dir(t, dir, "bones", "rig.bones", populate_list, v, LIST_BONES);
     tree_set_span(t, bones, 8, (v->r.nbones ? v->r.bones[v->r.nbones - 1].pos + v->r.bones[v->r.nbones - 1].size : 12) - 8);
     add_csv(v, dir);
     export_add(v->fs, dir, "skeleton.glb", "glb.skeleton", build_skeleton_glb, &v->r);
     if (v->r.chains_present) {
-        uint32_t ik = tree_add_dir(t, dir, "ik_chains", "rig.ik_chains", populate_chains, v, 0);
+        uint32_t ik = tree_add_dir(t, dir, "ik_chains", "rig.ik_chains", populate_list, v, LIST_CHAINS);
         tree_set_span(t, ik, v->r.chains_pos, v->r.end > v->r.chains_pos ? v->r.end - v->r.chains_pos : 4);
     }
-    return 0;
+    return S3_OK;
 }
 
 enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)

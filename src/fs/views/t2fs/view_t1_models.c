@@ -102,36 +102,39 @@ static const char *t1_vertex_row(void *ctx, uint64_t k, char *scratch, size_t le
 }
 
 /* vertices.bin and vertices.txt (past VIEW_TEXT_MAX) read from the pinned records. */
-static ssize_t read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, void *buf, size_t len)
+static enum s3_err read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, void *buf, size_t len, size_t *got)
 {
     struct cache *cache = &t2fs_view_fs(vb->v)->cache;
     char err[200];
     size_t size;
     const uint8_t *rec = cache_pin(cache, &vb->c, &size, err, sizeof err);
     if (!rec)
-        return -EIO; /* it was read when the section was listed: the file changed since */
-    ssize_t got = -EIO;
+        return S3_ERR_IO; /* it was read when the section was listed: the file changed since */
+    enum s3_err e = S3_ERR_IO;
     if (txt) {
         struct t1rows r = {rec, t2fs_view_big_endian(vb->v)};
-        got = view_rows_read(vb->end, vb->count, t1_vertex_row, &r, off, buf, len);
+        e = view_rows_read(vb->end, vb->count, t1_vertex_row, &r, off, buf, len, got);
     } else if (off + len <= size) { /* tree_read asks within the size */
         memcpy(buf, rec + off, len);
-        got = (ssize_t)len;
+        *got = len;
+        e = S3_OK;
     }
     cache_unpin(cache, &vb->c);
-    return got;
+    return e;
 }
 
-static ssize_t read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
-    return read_t1_vertices(ctx, false, off, buf, len);
+    return read_t1_vertices(ctx, false, off, buf, len, got);
 }
 
-static ssize_t read_t1_txt(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_t1_txt(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
     (void)t, (void)arg;
-    return read_t1_vertices(ctx, true, off, buf, len);
+    return read_t1_vertices(ctx, true, off, buf, len, got);
 }
 
 static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_section *s,
@@ -205,11 +208,12 @@ static const char *t1_row(void *ctx, uint64_t k, char *scratch, size_t len)
     return w >= 0 && (size_t)w == len ? scratch : NULL;
 }
 
-static ssize_t t1_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err t1_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                size_t *got)
 {
     (void)t, (void)arg;
     const struct t1_rows *r = ctx;
-    return view_rows_read(r->end, r->n, t1_row, ctx, off, buf, len);
+    return view_rows_read(r->end, r->n, t1_row, ctx, off, buf, len, got);
 }
 
 /* The rows' file; esize: the size of one of data's n elements. */
@@ -328,7 +332,7 @@ static int section_layout(struct t2_view *v, const struct t2fs_node *sec)
 
 /* ---- the hierarchy ---- */
 
-static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct t1dir *d = ctx;
@@ -345,11 +349,11 @@ static int populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t ar
         }
     }
     t1_section_files(d->v, &d->n, dir);
-    return 0;
+    return S3_OK;
 }
 
 /* One directory per child of d->n (a branch), each of `kind`, populated by fn. */
-static int populate_children(struct tree *t, uint32_t dir, struct t1dir *d, populate_fn fn, const char *type)
+static enum s3_err populate_children(struct tree *t, uint32_t dir, struct t1dir *d, populate_fn fn, const char *type)
 {
     for (uint32_t i = 0; i < d->n.count; i++) {
         char name[16];
@@ -359,27 +363,27 @@ static int populate_children(struct tree *t, uint32_t dir, struct t1dir *d, popu
             continue;
         struct t1dir *cd = t1dir_new(d->v, &c);
         if (!cd)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         tree_add_dir(t, dir, name, type, fn, cd, 0);
     }
-    return 0;
+    return S3_OK;
 }
 
-static int populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_sections(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     return populate_children(t, dir, ctx, populate_section, "t1.section");
 }
 
-static int populate_part(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_part(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t1dir *d = ctx;
     tree_add_dir(t, dir, "sections", "t1.sections", populate_sections, d, 0);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_parts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_parts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     return populate_children(t, dir, ctx, populate_part, "t1.part");
@@ -413,7 +417,7 @@ static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint
     free(a.bytes);
 }
 
-static int populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t1dir *d = ctx;
@@ -422,12 +426,12 @@ static int populate_node(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     struct t2fs_node parts;
     uint32_t pdir = tree_add_dir(t, dir, "parts", "t1.parts", NULL, NULL, 0);
     if (!child_as(d->v, &d->n, 2, T2FS_NODE_BRANCH, &parts, pdir, "parts"))
-        return 0;
+        return S3_OK;
     struct t1dir *pd = t1dir_new(d->v, &parts);
-    return pd ? populate_parts(t, pdir, pd, 0) : -ENOMEM;
+    return pd ? populate_parts(t, pdir, pd, 0) : S3_ERR_NOMEM;
 }
 
-static int populate_nodes(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_nodes(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     return populate_children(t, dir, ctx, populate_node, "t1.node");
@@ -502,7 +506,7 @@ static void add_layout_summary(struct t2_view *v, const struct t2fs_node *nodes,
     tree_add_text(t2fs_view_fs(v)->tree, dir, "layout", "text", text, len);
 }
 
-static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t1dir *d = ctx;
@@ -518,21 +522,21 @@ static int populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     if (t2fs_node_at(d->v, &d->n, (const unsigned[]){1, 1}, 2, &nodes, err, sizeof err) ||
         t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, sizeof err)) {
         add_error(t, ndir, "nodes", err);
-        return 0;
+        return S3_OK;
     }
     add_layout_summary(d->v, &nodes, dir);
     struct t1dir *nd = t1dir_new(d->v, &nodes);
-    return nd ? populate_nodes(t, ndir, nd, 0) : -ENOMEM;
+    return nd ? populate_nodes(t, ndir, nd, 0) : S3_ERR_NOMEM;
 }
 
-static int populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_objects(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t2_view *v = ctx;
     struct t2fs_node root, list;
     t2fs_node_root(v, &root);
     if (!child_as(v, &root, 0, T2FS_NODE_BRANCH, &list, dir, "models"))
-        return 0;
+        return S3_OK;
     struct t1dir d = {v, list};
     return populate_children(t, dir, &d, populate_object, "t1.object");
 }

@@ -187,7 +187,8 @@ static void vertex_text(const uint8_t *recs, uint32_t esize, uint64_t off, char 
     atomic_fetch_add_explicit(&vertex_rows, rows, memory_order_relaxed);
 }
 
-static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                 size_t *got)
 {
     (void)t;
     struct vbuf *vb = ctx;
@@ -196,33 +197,34 @@ static ssize_t read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     size_t size;
     const uint8_t *recs = cache_pin(cache, &vb->c, &size, err, sizeof err);
     if (!recs)
-        return -EIO; /* it was read when the mesh was listed: the file changed since */
+        return S3_ERR_IO; /* it was read when the mesh was listed: the file changed since */
     uint64_t have = arg == VERTS_TXT ? vb->count * vertex_row_width(vb->esize) : size;
-    ssize_t got = off + len <= have ? (ssize_t)len : -EIO; /* tree_read asks within the size */
-    if (got > 0 && arg == VERTS_TXT)
+    enum s3_err e = off + len <= have ? S3_OK : S3_ERR_IO; /* tree_read asks within the size */
+    *got = e ? 0 : len;
+    if (*got > 0 && arg == VERTS_TXT)
         vertex_text(recs, vb->esize, off, buf, len);
-    else if (got > 0)
+    else if (*got > 0)
         memcpy(buf, recs + off, len);
     cache_unpin(cache, &vb->c);
-    return got;
+    return e;
 }
 
-static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+static enum s3_err populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 {
     struct mdir *m = ctx;
     struct t2fs_node n;
     struct t2fs_array a;
     char err[400];
     if (!FIND(m->v, &m->meshes, &n, dir, "vertices", (unsigned)mesh))
-        return 0;
+        return S3_OK;
     if (mesh_vertices(m, mesh, &n, &a, err, sizeof err)) {
         add_error(t, dir, "vertices", err);
-        return 0;
+        return S3_OK;
     }
     free(a.bytes);
     struct vbuf *vb = tree_alloc(t, sizeof *vb);
     if (!vb)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     vb->m = m;
     vb->mesh = (uint32_t)mesh;
     vb->esize = a.esize;
@@ -231,14 +233,14 @@ static int populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
     vb->c.hint = (uint64_t)a.esize * a.count;
     uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, vb->c.hint, read_vertices, vb, VERTS_BIN);
     if (!ino) /* refused (the node limit, which /info reports) */
-        return 0;
+        return S3_OK;
     uint64_t so, sl;
     t2fs_node_span(&n, &so, &sl);
     tree_set_span(t, ino, so, sl);
     set_typef(t, ino, "t2fs.vertices[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
     tree_add_gen(t, dir, "vertices.txt", "text", (uint64_t)a.count * vertex_row_width(a.esize), read_vertices, vb,
                  VERTS_TXT);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- surfaces: the index streams of one mesh, decoded in order ---- */
@@ -287,11 +289,12 @@ static const char *t2_row(void *ctx, uint64_t k, char *scratch, size_t len)
     return w >= 0 && (size_t)w == len ? scratch : NULL;
 }
 
-static ssize_t t2_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err t2_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                size_t *got)
 {
     (void)t, (void)arg;
     const struct t2_rows *r = ctx;
-    return view_rows_read(r->end, r->n, t2_row, ctx, off, buf, len);
+    return view_rows_read(r->end, r->n, t2_row, ctx, off, buf, len, got);
 }
 
 static uint32_t add_t2_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype,
@@ -389,7 +392,7 @@ static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node
     free(b);
 }
 
-static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
+static enum s3_err populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t mesh)
 {
     struct mdir *m = ctx;
     struct t2_view *v = m->v;
@@ -403,10 +406,10 @@ static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t m
         free(a.bytes);
     }
     if (!FIND(v, &m->surfaces, &list, dir, "surfaces", (unsigned)mesh))
-        return 0;
+        return S3_OK;
     if (t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
         add_error(t, dir, "surfaces", err);
-        return 0;
+        return S3_OK;
     }
     struct t2_vcache cache; /* one per mesh: its surfaces share the vertex buffer */
     t2_vcache_init(&cache, nverts);
@@ -424,7 +427,7 @@ static int populate_surfaces(struct tree *t, uint32_t dir, void *ctx, uint64_t m
         }
         add_surface(v, tree_add_dir(t, dir, name, "t2fs.surface", NULL, NULL, 0), &surf, &cache);
     }
-    return 0;
+    return S3_OK;
 }
 
 /* ---- bones, poses, the model ---- */
@@ -444,7 +447,7 @@ static bool array_of_4(struct t2_view *v, uint32_t dir, const char *name, const 
     return false;
 }
 
-static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
+static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
 {
     struct mdir *m = ctx;
     struct t2_view *v = m->v;
@@ -453,10 +456,10 @@ static int populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
     if (FIND(v, &m->bones, &n, dir, "bone", (unsigned)bone, 1))
         add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
     if (!FIND(v, &m->bones, &n, dir, "indices", (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
-        return 0;
+        return S3_OK;
     add_t2_rows(t, dir, "indices", "u32[]", ROWS_U32, a.data, 4, a.count, t2fs_view_big_endian(v));
     free(a.bytes);
-    return 0;
+    return S3_OK;
 }
 
 static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_node *n)
@@ -469,7 +472,7 @@ static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_
     free(a.bytes);
 }
 
-static int populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t;
     struct mdir *m = ctx;
@@ -494,7 +497,7 @@ static int populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         add_array_data(v, dir, "model_2_x_3_1", &n);
     if (FIND(v, &m->poses, &n, dir, "model_2_x_4", p, 4))
         add_array_data(v, dir, "model_2_x_4", &n);
-    return 0;
+    return S3_OK;
 }
 
 /* A list directory NAME with one item directory per child of the list node (found by
@@ -518,7 +521,7 @@ static uint32_t add_list(struct mdir *m, uint32_t dir, const char *name, const s
     return d;
 }
 
-static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct mdir *m = ctx;
@@ -567,10 +570,10 @@ static int populate_model(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
     add_list(m, dir, "poses", &m->poses, rc, err, populate_pose, "t2fs.pose");
     if (FIND(v, &m->model, &n, dir, "model_3", 3))
         add_array_data(v, dir, "model_3", &n);
-    return 0;
+    return S3_OK;
 }
 
-static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t2_view *v = ctx;
@@ -580,14 +583,14 @@ static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
     if (t2fs_node_child(v, &root, 0, &list, err, sizeof err) ||
         t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
         add_error(t, dir, "models", err); /* no model list: no models */
-        return 0;
+        return S3_OK;
     }
     for (uint32_t i = 0; i < list.count; i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
         struct mdir *m = tree_alloc(t, sizeof *m);
         if (!m)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         m->v = v;
         if (t2fs_node_child(v, &list, i, &m->model, err, sizeof err) ||
             t2fs_node_expect(&m->model, T2FS_NODE_BRANCH, err, sizeof err)) {
@@ -596,7 +599,7 @@ static int populate_models(struct tree *t, uint32_t dir, void *ctx, uint64_t arg
         }
         tree_add_dir(t, dir, name, "t2fs.model", populate_model, m, i);
     }
-    return 0;
+    return S3_OK;
 }
 
 void t2fs_models_add(struct t2_view *v, uint32_t root_dir)

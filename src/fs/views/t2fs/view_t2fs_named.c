@@ -64,7 +64,7 @@ static void named_of(const struct named_dir *d, struct named *n)
     }
 }
 
-static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 /* Whether the parent names child i by the schema (fixed) or by index (variable). */
 static bool named_by_schema(const struct t2fs_schema *s, uint32_t i)
@@ -162,7 +162,7 @@ static bool is_turok1_section(const struct t2fs_schema *s)
            s->child[1] && s->child[1]->name && strcmp(s->child[1]->name, "usPStream") == 0;
 }
 
-static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct named self, *n = &self;
@@ -188,7 +188,7 @@ static int populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
         }
     }
     nameset_free(&names);
-    return 0;
+    return S3_OK;
 }
 
 void t2fs_named_add(struct t2_view *v, uint32_t root_dir)

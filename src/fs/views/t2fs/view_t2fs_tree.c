@@ -142,7 +142,7 @@ static void close_bytes(struct t2_view *v, struct t2_bytes *b)
         cache_unpin(&v->fs->cache, &b->pinned->c);
 }
 
-static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len)
+static enum s3_err blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len, size_t *got)
 {
     (void)t;
     struct t2_cnode *cn = ctx;
@@ -150,14 +150,14 @@ static ssize_t blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, 
     size_t size;
     const uint8_t *d = cache_pin(&cn->v->fs->cache, &cn->c, &size, err, sizeof err);
     if (!d)
-        return -EIO;
-    ssize_t n = 0;
+        return S3_ERR_IO;
+    *got = 0;
     if (arg + off <= size) {
-        n = (ssize_t)(len < size - arg - off ? len : size - arg - off);
-        memcpy(buf, d + arg + off, (size_t)n);
+        *got = (size_t)(len < size - arg - off ? len : size - arg - off);
+        memcpy(buf, d + arg + off, *got);
     }
     cache_unpin(&cn->v->fs->cache, &cn->c);
-    return n;
+    return S3_OK;
 }
 
 /* What an open file of a compressed node's bytes holds: the expanded node (tree_hold). */
@@ -390,7 +390,7 @@ static uint32_t add_leaf(struct t2_view *v, uint32_t dir, const char *name, cons
     return ino;
 }
 
-static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 static uint32_t add_branch_dir(struct t2_view *v, uint32_t parent, const char *name, const struct t2_where *w,
                                const struct t2fs_schema *schema, uint32_t depth, const char *prefix,
@@ -541,32 +541,32 @@ static void add_cut(struct t2_view *v, uint32_t dir, const char *name, const str
         add_branch_dir(v, dir, name, w, s, depth + 1, "", count);
 }
 
-static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir);
+static enum s3_err list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir);
 
 /* A /root directory's children: read with the view's window and descriptors, so under its
  * lock. */
-static int populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_branch(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)t, (void)arg;
     struct t2_dir *d = ctx;
     pthread_mutex_lock(&d->v->lock);
-    int rc = list_branch(d->v, d, dir);
+    enum s3_err e = list_branch(d->v, d, dir);
     pthread_mutex_unlock(&d->v->lock);
-    return rc;
+    return e;
 }
 
-static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
+static enum s3_err list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
 {
     char err[256];
     struct t2_bytes bytes;
     if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
-        return -EIO;
+        return S3_ERR_IO;
     if (open_bytes(v, d->at.blob, &bytes, err, sizeof err))
-        return -EIO;
+        return S3_ERR_IO;
     struct t2fs_branch b;
     if (read_table(v, &bytes.src, d->at.off, d->at.space, &b, err, sizeof err)) {
         close_bytes(v, &bytes);
-        return -EIO; /* validated when the parent was listed: the file changed since */
+        return S3_ERR_IO; /* validated when the parent was listed: the file changed since */
     }
     for (uint32_t i = 0; i < b.count && !tree_full(v->fs->tree); i++) {
         char name[16];
@@ -585,12 +585,12 @@ static int list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir)
     }
     t2fs_branch_free(&b);
     close_bytes(v, &bytes);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- the locator ---- */
 
-static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 
 struct t2_view *t2fs_view_of(struct s3fs *fs)
 {
@@ -881,7 +881,7 @@ uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32
     return ino;
 }
 
-static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+static enum s3_err populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct t2_view *v = ctx;
@@ -895,7 +895,7 @@ static int populate_t2fs_root(struct tree *t, uint32_t dir, void *ctx, uint64_t 
     add_branch_dir(v, dir, "root", &w, v->schema, 1, "", v->root_count);
     for (const struct view_hook *h = v->root_extra.first; h; h = h->next)
         ((t2fs_root_extra_fn *)h->fn)(v, dir, h->ctx);
-    return 0;
+    return S3_OK;
 }
 
 /* Reads a whole (small) schema file. */

@@ -1,0 +1,33 @@
+#include "alloc_refuse.h"
+
+#include <stddef.h>
+
+static long refuse = -1, allocs;
+
+void alloc_refuse_start(long k)
+{
+    refuse = k;
+    allocs = 0;
+}
+
+long alloc_refuse_count(void)
+{
+    return allocs;
+}
+
+#ifdef S3_TEST_WRAP_ALLOC
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+
+void *__wrap_malloc(size_t n)
+{
+    return allocs++ == refuse ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return allocs++ == refuse ? NULL : __real_calloc(n, size);
+}
+#endif

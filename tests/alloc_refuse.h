@@ -1,0 +1,14 @@
+/* Allocation refusal for the parsers' tests: a test binary linked with --wrap=malloc and
+ * --wrap=calloc (tests/meson.build, which then defines S3_TEST_WRAP_ALLOC; never under a
+ * sanitizer, whose runtime owns malloc) sends every malloc and calloc of the code linked
+ * into it here.
+ * - alloc_refuse_start(k): counts allocations from now and refuses the k-th (0-based; -1:
+ *   none); alloc_refuse_count(): how many were asked since the last start.
+ * - Single-threaded tests only. */
+#ifndef S3_ALLOC_REFUSE_H
+#define S3_ALLOC_REFUSE_H
+
+void alloc_refuse_start(long k);
+long alloc_refuse_count(void);
+
+#endif
