@@ -20,18 +20,18 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
 
 /* ---- generations ---- */
 
-static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
+static struct rw_gen *newest(struct rw *rw)
 {
-    struct rw_gen *g = calloc(1, sizeof *g);
-    if (!g || (!rw->watch && view_add_info_hook(fs, info_lines, rw))) {
-        free(g);
-        return -ENOMEM;
-    }
-    g->fs = fs;
-    g->epoch = epoch;
-    g->prev = rw->cur;
-    __atomic_store_n(&rw->cur, g, __ATOMIC_RELEASE);
-    return 0;
+    return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
+}
+
+static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch);
+
+static void gen_init_locks(struct rw *rw)
+{
+    pthread_mutex_init(&rw->mu, NULL);
+    pthread_mutex_init(&rw->logmu, NULL);
+    pthread_mutex_init(&rw->gmu, NULL);
 }
 
 int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts)
@@ -40,8 +40,7 @@ int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backu
     rw->lock = lock;
     rw->backup = backup;
     rw->opts = *opts;
-    pthread_mutex_init(&rw->mu, NULL);
-    pthread_mutex_init(&rw->logmu, NULL);
+    gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
 
@@ -50,8 +49,7 @@ int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts)
     memset(rw, 0, sizeof *rw);
     rw->watch = true;
     rw->opts = *opts;
-    pthread_mutex_init(&rw->mu, NULL);
-    pthread_mutex_init(&rw->logmu, NULL);
+    gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
 
@@ -64,8 +62,7 @@ void rw_free(struct rw *rw)
 {
     for (struct rw_gen *g = rw->cur, *prev; g; g = prev) {
         prev = g->prev;
-        if (g->epoch != 0) /* generation 0 is the caller's */
-            s3fs_close(g->fs);
+        s3fs_close(g->fs);
         free(g);
     }
     rw->cur = NULL;
@@ -74,39 +71,167 @@ void rw_free(struct rw *rw)
     free(rw->seccopy.bytes);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
+    pthread_mutex_destroy(&rw->gmu);
 }
 
-static struct rw_gen *newest(struct rw *rw)
+/* Under gmu: takes g out of the list when nothing holds it and it is not the current one
+ * (true: the caller frees it, after letting go of gmu). */
+static bool gen_unlink_unheld(struct rw *rw, struct rw_gen *g)
 {
-    return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
+    struct rw_gen *cur = newest(rw);
+    if (g == cur || g->refs || g->lookups)
+        return false;
+    for (struct rw_gen **p = &cur->prev; *p; p = &(*p)->prev)
+        if (*p == g) {
+            *p = g->prev;
+            rw->gens_alive--;
+            rw->gens_freed++;
+            return true;
+        }
+    return false;
+}
+
+static struct rw_gen *acquire_newest(struct rw *rw);
+
+/* Its tree, its sources (package fds) and its cache go; outside every lock of ours. The
+ * current tree's /info shows the counts: it is rendered again. */
+static void gen_destroy(struct rw *rw, struct rw_gen *g)
+{
+    s3fs_close(g->fs);
+    free(g);
+    struct rw_gen *cur = acquire_newest(rw);
+    if (cur)
+        tree_touch(cur->fs->tree);
+    rw_release(rw, cur);
+}
+
+/* The next generation becomes the current one; the one before is freed at once when
+ * nothing holds it. */
+static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
+{
+    struct rw_gen *g = calloc(1, sizeof *g);
+    if (!g || (!rw->watch && view_add_info_hook(fs, info_lines, rw))) {
+        free(g);
+        return -ENOMEM;
+    }
+    g->fs = fs;
+    g->epoch = epoch;
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *old = newest(rw);
+    g->prev = old;
+    __atomic_store_n(&rw->cur, g, __ATOMIC_RELEASE);
+    __atomic_store_n(&rw->epoch, epoch, __ATOMIC_RELEASE);
+    rw->gens_alive++;
+    if (rw->gens_alive > rw->gens_most)
+        rw->gens_most = rw->gens_alive;
+    bool gone = old && gen_unlink_unheld(rw, old);
+    pthread_mutex_unlock(&rw->gmu);
+    if (gone)
+        gen_destroy(rw, old);
+    return 0;
 }
 
 static void reopen(struct rw *rw, struct rw_gen *g);
 
+/* The newest generation, held, without opening a committed file (callers that may hold
+ * rw->mu). */
+static struct rw_gen *acquire_newest(struct rw *rw)
+{
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    if (g)
+        g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+    return g;
+}
+
 /* The file committed last is opened by the first caller after the commit (not by the
  * commit: the close that made it returns as soon as the file is in place); callers
  * meanwhile wait for it, so none sees the tree before. */
-struct rw_gen *rw_current(struct rw *rw)
+struct rw_gen *rw_acquire(struct rw *rw)
 {
     if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&rw->mu);
         /* the watch sets it without the lock; cleared once the new generation is in
-         * place, so other callers wait for it rather than see the old tree */
+         * place, so other callers wait for it rather than see the old tree (under mu the
+         * current generation stays current) */
         if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE)) {
             reopen(rw, newest(rw));
             __atomic_store_n(&rw->stale, false, __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&rw->mu);
     }
-    return newest(rw);
+    return acquire_newest(rw);
 }
 
-struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch)
+struct rw_gen *rw_acquire_epoch(struct rw *rw, uint32_t epoch)
 {
-    for (struct rw_gen *g = newest(rw); g; g = g->prev)
-        if (g->epoch == epoch)
-            return g;
-    return NULL;
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    while (g && g->epoch != epoch)
+        g = g->prev;
+    if (g)
+        g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+    return g;
+}
+
+void rw_hold(struct rw *rw, struct rw_gen *g)
+{
+    pthread_mutex_lock(&rw->gmu);
+    g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+}
+
+void rw_release(struct rw *rw, struct rw_gen *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&rw->gmu);
+    g->refs--;
+    bool gone = gen_unlink_unheld(rw, g);
+    pthread_mutex_unlock(&rw->gmu);
+    if (gone)
+        gen_destroy(rw, g);
+}
+
+void rw_lookup(struct rw *rw, struct rw_gen *g, uint64_t n)
+{
+    pthread_mutex_lock(&rw->gmu);
+    g->lookups += n;
+    pthread_mutex_unlock(&rw->gmu);
+}
+
+void rw_forget(struct rw *rw, uint32_t epoch, uint64_t n)
+{
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    while (g && g->epoch != epoch)
+        g = g->prev;
+    bool gone = false;
+    if (g) {
+        /* never below 0: a forget for numbers the kernel had before a count began */
+        g->lookups -= n < g->lookups ? n : g->lookups;
+        gone = gen_unlink_unheld(rw, g);
+    }
+    pthread_mutex_unlock(&rw->gmu);
+    if (gone)
+        gen_destroy(rw, g);
+}
+
+uint32_t rw_epoch(struct rw *rw)
+{
+    return __atomic_load_n(&rw->epoch, __ATOMIC_ACQUIRE);
+}
+
+void rw_gen_counts(struct rw *rw, uint64_t *alive, uint64_t *most, uint64_t *freed)
+{
+    pthread_mutex_lock(&rw->gmu);
+
+    *alive = rw->gens_alive;
+    *most = rw->gens_most;
+    *freed = rw->gens_freed;
+    pthread_mutex_unlock(&rw->gmu);
 }
 
 /* ---- the log (/info) ---- */
@@ -120,9 +245,10 @@ void rw_log(struct rw *rw, const char *fmt, ...)
     va_end(ap);
     rw->nlog++;
     pthread_mutex_unlock(&rw->logmu);
-    struct rw_gen *g = newest(rw);
+    struct rw_gen *g = acquire_newest(rw);
     if (g)
         tree_touch(g->fs->tree); /* /info is rendered again only when the tree says it changed */
+    rw_release(rw, g);
 }
 
 /* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
@@ -136,6 +262,10 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
         sb_printf(out, "rw: t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only: only a "
                        "node's own first bytes say it is compressed, and its size is fixed by its parent's "
                        "offsets, so it cannot be stored raw in its place\n");
+    uint64_t alive, most, freed;
+    rw_gen_counts(rw, &alive, &most, &freed);
+    sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
+              freed);
     uint64_t first = rw->nlog > RW_LOG_LINES ? rw->nlog - RW_LOG_LINES : 0;
     for (uint64_t i = first; i < rw->nlog; i++)
         sb_printf(out, "rw: %s\n", rw->log[i % RW_LOG_LINES]);
@@ -567,6 +697,15 @@ int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, cha
     return t->is_table ? 0 : field_check_prefix(&t->ft, text, len, why, whylen);
 }
 
+/* len bytes at pos of the file as the current generation has it (held meanwhile). */
+static bool pread_current(struct rw *rw, uint8_t *bytes, size_t len, uint64_t pos)
+{
+    struct rw_gen *cur = acquire_newest(rw);
+    bool ok = pread(cur->fs->src.fd, bytes, len, (off_t)pos) == (ssize_t)len;
+    rw_release(rw, cur);
+    return ok;
+}
+
 /* A table's records as they will be: the file's bytes with the pending edits over them,
  * then the new text's cells. */
 static int encode_table(struct rw *rw, const struct rw_target *t, const char *text, size_t len, uint8_t *bytes,
@@ -581,7 +720,7 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
         else if (gr2_view_expanded_read(t->gv, t->sec, t->sec_off, bytes, t->len) != S3_OK)
             rc = -EIO;
         pthread_mutex_unlock(&rw->mu);
-    } else if (pread(newest(rw)->fs->src.fd, bytes, t->len, (off_t)t->pos) != (ssize_t)t->len) {
+    } else if (!pread_current(rw, bytes, t->len, t->pos)) {
         rc = -EIO;
     } else {
         pthread_mutex_lock(&rw->mu);
@@ -724,7 +863,10 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
 {
     uint8_t hb[52];
     uint32_t h[13];
-    if (pread(newest(rw)->fs->src.fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
+    struct rw_gen *cur = acquire_newest(rw);
+    bool read = pread(cur->fs->src.fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb;
+    rw_release(rw, cur);
+    if (!read)
         return -EIO;
     for (int i = 0; i < 13; i++)
         h[i] = hb[4 * i] | (uint32_t)hb[4 * i + 1] << 8 | (uint32_t)hb[4 * i + 2] << 16 | (uint32_t)hb[4 * i + 3] << 24;
@@ -894,13 +1036,13 @@ static void reopen(struct rw *rw, struct rw_gen *g)
 
 int rw_commit(struct rw *rw, bool again)
 {
-    rw_current(rw); /* the tree of the file as it is (a commit before may be unopened) */
+    rw_release(rw, rw_acquire(rw)); /* the tree of the file as it is (a commit before may be unopened) */
     pthread_mutex_lock(&rw->mu);
     if (rw->pending.n == 0 && rw->pending.tail_len == 0) {
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
-    struct rw_gen *g = newest(rw); 
+    struct rw_gen *g = newest(rw); /* current while mu is held */
     struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
     size_t nfix = 0;
     int rc = fix ? 0 : -ENOMEM;

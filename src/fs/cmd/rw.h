@@ -1,8 +1,10 @@
 /* What `-o rw` adds to a mount, apart from FUSE: which files are writable and where their
  * bytes lie in the file, the pending edits, the commit, and the tree generations.
  * - A generation is the tree of the file as committed last; a commit opens the new file
- *   as the next one. Generations are never freed before rw_free (a request may still use
- *   an older one); rw_current is safe from any thread.
+ *   as the next one. Whoever uses one holds it (rw_acquire*, rw_hold; rw_release), and
+ *   the kernel's lookups of its inode numbers count too (rw_lookup, rw_forget): an older
+ *   generation is freed as soon as nothing holds it. A generation's tree and fs are valid
+ *   only while held. All of it is safe from any thread.
  * - A watched folder uses the same generations (rw_init_watch): a change seen there
  *   makes the next request open the folder again, as a commit does.
  * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (one internal lock for the
@@ -22,7 +24,9 @@
 struct rw_gen {
     struct s3fs *fs;
     uint32_t epoch;
-    struct rw_gen *prev;
+    struct rw_gen *prev; /* the next older one still alive (under rw->gmu) */
+    uint64_t refs;       /* requests and handles holding it (under rw->gmu) */
+    uint64_t lookups;    /* the kernel's lookup count of its inode numbers (under rw->gmu) */
 };
 
 /* RW_RESOURCE: a package resource's data.bin; RW_GRANNY: a wrapped RIG's granny.gr2;
@@ -71,7 +75,10 @@ struct rw {
     struct commit_lock *lock;
     bool backup;
     struct s3fs_opts opts;
-    struct rw_gen *cur; /* atomic */
+    struct rw_gen *cur; /* atomic; changed under gmu */
+    pthread_mutex_t gmu; /* the list of generations and their counts; taken last */
+    uint64_t gens_alive, gens_most, gens_freed;
+    uint32_t epoch; /* atomic: the current generation's */
     pthread_mutex_t mu; /* pending, gr2, commits */
     struct edits pending;
     struct rw_gr2 {
@@ -97,16 +104,34 @@ struct rw {
     uint64_t nlog;
 };
 
-/* fs becomes generation 0 (the caller closes it after rw_free); 0 or -ENOMEM. */
+/* fs becomes generation 0, rw's from then on (closed when freed); 0 or -ENOMEM (then
+ * fs is still the caller's). */
 int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts);
-/* A watched folder's generations, without edits or commits: fs becomes generation 0,
- * rw_mark_stale makes the next rw_current open the folder again as the next one. */
+/* A watched folder's generations, without edits or commits: fs becomes generation 0 (as
+ * for rw_init), rw_mark_stale makes the next rw_acquire open the folder again as the
+ * next one. */
 int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts);
 void rw_mark_stale(struct rw *rw);
+/* Frees every generation left, held or not (at the end, when no request runs). */
 void rw_free(struct rw *rw);
-struct rw_gen *rw_current(struct rw *rw);
-/* The generation of that epoch, NULL when there is none. */
-struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch);
+/* The current generation, held (a committed file is opened first). */
+struct rw_gen *rw_acquire(struct rw *rw);
+/* The generation of that epoch, held; NULL when there is none (any more). */
+struct rw_gen *rw_acquire_epoch(struct rw *rw, uint32_t epoch);
+/* One more hold on a generation the caller holds. */
+void rw_hold(struct rw *rw, struct rw_gen *g);
+/* Lets go of a hold; the generation is freed when it was the last and a newer one is
+ * current. */
+void rw_release(struct rw *rw, struct rw_gen *g);
+/* The kernel was given n more lookups of g's inode numbers (counted before the reply:
+ * the caller holds g). */
+void rw_lookup(struct rw *rw, struct rw_gen *g, uint64_t n);
+/* The kernel forgot n lookups of an inode number of that epoch. */
+void rw_forget(struct rw *rw, uint32_t epoch, uint64_t n);
+/* The current generation's epoch (without holding it). */
+uint32_t rw_epoch(struct rw *rw);
+/* Generations alive now, the most alive at once, and freed so far. */
+void rw_gen_counts(struct rw *rw, uint64_t *alive, uint64_t *most, uint64_t *freed);
 /* True when node ino of g is writable (what, where: *t). */
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *t);
 /* Bytes [off, off+len) of a RW_BYTES file: 0, -EFBIG past its end, -ENOMEM. */
