@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -1139,8 +1141,15 @@ static void test_rw_refusals(void **state)
     assert_int_equal(step, 'c');
     assert_true(info_has(r.mnt, "commit refused: the file was changed by someone else"));
     assert_true(info_has(r.mnt, "4 bytes of edits stay pending"));
-    umount_rw(r.mnt, r.path); /* refused again at unmount */
+    umount_rw(r.mnt, r.path); /* refused again at unmount: the edit kept apart */
     assert_file_is(r.path, r.bytes, r.size);
+    char unsaved[300];
+    snprintf(unsaved, sizeof unsaved, "%s.s3rig-unsaved", r.path);
+    uint8_t *kept = malloc(r.size);
+    memcpy(kept, r.bytes, r.size);
+    le32(kept + UNUSED0_POS, 5);
+    assert_file_is(unsaved, kept, r.size);
+    free(kept);
     char bak[300];
     snprintf(bak, sizeof bak, "%s~", r.path);
     assert_int_equal(access(bak, F_OK), -1);
@@ -1427,8 +1436,8 @@ static void test_rw_sigkill_during_commits(void **state)
         /* mounts again (the lock went with the daemon; its temporaries are removed) */
         do_mount(r.path, r.mnt, "rw");
         DIR *d = opendir(tmpdir);
-        for (struct dirent *e; (e = readdir(d));)
-            assert_null(strstr(e->d_name, ".s3rig-"));
+        for (struct dirent *e; (e = readdir(d));) /* commit temporaries are hidden: .NAME.s3rig-N */
+            assert_false(e->d_name[0] == '.' && strstr(e->d_name, ".s3rig-"));
         closedir(d);
         umount_rw(r.mnt, r.path);
         assert_int_equal(fx_write_file(r.path, r.bytes, r.size), 0);
@@ -1565,6 +1574,87 @@ static void test_rw_parallel_readers(void **state)
     rig_free(&r);
 }
 
+/* A syslog of the test's own at /dev/log, when the machine has none: a datagram socket
+ * the daemon's syslog(3) writes to. -1 when /dev/log is the machine's. */
+static int syslog_listen(void)
+{
+    struct stat st;
+    if (lstat("/dev/log", &st) == 0)
+        return -1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, "/dev/log");
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+/* The messages received that contain needle, each ended by a newline, into out. */
+static unsigned syslog_take(int fd, const char *needle, char *out, size_t outlen)
+{
+    unsigned n = 0;
+    out[0] = 0;
+    char msg[4096];
+    for (ssize_t got; (got = recv(fd, msg, sizeof msg - 1, MSG_DONTWAIT)) > 0;) {
+        msg[got] = 0;
+        if (!strstr(msg, needle))
+            continue;
+        n++;
+        strncat(out, msg, outlen - strlen(out) - 2);
+        strcat(out, "\n");
+    }
+    close(fd);
+    unlink("/dev/log");
+    return n;
+}
+
+/* A commit that fails at unmount (the file changed by someone else: EBUSY) is not lost in
+ * the daemon's stderr: the daemon exits 7, the file is untouched, the new version is
+ * FILE.s3rig-unsaved beside it, and one syslog line (LOG_ERR) names the file, why, and
+ * where the edits are. */
+static void test_rw_unmount_failure_reported(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_make(&r, "unsaved.rig");
+    char unsaved[300];
+    snprintf(unsaved, sizeof unsaved, "%s.s3rig-unsaved", r.path);
+    int logfd = syslog_listen();
+    pid_t daemon = start_mount_fg(r.path, r.mnt, "rw");
+    struct timespec ts[2] = {{1, 0}, {1, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, r.path, ts, 0), 0);
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/header/unused_0", r.mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "5\n", &step), EBUSY);
+    assert_int_equal(access(unsaved, F_OK), -1); /* pending, not saved apart while mounted */
+    do_umount(r.mnt);
+    int status;
+    assert_int_equal(waitpid(daemon, &status, 0), daemon);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 7);
+    assert_file_is(r.path, r.bytes, r.size);
+    uint8_t *want = malloc(r.size);
+    memcpy(want, r.bytes, r.size);
+    le32(want + UNUSED0_POS, 5);
+    assert_file_is(unsaved, want, r.size);
+    free(want);
+    if (logfd < 0) {
+        printf("syslog: /dev/log is the machine's own: the line is not checked here\n");
+    } else {
+        char lines[8192];
+        assert_int_equal(syslog_take(logfd, r.path, lines, sizeof lines), 1);
+        printf("syslog: %s", lines);
+        /* <PRI>: LOG_DAEMON (3) * 8 + LOG_ERR (3) */
+        assert_true(strncmp(lines, "<27>", 4) == 0);
+        assert_non_null(strstr(lines, "mount.s3rig["));
+        assert_non_null(strstr(lines, "could not be committed at unmount"));
+        assert_non_null(strstr(lines, "changed by someone else"));
+        assert_non_null(strstr(lines, unsaved));
+    }
+    assert_int_equal(unlink(unsaved), 0);
+    rig_free(&r);
+}
+
 /* "rw: generations: A alive, M at most, F freed" of /info. */
 static void gen_counts(const char *mnt, unsigned *alive, unsigned *most, unsigned *freed)
 {
@@ -1690,6 +1780,7 @@ int main(void)
         mount_test(test_rw_parallel_readers),
         mount_test(test_rw_generations_freed),
         mount_test(test_rw_disk_full),
+        mount_test(test_rw_unmount_failure_reported),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);

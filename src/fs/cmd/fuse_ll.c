@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "fs/cmd/rw.h"
@@ -1663,9 +1664,35 @@ static int rw_start(struct adapter *a, struct fuse_session *se)
     return 0;
 }
 
-/* At the end: what is still pending is committed (nobody is left to tell but stderr),
- * and the notifier stops. */
-static void rw_stop(struct adapter *a)
+/* Edits the commit at unmount could not write (why: its -errno): nobody is left to
+ * return an error to, and a daemon's stderr goes nowhere. So they are kept in a file of
+ * their own (the new version whole, never over the source) and said where a user sees it:
+ * one line to syslog (LOG_ERR) naming the file, why, and where the edits are, the same on
+ * stderr, and the exit status (S3_EXIT_UNSAVED). */
+static void report_unsaved(struct adapter *a, int why)
+{
+    char where[4200];
+    int beside;
+    int kept = rw_save_unsaved(&a->rw, where, sizeof where, &beside);
+    char line[8600];
+    snprintf(line, sizeof line,
+             "%s: the edits could not be committed at unmount (%s); the file is unchanged; %s%s%s%s%s",
+             a->src_path,
+             why == -EBUSY ? "the file was changed by someone else since it was read" : strerror(-why),
+             kept > 0 ? "the new version is in " : "the edits are lost: ", kept > 0 ? where : "",
+             kept < 0 ? strerror(-kept) : "", beside && kept > 0 ? " (not beside it: " : "",
+             beside && kept > 0 ? strerror(beside) : "");
+    if (beside && kept > 0)
+        strncat(line, ")", sizeof line - strlen(line) - 1);
+    openlog("mount.s3rig", LOG_PID, LOG_DAEMON);
+    syslog(LOG_ERR, "%s", line);
+    closelog();
+    fprintf(stderr, "mount.s3rig: %s\n", line);
+}
+
+/* At the end: what is still pending is committed, and the notifier stops. Non-zero when
+ * edits could not be committed (report_unsaved). */
+static int rw_stop(struct adapter *a)
 {
     folder_watch_stop(a->watch); /* no rescan asked after this */
     a->watch = NULL;
@@ -1679,11 +1706,11 @@ static void rw_stop(struct adapter *a)
         a->notifier_started = false;
     }
     if (!a->cfg.rw)
-        return;
+        return 0;
     int rc = rw_commit(&a->rw, false);
     if (rc)
-        fprintf(stderr, "mount.s3rig: at unmount: the edits could not be written (%s); %s is unchanged\n",
-                strerror(-rc), a->src_path);
+        report_unsaved(a, rc);
+    return rc;
 }
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
@@ -1737,8 +1764,8 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
      * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
     status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
-    if (a.gens)
-        rw_stop(&a);
+    if (a.gens && rw_stop(&a))
+        status = S3_EXIT_UNSAVED;
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);

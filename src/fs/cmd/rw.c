@@ -2,6 +2,7 @@
 #include "fs/cmd/rw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1034,20 +1035,34 @@ static void reopen(struct rw *rw, struct rw_gen *g)
     }
 }
 
+/* Under mu: the CRC fixes of the Granny parts the edits touch (malloc'd, *nfix of them;
+ * NULL when out of memory). */
+static struct crc_fix *crc_fixes(struct rw *rw, struct rw_gen *g, size_t *nfix)
+{
+    struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
+    *nfix = 0;
+    for (size_t i = 0; fix && i < rw->ngr2; i++)
+        *nfix += gr2_fix(rw, g, &rw->gr2[i], &fix[*nfix]);
+    return fix;
+}
+
+static bool nothing_pending(const struct rw *rw)
+{
+    return rw->pending.n == 0 && rw->pending.tail_len == 0;
+}
+
 int rw_commit(struct rw *rw, bool again)
 {
     rw_release(rw, rw_acquire(rw)); /* the tree of the file as it is (a commit before may be unopened) */
     pthread_mutex_lock(&rw->mu);
-    if (rw->pending.n == 0 && rw->pending.tail_len == 0) {
+    if (nothing_pending(rw)) {
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
     struct rw_gen *g = newest(rw); /* current while mu is held */
-    struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
-    size_t nfix = 0;
+    size_t nfix;
+    struct crc_fix *fix = crc_fixes(rw, g, &nfix);
     int rc = fix ? 0 : -ENOMEM;
-    for (size_t i = 0; fix && i < rw->ngr2; i++)
-        nfix += gr2_fix(rw, g, &rw->gr2[i], &fix[nfix]);
     uint64_t bytes = edits_bytes(&rw->pending);
     struct writer w = {rw->lock->fd, g->fs->src.size, &rw->pending, fix, nfix};
     if (!rc)
@@ -1071,4 +1086,57 @@ int rw_commit(struct rw *rw, bool again)
     }
     pthread_mutex_unlock(&rw->mu);
     return rc;
+}
+
+/* The new version written whole as a new file at path (never over an existing one):
+ * 0, -EEXIST, or the -errno of the step that failed (the partial file removed). */
+static int write_unsaved(const char *path, mode_t mode, struct writer *w)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -errno;
+    int rc = write_new(fd, w);
+    if (!rc && fsync(fd) != 0)
+        rc = -errno;
+    if (close(fd) != 0 && !rc)
+        rc = -errno;
+    if (rc)
+        unlink(path);
+    return rc;
+}
+
+int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
+{
+    pthread_mutex_lock(&rw->mu);
+    if (nothing_pending(rw)) {
+        pthread_mutex_unlock(&rw->mu);
+        return 0;
+    }
+    struct rw_gen *g = newest(rw);
+    size_t nfix;
+    struct crc_fix *fix = crc_fixes(rw, g, &nfix);
+    int rc = fix ? -EEXIST : -ENOMEM;
+    struct writer w = {rw->lock->fd, g->fs->src.size, &rw->pending, fix, nfix};
+    const char *tmp = getenv("TMPDIR");
+    const char *dirs[2] = {rw->lock->dir, tmp && *tmp == '/' ? tmp : "/tmp"};
+    *why = 0;
+    /* beside the file; where that cannot be written (a full disk, a read-only folder),
+     * the temporary folder. FILE.s3rig-unsaved, or .1 ... .9 when older ones are there. */
+    for (int d = 0; d < 2 && rc && rc != -ENOMEM; d++) {
+        rc = -EEXIST;
+        for (int k = 0; k < 10 && rc == -EEXIST; k++) {
+            char suffix[8] = "";
+            if (k)
+                snprintf(suffix, sizeof suffix, ".%d", k);
+            snprintf(where, wherelen, "%s/%s.s3rig-unsaved%s", dirs[d], rw->lock->name, suffix);
+            rc = write_unsaved(where, rw->lock->st.st_mode & 0666, &w);
+        }
+        if (rc && !*why)
+            *why = -rc; /* the reason it could not go beside the file */
+    }
+    free(fix);
+    pthread_mutex_unlock(&rw->mu);
+    if (rc)
+        snprintf(where, wherelen, "nowhere");
+    return rc ? rc : 1;
 }

@@ -151,6 +151,11 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
  * current one (unless reopen is false: at unmount). -errno of the refusal or failure
  * otherwise, logged; the edits stay pending. */
 int rw_commit(struct rw *rw, bool reopen);
+/* The edits a commit could not write (at unmount), kept: the new version written whole
+ * as FILE.s3rig-unsaved beside the file (never over it: .1 ... .9 when taken), else in
+ * $TMPDIR or /tmp. 1 with its path in where, 0 when nothing is pending, -errno when it
+ * could be written nowhere; *why: the errno that kept it from beside the file (0: none). */
+int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why);
 void rw_log(struct rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A node's path from the root ("/a/b", "" for the root), malloc'd; NULL when out of memory. */
 char *rw_path(struct tree *t, uint32_t ino);
