@@ -21,12 +21,15 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
+#include <nettle/sha2.h>
 
 #include "fixture.h"
+#include "fixture_dbpf.h"
 #include "fixture_geom.h"
 #include "fixture_gr2obj.h"
 #include "fixture_t2fs.h"
@@ -174,6 +177,45 @@ static int sh(const char *cmd)
 {
     char *argv[] = {"sh", "-c", (char *)cmd, NULL};
     return run(argv, NULL, 0);
+}
+
+static void sha256_of(const uint8_t *b, size_t n, uint8_t out[SHA256_DIGEST_SIZE]);
+
+/* ---- the independent package reader (tests/dbpf_read.py) ---- */
+
+static void sha256_hex(const uint8_t *b, size_t n, char out[2 * SHA256_DIGEST_SIZE + 1])
+{
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_of(b, n, d);
+    for (int i = 0; i < SHA256_DIGEST_SIZE; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+/* The reader's lines for the package at path (it must read it without complaint). */
+static char *outside_read(const char *path)
+{
+    const char *script = getenv("S3RIG_DBPF_READ");
+    assert_non_null(script);
+    char *argv[] = {"python3", (char *)script, (char *)path, NULL};
+    size_t cap = 1 << 16;
+    char *out = malloc(cap), err[1024];
+    assert_non_null(out);
+    int rc = run_capture(argv, out, cap, err, sizeof err);
+    if (rc != 0)
+        fail_msg("dbpf_read.py %s: exit %d: %s", path, rc, err);
+    return out;
+}
+
+/* The reader's line of the entry whose key (8+8+16 hex digits, spaced) is key; NULL when
+ * none. A copy without its newline. */
+static char *entry_line(const char *lines, const char *key)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "entry %s ", key);
+    const char *at = strstr(lines, needle);
+    if (!at)
+        return NULL;
+    return strndup(at, strcspn(at, "\n"));
 }
 
 /* ---- tests ---- */
@@ -1274,6 +1316,16 @@ static void test_rw_package_resource(void **state)
     assert_memory_equal(inflated, want, wlen);
     assert_file_is(p, want, wlen);
     do_umount(mnt);
+    /* the outside reader: the package reads whole, the resource zlib with the new bytes */
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], wline[300];
+    sha256_hex(want, wlen, hex);
+    snprintf(wline, sizeof wline, "entry 015A1849 00000000 00000001000000A0 comp=zlib stored=%u memory=%zu sha256=%s",
+             stored, wlen, hex);
+    char *got = entry_line(lines, "015A1849 00000000 00000001000000A0");
+    assert_non_null(got);
+    assert_string_equal(got, wline);
+    free(got);
+    free(lines);
     /* every other resource as it was */
     char ma[256], mb[256];
     make_mountpoint("m-res-a", ma, sizeof ma);
@@ -1395,55 +1447,134 @@ static void test_rw_moved_part_estale(void **state)
     rig_free(&r);
 }
 
-/* The daemon killed (SIGKILL) while a writer commits value after value: the file is one
- * of the versions committed (or the first), never anything else, and mounts again. */
+static void sha256_of(const uint8_t *b, size_t n, uint8_t out[SHA256_DIGEST_SIZE])
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, n, b);
+    sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* A writer in a child: value k into the file at p; tells the parent through fd `go`
+ * just before the close that commits; exits 0 when the close succeeded. */
+static pid_t start_commit(const char *p, unsigned k, int go)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%u\n", k);
+        int fd = open(p, O_WRONLY | O_TRUNC);
+        bool wrote = fd >= 0 && write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+        if (write(go, "x", 1) != 1)
+            _exit(2);
+        _exit(wrote && close(fd) == 0 ? 0 : 1);
+    }
+    return pid;
+}
+
+/* The daemon killed (SIGKILL) at 200 random moments during commits of a package of a few
+ * MB (issue 34, "Crash safety"): each round mounts rw (so a new mount works after the
+ * kill before, and removes what that kill left), starts the close that commits one value
+ * and kills the daemon a random time after the close began, within about twice what an
+ * undisturbed commit takes. After each, the file is the old or the new version (sha256),
+ * never anything else. The delays are seeded and the seed printed (S3RIG_KILL_SEED
+ * replays a run). */
 static void test_rw_sigkill_during_commits(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_make(&r, "kill.rig");
-    unsigned committed = 0;
-    for (unsigned round = 0; round < 5; round++) {
-        pid_t daemon = start_mount_fg(r.path, r.mnt, "rw");
-        pid_t writer = fork();
-        assert_true(writer >= 0);
-        if (writer == 0) {
-            char p[512], v[32], step;
-            snprintf(p, sizeof p, "%s/header/unused_0", r.mnt);
-            for (unsigned k = 1; k < 100000; k++) {
-                snprintf(v, sizeof v, "%u\n", k);
-                if (write_text(p, O_WRONLY | O_TRUNC, v, &step))
-                    _exit(0);
-            }
-            _exit(0);
-        }
-        usleep(20000 + 37000 * round); /* a different moment each round */
+    char *mb[] = {"16"}; /* 16 MiB of resource, zlib: a package of about 4 MB */
+    size_t size;
+    uint8_t *pkg = fx_kind("package-one", 1, mb, &size);
+    assert_non_null(pkg);
+    char path[256], mnt[256], p[512];
+    write_fixture("kill.package", pkg, size, path, sizeof path);
+    make_mountpoint("m-kill", mnt, sizeof mnt);
+    snprintf(p, sizeof p, "%s/header/user_minor", mnt);
+    const char *seed_env = getenv("S3RIG_KILL_SEED");
+    unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10) : (unsigned)time(NULL);
+    printf("kill delays: seed %u (S3RIG_KILL_SEED=%u replays them)\n", seed, seed);
+    srand(seed);
+    /* where the value lies, and how long a commit takes undisturbed */
+    do_mount(path, mnt, "rw");
+    char v[32];
+    ssize_t n = getxattr(p, "user.s3rig.offset", v, sizeof v - 1);
+    assert_true(n > 0);
+    v[n] = 0;
+    size_t at = (size_t)strtoull(v, NULL, 10);
+    assert_true(at + 4 <= size);
+    uint64_t t0 = now_us();
+    put_value(mnt, "header/user_minor", "1\n");
+    uint64_t commit_us = now_us() - t0;
+    umount_rw(mnt, path);
+    le32(pkg + at, 1);
+    enum { ROUNDS = 200 };
+    uint8_t *next = malloc(size);
+    assert_non_null(next);
+    unsigned olds = 0, news = 0, left = 0;
+    for (unsigned round = 0; round < ROUNDS; round++) {
+        /* pkg: what the file is now; next: the version this round commits */
+        unsigned k = round + 2;
+        memcpy(next, pkg, size);
+        le32(next + at, k);
+        uint8_t h_old[SHA256_DIGEST_SIZE], h_new[SHA256_DIGEST_SIZE], h_now[SHA256_DIGEST_SIZE];
+        sha256_of(pkg, size, h_old);
+        sha256_of(next, size, h_new);
+        pid_t daemon = start_mount_fg(path, mnt, "rw");
+        int go[2];
+        assert_int_equal(pipe(go), 0);
+        pid_t writer = start_commit(p, k, go[1]);
+        char c;
+        assert_int_equal(read(go[0], &c, 1), 1);
+        usleep((useconds_t)((uint64_t)rand() % (2 * commit_us + 1)));
         kill(daemon, SIGKILL);
         waitpid(daemon, NULL, 0);
         waitpid(writer, NULL, 0);
+        close(go[0]);
+        close(go[1]);
         char cmd[400];
-        snprintf(cmd, sizeof cmd, "fusermount3 -uz '%s'", r.mnt);
+        snprintf(cmd, sizeof cmd, "fusermount3 -uz '%s'", mnt);
         sh(cmd);
-        size_t n;
-        uint8_t *now = slurp(r.path, &n);
-        assert_int_equal(n, r.size);
-        uint32_t k = rd32(now + UNUSED0_POS);
-        le32(now + UNUSED0_POS, rd32(r.bytes + UNUSED0_POS));
-        assert_memory_equal(now, r.bytes, r.size); /* everything else as it was */
-        assert_true(k < 100000);
-        committed += k != rd32(r.bytes + UNUSED0_POS);
+        size_t len;
+        uint8_t *now = slurp(path, &len);
+        sha256_of(now, len, h_now);
+        bool is_old = memcmp(h_now, h_old, sizeof h_now) == 0, is_new = memcmp(h_now, h_new, sizeof h_now) == 0;
+        if (!is_old && !is_new)
+            fail_msg("round %u (seed %u): the file is neither the old nor the new version", round, seed);
+        olds += is_old;
+        news += is_new;
+        if (is_new)
+            memcpy(pkg, next, size);
         free(now);
-        /* mounts again (the lock went with the daemon; its temporaries are removed) */
-        do_mount(r.path, r.mnt, "rw");
-        DIR *d = opendir(tmpdir);
-        for (struct dirent *e; (e = readdir(d));) /* commit temporaries are hidden: .NAME.s3rig-N */
-            assert_false(e->d_name[0] == '.' && strstr(e->d_name, ".s3rig-"));
+        DIR *d = opendir(tmpdir); /* a commit's temporary the kill left (the next mount removes it) */
+        for (struct dirent *e; (e = readdir(d));)
+            left += e->d_name[0] == '.' && strstr(e->d_name, ".s3rig-") != NULL;
         closedir(d);
-        umount_rw(r.mnt, r.path);
-        assert_int_equal(fx_write_file(r.path, r.bytes, r.size), 0);
     }
-    assert_true(committed > 0); /* the kills came while commits were being made */
-    rig_free(&r);
+    printf("%u kills: %u left the old version, %u the new one, %u a commit's temporary "
+           "(undisturbed commit: %llu us)\n",
+           ROUNDS, olds, news, left, (unsigned long long)commit_us);
+    /* the kills fell before, after and inside commits */
+    assert_true(olds > 0 && news > 0);
+    /* a new mount works, and takes away what the last kills left */
+    do_mount(path, mnt, "rw");
+    DIR *d = opendir(tmpdir);
+    for (struct dirent *e; (e = readdir(d));)
+        assert_false(e->d_name[0] == '.' && strstr(e->d_name, ".s3rig-"));
+    closedir(d);
+    put_value(mnt, "header/user_minor", "7\n");
+    umount_rw(mnt, path);
+    le32(pkg + at, 7);
+    assert_file_is(path, pkg, size);
+    free(next);
+    free(pkg);
 }
 
 /* A commit that cannot be written (a full disk): ENOSPC on the close, the file and its
@@ -1655,6 +1786,126 @@ static void test_rw_unmount_failure_reported(void **state)
     rig_free(&r);
 }
 
+/* The reader checked against the fixture builder, so that what it says after a commit
+ * means something: every index flag variant (constant type, group, instance high: 0 to
+ * 7), every storage (raw with and without the extended word, zlib, RefPack, streamable,
+ * deleted, null), each entry's key, storage and sha256 of the expanded bytes as built. */
+static void test_outside_reader_against_builder(void **state)
+{
+    (void)state;
+    static const enum fxp_comp comps[] = {FXP_STORED, FXP_PLAIN,   FXP_REFPACK, FXP_STREAMABLE,
+                                          FXP_ZLIB,   FXP_DELETED, FXP_NULL};
+    static const char *const kinds[] = {"raw", "raw", "refpack", "streamable", "zlib", "deleted", "null"};
+    enum { N = sizeof comps / sizeof comps[0] };
+    uint8_t *data[N];
+    struct fxp_res res[N];
+    for (size_t i = 0; i < N; i++) {
+        data[i] = fxp_pattern(300 + 97 * i, (uint32_t)i + 1);
+        res[i] = (struct fxp_res){0x220557DA, 0x80000000, 0x1234567800000000ull | i, data[i], 300 + 97 * i, comps[i]};
+    }
+    for (uint32_t flags = 0; flags < 8; flags++) {
+        struct fxp_opts o = {.game = 4, .index_flags = flags, .legacy_position = flags == 5};
+        struct fxp_layout lay;
+        size_t size;
+        uint8_t *pkg = fxp_build(&o, res, N, &size, &lay);
+        char path[256], want[128];
+        write_fixture("outside.package", pkg, size, path, sizeof path);
+        char *lines = outside_read(path);
+        snprintf(want, sizeof want, "header major=2 minor=1 user_major=0 user_minor=0 flags=0 count=%d ", N);
+        assert_true(strncmp(lines, want, strlen(want)) == 0);
+        snprintf(want, sizeof want, " index_flags=%u\n", flags);
+        assert_non_null(strstr(lines, want));
+        for (size_t i = 0; i < N; i++) {
+            char key[40], hex[2 * SHA256_DIGEST_SIZE + 1], line[300];
+            snprintf(key, sizeof key, "220557DA 80000000 %016llX", (unsigned long long)res[i].instance);
+            char *got = entry_line(lines, key);
+            assert_non_null(got);
+            bool none = comps[i] == FXP_DELETED || comps[i] == FXP_NULL;
+            sha256_hex(data[i], res[i].len, hex);
+            snprintf(line, sizeof line, "entry %s comp=%s stored=%llu memory=%llu sha256=%s", key, kinds[i],
+                     (unsigned long long)lay.stored_size[i],
+                     comps[i] == FXP_NULL ? 0xFFFFFFFFull : comps[i] == FXP_DELETED ? 0ull : (unsigned long long)res[i].len,
+                     none ? "-" : hex);
+            assert_string_equal(got, line);
+            free(got);
+        }
+        free(lines);
+        free(pkg);
+    }
+    /* and it complains: a resource cut short */
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *pkg = fxp_build(&o, res, N, &size, &lay);
+    le32(pkg + lay.record[4] + 20, (uint32_t)size | 0x80000000u); /* zlib entry's stored size: the whole file */
+    char path[256], err[512];
+    write_fixture("outside-bad.package", pkg, size, path, sizeof path);
+    char *argv[] = {"python3", getenv("S3RIG_DBPF_READ"), path, NULL};
+    assert_int_equal(run_capture(argv, NULL, 0, err, sizeof err), 1);
+    assert_non_null(strstr(err, "past the end"));
+    free(pkg);
+    for (size_t i = 0; i < N; i++)
+        free(data[i]);
+}
+
+/* A package written by -o rw, read by the outside reader: a RefPack resource's data.bin
+ * replaced (written back raw), an index field and a header field written as values.
+ * Every other entry as the reader saw it before; the replaced one raw with the new bytes'
+ * sha256; the written fields as written. */
+static void test_rw_package_outside_reader(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s3", 0, NULL, &size);
+    char path[256], mnt[256];
+    write_fixture("outside-rw.package", pkg, size, path, sizeof path);
+    make_mountpoint("m-outside", mnt, sizeof mnt);
+    char *before = outside_read(path);
+    const char *res = "resources/S3_8EAF13DE_00000001_47B84BA0E85F42F4_body_rig%%+_RIG.grannyrig";
+    const char *key = "8EAF13DE 00000001 47B84BA0E85F42F4";
+    char *old_line = entry_line(before, key);
+    assert_non_null(old_line);
+    assert_non_null(strstr(old_line, "comp=refpack"));
+    do_mount(path, mnt, "rw");
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s/data.bin", mnt, res);
+    uint8_t *fresh = fxp_pattern(5000, 77);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(fresh, 1, 5000, f), 5000);
+    assert_int_equal(fclose(f), 0);
+    put_value(mnt, "header/user_minor", "3\n");
+    umount_rw(mnt, path);
+    char *after = outside_read(path);
+    assert_non_null(strstr(after, "user_minor=3 "));
+    char hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(fresh, 5000, hex);
+    snprintf(want, sizeof want, "entry %s comp=raw stored=5000 memory=5000 sha256=%s", key, hex);
+    char *new_line = entry_line(after, key);
+    assert_non_null(new_line);
+    assert_string_equal(new_line, want);
+    /* every other entry line as before, in the same order */
+    const char *a = strchr(before, '\n'), *b = strchr(after, '\n');
+    unsigned entries = 0;
+    while (a && b && a[1] && b[1]) {
+        a++, b++;
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (strncmp(a, "entry ", 6) == 0 && strncmp(a + 6, key, strlen(key)) != 0) {
+            assert_int_equal(la, lb);
+            assert_memory_equal(a, b, la);
+        }
+        entries++;
+        a = strchr(a, '\n'), b = strchr(b, '\n');
+    }
+    assert_true(entries >= 10);
+    free(new_line);
+    free(old_line);
+    free(after);
+    free(before);
+    free(fresh);
+    free(pkg);
+}
+
 /* "rw: generations: A alive, M at most, F freed" of /info. */
 static void gen_counts(const char *mnt, unsigned *alive, unsigned *most, unsigned *freed)
 {
@@ -1775,6 +2026,8 @@ int main(void)
         mount_test(test_rw_open_handle_after_commit),
         mount_test(test_rw_moved_part_estale),
         mount_test(test_rw_package_resource),
+        mount_test(test_outside_reader_against_builder),
+        mount_test(test_rw_package_outside_reader),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),

@@ -245,12 +245,12 @@ static void forget_later(struct adapter *a, fuse_ino_t fino)
     pthread_mutex_unlock(&a->nmu);
 }
 
-/* The kernel keeps n more lookups of numbers of g (replies made from it; never the
+/* The kernel keeps one more lookup of node ino of g (a reply made from it; never the
  * root's, which is always the current tree's). */
-static void count_lookups(struct adapter *a, struct rw_gen *g, uint64_t n)
+static void count_lookup(struct adapter *a, struct rw_gen *g, uint32_t ino)
 {
-    if (a->gens && n)
-        rw_lookup(&a->rw, g, n);
+    if (a->gens && ino != TREE_ROOT)
+        rw_lookup(&a->rw, g, ino);
 }
 
 /* The FUSE number of node ino of generation g. */
@@ -522,7 +522,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
     struct fuse_entry_param e;
     fill_entry(a, g, ino, &e);
-    count_lookups(a, g, e.ino != FUSE_ROOT_ID);
+    count_lookup(a, g, ino);
     fuse_reply_entry(req, &e);
     forget_later(a, e.ino); /* a commit came meanwhile: the entry is of an older tree */
 }
@@ -738,7 +738,6 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     /* published: its children never change, and are read without a lock */
     uint32_t n = tree_child_count(t, dino);
     size_t used = 0;
-    uint64_t entries = 0; /* READDIRPLUS entries the kernel looks up: all but . and .. */
     for (uint64_t i = (uint64_t)off; i < 2ull + n; i++) {
         uint32_t cino = i == 0 ? dino : i == 1 ? tree_parent(t, dino) : tree_child(t, dino, (uint32_t)(i - 2));
         const char *name = i == 0 ? "." : i == 1 ? ".." : tree_name(t, cino);
@@ -752,9 +751,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         if (need > room)
             break;
         used += need;
-        entries += plus && i >= 2;
+        if (plus && i >= 2) /* the kernel looks up every entry but . and .. */
+            count_lookup(a, g, cino);
     }
-    count_lookups(a, g, entries);
     fuse_reply_buf(req, buf, used);
     free(buf);
 }
@@ -1517,6 +1516,29 @@ static void notify_epoch(struct adapter *a, struct rw_gen *old)
     free(inos);
 }
 
+/* Every entry of an older generation (still alive) the kernel was given is dropped, at
+ * each pass of the notifier: dropping the root's entries (notify_epoch) lets the kernel
+ * forget the paths below them only where nothing used them at that moment; one in use (a
+ * walk going through it, a file open) would stay kept, and so its directories, once it
+ * is let go. Again at each pass: a reply from an older tree may reach the kernel after
+ * the pass before. */
+static void sweep_old(struct adapter *a, uint32_t now)
+{
+    for (struct rw_gen *g; (g = rw_acquire_before(&a->rw, now)); now = g->epoch, rw_release(&a->rw, g)) {
+        size_t bytes = 0;
+        uint8_t *given = rw_copy_given(&a->rw, g, &bytes);
+        for (size_t k = 0; k < bytes * 8; k++) {
+            if (!(given[k / 8] & (1u << (k % 8))))
+                continue;
+            struct tree *t = g->fs->tree;
+            uint32_t ino = (uint32_t)k;
+            const char *name = tree_name(t, ino);
+            fuse_lowlevel_notify_inval_entry(a->se, fuse_ino(g, tree_parent(t, ino)), name, strlen(name));
+        }
+        free(given);
+    }
+}
+
 /* The entries of those numbers (of older generations still alive) are dropped, and
  * their directories' up to the root: an entry the kernel drops while it is in use goes
  * when its last user lets go, but then its directory, still named, would stay kept. */
@@ -1567,6 +1589,7 @@ static void *notifier(void *arg)
         }
         if (from < now)
             fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
+        sweep_old(a, now);
         pthread_mutex_lock(&a->nmu);
         if (now > a->notified)
             a->notified = now;

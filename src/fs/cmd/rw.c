@@ -64,6 +64,7 @@ void rw_free(struct rw *rw)
     for (struct rw_gen *g = rw->cur, *prev; g; g = prev) {
         prev = g->prev;
         s3fs_close(g->fs);
+        free(g->given);
         free(g);
     }
     rw->cur = NULL;
@@ -99,6 +100,7 @@ static struct rw_gen *acquire_newest(struct rw *rw);
 static void gen_destroy(struct rw *rw, struct rw_gen *g)
 {
     s3fs_close(g->fs);
+    free(g->given);
     free(g);
     struct rw_gen *cur = acquire_newest(rw);
     if (cur)
@@ -177,6 +179,18 @@ struct rw_gen *rw_acquire_epoch(struct rw *rw, uint32_t epoch)
     return g;
 }
 
+struct rw_gen *rw_acquire_before(struct rw *rw, uint32_t before)
+{
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    while (g && g->epoch >= before)
+        g = g->prev;
+    if (g)
+        g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+    return g;
+}
+
 void rw_hold(struct rw *rw, struct rw_gen *g)
 {
     pthread_mutex_lock(&rw->gmu);
@@ -196,11 +210,35 @@ void rw_release(struct rw *rw, struct rw_gen *g)
         gen_destroy(rw, g);
 }
 
-void rw_lookup(struct rw *rw, struct rw_gen *g, uint64_t n)
+void rw_lookup(struct rw *rw, struct rw_gen *g, uint32_t ino)
 {
     pthread_mutex_lock(&rw->gmu);
-    g->lookups += n;
+    g->lookups++;
+    size_t byte = ino / 8;
+    if (byte >= g->given_bytes) {
+        /* doubling: amortised constant; out of memory, the node is only not swept */
+        size_t n = byte + 1 > 2 * g->given_bytes ? byte + 1 : 2 * g->given_bytes;
+        uint8_t *b = realloc(g->given, n);
+        if (b) {
+            memset(b + g->given_bytes, 0, n - g->given_bytes);
+            g->given = b;
+            g->given_bytes = n;
+        }
+    }
+    if (byte < g->given_bytes)
+        g->given[byte] |= (uint8_t)(1u << (ino % 8));
     pthread_mutex_unlock(&rw->gmu);
+}
+
+uint8_t *rw_copy_given(struct rw *rw, struct rw_gen *g, size_t *bytes)
+{
+    pthread_mutex_lock(&rw->gmu);
+    uint8_t *b = g->given_bytes ? malloc(g->given_bytes) : NULL;
+    *bytes = b ? g->given_bytes : 0;
+    if (b)
+        memcpy(b, g->given, g->given_bytes);
+    pthread_mutex_unlock(&rw->gmu);
+    return b;
 }
 
 void rw_forget(struct rw *rw, uint32_t epoch, uint64_t n)

@@ -27,6 +27,8 @@ struct rw_gen {
     struct rw_gen *prev; /* the next older one still alive (under rw->gmu) */
     uint64_t refs;       /* requests and handles holding it (under rw->gmu) */
     uint64_t lookups;    /* the kernel's lookup count of its inode numbers (under rw->gmu) */
+    uint8_t *given;      /* a bit per node the kernel was given (under rw->gmu) */
+    size_t given_bytes;
 };
 
 /* RW_RESOURCE: a package resource's data.bin; RW_GRANNY: a wrapped RIG's granny.gr2;
@@ -118,14 +120,19 @@ void rw_free(struct rw *rw);
 struct rw_gen *rw_acquire(struct rw *rw);
 /* The generation of that epoch, held; NULL when there is none (any more). */
 struct rw_gen *rw_acquire_epoch(struct rw *rw, uint32_t epoch);
+/* The newest generation older than epoch `before`, held; NULL when none is alive. */
+struct rw_gen *rw_acquire_before(struct rw *rw, uint32_t before);
 /* One more hold on a generation the caller holds. */
 void rw_hold(struct rw *rw, struct rw_gen *g);
 /* Lets go of a hold; the generation is freed when it was the last and a newer one is
  * current. */
 void rw_release(struct rw *rw, struct rw_gen *g);
-/* The kernel was given n more lookups of g's inode numbers (counted before the reply:
- * the caller holds g). */
-void rw_lookup(struct rw *rw, struct rw_gen *g, uint64_t n);
+/* The kernel was given one more lookup of node ino of g (counted before the reply: the
+ * caller holds g). */
+void rw_lookup(struct rw *rw, struct rw_gen *g, uint32_t ino);
+/* The nodes of g (held) the kernel was ever given, as a bitmap (a copy, malloc'd, *bytes
+ * long; NULL when none or out of memory). */
+uint8_t *rw_copy_given(struct rw *rw, struct rw_gen *g, size_t *bytes);
 /* The kernel forgot n lookups of an inode number of that epoch. */
 void rw_forget(struct rw *rw, uint32_t epoch, uint64_t n);
 /* The current generation's epoch (without holding it). */
