@@ -1906,6 +1906,78 @@ static void test_rw_package_outside_reader(void **state)
     free(pkg);
 }
 
+/* A process's peak resident memory (VmHWM), in KiB. */
+static unsigned long peak_kib(pid_t pid)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    unsigned long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* A large replacement (64 MiB into a resource's data.bin, through cp) is never held in
+ * the daemon's memory (issue 34: pending edits outside memory): the handle's content and
+ * the appended resource live in unlinked files beside the package. /info's count of
+ * pending bytes in memory stays under 1 MiB at its most, and the daemon's peak RSS grows
+ * by less than half the content; the package then reads right through the outside
+ * reader. */
+static void test_rw_large_replacement_outside_memory(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s4", 0, NULL, &size);
+    char path[256], mnt[256], src[300], p[1100], cmd[1600];
+    write_fixture("large.package", pkg, size, path, sizeof path);
+    make_mountpoint("m-large", mnt, sizeof mnt);
+    enum { BIG = 64 << 20 };
+    uint8_t *fresh = fxp_pattern(BIG, 5); /* compresses a little: zlib has work to do */
+    snprintf(src, sizeof src, "%s/large.bin", tmpdir);
+    assert_int_equal(fx_write_file(src, fresh, BIG), 0);
+    pid_t daemon = start_mount_fg(path, mnt, "rw");
+    const char *res = "resources/S4_015A1849_00000000_00000001000000A0%%+GEOM.simgeom";
+    snprintf(p, sizeof p, "%s/%s/data.bin", mnt, res);
+    unsigned long before = peak_kib(daemon);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, p);
+    assert_int_equal(sh(cmd), 0);
+    unsigned long after = peak_kib(daemon);
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *info = text_of(p);
+    const char *line = strstr(info, "rw: pending: ");
+    assert_non_null(line);
+    unsigned long long pending, in_mem, most;
+    assert_int_equal(sscanf(line, "rw: pending: %llu bytes, %llu of them in memory; at most %llu in memory at once",
+                            &pending, &in_mem, &most),
+                     3);
+    printf("pending edits in memory at most %llu bytes; daemon peak RSS %lu -> %lu KiB for %d MiB\n", most,
+           before, after, BIG >> 20);
+    assert_true(strstr(info, "1 commit") != NULL);
+    assert_int_equal(pending, 0); /* committed at the close */
+    assert_true(most < (1u << 20));
+    assert_true(after - before < (BIG >> 10) / 2);
+    free(info);
+    do_umount(mnt);
+    int status;
+    assert_int_equal(waitpid(daemon, &status, 0), daemon);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1];
+    sha256_hex(fresh, BIG, hex);
+    char *got = entry_line(lines, "015A1849 00000000 00000001000000A0");
+    assert_non_null(got);
+    assert_non_null(strstr(got, "comp=zlib"));
+    assert_non_null(strstr(got, hex));
+    free(got);
+    free(lines);
+    unlink(src);
+    free(fresh);
+    free(pkg);
+}
+
 /* "rw: generations: A alive, M at most, F freed" of /info. */
 static void gen_counts(const char *mnt, unsigned *alive, unsigned *most, unsigned *freed)
 {
@@ -2028,6 +2100,7 @@ int main(void)
         mount_test(test_rw_package_resource),
         mount_test(test_outside_reader_against_builder),
         mount_test(test_rw_package_outside_reader),
+        mount_test(test_rw_large_replacement_outside_memory),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),

@@ -95,6 +95,8 @@ struct snapshot {
     struct rw_target w;
     char *buf;        /* RW_VALUE: the text being written */
     size_t blen, bcap;
+    int scratch;      /* a whole replacement: fd + 1 of the unlinked file holding the new
+                       * content (its first blen bytes), so its size costs no memory */
 };
 
 /* -o rw: a file an editor made beside a writable one, to rename over it (sed -i). It
@@ -168,6 +170,8 @@ static void snapshot_free(struct adapter *a, struct snapshot *s)
         s->next->prev = s->prev;
     pthread_mutex_unlock(&a->lock);
     tree_release(s->hold);
+    if (s->scratch)
+        close(s->scratch - 1);
     if (s->gen)
         rw_release(&a->rw, s->gen); /* after its hold: that was the generation's tree's */
     free(s->text);
@@ -655,7 +659,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
              * new content (truncate): any size up to the limit */
             pthread_mutex_lock(&a->rw.mu);
             bool ok = s && s->writer && (size <= s->blen || (rw_whole(w.kind) && size <= RW_RESOURCE_MAX));
-            if (ok && size > s->bcap) {
+            if (ok && s->scratch) {
+                ok = ftruncate(s->scratch - 1, (off_t)size) == 0; /* its file: zeros past the end */
+                if (ok) {
+                    s->blen = (size_t)size;
+                    s->dirty = true;
+                }
+            } else if (ok && size > s->bcap) {
                 char *n = realloc(s->buf, (size_t)size);
                 ok = n != NULL;
                 if (n) {
@@ -663,7 +673,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
                     s->bcap = (size_t)size;
                 }
             }
-            if (ok) {
+            if (ok && !s->scratch) {
                 if (size > s->blen)
                     memset(s->buf + s->blen, 0, (size_t)size - s->blen);
                 s->blen = (size_t)size;
@@ -770,6 +780,37 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     do_readdir(req, ino, size, off, true);
 }
 
+/* A whole replacement's handle: its content in an unlinked file beside the source (the
+ * size of a resource is no memory of ours), holding the file's bytes now unless trunc.
+ * 0 or -errno. */
+static int scratch_open(struct adapter *a, struct rw_gen *g, uint32_t i, bool trunc, struct snapshot *s)
+{
+    int fd = edits_scratch(a->rw.lock->dirfd);
+    if (fd < 0)
+        return fd;
+    s->scratch = fd + 1;
+    uint64_t size = trunc ? 0 : tree_size(g->fs->tree, i);
+    char *buf = size ? malloc(1u << 20) : NULL;
+    int rc = size && !buf ? -ENOMEM : 0;
+    for (uint64_t pos = 0; !rc && pos < size;) {
+        size_t n = size - pos < (1u << 20) ? (size_t)(size - pos) : 1u << 20;
+        ssize_t got = tree_read(g->fs->tree, i, pos, buf, n);
+        if (got <= 0)
+            rc = got < 0 ? (int)got : -EIO;
+        else if (pwrite(fd, buf, (size_t)got, (off_t)pos) != got)
+            rc = errno ? -errno : -EIO;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    free(buf);
+    if (rc) {
+        close(fd);
+        s->scratch = 0;
+        return rc;
+    }
+    s->blen = (size_t)size;
+    return 0;
+}
+
 /* -o rw: a handle for writing node i (which rw_target says is writable): a value's
  * text starts as it is (a shell's O_TRUNC then empties it); bytes go straight to the
  * pending edits. No page cache: every write and read reaches us. */
@@ -779,7 +820,10 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
     struct adapter *a = adapter_of(req);
     bool trunc = fi->flags & O_TRUNC; /* libfuse asks for atomic O_TRUNC: no SETATTR follows */
     struct snapshot *s = calloc(1, sizeof *s);
-    if (s && (w->kind == RW_VALUE || (rw_whole(w->kind) && !trunc))) {
+    if (s && rw_whole(w->kind) && scratch_open(a, g, i, trunc, s)) {
+        free(s);
+        s = NULL;
+    } else if (s && w->kind == RW_VALUE) {
         uint8_t *text;
         if (tree_read_all(g->fs->tree, i, &text, &s->blen) == 0) {
             s->buf = (char *)text;
@@ -941,6 +985,13 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
                 rc = copy ? rw_put_bytes(&a->rw, &s->w, 0, copy, len) : -ENOMEM;
             }
             free(copy);
+        } else if (!rc && s->scratch) {
+            char *path = rw_path(gen_now(a)->fs->tree, s->ino);
+            pthread_mutex_lock(&a->rw.mu); /* the length (a truncate may run meanwhile) */
+            size_t len = s->blen;
+            pthread_mutex_unlock(&a->rw.mu);
+            rc = path ? rw_put_whole_fd(&a->rw, &s->w, path, s->scratch - 1, len) : -ENOMEM;
+            free(path);
         } else if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
             char *path = rw_path(gen_now(a)->fs->tree, s->ino);
             pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
@@ -1031,6 +1082,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         pthread_mutex_lock(&a->rw.mu);
         if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
             rc = -EFBIG;
+        } else if (s->scratch) {
+            /* a whole replacement's content: into its file (a hole reads as zeros) */
+            ssize_t put = pwrite(s->scratch - 1, data, size, off);
+            rc = put == (ssize_t)size ? 0 : put < 0 ? -errno : -EIO;
+            if (!rc && (size_t)off + size > s->blen)
+                s->blen = (size_t)off + size;
+            s->dirty |= rc == 0;
         } else if ((size_t)off + size > s->bcap) {
             size_t cap = (size_t)off + size > 2 * s->bcap ? (size_t)off + size : 2 * s->bcap;
             char *n = realloc(s->buf, cap);
@@ -1040,7 +1098,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
                 s->bcap = cap;
             }
         }
-        if (!rc) {
+        if (!rc && !s->scratch) {
             if ((size_t)off > s->blen)
                 memset(s->buf + s->blen, s->w.kind == RW_VALUE ? ' ' : 0, (size_t)off - s->blen);
             memcpy(s->buf + off, data, size);

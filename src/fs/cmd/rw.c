@@ -41,6 +41,7 @@ int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backu
     rw->lock = lock;
     rw->backup = backup;
     rw->opts = *opts;
+    edits_spill(&rw->pending, lock->dirfd); /* appended resources: a file beside the source */
     gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
@@ -301,6 +302,12 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
         sb_printf(out, "rw: t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only: only a "
                        "node's own first bytes say it is compressed, and its size is fixed by its parent's "
                        "offsets, so it cannot be stored raw in its place\n");
+    /* not under mu: /info is rendered while mu is held (view_is_be, the CRC fix) */
+    uint64_t pending = __atomic_load_n(&rw->pending_now, __ATOMIC_RELAXED);
+    uint64_t in_mem = __atomic_load_n(&rw->mem_now, __ATOMIC_RELAXED);
+    uint64_t mem_most = __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED);
+    sb_printf(out, "rw: pending: %" PRIu64 " bytes, %" PRIu64 " of them in memory; at most %" PRIu64
+              " in memory at once\n", pending, in_mem, mem_most);
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -704,6 +711,18 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
 
 /* ---- pending edits ---- */
 
+/* The pending edits' bytes, those in memory and the most in memory at once, for /info
+ * (which reads them without mu). Under mu, after every change of the edits. */
+static void note_memory(struct rw *rw)
+{
+    uint64_t m = edits_mem_bytes(&rw->pending);
+    __atomic_store_n(&rw->pending_now, edits_bytes(&rw->pending), __ATOMIC_RELAXED);
+    __atomic_store_n(&rw->mem_now, m, __ATOMIC_RELAXED);
+    if (m > __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED))
+        __atomic_store_n(&rw->mem_most, m, __ATOMIC_RELAXED);
+}
+
+
 static int note_gr2(struct rw *rw, const struct rw_target *t)
 {
     if (!t->gr2_dir)
@@ -727,6 +746,7 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
     int rc = note_gr2(rw, t);
     if (!rc)
         rc = edits_put(&rw->pending, t->pos + off, b, len);
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     return rc;
 }
@@ -844,30 +864,94 @@ static void put_le(uint8_t *b, uint32_t v, int n)
         b[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+/* A whole file's new content: in memory (mem) or the first len bytes of file fd. */
+struct whole_src {
+    const uint8_t *mem;
+    int fd;
+    uint64_t len;
+};
+
+/* Up to n bytes of the content from pos into buf: the count, or -errno. */
+static ssize_t whole_read(const struct whole_src *w, uint64_t pos, uint8_t *buf, size_t n)
 {
-    if (len > RW_RESOURCE_MAX)
-        return -EFBIG;
-    uint8_t *packed = NULL;
-    uLongf plen = 0;
-    const uint8_t *blob = data;
-    size_t blen = len;
-    if (t->zlib) {
-        plen = compressBound((uLong)len);
-        packed = alloc_array(plen, 1);
-        if (!packed || compress2(packed, &plen, data, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK) {
-            free(packed);
-            return -ENOMEM;
-        }
-        blob = packed;
-        blen = plen;
+    if (pos >= w->len)
+        return 0;
+    if (n > w->len - pos)
+        n = (size_t)(w->len - pos);
+    if (w->mem) {
+        memcpy(buf, w->mem + pos, n);
+        return (ssize_t)n;
     }
+    ssize_t got = pread(w->fd, buf, n, (off_t)pos);
+    return got < 0 ? -errno : got == 0 ? -EIO : got;
+}
+
+#define STREAM_CHUNK (64u << 10)
+
+/* Under mu: the content appended to the pending tail, deflated (zlib) or raw, piece by
+ * piece (the tail is a file: nothing the size of the content is held in memory); at most
+ * `room` bytes. Its stored length into *blen. 0, -EFBIG past room, -ENOMEM, -errno. */
+static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, uint64_t room, uint64_t *blen)
+{
+    uint8_t *in = malloc(STREAM_CHUNK), *out = malloc(STREAM_CHUNK);
+    z_stream z = {0};
+    int rc = in && out ? 0 : -ENOMEM;
+    bool zinit = !rc && zlib && deflateInit(&z, Z_DEFAULT_COMPRESSION) == Z_OK;
+    if (!rc && zlib && !zinit)
+        rc = -ENOMEM;
+    *blen = 0;
+    for (uint64_t pos = 0; !rc;) {
+        ssize_t got = whole_read(src, pos, in, STREAM_CHUNK);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        pos += (uint64_t)got;
+        bool last = pos >= src->len;
+        if (!zlib) {
+            if (*blen + (uint64_t)got > room)
+                rc = -EFBIG;
+            else if (got)
+                rc = edits_append(&rw->pending, in, (size_t)got);
+            *blen += (uint64_t)got;
+        } else {
+            z.next_in = in;
+            z.avail_in = (uInt)got;
+            int zr;
+            do {
+                z.next_out = out;
+                z.avail_out = STREAM_CHUNK;
+                zr = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+                size_t n = STREAM_CHUNK - z.avail_out;
+                if (zr == Z_STREAM_ERROR)
+                    rc = -ENOMEM;
+                else if (*blen + n > room)
+                    rc = -EFBIG;
+                else if (n)
+                    rc = edits_append(&rw->pending, out, n);
+                *blen += n;
+            } while (!rc && (z.avail_out == 0 || (last && zr != Z_STREAM_END)));
+        }
+        if (last)
+            break;
+    }
+    if (zinit)
+        deflateEnd(&z);
+    free(in);
+    free(out);
+    return rc;
+}
+
+static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+{
+    if (src->len > RW_RESOURCE_MAX)
+        return -EFBIG;
     pthread_mutex_lock(&rw->mu);
-    uint64_t at = newest(rw)->fs->src.size + rw->pending.tail_len;
-    int rc = at + blen > UINT32_MAX ? -EFBIG : 0; /* an index record's offset is 32 bits */
+    uint64_t before = rw->pending.tail_len, blen = 0;
+    uint64_t at = newest(rw)->fs->src.size + before; /* current while mu is held */
+    /* an index record's offset is 32 bits: the resource must end below 4 GiB */
+    int rc = at >= UINT32_MAX ? -EFBIG : append_stream(rw, src, t->zlib, UINT32_MAX - at, &blen);
     uint8_t f[4];
-    if (!rc)
-        rc = edits_append(&rw->pending, blob, blen);
     if (!rc) {
         put_le(f, (uint32_t)at, 4);
         rc = edits_put(&rw->pending, t->f_offset, f, 4);
@@ -877,19 +961,21 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
         rc = edits_put(&rw->pending, t->f_stored, f, 4);
     }
     if (!rc) {
-        put_le(f, (uint32_t)len, 4);
+        put_le(f, (uint32_t)src->len, 4);
         rc = edits_put(&rw->pending, t->f_memory, f, 4);
     }
     if (!rc) {
         put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
         rc = edits_put(&rw->pending, t->f_comp, f, 2);
     }
+    if (rc)
+        edits_cut_tail(&rw->pending, before); /* nothing of it stays pending */
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc == -EFBIG)
         rw_log(rw, "refused %s: the package would pass 4 GiB; nothing changed", path);
     else if (!rc && !t->zlib)
-        rw_log(rw, "%s: stored raw (%zu bytes) after the package's end", path, len);
-    free(packed);
+        rw_log(rw, "%s: stored raw (%" PRIu64 " bytes) after the package's end", path, src->len);
     return rc;
 }
 
@@ -898,8 +984,9 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
  * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
  * it. A new Granny part of another length moves all that: the offsets that point past
  * the Granny data move with it, int2_offset follows the Granny size when it held it. */
-static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
+    size_t len = (size_t)src->len;
     uint8_t hb[52];
     uint32_t h[13];
     struct rw_gen *cur = acquire_newest(rw);
@@ -916,10 +1003,18 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         return -EPERM;
     }
     int64_t delta = (int64_t)new_ik - (int64_t)ik;
+    /* held in memory until the commit (the splice), unlike a resource's content */
     uint8_t *bytes = calloc(1, (size_t)(new_ik - g0) + 1);
     if (!bytes)
         return -ENOMEM;
-    memcpy(bytes, data, len);
+    for (uint64_t pos = 0; pos < len;) {
+        ssize_t got = whole_read(src, pos, bytes + pos, len - pos);
+        if (got < 0) {
+            free(bytes);
+            return (int)got;
+        }
+        pos += (uint64_t)got;
+    }
     pthread_mutex_lock(&rw->mu);
     int rc = 0;
     uint8_t f[4];
@@ -936,6 +1031,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     }
     if (!rc)
         rc = edits_splice(&rw->pending, g0, ik, bytes, (size_t)(new_ik - g0));
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc) {
         free(bytes);
@@ -976,6 +1072,7 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
         for (size_t i = 0; i < rw->ngr2; i++)
             if (rw->gr2[i].dir == t->gr2_dir)
                 rw->gr2[i].grown = plan.total - (rw->gr2[i].len);
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     free(plan.after);
     if (e != S3_OK)
@@ -986,13 +1083,46 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
     return rc;
 }
 
-int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+/* A section's new bytes are needed whole in memory (the Granny plan is made over them):
+ * read from the handle's file when they are there. */
+static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
-    if (len > RW_RESOURCE_MAX)
+    if (src->mem)
+        return put_section(rw, t, path, src->mem, (size_t)src->len);
+    uint8_t *b = alloc_array(src->len ? src->len : 1, 1);
+    if (!b)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint64_t pos = 0; !rc && pos < src->len;) {
+        ssize_t got = whole_read(src, pos, b + pos, (size_t)(src->len - pos));
+        rc = got < 0 ? (int)got : 0;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    if (!rc)
+        rc = put_section(rw, t, path, b, (size_t)src->len);
+    free(b);
+    return rc;
+}
+
+static int put_whole(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+{
+    if (src->len > RW_RESOURCE_MAX)
         return -EFBIG;
     if (t->kind == RW_SECTION)
-        return put_section(rw, t, path, data, len);
-    return t->kind == RW_GRANNY ? put_granny(rw, t, path, data, len) : put_resource(rw, t, path, data, len);
+        return put_section_src(rw, t, path, src);
+    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src) : put_resource(rw, t, path, src);
+}
+
+int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    struct whole_src src = {data, -1, len};
+    return put_whole(rw, t, path, &src);
+}
+
+int rw_put_whole_fd(struct rw *rw, const struct rw_target *t, const char *path, int fd, uint64_t len)
+{
+    struct whole_src src = {NULL, fd, len};
+    return put_whole(rw, t, path, &src);
 }
 
 /* ---- commit ---- */
@@ -1112,6 +1242,7 @@ int rw_commit(struct rw *rw, bool again)
                strerror(-rc), bytes);
     } else {
         edits_clear(&rw->pending);
+        note_memory(rw);
         rw->ngr2 = 0;
         free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
         rw->seccopy = (struct rw_section_copy){0};

@@ -68,7 +68,7 @@ struct rw_target {
     uint64_t sec_off;
 };
 
-/* The largest resource a write may replace (held in memory until its close). */
+/* The largest resource a write may replace. */
 #define RW_RESOURCE_MAX (256u << 20)
 
 #define RW_LOG_LINES 16
@@ -90,6 +90,8 @@ struct rw {
     } *gr2;
     size_t ngr2;
     uint64_t commits;
+    /* atomic, for /info: pending bytes, those in memory, the most in memory at once */
+    uint64_t pending_now, mem_now, mem_most;
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
     bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
@@ -152,6 +154,10 @@ int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, con
 /* What a write to a RW_VALUE file can already refuse (field_check_prefix; a table
  * only at the close): 0 or -EINVAL with why. */
 int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen);
+/* The same from the first len bytes of file fd, read piece by piece: a resource's new
+ * content goes to the pending edits' file (edits_spill) without being held in memory; a
+ * Granny part is (the wrapper's splice). */
+int rw_put_whole_fd(struct rw *rw, const struct rw_target *t, const char *path, int fd, uint64_t len);
 /* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);
 /* Commits the pending edits (nothing to do: 0). On success the next generation is the
