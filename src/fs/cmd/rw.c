@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
+static void watch_info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
 
 /* ---- generations ---- */
 
@@ -114,7 +115,7 @@ static void gen_destroy(struct rw *rw, struct rw_gen *g)
 static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
 {
     struct rw_gen *g = calloc(1, sizeof *g);
-    if (!g || (!rw->watch && view_add_info_hook(fs, info_lines, rw))) {
+    if (!g || view_add_info_hook(fs, rw->watch ? watch_info_lines : info_lines, rw)) {
         free(g);
         return -ENOMEM;
     }
@@ -316,6 +317,16 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     for (uint64_t i = first; i < rw->nlog; i++)
         sb_printf(out, "rw: %s\n", rw->log[i % RW_LOG_LINES]);
     pthread_mutex_unlock(&rw->logmu);
+}
+
+/* /info of a watched folder: its generations (one per rescan). */
+static void watch_info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    uint64_t alive, most, freed;
+    rw_gen_counts(ctx, &alive, &most, &freed);
+    sb_printf(out, "watch: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
+              freed);
 }
 
 /* ---- which files are writable ---- */

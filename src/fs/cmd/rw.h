@@ -7,8 +7,8 @@
  *   only while held. All of it is safe from any thread.
  * - A watched folder uses the same generations (rw_init_watch): a change seen there
  *   makes the next request open the folder again, as a commit does.
- * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (one internal lock for the
- *   edits and the commit, another for the log, always taken last).
+ * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (locks: mu for the edits
+ *   and the commit, then logmu for the log, then gmu for the generations, in that order).
  * - Edits are not visible in the tree before they are committed. */
 #ifndef S3_RW_H
 #define S3_RW_H
