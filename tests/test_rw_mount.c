@@ -1382,6 +1382,19 @@ static void test_rw_rig_granny_replaced(void **state)
     char p[512];
     snprintf(p, sizeof p, "%s/granny.gr2", r.mnt);
     assert_file_is(p, g, glen);
+    /* the new Granny data waited for its commit in a file, not in memory: what was in
+     * memory at most is the wrapper's offsets (4 bytes each) */
+    snprintf(p, sizeof p, "%s/info", r.mnt);
+    char *info = text_of(p);
+    const char *line = strstr(info, "rw: pending: ");
+    unsigned long long pending, in_mem, most;
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "rw: pending: %llu bytes, %llu of them in memory; at most %llu in memory at once",
+                            &pending, &in_mem, &most),
+                     3);
+    assert_true(glen > 64 && most <= 6 * 4);
+    free(info);
+    snprintf(p, sizeof p, "%s/granny.gr2", r.mnt);
     umount_rw(r.mnt, r.path);
     uint64_t g0 = r.rl.granny_pos, ik = r.rl.ik_pos, new_ik = (g0 + glen + 3) & ~3ull;
     int64_t delta = (int64_t)new_ik - (int64_t)ik;

@@ -990,6 +990,26 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
     return rc;
 }
 
+/* The content into file fd from its start, then zeros up to `size` (>= the content's
+ * length): 0 or -errno. */
+static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
+{
+    uint8_t *buf = malloc(STREAM_CHUNK);
+    int rc = buf ? 0 : -ENOMEM;
+    for (uint64_t pos = 0; !rc && pos < src->len;) {
+        ssize_t got = whole_read(src, pos, buf, STREAM_CHUNK);
+        if (got < 0)
+            rc = (int)got;
+        else if (pwrite(fd, buf, (size_t)got, (off_t)pos) != got)
+            rc = errno ? -errno : -EIO;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    free(buf);
+    if (!rc && ftruncate(fd, (off_t)size) != 0) /* the padding reads as zeros */
+        rc = -errno;
+    return rc;
+}
+
 /* The wrapped RIG's header (13 u32, little-endian, at the file's start): every offset
  * counts from its own field (docs/formats/rig.md). The Granny data [12 + h[3], +len) is
  * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
@@ -1014,17 +1034,15 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         return -EPERM;
     }
     int64_t delta = (int64_t)new_ik - (int64_t)ik;
-    /* held in memory until the commit (the splice), unlike a resource's content */
-    uint8_t *bytes = calloc(1, (size_t)(new_ik - g0) + 1);
-    if (!bytes)
-        return -ENOMEM;
-    for (uint64_t pos = 0; pos < len;) {
-        ssize_t got = whole_read(src, pos, bytes + pos, len - pos);
-        if (got < 0) {
-            free(bytes);
-            return (int)got;
-        }
-        pos += (uint64_t)got;
+    /* the splice: the new Granny data and its padding, in an unlinked file beside the
+     * source until the commit */
+    int sfd = edits_scratch(rw->lock->dirfd);
+    if (sfd < 0)
+        return sfd;
+    int copied = copy_whole(src, sfd, new_ik - g0);
+    if (copied) {
+        close(sfd);
+        return copied;
     }
     pthread_mutex_lock(&rw->mu);
     int rc = 0;
@@ -1041,11 +1059,11 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         rc = edits_put(&rw->pending, 8, f, 4);
     }
     if (!rc)
-        rc = edits_splice(&rw->pending, g0, ik, bytes, (size_t)(new_ik - g0));
+        rc = edits_splice_file(&rw->pending, g0, ik, sfd, (size_t)(new_ik - g0));
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc) {
-        free(bytes);
+        close(sfd);
         if (rc == -EBUSY)
             rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
     }

@@ -155,8 +155,8 @@ int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, con
  * only at the close): 0 or -EINVAL with why. */
 int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen);
 /* The same from the first len bytes of file fd, read piece by piece: a resource's new
- * content goes to the pending edits' file (edits_spill) without being held in memory; a
- * Granny part is (the wrapper's splice). */
+ * content goes to the pending edits' file (edits_spill), a Granny part to a file of its
+ * own (the wrapper's splice), neither held in memory. */
 int rw_put_whole_fd(struct rw *rw, const struct rw_target *t, const char *path, int fd, uint64_t len);
 /* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);

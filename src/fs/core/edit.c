@@ -595,9 +595,20 @@ int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t
     return 0;
 }
 
+int edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len)
+{
+    if (e->splice_to > e->splice_from || to <= from)
+        return -EBUSY;
+    e->splice_from = from;
+    e->splice_to = to;
+    e->splice_fd = fd + 1;
+    e->splice_len = len;
+    return 0;
+}
+
 uint64_t edits_mem_bytes(const struct edits *e)
 {
-    uint64_t total = (e->tail_fd ? 0 : e->tail_len) + e->splice_len;
+    uint64_t total = (e->tail_fd ? 0 : e->tail_len) + (e->splice_fd ? 0 : e->splice_len);
     for (size_t i = 0; i < e->n; i++)
         total += e->e[i].len;
     return total;
@@ -620,6 +631,8 @@ void edits_clear(struct edits *e)
     free(e->splice);
     if (e->tail_fd)
         close(e->tail_fd - 1);
+    if (e->splice_fd)
+        close(e->splice_fd - 1);
     int spill = e->spill_dir;
     memset(e, 0, sizeof *e);
     e->spill_dir = spill;
@@ -754,6 +767,20 @@ static int tail_crc(const struct edits *e, uint64_t from, uint64_t len, uLong *c
     return 0;
 }
 
+/* The first len bytes of file fd (the tail's, a splice's) to out_fd's position, as
+ * unchanged stretches are copied (buf: CHUNK bytes where the kernel cannot). */
+static int copy_file_start(int fd, uint64_t len, uint8_t *buf, int out_fd)
+{
+    int k = copy_in_kernel(fd, 0, len, out_fd), rc = k < 0 ? k : 0;
+    for (uint64_t pos = 0; k == 1 && !rc && pos < len;) {
+        size_t n = len - pos < CHUNK ? (size_t)(len - pos) : CHUNK;
+        ssize_t got = pread(fd, buf, n, (off_t)pos);
+        rc = got > 0 ? write_all(out_fd, buf, (size_t)got) : got < 0 ? -errno : -EIO;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
 int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
                 int out_fd)
 {
@@ -769,23 +796,15 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
         if (!rc)
             rc = write_range(in_fd, 0, e->splice_from, e, fix, 0, crc, buf, out_fd);
         if (!rc)
-            rc = write_all(out_fd, e->splice, e->splice_len);
+            rc = e->splice_fd ? copy_file_start(e->splice_fd - 1, e->splice_len, buf, out_fd)
+                              : write_all(out_fd, e->splice, e->splice_len);
         if (!rc)
             rc = write_range(in_fd, e->splice_to, in_size, e, fix, 0, crc, buf, out_fd);
     } else if (!rc) {
         rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, out_fd);
     }
     if (!rc && e->tail_len && e->tail_fd) {
-        /* the tail's file, copied as unchanged stretches are */
-        int k = copy_in_kernel(e->tail_fd - 1, 0, e->tail_len, out_fd);
-        for (uint64_t pos = 0; k == 1 && !rc && pos < e->tail_len;) {
-            size_t n = e->tail_len - pos < CHUNK ? (size_t)(e->tail_len - pos) : CHUNK;
-            ssize_t got = pread(e->tail_fd - 1, buf, n, (off_t)pos);
-            rc = got > 0 ? write_all(out_fd, buf, (size_t)got) : got < 0 ? -errno : -EIO;
-            pos += got > 0 ? (uint64_t)got : 0;
-        }
-        if (k < 0)
-            rc = k;
+        rc = copy_file_start(e->tail_fd - 1, e->tail_len, buf, out_fd);
     } else if (!rc && e->tail_len) {
         rc = write_all(out_fd, e->tail, e->tail_len);
     }

@@ -83,6 +83,8 @@ struct edits {
     uint64_t splice_from, splice_to;
     uint8_t *splice;
     size_t splice_len;
+    int splice_fd; /* edits_splice_file: fd + 1 of the file whose first splice_len bytes
+                    * are the splice (0: in memory) */
 };
 
 /* Replaces [off, off+len) by b in the pending bytes: 0 or -ENOMEM (then nothing changed). */
@@ -99,13 +101,16 @@ void edits_cut_tail(struct edits *e, size_t len);
  * caller open while the edits live), not to memory. */
 void edits_spill(struct edits *e, int dirfd);
 /* Bytes of pending edits held in memory (patches, the tail when not spilled, the
- * splice). */
+ * splice when not in a file). */
 uint64_t edits_mem_bytes(const struct edits *e);
 /* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): 0, or
  * -EBUSY when a splice is already pending. */
 int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
 /* The pending bytes of [pos, pos+n) laid over buf (which holds the file's). */
 void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n);
+/* The same with the bytes in the first len bytes of file fd (taken: closed with the
+ * edits), so that they cost no memory. */
+int edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len);
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
