@@ -93,7 +93,7 @@ struct rw {
     /* atomic, for /info: pending bytes, those in memory, the most in memory at once */
     uint64_t pending_now, mem_now, mem_most;
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
-    bool stale; /* atomic: committed, the new file not opened yet (rw_current opens it) */
+    bool stale; /* atomic: committed, the new file not opened yet (rw_acquire opens it) */
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
     /* the expanded bytes of the compressed section values were written into last, with
      * those writes (until the commit) */
