@@ -1991,6 +1991,68 @@ static void test_rw_large_replacement_outside_memory(void **state)
     free(pkg);
 }
 
+/* A commit at unmount that fails for a full disk: the unsaved copy cannot go beside the
+ * file either (the same full file system), so it goes to $TMPDIR, and the syslog line
+ * says where and why not beside it; the file and its folder as they were; exit 7. */
+static void test_rw_unmount_disk_full(void **state)
+{
+    (void)state;
+    char small[256], file[300], filler[300], mnt[256], unsaved[300];
+    snprintf(small, sizeof small, "%s/small2", tmpdir);
+    assert_int_equal(mkdir(small, 0755), 0);
+    assert_int_equal(mount("tmpfs", small, "tmpfs", 0, "size=64k"), 0);
+    size_t size;
+    struct fx_rig_layout rl;
+    struct fx_gr2_layout gl;
+    char names[FX_SAMPLE_BONES][32];
+    uint8_t *bytes = fx_sample_rig(&size, &rl, &gl, names);
+    snprintf(file, sizeof file, "%s/full2.rig", small);
+    assert_int_equal(fx_write_file(file, bytes, size), 0);
+    snprintf(filler, sizeof filler, "%s/filler", small);
+    int fd = open(filler, O_WRONLY | O_CREAT, 0644);
+    assert_true(fd >= 0);
+    static const uint8_t block[1024];
+    while (write(fd, block, sizeof block) == (ssize_t)sizeof block)
+        ;
+    close(fd);
+    snprintf(unsaved, sizeof unsaved, "%s/full2.rig.s3rig-unsaved", tmpdir);
+    make_mountpoint("m-full2", mnt, sizeof mnt);
+    int logfd = syslog_listen();
+    setenv("TMPDIR", tmpdir, 1);
+    pid_t daemon = start_mount_fg(file, mnt, "rw");
+    unsetenv("TMPDIR");
+    char p[512], step;
+    snprintf(p, sizeof p, "%s/header/unused_0", mnt);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "78\n", &step), ENOSPC);
+    do_umount(mnt);
+    int status;
+    assert_int_equal(waitpid(daemon, &status, 0), daemon);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 7);
+    assert_file_is(file, bytes, size);
+    DIR *d = opendir(small);
+    unsigned entries = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    assert_int_equal(entries, 2); /* full2.rig and filler: no temporary, no copy */
+    le32(bytes + UNUSED0_POS, 78);
+    assert_file_is(unsaved, bytes, size);
+    if (logfd < 0) {
+        printf("syslog: /dev/log is the machine's own: the line is not checked here\n");
+    } else {
+        char lines[8192];
+        assert_int_equal(syslog_take(logfd, file, lines, sizeof lines), 1);
+        printf("syslog: %s", lines);
+        assert_non_null(strstr(lines, "No space left on device"));
+        assert_non_null(strstr(lines, unsaved));
+        assert_non_null(strstr(lines, "(not beside it: No space left on device)"));
+    }
+    assert_int_equal(unlink(unsaved), 0);
+    assert_int_equal(umount(small), 0);
+    free(bytes);
+}
+
 /* "rw: generations: A alive, M at most, F freed" of /info. */
 static void gen_counts(const char *mnt, unsigned *alive, unsigned *most, unsigned *freed)
 {
@@ -2120,6 +2182,7 @@ int main(void)
         mount_test(test_rw_generations_freed),
         mount_test(test_rw_disk_full),
         mount_test(test_rw_unmount_failure_reported),
+        mount_test(test_rw_unmount_disk_full),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);
