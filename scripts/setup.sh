@@ -2,7 +2,7 @@
 # Installs what building and testing s3rigfs needs, from Debian's packages.
 set -eu
 pkgs="gcc clang meson ninja-build pkg-config libfuse3-dev fuse3 libcmocka-dev zlib1g-dev
-      libclang-rt-14-dev libjansson-dev libzip-dev nettle-dev attr util-linux xxd
+      libclang-rt-14-dev libjansson-dev libzip-dev nettle-dev attr util-linux xxd python3
       nodejs assimp-utils f3d xvfb xauth"
 # npm: Debian's package where the machine has none; some machines' nodejs (NodeSource's
 # build) ships npm itself and conflicts with Debian's npm package.

@@ -305,6 +305,54 @@ static void test_splice(void **state)
     unlink(in), unlink(out);
 }
 
+/* The same, the splice and the appended bytes kept in files (edits_spill,
+ * edits_splice_file): the same new file, none of those bytes in memory, and an append
+ * taken back (edits_cut_tail) leaves nothing behind. */
+static void test_spilled(void **state)
+{
+    (void)state;
+    char in[] = "/tmp/s3rig-edit-fin-XXXXXX", out[] = "/tmp/s3rig-edit-fout-XXXXXX";
+    int fi = mkstemp(in), fo = mkstemp(out), dir = open("/tmp", O_RDONLY | O_DIRECTORY);
+    assert_true(fi >= 0 && fo >= 0 && dir >= 0);
+    assert_int_equal(write(fi, "0123456789ABCDEF", 16), 16);
+    struct edits e = {0};
+    edits_spill(&e, dir);
+    assert_int_equal(edits_put(&e, 1, "x", 1), 0);
+    assert_int_equal(edits_put(&e, 14, "z", 1), 0);
+    int sfd = edits_scratch(dir);
+    assert_true(sfd >= 0);
+    assert_int_equal(pwrite(sfd, "spliced", 7, 0), 7);
+    assert_int_equal(edits_splice_file(&e, 4, 8, sfd, 7), 0);
+    assert_int_equal(edits_append(&e, "!?", 2), 0);
+    assert_int_equal(edits_append(&e, "taken back", 10), 0);
+    edits_cut_tail(&e, 2);
+    assert_int_equal(edits_mem_bytes(&e), 2); /* the two patches */
+    assert_int_equal(edits_bytes(&e), 2 + 7 + 2);
+    assert_int_equal(edits_write(fi, 16, &e, NULL, 0, fo), 0);
+    char got[64] = "";
+    assert_int_equal(pread(fo, got, sizeof got, 0), 21);
+    assert_memory_equal(got, "0x23spliced89ABCDzF!?", 21);
+    edits_clear(&e);
+    assert_int_equal(edits_bytes(&e), 0);
+    /* still spilled after a clear: the next append goes to a file again, and a CRC range
+     * running on into it is read from there (test_crc_into_tail's case) */
+    assert_int_equal(edits_put(&e, 6, "xy", 2), 0);
+    assert_int_equal(edits_append(&e, "!!", 2), 0);
+    assert_int_equal(edits_mem_bytes(&e), 2);
+    struct crc_fix fix = {.field_off = 0, .from = 4, .to = 18, .be = false};
+    assert_int_equal(ftruncate(fo, 0), 0);
+    assert_int_equal(lseek(fo, 0, SEEK_SET), 0);
+    assert_int_equal(edits_write(fi, 16, &e, &fix, 1, fo), 0);
+    assert_int_equal(pread(fo, got, sizeof got, 0), 18);
+    uint32_t c = (uint32_t)crc32(crc32(0, NULL, 0), (const Bytef *)"45xy89ABCDEF!!", 14);
+    const uint8_t le[4] = {(uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16), (uint8_t)(c >> 24)};
+    assert_memory_equal(got, le, 4);
+    assert_memory_equal(got + 4, "45xy89ABCDEF!!", 14);
+    edits_clear(&e);
+    close(fi), close(fo), close(dir);
+    unlink(in), unlink(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
         cmocka_unit_test(test_splice),          cmocka_unit_test(test_encode_multi_value_lines),
         cmocka_unit_test(test_table_encode),    cmocka_unit_test(test_crc_into_tail),
+        cmocka_unit_test(test_spilled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,6 +400,97 @@ static void test_nowatch(void **state)
     do_umount(mnt);
 }
 
+struct k3_reader {
+    const char *mnt;
+    bool stop; /* atomic */
+    unsigned reads;
+};
+
+/* Reads K3's data.bin through /keys and /info, again and again, while rescans go on. */
+static void *k3_reader(void *p)
+{
+    struct k3_reader *r = p;
+    char path[1024], name[256];
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        snprintf(path, sizeof path, "%s/keys", r->mnt);
+        if (find_prefixed(path, K3_PREFIX, name, sizeof name)) {
+            snprintf(path, sizeof path, "%s/keys/%s/data.bin", r->mnt, name);
+            char *b = read_text(path);
+            r->reads += b != NULL;
+            free(b);
+        }
+        snprintf(path, sizeof path, "%s/info", r->mnt);
+        free(read_text(path));
+    }
+    return NULL;
+}
+
+/* "watch: generations: A alive, M at most, F freed" of /info; false when absent. */
+static bool watch_gens(const char *mnt, unsigned *alive, unsigned *most, unsigned *freed)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *info = read_text(p);
+    const char *line = info ? strstr(info, "watch: generations: ") : NULL;
+    bool ok = line && sscanf(line, "watch: generations: %u alive, %u at most, %u freed", alive, most, freed) == 3;
+    free(info);
+    return ok;
+}
+
+/* A rescan publishes a new generation; the old one is freed when no request holds it
+ * (issue 33, "Changes while mounted"): readers run while b/B.package is rewritten ten
+ * times, each version waited for; old generations are freed and the number alive at once
+ * stays bounded by what can hold one, not by the number of rescans. Under ASan and TSan
+ * (scripts/tsan.sh) a tree freed while a request used it is a report. */
+static void test_watch_generations_freed(void **state)
+{
+    (void)state;
+    char mods[512], mnt[512], pkg[1100];
+    make_mods("mods-gens", mods, sizeof mods);
+    make_mountpoint("m-gens", mnt, sizeof mnt);
+    snprintf(pkg, sizeof pkg, "%s/b/B.package", mods);
+    do_mount(mods, mnt, "spin=0,watch");
+    unsigned alive, most, freed;
+    assert_true(watch_gens(mnt, &alive, &most, &freed));
+    assert_int_equal(alive, 1);
+    enum { READERS = 3, VERSIONS = 10 };
+    struct k3_reader rd[READERS];
+    pthread_t th[READERS];
+    for (int i = 0; i < READERS; i++) {
+        rd[i] = (struct k3_reader){mnt, false, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, k3_reader, &rd[i]), 0);
+    }
+    unsigned most_seen = 0;
+    for (unsigned k = 1; k <= VERSIONS; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "version %u", k);
+        write_k3_package(pkg, want, k % 2 == 0);
+        struct view v;
+        bool shown = false;
+        for (unsigned waited = 0; !shown && waited <= WAIT_MS; waited += 50) {
+            look(mnt, &v);
+            shown = strcmp(v.k3_bytes, want) == 0;
+            if (!shown)
+                sleep_ms(50);
+        }
+        assert_true(shown);
+        assert_true(watch_gens(mnt, &alive, &most, &freed));
+        most_seen = alive > most_seen ? alive : most_seen;
+    }
+    for (int i = 0; i < READERS; i++) {
+        __atomic_store_n(&rd[i].stop, true, __ATOMIC_RELEASE);
+        pthread_join(th[i], NULL);
+        assert_true(rd[i].reads > 0);
+    }
+    assert_true(watch_gens(mnt, &alive, &most, &freed));
+    printf("generations: %u alive now, %u at most (%u seen), %u freed, %u versions\n", alive, most, most_seen,
+           freed, VERSIONS);
+    assert_true(alive + freed >= VERSIONS + 1); /* a rescan per version at least */
+    assert_true(freed > 0);
+    assert_true(most <= READERS + 3);
+    do_umount(mnt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +498,7 @@ int main(void)
         mount_test(test_watch_new_subfolder),
         mount_test(test_watch_change_during_rescan),
         mount_test(test_nowatch),
+        mount_test(test_watch_generations_freed),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("folder watch", tests, mount_group_setup, mount_group_teardown);

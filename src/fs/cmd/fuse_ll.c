@@ -1,11 +1,10 @@
 /* The libfuse low-level adapter. Contracts it relies on (see tree.h and cache.h):
  *
  * Inodes. A FUSE inode number is the tree's node number (the root is 1, FUSE_ROOT_ID).
- * Nodes are never freed or renumbered while mounted, so a number the kernel holds stays
- * valid for the whole mount whatever its lookup count: there is no .forget operation
- * (libfuse then takes FORGET and BATCH_FORGET itself, with no reply, as the protocol
- * wants), and the generation is always 1. node_of() converts and range-checks every
- * number the kernel sends.
+ * Nodes are never freed or renumbered while their tree lives, so a number the kernel
+ * holds stays valid whatever its lookup count, and the generation is always 1. node_of()
+ * converts and range-checks every number the kernel sends. With generations (below) the
+ * lookup counts are kept per generation (.forget), as they keep an older one alive.
  *
  * Threads. How requests are run depends on -o spin and -s (s3_fuse_run):
  *   spin=US > 0 (the default, 50): one thread, spin_loop below, one request at a time;
@@ -34,7 +33,16 @@
  *
  * A folder mount with -o watch uses the same generations (a->gens): a change the watch
  * sees (watch.h) marks the current one stale as a commit does, and the notifier opens the
- * folder again and tells the kernel. */
+ * folder again and tells the kernel.
+ *
+ * Freeing generations. Every request holds the generations it uses from its first use to
+ * its end (gen_now and node_of keep them on the thread's list, `held`; each operation in
+ * the table is wrapped by HELD_OP, which lets go of them after the reply); an open handle
+ * holds the one it was opened in; the kernel's lookups of a generation's inode numbers
+ * (entries of LOOKUP and READDIRPLUS, counted before the reply; FORGET) hold it too. An
+ * older generation is freed when the last of these lets go (rw.h), so after a commit or a
+ * rescan the old tree and its package fds go once the kernel, told to forget the old
+ * paths by the notifier, has forgotten them and no request or handle uses it. */
 #define FUSE_USE_VERSION 35
 #include "fs/cmd/fuse_ll.h"
 
@@ -49,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "fs/cmd/rw.h"
@@ -80,11 +89,14 @@ struct snapshot {
     uint32_t ino;     /* its node there */
     bool writer;      /* opened for writing */
     bool dirty;       /* written (or truncated) since the last flush */
+    struct rw_gen *gen; /* with generations: the one it was opened in, held (its hold) */
     bool bad;         /* a write was refused: the flush refuses too */
     bool whole_bytes; /* RW_BYTES opened with O_TRUNC (cp): the new bytes, in buf, all */
     struct rw_target w;
     char *buf;        /* RW_VALUE: the text being written */
     size_t blen, bcap;
+    int scratch;      /* a whole replacement: fd + 1 of the unlinked file holding the new
+                       * content (its first blen bytes), so its size costs no memory */
 };
 
 /* -o rw: a file an editor made beside a writable one, to rename over it (sed -i). It
@@ -106,7 +118,7 @@ struct tempfile {
 #define TEMP_MAX (64ull << 20)
 
 struct adapter {
-    struct s3fs *fs; /* generation 0; the current one is rw's */
+    char *src_path;  /* the source's path (generation 0 may be freed) */
     struct s3_fuse_config cfg;
     bool no_opendir; /* the kernel skips OPENDIR/RELEASEDIR once we answer ENOSYS */
     pthread_mutex_t lock;
@@ -123,14 +135,21 @@ struct adapter {
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
     uint64_t asked, done; /* commits to tell the kernel about, and told (under nmu) */
+    fuse_ino_t *stale;    /* numbers of older trees whose entries the kernel is to drop */
+    size_t nstale, capstale; /* (under nmu; forget_later) */
     pthread_cond_t ndone;
     pthread_mutex_t tmu; /* temps */
     struct tempfile *temps;
     uint32_t ntemps_made;
 };
 
-static void snapshot_link(struct adapter *a, struct snapshot *s)
+/* s joins the open list, holding generation g (with generations) for its life. */
+static void snapshot_link(struct adapter *a, struct snapshot *s, struct rw_gen *g)
 {
+    if (a->gens) {
+        rw_hold(&a->rw, g);
+        s->gen = g;
+    }
     pthread_mutex_lock(&a->lock);
     s->prev = NULL;
     s->next = a->open;
@@ -151,6 +170,10 @@ static void snapshot_free(struct adapter *a, struct snapshot *s)
         s->next->prev = s->prev;
     pthread_mutex_unlock(&a->lock);
     tree_release(s->hold);
+    if (s->scratch)
+        close(s->scratch - 1);
+    if (s->gen)
+        rw_release(&a->rw, s->gen); /* after its hold: that was the generation's tree's */
     free(s->text);
     free(s->buf);
     free(s);
@@ -161,10 +184,77 @@ static struct adapter *adapter_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-/* The current generation (taken once per request: a commit may make another meanwhile). */
+/* The generations the request running on this thread holds (freed after its reply by
+ * held_release; see "Freeing generations"). A generation is held once whatever the number
+ * of uses; more than HELD_MAX different ones in one request cannot happen (a request uses
+ * the current one and at most the one a number names), and would only keep one alive. */
+#define HELD_MAX 8
+static __thread struct {
+    struct rw *rw;
+    struct rw_gen *g[HELD_MAX];
+    unsigned n;
+} held;
+
+static struct rw_gen *held_keep(struct rw *rw, struct rw_gen *g)
+{
+    for (unsigned k = 0; k < held.n; k++)
+        if (held.g[k] == g) {
+            rw_release(rw, g); /* held already */
+            return g;
+        }
+    if (held.n < HELD_MAX) {
+        held.rw = rw;
+        held.g[held.n++] = g;
+    }
+    return g;
+}
+
+static void held_release(void)
+{
+    for (unsigned k = 0; k < held.n; k++)
+        rw_release(held.rw, held.g[k]);
+    held.n = 0;
+}
+
+/* The current generation, held until the request ends (taken once per request: a commit
+ * may make another meanwhile). */
 static struct rw_gen *gen_now(struct adapter *a)
 {
-    return a->gens ? rw_current(&a->rw) : &a->gen0;
+    return a->gens ? held_keep(&a->rw, rw_acquire(&a->rw)) : &a->gen0;
+}
+
+/* An entry of an older generation the kernel may keep after the notifier told it to
+ * forget that tree (the file was open then, so its entry stayed, or a lookup answered
+ * from the tree before crossed the notification): the notifier drops it, so the kernel's
+ * lookups of that generation end and it can be freed. Dropped when out of memory (the
+ * generation then lives until the kernel forgets by itself). */
+static void forget_later(struct adapter *a, fuse_ino_t fino)
+{
+    uint32_t epoch = (uint32_t)(fino >> 32);
+    if (!a->gens || fino == FUSE_ROOT_ID || epoch == TEMP_EPOCH || epoch == rw_epoch(&a->rw))
+        return;
+    pthread_mutex_lock(&a->nmu);
+    if (a->nstale == a->capstale) {
+        size_t cap = a->capstale ? 2 * a->capstale : 16;
+        fuse_ino_t *n = realloc(a->stale, cap * sizeof *n);
+        if (n) {
+            a->stale = n;
+            a->capstale = cap;
+        }
+    }
+    if (a->nstale < a->capstale) {
+        a->stale[a->nstale++] = fino;
+        pthread_cond_broadcast(&a->ncv);
+    }
+    pthread_mutex_unlock(&a->nmu);
+}
+
+/* The kernel keeps one more lookup of node ino of g (a reply made from it; never the
+ * root's, which is always the current tree's). */
+static void count_lookup(struct adapter *a, struct rw_gen *g, uint32_t ino)
+{
+    if (a->gens && ino != TREE_ROOT)
+        rw_lookup(&a->rw, g, ino);
 }
 
 /* The FUSE number of node ino of generation g. */
@@ -211,7 +301,9 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
         *moved = true;
         return rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
     }
-    struct rw_gen *old = a->gens ? rw_gen_of(&a->rw, epoch) : NULL;
+    struct rw_gen *old = a->gens ? rw_acquire_epoch(&a->rw, epoch) : NULL;
+    if (old)
+        held_keep(&a->rw, old);
     int was = old ? tree_kind(old->fs->tree, low) : -ENOENT;
     if (was < 0)
         return -ENOENT;
@@ -446,7 +538,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
     struct fuse_entry_param e;
     fill_entry(a, g, ino, &e);
+    count_lookup(a, g, ino);
     fuse_reply_entry(req, &e);
+    forget_later(a, e.ino); /* a commit came meanwhile: the entry is of an older tree */
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -492,7 +586,7 @@ static struct snapshot *writer_on(struct adapter *a, fuse_ino_t fino)
  * its path; -ESTALE when that is no longer the same kind of writable bytes). */
 static int handle_target(struct adapter *a, fuse_req_t req, struct snapshot *s)
 {
-    struct rw_gen *g = rw_current(&a->rw);
+    struct rw_gen *g = gen_now(a);
     if (s->epoch == g->epoch)
         return 0;
     uint32_t ino;
@@ -575,7 +669,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
              * new content (truncate): any size up to the limit */
             pthread_mutex_lock(&a->rw.mu);
             bool ok = s && s->writer && (size <= s->blen || (rw_whole(w.kind) && size <= RW_RESOURCE_MAX));
-            if (ok && size > s->bcap) {
+            if (ok && s->scratch) {
+                ok = ftruncate(s->scratch - 1, (off_t)size) == 0; /* its file: zeros past the end */
+                if (ok) {
+                    s->blen = (size_t)size;
+                    s->dirty = true;
+                }
+            } else if (ok && size > s->bcap) {
                 char *n = realloc(s->buf, (size_t)size);
                 ok = n != NULL;
                 if (n) {
@@ -583,7 +683,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
                     s->bcap = (size_t)size;
                 }
             }
-            if (ok) {
+            if (ok && !s->scratch) {
                 if (size > s->blen)
                     memset(s->buf + s->blen, 0, (size_t)size - s->blen);
                 s->blen = (size_t)size;
@@ -679,6 +779,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         if (need > room)
             break;
         used += need;
+        if (plus && i >= 2) /* the kernel looks up every entry but . and .. */
+            count_lookup(a, g, cino);
     }
     fuse_reply_buf(req, buf, used);
     free(buf);
@@ -696,6 +798,37 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     do_readdir(req, ino, size, off, true);
 }
 
+/* A whole replacement's handle: its content in an unlinked file beside the source (the
+ * size of a resource is no memory of ours), holding the file's bytes now unless trunc.
+ * 0 or -errno. */
+static int scratch_open(struct adapter *a, struct rw_gen *g, uint32_t i, bool trunc, struct snapshot *s)
+{
+    int fd = edits_scratch(a->rw.lock->dirfd);
+    if (fd < 0)
+        return fd;
+    s->scratch = fd + 1;
+    uint64_t size = trunc ? 0 : tree_size(g->fs->tree, i);
+    char *buf = size ? malloc(1u << 20) : NULL;
+    int rc = size && !buf ? -ENOMEM : 0;
+    for (uint64_t pos = 0; !rc && pos < size;) {
+        size_t n = size - pos < (1u << 20) ? (size_t)(size - pos) : 1u << 20;
+        ssize_t got = tree_read(g->fs->tree, i, pos, buf, n);
+        if (got <= 0)
+            rc = got < 0 ? (int)got : -EIO;
+        else if (pwrite(fd, buf, (size_t)got, (off_t)pos) != got)
+            rc = errno ? -errno : -EIO;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    free(buf);
+    if (rc) {
+        close(fd);
+        s->scratch = 0;
+        return rc;
+    }
+    s->blen = (size_t)size;
+    return 0;
+}
+
 /* -o rw: a handle for writing node i (which rw_target says is writable): a value's
  * text starts as it is (a shell's O_TRUNC then empties it); bytes go straight to the
  * pending edits. No page cache: every write and read reaches us. */
@@ -705,7 +838,10 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
     struct adapter *a = adapter_of(req);
     bool trunc = fi->flags & O_TRUNC; /* libfuse asks for atomic O_TRUNC: no SETATTR follows */
     struct snapshot *s = calloc(1, sizeof *s);
-    if (s && (w->kind == RW_VALUE || (rw_whole(w->kind) && !trunc))) {
+    if (s && rw_whole(w->kind) && scratch_open(a, g, i, trunc, s)) {
+        free(s);
+        s = NULL;
+    } else if (s && w->kind == RW_VALUE) {
         uint8_t *text;
         if (tree_read_all(g->fs->tree, i, &text, &s->blen) == 0) {
             s->buf = (char *)text;
@@ -730,7 +866,7 @@ static void open_writer(fuse_req_t req, fuse_ino_t fino, struct rw_gen *g, uint3
         s->blen = 0;
         s->dirty = true;
     }
-    snapshot_link(a, s);
+    snapshot_link(a, s, g);
     fi->fh = (uint64_t)(uintptr_t)s;
     fi->direct_io = 1;
     fuse_reply_open(req, fi);
@@ -783,7 +919,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         }
         s->fino = ino;
         s->epoch = g->epoch;
-        snapshot_link(a, s);
+        snapshot_link(a, s, g);
         fi->fh = (uint64_t)(uintptr_t)s;
         fi->direct_io = 1;
         fuse_reply_open(req, fi);
@@ -806,7 +942,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         s->fino = ino;
         s->epoch = g->epoch;
         s->ino = i;
-        snapshot_link(a, s);
+        snapshot_link(a, s, g);
         fi->fh = (uint64_t)(uintptr_t)s;
     }
     fuse_reply_open(req, fi);
@@ -856,7 +992,7 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
                 memcpy(copy, s->buf, len);
             pthread_mutex_unlock(&a->rw.mu);
             if (len != s->w.len) {
-                char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+                char *path = rw_path(gen_now(a)->fs->tree, s->ino);
                 rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path ? path : "?",
                        len, s->w.len);
                 free(path);
@@ -865,8 +1001,15 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
                 rc = copy ? rw_put_bytes(&a->rw, &s->w, 0, copy, len) : -ENOMEM;
             }
             free(copy);
+        } else if (!rc && s->scratch) {
+            char *path = rw_path(gen_now(a)->fs->tree, s->ino);
+            pthread_mutex_lock(&a->rw.mu); /* the length (a truncate may run meanwhile) */
+            size_t len = s->blen;
+            pthread_mutex_unlock(&a->rw.mu);
+            rc = path ? rw_put_whole_fd(&a->rw, &s->w, path, s->scratch - 1, len) : -ENOMEM;
+            free(path);
         } else if (!rc && (s->w.kind == RW_VALUE || rw_whole(s->w.kind))) {
-            char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+            char *path = rw_path(gen_now(a)->fs->tree, s->ino);
             pthread_mutex_lock(&a->rw.mu); /* the buffer (a truncate may run meanwhile) */
             char *text = alloc_array(s->blen ? s->blen : 1, 1);
             size_t len = s->blen;
@@ -955,6 +1098,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         pthread_mutex_lock(&a->rw.mu);
         if ((uint64_t)off > limit || size > limit - (uint64_t)off) {
             rc = -EFBIG;
+        } else if (s->scratch) {
+            /* a whole replacement's content: into its file (a hole reads as zeros) */
+            ssize_t put = pwrite(s->scratch - 1, data, size, off);
+            rc = put == (ssize_t)size ? 0 : put < 0 ? -errno : -EIO;
+            if (!rc && (size_t)off + size > s->blen)
+                s->blen = (size_t)off + size;
+            s->dirty |= rc == 0;
         } else if ((size_t)off + size > s->bcap) {
             size_t cap = (size_t)off + size > 2 * s->bcap ? (size_t)off + size : 2 * s->bcap;
             char *n = realloc(s->buf, cap);
@@ -964,7 +1114,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
                 s->bcap = cap;
             }
         }
-        if (!rc) {
+        if (!rc && !s->scratch) {
             if ((size_t)off > s->blen)
                 memset(s->buf + s->blen, s->w.kind == RW_VALUE ? ' ' : 0, (size_t)off - s->blen);
             memcpy(s->buf + off, data, size);
@@ -979,7 +1129,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         }
         pthread_mutex_unlock(&a->rw.mu);
         if (rc == -EINVAL) {
-            char *path = rw_path(rw_current(&a->rw)->fs->tree, s->ino);
+            char *path = rw_path(gen_now(a)->fs->tree, s->ino);
             rw_log(&a->rw, "refused %s: %s; nothing changed", path ? path : "?", why);
             free(path);
         }
@@ -996,8 +1146,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
     if (s && s->writer && s->dirty && !s->bad)
         settle(req, s, true); /* written without a flush, or emptied: nobody to tell but /info */
-    if (s)
+    if (s) {
+        forget_later(adapter_of(req), s->fino); /* open at the commit: its entry stayed */
         snapshot_free(adapter_of(req), s);
+    }
     fuse_reply_err(req, 0);
 }
 
@@ -1318,34 +1470,96 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
     fuse_reply_statfs(req, &sv);
 }
 
+/* The kernel lets go of lookups: with generations, an older one may go with them. */
+static void forget_one(struct adapter *a, fuse_ino_t ino, uint64_t nlookup)
+{
+    uint32_t epoch = (uint32_t)(ino >> 32);
+    if (a->gens && ino != FUSE_ROOT_ID && epoch != TEMP_EPOCH)
+        rw_forget(&a->rw, epoch, nlookup);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    forget_one(adapter_of(req), ino, nlookup);
+    fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+    struct adapter *a = adapter_of(req);
+    for (size_t k = 0; k < count; k++)
+        forget_one(a, forgets[k].ino, forgets[k].nlookup);
+    fuse_reply_none(req);
+}
+
+/* Each operation that uses a generation, then the generations it held let go of (after
+ * its reply: see "Freeing generations"). */
+#define HELD_OP(name, params, args)                                                                                   \
+    static void name##_held params                                                                                     \
+    {                                                                                                                  \
+        name args;                                                                                                     \
+        held_release();                                                                                                \
+    }
+HELD_OP(op_lookup, (fuse_req_t req, fuse_ino_t parent, const char *name), (req, parent, name))
+HELD_OP(op_getattr, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+HELD_OP(op_setattr, (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi),
+        (req, ino, attr, to_set, fi))
+HELD_OP(op_readlink, (fuse_req_t req, fuse_ino_t ino), (req, ino))
+HELD_OP(op_unlink, (fuse_req_t req, fuse_ino_t parent, const char *name), (req, parent, name))
+HELD_OP(op_rename,
+        (fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+         unsigned int flags),
+        (req, parent, name, newparent, newname, flags))
+HELD_OP(op_opendir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+HELD_OP(op_readdir, (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi),
+        (req, ino, size, off, fi))
+HELD_OP(op_readdirplus, (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi),
+        (req, ino, size, off, fi))
+HELD_OP(op_open, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+HELD_OP(op_read, (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi),
+        (req, ino, size, off, fi))
+HELD_OP(op_write,
+        (fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off, struct fuse_file_info *fi),
+        (req, ino, data, size, off, fi))
+HELD_OP(op_flush, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+HELD_OP(op_fsync, (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi), (req, ino, datasync, fi))
+HELD_OP(op_release, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+HELD_OP(op_getxattr, (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size), (req, ino, name, size))
+HELD_OP(op_listxattr, (fuse_req_t req, fuse_ino_t ino, size_t size), (req, ino, size))
+HELD_OP(op_create, (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi),
+        (req, parent, name, mode, fi))
+HELD_OP(op_statfs, (fuse_req_t req, fuse_ino_t ino), (req, ino))
+
 static const struct fuse_lowlevel_ops ops = {
     .init = op_init,
-    .lookup = op_lookup,
-    .getattr = op_getattr,
-    .setattr = op_setattr,
-    .readlink = op_readlink,
+    .forget = op_forget,
+    .forget_multi = op_forget_multi,
+    .lookup = op_lookup_held,
+    .getattr = op_getattr_held,
+    .setattr = op_setattr_held,
+    .readlink = op_readlink_held,
     .mknod = op_mknod,
     .mkdir = op_mkdir,
-    .unlink = op_unlink,
+    .unlink = op_unlink_held,
     .rmdir = op_rmdir,
     .symlink = op_symlink,
-    .rename = op_rename,
+    .rename = op_rename_held,
     .link = op_link,
-    .opendir = op_opendir,
-    .readdir = op_readdir,
-    .readdirplus = op_readdirplus,
-    .open = op_open,
-    .read = op_read,
-    .write = op_write,
-    .flush = op_flush,
-    .fsync = op_fsync,
-    .release = op_release,
-    .getxattr = op_getxattr,
-    .listxattr = op_listxattr,
+    .opendir = op_opendir_held,
+    .readdir = op_readdir_held,
+    .readdirplus = op_readdirplus_held,
+    .open = op_open_held,
+    .read = op_read_held,
+    .write = op_write_held,
+    .flush = op_flush_held,
+    .fsync = op_fsync_held,
+    .release = op_release_held,
+    .getxattr = op_getxattr_held,
+    .listxattr = op_listxattr_held,
     .setxattr = op_setxattr,
     .removexattr = op_removexattr,
-    .create = op_create,
-    .statfs = op_statfs,
+    .create = op_create_held,
+    .statfs = op_statfs_held,
 };
 
 /* -o rw: after each commit, tell the kernel to forget what it keeps of older trees: the
@@ -1360,7 +1574,6 @@ static void notify_epoch(struct adapter *a, struct rw_gen *old)
         const char *name = tree_name(t, tree_child(t, TREE_ROOT, k));
         fuse_lowlevel_notify_inval_entry(a->se, FUSE_ROOT_ID, name, strlen(name));
     }
-    fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
     /* open files of older generations */
     size_t cap = 0, count = 0;
     fuse_ino_t *inos = NULL;
@@ -1377,27 +1590,83 @@ static void notify_epoch(struct adapter *a, struct rw_gen *old)
     free(inos);
 }
 
+/* Every entry of an older generation (still alive) the kernel was given is dropped, at
+ * each pass of the notifier: dropping the root's entries (notify_epoch) lets the kernel
+ * forget the paths below them only where nothing used them at that moment; one in use (a
+ * walk going through it, a file open) would stay kept, and so its directories, once it
+ * is let go. Again at each pass: a reply from an older tree may reach the kernel after
+ * the pass before. */
+static void sweep_old(struct adapter *a, uint32_t now)
+{
+    for (struct rw_gen *g; (g = rw_acquire_before(&a->rw, now)); now = g->epoch, rw_release(&a->rw, g)) {
+        size_t bytes = 0;
+        uint8_t *given = rw_copy_given(&a->rw, g, &bytes);
+        for (size_t k = 0; k < bytes * 8; k++) {
+            if (!(given[k / 8] & (1u << (k % 8))))
+                continue;
+            struct tree *t = g->fs->tree;
+            uint32_t ino = (uint32_t)k;
+            const char *name = tree_name(t, ino);
+            fuse_lowlevel_notify_inval_entry(a->se, fuse_ino(g, tree_parent(t, ino)), name, strlen(name));
+        }
+        free(given);
+    }
+}
+
+/* The entries of those numbers (of older generations still alive) are dropped, and
+ * their directories' up to the root: an entry the kernel drops while it is in use goes
+ * when its last user lets go, but then its directory, still named, would stay kept. */
+static void drop_entries(struct adapter *a, const fuse_ino_t *fino, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        struct rw_gen *g = rw_acquire_epoch(&a->rw, (uint32_t)(fino[k] >> 32));
+        uint32_t ino = (uint32_t)fino[k];
+        if (g && g->epoch != rw_epoch(&a->rw) && tree_kind(g->fs->tree, ino) >= 0) {
+            struct tree *t = g->fs->tree;
+            for (uint32_t i = ino; i != TREE_ROOT && i; i = tree_parent(t, i)) {
+                const char *name = tree_name(t, i);
+                fuse_lowlevel_notify_inval_entry(a->se, fuse_ino(g, tree_parent(t, i)), name, strlen(name));
+            }
+        }
+        rw_release(&a->rw, g);
+    }
+}
+
 static void *notifier(void *arg)
 {
     struct adapter *a = arg;
     pthread_mutex_lock(&a->nmu);
     while (!a->stopping) {
-        if (a->done == a->asked) {
+        if (a->done == a->asked && a->nstale == 0) {
             pthread_cond_wait(&a->ncv, &a->nmu);
             continue;
         }
         uint64_t asked = a->asked;
         uint32_t from = a->notified;
+        fuse_ino_t *stale = a->stale;
+        size_t nstale = a->nstale;
+        a->stale = NULL;
+        a->nstale = a->capstale = 0;
         pthread_mutex_unlock(&a->nmu);
-        struct rw_gen *cur = rw_current(&a->rw); /* opens the committed file */
-        for (uint32_t e = from; e < cur->epoch; e++) {
-            struct rw_gen *old = rw_gen_of(&a->rw, e);
+        drop_entries(a, stale, nstale);
+        free(stale);
+        struct rw_gen *cur = rw_acquire(&a->rw); /* opens the committed file */
+        uint32_t now = cur->epoch;
+        rw_release(&a->rw, cur);
+        /* the entries of the older trees still alive (one the kernel holds nothing of
+         * is freed already), and the root's listing */
+        for (uint32_t e = from; e < now; e++) {
+            struct rw_gen *old = rw_acquire_epoch(&a->rw, e);
             if (old)
                 notify_epoch(a, old);
+            rw_release(&a->rw, old);
         }
+        if (from < now)
+            fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
+        sweep_old(a, now);
         pthread_mutex_lock(&a->nmu);
-        if (cur->epoch > a->notified)
-            a->notified = cur->epoch;
+        if (now > a->notified)
+            a->notified = now;
         a->done = asked;
         pthread_cond_broadcast(&a->ndone);
     }
@@ -1484,17 +1753,43 @@ static int rw_start(struct adapter *a, struct fuse_session *se)
     a->notifier_started = true;
     if (a->cfg.watch) {
         /* no inotify (or its limit reached): the mount still serves, as with nowatch */
-        int rc = folder_watch_start(&a->watch, a->fs->src.path, folder_changed, a);
+        int rc = folder_watch_start(&a->watch, a->src_path, folder_changed, a);
         if (rc)
             fprintf(stderr, "mount.s3rig: %s: cannot follow the folder (%s): it is shown as mounted\n",
-                    a->fs->src.path, strerror(-rc));
+                    a->src_path, strerror(-rc));
     }
     return 0;
 }
 
-/* At the end: what is still pending is committed (nobody is left to tell but stderr),
- * and the notifier stops. */
-static void rw_stop(struct adapter *a)
+/* Edits the commit at unmount could not write (why: its -errno): nobody is left to
+ * return an error to, and a daemon's stderr goes nowhere. So they are kept in a file of
+ * their own (the new version whole, never over the source) and said where a user sees it:
+ * one line to syslog (LOG_ERR) naming the file, why, and where the edits are, the same on
+ * stderr, and the exit status (S3_EXIT_UNSAVED). */
+static void report_unsaved(struct adapter *a, int why)
+{
+    char where[4200];
+    int beside;
+    int kept = rw_save_unsaved(&a->rw, where, sizeof where, &beside);
+    char line[8600];
+    snprintf(line, sizeof line,
+             "%s: the edits could not be committed at unmount (%s); the file is unchanged; %s%s%s%s%s",
+             a->src_path,
+             why == -EBUSY ? "the file was changed by someone else since it was read" : strerror(-why),
+             kept > 0 ? "the new version is in " : "the edits are lost: ", kept > 0 ? where : "",
+             kept < 0 ? strerror(-kept) : "", beside && kept > 0 ? " (not beside it: " : "",
+             beside && kept > 0 ? strerror(beside) : "");
+    if (beside && kept > 0)
+        strncat(line, ")", sizeof line - strlen(line) - 1);
+    openlog("mount.s3rig", LOG_PID, LOG_DAEMON);
+    syslog(LOG_ERR, "%s", line);
+    closelog();
+    fprintf(stderr, "mount.s3rig: %s\n", line);
+}
+
+/* At the end: what is still pending is committed, and the notifier stops. Non-zero when
+ * edits could not be committed (report_unsaved). */
+static int rw_stop(struct adapter *a)
 {
     folder_watch_stop(a->watch); /* no rescan asked after this */
     a->watch = NULL;
@@ -1508,17 +1803,16 @@ static void rw_stop(struct adapter *a)
         a->notifier_started = false;
     }
     if (!a->cfg.rw)
-        return;
+        return 0;
     int rc = rw_commit(&a->rw, false);
     if (rc)
-        fprintf(stderr, "mount.s3rig: at unmount: the edits could not be written (%s); %s is unchanged\n",
-                strerror(-rc), a->fs->src.path);
+        report_unsaved(a, rc);
+    return rc;
 }
 
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint)
 {
-    struct adapter a = {.fs = fs,
-                        .cfg = *cfg,
+    struct adapter a = {.cfg = *cfg,
                         .lock = PTHREAD_MUTEX_INITIALIZER,
                         .nmu = PTHREAD_MUTEX_INITIALIZER,
                         .ncv = PTHREAD_COND_INITIALIZER,
@@ -1526,9 +1820,12 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     a.gens = cfg->rw || cfg->watch;
-    if ((cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) ||
+    a.src_path = strdup(fs->src.path);
+    if (!a.src_path || (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) ||
         (!cfg->rw && cfg->watch && rw_init_watch(&a.rw, fs, &cfg->opts))) {
         fprintf(stderr, "mount.s3rig: out of memory\n");
+        free(a.src_path);
+        s3fs_close(fs);
         return S3_EXIT_MOUNT;
     }
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -1536,7 +1833,10 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     if (!se) {
         fuse_opt_free_args(&args);
         if (a.gens)
-            rw_free(&a.rw);
+            rw_free(&a.rw); /* closes fs, generation 0 */
+        else
+            s3fs_close(fs);
+        free(a.src_path);
         return S3_EXIT_MOUNT;
     }
     int status = S3_EXIT_MOUNT;
@@ -1561,8 +1861,8 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
      * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
     status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
-    if (a.gens)
-        rw_stop(&a);
+    if (a.gens && rw_stop(&a))
+        status = S3_EXIT_UNSAVED;
     fuse_session_unmount(se);
 out_signals:
     fuse_remove_signal_handlers(se);
@@ -1571,10 +1871,14 @@ out_destroy:
     fuse_opt_free_args(&args);
     while (a.open)
         snapshot_free(&a, a.open);
+    free(a.src_path);
+    if (!a.gens)
+        s3fs_close(fs);
     if (a.gens) {
-        rw_free(&a.rw);
+        rw_free(&a.rw); /* every generation left, 0 (fs) among them when still alive */
         while (a.temps)
             temp_unlink(&a, a.temps);
+        free(a.stale);
         pthread_mutex_destroy(&a.nmu);
         pthread_cond_destroy(&a.ncv);
         pthread_cond_destroy(&a.ndone);

@@ -32,7 +32,8 @@ struct s3_fuse_config {
 
 /* Mounts fs on mountpoint with the libfuse arguments in argv (argv[0] included),
  * daemonizes unless foreground (after the mount is live), serves until unmounted.
- * Returns an s3_exit status. */
+ * Returns an s3_exit status. fs is the run's: closed before it returns (with -o rw or a
+ * watch, as soon as a newer generation replaced it and nothing holds it). */
 int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, char **argv, const char *mountpoint);
 
 #endif

@@ -273,6 +273,7 @@ static char *escape_commas(const char *s)
     return out;
 }
 
+/* Serves fs until unmounted; fs is closed when it returns (s3_fuse_run's). */
 static int run_mount(struct cmdline *c, struct s3fs *fs)
 {
     char *fsname = escape_commas(fs->src.path);
@@ -282,6 +283,7 @@ static int run_mount(struct cmdline *c, struct s3fs *fs)
                  c->fuse_opts ? "," : "",
                  c->fuse_opts ? c->fuse_opts : "") < 0) {
         free(fsname);
+        s3fs_close(fs);
         return S3_EXIT_MOUNT;
     }
     free(fsname);
@@ -349,6 +351,7 @@ int main(int argc, char **argv)
          * generations, from its commits */
         c.fc.watch = S_ISDIR(fs->src.st.st_mode) && !c.opts.no_watch && !c.fc.rw;
         rc = run_mount(&c, fs);
+        fs = NULL; /* the run closed it */
     }
     free(dir);
     s3fs_close(fs);

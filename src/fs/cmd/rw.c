@@ -2,6 +2,7 @@
 #include "fs/cmd/rw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,21 +18,22 @@
 #include <zlib.h>
 
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
+static void watch_info_lines(struct s3fs *fs, struct sbuf *out, void *ctx);
 
 /* ---- generations ---- */
 
-static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
+static struct rw_gen *newest(struct rw *rw)
 {
-    struct rw_gen *g = calloc(1, sizeof *g);
-    if (!g || (!rw->watch && view_add_info_hook(fs, info_lines, rw))) {
-        free(g);
-        return -ENOMEM;
-    }
-    g->fs = fs;
-    g->epoch = epoch;
-    g->prev = rw->cur;
-    __atomic_store_n(&rw->cur, g, __ATOMIC_RELEASE);
-    return 0;
+    return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
+}
+
+static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch);
+
+static void gen_init_locks(struct rw *rw)
+{
+    pthread_mutex_init(&rw->mu, NULL);
+    pthread_mutex_init(&rw->logmu, NULL);
+    pthread_mutex_init(&rw->gmu, NULL);
 }
 
 int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts)
@@ -40,8 +42,8 @@ int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backu
     rw->lock = lock;
     rw->backup = backup;
     rw->opts = *opts;
-    pthread_mutex_init(&rw->mu, NULL);
-    pthread_mutex_init(&rw->logmu, NULL);
+    edits_spill(&rw->pending, lock->dirfd); /* appended resources: a file beside the source */
+    gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
 
@@ -50,8 +52,7 @@ int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts)
     memset(rw, 0, sizeof *rw);
     rw->watch = true;
     rw->opts = *opts;
-    pthread_mutex_init(&rw->mu, NULL);
-    pthread_mutex_init(&rw->logmu, NULL);
+    gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
 
@@ -64,8 +65,8 @@ void rw_free(struct rw *rw)
 {
     for (struct rw_gen *g = rw->cur, *prev; g; g = prev) {
         prev = g->prev;
-        if (g->epoch != 0) /* generation 0 is the caller's */
-            s3fs_close(g->fs);
+        s3fs_close(g->fs);
+        free(g->given);
         free(g);
     }
     rw->cur = NULL;
@@ -74,19 +75,85 @@ void rw_free(struct rw *rw)
     free(rw->seccopy.bytes);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
+    pthread_mutex_destroy(&rw->gmu);
 }
 
-static struct rw_gen *newest(struct rw *rw)
+/* Under gmu: takes g out of the list when nothing holds it and it is not the current one
+ * (true: the caller frees it, after letting go of gmu). */
+static bool gen_unlink_unheld(struct rw *rw, struct rw_gen *g)
 {
-    return __atomic_load_n(&rw->cur, __ATOMIC_ACQUIRE);
+    struct rw_gen *cur = newest(rw);
+    if (g == cur || g->refs || g->lookups)
+        return false;
+    for (struct rw_gen **p = &cur->prev; *p; p = &(*p)->prev)
+        if (*p == g) {
+            *p = g->prev;
+            rw->gens_alive--;
+            rw->gens_freed++;
+            return true;
+        }
+    return false;
+}
+
+static struct rw_gen *acquire_newest(struct rw *rw);
+
+/* Its tree, its sources (package fds) and its cache go; outside every lock of ours. The
+ * current tree's /info shows the counts: it is rendered again. */
+static void gen_destroy(struct rw *rw, struct rw_gen *g)
+{
+    s3fs_close(g->fs);
+    free(g->given);
+    free(g);
+    struct rw_gen *cur = acquire_newest(rw);
+    if (cur)
+        tree_touch(cur->fs->tree);
+    rw_release(rw, cur);
+}
+
+/* The next generation becomes the current one; the one before is freed at once when
+ * nothing holds it. */
+static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch)
+{
+    struct rw_gen *g = calloc(1, sizeof *g);
+    if (!g || view_add_info_hook(fs, rw->watch ? watch_info_lines : info_lines, rw)) {
+        free(g);
+        return -ENOMEM;
+    }
+    g->fs = fs;
+    g->epoch = epoch;
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *old = newest(rw);
+    g->prev = old;
+    __atomic_store_n(&rw->cur, g, __ATOMIC_RELEASE);
+    __atomic_store_n(&rw->epoch, epoch, __ATOMIC_RELEASE);
+    rw->gens_alive++;
+    if (rw->gens_alive > rw->gens_most)
+        rw->gens_most = rw->gens_alive;
+    bool gone = old && gen_unlink_unheld(rw, old);
+    pthread_mutex_unlock(&rw->gmu);
+    if (gone)
+        gen_destroy(rw, old);
+    return 0;
 }
 
 static void reopen(struct rw *rw, struct rw_gen *g);
 
+/* The newest generation, held, without opening a committed file (callers that may hold
+ * rw->mu). */
+static struct rw_gen *acquire_newest(struct rw *rw)
+{
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    if (g)
+        g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+    return g;
+}
+
 /* The file committed last is opened by the first caller after the commit (not by the
  * commit: the close that made it returns as soon as the file is in place); callers
  * meanwhile wait for it, so none sees the tree before. */
-struct rw_gen *rw_current(struct rw *rw)
+struct rw_gen *rw_acquire(struct rw *rw)
 {
     if (__atomic_load_n(&rw->stale, __ATOMIC_ACQUIRE) != __atomic_load_n(&rw->opened, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&rw->mu);
@@ -101,15 +168,113 @@ struct rw_gen *rw_current(struct rw *rw)
         }
         pthread_mutex_unlock(&rw->mu);
     }
-    return newest(rw);
+    return acquire_newest(rw);
 }
 
-struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch)
+struct rw_gen *rw_acquire_epoch(struct rw *rw, uint32_t epoch)
 {
-    for (struct rw_gen *g = newest(rw); g; g = g->prev)
-        if (g->epoch == epoch)
-            return g;
-    return NULL;
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    while (g && g->epoch != epoch)
+        g = g->prev;
+    if (g)
+        g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+    return g;
+}
+
+struct rw_gen *rw_acquire_before(struct rw *rw, uint32_t before)
+{
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    while (g && g->epoch >= before)
+        g = g->prev;
+    if (g)
+        g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+    return g;
+}
+
+void rw_hold(struct rw *rw, struct rw_gen *g)
+{
+    pthread_mutex_lock(&rw->gmu);
+    g->refs++;
+    pthread_mutex_unlock(&rw->gmu);
+}
+
+void rw_release(struct rw *rw, struct rw_gen *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&rw->gmu);
+    g->refs--;
+    bool gone = gen_unlink_unheld(rw, g);
+    pthread_mutex_unlock(&rw->gmu);
+    if (gone)
+        gen_destroy(rw, g);
+}
+
+void rw_lookup(struct rw *rw, struct rw_gen *g, uint32_t ino)
+{
+    pthread_mutex_lock(&rw->gmu);
+    g->lookups++;
+    size_t byte = ino / 8;
+    if (byte >= g->given_bytes) {
+        /* doubling: amortised constant; out of memory, the node is only not swept */
+        size_t n = byte + 1 > 2 * g->given_bytes ? byte + 1 : 2 * g->given_bytes;
+        uint8_t *b = realloc(g->given, n);
+        if (b) {
+            memset(b + g->given_bytes, 0, n - g->given_bytes);
+            g->given = b;
+            g->given_bytes = n;
+        }
+    }
+    if (byte < g->given_bytes)
+        g->given[byte] |= (uint8_t)(1u << (ino % 8));
+    pthread_mutex_unlock(&rw->gmu);
+}
+
+uint8_t *rw_copy_given(struct rw *rw, struct rw_gen *g, size_t *bytes)
+{
+    pthread_mutex_lock(&rw->gmu);
+    uint8_t *b = g->given_bytes ? malloc(g->given_bytes) : NULL;
+    *bytes = b ? g->given_bytes : 0;
+    if (b)
+        memcpy(b, g->given, g->given_bytes);
+    pthread_mutex_unlock(&rw->gmu);
+    return b;
+}
+
+void rw_forget(struct rw *rw, uint32_t epoch, uint64_t n)
+{
+    pthread_mutex_lock(&rw->gmu);
+    struct rw_gen *g = newest(rw);
+    while (g && g->epoch != epoch)
+        g = g->prev;
+    bool gone = false;
+    if (g) {
+        /* never below 0: a forget for numbers the kernel had before a count began */
+        g->lookups -= n < g->lookups ? n : g->lookups;
+        gone = gen_unlink_unheld(rw, g);
+    }
+    pthread_mutex_unlock(&rw->gmu);
+    if (gone)
+        gen_destroy(rw, g);
+}
+
+uint32_t rw_epoch(struct rw *rw)
+{
+    return __atomic_load_n(&rw->epoch, __ATOMIC_ACQUIRE);
+}
+
+void rw_gen_counts(struct rw *rw, uint64_t *alive, uint64_t *most, uint64_t *freed)
+{
+    pthread_mutex_lock(&rw->gmu);
+
+    *alive = rw->gens_alive;
+    *most = rw->gens_most;
+    *freed = rw->gens_freed;
+    pthread_mutex_unlock(&rw->gmu);
 }
 
 /* ---- the log (/info) ---- */
@@ -123,9 +288,10 @@ void rw_log(struct rw *rw, const char *fmt, ...)
     va_end(ap);
     rw->nlog++;
     pthread_mutex_unlock(&rw->logmu);
-    struct rw_gen *g = newest(rw);
+    struct rw_gen *g = acquire_newest(rw);
     if (g)
         tree_touch(g->fs->tree); /* /info is rendered again only when the tree says it changed */
+    rw_release(rw, g);
 }
 
 /* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
@@ -139,10 +305,30 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
         sb_printf(out, "rw: t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only: only a "
                        "node's own first bytes say it is compressed, and its size is fixed by its parent's "
                        "offsets, so it cannot be stored raw in its place\n");
+    /* not under mu: /info is rendered while mu is held (view_is_be, the CRC fix) */
+    uint64_t pending = __atomic_load_n(&rw->pending_now, __ATOMIC_RELAXED);
+    uint64_t in_mem = __atomic_load_n(&rw->mem_now, __ATOMIC_RELAXED);
+    uint64_t mem_most = __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED);
+    sb_printf(out, "rw: pending: %" PRIu64 " bytes, %" PRIu64 " of them in memory; at most %" PRIu64
+              " in memory at once\n", pending, in_mem, mem_most);
+    uint64_t alive, most, freed;
+    rw_gen_counts(rw, &alive, &most, &freed);
+    sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
+              freed);
     uint64_t first = rw->nlog > RW_LOG_LINES ? rw->nlog - RW_LOG_LINES : 0;
     for (uint64_t i = first; i < rw->nlog; i++)
         sb_printf(out, "rw: %s\n", rw->log[i % RW_LOG_LINES]);
     pthread_mutex_unlock(&rw->logmu);
+}
+
+/* /info of a watched folder: its generations (one per rescan). */
+static void watch_info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
+{
+    (void)fs;
+    uint64_t alive, most, freed;
+    rw_gen_counts(ctx, &alive, &most, &freed);
+    sb_printf(out, "watch: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
+              freed);
 }
 
 /* ---- which files are writable ---- */
@@ -538,6 +724,18 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
 
 /* ---- pending edits ---- */
 
+/* The pending edits' bytes, those in memory and the most in memory at once, for /info
+ * (which reads them without mu). Under mu, after every change of the edits. */
+static void note_memory(struct rw *rw)
+{
+    uint64_t m = edits_mem_bytes(&rw->pending);
+    __atomic_store_n(&rw->pending_now, edits_bytes(&rw->pending), __ATOMIC_RELAXED);
+    __atomic_store_n(&rw->mem_now, m, __ATOMIC_RELAXED);
+    if (m > __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED))
+        __atomic_store_n(&rw->mem_most, m, __ATOMIC_RELAXED);
+}
+
+
 static int note_gr2(struct rw *rw, const struct rw_target *t)
 {
     if (!t->gr2_dir)
@@ -561,6 +759,7 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
     int rc = note_gr2(rw, t);
     if (!rc)
         rc = edits_put(&rw->pending, t->pos + off, b, len);
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     return rc;
 }
@@ -568,6 +767,15 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
 int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen)
 {
     return t->is_table ? 0 : field_check_prefix(&t->ft, text, len, why, whylen);
+}
+
+/* len bytes at pos of the file as the current generation has it (held meanwhile). */
+static bool pread_current(struct rw *rw, uint8_t *bytes, size_t len, uint64_t pos)
+{
+    struct rw_gen *cur = acquire_newest(rw);
+    bool ok = pread(cur->fs->src.fd, bytes, len, (off_t)pos) == (ssize_t)len;
+    rw_release(rw, cur);
+    return ok;
 }
 
 /* A table's records as they will be: the file's bytes with the pending edits over them,
@@ -584,7 +792,7 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
         else if (gr2_view_expanded_read(t->gv, t->sec, t->sec_off, bytes, t->len) != S3_OK)
             rc = -EIO;
         pthread_mutex_unlock(&rw->mu);
-    } else if (pread(newest(rw)->fs->src.fd, bytes, t->len, (off_t)t->pos) != (ssize_t)t->len) {
+    } else if (!pread_current(rw, bytes, t->len, t->pos)) {
         rc = -EIO;
     } else {
         pthread_mutex_lock(&rw->mu);
@@ -669,30 +877,94 @@ static void put_le(uint8_t *b, uint32_t v, int n)
         b[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+/* A whole file's new content: in memory (mem) or the first len bytes of file fd. */
+struct whole_src {
+    const uint8_t *mem;
+    int fd;
+    uint64_t len;
+};
+
+/* Up to n bytes of the content from pos into buf: the count, or -errno. */
+static ssize_t whole_read(const struct whole_src *w, uint64_t pos, uint8_t *buf, size_t n)
 {
-    if (len > RW_RESOURCE_MAX)
-        return -EFBIG;
-    uint8_t *packed = NULL;
-    uLongf plen = 0;
-    const uint8_t *blob = data;
-    size_t blen = len;
-    if (t->zlib) {
-        plen = compressBound((uLong)len);
-        packed = alloc_array(plen, 1);
-        if (!packed || compress2(packed, &plen, data, (uLong)len, Z_DEFAULT_COMPRESSION) != Z_OK) {
-            free(packed);
-            return -ENOMEM;
-        }
-        blob = packed;
-        blen = plen;
+    if (pos >= w->len)
+        return 0;
+    if (n > w->len - pos)
+        n = (size_t)(w->len - pos);
+    if (w->mem) {
+        memcpy(buf, w->mem + pos, n);
+        return (ssize_t)n;
     }
+    ssize_t got = pread(w->fd, buf, n, (off_t)pos);
+    return got < 0 ? -errno : got == 0 ? -EIO : got;
+}
+
+#define STREAM_CHUNK (64u << 10)
+
+/* Under mu: the content appended to the pending tail, deflated (zlib) or raw, piece by
+ * piece (the tail is a file: nothing the size of the content is held in memory); at most
+ * `room` bytes. Its stored length into *blen. 0, -EFBIG past room, -ENOMEM, -errno. */
+static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, uint64_t room, uint64_t *blen)
+{
+    uint8_t *in = malloc(STREAM_CHUNK), *out = malloc(STREAM_CHUNK);
+    z_stream z = {0};
+    int rc = in && out ? 0 : -ENOMEM;
+    bool zinit = !rc && zlib && deflateInit(&z, Z_DEFAULT_COMPRESSION) == Z_OK;
+    if (!rc && zlib && !zinit)
+        rc = -ENOMEM;
+    *blen = 0;
+    for (uint64_t pos = 0; !rc;) {
+        ssize_t got = whole_read(src, pos, in, STREAM_CHUNK);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        pos += (uint64_t)got;
+        bool last = pos >= src->len;
+        if (!zlib) {
+            if (*blen + (uint64_t)got > room)
+                rc = -EFBIG;
+            else if (got)
+                rc = edits_append(&rw->pending, in, (size_t)got);
+            *blen += (uint64_t)got;
+        } else {
+            z.next_in = in;
+            z.avail_in = (uInt)got;
+            int zr;
+            do {
+                z.next_out = out;
+                z.avail_out = STREAM_CHUNK;
+                zr = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+                size_t n = STREAM_CHUNK - z.avail_out;
+                if (zr == Z_STREAM_ERROR)
+                    rc = -ENOMEM;
+                else if (*blen + n > room)
+                    rc = -EFBIG;
+                else if (n)
+                    rc = edits_append(&rw->pending, out, n);
+                *blen += n;
+            } while (!rc && (z.avail_out == 0 || (last && zr != Z_STREAM_END)));
+        }
+        if (last)
+            break;
+    }
+    if (zinit)
+        deflateEnd(&z);
+    free(in);
+    free(out);
+    return rc;
+}
+
+static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+{
+    if (src->len > RW_RESOURCE_MAX)
+        return -EFBIG;
     pthread_mutex_lock(&rw->mu);
-    uint64_t at = newest(rw)->fs->src.size + rw->pending.tail_len;
-    int rc = at + blen > UINT32_MAX ? -EFBIG : 0; /* an index record's offset is 32 bits */
+    uint64_t before = rw->pending.tail_len, blen = 0;
+    uint64_t at = newest(rw)->fs->src.size + before; /* current while mu is held */
+    /* an index record's offset is 32 bits: the resource must end below 4 GiB */
+    int rc = at >= UINT32_MAX ? -EFBIG : append_stream(rw, src, t->zlib, UINT32_MAX - at, &blen);
     uint8_t f[4];
-    if (!rc)
-        rc = edits_append(&rw->pending, blob, blen);
     if (!rc) {
         put_le(f, (uint32_t)at, 4);
         rc = edits_put(&rw->pending, t->f_offset, f, 4);
@@ -702,19 +974,41 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
         rc = edits_put(&rw->pending, t->f_stored, f, 4);
     }
     if (!rc) {
-        put_le(f, (uint32_t)len, 4);
+        put_le(f, (uint32_t)src->len, 4);
         rc = edits_put(&rw->pending, t->f_memory, f, 4);
     }
     if (!rc) {
         put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
         rc = edits_put(&rw->pending, t->f_comp, f, 2);
     }
+    if (rc)
+        edits_cut_tail(&rw->pending, before); /* nothing of it stays pending */
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc == -EFBIG)
         rw_log(rw, "refused %s: the package would pass 4 GiB; nothing changed", path);
     else if (!rc && !t->zlib)
-        rw_log(rw, "%s: stored raw (%zu bytes) after the package's end", path, len);
-    free(packed);
+        rw_log(rw, "%s: stored raw (%" PRIu64 " bytes) after the package's end", path, src->len);
+    return rc;
+}
+
+/* The content into file fd from its start, then zeros up to `size` (>= the content's
+ * length): 0 or -errno. */
+static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
+{
+    uint8_t *buf = malloc(STREAM_CHUNK);
+    int rc = buf ? 0 : -ENOMEM;
+    for (uint64_t pos = 0; !rc && pos < src->len;) {
+        ssize_t got = whole_read(src, pos, buf, STREAM_CHUNK);
+        if (got < 0)
+            rc = (int)got;
+        else if (pwrite(fd, buf, (size_t)got, (off_t)pos) != got)
+            rc = errno ? -errno : -EIO;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    free(buf);
+    if (!rc && ftruncate(fd, (off_t)size) != 0) /* the padding reads as zeros */
+        rc = -errno;
     return rc;
 }
 
@@ -723,11 +1017,15 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
  * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
  * it. A new Granny part of another length moves all that: the offsets that point past
  * the Granny data move with it, int2_offset follows the Granny size when it held it. */
-static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
+    size_t len = (size_t)src->len;
     uint8_t hb[52];
     uint32_t h[13];
-    if (pread(newest(rw)->fs->src.fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
+    struct rw_gen *cur = acquire_newest(rw);
+    bool read = pread(cur->fs->src.fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb;
+    rw_release(rw, cur);
+    if (!read)
         return -EIO;
     for (int i = 0; i < 13; i++)
         h[i] = hb[4 * i] | (uint32_t)hb[4 * i + 1] << 8 | (uint32_t)hb[4 * i + 2] << 16 | (uint32_t)hb[4 * i + 3] << 24;
@@ -738,10 +1036,16 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         return -EPERM;
     }
     int64_t delta = (int64_t)new_ik - (int64_t)ik;
-    uint8_t *bytes = calloc(1, (size_t)(new_ik - g0) + 1);
-    if (!bytes)
-        return -ENOMEM;
-    memcpy(bytes, data, len);
+    /* the splice: the new Granny data and its padding, in an unlinked file beside the
+     * source until the commit */
+    int sfd = edits_scratch(rw->lock->dirfd);
+    if (sfd < 0)
+        return sfd;
+    int copied = copy_whole(src, sfd, new_ik - g0);
+    if (copied) {
+        close(sfd);
+        return copied;
+    }
     pthread_mutex_lock(&rw->mu);
     int rc = 0;
     uint8_t f[4];
@@ -757,10 +1061,11 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         rc = edits_put(&rw->pending, 8, f, 4);
     }
     if (!rc)
-        rc = edits_splice(&rw->pending, g0, ik, bytes, (size_t)(new_ik - g0));
+        rc = edits_splice_file(&rw->pending, g0, ik, sfd, (size_t)(new_ik - g0));
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc) {
-        free(bytes);
+        close(sfd);
         if (rc == -EBUSY)
             rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
     }
@@ -798,6 +1103,7 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
         for (size_t i = 0; i < rw->ngr2; i++)
             if (rw->gr2[i].dir == t->gr2_dir)
                 rw->gr2[i].grown = plan.total - (rw->gr2[i].len);
+    note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     free(plan.after);
     if (e != S3_OK)
@@ -808,13 +1114,46 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
     return rc;
 }
 
-int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+/* A section's new bytes are needed whole in memory (the Granny plan is made over them):
+ * read from the handle's file when they are there. */
+static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
-    if (len > RW_RESOURCE_MAX)
+    if (src->mem)
+        return put_section(rw, t, path, src->mem, (size_t)src->len);
+    uint8_t *b = alloc_array(src->len ? src->len : 1, 1);
+    if (!b)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint64_t pos = 0; !rc && pos < src->len;) {
+        ssize_t got = whole_read(src, pos, b + pos, (size_t)(src->len - pos));
+        rc = got < 0 ? (int)got : 0;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    if (!rc)
+        rc = put_section(rw, t, path, b, (size_t)src->len);
+    free(b);
+    return rc;
+}
+
+static int put_whole(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+{
+    if (src->len > RW_RESOURCE_MAX)
         return -EFBIG;
     if (t->kind == RW_SECTION)
-        return put_section(rw, t, path, data, len);
-    return t->kind == RW_GRANNY ? put_granny(rw, t, path, data, len) : put_resource(rw, t, path, data, len);
+        return put_section_src(rw, t, path, src);
+    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src) : put_resource(rw, t, path, src);
+}
+
+int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
+    struct whole_src src = {data, -1, len};
+    return put_whole(rw, t, path, &src);
+}
+
+int rw_put_whole_fd(struct rw *rw, const struct rw_target *t, const char *path, int fd, uint64_t len)
+{
+    struct whole_src src = {NULL, fd, len};
+    return put_whole(rw, t, path, &src);
 }
 
 /* ---- commit ---- */
@@ -895,20 +1234,34 @@ static void reopen(struct rw *rw, struct rw_gen *g)
     }
 }
 
+/* Under mu: the CRC fixes of the Granny parts the edits touch (malloc'd, *nfix of them;
+ * NULL when out of memory). */
+static struct crc_fix *crc_fixes(struct rw *rw, struct rw_gen *g, size_t *nfix)
+{
+    struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
+    *nfix = 0;
+    for (size_t i = 0; fix && i < rw->ngr2; i++)
+        *nfix += gr2_fix(rw, g, &rw->gr2[i], &fix[*nfix]);
+    return fix;
+}
+
+static bool nothing_pending(const struct rw *rw)
+{
+    return rw->pending.n == 0 && rw->pending.tail_len == 0;
+}
+
 int rw_commit(struct rw *rw, bool again)
 {
-    rw_current(rw); /* the tree of the file as it is (a commit before may be unopened) */
+    rw_release(rw, rw_acquire(rw)); /* the tree of the file as it is (a commit before may be unopened) */
     pthread_mutex_lock(&rw->mu);
-    if (rw->pending.n == 0 && rw->pending.tail_len == 0) {
+    if (nothing_pending(rw)) {
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
-    struct rw_gen *g = newest(rw); 
-    struct crc_fix *fix = alloc_array(rw->ngr2, sizeof *fix);
-    size_t nfix = 0;
+    struct rw_gen *g = newest(rw); /* current while mu is held */
+    size_t nfix;
+    struct crc_fix *fix = crc_fixes(rw, g, &nfix);
     int rc = fix ? 0 : -ENOMEM;
-    for (size_t i = 0; fix && i < rw->ngr2; i++)
-        nfix += gr2_fix(rw, g, &rw->gr2[i], &fix[nfix]);
     uint64_t bytes = edits_bytes(&rw->pending);
     struct writer w = {rw->lock->fd, g->fs->src.size, &rw->pending, fix, nfix};
     if (!rc)
@@ -920,6 +1273,7 @@ int rw_commit(struct rw *rw, bool again)
                strerror(-rc), bytes);
     } else {
         edits_clear(&rw->pending);
+        note_memory(rw);
         rw->ngr2 = 0;
         free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
         rw->seccopy = (struct rw_section_copy){0};
@@ -932,4 +1286,57 @@ int rw_commit(struct rw *rw, bool again)
     }
     pthread_mutex_unlock(&rw->mu);
     return rc;
+}
+
+/* The new version written whole as a new file at path (never over an existing one):
+ * 0, -EEXIST, or the -errno of the step that failed (the partial file removed). */
+static int write_unsaved(const char *path, mode_t mode, struct writer *w)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -errno;
+    int rc = write_new(fd, w);
+    if (!rc && fsync(fd) != 0)
+        rc = -errno;
+    if (close(fd) != 0 && !rc)
+        rc = -errno;
+    if (rc)
+        unlink(path);
+    return rc;
+}
+
+int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
+{
+    pthread_mutex_lock(&rw->mu);
+    if (nothing_pending(rw)) {
+        pthread_mutex_unlock(&rw->mu);
+        return 0;
+    }
+    struct rw_gen *g = newest(rw);
+    size_t nfix;
+    struct crc_fix *fix = crc_fixes(rw, g, &nfix);
+    int rc = fix ? -EEXIST : -ENOMEM;
+    struct writer w = {rw->lock->fd, g->fs->src.size, &rw->pending, fix, nfix};
+    const char *tmp = getenv("TMPDIR");
+    const char *dirs[2] = {rw->lock->dir, tmp && *tmp == '/' ? tmp : "/tmp"};
+    *why = 0;
+    /* beside the file; where that cannot be written (a full disk, a read-only folder),
+     * the temporary folder. FILE.s3rig-unsaved, or .1 ... .9 when older ones are there. */
+    for (int d = 0; d < 2 && rc && rc != -ENOMEM; d++) {
+        rc = -EEXIST;
+        for (int k = 0; k < 10 && rc == -EEXIST; k++) {
+            char suffix[8] = "";
+            if (k)
+                snprintf(suffix, sizeof suffix, ".%d", k);
+            snprintf(where, wherelen, "%s/%s.s3rig-unsaved%s", dirs[d], rw->lock->name, suffix);
+            rc = write_unsaved(where, rw->lock->st.st_mode & 0666, &w);
+        }
+        if (rc && !*why)
+            *why = -rc; /* the reason it could not go beside the file */
+    }
+    free(fix);
+    pthread_mutex_unlock(&rw->mu);
+    if (rc)
+        snprintf(where, wherelen, "nowhere");
+    return rc ? rc : 1;
 }

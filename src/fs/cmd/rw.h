@@ -1,12 +1,14 @@
 /* What `-o rw` adds to a mount, apart from FUSE: which files are writable and where their
  * bytes lie in the file, the pending edits, the commit, and the tree generations.
  * - A generation is the tree of the file as committed last; a commit opens the new file
- *   as the next one. Generations are never freed before rw_free (a request may still use
- *   an older one); rw_current is safe from any thread.
+ *   as the next one. Whoever uses one holds it (rw_acquire*, rw_hold; rw_release), and
+ *   the kernel's lookups of its inode numbers count too (rw_lookup, rw_forget): an older
+ *   generation is freed as soon as nothing holds it. A generation's tree and fs are valid
+ *   only while held. All of it is safe from any thread.
  * - A watched folder uses the same generations (rw_init_watch): a change seen there
  *   makes the next request open the folder again, as a commit does.
- * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (one internal lock for the
- *   edits and the commit, another for the log, always taken last).
+ * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (locks: mu for the edits
+ *   and the commit, then logmu for the log, then gmu for the generations, in that order).
  * - Edits are not visible in the tree before they are committed. */
 #ifndef S3_RW_H
 #define S3_RW_H
@@ -22,7 +24,11 @@
 struct rw_gen {
     struct s3fs *fs;
     uint32_t epoch;
-    struct rw_gen *prev;
+    struct rw_gen *prev; /* the next older one still alive (under rw->gmu) */
+    uint64_t refs;       /* requests and handles holding it (under rw->gmu) */
+    uint64_t lookups;    /* the kernel's lookup count of its inode numbers (under rw->gmu) */
+    uint8_t *given;      /* a bit per node the kernel was given (under rw->gmu) */
+    size_t given_bytes;
 };
 
 /* RW_RESOURCE: a package resource's data.bin; RW_GRANNY: a wrapped RIG's granny.gr2;
@@ -62,7 +68,7 @@ struct rw_target {
     uint64_t sec_off;
 };
 
-/* The largest resource a write may replace (held in memory until its close). */
+/* The largest resource a write may replace. */
 #define RW_RESOURCE_MAX (256u << 20)
 
 #define RW_LOG_LINES 16
@@ -71,7 +77,10 @@ struct rw {
     struct commit_lock *lock;
     bool backup;
     struct s3fs_opts opts;
-    struct rw_gen *cur; /* atomic */
+    struct rw_gen *cur; /* atomic; changed under gmu */
+    pthread_mutex_t gmu; /* the list of generations and their counts; taken last */
+    uint64_t gens_alive, gens_most, gens_freed;
+    uint32_t epoch; /* atomic: the current generation's */
     pthread_mutex_t mu; /* pending, gr2, commits */
     struct edits pending;
     struct rw_gr2 {
@@ -81,9 +90,11 @@ struct rw {
     } *gr2;
     size_t ngr2;
     uint64_t commits;
+    /* atomic, for /info: pending bytes, those in memory, the most in memory at once */
+    uint64_t pending_now, mem_now, mem_most;
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
     /* atomic: changes asked for (a commit, the watch), and how many of them the newest
-     * generation was opened after; rw_current opens again while they differ, so a change
+     * generation was opened after; rw_acquire opens again while they differ, so a change
      * made while a generation is being opened gets one of its own */
     uint64_t stale, opened;
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
@@ -100,16 +111,39 @@ struct rw {
     uint64_t nlog;
 };
 
-/* fs becomes generation 0 (the caller closes it after rw_free); 0 or -ENOMEM. */
+/* fs becomes generation 0, rw's from then on (closed when freed); 0 or -ENOMEM (then
+ * fs is still the caller's). */
 int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts);
-/* A watched folder's generations, without edits or commits: fs becomes generation 0,
- * rw_mark_stale makes the next rw_current open the folder again as the next one. */
+/* A watched folder's generations, without edits or commits: fs becomes generation 0 (as
+ * for rw_init), rw_mark_stale makes the next rw_acquire open the folder again as the
+ * next one. */
 int rw_init_watch(struct rw *rw, struct s3fs *fs, const struct s3fs_opts *opts);
 void rw_mark_stale(struct rw *rw);
+/* Frees every generation left, held or not (at the end, when no request runs). */
 void rw_free(struct rw *rw);
-struct rw_gen *rw_current(struct rw *rw);
-/* The generation of that epoch, NULL when there is none. */
-struct rw_gen *rw_gen_of(struct rw *rw, uint32_t epoch);
+/* The current generation, held (a committed file is opened first). */
+struct rw_gen *rw_acquire(struct rw *rw);
+/* The generation of that epoch, held; NULL when there is none (any more). */
+struct rw_gen *rw_acquire_epoch(struct rw *rw, uint32_t epoch);
+/* The newest generation older than epoch `before`, held; NULL when none is alive. */
+struct rw_gen *rw_acquire_before(struct rw *rw, uint32_t before);
+/* One more hold on a generation the caller holds. */
+void rw_hold(struct rw *rw, struct rw_gen *g);
+/* Lets go of a hold; the generation is freed when it was the last and a newer one is
+ * current. */
+void rw_release(struct rw *rw, struct rw_gen *g);
+/* The kernel was given one more lookup of node ino of g (counted before the reply: the
+ * caller holds g). */
+void rw_lookup(struct rw *rw, struct rw_gen *g, uint32_t ino);
+/* The nodes of g (held) the kernel was ever given, as a bitmap (a copy, malloc'd, *bytes
+ * long; NULL when none or out of memory). */
+uint8_t *rw_copy_given(struct rw *rw, struct rw_gen *g, size_t *bytes);
+/* The kernel forgot n lookups of an inode number of that epoch. */
+void rw_forget(struct rw *rw, uint32_t epoch, uint64_t n);
+/* The current generation's epoch (without holding it). */
+uint32_t rw_epoch(struct rw *rw);
+/* Generations alive now, the most alive at once, and freed so far. */
+void rw_gen_counts(struct rw *rw, uint64_t *alive, uint64_t *most, uint64_t *freed);
 /* True when node ino of g is writable (what, where: *t). */
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *t);
 /* Bytes [off, off+len) of a RW_BYTES file: 0, -EFBIG past its end, -ENOMEM. */
@@ -123,12 +157,21 @@ int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, con
 /* What a write to a RW_VALUE file can already refuse (field_check_prefix; a table
  * only at the close): 0 or -EINVAL with why. */
 int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen);
+/* The same from the first len bytes of file fd, read piece by piece: a resource's new
+ * content goes to the pending edits' file (edits_spill), a Granny part to a file of its
+ * own (the wrapper's splice), neither held in memory. */
+int rw_put_whole_fd(struct rw *rw, const struct rw_target *t, const char *path, int fd, uint64_t len);
 /* A RW_VALUE file's whole new text: 0, or -EINVAL (logged with path and why), -ENOMEM. */
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len);
 /* Commits the pending edits (nothing to do: 0). On success the next generation is the
  * current one (unless reopen is false: at unmount). -errno of the refusal or failure
  * otherwise, logged; the edits stay pending. */
 int rw_commit(struct rw *rw, bool reopen);
+/* The edits a commit could not write (at unmount), kept: the new version written whole
+ * as FILE.s3rig-unsaved beside the file (never over it: .1 ... .9 when taken), else in
+ * $TMPDIR or /tmp. 1 with its path in where, 0 when nothing is pending, -errno when it
+ * could be written nowhere; *why: the errno that kept it from beside the file (0: none). */
+int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why);
 void rw_log(struct rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A node's path from the root ("/a/b", "" for the root), malloc'd; NULL when out of memory. */
 char *rw_path(struct tree *t, uint32_t ino);

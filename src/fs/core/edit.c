@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -507,10 +508,69 @@ bool edits_touch(const struct edits *e, uint64_t off, uint64_t len)
     return i < e->n && e->e[i].off < off + len && e->e[i].off + e->e[i].len > off;
 }
 
+void edits_cut_tail(struct edits *e, size_t len)
+{
+    if (len < e->tail_len)
+        e->tail_len = len;
+}
+
+void edits_spill(struct edits *e, int dirfd)
+{
+    e->spill_dir = dirfd + 1;
+}
+
+int edits_scratch(int dirfd)
+{
+    int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd >= 0 ? fd : -errno;
+    char name[64];
+    for (unsigned k = 0; k < 100; k++) {
+        snprintf(name, sizeof name, ".s3rig-spill-%ld-%u", (long)getpid(), k);
+        fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            unlinkat(dirfd, name, 0);
+            return fd;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    return -errno;
+}
+
+static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t at)
+{
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, (off_t)at);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+        at += (uint64_t)w;
+    }
+    return 0;
+}
+
 int edits_append(struct edits *e, const void *b, size_t len)
 {
     if (len > SIZE_MAX / 2 - e->tail_len)
         return -ENOMEM;
+    if (e->spill_dir) {
+        if (!e->tail_fd) {
+            int fd = edits_scratch(e->spill_dir - 1);
+            if (fd < 0)
+                return fd;
+            e->tail_fd = fd + 1;
+        }
+        int rc = pwrite_all(e->tail_fd - 1, b, len, e->tail_len);
+        if (rc) /* the tail stays as it was: what follows its length is not read */
+            return rc;
+        e->tail_len += len;
+        return 0;
+    }
     if (e->tail_len + len > e->tail_cap) {
         size_t cap = e->tail_len + len > 2 * e->tail_cap ? e->tail_len + len : 2 * e->tail_cap;
         uint8_t *n = realloc(e->tail, cap);
@@ -535,6 +595,25 @@ int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t
     return 0;
 }
 
+int edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len)
+{
+    if (e->splice_to > e->splice_from || to <= from)
+        return -EBUSY;
+    e->splice_from = from;
+    e->splice_to = to;
+    e->splice_fd = fd + 1;
+    e->splice_len = len;
+    return 0;
+}
+
+uint64_t edits_mem_bytes(const struct edits *e)
+{
+    uint64_t total = (e->tail_fd ? 0 : e->tail_len) + (e->splice_fd ? 0 : e->splice_len);
+    for (size_t i = 0; i < e->n; i++)
+        total += e->e[i].len;
+    return total;
+}
+
 uint64_t edits_bytes(const struct edits *e)
 {
     uint64_t total = e->tail_len + e->splice_len;
@@ -550,7 +629,13 @@ void edits_clear(struct edits *e)
     free(e->e);
     free(e->tail);
     free(e->splice);
+    if (e->tail_fd)
+        close(e->tail_fd - 1);
+    if (e->splice_fd)
+        close(e->splice_fd - 1);
+    int spill = e->spill_dir;
     memset(e, 0, sizeof *e);
+    e->spill_dir = spill;
 }
 
 /* ---- writing ---- */
@@ -663,6 +748,39 @@ static int write_range(int in_fd, uint64_t from, uint64_t to, const struct edits
     return rc;
 }
 
+/* The CRC running over [from, from+len) of the appended bytes (in memory, or read from
+ * their file through buf, CHUNK bytes): 0 or -errno. */
+static int tail_crc(const struct edits *e, uint64_t from, uint64_t len, uLong *crc, uint8_t *buf)
+{
+    if (!e->tail_fd) {
+        *crc = crc32(*crc, e->tail + from, (uInt)len);
+        return 0;
+    }
+    for (uint64_t pos = from; pos < from + len;) {
+        size_t n = from + len - pos < CHUNK ? (size_t)(from + len - pos) : CHUNK;
+        ssize_t got = pread(e->tail_fd - 1, buf, n, (off_t)pos);
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO;
+        *crc = crc32(*crc, buf, (uInt)got);
+        pos += (uint64_t)got;
+    }
+    return 0;
+}
+
+/* The first len bytes of file fd (the tail's, a splice's) to out_fd's position, as
+ * unchanged stretches are copied (buf: CHUNK bytes where the kernel cannot). */
+static int copy_file_start(int fd, uint64_t len, uint8_t *buf, int out_fd)
+{
+    int k = copy_in_kernel(fd, 0, len, out_fd), rc = k < 0 ? k : 0;
+    for (uint64_t pos = 0; k == 1 && !rc && pos < len;) {
+        size_t n = len - pos < CHUNK ? (size_t)(len - pos) : CHUNK;
+        ssize_t got = pread(fd, buf, n, (off_t)pos);
+        rc = got > 0 ? write_all(out_fd, buf, (size_t)got) : got < 0 ? -errno : -EIO;
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
 int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
                 int out_fd)
 {
@@ -678,19 +796,23 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
         if (!rc)
             rc = write_range(in_fd, 0, e->splice_from, e, fix, 0, crc, buf, out_fd);
         if (!rc)
-            rc = write_all(out_fd, e->splice, e->splice_len);
+            rc = e->splice_fd ? copy_file_start(e->splice_fd - 1, e->splice_len, buf, out_fd)
+                              : write_all(out_fd, e->splice, e->splice_len);
         if (!rc)
             rc = write_range(in_fd, e->splice_to, in_size, e, fix, 0, crc, buf, out_fd);
     } else if (!rc) {
         rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, out_fd);
     }
-    if (!rc && e->tail_len)
+    if (!rc && e->tail_len && e->tail_fd) {
+        rc = copy_file_start(e->tail_fd - 1, e->tail_len, buf, out_fd);
+    } else if (!rc && e->tail_len) {
         rc = write_all(out_fd, e->tail, e->tail_len);
+    }
     for (size_t k = 0; !rc && k < nfix; k++) { /* a CRC range may run on into the appended bytes */
         uint64_t a = fix[k].from > in_size ? fix[k].from : in_size;
         uint64_t b = fix[k].to < in_size + e->tail_len ? fix[k].to : in_size + e->tail_len;
         if (a < b)
-            crc[k] = crc32(crc[k], e->tail + (a - in_size), (uInt)(b - a));
+            rc = tail_crc(e, a - in_size, b - a, &crc[k], buf);
     }
     for (size_t k = 0; !rc && k < nfix; k++) {
         uint8_t b[4];

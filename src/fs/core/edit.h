@@ -5,8 +5,10 @@
  *   or more blank-separated a line, no empty line, a final newline optional); -EINVAL
  *   with `why` when a value does not parse or fit, or their count is not the field's.
  * - struct edits: byte patches over the file, kept sorted and merged (a later write wins);
- *   bytes may also be appended after the file's end; edits_write streams the file with
- *   them applied (one buffer, never the whole file), then stores each CRC-32 fix.
+ *   bytes may also be appended after the file's end (in memory, or after edits_spill in
+ *   an unlinked file, so that a large appended resource costs no memory); edits_write
+ *   streams the file with them applied (one buffer, never the whole file), then stores
+ *   each CRC-32 fix.
  * - Not thread-safe: the caller serialises every use of one struct edits. */
 #ifndef S3_EDIT_H
 #define S3_EDIT_H
@@ -73,26 +75,46 @@ struct edits {
     size_t n, cap;
     uint8_t *tail; /* bytes appended after the file's end */
     size_t tail_len, tail_cap;
+    int spill_dir; /* edits_spill: the folder of the tail's file, +1 (0: in memory) */
+    int tail_fd;   /* that file, +1 (0: not made yet); its first tail_len bytes are the tail */
     /* one range of the file replaced by bytes of another length (splice_to > splice_from,
      * or both 0: none); edits inside it are dropped, the others keep their offsets in the
      * old file */
     uint64_t splice_from, splice_to;
     uint8_t *splice;
     size_t splice_len;
+    int splice_fd; /* edits_splice_file: fd + 1 of the file whose first splice_len bytes
+                    * are the splice (0: in memory) */
 };
 
 /* Replaces [off, off+len) by b in the pending bytes: 0 or -ENOMEM (then nothing changed). */
 int edits_put(struct edits *e, uint64_t off, const void *b, size_t len);
-/* Appends b after the file's end (after what was appended before): 0 or -ENOMEM. */
+/* Appends b after the file's end (after what was appended before): 0, -ENOMEM, or the
+ * -errno of writing the tail's file (then nothing changed). */
 int edits_append(struct edits *e, const void *b, size_t len);
+/* An unlinked file in folder dirfd (O_TMPFILE, or a name removed at once where the file
+ * system has none), read-write: its fd, or -errno. */
+int edits_scratch(int dirfd);
+/* The tail cut back to its first len bytes (what a failed append added taken back). */
+void edits_cut_tail(struct edits *e, size_t len);
+/* From now on appended bytes go to an unlinked file made in folder dirfd (kept by the
+ * caller open while the edits live), not to memory. */
+void edits_spill(struct edits *e, int dirfd);
+/* Bytes of pending edits held in memory (patches, the tail when not spilled, the
+ * splice when not in a file). */
+uint64_t edits_mem_bytes(const struct edits *e);
 /* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): 0, or
  * -EBUSY when a splice is already pending. */
 int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
 /* The pending bytes of [pos, pos+n) laid over buf (which holds the file's). */
 void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n);
+/* The same with the bytes in the first len bytes of file fd (taken: closed with the
+ * edits), so that they cost no memory. */
+int edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len);
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
+/* Drops every edit (the tail's file too); edits_spill stays in force. */
 void edits_clear(struct edits *e);
 
 /* A CRC-32 (zlib's) over the new bytes [from, to) (which may run on into the appended

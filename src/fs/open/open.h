@@ -20,6 +20,7 @@ enum s3_exit {
     S3_EXIT_MOUNT = 4,  /* the mount itself failed */
     S3_EXIT_PATH = 5,   /* s3rig: a path inside the tree does not exist */
     S3_EXIT_WRITE = 6,  /* the output could not be written (stdout, extract's DIR) */
+    S3_EXIT_UNSAVED = 7, /* mount.s3rig -o rw: edits not committed at unmount (kept apart) */
 };
 
 /* Flushes and closes standard output at the end of a command: an output error (a full

@@ -1672,6 +1672,8 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
               v->npackages, v->nscripts, v->resources, v->ks.nkeys, v->nconflicts);
     sb_printf(out, "script_conflicts: %zu\nidentical_packages: %zu\nskipped: %zu\n", v->nmconf,
               v->identical_packages, v->nskips);
+    for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next) /* a watch's generations */
+        ((view_info_fn *)h->fn)(fs, out, h->ctx);
     struct sbuf tree_lines = {0};
     size_t nwarn = fs->diag.n + fs->diag.dropped + tree_view_warnings(t, 0, &tree_lines);
     sb_printf(out, "warnings: %zu\n", nwarn);
