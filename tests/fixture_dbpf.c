@@ -303,6 +303,11 @@ uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size)
 
 uint8_t *fxp_build_repeated_names(uint32_t entries, uint32_t names, size_t *size)
 {
+    return fxp_build_repeated_names_as(entries, names, FXP_ZLIB, size);
+}
+
+uint8_t *fxp_build_repeated_names_as(uint32_t entries, uint32_t names, enum fxp_comp map_comp, size_t *size)
+{
     struct fxp_res *r = calloc((size_t)entries + 1, sizeof *r);
     uint64_t *inst = malloc(((size_t)names + 1) * sizeof *inst);
     char **nm = malloc(((size_t)names + 1) * sizeof *nm);
@@ -324,7 +329,7 @@ uint8_t *fxp_build_repeated_names(uint32_t entries, uint32_t names, size_t *size
         r[i] = (struct fxp_res){0x12345678, i, FXP_REPEATED_INSTANCE, data, sizeof data, FXP_STORED};
     size_t mlen;
     uint8_t *map = fxp_namemap(inst, (const char *const *)nm, names, &mlen);
-    r[entries] = (struct fxp_res){0x0166038C, 0, 0x0000000100000100ull, map, mlen, FXP_ZLIB};
+    r[entries] = (struct fxp_res){0x0166038C, 0, 0x0000000100000100ull, map, mlen, map_comp};
     struct fxp_opts o = {.game = 4};
     struct fxp_layout lay;
     f = fxp_build(&o, r, (size_t)entries + 1, size, &lay);

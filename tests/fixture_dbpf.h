@@ -94,5 +94,7 @@ uint8_t *fxp_build_big(uint32_t n, int game, uint32_t rig_every, size_t *size);
 #define FXP_REPEATED_INSTANCE 0x00000001000000AAull
 #define FXP_REPEATED_FIRST "repeated_first"
 uint8_t *fxp_build_repeated_names(uint32_t entries, uint32_t names, size_t *size);
+/* The same with the name map stored as map_comp (FXP_STORED, FXP_REFPACK, FXP_ZLIB). */
+uint8_t *fxp_build_repeated_names_as(uint32_t entries, uint32_t names, enum fxp_comp map_comp, size_t *size);
 
 #endif

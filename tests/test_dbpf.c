@@ -78,9 +78,55 @@ static void header3(struct stream *s, uint32_t size)
     put_bytes(s, 5, 0x10, 0xFB, (int)(size >> 16) & 0xFF, (int)(size >> 8) & 0xFF, (int)size & 0xFF);
 }
 
+/* refpack_expand_stream's sides: stored bytes read from memory, expanded bytes gathered
+ * (each piece at most REFPACK_STREAM_PIECE, in order). */
+struct pieces {
+    const uint8_t *in;
+    uint64_t in_len, reads;
+    uint8_t *out;
+    size_t got, cap;
+};
+
+static int pieces_in(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+{
+    struct pieces *p = ctx;
+    assert_true(off <= p->in_len && len <= p->in_len - off);
+    memcpy(buf, p->in + off, len);
+    p->reads++;
+    return 0;
+}
+
+static bool pieces_out(void *ctx, const uint8_t *b, size_t n)
+{
+    struct pieces *p = ctx;
+    assert_true(n > 0 && n <= REFPACK_STREAM_PIECE && n <= DBPF_STREAM_PIECE);
+    assert_true(n <= p->cap - p->got);
+    memcpy(p->out + p->got, b, n);
+    p->got += n;
+    return true;
+}
+
+/* Expands p (len bytes) into out (n bytes) whole and in pieces: both must agree, in
+ * the result, the message and the bytes. The whole's result. */
+static int expand_both(const uint8_t *p, size_t len, uint8_t *out, size_t n, char *err, size_t errlen)
+{
+    enum s3_err whole = refpack_expand(p, len, out, n, err, errlen);
+    struct pieces pc = {p, len, 0, malloc(n ? n : 1), 0, n};
+    char err2[200] = "";
+    enum s3_err streamed = refpack_expand_stream(pieces_in, &pc, len, pieces_out, &pc, n, err2, sizeof err2);
+    if (streamed != whole || (whole != S3_OK && strcmp(err, err2) != 0))
+        fail_msg("whole: %d '%s', in pieces: %d '%s'", whole, whole ? err : "", streamed, err2);
+    if (whole == S3_OK) {
+        assert_int_equal(pc.got, n);
+        assert_memory_equal(pc.out, out, n);
+    }
+    free(pc.out);
+    return whole;
+}
+
 static int expand(const struct stream *s, uint8_t *out, size_t n, char *err)
 {
-    return refpack_expand(s->b, s->n, out, n, err, 200);
+    return expand_both(s->b, s->n, out, n, err, 200);
 }
 
 /* Every opcode kind, each worked out by hand from the table (L literals, then N bytes
@@ -169,7 +215,7 @@ static void test_refpack_far_fields(void **state)
     size_t plen;
     uint8_t *packed = rp_pack(src, n, NULL, &plen, &st);
     out = malloc(n);
-    assert_int_equal(refpack_expand(packed, plen, out, n, err, sizeof err), 0);
+    assert_int_equal(expand_both(packed, plen, out, n, err, sizeof err), 0);
     assert_memory_equal(out, src, n);
     assert_true(st.op4 > 0);
     free(packed);
@@ -199,7 +245,7 @@ static void test_refpack_round_trips(void **state)
         uint8_t *p = rp_pack(src, n, &o, &plen, &st);
         uint8_t *out = malloc(n ? n : 1);
         char err[200];
-        if (refpack_expand(p, plen, out, n, err, sizeof err))
+        if (expand_both(p, plen, out, n, err, sizeof err))
             fail_msg("variant %d: %s", variant, err);
         assert_memory_equal(out, src, n);
         total.op2 += st.op2, total.op3 += st.op3, total.op4 += st.op4, total.lit += st.lit, total.end += st.end;
@@ -254,6 +300,171 @@ static void test_refpack_broken(void **state)
     s.n = 0;
     put_bytes(&s, 4, 0x10, 0xFB, 0, 0);
     expect_broken(&s, 0, S3_ERR_RANGE, "header needs 5");
+}
+
+/* Longer than a piece and than the window: noise with repeats from far back (so input
+ * and output cross piece boundaries and the window wraps), whole and cut at many lengths:
+ * the pieces agree with the whole decoder every time. */
+static void test_refpack_in_pieces(void **state)
+{
+    (void)state;
+    size_t n = 700000;
+    uint8_t *src = malloc(n);
+    uint32_t x = 7;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        src[i] = i >= 131072 && (i / 5000) % 3 == 0 ? src[i - 131000 + (x >> 28)] : (uint8_t)(x >> 16);
+    }
+    size_t plen;
+    uint8_t *packed = rp_pack(src, n, NULL, &plen, NULL);
+    assert_true(plen > 2 * REFPACK_STREAM_PIECE);
+    uint8_t *out = malloc(n);
+    char err[200];
+    assert_int_equal(expand_both(packed, plen, out, n, err, sizeof err), 0);
+    assert_memory_equal(out, src, n);
+    for (size_t cut = 0; cut < plen; cut += plen / 37 + 1) /* cut 0: not even a header (FORMAT) */
+        assert_int_equal(expand_both(packed, cut, out, n, err, sizeof err), cut ? S3_ERR_RANGE : S3_ERR_FORMAT);
+    free(packed);
+    free(out);
+    free(src);
+}
+
+/* ---- name maps and codecs in pieces ---- */
+
+struct got_names {
+    uint64_t inst[16];
+    char name[16][DBPF_NAME_MAX + 1];
+    size_t len[16], n;
+};
+
+static void collect_name(void *ctx, uint64_t instance, const char *name, size_t len)
+{
+    struct got_names *g = ctx;
+    assert_true(g->n < 16 && len <= DBPF_NAME_MAX);
+    g->inst[g->n] = instance;
+    memcpy(g->name[g->n], name, len);
+    g->len[g->n++] = len;
+}
+
+/* A map fed in pieces of every size from 1 to 40 bytes gives the names the builder wrote
+ * (a name longer than DBPF_NAME_MAX given by its first DBPF_NAME_MAX bytes, an empty
+ * one), and a map cut anywhere ends with the names before the cut and the same reason
+ * as parsed whole. */
+static void test_namemap_in_pieces(void **state)
+{
+    (void)state;
+    char longname[400];
+    memset(longname, 'L', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    const char *names[] = {"first", "", longname, "last_one"};
+    const uint64_t inst[] = {0x1111222233334444ull, 5, 0xFFFFFFFFFFFFFFFFull, 0x0000000100000000ull};
+    size_t len;
+    uint8_t *map = fxp_namemap(inst, names, 4, &len);
+    for (size_t piece = 1; piece <= 40; piece++) {
+        struct got_names g = {0};
+        struct dbpf_namemap_reader r;
+        char err[200];
+        dbpf_namemap_begin(&r, collect_name, &g, err, sizeof err);
+        for (size_t at = 0; at < len; at += piece)
+            assert_true(dbpf_namemap_feed(&r, map + at, len - at < piece ? len - at : piece));
+        assert_int_equal(dbpf_namemap_end(&r), S3_OK);
+        assert_string_equal(err, "");
+        assert_int_equal(g.n, 4);
+        for (size_t i = 0; i < 4; i++) {
+            size_t want = strlen(names[i]) < DBPF_NAME_MAX ? strlen(names[i]) : DBPF_NAME_MAX;
+            assert_true(g.inst[i] == inst[i]);
+            assert_int_equal(g.len[i], want);
+            assert_memory_equal(g.name[i], names[i], want);
+        }
+    }
+    for (size_t cut = 0; cut < len; cut++) {
+        struct got_names whole = {0}, fed = {0};
+        char e1[200] = "", e2[200] = "";
+        enum s3_err a = dbpf_parse_namemap(map, cut, collect_name, &whole, e1, sizeof e1);
+        struct dbpf_namemap_reader r;
+        dbpf_namemap_begin(&r, collect_name, &fed, e2, sizeof e2);
+        for (size_t at = 0; at < cut; at += 7)
+            dbpf_namemap_feed(&r, map + at, cut - at < 7 ? cut - at : 7);
+        assert_int_equal(dbpf_namemap_end(&r), a);
+        assert_int_equal(a, S3_ERR_RANGE);
+        assert_string_equal(e1, e2);
+        assert_int_equal(fed.n, whole.n);
+        /* every name whose last byte lies before the cut, and no other */
+        size_t complete = 0, end = 8;
+        for (size_t i = 0; i < 4; i++) {
+            end += 12 + strlen(names[i]);
+            complete += end <= cut;
+        }
+        assert_int_equal(fed.n, complete);
+    }
+    /* a negative count is refused at once; an unknown version is read on, with a note */
+    uint8_t bad[8] = {1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
+    struct got_names g = {0};
+    char err[200];
+    assert_int_equal(dbpf_parse_namemap(bad, 8, collect_name, &g, err, sizeof err), S3_ERR_FORMAT);
+    map[0] = 2;
+    assert_int_equal(dbpf_parse_namemap(map, len, collect_name, &g, err, sizeof err), S3_OK);
+    assert_string_equal(err, "name map version 2");
+    assert_int_equal(g.n, 4);
+    free(map);
+}
+
+/* zlib and stored bytes in pieces: the bytes compress() was given, in pieces of at most
+ * DBPF_STREAM_PIECE, holding at most DBPF_STREAM_HELD (zlib's state counted as it is
+ * allocated); the same refusals as dbpf_expand for a size too small, too large, input
+ * cut short, stored sizes that differ, an unknown codec. */
+static void test_expand_in_pieces(void **state)
+{
+    (void)state;
+    size_t n = 1000000;
+    uint8_t *text = malloc(n), *out = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        text[i] = (uint8_t)("name map "[i % 9] + (i / 4096) % 3);
+    uLongf zn = compressBound(n);
+    uint8_t *z = malloc(zn);
+    assert_int_equal(compress(z, &zn, text, n), Z_OK);
+    static const struct {
+        uint64_t in_cut, want;
+        enum s3_err e;
+        const char *needle;
+    } cases[] = {
+        {0, 1000000, S3_OK, ""},
+        {0, 999999, S3_ERR_FORMAT, "expands past the declared 999999"},
+        {0, 1000001, S3_ERR_FORMAT, "ends after 1000000 of the declared 1000001"},
+        {100, 1000000, S3_ERR_FORMAT, "input ends early"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t in_len = zn - cases[i].in_cut;
+        struct pieces pc = {z, in_len, 0, out, 0, n + 1};
+        char err[200] = "", err1[200] = "";
+        size_t held = 0;
+        enum s3_err e = dbpf_expand_stream(DBPF_COMP_ZLIB, pieces_in, &pc, in_len, pieces_out, &pc, cases[i].want,
+                                           &held, err, sizeof err);
+        if (e != cases[i].e || !strstr(err, cases[i].needle))
+            fail_msg("case %zu: %d '%s'", i, e, err);
+        if (cases[i].e == S3_ERR_FORMAT) /* dbpf_expand refuses the same */
+            assert_int_equal(dbpf_expand(DBPF_COMP_ZLIB, z, in_len, out, cases[i].want, err1, sizeof err1), e);
+        assert_true(held > 2 * DBPF_STREAM_PIECE && held <= DBPF_STREAM_HELD);
+        assert_true(pc.reads >= in_len / DBPF_STREAM_PIECE);
+        if (e == S3_OK) {
+            assert_int_equal(pc.got, n);
+            assert_memory_equal(out, text, n);
+        }
+    }
+    struct pieces pc = {text, n, 0, out, 0, n};
+    size_t held;
+    char err[200];
+    assert_int_equal(dbpf_expand_stream(DBPF_COMP_STORED, pieces_in, &pc, n, pieces_out, &pc, n, &held, err,
+                                        sizeof err), S3_OK);
+    assert_memory_equal(out, text, n);
+    assert_true(held <= DBPF_STREAM_HELD);
+    assert_int_equal(dbpf_expand_stream(DBPF_COMP_STORED, pieces_in, &pc, n, pieces_out, &pc, n - 1, &held, err,
+                                        sizeof err), S3_ERR_FORMAT);
+    assert_int_equal(dbpf_expand_stream(0x1234, pieces_in, &pc, n, pieces_out, &pc, n, &held, err, sizeof err),
+                     S3_ERR_UNSUPPORTED);
+    free(z);
+    free(text);
+    free(out);
 }
 
 /* ---- DBPF header and index ---- */
@@ -559,6 +770,57 @@ static void test_package_repeated_names_linear(void **state)
     free(file);
 }
 
+/* The name map is read in pieces as it is decoded, never held whole (issue 32): naming 50
+ * entries from a map of 60,000 names of 100 bytes (6.5 MB expanded), zlib, RefPack or
+ * stored, expands nothing through the cache (no item made, nothing held) and holds at most
+ * the decoder's pieces plus the one name kept (counted: dbpf_view_names_held_peak); the
+ * entries get the first name, and the map's own data.bin still reads whole. */
+static void test_package_name_map_streamed(void **state)
+{
+    (void)state;
+    static const enum fxp_comp comps[] = {FXP_ZLIB, FXP_REFPACK, FXP_STORED};
+    char first[101];
+    memset(first, '.', 100);
+    first[100] = 0;
+    memcpy(first, FXP_REPEATED_FIRST, strlen(FXP_REPEATED_FIRST));
+    const uint64_t map_bytes = 8 + 60000ull * (12 + 100);
+    for (size_t c = 0; c < sizeof comps / sizeof comps[0]; c++) {
+        size_t size;
+        uint8_t *file = fxp_build_repeated_names_as(50, 60000, comps[c], &size);
+        assert_non_null(file);
+        struct s3fs_opts o = {.cache_bytes = 1u << 20}; /* the map is 6.5 times that */
+        struct s3fs *fs = open_mem(file, size, &o, NULL);
+        uint32_t res;
+        assert_int_equal(tree_resolve(fs->tree, "/resources", &res), 0);
+        assert_int_equal(tree_populate(fs->tree, res), 0);
+        struct cache_stats st;
+        cache_stats(&fs->cache, &st);
+        assert_int_equal(st.produced, 0);
+        assert_int_equal(st.peak, 0);
+        uint64_t held = dbpf_view_names_held_peak(fs);
+        if (held == 0 || held > DBPF_STREAM_HELD + 101)
+            fail_msg("codec %d: %llu bytes held while naming (the map is %llu)", (int)comps[c],
+                     (unsigned long long)held, (unsigned long long)map_bytes);
+        struct fxp_res r = {0x12345678, 49, FXP_REPEATED_INSTANCE, NULL, 4, FXP_STORED};
+        char name[300], path[400];
+        fxp_expected_name(name, sizeof name, 4, &r, first, 0);
+        snprintf(path, sizeof path, "/resources/%s/data.bin", name);
+        assert_true(path_exists(fs, path));
+        expect_has(fs, "/info", "names: 60000 from 1 name maps\n");
+        struct fxp_res m = {0x0166038C, 0, 0x0000000100000100ull, NULL, 0, comps[c]};
+        fxp_expected_name(name, sizeof name, 4, &m, NULL, 0);
+        snprintf(path, sizeof path, "/resources/%s/data.bin", name);
+        size_t got;
+        uint8_t *bytes = read_path(fs, path, &got);
+        assert_non_null(bytes);
+        assert_int_equal(got, map_bytes);
+        assert_memory_equal(bytes + 8 + 12, FXP_REPEATED_FIRST, strlen(FXP_REPEATED_FIRST));
+        free(bytes);
+        s3fs_close(fs);
+        free(file);
+    }
+}
+
 /* The names of the resources cannot be made (out of memory at the k-th copy, for every
  * k): listing /resources or a /by-type directory fails with ENOMEM and /info says why,
  * never a crash or a nameless entry; armed past the last copy, all is as usual. */
@@ -801,6 +1063,9 @@ int main(void)
         cmocka_unit_test(test_refpack_far_fields),
         cmocka_unit_test(test_refpack_round_trips),
         cmocka_unit_test(test_refpack_broken),
+        cmocka_unit_test(test_refpack_in_pieces),
+        cmocka_unit_test(test_namemap_in_pieces),
+        cmocka_unit_test(test_expand_in_pieces),
         cmocka_unit_test(test_dbpf_versions),
         cmocka_unit_test(test_dbpf_index),
         cmocka_unit_test(test_dbpf_index_short),
@@ -809,6 +1074,7 @@ int main(void)
         cmocka_unit_test(test_package_broken_resources),
         cmocka_unit_test(test_package_names_out_of_memory),
         cmocka_unit_test(test_package_repeated_names_linear),
+        cmocka_unit_test(test_package_name_map_streamed),
         cmocka_unit_test(test_package_rig_not_a_rig),
         cmocka_unit_test(test_package_codec_sniffed),
         cmocka_unit_test(test_codec_choice_and_zlib),

@@ -1,6 +1,8 @@
 #include "parse/codec/refpack.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool refpack_sniff(const uint8_t *p, size_t len)
@@ -126,4 +128,131 @@ enum s3_err refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t ou
     if (pos != out_len)
         return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack stream ends after %zu of %zu bytes", pos, out_len);
     return S3_OK;
+}
+
+/* ---- the same, in pieces ---- */
+
+/* A stream's state: unread input buf[lo, hi) (the stored bytes before `next` read), and
+ * the output's last REFPACK_WINDOW bytes, of which [flushed, pos) are not handed on. */
+struct rp_stream {
+    stream_in_fn *in;
+    void *ictx;
+    uint64_t in_len, next;
+    uint8_t *buf;
+    size_t lo, hi;
+    stream_out_fn *out;
+    void *octx;
+    uint8_t *win;
+    uint64_t pos, flushed;
+};
+
+#define RP_BUF (REFPACK_STREAM_PIECE + 64)
+
+/* At least k unread input bytes when the stored bytes have them (fewer at their end):
+ * the count unread, or -1 when reading fails. */
+static ptrdiff_t rp_fill(struct rp_stream *s, size_t k)
+{
+    if (s->hi - s->lo >= k || s->next == s->in_len)
+        return (ptrdiff_t)(s->hi - s->lo);
+    memmove(s->buf, s->buf + s->lo, s->hi - s->lo);
+    s->hi -= s->lo;
+    s->lo = 0;
+    uint64_t want = RP_BUF - s->hi;
+    if (want > s->in_len - s->next)
+        want = s->in_len - s->next;
+    if (s->in(s->ictx, s->next, s->buf + s->hi, (size_t)want))
+        return -1;
+    s->hi += (size_t)want;
+    s->next += want;
+    return (ptrdiff_t)(s->hi - s->lo);
+}
+
+/* Where the next unread input byte lies in the stored bytes. */
+static uint64_t rp_at(const struct rp_stream *s)
+{
+    return s->next - (s->hi - s->lo);
+}
+
+/* Hands on whole pieces (all that is left when `all`): false when out stopped. Pieces
+ * start at multiples of the piece size, which divides the window: none wraps. */
+static bool rp_flush(struct rp_stream *s, bool all)
+{
+    while (s->pos - s->flushed >= REFPACK_STREAM_PIECE || (all && s->pos > s->flushed)) {
+        uint64_t n = s->pos - s->flushed < REFPACK_STREAM_PIECE ? s->pos - s->flushed : REFPACK_STREAM_PIECE;
+        if (!s->out(s->octx, s->win + (s->flushed & (REFPACK_WINDOW - 1)), (size_t)n))
+            return false;
+        s->flushed += n;
+    }
+    return true;
+}
+
+static enum s3_err rp_run(struct rp_stream *s, uint64_t out_len, char *err, size_t errlen)
+{
+    const uint64_t mask = REFPACK_WINDOW - 1;
+    ptrdiff_t avail = rp_fill(s, 10);
+    if (avail < 0)
+        return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
+    struct refpack_header h;
+    enum s3_err e = refpack_parse_header(s->buf + s->lo, (size_t)avail, &h, err, errlen);
+    if (e != S3_OK)
+        return e;
+    if (h.expanded_size != out_len)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack header declares %u bytes, %llu expected", h.expanded_size,
+                       (unsigned long long)out_len);
+    s->lo += h.length;
+    while (s->pos < out_len) {
+        uint64_t at = rp_at(s);
+        if ((avail = rp_fill(s, 4)) < 0)
+            return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
+        if (avail == 0)
+            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack input ends at %llu with %llu of %llu bytes out",
+                           (unsigned long long)at, (unsigned long long)s->pos, (unsigned long long)out_len);
+        struct op o;
+        if (!read_op(s->buf + s->lo, (size_t)avail, &o))
+            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %llu is cut short by the end of the input",
+                           (unsigned long long)at);
+        s->lo += o.bytes;
+        uint64_t left = s->in_len - rp_at(s);
+        if (o.lit > left)
+            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %llu: %zu literals, the input has %llu left",
+                           (unsigned long long)at, o.lit, (unsigned long long)left);
+        if (o.lit + o.copy > out_len - s->pos)
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "RefPack opcode at %llu writes past the declared size (%llu + %zu > %llu)",
+                           (unsigned long long)at, (unsigned long long)s->pos, o.lit + o.copy,
+                           (unsigned long long)out_len);
+        for (size_t k = 0; k < o.lit;) { /* literals may run past the input read so far */
+            if ((avail = rp_fill(s, o.lit - k)) <= 0)
+                return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
+            for (; k < o.lit && s->lo < s->hi; k++)
+                s->win[s->pos++ & mask] = s->buf[s->lo++];
+        }
+        if (o.end)
+            break;
+        if (o.dist > s->pos)
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "RefPack opcode at %llu copies from %zu bytes back, only %llu are out",
+                           (unsigned long long)at, o.dist, (unsigned long long)s->pos);
+        for (size_t k = 0; k < o.copy; k++, s->pos++) /* byte by byte: a short distance repeats */
+            s->win[s->pos & mask] = s->win[(s->pos - o.dist) & mask];
+        if (!rp_flush(s, false))
+            return s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
+    }
+    if (s->pos != out_len)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack stream ends after %llu of %llu bytes",
+                       (unsigned long long)s->pos, (unsigned long long)out_len);
+    return rp_flush(s, true) ? S3_OK : s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
+}
+
+enum s3_err refpack_expand_stream(stream_in_fn *in, void *ictx, uint64_t in_len, stream_out_fn *out, void *octx,
+                                  uint64_t out_len, char *err, size_t errlen)
+{
+    struct rp_stream s = {.in = in, .ictx = ictx, .in_len = in_len, .out = out, .octx = octx};
+    s.buf = malloc(RP_BUF);
+    s.win = malloc(REFPACK_WINDOW);
+    enum s3_err e = s.buf && s.win ? rp_run(&s, out_len, err, errlen)
+                                   : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the RefPack window");
+    free(s.buf);
+    free(s.win);
+    return e;
 }

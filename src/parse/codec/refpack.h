@@ -1,5 +1,8 @@
 /* RefPack (QFS), the LZ77 codec of Sims 3 packages ("internal compression"). Written
- * from docs/formats/dbpf.md alone. Pure: buffers in, buffer out. */
+ * from docs/formats/dbpf.md alone.
+ * - refpack_expand: pure, buffers in, buffer out, no allocation.
+ * - refpack_expand_stream: input pulled and output pushed in pieces through callbacks,
+ *   holding at most REFPACK_STREAM_HELD bytes whatever the sizes. */
 #ifndef S3_REFPACK_H
 #define S3_REFPACK_H
 
@@ -27,5 +30,22 @@ enum s3_err refpack_parse_header(const uint8_t *p, size_t len, struct refpack_he
  * input read past `len`. S3_OK, or with err (what, and at which input offset):
  * S3_ERR_RANGE when the input ends early, S3_ERR_FORMAT for any other broken stream. */
 enum s3_err refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t out_len, char *err, size_t errlen);
+
+/* Streams: stored bytes pulled in pieces, expanded bytes pushed in pieces. */
+/* Reads len stored bytes at off (off + len is within the stored size): 0, or -1. */
+typedef int stream_in_fn(void *ctx, uint64_t off, uint8_t *buf, size_t len);
+/* Takes the next n expanded bytes: true to go on, false to stop the decoding. */
+typedef bool stream_out_fn(void *ctx, const uint8_t *p, size_t n);
+
+#define REFPACK_STREAM_PIECE (64u << 10) /* input read, and output handed on, at a time */
+#define REFPACK_WINDOW (1u << 18)        /* past output kept: twice the longest distance */
+#define REFPACK_STREAM_HELD (REFPACK_WINDOW + REFPACK_STREAM_PIECE + 64)
+/* refpack_expand over in_len stored bytes read through in, handing exactly out_len
+ * expanded bytes to out in pieces of at most REFPACK_STREAM_PIECE (the same checks and
+ * messages). Allocates its window and input buffer (REFPACK_STREAM_HELD bytes, once).
+ * S3_OK, or as refpack_expand; S3_ERR_IO when in fails, S3_ERR_NOMEM, and S3_ERR_LIMIT
+ * when out stopped it (err: "stopped"). */
+enum s3_err refpack_expand_stream(stream_in_fn *in, void *ictx, uint64_t in_len, stream_out_fn *out, void *octx,
+                                  uint64_t out_len, char *err, size_t errlen);
 
 #endif

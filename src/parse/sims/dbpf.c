@@ -233,28 +233,99 @@ const char *dbpf_compression_name(uint16_t c)
     }
 }
 
-enum s3_err dbpf_parse_namemap(const uint8_t *p, size_t len,
-                               void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
-                               char *err, size_t errlen)
+/* ---- name maps, read in pieces ---- */
+
+void dbpf_namemap_begin(struct dbpf_namemap_reader *r, dbpf_name_fn *add, void *ctx, char *err, size_t errlen)
 {
-    struct cursor c;
-    cur_init(&c, p, len, false);
-    uint32_t version = cur_u32(&c);
-    int32_t count = cur_i32(&c);
-    if (c.err || count < 0)
-        return s3_fail(c.err ? S3_ERR_RANGE : S3_ERR_FORMAT, err, errlen, "name map: header unreadable (%zu bytes)",
-                       len);
-    if (version != 1)
-        snprintf(err, errlen, "name map version %u", version); /* read on: the layout is the same */
-    for (int32_t i = 0; i < count; i++) {
-        uint64_t instance = cur_u64(&c);
-        int32_t n = cur_i32(&c);
-        if (c.err || n < 0 || (size_t)n > cur_left(&c))
-            return s3_fail(S3_ERR_RANGE, err, errlen, "name map: entry %d of %d is cut short", i, count);
-        add(ctx, instance, (const char *)p + c.pos, (size_t)n);
-        cur_skip(&c, (size_t)n);
+    memset(r, 0, sizeof *r);
+    r->add = add;
+    r->ctx = ctx;
+    r->err = err;
+    r->errlen = errlen;
+    r->need = 8; /* version, count */
+    if (errlen)
+        err[0] = 0;
+}
+
+/* The gathered fixed part is complete: the header, or an entry's instance and length. */
+static bool namemap_fixed_done(struct dbpf_namemap_reader *r)
+{
+    r->have = 0;
+    if (r->need == 8) { /* the header */
+        uint32_t version = ld_u32(r->fixed, false);
+        r->count = (int32_t)ld_u32(r->fixed + 4, false);
+        if (r->count < 0) {
+            r->e = s3_fail(S3_ERR_FORMAT, r->err, r->errlen, "name map: header unreadable (count %d)", r->count);
+            return false;
+        }
+        if (version != 1)
+            snprintf(r->err, r->errlen, "name map version %u", version); /* read on: the layout is the same */
+        r->need = 12;
+        r->done = r->count == 0;
+        return true;
     }
-    return S3_OK;
+    r->instance = ld_u64(r->fixed, false);
+    int32_t n = (int32_t)ld_u32(r->fixed + 8, false);
+    if (n < 0) {
+        r->e = s3_fail(S3_ERR_RANGE, r->err, r->errlen, "name map: entry %d of %d is cut short", r->i, r->count);
+        return false;
+    }
+    r->name_len = (uint32_t)n;
+    r->name_got = 0;
+    r->in_name = true;
+    return true;
+}
+
+/* The current entry's name is complete: given (its first DBPF_NAME_MAX bytes). */
+static void namemap_name_done(struct dbpf_namemap_reader *r)
+{
+    uint32_t kept = r->name_len < DBPF_NAME_MAX ? r->name_len : DBPF_NAME_MAX;
+    r->add(r->ctx, r->instance, r->name, kept);
+    r->in_name = false;
+    r->done = ++r->i == r->count;
+}
+
+bool dbpf_namemap_feed(struct dbpf_namemap_reader *r, const uint8_t *p, size_t n)
+{
+    r->bytes += n;
+    while (n && !r->done && r->e == S3_OK) {
+        if (!r->in_name) {
+            size_t k = r->need - r->have < n ? r->need - r->have : n;
+            memcpy(r->fixed + r->have, p, k);
+            r->have += k, p += k, n -= k;
+            if (r->have == r->need && !namemap_fixed_done(r))
+                return false;
+        } else {
+            uint32_t left = r->name_len - r->name_got;
+            size_t k = left < n ? left : n;
+            if (r->name_got < DBPF_NAME_MAX) {
+                size_t room = DBPF_NAME_MAX - r->name_got;
+                memcpy(r->name + r->name_got, p, k < room ? k : room);
+            }
+            r->name_got += (uint32_t)k, p += k, n -= k;
+        }
+        if (r->in_name && r->name_got == r->name_len)
+            namemap_name_done(r);
+    }
+    return r->e == S3_OK;
+}
+
+enum s3_err dbpf_namemap_end(struct dbpf_namemap_reader *r)
+{
+    if (r->e != S3_OK || r->done)
+        return r->e;
+    if (r->need == 8)
+        return s3_fail(S3_ERR_RANGE, r->err, r->errlen, "name map: header unreadable (%llu bytes)",
+                       (unsigned long long)r->bytes);
+    return s3_fail(S3_ERR_RANGE, r->err, r->errlen, "name map: entry %d of %d is cut short", r->i, r->count);
+}
+
+enum s3_err dbpf_parse_namemap(const uint8_t *p, size_t len, dbpf_name_fn *add, void *ctx, char *err, size_t errlen)
+{
+    struct dbpf_namemap_reader r;
+    dbpf_namemap_begin(&r, add, ctx, err, errlen);
+    dbpf_namemap_feed(&r, p, len);
+    return dbpf_namemap_end(&r);
 }
 
 size_t dbpf_resource_name(char *out, size_t size, bool sims4, const struct dbpf_entry *e, const char *name)

@@ -91,12 +91,33 @@ bool dbpf_type_names(uint32_t type, bool sims4, const char **tag, const char **e
 const char *dbpf_compression_name(uint16_t c);
 
 /* A name map resource's expanded bytes: u32 version, i32 count, count x {u64 instance,
- * i32 length, name}. Calls add for each name. S3_OK (err may still hold a warning: an
- * unknown version), or S3_ERR_RANGE / S3_ERR_FORMAT with err (names before the break
- * have been given). */
-enum s3_err dbpf_parse_namemap(const uint8_t *p, size_t len,
-                               void (*add)(void *ctx, uint64_t instance, const char *name, size_t len), void *ctx,
-                               char *err, size_t errlen);
+ * i32 length, name}. Calls add for each name (its first DBPF_NAME_MAX bytes). S3_OK (err
+ * may still hold a warning: an unknown version), or S3_ERR_RANGE / S3_ERR_FORMAT with err
+ * (names before the break have been given). */
+#define DBPF_NAME_MAX 256
+typedef void dbpf_name_fn(void *ctx, uint64_t instance, const char *name, size_t len);
+enum s3_err dbpf_parse_namemap(const uint8_t *p, size_t len, dbpf_name_fn *add, void *ctx, char *err,
+                               size_t errlen);
+/* The same over bytes handed in pieces of any size (a map never held whole): begin, feed
+ * each piece in order (false once the map is broken: stop), then end for the result.
+ * Holds sizeof(struct dbpf_namemap_reader) bytes, whatever the map's size. */
+struct dbpf_namemap_reader {
+    dbpf_name_fn *add;
+    void *ctx;
+    char *err;
+    size_t errlen;
+    enum s3_err e;
+    uint8_t fixed[12]; /* the header, or an entry's instance and length, being gathered */
+    size_t have, need;
+    bool in_name, done;
+    int32_t count, i;
+    uint64_t instance, bytes;
+    uint32_t name_len, name_got;
+    char name[DBPF_NAME_MAX];
+};
+void dbpf_namemap_begin(struct dbpf_namemap_reader *r, dbpf_name_fn *add, void *ctx, char *err, size_t errlen);
+bool dbpf_namemap_feed(struct dbpf_namemap_reader *r, const uint8_t *p, size_t n);
+enum s3_err dbpf_namemap_end(struct dbpf_namemap_reader *r);
 
 /* The community's file name: S3_|S4_ TYPE_GROUP_INSTANCE [_name] %%+TAG.ext (name
  * bytes that cannot be in a file name become '_'). Returns the length written. */

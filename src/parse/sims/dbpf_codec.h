@@ -1,7 +1,9 @@
 /* How a package entry's stored bytes are decoded: the codec chosen from the compression
  * word and the bytes themselves, and the decoding into a buffer of the declared size.
- * - Pure: buffers in, buffer out; no allocation.
+ * - Pure: buffers in, buffer out; dbpf_expand allocates nothing but zlib's state.
  * - dbpf_expand's out holds want + 1 bytes (one spare: a stream that goes on is caught).
+ * - dbpf_expand_stream pulls stored bytes and pushes expanded ones in pieces, holding at
+ *   most DBPF_STREAM_HELD bytes, whatever the sizes (for bytes not kept whole).
  * - Errors: enum s3_err with one line in err (what, and where in the stream). */
 #ifndef S3_DBPF_CODEC_H
 #define S3_DBPF_CODEC_H
@@ -10,6 +12,7 @@
 #include <stdint.h>
 
 #include "parse/base/err.h"
+#include "parse/codec/refpack.h"
 #include "parse/sims/dbpf.h"
 
 /* The codec (a DBPF_COMP_ value) to decode e with, from its first n bytes (n <= 2 is
@@ -23,5 +26,15 @@ int dbpf_codec_choose(const struct dbpf_entry *e, const uint8_t *head, size_t n,
  * S3_ERR_UNSUPPORTED (another codec). */
 enum s3_err dbpf_expand(uint16_t codec, const uint8_t *in, size_t n, uint8_t *out, size_t want, char *err,
                         size_t errlen);
+
+/* dbpf_expand over n stored bytes read through in, handing exactly want expanded bytes
+ * to out in pieces of at most DBPF_STREAM_PIECE (the same checks; stored bytes are
+ * handed on as read). *held: the most bytes it held at once (its buffers and zlib's
+ * state, counted as allocated), at most DBPF_STREAM_HELD. S3_OK, or as dbpf_expand, and
+ * S3_ERR_IO (in failed), S3_ERR_LIMIT (out stopped it). */
+#define DBPF_STREAM_PIECE (64u << 10)
+#define DBPF_STREAM_HELD (REFPACK_STREAM_HELD > 3 * DBPF_STREAM_PIECE ? REFPACK_STREAM_HELD : 3 * DBPF_STREAM_PIECE)
+enum s3_err dbpf_expand_stream(uint16_t codec, stream_in_fn *in, void *ictx, uint64_t n, stream_out_fn *out,
+                               void *octx, uint64_t want, size_t *held, char *err, size_t errlen);
 
 #endif

@@ -46,6 +46,8 @@ struct pkg_view {
     uint64_t nnames;        /* names read from the name maps (kept: only those naming an entry) */
     uint32_t namemaps;
     uint64_t name_compares; /* instances compared while naming (dbpf_view_name_compares) */
+    uint64_t names_kept;      /* bytes of the names kept so far */
+    uint64_t names_held_peak; /* the most held while naming (dbpf_view_names_held_peak) */
     bool names_loaded;
     int names_rc; /* load_names: 0, or -ENOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
@@ -314,43 +316,62 @@ static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
     s->name = strndup(name, len < 100 ? len : 100);
     if (!s->name)
         v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
+    else
+        v->names_kept += strlen(s->name) + 1;
 }
 
-/* Reads name map entry i (its cached expansion when it is compressed, else its stored
- * bytes) into x. */
+/* A name map's stored bytes, read from the package's source piece by piece. */
+struct map_input {
+    struct source *file;
+    uint64_t offset;
+};
+
+static int read_stored(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+{
+    const struct map_input *in = ctx;
+    return source_pread_checked(in->file, in->offset + off, buf, len) ? -1 : 0;
+}
+
+static bool feed_names(void *ctx, const uint8_t *p, size_t n)
+{
+    return dbpf_namemap_feed(ctx, p, n);
+}
+
+/* Reads name map entry i into x, decoded piece by piece as it is parsed: the map is never
+ * held whole (its expansion may be hundreds of times the package), only the decoder's
+ * pieces (DBPF_STREAM_HELD) and the names kept. A map that cannot be decoded is said in
+ * /info (its data.error says it too); the names before a break are kept, as for a map
+ * whose entries break. */
 static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
 {
     struct s3fs *fs = v->fs;
-    struct pkg_res *r = resource(v, i);
-    if (!r || !r->ok) {
-        if (!r)
-            v->names_rc = -ENOMEM; /* names left out would name resources wrongly */
-        resource_done(r);
-        return;
-    }
-    char err[200] = "";
-    size_t size = r->src.size;
-    uint8_t *copy = NULL;
-    const uint8_t *b;
-    if (r->codec == DBPF_COMP_STORED) { /* a slice of the file: its own bytes, once */
-        copy = alloc_array(size, 1);
-        if (!copy)
-            v->names_rc = -ENOMEM;
-        b = copy && source_pread(&r->src, 0, copy, size) == 0 ? copy : NULL;
-    } else {
-        b = cache_pin(&fs->cache, &r->c, &size, err, sizeof err);
-    }
-    if (b) {
+    const struct dbpf_entry *e = &v->d.e[i];
+    uint8_t head[2] = {0};
+    size_t hn = e->stored_size < 2 ? e->stored_size : 2;
+    char note[200], err[200];
+    if (source_pread_checked(&fs->src, e->offset, head, hn))
+        return; /* data.error says so when it is listed */
+    int codec = dbpf_codec_choose(e, head, hn, note, sizeof note); /* the note: when it is listed */
+    if (codec < 0 || (codec != DBPF_COMP_STORED && e->mem_size > fs->opts.max_unpacked))
+        return; /* data.error says why */
+    struct map_input in = {&fs->src, e->offset};
+    struct dbpf_namemap_reader r;
+    dbpf_namemap_begin(&r, add_name, x, err, sizeof err);
+    size_t held = 0;
+    char why[200] = "";
+    enum s3_err de = dbpf_expand_stream((uint16_t)codec, read_stored, &in, e->stored_size, feed_names, &r,
+                                        e->mem_size, &held, why, sizeof why);
+    if (held + v->names_kept > v->names_held_peak)
+        v->names_held_peak = held + v->names_kept;
+    if (de == S3_ERR_NOMEM)
+        v->names_rc = -ENOMEM; /* names left out would name resources wrongly */
+    if (de == S3_OK || de == S3_ERR_LIMIT) { /* decoded whole, or stopped by a broken entry */
         v->namemaps++;
-        if (dbpf_parse_namemap(b, size, add_name, x, err, sizeof err) || err[0])
+        if (dbpf_namemap_end(&r) != S3_OK || err[0])
             diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
-        if (!copy)
-            cache_unpin(&fs->cache, &r->c);
-    } else if (err[0]) {
-        diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
+    } else {
+        diag_add(&fs->diag, "%s: names read up to a broken stream: %s", v->dirname[i], why);
     }
-    free(copy);
-    resource_done(r);
 }
 
 /* Reads every name map, then names every entry: 0, or -ENOMEM (then, and at every later
@@ -789,6 +810,12 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
     *count = v->d.count;
     *bytes = v->mem_total;
     return true;
+}
+
+uint64_t dbpf_view_names_held_peak(struct s3fs *fs)
+{
+    struct pkg_view *v = fs->det.format == FMT_DBPF ? tree_dir_ctx(fs->tree, fs->root, populate_pkg_root) : NULL;
+    return v ? v->names_held_peak : 0;
 }
 
 uint64_t dbpf_view_name_compares(struct s3fs *fs)

@@ -19,6 +19,10 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes);
  * tests: linear in entries plus names, whatever the maps repeat); 0 when fs is not a
  * package. */
 uint64_t dbpf_view_name_compares(struct s3fs *fs);
+/* The most bytes held at once while naming the resources (counted, for tests): the
+ * decoder's pieces while a name map is read (never the map whole) plus the names kept,
+ * one per instance an entry has; 0 when fs is not a package. */
+uint64_t dbpf_view_names_held_peak(struct s3fs *fs);
 /* The directory name index entry `entry` has under the package's resources/ (read from
  * its name maps on the first call), the same whether or not resources/ was listed; NULL
  * when fs is not a package, entry is past the index, or the names could not be made (out
