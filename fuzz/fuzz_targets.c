@@ -184,6 +184,35 @@ __attribute__((unused)) static void t1_model_exports(struct t1_section *s, uint8
     t1_object_free(&o);
 }
 
+#if FUZZ_TARGET == 10
+/* refpack_expand_stream's sides over the fuzz input. */
+struct rp_fuzz_pieces {
+    const uint8_t *in;
+    size_t in_len;
+    uint8_t *out;
+    size_t got, cap;
+};
+
+static int rp_fuzz_in(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+{
+    const struct rp_fuzz_pieces *p = ctx;
+    if (off > p->in_len || len > p->in_len - off)
+        abort();
+    memcpy(buf, p->in + off, len);
+    return 0;
+}
+
+static bool rp_fuzz_out(void *ctx, const uint8_t *b, size_t n)
+{
+    struct rp_fuzz_pieces *p = ctx;
+    if (n > p->cap - p->got)
+        abort();
+    memcpy(p->out + p->got, b, n);
+    p->got += n;
+    return true;
+}
+#endif
+
 #ifdef FUZZ_FORMAT
 /* What some formats' targets do besides the walk: their parsers on their own. */
 static void format_extra(const uint8_t *data, size_t size)
@@ -336,9 +365,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[200];
     if (refpack_parse_header(data, size, &h, err, sizeof err) == 0 && h.expanded_size <= (1u << 22)) {
         uint8_t *out = malloc(h.expanded_size ? h.expanded_size : 1);
-        if (out)
-            refpack_expand(data, size, out, h.expanded_size, err, sizeof err);
+        struct rp_fuzz_pieces pc = {data, size, malloc(h.expanded_size ? h.expanded_size : 1), 0, h.expanded_size};
+        if (out && pc.out) { /* whole and in pieces: the same result and bytes */
+            enum s3_err a = refpack_expand(data, size, out, h.expanded_size, err, sizeof err);
+            enum s3_err b = refpack_expand_stream(rp_fuzz_in, &pc, size, rp_fuzz_out, &pc, h.expanded_size, err,
+                                                  sizeof err);
+            if (a != b || (a == S3_OK && (pc.got != h.expanded_size || memcmp(out, pc.out, pc.got) != 0)))
+                abort();
+        }
         free(out);
+        free(pc.out);
     }
 #elif FUZZ_TARGET == 13 /* folder: the input as a small Mods folder, opened and walked whole */
     folder_walk(data, size);
