@@ -1927,6 +1927,54 @@ static void test_t1_stream_rendered_on_read(void **state)
     free(w);
 }
 
+/* Every node of the fixture stored plain. */
+static void store_plain(struct fxt *n)
+{
+    n->compress = 0;
+    for (uint32_t i = 0; i < n->n; i++)
+        store_plain(n->child[i]);
+}
+
+/* The tree's texts after a walk that reads every file. */
+static uint64_t text_after_walk(struct fxt *root, const char *what, struct snap *snap)
+{
+    size_t size;
+    uint8_t *file = fxt_write(root, false, 0, 0, &size);
+    struct s3fs *fs = open_mem(file, size, NULL, what);
+    assert_true(walk_all(fs, 1000000) > 0);
+    uint64_t held = tree_text_bytes(fs->tree);
+    uint32_t models;
+    assert_int_equal(tree_resolve(fs->tree, "/models", &models), 0);
+    snap_tree(snap, fs->tree, models);
+    s3fs_close(fs);
+    free(file);
+    return held;
+}
+
+/* Files of /models made from nodes inside RNC-compressed nodes (Turok 2's array
+ * leaves, indices.bin and info.bin; Turok 1's pstream.bin, section.bin and bounds.bin) are
+ * slices of the expanded node through the cache (issue 32), never copies kept in the
+ * tree: after a walk reading every file, the tree keeps exactly as many bytes of text as
+ * for the same file stored plain, and /models reads the same. */
+static void test_models_in_compressed_nodes_are_slices(void **state)
+{
+    (void)state;
+    for (int turok = 1; turok <= 2; turok++) {
+        struct fxt *root = turok == 1 ? fxt_t1_sample(false) : fxt_sample(11, 3, true, false);
+        struct snap packed = {0}, plain = {0};
+        uint64_t a = text_after_walk(root, "compressed nodes", &packed);
+        store_plain(root);
+        uint64_t b = text_after_walk(root, "the same stored plain", &plain);
+        if (a != b)
+            fail_msg("Turok %d: the tree keeps %llu bytes of text with compressed nodes, %llu without", turok,
+                     (unsigned long long)a, (unsigned long long)b);
+        snap_assert_same_content(&packed, &plain);
+        snap_free(&packed);
+        snap_free(&plain);
+        fxt_free(root);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1937,6 +1985,7 @@ int main(void)
         cmocka_unit_test(test_t1_vertices_rendered_on_read),
         cmocka_unit_test(test_t2fs_rows_rendered_on_read),
         cmocka_unit_test(test_t1_stream_rendered_on_read),
+        cmocka_unit_test(test_models_in_compressed_nodes_are_slices),
         cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),
         cmocka_unit_test(test_walk_t2fs),          cmocka_unit_test(test_seed_paths),
         cmocka_unit_test(test_t2fs_broken),        cmocka_unit_test(test_t2fs_broken_rnc),

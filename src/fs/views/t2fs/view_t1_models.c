@@ -281,7 +281,7 @@ void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t d
     struct t1_arrays a;
     t1_arrays_read(v, sec, &a);
     if (a.ps_ok)
-        t2fs_node_add_file(v, &a.psn, dir, "pstream.bin", a.ps.bytes, 8, (uint64_t)a.ps.count * 2, "u16[]");
+        t2fs_node_add_file(v, &a.psn, dir, "pstream.bin", 8, (uint64_t)a.ps.count * 2, "u16[]");
     if (!a.vs_ok)
         add_error(t, dir, "vertices", a.vs_err);
     struct t1_section s;
@@ -342,7 +342,7 @@ static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uin
         size_t len;
         char err[400];
         if (t2fs_node_bytes(d->v, &n, &b, &len, err, sizeof err) == 0) {
-            t2fs_node_add_file(d->v, &n, dir, "section.bin", b, 0, len, "t2fs.raw");
+            t2fs_node_add_file(d->v, &n, dir, "section.bin", 0, len, "t2fs.raw");
             free(b);
         } else {
             add_error(t, dir, "section", err);
@@ -452,7 +452,7 @@ static void add_bounds(struct t2_view *v, const struct t2fs_node *obj, uint32_t 
         add_error(t, dir, "bounds", err);
         return;
     }
-    t2fs_node_add_file(v, &n, dir, "bounds.bin", b, 0, len, "t2fs.raw");
+    t2fs_node_add_file(v, &n, dir, "bounds.bin", 0, len, "t2fs.raw");
     if (len < 24) {
         snprintf(err, sizeof err, "the bounds struct has %zu bytes, fewer than 2 x 3 f32", len);
         add_error(t, dir, "bounds", err);

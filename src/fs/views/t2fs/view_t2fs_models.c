@@ -50,7 +50,7 @@ static void add_array_data(struct t2_view *v, uint32_t dir, const char *name, co
     }
     snprintf(fname, sizeof fname, "%s.bin", name);
     snprintf(type, sizeof type, "t2fs.array[%" PRIu32 "]x%" PRIu32, a.esize, a.count);
-    t2fs_node_add_file(v, n, dir, fname, a.bytes, 8, (uint64_t)a.esize * a.count, type);
+    t2fs_node_add_file(v, n, dir, fname, 8, (uint64_t)a.esize * a.count, type);
     free(a.bytes);
 }
 
@@ -67,7 +67,7 @@ static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const str
         return;
     }
     snprintf(fname, sizeof fname, "%s.bin", name);
-    t2fs_node_add_file(v, n, dir, fname, b, 0, max && len > max ? max : len, type);
+    t2fs_node_add_file(v, n, dir, fname, 0, max && len > max ? max : len, type);
     free(b);
 }
 
@@ -384,7 +384,7 @@ static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node
         add_error(t, sdir, "indices", err);
         return;
     }
-    t2fs_node_add_file(v, &idx, sdir, "indices.bin", b, 0, len, "u16[]");
+    t2fs_node_add_file(v, &idx, sdir, "indices.bin", 0, len, "u16[]");
     struct t2_stream st;
     if (t2_decode_stream(b, len, be, cache, &st) == 0)
         add_stream_files(t, sdir, &st);
@@ -541,7 +541,7 @@ static enum s3_err populate_model(struct tree *t, uint32_t dir, void *ctx, uint6
         } else {
             bool unset = len == 8 && memcmp(b, "\0\0\0\0\0\0\0\0", 8) == 0;
             if (!unset)
-                t2fs_node_add_file(v, &n, dir, "info.bin", b, 0, len < 32 ? len : 32, "s_t2fsDataModelInfo");
+                t2fs_node_add_file(v, &n, dir, "info.bin", 0, len < 32 ? len : 32, "s_t2fsDataModelInfo");
             free(b);
         }
     }

@@ -860,18 +860,14 @@ int t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_ar
 }
 
 uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
-                            const uint8_t *bytes, uint64_t off, uint64_t len, const char *type)
+                            uint64_t off, uint64_t len, const char *type)
 {
     struct tree *t = v->fs->tree;
     uint32_t ino;
     if (!n->blob) {
         ino = tree_add_range(t, dir, name, NULL, n->off + off, len);
-    } else {
-        char *copy = alloc_array(len, 1);
-        if (!copy)
-            return 0;
-        memcpy(copy, bytes + off, (size_t)len);
-        ino = tree_add_text(t, dir, name, NULL, copy, (size_t)len);
+    } else { /* a slice of the expanded node (the cache's), never a copy in the tree */
+        ino = tree_add_gen(t, dir, name, NULL, len, blob_read, n->blob, n->off + off);
         uint64_t so, sl;
         t2fs_node_span(n, &so, &sl);
         tree_set_span(t, ino, so, sl);

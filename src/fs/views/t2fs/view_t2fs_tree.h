@@ -93,10 +93,11 @@ void t2fs_node_name(const struct t2fs_node *n, char *buf, size_t len);
 void t2fs_node_root_entry(const struct t2fs_node *n, uint32_t i, char *buf, size_t len);
 /* The node's span in the file: its own bytes, or the compressed node it lies in. */
 void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len);
-/* A file in dir with bytes [off, off+len) of the node (bytes: the node's bytes from
- * t2fs_node_bytes): a range of the mounted file when the node is stored plain, a copy
- * otherwise; its xattrs give the node's span. The new inode, or 0. */
+/* A file in dir with bytes [off, off+len) of the node: a range of the mounted file when the node is stored
+ * plain, else a slice of the expanded compressed node read through the cache (an open
+ * file holds it); never a copy kept in the tree. Its xattrs give the node's span. The new
+ * inode, or 0. */
 uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,
-                            const uint8_t *bytes, uint64_t off, uint64_t len, const char *type);
+                            uint64_t off, uint64_t len, const char *type);
 
 #endif
