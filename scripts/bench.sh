@@ -17,12 +17,13 @@
 #                                                    than it against a large cache, a 4,095-member
 #                                                    type, and peak RSS over 15 sections of 12 MB
 #                                                    under cache_mb=16
-#   scripts/bench.sh bounds                          bounded generated files (issue 32): peak
+#   scripts/bench.sh bounds [KIND...]                bounded generated files (issue 32): peak
 #                                                    daemon RSS over the crafted files (a String
 #                                                    array over one string, a repeated-instance
-#                                                    name map, a large mesh) under cache_mb=16,
-#                                                    4 parallel readers, spin=0 (target:
-#                                                    cache_mb + 64 MB)
+#                                                    name map, a large mesh, 15 BitKnit2 sections
+#                                                    of 12 MB) under cache_mb=16, 4 parallel
+#                                                    readers, spin=0 (target: cache_mb + 64 MB);
+#                                                    KIND: only those fixture kinds
 #   scripts/bench.sh anim [TRACKS [SECONDS [KPS]]]   Granny animations only (defaults: 250 34 30): a
 #                                                    generated animation of TRACKS degree-2 tracks,
 #                                                    KPS knots a second; animation.glb,
@@ -196,17 +197,22 @@ bench_cache() {
 # Bounded generated files (issue 32): the crafted files of tests/regress at full size,
 # each mounted with -o cache_mb=16,spin=0 and walked by 4 parallel readers (find, then cat
 # of every file): a String array over one string (a 65 MB value file from 80 KB), a name map
-# repeating one instance, a Turok 2 mesh of 400,000 vertices (18 MB of vertices.txt). The
-# daemon's peak RSS (VmHWM); target: within cache_mb + 64 MB.
+# repeating one instance, a Turok 2 mesh of 400,000 vertices (18 MB of vertices.txt), and
+# the Granny file of 15 BitKnit2 sections of 12 MB. The daemon's peak RSS (VmHWM); target:
+# within cache_mb + 64 MB. Arguments: only the kinds named (e.g. package-repeated-names).
 bench_bounds() {
     [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
-    ninja -C build-bench >/dev/null
+    ninja -C build-bench mount.s3rig s3rig tests/s3rig-mkfixture >/dev/null # only what it runs
     local work mnt f kind args pid t0 s
     work=$(mktemp -d /tmp/s3rig-bench-XXXXXX)
     mnt=$work/mnt
     mkdir -p "$mnt"
-    for kind in "gr2-repeated-string 4000 16384" "package-repeated-names 20000 400000" "t2fs-big-mesh 400000"; do
+    local only=" $* " all
+    all=("gr2-repeated-string 4000 16384" "package-repeated-names 20000 400000" "t2fs-big-mesh 400000"
+         "gr2-sections 16 12")
+    for kind in "${all[@]}"; do
         set -- $kind
+        [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]] || continue
         f=$work/crafted.$1
         build-bench/tests/s3rig-mkfixture "$1" "$f" "$2" ${3:+"$3"}
         sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
@@ -228,7 +234,8 @@ bench_bounds() {
 if [ "${1:-}" = bounds ]; then
     command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
     echo "crafted files, -o cache_mb=16,spin=0, 4 parallel readers (find, cat of every file):"
-    bench_bounds
+    shift
+    bench_bounds "$@"
     exit 0
 fi
 if [ "${1:-}" = cache ]; then

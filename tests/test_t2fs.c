@@ -1860,17 +1860,35 @@ static void test_t2fs_rows_rendered_on_read(void **state)
     struct fxt *root = fxt_branch(1, fxt_branch(1, model));
     size_t size;
     uint8_t *file = fxt_write(root, false, 0, 0, &size);
-    struct s3fs *fs = open_mem(file, size, NULL, "t2fs model with long rows");
+    /* 1 MiB of cache: each decoded form (15,000 triangles of 36 bytes, plus marks) fits
+     * alone, two do not */
+    struct s3fs_opts o = {.cache_bytes = 1u << 20};
+    struct s3fs *fs = open_mem(file, size, &o, "t2fs model with long rows");
     assert_true(walk_all(fs, 1000000) > 0);
-    uint64_t held = tree_text_bytes(fs->tree);
+    uint64_t held = tree_text_bytes(fs->tree), kept = tree_alloc_bytes(fs->tree);
     if (held >= 64 * 1024)
         fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
+    /* the views' own state: no copy of the rows' forms (15,000 triangles, 12,000 values) */
+    if (kept >= 64 * 1024)
+        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)kept);
     expect_chunks(fs->tree, "/models/0/surfaces/0/0/triangles.txt", tri, strlen(tri));
+    uint64_t derived = view_form_derivations();
     expect_chunks(fs->tree, "/models/0/surfaces/0/0/bones.txt", bones, strlen(bones));
     expect_chunks(fs->tree, "/models/0/surfaces/0/0/commands.txt", cmds, strlen(cmds));
     expect_chunks(fs->tree, "/models/0/bones/0/indices", want_u.p, want_u.len);
     expect_chunks(fs->tree, "/models/0/poses/0/bone_indices", want_pairs.p, want_pairs.len);
+    /* triangles.txt's form was let go meanwhile: read whole again, it is derived again
+     * from the file and reads the same; the cache never held more than its bound */
+    expect_chunks(fs->tree, "/models/0/surfaces/0/0/triangles.txt", tri, strlen(tri));
+    assert_true(view_form_derivations() >= derived + 5);
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    assert_true(st.evicted > 0);
+    if (st.peak > st.limit)
+        fail_msg("the cache held %llu bytes, its bound is %llu", (unsigned long long)st.peak,
+                 (unsigned long long)st.limit);
     assert_int_equal(tree_text_bytes(fs->tree), held); /* reading kept nothing either */
+    assert_int_equal(tree_alloc_bytes(fs->tree), kept);
     s3fs_close(fs);
     free(file);
     fxt_free(root);
@@ -1909,9 +1927,13 @@ static void test_t1_stream_rendered_on_read(void **state)
     uint8_t *file;
     struct s3fs *fs = t1_section_replaced(with, "Turok 1 section with a long stream", &file, &root);
     assert_true(walk_all(fs, 1000000) > 0);
-    uint64_t held = tree_text_bytes(fs->tree);
+    uint64_t held = tree_text_bytes(fs->tree), kept = tree_alloc_bytes(fs->tree);
     if (held >= 64 * 1024)
         fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
+    /* nor a copy of the decoded stream (12,000 triangles and commands): a cache item made
+     * again from the file */
+    if (kept >= 64 * 1024)
+        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)kept);
     const char *dir = "/models/0/nodes/0/parts/0/sections/0";
     char path[128];
     snprintf(path, sizeof path, "%s/triangles.txt", dir);

@@ -168,6 +168,9 @@ void tree_touch(struct tree *t);
  * the arena keeps them): tests check that a walk keeps no text whose size the input
  * chooses (the rule in view.h: such files are rendered on read). */
 uint64_t tree_text_bytes(struct tree *t);
+/* Bytes views took with tree_alloc so far (their state; rolled-back ones too): tests
+ * check that what a view keeps for a listing does not grow with the file's rows. */
+uint64_t tree_alloc_bytes(struct tree *t);
 /* Holds the tree lock (recursive): a generator that reads view state which populate
  * callbacks extend takes it around that read. Never hold it while taking the cache's. */
 void tree_lock(struct tree *t);

@@ -268,6 +268,7 @@ struct tree {
     size_t npending, cappending;
     uint64_t probes;  /* names looked at while adding children (tree_name_probes) */
     uint64_t text_bytes; /* bytes of the texts kept (tree_text_bytes) */
+    uint64_t alloc_bytes; /* bytes handed to views by tree_alloc (tree_alloc_bytes) */
     bool full;        /* max_nodes reached: populate stopped early */
     uint64_t failed_listings; /* populates failed for lack of memory (reported in /info) */
     uint32_t populate_depth;  /* populates running (nested in each other's callbacks) */

@@ -267,12 +267,14 @@ void *tree_alloc(struct tree *t, size_t size)
             free(p);
             p = NULL;
         }
+        t->alloc_bytes += p ? size : 0;
         pthread_mutex_unlock(&t->lock);
         return p;
     }
     pthread_mutex_lock(&t->lock);
     /* 8-aligned: what view contexts hold (pointers, 64-bit numbers) */
     void *p = arena_alloc(&t->strings, size ? size : 1, size >= 16 ? 16 : 8);
+    t->alloc_bytes += p ? size : 0;
     pthread_mutex_unlock(&t->lock);
     if (p)
         memset(p, 0, size);

@@ -83,6 +83,14 @@ uint64_t tree_text_bytes(struct tree *t)
     return n;
 }
 
+uint64_t tree_alloc_bytes(struct tree *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint64_t n = t->alloc_bytes;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
 uint64_t tree_name_probes(struct tree *t)
 {
     pthread_mutex_lock(&t->lock);

@@ -187,6 +187,176 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
     return tree_add_gen(t, dir, name, xtype, size, read, rctx, 0);
 }
 
+/* ---- rows over a derived form (view_add_form_rows) ---- */
+
+#define FORM_ROWS_PER_MARK 64
+
+/* A derived form's item (in the tree's arena): the cache item, what derives it, and the
+ * file it makes. The item's bytes: the form (padded to 8), then one mark per
+ * FORM_ROWS_PER_MARK rows (where that row starts in the file). */
+struct form_item {
+    struct cached c; /* first: the cache hands this pointer back */
+    struct cache *cache;
+    view_form_derive_fn *derive;
+    view_form_row_fn *row;
+    const void *ctx;
+    uint64_t n, size; /* rows, and the file's bytes as measured at listing */
+    size_t len;       /* the form's bytes */
+};
+
+static _Atomic uint64_t form_derivations;
+
+uint64_t view_form_derivations(void)
+{
+    return form_derivations;
+}
+
+static size_t pad8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+static uint64_t form_marks(uint64_t n)
+{
+    return (n + FORM_ROWS_PER_MARK - 1) / FORM_ROWS_PER_MARK;
+}
+
+/* The file's size from the form: every row formatted once (linear); false when a row
+ * cannot be. */
+static bool form_measure(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t n, uint64_t *marks,
+                         uint64_t *size)
+{
+    char scratch[64];
+    uint64_t at = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        if (marks && k % FORM_ROWS_PER_MARK == 0)
+            marks[k / FORM_ROWS_PER_MARK] = at;
+        int w = row(ctx, form, k, scratch);
+        if (w < 0 || w > 63)
+            return false;
+        at += (uint64_t)w + 1;
+    }
+    *size = at;
+    return true;
+}
+
+static int produce_form(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct form_item *it = (struct form_item *)c;
+    uint8_t *form = NULL;
+    size_t len = 0;
+    form_derivations++;
+    if (it->derive(it->ctx, &form, &len, err, errlen))
+        return -1;
+    uint64_t bytes = pad8(it->len) + form_marks(it->n) * 8, measured = 0;
+    uint8_t *b = len == it->len ? realloc(form, bytes ? bytes : 1) : NULL;
+    if (!b) {
+        if (len == it->len)
+            snprintf(err, errlen, "out of memory");
+        else
+            snprintf(err, errlen, "the source gave %zu bytes, %zu when listed (it changed?)", len, it->len);
+        free(form);
+        return -1;
+    }
+    if (!form_measure(it->row, it->ctx, b, it->n, (uint64_t *)(b + pad8(it->len)), &measured) ||
+        measured != it->size) {
+        snprintf(err, errlen, "rows of %llu bytes, %llu when listed (the source changed?)",
+                 (unsigned long long)measured, (unsigned long long)it->size);
+        free(b);
+        return -1;
+    }
+    *data = b;
+    *size = (size_t)bytes;
+    return 0;
+}
+
+/* Bytes [off, off+len) of the rows: from the mark at or before off, each row formatted
+ * until len is filled (at most FORM_ROWS_PER_MARK rows more than asked). */
+static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                  size_t *got_out)
+{
+    (void)t, (void)arg;
+    struct form_item *it = ctx;
+    char err[200];
+    size_t have;
+    *got_out = 0;
+    const uint8_t *b = cache_pin(it->cache, &it->c, &have, err, sizeof err);
+    if (!b)
+        return S3_ERR_IO;
+    const uint64_t *mark = (const uint64_t *)(b + pad8(it->len));
+    uint64_t lo = 0, hi = form_marks(it->n); /* the last mark at or before off */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mark[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    char *out = buf;
+    size_t got = 0;
+    uint64_t at = hi ? mark[lo] : 0;
+    for (uint64_t k = lo * FORM_ROWS_PER_MARK; k < it->n && got < len; k++) {
+        char row[64];
+        int w = it->row(it->ctx, b, k, row);
+        if (w < 0) {
+            cache_unpin(it->cache, &it->c);
+            return S3_ERR_IO;
+        }
+        row[w] = '\n';
+        uint64_t end = at + (uint64_t)w + 1;
+        if (end > off + got) {
+            size_t from = (size_t)(off + got - at), take = (size_t)(end - (off + got));
+            take = take < len - got ? take : len - got;
+            memcpy(out + got, row + from, take);
+            got += take;
+        }
+        at = end;
+    }
+    cache_unpin(it->cache, &it->c);
+    *got_out = got;
+    return S3_OK;
+}
+
+/* What an open file of derived rows holds: the form's item (tree_hold). */
+static struct cached *form_rows_item(void *ctx, uint64_t arg, struct cache **cache)
+{
+    (void)arg;
+    struct form_item *it = ctx;
+    *cache = it->cache;
+    return &it->c;
+}
+
+uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype,
+                            const struct view_form *f, const uint8_t *form, size_t len, uint64_t n)
+{
+    struct tree *t = fs->tree;
+    uint64_t size;
+    if (!form_measure(f->row, f->ctx, form, n, NULL, &size))
+        return 0;
+    if (size <= VIEW_TEXT_MAX) { /* a text: rendered now, from the form it was given */
+        char *text = alloc_array(size, 1);
+        char scratch[64];
+        for (uint64_t k = 0, at = 0; text && k < n; k++) {
+            int w = f->row(f->ctx, form, k, scratch);
+            memcpy(text + at, scratch, (size_t)w);
+            text[at + (uint64_t)w] = '\n';
+            at += (uint64_t)w + 1;
+        }
+        return tree_add_text(t, dir, name, xtype, text, size); /* NULL: the listing fails */
+    }
+    struct form_item *it = tree_alloc(t, sizeof *it);
+    void *ctx = tree_alloc(t, f->ctx_size);
+    if (!it || !ctx)
+        return 0;
+    memcpy(ctx, f->ctx, f->ctx_size);
+    *it = (struct form_item){.cache = &fs->cache, .derive = f->derive, .row = f->row, .ctx = ctx, .n = n,
+                             .size = size, .len = len};
+    it->c.produce = produce_form;
+    it->c.hint = pad8(len) + form_marks(n) * 8;
+    tree_gen_item(form_rows_read, form_rows_item);
+    return tree_add_gen(t, dir, name, xtype, size, form_rows_read, it, 0);
+}
+
 /* A .names file: the indices (copied) and the names they point at. */
 struct bone_names {
     const int32_t *idx;

@@ -179,6 +179,29 @@ enum s3_err view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, vo
 uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, const uint64_t *end,
                        uint64_t n, view_row_fn *row, void *ctx, gen_read_fn read, void *rctx,
                        const uint64_t **kept_end);
+/* Rows past VIEW_TEXT_MAX whose compact form (the values, the decoded stream) is a cache
+ * item made again from the source, never a copy kept in the tree (issue 32): within
+ * cache_mb, held by an open file, derived on the first read and again once the cache let
+ * it go. The view hands the form it has now (for the size, and the text when it fits)
+ * and how to make the same bytes again. */
+/* Makes the form from the source (malloc'd): 0, or -1 with err (the read fails, EIO). */
+typedef int view_form_derive_fn(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen);
+/* Row k's text (no newline, at most 63 bytes) into scratch (64 bytes): its length, or -1. */
+typedef int view_form_row_fn(const void *ctx, const uint8_t *form, uint64_t k, char *scratch);
+struct view_form {
+    view_form_derive_fn *derive;
+    view_form_row_fn *row;
+    const void *ctx; /* copied into the tree (ctx_size bytes): what derive needs, no bytes */
+    size_t ctx_size;
+};
+/* The file of n rows in dir: a text when it fits in VIEW_TEXT_MAX, rendered now from form
+ * (len bytes), else a generator over the derived form (len bytes again, or the read
+ * fails) and marks of every 64th row's start. The new inode, or 0 (no memory: the listing
+ * fails; a row that cannot be formatted: no file). */
+uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, const char *xtype,
+                            const struct view_form *f, const uint8_t *form, size_t len, uint64_t n);
+/* Forms derived so far, process-wide (tests: a read after eviction derives again). */
+uint64_t view_form_derivations(void);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
 /* Where record i of list `list` (the caller's numbering) lies in the source (its span). */

@@ -171,93 +171,83 @@ static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_
 
 /* A section's commands.txt and triangles.txt and a node's index lists: a text up to
  * VIEW_TEXT_MAX, else rendered on read from the decoded commands, the triangles or the
- * index elements, copied into the tree (in proportion to the stream's or the list's
- * bytes), never a text whose size the file chooses. */
+ * index elements, a cache item made again from the file (never a copy in the tree),
+ * never a text whose size the file chooses. */
 enum t1_rows_kind { T1_ROWS_CMD, T1_ROWS_TRI, T1_ROWS_INDEX };
 
-struct t1_rows {
+/* What a rows file is made from again: the section (its stream decoded again) or the
+ * index list's node. */
+struct t1_rows_src {
+    struct t2_view *v;
+    struct t2fs_node node;
     enum t1_rows_kind kind;
-    const void *data; /* struct t1_cmd[], uint32_t[][3], or n esize-byte elements */
-    uint32_t esize;   /* an index element's size: 1, 2 or 4 */
+    uint32_t esize; /* an index element's size: 1, 2 or 4 */
     bool be;
-    const uint64_t *end;
-    uint64_t n;
 };
 
-static int t1_row_format(const struct t1_rows *r, uint64_t k, char *s, size_t cap)
+static int t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *s)
 {
+    const struct t1_rows_src *r = ctx;
     if (r->kind == T1_ROWS_CMD) {
-        const struct t1_cmd *c = (const struct t1_cmd *)r->data + k;
+        const struct t1_cmd *c = (const struct t1_cmd *)form + k;
         if (c->kind == T1_CMD_LOAD)
-            return snprintf(s, cap, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32, c->first,
+            return snprintf(s, 64, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32, c->first,
                             c->first + c->count - 1, c->slot);
-        return snprintf(s, cap, "tri %u %u %u", c->s[0], c->s[1], c->s[2]);
+        return snprintf(s, 64, "tri %u %u %u", c->s[0], c->s[1], c->s[2]);
     }
     if (r->kind == T1_ROWS_TRI) {
-        const uint32_t *x = ((const uint32_t(*)[3])r->data)[k];
-        return snprintf(s, cap, "%" PRIu32 " %" PRIu32 " %" PRIu32, x[0], x[1], x[2]);
+        const uint32_t *x = ((const uint32_t(*)[3])form)[k];
+        return snprintf(s, 64, "%" PRIu32 " %" PRIu32 " %" PRIu32, x[0], x[1], x[2]);
     }
-    const uint8_t *p = (const uint8_t *)r->data + k * r->esize;
+    const uint8_t *p = form + k * r->esize;
     uint32_t x = r->esize == 1 ? p[0] : r->esize == 2 ? ld_u16(p, r->be) : ld_u32(p, r->be);
-    return snprintf(s, cap, "%" PRIu32, x);
+    return snprintf(s, 64, "%" PRIu32, x);
 }
 
-static const char *t1_row(void *ctx, uint64_t k, char *scratch, size_t len)
+/* The form again: the index list's elements, or the section's stream decoded again (its
+ * commands, or its triangles). */
+static int t1_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
-    int w = t1_row_format(ctx, k, scratch, 64);
-    return w >= 0 && (size_t)w == len ? scratch : NULL;
-}
-
-static enum s3_err t1_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                                size_t *got)
-{
-    (void)t, (void)arg;
-    const struct t1_rows *r = ctx;
-    return view_rows_read(r->end, r->n, t1_row, ctx, off, buf, len, got);
-}
-
-/* The rows' file; esize: the size of one of data's n elements. */
-static uint32_t add_t1_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, struct t1_rows r,
-                            size_t esize)
-{
-    uint64_t *end = alloc_array(r.n, sizeof *end);
-    if (!end && r.n) {
-        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+    const struct t1_rows_src *r = ctx;
+    if (r->kind == T1_ROWS_INDEX) {
+        struct t2fs_array a;
+        if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
+            return -1;
+        *len = (size_t)a.count * a.esize;
+        memmove(a.bytes, a.data, *len);
+        *form = a.bytes;
         return 0;
     }
-    r.end = end;
-    struct t1_rows *kept = NULL;
-    char scratch[64];
-    for (uint64_t i = 0, at = 0; i < r.n; i++) {
-        at += (uint64_t)t1_row_format(&r, i, scratch, sizeof scratch) + 1;
-        end[i] = at;
+    struct t1_section sec;
+    if (t1_section_read(r->v, &r->node, &sec, err, errlen))
+        return -1;
+    if (r->kind == T1_ROWS_CMD) {
+        *form = (uint8_t *)sec.st.cmd, *len = sec.st.ncmd * sizeof *sec.st.cmd;
+        sec.st.cmd = NULL;
+    } else {
+        *form = (uint8_t *)sec.st.tri, *len = sec.st.ntri * sizeof *sec.st.tri;
+        sec.st.tri = NULL;
     }
-    uint32_t ino = 0;
-    if (r.n && end[r.n - 1] > VIEW_TEXT_MAX) { /* read later: the rows' source copied into the tree */
-        void *copy = tree_alloc(t, r.n * esize);
-        kept = tree_alloc(t, sizeof *kept);
-        if (!copy || !kept)
-            goto out;
-        memcpy(copy, r.data, r.n * esize);
-        *kept = r;
-        kept->data = copy;
-    }
-    const uint64_t *kept_end;
-    ino = view_add_rows(t, dir, name, xtype, end, r.n, t1_row, &r, t1_rows_read, kept, &kept_end);
-    if (kept)
-        kept->end = kept_end;
-out:
-    free(end);
-    return ino;
+    t1_section_free(&sec);
+    return 0;
 }
 
-static void add_stream_files(struct tree *t, uint32_t dir, const struct t1_section *s)
+/* The rows' file: a text up to VIEW_TEXT_MAX, else rendered on read from the form made
+ * again from the file (view_add_form_rows); esize: the size of one of data's n elements. */
+static uint32_t add_t1_rows(struct t2_view *v, uint32_t dir, const char *name, const char *xtype,
+                            const struct t1_rows_src *src, const void *data, size_t esize, uint64_t n)
+{
+    struct view_form f = {t1_rows_derive, t1_row, src, sizeof *src};
+    return view_add_form_rows(t2fs_view_fs(v), dir, name, xtype, &f, data, (size_t)(n * esize), n);
+}
+
+static void add_stream_files(struct t2_view *v, uint32_t dir, const struct t2fs_node *sec, const struct t1_section *s)
 {
     const struct t1_stream *st = &s->st;
-    add_t1_rows(t, dir, "commands.txt", "text", (struct t1_rows){T1_ROWS_CMD, st->cmd, 0, false, NULL, st->ncmd},
-                sizeof *st->cmd);
-    add_t1_rows(t, dir, "triangles.txt", "text", (struct t1_rows){T1_ROWS_TRI, st->tri, 0, false, NULL, st->ntri},
-                sizeof *st->tri);
+    struct t1_rows_src src = {v, *sec, T1_ROWS_CMD, 0, false};
+    add_t1_rows(v, dir, "commands.txt", "text", &src, st->cmd, sizeof *st->cmd, st->ncmd);
+    src.kind = T1_ROWS_TRI;
+    add_t1_rows(v, dir, "triangles.txt", "text", &src, st->tri, sizeof *st->tri, st->ntri);
 }
 
 /* triangles.error: where the stream is (its node, and the file offset of that node or of
@@ -295,7 +285,7 @@ void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t d
         else if (s.layout < 0)
             add_layout_error(t, dir, &a.psn, s.err);
         else
-            add_stream_files(t, dir, &s);
+            add_stream_files(v, dir, sec, &s);
         tree_add_textf(t, dir, "layout", "text", "%s\n",
                        s.layout < 0 ? "none" : s.ambiguous ? "16 (the 32-slot layout fits too)" : t1_layouts[s.layout].name);
         t1_section_free(&s);
@@ -408,8 +398,8 @@ static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint
         return;
     }
     bool be = t2fs_view_big_endian(v);
-    uint32_t ino = add_t1_rows(t, dir, name, NULL, (struct t1_rows){T1_ROWS_INDEX, a.data, a.esize, be, NULL, a.count},
-                               a.esize);
+    struct t1_rows_src src = {v, n, T1_ROWS_INDEX, a.esize, be};
+    uint32_t ino = add_t1_rows(v, dir, name, NULL, &src, a.data, a.esize, a.count);
     uint64_t so, sl;
     t2fs_node_span(&n, &so, &sl);
     tree_set_span(t, ino, so, sl);

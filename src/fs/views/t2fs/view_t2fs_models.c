@@ -247,22 +247,24 @@ static enum s3_err populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64
 
 /* The files of rows a surface or a bone shows (commands.txt, triangles.txt, bones.txt,
  * indices, bone_indices): a text up to VIEW_TEXT_MAX, else rendered on read from the
- * decoded arrays or the 4-byte elements, copied into the tree (in proportion to the
- * stream's or the array's bytes), never a text whose size the file chooses. */
+ * decoded arrays or the 4-byte elements as a cache item made again from the node
+ * (view_add_form_rows), never a text whose size the file chooses nor a copy in the tree. */
 enum t2_rows_kind { ROWS_CMD, ROWS_TRI, ROWS_TRI_BONES, ROWS_U32, ROWS_S16X2 };
 
-struct t2_rows {
+/* What a rows file is made from again: the node (an index stream, or an array of 4-byte
+ * elements) and, for a stream, the mesh's vertex cache as it was before the stream. */
+struct t2_rows_src {
+    struct t2_view *v;
+    struct t2fs_node node;
     enum t2_rows_kind kind;
-    const void *data; /* struct t2_cmd[], struct t2_tri[], or n 4-byte elements */
     bool be;
-    const uint64_t *end;
-    uint64_t n;
+    struct t2_vcache start;
 };
 
-static int t2_row_format(const struct t2_rows *r, uint64_t k, char *s, size_t cap)
+static int t2_row_format(enum t2_rows_kind kind, bool be, const uint8_t *data, uint64_t k, char *s, size_t cap)
 {
-    if (r->kind == ROWS_CMD) {
-        const struct t2_cmd *c = (const struct t2_cmd *)r->data + k;
+    if (kind == ROWS_CMD) {
+        const struct t2_cmd *c = (const struct t2_cmd *)data + k;
         if (c->kind == T2_CMD_TRI)
             return snprintf(s, cap, "tri %u %u %u", c->a, c->b, c->c);
         if (c->kind == T2_CMD_BONE)
@@ -271,71 +273,80 @@ static int t2_row_format(const struct t2_rows *r, uint64_t k, char *s, size_t ca
             return snprintf(s, cap, "load %u at %u", c->a, c->b);
         return snprintf(s, cap, "unknown 0x%04x", c->word);
     }
-    if (r->kind == ROWS_TRI || r->kind == ROWS_TRI_BONES) {
-        const struct t2_tri *x = (const struct t2_tri *)r->data + k;
-        if (r->kind == ROWS_TRI)
+    if (kind == ROWS_TRI || kind == ROWS_TRI_BONES) {
+        const struct t2_tri *x = (const struct t2_tri *)data + k;
+        if (kind == ROWS_TRI)
             return snprintf(s, cap, "%" PRId64 " %" PRId64 " %" PRId64, x->v[0], x->v[1], x->v[2]);
         return snprintf(s, cap, "%" PRId32 " %" PRId32 " %" PRId32, x->bone[0], x->bone[1], x->bone[2]);
     }
-    const uint8_t *p = (const uint8_t *)r->data + 4 * k;
-    if (r->kind == ROWS_U32)
-        return snprintf(s, cap, "%" PRIu32, ld_u32(p, r->be));
-    return snprintf(s, cap, "%d %d", (int16_t)ld_u16(p, r->be), (int16_t)ld_u16(p + 2, r->be));
+    const uint8_t *p = data + 4 * k;
+    if (kind == ROWS_U32)
+        return snprintf(s, cap, "%" PRIu32, ld_u32(p, be));
+    return snprintf(s, cap, "%d %d", (int16_t)ld_u16(p, be), (int16_t)ld_u16(p + 2, be));
 }
 
-static const char *t2_row(void *ctx, uint64_t k, char *scratch, size_t len)
+static int t2_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch)
 {
-    int w = t2_row_format(ctx, k, scratch, 64);
-    return w >= 0 && (size_t)w == len ? scratch : NULL;
+    const struct t2_rows_src *r = ctx;
+    return t2_row_format(r->kind, r->be, form, k, scratch, 64);
 }
 
-static enum s3_err t2_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                                size_t *got)
+/* The form again: the array's elements, or the stream decoded from the same cache state
+ * (its commands, or its triangles). */
+static int t2_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
-    (void)t, (void)arg;
-    const struct t2_rows *r = ctx;
-    return view_rows_read(r->end, r->n, t2_row, ctx, off, buf, len, got);
-}
-
-static uint32_t add_t2_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype,
-                            enum t2_rows_kind kind, const void *data, size_t esize, uint64_t n, bool be)
-{
-    uint64_t *end = alloc_array(n, sizeof *end);
-    if (!end && n) {
-        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+    const struct t2_rows_src *r = ctx;
+    if (r->kind == ROWS_U32 || r->kind == ROWS_S16X2) {
+        struct t2fs_array a;
+        if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
+            return -1;
+        *len = (size_t)a.count * 4;
+        memmove(a.bytes, a.data, *len);
+        *form = a.bytes;
         return 0;
     }
-    struct t2_rows now = {kind, data, be, end, n}, *kept = NULL;
-    char scratch[64];
-    for (uint64_t i = 0, at = 0; i < n; i++) {
-        at += (uint64_t)t2_row_format(&now, i, scratch, sizeof scratch) + 1;
-        end[i] = at;
+    uint8_t *b;
+    size_t blen;
+    if (t2fs_node_bytes(r->v, &r->node, &b, &blen, err, errlen))
+        return -1;
+    struct t2_vcache cache = r->start;
+    struct t2_stream st;
+    enum s3_err e = t2_decode_stream(b, blen, r->be, &cache, &st);
+    free(b);
+    if (e != S3_OK) {
+        snprintf(err, errlen, "out of memory");
+        t2_stream_free(&st);
+        return -1;
     }
-    uint32_t ino = 0;
-    if (n && end[n - 1] > VIEW_TEXT_MAX) { /* read later: the rows' source copied into the tree */
-        void *copy = tree_alloc(t, n * esize);
-        kept = tree_alloc(t, sizeof *kept);
-        if (!copy || !kept)
-            goto out;
-        memcpy(copy, data, n * esize);
-        *kept = (struct t2_rows){kind, copy, be, NULL, n};
+    if (r->kind == ROWS_CMD) {
+        *form = (uint8_t *)st.cmd, *len = st.ncmd * sizeof *st.cmd;
+        st.cmd = NULL;
+    } else {
+        *form = (uint8_t *)st.tri, *len = st.ntri * sizeof *st.tri;
+        st.tri = NULL;
     }
-    const uint64_t *kept_end;
-    ino = view_add_rows(t, dir, name, xtype, end, n, t2_row, &now, t2_rows_read, kept, &kept_end);
-    if (kept)
-        kept->end = kept_end;
-out:
-    free(end);
-    return ino;
+    t2_stream_free(&st);
+    return 0;
 }
 
-static void add_stream_files(struct tree *t, uint32_t dir, const struct t2_stream *s)
+static uint32_t add_t2_rows(uint32_t dir, const char *name, const char *xtype, const struct t2_rows_src *src,
+                            const void *data, size_t esize, uint64_t n)
+{
+    struct view_form f = {t2_rows_derive, t2_row, src, sizeof *src};
+    return view_add_form_rows(t2fs_view_fs(src->v), dir, name, xtype, &f, data, (size_t)(n * esize), n);
+}
+
+/* src: the stream's node and the cache state before it (kind set here for each file). */
+static void add_stream_files(struct tree *t, uint32_t dir, const struct t2_stream *s, struct t2_rows_src *src)
 {
     size_t len;
     char *text;
-    add_t2_rows(t, dir, "commands.txt", "text", ROWS_CMD, s->cmd, sizeof *s->cmd, s->ncmd, false);
-    add_t2_rows(t, dir, "triangles.txt", "text", ROWS_TRI, s->tri, sizeof *s->tri, s->ntri, false);
-    add_t2_rows(t, dir, "bones.txt", "text", ROWS_TRI_BONES, s->tri, sizeof *s->tri, s->ntri, false);
+    src->kind = ROWS_CMD;
+    add_t2_rows(dir, "commands.txt", "text", src, s->cmd, sizeof *s->cmd, s->ncmd);
+    src->kind = ROWS_TRI;
+    add_t2_rows(dir, "triangles.txt", "text", src, s->tri, sizeof *s->tri, s->ntri);
+    src->kind = ROWS_TRI_BONES;
+    add_t2_rows(dir, "bones.txt", "text", src, s->tri, sizeof *s->tri, s->ntri);
     if (s->first >= 0)
         tree_add_textf(t, dir, "vertex_range", "text", "%" PRId64 " %" PRId64 "\n", s->first, s->last);
     else
@@ -386,8 +397,9 @@ static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node
     }
     t2fs_node_add_file(v, &idx, sdir, "indices.bin", 0, len, "u16[]");
     struct t2_stream st;
+    struct t2_rows_src src = {v, idx, ROWS_CMD, be, *cache};
     if (t2_decode_stream(b, len, be, cache, &st) == 0)
-        add_stream_files(t, sdir, &st);
+        add_stream_files(t, sdir, &st, &src);
     t2_stream_free(&st);
     free(b);
 }
@@ -449,6 +461,7 @@ static bool array_of_4(struct t2_view *v, uint32_t dir, const char *name, const 
 
 static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t bone)
 {
+    (void)t;
     struct mdir *m = ctx;
     struct t2_view *v = m->v;
     struct t2fs_node n;
@@ -457,18 +470,19 @@ static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64
         add_raw(v, dir, "bone", &n, 0, "t2fs.raw");
     if (!FIND(v, &m->bones, &n, dir, "indices", (unsigned)bone, 0) || !array_of_4(v, dir, "indices", &n, &a))
         return S3_OK;
-    add_t2_rows(t, dir, "indices", "u32[]", ROWS_U32, a.data, 4, a.count, t2fs_view_big_endian(v));
+    struct t2_rows_src src = {v, n, ROWS_U32, t2fs_view_big_endian(v), {{0}, {0}, 0, 0, 0}};
+    add_t2_rows(dir, "indices", "u32[]", &src, a.data, 4, a.count);
     free(a.bytes);
     return S3_OK;
 }
 
 static void add_bone_indices(struct t2_view *v, uint32_t dir, const struct t2fs_node *n)
 {
-    struct tree *t = t2fs_view_fs(v)->tree;
     struct t2fs_array a;
     if (!array_of_4(v, dir, "bone_indices", n, &a))
         return;
-    add_t2_rows(t, dir, "bone_indices", "s16[][2]", ROWS_S16X2, a.data, 4, a.count, t2fs_view_big_endian(v));
+    struct t2_rows_src src = {v, *n, ROWS_S16X2, t2fs_view_big_endian(v), {{0}, {0}, 0, 0, 0}};
+    add_t2_rows(dir, "bone_indices", "s16[][2]", &src, a.data, 4, a.count);
     free(a.bytes);
 }
 
