@@ -132,25 +132,53 @@ enum s3_err refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t ou
 
 /* ---- the same, in pieces ---- */
 
-/* A stream's state: unread input buf[lo, hi) (the stored bytes before `next` read), and
- * the output's last REFPACK_WINDOW bytes, of which [flushed, pos) are not handed on. */
-struct rp_stream {
+/* A stream's state: unread input buf[lo, hi) (the stored bytes before `next` read), the
+ * output's last REFPACK_WINDOW bytes (pos bytes out so far), and the opcode being carried
+ * out (its literals left, then its copy). */
+struct refpack_reader {
     stream_in_fn *in;
     void *ictx;
-    uint64_t in_len, next;
+    uint64_t in_len, next, out_len;
     uint8_t *buf;
     size_t lo, hi;
-    stream_out_fn *out;
-    void *octx;
     uint8_t *win;
-    uint64_t pos, flushed;
+    uint64_t pos;
+    bool started, ended;
+    enum s3_err e; /* once failed, every call fails the same */
+    uint64_t op_at;
+    size_t lit, copy, dist;
+    bool end;
 };
 
 #define RP_BUF (REFPACK_STREAM_PIECE + 64)
 
+struct refpack_reader *refpack_reader_new(stream_in_fn *in, void *ictx, uint64_t in_len, uint64_t out_len)
+{
+    struct refpack_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    *r = (struct refpack_reader){.in = in, .ictx = ictx, .in_len = in_len, .out_len = out_len};
+    r->buf = malloc(RP_BUF);
+    r->win = malloc(REFPACK_WINDOW);
+    if (!r->buf || !r->win) {
+        refpack_reader_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void refpack_reader_free(struct refpack_reader *r)
+{
+    if (r) {
+        free(r->buf);
+        free(r->win);
+        free(r);
+    }
+}
+
 /* At least k unread input bytes when the stored bytes have them (fewer at their end):
  * the count unread, or -1 when reading fails. */
-static ptrdiff_t rp_fill(struct rp_stream *s, size_t k)
+static ptrdiff_t rp_fill(struct refpack_reader *s, size_t k)
 {
     if (s->hi - s->lo >= k || s->next == s->in_len)
         return (ptrdiff_t)(s->hi - s->lo);
@@ -168,27 +196,13 @@ static ptrdiff_t rp_fill(struct rp_stream *s, size_t k)
 }
 
 /* Where the next unread input byte lies in the stored bytes. */
-static uint64_t rp_at(const struct rp_stream *s)
+static uint64_t rp_at(const struct refpack_reader *s)
 {
     return s->next - (s->hi - s->lo);
 }
 
-/* Hands on whole pieces (all that is left when `all`): false when out stopped. Pieces
- * start at multiples of the piece size, which divides the window: none wraps. */
-static bool rp_flush(struct rp_stream *s, bool all)
+static enum s3_err rp_header(struct refpack_reader *s, char *err, size_t errlen)
 {
-    while (s->pos - s->flushed >= REFPACK_STREAM_PIECE || (all && s->pos > s->flushed)) {
-        uint64_t n = s->pos - s->flushed < REFPACK_STREAM_PIECE ? s->pos - s->flushed : REFPACK_STREAM_PIECE;
-        if (!s->out(s->octx, s->win + (s->flushed & (REFPACK_WINDOW - 1)), (size_t)n))
-            return false;
-        s->flushed += n;
-    }
-    return true;
-}
-
-static enum s3_err rp_run(struct rp_stream *s, uint64_t out_len, char *err, size_t errlen)
-{
-    const uint64_t mask = REFPACK_WINDOW - 1;
     ptrdiff_t avail = rp_fill(s, 10);
     if (avail < 0)
         return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
@@ -196,63 +210,119 @@ static enum s3_err rp_run(struct rp_stream *s, uint64_t out_len, char *err, size
     enum s3_err e = refpack_parse_header(s->buf + s->lo, (size_t)avail, &h, err, errlen);
     if (e != S3_OK)
         return e;
-    if (h.expanded_size != out_len)
+    if (h.expanded_size != s->out_len)
         return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack header declares %u bytes, %llu expected", h.expanded_size,
-                       (unsigned long long)out_len);
+                       (unsigned long long)s->out_len);
     s->lo += h.length;
-    while (s->pos < out_len) {
-        uint64_t at = rp_at(s);
-        if ((avail = rp_fill(s, 4)) < 0)
-            return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
-        if (avail == 0)
-            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack input ends at %llu with %llu of %llu bytes out",
-                           (unsigned long long)at, (unsigned long long)s->pos, (unsigned long long)out_len);
-        struct op o;
-        if (!read_op(s->buf + s->lo, (size_t)avail, &o))
-            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %llu is cut short by the end of the input",
-                           (unsigned long long)at);
-        s->lo += o.bytes;
-        uint64_t left = s->in_len - rp_at(s);
-        if (o.lit > left)
-            return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %llu: %zu literals, the input has %llu left",
-                           (unsigned long long)at, o.lit, (unsigned long long)left);
-        if (o.lit + o.copy > out_len - s->pos)
-            return s3_fail(S3_ERR_FORMAT, err, errlen,
-                           "RefPack opcode at %llu writes past the declared size (%llu + %zu > %llu)",
-                           (unsigned long long)at, (unsigned long long)s->pos, o.lit + o.copy,
-                           (unsigned long long)out_len);
-        for (size_t k = 0; k < o.lit;) { /* literals may run past the input read so far */
-            if ((avail = rp_fill(s, o.lit - k)) <= 0)
-                return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
-            for (; k < o.lit && s->lo < s->hi; k++)
-                s->win[s->pos++ & mask] = s->buf[s->lo++];
-        }
-        if (o.end)
-            break;
-        if (o.dist > s->pos)
-            return s3_fail(S3_ERR_FORMAT, err, errlen,
-                           "RefPack opcode at %llu copies from %zu bytes back, only %llu are out",
-                           (unsigned long long)at, o.dist, (unsigned long long)s->pos);
-        for (size_t k = 0; k < o.copy; k++, s->pos++) /* byte by byte: a short distance repeats */
-            s->win[s->pos & mask] = s->win[(s->pos - o.dist) & mask];
-        if (!rp_flush(s, false))
-            return s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
+    s->started = true;
+    return S3_OK;
+}
+
+/* Reads the next opcode (its checks those of refpack_expand, in the same order). */
+static enum s3_err rp_op(struct refpack_reader *s, char *err, size_t errlen)
+{
+    uint64_t at = rp_at(s);
+    ptrdiff_t avail = rp_fill(s, 4);
+    if (avail < 0)
+        return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
+    if (avail == 0)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack input ends at %llu with %llu of %llu bytes out",
+                       (unsigned long long)at, (unsigned long long)s->pos, (unsigned long long)s->out_len);
+    struct op o;
+    if (!read_op(s->buf + s->lo, (size_t)avail, &o))
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %llu is cut short by the end of the input",
+                       (unsigned long long)at);
+    s->lo += o.bytes;
+    uint64_t left = s->in_len - rp_at(s);
+    if (o.lit > left)
+        return s3_fail(S3_ERR_RANGE, err, errlen, "RefPack opcode at %llu: %zu literals, the input has %llu left",
+                       (unsigned long long)at, o.lit, (unsigned long long)left);
+    if (o.lit + o.copy > s->out_len - s->pos)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "RefPack opcode at %llu writes past the declared size (%llu + %zu > %llu)",
+                       (unsigned long long)at, (unsigned long long)s->pos, o.lit + o.copy,
+                       (unsigned long long)s->out_len);
+    s->op_at = at, s->lit = o.lit, s->copy = o.copy, s->dist = o.dist, s->end = o.end;
+    if (o.end)
+        s->copy = 0;
+    return S3_OK;
+}
+
+/* The opcode's literals are out: its copy may start (or the stream ends). */
+static enum s3_err rp_after_literals(struct refpack_reader *s, char *err, size_t errlen)
+{
+    if (s->end) {
+        s->ended = true;
+        if (s->pos != s->out_len)
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack stream ends after %llu of %llu bytes",
+                           (unsigned long long)s->pos, (unsigned long long)s->out_len);
+    } else if (s->copy && s->dist > s->pos) {
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack opcode at %llu copies from %zu bytes back, only %llu are out",
+                       (unsigned long long)s->op_at, s->dist, (unsigned long long)s->pos);
     }
-    if (s->pos != out_len)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "RefPack stream ends after %llu of %llu bytes",
-                       (unsigned long long)s->pos, (unsigned long long)out_len);
-    return rp_flush(s, true) ? S3_OK : s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
+    return S3_OK;
+}
+
+/* Makes up to cap bytes into out (and the window). */
+static enum s3_err rp_step(struct refpack_reader *s, uint8_t *out, size_t cap, size_t *made, char *err, size_t errlen)
+{
+    const uint64_t mask = REFPACK_WINDOW - 1;
+    enum s3_err e = S3_OK;
+    *made = 0;
+    if (!s->started && (e = rp_header(s, err, errlen)) != S3_OK)
+        return e;
+    while (*made < cap && e == S3_OK) {
+        if (s->lit) { /* literals may run past the input read so far */
+            ptrdiff_t avail = rp_fill(s, 1);
+            if (avail <= 0)
+                return s3_fail(S3_ERR_IO, err, errlen, "RefPack input cannot be read");
+            while (s->lit && s->lo < s->hi && *made < cap) {
+                out[(*made)++] = s->win[s->pos++ & mask] = s->buf[s->lo++];
+                s->lit--;
+            }
+            if (!s->lit)
+                e = rp_after_literals(s, err, errlen);
+        } else if (s->copy) { /* byte by byte: a short distance repeats */
+            for (; s->copy && *made < cap; s->copy--, s->pos++)
+                out[(*made)++] = s->win[s->pos & mask] = s->win[(s->pos - s->dist) & mask];
+        } else if (s->ended || s->pos == s->out_len) {
+            break;
+        } else if ((e = rp_op(s, err, errlen)) == S3_OK && !s->lit) {
+            e = rp_after_literals(s, err, errlen);
+        }
+    }
+    return e;
+}
+
+ptrdiff_t refpack_reader_next(struct refpack_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen)
+{
+    if (r->e != S3_OK)
+        return -(ptrdiff_t)r->e;
+    size_t made;
+    enum s3_err e = rp_step(r, out, cap, &made, err, errlen);
+    if (e != S3_OK) {
+        r->e = e;
+        return -(ptrdiff_t)e;
+    }
+    return (ptrdiff_t)made;
 }
 
 enum s3_err refpack_expand_stream(stream_in_fn *in, void *ictx, uint64_t in_len, stream_out_fn *out, void *octx,
                                   uint64_t out_len, char *err, size_t errlen)
 {
-    struct rp_stream s = {.in = in, .ictx = ictx, .in_len = in_len, .out = out, .octx = octx};
-    s.buf = malloc(RP_BUF);
-    s.win = malloc(REFPACK_WINDOW);
-    enum s3_err e = s.buf && s.win ? rp_run(&s, out_len, err, errlen)
-                                   : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the RefPack window");
-    free(s.buf);
-    free(s.win);
+    struct refpack_reader *r = refpack_reader_new(in, ictx, in_len, out_len);
+    uint8_t *piece = malloc(REFPACK_STREAM_PIECE);
+    enum s3_err e = S3_OK;
+    if (!r || !piece)
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the RefPack window");
+    for (ptrdiff_t n = 1; e == S3_OK && n > 0;) {
+        n = refpack_reader_next(r, piece, REFPACK_STREAM_PIECE, err, errlen);
+        if (n < 0)
+            e = (enum s3_err)-n;
+        else if (n > 0 && !out(octx, piece, (size_t)n))
+            e = s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
+    }
+    free(piece);
+    refpack_reader_free(r);
     return e;
 }

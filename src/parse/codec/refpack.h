@@ -38,14 +38,21 @@ typedef int stream_in_fn(void *ctx, uint64_t off, uint8_t *buf, size_t len);
 typedef bool stream_out_fn(void *ctx, const uint8_t *p, size_t n);
 
 #define REFPACK_STREAM_PIECE (64u << 10) /* input read, and output handed on, at a time */
-#define REFPACK_WINDOW (1u << 18)        /* past output kept: twice the longest distance */
-#define REFPACK_STREAM_HELD (REFPACK_WINDOW + REFPACK_STREAM_PIECE + 64)
+#define REFPACK_WINDOW (1u << 17)        /* past output kept: the longest distance */
+#define REFPACK_STREAM_HELD (REFPACK_WINDOW + 2 * REFPACK_STREAM_PIECE + 64 + 256)
 /* refpack_expand over in_len stored bytes read through in, handing exactly out_len
  * expanded bytes to out in pieces of at most REFPACK_STREAM_PIECE (the same checks and
- * messages). Allocates its window and input buffer (REFPACK_STREAM_HELD bytes, once).
+ * messages). Allocates its window and buffers (REFPACK_STREAM_HELD bytes, once).
  * S3_OK, or as refpack_expand; S3_ERR_IO when in fails, S3_ERR_NOMEM, and S3_ERR_LIMIT
  * when out stopped it (err: "stopped"). */
 enum s3_err refpack_expand_stream(stream_in_fn *in, void *ictx, uint64_t in_len, stream_out_fn *out, void *octx,
                                   uint64_t out_len, char *err, size_t errlen);
+/* The same, pulled: each call makes the next bytes (up to cap; 0 at the end), or returns
+ * minus the enum s3_err (the message in err; every later call fails the same). Holds
+ * REFPACK_WINDOW + REFPACK_STREAM_PIECE + 64 bytes. NULL when out of memory. */
+struct refpack_reader;
+struct refpack_reader *refpack_reader_new(stream_in_fn *in, void *ictx, uint64_t in_len, uint64_t out_len);
+ptrdiff_t refpack_reader_next(struct refpack_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen);
+void refpack_reader_free(struct refpack_reader *r);
 
 #endif

@@ -114,103 +114,165 @@ static void z_counted_free(voidpf opaque, voidpf address)
     free(p);
 }
 
-/* A zlib stream's input and output pieces: 2 · DBPF_STREAM_PIECE, and zlib's own state. */
-static enum s3_err inflate_stream(z_stream *z, uint8_t *ib, uint8_t *ob, stream_in_fn *in, void *ictx, uint64_t n,
-                                  stream_out_fn *out, void *octx, uint64_t want, char *err, size_t errlen)
-{
-    uint64_t next = 0, got = 0;
-    for (;;) {
-        if (z->avail_in == 0 && next < n) {
-            size_t k = n - next < DBPF_STREAM_PIECE ? (size_t)(n - next) : DBPF_STREAM_PIECE;
-            if (in(ictx, next, ib, k))
-                return s3_fail(S3_ERR_IO, err, errlen, "zlib input cannot be read");
-            z->next_in = ib;
-            z->avail_in = (uInt)k;
-            next += k;
-        }
-        z->next_out = ob;
-        z->avail_out = DBPF_STREAM_PIECE;
-        int rc = inflate(z, Z_NO_FLUSH);
-        size_t made = DBPF_STREAM_PIECE - z->avail_out;
-        if (made > want - got)
-            return s3_fail(S3_ERR_FORMAT, err, errlen, "zlib stream expands past the declared %llu bytes",
-                           (unsigned long long)want);
-        if (made && !out(octx, ob, made))
-            return s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
-        got += made;
-        if (rc == Z_STREAM_END)
-            return got == want ? S3_OK
-                               : s3_fail(S3_ERR_FORMAT, err, errlen, "zlib stream ends after %llu of the declared %llu bytes",
-                                         (unsigned long long)got, (unsigned long long)want);
-        if (rc == Z_BUF_ERROR && z->avail_in == 0 && next == n)
-            return s3_fail(S3_ERR_FORMAT, err, errlen, "zlib input ends early (%llu of %llu bytes out)",
-                           (unsigned long long)got, (unsigned long long)want);
-        if (rc != Z_OK && rc != Z_BUF_ERROR)
-            return s3_fail(S3_ERR_FORMAT, err, errlen, "zlib: %s (after %llu bytes out)",
-                           z->msg ? z->msg : "corrupt stream", (unsigned long long)got);
-    }
-}
-
-static enum s3_err inflate_pieces(stream_in_fn *in, void *ictx, uint64_t n, stream_out_fn *out, void *octx,
-                                  uint64_t want, size_t *held, char *err, size_t errlen)
-{
-    struct z_count count = {0};
+struct dbpf_reader {
+    uint16_t codec;
+    stream_in_fn *in;
+    void *ictx;
+    uint64_t n, want, got, next; /* stored bytes, expanded bytes; made so far, read so far */
+    enum s3_err e;               /* once failed, every call fails the same */
+    char err[200];
+    struct refpack_reader *rp;
     z_stream z;
-    memset(&z, 0, sizeof z);
-    z.zalloc = z_counted_alloc;
-    z.zfree = z_counted_free;
-    z.opaque = &count;
-    uint8_t *ib = malloc(DBPF_STREAM_PIECE), *ob = malloc(DBPF_STREAM_PIECE);
-    enum s3_err e;
-    if (!ib || !ob || inflateInit(&z) != Z_OK) {
-        e = s3_fail(S3_ERR_NOMEM, err, errlen, "zlib: cannot start");
-        z.zfree = Z_NULL; /* never started: nothing to end */
-    } else {
-        e = inflate_stream(&z, ib, ob, in, ictx, n, out, octx, want, err, errlen);
-    }
-    if (z.zfree)
-        inflateEnd(&z);
-    *held = 2 * DBPF_STREAM_PIECE + count.peak;
-    free(ib);
-    free(ob);
-    return e;
+    bool z_live, z_end;
+    struct z_count count;
+    uint8_t *ib; /* zlib's input piece */
+};
+
+static ptrdiff_t reader_fail(struct dbpf_reader *r, enum s3_err e, char *err, size_t errlen)
+{
+    r->e = e;
+    snprintf(err, errlen, "%s", r->err);
+    return -(ptrdiff_t)e;
 }
 
-/* Stored bytes handed on as they are read, one piece at a time. */
-static enum s3_err stored_pieces(stream_in_fn *in, void *ictx, uint64_t n, stream_out_fn *out, void *octx,
-                                 uint64_t want, size_t *held, char *err, size_t errlen)
+struct dbpf_reader *dbpf_reader_new(uint16_t codec, stream_in_fn *in, void *ictx, uint64_t n, uint64_t want)
 {
-    if (n != want)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "stored with %llu bytes for %llu", (unsigned long long)n,
-                       (unsigned long long)want);
-    uint8_t *b = malloc(DBPF_STREAM_PIECE);
-    if (!b)
-        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-    *held = DBPF_STREAM_PIECE;
-    enum s3_err e = S3_OK;
-    for (uint64_t at = 0; at < n && e == S3_OK;) {
-        size_t k = n - at < DBPF_STREAM_PIECE ? (size_t)(n - at) : DBPF_STREAM_PIECE;
-        if (in(ictx, at, b, k))
-            e = s3_fail(S3_ERR_IO, err, errlen, "stored bytes cannot be read");
-        else if (!out(octx, b, k))
-            e = s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
-        at += k;
+    struct dbpf_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->codec = codec, r->in = in, r->ictx = ictx, r->n = n, r->want = want;
+    bool ok = true;
+    if (codec == DBPF_COMP_ZLIB) {
+        r->z.zalloc = z_counted_alloc;
+        r->z.zfree = z_counted_free;
+        r->z.opaque = &r->count;
+        r->ib = malloc(DBPF_STREAM_PIECE);
+        r->z_live = r->ib && inflateInit(&r->z) == Z_OK;
+        ok = r->z_live;
+    } else if (codec == DBPF_COMP_REFPACK || codec == DBPF_COMP_STREAMABLE) {
+        r->rp = refpack_reader_new(in, ictx, n, want);
+        ok = r->rp != NULL;
+    } else if (codec != DBPF_COMP_STORED) {
+        r->e = s3_fail(S3_ERR_UNSUPPORTED, r->err, sizeof r->err, "compression 0x%04x: no codec", codec);
+    } else if (n != want) {
+        r->e = s3_fail(S3_ERR_FORMAT, r->err, sizeof r->err, "stored with %llu bytes for %llu",
+                       (unsigned long long)n, (unsigned long long)want);
     }
-    free(b);
-    return e;
+    if (!ok) {
+        dbpf_reader_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void dbpf_reader_free(struct dbpf_reader *r)
+{
+    if (!r)
+        return;
+    if (r->z_live)
+        inflateEnd(&r->z);
+    free(r->ib);
+    refpack_reader_free(r->rp);
+    free(r);
+}
+
+size_t dbpf_reader_held(const struct dbpf_reader *r)
+{
+    size_t own = sizeof *r + (r->ib ? DBPF_STREAM_PIECE : 0) + r->count.peak;
+    return own + (r->rp ? REFPACK_WINDOW + REFPACK_STREAM_PIECE + 64 + 256 : 0);
+}
+
+/* zlib: up to cap bytes; past the declared size one spare byte is asked for, so a stream
+ * that goes on is caught, and its end is checked. */
+static ptrdiff_t inflate_next(struct dbpf_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen)
+{
+    size_t made = 0;
+    while (made < cap && !r->z_end) {
+        if (r->z.avail_in == 0 && r->next < r->n) {
+            size_t k = r->n - r->next < DBPF_STREAM_PIECE ? (size_t)(r->n - r->next) : DBPF_STREAM_PIECE;
+            if (r->in(r->ictx, r->next, r->ib, k)) {
+                s3_fail(S3_ERR_IO, r->err, sizeof r->err, "zlib input cannot be read");
+                return reader_fail(r, S3_ERR_IO, err, errlen);
+            }
+            r->z.next_in = r->ib;
+            r->z.avail_in = (uInt)k;
+            r->next += k;
+        }
+        uint8_t spare;
+        bool past = r->got == r->want;
+        size_t room = past ? 1 : cap - made < r->want - r->got ? cap - made : (size_t)(r->want - r->got);
+        r->z.next_out = past ? &spare : out + made;
+        r->z.avail_out = (uInt)room;
+        int rc = inflate(&r->z, Z_NO_FLUSH);
+        size_t produced = room - r->z.avail_out;
+        if (past && produced) {
+            s3_fail(S3_ERR_FORMAT, r->err, sizeof r->err, "zlib stream expands past the declared %llu bytes",
+                    (unsigned long long)r->want);
+            return reader_fail(r, S3_ERR_FORMAT, err, errlen);
+        }
+        r->got += produced;
+        made += produced;
+        if (rc == Z_STREAM_END) {
+            r->z_end = true;
+            if (r->got != r->want) {
+                s3_fail(S3_ERR_FORMAT, r->err, sizeof r->err, "zlib stream ends after %llu of the declared %llu bytes",
+                        (unsigned long long)r->got, (unsigned long long)r->want);
+                return reader_fail(r, S3_ERR_FORMAT, err, errlen);
+            }
+        } else if (rc == Z_BUF_ERROR && r->z.avail_in == 0 && r->next == r->n) {
+            s3_fail(S3_ERR_FORMAT, r->err, sizeof r->err, "zlib input ends early (%llu of %llu bytes out)",
+                    (unsigned long long)r->got, (unsigned long long)r->want);
+            return reader_fail(r, S3_ERR_FORMAT, err, errlen);
+        } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+            s3_fail(S3_ERR_FORMAT, r->err, sizeof r->err, "zlib: %s (after %llu bytes out)",
+                    r->z.msg ? r->z.msg : "corrupt stream", (unsigned long long)r->got);
+            return reader_fail(r, S3_ERR_FORMAT, err, errlen);
+        }
+    }
+    return (ptrdiff_t)made;
+}
+
+ptrdiff_t dbpf_reader_next(struct dbpf_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen)
+{
+    if (r->e != S3_OK)
+        return reader_fail(r, r->e, err, errlen);
+    if (r->codec == DBPF_COMP_ZLIB)
+        return inflate_next(r, out, cap, err, errlen);
+    if (r->rp) {
+        ptrdiff_t k = refpack_reader_next(r->rp, out, cap, r->err, sizeof r->err);
+        if (k < 0)
+            return reader_fail(r, (enum s3_err)-k, err, errlen);
+        r->got += (uint64_t)k;
+        return k;
+    }
+    size_t k = r->n - r->got < cap ? (size_t)(r->n - r->got) : cap; /* stored: as read */
+    if (k && r->in(r->ictx, r->got, out, k)) {
+        s3_fail(S3_ERR_IO, r->err, sizeof r->err, "stored bytes cannot be read");
+        return reader_fail(r, S3_ERR_IO, err, errlen);
+    }
+    r->got += k;
+    return (ptrdiff_t)k;
 }
 
 enum s3_err dbpf_expand_stream(uint16_t codec, stream_in_fn *in, void *ictx, uint64_t n, stream_out_fn *out,
                                void *octx, uint64_t want, size_t *held, char *err, size_t errlen)
 {
+    struct dbpf_reader *r = dbpf_reader_new(codec, in, ictx, n, want);
+    uint8_t *piece = malloc(DBPF_STREAM_PIECE);
+    enum s3_err e = S3_OK;
     *held = 0;
-    if (codec == DBPF_COMP_STORED)
-        return stored_pieces(in, ictx, n, out, octx, want, held, err, errlen);
-    if (codec == DBPF_COMP_ZLIB)
-        return inflate_pieces(in, ictx, n, out, octx, want, held, err, errlen);
-    if (codec == DBPF_COMP_REFPACK || codec == DBPF_COMP_STREAMABLE) {
-        *held = REFPACK_STREAM_HELD;
-        return refpack_expand_stream(in, ictx, n, out, octx, want, err, errlen);
+    if (!r || !piece)
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the decoder");
+    for (ptrdiff_t k = 1; e == S3_OK && k > 0;) {
+        k = dbpf_reader_next(r, piece, DBPF_STREAM_PIECE, err, errlen);
+        if (k < 0)
+            e = (enum s3_err)-k;
+        else if (k > 0 && !out(octx, piece, (size_t)k))
+            e = s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
     }
-    return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "compression 0x%04x: no codec", codec);
+    if (r)
+        *held = dbpf_reader_held(r) + DBPF_STREAM_PIECE;
+    free(piece);
+    dbpf_reader_free(r);
+    return e;
 }

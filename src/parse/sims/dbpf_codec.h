@@ -33,8 +33,17 @@ enum s3_err dbpf_expand(uint16_t codec, const uint8_t *in, size_t n, uint8_t *ou
  * state, counted as allocated), at most DBPF_STREAM_HELD. S3_OK, or as dbpf_expand, and
  * S3_ERR_IO (in failed), S3_ERR_LIMIT (out stopped it). */
 #define DBPF_STREAM_PIECE (64u << 10)
-#define DBPF_STREAM_HELD (REFPACK_STREAM_HELD > 3 * DBPF_STREAM_PIECE ? REFPACK_STREAM_HELD : 3 * DBPF_STREAM_PIECE)
+#define DBPF_STREAM_HELD (REFPACK_STREAM_HELD + 2 * DBPF_STREAM_PIECE + 1024)
 enum s3_err dbpf_expand_stream(uint16_t codec, stream_in_fn *in, void *ictx, uint64_t n, stream_out_fn *out,
                                void *octx, uint64_t want, size_t *held, char *err, size_t errlen);
+/* The same, pulled (a reader that resumes where it stopped): each call makes the next
+ * bytes (up to cap; 0 once all want are made and the stream's end checked), or returns
+ * minus the enum s3_err with err (every later call fails the same). NULL when out of
+ * memory. dbpf_reader_held: what it holds (at most DBPF_STREAM_HELD). */
+struct dbpf_reader;
+struct dbpf_reader *dbpf_reader_new(uint16_t codec, stream_in_fn *in, void *ictx, uint64_t n, uint64_t want);
+ptrdiff_t dbpf_reader_next(struct dbpf_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen);
+size_t dbpf_reader_held(const struct dbpf_reader *r);
+void dbpf_reader_free(struct dbpf_reader *r);
 
 #endif

@@ -4,6 +4,7 @@
  * mounting it alone gives, opened over the resource's own source. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,16 @@
 #include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
 #include "parse/sims/dbpf_codec.h"
+
+struct stream_pool;
+
+/* Resources past the cache's bound and past STREAM_MIN are decoded in pieces as they are
+ * read (struct stream_pool): STREAM_READERS readers, each keeping the last STREAM_RING
+ * bytes it made. Below STREAM_MIN (what the readers may hold, twice) one cache item, even
+ * one that passes the bound alone, costs no more and reads anywhere at once. */
+#define STREAM_READERS 4
+#define STREAM_RING (1u << 20)
+#define STREAM_MIN (2ull * STREAM_READERS * STREAM_RING)
 
 /* One resource's bytes, made when its directory is first listed. */
 struct pkg_res {
@@ -23,6 +34,7 @@ struct pkg_res {
     uint32_t nested_ino;    /* that directory (0: none made) */
     struct s3fs *nested;    /* the view opened there, once populated */
     bool ok;           /* the bytes can be had (err otherwise) */
+    bool streamed;     /* larger than the cache's bound: decoded in pieces (struct stream_pool) */
     char err[200];
     struct source src; /* a slice of the file (stored), or the expanded bytes */
 };
@@ -51,6 +63,8 @@ struct pkg_view {
     bool names_loaded;
     int names_rc; /* load_names: 0, or -ENOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
+    struct stream_pool *pool; /* readers of streamed resources */
+    uint32_t nstreamed;       /* resources listed so far that are streamed */
     uint32_t resources_dir; /* /resources (0 until the root is populated) */
     uint32_t *res_dir;      /* per entry: /resources/NAME (0 until /resources is populated) */
 };
@@ -77,9 +91,12 @@ static const char *promised_dir(uint32_t type)
     return NULL;
 }
 
+static void stream_pool_free(struct stream_pool *p);
+
 static void pkg_view_free(void *p)
 {
     struct pkg_view *v = p;
+    stream_pool_free(v->pool);
     for (uint32_t i = 0; v->dirname && i < v->d.count; i++)
         free(v->dirname[i]);
     free(v->dirname);
@@ -173,6 +190,38 @@ static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char
     return 0;
 }
 
+/* An entry's stored bytes, read from the package's source piece by piece. */
+struct map_input {
+    struct source *file;
+    uint64_t offset;
+};
+
+static int read_stored(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+{
+    const struct map_input *in = ctx;
+    return source_pread_checked(in->file, in->offset + off, buf, len) ? -1 : 0;
+}
+
+
+static bool discard(void *ctx, const uint8_t *p, size_t n)
+{
+    (void)ctx, (void)p, (void)n;
+    return true;
+}
+
+/* A resource larger than the cache's bound (and than STREAM_MIN) is never one item (it
+ * could not be held within cache_mb): checked now by decoding it in pieces, its data.bin
+ * decoded in pieces as it is read (read_streamed). */
+static void check_streamed(struct pkg_view *v, struct pkg_res *r, const struct dbpf_entry *e)
+{
+    struct map_input in = {&v->fs->src, e->offset};
+    size_t held;
+    r->streamed = true;
+    v->nstreamed++;
+    r->ok = dbpf_expand_stream(r->codec, read_stored, &in, e->stored_size, discard, NULL, e->mem_size, &held,
+                               r->err, sizeof r->err) == S3_OK;
+}
+
 /* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
  * source, expanded now so a broken stream is data.error at once. The bytes are held
  * (source_hold) for the caller, which reads them next: release with resource_done. */
@@ -219,6 +268,11 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
     r->c.produce = produce_resource;
     r->c.hint = e->mem_size;
     source_expanded(&r->src, &fs->src, &fs->cache, &r->c, e->mem_size);
+    if (e->mem_size > cache_limit(&fs->cache) && e->mem_size > STREAM_MIN) {
+        check_streamed(v, r, e);
+        source_hold(&r->src); /* resource_done lets go: nothing is produced by a hold */
+        return r;
+    }
     source_hold(&r->src);
     size_t got;
     if (!cache_pin(&fs->cache, &r->c, &got, r->err, sizeof r->err))
@@ -318,18 +372,6 @@ static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
         v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
     else
         v->names_kept += strlen(s->name) + 1;
-}
-
-/* A name map's stored bytes, read from the package's source piece by piece. */
-struct map_input {
-    struct source *file;
-    uint64_t offset;
-};
-
-static int read_stored(void *ctx, uint64_t off, uint8_t *buf, size_t len)
-{
-    const struct map_input *in = ctx;
-    return source_pread_checked(in->file, in->offset + off, buf, len) ? -1 : 0;
 }
 
 static bool feed_names(void *ctx, const uint8_t *p, size_t n)
@@ -463,6 +505,158 @@ static struct cached *expanded_item(void *ctx, uint64_t arg, struct cache **cach
     return r->src.kind == SOURCE_EXPANDED ? r->src.item : NULL;
 }
 
+/* ---- resources larger than the cache's bound, read in pieces ----
+ *
+ * A few readers per package, each a decoder resuming where it stopped and the last
+ * STREAM_RING bytes it made: a file read in order (by one reader, or by several at once,
+ * each followed by its own, or slightly out of order as the kernel's read-ahead asks)
+ * decodes each byte once; a read before what every reader keeps starts a reader from the
+ * resource's start (the least recently used one when all are busy). What they hold is
+ * fixed: STREAM_READERS · (STREAM_RING + a decoder), whatever the resources' sizes. */
+
+struct stream_reader {
+    struct pkg_res *r; /* the resource it reads (NULL: unused) */
+    struct dbpf_reader *d;
+    struct map_input in;
+    uint64_t pos;  /* bytes made so far */
+    uint8_t *ring; /* byte x (pos - STREAM_RING <= x < pos) at ring[x % STREAM_RING] */
+    uint64_t used; /* when it last served (least recently used goes first) */
+};
+
+struct stream_pool {
+    pthread_mutex_t lock; /* a view's own: taken after the tree's, before the cache's */
+    struct stream_reader rd[STREAM_READERS];
+    uint64_t tick;
+    uint64_t starts, made; /* readers started from a resource's start; bytes decoded */
+};
+
+static struct stream_pool *stream_pool_new(void)
+{
+    struct stream_pool *p = calloc(1, sizeof *p);
+    if (p)
+        pthread_mutex_init(&p->lock, NULL);
+    return p;
+}
+
+static void stream_pool_free(struct stream_pool *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < STREAM_READERS; i++) {
+        dbpf_reader_free(p->rd[i].d);
+        free(p->rd[i].ring);
+    }
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+/* The reader to serve byte off of r: one keeping it or behind it (the nearest), else
+ * one started anew (a free one, or the least recently used). NULL when out of memory. */
+static struct stream_reader *stream_reader_for(struct stream_pool *p, struct pkg_res *r, uint64_t off)
+{
+    struct stream_reader *best = NULL, *old = &p->rd[0];
+    for (int i = 0; i < STREAM_READERS; i++) {
+        struct stream_reader *x = &p->rd[i];
+        uint64_t kept = x->pos > STREAM_RING ? x->pos - STREAM_RING : 0;
+        bool fits = x->r == r && x->d && kept <= off;
+        /* one that keeps off is best; else the one closest behind it */
+        if (fits && (!best || (best->pos <= off && x->pos > best->pos)))
+            best = x;
+        if (!x->r || (old->r && x->used < old->used))
+            old = x;
+    }
+    if (best)
+        return best;
+    const struct dbpf_entry *e = &r->v->d.e[r->i];
+    dbpf_reader_free(old->d);
+    old->r = NULL;
+    old->in = (struct map_input){&r->v->fs->src, e->offset};
+    old->d = dbpf_reader_new(r->codec, read_stored, &old->in, e->stored_size, e->mem_size);
+    if (!old->ring)
+        old->ring = malloc(STREAM_RING);
+    if (!old->d || !old->ring)
+        return NULL;
+    old->r = r;
+    old->pos = 0;
+    p->starts++;
+    tree_touch(r->v->fs->tree); /* /info shows the starts */
+    return old;
+}
+
+static enum s3_err read_streamed(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                                 size_t *got_out)
+{
+    (void)t, (void)arg;
+    struct pkg_res *r = ctx;
+    struct stream_pool *p = r->v->pool;
+    uint64_t size = r->v->d.e[r->i].mem_size;
+    *got_out = 0;
+    if (off >= size)
+        return S3_OK;
+    len = size - off < len ? (size_t)(size - off) : len;
+    pthread_mutex_lock(&p->lock);
+    struct stream_reader *x = stream_reader_for(p, r, off);
+    size_t got = 0;
+    enum s3_err rc = S3_OK;
+    while (x && got < len) {
+        uint64_t at = off + got;
+        size_t slot = (size_t)(x->pos % STREAM_RING);
+        if (at < x->pos) { /* kept: copied up to the ring's end */
+            size_t from = (size_t)(at % STREAM_RING), k = (size_t)(x->pos - at);
+            k = k < len - got ? k : len - got;
+            k = k < STREAM_RING - from ? k : STREAM_RING - from;
+            memcpy((uint8_t *)buf + got, x->ring + from, k);
+            got += k;
+            continue;
+        }
+        char err[200];
+        size_t room = STREAM_RING - slot < DBPF_STREAM_PIECE ? STREAM_RING - slot : DBPF_STREAM_PIECE;
+        ptrdiff_t k = dbpf_reader_next(x->d, x->ring + slot, room, err, sizeof err);
+        if (k <= 0) { /* the stream broke (the file changed?) or ended early: start over next time */
+            dbpf_reader_free(x->d);
+            x->d = NULL;
+            x->r = NULL;
+            break;
+        }
+        x->pos += (uint64_t)k;
+        p->made += (uint64_t)k;
+    }
+    if (x)
+        x->used = ++p->tick;
+    if (!x || got < len)
+        rc = S3_ERR_IO;
+    pthread_mutex_unlock(&p->lock);
+    *got_out = rc == S3_OK ? got : 0;
+    return rc;
+}
+
+/* The format of a streamed resource's first bytes (its first 64 KiB decoded), for the
+ * nested directory: only when they say a format the table opens here, or the type
+ * promises one, is the resource detected (and expanded) whole. */
+static bool streamed_maybe_nested(struct pkg_view *v, struct pkg_res *r, const struct dbpf_entry *e)
+{
+    if (promised_dir(e->type))
+        return true;
+    size_t want = e->mem_size < (64u << 10) ? e->mem_size : (64u << 10), got = 0;
+    uint8_t *head = malloc(want ? want : 1);
+    struct map_input in = {&v->fs->src, e->offset};
+    struct dbpf_reader *d = dbpf_reader_new(r->codec, read_stored, &in, e->stored_size, e->mem_size);
+    char err[200];
+    for (ptrdiff_t k = 1; head && d && got < want && k > 0; got += (size_t)(k > 0 ? k : 0))
+        k = dbpf_reader_next(d, head + got, want - got, err, sizeof err);
+    dbpf_reader_free(d);
+    bool maybe = !head || !d; /* out of memory: the whole detection decides */
+    if (!maybe) {
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        struct detect_result det;
+        mem_src_init(&src, &mc, head, got);
+        maybe = detect_format(&src, &det) == 0 && (nested_formats(e->type) & (1u << det.format));
+    }
+    free(head);
+    return maybe;
+}
+
 static enum s3_err populate_nested(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
@@ -492,6 +686,8 @@ static void add_nested(struct pkg_view *v, uint32_t dir, struct pkg_res *r)
     const struct dbpf_entry *e = &v->d.e[r->i];
     struct detect_result det;
     const char *promised = promised_dir(e->type);
+    if (r->streamed && !streamed_maybe_nested(v, r, e))
+        return; /* its first bytes are no format the table opens here */
     bool known = detect_format(&r->src.src, &det) == 0;
     if (known && (nested_formats(e->type) & (1u << det.format))) {
         r->nested_dir = s3_formats[det.format].pkg_dir;
@@ -544,7 +740,8 @@ static enum s3_err populate_resource(struct tree *t, uint32_t dir, void *ctx, ui
     if (r->codec == DBPF_COMP_STORED) {
         tree_add_range(t, dir, "data.bin", "dbpf.data", e->offset, e->stored_size);
     } else {
-        ino = tree_add_gen(t, dir, "data.bin", "dbpf.data", e->mem_size, read_expanded, r, 0);
+        ino = tree_add_gen(t, dir, "data.bin", "dbpf.data", e->mem_size, r->streamed ? read_streamed : read_expanded,
+                           r, 0);
         tree_set_span(t, ino, e->offset, e->stored_size);
     }
     add_nested(v, dir, r);
@@ -721,6 +918,15 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
         sb_printf(out, "names: %" PRIu64 " from %u name maps\n", v->nnames, v->namemaps);
     else
         sb_printf(out, "names: not read yet (list /resources)\n");
+    if (v->nstreamed) {
+        pthread_mutex_lock(&v->pool->lock);
+        uint64_t starts = v->pool->starts;
+        pthread_mutex_unlock(&v->pool->lock);
+        sb_printf(out,
+                  "streamed: %" PRIu32 " resources larger than cache_mb, decoded in pieces as they are read; %" PRIu64
+                  " reads from a resource's start\n",
+                  v->nstreamed, starts);
+    }
 }
 
 static void describe(struct pkg_view *v)
@@ -787,6 +993,9 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     uint32_t n = v->d.count;
+    v->pool = stream_pool_new();
+    if (!v->pool)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->dirname = alloc_array(n, sizeof *v->dirname);
     v->res = alloc_array(n, sizeof *v->res);
     v->res_dir = alloc_array(n, sizeof *v->res_dir);
@@ -810,6 +1019,18 @@ bool dbpf_view_totals(struct s3fs *fs, uint32_t *count, uint64_t *bytes)
     *count = v->d.count;
     *bytes = v->mem_total;
     return true;
+}
+
+void dbpf_view_stream_counts(struct s3fs *fs, uint64_t *starts, uint64_t *made)
+{
+    struct pkg_view *v = fs->det.format == FMT_DBPF ? tree_dir_ctx(fs->tree, fs->root, populate_pkg_root) : NULL;
+    *starts = *made = 0;
+    if (v) {
+        pthread_mutex_lock(&v->pool->lock);
+        *starts = v->pool->starts;
+        *made = v->pool->made;
+        pthread_mutex_unlock(&v->pool->lock);
+    }
 }
 
 uint64_t dbpf_view_names_held_peak(struct s3fs *fs)

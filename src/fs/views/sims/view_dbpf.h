@@ -23,6 +23,11 @@ uint64_t dbpf_view_name_compares(struct s3fs *fs);
  * decoder's pieces while a name map is read (never the map whole) plus the names kept,
  * one per instance an entry has; 0 when fs is not a package. */
 uint64_t dbpf_view_names_held_peak(struct s3fs *fs);
+/* Resources larger than the cache's bound are decoded in pieces as they are read (never
+ * one cache item): the readers started from a resource's start, and the bytes decoded,
+ * so far (counted, for tests: a read-through in order starts one and decodes each byte
+ * once); 0 when fs is not a package. */
+void dbpf_view_stream_counts(struct s3fs *fs, uint64_t *starts, uint64_t *made);
 /* The directory name index entry `entry` has under the package's resources/ (read from
  * its name maps on the first call), the same whether or not resources/ was listed; NULL
  * when fs is not a package, entry is past the index, or the names could not be made (out
