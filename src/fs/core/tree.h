@@ -54,6 +54,10 @@ int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 /* Records that an allocation of the caller's failed while it grows the tree: the populate
  * running now fails with -ENOMEM, as when a tree_add_* runs out of memory. */
 void tree_note_oom(struct tree *t);
+/* calloc for a view's own state made while it grows the tree (a populate callback, or
+ * under the tree lock; never in a producer): a failure, real or refused by
+ * tree_test_fail_alloc, fails the populate running now with -ENOMEM. Free with free(). */
+void *tree_calloc(struct tree *t, size_t n, size_t size);
 /* Zeroed memory that lives as long as the tree (directory contexts of views): from the
  * arena (no malloc per directory) when small. */
 void *tree_alloc(struct tree *t, size_t size);

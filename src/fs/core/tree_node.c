@@ -258,6 +258,16 @@ void tree_note_oom(struct tree *t)
     tree_touch(t);
 }
 
+void *tree_calloc(struct tree *t, size_t n, size_t size)
+{
+    pthread_mutex_lock(&t->lock); /* the meter is counted under it (recursive) */
+    void *p = meter_calloc(&t->strings.meter, n ? n : 1, size ? size : 1);
+    pthread_mutex_unlock(&t->lock);
+    if (!p)
+        tree_touch(t); /* /info counts the failed listing */
+    return p;
+}
+
 void *tree_alloc(struct tree *t, size_t size)
 {
     if (size > ARENA_BLOCK / 16) {

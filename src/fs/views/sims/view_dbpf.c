@@ -212,14 +212,16 @@ static bool discard(void *ctx, const uint8_t *p, size_t n)
 /* A resource larger than the cache's bound (and than STREAM_MIN) is never one item (it
  * could not be held within cache_mb): checked now by decoding it in pieces, its data.bin
  * decoded in pieces as it is read (read_streamed). */
-static void check_streamed(struct pkg_view *v, struct pkg_res *r, const struct dbpf_entry *e)
+static enum s3_err check_streamed(struct pkg_view *v, struct pkg_res *r, const struct dbpf_entry *e)
 {
     struct map_input in = {&v->fs->src, e->offset};
     size_t held;
+    enum s3_err de = dbpf_expand_stream(r->codec, read_stored, &in, e->stored_size, discard, NULL, e->mem_size,
+                                        &held, r->err, sizeof r->err);
     r->streamed = true;
-    v->nstreamed++;
-    r->ok = dbpf_expand_stream(r->codec, read_stored, &in, e->stored_size, discard, NULL, e->mem_size, &held,
-                               r->err, sizeof r->err) == S3_OK;
+    r->ok = de == S3_OK;
+    v->nstreamed += de != S3_ERR_NOMEM;
+    return de;
 }
 
 /* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
@@ -231,7 +233,7 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         source_hold(&v->res[i]->src);
         return v->res[i];
     }
-    struct pkg_res *r = calloc(1, sizeof *r);
+    struct pkg_res *r = tree_calloc(v->fs->tree, 1, sizeof *r); /* NULL: the listing fails */
     if (!r)
         return NULL;
     v->res[i] = r;
@@ -269,7 +271,12 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
     r->c.hint = e->mem_size;
     source_expanded(&r->src, &fs->src, &fs->cache, &r->c, e->mem_size);
     if (e->mem_size > cache_limit(&fs->cache) && e->mem_size > STREAM_MIN) {
-        check_streamed(v, r, e);
+        if (check_streamed(v, r, e) == S3_ERR_NOMEM) { /* the listing fails; the next one checks again */
+            tree_note_oom(fs->tree);
+            v->res[i] = NULL;
+            free(r);
+            return NULL;
+        }
         source_hold(&r->src); /* resource_done lets go: nothing is produced by a hold */
         return r;
     }
@@ -405,8 +412,10 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
                                         e->mem_size, &held, why, sizeof why);
     if (held + v->names_kept > v->names_held_peak)
         v->names_held_peak = held + v->names_kept;
-    if (de == S3_ERR_NOMEM)
+    if (de == S3_ERR_NOMEM) {
         v->names_rc = -ENOMEM; /* names left out would name resources wrongly */
+        return;
+    }
     if (de == S3_OK || de == S3_ERR_LIMIT) { /* decoded whole, or stopped by a broken entry */
         v->namemaps++;
         if (dbpf_namemap_end(&r) != S3_OK || err[0])
@@ -732,8 +741,10 @@ static enum s3_err populate_resource(struct tree *t, uint32_t dir, void *ctx, ui
         return S3_OK;
     tree_add_range(t, dir, "stored.bin", "dbpf.stored", e->offset, e->stored_size);
     struct pkg_res *r = resource(v, (uint32_t)i);
-    if (!r || !r->ok) {
-        add_error(t, dir, "data", r ? r->err : "out of memory");
+    if (!r)
+        return -ENOMEM; /* counted by the tree: the listing fails, never shorter */
+    if (!r->ok) {
+        add_error(t, dir, "data", r->err);
         resource_done(r);
         return S3_OK;
     }
