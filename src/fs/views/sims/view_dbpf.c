@@ -632,7 +632,9 @@ static enum s3_err read_streamed(struct tree *t, void *ctx, uint64_t arg, uint64
     }
     if (x)
         x->used = ++p->tick;
-    if (!x || got < len)
+    if (!x)
+        rc = S3_ERR_NOMEM;
+    else if (got < len)
         rc = S3_ERR_IO;
     pthread_mutex_unlock(&p->lock);
     *got_out = rc == S3_OK ? got : 0;
