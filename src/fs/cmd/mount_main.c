@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fs/cmd/fuse_ll.h"
+#include "fs/core/cache.h"
 #include "fs/open/open.h"
 #include "fs/open/options.h"
 #include "parse/t2fs/t2fs.h"
@@ -300,6 +301,7 @@ static int run_mount(struct cmdline *c, struct s3fs *fs)
 
 int main(int argc, char **argv)
 {
+    cache_tune_allocator(); /* memory the cache lets go returns to the system */
     struct cmdline c = {0};
     const char **optlists = calloc((size_t)argc, sizeof *optlists); /* every -o list, no limit */
     int rc = optlists ? parse_cmdline(&c, argc, argv, optlists) : -1;

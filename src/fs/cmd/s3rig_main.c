@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/core/cache.h"
 #include "fs/open/open.h"
 #include "fs/open/options.h"
 #include "fs/views/sims/view_dbpf.h"
@@ -641,6 +642,7 @@ static int parse_cmdline(struct cmdline *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cache_tune_allocator(); /* memory the cache lets go returns to the system */
     struct cmdline c = {0};
     int rc = parse_cmdline(&c, argc, argv);
     if (rc)

@@ -28,6 +28,7 @@
  * for items being produced) is recorded for tests and benchmarks (cache_stats). */
 #include "fs/core/cache.h"
 
+#include <malloc.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -371,4 +372,9 @@ void cache_destroy(struct cache *c)
         drop(c, c->head);
     pthread_cond_destroy(&c->produced_cond);
     pthread_mutex_destroy(&c->lock);
+}
+
+void cache_tune_allocator(void)
+{
+    mallopt(M_MMAP_THRESHOLD, 1 << 20); /* a fixed threshold: glibc stops raising it */
 }
