@@ -744,7 +744,7 @@ static enum s3_err populate_resource(struct tree *t, uint32_t dir, void *ctx, ui
     tree_add_range(t, dir, "stored.bin", "dbpf.stored", e->offset, e->stored_size);
     struct pkg_res *r = resource(v, (uint32_t)i);
     if (!r)
-        return -ENOMEM; /* counted by the tree: the listing fails, never shorter */
+        return S3_ERR_NOMEM; /* counted by the tree: the listing fails, never shorter */
     if (!r->ok) {
         add_error(t, dir, "data", r->err);
         resource_done(r);
