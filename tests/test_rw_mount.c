@@ -1248,7 +1248,7 @@ static void test_rw_open_handle_after_commit(void **state)
 static uint32_t field_at(const uint8_t *file, const char *mnt, const char *rel, int width)
 {
     char p[512], v[32];
-    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    assert_true((size_t)snprintf(p, sizeof p, "%s/%s", mnt, rel) < sizeof p);
     ssize_t n = getxattr(p, "user.s3rig.offset", v, sizeof v - 1);
     assert_true(n > 0);
     v[n] = 0;
