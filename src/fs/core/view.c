@@ -270,6 +270,20 @@ static int produce_form(struct cached *c, uint8_t **data, size_t *size, char *er
     return 0;
 }
 
+/* The last of nmarks ascending marks at or before off (0 when none is): by halves. */
+static uint64_t last_mark_at(const uint64_t *mark, uint64_t nmarks, uint64_t off)
+{
+    uint64_t lo = 0, hi = nmarks;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (mark[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Bytes [off, off+len) of the rows: from the mark at or before off, each row formatted
  * until len is filled (at most FORM_ROWS_PER_MARK rows more than asked). */
 static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
@@ -284,17 +298,11 @@ static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint6
     if (!b)
         return S3_ERR_IO;
     const uint64_t *mark = (const uint64_t *)(b + pad8(it->len));
-    uint64_t lo = 0, hi = form_marks(it->n); /* the last mark at or before off */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (mark[mid] <= off)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    uint64_t nmarks = form_marks(it->n);
+    uint64_t lo = last_mark_at(mark, nmarks, off);
     char *out = buf;
     size_t got = 0;
-    uint64_t at = hi ? mark[lo] : 0;
+    uint64_t at = nmarks ? mark[lo] : 0;
     for (uint64_t k = lo * FORM_ROWS_PER_MARK; k < it->n && got < len; k++) {
         char row[64];
         int w = it->row(it->ctx, b, k, row);
@@ -680,14 +688,7 @@ bool rows_seek(const uint64_t *mark, uint64_t nrows, uint32_t per_mark, uint64_t
     *start = 0;
     if (off < header_len || nrows == 0)
         return false;
-    uint64_t lo = 0, hi = (nrows + per_mark - 1) / per_mark; /* the last mark at or before off */
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (mark[mid] <= off)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    uint64_t lo = last_mark_at(mark, (nrows + per_mark - 1) / per_mark, off);
     *row = lo * per_mark;
     *start = mark[lo];
     return true;
