@@ -185,11 +185,11 @@ static void test_detect(void **state)
         struct s3_src src;
         mem_src_init(&src, &mc, b.file, b.size);
         struct detect_result r;
-        assert_int_equal(detect_format(&src, &r), 0);
+        assert_int_equal(detect_format(&src, &r), S3_OK);
         assert_int_equal(r.format, FMT_GEOM);
         /* another chunk tag: no GEOM (and no other format either) */
         b.file[b.lay.geom_pos] = 'X';
-        assert_int_equal(detect_format(&src, &r), -1);
+        assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
         assert_non_null(strstr(r.why, "GEOM"));
         free(b.file);
     }
@@ -202,7 +202,7 @@ static void test_detect(void **state)
     struct s3_src src;
     mem_src_init(&src, &mc, f, size);
     struct detect_result r;
-    assert_int_equal(detect_format(&src, &r), 0);
+    assert_int_equal(detect_format(&src, &r), S3_OK);
     assert_int_equal(r.format, FMT_RIG_CLEAR);
     free(f);
 }
