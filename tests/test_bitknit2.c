@@ -62,12 +62,17 @@ static void test_init_example(void **state)
     (void)state;
     const uint16_t w[] = {0x0001, 0x00D3, 0x4003, 0x7E96, 0xFFFF};
     uint32_t x, y;
-    assert_int_equal(bitknit2_init_states(w, 5, &x, &y), 4);
+    size_t used = 0;
+    assert_int_equal(bitknit2_init_states(w, 5, &x, &y, &used), S3_OK);
+    assert_int_equal(used, 4);
     assert_int_equal(x, 0x0201A800);
     assert_int_equal(y, 0x000B7E96);
-    assert_int_equal(bitknit2_init_states(w, 3, &x, &y), -1); /* runs out before the Y word */
+    used = 99;
+    assert_int_equal(bitknit2_init_states(w, 3, &x, &y, &used), S3_ERR_RANGE); /* runs out before the Y word */
+    assert_int_equal(used, 99);
+    assert_int_equal(bitknit2_init_states(w, 0, &x, &y, &used), S3_ERR_RANGE); /* no words at all */
     const uint16_t stored[] = {0, 1, 2, 3, 4};
-    assert_int_equal(bitknit2_init_states(stored, 5, &x, &y), -1);
+    assert_int_equal(bitknit2_init_states(stored, 5, &x, &y, &used), S3_ERR_FORMAT); /* a stored quantum */
 }
 
 /* The steps of section 4.2 in 64-bit arithmetic, to check the decoder's 32-bit ones. */
@@ -105,7 +110,9 @@ static void test_init_states_range(void **state)
         int used;
         init_reference(w, &rx, &ry, &used);
         uint32_t x, y;
-        assert_int_equal(bitknit2_init_states(w, 5, &x, &y), used);
+        size_t got = 0;
+        assert_int_equal(bitknit2_init_states(w, 5, &x, &y, &got), S3_OK);
+        assert_int_equal(got, used);
         assert_true(rx == x && ry == y);
         assert_true(x >= 65536 && y >= 65536 && ry < (1ull << 32));
         /* and the test encoder finds words for any pair of states */
@@ -114,7 +121,8 @@ static void test_init_states_range(void **state)
             ex = 0xFFFFFFFFu - (uint32_t)(i & 7), ey = 65536 + (uint32_t)(i & 7);
         uint16_t ew[5];
         int n = bk2enc_init_words(ex, ey, ew);
-        assert_int_equal(bitknit2_init_states(ew, (size_t)n, &x, &y), n);
+        assert_int_equal(bitknit2_init_states(ew, (size_t)n, &x, &y, &got), S3_OK);
+        assert_int_equal(got, n);
         assert_int_equal(x, ex);
         assert_int_equal(y, ey);
     }

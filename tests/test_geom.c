@@ -185,11 +185,11 @@ static void test_detect(void **state)
         struct s3_src src;
         mem_src_init(&src, &mc, b.file, b.size);
         struct detect_result r;
-        assert_int_equal(detect_format(&src, &r), 0);
+        assert_int_equal(detect_format(&src, &r), S3_OK);
         assert_int_equal(r.format, FMT_GEOM);
         /* another chunk tag: no GEOM (and no other format either) */
         b.file[b.lay.geom_pos] = 'X';
-        assert_int_equal(detect_format(&src, &r), -1);
+        assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
         assert_non_null(strstr(r.why, "GEOM"));
         free(b.file);
     }
@@ -202,7 +202,7 @@ static void test_detect(void **state)
     struct s3_src src;
     mem_src_init(&src, &mc, f, size);
     struct detect_result r;
-    assert_int_equal(detect_format(&src, &r), 0);
+    assert_int_equal(detect_format(&src, &r), S3_OK);
     assert_int_equal(r.format, FMT_RIG_CLEAR);
     free(f);
 }
@@ -1393,6 +1393,51 @@ static void test_offered_skeletons(void **state)
     free(raw);
 }
 
+/* rig_set_pick: the rig having every hash, else (best) the one having the most, else
+ * none (-1) with S3_OK; a refused allocation is NOMEM with *pick untouched, never read as
+ * "no rig". Rig A has bones named a, b; rig B has a, b, c (hashes: fnv1_lower32). */
+static void add_named_rig(struct rig_set *s, const char *label, const char *const *names, uint32_t n)
+{
+    struct mdl_skeleton sk = {.nbones = n, .bone = calloc(n, sizeof *sk.bone)};
+    assert_non_null(sk.bone);
+    for (uint32_t i = 0; i < n; i++) {
+        sk.bone[i] = (struct mdl_bone){.name = strdup(names[i]), .name_len = strlen(names[i]), .parent = -1};
+        sk.bone[i].r[3] = sk.bone[i].s[0] = sk.bone[i].s[1] = sk.bone[i].s[2] = 1;
+    }
+    char err[200];
+    assert_int_equal(rig_set_add(s, label, &sk, err, sizeof err), S3_OK);
+}
+
+static void test_rig_set_pick(void **state)
+{
+    (void)state;
+    static const char *const a[] = {"a", "b"}, *const abc[] = {"a", "b", "c"};
+    struct rig_set rigs = {0};
+    const uint32_t want[] = {fnv1_lower32("c", 1), fnv1_lower32("a", 1), fnv1_lower32("z", 1)};
+    ptrdiff_t k = 7;
+    assert_int_equal(rig_set_pick(&rigs, want, 2, true, &k), S3_OK);
+    assert_int_equal(k, -1); /* an empty set: none */
+    add_named_rig(&rigs, "A", a, 2);
+    add_named_rig(&rigs, "B", abc, 3);
+    assert_int_equal(rig_set_pick(&rigs, want, 2, false, &k), S3_OK);
+    assert_int_equal(k, 1); /* only B has c and a */
+    assert_int_equal(rig_set_pick(&rigs, want + 1, 1, false, &k), S3_OK);
+    assert_int_equal(k, 0); /* the first having a */
+    assert_int_equal(rig_set_pick(&rigs, want, 3, false, &k), S3_OK);
+    assert_int_equal(k, -1); /* none has z */
+    assert_int_equal(rig_set_pick(&rigs, want, 3, true, &k), S3_OK);
+    assert_int_equal(k, 1); /* B has two of the three, A one */
+#ifdef S3_TEST_WRAP_ALLOC
+    k = 7;
+    alloc_refuse_start(0);
+    enum s3_err e = rig_set_pick(&rigs, want, 3, true, &k);
+    alloc_refuse_start(-1);
+    assert_int_equal(e, S3_ERR_NOMEM);
+    assert_int_equal(k, 7);
+#endif
+    rig_set_free(&rigs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1417,6 +1462,7 @@ int main(void)
         cmocka_unit_test(test_offered_skeletons),
         cmocka_unit_test(test_model_reasons),
         cmocka_unit_test(test_parse_refused_allocation),
+        cmocka_unit_test(test_rig_set_pick),
     };
     return cmocka_run_group_tests_name("geom", tests, NULL, NULL);
 }

@@ -129,7 +129,7 @@ static void test_matrices(void **state)
     assert_true(fabsf(m[0]) < 1e-6f && fabsf(m[1] - 2) < 1e-6f && fabsf(m[4] + 2) < 1e-6f);
     assert_true(m[12] == 1 && m[13] == 2 && m[14] == 3 && m[15] == 1);
     assert_true(mdl_is_trs(m));
-    assert_int_equal(mdl_mat_inverse(m, inv), 0);
+    assert_int_equal(mdl_mat_inverse(m, inv), S3_OK);
     mdl_mat_mul(m, inv, prod);
     assert_identity(prod, 1e-6f);
     /* a shear is not T × R × S */
@@ -137,7 +137,7 @@ static void test_matrices(void **state)
     assert_false(mdl_is_trs(shear));
     float singular[16] = {0};
     singular[15] = 1;
-    assert_int_equal(mdl_mat_inverse(singular, inv), -1);
+    assert_int_equal(mdl_mat_inverse(singular, inv), S3_ERR_FORMAT);
 }
 
 /* world = parent's world × local; the ibm undoes it */
@@ -155,7 +155,7 @@ static void test_compute_ibm(void **state)
     assert_int_equal(mdl_compute_ibm(&sk, err, sizeof err), S3_OK);
     /* bone 1's world origin: (3,1,0) + rotate_y90((0,0,5)) = (3,1,0) + (5,0,0) */
     float o[16];
-    assert_int_equal(mdl_mat_inverse(b[1].ibm, o), 0);
+    assert_int_equal(mdl_mat_inverse(b[1].ibm, o), S3_OK);
     assert_true(fabsf(o[12] - 8) < 1e-5f && fabsf(o[13] - 1) < 1e-5f && fabsf(o[14]) < 1e-5f);
     b[0].parent = 1; /* 0 -> 1 -> 2 -> 0 */
     assert_int_equal(mdl_skeleton_check(&sk, err, sizeof err), S3_ERR_FORMAT);

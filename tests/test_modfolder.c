@@ -131,7 +131,7 @@ static void test_rules(void **state)
 {
     (void)state;
     struct mf_rules r;
-    assert_int_equal(mf_rules_parse(game_cfg, sizeof game_cfg - 1, &r), 0);
+    assert_int_equal(mf_rules_parse(game_cfg, sizeof game_cfg - 1, &r), S3_OK);
     assert_int_equal(r.nglobs, 7);
     assert_string_equal(r.globs[0].pattern, "*.package");
     assert_int_equal(r.globs[0].priority, 500);
@@ -164,7 +164,7 @@ static void test_rules(void **state)
 
     /* a glob before any Priority line is at priority 0; a BOM is not part of the line */
     static const char bare[] = "\xEF\xBB\xBFPackedFile x/*.package\nPriority -5\nPackedFile *.package\n";
-    assert_int_equal(mf_rules_parse(bare, sizeof bare - 1, &r), 0);
+    assert_int_equal(mf_rules_parse(bare, sizeof bare - 1, &r), S3_OK);
     assert_int_equal(r.nglobs, 2);
     assert_int_equal(r.globs[0].priority, 0);
     assert_int_equal(r.globs[1].priority, -5);

@@ -103,6 +103,13 @@ static void test_row_in_table(void **state)
     assert_non_null(strstr(usage, " or Dummy")); /* the last of mount.s3rig's words */
 }
 
+/* A source whose every read fails, as a file that vanished under us. */
+static enum s3_err failing_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    (void)ctx, (void)off, (void)buf, (void)len;
+    return S3_ERR_IO;
+}
+
 /* Detected by its row; a file of no format is refused with the row's noun among the
  * others; the real rows still detect their first seed as themselves. */
 static void test_detection(void **state)
@@ -112,13 +119,18 @@ static void test_detection(void **state)
     struct s3_src src;
     struct mem_src_ctx ctx;
     mem_src_init(&src, &ctx, dummy_file, sizeof dummy_file);
-    assert_int_equal(detect_format(&src, &r), 0);
+    assert_int_equal(detect_format(&src, &r), S3_OK);
     assert_int_equal(r.format, FMT_DUMMY);
 
     static const uint8_t junk[16] = "NOTHING KNOWN..";
     mem_src_init(&src, &ctx, junk, sizeof junk);
-    assert_int_equal(detect_format(&src, &r), -1);
+    assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
     assert_non_null(strstr(r.why, " or DUMMY file"));
+
+    /* a source that fails its read: IO, not a format verdict */
+    struct s3_src broken = {.read = failing_read, .ctx = NULL, .size = sizeof junk};
+    assert_int_equal(detect_format(&broken, &r), S3_ERR_IO);
+    assert_non_null(strstr(r.why, "cannot read"));
 
     for (int f = FMT_UNKNOWN + 1; f < FMT_DUMMY; f++) {
         char kind[64];
@@ -130,7 +142,7 @@ static void test_detection(void **state)
         uint8_t *file = fx_kind(kind, 0, NULL, &size);
         assert_non_null(file);
         mem_src_init(&src, &ctx, file, size);
-        assert_int_equal(detect_format(&src, &r), 0);
+        assert_int_equal(detect_format(&src, &r), S3_OK);
         assert_int_equal(r.format, f);
         free(file);
     }

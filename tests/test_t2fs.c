@@ -1625,28 +1625,28 @@ static void test_t2fs_cut_detection(void **state)
         for (int i = 0; i < 4; i++)
             put32(f + 4 * i, w[i], be);
         mem_src_init(&src, &mc, f, 24);
-        assert_int_equal(detect_format(&src, &r), 0);
+        assert_int_equal(detect_format(&src, &r), S3_OK);
         assert_int_equal(r.format, FMT_T2FS);
         assert_true(r.root_cut);
         assert_int_equal(r.big_endian, be);
         /* an empty child (offsets 16, 16): no real root has one */
         put32(f + 8, 16, be);
         mem_src_init(&src, &mc, f, 24);
-        assert_int_equal(detect_format(&src, &r), -1);
+        assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
         /* the same whole (the file holds all 48 bytes): the strong test allows it */
         mem_src_init(&src, &mc, f, 40);
         put32(f + 12, 40, be);
-        assert_int_equal(detect_format(&src, &r), 0);
+        assert_int_equal(detect_format(&src, &r), S3_OK);
         assert_false(r.root_cut);
         /* an offset not a multiple of 8, or a first offset that is not the table length */
         uint32_t odd[] = {2, 16, 36, 48}, first[] = {2, 24, 32, 48};
         for (int i = 0; i < 4; i++)
             put32(f + 4 * i, odd[i], be);
         mem_src_init(&src, &mc, f, 24);
-        assert_int_equal(detect_format(&src, &r), -1);
+        assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
         for (int i = 0; i < 4; i++)
             put32(f + 4 * i, first[i], be);
-        assert_int_equal(detect_format(&src, &r), -1);
+        assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
         assert_null(strstr(r.why, "cut short"));
     }
     /* more children than a root has: not taken for a cut root */
@@ -1656,7 +1656,7 @@ static void test_t2fs_cut_detection(void **state)
     for (size_t i = 0; i <= n; i++)
         put32(big + 4 + 4 * i, (uint32_t)(fx_align8(4 + 4 * (n + 1)) + 8 * i), false);
     mem_src_init(&src, &mc, big, len);
-    assert_int_equal(detect_format(&src, &r), -1);
+    assert_int_equal(detect_format(&src, &r), S3_ERR_FORMAT);
     free(big);
 }
 

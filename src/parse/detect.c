@@ -48,20 +48,19 @@ int format_list(char *out, size_t size, size_t column)
     return (int)len;
 }
 
-int detect_format(const struct s3_src *src, struct detect_result *r)
+enum s3_err detect_format(const struct s3_src *src, struct detect_result *r)
 {
     memset(r, 0, sizeof *r);
     uint8_t head[16] = {0};
     size_t n = src->size < 16 ? (size_t)src->size : 16;
     if (src_read(src, 0, head, n) != 0) {
-        snprintf(r->why, sizeof r->why, "cannot read the first bytes");
-        return -1;
+        return s3_fail(S3_ERR_IO, r->why, sizeof r->why, "cannot read the first bytes");
     }
     char refusal[sizeof r->why] = ""; /* the first reason a refusing detection gave */
     for (int f = FMT_UNKNOWN + 1; f < FMT_COUNT; f++) {
         if (s3_formats[f].detect(src, head, n, r)) {
             r->format = (enum s3_format)f;
-            return 0;
+            return S3_OK;
         }
         if (!refusal[0] && r->why[0])
             memcpy(refusal, r->why, sizeof refusal);
@@ -78,5 +77,5 @@ int detect_format(const struct s3_src *src, struct detect_result *r)
         format_list(nouns, sizeof nouns, offsetof(struct s3_format_info, noun));
         snprintf(r->why, sizeof r->why, "not a %s file (%s %s)", nouns, n < 8 ? "all its bytes:" : "first bytes", hex);
     }
-    return -1;
+    return S3_ERR_FORMAT;
 }

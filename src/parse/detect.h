@@ -1,6 +1,7 @@
 /* Which format a file is, from its first bytes, and the format table's parse-level
  * columns (src/formats.def).
- * - detect_format: 0 with r->format set, or -1 with the reason in r->why (one line). */
+ * - detect_format: S3_OK with r->format set; else the reason (IO: the first bytes could
+ *   not be read; FORMAT: no format takes the file) and the detail in r->why (one line). */
 #ifndef S3_DETECT_H
 #define S3_DETECT_H
 
@@ -8,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
 #include "parse/base/format.h"
 #include "parse/base/reader.h"
 
-int detect_format(const struct s3_src *src, struct detect_result *out);
+enum s3_err detect_format(const struct s3_src *src, struct detect_result *out);
 const char *format_name(enum s3_format f);
 
 /* A row of src/formats.def (the columns are described there), less the view. */

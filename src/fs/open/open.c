@@ -30,7 +30,7 @@ static s3_view_open_fn *const view_open[FMT_COUNT] = {
  * mounted alone and for a view nested in another. */
 static int open_view(struct s3fs *fs, const char *label, unsigned formats, char *err, size_t errlen)
 {
-    if (detect_format(&fs->src.src, &fs->det) != 0) {
+    if (detect_format(&fs->src.src, &fs->det) != S3_OK) {
         snprintf(err, errlen, "%s: unrecognised format: %s", label, fs->det.why);
         return S3_EXIT_FORMAT;
     }

@@ -204,14 +204,14 @@ void mdl_mat_mul(const float a[16], const float b[16], float out[16])
     memcpy(out, r, sizeof r);
 }
 
-int mdl_mat_inverse(const float m[16], float out[16])
+enum s3_err mdl_mat_inverse(const float m[16], float out[16])
 {
     /* the 3×3 part by cofactors, then the translation */
     double a = m[0], b = m[4], c = m[8], d = m[1], e = m[5], f = m[9], g = m[2], h = m[6], i = m[10];
     double A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
     double det = a * A + b * B + c * C;
     if (!isfinite(det) || fabs(det) < 1e-30)
-        return -1;
+        return S3_ERR_FORMAT;
     double inv[9] = {A / det, -(b * i - c * h) / det, (b * f - c * e) / det,
                      B / det, (a * i - c * g) / det,  -(a * f - c * d) / det,
                      C / det, -(a * h - b * g) / det, (a * e - b * d) / det}; /* row-major */
@@ -223,7 +223,7 @@ int mdl_mat_inverse(const float m[16], float out[16])
     }
     out[3] = out[7] = out[11] = 0;
     out[15] = 1;
-    return 0;
+    return S3_OK;
 }
 
 static void local_matrix(const struct mdl_bone *b, float m[16])
@@ -258,7 +258,7 @@ enum s3_err mdl_compute_ibm(struct mdl_skeleton *s, char *err, size_t errlen)
             else
                 memcpy(world + 16 * k, local, sizeof local);
             done[k] = 1;
-            if (mdl_mat_inverse(world + 16 * k, s->bone[k].ibm))
+            if (mdl_mat_inverse(world + 16 * k, s->bone[k].ibm) != S3_OK)
                 rc = s3_fail(S3_ERR_FORMAT, err, errlen, "bone %" PRIu32 ": its world transform is singular (no inverse)",
                              k);
         }

@@ -108,8 +108,8 @@ enum s3_err mdl_skeleton_check(const struct mdl_skeleton *s, char *err, size_t e
 void mdl_trs_matrix(const float t[3], const float r[4], const float s[3], float m[16]);
 /* a × b, column-major 4×4. */
 void mdl_mat_mul(const float a[16], const float b[16], float out[16]);
-/* Inverse of an affine column-major 4×4: 0, or -1 when singular. */
-int mdl_mat_inverse(const float m[16], float out[16]);
+/* Inverse of an affine column-major 4×4: S3_OK, or FORMAT when singular (out untouched). */
+enum s3_err mdl_mat_inverse(const float m[16], float out[16]);
 /* Fills every bone's ibm with the inverse of its world transform (parents first; the
  * skeleton must pass mdl_skeleton_check): S3_OK, or with err S3_ERR_FORMAT (a singular
  * transform) or S3_ERR_NOMEM. */

@@ -47,18 +47,18 @@ static struct nameset_entry *slot_of(struct nameset *s, const char *name)
     }
 }
 
-/* Room for one more name (at most half full). */
-static int grow(struct nameset *s)
+/* Room for one more name (at most half full): S3_OK, or NOMEM (s as it was). */
+static enum s3_err grow(struct nameset *s)
 {
     if (2 * (s->n + 1) <= s->cap)
-        return 0;
+        return S3_OK;
     size_t cap = s->cap ? 2 * s->cap : 64;
     struct nameset_entry *old = s->e;
     size_t oldcap = s->cap;
     s->e = calloc(cap, sizeof *s->e);
     if (!s->e) {
         s->e = old;
-        return -1;
+        return S3_ERR_NOMEM;
     }
     s->cap = cap;
     for (size_t i = 0; i < oldcap; i++)
@@ -69,7 +69,7 @@ static int grow(struct nameset *s)
             s->e[k] = old[i];
         }
     free(old);
-    return 0;
+    return S3_OK;
 }
 
 void nameset_free(struct nameset *s)
@@ -88,7 +88,7 @@ bool nameset_has(struct nameset *s, const char *name)
 /* The entry of name, added when missing; NULL out of memory. */
 static struct nameset_entry *entry_for(struct nameset *s, const char *name)
 {
-    if (grow(s))
+    if (grow(s) != S3_OK)
         return NULL;
     struct nameset_entry *e = slot_of(s, name);
     if (e->name)

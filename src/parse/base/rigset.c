@@ -23,19 +23,20 @@ static void entry_free(struct rig_entry *r)
     memset(r, 0, sizeof *r);
 }
 
-static int grow(struct rig_set *s, size_t more)
+/* S3_OK or NOMEM (s as it was). */
+static enum s3_err grow(struct rig_set *s, size_t more)
 {
     if (s->n + more <= s->cap)
-        return 0;
+        return S3_OK;
     size_t cap = s->cap ? s->cap : 4;
     while (cap < s->n + more)
         cap *= 2;
     struct rig_entry *r = realloc(s->r, cap * sizeof *r);
     if (!r)
-        return -1;
+        return S3_ERR_NOMEM;
     s->r = r;
     s->cap = cap;
-    return 0;
+    return S3_OK;
 }
 
 static int by_hash_then_bone(const void *a, const void *b)
@@ -55,7 +56,7 @@ enum s3_err rig_set_add(struct rig_set *s, const char *label, struct mdl_skeleto
     enum s3_err r = S3_OK;
     e.label = strdup(label);
     e.by_hash = alloc_array(n, sizeof *e.by_hash);
-    if (!e.label || !e.by_hash || grow(s, 1)) {
+    if (!e.label || !e.by_hash || grow(s, 1) != S3_OK) {
         r = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
         goto fail;
     }
@@ -138,11 +139,11 @@ static size_t distinct_covered(const struct rig_entry *r, const uint32_t *u, siz
     return k;
 }
 
-ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best)
+enum s3_err rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best, ptrdiff_t *pick_out)
 {
     uint32_t *u = alloc_array(n, sizeof *u);
     if (!u)
-        return -1;
+        return S3_ERR_NOMEM;
     if (n) /* a GEOM without bone hashes passes NULL: memcpy's source must not be, even for 0 bytes */
         memcpy(u, hashes, n * sizeof *u);
     qsort(u, n, sizeof *u, by_u32);
@@ -164,5 +165,6 @@ ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n
         }
     }
     free(u);
-    return pick;
+    *pick_out = pick;
+    return S3_OK;
 }

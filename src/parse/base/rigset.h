@@ -46,9 +46,9 @@ void rig_set_free(struct rig_set *s);
 int32_t rig_bone_of(const struct rig_entry *r, uint32_t hash);
 /* How many of the n hashes a bone of r has. O(n log bones). */
 size_t rig_covers(const struct rig_entry *r, const uint32_t *hashes, size_t n);
-/* The first rig of s having a bone for every hash; with `best`, else the one having the
- * most distinct hashes (the first of equals; none when s is empty). -1: none. O(n log n +
- * the rigs' bones × log n). */
-ptrdiff_t rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best);
+/* *pick: the first rig of s having a bone for every hash; with `best`, else the one
+ * having the most distinct hashes (the first of equals); -1 for none (s empty). S3_OK, or
+ * NOMEM (*pick untouched: a failure, never "no rig"). O(n log n + the rigs' bones × log n). */
+enum s3_err rig_set_pick(const struct rig_set *s, const uint32_t *hashes, size_t n, bool best, ptrdiff_t *pick);
 
 #endif

@@ -156,7 +156,7 @@ static void init_states(struct bk2 *d, uint32_t first)
     d->other = y;
 }
 
-int bitknit2_init_states(const uint16_t *w, size_t nw, uint32_t *x, uint32_t *y)
+enum s3_err bitknit2_init_states(const uint16_t *w, size_t nw, uint32_t *x, uint32_t *y, size_t *used)
 {
     uint8_t b[10];
     size_t n = nw < 5 ? nw : 5;
@@ -164,15 +164,18 @@ int bitknit2_init_states(const uint16_t *w, size_t nw, uint32_t *x, uint32_t *y)
         b[2 * i] = (uint8_t)w[i];
         b[2 * i + 1] = (uint8_t)(w[i] >> 8);
     }
-    if (n == 0 || w[0] == 0)
-        return -1;
+    if (n == 0)
+        return S3_ERR_RANGE;
+    if (w[0] == 0)
+        return S3_ERR_FORMAT;
     struct bk2 d = {.in = b, .pos = b + 2, .end = b + 2 * n};
     init_states(&d, w[0]);
     if (d.overrun)
-        return -1;
+        return S3_ERR_RANGE;
     *x = d.active;
     *y = d.other;
-    return (int)((d.pos - b) / 2);
+    *used = (size_t)(d.pos - b) / 2;
+    return S3_OK;
 }
 
 /* ---- LZ layer (section 6) ---- */

@@ -36,8 +36,9 @@ enum s3_err bitknit2_expand(const struct s3_src *src, uint64_t off, uint64_t len
                             uint64_t max_out, uint8_t **out, struct bitknit2_stats *stats, char *err, size_t errlen);
 
 /* The quantum initialisation of section 4.2, exposed for tests: takes the words from
- * w[0..nw), sets the two states and returns how many words it read (3, 4 or 5), or -1
- * when w runs out or w[0] is 0 (a stored quantum, not an initialisation). */
-int bitknit2_init_states(const uint16_t *w, size_t nw, uint32_t *x, uint32_t *y);
+ * w[0..nw), sets the two states and *used to how many words it read (3, 4 or 5).
+ * RANGE when w runs out, FORMAT when w[0] is 0 (a stored quantum, not an
+ * initialisation); x, y and *used are untouched then. */
+enum s3_err bitknit2_init_states(const uint16_t *w, size_t nw, uint32_t *x, uint32_t *y, size_t *used);
 
 #endif

@@ -253,13 +253,13 @@ static void tree_build(struct model *m)
 }
 
 /* Gives m room for `room` slots (a power of two, FAN ≤ room ≤ FAN^MAX_LEVELS), keeping the
- * slots it had. 0, or -1. */
-static int model_room(struct model *m, uint32_t room)
+ * slots it had. NOMEM (m stays as it was), or LIMIT past MAX_LEVELS. */
+static enum s3_err model_room(struct model *m, uint32_t room)
 {
     uint32_t levels = 1, words = 0, level_at[MAX_LEVELS];
     while ((1u << (FAN_BITS * levels)) < room)
         if (++levels > MAX_LEVELS)
-            return -1; /* cannot happen: n < total < 2^15 */
+            return S3_ERR_LIMIT; /* cannot happen: n < total < 2^15 */
     for (uint32_t l = 0; l < levels; l++) {
         level_at[l] = words;
         uint32_t span = 1u << (FAN_BITS * (levels - l));
@@ -270,7 +270,7 @@ static int model_room(struct model *m, uint32_t room)
     if (!tree || !b) {
         free(tree);
         free(b);
-        return -1;
+        return S3_ERR_NOMEM;
     }
     if (m->cnt) { /* growing: the old slots, all of them (the new slot n may be the first past them) */
         memcpy(b, m->cnt, (size_t)m->room * sizeof *b);
@@ -288,7 +288,7 @@ static int model_room(struct model *m, uint32_t room)
     if (levels > m->counts->max_levels)
         m->counts->max_levels = levels;
     tree_build(m);
-    return 0;
+    return S3_OK;
 }
 
 static void model_free(struct model *m)
@@ -298,18 +298,26 @@ static void model_free(struct model *m)
     memset(m, 0, sizeof *m);
 }
 
-static int model_init(struct model *m, uint32_t u, struct oodle0_counts *counts)
+static enum s3_err model_init(struct model *m, uint32_t u, struct oodle0_counts *counts)
 {
     model_free(m);
     m->u = u;
     m->cap = (u + 5) & ~3u;
     m->counts = counts;
-    if (model_room(m, FAN))
-        return -1;
+    enum s3_err e = model_room(m, FAN);
+    if (e != S3_OK)
+        return e;
     m->cnt[0] = 3;
     m->total = 3;
     tree_add(m, 0, 3);
-    return 0;
+    return S3_OK;
+}
+
+/* The decoder's failure string for a model's reason: a failed allocation must read as
+ * NOMEM (oodle_out_of_memory), anything else as broken bytes. */
+static const char *model_fail(enum s3_err e)
+{
+    return e == S3_ERR_NOMEM ? oodle_out_of_memory : "model grows past its level limit";
 }
 
 /* Group width 2^k and start L of the last of 16 groups, for m slots; only the swap target
@@ -412,9 +420,12 @@ static inline uint32_t model_decode(struct model *m, struct coder *c, uint32_t r
         c->fail = "more new symbols than the model's limit U allows";
         return 0;
     }
-    if (n >= m->room && model_room(m, m->room * 2)) {
-        c->fail = oodle_out_of_memory;
-        return 0;
+    if (n >= m->room) {
+        enum s3_err e = model_room(m, m->room * 2);
+        if (e != S3_OK) {
+            c->fail = model_fail(e);
+            return 0;
+        }
     }
     m->cnt[n] = 2;
     tree_add(m, n, 2);
@@ -448,17 +459,21 @@ static void stage_free(struct stage *s)
         model_free(&s->len[t]);
 }
 
-static int stage_init(struct stage *s, const struct oodle0_params *p, struct oodle0_counts *counts)
+/* S3_OK, or the first model's reason (the stage keeps what it had; stage_free frees it). */
+static enum s3_err stage_init(struct stage *s, const struct oodle0_params *p, struct oodle0_counts *counts)
 {
     s->p = *p;
     s->lo_raw = p->dmax < 4 ? p->dmax : 4;
     s->seen = 0;
     s->prev = 0;
-    int rc = model_init(&s->lit, p->ulit, counts) | model_init(&s->lo, s->lo_raw, counts) |
-             model_init(&s->hi, p->uhi, counts);
-    for (uint32_t t = 0; t < OODLE_LEN_SYMBOLS; t++)
-        rc |= model_init(&s->len[t], p->len_u[oodle_len_byte(t)], counts);
-    return rc;
+    enum s3_err e = model_init(&s->lit, p->ulit, counts);
+    if (e == S3_OK)
+        e = model_init(&s->lo, s->lo_raw, counts);
+    if (e == S3_OK)
+        e = model_init(&s->hi, p->uhi, counts);
+    for (uint32_t t = 0; t < OODLE_LEN_SYMBOLS && e == S3_OK; t++)
+        e = model_init(&s->len[t], p->len_u[oodle_len_byte(t)], counts);
+    return e;
 }
 
 /* One literal or match. NULL, or why the stream is broken. */
@@ -609,10 +624,8 @@ enum s3_err oodle0_expand_counted(const uint8_t *in, size_t in_len, bool be, uin
     for (int k = 0; k < 3 && !fail; k++) {
         if (pos >= end[k])
             continue; /* skipped: no models, no bits */
-        if (stage_init(s, &p[k], counts))
-            fail = oodle_out_of_memory;
-        else
-            fail = decode_stage(s, &c, buf, &pos, end[k]);
+        enum s3_err se = stage_init(s, &p[k], counts);
+        fail = se != S3_OK ? model_fail(se) : decode_stage(s, &c, buf, &pos, end[k]);
     }
     if (s)
         stage_free(s);

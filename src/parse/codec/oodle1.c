@@ -154,13 +154,13 @@ static uint32_t bucket_room(uint32_t room)
 }
 
 /* Gives m a block for `room` slots and its buckets, keeping the first n slots (and ncum
- * entries of cum) of the old block. 0, or -1 (the old block stays). */
-static int model_alloc(struct model *m, uint32_t room)
+ * entries of cum) of the old block. NOMEM leaves the old block as it was. */
+static enum s3_err model_alloc(struct model *m, uint32_t room)
 {
     uint32_t nb_room = bucket_room(room);
     uint8_t *block = malloc(nb_room * sizeof(uint64_t) + (3 * (size_t)room + 1) * sizeof(uint16_t));
     if (!block)
-        return -1;
+        return S3_ERR_NOMEM;
     uint64_t *bucket = (uint64_t *)block;
     uint16_t *w = (uint16_t *)(bucket + nb_room), *sym = w + room, *cum = sym + room;
     if (m->block) {
@@ -176,7 +176,7 @@ static int model_alloc(struct model *m, uint32_t room)
     m->cum = cum;
     m->room = room;
     m->nb_room = nb_room;
-    return 0;
+    return S3_OK;
 }
 
 static void build_buckets(struct model *m)
@@ -205,14 +205,14 @@ static void build_buckets(struct model *m)
 
 /* Makes m a fresh model. m is zeroed or an earlier model, whose block is reused when it
  * is big enough: the three stages of a section share their models' memory. */
-static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
+static enum s3_err model_init(struct model *m, uint32_t M, uint16_t cap_arg)
 {
     /* room for every slot the cap allows (the count seldom goes past it), up to 64 */
     uint32_t room = cap_arg < 8 ? 8 : cap_arg < 64 ? (uint32_t)cap_arg + 2 : 64;
     m->n = 0; /* nothing to keep */
     m->ncum = 0;
-    if ((!m->block || m->room < room) && model_alloc(m, room))
-        return -1;
+    if ((!m->block || m->room < room) && model_alloc(m, room) != S3_OK)
+        return S3_ERR_NOMEM;
     m->cap = (uint16_t)(cap_arg + 1);
     m->w[0] = 4;
     m->sym[0] = 0;
@@ -233,7 +233,7 @@ static int model_init(struct model *m, uint32_t M, uint16_t cap_arg)
     } else {
         m->inc_cap = 128;
     }
-    return 0;
+    return S3_OK;
 }
 
 static void model_free(struct model *m)
@@ -242,18 +242,22 @@ static void model_free(struct model *m)
     memset(m, 0, sizeof *m);
 }
 
-static int model_grow(struct model *m)
+/* LIMIT when the model already holds MAX_SLOTS, NOMEM when the bigger block is not had. */
+static enum s3_err model_grow(struct model *m)
 {
-    if (m->n >= MAX_SLOTS || model_alloc(m, m->room * 2))
-        return -1;
+    if (m->n >= MAX_SLOTS)
+        return S3_ERR_LIMIT;
+    if (model_alloc(m, m->room * 2) != S3_OK)
+        return S3_ERR_NOMEM;
     build_buckets(m); /* the new block's table, from the ranges as they are */
-    return 0;
+    return S3_OK;
 }
 
-static int model_rescan(struct model *m)
+/* FORMAT when no weight is left to share out (the stream drove every weight to 0). */
+static enum s3_err model_rescan(struct model *m)
 {
     if (m->tot == 0)
-        return -1;
+        return S3_ERR_FORMAT;
     uint32_t unit = 0x20000u / m->tot, acc = 0;
     for (uint32_t i = 0; i < m->n; i++) {
         m->cum[i] = (uint16_t)acc;
@@ -335,7 +339,7 @@ static inline __attribute__((always_inline)) uint32_t model_get(struct model *m,
     if (m->tot >= m->next_rescan) {
         if (m->next_rescan >= m->halve_at)
             model_halve(m);
-        if (model_rescan(m)) {
+        if (model_rescan(m) != S3_OK) {
             d->fail = "model with no weight left";
             return 0;
         }
@@ -359,9 +363,12 @@ static inline __attribute__((always_inline)) uint32_t model_get(struct model *m,
         m->tot = (uint16_t)(m->tot + 2);
         return m->sym[j];
     }
-    if (m->n == m->room && model_grow(m)) {
-        d->fail = "model slots exhausted";
-        return 0;
+    if (m->n == m->room) {
+        enum s3_err e = model_grow(m);
+        if (e != S3_OK) { /* a failed allocation must read as NOMEM, not as bad bytes */
+            d->fail = e == S3_ERR_NOMEM ? oodle_out_of_memory : "model slots exhausted";
+            return 0;
+        }
     }
     uint32_t s = m->n++;
     m->w[s] = 2;
@@ -406,7 +413,8 @@ static void stage_free(struct stage *s)
     free(s->mid_fresh);
 }
 
-static int stage_init(struct stage *s, const struct oodle1_params *p)
+/* S3_OK, or NOMEM (the stage keeps what it had; stage_free frees it). */
+static enum s3_err stage_init(struct stage *s, const struct oodle1_params *p)
 {
     s->p = *p;
     s->seen = 0;
@@ -414,7 +422,6 @@ static int stage_init(struct stage *s, const struct oodle1_params *p)
     s->lo_max = p->dmax + 1 < 4 ? p->dmax + 1 : 4;
     s->mid_max = p->dmax / 4 + 1 < 256 ? p->dmax / 4 + 1 : 256;
     s->hi_max = p->dmax / 1024 + 1;
-    int rc = 0;
     if (s->hi_max > s->mid_room) {
         struct model **mid = realloc(s->mid, s->hi_max * sizeof *mid);
         uint8_t *fresh = mid ? realloc(s->mid_fresh, s->hi_max) : NULL;
@@ -425,17 +432,20 @@ static int stage_init(struct stage *s, const struct oodle1_params *p)
             memset(s->mid + s->mid_room, 0, (s->hi_max - s->mid_room) * sizeof *mid);
             s->mid_room = s->hi_max;
         } else {
-            return -1;
+            return S3_ERR_NOMEM;
         }
     }
     memset(s->mid_fresh, 0, s->hi_max);
-    rc |= model_init(&s->lo, s->lo_max - 1, (uint16_t)s->lo_max);
-    rc |= model_init(&s->hi, s->hi_max - 1, (uint16_t)(p->hc + 1));
+    if (model_init(&s->lo, s->lo_max - 1, (uint16_t)s->lo_max) != S3_OK ||
+        model_init(&s->hi, s->hi_max - 1, (uint16_t)(p->hc + 1)) != S3_OK)
+        return S3_ERR_NOMEM;
     for (int c = 0; c < 4; c++)
-        rc |= model_init(&s->lit[c], p->lmax - 1, (uint16_t)p->lc);
+        if (model_init(&s->lit[c], p->lmax - 1, (uint16_t)p->lc) != S3_OK)
+            return S3_ERR_NOMEM;
     for (uint32_t t = 0; t < OODLE_LEN_SYMBOLS; t++)
-        rc |= model_init(&s->len[t], 64, p->sizes[oodle_len_byte(t)]);
-    return rc;
+        if (model_init(&s->len[t], 64, p->sizes[oodle_len_byte(t)]) != S3_OK)
+            return S3_ERR_NOMEM;
+    return S3_OK;
 }
 
 static struct model *mid_model(struct stage *s, uint32_t h)
@@ -444,7 +454,7 @@ static struct model *mid_model(struct stage *s, uint32_t h)
         return s->mid[h];
     if (!s->mid[h] && !(s->mid[h] = calloc(1, sizeof *s->mid[h])))
         return NULL;
-    if (model_init(s->mid[h], s->mid_max - 1, (uint16_t)s->mid_max))
+    if (model_init(s->mid[h], s->mid_max - 1, (uint16_t)s->mid_max) != S3_OK)
         return NULL;
     s->mid_fresh[h] = 1;
     return s->mid[h];
@@ -556,7 +566,7 @@ enum s3_err oodle1_expand(const uint8_t *in, size_t in_len, bool be, uint32_t fi
     if (!s)
         fail = oodle_out_of_memory;
     for (int k = 0; k < 3 && !fail; k++) {
-        if (stage_init(s, &p[k])) {
+        if (stage_init(s, &p[k]) != S3_OK) {
             fail = oodle_out_of_memory;
             break;
         }

@@ -375,7 +375,9 @@ static void read_table(struct rnc_state *s, struct huff *h)
 
 /* Canonical decoding, MSB-first in read order. Codes of up to 8 bits are looked up at
  * once from the next 8 bits; the next word is fetched only when the code reaches into
- * it, so raw bytes that follow stay where the lazy reader expects them. */
+ * it, so raw bytes that follow stay where the lazy reader expects them. A code that
+ * matches nothing sets s->fail and reads as symbol 0, as every read past the end does:
+ * the decoding loops stop on s->fail. */
 static int decode_symbol(struct rnc_state *s, const struct huff *h)
 {
     unsigned peek = m1_peek8(s);
@@ -395,14 +397,14 @@ static int decode_symbol(struct rnc_state *s, const struct huff *h)
     }
     if (!s->fail)
         s->fail = h->nsym ? "Huffman code matches no symbol" : "empty Huffman table used";
-    return -1;
+    return 0;
 }
 
 static uint32_t m1_value(struct rnc_state *s, const struct huff *h)
 {
     int sym = decode_symbol(s, h);
     if (sym < 2)
-        return sym < 0 ? 0 : (uint32_t)sym;
+        return (uint32_t)sym;
     return (1u << (sym - 1)) | m1_bits(s, sym - 1);
 }
 

@@ -255,34 +255,36 @@ static bool keyword(const char *line, size_t n, const char *word, const char **r
     return true;
 }
 
-static int note_unapplied(struct mf_rules *r, unsigned lineno, const char *line, size_t n, const char *why)
+/* S3_OK or NOMEM (r keeps what it had: mf_rules_free frees it). */
+static enum s3_err note_unapplied(struct mf_rules *r, unsigned lineno, const char *line, size_t n, const char *why)
 {
     char **u = realloc(r->unapplied, (r->nunapplied + 1) * sizeof *u);
     if (!u)
-        return -1;
+        return S3_ERR_NOMEM;
     r->unapplied = u;
     size_t cap = n + strlen(why) + 40;
     char *s = malloc(cap);
     if (!s)
-        return -1;
+        return S3_ERR_NOMEM;
     snprintf(s, cap, "line %u: %.*s (%s)", lineno, (int)n, line, why);
     r->unapplied[r->nunapplied++] = s;
-    return 0;
+    return S3_OK;
 }
 
-static int add_glob(struct mf_rules *r, const char *pat, size_t n, int32_t priority, unsigned lineno)
+/* S3_OK or NOMEM (r keeps what it had: mf_rules_free frees it). */
+static enum s3_err add_glob(struct mf_rules *r, const char *pat, size_t n, int32_t priority, unsigned lineno)
 {
     struct mf_glob *g = realloc(r->globs, (r->nglobs + 1) * sizeof *g);
     if (!g)
-        return -1;
+        return S3_ERR_NOMEM;
     r->globs = g;
     if (n >= 2 && pat[0] == '"' && pat[n - 1] == '"')
         pat++, n -= 2;
     char *copy = strndup(pat, n);
     if (!copy)
-        return -1;
+        return S3_ERR_NOMEM;
     r->globs[r->nglobs++] = (struct mf_glob){copy, priority, lineno};
-    return 0;
+    return S3_OK;
 }
 
 /* A Priority's number: true and *out for a decimal integer (sign allowed) that fits. */
@@ -312,11 +314,12 @@ static void trim(const char **s, size_t *n)
         (*n)--;
 }
 
-static int parse_line(struct mf_rules *r, const char *line, size_t n, unsigned lineno, int32_t *priority)
+/* S3_OK or NOMEM: a line the rules do not take is noted, never a failure. */
+static enum s3_err parse_line(struct mf_rules *r, const char *line, size_t n, unsigned lineno, int32_t *priority)
 {
     trim(&line, &n);
     if (n == 0 || line[0] == '#' || (n >= 2 && line[0] == '/' && line[1] == '/'))
-        return 0;
+        return S3_OK;
     const char *rest;
     if (keyword(line, n, "Priority", &rest)) {
         size_t rn = n - (size_t)(rest - line);
@@ -324,7 +327,7 @@ static int parse_line(struct mf_rules *r, const char *line, size_t n, unsigned l
         int32_t p;
         if (parse_priority(rest, rn, &p)) {
             *priority = p;
-            return 0;
+            return S3_OK;
         }
         return note_unapplied(r, lineno, line, n, "a priority that is not a number; the section goes on");
     }
@@ -354,9 +357,10 @@ enum s3_err mf_rules_parse(const char *text, size_t len, struct mf_rules *r)
         while (end < len && text[end] != '\n')
             end++;
         lineno++;
-        if (parse_line(r, text + i, end - i, lineno, &priority)) {
+        enum s3_err e = parse_line(r, text + i, end - i, lineno, &priority);
+        if (e != S3_OK) {
             mf_rules_free(r);
-            return S3_ERR_NOMEM;
+            return e;
         }
         i = end + 1;
     }

@@ -262,20 +262,22 @@ static void rowsrc_close(struct rows *r, struct rowsrc *s)
     s->open = false;
 }
 
-static int rowsrc_open(struct rows *r, struct gr2_types *reg, const struct gr2_space *sp, struct rowsrc *s,
-                       uint64_t *nrows, char *err, size_t errlen)
+/* S3_OK with s open, or the reason with err (s closed). */
+static enum s3_err rowsrc_open(struct rows *r, struct gr2_types *reg, const struct gr2_space *sp, struct rowsrc *s,
+                               uint64_t *nrows, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     switch (r->kind) {
     case R_KNOTS:
     case R_CONTROLS: {
         struct gr2_curve_ref ref = {sp->g->type_tag >= 0x80000000u && sp->g->type_tag <= GR2_OLD_LAYOUT_LAST_TAG,
                                     r->type, r->obj};
         rc = gr2_curve_read(reg, sp, &ref, &s->curve, err, errlen);
-        if (rc == 0 && r->kind == R_KNOTS && s->curve.kind == GR2_CURVE_SAMPLES) {
+        if (rc == S3_OK && r->kind == R_KNOTS && s->curve.kind == GR2_CURVE_SAMPLES) {
             gr2_curve_free(&s->curve);
-            return err_set(err, errlen, "%s: raw samples whose times are not known (unconfirmed): no knots",
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                           "%s: raw samples whose times are not known (unconfirmed): no knots",
                            gr2_curve_format_name(s->curve.format));
         }
         *nrows = r->kind == R_KNOTS && s->curve.kind != GR2_CURVE_KNOTS ? 0 : s->curve.n;
@@ -283,17 +285,14 @@ static int rowsrc_open(struct rows *r, struct gr2_types *reg, const struct gr2_s
     }
     case R_TSAMPLES:
         rc = gr2_transform_track_read(reg, sp, r->type, r->obj, true, &s->tt, err, errlen);
-        if (rc == 0 && gr2_transform_track_check(&s->tt, err, errlen)) {
+        if (rc == S3_OK && (rc = gr2_transform_track_check(&s->tt, err, errlen)) != S3_OK)
             gr2_transform_track_free(&s->tt);
-            rc = -1;
-        }
         break;
     case R_VSAMPLES:
         rc = gr2_vector_track_read(reg, sp, r->type, r->obj, true, &s->vt, err, errlen);
-        if (rc == 0 && !s->vt.ok) {
-            snprintf(err, errlen, "%s", s->vt.err);
+        if (rc == S3_OK && !s->vt.ok) {
+            rc = s3_fail(S3_ERR_FORMAT, err, errlen, "%s", s->vt.err);
             gr2_vector_track_free(&s->vt);
-            rc = -1;
         }
         break;
     case R_ENTRIES:
@@ -301,7 +300,7 @@ static int rowsrc_open(struct rows *r, struct gr2_types *reg, const struct gr2_s
         *nrows = s->xt.n;
         break;
     }
-    s->open = rc == 0;
+    s->open = rc == S3_OK;
     return rc;
 }
 
@@ -378,32 +377,33 @@ static uint64_t text_budget(const struct gr2_space *sp)
 }
 
 /* The row count of a samples file: k = 0 .. ceil(Duration / step). */
-static int sample_rows(struct rows *r, uint64_t *nrows, char *err, size_t errlen)
+static enum s3_err sample_rows(struct rows *r, uint64_t *nrows, char *err, size_t errlen)
 {
     if (!(r->duration >= 0) || !isfinite(r->duration))
-        return err_set(err, errlen, "the animation's Duration %g is not a number of seconds", r->duration);
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the animation's Duration %g is not a number of seconds",
+                       r->duration);
     double k = ceil(r->duration / r->step);
     if (!(k < (double)MAX_SAMPLE_ROWS))
-        return err_set(err, errlen, "Duration %g s at a step of %g s makes %.0f rows, more than %llu", r->duration,
-                       r->step, k + 1, MAX_SAMPLE_ROWS);
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "Duration %g s at a step of %g s makes %.0f rows, more than %llu",
+                       r->duration, r->step, k + 1, MAX_SAMPLE_ROWS);
     *nrows = (uint64_t)k + 1;
-    return 0;
+    return S3_OK;
 }
 
 /* Measures the file: its exact size, and where every ROWS_PER_MARK-th row starts. */
-static int measure(struct rows *r, const struct gr2_space *sp, char *err, size_t errlen)
+static enum s3_err measure(struct rows *r, const struct gr2_space *sp, char *err, size_t errlen)
 {
     struct rowsrc s;
     uint64_t nrows = 0;
-    if (rowsrc_open(r, &r->a->types, sp, &s, &nrows, err, errlen))
-        return -1;
-    int rc = 0;
-    if ((r->kind == R_TSAMPLES || r->kind == R_VSAMPLES) && sample_rows(r, &nrows, err, errlen))
-        rc = -1;
+    enum s3_err rc = rowsrc_open(r, &r->a->types, sp, &s, &nrows, err, errlen);
+    if (rc != S3_OK)
+        return rc;
+    if (r->kind == R_TSAMPLES || r->kind == R_VSAMPLES)
+        rc = sample_rows(r, &nrows, err, errlen);
     uint64_t budget = text_budget(sp);
     r->mark = rc ? NULL : tree_alloc(r->a->v->fs->tree, ((nrows + ROWS_PER_MARK - 1) / ROWS_PER_MARK + 1) * sizeof *r->mark);
     if (!rc && !r->mark)
-        rc = err_set(err, errlen, "out of memory");
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     struct sbuf text = {0};
     if (!rc) {
         header(r, &s, &text);
@@ -417,8 +417,8 @@ static int measure(struct rows *r, const struct gr2_space *sp, char *err, size_t
         row(r, &s, i, &text);
         r->total += text.len;
         if (r->a->text_measured + r->total > budget)
-            rc = err_set(err, errlen, "this file's animation text is larger than the limit (16 times the file's "
-                         "expanded bytes)");
+            rc = s3_fail(S3_ERR_LIMIT, err, errlen,
+                         "this file's animation text is larger than the limit (16 times the file's expanded bytes)");
     }
     sb_free(&text);
     rowsrc_close(r, &s);
@@ -439,7 +439,7 @@ static enum s3_err rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     struct rowsrc s;
     uint64_t nrows = 0;
     char err[200];
-    if (rowsrc_open(r, &reg, &sp, &s, &nrows, err, sizeof err)) {
+    if (rowsrc_open(r, &reg, &sp, &s, &nrows, err, sizeof err) != S3_OK) {
         gr2_types_free(&reg);
         gr2_view_unpin(r->a->v, &sp);
         return S3_ERR_IO; /* it measured, so the bytes changed */
@@ -472,7 +472,7 @@ static void add_rows(struct gr2_anim *a, const struct gr2_space *sp, uint32_t di
         return;
     *r = proto;
     r->a = a;
-    if (measure(r, sp, err, sizeof err)) {
+    if (measure(r, sp, err, sizeof err) != S3_OK) {
         add_error(t, dir, stem, err);
         return;
     }

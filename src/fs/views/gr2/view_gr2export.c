@@ -202,24 +202,24 @@ void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t 
     gr2_types_free(&reg);
 }
 
-int gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen)
+enum s3_err gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen)
 {
     struct gr2_space sp;
     memset(out, 0, sizeof *out);
-    if (gr2_view_pin(v, &sp))
-        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    enum s3_err e = gr2_view_pin(v, &sp);
+    if (e != S3_OK)
+        return s3_fail(e, err, errlen, "the sections cannot be read (%s)", s3_err_str(e));
     struct gr2_types reg = {0};
-    struct gr2_elem e;
+    struct gr2_elem el;
     struct gr2_ref obj;
-    gr2_root_array(&reg, &sp, "Skeletons", &e); /* by name, or by place when names are remapped */
-    int rc = -1;
-    if (e.kind != GR2_EK_PTRARRAY || !gr2_ptr_elem(&sp, &e, 0, &obj))
-        err_set(err, errlen, "the Granny file holds no skeleton");
+    gr2_root_array(&reg, &sp, "Skeletons", &el); /* by name, or by place when names are remapped */
+    if (el.kind != GR2_EK_PTRARRAY || !gr2_ptr_elem(&sp, &el, 0, &obj))
+        e = s3_fail(S3_ERR_FORMAT, err, errlen, "the Granny file holds no skeleton");
     else
-        rc = gr2_skeleton_read(&reg, &sp, e.type, obj, out, err, errlen) == S3_OK ? 0 : -1;
+        e = gr2_skeleton_read(&reg, &sp, el.type, obj, out, err, errlen);
     gr2_types_free(&reg);
     gr2_view_unpin(v, &sp);
-    return rc;
+    return e;
 }
 
 /* view_skeletons_fn of a Granny file or a wrapped RIG: its first skeleton (ctx: the gr2_view). */
@@ -227,8 +227,8 @@ static int first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char
 {
     (void)fs;
     struct mdl_skeleton s;
-    if (gr2_view_first_skeleton(ctx, &s, err, errlen))
-        return -1;
+    if (gr2_view_first_skeleton(ctx, &s, err, errlen) != S3_OK)
+        return -1; /* view_skeletons_fn still speaks -1 (fs/core/view.h) */
     return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
 }
 

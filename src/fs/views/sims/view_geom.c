@@ -697,29 +697,36 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
  * -o rig='s (the one having the most), else none. rig_set_pick sorts the hashes once and
  * looks each rig's bone hashes up in them by binary search (rigset.h): O((hashes + the
  * rigs' bones) log hashes) by construction, whatever the lists hold, so it is not counted
- * here (nor is describe's rig_covers, one binary search per hash). */
-static void choose_rig(struct geom_view *v)
+ * here (nor is describe's rig_covers, one binary search per hash). S3_OK or NOMEM: a
+ * failed allocation fails the open, never reads as "no rig". */
+static enum s3_err choose_rig(struct geom_view *v)
 {
     struct s3fs *fs = v->fs;
     const struct geom *g = &v->g;
     char err[200] = "";
     const struct rig_set *host = fs->host ? view_skeletons(fs->host, err, sizeof err) : NULL;
-    ptrdiff_t k = host ? rig_set_pick(host, g->bone_hash, g->bones.count, false) : -1;
+    ptrdiff_t k = -1;
+    if (host && rig_set_pick(host, g->bone_hash, g->bones.count, false, &k) != S3_OK)
+        return S3_ERR_NOMEM;
     if (k >= 0) {
         v->rig = &host->r[k];
         v->rig_label = strdup(v->rig->label);
-        return;
+        return v->rig_label ? S3_OK : S3_ERR_NOMEM;
     }
     const struct rig_set *opt = fs->rig_file ? fs->rig_file->set : NULL;
-    k = opt ? rig_set_pick(opt, g->bone_hash, g->bones.count, true) : -1;
+    if (opt && rig_set_pick(opt, g->bone_hash, g->bones.count, true, &k) != S3_OK)
+        return S3_ERR_NOMEM;
     if (k >= 0) {
         v->rig = &opt->r[k];
         const char *sub = v->rig->label;
-        if (asprintf(&v->rig_label, "%s%s%s", fs->rig_file->path, sub[0] ? "/" : "", sub) < 0)
+        if (asprintf(&v->rig_label, "%s%s%s", fs->rig_file->path, sub[0] ? "/" : "", sub) < 0) {
             v->rig_label = NULL;
+            return S3_ERR_NOMEM;
+        }
     }
     if (host && host->n && !v->rig)
         diag_add(&fs->diag, "no rig of the package has every bone hash of the mesh");
+    return S3_OK;
 }
 
 /* One /info warning per trap the export met (geom_model's report). */
@@ -814,7 +821,8 @@ enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
         geom_view_free(v);
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    choose_rig(v);
+    if (choose_rig(v) != S3_OK)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "choosing the rig: out of memory");
     describe(v);
     report(v);
     if (view_add_table_hook(fs, vertices_table, v))
