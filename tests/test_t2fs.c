@@ -1726,8 +1726,8 @@ static void expect_chunks(struct tree *t, const char *path, const char *want, si
 /* The Turok 1 sample with children of section 0 (node 0, part 0) replaced: child k by
  * with[k] where it is not NULL (the section takes it), opened. *file and *root are the
  * caller's to free after s3fs_close. */
-static struct s3fs *t1_section_replaced(struct fxt *const with[3], const char *what, uint8_t **file,
-                                        struct fxt **root)
+static struct s3fs *t1_section_replaced_opts(struct fxt *const with[3], const char *what, uint8_t **file,
+                                             struct fxt **root, const struct s3fs_opts *o)
 {
     *root = fxt_t1_sample(false);
     struct fxt *sec = (struct fxt *)fxt_t1_sample_section(*root, 0, 0, 0, 0);
@@ -1738,7 +1738,13 @@ static struct s3fs *t1_section_replaced(struct fxt *const with[3], const char *w
         }
     size_t size;
     *file = fxt_write(*root, false, 0, 0, &size);
-    return open_mem(*file, size, NULL, what);
+    return open_mem(*file, size, o, what);
+}
+
+static struct s3fs *t1_section_replaced(struct fxt *const with[3], const char *what, uint8_t **file,
+                                        struct fxt **root)
+{
+    return t1_section_replaced_opts(with, what, file, root, NULL);
 }
 
 /* A Turok 1 section of 5,000 vertices (vertices.txt past VIEW_TEXT_MAX: rendered on read
@@ -1780,6 +1786,74 @@ static void test_t1_vertices_rendered_on_read(void **state)
     assert_int_equal(blen, N * 16);
     assert_memory_equal(b, rec, blen);
     free(b);
+    sb_free(&want);
+    free(rec);
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
+/* A Turok 1 section of 40,000 vertices under a 1 MiB cache (issue 32): vertices.txt's
+ * records (640 KB) are a cache item derived again from the file, never kept in the tree.
+ * Read whole, then vertices.bin (640 KB more: the cache lets the records go), then read
+ * whole again: derived again, the same bytes as the fixture says, the tree still keeps
+ * under 64 KiB and reading added nothing to it. */
+static void test_t1_vertices_derived_again(void **state)
+{
+    (void)state;
+    enum { N = 40000 };
+    uint8_t *rec = malloc(N * 16);
+    struct sbuf want = {0};
+    for (uint32_t i = 0; i < N; i++) {
+        struct fxt_t1_vert x = fxt_t1_vertex(91, i);
+        const uint16_t h[6] = {(uint16_t)x.x, (uint16_t)x.y, (uint16_t)x.z, x.flag, (uint16_t)x.s, (uint16_t)x.t};
+        for (int k = 0; k < 6; k++) {
+            rec[16 * i + 2 * k] = (uint8_t)h[k];
+            rec[16 * i + 2 * k + 1] = (uint8_t)(h[k] >> 8);
+        }
+        memcpy(rec + 16 * i + 12, x.c, 4);
+        sb_printf(&want, "%d %d %d %u %d %d %u %u %u %u\n", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1], x.c[2],
+                  x.c[3]);
+    }
+    struct fxt *root;
+    uint8_t *file;
+    struct s3fs_opts o = {.cache_bytes = 1u << 20};
+    struct s3fs *fs = t1_section_replaced_opts((struct fxt *const[3]){NULL, NULL, fxt_array(16, N, rec, true)},
+                                               "Turok 1 section of 40,000 vertices", &file, &root, &o);
+    assert_true(walk_all(fs, 1000000) > 0);
+    uint64_t held = tree_text_bytes(fs->tree), kept = tree_alloc_bytes(fs->tree);
+    if (held >= 64 * 1024)
+        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
+    if (kept >= 64 * 1024) /* no copy of the records nor of each row's end */
+        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)kept);
+    const char *dir = "/models/0/nodes/0/parts/0/sections/0";
+    char path[128];
+    snprintf(path, sizeof path, "%s/vertices.txt", dir);
+    uint64_t derived = view_form_derivations();
+    expect_chunks(fs->tree, path, want.p, want.len);
+    assert_true(view_form_derivations() > derived);
+    uint32_t bin;
+    snprintf(path, sizeof path, "%s/vertices.bin", dir);
+    assert_int_equal(tree_resolve(fs->tree, path, &bin), 0);
+    uint8_t *b;
+    size_t blen;
+    assert_int_equal(tree_read_all(fs->tree, bin, &b, &blen), 0);
+    assert_int_equal(blen, N * 16);
+    assert_memory_equal(b, rec, blen);
+    free(b);
+    struct cache_stats st;
+    cache_stats(&fs->cache, &st);
+    assert_true(st.evicted > 0);
+    derived = view_form_derivations();
+    snprintf(path, sizeof path, "%s/vertices.txt", dir);
+    expect_chunks(fs->tree, path, want.p, want.len);
+    assert_true(view_form_derivations() > derived); /* the records were let go: made again */
+    cache_stats(&fs->cache, &st);
+    if (st.peak > st.limit)
+        fail_msg("the cache held %llu bytes, its bound is %llu", (unsigned long long)st.peak,
+                 (unsigned long long)st.limit);
+    assert_int_equal(tree_text_bytes(fs->tree), held);
+    assert_int_equal(tree_alloc_bytes(fs->tree), kept);
     sb_free(&want);
     free(rec);
     s3fs_close(fs);
@@ -2006,6 +2080,7 @@ int main(void)
         cmocka_unit_test(test_vertices_txt_rows_once),
         cmocka_unit_test(test_t1_vertices_rendered_on_read),
         cmocka_unit_test(test_t2fs_rows_rendered_on_read),
+        cmocka_unit_test(test_t1_vertices_derived_again),
         cmocka_unit_test(test_t1_stream_rendered_on_read),
         cmocka_unit_test(test_models_in_compressed_nodes_are_slices),
         cmocka_unit_test(test_rnc_packer_roundtrip), cmocka_unit_test(test_rnc_broken_streams),

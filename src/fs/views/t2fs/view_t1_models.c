@@ -46,19 +46,13 @@ static bool child_as(struct t2_view *v, const struct t2fs_node *n, uint32_t i, e
 
 /* A section's vertex files are not kept: vertices.bin is a slice of the de-interleaved
  * records, a cache item (struct t1vbuf) an open handle holds, and vertices.txt a text only
- * up to VIEW_TEXT_MAX, else rendered on read from those records, row by row (view.h). */
+ * up to VIEW_TEXT_MAX, else rendered on read from those records derived again from the
+ * file (view_add_form_rows, T1_ROWS_VERT below). */
 struct t1vbuf {
     struct cached c; /* first: the cache hands this pointer back */
     struct t2_view *v;
     struct t2fs_node vn; /* usVertices */
     uint32_t count;
-    const uint64_t *end; /* vertices.txt's rows (read on read only) */
-};
-
-/* What a row is rendered from: the records, in the file's byte order. */
-struct t1rows {
-    const uint8_t *records;
-    bool be;
 };
 
 static int produce_t1_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
@@ -89,21 +83,12 @@ static struct cached *t1_vertices_item(void *ctx, uint64_t arg, struct cache **c
     return &vb->c;
 }
 
-/* Row k of vertices.txt: "x y z flag s t c0 c1 c2 c3". */
-static const char *t1_vertex_row(void *ctx, uint64_t k, char *scratch, size_t len)
+/* vertices.bin read from the pinned records. */
+static enum s3_err read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
+                               size_t *got)
 {
-    const struct t1rows *r = ctx;
-    uint8_t one[T1_VERTEX_SIZE];
-    struct t1_vertex x;
-    t1_vertices(r->records + k * T1_VERTEX_SIZE, 1, r->be, one, &x); /* one record: its own planes */
-    int n = snprintf(scratch, 64, "%d %d %d %u %d %d %u %u %u %u", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1],
-                     x.c[2], x.c[3]);
-    return n >= 0 && (size_t)n == len ? scratch : NULL;
-}
-
-/* vertices.bin and vertices.txt (past VIEW_TEXT_MAX) read from the pinned records. */
-static enum s3_err read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, void *buf, size_t len, size_t *got)
-{
+    (void)t, (void)arg;
+    struct t1vbuf *vb = ctx;
     struct cache *cache = &t2fs_view_fs(vb->v)->cache;
     char err[200];
     size_t size;
@@ -111,10 +96,7 @@ static enum s3_err read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, v
     if (!rec)
         return S3_ERR_IO; /* it was read when the section was listed: the file changed since */
     enum s3_err e = S3_ERR_IO;
-    if (txt) {
-        struct t1rows r = {rec, t2fs_view_big_endian(vb->v)};
-        e = view_rows_read(vb->end, vb->count, t1_vertex_row, &r, off, buf, len, got);
-    } else if (off + len <= size) { /* tree_read asks within the size */
+    if (off + len <= size) { /* tree_read asks within the size */
         memcpy(buf, rec + off, len);
         *got = len;
         e = S3_OK;
@@ -123,60 +105,14 @@ static enum s3_err read_t1_vertices(struct t1vbuf *vb, bool txt, uint64_t off, v
     return e;
 }
 
-static enum s3_err read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                               size_t *got)
-{
-    (void)t, (void)arg;
-    return read_t1_vertices(ctx, false, off, buf, len, got);
-}
+/* A section's vertices.txt, commands.txt and triangles.txt and a node's index lists: a
+ * text up to VIEW_TEXT_MAX, else rendered on read from the vertex records, the decoded
+ * commands, the triangles or the index elements, a cache item made again from the file
+ * (never a copy in the tree), never a text whose size the file chooses. */
+enum t1_rows_kind { T1_ROWS_VERT, T1_ROWS_CMD, T1_ROWS_TRI, T1_ROWS_INDEX };
 
-static enum s3_err read_t1_txt(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                               size_t *got)
-{
-    (void)t, (void)arg;
-    return read_t1_vertices(ctx, true, off, buf, len, got);
-}
-
-static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_section *s,
-                               const struct t2fs_node *vn)
-{
-    struct tree *t = t2fs_view_fs(v)->tree;
-    struct t1vbuf *vb = tree_alloc(t, sizeof *vb);
-    uint64_t *end = alloc_array(s->nvert, sizeof *end);
-    if (!vb || !end) {
-        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
-        free(end);
-        return;
-    }
-    *vb = (struct t1vbuf){.v = v, .vn = *vn, .count = s->nvert};
-    vb->c.produce = produce_t1_vertices;
-    vb->c.hint = (uint64_t)s->nvert * T1_VERTEX_SIZE;
-    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, vb->c.hint, read_t1_bin, vb, 0);
-    uint64_t so, sl;
-    t2fs_node_span(vn, &so, &sl);
-    tree_set_span(t, ino, so, sl);
-    set_typef(t, ino, "t1.vertices[16]x%" PRIu32, s->nvert);
-    struct t1rows now = {s->records, t2fs_view_big_endian(v)};
-    char row[64];
-    uint64_t at = 0;
-    for (uint32_t i = 0; i < s->nvert; i++) { /* each row measured once */
-        uint64_t n = (uint64_t)snprintf(row, sizeof row, "%d %d %d %u %d %d %u %u %u %u", s->vert[i].x, s->vert[i].y,
-                                        s->vert[i].z, s->vert[i].flag, s->vert[i].s, s->vert[i].t, s->vert[i].c[0],
-                                        s->vert[i].c[1], s->vert[i].c[2], s->vert[i].c[3]);
-        end[i] = at += n + 1;
-    }
-    view_add_rows(t, dir, "vertices.txt", "text", end, s->nvert, t1_vertex_row, &now, read_t1_txt, vb, &vb->end);
-    free(end);
-}
-
-/* A section's commands.txt and triangles.txt and a node's index lists: a text up to
- * VIEW_TEXT_MAX, else rendered on read from the decoded commands, the triangles or the
- * index elements, a cache item made again from the file (never a copy in the tree),
- * never a text whose size the file chooses. */
-enum t1_rows_kind { T1_ROWS_CMD, T1_ROWS_TRI, T1_ROWS_INDEX };
-
-/* What a rows file is made from again: the section (its stream decoded again) or the
- * index list's node. */
+/* What a rows file is made from again: the vertices' node (its records de-interleaved
+ * again), the section (its stream decoded again) or the index list's node. */
 struct t1_rows_src {
     struct t2_view *v;
     struct t2fs_node node;
@@ -188,6 +124,13 @@ struct t1_rows_src {
 static int t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *s)
 {
     const struct t1_rows_src *r = ctx;
+    if (r->kind == T1_ROWS_VERT) { /* "x y z flag s t c0 c1 c2 c3" */
+        uint8_t one[T1_VERTEX_SIZE];
+        struct t1_vertex x;
+        t1_vertices(form + k * T1_VERTEX_SIZE, 1, r->be, one, &x); /* one record: its own planes */
+        return snprintf(s, 64, "%d %d %d %u %d %d %u %u %u %u", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1],
+                        x.c[2], x.c[3]);
+    }
     if (r->kind == T1_ROWS_CMD) {
         const struct t1_cmd *c = (const struct t1_cmd *)form + k;
         if (c->kind == T1_CMD_LOAD)
@@ -204,11 +147,32 @@ static int t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *s)
     return snprintf(s, 64, "%" PRIu32, x);
 }
 
-/* The form again: the index list's elements, or the section's stream decoded again (its
- * commands, or its triangles). */
+/* The vertices' records de-interleaved again from their node (malloc'd). */
+static int t1_vertices_derive(const struct t1_rows_src *r, uint8_t **form, size_t *len, char *err, size_t errlen)
+{
+    struct t2fs_array a;
+    if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
+        return -1;
+    uint8_t *rec = NULL;
+    if (a.count && a.esize != T1_VERTEX_SIZE)
+        snprintf(err, errlen, "the vertices' element size is %" PRIu32 " since they were listed", a.esize);
+    else if (!(rec = alloc_array(a.count ? a.count : 1, T1_VERTEX_SIZE)))
+        snprintf(err, errlen, "out of memory for %" PRIu32 " vertices", a.count);
+    else
+        t1_vertices(a.data, a.count, r->be, rec, NULL);
+    free(a.bytes);
+    *form = rec;
+    *len = (size_t)a.count * T1_VERTEX_SIZE;
+    return rec ? 0 : -1;
+}
+
+/* The form again: the vertex records, the index list's elements, or the section's stream
+ * decoded again (its commands, or its triangles). */
 static int t1_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     const struct t1_rows_src *r = ctx;
+    if (r->kind == T1_ROWS_VERT)
+        return t1_vertices_derive(r, form, len, err, errlen);
     if (r->kind == T1_ROWS_INDEX) {
         struct t2fs_array a;
         if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
@@ -239,6 +203,27 @@ static uint32_t add_t1_rows(struct t2_view *v, uint32_t dir, const char *name, c
 {
     struct view_form f = {t1_rows_derive, t1_row, src, sizeof *src};
     return view_add_form_rows(t2fs_view_fs(v), dir, name, xtype, &f, data, (size_t)(n * esize), n);
+}
+
+static void add_vertices_files(struct t2_view *v, uint32_t dir, const struct t1_section *s,
+                               const struct t2fs_node *vn)
+{
+    struct tree *t = t2fs_view_fs(v)->tree;
+    struct t1vbuf *vb = tree_alloc(t, sizeof *vb);
+    if (!vb) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+        return;
+    }
+    *vb = (struct t1vbuf){.v = v, .vn = *vn, .count = s->nvert};
+    vb->c.produce = produce_t1_vertices;
+    vb->c.hint = (uint64_t)s->nvert * T1_VERTEX_SIZE;
+    uint32_t ino = tree_add_gen(t, dir, "vertices.bin", NULL, vb->c.hint, read_t1_bin, vb, 0);
+    uint64_t so, sl;
+    t2fs_node_span(vn, &so, &sl);
+    tree_set_span(t, ino, so, sl);
+    set_typef(t, ino, "t1.vertices[16]x%" PRIu32, s->nvert);
+    struct t1_rows_src src = {v, *vn, T1_ROWS_VERT, T1_VERTEX_SIZE, t2fs_view_big_endian(v)};
+    add_t1_rows(v, dir, "vertices.txt", "text", &src, s->records, T1_VERTEX_SIZE, s->nvert);
 }
 
 static void add_stream_files(struct t2_view *v, uint32_t dir, const struct t2fs_node *sec, const struct t1_section *s)
@@ -534,6 +519,5 @@ static enum s3_err populate_objects(struct tree *t, uint32_t dir, void *ctx, uin
 void t1_models_add(struct t2_view *v, uint32_t root_dir)
 {
     tree_gen_item(read_t1_bin, t1_vertices_item);
-    tree_gen_item(read_t1_txt, t1_vertices_item);
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);
 }
