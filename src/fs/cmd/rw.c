@@ -1049,10 +1049,10 @@ static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
  * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
  * it. A new Granny part of another length moves all that: the offsets that point past
  * the Granny data move with it, int2_offset follows the Granny size when it held it.
- * `replace`: the new bytes were made from those of a pending section write
- * (rw->wrapped_granny), whose splice they replace. */
+ * `built_on`: the wrapped_serial of the pending section write's bytes the new ones were
+ * made from, whose splice they replace (0: none; another writer's since: -EBUSY). */
 static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src,
-                      bool replace)
+                      uint64_t built_on)
 {
     size_t len = (size_t)src->len;
     uint8_t hb[52];
@@ -1095,7 +1095,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         put_le(f, (uint32_t)(h[2] == old_len ? len : new_ik - g0), 4);
         rc = edits_put(&rw->pending, 8, f, 4);
     }
-    if (!rc && replace && rw->wrapped_granny && rw->pending.splice_from == g0 &&
+    if (!rc && built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == g0 &&
         rw->pending.splice_to > rw->pending.splice_from)
         edits_drop_splice(&rw->pending); /* its bytes are in the new ones */
     if (!rc)
@@ -1112,8 +1112,8 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
 
 /* The Granny bytes a wrapped-RIG section write builds on: those of the previous such
  * write while its splice is still pending, else the file's (pending patches over them).
- * *out is malloc'd. */
-static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len)
+ * *out is malloc'd; *serial: the pending bytes' wrapped_serial, 0 for the file's. */
+static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len, uint64_t *serial)
 {
     pthread_mutex_lock(&rw->mu);
     const struct edits *e = &rw->pending;
@@ -1131,6 +1131,7 @@ static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out,
         rc = -ENOMEM;
     if (!rc && live)
         memcpy(b, rw->wrapped_granny, n);
+    *serial = live ? rw->wrapped_serial : 0;
     pthread_mutex_unlock(&rw->mu);
     if (!rc && !live) {
         if (!pread_current(rw, b, n, t->gr2_pos))
@@ -1156,7 +1157,8 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     uint8_t *base = NULL, *neu = NULL;
     size_t blen = 0;
     char why[200] = "";
-    int rc = wrapped_base(rw, t, &base, &blen);
+    uint64_t serial = 0;
+    int rc = wrapped_base(rw, t, &base, &blen, &serial);
     uint64_t at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull, header = 0, total_field = 0;
     struct gr2_raw_plan plan = {0};
     enum s3_err e = S3_OK;
@@ -1188,14 +1190,16 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
         }
         struct rw_target gt = {.kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len};
         struct whole_src src = {neu, -1, plan.total};
-        rc = put_granny(rw, &gt, path, &src, true);
+        rc = put_granny(rw, &gt, path, &src, serial);
         pthread_mutex_lock(&rw->mu);
-        free(rw->wrapped_granny);
-        rw->wrapped_granny = rc ? NULL : neu;
-        rw->wrapped_len = rc ? 0 : (size_t)plan.total;
-        pthread_mutex_unlock(&rw->mu);
-        if (!rc)
+        if (!rc) { /* what the next section write builds on */
+            free(rw->wrapped_granny);
+            rw->wrapped_granny = neu;
+            rw->wrapped_len = (size_t)plan.total;
+            rw->wrapped_serial++;
             neu = NULL;
+        }
+        pthread_mutex_unlock(&rw->mu);
     }
     free(plan.after);
     free(neu);
@@ -1281,7 +1285,7 @@ static int put_whole(struct rw *rw, const struct rw_target *t, const char *path,
         return -EFBIG;
     if (t->kind == RW_SECTION)
         return put_section_src(rw, t, path, src);
-    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src, false) : put_resource(rw, t, path, src);
+    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src, 0) : put_resource(rw, t, path, src);
 }
 
 int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)

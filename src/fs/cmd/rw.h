@@ -105,6 +105,7 @@ struct rw {
      * them): later section writes build on them; stale once the splice is gone */
     uint8_t *wrapped_granny;
     size_t wrapped_len;
+    uint64_t wrapped_serial; /* counts the wrapped_granny set: which one a write built on */
     /* the expanded bytes of the compressed section values were written into last, with
      * those writes (until the commit) */
     struct rw_section_copy {
