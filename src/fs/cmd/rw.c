@@ -1159,6 +1159,7 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     char why[200] = "";
     uint64_t serial = 0;
     int rc = wrapped_base(rw, t, &base, &blen, &serial);
+    int base_rc = rc; /* put_granny logs its own refusals */
     uint64_t at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull, header = 0, total_field = 0;
     struct gr2_raw_plan plan = {0};
     enum s3_err e = S3_OK;
@@ -1206,8 +1207,10 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     free(base);
     if (e != S3_OK)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
-    else if (rc == -EBUSY)
+    else if (base_rc == -EBUSY)
         rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
+    else if (rc == -EFBIG)
+        rw_log(rw, "refused %s: the new Granny data would pass %u bytes; nothing changed", path, RW_RESOURCE_MAX);
     else if (!rc)
         rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in the RIG's new granny.gr2, "
                    "Granny CRC recomputed", path, t->sec, len);
