@@ -305,6 +305,36 @@ static void test_splice(void **state)
     unlink(in), unlink(out);
 }
 
+/* A pending splice dropped (edits_drop_splice) and another made in its place: only the
+ * second is written, the edits outside it stay, and its file is closed with it. */
+static void test_splice_replaced(void **state)
+{
+    (void)state;
+    char in[] = "/tmp/s3rig-edit-rin-XXXXXX", out[] = "/tmp/s3rig-edit-rout-XXXXXX";
+    int fi = mkstemp(in), fo = mkstemp(out), dir = open("/tmp", O_RDONLY | O_DIRECTORY);
+    assert_true(fi >= 0 && fo >= 0 && dir >= 0);
+    assert_int_equal(write(fi, "0123456789ABCDEF", 16), 16);
+    struct edits e = {0};
+    assert_int_equal(edits_put(&e, 1, "x", 1), 0);
+    int sfd = edits_scratch(dir);
+    assert_true(sfd >= 0);
+    assert_int_equal(pwrite(sfd, "first", 5, 0), 5);
+    assert_int_equal(edits_splice_file(&e, 4, 8, sfd, 5), 0);
+    edits_drop_splice(&e);
+    assert_int_equal(fcntl(sfd, F_GETFD), -1); /* closed with the splice */
+    assert_int_equal(edits_bytes(&e), 1);
+    uint8_t *b = malloc(6);
+    memcpy(b, "second", 6);
+    assert_int_equal(edits_splice(&e, 4, 8, b, 6), 0);
+    assert_int_equal(edits_write(fi, 16, &e, NULL, 0, fo), 0);
+    char got[64] = "";
+    assert_int_equal(pread(fo, got, sizeof got, 0), 18);
+    assert_memory_equal(got, "0x23second89ABCDEF", 18);
+    edits_clear(&e);
+    close(fi), close(fo), close(dir);
+    unlink(in), unlink(out);
+}
+
 /* The same, the splice and the appended bytes kept in files (edits_spill,
  * edits_splice_file): the same new file, none of those bytes in memory, and an append
  * taken back (edits_cut_tail) leaves nothing behind. */
@@ -359,7 +389,7 @@ int main(void)
         cmocka_unit_test(test_type_names),     cmocka_unit_test(test_encode_values),
         cmocka_unit_test(test_encode_refusals), cmocka_unit_test(test_check_prefix),
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
-        cmocka_unit_test(test_splice),          cmocka_unit_test(test_encode_multi_value_lines),
+        cmocka_unit_test(test_splice), cmocka_unit_test(test_splice_replaced),          cmocka_unit_test(test_encode_multi_value_lines),
         cmocka_unit_test(test_table_encode),    cmocka_unit_test(test_crc_into_tail),
         cmocka_unit_test(test_spilled),
     };

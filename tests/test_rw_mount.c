@@ -968,31 +968,120 @@ static void test_rw_granny_table_in_compressed_section(void **state)
     free(bytes);
 }
 
-/* A compressed section in a Granny file inside a larger one (a wrapped RIG): stored raw it
- * would go after the Granny data, where the RIG's own blocks are: read-only, /info says
- * why. */
-static void test_rw_granny_section_in_rig(void **state)
+/* A compressed section in a Granny file inside a wrapped RIG, written (a value in it, or
+ * its data.bin by cp): the section stored raw after the Granny data's old end (4-aligned,
+ * its tables raw too when they were compressed with it) makes new Granny bytes, which
+ * replace the RIG's granny.gr2 whole: the wrapper's offsets past the Granny data move by
+ * the growth (docs/formats/rig.md), the IK chains and lists follow unchanged, the Granny
+ * CRC is valid. A bad value first is EINVAL and changes nothing. Mounted again, the value
+ * reads back and every other node is the same. */
+static void rig_section_raw(const struct fxg_opts *o, const char *name, bool by_value)
 {
-    (void)state;
-    struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
     struct fxg_result r;
     struct fx_rig_layout rl;
     size_t size;
-    uint8_t *bytes = fxg_sample_rig(&o, &r, &size, &rl);
-    char path[256], mnt[256], p[512], step;
-    write_fixture("oodle1.rig", bytes, size, path, sizeof path);
-    make_mountpoint("m-oodle1-rig", mnt, sizeof mnt);
+    uint8_t *bytes = fxg_sample_rig(o, &r, &size, &rl);
+    char path[256], orig[300], mnt[256], p[512], cmd[1200], step;
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(orig, bytes, size), 0);
+    make_mountpoint("m-rig-section", mnt, sizeof mnt);
     do_mount(path, mnt, "rw");
-    /* a value in the section: read-only, and /info says why at once */
-    assert_int_equal(mode_of(mnt, "granny/root/Skeletons/0/Bones/1/Transform/position"), 0444);
-    assert_true(info_has(mnt, "compressed Granny sections stay read-only here"));
-    assert_int_equal(mode_of(mnt, "granny/sections/0/data.bin"), 0444);
-    snprintf(p, sizeof p, "%s/granny/sections/0/data.bin", mnt);
-    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    const char *bone = "granny/root/Skeletons/0/Bones/1/Transform/position";
+    assert_int_equal(mode_of(mnt, bone), 0644);
+    assert_int_equal(mode_of(mnt, "granny/sections/0/data.bin"), 0644);
+    uint8_t pos[12], neu[12];
+    memcpy(pos, r.bones[1].position, 12); /* the builder writes floats little-endian */
+    static const float to[3] = {1.5f, -2.0f, 0.25f};
+    memcpy(neu, to, 12);
+    size_t at = find_once(r.section, r.section_size, pos, 12);
+    assert_true(at != SIZE_MAX);
+    uint8_t *sec = malloc(r.section_size);
+    memcpy(sec, r.section, r.section_size);
+    memcpy(sec + at, neu, 12);
+    snprintf(p, sizeof p, "%s/%s", mnt, bone);
+    if (by_value) {
+        uint8_t before[SHA256_DIGEST_SIZE], after[SHA256_DIGEST_SIZE];
+        sha256_of(bytes, size, before);
+        assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "1.5\n-2\nx\n", &step), EINVAL);
+        size_t n0;
+        uint8_t *same = slurp(path, &n0);
+        sha256_of(same, n0, after);
+        assert_memory_equal(before, after, SHA256_DIGEST_SIZE);
+        free(same);
+        snprintf(cmd, sizeof cmd, "printf '1.5\\n-2\\n0.25\\n' > '%s'", p);
+    } else {
+        char nf[300];
+        snprintf(nf, sizeof nf, "%s/section-%s.bin", tmpdir, name);
+        assert_int_equal(fx_write_file(nf, sec, r.section_size), 0);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny/sections/0/data.bin'", nf, mnt);
+    }
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, "section 0 stored raw"));
     umount_rw(mnt, path);
-    assert_file_is(path, bytes, size);
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    uint64_t g0 = rl.granny_pos, ik = rl.ik_pos;
+    const uint8_t *g = now + g0, *old = bytes + g0;
+    /* the Granny data: its section header says compression 0, data at the old end (4-
+     * aligned), the new bytes' sizes; total_size covers it, the CRC is valid */
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset;
+    uint32_t old_total = r.layout.total_size, data_at = (old_total + 3) & ~3u, len = r.section_size;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), len);
+    assert_int_equal(rd32(h + 12), len);
+    assert_memory_equal(g + data_at, sec, len);
+    uint32_t total = rd32(g + 0x24);
+    assert_true(total >= data_at + len);
+    assert_gr2_crc_valid(g);
+    assert_int_equal(memcmp(g + 0x2c, old + 0x2c, 0x20 + r.layout.section_array_offset - 0x2c), 0);
+    assert_int_equal(memcmp(h + 44, old + 0x20 + r.layout.section_array_offset + 44,
+                            old_total - (0x20 + r.layout.section_array_offset + 44)),
+                     0);
+    /* the wrapper: the blocks after the Granny data moved by the growth, unchanged */
+    uint64_t new_ik = (g0 + total + 3) & ~3ull;
+    int64_t delta = (int64_t)new_ik - (int64_t)ik;
+    assert_int_equal(n, new_ik + (size - ik));
+    assert_memory_equal(now + new_ik, bytes + ik, size - ik);
+    for (int i = 4; i <= 8; i++)
+        if (4 * i + rd32(bytes + 4 * i) >= ik)
+            assert_int_equal(rd32(now + 4 * i), (uint32_t)((int64_t)rd32(bytes + 4 * i) + delta));
+        else
+            assert_int_equal(rd32(now + 4 * i), rd32(bytes + 4 * i));
+    free(now);
+    /* the tree: what shows the Granny data and the wrapper's fields changed, the rest the
+     * same (the IK chains and lists at their new place) */
+    const char *changed[] = {bone, "info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
+                             "granny/header/total_size", "granny/sections/0/", "granny/root/Skeletons/0/skeleton.glb",
+                             "granny/skeletons/0/skeleton.glb", "granny/skeletons/0/", "header.bin", "header/",
+                             "unparsed/", /* named by offset: the RIG's 56 unknown bytes moved */ NULL};
+    const char *added[] = {"unparsed/", "granny/sections/0/", NULL};
+    const char *moved[] = {"", "granny", "granny/", "unparsed", "ik_chains", "ik_chains/", "full_bone_list",
+                           "ik_target_slots", "info_nodes", "compress_nodes", NULL};
+    assert_trees_same_but(orig, path, changed, moved, added);
+    do_mount(path, mnt, "rw");
+    char *t = text_of(p);
+    assert_string_equal(t, "1.5\n-2\n0.25\n");
+    free(t);
+    assert_int_equal(mode_of(mnt, bone), 0644); /* stored as is now: a field of the file */
+    do_umount(mnt);
+    wait_unlocked(path);
+    free(sec);
     free(r.section);
     free(bytes);
+}
+
+/* Changed behaviour: a compressed section in a wrapped RIG was read-only (EROFS); now it
+ * is written back through the RIG's whole-Granny replacement. */
+static void test_rw_granny_section_in_rig(void **state)
+{
+    (void)state;
+    struct fxg_opts oodle1 = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
+    rig_section_raw(&oodle1, "oodle1.rig", true);
+    struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
+    rig_section_raw(&bk2, "bk2.rig", false);
+    rig_section_raw(&bk2, "bk2-value.rig", true);
 }
 
 static uint64_t offset_of(const char *mnt, const char *rel)

@@ -73,6 +73,7 @@ void rw_free(struct rw *rw)
     edits_clear(&rw->pending);
     free(rw->gr2);
     free(rw->seccopy.bytes);
+    free(rw->wrapped_granny);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
     pthread_mutex_destroy(&rw->gmu);
@@ -457,6 +458,37 @@ static void say_sections_read_only(struct rw *rw)
                    "the Granny data, which is not at the end of the mounted file");
 }
 
+static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
+
+/* Where the Granny data of view gv lies when it is the mounted wrapped RIG's granny.gr2
+ * (its Granny data starting there): into w (wrapped, pos, gr2_pos/len, gr2_base). A
+ * section stored raw then goes into new Granny bytes that replace granny.gr2 whole. */
+static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t gi;
+    struct rw_target rig;
+    uint64_t pos;
+    memset(&rig, 0, sizeof rig);
+    if (tree_lookup(t, TREE_ROOT, "granny.gr2", &gi) || !granny_target(g, gi, &rig) ||
+        gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
+        !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
+        pos != rig.pos || gv->g.total_size > rig.len)
+        return false;
+    w->wrapped = true;
+    w->pos = w->gr2_pos = rig.pos;
+    w->gr2_len = rig.len;
+    w->gr2_base = gv->g.base;
+    return true;
+}
+
+/* A place a compressed section can be stored raw: after Granny data that ends the file,
+ * or in a wrapped RIG's Granny data replaced whole. */
+static bool granny_place(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
+{
+    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w);
+}
+
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
  * view nearest above it (gr2_view_expanded_at): false when it has none. */
 static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, uint64_t *off, uint64_t *len)
@@ -484,7 +516,7 @@ static enum place section_value_target(struct rw *rw, struct rw_gen *g, uint32_t
         return NO_PLACE;
     if (field_type_parse(type, len, &w->ft))
         return PLACE_READ_ONLY;
-    if (!granny_at_end(g, ino, w->gv, w)) {
+    if (!granny_place(g, ino, w->gv, w)) {
         say_sections_read_only(rw);
         return PLACE_READ_ONLY;
     }
@@ -656,7 +688,7 @@ static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct
     struct tree *t = g->fs->tree;
     if (!gr2_view_section_at(t, ino, &w->gv, &w->sec))
         return false;
-    if (!granny_at_end(g, ino, w->gv, w)) {
+    if (!granny_place(g, ino, w->gv, w)) {
         say_sections_read_only(rw);
         return false;
     }
@@ -677,7 +709,7 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     if (len == 0 || len > RW_RESOURCE_MAX)
         return false;
     if (section_place(g, ino, w, &off, &plen)) { /* in a compressed Granny section: stored raw */
-        if (plen != len || !granny_at_end(g, ino, w->gv, w))
+        if (plen != len || !granny_place(g, ino, w->gv, w))
             return false;
         w->in_section = true;
         w->sec_off = off;
@@ -1016,8 +1048,11 @@ static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
  * counts from its own field (docs/formats/rig.md). The Granny data [12 + h[3], +len) is
  * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
  * it. A new Granny part of another length moves all that: the offsets that point past
- * the Granny data move with it, int2_offset follows the Granny size when it held it. */
-static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+ * the Granny data move with it, int2_offset follows the Granny size when it held it.
+ * `built_on`: the wrapped_serial of the pending section write's bytes the new ones were
+ * made from, whose splice they replace (0: none; another writer's since: -EBUSY). */
+static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src,
+                      uint64_t built_on)
 {
     size_t len = (size_t)src->len;
     uint8_t hb[52];
@@ -1060,6 +1095,9 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         put_le(f, (uint32_t)(h[2] == old_len ? len : new_ik - g0), 4);
         rc = edits_put(&rw->pending, 8, f, 4);
     }
+    if (!rc && built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == g0 &&
+        rw->pending.splice_to > rw->pending.splice_from)
+        edits_drop_splice(&rw->pending); /* its bytes are in the new ones */
     if (!rc)
         rc = edits_splice_file(&rw->pending, g0, ik, sfd, (size_t)(new_ik - g0));
     note_memory(rw);
@@ -1072,12 +1110,121 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     return rc;
 }
 
+/* The Granny bytes a wrapped-RIG section write builds on: those of the previous such
+ * write while its splice is still pending, else the file's (pending patches over them).
+ * *out is malloc'd; *serial: the pending bytes' wrapped_serial, 0 for the file's. */
+static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len, uint64_t *serial)
+{
+    pthread_mutex_lock(&rw->mu);
+    const struct edits *e = &rw->pending;
+    bool live = rw->wrapped_granny && e->splice_to > e->splice_from && e->splice_from == t->gr2_pos;
+    int rc = 0;
+    if (!live) {
+        free(rw->wrapped_granny);
+        rw->wrapped_granny = NULL;
+        if (e->splice_to > e->splice_from)
+            rc = -EBUSY; /* another whole replacement is pending */
+    }
+    size_t n = live ? rw->wrapped_len : (size_t)t->gr2_len;
+    uint8_t *b = rc ? NULL : malloc(n ? n : 1);
+    if (!rc && !b)
+        rc = -ENOMEM;
+    if (!rc && live)
+        memcpy(b, rw->wrapped_granny, n);
+    *serial = live ? rw->wrapped_serial : 0;
+    pthread_mutex_unlock(&rw->mu);
+    if (!rc && !live) {
+        if (!pread_current(rw, b, n, t->gr2_pos))
+            rc = -EIO;
+        pthread_mutex_lock(&rw->mu);
+        edits_overlay(&rw->pending, t->gr2_pos, b, n);
+        pthread_mutex_unlock(&rw->mu);
+    }
+    if (rc)
+        free(b);
+    *out = rc ? NULL : b;
+    *len = rc ? 0 : n;
+    return rc;
+}
+
+/* A compressed section of a wrapped RIG's Granny data, stored raw: new Granny bytes (the
+ * old ones, the section's expanded bytes 4-aligned after them with the tables the plan
+ * gives, its header and total_size changed, the CRC recomputed over them when it was
+ * right) replace granny.gr2 whole (put_granny: the wrapper's offsets follow). */
+static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
+                               size_t len)
+{
+    uint8_t *base = NULL, *neu = NULL;
+    size_t blen = 0;
+    char why[200] = "";
+    uint64_t serial = 0;
+    int rc = wrapped_base(rw, t, &base, &blen, &serial);
+    int base_rc = rc; /* put_granny logs its own refusals */
+    uint64_t at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull, header = 0, total_field = 0;
+    struct gr2_raw_plan plan = {0};
+    enum s3_err e = S3_OK;
+    if (!rc) {
+        e = gr2_view_raw_plan(t->gv, t->sec, at, len, &plan, &header, &total_field, why, sizeof why);
+        rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
+    }
+    uint64_t hrel = header - t->gr2_base, trel = total_field - t->gr2_base;
+    if (!rc && (plan.total > RW_RESOURCE_MAX || hrel + sizeof plan.header > blen || trel + 4 > blen))
+        rc = -EFBIG;
+    if (!rc && !(neu = calloc(1, (size_t)plan.total)))
+        rc = -ENOMEM;
+    if (!rc) {
+        memcpy(neu, base, blen);
+        memcpy(neu + at, data, len);
+        if (plan.after_len)
+            memcpy(neu + at + len, plan.after, plan.after_len);
+        memcpy(neu + hrel, plan.header, sizeof plan.header);
+        memcpy(neu + trel, plan.total_bytes, 4);
+        /* the CRC's rule (gr2_crc_span): from the header's end to total_size, recomputed
+         * when it was right (a wrong one stays as it was) */
+        const struct gr2_file *gf = &t->gv->g;
+        struct gr2_crc_span span;
+        if (gf->crc_checked && gf->crc == gf->crc_computed && gr2_crc_span(gf, &span) && span.from <= plan.total &&
+            span.field + 4 <= span.from) {
+            uint32_t crc = (uint32_t)crc32(0L, neu + span.from, (uInt)(plan.total - span.from));
+            for (int i = 0; i < 4; i++)
+                neu[span.field + (uint64_t)i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
+        }
+        struct rw_target gt = {.kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len};
+        struct whole_src src = {neu, -1, plan.total};
+        rc = put_granny(rw, &gt, path, &src, serial);
+        pthread_mutex_lock(&rw->mu);
+        if (!rc) { /* what the next section write builds on */
+            free(rw->wrapped_granny);
+            rw->wrapped_granny = neu;
+            rw->wrapped_len = (size_t)plan.total;
+            rw->wrapped_serial++;
+            neu = NULL;
+        }
+        pthread_mutex_unlock(&rw->mu);
+    }
+    free(plan.after);
+    free(neu);
+    free(base);
+    if (e != S3_OK)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (base_rc == -EBUSY)
+        rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
+    else if (rc == -EFBIG)
+        rw_log(rw, "refused %s: the new Granny data would pass %u bytes; nothing changed", path, RW_RESOURCE_MAX);
+    else if (!rc)
+        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in the RIG's new granny.gr2, "
+                   "Granny CRC recomputed", path, t->sec, len);
+    return rc;
+}
+
 /* A compressed section's expanded bytes, stored raw after the Granny data (the file's
  * end, after what is appended already), 4-aligned; the Granny format's plan
  * (gr2_view_raw_plan) gives the section header, the tables that were compressed with it,
  * and total_size. The old stored bytes stay, unreferenced. */
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
 {
+    if (t->wrapped)
+        return put_wrapped_section(rw, t, path, data, len);
     static const uint8_t zero[4];
     char why[200];
     pthread_mutex_lock(&rw->mu);
@@ -1141,7 +1288,7 @@ static int put_whole(struct rw *rw, const struct rw_target *t, const char *path,
         return -EFBIG;
     if (t->kind == RW_SECTION)
         return put_section_src(rw, t, path, src);
-    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src) : put_resource(rw, t, path, src);
+    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src, 0) : put_resource(rw, t, path, src);
 }
 
 int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)

@@ -66,6 +66,9 @@ struct rw_target {
      * expanded bytes; written, the section is stored raw as RW_SECTION's are */
     bool in_section;
     uint64_t sec_off;
+    /* RW_SECTION (or a value in one) whose Granny data is a wrapped RIG's granny.gr2
+     * (gr2_pos, gr2_len): the section goes into new Granny bytes, which replace it whole */
+    bool wrapped;
 };
 
 /* The largest resource a write may replace. */
@@ -98,6 +101,11 @@ struct rw {
      * made while a generation is being opened gets one of its own */
     uint64_t stale, opened;
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
+    /* the new Granny bytes of a wrapped RIG pending as its splice (sections stored raw in
+     * them): later section writes build on them; stale once the splice is gone */
+    uint8_t *wrapped_granny;
+    size_t wrapped_len;
+    uint64_t wrapped_serial; /* counts the wrapped_granny set: which one a write built on */
     /* the expanded bytes of the compressed section values were written into last, with
      * those writes (until the commit) */
     struct rw_section_copy {

@@ -622,6 +622,17 @@ uint64_t edits_bytes(const struct edits *e)
     return total;
 }
 
+void edits_drop_splice(struct edits *e)
+{
+    free(e->splice);
+    if (e->splice_fd)
+        close(e->splice_fd - 1);
+    e->splice = NULL;
+    e->splice_fd = 0;
+    e->splice_from = e->splice_to = 0;
+    e->splice_len = 0;
+}
+
 void edits_clear(struct edits *e)
 {
     for (size_t i = 0; i < e->n; i++)

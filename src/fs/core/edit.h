@@ -111,6 +111,8 @@ void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n);
 /* The same with the bytes in the first len bytes of file fd (taken: closed with the
  * edits), so that they cost no memory. */
 int edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len);
+/* The pending splice dropped (its bytes freed, its file closed), to be replaced. */
+void edits_drop_splice(struct edits *e);
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
