@@ -1051,6 +1051,21 @@ static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
  * the Granny data move with it, int2_offset follows the Granny size when it held it.
  * `built_on`: the wrapped_serial of the pending section write's bytes the new ones were
  * made from, whose splice they replace (0: none; another writer's since: -EBUSY). */
+/* edits_put of a 4-byte header word at `at`, first keeping what the pending bytes held
+ * there (the header hb with the edits over it) so that a later refusal can put it back. */
+static int put_undoable(struct edits *e, const uint8_t *hb, uint64_t at, const uint8_t *word, uint8_t *was,
+                        uint64_t *was_at, int *n)
+{
+    memcpy(was, hb + at, 4);
+    edits_overlay(e, at, was, 4);
+    int rc = edits_put(e, at, word, 4);
+    if (rc == 0) {
+        *was_at = at;
+        (*n)++;
+    }
+    return rc;
+}
+
 static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src,
                       uint64_t built_on)
 {
@@ -1082,24 +1097,34 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         return copied;
     }
     pthread_mutex_lock(&rw->mu);
-    int rc = 0;
-    uint8_t f[4];
+    /* nothing pending changes unless all of it does: the splice's only refusal is told
+     * first, and the header words put are put back (into the edits they made, which takes
+     * no memory) when a later one is refused */
+    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == g0 &&
+                rw->pending.splice_to > rw->pending.splice_from;
+    int rc = !redo && rw->pending.splice_to > rw->pending.splice_from ? -EBUSY : 0;
+    uint8_t f[4], was[6][4];
+    uint64_t put_at[6];
+    int nput = 0;
     for (int i = 4; i <= 8 && !rc; i++) { /* the blocks after the Granny data */
         uint64_t at = 4 * (uint64_t)i, target = at + h[i];
         if (target < ik)
             continue;
         put_le(f, (uint32_t)((int64_t)h[i] + delta), 4);
-        rc = edits_put(&rw->pending, at, f, 4);
+        rc = put_undoable(&rw->pending, hb, at, f, was[nput], &put_at[nput], &nput);
     }
     if (!rc && (h[2] == old_len || h[2] == ik - g0)) { /* the writer's Granny size */
         put_le(f, (uint32_t)(h[2] == old_len ? len : new_ik - g0), 4);
-        rc = edits_put(&rw->pending, 8, f, 4);
+        rc = put_undoable(&rw->pending, hb, 8, f, was[nput], &put_at[nput], &nput);
     }
-    if (!rc && built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == g0 &&
-        rw->pending.splice_to > rw->pending.splice_from)
+    if (!rc && redo)
         edits_drop_splice(&rw->pending); /* its bytes are in the new ones */
     if (!rc)
         rc = edits_splice_file(&rw->pending, g0, ik, sfd, (size_t)(new_ik - g0));
+    while (rc && nput > 0) {
+        nput--;
+        (void)edits_put(&rw->pending, put_at[nput], was[nput], 4); /* an existing edit: no allocation */
+    }
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc) {
