@@ -679,13 +679,13 @@ static enum s3_err populate_nested(struct tree *t, uint32_t dir, void *ctx, uint
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     source_hold(&r->src); /* the nested view's opening reads it piece by piece */
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err))
         add_error(t, dir, r->nested_dir, err);
     else
         rc = tree_populate(t, dir);
     source_release(&r->src);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* The nested directory (rig/, ...) when the bytes are a format the table opens in a
