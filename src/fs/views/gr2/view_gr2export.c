@@ -43,7 +43,7 @@ static int model_glb(struct gr2_types *reg, const struct gr2_space *sp, const st
         glb_free(g);
         return export_model_glb(m, out, len, err, errlen);
     }
-    int rc = glb_finish(g, out, len, err, errlen);
+    int rc = glb_finish(g, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
     glb_free(g);
     return rc;
 }
@@ -59,7 +59,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
     if (x->kind == GX_SKELETON) {
         struct mdl_skeleton s;
         if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == S3_OK) {
-            rc = gr2_drop_rest_shear(&s, warn, err, errlen);
+            rc = gr2_drop_rest_shear(&s, warn, err, errlen) ? -1 : 0;
             if (rc == 0)
                 rc = export_skeleton_glb(&s, out, len, err, errlen);
             mdl_skeleton_free(&s);
@@ -72,7 +72,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
             if (d != 0 && warn)
                 mdl_notes_add(warn, "the model's placement has a shear (largest off-diagonal %.9g), dropped: its glTF "
                               "scale is the diagonal", d);
-            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen);
+            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen) ? -1 : 0;
             if (rc == 0)
                 rc = model_glb(&reg, sp, &m, out, len, err, errlen);
             if (left_out) {
