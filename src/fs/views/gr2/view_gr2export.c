@@ -223,13 +223,12 @@ enum s3_err gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out
 }
 
 /* view_skeletons_fn of a Granny file or a wrapped RIG: its first skeleton (ctx: the gr2_view). */
-static int first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+static enum s3_err first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
     (void)fs;
     struct mdl_skeleton s;
-    if (gr2_view_first_skeleton(ctx, &s, err, errlen) != S3_OK)
-        return -1; /* view_skeletons_fn still speaks -1 (fs/core/view.h) */
-    return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
+    enum s3_err e = gr2_view_first_skeleton(ctx, &s, err, errlen);
+    return e ? e : rig_set_add(into, "", &s, err, errlen);
 }
 
 int gr2_add_skeletons_hook(struct gr2_view *v)

@@ -901,22 +901,24 @@ static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_se
 
 /* view_skeletons_fn of a package: every rig resource's skeletons, in index order (their
  * directories are populated to open them, as listing them would). */
-static int pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+static enum s3_err pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
     struct pkg_view *v = ctx;
     struct tree *t = fs->tree;
-    if (tree_populate(t, fs->root) || !v->resources_dir || tree_populate(t, v->resources_dir)) {
-        snprintf(err, errlen, "the resources cannot be listed");
-        return -1;
-    }
+    enum s3_err e = tree_populate(t, fs->root);
+    if (!e && !v->resources_dir)
+        e = S3_ERR_LIMIT; /* no /resources: the node limit refused it */
+    if (!e)
+        e = tree_populate(t, v->resources_dir);
+    if (e)
+        return s3_fail(e, err, errlen, "the resources cannot be listed");
     size_t before = into->n;
     for (uint32_t i = 0; i < v->d.count; i++)
         if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
             add_resource_skeletons(v, i, into);
     if (into->n > before)
-        return 0;
-    snprintf(err, errlen, "no rig resource holds a skeleton");
-    return -1;
+        return S3_OK;
+    return s3_fail(S3_ERR_NOT_FOUND, err, errlen, "no rig resource holds a skeleton");
 }
 
 /* ---- /info ---- */
