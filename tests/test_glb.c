@@ -45,7 +45,7 @@ static uint8_t *small_scene(size_t *len, const char *name, size_t name_len)
     assert_int_equal(skin, 0);
     uint8_t *out;
     char err[128];
-    assert_int_equal(glb_finish(g, &out, len, err, sizeof err), 0);
+    assert_int_equal(glb_finish(g, &out, len, err, sizeof err), S3_OK);
     glb_free(g);
     return out;
 }
@@ -106,7 +106,7 @@ static void test_builder_refuses_nan(void **state)
     uint8_t *out;
     size_t len;
     char err[128];
-    assert_int_equal(glb_finish(g, &out, &len, err, sizeof err), -1);
+    assert_int_equal(glb_finish(g, &out, &len, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "finite"));
     glb_free(g);
 }

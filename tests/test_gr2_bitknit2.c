@@ -297,20 +297,29 @@ struct par {
 
 #define PAR_RETRIES 100000
 
-static int resolve_again(struct tree *t, const char *path, uint32_t *ino)
+static enum s3_err resolve_again(struct tree *t, const char *path, uint32_t *ino)
 {
-    int rc;
-    for (int k = 0; (rc = tree_resolve(t, path, ino)) == -ENOMEM && k < PAR_RETRIES; k++)
+    enum s3_err rc;
+    for (int k = 0; (rc = tree_resolve(t, path, ino)) == S3_ERR_NOMEM && k < PAR_RETRIES; k++)
         ;
     return rc;
 }
 
+/* The bytes read (-1 when the read failed with another reason than IO, or kept failing). */
 static ssize_t read_again(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
 {
-    ssize_t n;
-    for (int k = 0; (n = tree_read(t, ino, off, buf, len)) == -EIO && k < PAR_RETRIES; k++)
+    size_t n = 0;
+    enum s3_err e;
+    for (int k = 0; (e = tree_read(t, ino, off, buf, len, &n)) == S3_ERR_IO && k < PAR_RETRIES; k++)
         ;
-    return n;
+    return e ? -1 : (ssize_t)n;
+}
+
+/* One read: the bytes, or -1 when it fails. */
+static ssize_t read_once(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
+{
+    size_t n = 0;
+    return tree_read(t, ino, off, buf, len, &n) ? -1 : (ssize_t)n;
 }
 
 static void *par_thread(void *p)
@@ -322,7 +331,7 @@ static void *par_thread(void *p)
         uint32_t ino;
         if (resolve_again(t, "/info", &ino) != 0) /* always there: a missing one is a failure, not a skip */
             return "no /info";
-        ssize_t n = tree_read(t, ino, 0, buf, sizeof buf - 1);
+        ssize_t n = read_once(t, ino, 0, buf, sizeof buf - 1);
         if (n <= 0)
             return "no /info";
         buf[n] = 0;
@@ -331,7 +340,7 @@ static void *par_thread(void *p)
         if (a->broken) {
             if (resolve_again(t, "/granny/sections/0/data.error", &ino) != 0)
                 return "no data.error";
-            ssize_t k = tree_read(t, ino, 0, buf, sizeof buf - 1);
+            ssize_t k = read_once(t, ino, 0, buf, sizeof buf - 1);
             buf[k > 0 ? k : 0] = 0;
             if (!strstr((char *)buf, "no stream magic"))
                 return "wrong data.error";
@@ -347,7 +356,7 @@ static void *par_thread(void *p)
         snprintf(path, sizeof path, "/granny/root/Skeletons/0/Bones/%d/Name", i % (int)a->r->nbones);
         if (resolve_again(t, path, &ino) != 0)
             return "no bone";
-        k = tree_read(t, ino, 0, buf, 64);
+        k = read_once(t, ino, 0, buf, 64);
         if (k <= 0 || strncmp((char *)buf, a->r->bones[i % (int)a->r->nbones].name, (size_t)k - 1) != 0)
             return "wrong bone name";
     }

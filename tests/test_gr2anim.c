@@ -1642,10 +1642,10 @@ static void *par_reader(void *arg)
             return a->paths[i];
         size_t got = 0;
         while (got < a->len[i]) {
-            ssize_t r = tree_read(a->fs->tree, ino, got, buf + got, 4096);
-            if (r <= 0)
+            size_t r = 0;
+            if (tree_read(a->fs->tree, ino, got, buf + got, 4096, &r) || r == 0)
                 return a->paths[i];
-            got += (size_t)r;
+            got += r;
         }
         if (memcmp(buf, a->want[i], got) != 0)
             return a->paths[i];

@@ -36,9 +36,9 @@ static unsigned list_everything(struct tree *t)
     stack[top++] = TREE_ROOT;
     while (top > 0) {
         uint32_t dir = stack[--top];
-        int rc = tree_populate(t, dir);
+        enum s3_err rc = tree_populate(t, dir);
         if (rc) {
-            assert_int_equal(rc, -ENOMEM);
+            assert_int_equal(rc, S3_ERR_NOMEM);
             failed++;
             assert_int_equal(tree_populate(t, dir), 0);
         }

@@ -139,7 +139,7 @@ static void test_walk_variants(void **state)
         uint32_t ino;
         assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
         char info[2048] = {0};
-        assert_true(tree_read(fs->tree, ino, 0, info, sizeof info - 1) > 0);
+        assert_true(tree_read_ok(fs->tree, ino, 0, info, sizeof info - 1) > 0);
         assert_non_null(strstr(info, v == 0 ? "variant: major 4" : v == 1 ? "variant: TS3" : "variant: TS4"));
         assert_non_null(strstr(info, "name_hash_mismatches: 1\n"));
         if (v == 0)
@@ -166,8 +166,8 @@ static void test_bone_validation(void **state)
     assert_true(diag_has(&fs->diag, "opposing bone 99"));
     assert_true(diag_has(&fs->diag, "bone index 77"));
     uint32_t ino;
-    assert_int_equal(tree_resolve(fs->tree, "/bones/2/opposing_bone.bone", &ino), -ENOENT);
-    assert_int_equal(tree_resolve(fs->tree, "/ik_chains/0/pole.bone", &ino), -ENOENT);
+    assert_int_equal(tree_resolve(fs->tree, "/bones/2/opposing_bone.bone", &ino), S3_ERR_NOT_FOUND);
+    assert_int_equal(tree_resolve(fs->tree, "/ik_chains/0/pole.bone", &ino), S3_ERR_NOT_FOUND);
     assert_int_equal(tree_resolve(fs->tree, "/ik_chains/0/slot_info.bone", &ino), 0);
     s3fs_close(fs);
     free(f);
@@ -193,7 +193,7 @@ static void test_broken(void **state)
         assert_int_equal(tree_resolve(fs->tree, "/bones/2/name", &ino), 0);
         assert_int_equal(tree_resolve(fs->tree, "/bones/3.error", &ino), 0);
         char text[256] = {0};
-        tree_read(fs->tree, ino, 0, text, sizeof text - 1);
+        tree_read_ok(fs->tree, ino, 0, text, sizeof text - 1);
         assert_non_null(strstr(text, k == 0 ? "negative" : "past the end"));
         s3fs_close(fs);
     }

@@ -64,10 +64,10 @@ static void *read_again(void *arg)
     for (int k = 0; k < 40; k++) {
         uint8_t *buf;
         size_t len;
-        int rc;
+        enum s3_err rc;
         /* the bound is one for both readers: a build that does not fit beside the other's
          * bytes is refused (EIO), and read again */
-        for (int tries = 0; (rc = tree_read_all(r->fs->tree, r->ino, &buf, &len)) == -EIO && tries < 100000; tries++)
+        for (int tries = 0; (rc = tree_read_all(r->fs->tree, r->ino, &buf, &len)) == S3_ERR_IO && tries < 100000; tries++)
             r->refused++;
         if (rc || len != r->len || memcmp(buf, r->want, len))
             r->bad++;
@@ -100,8 +100,8 @@ static void test_rebuild_threads(void **state)
         assert_int_equal(pthread_create(&th[i], NULL, read_again, &r[i]), 0);
     /* a listing refused bytes beside the readers' (one bound for all) fails, ENOMEM, and
      * is made afresh by the next walk */
-    int rc;
-    for (unsigned tries = 0; (rc = tree_populate_all(fs->tree)) == -ENOMEM && tries < 100000; tries++)
+    enum s3_err rc;
+    for (unsigned tries = 0; (rc = tree_populate_all(fs->tree)) == S3_ERR_NOMEM && tries < 100000; tries++)
         ;
     assert_int_equal(rc, 0);
     for (int i = 0; i < 2; i++) {

@@ -433,7 +433,7 @@ static void test_t2fs_broken(void **state)
     assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0.error", &ino), 0);
     assert_true(walk_all(fs, 100000) > 0);
-    assert_int_equal(tree_resolve(fs->tree, "/models/0", &ino), -ENOENT); /* no model list: no models */
+    assert_int_equal(tree_resolve(fs->tree, "/models/0", &ino), S3_ERR_NOT_FOUND); /* no model list: no models */
     s3fs_close(fs);
     /* truncated files: every cut either refuses cleanly or mounts with what is there */
     for (size_t cut = 0; cut < size; cut += 5) {
@@ -465,9 +465,9 @@ static void test_t2fs_broken_rnc(void **state)
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2.rnc", &ino), 0);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2.error", &ino), 0);
     char text[256] = {0};
-    assert_true(tree_read(fs->tree, ino, 0, text, sizeof text - 1) > 0);
+    assert_true(tree_read_ok(fs->tree, ino, 0, text, sizeof text - 1) > 0);
     assert_non_null(strstr(text, "unpacked CRC mismatch"));
-    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2", &ino), -ENOENT);
+    assert_int_equal(tree_resolve(fs->tree, "/root/0/1/2", &ino), S3_ERR_NOT_FOUND);
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/3.bin", &ino), 0);
     assert_true(walk_all(fs, 100000) > 0); /* the models view meets the broken poses */
     assert_int_equal(tree_resolve(fs->tree, "/models/1/poses", &ino), 0);
@@ -1008,7 +1008,7 @@ static void test_index_stream_errors(void **state)
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/models/0/surfaces/0/0/triangles.error", &ino), 0);
     char text[1024] = {0};
-    assert_true(tree_read(fs->tree, ino, 0, text, sizeof text - 1) > 0);
+    assert_true(tree_read_ok(fs->tree, ino, 0, text, sizeof text - 1) > 0);
     assert_non_null(strstr(text, "past the 4 vertices"));
     assert_int_equal(tree_resolve(fs->tree, "/models/0/surfaces/0/0/triangles.txt", &ino), 0);
     s3fs_close(fs);
@@ -1570,7 +1570,7 @@ static void cut_case(struct fxt *root, bool be, size_t prefix, const char *list_
         uint32_t ino;
         char info[4096] = {0}, line[300];
         assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
-        assert_true(tree_read(fs->tree, ino, 0, info, sizeof info - 1) > 0);
+        assert_true(tree_read_ok(fs->tree, ino, 0, info, sizeof info - 1) > 0);
         snprintf(line, sizeof line,
                  "warning: the file is cut short: its root node ends at byte %zu, the file has %zu bytes (%zu "
                  "missing)",
@@ -1692,7 +1692,7 @@ static void test_vertices_txt_rows_once(void **state)
         char *buf = malloc(128 << 10);
         uint64_t off = 0;
         for (;;) {
-            ssize_t n = tree_read(fs->tree, ino, off, buf, 128 << 10);
+            ssize_t n = (ssize_t)tree_read_ok(fs->tree, ino, off, buf, 128 << 10);
             assert_true(n >= 0);
             if (n == 0)
                 break;
@@ -1876,14 +1876,14 @@ static void expect_chunks(struct tree *t, const char *path, const char *want, si
     char *buf = malloc(128 << 10);
     uint64_t off = 0;
     ssize_t n;
-    while ((n = tree_read(t, ino, off, buf, 128 << 10)) > 0) {
+    while ((n = (ssize_t)tree_read_ok(t, ino, off, buf, 128 << 10)) > 0) {
         if (memcmp(buf, want + off, (size_t)n) != 0)
             fail_msg("%s: bytes at %llu differ", path, (unsigned long long)off);
         off += (uint64_t)n;
     }
     assert_int_equal(off, wlen);
     off = wlen / 3 + 1;
-    assert_int_equal(tree_read(t, ino, off, buf, 50), 50);
+    assert_int_equal(tree_read_ok(t, ino, off, buf, 50), 50);
     assert_memory_equal(buf, want + off, 50);
     free(buf);
 }

@@ -67,16 +67,16 @@ static void test_tree_nodes(void **state)
     assert_int_equal(tree_lookup(t, lazy, "b", &b), 0);
     assert_int_equal(tree_node_count(t), 6);
     char buf[32];
-    assert_int_equal(tree_read(t, b, 0, buf, sizeof buf), 2);
+    assert_int_equal(tree_read_ok(t, b, 0, buf, sizeof buf), 2);
     assert_memory_equal(buf, "1\n", 2);
-    assert_int_equal(tree_lookup(t, lazy, "zz", &b), -ENOENT);
-    assert_int_equal(tree_lookup(t, f, "x", &b), -ENOTDIR);
+    assert_int_equal(tree_lookup(t, lazy, "zz", &b), S3_ERR_NOT_FOUND);
+    assert_int_equal(tree_lookup(t, f, "x", &b), S3_ERR_NOT_DIR);
     /* creation order is kept for readdir: c b a */
     assert_string_equal(tree_name(t, tree_child(t, lazy, 0)), "c");
     assert_string_equal(tree_name(t, tree_child(t, lazy, 2)), "a");
-    assert_int_equal(tree_read(t, f, 2, buf, 100), 4);
+    assert_int_equal(tree_read_ok(t, f, 2, buf, 100), 4);
     assert_memory_equal(buf, "6789", 4);
-    assert_int_equal(tree_read(t, f, 6, buf, 100), 0);
+    assert_int_equal(tree_read_ok(t, f, 6, buf, 100), 0);
     /* xattrs: getxattr semantics */
     assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", NULL, 0), 1);
     assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", buf, sizeof buf), 1);
@@ -309,7 +309,7 @@ static void test_names_unique(void **state)
         assert_int_equal(found, c);
         char buf[16], want[16];
         snprintf(want, sizeof want, "%zu\n", i);
-        assert_int_equal(tree_read(t, c, 0, buf, sizeof buf), (ssize_t)strlen(want));
+        assert_int_equal(tree_read_ok(t, c, 0, buf, sizeof buf), (ssize_t)strlen(want));
         assert_memory_equal(buf, want, strlen(want));
     }
     struct sbuf w = {0};
@@ -419,7 +419,7 @@ static void test_populate_rollback(void **state)
     assert_int_equal(done, 0);
     assert_int_equal(total, 1);
     uint32_t a;
-    assert_int_equal(tree_lookup(t, d, "a", &a), -EIO);
+    assert_int_equal(tree_lookup(t, d, "a", &a), S3_ERR_IO);
     assert_int_equal(f.calls, 1);
     for (int i = 0; i < 5; i++) { /* made, then removed: no such node */
         assert_int_not_equal(f.made[i], 0);
@@ -509,7 +509,7 @@ static void test_info_sample_rig(void **state)
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/info", &ino), 0);
     char info[4096] = {0};
-    assert_true(tree_read(fs->tree, ino, 0, info, sizeof info - 1) > 0);
+    assert_true(tree_read_ok(fs->tree, ino, 0, info, sizeof info - 1) > 0);
     char line[128];
     snprintf(line, sizeof line, "covered_bytes: %llu\n", (unsigned long long)(size - 56 - ex_gr2_gap_bytes(&gl)));
     assert_non_null(strstr(info, line));
@@ -521,7 +521,7 @@ static void test_info_sample_rig(void **state)
     assert_non_null(strstr(info, "warnings: 0 so far (1 parsed of the "));
     assert_int_equal(tree_populate_all(fs->tree), 0);
     memset(info, 0, sizeof info);
-    assert_true(tree_read(fs->tree, ino, 0, info, sizeof info - 1) > 0);
+    assert_true(tree_read_ok(fs->tree, ino, 0, info, sizeof info - 1) > 0);
     assert_non_null(strstr(info, "warnings: 0\n"));
     s3fs_close(fs);
     free(file);
@@ -638,7 +638,7 @@ static void test_links_stay_inside(void **state)
     assert_int_equal(to, root);
     /* and d, listed now, takes no child (lock-free readers hold its arrays) */
     assert_int_equal(tree_add_link(t, d, "late", "up"), 0);
-    assert_int_equal(tree_graft(t, d, 0, NULL, NULL, NULL, 0), -EBUSY);
+    assert_int_equal(tree_graft(t, d, 0, NULL, NULL, NULL, 0), S3_ERR_BUSY);
     tree_free(t);
 }
 
@@ -682,7 +682,7 @@ static void test_bone_names_bounded(void **state)
         at += n + 1;
     }
     char buf[300];
-    assert_int_equal(tree_read(t, big, 201 * 999 - 1, buf, 10), 10); /* across "?\n" */
+    assert_int_equal(tree_read_ok(t, big, 201 * 999 - 1, buf, 10), 10); /* across "?\n" */
     assert_memory_equal(buf, "\n?\nABCDEFG", 10);
     free(all);
     assert_int_equal(tree_read_all(t, small, &all, &len), 0);
@@ -707,7 +707,7 @@ static void expect_list_rows(struct tree *t, uint32_t ino, const char *want, siz
     free(all);
     char buf[40];
     uint64_t at = wlen / 2 + 3; /* somewhere inside a row, across the next rows */
-    assert_int_equal(tree_read(t, ino, at, buf, sizeof buf), sizeof buf);
+    assert_int_equal(tree_read_ok(t, ino, at, buf, sizeof buf), sizeof buf);
     assert_memory_equal(buf, want + at, sizeof buf);
 }
 
@@ -780,14 +780,14 @@ struct ctable {
     uint64_t probes, targets;
 };
 
-static int ct_name(void *ctx, uint32_t i, char *buf, size_t size)
+static enum s3_err ct_name(void *ctx, uint32_t i, char *buf, size_t size)
 {
     (void)ctx;
     snprintf(buf, size, "e%07u", i);
-    return 0;
+    return S3_OK;
 }
 
-static int ct_find(void *ctx, const char *name, uint32_t *out)
+static enum s3_err ct_find(void *ctx, const char *name, uint32_t *out)
 {
     struct ctable *c = ctx;
     uint32_t lo = 0, hi = c->n;
@@ -799,25 +799,25 @@ static int ct_find(void *ctx, const char *name, uint32_t *out)
         int cmp = strcmp(name, m);
         if (cmp == 0) {
             *out = mid;
-            return 0;
+            return S3_OK;
         }
         if (cmp < 0)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return -ENOENT;
+    return S3_ERR_NOT_FOUND;
 }
 
-static int ct_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
+static enum s3_err ct_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
 {
     (void)t, (void)dir;
     struct ctable *c = ctx;
     c->targets++;
     if (i == c->fail)
-        return -EIO;
+        return S3_ERR_IO;
     *target = strdup("../x");
-    return *target ? 0 : -ENOMEM;
+    return *target ? S3_OK : S3_ERR_NOMEM;
 }
 
 static const struct tree_computed_ops ct_ops = {ct_name, ct_find, ct_target};
@@ -826,10 +826,10 @@ static const struct tree_computed_ops ct_ops = {ct_name, ct_find, ct_target};
 static enum s3_err populate_ctable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     struct ctable *c = ctx;
-    int rc = tree_set_computed(t, dir, &ct_ops, c, c->n);
+    enum s3_err rc = tree_set_computed(t, dir, &ct_ops, c, c->n);
     if (rc == 0 && arg == 1)
         return S3_ERR_IO;
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 static struct tree *ctable_tree(struct source *src, struct ctable *c, uint32_t *keys)
@@ -879,7 +879,7 @@ static void test_computed_lookup(void **state)
     static const char *const absent[] = {"e1000000", "e0654321x", "e065432", "a", "zzzz", "E0000001"};
     for (size_t i = 0; i < sizeof absent / sizeof *absent; i++) {
         c.probes = 0;
-        assert_int_equal(tree_lookup(t, keys, absent[i], &again), -ENOENT);
+        assert_int_equal(tree_lookup(t, keys, absent[i], &again), S3_ERR_NOT_FOUND);
         assert_in_range(c.probes, 0, 21);
     }
     assert_int_equal(tree_computed_made(t), 1);
@@ -939,11 +939,11 @@ static void test_computed_failures(void **state)
     uint32_t keys, e;
     struct tree *t = ctable_tree(&src, &c, &keys);
     uint32_t bad = tree_add_dir(t, TREE_ROOT, "bad", "dir", populate_ctable, &c, 1);
-    assert_int_equal(tree_populate(t, bad), -EIO);
+    assert_int_equal(tree_populate(t, bad), S3_ERR_IO);
     assert_false(tree_is_populated(t, bad));
-    assert_int_equal(tree_lookup(t, bad, "e0000001", &e), -EIO);
+    assert_int_equal(tree_lookup(t, bad, "e0000001", &e), S3_ERR_IO);
     assert_int_equal(tree_populate(t, keys), 0);
-    assert_int_equal(tree_lookup(t, keys, "e0000007", &e), -EIO);
+    assert_int_equal(tree_lookup(t, keys, "e0000007", &e), S3_ERR_IO);
     assert_int_equal(tree_child(t, keys, 7), 0);
     assert_int_equal(tree_computed_made(t), 0);
     assert_int_equal(tree_lookup(t, keys, "e0000008", &e), 0);
@@ -952,7 +952,7 @@ static void test_computed_failures(void **state)
     assert_int_equal(tree_lookup(t, keys, "e0000007", &e), 0);
     assert_string_equal(tree_name(t, e), "e0000007");
     /* tree_set_computed outside the directory's own populate */
-    assert_int_equal(tree_set_computed(t, keys, &ct_ops, &c, 3), -EBUSY);
+    assert_int_equal(tree_set_computed(t, keys, &ct_ops, &c, 3), S3_ERR_BUSY);
     tree_free(t);
 }
 
@@ -979,7 +979,7 @@ static void test_computed_node_limit(void **state)
     snprintf(last, sizeof last, "e%07u", (unsigned)(50 - before - 1));
     assert_int_equal(tree_lookup(t, keys, last, &e), 0);
     snprintf(last, sizeof last, "e%07u", (unsigned)(50 - before));
-    assert_int_equal(tree_lookup(t, keys, last, &e), -ENOENT);
+    assert_int_equal(tree_lookup(t, keys, last, &e), S3_ERR_NOT_FOUND);
     struct sbuf w = {0};
     assert_int_equal(tree_warnings(t, &w), 1);
     assert_non_null(strstr(w.p, "node limit reached"));

@@ -118,9 +118,9 @@ void *read_path(struct s3fs *fs, const char *path, size_t *len)
         fail_msg("%s: missing", path);
     uint8_t *buf;
     size_t n;
-    int rc = tree_read_all(fs->tree, ino, &buf, &n);
+    enum s3_err rc = tree_read_all(fs->tree, ino, &buf, &n);
     if (rc)
-        fail_msg("%s: unreadable (%d)", path, rc);
+        fail_msg("%s: unreadable (%s)", path, s3_err_str(rc));
     assert_int_equal(tree_size(fs->tree, ino), n);
     buf = realloc(buf, n + 1);
     buf[n] = 0;
@@ -162,4 +162,11 @@ void expect_lacks(struct s3fs *fs, const char *path, const char *needle)
     if (strstr(s, needle))
         fail_msg("%s has '%s':\n%s", path, needle, s);
     free(s);
+}
+
+size_t tree_read_ok(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
+{
+    size_t got = 0;
+    assert_int_equal(tree_read(t, ino, off, buf, len, &got), S3_OK);
+    return got;
 }

@@ -11,6 +11,8 @@
 
 /* Stores v at p in the given byte order. */
 void put32(uint8_t *p, uint32_t v, bool be);
+/* tree_read that must succeed (the test fails otherwise): the bytes it read. */
+size_t tree_read_ok(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len);
 /* True when some warning contains needle. */
 bool diag_has(const struct diag *d, const char *needle);
 /* The real test vectors folder: the one setting every test and script reads, the

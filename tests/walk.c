@@ -139,10 +139,11 @@ static void walk_file(struct tree *t, uint32_t ino, uint8_t *buf, size_t cap)
     for (int round = size > WALK_READ_ALL ? 0 : 1; round < 2; round++) {
         uint64_t at = round == 0 ? 0 : off, got = 0;
         for (;;) {
-            ssize_t k = tree_read(t, ino, at + got, buf, cap);
-            if (k < 0) {
+            size_t k = 0;
+            enum s3_err e = tree_read(t, ino, at + got, buf, cap, &k);
+            if (e) {
                 fprintf(stderr, "walk: %s: read at %llu of %llu bytes: %s\n", walk_path(t, ino),
-                        (unsigned long long)(at + got), (unsigned long long)size, strerror((int)-k));
+                        (unsigned long long)(at + got), (unsigned long long)size, s3_err_str(e));
                 abort();
             }
             if (k == 0 || (round == 0 && got + (uint64_t)k >= (4u << 20)))
@@ -276,8 +277,8 @@ int walk_digest(struct tree *t, uint32_t dir, uint64_t *digest, size_t *nodes)
             uint64_t size = tree_size(t, ino), off = 0;
             h = fnv(h, &size, sizeof size);
             while (off < size) {
-                ssize_t k = tree_read(t, ino, off, buf, 65536);
-                if (k <= 0) {
+                size_t k = 0;
+                if (tree_read(t, ino, off, buf, 65536, &k) || k == 0) {
                     rc = -1;
                     break;
                 }

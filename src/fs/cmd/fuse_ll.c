@@ -296,7 +296,7 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
         pthread_mutex_unlock(&a->tmu);
         if (!path)
             return -ENOENT;
-        int rc = tree_resolve(cur->fs->tree, path, ino);
+        enum s3_err rc = tree_resolve(cur->fs->tree, path, ino);
         free(path);
         *moved = true;
         return rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
@@ -310,7 +310,7 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
     char *path = rw_path(old->fs->tree, low);
     if (!path)
         return -ENOMEM;
-    int rc = tree_resolve(cur->fs->tree, path, ino);
+    enum s3_err rc = tree_resolve(cur->fs->tree, path, ino);
     free(path);
     *moved = true;
     int kind = rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
@@ -511,8 +511,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         reply_kind_err(req, kind);
         return;
     }
-    int rc = tree_lookup(g->fs->tree, dir, name, &ino);
-    if (rc == -ENOENT && a->cfg.rw && any_temps(a)) {
+    enum s3_err rc = tree_lookup(g->fs->tree, dir, name, &ino);
+    if (rc == S3_ERR_NOT_FOUND && a->cfg.rw && any_temps(a)) {
         char *path = rw_path(g->fs->tree, dir);
         pthread_mutex_lock(&a->tmu);
         struct tempfile *t = path ? temp_by_name(a, path, name) : NULL;
@@ -526,14 +526,14 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
             return;
         }
     }
-    if (rc == -ENOENT) {
+    if (rc == S3_ERR_NOT_FOUND) {
         /* A negative entry the kernel may cache as long as the positive ones. */
         struct fuse_entry_param e = {.ino = 0, .entry_timeout = CACHE_TIMEOUT};
         fuse_reply_entry(req, &e);
         return;
     }
     if (rc) {
-        fuse_reply_err(req, -rc);
+        fuse_reply_err(req, s3_err_errno(rc));
         return;
     }
     struct fuse_entry_param e;
@@ -720,7 +720,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     struct rw_gen *g;
     uint32_t i;
     int kind = node_of(req, ino, &g, &i);
-    int rc = kind >= 0 ? tree_populate(g->fs->tree, i) : kind;
+    int rc = kind >= 0 ? -s3_err_errno(tree_populate(g->fs->tree, i)) : kind;
     if (rc) {
         fuse_reply_err(req, -rc);
         return;
@@ -745,9 +745,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
             reply_kind_err(req, kind);
         return;
     }
-    int rc = tree_populate(t, dino); /* no-op once populated */
+    enum s3_err rc = tree_populate(t, dino); /* no-op once populated */
     if (rc) {
-        fuse_reply_err(req, -rc);
+        fuse_reply_err(req, s3_err_errno(rc));
         return;
     }
     char *buf = malloc(size);
@@ -812,12 +812,13 @@ static int scratch_open(struct adapter *a, struct rw_gen *g, uint32_t i, bool tr
     int rc = size && !buf ? -ENOMEM : 0;
     for (uint64_t pos = 0; !rc && pos < size;) {
         size_t n = size - pos < (1u << 20) ? (size_t)(size - pos) : 1u << 20;
-        ssize_t got = tree_read(g->fs->tree, i, pos, buf, n);
-        if (got <= 0)
-            rc = got < 0 ? (int)got : -EIO;
-        else if (pwrite(fd, buf, (size_t)got, (off_t)pos) != got)
+        size_t got = 0;
+        enum s3_err e = tree_read(g->fs->tree, i, pos, buf, n, &got);
+        if (e || got == 0)
+            rc = e ? -s3_err_errno(e) : -EIO;
+        else if (pwrite(fd, buf, got, (off_t)pos) != (ssize_t)got)
             rc = errno ? -errno : -EIO;
-        pos += got > 0 ? (uint64_t)got : 0;
+        pos += got;
     }
     free(buf);
     if (rc) {
@@ -1234,11 +1235,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t got = tree_read(t, i, (uint64_t)off, buf, size);
-    if (got < 0)
-        fuse_reply_err(req, (int)-got);
+    size_t got = 0;
+    enum s3_err e = tree_read(t, i, (uint64_t)off, buf, size, &got);
+    if (e)
+        fuse_reply_err(req, s3_err_errno(e));
     else
-        fuse_reply_buf(req, buf, (size_t)got);
+        fuse_reply_buf(req, buf, got);
     free(buf);
 }
 

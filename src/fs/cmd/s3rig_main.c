@@ -135,7 +135,7 @@ static int resolve_following(struct tree *t, const char *path, uint32_t *out)
             child = cur;
         } else if (strcmp(p, "..") == 0) {
             child = tree_parent(t, cur);
-        } else if ((rc = tree_lookup(t, cur, p, &child)) != 0) {
+        } else if ((rc = -s3_err_errno(tree_lookup(t, cur, p, &child))) != 0) {
             break;
         }
         if (last || tree_kind(t, child) != NODE_LINK) {
@@ -180,9 +180,11 @@ static int copy_out(struct s3fs *fs, uint32_t ino, int fd, int *why)
     int rc = 0;
     struct tree_hold *h = tree_hold(fs->tree, ino); /* expanded bytes: expanded once */
     for (uint64_t off = 0; off < size && rc == 0;) {
-        ssize_t got = tree_read(fs->tree, ino, off, buf, sizeof buf);
-        if (got <= 0) {
-            *why = got < 0 ? (int)-got : EIO;
+        size_t n = 0;
+        enum s3_err e = tree_read(fs->tree, ino, off, buf, sizeof buf, &n);
+        ssize_t got = (ssize_t)n;
+        if (e || got == 0) {
+            *why = e ? s3_err_errno(e) : EIO;
             rc = S3_EXIT_OPEN;
             break;
         }
@@ -281,7 +283,7 @@ static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool lo
 /* Lists dir; with recursive, walks depth-first with an explicit stack of paths. */
 static int list_dir(struct s3fs *fs, uint32_t dir, const char *path, bool longfmt, bool recursive)
 {
-    int rc = tree_populate(fs->tree, dir);
+    int rc = -s3_err_errno(tree_populate(fs->tree, dir));
     if (rc)
         return rc;
     struct tree *t = fs->tree;
@@ -407,7 +409,7 @@ static int extract_dir(struct extract_state *st, uint32_t dir, const struct out_
     int fd = open_out_dir(out);
     if (fd < 0)
         return extract_failed(S3_EXIT_WRITE, out->dest, errno);
-    int rc = tree_populate(st->fs->tree, dir);
+    int rc = -s3_err_errno(tree_populate(st->fs->tree, dir));
     if (rc) {
         close(fd);
         return extract_failed(S3_EXIT_OPEN, out->dest, -rc);
@@ -491,9 +493,9 @@ static int cmd_extract(struct s3fs *fs, const char *dest, const char *path)
  * listed are the final ones. */
 static int cmd_info_full(struct s3fs *fs)
 {
-    int rc = tree_populate_all(fs->tree);
+    enum s3_err rc = tree_populate_all(fs->tree);
     if (rc)
-        fprintf(stderr, "s3rig: parsing everything: %s\n", strerror(-rc));
+        fprintf(stderr, "s3rig: parsing everything: %s\n", s3_err_str(rc));
     int st = cmd_cat(fs, 1, (char *[]){"info"});
     return st ? st : rc ? S3_EXIT_OPEN : 0;
 }
@@ -509,7 +511,7 @@ static int extract_resources(struct s3fs *fs, const char *dest)
     int dirfd = open_out_dir(&(struct out_name){AT_FDCWD, (char *)dest, (char *)dest});
     if (dirfd < 0)
         return extract_failed(S3_EXIT_WRITE, dest, errno);
-    int rc = tree_populate(fs->tree, res);
+    int rc = -s3_err_errno(tree_populate(fs->tree, res));
     if (rc) {
         close(dirfd);
         return extract_failed(S3_EXIT_OPEN, dest, -rc);

@@ -4,7 +4,7 @@
  * - Names are unique per directory: a clashing name gets "~N" before its extension.
  * - Grow it only through tree_add_*, tree_graft and tree_set_*, from a populate callback
  *   (its directory and what it made) or before any other thread reads the tree. A
- *   published directory takes nothing: tree_add_* there returns 0, tree_graft -EBUSY.
+ *   published directory takes nothing: tree_add_* there returns 0, tree_graft S3_ERR_BUSY.
  * - A populate returns S3_OK (its directory is published: read without a lock from then
  *   on) or the reason (everything it added is removed; the next use runs it again).
  * - The tree lock (recursive) serialises growth only: lock order the tree's, then a
@@ -29,7 +29,7 @@ enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
 
 struct tree;
 /* Adds a directory's children: S3_OK, or the reason the listing failed (the tree undoes
- * what it added and hands the caller s3_err_errno of it). */
+ * what it added and hands it to the caller). */
 typedef enum s3_err (*populate_fn)(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
 struct sbuf;
 /* Renders the whole current text of a volatile file. Runs under the tree lock (the state
@@ -52,11 +52,11 @@ void tree_free(struct tree *t);
  * registered and the caller still owns ptr. */
 int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 /* Records that an allocation of the caller's failed while it grows the tree: the populate
- * running now fails with -ENOMEM, as when a tree_add_* runs out of memory. */
+ * running now fails with NOMEM, as when a tree_add_* runs out of memory. */
 void tree_note_oom(struct tree *t);
 /* calloc for a view's own state made while it grows the tree (a populate callback, or
  * under the tree lock; never in a producer): a failure, real or refused by
- * tree_test_fail_alloc, fails the populate running now with -ENOMEM. Free with free(). */
+ * tree_test_fail_alloc, fails the populate running now with NOMEM. Free with free(). */
 void *tree_calloc(struct tree *t, size_t n, size_t size);
 /* Zeroed memory that lives as long as the tree (directory contexts of views): from the
  * arena (no malloc per directory) when small. */
@@ -77,14 +77,15 @@ struct source *tree_node_source(struct tree *t, uint32_t ino);
 /* Makes an existing directory the root of a view: its children are made by fn (the next
  * time it is populated, which may be at once: callers inside the directory's own
  * populate call tree_populate on it next), and read source `src_id`; xtype NULL keeps
- * its type. 0 or -errno (-EBUSY: dir is published). */
-int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+ * its type. S3_OK or the reason (BUSY: dir is published; NOT_FOUND, NOT_DIR, INVALID:
+ * no such directory or source). */
+enum s3_err tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
                uint64_t arg);
 
 /* Node constructors. They return the new inode number, or 0 (out of memory, node
  * limit reached, a name that cannot be a file name: empty, ".", ".." or with a '/', a
  * size of 2^48 bytes or more). A populate during which one ran out of memory (or got a
- * NULL text: the caller's allocation failed) fails with -ENOMEM whatever its callback
+ * NULL text: the caller's allocation failed) fails with NOMEM whatever its callback
  * returns: rolled back, counted in tree_warnings, made afresh at the next use.
  * A name already used in that directory is made unique ("Names are unique" above).
  * `xtype` must outlive the tree (a literal); tree_set_type copies run-time strings. */
@@ -180,13 +181,13 @@ uint64_t tree_alloc_bytes(struct tree *t);
 void tree_lock(struct tree *t);
 void tree_unlock(struct tree *t);
 
-/* Makes sure a directory's children exist. 0 or -errno (then the directory is as it was
- * before: see "A populate that fails"). No lock once populated. */
-int tree_populate(struct tree *t, uint32_t dir);
+/* Makes sure a directory's children exist. S3_OK or the reason (then the directory is as
+ * it was before: see "A populate that fails"). No lock once populated. */
+enum s3_err tree_populate(struct tree *t, uint32_t dir);
 /* Populates every directory, those it creates included, so that everything parsed
  * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
- * returns 0 or the first -errno. Iterative: children always have higher inode numbers. */
-int tree_populate_all(struct tree *t);
+ * returns S3_OK or the first reason. Iterative: children always have higher inode numbers. */
+enum s3_err tree_populate_all(struct tree *t);
 /* How many of the lazily populated directories made so far have been populated: while
  * done < total, warnings found by parsing may still come. Call under t->lock or when no
  * other thread runs (a volatile file's render function is called under it). */
@@ -199,15 +200,17 @@ size_t tree_warnings(struct tree *t, struct sbuf *out);
 /* tree_warnings, and one line for view src_id's names that were made unique (how many,
  * and the first one's path). What a view's /info shows. */
 size_t tree_view_warnings(struct tree *t, uint32_t src_id, struct sbuf *out);
-/* Finds name in dir (populating it). 0 and *out, or -ENOENT / -ENOTDIR, or the error
- * of the populate. No lock once dir is populated. */
-int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
-/* Resolves a '/'-separated path from the root (no symlinks followed). */
-int tree_resolve(struct tree *t, const char *path, uint32_t *out);
-/* Reads a whole file into a malloc'd buffer (views that decode other nodes' bytes). */
-int tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len);
-/* Reads file content; returns bytes (short at EOF) or -errno. */
-ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len);
+/* Finds name in dir (populating it). S3_OK and *out, or NOT_FOUND / NOT_DIR, or the
+ * reason of the populate. No lock once dir is populated. */
+enum s3_err tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out);
+/* Resolves a '/'-separated path from the root (no symlinks followed): as tree_lookup. */
+enum s3_err tree_resolve(struct tree *t, const char *path, uint32_t *out);
+/* Reads a whole file into a malloc'd buffer (views that decode other nodes' bytes):
+ * S3_OK, or the reason (INVALID: not a file). */
+enum s3_err tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len);
+/* Reads file content: S3_OK and *got bytes (short only at the end), or the reason
+ * (NOT_FOUND, IS_DIR, INVALID: not a file; IO, NOMEM). */
+enum s3_err tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len, size_t *got);
 
 /* Extended attributes, with getxattr(2) semantics: size 0 asks for the length;
  * -ENODATA for an unknown name, -ERANGE when the buffer is too small. */
@@ -225,20 +228,20 @@ ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
  * - name and find run without the tree lock (on that immutable table), target under it
  *   (it may populate other directories, e.g. to learn a package's resource names). */
 struct tree_computed_ops {
-    /* Entry i's name into buf (NUL-terminated, shorter than size): 0, or -errno. */
-    int (*name)(void *ctx, uint32_t i, char *buf, size_t size);
-    /* The entry named name: 0 and *i, or -ENOENT; touching O(log n) entries, never n. */
-    int (*find)(void *ctx, const char *name, uint32_t *i);
-    /* Entry i's symlink target (malloc'd) in *target: 0, or -errno (the request fails
-     * with it and the entry stays unmade: the next use asks again). */
-    int (*target)(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target);
+    /* Entry i's name into buf (NUL-terminated, shorter than size): S3_OK, or the reason. */
+    enum s3_err (*name)(void *ctx, uint32_t i, char *buf, size_t size);
+    /* The entry named name: S3_OK and *i, or NOT_FOUND; touching O(log n) entries, never n. */
+    enum s3_err (*find)(void *ctx, const char *name, uint32_t *i);
+    /* Entry i's symlink target (malloc'd) in *target: S3_OK, or the reason (the request
+     * fails with it and the entry stays unmade: the next use asks again). */
+    enum s3_err (*target)(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target);
 };
 /* Called by dir's own populate callback, before it adds any child: dir becomes a computed
  * directory of n entries (ops must outlive the tree), published when the callback returns
  * 0 (a failed populate undoes it; the reserved numbers are never reused). Past max_nodes
  * it holds the first entries that fit (the rest refused, as any node: tree_full, /info).
- * 0, -ENOMEM, or -EBUSY when dir is not being populated or already has children. */
-int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n);
+ * S3_OK, NOMEM, or BUSY when dir is not being populated or already has children. */
+enum s3_err tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n);
 /* Counts, for tests: names rendered by computed directories (a lookup renders at most
  * one), and their entries made into nodes. */
 uint64_t tree_computed_renders(struct tree *t);

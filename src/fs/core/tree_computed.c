@@ -13,7 +13,6 @@
  * not made yet have no name, so node_at finds nothing there. */
 #include "fs/core/tree_impl.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,20 +34,20 @@ static struct node *chunk_slot(struct tree *t, uint32_t ino)
     return &t->chunk[i >> CHUNK_BITS][i & (CHUNK_SIZE - 1)];
 }
 
-int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n)
+enum s3_err tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n)
 {
     struct node *dn = node_at(t, dir);
     if (!dn)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     if (dn->type != NODE_DIR)
-        return -ENOTDIR;
+        return S3_ERR_NOT_DIR;
     pthread_mutex_lock(&t->lock);
     struct dirinfo *d = dn->u.dir.info;
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     uint64_t have = atomic_load_explicit(&t->nnodes, memory_order_relaxed);
     if (atomic_load_explicit(&d->state, memory_order_relaxed) != DIR_BUSY || is_computed(d) ||
         (d->c.build && d->c.build->n))
-        rc = -EBUSY; /* only its own populate, before any child (tree.h) */
+        rc = S3_ERR_BUSY; /* only its own populate, before any child (tree.h) */
     uint64_t room = t->limits.max_nodes < (uint64_t)NCHUNKS * CHUNK_SIZE - 1 ? t->limits.max_nodes
                                                                            : (uint64_t)NCHUNKS * CHUNK_SIZE - 1;
     if (rc == 0 && have + n > room) { /* the node limit: the first entries that fit, as a populate */
@@ -63,7 +62,7 @@ int tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_o
         c = arena_alloc(&t->strings, sizeof *c, _Alignof(struct computed));
         made = arena_alloc(&t->strings, n / 8 + 1, 1);
         if (!c || !made)
-            rc = -ENOMEM;
+            rc = S3_ERR_NOMEM;
     }
     if (rc == 0) {
         memset((void *)made, 0, n / 8 + 1);
@@ -95,14 +94,14 @@ void computed_undo(struct dirinfo *d)
 }
 
 /* Makes entry i's node (under the lock): its name and target from the view. */
-static int make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i)
+static enum s3_err make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i)
 {
     struct computed *c = d->comp;
     char name[NAME_MAX + 1], *target = NULL;
     atomic_fetch_add(&t->computed_renders, 1);
-    int rc = c->ops->name(c->ctx, i, name, sizeof name);
+    enum s3_err rc = c->ops->name(c->ctx, i, name, sizeof name);
     if (rc == 0 && !name_ok(name))
-        rc = -EIO; /* the view broke its rule: no such name can be listed */
+        rc = S3_ERR_IO; /* the view broke its rule: no such name can be listed */
     if (rc == 0)
         rc = c->ops->target(t, c->ctx, dir, i, &target);
     const char *ncopy = NULL, *tcopy = NULL;
@@ -110,12 +109,12 @@ static int make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t 
         ncopy = strlen(name) <= NAME_INTERN_MAX ? arena_intern(&t->strings, name) : arena_strdup(&t->strings, name);
         tcopy = target ? arena_strdup(&t->strings, target) : NULL;
         if (!ncopy || !tcopy)
-            rc = -ENOMEM;
+            rc = S3_ERR_NOMEM;
     }
     free(target);
     struct node *n = rc ? NULL : chunk_slot(t, d->c.first + i);
     if (!rc && !n)
-        rc = -ENOMEM;
+        rc = S3_ERR_NOMEM;
     if (rc)
         return rc;
     n->u.text.p = tcopy;
@@ -127,21 +126,21 @@ static int make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t 
     atomic_fetch_add(&t->computed_made, 1);
     /* release: a reader that sees the bit sees the node */
     atomic_fetch_or_explicit(&c->made[i / 8], (uint8_t)(1u << (i % 8)), memory_order_release);
-    return 0;
+    return S3_OK;
 }
 
 /* Entry i of computed directory dir, made when it is not yet: 0 and its number, or the
- * error of making it. */
-int computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, uint32_t *out)
+ * reason making it failed. */
+enum s3_err computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, uint32_t *out)
 {
     if (i >= d->n)
-        return -ENOENT;
-    int rc = 0;
+        return S3_ERR_NOT_FOUND;
+    enum s3_err rc = S3_OK;
     if (!computed_is_made(d, i)) { /* the common case after the first use: no lock */
         pthread_mutex_lock(&t->lock);
         if (!computed_is_made(d, i))
             rc = make_entry(t, dir, d, i);
-        if (rc == -ENOMEM) { /* a listing failed for lack of memory: /info counts it */
+        if (rc == S3_ERR_NOMEM) { /* a listing failed for lack of memory: /info counts it */
             t->failed_listings++;
             atomic_fetch_add(&t->version, 1);
         }
@@ -154,20 +153,20 @@ int computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, 
 
 /* The entry named name: the view's find, then the name checked (the node's, or one
  * rendered), so a find that answers wrongly never makes a name appear twice. */
-int computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, const char *name, uint32_t *out)
+enum s3_err computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, const char *name, uint32_t *out)
 {
     struct computed *c = d->comp;
     uint32_t i;
     if (c->ops->find(c->ctx, name, &i) || i >= d->n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     if (computed_is_made(d, i)) {
         if (strcmp(slot_of(t, d->c.first + i)->name, name) != 0)
-            return -ENOENT;
+            return S3_ERR_NOT_FOUND;
     } else {
         char mine[NAME_MAX + 1];
         atomic_fetch_add(&t->computed_renders, 1);
         if (c->ops->name(c->ctx, i, mine, sizeof mine) || strcmp(mine, name) != 0)
-            return -ENOENT;
+            return S3_ERR_NOT_FOUND;
     }
     return computed_child(t, dir, d, i, out);
 }

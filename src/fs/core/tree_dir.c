@@ -254,30 +254,30 @@ uint32_t inherited_src(struct tree *t, uint32_t parent)
 }
 
 
-int tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
+enum s3_err tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char *xtype, populate_fn fn, void *ctx,
                uint64_t arg)
 {
     struct node *n = node_at(t, dir);
     if (!n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     if (n->type != NODE_DIR)
-        return -ENOTDIR;
+        return S3_ERR_NOT_DIR;
     if (!tree_source(t, src_id))
-        return -EINVAL;
+        return S3_ERR_INVALID;
     pthread_mutex_lock(&t->lock);
     struct dirinfo *d = n->u.dir.info;
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
     if (st == DIR_PUBLISHED) /* lock-free readers hold its arrays (tree.h) */
-        rc = -EBUSY;
-    if (rc == 0) {
+        rc = S3_ERR_BUSY;
+    if (rc == S3_OK) {
         d->populate = fn;
         d->ctx = ctx;
         d->arg = arg;
         d->src_id = (uint16_t)src_id;
         if (fn)
             atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
-        else if (st != DIR_PUBLISHED && st != DIR_OPEN && (rc = push_pending(t, dir)) == 0)
+        else if (st != DIR_PUBLISHED && st != DIR_OPEN && !(rc = s3_err_of_errno(-push_pending(t, dir))))
             atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
         slot_src(t, src_id)->dirs += fn != NULL; /* now a directory of the nested view */
         if (xtype)
@@ -305,13 +305,13 @@ static void undo_populate(struct tree *t, struct dirinfo *d, const struct dirinf
     atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
 }
 
-static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
+static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
     if (st == DIR_PUBLISHED || st == DIR_BUSY) /* BUSY: its own callback looks at it */
-        return 0;
+        return S3_OK;
     if (st == DIR_OPEN)
-        return publish(t, d);
+        return s3_err_of_errno(-publish(t, d));
     size_t mark = t->npending;
     uint32_t n0 = d->c.build ? d->c.build->n : 0;
     struct dirinfo before = {.populate = d->populate, .ctx = d->ctx, .arg = d->arg, .src_id = d->src_id};
@@ -324,17 +324,16 @@ static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
         t->refusals_outer = cache_thread_refusals();
     }
     struct source *held = populate_hold(t, sid);
-    enum s3_err e = d->populate(t, dir, d->ctx, d->arg);
-    int rc = e ? -s3_err_errno(e) : 0; /* what the tree's callers hand on */
+    enum s3_err rc = d->populate(t, dir, d->ctx, d->arg);
     populate_release(held);
     t->populate_depth--;
     st = atomic_load_explicit(&d->state, memory_order_relaxed);
     /* An allocation failed while it ran (a tree_add_* returned 0, a nested populate
      * failed): whatever the callback returned, its listing may be short, so it fails. */
     if (rc == 0 && (t->strings.meter.failures != t->failures_outer || cache_thread_refusals() != t->refusals_outer))
-        rc = -ENOMEM; /* ... or the cache refused it bytes (cache_mb is taken by others) */
+        rc = S3_ERR_NOMEM; /* ... or the cache refused it bytes (cache_mb is taken by others) */
     if (rc == 0)
-        rc = publish_pending(t, mark);
+        rc = s3_err_of_errno(-publish_pending(t, mark));
     if (rc) {
         /* Published by a nested populate that succeeded (nothing had failed yet): its
          * listing is whole and lock-free readers may hold it, so it stays; the request
@@ -346,23 +345,23 @@ static int populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
     slot_src(t, sid)->done++;
     if (st == DIR_BUSY || st == DIR_OPEN) {
         atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* if out of memory: next read */
-        return publish(t, d);
+        return s3_err_of_errno(-publish(t, d));
     }
-    return 0; /* published by a nested populate, or grafted to be populated next */
+    return S3_OK; /* published by a nested populate, or grafted to be populated next */
 }
 
-int tree_populate(struct tree *t, uint32_t dir)
+enum s3_err tree_populate(struct tree *t, uint32_t dir)
 {
     struct node *n = node_at(t, dir);
     if (!n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     if (n->type != NODE_DIR)
-        return -ENOTDIR;
+        return S3_ERR_NOT_DIR;
     if (published(n->u.dir.info)) /* the common case: no lock */
-        return 0;
+        return S3_OK;
     pthread_mutex_lock(&t->lock);
-    int rc = populate_locked(t, dir, n->u.dir.info);
-    if (rc == -ENOMEM)
+    enum s3_err rc = populate_locked(t, dir, n->u.dir.info);
+    if (rc == S3_ERR_NOMEM)
         t->failed_listings++;
     atomic_fetch_add(&t->version, 1); /* what it parsed, warned, failed */
     pthread_mutex_unlock(&t->lock);
@@ -373,7 +372,7 @@ int tree_populate(struct tree *t, uint32_t dir)
 /* ---- reading directories ---- */
 
 /* Binary search of a published directory. */
-static int lookup_published(struct tree *t, const struct dirinfo *d, const char *name, uint32_t *out)
+static enum s3_err lookup_published(struct tree *t, const struct dirinfo *d, const char *name, uint32_t *out)
 {
     size_t lo = 0, hi = d->n;
     while (lo < hi) {
@@ -382,27 +381,27 @@ static int lookup_published(struct tree *t, const struct dirinfo *d, const char 
         int cmp = strcmp(name, slot_of(t, c)->name);
         if (cmp == 0) {
             *out = c;
-            return 0;
+            return S3_OK;
         }
         if (cmp < 0)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return -ENOENT;
+    return S3_ERR_NOT_FOUND;
 }
 
-int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out)
+enum s3_err tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out)
 {
     struct node *n = node_at(t, dir);
     if (!n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     if (n->type != NODE_DIR)
-        return -ENOTDIR;
+        return S3_ERR_NOT_DIR;
     struct dirinfo *d = n->u.dir.info;
     if (published(d)) /* the common case: no lock */
         return is_computed(d) ? computed_lookup(t, dir, d, name, out) : lookup_published(t, d, name, out);
-    int rc = tree_populate(t, dir);
+    enum s3_err rc = tree_populate(t, dir);
     if (rc)
         return rc;
     if (published(d))
@@ -415,7 +414,7 @@ int tree_lookup(struct tree *t, uint32_t dir, const char *name, uint32_t *out)
         rc = lookup_published(t, d, name, out);
     } else {
         uint32_t c = build_find(t, d->c.build, name);
-        rc = c ? 0 : -ENOENT;
+        rc = c ? S3_OK : S3_ERR_NOT_FOUND;
         if (c)
             *out = c;
     }
@@ -443,14 +442,14 @@ uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i)
         return 0;
     uint32_t c = 0;
     if (published(d) && is_computed(d)) /* made when reached: 0 when it cannot be */
-        return computed_child(t, dir, d, i, &c) == 0 ? c : 0;
+        return computed_child(t, dir, d, i, &c) == S3_OK ? c : 0;
     if (published(d))
         return i < d->n ? published_child(d, i) : 0;
     pthread_mutex_lock(&t->lock);
     if (is_computed(d)) {
-        int rc = computed_child(t, dir, d, i, &c);
+        enum s3_err rc = computed_child(t, dir, d, i, &c);
         pthread_mutex_unlock(&t->lock);
-        return rc == 0 ? c : 0;
+        return rc == S3_OK ? c : 0;
     }
     if (published(d))
         c = i < d->n ? published_child(d, i) : 0;
@@ -460,13 +459,13 @@ uint32_t tree_child(struct tree *t, uint32_t dir, uint32_t i)
     return c;
 }
 
-int tree_resolve(struct tree *t, const char *path, uint32_t *out)
+enum s3_err tree_resolve(struct tree *t, const char *path, uint32_t *out)
 {
     uint32_t cur = TREE_ROOT;
     char *copy = strdup(path), *save = NULL;
     if (!copy)
-        return -ENOMEM;
-    int rc = node_at(t, cur) ? 0 : -ENOENT;
+        return S3_ERR_NOMEM;
+    enum s3_err rc = node_at(t, cur) ? S3_OK : S3_ERR_NOT_FOUND;
     for (char *part = strtok_r(copy, "/", &save); part && rc == 0; part = strtok_r(NULL, "/", &save)) {
         if (strcmp(part, ".") == 0)
             continue;

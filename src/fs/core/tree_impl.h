@@ -396,8 +396,8 @@ struct node *add_node_locked(struct tree *t, uint32_t parent, const char *name, 
 uint32_t inherited_src(struct tree *t, uint32_t parent);
 
 /* computed directories (tree_computed.c) */
-int computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, uint32_t *out);
-int computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, const char *name, uint32_t *out);
+enum s3_err computed_child(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i, uint32_t *out);
+enum s3_err computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, const char *name, uint32_t *out);
 bool computed_is_made(const struct dirinfo *d, uint32_t i);
 void computed_undo(struct dirinfo *d);
 

@@ -56,27 +56,29 @@ uint64_t tree_size(struct tree *t, uint32_t ino)
     return len;
 }
 
-ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len)
+enum s3_err tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len, size_t *got)
 {
     struct node *n = node_at(t, ino);
+    *got = 0;
     if (!n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     if (n->type == NODE_DIR)
-        return -EISDIR;
+        return S3_ERR_IS_DIR;
     if (n->type != NODE_FILE)
-        return -EINVAL;
+        return S3_ERR_INVALID;
     if (n->content == CONTENT_VOLATILE) {
         size_t tl;
         char *text = tree_render(t, ino, &tl);
         if (!text)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         size_t k = off < tl ? (len < tl - off ? len : (size_t)(tl - off)) : 0;
         memcpy(buf, text + (off < tl ? off : 0), k);
         free(text);
-        return (ssize_t)k;
+        *got = k;
+        return S3_OK;
     }
     if (off >= n->size)
-        return 0;
+        return S3_OK;
     if (len > n->size - off)
         len = (size_t)(n->size - off);
     switch (n->content) {
@@ -84,46 +86,46 @@ ssize_t tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t 
         struct source *s = n->flags & NODE_EXT ? n->u.ext->src : n->u.range.src;
         uint64_t at = n->flags & NODE_EXT ? n->u.ext->off : n->u.range.off;
         enum s3_err rc = s ? source_pread_checked(s, at + off, buf, len) : S3_ERR_IO;
-        return rc ? -EIO : (ssize_t)len;
+        if (rc)
+            return S3_ERR_IO;
+        *got = len;
+        return S3_OK;
     }
     case CONTENT_TEXT:
         memcpy(buf, n->u.text.p + off, len);
-        return (ssize_t)len;
-    case CONTENT_GEN: {
-        size_t got = 0;
-        enum s3_err e = n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len, &got);
-        return e ? -s3_err_errno(e) : (ssize_t)got;
-    }
+        *got = len;
+        return S3_OK;
+    case CONTENT_GEN:
+        return n->u.ext->fn.gen(t, n->u.ext->ctx, n->u.ext->arg, off, buf, len, got);
     default:
-        return 0;
+        return S3_OK;
     }
 }
 
-int tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len)
+enum s3_err tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *len)
 {
     struct node *n = node_at(t, ino);
     *buf = NULL;
     *len = 0;
     if (!n || n->type != NODE_FILE)
-        return -EINVAL;
+        return S3_ERR_INVALID;
     uint64_t size = tree_size(t, ino);
     uint8_t *b = malloc(size ? size : 1);
     if (!b)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (uint64_t off = 0; off < size;) {
-        ssize_t k = tree_read(t, ino, off, b + off, (size_t)(size - off));
-        if (k <= 0) {
+        size_t k = 0;
+        enum s3_err e = tree_read(t, ino, off, b + off, (size_t)(size - off), &k);
+        if (e || k == 0) { /* short of the size it stated: it changed */
             free(b);
-            return k < 0 ? (int)k : -EIO;
+            return e ? e : S3_ERR_IO;
         }
-        off += (uint64_t)k;
+        off += k;
     }
     *buf = b;
     *len = size;
-    return 0;
+    return S3_OK;
 }
-
-/* ---- extended attributes ---- */
 
 static const char XA_OFFSET[] = "user.s3rig.offset";
 static const char XA_LENGTH[] = "user.s3rig.length";

@@ -4,14 +4,14 @@
 
 #include <inttypes.h>
 
-int tree_populate_all(struct tree *t)
+enum s3_err tree_populate_all(struct tree *t)
 {
-    int first = 0;
+    enum s3_err first = S3_OK;
     for (uint64_t ino = 1; ino <= tree_node_count(t); ino++) { /* the count grows as directories fill */
         struct dirinfo *d = dir_at(t, (uint32_t)ino);
         if (!d || published(d))
             continue;
-        int rc = tree_populate(t, (uint32_t)ino);
+        enum s3_err rc = tree_populate(t, (uint32_t)ino);
         if (rc && !first)
             first = rc;
     }

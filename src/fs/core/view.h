@@ -69,8 +69,9 @@ int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
  * on them, -o rig= and the meshes a container holds bind to them. A view that has
  * skeletons registers a hook (in the order registered, like every hook list); each adds
  * what it has to `into` with rig_set_add, labelled where it lies relative to the view's
- * root ("" the file itself): 0, or -1 with err saying why it added none. */
-typedef int view_skeletons_fn(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen);
+ * root ("" the file itself): S3_OK, or the reason with err saying why it added none
+ * (NOT_FOUND: it holds none). */
+typedef enum s3_err view_skeletons_fn(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen);
 int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
 /* Every hook's skeletons, made on the first call (the hooks run once) and kept with fs.
  * Never NULL; when it is empty, err says why (the first hook's reason, or that the file's

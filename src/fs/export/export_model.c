@@ -136,7 +136,7 @@ static int common_root(struct glb *g, const struct mdl_skeleton *s, int first)
 
 static int finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    int rc = glb_finish(g, out, len, err, errlen);
+    int rc = glb_finish(g, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
     glb_free(g);
     return rc;
 }

@@ -695,7 +695,7 @@ static void put_u32le(uint8_t *p, uint32_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
+enum s3_err glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     if (out)
         *out = NULL;
@@ -704,31 +704,28 @@ int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errl
     json_document(g, &json);
     if (g->oom || json.oom || g->bin.oom) {
         sb_free(&json);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     if (g->bad_number) {
         sb_free(&json);
-        snprintf(err, errlen, "a value is not a finite number (NaN or infinity), which glTF cannot hold");
-        return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "a value is not a finite number (NaN or infinity), which glTF cannot hold");
     }
     size_t jlen = (json.len + 3) & ~(size_t)3, blen = (g->bin.len + 3) & ~(size_t)3;
     uint64_t total = 12 + 8 + (uint64_t)jlen + (g->bin.len ? 8 + (uint64_t)blen : 0);
     if (total > UINT32_MAX) {
         sb_free(&json);
-        snprintf(err, errlen, "the file would be larger than 4 GiB, more than .glb can hold");
-        return -1;
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "the file would be larger than 4 GiB, more than .glb can hold");
     }
     if (!out) { /* measured: the size alone */
         sb_free(&json);
         *len = (size_t)total;
-        return 0;
+        return S3_OK;
     }
     uint8_t *f = calloc(1, (size_t)total);
     if (!f) {
         sb_free(&json);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     memcpy(f, "glTF", 4);
     put_u32le(f + 4, 2);
@@ -746,5 +743,5 @@ int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errl
     sb_free(&json);
     *out = f;
     *len = (size_t)total;
-    return 0;
+    return S3_OK;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 enum glb_ctype { GLB_U8 = 5121, GLB_U16 = 5123, GLB_U32 = 5125, GLB_F32 = 5126 };
 enum glb_target { GLB_NO_TARGET = 0, GLB_VERTICES = 34962, GLB_INDICES = 34963 };
 
@@ -66,8 +68,8 @@ int glb_animation(struct glb *g, const char *name, size_t name_len);
 int glb_sampler(struct glb *g, int anim, int input, int output, enum glb_interp interp);
 void glb_channel(struct glb *g, int anim, int sampler, int node, enum glb_path path);
 
-/* Lays out the file: *out is malloc'd (out NULL: only *len, the file's size). 0, or -1
- * with err (out of memory, a non-finite number, a file over 4 GiB). */
-int glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen);
+/* Lays out the file: *out is malloc'd (out NULL: only *len, the file's size). S3_OK, or
+ * the reason with err (NOMEM; FORMAT: a non-finite number; LIMIT: a file over 4 GiB). */
+enum s3_err glb_finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 #endif

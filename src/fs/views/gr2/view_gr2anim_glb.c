@@ -469,7 +469,7 @@ static int add_skeleton_nodes(struct glb *gl, struct gr2_types *reg, const struc
             unmatrix(&tr, &copy.bone[b]);
             gr2_transform_track_free(&tr);
         }
-    int rc = gr2_drop_rest_shear(&copy, warn, err, errlen), top = -1;
+    int rc = gr2_drop_rest_shear(&copy, warn, err, errlen) ? -1 : 0, top = -1;
     if (rc == 0)
         rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen);
     if (rc == 0) /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
@@ -620,7 +620,7 @@ static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct p
         err_set(err, errlen, "out of memory");
         goto out;
     }
-    rc = glb_finish(gl, out, len, err, errlen);
+    rc = glb_finish(gl, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
 out:
     free(driven);
     export_times_free(times);

@@ -43,7 +43,7 @@ static int model_glb(struct gr2_types *reg, const struct gr2_space *sp, const st
         glb_free(g);
         return export_model_glb(m, out, len, err, errlen);
     }
-    int rc = glb_finish(g, out, len, err, errlen);
+    int rc = glb_finish(g, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
     glb_free(g);
     return rc;
 }
@@ -59,7 +59,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
     if (x->kind == GX_SKELETON) {
         struct mdl_skeleton s;
         if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == S3_OK) {
-            rc = gr2_drop_rest_shear(&s, warn, err, errlen);
+            rc = gr2_drop_rest_shear(&s, warn, err, errlen) ? -1 : 0;
             if (rc == 0)
                 rc = export_skeleton_glb(&s, out, len, err, errlen);
             mdl_skeleton_free(&s);
@@ -72,7 +72,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
             if (d != 0 && warn)
                 mdl_notes_add(warn, "the model's placement has a shear (largest off-diagonal %.9g), dropped: its glTF "
                               "scale is the diagonal", d);
-            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen);
+            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen) ? -1 : 0;
             if (rc == 0)
                 rc = model_glb(&reg, sp, &m, out, len, err, errlen);
             if (left_out) {
@@ -223,13 +223,12 @@ enum s3_err gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out
 }
 
 /* view_skeletons_fn of a Granny file or a wrapped RIG: its first skeleton (ctx: the gr2_view). */
-static int first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+static enum s3_err first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
     (void)fs;
     struct mdl_skeleton s;
-    if (gr2_view_first_skeleton(ctx, &s, err, errlen) != S3_OK)
-        return -1; /* view_skeletons_fn still speaks -1 (fs/core/view.h) */
-    return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
+    enum s3_err e = gr2_view_first_skeleton(ctx, &s, err, errlen);
+    return e ? e : rig_set_add(into, "", &s, err, errlen);
 }
 
 int gr2_add_skeletons_hook(struct gr2_view *v)

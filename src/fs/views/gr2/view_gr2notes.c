@@ -10,7 +10,7 @@
 
 #include "parse/base/diag.h"
 
-int gr2_drop_rest_shear(struct mdl_skeleton *s, struct mdl_notes *warn, char *err, size_t errlen)
+enum s3_err gr2_drop_rest_shear(struct mdl_skeleton *s, struct mdl_notes *warn, char *err, size_t errlen)
 {
     bool any = false;
     for (uint32_t i = 0; i < s->nbones; i++) {
@@ -24,7 +24,7 @@ int gr2_drop_rest_shear(struct mdl_skeleton *s, struct mdl_notes *warn, char *er
                           "dropped: its glTF scale is the diagonal", i, b->name ? (int)b->name_len : 0,
                           b->name ? b->name : "", d);
     }
-    return any && mdl_compute_ibm(s, err, errlen) != S3_OK ? -1 : 0; /* the rest pose as written stays the bind pose */
+    return any ? mdl_compute_ibm(s, err, errlen) : S3_OK; /* the rest pose as written stays the bind pose */
 }
 
 void gr2_add_warnings(struct gr2_view *v, uint32_t dir, const char *stem, const char *what, struct mdl_notes *n)

@@ -12,8 +12,9 @@
 
 /* Rest transforms with a shear (not translation × rotation × scale) made TRS, the
  * diagonal of their scale/shear as the scale, each named in warn (may be NULL); the
- * inverse bind matrices are then made from that rest pose. 0, or -1 with err. */
-int gr2_drop_rest_shear(struct mdl_skeleton *s, struct mdl_notes *warn, char *err, size_t errlen);
+ * inverse bind matrices are then made from that rest pose. S3_OK, or the reason of
+ * mdl_compute_ibm with err. */
+enum s3_err gr2_drop_rest_shear(struct mdl_skeleton *s, struct mdl_notes *warn, char *err, size_t errlen);
 /* What an export dropped, for users: STEM.warnings in dir (the lines of n; n is emptied)
  * and the first GR2_INFO_WARNINGS of them in /info, after "WHAT: ", with a line saying
  * how many more the file has. Nothing when n is empty. */

@@ -679,13 +679,13 @@ static enum s3_err populate_nested(struct tree *t, uint32_t dir, void *ctx, uint
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     source_hold(&r->src); /* the nested view's opening reads it piece by piece */
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err))
         add_error(t, dir, r->nested_dir, err);
     else
         rc = tree_populate(t, dir);
     source_release(&r->src);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* The nested directory (rig/, ...) when the bytes are a format the table opens in a
@@ -901,22 +901,24 @@ static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_se
 
 /* view_skeletons_fn of a package: every rig resource's skeletons, in index order (their
  * directories are populated to open them, as listing them would). */
-static int pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+static enum s3_err pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
     struct pkg_view *v = ctx;
     struct tree *t = fs->tree;
-    if (tree_populate(t, fs->root) || !v->resources_dir || tree_populate(t, v->resources_dir)) {
-        snprintf(err, errlen, "the resources cannot be listed");
-        return -1;
-    }
+    enum s3_err e = tree_populate(t, fs->root);
+    if (!e && !v->resources_dir)
+        e = S3_ERR_LIMIT; /* no /resources: the node limit refused it */
+    if (!e)
+        e = tree_populate(t, v->resources_dir);
+    if (e)
+        return s3_fail(e, err, errlen, "the resources cannot be listed");
     size_t before = into->n;
     for (uint32_t i = 0; i < v->d.count; i++)
         if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
             add_resource_skeletons(v, i, into);
     if (into->n > before)
-        return 0;
-    snprintf(err, errlen, "no rig resource holds a skeleton");
-    return -1;
+        return S3_OK;
+    return s3_fail(S3_ERR_NOT_FOUND, err, errlen, "no rig resource holds a skeleton");
 }
 
 /* ---- /info ---- */

@@ -882,7 +882,7 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
         return s3_err_of_errno(-added(t, add_error(t, dir, "package", err)));
-    return s3_err_of_errno(-tree_populate(t, dir));
+    return tree_populate(t, dir);
 }
 
 static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
@@ -1041,13 +1041,13 @@ static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint6
 static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, int *rc)
 {
     struct tree *t = v->fs->tree;
-    if ((*rc = tree_populate(t, v->files_dir)) != 0)
+    if ((*rc = -s3_err_errno(tree_populate(t, v->files_dir))) != 0)
         return NULL;
     if (!f->ino) {
         snprintf(f->err, sizeof f->err, "%s has no directory under /files (the node limit)", f->rel);
         return NULL;
     }
-    *rc = tree_populate(t, f->ino);
+    *rc = -s3_err_errno(tree_populate(t, f->ino));
     return *rc ? NULL : f->pkg;
 }
 
@@ -1140,11 +1140,11 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
 /* /keys and /by-type/TAG are computed directories (tree.h): a million keys cost their
  * table here, not a node each; an entry's link is made when it is first used. */
 
-static int key_entry_name(const struct folder_view *v, uint32_t k, char *buf, size_t size)
+static enum s3_err key_entry_name(const struct folder_view *v, uint32_t k, char *buf, size_t size)
 {
     const struct mf_rec *w = winner_of(v, k);
     key_name(buf, size, v->files[w->file].sims4, w);
-    return 0;
+    return S3_OK;
 }
 
 /* The key a /keys name is of: its type, group and instance read from the name's fixed
@@ -1176,20 +1176,20 @@ static bool key_of_name(const struct folder_view *v, const char *name, uint32_t 
     return mf_keyset_find(&v->ks, v->recs, type, group, inst, k);
 }
 
-static int keys_name(void *ctx, uint32_t i, char *buf, size_t size)
+static enum s3_err keys_name(void *ctx, uint32_t i, char *buf, size_t size)
 {
     return key_entry_name(ctx, i, buf, size);
 }
 
-static int keys_find(void *ctx, const char *name, uint32_t *i)
+static enum s3_err keys_find(void *ctx, const char *name, uint32_t *i)
 {
-    return key_of_name(ctx, name, i) ? 0 : -ENOENT;
+    return key_of_name(ctx, name, i) ? S3_OK : S3_ERR_NOT_FOUND;
 }
 
 /* The winner's resource directory; when its package can no longer be read (changed or
  * gone since the scan) the package's own directory, whose package.error says why (said
  * once in /info): a link must resolve, and the names of a computed directory are fixed. */
-static int keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
+static enum s3_err keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
 {
     struct folder_view *v = ctx;
     const struct mf_rec *w = winner_of(v, i);
@@ -1198,14 +1198,14 @@ static int keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char
     int rc;
     *target = provider_target(v, dir, w, why, sizeof why, &rc);
     if (*target || rc)
-        return rc;
+        return s3_err_of_errno(-rc);
     if (!f->warned) {
         f->warned = true;
         diag_add(&v->fs->diag, "keys of %s link to its directory (its package.error): %s", f->rel, why);
         tree_touch(t);
     }
     *target = files_path(v, dir, f);
-    return *target ? 0 : -ENOMEM;
+    return *target ? S3_OK : S3_ERR_NOMEM;
 }
 
 static const struct tree_computed_ops keys_ops = {keys_name, keys_find, keys_target};
@@ -1214,7 +1214,7 @@ static enum s3_err populate_keys(struct tree *t, uint32_t dir, void *ctx, uint64
 {
     (void)arg;
     struct folder_view *v = ctx;
-    return s3_err_of_errno(-tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->ks.nkeys));
+    return tree_set_computed(t, dir, &keys_ops, v, (uint32_t)v->ks.nkeys);
 }
 
 static void tag_name(const struct folder_view *v, uint32_t key, char *out, size_t size)
@@ -1233,7 +1233,7 @@ struct tagdir {
     uint32_t g;
 };
 
-static int tag_name_of(void *ctx, uint32_t i, char *buf, size_t size)
+static enum s3_err tag_name_of(void *ctx, uint32_t i, char *buf, size_t size)
 {
     const struct tagdir *d = ctx;
     return key_entry_name(d->v, d->v->bytag[d->v->tgroups[d->g].start + i], buf, size);
@@ -1241,39 +1241,39 @@ static int tag_name_of(void *ctx, uint32_t i, char *buf, size_t size)
 
 /* The key by its name, then its place in the group by halves (a group lists its keys in
  * ascending key number). */
-static int tag_find(void *ctx, const char *name, uint32_t *i)
+static enum s3_err tag_find(void *ctx, const char *name, uint32_t *i)
 {
     const struct tagdir *d = ctx;
     const struct tgroup *grp = &d->v->tgroups[d->g];
     uint32_t k;
     if (!key_of_name(d->v, name, &k))
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     const uint32_t *keys = d->v->bytag + grp->start;
     uint32_t lo = 0, hi = grp->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (keys[mid] == k) {
             *i = mid;
-            return 0;
+            return S3_OK;
         }
         if (keys[mid] < k)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return -ENOENT;
+    return S3_ERR_NOT_FOUND;
 }
 
-static int tag_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
+static enum s3_err tag_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target)
 {
     (void)t, (void)dir;
     char name[128];
     tag_name_of(ctx, i, name, sizeof name);
     if (asprintf(target, "../../keys/%s", name) < 0) {
         *target = NULL;
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
-    return 0;
+    return S3_OK;
 }
 
 static const struct tree_computed_ops tag_ops = {tag_name_of, tag_find, tag_target};
@@ -1285,7 +1285,7 @@ static enum s3_err populate_tag(struct tree *t, uint32_t dir, void *ctx, uint64_
     if (!d)
         return S3_ERR_NOMEM;
     *d = (struct tagdir){v, (uint32_t)g};
-    return s3_err_of_errno(-tree_set_computed(t, dir, &tag_ops, d, v->tgroups[g].n));
+    return tree_set_computed(t, dir, &tag_ops, d, v->tgroups[g].n);
 }
 
 static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1355,7 +1355,8 @@ static int same_bytes(struct tree *t, uint32_t a, uint32_t b)
     int result = x && y ? 1 : -1;
     for (uint64_t off = 0; result == 1 && off < size; off += COMPARE_CHUNK) {
         size_t n = size - off < COMPARE_CHUNK ? (size_t)(size - off) : COMPARE_CHUNK;
-        if (tree_read(t, a, off, x, n) != (ssize_t)n || tree_read(t, b, off, y, n) != (ssize_t)n)
+        size_t gx = 0, gy = 0;
+        if (tree_read(t, a, off, x, n, &gx) || gx != n || tree_read(t, b, off, y, n, &gy) || gy != n)
             result = -1;
         else if (memcmp(x, y, n) != 0)
             result = 0;

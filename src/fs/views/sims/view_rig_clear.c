@@ -219,15 +219,14 @@ static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, 
 }
 
 /* view_skeletons_fn: the bone table (ctx: the struct rig_clear). */
-static int bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
+static enum s3_err bone_table_skeleton(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen)
 {
     (void)fs;
     struct mdl_skeleton s;
-    if (rig_clear_skeleton(ctx, &s)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return rig_set_add(into, "", &s, err, errlen) == S3_OK ? 0 : -1;
+    enum s3_err e = rig_clear_skeleton(ctx, &s);
+    if (e)
+        return s3_fail(e, err, errlen, "%s", e == S3_ERR_NOMEM ? "out of memory" : s3_err_str(e));
+    return rig_set_add(into, "", &s, err, errlen);
 }
 
 static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
