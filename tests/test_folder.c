@@ -21,7 +21,9 @@
 #include "fixture_dbpf.h"
 #include "fixture_folder.h"
 #include "fs/open/open.h"
+#include "fs/views/sims/view_folder.h"
 #include "testutil.h"
+#include "tree_compare.h"
 #include "walk.h"
 
 static char dir[64];
@@ -393,6 +395,102 @@ static void test_changed_after_scan(void **state)
     remove_folder();
 }
 
+/* The fixture folder and, in big/, BIG_NPKG packages of fxf_write_big (10 entries each,
+ * the first of each shared by four neighbouring packages: BIG_NPKG / 4 conflicts more),
+ * enough for every worker of a scan to read several claims of packages. */
+#define BIG_NPKG 200u
+static void make_bigger_folder(void)
+{
+    make_folder(true);
+    char big[128];
+    snprintf(big, sizeof big, "%s/big", dir);
+    assert_int_equal(mkdir(big, 0755), 0);
+    assert_int_equal(fxf_write_big(big, BIG_NPKG, BIG_NPKG * 10), 0);
+}
+
+/* The scan reads packages with a pool of workers whose results are merged in load order:
+ * 1, 2, 3 and 8 workers make the same tree, entry for entry (every package's tree, the
+ * keys, conflicts, /info), and it holds what the builders wrote. */
+static void test_scan_workers_same_tree(void **state)
+{
+    (void)state;
+    make_bigger_folder();
+    static const unsigned workers[] = {1, 2, 3, 8};
+    struct snap first = {0};
+    for (size_t i = 0; i < sizeof workers / sizeof workers[0]; i++) {
+        folder_view_test_scan(workers[i], 0);
+        struct s3fs *fs = open_folder();
+        char want[64];
+        snprintf(want, sizeof want, "packages: %u\n", 7 + BIG_NPKG);
+        expect_has(fs, "info", want);
+        snprintf(want, sizeof want, "conflicts: %u\n", 3 + BIG_NPKG / 4);
+        expect_has(fs, "info", want);
+        struct snap s = {0};
+        snap_tree(&s, fs->tree, TREE_ROOT);
+        if (i == 0)
+            first = s;
+        else
+            snap_assert_equal(&first, &s);
+        if (i)
+            snap_free(&s);
+        s3fs_close(fs);
+    }
+    folder_view_test_scan(0, 0);
+    snap_free(&first);
+    remove_folder();
+}
+
+/* A scan whose k-th allocation reading packages is refused (in whichever worker makes
+ * it, or in the merge) fails the root's listing with NOMEM; one that never reaches the
+ * refusal lists the folder whole. One worker: every k up to the count of a clean scan
+ * fails. Four: the count varies with who read what, so each run counts its own and
+ * fails exactly when it reached k. */
+static void test_scan_refused_allocation(void **state)
+{
+    (void)state;
+    make_bigger_folder();
+    static const unsigned workers[] = {1, 4};
+    for (size_t w = 0; w < sizeof workers / sizeof workers[0]; w++) {
+        folder_view_test_scan(workers[w], 0);
+        uint64_t before = folder_view_test_scan_allocs();
+        struct s3fs *fs = open_folder();
+        assert_int_equal(tree_populate(fs->tree, TREE_ROOT), S3_OK);
+        uint64_t n = folder_view_test_scan_allocs() - before;
+        size_t clean_len;
+        char *clean = read_path(fs, "load-order", &clean_len);
+        s3fs_close(fs);
+        assert_true(n >= 3); /* the workers, a worker's records and the merge's */
+        unsigned failed = 0;
+        for (uint64_t k = 1; k <= n + 1; k++) {
+            folder_view_test_scan(workers[w], k);
+            before = folder_view_test_scan_allocs();
+            fs = open_folder();
+            enum s3_err rc = tree_populate(fs->tree, TREE_ROOT);
+            uint64_t made = folder_view_test_scan_allocs() - before;
+            if (made >= k) {
+                if (rc != S3_ERR_NOMEM)
+                    fail_msg("%u workers, allocation %llu refused: %s, not NOMEM", workers[w],
+                             (unsigned long long)k, s3_err_str(rc));
+                failed++;
+            } else {
+                assert_int_equal(rc, S3_OK);
+                size_t len;
+                char *order = read_path(fs, "load-order", &len);
+                assert_int_equal(len, clean_len);
+                assert_memory_equal(order, clean, len);
+                free(order);
+            }
+            if (workers[w] == 1)
+                assert_int_equal(rc == S3_ERR_NOMEM, k <= n);
+            s3fs_close(fs);
+        }
+        assert_true(failed >= 1);
+        free(clean);
+    }
+    folder_view_test_scan(0, 0);
+    remove_folder();
+}
+
 /* 100,000 files in one folder: each a line in /skipped, the mount fine. */
 static void test_many_files(void **state)
 {
@@ -438,6 +536,8 @@ int main(void)
         cmocka_unit_test(test_no_cfg),
         cmocka_unit_test(test_changed_after_scan),
         cmocka_unit_test(test_many_files),
+        cmocka_unit_test(test_scan_workers_same_tree),
+        cmocka_unit_test(test_scan_refused_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 #include "parse/sims/dbpf.h"
 #include "parse/sims/dbpf_types.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,20 +116,73 @@ static void classify(struct dbpf_entry *e, uint64_t file_size)
         e->state = DBPF_OK;
 }
 
-enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag)
+/* Where the index is and whether it lies inside the file: false with index_err when it
+ * does not (want entries are declared). */
+static bool index_inside(const struct s3_src *src, struct dbpf *d, uint32_t want)
 {
-    uint32_t want = d->h[DBPF_H_INDEX_COUNT];
-    d->index_ok = true;
-    if (want == 0)
-        return S3_OK;
     if (d->index_pos > src->size || d->index_size > src->size - d->index_pos || d->index_size < 4) {
         d->index_ok = false;
         snprintf(d->index_err, sizeof d->index_err,
                  "index [0x%llx, +%llu) for %u entries is not inside the file (%llu bytes)",
                  (unsigned long long)d->index_pos, (unsigned long long)d->index_size, want,
                  (unsigned long long)src->size);
-        return S3_OK;
+        return false;
     }
+    return true;
+}
+
+/* The flags and constant fields at the index's start; the most entries its bytes can
+ * hold (the smallest record, three constant fields and no extended word, is 16 bytes). */
+static uint64_t index_start(struct cursor *c, struct dbpf *d, struct diag *diag)
+{
+    d->index_flags = cur_u32(c);
+    if (diag && (d->index_flags & ~7u))
+        diag_add(diag, "index flags 0x%08x: bits other than 0x7 are not known (ignored)", d->index_flags);
+    for (int f = 0; f < 3; f++)
+        if (d->index_flags & (1u << f))
+            d->constant[f] = cur_u32(c);
+    return cur_left(c) / 16 + 1;
+}
+
+/* One record at the cursor: false when the index ends inside it. */
+static bool decode_record(struct cursor *c, const struct dbpf *d, struct dbpf_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->record = (uint32_t)(d->index_pos + c->pos);
+    e->type = (d->index_flags & 1) ? d->constant[0] : cur_u32(c);
+    e->group = (d->index_flags & 2) ? d->constant[1] : cur_u32(c);
+    uint32_t hi = (d->index_flags & 4) ? d->constant[2] : cur_u32(c);
+    e->instance = (uint64_t)hi << 32 | cur_u32(c);
+    e->offset = cur_u32(c);
+    uint32_t disk = cur_u32(c);
+    e->mem_size = cur_u32(c);
+    e->extended = disk >> 31;
+    e->stored_size = disk & 0x7FFFFFFFu;
+    if (e->extended) {
+        e->compression = cur_u16(c);
+        e->committed = cur_u16(c);
+    }
+    return !c->err;
+}
+
+/* After the records: a short index is broken (index_err), bytes left are a warning. */
+static void index_end(struct dbpf *d, uint32_t want, size_t pos, struct diag *diag)
+{
+    if (d->count < want) {
+        d->index_ok = false;
+        snprintf(d->index_err, sizeof d->index_err, "index ends after %u of %u entries (%llu bytes)", d->count,
+                 want, (unsigned long long)d->index_size);
+    } else if (diag && pos < d->index_size) {
+        diag_add(diag, "index: %zu bytes after the last entry", d->index_size - pos);
+    }
+}
+
+enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag)
+{
+    uint32_t want = d->h[DBPF_H_INDEX_COUNT];
+    d->index_ok = true;
+    if (want == 0 || !index_inside(src, d, want))
+        return S3_OK;
     enum s3_err e = S3_OK;
     uint8_t *b = malloc(d->index_size);
     if (!b)
@@ -140,51 +194,110 @@ enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct di
     }
     struct cursor c;
     cur_init(&c, b, d->index_size, false);
-    d->index_flags = cur_u32(&c);
-    if (d->index_flags & ~7u)
-        diag_add(diag, "index flags 0x%08x: bits other than 0x7 are not known (ignored)", d->index_flags);
-    for (int f = 0; f < 3; f++)
-        if (d->index_flags & (1u << f))
-            d->constant[f] = cur_u32(&c);
-    /* the smallest record (three constant fields, no extended word) is 16 bytes */
-    uint64_t cap = cur_left(&c) / 16 + 1;
+    uint64_t cap = index_start(&c, d, diag);
     d->e = calloc(want < cap ? want : cap, sizeof *d->e);
     if (!d->e) {
         e = S3_ERR_NOMEM;
         goto done;
     }
     for (uint32_t i = 0; i < want && !c.err; i++) {
-        struct dbpf_entry e = {0};
-        e.record = (uint32_t)(d->index_pos + c.pos);
-        e.type = (d->index_flags & 1) ? d->constant[0] : cur_u32(&c);
-        e.group = (d->index_flags & 2) ? d->constant[1] : cur_u32(&c);
-        uint32_t hi = (d->index_flags & 4) ? d->constant[2] : cur_u32(&c);
-        e.instance = (uint64_t)hi << 32 | cur_u32(&c);
-        e.offset = cur_u32(&c);
-        uint32_t disk = cur_u32(&c);
-        e.mem_size = cur_u32(&c);
-        e.extended = disk >> 31;
-        e.stored_size = disk & 0x7FFFFFFFu;
-        if (e.extended) {
-            e.compression = cur_u16(&c);
-            e.committed = cur_u16(&c);
-        }
-        if (c.err || d->count >= cap)
+        struct dbpf_entry en;
+        if (!decode_record(&c, d, &en) || d->count >= cap)
             break;
-        classify(&e, src->size);
-        d->e[d->count++] = e;
+        classify(&en, src->size);
+        d->e[d->count++] = en;
     }
-    if (d->count < want) {
-        d->index_ok = false;
-        snprintf(d->index_err, sizeof d->index_err, "index ends after %u of %u entries (%llu bytes)", d->count,
-                 want, (unsigned long long)d->index_size);
-    } else if (c.pos < d->index_size) {
-        diag_add(diag, "index: %zu bytes after the last entry", d->index_size - c.pos);
-    }
+    index_end(d, want, c.pos, diag);
     e = mark_duplicates(d, diag);
 done:
     free(b);
     return e;
+}
+
+/* Grows *p to hold n elements of size (through grow): false when refused. */
+static bool grow_to(void **p, size_t *cap, size_t n, size_t size, dbpf_grow_fn *grow)
+{
+    if (n <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    if (c > SIZE_MAX / size)
+        return false;
+    void *q = grow(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* dup for each key, as mark_duplicates numbers entries (the same rule, over the keys). */
+static bool number_key_repeats(struct dbpf_keys *ks, dbpf_grow_fn *grow)
+{
+    if (ks->n < 2)
+        return true;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)ks->n)
+        cap *= 2;
+    if (!grow_to((void **)&ks->slot, &ks->capslot, cap, sizeof *ks->slot, grow))
+        return false;
+    memset(ks->slot, 0, cap * sizeof *ks->slot); /* key + 1, 0 empty */
+    uint64_t seed = ((uint64_t)(uintptr_t)ks->slot ^ (uint64_t)ks->n * 0x9E37u) * 0xD6E8FEB86659FD93ull;
+    for (uint32_t i = 0; i < ks->n; i++) {
+        struct dbpf_key *k = &ks->k[i];
+        struct dbpf_entry probe = {.type = k->type, .group = k->group, .instance = k->instance};
+        size_t at = (size_t)entry_hash(&probe, seed) & (cap - 1);
+        for (; ks->slot[at]; at = (at + 1) & (cap - 1)) {
+            const struct dbpf_key *o = &ks->k[ks->slot[at] - 1];
+            if (o->type == k->type && o->group == k->group && o->instance == k->instance)
+                break;
+        }
+        if (ks->slot[at])
+            k->dup = ks->k[ks->slot[at] - 1].dup + 1;
+        ks->slot[at] = i + 1; /* the latest entry of the key */
+    }
+    return true;
+}
+
+enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbpf_keys *ks, dbpf_grow_fn *grow)
+{
+    uint32_t want = d->h[DBPF_H_INDEX_COUNT];
+    d->index_ok = true;
+    ks->n = 0;
+    if (want == 0 || !index_inside(src, d, want))
+        return S3_OK;
+    if (!grow_to((void **)&ks->bytes, &ks->capbytes, d->index_size, 1, grow))
+        return S3_ERR_NOMEM;
+    if (src_read(src, d->index_pos, ks->bytes, d->index_size)) {
+        d->index_ok = false;
+        snprintf(d->index_err, sizeof d->index_err, "index cannot be read");
+        return S3_OK;
+    }
+    struct cursor c;
+    cur_init(&c, ks->bytes, d->index_size, false);
+    uint64_t cap = index_start(&c, d, NULL);
+    if (!grow_to((void **)&ks->k, &ks->capk, want < cap ? want : cap, sizeof *ks->k, grow))
+        return S3_ERR_NOMEM;
+    d->count = 0;
+    for (uint32_t i = 0; i < want && !c.err; i++) {
+        struct dbpf_entry en;
+        if (!decode_record(&c, d, &en) || d->count >= cap)
+            break;
+        bool deleted = en.extended && en.compression == DBPF_COMP_DELETED;
+        ks->k[d->count++] = (struct dbpf_key){en.instance, en.type, en.group, 0, deleted};
+    }
+    ks->n = d->count;
+    index_end(d, want, c.pos, NULL);
+    return number_key_repeats(ks, grow) ? S3_OK : S3_ERR_NOMEM;
+}
+
+void dbpf_keys_free(struct dbpf_keys *ks)
+{
+    free(ks->k);
+    free(ks->bytes);
+    free(ks->slot);
+    memset(ks, 0, sizeof *ks);
 }
 
 void dbpf_free(struct dbpf *d)

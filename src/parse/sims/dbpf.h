@@ -75,6 +75,32 @@ enum s3_err dbpf_parse_header(const struct s3_src *src, struct dbpf *d, char *er
 enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag);
 void dbpf_free(struct dbpf *d);
 
+/* An index entry's key, as a folder scan of a million entries keeps it. */
+struct dbpf_key {
+    uint64_t instance;
+    uint32_t type, group;
+    uint32_t dup; /* as dbpf_entry's */
+    bool deleted; /* compression 0xFFE0 */
+};
+/* Reused from one package to the next: k[0 .. n) the keys of the index parsed last; the
+ * rest scratch. Grown through the caller's grow (realloc's contract; NULL refuses); freed
+ * with dbpf_keys_free. */
+typedef void *dbpf_grow_fn(void *p, size_t size);
+struct dbpf_keys {
+    struct dbpf_key *k;
+    uint32_t n;
+    size_t capk;
+    uint8_t *bytes;
+    size_t capbytes;
+    uint32_t *slot;
+    size_t capslot;
+};
+/* The index's keys only (d's header parsed), every entry in index order: index_ok,
+ * index_err and count as dbpf_parse_index sets them (a broken index: the keys before the
+ * break), no warnings, no entries kept in d. S3_OK, or S3_ERR_NOMEM (a growth refused). */
+enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbpf_keys *ks, dbpf_grow_fn *grow);
+void dbpf_keys_free(struct dbpf_keys *ks);
+
 /* Where each field of entry i's record lies (absolute), or 0 when the field is constant
  * (then dbpf_constant_pos gives it). field: 0 type 1 group 2 instance-high 3 instance-low
  * 4 offset 5 size on disk 6 memory size 7 compression (u16) 8 committed (u16). */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ struct folder_view {
     struct skip *skips;
     size_t nskips, capskips;
     struct mf_rec *recs;
-    size_t nrecs, caprecs;
+    size_t nrecs;
     uint64_t resources;
     struct mf_keyset ks; /* the keys, their providers, and the keys by type, group, instance */
     uint32_t *conflicts; /* key numbers with two or more providers */
@@ -217,6 +218,9 @@ static int skipped(int rc)
 struct cand {
     char *rel;
     bool script;
+    bool take;        /* the rules load it (script archives: when they can be read) */
+    int32_t priority; /* a package's */
+    uint32_t job;     /* a package's slot in the pool */
 };
 
 struct walk {
@@ -307,7 +311,7 @@ static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char
         w->cfg_name = rel;
         rel = NULL;
     } else if (has_suffix(name, ".package") || has_suffix(name, ".ts4script")) {
-        struct cand c = {rel, has_suffix(name, ".ts4script")};
+        struct cand c = {.rel = rel, .script = has_suffix(name, ".ts4script")};
         if ((rc = push((void **)&w->c, &w->n, &w->cap, sizeof *w->c, &c)) == 0)
             rel = NULL;
     } else {
@@ -400,15 +404,77 @@ static int by_skip_path(const void *a, const void *b)
     return mf_path_cmp(((const struct skip *)a)->rel, ((const struct skip *)b)->rel);
 }
 
-/* ---- the scan: reading packages and archives ---- */
+/* ---- the scan: reading packages, in parallel ---- */
 
-static int add_rec(struct folder_view *v, const struct mf_rec *r)
+/* Packages are read by a small pool of workers (the online CPUs, at most
+ * SCAN_WORKERS_MAX; none but the caller for a small folder): each takes the next few
+ * packages in load order, reads each one's header and index into records of its own and
+ * writes the outcome into that package's slot, which no other thread touches. The merge
+ * walks the slots in load order after every worker ended, so the files, their numbers and
+ * the records are the same whatever the number of workers and whichever read what. */
+#define SCAN_WORKERS_MAX 8u
+#define SCAN_CLAIM 8u        /* packages a worker takes at once */
+#define SCAN_ALONE_BELOW 64u /* fewer packages: no worker threads */
+
+/* Tests only (folder_view_test_scan): the workers' number, and an allocation refused. */
+static unsigned test_workers;           /* atomic */
+static uint64_t scan_allocs, refuse_at; /* atomic */
+
+void folder_view_test_scan(unsigned workers, uint64_t refuse)
 {
-    return push((void **)&v->recs, &v->nrecs, &v->caprecs, sizeof *v->recs, r);
+    uint64_t now = __atomic_load_n(&scan_allocs, __ATOMIC_RELAXED);
+    __atomic_store_n(&test_workers, workers, __ATOMIC_RELAXED);
+    __atomic_store_n(&refuse_at, refuse ? now + refuse : 0, __ATOMIC_RELAXED);
 }
 
-/* The scan reads a package straight from its descriptor (one open, no path resolved
- * twice): the parsers' read callback over pread, its first bytes (the header) read once. */
+uint64_t folder_view_test_scan_allocs(void)
+{
+    return __atomic_load_n(&scan_allocs, __ATOMIC_RELAXED);
+}
+
+/* Every allocation of the package reading (the workers' and the merge's records): realloc,
+ * counted, and refused where a test asks. */
+static void *scan_realloc(void *p, size_t size)
+{
+    uint64_t k = __atomic_add_fetch(&scan_allocs, 1, __ATOMIC_RELAXED);
+    if (k == __atomic_load_n(&refuse_at, __ATOMIC_RELAXED))
+        return NULL;
+    return realloc(p, size);
+}
+
+enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM };
+
+/* A package to read and what it holds: written by the one worker that took it, read by
+ * the merge once every worker ended. */
+struct pkg_job {
+    const char *rel;
+    uint8_t state; /* enum job_state */
+    bool sims4, names;
+    struct stat st;
+    uint32_t worker; /* whose records hold its keys: recs[first .. first + n) */
+    size_t first, n;
+    char why[256]; /* JOB_SKIPPED: its line in /skipped */
+};
+
+struct scan_pool {
+    int rootfd, root_errno; /* the folder (or why it cannot be opened) */
+    struct pkg_job *jobs;
+    size_t njobs;
+    size_t next;  /* atomic: the next job to take */
+    bool failed;  /* atomic: a worker ran out of memory: the others stop */
+};
+
+struct scan_worker {
+    struct scan_pool *pool;
+    uint32_t id;
+    struct mf_rec *recs; /* their file is set by the merge */
+    size_t n, cap;
+    struct dbpf_keys keys; /* the parser's buffers, reused from package to package */
+    pthread_t thread;
+};
+
+/* The scan reads a package straight from its descriptor (one open, relative to the
+ * folder's): the parsers' read callback over pread, its first bytes (the header) read once. */
 struct fd_src {
     int fd;
     uint8_t head[128];
@@ -432,64 +498,155 @@ static enum s3_err fd_read(void *ctx, uint64_t off, void *buf, size_t len)
     return S3_OK;
 }
 
-/* What is in a package's header and index: 0 (loaded), 1 (skipped, said), or -ENOMEM. */
-static int read_index(struct folder_view *v, struct mf_file *f, uint32_t fileno, int fd)
+static void job_skip(struct pkg_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_skip(struct pkg_job *j, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->why, sizeof j->why, fmt, ap);
+    va_end(ap);
+    j->state = JOB_SKIPPED;
+}
+
+/* The keys parsed last (w->keys) as the job's records: JOB_LOADED, or JOB_NOMEM. */
+static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbpf *d)
+{
+    const struct dbpf_keys *ks = &w->keys;
+    if (w->n + ks->n > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->n + ks->n)
+            cap *= 2;
+        struct mf_rec *r = cap <= SIZE_MAX / sizeof *r ? scan_realloc(w->recs, cap * sizeof *r) : NULL;
+        if (!r) {
+            j->state = JOB_NOMEM;
+            return;
+        }
+        w->recs = r;
+        w->cap = cap;
+    }
+    j->worker = w->id;
+    j->first = w->n;
+    for (uint32_t i = 0; i < ks->n; i++) {
+        const struct dbpf_key *k = &ks->k[i];
+        if (k->deleted)
+            continue;
+        j->names |= k->type == DBPF_TYPE_NAMEMAP;
+        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, i, k->dup};
+    }
+    j->n = w->n - j->first;
+    j->sims4 = d->h[DBPF_H_MINOR] == 1;
+    j->state = JOB_LOADED;
+}
+
+/* Job j's package: its header and index read into w's records, or why it is skipped. */
+static void read_job(struct scan_worker *w, struct pkg_job *j)
+{
+    const struct scan_pool *p = w->pool;
+    int fd = p->rootfd < 0 ? -1 : openat(p->rootfd, j->rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int why = p->rootfd < 0 ? p->root_errno
+              : fd < 0 ? errno
+              : fstat(fd, &j->st) != 0 ? errno
+              : !S_ISREG(j->st.st_mode) ? EINVAL : 0;
+    char msg[200];
+    if (why) {
+        if (fd >= 0)
+            close(fd);
+        job_skip(j, "unreadable: %s", strerror_r(why, msg, sizeof msg));
+        return;
+    }
     struct fd_src fs = {.fd = fd};
-    struct s3_src src = {fd_read, &fs, (uint64_t)f->st.st_size};
+    struct s3_src src = {fd_read, &fs, (uint64_t)j->st.st_size};
     size_t hn = src.size < sizeof fs.head ? (size_t)src.size : sizeof fs.head;
     bool got = fd_read(&fs, 0, fs.head, hn) == 0;
     fs.nhead = got ? hn : 0;
     enum mf_sniff kind = got ? mf_sniff(fs.head, hn, src.size) : MF_OTHER;
     struct dbpf d;
     memset(&d, 0, sizeof d);
-    struct diag dg = {0};
-    char err[200];
-    int rc = 0;
     if (kind == MF_EMPTY)
-        rc = skipped(add_skip(v, f->rel, "an empty file"));
+        job_skip(j, "an empty file");
     else if (kind == MF_LFS)
-        rc = skipped(add_skip(v, f->rel, "a git-lfs pointer (the package's bytes are not here)"));
+        job_skip(j, "a git-lfs pointer (the package's bytes are not here)");
     else if (kind != MF_DBPF)
-        rc = skipped(add_skip(v, f->rel, "not a DBPF 2.x package"));
-    else if (dbpf_parse_header(&src, &d, err, sizeof err))
-        rc = skipped(add_skip(v, f->rel, "not a DBPF 2.x package: %s", err));
-    else if (dbpf_parse_index(&src, &d, &dg))
-        rc = -ENOMEM;
+        job_skip(j, "not a DBPF 2.x package");
+    else if (dbpf_parse_header(&src, &d, msg, sizeof msg))
+        job_skip(j, "not a DBPF 2.x package: %s", msg);
+    else if (dbpf_parse_keys(&src, &d, &w->keys, scan_realloc))
+        j->state = JOB_NOMEM;
     else if (!d.index_ok)
-        rc = skipped(add_skip(v, f->rel, "a truncated or broken index: %s", d.index_err));
-    for (uint32_t i = 0; rc == 0 && i < d.count; i++) {
-        const struct dbpf_entry *e = &d.e[i];
-        if (e->state == DBPF_DELETED)
-            continue;
-        struct mf_rec r = {e->type, e->group, e->instance, fileno, i, e->dup};
-        f->names |= e->type == DBPF_TYPE_NAMEMAP;
-        rc = add_rec(v, &r);
-        v->resources++;
-    }
-    f->sims4 = d.h[DBPF_H_MINOR] == 1;
-    dbpf_free(&d);
-    diag_free(&dg);
-    return rc;
+        job_skip(j, "a truncated or broken index: %s", d.index_err);
+    else
+        take_keys(w, j, &d);
+    close(fd);
 }
 
-static int read_package(struct folder_view *v, struct mf_file *f, uint32_t fileno)
+static void *scan_work(void *arg)
 {
-    char *path = join(v->root, f->rel);
-    if (!path)
-        return -ENOMEM;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    free(path);
-    int why = fd < 0 ? errno : fstat(fd, &f->st) != 0 ? errno : !S_ISREG(f->st.st_mode) ? EINVAL : 0;
-    if (why) {
-        if (fd >= 0)
-            close(fd);
-        return skipped(add_skip(v, f->rel, "unreadable: %s", strerror(why)));
+    struct scan_worker *w = arg;
+    struct scan_pool *p = w->pool;
+    while (!__atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
+        size_t at = __atomic_fetch_add(&p->next, SCAN_CLAIM, __ATOMIC_RELAXED);
+        if (at >= p->njobs)
+            break;
+        size_t end = p->njobs - at < SCAN_CLAIM ? p->njobs : at + SCAN_CLAIM;
+        for (size_t j = at; j < end; j++) {
+            read_job(w, &p->jobs[j]);
+            if (p->jobs[j].state == JOB_NOMEM)
+                __atomic_store_n(&p->failed, true, __ATOMIC_RELAXED);
+        }
     }
-    int rc = read_index(v, f, fileno, fd);
-    close(fd);
-    return rc;
+    return NULL;
 }
+
+static unsigned worker_count(size_t njobs)
+{
+    unsigned forced = __atomic_load_n(&test_workers, __ATOMIC_RELAXED);
+    if (forced)
+        return forced < SCAN_WORKERS_MAX ? forced : SCAN_WORKERS_MAX;
+    if (njobs < SCAN_ALONE_BELOW)
+        return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > (long)SCAN_WORKERS_MAX ? SCAN_WORKERS_MAX : (unsigned)cpus;
+}
+
+static void free_workers(struct scan_worker *w, size_t n)
+{
+    for (size_t i = 0; w && i < n; i++) {
+        free(w[i].recs);
+        dbpf_keys_free(&w[i].keys);
+    }
+    free(w);
+}
+
+/* Reads every job, the caller being a worker too (a thread that cannot be started leaves
+ * its share to the others). *out: the workers, whose records the jobs point into. 0 or
+ * -ENOMEM. */
+static int read_packages(struct folder_view *v, struct scan_pool *p, struct scan_worker **out, size_t *nout)
+{
+    unsigned n = worker_count(p->njobs);
+    struct scan_worker *w = scan_realloc(NULL, n * sizeof *w);
+    *out = NULL;
+    *nout = 0;
+    if (!w)
+        return -ENOMEM;
+    memset(w, 0, n * sizeof *w);
+    p->rootfd = open(v->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    p->root_errno = p->rootfd < 0 ? errno : 0;
+    for (unsigned i = 0; i < n; i++)
+        w[i].pool = p, w[i].id = i;
+    unsigned started = 1;
+    while (started < n && pthread_create(&w[started].thread, NULL, scan_work, &w[started]) == 0)
+        started++;
+    scan_work(&w[0]);
+    for (unsigned i = 1; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    if (p->rootfd >= 0)
+        close(p->rootfd);
+    *out = w;
+    *nout = n;
+    return __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -ENOMEM : 0;
+}
+
+/* ---- the scan: script archives ---- */
 
 /* A member path a directory tree can show: relative, no empty, "." or ".." component,
  * valid UTF-8 without control characters, at most MEMBER_MAX_DEPTH folders. */
@@ -717,32 +874,75 @@ static int group_keys(struct folder_view *v)
     return 0;
 }
 
-/* Loads candidate c (in load order) when the rules take it: 0, or -ENOMEM. */
-static int load_candidate(struct folder_view *v, struct cand *c, uint64_t *hits, unsigned max_depth)
+/* Candidate c (in load order) as the rules take it: skipped (said in /skipped), a script
+ * archive (read in the merge), or a package: the next job of the pool. 0 or -ENOMEM. */
+static int plan_candidate(struct folder_view *v, struct cand *c, struct scan_pool *p, uint64_t *hits,
+                          unsigned max_depth)
 {
-    struct mf_file f = {.v = v, .rel = c->rel, .script = c->script};
-    f.src.fd = -1;
-    int rc;
     if (c->script) {
         if (!mf_script_depth_ok(c->rel))
             return add_skip(v, c->rel, "a script archive too deep (at most %u folder below the top)",
                             MF_SCRIPT_MAX_DEPTH);
-        rc = read_script(v, &f);
-    } else {
-        if (v->has_cfg && !mf_rules_match(&v->rules, c->rel, &f.priority, hits)) {
-            unsigned d = mf_depth(c->rel);
-            if (d > max_depth)
-                return add_skip(v, c->rel, "too deep: %u folders down, Resource.cfg's globs reach %u", d, max_depth);
-            return add_skip(v, c->rel, "outside Resource.cfg's globs");
-        }
-        rc = read_package(v, &f, (uint32_t)v->nfiles);
+        c->take = true;
+        return 0;
     }
-    if (rc) /* skipped (said), or out of memory */
-        return rc < 0 ? rc : 0;
-    c->rel = NULL; /* the file owns it now */
-    v->npackages += !f.script;
-    v->nscripts += f.script;
-    v->files[v->nfiles++] = f;
+    if (v->has_cfg && !mf_rules_match(&v->rules, c->rel, &c->priority, hits)) {
+        unsigned d = mf_depth(c->rel);
+        if (d > max_depth)
+            return add_skip(v, c->rel, "too deep: %u folders down, Resource.cfg's globs reach %u", d, max_depth);
+        return add_skip(v, c->rel, "outside Resource.cfg's globs");
+    }
+    c->take = true;
+    c->job = (uint32_t)p->njobs;
+    p->jobs[p->njobs++] = (struct pkg_job){.rel = c->rel};
+    return 0;
+}
+
+/* The merge: the files in load order (script archives read here, in order), each loaded
+ * package's records copied after the ones before it with its file number. 0 or -ENOMEM. */
+static int gather_files(struct folder_view *v, struct walk *w, const struct scan_pool *p,
+                        const struct scan_worker *workers)
+{
+    size_t total = 0;
+    for (size_t j = 0; j < p->njobs; j++)
+        total += p->jobs[j].state == JOB_LOADED ? p->jobs[j].n : 0;
+    v->recs = scan_realloc(NULL, (total ? total : 1) * sizeof *v->recs);
+    if (!v->recs)
+        return -ENOMEM;
+    for (size_t i = 0; i < w->n; i++) {
+        struct cand *c = &w->c[i];
+        if (!c->take)
+            continue;
+        struct mf_file f = {.v = v, .rel = c->rel, .script = c->script, .priority = c->priority};
+        f.src.fd = -1;
+        if (c->script) {
+            int rc = read_script(v, &f);
+            if (rc < 0)
+                return rc;
+            if (rc > 0) /* skipped, said */
+                continue;
+        } else {
+            const struct pkg_job *j = &p->jobs[c->job];
+            if (j->state == JOB_SKIPPED) {
+                if (add_skip(v, c->rel, "%s", j->why))
+                    return -ENOMEM;
+                continue;
+            }
+            f.st = j->st;
+            f.sims4 = j->sims4;
+            f.names = j->names;
+            const struct mf_rec *from = workers[j->worker].recs + j->first;
+            for (size_t k = 0; k < j->n; k++) {
+                v->recs[v->nrecs] = from[k];
+                v->recs[v->nrecs++].file = (uint32_t)v->nfiles;
+            }
+            v->resources += j->n;
+        }
+        c->rel = NULL; /* the file owns it now */
+        v->npackages += !f.script;
+        v->nscripts += f.script;
+        v->files[v->nfiles++] = f;
+    }
     return 0;
 }
 
@@ -752,14 +952,24 @@ static int scan_files(struct folder_view *v, struct walk *w)
         qsort(w->c, w->n, sizeof *w->c, by_cand_path);
     v->files = alloc_array(w->n, sizeof *v->files);
     uint64_t *hits = alloc_array(v->rules.nglobs, sizeof *hits);
-    if (!v->files || !hits) {
+    struct scan_pool pool = {.jobs = alloc_array(w->n, sizeof *pool.jobs)};
+    if (!v->files || !hits || !pool.jobs) {
         free(hits);
+        free(pool.jobs);
         return -ENOMEM;
     }
     unsigned max_depth = mf_rules_max_depth(&v->rules);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < w->n; i++)
-        rc = load_candidate(v, &w->c[i], hits, max_depth);
+        rc = plan_candidate(v, &w->c[i], &pool, hits, max_depth);
+    struct scan_worker *workers = NULL;
+    size_t nworkers = 0;
+    if (rc == 0)
+        rc = read_packages(v, &pool, &workers, &nworkers);
+    if (rc == 0)
+        rc = gather_files(v, w, &pool, workers);
+    free_workers(workers, nworkers);
+    free(pool.jobs);
     for (size_t i = 0; rc == 0 && i < v->rules.nglobs; i++)
         if (!hits[i])
             diag_add(&v->fs->diag, "Resource.cfg line %u: PackedFile %s matches no file", v->rules.globs[i].line,

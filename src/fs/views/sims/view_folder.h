@@ -11,10 +11,18 @@
 #define S3_VIEW_FOLDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fs/core/view.h"
 
 /* Gives fs's root the folder's populate callback. 0, or -1 with err. */
 int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen);
+
+/* Tests only, for every scan after the call: read packages with `workers` threads (0:
+ * as chosen by the folder's size and the online CPUs), and refuse the k-th allocation of
+ * the package reading from now (0: none). folder_view_test_scan_allocs counts those
+ * allocations (since the program started). */
+void folder_view_test_scan(unsigned workers, uint64_t k);
+uint64_t folder_view_test_scan_allocs(void);
 
 #endif
