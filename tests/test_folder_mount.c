@@ -4,6 +4,7 @@
  * equal to the package mounted alone, the whole mount walked through the kernel, and
  * `s3rig ls DIR /conflicts`, and 8 threads walking it at once under -o spin=0.
  * S3RIG_NO_MOUNT_TESTS=1 skips these explicitly. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -185,12 +186,59 @@ static void test_mount_folder_parallel(void **state)
     }
 }
 
+/* A directory of more than READDIR_BARE_ABOVE (fuse_ll.c: 4,096) entries is listed by
+ * READDIRPLUS as names and kinds alone: the listing still gives every name once with its
+ * kind, and each entry then answers a stat and a listing of its own (looked up). The
+ * folder: fxf_write_big's 40 packages of 4,200 entries, each tenth key shared by four
+ * neighbouring packages: 40 / 4 * 420 = 4,200 conflicts of 4 providers. */
+static void test_mount_big_listing(void **state)
+{
+    (void)state;
+    char mods[512], mnt[512], p[1024];
+    snprintf(mods, sizeof mods, "%s/mods-big", tmpdir);
+    assert_int_equal(mkdir(mods, 0755), 0);
+    assert_int_equal(fxf_write_big(mods, 40, 40 * 4200), 0);
+    make_mountpoint("m-big", mnt, sizeof mnt);
+    do_mount(mods, mnt, NULL);
+    snprintf(p, sizeof p, "%s/conflicts", mnt);
+    DIR *d = opendir(p);
+    assert_non_null(d);
+    unsigned n = 0, dirs = 0;
+    char first[256] = "", last[256] = "";
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        n++;
+        dirs += e->d_type == DT_DIR;
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", e->d_name);
+        snprintf(last, sizeof last, "%s", e->d_name);
+    }
+    closedir(d);
+    assert_int_equal(n, 4200);
+    assert_int_equal(dirs, 4200);
+    /* keys 0xF000000000000000 | group << 20 | j, by key: the first and last of them */
+    assert_string_equal(first, "S4_0333406C_00000000_F000000000000000%%+_XML.xml");
+    assert_string_equal(last, "S4_0333406C_00000000_F00000000090105E%%+_XML.xml");
+    struct stat st;
+    snprintf(p, sizeof p, "%s/conflicts/%s", mnt, last);
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    snprintf(p, sizeof p, "%s/conflicts/%s/4", mnt, last);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    snprintf(p, sizeof p, "%s/conflicts/%s/winner/data.bin", mnt, first);
+    expect_file(p, "0123456789abcdef");
+    do_umount(mnt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_mount_folder),
         mount_test(test_cli_folder),
         mount_test(test_mount_folder_parallel),
+        mount_test(test_mount_big_listing),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("folder mounts", tests, mount_group_setup, mount_group_teardown);

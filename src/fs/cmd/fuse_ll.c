@@ -730,6 +730,11 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     fuse_reply_open(req, fi);
 }
 
+/* A directory of more children than this (a Mods folder's /conflicts: 25,000) is
+ * listed by READDIRPLUS as names alone (node id 0: the kernel makes no dentry and inode
+ * per entry, which cost more than the listing; a later stat looks the entry up). */
+#define READDIR_BARE_ABOVE 4096u
+
 /* One readdir / readdirplus implementation: entries 0 "." 1 ".." then the children. */
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
@@ -771,6 +776,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         }
         struct fuse_entry_param e;
         fill_entry(a, g, cino, &e);
+        bool bare = plus && i >= 2 && n > READDIR_BARE_ABOVE;
+        if (bare)
+            e.ino = 0; /* the name and its kind only: the kernel makes no entry of it */
         size_t room = size - used, need;
         if (plus)
             need = fuse_add_direntry_plus(req, buf + used, room, name, &e, (off_t)(i + 1));
@@ -779,7 +787,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         if (need > room)
             break;
         used += need;
-        if (plus && i >= 2) /* the kernel looks up every entry but . and .. */
+        if (plus && i >= 2 && !bare) /* the kernel looks up every entry but . and .. */
             count_lookup(a, g, cino);
     }
     fuse_reply_buf(req, buf, used);
