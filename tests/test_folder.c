@@ -151,14 +151,74 @@ static void test_info(void **state)
      * the name map; conflicts: K1 (5 packages), K2 (4), the name map (a and its copy) */
     static const char *const lines[] = {
         "format: folder\n", "rules: Resource.cfg (8 globs)\n", "packages: 7\n", "scripts: 2\n",
-        "resources: 13\n", "keys: 5\n", "conflicts: 3\n", "script_conflicts: 1\n", "identical_packages: 2\n",
-        "skipped: 11\n",
+        "resources: 13\n", "keys: 5\n", "conflicts: 3\n", "script_conflicts: 1\n", "skipped: 11\n",
         "warning: Resource.cfg line 11: DirectoryFiles Override autoupdate (not applied",
         "warning: Resource.cfg line 10: PackedFile Nothing/*.package matches no file\n",
         "warning: Resource.cfg line 4: PackedFile */*/*.package matches no file\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         expect_has(fs, "info", lines[i]);
+    /* a.package and its copy, once duplicates.csv has hashed them */
+    free(read_path(fs, "duplicates.csv", NULL));
+    expect_has(fs, "info", "identical_packages: 2\n");
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* The loaded packages (want_order's) that share their size with another: those
+ * duplicates.csv hashes. */
+static unsigned packages_sharing_a_size(void)
+{
+    static const char *const loaded[] = {"a.package",          "b/B.package", "copy/a-copy.package",
+                                         "d1/d2/d3/d4/d5/five.package", "Override/o.package",
+                                         "Zx.package",         "_x.package"};
+    enum { N = sizeof loaded / sizeof loaded[0] };
+    off_t size[N];
+    for (size_t i = 0; i < N; i++) {
+        char path[256];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, loaded[i]);
+        assert_int_equal(stat(path, &st), 0);
+        size[i] = st.st_size;
+    }
+    unsigned sharing = 0;
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < N; j++)
+            if (i != j && size[i] == size[j]) {
+                sharing++;
+                break;
+            }
+    return sharing;
+}
+
+/* Stat of the root's files reads no package for /info: its identical_packages is a bound
+ * that needs no hashing (the packages sharing a size) until duplicates.csv is read, which
+ * hashes exactly those, once; /info then says how many are identical. Counted by
+ * folder_view_test_hashed. */
+static void test_info_hashes_nothing(void **state)
+{
+    (void)state;
+    make_folder(true);
+    unsigned sharing = packages_sharing_a_size();
+    assert_true(sharing >= 2); /* a.package and its copy at least */
+    struct s3fs *fs = open_folder();
+    uint64_t before = folder_view_test_hashed();
+    assert_int_equal(tree_populate(fs->tree, TREE_ROOT), 0);
+    for (uint32_t i = 0; i < tree_child_count(fs->tree, TREE_ROOT); i++) {
+        uint32_t c = tree_child(fs->tree, TREE_ROOT, i);
+        if (strcmp(tree_name(fs->tree, c), "duplicates.csv") != 0)
+            (void)tree_size(fs->tree, c);
+    }
+    char want[160];
+    snprintf(want, sizeof want,
+             "identical_packages: at most %u (packages sharing a size; duplicates.csv hashes them)\n", sharing);
+    expect_has(fs, "info", want);
+    assert_int_equal(folder_view_test_hashed() - before, 0);
+    free(read_path(fs, "duplicates.csv", NULL));
+    assert_int_equal(folder_view_test_hashed() - before, sharing);
+    expect_has(fs, "info", "identical_packages: 2\n");
+    free(read_path(fs, "duplicates.csv", NULL));
+    assert_int_equal(folder_view_test_hashed() - before, sharing); /* once */
     s3fs_close(fs);
     remove_folder();
 }
@@ -527,6 +587,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_order_and_skipped),
         cmocka_unit_test(test_info),
+        cmocka_unit_test(test_info_hashes_nothing),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_conflicts),
         cmocka_unit_test(test_duplicates),

@@ -186,6 +186,43 @@ static void test_mount_folder_parallel(void **state)
     }
 }
 
+/* A plain listing of the root measures none of its volatile files (READDIRPLUS gives
+ * them as names and kinds): duplicates.csv, whose size needs the packages hashed, is not
+ * made, so /info still gives identical_packages as a bound; its stat then hashes them, and
+ * /info says how many are identical. */
+static void test_mount_root_listing_hashes_nothing(void **state)
+{
+    (void)state;
+    char mods[256], mnt[512], p[1024];
+    make_mods(mods, sizeof mods);
+    make_mountpoint("m-rootls", mnt, sizeof mnt);
+    do_mount(mods, mnt, NULL);
+    DIR *d = opendir(mnt);
+    assert_non_null(d);
+    unsigned n = 0, regular = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        n++;
+        regular += e->d_type == DT_REG;
+    }
+    closedir(d);
+    assert_int_equal(n, 2 + 10); /* . .. and the layout's ten entries */
+    assert_int_equal(regular, 5); /* info load-order skipped conflicts.csv duplicates.csv */
+    snprintf(p, sizeof p, "%s/info", mnt);
+    size_t len;
+    char *info = (char *)slurp_path(p, &len);
+    assert_non_null(strstr(info, "identical_packages: at most "));
+    free(info);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/duplicates.csv", mnt);
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(st.st_size > 0);
+    snprintf(p, sizeof p, "%s/info", mnt);
+    info = (char *)slurp_path(p, &len);
+    assert_non_null(strstr(info, "identical_packages: 2\n"));
+    free(info);
+    do_umount(mnt);
+}
+
 /* A directory of more than READDIR_BARE_ABOVE (fuse_ll.c: 4,096) entries is listed by
  * READDIRPLUS as names and kinds alone: the listing still gives every name once with its
  * kind, and each entry then answers a stat and a listing of its own (looked up). The
@@ -239,6 +276,7 @@ int main(void)
         mount_test(test_cli_folder),
         mount_test(test_mount_folder_parallel),
         mount_test(test_mount_big_listing),
+        mount_test(test_mount_root_listing_hashes_nothing),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("folder mounts", tests, mount_group_setup, mount_group_teardown);

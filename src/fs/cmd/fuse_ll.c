@@ -732,8 +732,16 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* A directory of more children than this (a Mods folder's /conflicts: 25,000) is
  * listed by READDIRPLUS as names alone (node id 0: the kernel makes no dentry and inode
- * per entry, which cost more than the listing; a later stat looks the entry up). */
+ * per entry, which cost more than the listing; a later stat looks the entry up). So is
+ * every volatile file: its attributes expire at once (attr_timeout 0), and measuring it
+ * may cost (a folder's duplicates.csv hashes packages): a plain ls measures nothing. */
 #define READDIR_BARE_ABOVE 4096u
+
+/* The file type bits of a node kind (a bare entry's d_type). */
+static mode_t kind_mode(int kind)
+{
+    return kind == NODE_DIR ? S_IFDIR : kind == NODE_LINK ? S_IFLNK : S_IFREG;
+}
 
 /* One readdir / readdirplus implementation: entries 0 "." 1 ".." then the children. */
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
@@ -775,10 +783,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
             break; /* what fits so far; the next call asks for it again */
         }
         struct fuse_entry_param e;
-        fill_entry(a, g, cino, &e);
-        bool bare = plus && i >= 2 && n > READDIR_BARE_ABOVE;
-        if (bare)
-            e.ino = 0; /* the name and its kind only: the kernel makes no entry of it */
+        /* plain READDIR reads the number and kind alone: nothing measured either */
+        bool bare = !plus || (i >= 2 && (n > READDIR_BARE_ABOVE || tree_is_volatile(t, cino)));
+        if (bare) { /* the name and its kind only: the kernel makes no entry of it */
+            memset(&e, 0, sizeof e);
+            e.attr.st_ino = fuse_ino(g, cino);
+            e.attr.st_mode = kind_mode(tree_kind(t, cino));
+        } else {
+            fill_entry(a, g, cino, &e);
+        }
         size_t room = size - used, need;
         if (plus)
             need = fuse_add_direntry_plus(req, buf + used, room, name, &e, (off_t)(i + 1));
@@ -787,7 +800,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         if (need > room)
             break;
         used += need;
-        if (plus && i >= 2 && !bare) /* the kernel looks up every entry but . and .. */
+        if (plus && i >= 2 && !bare) /* the kernel looks up every entry but . and .., bare ones not */
             count_lookup(a, g, cino);
     }
     fuse_reply_buf(req, buf, used);

@@ -92,6 +92,16 @@ struct ident {
     bool module;
 };
 
+/* duplicates.csv and /info's identical_packages: packages that share a size, hashed when
+ * duplicates.csv is first read (under the tree lock, as every render). */
+struct dups {
+    bool done; /* csv, len, identical and notes are set */
+    char *csv; /* NULL: out of memory */
+    size_t len, identical;
+    char **notes; /* files left out, said in /info's warnings */
+    size_t nnotes, given;
+};
+
 struct folder_view {
     struct s3fs *fs;
     char *root; /* absolute */
@@ -120,10 +130,7 @@ struct folder_view {
     struct tgroup *tgroups;
     size_t ntgroups;
     uint32_t files_dir, keys_dir;
-    bool dups_done;
-    size_t identical_packages;
-    char *dups_csv;
-    size_t dups_len;
+    struct dups dups;
 };
 
 /* ---- small helpers ---- */
@@ -1749,31 +1756,55 @@ struct hashed {
     uint8_t sum[SHA256_DIGEST_SIZE];
 };
 
-static bool hash_file(struct folder_view *v, struct hashed *h)
+/* Tests only: the files hashed so far (folder_view_test_hashed). */
+static uint64_t files_hashed; /* atomic */
+
+uint64_t folder_view_test_hashed(void)
+{
+    return __atomic_load_n(&files_hashed, __ATOMIC_RELAXED);
+}
+
+/* A warning found while hashing: kept with the result, given to /info's warnings by the
+ * render that first sees it (under the tree lock, as every diag_add). S3_OK or NOMEM. */
+static enum s3_err note_dup(struct dups *d, const char *rel, const char *why)
+{
+    char **n = realloc(d->notes, (d->nnotes + 1) * sizeof *n);
+    if (!n)
+        return S3_ERR_NOMEM;
+    d->notes = n;
+    if (asprintf(&d->notes[d->nnotes], "%s: %s; not in duplicates.csv", rel, why) < 0)
+        return S3_ERR_NOMEM;
+    d->nnotes++;
+    return S3_OK;
+}
+
+/* h's file's SHA-256 (nettle): S3_OK with h->ok (false when the file changed, is gone or
+ * cannot be read: a note says so), or NOMEM. */
+static enum s3_err hash_file(struct folder_view *v, struct hashed *h, uint8_t *buf)
 {
     struct mf_file *f = &v->files[h->file];
     char *path = join(v->root, f->rel);
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (!path)
+        return S3_ERR_NOMEM;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     free(path);
     struct stat st;
+    h->ok = false;
     if (fd < 0 || fstat(fd, &st) != 0 || !same_file(&st, &f->st)) {
         if (fd >= 0)
             close(fd);
-        diag_add(&v->fs->diag, "%s: changed or gone since the folder was scanned; not in duplicates.csv", f->rel);
-        return false;
+        return note_dup(&v->dups, f->rel, "changed or gone since the folder was scanned");
     }
+    __atomic_add_fetch(&files_hashed, 1, __ATOMIC_RELAXED);
     struct sha256_ctx sc;
     sha256_init(&sc);
-    uint8_t *buf = malloc(COMPARE_CHUNK);
-    ssize_t n = buf ? 1 : -1;
-    while (buf && (n = read(fd, buf, COMPARE_CHUNK)) > 0)
+    ssize_t n;
+    while ((n = read(fd, buf, COMPARE_CHUNK)) > 0)
         sha256_update(&sc, (size_t)n, buf);
     sha256_digest(&sc, SHA256_DIGEST_SIZE, h->sum);
-    free(buf);
     close(fd);
-    if (n < 0)
-        diag_add(&v->fs->diag, "%s: unreadable; not in duplicates.csv", f->rel);
-    return n == 0;
+    h->ok = n == 0;
+    return n < 0 ? note_dup(&v->dups, f->rel, "unreadable") : S3_OK;
 }
 
 static int by_size_sum(const void *a, const void *b, void *ctx)
@@ -1798,37 +1829,13 @@ static int by_first_file(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* Groups the packages by size, hashes only those that share a size (SHA-256 through
- * nettle), and writes duplicates.csv's text: once. */
-static void find_duplicates(struct folder_view *v)
+/* duplicates.csv's text from the hashed packages h[0 .. kept) (sorted by size and sum),
+ * and the number of packages in groups. */
+static char *write_groups(struct folder_view *v, struct hashed *h, size_t kept, uint32_t (*groups)[2],
+                          size_t *len, size_t *identical)
 {
-    if (v->dups_done)
-        return;
-    v->dups_done = true;
-    size_t n = 0;
-    struct hashed *h = alloc_array(v->nfiles, sizeof *h);
-    uint32_t(*groups)[2] = alloc_array(v->nfiles, sizeof *groups); /* start, first file */
-    struct sbuf out = {0};
-    if (!h || !groups) {
-        free(h);
-        free(groups);
-        return;
-    }
-    for (size_t i = 0; i < v->nfiles; i++)
-        if (!v->files[i].script)
-            h[n++].file = (uint32_t)i;
-    qsort_r(h, n, sizeof *h, by_size_sum, v); /* sums all zero yet: by size */
-    for (size_t i = 0; i < n; i++) {
-        bool shared = (i > 0 && v->files[h[i - 1].file].st.st_size == v->files[h[i].file].st.st_size) ||
-                      (i + 1 < n && v->files[h[i + 1].file].st.st_size == v->files[h[i].file].st.st_size);
-        h[i].ok = shared && hash_file(v, &h[i]);
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++)
-        if (h[i].ok)
-            h[kept++] = h[i];
-    qsort_r(h, kept, sizeof *h, by_size_sum, v);
     size_t ngroups = 0;
+    *identical = 0;
     for (size_t i = 0; i < kept;) {
         size_t j = i + 1;
         while (j < kept && same_group(v, &h[i], &h[j]))
@@ -1836,11 +1843,12 @@ static void find_duplicates(struct folder_view *v)
         if (j - i >= 2) {
             groups[ngroups][0] = (uint32_t)i;
             groups[ngroups++][1] = h[i].file;
-            v->identical_packages += j - i;
+            *identical += j - i;
         }
         i = j;
     }
     qsort(groups, ngroups, sizeof *groups, by_first_file); /* rows in load order */
+    struct sbuf out = {0};
     sb_printf(&out, "sha256,size,paths\n");
     for (size_t g = 0; g < ngroups; g++) {
         size_t i = groups[g][0];
@@ -1853,27 +1861,124 @@ static void find_duplicates(struct folder_view *v)
         }
         sb_printf(&out, "\n");
     }
+    char *text = out.oom ? NULL : sb_take(&out, len);
+    sb_free(&out);
+    return text;
+}
+
+/* Groups the packages by size, hashes only those that share a size, and writes
+ * duplicates.csv's text into v->dups (csv NULL: out of memory). */
+static void compute_duplicates(struct folder_view *v)
+{
+    struct dups *d = &v->dups;
+    size_t n = 0, kept = 0;
+    struct hashed *h = alloc_array(v->nfiles, sizeof *h);
+    uint32_t(*groups)[2] = alloc_array(v->nfiles, sizeof *groups); /* start, first file */
+    uint8_t *buf = malloc(COMPARE_CHUNK);
+    enum s3_err e = h && groups && buf ? S3_OK : S3_ERR_NOMEM;
+    for (size_t i = 0; e == S3_OK && i < v->nfiles; i++)
+        if (!v->files[i].script)
+            h[n++].file = (uint32_t)i;
+    if (e == S3_OK)
+        qsort_r(h, n, sizeof *h, by_size_sum, v); /* sums all zero yet: by size */
+    for (size_t i = 0; e == S3_OK && i < n; i++) {
+        off_t size = v->files[h[i].file].st.st_size;
+        bool shared = (i > 0 && v->files[h[i - 1].file].st.st_size == size) ||
+                      (i + 1 < n && v->files[h[i + 1].file].st.st_size == size);
+        if (shared)
+            e = hash_file(v, &h[i], buf);
+    }
+    for (size_t i = 0; e == S3_OK && i < n; i++)
+        if (h[i].ok)
+            h[kept++] = h[i];
+    if (e == S3_OK) {
+        qsort_r(h, kept, sizeof *h, by_size_sum, v);
+        d->csv = write_groups(v, h, kept, groups, &d->len, &d->identical);
+    }
     free(h);
     free(groups);
-    v->dups_csv = sb_take(&out, &v->dups_len);
+    free(buf);
+}
+
+/* Under the tree lock (a render): the packages hashed, once, when duplicates.csv is first
+ * read; then /info (which says how many are identical) is rendered again. The notes go to
+ * /info's warnings. */
+static struct dups *dups_make(struct folder_view *v)
+{
+    struct dups *d = &v->dups;
+    if (!d->done) {
+        compute_duplicates(v);
+        d->done = true;
+        tree_touch(v->fs->tree);
+    }
+    for (; d->given < d->nnotes; d->given++)
+        diag_add(&v->fs->diag, "%s", d->notes[d->given]);
+    return d;
+}
+
+static void dups_free(struct dups *d)
+{
+    free(d->csv);
+    for (size_t i = 0; i < d->nnotes; i++)
+        free(d->notes[i]);
+    free(d->notes);
+}
+
+static int by_size(const void *a, const void *b)
+{
+    off_t x = *(const off_t *)a, y = *(const off_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Packages whose size another package has: those duplicates.csv hashes, and so at most
+ * that many are identical. -1 when out of memory. */
+static ssize_t sharing_a_size(const struct folder_view *v)
+{
+    off_t *sz = alloc_array(v->npackages, sizeof *sz);
+    if (!sz)
+        return -1;
+    size_t n = 0, sharing = 0;
+    for (size_t i = 0; i < v->nfiles; i++)
+        if (!v->files[i].script)
+            sz[n++] = v->files[i].st.st_size;
+    qsort(sz, n, sizeof *sz, by_size);
+    for (size_t i = 0; i < n; i++)
+        sharing += (i > 0 && sz[i - 1] == sz[i]) || (i + 1 < n && sz[i + 1] == sz[i]);
+    free(sz);
+    return (ssize_t)sharing;
 }
 
 static void render_duplicates(struct tree *t, void *ctx, struct sbuf *out)
 {
     (void)t;
-    struct folder_view *v = ctx;
-    find_duplicates(v);
-    if (v->dups_csv)
-        sb_put(out, v->dups_csv, v->dups_len);
+    struct dups *d = dups_make(ctx);
+    if (d->csv)
+        sb_put(out, d->csv, d->len);
     else
         out->oom = 1;
+}
+
+/* /info's identical_packages: the count once duplicates.csv was made; before, a bound
+ * that needs no hashing (stat of /info reads no package). */
+static void identical_line(struct folder_view *v, struct sbuf *out)
+{
+    struct dups *d = &v->dups;
+    ssize_t sharing = d->done ? 0 : sharing_a_size(v);
+    if (d->done && d->csv)
+        sb_printf(out, "identical_packages: %zu\n", dups_make(v)->identical);
+    else if (d->done)
+        sb_printf(out, "identical_packages: unknown (out of memory)\n");
+    else if (sharing < 0)
+        out->oom = 1;
+    else
+        sb_printf(out, "identical_packages: at most %zd (packages sharing a size; duplicates.csv hashes them)\n",
+                  sharing);
 }
 
 static void render_info(struct tree *t, void *ctx, struct sbuf *out)
 {
     struct folder_view *v = ctx;
     struct s3fs *fs = v->fs;
-    find_duplicates(v);
     sb_printf(out, "format: folder\nfolder: %s\n", v->root);
     if (v->has_cfg)
         sb_printf(out, "rules: Resource.cfg (%zu globs)\n", v->rules.nglobs);
@@ -1881,8 +1986,9 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_printf(out, "rules: every package (no Resource.cfg)\n");
     sb_printf(out, "packages: %zu\nscripts: %zu\nresources: %" PRIu64 "\nkeys: %zu\nconflicts: %zu\n",
               v->npackages, v->nscripts, v->resources, v->ks.nkeys, v->nconflicts);
-    sb_printf(out, "script_conflicts: %zu\nidentical_packages: %zu\nskipped: %zu\n", v->nmconf,
-              v->identical_packages, v->nskips);
+    sb_printf(out, "script_conflicts: %zu\n", v->nmconf);
+    identical_line(v, out);
+    sb_printf(out, "skipped: %zu\n", v->nskips);
     for (const struct view_hook *h = fs->info_hooks.first; h; h = h->next) /* a watch's generations */
         ((view_info_fn *)h->fn)(fs, out, h->ctx);
     struct sbuf tree_lines = {0};
@@ -1977,7 +2083,7 @@ static void folder_view_free(void *p)
     free(v->midentical);
     free(v->bytag);
     free(v->tgroups);
-    free(v->dups_csv);
+    dups_free(&v->dups);
     free(v->root);
     free(v);
 }

@@ -24,5 +24,8 @@ int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen
  * allocations (since the program started). */
 void folder_view_test_scan(unsigned workers, uint64_t k);
 uint64_t folder_view_test_scan_allocs(void);
+/* Tests only: the packages hashed (for duplicates.csv) by every view since the program
+ * started. */
+uint64_t folder_view_test_hashed(void);
 
 #endif
