@@ -498,9 +498,78 @@ static void test_dbpf_versions(void **state)
     assert_non_null(strstr(err, "too short"));
 }
 
+/* Growth for dbpf_parse_keys: realloc, refusing the growth numbered grow_refuse (counted
+ * from 1 in grow_count; 0: none). */
+static unsigned grow_count, grow_refuse;
+static void *grow_counted(void *p, size_t size)
+{
+    return ++grow_count == grow_refuse ? NULL : realloc(p, size);
+}
+
+/* The keys alone (what a folder scan keeps) of sample s: its entries in index order, their
+ * type, group and instance as built, repeats numbered as the builder says, deleted records
+ * marked, with buffers reused from one package to the next (ks); an index cut anywhere
+ * is broken as dbpf_parse_index says it is, with the keys before the cut; and each growth
+ * of fresh buffers refused in turn is NOMEM. */
+static void check_keys(const struct fxp_sample *s, struct dbpf_keys *ks)
+{
+    char err[200];
+    for (size_t cut = s->size; cut >= DBPF_HEADER_SIZE; cut--) {
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        mem_src_init(&src, &mc, s->file, cut);
+        struct dbpf full, keys;
+        struct diag diag = {0};
+        assert_int_equal(dbpf_parse_header(&src, &full, err, sizeof err), 0);
+        keys = full;
+        assert_int_equal(dbpf_parse_index(&src, &full, &diag), 0);
+        assert_int_equal(dbpf_parse_keys(&src, &keys, ks, grow_counted), S3_OK);
+        assert_null(keys.e);
+        assert_int_equal(keys.index_ok, full.index_ok);
+        assert_string_equal(keys.index_err, full.index_err);
+        assert_int_equal(ks->n, full.count);
+        for (uint32_t i = 0; i < ks->n; i++) {
+            assert_int_equal(ks->k[i].dup, full.e[i].dup);
+            if (cut < s->size)
+                continue;
+            assert_int_equal(ks->k[i].type, s->res[i].type);
+            assert_int_equal(ks->k[i].group, s->res[i].group);
+            assert_int_equal(ks->k[i].instance, s->res[i].instance);
+            assert_int_equal(ks->k[i].dup, s->dup[i]);
+            assert_int_equal(ks->k[i].deleted, s->res[i].comp == FXP_DELETED);
+        }
+        if (cut == s->size)
+            assert_true(keys.index_ok && ks->n == s->n);
+        dbpf_free(&full);
+        diag_free(&diag);
+    }
+    unsigned grows = 0;
+    for (unsigned k = 1;; k++) {
+        struct mem_src_ctx mc;
+        struct s3_src src;
+        mem_src_init(&src, &mc, s->file, s->size);
+        struct dbpf_keys fresh = {0};
+        struct dbpf d;
+        grow_count = 0;
+        grow_refuse = k;
+        assert_int_equal(dbpf_parse_header(&src, &d, err, sizeof err), 0);
+        enum s3_err e = dbpf_parse_keys(&src, &d, &fresh, grow_counted);
+        grows = grow_count;
+        dbpf_keys_free(&fresh);
+        if (k > grows) {
+            assert_int_equal(e, S3_OK);
+            break;
+        }
+        assert_int_equal(e, S3_ERR_NOMEM);
+    }
+    grow_refuse = 0;
+    assert_true(grows >= 2); /* the index's bytes and the keys at least */
+}
+
 static void test_dbpf_index(void **state)
 {
     (void)state;
+    struct dbpf_keys ks = {0};
     for (int variant = 3; variant <= 5; variant++) {
         struct fxp_sample s;
         fxp_sample(&s, variant);
@@ -537,84 +606,7 @@ static void test_dbpf_index(void **state)
         }
         dbpf_free(&d);
         diag_free(&diag);
-        fxp_sample_free(&s);
-    }
-}
-
-/* Growth for dbpf_parse_keys: realloc, refusing the growth numbered grow_refuse (counted
- * from 1 in grow_count; 0: none). */
-static unsigned grow_count, grow_refuse;
-static void *grow_counted(void *p, size_t size)
-{
-    return ++grow_count == grow_refuse ? NULL : realloc(p, size);
-}
-
-/* The keys alone (what a folder scan keeps): each sample's entries in index order, their
- * type, group and instance as built, repeats numbered as the builder says, deleted records
- * marked; the buffers reused from one package to the next; an index cut anywhere is
- * broken as dbpf_parse_index says it is, with the keys before the cut; and each growth
- * refused in turn is NOMEM. */
-static void test_dbpf_keys(void **state)
-{
-    (void)state;
-    struct dbpf_keys ks = {0};
-    for (int variant = 3; variant <= 5; variant++) {
-        struct fxp_sample s;
-        fxp_sample(&s, variant);
-        struct mem_src_ctx mc;
-        struct s3_src src;
-        mem_src_init(&src, &mc, s.file, s.size);
-        struct dbpf d;
-        char err[200];
-        assert_int_equal(dbpf_parse_header(&src, &d, err, sizeof err), 0);
-        assert_int_equal(dbpf_parse_keys(&src, &d, &ks, grow_counted), S3_OK);
-        assert_true(d.index_ok);
-        assert_null(d.e);
-        assert_int_equal(ks.n, s.n);
-        for (size_t i = 0; i < s.n; i++) {
-            assert_int_equal(ks.k[i].type, s.res[i].type);
-            assert_int_equal(ks.k[i].group, s.res[i].group);
-            assert_int_equal(ks.k[i].instance, s.res[i].instance);
-            assert_int_equal(ks.k[i].dup, s.dup[i]);
-            assert_int_equal(ks.k[i].deleted, s.res[i].comp == FXP_DELETED);
-        }
-        /* every size of the file: the index's verdict and count as the full parser's */
-        for (size_t cut = DBPF_HEADER_SIZE; cut < s.size; cut++) {
-            struct mem_src_ctx mc2;
-            struct s3_src cut_src;
-            mem_src_init(&cut_src, &mc2, s.file, cut);
-            struct dbpf full, keys;
-            struct diag diag = {0};
-            assert_int_equal(dbpf_parse_header(&cut_src, &full, err, sizeof err), 0);
-            keys = full;
-            assert_int_equal(dbpf_parse_index(&cut_src, &full, &diag), 0);
-            assert_int_equal(dbpf_parse_keys(&cut_src, &keys, &ks, grow_counted), S3_OK);
-            assert_int_equal(keys.index_ok, full.index_ok);
-            assert_string_equal(keys.index_err, full.index_err);
-            assert_int_equal(ks.n, full.count);
-            for (uint32_t i = 0; i < ks.n; i++)
-                assert_int_equal(ks.k[i].dup, full.e[i].dup);
-            dbpf_free(&full);
-            diag_free(&diag);
-        }
-        /* each growth of fresh buffers refused in turn */
-        unsigned grows = 0;
-        for (unsigned k = 1;; k++) {
-            struct dbpf_keys fresh = {0};
-            grow_count = 0;
-            grow_refuse = k;
-            assert_int_equal(dbpf_parse_header(&src, &d, err, sizeof err), 0);
-            enum s3_err e = dbpf_parse_keys(&src, &d, &fresh, grow_counted);
-            grows = grow_count;
-            dbpf_keys_free(&fresh);
-            if (k > grows) {
-                assert_int_equal(e, S3_OK);
-                break;
-            }
-            assert_int_equal(e, S3_ERR_NOMEM);
-        }
-        grow_refuse = 0;
-        assert_true(grows >= 2); /* the index's bytes and the keys at least */
+        check_keys(&s, &ks);
         fxp_sample_free(&s);
     }
     dbpf_keys_free(&ks);
@@ -1282,7 +1274,6 @@ int main(void)
         cmocka_unit_test(test_dbpf_versions),
         cmocka_unit_test(test_dbpf_index),
         cmocka_unit_test(test_dbpf_index_short),
-        cmocka_unit_test(test_dbpf_keys),
         cmocka_unit_test(test_package_sims3),
         cmocka_unit_test(test_package_sims4),
         cmocka_unit_test(test_package_broken_resources),

@@ -39,11 +39,13 @@ static void make_mods(const char *name, char *path, size_t plen)
     assert_int_equal(fxf_build(path, true), 0);
 }
 
-/* A package holding K3 with these bytes, written to path: through a temporary renamed
- * into place (rename: IN_MOVED_TO) or rewritten in place (IN_CLOSE_WRITE). */
-static void write_k3_package(const char *path, const char *bytes, bool by_rename)
+/* A package of one resource, K3's type with this instance and these bytes, written to
+ * path: through a temporary renamed into place (rename: IN_MOVED_TO) or rewritten in
+ * place (IN_CLOSE_WRITE). */
+static void write_package(const char *path, uint64_t instance, const char *bytes, bool by_rename)
 {
     struct fxp_res r = fxf_key[FXF_K3];
+    r.instance = instance;
     r.data = (const uint8_t *)bytes;
     r.len = strlen(bytes);
     struct fxp_opts o = {.game = 4};
@@ -61,6 +63,12 @@ static void write_k3_package(const char *path, const char *bytes, bool by_rename
     free(pkg);
     if (by_rename)
         assert_int_equal(rename(tmp, path), 0);
+}
+
+/* A package holding K3 with these bytes. */
+static void write_k3_package(const char *path, const char *bytes, bool by_rename)
+{
+    write_package(path, fxf_key[FXF_K3].instance, bytes, by_rename);
 }
 
 /* The entry of dir whose name starts with prefix, into out; false when none. */
@@ -190,11 +198,12 @@ static void expect_view(const char *mnt, bool (*want)(const struct view *), cons
 }
 
 /* Readers while the folder changes: K2 is "same two" in every provider, before, during
- * and after, so a read of it that succeeds reads exactly that; /info and /conflicts list. */
+ * and after, so a read of it that succeeds reads exactly that; then what look() reads:
+ * K3's bytes through /keys, /conflicts and /info. One struct a thread. */
 struct reader {
     const char *mnt;
-    _Atomic bool stop; /* set by the test, read by the reader threads */
-    _Atomic int bad, reads; /* both reader threads count into one */
+    _Atomic bool stop; /* set by the test, read by the reader thread */
+    _Atomic int bad, reads;
 };
 
 static void *read_loop(void *p)
@@ -214,6 +223,28 @@ static void *read_loop(void *p)
     return NULL;
 }
 
+static void start_readers(const char *mnt, struct reader *r, pthread_t *th, int n)
+{
+    for (int k = 0; k < n; k++) {
+        r[k].mnt = mnt;
+        r[k].stop = false;
+        r[k].bad = r[k].reads = 0;
+        assert_int_equal(pthread_create(&th[k], NULL, read_loop, &r[k]), 0);
+    }
+}
+
+/* Each reader read K2 at least once, and never other bytes. */
+static void stop_readers(struct reader *r, pthread_t *th, int n)
+{
+    for (int k = 0; k < n; k++)
+        r[k].stop = true;
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+        assert_int_equal(r[k].bad, 0);
+        assert_true(r[k].reads > 0);
+    }
+}
+
 static void test_watch_follows(void **state)
 {
     (void)state;
@@ -223,10 +254,9 @@ static void test_watch_follows(void **state)
     do_mount(mods, mnt, "spin=0,watch");
     expect_view(mnt, is_original, "the fixture");
 
-    struct reader r = {.mnt = mnt};
+    struct reader r[2];
     pthread_t th[2];
-    for (int k = 0; k < 2; k++)
-        assert_int_equal(pthread_create(&th[k], NULL, read_loop, &r), 0);
+    start_readers(mnt, r, th, 2);
 
     snprintf(pkg, sizeof pkg, "%s/new.package", mods);
     write_k3_package(pkg, "new three", true);
@@ -252,12 +282,8 @@ static void test_watch_follows(void **state)
     assert_int_equal(unlink(pkg), 0);
     expect_view(mnt, is_original, "removed");
 
-    r.stop = true;
-    for (int k = 0; k < 2; k++)
-        assert_int_equal(pthread_join(th[k], NULL), 0);
+    stop_readers(r, th, 2);
     do_umount(mnt);
-    assert_int_equal(r.bad, 0);
-    assert_true(r.reads > 0);
 }
 
 /* A package added in a new subfolder (watched once made) is followed too. */
@@ -291,23 +317,7 @@ static void test_watch_new_subfolder(void **state)
  * into place at path. */
 static void write_new_key_package(const char *path, uint64_t instance)
 {
-    struct fxp_res r = fxf_key[FXF_K3];
-    r.instance = instance;
-    r.data = (const uint8_t *)"fresh";
-    r.len = 5;
-    struct fxp_opts o = {.game = 4};
-    struct fxp_layout lay;
-    size_t size;
-    uint8_t *pkg = fxp_build(&o, &r, 1, &size, &lay);
-    assert_non_null(pkg);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.part", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, pkg, size), (ssize_t)size);
-    assert_int_equal(close(fd), 0);
-    free(pkg);
-    assert_int_equal(rename(tmp, path), 0);
+    write_package(path, instance, "fresh", true);
 }
 
 static bool wait_file(const char *path, bool present)
@@ -432,31 +442,6 @@ static void test_nowatch(void **state)
     do_umount(mnt);
 }
 
-struct k3_reader {
-    const char *mnt;
-    bool stop; /* atomic */
-    unsigned reads;
-};
-
-/* Reads K3's data.bin through /keys and /info, again and again, while rescans go on. */
-static void *k3_reader(void *p)
-{
-    struct k3_reader *r = p;
-    char path[1024], name[256];
-    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-        snprintf(path, sizeof path, "%s/keys", r->mnt);
-        if (find_prefixed(path, K3_PREFIX, name, sizeof name)) {
-            snprintf(path, sizeof path, "%s/keys/%s/data.bin", r->mnt, name);
-            char *b = read_text(path);
-            r->reads += b != NULL;
-            free(b);
-        }
-        snprintf(path, sizeof path, "%s/info", r->mnt);
-        free(read_text(path));
-    }
-    return NULL;
-}
-
 /* A rescan publishes a new generation; the old one is freed when no request holds it
  * (issue 33, "Changes while mounted"): readers run while b/B.package is rewritten ten
  * times, each version waited for; old generations are freed and the number alive at once
@@ -474,12 +459,9 @@ static void test_watch_generations_freed(void **state)
     assert_true(watch_gens(mnt, &alive, &most, &freed));
     assert_int_equal(alive, 1);
     enum { READERS = 3, VERSIONS = 10 };
-    struct k3_reader rd[READERS];
+    struct reader rd[READERS];
     pthread_t th[READERS];
-    for (int i = 0; i < READERS; i++) {
-        rd[i] = (struct k3_reader){mnt, false, 0};
-        assert_int_equal(pthread_create(&th[i], NULL, k3_reader, &rd[i]), 0);
-    }
+    start_readers(mnt, rd, th, READERS);
     unsigned most_seen = 0;
     for (unsigned k = 1; k <= VERSIONS; k++) {
         char want[64];
@@ -497,11 +479,7 @@ static void test_watch_generations_freed(void **state)
         assert_true(watch_gens(mnt, &alive, &most, &freed));
         most_seen = alive > most_seen ? alive : most_seen;
     }
-    for (int i = 0; i < READERS; i++) {
-        __atomic_store_n(&rd[i].stop, true, __ATOMIC_RELEASE);
-        pthread_join(th[i], NULL);
-        assert_true(rd[i].reads > 0);
-    }
+    stop_readers(rd, th, READERS);
     assert_true(watch_gens(mnt, &alive, &most, &freed));
     printf("generations: %u alive now, %u at most (%u seen), %u freed, %u versions\n", alive, most, most_seen,
            freed, VERSIONS);
