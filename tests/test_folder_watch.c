@@ -32,13 +32,6 @@
 /* K3 (b/B.package's alone in the fixture): its name starts so, the type's tag follows */
 #define K3_PREFIX "S4_00B2D882_00000000_0000000000003333"
 
-static void make_mods(const char *name, char *path, size_t plen)
-{
-    snprintf(path, plen, "%s/%s", tmpdir, name);
-    assert_int_equal(mkdir(path, 0755), 0);
-    assert_int_equal(fxf_build(path, true), 0);
-}
-
 /* A package of one resource, K3's type with this instance and these bytes, written to
  * path: through a temporary renamed into place (rename: IN_MOVED_TO) or rewritten in
  * place (IN_CLOSE_WRITE). */
@@ -197,6 +190,19 @@ static void expect_view(const char *mnt, bool (*want)(const struct view *), cons
                  v.has_new, v.packages, v.conflicts, v.k3_conflict, v.k3_target, v.k3_bytes);
 }
 
+/* The fixture folder built at TMP/mods-NAME and mounted at TMP/m-NAME with opts (mods and
+ * mnt: PATH_LEN bytes each), shown as built. */
+#define PATH_LEN 512
+static void mount_mods(const char *name, const char *opts, char *mods, char *mnt)
+{
+    snprintf(mods, PATH_LEN, "%s/mods-%s", tmpdir, name);
+    assert_int_equal(mkdir(mods, 0755), 0);
+    assert_int_equal(fxf_build(mods, true), 0);
+    snprintf(mnt, PATH_LEN, "%s/m-%s", tmpdir, name);
+    do_mount(mods, mnt, opts);
+    expect_view(mnt, is_original, "the fixture");
+}
+
 /* Readers while the folder changes: K2 is "same two" in every provider, before, during
  * and after, so a read of it that succeeds reads exactly that; then what look() reads:
  * K3's bytes through /keys, /conflicts and /info. One struct a thread. */
@@ -248,11 +254,8 @@ static void stop_readers(struct reader *r, pthread_t *th, int n)
 static void test_watch_follows(void **state)
 {
     (void)state;
-    char mods[256], mnt[256], pkg[512], p[1024], name[256];
-    make_mods("mods-watch", mods, sizeof mods);
-    snprintf(mnt, sizeof mnt, "%s/m-watch", tmpdir);
-    do_mount(mods, mnt, "spin=0,watch");
-    expect_view(mnt, is_original, "the fixture");
+    char mods[PATH_LEN], mnt[PATH_LEN], pkg[1024], p[1024], name[256];
+    mount_mods("watch", "spin=0,watch", mods, mnt);
 
     struct reader r[2];
     pthread_t th[2];
@@ -295,11 +298,8 @@ static bool has_sub(const struct view *v)
 static void test_watch_new_subfolder(void **state)
 {
     (void)state;
-    char mods[256], mnt[256], pkg[512];
-    make_mods("mods-sub", mods, sizeof mods);
-    snprintf(mnt, sizeof mnt, "%s/m-sub", tmpdir);
-    do_mount(mods, mnt, NULL); /* followed by default */
-    expect_view(mnt, is_original, "the fixture");
+    char mods[PATH_LEN], mnt[PATH_LEN], pkg[1024];
+    mount_mods("sub", NULL, mods, mnt); /* followed by default */
     snprintf(pkg, sizeof pkg, "%s/zz", mods);
     assert_int_equal(mkdir(pkg, 0755), 0);
     sleep_ms(400); /* the folder's creation seen and watched (else: the next rescan lists it) */
@@ -384,18 +384,15 @@ static unsigned wait_gens(const char *mnt, unsigned want)
 static void test_watch_change_during_rescan(void **state)
 {
     (void)state;
-    char mods[256], mnt[256], gate[256], hold[300], held[300], changes[300], pkg[512];
-    make_mods("mods-gate", mods, sizeof mods);
-    snprintf(mnt, sizeof mnt, "%s/m-gate", tmpdir);
+    char mods[PATH_LEN], mnt[PATH_LEN], gate[256], hold[300], held[300], changes[300], pkg[1024];
     snprintf(gate, sizeof gate, "%s/gate", tmpdir);
     assert_int_equal(mkdir(gate, 0755), 0);
     snprintf(hold, sizeof hold, "%s/hold", gate);
     snprintf(held, sizeof held, "%s/held", gate);
     snprintf(changes, sizeof changes, "%s/changes", gate);
     assert_int_equal(setenv("S3RIG_TEST_GATE", gate, 1), 0);
-    do_mount(mods, mnt, "watch");
+    mount_mods("gate", "watch", mods, mnt);
     unsetenv("S3RIG_TEST_GATE");
-    expect_view(mnt, is_original, "the fixture");
     assert_int_equal(wait_gens(mnt, 1), 1);
 
     FILE *f = fopen(hold, "w"); /* the next folder open waits */
@@ -428,11 +425,8 @@ static void test_watch_change_during_rescan(void **state)
 static void test_nowatch(void **state)
 {
     (void)state;
-    char mods[256], mnt[256], pkg[512];
-    make_mods("mods-nowatch", mods, sizeof mods);
-    snprintf(mnt, sizeof mnt, "%s/m-nowatch", tmpdir);
-    do_mount(mods, mnt, "watch,nowatch"); /* the last one given stands */
-    expect_view(mnt, is_original, "the fixture");
+    char mods[PATH_LEN], mnt[PATH_LEN], pkg[1024];
+    mount_mods("nowatch", "watch,nowatch", mods, mnt); /* the last one given stands */
     snprintf(pkg, sizeof pkg, "%s/new.package", mods);
     write_k3_package(pkg, "new three", true);
     /* as long as a watching mount may take to show it: still the folder as mounted */
@@ -450,11 +444,9 @@ static void test_nowatch(void **state)
 static void test_watch_generations_freed(void **state)
 {
     (void)state;
-    char mods[512], mnt[512], pkg[1100];
-    make_mods("mods-gens", mods, sizeof mods);
-    make_mountpoint("m-gens", mnt, sizeof mnt);
+    char mods[PATH_LEN], mnt[PATH_LEN], pkg[1100];
+    mount_mods("gens", "spin=0,watch", mods, mnt);
     snprintf(pkg, sizeof pkg, "%s/b/B.package", mods);
-    do_mount(mods, mnt, "spin=0,watch");
     unsigned alive, most, freed;
     assert_true(watch_gens(mnt, &alive, &most, &freed));
     assert_int_equal(alive, 1);
