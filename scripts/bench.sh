@@ -40,7 +40,9 @@
 #                                                    header and index read by a minimal C loop,
 #                                                    tests/bench_folder.c), then through a mount:
 #                                                    mount time and RSS, the first listing of
-#                                                    /conflicts (target <= 2x the floor), one
+#                                                    /conflicts (target <= 2x the floor; CPU
+#                                                    seconds beside the wall times), stat of
+#                                                    /info and ls -l of the root, one
 #                                                    /keys/NAME lookup after it (target <= 1 ms),
 #                                                    RSS per resource after it (target <= 100 B),
 #                                                    and the time for one package added to the
@@ -362,7 +364,12 @@ bench_folder() {
     mkdir -p "$mnt"
     build-bench/tests/s3rig-mkfixture folder-big "$work/mods" "$npkg" "$nres"
     build-bench/tests/bench_folder "$work/mods" >/dev/null
-    build-bench/tests/bench_folder "$work/mods"
+    # CPU seconds (user + system) beside the wall times: steadier on a shared machine
+    local TIMEFORMAT='%3U %3S' cpu tk u s
+    tk=$(getconf CLK_TCK)
+    cpu=$( { time build-bench/tests/bench_folder "$work/mods"; } 2>&1)
+    echo "$cpu" | head -1
+    echo "floor CPU: $(echo "$cpu" | tail -1 | awk '{printf "%.3f s", $1 + $2}')"
     t0=$(date +%s.%N)
     build-bench/mount.s3rig "$work/mods" "$mnt"
     t1=$(date +%s.%N)
@@ -373,6 +380,12 @@ bench_folder() {
     n=$(ls "$mnt/conflicts" | wc -l)
     t1=$(date +%s.%N)
     printf "first listing of /conflicts (scan included): %d conflicts, %.3f s\n" "$n" "$(echo "$t1 - $t0" | bc -l)"
+    read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat" 2>/dev/null || echo "0 0")
+    printf "  the daemon's CPU until then (mount, scan, listing): %.3f s\n" "$(echo "($u + $s) / $tk" | bc -l)"
+    t0=$(date +%s.%N)
+    stat "$mnt/info" >/dev/null
+    t1=$(date +%s.%N)
+    printf "stat of /info: %.3f s\n" "$(echo "$t1 - $t0" | bc -l)"
     # lstat timed inside one process (bench_folder --lstat): the first lookup of /keys
     # and of one key in it, then another key
     name=$(ls "$mnt/conflicts" | head -1)
@@ -402,12 +415,20 @@ bench_folder() {
     fi
     rss2=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
     printf "RSS after the rescan: %d kB\n" "$rss2"
+    # the root's files measured, last (it grows the tree): ls -l measures duplicates.csv
+    # (the packages that share a size hashed: here all) and conflicts.csv (every
+    # conflict's providers compared: every package's tree opened)
+    t0=$(date +%s.%N)
+    ls -l "$mnt" >/dev/null
+    t1=$(date +%s.%N)
+    printf "ls -l of the root: %.3f s\n" "$(echo "$t1 - $t0" | bc -l)"
     fusermount3 -u "$mnt"
     sleep 0.2
     t0=$(date +%s.%N)
-    build-bench/s3rig ls "$work/mods" /conflicts | wc -l >/dev/null
+    cpu=$( { time build-bench/s3rig ls "$work/mods" /conflicts >&3; } 3>/dev/null 2>&1 | tail -1)
     t1=$(date +%s.%N)
-    printf "s3rig ls DIR /conflicts (in-process, scan included): %.3f s\n" "$(echo "$t1 - $t0" | bc -l)"
+    printf "s3rig ls DIR /conflicts (in-process, scan included): %.3f s, CPU %s\n" "$(echo "$t1 - $t0" | bc -l)" \
+        "$(echo "$cpu" | awk '{printf "%.3f s", $1 + $2}')"
     rm -rf "$work"
 }
 if [ "${1:-}" = folder ]; then
