@@ -425,6 +425,49 @@ static void test_rig_both_readings(void **state)
     }
 }
 
+/* A new Granny length in a wrapped RIG (rig_plan_granny_resize, for -o rw): the Granny
+ * data and its padding up to the IK-chain block become the new bytes padded to 4; the
+ * IK-chain block and the four lists, which follow it, keep their bytes at positions moved
+ * by the growth, so their offsets (each counted from its own field) move by it; the
+ * writer's Granny size follows the new length. Offsets that do not frame the Granny data
+ * are refused (FORMAT), a layout past 32 bits too (LIMIT). */
+static void test_rig_granny_resize_plan(void **state)
+{
+    (void)state;
+    size_t size;
+    struct fx_rig_layout rl;
+    uint8_t *f = build_rig(false, &size, &rl);
+    uint64_t old_len = rl.header[2]; /* the writer's Granny size (fx_build_rig stores it) */
+    assert_true(rl.granny_pos + old_len <= rl.ik_pos && rl.ik_pos - (rl.granny_pos + old_len) < 4);
+    char err[200];
+    for (uint64_t grow = 0; grow < 9; grow++) {
+        struct rig_granny_resize p;
+        uint64_t new_len = old_len + grow;
+        assert_int_equal(rig_plan_granny_resize(f, rl.granny_pos, old_len, new_len, &p, err, sizeof err), S3_OK);
+        uint64_t new_ik = (rl.granny_pos + new_len + 3) / 4 * 4;
+        int64_t delta = (int64_t)new_ik - (int64_t)rl.ik_pos;
+        assert_int_equal(p.from, rl.granny_pos);
+        assert_int_equal(p.to, rl.ik_pos);
+        assert_int_equal(p.new_len, new_ik - rl.granny_pos);
+        assert_int_equal(p.nwords, 6); /* IK chains, four lists, the Granny size */
+        uint64_t want_at[6] = {16, 20, 24, 28, 32, 8};
+        uint64_t block[5] = {rl.ik_pos, rl.list_pos[0], rl.list_pos[1], rl.list_pos[2], rl.list_pos[3]};
+        for (int i = 0; i < 5; i++) {
+            assert_int_equal(p.word_at[i], want_at[i]);
+            assert_int_equal(p.word[i], (uint64_t)((int64_t)block[i] + delta) - want_at[i]);
+        }
+        assert_int_equal(p.word_at[5], 8);
+        assert_int_equal(p.word[5], new_len);
+    }
+    struct rig_granny_resize p;
+    assert_int_equal(rig_plan_granny_resize(f, rl.granny_pos + 4, old_len, 10, &p, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "do not frame the Granny data"));
+    assert_int_equal(rig_plan_granny_resize(f, rl.granny_pos, rl.ik_pos - rl.granny_pos + 1, 10, &p, err, sizeof err),
+                     S3_ERR_FORMAT);
+    assert_int_equal(rig_plan_granny_resize(f, rl.granny_pos, old_len, UINT32_MAX, &p, err, sizeof err), S3_ERR_LIMIT);
+    free(f);
+}
+
 static void test_rig_truncated_everywhere(void **state)
 {
     (void)state;
@@ -688,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_gr2_truncated_everywhere),
         cmocka_unit_test(test_gr2_hostile_counts),
         cmocka_unit_test(test_rig_both_readings),
+        cmocka_unit_test(test_rig_granny_resize_plan),
         cmocka_unit_test(test_rig_truncated_everywhere),
         cmocka_unit_test(test_rig_hostile),
         cmocka_unit_test(test_unrecognised),

@@ -476,6 +476,8 @@ static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
         pos != rig.pos || gv->g.total_size > rig.len)
         return false;
     w->wrapped = true;
+    w->resize = rig.resize;
+    w->head_pos = rig.head_pos;
     w->pos = w->gr2_pos = rig.pos;
     w->gr2_len = rig.len;
     w->gr2_base = gv->g.base;
@@ -662,21 +664,18 @@ static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
-/* A wrapped RIG's granny.gr2, the RIG being the mounted file itself (its header at 0). */
+/* A part its view lets be replaced at another length (view_resize_of: a wrapped RIG's
+ * granny.gr2), lying in one plain run of the file, as does its container's head. */
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    char type[32];
-    ssize_t n = tree_getxattr(t, TREE_ROOT, "user.s3rig.type", type, sizeof type - 1);
-    struct source *s;
-    uint64_t start, size = tree_size(t, ino);
-    if (n <= 0 || tree_parent(t, ino) != TREE_ROOT || strcmp(tree_name(t, ino), "granny.gr2") != 0)
-        return false;
-    type[n] = 0;
-    if (strcmp(type, "rig.wrapped") != 0 || !tree_range(t, ino, &s, &start) || !file_pos(g, s, start, size, &w->pos))
+    struct source *s = tree_node_source(t, ino);
+    if (!view_resize_of(g->fs, ino, &w->resize) || !w->resize.plan || w->resize.head_len == 0 ||
+        w->resize.head_len > RW_HEAD_MAX || !file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
+        !file_pos(g, s, 0, w->resize.head_len, &w->head_pos))
         return false;
     w->kind = RW_GRANNY;
-    w->len = size;
+    w->len = w->resize.len;
     return true;
 }
 
@@ -1044,19 +1043,13 @@ static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
     return rc;
 }
 
-/* The wrapped RIG's header (13 u32, little-endian, at the file's start): every offset
- * counts from its own field (docs/formats/rig.md). The Granny data [12 + h[3], +len) is
- * followed by padding to 4 bytes and the IK-chain block at 16 + h[4]; the lists after
- * it. A new Granny part of another length moves all that: the offsets that point past
- * the Granny data move with it, int2_offset follows the Granny size when it held it.
- * `built_on`: the wrapped_serial of the pending section write's bytes the new ones were
- * made from, whose splice they replace (0: none; another writer's since: -EBUSY). */
-/* edits_put of a 4-byte header word at `at`, first keeping what the pending bytes held
- * there (the header hb with the edits over it) so that a later refusal can put it back. */
-static int put_undoable(struct edits *e, const uint8_t *hb, uint64_t at, const uint8_t *word, uint8_t *was,
-                        uint64_t *was_at, int *n)
+/* edits_put of a 4-byte word of the container's head at file offset `at` (hb: the head's
+ * bytes, read from head_pos), first keeping what the pending bytes held there so that a
+ * later refusal can put it back. */
+static int put_undoable(struct edits *e, const uint8_t *hb, uint64_t head_pos, uint64_t at, const uint8_t *word,
+                        uint8_t *was, uint64_t *was_at, int *n)
 {
-    memcpy(was, hb + at, 4);
+    memcpy(was, hb + (at - head_pos), 4);
     edits_overlay(e, at, was, 4);
     int rc = edits_put(e, at, word, 4);
     if (rc == 0) {
@@ -1066,61 +1059,66 @@ static int put_undoable(struct edits *e, const uint8_t *hb, uint64_t at, const u
     return rc;
 }
 
+/* A part its view lets be replaced at another length (t->resize: a wrapped RIG's
+ * granny.gr2): the view's plan, made from its container's head as the file has it now,
+ * says which bytes the new content (padded) replaces and which head words follow (a
+ * wrapper's offsets); the bytes go into a splice, the words into patches.
+ * `built_on`: the wrapped_serial of the pending section write's bytes the new ones were
+ * made from, whose splice they replace (0: none; another writer's since: -EBUSY). */
 static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src,
                       uint64_t built_on)
 {
-    size_t len = (size_t)src->len;
-    uint8_t hb[52];
-    uint32_t h[13];
+    const struct view_resize *vr = &t->resize;
+    uint8_t hb[RW_HEAD_MAX];
+    if (!vr->plan || vr->head_len > sizeof hb)
+        return -EPERM;
     struct rw_gen *cur = acquire_newest(rw);
-    bool read = pread(cur->fs->src.fd, hb, sizeof hb, 0) == (ssize_t)sizeof hb;
+    bool read = pread(cur->fs->src.fd, hb, vr->head_len, (off_t)t->head_pos) == (ssize_t)vr->head_len;
     rw_release(rw, cur);
     if (!read)
         return -EIO;
-    for (int i = 0; i < 13; i++)
-        h[i] = hb[4 * i] | (uint32_t)hb[4 * i + 1] << 8 | (uint32_t)hb[4 * i + 2] << 16 | (uint32_t)hb[4 * i + 3] << 24;
-    uint64_t g0 = 12 + (uint64_t)h[3], ik = 16 + (uint64_t)h[4], old_len = t->len;
-    uint64_t new_ik = (g0 + len + 3) & ~3ull;
-    if (g0 != t->pos || ik < g0 + old_len || new_ik > UINT32_MAX) {
-        rw_log(rw, "refused %s: the wrapper's offsets do not frame the Granny data; nothing changed", path);
+    struct view_resize_plan plan;
+    char why[200];
+    enum s3_err e = vr->plan(hb, vr->pos, t->len, src->len, &plan, why, sizeof why);
+    bool words_in_head = e == S3_OK && plan.nwords <= sizeof plan.word / sizeof plan.word[0];
+    for (uint32_t i = 0; words_in_head && i < plan.nwords; i++)
+        words_in_head = plan.word_at[i] + 4 <= vr->head_len;
+    if (e != S3_OK || !words_in_head || t->head_pos + plan.from != t->pos || plan.to < plan.from ||
+        plan.new_len < src->len) {
+        rw_log(rw, "refused %s: %s; nothing changed", path,
+               e != S3_OK ? why : "the container's offsets do not frame the part");
         return -EPERM;
     }
-    int64_t delta = (int64_t)new_ik - (int64_t)ik;
-    /* the splice: the new Granny data and its padding, in an unlinked file beside the
-     * source until the commit */
+    uint64_t from = t->head_pos + plan.from, to = t->head_pos + plan.to;
+    /* the splice: the new bytes and their padding, in an unlinked file beside the source
+     * until the commit */
     int sfd = edits_scratch(rw->lock->dirfd);
     if (sfd < 0)
         return sfd;
-    int copied = copy_whole(src, sfd, new_ik - g0);
+    int copied = copy_whole(src, sfd, plan.new_len);
     if (copied) {
         close(sfd);
         return copied;
     }
     pthread_mutex_lock(&rw->mu);
     /* nothing pending changes unless all of it does: the splice's only refusal is told
-     * first, and the header words put are put back (into the edits they made, which takes
+     * first, and the head words put are put back (into the edits they made, which takes
      * no memory) when a later one is refused */
-    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == g0 &&
+    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == from &&
                 rw->pending.splice_to > rw->pending.splice_from;
     int rc = !redo && rw->pending.splice_to > rw->pending.splice_from ? -EBUSY : 0;
-    uint8_t f[4], was[6][4];
-    uint64_t put_at[6];
+    uint8_t f[4], was[8][4];
+    uint64_t put_at[8];
     int nput = 0;
-    for (int i = 4; i <= 8 && !rc; i++) { /* the blocks after the Granny data */
-        uint64_t at = 4 * (uint64_t)i, target = at + h[i];
-        if (target < ik)
-            continue;
-        put_le(f, (uint32_t)((int64_t)h[i] + delta), 4);
-        rc = put_undoable(&rw->pending, hb, at, f, was[nput], &put_at[nput], &nput);
-    }
-    if (!rc && (h[2] == old_len || h[2] == ik - g0)) { /* the writer's Granny size */
-        put_le(f, (uint32_t)(h[2] == old_len ? len : new_ik - g0), 4);
-        rc = put_undoable(&rw->pending, hb, 8, f, was[nput], &put_at[nput], &nput);
+    for (uint32_t i = 0; i < plan.nwords && !rc; i++) {
+        put_le(f, plan.word[i], 4);
+        rc = put_undoable(&rw->pending, hb, t->head_pos, t->head_pos + plan.word_at[i], f, was[nput], &put_at[nput],
+                          &nput);
     }
     if (!rc && redo)
         edits_drop_splice(&rw->pending); /* its bytes are in the new ones */
     if (!rc)
-        rc = edits_splice_file(&rw->pending, g0, ik, sfd, (size_t)(new_ik - g0));
+        rc = edits_splice_file(&rw->pending, from, to, sfd, (size_t)plan.new_len);
     while (rc && nput > 0) {
         nput--;
         (void)edits_put(&rw->pending, put_at[nput], was[nput], 4); /* an existing edit: no allocation */
@@ -1214,7 +1212,8 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
             for (int i = 0; i < 4; i++)
                 neu[span.field + (uint64_t)i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
         }
-        struct rw_target gt = {.kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len};
+        struct rw_target gt = {
+            .kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len, .resize = t->resize, .head_pos = t->head_pos};
         struct whole_src src = {neu, -1, plan.total};
         rc = put_granny(rw, &gt, path, &src, serial);
         pthread_mutex_lock(&rw->mu);

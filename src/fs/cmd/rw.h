@@ -69,7 +69,14 @@ struct rw_target {
     /* RW_SECTION (or a value in one) whose Granny data is a wrapped RIG's granny.gr2
      * (gr2_pos, gr2_len): the section goes into new Granny bytes, which replace it whole */
     bool wrapped;
+    /* RW_GRANNY (and a section in it): the view's declaration of the part (view_resize_of),
+     * and where its container's head lies in the file */
+    struct view_resize resize;
+    uint64_t head_pos;
 };
+
+/* The most bytes of a container's head a resize plan reads. */
+#define RW_HEAD_MAX 256
 
 /* The largest resource a write may replace. */
 #define RW_RESOURCE_MAX (256u << 20)

@@ -501,6 +501,24 @@ bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf)
     return found;
 }
 
+int view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx)
+{
+    struct s3fs *top = fs;
+    while (top->host)
+        top = top->host;
+    return view_hooks_add(fs->tree, &top->resize_hooks, (void (*)(void))fn, ctx);
+}
+
+bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
+{
+    bool found = false;
+    tree_lock(fs->tree);
+    for (const struct view_hook *h = fs->resize_hooks.first; h && !found; h = h->next)
+        found = ((view_resize_fn *)h->fn)(fs, ino, out, h->ctx);
+    tree_unlock(fs->tree);
+    return found;
+}
+
 const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
 {
     if (!fs->skeletons_made) {

@@ -89,6 +89,31 @@ typedef bool view_table_fn(struct s3fs *fs, uint32_t ino, struct table_field *tf
 int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx);
 bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf);
 
+/* -o rw: parts a view lets be replaced whole at another length because it can keep its
+ * container consistent (a wrapped RIG's granny.gr2: the wrapper's offsets follow), so that
+ * rw knows no container's header. A hook is kept by the mount's top view, like the table
+ * hooks; the first that knows ino fills *out. The part is [pos, pos+len) of the view's
+ * source; `plan`, given the container's first head_len bytes as they are when the write
+ * comes (read by the caller from the source's start) and the new length, says which bytes
+ * [from, to) the new content (zero-padded to new_len) replaces and which words (4 bytes,
+ * little-endian, at source offsets) change with it: S3_OK or the reason, with why. */
+struct view_resize_plan {
+    uint64_t from, to, new_len;
+    uint32_t nwords;
+    uint64_t word_at[8];
+    uint32_t word[8];
+};
+typedef enum s3_err view_resize_plan_fn(const uint8_t *head, uint64_t pos, uint64_t old_len, uint64_t new_len,
+                                        struct view_resize_plan *out, char *why, size_t whylen);
+struct view_resize {
+    uint64_t pos, len;
+    uint32_t head_len;
+    view_resize_plan_fn *plan;
+};
+typedef bool view_resize_fn(struct s3fs *fs, uint32_t ino, struct view_resize *out, void *ctx);
+int view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
+bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out);
+
 /* A file an option names for its skeletons (-o skeleton=, -o rig=): opened by the open
  * layer before the view, as a tree of its own, and kept while the mount lives. */
 struct skeleton_file {
@@ -128,6 +153,8 @@ struct s3fs {
     s3fs_open_at_fn *open_at;
     /* the tables its views declare writable (view_add_table_hook) */
     struct view_hooks table_hooks;
+    /* the parts its views let be replaced at another length (view_add_resize_hook) */
+    struct view_hooks resize_hooks;
     /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
     struct view_hooks skeletons_hooks;
     struct rig_set skeletons;

@@ -194,6 +194,39 @@ void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, 
                  (unsigned long long)granny_size);
 }
 
+enum s3_err rig_plan_granny_resize(const uint8_t head[RIG_HEADER_SIZE], uint64_t granny_pos, uint64_t old_len,
+                                   uint64_t new_len, struct rig_granny_resize *out, char *err, size_t errlen)
+{
+    uint32_t h[RIG_HEADER_FIELDS];
+    for (int i = 0; i < RIG_HEADER_FIELDS; i++)
+        h[i] = ld_u32(head + 4 * i, false);
+    /* every offset counts from its own field */
+    uint64_t g0 = 12 + (uint64_t)h[RIG_H_GRANNY], ik = 16 + (uint64_t)h[RIG_H_IK_CHAINS];
+    uint64_t new_ik = (g0 + new_len + 3) & ~3ull;
+    memset(out, 0, sizeof *out);
+    if (g0 != granny_pos || ik < g0 + old_len)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the wrapper's offsets do not frame the Granny data");
+    if (new_ik > UINT32_MAX)
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "the wrapper's offsets would pass 32 bits");
+    int64_t delta = (int64_t)new_ik - (int64_t)ik;
+    for (int i = RIG_H_IK_CHAINS; i <= RIG_H_FULL_BONE_LIST; i++) { /* the blocks after the Granny data */
+        uint64_t at = 4 * (uint64_t)i;
+        if (at + h[i] < ik)
+            continue;
+        out->word_at[out->nwords] = (uint32_t)at;
+        out->word[out->nwords++] = (uint32_t)((int64_t)h[i] + delta);
+    }
+    /* int2_offset: the writer's Granny size (exact, or up to the IK block) follows it */
+    if (h[RIG_H_INT2] == old_len || h[RIG_H_INT2] == ik - g0) {
+        out->word_at[out->nwords] = 4 * RIG_H_INT2;
+        out->word[out->nwords++] = (uint32_t)(h[RIG_H_INT2] == old_len ? new_len : new_ik - g0);
+    }
+    out->from = g0;
+    out->to = ik;
+    out->new_len = new_ik - g0;
+    return S3_OK;
+}
+
 enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err,
                               size_t errlen)
 {

@@ -106,6 +106,22 @@ struct rig_wrapped {
 enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err,
                               size_t errlen);
 void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d);
+
+/* What replacing the Granny data by new bytes of another length changes in the wrapper
+ * (docs/formats/rig.md): the bytes [from, to) (the Granny data and its padding up to the
+ * IK-chain block) become the new data padded to 4 bytes (new_len), and the header words
+ * word_at[i] (file offsets) take word[i] (the offsets past the Granny data moved, the
+ * writer's Granny size in int2_offset when it held one). */
+struct rig_granny_resize {
+    uint64_t from, to, new_len;
+    uint32_t nwords;
+    uint32_t word_at[6], word[6];
+};
+/* From the header's 52 bytes as they are now, the Granny data's old length and the new
+ * one: S3_OK, or S3_ERR_FORMAT when the header's offsets do not frame the Granny data
+ * (old_len bytes at granny_pos), S3_ERR_LIMIT when the new offsets pass 32 bits. */
+enum s3_err rig_plan_granny_resize(const uint8_t head[RIG_HEADER_SIZE], uint64_t granny_pos, uint64_t old_len,
+                                   uint64_t new_len, struct rig_granny_resize *out, char *err, size_t errlen);
 void rig_free_wrapped(struct rig_wrapped *r);
 
 /* s3_detect_fn: a wrapped RIG (first u32 RIG_MAGIC). */

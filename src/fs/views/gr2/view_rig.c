@@ -299,6 +299,35 @@ static void describe(struct rig_view *v)
     check_overlaps(v, blocks, nb);
 }
 
+/* -o rw: the wrapper's words that follow a new Granny data length (rig.h's plan). */
+static enum s3_err plan_granny(const uint8_t *head, uint64_t pos, uint64_t old_len, uint64_t new_len,
+                               struct view_resize_plan *out, char *why, size_t whylen)
+{
+    struct rig_granny_resize r;
+    enum s3_err e = rig_plan_granny_resize(head, pos, old_len, new_len, &r, why, whylen);
+    if (e != S3_OK)
+        return e;
+    *out = (struct view_resize_plan){r.from, r.to, r.new_len, r.nwords, {0}, {0}};
+    for (uint32_t i = 0; i < r.nwords; i++) {
+        out->word_at[i] = r.word_at[i];
+        out->word[i] = r.word[i];
+    }
+    return S3_OK;
+}
+
+/* -o rw: granny.gr2 may be replaced at another length when the RIG is the mounted file
+ * (inside a container, its size is the container's to change). */
+static bool granny_resize(struct s3fs *fs, uint32_t ino, struct view_resize *out, void *ctx)
+{
+    struct rig_view *v = ctx;
+    struct tree *t = fs->tree;
+    if (!v->granny || v->fs->nested || tree_parent(t, ino) != v->fs->root ||
+        strcmp(tree_name(t, ino), "granny.gr2") != 0)
+        return false;
+    *out = (struct view_resize){v->r.granny_pos, tree_size(t, ino), RIG_HEADER_SIZE, plan_granny};
+    return true;
+}
+
 enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct rig_view *v = calloc(1, sizeof *v);
@@ -321,5 +350,7 @@ enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
         diag_add(&fs->diag, "Granny object tree: out of memory");
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
     describe(v);
+    if (view_add_resize_hook(fs, granny_resize, v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }
