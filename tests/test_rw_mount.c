@@ -1084,6 +1084,137 @@ static void test_rw_granny_section_in_rig(void **state)
     rig_section_raw(&bk2, "bk2-value.rig", true);
 }
 
+/* open, write len bytes, close: the errno of the first failing step (0: none), which in
+ * *step ('o' 'w' 'c'). */
+static int write_bytes(const char *path, const void *b, size_t len, char *step)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0) {
+        *step = 'o';
+        return errno;
+    }
+    if (write(fd, b, len) != (ssize_t)len) {
+        int e = errno;
+        close(fd);
+        *step = 'w';
+        return e;
+    }
+    *step = 'c';
+    return close(fd) ? errno : 0;
+}
+
+/* The file renamed away from its path (away) or back: while it is away, a commit is
+ * refused (EBUSY: the path is no longer the file read) and the edits stay pending; the
+ * daemon's reads, through its descriptor, go on. */
+static void move_file(const char *path, bool away)
+{
+    char other[300];
+    snprintf(other, sizeof other, "%s.away", path);
+    assert_int_equal(away ? rename(path, other) : rename(other, path), 0);
+}
+
+/* fsync through a handle of rel: 0 or the errno (what is pending is committed). */
+static int fsync_at(const char *mnt, const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    int fd = open(p, O_WRONLY);
+    assert_true(fd >= 0);
+    int rc = fsync(fd) ? errno : 0;
+    assert_int_equal(close(fd), 0);
+    return rc;
+}
+
+/* Two writes to a compressed section before one commit (the first commits refused: the
+ * file was moved away from its path, so both stay pending): the section is stored raw
+ * once, with the second write's bytes, at the Granny data's old end (4-aligned); the
+ * first copy is nowhere in the file (its value's bytes appear nowhere), total_size is the
+ * data's end, the CRC is valid. In a wrapped RIG (rig) the same holds inside the new
+ * Granny data, and the wrapper's blocks follow it right after its padding. Mounted again
+ * the second value reads back. */
+static void two_section_writes(const struct fxg_opts *o, const char *name, bool rig, bool by_value)
+{
+    struct fxg_result r;
+    struct fx_rig_layout rl = {0};
+    size_t size;
+    uint8_t *bytes = rig ? fxg_sample_rig(o, &r, &size, &rl) : fxg_build(o, &size, &r);
+    char path[256], mnt[256], p[512], step;
+    write_fixture(name, bytes, size, path, sizeof path);
+    make_mountpoint("m-two-sections", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *bone = "granny/root/Skeletons/0/Bones/1/Transform/position";
+    size_t at = find_once(r.section, r.section_size, (const uint8_t *)r.bones[1].position, 12);
+    assert_true(at != SIZE_MAX);
+    static const float first[3] = {1.5f, -2.0f, 0.25f}, second[3] = {7.0f, 8.0f, 9.0f};
+    const char *texts[2] = {"1.5\n-2\n0.25\n", "7\n8\n9\n"};
+    const float *vals[2] = {first, second};
+    uint8_t *sec = malloc(r.section_size);
+    move_file(path, true);
+    for (int k = 0; k < 2; k++) {
+        memcpy(sec, r.section, r.section_size);
+        memcpy(sec + at, vals[k], 12); /* the builder writes floats little-endian */
+        if (by_value) {
+            snprintf(p, sizeof p, "%s/%s", mnt, bone);
+            assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, texts[k], &step), EBUSY);
+        } else {
+            snprintf(p, sizeof p, "%s/granny/sections/0/data.bin", mnt);
+            assert_int_equal(write_bytes(p, sec, r.section_size, &step), EBUSY);
+        }
+        assert_int_equal(step, 'c');
+    }
+    assert_true(info_has(mnt, "commit refused"));
+    move_file(path, false); /* the file read is at its path again: the commit goes through */
+    assert_int_equal(fsync_at(mnt, rig ? "header.bin" : "granny.gr2"), 0);
+    umount_rw(mnt, path);
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    const uint8_t *g = now + rl.granny_pos;
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u, len = r.section_size, total = rd32(g + 0x24);
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), len);
+    assert_memory_equal(g + data_at, sec, len);
+    assert_gr2_crc_valid(g);
+    /* the first write's value: in no copy of the section left behind */
+    uint8_t one[12];
+    memcpy(one, first, 12);
+    assert_int_equal(find_once(now, n, one, 12), SIZE_MAX);
+    for (size_t i = 0; i + 12 <= n; i++)
+        assert_true(memcmp(now + i, one, 12) != 0);
+    if (rig) { /* the IK chains right after the Granny data's padding, the file's rest as was */
+        uint64_t new_ik = (rl.granny_pos + total + 3) & ~3ull;
+        assert_int_equal(rd32(now + 16) + 16, new_ik);
+        assert_int_equal(n, new_ik + (size - rl.ik_pos));
+        assert_memory_equal(now + new_ik, bytes + rl.ik_pos, size - rl.ik_pos);
+    } else {
+        assert_int_equal(total, n);
+    }
+    assert_true(total >= data_at + len && total - (data_at + len) < len); /* at most its tables after it */
+    free(now);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/%s", mnt, bone);
+    char *t = text_of(p);
+    assert_string_equal(t, texts[1]);
+    free(t);
+    do_umount(mnt);
+    free(sec);
+    free(r.section);
+    free(bytes);
+}
+
+static void test_rw_two_section_writes_one_commit(void **state)
+{
+    (void)state;
+    struct fxg_opts oodle1 = {.sig = "le32", .version = 7, .nbones = 5, .oodle1_objects = true};
+    struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
+    struct fxg_opts rig1 = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
+    two_section_writes(&oodle1, "two-oodle1.gr2", false, false);
+    two_section_writes(&bk2, "two-bk2.gr2", false, true);
+    two_section_writes(&rig1, "two-oodle1.rig", true, false);
+    two_section_writes(&bk2, "two-bk2.rig", true, true);
+}
+
 static uint64_t offset_of(const char *mnt, const char *rel)
 {
     char p[512], off[32] = "";
@@ -2255,6 +2386,7 @@ int main(void)
         mount_test(test_rw_granny_value_in_compressed_section),
         mount_test(test_rw_granny_table_in_compressed_section),
         mount_test(test_rw_granny_section_in_rig),
+        mount_test(test_rw_two_section_writes_one_commit),
         mount_test(test_rw_t2fs_values),
         mount_test(test_rw_editors),
         mount_test(test_rw_refusals),

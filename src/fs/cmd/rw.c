@@ -74,6 +74,7 @@ void rw_free(struct rw *rw)
     free(rw->gr2);
     free(rw->seccopy.bytes);
     free(rw->wrapped_granny);
+    free(rw->raw);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
     pthread_mutex_destroy(&rw->gmu);
@@ -841,11 +842,11 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
 {
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
-    uint8_t *whole = NULL;
+    uint8_t *whole = NULL, *was = malloc(t->len ? t->len : 1);
     size_t len = 0;
     pthread_mutex_lock(&rw->mu);
-    int rc = 0;
-    if (c->bytes == NULL || c->gv != t->gv || c->sec != t->sec) {
+    int rc = was ? 0 : -ENOMEM;
+    if (!rc && (c->bytes == NULL || c->gv != t->gv || c->sec != t->sec)) {
         uint8_t *fresh;
         size_t flen;
         enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, sizeof why);
@@ -860,6 +861,7 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     if (!rc && !(whole = malloc(c->len ? c->len : 1)))
         rc = -ENOMEM;
     if (!rc) {
+        memcpy(was, c->bytes + t->sec_off, t->len);
         memcpy(c->bytes + t->sec_off, field, t->len);
         memcpy(whole, c->bytes, c->len);
         len = c->len;
@@ -871,13 +873,15 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         struct rw_target st = *t;
         st.kind = RW_SECTION;
         rc = put_section(rw, &st, path, whole, len);
-        if (rc) { /* the copy holds a write that is not pending: start again from the file */
+        if (rc) { /* the copy holds a write that is not pending: its bytes of before again
+                   * (the writes before it are pending, stored raw: they stay) */
             pthread_mutex_lock(&rw->mu);
-            free(c->bytes);
-            *c = (struct rw_section_copy){0};
+            if (c->bytes && c->gv == t->gv && c->sec == t->sec)
+                memcpy(c->bytes + t->sec_off, was, t->len);
             pthread_mutex_unlock(&rw->mu);
         }
     }
+    free(was);
     free(whole);
     return rc;
 }
@@ -1133,22 +1137,91 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     return rc;
 }
 
+/* Under mu: the raw copy of t's section stored since the last commit (in the tail, or in
+ * the wrapped RIG's new Granny bytes), or -1. -EBUSY when there is one but another
+ * section was stored after it: it cannot be stored again in its place. */
+static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, size_t *at)
+{
+    size_t last = SIZE_MAX;
+    for (size_t i = 0; i < rw->nraw; i++)
+        if (rw->raw[i].wrapped == wrapped)
+            last = i;
+    for (size_t i = 0; i < rw->nraw; i++)
+        if (rw->raw[i].wrapped == wrapped && rw->raw[i].gv == t->gv && rw->raw[i].sec == t->sec) {
+            *at = i;
+            return i == last ? 0 : -EBUSY;
+        }
+    return -1;
+}
+
+/* Under mu: room for one more raw copy noted (taken before anything changes, so that the
+ * note cannot fail after): 0 or -ENOMEM. */
+static int raw_copy_room(struct rw *rw)
+{
+    if (rw->nraw < rw->capraw)
+        return 0;
+    size_t cap = rw->capraw ? 2 * rw->capraw : 4;
+    struct rw_raw_copy *n = realloc(rw->raw, cap * sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    rw->raw = n;
+    rw->capraw = cap;
+    return 0;
+}
+
+/* Under mu, after raw_copy_room: a raw copy stored at `from` (or its place again). */
+static void raw_copy_note(struct rw *rw, const struct rw_target *t, bool wrapped, uint64_t from)
+{
+    size_t at;
+    if (raw_copy_of(rw, t, wrapped, &at) == 0)
+        rw->raw[at].from = from;
+    else if (rw->nraw < rw->capraw)
+        rw->raw[rw->nraw++] = (struct rw_raw_copy){t->gv, t->sec, wrapped, from};
+}
+
+/* Under mu: the wrapped RIG's raw copies forgotten (their Granny bytes are gone). */
+static void raw_copies_drop_wrapped(struct rw *rw)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < rw->nraw; i++)
+        if (!rw->raw[i].wrapped)
+            rw->raw[k++] = rw->raw[i];
+    rw->nraw = k;
+}
+
+static void log_stored_after(struct rw *rw, const char *path, uint32_t sec)
+{
+    rw_log(rw, "refused %s: section %" PRIu32 " was stored raw before another section since the last commit, "
+               "and cannot be stored again in its place until a commit; nothing changed", path, sec);
+}
+
 /* The Granny bytes a wrapped-RIG section write builds on: those of the previous such
  * write while its splice is still pending, else the file's (pending patches over them).
  * *out is malloc'd; *serial: the pending bytes' wrapped_serial, 0 for the file's. */
-static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len, uint64_t *serial)
+static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len, uint64_t *serial,
+                        bool *stored_after)
 {
     pthread_mutex_lock(&rw->mu);
     const struct edits *e = &rw->pending;
     bool live = rw->wrapped_granny && e->splice_to > e->splice_from && e->splice_from == t->gr2_pos;
-    int rc = 0;
+    int rc = raw_copy_room(rw);
+    size_t n = live ? rw->wrapped_len : (size_t)t->gr2_len, at;
+    *stored_after = false;
     if (!live) {
         free(rw->wrapped_granny);
         rw->wrapped_granny = NULL;
-        if (e->splice_to > e->splice_from)
+        raw_copies_drop_wrapped(rw);
+        if (!rc && e->splice_to > e->splice_from)
             rc = -EBUSY; /* another whole replacement is pending */
+    } else if (!rc) {
+        /* this section stored raw by the last such write: stored again in its place (the
+         * bytes before it are the ones it was appended to) */
+        int again = raw_copy_of(rw, t, true, &at);
+        if (again == -EBUSY)
+            rc = -EBUSY, *stored_after = true;
+        else if (again == 0 && rw->raw[at].from <= n)
+            n = (size_t)rw->raw[at].from;
     }
-    size_t n = live ? rw->wrapped_len : (size_t)t->gr2_len;
     uint8_t *b = rc ? NULL : malloc(n ? n : 1);
     if (!rc && !b)
         rc = -ENOMEM;
@@ -1181,7 +1254,8 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     size_t blen = 0;
     char why[200] = "";
     uint64_t serial = 0;
-    int rc = wrapped_base(rw, t, &base, &blen, &serial);
+    bool stored_after;
+    int rc = wrapped_base(rw, t, &base, &blen, &serial, &stored_after);
     int base_rc = rc; /* put_granny logs its own refusals */
     uint64_t at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull, header = 0, total_field = 0;
     struct gr2_raw_plan plan = {0};
@@ -1223,6 +1297,8 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
             rw->wrapped_len = (size_t)plan.total;
             rw->wrapped_serial++;
             neu = NULL;
+            if (raw_copy_room(rw) == 0) /* taken in wrapped_base: cannot fail here */
+                raw_copy_note(rw, t, true, at);
         }
         pthread_mutex_unlock(&rw->mu);
     }
@@ -1231,6 +1307,8 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     free(base);
     if (e != S3_OK)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (stored_after)
+        log_stored_after(rw, path, t->sec);
     else if (base_rc == -EBUSY)
         rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
     else if (rc == -EFBIG)
@@ -1241,44 +1319,88 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     return rc;
 }
 
+/* Under mu: a raw copy appended to the pending tail: padding, the section's bytes, the
+ * tables stored with it. 0 or the -errno of the append (then the tail is as it was). */
+static int append_copy(struct rw *rw, uint64_t pad, const void *data, size_t len, const struct gr2_raw_plan *plan)
+{
+    static const uint8_t zero[4];
+    size_t tail_was = rw->pending.tail_len;
+    int rc = edits_append(&rw->pending, zero, (size_t)pad);
+    if (!rc)
+        rc = edits_append(&rw->pending, data, len);
+    if (!rc)
+        rc = edits_append(&rw->pending, plan->after, plan->after_len);
+    if (rc)
+        edits_cut_tail(&rw->pending, tail_was); /* what was appended is not referenced: dropped */
+    return rc;
+}
+
+/* Under mu: everything pending dropped (the tail's file failed where it held a copy). */
+static void drop_pending(struct rw *rw)
+{
+    edits_clear(&rw->pending);
+    rw->ngr2 = 0;
+    rw->nraw = 0;
+    free(rw->seccopy.bytes);
+    rw->seccopy = (struct rw_section_copy){0};
+}
+
 /* A compressed section's expanded bytes, stored raw after the Granny data (the file's
  * end, after what is appended already), 4-aligned; the Granny format's plan
  * (gr2_view_raw_plan) gives the section header, the tables that were compressed with it,
- * and total_size. The old stored bytes stay, unreferenced. */
+ * and total_size. The old stored bytes stay, unreferenced. Stored raw again before a
+ * commit, the section goes in the place of its copy of before when that is the last one
+ * appended (room for it is proven first by appending it at the end: once in place, no
+ * allocation is left to fail), so that no copy is left unreferenced; when another
+ * section's copy follows it, the write is refused (EBUSY) until a commit. */
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
 {
     if (t->wrapped)
         return put_wrapped_section(rw, t, path, data, len);
-    static const uint8_t zero[4];
-    char why[200];
+    char why[200] = "";
     pthread_mutex_lock(&rw->mu);
-    uint64_t end = newest(rw)->fs->src.size + rw->pending.tail_len, rel = end - t->pos;
-    uint64_t pad = (4 - rel % 4) % 4, header, total_field;
-    struct gr2_raw_plan plan;
-    enum s3_err e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
-    int rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
-    size_t tail_was = rw->pending.tail_len;
+    size_t prev = 0;
+    int again = raw_copy_of(rw, t, false, &prev);
+    int rc = again == -EBUSY ? -EBUSY : raw_copy_room(rw);
+    uint64_t from = again == 0 ? rw->raw[prev].from : rw->pending.tail_len;
+    uint64_t rel = newest(rw)->fs->src.size + from - t->pos; /* current while mu is held */
+    uint64_t pad = (4 - rel % 4) % 4, header = 0, total_field = 0;
+    struct gr2_raw_plan plan = {0};
+    enum s3_err e = S3_OK;
+    if (!rc) {
+        e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
+        rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
+    }
     if (!rc)
-        rc = edits_append(&rw->pending, zero, (size_t)pad);
-    if (!rc)
-        rc = edits_append(&rw->pending, data, len);
-    if (!rc)
-        rc = edits_append(&rw->pending, plan.after, plan.after_len);
-    if (rc)
-        rw->pending.tail_len = tail_was; /* what was appended is not referenced: dropped */
+        rc = append_copy(rw, pad, data, len, &plan);
+    bool lost = false;
+    if (!rc && again == 0) {
+        edits_cut_tail(&rw->pending, from);
+        rc = append_copy(rw, pad, data, len, &plan);
+        if (rc) { /* the copy of before is overwritten in part: nothing pending is whole */
+            drop_pending(rw);
+            lost = true;
+        }
+    }
     if (!rc)
         rc = edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
     if (!rc)
         rc = edits_put(&rw->pending, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4);
-    if (!rc && (rc = note_gr2(rw, t)) == 0)
+    if (!rc && (rc = note_gr2(rw, t)) == 0) {
         for (size_t i = 0; i < rw->ngr2; i++)
             if (rw->gr2[i].dir == t->gr2_dir)
                 rw->gr2[i].grown = plan.total - (rw->gr2[i].len);
+        raw_copy_note(rw, t, false, from);
+    }
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     free(plan.after);
     if (e != S3_OK)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (again == -EBUSY)
+        log_stored_after(rw, path, t->sec);
+    else if (lost)
+        rw_log(rw, "failed %s: the pending edits' file: %s; every pending edit is dropped", path, strerror(-rc));
     else if (!rc)
         rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) after the Granny data", path,
                t->sec, len);
@@ -1448,6 +1570,7 @@ int rw_commit(struct rw *rw, bool again)
         rw->ngr2 = 0;
         free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
         rw->seccopy = (struct rw_section_copy){0};
+        rw->nraw = 0;
         pthread_mutex_lock(&rw->logmu);
         rw->commits++;
         pthread_mutex_unlock(&rw->logmu);

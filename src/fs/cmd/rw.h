@@ -121,6 +121,17 @@ struct rw {
         uint8_t *bytes;
         size_t len;
     } seccopy;
+    /* the compressed sections stored raw since the last commit, in the order stored: where
+     * each copy starts (its padding first), in the pending tail or in wrapped_granny; the
+     * last one written again is stored again in its place, so that no earlier copy is left
+     * in the file unreferenced */
+    struct rw_raw_copy {
+        struct gr2_view *gv;
+        uint32_t sec;
+        bool wrapped;
+        uint64_t from;
+    } *raw;
+    size_t nraw, capraw;
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;
