@@ -1655,6 +1655,60 @@ static void test_rw_rig_granny_replaced(void **state)
     rig_free(&r);
 }
 
+/* A RIG's granny.gr2 replaced whole (another Granny file, of another length) and a value
+ * in the old Granny data written, both pending at one commit (the commits before refused:
+ * the file was moved away from its path), in either order. A value written first is
+ * replaced with the rest of the Granny data; a value written after the replacement lies
+ * in bytes that are no more: refused (EBUSY, an /info line saying why). Committed, the
+ * file is exactly the RIG with the new Granny bytes (the wrapper's offsets moved), whose
+ * CRC is valid by the rule (no CRC of the old data's range written over it). */
+static void granny_replaced_and_value(bool value_first)
+{
+    struct rig r;
+    rig_make(&r, value_first ? "gv-first.rig" : "gv-after.rig");
+    size_t glen;
+    struct fx_gr2_layout gl;
+    uint8_t *g = fx_sample_gr2("le32", 7, &glen, &gl);
+    assert_gr2_crc_valid(g);
+    assert_int_not_equal(glen, rd32(r.bytes + r.rl.granny_pos + 0x24)); /* another length */
+    char p[512], gpath[512], step;
+    const char *bone = "granny/root/Skeletons/0/Bones/1/Transform/position";
+    snprintf(p, sizeof p, "%s/%s", r.mnt, bone);
+    do_mount(r.path, r.mnt, "rw");
+    snprintf(gpath, sizeof gpath, "%s/granny.gr2", r.mnt);
+    move_file(r.path, true);
+    for (int k = 0; k < 2; k++)
+        if ((k == 0) == value_first) {
+            assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "1.5\n-2\n0.25\n", &step), EBUSY);
+        } else {
+            assert_int_equal(write_bytes(gpath, g, glen, &step), EBUSY);
+            assert_int_equal(step, 'c');
+        }
+    assert_true(info_has(r.mnt, "commit refused"));
+    if (!value_first)
+        assert_true(info_has(r.mnt, "a whole replacement of the bytes it lies in is pending"));
+    move_file(r.path, false);
+    assert_int_equal(fsync_at(r.mnt, "header.bin"), 0);
+    umount_rw(r.mnt, r.path);
+    uint64_t g0 = r.rl.granny_pos, ik = r.rl.ik_pos, new_ik = (g0 + glen + 3) & ~3ull;
+    size_t n;
+    uint8_t *now = slurp(r.path, &n);
+    assert_int_equal(n, new_ik + (r.size - ik));
+    assert_memory_equal(now + g0, g, glen);
+    assert_gr2_crc_valid(now + g0);
+    assert_memory_equal(now + new_ik, r.bytes + ik, r.size - ik);
+    free(now);
+    free(g);
+    rig_free(&r);
+}
+
+static void test_rw_granny_replaced_and_value(void **state)
+{
+    (void)state;
+    granny_replaced_and_value(true);
+    granny_replaced_and_value(false);
+}
+
 /* A reader holding a file whose part is gone after a commit: ESTALE, never other bytes. */
 static void test_rw_moved_part_estale(void **state)
 {
@@ -2398,6 +2452,7 @@ int main(void)
         mount_test(test_rw_package_outside_reader),
         mount_test(test_rw_large_replacement_outside_memory),
         mount_test(test_rw_rig_granny_replaced),
+        mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),
         mount_test(test_rw_parallel_readers),
         mount_test(test_rw_generations_freed),

@@ -783,16 +783,31 @@ static int note_gr2(struct rw *rw, const struct rw_target *t)
     return 0;
 }
 
+/* Under mu: whether [pos, pos+len) of the file lies in part in the pending splice (a
+ * whole replacement at another length): an edit there would be dropped at the commit, so
+ * it is refused rather than taken and lost. */
+static bool in_splice(const struct rw *rw, uint64_t pos, uint64_t len)
+{
+    const struct edits *e = &rw->pending;
+    return e->splice_to > e->splice_from && pos < e->splice_to && pos + len > e->splice_from;
+}
+
+#define IN_SPLICE_WHY "a whole replacement of the bytes it lies in is pending"
+
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
 {
     if (off > t->len || len > t->len - off)
         return -EFBIG;
     pthread_mutex_lock(&rw->mu);
-    int rc = note_gr2(rw, t);
+    bool spliced = in_splice(rw, t->pos + off, len);
+    int rc = spliced ? -EBUSY : note_gr2(rw, t);
     if (!rc)
         rc = edits_put(&rw->pending, t->pos + off, b, len);
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
+    if (spliced)
+        rw_log(rw, "refused a write to bytes [%" PRIu64 ", +%zu) of the file: " IN_SPLICE_WHY "; nothing changed",
+               t->pos + off, len);
     return rc;
 }
 
@@ -900,8 +915,19 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
         rw_log(rw, "refused %s: %s; nothing changed", path, strerror(-rc));
     else if (t->in_section)
         rc = put_in_section(rw, t, path, bytes);
-    else
+    if (rc || t->in_section) {
+        free(bytes);
+        return rc;
+    }
+    pthread_mutex_lock(&rw->mu);
+    bool spliced = in_splice(rw, t->pos, t->len);
+    pthread_mutex_unlock(&rw->mu);
+    if (spliced) {
+        rw_log(rw, "refused %s: " IN_SPLICE_WHY " (commit it first); nothing changed", path);
+        rc = -EBUSY;
+    } else {
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
+    }
     free(bytes);
     return rc;
 }
