@@ -136,7 +136,9 @@ static void test_encode_multi_value_lines(void **state)
 static void test_table_encode(void **state)
 {
     (void)state;
-    static const struct table_col cols[] = {{FIELD_F32, 0, 1, false}, {FIELD_U16, 4, 1, false}, {FIELD_U8, 6, 1, true}};
+    static const struct table_col cols[] = {{.kind = FIELD_F32, .offset = 0, .count = 1},
+                                            {.kind = FIELD_U16, .offset = 4, .count = 1},
+                                            {.kind = FIELD_U8, .offset = 6, .count = 1, .raw = true}};
     struct table_field tf = {0, 2, 8, true, true, "index,f,u,raw", cols, 3};
     assert_int_equal(table_row_cells(&tf), 4);
     uint8_t recs[16], nan_bits[4] = {0x7f, 0xc0, 0x12, 0x34}; /* a NaN with a payload */
@@ -158,6 +160,54 @@ static void test_table_encode(void **state)
         {"index,f,u,raw\n0,1,2,0g\n1,1,2,00\n", "not 1 bytes as hex"},
         {"index,f,u,raw\n0,1,2,000\n1,1,2,00\n", "not 1 bytes as hex"},
         {"", "0 rows for 2 records"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), -EINVAL);
+        if (!strstr(why, bad[i][1]))
+            fail_msg("case %zu: '%s' lacks '%s'", i, why, bad[i][1]);
+    }
+}
+
+/* The top 4 bits of the little-endian u16 at 8 (a derived cell's text). */
+static void top_bits(const uint8_t *rec, const void *ctx, char *out, size_t outlen)
+{
+    (void)ctx;
+    snprintf(out, outlen, "%u", rec[9] >> 4);
+}
+
+/* u64 cells (decimal or 0x hex, little-endian) and a derived column: records of 10
+ * bytes, a u64 at 0 and a u16 at 8 whose top 4 bits a derived cell shows. A derived cell
+ * may stay as the old bytes show it or say what the new ones show; anything else is
+ * EINVAL naming the column, as is a u64 that does not parse or fit. */
+static void test_table_u64_and_derived(void **state)
+{
+    (void)state;
+    static const struct table_col cols[] = {{.kind = FIELD_U64, .offset = 0, .count = 1},
+                                            {.kind = FIELD_U16, .offset = 8, .count = 1},
+                                            {.count = 1, .derive = top_bits, .name = "top"}};
+    struct table_field tf = {0, 1, 10, true, false, "index,id,word,top", cols, 3};
+    assert_int_equal(table_row_cells(&tf), 4);
+    uint8_t recs[10] = {0};
+    recs[9] = 0x30; /* word 0x3000: top 3 */
+    char why[200];
+    const char *ok[] = {"index,id,word,top\n0,0x0123456789abcdef,0x5001,3\n", /* the old top */
+                        "index,id,word,top\n0,0x0123456789abcdef,0x5001,5\n", /* the new top */
+                        "index,id,word,top\n0,18446744073709551615,4096,1\n"};
+    const uint8_t want[][10] = {{0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01, 0x01, 0x50},
+                                {0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01, 0x01, 0x50},
+                                {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x10}};
+    for (int i = 0; i < 3; i++) {
+        uint8_t r[10] = {0};
+        r[9] = 0x30;
+        assert_int_equal(table_encode(&tf, ok[i], strlen(ok[i]), r, why, sizeof why), 0);
+        assert_memory_equal(r, want[i], 10);
+    }
+    const char *bad[][2] = {
+        {"index,id,word,top\n0,1,0x5001,7\n", "row 1: top is not stored but shown from the record's other cells ('5')"},
+        {"index,id,word,top\n0,18446744073709551616,0x3000,3\n", "does not fit a u64"},
+        {"index,id,word,top\n0,-1,0x3000,3\n", "'-1' is not an integer (u64)"},
+        {"index,id,word,top\n0,0x,0x3000,3\n", "'0x' is not an integer (u64)"},
+        {"index,id,word,top\n0,12z,0x3000,3\n", "'12z' is not an integer (u64)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), -EINVAL);
@@ -391,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_overlay_merges),  cmocka_unit_test(test_write_with_crc),
         cmocka_unit_test(test_splice), cmocka_unit_test(test_splice_replaced),          cmocka_unit_test(test_encode_multi_value_lines),
         cmocka_unit_test(test_table_encode),    cmocka_unit_test(test_crc_into_tail),
+        cmocka_unit_test(test_table_u64_and_derived),
         cmocka_unit_test(test_spilled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

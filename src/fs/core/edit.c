@@ -44,6 +44,8 @@ static uint32_t kind_size(enum field_kind k)
     case FIELD_U16:
     case FIELD_I16:
         return 2;
+    case FIELD_U64:
+        return 8;
     default:
         return 4;
     }
@@ -90,7 +92,7 @@ static void store(uint8_t *p, uint32_t v, uint32_t size, bool be)
 
 static const char *kind_label(enum field_kind k)
 {
-    static const char *const label[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32"};
+    static const char *const label[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "u64"};
     return label[k];
 }
 
@@ -278,7 +280,7 @@ uint64_t table_row_cells(const struct table_field *tf)
 {
     uint64_t n = tf->numbered;
     for (uint32_t c = 0; c < tf->ncols; c++)
-        n += tf->cols[c].raw ? 1 : tf->cols[c].count;
+        n += tf->cols[c].raw || tf->cols[c].derive ? 1 : tf->cols[c].count;
     return n;
 }
 
@@ -307,9 +309,32 @@ static int encode_raw(const struct table_col *col, const char *cell, uint8_t *re
 
 /* One typed cell into its element; an f32 NaN over a NaN keeps the old bits (the text
  * "nan" does not say which NaN). */
+/* A u64 cell (decimal, or hex after 0x) into its 8 bytes. */
+static int encode_u64(const struct table_field *tf, const char *cell, uint8_t *at, char *why, size_t whylen)
+{
+    int base = cell[0] == '0' && (cell[1] == 'x' || cell[1] == 'X') ? 16 : 10; /* never octal */
+    const char *digits = cell + (base == 16 ? 2 : 0);
+    char *end;
+    errno = 0;
+    unsigned long long v = isxdigit((unsigned char)digits[0]) ? strtoull(digits, &end, base) : 0;
+    if (!isxdigit((unsigned char)digits[0]) || *end || (base == 10 && !isdigit((unsigned char)digits[0]))) {
+        snprintf(why, whylen, "'%.40s' is not an integer (u64)", cell);
+        return -EINVAL;
+    }
+    if (errno == ERANGE) {
+        snprintf(why, whylen, "%.40s does not fit a u64", cell);
+        return -EINVAL;
+    }
+    for (uint32_t i = 0; i < 8; i++)
+        at[i] = (uint8_t)(v >> 8 * (tf->be ? 7 - i : i));
+    return 0;
+}
+
 static int encode_cell(const struct table_field *tf, const struct table_col *col, uint32_t k, const char *cell,
                        uint8_t *rec, char *why, size_t whylen)
 {
+    if (col->kind == FIELD_U64)
+        return encode_u64(tf, cell, rec + col->offset + (size_t)k * 8, why, whylen);
     uint32_t size = kind_size(col->kind), bits;
     int rc = encode_one(col->kind, cell, &bits, why, whylen);
     if (rc)
@@ -353,9 +378,25 @@ static bool next_cell(const char *row, size_t n, size_t *at, char *buf, size_t b
     return ok;
 }
 
-/* One row of record r: its number (when numbered) and every column's cells. */
-static int encode_row(const struct table_field *tf, uint32_t r, const char *row, size_t n, uint8_t *rec, char *why,
-                      size_t whylen)
+/* A derived column's cell as written: what the record's old bytes (old) or its new ones
+ * (rec) show, else -EINVAL. */
+static int check_derived(const struct table_col *col, uint32_t r, const char *cell, const uint8_t *old,
+                         const uint8_t *rec, char *why, size_t whylen)
+{
+    char was[128], now[128];
+    col->derive(old, col->derive_ctx, was, sizeof was);
+    col->derive(rec, col->derive_ctx, now, sizeof now);
+    if (strcmp(cell, was) == 0 || strcmp(cell, now) == 0)
+        return 0;
+    snprintf(why, whylen, "row %" PRIu32 ": %s is not stored but shown from the record's other cells ('%.40s')",
+             r + 1, col->name ? col->name : "a derived cell", now);
+    return -EINVAL;
+}
+
+/* One row of record r: its number (when numbered) and every column's cells; `old` holds
+ * the record's bytes of before when a column is derived (checked once the rest is in). */
+static int encode_row(const struct table_field *tf, uint32_t r, const char *row, size_t n, uint8_t *rec,
+                      uint8_t *old, char *why, size_t whylen)
 {
     size_t at = 0;
     uint64_t cells = table_row_cells(tf), seen = 0;
@@ -376,13 +417,22 @@ static int encode_row(const struct table_field *tf, uint32_t r, const char *row,
             return -EINVAL;
         }
     }
+    char derived[8][128];
+    uint32_t nderived = 0;
+    if (old)
+        memcpy(old, rec, tf->stride);
     for (uint32_t c = 0; c < tf->ncols; c++) {
         const struct table_col *col = &tf->cols[c];
-        for (uint32_t k = 0; k < (col->raw ? 1 : col->count); k++) {
+        for (uint32_t k = 0; k < (col->raw || col->derive ? 1 : col->count); k++) {
             int rc = 0;
             if (!next_cell(row, n, &at, cell, sizeof cell)) {
                 snprintf(why, whylen, "row %" PRIu32 ": a cell is too long", r + 1);
                 return -EINVAL;
+            }
+            if (col->derive) { /* checked once every stored cell is in */
+                if (nderived < sizeof derived / sizeof derived[0])
+                    memcpy(derived[nderived++], cell, sizeof cell);
+                continue;
             }
             rc = col->raw ? encode_raw(col, cell, rec, why, whylen) : encode_cell(tf, col, k, cell, rec, why, whylen);
             if (rc) {
@@ -393,7 +443,23 @@ static int encode_row(const struct table_field *tf, uint32_t r, const char *row,
             }
         }
     }
+    for (uint32_t c = 0, d = 0; c < tf->ncols; c++) {
+        if (!tf->cols[c].derive || d >= nderived)
+            continue;
+        int rc = check_derived(&tf->cols[c], r, derived[d++], old, rec, why, whylen);
+        if (rc)
+            return rc;
+    }
     return 0;
+}
+
+/* Whether a column of tf is derived (then encode_row needs the record's old bytes). */
+static bool has_derived(const struct table_field *tf)
+{
+    for (uint32_t c = 0; c < tf->ncols; c++)
+        if (tf->cols[c].derive)
+            return true;
+    return false;
 }
 
 int table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
@@ -402,6 +468,11 @@ int table_encode(const struct table_field *tf, const char *text, size_t len, uin
     size_t at = 0;
     uint64_t rows = 0;
     bool header = true;
+    uint8_t *old = has_derived(tf) ? malloc(tf->stride ? tf->stride : 1) : NULL;
+    if (has_derived(tf) && !old) {
+        snprintf(why, whylen, "out of memory");
+        return -ENOMEM;
+    }
     while (at < len) {
         const char *nl = memchr(text + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
@@ -412,6 +483,7 @@ int table_encode(const struct table_field *tf, const char *text, size_t len, uin
         if (header) {
             if (n != strlen(tf->header) || memcmp(line, tf->header, n) != 0) {
                 snprintf(why, whylen, "the first line must stay the header (%.60s)", tf->header);
+                free(old);
                 return -EINVAL;
             }
             header = false;
@@ -419,13 +491,17 @@ int table_encode(const struct table_field *tf, const char *text, size_t len, uin
         }
         if (rows >= tf->nrec) {
             snprintf(why, whylen, "more than %" PRIu32 " rows (one a record)", tf->nrec);
+            free(old);
             return -EINVAL;
         }
-        int rc = encode_row(tf, (uint32_t)rows, line, n, recs + rows * tf->stride, why, whylen);
-        if (rc)
+        int rc = encode_row(tf, (uint32_t)rows, line, n, recs + rows * tf->stride, old, why, whylen);
+        if (rc) {
+            free(old);
             return rc;
+        }
         rows++;
     }
+    free(old);
     if (header || rows != tf->nrec) {
         snprintf(why, whylen, "%llu rows for %" PRIu32 " records", (unsigned long long)rows, tf->nrec);
         return -EINVAL;

@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum field_kind { FIELD_U8, FIELD_I8, FIELD_U16, FIELD_I16, FIELD_U32, FIELD_I32, FIELD_F32 };
+/* FIELD_U64: table cells only (value files of 8 bytes stay read-only). */
+enum field_kind { FIELD_U8, FIELD_I8, FIELD_U16, FIELD_I16, FIELD_U32, FIELD_I32, FIELD_F32, FIELD_U64 };
 
 struct field_type {
     enum field_kind kind;
@@ -42,12 +43,19 @@ int field_check_prefix(const struct field_type *ft, const char *text, size_t len
  * - table_encode: the whole new text -> the records' bytes. recs holds nrec·stride bytes,
  *   the current ones on entry (bytes no column covers stay, and an f32 cell that is NaN
  *   in both keeps its old bits); -EINVAL with why when the header, a row's number, a
- *   cell or a count is wrong (then recs is half-written: the caller discards it). */
+ *   cell or a count is wrong (then recs is half-written: the caller discards it).
+ * - A derived column (derive set) is one cell that shows what other bytes of the record
+ *   make (a name looked up, bits of a word): it is not stored; a write must leave it as
+ *   the record's old bytes or its new ones show it, else -EINVAL naming the column. */
 struct table_col {
     enum field_kind kind;
     uint32_t offset; /* in the record */
     uint32_t count;  /* cells: that many consecutive elements */
     bool raw;        /* one cell: count bytes as hex digits, two a byte (kind unused) */
+    /* derived: the cell's text from a record's bytes (into out, NUL-ended) */
+    void (*derive)(const uint8_t *rec, const void *ctx, char *out, size_t outlen);
+    const void *derive_ctx;
+    const char *name; /* a derived column's name, for refusals */
 };
 
 struct table_field {

@@ -410,8 +410,10 @@ static bool vertex_columns(struct geom_view *v, const char *header, size_t hlen)
         const struct geom_decl *x = &g->decl[i];
         bool named = x->ok && !(x->usage == GEOM_WEIGHT_MAP);
         bool wide = x->type == GEOM_DT_FLOAT || x->type == GEOM_DT_U32;
-        cols[i] = (struct table_col){x->type == GEOM_DT_FLOAT ? FIELD_F32 : wide ? FIELD_U32 : FIELD_U8, x->offset,
-                                     named ? geom_elements(x) : x->size, !named};
+        cols[i] = (struct table_col){.kind = x->type == GEOM_DT_FLOAT ? FIELD_F32 : wide ? FIELD_U32 : FIELD_U8,
+                                     .offset = x->offset,
+                                     .count = named ? geom_elements(x) : x->size,
+                                     .raw = !named};
         uint64_t bytes = named && wide ? 4ull * cols[i].count : cols[i].count;
         if ((uint64_t)x->offset + bytes > g->stride)
             return false;
