@@ -614,6 +614,158 @@ static void test_rw_geom_vertices(void **state)
     free(bytes);
 }
 
+/* Cell (row, col) of a CSV text (row 0: the header), malloc'd. */
+static char *csv_get(const char *text, int row, int col)
+{
+    const char *p = text;
+    for (int r = 0; r < row; r++) {
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    for (int c = 0; c < col; c++) {
+        p = strpbrk(p, ",\n");
+        assert_true(p && *p == ',');
+        p++;
+    }
+    return strndup(p, strcspn(p, ",\n"));
+}
+
+/* One cell written into a GEOM tail CSV: the file, the record (row - 1), the column, the
+ * text written, and the bytes it must become at `at` bytes into that record (the
+ * format's little-endian encoding of the value), after the block's count. */
+struct geom_cell {
+    const char *csv, *col, *text;
+    int record;
+    uint32_t at, width;
+    uint8_t bytes[8];
+    uint64_t (*block_pos)(const struct fxgeom_layout *l);
+    uint32_t stride;
+};
+
+static uint64_t tgis_pos(const struct fxgeom_layout *l) { return l->tgis.pos; }
+static uint64_t seams_pos(const struct fxgeom_layout *l) { return l->seams.pos; }
+static uint64_t rays_pos(const struct fxgeom_layout *l) { return l->slot_rays.pos; }
+static uint64_t bones_pos(const struct fxgeom_layout *l) { return l->bones.pos; }
+static uint64_t states_pos(const struct fxgeom_layout *l) { return l->states.pos; }
+
+/* A refused write: the CSV, the cell changed (row, column; row -1: the last row dropped),
+ * its text and what /info says. */
+struct geom_refusal {
+    const char *csv, *col, *text, *why;
+    int row;
+};
+
+/* The GEOM tail's CSVs of fixed-size records (tgis, seam_stitches, slot_rays, bones,
+ * geometry_states; version 15 has them all) are tables: a cell written becomes its
+ * column's type at its place in its record; derived cells (a seam's number, name and
+ * position from its word; a bone's name) may stay as they were; uv_stitches.csv (rows of
+ * several sizes) stays read-only. Refusals (a value that does not fit or parse, a row
+ * fewer, a derived cell changed alone) are EINVAL with an /info line and leave the file's
+ * sha256 as it was. Committed, unmounted, mounted again: the cells read back, the file
+ * differs from the original in exactly those bytes, and the tree only in those CSVs. */
+static void test_rw_geom_tail_tables(void **state)
+{
+    (void)state;
+    struct fxgeom_opts o = {.version = 15};
+    struct fxgeom_layout lay;
+    size_t size;
+    uint8_t *bytes = fxgeom_build(&o, &size, &lay);
+    char path[256], orig[300], mnt[256], p[512], step;
+    write_fixture("tail.geom", bytes, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-tail.geom", tmpdir);
+    assert_int_equal(fx_write_file(orig, bytes, size), 0);
+    make_mountpoint("m-tail", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const struct geom_cell cells[] = {
+        {"geom/tgis.csv", "instance", "0x00000000deadbeef", 1, 8, 8, {0xef, 0xbe, 0xad, 0xde, 0, 0, 0, 0}, tgis_pos, 16},
+        {"geom/tgis.csv", "type", "0x12345678", 2, 0, 4, {0x78, 0x56, 0x34, 0x12}, tgis_pos, 16},
+        {"geom/seam_stitches.csv", "word", "0x2005", 0, 4, 2, {0x05, 0x20}, seams_pos, 6},
+        {"geom/slot_rays.csv", "distance", "2.5", 0, 18, 4, {0, 0, 0x20, 0x40}, rays_pos, 66},
+        {"geom/bones.csv", "hash", "0x01020304", 1, 0, 4, {4, 3, 2, 1}, bones_pos, 4},
+        {"geom/geometry_states.csv", "vertex_count", "-9", 1, 12, 4, {0xf7, 0xff, 0xff, 0xff}, states_pos, 20},
+    };
+    const struct geom_refusal bad[] = {
+        {"geom/tgis.csv", NULL, NULL, "2 rows for 3 records", -1},
+        {"geom/tgis.csv", "instance", "0x1ffffffffffffffff", "does not fit a u64", 1},
+        {"geom/seam_stitches.csv", "seam_name", "Ankles", "seam_name is not stored", 1},
+        {"geom/slot_rays.csv", "distance", "abc", "'abc' is not a number (f32)", 1},
+        {"geom/bones.csv", "hash", "0x1ffffffff", "does not fit a u32", 1},
+        {"geom/geometry_states.csv", "vertex_count", "2147483648", "does not fit a i32", 1},
+    };
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
+        assert_int_equal(mode_of(mnt, cells[i].csv), 0644);
+    assert_int_equal(mode_of(mnt, "geom/uv_stitches.csv"), 0444);
+    snprintf(p, sizeof p, "%s/geom/uv_stitches.csv", mnt);
+    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    uint8_t before[SHA256_DIGEST_SIZE], after[SHA256_DIGEST_SIZE];
+    sha256_of(bytes, size, before);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", mnt, bad[i].csv);
+        char *now = text_of(p), *text;
+        if (bad[i].row < 0) {
+            text = strdup(now);
+            *strrchr(text, '\n') = 0;
+            *(strrchr(text, '\n') + 1) = 0;
+        } else {
+            text = csv_set(now, bad[i].row, csv_col(now, bad[i].col), bad[i].text);
+        }
+        assert_int_equal(put_text(mnt, bad[i].csv, text, &step), EINVAL);
+        if (!info_has(mnt, bad[i].why))
+            fail_msg("%s: /info does not say '%s'", bad[i].csv, bad[i].why);
+        size_t n;
+        uint8_t *same = slurp(path, &n);
+        sha256_of(same, n, after);
+        assert_memory_equal(before, after, SHA256_DIGEST_SIZE);
+        free(same);
+        free(text);
+        free(now);
+    }
+    uint8_t *want = malloc(size);
+    memcpy(want, bytes, size);
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", mnt, cells[i].csv);
+        char *now = text_of(p);
+        char *text = csv_set(now, cells[i].record + 1, csv_col(now, cells[i].col), cells[i].text);
+        put_value(mnt, cells[i].csv, text);
+        uint64_t at = cells[i].block_pos(&lay) + 4 + (uint64_t)cells[i].record * cells[i].stride + cells[i].at;
+        memcpy(want + at, cells[i].bytes, cells[i].width);
+        free(text);
+        free(now);
+    }
+    umount_rw(mnt, path);
+    assert_file_is(path, want, size);
+    do_mount(path, mnt, NULL);
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", mnt, cells[i].csv);
+        char *now = text_of(p), *cell = csv_get(now, cells[i].record + 1, csv_col(now, cells[i].col));
+        if (strcmp(cells[i].col, "vertex_count") == 0 || strcmp(cells[i].col, "distance") == 0)
+            assert_float_equal(strtod(cell, NULL), strtod(cells[i].text, NULL), 0);
+        else
+            assert_int_equal(strtoull(cell, NULL, 0), strtoull(cells[i].text, NULL, 0));
+        free(cell);
+        free(now);
+    }
+    /* the seam's derived cells follow its new word 0x2005: seam 2, position 5 */
+    snprintf(p, sizeof p, "%s/geom/seam_stitches.csv", mnt);
+    char *seams = text_of(p), *seam = csv_get(seams, 1, csv_col(seams, "seam")),
+         *pos = csv_get(seams, 1, csv_col(seams, "position"));
+    assert_string_equal(seam, "2");
+    assert_string_equal(pos, "5");
+    free(seam);
+    free(pos);
+    free(seams);
+    do_umount(mnt);
+    /* the other nodes: as before, but the texture parameter that indexes TGI entry 1
+     * (a texture's first word is an index into the TGI list: it shows the new instance) */
+    const char *changed[] = {"geom/tgis.csv",           "geom/seam_stitches.csv",          "geom/slot_rays.csv",
+                             "geom/bones.csv",          "geom/geometry_states.csv",        "geom/material/NormalMap/texture",
+                             NULL};
+    assert_trees_differ_only(orig, path, changed);
+    free(want);
+    free(bytes);
+}
+
 /* A GEOM inside a package (a nested view), stored uncompressed: its vertices.csv is a
  * table too (the nested view declares it to the mount); one cell written changes the
  * four bytes of that float in the package, nothing else. The GEOM stored compressed
@@ -2435,6 +2587,7 @@ int main(void)
         mount_test(test_rw_multi_value_lines),
         mount_test(test_rw_geom_vertices),
         mount_test(test_rw_geom_in_package),
+        mount_test(test_rw_geom_tail_tables),
         mount_test(test_rw_granny_table),
         mount_test(test_rw_granny_section_raw),
         mount_test(test_rw_granny_value_in_compressed_section),

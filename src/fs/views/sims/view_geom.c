@@ -15,6 +15,8 @@
 #include "parse/sims/geom.h"
 #include "parse/sims/geom_model.h"
 
+#define GEOM_TABLES 5 /* tgis, seam_stitches, slot_rays, bones, geometry_states */
+
 struct geom_view {
     struct s3fs *fs;
     struct geom g;
@@ -25,6 +27,14 @@ struct geom_view {
     uint32_t vcsv, nvcols;
     const char *vheader;
     struct table_col *vcols;
+    /* the tail's CSVs of fixed-size records declared writable (-o rw): each file's node
+     * and table, set when /geom is listed */
+    struct geom_table {
+        uint32_t ino;
+        struct table_field tf;
+    } tables[GEOM_TABLES];
+    uint32_t ntables;
+    struct table_col bone_cols[2]; /* bones.csv's: the hash, and the name the rig gives it */
 };
 
 static _Atomic uint64_t work_lookups, work_compares, work_repair_faces;
@@ -425,11 +435,17 @@ static bool vertex_columns(struct geom_view *v, const char *header, size_t hlen)
     return true;
 }
 
-/* -o rw: vertices.csv is a table over the vertex records (little-endian). */
+/* -o rw: vertices.csv is a table over the vertex records (little-endian), as are the
+ * tail's CSVs of fixed-size records (declare_block). */
 static bool vertices_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
 {
     (void)fs;
     struct geom_view *v = ctx;
+    for (uint32_t i = 0; ino && i < v->ntables; i++)
+        if (v->tables[i].ino == ino) {
+            *tf = v->tables[i].tf;
+            return true;
+        }
     if (!v->vcsv || ino != v->vcsv)
         return false;
     *tf = (struct table_field){v->g.vert_pos, v->g.nverts, v->g.stride, true, false, v->vheader, v->vcols, v->nvcols};
@@ -498,20 +514,101 @@ static void add_indices(struct geom_view *v, uint32_t dir)
 /* ---- /geom: the tail ---- */
 
 /* A tail block's CSV (made by fill), or NAME.error when it could not be read. */
-static void add_block(struct geom_view *v, uint32_t dir, const char *name, const struct geom_block *blk,
-                      void (*fill)(struct geom_view *v, struct sbuf *b))
+static uint32_t add_block(struct geom_view *v, uint32_t dir, const char *name, const struct geom_block *blk,
+                          void (*fill)(struct geom_view *v, struct sbuf *b))
 {
     if (!blk->present)
-        return;
+        return 0;
     if (blk->err[0]) {
         add_error(v->fs->tree, dir, name, blk->err);
-        return;
+        return 0;
     }
     struct sbuf b = {0};
     fill(v, &b);
     char file[64];
     snprintf(file, sizeof file, "%s.csv", name);
-    add_csv(v->fs->tree, dir, file, &b, blk->pos, blk->size);
+    return add_csv(v->fs->tree, dir, file, &b, blk->pos, blk->size);
+}
+
+/* ---- the tail's CSVs as tables (-o rw) ---- */
+
+/* The derived cells of seam_stitches.csv, from a record's word (u16 at 4, little-endian):
+ * its top 4 bits (the seam), their name, its low 12 bits (as fill_seams shows them). */
+static unsigned seam_word(const uint8_t *rec)
+{
+    return rec[4] | (unsigned)rec[5] << 8;
+}
+
+static void seam_of(const uint8_t *rec, const void *ctx, char *out, size_t outlen)
+{
+    (void)ctx;
+    snprintf(out, outlen, "%u", seam_word(rec) >> 12);
+}
+
+static void seam_name_of(const uint8_t *rec, const void *ctx, char *out, size_t outlen)
+{
+    (void)ctx;
+    const char *name = geom_seam_name(seam_word(rec) >> 12);
+    snprintf(out, outlen, "%s", name ? name : "?");
+}
+
+static void seam_position_of(const uint8_t *rec, const void *ctx, char *out, size_t outlen)
+{
+    (void)ctx;
+    snprintf(out, outlen, "%u", seam_word(rec) & 0xFFFu);
+}
+
+/* bones.csv's name cell: the rig's bone of the record's hash (u32, little-endian), or
+ * nothing (as fill_bones shows it). */
+static void bone_name_of(const uint8_t *rec, const void *ctx, char *out, size_t outlen)
+{
+    const struct geom_view *v = ctx;
+    uint32_t hash = rec[0] | (uint32_t)rec[1] << 8 | (uint32_t)rec[2] << 16 | (uint32_t)rec[3] << 24;
+    int32_t bone = v->rig ? rig_bone_of(v->rig, hash) : -1;
+    snprintf(out, outlen, "%s", bone >= 0 ? v->rig->skel.bone[bone].name : "");
+}
+
+static const struct table_col tgi_cols[] = {{.kind = FIELD_U32, .offset = 0, .count = 2},
+                                            {.kind = FIELD_U64, .offset = 8, .count = 1}};
+static const struct table_col seam_cols[] = {
+    {.kind = FIELD_U32, .offset = 0, .count = 1},
+    {.kind = FIELD_U16, .offset = 4, .count = 1},
+    {.count = 1, .derive = seam_of, .name = "seam"},
+    {.count = 1, .derive = seam_name_of, .name = "seam_name"},
+    {.count = 1, .derive = seam_position_of, .name = "position"}};
+/* slot, v0..v2, then bary (2), distance, offset (3), position (3), rotation (4): 13 f32 */
+static const struct table_col ray_cols_hashes[] = {{.kind = FIELD_U32, .offset = 0, .count = 1},
+                                                   {.kind = FIELD_U16, .offset = 4, .count = 3},
+                                                   {.kind = FIELD_F32, .offset = 10, .count = 13},
+                                                   {.kind = FIELD_U32, .offset = 62, .count = 1}};
+static const struct table_col ray_cols_indices[] = {{.kind = FIELD_U32, .offset = 0, .count = 1},
+                                                    {.kind = FIELD_U16, .offset = 4, .count = 3},
+                                                    {.kind = FIELD_F32, .offset = 10, .count = 13},
+                                                    {.kind = FIELD_U8, .offset = 62, .count = 1}};
+static const struct table_col state_cols[] = {{.kind = FIELD_U32, .offset = 0, .count = 1},
+                                              {.kind = FIELD_I32, .offset = 4, .count = 4}};
+
+/* A names cell as fill_bones writes it needs no quoting: else bones.csv stays read-only
+ * (its rows would not split at commas). */
+static bool bone_names_plain(const struct geom_view *v)
+{
+    for (uint32_t i = 0; v->rig && i < v->g.bones.count; i++) {
+        int32_t bone = rig_bone_of(v->rig, v->g.bone_hash[i]);
+        if (bone >= 0 && strpbrk(v->rig->skel.bone[bone].name, ",\"\r\n"))
+            return false;
+    }
+    return true;
+}
+
+/* A tail block's CSV (ino, 0: none) declared a table over its records (after the count),
+ * the first line of its text being `header`. */
+static void declare_block(struct geom_view *v, uint32_t ino, const struct geom_block *blk, uint32_t stride,
+                          const char *header, const struct table_col *cols, uint32_t ncols)
+{
+    if (!ino || v->ntables >= GEOM_TABLES || blk->count == 0 || blk->size != 4 + (uint64_t)blk->count * stride)
+        return;
+    v->tables[v->ntables++] = (struct geom_table){ino, {blk->pos + 4, blk->count, stride, true, false, header, cols,
+                                                        ncols}};
 }
 
 static void fill_bones(struct geom_view *v, struct sbuf *b)
@@ -595,6 +692,7 @@ static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64
     (void)arg;
     struct geom_view *v = ctx;
     const struct geom *g = &v->g;
+    v->ntables = 0; /* a listing undone and made again declares its files again */
     uint32_t ino = tree_add_textf(t, dir, "tag", "bytes", "GEOM\n");
     tree_set_span(t, ino, g->pos, 4);
     add_u32(t, dir, "version", g->version, g->pos + 4);
@@ -604,7 +702,8 @@ static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64
     const char *shader = geom_param_name(g->shader);
     if (g->shader && shader)
         tree_add_textf(t, dir, "shader_name", "string", "%s\n", shader);
-    add_block(v, dir, "tgis", &g->tgis, fill_tgis); /* found by its offset, whatever comes before */
+    uint32_t csv = add_block(v, dir, "tgis", &g->tgis, fill_tgis); /* found by its offset, whatever comes before */
+    declare_block(v, csv, &g->tgis, 16, "index,type,group,instance", tgi_cols, 2);
     if (g->has_material) {
         add_u32(t, dir, "material_size", g->mtnf.size, g->mtnf.pos - 4);
         if (g->mtnf.size > g->size - (g->mtnf.pos - g->pos)) {
@@ -640,11 +739,23 @@ static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64
         else
             add_i32(t, dir, "skin_controller_index", g->skin_index, g->skin.pos);
     }
-    add_block(v, dir, "uv_stitches", &g->uv_stitches, fill_uv_stitches);
-    add_block(v, dir, "seam_stitches", &g->seams, fill_seams);
-    add_block(v, dir, "slot_rays", &g->slot_rays, fill_slot_rays);
-    add_block(v, dir, "bones", &g->bones, fill_bones);
-    add_block(v, dir, "geometry_states", &g->states, fill_states);
+    add_block(v, dir, "uv_stitches", &g->uv_stitches, fill_uv_stitches); /* rows of several sizes: read-only */
+    csv = add_block(v, dir, "seam_stitches", &g->seams, fill_seams);
+    declare_block(v, csv, &g->seams, 6, "index,vertex,word,seam,seam_name,position", seam_cols, 5);
+    csv = add_block(v, dir, "slot_rays", &g->slot_rays, fill_slot_rays);
+    bool hashes = g->ray_size == 66;
+    declare_block(v, csv, &g->slot_rays, g->ray_size,
+                  hashes ? "index,slot_hash,v0,v1,v2,bary0,bary1,distance,ox,oy,oz,px,py,pz,qx,qy,qz,qw,pivot_hash"
+                         : "index,slot_index,v0,v1,v2,bary0,bary1,distance,ox,oy,oz,px,py,pz,qx,qy,qz,qw,pivot_index",
+                  hashes ? ray_cols_hashes : ray_cols_indices, 4);
+    csv = add_block(v, dir, "bones", &g->bones, fill_bones);
+    v->bone_cols[0] = (struct table_col){.kind = FIELD_U32, .offset = 0, .count = 1};
+    v->bone_cols[1] = (struct table_col){.count = 1, .derive = bone_name_of, .derive_ctx = v, .name = "name"};
+    if (bone_names_plain(v))
+        declare_block(v, csv, &g->bones, 4, "index,hash,name", v->bone_cols, 2);
+    csv = add_block(v, dir, "geometry_states", &g->states, fill_states);
+    declare_block(v, csv, &g->states, 20, "index,state,start_index,min_vertex_index,vertex_count,primitive_count",
+                  state_cols, 2);
     return S3_OK;
 }
 
