@@ -1420,6 +1420,86 @@ static void test_rw_t2fs_values(void **state)
     free(bytes);
 }
 
+/* v as binary32 in byte order be, into out. */
+static void f32_bytes(float v, bool be, uint8_t *out)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    for (int i = 0; i < 4; i++)
+        out[i] = (uint8_t)(u >> (be ? 24 - 8 * i : 8 * i));
+}
+
+/* A Turok 1 object's bounds (6 f32, its bounds struct's first 24 bytes, in the file's
+ * byte order: formats/t2fs.md), written as shown ("min X Y Z" / "max X Y Z"), in either
+ * byte order: refusals (a value short, one that does not fit, a label changed) are EINVAL
+ * with the sha256 unchanged; the new values land where the builder put the old ones, in
+ * the file's byte order, and read back after a new mount; the rest of the tree is the
+ * same but what shows those bytes. An object whose struct is too short has bounds.error,
+ * nothing to write. */
+static void test_rw_t1_bounds(void **state)
+{
+    (void)state;
+    static const float was[6] = {-1.5f, -2.0f, -3.0f, 4.0f, 5.25f, 6.0f}, now[6] = {0.5f, -1, 2, 3, 4, 1e-3f};
+    const struct {
+        const char *text, *why;
+    } bad[] = {{"min 1 2\nmax 4 5 6\n", "5 values for 6"},
+               {"min 1 2 3\nmax 4 5 1e40\n", "1e40 does not fit an f32"},
+               {"lo 1 2 3\nmax 4 5 6\n", "line 1 must start with 'min'"},
+               {"min 1 2 3\n", "1 lines for 2"}};
+    for (int be = 0; be <= 1; be++) {
+        struct fxt *root = fxt_t1_sample(be);
+        size_t size;
+        uint8_t *bytes = fxt_write(root, be, 0, 0, &size);
+        fxt_free(root);
+        char name[32], path[256], orig[300], mnt[256], p[512], step;
+        snprintf(name, sizeof name, "bounds-%s.t2fs", be ? "be" : "le");
+        write_fixture(name, bytes, size, path, sizeof path);
+        snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+        assert_int_equal(fx_write_file(orig, bytes, size), 0);
+        make_mountpoint("m-bounds", mnt, sizeof mnt);
+        do_mount(path, mnt, "rw");
+        assert_int_equal(mode_of(mnt, "models/0/bounds"), 0644);
+        snprintf(p, sizeof p, "%s/models/1/bounds.error", mnt);
+        assert_int_equal(access(p, F_OK), 0);
+        uint8_t old24[24], new24[24], before[SHA256_DIGEST_SIZE], after[SHA256_DIGEST_SIZE];
+        for (int k = 0; k < 6; k++) {
+            f32_bytes(was[k], be, old24 + 4 * k);
+            f32_bytes(now[k], be, new24 + 4 * k);
+        }
+        size_t at = find_once(bytes, size, old24, 24);
+        assert_true(at != SIZE_MAX);
+        sha256_of(bytes, size, before);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            assert_int_equal(put_text(mnt, "models/0/bounds", bad[i].text, &step), EINVAL);
+            if (!info_has(mnt, bad[i].why))
+                fail_msg("/info does not say '%s'", bad[i].why);
+            size_t n;
+            uint8_t *same = slurp(path, &n);
+            sha256_of(same, n, after);
+            assert_memory_equal(before, after, SHA256_DIGEST_SIZE);
+            free(same);
+        }
+        put_value(mnt, "models/0/bounds", "min 0.5 -1 2\nmax 3 4 0.001\n");
+        umount_rw(mnt, path);
+        uint8_t *want = malloc(size);
+        memcpy(want, bytes, size);
+        memcpy(want + at, new24, 24);
+        assert_file_is(path, want, size);
+        do_mount(path, mnt, NULL);
+        snprintf(p, sizeof p, "%s/models/0/bounds", mnt);
+        char *t = text_of(p);
+        assert_string_equal(t, "min 0.5 -1 2\nmax 3 4 0.00100000005\n"); /* 1e-3 as binary32, 9 digits */
+        free(t);
+        do_umount(mnt);
+        /* the bounds leaf: under /root, its /named twin, and /models' two files */
+        const char *changed[] = {"models/0/bounds", "models/0/bounds.bin", "root/0/0/0/0.bin",
+                                 "named/isGraphicObjects/0/isObjectInfo/bounds.bin", NULL};
+        assert_trees_differ_only(orig, path, changed);
+        free(want);
+        free(bytes);
+    }
+}
+
 static void test_rw_editors(void **state)
 {
     (void)state;
@@ -2595,6 +2675,7 @@ int main(void)
         mount_test(test_rw_granny_section_in_rig),
         mount_test(test_rw_two_section_writes_one_commit),
         mount_test(test_rw_t2fs_values),
+        mount_test(test_rw_t1_bounds),
         mount_test(test_rw_editors),
         mount_test(test_rw_refusals),
         mount_test(test_rw_backup_off),

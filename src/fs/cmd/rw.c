@@ -726,6 +726,29 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
+/* A value file its view declares a field (view_value_of): where its bytes lie in the
+ * source its directory reads, as one plain run of the file. */
+static bool declared_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    struct view_value vv;
+    if (!view_value_of(g->fs, ino, &vv))
+        return false;
+    uint32_t size = vv.kind == FIELD_U8 || vv.kind == FIELD_I8     ? 1
+                    : vv.kind == FIELD_U16 || vv.kind == FIELD_I16 ? 2
+                                                                   : 4;
+    if (vv.kind == FIELD_U64 || vv.len == 0 || vv.len % size || vv.len > FIELD_MAX_BYTES ||
+        !file_pos(g, tree_node_source(t, tree_parent(t, ino)), vv.off, vv.len, &w->pos))
+        return false;
+    w->ft = (struct field_type){vv.kind, size, vv.len / size};
+    w->kind = RW_VALUE;
+    w->len = vv.len;
+    w->be = vv.be;
+    w->nlabels = vv.nlabels;
+    w->labels = vv.labels;
+    return true;
+}
+
 bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     memset(w, 0, sizeof *w);
@@ -745,7 +768,7 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
             return false;
         w->kind = RW_BYTES;
         w->len = size;
-    } else if (!table_target(g, ino, w)) {
+    } else if (!declared_value_target(g, ino, w) && (memset(w, 0, sizeof *w), !table_target(g, ino, w))) {
         memset(w, 0, sizeof *w);
         if (!value_target(rw, g, ino, w))
             return false;
@@ -813,7 +836,48 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
 
 int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen)
 {
-    return t->is_table ? 0 : field_check_prefix(&t->ft, text, len, why, whylen);
+    return t->is_table || t->nlabels ? 0 : field_check_prefix(&t->ft, text, len, why, whylen);
+}
+
+/* A labelled value's text without its labels: each line must start with its label and a
+ * blank (one line a label, a final newline optional). The values' text, malloc'd, into
+ * *out; -EINVAL with why, -ENOMEM. */
+static int strip_labels(const struct rw_target *t, const char *text, size_t len, char **out, size_t *outlen, char *why,
+                        size_t whylen)
+{
+    char *plain = malloc(len + 1);
+    if (!plain)
+        return -ENOMEM;
+    size_t at = 0, n = 0;
+    uint32_t line = 0;
+    while (at < len) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        const char *label = line < t->nlabels ? t->labels[line] : NULL;
+        size_t ll = label ? strlen(label) : 0;
+        if (!label || end - at <= ll || memcmp(text + at, label, ll) != 0 ||
+            (text[at + ll] != ' ' && text[at + ll] != '\t')) {
+            if (label)
+                snprintf(why, whylen, "line %" PRIu32 " must start with '%s' and its values", line + 1, label);
+            else
+                snprintf(why, whylen, "more than %" PRIu32 " lines", t->nlabels);
+            free(plain);
+            return -EINVAL;
+        }
+        memcpy(plain + n, text + at + ll, end - at - ll);
+        n += end - at - ll;
+        plain[n++] = '\n';
+        at = nl ? end + 1 : len;
+        line++;
+    }
+    if (line != t->nlabels) {
+        snprintf(why, whylen, "%" PRIu32 " lines for %" PRIu32 " (each starting with its label)", line, t->nlabels);
+        free(plain);
+        return -EINVAL;
+    }
+    *out = plain;
+    *outlen = n;
+    return 0;
 }
 
 /* len bytes at pos of the file as the current generation has it (held meanwhile). */
@@ -906,9 +970,17 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
     uint8_t *bytes = malloc(t->len);
     if (!bytes)
         return -ENOMEM;
-    char why[200];
-    int rc = t->is_table ? encode_table(rw, t, text, len, bytes, why, sizeof why)
+    char why[200], *plain = NULL;
+    size_t plen = 0;
+    int rc = t->nlabels ? strip_labels(t, text, len, &plain, &plen, why, sizeof why) : 0;
+    if (plain) {
+        text = plain;
+        len = plen;
+    }
+    if (!rc)
+        rc = t->is_table ? encode_table(rw, t, text, len, bytes, why, sizeof why)
                          : field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why);
+    free(plain);
     if (rc == -EINVAL)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
     else if (rc)

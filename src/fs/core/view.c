@@ -519,6 +519,31 @@ bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
     return found;
 }
 
+int view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
+{
+    struct s3fs *top = fs;
+    while (top->host)
+        top = top->host;
+    return view_hooks_add(fs->tree, &top->value_hooks, (void (*)(void))fn, ctx);
+}
+
+bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out)
+{
+    /* the list grows under the tree lock; its entries never change or go: the first entry
+     * is read under the lock, each next one too, the hook called outside it */
+    tree_lock(fs->tree);
+    const struct view_hook *h = fs->value_hooks.first;
+    tree_unlock(fs->tree);
+    while (h) {
+        if (((view_value_fn *)h->fn)(fs, ino, out, h->ctx))
+            return true;
+        tree_lock(fs->tree);
+        h = h->next;
+        tree_unlock(fs->tree);
+    }
+    return false;
+}
+
 const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
 {
     if (!fs->skeletons_made) {

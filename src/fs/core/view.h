@@ -114,6 +114,24 @@ typedef bool view_resize_fn(struct s3fs *fs, uint32_t ino, struct view_resize *o
 int view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
 bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out);
 
+/* -o rw: value files a view declares writable fields (rather than rw inferring them from
+ * their text and bytes): the field's span in the source its directory reads, its
+ * elements' kind and byte order, and per line a label the text keeps before its values
+ * ("min", "max"; nlabels 0: none). Kept by the mount's top view, like the table hooks;
+ * view_value_of calls the hooks without the tree lock (a hook may use the tree's
+ * accessors, tree_dir_ctx among them), so a hook reads only what its view does not
+ * change once published. */
+struct view_value {
+    uint64_t off, len;
+    enum field_kind kind;
+    bool be;
+    uint32_t nlabels;
+    const char *const *labels;
+};
+typedef bool view_value_fn(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx);
+int view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);
+bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out);
+
 /* A file an option names for its skeletons (-o skeleton=, -o rig=): opened by the open
  * layer before the view, as a tree of its own, and kept while the mount lives. */
 struct skeleton_file {
@@ -155,6 +173,8 @@ struct s3fs {
     struct view_hooks table_hooks;
     /* the parts its views let be replaced at another length (view_add_resize_hook) */
     struct view_hooks resize_hooks;
+    /* the value files its views declare writable fields (view_add_value_hook) */
+    struct view_hooks value_hooks;
     /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
     struct view_hooks skeletons_hooks;
     struct rig_set skeletons;

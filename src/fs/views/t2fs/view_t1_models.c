@@ -516,8 +516,31 @@ static enum s3_err populate_objects(struct tree *t, uint32_t dir, void *ctx, uin
     return populate_children(t, dir, &d, populate_object, "t1.object");
 }
 
+static enum s3_err populate_object(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+
+/* -o rw: an object's bounds is a field of 6 f32 (its bounds struct's first 24 bytes, in
+ * the file's byte order), written as shown: "min X Y Z", "max X Y Z". */
+static bool bounds_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    static const char *const labels[2] = {"min", "max"};
+    struct tree *t = fs->tree;
+    const struct t1dir *d = tree_dir_ctx(t, tree_parent(t, ino), populate_object);
+    char num[32];
+    uint64_t off;
+    ssize_t n;
+    if (!d || d->v != ctx || strcmp(tree_name(t, ino), "bounds") != 0 ||
+        (n = tree_getxattr(t, ino, "user.s3rig.offset", num, sizeof num - 1)) <= 0)
+        return false;
+    num[n] = 0;
+    off = strtoull(num, NULL, 10);
+    *out = (struct view_value){off, 24, FIELD_F32, t2fs_view_big_endian(d->v), 2, labels};
+    return true;
+}
+
 void t1_models_add(struct t2_view *v, uint32_t root_dir)
 {
     tree_gen_item(read_t1_bin, t1_vertices_item);
+    if (view_add_value_hook(t2fs_view_fs(v), bounds_value, v))
+        tree_note_oom(t2fs_view_fs(v)->tree); /* the listing fails with ENOMEM */
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);
 }
