@@ -1120,6 +1120,95 @@ static void test_rw_granny_table_in_compressed_section(void **state)
     free(bytes);
 }
 
+/* A table's NAME.bin in a compressed section (Misc/Points: 6 f32), of a .gr2 or of the
+ * Granny data in a wrapped RIG (rig: its offsets follow the new Granny data's length, as
+ * rig_section_raw checks): bytes written in place
+ * with dd conv=notrunc (the second float := 9.5), same size; at its end: EFBIG, nothing
+ * changed. At the commit the section is stored raw (compression 0, at the Granny data's
+ * old end) with exactly those bytes changed, the CRC valid; mounted again, Points.csv
+ * shows the new value and the rest of the tree is the same. */
+static void bin_in_compressed_section(const struct fxg_opts *o, const char *name, bool rig)
+{
+    struct fxg_result r;
+    struct fx_rig_layout rl = {0};
+    size_t size;
+    uint8_t *bytes = rig ? fxg_sample_rig(o, &r, &size, &rl) : fxg_build(o, &size, &r);
+    char path[256], orig[300], mnt[256], p[512], cmd[1200];
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(orig, bytes, size), 0);
+    make_mountpoint("m-bin-oodle1", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *rel = "granny/root/Misc/Points.bin";
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    snprintf(cmd, sizeof cmd, "printf 'ABCD' | dd of='%s' bs=4 seek=6 conv=notrunc 2>/dev/null", p);
+    assert_int_not_equal(sh(cmd), 0); /* at its end (24 bytes): EFBIG */
+    assert_file_is(path, bytes, size);
+    /* 9.5 = 0x41180000, little-endian, at byte 4 */
+    snprintf(cmd, sizeof cmd, "printf '\\000\\000\\030\\101' | dd of='%s' bs=1 seek=4 conv=notrunc 2>/dev/null", p);
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, "section 0 stored raw"));
+    umount_rw(mnt, path);
+    size_t n;
+    uint8_t *file = slurp(path, &n), *now = file + rl.granny_pos; /* the Granny data */
+    const uint8_t *h = now + 0x20 + r.layout.section_array_offset;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), r.section_size);
+    if (rig) /* the wrapper's blocks right after the new Granny data's padding */
+        assert_int_equal(n, ((rl.granny_pos + rd32(now + 0x24) + 3) & ~3ull) + (size - rl.ik_pos));
+    else
+        assert_int_equal(rd32(now + 0x24), n);
+    assert_gr2_crc_valid(now);
+    uint8_t old[24], neu[24];
+    static const uint32_t oldv[6] = {0, 0x3f800000, 0x40000000, 0x40400000, 0x40800000, 0x40a00000};
+    for (int i = 0; i < 6; i++)
+        le32(old + 4 * i, oldv[i]);
+    memcpy(neu, old, 24);
+    le32(neu + 4, 0x41180000u);
+    /* one copy of the points' bytes (they appear more than once): the table's holds the
+     * new float, and nothing else in the section changed */
+    size_t matches = 0;
+    for (size_t a = 0; a + 24 <= r.section_size; a++) {
+        if (memcmp(r.section + a, old, 24) != 0 || memcmp(now + data_at + a, neu, 24) != 0)
+            continue;
+        uint8_t *want = malloc(r.section_size);
+        memcpy(want, r.section, r.section_size);
+        memcpy(want + a, neu, 24);
+        matches += memcmp(now + data_at, want, r.section_size) == 0;
+        free(want);
+    }
+    assert_int_equal(matches, 1);
+    free(file);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/granny/root/Misc/Points.csv", mnt);
+    char *t = text_of(p);
+    assert_string_equal(t, "x,y,z\n0,9.5,2\n3,4,5\n");
+    free(t);
+    do_umount(mnt);
+    const char *changed[] = {"granny/root/Misc/Points.bin", "granny/root/Misc/Points.csv", "info", "granny.gr2",
+                             "granny/header/crc", "granny/header/crc_computed", "granny/header/total_size",
+                             "granny/sections/0/", rig ? "header.bin" : NULL /* a .gr2: the list ends */, "header/",
+                             "unparsed/", /* named by offset: the RIG's 56 unknown bytes moved */ NULL};
+    const char *added[] = {"unparsed/", "granny/sections/0/", NULL};
+    const char *moved[] = {"", "granny", "granny/", "unparsed", "ik_chains", "ik_chains/", "full_bone_list",
+                           "ik_target_slots", "info_nodes", "compress_nodes", NULL};
+    assert_trees_same_but(orig, path, changed, moved, added);
+    free(r.section);
+    free(bytes);
+}
+
+static void test_rw_granny_bin_in_compressed_section(void **state)
+{
+    (void)state;
+    struct fxg_opts oodle1 = {.sig = "le32", .version = 7, .nbones = 5, .oodle1_objects = true};
+    struct fxg_opts bk2 = {.sig = "le32", .version = 7, .nbones = 5, .bitknit2_objects = true, .nmarshals = 2};
+    bin_in_compressed_section(&oodle1, "bin-oodle1.gr2", false);
+    bin_in_compressed_section(&bk2, "bin-bk2.rig", true);
+}
+
 /* A compressed section in a Granny file inside a wrapped RIG, written (a value in it, or
  * its data.bin by cp): the section stored raw after the Granny data's old end (4-aligned,
  * its tables raw too when they were compressed with it) makes new Granny bytes, which
@@ -2672,6 +2761,7 @@ int main(void)
         mount_test(test_rw_granny_section_raw),
         mount_test(test_rw_granny_value_in_compressed_section),
         mount_test(test_rw_granny_table_in_compressed_section),
+        mount_test(test_rw_granny_bin_in_compressed_section),
         mount_test(test_rw_granny_section_in_rig),
         mount_test(test_rw_two_section_writes_one_commit),
         mount_test(test_rw_t2fs_values),

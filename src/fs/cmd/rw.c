@@ -726,6 +726,33 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
+/* Stored bytes of a compressed Granny section (a table's NAME.bin: a file whose bytes are
+ * [off, +len) of the expanded section, section_place) that are no value file: written
+ * in place, same size, into the section's expanded bytes, stored raw at the commit. */
+static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    char type[160];
+    uint64_t off = 0, len = 0;
+    memset(w, 0, sizeof *w);
+    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0 || (type[n] = 0, strncmp(type, "gr2.table[", 10) != 0) || !section_place(g, ino, w, &off, &len) ||
+        len == 0 || len != tree_size(t, ino) || len > RW_RESOURCE_MAX) {
+        memset(w, 0, sizeof *w);
+        return false;
+    }
+    if (!granny_place(g, ino, w->gv, w)) {
+        say_sections_read_only(rw);
+        memset(w, 0, sizeof *w);
+        return false;
+    }
+    w->kind = RW_BYTES;
+    w->in_section = true;
+    w->sec_off = off;
+    w->len = len;
+    return true;
+}
+
 /* A value file its view declares a field (view_value_of): where its bytes lie in the
  * source its directory reads, as one plain run of the file. */
 static bool declared_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
@@ -768,6 +795,8 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
             return false;
         w->kind = RW_BYTES;
         w->len = size;
+    } else if (section_bytes_target(rw, g, ino, w)) {
+        return true;
     } else if (!declared_value_target(g, ino, w) && (memset(w, 0, sizeof *w), !table_target(g, ino, w))) {
         memset(w, 0, sizeof *w);
         if (!value_target(rw, g, ino, w))
@@ -817,10 +846,14 @@ static bool in_splice(const struct rw *rw, uint64_t pos, uint64_t len)
 
 #define IN_SPLICE_WHY "a whole replacement of the bytes it lies in is pending"
 
+static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
+
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
 {
     if (off > t->len || len > t->len - off)
         return -EFBIG;
+    if (t->in_section)
+        return put_section_bytes(rw, t, off, b, len);
     pthread_mutex_lock(&rw->mu);
     bool spliced = in_splice(rw, t->pos + off, len);
     int rc = spliced ? -EBUSY : note_gr2(rw, t);
@@ -915,6 +948,101 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
 
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
 
+/* The section copy's bytes written since it was last stored (NAME.bin writes), stored raw
+ * now (put_section): 0 when there are none, else put_section's result (a failure keeps
+ * them waiting). Not under mu. */
+static int flush_section_copy(struct rw *rw)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    pthread_mutex_lock(&rw->mu);
+    if (!c->dirty) {
+        pthread_mutex_unlock(&rw->mu);
+        return 0;
+    }
+    uint8_t *whole = malloc(c->len ? c->len : 1);
+    if (!whole) {
+        pthread_mutex_unlock(&rw->mu);
+        return -ENOMEM;
+    }
+    memcpy(whole, c->bytes, c->len);
+    size_t len = c->len;
+    struct rw_target st = c->target;
+    st.kind = RW_SECTION;
+    char path[sizeof c->path];
+    memcpy(path, c->path, sizeof path);
+    struct gr2_view *gv = c->gv;
+    uint32_t sec = c->sec;
+    c->dirty = false;
+    pthread_mutex_unlock(&rw->mu);
+    int rc = put_section(rw, &st, path, whole, len);
+    if (rc) {
+        pthread_mutex_lock(&rw->mu);
+        if (c->bytes && c->gv == gv && c->sec == sec)
+            c->dirty = true;
+        pthread_mutex_unlock(&rw->mu);
+    }
+    free(whole);
+    return rc;
+}
+
+/* Under mu: the section copy made t's section's (its expanded bytes, fresh), unless it is
+ * already: 0, or -ENOMEM / -EIO with why. The copy of another section must not hold
+ * bytes not stored (the caller flushed it). */
+static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why, size_t whylen)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    if (c->bytes && c->gv == t->gv && c->sec == t->sec)
+        return 0;
+    uint8_t *fresh;
+    size_t flen;
+    enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, whylen);
+    if (e != S3_OK)
+        return e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
+    free(c->bytes);
+    *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen};
+    return 0;
+}
+
+/* Under mu: whether the section copy holds bytes of a section other than t's not stored. */
+static bool other_copy_dirty(const struct rw *rw, const struct rw_target *t)
+{
+    const struct rw_section_copy *c = &rw->seccopy;
+    return c->dirty && (c->gv != t->gv || c->sec != t->sec);
+}
+
+/* Bytes [off, +len) of a section's NAME.bin (t->in_section, RW_BYTES): laid over the
+ * section's expanded bytes (with the writes before), which are stored raw once, at the
+ * next commit (flush_section_copy), so that a writer's many small writes cost one. */
+static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    char why[200] = "";
+    pthread_mutex_lock(&rw->mu);
+    bool flush = other_copy_dirty(rw, t);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = flush ? flush_section_copy(rw) : 0;
+    pthread_mutex_lock(&rw->mu);
+    if (!rc && other_copy_dirty(rw, t))
+        rc = -EBUSY; /* another writer's, meanwhile */
+    if (!rc)
+        rc = section_copy_for(rw, t, why, sizeof why);
+    if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
+        rc = -EIO;
+    if (!rc) {
+        memcpy(c->bytes + t->sec_off + off, b, len);
+        if (!c->dirty) { /* how it is stored at the commit, and the log's name for it */
+            c->target = *t;
+            snprintf(c->path, sizeof c->path, "section %" PRIu32 "'s bytes", t->sec);
+        }
+        c->dirty = true;
+    }
+    pthread_mutex_unlock(&rw->mu);
+    if (rc && rc != -EBUSY)
+        rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: %s; nothing changed", t->sec,
+               why[0] ? why : strerror(-rc));
+    return rc;
+}
+
 /* A value inside a compressed section: its bytes laid over the section's expanded bytes
  * (those of the values written before, until the commit), which are stored raw. */
 static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
@@ -924,17 +1052,14 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     uint8_t *whole = NULL, *was = malloc(t->len ? t->len : 1);
     size_t len = 0;
     pthread_mutex_lock(&rw->mu);
-    int rc = was ? 0 : -ENOMEM;
-    if (!rc && (c->bytes == NULL || c->gv != t->gv || c->sec != t->sec)) {
-        uint8_t *fresh;
-        size_t flen;
-        enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, sizeof why);
-        rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
-        if (!rc) {
-            free(c->bytes);
-            *c = (struct rw_section_copy){t->gv, t->sec, fresh, flen};
-        }
-    }
+    bool flush = other_copy_dirty(rw, t);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = !was ? -ENOMEM : flush ? flush_section_copy(rw) : 0;
+    pthread_mutex_lock(&rw->mu);
+    if (!rc && other_copy_dirty(rw, t))
+        rc = -EBUSY;
+    if (!rc)
+        rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
     if (!rc && !(whole = malloc(c->len ? c->len : 1)))
@@ -952,13 +1077,15 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         struct rw_target st = *t;
         st.kind = RW_SECTION;
         rc = put_section(rw, &st, path, whole, len);
+        pthread_mutex_lock(&rw->mu);
         if (rc) { /* the copy holds a write that is not pending: its bytes of before again
                    * (the writes before it are pending, stored raw: they stay) */
-            pthread_mutex_lock(&rw->mu);
             if (c->bytes && c->gv == t->gv && c->sec == t->sec)
                 memcpy(c->bytes + t->sec_off, was, t->len);
-            pthread_mutex_unlock(&rw->mu);
+        } else if (c->gv == t->gv && c->sec == t->sec) {
+            c->dirty = false; /* its bytes written before went with it */
         }
+        pthread_mutex_unlock(&rw->mu);
     }
     free(was);
     free(whole);
@@ -1644,6 +1771,9 @@ static bool nothing_pending(const struct rw *rw)
 int rw_commit(struct rw *rw, bool again)
 {
     rw_release(rw, rw_acquire(rw)); /* the tree of the file as it is (a commit before may be unopened) */
+    int flushed = flush_section_copy(rw); /* NAME.bin writes into a compressed section */
+    if (flushed)
+        return flushed;
     pthread_mutex_lock(&rw->mu);
     if (nothing_pending(rw)) {
         pthread_mutex_unlock(&rw->mu);
@@ -1699,6 +1829,7 @@ static int write_unsaved(const char *path, mode_t mode, struct writer *w)
 
 int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
 {
+    (void)flush_section_copy(rw); /* what it cannot store stays out of the unsaved copy */
     pthread_mutex_lock(&rw->mu);
     if (nothing_pending(rw)) {
         pthread_mutex_unlock(&rw->mu);

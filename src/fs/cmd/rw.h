@@ -123,6 +123,12 @@ struct rw {
         uint32_t sec;
         uint8_t *bytes;
         size_t len;
+        /* bytes written into it (a NAME.bin of the section) not stored yet: stored raw
+         * once, at the next commit, by `target` (a writable file of the section), whose
+         * path the log names */
+        bool dirty;
+        struct rw_target target;
+        char path[256];
     } seccopy;
     /* the compressed sections stored raw since the last commit, in the order stored: where
      * each copy starts (its padding first), in the pending tail or in wrapped_granny; the
