@@ -151,7 +151,7 @@ static void put_value(const char *mnt, const char *rel, const char *text)
 
 static mode_t mode_of(const char *mnt, const char *rel)
 {
-    char p[512];
+    char p[1024];
     struct stat st;
     snprintf(p, sizeof p, "%s/%s", mnt, rel);
     assert_int_equal(lstat(p, &st), 0);
@@ -2514,6 +2514,129 @@ static void test_rw_package_outside_reader(void **state)
     free(pkg);
 }
 
+/* A Granny file that is a package resource (Sims 4, stored zlib or raw), its object
+ * section Oodle1-compressed: a value in the section written (printf; a bad one first is
+ * EINVAL with the sha256 unchanged), or the section's data.bin replaced (cp). The section
+ * is stored raw in new Granny bytes (at the old total_size, 4-aligned; total_size and the
+ * CRC after them), which become the resource's new data through the whole-resource
+ * replacement (stored as it was: zlib stays zlib, raw stays raw). tests/dbpf_read.py
+ * reads the package: the resource's entry has the new bytes' length and sha256, every
+ * other entry is as before; mounted again, the value reads back and the rest of the tree
+ * is the same. */
+static void gr2_in_package(enum fxp_comp comp, bool by_value, const char *name)
+{
+    struct fxg_opts o = {.sig = "le32", .version = 7, .nbones = 5, .oodle1_objects = true};
+    struct fxg_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build(&o, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, comp}, {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], orig[300], mnt[256], dir[200], p[1024], cmd[2400], step;
+    write_fixture(name, pkg, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(orig, pkg, size), 0);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    const char *key = "12345678 00000000 0000000000001111";
+    char *before = outside_read(path);
+    make_mountpoint("m-gr2-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    char secrel[400], bone[400];
+    snprintf(secrel, sizeof secrel, "resources/%s/rig/granny/sections/0/data.bin", dir);
+    snprintf(bone, sizeof bone, "resources/%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", dir);
+    assert_int_equal(mode_of(mnt, secrel), 0644);
+    assert_int_equal(mode_of(mnt, bone), 0644);
+    size_t at = find_once(r.section, r.section_size, (const uint8_t *)r.bones[1].position, 12);
+    assert_true(at != SIZE_MAX);
+    static const float to[3] = {1.5f, -2.0f, 0.25f};
+    uint8_t *sec = malloc(r.section_size);
+    memcpy(sec, r.section, r.section_size);
+    memcpy(sec + at, to, 12); /* the builder writes floats little-endian */
+    snprintf(p, sizeof p, "%s/%s", mnt, bone);
+    if (by_value) {
+        uint8_t h0[SHA256_DIGEST_SIZE], h1[SHA256_DIGEST_SIZE];
+        assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "1.5\n-2\nx\n", &step), EINVAL);
+        size_t n0;
+        uint8_t *same = slurp(path, &n0);
+        sha256_of(pkg, size, h0);
+        sha256_of(same, n0, h1);
+        assert_memory_equal(h0, h1, SHA256_DIGEST_SIZE);
+        free(same);
+        snprintf(cmd, sizeof cmd, "printf '1.5\\n-2\\n0.25\\n' > '%s'", p);
+    } else {
+        char nf[300];
+        snprintf(nf, sizeof nf, "%s/section-%s.bin", tmpdir, name);
+        assert_int_equal(fx_write_file(nf, sec, r.section_size), 0);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", nf, mnt, secrel);
+    }
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, "stored raw"));
+    umount_rw(mnt, path);
+    /* the resource's new data, through a read-only mount: the Granny rules hold */
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *g = slurp(p, &n);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), r.section_size);
+    assert_int_equal(rd32(g + 0x24), n);
+    /* the section's bytes end the data, then zeros up to 4-alignment */
+    assert_true(n >= data_at + r.section_size && n - (data_at + r.section_size) < 4);
+    for (size_t i = data_at + r.section_size; i < n; i++)
+        assert_int_equal(g[i], 0);
+    assert_memory_equal(g + data_at, sec, r.section_size);
+    assert_memory_equal(g + 0x2c, gr2 + 0x2c, 0x20 + r.layout.section_array_offset - 0x2c);
+    assert_gr2_crc_valid(g);
+    snprintf(p, sizeof p, "%s/%s", mnt, bone);
+    char *t = text_of(p);
+    assert_string_equal(t, "1.5\n-2\n0.25\n");
+    free(t);
+    do_umount(mnt);
+    /* the independent reader: that entry new (stored as it was), the others as before */
+    char *after = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(g, n, hex);
+    snprintf(want, sizeof want, "entry %s comp=%s stored=", key, comp == FXP_ZLIB ? "zlib" : "raw");
+    char *line = entry_line(after, key);
+    assert_non_null(line);
+    assert_true(strncmp(line, want, strlen(want)) == 0);
+    snprintf(want, sizeof want, " memory=%zu sha256=%s", n, hex);
+    assert_non_null(strstr(line, want));
+    char *other_before = entry_line(before, "12345679 00000000 0000000000002222"),
+         *other_after = entry_line(after, "12345679 00000000 0000000000002222");
+    assert_string_equal(other_before, other_after);
+    /* changed: the resource (its directory's span: stored at the end now; what it holds)
+     * and the index (its record's offset and sizes) */
+    char changed[2][300];
+    snprintf(changed[0], sizeof changed[0], "resources/%s/", dir);
+    snprintf(changed[1], sizeof changed[1], "resources/%s", dir);
+    const char *changed_list[] = {changed[0], changed[1], "index.bin", "info", NULL};
+    const char *moved[] = {"", "unparsed", NULL};
+    const char *added[] = {"unparsed/", changed[0], NULL};
+    assert_trees_same_but(orig, path, changed_list, moved, added);
+    free(line);
+    free(other_before);
+    free(other_after);
+    free(after);
+    free(before);
+    free(g);
+    free(sec);
+    free(r.section);
+    free(pkg);
+    free(other);
+    free(gr2);
+}
+
+static void test_rw_granny_section_in_package(void **state)
+{
+    (void)state;
+    gr2_in_package(FXP_ZLIB, true, "gr2-zlib-value.package");
+    gr2_in_package(FXP_STORED, false, "gr2-raw-cp.package");
+}
+
 /* A process's peak resident memory (VmHWM), in KiB. */
 static unsigned long peak_kib(pid_t pid)
 {
@@ -2774,6 +2897,7 @@ int main(void)
         mount_test(test_rw_package_resource),
         mount_test(test_outside_reader_against_builder),
         mount_test(test_rw_package_outside_reader),
+        mount_test(test_rw_granny_section_in_package),
         mount_test(test_rw_large_replacement_outside_memory),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),

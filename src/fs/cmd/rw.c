@@ -439,7 +439,8 @@ static bool granny_at_end(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     struct tree *t = g->fs->tree;
     uint64_t base = gv->g.base, end = base + gv->g.total_size, pos;
     struct source *s = tree_node_source(t, tree_parent(t, ino));
-    if (gv->g.total_size > gv->g.avail || end <= base || !file_pos(g, s, base, end - base, &pos) ||
+    /* nested (a package resource), what follows its end is not its own to grow into */
+    if (gv->fs->nested || gv->g.total_size > gv->g.avail || end <= base || !file_pos(g, s, base, end - base, &pos) ||
         pos + (end - base) != g->fs->src.size)
         return false;
     w->pos = pos;
@@ -485,11 +486,38 @@ static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     return true;
 }
 
+static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
+
+/* Where the Granny data of view gv lies when it is a package resource's whole data (a
+ * .gr2 resource: the nested view's source is the resource's bytes, its Granny data from
+ * their start): into w (in_resource, the resource's index record fields from its
+ * data.bin beside the nested view). A section stored raw then goes into new resource
+ * bytes, which replace data.bin whole. */
+static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    const struct s3fs *fs = gv->fs;
+    uint32_t data;
+    struct rw_target res;
+    memset(&res, 0, sizeof res);
+    if (!fs->nested || gv->g.base != 0 || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
+        fs->src.size > RW_RESOURCE_MAX || tree_lookup(t, tree_parent(t, fs->root), "data.bin", &data) != S3_OK ||
+        !resource_target(g, data, &res))
+        return false;
+    w->in_resource = true;
+    w->f_offset = res.f_offset, w->f_stored = res.f_stored, w->f_memory = res.f_memory, w->f_comp = res.f_comp;
+    w->zlib = res.zlib;
+    w->stored_flags = res.stored_flags;
+    w->gr2_base = 0;
+    return true;
+}
+
 /* A place a compressed section can be stored raw: after Granny data that ends the file,
- * or in a wrapped RIG's Granny data replaced whole. */
+ * in a wrapped RIG's Granny data replaced whole, or in a package resource's data replaced
+ * whole. */
 static bool granny_place(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
 {
-    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w);
+    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w) || granny_in_resource(g, gv, w);
 }
 
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
@@ -1472,23 +1500,20 @@ static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out,
  * old ones, the section's expanded bytes 4-aligned after them with the tables the plan
  * gives, its header and total_size changed, the CRC recomputed over them when it was
  * right) replace granny.gr2 whole (put_granny: the wrapper's offsets follow). */
-static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
-                               size_t len)
+/* New Granny bytes with section t->sec stored raw in them: the old ones (base, blen),
+ * the section's expanded bytes 4-aligned after them (at *at) with the tables the plan
+ * gives, its header and total_size changed, the CRC recomputed when it was right.
+ * Into *out (malloc'd, *outlen). 0, -EFBIG past RW_RESOURCE_MAX, -ENOMEM, -EIO; *e and why
+ * say what the Granny plan refused. */
+static int compose_raw(const struct rw_target *t, const uint8_t *base, size_t blen, const void *data, size_t len,
+                       uint8_t **out, size_t *outlen, uint64_t *at, enum s3_err *e, char *why, size_t whylen)
 {
-    uint8_t *base = NULL, *neu = NULL;
-    size_t blen = 0;
-    char why[200] = "";
-    uint64_t serial = 0;
-    bool stored_after;
-    int rc = wrapped_base(rw, t, &base, &blen, &serial, &stored_after);
-    int base_rc = rc; /* put_granny logs its own refusals */
-    uint64_t at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull, header = 0, total_field = 0;
+    uint64_t header = 0, total_field = 0;
     struct gr2_raw_plan plan = {0};
-    enum s3_err e = S3_OK;
-    if (!rc) {
-        e = gr2_view_raw_plan(t->gv, t->sec, at, len, &plan, &header, &total_field, why, sizeof why);
-        rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
-    }
+    uint8_t *neu = NULL;
+    *at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull;
+    *e = gr2_view_raw_plan(t->gv, t->sec, *at, len, &plan, &header, &total_field, why, whylen);
+    int rc = *e == S3_OK ? 0 : *e == S3_ERR_NOMEM ? -ENOMEM : *e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     uint64_t hrel = header - t->gr2_base, trel = total_field - t->gr2_base;
     if (!rc && (plan.total > RW_RESOURCE_MAX || hrel + sizeof plan.header > blen || trel + 4 > blen))
         rc = -EFBIG;
@@ -1496,9 +1521,9 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
         rc = -ENOMEM;
     if (!rc) {
         memcpy(neu, base, blen);
-        memcpy(neu + at, data, len);
+        memcpy(neu + *at, data, len);
         if (plan.after_len)
-            memcpy(neu + at + len, plan.after, plan.after_len);
+            memcpy(neu + *at + len, plan.after, plan.after_len);
         memcpy(neu + hrel, plan.header, sizeof plan.header);
         memcpy(neu + trel, plan.total_bytes, 4);
         /* the CRC's rule (gr2_crc_span): from the header's end to total_size, recomputed
@@ -1511,15 +1536,36 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
             for (int i = 0; i < 4; i++)
                 neu[span.field + (uint64_t)i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
         }
+        *out = neu;
+        *outlen = (size_t)plan.total;
+    }
+    free(plan.after);
+    return rc;
+}
+
+static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
+                               size_t len)
+{
+    uint8_t *base = NULL, *neu = NULL;
+    size_t blen = 0, nlen = 0;
+    char why[200] = "";
+    uint64_t serial = 0, at = 0;
+    bool stored_after;
+    enum s3_err e = S3_OK;
+    int rc = wrapped_base(rw, t, &base, &blen, &serial, &stored_after);
+    int base_rc = rc; /* put_granny logs its own refusals */
+    if (!rc)
+        rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
+    if (!rc) {
         struct rw_target gt = {
             .kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len, .resize = t->resize, .head_pos = t->head_pos};
-        struct whole_src src = {neu, -1, plan.total};
+        struct whole_src src = {neu, -1, nlen};
         rc = put_granny(rw, &gt, path, &src, serial);
         pthread_mutex_lock(&rw->mu);
         if (!rc) { /* what the next section write builds on */
             free(rw->wrapped_granny);
             rw->wrapped_granny = neu;
-            rw->wrapped_len = (size_t)plan.total;
+            rw->wrapped_len = nlen;
             rw->wrapped_serial++;
             neu = NULL;
             if (raw_copy_room(rw) == 0) /* taken in wrapped_base: cannot fail here */
@@ -1527,7 +1573,6 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
         }
         pthread_mutex_unlock(&rw->mu);
     }
-    free(plan.after);
     free(neu);
     free(base);
     if (e != S3_OK)
@@ -1540,6 +1585,48 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
         rw_log(rw, "refused %s: the new Granny data would pass %u bytes; nothing changed", path, RW_RESOURCE_MAX);
     else if (!rc)
         rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in the RIG's new granny.gr2, "
+                   "Granny CRC recomputed", path, t->sec, len);
+    return rc;
+}
+
+static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
+
+/* A compressed section of a Granny file that is a package resource's whole data, stored
+ * raw: the resource's new bytes (compose_raw over its bytes as the view reads them)
+ * replace its data.bin whole (put_resource: appended, stored as it was, its index record
+ * updated). Refused (EBUSY) while a replacement of that resource is pending: its bytes
+ * would not be the ones built on. */
+static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
+                                size_t len)
+{
+    const struct source *rs = &t->gv->fs->src;
+    size_t blen = (size_t)rs->size, nlen = 0;
+    uint8_t *base = NULL, *neu = NULL;
+    char why[200] = "";
+    uint64_t at = 0;
+    enum s3_err e = S3_OK;
+    pthread_mutex_lock(&rw->mu);
+    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = pending ? -EBUSY : rs->size > RW_RESOURCE_MAX ? -EFBIG : (base = malloc(blen ? blen : 1)) ? 0 : -ENOMEM;
+    if (!rc && source_pread((struct source *)rs, 0, base, blen) != S3_OK)
+        rc = -EIO;
+    if (!rc)
+        rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
+    if (!rc) {
+        struct whole_src src = {neu, -1, nlen};
+        rc = put_resource(rw, t, path, &src);
+    }
+    free(neu);
+    free(base);
+    if (e != S3_OK)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (pending)
+        rw_log(rw, "refused %s: a replacement of the package resource holding it is pending; nothing changed", path);
+    else if (rc == -EFBIG)
+        rw_log(rw, "refused %s: the resource's new data would pass %u bytes; nothing changed", path, RW_RESOURCE_MAX);
+    else if (!rc)
+        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in the resource's new data, "
                    "Granny CRC recomputed", path, t->sec, len);
     return rc;
 }
@@ -1582,6 +1669,8 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
 {
     if (t->wrapped)
         return put_wrapped_section(rw, t, path, data, len);
+    if (t->in_resource)
+        return put_resource_section(rw, t, path, data, len);
     char why[200] = "";
     pthread_mutex_lock(&rw->mu);
     size_t prev = 0;

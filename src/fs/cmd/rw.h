@@ -69,6 +69,10 @@ struct rw_target {
     /* RW_SECTION (or a value in one) whose Granny data is a wrapped RIG's granny.gr2
      * (gr2_pos, gr2_len): the section goes into new Granny bytes, which replace it whole */
     bool wrapped;
+    /* RW_SECTION (or a value or NAME.bin in one) whose Granny data is a package resource's
+     * whole data (a .gr2 resource): the section goes into the resource's new data, which
+     * replaces its data.bin whole (the f_* fields, zlib, stored_flags: its index record) */
+    bool in_resource;
     /* RW_GRANNY (and a section in it): the view's declaration of the part (view_resize_of),
      * and where its container's head lies in the file */
     struct view_resize resize;
