@@ -2630,11 +2630,43 @@ static void gr2_in_package(enum fxp_comp comp, bool by_value, const char *name)
     free(gr2);
 }
 
+/* A wrapped RIG inside a package, its Granny section compressed: the section would go
+ * into the RIG's new Granny data, which would have to become the resource's new data:
+ * not composed, so read-only (0444, EROFS), and /info says why once. */
+static void rig_in_package_read_only(void)
+{
+    struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
+    struct fxg_result r;
+    struct fx_rig_layout rl;
+    size_t rlen, size;
+    uint8_t *rig = fxg_sample_rig(&o, &r, &rlen, &rl);
+    struct fxp_res res[1] = {{0x8EAF13DE, 0, 0x3333, rig, rlen, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 1, &size, &lay);
+    char path[256], mnt[256], dir[200], rel[400], p[1024], step;
+    write_fixture("rig-in.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    make_mountpoint("m-rig-in-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    snprintf(rel, sizeof rel, "resources/%s/rig/granny/sections/0/data.bin", dir);
+    assert_int_equal(mode_of(mnt, rel), 0444);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "x", &step), EROFS);
+    assert_true(info_has(mnt, "compressed Granny sections stay read-only here"));
+    umount_rw(mnt, path);
+    assert_file_is(path, pkg, size);
+    free(r.section);
+    free(rig);
+    free(pkg);
+}
+
 static void test_rw_granny_section_in_package(void **state)
 {
     (void)state;
     gr2_in_package(FXP_ZLIB, true, "gr2-zlib-value.package");
     gr2_in_package(FXP_STORED, false, "gr2-raw-cp.package");
+    rig_in_package_read_only();
 }
 
 /* A process's peak resident memory (VmHWM), in KiB. */

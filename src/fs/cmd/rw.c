@@ -457,7 +457,8 @@ static void say_sections_read_only(struct rw *rw)
 {
     if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
         rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
-                   "the Granny data, which is not at the end of the mounted file");
+                   "the Granny data, which here neither ends the mounted file, nor is the mounted RIG's "
+                   "granny.gr2, nor a package resource's whole data");
 }
 
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
