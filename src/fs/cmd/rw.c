@@ -1544,6 +1544,22 @@ static int compose_raw(const struct rw_target *t, const uint8_t *base, size_t bl
     return rc;
 }
 
+/* The log line of a section stored raw in new Granny bytes (`where` they go), or of its
+ * refusal: the Granny plan's (e, why), a pending write's (busy), the size bound's. */
+static void log_composed(struct rw *rw, const char *path, const struct rw_target *t, size_t len, int rc,
+                         enum s3_err e, const char *why, const char *busy, const char *where)
+{
+    if (e != S3_OK)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (busy)
+        rw_log(rw, "refused %s: %s; nothing changed", path, busy);
+    else if (rc == -EFBIG)
+        rw_log(rw, "refused %s: %s would pass %u bytes; nothing changed", path, where, RW_RESOURCE_MAX);
+    else if (!rc)
+        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in %s, Granny CRC recomputed", path,
+               t->sec, len, where);
+}
+
 static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
                                size_t len)
 {
@@ -1554,10 +1570,11 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     bool stored_after;
     enum s3_err e = S3_OK;
     int rc = wrapped_base(rw, t, &base, &blen, &serial, &stored_after);
-    int base_rc = rc; /* put_granny logs its own refusals */
+    int base_rc = rc;
     if (!rc)
         rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
-    if (!rc) {
+    bool put = !rc; /* put_granny logs its own refusals */
+    if (put) {
         struct rw_target gt = {
             .kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len, .resize = t->resize, .head_pos = t->head_pos};
         struct whole_src src = {neu, -1, nlen};
@@ -1576,17 +1593,11 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
     }
     free(neu);
     free(base);
-    if (e != S3_OK)
-        rw_log(rw, "refused %s: %s; nothing changed", path, why);
-    else if (stored_after)
+    if (stored_after)
         log_stored_after(rw, path, t->sec);
-    else if (base_rc == -EBUSY)
-        rw_log(rw, "refused %s: another whole replacement is pending; nothing changed", path);
-    else if (rc == -EFBIG)
-        rw_log(rw, "refused %s: the new Granny data would pass %u bytes; nothing changed", path, RW_RESOURCE_MAX);
-    else if (!rc)
-        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in the RIG's new granny.gr2, "
-                   "Granny CRC recomputed", path, t->sec, len);
+    else if (!put || !rc)
+        log_composed(rw, path, t, len, rc, e, why, base_rc == -EBUSY ? "another whole replacement is pending" : NULL,
+                     "the RIG's new granny.gr2");
     return rc;
 }
 
@@ -1614,21 +1625,17 @@ static int put_resource_section(struct rw *rw, const struct rw_target *t, const 
         rc = -EIO;
     if (!rc)
         rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
-    if (!rc) {
+    bool put = !rc; /* put_resource logs its own refusals */
+    if (put) {
         struct whole_src src = {neu, -1, nlen};
         rc = put_resource(rw, t, path, &src);
     }
     free(neu);
     free(base);
-    if (e != S3_OK)
-        rw_log(rw, "refused %s: %s; nothing changed", path, why);
-    else if (pending)
-        rw_log(rw, "refused %s: a replacement of the package resource holding it is pending; nothing changed", path);
-    else if (rc == -EFBIG)
-        rw_log(rw, "refused %s: the resource's new data would pass %u bytes; nothing changed", path, RW_RESOURCE_MAX);
-    else if (!rc)
-        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in the resource's new data, "
-                   "Granny CRC recomputed", path, t->sec, len);
+    if (!put || !rc)
+        log_composed(rw, path, t, len, rc, e, why,
+                     pending ? "a replacement of the package resource holding it is pending" : NULL,
+                     "the resource's new data");
     return rc;
 }
 

@@ -483,12 +483,18 @@ int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
     return view_hooks_add(fs->tree, &fs->skeletons_hooks, (void (*)(void))fn, ctx);
 }
 
+/* The mount's top view: a view nested in a container declares its writable files there,
+ * since they are the mount's too. */
+static struct s3fs *top_view(struct s3fs *fs)
+{
+    while (fs->host)
+        fs = fs->host;
+    return fs;
+}
+
 int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx)
 {
-    struct s3fs *top = fs;
-    while (top->host) /* a view nested in a container: its tables are the mount's too */
-        top = top->host;
-    return view_hooks_add(fs->tree, &top->table_hooks, (void (*)(void))fn, ctx);
+    return view_hooks_add(fs->tree, &top_view(fs)->table_hooks, (void (*)(void))fn, ctx);
 }
 
 bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf)
@@ -503,10 +509,7 @@ bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf)
 
 int view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx)
 {
-    struct s3fs *top = fs;
-    while (top->host)
-        top = top->host;
-    return view_hooks_add(fs->tree, &top->resize_hooks, (void (*)(void))fn, ctx);
+    return view_hooks_add(fs->tree, &top_view(fs)->resize_hooks, (void (*)(void))fn, ctx);
 }
 
 bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
@@ -521,10 +524,7 @@ bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
 
 int view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
 {
-    struct s3fs *top = fs;
-    while (top->host)
-        top = top->host;
-    return view_hooks_add(fs->tree, &top->value_hooks, (void (*)(void))fn, ctx);
+    return view_hooks_add(fs->tree, &top_view(fs)->value_hooks, (void (*)(void))fn, ctx);
 }
 
 bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out)
