@@ -756,8 +756,9 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 }
 
 /* Stored bytes of a compressed Granny section (a table's NAME.bin: a file whose bytes are
- * [off, +len) of the expanded section, section_place) that are no value file: written
- * in place, same size, into the section's expanded bytes, stored raw at the commit. */
+ * [off, +len) of the expanded section, section_place; its NAME.csv, of the same type and
+ * place, is a table, never bytes): written in place, same size, into the section's
+ * expanded bytes, stored raw at the commit. */
 static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
@@ -765,8 +766,12 @@ static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, 
     uint64_t off = 0, len = 0;
     memset(w, 0, sizeof *w);
     ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0 || (type[n] = 0, strncmp(type, "gr2.table[", 10) != 0) || !section_place(g, ino, w, &off, &len) ||
-        len == 0 || len != tree_size(t, ino) || len > RW_RESOURCE_MAX) {
+    const char *name = tree_name(t, ino);
+    size_t nlen = strlen(name);
+    /* a table's two files share its type: NAME.bin is the bytes, NAME.csv their text */
+    if (n <= 0 || (type[n] = 0, strncmp(type, "gr2.table[", 10) != 0) || nlen < 4 ||
+        strcmp(name + nlen - 4, ".bin") != 0 || !section_place(g, ino, w, &off, &len) || len == 0 ||
+        len != tree_size(t, ino) || len > RW_RESOURCE_MAX) {
         memset(w, 0, sizeof *w);
         return false;
     }
@@ -1039,6 +1044,22 @@ static bool other_copy_dirty(const struct rw *rw, const struct rw_target *t)
     return c->dirty && (c->gv != t->gv || c->sec != t->sec);
 }
 
+static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, size_t *at);
+
+/* Under mu: whether storing t's section raw would be refused now (put_section's and its
+ * containers' refusals that hold until a commit): another section stored raw after its
+ * copy, a pending replacement of the package resource or the RIG's Granny data holding
+ * it that is not a section write's own. */
+static bool store_refused(struct rw *rw, const struct rw_target *t)
+{
+    size_t at;
+    const struct edits *e = &rw->pending;
+    bool spliced = e->splice_to > e->splice_from;
+    return raw_copy_of(rw, t, t->wrapped, &at) == -EBUSY ||
+           (t->in_resource && edits_touch(e, t->f_offset, 4)) ||
+           (t->wrapped && spliced && !(rw->wrapped_granny && e->splice_from == t->gr2_pos));
+}
+
 /* Bytes [off, +len) of a section's NAME.bin (t->in_section, RW_BYTES): laid over the
  * section's expanded bytes (with the writes before), which are stored raw once, at the
  * next commit (flush_section_copy), so that a writer's many small writes cost one. */
@@ -1053,6 +1074,9 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
     pthread_mutex_lock(&rw->mu);
     if (!rc && other_copy_dirty(rw, t))
         rc = -EBUSY; /* another writer's, meanwhile */
+    bool later = !rc && store_refused(rw, t);
+    if (later) /* refused now rather than at every commit */
+        rc = -EBUSY;
     if (!rc)
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
@@ -1066,7 +1090,11 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
         c->dirty = true;
     }
     pthread_mutex_unlock(&rw->mu);
-    if (rc && rc != -EBUSY)
+    if (later)
+        rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: it could not be stored raw before a commit "
+                   "(another section stored raw after it, or a whole replacement of what holds it pending); "
+                   "nothing changed", t->sec);
+    else if (rc && rc != -EBUSY)
         rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: %s; nothing changed", t->sec,
                why[0] ? why : strerror(-rc));
     return rc;
