@@ -469,6 +469,75 @@ static void test_repeated_string_bounded(void **state)
     }
 }
 
+/* What a walk of the repeated-string file leaves in the tree (issue 32): the value file's
+ * rows are a cache item derived again from the sections, so the tree keeps nothing that
+ * grows with the width: two files differing only in width (8,000 and 40 slots of one
+ * 1 KiB string: an 8 MB value file, and 8,001 fixups, past VIEW_TEXT_MAX too) leave the
+ * same texts and view state, give or take a few names. */
+static uint64_t walked_alloc_bytes(uint32_t width, uint64_t *texts)
+{
+    size_t size;
+    uint8_t *file = fxg_build_repeated_string(width, 1024, 0, &size);
+    assert_non_null(file);
+    struct s3fs *fs = open_mem(file, size, NULL, "repeated strings");
+    assert_true(walk_all(fs, 100000) > 10);
+    uint64_t held = tree_alloc_bytes(fs->tree);
+    *texts = tree_text_bytes(fs->tree);
+    s3fs_close(fs);
+    free(file);
+    return held;
+}
+
+static void test_repeated_string_tree_holds_constant(void **state)
+{
+    (void)state;
+    uint64_t texts_wide, texts_narrow;
+    uint64_t wide = walked_alloc_bytes(8000, &texts_wide), narrow = walked_alloc_bytes(40, &texts_narrow);
+    uint64_t d = wide > narrow ? wide - narrow : narrow - wide;
+    if (d > 256 || texts_wide > texts_narrow + 256)
+        fail_msg("8,000 slots keep %llu bytes of view state and %llu of texts, 40 slots %llu and %llu",
+                 (unsigned long long)wide, (unsigned long long)texts_wide, (unsigned long long)narrow,
+                 (unsigned long long)texts_narrow);
+}
+
+/* Reading the value file of W rows of an L-byte string through in 128 KiB chunks copies
+ * each row once, and a row cut by a chunk's end once more (view_form_rows_rendered): the
+ * count from the format rule (rows of L + 1 bytes), not from the code. */
+static void test_repeated_string_rows_once(void **state)
+{
+    (void)state;
+    enum { W = 4000, L = 16384, CHUNK = 128 << 10 };
+    size_t size;
+    uint8_t *file = fxg_build_repeated_string(W, L, 0, &size);
+    assert_non_null(file);
+    struct s3fs *fs = open_mem(file, size, NULL, "repeated strings");
+    uint32_t ino;
+    assert_int_equal(tree_resolve(fs->tree, "/granny/root/Names", &ino), 0);
+    uint64_t total = (uint64_t)W * (L + 1), cut = 0;
+    assert_int_equal(tree_size(fs->tree, ino), total);
+    for (uint64_t b = CHUNK; b < total; b += CHUNK)
+        cut += b % (L + 1) != 0; /* a chunk ends inside a row */
+    uint8_t *buf = malloc(CHUNK);
+    assert_non_null(buf);
+    uint64_t before = view_form_rows_rendered(), at = 0;
+    while (at < total) {
+        size_t got;
+        assert_int_equal(tree_read(fs->tree, ino, at, buf, CHUNK, &got), S3_OK);
+        assert_true(got > 0);
+        for (size_t i = 0; i < got; i++) {
+            uint64_t p = (at + i) % (L + 1);
+            uint8_t want = p == L ? '\n' : (uint8_t)fxg_repeated_letter((uint32_t)p);
+            if (buf[i] != want)
+                fail_msg("byte %llu is not the format rule's", (unsigned long long)(at + i));
+        }
+        at += got;
+    }
+    assert_int_equal(view_form_rows_rendered() - before, W + cut);
+    free(buf);
+    s3fs_close(fs);
+    free(file);
+}
+
 /* The section broker over a cache of counters: three sections of 60 bytes under a bound
  * of 100 hold one at a time; an idle section is let go at a settle point to make room, a
  * section used since is never let go (the next is refused, naming the bound), and
@@ -550,6 +619,8 @@ int main(void)
         cmocka_unit_test(test_many_types),
         cmocka_unit_test(test_object_error_texts),
         cmocka_unit_test(test_repeated_string_bounded),
+        cmocka_unit_test(test_repeated_string_tree_holds_constant),
+        cmocka_unit_test(test_repeated_string_rows_once),
         cmocka_unit_test(test_section_broker),
         cmocka_unit_test(test_object_reasons),
     };

@@ -211,6 +211,13 @@ uint64_t view_form_derivations(void)
     return form_derivations;
 }
 
+static _Atomic uint64_t form_rows_rendered;
+
+uint64_t view_form_rows_rendered(void)
+{
+    return form_rows_rendered;
+}
+
 static size_t pad8(size_t n)
 {
     return (n + 7) & ~(size_t)7;
@@ -221,18 +228,28 @@ static uint64_t form_marks(uint64_t n)
     return (n + FORM_ROWS_PER_MARK - 1) / FORM_ROWS_PER_MARK;
 }
 
+/* Row k of the form: its length (-1: it cannot be had) and *text its bytes. */
+static int64_t form_row(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
+                        const char **text)
+{
+    *text = NULL;
+    int64_t w = row(ctx, form, k, scratch, text);
+    return w >= 0 && *text ? w : -1;
+}
+
 /* The file's size from the form: every row formatted once (linear); false when a row
  * cannot be. */
 static bool form_measure(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t n, uint64_t *marks,
                          uint64_t *size)
 {
-    char scratch[64];
+    char scratch[VIEW_ROW_SCRATCH];
     uint64_t at = 0;
     for (uint64_t k = 0; k < n; k++) {
         if (marks && k % FORM_ROWS_PER_MARK == 0)
             marks[k / FORM_ROWS_PER_MARK] = at;
-        int w = row(ctx, form, k, scratch);
-        if (w < 0 || w > 63)
+        const char *text;
+        int64_t w = form_row(row, ctx, form, k, scratch, &text);
+        if (w < 0)
             return false;
         at += (uint64_t)w + 1;
     }
@@ -304,19 +321,24 @@ static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint6
     size_t got = 0;
     uint64_t at = nmarks ? mark[lo] : 0;
     for (uint64_t k = lo * FORM_ROWS_PER_MARK; k < it->n && got < len; k++) {
-        char row[64];
-        int w = it->row(it->ctx, b, k, row);
+        char scratch[VIEW_ROW_SCRATCH];
+        const char *text;
+        int64_t w = form_row(it->row, it->ctx, b, k, scratch, &text);
         if (w < 0) {
             cache_unpin(it->cache, &it->c);
             return S3_ERR_IO;
         }
-        row[w] = '\n';
-        uint64_t end = at + (uint64_t)w + 1;
+        uint64_t end = at + (uint64_t)w + 1; /* the row and its newline */
         if (end > off + got) {
-            size_t from = (size_t)(off + got - at), take = (size_t)(end - (off + got));
-            take = take < len - got ? take : len - got;
-            memcpy(out + got, row + from, take);
-            got += take;
+            form_rows_rendered++;
+            uint64_t from = off + got - at; /* at most w: the newline */
+            if (from < (uint64_t)w) {
+                size_t take = (uint64_t)w - from < len - got ? (size_t)((uint64_t)w - from) : len - got;
+                memcpy(out + got, text + from, take);
+                got += take;
+            }
+            if (got < len)
+                out[got++] = '\n';
         }
         at = end;
     }
@@ -343,10 +365,11 @@ uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, con
         return 0;
     if (size <= VIEW_TEXT_MAX) { /* a text: rendered now, from the form it was given */
         char *text = alloc_array(size, 1);
-        char scratch[64];
+        char scratch[VIEW_ROW_SCRATCH];
         for (uint64_t k = 0, at = 0; text && k < n; k++) {
-            int w = f->row(f->ctx, form, k, scratch);
-            memcpy(text + at, scratch, (size_t)w);
+            const char *row;
+            int64_t w = form_row(f->row, f->ctx, form, k, scratch, &row); /* measured: it can be had */
+            memcpy(text + at, row, (size_t)w);
             text[at + (uint64_t)w] = '\n';
             at += (uint64_t)w + 1;
         }

@@ -234,8 +234,12 @@ uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const cha
  * and how to make the same bytes again. */
 /* Makes the form from the source (malloc'd): 0, or -1 with err (the read fails, EIO). */
 typedef int view_form_derive_fn(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen);
-/* Row k's text (no newline, at most 63 bytes) into scratch (64 bytes): its length, or -1. */
-typedef int view_form_row_fn(const void *ctx, const uint8_t *form, uint64_t k, char *scratch);
+/* Row k's text (no newline): its length, with *text set to its bytes, either formatted
+ * into scratch (VIEW_ROW_SCRATCH bytes: numbers) or lying in form (a longer row, e.g. a
+ * string the form holds; valid while form is); -1 when it cannot be formatted. */
+#define VIEW_ROW_SCRATCH 64
+typedef int64_t view_form_row_fn(const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
+                                 const char **text);
 struct view_form {
     view_form_derive_fn *derive;
     view_form_row_fn *row;
@@ -250,6 +254,9 @@ uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, con
                             const struct view_form *f, const uint8_t *form, size_t len, uint64_t n);
 /* Forms derived so far, process-wide (tests: a read after eviction derives again). */
 uint64_t view_form_derivations(void);
+/* Rows of such files whose bytes reads copied out, process-wide (tests: a read-through
+ * copies each row once, and once more a row cut by the end of a read). */
+uint64_t view_form_rows_rendered(void);
 /* NAME.error holding msg and a newline. */
 uint32_t add_error(struct tree *t, uint32_t dir, const char *name, const char *msg);
 /* Where record i of list `list` (the caller's numbering) lies in the source (its span). */

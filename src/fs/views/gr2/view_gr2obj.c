@@ -126,62 +126,35 @@ static void note_crc_string(struct gobj *o)
 /* Scalars and strings: one value file, an element per line. A remapped string (a CRC
  * into an external table) is "crc:0x%08x". Its text is as long as the input chooses (an
  * array of W slots pointing at one L-byte string is W×L bytes): kept as a text only up to
- * VIEW_TEXT_MAX, else rendered on read from the slots (struct gvalues), each row's bytes
- * read where they lie. */
+ * VIEW_TEXT_MAX, else rendered on read (view_add_form_rows) from a compact form, a cache
+ * item derived again from the sections: a scalar array's bytes, or for strings each row's
+ * place in a pool holding every string the slots point at once (overlapping strings
+ * share their bytes), so the form is linear in the slots and the section bytes they
+ * name, never W×L. The tree keeps only where the slots are (struct gvalues). */
 struct gvalues {
-    struct gobj *o;
+    struct gr2_view *v;
     const struct gr2_member *m;
     uint32_t sec, off, width, esize;
-    const uint64_t *end; /* view_add_rows: where each row ends */
+    bool be;
 };
 
-/* What a row function reads through: the slots, and the space pinned now. */
-struct gvalues_at {
-    const struct gvalues *g;
-    const struct gr2_space *sp;
+/* A string form's row: where its text lies in the pool, and its length (0: a NULL
+ * string, an empty row). */
+struct gvalue_row {
+    uint64_t at, len;
 };
 
-static const char *value_row(void *ctx, uint64_t k, char *scratch, size_t len)
+static int64_t value_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
 {
-    const struct gvalues_at *at = ctx;
-    const struct gvalues *g = at->g;
-    uint32_t slot = g->off + (uint32_t)k * g->esize;
-    const char *why;
-    if (g->m->type == GR2_STRING) {
-        struct gr2_ref to;
-        bool points;
-        enum s3_err e = gr2_pointer(at->sp, g->sec, slot, &to, &points, &why);
-        if (!e && points) /* a string measured at listing: its len bytes, no search for its end */
-            return (const char *)gr2_bytes(at->sp, to.section, to.offset, len, &why);
-        struct gr2_str str;
-        gr2_string_slot(at->sp, g->sec, slot, &str);
-        if (e || str.kind == GR2_STR_ERROR)
-            return NULL;
-        scratch[0] = 0;
-        if (str.kind == GR2_STR_CRC)
-            snprintf(scratch, 64, "crc:0x%08" PRIx32, str.crc);
-    } else {
-        const uint8_t *b = gr2_bytes(at->sp, g->sec, slot, g->esize, &why);
-        if (!b)
-            return NULL;
-        gr2_format_scalar(scratch, 64, g->m->type, false, b, at->sp->g->be);
-    }
-    return strlen(scratch) == len ? scratch : NULL;
-}
-
-static enum s3_err values_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                               size_t *got)
-{
-    (void)t, (void)arg;
     const struct gvalues *g = ctx;
-    struct gr2_space sp;
-    enum s3_err e = gr2_view_pin(g->o->v, &sp);
-    if (e)
-        return e;
-    struct gvalues_at at = {g, &sp};
-    e = view_rows_read(g->end, g->width, value_row, &at, off, buf, len, got);
-    gr2_view_unpin(g->o->v, &sp);
-    return e;
+    if (g->m->type == GR2_STRING) {
+        const struct gvalue_row *r = (const struct gvalue_row *)form + k;
+        *text = (const char *)form + (uint64_t)g->width * sizeof *r + r->at;
+        return (int64_t)r->len;
+    }
+    *text = scratch;
+    gr2_format_scalar(scratch, VIEW_ROW_SCRATCH, g->m->type, false, form + k * g->esize, g->be);
+    return (int64_t)strlen(scratch);
 }
 
 /* A slot pointing at a string: where, and which slot. */
@@ -200,7 +173,8 @@ static int by_place(const void *a, const void *b)
 /* The lengths of the strings the slots point at (len[slot]), in time linear in the slots
  * and the sections' bytes, however the strings overlap (slots at every offset of one long
  * string, or all at one): taken from the highest address down, each search for a NUL
- * stops where the string above starts, whose length it then extends. 0, or -1 with why. */
+ * stops where the string above starts, whose length it then extends. So strings that
+ * overlap end at the same NUL. tg is left sorted by place. 0, or -1 with why. */
 static int string_lengths(const struct gr2_space *sp, struct string_target *tg, size_t n, uint64_t *len,
                           const char **why)
 {
@@ -229,91 +203,164 @@ static int string_lengths(const struct gr2_space *sp, struct string_target *tg, 
     return 0;
 }
 
-/* Each row's end (end[k], its newline included) for the slots of g; any: some slot is not
- * a NULL string. 0, or -1 with why. */
-static int measure_values(struct gobj *o, const struct gr2_space *sp, const struct gvalues *g, uint64_t *end,
-                          bool *any, const char **why)
+/* The pool: each run of overlapping strings (tg sorted by place, all ending at one NUL)
+ * copied once, each slot's row pointing into it. pool NULL: only its size (*pool_len). */
+static int string_pool(const struct gr2_space *sp, const struct string_target *tg, size_t n,
+                       struct gvalue_row *rows, char *pool, uint64_t *pool_len, const char **why)
 {
-    struct string_target *tg = g->m->type == GR2_STRING ? alloc_array(g->width, sizeof *tg) : NULL;
-    size_t ntg = 0;
-    if (g->m->type == GR2_STRING && !tg) {
-        tree_note_oom(o->v->fs->tree); /* the listing fails (ENOMEM), never shorter */
-        *why = "out of memory";
-        return -1;
+    uint64_t at = *pool_len;
+    for (size_t i = 0; i < n;) {
+        uint32_t sec = tg[i].sec, start = tg[i].off;
+        uint64_t end = start + rows[tg[i].slot].len;
+        size_t j = i;
+        for (; j < n && tg[j].sec == sec && tg[j].off <= end; j++) {
+            uint64_t e = tg[j].off + rows[tg[j].slot].len;
+            end = e > end ? e : end;
+            rows[tg[j].slot].at = at + (tg[j].off - start);
+        }
+        if (pool) {
+            const uint8_t *b = gr2_bytes(sp, sec, start, (size_t)(end - start), why);
+            if (!b)
+                return -1;
+            memcpy(pool + at, b, (size_t)(end - start));
+        }
+        at += end - start;
+        i = j;
     }
-    *any = false;
+    *pool_len = at;
+    return 0;
+}
+
+/* The compact form of g's rows (malloc'd, *len bytes) from the space pinned now, touching
+ * no tree state (a cache producer calls it): a scalar array's bytes, or a string array's
+ * rows and pool. *any: some row is not a NULL string (else there is no file); *crc: some
+ * slot holds a CRC. S3_OK; NOMEM; FORMAT with why (the member is NAME.error). */
+static enum s3_err derive_values(const struct gvalues *g, const struct gr2_space *sp, uint8_t **form, size_t *len,
+                                 bool *any, bool *crc, const char **why)
+{
+    *form = NULL, *len = 0, *any = false, *crc = false;
+    if (g->m->type != GR2_STRING) {
+        size_t bytes = (size_t)g->width * g->esize;
+        const uint8_t *b = gr2_bytes(sp, g->sec, g->off, bytes, why);
+        if (!b)
+            return S3_ERR_FORMAT;
+        if (!(*form = alloc_array(bytes, 1)))
+            return S3_ERR_NOMEM;
+        memcpy(*form, b, bytes);
+        *len = bytes, *any = true;
+        return S3_OK;
+    }
+    struct gvalue_row *rows = calloc(g->width, sizeof *rows);
+    struct string_target *tg = alloc_array(g->width, sizeof *tg);
+    uint64_t *slen = calloc(g->width, sizeof *slen);
+    uint32_t *crcs = calloc(g->width, sizeof *crcs);
+    enum s3_err e = S3_ERR_NOMEM;
+    size_t ntg = 0;
+    uint64_t pool = 0, ncrc = 0;
+    if (!rows || !tg || !slen || !crcs)
+        goto out;
+    e = S3_ERR_FORMAT;
     for (uint32_t k = 0; k < g->width; k++) {
         uint32_t slot = g->off + k * g->esize;
-        char v[64];
-        end[k] = 0;
-        if (g->m->type != GR2_STRING) {
-            gr2_format_scalar(v, sizeof v, g->m->type, false, gr2_bytes(sp, g->sec, slot, g->esize, why),
-                              sp->g->be);
-            end[k] = strlen(v);
-            *any = true;
-            continue;
-        }
         struct gr2_ref to;
         bool points;
-        enum s3_err e = gr2_pointer(sp, g->sec, slot, &to, &points, why);
         struct gr2_str str = {.kind = GR2_STR_TEXT};
-        if (!e && !points)
+        if (gr2_pointer(sp, g->sec, slot, &to, &points, why))
+            goto out;
+        if (!points)
             gr2_string_slot(sp, g->sec, slot, &str);
-        if (e || str.kind == GR2_STR_ERROR) {
-            *why = e ? *why : str.why;
-            free(tg);
-            return -1;
+        if (str.kind == GR2_STR_ERROR) {
+            *why = str.why;
+            goto out;
         }
         if (points)
             tg[ntg++] = (struct string_target){to.section, to.offset, k};
-        else if (str.kind == GR2_STR_CRC) {
-            end[k] = 14; /* "crc:0x%08x" */
-            note_crc_string(o);
-        }
+        else if (str.kind == GR2_STR_CRC) /* "crc:0x%08x": 14 bytes, at the pool's start */
+            crcs[k] = str.crc, rows[k] = (struct gvalue_row){14 * ncrc++, 14};
         *any |= str.kind != GR2_STR_NULL;
     }
-    int rc = ntg ? string_lengths(sp, tg, ntg, end, why) : 0;
+    if (ntg && string_lengths(sp, tg, ntg, slen, why))
+        goto out;
+    for (size_t i = 0; i < ntg; i++)
+        rows[tg[i].slot].len = slen[tg[i].slot];
+    pool = 14 * ncrc;
+    if (string_pool(sp, tg, ntg, rows, NULL, &pool, why))
+        goto out;
+    size_t head = (size_t)g->width * sizeof *rows;
+    e = S3_ERR_NOMEM;
+    if (!(*form = alloc_array(head + (size_t)pool, 1)))
+        goto out;
+    memcpy(*form, rows, head);
+    char *text = (char *)*form + head;
+    for (uint32_t k = 0; k < g->width; k++)
+        if (rows[k].len && rows[k].at < 14 * ncrc) { /* the CRCs' part: pointed strings lie after */
+            char c[15];
+            snprintf(c, sizeof c, "crc:0x%08" PRIx32, crcs[k]);
+            memcpy(text + rows[k].at, c, 14);
+        }
+    pool = 14 * ncrc;
+    e = string_pool(sp, tg, ntg, (struct gvalue_row *)*form, text, &pool, why) ? S3_ERR_FORMAT : S3_OK;
+    *len = head + (size_t)pool;
+    *crc = ncrc > 0;
+out:
+    if (e) {
+        free(*form);
+        *form = NULL, *len = 0;
+    }
+    free(rows);
     free(tg);
-    for (uint64_t k = 0, at = 0; rc == 0 && k < g->width; k++) /* lengths to ends */
-        end[k] = at += end[k] + 1;
-    return rc;
+    free(slen);
+    free(crcs);
+    return e;
+}
+
+/* The form again, for the cache (view_form_derive_fn): the sections pinned for it. */
+static int values_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+{
+    const struct gvalues *g = ctx;
+    struct gr2_space sp;
+    const char *why = "out of memory";
+    enum s3_err e = gr2_view_pin(g->v, &sp);
+    bool any, crc;
+    if (e == S3_OK) {
+        e = derive_values(g, &sp, form, len, &any, &crc, &why);
+        gr2_view_unpin(g->v, &sp);
+    } else if (e == S3_ERR_IO) {
+        why = "the file changed";
+    }
+    if (e)
+        snprintf(err, errlen, "%s", why);
+    return e ? -1 : 0;
 }
 
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,
                        const struct gr2_member *m, uint32_t sec, uint32_t off)
 {
     struct tree *t = o->v->fs->tree;
-    struct gvalues g = {o, m, sec, off, m->array_width > 0 ? (uint32_t)m->array_width : 1, gr2_elem_size(sp, m->type),
-                        NULL};
+    struct gvalues g = {o->v, m, sec, off, m->array_width > 0 ? (uint32_t)m->array_width : 1,
+                        gr2_elem_size(sp, m->type), sp->g->be};
     const char *why;
     if (!gr2_bytes(sp, sec, off, m->size, &why)) {
         add_error(t, dir, name, why);
         return;
     }
-    uint64_t *end = alloc_array(g.width, sizeof *end);
-    bool any;
-    if (!end) {
+    uint8_t *form;
+    size_t len;
+    bool any, crc;
+    enum s3_err e = derive_values(&g, sp, &form, &len, &any, &crc, &why);
+    if (crc)
+        note_crc_string(o);
+    if (e == S3_ERR_NOMEM) {
         tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
-        return;
-    }
-    if (measure_values(o, sp, &g, end, &any, &why)) {
+    } else if (e) {
         add_error(t, dir, name, why);
     } else if (any) { /* a NULL string is absent */
-        struct gvalues *kept = end[g.width - 1] > VIEW_TEXT_MAX ? tree_alloc(t, sizeof *kept) : NULL;
-        if (kept)
-            *kept = g;
-        struct gvalues_at now = {&g, sp};
-        const uint64_t *kept_end;
-        uint32_t ino = end[g.width - 1] > VIEW_TEXT_MAX && !kept
-                           ? 0
-                           : view_add_rows(t, dir, name, NULL, end, g.width, value_row, &now, values_read, kept,
-                                           &kept_end);
-        if (kept)
-            kept->end = kept_end;
+        struct view_form f = {values_derive, value_row, &g, sizeof g};
+        uint32_t ino = view_add_form_rows(o->v->fs, dir, name, NULL, &f, form, len, g.width);
         span_of(o, ino, sec, off, m->size);
         member_type(t, ino, m, name);
     }
-    free(end);
+    free(form);
 }
 
 /* ---- tables: NAME.bin and NAME.csv ---- */

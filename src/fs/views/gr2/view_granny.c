@@ -450,51 +450,94 @@ static void table_span(struct gr2_view *v, uint32_t ino, uint32_t i, uint32_t of
         set_typef(v->fs->tree, ino, "%s[%" PRIu32 "]", type, n);
 }
 
-static void add_fixups_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+/* A section's fixup or marshalling table, one record a line: a text up to VIEW_TEXT_MAX,
+ * else rendered on read (view_add_form_rows) from the records read again from the file as
+ * a cache item, never a text whose size the file chooses kept in the tree. */
+struct gr2_table_rows {
+    struct gr2_view *v;
+    uint32_t sec;
+    bool marshal;
+};
+
+static int64_t table_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+{
+    const struct gr2_table_rows *r = ctx;
+    *text = scratch;
+    if (r->marshal) {
+        const struct gr2_marshal *m = (const struct gr2_marshal *)form + k;
+        return snprintf(scratch, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32, m->count,
+                        m->offset, m->type_section, m->type_offset);
+    }
+    const struct gr2_fixup *f = (const struct gr2_fixup *)form + k;
+    return snprintf(scratch, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32, f->from_offset, f->to_section,
+                    f->to_offset);
+}
+
+/* The records (malloc'd) read from the file: the listing's form, and the cache's again. */
+static enum s3_err table_records(const struct gr2_table_rows *r, uint8_t **form, size_t *len, uint32_t *n, char *err,
+                                 size_t errlen)
+{
+    enum s3_err e;
+    if (r->marshal) {
+        struct gr2_marshal *m = NULL;
+        e = gr2_read_marshals(&r->v->fs->src.src, &r->v->g, r->sec, &m, n, err, errlen);
+        *form = (uint8_t *)m, *len = e ? 0 : (size_t)*n * sizeof *m;
+    } else {
+        struct gr2_fixup *f = NULL;
+        e = gr2_read_fixups(&r->v->fs->src.src, &r->v->g, r->sec, &f, n, err, errlen);
+        *form = (uint8_t *)f, *len = e ? 0 : (size_t)*n * sizeof *f;
+    }
+    return e;
+}
+
+static int table_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+{
+    uint32_t n;
+    return table_records(ctx, form, len, &n, err, errlen) ? -1 : 0;
+}
+
+/* The file NAME (fixups or marshalling) of section i's table, or NAME.error (ok false:
+ * the header's reason, bad). */
+static void add_table_rows(struct gr2_view *v, uint32_t dir, uint32_t i, bool marshal, bool ok, const char *bad)
 {
     struct tree *t = v->fs->tree;
     const struct gr2_section *s = &v->g.sections[i];
-    struct gr2_fixup *f;
+    const char *name = marshal ? "marshalling" : "fixups";
+    struct gr2_table_rows r = {v, i, marshal};
+    uint8_t *form = NULL;
+    size_t len;
     uint32_t n;
     char err[GR2_ERR];
+    enum s3_err e = ok ? table_records(&r, &form, &len, &n, err, sizeof err) : S3_ERR_FORMAT;
+    if (e == S3_ERR_NOMEM) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
+    } else if (e) {
+        add_error(t, dir, name, ok ? err : bad);
+    } else {
+        struct view_form f = {table_derive, table_row, &r, sizeof r};
+        uint32_t ino = view_add_form_rows(v->fs, dir, name, NULL, &f, form, len, n);
+        if (marshal)
+            table_span(v, ino, i, s->marshal_offset, s->marshal_stored, "gr2.marshal", n);
+        else
+            table_span(v, ino, i, s->fixup_offset, s->fixup_stored, "gr2.fixup", n);
+    }
+    free(form);
+}
+
+static void add_fixups_file(struct gr2_view *v, uint32_t dir, uint32_t i)
+{
+    const struct gr2_section *s = &v->g.sections[i];
     if (gr2_tables_compressed(s->compression))
         add_stored_table(v, dir, "fixups_stored.bin", s->fixup_offset, s->fixup_stored);
-    if (!s->fixups_ok || gr2_read_fixups(&v->fs->src.src, &v->g, i, &f, &n, err, sizeof err)) {
-        add_error(t, dir, "fixups", s->fixups_ok ? err : s->fixups_err);
-        return;
-    }
-    struct sbuf b = {0};
-    for (uint32_t k = 0; k < n; k++)
-        sb_printf(&b, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", f[k].from_offset, f[k].to_section, f[k].to_offset);
-    free(f);
-    size_t len;
-    char *text = sb_take(&b, &len);
-    uint32_t ino = tree_add_text(t, dir, "fixups", NULL, text, len);
-    table_span(v, ino, i, s->fixup_offset, s->fixup_stored, "gr2.fixup", n);
+    add_table_rows(v, dir, i, false, s->fixups_ok, s->fixups_err);
 }
 
 static void add_marshalling_file(struct gr2_view *v, uint32_t dir, uint32_t i)
 {
-    struct tree *t = v->fs->tree;
     const struct gr2_section *s = &v->g.sections[i];
-    struct gr2_marshal *m;
-    uint32_t n;
-    char err[GR2_ERR];
     if (gr2_tables_compressed(s->compression))
         add_stored_table(v, dir, "marshalling_stored.bin", s->marshal_offset, s->marshal_stored);
-    if (!s->marshal_ok || gr2_read_marshals(&v->fs->src.src, &v->g, i, &m, &n, err, sizeof err)) {
-        add_error(t, dir, "marshalling", s->marshal_ok ? err : s->marshal_err);
-        return;
-    }
-    struct sbuf b = {0};
-    for (uint32_t k = 0; k < n; k++)
-        sb_printf(&b, "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", m[k].count, m[k].offset,
-                  m[k].type_section, m[k].type_offset);
-    free(m);
-    size_t len;
-    char *text = sb_take(&b, &len);
-    uint32_t ino = tree_add_text(t, dir, "marshalling", NULL, text, len);
-    table_span(v, ino, i, s->marshal_offset, s->marshal_stored, "gr2.marshal", n);
+    add_table_rows(v, dir, i, true, s->marshal_ok, s->marshal_err);
 }
 
 /* NAME_padding.bin for the zero padding after each piece of section i. */

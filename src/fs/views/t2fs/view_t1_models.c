@@ -121,30 +121,36 @@ struct t1_rows_src {
     bool be;
 };
 
-static int t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *s)
+/* Row k formatted into s (VIEW_ROW_SCRATCH bytes): its length. */
+static int t1_row_format(const struct t1_rows_src *r, const uint8_t *form, uint64_t k, char *s)
 {
-    const struct t1_rows_src *r = ctx;
     if (r->kind == T1_ROWS_VERT) { /* "x y z flag s t c0 c1 c2 c3" */
         uint8_t one[T1_VERTEX_SIZE];
         struct t1_vertex x;
         t1_vertices(form + k * T1_VERTEX_SIZE, 1, r->be, one, &x); /* one record: its own planes */
-        return snprintf(s, 64, "%d %d %d %u %d %d %u %u %u %u", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1],
+        return snprintf(s, VIEW_ROW_SCRATCH, "%d %d %d %u %d %d %u %u %u %u", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1],
                         x.c[2], x.c[3]);
     }
     if (r->kind == T1_ROWS_CMD) {
         const struct t1_cmd *c = (const struct t1_cmd *)form + k;
         if (c->kind == T1_CMD_LOAD)
-            return snprintf(s, 64, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32, c->first,
+            return snprintf(s, VIEW_ROW_SCRATCH, "load %" PRIu32 "..%" PRIu32 " -> slot %" PRIu32, c->first,
                             c->first + c->count - 1, c->slot);
-        return snprintf(s, 64, "tri %u %u %u", c->s[0], c->s[1], c->s[2]);
+        return snprintf(s, VIEW_ROW_SCRATCH, "tri %u %u %u", c->s[0], c->s[1], c->s[2]);
     }
     if (r->kind == T1_ROWS_TRI) {
         const uint32_t *x = ((const uint32_t(*)[3])form)[k];
-        return snprintf(s, 64, "%" PRIu32 " %" PRIu32 " %" PRIu32, x[0], x[1], x[2]);
+        return snprintf(s, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32, x[0], x[1], x[2]);
     }
     const uint8_t *p = form + k * r->esize;
     uint32_t x = r->esize == 1 ? p[0] : r->esize == 2 ? ld_u16(p, r->be) : ld_u32(p, r->be);
-    return snprintf(s, 64, "%" PRIu32, x);
+    return snprintf(s, VIEW_ROW_SCRATCH, "%" PRIu32, x);
+}
+
+static int64_t t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+{
+    *text = scratch;
+    return t1_row_format(ctx, form, k, scratch);
 }
 
 /* The vertices' records de-interleaved again from their node (malloc'd). */
