@@ -37,6 +37,15 @@ static struct tree *hand_tree(struct source *src, const void *data, size_t len, 
     return t;
 }
 
+/* A view over a hand tree, for the value-file helpers: the tree and a cache for the
+ * forms of files rendered on read. */
+static void hand_fs(struct s3fs *fs, struct tree *t)
+{
+    memset(fs, 0, sizeof *fs);
+    fs->tree = t;
+    cache_init(&fs->cache, 64u << 20);
+}
+
 static enum s3_err populate_three(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)ctx;
@@ -643,8 +652,9 @@ static void test_links_stay_inside(void **state)
 }
 
 /* NAME.names (add_bone_names) whose indices all name one long bone (issue 32): 20,000 rows
- * of a 200-byte name, 4 MB of text, rendered on read (the tree keeps no text of it), read
- * at any offset; out-of-range indices read "?"; a short list stays a text of its own. */
+ * of a 200-byte name, 4 MB of text, rendered on read from a form in the cache (the tree
+ * keeps no text of it, nor a copy of the indices: tree_alloc_bytes), read at any offset;
+ * out-of-range indices read "?"; a short list stays a text of its own. */
 static void test_bone_names_bounded(void **state)
 {
     (void)state;
@@ -660,15 +670,17 @@ static void test_bone_names_bounded(void **state)
     int32_t *idx = malloc(ROWS * sizeof *idx);
     for (int i = 0; i < ROWS; i++)
         idx[i] = i % 1000 == 999 ? 7 : 0; /* every 1000th out of range */
-    uint64_t held = tree_text_bytes(t);
-    uint32_t big = add_bone_names(t, root, "bones", idx, ROWS, names, 2);
+    struct s3fs fs;
+    hand_fs(&fs, t);
+    uint64_t held = tree_text_bytes(t), kept = tree_alloc_bytes(t), derived = view_form_derivations();
+    uint32_t big = add_bone_names(&fs, root, "bones", idx, ROWS, names, 2);
     int32_t few[3] = {1, -1, 0};
-    uint32_t small = add_bone_names(t, root, "chain", few, 3, names, 2);
-    free(idx); /* copied */
+    uint32_t small = add_bone_names(&fs, root, "chain", few, 3, names, 2);
     assert_true(big && small);
     uint64_t want = 20 * 2 + 19980 * 201ull;
     assert_int_equal(tree_size(t, big), want);
     assert_true(tree_text_bytes(t) - held < 512); /* the short list only */
+    assert_true(tree_alloc_bytes(t) - kept < 512); /* the form's item, not 20,000 indices */
     uint8_t *all;
     size_t len;
     assert_int_equal(tree_read_all(t, big, &all, &len), 0);
@@ -689,11 +701,15 @@ static void test_bone_names_bounded(void **state)
     assert_int_equal(len, strlen("pelvis\n?\n") + 201);
     assert_memory_equal(all, "pelvis\n?\n", 9);
     free(all);
+    assert_int_equal(view_form_derivations() - derived, 1); /* the long file's form, once */
+    free(idx); /* kept by the caller while the tree lives */
     tree_free(t);
+    cache_destroy(&fs.cache);
 }
 
 /* Value lists (add_*_list) longer than VIEW_TEXT_MAX (issue 32): 30,000 values each, so
- * every list passes 64 KiB; the tree keeps no text of them, and each reads back exactly
+ * every list passes 64 KiB; the tree keeps no text of them nor a copy of the values (a
+ * form in the cache, derived from the caller's values), and each reads back exactly
  * the rows written here by hand (one value per line, in the list's own notation), whole
  * and from an offset inside a row; a short list stays a text. */
 static void expect_list_rows(struct tree *t, uint32_t ino, const char *want, size_t wlen)
@@ -751,23 +767,26 @@ static void test_value_lists_bounded(void **state)
         hex[nh++] = '\n';
     }
     assert_true(nd > VIEW_TEXT_MAX && nu > VIEW_TEXT_MAX && nh > VIEW_TEXT_MAX);
-    uint64_t held = tree_text_bytes(t);
-    uint32_t si = add_i32_list(t, root, "signed", (const int32_t *)v, N, 0);
-    uint32_t ui = add_u32_list(t, root, "unsigned", v, N, 0);
-    uint32_t hi = add_hex32_list(t, root, "hex", v, N, 0);
-    uint32_t short_list = add_u32_list(t, root, "short", v + 1, 2, 4);
-    memset(v, 0xee, N * sizeof *v); /* the lists copied what they need */
+    struct s3fs fs;
+    hand_fs(&fs, t);
+    uint64_t held = tree_text_bytes(t), kept = tree_alloc_bytes(t);
+    uint32_t si = add_i32_list(&fs, root, "signed", (const int32_t *)v, N, 0);
+    uint32_t ui = add_u32_list(&fs, root, "unsigned", v, N, 0);
+    uint32_t hi = add_hex32_list(&fs, root, "hex", v, N, 0);
+    uint32_t short_list = add_u32_list(&fs, root, "short", v + 1, 2, 4);
     assert_true(si && ui && hi && short_list);
     assert_true(tree_text_bytes(t) - held < 64); /* the short list only */
+    assert_true(tree_alloc_bytes(t) - kept < 1024); /* three forms' items, not 3 × 30,000 values */
     expect_list_rows(t, si, dec, nd);
     expect_list_rows(t, ui, udec, nu);
     expect_list_rows(t, hi, hex, nh);
     assert_int_equal(tree_size(t, short_list), strlen("104729\n209458\n"));
-    free(v);
     free(dec);
     free(udec);
     free(hex);
     tree_free(t);
+    cache_destroy(&fs.cache);
+    free(v); /* kept by the caller while the tree lives */
 }
 
 /* ---- computed directories ---- */

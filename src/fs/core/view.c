@@ -44,11 +44,9 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...)
 
 enum list_style { LIST_SIGNED, LIST_UNSIGNED, LIST_HEX };
 
-/* A list file's rows: the values (a copy in the tree once it is read later) and where
- * each row ends. */
+/* A list file's rows: the values, which the caller keeps while the tree lives. */
 struct value_list {
     const uint32_t *v;
-    const uint64_t *end;
     uint64_t n;
     enum list_style style;
 };
@@ -64,127 +62,58 @@ static int format_value(enum list_style style, uint32_t v, char *scratch, size_t
     return snprintf(scratch, cap, "0x%08" PRIx32, v);
 }
 
-static const char *value_list_row(void *ctx, uint64_t k, char *scratch, size_t len)
+/* The form: the values, 4 bytes each in the host's order. */
+static int64_t value_list_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
 {
     const struct value_list *l = ctx;
-    int w = format_value(l->style, l->v[k], scratch, 64);
-    return w >= 0 && (size_t)w == len ? scratch : NULL;
+    uint32_t v;
+    memcpy(&v, form + 4 * k, 4);
+    *text = scratch;
+    return format_value(l->style, v, scratch, VIEW_ROW_SCRATCH);
 }
 
-static enum s3_err value_list_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                                   size_t *got)
+static int value_list_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
-    (void)t, (void)arg;
     const struct value_list *l = ctx;
-    return view_rows_read(l->end, l->n, value_list_row, ctx, off, buf, len, got);
+    *len = (size_t)l->n * 4;
+    if (!(*form = alloc_array(l->n, 4))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(*form, l->v, *len);
+    return 0;
 }
 
 /* The list's file: a text up to VIEW_TEXT_MAX, else rendered on read from the values
- * (4 bytes each, copied into the tree) and the row ends (view_add_rows), never a text
- * whose length the file chooses. */
-static uint32_t add_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+ * (view_add_form_rows: the tree keeps no copy of them), never a text whose length the
+ * file chooses. */
+static uint32_t add_list(struct s3fs *fs, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                          uint64_t abs_off, enum list_style style)
 {
-    uint64_t *end = alloc_array(n, sizeof *end);
-    uint32_t ino = 0;
-    if (!end && n) {
-        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
-        return 0;
-    }
-    char scratch[64];
-    for (uint64_t i = 0, at = 0; i < n; i++) {
-        at += (uint64_t)format_value(style, v[i], scratch, sizeof scratch) + 1;
-        end[i] = at;
-    }
-    struct value_list now = {v, end, n, style}, *kept = NULL;
-    if (n && end[n - 1] > VIEW_TEXT_MAX) { /* read later: the values copied into the tree */
-        uint32_t *copy = tree_alloc(t, n * sizeof *copy);
-        kept = tree_alloc(t, sizeof *kept);
-        if (!copy || !kept)
-            goto out;
-        memcpy(copy, v, n * sizeof *copy);
-        *kept = (struct value_list){copy, NULL, n, style};
-    }
-    const uint64_t *kept_end;
-    ino = view_add_rows(t, dir, name, NULL, end, n, value_list_row, &now, value_list_read, kept, &kept_end);
-    if (kept)
-        kept->end = kept_end;
-    tree_set_span(t, ino, abs_off, 4 * n);
-    set_typef(t, ino, "%s[%" PRIu64 "]", style == LIST_SIGNED ? "i32" : "u32", n);
-out:
-    free(end);
+    struct value_list l = {v, n, style};
+    struct view_form f = {value_list_derive, value_list_row, &l, sizeof l};
+    uint32_t ino = view_add_form_rows(fs, dir, name, NULL, &f, (const uint8_t *)v, (size_t)n * 4, n);
+    tree_set_span(fs->tree, ino, abs_off, 4 * n);
+    set_typef(fs->tree, ino, "%s[%" PRIu64 "]", style == LIST_SIGNED ? "i32" : "u32", n);
     return ino;
 }
 
-uint32_t add_i32_list(struct tree *t, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
+uint32_t add_i32_list(struct s3fs *fs, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
                       uint64_t abs_off)
 {
-    return add_list(t, dir, name, (const uint32_t *)v, n, abs_off, LIST_SIGNED);
+    return add_list(fs, dir, name, (const uint32_t *)v, n, abs_off, LIST_SIGNED);
 }
 
-uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+uint32_t add_u32_list(struct s3fs *fs, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                       uint64_t abs_off)
 {
-    return add_list(t, dir, name, v, n, abs_off, LIST_UNSIGNED);
+    return add_list(fs, dir, name, v, n, abs_off, LIST_UNSIGNED);
 }
 
-uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+uint32_t add_hex32_list(struct s3fs *fs, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                         uint64_t abs_off)
 {
-    return add_list(t, dir, name, v, n, abs_off, LIST_HEX);
-}
-
-enum s3_err view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
-                           size_t len, size_t *got)
-{
-    uint64_t lo = 0, hi = n; /* the first row ending after off */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (end[mid] <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    char *out = buf;
-    *got = 0;
-    for (uint64_t k = lo; k < n && *got < len; k++) {
-        uint64_t start = k ? end[k - 1] : 0, rowlen = end[k] - start - 1, p = off + *got - start;
-        if (p < rowlen) {
-            char scratch[64];
-            const char *b = row(ctx, k, scratch, (size_t)rowlen);
-            if (!b)
-                return S3_ERR_IO;
-            size_t take = rowlen - p < len - *got ? (size_t)(rowlen - p) : len - *got;
-            memcpy(out + *got, b + p, take);
-            *got += take;
-        }
-        if (*got < len)
-            out[(*got)++] = '\n';
-    }
-    return S3_OK;
-}
-
-uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, const uint64_t *end,
-                       uint64_t n, view_row_fn *row, void *ctx, gen_read_fn read, void *rctx,
-                       const uint64_t **kept_end)
-{
-    uint64_t size = n ? end[n - 1] : 0;
-    *kept_end = NULL;
-    if (size <= VIEW_TEXT_MAX) {
-        char *text = alloc_array(size, 1);
-        size_t got;
-        if (text && (view_rows_read(end, n, row, ctx, 0, text, size, &got) != S3_OK || got != size)) {
-            free(text);
-            return 0; /* a row that cannot be had: no file */
-        }
-        return tree_add_text(t, dir, name, xtype, text, size); /* NULL: the listing fails */
-    }
-    uint64_t *kept = tree_alloc(t, n * sizeof *kept);
-    if (!kept)
-        return 0;
-    memcpy(kept, end, n * sizeof *kept);
-    *kept_end = kept;
-    return tree_add_gen(t, dir, name, xtype, size, read, rctx, 0);
+    return add_list(fs, dir, name, v, n, abs_off, LIST_HEX);
 }
 
 /* ---- rows over a derived form (view_add_form_rows) ---- */
@@ -388,69 +317,62 @@ uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, con
     return tree_add_gen(t, dir, name, xtype, size, form_rows_read, it, 0);
 }
 
-/* A .names file: the indices (copied) and the names they point at. */
+/* A .names file: the indices and the names they point at, which the caller keeps while
+ * the tree lives. The form: each name's length + 1 (0: no name; measured once however
+ * many rows repeat it, so linear in rows and names), then the indices. */
 struct bone_names {
     const int32_t *idx;
     char *const *names;
     uint32_t nnames;
-    const uint64_t *end;
     uint64_t n;
 };
 
-static const char *bone_name_row(void *ctx, uint64_t k, char *scratch, size_t len)
+static int64_t bone_name_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
 {
-    (void)scratch, (void)len;
+    (void)scratch;
     const struct bone_names *b = ctx;
-    int32_t i = b->idx[k];
-    const char *nm = i >= 0 && (uint32_t)i < b->nnames ? b->names[i] : NULL;
-    return nm ? nm : "?";
+    const uint64_t *nlen = (const uint64_t *)form;
+    int32_t i;
+    memcpy(&i, form + (size_t)b->nnames * 8 + 4 * k, 4);
+    if (i < 0 || (uint32_t)i >= b->nnames || !nlen[i]) {
+        *text = "?";
+        return 1;
+    }
+    *text = b->names[i];
+    return (int64_t)nlen[i] - 1;
 }
 
-static enum s3_err bone_names_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
-                                   size_t *got)
+static int bone_names_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
-    (void)t, (void)arg;
     const struct bone_names *b = ctx;
-    return view_rows_read(b->end, b->n, bone_name_row, ctx, off, buf, len, got);
+    uint64_t *nlen = alloc_array((size_t)b->nnames + (size_t)(b->n + 1) / 2, 8);
+    if (!nlen) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < b->nnames; i++)
+        nlen[i] = b->names[i] ? strlen(b->names[i]) + 1 : 0;
+    memcpy(nlen + b->nnames, b->idx, (size_t)b->n * 4);
+    *form = (uint8_t *)nlen;
+    *len = (size_t)b->nnames * 8 + (size_t)b->n * 4;
+    return 0;
 }
 
-uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
+uint32_t add_bone_names(struct s3fs *fs, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
                         char *const *names, uint32_t nnames)
 {
-    /* each name measured once, however many rows repeat it: linear in rows and names */
-    uint64_t *end = alloc_array(n, sizeof *end);
-    uint64_t *nlen = alloc_array(nnames, sizeof *nlen); /* length + 1; 0: not measured */
-    uint32_t ino = 0;
-    if (!end || !nlen) {
-        tree_note_oom(t); /* the listing fails (ENOMEM), never shorter */
-        goto out;
+    struct bone_names b = {idx, names, nnames, n};
+    uint8_t *form;
+    size_t len;
+    char err[64], name[64];
+    if (bone_names_derive(&b, &form, &len, err, sizeof err)) {
+        tree_note_oom(fs->tree); /* the listing fails (ENOMEM), never shorter */
+        return 0;
     }
-    for (uint64_t i = 0, at = 0; i < n; i++) {
-        int32_t x = idx[i];
-        bool named = x >= 0 && (uint32_t)x < nnames && names[x];
-        if (named && !nlen[x])
-            nlen[x] = strlen(names[x]) + 1;
-        at += (named ? nlen[x] - 1 : 1) + 1;
-        end[i] = at;
-    }
-    struct bone_names now = {idx, names, nnames, end, n}, *kept = NULL;
-    if (n && end[n - 1] > VIEW_TEXT_MAX) { /* read later: the indices copied into the tree */
-        int32_t *copy = tree_alloc(t, n * sizeof *copy);
-        kept = tree_alloc(t, sizeof *kept);
-        if (!copy || !kept)
-            goto out;
-        memcpy(copy, idx, n * sizeof *copy);
-        *kept = (struct bone_names){copy, names, nnames, NULL, n};
-    }
-    char name[64];
     snprintf(name, sizeof name, "%s.names", field);
-    const uint64_t *kept_end;
-    ino = view_add_rows(t, dir, name, "bone_names", end, n, bone_name_row, &now, bone_names_read, kept, &kept_end);
-    if (kept)
-        kept->end = kept_end;
-out:
-    free(end);
-    free(nlen);
+    struct view_form f = {bone_names_derive, bone_name_row, &b, sizeof b};
+    uint32_t ino = view_add_form_rows(fs, dir, name, "bone_names", &f, form, len, n);
+    free(form);
     return ino;
 }
 

@@ -5,7 +5,7 @@
  * - Hooks: add before the view serves or under the tree lock; called in the order added.
  * - A generated file is a slice of source or expanded bytes, rendered on read in time
  *   proportional to the bytes asked, or a text of at most VIEW_TEXT_MAX: never a text
- *   whose size the input chooses kept in the tree (view_add_rows; tree_text_bytes).
+ *   whose size the input chooses kept in the tree (view_add_form_rows; tree_text_bytes).
  * - A nested s3fs shares its host's tree and cache. */
 #ifndef S3_VIEW_H
 #define S3_VIEW_H
@@ -197,46 +197,36 @@ typedef enum s3_err s3_view_open_fn(struct s3fs *fs, char *err, size_t errlen);
 uint32_t add_u32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
 uint32_t add_i32(struct tree *t, uint32_t dir, const char *name, int32_t v, uint64_t abs_off);
 uint32_t add_hex32(struct tree *t, uint32_t dir, const char *name, uint32_t v, uint64_t abs_off);
-/* A list file: one value per line; span = n·4 bytes at abs_off. */
-uint32_t add_i32_list(struct tree *t, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
+/* A list file: one value per line; span = n·4 bytes at abs_off. A text up to
+ * VIEW_TEXT_MAX, else rendered on read (view_add_form_rows): v must then live as long as
+ * the tree (the form is derived again from it). */
+uint32_t add_i32_list(struct s3fs *fs, uint32_t dir, const char *name, const int32_t *v, uint64_t n,
                       uint64_t abs_off);
-uint32_t add_u32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+uint32_t add_u32_list(struct s3fs *fs, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                       uint64_t abs_off);
-uint32_t add_hex32_list(struct tree *t, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
+uint32_t add_hex32_list(struct s3fs *fs, uint32_t dir, const char *name, const uint32_t *v, uint64_t n,
                         uint64_t abs_off);
 /* NAME.names beside a list of bone indices: names[idx] per line, "?" where the index
  * does not resolve (or the bone has no name). A text up to VIEW_TEXT_MAX, else rendered on
- * read (names must then live as long as the tree; idx is copied). */
-uint32_t add_bone_names(struct tree *t, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
+ * read (view_add_form_rows): idx and names must then live as long as the tree. */
+uint32_t add_bone_names(struct s3fs *fs, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,
                         char *const *names, uint32_t nnames);
 
-/* Files of rows whose text the input sizes (value files, .names): a text kept in the tree
- * only up to VIEW_TEXT_MAX bytes, else rendered on read from a compact form, each row's
- * bytes given by a row function: end[k] is where row k ends (its newline included). */
+/* Files of rows whose text the input sizes (value files, .names, tables): a text kept in
+ * the tree only up to VIEW_TEXT_MAX bytes, else rendered on read from a compact form. */
 #define VIEW_TEXT_MAX (64u << 10)
-/* Row k's len bytes (its newline not included): in scratch (64 bytes) or bytes that stay
- * valid while the caller reads; NULL when they cannot be had now (the read fails, EIO). */
-typedef const char *view_row_fn(void *ctx, uint64_t k, char *scratch, size_t len);
-/* Bytes [off, off+len) of the rows' file (n rows): *got copied, or IO (a row that cannot
- * be had). Finds the first row by halves, then renders only the rows asked for. */
-enum s3_err view_rows_read(const uint64_t *end, uint64_t n, view_row_fn *row, void *ctx, uint64_t off, void *buf,
-                           size_t len, size_t *got);
-/* The rows' file in dir: a text (its size at most VIEW_TEXT_MAX) rendered now, or the
- * generator read(rctx) of that size, with end copied into the tree for it (*kept_end,
- * NULL for a text). The new inode, or 0 (no memory, a row that cannot be had). */
-uint32_t view_add_rows(struct tree *t, uint32_t dir, const char *name, const char *xtype, const uint64_t *end,
-                       uint64_t n, view_row_fn *row, void *ctx, gen_read_fn read, void *rctx,
-                       const uint64_t **kept_end);
-/* Rows past VIEW_TEXT_MAX whose compact form (the values, the decoded stream) is a cache
- * item made again from the source, never a copy kept in the tree (issue 32): within
- * cache_mb, held by an open file, derived on the first read and again once the cache let
- * it go. The view hands the form it has now (for the size, and the text when it fits)
- * and how to make the same bytes again. */
-/* Makes the form from the source (malloc'd): 0, or -1 with err (the read fails, EIO). */
+/* Rows past VIEW_TEXT_MAX whose compact form (the values, the decoded stream, strings'
+ * places and their bytes once) is a cache item made again from the source, never a copy
+ * kept in the tree (issue 32): within cache_mb, held by an open file, derived on the
+ * first read and again once the cache let it go. The view hands the form it has now (for
+ * the size, and the text when it fits) and how to make the same bytes again. */
+/* Makes the form (malloc'd) from the source, or from arrays the view keeps while the tree
+ * lives; runs as a cache producer (no tree lock): 0, or -1 with err (the read fails, EIO). */
 typedef int view_form_derive_fn(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen);
 /* Row k's text (no newline): its length, with *text set to its bytes, either formatted
- * into scratch (VIEW_ROW_SCRATCH bytes: numbers) or lying in form (a longer row, e.g. a
- * string the form holds; valid while form is); -1 when it cannot be formatted. */
+ * into scratch (VIEW_ROW_SCRATCH bytes: numbers) or lying in form or in what the view
+ * keeps while the tree lives (a row of any length, e.g. a string); -1 when it cannot be
+ * formatted. */
 #define VIEW_ROW_SCRATCH 64
 typedef int64_t view_form_row_fn(const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
                                  const char **text);

@@ -425,7 +425,7 @@ static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint
     add_ref(v, dir, "root_type", g->root_type, 0x34);
     add_ref(v, dir, "root_object", g->root_object, 0x3c);
     add_hex32(t, dir, "type_tag", g->type_tag, abs_of(v, 0x44));
-    add_hex32_list(t, dir, "extra_tags", g->extra_tags, 4, abs_of(v, 0x48));
+    add_hex32_list(v->fs, dir, "extra_tags", g->extra_tags, 4, abs_of(v, 0x48));
     if (g->version == 7)
         add_hex32(t, dir, "string_table_crc", g->string_table_crc, abs_of(v, 0x58));
     return S3_OK;

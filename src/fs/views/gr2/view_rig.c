@@ -57,7 +57,7 @@ static void add_bone_link(struct rig_view *v, uint32_t dir, const char *field, i
 static void add_names_file(struct rig_view *v, uint32_t dir, const char *field, const int32_t *idx, uint64_t n)
 {
     if (v->bones_ok)
-        add_bone_names(v->fs->tree, dir, field, idx, n, v->bone_names, v->nbones);
+        add_bone_names(v->fs, dir, field, idx, n, v->bone_names, v->nbones);
 }
 
 static void warn_index(struct rig_view *v, const char *where, uint32_t i, const char *field, int32_t idx)
@@ -164,9 +164,9 @@ static enum s3_err populate_entry(struct tree *t, uint32_t dir, void *ctx, uint6
     add_i32(t, dir, "slot_offset", e->slot_offset, p + RIG_IK_OFF_SLOT_OFFSET);
     add_i32(t, dir, "slot_offset_root", e->slot_offset_root, p + RIG_IK_OFF_SLOT_OFFSET_ROOT);
     add_hex32(t, dir, "info_node_flags", e->info_node_flags, p + RIG_IK_OFF_FLAGS);
-    add_i32_list(t, dir, "info_nodes", e->info_nodes, 10, p + RIG_IK_OFF_INFO_NODES);
+    add_i32_list(c->v->fs, dir, "info_nodes", e->info_nodes, 10, p + RIG_IK_OFF_INFO_NODES);
     add_i32(t, dir, "info_root", e->info_root, p + RIG_IK_OFF_INFO_ROOT);
-    add_u32_list(t, dir, "link_values", e->link_values, e->length, p + RIG_IK_OFF_LINK_VALUES);
+    add_u32_list(c->v->fs, dir, "link_values", e->link_values, e->length, p + RIG_IK_OFF_LINK_VALUES);
     add_i32(t, dir, "root", e->root, p + RIG_IK_OFF_LINK_VALUES + 4ull * e->length);
     uint32_t links = tree_add_dir(t, dir, "links", "rig.ik_links", populate_links, c, 0);
     tree_set_span(t, links, p + RIG_IK_OFF_LINK_VALUES + 4ull * e->length + 4, 8ull * e->length);
@@ -211,7 +211,7 @@ static void add_lists(struct rig_view *v, uint32_t dir)
             add_error(t, dir, rig_list_names[i], l->err);
             continue;
         }
-        uint32_t ino = add_i32_list(t, dir, rig_list_names[i], l->index, l->count, l->pos + 4);
+        uint32_t ino = add_i32_list(v->fs, dir, rig_list_names[i], l->index, l->count, l->pos + 4);
         tree_set_span(t, ino, l->pos, 4 + 4ull * l->count);
         add_names_file(v, dir, rig_list_names[i], l->index, l->count);
     }

@@ -113,7 +113,7 @@ static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64
 
 static void add_names(struct rig_clear_view *v, uint32_t dir, const char *field, const int32_t *idx, uint32_t n)
 {
-    add_bone_names(v->fs->tree, dir, field, idx, n, v->names, v->names ? v->r.nbones : 0);
+    add_bone_names(v->fs, dir, field, idx, n, v->names, v->names ? v->r.nbones : 0);
 }
 
 static enum s3_err populate_chain(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
@@ -121,11 +121,11 @@ static enum s3_err populate_chain(struct tree *t, uint32_t dir, void *ctx, uint6
     struct rig_clear_view *v = ctx;
     const struct rig_clear_chain *c = &v->r.chains[i];
     uint64_t p = c->pos + 4;
-    add_i32_list(t, dir, "bones", c->bones, c->nbones, p);
+    add_i32_list(v->fs, dir, "bones", c->bones, c->nbones, p);
     add_names(v, dir, "bones", c->bones, c->nbones);
     p += 4ull * c->nbones;
     if (c->has_info) {
-        add_i32_list(t, dir, "info_nodes", c->info_nodes, 11, p);
+        add_i32_list(v->fs, dir, "info_nodes", c->info_nodes, 11, p);
         add_names(v, dir, "info_nodes", c->info_nodes, 11);
         p += 44;
     }
