@@ -30,4 +30,14 @@ void *__wrap_calloc(size_t n, size_t size)
 {
     return allocs++ == refuse ? NULL : __real_calloc(n, size);
 }
+
+#ifdef S3_TEST_WRAP_REALLOC
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return allocs++ == refuse ? NULL : __real_realloc(p, n); /* refused: p stays the caller's */
+}
+#endif
 #endif

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_refuse.h"
 #include "fixture_folder.h"
 #include "fixture_kinds.h"
 #include "fs/open/open.h"
@@ -74,8 +75,13 @@ static bool is_info(const char *path)
  * failed): those only by path and kind. */
 static void assert_same_tree(const struct snap *clean, const struct snap *got, size_t k)
 {
-    if (clean->n != got->n)
-        fail_msg("k=%zu: %zu entries, the clean tree has %zu", k, got->n, clean->n);
+    if (clean->n != got->n) {
+        size_t i = 0; /* the first entry that differs, for the message */
+        while (i < clean->n && i < got->n && strcmp(clean->e[i].path, got->e[i].path) == 0)
+            i++;
+        fail_msg("k=%zu: %zu entries, the clean tree has %zu; first difference: %s (clean: %s)", k, got->n,
+                 clean->n, i < got->n ? got->e[i].path : "(none)", i < clean->n ? clean->e[i].path : "(none)");
+    }
     for (size_t i = 0; i < clean->n; i++) {
         const struct snap_entry *a = &clean->e[i], *b = &got->e[i];
         if (strcmp(a->path, b->path) != 0 || a->kind != b->kind)
@@ -175,6 +181,96 @@ static void fail_every_allocation_in(const struct subject *s)
     snap_free(&clean);
 }
 
+/* Lists every directory, each populate that fails being tried once more: it must fail
+ * with NOMEM (any other reason fails the test, naming kind and k). Its stack (cap
+ * entries) is the caller's, allocated before refusals start. Returns how many failed. */
+static unsigned list_everything_refused(struct tree *t, const char *kind, long k, uint32_t *stack, size_t cap)
+{
+    unsigned failed = 0;
+    size_t top = 0;
+    stack[top++] = TREE_ROOT;
+    while (top > 0) {
+        uint32_t dir = stack[--top];
+        enum s3_err rc = tree_populate(t, dir);
+        if (rc) {
+            if (rc != S3_ERR_NOMEM)
+                fail_msg("%s: malloc %ld refused: a listing failed with %s, not NOMEM", kind, k, s3_err_str(rc));
+            failed++;
+            assert_int_equal(tree_populate(t, dir), 0);
+        }
+        uint32_t n = tree_child_count(t, dir);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t c = tree_child(t, dir, i);
+            if (c == 0) {
+                failed++;
+                c = tree_child(t, dir, i);
+                assert_int_not_equal(c, 0);
+            }
+            if (tree_kind(t, c) != NODE_DIR)
+                continue;
+            assert_true(top < cap);
+            stack[top++] = c;
+        }
+    }
+    return failed;
+}
+
+/* The views' own allocations (issue 32): malloc, calloc and realloc refused through the
+ * linker (alloc_refuse.c), the k-th of a listing of everything, for every k. Not every
+ * allocation can fail a listing (a read-ahead window the view can do without), so each
+ * run must end with the clean tree, entry for entry and byte for byte (files read after
+ * the refusal), and every listing that failed must have failed with NOMEM: a refusal
+ * that published a shorter listing, or an error file, differs from the clean tree. */
+static void refuse_every_malloc_of(const char *kind)
+{
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("%s: not under a sanitizer's malloc: skipped\n", kind);
+    (void)list_everything_refused;
+#else
+    size_t size;
+    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    assert_non_null(data);
+    enum { CAP = 1 << 16 };
+    uint32_t *stack = malloc(CAP * sizeof *stack);
+    assert_non_null(stack);
+    struct s3fs *fs = open_kind(data, size);
+    alloc_refuse_start(-1);
+    assert_int_equal(list_everything_refused(fs->tree, kind, -1, stack, CAP), 0);
+    long n = alloc_refuse_count();
+    struct snap clean = {0};
+    snap_tree(&clean, fs->tree, TREE_ROOT);
+    s3fs_close(fs);
+    assert_true(n > 10);
+    unsigned runs_failed = 0;
+    for (long k = 0; k <= n; k++) {
+        fs = open_kind(data, size);
+        alloc_refuse_start(k);
+        unsigned failed = list_everything_refused(fs->tree, kind, k, stack, CAP);
+        alloc_refuse_start(-1);
+        runs_failed += failed > 0;
+        struct snap got = {0};
+        snap_tree(&got, fs->tree, TREE_ROOT);
+        assert_same_tree(&clean, &got, (size_t)k);
+        snap_free(&got);
+        s3fs_close(fs);
+    }
+    print_message("%s: %ld allocations while listing; refusing each once failed a listing (ENOMEM) in %u "
+                  "runs, the others had no effect; none short\n",
+                  kind, n, runs_failed);
+    assert_true(runs_failed > 0);
+    snap_free(&clean);
+    free(stack);
+    free(data);
+#endif
+}
+
+static void test_t2fs_views_malloc(void **state)
+{
+    (void)state;
+    refuse_every_malloc_of("t2fs");
+}
+
+
 static void fail_every_allocation_of(const char *kind, int nargs, char *const *args)
 {
     struct subject s = {kind, NULL, 0, NULL};
@@ -244,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_t2fs),
         cmocka_unit_test(test_t2fs_turok1),
         cmocka_unit_test(test_folder),
+        cmocka_unit_test(test_t2fs_views_malloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

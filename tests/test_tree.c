@@ -702,9 +702,9 @@ static void test_bone_names_bounded(void **state)
     assert_memory_equal(all, "pelvis\n?\n", 9);
     free(all);
     assert_int_equal(view_form_derivations() - derived, 1); /* the long file's form, once */
-    free(idx); /* kept by the caller while the tree lives */
+    cache_destroy(&fs.cache); /* first: its items live in the tree */
     tree_free(t);
-    cache_destroy(&fs.cache);
+    free(idx); /* kept by the caller while the tree lives */
 }
 
 /* Value lists (add_*_list) longer than VIEW_TEXT_MAX (issue 32): 30,000 values each, so
@@ -784,8 +784,8 @@ static void test_value_lists_bounded(void **state)
     free(dec);
     free(udec);
     free(hex);
+    cache_destroy(&fs.cache); /* first: its items live in the tree */
     tree_free(t);
-    cache_destroy(&fs.cache);
     free(v); /* kept by the caller while the tree lives */
 }
 

@@ -26,21 +26,24 @@ struct t1x {
     bool obj_text; /* model.obj, else model.glb */
 };
 
-/* usChildNodeIndices of node k (1, 2 or 4-byte indices). 0, or -1 with err. */
-static int read_children(struct t2_view *v, const struct t2fs_node *node, struct t1_obj_node *out, char *err,
-                         size_t errlen)
+/* usChildNodeIndices of node k (1, 2 or 4-byte indices): S3_OK, or the reason with err. */
+static enum s3_err read_children(struct t2_view *v, const struct t2fs_node *node, struct t1_obj_node *out,
+                                 char *err, size_t errlen)
 {
     struct t2fs_node n;
     struct t2fs_array a;
-    if (t2fs_node_child(v, node, 0, &n, err, errlen) || t2fs_node_array(v, &n, &a, err, errlen))
-        return -1;
-    int rc = -1;
+    enum s3_err rc = t2fs_node_child(v, node, 0, &n, err, errlen);
+    if (rc == S3_OK)
+        rc = t2fs_node_array(v, &n, &a, err, errlen);
+    if (rc)
+        return rc;
     if (a.count && a.esize != 1 && a.esize != 2 && a.esize != 4) {
         char name[160];
         t2fs_node_name(&n, name, sizeof name);
-        snprintf(err, errlen, "%s: element size %" PRIu32 ", not an index list (1, 2 or 4 bytes)", name, a.esize);
+        rc = s3_fail(S3_ERR_FORMAT, err, errlen, "%s: element size %" PRIu32 ", not an index list (1, 2 or 4 bytes)",
+                     name, a.esize);
     } else if ((out->children = alloc_array(a.count, sizeof *out->children)) == NULL) {
-        snprintf(err, errlen, "out of memory");
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     } else {
         bool be = t2fs_view_big_endian(v);
         for (uint32_t i = 0; i < a.count; i++) {
@@ -48,74 +51,95 @@ static int read_children(struct t2_view *v, const struct t2fs_node *node, struct
             out->children[i] = a.esize == 1 ? p[0] : a.esize == 2 ? ld_u16(p, be) : ld_u32(p, be);
         }
         out->nchildren = a.count;
-        rc = 0;
     }
     free(a.bytes);
     return rc;
 }
 
-/* The sections of node k's parts; a part that cannot be read goes to o->missing. */
+/* A part that cannot be read goes to o->missing; one refused memory sets o->oom (the
+ * model is not made then: never a model without it). */
+static void part_missing(struct t1_object *o, enum s3_err e, const char *what, const char *err)
+{
+    if (e == S3_ERR_NOMEM)
+        o->oom = true;
+    else
+        t1_object_missing(o, what, err);
+}
+
+/* The sections of node k's parts. */
 static void read_parts(struct t2_view *v, const struct t2fs_node *node, uint32_t k, struct t1_object *o)
 {
     char err[400], what[80];
     struct t2fs_node parts, part, sec;
-    if (t2fs_node_child(v, node, 2, &parts, err, sizeof err) || t2fs_node_expect(&parts, T2FS_NODE_BRANCH, err, sizeof err)) {
+    enum s3_err e = t2fs_node_child(v, node, 2, &parts, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_expect(&parts, T2FS_NODE_BRANCH, err, sizeof err);
+    if (e) {
         snprintf(what, sizeof what, "nodes/%" PRIu32 "/parts", k);
-        t1_object_missing(o, what, err);
+        part_missing(o, e, what, err);
         return;
     }
     for (uint32_t p = 0; p < parts.count && !o->oom; p++) {
-        if (t2fs_node_child(v, &parts, p, &part, err, sizeof err) ||
-            t2fs_node_expect(&part, T2FS_NODE_BRANCH, err, sizeof err)) {
+        e = t2fs_node_child(v, &parts, p, &part, err, sizeof err);
+        if (e == S3_OK)
+            e = t2fs_node_expect(&part, T2FS_NODE_BRANCH, err, sizeof err);
+        if (e) {
             snprintf(what, sizeof what, "nodes/%" PRIu32 "/parts/%" PRIu32, k, p);
-            t1_object_missing(o, what, err);
+            part_missing(o, e, what, err);
             continue;
         }
-        for (uint32_t s = 0; s < part.count; s++) {
+        for (uint32_t s = 0; s < part.count && !o->oom; s++) {
             struct t1_obj_section *x = t1_object_section(o, k, p, s);
             if (!x)
                 return;
-            if (t2fs_node_child(v, &part, s, &sec, x->err, sizeof x->err) == 0 &&
-                t1_section_read(v, &sec, &x->s, x->err, sizeof x->err) == 0)
-                x->ok = true;
+            e = t2fs_node_child(v, &part, s, &sec, x->err, sizeof x->err);
+            if (e == S3_OK)
+                e = t1_section_read(v, &sec, &x->s, x->err, sizeof x->err);
+            x->ok = e == S3_OK;
+            o->oom |= e == S3_ERR_NOMEM;
         }
     }
 }
 
-/* The object's hierarchy and sections. 0, or -1 with err (the hierarchy cannot be read). */
-static int read_object(struct t2_view *v, const struct t2fs_node *obj, struct t1_object *o, char *err,
-                       size_t errlen)
+/* The object's hierarchy and sections: S3_OK, or the reason with err (NOMEM, or the
+ * hierarchy cannot be read). */
+static enum s3_err read_object(struct t2_view *v, const struct t2fs_node *obj, struct t1_object *o, char *err,
+                               size_t errlen)
 {
     struct t2fs_node nodes, node;
     memset(o, 0, sizeof *o);
-    if (t2fs_node_at(v, obj, (const unsigned[]){1, 1}, 2, &nodes, err, errlen) ||
-        t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, errlen))
-        return -1;
-    if (t1_object_nodes(o, nodes.count) != S3_OK) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    enum s3_err e = t2fs_node_at(v, obj, (const unsigned[]){1, 1}, 2, &nodes, err, errlen);
+    if (e == S3_OK)
+        e = t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, errlen);
+    if (e)
+        return e;
+    if (t1_object_nodes(o, nodes.count) != S3_OK)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (uint32_t k = 0; k < nodes.count && !o->oom; k++) {
-        if (t2fs_node_child(v, &nodes, k, &node, err, errlen) || t2fs_node_expect(&node, T2FS_NODE_BRANCH, err, errlen) ||
-            read_children(v, &node, &o->node[k], err, errlen))
-            return -1;
+        e = t2fs_node_child(v, &nodes, k, &node, err, errlen);
+        if (e == S3_OK)
+            e = t2fs_node_expect(&node, T2FS_NODE_BRANCH, err, errlen);
+        if (e == S3_OK)
+            e = read_children(v, &node, &o->node[k], err, errlen);
+        if (e)
+            return e;
         read_parts(v, &node, k, o);
     }
-    return 0;
+    return o->oom ? s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory") : S3_OK;
 }
 
-/* The object as a model. 0, or -1 with err. */
-static int object_model(const struct t1x *x, struct mdl_model *m, char *err, size_t errlen)
+/* The object as a model: S3_OK, or the reason with err. */
+static enum s3_err object_model(const struct t1x *x, struct mdl_model *m, char *err, size_t errlen)
 {
     struct t1_object o;
-    int rc = read_object(x->v, &x->obj, &o, err, errlen);
-    if (rc == 0) {
+    enum s3_err e = read_object(x->v, &x->obj, &o, err, errlen);
+    if (e == S3_OK) {
         char name[32];
         snprintf(name, sizeof name, "object %" PRIu32, x->obj.depth >= 2 ? x->obj.path[1] : 0);
-        rc = t1_object_model(&o, name, m, err, errlen) == S3_OK ? 0 : -1;
+        e = t1_object_model(&o, name, m, err, errlen);
     }
     t1_object_free(&o);
-    return rc;
+    return e;
 }
 
 static int t1x_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
@@ -140,7 +164,12 @@ void t1_exports_add(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir
     /* one decode sizes both files (measured, not built) and says what was left out */
     char err[256];
     struct mdl_model m;
-    if (object_model(glb, &m, err, sizeof err)) {
+    enum s3_err e = object_model(glb, &m, err, sizeof err);
+    if (e == S3_ERR_NOMEM) {
+        tree_note_oom(fs->tree); /* the listing fails (ENOMEM), never model.error */
+        return;
+    }
+    if (e) {
         export_add_error(fs, dir, "model.glb", err); /* model.error: there is no model */
         return;
     }

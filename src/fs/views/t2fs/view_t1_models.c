@@ -36,9 +36,12 @@ static bool child_as(struct t2_view *v, const struct t2fs_node *n, uint32_t i, e
                      struct t2fs_node *out, uint32_t dir, const char *name)
 {
     char err[400];
-    if (t2fs_node_child(v, n, i, out, err, sizeof err) == 0 && t2fs_node_expect(out, kind, err, sizeof err) == 0)
+    enum s3_err e = t2fs_node_child(v, n, i, out, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_expect(out, kind, err, sizeof err);
+    if (e == S3_OK)
         return true;
-    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    t2fs_add_node_error(v, dir, name, e, err);
     return false;
 }
 
@@ -261,12 +264,18 @@ void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t d
     struct tree *t = t2fs_view_fs(v)->tree;
     struct t1_arrays a;
     t1_arrays_read(v, sec, &a);
+    struct t1_section s;
+    if (a.nomem || t1_arrays_decode(v, &a, &s)) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never a part shown broken or missing */
+        free(a.ps.bytes);
+        free(a.vs.bytes);
+        return;
+    }
     if (a.ps_ok)
         t2fs_node_add_file(v, &a.psn, dir, "pstream.bin", 8, (uint64_t)a.ps.count * 2, "u16[]");
     if (!a.vs_ok)
         add_error(t, dir, "vertices", a.vs_err);
-    struct t1_section s;
-    if (t1_arrays_decode(v, &a, &s) == 0) {
+    {
         if (a.vs_ok)
             add_vertices_files(v, dir, &s, &a.vn);
         if (!a.ps_ok)
@@ -286,23 +295,29 @@ void t1_section_files(struct t2_view *v, const struct t2fs_node *sec, uint32_t d
 }
 
 /* The layout a section's stream uses, without building its files: -1 neither, -2 the
- * section cannot be read. */
+ * section cannot be read, -3 out of memory (the caller fails). */
 static int section_layout(struct t2_view *v, const struct t2fs_node *sec)
 {
     struct t1_arrays a;
     char err[400];
     memset(&a, 0, sizeof a);
     int layout = -2;
-    if (t2fs_node_child(v, sec, 1, &a.psn, err, sizeof err) == 0 &&
-        t2fs_node_array(v, &a.psn, &a.ps, err, sizeof err) == 0 &&
-        t2fs_node_child(v, sec, 2, &a.vn, err, sizeof err) == 0 &&
-        t2fs_node_array(v, &a.vn, &a.vs, err, sizeof err) == 0 && (a.ps.esize == 2 || a.ps.count == 0)) {
+    enum s3_err e = t2fs_node_child(v, sec, 1, &a.psn, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_array(v, &a.psn, &a.ps, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_child(v, sec, 2, &a.vn, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_array(v, &a.vn, &a.vs, err, sizeof err);
+    if (e == S3_ERR_NOMEM)
+        layout = -3;
+    if (e == S3_OK && (a.ps.esize == 2 || a.ps.count == 0)) {
         layout = -1;
-        for (int k = 0; k < T1_NLAYOUTS && layout < 0; k++) {
+        for (int k = 0; k < T1_NLAYOUTS && layout == -1; k++) {
             struct t1_stream st;
-            if (t1_decode_stream(a.ps.data, a.ps.count, t2fs_view_big_endian(v), a.vs.count, &t1_layouts[k], &st, err,
-                                 sizeof err) == 0)
-                layout = k;
+            e = t1_decode_stream(a.ps.data, a.ps.count, t2fs_view_big_endian(v), a.vs.count, &t1_layouts[k], &st, err,
+                                 sizeof err);
+            layout = e == S3_OK ? k : e == S3_ERR_NOMEM ? -3 : -1;
             t1_stream_free(&st);
         }
     }
@@ -322,11 +337,12 @@ static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uin
         uint8_t *b;
         size_t len;
         char err[400];
-        if (t2fs_node_bytes(d->v, &n, &b, &len, err, sizeof err) == 0) {
+        enum s3_err e = t2fs_node_bytes(d->v, &n, &b, &len, err, sizeof err);
+        if (e == S3_OK) {
             t2fs_node_add_file(d->v, &n, dir, "section.bin", 0, len, "t2fs.raw");
             free(b);
         } else {
-            add_error(t, dir, "section", err);
+            t2fs_add_node_error(d->v, dir, "section", e, err);
         }
     }
     t1_section_files(d->v, &d->n, dir);
@@ -378,8 +394,11 @@ static void add_index_list(struct t2_view *v, const struct t2fs_node *node, uint
     struct t2fs_node n;
     struct t2fs_array a;
     char err[400];
-    if (t2fs_node_child(v, node, i, &n, err, sizeof err) || t2fs_node_array(v, &n, &a, err, sizeof err)) {
-        add_error(t, dir, name, err);
+    enum s3_err e = t2fs_node_child(v, node, i, &n, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_array(v, &n, &a, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, dir, name, e, err);
         return;
     }
     if (a.count && a.esize != 1 && a.esize != 2 && a.esize != 4) {
@@ -428,9 +447,13 @@ static void add_bounds(struct t2_view *v, const struct t2fs_node *obj, uint32_t 
     uint8_t *b;
     size_t len;
     char err[400];
-    if (t2fs_node_at(v, obj, (const unsigned[]){0, 0}, 2, &n, err, sizeof err) ||
-        t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err) || t2fs_node_bytes(v, &n, &b, &len, err, sizeof err)) {
-        add_error(t, dir, "bounds", err);
+    enum s3_err e = t2fs_node_at(v, obj, (const unsigned[]){0, 0}, 2, &n, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_bytes(v, &n, &b, &len, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, dir, "bounds", e, err);
         return;
     }
     t2fs_node_add_file(v, &n, dir, "bounds.bin", 0, len, "t2fs.raw");
@@ -460,23 +483,35 @@ static void add_layout_summary(struct t2_view *v, const struct t2fs_node *nodes,
     uint64_t count[T1_NLAYOUTS + 2] = {0}; /* by layout, then none, then unreadable */
     struct t2fs_node node, parts, part, sec;
     char err[400];
-    for (uint32_t k = 0; k < nodes->count; k++) {
-        if (t2fs_node_child(v, nodes, k, &node, err, sizeof err) ||
-            t2fs_node_at(v, &node, (const unsigned[]){2}, 1, &parts, err, sizeof err) ||
-            parts.kind != T2FS_NODE_BRANCH)
+    bool nomem = false; /* counts made without some section: the listing fails instead */
+    for (uint32_t k = 0; k < nodes->count && !nomem; k++) {
+        enum s3_err e = t2fs_node_child(v, nodes, k, &node, err, sizeof err);
+        if (e == S3_OK)
+            e = t2fs_node_at(v, &node, (const unsigned[]){2}, 1, &parts, err, sizeof err);
+        nomem = e == S3_ERR_NOMEM;
+        if (e || parts.kind != T2FS_NODE_BRANCH)
             continue;
-        for (uint32_t p = 0; p < parts.count; p++) {
-            if (t2fs_node_child(v, &parts, p, &part, err, sizeof err) || part.kind != T2FS_NODE_BRANCH)
+        for (uint32_t p = 0; p < parts.count && !nomem; p++) {
+            e = t2fs_node_child(v, &parts, p, &part, err, sizeof err);
+            nomem = e == S3_ERR_NOMEM;
+            if (e || part.kind != T2FS_NODE_BRANCH)
                 continue;
-            for (uint32_t s = 0; s < part.count; s++) {
-                if (t2fs_node_child(v, &part, s, &sec, err, sizeof err) || sec.kind != T2FS_NODE_BRANCH) {
+            for (uint32_t s = 0; s < part.count && !nomem; s++) {
+                e = t2fs_node_child(v, &part, s, &sec, err, sizeof err);
+                nomem = e == S3_ERR_NOMEM;
+                if (e || sec.kind != T2FS_NODE_BRANCH) {
                     count[T1_NLAYOUTS + 1]++;
                     continue;
                 }
                 int l = section_layout(v, &sec);
+                nomem = l == -3;
                 count[l >= 0 ? l : l == -1 ? T1_NLAYOUTS : T1_NLAYOUTS + 1]++;
             }
         }
+    }
+    if (nomem) {
+        tree_note_oom(t2fs_view_fs(v)->tree); /* the listing fails (ENOMEM), never a wrong count */
+        return;
     }
     struct sbuf b = {0};
     for (int k = 0; k < T1_NLAYOUTS; k++)
@@ -500,9 +535,11 @@ static enum s3_err populate_object(struct tree *t, uint32_t dir, void *ctx, uint
     struct t2fs_node nodes;
     uint32_t ndir = tree_add_dir(t, dir, "nodes", "t1.nodes", NULL, NULL, 0);
     char err[400];
-    if (t2fs_node_at(d->v, &d->n, (const unsigned[]){1, 1}, 2, &nodes, err, sizeof err) ||
-        t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, sizeof err)) {
-        add_error(t, ndir, "nodes", err);
+    enum s3_err e = t2fs_node_at(d->v, &d->n, (const unsigned[]){1, 1}, 2, &nodes, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_expect(&nodes, T2FS_NODE_BRANCH, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(d->v, ndir, "nodes", e, err);
         return S3_OK;
     }
     add_layout_summary(d->v, &nodes, dir);

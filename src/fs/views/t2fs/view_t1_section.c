@@ -13,8 +13,11 @@
 void t1_arrays_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_arrays *a)
 {
     memset(a, 0, sizeof *a);
-    if (t2fs_node_child(v, sec, 1, &a->psn, a->ps_err, sizeof a->ps_err) == 0 &&
-        t2fs_node_array(v, &a->psn, &a->ps, a->ps_err, sizeof a->ps_err) == 0) {
+    enum s3_err e = t2fs_node_child(v, sec, 1, &a->psn, a->ps_err, sizeof a->ps_err);
+    if (e == S3_OK)
+        e = t2fs_node_array(v, &a->psn, &a->ps, a->ps_err, sizeof a->ps_err);
+    a->nomem = e == S3_ERR_NOMEM;
+    if (e == S3_OK) {
         a->ps_ok = a->ps.esize == 2 || a->ps.count == 0;
         if (!a->ps_ok) {
             snprintf(a->ps_err, sizeof a->ps_err, "usPStream: element size %" PRIu32 ", not 2 (u16 words)",
@@ -23,8 +26,11 @@ void t1_arrays_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_ar
             a->ps.bytes = NULL;
         }
     }
-    if (t2fs_node_child(v, sec, 2, &a->vn, a->vs_err, sizeof a->vs_err) == 0 &&
-        t2fs_node_array(v, &a->vn, &a->vs, a->vs_err, sizeof a->vs_err) == 0) {
+    e = t2fs_node_child(v, sec, 2, &a->vn, a->vs_err, sizeof a->vs_err);
+    if (e == S3_OK)
+        e = t2fs_node_array(v, &a->vn, &a->vs, a->vs_err, sizeof a->vs_err);
+    a->nomem |= e == S3_ERR_NOMEM;
+    if (e == S3_OK) {
         a->vs_ok = a->vs.esize == T1_VERTEX_SIZE || a->vs.count == 0;
         if (!a->vs_ok) {
             snprintf(a->vs_err, sizeof a->vs_err, "usVertices: element size %" PRIu32 ", not 16", a->vs.esize);
@@ -34,26 +40,26 @@ void t1_arrays_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_ar
     }
 }
 
-int t1_arrays_decode(struct t2_view *v, const struct t1_arrays *a, struct t1_section *s)
+enum s3_err t1_arrays_decode(struct t2_view *v, const struct t1_arrays *a, struct t1_section *s)
 {
     return t1_section_decode(a->ps_ok ? a->ps.data : NULL, a->ps_ok ? a->ps.count : 0, a->vs_ok ? a->vs.data : NULL,
                              a->vs_ok ? a->vs.count : 0, t2fs_view_big_endian(v), s);
 }
 
-int t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
-                    size_t errlen)
+enum s3_err t1_section_read(struct t2_view *v, const struct t2fs_node *sec, struct t1_section *out, char *err,
+                            size_t errlen)
 {
     struct t1_arrays a;
     t1_arrays_read(v, sec, &a);
-    int rc = -1;
-    if (!a.ps_ok || !a.vs_ok)
-        snprintf(err, errlen, "%s", a.ps_ok ? a.vs_err : a.ps_err);
-    else if (t1_arrays_decode(v, &a, out))
-        snprintf(err, errlen, "out of memory");
-    else
-        rc = 0;
+    enum s3_err e = S3_OK;
+    if (a.nomem)
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    else if (!a.ps_ok || !a.vs_ok)
+        e = s3_fail(S3_ERR_FORMAT, err, errlen, "%s", a.ps_ok ? a.vs_err : a.ps_err);
+    else if ((e = t1_arrays_decode(v, &a, out)))
+        s3_fail(e, err, errlen, "out of memory");
     free(a.ps.bytes);
     free(a.vs.bytes);
-    return rc;
+    return e;
 }
 

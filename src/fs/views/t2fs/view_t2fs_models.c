@@ -31,9 +31,10 @@ static bool find(struct t2_view *v, const struct t2fs_node *from, const unsigned
                  struct t2fs_node *out, uint32_t dir, const char *name)
 {
     char err[400];
-    if (t2fs_node_at(v, from, idx, nidx, out, err, sizeof err) == 0)
+    enum s3_err e = t2fs_node_at(v, from, idx, nidx, out, err, sizeof err);
+    if (e == S3_OK)
         return true;
-    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    t2fs_add_node_error(v, dir, name, e, err);
     return false;
 }
 #define IDX(...) (const unsigned[]){__VA_ARGS__}, sizeof((unsigned[]){__VA_ARGS__}) / sizeof(unsigned)
@@ -44,8 +45,9 @@ static void add_array_data(struct t2_view *v, uint32_t dir, const char *name, co
 {
     struct t2fs_array a;
     char err[400], type[64], fname[64];
-    if (t2fs_node_array(v, n, &a, err, sizeof err)) {
-        add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    enum s3_err e = t2fs_node_array(v, n, &a, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, dir, name, e, err);
         return;
     }
     snprintf(fname, sizeof fname, "%s.bin", name);
@@ -58,12 +60,14 @@ static void add_array_data(struct t2_view *v, uint32_t dir, const char *name, co
 static void add_raw(struct t2_view *v, uint32_t dir, const char *name, const struct t2fs_node *n, size_t max,
                     const char *type)
 {
-    struct tree *t = t2fs_view_fs(v)->tree;
     char err[400], fname[64];
     uint8_t *b;
     size_t len;
-    if (t2fs_node_expect(n, T2FS_NODE_LEAF, err, sizeof err) || t2fs_node_bytes(v, n, &b, &len, err, sizeof err)) {
-        add_error(t, dir, name, err);
+    enum s3_err e = t2fs_node_expect(n, T2FS_NODE_LEAF, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_bytes(v, n, &b, &len, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, dir, name, e, err);
         return;
     }
     snprintf(fname, sizeof fname, "%s.bin", name);
@@ -97,20 +101,21 @@ uint64_t t2fs_models_vertex_rows(void)
     return atomic_load_explicit(&vertex_rows, memory_order_relaxed);
 }
 
-/* The vertex buffer of mesh `mesh` of m's model, as an array (free a->bytes). 0, or -1
- * with err. */
-static int mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, struct t2fs_array *a, char *err,
-                         size_t errlen)
+/* The vertex buffer of mesh `mesh` of m's model, as an array (free a->bytes): S3_OK, or
+ * the reason with err. */
+static enum s3_err mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node *vb, struct t2fs_array *a,
+                                 char *err, size_t errlen)
 {
-    if (t2fs_node_child(m->v, &m->meshes, (uint32_t)mesh, vb, err, errlen) ||
-        t2fs_node_array(m->v, vb, a, err, errlen))
-        return -1;
+    enum s3_err e = t2fs_node_child(m->v, &m->meshes, (uint32_t)mesh, vb, err, errlen);
+    if (e == S3_OK)
+        e = t2fs_node_array(m->v, vb, a, err, errlen);
+    if (e)
+        return e;
     if (a->esize == 0 && a->count) {
-        snprintf(err, errlen, "the vertex buffer's element size is 0");
         free(a->bytes);
-        return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the vertex buffer's element size is 0");
     }
-    return 0;
+    return S3_OK;
 }
 
 /* The producer: reads the buffer through the locator, which takes only the view's own
@@ -217,8 +222,9 @@ static enum s3_err populate_mesh(struct tree *t, uint32_t dir, void *ctx, uint64
     char err[400];
     if (!FIND(m->v, &m->meshes, &n, dir, "vertices", (unsigned)mesh))
         return S3_OK;
-    if (mesh_vertices(m, mesh, &n, &a, err, sizeof err)) {
-        add_error(t, dir, "vertices", err);
+    enum s3_err e = mesh_vertices(m, mesh, &n, &a, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(m->v, dir, "vertices", e, err);
         return S3_OK;
     }
     free(a.bytes);
@@ -369,13 +375,17 @@ static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node
     bool be = t2fs_view_big_endian(v);
     struct t2fs_node mat, idx;
     char err[400];
-    if (t2fs_node_child(v, surf, 0, &mat, err, sizeof err)) {
-        add_error(t, sdir, "material", err);
+    enum s3_err e = t2fs_node_child(v, surf, 0, &mat, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, sdir, "material", e, err);
     } else {
         add_raw(v, sdir, "material", &mat, 24, "s_t2fsDataMaterial");
         uint8_t *b;
         size_t len;
-        if (mat.kind == T2FS_NODE_LEAF && t2fs_node_bytes(v, &mat, &b, &len, err, sizeof err) == 0) {
+        e = mat.kind == T2FS_NODE_LEAF ? t2fs_node_bytes(v, &mat, &b, &len, err, sizeof err) : S3_ERR_FORMAT;
+        if (e == S3_ERR_NOMEM)
+            tree_note_oom(t); /* the listing fails: never without texture_id */
+        if (e == S3_OK) {
             if (len >= 4) {
                 uint32_t ino = tree_add_textf(t, sdir, "texture_id", "u32", "%" PRIu32 "\n", ld_u32(b, be));
                 uint64_t so, sl; /* the material's first field (a compressed node's: its stored bytes) */
@@ -385,22 +395,26 @@ static void add_surface(struct t2_view *v, uint32_t sdir, const struct t2fs_node
             free(b);
         }
     }
-    if (t2fs_node_child(v, surf, 1, &idx, err, sizeof err)) {
-        add_error(t, sdir, "indices", err);
+    if ((e = t2fs_node_child(v, surf, 1, &idx, err, sizeof err))) {
+        t2fs_add_node_error(v, sdir, "indices", e, err);
         return;
     }
     uint8_t *b;
     size_t len;
-    if (t2fs_node_expect(&idx, T2FS_NODE_LEAF, err, sizeof err) ||
-        t2fs_node_bytes(v, &idx, &b, &len, err, sizeof err)) {
-        add_error(t, sdir, "indices", err);
+    e = t2fs_node_expect(&idx, T2FS_NODE_LEAF, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_bytes(v, &idx, &b, &len, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, sdir, "indices", e, err);
         return;
     }
     t2fs_node_add_file(v, &idx, sdir, "indices.bin", 0, len, "u16[]");
     struct t2_stream st;
     struct t2_rows_src src = {v, idx, ROWS_CMD, be, *cache};
-    if (t2_decode_stream(b, len, be, cache, &st) == 0)
+    if (t2_decode_stream(b, len, be, cache, &st) == S3_OK)
         add_stream_files(t, sdir, &st, &src);
+    else
+        tree_note_oom(t); /* its one failure: the listing fails, never without the stream's files */
     t2_stream_free(&st);
     free(b);
 }
@@ -413,15 +427,19 @@ static enum s3_err populate_surfaces(struct tree *t, uint32_t dir, void *ctx, ui
     struct t2fs_array a;
     char err[400];
     uint32_t nverts = 0;
-    if (t2fs_node_child(v, &m->meshes, (uint32_t)mesh, &vb, err, sizeof err) == 0 &&
-        t2fs_node_array(v, &vb, &a, err, sizeof err) == 0) {
+    enum s3_err e = t2fs_node_child(v, &m->meshes, (uint32_t)mesh, &vb, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_array(v, &vb, &a, err, sizeof err);
+    if (e == S3_ERR_NOMEM) /* the vertex count decodes the streams: never guessed */
+        return e;
+    if (e == S3_OK) {
         nverts = a.count;
         free(a.bytes);
     }
     if (!FIND(v, &m->surfaces, &list, dir, "surfaces", (unsigned)mesh))
         return S3_OK;
-    if (t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
-        add_error(t, dir, "surfaces", err);
+    if ((e = t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err))) {
+        t2fs_add_node_error(v, dir, "surfaces", e, err);
         return S3_OK;
     }
     struct t2_vcache cache; /* one per mesh: its surfaces share the vertex buffer */
@@ -430,12 +448,11 @@ static enum s3_err populate_surfaces(struct tree *t, uint32_t dir, void *ctx, ui
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, s);
         struct t2fs_node surf;
-        if (t2fs_node_child(v, &list, s, &surf, err, sizeof err)) {
-            add_error(t, dir, name, err);
-            continue;
-        }
-        if (t2fs_node_expect(&surf, T2FS_NODE_BRANCH, err, sizeof err)) {
-            add_error(t, dir, name, err);
+        e = t2fs_node_child(v, &list, s, &surf, err, sizeof err);
+        if (e == S3_OK)
+            e = t2fs_node_expect(&surf, T2FS_NODE_BRANCH, err, sizeof err);
+        if (e) {
+            t2fs_add_node_error(v, dir, name, e, err);
             continue;
         }
         add_surface(v, tree_add_dir(t, dir, name, "t2fs.surface", NULL, NULL, 0), &surf, &cache);
@@ -451,11 +468,12 @@ static bool array_of_4(struct t2_view *v, uint32_t dir, const char *name, const 
                        struct t2fs_array *a)
 {
     char err[400];
-    if (t2fs_node_array(v, n, a, err, sizeof err) == 0 && a->esize == 4)
+    enum s3_err e = t2fs_node_array(v, n, a, err, sizeof err);
+    if (e == S3_OK && a->esize == 4)
         return true;
     if (a->bytes)
         snprintf(err, sizeof err, "element size %" PRIu32 ", not 4", a->esize);
-    add_error(t2fs_view_fs(v)->tree, dir, name, err);
+    t2fs_add_node_error(v, dir, name, e, err);
     free(a->bytes);
     return false;
 }
@@ -516,16 +534,17 @@ static enum s3_err populate_pose(struct tree *t, uint32_t dir, void *ctx, uint64
 }
 
 /* A list directory NAME with one item directory per child of the list node (found by
- * its child indices below the model); NAME/NAME.error when the list node is missing or
- * not a branch. */
-static uint32_t add_list(struct mdir *m, uint32_t dir, const char *name, const struct t2fs_node *list, int rc,
-                         const char *err, populate_fn fn, const char *type)
+ * its child indices below the model: rc, err); NAME/NAME.error when the list node is
+ * missing or not a branch. */
+static uint32_t add_list(struct mdir *m, uint32_t dir, const char *name, const struct t2fs_node *list,
+                         enum s3_err rc, const char *err, populate_fn fn, const char *type)
 {
     struct tree *t = t2fs_view_fs(m->v)->tree;
     uint32_t d = tree_add_dir(t, dir, name, "t2fs.list", NULL, NULL, 0);
     char why[400];
-    if (rc || t2fs_node_expect(list, T2FS_NODE_BRANCH, why, sizeof why)) {
-        add_error(t, d, name, rc ? err : why);
+    enum s3_err e = rc ? rc : t2fs_node_expect(list, T2FS_NODE_BRANCH, why, sizeof why);
+    if (e) {
+        t2fs_add_node_error(m->v, d, name, e, rc ? err : why);
         return d;
     }
     for (uint32_t i = 0; i < list->count && fn; i++) {
@@ -550,9 +569,11 @@ static enum s3_err populate_model(struct tree *t, uint32_t dir, void *ctx, uint6
     if (FIND(v, &m->model, &n, dir, "info", 0, 0)) {
         uint8_t *b;
         size_t len;
-        if (t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err) ||
-            t2fs_node_bytes(v, &n, &b, &len, err, sizeof err)) {
-            add_error(t, dir, "info", err);
+        enum s3_err e = t2fs_node_expect(&n, T2FS_NODE_LEAF, err, sizeof err);
+        if (e == S3_OK)
+            e = t2fs_node_bytes(v, &n, &b, &len, err, sizeof err);
+        if (e) {
+            t2fs_add_node_error(v, dir, "info", e, err);
         } else {
             bool unset = len == 8 && memcmp(b, "\0\0\0\0\0\0\0\0", 8) == 0;
             if (!unset)
@@ -562,7 +583,7 @@ static enum s3_err populate_model(struct tree *t, uint32_t dir, void *ctx, uint6
     }
     if (FIND(v, &m->model, &n, dir, "model_0_1", 0, 1))
         add_array_data(v, dir, "model_0_1", &n);
-    int rc = t2fs_node_at(v, &m->model, IDX(1, 0), &m->meshes, err, sizeof err);
+    enum s3_err rc = t2fs_node_at(v, &m->model, IDX(1, 0), &m->meshes, err, sizeof err);
     add_list(m, dir, "meshes", &m->meshes, rc, err, populate_mesh, "t2fs.mesh");
     if (FIND(v, &m->model, &n, dir, "model_1_1_0", 1, 1, 0))
         add_array_data(v, dir, "model_1_1_0", &n);
@@ -576,8 +597,9 @@ static enum s3_err populate_model(struct tree *t, uint32_t dir, void *ctx, uint6
     for (uint32_t i = 0; rc == 0 && hp.kind == T2FS_NODE_BRANCH && i < hp.count; i++) {
         char name[16];
         snprintf(name, sizeof name, "%" PRIu32, i);
-        if (t2fs_node_child(v, &hp, i, &n, err, sizeof err))
-            add_error(t, hdir, name, err);
+        enum s3_err e = t2fs_node_child(v, &hp, i, &n, err, sizeof err);
+        if (e)
+            t2fs_add_node_error(v, hdir, name, e, err);
         else
             add_array_data(v, hdir, name, &n);
     }
@@ -595,9 +617,11 @@ static enum s3_err populate_models(struct tree *t, uint32_t dir, void *ctx, uint
     struct t2fs_node root, list;
     char err[400];
     t2fs_node_root(v, &root);
-    if (t2fs_node_child(v, &root, 0, &list, err, sizeof err) ||
-        t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err)) {
-        add_error(t, dir, "models", err); /* no model list: no models */
+    enum s3_err e = t2fs_node_child(v, &root, 0, &list, err, sizeof err);
+    if (e == S3_OK)
+        e = t2fs_node_expect(&list, T2FS_NODE_BRANCH, err, sizeof err);
+    if (e) {
+        t2fs_add_node_error(v, dir, "models", e, err); /* no model list: no models */
         return S3_OK;
     }
     for (uint32_t i = 0; i < list.count; i++) {
@@ -607,9 +631,11 @@ static enum s3_err populate_models(struct tree *t, uint32_t dir, void *ctx, uint
         if (!m)
             return S3_ERR_NOMEM;
         m->v = v;
-        if (t2fs_node_child(v, &list, i, &m->model, err, sizeof err) ||
-            t2fs_node_expect(&m->model, T2FS_NODE_BRANCH, err, sizeof err)) {
-            add_error(t, dir, name, err); /* a broken model: /root shows it as bytes */
+        e = t2fs_node_child(v, &list, i, &m->model, err, sizeof err);
+        if (e == S3_OK)
+            e = t2fs_node_expect(&m->model, T2FS_NODE_BRANCH, err, sizeof err);
+        if (e) {
+            t2fs_add_node_error(v, dir, name, e, err); /* a broken model: /root shows it as bytes */
             continue;
         }
         tree_add_dir(t, dir, name, "t2fs.model", populate_model, m, i);

@@ -106,6 +106,8 @@ static bool name_taken(struct taken *tk, struct tree *t, uint32_t dir, const cha
     return taken;
 }
 
+/* Child i under its name; an allocation refused on the way fails the listing (never a
+ * child missing or named otherwise). */
 static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2fs_node *c, enum child_as as,
                       const char *err, struct taken *tk)
 {
@@ -125,8 +127,10 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
         snprintf(name + strlen(name), sizeof name - strlen(name), "~%s", idx);
         snprintf(probe, sizeof probe, "%s%s", name, suffix);
     }
-    if (tk->names)
-        nameset_add(tk->names, probe);
+    if (tk->names && nameset_add(tk->names, probe)) {
+        tree_note_oom(t); /* the next clash check would miss this name */
+        return;
+    }
     if (as == AS_ERROR) {
         add_error(t, dir, name, err);
         return;
@@ -135,8 +139,10 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
     t2fs_node_root_entry(c, i, entry, sizeof entry);
     if (as == AS_DIR) {
         char *path = NULL;
-        if (asprintf(&path, "%s/%s", n->root_path, entry) < 0)
+        if (asprintf(&path, "%s/%s", n->root_path, entry) < 0) {
+            tree_note_oom(t);
             return;
+        }
         struct named_dir *d = named_dir_new(t, n->v, c, tree_strdup(t, path), n->depth + 1);
         free(path);
         if (d)
@@ -153,6 +159,8 @@ static void add_child(struct named *n, uint32_t dir, uint32_t i, const struct t2
     char *tg = sb_take(&target, &len);
     if (tg)
         tree_add_link(t, dir, file, tg);
+    else
+        tree_note_oom(t);
     free(tg);
 }
 
@@ -164,7 +172,7 @@ static bool is_turok1_section(const struct t2fs_schema *s)
 
 static enum s3_err populate_named(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
-    (void)t, (void)arg;
+    (void)arg;
     struct named self, *n = &self;
     named_of(ctx, n);
     bool section = is_turok1_section(n->node.schema);
@@ -180,7 +188,12 @@ static enum s3_err populate_named(struct tree *t, uint32_t dir, void *ctx, uint6
     for (uint32_t i = 0; n->node.kind == T2FS_NODE_BRANCH && i < n->node.count; i++) {
         struct t2fs_node c;
         char err[400];
-        if (t2fs_node_child(n->v, &n->node, i, &c, err, sizeof err)) {
+        enum s3_err e = t2fs_node_child(n->v, &n->node, i, &c, err, sizeof err);
+        if (e == S3_ERR_NOMEM) {
+            tree_note_oom(t); /* the listing fails (ENOMEM), never NAME.error */
+            break;
+        }
+        if (e) {
             c.schema = t2fs_schema_child(n->node.schema, i);
             add_child(n, dir, i, &c, AS_ERROR, err, &tk);
         } else {

@@ -27,6 +27,9 @@ struct t2_cnode {
     struct t2_view *v;
     uint64_t file_off, stored_len; /* the RNC item in the file */
     int method;
+    /* The last production ran out of memory: the reason a failed pin hands its listing
+     * (NOMEM fails the listing, never a NAME.error), kept here until cache_pin says it. */
+    _Atomic bool nomem;
 };
 
 /* Where a node's bytes are: the file, or a compressed node's expanded data. */
@@ -98,6 +101,7 @@ static int produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err
     struct t2_cnode *cn = (struct t2_cnode *)c;
     struct s3fs *fs = cn->v->fs;
     uint8_t *item = malloc(cn->stored_len);
+    cn->nomem = !item;
     if (!item) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -108,9 +112,10 @@ static int produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err
         return -1;
     }
     struct rnc_options o = {fs->opts.has_rnc_key, fs->opts.rnc_key, fs->opts.max_unpacked};
-    int rc = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen) == S3_OK ? 0 : -1;
+    enum s3_err e = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen);
+    cn->nomem = e == S3_ERR_NOMEM;
     free(item);
-    return rc;
+    return e == S3_OK ? 0 : -1;
 }
 
 /* The bytes a node location reads from, with its blob pinned (when it has one). */
@@ -120,20 +125,22 @@ struct t2_bytes {
     struct t2_cnode *pinned;
 };
 
-static int open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
+/* S3_OK; NOMEM when expanding the blob ran out of memory; IO else (err says why). */
+static enum s3_err open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err,
+                              size_t errlen)
 {
     b->pinned = NULL;
     if (!blob) {
         b->src = v->window ? v->window->view : v->fs->src.src;
-        return 0;
+        return S3_OK;
     }
     size_t size;
     const uint8_t *d = cache_pin(&v->fs->cache, &blob->c, &size, err, errlen);
     if (!d)
-        return -1;
+        return blob->nomem ? S3_ERR_NOMEM : S3_ERR_IO;
     mem_src_init(&b->src, &b->mem, d, size);
     b->pinned = blob;
-    return 0;
+    return S3_OK;
 }
 
 static void close_bytes(struct t2_view *v, struct t2_bytes *b)
@@ -225,16 +232,17 @@ struct t2_reading {
     bool known;          /* the schema describes the leaf (t2fs.raw, not t2fs.unknown) */
     char err[T2FS_ERR];  /* non-empty: /root shows N.error beside N.bin */
     bool err_is_warning; /* the error also goes to /info */
+    bool nomem;          /* out of memory: no reading (the listing fails) */
 };
 
 /* t2fs_read_branch, counted in v->table_words. */
-static int read_table(struct t2_view *v, const struct s3_src *src, uint64_t off, uint64_t space,
-                      struct t2fs_branch *b, char *err, size_t errlen)
+static enum s3_err read_table(struct t2_view *v, const struct s3_src *src, uint64_t off, uint64_t space,
+                              struct t2fs_branch *b, char *err, size_t errlen)
 {
-    int rc = t2fs_read_branch(src, off, space, v->be, b, err, errlen);
-    if (rc == 0)
+    enum s3_err e = t2fs_read_branch(src, off, space, v->be, b, err, errlen);
+    if (e == S3_OK)
         atomic_fetch_add_explicit(&v->table_words, (uint64_t)b->count + 1, memory_order_relaxed);
-    return rc;
+    return e;
 }
 
 static void read_node(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
@@ -242,7 +250,7 @@ static void read_node(struct t2_view *v, const struct t2_where *w, const struct 
 {
     r->kind = T2FS_NODE_LEAF;
     r->count = 0;
-    r->is_array = r->err_is_warning = false;
+    r->is_array = r->err_is_warning = r->nomem = false;
     r->err[0] = 0;
     r->known = s != NULL;
     if (s && s->kind == T2K_DATA) {
@@ -261,7 +269,12 @@ static void read_node(struct t2_view *v, const struct t2_where *w, const struct 
     }
     struct t2fs_branch b;
     char err[T2FS_ERR];
-    if (read_table(v, src, w->off, w->space, &b, err, sizeof err)) {
+    enum s3_err e = read_table(v, src, w->off, w->space, &b, err, sizeof err);
+    if (e == S3_ERR_NOMEM) {
+        r->nomem = true;
+        return;
+    }
+    if (e) {
         if (s) { /* the schema says branch, the bytes disagree */
             snprintf(r->err, sizeof r->err, "%s", err);
             r->err_is_warning = true;
@@ -291,16 +304,21 @@ static bool past_end(const struct t2_view *v, const struct t2_where *w)
 /* A node running past the end that is still shown as a directory: not a leaf by the
  * schema, not compressed (a cut RNC node cannot be expanded), within the depth bound, and
  * its own table (padding included, as for the root) wholly in the file and valid for the
- * node's full size. *count: children. */
+ * node's full size. *count: children. *nomem: its table could not be read for lack of
+ * memory (false returned: the caller fails). */
 static bool cut_branch_readable(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
-                                const struct t2fs_schema *s, uint32_t depth, uint32_t *count)
+                                const struct t2fs_schema *s, uint32_t depth, uint32_t *count, bool *nomem)
 {
+    *nomem = false;
     if ((s && s->kind == T2K_DATA) || depth >= T2_MAX_DEPTH || t2fs_rnc_method(src, w->off, w->space) != 0)
         return false;
     struct t2fs_branch b;
     char err[T2FS_ERR];
-    if (read_table(v, src, w->off, w->space, &b, err, sizeof err))
+    enum s3_err e = read_table(v, src, w->off, w->space, &b, err, sizeof err);
+    if (e) {
+        *nomem = e == S3_ERR_NOMEM;
         return false;
+    }
     bool whole = w->off + b.header_len <= v->fs->src.size; /* its padding too, as the root's */
     *count = b.count;
     t2fs_branch_free(&b);
@@ -352,10 +370,11 @@ static uint64_t cut_point(struct t2_view *v, const struct s3_src *src)
         struct t2_where w = found ? child_where(&at, &b, i) : at;
         t2fs_branch_free(&b);
         uint32_t count;
+        bool nomem; /* when opening: shown as a node cut in the middle, its bytes /unparsed */
         const struct t2fs_schema *s = t2fs_schema_child(schema, i);
         if (!found || w.off >= size)
             return size; /* the cut falls between nodes (or in a branch's slack) */
-        if (!cut_branch_readable(v, &w, src, s, depth, &count))
+        if (!cut_branch_readable(v, &w, src, s, depth, &count, &nomem))
             return w.off;
         at = w;
         schema = s;
@@ -447,6 +466,10 @@ static void classify(struct t2_view *v, uint32_t dir, const char *name, const st
     struct tree *t = v->fs->tree;
     struct t2_reading r;
     read_node(v, w, src, s, depth, &r);
+    if (r.nomem) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never a leaf for a branch */
+        return;
+    }
     if (r.err[0])
         add_error(t, dir, name, r.err);
     warn_schema(v, w, name, s, &r);
@@ -482,21 +505,19 @@ static uint64_t rnc_stored_len(const struct t2_where *w, const struct s3_src *sr
     return rnc_lengths(w, src, &unpacked);
 }
 
-/* The descriptor of the compressed node at w, or NULL with err (unknown method, nested
- * in compressed data, out of memory). */
-static struct t2_cnode *compressed_at(struct t2_view *v, const struct t2_where *w, const struct s3_src *src,
-                                      int method, char *err, size_t errlen)
+/* The descriptor of the compressed node at w (*cn): S3_OK, or UNSUPPORTED with err
+ * (unknown method, nested in compressed data), or NOMEM. */
+static enum s3_err compressed_at(struct t2_view *v, const struct t2_where *w, const struct s3_src *src, int method,
+                                 struct t2_cnode **cn, char *err, size_t errlen)
 {
-    if (method < 0 || w->blob) {
-        snprintf(err, errlen, method < 0 ? "compressed node: unknown RNC method"
-                                         : "compressed node inside compressed data: not decoded");
-        return NULL;
-    }
+    *cn = NULL;
+    if (method < 0 || w->blob)
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "%s",
+                       method < 0 ? "compressed node: unknown RNC method"
+                                  : "compressed node inside compressed data: not decoded");
     uint64_t unpacked, stored = rnc_lengths(w, src, &unpacked);
-    struct t2_cnode *cn = cnode_get(v, w->off, stored, unpacked, method);
-    if (!cn)
-        snprintf(err, errlen, "out of memory");
-    return cn;
+    *cn = cnode_get(v, w->off, stored, unpacked, method);
+    return *cn ? S3_OK : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
 }
 
 /* A child that starts with "RNC": N.rnc with the stored bytes, then the node it holds. */
@@ -513,9 +534,16 @@ static void add_compressed(struct t2_view *v, uint32_t dir, const char *name, co
                            : tree_add_range(t, dir, fname, NULL, w->off, stored);
     set_span(t, rnc, &item);
     set_typef(t, rnc, "rnc%d", method < 0 ? 0 : method);
-    struct t2_cnode *cn = compressed_at(v, w, src, method, err, sizeof err);
+    struct t2_cnode *cn;
     struct t2_bytes inner;
-    if (!cn || open_bytes(v, cn, &inner, err, sizeof err)) {
+    enum s3_err e = compressed_at(v, w, src, method, &cn, err, sizeof err);
+    if (e == S3_OK)
+        e = open_bytes(v, cn, &inner, err, sizeof err);
+    if (e == S3_ERR_NOMEM) {
+        tree_note_oom(t); /* the listing fails (ENOMEM), never a NAME.error */
+        return;
+    }
+    if (e) {
         add_error(t, dir, name, err);
         warn_where(v, w, name, err);
         v->compressed_failed++;
@@ -534,7 +562,12 @@ static void add_cut(struct t2_view *v, uint32_t dir, const char *name, const str
 {
     uint32_t count;
     char msg[400];
-    bool as_dir = w->off < v->fs->src.size && cut_branch_readable(v, w, src, s, depth, &count);
+    bool nomem = false;
+    bool as_dir = w->off < v->fs->src.size && cut_branch_readable(v, w, src, s, depth, &count, &nomem);
+    if (nomem) {
+        tree_note_oom(v->fs->tree); /* the listing fails (ENOMEM) */
+        return;
+    }
     cut_message(v, w, as_dir, name, msg, sizeof msg);
     add_error(v->fs->tree, dir, name, msg);
     if (as_dir)
@@ -561,12 +594,14 @@ static enum s3_err list_branch(struct t2_view *v, struct t2_dir *d, uint32_t dir
     struct t2_bytes bytes;
     if (!d->at.blob && source_check(&v->fs->src)) /* children come from the file's bytes */
         return S3_ERR_IO;
-    if (open_bytes(v, d->at.blob, &bytes, err, sizeof err))
-        return S3_ERR_IO;
+    enum s3_err e = open_bytes(v, d->at.blob, &bytes, err, sizeof err);
+    if (e)
+        return e;
     struct t2fs_branch b;
-    if (read_table(v, &bytes.src, d->at.off, d->at.space, &b, err, sizeof err)) {
+    e = read_table(v, &bytes.src, d->at.off, d->at.space, &b, err, sizeof err);
+    if (e) {
         close_bytes(v, &bytes);
-        return S3_ERR_IO; /* validated when the parent was listed: the file changed since */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO; /* validated when the parent was listed: the file changed */
     }
     for (uint32_t i = 0; i < b.count && !tree_full(v->fs->tree); i++) {
         char name[16];
@@ -656,43 +691,39 @@ void t2fs_node_span(const struct t2fs_node *n, uint64_t *off, uint64_t *len)
 
 /* Bytes the locator reads from: the file through the window (after checking it is
  * unchanged), or a compressed node's expanded data. */
-static int open_node_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err, size_t errlen)
+static enum s3_err open_node_bytes(struct t2_view *v, struct t2_cnode *blob, struct t2_bytes *b, char *err,
+                                   size_t errlen)
 {
-    if (!blob && source_check(&v->fs->src)) {
-        snprintf(err, errlen, "read error (the file changed?)");
-        return -1;
-    }
+    if (!blob && source_check(&v->fs->src))
+        return s3_fail(S3_ERR_IO, err, errlen, "read error (the file changed?)");
     return open_bytes(v, blob, b, err, errlen);
 }
 
-static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out,
-                             char *err, size_t errlen);
+static enum s3_err node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint32_t i,
+                                     struct t2fs_node *out, char *err, size_t errlen);
 
-int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
-                    size_t errlen)
+enum s3_err t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out,
+                            char *err, size_t errlen)
 {
     pthread_mutex_lock(&v->lock);
-    int rc = node_child_locked(v, n, i, out, err, errlen);
+    enum s3_err e = node_child_locked(v, n, i, out, err, errlen);
     pthread_mutex_unlock(&v->lock);
-    return rc;
+    return e;
 }
 
-static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out,
-                             char *err, size_t errlen)
+static enum s3_err node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint32_t i,
+                                     struct t2fs_node *out, char *err, size_t errlen)
 {
     char name[160], why[256];
     t2fs_node_name(n, name, sizeof name);
-    if (t2fs_node_expect(n, T2FS_NODE_BRANCH, err, errlen))
-        return -1;
-    if (i >= n->count) {
-        snprintf(err, errlen, "%s: %" PRIu32 " children, no child %" PRIu32, name, n->count, i);
-        return -1;
-    }
+    enum s3_err e = t2fs_node_expect(n, T2FS_NODE_BRANCH, err, errlen);
+    if (e)
+        return e;
+    if (i >= n->count)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %" PRIu32 " children, no child %" PRIu32, name, n->count, i);
     struct t2_bytes bytes;
-    if (open_node_bytes(v, n->blob, &bytes, why, sizeof why)) {
-        snprintf(err, errlen, "%s: %s", name, why);
-        return -1;
-    }
+    if ((e = open_node_bytes(v, n->blob, &bytes, why, sizeof why)))
+        return s3_fail(e, err, errlen, "%s: %s", name, why);
     /* child i's two offsets, not the whole table: n's table was validated when n was made
      * (read_node, the root when the file was opened, a cut branch), so a lookup costs the
      * same whatever n's count; reading the table each time made every lookup through a long
@@ -702,8 +733,7 @@ static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint3
     if (src_u32(&bytes.src, n->off + 4 + 4 * (uint64_t)i, v->be, &lo) ||
         src_u32(&bytes.src, n->off + 8 + 4 * (uint64_t)i, v->be, &hi) || lo > hi || hi > n->space || (lo | hi) & 7) {
         close_bytes(v, &bytes);
-        snprintf(err, errlen, "%s: no child %" PRIu32 " (the file changed?)", name, i);
-        return -1;
+        return s3_fail(S3_ERR_IO, err, errlen, "%s: no child %" PRIu32 " (the file changed?)", name, i);
     }
     atomic_fetch_add_explicit(&v->table_words, 2, memory_order_relaxed);
     struct t2_where w = {n->blob, n->off + lo, (uint64_t)hi - lo};
@@ -715,30 +745,34 @@ static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint3
     t2fs_node_name(out, name, sizeof name);
     if (past_end(v, &w)) { /* a directory when /root shows one, else the .error's reason */
         uint32_t count;
+        bool nomem = false;
         bool as_dir = w.off < v->fs->src.size &&
-                      cut_branch_readable(v, &w, &bytes.src, out->schema, n->depth + 1, &count);
+                      cut_branch_readable(v, &w, &bytes.src, out->schema, n->depth + 1, &count, &nomem);
         close_bytes(v, &bytes);
+        if (nomem)
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", name);
         if (!as_dir) {
             cut_message(v, &w, false, NULL, why, sizeof why);
-            snprintf(err, errlen, "%s: %s", name, why);
-            return -1;
+            return s3_fail(S3_ERR_RANGE, err, errlen, "%s: %s", name, why);
         }
         out->kind = T2FS_NODE_BRANCH;
         out->count = count;
         out->blob = NULL;
         out->off = w.off;
         out->space = w.space;
-        return 0;
+        return S3_OK;
     }
     int method = t2fs_rnc_method(&bytes.src, w.off, w.space);
     struct t2_bytes inner = {0};
     const struct s3_src *src = &bytes.src;
     if (method != 0) {
-        struct t2_cnode *cn = compressed_at(v, &w, &bytes.src, method, why, sizeof why);
-        if (!cn || open_bytes(v, cn, &inner, why, sizeof why)) {
+        struct t2_cnode *cn;
+        e = compressed_at(v, &w, &bytes.src, method, &cn, why, sizeof why);
+        if (e == S3_OK)
+            e = open_bytes(v, cn, &inner, why, sizeof why);
+        if (e) {
             close_bytes(v, &bytes);
-            snprintf(err, errlen, "%s: %s", name, why);
-            return -1;
+            return s3_fail(e, err, errlen, "%s: %s", name, why);
         }
         w = (struct t2_where){cn, 0, inner.src.size};
         src = &inner.src;
@@ -748,115 +782,120 @@ static int node_child_locked(struct t2_view *v, const struct t2fs_node *n, uint3
     if (method != 0)
         close_bytes(v, &inner);
     close_bytes(v, &bytes);
+    if (r.nomem)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", name);
     out->kind = r.kind;
     out->count = r.count;
     out->blob = w.blob;
     out->off = w.off;
     out->space = w.space;
-    return 0;
+    return S3_OK;
 }
 
-int t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
-                 struct t2fs_node *out, char *err, size_t errlen)
+enum s3_err t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
+                         struct t2fs_node *out, char *err, size_t errlen)
 {
     struct t2fs_node cur = *n;
-    for (size_t k = 0; k < nidx; k++)
-        if (t2fs_node_child(v, &cur, idx[k], &cur, err, errlen))
-            return -1;
+    for (size_t k = 0; k < nidx; k++) {
+        enum s3_err e = t2fs_node_child(v, &cur, idx[k], &cur, err, errlen);
+        if (e)
+            return e;
+    }
     *out = cur;
-    return 0;
+    return S3_OK;
 }
 
-int t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *err, size_t errlen)
+enum s3_err t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *err, size_t errlen)
 {
     if (n->kind == kind)
-        return 0;
+        return S3_OK;
     char name[160];
     t2fs_node_name(n, name, sizeof name);
     if (n->kind == T2FS_NODE_BRANCH)
-        snprintf(err, errlen, "%s: a branch of %" PRIu32 " children, not a leaf", name, n->count);
-    else
-        snprintf(err, errlen, "%s: a leaf, not a branch", name);
-    return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: a branch of %" PRIu32 " children, not a leaf", name,
+                       n->count);
+    return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: a leaf, not a branch", name);
 }
 
-static int node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
-                             size_t errlen);
+static enum s3_err node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len,
+                                     char *err, size_t errlen);
 
-int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
-                    size_t errlen)
+enum s3_err t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+                            size_t errlen)
 {
     pthread_mutex_lock(&v->lock);
-    int rc = node_bytes_locked(v, n, buf, len, err, errlen);
+    enum s3_err e = node_bytes_locked(v, n, buf, len, err, errlen);
     pthread_mutex_unlock(&v->lock);
-    return rc;
+    return e;
 }
 
-static int node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
-                             size_t errlen)
+static enum s3_err node_bytes_locked(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len,
+                                     char *err, size_t errlen)
 {
     char name[160], why[256];
     t2fs_node_name(n, name, sizeof name);
     *buf = NULL;
     *len = 0;
-    if (n->space > SIZE_MAX - 1 || (v->fs->opts.max_unpacked && n->space > v->fs->opts.max_unpacked)) {
-        snprintf(err, errlen, "%s: %" PRIu64 " bytes, more than the limit (max_unpacked_mb)", name, n->space);
-        return -1;
-    }
+    if (n->space > SIZE_MAX - 1 || (v->fs->opts.max_unpacked && n->space > v->fs->opts.max_unpacked))
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "%s: %" PRIu64 " bytes, more than the limit (max_unpacked_mb)",
+                       name, n->space);
     struct t2_where at = {n->blob, n->off, n->space};
     if (past_end(v, &at)) {
         cut_message(v, &at, false, NULL, why, sizeof why);
-        snprintf(err, errlen, "%s: %s", name, why);
-        return -1;
+        return s3_fail(S3_ERR_RANGE, err, errlen, "%s: %s", name, why);
     }
     uint8_t *b = alloc_array(n->space, 1);
-    if (!b) {
-        snprintf(err, errlen, "%s: out of memory", name);
-        return -1;
-    }
-    int rc;
+    if (!b)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", name);
+    enum s3_err e;
     if (n->blob) {
         struct t2_bytes bytes;
-        rc = open_bytes(v, n->blob, &bytes, why, sizeof why);
-        if (rc == 0) {
-            rc = src_read(&bytes.src, n->off, b, (size_t)n->space);
-            if (rc)
+        e = open_bytes(v, n->blob, &bytes, why, sizeof why);
+        if (e == S3_OK) {
+            if ((e = src_read(&bytes.src, n->off, b, (size_t)n->space)))
                 snprintf(why, sizeof why, "outside the expanded data");
             close_bytes(v, &bytes);
         }
     } else {
-        rc = source_pread_checked(&v->fs->src, n->off, b, (size_t)n->space);
-        if (rc)
+        if ((e = source_pread_checked(&v->fs->src, n->off, b, (size_t)n->space)))
             snprintf(why, sizeof why, "read error (the file changed?)");
     }
-    if (rc) {
+    if (e) {
         free(b);
-        snprintf(err, errlen, "%s: %s", name, why);
-        return -1;
+        return s3_fail(e, err, errlen, "%s: %s", name, why);
     }
     *buf = b;
     *len = (size_t)n->space;
-    return 0;
+    return S3_OK;
 }
 
-int t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen)
+enum s3_err t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err,
+                            size_t errlen)
 {
     char name[160];
     memset(a, 0, sizeof *a);
     t2fs_node_name(n, name, sizeof name);
-    if (t2fs_node_expect(n, T2FS_NODE_LEAF, err, errlen))
-        return -1;
-    if (t2fs_node_bytes(v, n, &a->bytes, &a->len, err, errlen))
-        return -1;
+    enum s3_err e = t2fs_node_expect(n, T2FS_NODE_LEAF, err, errlen);
+    if (e == S3_OK)
+        e = t2fs_node_bytes(v, n, &a->bytes, &a->len, err, errlen);
+    if (e)
+        return e;
     if (t2fs_array_bytes(a->bytes, a->len, v->be, &a->esize, &a->count)) {
-        snprintf(err, errlen, "%s: not an array (its element size and count do not fit its %zu bytes)", name,
-                 a->len);
         free(a->bytes);
         a->bytes = NULL;
-        return -1;
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "%s: not an array (its element size and count do not fit its %zu bytes)", name, a->len);
     }
     a->data = a->bytes + 8;
-    return 0;
+    return S3_OK;
+}
+
+void t2fs_add_node_error(struct t2_view *v, uint32_t dir, const char *name, enum s3_err e, const char *err)
+{
+    if (e == S3_ERR_NOMEM)
+        tree_note_oom(v->fs->tree); /* the listing fails (ENOMEM): never NAME.error */
+    else
+        add_error(v->fs->tree, dir, name, err);
 }
 
 uint32_t t2fs_node_add_file(struct t2_view *v, const struct t2fs_node *n, uint32_t dir, const char *name,

@@ -70,22 +70,31 @@ const char *t2fs_view_schema_name(const struct t2_view *v);
 
 /* /root itself. */
 void t2fs_node_root(struct t2_view *v, struct t2fs_node *out);
-/* Child i of a branch. 0, or -1 with err naming the node (no such child, not a branch,
- * a compressed node that does not decode, the file changed). */
-int t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out, char *err,
-                    size_t errlen);
-/* Follows nidx child indices from n. 0, or -1 with err naming the first node that is
- * missing or broken. */
-int t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
-                 struct t2fs_node *out, char *err, size_t errlen);
-/* 0 when the node is of that kind, or -1 with err ("/root/0/3: a leaf, not a branch"). */
-int t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *err, size_t errlen);
+/* The locator's functions return S3_OK, or the reason with err naming the node: NOMEM
+ * when an allocation (here or expanding a compressed node) failed, which a listing turns
+ * into its own failure (never a NAME.error: tree_note_oom), a producer into its own; any
+ * other reason is the node's (a NAME.error). */
+/* Child i of a branch; the reason: no such child or not a branch (FORMAT), a compressed
+ * node that does not decode, the file changed (IO), NOMEM. */
+enum s3_err t2fs_node_child(struct t2_view *v, const struct t2fs_node *n, uint32_t i, struct t2fs_node *out,
+                            char *err, size_t errlen);
+/* Follows nidx child indices from n; the reason of the first node that is missing or
+ * broken. */
+enum s3_err t2fs_node_at(struct t2_view *v, const struct t2fs_node *n, const unsigned *idx, size_t nidx,
+                         struct t2fs_node *out, char *err, size_t errlen);
+/* S3_OK when the node is of that kind, else FORMAT ("/root/0/3: a leaf, not a branch"). */
+enum s3_err t2fs_node_expect(const struct t2fs_node *n, enum t2fs_node_kind kind, char *err, size_t errlen);
 /* The node's bytes (padding included), expanded when it lies in compressed data;
- * malloc'd. 0, or -1 with err. */
-int t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
-                    size_t errlen);
-/* A leaf read as an array (element size, count, data). 0, or -1 with err. */
-int t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err, size_t errlen);
+ * malloc'd. */
+enum s3_err t2fs_node_bytes(struct t2_view *v, const struct t2fs_node *n, uint8_t **buf, size_t *len, char *err,
+                            size_t errlen);
+/* A leaf read as an array (element size, count, data). */
+enum s3_err t2fs_node_array(struct t2_view *v, const struct t2fs_node *n, struct t2fs_array *a, char *err,
+                            size_t errlen);
+/* What a listing shows for a node the locator could not give (e, with err): NAME.error
+ * in dir, or for NOMEM the listing's failure (tree_note_oom), never a NAME.error. From a
+ * populate callback only. */
+void t2fs_add_node_error(struct t2_view *v, uint32_t dir, const char *name, enum s3_err e, const char *err);
 /* "/root/0/3/1" (for messages and link targets; "/root/.../N" past T2FS_PATH_KEPT). */
 void t2fs_node_name(const struct t2fs_node *n, char *buf, size_t len);
 /* The name /root gives a node that is child i of its parent: "i" for a branch, "i.bin"
