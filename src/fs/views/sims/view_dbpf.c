@@ -17,11 +17,13 @@
 struct stream_pool;
 
 /* Resources past the cache's bound and past STREAM_MIN are decoded in pieces as they are
- * read (struct stream_pool): STREAM_READERS readers, each keeping the last STREAM_RING
- * bytes it made. Below STREAM_MIN (what the readers may hold, twice) one cache item, even
- * one that passes the bound alone, costs no more and reads anywhere at once. */
+ * read (struct stream_pool): up to STREAM_READERS readers, each keeping the last bytes it
+ * made (STREAM_RING, less under a small cache_mb). Below STREAM_MIN (what the readers may
+ * hold, twice) one cache item, even one that passes the bound alone, costs no more and
+ * reads anywhere at once. */
 #define STREAM_READERS 4
 #define STREAM_RING (1u << 20)
+#define STREAM_RING_MIN (64u << 10)
 #define STREAM_MIN (2ull * STREAM_READERS * STREAM_RING)
 
 /* One resource's bytes, made when its directory is first listed. */
@@ -516,80 +518,145 @@ static struct cached *expanded_item(void *ctx, uint64_t arg, struct cache **cach
 
 /* ---- resources larger than the cache's bound, read in pieces ----
  *
- * A few readers per package, each a decoder resuming where it stopped and the last
- * STREAM_RING bytes it made: a file read in order (by one reader, or by several at once,
- * each followed by its own, or slightly out of order as the kernel's read-ahead asks)
- * decodes each byte once; a read before what every reader keeps starts a reader from the
- * resource's start (the least recently used one when all are busy). What they hold is
- * fixed: STREAM_READERS · (STREAM_RING + a decoder), whatever the resources' sizes. */
+ * A few readers per package, each a decoder resuming where it stopped and the last ring
+ * bytes it made: a file read in order (by one reader, or by several at once, each followed
+ * by its own, or slightly out of order as the kernel's read-ahead asks) decodes each byte
+ * once; a read before what every reader keeps starts a reader from the resource's start
+ * (the least recently used one when all are busy).
+ *
+ * What a reader holds is within cache_mb (issue 32): its ring is a cache item of ring +
+ * DBPF_STREAM_HELD bytes (the tail, never touched, stands for its decoder's state, which
+ * lives as long as the ring), made when the reader is first needed and held from then on
+ * as an open file's bytes are (others' for every request), until the package's tree goes
+ * (cache_destroy frees it). A reader is added only while its item fits beside what others
+ * hold, and while all the readers' items take at most half of cache_mb (the rest is for
+ * the items requests read): past that the readers there are reused, and with none the
+ * read is refused, as an item is (the cache's refusal, counted in /info). The ring is a
+ * sixteenth of cache_mb (64 KiB to STREAM_RING), so cache_mb=1 holds one reader, 4 MiB
+ * three, 16 MiB and more all four (5.5 MiB of 1 MiB rings). */
 
 struct stream_reader {
+    struct cached c;         /* first: the cache hands it back; its bytes: the ring */
+    struct stream_pool *p;
     struct pkg_res *r; /* the resource it reads (NULL: unused) */
     struct dbpf_reader *d;
     struct map_input in;
     uint64_t pos;  /* bytes made so far */
-    uint8_t *ring; /* byte x (pos - STREAM_RING <= x < pos) at ring[x % STREAM_RING] */
+    uint8_t *ring; /* the item's bytes (NULL: not made): byte x (pos - ring <= x < pos) at ring[x % ring] */
     uint64_t used; /* when it last served (least recently used goes first) */
 };
 
 struct stream_pool {
     pthread_mutex_t lock; /* a view's own: taken after the tree's, before the cache's */
     struct stream_reader rd[STREAM_READERS];
+    struct cache *cache;
+    size_t ring; /* bytes each reader keeps */
     uint64_t tick;
     uint64_t starts, made; /* readers started from a resource's start; bytes decoded */
 };
 
-static struct stream_pool *stream_pool_new(void)
+/* A reader's item: its ring and the room its decoder takes (malloc'd, the tail untouched:
+ * a block this large is mapped, so untouched pages cost nothing but the count). */
+static int produce_ring(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct stream_reader *x = (struct stream_reader *)c;
+    *size = x->p->ring + DBPF_STREAM_HELD;
+    if (!(*data = malloc(*size))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static struct stream_pool *stream_pool_new(struct cache *cache)
 {
     struct stream_pool *p = calloc(1, sizeof *p);
-    if (p)
-        pthread_mutex_init(&p->lock, NULL);
+    if (!p)
+        return NULL;
+    pthread_mutex_init(&p->lock, NULL);
+    p->cache = cache;
+    size_t part = cache_limit(cache) / 16;
+    p->ring = part > STREAM_RING ? STREAM_RING : part < STREAM_RING_MIN ? STREAM_RING_MIN : part;
+    for (int i = 0; i < STREAM_READERS; i++) {
+        p->rd[i].p = p;
+        p->rd[i].c.produce = produce_ring;
+        p->rd[i].c.hint = p->ring + DBPF_STREAM_HELD;
+    }
     return p;
 }
 
+/* After cache_destroy (the tree's end): the rings were the cache's and are gone. */
 static void stream_pool_free(struct stream_pool *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < STREAM_READERS; i++) {
+    for (int i = 0; i < STREAM_READERS; i++)
         dbpf_reader_free(p->rd[i].d);
-        free(p->rd[i].ring);
-    }
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
 
-/* The reader to serve byte off of r: one keeping it or behind it (the nearest), else
- * one started anew (a free one, or the least recently used). NULL when out of memory. */
-static struct stream_reader *stream_reader_for(struct stream_pool *p, struct pkg_res *r, uint64_t off)
+/* Gives reader x its ring (a cache item held from now on): S3_OK; LIMIT with err when
+ * it does not fit beside what others hold (the cache's refusal); NOMEM. */
+static enum s3_err ring_make(struct stream_pool *p, struct stream_reader *x, char *err, size_t errlen)
 {
-    struct stream_reader *best = NULL, *old = &p->rd[0];
+    size_t size;
+    uint64_t refused = cache_thread_refusals();
+    const uint8_t *b = cache_pin(p->cache, &x->c, &size, err, errlen);
+    if (!b)
+        return cache_thread_refusals() > refused ? S3_ERR_LIMIT : S3_ERR_NOMEM;
+    cache_hold_handle(p->cache, &x->c); /* kept while the package lives, as others' */
+    cache_unpin(p->cache, &x->c);
+    x->ring = (uint8_t *)b; /* held: the bytes stay */
+    return S3_OK;
+}
+
+/* The reader to serve byte off of r (*out): one keeping it or behind it (the nearest),
+ * else one started anew: an unused one whose ring fits in the cache, or the least
+ * recently used of those made. S3_OK; LIMIT (no ring fits: err) or NOMEM when none can
+ * be had. */
+static enum s3_err stream_reader_for(struct stream_pool *p, struct pkg_res *r, uint64_t off,
+                                     struct stream_reader **out, char *err, size_t errlen)
+{
+    struct stream_reader *best = NULL, *old = NULL, *unmade = NULL;
+    uint64_t item = p->ring + DBPF_STREAM_HELD, made = 0;
     for (int i = 0; i < STREAM_READERS; i++) {
         struct stream_reader *x = &p->rd[i];
-        uint64_t kept = x->pos > STREAM_RING ? x->pos - STREAM_RING : 0;
+        if (!x->ring) {
+            unmade = unmade ? unmade : x;
+            continue;
+        }
+        made += item;
+        uint64_t kept = x->pos > p->ring ? x->pos - p->ring : 0;
         bool fits = x->r == r && x->d && kept <= off;
         /* one that keeps off is best; else the one closest behind it */
         if (fits && (!best || (best->pos <= off && x->pos > best->pos)))
             best = x;
-        if (!x->r || (old->r && x->used < old->used))
+        if (!old || !x->r || (old->r && x->used < old->used))
             old = x;
     }
+    *out = best;
     if (best)
-        return best;
-    const struct dbpf_entry *e = &r->v->d.e[r->i];
+        return S3_OK;
+    enum s3_err e = S3_OK;
+    bool room = !old || made + item <= cache_limit(p->cache) / 2; /* the first: as any item */
+    if (unmade && (!old || old->r) && room && (e = ring_make(p, unmade, err, errlen)) == S3_OK)
+        old = unmade; /* a reader more, within the bound */
+    if (!old)
+        return e; /* the cache's refusal, or no memory */
+    const struct dbpf_entry *de = &r->v->d.e[r->i];
     dbpf_reader_free(old->d);
     old->r = NULL;
-    old->in = (struct map_input){&r->v->fs->src, e->offset};
-    old->d = dbpf_reader_new(r->codec, read_stored, &old->in, e->stored_size, e->mem_size);
-    if (!old->ring)
-        old->ring = malloc(STREAM_RING);
-    if (!old->d || !old->ring)
-        return NULL;
+    old->in = (struct map_input){&r->v->fs->src, de->offset};
+    old->d = dbpf_reader_new(r->codec, read_stored, &old->in, de->stored_size, de->mem_size);
+    if (!old->d)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     old->r = r;
     old->pos = 0;
     p->starts++;
     tree_touch(r->v->fs->tree); /* /info shows the starts */
-    return old;
+    *out = old;
+    return S3_OK;
 }
 
 static enum s3_err read_streamed(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
@@ -604,22 +671,23 @@ static enum s3_err read_streamed(struct tree *t, void *ctx, uint64_t arg, uint64
         return S3_OK;
     len = size - off < len ? (size_t)(size - off) : len;
     pthread_mutex_lock(&p->lock);
-    struct stream_reader *x = stream_reader_for(p, r, off);
+    char why[300];
+    struct stream_reader *x = NULL;
+    enum s3_err rc = stream_reader_for(p, r, off, &x, why, sizeof why);
     size_t got = 0;
-    enum s3_err rc = S3_OK;
     while (x && got < len) {
         uint64_t at = off + got;
-        size_t slot = (size_t)(x->pos % STREAM_RING);
+        size_t slot = (size_t)(x->pos % p->ring);
         if (at < x->pos) { /* kept: copied up to the ring's end */
-            size_t from = (size_t)(at % STREAM_RING), k = (size_t)(x->pos - at);
+            size_t from = (size_t)(at % p->ring), k = (size_t)(x->pos - at);
             k = k < len - got ? k : len - got;
-            k = k < STREAM_RING - from ? k : STREAM_RING - from;
+            k = k < p->ring - from ? k : p->ring - from;
             memcpy((uint8_t *)buf + got, x->ring + from, k);
             got += k;
             continue;
         }
         char err[200];
-        size_t room = STREAM_RING - slot < DBPF_STREAM_PIECE ? STREAM_RING - slot : DBPF_STREAM_PIECE;
+        size_t room = p->ring - slot < DBPF_STREAM_PIECE ? p->ring - slot : DBPF_STREAM_PIECE;
         ptrdiff_t k = dbpf_reader_next(x->d, x->ring + slot, room, err, sizeof err);
         if (k <= 0) { /* the stream broke (the file changed?) or ended early: start over next time */
             dbpf_reader_free(x->d);
@@ -632,9 +700,7 @@ static enum s3_err read_streamed(struct tree *t, void *ctx, uint64_t arg, uint64
     }
     if (x)
         x->used = ++p->tick;
-    if (!x)
-        rc = S3_ERR_NOMEM;
-    else if (got < len)
+    if (x && got < len)
         rc = S3_ERR_IO;
     pthread_mutex_unlock(&p->lock);
     *got_out = rc == S3_OK ? got : 0;
@@ -1008,7 +1074,7 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     if (dbpf_parse_index(&fs->src.src, &v->d, &fs->diag))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     uint32_t n = v->d.count;
-    v->pool = stream_pool_new();
+    v->pool = stream_pool_new(&fs->cache);
     if (!v->pool)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     v->dirname = alloc_array(n, sizeof *v->dirname);
