@@ -909,6 +909,36 @@ static void expect_read(struct tree *t, uint32_t ino, const uint8_t *want, uint6
  * one start and each byte decoded once; reads taking turns at two places each get a
  * decoder of their own (two starts), each decoding up to its place once. A broken stream is
  * data.error at listing, as before. */
+/* A package of one resource (data, n bytes, codec comp) opened under a cache of
+ * cache_bytes, and its data.bin (*ino); free *file after closing. */
+static struct s3fs *open_one_resource(const uint8_t *data, size_t n, enum fxp_comp comp, uint64_t cache_bytes,
+                                      uint8_t **file, struct fxp_layout *lay, uint32_t *ino, char *name, size_t namelen)
+{
+    struct fxp_res r = {0x00B2D882, 0, 1, data, n, comp};
+    struct fxp_opts o = {.game = comp == FXP_ZLIB ? 4 : 3};
+    size_t size;
+    *file = fxp_build(&o, &r, 1, &size, lay);
+    struct s3fs_opts so = {.cache_bytes = cache_bytes};
+    struct s3fs *fs = open_mem(*file, size, &so, NULL);
+    char path[400];
+    fxp_expected_name(name, namelen, o.game, &r, NULL, 0);
+    snprintf(path, sizeof path, "/resources/%s/data.bin", name);
+    assert_int_equal(tree_resolve(fs->tree, path, ino), 0);
+    assert_int_equal(tree_size(fs->tree, *ino), n);
+    return fs;
+}
+
+/* data.bin read in order in pieces: the bytes are data's, one reader decoded each once. */
+static void read_through_once(struct s3fs *fs, uint32_t ino, const uint8_t *data, size_t n, size_t piece)
+{
+    for (uint64_t off = 0; off < n; off += piece)
+        expect_read(fs->tree, ino, data, off, piece);
+    uint64_t starts, made;
+    dbpf_view_stream_counts(fs, &starts, &made);
+    assert_int_equal(starts, 1);
+    assert_int_equal(made, n);
+}
+
 static void test_package_big_resource_streamed(void **state)
 {
     (void)state;
@@ -916,25 +946,13 @@ static void test_package_big_resource_streamed(void **state)
     const size_t n = 9u << 20, piece = 128u << 10;
     uint8_t *data = fxp_pattern(n, 7);
     for (size_t c = 0; c < 2; c++) {
-        struct fxp_res r = {0x00B2D882, 0, 1, data, n, comps[c]};
-        struct fxp_opts o = {.game = comps[c] == FXP_ZLIB ? 4 : 3};
         struct fxp_layout lay;
-        size_t size;
-        uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
-        struct s3fs_opts so = {.cache_bytes = 4u << 20};
-        struct s3fs *fs = open_mem(f, size, &so, NULL);
-        char name[200], path[400];
-        fxp_expected_name(name, sizeof name, o.game, &r, NULL, 0);
-        snprintf(path, sizeof path, "/resources/%s/data.bin", name);
+        uint8_t *f;
         uint32_t ino;
-        assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
-        assert_int_equal(tree_size(fs->tree, ino), n);
-        for (uint64_t off = 0; off < n; off += piece)
-            expect_read(fs->tree, ino, data, off, piece);
+        char name[200], path[400];
+        struct s3fs *fs = open_one_resource(data, n, comps[c], 4u << 20, &f, &lay, &ino, name, sizeof name);
+        read_through_once(fs, ino, data, n, piece);
         uint64_t starts, made;
-        dbpf_view_stream_counts(fs, &starts, &made);
-        assert_int_equal(starts, 1);
-        assert_int_equal(made, n);
         for (uint64_t off = 0; off < n / 2; off += piece) { /* two places in turn */
             expect_read(fs->tree, ino, data, off, piece);
             expect_read(fs->tree, ino, data, n / 2 + off, piece);
@@ -957,7 +975,8 @@ static void test_package_big_resource_streamed(void **state)
         s3fs_close(fs);
         if (comps[c] == FXP_ZLIB) { /* zlib's check sum catches a byte changed halfway */
             f[lay.offset[0] + lay.stored_size[0] / 2] ^= 0x55;
-            fs = open_mem(f, size, &so, NULL);
+            struct s3fs_opts so = {.cache_bytes = 4u << 20};
+            fs = open_mem(f, lay.size, &so, NULL);
             snprintf(path, sizeof path, "/resources/%s/data.error", name);
             assert_true(path_exists(fs, path));
             s3fs_close(fs);
@@ -974,25 +993,12 @@ static void test_package_stream_readers_in_budget(void **state)
 {
     (void)state;
     const size_t n = 9u << 20, piece = 128u << 10;
-    uint8_t *data = fxp_pattern(n, 3);
-    struct fxp_res r = {0x00B2D882, 0, 1, data, n, FXP_ZLIB};
-    struct fxp_opts o = {.game = 4};
+    uint8_t *data = fxp_pattern(n, 3), *f;
     struct fxp_layout lay;
-    size_t size;
-    uint8_t *f = fxp_build(&o, &r, 1, &size, &lay);
-    struct s3fs_opts so = {.cache_bytes = 1u << 20};
-    struct s3fs *fs = open_mem(f, size, &so, NULL);
-    char name[200], path[400];
-    fxp_expected_name(name, sizeof name, o.game, &r, NULL, 0);
-    snprintf(path, sizeof path, "/resources/%s/data.bin", name);
     uint32_t ino;
-    assert_int_equal(tree_resolve(fs->tree, path, &ino), 0);
-    for (uint64_t off = 0; off < n; off += piece)
-        expect_read(fs->tree, ino, data, off, piece);
-    uint64_t starts, made;
-    dbpf_view_stream_counts(fs, &starts, &made);
-    assert_int_equal(starts, 1);
-    assert_int_equal(made, n);
+    char name[200];
+    struct s3fs *fs = open_one_resource(data, n, FXP_ZLIB, 1u << 20, &f, &lay, &ino, name, sizeof name);
+    read_through_once(fs, ino, data, n, piece);
     struct cache_stats st;
     cache_stats(&fs->cache, &st);
     assert_int_equal(st.produced, 1); /* the one reader's ring */

@@ -1748,6 +1748,40 @@ static struct s3fs *t1_section_replaced(struct fxt *const with[3], const char *w
     return t1_section_replaced_opts(with, what, file, root, NULL);
 }
 
+/* Walks the whole tree (reading every file); then the tree keeps under 64 KiB of texts
+ * (*held) and of the views' own state (*kept): no text whose size the file chooses, no
+ * copy of a form (issue 32). */
+static void walk_keeps_little(struct s3fs *fs, uint64_t *held, uint64_t *kept)
+{
+    assert_true(walk_all(fs, 1000000) > 0);
+    *held = tree_text_bytes(fs->tree);
+    *kept = tree_alloc_bytes(fs->tree);
+    if (*held >= 64 * 1024)
+        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)*held);
+    if (*kept >= 64 * 1024)
+        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)*kept);
+}
+
+/* n Turok 1 vertex records of the fixture's vertex rule (seed), little-endian as the
+ * notes lay them out (malloc'd), and the vertices.txt rows the notes' words give them. */
+static uint8_t *t1_vertex_records(uint32_t seed, uint32_t n, struct sbuf *want)
+{
+    uint8_t *rec = malloc((size_t)n * 16);
+    assert_non_null(rec);
+    for (uint32_t i = 0; i < n; i++) {
+        struct fxt_t1_vert x = fxt_t1_vertex(seed, i);
+        const uint16_t h[6] = {(uint16_t)x.x, (uint16_t)x.y, (uint16_t)x.z, x.flag, (uint16_t)x.s, (uint16_t)x.t};
+        for (int k = 0; k < 6; k++) {
+            rec[16 * i + 2 * k] = (uint8_t)h[k];
+            rec[16 * i + 2 * k + 1] = (uint8_t)(h[k] >> 8);
+        }
+        memcpy(rec + 16 * i + 12, x.c, 4);
+        sb_printf(want, "%d %d %d %u %d %d %u %u %u %u\n", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1], x.c[2],
+                  x.c[3]);
+    }
+    return rec;
+}
+
 /* A Turok 1 section of 5,000 vertices (vertices.txt past VIEW_TEXT_MAX: rendered on read
  * from the records, a cache item): vertices.txt read through in 128 KiB chunks is every
  * vertex of the fixture in the notes' words, vertices.bin the records, and the tree keeps
@@ -1756,19 +1790,8 @@ static void test_t1_vertices_rendered_on_read(void **state)
 {
     (void)state;
     enum { N = 5000 };
-    uint8_t *rec = malloc(N * 16);
     struct sbuf want = {0};
-    for (uint32_t i = 0; i < N; i++) {
-        struct fxt_t1_vert x = fxt_t1_vertex(77, i);
-        const uint16_t h[6] = {(uint16_t)x.x, (uint16_t)x.y, (uint16_t)x.z, x.flag, (uint16_t)x.s, (uint16_t)x.t};
-        for (int k = 0; k < 6; k++) {
-            rec[16 * i + 2 * k] = (uint8_t)h[k];
-            rec[16 * i + 2 * k + 1] = (uint8_t)(h[k] >> 8);
-        }
-        memcpy(rec + 16 * i + 12, x.c, 4);
-        sb_printf(&want, "%d %d %d %u %d %d %u %u %u %u\n", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1], x.c[2],
-                  x.c[3]);
-    }
+    uint8_t *rec = t1_vertex_records(77, N, &want);
     struct fxt *root;
     uint8_t *file;
     struct s3fs *fs = t1_section_replaced((struct fxt *const[3]){NULL, NULL, fxt_array(16, N, rec, true)},
@@ -1803,30 +1826,15 @@ static void test_t1_vertices_derived_again(void **state)
 {
     (void)state;
     enum { N = 40000 };
-    uint8_t *rec = malloc(N * 16);
     struct sbuf want = {0};
-    for (uint32_t i = 0; i < N; i++) {
-        struct fxt_t1_vert x = fxt_t1_vertex(91, i);
-        const uint16_t h[6] = {(uint16_t)x.x, (uint16_t)x.y, (uint16_t)x.z, x.flag, (uint16_t)x.s, (uint16_t)x.t};
-        for (int k = 0; k < 6; k++) {
-            rec[16 * i + 2 * k] = (uint8_t)h[k];
-            rec[16 * i + 2 * k + 1] = (uint8_t)(h[k] >> 8);
-        }
-        memcpy(rec + 16 * i + 12, x.c, 4);
-        sb_printf(&want, "%d %d %d %u %d %d %u %u %u %u\n", x.x, x.y, x.z, x.flag, x.s, x.t, x.c[0], x.c[1], x.c[2],
-                  x.c[3]);
-    }
+    uint8_t *rec = t1_vertex_records(91, N, &want);
     struct fxt *root;
     uint8_t *file;
     struct s3fs_opts o = {.cache_bytes = 1u << 20};
     struct s3fs *fs = t1_section_replaced_opts((struct fxt *const[3]){NULL, NULL, fxt_array(16, N, rec, true)},
                                                "Turok 1 section of 40,000 vertices", &file, &root, &o);
-    assert_true(walk_all(fs, 1000000) > 0);
-    uint64_t held = tree_text_bytes(fs->tree), kept = tree_alloc_bytes(fs->tree);
-    if (held >= 64 * 1024)
-        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
-    if (kept >= 64 * 1024) /* no copy of the records nor of each row's end */
-        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)kept);
+    uint64_t held, kept; /* no copy of the records nor of each row's end */
+    walk_keeps_little(fs, &held, &kept);
     const char *dir = "/models/0/nodes/0/parts/0/sections/0";
     char path[128];
     snprintf(path, sizeof path, "%s/vertices.txt", dir);
@@ -1939,13 +1947,8 @@ static void test_t2fs_rows_rendered_on_read(void **state)
      * alone, two do not */
     struct s3fs_opts o = {.cache_bytes = 1u << 20};
     struct s3fs *fs = open_mem(file, size, &o, "t2fs model with long rows");
-    assert_true(walk_all(fs, 1000000) > 0);
-    uint64_t held = tree_text_bytes(fs->tree), kept = tree_alloc_bytes(fs->tree);
-    if (held >= 64 * 1024)
-        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
-    /* the views' own state: no copy of the rows' forms (15,000 triangles, 12,000 values) */
-    if (kept >= 64 * 1024)
-        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)kept);
+    uint64_t held, kept; /* no copy of the rows' forms (15,000 triangles, 12,000 values) */
+    walk_keeps_little(fs, &held, &kept);
     expect_chunks(fs->tree, "/models/0/surfaces/0/0/triangles.txt", tri, strlen(tri));
     uint64_t derived = view_form_derivations();
     expect_chunks(fs->tree, "/models/0/surfaces/0/0/bones.txt", bones, strlen(bones));
@@ -2001,14 +2004,8 @@ static void test_t1_stream_rendered_on_read(void **state)
     fxt_free(fresh);
     uint8_t *file;
     struct s3fs *fs = t1_section_replaced(with, "Turok 1 section with a long stream", &file, &root);
-    assert_true(walk_all(fs, 1000000) > 0);
-    uint64_t held = tree_text_bytes(fs->tree), kept = tree_alloc_bytes(fs->tree);
-    if (held >= 64 * 1024)
-        fail_msg("the tree keeps %llu bytes of text", (unsigned long long)held);
-    /* nor a copy of the decoded stream (12,000 triangles and commands): a cache item made
-     * again from the file */
-    if (kept >= 64 * 1024)
-        fail_msg("the views keep %llu bytes in the tree", (unsigned long long)kept);
+    uint64_t held, kept; /* nor a copy of the decoded stream: a cache item made again */
+    walk_keeps_little(fs, &held, &kept);
     const char *dir = "/models/0/nodes/0/parts/0/sections/0";
     char path[128];
     snprintf(path, sizeof path, "%s/triangles.txt", dir);
