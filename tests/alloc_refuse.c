@@ -35,9 +35,11 @@ void *__wrap_calloc(size_t n, size_t size)
 void *__real_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 
+/* Only in a binary linked with --wrap=realloc as well (test_oom). A growth refused leaves
+ * the block as it was (realloc's contract); realloc(p, 0) is never refused. */
 void *__wrap_realloc(void *p, size_t n)
 {
-    return allocs++ == refuse ? NULL : __real_realloc(p, n); /* refused: p stays the caller's */
+    return n && allocs++ == refuse ? NULL : __real_realloc(p, n);
 }
 #endif
 #endif
