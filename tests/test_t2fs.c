@@ -328,6 +328,14 @@ static void test_rnc_broken_streams(void **state)
     }
 }
 
+/* Closes a tree opened over a fixture file written from root, and frees both. */
+static void close_fixture(struct s3fs *fs, uint8_t *file, struct fxt *root)
+{
+    s3fs_close(fs);
+    free(file);
+    fxt_free(root);
+}
+
 /* ---- the /root tree ---- */
 
 static void walk(bool be, size_t prefix, size_t trailer, bool compressed, uint32_t nmodels)
@@ -347,9 +355,7 @@ static void walk(bool be, size_t prefix, size_t trailer, bool compressed, uint32
     if (fs->diag.n)
         fail_msg("unexpected warning: %s", fs->diag.msg[0]);
     ex_free(&l);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 static void test_walk_t2fs(void **state)
@@ -389,9 +395,7 @@ static void test_seed_paths(void **state)
         char type[64] = {0};
         assert_true(tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type) > 0);
         assert_string_equal(type, "t2fs.array[20]x5");
-        s3fs_close(fs);
-        free(file);
-        fxt_free(root);
+        close_fixture(fs, file, root);
     }
 }
 
@@ -471,9 +475,7 @@ static void test_t2fs_broken_rnc(void **state)
     assert_int_equal(tree_resolve(fs->tree, "/root/0/1/3.bin", &ino), 0);
     assert_true(walk_all(fs, 100000) > 0); /* the models view meets the broken poses */
     assert_int_equal(tree_resolve(fs->tree, "/models/1/poses", &ino), 0);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 /* The cache bound: with room for one node, reading every compressed leaf still works. */
@@ -494,9 +496,7 @@ static void test_t2fs_cache_bound(void **state)
     assert_true(fs->cache.used <= 64 || fs->cache.head == fs->cache.tail);
     assert_true(fs->cache.evicted > 0);
     ex_free(&l);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 /* ---- /models ---- */
@@ -644,9 +644,7 @@ static void check_models(bool be, bool compress_mesh)
     assert_int_equal(p.read(p.ctx, "/models/0/info.bin", &buf, &len), 0);
     assert_int_equal(len, 32);
     free(buf);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 static void test_models_view(void **state)
@@ -786,9 +784,7 @@ static void long_lists_case(uint32_t nmeshes, uint32_t nposes, uint32_t nbones)
                  nbones, (unsigned long long)words, size);
     print_message("%u meshes, %u poses, %u bones: %llu table offsets read, file %zu bytes\n", nmeshes, nposes, nbones,
                   (unsigned long long)words, size);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 static void test_models_long_lists(void **state)
@@ -1012,9 +1008,7 @@ static void test_index_stream_errors(void **state)
     assert_true(tree_read_ok(fs->tree, ino, 0, text, sizeof text - 1) > 0);
     assert_non_null(strstr(text, "past the 4 vertices"));
     assert_int_equal(tree_resolve(fs->tree, "/models/0/surfaces/0/0/triangles.txt", &ino), 0);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 /* ---- schemas ---- */
@@ -1215,9 +1209,7 @@ static void test_schema_hand_written(void **state)
     enum expect_kind k;
     uint64_t sz;
     assert_int_equal(p.stat(p.ctx, "/models", &k, &sz), -ENOENT); /* a file schema: no Turok 2 view */
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
     unlink(path);
 }
 
@@ -1716,9 +1708,7 @@ static void test_vertices_txt_rows_once(void **state)
         cache_stats(&fs->cache, &after);
         assert_int_equal(after.produced - before.produced, 1);
         free(buf);
-        s3fs_close(fs);
-        free(file);
-        fxt_free(root);
+        close_fixture(fs, file, root);
     }
 }
 
@@ -1812,9 +1802,7 @@ static void test_t1_vertices_rendered_on_read(void **state)
     free(b);
     sb_free(&want);
     free(rec);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 /* A Turok 1 section of 40,000 vertices under a 1 MiB cache (issue 32): vertices.txt's
@@ -1865,9 +1853,7 @@ static void test_t1_vertices_derived_again(void **state)
     assert_int_equal(tree_alloc_bytes(fs->tree), kept);
     sb_free(&want);
     free(rec);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
 }
 
 /* A Turok 2 model whose surface stream, bone indices and pose bone_indices each make a
@@ -1967,9 +1953,7 @@ static void test_t2fs_rows_rendered_on_read(void **state)
                  (unsigned long long)st.limit);
     assert_int_equal(tree_text_bytes(fs->tree), held); /* reading kept nothing either */
     assert_int_equal(tree_alloc_bytes(fs->tree), kept);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
     sb_free(&want_u);
     sb_free(&want_pairs);
     free(u);
@@ -2013,9 +1997,7 @@ static void test_t1_stream_rendered_on_read(void **state)
     snprintf(path, sizeof path, "%s/commands.txt", dir);
     expect_chunks(fs->tree, path, cmds.p, cmds.len);
     assert_int_equal(tree_text_bytes(fs->tree), held);
-    s3fs_close(fs);
-    free(file);
-    fxt_free(root);
+    close_fixture(fs, file, root);
     sb_free(&tri);
     sb_free(&cmds);
     free(w);
