@@ -939,7 +939,11 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
     struct gobj *o = v->extra;
     struct gr2_space sp;
     enum s3_err e = gr2_view_pin(v, &sp);
-    if (e) { /* the file changed (or no memory): root lists as that error, on every try */
+    if (e == S3_ERR_NOMEM) { /* /granny's listing fails, and is made again next time */
+        tree_note_oom(t);
+        return;
+    }
+    if (e) { /* the file changed: root lists as that error, on every try */
         tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, e);
         return;
     }
