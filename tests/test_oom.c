@@ -229,7 +229,7 @@ static void refuse_every_malloc_of(const char *kind, bool same_tree)
 {
 #ifndef S3_TEST_WRAP_ALLOC
     print_message("%s: not under a sanitizer's malloc: skipped\n", kind);
-    (void)list_everything_refused;
+    (void)list_everything_refused, (void)same_tree;
 #else
     size_t size;
     uint8_t *data = fx_kind(kind, 0, NULL, &size);
