@@ -189,10 +189,10 @@ static void test_keys_and_winner(void **state)
     /* files in load order 0..3, each's entries in order; file 1 is an Override package (600) */
     const int32_t prio[] = {500, 600, 500, 500};
     struct mf_rec recs[] = {
-        {K(0x10, 1), 0, 0, 0}, {K(0x10, 2), 0, 1, 0}, {K(0x20, 9), 0, 5, 0}, {K(0x10, 1), 1, 0, 0},
-        {K(0x10, 1), 2, 0, 0}, {K(0x20, 9), 2, 1, 0},
-        {K(0x10, 1), 2, 3, 1}, /* the same key again in file 2: its later entry stands */
-        {K(0x10, 2), 3, 0, 0},
+        {K(0x10, 1), 0, 0, 0, 0}, {K(0x10, 2), 0, 1, 0, 0}, {K(0x20, 9), 0, 5, 0, 0}, {K(0x10, 1), 1, 0, 0, 0},
+        {K(0x10, 1), 2, 0, 0, 0}, {K(0x20, 9), 2, 1, 0, 0},
+        {K(0x10, 1), 2, 3, 1, 0}, /* the same key again in file 2: its later entry stands */
+        {K(0x10, 2), 3, 0, 0, 0},
     };
     size_t n = sizeof recs / sizeof recs[0];
     struct mf_keyset ks;
@@ -243,7 +243,7 @@ static void test_keys_many(void **state)
         for (int i = 0; i < N; i++) {
             uint32_t base = (uint32_t)(i % 7);
             if (file == base || file == base + 1 || file == base + 3)
-                recs[n++] = (struct mf_rec){(uint32_t)i % 5, (uint32_t)i % 3, (uint64_t)i << 40, file, (uint32_t)i, 0};
+                recs[n++] = (struct mf_rec){(uint32_t)i % 5, (uint32_t)i % 3, (uint64_t)i << 40, file, (uint32_t)i, 0, 0};
         }
     assert_int_equal(n, 3 * N);
     struct mf_keyset ks;
@@ -265,7 +265,7 @@ static void test_keys_many(void **state)
     }
     mf_keyset_free(&ks);
     for (uint32_t e = 0; e < R; e++)
-        recs[e] = (struct mf_rec){7, 7, 7, 0, e, e};
+        recs[e] = (struct mf_rec){7, 7, 7, 0, e, e, 0};
     assert_int_equal(mf_keyset_build(recs, R, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, 1);
     assert_int_equal(ks.keys[0].n, 1);

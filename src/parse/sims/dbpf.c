@@ -214,6 +214,33 @@ done:
     return e;
 }
 
+enum s3_err dbpf_read_entry(const struct s3_src *src, struct dbpf *d, uint32_t record, struct dbpf_entry *e)
+{
+    uint64_t end = d->index_pos + d->index_size;
+    if (d->index_pos > src->size || d->index_size > src->size - d->index_pos || d->index_size < 4)
+        return S3_ERR_RANGE;
+    /* the flags and constant fields: at most 16 bytes at the index's start */
+    uint8_t start[16], rec[32];
+    size_t ns = d->index_size < sizeof start ? (size_t)d->index_size : sizeof start;
+    if (src_read(src, d->index_pos, start, ns))
+        return S3_ERR_IO;
+    struct cursor c;
+    cur_init(&c, start, ns, false);
+    index_start(&c, d, NULL);
+    if (c.err || record < d->index_pos + c.pos || record >= end)
+        return S3_ERR_RANGE;
+    /* the record: at most 32 bytes, and never past the index (decode_record checks) */
+    size_t nr = end - record < sizeof rec ? (size_t)(end - record) : sizeof rec;
+    if (src_read(src, record, rec, nr))
+        return S3_ERR_IO;
+    cur_init(&c, rec, nr, false);
+    if (!decode_record(&c, d, e))
+        return S3_ERR_RANGE;
+    e->record = record;
+    classify(e, src->size);
+    return S3_OK;
+}
+
 /* Grows *p to hold n elements of size (through grow): false when refused. */
 static bool grow_to(void **p, size_t *cap, size_t n, size_t size, dbpf_grow_fn *grow)
 {
@@ -285,7 +312,7 @@ enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbp
         if (!decode_record(&c, d, &en) || d->count >= cap)
             break;
         bool deleted = en.extended && en.compression == DBPF_COMP_DELETED;
-        ks->k[d->count++] = (struct dbpf_key){en.instance, en.type, en.group, 0, deleted};
+        ks->k[d->count++] = (struct dbpf_key){en.instance, en.type, en.group, 0, en.record, deleted};
     }
     ks->n = d->count;
     index_end(d, want, c.pos, NULL);

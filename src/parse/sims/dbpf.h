@@ -79,8 +79,9 @@ void dbpf_free(struct dbpf *d);
 struct dbpf_key {
     uint64_t instance;
     uint32_t type, group;
-    uint32_t dup; /* as dbpf_entry's */
-    bool deleted; /* compression 0xFFE0 */
+    uint32_t dup;    /* as dbpf_entry's */
+    uint32_t record; /* as dbpf_entry's: where its record starts (dbpf_read_entry reads it) */
+    bool deleted;    /* compression 0xFFE0 */
 };
 /* Reused from one package to the next: k[0 .. n) the keys of the index parsed last; the
  * rest scratch. Grown through the caller's grow (realloc's contract; NULL refuses); freed
@@ -100,6 +101,12 @@ struct dbpf_keys {
  * break), no warnings, no entries kept in d. S3_OK, or S3_ERR_NOMEM (a growth refused). */
 enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbpf_keys *ks, dbpf_grow_fn *grow);
 void dbpf_keys_free(struct dbpf_keys *ks);
+
+/* The one entry whose record starts at `record` (as dbpf_entry's, from an earlier parse
+ * of the same file), d's header parsed: reads the index's flags and constant fields
+ * (into d) and that record alone, and classifies it; dup is 0. S3_OK, S3_ERR_RANGE (the
+ * record is not inside the index) or S3_ERR_IO. */
+enum s3_err dbpf_read_entry(const struct s3_src *src, struct dbpf *d, uint32_t record, struct dbpf_entry *e);
 
 /* Where each field of entry i's record lies (absolute), or 0 when the field is constant
  * (then dbpf_constant_pos gives it). field: 0 type 1 group 2 instance-high 3 instance-low

@@ -276,3 +276,158 @@ enum s3_err dbpf_expand_stream(uint16_t codec, stream_in_fn *in, void *ictx, uin
     dbpf_reader_free(r);
     return e;
 }
+
+/* ---- comparing two entries' bytes ---- */
+
+/* An entry's stored bytes as a stream_in_fn reads them. */
+struct stored_in {
+    const struct s3_src *src;
+    uint64_t base;
+};
+
+static int stored_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+{
+    const struct stored_in *s = ctx;
+    return src_read(s->src, s->base + off, buf, len) ? -1 : 0;
+}
+
+/* The codec the view decodes e with and its expanded size: false with err when it has
+ * none (a state other than DBPF_OK, no codec fits, over max_unpacked). */
+static bool entry_codec(const struct s3_src *src, const struct dbpf_entry *e, uint64_t max_unpacked, uint16_t *codec,
+                        uint64_t *size, char *err, size_t errlen)
+{
+    uint8_t head[2] = {0};
+    size_t hn = e->stored_size < 2 ? e->stored_size : 2;
+    char note[200];
+    if (e->state != DBPF_OK) {
+        snprintf(err, errlen, "a record without bytes (state %u)", e->state);
+        return false;
+    }
+    if (src_read(src, e->offset, head, hn)) {
+        snprintf(err, errlen, "stored bytes cannot be read");
+        return false;
+    }
+    int c = dbpf_codec_choose(e, head, hn, note, sizeof note);
+    if (c < 0) {
+        snprintf(err, errlen, "compression 0x%04x: no codec fits", e->compression);
+        return false;
+    }
+    *codec = (uint16_t)c;
+    *size = c == DBPF_COMP_STORED ? e->stored_size : e->mem_size;
+    if (c != DBPF_COMP_STORED && e->mem_size > max_unpacked) {
+        snprintf(err, errlen, "declared expanded size %u is over the limit", e->mem_size);
+        return false;
+    }
+    return true;
+}
+
+/* Exactly n bytes from r (fewer only at its end): the count, or -1 with err. */
+static ptrdiff_t pull(struct dbpf_reader *r, uint8_t *buf, size_t n, char *err, size_t errlen)
+{
+    size_t got = 0;
+    while (got < n) {
+        ptrdiff_t k = dbpf_reader_next(r, buf + got, n - got, err, errlen);
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    return (ptrdiff_t)got;
+}
+
+/* Both entries' stored bytes, n each, compared piece by piece: 1 equal, 0 not, -1 unread. */
+static int same_stored(const struct s3_src *sa, uint64_t oa, const struct s3_src *sb, uint64_t ob, uint64_t n,
+                       uint8_t *x, uint8_t *y)
+{
+    for (uint64_t off = 0; off < n; off += DBPF_STREAM_PIECE) {
+        size_t k = n - off < DBPF_STREAM_PIECE ? (size_t)(n - off) : DBPF_STREAM_PIECE;
+        if (src_read(sa, oa + off, x, k) || src_read(sb, ob + off, y, k))
+            return -1;
+        if (memcmp(x, y, k) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Both streams expanded to their end (size bytes each) and compared piece by piece. */
+static enum dbpf_same same_expanded(struct dbpf_reader *ra, struct dbpf_reader *rb, uint64_t size, uint8_t *x,
+                                    uint8_t *y, char *err, size_t errlen)
+{
+    for (uint64_t off = 0; off < size; off += DBPF_STREAM_PIECE) {
+        size_t k = size - off < DBPF_STREAM_PIECE ? (size_t)(size - off) : DBPF_STREAM_PIECE;
+        if (pull(ra, x, k, err, errlen) != (ptrdiff_t)k || pull(rb, y, k, err, errlen) != (ptrdiff_t)k) {
+            if (!err[0])
+                snprintf(err, errlen, "a stream ends before its declared size");
+            return DBPF_SAME_UNKNOWN;
+        }
+        if (memcmp(x, y, k) != 0)
+            return DBPF_SAME_NO;
+    }
+    /* the streams' ends are checked as a read of data.bin checks them */
+    if (pull(ra, x, 1, err, errlen) != 0 || pull(rb, y, 1, err, errlen) != 0) {
+        if (!err[0])
+            snprintf(err, errlen, "a stream goes on past its declared size");
+        return DBPF_SAME_UNKNOWN;
+    }
+    return DBPF_SAME_YES;
+}
+
+/* Both entries decoded (codecs ca, cb; size bytes each) and compared. */
+static enum dbpf_same expand_both(const struct s3_src *sa, const struct dbpf_entry *a, uint16_t ca,
+                                  const struct s3_src *sb, const struct dbpf_entry *b, uint16_t cb, uint64_t size,
+                                  uint8_t *x, uint8_t *y, char *err, size_t errlen)
+{
+    struct stored_in ia = {sa, a->offset}, ib = {sb, b->offset};
+    struct dbpf_reader *ra = dbpf_reader_new(ca, stored_read, &ia, a->stored_size, size);
+    struct dbpf_reader *rb = dbpf_reader_new(cb, stored_read, &ib, b->stored_size, size);
+    enum dbpf_same r = DBPF_SAME_UNKNOWN;
+    if (ra && rb)
+        r = same_expanded(ra, rb, size, x, y, err, errlen);
+    else
+        snprintf(err, errlen, "out of memory for the decoders");
+    dbpf_reader_free(ra);
+    dbpf_reader_free(rb);
+    return r;
+}
+
+enum dbpf_same dbpf_same_bytes(const struct s3_src *sa, const struct dbpf_entry *a, const struct s3_src *sb,
+                               const struct dbpf_entry *b, uint64_t max_unpacked, enum dbpf_same_how *how,
+                               char *err, size_t errlen)
+{
+    uint16_t ca, cb;
+    uint64_t na, nb;
+    *how = DBPF_BY_NOTHING;
+    if (errlen)
+        err[0] = 0;
+    if (!entry_codec(sa, a, max_unpacked, &ca, &na, err, errlen) || !entry_codec(sb, b, max_unpacked, &cb, &nb, err, errlen))
+        return DBPF_SAME_UNKNOWN;
+    *how = DBPF_BY_SIZE;
+    if (na != nb)
+        return DBPF_SAME_NO;
+    uint8_t *x = malloc(DBPF_STREAM_PIECE), *y = malloc(DBPF_STREAM_PIECE);
+    enum dbpf_same r = DBPF_SAME_UNKNOWN;
+    int stored = -1;
+    if (!x || !y) {
+        snprintf(err, errlen, "out of memory for the comparison");
+        goto done;
+    }
+    if (ca == cb && a->stored_size == b->stored_size) {
+        *how = DBPF_BY_STORED;
+        stored = same_stored(sa, a->offset, sb, b->offset, a->stored_size, x, y);
+        if (stored < 0) {
+            snprintf(err, errlen, "stored bytes cannot be read");
+            goto done;
+        }
+        if (stored == 1 || ca == DBPF_COMP_STORED) {
+            r = stored == 1 ? DBPF_SAME_YES : DBPF_SAME_NO;
+            goto done;
+        }
+    }
+    *how = DBPF_BY_EXPANDING;
+    r = expand_both(sa, a, ca, sb, b, cb, na, x, y, err, errlen);
+done:
+    free(x);
+    free(y);
+    return r;
+}

@@ -4,6 +4,7 @@
  * - dbpf_expand's out holds want + 1 bytes (one spare: a stream that goes on is caught).
  * - dbpf_expand_stream pulls stored bytes and pushes expanded ones in pieces, holding at
  *   most DBPF_STREAM_HELD bytes, whatever the sizes (for bytes not kept whole).
+ * - dbpf_same_bytes reads two entries through their sources, in bounded pieces.
  * - Errors: enum s3_err with one line in err (what, and where in the stream). */
 #ifndef S3_DBPF_CODEC_H
 #define S3_DBPF_CODEC_H
@@ -45,5 +46,19 @@ struct dbpf_reader *dbpf_reader_new(uint16_t codec, stream_in_fn *in, void *ictx
 ptrdiff_t dbpf_reader_next(struct dbpf_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen);
 size_t dbpf_reader_held(const struct dbpf_reader *r);
 void dbpf_reader_free(struct dbpf_reader *r);
+
+/* Whether two entries' expanded bytes (what a package view's data.bin holds) are equal,
+ * each entry read through its own source, never held whole: two DBPF_STREAM_PIECE
+ * buffers and two readers at most, whatever the sizes. Decided in this order: a codec
+ * that fits neither the word nor the bytes, a state other than DBPF_OK, or an expanded
+ * size over max_unpacked: unknown; expanded sizes that differ: no; the same codec, the
+ * same stored size and equal stored bytes: yes (nothing expanded); stored bytes that
+ * differ under the stored codec: no; else both expanded and compared piece by piece
+ * (a stream that breaks: unknown). *how: what decided it. err: why, when unknown. */
+enum dbpf_same { DBPF_SAME_NO, DBPF_SAME_YES, DBPF_SAME_UNKNOWN };
+enum dbpf_same_how { DBPF_BY_NOTHING, DBPF_BY_SIZE, DBPF_BY_STORED, DBPF_BY_EXPANDING };
+enum dbpf_same dbpf_same_bytes(const struct s3_src *sa, const struct dbpf_entry *a, const struct s3_src *sb,
+                               const struct dbpf_entry *b, uint64_t max_unpacked, enum dbpf_same_how *how,
+                               char *err, size_t errlen);
 
 #endif

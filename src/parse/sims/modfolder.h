@@ -86,6 +86,7 @@ struct mf_rec {
     uint32_t file;  /* the package's place in the load order */
     uint32_t entry; /* its index entry */
     uint32_t dup;   /* 0, or n: the entry repeats its key for the n-th time in its package */
+    uint32_t record; /* where its index record starts in the package (read back alone) */
 };
 /* A key and its n providers (mf_keyset_rec: first is the record of a key of one
  * provider, else where its list starts in the keyset's prov). */

@@ -26,6 +26,7 @@
 #include "fs/views/sims/view_dbpf.h"
 #include "parse/base/err.h"
 #include "parse/sims/dbpf.h"
+#include "parse/sims/dbpf_codec.h"
 #include "parse/sims/modfolder.h"
 
 #define SCAN_MAX_DEPTH 32u    /* folders below the top the scan enters */
@@ -538,7 +539,7 @@ static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbp
         if (k->deleted)
             continue;
         j->names |= k->type == DBPF_TYPE_NAMEMAP;
-        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, i, k->dup};
+        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, i, k->dup, k->record};
     }
     j->n = w->n - j->first;
     j->sims4 = d->h[DBPF_H_MINOR] == 1;
@@ -1070,6 +1071,14 @@ static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, c
 
 /* ---- /files ---- */
 
+/* Tests only: package views opened (folder_view_test_packages_opened). */
+static uint64_t packages_opened; /* atomic */
+
+uint64_t folder_view_test_packages_opened(void)
+{
+    return __atomic_load_n(&packages_opened, __ATOMIC_RELAXED);
+}
+
 /* A package's directory: the package view, opened over the file when first listed (the
  * file must still be the one scanned: a package replaced since is not read by the old
  * index). */
@@ -1096,6 +1105,7 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     char origin[300], err[sizeof f->err];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
+    __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
     if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
         return s3_err_of_errno(-added(t, add_error(t, dir, "package", err)));
@@ -1528,36 +1538,24 @@ static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uin
 
 /* ---- comparing providers' bytes ---- */
 
-/* The node of a provider's bytes: a package's resources/FULL/data.bin, a script
- * archive's member. 0 when there is none (a broken resource: its .error says why). */
-static uint32_t provider_bytes(struct folder_view *v, const struct mf_rec *r, const char *module)
+/* The node of a module's bytes in a script archive (under /files). 0 when there is none. */
+static uint32_t member_bytes(struct folder_view *v, uint32_t file, const char *module)
 {
     struct tree *t = v->fs->tree;
-    struct mf_file *f = &v->files[r ? r->file : 0];
-    int rc;
-    uint32_t cur;
-    if (module) {
-        if (tree_populate(t, v->files_dir) || !f->ino)
-            return 0;
-        cur = f->ino;
-        char *copy = strdup(module), *save = NULL;
-        for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part; part = strtok_r(NULL, "/", &save))
-            if (tree_lookup(t, cur, part, &cur)) {
-                cur = 0;
-                break;
-            }
-        if (!copy)
-            cur = 0;
-        free(copy);
-        return cur;
-    }
-    struct s3fs *pkg = package_of(v, f, &rc);
-    const char *full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
-    uint32_t res, one, data;
-    if (!full || tree_lookup(t, f->ino, "resources", &res) || tree_lookup(t, res, full, &one) ||
-        tree_lookup(t, one, "data.bin", &data))
+    struct mf_file *f = &v->files[file];
+    if (tree_populate(t, v->files_dir) || !f->ino)
         return 0;
-    return data;
+    uint32_t cur = f->ino;
+    char *copy = strdup(module), *save = NULL;
+    for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part; part = strtok_r(NULL, "/", &save))
+        if (tree_lookup(t, cur, part, &cur)) {
+            cur = 0;
+            break;
+        }
+    if (!copy)
+        cur = 0;
+    free(copy);
+    return cur;
 }
 
 /* 1 when a and b hold the same bytes, 0 when not, -1 when either cannot be read. Both are
@@ -1585,37 +1583,104 @@ static int same_bytes(struct tree *t, uint32_t a, uint32_t b)
     return result;
 }
 
+/* Module conflict i's providers compared through their archives' members: 1, 0 or 2. */
+static int8_t compare_members(struct folder_view *v, uint32_t i)
+{
+    struct tree *t = v->fs->tree;
+    const struct mconf *m = &v->mconf[i];
+    int8_t result = 1;
+    uint32_t base = 0;
+    for (uint32_t j = 0; j < m->n && result == 1; j++) {
+        const struct mprov *p = &v->mprov[m->first + j];
+        uint32_t node = member_bytes(v, p->file, p->name);
+        if (!node || tree_kind(t, node) != NODE_FILE) {
+            result = 2;
+        } else if (j == 0) {
+            base = node;
+        } else {
+            int same = same_bytes(t, base, node);
+            result = same < 0 ? 2 : (int8_t)same;
+        }
+    }
+    return result;
+}
+
+/* Tests only: how the keys' comparisons were decided, by enum dbpf_same_how. */
+static uint64_t compared[4]; /* atomic */
+
+void folder_view_test_compared(uint64_t counts[4])
+{
+    for (int i = 0; i < 4; i++)
+        counts[i] = __atomic_load_n(&compared[i], __ATOMIC_RELAXED);
+}
+
+/* A provider's index entry read back from its package file, which must still be the one
+ * scanned: one open, the header and that one record, and no package tree (a conflict's
+ * `identical` must not open every provider's package view: 10,000 packages' trees). */
+struct provider {
+    int fd;
+    struct fd_src in; /* src reads through it: the struct is not moved while open */
+    struct s3_src src;
+    struct dbpf_entry e;
+};
+
+/* false when the package changed or is gone since the scan, or its record cannot be read. */
+static bool provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p)
+{
+    const struct mf_file *f = &v->files[r->file];
+    char *path = join(v->root, f->rel);
+    struct stat st;
+    p->fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    free(path);
+    if (p->fd < 0 || fstat(p->fd, &st) != 0 || !same_file(&st, &f->st))
+        return false;
+    p->in = (struct fd_src){.fd = p->fd};
+    p->src = (struct s3_src){fd_read, &p->in, (uint64_t)st.st_size};
+    struct dbpf d;
+    char err[200];
+    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e))
+        return false;
+    return p->e.type == r->type && p->e.group == r->group && p->e.instance == r->instance;
+}
+
+static void provider_close(struct provider *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+}
+
+/* Key conflict i's providers compared from their index records and stored bytes
+ * (dbpf_same_bytes): one pair at a time, each against the first. 1, 0 or 2. */
+static int8_t compare_keys(struct folder_view *v, uint32_t i)
+{
+    uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
+    struct provider base, other;
+    int8_t result = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base) ? 1 : 2;
+    for (uint32_t j = 1; j < n && result == 1; j++) {
+        if (!provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, j)], &other)) {
+            result = 2;
+        } else {
+            enum dbpf_same_how how;
+            char why[200];
+            enum dbpf_same same = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e,
+                                                  v->fs->opts.max_unpacked, &how, why, sizeof why);
+            __atomic_add_fetch(&compared[how], 1, __ATOMIC_RELAXED);
+            result = same == DBPF_SAME_YES ? 1 : same == DBPF_SAME_NO ? 0 : 2;
+        }
+        provider_close(&other);
+    }
+    provider_close(&base);
+    return result;
+}
+
 /* Conflict i's `identical` (computed once): 1 yes, 0 no, 2 cannot tell. */
 static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
 {
     int8_t *memo = module ? &v->midentical[i] : &v->identical[i];
     if (*memo >= 0)
         return *memo;
-    struct tree *t = v->fs->tree;
-    uint32_t first = 0, n;
-    if (module)
-        first = v->mconf[i].first, n = v->mconf[i].n;
-    else
-        n = v->ks.keys[v->conflicts[i]].n;
-    int8_t result = 1;
-    uint32_t base = 0;
-    for (uint32_t j = 0; j < n && result == 1; j++) {
-        uint32_t node;
-        if (module) {
-            struct mf_rec r = {.file = v->mprov[first + j].file};
-            node = provider_bytes(v, &r, v->mprov[first + j].name);
-        } else {
-            node = provider_bytes(v, &v->recs[mf_keyset_rec(&v->ks, v->conflicts[i], j)], NULL);
-        }
-        if (!node || tree_kind(t, node) != NODE_FILE) {
-            result = 2;
-        } else if (j == 0) {
-            base = node;
-        } else {
-            int s = same_bytes(t, base, node);
-            result = s < 0 ? 2 : (int8_t)s;
-        }
-    }
+    int8_t result = module ? compare_members(v, i) : compare_keys(v, i);
     if (result != 2) /* "cannot tell" may pass (memory, a package gone): asked again next time */
         *memo = result;
     return result;
@@ -1694,8 +1759,7 @@ static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
-        struct mf_rec r = {.file = p->file};
-        uint32_t node = provider_bytes(v, &r, p->name);
+        uint32_t node = member_bytes(v, p->file, p->name);
         char *target = node ? tree_relpath(t, dir, node) : NULL;
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));

@@ -27,5 +27,11 @@ uint64_t folder_view_test_scan_allocs(void);
 /* Tests only: the packages hashed (for duplicates.csv) by every view since the program
  * started. */
 uint64_t folder_view_test_hashed(void);
+/* Tests only: the pairs of a conflict's providers compared by every view since the
+ * program started, by what decided each (enum dbpf_same_how: nothing, the expanded
+ * sizes, the stored bytes, expanding both); and the package views opened (a package's
+ * tree populated under /files). */
+void folder_view_test_compared(uint64_t counts[4]);
+uint64_t folder_view_test_packages_opened(void);
 
 #endif
