@@ -22,6 +22,7 @@
 #include "fixture_folder.h"
 #include "fs/open/open.h"
 #include "fs/views/sims/view_folder.h"
+#include "parse/sims/dbpf_codec.h"
 #include "testutil.h"
 #include "tree_compare.h"
 #include "walk.h"
@@ -455,6 +456,123 @@ static void test_changed_after_scan(void **state)
     remove_folder();
 }
 
+/* conflicts.csv's identical column from the providers' index records and stored bytes,
+ * no package tree opened: two packages (no Resource.cfg: p2 loaded last wins) sharing
+ * keys whose bytes the builder wrote as each case needs. The expected answer is the
+ * builder's input (expanded bytes equal), and how each pair was decided is counted: equal
+ * stored bytes are never expanded, different sizes never read. */
+enum { SAME_STORED, SAME_ZLIB_VS_RAW, SAME_REFPACK_VS_ZLIB, DIFF_EQUAL_SIZE_ZLIB, DIFF_EQUAL_SIZE_RAW,
+       DIFF_SIZES, BIG_SAME, BIG_LAST_BYTE, NCASES };
+#define CASE_BIG (3 * 65536 + 17) /* past several of the comparison's pieces */
+
+struct pair_case {
+    enum fxp_comp c1, c2;
+    size_t len1, len2;
+    uint32_t seed1, seed2;
+    bool flip_last;           /* p2's bytes: p1's with the last byte changed */
+    enum dbpf_same_how how;   /* what must decide it */
+};
+static const struct pair_case pair_cases[NCASES] = {
+    [SAME_STORED] = {FXP_ZLIB, FXP_ZLIB, 3000, 3000, 1, 1, false, DBPF_BY_STORED},
+    [SAME_ZLIB_VS_RAW] = {FXP_ZLIB, FXP_STORED, 3000, 3000, 2, 2, false, DBPF_BY_EXPANDING},
+    [SAME_REFPACK_VS_ZLIB] = {FXP_REFPACK, FXP_ZLIB, 3000, 3000, 3, 3, false, DBPF_BY_EXPANDING},
+    [DIFF_EQUAL_SIZE_ZLIB] = {FXP_ZLIB, FXP_ZLIB, 3000, 3000, 4, 5, false, DBPF_BY_EXPANDING},
+    [DIFF_EQUAL_SIZE_RAW] = {FXP_STORED, FXP_STORED, 3000, 3000, 6, 7, false, DBPF_BY_STORED},
+    [DIFF_SIZES] = {FXP_ZLIB, FXP_ZLIB, 3000, 3001, 8, 8, false, DBPF_BY_SIZE},
+    [BIG_SAME] = {FXP_ZLIB, FXP_STORED, CASE_BIG, CASE_BIG, 9, 9, false, DBPF_BY_EXPANDING},
+    [BIG_LAST_BYTE] = {FXP_STORED, FXP_ZLIB, CASE_BIG, CASE_BIG, 10, 10, true, DBPF_BY_EXPANDING},
+};
+
+static void write_bytes(const char *path, const uint8_t *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A case's key name (an XML resource of no name map): the same in /conflicts and in its
+ * packages' resources/. */
+static void case_name(char *out, size_t size, const struct fxp_res *r)
+{
+    snprintf(out, size, "S4_%08X_%08X_%016llX%%%%+_XML.xml", r->type, r->group, (unsigned long long)r->instance);
+}
+
+static void test_identical_without_trees(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/s3rig-folder-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    struct fxp_res r1[NCASES], r2[NCASES];
+    uint8_t *d1[NCASES], *d2[NCASES];
+    bool want[NCASES];
+    for (int i = 0; i < NCASES; i++) {
+        const struct pair_case *c = &pair_cases[i];
+        d1[i] = fxp_pattern(c->len1, c->seed1);
+        d2[i] = fxp_pattern(c->len2, c->seed2);
+        if (c->flip_last)
+            d2[i][c->len2 - 1] ^= 0x5A;
+        want[i] = c->len1 == c->len2 && memcmp(d1[i], d2[i], c->len1) == 0;
+        r1[i] = (struct fxp_res){0x0333406C, 0, 0x7700000000000000ull + (uint64_t)i, d1[i], c->len1, c->c1};
+        r2[i] = (struct fxp_res){0x0333406C, 0, 0x7700000000000000ull + (uint64_t)i, d2[i], c->len2, c->c2};
+    }
+    struct fxp_opts o = {.game = 4};
+    size_t n1, n2;
+    struct fxp_layout lay;
+    uint8_t *p1 = fxp_build(&o, r1, NCASES, &n1, &lay), *p2 = fxp_build(&o, r2, NCASES, &n2, &lay);
+    char path[256];
+    snprintf(path, sizeof path, "%s/p1.package", dir);
+    write_bytes(path, p1, n1);
+    snprintf(path, sizeof path, "%s/p2.package", dir);
+    write_bytes(path, p2, n2);
+    free(p1);
+    free(p2);
+
+    struct s3fs *fs = open_folder();
+    uint64_t opened = folder_view_test_packages_opened(), before[4], after[4];
+    folder_view_test_compared(before);
+    char *csv = read_path(fs, "conflicts.csv", NULL);
+    assert_int_equal(folder_view_test_packages_opened() - opened, 0); /* no package tree */
+    folder_view_test_compared(after);
+    uint64_t want_how[4] = {0};
+    for (int i = 0; i < NCASES; i++) {
+        char name[160], row[256];
+        case_name(name, sizeof name, &r1[i]);
+        snprintf(row, sizeof row, "%s,_XML,2,p2.package,%s\n", name, want[i] ? "yes" : "no");
+        if (!strstr(csv, row))
+            fail_msg("case %d: no row %s in\n%s", i, row, csv);
+        want_how[pair_cases[i].how]++;
+    }
+    for (int h = 0; h < 4; h++)
+        if (after[h] - before[h] != want_how[h])
+            fail_msg("decided by %d: %llu pairs, want %llu", h, (unsigned long long)(after[h] - before[h]),
+                     (unsigned long long)want_how[h]);
+    free(csv);
+    /* the same answer in /conflicts/NAME/identical (memoized: nothing compared again), and
+     * the same as the two data.bin files the package trees show, compared here */
+    for (int i = 0; i < NCASES; i++) {
+        char name[160], p[512];
+        case_name(name, sizeof name, &r1[i]);
+        snprintf(p, sizeof p, "conflicts/%s/identical", name);
+        expect_text(fs, p, want[i] ? "yes\n" : "no\n");
+        size_t la, lb;
+        snprintf(p, sizeof p, "files/p1.package/resources/%s/data.bin", name);
+        uint8_t *a = read_path(fs, p, &la);
+        snprintf(p, sizeof p, "files/p2.package/resources/%s/data.bin", name);
+        uint8_t *b = read_path(fs, p, &lb);
+        assert_int_equal(la == lb && memcmp(a, b, la) == 0, want[i]);
+        free(a);
+        free(b);
+        free(d1[i]);
+        free(d2[i]);
+    }
+    folder_view_test_compared(before);
+    assert_memory_equal(before, after, sizeof after);
+    assert_int_equal(folder_view_test_packages_opened() - opened, 2); /* the data.bin reads above */
+    s3fs_close(fs);
+    remove_folder();
+}
+
 /* The fixture folder and, in big/, BIG_NPKG packages of fxf_write_big (10 entries each,
  * the first of each shared by four neighbouring packages: BIG_NPKG / 4 conflicts more),
  * enough for every worker of a scan to read several claims of packages. */
@@ -590,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_info_hashes_nothing),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_conflicts),
+        cmocka_unit_test(test_identical_without_trees),
         cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_walk),
