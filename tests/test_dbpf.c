@@ -537,6 +537,7 @@ static void check_keys(const struct fxp_sample *s, struct dbpf_keys *ks)
             assert_int_equal(ks->k[i].instance, s->res[i].instance);
             assert_int_equal(ks->k[i].dup, s->dup[i]);
             assert_int_equal(ks->k[i].deleted, s->res[i].comp == FXP_DELETED);
+            assert_int_equal(ks->k[i].record, s->lay.record[i]); /* where the builder put it */
         }
         if (cut == s->size)
             assert_true(keys.index_ok && ks->n == s->n);
@@ -600,10 +601,34 @@ static void test_dbpf_index(void **state)
                 assert_int_equal(e->stored_size, s.lay.stored_size[i]);
                 assert_int_equal(e->mem_size, s.res[i].len);
             }
+            /* the entry read back alone from where the builder put its record: the same */
+            struct dbpf alone;
+            struct dbpf_entry one;
+            assert_int_equal(dbpf_parse_header(&src, &alone, err, sizeof err), 0);
+            assert_int_equal(dbpf_read_entry(&src, &alone, (uint32_t)s.lay.record[i], &one), S3_OK);
+            assert_int_equal(one.type, s.res[i].type);
+            assert_int_equal(one.group, s.res[i].group);
+            assert_int_equal(one.instance, s.res[i].instance);
+            assert_int_equal(one.state, want);
+            assert_int_equal(one.record, s.lay.record[i]);
+            if (want == DBPF_OK) {
+                assert_int_equal(one.offset, s.lay.offset[i]);
+                assert_int_equal(one.stored_size, s.lay.stored_size[i]);
+                assert_int_equal(one.mem_size, s.res[i].len);
+            }
             /* the instance-low field is always in the record, 4 bytes after the fields before it */
             uint64_t lo = dbpf_field_pos(&d, (uint32_t)i, 3);
             assert_int_equal(lo, s.lay.record[i] + 4 * (3 - __builtin_popcount(s.opts.index_flags & 7)));
         }
+        /* a position before the records or past the index, or an index cut short: refused */
+        struct dbpf alone;
+        struct dbpf_entry one;
+        assert_int_equal(dbpf_parse_header(&src, &alone, err, sizeof err), 0);
+        assert_int_equal(dbpf_read_entry(&src, &alone, (uint32_t)s.lay.index_pos, &one), S3_ERR_RANGE);
+        assert_int_equal(dbpf_read_entry(&src, &alone, (uint32_t)(s.lay.index_pos + s.lay.index_size), &one),
+                         S3_ERR_RANGE);
+        mem_src_init(&src, &mc, s.file, s.lay.record[s.n - 1] + 8);
+        assert_int_equal(dbpf_read_entry(&src, &alone, (uint32_t)s.lay.record[s.n - 1], &one), S3_ERR_RANGE);
         dbpf_free(&d);
         diag_free(&diag);
         check_keys(&s, &ks);
