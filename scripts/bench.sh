@@ -42,12 +42,16 @@
 #                                                    mount time and RSS, the first listing of
 #                                                    /conflicts (target <= 2x the floor; CPU
 #                                                    seconds beside the wall times), stat of
-#                                                    /info and ls -l of the root, one
+#                                                    /info, one
 #                                                    /keys/NAME lookup after it (target <= 1 ms),
 #                                                    RSS per resource after it (target <= 100 B),
 #                                                    and the time for one package added to the
 #                                                    folder to show its key under /keys (watch
-#                                                    on; target <= 2 s)
+#                                                    on; target <= 2 s), then stat of
+#                                                    conflicts.csv and of duplicates.csv and
+#                                                    ls -l of the root (the daemon's CPU and
+#                                                    RSS after each; target: RSS <= 100 B per
+#                                                    resource + cache_mb)
 #   scripts/bench.sh memory [MODELS [VERTS]]         memory per node only: the daemon's RSS
 #                                                    growth over find -ls of the whole tree
 #                                                    (every view), per node (target <= 100 B)
@@ -415,13 +419,29 @@ bench_folder() {
     fi
     rss2=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
     printf "RSS after the rescan: %d kB\n" "$rss2"
-    # the root's files measured, last (it grows the tree): ls -l measures duplicates.csv
-    # (the packages that share a size hashed: here all) and conflicts.csv (every
-    # conflict's providers compared: every package's tree opened)
+    # the root's files measured, last: conflicts.csv (every conflict's providers compared
+    # from their index records and stored bytes, no package tree opened), then
+    # duplicates.csv (the packages that share a size hashed: here all), then ls -l of the
+    # root; the daemon's CPU seconds and RSS after each
+    local c0 c1 what
+    for what in conflicts.csv duplicates.csv; do
+        read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat" 2>/dev/null || echo "0 0")
+        c0=$(echo "$u + $s" | bc)
+        t0=$(date +%s.%N)
+        stat "$mnt/$what" >/dev/null
+        t1=$(date +%s.%N)
+        read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat" 2>/dev/null || echo "0 0")
+        c1=$(echo "$u + $s" | bc)
+        rss1=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        printf "stat of /%s: %.3f s, the daemon's CPU %.3f s, RSS after %d kB\n" "$what" \
+            "$(echo "$t1 - $t0" | bc -l)" "$(echo "($c1 - $c0) / $tk" | bc -l)" "$rss1"
+    done
     t0=$(date +%s.%N)
     ls -l "$mnt" >/dev/null
     t1=$(date +%s.%N)
-    printf "ls -l of the root: %.3f s\n" "$(echo "$t1 - $t0" | bc -l)"
+    rss1=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+    printf "ls -l of the root after them: %.3f s, RSS after %d kB (%.1f B per resource)\n" \
+        "$(echo "$t1 - $t0" | bc -l)" "$rss1" "$(echo "$rss1 * 1024 / $nres" | bc -l)"
     fusermount3 -u "$mnt"
     sleep 0.2
     t0=$(date +%s.%N)
