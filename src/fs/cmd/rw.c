@@ -303,10 +303,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     pthread_mutex_lock(&rw->logmu);
     sb_printf(out, "rw: writable, backup %s, %" PRIu64 " commit%s\n", rw->backup ? "on" : "off", rw->commits,
               rw->commits == 1 ? "" : "s");
-    if (fs->det.format == FMT_T2FS) /* docs/formats/t2fs.md, "Compression" */
-        sb_printf(out, "rw: t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only: only a "
-                       "node's own first bytes say it is compressed, and its size is fixed by its parent's "
-                       "offsets, so it cannot be stored raw in its place\n");
+    if (fs->rw_read_only_why) /* the view's own reason (fs/core/view.h) */
+        sb_printf(out, "rw: %s\n", fs->rw_read_only_why);
     /* not under mu: /info is rendered while mu is held (view_is_be, the CRC fix) */
     uint64_t pending = __atomic_load_n(&rw->pending_now, __ATOMIC_RELAXED);
     uint64_t in_mem = __atomic_load_n(&rw->mem_now, __ATOMIC_RELAXED);

@@ -175,6 +175,9 @@ struct s3fs {
     struct view_hooks resize_hooks;
     /* the value files its views declare writable fields (view_add_value_hook) */
     struct view_hooks value_hooks;
+    /* -o rw: why a kind of part the view shows stays read-only, when one does (a static
+     * text, set at open; /info shows it under -o rw); NULL: none */
+    const char *rw_read_only_why;
     /* the skeletons the view offers (view_add_skeletons_hook, view_skeletons) */
     struct view_hooks skeletons_hooks;
     struct rig_set skeletons;

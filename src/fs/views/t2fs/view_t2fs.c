@@ -23,5 +23,9 @@ static void add_derived(struct t2_view *v, uint32_t root_dir, void *ctx)
 
 enum s3_err t2fs_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
+    /* docs/formats/t2fs.md, "Compression" */
+    fs->rw_read_only_why = "t2fs nodes stored RNC-compressed (N.rnc and what it holds) stay read-only: only a "
+                           "node's own first bytes say it is compressed, and its size is fixed by its parent's "
+                           "offsets, so it cannot be stored raw in its place";
     return t2fs_view_new(fs, add_derived, err, errlen);
 }
