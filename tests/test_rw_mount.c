@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -2756,11 +2758,103 @@ static void test_rw_generations_freed(void **state)
     rig_free(&r);
 }
 
+/* ---- every file's mode, from the format rules ---- */
+
+/* A fixture kind and the files its format lets -o rw write (fnmatch patterns, relative to
+ * the mount): fixed-size value fields, stored-byte leaves, tables over fixed-size records.
+ * Every other file (derived text, variable-length names, exports, /info) is 0444. */
+struct mode_rules {
+    const char *kind;
+    const char *const *writable;
+};
+
+/* A clear RIG (docs/formats/rig.md): the version words, each bone's fixed fields and raw
+ * record, each IK chain's words and its counted bone list. Names (variable length) and
+ * what is derived (children, name_hash_ok, bones.csv, .names, skeleton.glb) are not. */
+static const char *const rig_clear_writable[] = {
+    "major", "minor", "bones/*/position", "bones/*/orientation", "bones/*/scale", "bones/*/parent",
+    "bones/*/opposing_bone", "bones/*/name_hash", "bones/*/flags", "bones/*/raw.bin", "ik_chains/*/bones",
+    "ik_chains/*/pole", "ik_chains/*/root", "ik_chains/*/slot_offset", NULL};
+
+/* A GEOM in its RCOL (docs/formats/geom.md): the RCOL's words, header bytes and chunk
+ * entries' 32-bit words (the 64-bit instance has no field type: read-only); the GEOM's
+ * scalar words, its stored buffers, each material parameter's words and data, and the
+ * CSVs over fixed-size records (vertices, bones, TGIs, seam stitches, slot rays). Tags,
+ * names, type names, texture links, triangles (derived), UV stitches (variable length),
+ * the vertex format and the exports are not. */
+static const char *const geom_writable[] = {
+    "rcol/header.bin", "rcol/version", "rcol/public_chunks", "rcol/unused", "rcol/external_count",
+    "rcol/chunk_count", "rcol/chunks/*/group", "rcol/chunks/*/length", "rcol/chunks/*/position",
+    "rcol/chunks/*/type", "geom/version", "geom/vertex_count", "geom/bytes_per_index", "geom/declaration_count",
+    "geom/index_buffer_count", "geom/index_count", "geom/material_size", "geom/merge_group", "geom/shader",
+    "geom/sort_order", "geom/tgi_offset", "geom/tgi_size", "geom/material.bin", "geom/indices.bin",
+    "geom/vertices.bin", "geom/material/mtnf_data_size", "geom/material/mtnf_parameter_count",
+    "geom/material/mtnf_unknown", "geom/material/*/count", "geom/material/*/name_hash",
+    "geom/material/*/offset", "geom/material/*/type", "geom/material/*/value", "geom/material/*/tgi_index",
+    "geom/material/*/data.bin", "geom/vertices.csv", "geom/bones.csv", "geom/tgis.csv",
+    "geom/seam_stitches.csv", "geom/slot_rays.csv", NULL};
+
+static const struct mode_rules *walk_rules;
+static const char *walk_root;
+static int walk_files, walk_writable;
+
+static int check_mode(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag != FTW_F || !S_ISREG(st->st_mode))
+        return 0;
+    const char *rel = path + strlen(walk_root) + 1;
+    bool writable = false;
+    for (const char *const *p = walk_rules->writable; *p && !writable; p++)
+        writable = fnmatch(*p, rel, FNM_PATHNAME) == 0;
+    mode_t want = writable ? 0644 : 0444, got = st->st_mode & 07777;
+    if (got != want)
+        fail_msg("%s: %s is %04o, the format rules say %04o", walk_rules->kind, rel, (unsigned)got, (unsigned)want);
+    walk_files++;
+    walk_writable += writable;
+    return 0;
+}
+
+/* Every file of each fixture's tree under -o rw has the mode its format's rules give it:
+ * 0644 where rw writes (the patterns above), 0444 everywhere else; each pattern list
+ * matches at least one file (a rule that matches nothing would prove nothing). */
+static void test_rw_modes_by_format_rules(void **state)
+{
+    (void)state;
+    static const struct mode_rules rules[] = {{"rig-clear-3-ts4", rig_clear_writable},
+                                              {"geom-figure", geom_writable}};
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        size_t size;
+        uint8_t *bytes = fx_kind(rules[i].kind, 0, NULL, &size);
+        assert_non_null(bytes);
+        char path[256], mnt[256], name[128];
+        snprintf(name, sizeof name, "modes-%s.bin", rules[i].kind);
+        write_fixture(name, bytes, size, path, sizeof path);
+        snprintf(name, sizeof name, "m-modes-%s", rules[i].kind);
+        make_mountpoint(name, mnt, sizeof mnt);
+        do_mount(path, mnt, "rw");
+        walk_rules = &rules[i], walk_root = mnt, walk_files = walk_writable = 0;
+        assert_int_equal(nftw(mnt, check_mode, 16, FTW_PHYS), 0);
+        for (const char *const *p = rules[i].writable; *p; p++) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd, "cd '%s' && for f in %s; do test -f \"$f\" && exit 0; done; exit 1", mnt, *p);
+            if (sh(cmd) != 0)
+                fail_msg("%s: no file matches %s", rules[i].kind, *p);
+        }
+        printf("%s: %d files, %d writable\n", rules[i].kind, walk_files, walk_writable);
+        assert_true(walk_writable > 0 && walk_writable < walk_files);
+        umount_rw(mnt, path);
+        assert_file_is(path, bytes, size);
+        free(bytes);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_rw_off_by_default),
         mount_test(test_rw_modes_and_lock),
+        mount_test(test_rw_modes_by_format_rules),
         mount_test(test_rw_value_roundtrip),
         mount_test(test_rw_granny_value_crc),
         mount_test(test_rw_multi_value_lines),
