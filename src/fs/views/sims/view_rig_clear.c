@@ -251,6 +251,38 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
     return S3_OK;
 }
 
+/* -o rw: the value files of the version words, of each bone's fixed fields and of each IK
+ * chain's words and bone lists are fields of the file as published (their span and type;
+ * little-endian, docs/formats/rig.md). Names, name_hash_ok and what is derived are not. */
+static bool rig_clear_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    static const char *const fields[] = {"major", "minor", "position", "orientation", "scale", "opposing_bone",
+                                         "parent", "name_hash", "flags", "bones", "info_nodes", "pole",
+                                         "slot_info", "slot_offset", "root"};
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    if (tree_dir_ctx(t, dir, populate_root) != ctx && tree_dir_ctx(t, dir, populate_bone) != ctx &&
+        tree_dir_ctx(t, dir, populate_chain) != ctx)
+        return false;
+    const char *name = tree_name(t, ino);
+    bool known = false;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !known; i++)
+        known = strcmp(name, fields[i]) == 0;
+    char type[64], num[2][32];
+    ssize_t n = known ? tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1) : -1;
+    ssize_t o = known ? tree_getxattr(t, ino, "user.s3rig.offset", num[0], sizeof num[0] - 1) : -1;
+    ssize_t l = known ? tree_getxattr(t, ino, "user.s3rig.length", num[1], sizeof num[1] - 1) : -1;
+    if (n <= 0 || o <= 0 || l <= 0)
+        return false;
+    type[n] = num[0][o] = num[1][l] = 0;
+    uint64_t off = strtoull(num[0], NULL, 10), len = strtoull(num[1], NULL, 10);
+    struct field_type ft;
+    if (field_type_parse(type, len, &ft))
+        return false;
+    *out = (struct view_value){off, len, ft.kind, false, 0, NULL};
+    return true;
+}
+
 enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct rig_clear_view *v = calloc(1, sizeof *v);
@@ -271,6 +303,10 @@ enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         v->names[i] = v->r.bones[i].name;
     index_children(v);
     warn_chain_indices(v);
+    if (view_add_value_hook(fs, rig_clear_value, v)) {
+        s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        return S3_ERR_NOMEM; /* the tree frees v */
+    }
     if (v->r.bones_err[0])
         diag_add(&fs->diag, "bones: %s", v->r.bones_err);
     if (v->r.chains_err[0])
