@@ -489,6 +489,32 @@ bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out)
     return false;
 }
 
+static bool xattr_number(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
+{
+    char num[32], *end;
+    ssize_t n = tree_getxattr(t, ino, name, num, sizeof num - 1);
+    if (n <= 0)
+        return false;
+    num[n] = 0;
+    *v = strtoull(num, &end, 10);
+    return *end == 0;
+}
+
+bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_value *out)
+{
+    char type[160];
+    uint64_t off, len;
+    struct field_type ft;
+    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    if (n <= 0 || !xattr_number(t, ino, "user.s3rig.offset", &off) || !xattr_number(t, ino, "user.s3rig.length", &len))
+        return false;
+    type[n] = 0;
+    if (field_type_parse(type, len, &ft))
+        return false;
+    *out = (struct view_value){off, len, ft.kind, be, 0, NULL};
+    return true;
+}
+
 const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen)
 {
     if (!fs->skeletons_made) {

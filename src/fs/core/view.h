@@ -131,6 +131,9 @@ struct view_value {
 typedef bool view_value_fn(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx);
 int view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);
 bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out);
+/* For a hook: ino's field as published (its span and its type, a field type) in byte
+ * order be, without labels; false when ino has no span or its type is no field type. */
+bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_value *out);
 
 /* A file an option names for its skeletons (-o skeleton=, -o rig=): opened by the open
  * layer before the view, as a tree of its own, and kept while the mount lives. */

@@ -919,6 +919,22 @@ static void describe(struct geom_view *v)
         cover_add(&fs->cover, g->tgis.pos, g->tgis.size);
 }
 
+/* -o rw: every value file of the RCOL header, its chunk entries and external keys, the
+ * GEOM's header and fields, its material and each parameter is a field of the file as
+ * published (its span and type, little-endian: docs/formats/geom.md); files whose type
+ * is no field type (names, tags, texture links) are not. */
+static bool geom_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    static const populate_fn dirs[] = {populate_rcol, populate_chunk, populate_external,
+                                       populate_geom, populate_material, populate_param};
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    bool ours = false;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !ours; i++)
+        ours = tree_dir_ctx(t, dir, dirs[i]) == ctx;
+    return ours && view_value_as_published(t, ino, false, out);
+}
+
 enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct geom_view *v = calloc(1, sizeof *v);
@@ -938,7 +954,7 @@ enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "choosing the rig: out of memory");
     describe(v);
     report(v);
-    if (view_add_table_hook(fs, vertices_table, v))
+    if (view_add_table_hook(fs, vertices_table, v) || view_add_value_hook(fs, geom_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "geom.file", populate_root, v);
 }

@@ -268,19 +268,7 @@ static bool rig_clear_value(struct s3fs *fs, uint32_t ino, struct view_value *ou
     bool known = false;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !known; i++)
         known = strcmp(name, fields[i]) == 0;
-    char type[64], num[2][32];
-    ssize_t n = known ? tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1) : -1;
-    ssize_t o = known ? tree_getxattr(t, ino, "user.s3rig.offset", num[0], sizeof num[0] - 1) : -1;
-    ssize_t l = known ? tree_getxattr(t, ino, "user.s3rig.length", num[1], sizeof num[1] - 1) : -1;
-    if (n <= 0 || o <= 0 || l <= 0)
-        return false;
-    type[n] = num[0][o] = num[1][l] = 0;
-    uint64_t off = strtoull(num[0], NULL, 10), len = strtoull(num[1], NULL, 10);
-    struct field_type ft;
-    if (field_type_parse(type, len, &ft))
-        return false;
-    *out = (struct view_value){off, len, ft.kind, false, 0, NULL};
-    return true;
+    return known && view_value_as_published(t, ino, false, out);
 }
 
 enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
