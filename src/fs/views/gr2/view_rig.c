@@ -217,6 +217,35 @@ static void add_lists(struct rig_view *v, uint32_t dir)
     }
 }
 
+static enum s3_err populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+
+/* -o rw: a root list's field is its indices (i32, after its count, which stays). */
+static bool list_value(const struct rig_view *v, const char *name, struct view_value *out)
+{
+    for (int i = 0; i < 4; i++) {
+        const struct rig_list *l = &v->r.lists[i];
+        if (l->ok && l->count > 0 && strcmp(name, rig_list_names[i]) == 0) {
+            *out = (struct view_value){l->pos + 4, 4ull * l->count, FIELD_I32, false, 0, NULL};
+            return true;
+        }
+    }
+    return false;
+}
+
+/* -o rw: the wrapper's header words, each IK chain's words, lists and links, and the root
+ * lists' indices are fields of the file as published (little-endian: docs/formats/rig.md);
+ * .names files and what the Granny view shows are not this hook's. */
+static bool rig_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    if (tree_dir_ctx(t, dir, populate_rig_root) == ctx)
+        return list_value(ctx, tree_name(t, ino), out);
+    const struct entry_ctx *e = tree_dir_ctx(t, dir, populate_entry), *l = tree_dir_ctx(t, dir, populate_link);
+    bool ours = tree_dir_ctx(t, dir, populate_header) == ctx || (e && e->v == ctx) || (l && l->v == ctx);
+    return ours && view_value_as_published(t, ino, false, out);
+}
+
 static enum s3_err populate_rig_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
@@ -350,7 +379,7 @@ enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
         diag_add(&fs->diag, "Granny object tree: out of memory");
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
     describe(v);
-    if (view_add_resize_hook(fs, granny_resize, v))
+    if (view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }
