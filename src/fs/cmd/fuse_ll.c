@@ -135,6 +135,7 @@ struct adapter {
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
     uint64_t asked, done; /* commits to tell the kernel about, and told (under nmu) */
+    uint64_t told;        /* of those, how many had the root's entries dropped (under nmu) */
     fuse_ino_t *stale;    /* numbers of older trees whose entries the kernel is to drop */
     size_t nstale, capstale; /* (under nmu; forget_later) */
     pthread_cond_t ndone;
@@ -976,7 +977,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 #define NOTIFY_WAIT_NS 200000000ll
 
 /* After a commit: the notifier thread tells the kernel, and we wait for it (up to
- * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. */
+ * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. We
+ * wait for the root's entries only, not for the new file's parse (notifier). */
 static void tell_kernel(struct adapter *a)
 {
     struct timespec until;
@@ -987,7 +989,7 @@ static void tell_kernel(struct adapter *a)
     pthread_mutex_lock(&a->nmu);
     uint64_t mine = ++a->asked;
     pthread_cond_broadcast(&a->ncv);
-    while (a->done < mine && a->notifier_started && !a->stopping)
+    while (a->told < mine && a->notifier_started && !a->stopping)
         if (pthread_cond_timedwait(&a->ndone, &a->nmu, &until) != 0)
             break;
     pthread_mutex_unlock(&a->nmu);
@@ -1655,6 +1657,23 @@ static void drop_entries(struct adapter *a, const fuse_ino_t *fino, size_t n)
     }
 }
 
+/* What a commit's close waits for, before the committed file is opened (its parse is
+ * no part of the close): the kernel drops the root's entries and listing of the tree
+ * current until then, so the path walks after the close look up again, in the new tree.
+ * The pass that follows, after the opening, drops every older tree's entries as well. */
+static void forget_root(struct adapter *a, uint64_t asked)
+{
+    struct rw_gen *was = rw_acquire_epoch(&a->rw, rw_epoch(&a->rw));
+    if (was)
+        notify_epoch(a, was);
+    rw_release(&a->rw, was);
+    fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
+    pthread_mutex_lock(&a->nmu);
+    a->told = asked;
+    pthread_cond_broadcast(&a->ndone);
+    pthread_mutex_unlock(&a->nmu);
+}
+
 static void *notifier(void *arg)
 {
     struct adapter *a = arg;
@@ -1665,12 +1684,15 @@ static void *notifier(void *arg)
             continue;
         }
         uint64_t asked = a->asked;
+        bool untold = asked > a->told;
         uint32_t from = a->notified;
         fuse_ino_t *stale = a->stale;
         size_t nstale = a->nstale;
         a->stale = NULL;
         a->nstale = a->capstale = 0;
         pthread_mutex_unlock(&a->nmu);
+        if (untold)
+            forget_root(a, asked);
         drop_entries(a, stale, nstale);
         free(stale);
         struct rw_gen *cur = rw_acquire(&a->rw); /* opens the committed file */
@@ -1691,6 +1713,8 @@ static void *notifier(void *arg)
         if (now > a->notified)
             a->notified = now;
         a->done = asked;
+        if (asked > a->told)
+            a->told = asked;
         pthread_cond_broadcast(&a->ndone);
     }
     pthread_mutex_unlock(&a->nmu);

