@@ -296,6 +296,18 @@ void rw_log(struct rw *rw, const char *fmt, ...)
     rw_release(rw, g);
 }
 
+void rw_note_temps(struct rw *rw, uint64_t bytes, uint64_t in_mem)
+{
+    __atomic_store_n(&rw->temps_now, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw->temps_mem_now, in_mem, __ATOMIC_RELAXED);
+    if (in_mem > __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED))
+        __atomic_store_n(&rw->temps_mem_most, in_mem, __ATOMIC_RELAXED);
+    struct rw_gen *g = acquire_newest(rw);
+    if (g)
+        tree_touch(g->fs->tree); /* /info shows them */
+    rw_release(rw, g);
+}
+
 /* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
@@ -313,6 +325,10 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     uint64_t mem_most = __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED);
     sb_printf(out, "rw: pending: %" PRIu64 " bytes, %" PRIu64 " of them in memory; at most %" PRIu64
               " in memory at once\n", pending, in_mem, mem_most);
+    sb_printf(out, "rw: temporaries: %" PRIu64 " bytes, %" PRIu64 " of them in memory; at most %" PRIu64
+              " in memory at once\n", __atomic_load_n(&rw->temps_now, __ATOMIC_RELAXED),
+              __atomic_load_n(&rw->temps_mem_now, __ATOMIC_RELAXED),
+              __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
