@@ -1683,15 +1683,17 @@ static int put_resource_section(struct rw *rw, const struct rw_target *t, const 
     return rc;
 }
 
-/* Under mu: a raw copy appended to the pending tail: padding, the section's bytes, the
- * tables stored with it. 0 or the -errno of the append (then the tail is as it was). */
-static int append_copy(struct rw *rw, uint64_t pad, const void *data, size_t len, const struct gr2_raw_plan *plan)
+/* Under mu: a raw copy appended to the pending tail: padding, the section's bytes (piece
+ * by piece: from a handle's file they are never in memory whole), the tables stored with
+ * it. 0 or the -errno of the append (then the tail is as it was). */
+static int append_copy(struct rw *rw, uint64_t pad, const struct whole_src *src, const struct gr2_raw_plan *plan)
 {
     static const uint8_t zero[4];
     size_t tail_was = rw->pending.tail_len;
+    uint64_t appended = 0;
     int rc = edits_append(&rw->pending, zero, (size_t)pad);
     if (!rc)
-        rc = edits_append(&rw->pending, data, len);
+        rc = append_stream(rw, src, false, src->len, &appended);
     if (!rc)
         rc = edits_append(&rw->pending, plan->after, plan->after_len);
     if (rc)
@@ -1717,12 +1719,22 @@ static void drop_pending(struct rw *rw)
  * appended (room for it is proven first by appending it at the end: once in place, no
  * allocation is left to fail), so that no copy is left unreferenced; when another
  * section's copy follows it, the write is refused (EBUSY) until a commit. */
+static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
+
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
 {
     if (t->wrapped)
         return put_wrapped_section(rw, t, path, data, len);
     if (t->in_resource)
         return put_resource_section(rw, t, path, data, len);
+    struct whole_src src = {data, -1, len};
+    return put_section_raw(rw, t, path, &src);
+}
+
+/* put_section of a Granny file's own section, its bytes from src (streamed). */
+static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+{
+    size_t len = (size_t)src->len;
     char why[200] = "";
     pthread_mutex_lock(&rw->mu);
     size_t prev = 0;
@@ -1738,11 +1750,11 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
         rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     }
     if (!rc)
-        rc = append_copy(rw, pad, data, len, &plan);
+        rc = append_copy(rw, pad, src, &plan);
     bool lost = false;
     if (!rc && again == 0) {
         edits_cut_tail(&rw->pending, from);
-        rc = append_copy(rw, pad, data, len, &plan);
+        rc = append_copy(rw, pad, src, &plan);
         if (rc) { /* the copy of before is overwritten in part: nothing pending is whole */
             drop_pending(rw);
             lost = true;
@@ -1773,12 +1785,15 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
     return rc;
 }
 
-/* A section's new bytes are needed whole in memory (the Granny plan is made over them):
- * read from the handle's file when they are there. */
+/* A section's new bytes from a handle's file: streamed into the pending edits' file for a
+ * Granny file's own section; read whole where new container bytes are made in memory
+ * around them (a wrapped RIG's Granny data, a package resource's). */
 static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (src->mem)
         return put_section(rw, t, path, src->mem, (size_t)src->len);
+    if (!t->wrapped && !t->in_resource)
+        return put_section_raw(rw, t, path, src);
     uint8_t *b = alloc_array(src->len ? src->len : 1, 1);
     if (!b)
         return -ENOMEM;
