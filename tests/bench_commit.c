@@ -56,7 +56,7 @@ struct writer {
     const struct edits *e;
 };
 
-static int write_new(int fd, void *ctx)
+static enum s3_err write_new(int fd, void *ctx)
 {
     const struct writer *w = ctx;
     return edits_write(w->in_fd, w->size, w->e, NULL, 0, fd);
@@ -69,9 +69,9 @@ static int split(const char *path, int rounds, bool backup)
         best[p] = 1e9;
     for (int r = 0; r < rounds; r++) {
         struct commit_lock l;
-        int rc = commit_lock(&l, path);
+        enum s3_err rc = commit_lock(&l, path);
         if (rc) {
-            fprintf(stderr, "bench_commit: %s: %s\n", path, strerror(-rc));
+            fprintf(stderr, "bench_commit: %s: %s\n", path, s3_err_str(rc));
             return 1;
         }
         /* the old file stays open as the mount's tree keeps it; let go after the commit */
@@ -95,7 +95,7 @@ static int split(const char *path, int rounds, bool backup)
         if (now_ms() - d0 < best_drop)
             best_drop = now_ms() - d0;
         if (rc) {
-            fprintf(stderr, "bench_commit: commit: %s\n", strerror(-rc));
+            fprintf(stderr, "bench_commit: commit: %s\n", s3_err_str(rc));
             return 1;
         }
         if (s.at[PART_END] - start < best_total)

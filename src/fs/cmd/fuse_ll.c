@@ -492,9 +492,10 @@ static void temp_unlink(struct adapter *a, struct tempfile *dead)
  * memory moved there): 0 or an errno; under a->tmu. */
 static int temp_spill(struct adapter *a, struct tempfile *t)
 {
-    int fd = edits_scratch(a->rw.lock->dirfd);
-    if (fd < 0)
-        return -fd;
+    int fd;
+    enum s3_err made = edits_scratch(a->rw.lock->dirfd, &fd);
+    if (made)
+        return s3_err_errno(made);
     ssize_t put = t->len ? pwrite(fd, t->data, t->len, 0) : 0;
     if (put != (ssize_t)t->len) {
         int err = put < 0 ? errno : EIO;
@@ -918,9 +919,10 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
  * 0 or -errno. */
 static int scratch_open(struct adapter *a, struct rw_gen *g, uint32_t i, bool trunc, struct snapshot *s)
 {
-    int fd = edits_scratch(a->rw.lock->dirfd);
-    if (fd < 0)
-        return fd;
+    int fd;
+    enum s3_err made = edits_scratch(a->rw.lock->dirfd, &fd);
+    if (made)
+        return -s3_err_errno(made);
     s->scratch = fd + 1;
     uint64_t size = trunc ? 0 : tree_size(g->fs->tree, i);
     char *buf = size ? malloc(1u << 20) : NULL;
