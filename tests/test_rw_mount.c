@@ -2641,6 +2641,7 @@ static void test_rw_large_section_outside_memory(void **state)
     free(now);
     unlink(src);
     free(fresh);
+    free(r.section);
     free(bytes);
 }
 
