@@ -485,7 +485,6 @@ static void temp_unlink(struct adapter *a, struct tempfile *dead)
         close(dead->fd - 1);
     free(dead->moved_to);
     free(dead);
-    note_temps(a);
 }
 
 /* The temporary's bytes from now on in a scratch file beside the source (what it held in
@@ -1412,8 +1411,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     char *dir = a->cfg.rw && any_temps(a) ? dir_path(req, parent) : NULL;
     pthread_mutex_lock(&a->tmu);
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
-    if (t)
+    if (t) {
         temp_unlink(a, t); /* an editor's temporary: the only thing that can go */
+        note_temps(a);
+    }
     pthread_mutex_unlock(&a->tmu);
     free(dir);
     fuse_reply_err(req, t ? 0 : no_change(req));
