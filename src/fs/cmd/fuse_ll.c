@@ -994,8 +994,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     struct adapter *a = adapter_of(req);
     pthread_mutex_lock(&a->tmu);
     struct tempfile *tf = temp_by_ino(a, ino);
-    if (tf && (fi->flags & O_TRUNC) && !temp_resize(a, tf, 0)) /* cannot fail: it shrinks */
+    if (tf && (fi->flags & O_TRUNC) && !temp_resize(a, tf, 0)) { /* cannot fail: it shrinks */
         tf->len = 0;
+        note_temps(a);
+    }
     pthread_mutex_unlock(&a->tmu);
     if (tf) {
         fi->fh = 0;

@@ -184,7 +184,7 @@ struct walked {
 
 /* Encodes one line's values (one or more, blank-separated) at element w->values on. */
 static enum s3_err walk_line(const struct field_type *ft, bool be, const char *line, size_t n, uint8_t *out,
-                     struct walked *w, char *why, size_t whylen)
+                             struct walked *w, char *why, size_t whylen)
 {
     size_t at = 0;
     uint64_t on_line = 0;
@@ -228,8 +228,8 @@ static enum s3_err walk_line(const struct field_type *ft, bool be, const char *l
 /* Walks the lines of text (complete ones only when `whole` is false): each holds one or
  * more blank-separated values, the field's elements in order (a vector's or a matrix's
  * components). Stores elements in out when not NULL. */
-static enum s3_err walk_lines(const struct field_type *ft, bool be, const char *text, size_t len, bool whole, uint8_t *out,
-                      struct walked *w, char *why, size_t whylen)
+static enum s3_err walk_lines(const struct field_type *ft, bool be, const char *text, size_t len, bool whole,
+                              uint8_t *out, struct walked *w, char *why, size_t whylen)
 {
     *w = (struct walked){0};
     size_t at = 0;
@@ -251,8 +251,8 @@ static enum s3_err walk_lines(const struct field_type *ft, bool be, const char *
     return S3_OK;
 }
 
-enum s3_err field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out, char *why,
-                 size_t whylen)
+enum s3_err field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out,
+                         char *why, size_t whylen)
 {
     struct walked w;
     enum s3_err rc = walk_lines(ft, be, text, len, true, out, &w, why, whylen);
@@ -331,7 +331,7 @@ static enum s3_err encode_u64(const struct table_field *tf, const char *cell, ui
 }
 
 static enum s3_err encode_cell(const struct table_field *tf, const struct table_col *col, uint32_t k, const char *cell,
-                       uint8_t *rec, char *why, size_t whylen)
+                               uint8_t *rec, char *why, size_t whylen)
 {
     if (col->kind == FIELD_U64)
         return encode_u64(tf, cell, rec + col->offset + (size_t)k * 8, why, whylen);
@@ -381,7 +381,7 @@ static bool next_cell(const char *row, size_t n, size_t *at, char *buf, size_t b
 /* A derived column's cell as written: what the record's old bytes (old) or its new ones
  * (rec) show, else S3_ERR_INVALID. */
 static enum s3_err check_derived(const struct table_col *col, uint32_t r, const char *cell, const uint8_t *old,
-                         const uint8_t *rec, char *why, size_t whylen)
+                                 const uint8_t *rec, char *why, size_t whylen)
 {
     char was[128], now[128];
     col->derive(old, col->derive_ctx, was, sizeof was);
@@ -396,7 +396,7 @@ static enum s3_err check_derived(const struct table_col *col, uint32_t r, const 
 /* One row of record r: its number (when numbered) and every column's cells; `old` holds
  * the record's bytes of before when a column is derived (checked once the rest is in). */
 static enum s3_err encode_row(const struct table_field *tf, uint32_t r, const char *row, size_t n, uint8_t *rec,
-                      uint8_t *old, char *why, size_t whylen)
+                              uint8_t *old, char *why, size_t whylen)
 {
     size_t at = 0;
     uint64_t cells = table_row_cells(tf), seen = 0;
@@ -463,7 +463,7 @@ static bool has_derived(const struct table_field *tf)
 }
 
 enum s3_err table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
-                 size_t whylen)
+                         size_t whylen)
 {
     size_t at = 0;
     uint64_t rows = 0;
