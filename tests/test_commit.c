@@ -26,16 +26,16 @@ struct content {
     size_t len;
 };
 
-static int write_content(int fd, void *ctx)
+static enum s3_err write_content(int fd, void *ctx)
 {
     const struct content *c = ctx;
     for (size_t done = 0; done < c->len;) {
         ssize_t n = write(fd, c->bytes + done, c->len - done);
         if (n < 0)
-            return -errno;
+            return s3_err_of_errno(errno);
         done += (size_t)n;
     }
-    return 0;
+    return S3_OK;
 }
 
 static char dir[256];
@@ -133,11 +133,11 @@ static void test_second_writer_refused(void **state)
     (void)state;
     struct commit_lock a, b;
     assert_int_equal(commit_lock(&a, path), 0);
-    assert_int_equal(commit_lock(&b, path), -EWOULDBLOCK);
+    assert_int_equal(commit_lock(&b, path), S3_ERR_BUSY);
     struct content c = {(const uint8_t *)"x", 1};
     assert_int_equal(commit_replace(&a, write_content, &c, false), 0);
     /* still refused after the commit: the lock is on the new file */
-    assert_int_equal(commit_lock(&b, path), -EWOULDBLOCK);
+    assert_int_equal(commit_lock(&b, path), S3_ERR_BUSY);
     commit_unlock(&a);
     assert_int_equal(commit_lock(&b, path), 0);
     commit_unlock(&b);
@@ -154,8 +154,8 @@ static void test_changed_elsewhere_refused(void **state)
     put_file(other, "theirs", 6, 0644);
     assert_int_equal(rename(other, path), 0);
     struct content c = {(const uint8_t *)"mine", 4};
-    assert_int_equal(commit_unchanged(&l), -EBUSY);
-    assert_int_equal(commit_replace(&l, write_content, &c, true), -EBUSY);
+    assert_int_equal(commit_unchanged(&l), S3_ERR_BUSY);
+    assert_int_equal(commit_replace(&l, write_content, &c, true), S3_ERR_BUSY);
     expect_file(path, "theirs", 6);
     assert_int_equal(entries(), 1);
     commit_unlock(&l);
@@ -171,7 +171,7 @@ static void test_changed_in_place_refused(void **state)
     assert_int_equal(write(fd, "+", 1), 1);
     close(fd);
     struct content c = {(const uint8_t *)"mine", 4};
-    assert_int_equal(commit_replace(&l, write_content, &c, false), -EBUSY);
+    assert_int_equal(commit_replace(&l, write_content, &c, false), S3_ERR_BUSY);
     expect_file(path, "old bytes+", 10);
     commit_unlock(&l);
 }
@@ -191,8 +191,8 @@ static void test_each_step_fails_cleanly(void **state)
         struct commit_lock l;
         assert_int_equal(commit_lock(&l, path), 0);
         struct content c = {(const uint8_t *)"new", 3};
-        commit_fail_at(steps[i], ENOSPC);
-        assert_int_equal(commit_replace(&l, write_content, &c, true), -ENOSPC);
+        commit_fail_at(steps[i], S3_ERR_NOSPACE);
+        assert_int_equal(commit_replace(&l, write_content, &c, true), S3_ERR_NOSPACE);
         if (steps[i] == COMMIT_STEP_DIRSYNC) {
             expect_file(path, "new", 3);
             assert_int_equal(entries(), 2);
@@ -202,17 +202,17 @@ static void test_each_step_fails_cleanly(void **state)
         }
         commit_unlock(&l);
     }
-    commit_fail_at(COMMIT_STEP_NONE, 0);
+    commit_fail_at(COMMIT_STEP_NONE, S3_OK);
 }
 
 static void test_refused_when_not_a_file(void **state)
 {
     (void)state;
     struct commit_lock l;
-    assert_int_equal(commit_lock(&l, dir), -EINVAL);
+    assert_int_equal(commit_lock(&l, dir), S3_ERR_INVALID);
     char missing[320];
     snprintf(missing, sizeof missing, "%s/missing", dir);
-    assert_int_equal(commit_lock(&l, missing), -ENOENT);
+    assert_int_equal(commit_lock(&l, missing), S3_ERR_NOT_FOUND);
 }
 
 /* A child commits two alternating contents over and over; it is killed at a random

@@ -36,16 +36,16 @@ static void test_type_names(void **state)
     assert_int_equal(field_type_parse("f32[3][3]", 36, &ft), 0);
     assert_int_equal(ft.count, 9);
     /* not fields: other types, spans that are not whole elements, no span */
-    assert_int_equal(field_type_parse("gr2.Real16", 2, &ft), -EINVAL);
-    assert_int_equal(field_type_parse("gr2.String", 4, &ft), -EINVAL);
-    assert_int_equal(field_type_parse("u32", 6, &ft), -EINVAL);
-    assert_int_equal(field_type_parse("u32", 0, &ft), -EINVAL);
-    assert_int_equal(field_type_parse("u32x", 4, &ft), -EINVAL);
-    assert_int_equal(field_type_parse("crc32", 4, &ft), -EINVAL);
-    assert_int_equal(field_type_parse(NULL, 4, &ft), -EINVAL);
+    assert_int_equal(field_type_parse("gr2.Real16", 2, &ft), S3_ERR_INVALID);
+    assert_int_equal(field_type_parse("gr2.String", 4, &ft), S3_ERR_INVALID);
+    assert_int_equal(field_type_parse("u32", 6, &ft), S3_ERR_INVALID);
+    assert_int_equal(field_type_parse("u32", 0, &ft), S3_ERR_INVALID);
+    assert_int_equal(field_type_parse("u32x", 4, &ft), S3_ERR_INVALID);
+    assert_int_equal(field_type_parse("crc32", 4, &ft), S3_ERR_INVALID);
+    assert_int_equal(field_type_parse(NULL, 4, &ft), S3_ERR_INVALID);
 }
 
-static int enc(const char *type, uint64_t span, bool be, const char *text, uint8_t *out, char *why)
+static enum s3_err enc(const char *type, uint64_t span, bool be, const char *text, uint8_t *out, char *why)
 {
     struct field_type ft;
     assert_int_equal(field_type_parse(type, span, &ft), 0);
@@ -81,24 +81,24 @@ static void test_encode_refusals(void **state)
     (void)state;
     uint8_t b[16];
     char why[200];
-    assert_int_equal(enc("u8", 1, false, "300\n", b, why), -EINVAL);
+    assert_int_equal(enc("u8", 1, false, "300\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "does not fit a u8"));
-    assert_int_equal(enc("gr2.Real32", 4, false, "abc\n", b, why), -EINVAL);
+    assert_int_equal(enc("gr2.Real32", 4, false, "abc\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "not a number"));
-    assert_int_equal(enc("f32", 4, false, "1e39\n", b, why), -EINVAL);
+    assert_int_equal(enc("f32", 4, false, "1e39\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "does not fit an f32"));
-    assert_int_equal(enc("u32", 4, false, "-1\n", b, why), -EINVAL);
-    assert_int_equal(enc("u32", 4, false, "4294967296\n", b, why), -EINVAL);
-    assert_int_equal(enc("i32", 4, false, "2147483648\n", b, why), -EINVAL);
-    assert_int_equal(enc("i32", 4, false, "-2147483649\n", b, why), -EINVAL);
-    assert_int_equal(enc("i8", 1, false, "-129", b, why), -EINVAL);
-    assert_int_equal(enc("u32", 4, false, "12abc\n", b, why), -EINVAL);
+    assert_int_equal(enc("u32", 4, false, "-1\n", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("u32", 4, false, "4294967296\n", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("i32", 4, false, "2147483648\n", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("i32", 4, false, "-2147483649\n", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("i8", 1, false, "-129", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("u32", 4, false, "12abc\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "not an integer"));
-    assert_int_equal(enc("u32", 4, false, "", b, why), -EINVAL);
-    assert_int_equal(enc("u32", 4, false, "\n", b, why), -EINVAL);
-    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n", b, why), -EINVAL);
+    assert_int_equal(enc("u32", 4, false, "", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("u32", 4, false, "\n", b, why), S3_ERR_INVALID);
+    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "2 lines for 3 values"));
-    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n3\n4\n", b, why), -EINVAL);
+    assert_int_equal(enc("i32[3]", 12, false, "1\n2\n3\n4\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "more than 3 lines"));
 }
 
@@ -119,15 +119,15 @@ static void test_encode_multi_value_lines(void **state)
     assert_int_equal(enc("gr2.Int16[4]", 8, true, " 1\t-2  3 4 \r\n", b, why), 0);
     assert_memory_equal(b, "\x00\x01\xff\xfe\x00\x03\x00\x04", 8);
     /* a component missing, one too many, a bad one, an empty line between rows */
-    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 1 0\n0 0\n", b, why), -EINVAL);
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 1 0\n0 0\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "8 values for 9"));
-    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 1 0\n0 0 1 0\n", b, why), -EINVAL);
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 1 0\n0 0 1 0\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "more than 9 values"));
-    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 x 0\n0 0 1\n", b, why), -EINVAL);
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n0 x 0\n0 0 1\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "'x' is not a number"));
-    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n\n0 1 0\n0 0 1\n", b, why), -EINVAL);
+    assert_int_equal(enc("f32[3][3]", 36, false, "1 0 0\n\n0 1 0\n0 0 1\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "empty line"));
-    assert_int_equal(enc("u8[2]", 2, false, "1 256\n", b, why), -EINVAL);
+    assert_int_equal(enc("u8[2]", 2, false, "1 256\n", b, why), S3_ERR_INVALID);
     assert_non_null(strstr(why, "does not fit a u8"));
 }
 
@@ -162,7 +162,7 @@ static void test_table_encode(void **state)
         {"", "0 rows for 2 records"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), -EINVAL);
+        assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), S3_ERR_INVALID);
         if (!strstr(why, bad[i][1]))
             fail_msg("case %zu: '%s' lacks '%s'", i, why, bad[i][1]);
     }
@@ -210,7 +210,7 @@ static void test_table_u64_and_derived(void **state)
         {"index,id,word,top\n0,12z,0x3000,3\n", "'12z' is not an integer (u64)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), -EINVAL);
+        assert_int_equal(table_encode(&tf, bad[i][0], strlen(bad[i][0]), recs, why, sizeof why), S3_ERR_INVALID);
         if (!strstr(why, bad[i][1]))
             fail_msg("case %zu: '%s' lacks '%s'", i, why, bad[i][1]);
     }
@@ -248,8 +248,8 @@ static void test_check_prefix(void **state)
     char why[200];
     assert_int_equal(field_type_parse("u8[2]", 2, &ft), 0);
     assert_int_equal(field_check_prefix(&ft, "30", 2, why, sizeof why), 0); /* "300" may come */
-    assert_int_equal(field_check_prefix(&ft, "300\n", 4, why, sizeof why), -EINVAL);
-    assert_int_equal(field_check_prefix(&ft, "1\n2\n3", 5, why, sizeof why), -EINVAL);
+    assert_int_equal(field_check_prefix(&ft, "300\n", 4, why, sizeof why), S3_ERR_INVALID);
+    assert_int_equal(field_check_prefix(&ft, "1\n2\n3", 5, why, sizeof why), S3_ERR_INVALID);
     assert_int_equal(field_check_prefix(&ft, "1\n2\n", 4, why, sizeof why), 0);
 }
 
@@ -310,7 +310,7 @@ static void test_write_with_crc(void **state)
     /* a file shorter than it should be is an error, never a shorter copy */
     assert_int_equal(ftruncate(fo, 0), 0);
     assert_int_equal(lseek(fo, 0, SEEK_SET), 0);
-    assert_int_equal(edits_write(fi, size + 10, &e, NULL, 0, fo), -EIO);
+    assert_int_equal(edits_write(fi, size + 10, &e, NULL, 0, fo), S3_ERR_IO);
     /* no CRC: the long unchanged stretches are copied by the kernel, the edits still land */
     assert_int_equal(ftruncate(fo, 0), 0);
     assert_int_equal(lseek(fo, 0, SEEK_SET), 0);
@@ -343,7 +343,7 @@ static void test_splice(void **state)
     memcpy(b, "spliced", 7);
     assert_int_equal(edits_splice(&e, 4, 8, b, 7), 0);
     uint8_t *b2 = malloc(1);
-    assert_int_equal(edits_splice(&e, 10, 12, b2, 1), -EBUSY);
+    assert_int_equal(edits_splice(&e, 10, 12, b2, 1), S3_ERR_BUSY);
     free(b2);
     assert_int_equal(edits_append(&e, "!", 1), 0);
     assert_int_equal(edits_write(fi, 16, &e, NULL, 0, fo), 0);
@@ -366,7 +366,8 @@ static void test_splice_replaced(void **state)
     assert_int_equal(write(fi, "0123456789ABCDEF", 16), 16);
     struct edits e = {0};
     assert_int_equal(edits_put(&e, 1, "x", 1), 0);
-    int sfd = edits_scratch(dir);
+    int sfd = -1;
+    assert_int_equal(edits_scratch(dir, &sfd), S3_OK);
     assert_true(sfd >= 0);
     assert_int_equal(pwrite(sfd, "first", 5, 0), 5);
     assert_int_equal(edits_splice_file(&e, 4, 8, sfd, 5), 0);
@@ -399,7 +400,8 @@ static void test_spilled(void **state)
     edits_spill(&e, dir);
     assert_int_equal(edits_put(&e, 1, "x", 1), 0);
     assert_int_equal(edits_put(&e, 14, "z", 1), 0);
-    int sfd = edits_scratch(dir);
+    int sfd = -1;
+    assert_int_equal(edits_scratch(dir, &sfd), S3_OK);
     assert_true(sfd >= 0);
     assert_int_equal(pwrite(sfd, "spliced", 7, 0), 7);
     assert_int_equal(edits_splice_file(&e, 4, 8, sfd, 7), 0);
@@ -433,6 +435,29 @@ static void test_spilled(void **state)
     unlink(in), unlink(out);
 }
 
+/* A full disk is NOSPACE (a commit's ENOSPC stays ENOSPC), from the new file's writes and
+ * from the appended bytes' file alike; the edits stay as they were. */
+static void test_full_disk_is_nospace(void **state)
+{
+    (void)state;
+    char in[] = "/tmp/s3rig-edit-nin-XXXXXX";
+    int fi = mkstemp(in), full = open("/dev/full", O_WRONLY);
+    assert_true(fi >= 0 && full >= 0);
+    assert_int_equal(write(fi, "0123456789ABCDEF", 16), 16);
+    struct edits e = {0};
+    assert_int_equal(edits_put(&e, 1, "x", 1), S3_OK);
+    assert_int_equal(edits_write(fi, 16, &e, NULL, 0, full), S3_ERR_NOSPACE);
+    /* the appended bytes' file on a full disk: what a spilled tail's write meets */
+    edits_spill(&e, full); /* its folder unused: the tail's file is there already */
+    e.tail_fd = open("/dev/full", O_RDWR) + 1;
+    assert_true(e.tail_fd > 0);
+    assert_int_equal(edits_append(&e, "!!", 2), S3_ERR_NOSPACE);
+    assert_int_equal(e.tail_len, 0);
+    edits_clear(&e);
+    close(fi), close(full);
+    unlink(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,7 +467,7 @@ int main(void)
         cmocka_unit_test(test_splice), cmocka_unit_test(test_splice_replaced),          cmocka_unit_test(test_encode_multi_value_lines),
         cmocka_unit_test(test_table_encode),    cmocka_unit_test(test_crc_into_tail),
         cmocka_unit_test(test_table_u64_and_derived),
-        cmocka_unit_test(test_spilled),
+        cmocka_unit_test(test_spilled),         cmocka_unit_test(test_full_disk_is_nospace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2598,6 +2598,131 @@ static void test_rw_large_replacement_outside_memory(void **state)
     free(pkg);
 }
 
+/* A compressed Granny section's data.bin replaced by 32 MiB (cp): the handle's file is
+ * appended to the pending edits' file piece by piece at the close, never read whole into
+ * the daemon's memory (its peak RSS grows by less than half the bytes); the section is
+ * stored raw with exactly those bytes, the Granny CRC valid. */
+static void test_rw_large_section_outside_memory(void **state)
+{
+    (void)state;
+    struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle0_objects = true};
+    struct fxg_result r;
+    size_t size;
+    uint8_t *bytes = fxg_build(&o, &size, &r);
+    char path[256], mnt[256], src[300], p[600], cmd[1200];
+    write_fixture("big-section.gr2", bytes, size, path, sizeof path);
+    make_mountpoint("m-big-section", mnt, sizeof mnt);
+    enum { BIG = 32 << 20 };
+    uint8_t *fresh = fxp_pattern(BIG, 3);
+    snprintf(src, sizeof src, "%s/big-section.bin", tmpdir);
+    assert_int_equal(fx_write_file(src, fresh, BIG), 0);
+    pid_t daemon = start_mount_fg(path, mnt, "rw");
+    snprintf(p, sizeof p, "%s/granny/sections/0/data.bin", mnt);
+    unsigned long before = peak_kib(daemon);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, p);
+    assert_int_equal(sh(cmd), 0);
+    unsigned long after = peak_kib(daemon);
+    printf("section of %d MiB replaced: daemon peak RSS %lu -> %lu KiB\n", BIG >> 20, before, after);
+    assert_true(info_has(mnt, "section 0 stored raw"));
+    assert_true(after - before < (BIG >> 10) / 2);
+    do_umount(mnt);
+    int status;
+    assert_int_equal(waitpid(daemon, &status, 0), daemon);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    const uint8_t *h = now + 0x20 + r.layout.section_array_offset;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0); /* compression 0 */
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_true((uint64_t)data_at + BIG <= n);
+    assert_memory_equal(now + data_at, fresh, BIG);
+    assert_gr2_crc_valid(now);
+    free(now);
+    unlink(src);
+    free(fresh);
+    free(r.section);
+    free(bytes);
+}
+
+/* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
+static void temps_line(const char *mnt, unsigned long long *bytes, unsigned long long *in_mem,
+                       unsigned long long *most)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *info = text_of(p);
+    const char *line = strstr(info, "rw: temporaries: ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "rw: temporaries: %llu bytes, %llu of them in memory; at most %llu in memory at once",
+                            bytes, in_mem, most),
+                     3);
+    free(info);
+}
+
+/* An editor's temporary (what sed -i writes beside the file) past 64 KiB lives in an
+ * unlinked file beside the source, not in memory: after 8 MiB written, /info counts its
+ * bytes, none of them in memory, and never more than 64 KiB in memory at once; it reads
+ * back as written, and renamed over a resource's data.bin it becomes its content (read
+ * from that file). A small one stays in memory (the count moves with it). */
+static void test_rw_large_temporary_outside_memory(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s4", 0, NULL, &size);
+    char path[256], mnt[256], dir[1100], tmp[1200], data[1200];
+    write_fixture("temps.package", pkg, size, path, sizeof path);
+    make_mountpoint("m-temps", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    snprintf(dir, sizeof dir, "%s/resources/S4_015A1849_00000000_00000001000000A0%%%%+GEOM.simgeom", mnt);
+    unsigned long long bytes, in_mem, most;
+    /* a small one: in memory */
+    snprintf(tmp, sizeof tmp, "%s/.small.tmp", dir);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    static const char small[1000] = "small";
+    assert_int_equal(write(fd, small, sizeof small), (ssize_t)sizeof small);
+    assert_int_equal(close(fd), 0);
+    temps_line(mnt, &bytes, &in_mem, &most);
+    assert_int_equal(bytes, sizeof small);
+    assert_true(in_mem >= sizeof small && in_mem <= (64u << 10));
+    assert_int_equal(unlink(tmp), 0);
+    /* a large one: in a file */
+    enum { BIG = 8 << 20, PIECE = 128 << 10 };
+    uint8_t *fresh = fxp_pattern(BIG, 9);
+    snprintf(tmp, sizeof tmp, "%s/.data.bin.tmp", dir);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    for (size_t at = 0; at < BIG; at += PIECE)
+        assert_int_equal(write(fd, fresh + at, PIECE), PIECE);
+    assert_int_equal(close(fd), 0);
+    temps_line(mnt, &bytes, &in_mem, &most);
+    printf("temporary of %d MiB: %llu bytes counted, %llu in memory, at most %llu in memory\n", BIG >> 20, bytes,
+           in_mem, most);
+    assert_int_equal(bytes, BIG);
+    assert_int_equal(in_mem, 0);
+    assert_true(most <= (64u << 10));
+    assert_file_is(tmp, fresh, BIG);
+    snprintf(data, sizeof data, "%s/data.bin", dir);
+    assert_int_equal(rename(tmp, data), 0);
+    assert_file_is(data, fresh, BIG);
+    temps_line(mnt, &bytes, &in_mem, &most);
+    assert_int_equal(bytes, 0);
+    assert_int_equal(in_mem, 0);
+    umount_rw(mnt, path);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1];
+    sha256_hex(fresh, BIG, hex);
+    char *got = entry_line(lines, "015A1849 00000000 00000001000000A0");
+    assert_non_null(got);
+    assert_non_null(strstr(got, hex));
+    free(got);
+    free(lines);
+    free(fresh);
+    free(pkg);
+}
+
 /* A commit at unmount that fails for a full disk: the unsaved copy cannot go beside the
  * file either (the same full file system), so it goes to $TMPDIR, and the syslog line
  * says where and why not beside it; the file and its folder as they were; exit 7. */
@@ -2876,6 +3001,8 @@ int main(void)
         mount_test(test_rw_package_outside_reader),
         mount_test(test_rw_granny_section_in_package),
         mount_test(test_rw_large_replacement_outside_memory),
+        mount_test(test_rw_large_temporary_outside_memory),
+        mount_test(test_rw_large_section_outside_memory),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),

@@ -100,14 +100,18 @@ struct snapshot {
 };
 
 /* -o rw: a file an editor made beside a writable one, to rename over it (sed -i). It
- * lives in memory only; renamed over a writable file it becomes that file's new content
- * (committed at once) and its number then names that file's path (moved_to). */
+ * exists only in the mount: its bytes in memory up to TEMP_MEM_MAX, past that in an
+ * unlinked scratch file beside the source (so memory stays small whatever the editor
+ * writes); renamed over a writable file it becomes that file's new content (committed at
+ * once) and its number then names that file's path (moved_to). */
 struct tempfile {
     uint32_t id;
     char *dir;   /* its directory's path */
     char *name;
-    char *data;
-    size_t len, cap;
+    size_t len;  /* its size */
+    char *data;  /* in memory: its bytes (cap allocated) */
+    size_t cap;
+    int fd;      /* fd + 1 of its scratch file, which holds its len bytes (0: in memory) */
     char *moved_to; /* after the rename: the path its number stands for */
     struct tempfile *next;
 };
@@ -116,6 +120,8 @@ struct tempfile {
 #define TEMP_EPOCH 0xFFFFFFFFu
 /* The largest temporary: what replaces a value or a byte range, not a whole package. */
 #define TEMP_MAX (64ull << 20)
+/* A temporary larger than this goes to a scratch file (a value's text is far smaller). */
+#define TEMP_MEM_MAX (64u << 10)
 
 struct adapter {
     char *src_path;  /* the source's path (generation 0 may be freed) */
@@ -135,6 +141,7 @@ struct adapter {
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
     uint64_t asked, done; /* commits to tell the kernel about, and told (under nmu) */
+    uint64_t told;        /* of those, how many had the root's entries dropped (under nmu) */
     fuse_ino_t *stale;    /* numbers of older trees whose entries the kernel is to drop */
     size_t nstale, capstale; /* (under nmu; forget_later) */
     pthread_cond_t ndone;
@@ -453,6 +460,17 @@ static void temp_entry(const struct adapter *a, const struct tempfile *t, struct
     temp_stat(a, t, &e->attr);
 }
 
+/* /info's count of the temporaries' bytes and those held in memory; under a->tmu. */
+static void note_temps(struct adapter *a)
+{
+    uint64_t bytes = 0, in_mem = 0;
+    for (struct tempfile *t = a->temps; t; t = t->next) {
+        bytes += t->len;
+        in_mem += t->cap;
+    }
+    rw_note_temps(&a->rw, bytes, in_mem);
+}
+
 static void temp_unlink(struct adapter *a, struct tempfile *dead)
 {
     for (struct tempfile **p = &a->temps; *p; p = &(*p)->next)
@@ -463,8 +481,95 @@ static void temp_unlink(struct adapter *a, struct tempfile *dead)
     free(dead->dir);
     free(dead->name);
     free(dead->data);
+    if (dead->fd)
+        close(dead->fd - 1);
     free(dead->moved_to);
     free(dead);
+}
+
+/* The temporary's bytes from now on in a scratch file beside the source (what it held in
+ * memory moved there): 0 or an errno; under a->tmu. */
+static int temp_spill(struct adapter *a, struct tempfile *t)
+{
+    int fd;
+    enum s3_err made = edits_scratch(a->rw.lock->dirfd, &fd);
+    if (made)
+        return s3_err_errno(made);
+    ssize_t put = t->len ? pwrite(fd, t->data, t->len, 0) : 0;
+    if (put != (ssize_t)t->len) {
+        int err = put < 0 ? errno : EIO;
+        close(fd);
+        return err;
+    }
+    free(t->data);
+    t->data = NULL;
+    t->cap = 0;
+    t->fd = fd + 1;
+    return 0;
+}
+
+/* The temporary at size `size` (zeros past its end): 0 or an errno; under a->tmu. */
+static int temp_resize(struct adapter *a, struct tempfile *t, size_t size)
+{
+    int err = !t->fd && size > TEMP_MEM_MAX ? temp_spill(a, t) : 0;
+    if (err)
+        return err;
+    if (t->fd)
+        return ftruncate(t->fd - 1, (off_t)size) == 0 ? 0 : errno;
+    if (size > t->cap) {
+        size_t cap = size > 2 * t->cap ? size : 2 * t->cap;
+        cap = cap < TEMP_MEM_MAX ? cap : TEMP_MEM_MAX; /* size is at most that */
+        char *n = realloc(t->data, cap);
+        if (!n)
+            return ENOMEM;
+        t->data = n;
+        t->cap = cap;
+    }
+    if (size > t->len)
+        memset(t->data + t->len, 0, size - t->len);
+    return 0;
+}
+
+/* Bytes [off, off+size) of the temporary written: 0 or an errno; under a->tmu. */
+static int temp_write(struct adapter *a, struct tempfile *t, const char *data, size_t size, uint64_t off)
+{
+    if (off > TEMP_MAX || size > TEMP_MAX - off)
+        return EFBIG;
+    size_t end = (size_t)off + size;
+    int err = end > t->len ? temp_resize(a, t, end) : 0;
+    if (err)
+        return err;
+    if (t->fd) {
+        ssize_t put = pwrite(t->fd - 1, data, size, (off_t)off);
+        if (put != (ssize_t)size)
+            return put < 0 ? errno : EIO;
+    } else {
+        memcpy(t->data + off, data, size);
+    }
+    if (end > t->len)
+        t->len = end;
+    return 0;
+}
+
+/* Up to n of the temporary's bytes from off into buf: the count, or -errno; under
+ * a->tmu. */
+static ssize_t temp_read(const struct tempfile *t, char *buf, size_t n, uint64_t off)
+{
+    size_t k = off < t->len ? t->len - (size_t)off : 0;
+    k = k < n ? k : n;
+    if (!k)
+        return 0;
+    if (!t->fd) {
+        memcpy(buf, t->data + off, k);
+        return (ssize_t)k;
+    }
+    for (size_t done = 0; done < k;) {
+        ssize_t got = pread(t->fd - 1, buf + done, k - done, (off_t)(off + done));
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO;
+        done += (size_t)got;
+    }
+    return (ssize_t)k;
 }
 
 /* A directory where an editor may make a temporary: one holding a writable file. */
@@ -613,21 +718,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     struct stat tst;
     if (t && (to_set & FUSE_SET_ATTR_SIZE)) {
         /* an editor's own file: any size (mode, owner and times are accepted as they are) */
-        size_t size = (size_t)attr->st_size;
-        if ((uint64_t)attr->st_size > TEMP_MAX) {
-            trc = EFBIG;
-        } else if (size > t->cap) {
-            char *n = realloc(t->data, size);
-            trc = n ? 0 : ENOMEM;
-            if (n) {
-                t->data = n;
-                t->cap = size;
-            }
-        }
-        if (!trc && size > t->len)
-            memset(t->data + t->len, 0, size - t->len);
+        trc = (uint64_t)attr->st_size > TEMP_MAX ? EFBIG : temp_resize(a, t, (size_t)attr->st_size);
         if (!trc)
-            t->len = size;
+            t->len = (size_t)attr->st_size;
+        note_temps(a);
     }
     if (t)
         temp_stat(a, t, &tst);
@@ -824,9 +918,10 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
  * 0 or -errno. */
 static int scratch_open(struct adapter *a, struct rw_gen *g, uint32_t i, bool trunc, struct snapshot *s)
 {
-    int fd = edits_scratch(a->rw.lock->dirfd);
-    if (fd < 0)
-        return fd;
+    int fd;
+    enum s3_err made = edits_scratch(a->rw.lock->dirfd, &fd);
+    if (made)
+        return -s3_err_errno(made);
     s->scratch = fd + 1;
     uint64_t size = trunc ? 0 : tree_size(g->fs->tree, i);
     char *buf = size ? malloc(1u << 20) : NULL;
@@ -899,8 +994,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     struct adapter *a = adapter_of(req);
     pthread_mutex_lock(&a->tmu);
     struct tempfile *tf = temp_by_ino(a, ino);
-    if (tf && (fi->flags & O_TRUNC))
+    if (tf && (fi->flags & O_TRUNC) && !temp_resize(a, tf, 0)) { /* cannot fail: it shrinks */
         tf->len = 0;
+        note_temps(a);
+    }
     pthread_mutex_unlock(&a->tmu);
     if (tf) {
         fi->fh = 0;
@@ -976,7 +1073,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 #define NOTIFY_WAIT_NS 200000000ll
 
 /* After a commit: the notifier thread tells the kernel, and we wait for it (up to
- * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. */
+ * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. We
+ * wait for the root's entries only, not for the new file's parse (notifier). */
 static void tell_kernel(struct adapter *a)
 {
     struct timespec until;
@@ -987,7 +1085,7 @@ static void tell_kernel(struct adapter *a)
     pthread_mutex_lock(&a->nmu);
     uint64_t mine = ++a->asked;
     pthread_cond_broadcast(&a->ncv);
-    while (a->done < mine && a->notifier_started && !a->stopping)
+    while (a->told < mine && a->notifier_started && !a->stopping)
         if (pthread_cond_timedwait(&a->ndone, &a->nmu, &until) != 0)
             break;
     pthread_mutex_unlock(&a->nmu);
@@ -1079,24 +1177,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         pthread_mutex_lock(&a->tmu);
         struct tempfile *t = temp_by_ino(a, ino);
         if (t) {
-            trc = (uint64_t)off > TEMP_MAX || size > TEMP_MAX - (uint64_t)off ? EFBIG : 0;
-            size_t end = (size_t)off + size;
-            if (!trc && end > t->cap) {
-                size_t cap = end > 2 * t->cap ? end : 2 * t->cap;
-                char *n = realloc(t->data, cap);
-                trc = n ? 0 : ENOMEM;
-                if (n) {
-                    t->data = n;
-                    t->cap = cap;
-                }
-            }
-            if (!trc) {
-                if ((size_t)off > t->len)
-                    memset(t->data + t->len, 0, (size_t)off - t->len);
-                memcpy(t->data + off, data, size);
-                if (end > t->len)
-                    t->len = end;
-            }
+            trc = temp_write(a, t, data, size, (uint64_t)off);
+            note_temps(a);
         }
         pthread_mutex_unlock(&a->tmu);
         if (trc)
@@ -1181,21 +1263,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     if (a->cfg.rw && !fi->fh) {
         pthread_mutex_lock(&a->tmu);
         struct tempfile *t = temp_by_ino(a, ino);
-        char *copy = NULL;
-        size_t k = 0;
-        if (t) {
-            k = (uint64_t)off < t->len ? t->len - (size_t)off : 0;
-            k = k < size ? k : size;
-            copy = alloc_array(k ? k : 1, 1);
-            if (copy && k)
-                memcpy(copy, t->data + off, k);
-        }
+        char *copy = t ? alloc_array(size ? size : 1, 1) : NULL;
+        ssize_t k = copy ? temp_read(t, copy, size, (uint64_t)off) : -ENOMEM;
         pthread_mutex_unlock(&a->tmu);
         if (t) {
-            if (copy)
-                fuse_reply_buf(req, copy, k);
+            if (k >= 0)
+                fuse_reply_buf(req, copy, (size_t)k);
             else
-                fuse_reply_err(req, ENOMEM);
+                fuse_reply_err(req, (int)-k);
             free(copy);
             return;
         }
@@ -1338,8 +1413,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     char *dir = a->cfg.rw && any_temps(a) ? dir_path(req, parent) : NULL;
     pthread_mutex_lock(&a->tmu);
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
-    if (t)
+    if (t) {
         temp_unlink(a, t); /* an editor's temporary: the only thing that can go */
+        note_temps(a);
+    }
     pthread_mutex_unlock(&a->tmu);
     free(dir);
     fuse_reply_err(req, t ? 0 : no_change(req));
@@ -1357,6 +1434,22 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     fuse_reply_err(req, no_change(req));
 }
 
+/* The first len bytes of file fd into *out (malloc'd): 0 or -errno. */
+static int fd_bytes(int fd, size_t len, char **out)
+{
+    char *b = alloc_array(len ? len : 1, 1);
+    int rc = b ? 0 : -ENOMEM;
+    for (size_t done = 0; !rc && done < len;) {
+        ssize_t got = pread(fd, b + done, len - done, (off_t)done);
+        rc = got < 0 ? -errno : got == 0 ? -EIO : 0;
+        done += got > 0 ? (size_t)got : 0;
+    }
+    if (rc)
+        free(b);
+    *out = rc ? NULL : b;
+    return rc;
+}
+
 /* A temporary renamed over a writable file (sed -i): its bytes become that file's (a
  * value's text parsed; a byte range's same size), committed at once; the errno of that is
  * rename's. Every other rename: EPERM (EROFS read-only). */
@@ -1369,10 +1462,12 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     struct tempfile *t = dir ? temp_by_name(a, dir, name) : NULL;
     char *text = NULL;
     size_t len = 0;
+    int tfd = -1; /* a temporary in a scratch file: its own descriptor of it */
     if (t) {
         len = t->len;
-        text = alloc_array(len ? len : 1, 1);
-        if (text)
+        if (t->fd)
+            tfd = fcntl(t->fd - 1, F_DUPFD_CLOEXEC, 0);
+        else if ((text = alloc_array(len ? len : 1, 1)))
             memcpy(text, t->data, len);
     }
     pthread_mutex_unlock(&a->tmu);
@@ -1384,17 +1479,21 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     struct rw_gen *g;
     uint32_t pdir, target;
     struct rw_target w;
-    int rc = text ? 0 : -ENOMEM;
+    int rc = text || tfd >= 0 ? 0 : -ENOMEM;
     if (!rc && (node_of(req, newparent, &g, &pdir) != NODE_DIR || tree_lookup(g->fs->tree, pdir, newname, &target) ||
                 !rw_target(&a->rw, g, target, &w)))
         rc = -EPERM;
     char *path = rc ? NULL : rw_path(g->fs->tree, target);
     if (!rc && !path)
         rc = -ENOMEM;
+    /* a value's text is parsed whole, and a byte range's bytes become pending edits (in
+     * memory) at once: read whole; a whole replacement is read from the file */
+    if (!rc && tfd >= 0 && !rw_whole(w.kind) && (w.kind == RW_VALUE || len == w.len))
+        rc = fd_bytes(tfd, len, &text);
     if (!rc && w.kind == RW_VALUE)
         rc = rw_put_value(&a->rw, &w, path, text, len);
     else if (!rc && rw_whole(w.kind))
-        rc = rw_put_whole(&a->rw, &w, path, text, len);
+        rc = tfd >= 0 ? rw_put_whole_fd(&a->rw, &w, path, tfd, len) : rw_put_whole(&a->rw, &w, path, text, len);
     else if (!rc && len != w.len) {
         rw_log(&a->rw, "refused %s: %zu bytes for a range of %" PRIu64 "; nothing changed", path, len, w.len);
         rc = -EPERM;
@@ -1402,6 +1501,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         rc = rw_put_bytes(&a->rw, &w, 0, text, len);
     }
     free(text);
+    if (tfd >= 0)
+        close(tfd);
     if (!rc)
         rc = settle(req, NULL, false);
     if (!rc) {
@@ -1414,6 +1515,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
             free(same->data);
             same->data = NULL;
             same->len = same->cap = 0;
+            if (same->fd)
+                close(same->fd - 1);
+            same->fd = 0;
+            note_temps(a);
         }
         pthread_mutex_unlock(&a->tmu);
     }
@@ -1655,6 +1760,23 @@ static void drop_entries(struct adapter *a, const fuse_ino_t *fino, size_t n)
     }
 }
 
+/* What a commit's close waits for, before the committed file is opened (its parse is
+ * no part of the close): the kernel drops the root's entries and listing of the tree
+ * current until then, so the path walks after the close look up again, in the new tree.
+ * The pass that follows, after the opening, drops every older tree's entries as well. */
+static void forget_root(struct adapter *a, uint64_t asked)
+{
+    struct rw_gen *was = rw_acquire_epoch(&a->rw, rw_epoch(&a->rw));
+    if (was)
+        notify_epoch(a, was);
+    rw_release(&a->rw, was);
+    fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
+    pthread_mutex_lock(&a->nmu);
+    a->told = asked;
+    pthread_cond_broadcast(&a->ndone);
+    pthread_mutex_unlock(&a->nmu);
+}
+
 static void *notifier(void *arg)
 {
     struct adapter *a = arg;
@@ -1665,12 +1787,15 @@ static void *notifier(void *arg)
             continue;
         }
         uint64_t asked = a->asked;
+        bool untold = asked > a->told;
         uint32_t from = a->notified;
         fuse_ino_t *stale = a->stale;
         size_t nstale = a->nstale;
         a->stale = NULL;
         a->nstale = a->capstale = 0;
         pthread_mutex_unlock(&a->nmu);
+        if (untold)
+            forget_root(a, asked);
         drop_entries(a, stale, nstale);
         free(stale);
         struct rw_gen *cur = rw_acquire(&a->rw); /* opens the committed file */
@@ -1691,6 +1816,8 @@ static void *notifier(void *arg)
         if (now > a->notified)
             a->notified = now;
         a->done = asked;
+        if (asked > a->told)
+            a->told = asked;
         pthread_cond_broadcast(&a->ndone);
     }
     pthread_mutex_unlock(&a->nmu);

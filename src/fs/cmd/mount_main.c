@@ -315,12 +315,13 @@ int main(int argc, char **argv)
     /* -o rw: the file is locked first, so what is parsed is what the lock recorded */
     struct commit_lock lock = {.fd = -1, .dirfd = -1};
     if (c.fc.rw) {
-        rc = commit_lock(&lock, c.file);
-        if (rc) {
+        enum s3_err locked = commit_lock(&lock, c.file);
+        if (locked) {
             fprintf(stderr, "mount.s3rig: %s: %s\n", c.file,
-                    rc == -EWOULDBLOCK ? "already mounted rw (locked by another process)" : strerror(-rc));
+                    locked == S3_ERR_BUSY ? "already mounted rw (locked by another process)"
+                                          : strerror(s3_err_errno(locked)));
             free(c.fuse_opts);
-            return rc == -EWOULDBLOCK ? S3_EXIT_MOUNT : S3_EXIT_OPEN;
+            return locked == S3_ERR_BUSY ? S3_EXIT_MOUNT : S3_EXIT_OPEN;
         }
         c.fc.lock = &lock;
     }

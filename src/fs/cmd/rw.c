@@ -36,6 +36,13 @@ static void gen_init_locks(struct rw *rw)
     pthread_mutex_init(&rw->gmu, NULL);
 }
 
+/* The -errno this file's functions return for a reason of edit.c's or commit.c's (0 for
+ * S3_OK; a full disk stays ENOSPC, a changed file EBUSY). */
+static int neg_errno_of(enum s3_err e)
+{
+    return -s3_err_errno(e);
+}
+
 int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backup, const struct s3fs_opts *opts)
 {
     memset(rw, 0, sizeof *rw);
@@ -296,6 +303,18 @@ void rw_log(struct rw *rw, const char *fmt, ...)
     rw_release(rw, g);
 }
 
+void rw_note_temps(struct rw *rw, uint64_t bytes, uint64_t in_mem)
+{
+    __atomic_store_n(&rw->temps_now, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&rw->temps_mem_now, in_mem, __ATOMIC_RELAXED);
+    if (in_mem > __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED))
+        __atomic_store_n(&rw->temps_mem_most, in_mem, __ATOMIC_RELAXED);
+    struct rw_gen *g = acquire_newest(rw);
+    if (g)
+        tree_touch(g->fs->tree); /* /info shows them */
+    rw_release(rw, g);
+}
+
 /* /info: the mode, what is pending, and the last things that happened (refusals, commits). */
 static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
@@ -311,6 +330,10 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     uint64_t mem_most = __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED);
     sb_printf(out, "rw: pending: %" PRIu64 " bytes, %" PRIu64 " of them in memory; at most %" PRIu64
               " in memory at once\n", pending, in_mem, mem_most);
+    sb_printf(out, "rw: temporaries: %" PRIu64 " bytes, %" PRIu64 " of them in memory; at most %" PRIu64
+              " in memory at once\n", __atomic_load_n(&rw->temps_now, __ATOMIC_RELAXED),
+              __atomic_load_n(&rw->temps_mem_now, __ATOMIC_RELAXED),
+              __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -890,7 +913,7 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
     bool spliced = in_splice(rw, t->pos + off, len);
     int rc = spliced ? -EBUSY : note_gr2(rw, t);
     if (!rc)
-        rc = edits_put(&rw->pending, t->pos + off, b, len);
+        rc = neg_errno_of(edits_put(&rw->pending, t->pos + off, b, len));
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (spliced)
@@ -901,7 +924,7 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
 
 int rw_check_prefix(const struct rw_target *t, const char *text, size_t len, char *why, size_t whylen)
 {
-    return t->is_table || t->nlabels ? 0 : field_check_prefix(&t->ft, text, len, why, whylen);
+    return t->is_table || t->nlabels ? 0 : neg_errno_of(field_check_prefix(&t->ft, text, len, why, whylen));
 }
 
 /* A labelled value's text without its labels: each line must start with its label and a
@@ -975,7 +998,7 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
         edits_overlay(&rw->pending, t->pos, bytes, t->len);
         pthread_mutex_unlock(&rw->mu);
     }
-    return rc ? rc : table_encode(&t->table, text, len, bytes, why, whylen);
+    return rc ? rc : neg_errno_of(table_encode(&t->table, text, len, bytes, why, whylen));
 }
 
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
@@ -1161,7 +1184,7 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
     }
     if (!rc)
         rc = t->is_table ? encode_table(rw, t, text, len, bytes, why, sizeof why)
-                         : field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why);
+                         : neg_errno_of(field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why));
     free(plain);
     if (rc == -EINVAL)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
@@ -1240,7 +1263,7 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
             if (*blen + (uint64_t)got > room)
                 rc = -EFBIG;
             else if (got)
-                rc = edits_append(&rw->pending, in, (size_t)got);
+                rc = neg_errno_of(edits_append(&rw->pending, in, (size_t)got));
             *blen += (uint64_t)got;
         } else {
             z.next_in = in;
@@ -1256,7 +1279,7 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
                 else if (*blen + n > room)
                     rc = -EFBIG;
                 else if (n)
-                    rc = edits_append(&rw->pending, out, n);
+                    rc = neg_errno_of(edits_append(&rw->pending, out, n));
                 *blen += n;
             } while (!rc && (z.avail_out == 0 || (last && zr != Z_STREAM_END)));
         }
@@ -1282,19 +1305,19 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
     uint8_t f[4];
     if (!rc) {
         put_le(f, (uint32_t)at, 4);
-        rc = edits_put(&rw->pending, t->f_offset, f, 4);
+        rc = neg_errno_of(edits_put(&rw->pending, t->f_offset, f, 4));
     }
     if (!rc) {
         put_le(f, (uint32_t)blen | t->stored_flags, 4);
-        rc = edits_put(&rw->pending, t->f_stored, f, 4);
+        rc = neg_errno_of(edits_put(&rw->pending, t->f_stored, f, 4));
     }
     if (!rc) {
         put_le(f, (uint32_t)src->len, 4);
-        rc = edits_put(&rw->pending, t->f_memory, f, 4);
+        rc = neg_errno_of(edits_put(&rw->pending, t->f_memory, f, 4));
     }
     if (!rc) {
         put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
-        rc = edits_put(&rw->pending, t->f_comp, f, 2);
+        rc = neg_errno_of(edits_put(&rw->pending, t->f_comp, f, 2));
     }
     if (rc)
         edits_cut_tail(&rw->pending, before); /* nothing of it stays pending */
@@ -1335,7 +1358,7 @@ static int put_undoable(struct edits *e, const uint8_t *hb, uint64_t head_pos, u
 {
     memcpy(was, hb + (at - head_pos), 4);
     edits_overlay(e, at, was, 4);
-    int rc = edits_put(e, at, word, 4);
+    int rc = neg_errno_of(edits_put(e, at, word, 4));
     if (rc == 0) {
         *was_at = at;
         (*n)++;
@@ -1376,9 +1399,10 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     uint64_t from = t->head_pos + plan.from, to = t->head_pos + plan.to;
     /* the splice: the new bytes and their padding, in an unlinked file beside the source
      * until the commit */
-    int sfd = edits_scratch(rw->lock->dirfd);
-    if (sfd < 0)
-        return sfd;
+    int sfd;
+    enum s3_err made = edits_scratch(rw->lock->dirfd, &sfd);
+    if (made)
+        return neg_errno_of(made);
     int copied = copy_whole(src, sfd, plan.new_len);
     if (copied) {
         close(sfd);
@@ -1402,7 +1426,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     if (!rc && redo)
         edits_drop_splice(&rw->pending); /* its bytes are in the new ones */
     if (!rc)
-        rc = edits_splice_file(&rw->pending, from, to, sfd, (size_t)plan.new_len);
+        rc = neg_errno_of(edits_splice_file(&rw->pending, from, to, sfd, (size_t)plan.new_len));
     while (rc && nput > 0) {
         nput--;
         (void)edits_put(&rw->pending, put_at[nput], was[nput], 4); /* an existing edit: no allocation */
@@ -1665,17 +1689,19 @@ static int put_resource_section(struct rw *rw, const struct rw_target *t, const 
     return rc;
 }
 
-/* Under mu: a raw copy appended to the pending tail: padding, the section's bytes, the
- * tables stored with it. 0 or the -errno of the append (then the tail is as it was). */
-static int append_copy(struct rw *rw, uint64_t pad, const void *data, size_t len, const struct gr2_raw_plan *plan)
+/* Under mu: a raw copy appended to the pending tail: padding, the section's bytes (piece
+ * by piece: from a handle's file they are never in memory whole), the tables stored with
+ * it. 0 or the -errno of the append (then the tail is as it was). */
+static int append_copy(struct rw *rw, uint64_t pad, const struct whole_src *src, const struct gr2_raw_plan *plan)
 {
     static const uint8_t zero[4];
     size_t tail_was = rw->pending.tail_len;
-    int rc = edits_append(&rw->pending, zero, (size_t)pad);
+    uint64_t appended = 0;
+    int rc = neg_errno_of(edits_append(&rw->pending, zero, (size_t)pad));
     if (!rc)
-        rc = edits_append(&rw->pending, data, len);
+        rc = append_stream(rw, src, false, src->len, &appended);
     if (!rc)
-        rc = edits_append(&rw->pending, plan->after, plan->after_len);
+        rc = neg_errno_of(edits_append(&rw->pending, plan->after, plan->after_len));
     if (rc)
         edits_cut_tail(&rw->pending, tail_was); /* what was appended is not referenced: dropped */
     return rc;
@@ -1699,12 +1725,22 @@ static void drop_pending(struct rw *rw)
  * appended (room for it is proven first by appending it at the end: once in place, no
  * allocation is left to fail), so that no copy is left unreferenced; when another
  * section's copy follows it, the write is refused (EBUSY) until a commit. */
+static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
+
 static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
 {
     if (t->wrapped)
         return put_wrapped_section(rw, t, path, data, len);
     if (t->in_resource)
         return put_resource_section(rw, t, path, data, len);
+    struct whole_src src = {data, -1, len};
+    return put_section_raw(rw, t, path, &src);
+}
+
+/* put_section of a Granny file's own section, its bytes from src (streamed). */
+static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
+{
+    size_t len = (size_t)src->len;
     char why[200] = "";
     pthread_mutex_lock(&rw->mu);
     size_t prev = 0;
@@ -1720,20 +1756,20 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
         rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     }
     if (!rc)
-        rc = append_copy(rw, pad, data, len, &plan);
+        rc = append_copy(rw, pad, src, &plan);
     bool lost = false;
     if (!rc && again == 0) {
         edits_cut_tail(&rw->pending, from);
-        rc = append_copy(rw, pad, data, len, &plan);
+        rc = append_copy(rw, pad, src, &plan);
         if (rc) { /* the copy of before is overwritten in part: nothing pending is whole */
             drop_pending(rw);
             lost = true;
         }
     }
     if (!rc)
-        rc = edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
+        rc = neg_errno_of(edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header));
     if (!rc)
-        rc = edits_put(&rw->pending, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4);
+        rc = neg_errno_of(edits_put(&rw->pending, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4));
     if (!rc && (rc = note_gr2(rw, t)) == 0) {
         for (size_t i = 0; i < rw->ngr2; i++)
             if (rw->gr2[i].dir == t->gr2_dir)
@@ -1755,12 +1791,15 @@ static int put_section(struct rw *rw, const struct rw_target *t, const char *pat
     return rc;
 }
 
-/* A section's new bytes are needed whole in memory (the Granny plan is made over them):
- * read from the handle's file when they are there. */
+/* A section's new bytes from a handle's file: streamed into the pending edits' file for a
+ * Granny file's own section; read whole where new container bytes are made in memory
+ * around them (a wrapped RIG's Granny data, a package resource's). */
 static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (src->mem)
         return put_section(rw, t, path, src->mem, (size_t)src->len);
+    if (!t->wrapped && !t->in_resource)
+        return put_section_raw(rw, t, path, src);
     uint8_t *b = alloc_array(src->len ? src->len : 1, 1);
     if (!b)
         return -ENOMEM;
@@ -1822,7 +1861,7 @@ struct writer {
     size_t nfix;
 };
 
-static int write_new(int fd, void *ctx)
+static enum s3_err write_new(int fd, void *ctx)
 {
     const struct writer *w = ctx;
     return edits_write(w->in_fd, w->size, w->e, w->fix, w->nfix, fd);
@@ -1909,7 +1948,7 @@ int rw_commit(struct rw *rw, bool again)
     uint64_t bytes = edits_bytes(&rw->pending);
     struct writer w = {rw->lock->fd, g->fs->src.size, &rw->pending, fix, nfix};
     if (!rc)
-        rc = commit_replace(rw->lock, write_new, &w, rw->backup);
+        rc = neg_errno_of(commit_replace(rw->lock, write_new, &w, rw->backup));
     free(fix);
     if (rc) {
         rw_log(rw, "commit %s: %s; %" PRIu64 " bytes of edits stay pending",
@@ -1940,7 +1979,7 @@ static int write_unsaved(const char *path, mode_t mode, struct writer *w)
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return -errno;
-    int rc = write_new(fd, w);
+    int rc = neg_errno_of(write_new(fd, w));
     if (!rc && fsync(fd) != 0)
         rc = -errno;
     if (close(fd) != 0 && !rc)

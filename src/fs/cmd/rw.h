@@ -109,6 +109,9 @@ struct rw {
     uint64_t commits;
     /* atomic, for /info: pending bytes, those in memory, the most in memory at once */
     uint64_t pending_now, mem_now, mem_most;
+    /* atomic, for /info: editors' temporaries (fuse_ll.c's), their bytes, those in
+     * memory, the most in memory at once (rw_note_temps) */
+    uint64_t temps_now, temps_mem_now, temps_mem_most;
     bool watch; /* a watched folder (rw_init_watch): no edits, reopened from its path */
     /* atomic: changes asked for (a commit, the watch), and how many of them the newest
      * generation was opened after; rw_acquire opens again while they differ, so a change
@@ -211,6 +214,8 @@ int rw_commit(struct rw *rw, bool reopen);
  * $TMPDIR or /tmp. 1 with its path in where, 0 when nothing is pending, -errno when it
  * could be written nowhere; *why: the errno that kept it from beside the file (0: none). */
 int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why);
+/* What editors' temporaries hold now (bytes) and of it in memory, for /info. */
+void rw_note_temps(struct rw *rw, uint64_t bytes, uint64_t in_mem);
 void rw_log(struct rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A node's path from the root ("/a/b", "" for the root), malloc'd; NULL when out of memory. */
 char *rw_path(struct tree *t, uint32_t ino);

@@ -17,27 +17,38 @@
 #define TEMP_TAG ".s3rig-"
 
 static enum commit_step fail_step;
-static int fail_err;
+static enum s3_err fail_err;
+static commit_step_fn *step_watcher;
+static void *step_watcher_ctx;
 
-void commit_fail_at(enum commit_step step, int err)
+void commit_watch_steps(commit_step_fn *fn, void *ctx)
 {
-    __atomic_store_n(&fail_err, err, __ATOMIC_RELAXED);
+    step_watcher_ctx = ctx;
+    step_watcher = fn;
+}
+
+void commit_fail_at(enum commit_step step, enum s3_err e)
+{
+    __atomic_store_n(&fail_err, e, __ATOMIC_RELAXED);
     __atomic_store_n(&fail_step, step, __ATOMIC_RELEASE);
 }
 
-/* -err when a test asked this step to fail (once), else 0. */
-static int injected(enum commit_step step)
+/* A step begins: the reason a test asked it to fail with (once), else S3_OK. */
+static enum s3_err injected(enum commit_step step)
 {
+    if (step_watcher)
+        step_watcher(step, step_watcher_ctx);
     enum commit_step want = step;
     if (!__atomic_compare_exchange_n(&fail_step, &want, COMMIT_STEP_NONE, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
-        return 0;
-    return -__atomic_load_n(&fail_err, __ATOMIC_RELAXED);
+        return S3_OK;
+    return __atomic_load_n(&fail_err, __ATOMIC_RELAXED);
 }
 
-static int neg_errno(void)
+/* The reason of the OS call that just failed (ENOSPC stays NOSPACE). */
+static enum s3_err os_err(void)
 {
-    return errno ? -errno : -EIO;
+    return errno ? s3_err_of_errno(errno) : S3_ERR_IO;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -79,14 +90,14 @@ static void remove_stale_temps(int dirfd, const char *name, const struct stat *s
     closedir(d);
 }
 
-int commit_lock(struct commit_lock *l, const char *path)
+enum s3_err commit_lock(struct commit_lock *l, const char *path)
 {
     memset(l, 0, sizeof *l);
     l->fd = l->dirfd = -1;
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     char *full = realpath(path, NULL);
     if (!full) {
-        rc = neg_errno();
+        rc = os_err();
         goto fail;
     }
     char *slash = strrchr(full, '/');
@@ -94,25 +105,25 @@ int commit_lock(struct commit_lock *l, const char *path)
     l->dir = slash == full ? strdup("/") : strndup(full, (size_t)(slash - full));
     free(full);
     if (!l->name || !l->dir) {
-        rc = -ENOMEM;
+        rc = S3_ERR_NOMEM;
         goto fail;
     }
     l->dirfd = open(l->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     l->fd = l->dirfd < 0 ? -1 : openat(l->dirfd, l->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (l->fd < 0 || fstat(l->fd, &l->st) != 0) {
-        rc = neg_errno();
+        rc = os_err();
         goto fail;
     }
     if (!S_ISREG(l->st.st_mode)) {
-        rc = -EINVAL;
+        rc = S3_ERR_INVALID;
         goto fail;
     }
     if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
-        rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : neg_errno();
+        rc = errno == EWOULDBLOCK ? S3_ERR_BUSY : os_err();
         goto fail;
     }
     remove_stale_temps(l->dirfd, l->name, &l->st);
-    return 0;
+    return S3_OK;
 fail:
     commit_unlock(l);
     return rc;
@@ -130,51 +141,52 @@ void commit_unlock(struct commit_lock *l)
     l->fd = l->dirfd = -1;
 }
 
-int commit_unchanged(const struct commit_lock *l)
+enum s3_err commit_unchanged(const struct commit_lock *l)
 {
     struct stat now, held;
     if (fstatat(l->dirfd, l->name, &now, AT_SYMLINK_NOFOLLOW) != 0 || fstat(l->fd, &held) != 0)
-        return -EBUSY;
-    return same_file(&now, &l->st) && same_file(&held, &l->st) ? 0 : -EBUSY;
+        return S3_ERR_BUSY;
+    return same_file(&now, &l->st) && same_file(&held, &l->st) ? S3_OK : S3_ERR_BUSY;
 }
 
-/* A fresh temporary beside the file, locked (so no later commit_lock takes it for stale). */
-static int make_temp(const struct commit_lock *l, char *out, size_t outlen)
+/* A fresh temporary beside the file into *fd, locked (so no later commit_lock takes it
+ * for stale). */
+static enum s3_err make_temp(const struct commit_lock *l, char *out, size_t outlen, int *fd)
 {
     static unsigned counter;
     for (int tries = 0; tries < 100; tries++) {
         unsigned n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
         snprintf(out, outlen, ".%s" TEMP_TAG "%ld-%u", l->name, (long)getpid(), n);
-        int fd = openat(l->dirfd, out, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-                int rc = neg_errno();
+        *fd = openat(l->dirfd, out, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (*fd >= 0) {
+            if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+                enum s3_err rc = os_err();
                 unlinkat(l->dirfd, out, 0);
-                close(fd);
+                close(*fd);
                 return rc;
             }
-            return fd;
+            return S3_OK;
         }
         if (errno != EEXIST)
-            return neg_errno();
+            return os_err();
     }
-    return -EEXIST;
+    return S3_ERR_IO; /* 100 names of ours taken: not ours to remove */
 }
 
 /* The old file's bytes into fd (when a hard link cannot be made). */
-static int copy_old(const struct commit_lock *l, int fd)
+static enum s3_err copy_old(const struct commit_lock *l, int fd)
 {
     char buf[1 << 16];
     for (off_t at = 0;;) {
         ssize_t n = pread(l->fd, buf, sizeof buf, at);
         if (n < 0)
-            return neg_errno();
+            return os_err();
         if (n == 0)
-            return 0;
+            return S3_OK;
         for (ssize_t done = 0; done < n;) {
             ssize_t w = write(fd, buf + done, (size_t)(n - done));
             if (w < 0)
-                return neg_errno();
+                return os_err();
             done += w;
         }
         at += n;
@@ -182,16 +194,17 @@ static int copy_old(const struct commit_lock *l, int fd)
 }
 
 /* PATH~ = the old version, made whole under a temporary name and renamed into place. */
-static int make_backup(const struct commit_lock *l)
+static enum s3_err make_backup(const struct commit_lock *l)
 {
-    int rc = injected(COMMIT_STEP_BACKUP);
+    enum s3_err rc = injected(COMMIT_STEP_BACKUP);
     if (rc)
         return rc;
     char tmp[4096], bak[4096];
     snprintf(bak, sizeof bak, "%s~", l->name);
-    int fd = make_temp(l, tmp, sizeof tmp);
-    if (fd < 0)
-        return fd;
+    int fd;
+    rc = make_temp(l, tmp, sizeof tmp, &fd);
+    if (rc)
+        return rc;
     close(fd);
     unlinkat(l->dirfd, tmp, 0);
     char self[64];
@@ -200,52 +213,53 @@ static int make_backup(const struct commit_lock *l)
         /* no hard links here (or no /proc): a copy */
         fd = openat(l->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, l->st.st_mode & 07777);
         if (fd < 0)
-            return neg_errno();
+            return os_err();
         rc = copy_old(l, fd);
         if (!rc && fsync(fd) != 0)
-            rc = neg_errno();
+            rc = os_err();
         close(fd);
     }
     if (!rc && renameat(l->dirfd, tmp, l->dirfd, bak) != 0)
-        rc = neg_errno();
+        rc = os_err();
     if (rc)
         unlinkat(l->dirfd, tmp, 0);
     return rc;
 }
 
 /* The new file's content, owner, mode and durability, before it takes the name. */
-static int fill_temp(struct commit_lock *l, int fd, commit_writer_fn *write_all, void *ctx)
+static enum s3_err fill_temp(struct commit_lock *l, int fd, commit_writer_fn *write_all, void *ctx)
 {
-    int rc = injected(COMMIT_STEP_WRITE);
+    enum s3_err rc = injected(COMMIT_STEP_WRITE);
     if (!rc)
         rc = write_all(fd, ctx);
     if (rc)
         return rc;
     if (fchown(fd, l->st.st_uid, l->st.st_gid) != 0 && errno != EPERM)
-        return neg_errno();
+        return os_err();
     if (fchmod(fd, l->st.st_mode & 07777) != 0)
-        return neg_errno();
+        return os_err();
     rc = injected(COMMIT_STEP_FSYNC);
     if (!rc && fsync(fd) != 0)
-        rc = neg_errno();
+        rc = os_err();
     return rc;
 }
 
-int commit_replace(struct commit_lock *l, commit_writer_fn *write_all, void *ctx, bool backup)
+enum s3_err commit_replace(struct commit_lock *l, commit_writer_fn *write_all, void *ctx, bool backup)
 {
     if (commit_unchanged(l))
-        return -EBUSY;
+        return S3_ERR_BUSY;
     char tmp[4096];
-    int fd = make_temp(l, tmp, sizeof tmp);
-    if (fd < 0)
-        return fd;
-    int rc = fill_temp(l, fd, write_all, ctx);
+    int fd;
+    enum s3_err rc = make_temp(l, tmp, sizeof tmp, &fd);
+    if (rc)
+        return rc;
+    rc = fill_temp(l, fd, write_all, ctx);
     if (!rc && backup)
         rc = make_backup(l);
     if (!rc)
         rc = injected(COMMIT_STEP_RENAME);
     if (!rc && renameat(l->dirfd, tmp, l->dirfd, l->name) != 0)
-        rc = neg_errno();
+        rc = os_err();
     if (rc) {
         unlinkat(l->dirfd, tmp, 0);
         close(fd);
@@ -255,9 +269,9 @@ int commit_replace(struct commit_lock *l, commit_writer_fn *write_all, void *ctx
     close(l->fd);
     l->fd = fd;
     if (fstat(fd, &l->st) != 0)
-        rc = neg_errno();
-    int synced = injected(COMMIT_STEP_DIRSYNC);
+        rc = os_err();
+    enum s3_err synced = injected(COMMIT_STEP_DIRSYNC);
     if (!synced && fsync(l->dirfd) != 0)
-        synced = neg_errno();
+        synced = os_err();
     return rc ? rc : synced;
 }

@@ -1,13 +1,12 @@
 /* Pending edits of the mounted file and the encoders that make them: what `-o rw` writes.
- * - field_type_parse: a value file's type string and span length -> the field's element
- *   kind and count, or -EINVAL when the file is no fixed-size field.
- * - field_encode: the text a user wrote -> the field's bytes (its elements in order, one
- *   or more blank-separated a line, no empty line, a final newline optional); -EINVAL
- *   with `why` when a value does not parse or fit, or their count is not the field's.
- * - struct edits: byte patches over the file, kept sorted and merged (a later write wins);
- *   bytes may also be appended after the file's end (in memory, or after edits_spill in
- *   an unlinked file, so that a large appended resource costs no memory); edits_write
- *   streams the file with them applied (one buffer, never the whole file), then stores
+ * - What can fail returns enum s3_err: INVALID for refused text (why: the reason), NOMEM,
+ *   BUSY, or the OS's reason (NOSPACE for a full disk).
+ * - field_type_parse / field_encode: a value file's type -> its field's kind and count;
+ *   the text a user wrote -> the field's bytes (blank-separated values, one or more a
+ *   line, no empty line, a final newline optional).
+ * - struct edits: byte patches over the file, kept sorted and merged (a later write wins),
+ *   bytes appended after its end (after edits_spill in an unlinked file, costing no
+ *   memory); edits_write streams the file with them applied (one buffer), then stores
  *   each CRC-32 fix.
  * - Not thread-safe: the caller serialises every use of one struct edits. */
 #ifndef S3_EDIT_H
@@ -16,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "parse/base/err.h"
 
 /* FIELD_U64: table cells only (value files of 8 bytes stay read-only). */
 enum field_kind { FIELD_U8, FIELD_I8, FIELD_U16, FIELD_I16, FIELD_U32, FIELD_I32, FIELD_F32, FIELD_U64 };
@@ -29,24 +30,24 @@ struct field_type {
 /* Largest field (in bytes) a value file may stand for. */
 #define FIELD_MAX_BYTES (1u << 20)
 
-int field_type_parse(const char *xtype, uint64_t span_len, struct field_type *ft);
+enum s3_err field_type_parse(const char *xtype, uint64_t span_len, struct field_type *ft);
 /* out holds ft->size * ft->count bytes. */
-int field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out, char *why,
-                 size_t whylen);
+enum s3_err field_encode(const struct field_type *ft, bool be, const char *text, size_t len, uint8_t *out,
+                         char *why, size_t whylen);
 /* What a write can already refuse: a complete line (ended by '\n') that does not parse or
- * fit, or more lines than elements. 0 otherwise. */
-int field_check_prefix(const struct field_type *ft, const char *text, size_t len, char *why, size_t whylen);
+ * fit, or more lines than elements (INVALID). S3_OK otherwise. */
+enum s3_err field_check_prefix(const struct field_type *ft, const char *text, size_t len, char *why, size_t whylen);
 
 /* A table file a view declares writable (view_add_table_hook): a CSV over an array of
  * fixed-size records of the file. Its text is a header line, then one row per record: the
  * record's number first when `numbered`, then each column's cells, comma-separated.
  * - table_encode: the whole new text -> the records' bytes. recs holds nrec·stride bytes,
  *   the current ones on entry (bytes no column covers stay, and an f32 cell that is NaN
- *   in both keeps its old bits); -EINVAL with why when the header, a row's number, a
+ *   in both keeps its old bits); INVALID with why when the header, a row's number, a
  *   cell or a count is wrong (then recs is half-written: the caller discards it).
  * - A derived column (derive set) is one cell that shows what other bytes of the record
  *   make (a name looked up, bits of a word): it is not stored; a write must leave it as
- *   the record's old bytes or its new ones show it, else -EINVAL naming the column. */
+ *   the record's old bytes or its new ones show it, else INVALID naming the column. */
 struct table_col {
     enum field_kind kind;
     uint32_t offset; /* in the record */
@@ -67,8 +68,8 @@ struct table_field {
     uint32_t ncols;
 };
 
-int table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
-                 size_t whylen);
+enum s3_err table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
+                         size_t whylen);
 /* Cells a row of tf holds (its number included). */
 uint64_t table_row_cells(const struct table_field *tf);
 
@@ -95,14 +96,14 @@ struct edits {
                     * are the splice (0: in memory) */
 };
 
-/* Replaces [off, off+len) by b in the pending bytes: 0 or -ENOMEM (then nothing changed). */
-int edits_put(struct edits *e, uint64_t off, const void *b, size_t len);
-/* Appends b after the file's end (after what was appended before): 0, -ENOMEM, or the
- * -errno of writing the tail's file (then nothing changed). */
-int edits_append(struct edits *e, const void *b, size_t len);
+/* Replaces [off, off+len) by b in the pending bytes: S3_OK or NOMEM (then nothing changed). */
+enum s3_err edits_put(struct edits *e, uint64_t off, const void *b, size_t len);
+/* Appends b after the file's end (after what was appended before): S3_OK, NOMEM, or the
+ * reason writing the tail's file failed (then nothing changed). */
+enum s3_err edits_append(struct edits *e, const void *b, size_t len);
 /* An unlinked file in folder dirfd (O_TMPFILE, or a name removed at once where the file
- * system has none), read-write: its fd, or -errno. */
-int edits_scratch(int dirfd);
+ * system has none), read-write, into *fd; the OS's reason when none can be made. */
+enum s3_err edits_scratch(int dirfd, int *fd);
 /* The tail cut back to its first len bytes (what a failed append added taken back). */
 void edits_cut_tail(struct edits *e, size_t len);
 /* From now on appended bytes go to an unlinked file made in folder dirfd (kept by the
@@ -111,14 +112,14 @@ void edits_spill(struct edits *e, int dirfd);
 /* Bytes of pending edits held in memory (patches, the tail when not spilled, the
  * splice when not in a file). */
 uint64_t edits_mem_bytes(const struct edits *e);
-/* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): 0, or
- * -EBUSY when a splice is already pending. */
-int edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
+/* Replaces [from, to) of the file by b (taken: malloc'd, freed with the edits): S3_OK,
+ * or BUSY when a splice is already pending. */
+enum s3_err edits_splice(struct edits *e, uint64_t from, uint64_t to, uint8_t *b, size_t len);
 /* The pending bytes of [pos, pos+n) laid over buf (which holds the file's). */
 void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n);
 /* The same with the bytes in the first len bytes of file fd (taken: closed with the
  * edits), so that they cost no memory. */
-int edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len);
+enum s3_err edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len);
 /* The pending splice dropped (its bytes freed, its file closed), to be replaced. */
 void edits_drop_splice(struct edits *e);
 /* True when a pending edit touches [off, off+len). */
@@ -135,8 +136,9 @@ struct crc_fix {
 };
 
 /* Writes in_fd's first in_size bytes with the edits applied to out_fd (a fresh file, at
- * its start), then the appended bytes, then the CRC fixes: 0 or -errno. */
-int edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix, size_t nfix,
-                int out_fd);
+ * its start), then the appended bytes, then the CRC fixes (the write-back of what it
+ * wrote started as it goes: the fsync after it waits for little): S3_OK or the reason. */
+enum s3_err edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix,
+                        size_t nfix, int out_fd);
 
 #endif
