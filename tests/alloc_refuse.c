@@ -35,7 +35,7 @@ void *__wrap_calloc(size_t n, size_t size)
 void *__real_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 
-/* Only in a binary linked with --wrap=realloc as well (test_oom). A growth refused leaves
+/* Only in a binary linked with --wrap=realloc as well (test_oom, test_geom). A growth refused leaves
  * the block as it was (realloc's contract); realloc(p, 0) is never refused. */
 void *__wrap_realloc(void *p, size_t n)
 {

@@ -1,7 +1,7 @@
 /* Allocation refusal for the parsers' and views' tests: a test binary linked with
  * --wrap=malloc and --wrap=calloc (tests/meson.build, which then defines
  * S3_TEST_WRAP_ALLOC; never under a sanitizer, whose runtime owns malloc), and for
- * test_oom --wrap=realloc too (S3_TEST_WRAP_REALLOC), sends every such call of the code
+ * test_oom and test_geom --wrap=realloc too (S3_TEST_WRAP_REALLOC), sends every such call of the code
  * linked into it here (not the C library's own: strdup, asprintf).
  * - alloc_refuse_start(k): counts allocations from now and refuses the k-th (0-based; -1:
  *   none); alloc_refuse_count(): how many were asked since the last start.

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fixture_rig_clear.h"
+#include "fs/export/export.h"
 #include "fs/export/glb.h"
 #include "fs/open/open.h"
 #include "glbread.h"
@@ -165,6 +166,114 @@ static void test_compute_ibm(void **state)
     assert_non_null(strstr(err, "not a bone"));
 }
 
+/* ---- the exporters' reasons (issue 31) ---- */
+
+static void identity_bone(struct mdl_bone *b, int32_t parent)
+{
+    *b = (struct mdl_bone){.parent = parent, .r = {0, 0, 0, 1}, .s = {1, 1, 1}};
+    for (int i = 0; i < 16; i += 5)
+        b->ibm[i] = 1;
+}
+
+/* A skeleton glTF cannot take fails with the reason: none (FORMAT), a parent that is not a
+ * bone (FORMAT), a zero rotation (FORMAT), a sheared local matrix (UNSUPPORTED). */
+static void test_skeleton_reasons(void **state)
+{
+    (void)state;
+    struct mdl_bone b[2];
+    identity_bone(&b[0], -1);
+    identity_bone(&b[1], 0);
+    struct mdl_skeleton sk = {.bone = b, .nbones = 2};
+    uint8_t *out;
+    size_t len;
+    char err[200];
+    assert_int_equal(export_skeleton_glb(&sk, NULL, &len, err, sizeof err), S3_OK); /* the control */
+    sk.nbones = 0;
+    assert_int_equal(export_skeleton_glb(&sk, &out, &len, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "no bones"));
+    sk.nbones = 2;
+    b[1].parent = 5;
+    assert_int_equal(export_skeleton_glb(&sk, &out, &len, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "not a bone"));
+    b[1].parent = 0;
+    b[1].r[3] = 0; /* (0, 0, 0, 0) */
+    assert_int_equal(export_skeleton_glb(&sk, &out, &len, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "bone 1: its orientation is not a rotation"));
+    b[1].r[3] = 1;
+    b[1].has_matrix = true;
+    static const float shear[16] = {1, 0, 0, 0, 0.5f, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    memcpy(b[1].m, shear, sizeof shear);
+    assert_int_equal(export_skeleton_glb(&sk, NULL, &len, err, sizeof err), S3_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err, "bone 1: its transform has a shear"));
+    /* the same bones as nodes of a builder of the caller's */
+    struct glb *g = glb_new_measure();
+    int first = -7;
+    assert_int_equal(export_bone_nodes(g, &sk, &first, err, sizeof err), S3_ERR_UNSUPPORTED);
+    b[1].has_matrix = false;
+    assert_int_equal(export_bone_nodes(g, &sk, &first, err, sizeof err), S3_OK);
+    assert_int_equal(first, 2); /* after the two the refused call made */
+    /* a skin over them: a rotation that is not finite is FORMAT, the root untouched */
+    int root = -7;
+    b[0].r[0] = NAN;
+    assert_int_equal(export_bone_skin(g, &sk, first, &root, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "bone 0: its orientation is not a rotation"));
+    assert_int_equal(root, -7);
+    b[0].r[0] = 0;
+    assert_int_equal(export_bone_skin(g, &sk, first, &root, err, sizeof err), S3_OK);
+    assert_int_equal(root, first); /* one root bone: the skin's root */
+    glb_free(g);
+}
+
+/* One triangle over three vertices: the model the next tests break. */
+struct tri_model {
+    float pos[9];
+    uint32_t index[3];
+    struct mdl_model m;
+};
+
+static void tri_model(struct tri_model *t)
+{
+    *t = (struct tri_model){.pos = {0, 0, 0, 1, 0, 0, 0, 1, 0}, .index = {0, 1, 2}};
+    static struct mdl_mesh mesh;
+    mesh = (struct mdl_mesh){.nverts = 3, .pos = t->pos, .index = t->index, .ntris = 1};
+    t->m = (struct mdl_model){.r = {0, 0, 0, 1}, .s = {1, 1, 1}, .mesh = &mesh, .nmeshes = 1};
+}
+
+/* A model glTF cannot take fails with the reason: a vertex not finite (FORMAT, from the
+ * builder), a zero placement rotation (FORMAT), a mesh under a bone past the bones
+ * (FORMAT), a file past 4 GiB (LIMIT: measured, 400 million triangles of 32-bit indices
+ * are 4.8 GB of buffer; measuring reads none of them). */
+static void test_model_reasons(void **state)
+{
+    (void)state;
+    struct tri_model t;
+    tri_model(&t);
+    uint8_t *out;
+    size_t len;
+    char err[200];
+    assert_int_equal(export_model_glb(&t.m, &out, &len, err, sizeof err), S3_OK); /* the control */
+    free(out);
+    t.pos[4] = INFINITY;
+    assert_int_equal(export_model_glb(&t.m, &out, &len, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "not a finite number"));
+    assert_null(out);
+    t.pos[4] = 0;
+    t.m.r[3] = 0;
+    assert_int_equal(export_model_glb(&t.m, NULL, &len, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "the model's placement: its orientation is not a rotation"));
+    t.m.r[3] = 1;
+    t.m.mesh[0].on_bone = true;
+    t.m.mesh[0].bone = 0;
+    struct glb *g = glb_new_measure();
+    assert_int_equal(export_model_into(g, &t.m, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "mesh 0: placed under bone 0, past the 0 bones"));
+    glb_free(g);
+    t.m.mesh[0].on_bone = false;
+    t.m.mesh[0].ntris = 400000000u; /* index past t.index: never read when measuring */
+    assert_int_equal(export_model_glb(&t.m, NULL, &len, err, sizeof err), S3_ERR_LIMIT);
+    assert_non_null(strstr(err, "larger than 4 GiB"));
+}
+
 /* ---- the clear RIG's /skeleton.glb ---- */
 
 static void test_rig_clear_skeleton(void **state)
@@ -235,6 +344,8 @@ int main(void)
         cmocka_unit_test(test_builder_refuses_nan),
         cmocka_unit_test(test_matrices),
         cmocka_unit_test(test_compute_ibm),
+        cmocka_unit_test(test_skeleton_reasons),
+        cmocka_unit_test(test_model_reasons),
         cmocka_unit_test(test_rig_clear_skeleton),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -318,7 +318,7 @@ static void test_export_bone_range(void **state)
     m.mesh[1].bone = 2;
     uint8_t *f;
     size_t len;
-    assert_int_equal(export_model_glb(&m, &f, &len, err, sizeof err), -1);
+    assert_int_equal(export_model_glb(&m, &f, &len, err, sizeof err), S3_ERR_FORMAT);
     assert_non_null(strstr(err, "mesh 1: placed under bone 2, past the 2 bones"));
     assert_int_equal(mdl_mesh_check(&m.mesh[1], m.skel.nbones, err, sizeof err), S3_ERR_FORMAT);
     mdl_model_free(&m);

@@ -24,16 +24,18 @@ static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *
     struct export_file *e = (struct export_file *)c;
     builds++;
     source_hold(&e->fs->src); /* a build reads the source many times: expanded once */
-    int rc = e->build(e->ctx, data, size, err, errlen);
+    enum s3_err rc = e->build(e->ctx, data, size, err, errlen);
     source_release(&e->fs->src);
-    if (rc == 0 && *size != e->size) { /* never cache a file of another size than its stat */
+    if (rc)
+        return -1; /* the cache's producer speaks -1 */
+    if (*size != e->size) { /* never cache a file of another size than its stat */
         snprintf(err, errlen, "built %zu bytes, sized %" PRIu64 " when listed", *size, e->size);
         free(*data);
         *data = NULL;
         size_mismatches++;
         return -1;
     }
-    return rc;
+    return 0;
 }
 
 static enum s3_err export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
@@ -113,7 +115,7 @@ uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char 
     char err[256] = "";
     size_t size;
     source_hold(&fs->src); /* measuring reads the source as a build does */
-    int rc = build(ctx, NULL, &size, err, sizeof err);
+    enum s3_err rc = build(ctx, NULL, &size, err, sizeof err);
     source_release(&fs->src);
     if (rc)
         return export_add_error(fs, dir, name, err);

@@ -14,10 +14,10 @@
 #include "fs/core/view.h"
 #include "parse/base/model.h"
 
-/* Makes the file's bytes (malloc'd): 0, or -1 with err saying why it cannot be made. With
- * out NULL, only measures: *len is the exact size a build gives (the exporters below
- * measure when out is NULL). */
-typedef int (*export_build_fn)(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen);
+/* Makes the file's bytes (malloc'd): S3_OK, or the reason with err saying why it cannot be
+ * made. With out NULL, only measures: *len is the exact size a build gives (the exporters
+ * below measure when out is NULL). */
+typedef enum s3_err (*export_build_fn)(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 /* Adds `name` (e.g. "model.glb") to dir, sized by measuring (build with out NULL), or
  * STEM.error (e.g. "model.error") saying why it cannot be made. ctx must live as long as
@@ -35,35 +35,38 @@ uint64_t export_builds(void);
  * the read is EIO and the next one builds again), process-wide. */
 uint64_t export_size_mismatches(void);
 
-/* ---- the exporters (export_model.c) ---- */
+/* ---- the exporters (export_model.c) ----
+ * Each returns S3_OK or the reason with err: NOMEM; FORMAT (a value glTF or the model does
+ * not allow: not finite, a zero rotation, an index past the bones); UNSUPPORTED (a shear,
+ * which glTF cannot hold); LIMIT (a .glb past 4 GiB). */
 
 /* A skeleton alone: one node per bone (node i = bone i, named as the bone), parent links,
  * a skin of every bone with the inverse bind matrices. */
-int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len, char *err, size_t errlen);
+enum s3_err export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 
 /* A model: its skeleton as in export_skeleton_glb, a root node with the placement holding
  * the bones, and each mesh (skinned to the bones when it has joints). */
-int export_model_glb(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+enum s3_err export_model_glb(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 /* The same into a builder (the skeleton's bones are its first nodes, 0..B-1), so a caller
- * can add more (animations) before glb_finish. 0, or -1 with err. */
-int export_model_into(struct glb *g, const struct mdl_model *m, char *err, size_t errlen);
+ * can add more (animations) before glb_finish. */
+enum s3_err export_model_into(struct glb *g, const struct mdl_model *m, char *err, size_t errlen);
 /* The bones of s as nodes of g (bone i is node *first + i, named as the bone, with its
- * local transform), parent links; no skin. 0, or -1 with err. */
-int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen);
+ * local transform), parent links; no skin. */
+enum s3_err export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen);
 /* A skin over those bone nodes (bone i is node first + i), its inverse bind matrices the
  * inverses of the bones' rest world transforms as the nodes hold them (s's rotations are
  * made unit and its ibm filled in), so the rest pose is the bind pose; its skeleton root
  * the root bone, or a new node named as the skeleton holding the roots when there are
  * several. For files without meshes: a skin is what tells importers (Blender) that the
- * nodes are a skeleton's bones. Returns that root node (for the scene's roots), or -1
- * with err. */
-int export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, char *err, size_t errlen);
+ * nodes are a skeleton's bones. *root: that root node (for the scene's roots). */
+enum s3_err export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, int *root, char *err,
+                             size_t errlen);
 /* A mesh as Wavefront OBJ text: positions, texture coordinates, normals, faces. */
-int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+enum s3_err export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 /* A model's meshes (those with triangles) as one OBJ text: an o line per mesh, vertices
  * with their colours when they have them, faces numbered across the file. */
-int export_model_obj(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
+enum s3_err export_model_obj(const struct mdl_model *m, uint8_t **out, size_t *len, char *err, size_t errlen);
 
 /* ---- animations (export_anim.c) ---- */
 
@@ -72,8 +75,8 @@ struct export_times;
 struct export_times *export_times_new(void);
 void export_times_free(struct export_times *c);
 /* One channel of glTF animation anim: the keys as a sampler (its input shared through
- * cache) driving node's path. 0, or -1 (out of memory). */
-int export_channel(struct glb *g, struct export_times *cache, int anim, int node, enum mdl_path path,
-                   const struct mdl_keys *k);
+ * cache) driving node's path. S3_OK, or NOMEM (no message: the one reason). */
+enum s3_err export_channel(struct glb *g, struct export_times *cache, int anim, int node, enum mdl_path path,
+                           const struct mdl_keys *k);
 
 #endif

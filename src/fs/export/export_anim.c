@@ -52,7 +52,8 @@ static struct times_entry *slot(struct times_entry *e, size_t cap, uint64_t h, c
     return &e[k];
 }
 
-/* The input accessor of times t: the one written before for the same times, or a new one. */
+/* The input accessor of times t: the one written before for the same times, or a new one
+ * (-1: out of memory). */
 static int times_accessor(struct glb *g, struct export_times *c, const float *t, uint32_t n)
 {
     uint64_t h = hash_times(t, n);
@@ -64,11 +65,13 @@ static int times_accessor(struct glb *g, struct export_times *c, const float *t,
     int acc = glb_floats(g, t, n, 1, GLB_NO_TARGET, true); /* inputs need min and max */
     if (acc < 0 || !c)
         return acc;
+    /* a time array left out of the cache would be written again by a later channel: a
+     * file of another size than measured, so a refused allocation fails the build */
     if (2 * (c->n + 1) > c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
-        struct times_entry *ne = calloc(cap, sizeof *ne);
+        struct times_entry *ne = alloc_array(cap, sizeof *ne);
         if (!ne)
-            return acc;
+            return -1;
         for (size_t i = 0; i < c->cap; i++)
             if (c->e[i].t)
                 *slot(ne, cap, c->e[i].hash, c->e[i].t, c->e[i].n) = c->e[i];
@@ -76,17 +79,17 @@ static int times_accessor(struct glb *g, struct export_times *c, const float *t,
         c->e = ne;
         c->cap = cap;
     }
-    float *copy = malloc(n * sizeof *copy);
+    float *copy = alloc_array(n, sizeof *copy);
     if (!copy)
-        return acc;
+        return -1;
     memcpy(copy, t, n * sizeof *copy);
     *slot(c->e, c->cap, h, t, n) = (struct times_entry){h, n, copy, acc};
     c->n++;
     return acc;
 }
 
-int export_channel(struct glb *g, struct export_times *cache, int anim, int node, enum mdl_path path,
-                   const struct mdl_keys *k)
+enum s3_err export_channel(struct glb *g, struct export_times *cache, int anim, int node, enum mdl_path path,
+                           const struct mdl_keys *k)
 {
     static const enum glb_interp interp[] = {[MDL_LINEAR] = GLB_LINEAR, [MDL_STEP] = GLB_STEP,
                                              [MDL_CUBICSPLINE] = GLB_CUBICSPLINE};
@@ -97,7 +100,7 @@ int export_channel(struct glb *g, struct export_times *cache, int anim, int node
     int out = glb_floats(g, k->values, k->n * per_key, k->ncomp, GLB_NO_TARGET, false);
     int s = in >= 0 && out >= 0 ? glb_sampler(g, anim, in, out, interp[k->interp]) : -1;
     if (s < 0)
-        return -1;
+        return S3_ERR_NOMEM;
     glb_channel(g, anim, s, node, target[path]);
-    return 0;
+    return S3_OK;
 }

@@ -29,96 +29,99 @@ static int unit_rotation(const float in[4], float out[4])
     return 0;
 }
 
-/* Sets a node's local transform: TRS, or a matrix glTF can take. */
-static int set_transform(struct glb *g, int node, bool has_matrix, const float m[16], const float t[3],
-                         const float r[4], const float s[3], const char *what, char *err, size_t errlen)
+/* Sets a node's local transform: TRS, or a matrix glTF can take (a shear it cannot hold:
+ * UNSUPPORTED; a rotation of zero length or not finite: FORMAT). */
+static enum s3_err set_transform(struct glb *g, int node, bool has_matrix, const float m[16], const float t[3],
+                                 const float r[4], const float s[3], const char *what, char *err, size_t errlen)
 {
     if (has_matrix) {
-        if (!mdl_is_trs(m)) {
-            snprintf(err, errlen, "%s: its transform has a shear (not translation × rotation × scale), which glTF cannot hold", what);
-            return -1;
-        }
+        if (!mdl_is_trs(m))
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                           "%s: its transform has a shear (not translation × rotation × scale), which glTF cannot hold",
+                           what);
         glb_node_matrix(g, node, m);
-        return 0;
+        return S3_OK;
     }
     float q[4];
-    if (unit_rotation(r, q)) {
-        snprintf(err, errlen, "%s: its orientation is not a rotation (zero or not finite)", what);
-        return -1;
-    }
+    if (unit_rotation(r, q))
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: its orientation is not a rotation (zero or not finite)", what);
     glb_node_trs(g, node, t, q, s);
-    return 0;
+    return S3_OK;
 }
 
-/* The bones' inverse bind matrices as an accessor, or -1 with err. */
-static int ibm_accessor(struct glb *g, const struct mdl_skeleton *s, char *err, size_t errlen)
+static enum s3_err out_of_memory(char *err, size_t errlen)
+{
+    return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+}
+
+/* The bones' inverse bind matrices as an accessor (*acc). */
+static enum s3_err ibm_accessor(struct glb *g, const struct mdl_skeleton *s, int *acc, char *err, size_t errlen)
 {
     float *m = alloc_array(s->nbones, 16 * sizeof *m);
-    if (!m) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!m)
+        return out_of_memory(err, errlen);
     for (uint32_t i = 0; i < s->nbones; i++)
         memcpy(m + 16 * i, s->bone[i].ibm, 16 * sizeof *m);
-    int acc = glb_floats(g, m, s->nbones, 16, GLB_NO_TARGET, false);
+    *acc = glb_floats(g, m, s->nbones, 16, GLB_NO_TARGET, false);
     free(m);
-    if (acc < 0)
-        snprintf(err, errlen, "out of memory");
-    return acc;
+    return *acc < 0 ? out_of_memory(err, errlen) : S3_OK;
 }
 
 /* A node per bone (bone i is node *first + i), parent links, and the inverse bind matrices
  * accessor (ibm NULL: none, the bones only place meshes or are animated). */
-static int add_bones(struct glb *g, const struct mdl_skeleton *s, int *first, int *ibm, char *err, size_t errlen)
+static enum s3_err add_bones(struct glb *g, const struct mdl_skeleton *s, int *first, int *ibm, char *err,
+                             size_t errlen)
 {
-    if (mdl_skeleton_check(s, err, errlen))
-        return -1;
+    enum s3_err e = mdl_skeleton_check(s, err, errlen);
+    if (e)
+        return e;
     int base = -1;
     for (uint32_t i = 0; i < s->nbones; i++) {
         const struct mdl_bone *b = &s->bone[i];
         int node = glb_node(g, b->name, b->name_len);
+        if (node < 0)
+            return out_of_memory(err, errlen);
         char what[48];
         snprintf(what, sizeof what, "bone %" PRIu32, i);
-        if (node < 0 || set_transform(g, node, b->has_matrix, b->m, b->t, b->r, b->s, what, err, errlen))
-            return node < 0 ? (snprintf(err, errlen, "out of memory"), -1) : -1;
+        if ((e = set_transform(g, node, b->has_matrix, b->m, b->t, b->r, b->s, what, err, errlen)))
+            return e;
         if (i == 0)
             base = node;
-        if (ibm && !mdl_is_trs(b->ibm)) {
-            snprintf(err, errlen, "bone %" PRIu32 ": its inverse world transform is not translation × rotation × scale", i);
-            return -1;
-        }
+        if (ibm && !mdl_is_trs(b->ibm))
+            return s3_fail(S3_ERR_UNSUPPORTED, err, errlen,
+                           "bone %" PRIu32 ": its inverse world transform is not translation × rotation × scale", i);
     }
     if (first)
         *first = base;
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent >= 0)
             glb_node_child(g, base + s->bone[i].parent, base + (int)i);
-    if (!ibm)
-        return 0;
-    *ibm = ibm_accessor(g, s, err, errlen);
-    return *ibm < 0 ? -1 : 0;
+    return ibm ? ibm_accessor(g, s, ibm, err, errlen) : S3_OK;
 }
 
-int export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen)
+enum s3_err export_bone_nodes(struct glb *g, const struct mdl_skeleton *s, int *first, char *err, size_t errlen)
 {
     return add_bones(g, s, first, NULL, err, errlen);
 }
 
-/* A skin of every bone (bone i is node first + i), with the inverse bind matrices ibm. */
-static int make_skin(struct glb *g, const struct mdl_skeleton *s, int first, int ibm, int skeleton_root)
+/* A skin of every bone (bone i is node first + i), with the inverse bind matrices ibm
+ * (*skin). */
+static enum s3_err make_skin(struct glb *g, const struct mdl_skeleton *s, int first, int ibm, int skeleton_root,
+                             int *skin, char *err, size_t errlen)
 {
     int *joints = alloc_array(s->nbones, sizeof *joints);
     if (!joints)
-        return -1;
+        return out_of_memory(err, errlen);
     for (uint32_t i = 0; i < s->nbones; i++)
         joints[i] = first + (int)i;
-    int skin = glb_skin(g, joints, s->nbones, ibm, skeleton_root, s->name, s->name_len);
+    *skin = glb_skin(g, joints, s->nbones, ibm, skeleton_root, s->name, s->name_len);
     free(joints);
-    return skin;
+    return *skin < 0 ? out_of_memory(err, errlen) : S3_OK;
 }
 
 /* The node a skin's joints have as their one common root (glTF requires one): the root
- * bone, or when there are several, a new node named as the skeleton holding them. */
+ * bone, or when there are several, a new node named as the skeleton holding them (-1:
+ * out of memory). */
 static int common_root(struct glb *g, const struct mdl_skeleton *s, int first)
 {
     uint32_t nroots = 0, root = 0;
@@ -128,61 +131,68 @@ static int common_root(struct glb *g, const struct mdl_skeleton *s, int first)
     if (nroots <= 1)
         return first + (int)root;
     int top = glb_node(g, s->name ? s->name : "skeleton", s->name ? s->name_len : 8);
-    for (uint32_t i = 0; i < s->nbones; i++)
+    for (uint32_t i = 0; top >= 0 && i < s->nbones; i++)
         if (s->bone[i].parent < 0)
             glb_node_child(g, top, first + (int)i);
     return top;
 }
 
-static int finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
+/* Lays out g's file and frees g. */
+static enum s3_err finish(struct glb *g, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    int rc = glb_finish(g, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
+    enum s3_err e = glb_finish(g, out, len, err, errlen);
     glb_free(g);
-    return rc;
+    return e;
 }
 
-int export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len, char *err, size_t errlen)
+enum s3_err export_skeleton_glb(const struct mdl_skeleton *s, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
-    if (s->nbones == 0) {
-        snprintf(err, errlen, "the skeleton has no bones");
-        return -1;
-    }
+    if (s->nbones == 0)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "the skeleton has no bones");
     struct glb *g = out ? glb_new() : glb_new_measure();
-    int ibm;
-    if (!g || add_bones(g, s, NULL, &ibm, err, errlen)) {
-        if (!g)
-            snprintf(err, errlen, "out of memory");
-        glb_free(g);
-        return -1;
-    }
+    if (!g)
+        return out_of_memory(err, errlen);
+    int ibm, skin;
+    enum s3_err e = add_bones(g, s, NULL, &ibm, err, errlen);
+    if (e)
+        goto fail;
     int top = common_root(g, s, 0);
+    if (top < 0) {
+        e = out_of_memory(err, errlen);
+        goto fail;
+    }
     glb_scene_root(g, top);
-    make_skin(g, s, 0, ibm, top);
+    if ((e = make_skin(g, s, 0, ibm, top, &skin, err, errlen)))
+        goto fail;
     return finish(g, out, len, err, errlen);
+fail:
+    glb_free(g);
+    return e;
 }
 
-int export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, char *err, size_t errlen)
+enum s3_err export_bone_skin(struct glb *g, struct mdl_skeleton *s, int first, int *root, char *err, size_t errlen)
 {
     /* the rest pose as the nodes hold it: rotations as written (unit) */
     for (uint32_t i = 0; i < s->nbones; i++)
-        if (!s->bone[i].has_matrix && unit_rotation(s->bone[i].r, s->bone[i].r)) {
-            snprintf(err, errlen, "bone %" PRIu32 ": its orientation is not a rotation (zero or not finite)", i);
-            return -1;
-        }
-    int ibm = mdl_compute_ibm(s, err, errlen) ? -1 : ibm_accessor(g, s, err, errlen);
-    if (ibm < 0)
-        return -1;
+        if (!s->bone[i].has_matrix && unit_rotation(s->bone[i].r, s->bone[i].r))
+            return s3_fail(S3_ERR_FORMAT, err, errlen,
+                           "bone %" PRIu32 ": its orientation is not a rotation (zero or not finite)", i);
+    int ibm, skin;
+    enum s3_err e = mdl_compute_ibm(s, err, errlen);
+    if (e || (e = ibm_accessor(g, s, &ibm, err, errlen)))
+        return e;
     int top = common_root(g, s, first);
-    if (top < 0 || make_skin(g, s, first, ibm, top) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return top;
+    if (top < 0)
+        return out_of_memory(err, errlen);
+    if ((e = make_skin(g, s, first, ibm, top, &skin, err, errlen)))
+        return e;
+    *root = top;
+    return S3_OK;
 }
 
 #define MESH_ATTRS 8
 
-/* JOINTS_0 as bytes (the mesh says every index is below 256). */
+/* JOINTS_0 as bytes (the mesh says every index is below 256); -1: out of memory. */
 static int joints_u8_view(struct glb *g, const struct mdl_mesh *m)
 {
     size_t n = (size_t)m->nverts * 4;
@@ -196,33 +206,41 @@ static int joints_u8_view(struct glb *g, const struct mdl_mesh *m)
     return view;
 }
 
-/* The attributes every primitive of a mesh shares. */
-static int mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned, int acc[MESH_ATTRS])
+/* The attributes every primitive of a mesh shares (-1: the mesh has none of that one).
+ * false: out of memory. */
+static bool mesh_attributes(struct glb *g, const struct mdl_mesh *m, bool skinned, int acc[MESH_ATTRS])
 {
+    bool ok = true;
     acc[0] = glb_floats(g, m->pos, m->nverts, 3, GLB_VERTICES, true);
+    ok &= acc[0] >= 0;
     acc[1] = m->nrm ? glb_floats(g, m->nrm, m->nverts, 3, GLB_VERTICES, false) : -1;
+    ok &= !m->nrm || acc[1] >= 0;
     acc[2] = m->uv ? glb_floats(g, m->uv, m->nverts, 2, GLB_VERTICES, false) : -1;
+    ok &= !m->uv || acc[2] >= 0;
     acc[3] = acc[4] = acc[5] = -1;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         acc[6 + k] = m->uv_more[k] ? glb_floats(g, m->uv_more[k], m->nverts, 2, GLB_VERTICES, false) : -1;
+        ok &= !m->uv_more[k] || acc[6 + k] >= 0;
+    }
     if (m->rgba) { /* the bytes as stored, read as 0..1 */
         int view = glb_view(g, m->rgba, (size_t)m->nverts * 4, GLB_VERTICES);
-        acc[5] = glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
+        acc[5] = view < 0 ? -1 : glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
         glb_accessor_normalized(g, acc[5]);
+        ok &= acc[5] >= 0;
     }
-    if (skinned && m->joints_u8) {
-        int view = joints_u8_view(g, m);
-        acc[3] = view < 0 ? -1 : glb_accessor(g, view, 0, GLB_U8, m->nverts, 4, NULL, NULL);
+    if (skinned) {
+        int view = m->joints_u8 ? joints_u8_view(g, m)
+                                : glb_view(g, m->joints, (size_t)m->nverts * 4 * sizeof *m->joints, GLB_VERTICES);
+        acc[3] = view < 0 ? -1
+                          : glb_accessor(g, view, 0, m->joints_u8 ? GLB_U8 : GLB_U16, m->nverts, 4, NULL, NULL);
         acc[4] = glb_floats(g, m->weights, m->nverts, 4, GLB_VERTICES, false);
-    } else if (skinned) {
-        int view = glb_view(g, m->joints, (size_t)m->nverts * 4 * sizeof *m->joints, GLB_VERTICES);
-        acc[3] = glb_accessor(g, view, 0, GLB_U16, m->nverts, 4, NULL, NULL);
-        acc[4] = glb_floats(g, m->weights, m->nverts, 4, GLB_VERTICES, false);
+        ok &= acc[3] >= 0 && acc[4] >= 0;
     }
-    return acc[0] < 0 ? -1 : 0;
+    return ok;
 }
 
-/* The index buffer: 16-bit when stored so (and every index fits), else 32-bit. */
+/* The index buffer: 16-bit when stored so (and every index fits), else 32-bit; -1: out of
+ * memory. */
 static int index_view(struct glb *g, const struct mdl_mesh *m, enum glb_ctype *ctype)
 {
     size_t n = 3 * (size_t)m->ntris;
@@ -246,19 +264,22 @@ static int index_view(struct glb *g, const struct mdl_mesh *m, enum glb_ctype *c
 
 /* One mesh, a primitive per non-empty group (one for all triangles when it has none).
  * A primitive without a material of its own gets *plain, one unnamed material made on
- * first need (glTF's default material is fully metallic: black in most viewers). */
+ * first need (glTF's default material is fully metallic: black in most viewers). -1: out
+ * of memory. */
 static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *plain)
 {
     int mesh = glb_mesh(g, m->name, m->name_len);
     int acc[MESH_ATTRS];
     enum glb_ctype ctype;
     int iview = index_view(g, m, &ctype);
-    if (mesh < 0 || iview < 0 || mesh_attributes(g, m, skinned, acc))
+    if (mesh < 0 || iview < 0 || !mesh_attributes(g, m, skinned, acc))
         return -1;
     int mat0 = -1;
     for (uint32_t i = 0; i < m->nmaterials; i++) {
         const char *name = m->material[i];
         int k = glb_material(g, name, name ? strlen(name) : 0);
+        if (k < 0)
+            return -1;
         if (i == 0)
             mat0 = k;
     }
@@ -272,9 +293,11 @@ static int add_mesh(struct glb *g, const struct mdl_mesh *m, bool skinned, int *
         int ind = glb_accessor(g, iview, (size_t)grp[k].first * 3 * isize, ctype, 3 * grp[k].count, 1, NULL, NULL);
         int32_t mi = grp[k].material;
         int mat = mat0 >= 0 && mi >= 0 && (uint32_t)mi < m->nmaterials ? mat0 + mi : -1;
-        if (mat < 0 && *plain < 0)
-            *plain = glb_material(g, NULL, 0);
-        int prim = glb_primitive(g, mesh, ind, mat >= 0 ? mat : *plain);
+        if (mat < 0 && *plain < 0 && (*plain = glb_material(g, NULL, 0)) < 0)
+            return -1;
+        int prim = ind < 0 ? -1 : glb_primitive(g, mesh, ind, mat >= 0 ? mat : *plain);
+        if (prim < 0)
+            return -1;
         const char *sem[MESH_ATTRS] = {"POSITION", "NORMAL",  "TEXCOORD_0", "JOINTS_0",
                                        "WEIGHTS_0", "COLOR_0", "TEXCOORD_1", "TEXCOORD_2"};
         for (int a = 0; a < MESH_ATTRS; a++)
@@ -294,53 +317,66 @@ static bool has_triangles(const struct mdl_mesh *m)
     return false;
 }
 
-int export_model_into(struct glb *g, const struct mdl_model *md, char *err, size_t errlen)
+/* Mesh i of md under its placement: top (the model's node), a bone, or the scene's roots
+ * when skinned (skin: the model's, -1 for none). */
+static enum s3_err add_mesh_node(struct glb *g, const struct mdl_model *md, uint32_t i, int top, int skin,
+                                 int *plain, char *err, size_t errlen)
+{
+    const struct mdl_mesh *m = &md->mesh[i];
+    uint32_t nbones = md->skel.nbones;
+    if (m->on_bone && m->bone >= nbones)
+        return s3_fail(S3_ERR_FORMAT, err, errlen,
+                       "mesh %" PRIu32 ": placed under bone %" PRIu32 ", past the %" PRIu32 " bones", i, m->bone,
+                       nbones);
+    bool skinned = m->joints && skin >= 0;
+    int mesh = add_mesh(g, m, skinned, plain);
+    int node = mesh < 0 ? -1 : glb_node(g, m->name, m->name_len);
+    if (node < 0)
+        return out_of_memory(err, errlen);
+    glb_node_mesh(g, node, mesh, skinned ? skin : -1);
+    if (skinned) /* a skinned mesh is placed by its joints; glTF wants it at the top */
+        glb_scene_root(g, node);
+    else if (m->on_bone)
+        glb_node_child(g, (int)m->bone, node);
+    else
+        glb_node_child(g, top, node);
+    return S3_OK;
+}
+
+enum s3_err export_model_into(struct glb *g, const struct mdl_model *md, char *err, size_t errlen)
 {
     int ibm = -1;
     const struct mdl_skeleton *s = &md->skel;
-    if (s->nbones && add_bones(g, s, NULL, md->no_skin ? NULL : &ibm, err, errlen))
-        return -1;
+    enum s3_err e;
+    if (s->nbones && (e = add_bones(g, s, NULL, md->no_skin ? NULL : &ibm, err, errlen)))
+        return e;
     int top = glb_node(g, md->name ? md->name : "model", md->name ? md->name_len : 5);
-    if (set_transform(g, top, md->has_matrix, md->m, md->t, md->r, md->s, "the model's placement", err, errlen))
-        return -1;
+    if (top < 0)
+        return out_of_memory(err, errlen);
+    if ((e = set_transform(g, top, md->has_matrix, md->m, md->t, md->r, md->s, "the model's placement", err, errlen)))
+        return e;
     glb_scene_root(g, top);
     for (uint32_t i = 0; i < s->nbones; i++)
         if (s->bone[i].parent < 0)
             glb_node_child(g, top, (int)i);
-    int skin = s->nbones && !md->no_skin ? make_skin(g, s, 0, ibm, top) : -1, plain = -1;
-    for (uint32_t i = 0; i < md->nmeshes; i++) {
-        const struct mdl_mesh *m = &md->mesh[i];
-        if (!has_triangles(m))
-            continue;
-        if (m->on_bone && m->bone >= s->nbones) {
-            snprintf(err, errlen, "mesh %" PRIu32 ": placed under bone %" PRIu32 ", past the %" PRIu32 " bones", i,
-                     m->bone, s->nbones);
-            return -1;
-        }
-        bool skinned = m->joints && skin >= 0;
-        int mesh = add_mesh(g, m, skinned, &plain);
-        int node = glb_node(g, m->name, m->name_len);
-        glb_node_mesh(g, node, mesh, skinned ? skin : -1);
-        if (skinned) /* a skinned mesh is placed by its joints; glTF wants it at the top */
-            glb_scene_root(g, node);
-        else if (m->on_bone)
-            glb_node_child(g, (int)m->bone, node);
-        else
-            glb_node_child(g, top, node);
-    }
-    return 0;
+    int skin = -1, plain = -1;
+    if (s->nbones && !md->no_skin && (e = make_skin(g, s, 0, ibm, top, &skin, err, errlen)))
+        return e;
+    for (uint32_t i = 0; i < md->nmeshes; i++)
+        if (has_triangles(&md->mesh[i]) && (e = add_mesh_node(g, md, i, top, skin, &plain, err, errlen)))
+            return e;
+    return S3_OK;
 }
 
-int export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+enum s3_err export_model_glb(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct glb *g = out ? glb_new() : glb_new_measure();
-    if (!g) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (export_model_into(g, md, err, errlen)) {
+    if (!g)
+        return out_of_memory(err, errlen);
+    enum s3_err e = export_model_into(g, md, err, errlen);
+    if (e) {
         glb_free(g);
-        return -1;
+        return e;
     }
     return finish(g, out, len, err, errlen);
 }
@@ -401,21 +437,17 @@ static void obj_mesh(struct sbuf *b, const struct mdl_mesh *m, struct obj_base *
     base->vn += m->nrm ? m->nverts : 0;
 }
 
-static int obj_take(struct sbuf *b, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err obj_take(struct sbuf *b, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     if (!out) { /* measured */
         *len = b->len;
-        return 0;
+        return S3_OK;
     }
     *out = (uint8_t *)sb_take(b, len);
-    if (!*out) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    return *out ? S3_OK : out_of_memory(err, errlen);
 }
 
-int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen)
+enum s3_err export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct sbuf b = {.measure = !out};
     sb_printf(&b, "# s3rigfs: %" PRIu32 " vertices, %" PRIu32 " triangles; coordinates as stored\n", m->nverts,
@@ -425,7 +457,7 @@ int export_mesh_obj(const struct mdl_mesh *m, uint8_t **out, size_t *len, char *
     return obj_take(&b, out, len, err, errlen);
 }
 
-int export_model_obj(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
+enum s3_err export_model_obj(const struct mdl_model *md, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     uint64_t nv = 0, nt = 0;
     uint32_t nm = 0;

@@ -33,6 +33,7 @@ struct skel {
     const struct mdl_skeleton *s; /* NULL until read (or when it cannot be) */
     struct mdl_skeleton own;
     bool tried, used;
+    bool oom; /* an allocation was refused reading it: the plan fails (NOMEM) */
     /* the bones by name, ties by bone index: as they are, ignoring case, and their stems
      * (name_stem) ignoring case */
     struct bone_name *by_name, *by_case, *by_stem;
@@ -61,6 +62,7 @@ struct plan {
     char **model_name;
     int *model_skel;
     uint32_t nmodels;
+    bool oom; /* an allocation was refused finding the skeletons: the plan fails (NOMEM) */
 };
 
 /* What is left of a name once exporters' prefixes are dropped: the part after the last
@@ -162,15 +164,19 @@ static int64_t bone_of(const struct skel *k, const char *name)
     return k->s ? first_of(k->by_name, k->s->nbones, name, name_only) : -1;
 }
 
-/* The skeleton read and its names sorted: false when it cannot be. */
+/* The skeleton read and its names sorted: false when it cannot be (k->oom when an
+ * allocation was refused, which fails what asked, never a skeleton left out). */
 static bool skel_ready(struct gr2_types *reg, const struct gr2_space *sp, struct skel *k)
 {
     if (k->tried)
         return k->s != NULL;
     k->tried = true;
     char err[200];
-    if (!k->s && gr2_skeleton_read(reg, sp, k->type, k->obj, &k->own, err, sizeof err))
+    enum s3_err e = k->s ? S3_OK : gr2_skeleton_read(reg, sp, k->type, k->obj, &k->own, err, sizeof err);
+    if (e) {
+        k->oom = e == S3_ERR_NOMEM;
         return false;
+    }
     if (!k->s)
         k->s = &k->own;
     size_t n = k->s->nbones;
@@ -179,6 +185,7 @@ static bool skel_ready(struct gr2_types *reg, const struct gr2_space *sp, struct
     k->by_stem = alloc_array(n, sizeof *k->by_stem);
     if (!k->by_name || !k->by_case || !k->by_stem) {
         k->s = NULL;
+        k->oom = true;
         return false;
     }
     for (uint32_t i = 0; i < k->s->nbones; i++) {
@@ -198,8 +205,10 @@ static int add_skel(struct plan *p, struct gr2_ref type, struct gr2_ref obj, con
         if (p->skel[i].obj.section == obj.section && p->skel[i].obj.offset == obj.offset)
             return (int)i;
     struct skel *n = realloc(p->skel, (p->nskel + 1) * sizeof *n);
-    if (!n)
+    if (!n) {
+        p->oom = true;
         return -1;
+    }
     p->skel = n;
     n[p->nskel] = (struct skel){.type = type, .obj = obj, .s = s, .first_node = -1};
     return (int)p->nskel++;
@@ -218,8 +227,9 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
             add_skel(p, e.type, obj, NULL);
     gr2_root_array(reg, sp, "Models", &e);
     if (e.kind == GR2_EK_PTRARRAY) {
-        p->model_name = calloc(e.count, sizeof *p->model_name);
-        p->model_skel = calloc(e.count, sizeof *p->model_skel);
+        p->model_name = alloc_array(e.count, sizeof *p->model_name);
+        p->model_skel = alloc_array(e.count, sizeof *p->model_skel);
+        p->oom |= !p->model_name || !p->model_skel;
     }
     const struct gr2_type *mt = e.kind == GR2_EK_PTRARRAY ? gr2_type_get(reg, sp, e.type) : NULL;
     const struct gr2_member *nm = mt ? gr2_std_find(mt, GR2_STD_MODEL, "Name") : NULL;
@@ -231,7 +241,8 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
         bool points;
         if (!gr2_ptr_elem(sp, &e, k, &obj) || !gr2_bytes(sp, obj.section, obj.offset, mt->size, &why))
             continue;
-        (void)gr2_name_at(sp, obj.section, obj.offset + nm->offset, &p->model_name[p->nmodels], &why);
+        p->oom |= gr2_name_at(sp, obj.section, obj.offset + nm->offset, &p->model_name[p->nmodels], &why) ==
+                  S3_ERR_NOMEM;
         p->model_skel[p->nmodels] =
             gr2_pointer(sp, obj.section, obj.offset + sm->offset, &so, &points, &why) == S3_OK && points
                 ? add_skel(p, sm->ref_type, so, NULL)
@@ -262,12 +273,13 @@ static bool covers(struct gr2_types *reg, const struct gr2_space *sp, struct ske
     return g->tracks.count && matched(reg, sp, k, g, false) == g->tracks.count;
 }
 
-/* The names of g's transform tracks: 0, or -1 with err. */
-static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct group *g, char *err, size_t errlen)
+/* The names of g's transform tracks. */
+static enum s3_err track_names(struct gr2_types *reg, const struct gr2_space *sp, struct group *g, char *err,
+                               size_t errlen)
 {
     g->names = alloc_array(g->tracks.count, sizeof *g->names);
     if (!g->names)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (uint32_t t = 0; t < g->tracks.count; t++) {
         gr2_space_settle(sp); /* each name is copied */
         char why[200];
@@ -275,15 +287,17 @@ static int track_names(struct gr2_types *reg, const struct gr2_space *sp, struct
         const struct gr2_member *nm = tt ? gr2_std_find(tt, GR2_STD_TRANSFORMTRACK, "Name") : NULL;
         struct gr2_ref at = gr2_array_elem(&g->tracks, t);
         const char *w = "no Name member";
+        enum s3_err e = S3_ERR_FORMAT;
         g->names[t] = NULL;
         if (nm && nm->type == GR2_STRING)
-            (void)gr2_name_at(sp, at.section, at.offset + nm->offset, &g->names[t], &w);
+            e = gr2_name_at(sp, at.section, at.offset + nm->offset, &g->names[t], &w);
         if (!g->names[t]) {
             snprintf(why, sizeof why, "%s", w);
-            return err_set(err, errlen, "track group '%s', track %" PRIu32 ": Name: %s", g->name, t, why);
+            return s3_fail(e ? e : S3_ERR_FORMAT, err, errlen, "track group '%s', track %" PRIu32 ": Name: %s",
+                           g->name, t, why);
         }
     }
-    return 0;
+    return S3_OK;
 }
 
 /* The skeleton group g plays on: the one of the model named as the group when it has a
@@ -310,23 +324,22 @@ static int choose(struct gr2_types *reg, const struct gr2_space *sp, struct plan
     return best;
 }
 
-/* Each track's bone in the skeleton g plays on (none: -1), and how it was found. 0, or -1
- * with err. */
-static int bind_tracks(struct plan *p, struct group *g, char *err, size_t errlen)
+/* Each track's bone in the skeleton g plays on (none: -1), and how it was found. */
+static enum s3_err bind_tracks(struct plan *p, struct group *g, char *err, size_t errlen)
 {
-    size_t n = g->tracks.count ? g->tracks.count : 1;
+    size_t n = g->tracks.count;
     g->bone = alloc_array(n, sizeof *g->bone);
     g->how = alloc_array(n, 1);
     g->node = alloc_array(n, sizeof *g->node);
     if (!g->bone || !g->how || !g->node)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (uint32_t t = 0; t < g->tracks.count; t++) {
         enum match how = M_NONE;
         g->bone[t] = g->skel >= 0 ? match_bone(&p->skel[g->skel], g->names[t], &how) : -1;
         g->how[t] = (uint8_t)how;
         g->node[t] = -1;
     }
-    return 0;
+    return S3_OK;
 }
 
 static void plan_free(struct plan *p)
@@ -356,48 +369,68 @@ static void plan_free(struct plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static int make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
-                     const struct rig_set *external, struct plan *p, char *err, size_t errlen)
+/* Whether an allocation was refused finding or reading the plan's skeletons. */
+static bool plan_oom(const struct plan *p)
+{
+    bool oom = p->oom;
+    for (uint32_t k = 0; k < p->nskel; k++)
+        oom |= p->skel[k].oom;
+    return oom;
+}
+
+/* Group k of the animation into the plan (none when its pointer is null). */
+static enum s3_err plan_group(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, uint32_t k,
+                              char *err, size_t errlen)
+{
+    const struct gr2_elem *ge = &p->anim.groups;
+    gr2_space_settle(sp); /* the plan keeps references, copied names and read skeletons */
+    struct group *g = &p->group[p->ngroups];
+    struct gr2_track_group tg;
+    if (!gr2_ptr_elem(sp, ge, k, &g->obj))
+        return S3_OK;
+    enum s3_err e = gr2_track_group_read(reg, sp, ge->type, g->obj, &tg, err, errlen);
+    if (e)
+        return e;
+    g->type = ge->type;
+    g->name = tg.name;
+    g->tracks = tg.transform;
+    if (g->tracks.kind != GR2_EK_ARRAY)
+        g->tracks.count = 0;
+    p->ngroups++;
+    if ((e = track_names(reg, sp, g, err, errlen)))
+        return e;
+    g->skel = g->tracks.count ? choose(reg, sp, p, g) : -1;
+    g->first_node = -1;
+    return bind_tracks(p, g, err, errlen);
+}
+
+static enum s3_err make_plan(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                             struct gr2_ref obj, const struct rig_set *external, struct plan *p, char *err,
+                             size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    if (gr2_animation_read(reg, sp, type, obj, &p->anim, err, errlen))
-        return -1;
+    enum s3_err e = gr2_animation_read(reg, sp, type, obj, &p->anim, err, errlen);
+    if (e)
+        return e;
     /* (plan_free frees what is made from here on) */
     find_skeletons(reg, sp, p, external);
     const struct gr2_elem *ge = &p->anim.groups;
-    p->group = alloc_array(ge->kind == GR2_EK_PTRARRAY ? ge->count : 1, sizeof *p->group);
-    if (!p->group) {
-        plan_free(p);
-        return err_set(err, errlen, "out of memory");
+    p->group = alloc_array(ge->kind == GR2_EK_PTRARRAY ? ge->count : 0, sizeof *p->group);
+    if (!p->group || p->oom) {
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
-    for (uint32_t k = 0; ge->kind == GR2_EK_PTRARRAY && k < ge->count; k++) {
-        gr2_space_settle(sp); /* the plan keeps references, copied names and read skeletons */
-        struct group *g = &p->group[p->ngroups];
-        struct gr2_track_group tg;
-        if (!gr2_ptr_elem(sp, ge, k, &g->obj))
-            continue;
-        if (gr2_track_group_read(reg, sp, ge->type, g->obj, &tg, err, errlen)) {
-            plan_free(p);
-            return -1;
-        }
-        g->type = ge->type;
-        g->name = tg.name;
-        g->tracks = tg.transform;
-        if (g->tracks.kind != GR2_EK_ARRAY)
-            g->tracks.count = 0;
-        p->ngroups++;
-        if (track_names(reg, sp, g, err, errlen)) {
-            plan_free(p);
-            return -1;
-        }
-        g->skel = g->tracks.count ? choose(reg, sp, p, g) : -1;
-        g->first_node = -1;
-        if (bind_tracks(p, g, err, errlen)) {
-            plan_free(p);
-            return -1;
-        }
+    for (uint32_t k = 0; ge->kind == GR2_EK_PTRARRAY && k < ge->count; k++)
+        if ((e = plan_group(reg, sp, p, k, err, errlen)))
+            goto fail;
+    if (plan_oom(p)) {
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
     }
-    return 0;
+    return S3_OK;
+fail:
+    plan_free(p);
+    return e;
 }
 
 /* ---- the glTF ---- */
@@ -414,7 +447,7 @@ struct notes {
 /* A bone's rest transform given as a matrix cannot stay on an animated node (glTF forbids
  * animating a node with a matrix): it takes the track's pose at 0 instead (a scale/shear
  * there: its diagonal). */
-static int unmatrix(const struct gr2_transform_track *tr, struct mdl_bone *b)
+static void unmatrix(const struct gr2_transform_track *tr, struct mdl_bone *b)
 {
     double v[16];
     gr2_transform_track_eval(tr, 0, v, NULL, NULL);
@@ -425,36 +458,37 @@ static int unmatrix(const struct gr2_transform_track *tr, struct mdl_bone *b)
         b->r[j] = (float)v[3 + j];
     for (int j = 0; j < 3; j++)
         b->s[j] = (float)v[7 + 4 * j];
-    return 0;
 }
 
 /* Decodes track t of group g (every curve, fitting its role), with err naming it. */
-static int read_track(struct gr2_types *reg, const struct gr2_space *sp, const struct group *g, uint32_t t,
-                      struct gr2_transform_track *tr, char *err, size_t errlen)
+static enum s3_err read_track(struct gr2_types *reg, const struct gr2_space *sp, const struct group *g, uint32_t t,
+                              struct gr2_transform_track *tr, char *err, size_t errlen)
 {
     char why[240];
-    if (gr2_transform_track_read(reg, sp, g->tracks.type, gr2_array_elem(&g->tracks, t), true, tr, why, sizeof why))
-        return err_set(err, errlen, "track group '%s', track %" PRIu32 ": %s", g->name, t, why);
-    if (gr2_transform_track_check(tr, why, sizeof why)) {
-        err_set(err, errlen, "track group '%s', track '%s': %s", g->name, tr->name, why);
+    enum s3_err e =
+        gr2_transform_track_read(reg, sp, g->tracks.type, gr2_array_elem(&g->tracks, t), true, tr, why, sizeof why);
+    if (e)
+        return s3_fail(e, err, errlen, "track group '%s', track %" PRIu32 ": %s", g->name, t, why);
+    if ((e = gr2_transform_track_check(tr, why, sizeof why))) {
+        s3_fail(e, err, errlen, "track group '%s', track '%s': %s", g->name, tr->name, why);
         gr2_transform_track_free(tr);
-        return -1;
     }
-    return 0;
+    return e;
 }
 
 /* A skeleton's bones as nodes with a skin of them: animated bones whose rest is a matrix
  * take their track's first pose, other rests with a shear their diagonal (named in warn,
  * may be NULL). */
-static int add_skeleton_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
-                              uint32_t k, struct mdl_notes *warn, char *err, size_t errlen)
+static enum s3_err add_skeleton_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
+                                      struct plan *p, uint32_t k, struct mdl_notes *warn, char *err, size_t errlen)
 {
     struct skel *sk = &p->skel[k];
     struct mdl_skeleton copy = *sk->s;
     copy.bone = alloc_array(copy.nbones, sizeof *copy.bone);
     if (!copy.bone)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     memcpy(copy.bone, sk->s->bone, copy.nbones * sizeof *copy.bone);
+    enum s3_err e = S3_OK;
     for (uint32_t g = 0; g < p->ngroups; g++)
         for (uint32_t t = 0; p->group[g].skel == (int)k && t < p->group[g].tracks.count; t++) {
             int64_t b = p->group[g].bone[t];
@@ -462,36 +496,36 @@ static int add_skeleton_nodes(struct glb *gl, struct gr2_types *reg, const struc
                 continue;
             gr2_space_settle(sp); /* a track's curves are decoded copies */
             struct gr2_transform_track tr;
-            if (read_track(reg, sp, &p->group[g], t, &tr, err, errlen)) {
-                free(copy.bone);
-                return -1;
-            }
+            if ((e = read_track(reg, sp, &p->group[g], t, &tr, err, errlen)))
+                goto done;
             unmatrix(&tr, &copy.bone[b]);
             gr2_transform_track_free(&tr);
         }
-    int rc = gr2_drop_rest_shear(&copy, warn, err, errlen) ? -1 : 0, top = -1;
-    if (rc == 0)
-        rc = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen);
-    if (rc == 0) /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
-        top = export_bone_skin(gl, &copy, sk->first_node, err, errlen);
-    if (top >= 0)
+    int top;
+    if ((e = gr2_drop_rest_shear(&copy, warn, err, errlen)) ||
+        (e = export_bone_nodes(gl, &copy, &sk->first_node, err, errlen)))
+        goto done;
+    /* the bones as a skeleton (Blender makes an armature of a skin's joints) */
+    if ((e = export_bone_skin(gl, &copy, sk->first_node, &top, err, errlen)) == S3_OK)
         glb_scene_root(gl, top);
+done:
     free(copy.bone);
-    return rc || top < 0 ? -1 : 0;
+    return e;
 }
 
 /* The nodes: the bones of every skeleton a group plays on, and for each group, a node
  * named as the group holding a node per track that has no bone (every track when the
  * group has no skeleton). Each track's node into group.node. */
-static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
-                     struct mdl_notes *warn, char *err, size_t errlen)
+static enum s3_err add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp, struct plan *p,
+                             struct mdl_notes *warn, char *err, size_t errlen)
 {
     for (uint32_t k = 0; k < p->nskel; k++) {
         bool used = false;
         for (uint32_t g = 0; g < p->ngroups; g++)
             used |= p->group[g].skel == (int)k;
-        if (used && add_skeleton_nodes(gl, reg, sp, p, k, warn, err, errlen))
-            return -1;
+        enum s3_err e = used ? add_skeleton_nodes(gl, reg, sp, p, k, warn, err, errlen) : S3_OK;
+        if (e)
+            return e;
     }
     for (uint32_t g = 0; g < p->ngroups; g++) {
         struct group *gr = &p->group[g];
@@ -509,7 +543,7 @@ static int add_nodes(struct glb *gl, struct gr2_types *reg, const struct gr2_spa
             glb_node_child(gl, gr->first_node, gr->node[t]);
         }
     }
-    return 0;
+    return S3_OK; /* a node refused is remembered by the builder: glb_finish says NOMEM */
 }
 
 /* One channel's sampling added to the animation's, and what it left out of tolerance
@@ -532,50 +566,51 @@ static void note_linear(struct notes *n, const struct gr2_linear *one, const str
 
 /* A track's channels: the three curves as samplers of animation anim driving node (linear:
  * sampled LINEAR keys). */
-static int add_channels(struct glb *gl, struct export_times *times, int anim, int node, double duration,
-                        const struct group *g, const struct gr2_transform_track *tr, bool linear, struct notes *n,
-                        char *err, size_t errlen)
+static enum s3_err add_channels(struct glb *gl, struct export_times *times, int anim, int node, double duration,
+                                const struct group *g, const struct gr2_transform_track *tr, bool linear,
+                                struct notes *n, char *err, size_t errlen)
 {
     static const enum mdl_path path[3] = {MDL_TRANSLATION, MDL_ROTATION, MDL_SCALE};
     for (int r = 0; r < 3; r++) {
         struct mdl_keys k;
         char why[200];
         struct gr2_linear one = {0};
-        int rc = linear ? gr2_curve_linear_keys(&tr->curve[r], (enum gr2_role)r, duration, &k, &one, NULL, why,
-                                                sizeof why)
-                        : gr2_curve_keys(&tr->curve[r], (enum gr2_role)r, duration, &k, NULL, why, sizeof why);
-        if (rc)
-            return err_set(err, errlen, "track group '%s', track '%s': %s: %s", g->name, tr->name, curve_names[r],
+        enum s3_err e = linear ? gr2_curve_linear_keys(&tr->curve[r], (enum gr2_role)r, duration, &k, &one, NULL,
+                                                       why, sizeof why)
+                               : gr2_curve_keys(&tr->curve[r], (enum gr2_role)r, duration, &k, NULL, why, sizeof why);
+        if (e)
+            return s3_fail(e, err, errlen, "track group '%s', track '%s': %s: %s", g->name, tr->name, curve_names[r],
                            why);
         if (n && linear)
             note_linear(n, &one, g, tr->name, r);
-        rc = export_channel(gl, times, anim, node, path[r], &k);
+        e = export_channel(gl, times, anim, node, path[r], &k);
         mdl_keys_free(&k);
-        if (rc)
-            return err_set(err, errlen, "out of memory");
+        if (e)
+            return s3_fail(e, err, errlen, "out of memory");
     }
     double shear = gr2_curve_shear(&tr->curve[2]);
     if (n && !linear && shear != 0)
         mdl_notes_add(&n->warn, "track group '%s', track '%s': ScaleShearCurve has a shear (largest off-diagonal "
                       "%.9g), dropped: its glTF scale is the diagonal (samples.csv has the whole matrix)", g->name,
                       tr->name, shear);
-    return 0;
+    return S3_OK;
 }
 
 /* One glTF animation, named `name`: a channel per curve of every track (a second track
  * driving the same node is left out, and named in n: glTF allows one channel per node and
  * path). */
-static int add_group(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
-                     double duration, const struct group *g, const char *name, bool *driven, bool linear,
-                     struct notes *n, char *err, size_t errlen)
+static enum s3_err add_group(struct glb *gl, struct export_times *times, struct gr2_types *reg,
+                             const struct gr2_space *sp, double duration, const struct group *g, const char *name,
+                             bool *driven, bool linear, struct notes *n, char *err, size_t errlen)
 {
     int anim = glb_animation(gl, name, strlen(name));
     for (uint32_t t = 0; t < g->tracks.count; t++) {
         gr2_space_settle(sp); /* a track's curves are decoded copies */
         struct gr2_transform_track tr;
-        if (read_track(reg, sp, g, t, &tr, err, errlen))
-            return -1;
-        int node = g->node[t], rc = 0;
+        enum s3_err rc = read_track(reg, sp, g, t, &tr, err, errlen);
+        if (rc)
+            return rc;
+        int node = g->node[t];
         if (driven[node]) {
             if (n && !linear)
                 mdl_notes_add(&n->warn, "track group '%s', track %" PRIu32 " '%s': an earlier track drives its node "
@@ -586,46 +621,45 @@ static int add_group(struct glb *gl, struct export_times *times, struct gr2_type
         }
         gr2_transform_track_free(&tr);
         if (rc)
-            return -1;
+            return rc;
     }
-    return 0;
+    return S3_OK;
 }
 
 /* animation.glb (linear: animation_linear.glb); out NULL: measured. n (may be NULL)
  * collects what the listing says. */
-static int build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, bool linear, uint8_t **out,
-                     size_t *len, struct notes *n, char *err, size_t errlen)
+static enum s3_err build_glb(struct gr2_types *reg, const struct gr2_space *sp, struct plan *p, bool linear,
+                             uint8_t **out, size_t *len, struct notes *n, char *err, size_t errlen)
 {
     struct glb *gl = out ? glb_new() : glb_new_measure();
     struct export_times *times = export_times_new();
     bool *driven = NULL;
-    int rc = -1;
+    enum s3_err e;
     if (!gl || !times) {
-        err_set(err, errlen, "out of memory");
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
         goto out;
     }
-    if (add_nodes(gl, reg, sp, p, n && !linear ? &n->warn : NULL, err, errlen))
+    if ((e = add_nodes(gl, reg, sp, p, n && !linear ? &n->warn : NULL, err, errlen)))
         goto out;
     uint32_t nnodes = glb_node_count(gl); /* the bones, their skins' roots and the track nodes */
-    driven = alloc_array(nnodes, 1);
-    for (uint32_t g = 0; driven && g < p->ngroups; g++) {
+    if (!(driven = alloc_array(nnodes, 1))) {
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto out;
+    }
+    for (uint32_t g = 0; g < p->ngroups; g++) {
         if (p->group[g].tracks.count == 0)
             continue; /* glTF animations need a channel */
         memset(driven, 0, nnodes);
-        if (add_group(gl, times, reg, sp, p->anim.duration, &p->group[g], p->group[g].name, driven, linear, n, err,
-                      errlen))
+        if ((e = add_group(gl, times, reg, sp, p->anim.duration, &p->group[g], p->group[g].name, driven, linear, n,
+                           err, errlen)))
             goto out;
     }
-    if (!driven) {
-        err_set(err, errlen, "out of memory");
-        goto out;
-    }
-    rc = glb_finish(gl, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
+    e = glb_finish(gl, out, len, err, errlen);
 out:
     free(driven);
     export_times_free(times);
     glb_free(gl);
-    return rc;
+    return e;
 }
 
 /* ---- the files ---- */
@@ -643,24 +677,26 @@ static const struct rig_set *option_skeletons(const struct s3fs *fs)
     return fs->skeleton_file ? fs->skeleton_file->set : NULL;
 }
 
-static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct anim_ctx *a = ctx;
     struct gr2_space sp;
     /* built the way it was sized: the sections refused then are refused again, and one
      * more refused fails this build (read again) rather than change the size */
-    if (gr2_view_pin_as(a->v, &sp, a->refused))
-        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    enum s3_err rc = gr2_view_pin_as(a->v, &sp, a->refused);
+    if (rc)
+        return s3_fail(rc, err, errlen, "the sections cannot be read (the file changed, or out of memory)");
     struct gr2_types reg = {0};
     struct plan p;
-    int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
-    if (rc == 0) {
+    rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
+    if (rc == S3_OK) {
         rc = build_glb(&reg, &sp, &p, a->linear, out, len, NULL, err, errlen);
         plan_free(&p);
     }
-    if (rc == 0 && gr2_view_refused_beyond(a->v, &sp, a->refused)) {
+    if (rc == S3_OK && gr2_view_refused_beyond(a->v, &sp, a->refused)) {
         free(out ? *out : NULL);
-        rc = err_set(err, errlen, "a section it was sized with cannot be had now (cache_mb): read it again");
+        rc = s3_fail(S3_ERR_LIMIT, err, errlen,
+                     "a section it was sized with cannot be had now (cache_mb): read it again");
     }
     gr2_types_free(&reg);
     gr2_view_unpin(a->v, &sp);
@@ -670,25 +706,26 @@ static int anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t e
 /* Sizes animation.glb (animation_linear.glb) in a request of its own (not the listing's,
  * whose earlier sections may have crowded one out), recording the sections refused to it
  * for the builds; n (may be NULL) gets what the listing says of it. */
-static int anim_measure(struct anim_ctx *a, size_t *len, struct notes *n, char *err, size_t errlen)
+static enum s3_err anim_measure(struct anim_ctx *a, size_t *len, struct notes *n, char *err, size_t errlen)
 {
     struct gr2_space sp;
-    if (gr2_view_pin(a->v, &sp))
-        return err_set(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    enum s3_err rc = gr2_view_pin(a->v, &sp);
+    if (rc)
+        return s3_fail(rc, err, errlen, "the sections cannot be read (the file changed, or out of memory)");
     struct gr2_types reg = {0};
     struct plan p;
-    int rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
-    if (rc == 0) {
+    rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
+    if (rc == S3_OK) {
         rc = build_glb(&reg, &sp, &p, a->linear, NULL, len, n, err, errlen);
         plan_free(&p);
     }
     gr2_types_free(&reg);
-    uint8_t *refused = rc == 0 ? gr2_view_refusals(a->v, &sp) : NULL;
+    uint8_t *refused = rc == S3_OK ? gr2_view_refusals(a->v, &sp) : NULL;
     uint32_t ns = gr2_view_nsections(a->v);
     uint8_t *kept = refused ? tree_alloc(a->v->fs->tree, ns ? ns : 1) : NULL;
-    if (rc == 0 && !kept) {
+    if (rc == S3_OK && !kept) {
         tree_note_oom(a->v->fs->tree);
-        rc = err_set(err, errlen, "out of memory");
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     if (kept)
         memcpy(kept, refused, ns);
@@ -730,11 +767,11 @@ static void note_group(struct gr2_view *v, const struct plan *p, const struct gr
 
 /* animation.glb or animation_linear.glb (a): measured in a request of its own, or
  * NAME.error saying why it cannot be made (rc, err: the listing's plan failed). */
-static void add_file(struct gr2_view *v, uint32_t dir, const char *name, int rc, char *err, size_t errlen,
+static void add_file(struct gr2_view *v, uint32_t dir, const char *name, enum s3_err rc, char *err, size_t errlen,
                      struct anim_ctx *a, struct notes *n)
 {
     size_t len = 0;
-    if (rc == 0) /* sized in a request of its own, what a build starts from */
+    if (rc == S3_OK) /* sized in a request of its own, what a build starts from */
         rc = anim_measure(a, &len, n, err, errlen);
     if (rc)
         export_add_error(v->fs, dir, name, err);
@@ -758,8 +795,8 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
     struct notes n = {0};
     char what[200];
     snprintf(what, sizeof what, "animation %" PRIu32, index);
-    int rc = make_plan(&reg, sp, type, obj, option_skeletons(v->fs), &p, err, sizeof err);
-    if (rc == 0) {
+    enum s3_err rc = make_plan(&reg, sp, type, obj, option_skeletons(v->fs), &p, err, sizeof err);
+    if (rc == S3_OK) {
         snprintf(what, sizeof what, "animation %" PRIu32 " (%s)", index, p.anim.name);
         for (uint32_t g = 0; g < p.ngroups; g++)
             note_group(v, &p, &p.group[g], index, &n.warn);
@@ -777,74 +814,87 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
 
 /* ---- model.glb's animations ---- */
 
-/* The groups of animation `an` that play on skeleton k (every track finds a bone by
- * match_bone, none a bone whose rest is a matrix, which glTF cannot animate), as glTF
- * animations on its nodes. */
-static int model_groups(struct glb *gl, struct export_times *times, struct gr2_types *reg, const struct gr2_space *sp,
-                        struct skel *k, const struct gr2_animation *an, bool *driven, char *err, size_t errlen)
+/* Group i of animation `an` as a glTF animation on skeleton k's nodes when it plays on it
+ * (every track finds a bone by match_bone, none a bone whose rest is a matrix, which glTF
+ * cannot animate). A group that cannot be read is left out (animation.glb says why); a
+ * refused allocation fails. */
+static enum s3_err model_group(struct glb *gl, struct export_times *times, struct gr2_types *reg,
+                               const struct gr2_space *sp, struct skel *k, const struct gr2_animation *an, uint32_t i,
+                               bool *driven, char *err, size_t errlen)
 {
     const struct gr2_elem *ge = &an->groups;
-    for (uint32_t i = 0; ge->kind == GR2_EK_PTRARRAY && i < ge->count; i++) {
-        gr2_space_settle(sp);
-        struct group g = {.skel = 0, .first_node = -1};
-        struct gr2_track_group tg;
-        if (!gr2_ptr_elem(sp, ge, i, &g.obj) || gr2_track_group_read(reg, sp, ge->type, g.obj, &tg, err, errlen))
-            continue;
-        g.name = tg.name;
-        g.tracks = tg.transform;
-        if (g.tracks.kind != GR2_EK_ARRAY)
-            g.tracks.count = 0;
-        size_t nt = g.tracks.count ? g.tracks.count : 1;
-        g.node = alloc_array(nt, sizeof *g.node);
-        if (!g.node) {
-            free(g.name);
-            return err_set(err, errlen, "out of memory");
-        }
-        bool plays = g.tracks.count && track_names(reg, sp, &g, err, errlen) == 0 && covers(reg, sp, k, &g);
-        for (uint32_t t = 0; plays && t < g.tracks.count; t++) {
-            enum match how;
-            g.node[t] = (int)match_bone(k, g.names[t], &how);
-            plays = !k->s->bone[g.node[t]].has_matrix;
-        }
-        int rc = 0;
-        if (plays) {
-            char name[300];
-            if (ge->count > 1)
-                snprintf(name, sizeof name, "%s/%s", an->name, g.name);
-            else
-                snprintf(name, sizeof name, "%s", an->name);
-            memset(driven, 0, k->s->nbones);
-            rc = add_group(gl, times, reg, sp, an->duration, &g, name, driven, false, NULL, err, errlen);
-        }
-        for (uint32_t t = 0; g.names && t < g.tracks.count; t++)
-            free(g.names[t]);
-        free(g.names);
-        free(g.name);
-        free(g.node);
-        if (rc)
-            return -1;
+    gr2_space_settle(sp);
+    struct group g = {.skel = 0, .first_node = -1};
+    struct gr2_track_group tg;
+    if (!gr2_ptr_elem(sp, ge, i, &g.obj))
+        return S3_OK;
+    enum s3_err e = gr2_track_group_read(reg, sp, ge->type, g.obj, &tg, err, errlen);
+    if (e)
+        return e == S3_ERR_NOMEM ? e : S3_OK;
+    g.name = tg.name;
+    g.tracks = tg.transform;
+    if (g.tracks.kind != GR2_EK_ARRAY)
+        g.tracks.count = 0;
+    g.node = alloc_array(g.tracks.count, sizeof *g.node);
+    if (!g.node) {
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto done;
     }
-    return 0;
+    if (g.tracks.count == 0)
+        goto done;
+    if ((e = track_names(reg, sp, &g, err, errlen))) {
+        e = e == S3_ERR_NOMEM ? e : S3_OK;
+        goto done;
+    }
+    bool plays = covers(reg, sp, k, &g);
+    for (uint32_t t = 0; plays && t < g.tracks.count; t++) {
+        enum match how;
+        g.node[t] = (int)match_bone(k, g.names[t], &how);
+        plays = !k->s->bone[g.node[t]].has_matrix;
+    }
+    if (plays) {
+        char name[300];
+        if (ge->count > 1)
+            snprintf(name, sizeof name, "%s/%s", an->name, g.name);
+        else
+            snprintf(name, sizeof name, "%s", an->name);
+        memset(driven, 0, k->s->nbones);
+        e = add_group(gl, times, reg, sp, an->duration, &g, name, driven, false, NULL, err, errlen);
+    }
+done:
+    for (uint32_t t = 0; g.names && t < g.tracks.count; t++)
+        free(g.names[t]);
+    free(g.names);
+    free(g.name);
+    free(g.node);
+    return e;
 }
 
-int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
-                        const struct mdl_skeleton *skel, char *err, size_t errlen)
+enum s3_err gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
+                                const struct mdl_skeleton *skel, char *err, size_t errlen)
 {
     if (skel->nbones == 0)
-        return 0;
+        return S3_OK;
     struct skel k = {.s = skel, .first_node = 0};
     struct export_times *times = export_times_new();
     bool *driven = malloc(skel->nbones);
     struct gr2_elem e;
     gr2_root_array(reg, sp, "Animations", &e);
-    int rc = times && driven && skel_ready(reg, sp, &k) ? 0 : err_set(err, errlen, "out of memory");
-    for (uint32_t a = 0; rc == 0 && e.kind == GR2_EK_PTRARRAY && a < e.count; a++) {
+    enum s3_err rc = times && driven && skel_ready(reg, sp, &k) ? S3_OK
+                                                                : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    for (uint32_t a = 0; rc == S3_OK && e.kind == GR2_EK_PTRARRAY && a < e.count; a++) {
         gr2_space_settle(sp);
         struct gr2_ref obj;
         struct gr2_animation an;
-        if (!gr2_ptr_elem(sp, &e, a, &obj) || gr2_animation_read(reg, sp, e.type, obj, &an, err, errlen))
+        if (!gr2_ptr_elem(sp, &e, a, &obj))
             continue;
-        rc = model_groups(gl, times, reg, sp, &k, &an, driven, err, errlen);
+        if ((rc = gr2_animation_read(reg, sp, e.type, obj, &an, err, errlen))) {
+            rc = rc == S3_ERR_NOMEM ? rc : S3_OK; /* one that cannot be read: its animation.error says why */
+            continue;
+        }
+        const struct gr2_elem *ge = &an.groups;
+        for (uint32_t i = 0; rc == S3_OK && ge->kind == GR2_EK_PTRARRAY && i < ge->count; i++)
+            rc = model_group(gl, times, reg, sp, &k, &an, i, driven, err, errlen);
         gr2_animation_free(&an);
     }
     free(k.by_name);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "fs/views/gr2/view_granny.h"
+#include "parse/base/err.h"
 #include "parse/gr2/gr2obj.h"
 
 /* Adds animation.glb (or animation.error) for animation number `index` at (type, obj) to
@@ -22,8 +23,9 @@ struct mdl_skeleton;
 /* model.glb's animations: the track groups of every animation of the file that play on the
  * model's skeleton (all their tracks name its bones), as glTF animations (named as the
  * animation, "ANIMATION/GROUP" when it has several groups) on its bone nodes 0..B-1.
- * 0, or -1 with err (then model.glb is made without them). */
-int gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
-                        const struct mdl_skeleton *skel, char *err, size_t errlen);
+ * S3_OK, or the reason with err (NOMEM fails model.glb; any other: it is made without
+ * them). */
+enum s3_err gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const struct gr2_space *sp,
+                                const struct mdl_skeleton *skel, char *err, size_t errlen);
 
 #endif

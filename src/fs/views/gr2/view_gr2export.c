@@ -24,56 +24,59 @@ struct gx {
 };
 
 /* model.glb: the model, with the file's animations that play on its skeleton (when they
- * cannot be added, animation.glb says why: the model is made without them). out NULL:
- * only measures (*len). */
-static int model_glb(struct gr2_types *reg, const struct gr2_space *sp, const struct mdl_model *m, uint8_t **out,
-                     size_t *len, char *err, size_t errlen)
+ * cannot be added, animation.glb says why: the model is made without them; out of memory
+ * fails it). out NULL: only measures (*len). */
+static enum s3_err model_glb(struct gr2_types *reg, const struct gr2_space *sp, const struct mdl_model *m,
+                             uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct glb *g = out ? glb_new() : glb_new_measure();
-    if (!g) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!g)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     char why[256];
-    if (export_model_into(g, m, err, errlen)) {
-        glb_free(g);
-        return -1;
+    enum s3_err e = export_model_into(g, m, err, errlen);
+    if (e)
+        goto done;
+    e = gr2_anim_into_model(g, reg, sp, &m->skel, why, sizeof why);
+    if (e == S3_ERR_NOMEM) {
+        s3_fail(e, err, errlen, "%s", why);
+        goto done;
     }
-    if (gr2_anim_into_model(g, reg, sp, &m->skel, why, sizeof why)) {
+    if (e) {
         glb_free(g);
         return export_model_glb(m, out, len, err, errlen);
     }
-    int rc = glb_finish(g, out, len, err, errlen) ? -1 : 0; /* export_build_fn speaks -1 */
+    e = glb_finish(g, out, len, err, errlen);
+done:
     glb_free(g);
-    return rc;
+    return e;
 }
 
 /* The export of x made from the space sp (out NULL: measured). With left_out, a model's
  * note of the meshes left out is handed over (malloc'd, NULL when none); warn (may be
  * NULL) gets what was dropped (shears). */
-static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out, size_t *len, char **left_out,
-                   struct mdl_notes *warn, char *err, size_t errlen)
+static enum s3_err gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out, size_t *len,
+                           char **left_out, struct mdl_notes *warn, char *err, size_t errlen)
 {
     struct gr2_types reg = {0};
-    int rc = -1;
+    enum s3_err rc;
     if (x->kind == GX_SKELETON) {
         struct mdl_skeleton s;
-        if (gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen) == S3_OK) {
-            rc = gr2_drop_rest_shear(&s, warn, err, errlen) ? -1 : 0;
-            if (rc == 0)
+        if ((rc = gr2_skeleton_read(&reg, sp, x->type, x->obj, &s, err, errlen)) == S3_OK) {
+            rc = gr2_drop_rest_shear(&s, warn, err, errlen);
+            if (rc == S3_OK)
                 rc = export_skeleton_glb(&s, out, len, err, errlen);
             mdl_skeleton_free(&s);
         }
     } else if (x->kind == GX_MODEL) {
         struct mdl_model m;
-        if (gr2_model_read(&reg, sp, x->type, x->obj, &m, err, errlen) == S3_OK) {
+        if ((rc = gr2_model_read(&reg, sp, x->type, x->obj, &m, err, errlen)) == S3_OK) {
             gr2_space_settle(sp); /* the model is copied out: the animations' bytes may take its room */
             double d = mdl_drop_shear(&m.has_matrix, m.m, m.r);
             if (d != 0 && warn)
                 mdl_notes_add(warn, "the model's placement has a shear (largest off-diagonal %.9g), dropped: its glTF "
                               "scale is the diagonal", d);
-            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen) ? -1 : 0;
-            if (rc == 0)
+            rc = gr2_drop_rest_shear(&m.skel, warn, err, errlen);
+            if (rc == S3_OK)
                 rc = model_glb(&reg, sp, &m, out, len, err, errlen);
             if (left_out) {
                 *left_out = m.left_out;
@@ -85,7 +88,7 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
         struct mdl_mesh m;
         char **names;
         uint32_t n;
-        if (gr2_mesh_read(&reg, sp, x->type, x->obj, &m, &names, &n, err, errlen) == S3_OK) {
+        if ((rc = gr2_mesh_read(&reg, sp, x->type, x->obj, &m, &names, &n, err, errlen)) == S3_OK) {
             rc = export_mesh_obj(&m, out, len, err, errlen);
             mdl_mesh_free(&m);
             gr2_names_free(names, n);
@@ -98,19 +101,18 @@ static int gx_make(const struct gx *x, const struct gr2_space *sp, uint8_t **out
 /* Builds what was measured: the sections the measurement was refused are refused again,
  * and a build refused one more fails (this read is EIO, the next builds again) rather
  * than make a file of another size. */
-static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct gx *x = ctx;
     struct gr2_space sp;
-    if (gr2_view_pin_as(x->v, &sp, x->refused)) {
-        snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
-        return -1;
-    }
-    int rc = gx_make(x, &sp, out, len, NULL, NULL, err, errlen);
-    if (rc == 0 && gr2_view_refused_beyond(x->v, &sp, x->refused)) {
+    enum s3_err rc = gr2_view_pin_as(x->v, &sp, x->refused);
+    if (rc)
+        return s3_fail(rc, err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    rc = gx_make(x, &sp, out, len, NULL, NULL, err, errlen);
+    if (rc == S3_OK && gr2_view_refused_beyond(x->v, &sp, x->refused)) {
         free(out ? *out : NULL);
-        snprintf(err, errlen, "a section it was sized with cannot be had now (cache_mb): read it again");
-        rc = -1;
+        rc = s3_fail(S3_ERR_LIMIT, err, errlen,
+                     "a section it was sized with cannot be had now (cache_mb): read it again");
     }
     gr2_view_unpin(x->v, &sp);
     return rc;
@@ -118,24 +120,21 @@ static int gx_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t err
 
 /* Sizes x in a request of its own (what a build starts from, not the listing's, whose
  * earlier sections may have crowded one out), recording the sections refused to it so
- * that builds leave out the same; warn (may be NULL) gets what it drops. 0, or -1 with
- * err. */
-static int gx_measure(struct gx *x, size_t *len, char **left_out, struct mdl_notes *warn, char *err,
-                      size_t errlen)
+ * that builds leave out the same; warn (may be NULL) gets what it drops. */
+static enum s3_err gx_measure(struct gx *x, size_t *len, char **left_out, struct mdl_notes *warn, char *err,
+                              size_t errlen)
 {
     struct gr2_space sp;
-    if (gr2_view_pin(x->v, &sp)) {
-        snprintf(err, errlen, "the sections cannot be read (the file changed, or out of memory)");
-        return -1;
-    }
-    int rc = gx_make(x, &sp, NULL, len, left_out, warn, err, errlen);
-    uint8_t *refused = rc == 0 ? gr2_view_refusals(x->v, &sp) : NULL;
+    enum s3_err rc = gr2_view_pin(x->v, &sp);
+    if (rc)
+        return s3_fail(rc, err, errlen, "the sections cannot be read (the file changed, or out of memory)");
+    rc = gx_make(x, &sp, NULL, len, left_out, warn, err, errlen);
+    uint8_t *refused = rc == S3_OK ? gr2_view_refusals(x->v, &sp) : NULL;
     uint32_t n = gr2_view_nsections(x->v);
     uint8_t *kept = refused ? tree_alloc(x->v->fs->tree, n ? n : 1) : NULL;
-    if (rc == 0 && !kept) {
-        snprintf(err, errlen, "out of memory");
+    if (rc == S3_OK && !kept) {
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
         tree_note_oom(x->v->fs->tree);
-        rc = -1;
     }
     if (kept)
         memcpy(kept, refused, n);
@@ -169,7 +168,7 @@ void gr2_exports_add(struct gr2_view *v, const struct gr2_space *sp, const struc
     char err[256], *left_out = NULL;
     size_t len;
     struct mdl_notes warn = {0};
-    if (gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, &warn, err, sizeof err) == 0)
+    if (gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, &warn, err, sizeof err) == S3_OK)
         export_add_sized(v->fs, dir, file[kind], xtype[kind], len, gx_build, x);
     else
         export_add_error(v->fs, dir, file[kind], err);

@@ -761,33 +761,35 @@ static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64
 
 /* ---- exports ---- */
 
-static int build_model(struct geom_view *v, struct mdl_model *m, char *err, size_t errlen)
+static enum s3_err build_model(struct geom_view *v, struct mdl_model *m, char *err, size_t errlen)
 {
     struct geom_report r;
-    int rc = geom_model(&v->g, v->rig, m, &r, err, errlen) == S3_OK ? 0 : -1;
+    enum s3_err e = geom_model(&v->g, v->rig, m, &r, err, errlen);
     count_work(&r);
     geom_report_free(&r);
-    return rc;
+    return e;
 }
 
-static int build_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err build_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct mdl_model m;
-    if (build_model(ctx, &m, err, errlen))
-        return -1;
-    int rc = export_model_glb(&m, out, len, err, errlen);
+    enum s3_err e = build_model(ctx, &m, err, errlen);
+    if (e)
+        return e;
+    e = export_model_glb(&m, out, len, err, errlen);
     mdl_model_free(&m);
-    return rc;
+    return e;
 }
 
-static int build_obj(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err build_obj(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct mdl_model m;
-    if (build_model(ctx, &m, err, errlen))
-        return -1;
-    int rc = export_mesh_obj(&m.mesh[0], out, len, err, errlen);
+    enum s3_err e = build_model(ctx, &m, err, errlen);
+    if (e)
+        return e;
+    e = export_mesh_obj(&m.mesh[0], out, len, err, errlen);
     mdl_model_free(&m);
-    return rc;
+    return e;
 }
 
 static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)

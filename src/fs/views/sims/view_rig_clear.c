@@ -203,19 +203,17 @@ static void warn_chain_indices(struct rig_clear_view *v)
 
 /* /skeleton.glb: the bone table as it is (position, orientation, scale, parent); the
  * inverse bind matrices are the inverses of the world transforms this makes. */
-static int build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err build_skeleton_glb(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     const struct rig_clear *r = ctx;
     struct mdl_skeleton s;
-    if (rig_clear_skeleton(r, &s)) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = -1;
-    if (mdl_skeleton_check(&s, err, errlen) == S3_OK && mdl_compute_ibm(&s, err, errlen) == S3_OK)
-        rc = export_skeleton_glb(&s, out, len, err, errlen);
+    enum s3_err e = rig_clear_skeleton(r, &s);
+    if (e)
+        return s3_fail(e, err, errlen, "%s", e == S3_ERR_NOMEM ? "out of memory" : s3_err_str(e));
+    if ((e = mdl_skeleton_check(&s, err, errlen)) == S3_OK && (e = mdl_compute_ibm(&s, err, errlen)) == S3_OK)
+        e = export_skeleton_glb(&s, out, len, err, errlen);
     mdl_skeleton_free(&s);
-    return rc;
+    return e;
 }
 
 /* view_skeletons_fn: the bone table (ctx: the struct rig_clear). */

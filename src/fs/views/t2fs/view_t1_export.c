@@ -142,15 +142,16 @@ static enum s3_err object_model(const struct t1x *x, struct mdl_model *m, char *
     return e;
 }
 
-static int t1x_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
+static enum s3_err t1x_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     const struct t1x *x = ctx;
     struct mdl_model m;
-    if (object_model(x, &m, err, errlen))
-        return -1;
-    int rc = x->obj_text ? export_model_obj(&m, out, len, err, errlen) : export_model_glb(&m, out, len, err, errlen);
+    enum s3_err e = object_model(x, &m, err, errlen);
+    if (e)
+        return e;
+    e = x->obj_text ? export_model_obj(&m, out, len, err, errlen) : export_model_glb(&m, out, len, err, errlen);
     mdl_model_free(&m);
-    return rc;
+    return e;
 }
 
 void t1_exports_add(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir)
@@ -174,11 +175,11 @@ void t1_exports_add(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir
         return;
     }
     size_t len;
-    if (export_model_glb(&m, NULL, &len, err, sizeof err) == 0)
+    if (export_model_glb(&m, NULL, &len, err, sizeof err) == S3_OK)
         export_add_sized(fs, dir, "model.glb", "glb.model", len, t1x_build, glb);
     else
         export_add_error(fs, dir, "model.glb", err);
-    if (export_model_obj(&m, NULL, &len, err, sizeof err) == 0)
+    if (export_model_obj(&m, NULL, &len, err, sizeof err) == S3_OK)
         export_add_sized(fs, dir, "model.obj", "obj.model", len, t1x_build, obj_text);
     else
         export_add_error(fs, dir, "model.obj", err);
