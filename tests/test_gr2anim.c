@@ -17,6 +17,10 @@
 
 #include "expect_gr2anim.h"
 #include "fs/export/export.h"
+#include "fs/views/gr2/view_gr2.h"
+#include "fs/views/gr2/view_gr2anim_glb.h"
+#include "parse/gr2/gr2anim.h"
+#include "parse/gr2/gr2model.h"
 #include "glbread.h"
 #include "fixture_dbpf.h"
 #include "fixture_gr2anim.h"
@@ -1406,6 +1410,71 @@ static void test_hostile_durations(void **state)
     }
 }
 
+/* The file's first skeleton (root.Skeletons[0]) played by the file's animations in a
+ * builder of the test's own: gr2_anim_into_model's reason. */
+static enum s3_err anim_into_skeleton(struct s3fs *fs, char *err, size_t errlen)
+{
+    struct gr2_view *v = gr2_view_of(fs);
+    assert_non_null(v);
+    struct gr2_space sp;
+    assert_int_equal(gr2_view_pin(v, &sp), S3_OK);
+    struct gr2_types reg = {0};
+    struct gr2_elem e;
+    struct gr2_ref obj;
+    struct mdl_skeleton skel;
+    gr2_root_array(&reg, &sp, "Skeletons", &e);
+    assert_true(gr2_ptr_elem(&sp, &e, 0, &obj));
+    assert_int_equal(gr2_skeleton_read(&reg, &sp, e.type, obj, &skel, err, errlen), S3_OK);
+    struct glb *g = glb_new_measure();
+    int first;
+    assert_int_equal(export_bone_nodes(g, &skel, &first, err, errlen), S3_OK);
+    enum s3_err rc = gr2_anim_into_model(g, &reg, &sp, &skel, err, errlen);
+    if (rc == S3_OK) { /* the animations were added: the builder's file holds them */
+        size_t len;
+        assert_int_equal(glb_finish(g, NULL, &len, err, errlen), S3_OK);
+    }
+    glb_free(g);
+    mdl_skeleton_free(&skel);
+    gr2_types_free(&reg);
+    gr2_view_unpin(v, &sp);
+    return rc;
+}
+
+/* Issue 31: the Granny animation glTF says why it cannot be made. A knot of the hero's
+ * root position curve (DaK32fC32f, 4 float knots) set to NaN is a value the format does
+ * not allow: the animations cannot be added to a model on that skeleton (FORMAT, naming
+ * the knot), animation.error says so, and model.glb is made without them. */
+static void test_animation_reasons(void **state)
+{
+    (void)state;
+    struct fxa_opts o = {.sig = "le32"};
+    struct fxa_result r;
+    size_t size;
+    uint8_t *file = fxa_build(&o, &size, &r);
+    char err[256];
+    struct s3fs *fs = open_mem(file, size, NULL, o.sig);
+    assert_int_equal(anim_into_skeleton(fs, err, sizeof err), S3_OK); /* the control */
+    s3fs_close(fs);
+    /* the root position curve: degree 2, 4 knots (fixture_gr2anim.c), its knots once in the file */
+    const struct fxa_curve *c = NULL;
+    for (uint32_t i = 0; i < r.ncurves && !c; i++)
+        if (r.curve[i].format == 1 && r.curve[i].degree == 2 && r.curve[i].na == 4)
+            c = &r.curve[i];
+    assert_non_null(c);
+    uint8_t *at = memmem(file, size, c->a, 4 * sizeof *c->a);
+    assert_non_null(at);
+    assert_null(memmem(at + 1, size - (size_t)(at + 1 - file), c->a, 4 * sizeof *c->a));
+    const float nan = NAN;
+    memcpy(at + sizeof(float), &nan, sizeof nan);
+    fs = open_mem(file, size, NULL, o.sig);
+    assert_int_equal(anim_into_skeleton(fs, err, sizeof err), S3_ERR_FORMAT);
+    assert_non_null(strstr(err, "knot 1 is not a finite number"));
+    expect_has(fs, "/granny/root/Animations/0/animation.error", "knot 1 is not a finite number");
+    assert_true(path_exists(fs, "/granny/root/Models/0/model.glb"));
+    s3fs_close(fs);
+    free(file);
+}
+
 /* Every cut of the file, and bytes changed at random (a fixed seed): whatever opens is
  * walked whole, every file read (samples.csv and animation.glb made), never a crash. */
 static void test_broken_files(void **state)
@@ -1732,6 +1801,7 @@ int main(void)
         cmocka_unit_test(test_skeleton_option),      cmocka_unit_test(test_real_file_cases),
         cmocka_unit_test(test_hostile_durations),    cmocka_unit_test(test_broken_files),
         cmocka_unit_test(test_vectors),              cmocka_unit_test(test_model_glb_animations),
+        cmocka_unit_test(test_animation_reasons),
         cmocka_unit_test(test_rough_rest_orientations),
         cmocka_unit_test(test_parallel_readers),
     };
