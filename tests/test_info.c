@@ -297,6 +297,15 @@ static void test_hooks_add(void **state)
     assert_int_equal(tree_resolve(fs->tree, "/granny", &granny), 0);
     uint32_t last = tree_child(fs->tree, granny, tree_child_count(fs->tree, granny) - 1);
     assert_string_equal(tree_name(fs->tree, last), "extra.txt");
+    /* a hook the tree cannot keep is refused with the reason and not called (issue 31) */
+    tree_test_fail_alloc(fs->tree, 1);
+    assert_int_equal(view_add_info_hook(fs, info_line, "refused"), S3_ERR_NOMEM);
+    tree_test_fail_alloc(fs->tree, 0);
+    assert_int_equal(view_add_info_hook(fs, info_line, "third"), S3_OK);
+    info = info_text(fs);
+    if (strstr(info, "hooked: refused\n") || !strstr(info, "hooked: second\nhooked: third\n"))
+        fail_msg("the refused hook left out, the next one after the second:\n%s", info);
+    free(info);
     s3fs_close(fs);
     free(file);
 

@@ -404,26 +404,26 @@ void view_add_numbered(struct tree *t, uint32_t dir, uint32_t n, const char *xty
 
 /* ---- hooks ---- */
 
-int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx)
+enum s3_err view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx)
 {
     struct view_hook *h = tree_alloc(t, sizeof *h);
     if (!h)
-        return -1;
+        return S3_ERR_NOMEM;
     *h = (struct view_hook){NULL, fn, ctx};
     if (list->last)
         list->last->next = h;
     else
         list->first = h;
     list->last = h;
-    return 0;
+    return S3_OK;
 }
 
-int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx)
+enum s3_err view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &fs->info_hooks, (void (*)(void))fn, ctx);
 }
 
-int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
+enum s3_err view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &fs->skeletons_hooks, (void (*)(void))fn, ctx);
 }
@@ -437,7 +437,7 @@ static struct s3fs *top_view(struct s3fs *fs)
     return fs;
 }
 
-int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx)
+enum s3_err view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &top_view(fs)->table_hooks, (void (*)(void))fn, ctx);
 }
@@ -452,7 +452,7 @@ bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf)
     return found;
 }
 
-int view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx)
+enum s3_err view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &top_view(fs)->resize_hooks, (void (*)(void))fn, ctx);
 }
@@ -467,7 +467,7 @@ bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
     return found;
 }
 
-int view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
+enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &top_view(fs)->value_hooks, (void (*)(void))fn, ctx);
 }

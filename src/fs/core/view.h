@@ -56,13 +56,13 @@ struct view_hook {
 struct view_hooks {
     struct view_hook *first, *last;
 };
-/* 0, or -1 when out of memory. */
-int view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx);
+/* S3_OK, or S3_ERR_NOMEM (the hook is not added). So are the view_add_*_hook below. */
+enum s3_err view_hooks_add(struct tree *t, struct view_hooks *list, void (*fn)(void), void *ctx);
 
 /* Extra lines of a view's /info that change while mounted (its live state), after the
  * facts: each registered hook writes its own lines. */
 typedef void view_info_fn(struct s3fs *fs, struct sbuf *out, void *ctx);
-int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
+enum s3_err view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
 
 /* The skeletons a view offers to others (a file's first skeleton, a bone table, those of
  * the files a container holds). The one way they are had: -o skeleton= plays animations
@@ -72,7 +72,7 @@ int view_add_info_hook(struct s3fs *fs, view_info_fn *fn, void *ctx);
  * root ("" the file itself): S3_OK, or the reason with err saying why it added none
  * (NOT_FOUND: it holds none). */
 typedef enum s3_err view_skeletons_fn(struct s3fs *fs, void *ctx, struct rig_set *into, char *err, size_t errlen);
-int view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
+enum s3_err view_add_skeletons_hook(struct s3fs *fs, view_skeletons_fn *fn, void *ctx);
 /* Every hook's skeletons, made on the first call (the hooks run once) and kept with fs.
  * Never NULL; when it is empty, err says why (the first hook's reason, or that the file's
  * format holds none). Called while no other thread grows the tree: under the tree lock (a
@@ -86,7 +86,7 @@ const struct rig_set *view_skeletons(struct s3fs *fs, char *err, size_t errlen);
  * what its view made before the file existed, from any thread (view_table_of walks the
  * list under the tree lock). */
 typedef bool view_table_fn(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx);
-int view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx);
+enum s3_err view_add_table_hook(struct s3fs *fs, view_table_fn *fn, void *ctx);
 bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf);
 
 /* -o rw: parts a view lets be replaced whole at another length because it can keep its
@@ -111,7 +111,7 @@ struct view_resize {
     view_resize_plan_fn *plan;
 };
 typedef bool view_resize_fn(struct s3fs *fs, uint32_t ino, struct view_resize *out, void *ctx);
-int view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
+enum s3_err view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
 bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out);
 
 /* -o rw: value files a view declares writable fields (rather than rw inferring them from
@@ -129,7 +129,7 @@ struct view_value {
     const char *const *labels;
 };
 typedef bool view_value_fn(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx);
-int view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);
+enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);
 bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out);
 /* For a hook: ino's field as published (its span and its type, a field type) in byte
  * order be, without labels; false when ino has no span or its type is no field type. */

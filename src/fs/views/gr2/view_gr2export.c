@@ -230,7 +230,7 @@ static enum s3_err first_skeleton(struct s3fs *fs, void *ctx, struct rig_set *in
     return e ? e : rig_set_add(into, "", &s, err, errlen);
 }
 
-int gr2_add_skeletons_hook(struct gr2_view *v)
+enum s3_err gr2_add_skeletons_hook(struct gr2_view *v)
 {
     return view_add_skeletons_hook(v->fs, first_skeleton, v);
 }

@@ -20,7 +20,7 @@ void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t 
  * skeleton: S3_OK, or the reason with err (FORMAT: the file holds none). */
 enum s3_err gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out, char *err, size_t errlen);
 /* Offers the first skeleton as the view's (view_add_skeletons_hook): what -o skeleton=
- * plays animations on and -o rig= or a package binds meshes to. 0, or -1 when out of memory. */
-int gr2_add_skeletons_hook(struct gr2_view *v);
+ * plays animations on and -o rig= or a package binds meshes to. S3_OK, or S3_ERR_NOMEM. */
+enum s3_err gr2_add_skeletons_hook(struct gr2_view *v);
 
 #endif

@@ -678,7 +678,7 @@ static enum s3_err populate_granny(struct tree *t, uint32_t dir, void *ctx, uint
     return S3_OK;
 }
 
-int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)
+enum s3_err gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx)
 {
     return view_hooks_add(v->fs->tree, &v->granny_extra, (void (*)(void))fn, ctx);
 }

@@ -60,9 +60,9 @@ struct gr2_view {
 int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen);
 
 /* Adds to /granny, when it is first listed, after the container's own nodes and after
- * hooks registered earlier. 0, or -1 when out of memory. */
+ * hooks registered earlier. S3_OK, or S3_ERR_NOMEM. */
 typedef void gr2_granny_extra_fn(struct gr2_view *v, uint32_t granny_dir, void *ctx);
-int gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx);
+enum s3_err gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *fn, void *ctx);
 
 /* The space the object decoder walks, for one request: the fixups loaded, every
  * section's size, and its bytes pinned on demand (when the decoder first needs them) and

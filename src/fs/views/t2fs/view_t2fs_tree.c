@@ -992,7 +992,7 @@ static int pick_schema(struct t2_view *v, uint32_t root_count, char *err, size_t
     return 0;
 }
 
-int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx)
+enum s3_err t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx)
 {
     return view_hooks_add(v->fs->tree, &v->root_extra, (void (*)(void))fn, ctx);
 }

@@ -53,9 +53,9 @@ typedef void t2fs_root_extra_fn(struct t2_view *v, uint32_t root_dir, void *ctx)
  * ctx NULL) after making /root, then the hooks added with t2fs_view_add_root_extra. S3_OK,
  * or the reason with err. The format's entry is t2fs_view_open (view_t2fs.h). */
 enum s3_err t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char *err, size_t errlen);
-/* Registers one more root_extra hook (called in the order added). 0, or -1 when out of
- * memory. */
-int t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx);
+/* Registers one more root_extra hook (called in the order added). S3_OK, or
+ * S3_ERR_NOMEM. */
+enum s3_err t2fs_view_add_root_extra(struct t2_view *v, t2fs_root_extra_fn *fn, void *ctx);
 
 /* The t2fs view of an opened file (NULL when it is not a t2fs file). */
 struct t2_view *t2fs_view_of(struct s3fs *fs);
