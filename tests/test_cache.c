@@ -559,13 +559,13 @@ struct budget_item {
     size_t size;
 };
 
-static int produce_budget_item(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_budget_item(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     struct budget_item *b = (struct budget_item *)c;
     *data = calloc(1, b->size);
     *size = b->size;
-    return *data ? 0 : -1;
+    return *data ? S3_OK : S3_ERR_NOMEM;
 }
 
 struct budget_run {
@@ -576,6 +576,7 @@ struct budget_run {
     int *tried, nthreads;
     bool pinned;
     char err[256];
+    enum s3_err why; /* cache_pin's reason when not pinned */
 };
 
 /* Pins its item, waits until every thread has tried (so the pins overlap), unpins. */
@@ -583,7 +584,9 @@ static void *pin_then_wait(void *arg)
 {
     struct budget_run *r = arg;
     size_t size;
-    r->pinned = cache_pin(r->c, &r->item->c, &size, r->err, sizeof r->err) != NULL;
+    const uint8_t *d;
+    r->why = cache_pin(r->c, &r->item->c, &d, &size, r->err, sizeof r->err);
+    r->pinned = r->why == S3_OK;
     pthread_mutex_lock(r->lock);
     if (++*r->tried == r->nthreads)
         pthread_cond_broadcast(r->all_tried);
@@ -602,11 +605,61 @@ static enum s3_err populate_pinning(struct tree *t, uint32_t dir, void *ctx, uin
     (void)arg;
     struct budget_run *r = ctx;
     size_t size;
-    if (!cache_pin(r->c, &r->item->c, &size, r->err, sizeof r->err))
+    const uint8_t *d;
+    if (cache_pin(r->c, &r->item->c, &d, &size, r->err, sizeof r->err))
         return S3_OK;
     cache_unpin(r->c, &r->item->c);
     tree_add_textf(t, dir, "pinned", NULL, "%zu\n", size);
     return S3_OK;
+}
+
+/* A producer that fails as told (fail: its reason, S3_OK: it makes 8 bytes). */
+struct failing_item {
+    struct cached c; /* first */
+    enum s3_err fail;
+    unsigned calls;
+};
+
+static enum s3_err produce_failing(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct failing_item *f = (struct failing_item *)c;
+    f->calls++;
+    if (f->fail)
+        return s3_fail(f->fail, err, errlen, "told to fail");
+    *data = calloc(1, 8);
+    *size = 8;
+    return *data ? S3_OK : S3_ERR_NOMEM;
+}
+
+/* Issue 31: cache_pin hands on the producer's reason and message, counts the failure,
+ * keeps nothing (the next pin produces again), and pins once the producer succeeds. */
+static void test_producer_reason(void **state)
+{
+    (void)state;
+    struct cache c;
+    cache_init(&c, 100);
+    static const enum s3_err reasons[] = {S3_ERR_FORMAT, S3_ERR_NOMEM, S3_ERR_RANGE};
+    struct failing_item f = {.c = {.produce = produce_failing}};
+    const uint8_t *d;
+    size_t size;
+    char err[64];
+    for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++) {
+        f.fail = reasons[i];
+        err[0] = 0;
+        assert_int_equal(cache_pin(&c, &f.c, &d, &size, err, sizeof err), reasons[i]);
+        assert_string_equal(err, "told to fail");
+        assert_int_equal(f.calls, i + 1);
+    }
+    f.fail = S3_OK;
+    assert_int_equal(cache_pin(&c, &f.c, &d, &size, err, sizeof err), S3_OK);
+    assert_int_equal(size, 8);
+    cache_unpin(&c, &f.c);
+    struct cache_stats st;
+    cache_stats(&c, &st);
+    assert_int_equal(st.failed, 3);
+    assert_int_equal(st.produced, 1);
+    cache_forget(&c, &f.c);
+    cache_destroy(&c);
 }
 
 /* cache_mb is one bound: four threads each pin an item of 60 bytes under a bound of 100
@@ -628,7 +681,7 @@ static void test_budget_is_global(void **state)
     struct budget_run r[4];
     pthread_t th[4];
     for (int i = 0; i < 4; i++) {
-        r[i] = (struct budget_run){&c, &items[i], &lock, &all_tried, &tried, 4, false, ""};
+        r[i] = (struct budget_run){&c, &items[i], &lock, &all_tried, &tried, 4, false, "", S3_OK};
         assert_int_equal(pthread_create(&th[i], NULL, pin_then_wait, &r[i]), 0);
     }
     int pinned = 0;
@@ -636,8 +689,8 @@ static void test_budget_is_global(void **state)
         pthread_join(th[i], NULL);
         if (r[i].pinned)
             pinned++;
-        else if (!strstr(r[i].err, "cache_mb") || !strstr(r[i].err, "do not fit beside"))
-            fail_msg("refused without saying why: %s", r[i].err);
+        else if (r[i].why != S3_ERR_LIMIT || !strstr(r[i].err, "cache_mb") || !strstr(r[i].err, "do not fit beside"))
+            fail_msg("refused without saying why (%s): %s", s3_err_str(r[i].why), r[i].err);
     }
     struct cache_stats st;
     cache_stats(&c, &st);
@@ -648,15 +701,17 @@ static void test_budget_is_global(void **state)
     /* an open file holds item 0 (read once: 60 bytes held) */
     size_t size;
     char err[256];
+    const uint8_t *d;
     cache_hold_handle(&c, &items[0].c);
-    assert_non_null(cache_pin(&c, &items[0].c, &size, err, sizeof err));
+    assert_int_equal(cache_pin(&c, &items[0].c, &d, &size, err, sizeof err), S3_OK);
+    assert_non_null(d);
     cache_unpin(&c, &items[0].c);
-    assert_null(cache_pin(&c, &items[1].c, &size, err, sizeof err));
+    assert_int_equal(cache_pin(&c, &items[1].c, &d, &size, err, sizeof err), S3_ERR_LIMIT); /* cache_mb */
     struct source src;
     source_mem(&src, "x", 1);
     struct tree *t = tree_new(&src, NULL);
     uint32_t root = tree_add_dir(t, 0, "", NULL, NULL, NULL, 0);
-    struct budget_run lr = {&c, &items[1], NULL, NULL, NULL, 0, false, ""};
+    struct budget_run lr = {&c, &items[1], NULL, NULL, NULL, 0, false, "", S3_OK};
     uint32_t dir = tree_add_dir(t, root, "d", NULL, populate_pinning, &lr, 0);
     assert_int_equal(tree_populate(t, root), 0);
     assert_int_equal(tree_populate(t, dir), S3_ERR_NOMEM);
@@ -956,6 +1011,7 @@ int main(void)
         cmocka_unit_test(test_exports_sized_without_building),
         cmocka_unit_test(test_exports_built_as_sized),
         cmocka_unit_test(test_budget_is_global),
+        cmocka_unit_test(test_producer_reason),
         cmocka_unit_test(test_new_exports_sized_without_building),
         cmocka_unit_test(test_eager_settle_fixtures),
         cmocka_unit_test(test_eager_settle_vectors),

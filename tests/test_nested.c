@@ -164,17 +164,17 @@ struct fake_expanded {
     unsigned produced;
 };
 
-static int produce_copy(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_copy(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     struct fake_expanded *f = (struct fake_expanded *)c;
     *data = malloc(f->size);
     if (!*data)
-        return -1;
+        return S3_ERR_NOMEM;
     memcpy(*data, f->bytes, f->size);
     *size = f->size;
     f->produced++;
-    return 0;
+    return S3_OK;
 }
 
 static void test_rig_over_expanded_bytes(void **state)

@@ -153,15 +153,14 @@ static bool fits(const struct cache *c, uint64_t need)
     return c->used + need <= c->limit || c->used <= mine(c);
 }
 
-static int refuse(struct cache *c, uint64_t need, char *err, size_t errlen)
+static enum s3_err refuse(struct cache *c, uint64_t need, char *err, size_t errlen)
 {
-    snprintf(err, errlen,
-             "cache_mb: its %" PRIu64 " bytes do not fit beside the %" PRIu64
-             " bytes other requests and open files hold (the bound: %zu bytes); read it again later",
-             need, c->used - mine(c), c->limit);
     c->refused++;
     mine_refusals++;
-    return -1;
+    return s3_fail(S3_ERR_LIMIT, err, errlen,
+                   "cache_mb: its %" PRIu64 " bytes do not fit beside the %" PRIu64
+                   " bytes other requests and open files hold (the bound: %zu bytes); read it again later",
+                   need, c->used - mine(c), c->limit);
 }
 
 static void note_used(struct cache *c)
@@ -196,8 +195,8 @@ static void make_room(struct cache *c, uint64_t room)
 
 /* Produces an absent item: marked being produced, the producer runs unlocked (others
  * that want this item wait for it; other items are served meanwhile). Called and returns
- * with c->lock held; 0 with the item ready (and pinned), or -1. */
-static int produce_locked(struct cache *c, struct cached *it, char *err, size_t errlen)
+ * with c->lock held; S3_OK with the item ready (and pinned), or the reason. */
+static enum s3_err produce_locked(struct cache *c, struct cached *it, char *err, size_t errlen)
 {
     make_room(c, it->hint);
     if (!fits(c, it->hint)) {
@@ -214,11 +213,11 @@ static int produce_locked(struct cache *c, struct cached *it, char *err, size_t 
         c->before_produce(it, c->before_produce_ctx);
     uint8_t *data = NULL;
     size_t n = 0;
-    int rc = it->produce(it, &data, &n, err, errlen);
+    enum s3_err rc = it->produce(it, &data, &n, err, errlen);
     pthread_mutex_lock(&c->lock);
     c->used -= it->reserved;
     it->reserved = 0;
-    if (rc == 0) { /* its size was unknown or wrong: it must fit as it is */
+    if (rc == S3_OK) { /* its size was unknown or wrong: it must fit as it is */
         make_room(c, n);
         if (!fits(c, n)) {
             free(data);
@@ -244,10 +243,11 @@ static int produce_locked(struct cache *c, struct cached *it, char *err, size_t 
     }
     mine_producing(c, it, false);
     pthread_cond_broadcast(&c->produced_cond);
-    return rc ? -1 : 0;
+    return rc;
 }
 
-const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char *err, size_t errlen)
+enum s3_err cache_pin(struct cache *c, struct cached *it, const uint8_t **data, size_t *size, char *err,
+                      size_t errlen)
 {
     c = owner(c);
     pthread_mutex_lock(&c->lock);
@@ -265,15 +265,18 @@ const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char 
         mine_ref(c, it);
         unlink_item(c, it);
         push_front(c, it);
-    } else if (produce_locked(c, it, err, errlen)) {
-        pthread_mutex_unlock(&c->lock);
-        return NULL;
+    } else {
+        enum s3_err e = produce_locked(c, it, err, errlen);
+        if (e) {
+            pthread_mutex_unlock(&c->lock);
+            return e;
+        }
     }
     make_room(c, 0);
     *size = it->size;
-    const uint8_t *d = it->data;
+    *data = it->data;
     pthread_mutex_unlock(&c->lock);
-    return d;
+    return S3_OK;
 }
 
 void cache_unpin(struct cache *c, struct cached *it)

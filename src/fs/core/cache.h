@@ -15,9 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/base/err.h"
+
 struct cached;
-/* Produces the item's bytes (malloc'd). 0, or -1 with err. Runs without the cache lock. */
-typedef int (*produce_fn)(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen);
+/* Produces the item's bytes (malloc'd): S3_OK, or the reason with err. Runs without the
+ * cache lock. */
+typedef enum s3_err (*produce_fn)(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen);
 
 enum cached_state { CACHED_ABSENT, CACHED_PRODUCING, CACHED_READY };
 
@@ -61,11 +64,13 @@ void cache_init(struct cache *c, size_t limit);
 /* A cache that forwards to `to` (a view nested in another shares its bound). */
 void cache_init_shared(struct cache *c, struct cache *to);
 void cache_destroy(struct cache *c);
-/* Returns the item's bytes, producing them if needed; NULL with err on failure. The
- * bytes stay valid until cache_unpin. The bound is one for every thread: an item that does
- * not fit beside what other requests pin and open files hold is refused (err says so;
- * cache_stats counts it), never produced past the bound; alone, a request may pass it. */
-const uint8_t *cache_pin(struct cache *c, struct cached *it, size_t *size, char *err, size_t errlen);
+/* The item's bytes (*data, *size), produced if needed: S3_OK, or the reason with err (the
+ * producer's, or LIMIT). The bytes stay valid until cache_unpin. The bound is one for
+ * every thread: an item that does not fit beside what other requests pin and open files
+ * hold is refused (LIMIT, err says so; cache_stats counts it), never produced past the
+ * bound; alone, a request may pass it. */
+enum s3_err cache_pin(struct cache *c, struct cached *it, const uint8_t **data, size_t *size, char *err,
+                      size_t errlen);
 void cache_unpin(struct cache *c, struct cached *it);
 /* Keeps the item's bytes once they are produced (now or by a later pin), until
  * cache_release: an open file handle, a listing reading a source. Produces nothing. */

@@ -140,8 +140,8 @@ static enum s3_err expanded_read(struct source *s, uint64_t off, void *buf, size
 {
     char err[200];
     size_t have;
-    const uint8_t *d = cache_pin(s->cache, s->item, &have, err, sizeof err);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(s->cache, s->item, &d, &have, err, sizeof err))
         return S3_ERR_IO;
     enum s3_err rc = range_ok(off, len, have) ? S3_OK : S3_ERR_IO;
     if (rc == S3_OK)

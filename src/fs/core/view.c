@@ -186,34 +186,32 @@ static bool form_measure(view_form_row_fn *row, const void *ctx, const uint8_t *
     return true;
 }
 
-static int produce_form(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_form(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct form_item *it = (struct form_item *)c;
     uint8_t *form = NULL;
     size_t len = 0;
     form_derivations++;
     if (it->derive(it->ctx, &form, &len, err, errlen))
-        return -1;
+        return S3_ERR_IO; /* view_form_derive_fn: -1 is a read that fails */
     uint64_t bytes = pad8(it->len) + form_marks(it->n) * 8, measured = 0;
     uint8_t *b = len == it->len ? realloc(form, bytes ? bytes : 1) : NULL;
     if (!b) {
-        if (len == it->len)
-            snprintf(err, errlen, "out of memory");
-        else
-            snprintf(err, errlen, "the source gave %zu bytes, %zu when listed (it changed?)", len, it->len);
         free(form);
-        return -1;
+        if (len == it->len)
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        return s3_fail(S3_ERR_IO, err, errlen, "the source gave %zu bytes, %zu when listed (it changed?)", len,
+                       it->len);
     }
     if (!form_measure(it->row, it->ctx, b, it->n, (uint64_t *)(b + pad8(it->len)), &measured) ||
         measured != it->size) {
-        snprintf(err, errlen, "rows of %llu bytes, %llu when listed (the source changed?)",
-                 (unsigned long long)measured, (unsigned long long)it->size);
         free(b);
-        return -1;
+        return s3_fail(S3_ERR_IO, err, errlen, "rows of %llu bytes, %llu when listed (the source changed?)",
+                       (unsigned long long)measured, (unsigned long long)it->size);
     }
     *data = b;
     *size = (size_t)bytes;
-    return 0;
+    return S3_OK;
 }
 
 /* The last of nmarks ascending marks at or before off (0 when none is): by halves. */
@@ -240,8 +238,8 @@ static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint6
     char err[200];
     size_t have;
     *got_out = 0;
-    const uint8_t *b = cache_pin(it->cache, &it->c, &have, err, sizeof err);
-    if (!b)
+    const uint8_t *b;
+    if (cache_pin(it->cache, &it->c, &b, &have, err, sizeof err))
         return S3_ERR_IO;
     const uint64_t *mark = (const uint64_t *)(b + pad8(it->len));
     uint64_t nmarks = form_marks(it->n);

@@ -19,23 +19,20 @@ struct export_file {
 static _Atomic uint64_t builds;
 static _Atomic uint64_t size_mismatches; /* builds refused for making another size */
 
-static int produce_export(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_export(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct export_file *e = (struct export_file *)c;
     builds++;
     source_hold(&e->fs->src); /* a build reads the source many times: expanded once */
     enum s3_err rc = e->build(e->ctx, data, size, err, errlen);
     source_release(&e->fs->src);
-    if (rc)
-        return -1; /* the cache's producer speaks -1 */
-    if (*size != e->size) { /* never cache a file of another size than its stat */
-        snprintf(err, errlen, "built %zu bytes, sized %" PRIu64 " when listed", *size, e->size);
+    if (rc == S3_OK && *size != e->size) { /* never cache a file of another size than its stat */
         free(*data);
         *data = NULL;
         size_mismatches++;
-        return -1;
+        return s3_fail(S3_ERR_IO, err, errlen, "built %zu bytes, sized %" PRIu64 " when listed", *size, e->size);
     }
-    return 0;
+    return rc;
 }
 
 static enum s3_err export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
@@ -49,8 +46,8 @@ static enum s3_err export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t
      * every other read, even when a rebuild would have the same size */
     if (source_check(&e->fs->src))
         return S3_ERR_IO;
-    const uint8_t *d = cache_pin(&e->fs->cache, &e->c, &size, err, sizeof err);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&e->fs->cache, &e->c, &d, &size, err, sizeof err))
         return S3_ERR_IO;
     enum s3_err rc = S3_ERR_IO;
     if (size == e->size) { /* another size: the source changed since the size was taken */

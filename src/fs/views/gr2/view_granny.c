@@ -56,70 +56,67 @@ int gr2_secitem_state(struct gr2_view *v, uint32_t sec, char *err, size_t errlen
 }
 
 /* A BitKnit2 section, read through the source's s3_src. */
-static int produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct gr2_view *v = it->v;
     const struct gr2_section *s = &v->g.sections[it->sec];
-    if (source_check(&v->fs->src)) {
-        snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
-        return -1;
-    }
-    if (bitknit2_expand(&v->fs->src.src, v->g.base + s->data_offset, s->data_size, s->expanded_size,
-                        v->fs->opts.max_unpacked, data, NULL, err, errlen)) {
+    enum s3_err e = source_check(&v->fs->src);
+    if (e)
+        return s3_fail(e, err, errlen, "section %u: read error (the file changed?)", it->sec);
+    if ((e = bitknit2_expand(&v->fs->src.src, v->g.base + s->data_offset, s->data_size, s->expanded_size,
+                             v->fs->opts.max_unpacked, data, NULL, err, errlen))) {
         if (source_check(&v->fs->src) == 0) /* the same bytes fail the same way: say it once in /info */
             set_item_state(it, -1, err);
-        return -1;
+        return e;
     }
     set_item_state(it, 1, NULL);
     *size = s->expanded_size;
-    return 0;
+    return S3_OK;
 }
 
-static int expand_section(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err expand_section(struct gr2_secitem *it, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct gr2_view *v = it->v;
     const struct gr2_section *s = &v->g.sections[it->sec];
     if (s->compression == GR2_COMP_BITKNIT2)
         return produce_bitknit2(it, data, size, err, errlen);
     uint8_t *b = alloc_array(s->data_size, 1);
-    if (!b) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (source_pread_checked(&v->fs->src, v->g.base + s->data_offset, b, s->data_size)) {
+    if (!b)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    enum s3_err rc = source_pread_checked(&v->fs->src, v->g.base + s->data_offset, b, s->data_size);
+    if (rc) {
         free(b);
-        snprintf(err, errlen, "section %u: read error (the file changed?)", it->sec);
-        return -1;
+        return s3_fail(rc, err, errlen, "section %u: read error (the file changed?)", it->sec);
     }
     if (s->compression == GR2_COMP_OODLE1 || s->compression == GR2_COMP_OODLE0) {
         uint8_t *x; /* the two Oodle codecs take the same arguments */
-        int rc = (s->compression == GR2_COMP_OODLE0 ? oodle0_expand : oodle1_expand)(
+        rc = (s->compression == GR2_COMP_OODLE0 ? oodle0_expand : oodle1_expand)(
             b, s->data_size, v->g.be, s->first16bit, s->first8bit, s->expanded_size, v->fs->opts.max_unpacked, &x,
             err, errlen);
         free(b);
         if (rc) {
             /* the same bytes fail the same way: remember it, say it once in /info */
             set_item_state(it, -1, err);
-            return -1;
+            return rc;
         }
         set_item_state(it, 1, NULL);
         b = x;
     }
     *data = b;
     *size = s->expanded_size;
-    return 0;
+    return S3_OK;
 }
 
-static int produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_section(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct gr2_secitem *it = (struct gr2_secitem *)c;
     struct gr2_view *v = it->v;
     if (gr2_secitem_state(v, it->sec, err, errlen) < 0 || err[0])
-        return -1;
+        return S3_ERR_FORMAT; /* a decode that failed before: the same bytes fail the same way */
     /* the stored bytes may themselves be expanded (a rig in a package resource): read
      * piece by piece (BitKnit2), they are expanded once for this section */
     source_hold(&v->fs->src);
-    int rc = expand_section(it, data, size, err, errlen);
+    enum s3_err rc = expand_section(it, data, size, err, errlen);
     source_release(&v->fs->src);
     return rc;
 }
@@ -202,7 +199,8 @@ uint64_t gr2_view_test_eager_drops(void)
 static const uint8_t *pin_section(void *ctx, uint32_t sec, size_t *size, char *why, size_t whylen)
 {
     struct gr2_view *v = ctx; /* the items' state is only read, under its lock */
-    return cache_pin(&v->fs->cache, &v->items[sec].c, size, why, whylen);
+    const uint8_t *d;
+    return cache_pin(&v->fs->cache, &v->items[sec].c, &d, size, why, whylen) ? NULL : d;
 }
 
 static void unpin_section(void *ctx, uint32_t sec)
@@ -565,8 +563,8 @@ static enum s3_err section_read(struct tree *t, void *ctx, uint64_t arg, uint64_
     struct gr2_secitem *it = ctx;
     char err[200];
     size_t size;
-    const uint8_t *d = cache_pin(&it->v->fs->cache, &it->c, &size, err, sizeof err);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&it->v->fs->cache, &it->c, &d, &size, err, sizeof err))
         return S3_ERR_IO;
     *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
     memcpy(buf, d + off, *got);
@@ -604,7 +602,8 @@ static void add_data_file(struct gr2_view *v, uint32_t dir, uint32_t i)
     }
     char err[200];
     size_t size;
-    if (!cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err)) {
+    const uint8_t *d;
+    if (cache_pin(&v->fs->cache, &it->c, &d, &size, err, sizeof err)) {
         gr2_secitem_state(v, i, why, sizeof why); /* a decode failure, with its section number */
         add_error(t, dir, "data", why[0] ? why : err);
         return;
@@ -857,8 +856,8 @@ enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **o
 {
     struct gr2_secitem *it = &v->items[sec];
     size_t size;
-    const uint8_t *d = cache_pin(&v->fs->cache, &it->c, &size, err, errlen);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&v->fs->cache, &it->c, &d, &size, err, errlen))
         return S3_ERR_IO;
     *out = malloc(size ? size : 1);
     if (*out)
@@ -873,8 +872,8 @@ enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t of
     struct gr2_secitem *it = &v->items[sec];
     char err[200];
     size_t size;
-    const uint8_t *d = cache_pin(&v->fs->cache, &it->c, &size, err, sizeof err);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&v->fs->cache, &it->c, &d, &size, err, sizeof err))
         return S3_ERR_IO;
     bool inside = off <= size && len <= size - off;
     if (inside)

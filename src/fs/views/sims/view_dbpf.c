@@ -168,28 +168,28 @@ static int group_types(struct pkg_view *v)
 
 /* ---- codecs (parse/sims/dbpf_codec.h) ---- */
 
-static int produce_resource(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_resource(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct pkg_res *r = (struct pkg_res *)c;
     const struct dbpf_entry *e = &r->v->d.e[r->i];
     struct source *file = &r->v->fs->src;
     uint8_t *in = alloc_array(e->stored_size, 1);
     uint8_t *out = malloc((size_t)e->mem_size + 1);
-    int rc = -1;
+    enum s3_err rc;
     if (!in || !out)
-        snprintf(err, errlen, "out of memory for %u bytes", e->mem_size);
-    else if (source_pread_checked(file, e->offset, in, e->stored_size))
-        snprintf(err, errlen, "stored bytes cannot be read (the file changed?)");
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for %u bytes", e->mem_size);
+    else if ((rc = source_pread_checked(file, e->offset, in, e->stored_size)))
+        s3_fail(rc, err, errlen, "stored bytes cannot be read (the file changed?)");
     else
-        rc = dbpf_expand(r->codec, in, e->stored_size, out, e->mem_size, err, errlen) == S3_OK ? 0 : -1;
+        rc = dbpf_expand(r->codec, in, e->stored_size, out, e->mem_size, err, errlen);
     free(in);
     if (rc) {
         free(out);
-        return -1;
+        return rc;
     }
     *data = out;
     *size = e->mem_size;
-    return 0;
+    return S3_OK;
 }
 
 /* An entry's stored bytes, read from the package's source piece by piece. */
@@ -284,7 +284,8 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
     }
     source_hold(&r->src);
     size_t got;
-    if (!cache_pin(&fs->cache, &r->c, &got, r->err, sizeof r->err))
+    const uint8_t *d;
+    if (cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err))
         return r;
     cache_unpin(&fs->cache, &r->c);
     r->ok = true;
@@ -557,15 +558,13 @@ struct stream_pool {
 
 /* A reader's item: its ring and the room its decoder takes (malloc'd, the tail untouched:
  * a block this large is mapped, so untouched pages cost nothing but the count). */
-static int produce_ring(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_ring(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct stream_reader *x = (struct stream_reader *)c;
     *size = x->p->ring + DBPF_STREAM_HELD;
-    if (!(*data = malloc(*size))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    if (!(*data = malloc(*size)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    return S3_OK;
 }
 
 static struct stream_pool *stream_pool_new(struct cache *cache)
@@ -601,10 +600,10 @@ static void stream_pool_free(struct stream_pool *p)
 static enum s3_err ring_make(struct stream_pool *p, struct stream_reader *x, char *err, size_t errlen)
 {
     size_t size;
-    uint64_t refused = cache_thread_refusals();
-    const uint8_t *b = cache_pin(p->cache, &x->c, &size, err, errlen);
-    if (!b)
-        return cache_thread_refusals() > refused ? S3_ERR_LIMIT : S3_ERR_NOMEM;
+    const uint8_t *b;
+    enum s3_err e = cache_pin(p->cache, &x->c, &b, &size, err, errlen); /* LIMIT, or the ring's NOMEM */
+    if (e)
+        return e;
     cache_hold_handle(p->cache, &x->c); /* kept while the package lives, as others' */
     cache_unpin(p->cache, &x->c);
     x->ring = (uint8_t *)b; /* held: the bytes stay */

@@ -1112,53 +1112,52 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     return tree_populate(t, dir);
 }
 
-static int produce_member(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_member(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct zmember *m = (struct zmember *)c;
     struct mf_file *f = m->f;
     char *path = join(f->v->root, f->rel);
     struct stat st;
     if (!path)
-        return err_set(err, errlen, "out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     if (stat(path, &st) != 0 || !same_file(&st, &f->st)) {
         free(path);
-        return err_set(err, errlen, "%s: changed since the folder was scanned", f->rel);
+        return s3_fail(S3_ERR_IO, err, errlen, "%s: changed since the folder was scanned", f->rel);
     }
     int code = 0;
     zip_t *z = zip_open(path, ZIP_RDONLY, &code);
     free(path);
     char why[200];
     if (!z)
-        return err_set(err, errlen, "%s: %s", f->rel, zip_why(code, why, sizeof why));
+        return s3_fail(S3_ERR_IO, err, errlen, "%s: %s", f->rel, zip_why(code, why, sizeof why));
     uint8_t *out = malloc(m->size + 1);
     zip_file_t *zf = out ? zip_fopen_index(z, m->index, 0) : NULL;
-    int rc = -1;
+    enum s3_err rc = S3_OK;
     if (!out) {
-        err_set(err, errlen, "out of memory for %" PRIu64 " bytes", m->size);
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for %" PRIu64 " bytes", m->size);
     } else if (!zf) {
-        err_set(err, errlen, "%s", zip_strerror(z));
+        rc = s3_fail(S3_ERR_IO, err, errlen, "%s", zip_strerror(z));
     } else {
         uint64_t got = 0;
         zip_int64_t r = 1;
         while (got <= m->size && (r = zip_fread(zf, out + got, m->size + 1 - got)) > 0)
             got += (uint64_t)r;
         if (r < 0)
-            err_set(err, errlen, "%s", zip_file_strerror(zf));
+            rc = s3_fail(S3_ERR_IO, err, errlen, "%s", zip_file_strerror(zf));
         else if (got != m->size)
-            err_set(err, errlen, "the member holds %" PRIu64 " bytes, its entry says %" PRIu64, got, m->size);
-        else
-            rc = 0;
+            rc = s3_fail(S3_ERR_FORMAT, err, errlen, "the member holds %" PRIu64 " bytes, its entry says %" PRIu64,
+                         got, m->size);
     }
     if (zf)
         zip_fclose(zf);
     zip_discard(z);
     if (rc) {
         free(out);
-        return -1;
+        return rc;
     }
     *data = out;
     *size = m->size;
-    return 0;
+    return S3_OK;
 }
 
 static enum s3_err read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len,
@@ -1169,8 +1168,8 @@ static enum s3_err read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t
     struct s3fs *fs = m->f->v->fs;
     char err[200];
     size_t have;
-    const uint8_t *d = cache_pin(&fs->cache, &m->c, &have, err, sizeof err);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&fs->cache, &m->c, &d, &have, err, sizeof err))
         return S3_ERR_IO;
     *got = off >= have ? 0 : have - off < len ? have - off : len;
     memcpy(buf, d + off, *got);

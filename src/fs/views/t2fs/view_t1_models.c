@@ -58,20 +58,20 @@ struct t1vbuf {
     uint32_t count;
 };
 
-static int produce_t1_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_t1_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct t1vbuf *vb = (struct t1vbuf *)c;
     struct t2fs_array a;
     if (t2fs_node_array(vb->v, &vb->vn, &a, err, errlen)) /* the locator's own lock only */
-        return -1;
-    int rc = -1;
+        return S3_ERR_FORMAT; /* the t2fs node helpers say 0/-1: a node not as listed */
+    enum s3_err rc = S3_OK;
     uint8_t *rec = NULL;
     if (a.esize != T1_VERTEX_SIZE || a.count != vb->count)
-        snprintf(err, errlen, "the vertices changed since they were listed");
+        rc = s3_fail(S3_ERR_IO, err, errlen, "the vertices changed since they were listed");
     else if (!(rec = alloc_array(a.count, T1_VERTEX_SIZE)))
-        snprintf(err, errlen, "out of memory for %" PRIu32 " vertices", a.count);
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for %" PRIu32 " vertices", a.count);
     else
-        t1_vertices(a.data, a.count, t2fs_view_big_endian(vb->v), rec, NULL), rc = 0;
+        t1_vertices(a.data, a.count, t2fs_view_big_endian(vb->v), rec, NULL);
     free(a.bytes);
     *data = rec;
     *size = (size_t)vb->count * T1_VERTEX_SIZE;
@@ -95,8 +95,8 @@ static enum s3_err read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t
     struct cache *cache = &t2fs_view_fs(vb->v)->cache;
     char err[200];
     size_t size;
-    const uint8_t *rec = cache_pin(cache, &vb->c, &size, err, sizeof err);
-    if (!rec)
+    const uint8_t *rec;
+    if (cache_pin(cache, &vb->c, &rec, &size, err, sizeof err))
         return S3_ERR_IO; /* it was read when the section was listed: the file changed since */
     enum s3_err e = S3_ERR_IO;
     if (off + len <= size) { /* tree_read asks within the size */

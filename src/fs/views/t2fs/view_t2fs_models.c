@@ -120,30 +120,27 @@ static enum s3_err mesh_vertices(struct mdir *m, uint64_t mesh, struct t2fs_node
 
 /* The producer: reads the buffer through the locator, which takes only the view's own
  * lock (never the tree's: cache.h), so a read holding the tree lock may pin this item. */
-static int produce_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_vertices(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct vbuf *vb = (struct vbuf *)c;
     struct t2fs_node n;
     struct t2fs_array a;
     if (mesh_vertices(vb->m, vb->mesh, &n, &a, err, errlen))
-        return -1;
+        return S3_ERR_FORMAT; /* the t2fs node helpers say 0/-1: a node not as listed */
     if (a.esize != vb->esize || a.count != vb->count) {
-        snprintf(err, errlen, "the vertex buffer changed since it was listed");
         free(a.bytes);
-        return -1;
+        return s3_fail(S3_ERR_IO, err, errlen, "the vertex buffer changed since it was listed");
     }
     size_t bytes = (size_t)a.esize * a.count;
     uint8_t *rec = alloc_array(bytes, 1);
     if (rec)
         t2_deinterleave(a.data, a.esize, a.count, rec);
-    else
-        snprintf(err, errlen, "out of memory for %zu bytes", bytes);
     free(a.bytes);
     if (!rec)
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for %zu bytes", bytes);
     *data = rec;
     *size = bytes;
-    return 0;
+    return S3_OK;
 }
 
 static struct cached *vertices_item(void *ctx, uint64_t arg, struct cache **cache)
@@ -200,8 +197,8 @@ static enum s3_err read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64
     struct cache *cache = &t2fs_view_fs(vb->m->v)->cache;
     char err[200];
     size_t size;
-    const uint8_t *recs = cache_pin(cache, &vb->c, &size, err, sizeof err);
-    if (!recs)
+    const uint8_t *recs;
+    if (cache_pin(cache, &vb->c, &recs, &size, err, sizeof err))
         return S3_ERR_IO; /* it was read when the mesh was listed: the file changed since */
     uint64_t have = arg == VERTS_TXT ? vb->count * vertex_row_width(vb->esize) : size;
     enum s3_err e = off + len <= have ? S3_OK : S3_ERR_IO; /* tree_read asks within the size */

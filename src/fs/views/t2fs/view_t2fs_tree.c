@@ -96,26 +96,24 @@ static void t2_view_free(void *p)
 
 /* ---- compressed nodes ---- */
 
-static int produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+static enum s3_err produce_rnc(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
 {
     struct t2_cnode *cn = (struct t2_cnode *)c;
     struct s3fs *fs = cn->v->fs;
     uint8_t *item = malloc(cn->stored_len);
     cn->nomem = !item;
-    if (!item) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (source_pread_checked(&fs->src, cn->file_off, item, cn->stored_len)) {
+    if (!item)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    enum s3_err rc = source_pread_checked(&fs->src, cn->file_off, item, cn->stored_len);
+    if (rc) {
         free(item);
-        snprintf(err, errlen, "read error (the file changed?)");
-        return -1;
+        return s3_fail(rc, err, errlen, "read error (the file changed?)");
     }
     struct rnc_options o = {fs->opts.has_rnc_key, fs->opts.rnc_key, fs->opts.max_unpacked};
-    enum s3_err e = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen);
-    cn->nomem = e == S3_ERR_NOMEM;
+    rc = rnc_unpack(item, cn->stored_len, &o, data, size, err, errlen);
+    cn->nomem = rc == S3_ERR_NOMEM;
     free(item);
-    return e == S3_OK ? 0 : -1;
+    return rc;
 }
 
 /* The bytes a node location reads from, with its blob pinned (when it has one). */
@@ -135,8 +133,8 @@ static enum s3_err open_bytes(struct t2_view *v, struct t2_cnode *blob, struct t
         return S3_OK;
     }
     size_t size;
-    const uint8_t *d = cache_pin(&v->fs->cache, &blob->c, &size, err, errlen);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&v->fs->cache, &blob->c, &d, &size, err, errlen))
         return blob->nomem ? S3_ERR_NOMEM : S3_ERR_IO;
     mem_src_init(&b->src, &b->mem, d, size);
     b->pinned = blob;
@@ -155,8 +153,8 @@ static enum s3_err blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     struct t2_cnode *cn = ctx;
     char err[256];
     size_t size;
-    const uint8_t *d = cache_pin(&cn->v->fs->cache, &cn->c, &size, err, sizeof err);
-    if (!d)
+    const uint8_t *d;
+    if (cache_pin(&cn->v->fs->cache, &cn->c, &d, &size, err, sizeof err))
         return S3_ERR_IO;
     *got = 0;
     if (arg + off <= size) {
