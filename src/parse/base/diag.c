@@ -42,14 +42,3 @@ void diag_free(struct diag *d)
     d->msg = NULL;
     d->n = d->cap = d->dropped = 0;
 }
-
-int err_set(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}

@@ -16,8 +16,4 @@ struct diag {
 void diag_add(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_free(struct diag *d);
 
-/* Writes a one-line error into err (nothing when err is NULL or errlen is 0). Returns -1,
- * so a parser can end with `return err_set(err, errlen, ...)`. */
-int err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
 #endif
