@@ -396,10 +396,10 @@ static void test_nested_view_limit(void **state)
     struct source m;
     source_mem(&m, h.rig, h.rig_size);
     uint32_t id, added = 0;
-    int rc;
-    while ((rc = tree_add_source(t, &m, &id)) == 0)
+    enum s3_err rc;
+    while ((rc = tree_add_source(t, &m, &id)) == S3_OK)
         added++;
-    assert_int_equal(rc, -ENOSPC);
+    assert_int_equal(rc, S3_ERR_LIMIT);
     assert_int_equal(added + 1, TREE_MAX_SOURCES); /* and the file's own */
     struct s3fs *n;
     char err[256];

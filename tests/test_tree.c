@@ -144,6 +144,41 @@ static void expect_rel(const char *from, const char *to, const char *want)
     free(rel);
 }
 
+/* Issue 31: the tree's small helpers say why they fail. A cleanup the tree has no room
+ * to record is refused with NOMEM (the caller keeps its pointer: freed here, it is not
+ * run twice at tree_free); a source the tree has no room for is NOMEM, the next one is
+ * added; past TREE_MAX_SOURCES it is LIMIT (test_nested's source limit). */
+static void test_helpers_reasons(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "abcd", 4, NULL, &root);
+    char *kept = malloc(8);
+    assert_non_null(kept);
+    tree_test_fail_alloc(t, 1);
+    assert_int_equal(tree_on_free(t, free, kept), S3_ERR_NOMEM);
+    uint64_t attempts, failures;
+    tree_test_alloc_counts(t, &attempts, &failures);
+    assert_int_equal(failures, 1); /* it was the refused allocation, not another */
+    free(kept);
+    char *registered = malloc(8);
+    assert_int_equal(tree_on_free(t, free, registered), S3_OK); /* freed by tree_free */
+    /* a source needs memory once per chunk of slots: the first add that asks is refused */
+    struct source more;
+    source_mem(&more, "x", 1);
+    uint32_t id = 0, added = 0;
+    enum s3_err rc;
+    tree_test_fail_alloc(t, 1);
+    while ((rc = tree_add_source(t, &more, &id)) == S3_OK)
+        added++;
+    assert_int_equal(rc, S3_ERR_NOMEM);
+    assert_true(added + 1 < TREE_MAX_SOURCES);
+    assert_int_equal(tree_add_source(t, &more, &id), S3_OK);
+    assert_int_equal(id, added + 1); /* the refused one took no id */
+    tree_free(t);
+}
+
 /* The one relative-path function: known answers, then every depth pair 0..4 with every
  * shared-prefix length, checked by resolving the answer back. */
 static void test_path_relative(void **state)
@@ -1074,6 +1109,7 @@ int main(void)
         cmocka_unit_test(test_computed_failures),
         cmocka_unit_test(test_computed_node_limit),
         cmocka_unit_test(test_computed_threads),
+        cmocka_unit_test(test_helpers_reasons),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);
 }

@@ -48,9 +48,9 @@ struct tree_limits {
 
 struct tree *tree_new(struct source *src, const struct tree_limits *limits);
 void tree_free(struct tree *t);
-/* Runs fn(ptr) when the tree is freed (view state). 0, or -ENOMEM: then fn is not
- * registered and the caller still owns ptr. */
-int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Runs fn(ptr) when the tree is freed (view state). S3_OK, or S3_ERR_NOMEM: then fn is
+ * not registered and the caller still owns ptr. */
+enum s3_err tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 /* Records that an allocation of the caller's failed while it grows the tree: the populate
  * running now fails with NOMEM, as when a tree_add_* runs out of memory. */
 void tree_note_oom(struct tree *t);
@@ -68,9 +68,9 @@ char *tree_strdup(struct tree *t, const char *s);
 /* Sources. Every node is made with the source id of its parent directory (0, the tree's
  * own source, at the root); a view opened over another source at a directory sets that
  * directory's id, so every range node below it reads that source. */
-/* Registers a source (it must outlive the tree): 0 and its id, -ENOSPC past
- * TREE_MAX_SOURCES, or -ENOMEM. */
-int tree_add_source(struct tree *t, struct source *s, uint32_t *id);
+/* Registers a source (it must outlive the tree): S3_OK and its id, S3_ERR_LIMIT past
+ * TREE_MAX_SOURCES, or S3_ERR_NOMEM. */
+enum s3_err tree_add_source(struct tree *t, struct source *s, uint32_t *id);
 struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown id */
 /* The source a range node reads (its own id), or a directory's children read. */
 struct source *tree_node_source(struct tree *t, uint32_t ino);

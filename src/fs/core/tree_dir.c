@@ -2,41 +2,40 @@
  * rolling a failed populate back, and looking children up. */
 #include "fs/core/tree_impl.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- publishing ---- */
 
 /* Room for one more u32 in a growing array of n (its capacity doubles, from 64). */
-static int reserve_u32(struct alloc_meter *m, uint32_t **v, size_t n, size_t *cap)
+static enum s3_err reserve_u32(struct alloc_meter *m, uint32_t **v, size_t n, size_t *cap)
 {
     if (n == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
         uint32_t *p = m ? meter_realloc(m, *v, c * sizeof *p) : realloc(*v, c * sizeof *p);
         if (!p)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         *v = p;
         *cap = c;
     }
-    return 0;
+    return S3_OK;
 }
 
-static int push_u32(struct alloc_meter *m, uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+static enum s3_err push_u32(struct alloc_meter *m, uint32_t **v, size_t *n, size_t *cap, uint32_t x)
 {
     if (reserve_u32(m, v, *n, cap))
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     (*v)[(*n)++] = x;
-    return 0;
+    return S3_OK;
 }
 
 /* Room for one more pending directory. */
-int pending_reserve(struct tree *t)
+enum s3_err pending_reserve(struct tree *t)
 {
     return reserve_u32(&t->strings.meter, &t->pending, t->npending, &t->cappending);
 }
 
-static int push_pending(struct tree *t, uint32_t dir)
+static enum s3_err push_pending(struct tree *t, uint32_t dir)
 {
     return push_u32(&t->strings.meter, &t->pending, &t->npending, &t->cappending, dir);
 }
@@ -51,11 +50,11 @@ static int by_name(const void *a, const void *b, void *tp)
 
 /* Builds the final child list, name index and counts of a directory and publishes it:
  * from here on it is read without the lock. */
-static int publish(struct tree *t, struct dirinfo *d)
+static enum s3_err publish(struct tree *t, struct dirinfo *d)
 {
     if (is_computed(d)) { /* its entries are made on use (tree_computed.c) */
         atomic_store_explicit(&d->state, DIR_PUBLISHED, memory_order_release);
-        return 0;
+        return S3_OK;
     }
     struct dirbuild *b = d->c.build;
     uint32_t n = b ? b->n : 0;
@@ -74,13 +73,13 @@ static int publish(struct tree *t, struct dirinfo *d)
     uint32_t *child = NULL, *sorted = NULL;
     if (!contiguous) {
         if (!(child = arena_alloc(&t->strings, n * sizeof *child, sizeof *child)))
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         memcpy(child, c, n * sizeof *child);
     }
     if (!in_order) {
         sorted = arena_alloc(&t->strings, n * sizeof *sorted, sizeof *sorted);
         if (!sorted)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         memcpy(sorted, c, n * sizeof *sorted);
         qsort_r(sorted, n, sizeof *sorted, by_name, t);
     }
@@ -106,22 +105,22 @@ static int publish(struct tree *t, struct dirinfo *d)
     }
     /* release: a reader that sees PUBLISHED sees every field above and every child */
     atomic_store_explicit(&d->state, DIR_PUBLISHED, memory_order_release);
-    return 0;
+    return S3_OK;
 }
 
 /* Publishes the directories opened since pending mark (the ones a populate made and
- * filled, or grafted), newest first, so that each is published before its parent. 0,
- * or -ENOMEM: the one that failed stays OPEN (published when first read), the populate
- * that made it fails (a refused allocation always fails its listing). */
-static int publish_pending(struct tree *t, size_t mark)
+ * filled, or grafted), newest first, so that each is published before its parent.
+ * S3_OK, or NOMEM: the one that failed stays OPEN (published when first read), the
+ * populate that made it fails (a refused allocation always fails its listing). */
+static enum s3_err publish_pending(struct tree *t, size_t mark)
 {
     while (t->npending > mark) {
         uint32_t dir = t->pending[--t->npending];
         struct dirinfo *d = dir_at(t, dir);
         if (d && atomic_load_explicit(&d->state, memory_order_relaxed) == DIR_OPEN && publish(t, d))
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
     }
-    return 0;
+    return S3_OK;
 }
 
 
@@ -277,7 +276,7 @@ enum s3_err tree_graft(struct tree *t, uint32_t dir, uint32_t src_id, const char
         d->src_id = (uint16_t)src_id;
         if (fn)
             atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
-        else if (st != DIR_PUBLISHED && st != DIR_OPEN && !(rc = s3_err_of_errno(-push_pending(t, dir))))
+        else if (st != DIR_PUBLISHED && st != DIR_OPEN && !(rc = push_pending(t, dir)))
             atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed);
         slot_src(t, src_id)->dirs += fn != NULL; /* now a directory of the nested view */
         if (xtype)
@@ -311,7 +310,7 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
     if (st == DIR_PUBLISHED || st == DIR_BUSY) /* BUSY: its own callback looks at it */
         return S3_OK;
     if (st == DIR_OPEN)
-        return s3_err_of_errno(-publish(t, d));
+        return publish(t, d);
     size_t mark = t->npending;
     uint32_t n0 = d->c.build ? d->c.build->n : 0;
     struct dirinfo before = {.populate = d->populate, .ctx = d->ctx, .arg = d->arg, .src_id = d->src_id};
@@ -333,7 +332,7 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
     if (rc == 0 && (t->strings.meter.failures != t->failures_outer || cache_thread_refusals() != t->refusals_outer))
         rc = S3_ERR_NOMEM; /* ... or the cache refused it bytes (cache_mb is taken by others) */
     if (rc == 0)
-        rc = s3_err_of_errno(-publish_pending(t, mark));
+        rc = publish_pending(t, mark);
     if (rc) {
         /* Published by a nested populate that succeeded (nothing had failed yet): its
          * listing is whole and lock-free readers may hold it, so it stays; the request
@@ -345,7 +344,7 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
     slot_src(t, sid)->done++;
     if (st == DIR_BUSY || st == DIR_OPEN) {
         atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* if out of memory: next read */
-        return s3_err_of_errno(-publish(t, d));
+        return publish(t, d);
     }
     return S3_OK; /* published by a nested populate, or grafted to be populated next */
 }

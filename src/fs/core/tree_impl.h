@@ -199,7 +199,7 @@ _Static_assert(sizeof(struct dirinfo) == 56, "a directory record is 56 bytes");
 /* Allocations the tree makes while it grows, counted under the lock. Every one goes
  * through meter_refuse (the test hook tree_test_fail_alloc refuses the k-th once), and
  * every failure, refused or real, is counted: a populate during which one failed fails
- * with -ENOMEM (tree_dir.c), whatever its callback returned. */
+ * with NOMEM (tree_dir.c), whatever its callback returned. */
 struct alloc_meter {
     uint64_t attempts, fail_at, failures;
 };
@@ -384,13 +384,13 @@ bool name_ok(const char *name);
 void build_free(struct dirbuild *b);
 uint32_t build_find(struct tree *t, const struct dirbuild *b, const char *name);
 void build_hash_put(struct tree *t, struct dirbuild *b, uint32_t ino);
-int build_rehash(struct tree *t, struct dirbuild *b, uint32_t nslot);
-int build_reserve(struct tree *t, struct dirbuild *b);
+enum s3_err build_rehash(struct tree *t, struct dirbuild *b, uint32_t nslot);
+enum s3_err build_reserve(struct tree *t, struct dirbuild *b);
 const char *unique_name(struct tree *t, struct dirbuild *b, const char *name, char **renamed);
 char *path_of(struct tree *t, uint32_t ino);
 
 /* directories: adding children, publication, rollback (tree_dir.c) */
-int pending_reserve(struct tree *t);
+enum s3_err pending_reserve(struct tree *t);
 struct node *add_node_locked(struct tree *t, uint32_t parent, const char *name, uint8_t type,
                                     uint32_t *ino);
 uint32_t inherited_src(struct tree *t, uint32_t parent);

@@ -2,7 +2,6 @@
  * between nodes. */
 #include "fs/core/tree_impl.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,33 +57,33 @@ void build_hash_put(struct tree *t, struct dirbuild *b, uint32_t ino)
 }
 
 /* Rebuilds the hash set from the children (after growth or a rollback). */
-int build_rehash(struct tree *t, struct dirbuild *b, uint32_t nslot)
+enum s3_err build_rehash(struct tree *t, struct dirbuild *b, uint32_t nslot)
 {
     uint32_t *s = meter_calloc(&t->strings.meter, nslot, sizeof *s);
     if (!s)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     free(b->slot);
     b->slot = s;
     b->nslot = nslot;
     for (uint32_t i = 0; i < b->n; i++)
         build_hash_put(t, b, b->child[i]);
-    return 0;
+    return S3_OK;
 }
 
 /* Makes room for one more child (the array and a load under one half). */
-int build_reserve(struct tree *t, struct dirbuild *b)
+enum s3_err build_reserve(struct tree *t, struct dirbuild *b)
 {
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 8;
         uint32_t *c = meter_realloc(&t->strings.meter, b->child, cap * sizeof *c);
         if (!c)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         b->child = c;
         b->cap = cap;
     }
     if (2 * (b->n + 1) > b->nslot)
         return build_rehash(t, b, b->nslot ? b->nslot * 2 : 16);
-    return 0;
+    return S3_OK;
 }
 
 static struct suffix_memo *memo_find(struct tree *t, struct dirbuild *b, const char *name, bool add)

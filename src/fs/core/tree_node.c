@@ -11,18 +11,18 @@
 
 /* ---- the arena ---- */
 
-static int arena_keep(struct strarena *a, char *block)
+static enum s3_err arena_keep(struct strarena *a, char *block)
 {
     if (a->nblocks == a->capblocks) {
         size_t cap = a->capblocks ? a->capblocks * 2 : 64;
         char **list = meter_check(&a->meter, realloc(a->blocks, cap * sizeof *list));
         if (!list)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         a->blocks = list;
         a->capblocks = cap;
     }
     a->blocks[a->nblocks++] = block;
-    return 0;
+    return S3_OK;
 }
 
 /* n bytes aligned to align (a power of two). */
@@ -232,7 +232,7 @@ void tree_free(struct tree *t)
     free(t);
 }
 
-int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
+enum s3_err tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
 {
     pthread_mutex_lock(&t->lock);
     if (t->ncleanups == t->capcleanups) {
@@ -240,14 +240,14 @@ int tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
         struct tree_cleanup *c = meter_realloc(&t->strings.meter, t->cleanups, cap * sizeof *c);
         if (!c) {
             pthread_mutex_unlock(&t->lock);
-            return -ENOMEM; /* the caller keeps ptr (freeing it here left callers using it) */
+            return S3_ERR_NOMEM; /* the caller keeps ptr (freeing it here left callers using it) */
         }
         t->cleanups = c;
         t->capcleanups = cap;
     }
     t->cleanups[t->ncleanups++] = (struct tree_cleanup){fn, ptr};
     pthread_mutex_unlock(&t->lock);
-    return 0;
+    return S3_OK;
 }
 
 void tree_note_oom(struct tree *t)

@@ -1,23 +1,22 @@
 /* The tree (tree.h): Sources (the bytes views read) and what open handles and listings hold of them. */
 #include "fs/core/tree_impl.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 /* ---- sources ---- */
 
-int tree_add_source(struct tree *t, struct source *s, uint32_t *id)
+enum s3_err tree_add_source(struct tree *t, struct source *s, uint32_t *id)
 {
     uint32_t n = atomic_load_explicit(&t->nsrcs, memory_order_relaxed);
     if (n >= SRC_CHUNK * SRC_CHUNKS)
-        return -ENOSPC; /* the limit, not memory: a directory's src_id is 16 bits */
+        return S3_ERR_LIMIT; /* the limit, not memory: a directory's src_id is 16 bits */
     if (!t->srcchunk[n / SRC_CHUNK] && !(t->srcchunk[n / SRC_CHUNK] = meter_calloc(&t->strings.meter, SRC_CHUNK, sizeof(struct src_slot))))
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     *slot_src(t, n) = (struct src_slot){.src = s};
     *id = n;
     /* release: a reader that sees the new count sees the slot (chunks never move) */
     atomic_store_explicit(&t->nsrcs, n + 1, memory_order_release);
-    return 0;
+    return S3_OK;
 }
 
 struct source *tree_source(struct tree *t, uint32_t id)

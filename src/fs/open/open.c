@@ -174,8 +174,8 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
         snprintf(err, errlen, "out of memory");
         return S3_EXIT_OPEN;
     }
-    int src_rc = tree_add_source(t, &fs->src, &fs->src_id);
-    if (src_rc == -ENOSPC) {
+    enum s3_err src_rc = tree_add_source(t, &fs->src, &fs->src_id);
+    if (src_rc == S3_ERR_LIMIT) {
         snprintf(err, errlen, "not opened: the mount already holds %u nested views, the most it can (TREE_MAX_SOURCES)",
                  TREE_MAX_SOURCES - 1);
         return S3_EXIT_OPEN;
