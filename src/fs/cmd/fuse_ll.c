@@ -270,6 +270,13 @@ static fuse_ino_t fuse_ino(const struct rw_gen *g, uint32_t ino)
     return ino == TREE_ROOT ? FUSE_ROOT_ID : ((fuse_ino_t)g->epoch << 32) | ino;
 }
 
+/* tree_kind as node_of_moved answers: the kind, or -ENOENT for no node. */
+static int kind_or_enoent(struct tree *t, uint32_t ino)
+{
+    enum node_type k = tree_kind(t, ino);
+    return k == NODE_NONE ? -ENOENT : (int)k;
+}
+
 /* The kind (enum node_type) of the node a FUSE inode number names, with the generation
  * (*g, the current one) and its node number there (*ino); -ENOENT when there is none,
  * -ESTALE for a number of an older generation whose path names nothing (or something
@@ -284,14 +291,14 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
     *moved = false;
     if (fino == FUSE_ROOT_ID) {
         *ino = TREE_ROOT;
-        return tree_kind(cur->fs->tree, TREE_ROOT);
+        return kind_or_enoent(cur->fs->tree, TREE_ROOT);
     }
     uint32_t low = (uint32_t)fino, epoch = (uint32_t)(fino >> 32);
     if (low == 0)
         return -ENOENT;
     if (epoch == cur->epoch) {
         *ino = low;
-        return tree_kind(cur->fs->tree, low);
+        return kind_or_enoent(cur->fs->tree, low);
     }
     if (epoch == TEMP_EPOCH && a->cfg.rw) {
         /* a temporary renamed over a file: that file's path now */
@@ -306,12 +313,12 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
         enum s3_err rc = tree_resolve(cur->fs->tree, path, ino);
         free(path);
         *moved = true;
-        return rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
+        return rc ? -ESTALE : kind_or_enoent(cur->fs->tree, *ino);
     }
     struct rw_gen *old = a->gens ? rw_acquire_epoch(&a->rw, epoch) : NULL;
     if (old)
         held_keep(&a->rw, old);
-    int was = old ? tree_kind(old->fs->tree, low) : -ENOENT;
+    int was = old ? kind_or_enoent(old->fs->tree, low) : -ENOENT;
     if (was < 0)
         return -ENOENT;
     char *path = rw_path(old->fs->tree, low);
@@ -320,7 +327,7 @@ static int node_of_moved(fuse_req_t req, fuse_ino_t fino, struct rw_gen **g, uin
     enum s3_err rc = tree_resolve(cur->fs->tree, path, ino);
     free(path);
     *moved = true;
-    int kind = rc ? -ESTALE : tree_kind(cur->fs->tree, *ino);
+    int kind = rc ? -ESTALE : kind_or_enoent(cur->fs->tree, *ino);
     return kind == was ? kind : -ESTALE;
 }
 
@@ -1749,7 +1756,7 @@ static void drop_entries(struct adapter *a, const fuse_ino_t *fino, size_t n)
     for (size_t k = 0; k < n; k++) {
         struct rw_gen *g = rw_acquire_epoch(&a->rw, (uint32_t)(fino[k] >> 32));
         uint32_t ino = (uint32_t)fino[k];
-        if (g && g->epoch != rw_epoch(&a->rw) && tree_kind(g->fs->tree, ino) >= 0) {
+        if (g && g->epoch != rw_epoch(&a->rw) && tree_kind(g->fs->tree, ino) != NODE_NONE) {
             struct tree *t = g->fs->tree;
             for (uint32_t i = ino; i != TREE_ROOT && i; i = tree_parent(t, i)) {
                 const char *name = tree_name(t, i);

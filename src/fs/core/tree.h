@@ -25,7 +25,8 @@
 #define TREE_ROOT 1u
 #define TREE_MAX_SOURCES 65536u /* the file and the views nested in it, per tree */
 
-enum node_type { NODE_DIR, NODE_FILE, NODE_LINK };
+/* NODE_NONE: what tree_kind says of a number that names no node (a lookup's "none"). */
+enum node_type { NODE_NONE = -1, NODE_DIR, NODE_FILE, NODE_LINK };
 
 struct tree;
 /* Adds a directory's children: S3_OK, or the reason the listing failed (the tree undoes
@@ -117,10 +118,10 @@ void tree_set_span(struct tree *t, uint32_t ino, uint64_t off, uint64_t len);
 void tree_set_type(struct tree *t, uint32_t ino, const char *xtype);
 
 /* ---- reading the tree (every caller outside the tree reads it only through these) ----
- * A number that names no node gives the "none" answer (-ENOENT, NULL, 0, false). */
+ * A number that names no node gives the "none" answer (NODE_NONE, NULL, 0, false). */
 
-/* enum node_type of a node, or -ENOENT. */
-int tree_kind(struct tree *t, uint32_t ino);
+/* The node's kind, or NODE_NONE. */
+enum node_type tree_kind(struct tree *t, uint32_t ino);
 /* Its name in its directory ("" for the root); lives as long as the tree. */
 const char *tree_name(struct tree *t, uint32_t ino);
 /* The directory holding it (the root is its own parent); 0 for no node. */

@@ -2,7 +2,6 @@
  * nodes and their payloads, and the accessors of a single node. */
 #include "fs/core/tree_impl.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,10 +544,10 @@ void tree_set_type(struct tree *t, uint32_t ino, const char *xtype)
 
 /* ---- accessors ---- */
 
-int tree_kind(struct tree *t, uint32_t ino)
+enum node_type tree_kind(struct tree *t, uint32_t ino)
 {
     struct node *n = node_at(t, ino);
-    return n ? n->type : -ENOENT;
+    return n ? (enum node_type)n->type : NODE_NONE;
 }
 
 const char *tree_name(struct tree *t, uint32_t ino)
