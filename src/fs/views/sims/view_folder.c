@@ -1261,25 +1261,25 @@ static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint6
 /* ---- providers ---- */
 
 /* Package f's view, opened (its /files directory populated) when it is not yet: NULL
- * when it cannot be (f->err or its package.error says why, or *rc is an error to pass
+ * when it cannot be (f->err or its package.error says why, or *rc is the reason to pass
  * on). Populated each time, not trusted from f->pkg alone: a listing that failed after
  * the view was opened is rolled back, and listing it again opens a new one. */
-static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, int *rc)
+static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, enum s3_err *rc)
 {
     struct tree *t = v->fs->tree;
-    if ((*rc = -s3_err_errno(tree_populate(t, v->files_dir))) != 0)
+    if ((*rc = tree_populate(t, v->files_dir)) != S3_OK)
         return NULL;
     if (!f->ino) {
         snprintf(f->err, sizeof f->err, "%s has no directory under /files (the node limit)", f->rel);
         return NULL;
     }
-    *rc = -s3_err_errno(tree_populate(t, f->ino));
+    *rc = tree_populate(t, f->ino);
     return *rc ? NULL : f->pkg;
 }
 
 /* Whether package f is still the file scanned (looked at once, without opening its view):
- * false with f->err saying why, which its /files directory then shows. */
-static bool still_there(struct folder_view *v, struct mf_file *f, int *rc)
+ * false with f->err saying why, which its /files directory then shows, or with *rc NOMEM. */
+static bool still_there(struct folder_view *v, struct mf_file *f, enum s3_err *rc)
 {
     if (!f->checked && !f->err[0]) {
         f->checked = true;
@@ -1287,7 +1287,7 @@ static bool still_there(struct folder_view *v, struct mf_file *f, int *rc)
         struct stat st;
         if (!path) {
             f->checked = false;
-            *rc = -ENOMEM;
+            *rc = S3_ERR_NOMEM;
             return false;
         }
         if (stat(path, &st) != 0)
@@ -1322,14 +1322,14 @@ static char *files_path(struct folder_view *v, uint32_t dir, const struct mf_fil
 }
 
 /* The link from dir to resource r's directory (malloc'd): NULL with why (its package
- * can no longer be read) and *rc 0, or with *rc an error to pass on. */
+ * can no longer be read) and *rc S3_OK, or with *rc the reason to pass on. */
 static char *provider_target(struct folder_view *v, uint32_t dir, const struct mf_rec *r, char *why, size_t whylen,
-                             int *rc)
+                             enum s3_err *rc)
 {
     struct mf_file *f = &v->files[r->file];
     char named[160];
     const char *full;
-    *rc = 0;
+    *rc = S3_OK;
     if (!f->names) {
         /* no name map: the package view names the entry as the key, with "~N" for a
          * repeat (view_dbpf.c); so the package need not be opened to link to it */
@@ -1345,8 +1345,8 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
         struct s3fs *pkg = package_of(v, f, rc);
         full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
         if (!full) {
-            if (pkg && *rc == 0)
-                *rc = -ENOMEM; /* the names could not be made */
+            if (pkg && *rc == S3_OK)
+                *rc = S3_ERR_NOMEM; /* the names could not be made */
             snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened (its package.error says why)");
             return NULL;
         }
@@ -1355,7 +1355,7 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
     char *target = NULL;
     if (!rel || asprintf(&target, "%s/resources/%s", rel, full) < 0) {
         target = NULL;
-        *rc = -ENOMEM;
+        *rc = S3_ERR_NOMEM;
     }
     free(rel);
     return target;
@@ -1421,10 +1421,10 @@ static enum s3_err keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t
     const struct mf_rec *w = winner_of(v, i);
     struct mf_file *f = &v->files[w->file];
     char why[sizeof f->err];
-    int rc;
+    enum s3_err rc;
     *target = provider_target(v, dir, w, why, sizeof why, &rc);
     if (*target || rc)
-        return s3_err_of_errno(-rc);
+        return rc;
     if (!f->warned) {
         f->warned = true;
         diag_add(&v->fs->diag, "keys of %s link to its directory (its package.error): %s", f->rel, why);
@@ -1721,11 +1721,14 @@ static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, ui
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
-        char *target = provider_target(v, dir, r, why, sizeof why, &rc);
+        enum s3_err e;
+        char *target = provider_target(v, dir, r, why, sizeof why, &e);
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
-        else if (rc == 0)
+        else if (e == S3_OK)
             rc = added(t, add_error(t, dir, name, why));
+        else
+            rc = -s3_err_errno(e); /* this listing's loop still speaks -errno (added) */
         free(target);
     }
     return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, false)));
