@@ -263,9 +263,9 @@ uint64_t tree_computed_made(struct tree *t);
  * ctx and arg; NULL when there is none. */
 typedef struct cached *(*gen_item_fn)(void *ctx, uint64_t arg, struct cache **cache);
 /* Registers, for every generated file read by `read`, the item an open handle holds
- * (process-wide: a small table of read functions; registering again does nothing). 0, or
- * -1 when the table is full. */
-int tree_gen_item(gen_read_fn read, gen_item_fn item);
+ * (process-wide: a small table of read functions; registering again does nothing).
+ * S3_OK, or S3_ERR_LIMIT when the table is full. */
+enum s3_err tree_gen_item(gen_read_fn read, gen_item_fn item);
 struct tree_hold;
 /* Holds what file ino's bytes are expanded from until tree_release; NULL when there is
  * nothing to hold (bytes of the file itself, texts, other generated files) or no memory.

@@ -48,17 +48,17 @@ static struct {
 static unsigned ngen_items;
 static pthread_mutex_t gen_items_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int tree_gen_item(gen_read_fn read, gen_item_fn item)
+enum s3_err tree_gen_item(gen_read_fn read, gen_item_fn item)
 {
-    int rc = -1;
+    enum s3_err rc = S3_ERR_LIMIT;
     pthread_mutex_lock(&gen_items_lock);
     for (unsigned i = 0; i < ngen_items && rc; i++)
         if (gen_items[i].read == read)
-            rc = 0;
+            rc = S3_OK;
     if (rc && ngen_items < MAX_GEN_ITEMS) {
         gen_items[ngen_items].read = read;
         gen_items[ngen_items++].item = item;
-        rc = 0;
+        rc = S3_OK;
     }
     pthread_mutex_unlock(&gen_items_lock);
     return rc;
