@@ -72,16 +72,14 @@ static int64_t value_list_row(const void *ctx, const uint8_t *form, uint64_t k, 
     return format_value(l->style, v, scratch, VIEW_ROW_SCRATCH);
 }
 
-static int value_list_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err value_list_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     const struct value_list *l = ctx;
     *len = (size_t)l->n * 4;
-    if (!(*form = alloc_array(l->n, 4))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!(*form = alloc_array(l->n, 4)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     memcpy(*form, l->v, *len);
-    return 0;
+    return S3_OK;
 }
 
 /* The list's file: a text up to VIEW_TEXT_MAX, else rendered on read from the values
@@ -192,8 +190,9 @@ static enum s3_err produce_form(struct cached *c, uint8_t **data, size_t *size, 
     uint8_t *form = NULL;
     size_t len = 0;
     form_derivations++;
-    if (it->derive(it->ctx, &form, &len, err, errlen))
-        return S3_ERR_IO; /* view_form_derive_fn: -1 is a read that fails */
+    enum s3_err e = it->derive(it->ctx, &form, &len, err, errlen);
+    if (e)
+        return e;
     uint64_t bytes = pad8(it->len) + form_marks(it->n) * 8, measured = 0;
     uint8_t *b = len == it->len ? realloc(form, bytes ? bytes : 1) : NULL;
     if (!b) {
@@ -340,20 +339,18 @@ static int64_t bone_name_row(const void *ctx, const uint8_t *form, uint64_t k, c
     return (int64_t)nlen[i] - 1;
 }
 
-static int bone_names_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err bone_names_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     const struct bone_names *b = ctx;
     uint64_t *nlen = alloc_array((size_t)b->nnames + (size_t)(b->n + 1) / 2, 8);
-    if (!nlen) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!nlen)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (uint32_t i = 0; i < b->nnames; i++)
         nlen[i] = b->names[i] ? strlen(b->names[i]) + 1 : 0;
     memcpy(nlen + b->nnames, b->idx, (size_t)b->n * 4);
     *form = (uint8_t *)nlen;
     *len = (size_t)b->nnames * 8 + (size_t)b->n * 4;
-    return 0;
+    return S3_OK;
 }
 
 uint32_t add_bone_names(struct s3fs *fs, uint32_t dir, const char *field, const int32_t *idx, uint64_t n,

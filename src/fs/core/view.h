@@ -227,8 +227,9 @@ uint32_t add_bone_names(struct s3fs *fs, uint32_t dir, const char *field, const 
  * first read and again once the cache let it go. The view hands the form it has now (for
  * the size, and the text when it fits) and how to make the same bytes again. */
 /* Makes the form (malloc'd) from the source, or from arrays the view keeps while the tree
- * lives; runs as a cache producer (no tree lock): 0, or -1 with err (the read fails, EIO). */
-typedef int view_form_derive_fn(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen);
+ * lives; runs as a cache producer (no tree lock): S3_OK, or the reason with err (the
+ * read fails, EIO). */
+typedef enum s3_err view_form_derive_fn(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen);
 /* Row k's text (no newline): its length, with *text set to its bytes, either formatted
  * into scratch (VIEW_ROW_SCRATCH bytes: numbers) or lying in form or in what the view
  * keeps while the tree lives (a row of any length, e.g. a string); -1 when it cannot be

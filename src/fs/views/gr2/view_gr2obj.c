@@ -315,7 +315,7 @@ out:
 }
 
 /* The form again, for the cache (view_form_derive_fn): the sections pinned for it. */
-static int values_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err values_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     const struct gvalues *g = ctx;
     struct gr2_space sp;
@@ -328,9 +328,7 @@ static int values_derive(const void *ctx, uint8_t **form, size_t *len, char *err
     } else if (e == S3_ERR_IO) {
         why = "the file changed";
     }
-    if (e)
-        snprintf(err, errlen, "%s", why);
-    return e ? -1 : 0;
+    return e ? s3_fail(e, err, errlen, "%s", why) : S3_OK;
 }
 
 static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir, const char *name,

@@ -488,10 +488,10 @@ static enum s3_err table_records(const struct gr2_table_rows *r, uint8_t **form,
     return e;
 }
 
-static int table_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err table_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     uint32_t n;
-    return table_records(ctx, form, len, &n, err, errlen) ? -1 : 0;
+    return table_records(ctx, form, len, &n, err, errlen);
 }
 
 /* The file NAME (fixups or marshalling) of section i's table, or NAME.error (ok false:

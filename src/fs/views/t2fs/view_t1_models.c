@@ -62,9 +62,9 @@ static enum s3_err produce_t1_vertices(struct cached *c, uint8_t **data, size_t 
 {
     struct t1vbuf *vb = (struct t1vbuf *)c;
     struct t2fs_array a;
-    if (t2fs_node_array(vb->v, &vb->vn, &a, err, errlen)) /* the locator's own lock only */
-        return S3_ERR_FORMAT; /* the t2fs node helpers say 0/-1: a node not as listed */
-    enum s3_err rc = S3_OK;
+    enum s3_err rc = t2fs_node_array(vb->v, &vb->vn, &a, err, errlen); /* the locator's own lock only */
+    if (rc)
+        return rc;
     uint8_t *rec = NULL;
     if (a.esize != T1_VERTEX_SIZE || a.count != vb->count)
         rc = s3_fail(S3_ERR_IO, err, errlen, "the vertices changed since they were listed");
@@ -157,43 +157,47 @@ static int64_t t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *sc
 }
 
 /* The vertices' records de-interleaved again from their node (malloc'd). */
-static int t1_vertices_derive(const struct t1_rows_src *r, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err t1_vertices_derive(const struct t1_rows_src *r, uint8_t **form, size_t *len, char *err,
+                                      size_t errlen)
 {
     struct t2fs_array a;
-    if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
-        return -1;
+    enum s3_err e = t2fs_node_array(r->v, &r->node, &a, err, errlen);
+    if (e)
+        return e;
     uint8_t *rec = NULL;
     if (a.count && a.esize != T1_VERTEX_SIZE)
-        snprintf(err, errlen, "the vertices' element size is %" PRIu32 " since they were listed", a.esize);
+        e = s3_fail(S3_ERR_IO, err, errlen, "the vertices' element size is %" PRIu32 " since they were listed",
+                    a.esize);
     else if (!(rec = alloc_array(a.count ? a.count : 1, T1_VERTEX_SIZE)))
-        snprintf(err, errlen, "out of memory for %" PRIu32 " vertices", a.count);
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for %" PRIu32 " vertices", a.count);
     else
         t1_vertices(a.data, a.count, r->be, rec, NULL);
     free(a.bytes);
     *form = rec;
     *len = (size_t)a.count * T1_VERTEX_SIZE;
-    return rec ? 0 : -1;
+    return e;
 }
 
 /* The form again: the vertex records, the index list's elements, or the section's stream
  * decoded again (its commands, or its triangles). */
-static int t1_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err t1_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     const struct t1_rows_src *r = ctx;
     if (r->kind == T1_ROWS_VERT)
         return t1_vertices_derive(r, form, len, err, errlen);
+    enum s3_err e;
     if (r->kind == T1_ROWS_INDEX) {
         struct t2fs_array a;
-        if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
-            return -1;
+        if ((e = t2fs_node_array(r->v, &r->node, &a, err, errlen)))
+            return e;
         *len = (size_t)a.count * a.esize;
         memmove(a.bytes, a.data, *len);
         *form = a.bytes;
-        return 0;
+        return S3_OK;
     }
     struct t1_section sec;
-    if (t1_section_read(r->v, &r->node, &sec, err, errlen))
-        return -1;
+    if ((e = t1_section_read(r->v, &r->node, &sec, err, errlen)))
+        return e;
     if (r->kind == T1_ROWS_CMD) {
         *form = (uint8_t *)sec.st.cmd, *len = sec.st.ncmd * sizeof *sec.st.cmd;
         sec.st.cmd = NULL;
@@ -202,7 +206,7 @@ static int t1_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *er
         sec.st.tri = NULL;
     }
     t1_section_free(&sec);
-    return 0;
+    return S3_OK;
 }
 
 /* The rows' file: a text up to VIEW_TEXT_MAX, else rendered on read from the form made

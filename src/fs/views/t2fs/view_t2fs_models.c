@@ -125,8 +125,9 @@ static enum s3_err produce_vertices(struct cached *c, uint8_t **data, size_t *si
     struct vbuf *vb = (struct vbuf *)c;
     struct t2fs_node n;
     struct t2fs_array a;
-    if (mesh_vertices(vb->m, vb->mesh, &n, &a, err, errlen))
-        return S3_ERR_FORMAT; /* the t2fs node helpers say 0/-1: a node not as listed */
+    enum s3_err e = mesh_vertices(vb->m, vb->mesh, &n, &a, err, errlen);
+    if (e)
+        return e;
     if (a.esize != vb->esize || a.count != vb->count) {
         free(a.bytes);
         return s3_fail(S3_ERR_IO, err, errlen, "the vertex buffer changed since it was listed");
@@ -297,30 +298,30 @@ static int64_t t2_row(const void *ctx, const uint8_t *form, uint64_t k, char *sc
 
 /* The form again: the array's elements, or the stream decoded from the same cache state
  * (its commands, or its triangles). */
-static int t2_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+static enum s3_err t2_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
 {
     const struct t2_rows_src *r = ctx;
+    enum s3_err e;
     if (r->kind == ROWS_U32 || r->kind == ROWS_S16X2) {
         struct t2fs_array a;
-        if (t2fs_node_array(r->v, &r->node, &a, err, errlen))
-            return -1;
+        if ((e = t2fs_node_array(r->v, &r->node, &a, err, errlen)))
+            return e;
         *len = (size_t)a.count * 4;
         memmove(a.bytes, a.data, *len);
         *form = a.bytes;
-        return 0;
+        return S3_OK;
     }
     uint8_t *b;
     size_t blen;
-    if (t2fs_node_bytes(r->v, &r->node, &b, &blen, err, errlen))
-        return -1;
+    if ((e = t2fs_node_bytes(r->v, &r->node, &b, &blen, err, errlen)))
+        return e;
     struct t2_vcache cache = r->start;
     struct t2_stream st;
-    enum s3_err e = t2_decode_stream(b, blen, r->be, &cache, &st);
+    e = t2_decode_stream(b, blen, r->be, &cache, &st);
     free(b);
     if (e != S3_OK) {
-        snprintf(err, errlen, "out of memory");
         t2_stream_free(&st);
-        return -1;
+        return s3_fail(e, err, errlen, "out of memory");
     }
     if (r->kind == ROWS_CMD) {
         *form = (uint8_t *)st.cmd, *len = st.ncmd * sizeof *st.cmd;
@@ -330,7 +331,7 @@ static int t2_rows_derive(const void *ctx, uint8_t **form, size_t *len, char *er
         st.tri = NULL;
     }
     t2_stream_free(&st);
-    return 0;
+    return S3_OK;
 }
 
 static uint32_t add_t2_rows(uint32_t dir, const char *name, const char *xtype, const struct t2_rows_src *src,
