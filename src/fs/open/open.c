@@ -127,7 +127,7 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
         return rc;
     if (folder) {
         char why[256] = "";
-        if (folder_view_open(fs, folder, why, sizeof why) == 0)
+        if (folder_view_open(fs, folder, why, sizeof why) == S3_OK)
             return S3_EXIT_OK;
         snprintf(err, errlen, "%s: %s", label, why);
         return S3_EXIT_OPEN;

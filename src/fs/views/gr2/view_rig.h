@@ -7,8 +7,8 @@
 
 #include "fs/core/view.h"
 
-/* Parses the header of fs's source and gives fs's root its populate callback. 0, or -1
- * with err (the top level is unreadable). */
+/* Parses the header of fs's source and gives fs's root its populate callback. S3_OK, or the
+ * reason with err (the top level is unreadable). */
 s3_view_open_fn rig_view_open;
 
 #endif

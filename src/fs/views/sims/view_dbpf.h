@@ -10,7 +10,7 @@
 #include "fs/core/view.h"
 
 /* Parses the header and index of fs's source and gives fs's root its populate callback.
- * 0, or -1 with err. */
+ * S3_OK, or the reason with err. */
 s3_view_open_fn dbpf_view_open;
 /* A package's resource count and declared expanded bytes (s3rig extract's progress);
  * false when fs is not a package. */

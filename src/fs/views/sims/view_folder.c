@@ -2171,22 +2171,17 @@ static void test_gate(void)
         usleep(10000);
 }
 
-int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
+enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
 {
     test_gate();
     struct folder_view *v = calloc(1, sizeof *v);
-    if (!v || !(v->root = strdup(path))) {
+    if (!v || !(v->root = strdup(path)) || tree_on_free(fs->tree, folder_view_free, v)) {
+        if (v)
+            free(v->root);
         free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     v->fs = fs;
-    if (tree_on_free(fs->tree, folder_view_free, v)) {
-        free(v->root);
-        free(v);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     tree_gen_item(read_member, member_item);
     return view_root(fs, "folder", populate_root, v);
 }

@@ -15,8 +15,8 @@
 
 #include "fs/core/view.h"
 
-/* Gives fs's root the folder's populate callback. 0, or -1 with err. */
-int folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen);
+/* Gives fs's root the folder's populate callback. S3_OK, or the reason with err. */
+enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen);
 
 /* Tests only, for every scan after the call: read packages with `workers` threads (0:
  * as chosen by the folder's size and the online CPUs), and refuse the k-th allocation of

@@ -7,7 +7,7 @@
 
 #include "fs/core/view.h"
 
-/* Parses fs's source and gives fs's root its populate callback. 0, or -1 with err. */
+/* Parses fs's source and gives fs's root its populate callback. S3_OK, or the reason with err. */
 s3_view_open_fn rig_clear_view_open;
 
 #endif

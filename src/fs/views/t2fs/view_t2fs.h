@@ -8,7 +8,7 @@
 #include "fs/core/view.h"
 
 /* Opens the container view at fs's root, with /models (turok1 or turok2 schema) and
- * /named added beside /root. 0, or -1 with err (the top level is unreadable, or the
+ * /named added beside /root. S3_OK, or the reason with err (the top level is unreadable, or the
  * schema asked for cannot be had). */
 s3_view_open_fn t2fs_view_open;
 
