@@ -1092,7 +1092,13 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
         char *path = join(v->root, f->rel);
         if (!path)
             return f->tried = false, S3_ERR_NOMEM;
-        f->src_open = source_open(&f->src, path, f->err, sizeof f->err) == 0;
+        enum s3_err e = source_open(&f->src, path, f->err, sizeof f->err);
+        if (e == S3_ERR_NOMEM) { /* the listing fails and opens it again, never an .error */
+            free(path);
+            f->err[0] = 0;
+            return f->tried = false, e;
+        }
+        f->src_open = e == S3_OK;
         if (f->src_open && !same_file(&f->src.st, &f->st)) {
             snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
             source_close(&f->src);
