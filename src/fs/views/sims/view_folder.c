@@ -144,9 +144,9 @@ static char *join(const char *a, const char *b)
 
 /* A node a populate could not add: the node limit (the tree reports it) is no error;
  * anything else is out of memory. */
-static int added(struct tree *t, uint32_t ino)
+static enum s3_err added(struct tree *t, uint32_t ino)
 {
-    return ino || tree_full(t) ? 0 : -ENOMEM;
+    return ino || tree_full(t) ? S3_OK : S3_ERR_NOMEM;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -1031,8 +1031,8 @@ static void chain_init(struct chain *c, uint32_t base)
 }
 
 /* The directory for rel's file (made as needed) and its leaf name: 0 when a directory
- * cannot be made (*rc: 0 for the node limit, or -ENOMEM). */
-static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, const char **leaf, int *rc)
+ * cannot be made (*rc: S3_OK for the node limit, or NOMEM). */
+static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, const char **leaf, enum s3_err *rc)
 {
     const char *slash = strrchr(rel, '/');
     size_t dlen = slash ? (size_t)(slash - rel) : 0;
@@ -1044,7 +1044,7 @@ static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, c
     if (pos < dlen) {
         char *p = strndup(rel, dlen);
         if (!p) {
-            *rc = -ENOMEM;
+            *rc = S3_ERR_NOMEM;
             return 0;
         }
         free(c->path);
@@ -1107,14 +1107,14 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
         free(path);
     }
     if (f->err[0])
-        return s3_err_of_errno(-added(t, add_error(t, dir, "package", f->err)));
+        return added(t, add_error(t, dir, "package", f->err));
     char origin[300], err[sizeof f->err];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
     if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
-        return s3_err_of_errno(-added(t, add_error(t, dir, "package", err)));
+        return added(t, add_error(t, dir, "package", err));
     return tree_populate(t, dir);
 }
 
@@ -1206,7 +1206,7 @@ static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint
     free(path);
     if (!z) {
         snprintf(why, sizeof why, "%s", code ? zip_why(code, why, sizeof why) : "changed since the folder was scanned");
-        return s3_err_of_errno(-added(t, add_error(t, dir, "archive", why)));
+        return added(t, add_error(t, dir, "archive", why));
     }
     if (!f->zm && !(f->zm = alloc_array(f->nmembers, sizeof *f->zm))) {
         zip_discard(z);
@@ -1214,8 +1214,8 @@ static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint
     }
     struct chain c;
     chain_init(&c, dir);
-    int rc = 0;
-    for (uint32_t i = 0; rc == 0 && i < f->nmembers; i++) {
+    enum s3_err rc = S3_OK;
+    for (uint32_t i = 0; rc == S3_OK && i < f->nmembers; i++) {
         const char *leaf;
         uint32_t parent = chain_parent(t, &c, f->members[i], &leaf, &rc);
         if (!parent)
@@ -1240,7 +1240,7 @@ static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint
     }
     free(c.path);
     zip_discard(z);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1249,8 +1249,8 @@ static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint6
     struct folder_view *v = ctx;
     struct chain c;
     chain_init(&c, dir);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < v->nfiles; i++) {
+    enum s3_err rc = S3_OK;
+    for (size_t i = 0; rc == S3_OK && i < v->nfiles; i++) {
         struct mf_file *f = &v->files[i];
         const char *leaf;
         uint32_t parent = chain_parent(t, &c, f->rel, &leaf, &rc);
@@ -1261,7 +1261,7 @@ static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint6
         rc = added(t, f->ino);
     }
     free(c.path);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* ---- providers ---- */
@@ -1524,21 +1524,22 @@ static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uin
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = v->bytag ? 0 : group_tags(v); /* made when first listed: the scan does not need it */
-    if (rc) {
+    int tags_rc = v->bytag ? 0 : group_tags(v); /* made when first listed: the scan does not need it */
+    if (tags_rc) { /* group_tags still speaks -errno */
         free(v->bytag);
         free(v->tgroups);
         v->bytag = NULL;
         v->tgroups = NULL;
         v->ntgroups = 0;
-        return s3_err_of_errno(-rc);
+        return s3_err_of_errno(-tags_rc);
     }
-    for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
+    enum s3_err rc = S3_OK;
+    for (size_t g = 0; rc == S3_OK && g < v->ntgroups; g++) {
         char name[16];
         tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
         rc = added(t, tree_add_dir(t, dir, name, "folder.by_type", populate_tag, v, g));
     }
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* ---- comparing providers' bytes ---- */
@@ -1705,11 +1706,11 @@ static void render_identical(struct tree *t, void *ctx, struct sbuf *out)
 
 /* ---- /conflicts, /script-conflicts ---- */
 
-static int add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
+static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
 {
     struct ident *id = tree_alloc(t, sizeof *id);
     if (!id)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     *id = (struct ident){v, i, module};
     return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
 }
@@ -1718,8 +1719,8 @@ static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, ui
 {
     struct folder_view *v = ctx;
     const struct mf_key *k = &v->ks.keys[v->conflicts[c]];
-    int rc = 0;
-    for (uint32_t j = 0; rc == 0 && j <= k->n; j++) {
+    enum s3_err rc = S3_OK;
+    for (uint32_t j = 0; rc == S3_OK && j <= k->n; j++) {
         /* 1 .. n in load order, then the winner */
         const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner)];
         char name[16], why[sizeof v->files[0].err];
@@ -1734,32 +1735,32 @@ static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, ui
         else if (e == S3_OK)
             rc = added(t, add_error(t, dir, name, why));
         else
-            rc = -s3_err_errno(e); /* this listing's loop still speaks -errno (added) */
+            rc = e;
         free(target);
     }
-    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, false)));
+    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, false);
 }
 
 static enum s3_err populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = 0;
-    for (size_t c = 0; rc == 0 && c < v->nconflicts; c++) {
+    enum s3_err rc = S3_OK;
+    for (size_t c = 0; rc == S3_OK && c < v->nconflicts; c++) {
         const struct mf_rec *w = winner_of(v, v->conflicts[c]);
         char name[128];
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         rc = added(t, tree_add_dir(t, dir, name, "folder.conflict", populate_conflict, v, c));
     }
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
     const struct mconf *m = &v->mconf[c];
-    int rc = 0;
-    for (uint32_t j = 0; rc == 0 && j <= m->n; j++) {
+    enum s3_err rc = S3_OK;
+    for (uint32_t j = 0; rc == S3_OK && j <= m->n; j++) {
         /* all at one priority: the one loaded last is in effect */
         const struct mprov *p = &v->mprov[m->first + (j < m->n ? j : m->n - 1)];
         char name[16];
@@ -1772,12 +1773,12 @@ static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
         else if (node)
-            rc = -ENOMEM;
+            rc = S3_ERR_NOMEM;
         else
             rc = added(t, add_error(t, dir, name, "the archive's member cannot be listed"));
         free(target);
     }
-    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, true)));
+    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, true);
 }
 
 static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1786,10 +1787,10 @@ static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void 
     struct folder_view *v = ctx;
     struct chain c;
     chain_init(&c, dir);
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     /* sorted by bytes (strcmp); the chain needs each folder's paths together, and paths
      * sharing a prefix ("mods/foo/") are together in any lexicographic order */
-    for (size_t i = 0; rc == 0 && i < v->nmconf; i++) {
+    for (size_t i = 0; rc == S3_OK && i < v->nmconf; i++) {
         const char *name = v->mprov[v->mconf[i].first].name, *leaf;
         uint32_t parent = chain_parent(t, &c, name, &leaf, &rc);
         if (!parent)
@@ -1797,7 +1798,7 @@ static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void 
         rc = added(t, tree_add_dir(t, parent, leaf, "folder.script_conflict", populate_module_conflict, v, i));
     }
     free(c.path);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* ---- generated tables ---- */
@@ -2075,13 +2076,13 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_printf(out, "warning: %zu more warnings not shown\n", fs->diag.dropped);
 }
 
-static int add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf *b)
+static enum s3_err add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf *b)
 {
     size_t len;
     char *text = b->oom ? NULL : sb_take(b, &len);
     sb_free(b);
     if (!text)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     return added(t, tree_add_text(t, dir, name, "text", text, len));
 }
 
@@ -2089,9 +2090,9 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = scan(v);
-    if (rc)
-        return s3_err_of_errno(-rc);
+    int scan_rc = scan(v); /* the scan still speaks -errno */
+    if (scan_rc)
+        return s3_err_of_errno(-scan_rc);
     struct sbuf order = {0}, skipped = {0};
     for (size_t i = 0; i < v->nfiles; i++) {
         if (v->files[i].script)
@@ -2101,27 +2102,27 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
     }
     for (size_t i = 0; i < v->nskips; i++)
         sb_printf(&skipped, "%s\t%s\n", v->skips[i].rel, v->skips[i].why);
-    rc = added(t, tree_add_volatile(t, dir, "info", "info", render_info, v));
-    if (rc == 0)
+    enum s3_err rc = added(t, tree_add_volatile(t, dir, "info", "info", render_info, v));
+    if (rc == S3_OK)
         rc = add_text(t, dir, "load-order", &order);
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = add_text(t, dir, "skipped", &skipped);
     sb_free(&order);
     sb_free(&skipped);
     if (rc)
-        return s3_err_of_errno(-rc);
+        return rc;
     v->files_dir = tree_add_dir(t, dir, "files", "folder.files", populate_files, v, 0);
     v->keys_dir = tree_add_dir(t, dir, "keys", "folder.keys", populate_keys, v, 0);
     if ((rc = added(t, v->files_dir)) || (rc = added(t, v->keys_dir)))
-        return s3_err_of_errno(-rc);
+        return rc;
     if ((rc = added(t, tree_add_dir(t, dir, "conflicts", "folder.conflicts", populate_conflicts, v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "conflicts.csv", "csv", render_conflicts_csv, v))) ||
         (rc = added(t, tree_add_dir(t, dir, "script-conflicts", "folder.script_conflicts", populate_script_conflicts,
                                     v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "duplicates.csv", "csv", render_duplicates, v))))
-        return s3_err_of_errno(-rc);
+        return rc;
     uint32_t by_type = tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0);
-    return s3_err_of_errno(-added(t, by_type));
+    return added(t, by_type);
 }
 
 static void folder_view_free(void *p)
