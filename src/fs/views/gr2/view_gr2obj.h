@@ -19,6 +19,6 @@ enum s3_err gobj_attach(struct gr2_view *v);
  * each with why. Bones without names (remapped strings, no Name member) are said once in
  * /info. */
 enum s3_err gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
-                        size_t whylen);
+                                size_t whylen);
 
 #endif
