@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -177,6 +178,33 @@ static void test_helpers_reasons(void **state)
     assert_int_equal(tree_add_source(t, &more, &id), S3_OK);
     assert_int_equal(id, added + 1); /* the refused one took no id */
     tree_free(t);
+}
+
+/* source_open's reasons are the OS's, told apart as FUSE needs them (err.h): no such
+ * file, a directory, a device (not a regular file); a regular file opens at its size. */
+static void test_source_open_reasons(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/s3rig-source-open-XXXXXX", path[64], missing[64], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/file", dir);
+    snprintf(missing, sizeof missing, "%s/missing", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite("12345", 1, 5, f), 5);
+    assert_int_equal(fclose(f), 0);
+    struct source s;
+    assert_int_equal(source_open(&s, missing, err, sizeof err), S3_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, "missing: No such file or directory"));
+    assert_int_equal(s.fd, -1);
+    assert_int_equal(source_open(&s, dir, err, sizeof err), S3_ERR_IS_DIR);
+    assert_non_null(strstr(err, "not a regular file"));
+    assert_int_equal(source_open(&s, "/dev/null", err, sizeof err), S3_ERR_INVALID);
+    assert_int_equal(source_open(&s, path, err, sizeof err), S3_OK);
+    assert_int_equal(s.size, 5);
+    source_close(&s);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 /* The one relative-path function: known answers, then every depth pair 0..4 with every
@@ -1110,6 +1138,7 @@ int main(void)
         cmocka_unit_test(test_computed_node_limit),
         cmocka_unit_test(test_computed_threads),
         cmocka_unit_test(test_helpers_reasons),
+        cmocka_unit_test(test_source_open_reasons),
     };
     return cmocka_run_group_tests_name("tree", tests, NULL, NULL);
 }

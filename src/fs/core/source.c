@@ -28,26 +28,32 @@ static enum s3_err source_read_cb(void *ctx, uint64_t off, void *buf, size_t len
     return source_pread(ctx, off, buf, len);
 }
 
-int source_open(struct source *s, const char *path, char *err, size_t errlen)
+enum s3_err source_open(struct source *s, const char *path, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
     char *abs = realpath(path, NULL);
     if (!abs) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+        int errnum = errno;
+        return s3_fail(s3_err_of_errno(errnum), err, errlen, "%s: %s", path, strerror(errnum));
     }
+    enum s3_err e = S3_OK;
     int fd = open(abs, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        free(abs);
-        return -1;
+        int errnum = errno;
+        e = s3_fail(s3_err_of_errno(errnum), err, errlen, "%s: %s", path, strerror(errnum));
+    } else if (fstat(fd, &s->st) != 0) {
+        int errnum = errno;
+        e = s3_fail(s3_err_of_errno(errnum), err, errlen, "%s: %s", path, strerror(errnum));
+    } else if (!S_ISREG(s->st.st_mode)) {
+        e = s3_fail(S_ISDIR(s->st.st_mode) ? S3_ERR_IS_DIR : S3_ERR_INVALID, err, errlen, "%s: not a regular file",
+                    path);
     }
-    if (fstat(fd, &s->st) != 0 || !S_ISREG(s->st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file", path);
-        close(fd);
+    if (e) {
+        if (fd >= 0)
+            close(fd);
         free(abs);
-        return -1;
+        return e;
     }
     s->kind = SOURCE_FILE;
     s->fd = fd;
@@ -56,7 +62,7 @@ int source_open(struct source *s, const char *path, char *err, size_t errlen)
     s->src.read = source_read_cb;
     s->src.ctx = s;
     s->src.size = s->size;
-    return 0;
+    return S3_OK;
 }
 
 void source_mem(struct source *s, const void *data, uint64_t size)

@@ -32,7 +32,10 @@ struct source {
     struct s3_src src;     /* read callback for the parsers */
 };
 
-int source_open(struct source *s, const char *path, char *err, size_t errlen);
+/* Opens the regular file at path as a SOURCE_FILE. S3_OK; else the OS's reason
+ * (NOT_FOUND, DENIED, NOMEM, ...), IS_DIR for a directory, INVALID for another
+ * non-regular file; each with err ("PATH: why"). */
+enum s3_err source_open(struct source *s, const char *path, char *err, size_t errlen);
 void source_mem(struct source *s, const void *data, uint64_t size);
 /* [off, off+len) of parent (clipped to what exists). */
 void source_slice(struct source *s, struct source *parent, uint64_t off, uint64_t len);

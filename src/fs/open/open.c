@@ -192,8 +192,8 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
 
 /* Both entry points: a source (file or memory) set up by `attach`, then the format. */
 static int open_common(struct s3fs **out, const char *label, const struct s3fs_opts *opts, char *err,
-                       size_t errlen, int (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
-                                                    size_t errlen),
+                       size_t errlen, enum s3_err (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
+                                                            size_t errlen),
                        const void *a, uint64_t b, const char *folder)
 {
     struct s3fs *fs = calloc(1, sizeof *fs);
@@ -202,7 +202,7 @@ static int open_common(struct s3fs **out, const char *label, const struct s3fs_o
         snprintf(err, errlen, "%s: out of memory", label);
         return S3_EXIT_OPEN;
     }
-    if (attach(fs, a, b, err, errlen)) {
+    if (attach(fs, a, b, err, errlen) != S3_OK) {
         free(fs);
         return S3_EXIT_OPEN;
     }
@@ -215,30 +215,30 @@ static int open_common(struct s3fs **out, const char *label, const struct s3fs_o
     return S3_EXIT_OK;
 }
 
-static int attach_file(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
+static enum s3_err attach_file(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
 {
     (void)unused;
     return source_open(&fs->src, path, err, errlen);
 }
 
-static int attach_mem(struct s3fs *fs, const void *data, uint64_t size, char *err, size_t errlen)
+static enum s3_err attach_mem(struct s3fs *fs, const void *data, uint64_t size, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     source_mem(&fs->src, data, size);
-    return 0;
+    return S3_OK;
 }
 
 /* A folder has no bytes of its own: an empty memory source carrying the folder's absolute
  * path (the mount's name) and its stat (the times the mount shows). */
-static int attach_folder(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
+static enum s3_err attach_folder(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
 {
     (void)unused;
     struct stat st;
     char *abs = realpath(path, NULL);
     if (!abs || stat(abs, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", (const char *)path, strerror(errno));
+        int errnum = errno;
         free(abs);
-        return -1;
+        return s3_fail(s3_err_of_errno(errnum), err, errlen, "%s: %s", (const char *)path, strerror(errnum));
     }
     source_mem(&fs->src, "", 0);
     fs->src.path = abs;
@@ -250,7 +250,7 @@ static int attach_folder(struct s3fs *fs, const void *path, uint64_t unused, cha
         lim.rlim_cur = lim.rlim_max;
         setrlimit(RLIMIT_NOFILE, &lim);
     }
-    return 0;
+    return S3_OK;
 }
 
 int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)

@@ -401,6 +401,8 @@ enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, stru
     const struct gr2_type *root = gr2_type_get(&w->types, sp, g->root_type);
     const struct gr2_member *sk = root && root->ok ? gr2_find_member(root, "Skeletons") : NULL;
     struct gr2_elem e;
+    if (!root)
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     if (!sk || sk->type != GR2_ARRAY_OF_REFS)
         return s3_fail(S3_ERR_FORMAT, why, whylen, "the root object has no Skeletons array");
     gr2_resolve(&w->types, sp, sk, g->root_object.section, g->root_object.offset + sk->offset, &e);
@@ -431,8 +433,9 @@ enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, stru
         struct gr2_str s;
         gr2_string_slot(sp, out->arr.obj.section, out->arr.obj.offset + k * out->arr.size + nm->offset, &s);
         if (s.kind == GR2_STR_TEXT) {
-            out->names[k] = strndup(s.text, s.len);
-            out->nnamed += out->names[k] != NULL;
+            if (!(out->names[k] = strndup(s.text, s.len)))
+                return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory"); /* never a name shown as ? */
+            out->nnamed++;
         } else if (s.kind == GR2_STR_CRC) {
             out->ncrc++;
         }

@@ -27,8 +27,7 @@ enum s3_err gr2_view_open(struct s3fs *fs, char *err, size_t errlen)
     enum s3_err e = gr2_view_new(fs, 0, &v, err, errlen);
     if (e != S3_OK)
         return e;
-    if (gobj_attach(v) || gr2_add_skeletons_hook(v))
+    if (gobj_attach(v) || gr2_add_skeletons_hook(v) || gr2_view_describe(v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-    gr2_view_describe(v);
     return view_root(fs, "gr2.file", populate_gr2_root, v);
 }

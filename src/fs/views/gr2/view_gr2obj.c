@@ -1003,57 +1003,56 @@ static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, vo
     return true;
 }
 
-int gobj_attach(struct gr2_view *v)
+enum s3_err gobj_attach(struct gr2_view *v)
 {
     if (v->extra)
-        return 0;
+        return S3_OK;
     struct gobj *o = calloc(1, sizeof *o);
     if (!o)
-        return -1;
+        return S3_ERR_NOMEM;
     o->v = v;
     o->anim = gr2_anim_new(v);
     if (!o->anim) {
         free(o);
-        return -1;
+        return S3_ERR_NOMEM;
     }
     v->extra = o;
     v->extra_free = gobj_free;
     tree_gen_item(csv_read, table_item);
     tree_gen_item(table_bin_read, table_item);
-    if (view_add_table_hook(v->fs, gobj_table, o))
-        return -1;
-    return gr2_view_add_granny_extra(v, gobj_add, NULL);
+    enum s3_err e = view_add_table_hook(v->fs, gobj_table, o);
+    return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 
-int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
-                        size_t whylen)
+enum s3_err gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
+                                size_t whylen)
 {
     *bones_path = NULL;
     *names = NULL;
     *count = 0;
     if (gobj_attach(v))
-        return -1;
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     struct gobj *o = v->extra;
     struct gr2_space sp;
-    if (gr2_view_pin(v, &sp) != S3_OK)
-        return -1;
+    enum s3_err e = gr2_view_pin(v, &sp);
+    if (e != S3_OK)
+        return s3_fail(e, why, whylen, "%s", e == S3_ERR_NOMEM ? "out of memory" : "the file changed");
     walk(o, &sp);
     struct gr2_bones b;
-    int rc = gr2_first_bones(&o->w, &sp, &b, why, whylen) == S3_OK ? 0 : -1;
-    if (rc == 0 && gr2_elem_is_table(&o->w.types, &sp, &b.arr)) {
-        snprintf(why, whylen, "the first skeleton's bones hold no names or references (shown as a table)");
-        rc = -1;
-    }
+    e = gr2_first_bones(&o->w, &sp, &b, why, whylen);
+    if (e == S3_OK && gr2_elem_is_table(&o->w.types, &sp, &b.arr))
+        e = s3_fail(S3_ERR_FORMAT, why, whylen,
+                    "the first skeleton's bones hold no names or references (shown as a table)");
     /* links only where the walk put the bones: a skeleton the tree shows as an .error (its
      * bytes run past its section) has none, and a guessed path would dangle */
-    if (rc == 0 && !b.first)
+    if (e == S3_OK && !b.first)
         diag_add(&v->fs->diag, "bone links unavailable: the first skeleton's bones are not in the object tree "
                                "(see its .error)");
-    if (rc == 0 && b.first && asprintf(bones_path, "granny/root/%s", b.first) < 0) {
+    if (e == S3_OK && b.first && asprintf(bones_path, "granny/root/%s", b.first) < 0) {
         *bones_path = NULL;
-        rc = -1;
+        e = s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     }
-    if (rc == 0) {
+    if (e == S3_OK) {
         if (b.nnamed == 0 && b.arr.count > 0) {
             if (b.ncrc > 0)
                 diag_add(&v->fs->diag, "bone names unavailable: they are CRCs into an external string table "
@@ -1067,5 +1066,5 @@ int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, 
     }
     gr2_bones_free(&b);
     gr2_view_unpin(v, &sp);
-    return rc;
+    return e;
 }

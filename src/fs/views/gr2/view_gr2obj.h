@@ -6,15 +6,19 @@
 
 #include "fs/views/gr2/view_granny.h"
 
-/* Gives a Granny view its object tree (added to /granny when it is listed). 0 or -1. */
-int gobj_attach(struct gr2_view *v);
+/* Gives a Granny view its object tree (added to /granny when it is listed). S3_OK (also
+ * when it has one already); NOMEM, after which the view is not to be used (a hook may
+ * already hold the half-made tree). */
+enum s3_err gobj_attach(struct gr2_view *v);
 
 /* The first skeleton's bones: the path of its Bones directory relative to the mount
  * root ("granny/root/Skeletons/0/Bones"; NULL when the object tree does not show them,
  * which /info then says), the bone count and names (malloc'd; NULL entries for
- * unnamed). Returns 0, or -1 with why. Bones without names (remapped
- * strings, no Name member) are said once in /info. */
-int gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
-                        size_t whylen);
+ * unnamed). S3_OK; NOMEM; IO when the file changed; else the reason the file has no
+ * first skeleton's bones to name (FORMAT, RANGE, ...; FORMAT for bones shown as a table);
+ * each with why. Bones without names (remapped strings, no Name member) are said once in
+ * /info. */
+enum s3_err gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
+                                size_t whylen);
 
 #endif

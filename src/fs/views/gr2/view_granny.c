@@ -727,7 +727,7 @@ static void section_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     }
 }
 
-void gr2_view_describe(struct gr2_view *v)
+enum s3_err gr2_view_describe(struct gr2_view *v)
 {
     const struct gr2_file *g = &v->g;
     struct sbuf *f = &v->fs->facts;
@@ -744,7 +744,8 @@ void gr2_view_describe(struct gr2_view *v)
     else
         sb_printf(f, "gr2_crc: not checked\n");
     sb_printf(f, "sections: %" PRIu32 "\n", g->nsections);
-    view_add_info_hook(v->fs, section_lines, v); /* out of memory: /info lacks the section lines */
+    if (view_add_info_hook(v->fs, section_lines, v))
+        return S3_ERR_NOMEM; /* never an /info without the section lines */
     cover_add(c, g->base, 0x20 + g->header_length);
     cover_add(c, abs_of(v, 0x20 + (uint64_t)g->section_array_offset), (uint64_t)g->nsections * GR2_SECTION_HEADER_SIZE);
     for (uint32_t i = 0; i < g->nsections; i++) {
@@ -756,6 +757,7 @@ void gr2_view_describe(struct gr2_view *v)
     }
     for (size_t k = 0; k < v->npad; k++)
         cover_add(c, abs_of(v, v->pad[k].off), v->pad[k].len);
+    return S3_OK;
 }
 
 bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)

@@ -103,8 +103,9 @@ void gr2_view_span(struct gr2_view *v, uint32_t sec, uint64_t off, uint64_t len,
 enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, char *err, size_t errlen);
 /* Adds granny.gr2 and granny/ to dir. */
 void gr2_view_add(struct gr2_view *v, uint32_t dir);
-/* Adds the container's structures to fs->cover and its facts to fs->facts. */
-void gr2_view_describe(struct gr2_view *v);
+/* Adds the container's structures to fs->cover, its facts to fs->facts and its section
+ * lines to /info. S3_OK; NOMEM when /info's hook cannot be added. */
+enum s3_err gr2_view_describe(struct gr2_view *v);
 uint64_t gr2_view_total_size(const struct gr2_view *v);
 /* -o rw: the CRC of the Granny data a view shows at dir (the directory holding its
  * granny.gr2 and granny/), by the format's rule (gr2_crc_span): where the field is, the

@@ -67,17 +67,22 @@ static void warn_index(struct rig_view *v, const char *where, uint32_t i, const 
                  v->nbones);
 }
 
-/* Resolves the skeleton once and reports every out-of-range index in /info. */
-static void load_bones(struct rig_view *v)
+/* Resolves the skeleton once and reports every out-of-range index in /info. A file
+ * without usable bones is said in /info; NOMEM is returned, the listing failing rather
+ * than showing no bone links. */
+static enum s3_err load_bones(struct rig_view *v)
 {
     char why[200];
     if (!v->granny) {
         diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
-        return;
+        return S3_OK;
     }
-    if (gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why)) {
+    enum s3_err e = gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why);
+    if (e == S3_ERR_NOMEM)
+        return e;
+    if (e) {
         diag_add(&v->fs->diag, "bone names unavailable: %s", why);
-        return;
+        return S3_OK;
     }
     v->bones_ok = true;
     for (uint32_t i = 0; v->r.ik_ok && i < v->r.ik_count; i++) {
@@ -100,6 +105,7 @@ static void load_bones(struct rig_view *v)
     for (int l = 0; l < 4; l++)
         for (uint32_t k = 0; v->r.lists[l].ok && k < v->r.lists[l].count; k++)
             warn_index(v, rig_list_names[l], k, "entry", v->r.lists[l].index[k]);
+    return S3_OK;
 }
 
 static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -250,7 +256,9 @@ static enum s3_err populate_rig_root(struct tree *t, uint32_t dir, void *ctx, ui
 {
     (void)arg;
     struct rig_view *v = ctx;
-    load_bones(v);
+    enum s3_err e = load_bones(v);
+    if (e)
+        return e;
     add_info_and_unparsed(v->fs, dir);
     tree_add_range(t, dir, "header.bin", "rig.header", 0, RIG_HEADER_SIZE);
     uint32_t h = tree_add_dir(t, dir, "header", "rig.header", populate_header, v, 0);
@@ -294,7 +302,8 @@ static uint64_t ik_block_end(const struct rig_wrapped *r)
     return end;
 }
 
-static void describe(struct rig_view *v)
+/* The facts and covered bytes; NOMEM when /info's live lines cannot be hooked. */
+static enum s3_err describe(struct rig_view *v)
 {
     struct s3fs *fs = v->fs;
     struct rig_wrapped *r = &v->r;
@@ -303,7 +312,8 @@ static void describe(struct rig_view *v)
     cover_add(&fs->cover, 0, RIG_HEADER_SIZE);
     blocks[nb++] = (struct block){"header", 0, RIG_HEADER_SIZE};
     if (v->granny) {
-        gr2_view_describe(v->granny);
+        if (gr2_view_describe(v->granny))
+            return S3_ERR_NOMEM;
         blocks[nb++] = (struct block){"granny", r->granny_pos, gr2_view_total_size(v->granny)};
     }
     if (r->ik_ok) {
@@ -326,6 +336,7 @@ static void describe(struct rig_view *v)
         blocks[nb++] = (struct block){rig_list_names[i], l->pos, 4 + 4ull * l->count};
     }
     check_overlaps(v, blocks, nb);
+    return S3_OK;
 }
 
 /* -o rw: the wrapper's words that follow a new Granny data length (rig.h's plan). */
@@ -373,13 +384,15 @@ enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     sb_printf(&fs->facts, "encoding: wrapped granny\n");
-    if (gr2_view_new(fs, v->r.granny_pos, &v->granny, v->granny_err, sizeof v->granny_err) != S3_OK)
+    e = gr2_view_new(fs, v->r.granny_pos, &v->granny, v->granny_err, sizeof v->granny_err);
+    if (e == S3_ERR_NOMEM) /* a broken Granny part is said; a refused allocation fails the open */
+        return s3_fail(e, err, errlen, "out of memory");
+    if (e != S3_OK)
         diag_add(&fs->diag, "Granny data: %s", v->granny_err);
     else if (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny))
-        diag_add(&fs->diag, "Granny object tree: out of memory");
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
-    describe(v);
-    if (view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
+    if (describe(v) || view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }

@@ -2,7 +2,6 @@
  * files with its stored and expanded bytes, and every file inside that the format table
  * (src/formats.def, pkg columns) opens nested (rigs, Granny files, ...) as the tree that
  * mounting it alone gives, opened over the resource's own source. */
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -63,7 +62,7 @@ struct pkg_view {
     uint64_t names_kept;      /* bytes of the names kept so far */
     uint64_t names_held_peak; /* the most held while naming (dbpf_view_names_held_peak) */
     bool names_loaded;
-    int names_rc; /* load_names: 0, or -ENOMEM */
+    enum s3_err names_rc; /* load_names: S3_OK, or NOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
     struct stream_pool *pool; /* readers of streamed resources */
     uint32_t nstreamed;       /* resources listed so far that are streamed */
@@ -379,7 +378,7 @@ static void add_name(void *ctx, uint64_t instance, const char *name, size_t len)
         return;
     s->name = strndup(name, len < 100 ? len : 100);
     if (!s->name)
-        v->names_rc = -ENOMEM; /* a name left out would name its resource wrongly */
+        v->names_rc = S3_ERR_NOMEM; /* a name left out would name its resource wrongly */
     else
         v->names_kept += strlen(s->name) + 1;
 }
@@ -416,7 +415,7 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     if (held + v->names_kept > v->names_held_peak)
         v->names_held_peak = held + v->names_kept;
     if (de == S3_ERR_NOMEM) {
-        v->names_rc = -ENOMEM; /* names left out would name resources wrongly */
+        v->names_rc = S3_ERR_NOMEM; /* names left out would name resources wrongly */
         return;
     }
     if (de == S3_OK || de == S3_ERR_LIMIT) { /* decoded whole, or stopped by a broken entry */
@@ -428,10 +427,10 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     }
 }
 
-/* Reads every name map, then names every entry: 0, or -ENOMEM (then, and at every later
- * call, the listings that need the names fail with ENOMEM; every name set stays a valid
- * string). */
-static int load_names(struct pkg_view *v)
+/* Reads every name map, then names every entry: S3_OK, or NOMEM (then, and at every
+ * later call, the listings that need the names fail with NOMEM; every name set stays a
+ * valid string). */
+static enum s3_err load_names(struct pkg_view *v)
 {
     if (v->names_loaded)
         return v->names_rc;
@@ -442,12 +441,12 @@ static int load_names(struct pkg_view *v)
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
         if (!v->dirname[i])
-            return v->names_rc = -ENOMEM;
+            return v->names_rc = S3_ERR_NOMEM;
     }
     struct name_index x;
     if (name_index_init(&x, v)) {
         name_index_free(&x);
-        return v->names_rc = -ENOMEM;
+        return v->names_rc = S3_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
@@ -462,7 +461,7 @@ static int load_names(struct pkg_view *v)
             snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
         char *name = strdup(tmp);
         if (!name) {
-            v->names_rc = -ENOMEM; /* the provisional name stays */
+            v->names_rc = S3_ERR_NOMEM; /* the provisional name stays */
             continue;
         }
         free(v->dirname[i]);
@@ -840,9 +839,9 @@ static enum s3_err populate_resources(struct tree *t, uint32_t dir, void *ctx, u
     struct pkg_view *v = ctx;
     if (source_check(&v->fs->src))
         return S3_ERR_IO;
-    int rc = load_names(v);
-    if (rc)
-        return s3_err_of_errno(-rc);
+    enum s3_err e = load_names(v);
+    if (e)
+        return e;
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         uint32_t ino = tree_add_dir(t, dir, v->dirname[i], "dbpf.resource", populate_resource, v, i);
@@ -859,9 +858,9 @@ static enum s3_err populate_resources(struct tree *t, uint32_t dir, void *ctx, u
 static enum s3_err populate_type(struct tree *t, uint32_t dir, void *ctx, uint64_t g)
 {
     struct pkg_view *v = ctx;
-    int rc = load_names(v);
-    if (rc)
-        return s3_err_of_errno(-rc);
+    enum s3_err e = load_names(v);
+    if (e)
+        return e;
     const struct type_group *grp = &v->groups[g];
     for (uint32_t k = 0; k < grp->n; k++) {
         uint32_t i = v->by_type[grp->start + k];

@@ -107,7 +107,7 @@ struct folder_view {
     struct s3fs *fs;
     char *root; /* absolute */
     bool scanned;
-    int scan_rc;
+    enum s3_err scan_rc;
     bool has_cfg;
     struct mf_rules rules;
     struct mf_file *files;
@@ -144,9 +144,9 @@ static char *join(const char *a, const char *b)
 
 /* A node a populate could not add: the node limit (the tree reports it) is no error;
  * anything else is out of memory. */
-static int added(struct tree *t, uint32_t ino)
+static enum s3_err added(struct tree *t, uint32_t ino)
 {
-    return ino || tree_full(t) ? 0 : -ENOMEM;
+    return ino || tree_full(t) ? S3_OK : S3_ERR_NOMEM;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -187,15 +187,15 @@ static char *shown_name(const char *rel)
     return s;
 }
 
-static int add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
+static enum s3_err add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
+static enum s3_err add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
 {
     if (v->nskips == v->capskips) {
         size_t cap = v->capskips ? 2 * v->capskips : 64;
         struct skip *s = realloc(v->skips, cap * sizeof *s);
         if (!s)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         v->skips = s;
         v->capskips = cap;
     }
@@ -209,16 +209,10 @@ static int add_skip(struct folder_view *v, const char *rel, const char *fmt, ...
         free(shown);
         if (rc >= 0)
             free(why);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     v->skips[v->nskips++] = (struct skip){shown, why};
-    return 0;
-}
-
-/* A file the scan leaves out: 1 once /skipped says so, or the error of saying it. */
-static int skipped(int rc)
-{
-    return rc ? rc : 1;
+    return S3_OK;
 }
 
 /* ---- the scan: walking the folder ---- */
@@ -239,19 +233,19 @@ struct walk {
     char *cfg_name; /* the top's Resource.cfg, in whatever case it is spelt */
 };
 
-static int push(void **arr, size_t *n, size_t *cap, size_t elem, const void *item)
+static enum s3_err push(void **arr, size_t *n, size_t *cap, size_t elem, const void *item)
 {
     if (*n == *cap) {
         size_t c = *cap ? 2 * *cap : 64;
         void *p = realloc(*arr, c * elem);
         if (!p)
-            return -ENOMEM;
+            return S3_ERR_NOMEM;
         *arr = p;
         *cap = c;
     }
     memcpy((char *)*arr + *n * elem, item, elem);
     (*n)++;
-    return 0;
+    return S3_OK;
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -294,13 +288,13 @@ static int entry_kind(int dfd, const char *name, unsigned char d_type, struct st
     }
 }
 
-static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char *dir, unsigned depth,
+static enum s3_err walk_entry(struct folder_view *v, struct walk *w, int dfd, const char *dir, unsigned depth,
                       const char *name, unsigned char d_type)
 {
     char *rel = dir[0] ? join(dir, name) : strdup(name);
     if (!rel)
-        return -ENOMEM;
-    int rc = 0;
+        return S3_ERR_NOMEM;
+    enum s3_err rc = S3_OK;
     struct stat st;
     if (!mf_utf8_valid(name, strlen(name)) || has_control(name)) {
         rc = add_skip(v, rel, "a name that is not valid UTF-8 (or holds control characters)");
@@ -311,7 +305,7 @@ static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char
     } else if (S_ISDIR(st.st_mode)) {
         if (depth + 1 > SCAN_MAX_DEPTH)
             rc = add_skip(v, rel, "a folder too deep (the scan stops %u folders down)", SCAN_MAX_DEPTH);
-        else if ((rc = push((void **)&w->dirs, &w->ndirs, &w->capdirs, sizeof *w->dirs, &rel)) == 0)
+        else if ((rc = push((void **)&w->dirs, &w->ndirs, &w->capdirs, sizeof *w->dirs, &rel)) == S3_OK)
             rel = NULL; /* the list owns it */
     } else if (!S_ISREG(st.st_mode)) {
         rc = add_skip(v, rel, "not a regular file or folder");
@@ -320,7 +314,7 @@ static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char
         rel = NULL;
     } else if (has_suffix(name, ".package") || has_suffix(name, ".ts4script")) {
         struct cand c = {.rel = rel, .script = has_suffix(name, ".ts4script")};
-        if ((rc = push((void **)&w->c, &w->n, &w->cap, sizeof *w->c, &c)) == 0)
+        if ((rc = push((void **)&w->c, &w->n, &w->cap, sizeof *w->c, &c)) == S3_OK)
             rel = NULL;
     } else {
         rc = add_skip(v, rel, "not a package or script archive (by its name)");
@@ -329,7 +323,7 @@ static int walk_entry(struct folder_view *v, struct walk *w, int dfd, const char
     return rc;
 }
 
-static int walk_dir(struct folder_view *v, struct walk *w, int rootfd, const char *dir)
+static enum s3_err walk_dir(struct folder_view *v, struct walk *w, int rootfd, const char *dir)
 {
     int dfd = dir[0] ? openat(rootfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                      : openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -338,12 +332,12 @@ static int walk_dir(struct folder_view *v, struct walk *w, int rootfd, const cha
     DIR *d = fdopendir(dfd);
     if (!d) {
         close(dfd);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     unsigned depth = dir[0] ? mf_depth(dir) + 1 : 0;
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
+    while (rc == S3_OK && (e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         rc = walk_entry(v, w, dfd, dir, depth, e->d_name, e->d_type);
@@ -352,13 +346,13 @@ static int walk_dir(struct folder_view *v, struct walk *w, int rootfd, const cha
     return rc;
 }
 
-static int walk_folder(struct folder_view *v, struct walk *w)
+static enum s3_err walk_folder(struct folder_view *v, struct walk *w)
 {
     int rootfd = open(v->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)
         return add_skip(v, ".", "an unreadable folder: %s", strerror(errno));
-    int rc = walk_dir(v, w, rootfd, "");
-    while (rc == 0 && w->ndirs) {
+    enum s3_err rc = walk_dir(v, w, rootfd, "");
+    while (rc == S3_OK && w->ndirs) {
         char *dir = w->dirs[--w->ndirs];
         rc = walk_dir(v, w, rootfd, dir);
         free(dir);
@@ -369,30 +363,30 @@ static int walk_folder(struct folder_view *v, struct walk *w)
 
 /* ---- the scan: the rules ---- */
 
-static int read_rules(struct folder_view *v, const char *name)
+static enum s3_err read_rules(struct folder_view *v, const char *name)
 {
     struct s3fs *fs = v->fs;
     char *path = join(v->root, name);
     if (!path)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     FILE *f = fopen(path, "rb");
     free(path);
     if (!f) {
         diag_add(&fs->diag, "Resource.cfg: %s; every package is loaded", strerror(errno));
-        return 0;
+        return S3_OK;
     }
     char *text = malloc(CFG_MAX + 1);
     size_t n = text ? fread(text, 1, CFG_MAX + 1, f) : 0;
     bool failed = text && ferror(f);
     fclose(f);
     if (!text)
-        return -ENOMEM;
-    int rc = 0;
+        return S3_ERR_NOMEM;
+    enum s3_err rc = S3_OK;
     if (failed || n > CFG_MAX) {
         diag_add(&fs->diag, "Resource.cfg: %s; every package is loaded",
                  failed ? "unreadable" : "over 1 MiB, not read");
     } else if (mf_rules_parse(text, n, &v->rules)) {
-        rc = -ENOMEM;
+        rc = S3_ERR_NOMEM;
     } else {
         v->has_cfg = true;
         for (size_t i = 0; i < v->rules.nunapplied; i++)
@@ -626,16 +620,16 @@ static void free_workers(struct scan_worker *w, size_t n)
 }
 
 /* Reads every job, the caller being a worker too (a thread that cannot be started leaves
- * its share to the others). *out: the workers, whose records the jobs point into. 0 or
- * -ENOMEM. */
-static int read_packages(struct folder_view *v, struct scan_pool *p, struct scan_worker **out, size_t *nout)
+ * its share to the others). *out: the workers, whose records the jobs point into. S3_OK or
+ * NOMEM. */
+static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, struct scan_worker **out, size_t *nout)
 {
     unsigned n = worker_count(p->njobs);
     struct scan_worker *w = scan_realloc(NULL, n * sizeof *w);
     *out = NULL;
     *nout = 0;
     if (!w)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     memset(w, 0, n * sizeof *w);
     p->rootfd = open(v->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     p->root_errno = p->rootfd < 0 ? errno : 0;
@@ -651,7 +645,7 @@ static int read_packages(struct folder_view *v, struct scan_pool *p, struct scan
         close(p->rootfd);
     *out = w;
     *nout = n;
-    return __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? -ENOMEM : 0;
+    return __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? S3_ERR_NOMEM : S3_OK;
 }
 
 /* ---- the scan: script archives ---- */
@@ -691,26 +685,29 @@ static int by_member(const void *a, const void *b)
     return mf_path_cmp(((const struct mem_sort *)a)->name, ((const struct mem_sort *)b)->name);
 }
 
-/* Reads a script archive's member list: 0, 1 (skipped), or -ENOMEM. */
-static int read_script(struct folder_view *v, struct mf_file *f)
+/* Reads a script archive's member list: S3_OK (*skip: left out, said in /skipped), or
+ * NOMEM. */
+static enum s3_err read_script(struct folder_view *v, struct mf_file *f, bool *skip)
 {
+    *skip = true;
     char *path = join(v->root, f->rel), why[200];
     if (!path)
-        return -ENOMEM;
-    int rc, code = 0;
+        return S3_ERR_NOMEM;
+    int code = 0;
     if (stat(path, &f->st) != 0) {
-        rc = skipped(add_skip(v, f->rel, "unreadable: %s", strerror(errno)));
+        int errnum = errno;
         free(path);
-        return rc;
+        return add_skip(v, f->rel, "unreadable: %s", strerror(errnum));
     }
     if (f->st.st_size == 0) {
         free(path);
-        return skipped(add_skip(v, f->rel, "an empty file"));
+        return add_skip(v, f->rel, "an empty file");
     }
     zip_t *z = zip_open(path, ZIP_RDONLY, &code);
     free(path);
     if (!z)
-        return skipped(add_skip(v, f->rel, "not a readable zip archive: %s", zip_why(code, why, sizeof why)));
+        return add_skip(v, f->rel, "not a readable zip archive: %s", zip_why(code, why, sizeof why));
+    *skip = false;
     zip_int64_t n = zip_get_num_entries(z, 0);
     struct mem_sort *m = alloc_array(n > 0 ? (size_t)n : 0, sizeof *m);
     size_t k = 0;
@@ -744,7 +741,7 @@ static int read_script(struct folder_view *v, struct mf_file *f)
         free(f->member_index);
         f->members = NULL;
         f->member_index = NULL;
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     for (size_t i = 0; i < k; i++) {
         f->members[i] = m[i].name;
@@ -752,7 +749,7 @@ static int read_script(struct folder_view *v, struct mf_file *f)
     }
     f->nmembers = (uint32_t)k;
     free(m);
-    return 0;
+    return S3_OK;
 }
 
 /* ---- the scan: keys and modules ---- */
@@ -764,14 +761,14 @@ static int by_module(const void *a, const void *b)
     return c ? c : x->file < y->file ? -1 : x->file > y->file;
 }
 
-static int group_modules(struct folder_view *v)
+static enum s3_err group_modules(struct folder_view *v)
 {
     size_t n = 0;
     for (size_t i = 0; i < v->nfiles; i++)
         n += v->files[i].nmembers;
     v->mprov = alloc_array(n, sizeof *v->mprov);
     if (!v->mprov)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         for (uint32_t k = 0; k < v->files[i].nmembers; k++)
             v->mprov[v->nmprov++] = (struct mprov){v->files[i].members[k], (uint32_t)i};
@@ -783,7 +780,7 @@ static int group_modules(struct folder_view *v)
     v->nmprov = kept;
     v->mconf = alloc_array(kept, sizeof *v->mconf);
     if (!v->mconf)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (size_t i = 0; i < kept;) {
         size_t j = i + 1;
         while (j < kept && strcmp(v->mprov[j].name, v->mprov[i].name) == 0)
@@ -794,9 +791,9 @@ static int group_modules(struct folder_view *v)
     }
     v->midentical = alloc_array(v->nmconf, 1);
     if (!v->midentical)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     memset(v->midentical, -1, v->nmconf ? v->nmconf : 1);
-    return 0;
+    return S3_OK;
 }
 
 /* The /by-type group of a key: its tag as the winner's game reads it (4 bytes above bit
@@ -820,7 +817,7 @@ static int by_gkey(const void *a, const void *b, void *ctx)
     return g[x] != g[y] ? (g[x] < g[y] ? -1 : 1) : (x < y ? -1 : x > y);
 }
 
-static int group_tags(struct folder_view *v)
+static enum s3_err group_tags(struct folder_view *v)
 {
     size_t n = v->ks.nkeys;
     uint64_t *g = alloc_array(n, sizeof *g);
@@ -828,7 +825,7 @@ static int group_tags(struct folder_view *v)
     v->tgroups = alloc_array(n, sizeof *v->tgroups);
     if (!g || !v->bytag || !v->tgroups) {
         free(g);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         v->bytag[i] = (uint32_t)i;
@@ -842,7 +839,7 @@ static int group_tags(struct folder_view *v)
         v->tgroups[v->ntgroups - 1].n++;
     }
     free(g);
-    return 0;
+    return S3_OK;
 }
 
 /* Conflicts are listed by key (type, group, instance): the order of conflicts.csv. */
@@ -858,33 +855,33 @@ static int by_conflict_key(const void *a, const void *b, void *ctx)
     return x->instance < y->instance ? -1 : x->instance > y->instance;
 }
 
-static int group_keys(struct folder_view *v)
+static enum s3_err group_keys(struct folder_view *v)
 {
     v->prio = alloc_array(v->nfiles, sizeof *v->prio);
     if (!v->prio)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
     enum s3_err e = mf_keyset_build(v->recs, v->nrecs, v->prio, &v->ks);
     if (e)
-        return -s3_err_errno(e);
+        return e;
     v->conflicts = alloc_array(v->ks.nkeys, sizeof *v->conflicts);
     if (!v->conflicts)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (size_t k = 0; k < v->ks.nkeys; k++)
         if (v->ks.keys[k].n >= 2)
             v->conflicts[v->nconflicts++] = (uint32_t)k;
     qsort_r(v->conflicts, v->nconflicts, sizeof *v->conflicts, by_conflict_key, v);
     v->identical = alloc_array(v->nconflicts, 1);
     if (!v->identical)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     memset(v->identical, -1, v->nconflicts ? v->nconflicts : 1);
-    return 0;
+    return S3_OK;
 }
 
 /* Candidate c (in load order) as the rules take it: skipped (said in /skipped), a script
- * archive (read in the merge), or a package: the next job of the pool. 0 or -ENOMEM. */
-static int plan_candidate(struct folder_view *v, struct cand *c, struct scan_pool *p, uint64_t *hits,
+ * archive (read in the merge), or a package: the next job of the pool. S3_OK or NOMEM. */
+static enum s3_err plan_candidate(struct folder_view *v, struct cand *c, struct scan_pool *p, uint64_t *hits,
                           unsigned max_depth)
 {
     if (c->script) {
@@ -892,7 +889,7 @@ static int plan_candidate(struct folder_view *v, struct cand *c, struct scan_poo
             return add_skip(v, c->rel, "a script archive too deep (at most %u folder below the top)",
                             MF_SCRIPT_MAX_DEPTH);
         c->take = true;
-        return 0;
+        return S3_OK;
     }
     if (v->has_cfg && !mf_rules_match(&v->rules, c->rel, &c->priority, hits)) {
         unsigned d = mf_depth(c->rel);
@@ -903,12 +900,12 @@ static int plan_candidate(struct folder_view *v, struct cand *c, struct scan_poo
     c->take = true;
     c->job = (uint32_t)p->njobs;
     p->jobs[p->njobs++] = (struct pkg_job){.rel = c->rel};
-    return 0;
+    return S3_OK;
 }
 
 /* The merge: the files in load order (script archives read here, in order), each loaded
- * package's records copied after the ones before it with its file number. 0 or -ENOMEM. */
-static int gather_files(struct folder_view *v, struct walk *w, const struct scan_pool *p,
+ * package's records copied after the ones before it with its file number. S3_OK or NOMEM. */
+static enum s3_err gather_files(struct folder_view *v, struct walk *w, const struct scan_pool *p,
                         const struct scan_worker *workers)
 {
     size_t total = 0;
@@ -916,7 +913,7 @@ static int gather_files(struct folder_view *v, struct walk *w, const struct scan
         total += p->jobs[j].state == JOB_LOADED ? p->jobs[j].n : 0;
     v->recs = scan_realloc(NULL, (total ? total : 1) * sizeof *v->recs);
     if (!v->recs)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     for (size_t i = 0; i < w->n; i++) {
         struct cand *c = &w->c[i];
         if (!c->take)
@@ -924,16 +921,17 @@ static int gather_files(struct folder_view *v, struct walk *w, const struct scan
         struct mf_file f = {.v = v, .rel = c->rel, .script = c->script, .priority = c->priority};
         f.src.fd = -1;
         if (c->script) {
-            int rc = read_script(v, &f);
-            if (rc < 0)
-                return rc;
-            if (rc > 0) /* skipped, said */
+            bool skip;
+            enum s3_err e = read_script(v, &f, &skip);
+            if (e)
+                return e;
+            if (skip) /* said in /skipped */
                 continue;
         } else {
             const struct pkg_job *j = &p->jobs[c->job];
             if (j->state == JOB_SKIPPED) {
                 if (add_skip(v, c->rel, "%s", j->why))
-                    return -ENOMEM;
+                    return S3_ERR_NOMEM;
                 continue;
             }
             f.st = j->st;
@@ -951,10 +949,10 @@ static int gather_files(struct folder_view *v, struct walk *w, const struct scan
         v->nscripts += f.script;
         v->files[v->nfiles++] = f;
     }
-    return 0;
+    return S3_OK;
 }
 
-static int scan_files(struct folder_view *v, struct walk *w)
+static enum s3_err scan_files(struct folder_view *v, struct walk *w)
 {
     if (w->n) /* an empty folder has no list at all */
         qsort(w->c, w->n, sizeof *w->c, by_cand_path);
@@ -964,21 +962,21 @@ static int scan_files(struct folder_view *v, struct walk *w)
     if (!v->files || !hits || !pool.jobs) {
         free(hits);
         free(pool.jobs);
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     }
     unsigned max_depth = mf_rules_max_depth(&v->rules);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < w->n; i++)
+    enum s3_err rc = S3_OK;
+    for (size_t i = 0; rc == S3_OK && i < w->n; i++)
         rc = plan_candidate(v, &w->c[i], &pool, hits, max_depth);
     struct scan_worker *workers = NULL;
     size_t nworkers = 0;
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = read_packages(v, &pool, &workers, &nworkers);
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = gather_files(v, w, &pool, workers);
     free_workers(workers, nworkers);
     free(pool.jobs);
-    for (size_t i = 0; rc == 0 && i < v->rules.nglobs; i++)
+    for (size_t i = 0; rc == S3_OK && i < v->rules.nglobs; i++)
         if (!hits[i])
             diag_add(&v->fs->diag, "Resource.cfg line %u: PackedFile %s matches no file", v->rules.globs[i].line,
                      v->rules.globs[i].pattern);
@@ -986,16 +984,16 @@ static int scan_files(struct folder_view *v, struct walk *w)
     return rc;
 }
 
-static int scan(struct folder_view *v)
+static enum s3_err scan(struct folder_view *v)
 {
     if (v->scanned)
         return v->scan_rc;
     v->scanned = true;
     struct walk w = {0};
-    int rc = walk_folder(v, &w);
-    if (rc == 0 && w.cfg_name)
+    enum s3_err rc = walk_folder(v, &w);
+    if (rc == S3_OK && w.cfg_name)
         rc = read_rules(v, w.cfg_name);
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = scan_files(v, &w);
     for (size_t i = 0; i < w.n; i++)
         free(w.c[i].rel);
@@ -1004,9 +1002,9 @@ static int scan(struct folder_view *v)
         free(w.dirs[i]);
     free(w.dirs);
     free(w.cfg_name);
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = group_keys(v);
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = group_modules(v);
     if (v->nskips) /* none skipped: no list at all (qsort's pointer must not be NULL) */
         qsort(v->skips, v->nskips, sizeof *v->skips, by_skip_path);
@@ -1031,8 +1029,8 @@ static void chain_init(struct chain *c, uint32_t base)
 }
 
 /* The directory for rel's file (made as needed) and its leaf name: 0 when a directory
- * cannot be made (*rc: 0 for the node limit, or -ENOMEM). */
-static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, const char **leaf, int *rc)
+ * cannot be made (*rc: S3_OK for the node limit, or NOMEM). */
+static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, const char **leaf, enum s3_err *rc)
 {
     const char *slash = strrchr(rel, '/');
     size_t dlen = slash ? (size_t)(slash - rel) : 0;
@@ -1044,7 +1042,7 @@ static uint32_t chain_parent(struct tree *t, struct chain *c, const char *rel, c
     if (pos < dlen) {
         char *p = strndup(rel, dlen);
         if (!p) {
-            *rc = -ENOMEM;
+            *rc = S3_ERR_NOMEM;
             return 0;
         }
         free(c->path);
@@ -1092,7 +1090,13 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
         char *path = join(v->root, f->rel);
         if (!path)
             return f->tried = false, S3_ERR_NOMEM;
-        f->src_open = source_open(&f->src, path, f->err, sizeof f->err) == 0;
+        enum s3_err e = source_open(&f->src, path, f->err, sizeof f->err);
+        if (e == S3_ERR_NOMEM) { /* the listing fails and opens it again, never an .error */
+            free(path);
+            f->err[0] = 0;
+            return f->tried = false, e;
+        }
+        f->src_open = e == S3_OK;
         if (f->src_open && !same_file(&f->src.st, &f->st)) {
             snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
             source_close(&f->src);
@@ -1101,14 +1105,14 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
         free(path);
     }
     if (f->err[0])
-        return s3_err_of_errno(-added(t, add_error(t, dir, "package", f->err)));
+        return added(t, add_error(t, dir, "package", f->err));
     char origin[300], err[sizeof f->err];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
     if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
-        return s3_err_of_errno(-added(t, add_error(t, dir, "package", err)));
+        return added(t, add_error(t, dir, "package", err));
     return tree_populate(t, dir);
 }
 
@@ -1200,7 +1204,7 @@ static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint
     free(path);
     if (!z) {
         snprintf(why, sizeof why, "%s", code ? zip_why(code, why, sizeof why) : "changed since the folder was scanned");
-        return s3_err_of_errno(-added(t, add_error(t, dir, "archive", why)));
+        return added(t, add_error(t, dir, "archive", why));
     }
     if (!f->zm && !(f->zm = alloc_array(f->nmembers, sizeof *f->zm))) {
         zip_discard(z);
@@ -1208,8 +1212,8 @@ static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint
     }
     struct chain c;
     chain_init(&c, dir);
-    int rc = 0;
-    for (uint32_t i = 0; rc == 0 && i < f->nmembers; i++) {
+    enum s3_err rc = S3_OK;
+    for (uint32_t i = 0; rc == S3_OK && i < f->nmembers; i++) {
         const char *leaf;
         uint32_t parent = chain_parent(t, &c, f->members[i], &leaf, &rc);
         if (!parent)
@@ -1234,7 +1238,7 @@ static enum s3_err populate_script(struct tree *t, uint32_t dir, void *ctx, uint
     }
     free(c.path);
     zip_discard(z);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1243,8 +1247,8 @@ static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint6
     struct folder_view *v = ctx;
     struct chain c;
     chain_init(&c, dir);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < v->nfiles; i++) {
+    enum s3_err rc = S3_OK;
+    for (size_t i = 0; rc == S3_OK && i < v->nfiles; i++) {
         struct mf_file *f = &v->files[i];
         const char *leaf;
         uint32_t parent = chain_parent(t, &c, f->rel, &leaf, &rc);
@@ -1255,7 +1259,7 @@ static enum s3_err populate_files(struct tree *t, uint32_t dir, void *ctx, uint6
         rc = added(t, f->ino);
     }
     free(c.path);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* ---- providers ---- */
@@ -1518,21 +1522,21 @@ static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uin
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = v->bytag ? 0 : group_tags(v); /* made when first listed: the scan does not need it */
+    enum s3_err rc = v->bytag ? S3_OK : group_tags(v); /* made when first listed: the scan does not need it */
     if (rc) {
         free(v->bytag);
         free(v->tgroups);
         v->bytag = NULL;
         v->tgroups = NULL;
         v->ntgroups = 0;
-        return s3_err_of_errno(-rc);
+        return rc;
     }
-    for (size_t g = 0; rc == 0 && g < v->ntgroups; g++) {
+    for (size_t g = 0; rc == S3_OK && g < v->ntgroups; g++) {
         char name[16];
         tag_name(v, v->bytag[v->tgroups[g].start], name, sizeof name);
         rc = added(t, tree_add_dir(t, dir, name, "folder.by_type", populate_tag, v, g));
     }
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* ---- comparing providers' bytes ---- */
@@ -1699,11 +1703,11 @@ static void render_identical(struct tree *t, void *ctx, struct sbuf *out)
 
 /* ---- /conflicts, /script-conflicts ---- */
 
-static int add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
+static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
 {
     struct ident *id = tree_alloc(t, sizeof *id);
     if (!id)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     *id = (struct ident){v, i, module};
     return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
 }
@@ -1712,8 +1716,8 @@ static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, ui
 {
     struct folder_view *v = ctx;
     const struct mf_key *k = &v->ks.keys[v->conflicts[c]];
-    int rc = 0;
-    for (uint32_t j = 0; rc == 0 && j <= k->n; j++) {
+    enum s3_err rc = S3_OK;
+    for (uint32_t j = 0; rc == S3_OK && j <= k->n; j++) {
         /* 1 .. n in load order, then the winner */
         const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner)];
         char name[16], why[sizeof v->files[0].err];
@@ -1728,32 +1732,32 @@ static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, ui
         else if (e == S3_OK)
             rc = added(t, add_error(t, dir, name, why));
         else
-            rc = -s3_err_errno(e); /* this listing's loop still speaks -errno (added) */
+            rc = e;
         free(target);
     }
-    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, false)));
+    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, false);
 }
 
 static enum s3_err populate_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = 0;
-    for (size_t c = 0; rc == 0 && c < v->nconflicts; c++) {
+    enum s3_err rc = S3_OK;
+    for (size_t c = 0; rc == S3_OK && c < v->nconflicts; c++) {
         const struct mf_rec *w = winner_of(v, v->conflicts[c]);
         char name[128];
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         rc = added(t, tree_add_dir(t, dir, name, "folder.conflict", populate_conflict, v, c));
     }
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
     const struct mconf *m = &v->mconf[c];
-    int rc = 0;
-    for (uint32_t j = 0; rc == 0 && j <= m->n; j++) {
+    enum s3_err rc = S3_OK;
+    for (uint32_t j = 0; rc == S3_OK && j <= m->n; j++) {
         /* all at one priority: the one loaded last is in effect */
         const struct mprov *p = &v->mprov[m->first + (j < m->n ? j : m->n - 1)];
         char name[16];
@@ -1766,12 +1770,12 @@ static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
         else if (node)
-            rc = -ENOMEM;
+            rc = S3_ERR_NOMEM;
         else
             rc = added(t, add_error(t, dir, name, "the archive's member cannot be listed"));
         free(target);
     }
-    return s3_err_of_errno(-(rc ? rc : add_identical(t, dir, v, (uint32_t)c, true)));
+    return rc ? rc : add_identical(t, dir, v, (uint32_t)c, true);
 }
 
 static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1780,10 +1784,10 @@ static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void 
     struct folder_view *v = ctx;
     struct chain c;
     chain_init(&c, dir);
-    int rc = 0;
+    enum s3_err rc = S3_OK;
     /* sorted by bytes (strcmp); the chain needs each folder's paths together, and paths
      * sharing a prefix ("mods/foo/") are together in any lexicographic order */
-    for (size_t i = 0; rc == 0 && i < v->nmconf; i++) {
+    for (size_t i = 0; rc == S3_OK && i < v->nmconf; i++) {
         const char *name = v->mprov[v->mconf[i].first].name, *leaf;
         uint32_t parent = chain_parent(t, &c, name, &leaf, &rc);
         if (!parent)
@@ -1791,7 +1795,7 @@ static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void 
         rc = added(t, tree_add_dir(t, parent, leaf, "folder.script_conflict", populate_module_conflict, v, i));
     }
     free(c.path);
-    return s3_err_of_errno(-rc);
+    return rc;
 }
 
 /* ---- generated tables ---- */
@@ -2069,13 +2073,13 @@ static void render_info(struct tree *t, void *ctx, struct sbuf *out)
         sb_printf(out, "warning: %zu more warnings not shown\n", fs->diag.dropped);
 }
 
-static int add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf *b)
+static enum s3_err add_text(struct tree *t, uint32_t dir, const char *name, struct sbuf *b)
 {
     size_t len;
     char *text = b->oom ? NULL : sb_take(b, &len);
     sb_free(b);
     if (!text)
-        return -ENOMEM;
+        return S3_ERR_NOMEM;
     return added(t, tree_add_text(t, dir, name, "text", text, len));
 }
 
@@ -2083,9 +2087,9 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
 {
     (void)arg;
     struct folder_view *v = ctx;
-    int rc = scan(v);
+    enum s3_err rc = scan(v);
     if (rc)
-        return s3_err_of_errno(-rc);
+        return rc;
     struct sbuf order = {0}, skipped = {0};
     for (size_t i = 0; i < v->nfiles; i++) {
         if (v->files[i].script)
@@ -2096,26 +2100,26 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
     for (size_t i = 0; i < v->nskips; i++)
         sb_printf(&skipped, "%s\t%s\n", v->skips[i].rel, v->skips[i].why);
     rc = added(t, tree_add_volatile(t, dir, "info", "info", render_info, v));
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = add_text(t, dir, "load-order", &order);
-    if (rc == 0)
+    if (rc == S3_OK)
         rc = add_text(t, dir, "skipped", &skipped);
     sb_free(&order);
     sb_free(&skipped);
     if (rc)
-        return s3_err_of_errno(-rc);
+        return rc;
     v->files_dir = tree_add_dir(t, dir, "files", "folder.files", populate_files, v, 0);
     v->keys_dir = tree_add_dir(t, dir, "keys", "folder.keys", populate_keys, v, 0);
     if ((rc = added(t, v->files_dir)) || (rc = added(t, v->keys_dir)))
-        return s3_err_of_errno(-rc);
+        return rc;
     if ((rc = added(t, tree_add_dir(t, dir, "conflicts", "folder.conflicts", populate_conflicts, v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "conflicts.csv", "csv", render_conflicts_csv, v))) ||
         (rc = added(t, tree_add_dir(t, dir, "script-conflicts", "folder.script_conflicts", populate_script_conflicts,
                                     v, 0))) ||
         (rc = added(t, tree_add_volatile(t, dir, "duplicates.csv", "csv", render_duplicates, v))))
-        return s3_err_of_errno(-rc);
+        return rc;
     uint32_t by_type = tree_add_dir(t, dir, "by-type", "folder.by_type", populate_by_type, v, 0);
-    return s3_err_of_errno(-added(t, by_type));
+    return added(t, by_type);
 }
 
 static void folder_view_free(void *p)
