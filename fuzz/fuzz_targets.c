@@ -193,13 +193,13 @@ struct rp_fuzz_pieces {
     size_t got, cap;
 };
 
-static int rp_fuzz_in(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+static enum s3_err rp_fuzz_in(void *ctx, uint64_t off, uint8_t *buf, size_t len)
 {
     const struct rp_fuzz_pieces *p = ctx;
     if (off > p->in_len || len > p->in_len - off)
         abort();
     memcpy(buf, p->in + off, len);
-    return 0;
+    return S3_OK;
 }
 
 static bool rp_fuzz_out(void *ctx, const uint8_t *b, size_t n)

@@ -88,13 +88,13 @@ struct pieces {
     size_t got, cap;
 };
 
-static int pieces_in(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+static enum s3_err pieces_in(void *ctx, uint64_t off, uint8_t *buf, size_t len)
 {
     struct pieces *p = ctx;
     assert_true(off <= p->in_len && len <= p->in_len - off);
     memcpy(buf, p->in + off, len);
     p->reads++;
-    return 0;
+    return S3_OK;
 }
 
 static bool pieces_out(void *ctx, const uint8_t *b, size_t n)

@@ -188,7 +188,7 @@ static ptrdiff_t rp_fill(struct refpack_reader *s, size_t k)
     uint64_t want = RP_BUF - s->hi;
     if (want > s->in_len - s->next)
         want = s->in_len - s->next;
-    if (s->in(s->ictx, s->next, s->buf + s->hi, (size_t)want))
+    if (s->in(s->ictx, s->next, s->buf + s->hi, (size_t)want) != S3_OK)
         return -1;
     s->hi += (size_t)want;
     s->next += want;

@@ -32,8 +32,9 @@ enum s3_err refpack_parse_header(const uint8_t *p, size_t len, struct refpack_he
 enum s3_err refpack_expand(const uint8_t *p, size_t len, uint8_t *out, size_t out_len, char *err, size_t errlen);
 
 /* Streams: stored bytes pulled in pieces, expanded bytes pushed in pieces. */
-/* Reads len stored bytes at off (off + len is within the stored size): 0, or -1. */
-typedef int stream_in_fn(void *ctx, uint64_t off, uint8_t *buf, size_t len);
+/* Reads len stored bytes at off (off + len is within the stored size): S3_OK, or the
+ * reason the bytes cannot be had. */
+typedef enum s3_err stream_in_fn(void *ctx, uint64_t off, uint8_t *buf, size_t len);
 /* Takes the next n expanded bytes: true to go on, false to stop the decoding. */
 typedef bool stream_out_fn(void *ctx, const uint8_t *p, size_t n);
 

@@ -190,7 +190,7 @@ static ptrdiff_t inflate_next(struct dbpf_reader *r, uint8_t *out, size_t cap, c
     while (made < cap && !r->z_end) {
         if (r->z.avail_in == 0 && r->next < r->n) {
             size_t k = r->n - r->next < DBPF_STREAM_PIECE ? (size_t)(r->n - r->next) : DBPF_STREAM_PIECE;
-            if (r->in(r->ictx, r->next, r->ib, k)) {
+            if (r->in(r->ictx, r->next, r->ib, k) != S3_OK) {
                 s3_fail(S3_ERR_IO, r->err, sizeof r->err, "zlib input cannot be read");
                 return reader_fail(r, S3_ERR_IO, err, errlen);
             }
@@ -246,7 +246,7 @@ ptrdiff_t dbpf_reader_next(struct dbpf_reader *r, uint8_t *out, size_t cap, char
         return k;
     }
     size_t k = r->n - r->got < cap ? (size_t)(r->n - r->got) : cap; /* stored: as read */
-    if (k && r->in(r->ictx, r->got, out, k)) {
+    if (k && r->in(r->ictx, r->got, out, k) != S3_OK) {
         s3_fail(S3_ERR_IO, r->err, sizeof r->err, "stored bytes cannot be read");
         return reader_fail(r, S3_ERR_IO, err, errlen);
     }
@@ -285,10 +285,10 @@ struct stored_in {
     uint64_t base;
 };
 
-static int stored_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+static enum s3_err stored_read(void *ctx, uint64_t off, uint8_t *buf, size_t len)
 {
     const struct stored_in *s = ctx;
-    return src_read(s->src, s->base + off, buf, len) ? -1 : 0;
+    return src_read(s->src, s->base + off, buf, len);
 }
 
 /* The codec the view decodes e with and its expanded size: false with err when it has

@@ -197,10 +197,10 @@ struct map_input {
     uint64_t offset;
 };
 
-static int read_stored(void *ctx, uint64_t off, uint8_t *buf, size_t len)
+static enum s3_err read_stored(void *ctx, uint64_t off, uint8_t *buf, size_t len)
 {
     const struct map_input *in = ctx;
-    return source_pread_checked(in->file, in->offset + off, buf, len) ? -1 : 0;
+    return source_pread_checked(in->file, in->offset + off, buf, len);
 }
 
 
