@@ -669,6 +669,36 @@ static void test_scan_refused_allocation(void **state)
     remove_folder();
 }
 
+/* A folder whose only package has an empty index (a DBPF 2.1 header, no entries): it is
+ * loaded with no resources; no key, no conflict, and the tree walks whole. The scan then
+ * has no record at all to copy (the fuzzer found the copy reading from no list). */
+static void test_package_without_entries(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/s3rig-folder-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    size_t size;
+    uint8_t *pkg = fxp_build(&o, NULL, 0, &size, &lay);
+    assert_non_null(pkg);
+    char path[128];
+    snprintf(path, sizeof path, "%s/none.package", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(pkg, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    free(pkg);
+    struct s3fs *fs = open_folder();
+    expect_has(fs, "info", "packages: 1\n");
+    expect_has(fs, "info", "resources: 0\n");
+    expect_has(fs, "info", "keys: 0\n");
+    expect_text(fs, "load-order", "0\tnone.package\n");
+    walk_all(fs, 1000);
+    s3fs_close(fs);
+    remove_folder();
+}
+
 /* 100,000 files in one folder: each a line in /skipped, the mount fine. */
 static void test_many_files(void **state)
 {
@@ -716,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_no_cfg),
         cmocka_unit_test(test_changed_after_scan),
         cmocka_unit_test(test_many_files),
+        cmocka_unit_test(test_package_without_entries),
         cmocka_unit_test(test_scan_workers_same_tree),
         cmocka_unit_test(test_scan_refused_allocation),
     };

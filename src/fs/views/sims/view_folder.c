@@ -937,9 +937,9 @@ static enum s3_err gather_files(struct folder_view *v, struct walk *w, const str
             f.st = j->st;
             f.sims4 = j->sims4;
             f.names = j->names;
-            const struct mf_rec *from = workers[j->worker].recs + j->first;
+            /* a package with no resources has no records, and its worker maybe no list */
             for (size_t k = 0; k < j->n; k++) {
-                v->recs[v->nrecs] = from[k];
+                v->recs[v->nrecs] = workers[j->worker].recs[j->first + k];
                 v->recs[v->nrecs++].file = (uint32_t)v->nfiles;
             }
             v->resources += j->n;
