@@ -57,6 +57,15 @@ count_results() {
     skipped=$((skipped + s))
 }
 
+# Every failed check's lines from cmocka (which test, what, where), gathered: meson shows
+# only a long log's last 100 lines, where a sanitizer's leak report after a failed
+# assertion can hide the assertion itself.
+print_failures() {
+    local lines
+    lines=$(grep -E '^\[ +(ERROR|FAILED|LINE) +\]|sanitizer report from' "$1/meson-logs/testlog.txt" | head -60)
+    [ -z "$lines" ] || printf '== failed checks in %s:\n%s\n' "$1" "$lines"
+}
+
 run_build() {
     local dir=$1
     shift
@@ -71,6 +80,7 @@ run_build() {
     fi
     echo "== tests: $dir"
     meson test -C "$dir" --print-errorlogs --no-rebuild || true
+    print_failures "$dir"
     count_results "$dir"
 }
 
