@@ -702,6 +702,7 @@ static void test_alloc_array_and_errors(void **state)
         {S3_ERR_INVALID, EINVAL},
         {S3_ERR_DENIED, EACCES},
         {S3_ERR_NOSPACE, ENOSPC},
+        {S3_ERR_NO_ATTR, ENODATA},
     };
     assert_int_equal(sizeof map / sizeof *map, S3_ERR_COUNT); /* every reason mapped */
     for (size_t i = 0; i < sizeof map / sizeof *map; i++) {

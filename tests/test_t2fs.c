@@ -393,7 +393,7 @@ static void test_seed_paths(void **state)
         uint32_t ino;
         assert_int_equal(tree_resolve(fs->tree, "/root/0/0/1/0/0.bin", &ino), 0);
         char type[64] = {0};
-        assert_true(tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type) > 0);
+        assert_int_equal(tree_getxattr_str(fs->tree, ino, "user.s3rig.type", type, sizeof type), S3_OK);
         assert_string_equal(type, "t2fs.array[20]x5");
         close_fixture(fs, file, root);
     }

@@ -87,17 +87,40 @@ static void test_tree_nodes(void **state)
     assert_int_equal(tree_read_ok(t, f, 2, buf, 100), 4);
     assert_memory_equal(buf, "6789", 4);
     assert_int_equal(tree_read_ok(t, f, 6, buf, 100), 0);
-    /* xattrs: getxattr semantics */
-    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", NULL, 0), 1);
-    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", buf, sizeof buf), 1);
+    /* xattrs: getxattr(2)'s questions, the reasons its errnos stand for */
+    size_t len = 99;
+    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", NULL, 0, &len), S3_OK); /* the length only */
+    assert_int_equal(len, 1);
+    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", buf, sizeof buf, &len), S3_OK);
+    assert_int_equal(len, 1);
     assert_int_equal(buf[0], '4');
-    assert_int_equal(tree_getxattr(t, f, "user.s3rig.type", buf, 2), -ERANGE);
-    assert_int_equal(tree_getxattr(t, f, "user.other", buf, sizeof buf), -ENODATA);
-    assert_int_equal(tree_getxattr(t, lazy, "user.s3rig.offset", buf, sizeof buf), -ENODATA);
+    /* "bytes" does not fit in 2: RANGE (ERANGE), with the length it needs */
+    assert_int_equal(tree_getxattr(t, f, "user.s3rig.type", buf, 2, &len), S3_ERR_RANGE);
+    assert_int_equal(len, 5);
+    assert_int_equal(s3_err_errno(S3_ERR_RANGE), ERANGE);
+    assert_int_equal(tree_getxattr(t, f, "user.other", buf, sizeof buf, &len), S3_ERR_NO_ATTR);
+    assert_int_equal(tree_getxattr(t, lazy, "user.s3rig.offset", buf, sizeof buf, &len), S3_ERR_NO_ATTR);
+    assert_int_equal(s3_err_errno(S3_ERR_NO_ATTR), ENODATA);
+    assert_int_equal(tree_getxattr(t, 999999, "user.s3rig.type", buf, sizeof buf, &len), S3_ERR_NOT_FOUND);
+    /* as a C string: the NUL counts; too short is RANGE, and buf is "" */
+    char s6[6], s5[5];
+    assert_int_equal(tree_getxattr_str(t, f, "user.s3rig.type", s6, sizeof s6), S3_OK);
+    assert_string_equal(s6, "bytes");
+    assert_int_equal(tree_getxattr_str(t, f, "user.s3rig.type", s5, sizeof s5), S3_ERR_RANGE);
+    assert_string_equal(s5, "");
+    assert_int_equal(tree_getxattr_str(t, f, "user.s3rig.offset", s5, 1), S3_ERR_RANGE);
+    assert_string_equal(s5, "");
+    assert_int_equal(tree_getxattr_str(t, f, "user.other", s6, sizeof s6), S3_ERR_NO_ATTR);
     char list[128];
-    assert_int_equal(tree_listxattr(t, f, list, 10), -ERANGE);
-    ssize_t n = tree_listxattr(t, f, list, sizeof list);
-    assert_int_equal(n, (ssize_t)(sizeof "user.s3rig.offset" + sizeof "user.s3rig.length" + sizeof "user.s3rig.type"));
+    const size_t want = sizeof "user.s3rig.offset" + sizeof "user.s3rig.length" + sizeof "user.s3rig.type";
+    assert_int_equal(tree_listxattr(t, f, list, 10, &len), S3_ERR_RANGE);
+    assert_int_equal(len, want);
+    assert_int_equal(tree_listxattr(t, f, NULL, 0, &len), S3_OK);
+    assert_int_equal(len, want);
+    assert_int_equal(tree_listxattr(t, f, list, sizeof list, &len), S3_OK);
+    assert_int_equal(len, want);
+    assert_memory_equal(list, "user.s3rig.offset\0user.s3rig.length\0user.s3rig.type", want);
+    assert_int_equal(tree_listxattr(t, 999999, list, sizeof list, &len), S3_ERR_NOT_FOUND);
     /* relative paths for symlinks */
     uint32_t a;
     assert_int_equal(tree_lookup(t, lazy, "a", &a), 0);

@@ -213,10 +213,15 @@ enum s3_err tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *l
  * (NOT_FOUND, IS_DIR, INVALID: not a file; IO, NOMEM). */
 enum s3_err tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len, size_t *got);
 
-/* Extended attributes, with getxattr(2) semantics: size 0 asks for the length;
- * -ENODATA for an unknown name, -ERANGE when the buffer is too small. */
-ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
-ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
+/* Extended attributes, as getxattr(2) and listxattr(2) ask: S3_OK and the value's (the
+ * list's) length through *len, its bytes in buf unless size is 0 (the length only); or
+ * NOT_FOUND (no node), NO_ATTR (no such attribute: ENODATA), RANGE (buf is shorter than
+ * the value, *len its length: ERANGE). */
+enum s3_err tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size, size_t *len);
+enum s3_err tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size, size_t *len);
+/* The value as a C string in buf (size bytes, its NUL included; "" on failure): as
+ * tree_getxattr. */
+enum s3_err tree_getxattr_str(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
 
 /* ---- Computed directories: a million entries without a node each ----
  * A directory of symlinks whose names and targets its view computes when asked (a

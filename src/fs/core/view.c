@@ -487,10 +487,8 @@ bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out)
 static bool xattr_number(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
 {
     char num[32], *end;
-    ssize_t n = tree_getxattr(t, ino, name, num, sizeof num - 1);
-    if (n <= 0)
+    if (tree_getxattr_str(t, ino, name, num, sizeof num) || !num[0])
         return false;
-    num[n] = 0;
     *v = strtoull(num, &end, 10);
     return *end == 0;
 }
@@ -500,10 +498,9 @@ bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_
     char type[160];
     uint64_t off, len;
     struct field_type ft;
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0 || !xattr_number(t, ino, "user.s3rig.offset", &off) || !xattr_number(t, ino, "user.s3rig.length", &len))
+    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || !type[0] ||
+        !xattr_number(t, ino, "user.s3rig.offset", &off) || !xattr_number(t, ino, "user.s3rig.length", &len))
         return false;
-    type[n] = 0;
     if (field_type_parse(type, len, &ft))
         return false;
     *out = (struct view_value){off, len, ft.kind, be, 0, NULL};

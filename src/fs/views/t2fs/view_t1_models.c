@@ -573,13 +573,10 @@ static bool bounds_value(struct s3fs *fs, uint32_t ino, struct view_value *out, 
     struct tree *t = fs->tree;
     const struct t1dir *d = tree_dir_ctx(t, tree_parent(t, ino), populate_object);
     char num[32];
-    uint64_t off;
-    ssize_t n;
     if (!d || d->v != ctx || strcmp(tree_name(t, ino), "bounds") != 0 ||
-        (n = tree_getxattr(t, ino, "user.s3rig.offset", num, sizeof num - 1)) <= 0)
+        tree_getxattr_str(t, ino, "user.s3rig.offset", num, sizeof num) || !num[0])
         return false;
-    num[n] = 0;
-    off = strtoull(num, NULL, 10);
+    uint64_t off = strtoull(num, NULL, 10);
     *out = (struct view_value){off, 24, FIELD_F32, t2fs_view_big_endian(d->v), 2, labels};
     return true;
 }
