@@ -793,6 +793,65 @@ static void test_bone_names_bounded(void **state)
     free(idx); /* kept by the caller while the tree lives */
 }
 
+/* A derived form's rows (view_form_row_fn) give the reason a row cannot be formatted:
+ * view_row_printed says LIMIT for a text longer than VIEW_ROW_SCRATCH; a file whose row
+ * fails at listing is not made, and a read whose row fails then gives that reason. */
+static bool rows_fail; /* from now on, every row is 100 digits: more than the scratch */
+
+static enum s3_err digit_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                             size_t *len)
+{
+    (void)ctx;
+    *text = scratch;
+    int width = rows_fail ? 100 : 1;
+    return view_row_printed(snprintf(scratch, VIEW_ROW_SCRATCH, "%0*u", width, form[k]), len);
+}
+
+static enum s3_err zeros_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+{
+    const uint64_t *n = ctx;
+    if (!(*form = alloc_array(*n, 1)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    *len = *n;
+    return S3_OK;
+}
+
+static void test_form_row_reasons(void **state)
+{
+    (void)state;
+    size_t len = 99;
+    assert_int_equal(view_row_printed(VIEW_ROW_SCRATCH - 1, &len), S3_OK);
+    assert_int_equal(len, VIEW_ROW_SCRATCH - 1);
+    assert_int_equal(view_row_printed(VIEW_ROW_SCRATCH, &len), S3_ERR_LIMIT); /* cut by snprintf */
+    assert_int_equal(view_row_printed(-1, &len), S3_ERR_LIMIT);
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    struct s3fs fs;
+    hand_fs(&fs, t);
+    uint64_t n = VIEW_TEXT_MAX; /* rows of "0\n": twice VIEW_TEXT_MAX, rendered on read */
+    uint8_t *zeros = calloc(n, 1);
+    assert_non_null(zeros);
+    struct view_form f = {zeros_derive, digit_row, &n, sizeof n};
+    rows_fail = true;
+    assert_int_equal(view_add_form_rows(&fs, root, "never", NULL, &f, zeros, n, n), 0);
+    rows_fail = false;
+    uint32_t ino = view_add_form_rows(&fs, root, "zeros", NULL, &f, zeros, n, n);
+    assert_int_not_equal(ino, 0);
+    assert_int_equal(tree_size(t, ino), 2 * n);
+    char buf[8];
+    size_t got = 0;
+    assert_int_equal(tree_read(t, ino, 2 * n - 4, buf, sizeof buf, &got), S3_OK);
+    assert_int_equal(got, 4);
+    assert_memory_equal(buf, "0\n0\n", 4);
+    rows_fail = true;
+    assert_int_equal(tree_read(t, ino, 0, buf, sizeof buf, &got), S3_ERR_LIMIT);
+    rows_fail = false;
+    free(zeros);
+    cache_destroy(&fs.cache); /* first: its items live in the tree */
+    tree_free(t);
+}
+
 /* Value lists (add_*_list) longer than VIEW_TEXT_MAX (issue 32): 30,000 values each, so
  * every list passes 64 KiB; the tree keeps no text of them nor a copy of the values (a
  * form in the cache, derived from the caller's values), and each reads back exactly
@@ -1155,6 +1214,7 @@ int main(void)
         cmocka_unit_test(test_info_renamed_entries),
         cmocka_unit_test(test_links_stay_inside),
         cmocka_unit_test(test_bone_names_bounded),
+        cmocka_unit_test(test_form_row_reasons),
         cmocka_unit_test(test_computed_lookup),
         cmocka_unit_test(test_computed_readdir_resume),
         cmocka_unit_test(test_computed_failures),

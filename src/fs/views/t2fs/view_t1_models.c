@@ -124,7 +124,7 @@ struct t1_rows_src {
     bool be;
 };
 
-/* Row k formatted into s (VIEW_ROW_SCRATCH bytes): its length. */
+/* Row k formatted into s (VIEW_ROW_SCRATCH bytes): snprintf's result. */
 static int t1_row_format(const struct t1_rows_src *r, const uint8_t *form, uint64_t k, char *s)
 {
     if (r->kind == T1_ROWS_VERT) { /* "x y z flag s t c0 c1 c2 c3" */
@@ -150,10 +150,11 @@ static int t1_row_format(const struct t1_rows_src *r, const uint8_t *form, uint6
     return snprintf(s, VIEW_ROW_SCRATCH, "%" PRIu32, x);
 }
 
-static int64_t t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                          size_t *len)
 {
     *text = scratch;
-    return t1_row_format(ctx, form, k, scratch);
+    return view_row_printed(t1_row_format(ctx, form, k, scratch), len);
 }
 
 /* The vertices' records de-interleaved again from their node (malloc'd). */
