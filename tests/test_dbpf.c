@@ -484,7 +484,7 @@ static void test_dbpf_versions(void **state)
             f[8] = 0;
         struct s3fs *fs;
         char err[300], want[80];
-        assert_int_equal(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_EXIT_FORMAT);
+        assert_open_refused(s3fs_open_mem(&fs, f, size, NULL, err, sizeof err), S3_ERR_UNSUPPORTED, S3_EXIT_FORMAT);
         snprintf(want, sizeof want, "version %u.%u is not supported", bad[i][0], bad[i][1]);
         if (!strstr(err, want))
             fail_msg("'%s' lacks '%s'", err, want);
@@ -494,7 +494,8 @@ static void test_dbpf_versions(void **state)
     static const uint8_t short_pkg[40] = "DBPF\2\0\0\0";
     struct s3fs *fs;
     char err[300];
-    assert_int_equal(s3fs_open_mem(&fs, short_pkg, sizeof short_pkg, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, short_pkg, sizeof short_pkg, NULL, err, sizeof err), S3_ERR_RANGE,
+                        S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "too short"));
 }
 

@@ -62,7 +62,7 @@ static struct s3fs *open_vector(const char *dir, const char *name)
     snprintf(path, sizeof path, "%s/gr2/%s", dir, name);
     struct s3fs *fs;
     char err[256];
-    if (s3fs_open(&fs, path, NULL, err, sizeof err) != S3_EXIT_OK)
+    if (s3fs_open(&fs, path, NULL, err, sizeof err) != S3_OK)
         fail_msg("%s: %s", path, err);
     return fs;
 }

@@ -1863,7 +1863,7 @@ static void reopen_folder(struct rw *rw, struct rw_gen *g)
 {
     char err[512];
     struct s3fs *fs = NULL;
-    if (s3fs_open(&fs, g->fs->src.path, &rw->opts, err, sizeof err) != 0) {
+    if (s3fs_open(&fs, g->fs->src.path, &rw->opts, err, sizeof err) != S3_OK) {
         fprintf(stderr, "mount.s3rig: rescan failed (%s): the tree shows the folder as before\n", err);
         return;
     }
@@ -1887,9 +1887,9 @@ static void reopen(struct rw *rw, struct rw_gen *g)
         rw_log(rw, "committed, but out of memory opening it again: the tree shows the previous version");
         return;
     }
-    int rc = s3fs_open(&fs, path, &rw->opts, err, sizeof err);
+    enum s3_err e = s3fs_open(&fs, path, &rw->opts, err, sizeof err);
     free(path);
-    if (rc) {
+    if (e) {
         rw_log(rw, "committed, but the new file does not open (%s): the tree shows the previous version", err);
         return;
     }

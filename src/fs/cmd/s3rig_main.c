@@ -647,7 +647,7 @@ int main(int argc, char **argv)
         return rc < 0 ? s3_close_stdout("s3rig") : rc;
     char err[512];
     struct s3fs *fs;
-    rc = s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err);
+    rc = s3_exit_of(s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err));
     if (rc) {
         fprintf(stderr, "s3rig: %s\n", err);
         return rc;

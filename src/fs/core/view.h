@@ -144,8 +144,8 @@ struct skeleton_file {
 };
 
 /* Opens view over src at dir of host's tree: s3fs_open_at (fs/open/open.h). */
-typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
-                            unsigned formats, struct s3fs **out, char *err, size_t errlen);
+typedef enum s3_err s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
+                                    unsigned formats, struct s3fs **out, char *err, size_t errlen);
 
 struct s3fs {
     struct source src;

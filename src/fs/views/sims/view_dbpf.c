@@ -743,11 +743,14 @@ static enum s3_err populate_nested(struct tree *t, uint32_t dir, void *ctx, uint
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     source_hold(&r->src); /* the nested view's opening reads it piece by piece */
-    enum s3_err rc = S3_OK;
-    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err))
-        add_error(t, dir, r->nested_dir, err);
-    else
+    enum s3_err rc = v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err,
+                                    sizeof err);
+    if (rc == S3_OK)
         rc = tree_populate(t, dir);
+    else if (rc != S3_ERR_NOMEM) { /* NOMEM fails the listing, never reads as a broken file */
+        add_error(t, dir, r->nested_dir, err);
+        rc = S3_OK;
+    }
     source_release(&r->src);
     return rc;
 }

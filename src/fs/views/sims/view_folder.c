@@ -1117,8 +1117,10 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
-    if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
-        /* not kept in f->err: a listing that failed for memory opens it again */
+    enum s3_err e = v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err);
+    if (e == S3_ERR_NOMEM)
+        return e; /* the listing fails, never shows package.error for it */
+    if (e) /* not kept in f->err: a listing that failed for memory opens it again */
         return added(t, add_error(t, dir, "package", err));
     return tree_populate(t, dir);
 }
