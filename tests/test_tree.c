@@ -545,6 +545,39 @@ static void test_populate_rollback(void **state)
     tree_free(t);
 }
 
+/* A reason a callee could only note (tree_note_failure: a registration refused inside a
+ * function that returns a node) fails the populate running with it, whatever the
+ * callback returns: rolled back, and the next populate, noting nothing, lists it whole. */
+static enum s3_err populate_noting(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    int *calls = ctx;
+    tree_add_textf(t, dir, "a", NULL, "1\n");
+    if ((*calls)++ == 0) {
+        tree_note_failure(t, S3_ERR_LIMIT);
+        tree_note_failure(t, S3_ERR_IO); /* the first noted is the one */
+    }
+    return S3_OK;
+}
+
+static void test_populate_noted_failure(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    int calls = 0;
+    uint32_t d = tree_add_dir(t, root, "d", NULL, populate_noting, &calls, 0);
+    uint32_t a;
+    assert_int_equal(tree_lookup(t, d, "a", &a), S3_ERR_LIMIT);
+    assert_false(tree_is_populated(t, d));
+    assert_int_equal(tree_child_count(t, d), 0);
+    assert_int_equal(tree_lookup(t, d, "a", &a), S3_OK);
+    assert_int_equal(calls, 2);
+    assert_int_equal(tree_child_count(t, d), 1);
+    tree_free(t);
+}
+
 /* ---- whole-tree walks ---- */
 
 static void test_walk_sample_rig(void **state)
@@ -1207,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_names_unique),
         cmocka_unit_test(test_names_unique_linear),
         cmocka_unit_test(test_populate_rollback),
+        cmocka_unit_test(test_populate_noted_failure),
         cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),

@@ -55,6 +55,10 @@ enum s3_err tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 /* Records that an allocation of the caller's failed while it grows the tree: the populate
  * running now fails with NOMEM, as when a tree_add_* runs out of memory. */
 void tree_note_oom(struct tree *t);
+/* The same for another reason (NOMEM is tree_note_oom): the populate running now fails
+ * with e, the first one noted, whatever its callback returns (a registration of a
+ * function that makes a node and returns it, tree_gen_item's LIMIT). */
+void tree_note_failure(struct tree *t, enum s3_err e);
 /* calloc for a view's own state made while it grows the tree (a populate callback, or
  * under the tree lock; never in a producer): a failure, real or refused by
  * tree_test_fail_alloc, fails the populate running now with NOMEM. Free with free(). */

@@ -336,7 +336,11 @@ uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, con
                              .size = size, .len = len};
     it->c.produce = produce_form;
     it->c.hint = pad8(len) + form_marks(n) * 8;
-    tree_gen_item(form_rows_read, form_rows_item);
+    enum s3_err e = tree_gen_item(form_rows_read, form_rows_item);
+    if (e) { /* the listing fails with it, never shows the file missing */
+        tree_note_failure(t, e);
+        return 0;
+    }
     return tree_add_gen(t, dir, name, xtype, size, form_rows_read, it, 0);
 }
 

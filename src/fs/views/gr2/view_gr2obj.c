@@ -1021,9 +1021,11 @@ enum s3_err gobj_attach(struct gr2_view *v)
     }
     v->extra = o;
     v->extra_free = gobj_free;
-    tree_gen_item(csv_read, table_item);
-    tree_gen_item(table_bin_read, table_item);
-    enum s3_err e = view_add_table_hook(v->fs, gobj_table, o);
+    enum s3_err e = tree_gen_item(csv_read, table_item);
+    if (e == S3_OK)
+        e = tree_gen_item(table_bin_read, table_item);
+    if (e == S3_OK)
+        e = view_add_table_hook(v->fs, gobj_table, o);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

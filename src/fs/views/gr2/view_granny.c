@@ -688,7 +688,9 @@ enum s3_err gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *f
 void gr2_view_add(struct gr2_view *v, uint32_t dir)
 {
     struct tree *t = v->fs->tree;
-    tree_gen_item(section_read, section_item);
+    enum s3_err e = tree_gen_item(section_read, section_item);
+    if (e)
+        tree_note_failure(t, e); /* the listing of dir fails with it */
     tree_add_range(t, dir, "granny.gr2", "gr2.file", v->g.base, v->g.limit);
     uint32_t g = tree_add_dir(t, dir, "granny", "gr2", populate_granny, v, 0);
     tree_set_span(t, g, v->g.base, v->g.limit);

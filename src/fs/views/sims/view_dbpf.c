@@ -1084,7 +1084,8 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     if (!v->dirname || !v->res || !v->res_dir || group_types(v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     describe(v);
-    tree_gen_item(read_expanded, expanded_item);
+    if ((e = tree_gen_item(read_expanded, expanded_item)))
+        return s3_fail(e, err, errlen, "the table of generated files' items is full");
     if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);

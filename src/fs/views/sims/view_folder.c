@@ -2205,7 +2205,9 @@ enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_
         free(v);
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    v->fs = fs;
-    tree_gen_item(read_member, member_item);
+    v->fs = fs; /* from here v is the tree's to free */
+    enum s3_err e = tree_gen_item(read_member, member_item);
+    if (e)
+        return s3_fail(e, err, errlen, "the table of generated files' items is full");
     return view_root(fs, "folder", populate_root, v);
 }

@@ -584,7 +584,9 @@ static bool bounds_value(struct s3fs *fs, uint32_t ino, struct view_value *out, 
 
 void t1_models_add(struct t2_view *v, uint32_t root_dir)
 {
-    tree_gen_item(read_t1_bin, t1_vertices_item);
+    enum s3_err e = tree_gen_item(read_t1_bin, t1_vertices_item);
+    if (e)
+        tree_note_failure(t2fs_view_fs(v)->tree, e); /* the root's listing fails with it */
     if (view_add_value_hook(t2fs_view_fs(v), bounds_value, v))
         tree_note_oom(t2fs_view_fs(v)->tree); /* the listing fails with ENOMEM */
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);

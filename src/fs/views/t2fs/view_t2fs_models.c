@@ -644,6 +644,9 @@ static enum s3_err populate_models(struct tree *t, uint32_t dir, void *ctx, uint
 
 void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
 {
-    tree_gen_item(read_vertices, vertices_item);
-    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t2fs.models", populate_models, v, 0);
+    struct tree *t = t2fs_view_fs(v)->tree;
+    enum s3_err e = tree_gen_item(read_vertices, vertices_item);
+    if (e)
+        tree_note_failure(t, e); /* the root's listing fails with it */
+    tree_add_dir(t, root_dir, "models", "t2fs.models", populate_models, v, 0);
 }
