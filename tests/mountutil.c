@@ -270,7 +270,7 @@ static int digest_node(const char *path, const char *name, uint64_t *h, char ***
         ssize_t xl = lgetxattr(path, xattrs[k], x, sizeof x);
         if (xl < 0 && errno != ENODATA)
             return errno;
-        xl = xl < 0 ? -ENODATA : xl; /* what tree_getxattr says */
+        xl = xl < 0 ? -ENODATA : xl; /* what walk.c hashes of tree_getxattr's NO_ATTR */
         *h = fnv_add(*h, &xl, sizeof xl);
         if (xl > 0)
             *h = fnv_add(*h, x, (size_t)xl);

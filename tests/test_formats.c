@@ -116,7 +116,7 @@ static void test_refusal_names_formats(void **state)
     (void)state;
     struct s3fs *fs;
     char err[400];
-    assert_int_equal(s3fs_open_mem(&fs, "neither of them", 15, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, "neither of them", 15, NULL, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     for (size_t i = 0; i < NROWS; i++)
         if (!strstr(err, rows[i].noun))
             fail_msg("'%s' does not name %s", err, rows[i].noun);

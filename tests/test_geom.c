@@ -1321,11 +1321,11 @@ static void test_rig_option_refusals(void **state)
     struct s3fs *fs;
     char err[600];
     snprintf(o.rig, sizeof o.rig, "/nonexistent/rig.grannyrig");
-    assert_int_equal(s3fs_open_mem(&fs, b.file, b.size, &o, err, sizeof err), S3_EXIT_OPEN);
+    assert_open_refused(s3fs_open_mem(&fs, b.file, b.size, &o, err, sizeof err), S3_ERR_NOT_FOUND, S3_EXIT_OPEN);
     assert_non_null(strstr(err, "rig=/nonexistent/rig.grannyrig"));
     char *mesh = write_tmp(b.file, b.size); /* a mesh is no rig */
     snprintf(o.rig, sizeof o.rig, "%s", mesh);
-    assert_int_equal(s3fs_open_mem(&fs, b.file, b.size, &o, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, b.file, b.size, &o, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "no skeleton to bind to"));
     assert_null(strchr(err, '\n'));
     unlink(mesh);

@@ -1241,11 +1241,11 @@ static void test_skeleton_option(void **state)
     snprintf(opts.skeleton, sizeof opts.skeleton, "%s", spath);
     struct s3fs *bad;
     char err[512];
-    assert_int_equal(s3fs_open_mem(&bad, file, size, &opts, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&bad, file, size, &opts, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "skeleton="));
     assert_non_null(strstr(err, "holds no skeleton"));
     snprintf(opts.skeleton, sizeof opts.skeleton, "/nonexistent/skeleton.gr2");
-    assert_int_equal(s3fs_open_mem(&bad, file, size, &opts, err, sizeof err), S3_EXIT_OPEN);
+    assert_open_refused(s3fs_open_mem(&bad, file, size, &opts, err, sizeof err), S3_ERR_NOT_FOUND, S3_EXIT_OPEN);
     assert_non_null(strstr(err, "skeleton=/nonexistent/skeleton.gr2"));
     unlink(spath);
     free(none);

@@ -95,13 +95,14 @@ static void test_object_spans(void **state)
     uint32_t ino;
     assert_int_equal(tree_resolve(fs->tree, "/granny/root/Skeletons/0/Bones/2/ParentIndex", &ino), 0);
     char v[32] = {0};
-    assert_true(tree_getxattr(fs->tree, ino, "user.s3rig.offset", v, sizeof v - 1) > 0);
+    assert_int_equal(tree_getxattr_str(fs->tree, ino, "user.s3rig.offset", v, sizeof v), S3_OK);
+    assert_true(v[0] != 0);
     uint64_t off = strtoull(v, NULL, 10);
     int32_t parent;
     memcpy(&parent, f + off, 4); /* le64: little-endian */
     assert_int_equal(parent, r.bones[2].parent);
-    assert_int_equal(tree_getxattr(fs->tree, ino, "user.s3rig.length", v, sizeof v - 1), 1);
-    assert_int_equal(v[0], '4');
+    assert_int_equal(tree_getxattr_str(fs->tree, ino, "user.s3rig.length", v, sizeof v), S3_OK);
+    assert_string_equal(v, "4");
     s3fs_close(fs);
     free(f);
     free(r.section);

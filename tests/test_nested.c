@@ -52,7 +52,7 @@ static void host_open(struct host *h)
     assert_int_equal(fx_write_file(h->path, f, total), 0);
     free(f);
     char err[256];
-    assert_int_equal(s3fs_open(&h->fs, h->path, NULL, err, sizeof err), S3_EXIT_OK);
+    assert_int_equal(s3fs_open(&h->fs, h->path, NULL, err, sizeof err), S3_OK);
     /* the root stays unlisted: nest() adds to it, and a published directory takes no child */
 }
 
@@ -70,7 +70,7 @@ static uint32_t nest(struct host *h, const char *name, const struct source *src,
     assert_true(dir != 0);
     struct s3fs *n;
     char err[256];
-    assert_int_equal(s3fs_open_at(h->fs, dir, src, origin, 0, &n, err, sizeof err), S3_EXIT_OK);
+    assert_int_equal(s3fs_open_at(h->fs, dir, src, origin, 0, &n, err, sizeof err), S3_OK);
     assert_true(n->nested);
     assert_int_equal(n->det.format, FMT_RIG_WRAPPED);
     return dir;
@@ -193,7 +193,7 @@ static void test_rig_over_expanded_bytes(void **state)
     uint32_t dir = tree_add_dir(host->tree, TREE_ROOT, "x", NULL, NULL, NULL, 0);
     struct s3fs *n;
     char err[256];
-    assert_int_equal(s3fs_open_at(host, dir, &x, "expanded", 0, &n, err, sizeof err), S3_EXIT_OK);
+    assert_int_equal(s3fs_open_at(host, dir, &x, "expanded", 0, &n, err, sizeof err), S3_OK);
     struct snap alone = {0}, nested = {0};
     snap_file_alone(&alone, rig, rig_size);
     snap_tree(&nested, host->tree, dir);
@@ -229,7 +229,7 @@ static void test_nested_format_mask(void **state)
     uint32_t dir = tree_add_dir(h.fs->tree, TREE_ROOT, "only_gr2", NULL, NULL, NULL, 0);
     struct s3fs *n;
     char err[256];
-    assert_int_equal(s3fs_open_at(h.fs, dir, &m, "", 1u << FMT_GR2, &n, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_at(h.fs, dir, &m, "", 1u << FMT_GR2, &n, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_null(n);
     assert_non_null(strstr(err, "wrapped-rig"));
     host_close(&h);
@@ -403,7 +403,7 @@ static void test_nested_view_limit(void **state)
     assert_int_equal(added + 1, TREE_MAX_SOURCES); /* and the file's own */
     struct s3fs *n;
     char err[256];
-    assert_int_not_equal(s3fs_open_at(h.fs, dir, &m, "memory", 0, &n, err, sizeof err), S3_EXIT_OK);
+    assert_int_not_equal(s3fs_open_at(h.fs, dir, &m, "memory", 0, &n, err, sizeof err), S3_OK);
     if (!strstr(err, "65535 nested views") || strstr(err, "out of memory"))
         fail_msg("the error does not name the limit: %s", err);
     host_close(&h);

@@ -342,7 +342,7 @@ static void test_gr2_hostile_counts(void **state)
     memcpy(h, f, size);
     put32(h + 0x20, 9, false);
     char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, h, size, NULL, err, sizeof err), S3_ERR_UNSUPPORTED, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "unsupported version 9"));
     free(h);
     free(f);
@@ -636,12 +636,12 @@ static void test_unrecognised(void **state)
     (void)state;
     struct s3fs *fs;
     char err[256];
-    assert_int_equal(s3fs_open_mem(&fs, "garbage garbage garbage", 23, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, "garbage garbage garbage", 23, NULL, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "unrecognised format"));
     assert_null(strchr(err, '\n'));
     assert_non_null(strstr(err, "(first bytes 67 61 72 62 61 67 65 20)"));
     /* a file shorter than 8 bytes: its bytes, not the zeros past its end */
-    assert_int_equal(s3fs_open_mem(&fs, "\x05\x06\x07", 3, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, "\x05\x06\x07", 3, NULL, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "(all its bytes: 05 06 07)"));
     /* a t2fs root table (1 child: offsets 16 and 24, the 16-byte table then 8 bytes of leaf):
      * cut inside its leaf, it mounts (test_t2fs); cut inside the table itself, it is refused,
@@ -649,14 +649,34 @@ static void test_unrecognised(void **state)
     uint8_t t2[24] = {1, 0, 0, 0, 16, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 'l', 'e', 'a', 'f', 'l', 'e', 'a', 'f'};
     fs = open_mem(t2, sizeof t2, NULL, NULL); /* whole: a t2fs file */
     s3fs_close(fs);
-    assert_int_equal(s3fs_open_mem(&fs, t2, 12, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, t2, 12, NULL, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     if (!strstr(err, "a t2fs container cut short (little-endian, root at 0): its root table ends at byte 16, "
                      "the file has 12"))
         fail_msg("%s", err);
     /* recognised as a clear RIG (major 3), but no layout fits: refused with the reason */
     uint8_t clear[8] = {3, 0, 0, 0, 1, 0, 0, 0};
-    assert_int_equal(s3fs_open_mem(&fs, clear, sizeof clear, NULL, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, clear, sizeof clear, NULL, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "neither the TS3 layout"));
+}
+
+/* The exit status a command gives for s3fs_open's reason (mount.s3rig(8), EXIT STATUS):
+ * 3 for a file no format takes or whose header cannot be read as its format, 2 for one
+ * that cannot be opened or read; every reason has one. */
+static void test_exit_of_reasons(void **state)
+{
+    (void)state;
+    assert_int_equal(s3_exit_of(S3_OK), 0);
+    static const enum s3_err not_format[] = {S3_ERR_FORMAT, S3_ERR_RANGE, S3_ERR_UNSUPPORTED, S3_ERR_LIMIT};
+    for (size_t i = 0; i < sizeof not_format / sizeof *not_format; i++)
+        assert_int_equal(s3_exit_of(not_format[i]), 3);
+    static const enum s3_err unopened[] = {S3_ERR_NOMEM, S3_ERR_IO, S3_ERR_NOT_FOUND, S3_ERR_IS_DIR,
+                                           S3_ERR_INVALID, S3_ERR_DENIED};
+    for (size_t i = 0; i < sizeof unopened / sizeof *unopened; i++)
+        assert_int_equal(s3_exit_of(unopened[i]), 2);
+    for (int e = S3_ERR_NOMEM; e < S3_ERR_COUNT; e++) {
+        int status = s3_exit_of((enum s3_err)e);
+        assert_true(status == 2 || status == 3);
+    }
 }
 
 /* alloc_array: an empty array is a pointer to free, zeroed memory otherwise, NULL only
@@ -702,6 +722,7 @@ static void test_alloc_array_and_errors(void **state)
         {S3_ERR_INVALID, EINVAL},
         {S3_ERR_DENIED, EACCES},
         {S3_ERR_NOSPACE, ENOSPC},
+        {S3_ERR_NO_ATTR, ENODATA},
     };
     assert_int_equal(sizeof map / sizeof *map, S3_ERR_COUNT); /* every reason mapped */
     for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
@@ -722,6 +743,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_bounds),
         cmocka_unit_test(test_alloc_array_and_errors),
+        cmocka_unit_test(test_exit_of_reasons),
         cmocka_unit_test(test_crc32_check_value),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_gr2_variants),

@@ -228,7 +228,7 @@ static void test_broken(void **state)
             s3fs_close(fs);
             continue;
         }
-        assert_int_equal(rc, S3_EXIT_FORMAT);
+        assert_open_refused(rc, S3_ERR_FORMAT, S3_EXIT_FORMAT);
         assert_non_null(strstr(err, "neither the TS3 layout"));
     }
     free(f);

@@ -393,7 +393,7 @@ static void test_seed_paths(void **state)
         uint32_t ino;
         assert_int_equal(tree_resolve(fs->tree, "/root/0/0/1/0/0.bin", &ino), 0);
         char type[64] = {0};
-        assert_true(tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type) > 0);
+        assert_int_equal(tree_getxattr_str(fs->tree, ino, "user.s3rig.type", type, sizeof type), S3_OK);
         assert_string_equal(type, "t2fs.array[20]x5");
         close_fixture(fs, file, root);
     }
@@ -1261,11 +1261,11 @@ static void test_schema_malformed(void **state)
     snprintf(o.schema, sizeof o.schema, "%s", path);
     struct s3fs *fs;
     char err[512];
-    assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, path));
     assert_non_null(strstr(err, "$.type"));
     snprintf(o.schema, sizeof o.schema, "turok9");
-    assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), S3_EXIT_FORMAT);
+    assert_open_refused(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), S3_ERR_FORMAT, S3_EXIT_FORMAT);
     assert_non_null(strstr(err, "not a built-in schema"));
     free(file);
     fxt_free(root);
@@ -1528,7 +1528,7 @@ static void cut_case(struct fxt *root, bool be, size_t prefix, const char *list_
     for (size_t cut = 0; cut < size; cut++) {
         int rc = s3fs_open_mem(&fs, file, cut, NULL, err, sizeof err);
         if (cut < prefix + 8) { /* not even the first offset: nothing says t2fs */
-            assert_int_equal(rc, S3_EXIT_FORMAT);
+            assert_open_refused(rc, S3_ERR_FORMAT, S3_EXIT_FORMAT);
             continue;
         }
         if (cut < table_end) { /* the root table itself is cut: refused, saying so */
@@ -1537,7 +1537,7 @@ static void cut_case(struct fxt *root, bool be, size_t prefix, const char *list_
                      "a t2fs container cut short (%s, root at %zu): its root table ends at byte %llu, the file "
                      "has %zu",
                      be ? "big-endian" : "little-endian", prefix, (unsigned long long)table_end, cut);
-            assert_int_equal(rc, S3_EXIT_FORMAT);
+            assert_open_refused(rc, S3_ERR_FORMAT, S3_EXIT_FORMAT);
             if (!strstr(err, want))
                 fail_msg("cut at %zu: '%s', expected '%s'", cut, err, want);
             continue;

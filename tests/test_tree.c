@@ -87,17 +87,40 @@ static void test_tree_nodes(void **state)
     assert_int_equal(tree_read_ok(t, f, 2, buf, 100), 4);
     assert_memory_equal(buf, "6789", 4);
     assert_int_equal(tree_read_ok(t, f, 6, buf, 100), 0);
-    /* xattrs: getxattr semantics */
-    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", NULL, 0), 1);
-    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", buf, sizeof buf), 1);
+    /* xattrs: getxattr(2)'s questions, the reasons its errnos stand for */
+    size_t len = 99;
+    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", NULL, 0, &len), S3_OK); /* the length only */
+    assert_int_equal(len, 1);
+    assert_int_equal(tree_getxattr(t, f, "user.s3rig.offset", buf, sizeof buf, &len), S3_OK);
+    assert_int_equal(len, 1);
     assert_int_equal(buf[0], '4');
-    assert_int_equal(tree_getxattr(t, f, "user.s3rig.type", buf, 2), -ERANGE);
-    assert_int_equal(tree_getxattr(t, f, "user.other", buf, sizeof buf), -ENODATA);
-    assert_int_equal(tree_getxattr(t, lazy, "user.s3rig.offset", buf, sizeof buf), -ENODATA);
+    /* "bytes" does not fit in 2: RANGE (ERANGE), with the length it needs */
+    assert_int_equal(tree_getxattr(t, f, "user.s3rig.type", buf, 2, &len), S3_ERR_RANGE);
+    assert_int_equal(len, 5);
+    assert_int_equal(s3_err_errno(S3_ERR_RANGE), ERANGE);
+    assert_int_equal(tree_getxattr(t, f, "user.other", buf, sizeof buf, &len), S3_ERR_NO_ATTR);
+    assert_int_equal(tree_getxattr(t, lazy, "user.s3rig.offset", buf, sizeof buf, &len), S3_ERR_NO_ATTR);
+    assert_int_equal(s3_err_errno(S3_ERR_NO_ATTR), ENODATA);
+    assert_int_equal(tree_getxattr(t, 999999, "user.s3rig.type", buf, sizeof buf, &len), S3_ERR_NOT_FOUND);
+    /* as a C string: the NUL counts; too short is RANGE, and buf is "" */
+    char s6[6], s5[5];
+    assert_int_equal(tree_getxattr_str(t, f, "user.s3rig.type", s6, sizeof s6), S3_OK);
+    assert_string_equal(s6, "bytes");
+    assert_int_equal(tree_getxattr_str(t, f, "user.s3rig.type", s5, sizeof s5), S3_ERR_RANGE);
+    assert_string_equal(s5, "");
+    assert_int_equal(tree_getxattr_str(t, f, "user.s3rig.offset", s5, 1), S3_ERR_RANGE);
+    assert_string_equal(s5, "");
+    assert_int_equal(tree_getxattr_str(t, f, "user.other", s6, sizeof s6), S3_ERR_NO_ATTR);
     char list[128];
-    assert_int_equal(tree_listxattr(t, f, list, 10), -ERANGE);
-    ssize_t n = tree_listxattr(t, f, list, sizeof list);
-    assert_int_equal(n, (ssize_t)(sizeof "user.s3rig.offset" + sizeof "user.s3rig.length" + sizeof "user.s3rig.type"));
+    const size_t want = sizeof "user.s3rig.offset" + sizeof "user.s3rig.length" + sizeof "user.s3rig.type";
+    assert_int_equal(tree_listxattr(t, f, list, 10, &len), S3_ERR_RANGE);
+    assert_int_equal(len, want);
+    assert_int_equal(tree_listxattr(t, f, NULL, 0, &len), S3_OK);
+    assert_int_equal(len, want);
+    assert_int_equal(tree_listxattr(t, f, list, sizeof list, &len), S3_OK);
+    assert_int_equal(len, want);
+    assert_memory_equal(list, "user.s3rig.offset\0user.s3rig.length\0user.s3rig.type", want);
+    assert_int_equal(tree_listxattr(t, 999999, list, sizeof list, &len), S3_ERR_NOT_FOUND);
     /* relative paths for symlinks */
     uint32_t a;
     assert_int_equal(tree_lookup(t, lazy, "a", &a), 0);
@@ -522,6 +545,39 @@ static void test_populate_rollback(void **state)
     tree_free(t);
 }
 
+/* A reason a callee could only note (tree_note_failure: a registration refused inside a
+ * function that returns a node) fails the populate running with it, whatever the
+ * callback returns: rolled back, and the next populate, noting nothing, lists it whole. */
+static enum s3_err populate_noting(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    int *calls = ctx;
+    tree_add_textf(t, dir, "a", NULL, "1\n");
+    if ((*calls)++ == 0) {
+        tree_note_failure(t, S3_ERR_LIMIT);
+        tree_note_failure(t, S3_ERR_IO); /* the first noted is the one */
+    }
+    return S3_OK;
+}
+
+static void test_populate_noted_failure(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    int calls = 0;
+    uint32_t d = tree_add_dir(t, root, "d", NULL, populate_noting, &calls, 0);
+    uint32_t a;
+    assert_int_equal(tree_lookup(t, d, "a", &a), S3_ERR_LIMIT);
+    assert_false(tree_is_populated(t, d));
+    assert_int_equal(tree_child_count(t, d), 0);
+    assert_int_equal(tree_lookup(t, d, "a", &a), S3_OK);
+    assert_int_equal(calls, 2);
+    assert_int_equal(tree_child_count(t, d), 1);
+    tree_free(t);
+}
+
 /* ---- whole-tree walks ---- */
 
 static void test_walk_sample_rig(void **state)
@@ -768,6 +824,65 @@ static void test_bone_names_bounded(void **state)
     cache_destroy(&fs.cache); /* first: its items live in the tree */
     tree_free(t);
     free(idx); /* kept by the caller while the tree lives */
+}
+
+/* A derived form's rows (view_form_row_fn) give the reason a row cannot be formatted:
+ * view_row_printed says LIMIT for a text longer than VIEW_ROW_SCRATCH; a file whose row
+ * fails at listing is not made, and a read whose row fails then gives that reason. */
+static bool rows_fail; /* from now on, every row is 100 digits: more than the scratch */
+
+static enum s3_err digit_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                             size_t *len)
+{
+    (void)ctx;
+    *text = scratch;
+    int width = rows_fail ? 100 : 1;
+    return view_row_printed(snprintf(scratch, VIEW_ROW_SCRATCH, "%0*u", width, form[k]), len);
+}
+
+static enum s3_err zeros_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
+{
+    const uint64_t *n = ctx;
+    if (!(*form = alloc_array(*n, 1)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    *len = *n;
+    return S3_OK;
+}
+
+static void test_form_row_reasons(void **state)
+{
+    (void)state;
+    size_t len = 99;
+    assert_int_equal(view_row_printed(VIEW_ROW_SCRATCH - 1, &len), S3_OK);
+    assert_int_equal(len, VIEW_ROW_SCRATCH - 1);
+    assert_int_equal(view_row_printed(VIEW_ROW_SCRATCH, &len), S3_ERR_LIMIT); /* cut by snprintf */
+    assert_int_equal(view_row_printed(-1, &len), S3_ERR_LIMIT);
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    struct s3fs fs;
+    hand_fs(&fs, t);
+    uint64_t n = VIEW_TEXT_MAX; /* rows of "0\n": twice VIEW_TEXT_MAX, rendered on read */
+    uint8_t *zeros = calloc(n, 1);
+    assert_non_null(zeros);
+    struct view_form f = {zeros_derive, digit_row, &n, sizeof n};
+    rows_fail = true;
+    assert_int_equal(view_add_form_rows(&fs, root, "never", NULL, &f, zeros, n, n), 0);
+    rows_fail = false;
+    uint32_t ino = view_add_form_rows(&fs, root, "zeros", NULL, &f, zeros, n, n);
+    assert_int_not_equal(ino, 0);
+    assert_int_equal(tree_size(t, ino), 2 * n);
+    char buf[8];
+    size_t got = 0;
+    assert_int_equal(tree_read(t, ino, 2 * n - 4, buf, sizeof buf, &got), S3_OK);
+    assert_int_equal(got, 4);
+    assert_memory_equal(buf, "0\n0\n", 4);
+    rows_fail = true;
+    assert_int_equal(tree_read(t, ino, 0, buf, sizeof buf, &got), S3_ERR_LIMIT);
+    rows_fail = false;
+    free(zeros);
+    cache_destroy(&fs.cache); /* first: its items live in the tree */
+    tree_free(t);
 }
 
 /* Value lists (add_*_list) longer than VIEW_TEXT_MAX (issue 32): 30,000 values each, so
@@ -1125,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_names_unique),
         cmocka_unit_test(test_names_unique_linear),
         cmocka_unit_test(test_populate_rollback),
+        cmocka_unit_test(test_populate_noted_failure),
         cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),
@@ -1132,6 +1248,7 @@ int main(void)
         cmocka_unit_test(test_info_renamed_entries),
         cmocka_unit_test(test_links_stay_inside),
         cmocka_unit_test(test_bone_names_bounded),
+        cmocka_unit_test(test_form_row_reasons),
         cmocka_unit_test(test_computed_lookup),
         cmocka_unit_test(test_computed_readdir_resume),
         cmocka_unit_test(test_computed_failures),

@@ -100,7 +100,7 @@ struct s3fs *open_mem(const void *data, size_t size, const struct s3fs_opts *opt
 {
     struct s3fs *fs;
     char err[512];
-    if (s3fs_open_mem(&fs, data, size, opts, err, sizeof err) != S3_EXIT_OK)
+    if (s3fs_open_mem(&fs, data, size, opts, err, sizeof err) != S3_OK)
         fail_msg("%s%s%s", what ? what : "", what ? ": " : "", err);
     return fs;
 }

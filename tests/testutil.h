@@ -53,4 +53,13 @@ void expect_has(struct s3fs *fs, const char *path, const char *needle);
 /* Fails if the file at path contains needle, printing it. */
 void expect_lacks(struct s3fs *fs, const char *path, const char *needle);
 
+/* An open refused (s3fs_open*): call gives reason `want`, and the status a command exits
+ * with for it (s3_exit_of) is `status`, the one mount.s3rig(8) documents. */
+#define assert_open_refused(call, want, status)                                                                       \
+    do {                                                                                                               \
+        enum s3_err open_e_ = (call);                                                                                 \
+        assert_int_equal(open_e_, (want));                                                                             \
+        assert_int_equal(s3_exit_of(open_e_), (status));                                                               \
+    } while (0)
+
 #endif

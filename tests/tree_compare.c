@@ -55,8 +55,7 @@ static int by_path(const void *a, const void *b)
 
 static void tree_xattr(struct tree *t, uint32_t ino, const char *name, char *out, size_t size)
 {
-    ssize_t k = tree_getxattr(t, ino, name, out, size - 1);
-    out[k > 0 ? k : 0] = 0;
+    tree_getxattr_str(t, ino, name, out, size); /* "" when it has none */
 }
 
 /* True when path is one of skip's paths or lies below one. */

@@ -72,10 +72,12 @@ static long tp_getxattr(void *ctx, const char *path, const char *name, char *val
     enum s3_err rc = tree_resolve(fs->tree, path, &ino);
     if (rc)
         return -s3_err_errno(rc); /* the probe speaks errno, as a mount does */
-    ssize_t n = tree_getxattr(fs->tree, ino, name, value, size - 1);
-    if (n >= 0)
-        value[n] = 0;
-    return n;
+    size_t n = 0;
+    rc = size ? tree_getxattr(fs->tree, ino, name, value, size - 1, &n) : S3_ERR_RANGE;
+    if (rc)
+        return -s3_err_errno(rc); /* ENODATA, ERANGE: as getxattr(2) */
+    value[n] = 0;
+    return (long)n;
 }
 
 static int tp_list(void *ctx, const char *path, char ***names)

@@ -198,9 +198,10 @@ size_t walk_all(struct s3fs *fs, size_t max_nodes)
         visited++;
         int kind = tree_kind(t, ino);
         char x[256];
-        tree_getxattr(t, ino, "user.s3rig.type", x, sizeof x);
-        tree_getxattr(t, ino, "user.s3rig.offset", x, sizeof x);
-        tree_listxattr(t, ino, x, sizeof x);
+        size_t xl;
+        tree_getxattr(t, ino, "user.s3rig.type", x, sizeof x, &xl);
+        tree_getxattr(t, ino, "user.s3rig.offset", x, sizeof x, &xl);
+        tree_listxattr(t, ino, x, sizeof x, &xl);
         if (kind == NODE_LINK && !link_stays_inside(t, ino))
             abort();
         if (kind == NODE_LINK) {
@@ -264,7 +265,10 @@ int walk_digest(struct tree *t, uint32_t dir, uint64_t *digest, size_t *nodes)
         static const char *const xattrs[] = {"user.s3rig.type", "user.s3rig.offset", "user.s3rig.length"};
         for (int k = 0; ino != dir && k < 3; k++) { /* dir keeps what its host gives it */
             char x[256];
-            ssize_t xl = tree_getxattr(t, ino, xattrs[k], x, sizeof x);
+            size_t len = 0;
+            enum s3_err e = tree_getxattr(t, ino, xattrs[k], x, sizeof x, &len);
+            /* as getxattr(2) answers (mountutil.c hashes a mount's answers alike) */
+            ssize_t xl = e ? -s3_err_errno(e) : (ssize_t)len;
             h = fnv(h, &xl, sizeof xl);
             if (xl > 0)
                 h = fnv(h, x, (size_t)xl);

@@ -1347,38 +1347,44 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     free(buf);
 }
 
-static void reply_xattr(fuse_req_t req, ssize_t rc, const char *buf, size_t size)
+/* getxattr/listxattr's reply: the length when size is 0 (a query), else the bytes; a
+ * node that cannot be had answers as every operation does (reply_kind_err). */
+static void reply_xattr(fuse_req_t req, int kind, enum s3_err e, const char *buf, size_t len, size_t size)
 {
-    if (rc < 0)
-        fuse_reply_err(req, (int)-rc);
+    if (kind < 0)
+        reply_kind_err(req, kind);
+    else if (e)
+        fuse_reply_err(req, s3_err_errno(e));
     else if (size == 0)
-        fuse_reply_xattr(req, (size_t)rc);
+        fuse_reply_xattr(req, len);
     else
-        fuse_reply_buf(req, buf, (size_t)rc);
+        fuse_reply_buf(req, buf, len);
 }
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
     char buf[512];
-    size_t cap = size < sizeof buf ? size : sizeof buf;
+    size_t cap = size < sizeof buf ? size : sizeof buf, len = 0;
     struct rw_gen *g;
     uint32_t i;
     int kind = node_of(req, ino, &g, &i);
-    ssize_t rc = kind >= 0 ? tree_getxattr(g->fs->tree, i, name, buf, cap) : kind;
-    if (rc == -ERANGE && size >= sizeof buf)
-        rc = -E2BIG; /* cannot happen with our short values; never claim ENOSYS */
-    reply_xattr(req, rc, buf, size);
+    enum s3_err e = kind >= 0 ? tree_getxattr(g->fs->tree, i, name, buf, cap, &len) : S3_OK;
+    if (e == S3_ERR_RANGE && size >= sizeof buf) {
+        fuse_reply_err(req, E2BIG); /* cannot happen with our short values; never claim ENOSYS */
+        return;
+    }
+    reply_xattr(req, kind, e, buf, len, size);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
     char buf[256];
-    size_t cap = size < sizeof buf ? size : sizeof buf;
+    size_t cap = size < sizeof buf ? size : sizeof buf, len = 0;
     struct rw_gen *g;
     uint32_t i;
     int kind = node_of(req, ino, &g, &i);
-    ssize_t rc = kind >= 0 ? tree_listxattr(g->fs->tree, i, buf, cap) : kind;
-    reply_xattr(req, rc, buf, size);
+    enum s3_err e = kind >= 0 ? tree_listxattr(g->fs->tree, i, buf, cap, &len) : S3_OK;
+    reply_xattr(req, kind, e, buf, len, size);
 }
 
 /* What never changes: EROFS read-only, EPERM with -o rw (the mount is writable, this is

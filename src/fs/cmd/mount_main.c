@@ -325,7 +325,7 @@ int main(int argc, char **argv)
         }
         c.fc.lock = &lock;
     }
-    rc = s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err);
+    rc = s3_exit_of(s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err));
     if (!rc && c.fc.rw && (fs->src.st.st_ino != lock.st.st_ino || fs->src.st.st_dev != lock.st.st_dev)) {
         s3fs_close(fs);
         snprintf(err, sizeof err, "%s: replaced while it was opened; try again", c.file);

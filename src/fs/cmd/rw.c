@@ -394,10 +394,8 @@ static bool file_pos(const struct rw_gen *g, const struct source *s, uint64_t of
 static bool xattr_u64(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
 {
     char buf[32];
-    ssize_t n = tree_getxattr(t, ino, name, buf, sizeof buf - 1);
-    if (n <= 0)
+    if (tree_getxattr_str(t, ino, name, buf, sizeof buf) || !buf[0])
         return false;
-    buf[n] = 0;
     char *end;
     *v = strtoull(buf, &end, 10);
     return *end == 0;
@@ -598,10 +596,9 @@ static bool value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct r
     struct tree *t = g->fs->tree;
     char type[160];
     uint64_t off, len;
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0 || !xattr_u64(t, ino, "user.s3rig.offset", &off) || !xattr_u64(t, ino, "user.s3rig.length", &len))
+    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || !type[0] ||
+        !xattr_u64(t, ino, "user.s3rig.offset", &off) || !xattr_u64(t, ino, "user.s3rig.length", &len))
         return false;
-    type[n] = 0;
     /* inside a compressed section its span is the stored section's: its view knows more */
     enum place in_section = section_value_target(rw, g, ino, w, type);
     if (in_section != NO_PLACE)
@@ -690,17 +687,10 @@ static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     struct tree *t = g->fs->tree;
     uint32_t dir = tree_parent(t, ino), offset, stored, memory, comp;
     char type[32];
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0)
+    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || strcmp(type, "dbpf.data") != 0)
         return false;
-    type[n] = 0;
-    if (strcmp(type, "dbpf.data") != 0)
-        return false;
-    n = tree_getxattr(t, dir, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0)
-        return false;
-    type[n] = 0;
-    if (strcmp(type, "dbpf.resource") != 0 || !sibling_field(g, dir, "offset", 4, &w->f_offset, &offset) ||
+    if (tree_getxattr_str(t, dir, "user.s3rig.type", type, sizeof type) || strcmp(type, "dbpf.resource") != 0 ||
+        !sibling_field(g, dir, "offset", 4, &w->f_offset, &offset) ||
         !sibling_field(g, dir, "stored_size", 4, &w->f_stored, &stored) ||
         !sibling_field(g, dir, "memory_size", 4, &w->f_memory, &memory) ||
         !sibling_field(g, dir, "compression", 2, &w->f_comp, &comp))
@@ -786,11 +776,11 @@ static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, 
     char type[160];
     uint64_t off = 0, len = 0;
     memset(w, 0, sizeof *w);
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    enum s3_err e = tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type);
     const char *name = tree_name(t, ino);
     size_t nlen = strlen(name);
     /* a table's two files share its type: NAME.bin is the bytes, NAME.csv their text */
-    if (n <= 0 || (type[n] = 0, strncmp(type, "gr2.table[", 10) != 0) || nlen < 4 ||
+    if (e || strncmp(type, "gr2.table[", 10) != 0 || nlen < 4 ||
         strcmp(name + nlen - 4, ".bin") != 0 || !section_place(g, ino, w, &off, &len) || len == 0 ||
         len != tree_size(t, ino) || len > RW_RESOURCE_MAX) {
         memset(w, 0, sizeof *w);
@@ -1873,7 +1863,7 @@ static void reopen_folder(struct rw *rw, struct rw_gen *g)
 {
     char err[512];
     struct s3fs *fs = NULL;
-    if (s3fs_open(&fs, g->fs->src.path, &rw->opts, err, sizeof err) != 0) {
+    if (s3fs_open(&fs, g->fs->src.path, &rw->opts, err, sizeof err) != S3_OK) {
         fprintf(stderr, "mount.s3rig: rescan failed (%s): the tree shows the folder as before\n", err);
         return;
     }
@@ -1897,9 +1887,9 @@ static void reopen(struct rw *rw, struct rw_gen *g)
         rw_log(rw, "committed, but out of memory opening it again: the tree shows the previous version");
         return;
     }
-    int rc = s3fs_open(&fs, path, &rw->opts, err, sizeof err);
+    enum s3_err e = s3fs_open(&fs, path, &rw->opts, err, sizeof err);
     free(path);
-    if (rc) {
+    if (e) {
         rw_log(rw, "committed, but the new file does not open (%s): the tree shows the previous version", err);
         return;
     }

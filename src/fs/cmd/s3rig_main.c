@@ -236,11 +236,8 @@ static int cmd_cat(struct s3fs *fs, int argc, char **argv)
 static void print_xattr(struct s3fs *fs, uint32_t ino, const char *name, const char *label)
 {
     char v[512];
-    ssize_t n = tree_getxattr(fs->tree, ino, name, v, sizeof v - 1);
-    if (n >= 0) {
-        v[n] = 0;
+    if (tree_getxattr_str(fs->tree, ino, name, v, sizeof v) == S3_OK)
         printf("%s: %s\n", label, v);
-    }
 }
 
 static int cmd_stat(struct s3fs *fs, const char *path)
@@ -265,14 +262,13 @@ static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool lo
         printf("%s\n", name);
         return;
     }
-    char off[32] = "-", len[32] = "-", type[256] = "-";
-    ssize_t k;
-    if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.offset", off, sizeof off - 1)) >= 0)
-        off[k] = 0;
-    if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.length", len, sizeof len - 1)) >= 0)
-        len[k] = 0;
-    if ((k = tree_getxattr(fs->tree, ino, "user.s3rig.type", type, sizeof type - 1)) >= 0)
-        type[k] = 0;
+    char off[32], len[32], type[256];
+    if (tree_getxattr_str(fs->tree, ino, "user.s3rig.offset", off, sizeof off))
+        strcpy(off, "-");
+    if (tree_getxattr_str(fs->tree, ino, "user.s3rig.length", len, sizeof len))
+        strcpy(len, "-");
+    if (tree_getxattr_str(fs->tree, ino, "user.s3rig.type", type, sizeof type))
+        strcpy(type, "-");
     printf("%c %12" PRIu64 " %12s %10s %-24s %s", kind == NODE_DIR ? 'd' : kind == NODE_LINK ? 'l' : '-',
            tree_size(fs->tree, ino), off, len, type, name);
     if (kind == NODE_LINK)
@@ -651,7 +647,7 @@ int main(int argc, char **argv)
         return rc < 0 ? s3_close_stdout("s3rig") : rc;
     char err[512];
     struct s3fs *fs;
-    rc = s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err);
+    rc = s3_exit_of(s3fs_open(&fs, c.file, &c.opts.fs, err, sizeof err));
     if (rc) {
         fprintf(stderr, "s3rig: %s\n", err);
         return rc;

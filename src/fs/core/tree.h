@@ -55,6 +55,10 @@ enum s3_err tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
 /* Records that an allocation of the caller's failed while it grows the tree: the populate
  * running now fails with NOMEM, as when a tree_add_* runs out of memory. */
 void tree_note_oom(struct tree *t);
+/* The same for another reason (NOMEM is tree_note_oom): the populate running now fails
+ * with e, the first one noted, whatever its callback returns (a registration of a
+ * function that makes a node and returns it, tree_gen_item's LIMIT). */
+void tree_note_failure(struct tree *t, enum s3_err e);
 /* calloc for a view's own state made while it grows the tree (a populate callback, or
  * under the tree lock; never in a producer): a failure, real or refused by
  * tree_test_fail_alloc, fails the populate running now with NOMEM. Free with free(). */
@@ -213,10 +217,15 @@ enum s3_err tree_read_all(struct tree *t, uint32_t ino, uint8_t **buf, size_t *l
  * (NOT_FOUND, IS_DIR, INVALID: not a file; IO, NOMEM). */
 enum s3_err tree_read(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_t len, size_t *got);
 
-/* Extended attributes, with getxattr(2) semantics: size 0 asks for the length;
- * -ENODATA for an unknown name, -ERANGE when the buffer is too small. */
-ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
-ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size);
+/* Extended attributes, as getxattr(2) and listxattr(2) ask: S3_OK and the value's (the
+ * list's) length through *len, its bytes in buf unless size is 0 (the length only); or
+ * NOT_FOUND (no node), NO_ATTR (no such attribute: ENODATA), RANGE (buf is shorter than
+ * the value, *len its length: ERANGE). */
+enum s3_err tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size, size_t *len);
+enum s3_err tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size, size_t *len);
+/* The value as a C string in buf (size bytes, its NUL included; "" on failure): as
+ * tree_getxattr. */
+enum s3_err tree_getxattr_str(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size);
 
 /* ---- Computed directories: a million entries without a node each ----
  * A directory of symlinks whose names and targets its view computes when asked (a

@@ -321,6 +321,7 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
     if (t->populate_depth++ == 0) {
         t->failures_outer = t->strings.meter.failures;
         t->refusals_outer = cache_thread_refusals();
+        t->noted = S3_OK;
     }
     struct source *held = populate_hold(t, sid);
     enum s3_err rc = d->populate(t, dir, d->ctx, d->arg);
@@ -331,6 +332,8 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
      * failed): whatever the callback returned, its listing may be short, so it fails. */
     if (rc == 0 && (t->strings.meter.failures != t->failures_outer || cache_thread_refusals() != t->refusals_outer))
         rc = S3_ERR_NOMEM; /* ... or the cache refused it bytes (cache_mb is taken by others) */
+    if (rc == 0 && t->noted) /* a reason a callee could only note (tree_note_failure) */
+        rc = t->noted;
     if (rc == 0)
         rc = publish_pending(t, mark);
     if (rc) {

@@ -274,6 +274,7 @@ struct tree {
     uint32_t populate_depth;  /* populates running (nested in each other's callbacks) */
     uint64_t failures_outer;  /* the meter's failures when the outermost one began */
     uint64_t refusals_outer;  /* and the cache's refusals to its thread (cache.h) */
+    enum s3_err noted;        /* tree_note_failure's first reason since the outermost began */
     _Atomic uint64_t version; /* tree_version: bumped under the lock, read without */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
     _Atomic uint64_t computed_renders; /* names a computed directory rendered (tests) */

@@ -257,6 +257,19 @@ void tree_note_oom(struct tree *t)
     tree_touch(t);
 }
 
+void tree_note_failure(struct tree *t, enum s3_err e)
+{
+    if (e == S3_ERR_NOMEM) {
+        tree_note_oom(t);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    if (t->noted == S3_OK)
+        t->noted = e;
+    pthread_mutex_unlock(&t->lock);
+    tree_touch(t);
+}
+
 void *tree_calloc(struct tree *t, size_t n, size_t size)
 {
     pthread_mutex_lock(&t->lock); /* the meter is counted under it (recursive) */

@@ -131,56 +131,70 @@ static const char XA_OFFSET[] = "user.s3rig.offset";
 static const char XA_LENGTH[] = "user.s3rig.length";
 static const char XA_TYPE[] = "user.s3rig.type";
 
-static ssize_t xattr_reply(const char *value, size_t vlen, char *buf, size_t size)
+/* getxattr(2)'s reply: size 0 asks for the length only; a shorter buffer is RANGE. */
+static enum s3_err xattr_reply(const char *value, size_t vlen, char *buf, size_t size, size_t *len)
 {
+    *len = vlen;
     if (size == 0)
-        return (ssize_t)vlen;
+        return S3_OK;
     if (size < vlen)
-        return -ERANGE;
+        return S3_ERR_RANGE;
     memcpy(buf, value, vlen);
-    return (ssize_t)vlen;
+    return S3_OK;
 }
 
-ssize_t tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size)
+enum s3_err tree_getxattr(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size, size_t *len)
 {
+    *len = 0;
     struct node *n = node_at(t, ino);
     if (!n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     char num[32];
     struct tree_span s;
     if (node_span(n, &s)) {
         if (strcmp(name, XA_OFFSET) == 0) {
             int l = snprintf(num, sizeof num, "%" PRIu64, s.off);
-            return xattr_reply(num, (size_t)l, buf, size);
+            return xattr_reply(num, (size_t)l, buf, size, len);
         }
         if (strcmp(name, XA_LENGTH) == 0) {
             int l = snprintf(num, sizeof num, "%" PRIu64, s.len);
-            return xattr_reply(num, (size_t)l, buf, size);
+            return xattr_reply(num, (size_t)l, buf, size, len);
         }
     }
     const char *xtype = type_str(t, n->xtype);
     if (strcmp(name, XA_TYPE) == 0 && xtype)
-        return xattr_reply(xtype, strlen(xtype), buf, size);
-    return -ENODATA;
+        return xattr_reply(xtype, strlen(xtype), buf, size, len);
+    return S3_ERR_NO_ATTR;
 }
 
-ssize_t tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size)
+enum s3_err tree_getxattr_str(struct tree *t, uint32_t ino, const char *name, char *buf, size_t size)
 {
+    size_t len = 0;
+    enum s3_err e = size ? tree_getxattr(t, ino, name, buf, size - 1, &len) : S3_ERR_RANGE;
+    if (e == S3_OK && len >= size) /* size 1 asked for the length only */
+        e = S3_ERR_RANGE;
+    if (size)
+        buf[e ? 0 : len] = 0;
+    return e;
+}
+
+enum s3_err tree_listxattr(struct tree *t, uint32_t ino, char *buf, size_t size, size_t *len)
+{
+    *len = 0;
     struct node *n = node_at(t, ino);
     if (!n)
-        return -ENOENT;
+        return S3_ERR_NOT_FOUND;
     char list[sizeof XA_OFFSET + sizeof XA_LENGTH + sizeof XA_TYPE];
-    size_t len = 0;
+    size_t used = 0;
     if (n->flags & NODE_HAS_SPAN) {
-        memcpy(list + len, XA_OFFSET, sizeof XA_OFFSET);
-        len += sizeof XA_OFFSET;
-        memcpy(list + len, XA_LENGTH, sizeof XA_LENGTH);
-        len += sizeof XA_LENGTH;
+        memcpy(list + used, XA_OFFSET, sizeof XA_OFFSET);
+        used += sizeof XA_OFFSET;
+        memcpy(list + used, XA_LENGTH, sizeof XA_LENGTH);
+        used += sizeof XA_LENGTH;
     }
     if (type_str(t, n->xtype)) {
-        memcpy(list + len, XA_TYPE, sizeof XA_TYPE);
-        len += sizeof XA_TYPE;
+        memcpy(list + used, XA_TYPE, sizeof XA_TYPE);
+        used += sizeof XA_TYPE;
     }
-    return xattr_reply(list, len, buf, size);
+    return xattr_reply(list, used, buf, size, len);
 }
-

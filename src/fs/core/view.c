@@ -63,13 +63,14 @@ static int format_value(enum list_style style, uint32_t v, char *scratch, size_t
 }
 
 /* The form: the values, 4 bytes each in the host's order. */
-static int64_t value_list_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err value_list_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
+                                  const char **text, size_t *len)
 {
     const struct value_list *l = ctx;
     uint32_t v;
     memcpy(&v, form + 4 * k, 4);
     *text = scratch;
-    return format_value(l->style, v, scratch, VIEW_ROW_SCRATCH);
+    return view_row_printed(format_value(l->style, v, scratch, VIEW_ROW_SCRATCH), len);
 }
 
 static enum s3_err value_list_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
@@ -155,19 +156,30 @@ static uint64_t form_marks(uint64_t n)
     return (n + FORM_ROWS_PER_MARK - 1) / FORM_ROWS_PER_MARK;
 }
 
-/* Row k of the form: its length (-1: it cannot be had) and *text its bytes. */
-static int64_t form_row(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
-                        const char **text)
+enum s3_err view_row_printed(int n, size_t *len)
 {
-    *text = NULL;
-    int64_t w = row(ctx, form, k, scratch, text);
-    return w >= 0 && *text ? w : -1;
+    *len = 0;
+    if (n < 0 || n >= VIEW_ROW_SCRATCH)
+        return S3_ERR_LIMIT;
+    *len = (size_t)n;
+    return S3_OK;
 }
 
-/* The file's size from the form: every row formatted once (linear); false when a row
- * cannot be. */
-static bool form_measure(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t n, uint64_t *marks,
-                         uint64_t *size)
+/* Row k of the form: S3_OK, *text its bytes and *len its length, or the row's reason
+ * (INVALID for a row function that set no text: a view's bug, never bytes shown). */
+static enum s3_err form_row(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
+                            const char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    enum s3_err e = row(ctx, form, k, scratch, text, len);
+    return e ? e : *text ? S3_OK : S3_ERR_INVALID;
+}
+
+/* The file's size from the form: every row formatted once (linear); the reason of a row
+ * that cannot be. */
+static enum s3_err form_measure(view_form_row_fn *row, const void *ctx, const uint8_t *form, uint64_t n,
+                                uint64_t *marks, uint64_t *size)
 {
     char scratch[VIEW_ROW_SCRATCH];
     uint64_t at = 0;
@@ -175,13 +187,14 @@ static bool form_measure(view_form_row_fn *row, const void *ctx, const uint8_t *
         if (marks && k % FORM_ROWS_PER_MARK == 0)
             marks[k / FORM_ROWS_PER_MARK] = at;
         const char *text;
-        int64_t w = form_row(row, ctx, form, k, scratch, &text);
-        if (w < 0)
-            return false;
+        size_t w;
+        enum s3_err e = form_row(row, ctx, form, k, scratch, &text, &w);
+        if (e)
+            return e;
         at += (uint64_t)w + 1;
     }
     *size = at;
-    return true;
+    return S3_OK;
 }
 
 static enum s3_err produce_form(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
@@ -194,23 +207,34 @@ static enum s3_err produce_form(struct cached *c, uint8_t **data, size_t *size, 
     if (e)
         return e;
     uint64_t bytes = pad8(it->len) + form_marks(it->n) * 8, measured = 0;
-    uint8_t *b = len == it->len ? realloc(form, bytes ? bytes : 1) : NULL;
-    if (!b) {
-        free(form);
-        if (len == it->len)
-            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-        return s3_fail(S3_ERR_IO, err, errlen, "the source gave %zu bytes, %zu when listed (it changed?)", len,
-                       it->len);
+    uint8_t *b = NULL;
+    if (len != it->len) {
+        e = s3_fail(S3_ERR_IO, err, errlen, "the source gave %zu bytes, %zu when listed (it changed?)", len,
+                    it->len);
+        goto fail;
     }
-    if (!form_measure(it->row, it->ctx, b, it->n, (uint64_t *)(b + pad8(it->len)), &measured) ||
-        measured != it->size) {
-        free(b);
-        return s3_fail(S3_ERR_IO, err, errlen, "rows of %llu bytes, %llu when listed (the source changed?)",
-                       (unsigned long long)measured, (unsigned long long)it->size);
+    if (!(b = realloc(form, bytes ? bytes : 1))) {
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
+    }
+    form = NULL; /* b is it now */
+    e = form_measure(it->row, it->ctx, b, it->n, (uint64_t *)(b + pad8(it->len)), &measured);
+    if (e) {
+        e = s3_fail(e, err, errlen, "a row cannot be formatted: %s (the source changed?)", s3_err_str(e));
+        goto fail;
+    }
+    if (measured != it->size) {
+        e = s3_fail(S3_ERR_IO, err, errlen, "rows of %llu bytes, %llu when listed (the source changed?)",
+                    (unsigned long long)measured, (unsigned long long)it->size);
+        goto fail;
     }
     *data = b;
     *size = (size_t)bytes;
     return S3_OK;
+fail:
+    free(form);
+    free(b);
+    return e;
 }
 
 /* The last of nmarks ascending marks at or before off (0 when none is): by halves. */
@@ -249,10 +273,11 @@ static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint6
     for (uint64_t k = lo * FORM_ROWS_PER_MARK; k < it->n && got < len; k++) {
         char scratch[VIEW_ROW_SCRATCH];
         const char *text;
-        int64_t w = form_row(it->row, it->ctx, b, k, scratch, &text);
-        if (w < 0) {
+        size_t w;
+        enum s3_err e = form_row(it->row, it->ctx, b, k, scratch, &text, &w);
+        if (e) {
             cache_unpin(it->cache, &it->c);
-            return S3_ERR_IO;
+            return e;
         }
         uint64_t end = at + (uint64_t)w + 1; /* the row and its newline */
         if (end > off + got) {
@@ -287,15 +312,16 @@ uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, con
 {
     struct tree *t = fs->tree;
     uint64_t size;
-    if (!form_measure(f->row, f->ctx, form, n, NULL, &size))
+    if (form_measure(f->row, f->ctx, form, n, NULL, &size))
         return 0;
     if (size <= VIEW_TEXT_MAX) { /* a text: rendered now, from the form it was given */
         char *text = alloc_array(size, 1);
         char scratch[VIEW_ROW_SCRATCH];
         for (uint64_t k = 0, at = 0; text && k < n; k++) {
             const char *row;
-            int64_t w = form_row(f->row, f->ctx, form, k, scratch, &row); /* measured: it can be had */
-            memcpy(text + at, row, (size_t)w);
+            size_t w;
+            form_row(f->row, f->ctx, form, k, scratch, &row, &w); /* measured: it can be had */
+            memcpy(text + at, row, w);
             text[at + (uint64_t)w] = '\n';
             at += (uint64_t)w + 1;
         }
@@ -310,7 +336,11 @@ uint32_t view_add_form_rows(struct s3fs *fs, uint32_t dir, const char *name, con
                              .size = size, .len = len};
     it->c.produce = produce_form;
     it->c.hint = pad8(len) + form_marks(n) * 8;
-    tree_gen_item(form_rows_read, form_rows_item);
+    enum s3_err e = tree_gen_item(form_rows_read, form_rows_item);
+    if (e) { /* the listing fails with it, never shows the file missing */
+        tree_note_failure(t, e);
+        return 0;
+    }
     return tree_add_gen(t, dir, name, xtype, size, form_rows_read, it, 0);
 }
 
@@ -324,7 +354,8 @@ struct bone_names {
     uint64_t n;
 };
 
-static int64_t bone_name_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err bone_name_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
+                                 const char **text, size_t *len)
 {
     (void)scratch;
     const struct bone_names *b = ctx;
@@ -333,10 +364,12 @@ static int64_t bone_name_row(const void *ctx, const uint8_t *form, uint64_t k, c
     memcpy(&i, form + (size_t)b->nnames * 8 + 4 * k, 4);
     if (i < 0 || (uint32_t)i >= b->nnames || !nlen[i]) {
         *text = "?";
-        return 1;
+        *len = 1;
+        return S3_OK;
     }
     *text = b->names[i];
-    return (int64_t)nlen[i] - 1;
+    *len = (size_t)nlen[i] - 1;
+    return S3_OK;
 }
 
 static enum s3_err bone_names_derive(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen)
@@ -487,10 +520,8 @@ bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out)
 static bool xattr_number(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
 {
     char num[32], *end;
-    ssize_t n = tree_getxattr(t, ino, name, num, sizeof num - 1);
-    if (n <= 0)
+    if (tree_getxattr_str(t, ino, name, num, sizeof num) || !num[0])
         return false;
-    num[n] = 0;
     *v = strtoull(num, &end, 10);
     return *end == 0;
 }
@@ -500,10 +531,9 @@ bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_
     char type[160];
     uint64_t off, len;
     struct field_type ft;
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0 || !xattr_number(t, ino, "user.s3rig.offset", &off) || !xattr_number(t, ino, "user.s3rig.length", &len))
+    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || !type[0] ||
+        !xattr_number(t, ino, "user.s3rig.offset", &off) || !xattr_number(t, ino, "user.s3rig.length", &len))
         return false;
-    type[n] = 0;
     if (field_type_parse(type, len, &ft))
         return false;
     *out = (struct view_value){off, len, ft.kind, be, 0, NULL};

@@ -144,8 +144,8 @@ struct skeleton_file {
 };
 
 /* Opens view over src at dir of host's tree: s3fs_open_at (fs/open/open.h). */
-typedef int s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
-                            unsigned formats, struct s3fs **out, char *err, size_t errlen);
+typedef enum s3_err s3fs_open_at_fn(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
+                                    unsigned formats, struct s3fs **out, char *err, size_t errlen);
 
 struct s3fs {
     struct source src;
@@ -230,13 +230,16 @@ uint32_t add_bone_names(struct s3fs *fs, uint32_t dir, const char *field, const 
  * lives; runs as a cache producer (no tree lock): S3_OK, or the reason with err (the
  * read fails, EIO). */
 typedef enum s3_err view_form_derive_fn(const void *ctx, uint8_t **form, size_t *len, char *err, size_t errlen);
-/* Row k's text (no newline): its length, with *text set to its bytes, either formatted
- * into scratch (VIEW_ROW_SCRATCH bytes: numbers) or lying in form or in what the view
- * keeps while the tree lives (a row of any length, e.g. a string); -1 when it cannot be
- * formatted. */
+/* Row k's text (no newline): S3_OK, *text set to its bytes and *len to its length,
+ * either formatted into scratch (VIEW_ROW_SCRATCH bytes: numbers) or lying in form or in
+ * what the view keeps while the tree lives (a row of any length, e.g. a string); or the
+ * reason it cannot be formatted (LIMIT: longer than scratch, view_row_printed). */
 #define VIEW_ROW_SCRATCH 64
-typedef int64_t view_form_row_fn(const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
-                                 const char **text);
+typedef enum s3_err view_form_row_fn(const void *ctx, const uint8_t *form, uint64_t k, char *scratch,
+                                     const char **text, size_t *len);
+/* A row snprintf wrote into scratch, n its result: S3_OK and *len = n, or LIMIT when it
+ * did not fit in VIEW_ROW_SCRATCH bytes (or snprintf failed). */
+enum s3_err view_row_printed(int n, size_t *len);
 struct view_form {
     view_form_derive_fn *derive;
     view_form_row_fn *row;

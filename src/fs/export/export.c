@@ -102,7 +102,11 @@ uint32_t export_add_sized(struct s3fs *fs, uint32_t dir, const char *name, const
     }
     *e = (struct export_file){.c = {.produce = produce_export, .hint = size}, .fs = fs, .build = build,
                               .ctx = ctx, .size = size};
-    tree_gen_item(export_read, export_item);
+    enum s3_err rc = tree_gen_item(export_read, export_item);
+    if (rc) { /* the listing fails with it, never shows the file missing */
+        tree_note_failure(fs->tree, rc);
+        return 0;
+    }
     return tree_add_gen(fs->tree, dir, name, xtype, size, export_read, e, 0);
 }
 

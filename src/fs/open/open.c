@@ -28,18 +28,14 @@ static s3_view_open_fn *const view_open[FMT_COUNT] = {
 
 /* Detects the format of fs->src and opens its view at fs->root: the same for a file
  * mounted alone and for a view nested in another. */
-static int open_view(struct s3fs *fs, const char *label, unsigned formats, char *err, size_t errlen)
+static enum s3_err open_view(struct s3fs *fs, const char *label, unsigned formats, char *err, size_t errlen)
 {
-    if (detect_format(&fs->src.src, &fs->det) != S3_OK) {
-        snprintf(err, errlen, "%s: unrecognised format: %s", label, fs->det.why);
-        return S3_EXIT_FORMAT;
-    }
-    if (formats && !(formats & (1u << fs->det.format))) {
-        snprintf(err, errlen, "%s: %s is not opened here", label, format_name(fs->det.format));
-        return S3_EXIT_FORMAT;
-    }
+    enum s3_err e = detect_format(&fs->src.src, &fs->det);
+    if (e != S3_OK)
+        return s3_fail(e, err, errlen, "%s: unrecognised format: %s", label, fs->det.why);
+    if (formats && !(formats & (1u << fs->det.format)))
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %s is not opened here", label, format_name(fs->det.format));
     char why[256] = "";
-    enum s3_err e;
     size_t f = fs->det.format;
     s3_view_open_fn *opener = f < FMT_COUNT ? view_open[f] : NULL;
     if (opener)
@@ -47,11 +43,9 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
     else
         e = s3_fail(S3_ERR_UNSUPPORTED, why, sizeof why, "recognised as %s, which this version does not support yet",
                     format_name(fs->det.format));
-    if (e != S3_OK) {
-        snprintf(err, errlen, "%s: %s", label, why[0] ? why : s3_err_str(e));
-        return S3_EXIT_FORMAT;
-    }
-    return S3_EXIT_OK;
+    if (e != S3_OK)
+        return s3_fail(e, err, errlen, "%s: %s", label, why[0] ? why : s3_err_str(e));
+    return S3_OK;
 }
 
 /* -o NAME=PATH (skeleton=, rig=): the file a skeleton_file holds, opened before the view
@@ -59,34 +53,29 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
  * while fs lives; it must offer a skeleton (view_skeletons). `none` says, after "no
  * skeleton", what the option wants one for. *out is set even when this fails (s3fs_close
  * frees it). */
-static int open_skeleton_file(struct s3fs *fs, const char *name, const char *path, const char *none,
-                              struct skeleton_file **out, const char *label, char *err, size_t errlen)
+static enum s3_err open_skeleton_file(struct s3fs *fs, const char *name, const char *path, const char *none,
+                                      struct skeleton_file **out, const char *label, char *err, size_t errlen)
 {
     struct s3fs_opts o = fs->opts;
     o.skeleton[0] = o.rig[0] = 0;
     struct skeleton_file *f = calloc(1, sizeof *f);
     *out = f;
-    if (!f) {
-        snprintf(err, errlen, "%s: %s=%s: out of memory", label, name, path);
-        return S3_EXIT_OPEN;
-    }
+    if (!f)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: %s=%s: out of memory", label, name, path);
     f->path = realpath(path, NULL);
     if (!f->path) {
-        snprintf(err, errlen, "%s: %s=%s: %s", label, name, path, strerror(errno));
-        return S3_EXIT_OPEN;
+        int errnum = errno;
+        return s3_fail(s3_err_of_errno(errnum), err, errlen, "%s: %s=%s: %s", label, name, path, strerror(errnum));
     }
     char why[512] = "";
-    int rc = s3fs_open(&f->fs, f->path, &o, why, sizeof why);
-    if (rc) {
-        snprintf(err, errlen, "%s: %s=%s", label, name, why);
-        return rc;
-    }
+    enum s3_err e = s3fs_open(&f->fs, f->path, &o, why, sizeof why);
+    if (e)
+        return s3_fail(e, err, errlen, "%s: %s=%s", label, name, why);
     f->set = view_skeletons(f->fs, why, sizeof why);
-    if (f->set->n == 0) {
-        snprintf(err, errlen, "%s: %s=%s: no skeleton %s%s%s", label, name, f->path, none, why[0] ? ": " : "", why);
-        return S3_EXIT_FORMAT;
-    }
-    return S3_EXIT_OK;
+    if (f->set->n == 0) /* a file of a format that holds none: FORMAT, as a file no view takes */
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %s=%s: no skeleton %s%s%s", label, name, f->path, none,
+                       why[0] ? ": " : "", why);
+    return S3_OK;
 }
 
 static void skeleton_file_close(struct skeleton_file *f)
@@ -99,8 +88,8 @@ static void skeleton_file_close(struct skeleton_file *f)
 }
 
 /* folder: the path of a folder source (its view instead of a format's), else NULL */
-static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label, const char *folder,
-                       char *err, size_t errlen)
+static enum s3_err open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char *label,
+                               const char *folder, char *err, size_t errlen)
 {
     if (opts)
         fs->opts = *opts;
@@ -111,26 +100,22 @@ static int open_format(struct s3fs *fs, const struct s3fs_opts *opts, const char
     cache_init(&fs->cache, fs->opts.cache_bytes);
     struct tree_limits lim = {fs->opts.max_nodes};
     fs->tree = tree_new(&fs->src, &lim);
-    if (!fs->tree) {
-        snprintf(err, errlen, "%s: out of memory", label);
-        return S3_EXIT_OPEN;
-    }
+    if (!fs->tree)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", label);
     fs->root = TREE_ROOT;
     fs->open_at = s3fs_open_at;
-    int rc = S3_EXIT_OK;
+    enum s3_err e = S3_OK;
     if (fs->opts.skeleton[0])
-        rc = open_skeleton_file(fs, "skeleton", fs->opts.skeleton, "to play the animations on", &fs->skeleton_file,
-                                label, err, errlen);
-    if (rc == S3_EXIT_OK && fs->opts.rig[0])
-        rc = open_skeleton_file(fs, "rig", fs->opts.rig, "to bind to", &fs->rig_file, label, err, errlen);
-    if (rc)
-        return rc;
+        e = open_skeleton_file(fs, "skeleton", fs->opts.skeleton, "to play the animations on", &fs->skeleton_file,
+                               label, err, errlen);
+    if (e == S3_OK && fs->opts.rig[0])
+        e = open_skeleton_file(fs, "rig", fs->opts.rig, "to bind to", &fs->rig_file, label, err, errlen);
+    if (e)
+        return e;
     if (folder) {
         char why[256] = "";
-        if (folder_view_open(fs, folder, why, sizeof why) == S3_OK)
-            return S3_EXIT_OK;
-        snprintf(err, errlen, "%s: %s", label, why);
-        return S3_EXIT_OPEN;
+        e = folder_view_open(fs, folder, why, sizeof why);
+        return e ? s3_fail(e, err, errlen, "%s: %s", label, why) : S3_OK;
     }
     return open_view(fs, label, 0, err, errlen);
 }
@@ -147,16 +132,14 @@ static void nested_free(void *p)
     free(fs);
 }
 
-int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin, unsigned formats,
-                 struct s3fs **out, char *err, size_t errlen)
+enum s3_err s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, const char *origin,
+                         unsigned formats, struct s3fs **out, char *err, size_t errlen)
 {
     struct tree *t = host->tree;
     struct s3fs *fs = calloc(1, sizeof *fs);
     *out = NULL;
-    if (!fs) {
-        snprintf(err, errlen, "out of memory");
-        return S3_EXIT_OPEN;
-    }
+    if (!fs)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     source_move(&fs->src, src);
     fs->tree = t;
     fs->opts = host->opts;
@@ -171,48 +154,45 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     /* Registered before the view opens, so the view's own cleanups (made later) run first. */
     if (tree_on_free(t, nested_free, fs)) {
         nested_free(fs);
-        snprintf(err, errlen, "out of memory");
-        return S3_EXIT_OPEN;
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    enum s3_err src_rc = tree_add_source(t, &fs->src, &fs->src_id);
-    if (src_rc == S3_ERR_LIMIT) {
-        snprintf(err, errlen, "not opened: the mount already holds %u nested views, the most it can (TREE_MAX_SOURCES)",
-                 TREE_MAX_SOURCES - 1);
-        return S3_EXIT_OPEN;
-    }
-    if (src_rc) {
-        snprintf(err, errlen, "out of memory");
-        return S3_EXIT_OPEN;
-    }
-    int rc = open_view(fs, "view", formats, err, errlen);
-    if (rc == S3_EXIT_OK)
+    /* from here fs is the tree's to free */
+    enum s3_err e = tree_add_source(t, &fs->src, &fs->src_id);
+    if (e == S3_ERR_LIMIT)
+        return s3_fail(e, err, errlen,
+                       "not opened: the mount already holds %u nested views, the most it can (TREE_MAX_SOURCES)",
+                       TREE_MAX_SOURCES - 1);
+    if (e)
+        return s3_fail(e, err, errlen, "out of memory");
+    e = open_view(fs, "view", formats, err, errlen);
+    if (e == S3_OK)
         *out = fs;
-    return rc;
+    return e;
 }
 
 /* Both entry points: a source (file or memory) set up by `attach`, then the format. */
-static int open_common(struct s3fs **out, const char *label, const struct s3fs_opts *opts, char *err,
-                       size_t errlen, enum s3_err (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
-                                                            size_t errlen),
-                       const void *a, uint64_t b, const char *folder)
+static enum s3_err open_common(struct s3fs **out, const char *label, const struct s3fs_opts *opts, char *err,
+                               size_t errlen,
+                               enum s3_err (*attach)(struct s3fs *fs, const void *a, uint64_t b, char *err,
+                                                     size_t errlen),
+                               const void *a, uint64_t b, const char *folder)
 {
     struct s3fs *fs = calloc(1, sizeof *fs);
     *out = NULL;
-    if (!fs) {
-        snprintf(err, errlen, "%s: out of memory", label);
-        return S3_EXIT_OPEN;
+    if (!fs)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", label);
+    enum s3_err e = attach(fs, a, b, err, errlen);
+    if (e) {
+        free(fs); /* no source attached: nothing else to close */
+        return e;
     }
-    if (attach(fs, a, b, err, errlen) != S3_OK) {
-        free(fs);
-        return S3_EXIT_OPEN;
-    }
-    int rc = open_format(fs, opts, label, folder ? fs->src.path : NULL, err, errlen);
-    if (rc) {
+    e = open_format(fs, opts, label, folder ? fs->src.path : NULL, err, errlen);
+    if (e) {
         s3fs_close(fs);
-        return rc;
+        return e;
     }
     *out = fs;
-    return S3_EXIT_OK;
+    return S3_OK;
 }
 
 static enum s3_err attach_file(struct s3fs *fs, const void *path, uint64_t unused, char *err, size_t errlen)
@@ -253,7 +233,7 @@ static enum s3_err attach_folder(struct s3fs *fs, const void *path, uint64_t unu
     return S3_OK;
 }
 
-int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
+enum s3_err s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) /* a folder of packages (view_folder.h) */
@@ -261,8 +241,8 @@ int s3fs_open(struct s3fs **out, const char *path, const struct s3fs_opts *opts,
     return open_common(out, path, opts, err, errlen, attach_file, path, 0, NULL);
 }
 
-int s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts, char *err,
-                  size_t errlen)
+enum s3_err s3fs_open_mem(struct s3fs **out, const void *data, uint64_t size, const struct s3fs_opts *opts,
+                          char *err, size_t errlen)
 {
     return open_common(out, "<memory>", opts, err, errlen, attach_mem, data, size, NULL);
 }
@@ -282,6 +262,21 @@ void s3fs_close(struct s3fs *fs)
     skeleton_file_close(fs->skeleton_file); /* opened by this s3fs (nested ones share them) */
     skeleton_file_close(fs->rig_file);
     free(fs);
+}
+
+int s3_exit_of(enum s3_err e)
+{
+    switch (e) {
+    case S3_OK:
+        return S3_EXIT_OK;
+    case S3_ERR_FORMAT:      /* no format takes it, or not its bytes: a header's value */
+    case S3_ERR_RANGE:       /* its header is cut */
+    case S3_ERR_UNSUPPORTED: /* a variant this version does not read */
+    case S3_ERR_LIMIT:       /* a header past a bound of ours */
+        return S3_EXIT_FORMAT;
+    default: /* the OS's reasons, IO, NOMEM: it cannot be opened or read */
+        return S3_EXIT_OPEN;
+    }
 }
 
 int s3_close_stdout(const char *prog)

@@ -24,6 +24,7 @@ static const char *const err_text[S3_ERR_COUNT] = {
     [S3_ERR_INVALID] = "invalid request",
     [S3_ERR_DENIED] = "permission denied",
     [S3_ERR_NOSPACE] = "no space left",
+    [S3_ERR_NO_ATTR] = "no such attribute",
 };
 
 /* The errno of each reason; 0 for S3_OK. FORMAT and LIMIT read as EIO: FUSE has no errno
@@ -46,6 +47,7 @@ static const int err_errno[S3_ERR_COUNT] = {
     [S3_ERR_INVALID] = EINVAL,
     [S3_ERR_DENIED] = EACCES,
     [S3_ERR_NOSPACE] = ENOSPC,
+    [S3_ERR_NO_ATTR] = ENODATA,
 };
 
 const char *s3_err_str(enum s3_err e)

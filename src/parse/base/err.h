@@ -15,7 +15,8 @@ enum s3_err {
     S3_ERR_NOMEM,       /* an allocation failed */
     S3_ERR_IO,          /* the bytes could not be read (the source failed or changed) */
     S3_ERR_FORMAT,      /* bad bytes: a value the format does not allow */
-    S3_ERR_RANGE,       /* past the end: the file is cut, or an offset points outside */
+    S3_ERR_RANGE,       /* past the end: the file is cut, an offset points outside, or a
+                         * reply is longer than the caller's buffer (ERANGE) */
     S3_ERR_LIMIT,       /* a bound of ours was hit (a count, a size, the node limit) */
     S3_ERR_UNSUPPORTED, /* valid, but a variant this version does not read */
     /* the reasons below are those FUSE must tell apart (each its own errno) */
@@ -29,6 +30,7 @@ enum s3_err {
     S3_ERR_INVALID,     /* a request that makes no sense here: an offset, a value (EINVAL) */
     S3_ERR_DENIED,      /* not ours to change: owner, mode (EACCES) */
     S3_ERR_NOSPACE,     /* the disk is full: a commit's ENOSPC stays ENOSPC (ENOSPC) */
+    S3_ERR_NO_ATTR,     /* no such extended attribute on the node (ENODATA) */
     S3_ERR_COUNT
 };
 

@@ -144,17 +144,20 @@ struct gvalue_row {
     uint64_t at, len;
 };
 
-static int64_t value_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err value_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                             size_t *len)
 {
     const struct gvalues *g = ctx;
     if (g->m->type == GR2_STRING) {
         const struct gvalue_row *r = (const struct gvalue_row *)form + k;
         *text = (const char *)form + (uint64_t)g->width * sizeof *r + r->at;
-        return (int64_t)r->len;
+        *len = (size_t)r->len;
+        return S3_OK;
     }
     *text = scratch;
     gr2_format_scalar(scratch, VIEW_ROW_SCRATCH, g->m->type, false, form + k * g->esize, g->be);
-    return (int64_t)strlen(scratch);
+    *len = strlen(scratch);
+    return S3_OK;
 }
 
 /* A slot pointing at a string: where, and which slot. */
@@ -1018,9 +1021,11 @@ enum s3_err gobj_attach(struct gr2_view *v)
     }
     v->extra = o;
     v->extra_free = gobj_free;
-    tree_gen_item(csv_read, table_item);
-    tree_gen_item(table_bin_read, table_item);
-    enum s3_err e = view_add_table_hook(v->fs, gobj_table, o);
+    enum s3_err e = tree_gen_item(csv_read, table_item);
+    if (e == S3_OK)
+        e = tree_gen_item(table_bin_read, table_item);
+    if (e == S3_OK)
+        e = view_add_table_hook(v->fs, gobj_table, o);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

@@ -457,18 +457,21 @@ struct gr2_table_rows {
     bool marshal;
 };
 
-static int64_t table_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err table_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                             size_t *len)
 {
     const struct gr2_table_rows *r = ctx;
     *text = scratch;
     if (r->marshal) {
         const struct gr2_marshal *m = (const struct gr2_marshal *)form + k;
-        return snprintf(scratch, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32, m->count,
-                        m->offset, m->type_section, m->type_offset);
+        return view_row_printed(snprintf(scratch, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32,
+                                         m->count, m->offset, m->type_section, m->type_offset),
+                                len);
     }
     const struct gr2_fixup *f = (const struct gr2_fixup *)form + k;
-    return snprintf(scratch, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32, f->from_offset, f->to_section,
-                    f->to_offset);
+    return view_row_printed(snprintf(scratch, VIEW_ROW_SCRATCH, "%" PRIu32 " %" PRIu32 " %" PRIu32, f->from_offset,
+                                     f->to_section, f->to_offset),
+                            len);
 }
 
 /* The records (malloc'd) read from the file: the listing's form, and the cache's again. */
@@ -685,7 +688,9 @@ enum s3_err gr2_view_add_granny_extra(struct gr2_view *v, gr2_granny_extra_fn *f
 void gr2_view_add(struct gr2_view *v, uint32_t dir)
 {
     struct tree *t = v->fs->tree;
-    tree_gen_item(section_read, section_item);
+    enum s3_err e = tree_gen_item(section_read, section_item);
+    if (e)
+        tree_note_failure(t, e); /* the listing of dir fails with it */
     tree_add_range(t, dir, "granny.gr2", "gr2.file", v->g.base, v->g.limit);
     uint32_t g = tree_add_dir(t, dir, "granny", "gr2", populate_granny, v, 0);
     tree_set_span(t, g, v->g.base, v->g.limit);

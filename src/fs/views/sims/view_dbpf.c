@@ -743,11 +743,14 @@ static enum s3_err populate_nested(struct tree *t, uint32_t dir, void *ctx, uint
              v->dirname[r->i], e->offset, e->stored_size, dbpf_compression_name(r->codec),
              r->codec == DBPF_COMP_STORED ? "" : ", offsets are in the expanded bytes");
     source_hold(&r->src); /* the nested view's opening reads it piece by piece */
-    enum s3_err rc = S3_OK;
-    if (v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err, sizeof err))
-        add_error(t, dir, r->nested_dir, err);
-    else
+    enum s3_err rc = v->fs->open_at(v->fs, dir, &r->src, origin, nested_formats(e->type), &r->nested, err,
+                                    sizeof err);
+    if (rc == S3_OK)
         rc = tree_populate(t, dir);
+    else if (rc != S3_ERR_NOMEM) { /* NOMEM fails the listing, never reads as a broken file */
+        add_error(t, dir, r->nested_dir, err);
+        rc = S3_OK;
+    }
     source_release(&r->src);
     return rc;
 }
@@ -1081,7 +1084,8 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     if (!v->dirname || !v->res || !v->res_dir || group_types(v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     describe(v);
-    tree_gen_item(read_expanded, expanded_item);
+    if ((e = tree_gen_item(read_expanded, expanded_item)))
+        return s3_fail(e, err, errlen, "the table of generated files' items is full");
     if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);

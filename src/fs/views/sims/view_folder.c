@@ -266,25 +266,31 @@ static bool has_control(const char *s)
 /* What an entry is: from the listing's d_type when the filesystem gives one (no system
  * call per entry: a folder of 10,000 packages), else lstat. Either way nothing is
  * trusted later: a package is opened O_NOFOLLOW and checked with fstat, a folder
- * O_NOFOLLOW | O_DIRECTORY. 0, or -1 with errno. */
-static int entry_kind(int dfd, const char *name, unsigned char d_type, struct stat *st)
+ * O_NOFOLLOW | O_DIRECTORY. S3_OK and st's mode, or lstat's reason (s3_err_of_errno)
+ * with its strerror text in err (what /skipped says). */
+static enum s3_err entry_kind(int dfd, const char *name, unsigned char d_type, struct stat *st, char *err,
+                              size_t errlen)
 {
     memset(st, 0, sizeof *st);
     switch (d_type) {
     case DT_REG:
         st->st_mode = S_IFREG;
-        return 0;
+        return S3_OK;
     case DT_DIR:
         st->st_mode = S_IFDIR;
-        return 0;
+        return S3_OK;
     case DT_LNK:
         st->st_mode = S_IFLNK;
-        return 0;
+        return S3_OK;
     case DT_UNKNOWN:
-        return fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+        if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) != 0) {
+            int errnum = errno;
+            return s3_fail(s3_err_of_errno(errnum), err, errlen, "%s", strerror(errnum));
+        }
+        return S3_OK;
     default:
         st->st_mode = S_IFIFO; /* a device, pipe or socket: "not a regular file or folder" */
-        return 0;
+        return S3_OK;
     }
 }
 
@@ -296,10 +302,11 @@ static enum s3_err walk_entry(struct folder_view *v, struct walk *w, int dfd, co
         return S3_ERR_NOMEM;
     enum s3_err rc = S3_OK;
     struct stat st;
+    char why[128];
     if (!mf_utf8_valid(name, strlen(name)) || has_control(name)) {
         rc = add_skip(v, rel, "a name that is not valid UTF-8 (or holds control characters)");
-    } else if (entry_kind(dfd, name, d_type, &st) != 0) {
-        rc = add_skip(v, rel, "unreadable: %s", strerror(errno));
+    } else if (entry_kind(dfd, name, d_type, &st, why, sizeof why) != S3_OK) {
+        rc = add_skip(v, rel, "unreadable: %s", why);
     } else if (S_ISLNK(st.st_mode)) {
         rc = add_skip(v, rel, "a symbolic link (not followed)");
     } else if (S_ISDIR(st.st_mode)) {
@@ -1110,8 +1117,10 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
-    if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
-        /* not kept in f->err: a listing that failed for memory opens it again */
+    enum s3_err e = v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err);
+    if (e == S3_ERR_NOMEM)
+        return e; /* the listing fails, never shows package.error for it */
+    if (e) /* not kept in f->err: a listing that failed for memory opens it again */
         return added(t, add_error(t, dir, "package", err));
     return tree_populate(t, dir);
 }
@@ -1561,29 +1570,39 @@ static uint32_t member_bytes(struct folder_view *v, uint32_t file, const char *m
     return cur;
 }
 
-/* 1 when a and b hold the same bytes, 0 when not, -1 when either cannot be read. Both are
- * held while compared (each expanded once, whatever the cache's size). */
-static int same_bytes(struct tree *t, uint32_t a, uint32_t b)
+/* Bytes [off, off+n) of file ino into buf: the read's reason, or IO when it comes out
+ * short (the file changed since it was listed). */
+static enum s3_err read_exactly(struct tree *t, uint32_t ino, uint64_t off, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    enum s3_err e = tree_read(t, ino, off, buf, n, &got);
+    return e ? e : got == n ? S3_OK : S3_ERR_IO;
+}
+
+/* Whether a and b hold the same bytes: S3_OK and *same, or the reason either cannot be
+ * read (NOMEM, IO, ...). Both are held while compared (each expanded once, whatever the
+ * cache's size). */
+static enum s3_err same_bytes(struct tree *t, uint32_t a, uint32_t b, bool *same)
 {
     uint64_t size = tree_size(t, a);
+    *same = false;
     if (size != tree_size(t, b))
-        return 0;
+        return S3_OK;
     struct tree_hold *ha = tree_hold(t, a), *hb = tree_hold(t, b);
     uint8_t *x = malloc(COMPARE_CHUNK), *y = malloc(COMPARE_CHUNK);
-    int result = x && y ? 1 : -1;
-    for (uint64_t off = 0; result == 1 && off < size; off += COMPARE_CHUNK) {
+    enum s3_err e = x && y ? S3_OK : S3_ERR_NOMEM;
+    bool differ = false;
+    for (uint64_t off = 0; e == S3_OK && !differ && off < size; off += COMPARE_CHUNK) {
         size_t n = size - off < COMPARE_CHUNK ? (size_t)(size - off) : COMPARE_CHUNK;
-        size_t gx = 0, gy = 0;
-        if (tree_read(t, a, off, x, n, &gx) || gx != n || tree_read(t, b, off, y, n, &gy) || gy != n)
-            result = -1;
-        else if (memcmp(x, y, n) != 0)
-            result = 0;
+        if ((e = read_exactly(t, a, off, x, n)) == S3_OK && (e = read_exactly(t, b, off, y, n)) == S3_OK)
+            differ = memcmp(x, y, n) != 0;
     }
+    *same = e == S3_OK && !differ;
     free(x);
     free(y);
     tree_release(ha);
     tree_release(hb);
-    return result;
+    return e;
 }
 
 /* Module conflict i's providers compared through their archives' members: 1, 0 or 2. */
@@ -1601,8 +1620,9 @@ static int8_t compare_members(struct folder_view *v, uint32_t i)
         } else if (j == 0) {
             base = node;
         } else {
-            int same = same_bytes(t, base, node);
-            result = same < 0 ? 2 : (int8_t)same;
+            bool same;
+            /* any reason (memory, a member gone) is "cannot tell": asked again next time */
+            result = same_bytes(t, base, node, &same) ? 2 : same;
         }
     }
     return result;
@@ -2185,7 +2205,9 @@ enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_
         free(v);
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    v->fs = fs;
-    tree_gen_item(read_member, member_item);
+    v->fs = fs; /* from here v is the tree's to free */
+    enum s3_err e = tree_gen_item(read_member, member_item);
+    if (e)
+        return s3_fail(e, err, errlen, "the table of generated files' items is full");
     return view_root(fs, "folder", populate_root, v);
 }

@@ -124,7 +124,7 @@ struct t1_rows_src {
     bool be;
 };
 
-/* Row k formatted into s (VIEW_ROW_SCRATCH bytes): its length. */
+/* Row k formatted into s (VIEW_ROW_SCRATCH bytes): snprintf's result. */
 static int t1_row_format(const struct t1_rows_src *r, const uint8_t *form, uint64_t k, char *s)
 {
     if (r->kind == T1_ROWS_VERT) { /* "x y z flag s t c0 c1 c2 c3" */
@@ -150,10 +150,11 @@ static int t1_row_format(const struct t1_rows_src *r, const uint8_t *form, uint6
     return snprintf(s, VIEW_ROW_SCRATCH, "%" PRIu32, x);
 }
 
-static int64_t t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err t1_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                          size_t *len)
 {
     *text = scratch;
-    return t1_row_format(ctx, form, k, scratch);
+    return view_row_printed(t1_row_format(ctx, form, k, scratch), len);
 }
 
 /* The vertices' records de-interleaved again from their node (malloc'd). */
@@ -573,20 +574,19 @@ static bool bounds_value(struct s3fs *fs, uint32_t ino, struct view_value *out, 
     struct tree *t = fs->tree;
     const struct t1dir *d = tree_dir_ctx(t, tree_parent(t, ino), populate_object);
     char num[32];
-    uint64_t off;
-    ssize_t n;
     if (!d || d->v != ctx || strcmp(tree_name(t, ino), "bounds") != 0 ||
-        (n = tree_getxattr(t, ino, "user.s3rig.offset", num, sizeof num - 1)) <= 0)
+        tree_getxattr_str(t, ino, "user.s3rig.offset", num, sizeof num) || !num[0])
         return false;
-    num[n] = 0;
-    off = strtoull(num, NULL, 10);
+    uint64_t off = strtoull(num, NULL, 10);
     *out = (struct view_value){off, 24, FIELD_F32, t2fs_view_big_endian(d->v), 2, labels};
     return true;
 }
 
 void t1_models_add(struct t2_view *v, uint32_t root_dir)
 {
-    tree_gen_item(read_t1_bin, t1_vertices_item);
+    enum s3_err e = tree_gen_item(read_t1_bin, t1_vertices_item);
+    if (e)
+        tree_note_failure(t2fs_view_fs(v)->tree, e); /* the root's listing fails with it */
     if (view_add_value_hook(t2fs_view_fs(v), bounds_value, v))
         tree_note_oom(t2fs_view_fs(v)->tree); /* the listing fails with ENOMEM */
     tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t1.objects", populate_objects, v, 0);

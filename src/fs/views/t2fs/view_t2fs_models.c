@@ -289,11 +289,12 @@ static int t2_row_format(enum t2_rows_kind kind, bool be, const uint8_t *data, u
     return snprintf(s, cap, "%d %d", (int16_t)ld_u16(p, be), (int16_t)ld_u16(p + 2, be));
 }
 
-static int64_t t2_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text)
+static enum s3_err t2_row(const void *ctx, const uint8_t *form, uint64_t k, char *scratch, const char **text,
+                          size_t *len)
 {
     const struct t2_rows_src *r = ctx;
     *text = scratch;
-    return t2_row_format(r->kind, r->be, form, k, scratch, VIEW_ROW_SCRATCH);
+    return view_row_printed(t2_row_format(r->kind, r->be, form, k, scratch, VIEW_ROW_SCRATCH), len);
 }
 
 /* The form again: the array's elements, or the stream decoded from the same cache state
@@ -643,6 +644,9 @@ static enum s3_err populate_models(struct tree *t, uint32_t dir, void *ctx, uint
 
 void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
 {
-    tree_gen_item(read_vertices, vertices_item);
-    tree_add_dir(t2fs_view_fs(v)->tree, root_dir, "models", "t2fs.models", populate_models, v, 0);
+    struct tree *t = t2fs_view_fs(v)->tree;
+    enum s3_err e = tree_gen_item(read_vertices, vertices_item);
+    if (e)
+        tree_note_failure(t, e); /* the root's listing fails with it */
+    tree_add_dir(t, root_dir, "models", "t2fs.models", populate_models, v, 0);
 }

@@ -1049,6 +1049,7 @@ enum s3_err t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char 
     /* root, prefix.bin and trailer.bin name every byte; in a file cut short, all but the
      * bytes of the node cut in the middle (cut_point: /unparsed shows them) */
     cover_add(&fs->cover, 0, v->cut_from);
-    tree_gen_item(blob_read, blob_item);
+    if ((e = tree_gen_item(blob_read, blob_item)))
+        return s3_fail(e, err, errlen, "the table of generated files' items is full");
     return view_root(fs, "t2fs.file", populate_t2fs_root, v);
 }
