@@ -812,3 +812,12 @@ void ex_check_sample_gr2(const struct probe *p, const uint8_t *file, size_t size
     ex_check(&l, p);
     ex_free(&l);
 }
+
+void ex_check_t2fs(const struct probe *p, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
+                   size_t trailer)
+{
+    struct expect_list l = {0};
+    ex_t2fs(&l, file, size, root, prefix, trailer);
+    ex_check(&l, p);
+    ex_free(&l);
+}
