@@ -266,10 +266,7 @@ static void test_wrapped_rig_oodle1(void **state)
     uint8_t *f = fxg_sample_rig(&go, &r, &size, &rl);
     struct s3fs *fs = open_mem(f, size, NULL, NULL);
     struct probe p = tree_probe(fs);
-    char *target;
-    assert_int_equal(p.readlink(p.ctx, "/ik_chains/0/pole.bone", &target), 0);
-    assert_string_equal(target, "../../granny/root/Skeletons/0/Bones/5");
-    free(target);
+    ex_link_is(&p, "/ik_chains/0/pole.bone", "../../granny/root/Skeletons/0/Bones/5");
     uint8_t *buf;
     size_t len;
     assert_int_equal(p.read(p.ctx, "/ik_chains/0/pole.bone/Name", &buf, &len), -ENOTDIR); /* links are not followed */
