@@ -147,3 +147,15 @@ void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const 
         free(names[i]);
     free(names);
 }
+
+void check_pole_bone(const struct probe *p, const struct fxg_result *r, int chain)
+{
+    int32_t pole = fx_sample_chains[chain].pole;
+    char link[64], want[128], name[128];
+    snprintf(link, sizeof link, "/ik_chains/%d/pole.bone", chain);
+    snprintf(want, sizeof want, "../../granny/root/Skeletons/0/Bones/%d", pole);
+    ex_link_is(p, link, want);
+    snprintf(name, sizeof name, "/granny/root/Skeletons/0/Bones/%d/Name", pole); /* where it leads */
+    snprintf(want, sizeof want, "%s\n", r->bones[pole].name);
+    ex_text_is(p, name, want);
+}
