@@ -71,6 +71,12 @@ case "${S3RIG_VECTORS:-/}" in /*) ;; *) export S3RIG_VECTORS="$PWD/$S3RIG_VECTOR
 cd "$(dirname "$0")/.."
 vec=${S3RIG_VECTORS:-../shared/vectors} # the real test vectors (as scripts/test.sh)
 
+# need_bc: installs bc (the timings' arithmetic) from Debian when it is missing, for the
+# benchmarks that need nothing else; the full run installs it with the other tools.
+need_bc() {
+    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+}
+
 # Packages: mount time and RSS of generated N-resource packages (Sims 3: RefPack; Sims 4:
 # zlib), the first listing of /resources, then the codecs. Target: under 0.1 s and a few MB.
 bench_package() {
@@ -238,14 +244,14 @@ bench_bounds() {
     rm -rf "$work"
 }
 if [ "${1:-}" = bounds ]; then
-    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    need_bc
     echo "crafted files, -o cache_mb=16,spin=0, 4 parallel readers (find, cat of every file):"
     shift
     bench_bounds "$@"
     exit 0
 fi
 if [ "${1:-}" = cache ]; then
-    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    need_bc
     bench_cache
     exit 0
 fi
@@ -260,22 +266,22 @@ bench_anim() {
     mkdir -p "$work/mnt"
     build-bench/tests/s3rig-mkfixture gr2anim-long "$work/long.gr2" "$tracks" "$secs" "$kps"
     local glb=/granny/root/Animations/0/animation.glb csv=/granny/root/Animations/0/TrackGroups/0/TransformTracks/0/samples.csv
-    best=999
-    for _ in 1 2 3; do
-        t0=$(date +%s.%N)
-        build-bench/s3rig cat "$work/long.gr2" "$glb" >"$work/a.glb"
-        dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
-        best=$(echo "if ($dt < $best) $dt else $best" | bc -l)
-    done
+    # best_s3rig_cat PATH OUT: s3rig cat of PATH in long.gr2 into OUT 3 times; the best seconds
+    best_s3rig_cat() {
+        local best=999 t0 dt
+        for _ in 1 2 3; do
+            t0=$(date +%s.%N)
+            build-bench/s3rig cat "$work/long.gr2" "$1" >"$2" || return
+            dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
+            best=$(echo "if ($dt < $best) $dt else $best" | bc -l)
+        done
+        echo "$best"
+    }
+    best=$(best_s3rig_cat "$glb" "$work/a.glb")
     printf "animation.glb (%d tracks, %s s, %d knots/s; %d-byte file): %d bytes, s3rig cat best of 3 %.3f s\n" \
         "$tracks" "$secs" "$kps" "$(stat -c %s "$work/long.gr2")" "$(stat -c %s "$work/a.glb")" "$best"
-    local lin=/granny/root/Animations/0/animation_linear.glb lbest=999
-    for _ in 1 2 3; do
-        t0=$(date +%s.%N)
-        build-bench/s3rig cat "$work/long.gr2" "$lin" >"$work/l.glb"
-        dt=$(echo "$(date +%s.%N) - $t0" | bc -l)
-        lbest=$(echo "if ($dt < $lbest) $dt else $lbest" | bc -l)
-    done
+    local lin=/granny/root/Animations/0/animation_linear.glb lbest
+    lbest=$(best_s3rig_cat "$lin" "$work/l.glb")
     printf "animation_linear.glb: %d bytes (%.2f x animation.glb), s3rig cat best of 3 %.3f s (the listing's measuring run included)\n" \
         "$(stat -c %s "$work/l.glb")" "$(echo "$(stat -c %s "$work/l.glb") / $(stat -c %s "$work/a.glb")" | bc -l)" "$lbest"
     build-bench/s3rig cat "$work/long.gr2" /info | grep -i "animation_linear" || true
@@ -293,7 +299,7 @@ bench_anim() {
     rm -rf "$work"
 }
 if [ "${1:-}" = anim ]; then
-    command -v bc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null; }
+    need_bc
     bench_anim "${2:-250}" "${3:-34}" "${4:-30}"
     exit 0
 fi

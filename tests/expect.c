@@ -803,3 +803,21 @@ void ex_check(const struct expect_list *l, const struct probe *p)
         check_one(&l->e[i], p);
     check_nothing_else(l, p);
 }
+
+void ex_check_sample_gr2(const struct probe *p, const uint8_t *file, size_t size, const struct fx_gr2_layout *gl,
+                         int version)
+{
+    struct expect_list l = {0};
+    ex_sample_gr2(&l, file, size, gl, version);
+    ex_check(&l, p);
+    ex_free(&l);
+}
+
+void ex_check_t2fs(const struct probe *p, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
+                   size_t trailer)
+{
+    struct expect_list l = {0};
+    ex_t2fs(&l, file, size, root, prefix, trailer);
+    ex_check(&l, p);
+    ex_free(&l);
+}

@@ -91,5 +91,13 @@ struct probe {
 
 /* Checks every expectation and that nothing else exists. Uses cmocka asserts. */
 void ex_check(const struct expect_list *l, const struct probe *p);
+/* A sample GR2's whole tree (ex_sample_gr2) checked through p: the one check of each
+ * variant, in-process (test_tree) and through a mount (test_mount). */
+void ex_check_sample_gr2(const struct probe *p, const uint8_t *file, size_t size, const struct fx_gr2_layout *gl,
+                         int version);
+/* The same for a t2fs file fxt_write wrote (ex_t2fs), whole: test_t2fs's walks and
+ * test_mount's. */
+void ex_check_t2fs(const struct probe *p, const uint8_t *file, size_t size, const struct fxt *root, size_t prefix,
+                   size_t trailer);
 
 #endif

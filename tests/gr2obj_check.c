@@ -12,17 +12,6 @@
 
 #include "tree_probe.h"
 
-static void expect_link(const struct probe *p, const char *path, const char *want)
-{
-    char *target;
-    int rc = p->readlink(p->ctx, path, &target);
-    if (rc)
-        fail_msg("%s: not a link (%d)", path, rc);
-    if (strcmp(target, want) != 0)
-        fail_msg("%s -> %s, expected %s", path, target, want);
-    free(target);
-}
-
 static void expect_absent(const struct probe *p, const char *path)
 {
     enum expect_kind k;
@@ -89,10 +78,10 @@ void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const 
     ex_text_is(p, "/granny/root/ArtToolInfo/Origin", "1.5\n-2.25\n0\n");
     ex_text_is(p, "/granny/root/ExporterInfo/ExporterName", "s3rigfs fixture\n");
     /* sharing and cycles: the second reach is a link to the first location */
-    expect_link(p, "/granny/root/ExporterInfo/ArtTool", "../ArtToolInfo");
-    expect_link(p, "/granny/root/ExtendedData", ".");
-    expect_link(p, "/granny/skeletons", "root/Skeletons");
-    expect_link(p, "/granny/root/Skeletons/1/Bones", "../0/Bones");
+    ex_link_is(p, "/granny/root/ExporterInfo/ArtTool", "../ArtToolInfo");
+    ex_link_is(p, "/granny/root/ExtendedData", ".");
+    ex_link_is(p, "/granny/skeletons", "root/Skeletons");
+    ex_link_is(p, "/granny/root/Skeletons/1/Bones", "../0/Bones");
     ex_text_is(p, "/granny/root/Skeletons/0/Name", "Skeleton\n");
     ex_text_is(p, "/granny/root/Skeletons/1/Name", "SkeletonCopy\n");
     ex_text_is(p, "/granny/root/Skeletons/1/LODType", "1\n");
@@ -157,4 +146,16 @@ void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const 
     for (int i = 0; i < n; i++)
         free(names[i]);
     free(names);
+}
+
+void check_pole_bone(const struct probe *p, const struct fxg_result *r, int chain)
+{
+    int32_t pole = fx_sample_chains[chain].pole;
+    char link[64], want[128], name[128];
+    snprintf(link, sizeof link, "/ik_chains/%d/pole.bone", chain);
+    snprintf(want, sizeof want, "../../granny/root/Skeletons/0/Bones/%d", pole);
+    ex_link_is(p, link, want);
+    snprintf(name, sizeof name, "/granny/root/Skeletons/0/Bones/%d/Name", pole); /* where it leads */
+    snprintf(want, sizeof want, "%s\n", r->bones[pole].name);
+    ex_text_is(p, name, want);
 }

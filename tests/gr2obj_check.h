@@ -7,5 +7,9 @@
 #include "fixture_gr2obj.h"
 
 void check_gr2_objects(const struct probe *p, const struct fxg_result *r, const char *sig);
+/* In a wrapped RIG fxg_sample_rig built: /ik_chains/CHAIN/pole.bone links to the bone of
+ * the fixture's chain (fx_sample_chains) in the Granny objects, and that bone's Name is
+ * the one fxg wrote (bone names read through a compressed section resolve). */
+void check_pole_bone(const struct probe *p, const struct fxg_result *r, int chain);
 
 #endif

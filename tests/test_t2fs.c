@@ -347,14 +347,11 @@ static void walk(bool be, size_t prefix, size_t trailer, bool compressed, uint32
     char err[256];
     if (s3fs_open_mem(&fs, file, size, NULL, err, sizeof err))
         fail_msg("open: %s", err);
-    struct expect_list l = {0};
-    ex_t2fs(&l, file, size, root, prefix, trailer);
     struct probe p = tree_probe(fs);
-    ex_check(&l, &p);
+    ex_check_t2fs(&p, file, size, root, prefix, trailer);
     /* a generated file raises no warnings */
     if (fs->diag.n)
         fail_msg("unexpected warning: %s", fs->diag.msg[0]);
-    ex_free(&l);
     close_fixture(fs, file, root);
 }
 
@@ -489,13 +486,10 @@ static void test_t2fs_cache_bound(void **state)
     struct s3fs *fs;
     char err[256];
     assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
-    struct expect_list l = {0};
-    ex_t2fs(&l, file, size, root, 0, 0);
     struct probe p = tree_probe(fs);
-    ex_check(&l, &p);
+    ex_check_t2fs(&p, file, size, root, 0, 0);
     assert_true(fs->cache.used <= 64 || fs->cache.head == fs->cache.tail);
     assert_true(fs->cache.evicted > 0);
-    ex_free(&l);
     close_fixture(fs, file, root);
 }
 
@@ -557,10 +551,7 @@ static void check_models(bool be, bool compress_mesh)
     uint8_t *file = fxt_write(root, be, 0, 0, &size);
     struct s3fs *fs = open_mem(file, size, NULL, "t2fs fixture");
     struct probe p = tree_probe(fs);
-    char *target;
-    assert_int_equal(p.readlink(p.ctx, "/models/0/raw", &target), 0);
-    assert_string_equal(target, "../../root/0/0");
-    free(target);
+    ex_link_is(&p, "/models/0/raw", "../../root/0/0");
     for (int m = 0; m < 2; m++) {
         /* vertices.bin: the records before interleaving */
         const struct fxt *vb = model->child[1]->child[0]->child[m];
@@ -1128,10 +1119,7 @@ static void test_named_linear(void **state)
     assert_int_equal(lookups, 0);
     assert_true(compares <= 4u * N);
     struct probe p = tree_probe(fs);
-    char *target;
-    assert_int_equal(p.readlink(p.ctx, "/named/19999.bin", &target), 0);
-    assert_string_equal(target, "../root/19999.bin");
-    free(target);
+    ex_link_is(&p, "/named/19999.bin", "../root/19999.bin");
     s3fs_close(fs);
     unlink(path);
     free(file);
@@ -1156,9 +1144,7 @@ static void test_named_linear(void **state)
         char name[64], want[64];
         snprintf(name, sizeof name, i ? "/named/x~%u.bin" : "/named/x.bin", i);
         snprintf(want, sizeof want, "../root/%u.bin", i);
-        assert_int_equal(p.readlink(p.ctx, name, &target), 0);
-        assert_string_equal(target, want);
-        free(target);
+        ex_link_is(&p, name, want);
     }
     s3fs_close(fs);
     unlink(path);
@@ -1192,17 +1178,11 @@ static void test_schema_hand_written(void **state)
     assert_int_equal(s3fs_open_mem(&fs, file, size, &o, err, sizeof err), 0);
     struct probe p = tree_probe(fs);
     char *target;
-    assert_int_equal(p.readlink(p.ctx, "/named/things/1.bin", &target), 0);
-    assert_string_equal(target, "../../root/0/1.bin");
-    free(target);
-    assert_int_equal(p.readlink(p.ctx, "/named/pair/head.bin", &target), 0);
-    assert_string_equal(target, "../../root/1/0.bin");
-    free(target);
+    ex_link_is(&p, "/named/things/1.bin", "../../root/0/1.bin");
+    ex_link_is(&p, "/named/pair/head.bin", "../../root/1/0.bin");
     assert_int_equal(p.readlink(p.ctx, "/named/pair/2.bin", &target), 0); /* past "pre": by index */
     free(target);
-    assert_int_equal(p.readlink(p.ctx, "/named/blob.bin", &target), 0);
-    assert_string_equal(target, "../root/2.bin");
-    free(target);
+    ex_link_is(&p, "/named/blob.bin", "../root/2.bin");
     char type[64];
     assert_true(p.getxattr(p.ctx, "/root/0/0.bin", "user.s3rig.type", type, sizeof type) > 0);
     assert_string_equal(type, "t2fs.array[4]x3");
@@ -1304,11 +1284,8 @@ static void test_turok1_named(void **state)
         assert_int_equal(p.read(p.ctx, "/info", &buf, &len), 0);
         assert_non_null(memmem(buf, len, "schema: turok1\n", 15));
         free(buf);
-        char *target;
-        assert_int_equal(p.readlink(p.ctx, "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0/usPStream.bin",
-                                    &target), 0);
-        assert_string_equal(target, "../../../../../../../../../root/0/0/1/1/0/2/0/0/1.bin");
-        free(target);
+        ex_link_is(&p, "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0/usPStream.bin",
+                   "../../../../../../../../../root/0/0/1/1/0/2/0/0/1.bin");
         /* the section's stream {0x1234, 0x8421, 0} and no vertices: no load, so no run can
          * take the words; under either layout the first word is one too many */
         char *sec = "/named/isGraphicObjects/0/isGeometry/isNodes/0/isParts/0/0";
@@ -1328,9 +1305,7 @@ static void test_turok1_named(void **state)
         assert_int_equal(len, 6);
         assert_memory_equal(buf, "\x34\x12\x21\x84\0\0", 6); /* stored as LE bytes either way */
         free(buf);
-        assert_int_equal(p.readlink(p.ctx, "/named/isPersistantCounts/MaxRegionCount.bin", &target), 0);
-        assert_string_equal(target, "../../root/7/2.bin");
-        free(target);
+        ex_link_is(&p, "/named/isPersistantCounts/MaxRegionCount.bin", "../../root/7/2.bin");
         enum expect_kind k;
         uint64_t sz;
         assert_int_equal(p.stat(p.ctx, "/named/usObjectAttributes.bin", &k, &sz), 0);
@@ -1788,18 +1763,13 @@ static void test_t1_vertices_rendered_on_read(void **state)
                                           "big Turok 1 section", &file, &root);
     uint32_t bin;
     const char *dir = "/models/0/nodes/0/parts/0/sections/0";
-    char path[128];
-    snprintf(path, sizeof path, "%s/vertices.bin", dir);
-    assert_int_equal(tree_resolve(fs->tree, path, &bin), 0);
+    char path[128], bin_path[128];
+    snprintf(bin_path, sizeof bin_path, "%s/vertices.bin", dir);
+    assert_int_equal(tree_resolve(fs->tree, bin_path, &bin), 0);
     assert_true(tree_text_bytes(fs->tree) < 64 * 1024); /* the whole tree so far: no 170 KB text */
     snprintf(path, sizeof path, "%s/vertices.txt", dir);
     expect_chunks(fs->tree, path, want.p, want.len);
-    uint8_t *b;
-    size_t blen;
-    assert_int_equal(tree_read_all(fs->tree, bin, &b, &blen), 0);
-    assert_int_equal(blen, N * 16);
-    assert_memory_equal(b, rec, blen);
-    free(b);
+    expect_bytes(fs, bin_path, rec, N * 16);
     sb_free(&want);
     free(rec);
     close_fixture(fs, file, root);
@@ -1829,15 +1799,8 @@ static void test_t1_vertices_derived_again(void **state)
     uint64_t derived = view_form_derivations();
     expect_chunks(fs->tree, path, want.p, want.len);
     assert_true(view_form_derivations() > derived);
-    uint32_t bin;
     snprintf(path, sizeof path, "%s/vertices.bin", dir);
-    assert_int_equal(tree_resolve(fs->tree, path, &bin), 0);
-    uint8_t *b;
-    size_t blen;
-    assert_int_equal(tree_read_all(fs->tree, bin, &b, &blen), 0);
-    assert_int_equal(blen, N * 16);
-    assert_memory_equal(b, rec, blen);
-    free(b);
+    expect_bytes(fs, path, rec, N * 16);
     struct cache_stats st;
     cache_stats(&fs->cache, &st);
     assert_true(st.evicted > 0);

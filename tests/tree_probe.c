@@ -150,6 +150,17 @@ void ex_holds(const struct probe *p, const char *path, const char *want)
     free(s);
 }
 
+void ex_link_is(const struct probe *p, const char *path, const char *want)
+{
+    char *target;
+    int rc = p->readlink(p->ctx, path, &target);
+    if (rc)
+        fail_msg("%s: not a link (%d)", path, rc);
+    if (strcmp(target, want) != 0)
+        fail_msg("%s -> %s, expected %s", path, target, want);
+    free(target);
+}
+
 void ex_absent(const struct probe *p, const char *path)
 {
     enum expect_kind k;

@@ -13,6 +13,8 @@ char *ex_read_text(const struct probe *p, const char *path);
 void ex_text_is(const struct probe *p, const char *path, const char *want);
 /* Fails unless the file holds want (a line of /info, say). */
 void ex_holds(const struct probe *p, const char *path, const char *want);
+/* Fails unless path is a link to exactly want. */
+void ex_link_is(const struct probe *p, const char *path, const char *want);
 /* Fails unless path does not exist (ENOENT). */
 void ex_absent(const struct probe *p, const char *path);
 /* path with every symlink on it followed (relative targets, as the kernel does): malloc'd,

@@ -75,28 +75,29 @@ bool tree_full(struct tree *t)
     return full;
 }
 
-uint64_t tree_text_bytes(struct tree *t)
+/* One of the tree's counters: growth updates them under the tree lock, so a reader on
+ * another thread takes it too (one reader for all three: a new counter is read alike). */
+static uint64_t locked_count(struct tree *t, const uint64_t *counter)
 {
     pthread_mutex_lock(&t->lock);
-    uint64_t n = t->text_bytes;
+    uint64_t n = *counter;
     pthread_mutex_unlock(&t->lock);
     return n;
+}
+
+uint64_t tree_text_bytes(struct tree *t)
+{
+    return locked_count(t, &t->text_bytes);
 }
 
 uint64_t tree_alloc_bytes(struct tree *t)
 {
-    pthread_mutex_lock(&t->lock);
-    uint64_t n = t->alloc_bytes;
-    pthread_mutex_unlock(&t->lock);
-    return n;
+    return locked_count(t, &t->alloc_bytes);
 }
 
 uint64_t tree_name_probes(struct tree *t)
 {
-    pthread_mutex_lock(&t->lock);
-    uint64_t n = t->probes;
-    pthread_mutex_unlock(&t->lock);
-    return n;
+    return locked_count(t, &t->probes);
 }
 
 uint64_t tree_version(struct tree *t)

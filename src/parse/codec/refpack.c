@@ -307,21 +307,37 @@ ptrdiff_t refpack_reader_next(struct refpack_reader *r, uint8_t *out, size_t cap
     return (ptrdiff_t)made;
 }
 
-enum s3_err refpack_expand_stream(stream_in_fn *in, void *ictx, uint64_t in_len, stream_out_fn *out, void *octx,
-                                  uint64_t out_len, char *err, size_t errlen)
+enum s3_err stream_push_all(stream_next_fn *next, void *reader, uint8_t *piece, size_t cap, stream_out_fn *out,
+                            void *octx, char *err, size_t errlen)
 {
-    struct refpack_reader *r = refpack_reader_new(in, ictx, in_len, out_len);
-    uint8_t *piece = malloc(REFPACK_STREAM_PIECE);
     enum s3_err e = S3_OK;
-    if (!r || !piece)
-        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the RefPack window");
     for (ptrdiff_t n = 1; e == S3_OK && n > 0;) {
-        n = refpack_reader_next(r, piece, REFPACK_STREAM_PIECE, err, errlen);
+        n = next(reader, piece, cap, err, errlen);
         if (n < 0)
             e = (enum s3_err)-n;
         else if (n > 0 && !out(octx, piece, (size_t)n))
             e = s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
     }
+    return e;
+}
+
+/* refpack_reader_next as a stream_next_fn (a call through another function type is
+ * undefined). */
+static ptrdiff_t rp_next(void *r, uint8_t *out, size_t cap, char *err, size_t errlen)
+{
+    return refpack_reader_next(r, out, cap, err, errlen);
+}
+
+enum s3_err refpack_expand_stream(stream_in_fn *in, void *ictx, uint64_t in_len, stream_out_fn *out, void *octx,
+                                  uint64_t out_len, char *err, size_t errlen)
+{
+    struct refpack_reader *r = refpack_reader_new(in, ictx, in_len, out_len);
+    uint8_t *piece = malloc(REFPACK_STREAM_PIECE);
+    enum s3_err e;
+    if (!r || !piece)
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the RefPack window");
+    else
+        e = stream_push_all(rp_next, r, piece, REFPACK_STREAM_PIECE, out, octx, err, errlen);
     free(piece);
     refpack_reader_free(r);
     return e;

@@ -2,7 +2,9 @@
  * from docs/formats/dbpf.md alone.
  * - refpack_expand: pure, buffers in, buffer out, no allocation.
  * - refpack_expand_stream: input pulled and output pushed in pieces through callbacks,
- *   holding at most REFPACK_STREAM_HELD bytes whatever the sizes. */
+ *   holding at most REFPACK_STREAM_HELD bytes whatever the sizes.
+ * - stream_push_all: the push loop of every pulled reader's *_expand_stream (here and
+ *   dbpf_expand_stream), written once. */
 #ifndef S3_REFPACK_H
 #define S3_REFPACK_H
 
@@ -55,5 +57,13 @@ struct refpack_reader;
 struct refpack_reader *refpack_reader_new(stream_in_fn *in, void *ictx, uint64_t in_len, uint64_t out_len);
 ptrdiff_t refpack_reader_next(struct refpack_reader *r, uint8_t *out, size_t cap, char *err, size_t errlen);
 void refpack_reader_free(struct refpack_reader *r);
+
+/* A pulled reader's next call (refpack_reader_next, dbpf_reader_next), on a void *. */
+typedef ptrdiff_t stream_next_fn(void *reader, uint8_t *out, size_t cap, char *err, size_t errlen);
+/* The push side of every *_expand_stream: pulls the reader into piece (cap bytes) until
+ * it ends, handing each piece to out. S3_OK, the reader's failure (err its message), or
+ * S3_ERR_LIMIT when out stopped it (err: "stopped"). */
+enum s3_err stream_push_all(stream_next_fn *next, void *reader, uint8_t *piece, size_t cap, stream_out_fn *out,
+                            void *octx, char *err, size_t errlen);
 
 #endif

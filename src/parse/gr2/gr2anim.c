@@ -76,18 +76,32 @@ static enum s3_err name_of(const struct gr2_space *sp, const struct gr2_type *t,
     return e ? s3_fail(e, err, errlen, "%s: Name: %s", what, why) : S3_OK;
 }
 
+/* The Real32 at p, in the file's byte order. */
+static float f32_at(const struct gr2_space *sp, const uint8_t *p)
+{
+    uint32_t u = gr2_u32_at(sp, p);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* An object's decoded type and its Name, in that order (the transform and vector track
+ * readers' head; the others check members between the two). */
+static enum s3_err typed_named(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
+                               struct gr2_ref obj, enum gr2_std std, const char *what, const struct gr2_type **t,
+                               char **name, char *err, size_t errlen)
+{
+    enum s3_err e = type_at(reg, sp, type, obj, what, t, err, errlen);
+    return e ? e : name_of(sp, *t, std, obj, what, name, err, errlen);
+}
+
 static double real_of(const struct gr2_space *sp, const struct gr2_type *t, enum gr2_std std, struct gr2_ref obj,
                       const char *name, double absent)
 {
     const struct gr2_member *m = member(t, std, name, GR2_REAL32);
     const char *why;
     const uint8_t *b = m ? gr2_bytes(sp, obj.section, obj.offset + m->offset, 4, &why) : NULL;
-    if (!b)
-        return absent;
-    uint32_t u = gr2_u32_at(sp, b);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
+    return b ? f32_at(sp, b) : absent;
 }
 
 /* A member's elements (ReferenceToArray / ArrayOfReferences): absent or empty is
@@ -107,6 +121,16 @@ static void elements(struct gr2_types *reg, const struct gr2_space *sp, const st
         e->reason = S3_ERR_FORMAT;
         e->why = "array of untyped elements";
     }
+}
+
+/* elements() of a member the object cannot be read without: its failure is the reader's,
+ * named after the member (the animation's, track group's and text track's arrays). */
+static enum s3_err needed_elements(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t,
+                                   enum gr2_std std, struct gr2_ref obj, const char *name, uint32_t type,
+                                   struct gr2_elem *e, char *err, size_t errlen)
+{
+    elements(reg, sp, t, std, obj, name, type, e);
+    return e->kind == GR2_EK_ERROR ? s3_fail(e->reason, err, errlen, "%s: %s", name, e->why) : S3_OK;
 }
 
 void gr2_root_array(struct gr2_types *reg, const struct gr2_space *sp, const char *name, struct gr2_elem *out)
@@ -150,13 +174,10 @@ enum s3_err gr2_animation_read(struct gr2_types *reg, const struct gr2_space *sp
     out->duration = real_of(sp, t, GR2_STD_ANIMATION, obj, "Duration", 0);
     out->timestep = real_of(sp, t, GR2_STD_ANIMATION, obj, "TimeStep", 0);
     out->oversampling = real_of(sp, t, GR2_STD_ANIMATION, obj, "Oversampling", -1);
-    elements(reg, sp, t, GR2_STD_ANIMATION, obj, "TrackGroups", GR2_ARRAY_OF_REFS, &out->groups);
-    if (out->groups.kind == GR2_EK_ERROR) {
-        e = s3_fail(out->groups.reason, err, errlen, "TrackGroups: %s", out->groups.why);
+    if ((e = needed_elements(reg, sp, t, GR2_STD_ANIMATION, obj, "TrackGroups", GR2_ARRAY_OF_REFS, &out->groups,
+                             err, errlen)))
         gr2_animation_free(out);
-        return e;
-    }
-    return S3_OK;
+    return e;
 }
 
 void gr2_animation_free(struct gr2_animation *a)
@@ -185,9 +206,8 @@ enum s3_err gr2_track_group_read(struct gr2_types *reg, const struct gr2_space *
     static const char *const arrays[3] = {"TransformTracks", "VectorTracks", "TextTracks"};
     struct gr2_elem *e[3] = {&out->transform, &out->vector, &out->text};
     for (int i = 0; i < 3; i++) {
-        elements(reg, sp, t, GR2_STD_TRACKGROUP, obj, arrays[i], GR2_REF_TO_ARRAY, e[i]);
-        if (e[i]->kind == GR2_EK_ERROR) {
-            err_kind = s3_fail(e[i]->reason, err, errlen, "%s: %s", arrays[i], e[i]->why);
+        if ((err_kind = needed_elements(reg, sp, t, GR2_STD_TRACKGROUP, obj, arrays[i], GR2_REF_TO_ARRAY, e[i], err,
+                                        errlen))) {
             gr2_track_group_free(out);
             return err_kind;
         }
@@ -238,8 +258,9 @@ enum s3_err gr2_transform_track_read(struct gr2_types *reg, const struct gr2_spa
 {
     memset(out, 0, sizeof *out);
     const struct gr2_type *t;
-    enum s3_err e = type_at(reg, sp, type, obj, "transform track", &t, err, errlen);
-    if (e || (e = name_of(sp, t, GR2_STD_TRANSFORMTRACK, obj, "transform track", &out->name, err, errlen)))
+    enum s3_err e =
+        typed_named(reg, sp, type, obj, GR2_STD_TRANSFORMTRACK, "transform track", &t, &out->name, err, errlen);
+    if (e)
         return e;
     static const char *const names[3] = {"PositionCurve", "OrientationCurve", "ScaleShearCurve"};
     for (int r = 0; r < 3; r++)
@@ -285,8 +306,8 @@ enum s3_err gr2_vector_track_read(struct gr2_types *reg, const struct gr2_space 
 {
     memset(out, 0, sizeof *out);
     const struct gr2_type *t;
-    enum s3_err e = type_at(reg, sp, type, obj, "vector track", &t, err, errlen);
-    if (e || (e = name_of(sp, t, GR2_STD_VECTORTRACK, obj, "vector track", &out->name, err, errlen)))
+    enum s3_err e = typed_named(reg, sp, type, obj, GR2_STD_VECTORTRACK, "vector track", &t, &out->name, err, errlen);
+    if (e)
         return e;
     const struct gr2_member *km = gr2_std_find(t, GR2_STD_VECTORTRACK, "TrackKey");
     const struct gr2_member *dm = gr2_std_find(t, GR2_STD_VECTORTRACK, "Dimension");
@@ -335,10 +356,8 @@ enum s3_err gr2_text_track_read(struct gr2_types *reg, const struct gr2_space *s
     if (e)
         return e;
     struct gr2_elem entries;
-    elements(reg, sp, t, GR2_STD_TEXTTRACK, obj, "Entries", GR2_REF_TO_ARRAY, &entries);
-    if (entries.kind == GR2_EK_ERROR)
-        return s3_fail(entries.reason, err, errlen, "Entries: %s", entries.why);
-    if ((e = name_of(sp, t, GR2_STD_TEXTTRACK, obj, "text track", &out->name, err, errlen)))
+    if ((e = needed_elements(reg, sp, t, GR2_STD_TEXTTRACK, obj, "Entries", GR2_REF_TO_ARRAY, &entries, err, errlen)) ||
+        (e = name_of(sp, t, GR2_STD_TEXTTRACK, obj, "text track", &out->name, err, errlen)))
         return e;
     if (entries.kind != GR2_EK_ARRAY)
         return S3_OK;
@@ -362,10 +381,7 @@ enum s3_err gr2_text_track_read(struct gr2_types *reg, const struct gr2_space *s
             e = s3_fail(e, err, errlen, "entry %" PRIu32 ": TimeStamp: %s", i, why);
             goto fail;
         }
-        uint32_t u = gr2_u32_at(sp, b);
-        float f;
-        memcpy(&f, &u, 4);
-        out->e[i].t = f;
+        out->e[i].t = f32_at(sp, b);
         e = gr2_name_at(sp, at.section, at.offset + xm->offset, &out->e[i].text, &why);
         out->n = i + 1;
         if (e) {

@@ -254,22 +254,24 @@ ptrdiff_t dbpf_reader_next(struct dbpf_reader *r, uint8_t *out, size_t cap, char
     return (ptrdiff_t)k;
 }
 
+/* dbpf_reader_next as a stream_next_fn (a call through another function type is
+ * undefined). */
+static ptrdiff_t reader_next(void *r, uint8_t *out, size_t cap, char *err, size_t errlen)
+{
+    return dbpf_reader_next(r, out, cap, err, errlen);
+}
+
 enum s3_err dbpf_expand_stream(uint16_t codec, stream_in_fn *in, void *ictx, uint64_t n, stream_out_fn *out,
                                void *octx, uint64_t want, size_t *held, char *err, size_t errlen)
 {
     struct dbpf_reader *r = dbpf_reader_new(codec, in, ictx, n, want);
     uint8_t *piece = malloc(DBPF_STREAM_PIECE);
-    enum s3_err e = S3_OK;
+    enum s3_err e;
     *held = 0;
     if (!r || !piece)
         e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the decoder");
-    for (ptrdiff_t k = 1; e == S3_OK && k > 0;) {
-        k = dbpf_reader_next(r, piece, DBPF_STREAM_PIECE, err, errlen);
-        if (k < 0)
-            e = (enum s3_err)-k;
-        else if (k > 0 && !out(octx, piece, (size_t)k))
-            e = s3_fail(S3_ERR_LIMIT, err, errlen, "stopped");
-    }
+    else
+        e = stream_push_all(reader_next, r, piece, DBPF_STREAM_PIECE, out, octx, err, errlen);
     if (r)
         *held = dbpf_reader_held(r) + DBPF_STREAM_PIECE;
     free(piece);

@@ -677,6 +677,24 @@ static const struct rig_set *option_skeletons(const struct s3fs *fs)
     return fs->skeleton_file ? fs->skeleton_file->set : NULL;
 }
 
+/* Over sections the caller pinned: the plan and its glTF (out NULL: only its size, with n).
+ * One way for the measurement and the builds, so a build makes what was sized. */
+static enum s3_err plan_and_build(const struct anim_ctx *a, struct gr2_space *sp, uint8_t **out, size_t *len,
+                                  struct notes *n, char *err, size_t errlen)
+{
+    struct gr2_types reg = {0};
+    struct plan p;
+    enum s3_err rc = make_plan(&reg, sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
+    if (rc == S3_OK) {
+        rc = build_glb(&reg, sp, &p, a->linear, out, len, n, err, errlen);
+        plan_free(&p);
+    }
+    gr2_types_free(&reg);
+    return rc;
+}
+
+static const char unpinned[] = "the sections cannot be read (the file changed, or out of memory)";
+
 static enum s3_err anim_build(void *ctx, uint8_t **out, size_t *len, char *err, size_t errlen)
 {
     struct anim_ctx *a = ctx;
@@ -685,20 +703,13 @@ static enum s3_err anim_build(void *ctx, uint8_t **out, size_t *len, char *err, 
      * more refused fails this build (read again) rather than change the size */
     enum s3_err rc = gr2_view_pin_as(a->v, &sp, a->refused);
     if (rc)
-        return s3_fail(rc, err, errlen, "the sections cannot be read (the file changed, or out of memory)");
-    struct gr2_types reg = {0};
-    struct plan p;
-    rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
-    if (rc == S3_OK) {
-        rc = build_glb(&reg, &sp, &p, a->linear, out, len, NULL, err, errlen);
-        plan_free(&p);
-    }
+        return s3_fail(rc, err, errlen, "%s", unpinned);
+    rc = plan_and_build(a, &sp, out, len, NULL, err, errlen);
     if (rc == S3_OK && gr2_view_refused_beyond(a->v, &sp, a->refused)) {
         free(out ? *out : NULL);
         rc = s3_fail(S3_ERR_LIMIT, err, errlen,
                      "a section it was sized with cannot be had now (cache_mb): read it again");
     }
-    gr2_types_free(&reg);
     gr2_view_unpin(a->v, &sp);
     return rc;
 }
@@ -711,15 +722,8 @@ static enum s3_err anim_measure(struct anim_ctx *a, size_t *len, struct notes *n
     struct gr2_space sp;
     enum s3_err rc = gr2_view_pin(a->v, &sp);
     if (rc)
-        return s3_fail(rc, err, errlen, "the sections cannot be read (the file changed, or out of memory)");
-    struct gr2_types reg = {0};
-    struct plan p;
-    rc = make_plan(&reg, &sp, a->type, a->obj, option_skeletons(a->v->fs), &p, err, errlen);
-    if (rc == S3_OK) {
-        rc = build_glb(&reg, &sp, &p, a->linear, NULL, len, n, err, errlen);
-        plan_free(&p);
-    }
-    gr2_types_free(&reg);
+        return s3_fail(rc, err, errlen, "%s", unpinned);
+    rc = plan_and_build(a, &sp, NULL, len, n, err, errlen);
     uint8_t *refused = rc == S3_OK ? gr2_view_refusals(a->v, &sp) : NULL;
     uint32_t ns = gr2_view_nsections(a->v);
     uint8_t *kept = refused ? tree_alloc(a->v->fs->tree, ns ? ns : 1) : NULL;
