@@ -50,6 +50,11 @@ int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backu
     rw->backup = backup;
     rw->opts = *opts;
     edits_spill(&rw->pending, lock->dirfd); /* appended resources: a file beside the source */
+    /* tests only: S3RIG_TEST_FAIL_EDIT=K makes the K-th patch of the pending edits fail
+     * for lack of memory (once), so that a mount test sees a write refused half-way */
+    const char *fail_edit = getenv("S3RIG_TEST_FAIL_EDIT");
+    if (fail_edit)
+        edits_test_fail_put(strtoull(fail_edit, NULL, 10));
     gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
@@ -82,6 +87,7 @@ void rw_free(struct rw *rw)
     free(rw->seccopy.bytes);
     free(rw->wrapped_granny);
     free(rw->raw);
+    free(rw->res);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
     pthread_mutex_destroy(&rw->gmu);
@@ -1293,34 +1299,100 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
     return rc;
 }
 
+/* Under mu: the resource copy appended since the last commit whose offset field is at
+ * f_offset, or SIZE_MAX. */
+static size_t res_copy_of(const struct rw *rw, uint64_t f_offset)
+{
+    for (size_t i = 0; i < rw->nres; i++)
+        if (rw->res[i].f_offset == f_offset)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Under mu: room for one more resource copy noted (taken before anything changes). */
+static int res_copy_room(struct rw *rw)
+{
+    if (rw->nres < rw->capres)
+        return 0;
+    size_t cap = rw->capres ? 2 * rw->capres : 4;
+    struct rw_res_copy *n = realloc(rw->res, cap * sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    rw->res = n;
+    rw->capres = cap;
+    return 0;
+}
+
+/* Under mu, after res_copy_room: the copy [from, to) of the tail noted last (the tail's
+ * order), the one it replaces (prev, SIZE_MAX: none) forgotten. */
+static void res_copy_note(struct rw *rw, size_t prev, uint64_t f_offset, uint64_t from, uint64_t to, uint32_t word)
+{
+    if (prev != SIZE_MAX) {
+        memmove(rw->res + prev, rw->res + prev + 1, (rw->nres - prev - 1) * sizeof *rw->res);
+        rw->nres--;
+    }
+    rw->res[rw->nres++] = (struct rw_res_copy){f_offset, from, to, word};
+}
+
+/* Under mu: a field of the file put undoably: what the file holds there is read from the
+ * current generation's source (the pending bytes go over it in edits_put_undoable). */
+static int put_field(struct rw *rw, struct edits_undo *u, uint64_t at, const uint8_t *b, size_t len)
+{
+    uint8_t was[EDITS_UNDO_BYTES];
+    if (len > sizeof was || pread(newest(rw)->fs->src.fd, was, len, (off_t)at) != (ssize_t)len)
+        return -EIO;
+    return neg_errno_of(edits_put_undoable(&rw->pending, u, at, b, len, was));
+}
+
+/* Under mu: a resource's index record pointed at its copy appended at `at` (blen bytes
+ * stored), undoably (u). */
+static int put_index_record(struct rw *rw, struct edits_undo *u, const struct rw_target *t, uint64_t at,
+                            uint64_t blen, uint64_t mem)
+{
+    uint8_t f[4];
+    put_le(f, (uint32_t)at, 4);
+    int rc = put_field(rw, u, t->f_offset, f, 4);
+    if (!rc) {
+        put_le(f, (uint32_t)blen | t->stored_flags, 4);
+        rc = put_field(rw, u, t->f_stored, f, 4);
+    }
+    if (!rc) {
+        put_le(f, (uint32_t)mem, 4);
+        rc = put_field(rw, u, t->f_memory, f, 4);
+    }
+    if (!rc) {
+        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
+        rc = put_field(rw, u, t->f_comp, f, 2);
+    }
+    return rc;
+}
+
+/* A package resource's new content appended to the pending tail and its index record
+ * pointed at it, all or nothing (a refusal half-way takes back the appended bytes and
+ * the words put). Replaced again before a commit, its copy of before becomes a hole of
+ * the tail: the committed file holds the last copy only. */
 static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (src->len > RW_RESOURCE_MAX)
         return -EFBIG;
     pthread_mutex_lock(&rw->mu);
+    struct edits_undo u;
+    edits_undo_begin(&rw->pending, &u);
     uint64_t before = rw->pending.tail_len, blen = 0;
     uint64_t at = newest(rw)->fs->src.size + before; /* current while mu is held */
+    size_t prev = res_copy_of(rw, t->f_offset);
     /* an index record's offset is 32 bits: the resource must end below 4 GiB */
-    int rc = at >= UINT32_MAX ? -EFBIG : append_stream(rw, src, t->zlib, UINT32_MAX - at, &blen);
-    uint8_t f[4];
-    if (!rc) {
-        put_le(f, (uint32_t)at, 4);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_offset, f, 4));
-    }
-    if (!rc) {
-        put_le(f, (uint32_t)blen | t->stored_flags, 4);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_stored, f, 4));
-    }
-    if (!rc) {
-        put_le(f, (uint32_t)src->len, 4);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_memory, f, 4));
-    }
-    if (!rc) {
-        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_comp, f, 2));
-    }
+    int rc = at >= UINT32_MAX ? -EFBIG : res_copy_room(rw);
+    if (!rc)
+        rc = append_stream(rw, src, t->zlib, UINT32_MAX - at, &blen);
+    if (!rc)
+        rc = put_index_record(rw, &u, t, at, blen, src->len);
+    if (!rc && prev != SIZE_MAX) /* the last thing that may fail */
+        rc = neg_errno_of(edits_tail_hole(&rw->pending, rw->res[prev].from, rw->res[prev].to));
     if (rc)
-        edits_cut_tail(&rw->pending, before); /* nothing of it stays pending */
+        edits_undo(&rw->pending, &u); /* nothing of it stays pending */
+    else
+        res_copy_note(rw, prev, t->f_offset, before, rw->pending.tail_len, (uint32_t)at);
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc == -EFBIG)
@@ -1713,6 +1785,7 @@ static void drop_pending(struct rw *rw)
     edits_clear(&rw->pending);
     rw->ngr2 = 0;
     rw->nraw = 0;
+    rw->nres = 0;
     free(rw->seccopy.bytes);
     rw->seccopy = (struct rw_section_copy){0};
 }
@@ -1755,10 +1828,22 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
         e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
         rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     }
+    /* all or nothing: what may fail for lack of memory comes before the copy of before
+     * is overwritten, and a refusal takes back the appended bytes and the header words */
+    struct edits_undo u;
+    edits_undo_begin(&rw->pending, &u);
+    if (!rc)
+        rc = note_gr2(rw, t); /* only says where the CRC is: harmless when refused after */
     if (!rc)
         rc = append_copy(rw, pad, src, &plan);
+    if (!rc)
+        rc = put_field(rw, &u, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
+    if (!rc)
+        rc = put_field(rw, &u, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4);
+    if (rc)
+        edits_undo(&rw->pending, &u);
     bool lost = false;
-    if (!rc && again == 0) {
+    if (!rc && again == 0) { /* in the place of the copy of before, room proven at the end */
         edits_cut_tail(&rw->pending, from);
         rc = append_copy(rw, pad, src, &plan);
         if (rc) { /* the copy of before is overwritten in part: nothing pending is whole */
@@ -1766,11 +1851,7 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
             lost = true;
         }
     }
-    if (!rc)
-        rc = neg_errno_of(edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header));
-    if (!rc)
-        rc = neg_errno_of(edits_put(&rw->pending, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4));
-    if (!rc && (rc = note_gr2(rw, t)) == 0) {
+    if (!rc) {
         for (size_t i = 0; i < rw->ngr2; i++)
             if (rw->gr2[i].dir == t->gr2_dir)
                 rw->gr2[i].grown = plan.total - (rw->gr2[i].len);
@@ -1925,6 +2006,33 @@ static struct crc_fix *crc_fixes(struct rw *rw, struct rw_gen *g, size_t *nfix)
     return fix;
 }
 
+/* Under mu, before the file is written: each resource copy's offset moved down by the
+ * tail's holes before it (where edits_write puts the copy), when its offset field still
+ * holds the word put (a value written there since chose otherwise). The words rewritten
+ * lie in edits of their own already: no allocation, so this cannot fail; a commit that
+ * fails after leaves them right for the next one (the copies' tail ranges stay). */
+static void renumber_copies(struct rw *rw)
+{
+    const struct edits *e = &rw->pending;
+    uint64_t size = newest(rw)->fs->src.size, gone = 0;
+    size_t h = 0;
+    for (size_t i = 0; i < rw->nres; i++) { /* both in the tail's order: one walk */
+        struct rw_res_copy *c = &rw->res[i];
+        for (; h < e->nholes && e->holes[h].to <= c->from; h++)
+            gone += e->holes[h].to - e->holes[h].from;
+        uint8_t now[4], want[4];
+        put_le(want, c->word, 4);
+        memset(now, 0, sizeof now);
+        edits_overlay(e, c->f_offset, now, 4);
+        uint32_t word = (uint32_t)(size + c->from - gone);
+        if (!edits_touch(e, c->f_offset, 4) || memcmp(now, want, 4) != 0 || word == c->word)
+            continue;
+        put_le(want, word, 4);
+        if (edits_put(&rw->pending, c->f_offset, want, 4) == S3_OK)
+            c->word = word;
+    }
+}
+
 static bool nothing_pending(const struct rw *rw)
 {
     return rw->pending.n == 0 && rw->pending.tail_len == 0;
@@ -1942,6 +2050,7 @@ int rw_commit(struct rw *rw, bool again)
         return 0;
     }
     struct rw_gen *g = newest(rw); /* current while mu is held */
+    renumber_copies(rw);
     size_t nfix;
     struct crc_fix *fix = crc_fixes(rw, g, &nfix);
     int rc = fix ? 0 : -ENOMEM;
@@ -1961,6 +2070,7 @@ int rw_commit(struct rw *rw, bool again)
         free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
         rw->seccopy = (struct rw_section_copy){0};
         rw->nraw = 0;
+        rw->nres = 0;
         pthread_mutex_lock(&rw->logmu);
         rw->commits++;
         pthread_mutex_unlock(&rw->logmu);
@@ -1998,6 +2108,7 @@ int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
         return 0;
     }
     struct rw_gen *g = newest(rw);
+    renumber_copies(rw);
     size_t nfix;
     struct crc_fix *fix = crc_fixes(rw, g, &nfix);
     int rc = fix ? -EEXIST : -ENOMEM;

@@ -148,6 +148,16 @@ struct rw {
         uint64_t from;
     } *raw;
     size_t nraw, capraw;
+    /* the package resources appended since the last commit, in the tail's order: where
+     * the index record's offset field is, the copy's range of the pending tail, and the
+     * offset written there. A resource replaced again leaves its copy of before a hole of
+     * the tail (written nowhere), and the commit moves each offset down by the holes
+     * before its copy (rw_commit), so that the new file holds only referenced copies. */
+    struct rw_res_copy {
+        uint64_t f_offset, from, to;
+        uint32_t word;
+    } *res;
+    size_t nres, capres;
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;
