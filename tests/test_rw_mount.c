@@ -2371,6 +2371,150 @@ static void test_rw_package_outside_reader(void **state)
     free(pkg);
 }
 
+/* The file offset of the field a value file stands for (its user.s3rig.offset). */
+static uint64_t xattr_offset(const char *mnt, const char *rel)
+{
+    char p[1024], v[32];
+    assert_true((size_t)snprintf(p, sizeof p, "%s/%s", mnt, rel) < sizeof p);
+    ssize_t n = getxattr(p, "user.s3rig.offset", v, sizeof v - 1);
+    assert_true(n > 0);
+    v[n] = 0;
+    return strtoull(v, NULL, 10);
+}
+
+/* /info's unparsed_bytes count of the file at path (mounted read-only meanwhile). */
+static unsigned long long unparsed_bytes(const char *path, const char *mnt)
+{
+    char p[512];
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p), *at = strstr(t, "\nunparsed_bytes: ");
+    assert_non_null(at);
+    unsigned long long n = strtoull(at + 17, NULL, 10);
+    free(t);
+    do_umount(mnt);
+    return n;
+}
+
+/* A package resource's data.bin replaced twice before one commit (the commits after each
+ * write refused: the file moved away from its path), 8,000 bytes then 5,000: the
+ * committed file is what an independent writer appending the resource makes: the old
+ * bytes, the index record pointing at the new bytes right after the old end (RefPack
+ * becomes raw: compression 0, the stored size's flag bit kept), then the 5,000 bytes and
+ * nothing else (no copy of the first write left behind, unreferenced). tests/dbpf_read.py
+ * reads it; the only bytes no structure claims besides the package's own gap are the old
+ * resource's stored bytes. */
+static void test_rw_resource_replaced_twice(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s3", 0, NULL, &size);
+    char path[256], orig[300], mnt[256], p[1024], step;
+    write_fixture("twice.package", pkg, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/twice-orig.package", tmpdir);
+    assert_int_equal(fx_write_file(orig, pkg, size), 0);
+    make_mountpoint("m-twice", mnt, sizeof mnt);
+    const char *res = "resources/S3_8EAF13DE_00000001_47B84BA0E85F42F4_body_rig%%+_RIG.grannyrig";
+    const char *key = "8EAF13DE 00000001 47B84BA0E85F42F4";
+    unsigned long long gap_before = unparsed_bytes(path, mnt);
+    do_mount(path, mnt, "rw");
+    char rel[600];
+    uint64_t pos[4];
+    static const char *const fields[4] = {"offset", "stored_size", "memory_size", "compression"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(rel, sizeof rel, "%s/%s", res, fields[i]);
+        pos[i] = xattr_offset(mnt, rel);
+    }
+    uint32_t old_stored = rd32(pkg + pos[1]);
+    assert_int_equal(pkg[pos[3]] | pkg[pos[3] + 1] << 8, 0xFFFF); /* RefPack, dbpf.md */
+    uint8_t *first = fxp_pattern(8000, 11), *second = fxp_pattern(5000, 12);
+    snprintf(p, sizeof p, "%s/%s/data.bin", mnt, res);
+    move_file(path, true);
+    assert_int_equal(write_bytes(p, first, 8000, &step), EBUSY);
+    assert_int_equal(write_bytes(p, second, 5000, &step), EBUSY);
+    assert_true(info_has(mnt, "commit refused"));
+    move_file(path, false);
+    umount_rw(mnt, path); /* the commit at unmount */
+    /* what an independent writer makes (dbpf.md: an index record's offset, stored size
+     * with its flag bit, memory size, u16 compression) */
+    uint8_t *want = malloc(size + 5000);
+    memcpy(want, pkg, size);
+    memcpy(want + size, second, 5000);
+    le32(want + pos[0], (uint32_t)size);
+    le32(want + pos[1], 5000u | (old_stored & 0x80000000u));
+    le32(want + pos[2], 5000);
+    want[pos[3]] = 0, want[pos[3] + 1] = 0;
+    assert_file_is(path, want, size + 5000);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], wline[300];
+    sha256_hex(second, 5000, hex);
+    snprintf(wline, sizeof wline, "entry %s comp=raw stored=5000 memory=5000 sha256=%s", key, hex);
+    char *got = entry_line(lines, key);
+    assert_non_null(got);
+    assert_string_equal(got, wline);
+    /* unclaimed: the package's own gap and the old resource's bytes, nothing more */
+    assert_int_equal(unparsed_bytes(path, mnt), gap_before + (old_stored & 0x7fffffffu));
+    free(got);
+    free(lines);
+    free(want);
+    free(first);
+    free(second);
+    free(pkg);
+}
+
+/* A write refused half-way leaves nothing pending: the test hook (S3RIG_TEST_FAIL_EDIT=K,
+ * the K-th patch of the pending edits refused for lack of memory) refuses, after the new
+ * bytes were appended, the first or the second word of a package resource's index record,
+ * or of a compressed Granny section stored raw (its section header, then total_size).
+ * The write fails with ENOMEM, /info shows nothing pending, and the unmount commits
+ * nothing: the file is as it was (sha256), with no backup made. */
+static void refused_half_way(const char *name, bool granny, int k)
+{
+    char path[256], mnt[256], p[1024], env[16], step, mname[128];
+    size_t size;
+    uint8_t *bytes;
+    struct fxg_result r;
+    if (granny)
+        bytes = fxg_build(&fx_oodle1_v7, &size, &r);
+    else
+        bytes = fx_kind("package-s3", 0, NULL, &size);
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(mname, sizeof mname, "m-%s", name);
+    make_mountpoint(mname, mnt, sizeof mnt);
+    snprintf(env, sizeof env, "%d", k);
+    assert_int_equal(setenv("S3RIG_TEST_FAIL_EDIT", env, 1), 0);
+    do_mount(path, mnt, "rw");
+    unsetenv("S3RIG_TEST_FAIL_EDIT");
+    uint8_t *fresh = fxp_pattern(granny ? r.section_size : 3000, 21);
+    snprintf(p, sizeof p, "%s/%s", mnt,
+             granny ? "granny/sections/0/data.bin"
+                    : "resources/S3_8EAF13DE_00000001_47B84BA0E85F42F4_body_rig%%+_RIG.grannyrig/data.bin");
+    assert_int_equal(write_bytes(p, fresh, granny ? r.section_size : 3000, &step), ENOMEM);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(mnt, "rw: pending: 0 bytes, 0 of them in memory"));
+    umount_rw(mnt, path);
+    uint8_t a[SHA256_DIGEST_SIZE], b[SHA256_DIGEST_SIZE];
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    sha256_of(bytes, size, a);
+    sha256_of(now, n, b);
+    assert_memory_equal(a, b, SHA256_DIGEST_SIZE);
+    char backup[300];
+    snprintf(backup, sizeof backup, "%s~", path);
+    assert_int_equal(access(backup, F_OK), -1); /* no commit ran */
+    free(now);
+    free(fresh);
+    free(bytes);
+}
+
+static void test_rw_refused_half_way(void **state)
+{
+    (void)state;
+    refused_half_way("half1.package", false, 1);
+    refused_half_way("half2.package", false, 2);
+    refused_half_way("half1.gr2", true, 1);
+    refused_half_way("half2.gr2", true, 2);
+}
+
 /* A Granny file that is a package resource (Sims 4, stored zlib or raw), its object
  * section Oodle1-compressed: a value in the section written (printf; a bad one first is
  * EINVAL with the sha256 unchanged), or the section's data.bin replaced (cp). The section
@@ -2999,6 +3143,8 @@ int main(void)
         mount_test(test_rw_package_resource),
         mount_test(test_outside_reader_against_builder),
         mount_test(test_rw_package_outside_reader),
+        mount_test(test_rw_resource_replaced_twice),
+        mount_test(test_rw_refused_half_way),
         mount_test(test_rw_granny_section_in_package),
         mount_test(test_rw_large_replacement_outside_memory),
         mount_test(test_rw_large_temporary_outside_memory),
