@@ -85,7 +85,6 @@ void rw_free(struct rw *rw)
     edits_clear(&rw->pending);
     free(rw->gr2);
     free(rw->seccopy.bytes);
-    free(rw->wrapped_granny);
     free(rw->raw);
     free(rw->res);
     pthread_mutex_destroy(&rw->mu);
@@ -340,6 +339,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               " in memory at once\n", __atomic_load_n(&rw->temps_now, __ATOMIC_RELAXED),
               __atomic_load_n(&rw->temps_mem_now, __ATOMIC_RELAXED),
               __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED));
+    sb_printf(out, "rw: contents held in memory by writes: %" PRIu64 " bytes; at most %" PRIu64 " at once\n",
+              __atomic_load_n(&rw->held_now, __ATOMIC_RELAXED), __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -881,6 +882,38 @@ static void note_memory(struct rw *rw)
 }
 
 
+/* A buffer holding content being written (a chunk, a section's bytes), counted while it
+ * lives: /info shows the most held at once, which stays within cache_mb however large
+ * the content (everything whole goes through files). */
+static void held_add(struct rw *rw, uint64_t n)
+{
+    uint64_t now = __atomic_add_fetch(&rw->held_now, n, __ATOMIC_RELAXED);
+    uint64_t most = __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED);
+    while (now > most && !__atomic_compare_exchange_n(&rw->held_most, &most, now, true, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+}
+
+static void held_sub(struct rw *rw, uint64_t n)
+{
+    __atomic_sub_fetch(&rw->held_now, n, __ATOMIC_RELAXED);
+}
+
+static void *held_alloc(struct rw *rw, size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p)
+        held_add(rw, n);
+    return p;
+}
+
+static void held_free(struct rw *rw, void *p, size_t n)
+{
+    if (p)
+        held_sub(rw, n);
+    free(p);
+}
+
 static int note_gr2(struct rw *rw, const struct rw_target *t)
 {
     if (!t->gr2_dir)
@@ -1020,7 +1053,7 @@ static int flush_section_copy(struct rw *rw)
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
-    uint8_t *whole = malloc(c->len ? c->len : 1);
+    uint8_t *whole = held_alloc(rw, c->len);
     if (!whole) {
         pthread_mutex_unlock(&rw->mu);
         return -ENOMEM;
@@ -1042,7 +1075,7 @@ static int flush_section_copy(struct rw *rw)
             c->dirty = true;
         pthread_mutex_unlock(&rw->mu);
     }
-    free(whole);
+    held_free(rw, whole, len);
     return rc;
 }
 
@@ -1059,7 +1092,10 @@ static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why,
     enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, whylen);
     if (e != S3_OK)
         return e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
+    if (c->bytes)
+        held_sub(rw, c->len);
     free(c->bytes);
+    held_add(rw, flen); /* the section's expanded bytes, until the commit */
     *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen};
     return 0;
 }
@@ -1084,7 +1120,7 @@ static bool store_refused(struct rw *rw, const struct rw_target *t)
     bool spliced = e->splice_to > e->splice_from;
     return raw_copy_of(rw, t, t->wrapped, &at) == -EBUSY ||
            (t->in_resource && edits_touch(e, t->f_offset, 4)) ||
-           (t->wrapped && spliced && !(rw->wrapped_granny && e->splice_from == t->gr2_pos));
+           (t->wrapped && spliced && !(rw->wrapped_live && e->splice_from == t->gr2_pos));
 }
 
 /* Bytes [off, +len) of a section's NAME.bin (t->in_section, RW_BYTES): laid over the
@@ -1134,6 +1170,7 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
     uint8_t *whole = NULL, *was = malloc(t->len ? t->len : 1);
+    size_t whole_len = 0;
     size_t len = 0;
     pthread_mutex_lock(&rw->mu);
     bool flush = other_copy_dirty(rw, t);
@@ -1146,8 +1183,9 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
-    if (!rc && !(whole = malloc(c->len ? c->len : 1)))
+    if (!rc && !(whole = held_alloc(rw, c->len)))
         rc = -ENOMEM;
+    whole_len = whole ? c->len : 0;
     if (!rc) {
         memcpy(was, c->bytes + t->sec_off, t->len);
         memcpy(c->bytes + t->sec_off, field, t->len);
@@ -1172,7 +1210,7 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         pthread_mutex_unlock(&rw->mu);
     }
     free(was);
-    free(whole);
+    held_free(rw, whole, whole_len);
     return rc;
 }
 
@@ -1250,7 +1288,7 @@ static ssize_t whole_read(const struct whole_src *w, uint64_t pos, uint8_t *buf,
  * `room` bytes. Its stored length into *blen. 0, -EFBIG past room, -ENOMEM, -errno. */
 static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, uint64_t room, uint64_t *blen)
 {
-    uint8_t *in = malloc(STREAM_CHUNK), *out = malloc(STREAM_CHUNK);
+    uint8_t *in = held_alloc(rw, STREAM_CHUNK), *out = held_alloc(rw, STREAM_CHUNK);
     z_stream z = {0};
     int rc = in && out ? 0 : -ENOMEM;
     bool zinit = !rc && zlib && deflateInit(&z, Z_DEFAULT_COMPRESSION) == Z_OK;
@@ -1294,8 +1332,8 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
     }
     if (zinit)
         deflateEnd(&z);
-    free(in);
-    free(out);
+    held_free(rw, in, STREAM_CHUNK);
+    held_free(rw, out, STREAM_CHUNK);
     return rc;
 }
 
@@ -1404,9 +1442,9 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
 
 /* The content into file fd from its start, then zeros up to `size` (>= the content's
  * length): 0 or -errno. */
-static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
+static int copy_whole(struct rw *rw, const struct whole_src *src, int fd, uint64_t size)
 {
-    uint8_t *buf = malloc(STREAM_CHUNK);
+    uint8_t *buf = held_alloc(rw, STREAM_CHUNK);
     int rc = buf ? 0 : -ENOMEM;
     for (uint64_t pos = 0; !rc && pos < src->len;) {
         ssize_t got = whole_read(src, pos, buf, STREAM_CHUNK);
@@ -1416,7 +1454,7 @@ static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
             rc = errno ? -errno : -EIO;
         pos += got > 0 ? (uint64_t)got : 0;
     }
-    free(buf);
+    held_free(rw, buf, STREAM_CHUNK);
     if (!rc && ftruncate(fd, (off_t)size) != 0) /* the padding reads as zeros */
         rc = -errno;
     return rc;
@@ -1475,7 +1513,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     enum s3_err made = edits_scratch(rw->lock->dirfd, &sfd);
     if (made)
         return neg_errno_of(made);
-    int copied = copy_whole(src, sfd, plan.new_len);
+    int copied = copy_whole(rw, src, sfd, plan.new_len);
     if (copied) {
         close(sfd);
         return copied;
@@ -1484,7 +1522,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     /* nothing pending changes unless all of it does: the splice's only refusal is told
      * first, and the head words put are put back (into the edits they made, which takes
      * no memory) when a later one is refused */
-    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == from &&
+    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_live && rw->pending.splice_from == from &&
                 rw->pending.splice_to > rw->pending.splice_from;
     int rc = !redo && rw->pending.splice_to > rw->pending.splice_from ? -EBUSY : 0;
     uint8_t f[4], was[8][4];
@@ -1571,21 +1609,48 @@ static void log_stored_after(struct rw *rw, const char *path, uint32_t sec)
                "and cannot be stored again in its place until a commit; nothing changed", path, sec);
 }
 
+/* The Granny bytes a section write builds on, read piece by piece: a wrapped RIG's from
+ * the file (the pending patches laid over them) or from the previous such write's splice
+ * file while it is pending (fd: a duplicate of it, ours to close), or a package
+ * resource's as its nested view reads them (rs). */
+struct base_src {
+    int fd;                /* >= 0: the splice file's first len bytes */
+    const struct source *rs; /* else when set: the resource's source */
+    uint64_t pos;          /* else: the file from pos on, with the pending patches */
+    uint64_t len;
+};
+
+/* n bytes of the base from pos into buf: 0 or -errno. */
+static int base_read(struct rw *rw, const struct base_src *b, uint64_t pos, uint8_t *buf, size_t n)
+{
+    if (b->fd >= 0)
+        return pread(b->fd, buf, n, (off_t)pos) == (ssize_t)n ? 0 : -EIO;
+    if (b->rs)
+        return source_pread((struct source *)b->rs, pos, buf, n) == S3_OK ? 0 : -EIO;
+    if (!pread_current(rw, buf, n, b->pos + pos))
+        return -EIO;
+    pthread_mutex_lock(&rw->mu);
+    edits_overlay(&rw->pending, b->pos + pos, buf, n);
+    pthread_mutex_unlock(&rw->mu);
+    return 0;
+}
+
 /* The Granny bytes a wrapped-RIG section write builds on: those of the previous such
  * write while its splice is still pending, else the file's (pending patches over them).
- * *out is malloc'd; *serial: the pending bytes' wrapped_serial, 0 for the file's. */
-static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len, uint64_t *serial,
+ * *serial: the pending bytes' wrapped_serial, 0 for the file's. */
+static int wrapped_base(struct rw *rw, const struct rw_target *t, struct base_src *b, uint64_t *serial,
                         bool *stored_after)
 {
     pthread_mutex_lock(&rw->mu);
     const struct edits *e = &rw->pending;
-    bool live = rw->wrapped_granny && e->splice_to > e->splice_from && e->splice_from == t->gr2_pos;
+    bool live = rw->wrapped_live && e->splice_to > e->splice_from && e->splice_from == t->gr2_pos && e->splice_fd;
     int rc = raw_copy_room(rw);
-    size_t n = live ? rw->wrapped_len : (size_t)t->gr2_len, at;
+    uint64_t n = live ? rw->wrapped_len : t->gr2_len;
+    size_t at;
     *stored_after = false;
+    *b = (struct base_src){.fd = -1, .pos = t->gr2_pos};
     if (!live) {
-        free(rw->wrapped_granny);
-        rw->wrapped_granny = NULL;
+        rw->wrapped_live = false;
         raw_copies_drop_wrapped(rw);
         if (!rc && e->splice_to > e->splice_from)
             rc = -EBUSY; /* another whole replacement is pending */
@@ -1596,79 +1661,110 @@ static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out,
         if (again == -EBUSY)
             rc = -EBUSY, *stored_after = true;
         else if (again == 0 && rw->raw[at].from <= n)
-            n = (size_t)rw->raw[at].from;
+            n = rw->raw[at].from;
     }
-    uint8_t *b = rc ? NULL : malloc(n ? n : 1);
-    if (!rc && !b)
-        rc = -ENOMEM;
-    if (!rc && live)
-        memcpy(b, rw->wrapped_granny, n);
+    /* a duplicate: a writer that replaces the splice meanwhile closes only its own */
+    if (!rc && live && (b->fd = fcntl(e->splice_fd - 1, F_DUPFD_CLOEXEC, 0)) < 0)
+        rc = -errno;
+    b->len = n;
     *serial = live ? rw->wrapped_serial : 0;
     pthread_mutex_unlock(&rw->mu);
-    if (!rc && !live) {
-        if (!pread_current(rw, b, n, t->gr2_pos))
-            rc = -EIO;
-        pthread_mutex_lock(&rw->mu);
-        edits_overlay(&rw->pending, t->gr2_pos, b, n);
-        pthread_mutex_unlock(&rw->mu);
-    }
-    if (rc)
-        free(b);
-    *out = rc ? NULL : b;
-    *len = rc ? 0 : n;
     return rc;
 }
 
-/* A compressed section of a wrapped RIG's Granny data, stored raw: new Granny bytes (the
- * old ones, the section's expanded bytes 4-aligned after them with the tables the plan
- * gives, its header and total_size changed, the CRC recomputed over them when it was
- * right) replace granny.gr2 whole (put_granny: the wrapper's offsets follow). */
-/* New Granny bytes with section t->sec stored raw in them: the old ones (base, blen),
- * the section's expanded bytes 4-aligned after them (at *at) with the tables the plan
- * gives, its header and total_size changed, the CRC recomputed when it was right.
- * Into *out (malloc'd, *outlen). 0, -EFBIG past RW_RESOURCE_MAX, -ENOMEM, -EIO; *e and why
- * say what the Granny plan refused. */
-static int compose_raw(const struct rw_target *t, const uint8_t *base, size_t blen, const void *data, size_t len,
-                       uint8_t **out, size_t *outlen, uint64_t *at, enum s3_err *e, char *why, size_t whylen)
+/* Bytes [at, at+n) of the new file fd from bytes of the base or the section's content. */
+static int put_at(int fd, const uint8_t *p, size_t n, uint64_t at)
+{
+    return pwrite(fd, p, n, (off_t)at) == (ssize_t)n ? 0 : errno ? -errno : -EIO;
+}
+
+/* The base's first blen bytes, then the content from `at` on, into file fd, a chunk at a
+ * time (buf: STREAM_CHUNK bytes). */
+static int compose_copy(struct rw *rw, const struct base_src *base, uint64_t blen, const struct whole_src *data,
+                        uint64_t at, int fd, uint8_t *buf)
+{
+    int rc = 0;
+    for (uint64_t pos = 0; !rc && pos < blen;) {
+        size_t n = blen - pos < STREAM_CHUNK ? (size_t)(blen - pos) : STREAM_CHUNK;
+        rc = base_read(rw, base, pos, buf, n);
+        if (!rc)
+            rc = put_at(fd, buf, n, pos);
+        pos += n;
+    }
+    for (uint64_t pos = 0; !rc && pos < data->len;) {
+        ssize_t got = whole_read(data, pos, buf, STREAM_CHUNK);
+        rc = got < 0 ? (int)got : put_at(fd, buf, (size_t)got, at + pos);
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
+/* The CRC of the new Granny bytes in file fd (total bytes), by the format's rule
+ * (gr2_crc_span: from the header's end to total_size), stored when it was right before (a
+ * wrong one stays as it was); read back a chunk at a time. */
+static int compose_crc(const struct gr2_file *gf, int fd, uint64_t total, uint8_t *buf)
+{
+    struct gr2_crc_span span;
+    if (!gf->crc_checked || gf->crc != gf->crc_computed || !gr2_crc_span(gf, &span) || span.from > total ||
+        span.field + 4 > span.from)
+        return 0;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (uint64_t pos = span.from; pos < total;) {
+        size_t n = total - pos < STREAM_CHUNK ? (size_t)(total - pos) : STREAM_CHUNK;
+        if (pread(fd, buf, n, (off_t)pos) != (ssize_t)n)
+            return -EIO;
+        crc = crc32(crc, buf, (uInt)n);
+        pos += n;
+    }
+    uint8_t f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
+    return put_at(fd, f, 4, span.field);
+}
+
+/* New Granny bytes with section t->sec stored raw in them, written into file fd (a fresh
+ * scratch file) piece by piece, never whole in memory: the old ones (the base's first
+ * blen bytes), the section's content 4-aligned after them (at *at) with the tables the
+ * plan gives, its header and total_size changed, the CRC recomputed when it was right.
+ * Their length into *outlen. 0, -EFBIG past RW_RESOURCE_MAX, -ENOMEM, -EIO; *e and why say
+ * what the Granny plan refused. */
+static int compose_raw(struct rw *rw, const struct rw_target *t, const struct base_src *base, uint64_t blen,
+                       const struct whole_src *data, int fd, uint64_t *outlen, uint64_t *at, enum s3_err *e,
+                       char *why, size_t whylen)
 {
     uint64_t header = 0, total_field = 0;
     struct gr2_raw_plan plan = {0};
-    uint8_t *neu = NULL;
+    uint8_t *buf = NULL;
     *at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull;
-    *e = gr2_view_raw_plan(t->gv, t->sec, *at, len, &plan, &header, &total_field, why, whylen);
+    *e = gr2_view_raw_plan(t->gv, t->sec, *at, data->len, &plan, &header, &total_field, why, whylen);
     int rc = *e == S3_OK ? 0 : *e == S3_ERR_NOMEM ? -ENOMEM : *e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     uint64_t hrel = header - t->gr2_base, trel = total_field - t->gr2_base;
     if (!rc && (plan.total > RW_RESOURCE_MAX || hrel + sizeof plan.header > blen || trel + 4 > blen))
         rc = -EFBIG;
-    if (!rc && !(neu = calloc(1, (size_t)plan.total)))
+    if (!rc && !(buf = held_alloc(rw, STREAM_CHUNK)))
         rc = -ENOMEM;
-    if (!rc) {
-        memcpy(neu, base, blen);
-        memcpy(neu + *at, data, len);
-        if (plan.after_len)
-            memcpy(neu + *at + len, plan.after, plan.after_len);
-        memcpy(neu + hrel, plan.header, sizeof plan.header);
-        memcpy(neu + trel, plan.total_bytes, 4);
-        /* the CRC's rule (gr2_crc_span): from the header's end to total_size, recomputed
-         * when it was right (a wrong one stays as it was) */
-        const struct gr2_file *gf = &t->gv->g;
-        struct gr2_crc_span span;
-        if (gf->crc_checked && gf->crc == gf->crc_computed && gr2_crc_span(gf, &span) && span.from <= plan.total &&
-            span.field + 4 <= span.from) {
-            uint32_t crc = (uint32_t)crc32(0L, neu + span.from, (uInt)(plan.total - span.from));
-            for (int i = 0; i < 4; i++)
-                neu[span.field + (uint64_t)i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
-        }
-        *out = neu;
-        *outlen = (size_t)plan.total;
-    }
+    if (!rc && ftruncate(fd, (off_t)plan.total) != 0) /* the padding reads as zeros */
+        rc = -errno;
+    if (!rc)
+        rc = compose_copy(rw, base, blen, data, *at, fd, buf);
+    if (!rc && plan.after_len)
+        rc = put_at(fd, plan.after, plan.after_len, *at + data->len);
+    if (!rc)
+        rc = put_at(fd, plan.header, sizeof plan.header, hrel);
+    if (!rc)
+        rc = put_at(fd, plan.total_bytes, 4, trel);
+    if (!rc)
+        rc = compose_crc(&t->gv->g, fd, plan.total, buf);
+    if (!rc)
+        *outlen = plan.total;
+    held_free(rw, buf, STREAM_CHUNK);
     free(plan.after);
     return rc;
 }
 
 /* The log line of a section stored raw in new Granny bytes (`where` they go), or of its
  * refusal: the Granny plan's (e, why), a pending write's (busy), the size bound's. */
-static void log_composed(struct rw *rw, const char *path, const struct rw_target *t, size_t len, int rc,
+static void log_composed(struct rw *rw, const char *path, const struct rw_target *t, uint64_t len, int rc,
                          enum s3_err e, const char *why, const char *busy, const char *where)
 {
     if (e != S3_OK)
@@ -1678,84 +1774,88 @@ static void log_composed(struct rw *rw, const char *path, const struct rw_target
     else if (rc == -EFBIG)
         rw_log(rw, "refused %s: %s would pass %u bytes; nothing changed", path, where, RW_RESOURCE_MAX);
     else if (!rc)
-        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in %s, Granny CRC recomputed", path,
-               t->sec, len, where);
+        rw_log(rw, "%s: section %" PRIu32 " stored raw (%" PRIu64 " bytes, compression 0) in %s, Granny CRC "
+                   "recomputed", path, t->sec, len, where);
 }
 
-static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
-                               size_t len)
+/* A compressed section of a wrapped RIG's Granny data, stored raw: new Granny bytes
+ * (compose_raw, in a scratch file) replace granny.gr2 whole (put_granny: the wrapper's
+ * offsets follow); its splice file is what the next section write builds on. */
+static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path,
+                               const struct whole_src *data)
 {
-    uint8_t *base = NULL, *neu = NULL;
-    size_t blen = 0, nlen = 0;
+    struct base_src base = {.fd = -1};
     char why[200] = "";
-    uint64_t serial = 0, at = 0;
+    uint64_t serial = 0, at = 0, nlen = 0;
     bool stored_after;
     enum s3_err e = S3_OK;
-    int rc = wrapped_base(rw, t, &base, &blen, &serial, &stored_after);
+    int sfd = -1;
+    int rc = wrapped_base(rw, t, &base, &serial, &stored_after);
     int base_rc = rc;
     if (!rc)
-        rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_raw(rw, t, &base, base.len, data, sfd, &nlen, &at, &e, why, sizeof why);
     bool put = !rc; /* put_granny logs its own refusals */
     if (put) {
         struct rw_target gt = {
             .kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len, .resize = t->resize, .head_pos = t->head_pos};
-        struct whole_src src = {neu, -1, nlen};
+        struct whole_src src = {NULL, sfd, nlen};
         rc = put_granny(rw, &gt, path, &src, serial);
         pthread_mutex_lock(&rw->mu);
-        if (!rc) { /* what the next section write builds on */
-            free(rw->wrapped_granny);
-            rw->wrapped_granny = neu;
+        if (!rc) { /* what the next section write builds on: the splice's first nlen bytes */
+            rw->wrapped_live = true;
             rw->wrapped_len = nlen;
             rw->wrapped_serial++;
-            neu = NULL;
             if (raw_copy_room(rw) == 0) /* taken in wrapped_base: cannot fail here */
                 raw_copy_note(rw, t, true, at);
         }
         pthread_mutex_unlock(&rw->mu);
     }
-    free(neu);
-    free(base);
+    if (sfd >= 0)
+        close(sfd);
+    if (base.fd >= 0)
+        close(base.fd);
     if (stored_after)
         log_stored_after(rw, path, t->sec);
     else if (!put || !rc)
-        log_composed(rw, path, t, len, rc, e, why, base_rc == -EBUSY ? "another whole replacement is pending" : NULL,
-                     "the RIG's new granny.gr2");
+        log_composed(rw, path, t, data->len, rc, e, why,
+                     base_rc == -EBUSY ? "another whole replacement is pending" : NULL, "the RIG's new granny.gr2");
     return rc;
 }
 
 static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
 
 /* A compressed section of a Granny file that is a package resource's whole data, stored
- * raw: the resource's new bytes (compose_raw over its bytes as the view reads them)
- * replace its data.bin whole (put_resource: appended, stored as it was, its index record
- * updated). Refused (EBUSY) while a replacement of that resource is pending: its bytes
- * would not be the ones built on. */
-static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
-                                size_t len)
+ * raw: the resource's new bytes (compose_raw over its bytes as the view reads them, in a
+ * scratch file) replace its data.bin whole (put_resource: appended, stored as it was, its
+ * index record updated). Refused (EBUSY) while a replacement of that resource is pending:
+ * its bytes would not be the ones built on. */
+static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
+                                const struct whole_src *data)
 {
-    const struct source *rs = &t->gv->fs->src;
-    size_t blen = (size_t)rs->size, nlen = 0;
-    uint8_t *base = NULL, *neu = NULL;
+    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .len = t->gv->fs->src.size};
     char why[200] = "";
-    uint64_t at = 0;
+    uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
+    int sfd = -1;
     pthread_mutex_lock(&rw->mu);
     bool pending = edits_touch(&rw->pending, t->f_offset, 4);
     pthread_mutex_unlock(&rw->mu);
-    int rc = pending ? -EBUSY : rs->size > RW_RESOURCE_MAX ? -EFBIG : (base = malloc(blen ? blen : 1)) ? 0 : -ENOMEM;
-    if (!rc && source_pread((struct source *)rs, 0, base, blen) != S3_OK)
-        rc = -EIO;
+    int rc = pending ? -EBUSY : base.len > RW_RESOURCE_MAX ? -EFBIG : 0;
     if (!rc)
-        rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_raw(rw, t, &base, base.len, data, sfd, &nlen, &at, &e, why, sizeof why);
     bool put = !rc; /* put_resource logs its own refusals */
     if (put) {
-        struct whole_src src = {neu, -1, nlen};
+        struct whole_src src = {NULL, sfd, nlen};
         rc = put_resource(rw, t, path, &src);
     }
-    free(neu);
-    free(base);
+    if (sfd >= 0)
+        close(sfd);
     if (!put || !rc)
-        log_composed(rw, path, t, len, rc, e, why,
+        log_composed(rw, path, t, data->len, rc, e, why,
                      pending ? "a replacement of the package resource holding it is pending" : NULL,
                      "the resource's new data");
     return rc;
@@ -1786,7 +1886,7 @@ static void drop_pending(struct rw *rw)
     rw->ngr2 = 0;
     rw->nraw = 0;
     rw->nres = 0;
-    free(rw->seccopy.bytes);
+    held_free(rw, rw->seccopy.bytes, rw->seccopy.len);
     rw->seccopy = (struct rw_section_copy){0};
 }
 
@@ -1800,14 +1900,21 @@ static void drop_pending(struct rw *rw)
  * section's copy follows it, the write is refused (EBUSY) until a commit. */
 static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
 
-static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+/* A section's new bytes (in memory or a handle's file), stored raw the way its place
+ * asks, piece by piece in every case (never read whole into memory). */
+static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (t->wrapped)
-        return put_wrapped_section(rw, t, path, data, len);
+        return put_wrapped_section(rw, t, path, src);
     if (t->in_resource)
-        return put_resource_section(rw, t, path, data, len);
+        return put_resource_section(rw, t, path, src);
+    return put_section_raw(rw, t, path, src);
+}
+
+static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
     struct whole_src src = {data, -1, len};
-    return put_section_raw(rw, t, path, &src);
+    return put_section_src(rw, t, path, &src);
 }
 
 /* put_section of a Granny file's own section, its bytes from src (streamed). */
@@ -1869,30 +1976,6 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
     else if (!rc)
         rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) after the Granny data", path,
                t->sec, len);
-    return rc;
-}
-
-/* A section's new bytes from a handle's file: streamed into the pending edits' file for a
- * Granny file's own section; read whole where new container bytes are made in memory
- * around them (a wrapped RIG's Granny data, a package resource's). */
-static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
-{
-    if (src->mem)
-        return put_section(rw, t, path, src->mem, (size_t)src->len);
-    if (!t->wrapped && !t->in_resource)
-        return put_section_raw(rw, t, path, src);
-    uint8_t *b = alloc_array(src->len ? src->len : 1, 1);
-    if (!b)
-        return -ENOMEM;
-    int rc = 0;
-    for (uint64_t pos = 0; !rc && pos < src->len;) {
-        ssize_t got = whole_read(src, pos, b + pos, (size_t)(src->len - pos));
-        rc = got < 0 ? (int)got : 0;
-        pos += got > 0 ? (uint64_t)got : 0;
-    }
-    if (!rc)
-        rc = put_section(rw, t, path, b, (size_t)src->len);
-    free(b);
     return rc;
 }
 
@@ -2067,7 +2150,7 @@ int rw_commit(struct rw *rw, bool again)
         edits_clear(&rw->pending);
         note_memory(rw);
         rw->ngr2 = 0;
-        free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
+        held_free(rw, rw->seccopy.bytes, rw->seccopy.len); /* stored raw now: its values are fields */
         rw->seccopy = (struct rw_section_copy){0};
         rw->nraw = 0;
         rw->nres = 0;

@@ -118,11 +118,15 @@ struct rw {
      * made while a generation is being opened gets one of its own */
     uint64_t stale, opened;
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
-    /* the new Granny bytes of a wrapped RIG pending as its splice (sections stored raw in
-     * them): later section writes build on them; stale once the splice is gone */
-    uint8_t *wrapped_granny;
-    size_t wrapped_len;
-    uint64_t wrapped_serial; /* counts the wrapped_granny set: which one a write built on */
+    /* the pending splice's file holds, in its first wrapped_len bytes, new Granny bytes of
+     * a wrapped RIG (sections stored raw in them): later section writes build on them;
+     * stale once the splice is gone */
+    bool wrapped_live;
+    uint64_t wrapped_len;
+    uint64_t wrapped_serial; /* counts the wrapped Granny bytes made: which a write built on */
+    /* atomic, for /info: bytes of content held in memory by writes (chunks, section
+     * copies), now and at most at once */
+    uint64_t held_now, held_most;
     /* the expanded bytes of the compressed section values were written into last, with
      * those writes (until the commit) */
     struct rw_section_copy {
@@ -138,7 +142,7 @@ struct rw {
         char path[256];
     } seccopy;
     /* the compressed sections stored raw since the last commit, in the order stored: where
-     * each copy starts (its padding first), in the pending tail or in wrapped_granny; the
+     * each copy starts (its padding first), in the pending tail or in the wrapped RIG's new Granny bytes; the
      * last one written again is stored again in its place, so that no earlier copy is left
      * in the file unreferenced */
     struct rw_raw_copy {
