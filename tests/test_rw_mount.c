@@ -2791,6 +2791,116 @@ static void test_rw_large_section_outside_memory(void **state)
     free(bytes);
 }
 
+/* /info's most bytes of content held in memory by writes at once. */
+static unsigned long long held_most(const char *mnt)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    const char *line = strstr(t, "rw: contents held in memory by writes: ");
+    assert_non_null(line);
+    unsigned long long now, most;
+    assert_int_equal(sscanf(line, "rw: contents held in memory by writes: %llu bytes; at most %llu at once", &now,
+                            &most),
+                     2);
+    free(t);
+    assert_int_equal(now, 0); /* nothing held once the write is in */
+    return most;
+}
+
+/* The Granny data g (n bytes) holds section 0 stored raw with the big content: compression
+ * 0 at the old total_size 4-aligned, its sizes, the bytes, total_size past them, the CRC
+ * right (gr2.md). */
+static void assert_big_section(const uint8_t *g, size_t n, const struct fxg_result *r, const uint8_t *big,
+                               uint32_t len)
+{
+    const uint8_t *h = g + 0x20 + r->layout.section_array_offset;
+    uint32_t data_at = (r->layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), len);
+    assert_int_equal(rd32(h + 12), len);
+    assert_true((uint64_t)data_at + len <= n && rd32(g + 0x24) >= data_at + len);
+    assert_memory_equal(g + data_at, big, len);
+    assert_gr2_crc_valid(g);
+}
+
+/* A section larger than cache_mb (3 MiB with -o cache_mb=1) stored raw where new Granny
+ * bytes are made around it: in a wrapped RIG's granny.gr2 and in a Granny package
+ * resource (zlib). The content goes through files, a chunk at a time: /info's count of
+ * content held in memory by writes stays within the budget at its most; the committed
+ * file holds the section (the RIG's container following, the package's resource read by
+ * the outside reader with the new Granny bytes). */
+static void test_rw_large_section_streamed(void **state)
+{
+    (void)state;
+    enum { BIG = 3 << 20, BUDGET = 1 << 20 };
+    uint8_t *fresh = fxp_pattern(BIG, 9);
+    char src[300], p[1200], cmd[2600];
+    snprintf(src, sizeof src, "%s/streamed-section.bin", tmpdir);
+    assert_int_equal(fx_write_file(src, fresh, BIG), 0);
+    /* the wrapped RIG */
+    struct gfix f;
+    gfix_make(&f, &fx_oodle1_v7, "streamed.rig", true);
+    do_mount(f.path, f.mnt, "rw,cache_mb=1");
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny/sections/0/data.bin'", src, f.mnt);
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(f.mnt, "section 0 stored raw"));
+    unsigned long long most = held_most(f.mnt);
+    printf("wrapped RIG: %d MiB section, at most %llu bytes held\n", BIG >> 20, most);
+    assert_true(most > 0 && most <= BUDGET);
+    umount_rw(f.mnt, f.path);
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    assert_big_section(now + f.rl.granny_pos, n - f.rl.granny_pos, &f.r, fresh, BIG);
+    assert_container_follows(&f, now, n);
+    free(now);
+    gfix_free(&f);
+    /* the package resource */
+    struct fxg_opts o = {.sig = "le32", .version = 7, .nbones = 5, .oodle1_objects = true};
+    struct fxg_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build(&o, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], mnt[256], dir[200];
+    write_fixture("streamed.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    make_mountpoint("m-streamed-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw,cache_mb=1");
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/resources/%s/rig/granny/sections/0/data.bin'", src, mnt, dir);
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, "stored raw"));
+    most = held_most(mnt);
+    printf("package resource: %d MiB section, at most %llu bytes held\n", BIG >> 20, most);
+    assert_true(most > 0 && most <= BUDGET);
+    umount_rw(mnt, path);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    uint8_t *g = slurp(p, &n);
+    assert_big_section(g, n, &r, fresh, BIG);
+    do_umount(mnt);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(g, n, hex);
+    snprintf(want, sizeof want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "12345678 00000000 0000000000001111");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, want));
+    free(line);
+    free(lines);
+    free(g);
+    free(r.section);
+    free(gr2);
+    free(other);
+    free(pkg);
+    unlink(src);
+    free(fresh);
+}
+
 /* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
 static void temps_line(const char *mnt, unsigned long long *bytes, unsigned long long *in_mem,
                        unsigned long long *most)
@@ -3149,6 +3259,7 @@ int main(void)
         mount_test(test_rw_large_replacement_outside_memory),
         mount_test(test_rw_large_temporary_outside_memory),
         mount_test(test_rw_large_section_outside_memory),
+        mount_test(test_rw_large_section_streamed),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),
