@@ -2631,35 +2631,106 @@ static void gr2_in_package(enum fxp_comp comp, bool by_value, const char *name)
     free(gr2);
 }
 
-/* A wrapped RIG inside a package, its Granny section compressed: the section would go
- * into the RIG's new Granny data, which would have to become the resource's new data:
- * not composed, so read-only (0444, EROFS), and /info says why once. */
-static void rig_in_package_read_only(void)
+/* A wrapped RIG that is a package resource (zlib), its Granny section compressed, written
+ * the ways the rest is: the section's value (printf) or its data.bin (cp) stored raw in
+ * new Granny bytes, or granny.gr2 replaced by another Granny file (cp). The new RIG bytes
+ * (rig.md: the wrapper's offsets past the Granny data moved, the IK tables after it
+ * unchanged) become the resource's new data, stored zlib as before: mounted again, the
+ * resource's data.bin is that RIG (its section stored raw, CRC right; or the new Granny
+ * bytes), the value reads back, tests/dbpf_read.py reads the entry with the new bytes,
+ * and the rest of the tree is the same. */
+enum rig_pkg_way { RIG_PKG_VALUE, RIG_PKG_SECTION, RIG_PKG_GRANNY };
+
+static void rig_in_package(enum rig_pkg_way way, const char *name)
 {
     struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
-    struct fxg_result r;
-    struct fx_rig_layout rl;
-    size_t rlen, size;
-    uint8_t *rig = fxg_sample_rig(&o, &r, &rlen, &rl);
-    struct fxp_res res[1] = {{0x8EAF13DE, 0, 0x3333, rig, rlen, FXP_ZLIB}};
+    struct gfix f;
+    memset(&f, 0, sizeof f);
+    f.rig = true;
+    f.bytes = fxg_sample_rig(&o, &f.r, &f.size, &f.rl);
+    struct fxp_res res[2] = {{0x8EAF13DE, 0, 0x3333, f.bytes, f.size, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, NULL, 3000, FXP_ZLIB}};
+    uint8_t *other = fxp_pattern(3000, 5);
+    res[1].data = other;
     struct fxp_opts po = {.game = 4};
     struct fxp_layout lay;
-    uint8_t *pkg = fxp_build(&po, res, 1, &size, &lay);
-    char path[256], mnt[256], dir[200], rel[400], p[1024], step;
-    write_fixture("rig-in.package", pkg, size, path, sizeof path);
+    size_t size;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], orig[300], mnt[256], dir[200], rel[400], p[1024], cmd[2400], step, mname[128];
+    write_fixture(name, pkg, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(orig, pkg, size), 0);
     fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
-    make_mountpoint("m-rig-in-pkg", mnt, sizeof mnt);
+    snprintf(mname, sizeof mname, "m-%s", name);
+    make_mountpoint(mname, mnt, sizeof mnt);
     do_mount(path, mnt, "rw");
-    snprintf(rel, sizeof rel, "resources/%s/rig/granny/sections/0/data.bin", dir);
-    assert_int_equal(mode_of(mnt, rel), 0444);
-    snprintf(p, sizeof p, "%s/%s", mnt, rel);
-    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "x", &step), EROFS);
-    assert_true(info_has(mnt, "compressed Granny sections stay read-only here"));
+    char secrel[400], bone[400], grel[400];
+    snprintf(secrel, sizeof secrel, "resources/%s/rig/granny/sections/0/data.bin", dir);
+    snprintf(bone, sizeof bone, "resources/%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", dir);
+    snprintf(grel, sizeof grel, "resources/%s/rig/granny.gr2", dir);
+    assert_int_equal(mode_of(mnt, secrel), 0644);
+    assert_int_equal(mode_of(mnt, bone), 0644);
+    assert_int_equal(mode_of(mnt, grel), 0644);
+    static const float to[3] = {1.5f, -2.0f, 0.25f};
+    uint8_t *sec = section_with_position(&f.r, to), *newg = NULL;
+    size_t newlen = 0;
+    char nf[300];
+    if (way == RIG_PKG_VALUE) {
+        snprintf(p, sizeof p, "%s/%s", mnt, bone);
+        assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "1.5\n-2\nx\n", &step), EINVAL);
+        snprintf(cmd, sizeof cmd, "printf '1.5\\n-2\\n0.25\\n' > '%s'", p);
+    } else if (way == RIG_PKG_SECTION) {
+        snprintf(nf, sizeof nf, "%s/section-%s.bin", tmpdir, name);
+        assert_int_equal(fx_write_file(nf, sec, f.r.section_size), 0);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", nf, mnt, secrel);
+    } else {
+        struct fx_gr2_layout gl;
+        newg = fx_sample_gr2("le32", 7, &newlen, &gl);
+        snprintf(nf, sizeof nf, "%s/granny-%s.gr2", tmpdir, name);
+        assert_int_equal(fx_write_file(nf, newg, newlen), 0);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", nf, mnt, grel);
+    }
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, way == RIG_PKG_GRANNY ? "granny.gr2 replaced" : "stored raw"));
     umount_rw(mnt, path);
-    assert_file_is(path, pkg, size);
-    free(r.section);
-    free(rig);
+    /* the resource's new data: the RIG the rules make */
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *now = slurp(p, &n);
+    if (way == RIG_PKG_GRANNY)
+        assert_memory_equal(now + f.rl.granny_pos, newg, newlen);
+    else
+        assert_section_raw(now + f.rl.granny_pos, &f.r, sec);
+    assert_container_follows(&f, now, n);
+    if (way != RIG_PKG_GRANNY) {
+        snprintf(p, sizeof p, "%s/%s", mnt, bone);
+        char *t = text_of(p);
+        assert_string_equal(t, "1.5\n-2\n0.25\n");
+        free(t);
+    }
+    do_umount(mnt);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(now, n, hex);
+    snprintf(want, sizeof want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "8EAF13DE 00000000 0000000000003333");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, want));
+    free(line);
+    free(lines);
+    /* the rest of the tree: the other resource, the package's header, as before */
+    char resdir[400];
+    snprintf(rel, sizeof rel, "resources/%s/", dir);
+    snprintf(resdir, sizeof resdir, "resources/%s", dir);
+    const char *const changed[] = {rel, resdir, "info", "index.bin", "unparsed", "unparsed/", "by-type/", "", NULL};
+    assert_trees_same_but(orig, path, changed, NULL, changed);
+    free(now);
+    free(newg);
+    free(sec);
+    free(other);
     free(pkg);
+    gfix_free(&f);
 }
 
 static void test_rw_granny_section_in_package(void **state)
@@ -2667,7 +2738,9 @@ static void test_rw_granny_section_in_package(void **state)
     (void)state;
     gr2_in_package(FXP_ZLIB, true, "gr2-zlib-value.package");
     gr2_in_package(FXP_STORED, false, "gr2-raw-cp.package");
-    rig_in_package_read_only();
+    rig_in_package(RIG_PKG_VALUE, "rig-value.package");
+    rig_in_package(RIG_PKG_SECTION, "rig-section.package");
+    rig_in_package(RIG_PKG_GRANNY, "rig-granny.package");
 }
 
 /* A process's peak resident memory (VmHWM), in KiB. */

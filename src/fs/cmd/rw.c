@@ -485,8 +485,9 @@ static void say_sections_read_only(struct rw *rw)
 {
     if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
         rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
-                   "the Granny data, which here neither ends the mounted file, nor is the mounted RIG's "
-                   "granny.gr2, nor a package resource's whole data");
+                   "the Granny data, which here neither ends the mounted file, nor is the granny.gr2 of "
+                   "the mounted RIG or of a RIG that is a package resource, nor a package resource's whole "
+                   "data");
 }
 
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
@@ -541,12 +542,39 @@ static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_
     return true;
 }
 
+/* Where the Granny data of view gv lies when it is the granny.gr2 of a wrapped RIG that
+ * is a package resource's whole data: into w (rig_in_resource, the RIG's resize plan, the
+ * resource's index record). A section stored raw then goes into new Granny bytes, those
+ * into new RIG bytes, which replace the resource's data.bin whole. */
+static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t gi;
+    struct rw_target rig;
+    memset(&rig, 0, sizeof rig);
+    if (!gv->fs->nested || tree_lookup(t, gv->fs->root, "granny.gr2", &gi) != S3_OK || !granny_target(g, gi, &rig) ||
+        !rig.rig_in_resource || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
+        gv->g.base != rig.resize.pos || gv->g.total_size > rig.resize.len)
+        return false;
+    w->rig_in_resource = true;
+    w->res_src = rig.res_src;
+    w->resize = rig.resize;
+    w->f_offset = rig.f_offset, w->f_stored = rig.f_stored, w->f_memory = rig.f_memory, w->f_comp = rig.f_comp;
+    w->zlib = rig.zlib;
+    w->stored_flags = rig.stored_flags;
+    w->gr2_pos = rig.resize.pos;
+    w->gr2_len = rig.resize.len;
+    w->gr2_base = gv->g.base;
+    return true;
+}
+
 /* A place a compressed section can be stored raw: after Granny data that ends the file,
- * in a wrapped RIG's Granny data replaced whole, or in a package resource's data replaced
- * whole. */
+ * in a wrapped RIG's Granny data replaced whole (the mounted RIG's, or a package
+ * resource's), or in a package resource's data replaced whole. */
 static bool granny_place(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
 {
-    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w) || granny_in_resource(g, gv, w);
+    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w) || granny_in_resource(g, gv, w) ||
+           granny_in_rig_resource(g, gv, w);
 }
 
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
@@ -724,14 +752,57 @@ static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 
 /* A part its view lets be replaced at another length (view_resize_of: a wrapped RIG's
  * granny.gr2), lying in one plain run of the file, as does its container's head. */
+/* The data.bin of the package resource whose nested view has its root at `root` (the
+ * view's directory is inside the resource's), or 0 when the view is no resource's. */
+static uint32_t resource_data_of(struct tree *t, uint32_t root)
+{
+    uint32_t dir = tree_parent(t, root), data;
+    char type[32];
+    if (root == TREE_ROOT || dir == 0 || tree_lookup(t, dir, "data.bin", &data) != S3_OK)
+        return 0;
+    ssize_t n = tree_getxattr(t, data, "user.s3rig.type", type, sizeof type - 1);
+    return n > 0 && (type[n] = 0, strcmp(type, "dbpf.data") == 0) ? data : 0;
+}
+
+/* The index record of the package resource whose whole data is source s, read by the
+ * nested view with its root at `root`, into w (f_*, zlib, stored_flags). */
+static bool resource_of_root(struct rw_gen *g, uint32_t root, const struct source *s, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t data = resource_data_of(t, root);
+    struct rw_target res;
+    memset(&res, 0, sizeof res);
+    if (!data || !s || s->size > RW_RESOURCE_MAX || tree_size(t, data) != s->size || !resource_target(g, data, &res))
+        return false;
+    w->f_offset = res.f_offset, w->f_stored = res.f_stored, w->f_memory = res.f_memory, w->f_comp = res.f_comp;
+    w->zlib = res.zlib;
+    w->stored_flags = res.stored_flags;
+    return true;
+}
+
+/* A part its view lets be replaced at another length (view_resize_of: a wrapped RIG's
+ * granny.gr2). In a RIG that is a package resource's whole data, new RIG bytes replace
+ * the resource (rig_in_resource); else the part and its container's head lie in one plain
+ * run of the file, spliced there. A RIG in a resource is never spliced in the file: the
+ * package's index would not follow. */
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct source *s = tree_node_source(t, ino);
     if (!view_resize_of(g->fs, ino, &w->resize) || !w->resize.plan || w->resize.head_len == 0 ||
-        w->resize.head_len > RW_HEAD_MAX || !file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
-        !file_pos(g, s, 0, w->resize.head_len, &w->head_pos))
+        w->resize.head_len > RW_HEAD_MAX)
         return false;
+    if (resource_data_of(t, tree_parent(t, ino))) {
+        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, tree_parent(t, ino), s, w))
+            return false;
+        w->rig_in_resource = true;
+        w->res_src = s;
+        w->gr2_pos = w->resize.pos;
+        w->gr2_len = w->resize.len;
+    } else if (!file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
+               !file_pos(g, s, 0, w->resize.head_len, &w->head_pos)) {
+        return false;
+    }
     w->kind = RW_GRANNY;
     w->len = w->resize.len;
     return true;
@@ -1119,7 +1190,7 @@ static bool store_refused(struct rw *rw, const struct rw_target *t)
     const struct edits *e = &rw->pending;
     bool spliced = e->splice_to > e->splice_from;
     return raw_copy_of(rw, t, t->wrapped, &at) == -EBUSY ||
-           (t->in_resource && edits_touch(e, t->f_offset, 4)) ||
+           ((t->in_resource || t->rig_in_resource) && edits_touch(e, t->f_offset, 4)) ||
            (t->wrapped && spliced && !(rw->wrapped_live && e->splice_from == t->gr2_pos));
 }
 
@@ -1615,7 +1686,7 @@ static void log_stored_after(struct rw *rw, const char *path, uint32_t sec)
  * resource's as its nested view reads them (rs). */
 struct base_src {
     int fd;                /* >= 0: the splice file's first len bytes */
-    const struct source *rs; /* else when set: the resource's source */
+    const struct source *rs; /* else when set: a resource's source, from pos on */
     uint64_t pos;          /* else: the file from pos on, with the pending patches */
     uint64_t len;
 };
@@ -1626,7 +1697,7 @@ static int base_read(struct rw *rw, const struct base_src *b, uint64_t pos, uint
     if (b->fd >= 0)
         return pread(b->fd, buf, n, (off_t)pos) == (ssize_t)n ? 0 : -EIO;
     if (b->rs)
-        return source_pread((struct source *)b->rs, pos, buf, n) == S3_OK ? 0 : -EIO;
+        return source_pread((struct source *)b->rs, b->pos + pos, buf, n) == S3_OK ? 0 : -EIO;
     if (!pread_current(rw, buf, n, b->pos + pos))
         return -EIO;
     pthread_mutex_lock(&rw->mu);
@@ -1834,7 +1905,7 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
 static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
                                 const struct whole_src *data)
 {
-    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .len = t->gv->fs->src.size};
+    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size};
     char why[200] = "";
     uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
@@ -1900,12 +1971,156 @@ static void drop_pending(struct rw *rw)
  * section's copy follows it, the write is refused (EBUSY) until a commit. */
 static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
 
+/* n bytes of src from pos to file fd at `at`, a chunk at a time (buf: STREAM_CHUNK). */
+static int copy_src_to(const struct whole_src *src, uint64_t pos, uint64_t n, int fd, uint64_t at, uint8_t *buf)
+{
+    int rc = 0;
+    for (uint64_t done = 0; !rc && done < n;) {
+        size_t want = n - done < STREAM_CHUNK ? (size_t)(n - done) : STREAM_CHUNK;
+        ssize_t got = whole_read(src, pos + done, buf, want);
+        rc = got < 0 ? (int)got : got == 0 ? -EIO : put_at(fd, buf, (size_t)got, at + done);
+        done += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
+/* New bytes of a container that lets part [vr->pos, +vr->len) be replaced at another
+ * length (a wrapped RIG: vr from its view), written into file fd piece by piece: the old
+ * ones (the base's first blen bytes) with [plan.from, plan.to) replaced by the content
+ * zero-padded to plan.new_len and the plan's head words changed. Their length into
+ * *outlen; 0, or -EPERM (the plan refused: why), -EFBIG, -ENOMEM, -EIO. */
+static int compose_resized(struct rw *rw, const struct view_resize *vr, const struct base_src *base, uint64_t blen,
+                           const struct whole_src *content, int fd, uint64_t *outlen, char *why, size_t whylen)
+{
+    uint8_t hb[RW_HEAD_MAX];
+    struct view_resize_plan plan;
+    if (!vr->plan || vr->head_len > sizeof hb || vr->head_len > blen)
+        return -EPERM;
+    int rc = base_read(rw, base, 0, hb, vr->head_len);
+    if (rc)
+        return rc;
+    if (vr->plan(hb, vr->pos, vr->len, content->len, &plan, why, whylen) != S3_OK)
+        return -EPERM;
+    bool ok = plan.nwords <= sizeof plan.word / sizeof plan.word[0] && plan.from == vr->pos &&
+              plan.from <= plan.to && plan.to <= blen && plan.new_len >= content->len;
+    for (uint32_t i = 0; ok && i < plan.nwords; i++)
+        ok = plan.word_at[i] + 4 <= vr->head_len && plan.word_at[i] + 4 <= plan.from;
+    if (!ok) {
+        snprintf(why, whylen, "the container's offsets do not frame the part");
+        return -EPERM;
+    }
+    uint64_t total = plan.from + plan.new_len + (blen - plan.to);
+    if (total > RW_RESOURCE_MAX)
+        return -EFBIG;
+    uint8_t *buf = held_alloc(rw, STREAM_CHUNK);
+    if (!buf)
+        return -ENOMEM;
+    rc = ftruncate(fd, (off_t)total) == 0 ? 0 : -errno; /* the padding reads as zeros */
+    for (uint64_t pos = 0; !rc && pos < plan.from;) { /* the head and what precedes the part */
+        size_t n = plan.from - pos < STREAM_CHUNK ? (size_t)(plan.from - pos) : STREAM_CHUNK;
+        rc = base_read(rw, base, pos, buf, n);
+        rc = rc ? rc : put_at(fd, buf, n, pos);
+        pos += n;
+    }
+    if (!rc)
+        rc = copy_src_to(content, 0, content->len, fd, plan.from, buf);
+    for (uint64_t pos = plan.to; !rc && pos < blen;) { /* what follows it, moved */
+        size_t n = blen - pos < STREAM_CHUNK ? (size_t)(blen - pos) : STREAM_CHUNK;
+        rc = base_read(rw, base, pos, buf, n);
+        rc = rc ? rc : put_at(fd, buf, n, plan.from + plan.new_len + (pos - plan.to));
+        pos += n;
+    }
+    for (uint32_t i = 0; !rc && i < plan.nwords; i++) {
+        uint8_t f[4];
+        put_le(f, plan.word[i], 4);
+        rc = put_at(fd, f, 4, plan.word_at[i]);
+    }
+    held_free(rw, buf, STREAM_CHUNK);
+    if (!rc)
+        *outlen = total;
+    return rc;
+}
+
+/* A wrapped RIG's granny.gr2 (content) when the RIG is a package resource's whole data:
+ * new RIG bytes (compose_resized, in a scratch file) replace the resource's data.bin
+ * whole (put_resource: appended, stored as it was, its index record updated). */
+static int put_rig_in_resource(struct rw *rw, const struct rw_target *t, const char *path,
+                               const struct whole_src *content)
+{
+    struct base_src rig = {.fd = -1, .rs = t->res_src, .pos = 0, .len = t->res_src ? t->res_src->size : 0};
+    char why[200] = "";
+    uint64_t nlen = 0;
+    int sfd = -1;
+    pthread_mutex_lock(&rw->mu);
+    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
+    if (!rc)
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_resized(rw, &t->resize, &rig, rig.len, content, sfd, &nlen, why, sizeof why);
+    bool put = !rc; /* put_resource logs its own refusals */
+    if (put) {
+        struct whole_src src = {NULL, sfd, nlen};
+        rc = put_resource(rw, t, path, &src);
+    }
+    if (sfd >= 0)
+        close(sfd);
+    if (pending)
+        rw_log(rw, "refused %s: a replacement of the package resource holding it is pending; nothing changed", path);
+    else if (!put && rc == -EPERM)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (!put && rc == -EFBIG)
+        rw_log(rw, "refused %s: the resource's new data would pass %u bytes; nothing changed", path,
+               RW_RESOURCE_MAX);
+    else if (!rc)
+        rw_log(rw, "%s: the RIG's granny.gr2 replaced (%" PRIu64 " bytes) in the resource's new data", path,
+               content->len);
+    return rc;
+}
+
+/* A compressed section of the Granny data of a wrapped RIG that is a package resource's
+ * whole data, stored raw: new Granny bytes (compose_raw over granny.gr2 as the RIG view
+ * reads it) in one scratch file, new RIG bytes around them (put_rig_in_resource) in
+ * another, which replace the resource's data.bin. */
+static int put_rig_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
+                                    const struct whole_src *data)
+{
+    struct base_src gr = {.fd = -1, .rs = t->res_src, .pos = t->gr2_pos, .len = t->gr2_len};
+    char why[200] = "";
+    uint64_t at = 0, nlen = 0;
+    enum s3_err e = S3_OK;
+    int sfd = -1;
+    pthread_mutex_lock(&rw->mu);
+    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
+    if (!rc)
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_raw(rw, t, &gr, gr.len, data, sfd, &nlen, &at, &e, why, sizeof why);
+    bool put = !rc; /* put_rig_in_resource logs its own */
+    if (put) {
+        struct whole_src granny = {NULL, sfd, nlen};
+        rc = put_rig_in_resource(rw, t, path, &granny);
+    }
+    if (sfd >= 0)
+        close(sfd);
+    if (!put || !rc)
+        log_composed(rw, path, t, data->len, rc, e, why,
+                     pending ? "a replacement of the package resource holding it is pending" : NULL,
+                     "the RIG's new granny.gr2 in the resource's new data");
+    return rc;
+}
+
 /* A section's new bytes (in memory or a handle's file), stored raw the way its place
  * asks, piece by piece in every case (never read whole into memory). */
 static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (t->wrapped)
         return put_wrapped_section(rw, t, path, src);
+    if (t->rig_in_resource)
+        return put_rig_resource_section(rw, t, path, src);
     if (t->in_resource)
         return put_resource_section(rw, t, path, src);
     return put_section_raw(rw, t, path, src);
@@ -1985,6 +2200,8 @@ static int put_whole(struct rw *rw, const struct rw_target *t, const char *path,
         return -EFBIG;
     if (t->kind == RW_SECTION)
         return put_section_src(rw, t, path, src);
+    if (t->kind == RW_GRANNY && t->rig_in_resource)
+        return put_rig_in_resource(rw, t, path, src);
     return t->kind == RW_GRANNY ? put_granny(rw, t, path, src, 0) : put_resource(rw, t, path, src);
 }
 

@@ -73,6 +73,12 @@ struct rw_target {
      * whole data (a .gr2 resource): the section goes into the resource's new data, which
      * replaces its data.bin whole (the f_* fields, zlib, stored_flags: its index record) */
     bool in_resource;
+    /* RW_GRANNY of a wrapped RIG that is a package resource's whole data, or RW_SECTION
+     * (or a value or NAME.bin in one) of its Granny data: new RIG bytes (its view's resize
+     * plan, `resize`, over them) replace the resource's data.bin whole (the f_* fields,
+     * zlib, stored_flags: its index record); gr2_pos/gr2_len: granny.gr2 in the RIG */
+    bool rig_in_resource;
+    struct source *res_src; /* rig_in_resource: the resource's bytes (the RIG view's source) */
     /* RW_GRANNY (and a section in it): the view's declaration of the part (view_resize_of),
      * and where its container's head lies in the file */
     struct view_resize resize;
