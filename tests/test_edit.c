@@ -139,7 +139,8 @@ static void test_table_encode(void **state)
     static const struct table_col cols[] = {{.kind = FIELD_F32, .offset = 0, .count = 1},
                                             {.kind = FIELD_U16, .offset = 4, .count = 1},
                                             {.kind = FIELD_U8, .offset = 6, .count = 1, .raw = true}};
-    struct table_field tf = {0, 2, 8, true, true, "index,f,u,raw", cols, 3};
+    struct table_field tf = {.nrec = 2, .stride = 8, .numbered = true, .be = true, .header = "index,f,u,raw",
+                             .cols = cols, .ncols = 3};
     assert_int_equal(table_row_cells(&tf), 4);
     uint8_t recs[16], nan_bits[4] = {0x7f, 0xc0, 0x12, 0x34}; /* a NaN with a payload */
     memset(recs, 0xee, sizeof recs);
@@ -185,7 +186,8 @@ static void test_table_u64_and_derived(void **state)
     static const struct table_col cols[] = {{.kind = FIELD_U64, .offset = 0, .count = 1},
                                             {.kind = FIELD_U16, .offset = 8, .count = 1},
                                             {.count = 1, .derive = top_bits, .name = "top"}};
-    struct table_field tf = {0, 1, 10, true, false, "index,id,word,top", cols, 3};
+    struct table_field tf = {.nrec = 1, .stride = 10, .numbered = true, .header = "index,id,word,top", .cols = cols,
+                             .ncols = 3};
     assert_int_equal(table_row_cells(&tf), 4);
     uint8_t recs[10] = {0};
     recs[9] = 0x30; /* word 0x3000: top 3 */

@@ -707,9 +707,7 @@ static void test_rw_geom_tail_tables(void **state)
     };
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
         assert_int_equal(mode_of(mnt, cells[i].csv), 0644);
-    assert_int_equal(mode_of(mnt, "geom/uv_stitches.csv"), 0444);
-    snprintf(p, sizeof p, "%s/geom/uv_stitches.csv", mnt);
-    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    (void)step;
     assert_csv_refusals(mnt, path, bad, sizeof bad / sizeof bad[0], bytes, size);
     uint8_t *want = malloc(size);
     memcpy(want, bytes, size);
@@ -752,6 +750,68 @@ static void test_rw_geom_tail_tables(void **state)
                              "geom/bones.csv",          "geom/geometry_states.csv",        "geom/material/NormalMap/texture",
                              NULL};
     assert_trees_differ_only(orig, path, changed);
+    free(want);
+    free(bytes);
+}
+
+/* A GEOM's uv_stitches.csv (records of several sizes, geom.md: i32 vertex, u32 k, k pairs
+ * of f32 u, v; the fixture's three: vertex 1 with two pairs, vertex 4 with none, vertex 5
+ * with one) written whole: a stitch's vertex (on each of its rows), a u and a v change,
+ * in place; refusals (a changed pair number, one stitch's rows disagreeing on its vertex,
+ * a u that is no number, a row missing, cells on a stitch with no pair) give EINVAL with
+ * /info's reason and leave the file as it was. Mounted again the CSV shows the new values,
+ * and the rest of the tree is the same. */
+static void test_rw_geom_uv_stitches(void **state)
+{
+    (void)state;
+    struct fxgeom_layout lay;
+    size_t size;
+    char path[256], orig[300], mnt[256], p[512], step;
+    uint8_t *bytes = geom_mounted(15, "uvs.geom", &lay, &size, path, mnt);
+    snprintf(orig, sizeof orig, "%s/orig-uvs.geom", tmpdir);
+    assert_int_equal(fx_write_file(orig, bytes, size), 0);
+    assert_int_equal(mode_of(mnt, "geom/uv_stitches.csv"), 0644);
+    snprintf(p, sizeof p, "%s/geom/uv_stitches.csv", mnt);
+    char *was = text_of(p);
+    assert_string_equal(was, "index,vertex,pair,u,v\n0,1,0,0.100000001,0.200000003\n0,1,1,0.300000012,0.400000006\n"
+                             "1,4,,,\n2,5,0,0.5,0.75\n");
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"index,vertex,pair,u,v\n0,1,0,0.1,0.2\n0,1,5,0.3,0.4\n1,4,,,\n2,5,0,0.5,0.75\n", "the pair"},
+        {"index,vertex,pair,u,v\n0,9,0,0.1,0.2\n0,8,1,0.3,0.4\n1,4,,,\n2,5,0,0.5,0.75\n", "share one vertex"},
+        {"index,vertex,pair,u,v\n0,1,0,abc,0.2\n0,1,1,0.3,0.4\n1,4,,,\n2,5,0,0.5,0.75\n", "are numbers (f32)"},
+        {"index,vertex,pair,u,v\n0,1,0,0.1,0.2\n0,1,1,0.3,0.4\n1,4,,,\n", "rows for 2 of 3 stitches"},
+        {"index,vertex,pair,u,v\n0,1,0,0.1,0.2\n0,1,1,0.3,0.4\n1,4,0,1,1\n2,5,0,0.5,0.75\n", "stitch 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, bad[i].text, &step), EINVAL);
+        if (!info_has(mnt, bad[i].why))
+            fail_msg("no /info line with '%s'", bad[i].why);
+        assert_file_is(path, bytes, size);
+    }
+    put_value(mnt, "geom/uv_stitches.csv",
+              "index,vertex,pair,u,v\n0,9,0,0.100000001,0.200000003\n0,9,1,2.5,0.400000006\n1,7,,,\n2,5,0,0.5,-1\n");
+    umount_rw(mnt, path);
+    /* the records: stitch 0 at the block's start + 4 (8 + 2·8 bytes), 1 after it (8), 2
+     * after that; little-endian */
+    uint8_t *want = malloc(size);
+    memcpy(want, bytes, size);
+    uint64_t s0 = lay.uv_stitches.pos + 4, s1 = s0 + 24, s2 = s1 + 8;
+    le32(want + s0, 9);
+    le32(want + s0 + 8 + 8, 0x40200000u); /* pair 1's u: 2.5 */
+    le32(want + s1, 7);
+    le32(want + s2 + 8 + 4, 0xBF800000u); /* pair 0's v: -1 */
+    assert_file_is(path, want, size);
+    do_mount(path, mnt, NULL);
+    char *now = text_of(p);
+    assert_string_equal(now, "index,vertex,pair,u,v\n0,9,0,0.100000001,0.200000003\n0,9,1,2.5,0.400000006\n"
+                             "1,7,,,\n2,5,0,0.5,-1\n");
+    do_umount(mnt);
+    const char *changed[] = {"geom/uv_stitches.csv", NULL};
+    assert_trees_differ_only(orig, path, changed);
+    free(now);
+    free(was);
     free(want);
     free(bytes);
 }
@@ -3231,9 +3291,9 @@ static const char *const rig_clear_writable[] = {
 /* A GEOM in its RCOL (docs/formats/geom.md): the RCOL's words, header bytes and chunk
  * entries' 32-bit words (the 64-bit instance has no field type: read-only); the GEOM's
  * scalar words, its stored buffers, each material parameter's words and data, and the
- * CSVs over fixed-size records (vertices, bones, TGIs, seam stitches, slot rays). Tags,
- * names, type names, texture links, triangles (derived), UV stitches (variable length),
- * the vertex format and the exports are not. */
+ * CSVs over fixed-size records (vertices, bones, TGIs, seam stitches, slot rays), and the
+ * UV stitches' CSV (records of several sizes, each kept at its size). Tags, names, type
+ * names, texture links, triangles (derived), the vertex format and the exports are not. */
 static const char *const geom_writable[] = {
     "rcol/header.bin", "rcol/version", "rcol/public_chunks", "rcol/unused", "rcol/external_count",
     "rcol/chunk_count", "rcol/chunks/*/group", "rcol/chunks/*/length", "rcol/chunks/*/position",
@@ -3244,7 +3304,7 @@ static const char *const geom_writable[] = {
     "geom/material/mtnf_unknown", "geom/material/*/count", "geom/material/*/name_hash",
     "geom/material/*/offset", "geom/material/*/type", "geom/material/*/value", "geom/material/*/tgi_index",
     "geom/material/*/data.bin", "geom/vertices.csv", "geom/bones.csv", "geom/tgis.csv",
-    "geom/seam_stitches.csv", "geom/slot_rays.csv", NULL};
+    "geom/seam_stitches.csv", "geom/slot_rays.csv", "geom/uv_stitches.csv", NULL};
 
 static const struct mode_rules *walk_rules;
 static const char *walk_root;
@@ -3313,6 +3373,7 @@ int main(void)
         mount_test(test_rw_geom_vertices),
         mount_test(test_rw_geom_in_package),
         mount_test(test_rw_geom_tail_tables),
+        mount_test(test_rw_geom_uv_stitches),
         mount_test(test_rw_granny_table),
         mount_test(test_rw_granny_section_raw),
         mount_test(test_rw_granny_table_in_compressed_section),

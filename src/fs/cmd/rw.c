@@ -849,7 +849,8 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     w->len = len;
     w->be = w->table.be;
     /* the text a write may hold: 64 bytes a cell, the header's own room */
-    w->ft = (struct field_type){FIELD_U8, 1, ((uint64_t)w->table.nrec + 1) * (table_row_cells(&w->table) + 1) +
+    uint64_t rows = w->table.text_rows ? w->table.text_rows : w->table.nrec;
+    w->ft = (struct field_type){FIELD_U8, 1, (rows + 1) * (table_row_cells(&w->table) + 1) +
                                                  strlen(w->table.header) / 64 + 1};
     return true;
 }

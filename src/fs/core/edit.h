@@ -45,6 +45,7 @@ enum s3_err field_check_prefix(const struct field_type *ft, const char *text, si
  *   the current ones on entry (bytes no column covers stay, and an f32 cell that is NaN
  *   in both keeps its old bits); INVALID with why when the header, a row's number, a
  *   cell or a count is wrong (then recs is half-written: the caller discards it).
+ * - A table with its own encoder (tf->encode: rows of several sizes) is encoded by it.
  * - A derived column (derive set) is one cell that shows what other bytes of the record
  *   make (a name looked up, bits of a word): it is not stored; a write must leave it as
  *   the record's old bytes or its new ones show it, else INVALID naming the column. */
@@ -66,6 +67,14 @@ struct table_field {
     const char *header;           /* the first line, without its newline */
     const struct table_col *cols; /* the view's: live as long as its tree */
     uint32_t ncols;
+    /* rows that are not one a record (records of several sizes, a GEOM's UV stitches):
+     * the view's own encoder of the whole text into the nrec·stride bytes (the current
+     * ones on entry, as for table_encode), and the rows its text has (0: nrec), which
+     * bound what a write may hold; cols then only count a row's cells */
+    enum s3_err (*encode)(const struct table_field *tf, const char *text, size_t len, uint8_t *bytes, char *why,
+                          size_t whylen);
+    const void *encode_ctx;
+    uint32_t text_rows;
 };
 
 enum s3_err table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
