@@ -2564,6 +2564,8 @@ static void refused_half_way(const char *name, bool granny, int k)
     free(now);
     free(fresh);
     free(bytes);
+    if (granny)
+        free(r.section);
 }
 
 static void test_rw_refused_half_way(void **state)
