@@ -139,7 +139,8 @@ static void test_table_encode(void **state)
     static const struct table_col cols[] = {{.kind = FIELD_F32, .offset = 0, .count = 1},
                                             {.kind = FIELD_U16, .offset = 4, .count = 1},
                                             {.kind = FIELD_U8, .offset = 6, .count = 1, .raw = true}};
-    struct table_field tf = {0, 2, 8, true, true, "index,f,u,raw", cols, 3};
+    struct table_field tf = {.nrec = 2, .stride = 8, .numbered = true, .be = true, .header = "index,f,u,raw",
+                             .cols = cols, .ncols = 3};
     assert_int_equal(table_row_cells(&tf), 4);
     uint8_t recs[16], nan_bits[4] = {0x7f, 0xc0, 0x12, 0x34}; /* a NaN with a payload */
     memset(recs, 0xee, sizeof recs);
@@ -185,7 +186,8 @@ static void test_table_u64_and_derived(void **state)
     static const struct table_col cols[] = {{.kind = FIELD_U64, .offset = 0, .count = 1},
                                             {.kind = FIELD_U16, .offset = 8, .count = 1},
                                             {.count = 1, .derive = top_bits, .name = "top"}};
-    struct table_field tf = {0, 1, 10, true, false, "index,id,word,top", cols, 3};
+    struct table_field tf = {.nrec = 1, .stride = 10, .numbered = true, .header = "index,id,word,top", .cols = cols,
+                             .ncols = 3};
     assert_int_equal(table_row_cells(&tf), 4);
     uint8_t recs[10] = {0};
     recs[9] = 0x30; /* word 0x3000: top 3 */
@@ -458,6 +460,130 @@ static void test_full_disk_is_nospace(void **state)
     unlink(in);
 }
 
+/* Holes of the tail (copies replaced before a commit) are written nowhere: the file is
+ * the old bytes, then the appended ones but the holes, in order; a CRC range running into
+ * the tail covers the bytes as written. In memory and spilled alike. */
+static void holes_left_out(bool spilled)
+{
+    char in[] = "/tmp/s3rig-edit-hin-XXXXXX", out[] = "/tmp/s3rig-edit-hout-XXXXXX";
+    int fi = mkstemp(in), fo = mkstemp(out), dir = open("/tmp", O_RDONLY | O_DIRECTORY);
+    assert_true(fi >= 0 && fo >= 0 && dir >= 0);
+    assert_int_equal(write(fi, "0123456789", 10), 10);
+    struct edits e = {0};
+    if (spilled)
+        edits_spill(&e, dir);
+    assert_int_equal(edits_append(&e, "AAAA", 4), 0);  /* [0, 4): replaced by the C's */
+    assert_int_equal(edits_append(&e, "bbb", 3), 0);   /* [4, 7) */
+    assert_int_equal(edits_append(&e, "CCCCC", 5), 0); /* [7, 12): replaced by the d's */
+    assert_int_equal(edits_append(&e, "dd", 2), 0);    /* [12, 14) */
+    assert_int_equal(edits_tail_hole(&e, 7, 12), 0);
+    assert_int_equal(edits_tail_hole(&e, 0, 4), 0);
+    assert_int_equal(e.nholes, 2);
+    assert_int_equal(edits_tail_written(&e, 4), 0);
+    assert_int_equal(edits_tail_written(&e, 12), 3);
+    assert_int_equal(edits_bytes(&e), 5); /* what will be written */
+    struct crc_fix fix = {.field_off = 0, .from = 2, .to = 15, .be = false};
+    assert_int_equal(edits_write(fi, 10, &e, &fix, 1, fo), 0);
+    char got[32] = "";
+    assert_int_equal(pread(fo, got, sizeof got, 0), 15);
+    uint32_t c = (uint32_t)crc32(crc32(0, NULL, 0), (const Bytef *)"23456789bbbdd", 13);
+    const uint8_t le[4] = {(uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16), (uint8_t)(c >> 24)};
+    assert_memory_equal(got, le, 4);
+    assert_memory_equal(got + 4, "456789bbbdd", 11);
+    /* touching holes become one; a cut of the tail takes the holes past it */
+    assert_int_equal(edits_tail_hole(&e, 4, 7), 0);
+    assert_int_equal(e.nholes, 1);
+    assert_int_equal(e.holes[0].from, 0);
+    assert_int_equal(e.holes[0].to, 12);
+    edits_cut_tail(&e, 6);
+    assert_int_equal(e.nholes, 1);
+    assert_int_equal(e.holes[0].to, 6);
+    assert_int_equal(edits_bytes(&e), 0);
+    edits_clear(&e);
+    assert_int_equal(e.nholes, 0);
+    close(fi), close(fo), close(dir);
+    unlink(in), unlink(out);
+}
+
+static void test_tail_holes(void **state)
+{
+    (void)state;
+    holes_left_out(false);
+    holes_left_out(true);
+}
+
+/* The same pending edits: each (offset, bytes), and the tail. */
+static void assert_same_edits(const struct edits *a, const struct edits *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->e[i].off, b->e[i].off);
+        assert_int_equal(a->e[i].len, b->e[i].len);
+        assert_memory_equal(a->e[i].bytes, b->e[i].bytes, a->e[i].len);
+    }
+    assert_int_equal(a->tail_len, b->tail_len);
+    assert_memory_equal(a->tail, b->tail, a->tail_len);
+}
+
+/* The same new file from `file` (32 bytes): the bytes with each one's edits over them,
+ * and the tail. */
+static void assert_same_effect(const struct edits *a, const struct edits *b, const uint8_t *file)
+{
+    uint8_t x[32], y[32];
+    memcpy(x, file, 32);
+    memcpy(y, file, 32);
+    edits_overlay(a, 0, x, 32);
+    edits_overlay(b, 0, y, 32);
+    assert_memory_equal(x, y, 32);
+    assert_int_equal(a->tail_len, b->tail_len);
+    assert_memory_equal(a->tail, b->tail, a->tail_len);
+}
+
+/* A change refused half-way is taken back whole: each put in turn made to fail (the test
+ * hook), after an append and the puts before it; the edits are then exactly what they were
+ * (a put that made an edit of its own leaves none; one over pending bytes gives them
+ * back), and what the file would be is unchanged. */
+static void test_undo_takes_back(void **state)
+{
+    (void)state;
+    const uint8_t file[32] = "................................";
+    for (uint64_t fail = 1; fail <= 4; fail++) {
+        struct edits e = {0}, ref = {0};
+        assert_int_equal(edits_put(&e, 20, "pp", 2), 0); /* pending before: stays as it was */
+        assert_int_equal(edits_append(&e, "tail", 4), 0);
+        assert_int_equal(edits_put(&ref, 20, "pp", 2), 0);
+        assert_int_equal(edits_append(&ref, "tail", 4), 0);
+        struct edits_undo u;
+        edits_undo_begin(&e, &u);
+        assert_int_equal(edits_append(&e, "copy", 4), 0);
+        edits_test_fail_put(fail);
+        enum s3_err rc = edits_put_undoable(&e, &u, 2, "ABCD", 4, file + 2);
+        if (!rc) /* over the pending bytes and touching them: merged into their edit */
+            rc = edits_put_undoable(&e, &u, 19, "xyz", 3, file + 19);
+        if (!rc)
+            rc = edits_put_undoable(&e, &u, 8, "Q", 1, file + 8);
+        if (!rc)
+            rc = edits_put_undoable(&e, &u, 9, "R", 1, file + 9); /* touches Q's */
+        assert_int_equal(rc, S3_ERR_NOMEM);
+        edits_undo(&e, &u);
+        if (fail <= 2) /* only puts of edits of their own before: none is left */
+            assert_same_edits(&e, &ref);
+        else
+            assert_same_effect(&e, &ref, file);
+        edits_clear(&e);
+        edits_clear(&ref);
+    }
+    edits_test_fail_put(0);
+    /* refused without changing anything: a full record, a patch too long */
+    struct edits e = {0};
+    struct edits_undo u;
+    edits_undo_begin(&e, &u);
+    uint8_t big[EDITS_UNDO_BYTES + 1] = {0};
+    assert_int_equal(edits_put_undoable(&e, &u, 0, big, sizeof big, big), S3_ERR_LIMIT);
+    assert_int_equal(e.n, 0);
+    edits_clear(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_table_encode),    cmocka_unit_test(test_crc_into_tail),
         cmocka_unit_test(test_table_u64_and_derived),
         cmocka_unit_test(test_spilled),         cmocka_unit_test(test_full_disk_is_nospace),
+        cmocka_unit_test(test_tail_holes),      cmocka_unit_test(test_undo_takes_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

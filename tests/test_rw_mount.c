@@ -707,9 +707,7 @@ static void test_rw_geom_tail_tables(void **state)
     };
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
         assert_int_equal(mode_of(mnt, cells[i].csv), 0644);
-    assert_int_equal(mode_of(mnt, "geom/uv_stitches.csv"), 0444);
-    snprintf(p, sizeof p, "%s/geom/uv_stitches.csv", mnt);
-    assert_int_equal(write_text(p, O_WRONLY, "x", &step), EROFS);
+    (void)step;
     assert_csv_refusals(mnt, path, bad, sizeof bad / sizeof bad[0], bytes, size);
     uint8_t *want = malloc(size);
     memcpy(want, bytes, size);
@@ -752,6 +750,68 @@ static void test_rw_geom_tail_tables(void **state)
                              "geom/bones.csv",          "geom/geometry_states.csv",        "geom/material/NormalMap/texture",
                              NULL};
     assert_trees_differ_only(orig, path, changed);
+    free(want);
+    free(bytes);
+}
+
+/* A GEOM's uv_stitches.csv (records of several sizes, geom.md: i32 vertex, u32 k, k pairs
+ * of f32 u, v; the fixture's three: vertex 1 with two pairs, vertex 4 with none, vertex 5
+ * with one) written whole: a stitch's vertex (on each of its rows), a u and a v change,
+ * in place; refusals (a changed pair number, one stitch's rows disagreeing on its vertex,
+ * a u that is no number, a row missing, cells on a stitch with no pair) give EINVAL with
+ * /info's reason and leave the file as it was. Mounted again the CSV shows the new values,
+ * and the rest of the tree is the same. */
+static void test_rw_geom_uv_stitches(void **state)
+{
+    (void)state;
+    struct fxgeom_layout lay;
+    size_t size;
+    char path[256], orig[300], mnt[256], p[512], step;
+    uint8_t *bytes = geom_mounted(15, "uvs.geom", &lay, &size, path, mnt);
+    snprintf(orig, sizeof orig, "%s/orig-uvs.geom", tmpdir);
+    assert_int_equal(fx_write_file(orig, bytes, size), 0);
+    assert_int_equal(mode_of(mnt, "geom/uv_stitches.csv"), 0644);
+    snprintf(p, sizeof p, "%s/geom/uv_stitches.csv", mnt);
+    char *was = text_of(p);
+    assert_string_equal(was, "index,vertex,pair,u,v\n0,1,0,0.100000001,0.200000003\n0,1,1,0.300000012,0.400000006\n"
+                             "1,4,,,\n2,5,0,0.5,0.75\n");
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"index,vertex,pair,u,v\n0,1,0,0.1,0.2\n0,1,5,0.3,0.4\n1,4,,,\n2,5,0,0.5,0.75\n", "the pair"},
+        {"index,vertex,pair,u,v\n0,9,0,0.1,0.2\n0,8,1,0.3,0.4\n1,4,,,\n2,5,0,0.5,0.75\n", "share one vertex"},
+        {"index,vertex,pair,u,v\n0,1,0,abc,0.2\n0,1,1,0.3,0.4\n1,4,,,\n2,5,0,0.5,0.75\n", "are numbers (f32)"},
+        {"index,vertex,pair,u,v\n0,1,0,0.1,0.2\n0,1,1,0.3,0.4\n1,4,,,\n", "rows for 2 of 3 stitches"},
+        {"index,vertex,pair,u,v\n0,1,0,0.1,0.2\n0,1,1,0.3,0.4\n1,4,0,1,1\n2,5,0,0.5,0.75\n", "stitch 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, bad[i].text, &step), EINVAL);
+        if (!info_has(mnt, bad[i].why))
+            fail_msg("no /info line with '%s'", bad[i].why);
+        assert_file_is(path, bytes, size);
+    }
+    put_value(mnt, "geom/uv_stitches.csv",
+              "index,vertex,pair,u,v\n0,9,0,0.100000001,0.200000003\n0,9,1,2.5,0.400000006\n1,7,,,\n2,5,0,0.5,-1\n");
+    umount_rw(mnt, path);
+    /* the records: stitch 0 at the block's start + 4 (8 + 2·8 bytes), 1 after it (8), 2
+     * after that; little-endian */
+    uint8_t *want = malloc(size);
+    memcpy(want, bytes, size);
+    uint64_t s0 = lay.uv_stitches.pos + 4, s1 = s0 + 24, s2 = s1 + 8;
+    le32(want + s0, 9);
+    le32(want + s0 + 8 + 8, 0x40200000u); /* pair 1's u: 2.5 */
+    le32(want + s1, 7);
+    le32(want + s2 + 8 + 4, 0xBF800000u); /* pair 0's v: -1 */
+    assert_file_is(path, want, size);
+    do_mount(path, mnt, NULL);
+    char *now = text_of(p);
+    assert_string_equal(now, "index,vertex,pair,u,v\n0,9,0,0.100000001,0.200000003\n0,9,1,2.5,0.400000006\n"
+                             "1,7,,,\n2,5,0,0.5,-1\n");
+    do_umount(mnt);
+    const char *changed[] = {"geom/uv_stitches.csv", NULL};
+    assert_trees_differ_only(orig, path, changed);
+    free(now);
+    free(was);
     free(want);
     free(bytes);
 }
@@ -2371,6 +2431,152 @@ static void test_rw_package_outside_reader(void **state)
     free(pkg);
 }
 
+/* The file offset of the field a value file stands for (its user.s3rig.offset). */
+static uint64_t xattr_offset(const char *mnt, const char *rel)
+{
+    char p[1024], v[32];
+    assert_true((size_t)snprintf(p, sizeof p, "%s/%s", mnt, rel) < sizeof p);
+    ssize_t n = getxattr(p, "user.s3rig.offset", v, sizeof v - 1);
+    assert_true(n > 0);
+    v[n] = 0;
+    return strtoull(v, NULL, 10);
+}
+
+/* /info's unparsed_bytes count of the file at path (mounted read-only meanwhile). */
+static unsigned long long unparsed_bytes(const char *path, const char *mnt)
+{
+    char p[512];
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p), *at = strstr(t, "\nunparsed_bytes: ");
+    assert_non_null(at);
+    unsigned long long n = strtoull(at + 17, NULL, 10);
+    free(t);
+    do_umount(mnt);
+    return n;
+}
+
+/* A package resource's data.bin replaced twice before one commit (the commits after each
+ * write refused: the file moved away from its path), 8,000 bytes then 5,000: the
+ * committed file is what an independent writer appending the resource makes: the old
+ * bytes, the index record pointing at the new bytes right after the old end (RefPack
+ * becomes raw: compression 0, the stored size's flag bit kept), then the 5,000 bytes and
+ * nothing else (no copy of the first write left behind, unreferenced). tests/dbpf_read.py
+ * reads it; the only bytes no structure claims besides the package's own gap are the old
+ * resource's stored bytes. */
+static void test_rw_resource_replaced_twice(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s3", 0, NULL, &size);
+    char path[256], orig[300], mnt[256], p[1024], step;
+    write_fixture("twice.package", pkg, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/twice-orig.package", tmpdir);
+    assert_int_equal(fx_write_file(orig, pkg, size), 0);
+    make_mountpoint("m-twice", mnt, sizeof mnt);
+    const char *res = "resources/S3_8EAF13DE_00000001_47B84BA0E85F42F4_body_rig%%+_RIG.grannyrig";
+    const char *key = "8EAF13DE 00000001 47B84BA0E85F42F4";
+    unsigned long long gap_before = unparsed_bytes(path, mnt);
+    do_mount(path, mnt, "rw");
+    char rel[600];
+    uint64_t pos[4];
+    static const char *const fields[4] = {"offset", "stored_size", "memory_size", "compression"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(rel, sizeof rel, "%s/%s", res, fields[i]);
+        pos[i] = xattr_offset(mnt, rel);
+    }
+    uint32_t old_stored = rd32(pkg + pos[1]);
+    assert_int_equal(pkg[pos[3]] | pkg[pos[3] + 1] << 8, 0xFFFF); /* RefPack, dbpf.md */
+    uint8_t *first = fxp_pattern(8000, 11), *second = fxp_pattern(5000, 12);
+    snprintf(p, sizeof p, "%s/%s/data.bin", mnt, res);
+    move_file(path, true);
+    assert_int_equal(write_bytes(p, first, 8000, &step), EBUSY);
+    assert_int_equal(write_bytes(p, second, 5000, &step), EBUSY);
+    assert_true(info_has(mnt, "commit refused"));
+    move_file(path, false);
+    umount_rw(mnt, path); /* the commit at unmount */
+    /* what an independent writer makes (dbpf.md: an index record's offset, stored size
+     * with its flag bit, memory size, u16 compression) */
+    uint8_t *want = malloc(size + 5000);
+    memcpy(want, pkg, size);
+    memcpy(want + size, second, 5000);
+    le32(want + pos[0], (uint32_t)size);
+    le32(want + pos[1], 5000u | (old_stored & 0x80000000u));
+    le32(want + pos[2], 5000);
+    want[pos[3]] = 0, want[pos[3] + 1] = 0;
+    assert_file_is(path, want, size + 5000);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], wline[300];
+    sha256_hex(second, 5000, hex);
+    snprintf(wline, sizeof wline, "entry %s comp=raw stored=5000 memory=5000 sha256=%s", key, hex);
+    char *got = entry_line(lines, key);
+    assert_non_null(got);
+    assert_string_equal(got, wline);
+    /* unclaimed: the package's own gap and the old resource's bytes, nothing more */
+    assert_int_equal(unparsed_bytes(path, mnt), gap_before + (old_stored & 0x7fffffffu));
+    free(got);
+    free(lines);
+    free(want);
+    free(first);
+    free(second);
+    free(pkg);
+}
+
+/* A write refused half-way leaves nothing pending: the test hook (S3RIG_TEST_FAIL_EDIT=K,
+ * the K-th patch of the pending edits refused for lack of memory) refuses, after the new
+ * bytes were appended, the first or the second word of a package resource's index record,
+ * or of a compressed Granny section stored raw (its section header, then total_size).
+ * The write fails with ENOMEM, /info shows nothing pending, and the unmount commits
+ * nothing: the file is as it was (sha256), with no backup made. */
+static void refused_half_way(const char *name, bool granny, int k)
+{
+    char path[256], mnt[256], p[1024], env[16], step, mname[128];
+    size_t size;
+    uint8_t *bytes;
+    struct fxg_result r;
+    if (granny)
+        bytes = fxg_build(&fx_oodle1_v7, &size, &r);
+    else
+        bytes = fx_kind("package-s3", 0, NULL, &size);
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(mname, sizeof mname, "m-%s", name);
+    make_mountpoint(mname, mnt, sizeof mnt);
+    snprintf(env, sizeof env, "%d", k);
+    assert_int_equal(setenv("S3RIG_TEST_FAIL_EDIT", env, 1), 0);
+    do_mount(path, mnt, "rw");
+    unsetenv("S3RIG_TEST_FAIL_EDIT");
+    uint8_t *fresh = fxp_pattern(granny ? r.section_size : 3000, 21);
+    snprintf(p, sizeof p, "%s/%s", mnt,
+             granny ? "granny/sections/0/data.bin"
+                    : "resources/S3_8EAF13DE_00000001_47B84BA0E85F42F4_body_rig%%+_RIG.grannyrig/data.bin");
+    assert_int_equal(write_bytes(p, fresh, granny ? r.section_size : 3000, &step), ENOMEM);
+    assert_int_equal(step, 'c');
+    assert_true(info_has(mnt, "rw: pending: 0 bytes, 0 of them in memory"));
+    umount_rw(mnt, path);
+    uint8_t a[SHA256_DIGEST_SIZE], b[SHA256_DIGEST_SIZE];
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    sha256_of(bytes, size, a);
+    sha256_of(now, n, b);
+    assert_memory_equal(a, b, SHA256_DIGEST_SIZE);
+    char backup[300];
+    snprintf(backup, sizeof backup, "%s~", path);
+    assert_int_equal(access(backup, F_OK), -1); /* no commit ran */
+    free(now);
+    free(fresh);
+    free(bytes);
+    if (granny)
+        free(r.section);
+}
+
+static void test_rw_refused_half_way(void **state)
+{
+    (void)state;
+    refused_half_way("half1.package", false, 1);
+    refused_half_way("half2.package", false, 2);
+    refused_half_way("half1.gr2", true, 1);
+    refused_half_way("half2.gr2", true, 2);
+}
+
 /* A Granny file that is a package resource (Sims 4, stored zlib or raw), its object
  * section Oodle1-compressed: a value in the section written (printf; a bad one first is
  * EINVAL with the sha256 unchanged), or the section's data.bin replaced (cp). The section
@@ -2487,35 +2693,106 @@ static void gr2_in_package(enum fxp_comp comp, bool by_value, const char *name)
     free(gr2);
 }
 
-/* A wrapped RIG inside a package, its Granny section compressed: the section would go
- * into the RIG's new Granny data, which would have to become the resource's new data:
- * not composed, so read-only (0444, EROFS), and /info says why once. */
-static void rig_in_package_read_only(void)
+/* A wrapped RIG that is a package resource (zlib), its Granny section compressed, written
+ * the ways the rest is: the section's value (printf) or its data.bin (cp) stored raw in
+ * new Granny bytes, or granny.gr2 replaced by another Granny file (cp). The new RIG bytes
+ * (rig.md: the wrapper's offsets past the Granny data moved, the IK tables after it
+ * unchanged) become the resource's new data, stored zlib as before: mounted again, the
+ * resource's data.bin is that RIG (its section stored raw, CRC right; or the new Granny
+ * bytes), the value reads back, tests/dbpf_read.py reads the entry with the new bytes,
+ * and the rest of the tree is the same. */
+enum rig_pkg_way { RIG_PKG_VALUE, RIG_PKG_SECTION, RIG_PKG_GRANNY };
+
+static void rig_in_package(enum rig_pkg_way way, const char *name)
 {
     struct fxg_opts o = {.sig = "le32-old", .version = 6, .nbones = 5, .oodle1_objects = true};
-    struct fxg_result r;
-    struct fx_rig_layout rl;
-    size_t rlen, size;
-    uint8_t *rig = fxg_sample_rig(&o, &r, &rlen, &rl);
-    struct fxp_res res[1] = {{0x8EAF13DE, 0, 0x3333, rig, rlen, FXP_ZLIB}};
+    struct gfix f;
+    memset(&f, 0, sizeof f);
+    f.rig = true;
+    f.bytes = fxg_sample_rig(&o, &f.r, &f.size, &f.rl);
+    struct fxp_res res[2] = {{0x8EAF13DE, 0, 0x3333, f.bytes, f.size, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, NULL, 3000, FXP_ZLIB}};
+    uint8_t *other = fxp_pattern(3000, 5);
+    res[1].data = other;
     struct fxp_opts po = {.game = 4};
     struct fxp_layout lay;
-    uint8_t *pkg = fxp_build(&po, res, 1, &size, &lay);
-    char path[256], mnt[256], dir[200], rel[400], p[1024], step;
-    write_fixture("rig-in.package", pkg, size, path, sizeof path);
+    size_t size;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], orig[300], mnt[256], dir[200], rel[400], p[1024], cmd[2400], step, mname[128];
+    write_fixture(name, pkg, size, path, sizeof path);
+    snprintf(orig, sizeof orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(orig, pkg, size), 0);
     fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
-    make_mountpoint("m-rig-in-pkg", mnt, sizeof mnt);
+    snprintf(mname, sizeof mname, "m-%s", name);
+    make_mountpoint(mname, mnt, sizeof mnt);
     do_mount(path, mnt, "rw");
-    snprintf(rel, sizeof rel, "resources/%s/rig/granny/sections/0/data.bin", dir);
-    assert_int_equal(mode_of(mnt, rel), 0444);
-    snprintf(p, sizeof p, "%s/%s", mnt, rel);
-    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "x", &step), EROFS);
-    assert_true(info_has(mnt, "compressed Granny sections stay read-only here"));
+    char secrel[400], bone[400], grel[400];
+    snprintf(secrel, sizeof secrel, "resources/%s/rig/granny/sections/0/data.bin", dir);
+    snprintf(bone, sizeof bone, "resources/%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", dir);
+    snprintf(grel, sizeof grel, "resources/%s/rig/granny.gr2", dir);
+    assert_int_equal(mode_of(mnt, secrel), 0644);
+    assert_int_equal(mode_of(mnt, bone), 0644);
+    assert_int_equal(mode_of(mnt, grel), 0644);
+    static const float to[3] = {1.5f, -2.0f, 0.25f};
+    uint8_t *sec = section_with_position(&f.r, to), *newg = NULL;
+    size_t newlen = 0;
+    char nf[300];
+    if (way == RIG_PKG_VALUE) {
+        snprintf(p, sizeof p, "%s/%s", mnt, bone);
+        assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "1.5\n-2\nx\n", &step), EINVAL);
+        snprintf(cmd, sizeof cmd, "printf '1.5\\n-2\\n0.25\\n' > '%s'", p);
+    } else if (way == RIG_PKG_SECTION) {
+        snprintf(nf, sizeof nf, "%s/section-%s.bin", tmpdir, name);
+        assert_int_equal(fx_write_file(nf, sec, f.r.section_size), 0);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", nf, mnt, secrel);
+    } else {
+        struct fx_gr2_layout gl;
+        newg = fx_sample_gr2("le32", 7, &newlen, &gl);
+        snprintf(nf, sizeof nf, "%s/granny-%s.gr2", tmpdir, name);
+        assert_int_equal(fx_write_file(nf, newg, newlen), 0);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/%s'", nf, mnt, grel);
+    }
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, way == RIG_PKG_GRANNY ? "granny.gr2 replaced" : "stored raw"));
     umount_rw(mnt, path);
-    assert_file_is(path, pkg, size);
-    free(r.section);
-    free(rig);
+    /* the resource's new data: the RIG the rules make */
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *now = slurp(p, &n);
+    if (way == RIG_PKG_GRANNY)
+        assert_memory_equal(now + f.rl.granny_pos, newg, newlen);
+    else
+        assert_section_raw(now + f.rl.granny_pos, &f.r, sec);
+    assert_container_follows(&f, now, n);
+    if (way != RIG_PKG_GRANNY) {
+        snprintf(p, sizeof p, "%s/%s", mnt, bone);
+        char *t = text_of(p);
+        assert_string_equal(t, "1.5\n-2\n0.25\n");
+        free(t);
+    }
+    do_umount(mnt);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(now, n, hex);
+    snprintf(want, sizeof want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "8EAF13DE 00000000 0000000000003333");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, want));
+    free(line);
+    free(lines);
+    /* the rest of the tree: the other resource, the package's header, as before */
+    char resdir[400];
+    snprintf(rel, sizeof rel, "resources/%s/", dir);
+    snprintf(resdir, sizeof resdir, "resources/%s", dir);
+    const char *const changed[] = {rel, resdir, "info", "index.bin", "unparsed", "unparsed/", "by-type/", "", NULL};
+    assert_trees_same_but(orig, path, changed, NULL, changed);
+    free(now);
+    free(newg);
+    free(sec);
+    free(other);
     free(pkg);
+    gfix_free(&f);
 }
 
 static void test_rw_granny_section_in_package(void **state)
@@ -2523,7 +2800,9 @@ static void test_rw_granny_section_in_package(void **state)
     (void)state;
     gr2_in_package(FXP_ZLIB, true, "gr2-zlib-value.package");
     gr2_in_package(FXP_STORED, false, "gr2-raw-cp.package");
-    rig_in_package_read_only();
+    rig_in_package(RIG_PKG_VALUE, "rig-value.package");
+    rig_in_package(RIG_PKG_SECTION, "rig-section.package");
+    rig_in_package(RIG_PKG_GRANNY, "rig-granny.package");
 }
 
 /* A process's peak resident memory (VmHWM), in KiB. */
@@ -2645,6 +2924,116 @@ static void test_rw_large_section_outside_memory(void **state)
     free(fresh);
     free(r.section);
     free(bytes);
+}
+
+/* /info's most bytes of content held in memory by writes at once. */
+static unsigned long long held_most(const char *mnt)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    const char *line = strstr(t, "rw: contents held in memory by writes: ");
+    assert_non_null(line);
+    unsigned long long now, most;
+    assert_int_equal(sscanf(line, "rw: contents held in memory by writes: %llu bytes; at most %llu at once", &now,
+                            &most),
+                     2);
+    free(t);
+    assert_int_equal(now, 0); /* nothing held once the write is in */
+    return most;
+}
+
+/* The Granny data g (n bytes) holds section 0 stored raw with the big content: compression
+ * 0 at the old total_size 4-aligned, its sizes, the bytes, total_size past them, the CRC
+ * right (gr2.md). */
+static void assert_big_section(const uint8_t *g, size_t n, const struct fxg_result *r, const uint8_t *big,
+                               uint32_t len)
+{
+    const uint8_t *h = g + 0x20 + r->layout.section_array_offset;
+    uint32_t data_at = (r->layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), len);
+    assert_int_equal(rd32(h + 12), len);
+    assert_true((uint64_t)data_at + len <= n && rd32(g + 0x24) >= data_at + len);
+    assert_memory_equal(g + data_at, big, len);
+    assert_gr2_crc_valid(g);
+}
+
+/* A section larger than cache_mb (3 MiB with -o cache_mb=1) stored raw where new Granny
+ * bytes are made around it: in a wrapped RIG's granny.gr2 and in a Granny package
+ * resource (zlib). The content goes through files, a chunk at a time: /info's count of
+ * content held in memory by writes stays within the budget at its most; the committed
+ * file holds the section (the RIG's container following, the package's resource read by
+ * the outside reader with the new Granny bytes). */
+static void test_rw_large_section_streamed(void **state)
+{
+    (void)state;
+    enum { BIG = 3 << 20, BUDGET = 1 << 20 };
+    uint8_t *fresh = fxp_pattern(BIG, 9);
+    char src[300], p[1200], cmd[2600];
+    snprintf(src, sizeof src, "%s/streamed-section.bin", tmpdir);
+    assert_int_equal(fx_write_file(src, fresh, BIG), 0);
+    /* the wrapped RIG */
+    struct gfix f;
+    gfix_make(&f, &fx_oodle1_v7, "streamed.rig", true);
+    do_mount(f.path, f.mnt, "rw,cache_mb=1");
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/granny/sections/0/data.bin'", src, f.mnt);
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(f.mnt, "section 0 stored raw"));
+    unsigned long long most = held_most(f.mnt);
+    printf("wrapped RIG: %d MiB section, at most %llu bytes held\n", BIG >> 20, most);
+    assert_true(most > 0 && most <= BUDGET);
+    umount_rw(f.mnt, f.path);
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    assert_big_section(now + f.rl.granny_pos, n - f.rl.granny_pos, &f.r, fresh, BIG);
+    assert_container_follows(&f, now, n);
+    free(now);
+    gfix_free(&f);
+    /* the package resource */
+    struct fxg_opts o = {.sig = "le32", .version = 7, .nbones = 5, .oodle1_objects = true};
+    struct fxg_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build(&o, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], mnt[256], dir[200];
+    write_fixture("streamed.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    make_mountpoint("m-streamed-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw,cache_mb=1");
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/resources/%s/rig/granny/sections/0/data.bin'", src, mnt, dir);
+    assert_int_equal(sh(cmd), 0);
+    assert_true(info_has(mnt, "stored raw"));
+    most = held_most(mnt);
+    printf("package resource: %d MiB section, at most %llu bytes held\n", BIG >> 20, most);
+    assert_true(most > 0 && most <= BUDGET);
+    umount_rw(mnt, path);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    uint8_t *g = slurp(p, &n);
+    assert_big_section(g, n, &r, fresh, BIG);
+    do_umount(mnt);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(g, n, hex);
+    snprintf(want, sizeof want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "12345678 00000000 0000000000001111");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, want));
+    free(line);
+    free(lines);
+    free(g);
+    free(r.section);
+    free(gr2);
+    free(other);
+    free(pkg);
+    unlink(src);
+    free(fresh);
 }
 
 /* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
@@ -2904,9 +3293,9 @@ static const char *const rig_clear_writable[] = {
 /* A GEOM in its RCOL (docs/formats/geom.md): the RCOL's words, header bytes and chunk
  * entries' 32-bit words (the 64-bit instance has no field type: read-only); the GEOM's
  * scalar words, its stored buffers, each material parameter's words and data, and the
- * CSVs over fixed-size records (vertices, bones, TGIs, seam stitches, slot rays). Tags,
- * names, type names, texture links, triangles (derived), UV stitches (variable length),
- * the vertex format and the exports are not. */
+ * CSVs over fixed-size records (vertices, bones, TGIs, seam stitches, slot rays), and the
+ * UV stitches' CSV (records of several sizes, each kept at its size). Tags, names, type
+ * names, texture links, triangles (derived), the vertex format and the exports are not. */
 static const char *const geom_writable[] = {
     "rcol/header.bin", "rcol/version", "rcol/public_chunks", "rcol/unused", "rcol/external_count",
     "rcol/chunk_count", "rcol/chunks/*/group", "rcol/chunks/*/length", "rcol/chunks/*/position",
@@ -2917,7 +3306,7 @@ static const char *const geom_writable[] = {
     "geom/material/mtnf_unknown", "geom/material/*/count", "geom/material/*/name_hash",
     "geom/material/*/offset", "geom/material/*/type", "geom/material/*/value", "geom/material/*/tgi_index",
     "geom/material/*/data.bin", "geom/vertices.csv", "geom/bones.csv", "geom/tgis.csv",
-    "geom/seam_stitches.csv", "geom/slot_rays.csv", NULL};
+    "geom/seam_stitches.csv", "geom/slot_rays.csv", "geom/uv_stitches.csv", NULL};
 
 static const struct mode_rules *walk_rules;
 static const char *walk_root;
@@ -2986,6 +3375,7 @@ int main(void)
         mount_test(test_rw_geom_vertices),
         mount_test(test_rw_geom_in_package),
         mount_test(test_rw_geom_tail_tables),
+        mount_test(test_rw_geom_uv_stitches),
         mount_test(test_rw_granny_table),
         mount_test(test_rw_granny_section_raw),
         mount_test(test_rw_granny_table_in_compressed_section),
@@ -2999,10 +3389,13 @@ int main(void)
         mount_test(test_rw_package_resource),
         mount_test(test_outside_reader_against_builder),
         mount_test(test_rw_package_outside_reader),
+        mount_test(test_rw_resource_replaced_twice),
+        mount_test(test_rw_refused_half_way),
         mount_test(test_rw_granny_section_in_package),
         mount_test(test_rw_large_replacement_outside_memory),
         mount_test(test_rw_large_temporary_outside_memory),
         mount_test(test_rw_large_section_outside_memory),
+        mount_test(test_rw_large_section_streamed),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),

@@ -50,6 +50,11 @@ int rw_init(struct rw *rw, struct s3fs *fs, struct commit_lock *lock, bool backu
     rw->backup = backup;
     rw->opts = *opts;
     edits_spill(&rw->pending, lock->dirfd); /* appended resources: a file beside the source */
+    /* tests only: S3RIG_TEST_FAIL_EDIT=K makes the K-th patch of the pending edits fail
+     * for lack of memory (once), so that a mount test sees a write refused half-way */
+    const char *fail_edit = getenv("S3RIG_TEST_FAIL_EDIT");
+    if (fail_edit)
+        edits_test_fail_put(strtoull(fail_edit, NULL, 10));
     gen_init_locks(rw);
     return gen_add(rw, fs, 0);
 }
@@ -80,8 +85,8 @@ void rw_free(struct rw *rw)
     edits_clear(&rw->pending);
     free(rw->gr2);
     free(rw->seccopy.bytes);
-    free(rw->wrapped_granny);
     free(rw->raw);
+    free(rw->res);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
     pthread_mutex_destroy(&rw->gmu);
@@ -334,6 +339,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               " in memory at once\n", __atomic_load_n(&rw->temps_now, __ATOMIC_RELAXED),
               __atomic_load_n(&rw->temps_mem_now, __ATOMIC_RELAXED),
               __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED));
+    sb_printf(out, "rw: contents held in memory by writes: %" PRIu64 " bytes; at most %" PRIu64 " at once\n",
+              __atomic_load_n(&rw->held_now, __ATOMIC_RELAXED), __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -476,8 +483,9 @@ static void say_sections_read_only(struct rw *rw)
 {
     if (!__atomic_exchange_n(&rw->said_sections, true, __ATOMIC_ACQ_REL))
         rw_log(rw, "compressed Granny sections stay read-only here: written back raw, a section goes after "
-                   "the Granny data, which here neither ends the mounted file, nor is the mounted RIG's "
-                   "granny.gr2, nor a package resource's whole data");
+                   "the Granny data, which here neither ends the mounted file, nor is the granny.gr2 of "
+                   "the mounted RIG or of a RIG that is a package resource, nor a package resource's whole "
+                   "data");
 }
 
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
@@ -532,12 +540,39 @@ static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_
     return true;
 }
 
+/* Where the Granny data of view gv lies when it is the granny.gr2 of a wrapped RIG that
+ * is a package resource's whole data: into w (rig_in_resource, the RIG's resize plan, the
+ * resource's index record). A section stored raw then goes into new Granny bytes, those
+ * into new RIG bytes, which replace the resource's data.bin whole. */
+static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t gi;
+    struct rw_target rig;
+    memset(&rig, 0, sizeof rig);
+    if (!gv->fs->nested || tree_lookup(t, gv->fs->root, "granny.gr2", &gi) != S3_OK || !granny_target(g, gi, &rig) ||
+        !rig.rig_in_resource || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
+        gv->g.base != rig.resize.pos || gv->g.total_size > rig.resize.len)
+        return false;
+    w->rig_in_resource = true;
+    w->res_src = rig.res_src;
+    w->resize = rig.resize;
+    w->f_offset = rig.f_offset, w->f_stored = rig.f_stored, w->f_memory = rig.f_memory, w->f_comp = rig.f_comp;
+    w->zlib = rig.zlib;
+    w->stored_flags = rig.stored_flags;
+    w->gr2_pos = rig.resize.pos;
+    w->gr2_len = rig.resize.len;
+    w->gr2_base = gv->g.base;
+    return true;
+}
+
 /* A place a compressed section can be stored raw: after Granny data that ends the file,
- * in a wrapped RIG's Granny data replaced whole, or in a package resource's data replaced
- * whole. */
+ * in a wrapped RIG's Granny data replaced whole (the mounted RIG's, or a package
+ * resource's), or in a package resource's data replaced whole. */
 static bool granny_place(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
 {
-    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w) || granny_in_resource(g, gv, w);
+    return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w) || granny_in_resource(g, gv, w) ||
+           granny_in_rig_resource(g, gv, w);
 }
 
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
@@ -707,14 +742,57 @@ static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 
 /* A part its view lets be replaced at another length (view_resize_of: a wrapped RIG's
  * granny.gr2), lying in one plain run of the file, as does its container's head. */
+/* The data.bin of the package resource whose nested view has its root at `root` (the
+ * view's directory is inside the resource's), or 0 when the view is no resource's. */
+static uint32_t resource_data_of(struct tree *t, uint32_t root)
+{
+    uint32_t dir = tree_parent(t, root), data;
+    char type[32];
+    if (root == TREE_ROOT || dir == 0 || tree_lookup(t, dir, "data.bin", &data) != S3_OK)
+        return 0;
+    ssize_t n = tree_getxattr(t, data, "user.s3rig.type", type, sizeof type - 1);
+    return n > 0 && (type[n] = 0, strcmp(type, "dbpf.data") == 0) ? data : 0;
+}
+
+/* The index record of the package resource whose whole data is source s, read by the
+ * nested view with its root at `root`, into w (f_*, zlib, stored_flags). */
+static bool resource_of_root(struct rw_gen *g, uint32_t root, const struct source *s, struct rw_target *w)
+{
+    struct tree *t = g->fs->tree;
+    uint32_t data = resource_data_of(t, root);
+    struct rw_target res;
+    memset(&res, 0, sizeof res);
+    if (!data || !s || s->size > RW_RESOURCE_MAX || tree_size(t, data) != s->size || !resource_target(g, data, &res))
+        return false;
+    w->f_offset = res.f_offset, w->f_stored = res.f_stored, w->f_memory = res.f_memory, w->f_comp = res.f_comp;
+    w->zlib = res.zlib;
+    w->stored_flags = res.stored_flags;
+    return true;
+}
+
+/* A part its view lets be replaced at another length (view_resize_of: a wrapped RIG's
+ * granny.gr2). In a RIG that is a package resource's whole data, new RIG bytes replace
+ * the resource (rig_in_resource); else the part and its container's head lie in one plain
+ * run of the file, spliced there. A RIG in a resource is never spliced in the file: the
+ * package's index would not follow. */
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct source *s = tree_node_source(t, ino);
     if (!view_resize_of(g->fs, ino, &w->resize) || !w->resize.plan || w->resize.head_len == 0 ||
-        w->resize.head_len > RW_HEAD_MAX || !file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
-        !file_pos(g, s, 0, w->resize.head_len, &w->head_pos))
+        w->resize.head_len > RW_HEAD_MAX)
         return false;
+    if (resource_data_of(t, tree_parent(t, ino))) {
+        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, tree_parent(t, ino), s, w))
+            return false;
+        w->rig_in_resource = true;
+        w->res_src = s;
+        w->gr2_pos = w->resize.pos;
+        w->gr2_len = w->resize.len;
+    } else if (!file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
+               !file_pos(g, s, 0, w->resize.head_len, &w->head_pos)) {
+        return false;
+    }
     w->kind = RW_GRANNY;
     w->len = w->resize.len;
     return true;
@@ -761,7 +839,8 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     w->len = len;
     w->be = w->table.be;
     /* the text a write may hold: 64 bytes a cell, the header's own room */
-    w->ft = (struct field_type){FIELD_U8, 1, ((uint64_t)w->table.nrec + 1) * (table_row_cells(&w->table) + 1) +
+    uint64_t rows = w->table.text_rows ? w->table.text_rows : w->table.nrec;
+    w->ft = (struct field_type){FIELD_U8, 1, (rows + 1) * (table_row_cells(&w->table) + 1) +
                                                  strlen(w->table.header) / 64 + 1};
     return true;
 }
@@ -864,6 +943,38 @@ static void note_memory(struct rw *rw)
         __atomic_store_n(&rw->mem_most, m, __ATOMIC_RELAXED);
 }
 
+
+/* A buffer holding content being written (a chunk, a section's bytes), counted while it
+ * lives: /info shows the most held at once, which stays within cache_mb however large
+ * the content (everything whole goes through files). */
+static void held_add(struct rw *rw, uint64_t n)
+{
+    uint64_t now = __atomic_add_fetch(&rw->held_now, n, __ATOMIC_RELAXED);
+    uint64_t most = __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED);
+    while (now > most && !__atomic_compare_exchange_n(&rw->held_most, &most, now, true, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+}
+
+static void held_sub(struct rw *rw, uint64_t n)
+{
+    __atomic_sub_fetch(&rw->held_now, n, __ATOMIC_RELAXED);
+}
+
+static void *held_alloc(struct rw *rw, size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p)
+        held_add(rw, n);
+    return p;
+}
+
+static void held_free(struct rw *rw, void *p, size_t n)
+{
+    if (p)
+        held_sub(rw, n);
+    free(p);
+}
 
 static int note_gr2(struct rw *rw, const struct rw_target *t)
 {
@@ -1004,7 +1115,7 @@ static int flush_section_copy(struct rw *rw)
         pthread_mutex_unlock(&rw->mu);
         return 0;
     }
-    uint8_t *whole = malloc(c->len ? c->len : 1);
+    uint8_t *whole = held_alloc(rw, c->len);
     if (!whole) {
         pthread_mutex_unlock(&rw->mu);
         return -ENOMEM;
@@ -1026,7 +1137,7 @@ static int flush_section_copy(struct rw *rw)
             c->dirty = true;
         pthread_mutex_unlock(&rw->mu);
     }
-    free(whole);
+    held_free(rw, whole, len);
     return rc;
 }
 
@@ -1043,7 +1154,10 @@ static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why,
     enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, whylen);
     if (e != S3_OK)
         return e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
+    if (c->bytes)
+        held_sub(rw, c->len);
     free(c->bytes);
+    held_add(rw, flen); /* the section's expanded bytes, until the commit */
     *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen};
     return 0;
 }
@@ -1067,8 +1181,8 @@ static bool store_refused(struct rw *rw, const struct rw_target *t)
     const struct edits *e = &rw->pending;
     bool spliced = e->splice_to > e->splice_from;
     return raw_copy_of(rw, t, t->wrapped, &at) == -EBUSY ||
-           (t->in_resource && edits_touch(e, t->f_offset, 4)) ||
-           (t->wrapped && spliced && !(rw->wrapped_granny && e->splice_from == t->gr2_pos));
+           ((t->in_resource || t->rig_in_resource) && edits_touch(e, t->f_offset, 4)) ||
+           (t->wrapped && spliced && !(rw->wrapped_live && e->splice_from == t->gr2_pos));
 }
 
 /* Bytes [off, +len) of a section's NAME.bin (t->in_section, RW_BYTES): laid over the
@@ -1118,6 +1232,7 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
     uint8_t *whole = NULL, *was = malloc(t->len ? t->len : 1);
+    size_t whole_len = 0;
     size_t len = 0;
     pthread_mutex_lock(&rw->mu);
     bool flush = other_copy_dirty(rw, t);
@@ -1130,8 +1245,9 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
-    if (!rc && !(whole = malloc(c->len ? c->len : 1)))
+    if (!rc && !(whole = held_alloc(rw, c->len)))
         rc = -ENOMEM;
+    whole_len = whole ? c->len : 0;
     if (!rc) {
         memcpy(was, c->bytes + t->sec_off, t->len);
         memcpy(c->bytes + t->sec_off, field, t->len);
@@ -1156,7 +1272,7 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         pthread_mutex_unlock(&rw->mu);
     }
     free(was);
-    free(whole);
+    held_free(rw, whole, whole_len);
     return rc;
 }
 
@@ -1234,7 +1350,7 @@ static ssize_t whole_read(const struct whole_src *w, uint64_t pos, uint8_t *buf,
  * `room` bytes. Its stored length into *blen. 0, -EFBIG past room, -ENOMEM, -errno. */
 static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, uint64_t room, uint64_t *blen)
 {
-    uint8_t *in = malloc(STREAM_CHUNK), *out = malloc(STREAM_CHUNK);
+    uint8_t *in = held_alloc(rw, STREAM_CHUNK), *out = held_alloc(rw, STREAM_CHUNK);
     z_stream z = {0};
     int rc = in && out ? 0 : -ENOMEM;
     bool zinit = !rc && zlib && deflateInit(&z, Z_DEFAULT_COMPRESSION) == Z_OK;
@@ -1278,39 +1394,105 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
     }
     if (zinit)
         deflateEnd(&z);
-    free(in);
-    free(out);
+    held_free(rw, in, STREAM_CHUNK);
+    held_free(rw, out, STREAM_CHUNK);
     return rc;
 }
 
+/* Under mu: the resource copy appended since the last commit whose offset field is at
+ * f_offset, or SIZE_MAX. */
+static size_t res_copy_of(const struct rw *rw, uint64_t f_offset)
+{
+    for (size_t i = 0; i < rw->nres; i++)
+        if (rw->res[i].f_offset == f_offset)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Under mu: room for one more resource copy noted (taken before anything changes). */
+static int res_copy_room(struct rw *rw)
+{
+    if (rw->nres < rw->capres)
+        return 0;
+    size_t cap = rw->capres ? 2 * rw->capres : 4;
+    struct rw_res_copy *n = realloc(rw->res, cap * sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    rw->res = n;
+    rw->capres = cap;
+    return 0;
+}
+
+/* Under mu, after res_copy_room: the copy [from, to) of the tail noted last (the tail's
+ * order), the one it replaces (prev, SIZE_MAX: none) forgotten. */
+static void res_copy_note(struct rw *rw, size_t prev, uint64_t f_offset, uint64_t from, uint64_t to, uint32_t word)
+{
+    if (prev != SIZE_MAX) {
+        memmove(rw->res + prev, rw->res + prev + 1, (rw->nres - prev - 1) * sizeof *rw->res);
+        rw->nres--;
+    }
+    rw->res[rw->nres++] = (struct rw_res_copy){f_offset, from, to, word};
+}
+
+/* Under mu: a field of the file put undoably: what the file holds there is read from the
+ * current generation's source (the pending bytes go over it in edits_put_undoable). */
+static int put_field(struct rw *rw, struct edits_undo *u, uint64_t at, const uint8_t *b, size_t len)
+{
+    uint8_t was[EDITS_UNDO_BYTES];
+    if (len > sizeof was || pread(newest(rw)->fs->src.fd, was, len, (off_t)at) != (ssize_t)len)
+        return -EIO;
+    return neg_errno_of(edits_put_undoable(&rw->pending, u, at, b, len, was));
+}
+
+/* Under mu: a resource's index record pointed at its copy appended at `at` (blen bytes
+ * stored), undoably (u). */
+static int put_index_record(struct rw *rw, struct edits_undo *u, const struct rw_target *t, uint64_t at,
+                            uint64_t blen, uint64_t mem)
+{
+    uint8_t f[4];
+    put_le(f, (uint32_t)at, 4);
+    int rc = put_field(rw, u, t->f_offset, f, 4);
+    if (!rc) {
+        put_le(f, (uint32_t)blen | t->stored_flags, 4);
+        rc = put_field(rw, u, t->f_stored, f, 4);
+    }
+    if (!rc) {
+        put_le(f, (uint32_t)mem, 4);
+        rc = put_field(rw, u, t->f_memory, f, 4);
+    }
+    if (!rc) {
+        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
+        rc = put_field(rw, u, t->f_comp, f, 2);
+    }
+    return rc;
+}
+
+/* A package resource's new content appended to the pending tail and its index record
+ * pointed at it, all or nothing (a refusal half-way takes back the appended bytes and
+ * the words put). Replaced again before a commit, its copy of before becomes a hole of
+ * the tail: the committed file holds the last copy only. */
 static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (src->len > RW_RESOURCE_MAX)
         return -EFBIG;
     pthread_mutex_lock(&rw->mu);
+    struct edits_undo u;
+    edits_undo_begin(&rw->pending, &u);
     uint64_t before = rw->pending.tail_len, blen = 0;
     uint64_t at = newest(rw)->fs->src.size + before; /* current while mu is held */
+    size_t prev = res_copy_of(rw, t->f_offset);
     /* an index record's offset is 32 bits: the resource must end below 4 GiB */
-    int rc = at >= UINT32_MAX ? -EFBIG : append_stream(rw, src, t->zlib, UINT32_MAX - at, &blen);
-    uint8_t f[4];
-    if (!rc) {
-        put_le(f, (uint32_t)at, 4);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_offset, f, 4));
-    }
-    if (!rc) {
-        put_le(f, (uint32_t)blen | t->stored_flags, 4);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_stored, f, 4));
-    }
-    if (!rc) {
-        put_le(f, (uint32_t)src->len, 4);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_memory, f, 4));
-    }
-    if (!rc) {
-        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
-        rc = neg_errno_of(edits_put(&rw->pending, t->f_comp, f, 2));
-    }
+    int rc = at >= UINT32_MAX ? -EFBIG : res_copy_room(rw);
+    if (!rc)
+        rc = append_stream(rw, src, t->zlib, UINT32_MAX - at, &blen);
+    if (!rc)
+        rc = put_index_record(rw, &u, t, at, blen, src->len);
+    if (!rc && prev != SIZE_MAX) /* the last thing that may fail */
+        rc = neg_errno_of(edits_tail_hole(&rw->pending, rw->res[prev].from, rw->res[prev].to));
     if (rc)
-        edits_cut_tail(&rw->pending, before); /* nothing of it stays pending */
+        edits_undo(&rw->pending, &u); /* nothing of it stays pending */
+    else
+        res_copy_note(rw, prev, t->f_offset, before, rw->pending.tail_len, (uint32_t)at);
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
     if (rc == -EFBIG)
@@ -1322,9 +1504,9 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
 
 /* The content into file fd from its start, then zeros up to `size` (>= the content's
  * length): 0 or -errno. */
-static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
+static int copy_whole(struct rw *rw, const struct whole_src *src, int fd, uint64_t size)
 {
-    uint8_t *buf = malloc(STREAM_CHUNK);
+    uint8_t *buf = held_alloc(rw, STREAM_CHUNK);
     int rc = buf ? 0 : -ENOMEM;
     for (uint64_t pos = 0; !rc && pos < src->len;) {
         ssize_t got = whole_read(src, pos, buf, STREAM_CHUNK);
@@ -1334,7 +1516,7 @@ static int copy_whole(const struct whole_src *src, int fd, uint64_t size)
             rc = errno ? -errno : -EIO;
         pos += got > 0 ? (uint64_t)got : 0;
     }
-    free(buf);
+    held_free(rw, buf, STREAM_CHUNK);
     if (!rc && ftruncate(fd, (off_t)size) != 0) /* the padding reads as zeros */
         rc = -errno;
     return rc;
@@ -1393,7 +1575,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     enum s3_err made = edits_scratch(rw->lock->dirfd, &sfd);
     if (made)
         return neg_errno_of(made);
-    int copied = copy_whole(src, sfd, plan.new_len);
+    int copied = copy_whole(rw, src, sfd, plan.new_len);
     if (copied) {
         close(sfd);
         return copied;
@@ -1402,7 +1584,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
     /* nothing pending changes unless all of it does: the splice's only refusal is told
      * first, and the head words put are put back (into the edits they made, which takes
      * no memory) when a later one is refused */
-    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_granny && rw->pending.splice_from == from &&
+    bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_live && rw->pending.splice_from == from &&
                 rw->pending.splice_to > rw->pending.splice_from;
     int rc = !redo && rw->pending.splice_to > rw->pending.splice_from ? -EBUSY : 0;
     uint8_t f[4], was[8][4];
@@ -1489,21 +1671,48 @@ static void log_stored_after(struct rw *rw, const char *path, uint32_t sec)
                "and cannot be stored again in its place until a commit; nothing changed", path, sec);
 }
 
+/* The Granny bytes a section write builds on, read piece by piece: a wrapped RIG's from
+ * the file (the pending patches laid over them) or from the previous such write's splice
+ * file while it is pending (fd: a duplicate of it, ours to close), or a package
+ * resource's as its nested view reads them (rs). */
+struct base_src {
+    int fd;                /* >= 0: the splice file's first len bytes */
+    const struct source *rs; /* else when set: a resource's source, from pos on */
+    uint64_t pos;          /* else: the file from pos on, with the pending patches */
+    uint64_t len;
+};
+
+/* n bytes of the base from pos into buf: 0 or -errno. */
+static int base_read(struct rw *rw, const struct base_src *b, uint64_t pos, uint8_t *buf, size_t n)
+{
+    if (b->fd >= 0)
+        return pread(b->fd, buf, n, (off_t)pos) == (ssize_t)n ? 0 : -EIO;
+    if (b->rs)
+        return source_pread((struct source *)b->rs, b->pos + pos, buf, n) == S3_OK ? 0 : -EIO;
+    if (!pread_current(rw, buf, n, b->pos + pos))
+        return -EIO;
+    pthread_mutex_lock(&rw->mu);
+    edits_overlay(&rw->pending, b->pos + pos, buf, n);
+    pthread_mutex_unlock(&rw->mu);
+    return 0;
+}
+
 /* The Granny bytes a wrapped-RIG section write builds on: those of the previous such
  * write while its splice is still pending, else the file's (pending patches over them).
- * *out is malloc'd; *serial: the pending bytes' wrapped_serial, 0 for the file's. */
-static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out, size_t *len, uint64_t *serial,
+ * *serial: the pending bytes' wrapped_serial, 0 for the file's. */
+static int wrapped_base(struct rw *rw, const struct rw_target *t, struct base_src *b, uint64_t *serial,
                         bool *stored_after)
 {
     pthread_mutex_lock(&rw->mu);
     const struct edits *e = &rw->pending;
-    bool live = rw->wrapped_granny && e->splice_to > e->splice_from && e->splice_from == t->gr2_pos;
+    bool live = rw->wrapped_live && e->splice_to > e->splice_from && e->splice_from == t->gr2_pos && e->splice_fd;
     int rc = raw_copy_room(rw);
-    size_t n = live ? rw->wrapped_len : (size_t)t->gr2_len, at;
+    uint64_t n = live ? rw->wrapped_len : t->gr2_len;
+    size_t at;
     *stored_after = false;
+    *b = (struct base_src){.fd = -1, .pos = t->gr2_pos};
     if (!live) {
-        free(rw->wrapped_granny);
-        rw->wrapped_granny = NULL;
+        rw->wrapped_live = false;
         raw_copies_drop_wrapped(rw);
         if (!rc && e->splice_to > e->splice_from)
             rc = -EBUSY; /* another whole replacement is pending */
@@ -1514,79 +1723,110 @@ static int wrapped_base(struct rw *rw, const struct rw_target *t, uint8_t **out,
         if (again == -EBUSY)
             rc = -EBUSY, *stored_after = true;
         else if (again == 0 && rw->raw[at].from <= n)
-            n = (size_t)rw->raw[at].from;
+            n = rw->raw[at].from;
     }
-    uint8_t *b = rc ? NULL : malloc(n ? n : 1);
-    if (!rc && !b)
-        rc = -ENOMEM;
-    if (!rc && live)
-        memcpy(b, rw->wrapped_granny, n);
+    /* a duplicate: a writer that replaces the splice meanwhile closes only its own */
+    if (!rc && live && (b->fd = fcntl(e->splice_fd - 1, F_DUPFD_CLOEXEC, 0)) < 0)
+        rc = -errno;
+    b->len = n;
     *serial = live ? rw->wrapped_serial : 0;
     pthread_mutex_unlock(&rw->mu);
-    if (!rc && !live) {
-        if (!pread_current(rw, b, n, t->gr2_pos))
-            rc = -EIO;
-        pthread_mutex_lock(&rw->mu);
-        edits_overlay(&rw->pending, t->gr2_pos, b, n);
-        pthread_mutex_unlock(&rw->mu);
-    }
-    if (rc)
-        free(b);
-    *out = rc ? NULL : b;
-    *len = rc ? 0 : n;
     return rc;
 }
 
-/* A compressed section of a wrapped RIG's Granny data, stored raw: new Granny bytes (the
- * old ones, the section's expanded bytes 4-aligned after them with the tables the plan
- * gives, its header and total_size changed, the CRC recomputed over them when it was
- * right) replace granny.gr2 whole (put_granny: the wrapper's offsets follow). */
-/* New Granny bytes with section t->sec stored raw in them: the old ones (base, blen),
- * the section's expanded bytes 4-aligned after them (at *at) with the tables the plan
- * gives, its header and total_size changed, the CRC recomputed when it was right.
- * Into *out (malloc'd, *outlen). 0, -EFBIG past RW_RESOURCE_MAX, -ENOMEM, -EIO; *e and why
- * say what the Granny plan refused. */
-static int compose_raw(const struct rw_target *t, const uint8_t *base, size_t blen, const void *data, size_t len,
-                       uint8_t **out, size_t *outlen, uint64_t *at, enum s3_err *e, char *why, size_t whylen)
+/* Bytes [at, at+n) of the new file fd from bytes of the base or the section's content. */
+static int put_at(int fd, const uint8_t *p, size_t n, uint64_t at)
+{
+    return pwrite(fd, p, n, (off_t)at) == (ssize_t)n ? 0 : errno ? -errno : -EIO;
+}
+
+/* The base's first blen bytes, then the content from `at` on, into file fd, a chunk at a
+ * time (buf: STREAM_CHUNK bytes). */
+static int compose_copy(struct rw *rw, const struct base_src *base, uint64_t blen, const struct whole_src *data,
+                        uint64_t at, int fd, uint8_t *buf)
+{
+    int rc = 0;
+    for (uint64_t pos = 0; !rc && pos < blen;) {
+        size_t n = blen - pos < STREAM_CHUNK ? (size_t)(blen - pos) : STREAM_CHUNK;
+        rc = base_read(rw, base, pos, buf, n);
+        if (!rc)
+            rc = put_at(fd, buf, n, pos);
+        pos += n;
+    }
+    for (uint64_t pos = 0; !rc && pos < data->len;) {
+        ssize_t got = whole_read(data, pos, buf, STREAM_CHUNK);
+        rc = got < 0 ? (int)got : put_at(fd, buf, (size_t)got, at + pos);
+        pos += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
+/* The CRC of the new Granny bytes in file fd (total bytes), by the format's rule
+ * (gr2_crc_span: from the header's end to total_size), stored when it was right before (a
+ * wrong one stays as it was); read back a chunk at a time. */
+static int compose_crc(const struct gr2_file *gf, int fd, uint64_t total, uint8_t *buf)
+{
+    struct gr2_crc_span span;
+    if (!gf->crc_checked || gf->crc != gf->crc_computed || !gr2_crc_span(gf, &span) || span.from > total ||
+        span.field + 4 > span.from)
+        return 0;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (uint64_t pos = span.from; pos < total;) {
+        size_t n = total - pos < STREAM_CHUNK ? (size_t)(total - pos) : STREAM_CHUNK;
+        if (pread(fd, buf, n, (off_t)pos) != (ssize_t)n)
+            return -EIO;
+        crc = crc32(crc, buf, (uInt)n);
+        pos += n;
+    }
+    uint8_t f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
+    return put_at(fd, f, 4, span.field);
+}
+
+/* New Granny bytes with section t->sec stored raw in them, written into file fd (a fresh
+ * scratch file) piece by piece, never whole in memory: the old ones (the base's first
+ * blen bytes), the section's content 4-aligned after them (at *at) with the tables the
+ * plan gives, its header and total_size changed, the CRC recomputed when it was right.
+ * Their length into *outlen. 0, -EFBIG past RW_RESOURCE_MAX, -ENOMEM, -EIO; *e and why say
+ * what the Granny plan refused. */
+static int compose_raw(struct rw *rw, const struct rw_target *t, const struct base_src *base, uint64_t blen,
+                       const struct whole_src *data, int fd, uint64_t *outlen, uint64_t *at, enum s3_err *e,
+                       char *why, size_t whylen)
 {
     uint64_t header = 0, total_field = 0;
     struct gr2_raw_plan plan = {0};
-    uint8_t *neu = NULL;
+    uint8_t *buf = NULL;
     *at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull;
-    *e = gr2_view_raw_plan(t->gv, t->sec, *at, len, &plan, &header, &total_field, why, whylen);
+    *e = gr2_view_raw_plan(t->gv, t->sec, *at, data->len, &plan, &header, &total_field, why, whylen);
     int rc = *e == S3_OK ? 0 : *e == S3_ERR_NOMEM ? -ENOMEM : *e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     uint64_t hrel = header - t->gr2_base, trel = total_field - t->gr2_base;
     if (!rc && (plan.total > RW_RESOURCE_MAX || hrel + sizeof plan.header > blen || trel + 4 > blen))
         rc = -EFBIG;
-    if (!rc && !(neu = calloc(1, (size_t)plan.total)))
+    if (!rc && !(buf = held_alloc(rw, STREAM_CHUNK)))
         rc = -ENOMEM;
-    if (!rc) {
-        memcpy(neu, base, blen);
-        memcpy(neu + *at, data, len);
-        if (plan.after_len)
-            memcpy(neu + *at + len, plan.after, plan.after_len);
-        memcpy(neu + hrel, plan.header, sizeof plan.header);
-        memcpy(neu + trel, plan.total_bytes, 4);
-        /* the CRC's rule (gr2_crc_span): from the header's end to total_size, recomputed
-         * when it was right (a wrong one stays as it was) */
-        const struct gr2_file *gf = &t->gv->g;
-        struct gr2_crc_span span;
-        if (gf->crc_checked && gf->crc == gf->crc_computed && gr2_crc_span(gf, &span) && span.from <= plan.total &&
-            span.field + 4 <= span.from) {
-            uint32_t crc = (uint32_t)crc32(0L, neu + span.from, (uInt)(plan.total - span.from));
-            for (int i = 0; i < 4; i++)
-                neu[span.field + (uint64_t)i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
-        }
-        *out = neu;
-        *outlen = (size_t)plan.total;
-    }
+    if (!rc && ftruncate(fd, (off_t)plan.total) != 0) /* the padding reads as zeros */
+        rc = -errno;
+    if (!rc)
+        rc = compose_copy(rw, base, blen, data, *at, fd, buf);
+    if (!rc && plan.after_len)
+        rc = put_at(fd, plan.after, plan.after_len, *at + data->len);
+    if (!rc)
+        rc = put_at(fd, plan.header, sizeof plan.header, hrel);
+    if (!rc)
+        rc = put_at(fd, plan.total_bytes, 4, trel);
+    if (!rc)
+        rc = compose_crc(&t->gv->g, fd, plan.total, buf);
+    if (!rc)
+        *outlen = plan.total;
+    held_free(rw, buf, STREAM_CHUNK);
     free(plan.after);
     return rc;
 }
 
 /* The log line of a section stored raw in new Granny bytes (`where` they go), or of its
  * refusal: the Granny plan's (e, why), a pending write's (busy), the size bound's. */
-static void log_composed(struct rw *rw, const char *path, const struct rw_target *t, size_t len, int rc,
+static void log_composed(struct rw *rw, const char *path, const struct rw_target *t, uint64_t len, int rc,
                          enum s3_err e, const char *why, const char *busy, const char *where)
 {
     if (e != S3_OK)
@@ -1596,84 +1836,88 @@ static void log_composed(struct rw *rw, const char *path, const struct rw_target
     else if (rc == -EFBIG)
         rw_log(rw, "refused %s: %s would pass %u bytes; nothing changed", path, where, RW_RESOURCE_MAX);
     else if (!rc)
-        rw_log(rw, "%s: section %" PRIu32 " stored raw (%zu bytes, compression 0) in %s, Granny CRC recomputed", path,
-               t->sec, len, where);
+        rw_log(rw, "%s: section %" PRIu32 " stored raw (%" PRIu64 " bytes, compression 0) in %s, Granny CRC "
+                   "recomputed", path, t->sec, len, where);
 }
 
-static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
-                               size_t len)
+/* A compressed section of a wrapped RIG's Granny data, stored raw: new Granny bytes
+ * (compose_raw, in a scratch file) replace granny.gr2 whole (put_granny: the wrapper's
+ * offsets follow); its splice file is what the next section write builds on. */
+static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const char *path,
+                               const struct whole_src *data)
 {
-    uint8_t *base = NULL, *neu = NULL;
-    size_t blen = 0, nlen = 0;
+    struct base_src base = {.fd = -1};
     char why[200] = "";
-    uint64_t serial = 0, at = 0;
+    uint64_t serial = 0, at = 0, nlen = 0;
     bool stored_after;
     enum s3_err e = S3_OK;
-    int rc = wrapped_base(rw, t, &base, &blen, &serial, &stored_after);
+    int sfd = -1;
+    int rc = wrapped_base(rw, t, &base, &serial, &stored_after);
     int base_rc = rc;
     if (!rc)
-        rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_raw(rw, t, &base, base.len, data, sfd, &nlen, &at, &e, why, sizeof why);
     bool put = !rc; /* put_granny logs its own refusals */
     if (put) {
         struct rw_target gt = {
             .kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len, .resize = t->resize, .head_pos = t->head_pos};
-        struct whole_src src = {neu, -1, nlen};
+        struct whole_src src = {NULL, sfd, nlen};
         rc = put_granny(rw, &gt, path, &src, serial);
         pthread_mutex_lock(&rw->mu);
-        if (!rc) { /* what the next section write builds on */
-            free(rw->wrapped_granny);
-            rw->wrapped_granny = neu;
+        if (!rc) { /* what the next section write builds on: the splice's first nlen bytes */
+            rw->wrapped_live = true;
             rw->wrapped_len = nlen;
             rw->wrapped_serial++;
-            neu = NULL;
             if (raw_copy_room(rw) == 0) /* taken in wrapped_base: cannot fail here */
                 raw_copy_note(rw, t, true, at);
         }
         pthread_mutex_unlock(&rw->mu);
     }
-    free(neu);
-    free(base);
+    if (sfd >= 0)
+        close(sfd);
+    if (base.fd >= 0)
+        close(base.fd);
     if (stored_after)
         log_stored_after(rw, path, t->sec);
     else if (!put || !rc)
-        log_composed(rw, path, t, len, rc, e, why, base_rc == -EBUSY ? "another whole replacement is pending" : NULL,
-                     "the RIG's new granny.gr2");
+        log_composed(rw, path, t, data->len, rc, e, why,
+                     base_rc == -EBUSY ? "another whole replacement is pending" : NULL, "the RIG's new granny.gr2");
     return rc;
 }
 
 static int put_resource(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
 
 /* A compressed section of a Granny file that is a package resource's whole data, stored
- * raw: the resource's new bytes (compose_raw over its bytes as the view reads them)
- * replace its data.bin whole (put_resource: appended, stored as it was, its index record
- * updated). Refused (EBUSY) while a replacement of that resource is pending: its bytes
- * would not be the ones built on. */
-static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data,
-                                size_t len)
+ * raw: the resource's new bytes (compose_raw over its bytes as the view reads them, in a
+ * scratch file) replace its data.bin whole (put_resource: appended, stored as it was, its
+ * index record updated). Refused (EBUSY) while a replacement of that resource is pending:
+ * its bytes would not be the ones built on. */
+static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
+                                const struct whole_src *data)
 {
-    const struct source *rs = &t->gv->fs->src;
-    size_t blen = (size_t)rs->size, nlen = 0;
-    uint8_t *base = NULL, *neu = NULL;
+    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size};
     char why[200] = "";
-    uint64_t at = 0;
+    uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
+    int sfd = -1;
     pthread_mutex_lock(&rw->mu);
     bool pending = edits_touch(&rw->pending, t->f_offset, 4);
     pthread_mutex_unlock(&rw->mu);
-    int rc = pending ? -EBUSY : rs->size > RW_RESOURCE_MAX ? -EFBIG : (base = malloc(blen ? blen : 1)) ? 0 : -ENOMEM;
-    if (!rc && source_pread((struct source *)rs, 0, base, blen) != S3_OK)
-        rc = -EIO;
+    int rc = pending ? -EBUSY : base.len > RW_RESOURCE_MAX ? -EFBIG : 0;
     if (!rc)
-        rc = compose_raw(t, base, blen, data, len, &neu, &nlen, &at, &e, why, sizeof why);
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_raw(rw, t, &base, base.len, data, sfd, &nlen, &at, &e, why, sizeof why);
     bool put = !rc; /* put_resource logs its own refusals */
     if (put) {
-        struct whole_src src = {neu, -1, nlen};
+        struct whole_src src = {NULL, sfd, nlen};
         rc = put_resource(rw, t, path, &src);
     }
-    free(neu);
-    free(base);
+    if (sfd >= 0)
+        close(sfd);
     if (!put || !rc)
-        log_composed(rw, path, t, len, rc, e, why,
+        log_composed(rw, path, t, data->len, rc, e, why,
                      pending ? "a replacement of the package resource holding it is pending" : NULL,
                      "the resource's new data");
     return rc;
@@ -1703,7 +1947,8 @@ static void drop_pending(struct rw *rw)
     edits_clear(&rw->pending);
     rw->ngr2 = 0;
     rw->nraw = 0;
-    free(rw->seccopy.bytes);
+    rw->nres = 0;
+    held_free(rw, rw->seccopy.bytes, rw->seccopy.len);
     rw->seccopy = (struct rw_section_copy){0};
 }
 
@@ -1717,14 +1962,165 @@ static void drop_pending(struct rw *rw)
  * section's copy follows it, the write is refused (EBUSY) until a commit. */
 static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
 
-static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+/* n bytes of src from pos to file fd at `at`, a chunk at a time (buf: STREAM_CHUNK). */
+static int copy_src_to(const struct whole_src *src, uint64_t pos, uint64_t n, int fd, uint64_t at, uint8_t *buf)
+{
+    int rc = 0;
+    for (uint64_t done = 0; !rc && done < n;) {
+        size_t want = n - done < STREAM_CHUNK ? (size_t)(n - done) : STREAM_CHUNK;
+        ssize_t got = whole_read(src, pos + done, buf, want);
+        rc = got < 0 ? (int)got : got == 0 ? -EIO : put_at(fd, buf, (size_t)got, at + done);
+        done += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
+/* New bytes of a container that lets part [vr->pos, +vr->len) be replaced at another
+ * length (a wrapped RIG: vr from its view), written into file fd piece by piece: the old
+ * ones (the base's first blen bytes) with [plan.from, plan.to) replaced by the content
+ * zero-padded to plan.new_len and the plan's head words changed. Their length into
+ * *outlen; 0, or -EPERM (the plan refused: why), -EFBIG, -ENOMEM, -EIO. */
+static int compose_resized(struct rw *rw, const struct view_resize *vr, const struct base_src *base, uint64_t blen,
+                           const struct whole_src *content, int fd, uint64_t *outlen, char *why, size_t whylen)
+{
+    uint8_t hb[RW_HEAD_MAX];
+    struct view_resize_plan plan;
+    if (!vr->plan || vr->head_len > sizeof hb || vr->head_len > blen)
+        return -EPERM;
+    int rc = base_read(rw, base, 0, hb, vr->head_len);
+    if (rc)
+        return rc;
+    if (vr->plan(hb, vr->pos, vr->len, content->len, &plan, why, whylen) != S3_OK)
+        return -EPERM;
+    bool ok = plan.nwords <= sizeof plan.word / sizeof plan.word[0] && plan.from == vr->pos &&
+              plan.from <= plan.to && plan.to <= blen && plan.new_len >= content->len;
+    for (uint32_t i = 0; ok && i < plan.nwords; i++)
+        ok = plan.word_at[i] + 4 <= vr->head_len && plan.word_at[i] + 4 <= plan.from;
+    if (!ok) {
+        snprintf(why, whylen, "the container's offsets do not frame the part");
+        return -EPERM;
+    }
+    uint64_t total = plan.from + plan.new_len + (blen - plan.to);
+    if (total > RW_RESOURCE_MAX)
+        return -EFBIG;
+    uint8_t *buf = held_alloc(rw, STREAM_CHUNK);
+    if (!buf)
+        return -ENOMEM;
+    rc = ftruncate(fd, (off_t)total) == 0 ? 0 : -errno; /* the padding reads as zeros */
+    for (uint64_t pos = 0; !rc && pos < plan.from;) { /* the head and what precedes the part */
+        size_t n = plan.from - pos < STREAM_CHUNK ? (size_t)(plan.from - pos) : STREAM_CHUNK;
+        rc = base_read(rw, base, pos, buf, n);
+        rc = rc ? rc : put_at(fd, buf, n, pos);
+        pos += n;
+    }
+    if (!rc)
+        rc = copy_src_to(content, 0, content->len, fd, plan.from, buf);
+    for (uint64_t pos = plan.to; !rc && pos < blen;) { /* what follows it, moved */
+        size_t n = blen - pos < STREAM_CHUNK ? (size_t)(blen - pos) : STREAM_CHUNK;
+        rc = base_read(rw, base, pos, buf, n);
+        rc = rc ? rc : put_at(fd, buf, n, plan.from + plan.new_len + (pos - plan.to));
+        pos += n;
+    }
+    for (uint32_t i = 0; !rc && i < plan.nwords; i++) {
+        uint8_t f[4];
+        put_le(f, plan.word[i], 4);
+        rc = put_at(fd, f, 4, plan.word_at[i]);
+    }
+    held_free(rw, buf, STREAM_CHUNK);
+    if (!rc)
+        *outlen = total;
+    return rc;
+}
+
+/* A wrapped RIG's granny.gr2 (content) when the RIG is a package resource's whole data:
+ * new RIG bytes (compose_resized, in a scratch file) replace the resource's data.bin
+ * whole (put_resource: appended, stored as it was, its index record updated). */
+static int put_rig_in_resource(struct rw *rw, const struct rw_target *t, const char *path,
+                               const struct whole_src *content)
+{
+    struct base_src rig = {.fd = -1, .rs = t->res_src, .pos = 0, .len = t->res_src ? t->res_src->size : 0};
+    char why[200] = "";
+    uint64_t nlen = 0;
+    int sfd = -1;
+    pthread_mutex_lock(&rw->mu);
+    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
+    if (!rc)
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_resized(rw, &t->resize, &rig, rig.len, content, sfd, &nlen, why, sizeof why);
+    bool put = !rc; /* put_resource logs its own refusals */
+    if (put) {
+        struct whole_src src = {NULL, sfd, nlen};
+        rc = put_resource(rw, t, path, &src);
+    }
+    if (sfd >= 0)
+        close(sfd);
+    if (pending)
+        rw_log(rw, "refused %s: a replacement of the package resource holding it is pending; nothing changed", path);
+    else if (!put && rc == -EPERM)
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (!put && rc == -EFBIG)
+        rw_log(rw, "refused %s: the resource's new data would pass %u bytes; nothing changed", path,
+               RW_RESOURCE_MAX);
+    else if (!rc)
+        rw_log(rw, "%s: the RIG's granny.gr2 replaced (%" PRIu64 " bytes) in the resource's new data", path,
+               content->len);
+    return rc;
+}
+
+/* A compressed section of the Granny data of a wrapped RIG that is a package resource's
+ * whole data, stored raw: new Granny bytes (compose_raw over granny.gr2 as the RIG view
+ * reads it) in one scratch file, new RIG bytes around them (put_rig_in_resource) in
+ * another, which replace the resource's data.bin. */
+static int put_rig_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
+                                    const struct whole_src *data)
+{
+    struct base_src gr = {.fd = -1, .rs = t->res_src, .pos = t->gr2_pos, .len = t->gr2_len};
+    char why[200] = "";
+    uint64_t at = 0, nlen = 0;
+    enum s3_err e = S3_OK;
+    int sfd = -1;
+    pthread_mutex_lock(&rw->mu);
+    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    pthread_mutex_unlock(&rw->mu);
+    int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
+    if (!rc)
+        rc = neg_errno_of(edits_scratch(rw->lock->dirfd, &sfd));
+    if (!rc)
+        rc = compose_raw(rw, t, &gr, gr.len, data, sfd, &nlen, &at, &e, why, sizeof why);
+    bool put = !rc; /* put_rig_in_resource logs its own */
+    if (put) {
+        struct whole_src granny = {NULL, sfd, nlen};
+        rc = put_rig_in_resource(rw, t, path, &granny);
+    }
+    if (sfd >= 0)
+        close(sfd);
+    if (!put || !rc)
+        log_composed(rw, path, t, data->len, rc, e, why,
+                     pending ? "a replacement of the package resource holding it is pending" : NULL,
+                     "the RIG's new granny.gr2 in the resource's new data");
+    return rc;
+}
+
+/* A section's new bytes (in memory or a handle's file), stored raw the way its place
+ * asks, piece by piece in every case (never read whole into memory). */
+static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (t->wrapped)
-        return put_wrapped_section(rw, t, path, data, len);
+        return put_wrapped_section(rw, t, path, src);
+    if (t->rig_in_resource)
+        return put_rig_resource_section(rw, t, path, src);
     if (t->in_resource)
-        return put_resource_section(rw, t, path, data, len);
+        return put_resource_section(rw, t, path, src);
+    return put_section_raw(rw, t, path, src);
+}
+
+static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+{
     struct whole_src src = {data, -1, len};
-    return put_section_raw(rw, t, path, &src);
+    return put_section_src(rw, t, path, &src);
 }
 
 /* put_section of a Granny file's own section, its bytes from src (streamed). */
@@ -1745,10 +2141,22 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
         e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
         rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     }
+    /* all or nothing: what may fail for lack of memory comes before the copy of before
+     * is overwritten, and a refusal takes back the appended bytes and the header words */
+    struct edits_undo u;
+    edits_undo_begin(&rw->pending, &u);
+    if (!rc)
+        rc = note_gr2(rw, t); /* only says where the CRC is: harmless when refused after */
     if (!rc)
         rc = append_copy(rw, pad, src, &plan);
+    if (!rc)
+        rc = put_field(rw, &u, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
+    if (!rc)
+        rc = put_field(rw, &u, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4);
+    if (rc)
+        edits_undo(&rw->pending, &u);
     bool lost = false;
-    if (!rc && again == 0) {
+    if (!rc && again == 0) { /* in the place of the copy of before, room proven at the end */
         edits_cut_tail(&rw->pending, from);
         rc = append_copy(rw, pad, src, &plan);
         if (rc) { /* the copy of before is overwritten in part: nothing pending is whole */
@@ -1756,11 +2164,7 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
             lost = true;
         }
     }
-    if (!rc)
-        rc = neg_errno_of(edits_put(&rw->pending, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header));
-    if (!rc)
-        rc = neg_errno_of(edits_put(&rw->pending, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4));
-    if (!rc && (rc = note_gr2(rw, t)) == 0) {
+    if (!rc) {
         for (size_t i = 0; i < rw->ngr2; i++)
             if (rw->gr2[i].dir == t->gr2_dir)
                 rw->gr2[i].grown = plan.total - (rw->gr2[i].len);
@@ -1781,36 +2185,14 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
     return rc;
 }
 
-/* A section's new bytes from a handle's file: streamed into the pending edits' file for a
- * Granny file's own section; read whole where new container bytes are made in memory
- * around them (a wrapped RIG's Granny data, a package resource's). */
-static int put_section_src(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
-{
-    if (src->mem)
-        return put_section(rw, t, path, src->mem, (size_t)src->len);
-    if (!t->wrapped && !t->in_resource)
-        return put_section_raw(rw, t, path, src);
-    uint8_t *b = alloc_array(src->len ? src->len : 1, 1);
-    if (!b)
-        return -ENOMEM;
-    int rc = 0;
-    for (uint64_t pos = 0; !rc && pos < src->len;) {
-        ssize_t got = whole_read(src, pos, b + pos, (size_t)(src->len - pos));
-        rc = got < 0 ? (int)got : 0;
-        pos += got > 0 ? (uint64_t)got : 0;
-    }
-    if (!rc)
-        rc = put_section(rw, t, path, b, (size_t)src->len);
-    free(b);
-    return rc;
-}
-
 static int put_whole(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src)
 {
     if (src->len > RW_RESOURCE_MAX)
         return -EFBIG;
     if (t->kind == RW_SECTION)
         return put_section_src(rw, t, path, src);
+    if (t->kind == RW_GRANNY && t->rig_in_resource)
+        return put_rig_in_resource(rw, t, path, src);
     return t->kind == RW_GRANNY ? put_granny(rw, t, path, src, 0) : put_resource(rw, t, path, src);
 }
 
@@ -1915,6 +2297,33 @@ static struct crc_fix *crc_fixes(struct rw *rw, struct rw_gen *g, size_t *nfix)
     return fix;
 }
 
+/* Under mu, before the file is written: each resource copy's offset moved down by the
+ * tail's holes before it (where edits_write puts the copy), when its offset field still
+ * holds the word put (a value written there since chose otherwise). The words rewritten
+ * lie in edits of their own already: no allocation, so this cannot fail; a commit that
+ * fails after leaves them right for the next one (the copies' tail ranges stay). */
+static void renumber_copies(struct rw *rw)
+{
+    const struct edits *e = &rw->pending;
+    uint64_t size = newest(rw)->fs->src.size, gone = 0;
+    size_t h = 0;
+    for (size_t i = 0; i < rw->nres; i++) { /* both in the tail's order: one walk */
+        struct rw_res_copy *c = &rw->res[i];
+        for (; h < e->nholes && e->holes[h].to <= c->from; h++)
+            gone += e->holes[h].to - e->holes[h].from;
+        uint8_t now[4], want[4];
+        put_le(want, c->word, 4);
+        memset(now, 0, sizeof now);
+        edits_overlay(e, c->f_offset, now, 4);
+        uint32_t word = (uint32_t)(size + c->from - gone);
+        if (!edits_touch(e, c->f_offset, 4) || memcmp(now, want, 4) != 0 || word == c->word)
+            continue;
+        put_le(want, word, 4);
+        if (edits_put(&rw->pending, c->f_offset, want, 4) == S3_OK)
+            c->word = word;
+    }
+}
+
 static bool nothing_pending(const struct rw *rw)
 {
     return rw->pending.n == 0 && rw->pending.tail_len == 0;
@@ -1932,6 +2341,7 @@ int rw_commit(struct rw *rw, bool again)
         return 0;
     }
     struct rw_gen *g = newest(rw); /* current while mu is held */
+    renumber_copies(rw);
     size_t nfix;
     struct crc_fix *fix = crc_fixes(rw, g, &nfix);
     int rc = fix ? 0 : -ENOMEM;
@@ -1948,9 +2358,10 @@ int rw_commit(struct rw *rw, bool again)
         edits_clear(&rw->pending);
         note_memory(rw);
         rw->ngr2 = 0;
-        free(rw->seccopy.bytes); /* the section is stored raw now: its values are fields */
+        held_free(rw, rw->seccopy.bytes, rw->seccopy.len); /* stored raw now: its values are fields */
         rw->seccopy = (struct rw_section_copy){0};
         rw->nraw = 0;
+        rw->nres = 0;
         pthread_mutex_lock(&rw->logmu);
         rw->commits++;
         pthread_mutex_unlock(&rw->logmu);
@@ -1988,6 +2399,7 @@ int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
         return 0;
     }
     struct rw_gen *g = newest(rw);
+    renumber_copies(rw);
     size_t nfix;
     struct crc_fix *fix = crc_fixes(rw, g, &nfix);
     int rc = fix ? -EEXIST : -ENOMEM;

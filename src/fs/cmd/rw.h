@@ -73,6 +73,12 @@ struct rw_target {
      * whole data (a .gr2 resource): the section goes into the resource's new data, which
      * replaces its data.bin whole (the f_* fields, zlib, stored_flags: its index record) */
     bool in_resource;
+    /* RW_GRANNY of a wrapped RIG that is a package resource's whole data, or RW_SECTION
+     * (or a value or NAME.bin in one) of its Granny data: new RIG bytes (its view's resize
+     * plan, `resize`, over them) replace the resource's data.bin whole (the f_* fields,
+     * zlib, stored_flags: its index record); gr2_pos/gr2_len: granny.gr2 in the RIG */
+    bool rig_in_resource;
+    struct source *res_src; /* rig_in_resource: the resource's bytes (the RIG view's source) */
     /* RW_GRANNY (and a section in it): the view's declaration of the part (view_resize_of),
      * and where its container's head lies in the file */
     struct view_resize resize;
@@ -118,11 +124,15 @@ struct rw {
      * made while a generation is being opened gets one of its own */
     uint64_t stale, opened;
     bool said_sections; /* atomic: /info said why compressed sections are read-only here */
-    /* the new Granny bytes of a wrapped RIG pending as its splice (sections stored raw in
-     * them): later section writes build on them; stale once the splice is gone */
-    uint8_t *wrapped_granny;
-    size_t wrapped_len;
-    uint64_t wrapped_serial; /* counts the wrapped_granny set: which one a write built on */
+    /* the pending splice's file holds, in its first wrapped_len bytes, new Granny bytes of
+     * a wrapped RIG (sections stored raw in them): later section writes build on them;
+     * stale once the splice is gone */
+    bool wrapped_live;
+    uint64_t wrapped_len;
+    uint64_t wrapped_serial; /* counts the wrapped Granny bytes made: which a write built on */
+    /* atomic, for /info: bytes of content held in memory by writes (chunks, section
+     * copies), now and at most at once */
+    uint64_t held_now, held_most;
     /* the expanded bytes of the compressed section values were written into last, with
      * those writes (until the commit) */
     struct rw_section_copy {
@@ -138,7 +148,7 @@ struct rw {
         char path[256];
     } seccopy;
     /* the compressed sections stored raw since the last commit, in the order stored: where
-     * each copy starts (its padding first), in the pending tail or in wrapped_granny; the
+     * each copy starts (its padding first), in the pending tail or in the wrapped RIG's new Granny bytes; the
      * last one written again is stored again in its place, so that no earlier copy is left
      * in the file unreferenced */
     struct rw_raw_copy {
@@ -148,6 +158,16 @@ struct rw {
         uint64_t from;
     } *raw;
     size_t nraw, capraw;
+    /* the package resources appended since the last commit, in the tail's order: where
+     * the index record's offset field is, the copy's range of the pending tail, and the
+     * offset written there. A resource replaced again leaves its copy of before a hole of
+     * the tail (written nowhere), and the commit moves each offset down by the holes
+     * before its copy (rw_commit), so that the new file holds only referenced copies. */
+    struct rw_res_copy {
+        uint64_t f_offset, from, to;
+        uint32_t word;
+    } *res;
+    size_t nres, capres;
     pthread_mutex_t logmu;
     char log[RW_LOG_LINES][320];
     uint64_t nlog;

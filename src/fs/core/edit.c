@@ -465,6 +465,8 @@ static bool has_derived(const struct table_field *tf)
 enum s3_err table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
                          size_t whylen)
 {
+    if (tf->encode) /* rows of several sizes: the view knows where each lies */
+        return tf->encode(tf, text, len, recs, why, whylen);
     size_t at = 0;
     uint64_t rows = 0;
     bool header = true;
@@ -525,10 +527,28 @@ static size_t first_reaching(const struct edits *e, uint64_t off)
     return lo;
 }
 
+static uint64_t fail_put_in; /* edits_test_fail_put: puts left before the failing one */
+
+void edits_test_fail_put(uint64_t k)
+{
+    __atomic_store_n(&fail_put_in, k, __ATOMIC_RELEASE);
+}
+
+/* The failure a test asked for: this put is the k-th. */
+static bool put_fails(void)
+{
+    uint64_t k = __atomic_load_n(&fail_put_in, __ATOMIC_ACQUIRE);
+    while (k && !__atomic_compare_exchange_n(&fail_put_in, &k, k - 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ;
+    return k == 1;
+}
+
 enum s3_err edits_put(struct edits *e, uint64_t off, const void *b, size_t len)
 {
     if (len == 0)
         return S3_OK;
+    if (put_fails())
+        return S3_ERR_NOMEM;
     size_t i = first_reaching(e, off), j = i;
     while (j < e->n && e->e[j].off <= off + len)
         j++;
@@ -578,6 +598,51 @@ enum s3_err edits_put(struct edits *e, uint64_t off, const void *b, size_t len)
     return S3_OK;
 }
 
+void edits_undo_begin(const struct edits *e, struct edits_undo *u)
+{
+    u->tail_len = e->tail_len;
+    u->n = 0;
+}
+
+enum s3_err edits_put_undoable(struct edits *e, struct edits_undo *u, uint64_t off, const void *b, size_t len,
+                               const uint8_t *file_bytes)
+{
+    if (u->n == EDITS_UNDO_PUTS || len > EDITS_UNDO_BYTES)
+        return S3_ERR_LIMIT;
+    struct undo_put *p = &u->put[u->n];
+    size_t i = first_reaching(e, off);
+    p->fresh = len > 0 && !(i < e->n && e->e[i].off <= off + len);
+    p->off = off;
+    p->len = (uint32_t)len;
+    memcpy(p->was, file_bytes, len);
+    edits_overlay(e, off, p->was, len);
+    enum s3_err rc = edits_put(e, off, b, len);
+    if (rc == S3_OK)
+        u->n++;
+    return rc;
+}
+
+/* Edit i removed (its bytes freed). */
+static void remove_edit(struct edits *e, size_t i)
+{
+    free(e->e[i].bytes);
+    memmove(e->e + i, e->e + i + 1, (e->n - i - 1) * sizeof *e->e);
+    e->n--;
+}
+
+void edits_undo(struct edits *e, const struct edits_undo *u)
+{
+    for (unsigned k = u->n; k-- > 0;) {
+        const struct undo_put *p = &u->put[k];
+        size_t i = first_reaching(e, p->off);
+        if (p->fresh && i < e->n && e->e[i].off == p->off && e->e[i].len == p->len)
+            remove_edit(e, i); /* nothing merged into it since: gone as it came */
+        else /* inside one edit now (puts merge what they touch): no allocation */
+            (void)edits_put(e, p->off, p->was, p->len);
+    }
+    edits_cut_tail(e, u->tail_len);
+}
+
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len)
 {
     size_t i = first_reaching(e, off + 1);
@@ -588,6 +653,63 @@ void edits_cut_tail(struct edits *e, size_t len)
 {
     if (len < e->tail_len)
         e->tail_len = len;
+    while (e->nholes && e->holes[e->nholes - 1].from >= len) /* holes past the end go */
+        e->nholes--;
+    if (e->nholes && e->holes[e->nholes - 1].to > len)
+        e->holes[e->nholes - 1].to = len;
+}
+
+enum s3_err edits_tail_hole(struct edits *e, uint64_t from, uint64_t to)
+{
+    if (to > e->tail_len)
+        to = e->tail_len;
+    if (from >= to)
+        return S3_OK;
+    if (e->nholes == e->capholes) {
+        size_t cap = e->capholes ? 2 * e->capholes : 4;
+        struct tail_hole *n = realloc(e->holes, cap * sizeof *n);
+        if (!n)
+            return S3_ERR_NOMEM;
+        e->holes = n;
+        e->capholes = cap;
+    }
+    size_t i = 0, hi = e->nholes; /* the first hole reaching from */
+    while (i < hi) {
+        size_t mid = i + (hi - i) / 2;
+        if (e->holes[mid].to < from)
+            i = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t j = i;
+    while (j < e->nholes && e->holes[j].from <= to) { /* overlapping or touching: one */
+        from = e->holes[j].from < from ? e->holes[j].from : from;
+        to = e->holes[j].to > to ? e->holes[j].to : to;
+        j++;
+    }
+    if (j == i) {
+        memmove(e->holes + i + 1, e->holes + i, (e->nholes - i) * sizeof *e->holes);
+        e->nholes++;
+    } else {
+        memmove(e->holes + i + 1, e->holes + j, (e->nholes - j) * sizeof *e->holes);
+        e->nholes -= j - i - 1;
+    }
+    e->holes[i] = (struct tail_hole){from, to};
+    return S3_OK;
+}
+
+uint64_t edits_tail_written(const struct edits *e, uint64_t pos)
+{
+    uint64_t gone = 0;
+    for (size_t i = 0; i < e->nholes && e->holes[i].to <= pos; i++)
+        gone += e->holes[i].to - e->holes[i].from;
+    return pos - gone;
+}
+
+/* The tail's bytes in holes. */
+static uint64_t hole_bytes(const struct edits *e)
+{
+    return edits_tail_written(e, e->tail_len) <= e->tail_len ? e->tail_len - edits_tail_written(e, e->tail_len) : 0;
 }
 
 void edits_spill(struct edits *e, int dirfd)
@@ -702,7 +824,7 @@ uint64_t edits_mem_bytes(const struct edits *e)
 
 uint64_t edits_bytes(const struct edits *e)
 {
-    uint64_t total = e->tail_len + e->splice_len;
+    uint64_t total = e->tail_len - hole_bytes(e) + e->splice_len;
     for (size_t i = 0; i < e->n; i++)
         total += e->e[i].len;
     return total;
@@ -726,6 +848,7 @@ void edits_clear(struct edits *e)
     free(e->e);
     free(e->tail);
     free(e->splice);
+    free(e->holes);
     if (e->tail_fd)
         close(e->tail_fd - 1);
     if (e->splice_fd)
@@ -888,17 +1011,65 @@ static enum s3_err tail_crc(const struct edits *e, uint64_t from, uint64_t len, 
     return S3_OK;
 }
 
-/* The first len bytes of file fd (the tail's, a splice's) to the new file, as unchanged
+/* Bytes [from, to) of file fd (the tail's, a splice's) to the new file, as unchanged
  * stretches are copied (buf: CHUNK bytes where the kernel cannot). */
-static enum s3_err copy_file_start(int fd, uint64_t len, uint8_t *buf, struct out *o)
+static enum s3_err copy_file_range_out(int fd, uint64_t from, uint64_t to, uint8_t *buf, struct out *o)
 {
     bool cannot;
-    enum s3_err rc = copy_in_kernel(fd, 0, len, o, &cannot);
-    for (uint64_t pos = 0; cannot && !rc && pos < len;) {
-        size_t n = len - pos < CHUNK ? (size_t)(len - pos) : CHUNK;
+    enum s3_err rc = copy_in_kernel(fd, from, to, o, &cannot);
+    for (uint64_t pos = from; cannot && !rc && pos < to;) {
+        size_t n = to - pos < CHUNK ? (size_t)(to - pos) : CHUNK;
         ssize_t got = pread(fd, buf, n, (off_t)pos);
         rc = got > 0 ? out_put(o, buf, (size_t)got) : got < 0 ? os_err() : S3_ERR_IO;
         pos += got > 0 ? (uint64_t)got : 0;
+    }
+    return rc;
+}
+
+static enum s3_err copy_file_start(int fd, uint64_t len, uint8_t *buf, struct out *o)
+{
+    return copy_file_range_out(fd, 0, len, buf, o);
+}
+
+/* The tail's live stretches in turn (between its holes): [*from, *to) of the tail, from
+ * *k (the next hole) on; false after the last. */
+static bool next_live(const struct edits *e, size_t *k, uint64_t *at, uint64_t *from, uint64_t *to)
+{
+    while (*at < e->tail_len) {
+        uint64_t end = *k < e->nholes ? e->holes[*k].from : e->tail_len;
+        *from = *at;
+        *to = end < e->tail_len ? end : e->tail_len;
+        *at = *k < e->nholes ? e->holes[*k].to : e->tail_len;
+        (*k)++;
+        if (*to > *from)
+            return true;
+    }
+    return false;
+}
+
+/* The appended bytes but their holes, to the new file. */
+static enum s3_err write_tail(const struct edits *e, uint8_t *buf, struct out *o)
+{
+    enum s3_err rc = S3_OK;
+    size_t k = 0;
+    uint64_t at = 0, from, to;
+    while (!rc && next_live(e, &k, &at, &from, &to))
+        rc = e->tail_fd ? copy_file_range_out(e->tail_fd - 1, from, to, buf, o)
+                        : out_put(o, e->tail + from, (size_t)(to - from));
+    return rc;
+}
+
+/* The CRC running over [a, b) of the tail as written (its holes left out). */
+static enum s3_err written_tail_crc(const struct edits *e, uint64_t a, uint64_t b, uLong *crc, uint8_t *buf)
+{
+    enum s3_err rc = S3_OK;
+    size_t k = 0;
+    uint64_t at = 0, from, to, out = 0; /* out: where the stretch lands in the written tail */
+    while (!rc && out < b && next_live(e, &k, &at, &from, &to)) {
+        uint64_t lo = a > out ? a : out, hi = b < out + (to - from) ? b : out + (to - from);
+        if (lo < hi)
+            rc = tail_crc(e, from + (lo - out), hi - lo, crc, buf);
+        out += to - from;
     }
     return rc;
 }
@@ -926,16 +1097,14 @@ enum s3_err edits_write(int in_fd, uint64_t in_size, const struct edits *e, cons
     } else if (!rc) {
         rc = write_range(in_fd, 0, in_size, e, fix, nfix, crc, buf, &o);
     }
-    if (!rc && e->tail_len && e->tail_fd) {
-        rc = copy_file_start(e->tail_fd - 1, e->tail_len, buf, &o);
-    } else if (!rc && e->tail_len) {
-        rc = out_put(&o, e->tail, e->tail_len);
-    }
+    if (!rc)
+        rc = write_tail(e, buf, &o);
+    uint64_t written = e->tail_len - hole_bytes(e);
     for (size_t k = 0; !rc && k < nfix; k++) { /* a CRC range may run on into the appended bytes */
         uint64_t a = fix[k].from > in_size ? fix[k].from : in_size;
-        uint64_t b = fix[k].to < in_size + e->tail_len ? fix[k].to : in_size + e->tail_len;
+        uint64_t b = fix[k].to < in_size + written ? fix[k].to : in_size + written;
         if (a < b)
-            rc = tail_crc(e, a - in_size, b - a, &crc[k], buf);
+            rc = written_tail_crc(e, a - in_size, b - in_size, &crc[k], buf);
     }
     for (size_t k = 0; !rc && k < nfix; k++) {
         uint8_t b[4];

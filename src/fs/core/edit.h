@@ -45,6 +45,7 @@ enum s3_err field_check_prefix(const struct field_type *ft, const char *text, si
  *   the current ones on entry (bytes no column covers stay, and an f32 cell that is NaN
  *   in both keeps its old bits); INVALID with why when the header, a row's number, a
  *   cell or a count is wrong (then recs is half-written: the caller discards it).
+ * - A table with its own encoder (tf->encode: rows of several sizes) is encoded by it.
  * - A derived column (derive set) is one cell that shows what other bytes of the record
  *   make (a name looked up, bits of a word): it is not stored; a write must leave it as
  *   the record's old bytes or its new ones show it, else INVALID naming the column. */
@@ -66,6 +67,14 @@ struct table_field {
     const char *header;           /* the first line, without its newline */
     const struct table_col *cols; /* the view's: live as long as its tree */
     uint32_t ncols;
+    /* rows that are not one a record (records of several sizes, a GEOM's UV stitches):
+     * the view's own encoder of the whole text into the nrec·stride bytes (the current
+     * ones on entry, as for table_encode), and the rows its text has (0: nrec), which
+     * bound what a write may hold; cols then only count a row's cells */
+    enum s3_err (*encode)(const struct table_field *tf, const char *text, size_t len, uint8_t *bytes, char *why,
+                          size_t whylen);
+    const void *encode_ctx;
+    uint32_t text_rows;
 };
 
 enum s3_err table_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *recs, char *why,
@@ -94,6 +103,13 @@ struct edits {
     size_t splice_len;
     int splice_fd; /* edits_splice_file: fd + 1 of the file whose first splice_len bytes
                     * are the splice (0: in memory) */
+    /* ranges of the tail no longer referenced (a resource replaced again before a
+     * commit): sorted, neither overlapping nor touching; edits_write leaves them out, so
+     * what follows one moves down by its length (edits_tail_written) */
+    struct tail_hole {
+        uint64_t from, to;
+    } *holes;
+    size_t nholes, capholes;
 };
 
 /* Replaces [off, off+len) by b in the pending bytes: S3_OK or NOMEM (then nothing changed). */
@@ -122,6 +138,42 @@ void edits_overlay(const struct edits *e, uint64_t pos, uint8_t *buf, size_t n);
 enum s3_err edits_splice_file(struct edits *e, uint64_t from, uint64_t to, int fd, size_t len);
 /* The pending splice dropped (its bytes freed, its file closed), to be replaced. */
 void edits_drop_splice(struct edits *e);
+/* [from, to) of the tail is referenced no more: left out when the file is written (S3_OK
+ * or NOMEM, then nothing changed). */
+enum s3_err edits_tail_hole(struct edits *e, uint64_t from, uint64_t to);
+/* Where tail byte pos (not in a hole) lands in the written tail: pos less the holes'
+ * bytes before it. */
+uint64_t edits_tail_written(const struct edits *e, uint64_t pos);
+
+/* An all-or-nothing change of the pending edits: the tail's length when it began, and
+ * each patch put through edits_put_undoable with what the bytes were before; edits_undo
+ * takes it all back without allocating (a patch that made a new edit is removed, one
+ * that changed pending bytes gets them back), so a write refused half-way leaves nothing
+ * pending of it (no appended bytes, no header word). */
+#define EDITS_UNDO_PUTS 8
+#define EDITS_UNDO_BYTES 64
+struct edits_undo {
+    size_t tail_len;
+    unsigned n;
+    struct undo_put {
+        uint64_t off;
+        uint32_t len;
+        bool fresh; /* it made an edit of its own (none overlapped or touched it) */
+        uint8_t was[EDITS_UNDO_BYTES];
+    } put[EDITS_UNDO_PUTS];
+};
+void edits_undo_begin(const struct edits *e, struct edits_undo *u);
+/* edits_put of len <= EDITS_UNDO_BYTES bytes, remembered in u; file_bytes: what the
+ * file holds at [off, off+len) (the pending bytes are laid over them). S3_OK, NOMEM, or
+ * LIMIT when u is full or the patch too long (then nothing changed). */
+enum s3_err edits_put_undoable(struct edits *e, struct edits_undo *u, uint64_t off, const void *b, size_t len,
+                               const uint8_t *file_bytes);
+/* Everything put through u since edits_undo_begin taken back, and the tail cut to its
+ * length then (a hole is made last, when nothing is left to fail: it is not undone). */
+void edits_undo(struct edits *e, const struct edits_undo *u);
+/* Tests: the k-th edits_put from now (1: the next) fails with NOMEM, once; 0: none. */
+void edits_test_fail_put(uint64_t k);
+
 /* True when a pending edit touches [off, off+len). */
 bool edits_touch(const struct edits *e, uint64_t off, uint64_t len);
 uint64_t edits_bytes(const struct edits *e);
@@ -136,7 +188,8 @@ struct crc_fix {
 };
 
 /* Writes in_fd's first in_size bytes with the edits applied to out_fd (a fresh file, at
- * its start), then the appended bytes, then the CRC fixes (the write-back of what it
+ * its start), then the appended bytes but their holes, then the CRC fixes (a range past
+ * in_size is in the written file's offsets) (the write-back of what it
  * wrote started as it goes: the fsync after it waits for little): S3_OK or the reason. */
 enum s3_err edits_write(int in_fd, uint64_t in_size, const struct edits *e, const struct crc_fix *fix,
                         size_t nfix, int out_fd);

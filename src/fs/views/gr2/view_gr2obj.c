@@ -1002,7 +1002,8 @@ static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, vo
         return false;
     uint64_t abs, alen;
     gr2_view_span(o->v, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &abs, &alen);
-    *tf = (struct table_field){abs, tb->count, tb->size, false, o->v->g.be, tb->cs->header, tb->cs->tcols, tb->cs->n};
+    *tf = (struct table_field){.off = abs, .nrec = tb->count, .stride = tb->size, .be = o->v->g.be,
+                               .header = tb->cs->header, .cols = tb->cs->tcols, .ncols = tb->cs->n};
     return true;
 }
 

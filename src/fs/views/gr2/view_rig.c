@@ -355,13 +355,14 @@ static enum s3_err plan_granny(const uint8_t *head, uint64_t pos, uint64_t old_l
     return S3_OK;
 }
 
-/* -o rw: granny.gr2 may be replaced at another length when the RIG is the mounted file
- * (inside a container, its size is the container's to change). */
+/* -o rw: granny.gr2 may be replaced at another length, the RIG being the mounted file or
+ * a package resource's whole data (then rw makes the resource's new data, and the
+ * package's index follows it). */
 static bool granny_resize(struct s3fs *fs, uint32_t ino, struct view_resize *out, void *ctx)
 {
     struct rig_view *v = ctx;
     struct tree *t = fs->tree;
-    if (!v->granny || v->fs->nested || tree_parent(t, ino) != v->fs->root ||
+    if (!v->granny || tree_parent(t, ino) != v->fs->root ||
         strcmp(tree_name(t, ino), "granny.gr2") != 0)
         return false;
     *out = (struct view_resize){v->r.granny_pos, tree_size(t, ino), RIG_HEADER_SIZE, plan_granny};

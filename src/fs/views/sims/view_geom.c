@@ -5,6 +5,7 @@
  * hash of the mesh; else -o rig=FILE's; else none (layout.md, third round). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@
 #include "parse/sims/geom.h"
 #include "parse/sims/geom_model.h"
 
-#define GEOM_TABLES 5 /* tgis, seam_stitches, slot_rays, bones, geometry_states */
+#define GEOM_TABLES 6 /* tgis, uv_stitches, seam_stitches, slot_rays, bones, geometry_states */
+#define UV_HEADER "index,vertex,pair,u,v" /* uv_stitches.csv's first line */
 
 struct geom_view {
     struct s3fs *fs;
@@ -448,7 +450,8 @@ static bool vertices_table(struct s3fs *fs, uint32_t ino, struct table_field *tf
         }
     if (!v->vcsv || ino != v->vcsv)
         return false;
-    *tf = (struct table_field){v->g.vert_pos, v->g.nverts, v->g.stride, true, false, v->vheader, v->vcols, v->nvcols};
+    *tf = (struct table_field){.off = v->g.vert_pos, .nrec = v->g.nverts, .stride = v->g.stride, .numbered = true,
+                               .header = v->vheader, .cols = v->vcols, .ncols = v->nvcols};
     return true;
 }
 
@@ -607,8 +610,9 @@ static void declare_block(struct geom_view *v, uint32_t ino, const struct geom_b
 {
     if (!ino || v->ntables >= GEOM_TABLES || blk->count == 0 || blk->size != 4 + (uint64_t)blk->count * stride)
         return;
-    v->tables[v->ntables++] = (struct geom_table){ino, {blk->pos + 4, blk->count, stride, true, false, header, cols,
-                                                        ncols}};
+    v->tables[v->ntables++] = (struct geom_table){
+        ino, {.off = blk->pos + 4, .nrec = blk->count, .stride = stride, .numbered = true, .header = header,
+              .cols = cols, .ncols = ncols}};
 }
 
 static void fill_bones(struct geom_view *v, struct sbuf *b)
@@ -627,7 +631,7 @@ static void fill_bones(struct geom_view *v, struct sbuf *b)
 
 static void fill_uv_stitches(struct geom_view *v, struct sbuf *b)
 {
-    sb_printf(b, "index,vertex,pair,u,v\n");
+    sb_printf(b, UV_HEADER "\n");
     for (uint32_t i = 0; i < v->g.uv_stitches.count; i++) {
         const struct geom_uv_stitch *s = &v->g.uv_stitch[i];
         if (s->count == 0)
@@ -636,6 +640,151 @@ static void fill_uv_stitches(struct geom_view *v, struct sbuf *b)
             sb_printf(b, "%" PRIu32 ",%" PRId32 ",%" PRIu32 ",%.9g,%.9g\n", i, s->vertex, k, (double)s->uv[2 * k],
                       (double)s->uv[2 * k + 1]);
     }
+}
+
+/* uv_stitches.csv written (-o rw): its rows are one a pair, records of several sizes
+ * (geom.md: i32 vertex, u32 k, k pairs of f32 u, v), so the view encodes it itself. */
+
+/* The next cell of a row (at most 63 characters, blanks around it dropped) into cell. */
+static bool uv_cell(const char *row, size_t n, size_t *at, char cell[64])
+{
+    const char *comma = memchr(row + *at, ',', n - *at);
+    size_t end = comma ? (size_t)(comma - row) : n, from = *at;
+    *at = comma ? end + 1 : n + 1;
+    while (from < end && (row[from] == ' ' || row[from] == '\t'))
+        from++;
+    while (end > from && (row[end - 1] == ' ' || row[end - 1] == '\t' || row[end - 1] == '\r'))
+        end--;
+    if (end - from >= 64)
+        return false;
+    memcpy(cell, row + from, end - from);
+    cell[end - from] = 0;
+    return true;
+}
+
+/* A decimal integer cell in [lo, hi]. */
+static bool uv_int(const char *cell, long long lo, long long hi, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(cell, &end, 10);
+    return *cell && !*end && !errno && *v >= lo && *v <= hi;
+}
+
+/* An f32 cell; a NaN over a NaN keeps the old bits ("nan" does not say which). */
+static bool uv_f32(const char *cell, uint8_t *at)
+{
+    char *end;
+    errno = 0;
+    float f = strtof(cell, &end);
+    if (!*cell || *end || (isinf(f) && errno == ERANGE))
+        return false;
+    uint32_t old = (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24, bits;
+    float was;
+    memcpy(&was, &old, 4);
+    if (isnan(was) && isnan(f))
+        return true;
+    memcpy(&bits, &f, 4);
+    for (int i = 0; i < 4; i++)
+        at[i] = (uint8_t)(bits >> 8 * i);
+    return true;
+}
+
+/* One row of stitch i (pair k, or none when the stitch has no pair): its cells into the
+ * block's bytes (rec: the record's; *vertex: the vertex its first row gave, -1 none). */
+static enum s3_err uv_row(const struct geom_uv_stitch *st, uint32_t i, uint32_t k, const char *row, size_t n,
+                          uint8_t *rec, long long *vertex, char *why, size_t whylen)
+{
+    char cell[5][64];
+    size_t at = 0;
+    for (int c = 0; c < 5; c++)
+        if (at > n || !uv_cell(row, n, &at, cell[c])) {
+            snprintf(why, whylen, "stitch %" PRIu32 ": a row is index,vertex,pair,u,v", i);
+            return S3_ERR_INVALID;
+        }
+    long long idx, vert, pair;
+    bool none = st->count == 0;
+    if (at <= n || !uv_int(cell[0], i, i, &idx) || !uv_int(cell[1], INT32_MIN, INT32_MAX, &vert) ||
+        (none ? cell[2][0] || cell[3][0] || cell[4][0] : !uv_int(cell[2], k, k, &pair))) {
+        snprintf(why, whylen, "stitch %" PRIu32 "%s: the index, the pair and the number of cells stay as they are "
+                 "(a vertex an i32)", i, none ? "" : "'s row");
+        return S3_ERR_INVALID;
+    }
+    if (*vertex >= INT32_MIN && *vertex != vert) {
+        snprintf(why, whylen, "stitch %" PRIu32 ": its pairs share one vertex (%lld, then %lld)", i, *vertex, vert);
+        return S3_ERR_INVALID;
+    }
+    *vertex = vert;
+    for (int b = 0; b < 4; b++)
+        rec[b] = (uint8_t)((uint32_t)(int32_t)vert >> 8 * b);
+    if (!none && (!uv_f32(cell[3], rec + 8 + 8ull * k) || !uv_f32(cell[4], rec + 12 + 8ull * k))) {
+        snprintf(why, whylen, "stitch %" PRIu32 " pair %" PRIu32 ": u and v are numbers (f32)", i, k);
+        return S3_ERR_INVALID;
+    }
+    return S3_OK;
+}
+
+static enum s3_err uv_stitches_encode(const struct table_field *tf, const char *text, size_t len, uint8_t *bytes,
+                                      char *why, size_t whylen)
+{
+    const struct geom_view *v = tf->encode_ctx;
+    const struct geom *g = &v->g;
+    size_t at = 0;
+    uint32_t i = 0, k = 0;
+    bool header = true;
+    long long vertex = INT64_MIN;
+    while (at < len) {
+        const char *line = text + at, *nl = memchr(line, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - line) : len - at;
+        at += n + (nl ? 1 : 0);
+        if (n && line[n - 1] == '\r')
+            n--;
+        if (header) {
+            if (n != strlen(UV_HEADER) || memcmp(line, UV_HEADER, n) != 0) {
+                snprintf(why, whylen, "the first line must stay the header (" UV_HEADER ")");
+                return S3_ERR_INVALID;
+            }
+            header = false;
+            continue;
+        }
+        if (i >= g->uv_stitches.count) {
+            snprintf(why, whylen, "more rows than the %" PRIu32 " stitches have", g->uv_stitches.count);
+            return S3_ERR_INVALID;
+        }
+        const struct geom_uv_stitch *st = &g->uv_stitch[i];
+        enum s3_err rc = uv_row(st, i, k, line, n, bytes + (st->pos - tf->off), &vertex, why, whylen);
+        if (rc)
+            return rc;
+        if (st->count == 0 || ++k == st->count) /* the stitch's last row */
+            i++, k = 0, vertex = INT64_MIN;
+    }
+    if (header || i != g->uv_stitches.count) {
+        snprintf(why, whylen, "rows for %" PRIu32 " of %" PRIu32 " stitches", i, g->uv_stitches.count);
+        return S3_ERR_INVALID;
+    }
+    return S3_OK;
+}
+
+/* uv_stitches.csv declared writable when every record lies in the block as parsed. */
+static void declare_uv_stitches(struct geom_view *v, uint32_t ino)
+{
+    static const struct table_col cells[5] = {{.count = 1}, {.count = 1}, {.count = 1}, {.count = 1}, {.count = 1}};
+    const struct geom_block *blk = &v->g.uv_stitches;
+    uint64_t rows = 0;
+    if (!ino || v->ntables >= GEOM_TABLES || blk->count == 0 || !v->g.uv_stitch || blk->size <= 4 ||
+        blk->size - 4 > UINT32_MAX)
+        return;
+    for (uint32_t i = 0; i < blk->count; i++) {
+        const struct geom_uv_stitch *st = &v->g.uv_stitch[i];
+        if (st->pos < blk->pos + 4 || st->pos + 8 + 8ull * st->count > blk->pos + blk->size)
+            return;
+        rows += st->count ? st->count : 1;
+    }
+    if (rows > UINT32_MAX)
+        return;
+    v->tables[v->ntables++] = (struct geom_table){
+        ino, {.off = blk->pos + 4, .nrec = 1, .stride = (uint32_t)(blk->size - 4), .header = UV_HEADER,
+              .cols = cells, .ncols = 5, .encode = uv_stitches_encode, .encode_ctx = v, .text_rows = (uint32_t)rows}};
 }
 
 static void fill_seams(struct geom_view *v, struct sbuf *b)
@@ -739,7 +888,8 @@ static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64
         else
             add_i32(t, dir, "skin_controller_index", g->skin_index, g->skin.pos);
     }
-    add_block(v, dir, "uv_stitches", &g->uv_stitches, fill_uv_stitches); /* rows of several sizes: read-only */
+    csv = add_block(v, dir, "uv_stitches", &g->uv_stitches, fill_uv_stitches);
+    declare_uv_stitches(v, csv); /* rows of several sizes: the view encodes them */
     csv = add_block(v, dir, "seam_stitches", &g->seams, fill_seams);
     declare_block(v, csv, &g->seams, 6, "index,vertex,word,seam,seam_name,position", seam_cols, 5);
     csv = add_block(v, dir, "slot_rays", &g->slot_rays, fill_slot_rays);
