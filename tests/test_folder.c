@@ -451,6 +451,19 @@ static void test_changed_after_scan(void **state)
     expect_has(fs, "info", "warning: keys of _x.package link to its directory (its package.error)");
     snprintf(path, sizeof path, "conflicts/%s/4.error", name);
     assert_true(path_exists(fs, path));
+    /* K2's identical cannot be told (Zx, its third provider, is another file now): not a
+     * third answer but identical.error saying why, and an empty column in conflicts.csv;
+     * K1's is still told (a.package and b/B.package differ: "no" before Zx is read) */
+    snprintf(path, sizeof path, "conflicts/%s/identical", name);
+    assert_false(path_exists(fs, path));
+    snprintf(path, sizeof path, "conflicts/%s/identical.error", name);
+    expect_has(fs, path, "Zx.package: changed or gone since the folder was scanned");
+    char row[256], k1[160];
+    snprintf(row, sizeof row, "%s,_XML,4,_x.package,\n", name);
+    expect_has(fs, "conflicts.csv", row);
+    key_name(k1, sizeof k1, FXF_K1);
+    snprintf(row, sizeof row, "%s,_XML,5,Override/o.package,no\n", k1);
+    expect_has(fs, "conflicts.csv", row);
     walk_all(fs, 1000000);
     s3fs_close(fs);
     remove_folder();

@@ -86,13 +86,6 @@ struct tgroup {
     uint32_t start, n;
 };
 
-/* What an `identical` file compares: conflict i of keys or of modules. */
-struct ident {
-    struct folder_view *v;
-    uint32_t i;
-    bool module;
-};
-
 /* duplicates.csv and /info's identical_packages: packages that share a size, hashed when
  * duplicates.csv is first read (under the tree lock, as every render). */
 struct dups {
@@ -121,7 +114,7 @@ struct folder_view {
     struct mf_keyset ks; /* the keys, their providers, and the keys by type, group, instance */
     uint32_t *conflicts; /* key numbers with two or more providers */
     size_t nconflicts;
-    int8_t *identical;   /* per conflict: -1 not compared yet, 0 no, 1 yes, 2 cannot tell */
+    int8_t *identical;   /* per conflict: -1 not told yet, 0 no, 1 yes */
     struct mprov *mprov;
     size_t nmprov;
     struct mconf *mconf;
@@ -1586,26 +1579,30 @@ static int same_bytes(struct tree *t, uint32_t a, uint32_t b)
     return result;
 }
 
-/* Module conflict i's providers compared through their archives' members: 1, 0 or 2. */
-static int8_t compare_members(struct folder_view *v, uint32_t i)
+/* Module conflict i's providers compared through their archives' members: S3_OK with
+ * *same, or why they cannot be (with why): NOMEM, IO. same_bytes says -1 for a side that
+ * cannot be read (err6 gives it the reason: then its NOMEM passes through here too). */
+static enum s3_err compare_members(struct folder_view *v, uint32_t i, bool *same, char *why, size_t whylen)
 {
     struct tree *t = v->fs->tree;
     const struct mconf *m = &v->mconf[i];
-    int8_t result = 1;
     uint32_t base = 0;
-    for (uint32_t j = 0; j < m->n && result == 1; j++) {
+    *same = true;
+    for (uint32_t j = 0; j < m->n && *same; j++) {
         const struct mprov *p = &v->mprov[m->first + j];
         uint32_t node = member_bytes(v, p->file, p->name);
-        if (!node || tree_kind(t, node) != NODE_FILE) {
-            result = 2;
-        } else if (j == 0) {
+        if (!node || tree_kind(t, node) != NODE_FILE)
+            return s3_fail(S3_ERR_IO, why, whylen, "%s in %s cannot be listed", p->name, v->files[p->file].rel);
+        if (j == 0) {
             base = node;
-        } else {
-            int same = same_bytes(t, base, node);
-            result = same < 0 ? 2 : (int8_t)same;
+            continue;
         }
+        int r = same_bytes(t, base, node);
+        if (r < 0)
+            return s3_fail(S3_ERR_IO, why, whylen, "%s in %s cannot be read", p->name, v->files[p->file].rel);
+        *same = r == 1;
     }
-    return result;
+    return S3_OK;
 }
 
 /* Tests only: how the keys' comparisons were decided, by enum dbpf_same_how. */
@@ -1627,23 +1624,30 @@ struct provider {
     struct dbpf_entry e;
 };
 
-/* false when the package changed or is gone since the scan, or its record cannot be read. */
-static bool provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p)
+/* S3_OK, or why its bytes cannot be read with why (IO: the package changed or is gone
+ * since the scan, or its record cannot be read again; NOMEM). p->fd is -1 or open either
+ * way (provider_close). */
+static enum s3_err provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p, char *why,
+                                 size_t whylen)
 {
     const struct mf_file *f = &v->files[r->file];
     char *path = join(v->root, f->rel);
     struct stat st;
-    p->fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    p->fd = -1;
+    if (!path)
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
+    p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     free(path);
     if (p->fd < 0 || fstat(p->fd, &st) != 0 || !same_file(&st, &f->st))
-        return false;
+        return s3_fail(S3_ERR_IO, why, whylen, "%s: changed or gone since the folder was scanned", f->rel);
     p->in = (struct fd_src){.fd = p->fd};
     p->src = (struct s3_src){fd_read, &p->in, (uint64_t)st.st_size};
     struct dbpf d;
     char err[200];
-    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e))
-        return false;
-    return p->e.type == r->type && p->e.group == r->group && p->e.instance == r->instance;
+    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e) ||
+        p->e.type != r->type || p->e.group != r->group || p->e.instance != r->instance)
+        return s3_fail(S3_ERR_IO, why, whylen, "%s: its index record cannot be read again", f->rel);
+    return S3_OK;
 }
 
 static void provider_close(struct provider *p)
@@ -1654,62 +1658,67 @@ static void provider_close(struct provider *p)
 }
 
 /* Key conflict i's providers compared from their index records and stored bytes
- * (dbpf_same_bytes): one pair at a time, each against the first. 1, 0 or 2. */
-static int8_t compare_keys(struct folder_view *v, uint32_t i)
+ * (dbpf_same_bytes): one pair at a time, each against the first. S3_OK with *same, or
+ * why it cannot be told (with why). */
+static enum s3_err compare_keys(struct folder_view *v, uint32_t i, bool *same, char *why, size_t whylen)
 {
     uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
-    struct provider base, other;
-    int8_t result = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base) ? 1 : 2;
-    for (uint32_t j = 1; j < n && result == 1; j++) {
-        if (!provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, j)], &other)) {
-            result = 2;
-        } else {
+    const char *first = v->files[v->recs[mf_keyset_rec(&v->ks, k, 0)].file].rel;
+    struct provider base, other = {.fd = -1};
+    enum s3_err rc = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base, why, whylen);
+    *same = true;
+    for (uint32_t j = 1; j < n && rc == S3_OK && *same; j++) {
+        const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, k, j)];
+        rc = provider_open(v, r, &other, why, whylen);
+        if (rc == S3_OK) {
             enum dbpf_same_how how;
-            char why[200];
-            enum dbpf_same same = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e,
-                                                  v->fs->opts.max_unpacked, &how, why, sizeof why);
+            char err[200];
+            rc = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e, v->fs->opts.max_unpacked, same, &how,
+                                 err, sizeof err);
             __atomic_add_fetch(&compared[how], 1, __ATOMIC_RELAXED);
-            result = same == DBPF_SAME_YES ? 1 : same == DBPF_SAME_NO ? 0 : 2;
+            if (rc)
+                s3_fail(rc, why, whylen, "%s against %s: %s", v->files[r->file].rel, first, err);
         }
         provider_close(&other);
     }
     provider_close(&base);
-    return result;
+    return rc;
 }
 
-/* Conflict i's `identical` (computed once): 1 yes, 0 no, 2 cannot tell. */
-static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
+/* Conflict i's `identical`: S3_OK with *same, or the reason it cannot be told (with why).
+ * Only an answer is kept (conflicts.csv and the conflict's directory ask once); a refused
+ * allocation, or a package that cannot be read, is asked again the next time. */
+static enum s3_err compare_providers(struct folder_view *v, uint32_t i, bool module, bool *same, char *why,
+                                     size_t whylen)
 {
     int8_t *memo = module ? &v->midentical[i] : &v->identical[i];
-    if (*memo >= 0)
-        return *memo;
-    int8_t result = module ? compare_members(v, i) : compare_keys(v, i);
-    if (result != 2) /* "cannot tell" may pass (memory, a package gone): asked again next time */
-        *memo = result;
-    return result;
-}
-
-static const char *identical_word(int8_t r)
-{
-    return r == 1 ? "yes" : r == 0 ? "no" : "unknown (a provider's bytes cannot be read)";
-}
-
-static void render_identical(struct tree *t, void *ctx, struct sbuf *out)
-{
-    (void)t;
-    struct ident *id = ctx;
-    sb_printf(out, "%s\n", identical_word(compare_providers(id->v, id->i, id->module)));
+    if (*memo >= 0) {
+        *same = *memo == 1;
+        return S3_OK;
+    }
+    enum s3_err rc = module ? compare_members(v, i, same, why, whylen) : compare_keys(v, i, same, why, whylen);
+    if (rc == S3_OK)
+        *memo = *same;
+    return rc;
 }
 
 /* ---- /conflicts, /script-conflicts ---- */
 
+/* A conflict's `identical`, decided when its directory is listed: "yes" or "no" (the
+ * layout's two answers). A refused allocation fails the listing (ENOMEM; listed again, it
+ * compares again); a provider whose bytes cannot be read (its package changed since the
+ * scan, a broken stream, over max_unpacked) makes identical.error saying why, as any part
+ * that cannot be made. */
 static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
 {
-    struct ident *id = tree_alloc(t, sizeof *id);
-    if (!id)
-        return S3_ERR_NOMEM;
-    *id = (struct ident){v, i, module};
-    return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
+    bool same;
+    char why[400];
+    enum s3_err rc = compare_providers(v, i, module, &same, why, sizeof why);
+    if (rc == S3_ERR_NOMEM)
+        return rc;
+    if (rc)
+        return added(t, add_error(t, dir, "identical", why));
+    return added(t, tree_add_textf(t, dir, "identical", "folder.identical", "%s\n", same ? "yes" : "no"));
 }
 
 static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
@@ -1800,12 +1809,23 @@ static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void 
 
 /* ---- generated tables ---- */
 
+/* One row a conflict; its identical column as the conflict's `identical` file says it:
+ * yes or no, and empty where that file is identical.error (a provider's bytes cannot be
+ * read: its package changed since the scan, a broken stream, ...; the reason is there).
+ * A refused allocation fails the read (ENOMEM; read again, it compares again). */
 static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
 {
     (void)t;
     struct folder_view *v = ctx;
     sb_printf(out, "key,type,providers,winner,identical\n");
-    for (size_t c = 0; c < v->nconflicts; c++) {
+    for (size_t c = 0; c < v->nconflicts && !out->oom; c++) {
+        bool same;
+        char why[400];
+        enum s3_err rc = compare_providers(v, (uint32_t)c, false, &same, why, sizeof why);
+        if (rc == S3_ERR_NOMEM) {
+            out->oom = 1;
+            return;
+        }
         uint32_t k = v->conflicts[c];
         const struct mf_rec *w = winner_of(v, k);
         char name[128], tag[16];
@@ -1814,9 +1834,7 @@ static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
         sb_csv_field(out, name);
         sb_printf(out, ",%s,%u,", tag, v->ks.keys[k].n);
         sb_csv_field(out, v->files[w->file].rel);
-        sb_printf(out, ",");
-        sb_csv_field(out, identical_word(compare_providers(v, (uint32_t)c, false)));
-        sb_printf(out, "\n");
+        sb_printf(out, ",%s\n", rc ? "" : same ? "yes" : "no");
     }
 }
 
