@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -977,6 +976,24 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     return rc;
 }
 
+/* Tests only (folder_view_test_on_scan): called once a scan has walked the folder. */
+static struct scan_hook {
+    void (*fn)(void *ctx);
+    void *ctx;
+} *scan_hook; /* atomic */
+
+void folder_view_test_on_scan(void (*fn)(void *ctx), void *ctx)
+{
+    static struct scan_hook hooks[2];
+    static unsigned next;
+    struct scan_hook *h = NULL;
+    if (fn) { /* the other slot: a scan running now may still read the one set before */
+        h = &hooks[next++ % 2];
+        *h = (struct scan_hook){fn, ctx};
+    }
+    __atomic_store_n(&scan_hook, h, __ATOMIC_RELEASE);
+}
+
 static enum s3_err scan(struct folder_view *v)
 {
     if (v->scanned)
@@ -984,6 +1001,9 @@ static enum s3_err scan(struct folder_view *v)
     v->scanned = true;
     struct walk w = {0};
     enum s3_err rc = walk_folder(v, &w);
+    const struct scan_hook *hook = __atomic_load_n(&scan_hook, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook->fn(hook->ctx);
     if (rc == S3_OK && w.cfg_name)
         rc = read_rules(v, w.cfg_name);
     if (rc == S3_OK)
@@ -2257,26 +2277,8 @@ static void folder_view_free(void *p)
     free(v);
 }
 
-/* Tests only: with S3RIG_TEST_GATE=DIR, an open while DIR/hold exists makes DIR/held and
- * waits (at most a minute) until DIR/hold is gone, so a test can change the folder while
- * a rescan is being opened (tests/test_folder_watch.c). */
-static void test_gate(void)
-{
-    const char *gate = getenv("S3RIG_TEST_GATE");
-    char hold[PATH_MAX], held[PATH_MAX];
-    if (!gate || snprintf(hold, sizeof hold, "%s/hold", gate) >= (int)sizeof hold ||
-        snprintf(held, sizeof held, "%s/held", gate) >= (int)sizeof held || access(hold, F_OK) != 0)
-        return;
-    int fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0)
-        close(fd);
-    for (int i = 0; i < 6000 && access(hold, F_OK) == 0; i++)
-        usleep(10000);
-}
-
 enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
 {
-    test_gate();
     struct folder_view *v = calloc(1, sizeof *v);
     if (!v || !(v->root = strdup(path)) || tree_on_free(fs->tree, folder_view_free, v)) {
         if (v)

@@ -33,6 +33,11 @@ uint64_t folder_view_test_hashed(uint64_t *peeked);
  * sizes, the stored bytes, expanding both); and the package views opened (a package's
  * tree populated under /files). */
 void folder_view_test_compared(uint64_t counts[4]);
+/* Tests only: every scan from now on calls fn(ctx) once it has walked the folder (what
+ * its tree will show of the folder's files is fixed then), before it reads the packages;
+ * fn NULL: none. A test holds a scan there to change the folder behind it (test_folder_watch:
+ * a change the watch counts while a rescan runs). */
+void folder_view_test_on_scan(void (*fn)(void *ctx), void *ctx);
 uint64_t folder_view_test_packages_opened(void);
 
 #endif
