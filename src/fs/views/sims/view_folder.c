@@ -1554,24 +1554,29 @@ static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uin
 
 /* ---- comparing providers' bytes ---- */
 
-/* The node of a module's bytes in a script archive (under /files). 0 when there is none. */
-static uint32_t member_bytes(struct folder_view *v, uint32_t file, const char *module)
+/* The node of a module's bytes in a script archive (under /files): S3_OK with *node (0
+ * when there is none: the archive changed, the node limit), or NOMEM, which a listing
+ * passes on rather than show the member as missing. */
+static enum s3_err member_bytes(struct folder_view *v, uint32_t file, const char *module, uint32_t *node)
 {
     struct tree *t = v->fs->tree;
     struct mf_file *f = &v->files[file];
-    if (tree_populate(t, v->files_dir) || !f->ino)
-        return 0;
-    uint32_t cur = f->ino;
+    enum s3_err rc = tree_populate(t, v->files_dir);
+    *node = 0;
+    if (rc || !f->ino)
+        return rc == S3_ERR_NOMEM ? rc : S3_OK;
     char *copy = strdup(module), *save = NULL;
-    for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part; part = strtok_r(NULL, "/", &save))
-        if (tree_lookup(t, cur, part, &cur)) {
-            cur = 0;
-            break;
-        }
     if (!copy)
-        cur = 0;
+        return S3_ERR_NOMEM;
+    uint32_t cur = f->ino;
+    for (char *part = strtok_r(copy, "/", &save); part && cur; part = strtok_r(NULL, "/", &save)) {
+        rc = tree_lookup(t, cur, part, &cur);
+        if (rc)
+            cur = 0;
+    }
     free(copy);
-    return cur;
+    *node = cur;
+    return rc == S3_ERR_NOMEM ? rc : S3_OK;
 }
 
 /* 1 when a and b hold the same bytes, 0 when not, -1 when either cannot be read. Both are
@@ -1610,7 +1615,9 @@ static enum s3_err compare_members(struct folder_view *v, uint32_t i, bool *same
     *same = true;
     for (uint32_t j = 0; j < m->n && *same; j++) {
         const struct mprov *p = &v->mprov[m->first + j];
-        uint32_t node = member_bytes(v, p->file, p->name);
+        uint32_t node;
+        if (member_bytes(v, p->file, p->name, &node))
+            return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
         if (!node || tree_kind(t, node) != NODE_FILE)
             return s3_fail(S3_ERR_IO, why, whylen, "%s in %s cannot be listed", p->name, v->files[p->file].rel);
         if (j == 0) {
@@ -1794,7 +1801,9 @@ static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
-        uint32_t node = member_bytes(v, p->file, p->name);
+        uint32_t node;
+        if ((rc = member_bytes(v, p->file, p->name, &node)) != S3_OK)
+            break;
         char *target = node ? tree_relpath(t, dir, node) : NULL;
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
