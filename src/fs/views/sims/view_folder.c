@@ -3,8 +3,9 @@
  * and index and each script archive's central directory, and groups the index entries by
  * key. Everything else is made when it is first used: a package's own tree is the package
  * view opened nested at /files/REL (fs->open_at), a script archive's members are read
- * through libzip into the cache, and conflicts' byte comparisons and the packages' SHA-256
- * sums are computed when their files are opened. */
+ * through libzip into the cache, a conflict's comparison when its directory is listed (or
+ * conflicts.csv measured), and the packages' duplicates when /info or duplicates.csv is
+ * first measured. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
