@@ -431,7 +431,8 @@ bench_folder() {
     printf "RSS after the rescan: %d kB\n" "$rss2"
     # the root's files measured, last: conflicts.csv (every conflict's providers compared
     # from their index records and stored bytes, no package tree opened), then
-    # duplicates.csv (the packages that share a size hashed: here all), then ls -l of the
+    # duplicates.csv (packages told apart by size, index and their ends; only those still
+    # alike read whole: here none), then ls -l of the
     # root; the daemon's CPU seconds and RSS after each
     local c0 c1 what
     for what in conflicts.csv duplicates.csv; do

@@ -159,67 +159,7 @@ static void test_info(void **state)
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         expect_has(fs, "info", lines[i]);
-    /* a.package and its copy, once duplicates.csv has hashed them */
-    free(read_path(fs, "duplicates.csv", NULL));
-    expect_has(fs, "info", "identical_packages: 2\n");
-    s3fs_close(fs);
-    remove_folder();
-}
-
-/* The loaded packages (want_order's) that share their size with another: those
- * duplicates.csv hashes. */
-static unsigned packages_sharing_a_size(void)
-{
-    static const char *const loaded[] = {"a.package",          "b/B.package", "copy/a-copy.package",
-                                         "d1/d2/d3/d4/d5/five.package", "Override/o.package",
-                                         "Zx.package",         "_x.package"};
-    enum { N = sizeof loaded / sizeof loaded[0] };
-    off_t size[N];
-    for (size_t i = 0; i < N; i++) {
-        char path[256];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, loaded[i]);
-        assert_int_equal(stat(path, &st), 0);
-        size[i] = st.st_size;
-    }
-    unsigned sharing = 0;
-    for (size_t i = 0; i < N; i++)
-        for (size_t j = 0; j < N; j++)
-            if (i != j && size[i] == size[j]) {
-                sharing++;
-                break;
-            }
-    return sharing;
-}
-
-/* Stat of the root's files reads no package for /info: its identical_packages is a bound
- * that needs no hashing (the packages sharing a size) until duplicates.csv is read, which
- * hashes exactly those, once; /info then says how many are identical. Counted by
- * folder_view_test_hashed. */
-static void test_info_hashes_nothing(void **state)
-{
-    (void)state;
-    make_folder(true);
-    unsigned sharing = packages_sharing_a_size();
-    assert_true(sharing >= 2); /* a.package and its copy at least */
-    struct s3fs *fs = open_folder();
-    uint64_t before = folder_view_test_hashed();
-    assert_int_equal(tree_populate(fs->tree, TREE_ROOT), 0);
-    for (uint32_t i = 0; i < tree_child_count(fs->tree, TREE_ROOT); i++) {
-        uint32_t c = tree_child(fs->tree, TREE_ROOT, i);
-        if (strcmp(tree_name(fs->tree, c), "duplicates.csv") != 0)
-            (void)tree_size(fs->tree, c);
-    }
-    char want[160];
-    snprintf(want, sizeof want,
-             "identical_packages: at most %u (packages sharing a size; duplicates.csv hashes them)\n", sharing);
-    expect_has(fs, "info", want);
-    assert_int_equal(folder_view_test_hashed() - before, 0);
-    free(read_path(fs, "duplicates.csv", NULL));
-    assert_int_equal(folder_view_test_hashed() - before, sharing);
-    expect_has(fs, "info", "identical_packages: 2\n");
-    free(read_path(fs, "duplicates.csv", NULL));
-    assert_int_equal(folder_view_test_hashed() - before, sharing); /* once */
+    expect_has(fs, "info", "identical_packages: 2\n"); /* a.package and its copy */
     s3fs_close(fs);
     remove_folder();
 }
@@ -451,6 +391,19 @@ static void test_changed_after_scan(void **state)
     expect_has(fs, "info", "warning: keys of _x.package link to its directory (its package.error)");
     snprintf(path, sizeof path, "conflicts/%s/4.error", name);
     assert_true(path_exists(fs, path));
+    /* K2's identical cannot be told (Zx, its third provider, is another file now): not a
+     * third answer but identical.error saying why, and an empty column in conflicts.csv;
+     * K1's is still told (a.package and b/B.package differ: "no" before Zx is read) */
+    snprintf(path, sizeof path, "conflicts/%s/identical", name);
+    assert_false(path_exists(fs, path));
+    snprintf(path, sizeof path, "conflicts/%s/identical.error", name);
+    expect_has(fs, path, "Zx.package: changed or gone since the folder was scanned");
+    char row[256], k1[160];
+    snprintf(row, sizeof row, "%s,_XML,4,_x.package,\n", name);
+    expect_has(fs, "conflicts.csv", row);
+    key_name(k1, sizeof k1, FXF_K1);
+    snprintf(row, sizeof row, "%s,_XML,5,Override/o.package,no\n", k1);
+    expect_has(fs, "conflicts.csv", row);
     walk_all(fs, 1000000);
     s3fs_close(fs);
     remove_folder();
@@ -584,6 +537,117 @@ static void make_bigger_folder(void)
     snprintf(big, sizeof big, "%s/big", dir);
     assert_int_equal(mkdir(big, 0755), 0);
     assert_int_equal(fxf_write_big(big, BIG_NPKG, BIG_NPKG * 10), 0);
+}
+
+/* The loaded packages (from /load-order) whose size another loaded package has. */
+static unsigned packages_sharing_a_size(struct s3fs *fs)
+{
+    char *order = read_path(fs, "load-order", NULL);
+    off_t size[1024];
+    unsigned n = 0, sharing = 0;
+    for (char *line = strtok(order, "\n"); line; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t'), path[512];
+        struct stat st;
+        if (line[0] == '-' || !tab) /* a script archive */
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, tab + 1);
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(n < 1024);
+        size[n++] = st.st_size;
+    }
+    free(order);
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < n; j++)
+            if (i != j && size[i] == size[j]) {
+                sharing++;
+                break;
+            }
+    return sharing;
+}
+
+/* Stat of every file of the root (`ls -l /`) reads whole only the packages that size,
+ * index and their first and last 4 KiB cannot tell from another: in the fixture and 200
+ * packages of distinct keys, most of them sharing a size, that is a.package and its copy
+ * (the fixture's one pair of equal bytes), read once; /info's identical_packages is then
+ * exact, 2. Counted by folder_view_test_hashed. */
+static void test_info_hashes_nothing(void **state)
+{
+    (void)state;
+    make_bigger_folder();
+    struct s3fs *fs = open_folder();
+    uint64_t peeked0, peeked, hashed0 = folder_view_test_hashed(&peeked0);
+    assert_int_equal(tree_populate(fs->tree, TREE_ROOT), 0);
+    for (uint32_t i = 0; i < tree_child_count(fs->tree, TREE_ROOT); i++)
+        (void)tree_size(fs->tree, tree_child(fs->tree, TREE_ROOT, i));
+    assert_int_equal(folder_view_test_hashed(&peeked) - hashed0, 2);
+    assert_int_equal(peeked - peeked0, 2); /* no other package has the index of another */
+    expect_has(fs, "info", "identical_packages: 2\n");
+    free(read_path(fs, "duplicates.csv", NULL));
+    assert_int_equal(folder_view_test_hashed(&peeked) - hashed0, 2); /* once */
+    assert_true(packages_sharing_a_size(fs) >= 100); /* what hashing by size alone read */
+    s3fs_close(fs);
+    remove_folder();
+}
+
+/* identical_packages and duplicates.csv exact however packages resemble each other (no
+ * Resource.cfg: every package loaded), each pair of one size: p1/p2 equal bytes; q1/q2 the
+ * same key, its bytes differing at their start (told apart by their first 4 KiB: not read
+ * whole); r1/r2 the same key, differing only in their middle (read whole: only then told
+ * apart); s1/s2 another key each (told apart by the index: not read at all). */
+#define EXACT_LEN 20000u
+static void write_one_key(const char *name, uint64_t instance, const uint8_t *data)
+{
+    struct fxp_res r = {0x0333406C, 0, instance, data, EXACT_LEN, FXP_STORED};
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    size_t n;
+    uint8_t *pkg = fxp_build(&o, &r, 1, &n, &lay);
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    write_bytes(path, pkg, n);
+    free(pkg);
+}
+
+static void test_identical_packages_exact(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/s3rig-folder-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    uint8_t *a = fxp_pattern(EXACT_LEN, 1), *b = fxp_pattern(EXACT_LEN, 1);
+    write_one_key("p1.package", 1, a);
+    write_one_key("p2.package", 1, a);
+    b[100] ^= 1;
+    write_one_key("q1.package", 2, a);
+    write_one_key("q2.package", 2, b);
+    b[100] ^= 1;
+    b[EXACT_LEN / 2] ^= 1;
+    write_one_key("r1.package", 3, a);
+    write_one_key("r2.package", 3, b);
+    write_one_key("s1.package", 4, a);
+    write_one_key("s2.package", 5, a);
+    struct s3fs *fs = open_folder();
+    uint64_t peeked0, peeked, hashed0 = folder_view_test_hashed(&peeked0);
+    expect_has(fs, "info", "identical_packages: 2\n");
+    assert_int_equal(folder_view_test_hashed(&peeked) - hashed0, 4); /* p and r */
+    assert_int_equal(peeked - peeked0, 6);                            /* p, q and r */
+    char path[256], want[256], *p = want;
+    snprintf(path, sizeof path, "%s/p1.package", dir);
+    size_t n;
+    uint8_t *bytes = slurp_path(path, &n), sum[SHA256_DIGEST_SIZE];
+    struct sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, n, bytes);
+    sha256_digest(&c, sizeof sum, sum);
+    free(bytes);
+    p += sprintf(p, "sha256,size,paths\n");
+    for (size_t i = 0; i < sizeof sum; i++)
+        p += sprintf(p, "%02x", sum[i]);
+    sprintf(p, ",%zu,p1.package,p2.package\n", n);
+    expect_text(fs, "duplicates.csv", want);
+    free(a);
+    free(b);
+    s3fs_close(fs);
+    remove_folder();
 }
 
 /* The scan reads packages with a pool of workers whose results are merged in load order:
@@ -740,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_conflicts),
         cmocka_unit_test(test_identical_without_trees),
         cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_identical_packages_exact),
         cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_walk),
         cmocka_unit_test(test_package_tree_same_as_alone),

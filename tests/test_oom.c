@@ -405,6 +405,112 @@ static void test_folder(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A conflict's `identical` (folder6, issue 33): yes or no, the layout's two answers,
+ * whatever is refused. Every malloc of listing one conflict's directory, then of reading
+ * conflicts.csv, refused in turn (alloc_refuse.c): the listing or the read fails with
+ * NOMEM and gives the answer when tried again, or succeeds with it; never identical.error
+ * nor an empty column. The answers from the fixture's rules: K1's providers hold five
+ * different texts (no), K2's "same two" each and the name map a package and its copy (yes). */
+static const char *want_identical(const char *conflict)
+{
+    char k1[64];
+    snprintf(k1, sizeof k1, "S4_%08X_%08X_%016llX", fxf_key[FXF_K1].type, fxf_key[FXF_K1].group,
+             (unsigned long long)fxf_key[FXF_K1].instance);
+    return strncmp(conflict, k1, strlen(k1)) == 0 ? "no\n" : "yes\n";
+}
+
+static void expect_identical_text(struct tree *t, uint32_t dir, const char *want, long k)
+{
+    uint32_t f;
+    if (tree_lookup(t, dir, "identical", &f))
+        fail_msg("malloc %ld refused: %s has no identical file", k, tree_name(t, dir));
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(tree_read_all(t, f, &b, &n), 0);
+    if (n != strlen(want) || memcmp(b, want, n) != 0)
+        fail_msg("malloc %ld refused: %s/identical is %.*s, want %s", k, tree_name(t, dir), (int)n, (char *)b, want);
+    free(b);
+}
+
+static void test_folder_identical_malloc(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("folder identical: not under a sanitizer's malloc: skipped\n");
+    (void)want_identical, (void)expect_identical_text;
+#else
+    char dir[] = "/tmp/s3rig-oom-ident-XXXXXX", cmd[64];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(fxf_build(dir, true), 0);
+    struct subject s = {"folder", NULL, 0, dir};
+    unsigned conflicts = 0, refused_listings = 0, refused_reads = 0;
+    for (uint32_t c = 0;; c++) { /* each conflict directory in turn */
+        long n = -1;
+        for (long k = -1; k <= n; k++) {
+            struct s3fs *fs = open_subject(&s);
+            uint32_t top, d;
+            assert_int_equal(tree_resolve(fs->tree, "conflicts", &top), 0);
+            assert_int_equal(tree_populate(fs->tree, top), 0);
+            if (c >= tree_child_count(fs->tree, top)) {
+                s3fs_close(fs);
+                goto csv;
+            }
+            d = tree_child(fs->tree, top, c);
+            alloc_refuse_start(k);
+            enum s3_err rc = tree_populate(fs->tree, d);
+            if (k < 0)
+                n = alloc_refuse_count();
+            alloc_refuse_start(-1);
+            if (rc) {
+                if (rc != S3_ERR_NOMEM)
+                    fail_msg("malloc %ld refused: listing %s failed with %s", k, tree_name(fs->tree, d), s3_err_str(rc));
+                refused_listings++;
+                if ((rc = tree_populate(fs->tree, d)) != S3_OK)
+                    fail_msg("malloc %ld of %ld refused: %s listed again failed with %s", k, n, tree_name(fs->tree, d),
+                             s3_err_str(rc));
+            }
+            expect_identical_text(fs->tree, d, want_identical(tree_name(fs->tree, d)), k);
+            s3fs_close(fs);
+        }
+        conflicts++;
+    }
+csv:
+    assert_int_equal(conflicts, 3);
+    for (long k = -1, n = -1; k <= n; k++) {
+        struct s3fs *fs = open_subject(&s);
+        uint32_t csv;
+        assert_int_equal(tree_populate(fs->tree, TREE_ROOT), 0);
+        assert_int_equal(tree_lookup(fs->tree, TREE_ROOT, "conflicts.csv", &csv), 0);
+        size_t len;
+        /* as a reader's open takes it (fuse_ll.c): the render whole, NULL for ENOMEM */
+        alloc_refuse_start(k);
+        char *b = tree_render(fs->tree, csv, &len);
+        if (k < 0)
+            n = alloc_refuse_count();
+        alloc_refuse_start(-1);
+        if (!b) {
+            refused_reads++;
+            b = tree_render(fs->tree, csv, &len);
+            if (!b)
+                fail_msg("malloc %ld refused: conflicts.csv failed again", k);
+        }
+        /* three rows, each ending in yes or no (the rules' answers, as above) */
+        if (!strstr((char *)b, ",5,Override/o.package,no\n") || !strstr((char *)b, ",4,_x.package,yes\n") ||
+            !strstr((char *)b, ",2,copy/a-copy.package,yes\n"))
+            fail_msg("malloc %ld refused: conflicts.csv is\n%s", k, (char *)b);
+        free(b);
+        s3fs_close(fs);
+    }
+    print_message("folder identical: %u conflicts, %u listings and %u conflicts.csv reads refused an "
+                  "allocation: each ENOMEM, then yes/no\n",
+                  conflicts, refused_listings, refused_reads);
+    assert_true(refused_listings > 0);
+    assert_true(refused_reads > 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_t2fs),
         cmocka_unit_test(test_t2fs_turok1),
         cmocka_unit_test(test_folder),
+        cmocka_unit_test(test_folder_identical_malloc),
         cmocka_unit_test(test_t2fs_views_malloc),
         cmocka_unit_test(test_turok1_views_malloc),
         cmocka_unit_test(test_granny_objects_views_malloc),

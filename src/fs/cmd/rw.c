@@ -2239,14 +2239,24 @@ static enum s3_err write_new(int fd, void *ctx)
     return edits_write(w->in_fd, w->size, w->e, w->fix, w->nfix, fd);
 }
 
-/* A watched folder: opened again from its path as the next generation (a failure keeps
- * the tree as it was; the next change tries again). */
+/* A watched folder: opened again from its path and scanned (its root listed) before it
+ * becomes the next generation, so that the generation captures the folder while `opened`
+ * has not moved yet: a change the watch counts from the scan's start on stays ahead of
+ * it and gets a rescan of its own (rw_acquire). A failure keeps the tree as it was; the
+ * next change tries again. */
 static void reopen_folder(struct rw *rw, struct rw_gen *g)
 {
     char err[512];
     struct s3fs *fs = NULL;
     if (s3fs_open(&fs, g->fs->src.path, &rw->opts, err, sizeof err) != S3_OK) {
         fprintf(stderr, "mount.s3rig: rescan failed (%s): the tree shows the folder as before\n", err);
+        return;
+    }
+    enum s3_err scanned = tree_populate(fs->tree, fs->root);
+    if (scanned) {
+        fprintf(stderr, "mount.s3rig: rescan failed (%s): the tree shows the folder as before\n",
+                s3_err_str(scanned));
+        s3fs_close(fs);
         return;
     }
     if (gen_add(rw, fs, g->epoch + 1)) {

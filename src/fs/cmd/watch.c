@@ -149,22 +149,6 @@ static uint64_t now_ms(void)
     return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-/* Tests only: with S3RIG_TEST_GATE=DIR, a line in DIR/changes after each callback, so a
- * test knows that a change was counted (tests/test_folder_watch.c: a change counted while
- * a rescan is being opened). */
-static void test_log_change(void)
-{
-    const char *gate = getenv("S3RIG_TEST_GATE");
-    char path[PATH_MAX];
-    if (!gate || snprintf(path, sizeof path, "%s/changes", gate) >= (int)sizeof path)
-        return;
-    FILE *f = fopen(path, "a");
-    if (f) {
-        fputs("changed\n", f);
-        fclose(f);
-    }
-}
-
 /* Waits for events; after the first, keeps reading until WATCH_QUIET_MS pass without one
  * (a copy of many files is one change) or WATCH_MAX_WAIT_MS since the first. */
 static void *run(void *arg)
@@ -188,7 +172,6 @@ static void *run(void *arg)
         if (first && (n == 0 || now_ms() - first >= WATCH_MAX_WAIT_MS)) {
             first = 0;
             w->changed(w->ctx);
-            test_log_change();
         }
     }
     return NULL;

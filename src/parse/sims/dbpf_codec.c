@@ -293,143 +293,142 @@ static enum s3_err stored_read(void *ctx, uint64_t off, uint8_t *buf, size_t len
     return src_read(s->src, s->base + off, buf, len);
 }
 
-/* The codec the view decodes e with and its expanded size: false with err when it has
- * none (a state other than DBPF_OK, no codec fits, over max_unpacked). */
-static bool entry_codec(const struct s3_src *src, const struct dbpf_entry *e, uint64_t max_unpacked, uint16_t *codec,
-                        uint64_t *size, char *err, size_t errlen)
+/* The codec the view decodes e with and its expanded size: S3_OK, or why it has none with
+ * err (FORMAT: a state other than DBPF_OK; IO: its first bytes cannot be read;
+ * UNSUPPORTED: no codec fits; LIMIT: over max_unpacked). */
+static enum s3_err entry_codec(const struct s3_src *src, const struct dbpf_entry *e, uint64_t max_unpacked,
+                               uint16_t *codec, uint64_t *size, char *err, size_t errlen)
 {
     uint8_t head[2] = {0};
     size_t hn = e->stored_size < 2 ? e->stored_size : 2;
     char note[200];
-    if (e->state != DBPF_OK) {
-        snprintf(err, errlen, "a record without bytes (state %u)", e->state);
-        return false;
-    }
-    if (src_read(src, e->offset, head, hn)) {
-        snprintf(err, errlen, "stored bytes cannot be read");
-        return false;
-    }
+    if (e->state != DBPF_OK)
+        return s3_fail(S3_ERR_FORMAT, err, errlen, "a record without bytes (state %u)", e->state);
+    enum s3_err rc = src_read(src, e->offset, head, hn);
+    if (rc)
+        return s3_fail(rc, err, errlen, "stored bytes cannot be read");
     int c = dbpf_codec_choose(e, head, hn, note, sizeof note);
-    if (c < 0) {
-        snprintf(err, errlen, "compression 0x%04x: no codec fits", e->compression);
-        return false;
-    }
+    if (c < 0)
+        return s3_fail(S3_ERR_UNSUPPORTED, err, errlen, "compression 0x%04x: no codec fits", e->compression);
     *codec = (uint16_t)c;
     *size = c == DBPF_COMP_STORED ? e->stored_size : e->mem_size;
-    if (c != DBPF_COMP_STORED && e->mem_size > max_unpacked) {
-        snprintf(err, errlen, "declared expanded size %u is over the limit", e->mem_size);
-        return false;
-    }
-    return true;
+    if (c != DBPF_COMP_STORED && e->mem_size > max_unpacked)
+        return s3_fail(S3_ERR_LIMIT, err, errlen, "declared expanded size %u is over the limit", e->mem_size);
+    return S3_OK;
 }
 
-/* Exactly n bytes from r (fewer only at its end): the count, or -1 with err. */
-static ptrdiff_t pull(struct dbpf_reader *r, uint8_t *buf, size_t n, char *err, size_t errlen)
+/* Exactly n bytes from r: S3_OK, or the reason with err (FORMAT when the stream ends
+ * before). */
+static enum s3_err pull(struct dbpf_reader *r, uint8_t *buf, size_t n, char *err, size_t errlen)
 {
     size_t got = 0;
     while (got < n) {
         ptrdiff_t k = dbpf_reader_next(r, buf + got, n - got, err, errlen);
         if (k < 0)
-            return -1;
+            return (enum s3_err)-k;
         if (k == 0)
-            break;
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "a stream ends before its declared size");
         got += (size_t)k;
     }
-    return (ptrdiff_t)got;
+    return S3_OK;
 }
 
-/* Both entries' stored bytes, n each, compared piece by piece: 1 equal, 0 not, -1 unread. */
-static int same_stored(const struct s3_src *sa, uint64_t oa, const struct s3_src *sb, uint64_t ob, uint64_t n,
-                       uint8_t *x, uint8_t *y)
+/* Both entries' stored bytes, n each, compared piece by piece: S3_OK with *same, or the
+ * reason they cannot be read. */
+static enum s3_err same_stored(const struct s3_src *sa, uint64_t oa, const struct s3_src *sb, uint64_t ob,
+                               uint64_t n, uint8_t *x, uint8_t *y, bool *same, char *err, size_t errlen)
 {
+    *same = true;
     for (uint64_t off = 0; off < n; off += DBPF_STREAM_PIECE) {
         size_t k = n - off < DBPF_STREAM_PIECE ? (size_t)(n - off) : DBPF_STREAM_PIECE;
-        if (src_read(sa, oa + off, x, k) || src_read(sb, ob + off, y, k))
-            return -1;
-        if (memcmp(x, y, k) != 0)
-            return 0;
+        enum s3_err rc = src_read(sa, oa + off, x, k);
+        if (rc == S3_OK)
+            rc = src_read(sb, ob + off, y, k);
+        if (rc)
+            return s3_fail(rc, err, errlen, "stored bytes cannot be read");
+        if (memcmp(x, y, k) != 0) {
+            *same = false;
+            return S3_OK;
+        }
     }
-    return 1;
+    return S3_OK;
 }
 
 /* Both streams expanded to their end (size bytes each) and compared piece by piece. */
-static enum dbpf_same same_expanded(struct dbpf_reader *ra, struct dbpf_reader *rb, uint64_t size, uint8_t *x,
-                                    uint8_t *y, char *err, size_t errlen)
+static enum s3_err same_expanded(struct dbpf_reader *ra, struct dbpf_reader *rb, uint64_t size, uint8_t *x,
+                                 uint8_t *y, bool *same, char *err, size_t errlen)
 {
+    *same = false;
     for (uint64_t off = 0; off < size; off += DBPF_STREAM_PIECE) {
         size_t k = size - off < DBPF_STREAM_PIECE ? (size_t)(size - off) : DBPF_STREAM_PIECE;
-        if (pull(ra, x, k, err, errlen) != (ptrdiff_t)k || pull(rb, y, k, err, errlen) != (ptrdiff_t)k) {
-            if (!err[0])
-                snprintf(err, errlen, "a stream ends before its declared size");
-            return DBPF_SAME_UNKNOWN;
-        }
+        enum s3_err rc = pull(ra, x, k, err, errlen);
+        if (rc == S3_OK)
+            rc = pull(rb, y, k, err, errlen);
+        if (rc)
+            return rc;
         if (memcmp(x, y, k) != 0)
-            return DBPF_SAME_NO;
+            return S3_OK;
     }
     /* the streams' ends are checked as a read of data.bin checks them */
-    if (pull(ra, x, 1, err, errlen) != 0 || pull(rb, y, 1, err, errlen) != 0) {
-        if (!err[0])
-            snprintf(err, errlen, "a stream goes on past its declared size");
-        return DBPF_SAME_UNKNOWN;
+    for (int side = 0; side < 2; side++) {
+        ptrdiff_t k = dbpf_reader_next(side ? rb : ra, side ? y : x, 1, err, errlen);
+        if (k < 0)
+            return (enum s3_err)-k;
+        if (k > 0)
+            return s3_fail(S3_ERR_FORMAT, err, errlen, "a stream goes on past its declared size");
     }
-    return DBPF_SAME_YES;
+    *same = true;
+    return S3_OK;
 }
 
 /* Both entries decoded (codecs ca, cb; size bytes each) and compared. */
-static enum dbpf_same expand_both(const struct s3_src *sa, const struct dbpf_entry *a, uint16_t ca,
-                                  const struct s3_src *sb, const struct dbpf_entry *b, uint16_t cb, uint64_t size,
-                                  uint8_t *x, uint8_t *y, char *err, size_t errlen)
+static enum s3_err expand_both(const struct s3_src *sa, const struct dbpf_entry *a, uint16_t ca,
+                               const struct s3_src *sb, const struct dbpf_entry *b, uint16_t cb, uint64_t size,
+                               uint8_t *x, uint8_t *y, bool *same, char *err, size_t errlen)
 {
     struct stored_in ia = {sa, a->offset}, ib = {sb, b->offset};
     struct dbpf_reader *ra = dbpf_reader_new(ca, stored_read, &ia, a->stored_size, size);
     struct dbpf_reader *rb = dbpf_reader_new(cb, stored_read, &ib, b->stored_size, size);
-    enum dbpf_same r = DBPF_SAME_UNKNOWN;
-    if (ra && rb)
-        r = same_expanded(ra, rb, size, x, y, err, errlen);
-    else
-        snprintf(err, errlen, "out of memory for the decoders");
+    enum s3_err rc = ra && rb ? same_expanded(ra, rb, size, x, y, same, err, errlen)
+                              : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the decoders");
     dbpf_reader_free(ra);
     dbpf_reader_free(rb);
-    return r;
+    return rc;
 }
 
-enum dbpf_same dbpf_same_bytes(const struct s3_src *sa, const struct dbpf_entry *a, const struct s3_src *sb,
-                               const struct dbpf_entry *b, uint64_t max_unpacked, enum dbpf_same_how *how,
-                               char *err, size_t errlen)
+enum s3_err dbpf_same_bytes(const struct s3_src *sa, const struct dbpf_entry *a, const struct s3_src *sb,
+                            const struct dbpf_entry *b, uint64_t max_unpacked, bool *same,
+                            enum dbpf_same_how *how, char *err, size_t errlen)
 {
     uint16_t ca, cb;
     uint64_t na, nb;
     *how = DBPF_BY_NOTHING;
+    *same = false;
     if (errlen)
         err[0] = 0;
-    if (!entry_codec(sa, a, max_unpacked, &ca, &na, err, errlen) || !entry_codec(sb, b, max_unpacked, &cb, &nb, err, errlen))
-        return DBPF_SAME_UNKNOWN;
+    enum s3_err rc = entry_codec(sa, a, max_unpacked, &ca, &na, err, errlen);
+    if (rc == S3_OK)
+        rc = entry_codec(sb, b, max_unpacked, &cb, &nb, err, errlen);
+    if (rc)
+        return rc;
     *how = DBPF_BY_SIZE;
     if (na != nb)
-        return DBPF_SAME_NO;
+        return S3_OK;
     uint8_t *x = malloc(DBPF_STREAM_PIECE), *y = malloc(DBPF_STREAM_PIECE);
-    enum dbpf_same r = DBPF_SAME_UNKNOWN;
-    int stored = -1;
     if (!x || !y) {
-        snprintf(err, errlen, "out of memory for the comparison");
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the comparison");
         goto done;
     }
     if (ca == cb && a->stored_size == b->stored_size) {
         *how = DBPF_BY_STORED;
-        stored = same_stored(sa, a->offset, sb, b->offset, a->stored_size, x, y);
-        if (stored < 0) {
-            snprintf(err, errlen, "stored bytes cannot be read");
-            goto done;
-        }
-        if (stored == 1 || ca == DBPF_COMP_STORED) {
-            r = stored == 1 ? DBPF_SAME_YES : DBPF_SAME_NO;
-            goto done;
-        }
+        rc = same_stored(sa, a->offset, sb, b->offset, a->stored_size, x, y, same, err, errlen);
+        if (rc || *same || ca == DBPF_COMP_STORED)
+            goto done; /* equal stored bytes, or raw bytes that differ */
     }
     *how = DBPF_BY_EXPANDING;
-    r = expand_both(sa, a, ca, sb, b, cb, na, x, y, err, errlen);
+    rc = expand_both(sa, a, ca, sb, b, cb, na, x, y, same, err, errlen);
 done:
     free(x);
     free(y);
-    return r;
+    return rc;
 }

@@ -49,16 +49,17 @@ void dbpf_reader_free(struct dbpf_reader *r);
 
 /* Whether two entries' expanded bytes (what a package view's data.bin holds) are equal,
  * each entry read through its own source, never held whole: two DBPF_STREAM_PIECE
- * buffers and two readers at most, whatever the sizes. Decided in this order: a codec
- * that fits neither the word nor the bytes, a state other than DBPF_OK, or an expanded
- * size over max_unpacked: unknown; expanded sizes that differ: no; the same codec, the
- * same stored size and equal stored bytes: yes (nothing expanded); stored bytes that
- * differ under the stored codec: no; else both expanded and compared piece by piece
- * (a stream that breaks: unknown). *how: what decided it. err: why, when unknown. */
-enum dbpf_same { DBPF_SAME_NO, DBPF_SAME_YES, DBPF_SAME_UNKNOWN };
+ * buffers and two readers at most, whatever the sizes. S3_OK with *same, or the reason it
+ * cannot be told with err: FORMAT (a state other than DBPF_OK, a stream that breaks),
+ * UNSUPPORTED (a codec that fits neither the word nor the bytes), LIMIT (an expanded size
+ * over max_unpacked), IO/RANGE (bytes that cannot be read), NOMEM. Decided in this order:
+ * expanded sizes that differ: not the same; the same codec, the same stored size and
+ * equal stored bytes: the same (nothing expanded); stored bytes that differ under the
+ * stored codec: not; else both expanded and compared piece by piece. *how: what decided
+ * it (or was deciding it when it failed). */
 enum dbpf_same_how { DBPF_BY_NOTHING, DBPF_BY_SIZE, DBPF_BY_STORED, DBPF_BY_EXPANDING };
-enum dbpf_same dbpf_same_bytes(const struct s3_src *sa, const struct dbpf_entry *a, const struct s3_src *sb,
-                               const struct dbpf_entry *b, uint64_t max_unpacked, enum dbpf_same_how *how,
-                               char *err, size_t errlen);
+enum s3_err dbpf_same_bytes(const struct s3_src *sa, const struct dbpf_entry *a, const struct s3_src *sb,
+                            const struct dbpf_entry *b, uint64_t max_unpacked, bool *same,
+                            enum dbpf_same_how *how, char *err, size_t errlen);
 
 #endif

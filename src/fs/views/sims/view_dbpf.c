@@ -62,7 +62,7 @@ struct pkg_view {
     uint64_t names_kept;      /* bytes of the names kept so far */
     uint64_t names_held_peak; /* the most held while naming (dbpf_view_names_held_peak) */
     bool names_loaded;
-    enum s3_err names_rc; /* load_names: S3_OK, or NOMEM */
+    enum s3_err names_rc; /* while name_entries runs: S3_OK, or NOMEM */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
     struct stream_pool *pool; /* readers of streamed resources */
     uint32_t nstreamed;       /* resources listed so far that are streamed */
@@ -427,33 +427,34 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     }
 }
 
-/* Reads every name map, then names every entry: S3_OK, or NOMEM (then, and at every
- * later call, the listings that need the names fail with NOMEM; every name set stays a
- * valid string). */
-static enum s3_err load_names(struct pkg_view *v)
+/* Reads every name map, then names every entry: S3_OK, or NOMEM with every name freed
+ * (v->dirname[i] NULL), so that the next call, a listing tried again, reads them again
+ * (a refused allocation is not kept: the folder view's conflicts name a package's
+ * resources through it). Warnings of broken maps are said again then. */
+static enum s3_err name_entries(struct pkg_view *v)
 {
-    if (v->names_loaded)
-        return v->names_rc;
-    v->names_loaded = true;
     char tmp[256];
+    v->names_rc = S3_OK;
+    v->nnames = 0;
+    v->namemaps = 0;
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
         if (!v->dirname[i])
-            return v->names_rc = S3_ERR_NOMEM;
+            return S3_ERR_NOMEM;
     }
     struct name_index x;
     if (name_index_init(&x, v)) {
         name_index_free(&x);
-        return v->names_rc = S3_ERR_NOMEM;
+        return S3_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         if (e->type == DBPF_TYPE_NAMEMAP && e->state == DBPF_OK)
             read_namemap(v, i, &x);
     }
-    for (uint32_t i = 0; i < v->d.count; i++) {
+    for (uint32_t i = 0; i < v->d.count && v->names_rc == S3_OK; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         const char *nm = name_slot(&x, e->instance)->name;
         size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, nm && nm[0] ? nm : NULL);
@@ -461,14 +462,30 @@ static enum s3_err load_names(struct pkg_view *v)
             snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
         char *name = strdup(tmp);
         if (!name) {
-            v->names_rc = S3_ERR_NOMEM; /* the provisional name stays */
-            continue;
+            v->names_rc = S3_ERR_NOMEM;
+            break;
         }
         free(v->dirname[i]);
         v->dirname[i] = name;
     }
     name_index_free(&x);
     return v->names_rc;
+}
+
+static enum s3_err load_names(struct pkg_view *v)
+{
+    if (v->names_loaded)
+        return S3_OK;
+    enum s3_err rc = name_entries(v);
+    if (rc) {
+        for (uint32_t i = 0; i < v->d.count; i++) {
+            free(v->dirname[i]);
+            v->dirname[i] = NULL;
+        }
+        return rc;
+    }
+    v->names_loaded = true;
+    return S3_OK;
 }
 
 /* ---- /resources/NAME ---- */
@@ -994,9 +1011,7 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
     (void)fs;
     struct pkg_view *v = ctx;
-    if (v->names_loaded && v->names_rc)
-        sb_printf(out, "names: out of memory while naming the resources\n");
-    else if (v->names_loaded)
+    if (v->names_loaded)
         sb_printf(out, "names: %" PRIu64 " from %u name maps\n", v->nnames, v->namemaps);
     else
         sb_printf(out, "names: not read yet (list /resources)\n");

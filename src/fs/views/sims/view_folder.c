@@ -3,13 +3,13 @@
  * and index and each script archive's central directory, and groups the index entries by
  * key. Everything else is made when it is first used: a package's own tree is the package
  * view opened nested at /files/REL (fs->open_at), a script archive's members are read
- * through libzip into the cache, and conflicts' byte comparisons and the packages' SHA-256
- * sums are computed when their files are opened. */
+ * through libzip into the cache, a conflict's comparison when its directory is listed (or
+ * conflicts.csv measured), and the packages' duplicates when /info or duplicates.csv is
+ * first measured. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,18 +86,11 @@ struct tgroup {
     uint32_t start, n;
 };
 
-/* What an `identical` file compares: conflict i of keys or of modules. */
-struct ident {
-    struct folder_view *v;
-    uint32_t i;
-    bool module;
-};
-
-/* duplicates.csv and /info's identical_packages: packages that share a size, hashed when
- * duplicates.csv is first read (under the tree lock, as every render). */
+/* duplicates.csv and /info's identical_packages: the packages told apart (compute_duplicates)
+ * when either is first measured (under the tree lock, as every render). */
 struct dups {
-    bool done; /* csv, len, identical and notes are set */
-    char *csv; /* NULL: out of memory */
+    bool done; /* csv, len and identical are set */
+    char *csv;
     size_t len, identical;
     char **notes; /* files left out, said in /info's warnings */
     size_t nnotes, given;
@@ -121,7 +114,7 @@ struct folder_view {
     struct mf_keyset ks; /* the keys, their providers, and the keys by type, group, instance */
     uint32_t *conflicts; /* key numbers with two or more providers */
     size_t nconflicts;
-    int8_t *identical;   /* per conflict: -1 not compared yet, 0 no, 1 yes, 2 cannot tell */
+    int8_t *identical;   /* per conflict: -1 not told yet, 0 no, 1 yes */
     struct mprov *mprov;
     size_t nmprov;
     struct mconf *mconf;
@@ -991,6 +984,24 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     return rc;
 }
 
+/* Tests only (folder_view_test_on_scan): called once a scan has walked the folder. */
+static struct scan_hook {
+    void (*fn)(void *ctx);
+    void *ctx;
+} *scan_hook; /* atomic */
+
+void folder_view_test_on_scan(void (*fn)(void *ctx), void *ctx)
+{
+    static struct scan_hook hooks[2];
+    static unsigned next;
+    struct scan_hook *h = NULL;
+    if (fn) { /* the other slot: a scan running now may still read the one set before */
+        h = &hooks[next++ % 2];
+        *h = (struct scan_hook){fn, ctx};
+    }
+    __atomic_store_n(&scan_hook, h, __ATOMIC_RELEASE);
+}
+
 static enum s3_err scan(struct folder_view *v)
 {
     if (v->scanned)
@@ -998,6 +1009,9 @@ static enum s3_err scan(struct folder_view *v)
     v->scanned = true;
     struct walk w = {0};
     enum s3_err rc = walk_folder(v, &w);
+    const struct scan_hook *hook = __atomic_load_n(&scan_hook, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook->fn(hook->ctx);
     if (rc == S3_OK && w.cfg_name)
         rc = read_rules(v, w.cfg_name);
     if (rc == S3_OK)
@@ -1550,24 +1564,29 @@ static enum s3_err populate_by_type(struct tree *t, uint32_t dir, void *ctx, uin
 
 /* ---- comparing providers' bytes ---- */
 
-/* The node of a module's bytes in a script archive (under /files). 0 when there is none. */
-static uint32_t member_bytes(struct folder_view *v, uint32_t file, const char *module)
+/* The node of a module's bytes in a script archive (under /files): S3_OK with *node (0
+ * when there is none: the archive changed, the node limit), or NOMEM, which a listing
+ * passes on rather than show the member as missing. */
+static enum s3_err member_bytes(struct folder_view *v, uint32_t file, const char *module, uint32_t *node)
 {
     struct tree *t = v->fs->tree;
     struct mf_file *f = &v->files[file];
-    if (tree_populate(t, v->files_dir) || !f->ino)
-        return 0;
-    uint32_t cur = f->ino;
+    enum s3_err rc = tree_populate(t, v->files_dir);
+    *node = 0;
+    if (rc || !f->ino)
+        return rc == S3_ERR_NOMEM ? rc : S3_OK;
     char *copy = strdup(module), *save = NULL;
-    for (char *part = copy ? strtok_r(copy, "/", &save) : NULL; part; part = strtok_r(NULL, "/", &save))
-        if (tree_lookup(t, cur, part, &cur)) {
-            cur = 0;
-            break;
-        }
     if (!copy)
-        cur = 0;
+        return S3_ERR_NOMEM;
+    uint32_t cur = f->ino;
+    for (char *part = strtok_r(copy, "/", &save); part && cur; part = strtok_r(NULL, "/", &save)) {
+        rc = tree_lookup(t, cur, part, &cur);
+        if (rc)
+            cur = 0;
+    }
     free(copy);
-    return cur;
+    *node = cur;
+    return rc == S3_ERR_NOMEM ? rc : S3_OK;
 }
 
 /* Bytes [off, off+n) of file ino into buf: the read's reason, or IO when it comes out
@@ -1605,27 +1624,33 @@ static enum s3_err same_bytes(struct tree *t, uint32_t a, uint32_t b, bool *same
     return e;
 }
 
-/* Module conflict i's providers compared through their archives' members: 1, 0 or 2. */
-static int8_t compare_members(struct folder_view *v, uint32_t i)
+/* Module conflict i's providers compared through their archives' members: S3_OK with
+ * *same, or why they cannot be (with why): NOMEM (a refused allocation, here or in
+ * same_bytes), or the reason a member cannot be listed or read. */
+static enum s3_err compare_members(struct folder_view *v, uint32_t i, bool *same, char *why, size_t whylen)
 {
     struct tree *t = v->fs->tree;
     const struct mconf *m = &v->mconf[i];
-    int8_t result = 1;
     uint32_t base = 0;
-    for (uint32_t j = 0; j < m->n && result == 1; j++) {
+    *same = true;
+    for (uint32_t j = 0; j < m->n && *same; j++) {
         const struct mprov *p = &v->mprov[m->first + j];
-        uint32_t node = member_bytes(v, p->file, p->name);
-        if (!node || tree_kind(t, node) != NODE_FILE) {
-            result = 2;
-        } else if (j == 0) {
+        uint32_t node;
+        if (member_bytes(v, p->file, p->name, &node))
+            return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
+        if (!node || tree_kind(t, node) != NODE_FILE)
+            return s3_fail(S3_ERR_IO, why, whylen, "%s in %s cannot be listed", p->name, v->files[p->file].rel);
+        if (j == 0) {
             base = node;
-        } else {
-            bool same;
-            /* any reason (memory, a member gone) is "cannot tell": asked again next time */
-            result = same_bytes(t, base, node, &same) ? 2 : same;
+            continue;
         }
+        enum s3_err e = same_bytes(t, base, node, same);
+        if (e == S3_ERR_NOMEM)
+            return s3_fail(e, why, whylen, "out of memory");
+        if (e)
+            return s3_fail(e, why, whylen, "%s in %s cannot be read", p->name, v->files[p->file].rel);
     }
-    return result;
+    return S3_OK;
 }
 
 /* Tests only: how the keys' comparisons were decided, by enum dbpf_same_how. */
@@ -1647,23 +1672,30 @@ struct provider {
     struct dbpf_entry e;
 };
 
-/* false when the package changed or is gone since the scan, or its record cannot be read. */
-static bool provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p)
+/* S3_OK, or why its bytes cannot be read with why (IO: the package changed or is gone
+ * since the scan, or its record cannot be read again; NOMEM). p->fd is -1 or open either
+ * way (provider_close). */
+static enum s3_err provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p, char *why,
+                                 size_t whylen)
 {
     const struct mf_file *f = &v->files[r->file];
     char *path = join(v->root, f->rel);
     struct stat st;
-    p->fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    p->fd = -1;
+    if (!path)
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
+    p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     free(path);
     if (p->fd < 0 || fstat(p->fd, &st) != 0 || !same_file(&st, &f->st))
-        return false;
+        return s3_fail(S3_ERR_IO, why, whylen, "%s: changed or gone since the folder was scanned", f->rel);
     p->in = (struct fd_src){.fd = p->fd};
     p->src = (struct s3_src){fd_read, &p->in, (uint64_t)st.st_size};
     struct dbpf d;
     char err[200];
-    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e))
-        return false;
-    return p->e.type == r->type && p->e.group == r->group && p->e.instance == r->instance;
+    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e) ||
+        p->e.type != r->type || p->e.group != r->group || p->e.instance != r->instance)
+        return s3_fail(S3_ERR_IO, why, whylen, "%s: its index record cannot be read again", f->rel);
+    return S3_OK;
 }
 
 static void provider_close(struct provider *p)
@@ -1674,62 +1706,67 @@ static void provider_close(struct provider *p)
 }
 
 /* Key conflict i's providers compared from their index records and stored bytes
- * (dbpf_same_bytes): one pair at a time, each against the first. 1, 0 or 2. */
-static int8_t compare_keys(struct folder_view *v, uint32_t i)
+ * (dbpf_same_bytes): one pair at a time, each against the first. S3_OK with *same, or
+ * why it cannot be told (with why). */
+static enum s3_err compare_keys(struct folder_view *v, uint32_t i, bool *same, char *why, size_t whylen)
 {
     uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
-    struct provider base, other;
-    int8_t result = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base) ? 1 : 2;
-    for (uint32_t j = 1; j < n && result == 1; j++) {
-        if (!provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, j)], &other)) {
-            result = 2;
-        } else {
+    const char *first = v->files[v->recs[mf_keyset_rec(&v->ks, k, 0)].file].rel;
+    struct provider base, other = {.fd = -1};
+    enum s3_err rc = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base, why, whylen);
+    *same = true;
+    for (uint32_t j = 1; j < n && rc == S3_OK && *same; j++) {
+        const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, k, j)];
+        rc = provider_open(v, r, &other, why, whylen);
+        if (rc == S3_OK) {
             enum dbpf_same_how how;
-            char why[200];
-            enum dbpf_same same = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e,
-                                                  v->fs->opts.max_unpacked, &how, why, sizeof why);
+            char err[200];
+            rc = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e, v->fs->opts.max_unpacked, same, &how,
+                                 err, sizeof err);
             __atomic_add_fetch(&compared[how], 1, __ATOMIC_RELAXED);
-            result = same == DBPF_SAME_YES ? 1 : same == DBPF_SAME_NO ? 0 : 2;
+            if (rc)
+                s3_fail(rc, why, whylen, "%s against %s: %s", v->files[r->file].rel, first, err);
         }
         provider_close(&other);
     }
     provider_close(&base);
-    return result;
+    return rc;
 }
 
-/* Conflict i's `identical` (computed once): 1 yes, 0 no, 2 cannot tell. */
-static int8_t compare_providers(struct folder_view *v, uint32_t i, bool module)
+/* Conflict i's `identical`: S3_OK with *same, or the reason it cannot be told (with why).
+ * Only an answer is kept (conflicts.csv and the conflict's directory ask once); a refused
+ * allocation, or a package that cannot be read, is asked again the next time. */
+static enum s3_err compare_providers(struct folder_view *v, uint32_t i, bool module, bool *same, char *why,
+                                     size_t whylen)
 {
     int8_t *memo = module ? &v->midentical[i] : &v->identical[i];
-    if (*memo >= 0)
-        return *memo;
-    int8_t result = module ? compare_members(v, i) : compare_keys(v, i);
-    if (result != 2) /* "cannot tell" may pass (memory, a package gone): asked again next time */
-        *memo = result;
-    return result;
-}
-
-static const char *identical_word(int8_t r)
-{
-    return r == 1 ? "yes" : r == 0 ? "no" : "unknown (a provider's bytes cannot be read)";
-}
-
-static void render_identical(struct tree *t, void *ctx, struct sbuf *out)
-{
-    (void)t;
-    struct ident *id = ctx;
-    sb_printf(out, "%s\n", identical_word(compare_providers(id->v, id->i, id->module)));
+    if (*memo >= 0) {
+        *same = *memo == 1;
+        return S3_OK;
+    }
+    enum s3_err rc = module ? compare_members(v, i, same, why, whylen) : compare_keys(v, i, same, why, whylen);
+    if (rc == S3_OK)
+        *memo = *same;
+    return rc;
 }
 
 /* ---- /conflicts, /script-conflicts ---- */
 
+/* A conflict's `identical`, decided when its directory is listed: "yes" or "no" (the
+ * layout's two answers). A refused allocation fails the listing (ENOMEM; listed again, it
+ * compares again); a provider whose bytes cannot be read (its package changed since the
+ * scan, a broken stream, over max_unpacked) makes identical.error saying why, as any part
+ * that cannot be made. */
 static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_view *v, uint32_t i, bool module)
 {
-    struct ident *id = tree_alloc(t, sizeof *id);
-    if (!id)
-        return S3_ERR_NOMEM;
-    *id = (struct ident){v, i, module};
-    return added(t, tree_add_volatile(t, dir, "identical", "folder.identical", render_identical, id));
+    bool same;
+    char why[400];
+    enum s3_err rc = compare_providers(v, i, module, &same, why, sizeof why);
+    if (rc == S3_ERR_NOMEM)
+        return rc;
+    if (rc)
+        return added(t, add_error(t, dir, "identical", why));
+    return added(t, tree_add_textf(t, dir, "identical", "folder.identical", "%s\n", same ? "yes" : "no"));
 }
 
 static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
@@ -1785,7 +1822,9 @@ static enum s3_err populate_module_conflict(struct tree *t, uint32_t dir, void *
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
-        uint32_t node = member_bytes(v, p->file, p->name);
+        uint32_t node;
+        if ((rc = member_bytes(v, p->file, p->name, &node)) != S3_OK)
+            break;
         char *target = node ? tree_relpath(t, dir, node) : NULL;
         if (target)
             rc = added(t, tree_add_link(t, dir, name, target));
@@ -1820,12 +1859,23 @@ static enum s3_err populate_script_conflicts(struct tree *t, uint32_t dir, void 
 
 /* ---- generated tables ---- */
 
+/* One row a conflict; its identical column as the conflict's `identical` file says it:
+ * yes or no, and empty where that file is identical.error (a provider's bytes cannot be
+ * read: its package changed since the scan, a broken stream, ...; the reason is there).
+ * A refused allocation fails the read (ENOMEM; read again, it compares again). */
 static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
 {
     (void)t;
     struct folder_view *v = ctx;
     sb_printf(out, "key,type,providers,winner,identical\n");
-    for (size_t c = 0; c < v->nconflicts; c++) {
+    for (size_t c = 0; c < v->nconflicts && !out->oom; c++) {
+        bool same;
+        char why[400];
+        enum s3_err rc = compare_providers(v, (uint32_t)c, false, &same, why, sizeof why);
+        if (rc == S3_ERR_NOMEM) {
+            out->oom = 1;
+            return;
+        }
         uint32_t k = v->conflicts[c];
         const struct mf_rec *w = winner_of(v, k);
         char name[128], tag[16];
@@ -1834,23 +1884,32 @@ static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
         sb_csv_field(out, name);
         sb_printf(out, ",%s,%u,", tag, v->ks.keys[k].n);
         sb_csv_field(out, v->files[w->file].rel);
-        sb_printf(out, ",");
-        sb_csv_field(out, identical_word(compare_providers(v, (uint32_t)c, false)));
-        sb_printf(out, "\n");
+        sb_printf(out, ",%s\n", rc ? "" : same ? "yes" : "no");
     }
 }
 
+/* A package and what tells it from others of its size, cheapest first: the digest of its
+ * index records as the scan read them (no I/O), the SHA-256 of its first and last
+ * PEEK_BYTES, then of all its bytes. */
 struct hashed {
     uint32_t file;
-    bool ok;
+    uint8_t stage; /* HASH_*: how far it was told apart */
+    bool ok;       /* false: left out (changed or unreadable: a note says why) */
+    uint64_t index;
+    uint8_t peek[SHA256_DIGEST_SIZE];
     uint8_t sum[SHA256_DIGEST_SIZE];
 };
+enum { HASH_INDEX, HASH_PEEK, HASH_FULL };
+#define PEEK_BYTES 4096u
 
-/* Tests only: the files hashed so far (folder_view_test_hashed). */
-static uint64_t files_hashed; /* atomic */
+/* Tests only: the files read whole, and those whose ends were read, so far
+ * (folder_view_test_hashed). */
+static uint64_t files_hashed, files_peeked; /* atomic */
 
-uint64_t folder_view_test_hashed(void)
+uint64_t folder_view_test_hashed(uint64_t *peeked)
 {
+    if (peeked)
+        *peeked = __atomic_load_n(&files_peeked, __ATOMIC_RELAXED);
     return __atomic_load_n(&files_hashed, __ATOMIC_RELAXED);
 }
 
@@ -1868,49 +1927,143 @@ static enum s3_err note_dup(struct dups *d, const char *rel, const char *why)
     return S3_OK;
 }
 
-/* h's file's SHA-256 (nettle): S3_OK with h->ok (false when the file changed, is gone or
- * cannot be read: a note says so), or NOMEM. */
-static enum s3_err hash_file(struct folder_view *v, struct hashed *h, uint8_t *buf)
+/* Every package's index digest: FNV-1a over its records (key, entry, repeat, where the
+ * record lies), which the scan wrote in file order. Equal bytes give equal records, so
+ * packages whose digests differ differ. */
+static void index_digests(const struct folder_view *v, struct hashed *h, size_t n, uint64_t *by_file)
+{
+    for (size_t i = 0; i < v->nfiles; i++)
+        by_file[i] = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < v->nrecs; i++) {
+        const struct mf_rec *r = &v->recs[i];
+        uint64_t words[5] = {r->type, r->group, r->instance, r->entry, (uint64_t)r->dup << 32 | r->record};
+        const uint8_t *b = (const uint8_t *)words;
+        uint64_t x = by_file[r->file];
+        for (size_t k = 0; k < sizeof words; k++)
+            x = (x ^ b[k]) * 0x100000001b3ull;
+        by_file[r->file] = x;
+    }
+    for (size_t i = 0; i < n; i++)
+        h[i].index = by_file[h[i].file];
+}
+
+/* h's file opened, checked to be the one scanned: the descriptor, or -1 (a note says why;
+ * *rc NOMEM when that note cannot be kept). */
+static int open_scanned(struct folder_view *v, struct hashed *h, enum s3_err *rc)
 {
     struct mf_file *f = &v->files[h->file];
     char *path = join(v->root, f->rel);
-    if (!path)
-        return S3_ERR_NOMEM;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *rc = S3_OK;
+    if (!path) {
+        *rc = S3_ERR_NOMEM;
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     free(path);
     struct stat st;
-    h->ok = false;
     if (fd < 0 || fstat(fd, &st) != 0 || !same_file(&st, &f->st)) {
         if (fd >= 0)
             close(fd);
-        return note_dup(&v->dups, f->rel, "changed or gone since the folder was scanned");
+        *rc = note_dup(&v->dups, f->rel, "changed or gone since the folder was scanned");
+        return -1;
     }
-    __atomic_add_fetch(&files_hashed, 1, __ATOMIC_RELAXED);
-    struct sha256_ctx sc;
-    sha256_init(&sc);
-    ssize_t n;
-    while ((n = read(fd, buf, COMPARE_CHUNK)) > 0)
-        sha256_update(&sc, (size_t)n, buf);
-    sha256_digest(&sc, SHA256_DIGEST_SIZE, h->sum);
-    close(fd);
-    h->ok = n == 0;
-    return n < 0 ? note_dup(&v->dups, f->rel, "unreadable") : S3_OK;
+    return fd;
 }
 
-static int by_size_sum(const void *a, const void *b, void *ctx)
+/* Reads [off, off + len) of fd into the hash; false when it cannot be read whole. */
+static bool hash_span(int fd, uint64_t off, uint64_t len, struct sha256_ctx *sc, uint8_t *buf)
+{
+    while (len > 0) {
+        size_t want = len < COMPARE_CHUNK ? (size_t)len : COMPARE_CHUNK;
+        ssize_t got = pread(fd, buf, want, (off_t)off);
+        if (got <= 0)
+            return false;
+        sha256_update(sc, (size_t)got, buf);
+        off += (uint64_t)got;
+        len -= (uint64_t)got;
+    }
+    return true;
+}
+
+/* h's next stage (HASH_PEEK: its first and last PEEK_BYTES; HASH_FULL: every byte):
+ * S3_OK, h->ok false when the file changed or cannot be read (a note says so), or NOMEM. */
+static enum s3_err hash_stage(struct folder_view *v, struct hashed *h, uint8_t stage, uint8_t *buf)
+{
+    enum s3_err rc;
+    int fd = open_scanned(v, h, &rc);
+    h->ok = fd >= 0;
+    if (fd < 0)
+        return rc;
+    uint64_t size = (uint64_t)v->files[h->file].st.st_size;
+    struct sha256_ctx sc;
+    sha256_init(&sc);
+    bool read;
+    if (stage == HASH_PEEK) {
+        __atomic_add_fetch(&files_peeked, 1, __ATOMIC_RELAXED);
+        uint64_t head = size < PEEK_BYTES ? size : PEEK_BYTES;
+        uint64_t tail = size - head < PEEK_BYTES ? size - head : PEEK_BYTES;
+        read = hash_span(fd, 0, head, &sc, buf) && hash_span(fd, size - tail, tail, &sc, buf);
+        sha256_digest(&sc, SHA256_DIGEST_SIZE, h->peek);
+    } else {
+        __atomic_add_fetch(&files_hashed, 1, __ATOMIC_RELAXED);
+        read = hash_span(fd, 0, size, &sc, buf);
+        sha256_digest(&sc, SHA256_DIGEST_SIZE, h->sum);
+    }
+    close(fd);
+    h->stage = stage;
+    h->ok = read;
+    return read ? S3_OK : note_dup(&v->dups, v->files[h->file].rel, "unreadable");
+}
+
+/* Orders by what tells packages apart so far: size, index digest, then the hashes of the
+ * stage both reached (the stages of one run of equal keys are the same). */
+static int by_told(const void *a, const void *b, void *ctx)
 {
     const struct folder_view *v = ctx;
     const struct hashed *x = a, *y = b;
     off_t sx = v->files[x->file].st.st_size, sy = v->files[y->file].st.st_size;
     if (sx != sy)
         return sx < sy ? -1 : 1;
-    int c = memcmp(x->sum, y->sum, sizeof x->sum);
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    int c = x->stage != y->stage ? (x->stage < y->stage ? -1 : 1) : 0;
+    if (!c && x->stage >= HASH_PEEK)
+        c = memcmp(x->peek, y->peek, sizeof x->peek);
+    if (!c && x->stage >= HASH_FULL)
+        c = memcmp(x->sum, y->sum, sizeof x->sum);
     return c ? c : x->file < y->file ? -1 : x->file > y->file;
 }
 
-static bool same_group(const struct folder_view *v, const struct hashed *x, const struct hashed *y)
+static bool same_told(const struct folder_view *v, const struct hashed *x, const struct hashed *y)
 {
-    return v->files[x->file].st.st_size == v->files[y->file].st.st_size && memcmp(x->sum, y->sum, sizeof x->sum) == 0;
+    struct hashed a = *x, b = *y;
+    a.file = b.file = 0; /* everything but the file */
+    return v->files[x->file].st.st_size == v->files[y->file].st.st_size && by_told(&a, &b, (void *)v) == 0;
+}
+
+/* One stage over the sorted h[0 .. *n): the packages still alike another (sharing size,
+ * digest and the last stage's hash) get the next stage; the others, told apart, leave the
+ * list, as do those left out (a note). Sorted again after. S3_OK or NOMEM. */
+static enum s3_err next_stage(struct folder_view *v, struct hashed *h, size_t *n, uint8_t stage, uint8_t *buf)
+{
+    size_t kept = 0;
+    enum s3_err rc = S3_OK;
+    for (size_t i = 0; i < *n && rc == S3_OK;) {
+        size_t j = i + 1;
+        while (j < *n && same_told(v, &h[i], &h[j]))
+            j++;
+        for (size_t k = i; j - i >= 2 && k < j && rc == S3_OK; k++) {
+            struct hashed one = h[k];
+            rc = hash_stage(v, &one, stage, buf);
+            if (one.ok)
+                h[kept++] = one;
+        }
+        i = j;
+    }
+    *n = kept;
+    if (rc == S3_OK && kept)
+        qsort_r(h, kept, sizeof *h, by_told, v);
+    return rc;
 }
 
 static int by_first_file(const void *a, const void *b)
@@ -1919,25 +2072,25 @@ static int by_first_file(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* duplicates.csv's text from the hashed packages h[0 .. kept) (sorted by size and sum),
- * and the number of packages in groups. */
-static char *write_groups(struct folder_view *v, struct hashed *h, size_t kept, uint32_t (*groups)[2],
-                          size_t *len, size_t *identical)
+/* duplicates.csv's text from the fully hashed packages h[0 .. kept) (sorted), and the
+ * number of packages in groups: S3_OK or NOMEM. */
+static enum s3_err write_groups(struct folder_view *v, struct hashed *h, size_t kept, uint32_t (*groups)[2],
+                                struct dups *d)
 {
-    size_t ngroups = 0;
-    *identical = 0;
+    size_t ngroups = 0, identical = 0;
     for (size_t i = 0; i < kept;) {
         size_t j = i + 1;
-        while (j < kept && same_group(v, &h[i], &h[j]))
+        while (j < kept && same_told(v, &h[i], &h[j]))
             j++;
         if (j - i >= 2) {
             groups[ngroups][0] = (uint32_t)i;
             groups[ngroups++][1] = h[i].file;
-            *identical += j - i;
+            identical += j - i;
         }
         i = j;
     }
-    qsort(groups, ngroups, sizeof *groups, by_first_file); /* rows in load order */
+    if (ngroups)
+        qsort(groups, ngroups, sizeof *groups, by_first_file); /* rows in load order */
     struct sbuf out = {0};
     sb_printf(&out, "sha256,size,paths\n");
     for (size_t g = 0; g < ngroups; g++) {
@@ -1945,59 +2098,64 @@ static char *write_groups(struct folder_view *v, struct hashed *h, size_t kept, 
         for (int b = 0; b < SHA256_DIGEST_SIZE; b++)
             sb_printf(&out, "%02x", h[i].sum[b]);
         sb_printf(&out, ",%" PRIu64, (uint64_t)v->files[h[i].file].st.st_size);
-        for (size_t j = i; j < kept && same_group(v, &h[i], &h[j]); j++) {
+        for (size_t j = i; j < kept && same_told(v, &h[i], &h[j]); j++) {
             sb_printf(&out, ",");
             sb_csv_field(&out, v->files[h[j].file].rel);
         }
         sb_printf(&out, "\n");
     }
-    char *text = out.oom ? NULL : sb_take(&out, len);
+    d->csv = out.oom ? NULL : sb_take(&out, &d->len);
     sb_free(&out);
-    return text;
+    d->identical = identical;
+    return d->csv ? S3_OK : S3_ERR_NOMEM;
 }
 
-/* Groups the packages by size, hashes only those that share a size, and writes
- * duplicates.csv's text into v->dups (csv NULL: out of memory). */
-static void compute_duplicates(struct folder_view *v)
+/* The packages grouped by identical bytes, each told apart from the others as cheaply as
+ * it can be: by size and index digest (the scan's, no I/O), then by the hash of its first
+ * and last 4 KiB, and only a package still alike another by then is read whole (equal
+ * bytes are proven by reading them: those of real duplicates, and of packages differing
+ * only inside). Writes duplicates.csv's text into v->dups: S3_OK or NOMEM. */
+static enum s3_err compute_duplicates(struct folder_view *v)
 {
     struct dups *d = &v->dups;
-    size_t n = 0, kept = 0;
+    size_t n = 0;
     struct hashed *h = alloc_array(v->nfiles, sizeof *h);
+    uint64_t *digest = alloc_array(v->nfiles, sizeof *digest);
     uint32_t(*groups)[2] = alloc_array(v->nfiles, sizeof *groups); /* start, first file */
     uint8_t *buf = malloc(COMPARE_CHUNK);
-    enum s3_err e = h && groups && buf ? S3_OK : S3_ERR_NOMEM;
-    for (size_t i = 0; e == S3_OK && i < v->nfiles; i++)
+    enum s3_err rc = h && digest && groups && buf ? S3_OK : S3_ERR_NOMEM;
+    for (size_t i = 0; rc == S3_OK && i < v->nfiles; i++)
         if (!v->files[i].script)
-            h[n++].file = (uint32_t)i;
-    if (e == S3_OK)
-        qsort_r(h, n, sizeof *h, by_size_sum, v); /* sums all zero yet: by size */
-    for (size_t i = 0; e == S3_OK && i < n; i++) {
-        off_t size = v->files[h[i].file].st.st_size;
-        bool shared = (i > 0 && v->files[h[i - 1].file].st.st_size == size) ||
-                      (i + 1 < n && v->files[h[i + 1].file].st.st_size == size);
-        if (shared)
-            e = hash_file(v, &h[i], buf);
+            h[n++] = (struct hashed){.file = (uint32_t)i, .ok = true};
+    if (rc == S3_OK) {
+        index_digests(v, h, n, digest);
+        if (n)
+            qsort_r(h, n, sizeof *h, by_told, v);
     }
-    for (size_t i = 0; e == S3_OK && i < n; i++)
-        if (h[i].ok)
-            h[kept++] = h[i];
-    if (e == S3_OK) {
-        qsort_r(h, kept, sizeof *h, by_size_sum, v);
-        d->csv = write_groups(v, h, kept, groups, &d->len, &d->identical);
-    }
+    for (uint8_t stage = HASH_PEEK; rc == S3_OK && stage <= HASH_FULL; stage++)
+        rc = next_stage(v, h, &n, stage, buf);
+    if (rc == S3_OK)
+        rc = write_groups(v, h, n, groups, d);
     free(h);
+    free(digest);
     free(groups);
     free(buf);
+    return rc;
 }
 
-/* Under the tree lock (a render): the packages hashed, once, when duplicates.csv is first
- * read; then /info (which says how many are identical) is rendered again. The notes go to
- * /info's warnings. */
+/* Under the tree lock (a render): the packages compared, once, when /info or
+ * duplicates.csv is first measured; the notes go to /info's warnings. NULL when out of
+ * memory: nothing is kept, the next render compares again. */
 static struct dups *dups_make(struct folder_view *v)
 {
     struct dups *d = &v->dups;
     if (!d->done) {
-        compute_duplicates(v);
+        if (compute_duplicates(v)) {
+            for (size_t i = d->given; i < d->nnotes; i++)
+                free(d->notes[i]);
+            d->nnotes = d->given; /* notes said already stay said */
+            return NULL;
+        }
         d->done = true;
         tree_touch(v->fs->tree);
     }
@@ -2014,55 +2172,26 @@ static void dups_free(struct dups *d)
     free(d->notes);
 }
 
-static int by_size(const void *a, const void *b)
-{
-    off_t x = *(const off_t *)a, y = *(const off_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Packages whose size another package has: those duplicates.csv hashes, and so at most
- * that many are identical. -1 when out of memory. */
-static ssize_t sharing_a_size(const struct folder_view *v)
-{
-    off_t *sz = alloc_array(v->npackages, sizeof *sz);
-    if (!sz)
-        return -1;
-    size_t n = 0, sharing = 0;
-    for (size_t i = 0; i < v->nfiles; i++)
-        if (!v->files[i].script)
-            sz[n++] = v->files[i].st.st_size;
-    qsort(sz, n, sizeof *sz, by_size);
-    for (size_t i = 0; i < n; i++)
-        sharing += (i > 0 && sz[i - 1] == sz[i]) || (i + 1 < n && sz[i + 1] == sz[i]);
-    free(sz);
-    return (ssize_t)sharing;
-}
-
 static void render_duplicates(struct tree *t, void *ctx, struct sbuf *out)
 {
     (void)t;
     struct dups *d = dups_make(ctx);
-    if (d->csv)
+    if (d)
         sb_put(out, d->csv, d->len);
     else
         out->oom = 1;
 }
 
-/* /info's identical_packages: the count once duplicates.csv was made; before, a bound
- * that needs no hashing (stat of /info reads no package). */
+/* /info's identical_packages: exact (the packages in duplicates.csv's groups), made when
+ * /info is first measured; a stat of /info reads only packages that size, index and ends
+ * cannot tell from another (in a folder without duplicates, none whole). */
 static void identical_line(struct folder_view *v, struct sbuf *out)
 {
-    struct dups *d = &v->dups;
-    ssize_t sharing = d->done ? 0 : sharing_a_size(v);
-    if (d->done && d->csv)
-        sb_printf(out, "identical_packages: %zu\n", dups_make(v)->identical);
-    else if (d->done)
-        sb_printf(out, "identical_packages: unknown (out of memory)\n");
-    else if (sharing < 0)
-        out->oom = 1;
+    struct dups *d = dups_make(v);
+    if (d)
+        sb_printf(out, "identical_packages: %zu\n", d->identical);
     else
-        sb_printf(out, "identical_packages: at most %zd (packages sharing a size; duplicates.csv hashes them)\n",
-                  sharing);
+        out->oom = 1;
 }
 
 static void render_info(struct tree *t, void *ctx, struct sbuf *out)
@@ -2178,26 +2307,8 @@ static void folder_view_free(void *p)
     free(v);
 }
 
-/* Tests only: with S3RIG_TEST_GATE=DIR, an open while DIR/hold exists makes DIR/held and
- * waits (at most a minute) until DIR/hold is gone, so a test can change the folder while
- * a rescan is being opened (tests/test_folder_watch.c). */
-static void test_gate(void)
-{
-    const char *gate = getenv("S3RIG_TEST_GATE");
-    char hold[PATH_MAX], held[PATH_MAX];
-    if (!gate || snprintf(hold, sizeof hold, "%s/hold", gate) >= (int)sizeof hold ||
-        snprintf(held, sizeof held, "%s/held", gate) >= (int)sizeof held || access(hold, F_OK) != 0)
-        return;
-    int fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0)
-        close(fd);
-    for (int i = 0; i < 6000 && access(hold, F_OK) == 0; i++)
-        usleep(10000);
-}
-
 enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
 {
-    test_gate();
     struct folder_view *v = calloc(1, sizeof *v);
     if (!v || !(v->root = strdup(path)) || tree_on_free(fs->tree, folder_view_free, v)) {
         if (v)

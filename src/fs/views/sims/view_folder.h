@@ -24,14 +24,20 @@ enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_
  * allocations (since the program started). */
 void folder_view_test_scan(unsigned workers, uint64_t k);
 uint64_t folder_view_test_scan_allocs(void);
-/* Tests only: the packages hashed (for duplicates.csv) by every view since the program
- * started. */
-uint64_t folder_view_test_hashed(void);
+/* Tests only: the packages read whole (SHA-256, for duplicates.csv and identical_packages)
+ * by every view since the program started, and in *peeked (when not NULL) those whose
+ * first and last 4 KiB were read. */
+uint64_t folder_view_test_hashed(uint64_t *peeked);
 /* Tests only: the pairs of a conflict's providers compared by every view since the
  * program started, by what decided each (enum dbpf_same_how: nothing, the expanded
  * sizes, the stored bytes, expanding both); and the package views opened (a package's
  * tree populated under /files). */
 void folder_view_test_compared(uint64_t counts[4]);
+/* Tests only: every scan from now on calls fn(ctx) once it has walked the folder (what
+ * its tree will show of the folder's files is fixed then), before it reads the packages;
+ * fn NULL: none. A test holds a scan there to change the folder behind it (test_folder_watch:
+ * a change the watch counts while a rescan runs). */
+void folder_view_test_on_scan(void (*fn)(void *ctx), void *ctx);
 uint64_t folder_view_test_packages_opened(void);
 
 #endif
