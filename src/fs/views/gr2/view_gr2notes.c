@@ -36,8 +36,8 @@ void gr2_add_warnings(struct gr2_view *v, uint32_t dir, const char *stem, const 
     uint64_t total = n->lines + n->more;
     char *text = mdl_notes_take(n), name[64];
     snprintf(name, sizeof name, "%s.warnings", stem);
-    if (!text) {
-        add_error(v->fs->tree, dir, name, "out of memory");
+    if (!text) { /* the listing fails (ENOMEM), never NAME.warnings short or an error */
+        tree_note_oom(v->fs->tree);
         return;
     }
     uint32_t shown = 0;
