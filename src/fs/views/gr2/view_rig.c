@@ -387,12 +387,12 @@ enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
     e = gr2_view_new(fs, v->r.granny_pos, &v->granny, v->granny_err, sizeof v->granny_err);
     if (e == S3_ERR_NOMEM) /* a broken Granny part is said; a refused allocation fails the open */
         return s3_fail(e, err, errlen, "out of memory");
-    if (e != S3_OK)
-        diag_add(&fs->diag, "Granny data: %s", v->granny_err);
-    else if (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny))
+    if (e != S3_OK && diag_add(&fs->diag, "Granny data: %s", v->granny_err))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-    rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
-    if (describe(v) || view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
+    if (e == S3_OK && (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    if (rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag) ||
+        describe(v) || view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }
