@@ -195,9 +195,9 @@ static void build_index(struct gr2_anim *a, const struct gr2_space *sp)
     }
     gr2_root_array(&a->types, sp, "TrackGroups", &groups);
     index_groups_of(a, sp, &groups, -1, &b);
-    if (b.out)
-        diag_add(&a->v->fs->diag, "animation index stopped after %" PRIu64 " track visits: some tracks have no "
-                 "samples.csv", bytes / 4 > 65536 ? bytes / 4 : 65536);
+    if (b.out && diag_add(&a->v->fs->diag, "animation index stopped after %" PRIu64 " track visits: some tracks "
+                          "have no samples.csv", bytes / 4 > 65536 ? bytes / 4 : 65536))
+        tree_note_oom(a->v->fs->tree); /* the listing fails (ENOMEM), never an /info without it */
 }
 
 struct gr2_anim *gr2_anim_new(struct gr2_view *v)
