@@ -1,15 +1,16 @@
-/* Export files under refused allocations (issue 32): every .glb, .obj and .csv a fixture
- * shows (Turok 1 model exports, Granny skeleton/model/mesh exports and table CSVs,
- * Granny animation CSVs and exports, a clear RIG's skeleton). For each file, a clean run
- * counts the allocations (malloc, calloc, realloc's growths: tests/alloc_refuse.c) of
- * listing its directory, which measures it, and of reading it through in 4 KiB
- * chunks, which builds or renders it (N). Then for every k < N a fresh open refuses the
- * k-th of those: the listing fails with NOMEM (and lists when tried again), or a read
- * fails with NOMEM, or everything succeeds whole; never a read that ends short with
- * success. After each run a read-through with nothing refused gives the clean file's
- * bytes, as many as the size at stat: nothing of the refusal stays (no size measured
- * short, no build kept short, no error kept). The clean bytes are the clean open's,
- * whose own correctness the exporters' tests check against the format rules. */
+/* Generated files under refused allocations (issue 32): the exports (.glb, .obj) and
+ * CSVs of Turok 1, Granny models and a clear RIG, and every file of the Turok 1 and
+ * Turok 2 t2fs trees (rows rendered on read, slices of expanded items). For each file, a
+ * clean run counts the allocations (malloc, calloc, realloc's growths:
+ * tests/alloc_refuse.c) of listing its directory, which measures it, and of reading it
+ * through in 4 KiB chunks, which builds or renders it (N). Then for every k < N a fresh
+ * open refuses the k-th of those: the listing fails with NOMEM (and lists when tried
+ * again), or a read fails with NOMEM, or everything succeeds whole; never a read that
+ * ends short with success, nor EIO. After each run a read-through with nothing refused
+ * gives the clean file's bytes, as many as the size at stat: nothing of the refusal
+ * stays (no size measured short, no build kept short, no error kept). The clean bytes
+ * are the clean open's, whose own correctness the views' and exporters' tests check
+ * against the format rules. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,9 +32,21 @@
 
 enum { CHUNK = 4096 };
 
-static struct s3fs *open_data(const uint8_t *data, size_t size)
+/* What a sweep covers: the files with these extensions (NULL-terminated), refused in
+ * their listing (measured) and reads (built, rendered), or in their reads alone. */
+struct sweep {
+    const char *kind;
+    const char *const *ext; /* NULL: every file but /info */
+    bool listing;
+    unsigned min_files;
+    int nargs; /* the fixture's arguments (fx_kind) */
+    char *const *args;
+    uint64_t cache_bytes; /* -o cache_mb in bytes (0: the default); small: every read makes its item again */
+};
+
+static struct s3fs *open_data(const struct sweep *w, const uint8_t *data, size_t size)
 {
-    struct s3fs_opts o = {0};
+    struct s3fs_opts o = {.cache_bytes = w->cache_bytes};
     struct s3fs *fs = NULL;
     char err[512];
     if (s3fs_open_mem(&fs, data, size, &o, err, sizeof err))
@@ -41,17 +54,10 @@ static struct s3fs *open_data(const uint8_t *data, size_t size)
     return fs;
 }
 
-/* What a sweep covers: the files with these extensions (NULL-terminated), refused in
- * their listing (measured) and reads (built, rendered), or in their reads alone. */
-struct sweep {
-    const char *kind;
-    const char *const *ext;
-    bool listing;
-    unsigned min_files;
-};
-
 static bool is_export(const struct sweep *w, const char *path)
 {
+    if (!w->ext)
+        return strstr(path, "info") == NULL; /* every file but /info (it counts failures) */
     const char *dot = strrchr(path, '.');
     for (const char *const *x = w->ext; dot && *x; x++)
         if (strcmp(dot, *x) == 0)
@@ -100,7 +106,7 @@ static enum s3_err read_through(struct tree *t, uint32_t ino, uint8_t *buf, size
 static bool run_once(const struct sweep *w, const uint8_t *data, size_t size, const struct snap_entry *clean, long k,
                      long *count)
 {
-    struct s3fs *fs = open_data(data, size);
+    struct s3fs *fs = open_data(w, data, size);
     struct tree *t = fs->tree;
     const char *name;
     uint32_t dir = parent_of(t, clean->path, &name), ino = 0;
@@ -148,9 +154,9 @@ static void refuse_every_malloc_of_exports(const struct sweep *w)
 {
     const char *kind = w->kind;
     size_t size;
-    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    uint8_t *data = fx_kind(kind, w->nargs, w->args, &size);
     assert_non_null(data);
-    struct s3fs *fs = open_data(data, size);
+    struct s3fs *fs = open_data(w, data, size);
     struct snap clean = {0};
     snap_tree(&clean, fs->tree, TREE_ROOT);
     s3fs_close(fs);
@@ -205,7 +211,37 @@ static void test_turok1_exports(void **state)
 {
     (void)state;
     SKIP_UNWRAPPED();
-    refuse_every_malloc_of_exports(&(struct sweep){"t2fs-turok1", models, true, 2});
+    refuse_every_malloc_of_exports(&(struct sweep){"t2fs-turok1", models, true, 2, 0, NULL, 0});
+}
+
+/* every file of the Turok 1 view (rows rendered on read among them) */
+static void test_turok1_files(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"t2fs-turok1", NULL, true, 20, 0, NULL, 0});
+}
+
+/* every file of a Turok 2 t2fs tree: nodes inside RNC-compressed nodes (slices of an
+ * expanded item), models' rows rendered on read */
+static void test_t2fs_files(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"t2fs", NULL, true, 20, 0, NULL, 0});
+}
+
+/* Rows past VIEW_TEXT_MAX rendered on read from a form derived into the cache
+ * (view_add_form_rows: a mesh's indices and triangles; vertices.txt its own), refused in
+ * reads only (the listing of every file is test_t2fs_files'), with a cache too small to
+ * keep a form: each read derives it again. */
+static void test_t2fs_rows_on_read(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    static char *const verts[] = {"6000"};
+    static const char *const txt[] = {".txt", NULL};
+    refuse_every_malloc_of_exports(&(struct sweep){"t2fs-big-mesh", txt, false, 2, 1, verts, 1024});
 }
 
 /* The tables' NAME.csv of a Granny model, rendered on read (view_gr2obj.c); refused in
@@ -214,7 +250,7 @@ static void test_granny_table_csvs(void **state)
 {
     (void)state;
     SKIP_UNWRAPPED();
-    refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", tables, false, 3});
+    refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", tables, false, 3, 0, NULL, 0});
 }
 
 /* skeleton.glb, model.glb, mesh.obj of a Granny model (view_gr2export.c). Skipped
@@ -228,7 +264,7 @@ static void test_granny_model_exports(void **state)
     SKIP_UNWRAPPED();
     print_message("waits for the Granny type decoder to return NOMEM: skipped\n");
     skip();
-    refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", models, true, 3});
+    refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", models, true, 3, 0, NULL, 0});
 }
 
 /* a clear RIG's skeleton.glb and CSVs (view_rig_clear.c) */
@@ -236,13 +272,16 @@ static void test_rig_clear_exports(void **state)
 {
     (void)state;
     SKIP_UNWRAPPED();
-    refuse_every_malloc_of_exports(&(struct sweep){"rig-clear-4", all, true, 1});
+    refuse_every_malloc_of_exports(&(struct sweep){"rig-clear-4", all, true, 1, 0, NULL, 0});
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turok1_exports),
+        cmocka_unit_test(test_turok1_files),
+        cmocka_unit_test(test_t2fs_files),
+        cmocka_unit_test(test_t2fs_rows_on_read),
         cmocka_unit_test(test_granny_table_csvs),
         cmocka_unit_test(test_granny_model_exports),
         cmocka_unit_test(test_rig_clear_exports),

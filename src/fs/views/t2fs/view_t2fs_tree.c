@@ -154,8 +154,9 @@ static enum s3_err blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     char err[256];
     size_t size;
     const uint8_t *d;
-    if (cache_pin(&cn->v->fs->cache, &cn->c, &d, &size, err, sizeof err))
-        return S3_ERR_IO;
+    enum s3_err e = cache_pin(&cn->v->fs->cache, &cn->c, &d, &size, err, sizeof err);
+    if (e) /* refused memory: ENOMEM to this read, the next expands again */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
     *got = 0;
     if (arg + off <= size) {
         *got = (size_t)(len < size - arg - off ? len : size - arg - off);
