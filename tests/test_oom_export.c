@@ -189,6 +189,51 @@ static void refuse_every_malloc_of_exports(const struct sweep *w)
     free(data);
 }
 
+/* Opening kind with each allocation refused in turn: the open fails saying out of
+ * memory, or its warnings (/info's, fs->diag) are the clean open's, every one: never a
+ * warning lost with success (diag_add's NOMEM reaches the open). */
+static void open_keeps_warnings(const char *kind)
+{
+    size_t size;
+    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    assert_non_null(data);
+    struct s3fs_opts o = {0};
+    struct s3fs *clean = NULL, *fs;
+    char err[512];
+    alloc_refuse_start(-1);
+    assert_int_equal(s3fs_open_mem(&clean, data, size, &o, err, sizeof err), 0);
+    long n = alloc_refuse_count();
+    assert_true(clean->diag.n > 0); /* the fixture has warnings to lose */
+    unsigned failed = 0;
+    for (long k = 0; k < n; k++) {
+        fs = NULL;
+        alloc_refuse_start(k);
+        int rc = s3fs_open_mem(&fs, data, size, &o, err, sizeof err);
+        alloc_refuse_start(-1);
+        if (rc) {
+            if (!strstr(err, "out of memory"))
+                fail_msg("%s: allocation %ld of %ld refused: the open failed, not saying out of memory: %s", kind, k,
+                         n, err);
+            failed++;
+            continue;
+        }
+        if (fs->diag.n != clean->diag.n || fs->diag.dropped != clean->diag.dropped)
+            fail_msg("%s: allocation %ld of %ld refused: opened with %zu warnings, the clean open has %zu", kind, k,
+                     n, fs->diag.n, clean->diag.n);
+        for (size_t i = 0; i < fs->diag.n; i++)
+            if (strcmp(fs->diag.msg[i], clean->diag.msg[i]) != 0)
+                fail_msg("%s: allocation %ld refused: warning %zu is '%s', the clean open's '%s'", kind, k, i,
+                         fs->diag.msg[i], clean->diag.msg[i]);
+        s3fs_close(fs);
+    }
+    print_message("%s: %ld allocations while opening, %zu warnings; refusing each failed the open in %u, the others "
+                  "kept every warning\n",
+                  kind, n, clean->diag.n, failed);
+    assert_true(failed > 0);
+    s3fs_close(clean);
+    free(data);
+}
+
 #define SKIP_UNWRAPPED()
 
 #else
@@ -199,6 +244,7 @@ static void refuse_every_malloc_of_exports(const struct sweep *w)
         return;                                                                                                        \
     } while (0)
 #define refuse_every_malloc_of_exports(w) (void)(w)
+#define open_keeps_warnings(kind) (void)(kind)
 
 #endif
 
@@ -275,6 +321,25 @@ static void test_rig_clear_exports(void **state)
     refuse_every_malloc_of_exports(&(struct sweep){"rig-clear-4", all, true, 1, 0, NULL, 0});
 }
 
+/* mesh.glb and mesh.obj of a GEOM with every trap (view_geom.c) */
+static void test_geom_exports(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"geom-traps", models, true, 2, 0, NULL, 0});
+}
+
+/* The warnings parsers and views add while opening: a GEOM's traps (geom_model's
+ * report), a clear RIG's wrong name hash, a package's repeated key (its index). */
+static void test_open_keeps_warnings(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    open_keeps_warnings("geom-traps");
+    open_keeps_warnings("rig-clear-4");
+    open_keeps_warnings("package-s4");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +350,8 @@ int main(void)
         cmocka_unit_test(test_granny_table_csvs),
         cmocka_unit_test(test_granny_model_exports),
         cmocka_unit_test(test_rig_clear_exports),
+        cmocka_unit_test(test_geom_exports),
+        cmocka_unit_test(test_open_keeps_warnings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -92,7 +92,8 @@ static enum s3_err parse_rcol(const struct s3_src *src, struct geom *g, struct d
     enum s3_err e = S3_OK;
     uint8_t *b = malloc(hdr);
     if (!b || src_read(src, 0, b, hdr)) {
-        e = s3_fail(b ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "RCOL: the header cannot be read");
+        e = b ? s3_fail(S3_ERR_IO, err, errlen, "RCOL: the header cannot be read")
+              : s3_fail(S3_ERR_NOMEM, err, errlen, "RCOL header: out of memory");
         goto fail;
     }
     struct cursor c;
@@ -596,9 +597,10 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
         return s3_fail(S3_ERR_LIMIT, err, errlen, "GEOM chunk of %" PRIu64 " bytes: over the limit (max_unpacked_mb)",
                        g->size);
     g->buf = alloc_array(g->size, 1);
-    if (!g->buf || src_read(src, g->pos, g->buf, g->size))
-        return s3_fail(g->buf ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read",
-                       g->pos);
+    if (!g->buf)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "GEOM chunk at %" PRIu64 ": out of memory", g->pos);
+    if (src_read(src, g->pos, g->buf, g->size))
+        return s3_fail(S3_ERR_IO, err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read", g->pos);
     struct cursor c;
     cur_init(&c, g->buf, g->size, false);
     cur_skip(&c, 4);
