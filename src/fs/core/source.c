@@ -147,9 +147,10 @@ static enum s3_err expanded_read(struct source *s, uint64_t off, void *buf, size
     char err[200];
     size_t have;
     const uint8_t *d;
-    if (cache_pin(s->cache, s->item, &d, &have, err, sizeof err))
-        return S3_ERR_IO;
-    enum s3_err rc = range_ok(off, len, have) ? S3_OK : S3_ERR_IO;
+    enum s3_err rc = cache_pin(s->cache, s->item, &d, &have, err, sizeof err);
+    if (rc) /* an expansion refused memory: NOMEM to this read, the next expands again */
+        return rc == S3_ERR_NOMEM ? rc : S3_ERR_IO;
+    rc = range_ok(off, len, have) ? S3_OK : S3_ERR_IO;
     if (rc == S3_OK)
         memcpy(buf, d + off, len);
     cache_unpin(s->cache, s->item);

@@ -262,8 +262,9 @@ static enum s3_err form_rows_read(struct tree *t, void *ctx, uint64_t arg, uint6
     size_t have;
     *got_out = 0;
     const uint8_t *b;
-    if (cache_pin(it->cache, &it->c, &b, &have, err, sizeof err))
-        return S3_ERR_IO;
+    enum s3_err e = cache_pin(it->cache, &it->c, &b, &have, err, sizeof err);
+    if (e) /* a derivation refused memory: ENOMEM to this read, the next derives again */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
     const uint64_t *mark = (const uint64_t *)(b + pad8(it->len));
     uint64_t nmarks = form_marks(it->n);
     uint64_t lo = last_mark_at(mark, nmarks, off);

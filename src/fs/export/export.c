@@ -47,9 +47,12 @@ static enum s3_err export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t
     if (source_check(&e->fs->src))
         return S3_ERR_IO;
     const uint8_t *d;
-    if (cache_pin(&e->fs->cache, &e->c, &d, &size, err, sizeof err))
-        return S3_ERR_IO;
-    enum s3_err rc = S3_ERR_IO;
+    /* a build refused memory is ENOMEM to this read (the next builds again: a failed
+     * production is not kept); anything else, cache_mb's refusal included, is EIO */
+    enum s3_err rc = cache_pin(&e->fs->cache, &e->c, &d, &size, err, sizeof err);
+    if (rc)
+        return rc == S3_ERR_NOMEM ? rc : S3_ERR_IO;
+    rc = S3_ERR_IO;
     if (size == e->size) { /* another size: the source changed since the size was taken */
         *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
         memcpy(buf, d + off, *got);
@@ -118,6 +121,10 @@ uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char 
     source_hold(&fs->src); /* measuring reads the source as a build does */
     enum s3_err rc = build(ctx, NULL, &size, err, sizeof err);
     source_release(&fs->src);
+    if (rc == S3_ERR_NOMEM) { /* the listing fails (ENOMEM), never STEM.error */
+        tree_note_oom(fs->tree);
+        return 0;
+    }
     if (rc)
         return export_add_error(fs, dir, name, err);
     return export_add_sized(fs, dir, name, xtype, size, build, ctx);

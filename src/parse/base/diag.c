@@ -4,34 +4,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void diag_add(struct diag *d, const char *fmt, ...)
+/* The message formatted into malloc'd memory (vsnprintf twice, not vasprintf: the
+ * allocation is ours, so a refused one is seen, and tests can refuse it). NULL when
+ * memory is refused or the format fails. */
+static char *format(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return s;
+}
+
+enum s3_err diag_add(struct diag *d, const char *fmt, ...)
 {
     if (!d)
-        return;
-    if (d->n >= DIAG_MAX) {
+        return S3_OK;
+    if (d->n >= DIAG_MAX) { /* the bound: counted, by design not kept */
         d->dropped++;
-        return;
+        return S3_OK;
     }
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 16;
         char **m = realloc(d->msg, cap * sizeof *m);
         if (!m) {
             d->dropped++;
-            return;
+            return S3_ERR_NOMEM;
         }
         d->msg = m;
         d->cap = cap;
     }
     va_list ap;
     va_start(ap, fmt);
-    char *s = NULL;
-    int rc = vasprintf(&s, fmt, ap);
+    char *s = format(fmt, ap);
     va_end(ap);
-    if (rc < 0) {
+    if (!s) {
         d->dropped++;
-        return;
+        return S3_ERR_NOMEM;
     }
     d->msg[d->n++] = s;
+    return S3_OK;
 }
 
 void diag_free(struct diag *d)

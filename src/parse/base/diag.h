@@ -5,15 +5,21 @@
 
 #include <stddef.h>
 
+#include "parse/base/err.h"
+
 #define DIAG_MAX 4096
 
 struct diag {
     char **msg;
     size_t n, cap;
-    size_t dropped; /* warnings beyond DIAG_MAX, counted but not kept */
+    size_t dropped; /* warnings not kept: beyond DIAG_MAX, or refused memory */
 };
 
-void diag_add(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds a warning (d NULL: none kept). S3_OK, also past DIAG_MAX (the bound: counted in
+ * dropped, not kept, by design); NOMEM when memory for it is refused (counted in dropped
+ * too): the caller fails with it, or, where a warning is best-effort, says so where it
+ * ignores it (/info then still says warnings are missing). */
+enum s3_err diag_add(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_free(struct diag *d);
 
 #endif

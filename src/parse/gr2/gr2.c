@@ -123,28 +123,34 @@ static enum s3_err parse_file_header(const struct s3_src *src, struct gr2_file *
         for (int i = 0; i < 3; i++)
             g->v7_reserved[i] = cur_u32(&c);
     }
+    /* a warning refused memory fails the parse (NOMEM), never a file without it */
+    enum s3_err e = S3_OK;
     if (g->sig->alt_spelling)
-        diag_add(d, "GR2 signature is the little-endian spelling of the %s signature", g->sig->name);
-    if (g->header_format != 0)
-        diag_add(d, "GR2 header_format is %u (only 0 is known)", g->header_format);
-    if (g->headers_size != 0x20 + g->header_length + g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE)
-        diag_add(d, "GR2 headers_size %u disagrees with header length and section count (%llu)",
-                 g->headers_size,
-                 (unsigned long long)(0x20 + g->header_length +
-                                      g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE));
-    return S3_OK;
+        e = diag_add(d, "GR2 signature is the little-endian spelling of the %s signature", g->sig->name);
+    if (e == S3_OK && g->header_format != 0)
+        e = diag_add(d, "GR2 header_format is %u (only 0 is known)", g->header_format);
+    if (e == S3_OK &&
+        g->headers_size != 0x20 + g->header_length + g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE)
+        e = diag_add(d, "GR2 headers_size %u disagrees with header length and section count (%llu)",
+                     g->headers_size,
+                     (unsigned long long)(0x20 + g->header_length +
+                                          g->section_count * (uint64_t)GR2_SECTION_HEADER_SIZE));
+    return e == S3_OK ? S3_OK : s3_fail(e, err, errlen, "out of memory");
 }
 
-static void check_total_size(struct gr2_file *g, struct diag *d)
+/* S3_OK, or NOMEM when a warning is refused memory. */
+static enum s3_err check_total_size(struct gr2_file *g, struct diag *d)
 {
+    enum s3_err e = S3_OK;
     g->limit = g->total_size;
     if (g->total_size > g->avail) {
-        diag_add(d, "GR2 total_size %u runs past the end of the file (%llu bytes available): truncated",
-                 g->total_size, (unsigned long long)g->avail);
+        e = diag_add(d, "GR2 total_size %u runs past the end of the file (%llu bytes available): truncated",
+                     g->total_size, (unsigned long long)g->avail);
         g->limit = g->avail;
     }
-    if (g->total_size < 0x20 + g->header_length)
-        diag_add(d, "GR2 total_size %u is smaller than its own header", g->total_size);
+    if (e == S3_OK && g->total_size < 0x20 + g->header_length)
+        e = diag_add(d, "GR2 total_size %u is smaller than its own header", g->total_size);
+    return e;
 }
 
 bool gr2_crc_span(const struct gr2_file *g, struct gr2_crc_span *out)
@@ -155,20 +161,18 @@ bool gr2_crc_span(const struct gr2_file *g, struct gr2_crc_span *out)
     return g->header_length != 0 && out->to >= out->from && out->to <= g->avail;
 }
 
-static void check_crc(const struct s3_src *src, struct gr2_file *g, struct diag *d)
+/* S3_OK, or NOMEM when a warning is refused memory. */
+static enum s3_err check_crc(const struct s3_src *src, struct gr2_file *g, struct diag *d)
 {
     struct gr2_crc_span span;
-    if (!gr2_crc_span(g, &span)) {
-        diag_add(d, "GR2 CRC not checked: total_size %u does not fit the data", g->total_size);
-        return;
-    }
-    if (crc32_range(src, g->base + span.from, span.to - span.from, &g->crc_computed) != S3_OK) {
-        diag_add(d, "GR2 CRC not checked: read error");
-        return;
-    }
+    if (!gr2_crc_span(g, &span))
+        return diag_add(d, "GR2 CRC not checked: total_size %u does not fit the data", g->total_size);
+    if (crc32_range(src, g->base + span.from, span.to - span.from, &g->crc_computed) != S3_OK)
+        return diag_add(d, "GR2 CRC not checked: read error");
     g->crc_checked = true;
     if (g->crc_computed != g->crc)
-        diag_add(d, "GR2 CRC mismatch: stored 0x%08x, computed 0x%08x", g->crc, g->crc_computed);
+        return diag_add(d, "GR2 CRC mismatch: stored 0x%08x, computed 0x%08x", g->crc, g->crc_computed);
+    return S3_OK;
 }
 
 bool gr2_tables_compressed(uint32_t code)
@@ -214,34 +218,38 @@ static bool compressed_table_fits(const struct s3_src *src, const struct gr2_fil
     return true;
 }
 
-static void check_section(const struct s3_src *src, struct gr2_file *g, uint32_t i, struct diag *d)
+/* S3_OK, or NOMEM when a warning is refused memory. */
+static enum s3_err check_section(const struct s3_src *src, struct gr2_file *g, uint32_t i, struct diag *d)
 {
     struct gr2_section *s = &g->sections[i];
+    enum s3_err e = S3_OK;
     s->data_ok = range_ok(s->data_offset, s->data_size, g->limit);
     if (!s->data_ok)
         snprintf(s->data_err, GR2_ERR,
                  "section %u data at 0x%x, %u bytes, runs past the end of the Granny data (%llu bytes)", i,
                  s->data_offset, s->data_size, (unsigned long long)g->limit);
     if (s->compression == GR2_COMP_NONE && s->data_size != s->expanded_size)
-        diag_add(d, "section %u: uncompressed but data_size %u != expanded_size %u", i, s->data_size,
-                 s->expanded_size);
-    if (s->compression > GR2_COMP_BITKNIT2)
-        diag_add(d, "section %u: unknown compression code %u", i, s->compression);
+        e = diag_add(d, "section %u: uncompressed but data_size %u != expanded_size %u", i, s->data_size,
+                     s->expanded_size);
+    if (e == S3_OK && s->compression > GR2_COMP_BITKNIT2)
+        e = diag_add(d, "section %u: unknown compression code %u", i, s->compression);
     /* the stage stops belong to Oodle; BitKnit2 sections carry values the codec ignores */
-    if (s->compression != GR2_COMP_BITKNIT2 && (s->first16bit > s->first8bit || s->first8bit > s->expanded_size))
-        diag_add(d, "section %u: first16bit %u / first8bit %u / expanded_size %u out of order", i,
-                 s->first16bit, s->first8bit, s->expanded_size);
+    if (e == S3_OK && s->compression != GR2_COMP_BITKNIT2 &&
+        (s->first16bit > s->first8bit || s->first8bit > s->expanded_size))
+        e = diag_add(d, "section %u: first16bit %u / first8bit %u / expanded_size %u out of order", i,
+                     s->first16bit, s->first8bit, s->expanded_size);
     if (gr2_tables_compressed(s->compression)) {
         s->fixups_ok = compressed_table_fits(src, g, s->fixup_offset, s->fixup_count, s->fixups_err,
                                              "compressed fixup table", &s->fixup_stored);
         s->marshal_ok = compressed_table_fits(src, g, s->marshal_offset, s->marshal_count, s->marshal_err,
                                               "compressed marshalling table", &s->marshal_stored);
-        return;
+        return e;
     }
     s->fixups_ok = table_fits(g, s->fixup_offset, s->fixup_count, GR2_FIXUP_SIZE, s->fixups_err, "fixup table",
                               &s->fixup_stored);
     s->marshal_ok = table_fits(g, s->marshal_offset, s->marshal_count, GR2_MARSHAL_SIZE, s->marshal_err,
                                "marshalling table", &s->marshal_stored);
+    return e;
 }
 
 static enum s3_err parse_sections(const struct s3_src *src, struct gr2_file *g, struct diag *d)
@@ -253,7 +261,8 @@ static enum s3_err parse_sections(const struct s3_src *src, struct gr2_file *g, 
         snprintf(g->sections_err, GR2_ERR,
                  "section_count %u at 0x%llx: only %llu section headers fit inside the Granny data", n,
                  (unsigned long long)pos, (unsigned long long)room);
-        diag_add(d, "%s", g->sections_err);
+        if (diag_add(d, "%s", g->sections_err) != S3_OK)
+            return S3_ERR_NOMEM;
         n = (uint32_t)room;
     }
     g->sections = alloc_array(n, sizeof *g->sections);
@@ -280,7 +289,9 @@ static enum s3_err parse_sections(const struct s3_src *src, struct gr2_file *g, 
         s->marshal_offset = cur_u32(&c);
         s->marshal_count = cur_u32(&c);
         g->nsections = i + 1;
-        check_section(src, g, i, d);
+        enum s3_err e = check_section(src, g, i, d);
+        if (e)
+            return e;
     }
     return S3_OK;
 }
@@ -296,9 +307,11 @@ enum s3_err gr2_parse(const struct s3_src *src, uint64_t base, struct gr2_file *
         e = parse_file_header(src, g, d, err, errlen);
     if (e != S3_OK)
         return e;
-    check_total_size(g, d);
-    check_crc(src, g, d);
-    e = parse_sections(src, g, d);
+    e = check_total_size(g, d);
+    if (e == S3_OK)
+        e = check_crc(src, g, d);
+    if (e == S3_OK)
+        e = parse_sections(src, g, d);
     if (e != S3_OK)
         goto fail;
     return S3_OK;

@@ -95,11 +95,12 @@ static enum s3_err mark_duplicates(struct dbpf *d, struct diag *diag)
         }
         slot[at] = i + 1; /* the latest entry of the key */
     }
+    enum s3_err e = S3_OK;
     if (repeats)
-        diag_add(diag, "%u index entries repeat an earlier entry's type, group and instance (shown with ~N)",
-                 repeats);
+        e = diag_add(diag, "%u index entries repeat an earlier entry's type, group and instance (shown with ~N)",
+                     repeats);
     free(slot);
-    return S3_OK;
+    return e;
 }
 
 static void classify(struct dbpf_entry *e, uint64_t file_size)
@@ -132,12 +133,14 @@ static bool index_inside(const struct s3_src *src, struct dbpf *d, uint32_t want
 }
 
 /* The flags and constant fields at the index's start; the most entries its bytes can
- * hold (the smallest record, three constant fields and no extended word, is 16 bytes). */
-static uint64_t index_start(struct cursor *c, struct dbpf *d, struct diag *diag)
+ * hold (the smallest record, three constant fields and no extended word, is 16 bytes).
+ * *e: NOMEM when a warning is refused memory (left as it is otherwise). */
+static uint64_t index_start(struct cursor *c, struct dbpf *d, struct diag *diag, enum s3_err *e)
 {
     d->index_flags = cur_u32(c);
-    if (diag && (d->index_flags & ~7u))
-        diag_add(diag, "index flags 0x%08x: bits other than 0x7 are not known (ignored)", d->index_flags);
+    if (diag && (d->index_flags & ~7u) &&
+        diag_add(diag, "index flags 0x%08x: bits other than 0x7 are not known (ignored)", d->index_flags))
+        *e = S3_ERR_NOMEM;
     for (int f = 0; f < 3; f++)
         if (d->index_flags & (1u << f))
             d->constant[f] = cur_u32(c);
@@ -165,16 +168,18 @@ static bool decode_record(struct cursor *c, const struct dbpf *d, struct dbpf_en
     return !c->err;
 }
 
-/* After the records: a short index is broken (index_err), bytes left are a warning. */
-static void index_end(struct dbpf *d, uint32_t want, size_t pos, struct diag *diag)
+/* After the records: a short index is broken (index_err), bytes left are a warning:
+ * S3_OK, or NOMEM when it is refused memory. */
+static enum s3_err index_end(struct dbpf *d, uint32_t want, size_t pos, struct diag *diag)
 {
     if (d->count < want) {
         d->index_ok = false;
         snprintf(d->index_err, sizeof d->index_err, "index ends after %u of %u entries (%llu bytes)", d->count,
                  want, (unsigned long long)d->index_size);
     } else if (diag && pos < d->index_size) {
-        diag_add(diag, "index: %zu bytes after the last entry", d->index_size - pos);
+        return diag_add(diag, "index: %zu bytes after the last entry", d->index_size - pos);
     }
+    return S3_OK;
 }
 
 enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct diag *diag)
@@ -194,8 +199,8 @@ enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct di
     }
     struct cursor c;
     cur_init(&c, b, d->index_size, false);
-    uint64_t cap = index_start(&c, d, diag);
-    d->e = calloc(want < cap ? want : cap, sizeof *d->e);
+    uint64_t cap = index_start(&c, d, diag, &e);
+    d->e = e ? NULL : calloc(want < cap ? want : cap, sizeof *d->e);
     if (!d->e) {
         e = S3_ERR_NOMEM;
         goto done;
@@ -207,8 +212,9 @@ enum s3_err dbpf_parse_index(const struct s3_src *src, struct dbpf *d, struct di
         classify(&en, src->size);
         d->e[d->count++] = en;
     }
-    index_end(d, want, c.pos, diag);
-    e = mark_duplicates(d, diag);
+    e = index_end(d, want, c.pos, diag);
+    if (e == S3_OK)
+        e = mark_duplicates(d, diag);
 done:
     free(b);
     return e;
@@ -226,7 +232,7 @@ enum s3_err dbpf_read_entry(const struct s3_src *src, struct dbpf *d, uint32_t r
         return S3_ERR_IO;
     struct cursor c;
     cur_init(&c, start, ns, false);
-    index_start(&c, d, NULL);
+    index_start(&c, d, NULL, &(enum s3_err){S3_OK}); /* no diag: nothing to refuse */
     if (c.err || record < d->index_pos + c.pos || record >= end)
         return S3_ERR_RANGE;
     /* the record: at most 32 bytes, and never past the index (decode_record checks) */
@@ -303,7 +309,7 @@ enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbp
     }
     struct cursor c;
     cur_init(&c, ks->bytes, d->index_size, false);
-    uint64_t cap = index_start(&c, d, NULL);
+    uint64_t cap = index_start(&c, d, NULL, &(enum s3_err){S3_OK}); /* no diag: nothing to refuse */
     if (!grow_to((void **)&ks->k, &ks->capk, want < cap ? want : cap, sizeof *ks->k, grow))
         return S3_ERR_NOMEM;
     d->count = 0;
@@ -315,7 +321,7 @@ enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbp
         ks->k[d->count++] = (struct dbpf_key){en.instance, en.type, en.group, 0, en.record, deleted};
     }
     ks->n = d->count;
-    index_end(d, want, c.pos, NULL);
+    (void)index_end(d, want, c.pos, NULL); /* no diag: nothing to refuse */
     return number_key_repeats(ks, grow) ? S3_OK : S3_ERR_NOMEM;
 }
 

@@ -92,7 +92,8 @@ static enum s3_err parse_rcol(const struct s3_src *src, struct geom *g, struct d
     enum s3_err e = S3_OK;
     uint8_t *b = malloc(hdr);
     if (!b || src_read(src, 0, b, hdr)) {
-        e = s3_fail(b ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "RCOL: the header cannot be read");
+        e = b ? s3_fail(S3_ERR_IO, err, errlen, "RCOL: the header cannot be read")
+              : s3_fail(S3_ERR_NOMEM, err, errlen, "RCOL header: out of memory");
         goto fail;
     }
     struct cursor c;
@@ -125,14 +126,17 @@ static enum s3_err parse_rcol(const struct s3_src *src, struct geom *g, struct d
     bool at_computed = tag_at(src, computed, TAG_GEOM), at_stored = tag_at(src, stored, TAG_GEOM);
     bool use_stored = one ? !at_computed && at_stored : at_stored || !at_computed;
     g->pos = use_stored ? stored : computed;
-    if (stored != computed)
+    /* a warning refused memory fails the parse (NOMEM), never a GEOM without it */
+    if (stored != computed &&
         diag_add(d, "RCOL: chunk 0's stored position is %" PRIu64 ", the header ends at %" PRIu64 "; read at %" PRIu64,
-                 stored, computed, g->pos);
+                 stored, computed, g->pos))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "RCOL: out of memory");
     uint64_t to_end = src->size - g->pos, len = r->chunk_len[0];
     if (one || !range_ok(g->pos, len, src->size)) {
-        if (len != to_end)
+        if (len != to_end &&
             diag_add(d, "RCOL: chunk 0's stored length is %" PRIu64 ", %" PRIu64 " bytes follow its position; read to "
-                        "the end", len, to_end);
+                        "the end", len, to_end))
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "RCOL: out of memory");
         len = to_end;
     }
     g->size = len;
@@ -186,17 +190,18 @@ static enum s3_err parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
         m->nparams = 0;
         return S3_OK;
     }
-    if (m->tag != TAG_MTNF)
-        diag_add(d, "material at %" PRIu64 ": tag 0x%08" PRIx32 ", not MTNF", m->pos, m->tag);
+    if (m->tag != TAG_MTNF && diag_add(d, "material at %" PRIu64 ": tag 0x%08" PRIx32 ", not MTNF", m->pos, m->tag))
+        return S3_ERR_NOMEM;
     if (m->nparams > cur_left(&mc) / 16) {
         snprintf(m->err, sizeof m->err, "material at %" PRIu64 ": %" PRIu32 " parameters do not fit its %" PRIu32
                  " bytes", m->pos, m->nparams, m->size);
         m->nparams = 0;
         return S3_OK;
     }
-    if (16 + 16ull * m->nparams + m->data_size != m->size)
+    if (16 + 16ull * m->nparams + m->data_size != m->size &&
         diag_add(d, "material: 16 + 16 x %" PRIu32 " parameters + %" PRIu32 " data bytes is not its size %" PRIu32,
-                 m->nparams, m->data_size, m->size);
+                 m->nparams, m->data_size, m->size))
+        return S3_ERR_NOMEM;
     m->param = alloc_array(m->nparams, sizeof *m->param);
     if (!m->param) { /* not a broken part: the whole parse fails */
         m->nparams = 0;
@@ -210,9 +215,10 @@ static enum s3_err parse_mtnf(struct geom *g, struct cursor *c, struct diag *d)
         p->data_off = cur_u32(&mc);
         p->data_ok = range_ok(p->data_off, 4ull * p->count, m->size);
         p->data_pos = m->pos + p->data_off;
-        if (!p->data_ok)
+        if (!p->data_ok &&
             diag_add(d, "material parameter %" PRIu32 ": %" PRIu32 " words at offset %" PRIu32 " run past the block", i,
-                     p->count, p->data_off);
+                     p->count, p->data_off))
+            return S3_ERR_NOMEM; /* m->param is the geom's: geom_free frees it */
     }
     return S3_OK;
 }
@@ -295,7 +301,7 @@ static enum s3_err parse_decls(struct geom *g, struct cursor *c, struct diag *d)
         snprintf(g->decl_err, sizeof g->decl_err, "%" PRIu32 " of %" PRIu32 " declarations have a layout this reader "
                  "does not know (vertex_format.csv shows them; their bytes are shown raw)", bad, g->ndecls);
     if (uv > 3)
-        diag_add(d, "%d UV sets (at most 3 seen)", uv);
+        return diag_add(d, "%d UV sets (at most 3 seen)", uv);
     return S3_OK;
 }
 
@@ -345,8 +351,9 @@ static enum s3_err parse_indices(struct geom *g, struct cursor *c, struct diag *
     if (c->err)
         return g->index_reason = s3_fail(S3_ERR_RANGE, g->index_err, sizeof g->index_err,
                                          "index header at %" PRIu64 ": past the end of the chunk", g->ibuf_pos);
-    if (g->index_buffers != 1)
-        diag_add(d, "index-buffer count %" PRIu32 " (1 seen); read as one buffer", g->index_buffers);
+    if (g->index_buffers != 1 &&
+        diag_add(d, "index-buffer count %" PRIu32 " (1 seen); read as one buffer", g->index_buffers))
+        return S3_ERR_NOMEM; /* the whole parse fails */
     if (g->index_size != 1 && g->index_size != 2 && g->index_size != 4)
         return g->index_reason = s3_fail(S3_ERR_FORMAT, g->index_err, sizeof g->index_err,
                                          "%u bytes per index (1, 2 or 4)", g->index_size);
@@ -570,11 +577,12 @@ static enum s3_err parse_tgis(struct geom *g, struct diag *d)
         g->tgi[i].instance = cur_u64(&c);
     }
     block_end(g, &c, b);
-    if (b->size != g->tgi_size)
+    if (b->size != g->tgi_size &&
         diag_add(d, "TGI list: %" PRIu64 " bytes (4 + 16 x %" PRIu32 "), the header says %" PRIu32, b->size, b->count,
-                 g->tgi_size);
+                 g->tgi_size))
+        return S3_ERR_NOMEM;
     if (c.pos != g->size)
-        diag_add(d, "%" PRIu64 " bytes after the TGI list (at %" PRIu64 ")", g->size - c.pos, g->pos + c.pos);
+        return diag_add(d, "%" PRIu64 " bytes after the TGI list (at %" PRIu64 ")", g->size - c.pos, g->pos + c.pos);
     return S3_OK;
 }
 
@@ -589,9 +597,10 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
         return s3_fail(S3_ERR_LIMIT, err, errlen, "GEOM chunk of %" PRIu64 " bytes: over the limit (max_unpacked_mb)",
                        g->size);
     g->buf = alloc_array(g->size, 1);
-    if (!g->buf || src_read(src, g->pos, g->buf, g->size))
-        return s3_fail(g->buf ? S3_ERR_IO : S3_ERR_NOMEM, err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read",
-                       g->pos);
+    if (!g->buf)
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "GEOM chunk at %" PRIu64 ": out of memory", g->pos);
+    if (src_read(src, g->pos, g->buf, g->size))
+        return s3_fail(S3_ERR_IO, err, errlen, "GEOM chunk at %" PRIu64 ": cannot be read", g->pos);
     struct cursor c;
     cur_init(&c, g->buf, g->size, false);
     cur_skip(&c, 4);
@@ -603,9 +612,10 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
         return s3_fail(S3_ERR_RANGE, err, errlen, "GEOM header at %" PRIu64 ": the chunk's %" PRIu64
                        " bytes are fewer than 20", g->pos, g->size);
     g->sims3 = g->version < 12;
-    if (g->version != 5 && (g->version < 12 || g->version > 15))
+    if (g->version != 5 && (g->version < 12 || g->version > 15) &&
         diag_add(d, "GEOM version %" PRIu32 " (5, 12 to 15 known); read as version %s", g->version,
-                 g->sims3 ? "5" : "15");
+                 g->sims3 ? "5" : "15"))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "GEOM header: out of memory");
     if ((e = parse_tgis(g, d)))
         return s3_fail(e, err, errlen, "GEOM TGI list: out of memory");
     g->seq_end = c.pos;
@@ -636,9 +646,10 @@ static enum s3_err parse_all(const struct s3_src *src, uint64_t max_bytes, struc
     if ((e = parse_tail(g, &c)) == S3_ERR_NOMEM)
         return s3_fail(e, err, errlen, "GEOM tail: out of memory");
     g->seq_end = e ? seq_end_of_tail(g) : c.pos;
-    if (e == S3_OK && g->tail_end != 12 + (uint64_t)g->tgi_offset)
+    if (e == S3_OK && g->tail_end != 12 + (uint64_t)g->tgi_offset &&
         diag_add(d, "the tail ends at %" PRIu64 ", the TGI-list offset says %" PRIu64, g->pos + g->tail_end,
-                 g->pos + 12 + (uint64_t)g->tgi_offset);
+                 g->pos + 12 + (uint64_t)g->tgi_offset))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "GEOM tail: out of memory");
     return S3_OK;
 }
 

@@ -21,33 +21,40 @@ static uint64_t field_target(const struct rig_wrapped *r, int field)
     return (uint64_t)field * 4 + r->h[field];
 }
 
-static void parse_list(const struct s3_src *src, struct rig_wrapped *r, int id)
+/* S3_OK (the list read, or l->err saying why not), or NOMEM: a refused allocation fails
+ * the whole parse, never a list shown broken. */
+static enum s3_err parse_list(const struct s3_src *src, struct rig_wrapped *r, int id)
 {
     struct rig_list *l = &r->lists[id];
     l->pos = field_target(r, RIG_H_IK_TARGET_SLOTS + id);
     if (src_u32(src, l->pos, false, &l->count)) {
         snprintf(l->err, RIG_ERR, "%s: count at 0x%llx lies past the end of the file (%llu bytes)",
                  rig_list_names[id], (unsigned long long)l->pos, (unsigned long long)src->size);
-        return;
+        return S3_OK;
     }
     uint64_t bytes = (uint64_t)l->count * 4;
     if (!range_ok(l->pos + 4, bytes, src->size)) {
         snprintf(l->err, RIG_ERR, "%s at 0x%llx: count %u needs %llu bytes, only %llu remain", rig_list_names[id],
                  (unsigned long long)l->pos, l->count, (unsigned long long)bytes,
                  (unsigned long long)(src->size - l->pos - 4));
-        return;
+        return S3_OK;
     }
     uint8_t *b = alloc_array(bytes, 1);
     l->index = alloc_array(l->count, sizeof *l->index);
-    if (!b || !l->index || src_read(src, l->pos + 4, b, bytes)) {
+    if (!b || !l->index) {
+        free(b);
+        return S3_ERR_NOMEM; /* l->index is freed with the RIG */
+    }
+    if (src_read(src, l->pos + 4, b, bytes)) {
         free(b);
         snprintf(l->err, RIG_ERR, "%s at 0x%llx: read error", rig_list_names[id], (unsigned long long)l->pos);
-        return;
+        return S3_OK;
     }
     for (uint32_t i = 0; i < l->count; i++)
         l->index[i] = (int32_t)ld_u32(b + 4 * (size_t)i, false);
     free(b);
     l->ok = true;
+    return S3_OK;
 }
 
 /* Absolute position of entry i under one reading of the offset table. */
@@ -80,18 +87,22 @@ static bool reading_fits(const struct s3_src *src, const struct rig_wrapped *r, 
     return true;
 }
 
-static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32_t i)
+/* S3_OK (the entry read, or e->err saying why not), or NOMEM: a refused allocation fails
+ * the whole parse, never an entry shown broken. */
+static enum s3_err parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32_t i)
 {
     if (!entry_extent(src, e->pos, &e->size)) {
         snprintf(e->err, RIG_ERR, "IK chain %u at 0x%llx: entry does not fit in the file (%llu bytes)", i,
                  (unsigned long long)e->pos, (unsigned long long)src->size);
-        return;
+        return S3_OK;
     }
     uint8_t *b = malloc(e->size);
-    if (!b || src_read(src, e->pos, b, e->size)) {
+    if (!b)
+        return S3_ERR_NOMEM;
+    if (src_read(src, e->pos, b, e->size)) {
         free(b);
         snprintf(e->err, RIG_ERR, "IK chain %u at 0x%llx: read error", i, (unsigned long long)e->pos);
-        return;
+        return S3_OK;
     }
     struct cursor c;
     cur_init(&c, b, e->size, false);
@@ -112,8 +123,7 @@ static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32
     e->links = alloc_array(e->length, sizeof *e->links);
     if (!e->link_values || !e->links) {
         free(b);
-        snprintf(e->err, RIG_ERR, "IK chain %u: out of memory", i);
-        return;
+        return S3_ERR_NOMEM; /* both are freed with the RIG */
     }
     for (uint32_t k = 0; k < e->length; k++)
         e->link_values[k] = cur_u32(&c);
@@ -124,44 +134,48 @@ static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32
     }
     e->ok = !c.err;
     free(b);
+    return S3_OK;
 }
 
-static void choose_entry_base(const struct s3_src *src, struct rig_wrapped *r, struct diag *d)
+/* S3_OK, or NOMEM when its warning is refused memory. */
+static enum s3_err choose_entry_base(const struct s3_src *src, struct rig_wrapped *r, struct diag *d)
 {
     bool field = reading_fits(src, r, RIG_BASE_FIELD);
     bool table = reading_fits(src, r, RIG_BASE_TABLE);
     r->entry_base_fits = field || table;
     r->entry_base = (table && !field) ? RIG_BASE_TABLE : RIG_BASE_FIELD;
     if (!field && !table && r->ik_count > 0)
-        diag_add(d, "IK-chain entry offsets: neither reading (from each offset's own field, or from the table "
-                    "start) makes the entries contiguous and in bounds; using the first");
+        return diag_add(d, "IK-chain entry offsets: neither reading (from each offset's own field, or from the table "
+                           "start) makes the entries contiguous and in bounds; using the first");
+    return S3_OK;
 }
 
-static void parse_ik_block(const struct s3_src *src, struct rig_wrapped *r, struct diag *d)
+/* S3_OK (the block read, or r->ik_err saying why not), or NOMEM. */
+static enum s3_err parse_ik_block(const struct s3_src *src, struct rig_wrapped *r, struct diag *d)
 {
     r->ik_pos = field_target(r, RIG_H_IK_CHAINS);
     if (src_u32(src, r->ik_pos, false, &r->ik_count)) {
         snprintf(r->ik_err, RIG_ERR, "IK-chain block at 0x%llx lies past the end of the file (%llu bytes)",
                  (unsigned long long)r->ik_pos, (unsigned long long)src->size);
-        return;
+        return S3_OK;
     }
     uint64_t table = 4ull * r->ik_count;
     if (!range_ok(r->ik_pos + 4, table, src->size)) {
         snprintf(r->ik_err, RIG_ERR, "IK-chain block at 0x%llx: count %u needs a %llu-byte offset table, only %llu bytes remain",
                  (unsigned long long)r->ik_pos, r->ik_count, (unsigned long long)table,
                  (unsigned long long)(src->size - r->ik_pos - 4));
-        return;
+        return S3_OK;
     }
     r->entry_offset = alloc_array(r->ik_count, sizeof *r->entry_offset);
     r->entries = alloc_array(r->ik_count, sizeof *r->entries);
-    if (!r->entry_offset || !r->entries) {
-        snprintf(r->ik_err, RIG_ERR, "IK-chain block: out of memory");
-        return;
-    }
+    if (!r->entry_offset || !r->entries)
+        return S3_ERR_NOMEM; /* freed with the RIG */
     for (uint32_t i = 0; i < r->ik_count; i++)
         if (src_u32(src, r->ik_pos + 4 + 4ull * i, false, &r->entry_offset[i]))
-            return;
-    choose_entry_base(src, r, d);
+            return S3_OK;
+    enum s3_err rc = choose_entry_base(src, r, d);
+    if (rc)
+        return rc;
     /* Entries of a sound file never overlap, so together they never exceed the file:
      * this budget keeps hostile tables (every offset naming one huge entry) bounded. */
     uint64_t budget = src->size;
@@ -174,24 +188,28 @@ static void parse_ik_block(const struct s3_src *src, struct rig_wrapped *r, stru
                      (unsigned long long)e->pos);
             continue;
         }
-        parse_entry(src, e, i);
+        if ((rc = parse_entry(src, e, i)) != S3_OK)
+            return rc;
         if (e->ok)
             budget -= e->size;
     }
     r->ik_ok = true;
+    return S3_OK;
 }
 
-void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d)
+enum s3_err rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d)
 {
     /* int2_offset is "Int2 block from the start of the Granny data" (seed) or the Granny
      * data size (writer): both mean the IK block follows the Granny data, up to padding. */
     uint64_t int2 = r->granny_pos + r->h[RIG_H_INT2];
-    if (int2 > r->ik_pos || r->ik_pos - int2 > 3)
+    if ((int2 > r->ik_pos || r->ik_pos - int2 > 3) &&
         diag_add(d, "int2_offset %u points to 0x%llx but ik_chains_offset points to 0x%llx", r->h[RIG_H_INT2],
-                 (unsigned long long)int2, (unsigned long long)r->ik_pos);
+                 (unsigned long long)int2, (unsigned long long)r->ik_pos))
+        return S3_ERR_NOMEM;
     if (granny_size && (r->h[RIG_H_INT2] < granny_size || r->h[RIG_H_INT2] - granny_size > 3))
-        diag_add(d, "int2_offset %u disagrees with the Granny data size %llu", r->h[RIG_H_INT2],
-                 (unsigned long long)granny_size);
+        return diag_add(d, "int2_offset %u disagrees with the Granny data size %llu", r->h[RIG_H_INT2],
+                        (unsigned long long)granny_size);
+    return S3_OK;
 }
 
 enum s3_err rig_plan_granny_resize(const uint8_t head[RIG_HEADER_SIZE], uint64_t granny_pos, uint64_t old_len,
@@ -239,13 +257,20 @@ enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, s
         r->h[i] = ld_u32(b + 4 * i, false);
     if (r->h[RIG_H_MAGIC] != RIG_MAGIC)
         return s3_fail(S3_ERR_FORMAT, err, errlen, "not a wrapped RIG (first u32 0x%08x)", r->h[RIG_H_MAGIC]);
+    /* a refused allocation (a warning's too) fails the whole parse, never a part shown
+     * broken or a warning lost */
+    enum s3_err e = S3_OK;
     if (r->h[RIG_H_RESERVED] != 0)
-        diag_add(d, "wrapper reserved field is 0x%08x, expected 0", r->h[RIG_H_RESERVED]);
+        e = diag_add(d, "wrapper reserved field is 0x%08x, expected 0", r->h[RIG_H_RESERVED]);
     r->granny_pos = field_target(r, RIG_H_GRANNY);
-    parse_ik_block(src, r, d);
-    for (int i = 0; i < 4; i++)
-        parse_list(src, r, i);
-    return S3_OK;
+    if (e == S3_OK)
+        e = parse_ik_block(src, r, d);
+    for (int i = 0; e == S3_OK && i < 4; i++)
+        e = parse_list(src, r, i);
+    if (e == S3_OK)
+        return S3_OK;
+    rig_free_wrapped(r);
+    return s3_fail(e, err, errlen, "wrapped RIG: out of memory");
 }
 
 void rig_free_wrapped(struct rig_wrapped *r)

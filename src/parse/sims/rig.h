@@ -101,11 +101,13 @@ struct rig_wrapped {
 };
 
 /* Parses the wrapper: S3_OK, or S3_ERR_RANGE / S3_ERR_FORMAT when the 52-byte header
- * itself is cut or not a wrapper (err says why). Broken blocks are marked !ok with a
- * reason. */
+ * itself is cut or not a wrapper (err says why), NOMEM when an allocation (a warning's
+ * in d too) is refused (r freed). Broken blocks are marked !ok with a reason. */
 enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err,
                               size_t errlen);
-void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d);
+/* Warns in d where int2_offset disagrees with the Granny data: S3_OK, or NOMEM when a
+ * warning is refused memory. */
+enum s3_err rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d);
 
 /* What replacing the Granny data by new bytes of another length changes in the wrapper
  * (docs/formats/rig.md): the bytes [from, to) (the Granny data and its padding up to the

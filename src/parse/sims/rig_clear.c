@@ -205,37 +205,40 @@ static void reset(struct rig_clear *r)
 }
 
 /* Warnings on the bones' values; NOMEM when the cycle check cannot have its memory (a
- * check skipped in silence would let a cycle through unsaid). */
+ * check skipped in silence would let a cycle through unsaid) or a warning is refused. */
 static enum s3_err check_bones(struct rig_clear *r, struct diag *d)
 {
-    for (uint32_t i = 0; i < r->nbones; i++) {
+    enum s3_err e = S3_OK;
+    for (uint32_t i = 0; e == S3_OK && i < r->nbones; i++) {
         const struct rig_clear_bone *b = &r->bones[i];
         if (!b->hash_ok)
-            diag_add(d, "bone %u '%s': name_hash 0x%08x, the name hashes to 0x%08x", i, b->name, b->name_hash,
-                     rig_clear_name_hash(b->name, b->name_len));
-        if (b->parent < -1 || b->parent >= (int32_t)r->nbones)
-            diag_add(d, "bone %u: parent %d is not a bone", i, b->parent);
-        if (b->opposing < 0 || b->opposing >= (int32_t)r->nbones)
-            diag_add(d, "bone %u: opposing bone %d is not a bone", i, b->opposing);
+            e = diag_add(d, "bone %u '%s': name_hash 0x%08x, the name hashes to 0x%08x", i, b->name, b->name_hash,
+                         rig_clear_name_hash(b->name, b->name_len));
+        if (e == S3_OK && (b->parent < -1 || b->parent >= (int32_t)r->nbones))
+            e = diag_add(d, "bone %u: parent %d is not a bone", i, b->parent);
+        if (e == S3_OK && (b->opposing < 0 || b->opposing >= (int32_t)r->nbones))
+            e = diag_add(d, "bone %u: opposing bone %d is not a bone", i, b->opposing);
     }
+    if (e)
+        return e;
     /* Parent cycles, in linear time: walk up from each bone marking the path; meeting a
      * bone of the current path is a cycle. */
     uint8_t *state = alloc_array(r->nbones, 1); /* 0 new, 1 on the path, 2 done */
     if (!state)
         return S3_ERR_NOMEM;
-    for (uint32_t i = 0; i < r->nbones; i++) {
+    for (uint32_t i = 0; e == S3_OK && i < r->nbones; i++) {
         int32_t p = (int32_t)i;
         while (p >= 0 && p < (int32_t)r->nbones && state[p] == 0) {
             state[p] = 1;
             p = r->bones[p].parent;
         }
         if (p >= 0 && p < (int32_t)r->nbones && state[p] == 1)
-            diag_add(d, "bone %d: its parent chain is a cycle", p);
+            e = diag_add(d, "bone %d: its parent chain is a cycle", p);
         for (p = (int32_t)i; p >= 0 && p < (int32_t)r->nbones && state[p] == 1; p = r->bones[p].parent)
             state[p] = 2;
     }
     free(state);
-    return S3_OK;
+    return e;
 }
 
 enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struct diag *d, char *err,
@@ -250,8 +253,9 @@ enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struc
         r->variant = RIG_CLEAR_MAJOR4;
         if ((e = parse_layout(src, r, true, true, true)) == S3_ERR_NOMEM)
             goto nomem;
-        if (e == S3_OK && r->end < src->size)
-            diag_add(d, "%llu trailing bytes after the IK chains", (unsigned long long)(src->size - r->end));
+        if (e == S3_OK && r->end < src->size &&
+            diag_add(d, "%llu trailing bytes after the IK chains", (unsigned long long)(src->size - r->end)))
+            goto nomem;
         if (check_bones(r, d))
             goto nomem;
         return S3_OK;
@@ -280,8 +284,8 @@ enum s3_err rig_clear_parse(const struct s3_src *src, struct rig_clear *r, struc
     } else {
         r->variant = RIG_CLEAR_TS4_MAJOR3;
     }
-    if (r->ambiguous)
-        diag_add(d, "major 3: both layouts end at the end of the file; the TS4 reading was kept");
+    if (r->ambiguous && diag_add(d, "major 3: both layouts end at the end of the file; the TS4 reading was kept"))
+        goto nomem;
     if (check_bones(r, d))
         goto nomem;
     return S3_OK;

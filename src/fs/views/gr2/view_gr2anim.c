@@ -195,9 +195,9 @@ static void build_index(struct gr2_anim *a, const struct gr2_space *sp)
     }
     gr2_root_array(&a->types, sp, "TrackGroups", &groups);
     index_groups_of(a, sp, &groups, -1, &b);
-    if (b.out)
-        diag_add(&a->v->fs->diag, "animation index stopped after %" PRIu64 " track visits: some tracks have no "
-                 "samples.csv", bytes / 4 > 65536 ? bytes / 4 : 65536);
+    if (b.out && diag_add(&a->v->fs->diag, "animation index stopped after %" PRIu64 " track visits: some tracks "
+                          "have no samples.csv", bytes / 4 > 65536 ? bytes / 4 : 65536))
+        tree_note_oom(a->v->fs->tree); /* the listing fails (ENOMEM), never an /info without it */
 }
 
 struct gr2_anim *gr2_anim_new(struct gr2_view *v)
@@ -404,7 +404,9 @@ static enum s3_err measure(struct rows *r, const struct gr2_space *sp, char *err
     r->mark = rc ? NULL : tree_alloc(r->a->v->fs->tree, ((nrows + ROWS_PER_MARK - 1) / ROWS_PER_MARK + 1) * sizeof *r->mark);
     if (!rc && !r->mark)
         rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-    struct sbuf text = {0};
+    /* measured without keeping text: nothing to refuse, so never a size short of what a
+     * read renders */
+    struct sbuf text = {.measure = 1};
     if (!rc) {
         header(r, &s, &text);
         r->header_len = r->total = text.len;
@@ -439,22 +441,22 @@ static enum s3_err rows_read(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     struct rowsrc s;
     uint64_t nrows = 0;
     char err[200];
-    if (rowsrc_open(r, &reg, &sp, &s, &nrows, err, sizeof err) != S3_OK) {
+    if ((e = rowsrc_open(r, &reg, &sp, &s, &nrows, err, sizeof err)) != S3_OK) {
         gr2_types_free(&reg);
         gr2_view_unpin(r->a->v, &sp);
-        return S3_ERR_IO; /* it measured, so the bytes changed */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO; /* it measured, so the bytes changed */
     }
     struct sbuf text = {0};
     uint64_t start, i;
     if (!rows_seek(r->mark, r->nrows, ROWS_PER_MARK, r->header_len, off, &i, &start))
         header(r, &s, &text);
-    while (i < r->nrows && start + text.len < off + len)
+    while (!text.oom && i < r->nrows && start + text.len < off + len)
         row(r, &s, i++, &text);
     rowsrc_close(r, &s);
     gr2_types_free(&reg);
     gr2_view_unpin(r->a->v, &sp);
-    *got = rows_copy(&text, start, off, buf, len);
-    bool oom = text.oom;
+    bool oom = text.oom; /* the text stops short: never read as the end */
+    *got = oom ? 0 : rows_copy(&text, start, off, buf, len);
     sb_free(&text);
     return oom ? S3_ERR_NOMEM : S3_OK;
 }
@@ -472,7 +474,12 @@ static void add_rows(struct gr2_anim *a, const struct gr2_space *sp, uint32_t di
         return;
     *r = proto;
     r->a = a;
-    if (measure(r, sp, err, sizeof err) != S3_OK) {
+    enum s3_err e = measure(r, sp, err, sizeof err);
+    if (e == S3_ERR_NOMEM) { /* the listing fails (ENOMEM), never NAME.error */
+        tree_note_oom(t);
+        return;
+    }
+    if (e) {
         add_error(t, dir, stem, err);
         return;
     }
@@ -497,7 +504,13 @@ static void add_samples(struct gr2_anim *a, const struct gr2_space *sp, const st
     }
     struct gr2_animation an;
     char err[200];
-    if (gr2_animation_read(&a->types, sp, a->anim_type[e->anim], a->anim_obj[e->anim], &an, err, sizeof err)) {
+    enum s3_err rc = gr2_animation_read(&a->types, sp, a->anim_type[e->anim], a->anim_obj[e->anim], &an, err,
+                                        sizeof err);
+    if (rc == S3_ERR_NOMEM) { /* the listing fails (ENOMEM), never samples.error */
+        tree_note_oom(a->v->fs->tree);
+        return;
+    }
+    if (rc) {
         add_error(a->v->fs->tree, dir, "samples", err);
         return;
     }

@@ -746,13 +746,17 @@ static void note_group(struct gr2_view *v, const struct plan *p, const struct gr
 {
     const struct rig_set *ext = option_skeletons(v->fs);
     const char *sub = gr->skel >= 0 && (uint32_t)gr->skel >= p->external ? ext->r[gr->skel - p->external].label : NULL;
+    enum s3_err e = S3_OK;
     if (gr->tracks.count && gr->skel < 0)
-        diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s': no skeleton has bones named as its "
-                 "%" PRIu32 " tracks: animation.glb has a node per track%s", index, p->anim.name, gr->name,
-                 gr->tracks.count, ext ? "" : " (-o skeleton=FILE gives one)");
+        e = diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s': no skeleton has bones named as "
+                     "its %" PRIu32 " tracks: animation.glb has a node per track%s", index, p->anim.name, gr->name,
+                     gr->tracks.count, ext ? "" : " (-o skeleton=FILE gives one)");
     else if (sub)
-        diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s' plays on the skeleton of "
-                 "-o skeleton=%s%s%s", index, p->anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "", sub);
+        e = diag_add(&v->fs->diag, "animation %" PRIu32 " (%s): track group '%s' plays on the skeleton of "
+                     "-o skeleton=%s%s%s", index, p->anim.name, gr->name, v->fs->opts.skeleton, sub[0] ? " at " : "",
+                     sub);
+    if (e)
+        tree_note_oom(v->fs->tree); /* the listing fails (ENOMEM), never an /info without it */
     static const char *const how[] = {"", "ignoring case", "after dropping prefixes"};
     for (uint32_t t = 0; t < gr->tracks.count; t++) {
         if (gr->bone[t] < 0) {
@@ -809,10 +813,11 @@ void gr2_anim_glb_add(struct gr2_view *v, const struct gr2_space *sp, struct gr2
     gr2_types_free(&reg);
     add_file(v, dir, "animation.glb", rc, err, sizeof err, &a[0], &n);
     add_file(v, dir, "animation_linear.glb", rc, err, sizeof err, &a[1], &n);
-    if (n.lin.capped_spans)
+    if (n.lin.capped_spans &&
         diag_add(&v->fs->diag, "%s: animation_linear.glb: %" PRIu64 " spans reached the bound of %d inserted keys; "
                  "the largest error left is %.6g (degrees for rotations; animation.warnings names the tracks)", what,
-                 n.lin.capped_spans, GR2_LINEAR_MAX_PER_SPAN, n.lin.worst);
+                 n.lin.capped_spans, GR2_LINEAR_MAX_PER_SPAN, n.lin.worst))
+        tree_note_oom(v->fs->tree); /* the listing fails (ENOMEM), never an /info without it */
     gr2_add_warnings(v, dir, "animation", what, &n.warn);
 }
 

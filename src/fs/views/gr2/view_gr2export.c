@@ -132,10 +132,8 @@ static enum s3_err gx_measure(struct gx *x, size_t *len, char **left_out, struct
     uint8_t *refused = rc == S3_OK ? gr2_view_refusals(x->v, &sp) : NULL;
     uint32_t n = gr2_view_nsections(x->v);
     uint8_t *kept = refused ? tree_alloc(x->v->fs->tree, n ? n : 1) : NULL;
-    if (rc == S3_OK && !kept) {
-        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-        tree_note_oom(x->v->fs->tree);
-    }
+    if (rc == S3_OK && !kept)
+        rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory"); /* the caller fails the listing */
     if (kept)
         memcpy(kept, refused, n);
     x->refused = kept;
@@ -168,7 +166,14 @@ void gr2_exports_add(struct gr2_view *v, const struct gr2_space *sp, const struc
     char err[256], *left_out = NULL;
     size_t len;
     struct mdl_notes warn = {0};
-    if (gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, &warn, err, sizeof err) == S3_OK)
+    enum s3_err rc = gx_measure(x, &len, kind == GX_MODEL ? &left_out : NULL, &warn, err, sizeof err);
+    if (rc == S3_ERR_NOMEM) { /* the listing fails (ENOMEM), never STEM.error */
+        tree_note_oom(v->fs->tree);
+        mdl_notes_free(&warn);
+        free(left_out);
+        return;
+    }
+    if (rc == S3_OK)
         export_add_sized(v->fs, dir, file[kind], xtype[kind], len, gx_build, x);
     else
         export_add_error(v->fs, dir, file[kind], err);

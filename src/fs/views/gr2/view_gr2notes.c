@@ -36,18 +36,24 @@ void gr2_add_warnings(struct gr2_view *v, uint32_t dir, const char *stem, const 
     uint64_t total = n->lines + n->more;
     char *text = mdl_notes_take(n), name[64];
     snprintf(name, sizeof name, "%s.warnings", stem);
-    if (!text) {
-        add_error(v->fs->tree, dir, name, "out of memory");
+    if (!text) { /* the listing fails (ENOMEM), never NAME.warnings short or an error */
+        tree_note_oom(v->fs->tree);
         return;
     }
     uint32_t shown = 0;
-    for (const char *p = text; *p && shown < GR2_INFO_WARNINGS; shown++) {
+    enum s3_err e = S3_OK;
+    for (const char *p = text; e == S3_OK && *p && shown < GR2_INFO_WARNINGS; shown++) {
         const char *nl = strchr(p, '\n');
         int len = (int)(nl ? nl - p : (ptrdiff_t)strlen(p));
-        diag_add(&v->fs->diag, "%s: %.*s", what, len, p);
+        e = diag_add(&v->fs->diag, "%s: %.*s", what, len, p);
         p += len + (nl != NULL);
     }
-    if (total > shown)
-        diag_add(&v->fs->diag, "%s: %" PRIu64 " more in %s", what, total - shown, name);
+    if (e == S3_OK && total > shown)
+        e = diag_add(&v->fs->diag, "%s: %" PRIu64 " more in %s", what, total - shown, name);
+    if (e) { /* the listing fails (ENOMEM), never an /info without them */
+        tree_note_oom(v->fs->tree);
+        free(text);
+        return;
+    }
     tree_add_text(v->fs->tree, dir, name, "text.warnings", text, strlen(text));
 }

@@ -418,22 +418,33 @@ static void writable_columns(struct colset *c)
     c->header = header;
 }
 
-static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type)
+/* The columns of a table type, kept per type; NULL when the type has none, or with *oom
+ * set when memory ran out (then nothing is kept: the listing fails, a retry decodes
+ * again rather than find the type without columns). */
+static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type, bool *oom)
 {
+    *oom = false;
     for (size_t i = 0; i < o->ncolsets; i++)
         if (o->colsets[i]->type.section == type.section && o->colsets[i]->type.offset == type.offset)
             return o->colsets[i]->ok ? o->colsets[i] : NULL;
     struct colset **n = realloc(o->colsets, (o->ncolsets + 1) * sizeof *n);
-    if (!n)
+    struct colset *c = n ? calloc(1, sizeof *c) : NULL;
+    if (n)
+        o->colsets = n;
+    if (!c) {
+        *oom = true;
         return NULL;
-    o->colsets = n;
-    struct colset *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    n[o->ncolsets++] = c;
+    }
     c->type = type;
     const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
-    c->ok = ty && gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) == S3_OK && c->n > 0;
+    enum s3_err e = ty ? gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) : S3_ERR_FORMAT;
+    if (e == S3_ERR_NOMEM) {
+        free(c);
+        *oom = true;
+        return NULL;
+    }
+    n[o->ncolsets++] = c;
+    c->ok = e == S3_OK && c->n > 0;
     if (c->ok)
         writable_columns(c);
     return c->ok ? c : NULL;
@@ -457,12 +468,14 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
 }
 
 /* Bytes [off, off+len) of one of a table's files, made from its element bytes (rows,
- * count × size bytes): the count copied. */
-typedef size_t table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
-                             size_t len);
+ * count × size bytes): S3_OK with the count copied (*got), or NOMEM when the rows'
+ * text could not be made (never a short read). */
+typedef enum s3_err table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
+                                  size_t len, size_t *got);
 
 /* A read of a table's file: its element bytes pinned for the copy (IO when the sections
- * cannot be had, the file changed, or the elements are not in them). */
+ * cannot be had, the file changed, or the elements are not in them; NOMEM when the
+ * copy's text was refused memory). */
 static enum s3_err table_read(struct gtable *tb, table_copy_fn *copy, uint64_t off, void *buf, size_t len,
                               size_t *got)
 {
@@ -472,26 +485,31 @@ static enum s3_err table_read(struct gtable *tb, table_copy_fn *copy, uint64_t o
         return e;
     const char *why;
     const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
-    *got = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
+    *got = 0;
+    e = b ? copy(tb, b, sp.g->be, off, buf, len, got) : S3_ERR_IO;
     gr2_view_unpin(tb->o->v, &sp);
-    return b ? S3_OK : S3_ERR_IO;
+    return e;
 }
 
 /* Renders from the header, or from the last mark at or before off, until past off+len. */
-static size_t csv_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf, size_t len)
+static enum s3_err csv_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
+                            size_t len, size_t *got)
 {
     struct sbuf text = {0};
     uint64_t start, row;
     if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
         csv_header(tb->cs, &text);
-    while (row < tb->count && start + text.len < off + len)
+    /* text.oom: a refused growth stops the text short, which must not read as the end */
+    while (!text.oom && row < tb->count && start + text.len < off + len)
         csv_row(tb->cs, rows + (size_t)row++ * tb->size, be, &text);
-    size_t n = rows_copy(&text, start, off, buf, len);
+    enum s3_err e = text.oom ? S3_ERR_NOMEM : S3_OK;
+    *got = e ? 0 : rows_copy(&text, start, off, buf, len);
     sb_free(&text);
-    return n;
+    return e;
 }
 
-static size_t bin_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf, size_t len)
+static enum s3_err bin_copy(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
+                            size_t len, size_t *got)
 {
     (void)be;
     uint64_t size = (uint64_t)tb->count * tb->size;
@@ -500,7 +518,8 @@ static size_t bin_copy(const struct gtable *tb, const uint8_t *rows, bool be, ui
         n = size - off < len ? (size_t)(size - off) : len;
         memcpy(buf, rows + off, n);
     }
-    return n;
+    *got = n;
+    return S3_OK;
 }
 
 static enum s3_err csv_read(struct tree *t, void *ctx, uint64_t arg, uint64_t off, void *buf, size_t len, size_t *got)
@@ -573,16 +592,18 @@ static int tables_grow(struct gobj *o)
 }
 
 /* Measures a table's CSV: its exact size and where every ROWS_PER_MARK-th row starts.
- * NULL with why when it cannot (or the file's budget of measured text is spent). */
+ * NULL with why when it cannot (or the file's budget of measured text is spent); NULL
+ * with *oom set when memory ran out (the caller fails the listing, never NAME.csv.error). */
 static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, const struct gr2_elem *e,
-                                    const char **why)
+                                    const char **why, bool *oom)
 {
     struct tree *t = o->v->fs->tree;
+    *oom = false;
     struct gtable *tb = find_table(o, e);
     if (tb)
         return tb;
-    *why = "out of memory";
-    const struct colset *cs = columns_of(o, sp, e->type);
+    *why = "the type has no columns";
+    const struct colset *cs = columns_of(o, sp, e->type, oom);
     if (!cs)
         return NULL;
     const uint8_t *b = gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, why);
@@ -596,15 +617,17 @@ static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, 
         *why = "this file's tables hold more text than the limit (16 times the file's expanded bytes)";
         return NULL;
     }
-    if (tables_grow(o))
-        return NULL;
     uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
-    tb = tree_alloc(t, sizeof *tb);
-    uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
-    if (!tb || !mark)
+    tb = tables_grow(o) ? NULL : tree_alloc(t, sizeof *tb);
+    uint64_t *mark = tb ? tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark) : NULL;
+    if (!tb || !mark) {
+        *oom = true;
         return NULL;
+    }
     *tb = (struct gtable){o, e->obj, e->type, e->count, e->size, cs, 0, 0, mark};
-    struct sbuf text = {0};
+    /* measured without keeping text: nothing to refuse, so never a size short of what a
+     * read renders */
+    struct sbuf text = {.measure = 1};
     csv_header(cs, &text);
     uint64_t total = tb->header_len = text.len;
     for (uint32_t r = 0; r < e->count; r++) {
@@ -635,7 +658,12 @@ static void add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, 
     uint64_t bytes = (uint64_t)e->count * e->size;
     const struct gr2_section *sec = &o->v->g.sections[e->obj.section];
     const char *why;
-    struct gtable *tb = measure_table(o, sp, e, &why);
+    bool oom;
+    struct gtable *tb = measure_table(o, sp, e, &why, &oom);
+    if (oom) { /* the listing fails (ENOMEM), never NAME.csv.error */
+        tree_note_oom(t);
+        return;
+    }
     snprintf(fname, sizeof fname, "%s.bin", name);
     uint32_t ino = 0;
     if (sec->compression == GR2_COMP_NONE) {

@@ -21,14 +21,23 @@ struct rig_view {
     char **bone_names;
 };
 
-static void rig_view_free(void *p)
+static void free_bones(struct rig_view *v)
 {
-    struct rig_view *v = p;
-    rig_free_wrapped(&v->r);
     for (uint32_t i = 0; v->bone_names && i < v->nbones; i++)
         free(v->bone_names[i]);
     free(v->bone_names);
     free(v->bones_path);
+    v->bone_names = NULL;
+    v->bones_path = NULL;
+    v->nbones = 0;
+    v->bones_ok = false;
+}
+
+static void rig_view_free(void *p)
+{
+    struct rig_view *v = p;
+    rig_free_wrapped(&v->r);
+    free_bones(v);
     free(v);
 }
 
@@ -60,32 +69,20 @@ static void add_names_file(struct rig_view *v, uint32_t dir, const char *field, 
         add_bone_names(v->fs, dir, field, idx, n, v->bone_names, v->nbones);
 }
 
-static void warn_index(struct rig_view *v, const char *where, uint32_t i, const char *field, int32_t idx)
+/* S3_OK, or NOMEM when the warning is refused memory. */
+static enum s3_err warn_index(struct rig_view *v, const char *where, uint32_t i, const char *field, int32_t idx)
 {
     if (v->bones_ok && idx != -1 && !bone_valid(v, idx))
-        diag_add(&v->fs->diag, "%s %u %s: bone index %" PRId32 " is out of range (%u bones)", where, i, field, idx,
-                 v->nbones);
+        return diag_add(&v->fs->diag, "%s %u %s: bone index %" PRId32 " is out of range (%u bones)", where, i, field,
+                        idx, v->nbones);
+    return S3_OK;
 }
 
-/* Resolves the skeleton once and reports every out-of-range index in /info. A file
- * without usable bones is said in /info; NOMEM is returned, the listing failing rather
- * than showing no bone links. */
-static enum s3_err load_bones(struct rig_view *v)
+/* Every out-of-range bone index of the IK chains and lists, in /info: S3_OK, or NOMEM. */
+static enum s3_err warn_indices(struct rig_view *v)
 {
-    char why[200];
-    if (!v->granny) {
-        diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
-        return S3_OK;
-    }
-    enum s3_err e = gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why);
-    if (e == S3_ERR_NOMEM)
-        return e;
-    if (e) {
-        diag_add(&v->fs->diag, "bone names unavailable: %s", why);
-        return S3_OK;
-    }
-    v->bones_ok = true;
-    for (uint32_t i = 0; v->r.ik_ok && i < v->r.ik_count; i++) {
+    enum s3_err w = S3_OK;
+    for (uint32_t i = 0; w == S3_OK && v->r.ik_ok && i < v->r.ik_count; i++) {
         const struct rig_ik_entry *e = &v->r.entries[i];
         if (!e->ok)
             continue;
@@ -93,19 +90,41 @@ static enum s3_err load_bones(struct rig_view *v)
                        e->info_root, e->root};
         static const char *const fn[] = {"pole", "pole_root", "slot_info", "slot_info_root", "slot_offset",
                                          "slot_offset_root", "info_root", "root"};
-        for (int k = 0; k < 8; k++)
-            warn_index(v, "IK chain", i, fn[k], f[k]);
-        for (int k = 0; k < 10; k++)
-            warn_index(v, "IK chain", i, "info_nodes", e->info_nodes[k]);
-        for (uint32_t k = 0; k < e->length; k++) {
-            warn_index(v, "IK chain", i, "link end", e->links[k].end);
-            warn_index(v, "IK chain", i, "link start", e->links[k].start);
+        for (int k = 0; w == S3_OK && k < 8; k++)
+            w = warn_index(v, "IK chain", i, fn[k], f[k]);
+        for (int k = 0; w == S3_OK && k < 10; k++)
+            w = warn_index(v, "IK chain", i, "info_nodes", e->info_nodes[k]);
+        for (uint32_t k = 0; w == S3_OK && k < e->length; k++) {
+            w = warn_index(v, "IK chain", i, "link end", e->links[k].end);
+            if (w == S3_OK)
+                w = warn_index(v, "IK chain", i, "link start", e->links[k].start);
         }
     }
-    for (int l = 0; l < 4; l++)
-        for (uint32_t k = 0; v->r.lists[l].ok && k < v->r.lists[l].count; k++)
-            warn_index(v, rig_list_names[l], k, "entry", v->r.lists[l].index[k]);
-    return S3_OK;
+    for (int l = 0; w == S3_OK && l < 4; l++)
+        for (uint32_t k = 0; w == S3_OK && v->r.lists[l].ok && k < v->r.lists[l].count; k++)
+            w = warn_index(v, rig_list_names[l], k, "entry", v->r.lists[l].index[k]);
+    return w;
+}
+
+/* Resolves the skeleton once and reports every out-of-range index in /info. A file
+ * without usable bones is said in /info; NOMEM is returned (also for a warning refused
+ * memory: the bones are let go, a retry resolves them again), the listing failing
+ * rather than showing no bone links or an /info without the warning. */
+static enum s3_err load_bones(struct rig_view *v)
+{
+    char why[200];
+    if (!v->granny)
+        return diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
+    enum s3_err e = gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why);
+    if (e == S3_ERR_NOMEM)
+        return e;
+    if (e)
+        return diag_add(&v->fs->diag, "bone names unavailable: %s", why);
+    v->bones_ok = true;
+    e = warn_indices(v);
+    if (e)
+        free_bones(v);
+    return e;
 }
 
 static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -282,15 +301,18 @@ struct block {
     uint64_t off, len;
 };
 
-/* Top-level blocks must not overlap; a file where they do is reported, not refused. */
-static void check_overlaps(struct rig_view *v, const struct block *b, int n)
+/* Top-level blocks must not overlap; a file where they do is reported, not refused:
+ * S3_OK, or NOMEM when a warning is refused memory. */
+static enum s3_err check_overlaps(struct rig_view *v, const struct block *b, int n)
 {
     for (int i = 0; i < n; i++)
         for (int k = i + 1; k < n; k++)
-            if (b[i].len && b[k].len && b[i].off < b[k].off + b[k].len && b[k].off < b[i].off + b[i].len)
+            if (b[i].len && b[k].len && b[i].off < b[k].off + b[k].len && b[k].off < b[i].off + b[i].len &&
                 diag_add(&v->fs->diag, "blocks overlap: %s [0x%" PRIx64 ", 0x%" PRIx64 ") and %s [0x%" PRIx64
                          ", 0x%" PRIx64 ")", b[i].name, b[i].off, b[i].off + b[i].len, b[k].name, b[k].off,
-                         b[k].off + b[k].len);
+                         b[k].off + b[k].len))
+                return S3_ERR_NOMEM;
+    return S3_OK;
 }
 
 static uint64_t ik_block_end(const struct rig_wrapped *r)
@@ -335,8 +357,7 @@ static enum s3_err describe(struct rig_view *v)
         cover_add(&fs->cover, l->pos, 4 + 4ull * l->count);
         blocks[nb++] = (struct block){rig_list_names[i], l->pos, 4 + 4ull * l->count};
     }
-    check_overlaps(v, blocks, nb);
-    return S3_OK;
+    return check_overlaps(v, blocks, nb);
 }
 
 /* -o rw: the wrapper's words that follow a new Granny data length (rig.h's plan). */
@@ -388,12 +409,12 @@ enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
     e = gr2_view_new(fs, v->r.granny_pos, &v->granny, v->granny_err, sizeof v->granny_err);
     if (e == S3_ERR_NOMEM) /* a broken Granny part is said; a refused allocation fails the open */
         return s3_fail(e, err, errlen, "out of memory");
-    if (e != S3_OK)
-        diag_add(&fs->diag, "Granny data: %s", v->granny_err);
-    else if (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny))
+    if (e != S3_OK && diag_add(&fs->diag, "Granny data: %s", v->granny_err))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-    rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag);
-    if (describe(v) || view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
+    if (e == S3_OK && (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    if (rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag) ||
+        describe(v) || view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }

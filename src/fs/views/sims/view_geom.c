@@ -990,35 +990,45 @@ static enum s3_err choose_rig(struct geom_view *v)
         }
     }
     if (host && host->n && !v->rig)
-        diag_add(&fs->diag, "no rig of the package has every bone hash of the mesh");
+        return diag_add(&fs->diag, "no rig of the package has every bone hash of the mesh");
     return S3_OK;
 }
 
-/* One /info warning per trap the export met (geom_model's report). */
-static void report(struct geom_view *v)
+/* One /info warning per trap the export met (geom_model's report): S3_OK, or NOMEM
+ * (the model or a warning refused memory: the open fails, never an /info without it). */
+static enum s3_err report(struct geom_view *v)
 {
     struct s3fs *fs = v->fs;
     struct mdl_model m;
     struct geom_report r;
     char err[240];
-    int rc = geom_model(&v->g, v->rig, &m, &r, err, sizeof err);
-    if (rc) {
-        diag_add(&fs->diag, "mesh.glb, mesh.obj: %s", err);
+    enum s3_err e = geom_model(&v->g, v->rig, &m, &r, err, sizeof err);
+    if (e == S3_ERR_NOMEM) {
+        geom_report_free(&r);
+        return e;
+    }
+    if (e) {
+        e = diag_add(&fs->diag, "mesh.glb, mesh.obj: %s", err);
         /* with no model, the hashes the rig lacks are all there is to say */
-        bool missing = !v->rig || geom_missing_hashes(&v->g, v->rig, &r) != S3_OK;
+        enum s3_err h = v->rig && e == S3_OK ? geom_missing_hashes(&v->g, v->rig, &r) : S3_ERR_FORMAT;
         count_work(&r);
-        if (missing)
-            return;
+        if (h == S3_ERR_NOMEM)
+            e = h;
+        if (e || h) {
+            geom_report_free(&r);
+            return e;
+        }
     } else {
         count_work(&r);
         mdl_model_free(&m);
     }
     if (r.zero_normals)
-        diag_add(&fs->diag, "%" PRIu32 " zero-length normals; the exports rebuild them from the faces around them",
-                 r.zero_normals);
-    if (r.unit_normals)
-        diag_add(&fs->diag, "%" PRIu32 " normals are not unit length; the exports normalise them", r.unit_normals);
-    if (r.nmissing) {
+        e = diag_add(&fs->diag, "%" PRIu32 " zero-length normals; the exports rebuild them from the faces around them",
+                     r.zero_normals);
+    if (e == S3_OK && r.unit_normals)
+        e = diag_add(&fs->diag, "%" PRIu32 " normals are not unit length; the exports normalise them",
+                     r.unit_normals);
+    if (e == S3_OK && r.nmissing) {
         struct sbuf b = {0};
         for (uint32_t i = 0; i < r.nmissing && i < 32; i++)
             sb_printf(&b, "%s0x%08" PRIx32, i ? " " : "", r.missing[i]);
@@ -1026,27 +1036,30 @@ static void report(struct geom_view *v)
             sb_printf(&b, " and %" PRIu32 " more", r.nmissing - 32);
         size_t len;
         char *list = sb_take(&b, &len);
-        diag_add(&fs->diag, "%" PRIu32 " bone hashes are not in the rig (%s); their influences are dropped and %" PRIu32
-                 " vertices renormalised", r.nmissing, list ? list : "", r.missing_vertices);
+        e = list ? diag_add(&fs->diag, "%" PRIu32 " bone hashes are not in the rig (%s); their influences are "
+                            "dropped and %" PRIu32 " vertices renormalised", r.nmissing, list, r.missing_vertices)
+                 : S3_ERR_NOMEM;
         free(list);
     }
-    if (r.renormalised)
-        diag_add(&fs->diag, "%" PRIu32 " vertices' weights do not sum to 1; the exports divide them by their sum",
-                 r.renormalised);
-    if (r.past_list)
-        diag_add(&fs->diag, "%" PRIu32 " weighted influences name a bone past the %" PRIu32 " hashes; dropped",
-                 r.past_list, v->g.bones.count);
-    if (r.unweighted)
-        diag_add(&fs->diag, "%" PRIu32 " vertices have no influence left; bound wholly to bone 0", r.unweighted);
-    if (r.tris_left_out)
-        diag_add(&fs->diag, "%" PRIu32 " triangles are left out of the exports (see geom/triangles.error)",
-                 r.tris_left_out);
-    if (v->rig && !r.skinned)
-        diag_add(&fs->diag, "mesh.glb is not skinned: %s", r.unskinned_why);
+    if (e == S3_OK && r.renormalised)
+        e = diag_add(&fs->diag, "%" PRIu32 " vertices' weights do not sum to 1; the exports divide them by their sum",
+                     r.renormalised);
+    if (e == S3_OK && r.past_list)
+        e = diag_add(&fs->diag, "%" PRIu32 " weighted influences name a bone past the %" PRIu32 " hashes; dropped",
+                     r.past_list, v->g.bones.count);
+    if (e == S3_OK && r.unweighted)
+        e = diag_add(&fs->diag, "%" PRIu32 " vertices have no influence left; bound wholly to bone 0", r.unweighted);
+    if (e == S3_OK && r.tris_left_out)
+        e = diag_add(&fs->diag, "%" PRIu32 " triangles are left out of the exports (see geom/triangles.error)",
+                     r.tris_left_out);
+    if (e == S3_OK && v->rig && !r.skinned)
+        e = diag_add(&fs->diag, "mesh.glb is not skinned: %s", r.unskinned_why);
     geom_report_free(&r);
+    return e;
 }
 
-static void describe(struct geom_view *v)
+/* The facts and the broken parts' warnings: S3_OK, or NOMEM when a warning is refused. */
+static enum s3_err describe(struct geom_view *v)
 {
     struct s3fs *fs = v->fs;
     const struct geom *g = &v->g;
@@ -1063,12 +1076,13 @@ static void describe(struct geom_view *v)
                               {g->uv_stitches.err, ""},     {g->seams.err, ""},        {g->slot_rays.err, ""},
                               {g->bones.err, ""},           {g->states.err, ""},       {g->tgis.err, ""}};
     for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++)
-        if (fails[i][0][0])
-            diag_add(&fs->diag, "%s%s%s", fails[i][1], fails[i][1][0] ? ": " : "", fails[i][0]);
+        if (fails[i][0][0] && diag_add(&fs->diag, "%s%s%s", fails[i][1], fails[i][1][0] ? ": " : "", fails[i][0]))
+            return S3_ERR_NOMEM;
     cover_add(&fs->cover, 0, g->rcol.size);
     cover_add(&fs->cover, g->pos, g->seq_end);
     if (g->tgis.present && !g->tgis.err[0])
         cover_add(&fs->cover, g->tgis.pos, g->tgis.size);
+    return S3_OK;
 }
 
 /* -o rw: every value file of the RCOL header, its chunk entries and external keys, the
@@ -1104,8 +1118,8 @@ enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
     }
     if (choose_rig(v) != S3_OK)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "choosing the rig: out of memory");
-    describe(v);
-    report(v);
+    if (describe(v) || report(v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     if (view_add_table_hook(fs, vertices_table, v) || view_add_value_hook(fs, geom_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "geom.file", populate_root, v);

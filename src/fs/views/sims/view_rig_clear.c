@@ -56,25 +56,29 @@ static void add_floats(struct tree *t, uint32_t dir, const char *name, const flo
 }
 
 /* Children lists for every bone, in one pass (CSR: start offsets, then indices). */
-static void index_children(struct rig_clear_view *v)
+/* S3_OK, or NOMEM (the open fails: never bones shown without their children). */
+static enum s3_err index_children(struct rig_clear_view *v)
 {
     uint32_t n = v->r.nbones;
     v->child_start = calloc((size_t)n + 1, sizeof *v->child_start);
     v->child_list = alloc_array(n, sizeof *v->child_list);
-    if (!v->child_start || !v->child_list)
-        return;
+    uint32_t *fill = alloc_array(n, sizeof *fill);
+    if (!v->child_start || !v->child_list || !fill) {
+        free(fill);
+        return S3_ERR_NOMEM; /* the view's arrays are freed with it */
+    }
     for (uint32_t i = 0; i < n; i++)
         if (bone_ok(v, v->r.bones[i].parent))
             v->child_start[v->r.bones[i].parent + 1]++;
     for (uint32_t i = 0; i < n; i++)
         v->child_start[i + 1] += v->child_start[i];
-    uint32_t *fill = alloc_array(n, sizeof *fill);
-    for (uint32_t i = 0; fill && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         int32_t p = v->r.bones[i].parent;
         if (bone_ok(v, p))
             v->child_list[v->child_start[p] + fill[p]++] = i;
     }
     free(fill);
+    return S3_OK;
 }
 
 static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
@@ -187,18 +191,21 @@ static void add_csv(struct rig_clear_view *v, uint32_t root)
     tree_add_text(v->fs->tree, root, "bones.csv", "csv", text, len);
 }
 
-static void warn_chain_indices(struct rig_clear_view *v)
+/* S3_OK, or NOMEM when a warning is refused memory (the open fails). */
+static enum s3_err warn_chain_indices(struct rig_clear_view *v)
 {
-    for (uint32_t i = 0; i < v->r.nchains; i++) {
+    enum s3_err e = S3_OK;
+    for (uint32_t i = 0; e == S3_OK && i < v->r.nchains; i++) {
         const struct rig_clear_chain *c = &v->r.chains[i];
         int32_t f[] = {c->pole, c->has_slot_info ? c->slot_info : -1, c->slot_offset, c->root};
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; e == S3_OK && k < 4; k++)
             if (f[k] != -1 && !bone_ok(v, f[k]))
-                diag_add(&v->fs->diag, "IK chain %u: bone index %" PRId32 " is out of range", i, f[k]);
-        for (uint32_t k = 0; k < c->nbones; k++)
+                e = diag_add(&v->fs->diag, "IK chain %u: bone index %" PRId32 " is out of range", i, f[k]);
+        for (uint32_t k = 0; e == S3_OK && k < c->nbones; k++)
             if (c->bones[k] != -1 && !bone_ok(v, c->bones[k]))
-                diag_add(&v->fs->diag, "IK chain %u: bone index %" PRId32 " is out of range", i, c->bones[k]);
+                e = diag_add(&v->fs->diag, "IK chain %u: bone index %" PRId32 " is out of range", i, c->bones[k]);
     }
+    return e;
 }
 
 /* /skeleton.glb: the bone table as it is (position, orientation, scale, parent); the
@@ -284,19 +291,14 @@ enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         rig_clear_view_free(v);
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
+    /* a refused allocation, a warning's too, fails the open (the tree frees v) */
     v->names = alloc_array(v->r.nbones, sizeof *v->names);
-    for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
+    if (!v->names || index_children(v) || warn_chain_indices(v) || view_add_value_hook(fs, rig_clear_value, v) ||
+        (v->r.bones_err[0] && diag_add(&fs->diag, "bones: %s", v->r.bones_err)) ||
+        (v->r.chains_err[0] && diag_add(&fs->diag, "%s", v->r.chains_err)))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    for (uint32_t i = 0; i < v->r.nbones; i++)
         v->names[i] = v->r.bones[i].name;
-    index_children(v);
-    warn_chain_indices(v);
-    if (view_add_value_hook(fs, rig_clear_value, v)) {
-        s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-        return S3_ERR_NOMEM; /* the tree frees v */
-    }
-    if (v->r.bones_err[0])
-        diag_add(&fs->diag, "bones: %s", v->r.bones_err);
-    if (v->r.chains_err[0])
-        diag_add(&fs->diag, "%s", v->r.chains_err);
     sb_printf(&fs->facts, "encoding: clear\nbyte_order: le\nmajor: %" PRIu32 "\nminor: %" PRIu32 "\n", v->r.major,
               v->r.minor);
     sb_printf(&fs->facts, "variant: %s%s\n", rig_clear_variant_name(v->r.variant),

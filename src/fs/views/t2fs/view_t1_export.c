@@ -174,15 +174,23 @@ void t1_exports_add(struct t2_view *v, const struct t2fs_node *obj, uint32_t dir
         export_add_error(fs, dir, "model.glb", err); /* model.error: there is no model */
         return;
     }
-    size_t len;
-    if (export_model_glb(&m, NULL, &len, err, sizeof err) == S3_OK)
-        export_add_sized(fs, dir, "model.glb", "glb.model", len, t1x_build, glb);
-    else
+    size_t glb_len, obj_len;
+    enum s3_err eg = export_model_glb(&m, NULL, &glb_len, err, sizeof err);
+    if (eg && eg != S3_ERR_NOMEM)
         export_add_error(fs, dir, "model.glb", err);
-    if (export_model_obj(&m, NULL, &len, err, sizeof err) == S3_OK)
-        export_add_sized(fs, dir, "model.obj", "obj.model", len, t1x_build, obj_text);
-    else
+    enum s3_err eo = eg == S3_ERR_NOMEM ? eg : export_model_obj(&m, NULL, &obj_len, err, sizeof err);
+    if (eo && eo != S3_ERR_NOMEM)
         export_add_error(fs, dir, "model.obj", err);
+    if (eg == S3_ERR_NOMEM || eo == S3_ERR_NOMEM) {
+        /* a measurement refused memory: the listing fails (ENOMEM), never model.error */
+        tree_note_oom(fs->tree);
+        mdl_model_free(&m);
+        return;
+    }
+    if (eg == S3_OK)
+        export_add_sized(fs, dir, "model.glb", "glb.model", glb_len, t1x_build, glb);
+    if (eo == S3_OK)
+        export_add_sized(fs, dir, "model.obj", "obj.model", obj_len, t1x_build, obj_text);
     if (m.left_out) {
         m.left_out[strlen(m.left_out) - 1] = 0; /* add_error ends the text */
         add_error(fs->tree, dir, "sections", m.left_out);

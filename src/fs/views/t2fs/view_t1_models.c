@@ -96,9 +96,10 @@ static enum s3_err read_t1_bin(struct tree *t, void *ctx, uint64_t arg, uint64_t
     char err[200];
     size_t size;
     const uint8_t *rec;
-    if (cache_pin(cache, &vb->c, &rec, &size, err, sizeof err))
-        return S3_ERR_IO; /* it was read when the section was listed: the file changed since */
-    enum s3_err e = S3_ERR_IO;
+    enum s3_err e = cache_pin(cache, &vb->c, &rec, &size, err, sizeof err);
+    if (e) /* refused memory: ENOMEM to this read; else the file changed since the listing */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
+    e = S3_ERR_IO;
     if (off + len <= size) { /* tree_read asks within the size */
         memcpy(buf, rec + off, len);
         *got = len;

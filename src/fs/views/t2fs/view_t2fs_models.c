@@ -199,8 +199,9 @@ static enum s3_err read_vertices(struct tree *t, void *ctx, uint64_t arg, uint64
     char err[200];
     size_t size;
     const uint8_t *recs;
-    if (cache_pin(cache, &vb->c, &recs, &size, err, sizeof err))
-        return S3_ERR_IO; /* it was read when the mesh was listed: the file changed since */
+    enum s3_err pin = cache_pin(cache, &vb->c, &recs, &size, err, sizeof err);
+    if (pin) /* refused memory: ENOMEM to this read; else the file changed since the listing */
+        return pin == S3_ERR_NOMEM ? pin : S3_ERR_IO;
     uint64_t have = arg == VERTS_TXT ? vb->count * vertex_row_width(vb->esize) : size;
     enum s3_err e = off + len <= have ? S3_OK : S3_ERR_IO; /* tree_read asks within the size */
     *got = e ? 0 : len;

@@ -154,8 +154,9 @@ static enum s3_err blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t o
     char err[256];
     size_t size;
     const uint8_t *d;
-    if (cache_pin(&cn->v->fs->cache, &cn->c, &d, &size, err, sizeof err))
-        return S3_ERR_IO;
+    enum s3_err e = cache_pin(&cn->v->fs->cache, &cn->c, &d, &size, err, sizeof err);
+    if (e) /* refused memory: ENOMEM to this read, the next expands again */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
     *got = 0;
     if (arg + off <= size) {
         *got = (size_t)(len < size - arg - off ? len : size - arg - off);
@@ -423,12 +424,18 @@ static uint32_t add_branch_dir(struct t2_view *v, uint32_t parent, const char *n
     return ino;
 }
 
+/* A warning for /info, made while listing: refused memory fails the listing (ENOMEM),
+ * never an /info without it. */
 static void warn_where(struct t2_view *v, const struct t2_where *w, const char *path_hint, const char *msg)
 {
+    enum s3_err e;
     if (w->blob)
-        diag_add(&v->fs->diag, "%s (inside the RNC node at 0x%" PRIx64 "): %s", path_hint, w->blob->file_off, msg);
+        e = diag_add(&v->fs->diag, "%s (inside the RNC node at 0x%" PRIx64 "): %s", path_hint, w->blob->file_off,
+                     msg);
     else
-        diag_add(&v->fs->diag, "%s at 0x%" PRIx64 ": %s", path_hint, w->off, msg);
+        e = diag_add(&v->fs->diag, "%s at 0x%" PRIx64 ": %s", path_hint, w->off, msg);
+    if (e)
+        tree_note_oom(v->fs->tree);
 }
 
 /* What /info says about a node whose reading is fine but disagrees with the schema. */
@@ -1041,10 +1048,11 @@ enum s3_err t2fs_view_new(struct s3fs *fs, t2fs_root_extra_fn *root_extra, char 
     v->cut_from = v->cut ? cut_point(v, &fs->src.src) : fs->src.size;
     if (v->cut) {
         sb_printf(&fs->facts, "missing_bytes: %" PRIu64 "\n", end - fs->src.size);
-        diag_add(&fs->diag,
-                 "the file is cut short: its root node ends at byte %" PRIu64 ", the file has %" PRIu64
-                 " bytes (%" PRIu64 " missing); nodes past the end are NAME.error files",
-                 end, fs->src.size, end - fs->src.size);
+        if (diag_add(&fs->diag,
+                     "the file is cut short: its root node ends at byte %" PRIu64 ", the file has %" PRIu64
+                     " bytes (%" PRIu64 " missing); nodes past the end are NAME.error files",
+                     end, fs->src.size, end - fs->src.size))
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
     /* root, prefix.bin and trailer.bin name every byte; in a file cut short, all but the
      * bytes of the node cut in the middle (cut_point: /unparsed shows them) */
