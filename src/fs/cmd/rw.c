@@ -750,8 +750,9 @@ static uint32_t resource_data_of(struct tree *t, uint32_t root)
     char type[32];
     if (root == TREE_ROOT || dir == 0 || tree_lookup(t, dir, "data.bin", &data) != S3_OK)
         return 0;
-    ssize_t n = tree_getxattr(t, data, "user.s3rig.type", type, sizeof type - 1);
-    return n > 0 && (type[n] = 0, strcmp(type, "dbpf.data") == 0) ? data : 0;
+    return tree_getxattr_str(t, data, "user.s3rig.type", type, sizeof type) == S3_OK && strcmp(type, "dbpf.data") == 0
+               ? data
+               : 0;
 }
 
 /* The index record of the package resource whose whole data is source s, read by the
