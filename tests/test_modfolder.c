@@ -215,17 +215,17 @@ static void test_keys_and_winner(void **state)
     assert_int_equal(recs[mf_keyset_rec(&ks, 2, ks.keys[2].winner)].file, 2);
     /* found by type, group and instance; others not */
     uint32_t k;
-    assert_true(mf_keyset_find(&ks, recs, 0x20, 0, 9, &k));
+    assert_true(mf_keyset_find(&ks, 0x20, 0, 9, &k));
     assert_int_equal(k, 2);
-    assert_true(mf_keyset_find(&ks, recs, 0x10, 0, 1, &k));
+    assert_true(mf_keyset_find(&ks, 0x10, 0, 1, &k));
     assert_int_equal(k, 0);
-    assert_false(mf_keyset_find(&ks, recs, 0x20, 1, 9, &k));
-    assert_false(mf_keyset_find(&ks, recs, 0x10, 0, 3, &k));
+    assert_false(mf_keyset_find(&ks, 0x20, 1, 9, &k));
+    assert_false(mf_keyset_find(&ks, 0x10, 0, 3, &k));
     mf_keyset_free(&ks);
 
     assert_int_equal(mf_keyset_build(recs, 0, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, 0);
-    assert_false(mf_keyset_find(&ks, recs, 0x10, 0, 1, &k));
+    assert_false(mf_keyset_find(&ks, 0x10, 0, 1, &k));
     mf_keyset_free(&ks);
 }
 
@@ -260,7 +260,7 @@ static void test_keys_many(void **state)
         assert_int_equal(ks.keys[k].winner, 2);
         assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
         uint32_t found;
-        assert_true(mf_keyset_find(&ks, recs, p0->type, p0->group, p0->instance, &found));
+        assert_true(mf_keyset_find(&ks, p0->type, p0->group, p0->instance, &found));
         assert_int_equal(found, k);
     }
     mf_keyset_free(&ks);

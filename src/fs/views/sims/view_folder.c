@@ -53,12 +53,12 @@ struct mf_file {
     bool checked;   /* (without names) the file was found to be still the one scanned, or err */
     struct stat st; /* as scanned: a file that is no longer this one is not read */
     uint32_t ino;   /* its directory under /files (0 until /files is listed) */
-    /* a package */
-    struct source src;
-    bool src_open;     /* src is open (closed with the view) */
-    bool tried;        /* its view was opened (or refused: err) */
-    char err[320];
-    struct s3fs *pkg;  /* the package view nested at ino */
+    /* a package: what its use needs is allocated when it is first used, not by the scan
+     * for each of 10,000 files (pages of memory to fault in before the first listing) */
+    struct source *src; /* open (closed with the view), or NULL */
+    bool tried;         /* its view was opened (or refused: err) */
+    char *err;          /* why it cannot be read (malloc'd), or NULL */
+    struct s3fs *pkg;   /* the package view nested at ino */
     bool warned;
     /* a script archive: member paths sorted in listing order, their zip indices */
     char **members;
@@ -70,6 +70,25 @@ struct mf_file {
 struct skip {
     char *rel, *why;
 };
+
+#define FILE_ERR_MAX 320 /* a file's err, at most */
+
+/* f->err set to the text (at most FILE_ERR_MAX bytes): S3_OK or NOMEM. */
+static enum s3_err file_err(struct mf_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static enum s3_err file_err(struct mf_file *f, const char *fmt, ...)
+{
+    char line[FILE_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char *e = strdup(line);
+    if (!e)
+        return S3_ERR_NOMEM;
+    free(f->err);
+    f->err = e;
+    return S3_OK;
+}
 
 /* A module two or more script archives contain: prov[first .. first + n) */
 struct mprov {
@@ -115,8 +134,9 @@ struct folder_view {
     int32_t *prio; /* per file */
     struct skip *skips;
     size_t nskips, capskips;
-    struct mf_rec *recs;
-    size_t nrecs;
+    struct mf_recs recs; /* the scan's workers' arrays, kept as they filled them */
+    struct mf_run *runs; /* each loaded package's records, in load order (until grouped) */
+    size_t nruns;
     uint64_t resources;
     struct mf_keyset ks; /* the keys, their providers, and the keys by type, group, instance */
     uint32_t *conflicts; /* key numbers with two or more providers */
@@ -166,7 +186,7 @@ static void key_name(char *out, size_t size, bool sims4, const struct mf_rec *r)
 static const struct mf_rec *winner_of(const struct folder_view *v, uint32_t k)
 {
     const struct mf_key *key = &v->ks.keys[k];
-    return &v->recs[mf_keyset_rec(&v->ks, k, key->winner)];
+    return mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, key->winner));
 }
 
 /* A name shown in /skipped: bytes outside printable UTF-8 as \xNN. */
@@ -412,9 +432,13 @@ static int by_skip_path(const void *a, const void *b)
  * SCAN_WORKERS_MAX; none but the caller for a small folder): each takes the next few
  * packages in load order, reads each one's header and index into records of its own and
  * writes the outcome into that package's slot, which no other thread touches. The merge
- * walks the slots in load order after every worker ended, so the files, their numbers and
- * the records are the same whatever the number of workers and whichever read what. */
-#define SCAN_WORKERS_MAX 8u
+ * walks the slots in load order after every worker ended, so the files, their numbers,
+ * the records and the keys are the same whatever the number of workers and whichever
+ * read what. The records stay where their worker wrote them (worker i's array is segment
+ * i of the view's records): a million records are not copied, and the pages of a copy
+ * (on this project's machine, touching fresh memory costs more than reading the files)
+ * are not faulted in. */
+#define SCAN_WORKERS_MAX MF_SEGS
 #define SCAN_CLAIM 8u        /* packages a worker takes at once */
 #define SCAN_ALONE_BELOW 64u /* fewer packages: no worker threads */
 
@@ -444,7 +468,7 @@ static void *scan_realloc(void *p, size_t size)
     return realloc(p, size);
 }
 
-enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM };
+enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM, JOB_LIMIT };
 
 /* A package to read and what it holds: written by the one worker that took it, read by
  * the merge once every worker ended. */
@@ -453,9 +477,9 @@ struct pkg_job {
     uint8_t state; /* enum job_state */
     bool sims4, names;
     struct stat st;
-    uint32_t worker; /* whose records hold its keys: recs[first .. first + n) */
-    size_t first, n;
-    char why[256]; /* JOB_SKIPPED: its line in /skipped */
+    uint32_t first, n; /* its records: ids first .. first + n - 1 (its worker's segment) */
+    char *why; /* JOB_SKIPPED: its line in /skipped (scan_realloc'd: skips are few, and a
+                * fixed buffer in each of 10,000 jobs is megabytes of pages to fault in) */
 };
 
 struct scan_pool {
@@ -463,13 +487,13 @@ struct scan_pool {
     struct pkg_job *jobs;
     size_t njobs;
     size_t next;  /* atomic: the next job to take */
-    bool failed;  /* atomic: a worker ran out of memory: the others stop */
+    uint8_t failed; /* atomic: JOB_NOMEM or JOB_LIMIT once a worker met one: the others stop */
 };
 
 struct scan_worker {
     struct scan_pool *pool;
     uint32_t id;
-    struct mf_rec *recs; /* their file is set by the merge */
+    struct mf_rec *recs; /* segment id of the view's records (their file set by the grouping) */
     size_t n, cap;
     struct dbpf_keys keys; /* the parser's buffers, reused from package to package */
     pthread_t thread;
@@ -503,10 +527,19 @@ static enum s3_err fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 static void job_skip(struct pkg_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void job_skip(struct pkg_job *j, const char *fmt, ...)
 {
+    char line[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(j->why, sizeof j->why, fmt, ap);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    j->why = scan_realloc(NULL, len + 1);
+    if (!j->why) {
+        j->state = JOB_NOMEM;
+        return;
+    }
+    memcpy(j->why, line, len);
+    j->why[len] = 0;
     j->state = JOB_SKIPPED;
 }
 
@@ -514,6 +547,10 @@ static void job_skip(struct pkg_job *j, const char *fmt, ...)
 static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbpf *d)
 {
     const struct dbpf_keys *ks = &w->keys;
+    if (ks->n > MF_SEG_MAX - w->n) { /* ids hold MF_SEG_BITS bits of place */
+        j->state = JOB_LIMIT;
+        return;
+    }
     if (w->n + ks->n > w->cap) {
         size_t cap = w->cap ? w->cap : 4096;
         while (cap < w->n + ks->n)
@@ -526,8 +563,7 @@ static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbp
         w->recs = r;
         w->cap = cap;
     }
-    j->worker = w->id;
-    j->first = w->n;
+    size_t first = w->n;
     for (uint32_t i = 0; i < ks->n; i++) {
         const struct dbpf_key *k = &ks->k[i];
         if (k->deleted)
@@ -535,7 +571,8 @@ static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbp
         j->names |= k->type == DBPF_TYPE_NAMEMAP;
         w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, i, k->dup, k->record};
     }
-    j->n = w->n - j->first;
+    j->first = w->id << MF_SEG_BITS | (uint32_t)first;
+    j->n = (uint32_t)(w->n - first);
     j->sims4 = d->h[DBPF_H_MINOR] == 1;
     j->state = JOB_LOADED;
 }
@@ -592,8 +629,8 @@ static void *scan_work(void *arg)
         size_t end = p->njobs - at < SCAN_CLAIM ? p->njobs : at + SCAN_CLAIM;
         for (size_t j = at; j < end; j++) {
             read_job(w, &p->jobs[j]);
-            if (p->jobs[j].state == JOB_NOMEM)
-                __atomic_store_n(&p->failed, true, __ATOMIC_RELAXED);
+            if (p->jobs[j].state == JOB_NOMEM || p->jobs[j].state == JOB_LIMIT)
+                __atomic_store_n(&p->failed, p->jobs[j].state, __ATOMIC_RELAXED);
         }
     }
     return NULL;
@@ -620,8 +657,8 @@ static void free_workers(struct scan_worker *w, size_t n)
 }
 
 /* Reads every job, the caller being a worker too (a thread that cannot be started leaves
- * its share to the others). *out: the workers, whose records the jobs point into. S3_OK or
- * NOMEM. */
+ * its share to the others). *out: the workers, whose records the jobs point into. S3_OK,
+ * NOMEM, or LIMIT (a worker's records past MF_SEG_MAX). */
 static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, struct scan_worker **out, size_t *nout)
 {
     unsigned n = worker_count(p->njobs);
@@ -645,7 +682,8 @@ static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, str
         close(p->rootfd);
     *out = w;
     *nout = n;
-    return __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? S3_ERR_NOMEM : S3_OK;
+    uint8_t failed = __atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+    return failed == JOB_LIMIT ? S3_ERR_LIMIT : failed ? S3_ERR_NOMEM : S3_OK;
 }
 
 /* ---- the scan: script archives ---- */
@@ -846,8 +884,8 @@ static enum s3_err group_tags(struct folder_view *v)
 static int by_conflict_key(const void *a, const void *b, void *ctx)
 {
     const struct folder_view *v = ctx;
-    const struct mf_rec *x = &v->recs[mf_keyset_rec(&v->ks, *(const uint32_t *)a, 0)];
-    const struct mf_rec *y = &v->recs[mf_keyset_rec(&v->ks, *(const uint32_t *)b, 0)];
+    const struct mf_rec *x = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, *(const uint32_t *)a, 0));
+    const struct mf_rec *y = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, *(const uint32_t *)b, 0));
     if (x->type != y->type)
         return x->type < y->type ? -1 : 1;
     if (x->group != y->group)
@@ -862,7 +900,9 @@ static enum s3_err group_keys(struct folder_view *v)
         return S3_ERR_NOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
-    enum s3_err e = mf_keyset_build(v->recs, v->nrecs, v->prio, &v->ks);
+    enum s3_err e = mf_keyset_build_runs(&v->recs, v->runs, v->nruns, v->prio, &v->ks);
+    free(v->runs);
+    v->runs = NULL;
     if (e)
         return e;
     v->conflicts = alloc_array(v->ks.nkeys, sizeof *v->conflicts);
@@ -903,23 +943,27 @@ static enum s3_err plan_candidate(struct folder_view *v, struct cand *c, struct 
     return S3_OK;
 }
 
-/* The merge: the files in load order (script archives read here, in order), each loaded
- * package's records copied after the ones before it with its file number. S3_OK or NOMEM. */
+/* The merge: the files in load order (script archives read here, in order), and each
+ * loaded package's records as a run with its file number (the records themselves stay in
+ * their workers' arrays, which the view takes). S3_OK or NOMEM. */
 static enum s3_err gather_files(struct folder_view *v, struct walk *w, const struct scan_pool *p,
-                        const struct scan_worker *workers)
+                        struct scan_worker *workers, size_t nworkers)
 {
-    size_t total = 0;
+    size_t loaded = 0;
     for (size_t j = 0; j < p->njobs; j++)
-        total += p->jobs[j].state == JOB_LOADED ? p->jobs[j].n : 0;
-    v->recs = scan_realloc(NULL, (total ? total : 1) * sizeof *v->recs);
-    if (!v->recs)
+        loaded += p->jobs[j].state == JOB_LOADED && p->jobs[j].n;
+    v->runs = scan_realloc(NULL, (loaded ? loaded : 1) * sizeof *v->runs);
+    if (!v->runs)
         return S3_ERR_NOMEM;
+    for (size_t i = 0; i < nworkers; i++) { /* the view frees them from now */
+        v->recs.seg[i] = workers[i].recs;
+        workers[i].recs = NULL;
+    }
     for (size_t i = 0; i < w->n; i++) {
         struct cand *c = &w->c[i];
         if (!c->take)
             continue;
         struct mf_file f = {.v = v, .rel = c->rel, .script = c->script, .priority = c->priority};
-        f.src.fd = -1;
         if (c->script) {
             bool skip;
             enum s3_err e = read_script(v, &f, &skip);
@@ -937,11 +981,8 @@ static enum s3_err gather_files(struct folder_view *v, struct walk *w, const str
             f.st = j->st;
             f.sims4 = j->sims4;
             f.names = j->names;
-            /* a package with no resources has no records, and its worker maybe no list */
-            for (size_t k = 0; k < j->n; k++) {
-                v->recs[v->nrecs] = workers[j->worker].recs[j->first + k];
-                v->recs[v->nrecs++].file = (uint32_t)v->nfiles;
-            }
+            if (j->n) /* a package with no resources has no records, and its worker maybe no list */
+                v->runs[v->nruns++] = (struct mf_run){j->first, j->n, (uint32_t)v->nfiles};
             v->resources += j->n;
         }
         c->rel = NULL; /* the file owns it now */
@@ -973,8 +1014,10 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     if (rc == S3_OK)
         rc = read_packages(v, &pool, &workers, &nworkers);
     if (rc == S3_OK)
-        rc = gather_files(v, w, &pool, workers);
+        rc = gather_files(v, w, &pool, workers, nworkers);
     free_workers(workers, nworkers);
+    for (size_t j = 0; j < pool.njobs; j++)
+        free(pool.jobs[j].why);
     free(pool.jobs);
     for (size_t i = 0; rc == S3_OK && i < v->rules.nglobs; i++)
         if (!hits[i])
@@ -1085,32 +1128,33 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     (void)arg;
     struct mf_file *f = ctx;
     struct folder_view *v = f->v;
-    if (!f->tried && !f->err[0]) {
-        f->tried = true;
-        char *path = join(v->root, f->rel);
-        if (!path)
-            return f->tried = false, S3_ERR_NOMEM;
-        enum s3_err e = source_open(&f->src, path, f->err, sizeof f->err);
-        if (e == S3_ERR_NOMEM) { /* the listing fails and opens it again, never an .error */
-            free(path);
-            f->err[0] = 0;
-            return f->tried = false, e;
-        }
-        f->src_open = e == S3_OK;
-        if (f->src_open && !same_file(&f->src.st, &f->st)) {
-            snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
-            source_close(&f->src);
-            f->src_open = false;
-        }
+    if (!f->tried && !f->err) {
+        char *path = join(v->root, f->rel), msg[FILE_ERR_MAX];
+        struct source *src = malloc(sizeof *src);
+        enum s3_err e = path && src ? source_open(src, path, msg, sizeof msg) : S3_ERR_NOMEM;
         free(path);
+        if (e == S3_OK && !same_file(&src->st, &f->st)) {
+            source_close(src);
+            e = S3_ERR_IO;
+            snprintf(msg, sizeof msg, "%s: changed since the folder was scanned", f->rel);
+        }
+        if (e == S3_OK) {
+            f->src = src;
+        } else {
+            free(src);
+            /* memory: the listing fails and opens it again, never an .error */
+            if (e == S3_ERR_NOMEM || file_err(f, "%s", msg))
+                return S3_ERR_NOMEM;
+        }
+        f->tried = true;
     }
-    if (f->err[0])
+    if (f->err)
         return added(t, add_error(t, dir, "package", f->err));
-    char origin[300], err[sizeof f->err];
+    char origin[300], err[FILE_ERR_MAX];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
-    if (v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
+    if (v->fs->open_at(v->fs, dir, f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err))
         /* not kept in f->err: a listing that failed for memory opens it again */
         return added(t, add_error(t, dir, "package", err));
     return tree_populate(t, dir);
@@ -1274,7 +1318,7 @@ static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, enum s3
     if ((*rc = tree_populate(t, v->files_dir)) != S3_OK)
         return NULL;
     if (!f->ino) {
-        snprintf(f->err, sizeof f->err, "%s has no directory under /files (the node limit)", f->rel);
+        *rc = file_err(f, "%s has no directory under /files (the node limit)", f->rel);
         return NULL;
     }
     *rc = tree_populate(t, f->ino);
@@ -1285,22 +1329,23 @@ static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, enum s3
  * false with f->err saying why, which its /files directory then shows, or with *rc NOMEM. */
 static bool still_there(struct folder_view *v, struct mf_file *f, enum s3_err *rc)
 {
-    if (!f->checked && !f->err[0]) {
-        f->checked = true;
+    if (!f->checked && !f->err) {
         char *path = join(v->root, f->rel);
         struct stat st;
         if (!path) {
-            f->checked = false;
             *rc = S3_ERR_NOMEM;
             return false;
         }
         if (stat(path, &st) != 0)
-            snprintf(f->err, sizeof f->err, "%s: %s", f->rel, strerror(errno));
+            *rc = file_err(f, "%s: %s", f->rel, strerror(errno));
         else if (!same_file(&st, &f->st))
-            snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
+            *rc = file_err(f, "%s: changed since the folder was scanned", f->rel);
         free(path);
+        if (*rc)
+            return false;
+        f->checked = true;
     }
-    return !f->err[0];
+    return !f->err;
 }
 
 /* The relative path from dir to file f's directory under /files: /files mirrors the
@@ -1342,7 +1387,7 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
             snprintf(named + strlen(named), sizeof named - strlen(named), "~%u", r->dup + 1);
         full = named;
         if (!still_there(v, f, rc)) {
-            snprintf(why, whylen, "%s", f->err);
+            snprintf(why, whylen, "%s", f->err ? f->err : "");
             return NULL;
         }
     } else {
@@ -1351,7 +1396,7 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
         if (!full) {
             if (pkg && *rc == S3_OK)
                 *rc = S3_ERR_NOMEM; /* the names could not be made */
-            snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened (its package.error says why)");
+            snprintf(why, whylen, "%s", f->err ? f->err : "the package cannot be opened (its package.error says why)");
             return NULL;
         }
     }
@@ -1403,7 +1448,7 @@ static bool key_of_name(const struct folder_view *v, const char *name, uint32_t 
         else
             inst = x;
     }
-    return mf_keyset_find(&v->ks, v->recs, type, group, inst, k);
+    return mf_keyset_find(&v->ks, type, group, inst, k);
 }
 
 static enum s3_err keys_name(void *ctx, uint32_t i, char *buf, size_t size)
@@ -1424,7 +1469,7 @@ static enum s3_err keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t
     struct folder_view *v = ctx;
     const struct mf_rec *w = winner_of(v, i);
     struct mf_file *f = &v->files[w->file];
-    char why[sizeof f->err];
+    char why[FILE_ERR_MAX];
     enum s3_err rc;
     *target = provider_target(v, dir, w, why, sizeof why, &rc);
     if (*target || rc)
@@ -1659,9 +1704,9 @@ static int8_t compare_keys(struct folder_view *v, uint32_t i)
 {
     uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
     struct provider base, other;
-    int8_t result = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base) ? 1 : 2;
+    int8_t result = provider_open(v, mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, 0)), &base) ? 1 : 2;
     for (uint32_t j = 1; j < n && result == 1; j++) {
-        if (!provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, j)], &other)) {
+        if (!provider_open(v, mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j)), &other)) {
             result = 2;
         } else {
             enum dbpf_same_how how;
@@ -1719,8 +1764,8 @@ static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, ui
     enum s3_err rc = S3_OK;
     for (uint32_t j = 0; rc == S3_OK && j <= k->n; j++) {
         /* 1 .. n in load order, then the winner */
-        const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner)];
-        char name[16], why[sizeof v->files[0].err];
+        const struct mf_rec *r = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner));
+        char name[16], why[FILE_ERR_MAX];
         if (j < k->n)
             snprintf(name, sizeof name, "%u", j + 1);
         else
@@ -2128,8 +2173,10 @@ static void folder_view_free(void *p)
     for (size_t i = 0; i < v->nfiles; i++) {
         struct mf_file *f = &v->files[i];
         free(f->rel);
-        if (f->src_open)
-            source_close(&f->src);
+        if (f->src)
+            source_close(f->src);
+        free(f->src);
+        free(f->err);
         for (uint32_t k = 0; k < f->nmembers; k++)
             free(f->members[k]);
         free(f->members);
@@ -2144,7 +2191,9 @@ static void folder_view_free(void *p)
     free(v->skips);
     mf_rules_free(&v->rules);
     free(v->prio);
-    free(v->recs);
+    for (unsigned i = 0; i < MF_SEGS; i++)
+        free(v->recs.seg[i]);
+    free(v->runs);
     mf_keyset_free(&v->ks);
     free(v->conflicts);
     free(v->identical);
