@@ -203,7 +203,7 @@ static void test_keys_and_winner(void **state)
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].file, 0);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 1)].file, 1);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].file, 2);
-    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].entry, 3);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].size, 3);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].dup, 1);
     assert_int_equal(ks.keys[0].winner, 1);
     /* key (0x10,0,2): files 0 and 3 at 500: the one loaded last */
@@ -269,7 +269,7 @@ static void test_keys_many(void **state)
     assert_int_equal(mf_keyset_build(recs, R, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, 1);
     assert_int_equal(ks.keys[0].n, 1);
-    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].entry, R - 1);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].size, R - 1);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].dup, R - 1);
     mf_keyset_free(&ks);
     free(recs);

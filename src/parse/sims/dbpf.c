@@ -313,6 +313,7 @@ static uint32_t decode_keys(const struct dbpf *d, const uint8_t *b, size_t pos, 
         p += ch ? 0 : 4;
         k.instance = (uint64_t)hi << 32 | le32_at(p);
         uint32_t disk = le32_at(p + 8); /* after the offset */
+        k.size = le32_at(p + 12);
         size_t size = fixed;
         if (disk >> 31) { /* the extended word: compression, committed */
             size += 4;

@@ -84,7 +84,7 @@ struct mf_rec {
     uint32_t type, group;
     uint64_t instance;
     uint32_t file;  /* the package's place in the load order */
-    uint32_t entry; /* its index entry */
+    uint32_t size;  /* its memory size (dbpf_key's: providers of different sizes differ) */
     uint32_t dup;   /* 0, or n: the entry repeats its key for the n-th time in its package */
     uint32_t record; /* where its index record starts in the package (read back alone) */
 };

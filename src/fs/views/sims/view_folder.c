@@ -122,6 +122,9 @@ struct dups {
     size_t nnotes, given;
 };
 
+#define HANDLES 16 /* packages open at once while conflicts are compared */
+struct handle;
+
 struct folder_view {
     struct s3fs *fs;
     char *root; /* absolute */
@@ -142,6 +145,10 @@ struct folder_view {
     uint32_t *conflicts; /* key numbers with two or more providers */
     size_t nconflicts;
     int8_t *identical;   /* per conflict: -1 not compared yet, 0 no, 1 yes, 2 cannot tell */
+    struct handle *handles; /* HANDLES, made with the view: packages open while a render
+                             * compares conflicts */
+    size_t nhandles;
+    uint64_t handle_clock;
     struct mprov *mprov;
     size_t nmprov;
     struct mconf *mconf;
@@ -569,7 +576,7 @@ static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbp
         if (k->deleted)
             continue;
         j->names |= k->type == DBPF_TYPE_NAMEMAP;
-        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, i, k->dup, k->record};
+        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, k->size, k->dup, k->record};
     }
     j->first = w->id << MF_SEG_BITS | (uint32_t)first;
     j->n = (uint32_t)(w->n - first);
@@ -1392,7 +1399,7 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
         }
     } else {
         struct s3fs *pkg = package_of(v, f, rc);
-        full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
+        full = pkg ? dbpf_view_resource_name_at(pkg, r->record) : NULL;
         if (!full) {
             if (pkg && *rc == S3_OK)
                 *rc = S3_ERR_NOMEM; /* the names could not be made */
@@ -1662,63 +1669,141 @@ void folder_view_test_compared(uint64_t counts[4])
         counts[i] = __atomic_load_n(&compared[i], __ATOMIC_RELAXED);
 }
 
-/* A provider's index entry read back from its package file, which must still be the one
- * scanned: one open, the header and that one record, and no package tree (a conflict's
- * `identical` must not open every provider's package view: 10,000 packages' trees). */
-struct provider {
+/* Tests only: package files opened to compare providers' bytes (no package tree). */
+static uint64_t package_opens; /* atomic */
+
+uint64_t folder_view_test_package_opens(void)
+{
+    return __atomic_load_n(&package_opens, __ATOMIC_RELAXED);
+}
+
+/* A package file open for comparisons, its header parsed: kept while one render compares
+ * conflicts (conflicts.csv: 25,000 conflicts of four providers were 100,000 opens, each
+ * with its header read; now each package once while its conflicts come by). */
+struct handle {
+    uint32_t file;
     int fd;
-    struct fd_src in; /* src reads through it: the struct is not moved while open */
+    struct fd_src in; /* src reads through it: a handle is not moved while open */
     struct s3_src src;
+    struct dbpf d;
+    uint64_t used; /* the render's clock at its last use: the least recent is let go */
+};
+
+static void handle_close(struct handle *h)
+{
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+}
+
+/* Ends a render's comparisons: no package stays open after it (one that is deleted
+ * meanwhile keeps no space). */
+static void handles_close(struct folder_view *v)
+{
+    for (size_t i = 0; i < v->nhandles; i++)
+        handle_close(&v->handles[i]);
+    v->nhandles = 0;
+}
+
+/* Opens file's package into h: false when it changed or is gone since the scan, or its
+ * header cannot be read. */
+static bool handle_open(struct folder_view *v, uint32_t file, struct handle *h)
+{
+    const struct mf_file *f = &v->files[file];
+    char *path = join(v->root, f->rel), err[200];
+    struct stat st;
+    h->file = file;
+    h->fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    free(path);
+    if (h->fd >= 0)
+        __atomic_add_fetch(&package_opens, 1, __ATOMIC_RELAXED);
+    if (h->fd < 0 || fstat(h->fd, &st) != 0 || !same_file(&st, &f->st))
+        return false;
+    h->in = (struct fd_src){.fd = h->fd};
+    h->src = (struct s3_src){fd_read, &h->in, (uint64_t)st.st_size};
+    size_t hn = h->src.size < sizeof h->in.head ? (size_t)h->src.size : sizeof h->in.head;
+    if (fd_read(&h->in, 0, h->in.head, hn) != S3_OK)
+        return false;
+    h->in.nhead = hn; /* the header and maybe the index's start: read once */
+    return dbpf_parse_header(&h->src, &h->d, err, sizeof err) == S3_OK;
+}
+
+/* File's package, open: from the render's handles, else opened in place of the one used
+ * least recently (never `keep`, the other side of a pair). NULL when it cannot be read. */
+static struct handle *handle_of(struct folder_view *v, uint32_t file, const struct handle *keep)
+{
+    struct handle *h = NULL;
+    for (size_t i = 0; i < v->nhandles && !h; i++)
+        if (v->handles[i].file == file)
+            h = &v->handles[i];
+    if (h) {
+        struct stat st; /* still the file scanned (it may be rewritten in place) */
+        if (fstat(h->fd, &st) != 0 || !same_file(&st, &v->files[file].st))
+            return NULL;
+        h->used = ++v->handle_clock;
+        return h;
+    }
+    if (v->nhandles < HANDLES) {
+        h = &v->handles[v->nhandles++];
+    } else {
+        for (size_t i = 0; i < HANDLES; i++)
+            if (&v->handles[i] != keep && (!h || v->handles[i].used < h->used))
+                h = &v->handles[i];
+        handle_close(h);
+    }
+    if (!handle_open(v, file, h)) {
+        handle_close(h);
+        *h = v->handles[--v->nhandles]; /* not kept */
+        return NULL;
+    }
+    h->used = ++v->handle_clock;
+    return h;
+}
+
+/* A provider's index entry read back from its package file, which must still be the one
+ * scanned: that one record, and no package tree (a conflict's `identical` must not open
+ * every provider's package view: 10,000 packages' trees). */
+struct provider {
+    struct handle *h;
     struct dbpf_entry e;
 };
 
 /* false when the package changed or is gone since the scan, or its record cannot be read. */
-static bool provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p)
+static bool provider_read(struct folder_view *v, const struct mf_rec *r, const struct handle *keep,
+                          struct provider *p)
 {
-    const struct mf_file *f = &v->files[r->file];
-    char *path = join(v->root, f->rel);
-    struct stat st;
-    p->fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-    free(path);
-    if (p->fd < 0 || fstat(p->fd, &st) != 0 || !same_file(&st, &f->st))
-        return false;
-    p->in = (struct fd_src){.fd = p->fd};
-    p->src = (struct s3_src){fd_read, &p->in, (uint64_t)st.st_size};
-    struct dbpf d;
-    char err[200];
-    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e))
+    p->h = handle_of(v, r->file, keep);
+    if (!p->h || dbpf_read_entry(&p->h->src, &p->h->d, r->record, &p->e))
         return false;
     return p->e.type == r->type && p->e.group == r->group && p->e.instance == r->instance;
 }
 
-static void provider_close(struct provider *p)
-{
-    if (p->fd >= 0)
-        close(p->fd);
-    p->fd = -1;
-}
-
-/* Key conflict i's providers compared from their index records and stored bytes
- * (dbpf_same_bytes): one pair at a time, each against the first. 1, 0 or 2. */
+/* Key conflict i's providers compared: different declared sizes (kept from the scan) are
+ * "no" with no file opened; else from their index records and stored bytes
+ * (dbpf_same_bytes), one pair at a time, each against the first. 1, 0 or 2. */
 static int8_t compare_keys(struct folder_view *v, uint32_t i)
 {
     uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
+    uint32_t size = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, 0))->size;
+    for (uint32_t j = 1; j < n; j++)
+        if (mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j))->size != size) {
+            __atomic_add_fetch(&compared[DBPF_BY_SIZE], 1, __ATOMIC_RELAXED);
+            return 0;
+        }
     struct provider base, other;
-    int8_t result = provider_open(v, mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, 0)), &base) ? 1 : 2;
+    int8_t result = provider_read(v, mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, 0)), NULL, &base) ? 1 : 2;
     for (uint32_t j = 1; j < n && result == 1; j++) {
-        if (!provider_open(v, mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j)), &other)) {
+        if (!provider_read(v, mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j)), base.h, &other)) {
             result = 2;
         } else {
             enum dbpf_same_how how;
             char why[200];
-            enum dbpf_same same = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e,
+            enum dbpf_same same = dbpf_same_bytes(&base.h->src, &base.e, &other.h->src, &other.e,
                                                   v->fs->opts.max_unpacked, &how, why, sizeof why);
             __atomic_add_fetch(&compared[how], 1, __ATOMIC_RELAXED);
             result = same == DBPF_SAME_YES ? 1 : same == DBPF_SAME_NO ? 0 : 2;
         }
-        provider_close(&other);
     }
-    provider_close(&base);
     return result;
 }
 
@@ -1744,6 +1829,7 @@ static void render_identical(struct tree *t, void *ctx, struct sbuf *out)
     (void)t;
     struct ident *id = ctx;
     sb_printf(out, "%s\n", identical_word(compare_providers(id->v, id->i, id->module)));
+    handles_close(id->v);
 }
 
 /* ---- /conflicts, /script-conflicts ---- */
@@ -1863,6 +1949,7 @@ static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
         sb_csv_field(out, identical_word(compare_providers(v, (uint32_t)c, false)));
         sb_printf(out, "\n");
     }
+    handles_close(v);
 }
 
 struct hashed {
@@ -2197,6 +2284,9 @@ static void folder_view_free(void *p)
     mf_keyset_free(&v->ks);
     free(v->conflicts);
     free(v->identical);
+    if (v->handles)
+        handles_close(v);
+    free(v->handles);
     free(v->mprov);
     free(v->mconf);
     free(v->midentical);
@@ -2228,9 +2318,12 @@ enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_
 {
     test_gate();
     struct folder_view *v = calloc(1, sizeof *v);
-    if (!v || !(v->root = strdup(path)) || tree_on_free(fs->tree, folder_view_free, v)) {
-        if (v)
+    if (!v || !(v->root = strdup(path)) || !(v->handles = alloc_array(HANDLES, sizeof *v->handles)) ||
+        tree_on_free(fs->tree, folder_view_free, v)) {
+        if (v) {
             free(v->root);
+            free(v->handles);
+        }
         free(v);
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }

@@ -33,5 +33,8 @@ uint64_t folder_view_test_hashed(void);
  * tree populated under /files). */
 void folder_view_test_compared(uint64_t counts[4]);
 uint64_t folder_view_test_packages_opened(void);
+/* Tests only: the package files every view opened to compare providers' bytes (a
+ * conflict's identical, conflicts.csv) since the program started. */
+uint64_t folder_view_test_package_opens(void);
 
 #endif
