@@ -435,34 +435,37 @@ static uint64_t key_hash(const struct mf_rec *r, uint64_t seed)
 
 #define PREFETCH 16 /* records ahead whose slot is prefetched */
 
+/* Key k's first record while building (a multi's first holds it until the lists are
+ * made). */
+static uint32_t first_rec(const struct mf_keyset *ks, uint32_t k)
+{
+    uint32_t x = ks->keys[k];
+    return x & MF_MULTI ? ks->multi[x & ~MF_MULTI].first : x;
+}
+
 /* The slot of rec's key, or of the empty place it goes: a slot compares its fingerprint
- * before the record behind it, so a probe past other keys reads no record. While
- * building, keys[k].first is key k's first record, whatever its n. */
+ * before the record behind it, so a probe past other keys reads no record. */
 static size_t probe(const struct mf_keyset *ks, const struct mf_rec *r, uint64_t h)
 {
     uint64_t fp = h >> 32;
     size_t at = (size_t)h & (ks->cap - 1);
     for (; ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
         uint64_t s = ks->slot[at];
-        if (s >> 32 == fp && same_key(mf_rec_at(&ks->recs, ks->keys[(uint32_t)s - 1].first), r))
+        if (s >> 32 == fp && same_key(mf_rec_at(&ks->recs, first_rec(ks, (uint32_t)s - 1)), r))
             break;
     }
     return at;
 }
 
-/* While building: a key that got a second provider (its keys[].winner is its number
- * here until the end), with its last record so far; and each provider after a key's
- * first, in load order. A few bytes for each record of such a key, none for the others
- * (most keys have one provider: no array of a word per record). */
-struct multi {
-    uint32_t key, last;
-};
+/* While building, a key that got a second provider is multi[m] with first its first
+ * record and winner its last so far (for the same-package check); each provider after a
+ * key's first is a `more`, in load order. A few bytes for each record of such a key,
+ * none for the others (most keys have one provider: no array of a word per record). */
 struct more {
     uint32_t multi, rec;
 };
 struct building {
-    struct multi *multi;
-    size_t nmulti, capmulti;
+    size_t capmulti;
     struct more *more;
     size_t nmore, capmore;
 };
@@ -480,50 +483,51 @@ static bool grow(void **p, size_t *cap, size_t n, size_t elem)
     return true;
 }
 
-/* Record id (in package file, at rec) has key k already: the package's later entry
- * overwrites its earlier one, or it is k's next provider. false: out of memory. */
+/* Record id (at rec) has key k already: the package's later entry overwrites its earlier
+ * one, or it is k's next provider. false: out of memory. */
 static bool add_provider(struct mf_keyset *ks, struct building *b, uint32_t k, uint32_t id, const struct mf_rec *rec)
 {
-    struct mf_key *key = &ks->keys[k];
-    uint32_t last = key->n == 1 ? key->first : b->multi[key->winner].last;
+    uint32_t x = ks->keys[k];
+    uint32_t last = x & MF_MULTI ? ks->multi[x & ~MF_MULTI].winner : x;
     struct mf_rec *l = mf_rec_at(&ks->recs, last);
     if (l->file == rec->file) {
         *l = *rec; /* the package's later entry of the key stands */
         return true;
     }
-    if (key->n == 1) {
-        if (!grow((void **)&b->multi, &b->capmulti, b->nmulti, sizeof *b->multi))
+    if (!(x & MF_MULTI)) {
+        if (!grow((void **)&ks->multi, &b->capmulti, ks->nmulti, sizeof *ks->multi))
             return false;
-        key->winner = (uint32_t)b->nmulti;
-        b->multi[b->nmulti++] = (struct multi){k, id};
+        ks->multi[ks->nmulti] = (struct mf_multi){x, 1, x};
+        x = ks->keys[k] = MF_MULTI | (uint32_t)ks->nmulti++;
     }
     if (!grow((void **)&b->more, &b->capmore, b->nmore, sizeof *b->more))
         return false;
-    b->multi[key->winner].last = id;
-    b->more[b->nmore++] = (struct more){key->winner, id};
-    key->n++;
+    struct mf_multi *m = &ks->multi[x & ~MF_MULTI];
+    m->winner = id;
+    m->n++;
+    b->more[b->nmore++] = (struct more){x & ~MF_MULTI, id};
     return true;
 }
 
 /* The providers of the keys that have two or more, as lists in prov (each key's first
- * record, then its later ones in load order); keys[k].first becomes the list's start
+ * record, then its later ones in load order); a multi's first becomes its list's start
  * and winner the provider in effect. */
 static enum s3_err gather_providers(struct mf_keyset *ks, struct building *b, const int32_t *priority)
 {
-    ks->prov = alloc_array(b->nmulti + b->nmore, sizeof *ks->prov);
+    ks->prov = alloc_array(ks->nmulti + b->nmore, sizeof *ks->prov);
     if (!ks->prov)
         return S3_ERR_NOMEM;
-    for (size_t m = 0; m < b->nmulti; m++) { /* each list's start; last: where it is filled */
-        struct mf_key *key = &ks->keys[b->multi[m].key];
+    for (size_t m = 0; m < ks->nmulti; m++) { /* each list's start; winner: where it is filled */
+        struct mf_multi *key = &ks->multi[m];
         ks->prov[ks->nprov] = key->first;
         key->first = (uint32_t)ks->nprov;
-        b->multi[m].last = (uint32_t)ks->nprov + 1;
+        key->winner = (uint32_t)ks->nprov + 1;
         ks->nprov += key->n;
     }
     for (size_t i = 0; i < b->nmore; i++)
-        ks->prov[b->multi[b->more[i].multi].last++] = b->more[i].rec;
-    for (size_t m = 0; m < b->nmulti; m++) {
-        struct mf_key *key = &ks->keys[b->multi[m].key];
+        ks->prov[ks->multi[b->more[i].multi].winner++] = b->more[i].rec;
+    for (size_t m = 0; m < ks->nmulti; m++) {
+        struct mf_multi *key = &ks->multi[m];
         const uint32_t *p = ks->prov + key->first;
         uint32_t w = 0; /* mf_winner over the list: later in load order wins ties */
         for (uint32_t j = 1; j < key->n; j++)
@@ -569,7 +573,7 @@ static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_ru
             continue;
         }
         uint32_t k = (uint32_t)ks->nkeys++;
-        ks->keys[k] = (struct mf_key){id, 1, 0};
+        ks->keys[k] = id;
         ks->slot[at] = (h >> 32) << 32 | (k + 1);
     }
     return true;
@@ -584,7 +588,7 @@ enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *
         n += runs[r].n;
     if (n == 0)
         return S3_OK;
-    if (n > UINT32_MAX / 4)
+    if (n > UINT32_MAX / 4) /* also: key and multi numbers below MF_MULTI */
         return S3_ERR_LIMIT;
     ks->recs = *rs;
     struct building b = {0};
@@ -594,13 +598,12 @@ enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *
             rc = S3_ERR_NOMEM;
     if (rc == S3_OK)
         rc = gather_providers(ks, &b, priority);
-    free(b.multi);
     free(b.more);
     if (rc) {
         mf_keyset_free(ks);
         return rc;
     }
-    struct mf_key *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
+    uint32_t *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
     if (fit)
         ks->keys = fit;
     return S3_OK;
@@ -645,6 +648,7 @@ bool mf_keyset_find(const struct mf_keyset *ks, uint32_t type, uint32_t group, u
 void mf_keyset_free(struct mf_keyset *ks)
 {
     free(ks->keys);
+    free(ks->multi);
     free(ks->prov);
     free(ks->slot);
     *ks = (struct mf_keyset){0};

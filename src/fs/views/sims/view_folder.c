@@ -192,8 +192,7 @@ static void key_name(char *out, size_t size, bool sims4, const struct mf_rec *r)
 /* The record of the provider in effect for key k. */
 static const struct mf_rec *winner_of(const struct folder_view *v, uint32_t k)
 {
-    const struct mf_key *key = &v->ks.keys[k];
-    return mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, key->winner));
+    return mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, mf_keyset_winner(&v->ks, k)));
 }
 
 /* A name shown in /skipped: bytes outside printable UTF-8 as \xNN. */
@@ -916,7 +915,7 @@ static enum s3_err group_keys(struct folder_view *v)
     if (!v->conflicts)
         return S3_ERR_NOMEM;
     for (size_t k = 0; k < v->ks.nkeys; k++)
-        if (v->ks.keys[k].n >= 2)
+        if (mf_keyset_n(&v->ks, (uint32_t)k) >= 2)
             v->conflicts[v->nconflicts++] = (uint32_t)k;
     qsort_r(v->conflicts, v->nconflicts, sizeof *v->conflicts, by_conflict_key, v);
     v->identical = alloc_array(v->nconflicts, 1);
@@ -1783,7 +1782,7 @@ static bool provider_read(struct folder_view *v, const struct mf_rec *r, const s
  * (dbpf_same_bytes), one pair at a time, each against the first. 1, 0 or 2. */
 static int8_t compare_keys(struct folder_view *v, uint32_t i)
 {
-    uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
+    uint32_t k = v->conflicts[i], n = mf_keyset_n(&v->ks, k);
     uint32_t size = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, 0))->size;
     for (uint32_t j = 1; j < n; j++)
         if (mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j))->size != size) {
@@ -1846,13 +1845,13 @@ static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_vie
 static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
-    const struct mf_key *k = &v->ks.keys[v->conflicts[c]];
+    uint32_t k = v->conflicts[c], n = mf_keyset_n(&v->ks, k);
     enum s3_err rc = S3_OK;
-    for (uint32_t j = 0; rc == S3_OK && j <= k->n; j++) {
+    for (uint32_t j = 0; rc == S3_OK && j <= n; j++) {
         /* 1 .. n in load order, then the winner */
-        const struct mf_rec *r = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner));
+        const struct mf_rec *r = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j < n ? j : mf_keyset_winner(&v->ks, k)));
         char name[16], why[FILE_ERR_MAX];
-        if (j < k->n)
+        if (j < n)
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
@@ -1943,7 +1942,7 @@ static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         tag_name(v, k, tag, sizeof tag);
         sb_csv_field(out, name);
-        sb_printf(out, ",%s,%u,", tag, v->ks.keys[k].n);
+        sb_printf(out, ",%s,%u,", tag, mf_keyset_n(&v->ks, k));
         sb_csv_field(out, v->files[w->file].rel);
         sb_printf(out, ",");
         sb_csv_field(out, identical_word(compare_providers(v, (uint32_t)c, false)));
