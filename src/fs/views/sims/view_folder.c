@@ -1679,14 +1679,44 @@ uint64_t folder_view_test_package_opens(void)
 /* A package file open for comparisons, its header parsed: kept while one render compares
  * conflicts (conflicts.csv: 25,000 conflicts of four providers were 100,000 opens, each
  * with its header read; now each package once while its conflicts come by). */
+#define WINDOW 65536u    /* bytes a handle keeps of its file around its last small read */
+#define WINDOW_BELOW 4096u /* reads this small go through the window */
 struct handle {
     uint32_t file;
     int fd;
-    struct fd_src in; /* src reads through it: a handle is not moved while open */
-    struct s3_src src;
+    struct s3_src src; /* reads through handle_read: a handle is not moved while open */
     struct dbpf d;
     uint64_t used; /* the render's clock at its last use: the least recent is let go */
+    /* the header, the index's start, a record, a resource's first bytes: each comparison
+     * reads a few small pieces, mostly near each other (a whole small package) */
+    uint64_t win_off;
+    size_t win_len;
+    uint8_t win[WINDOW]; /* (the handles are one calloc: pages never used cost nothing) */
 };
+
+/* s3_src's read over a handle: small reads from its window (loaded around them when they
+ * miss it), big ones straight from the file. */
+static enum s3_err handle_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    struct handle *h = ctx;
+    if (len < WINDOW_BELOW && (off < h->win_off || off - h->win_off + len > h->win_len)) {
+        uint64_t at = off & ~(uint64_t)(WINDOW_BELOW - 1);
+        ssize_t r = at < h->src.size ? pread(h->fd, h->win, WINDOW, (off_t)at) : -1;
+        h->win_off = at;
+        h->win_len = r > 0 ? (size_t)r : 0;
+    }
+    if (off >= h->win_off && off - h->win_off + len <= h->win_len) {
+        memcpy(buf, h->win + (off - h->win_off), len);
+        return S3_OK;
+    }
+    for (size_t got = 0; got < len;) {
+        ssize_t r = pread(h->fd, (char *)buf + got, len - got, (off_t)(off + got));
+        if (r <= 0)
+            return S3_ERR_IO;
+        got += (size_t)r;
+    }
+    return S3_OK;
+}
 
 static void handle_close(struct handle *h)
 {
@@ -1718,12 +1748,9 @@ static bool handle_open(struct folder_view *v, uint32_t file, struct handle *h)
         __atomic_add_fetch(&package_opens, 1, __ATOMIC_RELAXED);
     if (h->fd < 0 || fstat(h->fd, &st) != 0 || !same_file(&st, &f->st))
         return false;
-    h->in = (struct fd_src){.fd = h->fd};
-    h->src = (struct s3_src){fd_read, &h->in, (uint64_t)st.st_size};
-    size_t hn = h->src.size < sizeof h->in.head ? (size_t)h->src.size : sizeof h->in.head;
-    if (fd_read(&h->in, 0, h->in.head, hn) != S3_OK)
-        return false;
-    h->in.nhead = hn; /* the header and maybe the index's start: read once */
+    h->src = (struct s3_src){handle_read, h, (uint64_t)st.st_size};
+    h->win_off = 0;
+    h->win_len = 0;
     return dbpf_parse_header(&h->src, &h->d, err, sizeof err) == S3_OK;
 }
 
@@ -1733,7 +1760,7 @@ static struct handle *handle_of(struct folder_view *v, uint32_t file, const stru
 {
     struct handle *h = NULL;
     for (size_t i = 0; i < v->nhandles && !h; i++)
-        if (v->handles[i].file == file)
+        if (v->handles[i].fd >= 0 && v->handles[i].file == file)
             h = &v->handles[i];
     if (h) {
         struct stat st; /* still the file scanned (it may be rewritten in place) */
@@ -1751,8 +1778,9 @@ static struct handle *handle_of(struct folder_view *v, uint32_t file, const stru
         handle_close(h);
     }
     if (!handle_open(v, file, h)) {
-        handle_close(h);
-        *h = v->handles[--v->nhandles]; /* not kept */
+        handle_close(h); /* the slot stays, closed and first to be taken (handles never move:
+                          * their src points at them) */
+        h->used = 0;
         return NULL;
     }
     h->used = ++v->handle_clock;
