@@ -496,9 +496,14 @@ struct scan_pool {
     uint8_t failed; /* atomic: JOB_NOMEM or JOB_LIMIT once a worker met one: the others stop */
 };
 
+/* A package's first bytes read at once: the header, and all of a small package (its index
+ * too: one read call instead of two, which costs less than copying these few KiB). */
+#define SCAN_HEAD 16384u
+
 struct scan_worker {
     struct scan_pool *pool;
     uint32_t id;
+    uint8_t head[SCAN_HEAD];
     struct mf_rec *recs; /* segment id of the view's records (their file set by the grouping) */
     size_t n, cap;
     struct dbpf_keys keys; /* the parser's buffers, reused from package to package */
@@ -506,10 +511,11 @@ struct scan_worker {
 };
 
 /* The scan reads a package straight from its descriptor (one open, relative to the
- * folder's): the parsers' read callback over pread, its first bytes (the header) read once. */
+ * folder's): the parsers' read callback over pread, its first bytes (the header, or the
+ * whole of a small package) read once into head. */
 struct fd_src {
     int fd;
-    uint8_t head[128];
+    const uint8_t *head;
     size_t nhead;
 };
 
@@ -599,12 +605,12 @@ static void read_job(struct scan_worker *w, struct pkg_job *j)
         job_skip(j, "unreadable: %s", strerror_r(why, msg, sizeof msg));
         return;
     }
-    struct fd_src fs = {.fd = fd};
+    struct fd_src fs = {.fd = fd, .head = w->head};
     struct s3_src src = {fd_read, &fs, (uint64_t)j->st.st_size};
-    size_t hn = src.size < sizeof fs.head ? (size_t)src.size : sizeof fs.head;
-    bool got = fd_read(&fs, 0, fs.head, hn) == 0;
+    size_t hn = src.size < SCAN_HEAD ? (size_t)src.size : SCAN_HEAD;
+    bool got = fd_read(&fs, 0, w->head, hn) == 0;
     fs.nhead = got ? hn : 0;
-    enum mf_sniff kind = got ? mf_sniff(fs.head, hn, src.size) : MF_OTHER;
+    enum mf_sniff kind = got ? mf_sniff(w->head, hn, src.size) : MF_OTHER;
     struct dbpf d;
     memset(&d, 0, sizeof d);
     if (kind == MF_EMPTY)
