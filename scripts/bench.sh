@@ -369,7 +369,7 @@ mode=full
 # A Mods folder (issue 33): see the usage above. Timings are wall clock of one run, the
 # folder's pages warm (the floor runs twice first).
 bench_folder() {
-    local npkg=$1 nres=$2 work mnt t0 t1 pid rss0 rss1 rss2 n name rel
+    local npkg=$1 nres=$2 work mnt t0 t1 pid rss0 rss1 rss2 n name rel floor
     [ -f build-bench/build.ninja ] || meson setup build-bench --buildtype=release >/dev/null
     # only what it runs: a failing build of some test elsewhere does not stop it
     ninja -C build-bench mount.s3rig s3rig tests/s3rig-mkfixture tests/bench_folder >/dev/null
@@ -383,6 +383,7 @@ bench_folder() {
     tk=$(getconf CLK_TCK)
     cpu=$( { time build-bench/tests/bench_folder "$work/mods"; } 2>&1)
     echo "$cpu" | head -1
+    floor=$(echo "$cpu" | head -1 | awk '{print $(NF-1)}')
     echo "floor CPU: $(echo "$cpu" | tail -1 | awk '{printf "%.3f s", $1 + $2}')"
     t0=$(date +%s.%N)
     build-bench/mount.s3rig "$work/mods" "$mnt"
@@ -393,7 +394,8 @@ bench_folder() {
     t0=$(date +%s.%N)
     n=$(ls "$mnt/conflicts" | wc -l)
     t1=$(date +%s.%N)
-    printf "first listing of /conflicts (scan included): %d conflicts, %.3f s\n" "$n" "$(echo "$t1 - $t0" | bc -l)"
+    printf "first listing of /conflicts (scan included): %d conflicts, %.3f s, %.2fx the floor\n" "$n" \
+        "$(echo "$t1 - $t0" | bc -l)" "$(echo "($t1 - $t0) / $floor" | bc -l)"
     read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat" 2>/dev/null || echo "0 0")
     printf "  the daemon's CPU until then (mount, scan, listing): %.3f s\n" "$(echo "($u + $s) / $tk" | bc -l)"
     t0=$(date +%s.%N)

@@ -531,6 +531,7 @@ static void check_keys(const struct fxp_sample *s, struct dbpf_keys *ks)
         assert_int_equal(ks->n, full.count);
         for (uint32_t i = 0; i < ks->n; i++) {
             assert_int_equal(ks->k[i].dup, full.e[i].dup);
+            assert_int_equal(ks->k[i].size, full.e[i].mem_size);
             if (cut < s->size)
                 continue;
             assert_int_equal(ks->k[i].type, s->res[i].type);

@@ -526,6 +526,71 @@ static void test_identical_without_trees(void **state)
     remove_folder();
 }
 
+/* conflicts.csv opens a package only to read bytes it must compare: providers whose
+ * declared sizes differ are "no" with no file opened (20 keys in three packages, each
+ * package's copy a byte longer); providers of equal sizes open each package once for
+ * all their conflicts (20 keys of equal bytes in two packages: two opens), whatever the
+ * number of conflicts. */
+#define OPEN_KEYS 20
+static void test_conflicts_csv_opens(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/s3rig-folder-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    uint8_t *same = fxp_pattern(50, 11), *bytes[3];
+    for (int p = 0; p < 3; p++) {
+        bytes[p] = fxp_pattern(100 + (size_t)p, 12);
+        struct fxp_res r[2 * OPEN_KEYS];
+        size_t n = 0;
+        for (int i = 0; i < OPEN_KEYS; i++) {
+            r[n++] = (struct fxp_res){0x0333406C, 0, 0x6600000000000000ull + (uint64_t)i, bytes[p], 100 + (size_t)p,
+                                      FXP_STORED};
+            if (p < 2)
+                r[n++] = (struct fxp_res){0x0333406C, 0, 0x6500000000000000ull + (uint64_t)i, same, 50, FXP_STORED};
+        }
+        struct fxp_opts o = {.game = 4};
+        struct fxp_layout lay;
+        size_t size;
+        uint8_t *pkg = fxp_build(&o, r, n, &size, &lay);
+        char path[256];
+        snprintf(path, sizeof path, "%s/p%d.package", dir, p + 1);
+        write_bytes(path, pkg, size);
+        free(pkg);
+    }
+    struct s3fs *fs = open_folder();
+    uint64_t opens = folder_view_test_package_opens();
+    char *csv = read_path(fs, "conflicts.csv", NULL);
+    assert_int_equal(folder_view_test_package_opens() - opens, 2); /* p1 and p2, once each */
+    for (int i = 0; i < OPEN_KEYS; i++) {
+        char row[256];
+        snprintf(row, sizeof row, "S4_0333406C_00000000_%016llX%%%%+_XML.xml,_XML,3,p3.package,no\n",
+                 0x6600000000000000ull + (unsigned long long)i);
+        if (!strstr(csv, row))
+            fail_msg("no row %s in\n%s", row, csv);
+        snprintf(row, sizeof row, "S4_0333406C_00000000_%016llX%%%%+_XML.xml,_XML,2,p2.package,yes\n",
+                 0x6500000000000000ull + (unsigned long long)i);
+        if (!strstr(csv, row))
+            fail_msg("no row %s in\n%s", row, csv);
+    }
+    free(csv);
+    s3fs_close(fs);
+    /* the differing sizes alone: nothing opened at all */
+    fs = open_folder();
+    opens = folder_view_test_package_opens();
+    for (int i = 0; i < OPEN_KEYS; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "conflicts/S4_0333406C_00000000_%016llX%%%%+_XML.xml/identical",
+                 0x6600000000000000ull + (unsigned long long)i);
+        expect_text(fs, p, "no\n");
+    }
+    assert_int_equal(folder_view_test_package_opens() - opens, 0);
+    s3fs_close(fs);
+    free(same);
+    for (int p = 0; p < 3; p++)
+        free(bytes[p]);
+    remove_folder();
+}
+
 /* The fixture folder and, in big/, BIG_NPKG packages of fxf_write_big (10 entries each,
  * the first of each shared by four neighbouring packages: BIG_NPKG / 4 conflicts more),
  * enough for every worker of a scan to read several claims of packages. */
@@ -803,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_conflicts),
         cmocka_unit_test(test_identical_without_trees),
+        cmocka_unit_test(test_conflicts_csv_opens),
         cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_identical_packages_exact),
         cmocka_unit_test(test_scripts),

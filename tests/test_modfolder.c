@@ -199,33 +199,33 @@ static void test_keys_and_winner(void **state)
     assert_int_equal(mf_keyset_build(recs, n, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, 3);
     /* key (0x10,0,1): files 0, 1, 2 in load order; file 1's 600 beats the later 500s */
-    assert_int_equal(ks.keys[0].n, 3);
+    assert_int_equal(mf_keyset_n(&ks, 0), 3);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].file, 0);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 1)].file, 1);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].file, 2);
-    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].entry, 3);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].size, 3);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 2)].dup, 1);
-    assert_int_equal(ks.keys[0].winner, 1);
+    assert_int_equal(mf_keyset_winner(&ks, 0), 1);
     /* key (0x10,0,2): files 0 and 3 at 500: the one loaded last */
-    assert_int_equal(ks.keys[1].n, 2);
-    assert_int_equal(recs[mf_keyset_rec(&ks, 1, ks.keys[1].winner)].file, 3);
+    assert_int_equal(mf_keyset_n(&ks, 1), 2);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 1, mf_keyset_winner(&ks, 1))].file, 3);
     /* key (0x20,0,9): files 0 and 2 */
-    assert_int_equal(ks.keys[2].n, 2);
+    assert_int_equal(mf_keyset_n(&ks, 2), 2);
     assert_int_equal(recs[mf_keyset_rec(&ks, 2, 0)].file, 0);
-    assert_int_equal(recs[mf_keyset_rec(&ks, 2, ks.keys[2].winner)].file, 2);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 2, mf_keyset_winner(&ks, 2))].file, 2);
     /* found by type, group and instance; others not */
     uint32_t k;
-    assert_true(mf_keyset_find(&ks, recs, 0x20, 0, 9, &k));
+    assert_true(mf_keyset_find(&ks, 0x20, 0, 9, &k));
     assert_int_equal(k, 2);
-    assert_true(mf_keyset_find(&ks, recs, 0x10, 0, 1, &k));
+    assert_true(mf_keyset_find(&ks, 0x10, 0, 1, &k));
     assert_int_equal(k, 0);
-    assert_false(mf_keyset_find(&ks, recs, 0x20, 1, 9, &k));
-    assert_false(mf_keyset_find(&ks, recs, 0x10, 0, 3, &k));
+    assert_false(mf_keyset_find(&ks, 0x20, 1, 9, &k));
+    assert_false(mf_keyset_find(&ks, 0x10, 0, 3, &k));
     mf_keyset_free(&ks);
 
     assert_int_equal(mf_keyset_build(recs, 0, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, 0);
-    assert_false(mf_keyset_find(&ks, recs, 0x10, 0, 1, &k));
+    assert_false(mf_keyset_find(&ks, 0x10, 0, 1, &k));
     mf_keyset_free(&ks);
 }
 
@@ -253,14 +253,14 @@ static void test_keys_many(void **state)
         const struct mf_rec *p0 = &recs[mf_keyset_rec(&ks, k, 0)], *p1 = &recs[mf_keyset_rec(&ks, k, 1)],
                             *p2 = &recs[mf_keyset_rec(&ks, k, 2)];
         uint32_t base = (uint32_t)(p0->instance >> 40) % 7;
-        assert_int_equal(ks.keys[k].n, 3);
+        assert_int_equal(mf_keyset_n(&ks, k), 3);
         assert_int_equal(p0->file, base);
         assert_int_equal(p1->file, base + 1);
         assert_int_equal(p2->file, base + 3);
-        assert_int_equal(ks.keys[k].winner, 2);
+        assert_int_equal(mf_keyset_winner(&ks, k), 2);
         assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
         uint32_t found;
-        assert_true(mf_keyset_find(&ks, recs, p0->type, p0->group, p0->instance, &found));
+        assert_true(mf_keyset_find(&ks, p0->type, p0->group, p0->instance, &found));
         assert_int_equal(found, k);
     }
     mf_keyset_free(&ks);
@@ -268,8 +268,8 @@ static void test_keys_many(void **state)
         recs[e] = (struct mf_rec){7, 7, 7, 0, e, e, 0};
     assert_int_equal(mf_keyset_build(recs, R, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, 1);
-    assert_int_equal(ks.keys[0].n, 1);
-    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].entry, R - 1);
+    assert_int_equal(mf_keyset_n(&ks, 0), 1);
+    assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].size, R - 1);
     assert_int_equal(recs[mf_keyset_rec(&ks, 0, 0)].dup, R - 1);
     mf_keyset_free(&ks);
     free(recs);

@@ -293,6 +293,46 @@ static bool number_key_repeats(struct dbpf_keys *ks, dbpf_grow_fn *grow)
     return true;
 }
 
+static inline uint32_t le32_at(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The keys of the records in b[pos .. len), as decode_record reads them (the same fields
+ * and the same end: a record the bytes end inside is not taken), at most max: the count.
+ * Inlined loads instead of a cursor call per field: a folder scan decodes a million
+ * records. */
+static uint32_t decode_keys(const struct dbpf *d, const uint8_t *b, size_t pos, size_t len, uint32_t max,
+                            struct dbpf_key *out)
+{
+    bool ct = d->index_flags & 1, cg = d->index_flags & 2, ch = d->index_flags & 4;
+    size_t fixed = 16 + 4u * (!ct + !cg + !ch); /* without the extended word */
+    uint32_t n = 0;
+    while (n < max && len - pos >= fixed) {
+        const uint8_t *p = b + pos;
+        struct dbpf_key k = {.record = (uint32_t)(d->index_pos + pos)};
+        k.type = ct ? d->constant[0] : le32_at(p);
+        p += ct ? 0 : 4;
+        k.group = cg ? d->constant[1] : le32_at(p);
+        p += cg ? 0 : 4;
+        uint32_t hi = ch ? d->constant[2] : le32_at(p);
+        p += ch ? 0 : 4;
+        k.instance = (uint64_t)hi << 32 | le32_at(p);
+        uint32_t disk = le32_at(p + 8); /* after the offset */
+        k.size = le32_at(p + 12);
+        size_t size = fixed;
+        if (disk >> 31) { /* the extended word: compression, committed */
+            size += 4;
+            if (len - pos < size)
+                break;
+            k.deleted = ((uint32_t)p[16] | (uint32_t)p[17] << 8) == DBPF_COMP_DELETED;
+        }
+        out[n++] = k;
+        pos += size;
+    }
+    return n;
+}
+
 enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbpf_keys *ks, dbpf_grow_fn *grow)
 {
     uint32_t want = d->h[DBPF_H_INDEX_COUNT];
@@ -312,16 +352,9 @@ enum s3_err dbpf_parse_keys(const struct s3_src *src, struct dbpf *d, struct dbp
     uint64_t cap = index_start(&c, d, NULL, &(enum s3_err){S3_OK}); /* no diag: nothing to refuse */
     if (!grow_to((void **)&ks->k, &ks->capk, want < cap ? want : cap, sizeof *ks->k, grow))
         return S3_ERR_NOMEM;
-    d->count = 0;
-    for (uint32_t i = 0; i < want && !c.err; i++) {
-        struct dbpf_entry en;
-        if (!decode_record(&c, d, &en) || d->count >= cap)
-            break;
-        bool deleted = en.extended && en.compression == DBPF_COMP_DELETED;
-        ks->k[d->count++] = (struct dbpf_key){en.instance, en.type, en.group, 0, en.record, deleted};
-    }
+    d->count = c.err ? 0 : decode_keys(d, ks->bytes, c.pos, d->index_size, want < cap ? want : (uint32_t)cap, ks->k);
     ks->n = d->count;
-    (void)index_end(d, want, c.pos, NULL); /* no diag: nothing to refuse */
+    (void)index_end(d, want, 0, NULL); /* no diag (nothing to refuse): where the records end is not needed */
     return number_key_repeats(ks, grow) ? S3_OK : S3_ERR_NOMEM;
 }
 

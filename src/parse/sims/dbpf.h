@@ -81,6 +81,7 @@ struct dbpf_key {
     uint32_t type, group;
     uint32_t dup;    /* as dbpf_entry's */
     uint32_t record; /* as dbpf_entry's: where its record starts (dbpf_read_entry reads it) */
+    uint32_t size;   /* its memory size: the expanded size whenever a codec fits its bytes */
     bool deleted;    /* compression 0xFFE0 */
 };
 /* Reused from one package to the next: k[0 .. n) the keys of the index parsed last; the

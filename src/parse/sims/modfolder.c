@@ -435,126 +435,201 @@ static uint64_t key_hash(const struct mf_rec *r, uint64_t seed)
 
 #define PREFETCH 16 /* records ahead whose slot is prefetched */
 
-/* Where key k's first record is while building: keys[k].first (one provider so far). */
-static uint32_t key_rec0(const struct mf_key *keys, uint32_t k)
+/* Key k's first record while building (a multi's first holds it until the lists are
+ * made). */
+static uint32_t first_rec(const struct mf_keyset *ks, uint32_t k)
 {
-    return keys[k].first;
+    uint32_t x = ks->keys[k];
+    return x & MF_MULTI ? ks->multi[x & ~MF_MULTI].first : x;
 }
 
 /* The slot of rec's key, or of the empty place it goes: a slot compares its fingerprint
  * before the record behind it, so a probe past other keys reads no record. */
-static size_t probe(const struct mf_keyset *ks, const struct mf_rec *recs, const struct mf_rec *r, uint64_t h)
+static size_t probe(const struct mf_keyset *ks, const struct mf_rec *r, uint64_t h)
 {
     uint64_t fp = h >> 32;
     size_t at = (size_t)h & (ks->cap - 1);
     for (; ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
         uint64_t s = ks->slot[at];
-        if (s >> 32 == fp && same_key(&recs[key_rec0(ks->keys, (uint32_t)s - 1)], r))
+        if (s >> 32 == fp && same_key(mf_rec_at(&ks->recs, first_rec(ks, (uint32_t)s - 1)), r))
             break;
     }
     return at;
 }
 
-/* The providers of the keys that have two or more, as lists in prov: each key's chain of
- * records (next) followed once. keys[k].first becomes the list's start. */
-static enum s3_err gather_providers(struct mf_keyset *ks, const uint32_t *multi, size_t nmulti, const uint32_t *next,
-                                    const struct mf_rec *recs, const int32_t *priority)
+/* While building, a key that got a second provider is multi[m] with first its first
+ * record and winner its last so far (for the same-package check); each provider after a
+ * key's first is a `more`, in load order. A few bytes for each record of such a key,
+ * none for the others (most keys have one provider: no array of a word per record). */
+struct more {
+    uint32_t multi, rec;
+};
+struct building {
+    size_t capmulti;
+    struct more *more;
+    size_t nmore, capmore;
+};
+
+static bool grow(void **p, size_t *cap, size_t n, size_t elem)
 {
-    size_t total = 0;
-    for (size_t m = 0; m < nmulti; m++)
-        total += ks->keys[multi[m]].n;
-    ks->prov = alloc_array(total, sizeof *ks->prov);
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? 2 * *cap : 1024;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* Record id (at rec) has key k already: the package's later entry overwrites its earlier
+ * one, or it is k's next provider. false: out of memory. */
+static bool add_provider(struct mf_keyset *ks, struct building *b, uint32_t k, uint32_t id, const struct mf_rec *rec)
+{
+    uint32_t x = ks->keys[k];
+    uint32_t last = x & MF_MULTI ? ks->multi[x & ~MF_MULTI].winner : x;
+    struct mf_rec *l = mf_rec_at(&ks->recs, last);
+    if (l->file == rec->file) {
+        *l = *rec; /* the package's later entry of the key stands */
+        return true;
+    }
+    if (!(x & MF_MULTI)) {
+        if (!grow((void **)&ks->multi, &b->capmulti, ks->nmulti, sizeof *ks->multi))
+            return false;
+        ks->multi[ks->nmulti] = (struct mf_multi){x, 1, x};
+        x = ks->keys[k] = MF_MULTI | (uint32_t)ks->nmulti++;
+    }
+    if (!grow((void **)&b->more, &b->capmore, b->nmore, sizeof *b->more))
+        return false;
+    struct mf_multi *m = &ks->multi[x & ~MF_MULTI];
+    m->winner = id;
+    m->n++;
+    b->more[b->nmore++] = (struct more){x & ~MF_MULTI, id};
+    return true;
+}
+
+/* The providers of the keys that have two or more, as lists in prov (each key's first
+ * record, then its later ones in load order); a multi's first becomes its list's start
+ * and winner the provider in effect. */
+static enum s3_err gather_providers(struct mf_keyset *ks, struct building *b, const int32_t *priority)
+{
+    ks->prov = alloc_array(ks->nmulti + b->nmore, sizeof *ks->prov);
     if (!ks->prov)
         return S3_ERR_NOMEM;
-    for (size_t m = 0; m < nmulti; m++) {
-        struct mf_key *key = &ks->keys[multi[m]];
-        uint32_t at = (uint32_t)ks->nprov, r = key->first;
-        for (uint32_t j = 0; j < key->n; j++, r = next[r])
-            ks->prov[ks->nprov++] = r;
-        key->first = at;
+    for (size_t m = 0; m < ks->nmulti; m++) { /* each list's start; winner: where it is filled */
+        struct mf_multi *key = &ks->multi[m];
+        ks->prov[ks->nprov] = key->first;
+        key->first = (uint32_t)ks->nprov;
+        key->winner = (uint32_t)ks->nprov + 1;
+        ks->nprov += key->n;
+    }
+    for (size_t i = 0; i < b->nmore; i++)
+        ks->prov[ks->multi[b->more[i].multi].winner++] = b->more[i].rec;
+    for (size_t m = 0; m < ks->nmulti; m++) {
+        struct mf_multi *key = &ks->multi[m];
+        const uint32_t *p = ks->prov + key->first;
         uint32_t w = 0; /* mf_winner over the list: later in load order wins ties */
         for (uint32_t j = 1; j < key->n; j++)
-            if (priority[recs[ks->prov[at + j]].file] >= priority[recs[ks->prov[at + w]].file])
+            if (priority[mf_rec_at(&ks->recs, p[j])->file] >= priority[mf_rec_at(&ks->recs, p[w])->file])
                 w = j;
         key->winner = w;
     }
     return S3_OK;
 }
 
-enum s3_err mf_keyset_build(struct mf_rec *recs, size_t n, const int32_t *priority, struct mf_keyset *ks)
+/* The table and its seed for n records: S3_OK or NOMEM. */
+static enum s3_err make_table(struct mf_keyset *ks, size_t n)
 {
-    *ks = (struct mf_keyset){0};
-    if (n == 0)
-        return S3_OK;
-    if (n > UINT32_MAX / 4)
-        return S3_ERR_LIMIT;
     ks->cap = 16;
     while (ks->cap < 2 * n)
         ks->cap *= 2;
     ks->slot = alloc_array(ks->cap, sizeof *ks->slot);
+    ks->keys = alloc_array(n, sizeof *ks->keys);
+    if (ks->slot) /* written now: a probe's read of an untouched page would map the zero
+                   * page, and the insert's write fault again (two faults a page) */
+        memset(ks->slot, 0, ks->cap * sizeof *ks->slot);
     /* where the table lies (randomised per run) and the clock's low bits, mixed */
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ks->seed = ((uint64_t)(uintptr_t)ks->slot ^ (uint64_t)ts.tv_nsec) * 0xD6E8FEB86659FD93ull;
-    ks->keys = alloc_array(n, sizeof *ks->keys);
-    uint32_t *last = alloc_array(n, sizeof *last);  /* each key's last record */
-    uint32_t *next = alloc_array(n, sizeof *next);  /* a record's next provider of its key */
-    uint32_t *multi = NULL;                         /* keys that got a second provider */
-    size_t nmulti = 0, capmulti = 0;
-    enum s3_err rc = S3_ERR_NOMEM;
-    if (!ks->slot || !ks->keys || !last || !next)
-        goto fail;
-    memset(ks->slot, 0, ks->cap * sizeof *ks->slot);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = key_hash(&recs[i], ks->seed);
-        if (i + PREFETCH < n) /* the table is far bigger than the caches: ask ahead */
-            __builtin_prefetch(&ks->slot[key_hash(&recs[i + PREFETCH], ks->seed) & (ks->cap - 1)]);
-        size_t at = probe(ks, recs, &recs[i], h);
-        if (!ks->slot[at]) {
-            uint32_t k = (uint32_t)ks->nkeys++;
-            ks->keys[k] = (struct mf_key){(uint32_t)i, 1, 0};
-            last[k] = (uint32_t)i;
-            ks->slot[at] = (h >> 32) << 32 | (k + 1);
+    return ks->slot && ks->keys ? S3_OK : S3_ERR_NOMEM;
+}
+
+/* Run r's records into the table (their file set from the run). false: out of memory. */
+static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_run *r)
+{
+    struct mf_rec *rec = mf_rec_at(&ks->recs, r->first);
+    for (uint32_t i = 0; i < r->n; i++) {
+        rec[i].file = r->file;
+        uint64_t h = key_hash(&rec[i], ks->seed);
+        if (i + PREFETCH < r->n) /* the table is far bigger than the caches: ask ahead */
+            __builtin_prefetch(&ks->slot[key_hash(&rec[i + PREFETCH], ks->seed) & (ks->cap - 1)]);
+        size_t at = probe(ks, &rec[i], h);
+        uint32_t id = r->first + i;
+        if (ks->slot[at]) {
+            if (!add_provider(ks, b, (uint32_t)ks->slot[at] - 1, id, &rec[i]))
+                return false;
             continue;
         }
-        uint32_t k = (uint32_t)ks->slot[at] - 1;
-        if (recs[last[k]].file == recs[i].file) {
-            recs[last[k]] = recs[i]; /* the package's later entry of the key stands */
-            continue;
-        }
-        if (ks->keys[k].n++ == 1) {
-            if (nmulti == capmulti) {
-                capmulti = capmulti ? 2 * capmulti : 1024;
-                uint32_t *p = realloc(multi, capmulti * sizeof *p);
-                if (!p)
-                    goto fail;
-                multi = p;
-            }
-            multi[nmulti++] = k;
-        }
-        next[last[k]] = (uint32_t)i;
-        last[k] = (uint32_t)i;
+        uint32_t k = (uint32_t)ks->nkeys++;
+        ks->keys[k] = id;
+        ks->slot[at] = (h >> 32) << 32 | (k + 1);
     }
-    rc = gather_providers(ks, multi, nmulti, next, recs, priority);
-    if (rc)
-        goto fail;
-    free(last);
-    free(next);
-    free(multi);
-    struct mf_key *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
+    return true;
+}
+
+enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *runs, size_t nruns,
+                                 const int32_t *priority, struct mf_keyset *ks)
+{
+    *ks = (struct mf_keyset){0};
+    size_t n = 0;
+    for (size_t r = 0; r < nruns; r++)
+        n += runs[r].n;
+    if (n == 0)
+        return S3_OK;
+    if (n > UINT32_MAX / 4) /* also: key and multi numbers below MF_MULTI */
+        return S3_ERR_LIMIT;
+    ks->recs = *rs;
+    struct building b = {0};
+    enum s3_err rc = make_table(ks, n);
+    for (size_t r = 0; rc == S3_OK && r < nruns; r++)
+        if (!add_run(ks, &b, &runs[r]))
+            rc = S3_ERR_NOMEM;
+    if (rc == S3_OK)
+        rc = gather_providers(ks, &b, priority);
+    free(b.more);
+    if (rc) {
+        mf_keyset_free(ks);
+        return rc;
+    }
+    uint32_t *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
     if (fit)
         ks->keys = fit;
     return S3_OK;
-fail:
-    free(last);
-    free(next);
-    free(multi);
-    mf_keyset_free(ks);
+}
+
+enum s3_err mf_keyset_build(struct mf_rec *recs, size_t n, const int32_t *priority, struct mf_keyset *ks)
+{
+    *ks = (struct mf_keyset){0};
+    if (n > UINT32_MAX / 4)
+        return S3_ERR_LIMIT;
+    struct mf_recs rs = {{recs}};
+    size_t nruns = 0;
+    struct mf_run *runs = alloc_array(n, sizeof *runs); /* at most one a record */
+    if (!runs)
+        return S3_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (!nruns || recs[i].file != runs[nruns - 1].file)
+            runs[nruns++] = (struct mf_run){(uint32_t)i, 0, recs[i].file};
+        runs[nruns - 1].n++;
+    }
+    enum s3_err rc = mf_keyset_build_runs(&rs, runs, nruns, priority, ks);
+    free(runs);
     return rc;
 }
 
-bool mf_keyset_find(const struct mf_keyset *ks, const struct mf_rec *recs, uint32_t type, uint32_t group,
-                    uint64_t instance, uint32_t *k)
+bool mf_keyset_find(const struct mf_keyset *ks, uint32_t type, uint32_t group, uint64_t instance, uint32_t *k)
 {
     if (!ks->slot)
         return false;
@@ -562,7 +637,7 @@ bool mf_keyset_find(const struct mf_keyset *ks, const struct mf_rec *recs, uint3
     uint64_t h = key_hash(&want, ks->seed), fp = h >> 32;
     for (size_t at = (size_t)h & (ks->cap - 1); ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
         uint64_t s = ks->slot[at];
-        if (s >> 32 == fp && same_key(&recs[mf_keyset_rec(ks, (uint32_t)s - 1, 0)], &want)) {
+        if (s >> 32 == fp && same_key(mf_rec_at(&ks->recs, mf_keyset_rec(ks, (uint32_t)s - 1, 0)), &want)) {
             *k = (uint32_t)s - 1;
             return true;
         }
@@ -573,8 +648,8 @@ bool mf_keyset_find(const struct mf_keyset *ks, const struct mf_rec *recs, uint3
 void mf_keyset_free(struct mf_keyset *ks)
 {
     free(ks->keys);
+    free(ks->multi);
     free(ks->prov);
     free(ks->slot);
     *ks = (struct mf_keyset){0};
 }
-

@@ -84,45 +84,84 @@ struct mf_rec {
     uint32_t type, group;
     uint64_t instance;
     uint32_t file;  /* the package's place in the load order */
-    uint32_t entry; /* its index entry */
+    uint32_t size;  /* its memory size (dbpf_key's: providers of different sizes differ) */
     uint32_t dup;   /* 0, or n: the entry repeats its key for the n-th time in its package */
     uint32_t record; /* where its index record starts in the package (read back alone) */
 };
-/* A key and its n providers (mf_keyset_rec: first is the record of a key of one
- * provider, else where its list starts in the keyset's prov). */
-struct mf_key {
+/* The records, in up to MF_SEGS arrays (a folder scan's workers each fill their own, and
+ * nothing is copied into one array): record id s << MF_SEG_BITS | i is seg[s][i]. A plain
+ * array is seg[0], its ids its indexes. Ids stay below 2^31 (MF_MULTI is free). */
+#define MF_SEGS 4u
+#define MF_SEG_BITS 29u
+#define MF_SEG_MAX (1u << MF_SEG_BITS) /* records a segment holds at most */
+struct mf_recs {
+    struct mf_rec *seg[MF_SEGS];
+};
+static inline struct mf_rec *mf_rec_at(const struct mf_recs *rs, uint32_t id)
+{
+    return &rs->seg[id >> MF_SEG_BITS][id & (MF_SEG_MAX - 1)];
+}
+/* Records first .. first + n - 1 (ids, in one segment): package `file`'s, in index order.
+ * The build sets each record's file from its run. */
+struct mf_run {
+    uint32_t first, n, file;
+};
+/* A key of two or more providers: prov[first .. first + n) in load order. */
+struct mf_multi {
     uint32_t first, n;
     uint32_t winner; /* offset in [0, n) of the provider in effect */
 };
+#define MF_MULTI 0x80000000u /* keys[k] = MF_MULTI | m: key k is multi[m] */
 /* The keys of a folder's records, grouped without moving them (a million records: the
- * scan's cost is one hash probe per record). Records are given in load order (file, then
- * entry); a key's later entry in the same package overwrites its earlier record (the
- * later one stands) and the later record is left out of every key.
- * - keys[k] for every distinct key, in the order keys first appear; key k's providers,
- *   one per package in load order, are records mf_keyset_rec(ks, k, 0 .. n - 1): the
- *   record itself for a key of one provider, else a list in prov;
- * - slot: the keys by type, group and instance (fingerprint << 32 | key number + 1). */
+ * scan's cost is one hash probe per record, and a word per key). Records are given in load order (runs in
+ * load order, each its package's entries in order); a key's later entry in the same
+ * package overwrites its earlier record (the later one stands) and the later record is
+ * left out of every key.
+ * - keys[k] for every distinct key, in the order keys first appear: its record id when
+ *   it has one provider, else MF_MULTI | its number in multi; key k's
+ *   mf_keyset_n(ks, k) providers, one per package in load order, are records
+ *   mf_keyset_rec(ks, k, 0 .. n - 1), mf_keyset_winner(ks, k) the one in effect;
+ * - slot: the keys by type, group and instance (fingerprint << 32 | key number + 1);
+ * - recs: the records' arrays (not owned: they must outlive the keyset). */
 struct mf_keyset {
-    struct mf_key *keys;
+    uint32_t *keys;
     size_t nkeys;
+    struct mf_multi *multi;
+    size_t nmulti;
     uint32_t *prov; /* providers of the keys that have two or more */
     size_t nprov;
     uint64_t *slot;
     size_t cap;
     uint64_t seed; /* of the hash, per keyset: a folder cannot choose keys that collide */
+    struct mf_recs recs;
 };
 /* S3_OK, S3_ERR_NOMEM, or S3_ERR_LIMIT past 2^30 records (ks then empty). Linear in the
- * records, whatever they hold. */
+ * records, whatever they hold; besides the keyset's own arrays it holds a few bytes per
+ * record of a key that has two or more providers. */
+enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *runs, size_t nruns,
+                                 const int32_t *priority, struct mf_keyset *ks);
+/* The same over one plain array recs[0 .. nrecs) in load order, their file fields set
+ * (each package's records together). */
 enum s3_err mf_keyset_build(struct mf_rec *recs, size_t nrecs, const int32_t *priority, struct mf_keyset *ks);
-/* The record index of provider j of key k. */
+/* Key k's number of providers; the offset of the one in effect; the record id of
+ * provider j (mf_rec_at(&ks->recs, id) is the record). */
+static inline uint32_t mf_keyset_n(const struct mf_keyset *ks, uint32_t k)
+{
+    uint32_t x = ks->keys[k];
+    return x & MF_MULTI ? ks->multi[x & ~MF_MULTI].n : 1;
+}
+static inline uint32_t mf_keyset_winner(const struct mf_keyset *ks, uint32_t k)
+{
+    uint32_t x = ks->keys[k];
+    return x & MF_MULTI ? ks->multi[x & ~MF_MULTI].winner : 0;
+}
 static inline uint32_t mf_keyset_rec(const struct mf_keyset *ks, uint32_t k, uint32_t j)
 {
-    const struct mf_key *key = &ks->keys[k];
-    return key->n == 1 ? key->first : ks->prov[key->first + j];
+    uint32_t x = ks->keys[k];
+    return x & MF_MULTI ? ks->prov[ks->multi[x & ~MF_MULTI].first + j] : x;
 }
 /* The number of the key (type, group, instance): true and *k, or false. A few probes. */
-bool mf_keyset_find(const struct mf_keyset *ks, const struct mf_rec *recs, uint32_t type, uint32_t group,
-                    uint64_t instance, uint32_t *k);
+bool mf_keyset_find(const struct mf_keyset *ks, uint32_t type, uint32_t group, uint64_t instance, uint32_t *k);
 void mf_keyset_free(struct mf_keyset *ks);
 
 #endif

@@ -1143,12 +1143,22 @@ uint64_t dbpf_view_name_compares(struct s3fs *fs)
     return v ? v->name_compares : 0;
 }
 
-const char *dbpf_view_resource_name(struct s3fs *fs, uint32_t entry)
+const char *dbpf_view_resource_name_at(struct s3fs *fs, uint32_t record)
 {
     if (fs->det.format != FMT_DBPF)
         return NULL;
     struct pkg_view *v = tree_dir_ctx(fs->tree, fs->root, populate_pkg_root);
-    if (!v || entry >= v->d.count || load_names(v))
+    if (!v || load_names(v))
         return NULL;
-    return v->dirname[entry];
+    uint32_t lo = 0, hi = v->d.count; /* records lie in index order: ascending */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v->d.e[mid].record == record)
+            return v->dirname[mid];
+        if (v->d.e[mid].record < record)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }

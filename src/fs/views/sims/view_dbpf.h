@@ -28,10 +28,11 @@ uint64_t dbpf_view_names_held_peak(struct s3fs *fs);
  * so far (counted, for tests: a read-through in order starts one and decodes each byte
  * once); 0 when fs is not a package. */
 void dbpf_view_stream_counts(struct s3fs *fs, uint64_t *starts, uint64_t *made);
-/* The directory name index entry `entry` has under the package's resources/ (read from
- * its name maps on the first call), the same whether or not resources/ was listed; NULL
- * when fs is not a package, entry is past the index, or the names could not be made (out
- * of memory). Call under the tree lock (a populate callback or a volatile render). */
-const char *dbpf_view_resource_name(struct s3fs *fs, uint32_t entry);
+/* The directory name under the package's resources/ of the index entry whose record
+ * starts at `record` (struct dbpf_entry's; read from its name maps on the first call),
+ * the same whether or not resources/ was listed; NULL when fs is not a package, no entry
+ * starts there, or the names could not be made (out of memory). Call under the tree lock
+ * (a populate callback or a volatile render). */
+const char *dbpf_view_resource_name_at(struct s3fs *fs, uint32_t record);
 
 #endif

@@ -53,12 +53,12 @@ struct mf_file {
     bool checked;   /* (without names) the file was found to be still the one scanned, or err */
     struct stat st; /* as scanned: a file that is no longer this one is not read */
     uint32_t ino;   /* its directory under /files (0 until /files is listed) */
-    /* a package */
-    struct source src;
-    bool src_open;     /* src is open (closed with the view) */
-    bool tried;        /* its view was opened (or refused: err) */
-    char err[320];
-    struct s3fs *pkg;  /* the package view nested at ino */
+    /* a package: what its use needs is allocated when it is first used, not by the scan
+     * for each of 10,000 files (pages of memory to fault in before the first listing) */
+    struct source *src; /* open (closed with the view), or NULL */
+    bool tried;         /* its view was opened (or refused: err) */
+    char *err;          /* why it cannot be read (malloc'd), or NULL */
+    struct s3fs *pkg;   /* the package view nested at ino */
     bool warned;
     /* a script archive: member paths sorted in listing order, their zip indices */
     char **members;
@@ -70,6 +70,25 @@ struct mf_file {
 struct skip {
     char *rel, *why;
 };
+
+#define FILE_ERR_MAX 320 /* a file's err, at most */
+
+/* f->err set to the text (at most FILE_ERR_MAX bytes): S3_OK or NOMEM. */
+static enum s3_err file_err(struct mf_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static enum s3_err file_err(struct mf_file *f, const char *fmt, ...)
+{
+    char line[FILE_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char *e = strdup(line);
+    if (!e)
+        return S3_ERR_NOMEM;
+    free(f->err);
+    f->err = e;
+    return S3_OK;
+}
 
 /* A module two or more script archives contain: prov[first .. first + n) */
 struct mprov {
@@ -96,6 +115,9 @@ struct dups {
     size_t nnotes, given;
 };
 
+#define HANDLES 16 /* packages open at once while conflicts are compared */
+struct handle;
+
 struct folder_view {
     struct s3fs *fs;
     char *root; /* absolute */
@@ -108,13 +130,18 @@ struct folder_view {
     int32_t *prio; /* per file */
     struct skip *skips;
     size_t nskips, capskips;
-    struct mf_rec *recs;
-    size_t nrecs;
+    struct mf_recs recs; /* the scan's workers' arrays, kept as they filled them */
+    struct mf_run *runs; /* each loaded package's records, in load order */
+    size_t nruns;
     uint64_t resources;
     struct mf_keyset ks; /* the keys, their providers, and the keys by type, group, instance */
     uint32_t *conflicts; /* key numbers with two or more providers */
     size_t nconflicts;
     int8_t *identical;   /* per conflict: -1 not told yet, 0 no, 1 yes */
+    struct handle *handles; /* HANDLES, made with the view: packages open while a render
+                             * compares conflicts */
+    size_t nhandles;
+    uint64_t handle_clock;
     struct mprov *mprov;
     size_t nmprov;
     struct mconf *mconf;
@@ -158,8 +185,7 @@ static void key_name(char *out, size_t size, bool sims4, const struct mf_rec *r)
 /* The record of the provider in effect for key k. */
 static const struct mf_rec *winner_of(const struct folder_view *v, uint32_t k)
 {
-    const struct mf_key *key = &v->ks.keys[k];
-    return &v->recs[mf_keyset_rec(&v->ks, k, key->winner)];
+    return mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, mf_keyset_winner(&v->ks, k)));
 }
 
 /* A name shown in /skipped: bytes outside printable UTF-8 as \xNN. */
@@ -412,9 +438,13 @@ static int by_skip_path(const void *a, const void *b)
  * SCAN_WORKERS_MAX; none but the caller for a small folder): each takes the next few
  * packages in load order, reads each one's header and index into records of its own and
  * writes the outcome into that package's slot, which no other thread touches. The merge
- * walks the slots in load order after every worker ended, so the files, their numbers and
- * the records are the same whatever the number of workers and whichever read what. */
-#define SCAN_WORKERS_MAX 8u
+ * walks the slots in load order after every worker ended, so the files, their numbers,
+ * the records and the keys are the same whatever the number of workers and whichever
+ * read what. The records stay where their worker wrote them (worker i's array is segment
+ * i of the view's records): a million records are not copied, and the pages of a copy
+ * (on this project's machine, touching fresh memory costs more than reading the files)
+ * are not faulted in. */
+#define SCAN_WORKERS_MAX MF_SEGS
 #define SCAN_CLAIM 8u        /* packages a worker takes at once */
 #define SCAN_ALONE_BELOW 64u /* fewer packages: no worker threads */
 
@@ -444,7 +474,7 @@ static void *scan_realloc(void *p, size_t size)
     return realloc(p, size);
 }
 
-enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM };
+enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM, JOB_LIMIT };
 
 /* A package to read and what it holds: written by the one worker that took it, read by
  * the merge once every worker ended. */
@@ -453,9 +483,9 @@ struct pkg_job {
     uint8_t state; /* enum job_state */
     bool sims4, names;
     struct stat st;
-    uint32_t worker; /* whose records hold its keys: recs[first .. first + n) */
-    size_t first, n;
-    char why[256]; /* JOB_SKIPPED: its line in /skipped */
+    uint32_t first, n; /* its records: ids first .. first + n - 1 (its worker's segment) */
+    char *why; /* JOB_SKIPPED: its line in /skipped (scan_realloc'd: skips are few, and a
+                * fixed buffer in each of 10,000 jobs is megabytes of pages to fault in) */
 };
 
 struct scan_pool {
@@ -463,23 +493,29 @@ struct scan_pool {
     struct pkg_job *jobs;
     size_t njobs;
     size_t next;  /* atomic: the next job to take */
-    bool failed;  /* atomic: a worker ran out of memory: the others stop */
+    uint8_t failed; /* atomic: JOB_NOMEM or JOB_LIMIT once a worker met one: the others stop */
 };
+
+/* A package's first bytes read at once: the header, and all of a small package (its index
+ * too: one read call instead of two, which costs less than copying these few KiB). */
+#define SCAN_HEAD 16384u
 
 struct scan_worker {
     struct scan_pool *pool;
     uint32_t id;
-    struct mf_rec *recs; /* their file is set by the merge */
+    uint8_t head[SCAN_HEAD];
+    struct mf_rec *recs; /* segment id of the view's records (their file set by the grouping) */
     size_t n, cap;
     struct dbpf_keys keys; /* the parser's buffers, reused from package to package */
     pthread_t thread;
 };
 
 /* The scan reads a package straight from its descriptor (one open, relative to the
- * folder's): the parsers' read callback over pread, its first bytes (the header) read once. */
+ * folder's): the parsers' read callback over pread, its first bytes (the header, or the
+ * whole of a small package) read once into head. */
 struct fd_src {
     int fd;
-    uint8_t head[128];
+    const uint8_t *head;
     size_t nhead;
 };
 
@@ -503,10 +539,19 @@ static enum s3_err fd_read(void *ctx, uint64_t off, void *buf, size_t len)
 static void job_skip(struct pkg_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void job_skip(struct pkg_job *j, const char *fmt, ...)
 {
+    char line[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(j->why, sizeof j->why, fmt, ap);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    j->why = scan_realloc(NULL, len + 1);
+    if (!j->why) {
+        j->state = JOB_NOMEM;
+        return;
+    }
+    memcpy(j->why, line, len);
+    j->why[len] = 0;
     j->state = JOB_SKIPPED;
 }
 
@@ -514,6 +559,10 @@ static void job_skip(struct pkg_job *j, const char *fmt, ...)
 static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbpf *d)
 {
     const struct dbpf_keys *ks = &w->keys;
+    if (ks->n > MF_SEG_MAX - w->n) { /* ids hold MF_SEG_BITS bits of place */
+        j->state = JOB_LIMIT;
+        return;
+    }
     if (w->n + ks->n > w->cap) {
         size_t cap = w->cap ? w->cap : 4096;
         while (cap < w->n + ks->n)
@@ -526,16 +575,16 @@ static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbp
         w->recs = r;
         w->cap = cap;
     }
-    j->worker = w->id;
-    j->first = w->n;
+    size_t first = w->n;
     for (uint32_t i = 0; i < ks->n; i++) {
         const struct dbpf_key *k = &ks->k[i];
         if (k->deleted)
             continue;
         j->names |= k->type == DBPF_TYPE_NAMEMAP;
-        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, i, k->dup, k->record};
+        w->recs[w->n++] = (struct mf_rec){k->type, k->group, k->instance, 0, k->size, k->dup, k->record};
     }
-    j->n = w->n - j->first;
+    j->first = w->id << MF_SEG_BITS | (uint32_t)first;
+    j->n = (uint32_t)(w->n - first);
     j->sims4 = d->h[DBPF_H_MINOR] == 1;
     j->state = JOB_LOADED;
 }
@@ -556,12 +605,12 @@ static void read_job(struct scan_worker *w, struct pkg_job *j)
         job_skip(j, "unreadable: %s", strerror_r(why, msg, sizeof msg));
         return;
     }
-    struct fd_src fs = {.fd = fd};
+    struct fd_src fs = {.fd = fd, .head = w->head};
     struct s3_src src = {fd_read, &fs, (uint64_t)j->st.st_size};
-    size_t hn = src.size < sizeof fs.head ? (size_t)src.size : sizeof fs.head;
-    bool got = fd_read(&fs, 0, fs.head, hn) == 0;
+    size_t hn = src.size < SCAN_HEAD ? (size_t)src.size : SCAN_HEAD;
+    bool got = fd_read(&fs, 0, w->head, hn) == 0;
     fs.nhead = got ? hn : 0;
-    enum mf_sniff kind = got ? mf_sniff(fs.head, hn, src.size) : MF_OTHER;
+    enum mf_sniff kind = got ? mf_sniff(w->head, hn, src.size) : MF_OTHER;
     struct dbpf d;
     memset(&d, 0, sizeof d);
     if (kind == MF_EMPTY)
@@ -592,8 +641,8 @@ static void *scan_work(void *arg)
         size_t end = p->njobs - at < SCAN_CLAIM ? p->njobs : at + SCAN_CLAIM;
         for (size_t j = at; j < end; j++) {
             read_job(w, &p->jobs[j]);
-            if (p->jobs[j].state == JOB_NOMEM)
-                __atomic_store_n(&p->failed, true, __ATOMIC_RELAXED);
+            if (p->jobs[j].state == JOB_NOMEM || p->jobs[j].state == JOB_LIMIT)
+                __atomic_store_n(&p->failed, p->jobs[j].state, __ATOMIC_RELAXED);
         }
     }
     return NULL;
@@ -620,8 +669,8 @@ static void free_workers(struct scan_worker *w, size_t n)
 }
 
 /* Reads every job, the caller being a worker too (a thread that cannot be started leaves
- * its share to the others). *out: the workers, whose records the jobs point into. S3_OK or
- * NOMEM. */
+ * its share to the others). *out: the workers, whose records the jobs point into. S3_OK,
+ * NOMEM, or LIMIT (a worker's records past MF_SEG_MAX). */
 static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, struct scan_worker **out, size_t *nout)
 {
     unsigned n = worker_count(p->njobs);
@@ -645,7 +694,8 @@ static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, str
         close(p->rootfd);
     *out = w;
     *nout = n;
-    return __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ? S3_ERR_NOMEM : S3_OK;
+    uint8_t failed = __atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+    return failed == JOB_LIMIT ? S3_ERR_LIMIT : failed ? S3_ERR_NOMEM : S3_OK;
 }
 
 /* ---- the scan: script archives ---- */
@@ -846,8 +896,8 @@ static enum s3_err group_tags(struct folder_view *v)
 static int by_conflict_key(const void *a, const void *b, void *ctx)
 {
     const struct folder_view *v = ctx;
-    const struct mf_rec *x = &v->recs[mf_keyset_rec(&v->ks, *(const uint32_t *)a, 0)];
-    const struct mf_rec *y = &v->recs[mf_keyset_rec(&v->ks, *(const uint32_t *)b, 0)];
+    const struct mf_rec *x = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, *(const uint32_t *)a, 0));
+    const struct mf_rec *y = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, *(const uint32_t *)b, 0));
     if (x->type != y->type)
         return x->type < y->type ? -1 : 1;
     if (x->group != y->group)
@@ -862,14 +912,16 @@ static enum s3_err group_keys(struct folder_view *v)
         return S3_ERR_NOMEM;
     for (size_t i = 0; i < v->nfiles; i++)
         v->prio[i] = v->files[i].priority;
-    enum s3_err e = mf_keyset_build(v->recs, v->nrecs, v->prio, &v->ks);
+    /* the runs stay (12 bytes a package): /info's identical_packages digests each
+     * package's records through them */
+    enum s3_err e = mf_keyset_build_runs(&v->recs, v->runs, v->nruns, v->prio, &v->ks);
     if (e)
         return e;
     v->conflicts = alloc_array(v->ks.nkeys, sizeof *v->conflicts);
     if (!v->conflicts)
         return S3_ERR_NOMEM;
     for (size_t k = 0; k < v->ks.nkeys; k++)
-        if (v->ks.keys[k].n >= 2)
+        if (mf_keyset_n(&v->ks, (uint32_t)k) >= 2)
             v->conflicts[v->nconflicts++] = (uint32_t)k;
     qsort_r(v->conflicts, v->nconflicts, sizeof *v->conflicts, by_conflict_key, v);
     v->identical = alloc_array(v->nconflicts, 1);
@@ -903,23 +955,27 @@ static enum s3_err plan_candidate(struct folder_view *v, struct cand *c, struct 
     return S3_OK;
 }
 
-/* The merge: the files in load order (script archives read here, in order), each loaded
- * package's records copied after the ones before it with its file number. S3_OK or NOMEM. */
+/* The merge: the files in load order (script archives read here, in order), and each
+ * loaded package's records as a run with its file number (the records themselves stay in
+ * their workers' arrays, which the view takes). S3_OK or NOMEM. */
 static enum s3_err gather_files(struct folder_view *v, struct walk *w, const struct scan_pool *p,
-                        const struct scan_worker *workers)
+                        struct scan_worker *workers, size_t nworkers)
 {
-    size_t total = 0;
+    size_t loaded = 0;
     for (size_t j = 0; j < p->njobs; j++)
-        total += p->jobs[j].state == JOB_LOADED ? p->jobs[j].n : 0;
-    v->recs = scan_realloc(NULL, (total ? total : 1) * sizeof *v->recs);
-    if (!v->recs)
+        loaded += p->jobs[j].state == JOB_LOADED && p->jobs[j].n;
+    v->runs = scan_realloc(NULL, (loaded ? loaded : 1) * sizeof *v->runs);
+    if (!v->runs)
         return S3_ERR_NOMEM;
+    for (size_t i = 0; i < nworkers; i++) { /* the view frees them from now */
+        v->recs.seg[i] = workers[i].recs;
+        workers[i].recs = NULL;
+    }
     for (size_t i = 0; i < w->n; i++) {
         struct cand *c = &w->c[i];
         if (!c->take)
             continue;
         struct mf_file f = {.v = v, .rel = c->rel, .script = c->script, .priority = c->priority};
-        f.src.fd = -1;
         if (c->script) {
             bool skip;
             enum s3_err e = read_script(v, &f, &skip);
@@ -937,11 +993,8 @@ static enum s3_err gather_files(struct folder_view *v, struct walk *w, const str
             f.st = j->st;
             f.sims4 = j->sims4;
             f.names = j->names;
-            /* a package with no resources has no records, and its worker maybe no list */
-            for (size_t k = 0; k < j->n; k++) {
-                v->recs[v->nrecs] = workers[j->worker].recs[j->first + k];
-                v->recs[v->nrecs++].file = (uint32_t)v->nfiles;
-            }
+            if (j->n) /* a package with no resources has no records, and its worker maybe no list */
+                v->runs[v->nruns++] = (struct mf_run){j->first, j->n, (uint32_t)v->nfiles};
             v->resources += j->n;
         }
         c->rel = NULL; /* the file owns it now */
@@ -973,8 +1026,10 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     if (rc == S3_OK)
         rc = read_packages(v, &pool, &workers, &nworkers);
     if (rc == S3_OK)
-        rc = gather_files(v, w, &pool, workers);
+        rc = gather_files(v, w, &pool, workers, nworkers);
     free_workers(workers, nworkers);
+    for (size_t j = 0; j < pool.njobs; j++)
+        free(pool.jobs[j].why);
     free(pool.jobs);
     for (size_t i = 0; rc == S3_OK && i < v->rules.nglobs; i++)
         if (!hits[i])
@@ -1106,32 +1161,33 @@ static enum s3_err populate_package(struct tree *t, uint32_t dir, void *ctx, uin
     (void)arg;
     struct mf_file *f = ctx;
     struct folder_view *v = f->v;
-    if (!f->tried && !f->err[0]) {
-        f->tried = true;
-        char *path = join(v->root, f->rel);
-        if (!path)
-            return f->tried = false, S3_ERR_NOMEM;
-        enum s3_err e = source_open(&f->src, path, f->err, sizeof f->err);
-        if (e == S3_ERR_NOMEM) { /* the listing fails and opens it again, never an .error */
-            free(path);
-            f->err[0] = 0;
-            return f->tried = false, e;
-        }
-        f->src_open = e == S3_OK;
-        if (f->src_open && !same_file(&f->src.st, &f->st)) {
-            snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
-            source_close(&f->src);
-            f->src_open = false;
-        }
+    if (!f->tried && !f->err) {
+        char *path = join(v->root, f->rel), msg[FILE_ERR_MAX];
+        struct source *src = malloc(sizeof *src);
+        enum s3_err e = path && src ? source_open(src, path, msg, sizeof msg) : S3_ERR_NOMEM;
         free(path);
+        if (e == S3_OK && !same_file(&src->st, &f->st)) {
+            source_close(src);
+            e = S3_ERR_IO;
+            snprintf(msg, sizeof msg, "%s: changed since the folder was scanned", f->rel);
+        }
+        if (e == S3_OK) {
+            f->src = src;
+        } else {
+            free(src);
+            /* memory: the listing fails and opens it again, never an .error */
+            if (e == S3_ERR_NOMEM || file_err(f, "%s", msg))
+                return S3_ERR_NOMEM;
+        }
+        f->tried = true;
     }
-    if (f->err[0])
+    if (f->err)
         return added(t, add_error(t, dir, "package", f->err));
-    char origin[300], err[sizeof f->err];
+    char origin[300], err[FILE_ERR_MAX];
     f->pkg = NULL; /* a view opened by a listing that failed is not this one */
     snprintf(origin, sizeof origin, "package %s in the folder", f->rel);
     __atomic_add_fetch(&packages_opened, 1, __ATOMIC_RELAXED);
-    enum s3_err e = v->fs->open_at(v->fs, dir, &f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err);
+    enum s3_err e = v->fs->open_at(v->fs, dir, f->src, origin, 1u << FMT_DBPF, &f->pkg, err, sizeof err);
     if (e == S3_ERR_NOMEM)
         return e; /* the listing fails, never shows package.error for it */
     if (e) /* not kept in f->err: a listing that failed for memory opens it again */
@@ -1297,7 +1353,7 @@ static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, enum s3
     if ((*rc = tree_populate(t, v->files_dir)) != S3_OK)
         return NULL;
     if (!f->ino) {
-        snprintf(f->err, sizeof f->err, "%s has no directory under /files (the node limit)", f->rel);
+        *rc = file_err(f, "%s has no directory under /files (the node limit)", f->rel);
         return NULL;
     }
     *rc = tree_populate(t, f->ino);
@@ -1308,22 +1364,23 @@ static struct s3fs *package_of(struct folder_view *v, struct mf_file *f, enum s3
  * false with f->err saying why, which its /files directory then shows, or with *rc NOMEM. */
 static bool still_there(struct folder_view *v, struct mf_file *f, enum s3_err *rc)
 {
-    if (!f->checked && !f->err[0]) {
-        f->checked = true;
+    if (!f->checked && !f->err) {
         char *path = join(v->root, f->rel);
         struct stat st;
         if (!path) {
-            f->checked = false;
             *rc = S3_ERR_NOMEM;
             return false;
         }
         if (stat(path, &st) != 0)
-            snprintf(f->err, sizeof f->err, "%s: %s", f->rel, strerror(errno));
+            *rc = file_err(f, "%s: %s", f->rel, strerror(errno));
         else if (!same_file(&st, &f->st))
-            snprintf(f->err, sizeof f->err, "%s: changed since the folder was scanned", f->rel);
+            *rc = file_err(f, "%s: changed since the folder was scanned", f->rel);
         free(path);
+        if (*rc)
+            return false;
+        f->checked = true;
     }
-    return !f->err[0];
+    return !f->err;
 }
 
 /* The relative path from dir to file f's directory under /files: /files mirrors the
@@ -1365,16 +1422,16 @@ static char *provider_target(struct folder_view *v, uint32_t dir, const struct m
             snprintf(named + strlen(named), sizeof named - strlen(named), "~%u", r->dup + 1);
         full = named;
         if (!still_there(v, f, rc)) {
-            snprintf(why, whylen, "%s", f->err);
+            snprintf(why, whylen, "%s", f->err ? f->err : "");
             return NULL;
         }
     } else {
         struct s3fs *pkg = package_of(v, f, rc);
-        full = pkg ? dbpf_view_resource_name(pkg, r->entry) : NULL;
+        full = pkg ? dbpf_view_resource_name_at(pkg, r->record) : NULL;
         if (!full) {
             if (pkg && *rc == S3_OK)
                 *rc = S3_ERR_NOMEM; /* the names could not be made */
-            snprintf(why, whylen, "%s", f->err[0] ? f->err : "the package cannot be opened (its package.error says why)");
+            snprintf(why, whylen, "%s", f->err ? f->err : "the package cannot be opened (its package.error says why)");
             return NULL;
         }
     }
@@ -1426,7 +1483,7 @@ static bool key_of_name(const struct folder_view *v, const char *name, uint32_t 
         else
             inst = x;
     }
-    return mf_keyset_find(&v->ks, v->recs, type, group, inst, k);
+    return mf_keyset_find(&v->ks, type, group, inst, k);
 }
 
 static enum s3_err keys_name(void *ctx, uint32_t i, char *buf, size_t size)
@@ -1447,7 +1504,7 @@ static enum s3_err keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t
     struct folder_view *v = ctx;
     const struct mf_rec *w = winner_of(v, i);
     struct mf_file *f = &v->files[w->file];
-    char why[sizeof f->err];
+    char why[FILE_ERR_MAX];
     enum s3_err rc;
     *target = provider_target(v, dir, w, why, sizeof why, &rc);
     if (*target || rc)
@@ -1662,74 +1719,179 @@ void folder_view_test_compared(uint64_t counts[4])
         counts[i] = __atomic_load_n(&compared[i], __ATOMIC_RELAXED);
 }
 
-/* A provider's index entry read back from its package file, which must still be the one
- * scanned: one open, the header and that one record, and no package tree (a conflict's
- * `identical` must not open every provider's package view: 10,000 packages' trees). */
-struct provider {
+/* Tests only: package files opened to compare providers' bytes (no package tree). */
+static uint64_t package_opens; /* atomic */
+
+uint64_t folder_view_test_package_opens(void)
+{
+    return __atomic_load_n(&package_opens, __ATOMIC_RELAXED);
+}
+
+/* A package file open for comparisons, its header parsed: kept while one render compares
+ * conflicts (conflicts.csv: 25,000 conflicts of four providers were 100,000 opens, each
+ * with its header read; now each package once while its conflicts come by). */
+#define WINDOW 65536u    /* bytes a handle keeps of its file around its last small read */
+#define WINDOW_BELOW 4096u /* reads this small go through the window */
+struct handle {
+    uint32_t file;
     int fd;
-    struct fd_src in; /* src reads through it: the struct is not moved while open */
-    struct s3_src src;
-    struct dbpf_entry e;
+    struct s3_src src; /* reads through handle_read: a handle is not moved while open */
+    struct dbpf d;
+    uint64_t used; /* the render's clock at its last use: the least recent is let go */
+    /* the header, the index's start, a record, a resource's first bytes: each comparison
+     * reads a few small pieces, mostly near each other (a whole small package) */
+    uint64_t win_off;
+    size_t win_len;
+    uint8_t win[WINDOW]; /* (the handles are one calloc: pages never used cost nothing) */
 };
 
-/* S3_OK, or why its bytes cannot be read with why (IO: the package changed or is gone
- * since the scan, or its record cannot be read again; NOMEM). p->fd is -1 or open either
- * way (provider_close). */
-static enum s3_err provider_open(const struct folder_view *v, const struct mf_rec *r, struct provider *p, char *why,
-                                 size_t whylen)
+/* s3_src's read over a handle: small reads from its window (loaded around them when they
+ * miss it), big ones straight from the file. */
+static enum s3_err handle_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
-    const struct mf_file *f = &v->files[r->file];
-    char *path = join(v->root, f->rel);
-    struct stat st;
-    p->fd = -1;
-    if (!path)
-        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
-    p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    free(path);
-    if (p->fd < 0 || fstat(p->fd, &st) != 0 || !same_file(&st, &f->st))
-        return s3_fail(S3_ERR_IO, why, whylen, "%s: changed or gone since the folder was scanned", f->rel);
-    p->in = (struct fd_src){.fd = p->fd};
-    p->src = (struct s3_src){fd_read, &p->in, (uint64_t)st.st_size};
-    struct dbpf d;
-    char err[200];
-    if (dbpf_parse_header(&p->src, &d, err, sizeof err) || dbpf_read_entry(&p->src, &d, r->record, &p->e) ||
-        p->e.type != r->type || p->e.group != r->group || p->e.instance != r->instance)
-        return s3_fail(S3_ERR_IO, why, whylen, "%s: its index record cannot be read again", f->rel);
+    struct handle *h = ctx;
+    if (len < WINDOW_BELOW && (off < h->win_off || off - h->win_off + len > h->win_len)) {
+        uint64_t at = off & ~(uint64_t)(WINDOW_BELOW - 1);
+        ssize_t r = at < h->src.size ? pread(h->fd, h->win, WINDOW, (off_t)at) : -1;
+        h->win_off = at;
+        h->win_len = r > 0 ? (size_t)r : 0;
+    }
+    if (off >= h->win_off && off - h->win_off + len <= h->win_len) {
+        memcpy(buf, h->win + (off - h->win_off), len);
+        return S3_OK;
+    }
+    for (size_t got = 0; got < len;) {
+        ssize_t r = pread(h->fd, (char *)buf + got, len - got, (off_t)(off + got));
+        if (r <= 0)
+            return S3_ERR_IO;
+        got += (size_t)r;
+    }
     return S3_OK;
 }
 
-static void provider_close(struct provider *p)
+static void handle_close(struct handle *h)
 {
-    if (p->fd >= 0)
-        close(p->fd);
-    p->fd = -1;
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
 }
 
-/* Key conflict i's providers compared from their index records and stored bytes
- * (dbpf_same_bytes): one pair at a time, each against the first. S3_OK with *same, or
- * why it cannot be told (with why). */
+/* Ends a render's comparisons: no package stays open after it (one that is deleted
+ * meanwhile keeps no space). */
+static void handles_close(struct folder_view *v)
+{
+    for (size_t i = 0; i < v->nhandles; i++)
+        handle_close(&v->handles[i]);
+    v->nhandles = 0;
+}
+
+/* Opens file's package into h: false when it changed or is gone since the scan, or its
+ * header cannot be read. */
+static bool handle_open(struct folder_view *v, uint32_t file, struct handle *h)
+{
+    const struct mf_file *f = &v->files[file];
+    char *path = join(v->root, f->rel), err[200];
+    struct stat st;
+    h->file = file;
+    h->fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    free(path);
+    if (h->fd >= 0)
+        __atomic_add_fetch(&package_opens, 1, __ATOMIC_RELAXED);
+    if (h->fd < 0 || fstat(h->fd, &st) != 0 || !same_file(&st, &f->st))
+        return false;
+    h->src = (struct s3_src){handle_read, h, (uint64_t)st.st_size};
+    h->win_off = 0;
+    h->win_len = 0;
+    return dbpf_parse_header(&h->src, &h->d, err, sizeof err) == S3_OK;
+}
+
+/* File's package, open: from the render's handles, else opened in place of the one used
+ * least recently (never `keep`, the other side of a pair). NULL when it cannot be read. */
+static struct handle *handle_of(struct folder_view *v, uint32_t file, const struct handle *keep)
+{
+    struct handle *h = NULL;
+    for (size_t i = 0; i < v->nhandles && !h; i++)
+        if (v->handles[i].fd >= 0 && v->handles[i].file == file)
+            h = &v->handles[i];
+    if (h) {
+        struct stat st; /* still the file scanned (it may be rewritten in place) */
+        if (fstat(h->fd, &st) != 0 || !same_file(&st, &v->files[file].st))
+            return NULL;
+        h->used = ++v->handle_clock;
+        return h;
+    }
+    if (v->nhandles < HANDLES) {
+        h = &v->handles[v->nhandles++];
+    } else {
+        for (size_t i = 0; i < HANDLES; i++)
+            if (&v->handles[i] != keep && (!h || v->handles[i].used < h->used))
+                h = &v->handles[i];
+        handle_close(h);
+    }
+    if (!handle_open(v, file, h)) {
+        handle_close(h); /* the slot stays, closed and first to be taken (handles never move:
+                          * their src points at them) */
+        h->used = 0;
+        return NULL;
+    }
+    h->used = ++v->handle_clock;
+    return h;
+}
+
+/* A provider's index entry read back from its package file, which must still be the one
+ * scanned: that one record, and no package tree (a conflict's `identical` must not open
+ * every provider's package view: 10,000 packages' trees). */
+struct provider {
+    struct handle *h;
+    struct dbpf_entry e;
+};
+
+/* S3_OK, or why its bytes cannot be read, with why (IO: the package changed or is gone
+ * since the scan, or its record cannot be read again). */
+static enum s3_err provider_read(struct folder_view *v, const struct mf_rec *r, const struct handle *keep,
+                                 struct provider *p, char *why, size_t whylen)
+{
+    const char *rel = v->files[r->file].rel;
+    p->h = handle_of(v, r->file, keep);
+    if (!p->h)
+        return s3_fail(S3_ERR_IO, why, whylen, "%s: changed or gone since the folder was scanned", rel);
+    if (dbpf_read_entry(&p->h->src, &p->h->d, r->record, &p->e) || p->e.type != r->type || p->e.group != r->group ||
+        p->e.instance != r->instance)
+        return s3_fail(S3_ERR_IO, why, whylen, "%s: its index record cannot be read again", rel);
+    return S3_OK;
+}
+
+/* Key conflict i's providers compared: different declared sizes (kept from the scan) are
+ * "no" with no file opened; else from their index records and stored bytes
+ * (dbpf_same_bytes), one pair at a time, each against the first. S3_OK with *same, or
+ * why it cannot be told (with why). The packages stay open in the view's handles until
+ * handles_close. */
 static enum s3_err compare_keys(struct folder_view *v, uint32_t i, bool *same, char *why, size_t whylen)
 {
-    uint32_t k = v->conflicts[i], n = v->ks.keys[k].n;
-    const char *first = v->files[v->recs[mf_keyset_rec(&v->ks, k, 0)].file].rel;
-    struct provider base, other = {.fd = -1};
-    enum s3_err rc = provider_open(v, &v->recs[mf_keyset_rec(&v->ks, k, 0)], &base, why, whylen);
+    uint32_t k = v->conflicts[i], n = mf_keyset_n(&v->ks, k);
+    const struct mf_rec *r0 = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, 0));
+    *same = false;
+    for (uint32_t j = 1; j < n; j++)
+        if (mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j))->size != r0->size) {
+            __atomic_add_fetch(&compared[DBPF_BY_SIZE], 1, __ATOMIC_RELAXED);
+            return S3_OK;
+        }
+    struct provider base, other;
+    enum s3_err rc = provider_read(v, r0, NULL, &base, why, whylen);
     *same = true;
     for (uint32_t j = 1; j < n && rc == S3_OK && *same; j++) {
-        const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, k, j)];
-        rc = provider_open(v, r, &other, why, whylen);
+        const struct mf_rec *r = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j));
+        rc = provider_read(v, r, base.h, &other, why, whylen);
         if (rc == S3_OK) {
             enum dbpf_same_how how;
             char err[200];
-            rc = dbpf_same_bytes(&base.src, &base.e, &other.src, &other.e, v->fs->opts.max_unpacked, same, &how,
-                                 err, sizeof err);
+            rc = dbpf_same_bytes(&base.h->src, &base.e, &other.h->src, &other.e, v->fs->opts.max_unpacked, same,
+                                 &how, err, sizeof err);
             __atomic_add_fetch(&compared[how], 1, __ATOMIC_RELAXED);
             if (rc)
-                s3_fail(rc, why, whylen, "%s against %s: %s", v->files[r->file].rel, first, err);
+                s3_fail(rc, why, whylen, "%s against %s: %s", v->files[r->file].rel, v->files[r0->file].rel, err);
         }
-        provider_close(&other);
     }
-    provider_close(&base);
     return rc;
 }
 
@@ -1762,6 +1924,7 @@ static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_vie
     bool same;
     char why[400];
     enum s3_err rc = compare_providers(v, i, module, &same, why, sizeof why);
+    handles_close(v); /* no package stays open after a listing */
     if (rc == S3_ERR_NOMEM)
         return rc;
     if (rc)
@@ -1772,13 +1935,13 @@ static enum s3_err add_identical(struct tree *t, uint32_t dir, struct folder_vie
 static enum s3_err populate_conflict(struct tree *t, uint32_t dir, void *ctx, uint64_t c)
 {
     struct folder_view *v = ctx;
-    const struct mf_key *k = &v->ks.keys[v->conflicts[c]];
+    uint32_t k = v->conflicts[c], n = mf_keyset_n(&v->ks, k);
     enum s3_err rc = S3_OK;
-    for (uint32_t j = 0; rc == S3_OK && j <= k->n; j++) {
+    for (uint32_t j = 0; rc == S3_OK && j <= n; j++) {
         /* 1 .. n in load order, then the winner */
-        const struct mf_rec *r = &v->recs[mf_keyset_rec(&v->ks, v->conflicts[c], j < k->n ? j : k->winner)];
-        char name[16], why[sizeof v->files[0].err];
-        if (j < k->n)
+        const struct mf_rec *r = mf_rec_at(&v->recs, mf_keyset_rec(&v->ks, k, j < n ? j : mf_keyset_winner(&v->ks, k)));
+        char name[16], why[FILE_ERR_MAX];
+        if (j < n)
             snprintf(name, sizeof name, "%u", j + 1);
         else
             snprintf(name, sizeof name, "winner");
@@ -1882,10 +2045,11 @@ static void render_conflicts_csv(struct tree *t, void *ctx, struct sbuf *out)
         key_name(name, sizeof name, v->files[w->file].sims4, w);
         tag_name(v, k, tag, sizeof tag);
         sb_csv_field(out, name);
-        sb_printf(out, ",%s,%u,", tag, v->ks.keys[k].n);
+        sb_printf(out, ",%s,%u,", tag, mf_keyset_n(&v->ks, k));
         sb_csv_field(out, v->files[w->file].rel);
         sb_printf(out, ",%s\n", rc ? "" : same ? "yes" : "no");
     }
+    handles_close(v);
 }
 
 /* A package and what tells it from others of its size, cheapest first: the digest of its
@@ -1934,14 +2098,17 @@ static void index_digests(const struct folder_view *v, struct hashed *h, size_t 
 {
     for (size_t i = 0; i < v->nfiles; i++)
         by_file[i] = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < v->nrecs; i++) {
-        const struct mf_rec *r = &v->recs[i];
-        uint64_t words[5] = {r->type, r->group, r->instance, r->entry, (uint64_t)r->dup << 32 | r->record};
-        const uint8_t *b = (const uint8_t *)words;
-        uint64_t x = by_file[r->file];
-        for (size_t k = 0; k < sizeof words; k++)
-            x = (x ^ b[k]) * 0x100000001b3ull;
-        by_file[r->file] = x;
+    for (size_t run = 0; run < v->nruns; run++) {
+        const struct mf_run *u = &v->runs[run];
+        uint64_t x = by_file[u->file];
+        for (uint32_t i = 0; i < u->n; i++) {
+            const struct mf_rec *r = mf_rec_at(&v->recs, u->first + i);
+            uint64_t words[5] = {r->type, r->group, r->instance, r->size, (uint64_t)r->dup << 32 | r->record};
+            const uint8_t *b = (const uint8_t *)words;
+            for (size_t k = 0; k < sizeof words; k++)
+                x = (x ^ b[k]) * 0x100000001b3ull;
+        }
+        by_file[u->file] = x;
     }
     for (size_t i = 0; i < n; i++)
         h[i].index = by_file[h[i].file];
@@ -2277,8 +2444,10 @@ static void folder_view_free(void *p)
     for (size_t i = 0; i < v->nfiles; i++) {
         struct mf_file *f = &v->files[i];
         free(f->rel);
-        if (f->src_open)
-            source_close(&f->src);
+        if (f->src)
+            source_close(f->src);
+        free(f->src);
+        free(f->err);
         for (uint32_t k = 0; k < f->nmembers; k++)
             free(f->members[k]);
         free(f->members);
@@ -2293,10 +2462,15 @@ static void folder_view_free(void *p)
     free(v->skips);
     mf_rules_free(&v->rules);
     free(v->prio);
-    free(v->recs);
+    for (unsigned i = 0; i < MF_SEGS; i++)
+        free(v->recs.seg[i]);
+    free(v->runs);
     mf_keyset_free(&v->ks);
     free(v->conflicts);
     free(v->identical);
+    if (v->handles)
+        handles_close(v);
+    free(v->handles);
     free(v->mprov);
     free(v->mconf);
     free(v->midentical);
@@ -2310,9 +2484,12 @@ static void folder_view_free(void *p)
 enum s3_err folder_view_open(struct s3fs *fs, const char *path, char *err, size_t errlen)
 {
     struct folder_view *v = calloc(1, sizeof *v);
-    if (!v || !(v->root = strdup(path)) || tree_on_free(fs->tree, folder_view_free, v)) {
-        if (v)
+    if (!v || !(v->root = strdup(path)) || !(v->handles = alloc_array(HANDLES, sizeof *v->handles)) ||
+        tree_on_free(fs->tree, folder_view_free, v)) {
+        if (v) {
             free(v->root);
+            free(v->handles);
+        }
         free(v);
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }

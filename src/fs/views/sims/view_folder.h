@@ -39,5 +39,8 @@ void folder_view_test_compared(uint64_t counts[4]);
  * a change the watch counts while a rescan runs). */
 void folder_view_test_on_scan(void (*fn)(void *ctx), void *ctx);
 uint64_t folder_view_test_packages_opened(void);
+/* Tests only: the package files every view opened to compare providers' bytes (a
+ * conflict's identical, conflicts.csv) since the program started. */
+uint64_t folder_view_test_package_opens(void);
 
 #endif
