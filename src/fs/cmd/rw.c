@@ -324,7 +324,7 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               rw->commits == 1 ? "" : "s");
     if (fs->rw_read_only_why) /* the view's own reason (fs/core/view.h) */
         sb_printf(out, "rw: %s\n", fs->rw_read_only_why);
-    /* not under mu: /info is rendered while mu is held (view_is_be, the CRC fix) */
+    /* not under mu: /info is rendered while mu is held (the CRC fix) */
     uint64_t pending = __atomic_load_n(&rw->pending_now, __ATOMIC_RELAXED);
     uint64_t in_mem = __atomic_load_n(&rw->mem_now, __ATOMIC_RELAXED);
     uint64_t mem_most = __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED);
@@ -403,54 +403,7 @@ static bool xattr_u64(struct tree *t, uint32_t ino, const char *name, uint64_t *
     return *end == 0;
 }
 
-/* The byte order the view above ino reads its file in, from the nearest /info that
- * says (Granny data, t2fs): true for big-endian. */
-static bool view_is_be(struct tree *t, uint32_t ino)
-{
-    for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
-        uint32_t info;
-        if (tree_lookup(t, d, "info", &info) == 0 && tree_is_volatile(t, info)) {
-            size_t len;
-            char *text = tree_render(t, info, &len);
-            char *line = text ? strstr(text, "byte_order: ") : NULL;
-            bool found = line != NULL, be = line && strncmp(line + 12, "be", 2) == 0;
-            free(text);
-            if (found)
-                return be;
-        }
-        if (d == TREE_ROOT || d == 0)
-            return false;
-    }
-}
-
-/* A value file is a field when its type is a fixed-size one, its span is exactly its
- * elements, and the bytes there read back as its text in one byte order (both when the
- * bytes read the same either way: then the view's). */
-/* Whether the field's bytes at w->pos read back as text (w->be set to the order). */
-static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen);
-
 static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w);
-
-/* A list whose span starts with its count (a u32 equal to the number of lines, in the
- * elements' byte order): the elements alone are the field; the count stays. */
-static bool counted_list(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
-{
-    if (w->len < 4 + w->ft.size || (w->len - 4) % w->ft.size)
-        return false;
-    struct rw_target e = *w;
-    e.pos += 4;
-    e.len -= 4;
-    e.ft.count = e.len / e.ft.size;
-    uint8_t c[4];
-    if (!reads_back(g, ino, &e, text, tlen) || pread(g->fs->src.fd, c, 4, (off_t)w->pos) != 4)
-        return false;
-    uint32_t count = e.be ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
-                          : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
-    if (count != e.ft.count)
-        return false;
-    *w = e;
-    return true;
-}
 
 /* Where the Granny data of view gv lies in the file, when it ends at the file's end (a
  * .gr2 mounted alone: a section stored raw goes there): into w (pos, gr2_base, the CRC's
@@ -553,94 +506,6 @@ static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, u
         if (d == TREE_ROOT || d == 0)
             return false;
     }
-}
-
-enum place { NO_PLACE, PLACE_READ_ONLY, PLACE_WRITABLE };
-
-/* A value inside a compressed Granny section (its view remembers where in the expanded
- * bytes: section_place) whose bytes there read back as its text: written, the section is
- * stored raw (put_section). */
-static enum place section_value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w,
-                                       const char *type)
-{
-    struct tree *t = g->fs->tree;
-    uint64_t off = 0, len = 0;
-    if (!section_place(g, ino, w, &off, &len))
-        return NO_PLACE;
-    if (field_type_parse(type, len, &w->ft))
-        return PLACE_READ_ONLY;
-    if (!granny_place(g, ino, w->gv, w)) {
-        say_sections_read_only(rw);
-        return PLACE_READ_ONLY;
-    }
-    uint8_t *text = NULL, *now = malloc(len), *enc = malloc(len);
-    size_t tlen;
-    char why[200];
-    bool ok = now && enc && tree_read_all(t, ino, &text, &tlen) == 0 &&
-              gr2_view_expanded_read(w->gv, w->sec, off, now, len) == S3_OK &&
-              field_encode(&w->ft, w->gv->g.be, (char *)text, tlen, enc, why, sizeof why) == 0 &&
-              memcmp(now, enc, len) == 0;
-    free(text);
-    free(now);
-    free(enc);
-    if (!ok)
-        return PLACE_READ_ONLY;
-    w->kind = RW_VALUE;
-    w->in_section = true;
-    w->sec_off = off;
-    w->len = len;
-    w->be = w->gv->g.be;
-    return PLACE_WRITABLE;
-}
-
-static bool value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
-{
-    struct tree *t = g->fs->tree;
-    char type[160];
-    uint64_t off, len;
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0 || !xattr_u64(t, ino, "user.s3rig.offset", &off) || !xattr_u64(t, ino, "user.s3rig.length", &len))
-        return false;
-    type[n] = 0;
-    /* inside a compressed section its span is the stored section's: its view knows more */
-    enum place in_section = section_value_target(rw, g, ino, w, type);
-    if (in_section != NO_PLACE)
-        return in_section == PLACE_WRITABLE;
-    memset(w, 0, sizeof *w);
-    /* a value's span is in the source its directory reads */
-    if (field_type_parse(type, len, &w->ft) || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), off, len, &w->pos))
-        return false;
-    w->len = len;
-    uint8_t *text = NULL;
-    size_t tlen;
-    if (tree_read_all(t, ino, &text, &tlen))
-        return false;
-    bool ok = reads_back(g, ino, w, text, tlen) || counted_list(g, ino, w, text, tlen);
-    free(text);
-    if (ok)
-        w->kind = RW_VALUE;
-    return ok;
-}
-
-static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
-{
-    struct tree *t = g->fs->tree;
-    uint64_t len = w->len;
-    uint8_t *now = malloc(len), *le = malloc(len), *be = malloc(len);
-    char why[200];
-    bool ok = false;
-    if (now && le && be && pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
-        bool is_le = field_encode(&w->ft, false, (char *)text, tlen, le, why, sizeof why) == 0 &&
-                     memcmp(le, now, len) == 0;
-        bool is_be = field_encode(&w->ft, true, (char *)text, tlen, be, why, sizeof why) == 0 &&
-                     memcmp(be, now, len) == 0;
-        ok = is_le || is_be;
-        w->be = is_le && is_be ? view_is_be(t, ino) : is_be;
-    }
-    free(now);
-    free(le);
-    free(be);
-    return ok;
 }
 
 /* The Granny data a writable file lies in (its CRC is then recomputed at commit). */
@@ -808,9 +673,11 @@ static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, 
     return true;
 }
 
-/* A value file its view declares a field (view_value_of): where its bytes lie in the
- * source its directory reads, as one plain run of the file. */
-static bool declared_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+/* A value file its view declares a field (view_value_of), the only way a value file is
+ * writable: where its bytes lie in the source its directory reads, as one plain run of
+ * the file, or in a compressed Granny section (section_place: its declared length must be
+ * its place's there), which is then stored raw. */
+static bool declared_value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct view_value vv;
@@ -820,14 +687,28 @@ static bool declared_value_target(struct rw_gen *g, uint32_t ino, struct rw_targ
                     : vv.kind == FIELD_U16 || vv.kind == FIELD_I16 ? 2
                                                                    : 4;
     if (vv.kind == FIELD_U64 || vv.len == 0 || vv.len % size || vv.len > FIELD_MAX_BYTES ||
-        !file_pos(g, tree_node_source(t, tree_parent(t, ino)), vv.off, vv.len, &w->pos))
+        (vv.keep && vv.kind != FIELD_U32))
         return false;
+    uint64_t off, len;
+    if (section_place(g, ino, w, &off, &len)) {
+        if (len != vv.len || vv.keep)
+            return false;
+        if (!granny_place(g, ino, w->gv, w)) {
+            say_sections_read_only(rw);
+            return false;
+        }
+        w->in_section = true;
+        w->sec_off = off;
+    } else if (!file_pos(g, tree_node_source(t, tree_parent(t, ino)), vv.off, vv.len, &w->pos)) {
+        return false;
+    }
     w->ft = (struct field_type){vv.kind, size, vv.len / size};
     w->kind = RW_VALUE;
     w->len = vv.len;
     w->be = vv.be;
     w->nlabels = vv.nlabels;
     w->labels = vv.labels;
+    w->keep = vv.keep;
     return true;
 }
 
@@ -852,10 +733,9 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
         w->len = size;
     } else if (section_bytes_target(rw, g, ino, w)) {
         return true;
-    } else if (!declared_value_target(g, ino, w) && (memset(w, 0, sizeof *w), !table_target(g, ino, w))) {
-        memset(w, 0, sizeof *w);
-        if (!value_target(rw, g, ino, w))
-            return false;
+    } else if (!declared_value_target(rw, g, ino, w) && (memset(w, 0, sizeof *w), !table_target(g, ino, w))) {
+        memset(w, 0, sizeof *w); /* nothing declares it: read-only */
+        return false;
     }
     find_gr2(g, ino, w);
     return true;
@@ -1170,6 +1050,46 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     return rc;
 }
 
+static uint32_t ld32(const uint8_t *b, bool be)
+{
+    return be ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+              : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+static void st32(uint8_t *b, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(v >> (be ? 24 - 8 * i : 8 * i));
+}
+
+/* The bits a declared value keeps (t->keep: a flag its text does not show) put back from
+ * the file's bytes with the pending edits over them: 0, -EINVAL with why when the new
+ * value sets one of them, -EIO, -ENOMEM. */
+static int keep_bits(struct rw *rw, const struct rw_target *t, uint8_t *bytes, char *why, size_t whylen)
+{
+    uint8_t *old = malloc(t->len);
+    if (!old)
+        return -ENOMEM;
+    int rc = pread_current(rw, old, t->len, t->pos) ? 0 : -EIO;
+    if (!rc) {
+        pthread_mutex_lock(&rw->mu);
+        edits_overlay(&rw->pending, t->pos, old, t->len);
+        pthread_mutex_unlock(&rw->mu);
+    }
+    for (uint64_t at = 0; !rc && at + 4 <= t->len; at += 4) {
+        uint32_t v = ld32(bytes + at, t->be);
+        if (v & t->keep) {
+            snprintf(why, whylen, "%" PRIu32 " does not fit the field's bits shown (mask 0x%08" PRIx32 ")", v,
+                     ~t->keep);
+            rc = -EINVAL;
+        } else {
+            st32(bytes + at, v | (ld32(old + at, t->be) & t->keep), t->be);
+        }
+    }
+    free(old);
+    return rc;
+}
+
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len)
 {
     uint8_t *bytes = malloc(t->len);
@@ -1185,6 +1105,8 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
     if (!rc)
         rc = t->is_table ? encode_table(rw, t, text, len, bytes, why, sizeof why)
                          : neg_errno_of(field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why));
+    if (!rc && t->keep)
+        rc = keep_bits(rw, t, bytes, why, sizeof why);
     free(plain);
     if (rc == -EINVAL)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);

@@ -77,9 +77,11 @@ struct rw_target {
      * and where its container's head lies in the file */
     struct view_resize resize;
     uint64_t head_pos;
-    /* RW_VALUE a view declared (view_value_of): each line's label, kept before its values */
+    /* RW_VALUE a view declared (view_value_of): each line's label, kept before its values,
+     * and the bits of each (u32) element kept from the file's bytes */
     uint32_t nlabels;
     const char *const *labels;
+    uint32_t keep;
 };
 
 /* The most bytes of a container's head a resize plan reads. */

@@ -506,7 +506,7 @@ bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_
     type[n] = 0;
     if (field_type_parse(type, len, &ft))
         return false;
-    *out = (struct view_value){off, len, ft.kind, be, 0, NULL};
+    *out = (struct view_value){off, len, ft.kind, be, 0, NULL, 0};
     return true;
 }
 

@@ -114,11 +114,16 @@ typedef bool view_resize_fn(struct s3fs *fs, uint32_t ino, struct view_resize *o
 enum s3_err view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
 bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out);
 
-/* -o rw: value files a view declares writable fields (rather than rw inferring them from
- * their text and bytes): the field's span in the source its directory reads, its
- * elements' kind and byte order, and per line a label the text keeps before its values
- * ("min", "max"; nlabels 0: none). Kept by the mount's top view, like the table hooks;
- * view_value_of calls the hooks without the tree lock (a hook may use the tree's
+/* -o rw: value files a view declares writable fields; rw infers none from their text or
+ * bytes, and a value file no hook declares stays read-only (0444). A declaration: the
+ * field's span in the source its directory reads, its elements' kind and byte order, per
+ * line a label the text keeps before its values ("min", "max"; nlabels 0: none), and the
+ * bits of each element the text does not show, kept from the file's bytes (`keep`, u32
+ * elements only: a package index entry's size on disk shows its low 31 bits, bit 31 says
+ * how long the record is; a value setting a kept bit is refused). A value lying in a
+ * compressed Granny section is declared with off and len its place in the section's
+ * expanded bytes (rw finds the section through gr2_view_expanded_at). Kept by the mount's top view, like the table
+ * hooks; view_value_of calls the hooks without the tree lock (a hook may use the tree's
  * accessors, tree_dir_ctx among them), so a hook reads only what its view does not
  * change once published. */
 struct view_value {
@@ -127,6 +132,7 @@ struct view_value {
     bool be;
     uint32_t nlabels;
     const char *const *labels;
+    uint32_t keep;
 };
 typedef bool view_value_fn(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx);
 enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);

@@ -1003,6 +1003,35 @@ static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, vo
     return true;
 }
 
+/* -o rw: a member of a scalar type (its elements, a fixed array's too) and a transform's
+ * flags, position, orientation and scale/shear are fields: their bytes are the member's in
+ * its section, in the file's byte order. Strings, references, untyped words and what is
+ * derived (exports, CSVs of animations) are not. In a compressed section the span
+ * published is the stored section's: the field's length is its place's in the expanded
+ * bytes (gr2_view_place), where rw writes it. */
+static bool gobj_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    struct gobj *o = ctx;
+    struct tree *t = fs->tree;
+    const struct gdir *d = tree_dir_ctx(t, tree_parent(t, ino), populate_gdir);
+    if (!d || d->o != o || (d->kind != GD_STRUCT && d->kind != GD_TRANSFORM))
+        return false;
+    uint32_t sec;
+    uint64_t off, len;
+    if (!gr2_view_place(o->v, ino, &sec, &off, &len))
+        return view_value_as_published(t, ino, o->v->g.be, out);
+    char type[160];
+    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
+    struct field_type ft;
+    if (n <= 0)
+        return false;
+    type[n] = 0;
+    if (field_type_parse(type, len, &ft))
+        return false;
+    *out = (struct view_value){off, len, ft.kind, o->v->g.be, 0, NULL, 0};
+    return true;
+}
+
 enum s3_err gobj_attach(struct gr2_view *v)
 {
     if (v->extra)
@@ -1021,6 +1050,8 @@ enum s3_err gobj_attach(struct gr2_view *v)
     tree_gen_item(csv_read, table_item);
     tree_gen_item(table_bin_read, table_item);
     enum s3_err e = view_add_table_hook(v->fs, gobj_table, o);
+    if (!e)
+        e = view_add_value_hook(v->fs, gobj_value, o);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

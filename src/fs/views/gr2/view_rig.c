@@ -231,7 +231,7 @@ static bool list_value(const struct rig_view *v, const char *name, struct view_v
     for (int i = 0; i < 4; i++) {
         const struct rig_list *l = &v->r.lists[i];
         if (l->ok && l->count > 0 && strcmp(name, rig_list_names[i]) == 0) {
-            *out = (struct view_value){l->pos + 4, 4ull * l->count, FIELD_I32, false, 0, NULL};
+            *out = (struct view_value){l->pos + 4, 4ull * l->count, FIELD_I32, false, 0, NULL, 0};
             return true;
         }
     }

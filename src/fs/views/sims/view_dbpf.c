@@ -1053,6 +1053,35 @@ static void describe(struct pkg_view *v)
         diag_add(&fs->diag, "%s", d->index_err);
 }
 
+/* -o rw: every header field (u32, docs/formats/dbpf.md: each is a fixed-size field) and
+ * each index entry's fixed-size fields are fields of the file as published (their span
+ * and type; little-endian): type, group (the constant word when stored once: every entry
+ * takes it), offset, size on disk, size in memory and the committed word. The size on
+ * disk shows its low 31 bits; bit 31 says whether the record holds the compression and
+ * committed words (its length), so it is kept. The instance (u64), the compression (shown
+ * by name) and the magic are not. */
+static bool pkg_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    static const char *const entry_fields[] = {"type", "group", "offset", "stored_size", "memory_size",
+                                               "committed"};
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    const char *name = tree_name(t, ino);
+    bool known = false;
+    if (tree_dir_ctx(t, dir, populate_header) == ctx) {
+        for (int i = 0; i < DBPF_HEADER_FIELDS && !known; i++)
+            known = strcmp(name, dbpf_header_field_names[i]) == 0;
+    } else if (tree_dir_ctx(t, dir, populate_resource) == ctx) {
+        for (size_t i = 0; i < sizeof entry_fields / sizeof entry_fields[0] && !known; i++)
+            known = strcmp(name, entry_fields[i]) == 0;
+    }
+    if (!known || !view_value_as_published(t, ino, false, out))
+        return false;
+    if (strcmp(name, "stored_size") == 0)
+        out->keep = 0x80000000u;
+    return true;
+}
+
 enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct pkg_view *v = calloc(1, sizeof *v);
@@ -1082,7 +1111,8 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
     describe(v);
     tree_gen_item(read_expanded, expanded_item);
-    if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v))
+    if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v) ||
+        view_add_value_hook(fs, pkg_declared_value, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
