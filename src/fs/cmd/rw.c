@@ -13,7 +13,6 @@
 #include "fs/core/sbuf.h"
 #include "fs/views/gr2/view_granny.h"
 #include "parse/base/err.h"
-#include "parse/sims/dbpf.h"
 
 #include <zlib.h>
 
@@ -391,18 +390,6 @@ static bool file_pos(const struct rw_gen *g, const struct source *s, uint64_t of
     return p + len <= g->fs->src.size;
 }
 
-static bool xattr_u64(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
-{
-    char buf[32];
-    ssize_t n = tree_getxattr(t, ino, name, buf, sizeof buf - 1);
-    if (n <= 0)
-        return false;
-    buf[n] = 0;
-    char *end;
-    *v = strtoull(buf, &end, 10);
-    return *end == 0;
-}
-
 static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w);
 
 /* Where the Granny data of view gv lies in the file, when it ends at the file's end (a
@@ -465,24 +452,23 @@ static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 
 /* Where the Granny data of view gv lies when it is a package resource's whole data (a
  * .gr2 resource: the nested view's source is the resource's bytes, its Granny data from
- * their start): into w (in_resource, the resource's index record fields from its
- * data.bin beside the nested view). A section stored raw then goes into new resource
- * bytes, which replace data.bin whole. */
+ * their start): into w (in_resource, the resource's record as the package view declares
+ * the part the nested view shows, view_part_of). A section stored raw then goes into new
+ * resource bytes, which replace the resource's data whole. */
 static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
 {
-    struct tree *t = g->fs->tree;
     const struct s3fs *fs = gv->fs;
-    uint32_t data;
     struct rw_target res;
     memset(&res, 0, sizeof res);
     if (!fs->nested || gv->g.base != 0 || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
-        fs->src.size > RW_RESOURCE_MAX || tree_lookup(t, tree_parent(t, fs->root), "data.bin", &data) != S3_OK ||
-        !resource_target(g, data, &res))
+        fs->src.size > RW_RESOURCE_MAX || !resource_target(g, fs->root, &res))
         return false;
     w->in_resource = true;
     w->f_offset = res.f_offset, w->f_stored = res.f_stored, w->f_memory = res.f_memory, w->f_comp = res.f_comp;
     w->zlib = res.zlib;
     w->stored_flags = res.stored_flags;
+    w->codec_zlib = res.codec_zlib;
+    w->codec_raw = res.codec_raw;
     w->gr2_base = 0;
     return true;
 }
@@ -529,53 +515,25 @@ static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     }
 }
 
-/* A u32 or u16 field of the file, little-endian, at the span of the value file `name`
- * beside ino: its position and value. */
-static bool sibling_field(struct rw_gen *g, uint32_t dir, const char *name, uint64_t want_len, uint64_t *pos,
-                          uint32_t *value)
-{
-    struct tree *t = g->fs->tree;
-    uint32_t ino;
-    uint64_t off, len;
-    uint8_t b[4];
-    if (tree_lookup(t, dir, name, &ino) || !xattr_u64(t, ino, "user.s3rig.offset", &off) ||
-        !xattr_u64(t, ino, "user.s3rig.length", &len) || len != want_len ||
-        !file_pos(g, tree_node_source(t, dir), off, len, pos) ||
-        pread(g->fs->src.fd, b, len, (off_t)*pos) != (ssize_t)len)
-        return false;
-    *value = len == 2 ? (uint32_t)(b[0] | b[1] << 8) : b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return true;
-}
-
-/* A package resource's data.bin (type dbpf.data in a dbpf.resource directory) whose index
- * record's offset, sizes and compression are fields of the file (the DBPF layout, index
- * records in place: dbpf.h), stored raw, zlib or RefPack: replaced whole. */
+/* A part its view lets be replaced whole by bytes after the file's end (view_part_of: a
+ * package resource's data.bin, or the directory of the view nested in it), its record's
+ * words lying in the file as is: stored the way it was (zlib stays zlib, the rest becomes
+ * raw), the record pointed at the new bytes. */
 static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint32_t dir = tree_parent(t, ino), offset, stored, memory, comp;
-    char type[32];
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0)
+    struct source *s = tree_node_source(t, tree_parent(t, ino));
+    struct view_part vp;
+    if (!view_part_of(g->fs, ino, &vp) || !file_pos(g, s, vp.offset_at, 4, &w->f_offset) ||
+        !file_pos(g, s, vp.stored_at, 4, &w->f_stored) || !file_pos(g, s, vp.memory_at, 4, &w->f_memory) ||
+        !file_pos(g, s, vp.codec_at, 2, &w->f_comp))
         return false;
-    type[n] = 0;
-    if (strcmp(type, "dbpf.data") != 0)
-        return false;
-    n = tree_getxattr(t, dir, "user.s3rig.type", type, sizeof type - 1);
-    if (n <= 0)
-        return false;
-    type[n] = 0;
-    if (strcmp(type, "dbpf.resource") != 0 || !sibling_field(g, dir, "offset", 4, &w->f_offset, &offset) ||
-        !sibling_field(g, dir, "stored_size", 4, &w->f_stored, &stored) ||
-        !sibling_field(g, dir, "memory_size", 4, &w->f_memory, &memory) ||
-        !sibling_field(g, dir, "compression", 2, &w->f_comp, &comp))
-        return false;
-    if (comp != 0 && comp != DBPF_COMP_ZLIB && comp != DBPF_COMP_REFPACK)
-        return false; /* streamable, deleted, unknown: not ours to rewrite */
     w->kind = RW_RESOURCE;
-    w->zlib = comp == DBPF_COMP_ZLIB;
-    w->stored_flags = stored & 0x80000000u;
-    w->len = tree_size(t, ino);
+    w->zlib = vp.zlib;
+    w->stored_flags = vp.stored_flags;
+    w->codec_zlib = vp.codec_zlib;
+    w->codec_raw = vp.codec_raw;
+    w->len = tree_kind(t, ino) == NODE_FILE ? tree_size(t, ino) : 0;
     w->pos = 0;
     return true;
 }
@@ -1238,7 +1196,7 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
         rc = neg_errno_of(edits_put(&rw->pending, t->f_memory, f, 4));
     }
     if (!rc) {
-        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
+        put_le(f, t->zlib ? t->codec_zlib : t->codec_raw, 2);
         rc = neg_errno_of(edits_put(&rw->pending, t->f_comp, f, 2));
     }
     if (rc)

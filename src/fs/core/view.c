@@ -462,6 +462,21 @@ bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
     return found;
 }
 
+enum s3_err view_add_part_hook(struct s3fs *fs, view_part_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &top_view(fs)->part_hooks, (void (*)(void))fn, ctx);
+}
+
+bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out)
+{
+    bool found = false;
+    tree_lock(fs->tree);
+    for (const struct view_hook *h = fs->part_hooks.first; h && !found; h = h->next)
+        found = ((view_part_fn *)h->fn)(fs, ino, out, h->ctx);
+    tree_unlock(fs->tree);
+    return found;
+}
+
 enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &top_view(fs)->value_hooks, (void (*)(void))fn, ctx);

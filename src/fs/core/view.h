@@ -114,6 +114,26 @@ typedef bool view_resize_fn(struct s3fs *fs, uint32_t ino, struct view_resize *o
 enum s3_err view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
 bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out);
 
+/* -o rw: parts a view lets be replaced whole by new bytes stored after its container's
+ * end, the container's record of the part pointed at them (a package resource's data: the
+ * new bytes stored the way the old were, zlib or raw, its index entry's offset, sizes and
+ * compression updated), so that rw knows no container's layout. Kept by the mount's top
+ * view, like the table hooks; the first hook that knows ino fills *out: ino is the part's
+ * file (data.bin) or the directory where a view nested in the part is shown (a Granny
+ * resource's, whose compressed sections are stored raw in new bytes of the part). The
+ * record's words, in the view's source, little-endian: the part's offset (u32: the part
+ * must end below 4 GiB), its stored length (u32, stored_flags ORed in: flags the record
+ * keeps), its expanded length (u32) and its codec (u16: codec_zlib or codec_raw). */
+struct view_part {
+    uint64_t offset_at, stored_at, memory_at, codec_at;
+    uint32_t stored_flags;
+    bool zlib; /* stored zlib-compressed again; else raw */
+    uint16_t codec_zlib, codec_raw;
+};
+typedef bool view_part_fn(struct s3fs *fs, uint32_t ino, struct view_part *out, void *ctx);
+enum s3_err view_add_part_hook(struct s3fs *fs, view_part_fn *fn, void *ctx);
+bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out);
+
 /* -o rw: value files a view declares writable fields; rw infers none from their text or
  * bytes, and a value file no hook declares stays read-only (0444). A declaration: the
  * field's span in the source its directory reads, its elements' kind and byte order, per
@@ -184,6 +204,8 @@ struct s3fs {
     struct view_hooks resize_hooks;
     /* the value files its views declare writable fields (view_add_value_hook) */
     struct view_hooks value_hooks;
+    /* the parts its views let be replaced by bytes after the container's end (view_add_part_hook) */
+    struct view_hooks part_hooks;
     /* -o rw: why a kind of part the view shows stays read-only, when one does (a static
      * text, set at open; /info shows it under -o rw); NULL: none */
     const char *rw_read_only_why;

@@ -1082,6 +1082,51 @@ static bool pkg_declared_value(struct s3fs *fs, uint32_t ino, struct view_value 
     return true;
 }
 
+/* The entry whose /resources directory is dir, or -1. The directories are made in entry
+ * order, so their inode numbers grow with it (0, the node limit reached, only after the
+ * last made): a binary search, never a walk per question. */
+static int64_t entry_of_dir(const struct pkg_view *v, uint32_t dir)
+{
+    if (!v->resources_dir || !dir)
+        return -1;
+    uint32_t lo = 0, hi = v->d.count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, at = v->res_dir[mid] ? v->res_dir[mid] : UINT32_MAX;
+        if (at < dir)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < v->d.count && v->res_dir[lo] == dir ? (int64_t)lo : -1;
+}
+
+/* -o rw: a resource's data (its data.bin, or the directory where the view of what it holds
+ * is nested) is replaced whole by new bytes after the package's end: its index entry's
+ * offset, sizes and compression follow (docs/formats/dbpf.md). Only a record with the
+ * compression word (bit 31 of the size on disk, kept) whose data is stored raw, zlib
+ * (encoded again) or RefPack (stored raw: the project has no RefPack encoder); a
+ * streamable, deleted or unknown one stays as it is. */
+static bool pkg_part(struct s3fs *fs, uint32_t ino, struct view_part *out, void *ctx)
+{
+    struct pkg_view *v = ctx;
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    if (tree_dir_ctx(t, dir, populate_resource) != ctx ||
+        (strcmp(tree_name(t, ino), "data.bin") != 0 && tree_kind(t, ino) != NODE_DIR))
+        return false;
+    int64_t i = entry_of_dir(v, dir);
+    if (i < 0)
+        return false;
+    const struct dbpf_entry *e = &v->d.e[i];
+    uint16_t c = e->compression;
+    if (e->state != DBPF_OK || !e->extended || (c != DBPF_COMP_STORED && c != DBPF_COMP_ZLIB && c != DBPF_COMP_REFPACK))
+        return false;
+    *out = (struct view_part){dbpf_field_pos(&v->d, (uint32_t)i, 4), dbpf_field_pos(&v->d, (uint32_t)i, 5),
+                              dbpf_field_pos(&v->d, (uint32_t)i, 6), dbpf_field_pos(&v->d, (uint32_t)i, 7),
+                              0x80000000u, c == DBPF_COMP_ZLIB, DBPF_COMP_ZLIB, DBPF_COMP_STORED};
+    return out->offset_at && out->stored_at && out->memory_at && out->codec_at;
+}
+
 enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct pkg_view *v = calloc(1, sizeof *v);
@@ -1112,7 +1157,7 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     describe(v);
     tree_gen_item(read_expanded, expanded_item);
     if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v) ||
-        view_add_value_hook(fs, pkg_declared_value, v))
+        view_add_value_hook(fs, pkg_declared_value, v) || view_add_part_hook(fs, pkg_part, v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }
