@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "fs/views/gr2/view_gr2obj.h"
 #include "fs/views/gr2/view_granny.h"
 #include "parse/base/err.h"
 
@@ -599,23 +600,16 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
-/* Stored bytes of a compressed Granny section (a table's NAME.bin: a file whose bytes are
- * [off, +len) of the expanded section, section_place; its NAME.csv, of the same type and
- * place, is a table, never bytes): written in place, same size, into the section's
- * expanded bytes, stored raw at the commit. */
+/* Stored bytes of a compressed Granny section (a table's NAME.bin, whose bytes its view
+ * says are [off, +len) of the expanded section: gobj_table_bytes_at): written in place,
+ * same size, into the section's expanded bytes, stored raw at the commit. */
 static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    char type[160];
     uint64_t off = 0, len = 0;
     memset(w, 0, sizeof *w);
-    ssize_t n = tree_getxattr(t, ino, "user.s3rig.type", type, sizeof type - 1);
-    const char *name = tree_name(t, ino);
-    size_t nlen = strlen(name);
-    /* a table's two files share its type: NAME.bin is the bytes, NAME.csv their text */
-    if (n <= 0 || (type[n] = 0, strncmp(type, "gr2.table[", 10) != 0) || nlen < 4 ||
-        strcmp(name + nlen - 4, ".bin") != 0 || !section_place(g, ino, w, &off, &len) || len == 0 ||
-        len != tree_size(t, ino) || len > RW_RESOURCE_MAX) {
+    if (!gobj_table_bytes_at(t, ino, &w->gv, &w->sec, &off, &len) || len == 0 || len != tree_size(t, ino) ||
+        len > RW_RESOURCE_MAX) {
         memset(w, 0, sizeof *w);
         return false;
     }

@@ -1032,6 +1032,19 @@ static bool gobj_value(struct s3fs *fs, uint32_t ino, struct view_value *out, vo
     return true;
 }
 
+bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
+                         uint64_t *len)
+{
+    const struct gtable *tb = tree_gen_ctx(t, ino, table_bin_read);
+    if (!tb || tb->obj.section >= tb->o->v->g.nsections)
+        return false;
+    *v = tb->o->v;
+    *sec = tb->obj.section;
+    *off = tb->obj.offset;
+    *len = (uint64_t)tb->count * tb->size;
+    return true;
+}
+
 enum s3_err gobj_attach(struct gr2_view *v)
 {
     if (v->extra)
