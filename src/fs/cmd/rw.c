@@ -426,16 +426,17 @@ static void say_sections_read_only(struct rw *rw)
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
 
 /* Where the Granny data of view gv lies when it is the mounted wrapped RIG's granny.gr2
- * (its Granny data starting there): into w (wrapped, pos, gr2_pos/len, gr2_base). A
- * section stored raw then goes into new Granny bytes that replace granny.gr2 whole. */
+ * (its Granny data starting there; the part its view lets be resized, asked of the
+ * directory where the Granny view is shown): into w (wrapped, pos, gr2_pos/len,
+ * gr2_base). A section stored raw then goes into new Granny bytes that replace
+ * granny.gr2 whole. */
 static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint32_t gi;
     struct rw_target rig;
     uint64_t pos;
     memset(&rig, 0, sizeof rig);
-    if (tree_lookup(t, TREE_ROOT, "granny.gr2", &gi) || !granny_target(g, gi, &rig) ||
+    if (!granny_target(g, gv->fs->root, &rig) ||
         gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
         !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
         pos != rig.pos || gv->g.total_size > rig.len)
@@ -495,17 +496,18 @@ static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, u
     }
 }
 
-/* The Granny data a writable file lies in (its CRC is then recomputed at commit). */
+/* The Granny data a writable file lies in (its CRC is then recomputed at commit): the
+ * nearest directory above it where a Granny view shows its data (gr2_view_data_at), but
+ * for that data's own bytes (granny.gr2 written as a whole file of bytes: the writer's
+ * CRC stays as written). */
 static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
-        uint32_t gi;
-        struct source *s;
         uint64_t start, pos, size;
-        if (tree_lookup(t, d, "granny.gr2", &gi) == 0 && gi != ino && tree_range(t, gi, &s, &start) &&
-            (size = tree_size(t, gi)) > 0 && file_pos(g, s, start, size, &pos) && w->pos >= pos &&
-            w->pos + w->len <= pos + size) {
+        if (gr2_view_data_at(t, d, &start, &size) && file_pos(g, tree_node_source(t, d), start, size, &pos) &&
+            w->pos >= pos && w->pos + w->len <= pos + size &&
+            !(tree_parent(t, ino) == d && w->pos == pos && w->len == size)) {
             w->gr2_dir = d;
             w->gr2_pos = pos;
             w->gr2_len = size;

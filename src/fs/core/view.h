@@ -92,7 +92,8 @@ bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf);
 /* -o rw: parts a view lets be replaced whole at another length because it can keep its
  * container consistent (a wrapped RIG's granny.gr2: the wrapper's offsets follow), so that
  * rw knows no container's header. A hook is kept by the mount's top view, like the table
- * hooks; the first that knows ino fills *out. The part is [pos, pos+len) of the view's
+ * hooks; the first that knows ino fills *out (ino: the part's file, or the directory where
+ * a view of the part's bytes is shown: a wrapped RIG's root, for its Granny view). The part is [pos, pos+len) of the view's
  * source; `plan`, given the container's first head_len bytes as they are when the write
  * comes (read by the caller from the source's start) and the new length, says which bytes
  * [from, to) the new content (zero-padded to new_len) replaces and which words (4 bytes,

@@ -794,6 +794,19 @@ enum s3_err gr2_view_describe(struct gr2_view *v)
     return S3_OK;
 }
 
+bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len)
+{
+    uint32_t gdir;
+    if (tree_lookup(t, dir, "granny", &gdir))
+        return false;
+    const struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
+    if (!v || v->g.limit == 0)
+        return false;
+    *base = v->g.base;
+    *len = v->g.limit; /* granny.gr2's bytes: what exists of total_size */
+    return true;
+}
+
 bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
 {
     uint32_t gdir;

@@ -356,13 +356,15 @@ static enum s3_err plan_granny(const uint8_t *head, uint64_t pos, uint64_t old_l
 }
 
 /* -o rw: granny.gr2 may be replaced at another length when the RIG is the mounted file
- * (inside a container, its size is the container's to change). */
+ * (inside a container, its size is the container's to change). Asked of the RIG's root
+ * (where its Granny view is shown: a compressed section stored raw goes into new Granny
+ * bytes), the answer is granny.gr2's. */
 static bool granny_resize(struct s3fs *fs, uint32_t ino, struct view_resize *out, void *ctx)
 {
     struct rig_view *v = ctx;
     struct tree *t = fs->tree;
-    if (!v->granny || v->fs->nested || tree_parent(t, ino) != v->fs->root ||
-        strcmp(tree_name(t, ino), "granny.gr2") != 0)
+    if (!v->granny || v->fs->nested || (ino == v->fs->root && tree_lookup(t, ino, "granny.gr2", &ino)) ||
+        tree_parent(t, ino) != v->fs->root || strcmp(tree_name(t, ino), "granny.gr2") != 0)
         return false;
     *out = (struct view_resize){v->r.granny_pos, tree_size(t, ino), RIG_HEADER_SIZE, plan_granny};
     return true;
