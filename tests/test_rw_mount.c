@@ -258,7 +258,7 @@ static void test_rw_modes_and_lock(void **state)
     struct rig r;
     rig_make(&r, "lock.rig");
     do_mount(r.path, r.mnt, "rw");
-    /* writable: byte ranges of the file and fields whose bytes read back as their text */
+    /* writable: byte ranges of the file and the fields its views declare */
     assert_int_equal(mode_of(r.mnt, "header.bin"), 0644);
     assert_int_equal(mode_of(r.mnt, "granny.gr2"), 0644);
     assert_int_equal(mode_of(r.mnt, "header/unused_0"), 0644);

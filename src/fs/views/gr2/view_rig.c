@@ -363,7 +363,9 @@ static bool granny_resize(struct s3fs *fs, uint32_t ino, struct view_resize *out
 {
     struct rig_view *v = ctx;
     struct tree *t = fs->tree;
-    if (!v->granny || v->fs->nested || (ino == v->fs->root && tree_lookup(t, ino, "granny.gr2", &ino)) ||
+    /* called under the tree lock: a lookup only in a published root (one that takes no lock) */
+    if (!v->granny || v->fs->nested ||
+        (ino == v->fs->root && (!tree_is_populated(t, ino) || tree_lookup(t, ino, "granny.gr2", &ino))) ||
         tree_parent(t, ino) != v->fs->root || strcmp(tree_name(t, ino), "granny.gr2") != 0)
         return false;
     *out = (struct view_resize){v->r.granny_pos, tree_size(t, ino), RIG_HEADER_SIZE, plan_granny};
