@@ -158,6 +158,14 @@ struct view_value {
 typedef bool view_value_fn(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx);
 enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);
 bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out);
+/* The same hooks added once per mount, with a NULL ctx, however many views of a kind it
+ * opens (the rigs, Granny files and packages a container or a folder holds): such a hook
+ * finds its view from the file (tree_dir_ctx, tree_gen_ctx), so that asking about a file
+ * costs the same with one nested view or thousands. S3_OK or NOMEM. */
+enum s3_err view_add_value_hook_shared(struct s3fs *fs, view_value_fn *fn);
+enum s3_err view_add_table_hook_shared(struct s3fs *fs, view_table_fn *fn);
+enum s3_err view_add_resize_hook_shared(struct s3fs *fs, view_resize_fn *fn);
+enum s3_err view_add_part_hook_shared(struct s3fs *fs, view_part_fn *fn);
 /* For a hook: ino's field as published (its span and its type, a field type) in byte
  * order be, without labels; false when ino has no span or its type is no field type. */
 bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_value *out);
@@ -207,6 +215,9 @@ struct s3fs {
     struct view_hooks value_hooks;
     /* the parts its views let be replaced by bytes after the container's end (view_add_part_hook) */
     struct view_hooks part_hooks;
+    /* the hooks added once per mount (view_add_*_hook_shared), kept by the top view */
+    void (*shared[16])(void);
+    uint32_t nshared;
     /* -o rw: why a kind of part the view shows stays read-only, when one does (a static
      * text, set at open; /info shows it under -o rw); NULL: none */
     const char *rw_read_only_why;

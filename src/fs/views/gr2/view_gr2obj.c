@@ -993,10 +993,11 @@ static void gobj_free(void *p)
  * is the node's (gr2_view_expanded_at, span_of). */
 static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
 {
-    struct gobj *o = ctx;
+    (void)ctx; /* one hook for every object tree of the mount: the file says whose */
     struct gtable *tb = tree_gen_ctx(fs->tree, ino, csv_read);
-    if (!tb || tb->o != o || !tb->cs->tcols || tb->obj.section >= o->v->g.nsections)
+    if (!tb || !tb->cs->tcols || tb->obj.section >= tb->o->v->g.nsections)
         return false;
+    struct gobj *o = tb->o;
     uint64_t abs, alen;
     gr2_view_span(o->v, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &abs, &alen);
     *tf = (struct table_field){abs, tb->count, tb->size, false, o->v->g.be, tb->cs->header, tb->cs->tcols, tb->cs->n};
@@ -1011,11 +1012,12 @@ static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, vo
  * bytes (gr2_view_place), where rw writes it. */
 static bool gobj_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
 {
-    struct gobj *o = ctx;
+    (void)ctx; /* one hook for every object tree of the mount: the directory says whose */
     struct tree *t = fs->tree;
     const struct gdir *d = tree_dir_ctx(t, tree_parent(t, ino), populate_gdir);
-    if (!d || d->o != o || (d->kind != GD_STRUCT && d->kind != GD_TRANSFORM))
+    if (!d || (d->kind != GD_STRUCT && d->kind != GD_TRANSFORM))
         return false;
+    struct gobj *o = d->o;
     uint32_t sec;
     uint64_t off, len;
     if (!gr2_view_place(o->v, ino, &sec, &off, &len))
@@ -1062,9 +1064,9 @@ enum s3_err gobj_attach(struct gr2_view *v)
     v->extra_free = gobj_free;
     tree_gen_item(csv_read, table_item);
     tree_gen_item(table_bin_read, table_item);
-    enum s3_err e = view_add_table_hook(v->fs, gobj_table, o);
+    enum s3_err e = view_add_table_hook_shared(v->fs, gobj_table);
     if (!e)
-        e = view_add_value_hook(v->fs, gobj_value, o);
+        e = view_add_value_hook_shared(v->fs, gobj_value);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

@@ -344,15 +344,16 @@ static bool granny_declared_value(struct s3fs *fs, uint32_t ino, struct view_val
     static const char *const section[] = {"data_offset", "data_size", "expanded_size", "alignment",
                                           "first16bit", "first8bit", "fixup_offset", "fixup_count",
                                           "marshal_offset", "marshal_count"};
+    (void)ctx; /* one hook for every Granny view of the mount: the directory says whose */
     struct tree *t = fs->tree;
-    const struct gr2_view *v = ctx;
     uint32_t dir = tree_parent(t, ino);
+    const struct gr2_view *v = tree_dir_ctx(t, dir, populate_header), *sv = tree_dir_ctx(t, dir, populate_section);
     const char *name = tree_name(t, ino);
     const char *const *names = NULL;
     size_t n = 0;
-    if (tree_dir_ctx(t, dir, populate_header) == ctx)
+    if (v)
         names = header, n = sizeof header / sizeof header[0];
-    else if (tree_dir_ctx(t, dir, populate_section) == ctx)
+    else if ((v = sv) != NULL)
         names = section, n = sizeof section / sizeof section[0];
     bool known = false;
     for (size_t i = 0; i < n && !known; i++)
@@ -395,7 +396,7 @@ enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, 
         gr2_view_free(v); /* everything it holds, its lock too */
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    if (view_add_value_hook(fs, granny_declared_value, v))
+    if (view_add_value_hook_shared(fs, granny_declared_value))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory"); /* the tree frees v */
     *out = v;
     return S3_OK;

@@ -1062,16 +1062,17 @@ static void describe(struct pkg_view *v)
  * by name) and the magic are not. */
 static bool pkg_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
 {
+    (void)ctx; /* one hook for every package of the mount: the directory says whose */
     static const char *const entry_fields[] = {"type", "group", "offset", "stored_size", "memory_size",
                                                "committed"};
     struct tree *t = fs->tree;
     uint32_t dir = tree_parent(t, ino);
     const char *name = tree_name(t, ino);
     bool known = false;
-    if (tree_dir_ctx(t, dir, populate_header) == ctx) {
+    if (tree_dir_ctx(t, dir, populate_header)) {
         for (int i = 0; i < DBPF_HEADER_FIELDS && !known; i++)
             known = strcmp(name, dbpf_header_field_names[i]) == 0;
-    } else if (tree_dir_ctx(t, dir, populate_resource) == ctx) {
+    } else if (tree_dir_ctx(t, dir, populate_resource)) {
         for (size_t i = 0; i < sizeof entry_fields / sizeof entry_fields[0] && !known; i++)
             known = strcmp(name, entry_fields[i]) == 0;
     }
@@ -1108,10 +1109,11 @@ static int64_t entry_of_dir(const struct pkg_view *v, uint32_t dir)
  * streamable, deleted or unknown one stays as it is. */
 static bool pkg_part(struct s3fs *fs, uint32_t ino, struct view_part *out, void *ctx)
 {
-    struct pkg_view *v = ctx;
+    (void)ctx; /* one hook for every package of the mount: the directory says whose */
     struct tree *t = fs->tree;
     uint32_t dir = tree_parent(t, ino);
-    if (tree_dir_ctx(t, dir, populate_resource) != ctx ||
+    const struct pkg_view *v = tree_dir_ctx(t, dir, populate_resource);
+    if (!v ||
         (strcmp(tree_name(t, ino), "data.bin") != 0 && tree_kind(t, ino) != NODE_DIR))
         return false;
     int64_t i = entry_of_dir(v, dir);
@@ -1157,7 +1159,7 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     describe(v);
     tree_gen_item(read_expanded, expanded_item);
     if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v) ||
-        view_add_value_hook(fs, pkg_declared_value, v) || view_add_part_hook(fs, pkg_part, v))
+        view_add_value_hook_shared(fs, pkg_declared_value) || view_add_part_hook_shared(fs, pkg_part))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }

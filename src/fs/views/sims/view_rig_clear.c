@@ -257,10 +257,11 @@ static bool rig_clear_value(struct s3fs *fs, uint32_t ino, struct view_value *ou
     static const char *const fields[] = {"major", "minor", "position", "orientation", "scale", "opposing_bone",
                                          "parent", "name_hash", "flags", "bones", "info_nodes", "pole",
                                          "slot_info", "slot_offset", "root"};
+    (void)ctx; /* one hook for every clear RIG of the mount: the directory says whose */
     struct tree *t = fs->tree;
     uint32_t dir = tree_parent(t, ino);
-    if (tree_dir_ctx(t, dir, populate_root) != ctx && tree_dir_ctx(t, dir, populate_bone) != ctx &&
-        tree_dir_ctx(t, dir, populate_chain) != ctx)
+    if (!tree_dir_ctx(t, dir, populate_root) && !tree_dir_ctx(t, dir, populate_bone) &&
+        !tree_dir_ctx(t, dir, populate_chain))
         return false;
     const char *name = tree_name(t, ino);
     bool known = false;
@@ -289,7 +290,7 @@ enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
         v->names[i] = v->r.bones[i].name;
     index_children(v);
     warn_chain_indices(v);
-    if (view_add_value_hook(fs, rig_clear_value, v)) {
+    if (view_add_value_hook_shared(fs, rig_clear_value)) {
         s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
         return S3_ERR_NOMEM; /* the tree frees v */
     }
