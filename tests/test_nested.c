@@ -16,6 +16,7 @@
 
 #include "fixture.h"
 #include "fixture_dbpf.h"
+#include "fixture_kinds.h"
 #include "fs/open/open.h"
 #include "tree_compare.h"
 #include "testutil.h"
@@ -409,6 +410,44 @@ static void test_nested_view_limit(void **state)
     host_close(&h);
 }
 
+/* No fn twice in a hook list (the views of one kind share one hook). */
+static void assert_each_once(const struct view_hooks *list, const char *what)
+{
+    for (const struct view_hook *a = list->first; a; a = a->next)
+        for (const struct view_hook *b = a->next; b; b = b->next)
+            if (a->fn == b->fn)
+                fail_msg("%s: a hook added twice", what);
+}
+
+/* A package's nested views (two Granny views: a wrapped RIG's and a Granny file's, a
+ * clear RIG, GEOMs) add the -o rw hooks once per kind, so that asking about a file walks
+ * as many hooks with one nested view as with thousands. */
+static void test_rw_hooks_once_per_kind(void **state)
+{
+    (void)state;
+    static const char *const kinds[] = {"package-s4", "package-geom"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        size_t size;
+        uint8_t *pkg = fx_kind(kinds[k], 0, NULL, &size);
+        assert_non_null(pkg);
+        char path[64] = "/tmp/s3rig-hooks-XXXXXX", err[256];
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(fx_write_file(path, pkg, size), 0);
+        struct s3fs *fs;
+        assert_int_equal(s3fs_open(&fs, path, NULL, err, sizeof err), S3_EXIT_OK);
+        assert_int_equal(tree_populate_all(fs->tree), S3_OK);
+        assert_each_once(&fs->value_hooks, "value");
+        assert_each_once(&fs->table_hooks, "table");
+        assert_each_once(&fs->resize_hooks, "resize");
+        assert_each_once(&fs->part_hooks, "part");
+        s3fs_close(fs);
+        unlink(path);
+        free(pkg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_nested_format_mask),
         cmocka_unit_test(test_parallel_nested_opens),
         cmocka_unit_test(test_nested_view_limit),
+        cmocka_unit_test(test_rw_hooks_once_per_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -257,7 +258,7 @@ static void test_rw_modes_and_lock(void **state)
     struct rig r;
     rig_make(&r, "lock.rig");
     do_mount(r.path, r.mnt, "rw");
-    /* writable: byte ranges of the file and fields whose bytes read back as their text */
+    /* writable: byte ranges of the file and the fields its views declare */
     assert_int_equal(mode_of(r.mnt, "header.bin"), 0644);
     assert_int_equal(mode_of(r.mnt, "granny.gr2"), 0644);
     assert_int_equal(mode_of(r.mnt, "header/unused_0"), 0644);
@@ -3363,12 +3364,383 @@ static void test_rw_modes_by_format_rules(void **state)
     }
 }
 
+/* A package index entry's size on disk (docs/formats/dbpf.md): the text shows its low
+ * 31 bits; bit 31 says the record holds the compression and committed words, so a write
+ * keeps it, and a value that sets it is refused (EINVAL, nothing changed). */
+static void test_rw_package_stored_size_keeps_flag(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *pkg = fx_kind("package-s4", 0, NULL, &size);
+    char path[256], mnt[256], p[1100], off[32], step;
+    write_fixture("flag.package", pkg, size, path, sizeof path);
+    make_mountpoint("m-flag", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    const char *res = "resources/S4_015A1849_00000000_00000001000000A0%%+GEOM.simgeom"; /* zlib: extended */
+    snprintf(p, sizeof p, "%s/%s/stored_size", mnt, res);
+    assert_int_equal(mode_of(mnt, p + strlen(mnt) + 1), 0644);
+    assert_true(getxattr(p, "user.s3rig.offset", off, sizeof off - 1) > 0);
+    uint64_t at = strtoull(off, NULL, 10);
+    char *was = text_of(p);
+    uint32_t n = (uint32_t)strtoul(was, NULL, 10);
+    free(was);
+    uint32_t word = pkg[at] | (uint32_t)pkg[at + 1] << 8 | (uint32_t)pkg[at + 2] << 16 | (uint32_t)pkg[at + 3] << 24;
+    assert_true(word & 0x80000000u); /* the fixture's record is extended */
+    assert_int_equal(word & 0x7FFFFFFFu, n);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "2147483649\n", &step), EINVAL);
+    assert_true(info_has(mnt, "stored_size"));
+    char v[32];
+    snprintf(v, sizeof v, "%" PRIu32 "\n", n + 5);
+    put_value(mnt, p + strlen(mnt) + 1, v);
+    umount_rw(mnt, path);
+    uint8_t *want = malloc(size);
+    memcpy(want, pkg, size);
+    le32(want + at, (n + 5) | 0x80000000u);
+    assert_file_is(path, want, size);
+    free(want);
+    free(pkg);
+}
+
+/* ---- every format's modes, from the format rules, across the whole tree ---- */
+
+/* How a file's mode follows from the format: ALWAYS 0644 (a part replaced whole, a
+ * table over fixed-size records), NEVER 0444; FIELD: 0644 when it is a fixed-size field
+ * of the file as is (a value file whose type is a fixed-size number type, whose text is
+ * numbers only and whose span is exactly those numbers' bytes: a name, a text, a flag shown
+ * by name, a count kept before a list or a value whose bytes are compressed is none);
+ * SCALAR: 0644 for a Granny member of a scalar type or a table over fixed-size records,
+ * wherever its section lies (a compressed section is written back stored raw where the
+ * Granny data can grow: it ends the mounted file, or is a wrapped RIG's granny.gr2 or a
+ * package resource's whole data); STORED: 0644 when its bytes are the mounted file's at its
+ * span, as stored (a hex editor's leaf), else 0444; FIELD_OR_STORED: either; NONEMPTY:
+ * 0644 when it holds bytes (a Granny section's expanded bytes: an empty section has none
+ * to replace); RES_DATA: a package resource's data, replaced whole unless it is stored
+ * "streamable" (0xFFFE: rw neither encodes it nor leaves the game's streaming reader a raw
+ * copy), where only a same-size write of bytes stored as is is taken. */
+enum how { ALWAYS, NEVER, FIELD, SCALAR, STORED, FIELD_OR_STORED, NONEMPTY, RES_DATA };
+
+struct fmt_rule {
+    const char *pattern; /* fnmatch without FNM_PATHNAME: '*' spans folders */
+    enum how how;
+};
+
+/* The value types of fixed-size numbers (the project's value files, Granny's scalar
+ * member types: the Normal/Binormal ones are their integers). */
+static const char *const number_types[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "gr2.Int8",
+                                           "gr2.BinormalInt8", "gr2.UInt8", "gr2.NormalUInt8", "gr2.Int16",
+                                           "gr2.BinormalInt16", "gr2.UInt16", "gr2.NormalUInt16", "gr2.Int32",
+                                           "gr2.UInt32", "gr2.Real32"};
+
+static unsigned number_size(const char *type)
+{
+    size_t base = strcspn(type, "[ ");
+    for (size_t i = 0; i < sizeof number_types / sizeof number_types[0]; i++)
+        if (strlen(number_types[i]) == base && strncmp(number_types[i], type, base) == 0)
+            return strstr(type, "8") ? 1 : strstr(type, "16") ? 2 : 4;
+    return 0;
+}
+
+static bool xattr_text(const char *path, const char *name, char *out, size_t size)
+{
+    ssize_t n = getxattr(path, name, out, size - 1);
+    if (n < 0)
+        return false;
+    out[n] = 0;
+    return true;
+}
+
+/* A fixed-size field of the file as is: numbers only, their bytes exactly the span. */
+static bool is_field(const char *path)
+{
+    char type[200], len[32];
+    unsigned size;
+    if (!xattr_text(path, "user.s3rig.type", type, sizeof type) || !(size = number_size(type)) ||
+        !xattr_text(path, "user.s3rig.length", len, sizeof len))
+        return false;
+    char *text = text_of(path), *save = NULL;
+    unsigned long long n = 0;
+    bool numbers = true;
+    for (char *tok = strtok_r(text, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), n++) {
+        char *end;
+        strtod(tok, &end);
+        if (*end && (strtoull(tok, &end, 0), *end))
+            numbers = false;
+    }
+    free(text);
+    return numbers && n > 0 && n * size == strtoull(len, NULL, 10);
+}
+
+static bool is_scalar(const char *path)
+{
+    char type[200];
+    return xattr_text(path, "user.s3rig.type", type, sizeof type) &&
+           (number_size(type) || strncmp(type, "gr2.table[", 10) == 0);
+}
+
+static const uint8_t *fmt_file; /* the mounted file's bytes */
+static size_t fmt_size;
+static uint64_t fmt_base; /* where the source of the files walked starts in the mounted file */
+
+/* Bytes as stored: the file's bytes at its span (from fmt_base). */
+static bool is_stored(const char *path)
+{
+    char off[32], len[32];
+    if (!xattr_text(path, "user.s3rig.offset", off, sizeof off) || !xattr_text(path, "user.s3rig.length", len, sizeof len))
+        return false;
+    uint64_t o = fmt_base + strtoull(off, NULL, 10), l = strtoull(len, NULL, 10);
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    bool same = l > 0 && n == l && o + l <= fmt_size && memcmp(b, fmt_file + o, l) == 0;
+    free(b);
+    return same;
+}
+
+/* A Granny file's tree at prefix P (rules with P prepended are built by the tests). */
+#define GRANNY_RULES(P, whole, members)                                                                      \
+    {P "granny.gr2", whole}, {P "granny/types/*", NEVER}, {P "granny/header/*", FIELD},                     \
+        {P "granny/sections/*/data.bin", NONEMPTY}, {P "granny/sections/*", FIELD_OR_STORED},                 \
+        {P "granny/root/*", members}, {P "unparsed/*", STORED}, {P "info", NEVER}
+
+/* A Granny file alone (docs/formats/gr2.md): the header's and section headers' words,
+ * the stored bytes, each section's expanded bytes (stored raw when compressed: the Granny
+ * data ends the file) and every scalar member, in compressed sections too. */
+static const struct fmt_rule granny_rules[] = {GRANNY_RULES("", STORED, SCALAR), {NULL, NEVER}};
+
+/* A wrapped RIG (docs/formats/rig.md): the wrapper's words, each IK chain's words, links
+ * and lists, the root lists' indices after their counts (the count stays: ALWAYS), the
+ * raw records; its granny.gr2 is replaced whole (the wrapper's offsets follow). */
+static const struct fmt_rule rig_rules[] = {
+    {"*.names", NEVER},
+    {"compress_nodes", ALWAYS},
+    {"full_bone_list", ALWAYS},
+    {"ik_target_slots", ALWAYS},
+    {"info_nodes", ALWAYS},
+    {"header.bin", STORED},
+    {"header/*", FIELD},
+    {"ik_chains/*", FIELD_OR_STORED},
+    GRANNY_RULES("", ALWAYS, SCALAR),
+    {NULL, NEVER}};
+
+/* Turok 2 t2fs (docs/formats/t2fs.md): every leaf's bytes as stored (N.bin, an
+ * RNC-compressed node's N.rnc) and the files of /models that are slices of them; a
+ * surface's texture_id, the first u32 of its material. Bytes inside RNC-compressed nodes
+ * are not stored as they are shown: read-only. */
+static const struct fmt_rule t2fs_rules[] = {
+    {"models/*/surfaces/*/texture_id", FIELD}, {"*.bin", STORED}, {"*.rnc", STORED}, {NULL, NEVER}};
+
+/* Turok 1 (t2fs, docs/formats/t2fs.md): the leaves' stored bytes, and each graphic
+ * object's bounds (six f32, min and max, each line labelled). */
+static const struct fmt_rule t1_rules[] = {
+    {"models/*/bounds", ALWAYS}, {"*.bin", STORED}, {"*.rnc", STORED}, {NULL, NEVER}};
+
+/* A package (docs/formats/dbpf.md): every header word, each index entry's fixed-size
+ * fields (not the u64 instance, not the compression shown by name), the header's, the
+ * index's and each resource's stored bytes, each resource's data replaced whole. What a
+ * nested view shows of a resource is walked with its format's rules (fmt_walk_nested). */
+static const struct fmt_rule package_rules[] = {
+    {"header/*", FIELD},
+    {"resources/*/data.bin", RES_DATA},
+    {"resources/*/stored.bin", STORED},
+    {"resources/*/*/*", NEVER}, /* replaced by the nested rules below */
+    {"resources/*", FIELD},
+    {"*.bin", STORED},
+    {NULL, NEVER}};
+
+struct fmt_kind {
+    const char *kind;
+    const struct fmt_rule *rules;
+    /* values lie in compressed sections: a write stores the section raw, the file grows
+     * (test_rw_granny_section_raw), so no value is given its text back */
+    bool compressed;
+};
+
+static const struct fmt_kind *fmt_now;
+static const char *fmt_root;
+static int fmt_files, fmt_writable;
+
+static const struct fmt_rule *rule_for(const struct fmt_rule *rules, const char *rel)
+{
+    for (const struct fmt_rule *r = rules; r->pattern; r++)
+        if (fnmatch(r->pattern, rel, 0) == 0)
+            return r;
+    return NULL;
+}
+
+static bool want_writable(const struct fmt_rule *rules, const char *path, const char *rel)
+{
+    const struct fmt_rule *r = rule_for(rules, rel);
+    switch (r ? r->how : NEVER) {
+    case ALWAYS:
+        return true;
+    case FIELD:
+        return is_field(path);
+    case SCALAR:
+        return is_scalar(path);
+    case STORED:
+        return is_stored(path);
+    case FIELD_OR_STORED:
+        return is_field(path) || is_stored(path);
+    case RES_DATA: {
+        char comp[1024];
+        snprintf(comp, sizeof comp, "%.*s/compression", (int)(strrchr(path, '/') - path), path);
+        char *c = text_of(comp);
+        bool streamable = strcmp(c, "streamable\n") == 0;
+        free(c);
+        return !streamable || is_stored(path);
+    }
+    case NONEMPTY: {
+        struct stat st;
+        return stat(path, &st) == 0 && st.st_size > 0;
+    }
+    default:
+        return false;
+    }
+}
+
+/* What a package resource's nested view shows (resources/R/DIR/...): with its format's
+ * rules (a wrapped RIG's, a Granny file's) over the resource's data when it is stored as
+ * is (fmt_base: its offset); all read-only when it is stored compressed (only data.bin is
+ * replaced whole). */
+static bool nested_writable(const char *path, const char *rel)
+{
+    const char *res = rel + strlen("resources/"), *dir = strchr(res, '/'), *inner = dir ? strchr(dir + 1, '/') : NULL;
+    if (!inner)
+        return false;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%.*s/compression", fmt_root, (int)(dir - rel), rel);
+    char *comp = text_of(p);
+    bool as_is = strcmp(comp, "stored\n") == 0 || strcmp(comp, "none given\n") == 0;
+    bool rewritable = strcmp(comp, "zlib\n") == 0 || strcmp(comp, "refpack\n") == 0;
+    free(comp);
+    if (!as_is) {
+        /* in a zlib or RefPack resource (issue 34: rewritten zlib or raw), a wrapped RIG's
+         * granny.gr2 makes the resource's new data whole: writable; the rest is not */
+        char hp[1024];
+        struct stat st;
+        snprintf(hp, sizeof hp, "%s/%.*s/header/granny_offset", fmt_root, (int)(inner - rel), rel);
+        return rewritable && strcmp(inner + 1, "granny.gr2") == 0 && stat(hp, &st) == 0;
+    }
+    snprintf(p, sizeof p, "%s/%.*s/offset", fmt_root, (int)(dir - rel), rel);
+    char *off = text_of(p);
+    fmt_base = strtoull(off, NULL, 10);
+    free(off);
+    snprintf(p, sizeof p, "%s/%.*s/granny/header/version", fmt_root, (int)(inner - rel), rel);
+    struct stat st;
+    /* a wrapped RIG shows header/ with the wrapper's words; a Granny file alone does not */
+    char hp[1024];
+    snprintf(hp, sizeof hp, "%s/%.*s/header/granny_offset", fmt_root, (int)(inner - rel), rel);
+    const struct fmt_rule *rules = stat(hp, &st) == 0 ? rig_rules : granny_rules;
+    bool w = want_writable(rules, path, inner + 1);
+    fmt_base = 0;
+    return w;
+}
+
+static int fmt_check(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag != FTW_F || !S_ISREG(st->st_mode))
+        return 0;
+    const char *rel = path + strlen(fmt_root) + 1;
+    bool writable = fmt_now->rules == package_rules && fnmatch("resources/*/*/*", rel, 0) == 0
+                        ? nested_writable(path, rel)
+                        : want_writable(fmt_now->rules, path, rel);
+    mode_t want = writable ? 0644 : 0444, got = st->st_mode & 07777;
+    if (got != want)
+        fail_msg("%s: %s is %04o, the format rules say %04o", fmt_now->kind, rel, (unsigned)got, (unsigned)want);
+    fmt_files++;
+    fmt_writable += writable;
+    return 0;
+}
+
+static int fmt_rewritten, fmt_stale;
+
+/* A writable value file or table (not bytes: .bin, .rnc, granny.gr2) given its own text
+ * back: the declared span, kind and byte order encode it to the bytes it was read from,
+ * so the mounted file stays byte for byte the same. */
+static int fmt_write_back(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    size_t n = strlen(path);
+    if (flag != FTW_F || !S_ISREG(st->st_mode) || (st->st_mode & 0200) == 0 ||
+        (n > 4 && (strcmp(path + n - 4, ".bin") == 0 || strcmp(path + n - 4, ".rnc") == 0 ||
+                   strcmp(path + n - 4, ".gr2") == 0)))
+        return 0;
+    /* each close commits, and the kernel is told of the new tree while the close waits at
+     * most 0.2 s (mount.s3rig(8)): on a loaded machine a path opened right after may still
+     * name the tree before, ESTALE; it is opened again (counted, printed) */
+    int fd;
+    for (int tries = 0; (fd = open(path, O_RDONLY)) < 0 && errno == ESTALE && tries < 100; tries++) {
+        fmt_stale++;
+        usleep(20000);
+    }
+    if (fd < 0)
+        fail_msg("%s: %s: %s", fmt_now->kind, path, strerror(errno));
+    close(fd);
+    char *text = text_of(path), step;
+    int e = write_text(path, O_WRONLY | O_TRUNC, text, &step);
+    if (e)
+        fail_msg("%s: %s given its own text back: %s at %c", fmt_now->kind, path + strlen(fmt_root) + 1,
+                 strerror(e), step);
+    free(text);
+    fmt_rewritten++;
+    return 0;
+}
+
+/* Every file of each format with writable parts, mounted rw and walked whole, has the
+ * mode its format's rules give it (above): a wrapped RIG, Granny files (stored and
+ * BitKnit2-compressed sections), packages of both games (resources stored, zlib and
+ * RefPack; nested RIGs and Granny files), Turok 2 and Turok 1 t2fs files (both byte
+ * orders, RNC-compressed nodes). Then each writable value file and table is given its
+ * own text back: the file must come out unchanged (assert_file_is below), which it does
+ * only when each declaration's span, kind and byte order are the field's. */
+static void test_rw_modes_every_format(void **state)
+{
+    (void)state;
+    static const struct fmt_kind kinds[] = {{"rig", rig_rules, false},
+                                            {"gr2obj-le32-v7", granny_rules, false},
+                                            {"gr2obj-be64-v6", granny_rules, false},
+                                            {"bk2obj-le32-v7", granny_rules, true},
+                                            {"gr2anim-le32", granny_rules, false},
+                                            {"package-s3", package_rules, false},
+                                            {"package-s4", package_rules, false},
+                                            {"package-s4-rigs", package_rules, false},
+                                            {"t2fs", t2fs_rules, false},
+                                            {"t2fs-be", t2fs_rules, false},
+                                            {"t2fs-turok1", t1_rules, false},
+                                            {"t2fs-turok1-be", t1_rules, false}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t size;
+        uint8_t *bytes = fx_kind(kinds[i].kind, 0, NULL, &size);
+        assert_non_null(bytes);
+        char path[256], mnt[256], name[128];
+        snprintf(name, sizeof name, "every-%s.bin", kinds[i].kind);
+        write_fixture(name, bytes, size, path, sizeof path);
+        snprintf(name, sizeof name, "m-every-%s", kinds[i].kind);
+        make_mountpoint(name, mnt, sizeof mnt);
+        do_mount(path, mnt, "rw");
+        fmt_now = &kinds[i], fmt_root = mnt, fmt_file = bytes, fmt_size = size, fmt_base = 0;
+        fmt_files = fmt_writable = 0;
+        assert_int_equal(nftw(mnt, fmt_check, 16, FTW_PHYS), 0);
+        fmt_rewritten = fmt_stale = 0;
+        if (!kinds[i].compressed)
+            assert_int_equal(nftw(mnt, fmt_write_back, 16, FTW_PHYS), 0);
+        printf("%s: %d files, %d writable, %d values given their text back (%d opens ESTALE, again)\n",
+               kinds[i].kind, fmt_files, fmt_writable, fmt_rewritten, fmt_stale);
+        assert_true(fmt_writable > 0 && fmt_writable < fmt_files && (fmt_rewritten > 0 || kinds[i].compressed));
+        umount_rw(mnt, path);
+        assert_file_is(path, bytes, size);
+        free(bytes);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_rw_off_by_default),
         mount_test(test_rw_modes_and_lock),
         mount_test(test_rw_modes_by_format_rules),
+        mount_test(test_rw_modes_every_format),
+        mount_test(test_rw_package_stored_size_keeps_flag),
         mount_test(test_rw_value_roundtrip),
         mount_test(test_rw_granny_value_crc),
         mount_test(test_rw_multi_value_lines),

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
+#include "fs/views/gr2/view_gr2obj.h"
 #include "fs/views/gr2/view_granny.h"
 #include "parse/base/err.h"
-#include "parse/sims/dbpf.h"
 
 #include <zlib.h>
 
@@ -329,7 +329,7 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               rw->commits == 1 ? "" : "s");
     if (fs->rw_read_only_why) /* the view's own reason (fs/core/view.h) */
         sb_printf(out, "rw: %s\n", fs->rw_read_only_why);
-    /* not under mu: /info is rendered while mu is held (view_is_be, the CRC fix) */
+    /* not under mu: /info is rendered while mu is held (the CRC fix) */
     uint64_t pending = __atomic_load_n(&rw->pending_now, __ATOMIC_RELAXED);
     uint64_t in_mem = __atomic_load_n(&rw->mem_now, __ATOMIC_RELAXED);
     uint64_t mem_most = __atomic_load_n(&rw->mem_most, __ATOMIC_RELAXED);
@@ -398,64 +398,7 @@ static bool file_pos(const struct rw_gen *g, const struct source *s, uint64_t of
     return p + len <= g->fs->src.size;
 }
 
-static bool xattr_u64(struct tree *t, uint32_t ino, const char *name, uint64_t *v)
-{
-    char buf[32];
-    if (tree_getxattr_str(t, ino, name, buf, sizeof buf) || !buf[0])
-        return false;
-    char *end;
-    *v = strtoull(buf, &end, 10);
-    return *end == 0;
-}
-
-/* The byte order the view above ino reads its file in, from the nearest /info that
- * says (Granny data, t2fs): true for big-endian. */
-static bool view_is_be(struct tree *t, uint32_t ino)
-{
-    for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
-        uint32_t info;
-        if (tree_lookup(t, d, "info", &info) == 0 && tree_is_volatile(t, info)) {
-            size_t len;
-            char *text = tree_render(t, info, &len);
-            char *line = text ? strstr(text, "byte_order: ") : NULL;
-            bool found = line != NULL, be = line && strncmp(line + 12, "be", 2) == 0;
-            free(text);
-            if (found)
-                return be;
-        }
-        if (d == TREE_ROOT || d == 0)
-            return false;
-    }
-}
-
-/* A value file is a field when its type is a fixed-size one, its span is exactly its
- * elements, and the bytes there read back as its text in one byte order (both when the
- * bytes read the same either way: then the view's). */
-/* Whether the field's bytes at w->pos read back as text (w->be set to the order). */
-static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen);
-
 static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w);
-
-/* A list whose span starts with its count (a u32 equal to the number of lines, in the
- * elements' byte order): the elements alone are the field; the count stays. */
-static bool counted_list(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
-{
-    if (w->len < 4 + w->ft.size || (w->len - 4) % w->ft.size)
-        return false;
-    struct rw_target e = *w;
-    e.pos += 4;
-    e.len -= 4;
-    e.ft.count = e.len / e.ft.size;
-    uint8_t c[4];
-    if (!reads_back(g, ino, &e, text, tlen) || pread(g->fs->src.fd, c, 4, (off_t)w->pos) != 4)
-        return false;
-    uint32_t count = e.be ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
-                          : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
-    if (count != e.ft.count)
-        return false;
-    *w = e;
-    return true;
-}
 
 /* Where the Granny data of view gv lies in the file, when it ends at the file's end (a
  * .gr2 mounted alone: a section stored raw goes there): into w (pos, gr2_base, the CRC's
@@ -491,16 +434,17 @@ static void say_sections_read_only(struct rw *rw)
 static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
 
 /* Where the Granny data of view gv lies when it is the mounted wrapped RIG's granny.gr2
- * (its Granny data starting there): into w (wrapped, pos, gr2_pos/len, gr2_base). A
- * section stored raw then goes into new Granny bytes that replace granny.gr2 whole. */
+ * (its Granny data starting there; the part its view lets be resized, asked of the
+ * directory where the Granny view is shown): into w (wrapped, pos, gr2_pos/len,
+ * gr2_base). A section stored raw then goes into new Granny bytes that replace
+ * granny.gr2 whole. */
 static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint32_t gi;
     struct rw_target rig;
     uint64_t pos;
     memset(&rig, 0, sizeof rig);
-    if (tree_lookup(t, TREE_ROOT, "granny.gr2", &gi) || !granny_target(g, gi, &rig) ||
+    if (!granny_target(g, gv->fs->root, &rig) ||
         gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
         !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
         pos != rig.pos || gv->g.total_size > rig.len)
@@ -516,26 +460,32 @@ static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
 
 static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
 
+/* The index record's places and words of resource target r taken into w (a part nested
+ * in the resource is written as the resource's new data). */
+static void take_record(struct rw_target *w, const struct rw_target *r)
+{
+    w->f_offset = r->f_offset, w->f_stored = r->f_stored, w->f_memory = r->f_memory, w->f_comp = r->f_comp;
+    w->zlib = r->zlib;
+    w->stored_flags = r->stored_flags;
+    w->codec_zlib = r->codec_zlib;
+    w->codec_raw = r->codec_raw;
+}
+
 /* Where the Granny data of view gv lies when it is a package resource's whole data (a
  * .gr2 resource: the nested view's source is the resource's bytes, its Granny data from
- * their start): into w (in_resource, the resource's index record fields from its
- * data.bin beside the nested view). A section stored raw then goes into new resource
- * bytes, which replace data.bin whole. */
+ * their start): into w (in_resource, the resource's record as the package view declares
+ * the part the nested view shows, view_part_of). A section stored raw then goes into new
+ * resource bytes, which replace the resource's data whole. */
 static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
 {
-    struct tree *t = g->fs->tree;
     const struct s3fs *fs = gv->fs;
-    uint32_t data;
     struct rw_target res;
     memset(&res, 0, sizeof res);
     if (!fs->nested || gv->g.base != 0 || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
-        fs->src.size > RW_RESOURCE_MAX || tree_lookup(t, tree_parent(t, fs->root), "data.bin", &data) != S3_OK ||
-        !resource_target(g, data, &res))
+        fs->src.size > RW_RESOURCE_MAX || !resource_target(g, fs->root, &res))
         return false;
     w->in_resource = true;
-    w->f_offset = res.f_offset, w->f_stored = res.f_stored, w->f_memory = res.f_memory, w->f_comp = res.f_comp;
-    w->zlib = res.zlib;
-    w->stored_flags = res.stored_flags;
+    take_record(w, &res);
     w->gr2_base = 0;
     return true;
 }
@@ -557,9 +507,7 @@ static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct
     w->rig_in_resource = true;
     w->res_src = rig.res_src;
     w->resize = rig.resize;
-    w->f_offset = rig.f_offset, w->f_stored = rig.f_stored, w->f_memory = rig.f_memory, w->f_comp = rig.f_comp;
-    w->zlib = rig.zlib;
-    w->stored_flags = rig.stored_flags;
+    take_record(w, &rig);
     w->gr2_pos = rig.resize.pos;
     w->gr2_len = rig.resize.len;
     w->gr2_base = gv->g.base;
@@ -588,104 +536,18 @@ static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, u
     }
 }
 
-enum place { NO_PLACE, PLACE_READ_ONLY, PLACE_WRITABLE };
-
-/* A value inside a compressed Granny section (its view remembers where in the expanded
- * bytes: section_place) whose bytes there read back as its text: written, the section is
- * stored raw (put_section). */
-static enum place section_value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w,
-                                       const char *type)
-{
-    struct tree *t = g->fs->tree;
-    uint64_t off = 0, len = 0;
-    if (!section_place(g, ino, w, &off, &len))
-        return NO_PLACE;
-    if (field_type_parse(type, len, &w->ft))
-        return PLACE_READ_ONLY;
-    if (!granny_place(g, ino, w->gv, w)) {
-        say_sections_read_only(rw);
-        return PLACE_READ_ONLY;
-    }
-    uint8_t *text = NULL, *now = malloc(len), *enc = malloc(len);
-    size_t tlen;
-    char why[200];
-    bool ok = now && enc && tree_read_all(t, ino, &text, &tlen) == 0 &&
-              gr2_view_expanded_read(w->gv, w->sec, off, now, len) == S3_OK &&
-              field_encode(&w->ft, w->gv->g.be, (char *)text, tlen, enc, why, sizeof why) == 0 &&
-              memcmp(now, enc, len) == 0;
-    free(text);
-    free(now);
-    free(enc);
-    if (!ok)
-        return PLACE_READ_ONLY;
-    w->kind = RW_VALUE;
-    w->in_section = true;
-    w->sec_off = off;
-    w->len = len;
-    w->be = w->gv->g.be;
-    return PLACE_WRITABLE;
-}
-
-static bool value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
-{
-    struct tree *t = g->fs->tree;
-    char type[160];
-    uint64_t off, len;
-    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || !type[0] ||
-        !xattr_u64(t, ino, "user.s3rig.offset", &off) || !xattr_u64(t, ino, "user.s3rig.length", &len))
-        return false;
-    /* inside a compressed section its span is the stored section's: its view knows more */
-    enum place in_section = section_value_target(rw, g, ino, w, type);
-    if (in_section != NO_PLACE)
-        return in_section == PLACE_WRITABLE;
-    memset(w, 0, sizeof *w);
-    /* a value's span is in the source its directory reads */
-    if (field_type_parse(type, len, &w->ft) || !file_pos(g, tree_node_source(t, tree_parent(t, ino)), off, len, &w->pos))
-        return false;
-    w->len = len;
-    uint8_t *text = NULL;
-    size_t tlen;
-    if (tree_read_all(t, ino, &text, &tlen))
-        return false;
-    bool ok = reads_back(g, ino, w, text, tlen) || counted_list(g, ino, w, text, tlen);
-    free(text);
-    if (ok)
-        w->kind = RW_VALUE;
-    return ok;
-}
-
-static bool reads_back(struct rw_gen *g, uint32_t ino, struct rw_target *w, const uint8_t *text, size_t tlen)
-{
-    struct tree *t = g->fs->tree;
-    uint64_t len = w->len;
-    uint8_t *now = malloc(len), *le = malloc(len), *be = malloc(len);
-    char why[200];
-    bool ok = false;
-    if (now && le && be && pread(g->fs->src.fd, now, len, (off_t)w->pos) == (ssize_t)len) {
-        bool is_le = field_encode(&w->ft, false, (char *)text, tlen, le, why, sizeof why) == 0 &&
-                     memcmp(le, now, len) == 0;
-        bool is_be = field_encode(&w->ft, true, (char *)text, tlen, be, why, sizeof why) == 0 &&
-                     memcmp(be, now, len) == 0;
-        ok = is_le || is_be;
-        w->be = is_le && is_be ? view_is_be(t, ino) : is_be;
-    }
-    free(now);
-    free(le);
-    free(be);
-    return ok;
-}
-
-/* The Granny data a writable file lies in (its CRC is then recomputed at commit). */
+/* The Granny data a writable file lies in (its CRC is then recomputed at commit): the
+ * nearest directory above it where a Granny view shows its data (gr2_view_data_at), but
+ * for that data's own bytes (granny.gr2 written as a whole file of bytes: the writer's
+ * CRC stays as written). */
 static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
-        uint32_t gi;
-        struct source *s;
         uint64_t start, pos, size;
-        if (tree_lookup(t, d, "granny.gr2", &gi) == 0 && gi != ino && tree_range(t, gi, &s, &start) &&
-            (size = tree_size(t, gi)) > 0 && file_pos(g, s, start, size, &pos) && w->pos >= pos &&
-            w->pos + w->len <= pos + size) {
+        if (gr2_view_data_at(t, d, &start, &size) && file_pos(g, tree_node_source(t, d), start, size, &pos) &&
+            w->pos >= pos && w->pos + w->len <= pos + size &&
+            !(tree_parent(t, ino) == d && w->pos == pos && w->len == size)) {
             w->gr2_dir = d;
             w->gr2_pos = pos;
             w->gr2_len = size;
@@ -696,46 +558,25 @@ static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     }
 }
 
-/* A u32 or u16 field of the file, little-endian, at the span of the value file `name`
- * beside ino: its position and value. */
-static bool sibling_field(struct rw_gen *g, uint32_t dir, const char *name, uint64_t want_len, uint64_t *pos,
-                          uint32_t *value)
-{
-    struct tree *t = g->fs->tree;
-    uint32_t ino;
-    uint64_t off, len;
-    uint8_t b[4];
-    if (tree_lookup(t, dir, name, &ino) || !xattr_u64(t, ino, "user.s3rig.offset", &off) ||
-        !xattr_u64(t, ino, "user.s3rig.length", &len) || len != want_len ||
-        !file_pos(g, tree_node_source(t, dir), off, len, pos) ||
-        pread(g->fs->src.fd, b, len, (off_t)*pos) != (ssize_t)len)
-        return false;
-    *value = len == 2 ? (uint32_t)(b[0] | b[1] << 8) : b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return true;
-}
-
-/* A package resource's data.bin (type dbpf.data in a dbpf.resource directory) whose index
- * record's offset, sizes and compression are fields of the file (the DBPF layout, index
- * records in place: dbpf.h), stored raw, zlib or RefPack: replaced whole. */
+/* A part its view lets be replaced whole by bytes after the file's end (view_part_of: a
+ * package resource's data.bin, or the directory of the view nested in it), its record's
+ * words lying in the file as is: stored the way it was (zlib stays zlib, the rest becomes
+ * raw), the record pointed at the new bytes. */
 static bool resource_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint32_t dir = tree_parent(t, ino), offset, stored, memory, comp;
-    char type[32];
-    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || strcmp(type, "dbpf.data") != 0)
+    struct source *s = tree_node_source(t, tree_parent(t, ino));
+    struct view_part vp;
+    if (!view_part_of(g->fs, ino, &vp) || !file_pos(g, s, vp.offset_at, 4, &w->f_offset) ||
+        !file_pos(g, s, vp.stored_at, 4, &w->f_stored) || !file_pos(g, s, vp.memory_at, 4, &w->f_memory) ||
+        !file_pos(g, s, vp.codec_at, 2, &w->f_comp))
         return false;
-    if (tree_getxattr_str(t, dir, "user.s3rig.type", type, sizeof type) || strcmp(type, "dbpf.resource") != 0 ||
-        !sibling_field(g, dir, "offset", 4, &w->f_offset, &offset) ||
-        !sibling_field(g, dir, "stored_size", 4, &w->f_stored, &stored) ||
-        !sibling_field(g, dir, "memory_size", 4, &w->f_memory, &memory) ||
-        !sibling_field(g, dir, "compression", 2, &w->f_comp, &comp))
-        return false;
-    if (comp != 0 && comp != DBPF_COMP_ZLIB && comp != DBPF_COMP_REFPACK)
-        return false; /* streamable, deleted, unknown: not ours to rewrite */
     w->kind = RW_RESOURCE;
-    w->zlib = comp == DBPF_COMP_ZLIB;
-    w->stored_flags = stored & 0x80000000u;
-    w->len = tree_size(t, ino);
+    w->zlib = vp.zlib;
+    w->stored_flags = vp.stored_flags;
+    w->codec_zlib = vp.codec_zlib;
+    w->codec_raw = vp.codec_raw;
+    w->len = tree_kind(t, ino) == NODE_FILE ? tree_size(t, ino) : 0;
     w->pos = 0;
     return true;
 }
@@ -765,9 +606,7 @@ static bool resource_of_root(struct rw_gen *g, uint32_t root, const struct sourc
     memset(&res, 0, sizeof res);
     if (!data || !s || s->size > RW_RESOURCE_MAX || tree_size(t, data) != s->size || !resource_target(g, data, &res))
         return false;
-    w->f_offset = res.f_offset, w->f_stored = res.f_stored, w->f_memory = res.f_memory, w->f_comp = res.f_comp;
-    w->zlib = res.zlib;
-    w->stored_flags = res.stored_flags;
+    take_record(w, &res);
     return true;
 }
 
@@ -846,23 +685,16 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     return true;
 }
 
-/* Stored bytes of a compressed Granny section (a table's NAME.bin: a file whose bytes are
- * [off, +len) of the expanded section, section_place; its NAME.csv, of the same type and
- * place, is a table, never bytes): written in place, same size, into the section's
- * expanded bytes, stored raw at the commit. */
+/* Stored bytes of a compressed Granny section (a table's NAME.bin, whose bytes its view
+ * says are [off, +len) of the expanded section: gobj_table_bytes_at): written in place,
+ * same size, into the section's expanded bytes, stored raw at the commit. */
 static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    char type[160];
     uint64_t off = 0, len = 0;
     memset(w, 0, sizeof *w);
-    enum s3_err e = tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type);
-    const char *name = tree_name(t, ino);
-    size_t nlen = strlen(name);
-    /* a table's two files share its type: NAME.bin is the bytes, NAME.csv their text */
-    if (e || strncmp(type, "gr2.table[", 10) != 0 || nlen < 4 ||
-        strcmp(name + nlen - 4, ".bin") != 0 || !section_place(g, ino, w, &off, &len) || len == 0 ||
-        len != tree_size(t, ino) || len > RW_RESOURCE_MAX) {
+    if (!gobj_table_bytes_at(t, ino, &w->gv, &w->sec, &off, &len) || len == 0 || len != tree_size(t, ino) ||
+        len > RW_RESOURCE_MAX) {
         memset(w, 0, sizeof *w);
         return false;
     }
@@ -878,9 +710,11 @@ static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, 
     return true;
 }
 
-/* A value file its view declares a field (view_value_of): where its bytes lie in the
- * source its directory reads, as one plain run of the file. */
-static bool declared_value_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
+/* A value file its view declares a field (view_value_of), the only way a value file is
+ * writable: where its bytes lie in the source its directory reads, as one plain run of
+ * the file, or in a compressed Granny section (section_place: its declared length must be
+ * its place's there), which is then stored raw. */
+static bool declared_value_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct view_value vv;
@@ -890,14 +724,28 @@ static bool declared_value_target(struct rw_gen *g, uint32_t ino, struct rw_targ
                     : vv.kind == FIELD_U16 || vv.kind == FIELD_I16 ? 2
                                                                    : 4;
     if (vv.kind == FIELD_U64 || vv.len == 0 || vv.len % size || vv.len > FIELD_MAX_BYTES ||
-        !file_pos(g, tree_node_source(t, tree_parent(t, ino)), vv.off, vv.len, &w->pos))
+        (vv.keep && vv.kind != FIELD_U32))
         return false;
+    uint64_t off, len;
+    if (section_place(g, ino, w, &off, &len)) {
+        if (len != vv.len || vv.keep)
+            return false;
+        if (!granny_place(g, ino, w->gv, w)) {
+            say_sections_read_only(rw);
+            return false;
+        }
+        w->in_section = true;
+        w->sec_off = off;
+    } else if (!file_pos(g, tree_node_source(t, tree_parent(t, ino)), vv.off, vv.len, &w->pos)) {
+        return false;
+    }
     w->ft = (struct field_type){vv.kind, size, vv.len / size};
     w->kind = RW_VALUE;
     w->len = vv.len;
     w->be = vv.be;
     w->nlabels = vv.nlabels;
     w->labels = vv.labels;
+    w->keep = vv.keep;
     return true;
 }
 
@@ -922,10 +770,9 @@ bool rw_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *
         w->len = size;
     } else if (section_bytes_target(rw, g, ino, w)) {
         return true;
-    } else if (!declared_value_target(g, ino, w) && (memset(w, 0, sizeof *w), !table_target(g, ino, w))) {
-        memset(w, 0, sizeof *w);
-        if (!value_target(rw, g, ino, w))
-            return false;
+    } else if (!declared_value_target(rw, g, ino, w) && (memset(w, 0, sizeof *w), !table_target(g, ino, w))) {
+        memset(w, 0, sizeof *w); /* nothing declares it: read-only */
+        return false;
     }
     find_gr2(g, ino, w);
     return true;
@@ -1277,6 +1124,46 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     return rc;
 }
 
+static uint32_t ld32(const uint8_t *b, bool be)
+{
+    return be ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+              : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+static void st32(uint8_t *b, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(v >> (be ? 24 - 8 * i : 8 * i));
+}
+
+/* The bits a declared value keeps (t->keep: a flag its text does not show) put back from
+ * the file's bytes with the pending edits over them: 0, -EINVAL with why when the new
+ * value sets one of them, -EIO, -ENOMEM. */
+static int keep_bits(struct rw *rw, const struct rw_target *t, uint8_t *bytes, char *why, size_t whylen)
+{
+    uint8_t *old = malloc(t->len);
+    if (!old)
+        return -ENOMEM;
+    int rc = pread_current(rw, old, t->len, t->pos) ? 0 : -EIO;
+    if (!rc) {
+        pthread_mutex_lock(&rw->mu);
+        edits_overlay(&rw->pending, t->pos, old, t->len);
+        pthread_mutex_unlock(&rw->mu);
+    }
+    for (uint64_t at = 0; !rc && at + 4 <= t->len; at += 4) {
+        uint32_t v = ld32(bytes + at, t->be);
+        if (v & t->keep) {
+            snprintf(why, whylen, "%" PRIu32 " does not fit the field's bits shown (mask 0x%08" PRIx32 ")", v,
+                     ~t->keep);
+            rc = -EINVAL;
+        } else {
+            st32(bytes + at, v | (ld32(old + at, t->be) & t->keep), t->be);
+        }
+    }
+    free(old);
+    return rc;
+}
+
 int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, const char *text, size_t len)
 {
     uint8_t *bytes = malloc(t->len);
@@ -1292,6 +1179,8 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
     if (!rc)
         rc = t->is_table ? encode_table(rw, t, text, len, bytes, why, sizeof why)
                          : neg_errno_of(field_encode(&t->ft, t->be, text, len, bytes, why, sizeof why));
+    if (!rc && t->keep)
+        rc = keep_bits(rw, t, bytes, why, sizeof why);
     free(plain);
     if (rc == -EINVAL)
         rw_log(rw, "refused %s: %s; nothing changed", path, why);
@@ -1462,7 +1351,7 @@ static int put_index_record(struct rw *rw, struct edits_undo *u, const struct rw
         rc = put_field(rw, u, t->f_memory, f, 4);
     }
     if (!rc) {
-        put_le(f, t->zlib ? DBPF_COMP_ZLIB : 0, 2);
+        put_le(f, t->zlib ? t->codec_zlib : t->codec_raw, 2); /* the words its view gives */
         rc = put_field(rw, u, t->f_comp, f, 2);
     }
     return rc;

@@ -51,12 +51,13 @@ struct rw_target {
     struct table_field table;
     uint32_t gr2_dir;     /* the directory holding the Granny data it lies in, 0: none */
     uint64_t gr2_pos, gr2_len;
-    /* RW_RESOURCE (a package resource's data.bin, replaced whole): where its index
-     * record's fields lie, how it is stored (zlib stays zlib, the rest becomes raw), and
-     * the flag bits of its stored size */
+    /* RW_RESOURCE (a package resource's data.bin, replaced whole, view_part_of): where its
+     * index record's fields lie, how it is stored (zlib stays zlib, the rest becomes raw),
+     * and the flag bits of its stored size */
     uint64_t f_offset, f_stored, f_memory, f_comp;
     bool zlib;
     uint32_t stored_flags;
+    uint16_t codec_zlib, codec_raw; /* the compression word's values (view_part) */
     /* RW_SECTION: the Granny view and section; the Granny data starts at gr2_pos of the
      * file and at gr2_base of the view's source, and ends at the file's end */
     struct gr2_view *gv;
@@ -83,9 +84,11 @@ struct rw_target {
      * and where its container's head lies in the file */
     struct view_resize resize;
     uint64_t head_pos;
-    /* RW_VALUE a view declared (view_value_of): each line's label, kept before its values */
+    /* RW_VALUE a view declared (view_value_of): each line's label, kept before its values,
+     * and the bits of each (u32) element kept from the file's bytes */
     uint32_t nlabels;
     const char *const *labels;
+    uint32_t keep;
 };
 
 /* The most bytes of a container's head a resize plan reads. */

@@ -496,6 +496,55 @@ bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out)
     return found;
 }
 
+/* fn added to the top view's list unless it was already (its shared[] remembers which:
+ * a few kinds, so no walk of a list that grows with the views opened). */
+static enum s3_err add_shared(struct s3fs *fs, struct view_hooks *list, void (*fn)(void))
+{
+    struct s3fs *top = top_view(fs);
+    for (uint32_t i = 0; i < top->nshared; i++)
+        if (top->shared[i] == fn)
+            return S3_OK;
+    enum s3_err e = view_hooks_add(fs->tree, list, fn, NULL);
+    if (e == S3_OK && top->nshared < sizeof top->shared / sizeof top->shared[0])
+        top->shared[top->nshared++] = fn; /* past 16 kinds: added again, still right */
+    return e;
+}
+
+enum s3_err view_add_value_hook_shared(struct s3fs *fs, view_value_fn *fn)
+{
+    return add_shared(fs, &top_view(fs)->value_hooks, (void (*)(void))fn);
+}
+
+enum s3_err view_add_table_hook_shared(struct s3fs *fs, view_table_fn *fn)
+{
+    return add_shared(fs, &top_view(fs)->table_hooks, (void (*)(void))fn);
+}
+
+enum s3_err view_add_resize_hook_shared(struct s3fs *fs, view_resize_fn *fn)
+{
+    return add_shared(fs, &top_view(fs)->resize_hooks, (void (*)(void))fn);
+}
+
+enum s3_err view_add_part_hook_shared(struct s3fs *fs, view_part_fn *fn)
+{
+    return add_shared(fs, &top_view(fs)->part_hooks, (void (*)(void))fn);
+}
+
+enum s3_err view_add_part_hook(struct s3fs *fs, view_part_fn *fn, void *ctx)
+{
+    return view_hooks_add(fs->tree, &top_view(fs)->part_hooks, (void (*)(void))fn, ctx);
+}
+
+bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out)
+{
+    bool found = false;
+    tree_lock(fs->tree);
+    for (const struct view_hook *h = fs->part_hooks.first; h && !found; h = h->next)
+        found = ((view_part_fn *)h->fn)(fs, ino, out, h->ctx);
+    tree_unlock(fs->tree);
+    return found;
+}
+
 enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &top_view(fs)->value_hooks, (void (*)(void))fn, ctx);
@@ -537,7 +586,7 @@ bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_
         return false;
     if (field_type_parse(type, len, &ft))
         return false;
-    *out = (struct view_value){off, len, ft.kind, be, 0, NULL};
+    *out = (struct view_value){off, len, ft.kind, be, 0, NULL, 0};
     return true;
 }
 

@@ -92,7 +92,8 @@ bool view_table_of(struct s3fs *fs, uint32_t ino, struct table_field *tf);
 /* -o rw: parts a view lets be replaced whole at another length because it can keep its
  * container consistent (a wrapped RIG's granny.gr2: the wrapper's offsets follow), so that
  * rw knows no container's header. A hook is kept by the mount's top view, like the table
- * hooks; the first that knows ino fills *out. The part is [pos, pos+len) of the view's
+ * hooks; the first that knows ino fills *out (ino: the part's file, or the directory where
+ * a view of the part's bytes is shown: a wrapped RIG's root, for its Granny view). The part is [pos, pos+len) of the view's
  * source; `plan`, given the container's first head_len bytes as they are when the write
  * comes (read by the caller from the source's start) and the new length, says which bytes
  * [from, to) the new content (zero-padded to new_len) replaces and which words (4 bytes,
@@ -114,11 +115,36 @@ typedef bool view_resize_fn(struct s3fs *fs, uint32_t ino, struct view_resize *o
 enum s3_err view_add_resize_hook(struct s3fs *fs, view_resize_fn *fn, void *ctx);
 bool view_resize_of(struct s3fs *fs, uint32_t ino, struct view_resize *out);
 
-/* -o rw: value files a view declares writable fields (rather than rw inferring them from
- * their text and bytes): the field's span in the source its directory reads, its
- * elements' kind and byte order, and per line a label the text keeps before its values
- * ("min", "max"; nlabels 0: none). Kept by the mount's top view, like the table hooks;
- * view_value_of calls the hooks without the tree lock (a hook may use the tree's
+/* -o rw: parts a view lets be replaced whole by new bytes stored after its container's
+ * end, the container's record of the part pointed at them (a package resource's data: the
+ * new bytes stored the way the old were, zlib or raw, its index entry's offset, sizes and
+ * compression updated), so that rw knows no container's layout. Kept by the mount's top
+ * view, like the table hooks; the first hook that knows ino fills *out: ino is the part's
+ * file (data.bin) or the directory where a view nested in the part is shown (a Granny
+ * resource's, whose compressed sections are stored raw in new bytes of the part). The
+ * record's words, in the view's source, little-endian: the part's offset (u32: the part
+ * must end below 4 GiB), its stored length (u32, stored_flags ORed in: flags the record
+ * keeps), its expanded length (u32) and its codec (u16: codec_zlib or codec_raw). */
+struct view_part {
+    uint64_t offset_at, stored_at, memory_at, codec_at;
+    uint32_t stored_flags;
+    bool zlib; /* stored zlib-compressed again; else raw */
+    uint16_t codec_zlib, codec_raw;
+};
+typedef bool view_part_fn(struct s3fs *fs, uint32_t ino, struct view_part *out, void *ctx);
+enum s3_err view_add_part_hook(struct s3fs *fs, view_part_fn *fn, void *ctx);
+bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out);
+
+/* -o rw: value files a view declares writable fields; rw infers none from their text or
+ * bytes, and a value file no hook declares stays read-only (0444). A declaration: the
+ * field's span in the source its directory reads, its elements' kind and byte order, per
+ * line a label the text keeps before its values ("min", "max"; nlabels 0: none), and the
+ * bits of each element the text does not show, kept from the file's bytes (`keep`, u32
+ * elements only: a package index entry's size on disk shows its low 31 bits, bit 31 says
+ * how long the record is; a value setting a kept bit is refused). A value lying in a
+ * compressed Granny section is declared with off and len its place in the section's
+ * expanded bytes (rw finds the section through gr2_view_expanded_at). Kept by the mount's top view, like the table
+ * hooks; view_value_of calls the hooks without the tree lock (a hook may use the tree's
  * accessors, tree_dir_ctx among them), so a hook reads only what its view does not
  * change once published. */
 struct view_value {
@@ -127,10 +153,19 @@ struct view_value {
     bool be;
     uint32_t nlabels;
     const char *const *labels;
+    uint32_t keep;
 };
 typedef bool view_value_fn(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx);
 enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx);
 bool view_value_of(struct s3fs *fs, uint32_t ino, struct view_value *out);
+/* The same hooks added once per mount, with a NULL ctx, however many views of a kind it
+ * opens (the rigs, Granny files and packages a container or a folder holds): such a hook
+ * finds its view from the file (tree_dir_ctx, tree_gen_ctx), so that asking about a file
+ * costs the same with one nested view or thousands. S3_OK or NOMEM. */
+enum s3_err view_add_value_hook_shared(struct s3fs *fs, view_value_fn *fn);
+enum s3_err view_add_table_hook_shared(struct s3fs *fs, view_table_fn *fn);
+enum s3_err view_add_resize_hook_shared(struct s3fs *fs, view_resize_fn *fn);
+enum s3_err view_add_part_hook_shared(struct s3fs *fs, view_part_fn *fn);
 /* For a hook: ino's field as published (its span and its type, a field type) in byte
  * order be, without labels; false when ino has no span or its type is no field type. */
 bool view_value_as_published(struct tree *t, uint32_t ino, bool be, struct view_value *out);
@@ -178,6 +213,11 @@ struct s3fs {
     struct view_hooks resize_hooks;
     /* the value files its views declare writable fields (view_add_value_hook) */
     struct view_hooks value_hooks;
+    /* the parts its views let be replaced by bytes after the container's end (view_add_part_hook) */
+    struct view_hooks part_hooks;
+    /* the hooks added once per mount (view_add_*_hook_shared), kept by the top view */
+    void (*shared[16])(void);
+    uint32_t nshared;
     /* -o rw: why a kind of part the view shows stays read-only, when one does (a static
      * text, set at open; /info shows it under -o rw); NULL: none */
     const char *rw_read_only_why;

@@ -1024,14 +1024,55 @@ static void gobj_free(void *p)
  * is the node's (gr2_view_expanded_at, span_of). */
 static bool gobj_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
 {
-    struct gobj *o = ctx;
+    (void)ctx; /* one hook for every object tree of the mount: the file says whose */
     struct gtable *tb = tree_gen_ctx(fs->tree, ino, csv_read);
-    if (!tb || tb->o != o || !tb->cs->tcols || tb->obj.section >= o->v->g.nsections)
+    if (!tb || !tb->cs->tcols || tb->obj.section >= tb->o->v->g.nsections)
         return false;
+    struct gobj *o = tb->o;
     uint64_t abs, alen;
     gr2_view_span(o->v, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &abs, &alen);
     *tf = (struct table_field){.off = abs, .nrec = tb->count, .stride = tb->size, .be = o->v->g.be,
                                .header = tb->cs->header, .cols = tb->cs->tcols, .ncols = tb->cs->n};
+    return true;
+}
+
+/* -o rw: a member of a scalar type (its elements, a fixed array's too) and a transform's
+ * flags, position, orientation and scale/shear are fields: their bytes are the member's in
+ * its section, in the file's byte order. Strings, references, untyped words and what is
+ * derived (exports, CSVs of animations) are not. In a compressed section the span
+ * published is the stored section's: the field's length is its place's in the expanded
+ * bytes (gr2_view_place), where rw writes it. */
+static bool gobj_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    (void)ctx; /* one hook for every object tree of the mount: the directory says whose */
+    struct tree *t = fs->tree;
+    const struct gdir *d = tree_dir_ctx(t, tree_parent(t, ino), populate_gdir);
+    if (!d || (d->kind != GD_STRUCT && d->kind != GD_TRANSFORM))
+        return false;
+    struct gobj *o = d->o;
+    uint32_t sec;
+    uint64_t off, len;
+    if (!gr2_view_place(o->v, ino, &sec, &off, &len))
+        return view_value_as_published(t, ino, o->v->g.be, out);
+    char type[160];
+    struct field_type ft;
+    if (tree_getxattr_str(t, ino, "user.s3rig.type", type, sizeof type) || !type[0] ||
+        field_type_parse(type, len, &ft))
+        return false;
+    *out = (struct view_value){off, len, ft.kind, o->v->g.be, 0, NULL, 0};
+    return true;
+}
+
+bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
+                         uint64_t *len)
+{
+    const struct gtable *tb = tree_gen_ctx(t, ino, table_bin_read);
+    if (!tb || tb->obj.section >= tb->o->v->g.nsections)
+        return false;
+    *v = tb->o->v;
+    *sec = tb->obj.section;
+    *off = tb->obj.offset;
+    *len = (uint64_t)tb->count * tb->size;
     return true;
 }
 
@@ -1054,7 +1095,9 @@ enum s3_err gobj_attach(struct gr2_view *v)
     if (e == S3_OK)
         e = tree_gen_item(table_bin_read, table_item);
     if (e == S3_OK)
-        e = view_add_table_hook(v->fs, gobj_table, o);
+        e = view_add_table_hook_shared(v->fs, gobj_table);
+    if (e == S3_OK)
+        e = view_add_value_hook_shared(v->fs, gobj_value);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

@@ -328,6 +328,39 @@ static int by_section(const void *a, const void *b)
     return x->sec != y->sec ? (x->sec < y->sec ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
 }
 
+static enum s3_err populate_header(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uint64_t i);
+
+/* -o rw: the file header's words after the magic and each section header's words but the
+ * compression (shown by name) are fields of the file as published (their span and type),
+ * in the file's byte order (docs/formats/gr2.md: every header word follows the magic's
+ * byte order). What is derived (byte_order, pointer_size, signature, crc_computed) and the
+ * references (root_type, root_object: two words of one text) are not. */
+static bool granny_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    static const char *const header[] = {"headers_size", "header_format", "version", "total_size", "crc",
+                                         "section_array_offset", "section_count", "type_tag", "extra_tags",
+                                         "string_table_crc"};
+    static const char *const section[] = {"data_offset", "data_size", "expanded_size", "alignment",
+                                          "first16bit", "first8bit", "fixup_offset", "fixup_count",
+                                          "marshal_offset", "marshal_count"};
+    (void)ctx; /* one hook for every Granny view of the mount: the directory says whose */
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    const struct gr2_view *v = tree_dir_ctx(t, dir, populate_header), *sv = tree_dir_ctx(t, dir, populate_section);
+    const char *name = tree_name(t, ino);
+    const char *const *names = NULL;
+    size_t n = 0;
+    if (v)
+        names = header, n = sizeof header / sizeof header[0];
+    else if ((v = sv) != NULL)
+        names = section, n = sizeof section / sizeof section[0];
+    bool known = false;
+    for (size_t i = 0; i < n && !known; i++)
+        known = strcmp(name, names[i]) == 0;
+    return known && view_value_as_published(t, ino, v->g.be, out);
+}
+
 enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -363,6 +396,8 @@ enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, 
         gr2_view_free(v); /* everything it holds, its lock too */
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
+    if (view_add_value_hook_shared(fs, granny_declared_value))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory"); /* the tree frees v */
     *out = v;
     return S3_OK;
 fail:
@@ -765,6 +800,19 @@ enum s3_err gr2_view_describe(struct gr2_view *v)
     return S3_OK;
 }
 
+bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len)
+{
+    uint32_t gdir;
+    if (tree_lookup(t, dir, "granny", &gdir))
+        return false;
+    const struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
+    if (!v || v->g.limit == 0)
+        return false;
+    *base = v->g.base;
+    *len = v->g.limit; /* granny.gr2's bytes: what exists of total_size */
+    return true;
+}
+
 bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
 {
     uint32_t gdir;
@@ -838,6 +886,22 @@ void gr2_view_set_span(struct gr2_view *v, uint32_t ino, uint32_t sec, uint64_t 
     v->places[k] = (struct gr2_place){ino, sec, off, len};
 }
 
+bool gr2_view_place(struct gr2_view *v, uint32_t ino, uint32_t *sec, uint64_t *off, uint64_t *len)
+{
+    struct tree *t = v->fs->tree;
+    bool found = false;
+    tree_lock(t);
+    if (v->capplaces) {
+        const struct gr2_place *p = &v->places[place_slot(v->places, v->capplaces, ino)];
+        if (p->ino == ino) {
+            *sec = p->sec, *off = p->off, *len = p->len;
+            found = true;
+        }
+    }
+    tree_unlock(t);
+    return found;
+}
+
 bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2_view **out, uint32_t *sec,
                           uint64_t *off, uint64_t *len)
 {
@@ -845,17 +909,10 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
     if (tree_lookup(t, dir, "granny", &gdir))
         return false;
     struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
-    bool found = false;
-    tree_lock(t);
-    if (v && v->capplaces) {
-        const struct gr2_place *p = &v->places[place_slot(v->places, v->capplaces, ino)];
-        if (p->ino == ino) {
-            *out = v, *sec = p->sec, *off = p->off, *len = p->len;
-            found = true;
-        }
-    }
-    tree_unlock(t);
-    return found;
+    if (!v || !gr2_view_place(v, ino, sec, off, len))
+        return false;
+    *out = v;
+    return true;
 }
 
 enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err,

@@ -121,6 +121,8 @@ void gr2_view_set_span(struct gr2_view *v, uint32_t ino, uint32_t sec, uint64_t 
  * shown at dir (the directory holding its granny.gr2 and granny/): false when it has none. */
 bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2_view **v, uint32_t *sec,
                           uint64_t *off, uint64_t *len);
+/* The same asked of view v itself (its object tree declaring a value's length). */
+bool gr2_view_place(struct gr2_view *v, uint32_t ino, uint32_t *sec, uint64_t *off, uint64_t *len);
 /* Bytes [off, off+len) of section sec's expanded bytes into buf: S3_OK, or S3_ERR_IO
  * (they cannot be had, or the range runs past their end). */
 enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len);
@@ -138,5 +140,9 @@ bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint
 enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len, struct gr2_raw_plan *p,
                               uint64_t *header, uint64_t *total_field, char *err, size_t errlen);
 bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be);
+/* -o rw: the Granny data a view shows at dir (as gr2_view_crc_at), as granny.gr2 shows it:
+ * where it starts in the view's source and its length. False when dir holds no Granny
+ * view or its data is empty. */
+bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len);
 
 #endif

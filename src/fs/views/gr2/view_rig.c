@@ -250,7 +250,7 @@ static bool list_value(const struct rig_view *v, const char *name, struct view_v
     for (int i = 0; i < 4; i++) {
         const struct rig_list *l = &v->r.lists[i];
         if (l->ok && l->count > 0 && strcmp(name, rig_list_names[i]) == 0) {
-            *out = (struct view_value){l->pos + 4, 4ull * l->count, FIELD_I32, false, 0, NULL};
+            *out = (struct view_value){l->pos + 4, 4ull * l->count, FIELD_I32, false, 0, NULL, 0};
             return true;
         }
     }
@@ -262,12 +262,14 @@ static bool list_value(const struct rig_view *v, const char *name, struct view_v
  * .names files and what the Granny view shows are not this hook's. */
 static bool rig_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
 {
+    (void)ctx; /* one hook for every wrapped RIG of the mount: the directory says whose */
     struct tree *t = fs->tree;
     uint32_t dir = tree_parent(t, ino);
-    if (tree_dir_ctx(t, dir, populate_rig_root) == ctx)
-        return list_value(ctx, tree_name(t, ino), out);
-    const struct entry_ctx *e = tree_dir_ctx(t, dir, populate_entry), *l = tree_dir_ctx(t, dir, populate_link);
-    bool ours = tree_dir_ctx(t, dir, populate_header) == ctx || (e && e->v == ctx) || (l && l->v == ctx);
+    const struct rig_view *root = tree_dir_ctx(t, dir, populate_rig_root);
+    if (root)
+        return list_value(root, tree_name(t, ino), out);
+    bool ours = tree_dir_ctx(t, dir, populate_header) || tree_dir_ctx(t, dir, populate_entry) ||
+                tree_dir_ctx(t, dir, populate_link);
     return ours && view_value_as_published(t, ino, false, out);
 }
 
@@ -378,13 +380,20 @@ static enum s3_err plan_granny(const uint8_t *head, uint64_t pos, uint64_t old_l
 
 /* -o rw: granny.gr2 may be replaced at another length, the RIG being the mounted file or
  * a package resource's whole data (then rw makes the resource's new data, and the
- * package's index follows it). */
+ * package's index follows it). Asked of the RIG's root (where its Granny view is shown: a
+ * compressed section stored raw goes into new Granny bytes), the answer is granny.gr2's. */
 static bool granny_resize(struct s3fs *fs, uint32_t ino, struct view_resize *out, void *ctx)
 {
-    struct rig_view *v = ctx;
+    (void)ctx; /* one hook for every wrapped RIG of the mount: the root says whose */
     struct tree *t = fs->tree;
-    if (!v->granny || tree_parent(t, ino) != v->fs->root ||
-        strcmp(tree_name(t, ino), "granny.gr2") != 0)
+    const struct rig_view *v = tree_dir_ctx(t, tree_kind(t, ino) == NODE_DIR ? ino : tree_parent(t, ino),
+                                            populate_rig_root);
+    if (!v)
+        return false;
+    /* called under the tree lock: a lookup only in a published root (one that takes no lock) */
+    if (!v->granny ||
+        (ino == v->fs->root && (!tree_is_populated(t, ino) || tree_lookup(t, ino, "granny.gr2", &ino))) ||
+        tree_parent(t, ino) != v->fs->root || strcmp(tree_name(t, ino), "granny.gr2") != 0)
         return false;
     *out = (struct view_resize){v->r.granny_pos, tree_size(t, ino), RIG_HEADER_SIZE, plan_granny};
     return true;
@@ -414,7 +423,8 @@ enum s3_err rig_view_open(struct s3fs *fs, char *err, size_t errlen)
     if (e == S3_OK && (gobj_attach(v->granny) || gr2_add_skeletons_hook(v->granny)))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     if (rig_check_granny_extent(&v->r, v->granny ? gr2_view_total_size(v->granny) : 0, &fs->diag) ||
-        describe(v) || view_add_resize_hook(fs, granny_resize, v) || view_add_value_hook(fs, rig_declared_value, v))
+        describe(v) || view_add_resize_hook_shared(fs, granny_resize) ||
+        view_add_value_hook_shared(fs, rig_declared_value))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "rig.wrapped", populate_rig_root, v);
 }

@@ -1071,6 +1071,82 @@ static void describe(struct pkg_view *v)
         diag_add(&fs->diag, "%s", d->index_err);
 }
 
+/* -o rw: every header field (u32, docs/formats/dbpf.md: each is a fixed-size field) and
+ * each index entry's fixed-size fields are fields of the file as published (their span
+ * and type; little-endian): type, group (the constant word when stored once: every entry
+ * takes it), offset, size on disk, size in memory and the committed word. The size on
+ * disk shows its low 31 bits; bit 31 says whether the record holds the compression and
+ * committed words (its length), so it is kept. The instance (u64), the compression (shown
+ * by name) and the magic are not. */
+static bool pkg_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    (void)ctx; /* one hook for every package of the mount: the directory says whose */
+    static const char *const entry_fields[] = {"type", "group", "offset", "stored_size", "memory_size",
+                                               "committed"};
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    const char *name = tree_name(t, ino);
+    bool known = false;
+    if (tree_dir_ctx(t, dir, populate_header)) {
+        for (int i = 0; i < DBPF_HEADER_FIELDS && !known; i++)
+            known = strcmp(name, dbpf_header_field_names[i]) == 0;
+    } else if (tree_dir_ctx(t, dir, populate_resource)) {
+        for (size_t i = 0; i < sizeof entry_fields / sizeof entry_fields[0] && !known; i++)
+            known = strcmp(name, entry_fields[i]) == 0;
+    }
+    if (!known || !view_value_as_published(t, ino, false, out))
+        return false;
+    if (strcmp(name, "stored_size") == 0)
+        out->keep = 0x80000000u;
+    return true;
+}
+
+/* The entry whose /resources directory is dir, or -1. The directories are made in entry
+ * order, so their inode numbers grow with it (0, the node limit reached, only after the
+ * last made): a binary search, never a walk per question. */
+static int64_t entry_of_dir(const struct pkg_view *v, uint32_t dir)
+{
+    if (!v->resources_dir || !dir)
+        return -1;
+    uint32_t lo = 0, hi = v->d.count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, at = v->res_dir[mid] ? v->res_dir[mid] : UINT32_MAX;
+        if (at < dir)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < v->d.count && v->res_dir[lo] == dir ? (int64_t)lo : -1;
+}
+
+/* -o rw: a resource's data (its data.bin, or the directory where the view of what it holds
+ * is nested) is replaced whole by new bytes after the package's end: its index entry's
+ * offset, sizes and compression follow (docs/formats/dbpf.md). Only a record with the
+ * compression word (bit 31 of the size on disk, kept) whose data is stored raw, zlib
+ * (encoded again) or RefPack (stored raw: the project has no RefPack encoder); a
+ * streamable, deleted or unknown one stays as it is. */
+static bool pkg_part(struct s3fs *fs, uint32_t ino, struct view_part *out, void *ctx)
+{
+    (void)ctx; /* one hook for every package of the mount: the directory says whose */
+    struct tree *t = fs->tree;
+    uint32_t dir = tree_parent(t, ino);
+    const struct pkg_view *v = tree_dir_ctx(t, dir, populate_resource);
+    if (!v ||
+        (strcmp(tree_name(t, ino), "data.bin") != 0 && tree_kind(t, ino) != NODE_DIR))
+        return false;
+    int64_t i = entry_of_dir(v, dir);
+    if (i < 0)
+        return false;
+    const struct dbpf_entry *e = &v->d.e[i];
+    uint16_t c = e->compression;
+    if (e->state != DBPF_OK || !e->extended || (c != DBPF_COMP_STORED && c != DBPF_COMP_ZLIB && c != DBPF_COMP_REFPACK))
+        return false;
+    *out = (struct view_part){dbpf_field_pos(&v->d, (uint32_t)i, 4), dbpf_field_pos(&v->d, (uint32_t)i, 5),
+                              dbpf_field_pos(&v->d, (uint32_t)i, 6), dbpf_field_pos(&v->d, (uint32_t)i, 7),
+                              0x80000000u, c == DBPF_COMP_ZLIB, DBPF_COMP_ZLIB, DBPF_COMP_STORED};
+    return out->offset_at && out->stored_at && out->memory_at && out->codec_at;
+}
+
 enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
 {
     struct pkg_view *v = calloc(1, sizeof *v);
@@ -1101,7 +1177,8 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     describe(v);
     if ((e = tree_gen_item(read_expanded, expanded_item)))
         return s3_fail(e, err, errlen, "the table of generated files' items is full");
-    if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v))
+    if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v) ||
+        view_add_value_hook_shared(fs, pkg_declared_value) || view_add_part_hook_shared(fs, pkg_part))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "dbpf.package", populate_pkg_root, v);
 }

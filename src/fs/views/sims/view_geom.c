@@ -439,10 +439,16 @@ static bool vertex_columns(struct geom_view *v, const char *header, size_t hlen)
 
 /* -o rw: vertices.csv is a table over the vertex records (little-endian), as are the
  * tail's CSVs of fixed-size records (declare_block). */
+static enum s3_err populate_geom(struct tree *t, uint32_t dir, void *ctx, uint64_t arg);
+
+/* -o rw: the GEOM's tables (vertices.csv and the tail's fixed-size CSVs, all in geom/):
+ * one hook for every GEOM of the mount, the directory says whose. */
 static bool vertices_table(struct s3fs *fs, uint32_t ino, struct table_field *tf, void *ctx)
 {
-    (void)fs;
-    struct geom_view *v = ctx;
+    (void)ctx;
+    const struct geom_view *v = tree_dir_ctx(fs->tree, tree_parent(fs->tree, ino), populate_geom);
+    if (!v)
+        return false;
     for (uint32_t i = 0; ino && i < v->ntables; i++)
         if (v->tables[i].ino == ino) {
             *tf = v->tables[i].tf;
@@ -1093,11 +1099,12 @@ static bool geom_declared_value(struct s3fs *fs, uint32_t ino, struct view_value
 {
     static const populate_fn dirs[] = {populate_rcol, populate_chunk, populate_external,
                                        populate_geom, populate_material, populate_param};
+    (void)ctx; /* one hook for every GEOM of the mount: the directory says whose */
     struct tree *t = fs->tree;
     uint32_t dir = tree_parent(t, ino);
     bool ours = false;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !ours; i++)
-        ours = tree_dir_ctx(t, dir, dirs[i]) == ctx;
+        ours = tree_dir_ctx(t, dir, dirs[i]) != NULL;
     return ours && view_value_as_published(t, ino, false, out);
 }
 
@@ -1120,7 +1127,7 @@ enum s3_err geom_view_open(struct s3fs *fs, char *err, size_t errlen)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "choosing the rig: out of memory");
     if (describe(v) || report(v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
-    if (view_add_table_hook(fs, vertices_table, v) || view_add_value_hook(fs, geom_declared_value, v))
+    if (view_add_table_hook_shared(fs, vertices_table) || view_add_value_hook_shared(fs, geom_declared_value))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     return view_root(fs, "geom.file", populate_root, v);
 }

@@ -264,10 +264,11 @@ static bool rig_clear_value(struct s3fs *fs, uint32_t ino, struct view_value *ou
     static const char *const fields[] = {"major", "minor", "position", "orientation", "scale", "opposing_bone",
                                          "parent", "name_hash", "flags", "bones", "info_nodes", "pole",
                                          "slot_info", "slot_offset", "root"};
+    (void)ctx; /* one hook for every clear RIG of the mount: the directory says whose */
     struct tree *t = fs->tree;
     uint32_t dir = tree_parent(t, ino);
-    if (tree_dir_ctx(t, dir, populate_root) != ctx && tree_dir_ctx(t, dir, populate_bone) != ctx &&
-        tree_dir_ctx(t, dir, populate_chain) != ctx)
+    if (!tree_dir_ctx(t, dir, populate_root) && !tree_dir_ctx(t, dir, populate_bone) &&
+        !tree_dir_ctx(t, dir, populate_chain))
         return false;
     const char *name = tree_name(t, ino);
     bool known = false;
@@ -293,7 +294,7 @@ enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
     }
     /* a refused allocation, a warning's too, fails the open (the tree frees v) */
     v->names = alloc_array(v->r.nbones, sizeof *v->names);
-    if (!v->names || index_children(v) || warn_chain_indices(v) || view_add_value_hook(fs, rig_clear_value, v) ||
+    if (!v->names || index_children(v) || warn_chain_indices(v) || view_add_value_hook_shared(fs, rig_clear_value) ||
         (v->r.bones_err[0] && diag_add(&fs->diag, "bones: %s", v->r.bones_err)) ||
         (v->r.chains_err[0] && diag_add(&fs->diag, "%s", v->r.chains_err)))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");

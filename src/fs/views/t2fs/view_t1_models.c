@@ -579,7 +579,7 @@ static bool bounds_value(struct s3fs *fs, uint32_t ino, struct view_value *out, 
         tree_getxattr_str(t, ino, "user.s3rig.offset", num, sizeof num) || !num[0])
         return false;
     uint64_t off = strtoull(num, NULL, 10);
-    *out = (struct view_value){off, 24, FIELD_F32, t2fs_view_big_endian(d->v), 2, labels};
+    *out = (struct view_value){off, 24, FIELD_F32, t2fs_view_big_endian(d->v), 2, labels, 0};
     return true;
 }
 

@@ -643,10 +643,27 @@ static enum s3_err populate_models(struct tree *t, uint32_t dir, void *ctx, uint
     return S3_OK;
 }
 
+/* -o rw: a surface's texture_id is the first u32 of its material leaf, in the file's byte
+ * order (docs/formats/t2fs.md), published with a span of 4 bytes when the material lies
+ * in the file as is. In an RNC-compressed node the span is the node's stored bytes, never
+ * 4 bytes long (an RNC stream's header alone is 18), and the value stays read-only
+ * (fs->rw_read_only_why says so). */
+static bool texture_id_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
+{
+    struct t2_view *v = ctx;
+    struct tree *t = fs->tree;
+    uint32_t surface = tree_parent(t, ino);
+    const struct mdir *m = tree_dir_ctx(t, tree_parent(t, surface), populate_surfaces);
+    return m && m->v == v && strcmp(tree_name(t, ino), "texture_id") == 0 &&
+           view_value_as_published(t, ino, t2fs_view_big_endian(v), out) && out->len == 4;
+}
+
 void t2fs_models_add(struct t2_view *v, uint32_t root_dir)
 {
     struct tree *t = t2fs_view_fs(v)->tree;
     enum s3_err e = tree_gen_item(read_vertices, vertices_item);
+    if (e == S3_OK && view_add_value_hook(t2fs_view_fs(v), texture_id_value, v))
+        e = S3_ERR_NOMEM;
     if (e)
         tree_note_failure(t, e); /* the root's listing fails with it */
     tree_add_dir(t, root_dir, "models", "t2fs.models", populate_models, v, 0);
