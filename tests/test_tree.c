@@ -578,6 +578,129 @@ static void test_populate_noted_failure(void **state)
     tree_free(t);
 }
 
+/* ---- a failed listing's warnings (issue 32) ---- */
+
+/* Listings that warn: each adds its warning ("outer", "inner", "a", "b") to the view's
+ * list; "outer" and "b" fail their first time, after listing another directory that
+ * warns and succeeds. */
+struct warner {
+    struct diag dg;
+    int outer_calls, b_calls;
+    uint32_t a;
+};
+
+static enum s3_err populate_inner(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct warner *w = ctx;
+    tree_add_textf(t, dir, "x", NULL, "1\n");
+    return diag_add(&w->dg, "%s", "inner");
+}
+
+/* "outer" makes "in" and lists it (so a failure of outer takes "in" away too). */
+static enum s3_err populate_outer(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct warner *w = ctx;
+    assert_int_equal(diag_add(&w->dg, "%s", "outer"), S3_OK);
+    uint32_t in = tree_add_dir(t, dir, "in", NULL, populate_inner, w, 0);
+    assert_int_equal(tree_populate(t, in), S3_OK);
+    return w->outer_calls++ == 0 ? S3_ERR_FORMAT : S3_OK;
+}
+
+static enum s3_err populate_a(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct warner *w = ctx;
+    tree_add_textf(t, dir, "x", NULL, "1\n");
+    return diag_add(&w->dg, "%s", "a");
+}
+
+/* "b" lists its sibling "a", which stays listed when b fails. */
+static enum s3_err populate_b(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct warner *w = ctx;
+    assert_int_equal(diag_add(&w->dg, "%s", "b"), S3_OK);
+    assert_int_equal(tree_populate(t, w->a), S3_OK);
+    tree_add_textf(t, dir, "y", NULL, "1\n");
+    return w->b_calls++ == 0 ? S3_ERR_NOMEM : S3_OK;
+}
+
+static size_t warned(const struct diag *d, const char *what)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        n += strcmp(d->msg[i], what) == 0;
+    return n;
+}
+
+/* A listing that fails takes its warnings back (the retry adds them once), those of the
+ * listings it made inside it too (they are made again), but not those of a listing
+ * elsewhere it ran that stays published (it is not made again): each warning once. */
+static void test_populate_rollback_warnings(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    struct warner w = {0};
+    assert_int_equal(tree_set_source_diag(t, 0, &w.dg), S3_OK);
+    assert_int_equal(tree_set_source_diag(t, 1, &w.dg), S3_ERR_INVALID);
+    uint32_t outer = tree_add_dir(t, root, "outer", NULL, populate_outer, &w, 0);
+    w.a = tree_add_dir(t, root, "a", NULL, populate_a, &w, 0);
+    uint32_t b = tree_add_dir(t, root, "b", NULL, populate_b, &w, 0);
+    assert_int_equal(tree_populate(t, root), S3_OK);
+
+    assert_int_equal(tree_populate(t, outer), S3_ERR_FORMAT);
+    assert_int_equal(w.dg.n, 0); /* "outer" and "inner" taken back with "in" */
+    assert_int_equal(tree_populate(t, outer), S3_OK);
+    assert_int_equal(warned(&w.dg, "outer"), 1);
+    assert_int_equal(warned(&w.dg, "inner"), 1);
+
+    assert_int_equal(tree_populate(t, b), S3_ERR_NOMEM);
+    assert_true(tree_is_populated(t, w.a));
+    assert_int_equal(warned(&w.dg, "a"), 1); /* kept: "a" stays listed */
+    assert_int_equal(warned(&w.dg, "b"), 0);
+    assert_int_equal(tree_populate(t, b), S3_OK);
+    assert_int_equal(warned(&w.dg, "a"), 1);
+    assert_int_equal(warned(&w.dg, "b"), 1);
+    assert_int_equal(w.dg.n, 4);
+    assert_int_equal(w.dg.dropped, 0);
+    tree_free(t);
+    diag_free(&w.dg);
+}
+
+/* The diag's own marks: a rollback frees what came after, the dropped count included;
+ * diag_keep moves what came after an inner mark before an outer one. */
+static void test_diag_marks(void **state)
+{
+    (void)state;
+    struct diag d = {0};
+    assert_int_equal(diag_add(&d, "one"), S3_OK);
+    struct diag_mark outer = diag_mark(&d);
+    assert_int_equal(diag_add(&d, "two"), S3_OK);
+    struct diag_mark inner = diag_mark(&d);
+    assert_int_equal(diag_add(&d, "three"), S3_OK);
+    d.dropped++; /* as a refused warning counts itself */
+    diag_keep(&d, &outer, inner);
+    assert_int_equal(outer.n, 2);
+    assert_int_equal(outer.dropped, 1);
+    assert_string_equal(d.msg[0], "one");
+    assert_string_equal(d.msg[1], "three");
+    assert_string_equal(d.msg[2], "two");
+    diag_rollback(&d, outer);
+    assert_int_equal(d.n, 2);
+    assert_int_equal(d.dropped, 1);
+    assert_string_equal(d.msg[1], "three");
+    diag_rollback(&d, (struct diag_mark){5, 0}); /* not behind: nothing */
+    assert_int_equal(d.n, 2);
+    diag_rollback(&d, (struct diag_mark){0, 0});
+    assert_int_equal(d.n, 0);
+    assert_int_equal(d.dropped, 0);
+    diag_free(&d);
+}
+
 /* ---- whole-tree walks ---- */
 
 static void test_walk_sample_rig(void **state)
@@ -1238,6 +1361,8 @@ int main(void)
         cmocka_unit_test(test_names_unique_linear),
         cmocka_unit_test(test_populate_rollback),
         cmocka_unit_test(test_populate_noted_failure),
+        cmocka_unit_test(test_populate_rollback_warnings),
+        cmocka_unit_test(test_diag_marks),
         cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),
         cmocka_unit_test(test_walk_gr2_variants),

@@ -77,6 +77,12 @@ char *tree_strdup(struct tree *t, const char *s);
  * TREE_MAX_SOURCES, or S3_ERR_NOMEM. */
 enum s3_err tree_add_source(struct tree *t, struct source *s, uint32_t *id);
 struct source *tree_source(struct tree *t, uint32_t id); /* NULL for an unknown id */
+/* The warnings (/info) of the view over source id: a populate of one of its directories
+ * that fails rolls them back to where they stood when it began, so the listing tried
+ * again adds them once (a populate inside it that succeeded keeps its own: its listing
+ * is not made again). S3_OK, or INVALID for an unknown id. */
+struct diag;
+enum s3_err tree_set_source_diag(struct tree *t, uint32_t id, struct diag *d);
 /* The source a range node reads (its own id), or a directory's children read. */
 struct source *tree_node_source(struct tree *t, uint32_t ino);
 /* Makes an existing directory the root of a view: its children are made by fn (the next

@@ -304,6 +304,46 @@ static void undo_populate(struct tree *t, struct dirinfo *d, const struct dirinf
     atomic_store_explicit(&d->state, DIR_UNPOPULATED, memory_order_relaxed);
 }
 
+/* Whether dir is anc or lies below it. */
+static bool is_within(struct tree *t, uint32_t dir, uint32_t anc)
+{
+    for (struct node *n = node_at(t, dir); n; n = node_at(t, n->parent)) {
+        if (dir == anc)
+            return true;
+        if (n->parent == dir) /* the root is its own parent */
+            return false;
+        dir = n->parent;
+    }
+    return false;
+}
+
+/* A populate that ran inside others succeeded: its listing is published and is not made
+ * again unless one it runs inside fails and takes it away (its directory lies within
+ * that one's). So its warnings survive a failure of each enclosing populate warning
+ * into the same list up to the first whose directory holds it: they are moved before
+ * the outermost such one's mark (diag_keep; the marks in between move past them). A
+ * populate further out that fails takes them back with the one that holds it, whose own
+ * success moves them on in turn. */
+static void keep_warnings(struct tree *t, const struct populate_frame *f)
+{
+    struct diag *d = f->diag;
+    if (!d || (d->n == f->mark.n && d->dropped == f->mark.dropped))
+        return;
+    struct populate_frame *target = NULL;
+    for (struct populate_frame *p = f->up; p && !is_within(t, f->dir, p->dir); p = p->up)
+        if (p->diag == d)
+            target = p;
+    if (!target)
+        return;
+    size_t kept = d->n - f->mark.n, dropped = d->dropped - f->mark.dropped;
+    for (struct populate_frame *p = f->up; p != target; p = p->up)
+        if (p->diag == d) {
+            p->mark.n += kept;
+            p->mark.dropped += dropped;
+        }
+    diag_keep(d, &target->mark, f->mark);
+}
+
 static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
@@ -324,7 +364,10 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
         t->noted = S3_OK;
     }
     struct source *held = populate_hold(t, sid);
+    struct populate_frame frame = {dir, slot_src(t, sid)->diag, diag_mark(slot_src(t, sid)->diag), t->frame};
+    t->frame = &frame;
     enum s3_err rc = d->populate(t, dir, d->ctx, d->arg);
+    t->frame = frame.up;
     populate_release(held);
     t->populate_depth--;
     st = atomic_load_explicit(&d->state, memory_order_relaxed);
@@ -340,10 +383,15 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
         /* Published by a nested populate that succeeded (nothing had failed yet): its
          * listing is whole and lock-free readers may hold it, so it stays; the request
          * still fails. */
-        if (st != DIR_PUBLISHED)
+        if (st != DIR_PUBLISHED) {
             undo_populate(t, d, &before, n0, mark);
+            diag_rollback(frame.diag, frame.mark); /* the retry warns again */
+        } else {
+            keep_warnings(t, &frame);
+        }
         return rc;
     }
+    keep_warnings(t, &frame);
     slot_src(t, sid)->done++;
     if (st == DIR_BUSY || st == DIR_OPEN) {
         atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* if out of memory: next read */

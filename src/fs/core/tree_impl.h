@@ -67,6 +67,7 @@
 
 #include "fs/core/cache.h"
 #include "fs/core/tree.h"
+#include "parse/base/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,16 @@ struct src_slot {
     uint64_t dirs, done;       /* directories with a callback, and how many populated */
     uint64_t renamed;          /* names given a ~N suffix (reported once, in /info) */
     const char *renamed_first; /* the path of the first */
+    struct diag *diag;         /* the view's warnings (/info), rolled back with its listings */
+};
+
+/* A populate running (populate_locked), on the C stack: its view's warnings as they were
+ * when it began, and the one it runs inside. */
+struct populate_frame {
+    uint32_t dir;
+    struct diag *diag;
+    struct diag_mark mark;
+    struct populate_frame *up;
 };
 
 #define SRC_CHUNK 256u
@@ -275,6 +286,7 @@ struct tree {
     uint64_t failures_outer;  /* the meter's failures when the outermost one began */
     uint64_t refusals_outer;  /* and the cache's refusals to its thread (cache.h) */
     enum s3_err noted;        /* tree_note_failure's first reason since the outermost began */
+    struct populate_frame *frame; /* the innermost populate running, NULL: none */
     _Atomic uint64_t version; /* tree_version: bumped under the lock, read without */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
     _Atomic uint64_t computed_renders; /* names a computed directory rendered (tests) */

@@ -19,6 +19,16 @@ enum s3_err tree_add_source(struct tree *t, struct source *s, uint32_t *id)
     return S3_OK;
 }
 
+enum s3_err tree_set_source_diag(struct tree *t, uint32_t id, struct diag *d)
+{
+    if (id >= atomic_load_explicit(&t->nsrcs, memory_order_acquire))
+        return S3_ERR_INVALID;
+    pthread_mutex_lock(&t->lock);
+    slot_src(t, id)->diag = d;
+    pthread_mutex_unlock(&t->lock);
+    return S3_OK;
+}
+
 struct source *tree_source(struct tree *t, uint32_t id)
 {
     return id < atomic_load_explicit(&t->nsrcs, memory_order_acquire) ? slot_src(t, id)->src : NULL;

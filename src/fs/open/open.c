@@ -102,6 +102,7 @@ static enum s3_err open_format(struct s3fs *fs, const struct s3fs_opts *opts, co
     fs->tree = tree_new(&fs->src, &lim);
     if (!fs->tree)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", label);
+    tree_set_source_diag(fs->tree, 0, &fs->diag); /* source 0 exists: S3_OK */
     fs->root = TREE_ROOT;
     fs->open_at = s3fs_open_at;
     enum s3_err e = S3_OK;
@@ -164,6 +165,7 @@ enum s3_err s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *s
                        TREE_MAX_SOURCES - 1);
     if (e)
         return s3_fail(e, err, errlen, "out of memory");
+    tree_set_source_diag(t, fs->src_id, &fs->diag); /* just added: S3_OK */
     e = open_view(fs, "view", formats, err, errlen);
     if (e == S3_OK)
         *out = fs;

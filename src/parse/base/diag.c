@@ -57,3 +57,42 @@ void diag_free(struct diag *d)
     d->msg = NULL;
     d->n = d->cap = d->dropped = 0;
 }
+
+struct diag_mark diag_mark(const struct diag *d)
+{
+    return d ? (struct diag_mark){d->n, d->dropped} : (struct diag_mark){0, 0};
+}
+
+void diag_rollback(struct diag *d, struct diag_mark m)
+{
+    if (!d || m.n > d->n || m.dropped > d->dropped)
+        return;
+    for (size_t i = m.n; i < d->n; i++)
+        free(d->msg[i]);
+    d->n = m.n;
+    d->dropped = m.dropped;
+}
+
+/* Reverses msg[a, b) in place. */
+static void reverse(char **msg, size_t a, size_t b)
+{
+    while (a + 1 < b) {
+        char *x = msg[a];
+        msg[a++] = msg[--b];
+        msg[b] = x;
+    }
+}
+
+void diag_keep(struct diag *d, struct diag_mark *outer, struct diag_mark inner)
+{
+    if (!d || outer->n > inner.n || inner.n > d->n || outer->dropped > inner.dropped || inner.dropped > d->dropped)
+        return;
+    size_t kept = d->n - inner.n;
+    if (kept && inner.n > outer->n) { /* rotate [outer, n) so the kept ones come first */
+        reverse(d->msg, outer->n, inner.n);
+        reverse(d->msg, inner.n, d->n);
+        reverse(d->msg, outer->n, d->n);
+    }
+    outer->n += kept;
+    outer->dropped += d->dropped - inner.dropped;
+}
