@@ -152,6 +152,10 @@ struct folder_view {
     size_t ntgroups;
     uint32_t files_dir, keys_dir;
     struct dups dups;
+    /* the scan's warnings: kept with its result and given to /info by the root's listing
+     * (each time it runs: a listing that failed took its warnings back, tree.h) */
+    char **notes;
+    size_t nnotes, capnotes;
 };
 
 /* ---- small helpers ---- */
@@ -232,6 +236,25 @@ static enum s3_err add_skip(struct folder_view *v, const char *rel, const char *
     }
     v->skips[v->nskips++] = (struct skip){shown, why};
     return S3_OK;
+}
+
+static enum s3_err push(void **arr, size_t *n, size_t *cap, size_t elem, const void *item);
+
+/* A warning of the scan (the notes above): S3_OK or NOMEM. */
+static enum s3_err scan_note(struct folder_view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static enum s3_err scan_note(struct folder_view *v, const char *fmt, ...)
+{
+    char *line = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return S3_ERR_NOMEM;
+    enum s3_err rc = push((void **)&v->notes, &v->nnotes, &v->capnotes, sizeof *v->notes, &line);
+    if (rc)
+        free(line);
+    return rc;
 }
 
 /* ---- the scan: walking the folder ---- */
@@ -391,16 +414,13 @@ static enum s3_err walk_folder(struct folder_view *v, struct walk *w)
 
 static enum s3_err read_rules(struct folder_view *v, const char *name)
 {
-    struct s3fs *fs = v->fs;
     char *path = join(v->root, name);
     if (!path)
         return S3_ERR_NOMEM;
     FILE *f = fopen(path, "rb");
     free(path);
-    if (!f) {
-        diag_add(&fs->diag, "Resource.cfg: %s; every package is loaded", strerror(errno));
-        return S3_OK;
-    }
+    if (!f)
+        return scan_note(v, "Resource.cfg: %s; every package is loaded", strerror(errno));
     char *text = malloc(CFG_MAX + 1);
     size_t n = text ? fread(text, 1, CFG_MAX + 1, f) : 0;
     bool failed = text && ferror(f);
@@ -409,14 +429,13 @@ static enum s3_err read_rules(struct folder_view *v, const char *name)
         return S3_ERR_NOMEM;
     enum s3_err rc = S3_OK;
     if (failed || n > CFG_MAX) {
-        diag_add(&fs->diag, "Resource.cfg: %s; every package is loaded",
-                 failed ? "unreadable" : "over 1 MiB, not read");
+        rc = scan_note(v, "Resource.cfg: %s; every package is loaded", failed ? "unreadable" : "over 1 MiB, not read");
     } else if (mf_rules_parse(text, n, &v->rules)) {
         rc = S3_ERR_NOMEM;
     } else {
         v->has_cfg = true;
-        for (size_t i = 0; i < v->rules.nunapplied; i++)
-            diag_add(&fs->diag, "Resource.cfg %s", v->rules.unapplied[i]);
+        for (size_t i = 0; rc == S3_OK && i < v->rules.nunapplied; i++)
+            rc = scan_note(v, "Resource.cfg %s", v->rules.unapplied[i]);
     }
     free(text);
     return rc;
@@ -767,8 +786,8 @@ static enum s3_err read_script(struct folder_view *v, struct mf_file *f, bool *s
         if (!name || (name[0] && name[strlen(name) - 1] == '/'))
             continue; /* folders are made from the members' paths */
         if (!member_path_ok(name)) {
-            diag_add(&v->fs->diag, "%s: member %" PRId64 " has a name that is no relative path; left out", f->rel,
-                     (int64_t)i);
+            oom = scan_note(v, "%s: member %" PRId64 " has a name that is no relative path; left out", f->rel,
+                            (int64_t)i) != S3_OK;
             continue;
         }
         if (!(m[k].name = strdup(name)))
@@ -1033,8 +1052,8 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     free(pool.jobs);
     for (size_t i = 0; rc == S3_OK && i < v->rules.nglobs; i++)
         if (!hits[i])
-            diag_add(&v->fs->diag, "Resource.cfg line %u: PackedFile %s matches no file", v->rules.globs[i].line,
-                     v->rules.globs[i].pattern);
+            rc = scan_note(v, "Resource.cfg line %u: PackedFile %s matches no file", v->rules.globs[i].line,
+                           v->rules.globs[i].pattern);
     free(hits);
     return rc;
 }
@@ -2404,6 +2423,8 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
     (void)arg;
     struct folder_view *v = ctx;
     enum s3_err rc = scan(v);
+    for (size_t i = 0; rc == S3_OK && i < v->nnotes; i++)
+        rc = diag_add(&v->fs->diag, "%s", v->notes[i]); /* NOMEM: the listing fails, its retry warns */
     if (rc)
         return rc;
     struct sbuf order = {0}, skipped = {0};
@@ -2477,6 +2498,9 @@ static void folder_view_free(void *p)
     free(v->bytag);
     free(v->tgroups);
     dups_free(&v->dups);
+    for (size_t i = 0; i < v->nnotes; i++)
+        free(v->notes[i]);
+    free(v->notes);
     free(v->root);
     free(v);
 }
