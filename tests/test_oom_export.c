@@ -99,12 +99,27 @@ static enum s3_err read_through(struct tree *t, uint32_t ino, uint8_t *buf, size
     }
 }
 
+/* The view's warnings (what /info lists), one a line, and the count of those not kept. */
+static char *warnings_of(const struct s3fs *fs)
+{
+    size_t len = 32;
+    for (size_t i = 0; i < fs->diag.n; i++)
+        len += strlen(fs->diag.msg[i]) + 1;
+    char *s = malloc(len), *p = s;
+    assert_non_null(s);
+    for (size_t i = 0; i < fs->diag.n; i++)
+        p += sprintf(p, "%s\n", fs->diag.msg[i]);
+    sprintf(p, "%zu not shown\n", fs->diag.dropped);
+    return s;
+}
+
 /* One run: refuse allocation k (-1: none) of listing path's directory (with
  * w->listing) and reading path through. Returns whether something failed (with NOMEM;
  * anything else fails the test). Then reads it again, nothing refused: the clean bytes,
- * as many as the size at stat. */
+ * as many as the size at stat, and the view's warnings are the clean run's (*warn, set
+ * by the run with k -1): a failed listing takes back the warnings it added. */
 static bool run_once(const struct sweep *w, const uint8_t *data, size_t size, const struct snap_entry *clean, long k,
-                     long *count)
+                     long *count, char **warn)
 {
     struct s3fs *fs = open_data(w, data, size);
     struct tree *t = fs->tree;
@@ -144,6 +159,14 @@ static bool run_once(const struct sweep *w, const uint8_t *data, size_t size, co
     if (got != clean->dlen || memcmp(buf, clean->data, got) != 0)
         fail_msg("%s: allocation %ld refused: the next read gives %zu bytes unlike the clean file's %zu", clean->path,
                  k, got, clean->dlen);
+    char *warnings = warnings_of(fs);
+    if (!*warn)
+        *warn = warnings;
+    else if (strcmp(warnings, *warn) != 0)
+        fail_msg("%s: allocation %ld refused: the warnings differ from the clean run's:\n%s\nclean:\n%s",
+                 clean->path, k, warnings, *warn);
+    if (*warn != warnings)
+        free(warnings);
     free(buf);
     s3fs_close(fs);
     return failed;
@@ -169,12 +192,14 @@ static void refuse_every_malloc_of_exports(const struct sweep *w)
         assert_int_equal(f->size, f->dlen); /* the clean open reads what it stats */
         files++;
         long n;
-        assert_false(run_once(w, data, size, f, -1, &n));
+        char *warn = NULL;
+        assert_false(run_once(w, data, size, f, -1, &n, &warn));
         unsigned file_failed = 0;
         for (long k = 0; k < n; k++) {
             long seen;
-            file_failed += run_once(w, data, size, f, k, &seen);
+            file_failed += run_once(w, data, size, f, k, &seen, &warn);
         }
+        free(warn);
         if (n > 0 && file_failed == 0)
             fail_msg("%s: %ld allocations, none of which failed a request when refused", f->path, n);
         total += n;
