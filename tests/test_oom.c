@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "alloc_refuse.h"
+#include "fixture_dbpf.h"
 #include "fixture_folder.h"
 #include "fixture_kinds.h"
 #include "fs/open/open.h"
@@ -264,15 +265,12 @@ static unsigned list_everything_refused(struct tree *t, const char *kind, long k
  * when tried again: a refusal that published a shorter listing, or an error file,
  * differs from the clean tree. With same_tree false only the listings are checked (the
  * Granny object tree still shows some refusals as NAME.error). */
-static void refuse_every_malloc_of(const char *kind, bool same_tree)
+static void refuse_every_malloc_in(const char *kind, const uint8_t *data, size_t size, bool same_tree)
 {
 #ifndef S3_TEST_WRAP_ALLOC
     print_message("%s: not under a sanitizer's malloc: skipped\n", kind);
-    (void)list_everything_refused, (void)same_tree;
+    (void)list_everything_refused, (void)same_tree, (void)data, (void)size;
 #else
-    size_t size;
-    uint8_t *data = fx_kind(kind, 0, NULL, &size);
-    assert_non_null(data);
     enum { CAP = 1 << 16 };
     uint32_t *stack = malloc(CAP * sizeof *stack);
     assert_non_null(stack);
@@ -305,8 +303,16 @@ static void refuse_every_malloc_of(const char *kind, bool same_tree)
     assert_true(runs_failed > 0);
     snap_free(&clean);
     free(stack);
-    free(data);
 #endif
+}
+
+static void refuse_every_malloc_of(const char *kind, bool same_tree)
+{
+    size_t size;
+    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    assert_non_null(data);
+    refuse_every_malloc_in(kind, data, size, same_tree);
+    free(data);
 }
 
 static void test_t2fs_views_malloc(void **state)
@@ -429,6 +435,60 @@ static void test_t2fs_turok1(void **state)
 {
     (void)state;
     fail_every_allocation("t2fs-turok1");
+}
+
+/* A package whose listings warn (docs/formats/dbpf.md): a zlib resource whose
+ * compression word says RefPack (its bytes decide: a warning when its directory is
+ * listed) and a name map cut inside its last entry (a warning when /resources is
+ * listed). Sims 4, no constant fields: records of 32 bytes, the compression word at 28. */
+static uint8_t *warning_package(size_t *size)
+{
+    static const uint64_t inst[] = {0x11, 0x22};
+    static const char *const names[] = {"first", "second"};
+    size_t maplen;
+    uint8_t *map = fxp_namemap(inst, names, 2, &maplen);
+    uint8_t *blob = fxp_pattern(3000, 7);
+    assert_non_null(map);
+    assert_non_null(blob);
+    struct fxp_res r[] = {
+        {0x0166038Cu, 0, 0x99, map, maplen - 3, FXP_STORED},
+        {0x12345678u, 0, 0x11, blob, 3000, FXP_ZLIB},
+        {0x12345678u, 0, 0x22, blob, 1000, FXP_STORED},
+    };
+    struct fxp_opts o = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *data = fxp_build(&o, r, 3, size, &lay);
+    assert_non_null(data);
+    assert_int_equal(data[lay.record[1] + 28] | data[lay.record[1] + 29] << 8, 0x5A42);
+    data[lay.record[1] + 28] = 0xFF; /* 0xFFFF: RefPack */
+    data[lay.record[1] + 29] = 0xFF;
+    free(map);
+    free(blob);
+    return data;
+}
+
+/* Its warnings are in /info after a clean walk, once each; with every allocation of the
+ * tree's (fail_every_allocation_in) and every malloc of the walk (refuse_every_malloc_in)
+ * refused in turn, /info ends the clean one: diag_add's NOMEM fails the listing that
+ * warns, a listing that failed takes its warnings back, and the retry gives them once. */
+static void test_package_warnings(void **state)
+{
+    (void)state;
+    struct subject s = {"package-warnings", NULL, 0, NULL};
+    s.data = warning_package(&s.size);
+    struct s3fs *fs = open_kind(s.data, s.size);
+    assert_int_equal(list_everything(fs->tree), 0);
+    char *info = read_info(fs->tree);
+    assert_non_null(info);
+    const char *word = strstr(info, "compression word 0xffff does not fit its bytes; decoded as zlib (sniffed)");
+    const char *cut = strstr(info, "name map: entry 1 of 2 is cut short"); /* from 0: the second */
+    if (!word || !cut || strstr(word + 1, "compression word") || strstr(cut + 1, "name map: entry"))
+        fail_msg("the package's two warnings, once each, expected in /info:\n%s", info);
+    free(info);
+    s3fs_close(fs);
+    fail_every_allocation_in(&s);
+    refuse_every_malloc_in("package-warnings", s.data, s.size, true);
+    free(s.data);
 }
 
 /* A Mods folder (fixture_folder.c): the scan, /files with every package's tree and the
@@ -555,6 +615,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_package),
+        cmocka_unit_test(test_package_warnings),
         cmocka_unit_test(test_granny_objects),
         cmocka_unit_test(test_granny_repeated_string),
         cmocka_unit_test(test_t2fs),

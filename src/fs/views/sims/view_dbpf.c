@@ -4,6 +4,7 @@
  * mounting it alone gives, opened over the resource's own source. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,8 @@ struct pkg_res {
     bool ok;           /* the bytes can be had (err otherwise) */
     bool streamed;     /* larger than the cache's bound: decoded in pieces (struct stream_pool) */
     char err[200];
+    char *note;        /* the codec's warning (malloc'd; NULL: none), given to /info by each
+                        * listing of the resource (a failed one takes it back, tree.h) */
     struct source src; /* a slice of the file (stored), or the expanded bytes */
 };
 
@@ -63,6 +66,10 @@ struct pkg_view {
     uint64_t names_held_peak; /* the most held while naming (dbpf_view_names_held_peak) */
     bool names_loaded;
     enum s3_err names_rc; /* while name_entries runs: S3_OK, or NOMEM */
+    /* warnings of broken name maps, kept with the names and given to /info by each
+     * listing of /resources (a failed one takes them back, tree.h) */
+    char **name_notes;
+    size_t nname_notes;
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
     struct stream_pool *pool; /* readers of streamed resources */
     uint32_t nstreamed;       /* resources listed so far that are streamed */
@@ -94,6 +101,36 @@ static const char *promised_dir(uint32_t type)
 
 static void stream_pool_free(struct stream_pool *p);
 
+static void free_name_notes(struct pkg_view *v)
+{
+    for (size_t i = 0; i < v->nname_notes; i++)
+        free(v->name_notes[i]);
+    free(v->name_notes);
+    v->name_notes = NULL;
+    v->nname_notes = 0;
+}
+
+/* A name map's warning, kept (name_notes); out of memory: names_rc NOMEM (the names are
+ * read again by the next listing). */
+static void name_note(struct pkg_view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void name_note(struct pkg_view *v, const char *fmt, ...)
+{
+    char *line = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    char **grown = n < 0 ? NULL : realloc(v->name_notes, (v->nname_notes + 1) * sizeof *grown);
+    if (!grown) {
+        if (n >= 0)
+            free(line);
+        v->names_rc = S3_ERR_NOMEM;
+        return;
+    }
+    v->name_notes = grown;
+    v->name_notes[v->nname_notes++] = line;
+}
+
 static void pkg_view_free(void *p)
 {
     struct pkg_view *v = p;
@@ -101,8 +138,12 @@ static void pkg_view_free(void *p)
     for (uint32_t i = 0; v->dirname && i < v->d.count; i++)
         free(v->dirname[i]);
     free(v->dirname);
-    for (uint32_t i = 0; v->res && i < v->d.count; i++)
+    for (uint32_t i = 0; v->res && i < v->d.count; i++) {
+        if (v->res[i])
+            free(v->res[i]->note);
         free(v->res[i]);
+    }
+    free_name_notes(v);
     free(v->res);
     free(v->res_dir);
     dbpf_free(&v->d);
@@ -250,8 +291,11 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
     }
     char note[200];
     int codec = dbpf_codec_choose(e, head, hn, note, sizeof note);
-    if (note[0])
-        diag_add(&fs->diag, "%s: %s", v->dirname[i], note);
+    if (note[0] && !(r->note = strdup(note))) { /* the listing fails; the next one makes it again */
+        v->res[i] = NULL;
+        free(r);
+        return NULL;
+    }
     if (codec < 0) {
         snprintf(r->err, sizeof r->err, "compression 0x%04x with %u bytes stored for %u: no codec fits",
                  e->compression, e->stored_size, e->mem_size);
@@ -284,7 +328,18 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
     source_hold(&r->src);
     size_t got;
     const uint8_t *d;
-    if (cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err))
+    enum s3_err pe = cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err);
+    if (pe == S3_ERR_NOMEM || pe == S3_ERR_LIMIT) {
+        /* refused memory (or cache_mb beside others): the listing fails (the tree counts
+         * both) and the next one expands it again, never data.error kept for it */
+        source_release(&r->src);
+        tree_note_oom(fs->tree);
+        v->res[i] = NULL;
+        free(r->note);
+        free(r);
+        return NULL;
+    }
+    if (pe)
         return r;
     cache_unpin(&fs->cache, &r->c);
     r->ok = true;
@@ -421,19 +476,20 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     if (de == S3_OK || de == S3_ERR_LIMIT) { /* decoded whole, or stopped by a broken entry */
         v->namemaps++;
         if (dbpf_namemap_end(&r) != S3_OK || err[0])
-            diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
+            name_note(v, "%s: %s", v->dirname[i], err);
     } else {
-        diag_add(&fs->diag, "%s: names read up to a broken stream: %s", v->dirname[i], why);
+        name_note(v, "%s: names read up to a broken stream: %s", v->dirname[i], why);
     }
 }
 
 /* Reads every name map, then names every entry: S3_OK, or NOMEM with every name freed
  * (v->dirname[i] NULL), so that the next call, a listing tried again, reads them again
  * (a refused allocation is not kept: the folder view's conflicts name a package's
- * resources through it). Warnings of broken maps are said again then. */
+ * resources through it). The warnings of broken maps are kept anew (name_notes). */
 static enum s3_err name_entries(struct pkg_view *v)
 {
     char tmp[256];
+    free_name_notes(v);
     v->names_rc = S3_OK;
     v->nnames = 0;
     v->namemaps = 0;
@@ -482,6 +538,7 @@ static enum s3_err load_names(struct pkg_view *v)
             free(v->dirname[i]);
             v->dirname[i] = NULL;
         }
+        free_name_notes(v);
         return rc;
     }
     v->names_loaded = true;
@@ -829,6 +886,10 @@ static enum s3_err populate_resource(struct tree *t, uint32_t dir, void *ctx, ui
     struct pkg_res *r = resource(v, (uint32_t)i);
     if (!r)
         return S3_ERR_NOMEM; /* counted by the tree: the listing fails, never shorter */
+    if (r->note && diag_add(&v->fs->diag, "%s: %s", v->dirname[i], r->note)) {
+        resource_done(r);
+        return S3_ERR_NOMEM; /* never an /info short of it: the next listing warns */
+    }
     if (!r->ok) {
         add_error(t, dir, "data", r->err);
         resource_done(r);
@@ -860,6 +921,8 @@ static enum s3_err populate_resources(struct tree *t, uint32_t dir, void *ctx, u
     if (source_check(&v->fs->src))
         return S3_ERR_IO;
     enum s3_err e = load_names(v);
+    for (size_t k = 0; e == S3_OK && k < v->nname_notes; k++)
+        e = diag_add(&v->fs->diag, "%s", v->name_notes[k]); /* NOMEM: the listing fails, its retry warns */
     if (e)
         return e;
     for (uint32_t i = 0; i < v->d.count; i++) {
@@ -957,14 +1020,14 @@ static enum s3_err populate_pkg_root(struct tree *t, uint32_t dir, void *ctx, ui
 
 /* The skeletons of one rig resource (its nested view's), added to into labelled
  * resources/NAME[/LABEL]; a rig that offers none is said in /info. */
-static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_set *into)
+static enum s3_err add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_set *into)
 {
     struct tree *t = v->fs->tree;
     if (!v->res_dir[i] || tree_populate(t, v->res_dir[i]))
-        return;
+        return S3_OK;
     struct pkg_res *r = v->res[i];
     if (!r || !r->nested_ino || tree_populate(t, r->nested_ino) || !r->nested)
-        return; /* not a rig the table opens: its rig.error says why */
+        return S3_OK; /* not a rig the table opens: its rig.error says why */
     char err[200] = "";
     const struct rig_set *set = view_skeletons(r->nested, err, sizeof err);
     for (size_t k = 0; k < set->n; k++) {
@@ -980,7 +1043,8 @@ static void add_resource_skeletons(struct pkg_view *v, uint32_t i, struct rig_se
         free(label);
     }
     if (err[0])
-        diag_add(&v->fs->diag, "%s: no skeleton to bind meshes to: %s", v->dirname[i], err);
+        return diag_add(&v->fs->diag, "%s: no skeleton to bind meshes to: %s", v->dirname[i], err);
+    return S3_OK;
 }
 
 /* view_skeletons_fn of a package: every rig resource's skeletons, in index order (their
@@ -998,8 +1062,9 @@ static enum s3_err pkg_skeletons(struct s3fs *fs, void *ctx, struct rig_set *int
         return s3_fail(e, err, errlen, "the resources cannot be listed");
     size_t before = into->n;
     for (uint32_t i = 0; i < v->d.count; i++)
-        if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK)
-            add_resource_skeletons(v, i, into);
+        if (v->d.e[i].type == DBPF_TYPE_RIG && v->d.e[i].state == DBPF_OK &&
+            add_resource_skeletons(v, i, into) == S3_ERR_NOMEM)
+            return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for a warning");
     if (into->n > before)
         return S3_OK;
     return s3_fail(S3_ERR_NOT_FOUND, err, errlen, "no rig resource holds a skeleton");
@@ -1026,7 +1091,9 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
     }
 }
 
-static void describe(struct pkg_view *v)
+/* The package's facts for /info, and its index's warnings: S3_OK, or NOMEM when a
+ * warning's memory is refused (the open fails: never an /info short of one). */
+static enum s3_err describe(struct pkg_view *v)
 {
     struct s3fs *fs = v->fs;
     struct dbpf *d = &v->d;
@@ -1065,10 +1132,12 @@ static void describe(struct pkg_view *v)
             sb_printf(f, "compression %s: %" PRIu32 "\n", cn[k], comp[k]);
     sb_printf(f, "deleted: %" PRIu32 "\nnull: %" PRIu32 "\nno_data: %" PRIu32 "\nduplicates: %" PRIu32 "\n",
               states[DBPF_DELETED], states[DBPF_NULL], states[DBPF_NO_DATA], dups);
+    enum s3_err e = S3_OK;
     if (states[DBPF_OUTSIDE])
-        diag_add(&fs->diag, "%" PRIu32 " entries point outside the file", states[DBPF_OUTSIDE]);
-    if (!d->index_ok)
-        diag_add(&fs->diag, "%s", d->index_err);
+        e = diag_add(&fs->diag, "%" PRIu32 " entries point outside the file", states[DBPF_OUTSIDE]);
+    if (e == S3_OK && !d->index_ok)
+        e = diag_add(&fs->diag, "%s", d->index_err);
+    return e;
 }
 
 /* -o rw: every header field (u32, docs/formats/dbpf.md: each is a fixed-size field) and
@@ -1174,7 +1243,8 @@ enum s3_err dbpf_view_open(struct s3fs *fs, char *err, size_t errlen)
     v->res_dir = alloc_array(n, sizeof *v->res_dir);
     if (!v->dirname || !v->res || !v->res_dir || group_types(v))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the index");
-    describe(v);
+    if (describe(v))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for the warnings");
     if ((e = tree_gen_item(read_expanded, expanded_item)))
         return s3_fail(e, err, errlen, "the table of generated files' items is full");
     if (view_add_info_hook(fs, info_names, v) || view_add_skeletons_hook(fs, pkg_skeletons, v) ||
