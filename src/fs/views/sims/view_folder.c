@@ -1529,8 +1529,12 @@ static enum s3_err keys_target(struct tree *t, void *ctx, uint32_t dir, uint32_t
     if (*target || rc)
         return rc;
     if (!f->warned) {
+        struct diag_mark m = diag_mark(&v->fs->diag);
+        if (diag_add(&v->fs->diag, "keys of %s link to its directory (its package.error): %s", f->rel, why)) {
+            diag_rollback(&v->fs->diag, m); /* not counted as dropped: the entry's next making warns */
+            return S3_ERR_NOMEM;
+        }
         f->warned = true;
-        diag_add(&v->fs->diag, "keys of %s link to its directory (its package.error): %s", f->rel, why);
         tree_touch(t);
     }
     *target = files_path(v, dir, f);
@@ -2331,7 +2335,8 @@ static enum s3_err compute_duplicates(struct folder_view *v)
 
 /* Under the tree lock (a render): the packages compared, once, when /info or
  * duplicates.csv is first measured; the notes go to /info's warnings. NULL when out of
- * memory: nothing is kept, the next render compares again. */
+ * memory: nothing is kept, the next render compares again (or, refused a note's
+ * warning, gives the notes not given yet). */
 static struct dups *dups_make(struct folder_view *v)
 {
     struct dups *d = &v->dups;
@@ -2345,8 +2350,13 @@ static struct dups *dups_make(struct folder_view *v)
         d->done = true;
         tree_touch(v->fs->tree);
     }
-    for (; d->given < d->nnotes; d->given++)
-        diag_add(&v->fs->diag, "%s", d->notes[d->given]);
+    for (; d->given < d->nnotes; d->given++) {
+        struct diag_mark m = diag_mark(&v->fs->diag);
+        if (diag_add(&v->fs->diag, "%s", d->notes[d->given])) {
+            diag_rollback(&v->fs->diag, m); /* not counted as dropped: the next render gives it */
+            return NULL;                    /* this render fails (ENOMEM), never /info short of it */
+        }
+    }
     return d;
 }
 
