@@ -505,6 +505,69 @@ static void test_folder(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Every script archive member of a Mods folder (its bytes a cache item read through
+ * libzip), read through with each malloc of the read refused in turn (the folder listed
+ * first, nothing refused): the read succeeds whole or fails with NOMEM, never EIO (which
+ * says the file changed), and the next read gives the clean bytes. */
+static void test_folder_member_reads_malloc(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("folder member reads: not under a sanitizer's malloc: skipped\n");
+#else
+    char dir[] = "/tmp/s3rig-oom-member-XXXXXX", cmd[64];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(fxf_build(dir, true), 0);
+    struct subject s = {"folder", NULL, 0, dir};
+    struct s3fs *fs = open_subject(&s);
+    struct snap clean = {0};
+    snap_tree(&clean, fs->tree, TREE_ROOT);
+    s3fs_close(fs);
+    unsigned members = 0, nomem = 0;
+    long total = 0;
+    for (size_t i = 0; i < clean.n; i++) {
+        const struct snap_entry *f = &clean.e[i];
+        if (f->kind != 'f' || strncmp(f->path, "files/", 6) != 0 || !strstr(f->path, ".ts4script/"))
+            continue;
+        members++;
+        uint8_t *buf = malloc(f->dlen + 1);
+        assert_non_null(buf);
+        for (long k = 0;; k++) {
+            fs = open_subject(&s);
+            uint32_t ino;
+            assert_int_equal(tree_resolve(fs->tree, f->path, &ino), S3_OK);
+            size_t got = 0, n = 0;
+            alloc_refuse_start(k);
+            enum s3_err e = tree_read(fs->tree, ino, 0, buf, f->dlen + 1, &got);
+            long asked = alloc_refuse_count();
+            alloc_refuse_start(-1);
+            if (e != S3_OK && e != S3_ERR_NOMEM)
+                fail_msg("%s: malloc %ld of the read refused: %s, not NOMEM", f->path, k, s3_err_str(e));
+            if (e == S3_OK && (got != f->dlen || memcmp(buf, f->data, got) != 0))
+                fail_msg("%s: malloc %ld of the read refused: %zu bytes with success, unlike the clean %zu", f->path,
+                         k, got, f->dlen);
+            nomem += e == S3_ERR_NOMEM;
+            assert_int_equal(tree_read(fs->tree, ino, 0, buf, f->dlen + 1, &n), S3_OK);
+            if (n != f->dlen || memcmp(buf, f->data, n) != 0)
+                fail_msg("%s: malloc %ld refused: the next read differs from the clean bytes", f->path, k);
+            s3fs_close(fs);
+            if (k >= asked) /* past the read's allocations: nothing was refused */
+                break;
+            total++;
+        }
+        free(buf);
+    }
+    print_message("folder: %u script members, %ld allocations of their reads refused in turn, %u reads ENOMEM, "
+                  "each next read whole\n",
+                  members, total, nomem);
+    assert_true(members >= 4);
+    assert_true(nomem > 0);
+    snap_free(&clean);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+#endif
+}
+
 /* A conflict's `identical` (folder6, issue 33): yes or no, the layout's two answers,
  * whatever is refused. Every malloc of listing one conflict's directory, then of reading
  * conflicts.csv, refused in turn (alloc_refuse.c): the listing or the read fails with
@@ -622,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_t2fs_turok1),
         cmocka_unit_test(test_folder),
         cmocka_unit_test(test_folder_identical_malloc),
+        cmocka_unit_test(test_folder_member_reads_malloc),
         cmocka_unit_test(test_t2fs_views_malloc),
         cmocka_unit_test(test_turok1_views_malloc),
         cmocka_unit_test(test_granny_objects_views_malloc),

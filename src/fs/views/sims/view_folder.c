@@ -1230,22 +1230,25 @@ static enum s3_err produce_member(struct cached *c, uint8_t **data, size_t *size
     zip_t *z = zip_open(path, ZIP_RDONLY, &code);
     free(path);
     char why[200];
-    if (!z)
-        return s3_fail(S3_ERR_IO, err, errlen, "%s: %s", f->rel, zip_why(code, why, sizeof why));
+    if (!z) /* libzip's own refused memory is NOMEM too: the next read tries again */
+        return s3_fail(code == ZIP_ER_MEMORY ? S3_ERR_NOMEM : S3_ERR_IO, err, errlen, "%s: %s", f->rel,
+                       zip_why(code, why, sizeof why));
     uint8_t *out = malloc(m->size + 1);
     zip_file_t *zf = out ? zip_fopen_index(z, m->index, 0) : NULL;
     enum s3_err rc = S3_OK;
     if (!out) {
         rc = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory for %" PRIu64 " bytes", m->size);
     } else if (!zf) {
-        rc = s3_fail(S3_ERR_IO, err, errlen, "%s", zip_strerror(z));
+        rc = s3_fail(zip_error_code_zip(zip_get_error(z)) == ZIP_ER_MEMORY ? S3_ERR_NOMEM : S3_ERR_IO, err, errlen,
+                     "%s", zip_strerror(z));
     } else {
         uint64_t got = 0;
         zip_int64_t r = 1;
         while (got <= m->size && (r = zip_fread(zf, out + got, m->size + 1 - got)) > 0)
             got += (uint64_t)r;
         if (r < 0)
-            rc = s3_fail(S3_ERR_IO, err, errlen, "%s", zip_file_strerror(zf));
+            rc = s3_fail(zip_error_code_zip(zip_file_get_error(zf)) == ZIP_ER_MEMORY ? S3_ERR_NOMEM : S3_ERR_IO, err,
+                         errlen, "%s", zip_file_strerror(zf));
         else if (got != m->size)
             rc = s3_fail(S3_ERR_FORMAT, err, errlen, "the member holds %" PRIu64 " bytes, its entry says %" PRIu64,
                          got, m->size);
@@ -1271,8 +1274,9 @@ static enum s3_err read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t
     char err[200];
     size_t have;
     const uint8_t *d;
-    if (cache_pin(&fs->cache, &m->c, &d, &have, err, sizeof err))
-        return S3_ERR_IO;
+    enum s3_err e = cache_pin(&fs->cache, &m->c, &d, &have, err, sizeof err);
+    if (e) /* a production refused memory: ENOMEM to this read, the next produces again */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
     *got = off >= have ? 0 : have - off < len ? have - off : len;
     memcpy(buf, d + off, *got);
     cache_unpin(&fs->cache, &m->c);
