@@ -8,6 +8,9 @@
  * clean one, entry for entry (a directory published short would stay short). /info
  * counts the failed listings. The same for a Mods folder on disk. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -568,6 +571,59 @@ static void test_folder_member_reads_malloc(void **state)
 #endif
 }
 
+/* /info's duplicates note (a package changed since the scan, docs: s3rig(5) "not in
+ * duplicates.csv") with each malloc of rendering /info refused in turn: the render fails
+ * or shows it, and the next render shows it once, never "1 more warnings not shown" (a
+ * refused warning counted as dropped for good). The copy of a.package is changed after
+ * each open's scan (its time), so the packages compared when /info is first rendered
+ * find it changed. */
+static void test_folder_info_note_malloc(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("folder /info note: not under a sanitizer's malloc: skipped\n");
+#else
+    char dir[] = "/tmp/s3rig-oom-note-XXXXXX", cmd[64], copy[128];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(fxf_build(dir, true), 0);
+    snprintf(copy, sizeof copy, "%s/copy/a-copy.package", dir);
+    struct subject s = {"folder", NULL, 0, dir};
+    const char *note = "copy/a-copy.package: changed or gone since the folder was scanned; not in duplicates.csv";
+    unsigned failed = 0;
+    long k = 0;
+    for (;; k++) {
+        struct s3fs *fs = open_subject(&s);
+        assert_int_equal(tree_populate(fs->tree, TREE_ROOT), S3_OK); /* the scan */
+        struct timespec when[2] = {{1000000 + k, 0}, {1000000 + k, 0}};
+        assert_int_equal(utimensat(AT_FDCWD, copy, when, 0), 0);
+        uint32_t info;
+        assert_int_equal(tree_lookup(fs->tree, TREE_ROOT, "info", &info), S3_OK);
+        size_t len;
+        alloc_refuse_start(k);
+        char *first = tree_render(fs->tree, info, &len);
+        long asked = alloc_refuse_count();
+        alloc_refuse_start(-1);
+        failed += first == NULL;
+        free(first);
+        char *text = read_info(fs->tree);
+        assert_non_null(text);
+        const char *at = strstr(text, note);
+        if (!at || strstr(at + 1, note) || strstr(text, "more warnings not shown"))
+            fail_msg("malloc %ld of rendering /info refused: the next /info has not the note once:\n%s", k, text);
+        free(text);
+        s3fs_close(fs);
+        if (k >= asked)
+            break;
+    }
+    print_message("folder /info: %ld allocations of its first render refused in turn, %u renders failed, the next "
+                  "one whole\n",
+                  k, failed);
+    assert_true(failed > 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+#endif
+}
+
 /* A conflict's `identical` (folder6, issue 33): yes or no, the layout's two answers,
  * whatever is refused. Every malloc of listing one conflict's directory, then of reading
  * conflicts.csv, refused in turn (alloc_refuse.c): the listing or the read fails with
@@ -686,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_folder),
         cmocka_unit_test(test_folder_identical_malloc),
         cmocka_unit_test(test_folder_member_reads_malloc),
+        cmocka_unit_test(test_folder_info_note_malloc),
         cmocka_unit_test(test_t2fs_views_malloc),
         cmocka_unit_test(test_turok1_views_malloc),
         cmocka_unit_test(test_granny_objects_views_malloc),
