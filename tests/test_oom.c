@@ -293,6 +293,17 @@ static void test_granny_objects_views_malloc(void **state)
     refuse_every_malloc_of("gr2obj-le32-v7", true);
 }
 
+/* A package (fixture_dbpf.c's sample: resources stored and RefPack-compressed, a name
+ * map, nested RIGs): its names, expansions, exports and nested opens keep no refusal,
+ * every failed listing lists when tried again. Only the listings: the nested views'
+ * openers (the wrapped RIG's lists, the clear RIG's bones) still make some refusals a
+ * broken part rather than NOMEM. */
+static void test_package_views_malloc(void **state)
+{
+    (void)state;
+    refuse_every_malloc_of("package-s4", false);
+}
+
 /* A wrapped RIG: its root's listing also resolves the first skeleton's bones
  * (load_bones), whose refused allocations fail the listing with NOMEM; tried again, the
  * tree is whole. */
@@ -423,6 +434,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_t2fs_views_malloc),
         cmocka_unit_test(test_turok1_views_malloc),
         cmocka_unit_test(test_granny_objects_views_malloc),
+        cmocka_unit_test(test_package_views_malloc),
         cmocka_unit_test(test_rig_views_malloc),
         cmocka_unit_test(test_rig_open_malloc),
     };

@@ -114,6 +114,10 @@ uint32_t export_add(struct s3fs *fs, uint32_t dir, const char *name, const char 
     source_hold(&fs->src); /* measuring reads the source as a build does */
     enum s3_err rc = build(ctx, NULL, &size, err, sizeof err);
     source_release(&fs->src);
+    if (rc == S3_ERR_NOMEM) { /* the listing fails (ENOMEM), never an .error for it */
+        tree_note_oom(fs->tree);
+        return 0;
+    }
     if (rc)
         return export_add_error(fs, dir, name, err);
     return export_add_sized(fs, dir, name, xtype, size, build, ctx);

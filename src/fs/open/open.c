@@ -49,6 +49,8 @@ static int open_view(struct s3fs *fs, const char *label, unsigned formats, char 
                     format_name(fs->det.format));
     if (e != S3_OK) {
         snprintf(err, errlen, "%s: %s", label, why[0] ? why : s3_err_str(e));
+        if (e == S3_ERR_NOMEM && fs->nested) /* the host's listing fails, never shows NAME.error */
+            tree_note_oom(fs->tree);
         return S3_EXIT_FORMAT;
     }
     return S3_EXIT_OK;
@@ -155,6 +157,7 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     *out = NULL;
     if (!fs) {
         snprintf(err, errlen, "out of memory");
+        tree_note_oom(t); /* the listing opening it fails (ENOMEM), tried again by the next */
         return S3_EXIT_OPEN;
     }
     source_move(&fs->src, src);
@@ -172,6 +175,7 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     if (tree_on_free(t, nested_free, fs)) {
         nested_free(fs);
         snprintf(err, errlen, "out of memory");
+        tree_note_oom(t);
         return S3_EXIT_OPEN;
     }
     enum s3_err src_rc = tree_add_source(t, &fs->src, &fs->src_id);
@@ -182,6 +186,7 @@ int s3fs_open_at(struct s3fs *host, uint32_t dir, const struct source *src, cons
     }
     if (src_rc) {
         snprintf(err, errlen, "out of memory");
+        tree_note_oom(t);
         return S3_EXIT_OPEN;
     }
     int rc = open_view(fs, "view", formats, err, errlen);

@@ -35,6 +35,7 @@ struct pkg_res {
     uint32_t nested_ino;    /* that directory (0: none made) */
     struct s3fs *nested;    /* the view opened there, once populated */
     bool ok;           /* the bytes can be had (err otherwise) */
+    bool nomem;        /* their expansion ran out of memory: tried again by the next listing */
     bool streamed;     /* larger than the cache's bound: decoded in pieces (struct stream_pool) */
     char err[200];
     struct source src; /* a slice of the file (stored), or the expanded bytes */
@@ -62,7 +63,8 @@ struct pkg_view {
     uint64_t names_kept;      /* bytes of the names kept so far */
     uint64_t names_held_peak; /* the most held while naming (dbpf_view_names_held_peak) */
     bool names_loaded;
-    enum s3_err names_rc; /* load_names: S3_OK, or NOMEM */
+    enum s3_err names_rc; /* load_names: S3_OK, or NOMEM (then names_loaded is false: tried again) */
+    uint32_t map_notes, map_notes_said; /* /info lines of broken maps: this try's, said so far */
     uint64_t mem_total; /* the declared expanded bytes of entries with data */
     struct stream_pool *pool; /* readers of streamed resources */
     uint32_t nstreamed;       /* resources listed so far that are streamed */
@@ -225,6 +227,25 @@ static enum s3_err check_streamed(struct pkg_view *v, struct pkg_res *r, const s
     return de;
 }
 
+/* Expands r's bytes into the cache now (held by the caller), so that a broken stream is
+ * data.error at once. Out of memory is no verdict on the bytes: the listing fails, and
+ * the next one expands again (r->nomem). */
+static void expand_now(struct pkg_view *v, struct pkg_res *r)
+{
+    struct s3fs *fs = v->fs;
+    size_t got;
+    const uint8_t *d;
+    enum s3_err e = cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err);
+    r->nomem = e == S3_ERR_NOMEM;
+    if (r->nomem)
+        tree_note_oom(fs->tree);
+    if (e)
+        return;
+    cache_unpin(&fs->cache, &r->c);
+    r->err[0] = 0;
+    r->ok = true;
+}
+
 /* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
  * source, expanded now so a broken stream is data.error at once. The bytes are held
  * (source_hold) for the caller, which reads them next: release with resource_done. */
@@ -232,6 +253,8 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
 {
     if (v->res[i]) {
         source_hold(&v->res[i]->src);
+        if (v->res[i]->nomem)
+            expand_now(v, v->res[i]);
         return v->res[i];
     }
     struct pkg_res *r = tree_calloc(v->fs->tree, 1, sizeof *r); /* NULL: the listing fails */
@@ -282,12 +305,7 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         return r;
     }
     source_hold(&r->src);
-    size_t got;
-    const uint8_t *d;
-    if (cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err))
-        return r;
-    cache_unpin(&fs->cache, &r->c);
-    r->ok = true;
+    expand_now(v, r);
     return r;
 }
 
@@ -388,6 +406,16 @@ static bool feed_names(void *ctx, const uint8_t *p, size_t n)
     return dbpf_namemap_feed(ctx, p, n);
 }
 
+/* A broken map's /info line is due: true unless an earlier try that ran out of memory
+ * said it (the maps are read again in the same order, and break the same way). */
+static bool map_note(struct pkg_view *v)
+{
+    if (++v->map_notes <= v->map_notes_said)
+        return false;
+    v->map_notes_said = v->map_notes;
+    return true;
+}
+
 /* Reads name map entry i into x, decoded piece by piece as it is parsed: the map is never
  * held whole (its expansion may be hundreds of times the package), only the decoder's
  * pieces (DBPF_STREAM_HELD) and the names kept. A map that cannot be decoded is said in
@@ -420,25 +448,26 @@ static void read_namemap(struct pkg_view *v, uint32_t i, struct name_index *x)
     }
     if (de == S3_OK || de == S3_ERR_LIMIT) { /* decoded whole, or stopped by a broken entry */
         v->namemaps++;
-        if (dbpf_namemap_end(&r) != S3_OK || err[0])
+        if ((dbpf_namemap_end(&r) != S3_OK || err[0]) && map_note(v))
             diag_add(&fs->diag, "%s: %s", v->dirname[i], err);
-    } else {
+    } else if (map_note(v)) {
         diag_add(&fs->diag, "%s: names read up to a broken stream: %s", v->dirname[i], why);
     }
 }
 
-/* Reads every name map, then names every entry: S3_OK, or NOMEM (then, and at every
- * later call, the listings that need the names fail with NOMEM; every name set stays a
- * valid string). */
-static enum s3_err load_names(struct pkg_view *v)
+/* One try at naming the entries: every name map read, then each entry named. Starts
+ * from nothing (a try that ran out of memory left counts and names behind). */
+static enum s3_err read_names(struct pkg_view *v)
 {
-    if (v->names_loaded)
-        return v->names_rc;
-    v->names_loaded = true;
+    v->names_rc = S3_OK;
+    v->nnames = v->namemaps = 0;
+    v->names_kept = 0;
+    v->map_notes = 0;
     char tmp[256];
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
+        free(v->dirname[i]);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
         if (!v->dirname[i])
             return v->names_rc = S3_ERR_NOMEM;
@@ -448,12 +477,12 @@ static enum s3_err load_names(struct pkg_view *v)
         name_index_free(&x);
         return v->names_rc = S3_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < v->d.count; i++) {
+    for (uint32_t i = 0; i < v->d.count && !v->names_rc; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         if (e->type == DBPF_TYPE_NAMEMAP && e->state == DBPF_OK)
             read_namemap(v, i, &x);
     }
-    for (uint32_t i = 0; i < v->d.count; i++) {
+    for (uint32_t i = 0; i < v->d.count && !v->names_rc; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         const char *nm = name_slot(&x, e->instance)->name;
         size_t n = dbpf_resource_name(tmp, sizeof tmp - 16, v->sims4, e, nm && nm[0] ? nm : NULL);
@@ -461,14 +490,26 @@ static enum s3_err load_names(struct pkg_view *v)
             snprintf(tmp + n, sizeof tmp - n, "~%u", e->dup + 1);
         char *name = strdup(tmp);
         if (!name) {
-            v->names_rc = S3_ERR_NOMEM; /* the provisional name stays */
-            continue;
+            v->names_rc = S3_ERR_NOMEM; /* the provisional name stays, until the next try */
+            break;
         }
         free(v->dirname[i]);
         v->dirname[i] = name;
     }
     name_index_free(&x);
     return v->names_rc;
+}
+
+/* Reads every name map, then names every entry: S3_OK, or NOMEM (then the listings that
+ * need the names fail with NOMEM, and the next call reads them all again: no refusal is
+ * kept, no resource named short of its map's name; every name set stays a valid string). */
+static enum s3_err load_names(struct pkg_view *v)
+{
+    if (v->names_loaded)
+        return S3_OK;
+    enum s3_err e = read_names(v);
+    v->names_loaded = e == S3_OK;
+    return e;
 }
 
 /* ---- /resources/NAME ---- */
@@ -991,8 +1032,8 @@ static void info_names(struct s3fs *fs, struct sbuf *out, void *ctx)
 {
     (void)fs;
     struct pkg_view *v = ctx;
-    if (v->names_loaded && v->names_rc)
-        sb_printf(out, "names: out of memory while naming the resources\n");
+    if (!v->names_loaded && v->names_rc)
+        sb_printf(out, "names: out of memory while naming the resources (tried again on the next listing)\n");
     else if (v->names_loaded)
         sb_printf(out, "names: %" PRIu64 " from %u name maps\n", v->nnames, v->namemaps);
     else
