@@ -39,6 +39,7 @@ static void parse_list(const struct s3_src *src, struct rig_wrapped *r, int id)
     }
     uint8_t *b = alloc_array(bytes, 1);
     l->index = alloc_array(l->count, sizeof *l->index);
+    r->oom |= !b || !l->index; /* never a list shown broken for lack of memory */
     if (!b || !l->index || src_read(src, l->pos + 4, b, bytes)) {
         free(b);
         snprintf(l->err, RIG_ERR, "%s at 0x%llx: read error", rig_list_names[id], (unsigned long long)l->pos);
@@ -80,7 +81,7 @@ static bool reading_fits(const struct s3_src *src, const struct rig_wrapped *r, 
     return true;
 }
 
-static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32_t i)
+static void parse_entry(const struct s3_src *src, struct rig_wrapped *r, struct rig_ik_entry *e, uint32_t i)
 {
     if (!entry_extent(src, e->pos, &e->size)) {
         snprintf(e->err, RIG_ERR, "IK chain %u at 0x%llx: entry does not fit in the file (%llu bytes)", i,
@@ -88,6 +89,7 @@ static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32
         return;
     }
     uint8_t *b = malloc(e->size);
+    r->oom |= !b;
     if (!b || src_read(src, e->pos, b, e->size)) {
         free(b);
         snprintf(e->err, RIG_ERR, "IK chain %u at 0x%llx: read error", i, (unsigned long long)e->pos);
@@ -113,6 +115,7 @@ static void parse_entry(const struct s3_src *src, struct rig_ik_entry *e, uint32
     if (!e->link_values || !e->links) {
         free(b);
         snprintf(e->err, RIG_ERR, "IK chain %u: out of memory", i);
+        r->oom = true;
         return;
     }
     for (uint32_t k = 0; k < e->length; k++)
@@ -156,6 +159,7 @@ static void parse_ik_block(const struct s3_src *src, struct rig_wrapped *r, stru
     r->entries = alloc_array(r->ik_count, sizeof *r->entries);
     if (!r->entry_offset || !r->entries) {
         snprintf(r->ik_err, RIG_ERR, "IK-chain block: out of memory");
+        r->oom = true;
         return;
     }
     for (uint32_t i = 0; i < r->ik_count; i++)
@@ -174,7 +178,7 @@ static void parse_ik_block(const struct s3_src *src, struct rig_wrapped *r, stru
                      (unsigned long long)e->pos);
             continue;
         }
-        parse_entry(src, e, i);
+        parse_entry(src, r, e, i);
         if (e->ok)
             budget -= e->size;
     }
@@ -245,6 +249,10 @@ enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, s
     parse_ik_block(src, r, d);
     for (int i = 0; i < 4; i++)
         parse_list(src, r, i);
+    if (r->oom) { /* a part shown broken would be a guess: the open fails */
+        rig_free_wrapped(r);
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    }
     return S3_OK;
 }
 

@@ -98,11 +98,12 @@ struct rig_wrapped {
     bool entry_base_fits; /* false: neither reading made the entries contiguous */
     struct rig_ik_entry *entries;
     struct rig_list lists[4];
+    bool oom; /* an allocation failed while parsing: rig_parse_wrapped returns NOMEM */
 };
 
 /* Parses the wrapper: S3_OK, or S3_ERR_RANGE / S3_ERR_FORMAT when the 52-byte header
- * itself is cut or not a wrapper (err says why). Broken blocks are marked !ok with a
- * reason. */
+ * itself is cut or not a wrapper (err says why), S3_ERR_NOMEM when an allocation failed
+ * (r freed). Broken blocks are marked !ok with a reason. */
 enum s3_err rig_parse_wrapped(const struct s3_src *src, struct rig_wrapped *r, struct diag *d, char *err,
                               size_t errlen);
 void rig_check_granny_extent(const struct rig_wrapped *r, uint64_t granny_size, struct diag *d);

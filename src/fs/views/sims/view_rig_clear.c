@@ -55,26 +55,30 @@ static void add_floats(struct tree *t, uint32_t dir, const char *name, const flo
     set_typef(t, ino, "f32[%d]", n);
 }
 
-/* Children lists for every bone, in one pass (CSR: start offsets, then indices). */
-static void index_children(struct rig_clear_view *v)
+/* Children lists for every bone, in one pass (CSR: start offsets, then indices). S3_OK
+ * or NOMEM (never a bone shown without its children for lack of memory). */
+static enum s3_err index_children(struct rig_clear_view *v)
 {
     uint32_t n = v->r.nbones;
     v->child_start = calloc((size_t)n + 1, sizeof *v->child_start);
     v->child_list = alloc_array(n, sizeof *v->child_list);
-    if (!v->child_start || !v->child_list)
-        return;
+    uint32_t *fill = calloc(n ? n : 1, sizeof *fill);
+    if (!v->child_start || !v->child_list || !fill) {
+        free(fill);
+        return S3_ERR_NOMEM;
+    }
     for (uint32_t i = 0; i < n; i++)
         if (bone_ok(v, v->r.bones[i].parent))
             v->child_start[v->r.bones[i].parent + 1]++;
     for (uint32_t i = 0; i < n; i++)
         v->child_start[i + 1] += v->child_start[i];
-    uint32_t *fill = alloc_array(n, sizeof *fill);
-    for (uint32_t i = 0; fill && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         int32_t p = v->r.bones[i].parent;
         if (bone_ok(v, p))
             v->child_list[v->child_start[p] + fill[p]++] = i;
     }
     free(fill);
+    return S3_OK;
 }
 
 static enum s3_err populate_bone(struct tree *t, uint32_t dir, void *ctx, uint64_t i)
@@ -287,7 +291,8 @@ enum s3_err rig_clear_view_open(struct s3fs *fs, char *err, size_t errlen)
     v->names = alloc_array(v->r.nbones, sizeof *v->names);
     for (uint32_t i = 0; v->names && i < v->r.nbones; i++)
         v->names[i] = v->r.bones[i].name;
-    index_children(v);
+    if (!v->names || index_children(v)) /* the tree frees v */
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     warn_chain_indices(v);
     if (view_add_value_hook(fs, rig_clear_value, v)) {
         s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
