@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,7 +534,8 @@ static void csv_row(const struct colset *cs, const uint8_t *p, bool be, struct s
 }
 
 /* Bytes [off, off+len) of one of a table's files, made from its element bytes (rows,
- * count × size bytes): the count copied. */
+ * count × size bytes): the count copied, or TABLE_NOMEM when the text could not be made. */
+#define TABLE_NOMEM SIZE_MAX
 typedef size_t table_copy_fn(const struct gtable *tb, const uint8_t *rows, bool be, uint64_t off, void *buf,
                              size_t len);
 
@@ -551,6 +553,10 @@ static enum s3_err table_read(struct gtable *tb, table_copy_fn *copy, uint64_t o
     e = gr2_bytes_at(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &b, &why);
     *got = b ? copy(tb, b, sp.g->be, off, buf, len) : 0;
     gr2_view_unpin(tb->o->v, &sp);
+    if (*got == TABLE_NOMEM) { /* never a short read that succeeds */
+        *got = 0;
+        return S3_ERR_NOMEM;
+    }
     return e == S3_OK || e == S3_ERR_NOMEM ? e : S3_ERR_IO;
 }
 
@@ -561,9 +567,9 @@ static size_t csv_copy(const struct gtable *tb, const uint8_t *rows, bool be, ui
     uint64_t start, row;
     if (!rows_seek(tb->mark, tb->count, ROWS_PER_MARK, tb->header_len, off, &row, &start))
         csv_header(tb->cs, &text);
-    while (row < tb->count && start + text.len < off + len)
+    while (row < tb->count && start + text.len < off + len && !text.oom)
         csv_row(tb->cs, rows + (size_t)row++ * tb->size, be, &text);
-    size_t n = rows_copy(&text, start, off, buf, len);
+    size_t n = text.oom ? TABLE_NOMEM : rows_copy(&text, start, off, buf, len);
     sb_free(&text);
     return n;
 }
