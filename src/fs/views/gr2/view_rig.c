@@ -16,6 +16,7 @@ struct rig_view {
     char granny_err[256];
     /* the first skeleton's bones, for .bone links and .names files */
     bool bones_ok;
+    bool bones_tried; /* load_bones decided (once; a try that ran out of memory decided nothing) */
     char *bones_path; /* relative to the mount root */
     uint32_t nbones;
     char **bone_names;
@@ -69,17 +70,22 @@ static void warn_index(struct rig_view *v, const char *where, uint32_t i, const 
 
 /* Resolves the skeleton once and reports every out-of-range index in /info. A file
  * without usable bones is said in /info; NOMEM is returned, the listing failing rather
- * than showing no bone links. */
+ * than showing no bone links, and the next listing tries again (a listing rolled back
+ * for another refusal finds the bones resolved: nothing is resolved or said twice). */
 static enum s3_err load_bones(struct rig_view *v)
 {
     char why[200];
+    if (v->bones_tried)
+        return S3_OK;
     if (!v->granny) {
+        v->bones_tried = true;
         diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
         return S3_OK;
     }
     enum s3_err e = gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why);
     if (e == S3_ERR_NOMEM)
         return e;
+    v->bones_tried = true;
     if (e) {
         diag_add(&v->fs->diag, "bone names unavailable: %s", why);
         return S3_OK;
