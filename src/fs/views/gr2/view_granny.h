@@ -36,7 +36,7 @@ struct gr2_view {
     struct gr2_secitem *items;  /* per section */
     struct gr2_fixup **fixups;  /* per section, sorted by from_offset (loaded on first use) */
     uint32_t *nfixups;
-    bool fixups_loaded;
+    uint32_t fixups_loaded;     /* sections whose fixups were read (the first pin reads them) */
     /* What is added to /granny when it is first listed, after the container's own
      * nodes (gr2_view_add_granny_extra: the object tree, and whoever else registers),
      * and how the object tree's state is freed with the view. */

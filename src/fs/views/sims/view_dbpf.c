@@ -35,6 +35,7 @@ struct pkg_res {
     uint32_t nested_ino;    /* that directory (0: none made) */
     struct s3fs *nested;    /* the view opened there, once populated */
     bool ok;           /* the bytes can be had (err otherwise) */
+    bool nomem;        /* their expansion ran out of memory: tried again by the next listing */
     bool streamed;     /* larger than the cache's bound: decoded in pieces (struct stream_pool) */
     char err[200];
     struct source src; /* a slice of the file (stored), or the expanded bytes */
@@ -225,6 +226,25 @@ static enum s3_err check_streamed(struct pkg_view *v, struct pkg_res *r, const s
     return de;
 }
 
+/* Expands r's bytes into the cache now (held by the caller), so that a broken stream is
+ * data.error at once. Out of memory is no verdict on the bytes: the listing fails, and
+ * the next one expands again (r->nomem). */
+static void expand_now(struct pkg_view *v, struct pkg_res *r)
+{
+    struct s3fs *fs = v->fs;
+    size_t got;
+    const uint8_t *d;
+    enum s3_err e = cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err);
+    r->nomem = e == S3_ERR_NOMEM;
+    if (r->nomem)
+        tree_note_oom(fs->tree);
+    if (e)
+        return;
+    cache_unpin(&fs->cache, &r->c);
+    r->err[0] = 0;
+    r->ok = true;
+}
+
 /* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
  * source, expanded now so a broken stream is data.error at once. The bytes are held
  * (source_hold) for the caller, which reads them next: release with resource_done. */
@@ -232,6 +252,8 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
 {
     if (v->res[i]) {
         source_hold(&v->res[i]->src);
+        if (v->res[i]->nomem)
+            expand_now(v, v->res[i]);
         return v->res[i];
     }
     struct pkg_res *r = tree_calloc(v->fs->tree, 1, sizeof *r); /* NULL: the listing fails */
@@ -282,12 +304,7 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         return r;
     }
     source_hold(&r->src);
-    size_t got;
-    const uint8_t *d;
-    if (cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err))
-        return r;
-    cache_unpin(&fs->cache, &r->c);
-    r->ok = true;
+    expand_now(v, r);
     return r;
 }
 
@@ -440,6 +457,7 @@ static enum s3_err name_entries(struct pkg_view *v)
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
+        free(v->dirname[i]);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
         if (!v->dirname[i])
             return S3_ERR_NOMEM;
@@ -449,7 +467,7 @@ static enum s3_err name_entries(struct pkg_view *v)
         name_index_free(&x);
         return S3_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < v->d.count; i++) {
+    for (uint32_t i = 0; i < v->d.count && !v->names_rc; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         if (e->type == DBPF_TYPE_NAMEMAP && e->state == DBPF_OK)
             read_namemap(v, i, &x);
