@@ -444,7 +444,7 @@ static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     struct rw_target rig;
     uint64_t pos;
     memset(&rig, 0, sizeof rig);
-    if (!granny_target(g, gv->fs->root, &rig) ||
+    if (!granny_target(g, gv->fs->root, &rig) || rig.rig_in_resource || /* granny_in_rig_resource's */
         gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
         !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
         pos != rig.pos || gv->g.total_size > rig.len)
@@ -619,11 +619,15 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct source *s = tree_node_source(t, ino);
+    /* the RIG view's root: granny.gr2's directory, or ino itself when asked of the root
+     * (granny_in_rig): a RIG stored raw in a package resource must be found a resource's
+     * there too, never spliced in the file, where the package's index would not follow */
+    uint32_t root = tree_kind(t, ino) == NODE_DIR ? ino : tree_parent(t, ino);
     if (!view_resize_of(g->fs, ino, &w->resize) || !w->resize.plan || w->resize.head_len == 0 ||
         w->resize.head_len > RW_HEAD_MAX)
         return false;
-    if (resource_data_of(t, tree_parent(t, ino))) {
-        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, tree_parent(t, ino), s, w))
+    if (resource_data_of(t, root)) {
+        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, root, s, w))
             return false;
         w->rig_in_resource = true;
         w->res_src = s;
