@@ -1029,7 +1029,8 @@ static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why,
     free(c->bytes);
     held_add(rw, flen); /* the section's expanded bytes, until the commit */
     *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen,
-                                  .res_record = t->in_resource || t->rig_in_resource ? t->f_offset : 0};
+                                  .res_record = t->in_resource || t->rig_in_resource ? t->f_offset : 0,
+                                  .serial = ++rw->seccopies};
     return 0;
 }
 
@@ -1349,9 +1350,10 @@ static void res_copy_note(struct rw *rw, size_t prev, const struct rw_target *t,
         memmove(rw->res + prev, rw->res + prev + 1, (rw->nres - prev - 1) * sizeof *rw->res);
         rw->nres--;
     }
-    rw->res[rw->nres++] = (struct rw_res_copy){t->f_offset, from, to, word, was[0], was[1], t->in_section,
-                                               t->in_section ? t->gv : NULL, t->in_section ? t->sec : 0,
-                                               t->kind == RW_RESOURCE};
+    bool of_copy = t->in_section && rw->seccopy.bytes && rw->seccopy.gv == t->gv && rw->seccopy.sec == t->sec;
+    rw->res[rw->nres++] = (struct rw_res_copy){t->f_offset, from, to, word, was[0], was[1], of_copy,
+                                               of_copy ? t->gv : NULL, of_copy ? t->sec : 0,
+                                               of_copy ? rw->seccopy.serial : 0, t->kind == RW_RESOURCE};
 }
 
 /* Under mu: the bytes of the file resource t's index record points at as committed
@@ -1369,15 +1371,17 @@ static void record_span(struct rw *rw, const struct rw_target *t, uint64_t was[2
 }
 
 /* Under mu: whether resource t's last copy pending was made by writes into the section
- * copy t writes into now, and the record still points at it: the copy then holds every
- * write made into the section since, and the resource is made again from its committed
- * bytes with them all (two values of one compressed section, one commit). */
+ * copy t writes into now (the same copy, not a fresh one of the same section made after
+ * another section's), and the record still points at it: the copy then holds every write
+ * made into the section since, and the resource is made again from its committed bytes
+ * with them all (two values of one compressed section, one commit). */
 static bool own_copy(const struct rw *rw, const struct rw_target *t)
 {
     size_t i = res_copy_of(rw, t->f_offset);
     const struct rw_section_copy *c = &rw->seccopy;
     if (!t->in_section || i == SIZE_MAX || !rw->res[i].of_copy || rw->res[i].gv != t->gv ||
-        rw->res[i].sec != t->sec || !c->bytes || c->gv != t->gv || c->sec != t->sec)
+        rw->res[i].sec != t->sec || !c->bytes || c->gv != t->gv || c->sec != t->sec ||
+        c->serial != rw->res[i].copy_serial)
         return false;
     uint8_t now[4] = {0}, want[4];
     put_le(want, rw->res[i].word, 4);

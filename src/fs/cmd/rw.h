@@ -155,9 +155,11 @@ struct rw {
         /* the index record's offset field of the package resource the section lies in
          * (0: none): a replacement of that resource's data.bin supersedes the copy */
         uint64_t res_record;
+        uint64_t serial; /* which copy this is (rw->seccopies counts those made) */
         struct rw_target target;
         char path[256];
     } seccopy;
+    uint64_t seccopies; /* section copies made (their serials) */
     /* the compressed sections stored raw since the last commit, in the order stored: where
      * each copy starts (its padding first), in the pending tail or in the wrapped RIG's new Granny bytes; the
      * last one written again is stored again in its place, so that no earlier copy is left
@@ -181,11 +183,13 @@ struct rw {
          * write there is refused while the copy is pending (it would go to bytes no
          * longer the resource's) */
         uint64_t was_from, was_to;
-        /* made by a write into the section copy (seccopy) of section `sec` of view gv: a
-         * later write into that copy makes the resource again, replacing it */
+        /* made by a write into the section copy (seccopy) of section `sec` of view gv,
+         * the copy's serial: a later write into that same copy (which holds every write
+         * made into it) makes the resource again, replacing it */
         bool of_copy;
         struct gr2_view *gv;
         uint32_t sec;
+        uint64_t copy_serial;
         bool whole; /* made by a replacement of its data.bin (not by a write inside it) */
     } *res;
     size_t nres, capres;
