@@ -3884,7 +3884,7 @@ static void inside_after_replace_geom(void)
     snprintf(rel, sizeof rel, "%s/geom/geom/sort_order", geom_res);
     assert_int_equal(mode_of(mnt, rel), 0644);
     assert_int_equal(value_at(mnt, rel, "7\n"), EBUSY);
-    assert_true(info_has(mnt, "geom/geom/sort_order: the package resource it lies in is replaced whole"));
+    assert_true(info_has(mnt, "geom/geom/sort_order: new content of the package resource it lies in is pending"));
     snprintf(rel, sizeof rel, "%s/geom/geom/vertices.csv", geom_res);
     snprintf(p, sizeof p, "%s/%s", mnt, rel);
     char *csv = text_of(p), *csv2 = csv_set(csv, 2, csv_col(csv, "px"), "2.5");
@@ -3894,7 +3894,7 @@ static void inside_after_replace_geom(void)
     assert_int_equal(patch_at(mnt, rel, 4, four, 4), EBUSY);
     snprintf(rel, sizeof rel, "%s/stored.bin", geom_res);
     assert_int_equal(patch_at(mnt, rel, 0, four, 4), EBUSY);
-    assert_true(info_has(mnt, "the package resource it lies in is replaced whole (its data.bin), pending"));
+    assert_true(info_has(mnt, "of the file: new content of the package resource it lies in is pending"));
     move_file(path, false);
     umount_rw(mnt, path);
     assert_one_copy(path, pkg, size, pos, false, fresh, 500, "015A1849 00000000 0000000100000040");
@@ -4106,7 +4106,8 @@ static void set_position(const struct fxg_result *r, uint8_t *sec, int b, const 
  * stored zlib; a RIG header value (unused_0, in the resource's stored bytes) then two
  * bones' positions in the RIG's compressed Granny section, the RIG stored raw (its
  * section stored raw in new Granny bytes, in new RIG bytes, never spliced into the
- * package in place). Committed:
+ * package in place). A header value written after (the new bytes made without it) is
+ * refused, EBUSY, and changes nothing. Committed:
  * the resource's new data holds the section stored raw with both positions (gr2.md), the
  * RIG's value too; its record points at its only copy; mounted again, both read back. */
 static void two_inside(bool rig, const char *name)
@@ -4127,13 +4128,12 @@ static void two_inside(bool rig, const char *name)
     memcpy(old, k.pkg, k.size);
     memcpy(sec, r.section, r.section_size);
     static const float one[3] = {1.5f, -2.0f, 0.25f}, two[3] = {-4.0f, 0.5f, 8.0f};
-    char rel[700], rel2[700], p[1100];
+    char rel[700], rel2[700], rel3[700], p[1100];
     snprintf(rel, sizeof rel, "%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", k.res);
+    snprintf(rel3, sizeof rel3, "%s/rig/header/unused_0", k.res);
     snprintf(rel2, sizeof rel2, "%s/rig/granny/root/Skeletons/0/Bones/2/Transform/position", k.res);
     move_file(k.path, true);
     if (rig) { /* unused_0: the wrapper's word 9 (rig.md), in the raw resource's bytes */
-        char rel3[700];
-        snprintf(rel3, sizeof rel3, "%s/rig/header/unused_0", k.res);
         assert_int_equal(value_at(k.mnt, rel3, "305419896\n"), EBUSY);
         le32(old + rd32(k.pkg + pos[0]) + UNUSED0_POS, 305419896u); /* stays in the old bytes too */
     }
@@ -4142,6 +4142,10 @@ static void two_inside(bool rig, const char *name)
     assert_int_equal(value_at(k.mnt, rel, "1.5\n-2\n0.25\n"), EBUSY); /* the commit refused, not the write */
     set_position(&r, sec, 1, one);
     assert_false(info_has(k.mnt, "refused /"));
+    if (rig) { /* the resource's new bytes are made: a value in its old ones would be lost */
+        assert_int_equal(value_at(k.mnt, rel3, "7\n"), EBUSY);
+        assert_true(info_has(k.mnt, "unused_0: new content of the package resource it lies in is pending"));
+    }
     move_file(k.path, false);
     umount_rw(k.mnt, k.path);
     do_mount(k.path, k.mnt, NULL);

@@ -859,9 +859,9 @@ static bool in_splice(const struct rw *rw, uint64_t pos, uint64_t len)
 #define IN_SPLICE_WHY "a whole replacement of the bytes it lies in is pending"
 
 /* Under mu: whether [pos, pos+len) of the file lies in part in the bytes of a package
- * resource whose data.bin replacement is pending (a value or bytes inside a resource
- * stored raw): the record points at the new copy, so the write would go to bytes that
- * are the resource's no more; it is refused rather than taken and lost. */
+ * resource whose new copy is pending (a value or bytes inside a resource stored raw): the
+ * record points at the new copy, so the write would go to bytes that are the resource's
+ * no more; it is refused rather than taken and lost. */
 static bool in_replaced(const struct rw *rw, uint64_t pos, uint64_t len)
 {
     for (size_t i = 0; i < rw->nres; i++)
@@ -870,7 +870,10 @@ static bool in_replaced(const struct rw *rw, uint64_t pos, uint64_t len)
     return false;
 }
 
-#define IN_REPLACED_WHY "the package resource it lies in is replaced whole (its data.bin), pending"
+/* (a data.bin replaced, or the resource made again by a section stored raw, which holds
+ * the writes before it only) */
+#define IN_REPLACED_WHY "new content of the package resource it lies in is pending (its data.bin replaced, or made " \
+                        "again for a write inside it)"
 
 static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
 
