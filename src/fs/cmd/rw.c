@@ -444,7 +444,7 @@ static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     struct rw_target rig;
     uint64_t pos;
     memset(&rig, 0, sizeof rig);
-    if (!granny_target(g, gv->fs->root, &rig) ||
+    if (!granny_target(g, gv->fs->root, &rig) || rig.rig_in_resource || /* granny_in_rig_resource's */
         gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
         !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
         pos != rig.pos || gv->g.total_size > rig.len)
@@ -486,6 +486,7 @@ static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_
         return false;
     w->in_resource = true;
     take_record(w, &res);
+    w->res_in_file = file_pos(g, &fs->src, 0, fs->src.size, &w->res_file_pos);
     w->gr2_base = 0;
     return true;
 }
@@ -506,6 +507,8 @@ static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct
         return false;
     w->rig_in_resource = true;
     w->res_src = rig.res_src;
+    w->res_in_file = rig.res_in_file;
+    w->res_file_pos = rig.res_file_pos;
     w->resize = rig.resize;
     take_record(w, &rig);
     w->gr2_pos = rig.resize.pos;
@@ -619,14 +622,19 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct source *s = tree_node_source(t, ino);
+    /* the RIG view's root: granny.gr2's directory, or ino itself when asked of the root
+     * (granny_in_rig): a RIG stored raw in a package resource must be found a resource's
+     * there too, never spliced in the file, where the package's index would not follow */
+    uint32_t root = tree_kind(t, ino) == NODE_DIR ? ino : tree_parent(t, ino);
     if (!view_resize_of(g->fs, ino, &w->resize) || !w->resize.plan || w->resize.head_len == 0 ||
         w->resize.head_len > RW_HEAD_MAX)
         return false;
-    if (resource_data_of(t, tree_parent(t, ino))) {
-        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, tree_parent(t, ino), s, w))
+    if (resource_data_of(t, root)) {
+        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, root, s, w))
             return false;
         w->rig_in_resource = true;
         w->res_src = s;
+        w->res_in_file = file_pos(g, s, 0, s->size, &w->res_file_pos);
         w->gr2_pos = w->resize.pos;
         w->gr2_len = w->resize.len;
     } else if (!file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
@@ -850,6 +858,23 @@ static bool in_splice(const struct rw *rw, uint64_t pos, uint64_t len)
 
 #define IN_SPLICE_WHY "a whole replacement of the bytes it lies in is pending"
 
+/* Under mu: whether [pos, pos+len) of the file lies in part in the bytes of a package
+ * resource whose new copy is pending (a value or bytes inside a resource stored raw): the
+ * record points at the new copy, so the write would go to bytes that are the resource's
+ * no more; it is refused rather than taken and lost. */
+static bool in_replaced(const struct rw *rw, uint64_t pos, uint64_t len)
+{
+    for (size_t i = 0; i < rw->nres; i++)
+        if (pos < rw->res[i].was_to && pos + len > rw->res[i].was_from)
+            return true;
+    return false;
+}
+
+/* (a data.bin replaced, or the resource made again by a section stored raw, which holds
+ * the writes before it only) */
+#define IN_REPLACED_WHY "new content of the package resource it lies in is pending (its data.bin replaced, or made " \
+                        "again for a write inside it)"
+
 static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
 
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
@@ -859,15 +884,15 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
     if (t->in_section)
         return put_section_bytes(rw, t, off, b, len);
     pthread_mutex_lock(&rw->mu);
-    bool spliced = in_splice(rw, t->pos + off, len);
-    int rc = spliced ? -EBUSY : note_gr2(rw, t);
+    bool spliced = in_splice(rw, t->pos + off, len), replaced = !spliced && in_replaced(rw, t->pos + off, len);
+    int rc = spliced || replaced ? -EBUSY : note_gr2(rw, t);
     if (!rc)
         rc = neg_errno_of(edits_put(&rw->pending, t->pos + off, b, len));
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
-    if (spliced)
-        rw_log(rw, "refused a write to bytes [%" PRIu64 ", +%zu) of the file: " IN_SPLICE_WHY "; nothing changed",
-               t->pos + off, len);
+    if (spliced || replaced)
+        rw_log(rw, "refused a write to bytes [%" PRIu64 ", +%zu) of the file: %s (commit it first); nothing changed",
+               t->pos + off, len, spliced ? IN_SPLICE_WHY : IN_REPLACED_WHY);
     return rc;
 }
 
@@ -1006,7 +1031,9 @@ static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why,
         held_sub(rw, c->len);
     free(c->bytes);
     held_add(rw, flen); /* the section's expanded bytes, until the commit */
-    *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen};
+    *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen,
+                                  .res_record = t->in_resource || t->rig_in_resource ? t->f_offset : 0,
+                                  .serial = ++rw->seccopies};
     return 0;
 }
 
@@ -1018,6 +1045,7 @@ static bool other_copy_dirty(const struct rw *rw, const struct rw_target *t)
 }
 
 static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, size_t *at);
+static bool record_busy(const struct rw *rw, const struct rw_target *t);
 
 /* Under mu: whether storing t's section raw would be refused now (put_section's and its
  * containers' refusals that hold until a commit): another section stored raw after its
@@ -1029,7 +1057,7 @@ static bool store_refused(struct rw *rw, const struct rw_target *t)
     const struct edits *e = &rw->pending;
     bool spliced = e->splice_to > e->splice_from;
     return raw_copy_of(rw, t, t->wrapped, &at) == -EBUSY ||
-           ((t->in_resource || t->rig_in_resource) && edits_touch(e, t->f_offset, 4)) ||
+           ((t->in_resource || t->rig_in_resource) && record_busy(rw, t)) ||
            (t->wrapped && spliced && !(rw->wrapped_live && e->splice_from == t->gr2_pos));
 }
 
@@ -1193,10 +1221,11 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
         return rc;
     }
     pthread_mutex_lock(&rw->mu);
-    bool spliced = in_splice(rw, t->pos, t->len);
+    bool spliced = in_splice(rw, t->pos, t->len), replaced = !spliced && in_replaced(rw, t->pos, t->len);
     pthread_mutex_unlock(&rw->mu);
-    if (spliced) {
-        rw_log(rw, "refused %s: " IN_SPLICE_WHY " (commit it first); nothing changed", path);
+    if (spliced || replaced) {
+        rw_log(rw, "refused %s: %s (commit it first); nothing changed", path,
+               spliced ? IN_SPLICE_WHY : IN_REPLACED_WHY);
         rc = -EBUSY;
     } else {
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
@@ -1313,15 +1342,94 @@ static int res_copy_room(struct rw *rw)
     return 0;
 }
 
-/* Under mu, after res_copy_room: the copy [from, to) of the tail noted last (the tail's
- * order), the one it replaces (prev, SIZE_MAX: none) forgotten. */
-static void res_copy_note(struct rw *rw, size_t prev, uint64_t f_offset, uint64_t from, uint64_t to, uint32_t word)
+/* Under mu, after res_copy_room: the copy [from, to) of the tail of resource t noted last
+ * (the tail's order), the one it replaces (prev, SIZE_MAX: none) forgotten; `was`: the
+ * file's bytes its record pointed at. A copy made from the section copy (a value or a
+ * NAME.bin of a compressed section: t->in_section) says which section's. */
+static void res_copy_note(struct rw *rw, size_t prev, const struct rw_target *t, uint64_t from, uint64_t to,
+                          uint32_t word, const uint64_t was[2])
 {
     if (prev != SIZE_MAX) {
         memmove(rw->res + prev, rw->res + prev + 1, (rw->nres - prev - 1) * sizeof *rw->res);
         rw->nres--;
     }
-    rw->res[rw->nres++] = (struct rw_res_copy){f_offset, from, to, word};
+    bool of_copy = t->in_section && rw->seccopy.bytes && rw->seccopy.gv == t->gv && rw->seccopy.sec == t->sec;
+    rw->res[rw->nres++] = (struct rw_res_copy){t->f_offset, from, to, word, was[0], was[1], of_copy,
+                                               of_copy ? t->gv : NULL, of_copy ? t->sec : 0,
+                                               of_copy ? rw->seccopy.serial : 0, t->kind == RW_RESOURCE};
+}
+
+/* Under mu: the bytes of the file resource t's index record points at as committed
+ * ([was[0], was[1]); empty when its words do not read): its stored size without the flag
+ * bits the record keeps (view_part's stored_flags). */
+static void record_span(struct rw *rw, const struct rw_target *t, uint64_t was[2])
+{
+    uint8_t off[4], stored[4];
+    int fd = newest(rw)->fs->src.fd;
+    was[0] = was[1] = 0;
+    if (pread(fd, off, 4, (off_t)t->f_offset) != 4 || pread(fd, stored, 4, (off_t)t->f_stored) != 4)
+        return;
+    was[0] = ld32(off, false);
+    was[1] = was[0] + (ld32(stored, false) & ~t->stored_flags);
+}
+
+/* Under mu: whether resource t's last copy pending was made by writes into the section
+ * copy t writes into now (the same copy, not a fresh one of the same section made after
+ * another section's), and the record still points at it: the copy then holds every write
+ * made into the section since, and the resource is made again from its committed bytes
+ * with them all (two values of one compressed section, one commit). */
+static bool own_copy(const struct rw *rw, const struct rw_target *t)
+{
+    size_t i = res_copy_of(rw, t->f_offset);
+    const struct rw_section_copy *c = &rw->seccopy;
+    if (!t->in_section || i == SIZE_MAX || !rw->res[i].of_copy || rw->res[i].gv != t->gv ||
+        rw->res[i].sec != t->sec || !c->bytes || c->gv != t->gv || c->sec != t->sec ||
+        c->serial != rw->res[i].copy_serial)
+        return false;
+    uint8_t now[4] = {0}, want[4];
+    put_le(want, rw->res[i].word, 4);
+    edits_overlay(&rw->pending, t->f_offset, now, 4);
+    return memcmp(now, want, 4) == 0;
+}
+
+/* Under mu: whether the index record of the resource t lies in has a change pending that
+ * a write into the resource cannot build on: a replacement of its data.bin, a word of the
+ * record written, a section of it stored raw from other bytes than t's (unless t is the
+ * RIG's granny.gr2 replaced whole, which supersedes what was written inside it), or bytes
+ * of a section written and not stored yet (a NAME.bin) that t's whole part would not
+ * hold. */
+static bool record_busy(const struct rw *rw, const struct rw_target *t)
+{
+    const struct rw_section_copy *c = &rw->seccopy;
+    if (!t->in_section && c->dirty && c->res_record == t->f_offset)
+        return true;
+    if (!edits_touch(&rw->pending, t->f_offset, 4) || own_copy(rw, t))
+        return false;
+    size_t i = res_copy_of(rw, t->f_offset);
+    if (t->kind != RW_GRANNY || i == SIZE_MAX || rw->res[i].whole)
+        return true;
+    uint8_t now[4] = {0}, want[4];
+    put_le(want, rw->res[i].word, 4);
+    edits_overlay(&rw->pending, t->f_offset, now, 4);
+    return memcmp(now, want, 4) != 0;
+}
+
+/* Under mu, after resource t's data.bin (or its RIG's granny.gr2) was replaced whole: the
+ * section copy of a section inside it dropped (its writes, stored or not, are superseded
+ * by the new content). Whether there were writes inside pending before (the copy of
+ * before, the section copy's, and for data.bin patches of its committed bytes; a RIG's
+ * values outside granny.gr2 are in its new bytes, not superseded). */
+static bool supersede_inside(struct rw *rw, const struct rw_target *t, size_t prev, const uint64_t was[2])
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    bool inside = prev != SIZE_MAX || (t->kind == RW_RESOURCE && was[1] > was[0] &&
+                                       edits_touch(&rw->pending, was[0], was[1] - was[0]));
+    if (c->bytes && c->res_record == t->f_offset) {
+        inside = true;
+        held_free(rw, c->bytes, c->len);
+        *c = (struct rw_section_copy){0};
+    }
+    return inside;
 }
 
 /* Under mu: a field of the file put undoably: what the file holds there is read from the
@@ -1371,6 +1479,9 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
     uint64_t before = rw->pending.tail_len, blen = 0;
     uint64_t at = newest(rw)->fs->src.size + before; /* current while mu is held */
     size_t prev = res_copy_of(rw, t->f_offset);
+    uint64_t was[2];
+    record_span(rw, t, was);
+    bool superseded = false;
     /* an index record's offset is 32 bits: the resource must end below 4 GiB */
     int rc = at >= UINT32_MAX ? -EFBIG : res_copy_room(rw);
     if (!rc)
@@ -1379,12 +1490,18 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
         rc = put_index_record(rw, &u, t, at, blen, src->len);
     if (!rc && prev != SIZE_MAX) /* the last thing that may fail */
         rc = neg_errno_of(edits_tail_hole(&rw->pending, rw->res[prev].from, rw->res[prev].to));
-    if (rc)
+    if (rc) {
         edits_undo(&rw->pending, &u); /* nothing of it stays pending */
-    else
-        res_copy_note(rw, prev, t->f_offset, before, rw->pending.tail_len, (uint32_t)at);
+    } else {
+        if (t->kind == RW_RESOURCE || t->kind == RW_GRANNY) /* the last whole content wins */
+            superseded = supersede_inside(rw, t, prev, was);
+        res_copy_note(rw, prev, t, before, rw->pending.tail_len, (uint32_t)at, was);
+    }
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
+    if (superseded)
+        rw_log(rw, "%s: replaced whole; the writes inside %s pending before it are superseded (not written)", path,
+               t->kind == RW_RESOURCE ? "the resource" : "it");
     if (rc == -EFBIG)
         rw_log(rw, "refused %s: the package would pass 4 GiB; nothing changed", path);
     else if (!rc && !t->zlib)
@@ -1570,6 +1687,10 @@ struct base_src {
     const struct source *rs; /* else when set: a resource's source, from pos on */
     uint64_t pos;          /* else: the file from pos on, with the pending patches */
     uint64_t len;
+    /* rs stored raw in the file, its byte 0 at file_at: the pending patches there (values
+     * of its uncompressed parts) laid over what it reads */
+    bool overlay;
+    uint64_t file_at;
 };
 
 /* n bytes of the base from pos into buf: 0 or -errno. */
@@ -1577,8 +1698,16 @@ static int base_read(struct rw *rw, const struct base_src *b, uint64_t pos, uint
 {
     if (b->fd >= 0)
         return pread(b->fd, buf, n, (off_t)pos) == (ssize_t)n ? 0 : -EIO;
-    if (b->rs)
-        return source_pread((struct source *)b->rs, b->pos + pos, buf, n) == S3_OK ? 0 : -EIO;
+    if (b->rs) {
+        if (source_pread((struct source *)b->rs, b->pos + pos, buf, n) != S3_OK)
+            return -EIO;
+        if (b->overlay) {
+            pthread_mutex_lock(&rw->mu);
+            edits_overlay(&rw->pending, b->file_at + b->pos + pos, buf, n);
+            pthread_mutex_unlock(&rw->mu);
+        }
+        return 0;
+    }
     if (!pread_current(rw, buf, n, b->pos + pos))
         return -EIO;
     pthread_mutex_lock(&rw->mu);
@@ -1786,13 +1915,14 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
 static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
                                 const struct whole_src *data)
 {
-    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size};
+    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size,
+                            .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
     int sfd = -1;
     pthread_mutex_lock(&rw->mu);
-    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    bool pending = record_busy(rw, t);
     pthread_mutex_unlock(&rw->mu);
     int rc = pending ? -EBUSY : base.len > RW_RESOURCE_MAX ? -EFBIG : 0;
     if (!rc)
@@ -1928,12 +2058,13 @@ static int compose_resized(struct rw *rw, const struct view_resize *vr, const st
 static int put_rig_in_resource(struct rw *rw, const struct rw_target *t, const char *path,
                                const struct whole_src *content)
 {
-    struct base_src rig = {.fd = -1, .rs = t->res_src, .pos = 0, .len = t->res_src ? t->res_src->size : 0};
+    struct base_src rig = {.fd = -1, .rs = t->res_src, .pos = 0, .len = t->res_src ? t->res_src->size : 0,
+                           .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t nlen = 0;
     int sfd = -1;
     pthread_mutex_lock(&rw->mu);
-    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    bool pending = record_busy(rw, t);
     pthread_mutex_unlock(&rw->mu);
     int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
     if (!rc)
@@ -1967,13 +2098,14 @@ static int put_rig_in_resource(struct rw *rw, const struct rw_target *t, const c
 static int put_rig_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
                                     const struct whole_src *data)
 {
-    struct base_src gr = {.fd = -1, .rs = t->res_src, .pos = t->gr2_pos, .len = t->gr2_len};
+    struct base_src gr = {.fd = -1, .rs = t->res_src, .pos = t->gr2_pos, .len = t->gr2_len,
+                          .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
     int sfd = -1;
     pthread_mutex_lock(&rw->mu);
-    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    bool pending = record_busy(rw, t);
     pthread_mutex_unlock(&rw->mu);
     int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
     if (!rc)

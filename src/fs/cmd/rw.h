@@ -80,6 +80,11 @@ struct rw_target {
      * zlib, stored_flags: its index record); gr2_pos/gr2_len: granny.gr2 in the RIG */
     bool rig_in_resource;
     struct source *res_src; /* rig_in_resource: the resource's bytes (the RIG view's source) */
+    /* in_resource or rig_in_resource, the resource stored raw: its bytes are one plain run
+     * of the file from res_file_pos on, so the pending patches there (values written in
+     * its uncompressed parts) are laid over them when its new data is made */
+    bool res_in_file;
+    uint64_t res_file_pos;
     /* RW_GRANNY (and a section in it): the view's declaration of the part (view_resize_of),
      * and where its container's head lies in the file */
     struct view_resize resize;
@@ -147,9 +152,14 @@ struct rw {
          * once, at the next commit, by `target` (a writable file of the section), whose
          * path the log names */
         bool dirty;
+        /* the index record's offset field of the package resource the section lies in
+         * (0: none): a replacement of that resource's data.bin supersedes the copy */
+        uint64_t res_record;
+        uint64_t serial; /* which copy this is (rw->seccopies counts those made) */
         struct rw_target target;
         char path[256];
     } seccopy;
+    uint64_t seccopies; /* section copies made (their serials) */
     /* the compressed sections stored raw since the last commit, in the order stored: where
      * each copy starts (its padding first), in the pending tail or in the wrapped RIG's new Granny bytes; the
      * last one written again is stored again in its place, so that no earlier copy is left
@@ -169,6 +179,18 @@ struct rw {
     struct rw_res_copy {
         uint64_t f_offset, from, to;
         uint32_t word;
+        /* the bytes of the file the record pointed at before ([was_from, was_to)): a
+         * write there is refused while the copy is pending (it would go to bytes no
+         * longer the resource's) */
+        uint64_t was_from, was_to;
+        /* made by a write into the section copy (seccopy) of section `sec` of view gv,
+         * the copy's serial: a later write into that same copy (which holds every write
+         * made into it) makes the resource again, replacing it */
+        bool of_copy;
+        struct gr2_view *gv;
+        uint32_t sec;
+        uint64_t copy_serial;
+        bool whole; /* made by a replacement of its data.bin (not by a write inside it) */
     } *res;
     size_t nres, capres;
     pthread_mutex_t logmu;
