@@ -3037,6 +3037,157 @@ static void test_rw_large_section_streamed(void **state)
     free(fresh);
 }
 
+/* /info's count of bytes written into scratch files (section copies, new Granny bytes)
+ * and the cache's peak of expanded bytes held. */
+static void scratch_and_cache(const char *mnt, unsigned long long *written, unsigned long long *cache_peak)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    const char *line = strstr(t, "rw: written into scratch files: ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "rw: written into scratch files: %llu bytes", written), 1);
+    line = strstr(t, "bytes held, peak ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "bytes held, peak %llu", cache_peak), 1);
+    free(t);
+}
+
+/* A value (Part_1/Index) and bytes of a table (Part_1/Values.bin, its second value) written
+ * into a BitKnit2 section of 3 MiB (fxg_build_sections: Magic, Index, the count and
+ * pointer of Values, then its 64 UInt32s, at the section's start) under -o cache_mb=4
+ * (the object tree lists what lies in a section only when it fits the bound: one larger
+ * than cache_mb has no value files), in a .gr2 or a wrapped RIG, in either order, before
+ * one commit (the file moved away meanwhile: the commits of the closes are refused, both
+ * writes stay pending). The expanded section's copy lives in a scratch file, not in
+ * memory: what writes held at most beside the cache's peak (the section expanded once)
+ * stays within the budget (two copies of it in memory, as before, passed it), and the
+ * bytes written into scratch files are the copy (3 MiB) and the two writes (4 bytes
+ * each), plus, in a RIG, the new Granny bytes once per time the section is stored raw
+ * (their length: the new total_size, a few header words more), never copied again for
+ * the wrapper. Committed: section 1 stored raw (compression
+ * 0, at the old total_size 4-aligned, its sizes) with exactly those 8 bytes changed, the
+ * CRC valid, a RIG's blocks following; mounted again the values read back and every other
+ * node is the same. */
+struct big_values_case {
+    const char *name;
+    bool rig, value_first;
+};
+
+static void big_section_values(const struct big_values_case *c)
+{
+    enum { BIG = 3 << 20, BUDGET = 4 << 20 };
+    struct fxg_sections_opts so = {2, BIG};
+    struct fxg_sections_result r;
+    struct gfix f = {.rig = c->rig};
+    size_t glen;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r);
+    if (c->rig) {
+        struct fx_rig_opts ro = fx_sample_rig_opts(gr2, glen);
+        f.bytes = fx_build_rig(&ro, &f.size, &f.rl);
+    } else {
+        f.bytes = malloc(glen);
+        memcpy(f.bytes, gr2, glen);
+        f.size = glen;
+    }
+    write_fixture(c->name, f.bytes, f.size, f.path, sizeof f.path);
+    snprintf(f.orig, sizeof f.orig, "%s/orig-%s", tmpdir, c->name);
+    assert_int_equal(fx_write_file(f.orig, f.bytes, f.size), 0);
+    char mname[128], pi[600], pb[600], step;
+    snprintf(mname, sizeof mname, "m-%s", c->name);
+    make_mountpoint(mname, f.mnt, sizeof f.mnt);
+    const char *index = "granny/root/Part_1/Index", *bin = "granny/root/Part_1/Values.bin";
+    snprintf(pi, sizeof pi, "%s/%s", f.mnt, index);
+    snprintf(pb, sizeof pb, "%s/%s", f.mnt, bin);
+    do_mount(f.path, f.mnt, "rw,cache_mb=4");
+    assert_int_equal(mode_of(f.mnt, index), 0644);
+    assert_int_equal(mode_of(f.mnt, bin), 0644);
+    char *t = text_of(pi);
+    assert_string_equal(t, "1\n"); /* the builder's index of part 1 */
+    free(t);
+    uint8_t v1[4];
+    le32(v1, 12345678u);
+    move_file(f.path, true);
+    for (int i = 0; i < 2; i++) {
+        if ((i == 0) == c->value_first) {
+            assert_int_equal(write_text(pi, O_WRONLY | O_TRUNC, "4242\n", &step), EBUSY);
+        } else {
+            int fd = open(pb, O_WRONLY);
+            assert_true(fd >= 0);
+            assert_int_equal(pwrite(fd, v1, 4, 4), 4); /* the second value */
+            assert_int_equal(close(fd), -1);
+            assert_int_equal(errno, EBUSY);
+        }
+    }
+    assert_true(info_has(f.mnt, "commit refused"));
+    assert_true(info_has(f.mnt, "section 1 stored raw"));
+    unsigned long long most = held_most(f.mnt), written, cache_peak;
+    scratch_and_cache(f.mnt, &written, &cache_peak); /* the tree the writes were made in */
+    move_file(f.path, false);
+    assert_int_equal(fsync_at(f.mnt, c->rig ? "header.bin" : "granny.gr2"), 0);
+    umount_rw(f.mnt, f.path);
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    const uint8_t *g = now + f.rl.granny_pos;
+    uint64_t total = rd32(g + 0x24);
+    printf("%s: %d MiB section, at most %llu bytes held by writes beside a cache peak of %llu, %llu written into "
+           "scratch files (new total_size %llu)\n",
+           c->name, BIG >> 20, most, cache_peak, written, (unsigned long long)total);
+    assert_true(most > 0 && cache_peak >= BIG && most + cache_peak <= BUDGET);
+    if (c->rig) /* stored raw twice (the first write's, then the second's in its place) */
+        assert_true(written >= BIG + 8 + 2 * total && written <= BIG + 8 + 2 * (total + 64));
+    else /* the section stored raw goes to the pending edits' own file */
+        assert_int_equal(written, BIG + 8);
+    uint8_t *want = malloc(BIG);
+    memcpy(want, r.section[1], BIG);
+    le32(want + 4, 4242);
+    memcpy(want + 16 + 4, v1, 4);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset + 44;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_true((uint64_t)f.rl.granny_pos + data_at + BIG <= n && total >= (uint64_t)data_at + BIG);
+    assert_memory_equal(g + data_at, want, BIG);
+    assert_gr2_crc_valid(g);
+    assert_container_follows(&f, now, n);
+    free(now);
+    free(want);
+    const char *changed[] = {"info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
+                             "granny/header/total_size", "granny/sections/1/", "header.bin", "header/",
+                             "unparsed/", index, bin, "granny/root/Part_1/Values.csv", NULL};
+    const char *added[] = {"unparsed/", "granny/sections/1/", NULL};
+    const char *moved[] = {"", "granny", "granny/", "unparsed", "ik_chains", "ik_chains/", "full_bone_list",
+                           "ik_target_slots", "info_nodes", "compress_nodes", "granny/root/Part_1/", NULL};
+    assert_trees_same_but(f.orig, f.path, changed, moved, added);
+    do_mount(f.path, f.mnt, NULL);
+    t = text_of(pi);
+    assert_string_equal(t, "4242\n");
+    free(t);
+    snprintf(pb, sizeof pb, "%s/granny/root/Part_1/Values.csv", f.mnt);
+    t = text_of(pb);
+    assert_true(strncmp(t, "v\n1000\n12345678\n1002\n", 21) == 0);
+    free(t);
+    do_umount(f.mnt);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(f.bytes);
+}
+
+static void test_rw_big_section_values_within_budget(void **state)
+{
+    (void)state;
+    static const struct big_values_case cases[] = {
+        {"big-values.gr2", false, true},
+        {"big-bin-first.gr2", false, false},
+        {"big-values.rig", true, true},
+        {"big-bin-first.rig", true, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        big_section_values(&cases[i]);
+}
+
 /* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
 static void temps_line(const char *mnt, unsigned long long *bytes, unsigned long long *in_mem,
                        unsigned long long *most)
@@ -3768,6 +3919,7 @@ int main(void)
         mount_test(test_rw_large_temporary_outside_memory),
         mount_test(test_rw_large_section_outside_memory),
         mount_test(test_rw_large_section_streamed),
+        mount_test(test_rw_big_section_values_within_budget),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),
