@@ -3188,6 +3188,87 @@ static void test_rw_big_section_values_within_budget(void **state)
         big_section_values(&cases[i]);
 }
 
+/* The same section as a package resource's whole data (a .gr2 resource, zlib): a value
+ * written (Part_1/Index := 4242) under -o cache_mb=4, its commit held back (the file moved
+ * away) so that /info still shows the tree it was written in: what the write held at most
+ * beside the cache's peak stays within the budget, the section copy (3 MiB, and the 4
+ * bytes) is all that went into scratch files besides the resource's new Granny bytes
+ * (made once: their length, a few header words more). Committed: the resource's new data
+ * holds section 1 stored raw with exactly the value changed, the CRC valid, total_size its
+ * length; the outside reader reads the entry as zlib with those bytes. */
+static void test_rw_big_section_value_in_package(void **state)
+{
+    (void)state;
+    enum { BIG = 3 << 20, BUDGET = 4 << 20 };
+    struct fxg_sections_opts so = {2, BIG};
+    struct fxg_sections_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], mnt[256], dir[200], p[1024], rel[400], step;
+    write_fixture("big-values.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    make_mountpoint("m-big-values-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw,cache_mb=4");
+    snprintf(rel, sizeof rel, "resources/%s/rig/granny/root/Part_1/Index", dir);
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    move_file(path, true);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "4242\n", &step), EBUSY);
+    assert_true(info_has(mnt, "stored raw"));
+    unsigned long long most = held_most(mnt), written, cache_peak;
+    scratch_and_cache(mnt, &written, &cache_peak);
+    move_file(path, false);
+    assert_int_equal(fsync_at(mnt, rel), 0);
+    umount_rw(mnt, path);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *g = slurp(p, &n);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "4242\n");
+    free(t);
+    do_umount(mnt);
+    printf("package resource: %d MiB section, at most %llu bytes held by writes beside a cache peak of %llu, %llu "
+           "written into scratch files (new Granny data %zu bytes)\n",
+           BIG >> 20, most, cache_peak, written, n);
+    assert_true(most > 0 && cache_peak >= BIG && most + cache_peak <= BUDGET);
+    assert_true(written >= BIG + 4 + n && written <= BIG + 4 + n + 64);
+    uint8_t *want = malloc(BIG);
+    memcpy(want, r.section[1], BIG);
+    le32(want + 4, 4242);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset + 44;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_int_equal(rd32(g + 0x24), n);
+    assert_true((uint64_t)data_at + BIG <= n);
+    assert_memory_equal(g + data_at, want, BIG);
+    assert_gr2_crc_valid(g);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], line_want[300];
+    sha256_hex(g, n, hex);
+    snprintf(line_want, sizeof line_want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "12345678 00000000 0000000000001111");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, line_want));
+    free(line);
+    free(lines);
+    free(want);
+    free(g);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(other);
+    free(pkg);
+}
+
 /* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
 static void temps_line(const char *mnt, unsigned long long *bytes, unsigned long long *in_mem,
                        unsigned long long *most)
@@ -3920,6 +4001,7 @@ int main(void)
         mount_test(test_rw_large_section_outside_memory),
         mount_test(test_rw_large_section_streamed),
         mount_test(test_rw_big_section_values_within_budget),
+        mount_test(test_rw_big_section_value_in_package),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),
