@@ -3037,6 +3037,238 @@ static void test_rw_large_section_streamed(void **state)
     free(fresh);
 }
 
+/* /info's count of bytes written into scratch files (section copies, new Granny bytes)
+ * and the cache's peak of expanded bytes held. */
+static void scratch_and_cache(const char *mnt, unsigned long long *written, unsigned long long *cache_peak)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    const char *line = strstr(t, "rw: written into scratch files: ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "rw: written into scratch files: %llu bytes", written), 1);
+    line = strstr(t, "bytes held, peak ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "bytes held, peak %llu", cache_peak), 1);
+    free(t);
+}
+
+/* A value (Part_1/Index) and bytes of a table (Part_1/Values.bin, its second value) written
+ * into a BitKnit2 section of 3 MiB (fxg_build_sections: Magic, Index, the count and
+ * pointer of Values, then its 64 UInt32s, at the section's start) under -o cache_mb=4
+ * (the object tree lists what lies in a section only when it fits the bound: one larger
+ * than cache_mb has no value files), in a .gr2 or a wrapped RIG, in either order, before
+ * one commit (the file moved away meanwhile: the commits of the closes are refused, both
+ * writes stay pending). The expanded section's copy lives in a scratch file, not in
+ * memory: what writes held at most beside the cache's peak (the section expanded once)
+ * stays within the budget (two copies of it in memory, as before, passed it), and the
+ * bytes written into scratch files are the copy (3 MiB) and the two writes (4 bytes
+ * each), plus, in a RIG, the new Granny bytes once per time the section is stored raw
+ * (their length: the new total_size, a few header words more), never copied again for
+ * the wrapper. Committed: section 1 stored raw (compression
+ * 0, at the old total_size 4-aligned, its sizes) with exactly those 8 bytes changed, the
+ * CRC valid, a RIG's blocks following; mounted again the values read back and every other
+ * node is the same. */
+struct big_values_case {
+    const char *name;
+    bool rig, value_first;
+};
+
+static void big_section_values(const struct big_values_case *c)
+{
+    enum { BIG = 3 << 20, BUDGET = 4 << 20 };
+    struct fxg_sections_opts so = {2, BIG};
+    struct fxg_sections_result r;
+    struct gfix f = {.rig = c->rig};
+    size_t glen;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r);
+    if (c->rig) {
+        struct fx_rig_opts ro = fx_sample_rig_opts(gr2, glen);
+        f.bytes = fx_build_rig(&ro, &f.size, &f.rl);
+    } else {
+        f.bytes = malloc(glen);
+        memcpy(f.bytes, gr2, glen);
+        f.size = glen;
+    }
+    write_fixture(c->name, f.bytes, f.size, f.path, sizeof f.path);
+    snprintf(f.orig, sizeof f.orig, "%s/orig-%s", tmpdir, c->name);
+    assert_int_equal(fx_write_file(f.orig, f.bytes, f.size), 0);
+    char mname[128], pi[600], pb[600], step;
+    snprintf(mname, sizeof mname, "m-%s", c->name);
+    make_mountpoint(mname, f.mnt, sizeof f.mnt);
+    const char *index = "granny/root/Part_1/Index", *bin = "granny/root/Part_1/Values.bin";
+    snprintf(pi, sizeof pi, "%s/%s", f.mnt, index);
+    snprintf(pb, sizeof pb, "%s/%s", f.mnt, bin);
+    do_mount(f.path, f.mnt, "rw,cache_mb=4");
+    assert_int_equal(mode_of(f.mnt, index), 0644);
+    assert_int_equal(mode_of(f.mnt, bin), 0644);
+    char *t = text_of(pi);
+    assert_string_equal(t, "1\n"); /* the builder's index of part 1 */
+    free(t);
+    uint8_t v1[4];
+    le32(v1, 12345678u);
+    move_file(f.path, true);
+    for (int i = 0; i < 2; i++) {
+        if ((i == 0) == c->value_first) {
+            assert_int_equal(write_text(pi, O_WRONLY | O_TRUNC, "4242\n", &step), EBUSY);
+        } else {
+            int fd = open(pb, O_WRONLY);
+            assert_true(fd >= 0);
+            assert_int_equal(pwrite(fd, v1, 4, 4), 4); /* the second value */
+            assert_int_equal(close(fd), -1);
+            assert_int_equal(errno, EBUSY);
+        }
+    }
+    assert_true(info_has(f.mnt, "commit refused"));
+    assert_true(info_has(f.mnt, "section 1 stored raw"));
+    unsigned long long most = held_most(f.mnt), written, cache_peak;
+    scratch_and_cache(f.mnt, &written, &cache_peak); /* the tree the writes were made in */
+    move_file(f.path, false);
+    assert_int_equal(fsync_at(f.mnt, c->rig ? "header.bin" : "granny.gr2"), 0);
+    umount_rw(f.mnt, f.path);
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    const uint8_t *g = now + f.rl.granny_pos;
+    uint64_t total = rd32(g + 0x24);
+    printf("%s: %d MiB section, at most %llu bytes held by writes beside a cache peak of %llu, %llu written into "
+           "scratch files (new total_size %llu)\n",
+           c->name, BIG >> 20, most, cache_peak, written, (unsigned long long)total);
+    assert_true(most > 0 && cache_peak >= BIG && most + cache_peak <= BUDGET);
+    if (c->rig) /* stored raw twice (the first write's, then the second's in its place) */
+        assert_true(written >= BIG + 8 + 2 * total && written <= BIG + 8 + 2 * (total + 64));
+    else /* the section stored raw goes to the pending edits' own file */
+        assert_int_equal(written, BIG + 8);
+    uint8_t *want = malloc(BIG);
+    memcpy(want, r.section[1], BIG);
+    le32(want + 4, 4242);
+    memcpy(want + 16 + 4, v1, 4);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset + 44;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_true((uint64_t)f.rl.granny_pos + data_at + BIG <= n && total >= (uint64_t)data_at + BIG);
+    assert_memory_equal(g + data_at, want, BIG);
+    assert_gr2_crc_valid(g);
+    assert_container_follows(&f, now, n);
+    free(now);
+    free(want);
+    const char *changed[] = {"info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
+                             "granny/header/total_size", "granny/sections/1/", "header.bin", "header/",
+                             "unparsed/", index, bin, "granny/root/Part_1/Values.csv", NULL};
+    const char *added[] = {"unparsed/", "granny/sections/1/", NULL};
+    const char *moved[] = {"", "granny", "granny/", "unparsed", "ik_chains", "ik_chains/", "full_bone_list",
+                           "ik_target_slots", "info_nodes", "compress_nodes", "granny/root/Part_1/", NULL};
+    assert_trees_same_but(f.orig, f.path, changed, moved, added);
+    do_mount(f.path, f.mnt, NULL);
+    t = text_of(pi);
+    assert_string_equal(t, "4242\n");
+    free(t);
+    snprintf(pb, sizeof pb, "%s/granny/root/Part_1/Values.csv", f.mnt);
+    t = text_of(pb);
+    assert_true(strncmp(t, "v\n1000\n12345678\n1002\n", 21) == 0);
+    free(t);
+    do_umount(f.mnt);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(f.bytes);
+}
+
+static void test_rw_big_section_values_within_budget(void **state)
+{
+    (void)state;
+    static const struct big_values_case cases[] = {
+        {"big-values.gr2", false, true},
+        {"big-bin-first.gr2", false, false},
+        {"big-values.rig", true, true},
+        {"big-bin-first.rig", true, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        big_section_values(&cases[i]);
+}
+
+/* The same section as a package resource's whole data (a .gr2 resource, zlib): a value
+ * written (Part_1/Index := 4242) under -o cache_mb=4, its commit held back (the file moved
+ * away) so that /info still shows the tree it was written in: what the write held at most
+ * beside the cache's peak stays within the budget, the section copy (3 MiB, and the 4
+ * bytes) is all that went into scratch files besides the resource's new Granny bytes
+ * (made once: their length, a few header words more). Committed: the resource's new data
+ * holds section 1 stored raw with exactly the value changed, the CRC valid, total_size its
+ * length; the outside reader reads the entry as zlib with those bytes. */
+static void test_rw_big_section_value_in_package(void **state)
+{
+    (void)state;
+    enum { BIG = 3 << 20, BUDGET = 4 << 20 };
+    struct fxg_sections_opts so = {2, BIG};
+    struct fxg_sections_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], mnt[256], dir[200], p[1024], rel[400], step;
+    write_fixture("big-values.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    make_mountpoint("m-big-values-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw,cache_mb=4");
+    snprintf(rel, sizeof rel, "resources/%s/rig/granny/root/Part_1/Index", dir);
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    move_file(path, true);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "4242\n", &step), EBUSY);
+    assert_true(info_has(mnt, "stored raw"));
+    unsigned long long most = held_most(mnt), written, cache_peak;
+    scratch_and_cache(mnt, &written, &cache_peak);
+    move_file(path, false);
+    assert_int_equal(fsync_at(mnt, rel), 0);
+    umount_rw(mnt, path);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *g = slurp(p, &n);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "4242\n");
+    free(t);
+    do_umount(mnt);
+    printf("package resource: %d MiB section, at most %llu bytes held by writes beside a cache peak of %llu, %llu "
+           "written into scratch files (new Granny data %zu bytes)\n",
+           BIG >> 20, most, cache_peak, written, n);
+    assert_true(most > 0 && cache_peak >= BIG && most + cache_peak <= BUDGET);
+    assert_true(written >= BIG + 4 + n && written <= BIG + 4 + n + 64);
+    uint8_t *want = malloc(BIG);
+    memcpy(want, r.section[1], BIG);
+    le32(want + 4, 4242);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset + 44;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_int_equal(rd32(g + 0x24), n);
+    assert_true((uint64_t)data_at + BIG <= n);
+    assert_memory_equal(g + data_at, want, BIG);
+    assert_gr2_crc_valid(g);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], line_want[300];
+    sha256_hex(g, n, hex);
+    snprintf(line_want, sizeof line_want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "12345678 00000000 0000000000001111");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, line_want));
+    free(line);
+    free(lines);
+    free(want);
+    free(g);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(other);
+    free(pkg);
+}
+
 /* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
 static void temps_line(const char *mnt, unsigned long long *bytes, unsigned long long *in_mem,
                        unsigned long long *most)
@@ -4215,6 +4447,8 @@ int main(void)
         mount_test(test_rw_large_temporary_outside_memory),
         mount_test(test_rw_large_section_outside_memory),
         mount_test(test_rw_large_section_streamed),
+        mount_test(test_rw_big_section_values_within_budget),
+        mount_test(test_rw_big_section_value_in_package),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),

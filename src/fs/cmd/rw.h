@@ -7,8 +7,9 @@
  *   only while held. All of it is safe from any thread.
  * - A watched folder uses the same generations (rw_init_watch): a change seen there
  *   makes the next request open the folder again, as a commit does.
- * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (locks: mu for the edits
- *   and the commit, then logmu for the log, then gmu for the generations, in that order).
+ * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (locks: secmu for the
+ *   section copy, then mu for the edits and the commit, then logmu for the log, then gmu
+ *   for the generations, in that order).
  * - Edits are not visible in the tree before they are committed. */
 #ifndef S3_RW_H
 #define S3_RW_H
@@ -138,16 +139,23 @@ struct rw {
     bool wrapped_live;
     uint64_t wrapped_len;
     uint64_t wrapped_serial; /* counts the wrapped Granny bytes made: which a write built on */
-    /* atomic, for /info: bytes of content held in memory by writes (chunks, section
-     * copies), now and at most at once */
+    /* atomic, for /info: bytes of content held in memory by writes (the chunks content
+     * streams through), now and at most at once */
     uint64_t held_now, held_most;
-    /* the expanded bytes of the compressed section values were written into last, with
-     * those writes (until the commit) */
+    /* atomic, for /info: bytes written into scratch files (section copies, new Granny,
+     * RIG or resource bytes made around a section, whole replacements' splices) */
+    uint64_t scratch_written;
+    /* the section copy's users, one at a time (its file is read while a section is
+     * stored raw from it, outside mu); taken before mu */
+    pthread_mutex_t secmu;
+    /* under secmu: the expanded bytes of the compressed section values were written into
+     * last, with those writes (until the commit), in an unlinked file beside the source
+     * (never in memory: a section may be larger than cache_mb) */
     struct rw_section_copy {
         struct gr2_view *gv;
         uint32_t sec;
-        uint8_t *bytes;
-        size_t len;
+        int fd;       /* the file + 1 (0: no copy); its first len bytes are the copy */
+        uint64_t len;
         /* bytes written into it (a NAME.bin of the section) not stored yet: stored raw
          * once, at the next commit, by `target` (a writable file of the section), whose
          * path the log names */

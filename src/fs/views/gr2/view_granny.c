@@ -931,20 +931,18 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
     return true;
 }
 
-enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err,
-                                   size_t errlen)
+enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded_use_fn use, void *ctx, char *err,
+                                  size_t errlen)
 {
     struct gr2_secitem *it = &v->items[sec];
     size_t size;
     const uint8_t *d;
-    if (cache_pin(&v->fs->cache, &it->c, &d, &size, err, errlen))
-        return S3_ERR_IO;
-    *out = malloc(size ? size : 1);
-    if (*out)
-        memcpy(*out, d, size);
-    *len = size;
+    enum s3_err e = cache_pin(&v->fs->cache, &it->c, &d, &size, err, errlen);
+    if (e != S3_OK) /* out of memory stays so; the rest: the bytes cannot be had */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
+    e = use(ctx, d, size, err, errlen);
     cache_unpin(&v->fs->cache, &it->c);
-    return *out ? S3_OK : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    return e;
 }
 
 enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
