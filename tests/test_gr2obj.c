@@ -548,9 +548,10 @@ struct fake_cache {
     unsigned pins, unpins, refusals;
 };
 
-static const uint8_t *fake_pin(void *ctx, uint32_t sec, size_t *size, char *why, size_t whylen)
+static const uint8_t *fake_pin(void *ctx, uint32_t sec, size_t *size, enum s3_err *reason, char *why,
+                               size_t whylen)
 {
-    (void)why, (void)whylen;
+    (void)reason, (void)why, (void)whylen;
     struct fake_cache *c = ctx;
     c->pins++;
     *size = sizeof c->bytes[sec];

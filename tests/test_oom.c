@@ -266,8 +266,7 @@ static unsigned list_everything_refused(struct tree *t, const char *kind, long k
  * run must end with the clean tree, entry for entry and byte for byte (files read after
  * the refusal), and every listing that failed must have failed with NOMEM and succeed
  * when tried again: a refusal that published a shorter listing, or an error file,
- * differs from the clean tree. With same_tree false only the listings are checked (the
- * Granny object tree still shows some refusals as NAME.error). */
+ * differs from the clean tree. With same_tree false only the listings are checked. */
 static void refuse_every_malloc_in(const char *kind, const uint8_t *data, size_t size, bool same_tree)
 {
 #ifndef S3_TEST_WRAP_ALLOC
@@ -318,6 +317,151 @@ static void refuse_every_malloc_of(const char *kind, bool same_tree)
     free(data);
 }
 
+/* ---- reads: every allocation of a read of every file refused in turn ---- */
+
+enum { READ_CHUNK = 128 << 10, PATH_CAP = 4096 };
+
+/* One faulted read pass: the clean tree's entries (sorted by path) to compare with, a
+ * buffer allocated before refusals start (the pass itself allocates nothing), and how
+ * many reads failed. */
+struct read_pass {
+    const struct snap *clean;
+    uint8_t *buf;
+    size_t cap;
+    const char *kind;
+    long k;
+    unsigned failed;
+};
+
+static int by_snap_path(const void *key, const void *e)
+{
+    return strcmp(key, ((const struct snap_entry *)e)->path);
+}
+
+/* Reads file ino (path) in FUSE-sized pieces: it fails with NOMEM or IO (any other reason
+ * fails the test), or gives exactly the clean tree's bytes. */
+static void read_one(struct tree *t, uint32_t ino, const char *path, struct read_pass *r)
+{
+    uint64_t size = tree_size(t, ino);
+    assert_true(size < r->cap);
+    size_t at = 0, got = 0;
+    enum s3_err rc = S3_OK;
+    do {
+        rc = tree_read(t, ino, at, r->buf + at, READ_CHUNK, &got);
+        at += rc ? 0 : got;
+    } while (rc == S3_OK && got == READ_CHUNK && at < r->cap - READ_CHUNK);
+    if (rc) {
+        if (rc != S3_ERR_NOMEM && rc != S3_ERR_IO)
+            fail_msg("%s: malloc %ld refused: reading %s failed with %s, not NOMEM or IO", r->kind, r->k, path,
+                     s3_err_str(rc));
+        r->failed++;
+        return;
+    }
+    const struct snap_entry *e = bsearch(path, r->clean->e, r->clean->n, sizeof *e, by_snap_path);
+    assert_non_null(e);
+    if (at != e->dlen || memcmp(r->buf, e->data, at) != 0)
+        fail_msg("%s: malloc %ld refused: %s read %zu bytes, not the clean tree's %zu (or other bytes)", r->kind,
+                 r->k, path, at, e->dlen);
+}
+
+/* Reads every file below dir (listed already), its path built in path[0..plen). The
+ * views' info files are left out: they count what failed. */
+static void read_every_file(struct tree *t, uint32_t dir, char *path, size_t plen, struct read_pass *r)
+{
+    uint32_t n = tree_child_count(t, dir);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = tree_child(t, dir, i);
+        assert_int_not_equal(c, 0);
+        const char *name = tree_name(t, c);
+        size_t len = plen + (plen ? 1 : 0) + strlen(name);
+        assert_true(len < PATH_CAP);
+        snprintf(path + plen, PATH_CAP - plen, "%s%s", plen ? "/" : "", name);
+        if (tree_kind(t, c) == NODE_DIR)
+            read_every_file(t, c, path, len, r);
+        else if (tree_kind(t, c) == NODE_FILE && !is_info(path))
+            read_one(t, c, path, r);
+        path[plen] = 0;
+    }
+}
+
+/* Issue 32 for reads: the tree listed without refusals, then every malloc, calloc and
+ * realloc of a read of every file refused in turn (the k-th, for every k). Each read
+ * either fails (NOMEM, IO) or gives the clean bytes, never other bytes; and afterwards,
+ * without refusals, the whole tree reads as a clean open's: no read kept a refusal (a
+ * section or resource remembered as failing, an export sized wrong). */
+static void refuse_every_malloc_reading(const char *kind)
+{
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("%s reads: not under a sanitizer's malloc: skipped\n", kind);
+    (void)read_every_file;
+#else
+    size_t size;
+    uint8_t *data = fx_kind(kind, 0, NULL, &size);
+    assert_non_null(data);
+    enum { CAP = 1 << 16 };
+    uint32_t *stack = malloc(CAP * sizeof *stack);
+    char *path = malloc(PATH_CAP);
+    assert_non_null(stack);
+    assert_non_null(path);
+    struct snap clean = {0};
+    struct s3fs *fs = open_kind(data, size);
+    snap_tree(&clean, fs->tree, TREE_ROOT);
+    s3fs_close(fs);
+    size_t biggest = 0;
+    for (size_t i = 0; i < clean.n; i++)
+        biggest = clean.e[i].dlen > biggest ? clean.e[i].dlen : biggest;
+    struct read_pass r = {&clean, malloc(biggest + 2 * READ_CHUNK), biggest + 2 * READ_CHUNK, kind, -1, 0};
+    assert_non_null(r.buf);
+    fs = open_kind(data, size);
+    assert_int_equal(list_everything_refused(fs->tree, kind, -1, stack, CAP), 0);
+    path[0] = 0;
+    alloc_refuse_start(-1);
+    read_every_file(fs->tree, TREE_ROOT, path, 0, &r);
+    long n = alloc_refuse_count();
+    assert_int_equal(r.failed, 0);
+    s3fs_close(fs);
+    assert_true(n > 10);
+    unsigned runs_failed = 0;
+    for (long k = 0; k <= n; k++) {
+        fs = open_kind(data, size);
+        assert_int_equal(list_everything_refused(fs->tree, kind, -1, stack, CAP), 0);
+        r.k = k;
+        r.failed = 0;
+        path[0] = 0;
+        alloc_refuse_start(k);
+        read_every_file(fs->tree, TREE_ROOT, path, 0, &r);
+        alloc_refuse_start(-1);
+        runs_failed += r.failed > 0;
+        struct snap got = {0};
+        snap_tree(&got, fs->tree, TREE_ROOT);
+        assert_same_tree(&clean, &got, (size_t)k);
+        snap_free(&got);
+        s3fs_close(fs);
+    }
+    print_message("%s: %ld allocations while reading every file; refusing each once failed a read in %u runs, "
+                  "each read whole again\n",
+                  kind, n, runs_failed);
+    assert_true(runs_failed > 0);
+    free(r.buf);
+    snap_free(&clean);
+    free(path);
+    free(stack);
+    free(data);
+#endif
+}
+
+static void test_granny_objects_reads_malloc(void **state)
+{
+    (void)state;
+    refuse_every_malloc_reading("gr2obj-le32-v7");
+}
+
+static void test_package_reads_malloc(void **state)
+{
+    (void)state;
+    refuse_every_malloc_reading("package-s4");
+}
+
 static void test_t2fs_views_malloc(void **state)
 {
     (void)state;
@@ -332,20 +476,33 @@ static void test_turok1_views_malloc(void **state)
     refuse_every_malloc_of("t2fs-turok1", true);
 }
 
+/* The Granny object tree whole after each refusal: the type decoder, the object walk,
+ * the section fetches, the fixups, the tables' columns and the exports' measurements keep
+ * no refusal (a type refused memory is decoded again in the next request, the walk is
+ * undone), so no member, link or export is shown as NAME.error for it. */
 static void test_granny_objects_views_malloc(void **state)
 {
     (void)state;
-    refuse_every_malloc_of("gr2obj-le32-v7", false);
+    refuse_every_malloc_of("gr2obj-le32-v7", true);
+}
+
+/* A package whole after each refusal (fixture_dbpf.c's sample: resources stored and
+ * RefPack-compressed, a name map, nested RIGs wrapped and clear): its names, expansions,
+ * exports and nested opens (the wrapped RIG's lists, the clear RIG's bones, the covered
+ * ranges) keep no refusal. */
+static void test_package_views_malloc(void **state)
+{
+    (void)state;
+    refuse_every_malloc_of("package-s4", true);
 }
 
 /* A wrapped RIG: its root's listing also resolves the first skeleton's bones
- * (load_bones), whose refused allocations fail the listing with NOMEM, and it must list
- * when tried again. Only the listings: the Granny types keep a type whose decoding was
- * refused as broken, so the tree may differ (as for gr2obj above). */
+ * (load_bones), whose refused allocations fail the listing with NOMEM; tried again, the
+ * tree is whole. */
 static void test_rig_views_malloc(void **state)
 {
     (void)state;
-    refuse_every_malloc_of("rig", false);
+    refuse_every_malloc_of("rig", true);
 }
 
 /* Opening a wrapped RIG with each of its allocations refused in turn: the open fails
@@ -730,8 +887,11 @@ csv:
 #endif
 }
 
-int main(void)
+/* ./test_oom [PATTERN]: only the tests whose names match (cmocka's filter, * wildcards) */
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_package),
         cmocka_unit_test(test_package_warnings),
@@ -746,6 +906,9 @@ int main(void)
         cmocka_unit_test(test_t2fs_views_malloc),
         cmocka_unit_test(test_turok1_views_malloc),
         cmocka_unit_test(test_granny_objects_views_malloc),
+        cmocka_unit_test(test_package_views_malloc),
+        cmocka_unit_test(test_granny_objects_reads_malloc),
+        cmocka_unit_test(test_package_reads_malloc),
         cmocka_unit_test(test_rig_views_malloc),
         cmocka_unit_test(test_rig_open_malloc),
     };

@@ -3037,6 +3037,238 @@ static void test_rw_large_section_streamed(void **state)
     free(fresh);
 }
 
+/* /info's count of bytes written into scratch files (section copies, new Granny bytes)
+ * and the cache's peak of expanded bytes held. */
+static void scratch_and_cache(const char *mnt, unsigned long long *written, unsigned long long *cache_peak)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    const char *line = strstr(t, "rw: written into scratch files: ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "rw: written into scratch files: %llu bytes", written), 1);
+    line = strstr(t, "bytes held, peak ");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line, "bytes held, peak %llu", cache_peak), 1);
+    free(t);
+}
+
+/* A value (Part_1/Index) and bytes of a table (Part_1/Values.bin, its second value) written
+ * into a BitKnit2 section of 3 MiB (fxg_build_sections: Magic, Index, the count and
+ * pointer of Values, then its 64 UInt32s, at the section's start) under -o cache_mb=4
+ * (the object tree lists what lies in a section only when it fits the bound: one larger
+ * than cache_mb has no value files), in a .gr2 or a wrapped RIG, in either order, before
+ * one commit (the file moved away meanwhile: the commits of the closes are refused, both
+ * writes stay pending). The expanded section's copy lives in a scratch file, not in
+ * memory: what writes held at most beside the cache's peak (the section expanded once)
+ * stays within the budget (two copies of it in memory, as before, passed it), and the
+ * bytes written into scratch files are the copy (3 MiB) and the two writes (4 bytes
+ * each), plus, in a RIG, the new Granny bytes once per time the section is stored raw
+ * (their length: the new total_size, a few header words more), never copied again for
+ * the wrapper. Committed: section 1 stored raw (compression
+ * 0, at the old total_size 4-aligned, its sizes) with exactly those 8 bytes changed, the
+ * CRC valid, a RIG's blocks following; mounted again the values read back and every other
+ * node is the same. */
+struct big_values_case {
+    const char *name;
+    bool rig, value_first;
+};
+
+static void big_section_values(const struct big_values_case *c)
+{
+    enum { BIG = 3 << 20, BUDGET = 4 << 20 };
+    struct fxg_sections_opts so = {2, BIG};
+    struct fxg_sections_result r;
+    struct gfix f = {.rig = c->rig};
+    size_t glen;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r);
+    if (c->rig) {
+        struct fx_rig_opts ro = fx_sample_rig_opts(gr2, glen);
+        f.bytes = fx_build_rig(&ro, &f.size, &f.rl);
+    } else {
+        f.bytes = malloc(glen);
+        memcpy(f.bytes, gr2, glen);
+        f.size = glen;
+    }
+    write_fixture(c->name, f.bytes, f.size, f.path, sizeof f.path);
+    snprintf(f.orig, sizeof f.orig, "%s/orig-%s", tmpdir, c->name);
+    assert_int_equal(fx_write_file(f.orig, f.bytes, f.size), 0);
+    char mname[128], pi[600], pb[600], step;
+    snprintf(mname, sizeof mname, "m-%s", c->name);
+    make_mountpoint(mname, f.mnt, sizeof f.mnt);
+    const char *index = "granny/root/Part_1/Index", *bin = "granny/root/Part_1/Values.bin";
+    snprintf(pi, sizeof pi, "%s/%s", f.mnt, index);
+    snprintf(pb, sizeof pb, "%s/%s", f.mnt, bin);
+    do_mount(f.path, f.mnt, "rw,cache_mb=4");
+    assert_int_equal(mode_of(f.mnt, index), 0644);
+    assert_int_equal(mode_of(f.mnt, bin), 0644);
+    char *t = text_of(pi);
+    assert_string_equal(t, "1\n"); /* the builder's index of part 1 */
+    free(t);
+    uint8_t v1[4];
+    le32(v1, 12345678u);
+    move_file(f.path, true);
+    for (int i = 0; i < 2; i++) {
+        if ((i == 0) == c->value_first) {
+            assert_int_equal(write_text(pi, O_WRONLY | O_TRUNC, "4242\n", &step), EBUSY);
+        } else {
+            int fd = open(pb, O_WRONLY);
+            assert_true(fd >= 0);
+            assert_int_equal(pwrite(fd, v1, 4, 4), 4); /* the second value */
+            assert_int_equal(close(fd), -1);
+            assert_int_equal(errno, EBUSY);
+        }
+    }
+    assert_true(info_has(f.mnt, "commit refused"));
+    assert_true(info_has(f.mnt, "section 1 stored raw"));
+    unsigned long long most = held_most(f.mnt), written, cache_peak;
+    scratch_and_cache(f.mnt, &written, &cache_peak); /* the tree the writes were made in */
+    move_file(f.path, false);
+    assert_int_equal(fsync_at(f.mnt, c->rig ? "header.bin" : "granny.gr2"), 0);
+    umount_rw(f.mnt, f.path);
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    const uint8_t *g = now + f.rl.granny_pos;
+    uint64_t total = rd32(g + 0x24);
+    printf("%s: %d MiB section, at most %llu bytes held by writes beside a cache peak of %llu, %llu written into "
+           "scratch files (new total_size %llu)\n",
+           c->name, BIG >> 20, most, cache_peak, written, (unsigned long long)total);
+    assert_true(most > 0 && cache_peak >= BIG && most + cache_peak <= BUDGET);
+    if (c->rig) /* stored raw twice (the first write's, then the second's in its place) */
+        assert_true(written >= BIG + 8 + 2 * total && written <= BIG + 8 + 2 * (total + 64));
+    else /* the section stored raw goes to the pending edits' own file */
+        assert_int_equal(written, BIG + 8);
+    uint8_t *want = malloc(BIG);
+    memcpy(want, r.section[1], BIG);
+    le32(want + 4, 4242);
+    memcpy(want + 16 + 4, v1, 4);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset + 44;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_true((uint64_t)f.rl.granny_pos + data_at + BIG <= n && total >= (uint64_t)data_at + BIG);
+    assert_memory_equal(g + data_at, want, BIG);
+    assert_gr2_crc_valid(g);
+    assert_container_follows(&f, now, n);
+    free(now);
+    free(want);
+    const char *changed[] = {"info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
+                             "granny/header/total_size", "granny/sections/1/", "header.bin", "header/",
+                             "unparsed/", index, bin, "granny/root/Part_1/Values.csv", NULL};
+    const char *added[] = {"unparsed/", "granny/sections/1/", NULL};
+    const char *moved[] = {"", "granny", "granny/", "unparsed", "ik_chains", "ik_chains/", "full_bone_list",
+                           "ik_target_slots", "info_nodes", "compress_nodes", "granny/root/Part_1/", NULL};
+    assert_trees_same_but(f.orig, f.path, changed, moved, added);
+    do_mount(f.path, f.mnt, NULL);
+    t = text_of(pi);
+    assert_string_equal(t, "4242\n");
+    free(t);
+    snprintf(pb, sizeof pb, "%s/granny/root/Part_1/Values.csv", f.mnt);
+    t = text_of(pb);
+    assert_true(strncmp(t, "v\n1000\n12345678\n1002\n", 21) == 0);
+    free(t);
+    do_umount(f.mnt);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(f.bytes);
+}
+
+static void test_rw_big_section_values_within_budget(void **state)
+{
+    (void)state;
+    static const struct big_values_case cases[] = {
+        {"big-values.gr2", false, true},
+        {"big-bin-first.gr2", false, false},
+        {"big-values.rig", true, true},
+        {"big-bin-first.rig", true, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        big_section_values(&cases[i]);
+}
+
+/* The same section as a package resource's whole data (a .gr2 resource, zlib): a value
+ * written (Part_1/Index := 4242) under -o cache_mb=4, its commit held back (the file moved
+ * away) so that /info still shows the tree it was written in: what the write held at most
+ * beside the cache's peak stays within the budget, the section copy (3 MiB, and the 4
+ * bytes) is all that went into scratch files besides the resource's new Granny bytes
+ * (made once: their length, a few header words more). Committed: the resource's new data
+ * holds section 1 stored raw with exactly the value changed, the CRC valid, total_size its
+ * length; the outside reader reads the entry as zlib with those bytes. */
+static void test_rw_big_section_value_in_package(void **state)
+{
+    (void)state;
+    enum { BIG = 3 << 20, BUDGET = 4 << 20 };
+    struct fxg_sections_opts so = {2, BIG};
+    struct fxg_sections_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], mnt[256], dir[200], p[1024], rel[400], step;
+    write_fixture("big-values.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    make_mountpoint("m-big-values-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw,cache_mb=4");
+    snprintf(rel, sizeof rel, "resources/%s/rig/granny/root/Part_1/Index", dir);
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    move_file(path, true);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, "4242\n", &step), EBUSY);
+    assert_true(info_has(mnt, "stored raw"));
+    unsigned long long most = held_most(mnt), written, cache_peak;
+    scratch_and_cache(mnt, &written, &cache_peak);
+    move_file(path, false);
+    assert_int_equal(fsync_at(mnt, rel), 0);
+    umount_rw(mnt, path);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *g = slurp(p, &n);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "4242\n");
+    free(t);
+    do_umount(mnt);
+    printf("package resource: %d MiB section, at most %llu bytes held by writes beside a cache peak of %llu, %llu "
+           "written into scratch files (new Granny data %zu bytes)\n",
+           BIG >> 20, most, cache_peak, written, n);
+    assert_true(most > 0 && cache_peak >= BIG && most + cache_peak <= BUDGET);
+    assert_true(written >= BIG + 4 + n && written <= BIG + 4 + n + 64);
+    uint8_t *want = malloc(BIG);
+    memcpy(want, r.section[1], BIG);
+    le32(want + 4, 4242);
+    const uint8_t *h = g + 0x20 + r.layout.section_array_offset + 44;
+    uint32_t data_at = (r.layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), BIG);
+    assert_int_equal(rd32(h + 12), BIG);
+    assert_int_equal(rd32(g + 0x24), n);
+    assert_true((uint64_t)data_at + BIG <= n);
+    assert_memory_equal(g + data_at, want, BIG);
+    assert_gr2_crc_valid(g);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], line_want[300];
+    sha256_hex(g, n, hex);
+    snprintf(line_want, sizeof line_want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "12345678 00000000 0000000000001111");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, line_want));
+    free(line);
+    free(lines);
+    free(want);
+    free(g);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(other);
+    free(pkg);
+}
+
 /* /info's count of editors' temporaries: bytes, those in memory, the most in memory. */
 static void temps_line(const char *mnt, unsigned long long *bytes, unsigned long long *in_mem,
                        unsigned long long *most)
@@ -3733,6 +3965,453 @@ static void test_rw_modes_every_format(void **state)
     }
 }
 
+/* ---- writes inside a package resource and its whole replacement, pending at one commit
+ * (issue 34: no edit silently lost). The commits after each write are refused (the file
+ * moved away from its path: EBUSY at the close, the edits stay pending) until the file is
+ * back and the unmount commits them all. ---- */
+
+/* A Sims 4 package holding `data` (len bytes) as resource TYPE:0:0x1111 stored `comp`,
+ * and 3,000 bytes of another (zlib); its path, mount point and the resource's directory
+ * (resources/NAME). */
+struct inpkg {
+    uint8_t *pkg, *other;
+    size_t size;
+    char path[256], mnt[256], res[300], key[64];
+};
+
+static void inpkg_make(struct inpkg *k, uint32_t type, const uint8_t *data, size_t len, enum fxp_comp comp,
+                       const char *name)
+{
+    memset(k, 0, sizeof *k);
+    k->other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{type, 0, 0x1111, data, len, comp}, {0x12345679, 0, 0x2222, k->other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    k->pkg = fxp_build(&po, res, 2, &k->size, &lay);
+    write_fixture(name, k->pkg, k->size, k->path, sizeof k->path);
+    char dir[200], mname[128];
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    snprintf(k->res, sizeof k->res, "resources/%s", dir);
+    snprintf(k->key, sizeof k->key, "%08X 00000000 0000000000001111", type);
+    snprintf(mname, sizeof mname, "m-%s", name);
+    make_mountpoint(mname, k->mnt, sizeof k->mnt);
+}
+
+static void inpkg_free(struct inpkg *k)
+{
+    free(k->pkg);
+    free(k->other);
+}
+
+/* The file offsets of a resource's index record words: offset, stored size, memory size,
+ * compression (dbpf.md), from their value files' user.s3rig.offset. */
+static void record_words(const char *mnt, const char *res, uint64_t pos[4])
+{
+    static const char *const fields[4] = {"offset", "stored_size", "memory_size", "compression"};
+    char rel[600];
+    for (int i = 0; i < 4; i++) {
+        snprintf(rel, sizeof rel, "%s/%s", res, fields[i]);
+        pos[i] = xattr_offset(mnt, rel);
+    }
+}
+
+/* open, pwrite len bytes at off, close: the errno of the first failing step (0: none). */
+static int patch_at(const char *mnt, const char *rel, uint64_t off, const void *b, size_t len)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    int fd = open(p, O_WRONLY);
+    if (fd < 0)
+        return errno;
+    if (pwrite(fd, b, len, (off_t)off) != (ssize_t)len) {
+        int e = errno;
+        close(fd);
+        return e;
+    }
+    return close(fd) ? errno : 0;
+}
+
+static int value_at(const char *mnt, const char *rel, const char *text)
+{
+    char p[1024], step;
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    return write_text(p, O_WRONLY | O_TRUNC, text, &step);
+}
+
+static int whole_at(const char *mnt, const char *rel, const uint8_t *b, size_t len)
+{
+    char p[1024], step;
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    return write_bytes(p, b, len, &step);
+}
+
+/* The package at path as committed: its first `size` bytes are `old` but the index
+ * record's words (pos), which point right after that old end at the resource's only copy
+ * (the file ends with it: no copy of before is left), stored as before (zlib: 0x5A42, or
+ * raw: 0; the stored size's flag bit kept, dbpf.md), expanding to want; tests/dbpf_read.py
+ * reads the package, that entry with want's length and sha256. */
+static void assert_one_copy(const char *path, const uint8_t *old, size_t size, const uint64_t pos[4], bool zlib,
+                            const uint8_t *want, size_t wlen, const char *key)
+{
+    size_t n;
+    uint8_t *now = slurp(path, &n);
+    uint32_t at = rd32(now + pos[0]), stored = rd32(now + pos[1]) & 0x7fffffffu;
+    assert_int_equal(at, size);
+    assert_int_equal((uint64_t)at + stored, n);
+    assert_int_equal(rd32(now + pos[1]) & 0x80000000u, rd32(old + pos[1]) & 0x80000000u);
+    assert_int_equal(rd32(now + pos[2]), wlen);
+    assert_int_equal(now[pos[3]] | now[pos[3] + 1] << 8, zlib ? 0x5A42 : 0);
+    for (size_t i = 0; i < size; i++) {
+        bool word = false;
+        for (int w = 0; w < 4; w++)
+            word |= i >= pos[w] && i < pos[w] + (w == 3 ? 2 : 4);
+        if (!word && now[i] != old[i])
+            fail_msg("byte %zu of the old package changed: %02x, was %02x", i, now[i], old[i]);
+    }
+    if (zlib) {
+        uLongf out = wlen + 16;
+        uint8_t *inflated = malloc(out);
+        assert_int_equal(uncompress(inflated, &out, now + at, stored), Z_OK);
+        assert_int_equal(out, wlen);
+        assert_memory_equal(inflated, want, wlen);
+        free(inflated);
+    } else {
+        assert_int_equal(stored, wlen);
+        assert_memory_equal(now + at, want, wlen);
+    }
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], wline[300];
+    sha256_hex(want, wlen, hex);
+    snprintf(wline, sizeof wline, "entry %s comp=%s stored=%u memory=%zu sha256=%s", key, zlib ? "zlib" : "raw",
+             stored, wlen, hex);
+    char *got = entry_line(lines, key);
+    assert_non_null(got);
+    assert_string_equal(got, wline);
+    free(got);
+    free(lines);
+    free(now);
+}
+
+static const char geom_res[] = "resources/S4_015A1849_00000000_0000000100000040_yfCustom%%+GEOM.simgeom";
+
+/* Case 1, a GEOM stored raw in a package: its data.bin replaced (pending), then a value,
+ * a table cell, bytes of vertices.bin and of the resource's stored.bin written: each lies
+ * in the bytes the index record no longer points at, so each is refused (EBUSY, an /info
+ * line naming it and why) rather than taken and lost. Committed: exactly the package with
+ * the new copy appended and its record pointed at it. */
+static void inside_after_replace_geom(void)
+{
+    size_t size;
+    uint8_t *pkg = fx_kind("package-geom", 0, NULL, &size);
+    char path[256], mnt[256], rel[600], p[1024];
+    write_fixture("inside-after-geom.package", pkg, size, path, sizeof path);
+    make_mountpoint("m-inside-after-geom", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    uint64_t pos[4];
+    record_words(mnt, geom_res, pos);
+    uint8_t *fresh = fxp_pattern(500, 31);
+    move_file(path, true);
+    snprintf(rel, sizeof rel, "%s/data.bin", geom_res);
+    assert_int_equal(whole_at(mnt, rel, fresh, 500), EBUSY); /* the commit refused: pending */
+    assert_true(info_has(mnt, "commit refused"));
+    snprintf(rel, sizeof rel, "%s/geom/geom/sort_order", geom_res);
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    assert_int_equal(value_at(mnt, rel, "7\n"), EBUSY);
+    assert_true(info_has(mnt, "geom/geom/sort_order: new content of the package resource it lies in is pending"));
+    snprintf(rel, sizeof rel, "%s/geom/geom/vertices.csv", geom_res);
+    snprintf(p, sizeof p, "%s/%s", mnt, rel);
+    char *csv = text_of(p), *csv2 = csv_set(csv, 2, csv_col(csv, "px"), "2.5");
+    assert_int_equal(value_at(mnt, rel, csv2), EBUSY);
+    static const uint8_t four[4] = {1, 2, 3, 4};
+    snprintf(rel, sizeof rel, "%s/geom/geom/vertices.bin", geom_res);
+    assert_int_equal(patch_at(mnt, rel, 4, four, 4), EBUSY);
+    snprintf(rel, sizeof rel, "%s/stored.bin", geom_res);
+    assert_int_equal(patch_at(mnt, rel, 0, four, 4), EBUSY);
+    assert_true(info_has(mnt, "of the file: new content of the package resource it lies in is pending"));
+    move_file(path, false);
+    umount_rw(mnt, path);
+    assert_one_copy(path, pkg, size, pos, false, fresh, 500, "015A1849 00000000 0000000100000040");
+    free(csv);
+    free(csv2);
+    free(fresh);
+    free(pkg);
+}
+
+/* Case 1, a Granny file stored zlib in a package: its data.bin replaced, then a value in
+ * its compressed section and bytes of a table's NAME.bin there: refused (EBUSY, /info),
+ * the committed package holds the new content only. */
+static void inside_after_replace_granny(void)
+{
+    struct fxg_result r;
+    size_t glen;
+    uint8_t *gr2 = fxg_build(&fx_oodle1_v7, &glen, &r);
+    struct inpkg k;
+    inpkg_make(&k, 0x12345678, gr2, glen, FXP_ZLIB, "inside-after-gr2.package");
+    do_mount(k.path, k.mnt, "rw");
+    uint64_t pos[4];
+    record_words(k.mnt, k.res, pos);
+    uint8_t *fresh = fxp_pattern(4000, 32);
+    char rel[700];
+    move_file(k.path, true);
+    snprintf(rel, sizeof rel, "%s/data.bin", k.res);
+    assert_int_equal(whole_at(k.mnt, rel, fresh, 4000), EBUSY);
+    snprintf(rel, sizeof rel, "%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", k.res);
+    assert_int_equal(value_at(k.mnt, rel, "1.5\n-2\n0.25\n"), EBUSY);
+    assert_true(info_has(k.mnt, "a replacement of the package resource holding it is pending"));
+    static const uint8_t four[4] = {0, 0, 0x18, 0x41};
+    snprintf(rel, sizeof rel, "%s/rig/granny/root/Misc/Points.bin", k.res);
+    assert_int_equal(patch_at(k.mnt, rel, 4, four, 4), EBUSY);
+    move_file(k.path, false);
+    umount_rw(k.mnt, k.path);
+    assert_one_copy(k.path, k.pkg, k.size, pos, true, fresh, 4000, k.key);
+    free(fresh);
+    inpkg_free(&k);
+    free(r.section);
+    free(gr2);
+}
+
+static void test_rw_write_inside_replaced_resource(void **state)
+{
+    (void)state;
+    inside_after_replace_geom();
+    inside_after_replace_granny();
+}
+
+/* Case 2, the reverse: writes inside a resource pending, then its data.bin replaced whole:
+ * the later whole content wins (/info says the writes before are superseded). In a
+ * resource stored raw a value's bytes stay where they were written, in the old bytes no
+ * record points at any more; from a resource stored compressed nothing of them is left
+ * (the copy they made is not written). Never are they laid over the new content. Kinds of
+ * writes inside: a GEOM's value (raw), a value in a Granny resource's compressed section
+ * (zlib), a RIG resource's granny.gr2 replaced (zlib), bytes of a table's NAME.bin in a
+ * compressed section (zlib; stored only at the commit, where they must not block it). */
+enum inside_kind { INSIDE_GEOM_VALUE, INSIDE_SECTION_VALUE, INSIDE_RIG_GRANNY, INSIDE_SECTION_BYTES };
+
+static void replace_after_inside(enum inside_kind kind, const char *name)
+{
+    struct fxg_result r = {0};
+    struct fx_rig_layout rl;
+    size_t glen = 0, size;
+    uint8_t *gr2 = NULL, *pkg = NULL;
+    struct inpkg k;
+    memset(&k, 0, sizeof k);
+    const char *res = k.res, *key = k.key;
+    char path[256], mnt[256], rel[700], p[1100];
+    if (kind == INSIDE_GEOM_VALUE) {
+        pkg = fx_kind("package-geom", 0, NULL, &size);
+        write_fixture(name, pkg, size, path, sizeof path);
+        make_mountpoint("m-replace-after", mnt, sizeof mnt);
+        res = geom_res;
+        key = "015A1849 00000000 0000000100000040";
+    } else {
+        struct fxg_opts o = fx_oodle1_v7;
+        if (kind == INSIDE_RIG_GRANNY)
+            o.sig = "le32-old", o.version = 6;
+        gr2 = kind == INSIDE_RIG_GRANNY ? fxg_sample_rig(&o, &r, &glen, &rl) : fxg_build(&o, &glen, &r);
+        inpkg_make(&k, kind == INSIDE_RIG_GRANNY ? 0x8EAF13DE : 0x12345678, gr2, glen, FXP_ZLIB, name);
+        snprintf(k.key, sizeof k.key, "%08X 00000000 0000000000001111",
+                 kind == INSIDE_RIG_GRANNY ? 0x8EAF13DEu : 0x12345678u);
+        pkg = k.pkg, size = k.size;
+        memcpy(path, k.path, sizeof path);
+        memcpy(mnt, k.mnt, sizeof mnt);
+    }
+    uint8_t *old = malloc(size);
+    memcpy(old, pkg, size);
+    do_mount(path, mnt, "rw");
+    uint64_t pos[4];
+    record_words(mnt, res, pos);
+    move_file(path, true);
+    if (kind == INSIDE_GEOM_VALUE) {
+        /* u32 sort_order at its user.s3rig.offset in the resource's bytes (raw: from the
+         * record's offset on); the value file shows what lies there */
+        snprintf(rel, sizeof rel, "%s/geom/geom/sort_order", res);
+        uint64_t at = rd32(pkg + pos[0]) + xattr_offset(mnt, rel);
+        snprintf(p, sizeof p, "%s/%s", mnt, rel);
+        char *was = text_of(p);
+        assert_int_equal(strtoul(was, NULL, 10), rd32(pkg + at));
+        free(was);
+        assert_int_equal(value_at(mnt, rel, "7\n"), EBUSY); /* pending */
+        le32(old + at, 7);
+    } else if (kind == INSIDE_SECTION_VALUE) {
+        snprintf(rel, sizeof rel, "%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", res);
+        assert_int_equal(value_at(mnt, rel, "1.5\n-2\n0.25\n"), EBUSY);
+        assert_true(info_has(mnt, "stored raw"));
+    } else if (kind == INSIDE_RIG_GRANNY) {
+        struct fx_gr2_layout gl;
+        size_t nlen;
+        uint8_t *newg = fx_sample_gr2("le32", 7, &nlen, &gl);
+        snprintf(rel, sizeof rel, "%s/rig/granny.gr2", res);
+        assert_int_equal(whole_at(mnt, rel, newg, nlen), EBUSY);
+        assert_true(info_has(mnt, "granny.gr2 replaced"));
+        free(newg);
+    } else {
+        static const uint8_t four[4] = {0, 0, 0x18, 0x41};
+        snprintf(rel, sizeof rel, "%s/rig/granny/root/Misc/Points.bin", res);
+        assert_int_equal(patch_at(mnt, rel, 4, four, 4), EBUSY);
+    }
+    uint8_t *fresh = fxp_pattern(2500, 33);
+    snprintf(rel, sizeof rel, "%s/data.bin", res);
+    assert_int_equal(whole_at(mnt, rel, fresh, 2500), EBUSY); /* taken; the commit refused */
+    assert_true(info_has(mnt, "replaced whole; the writes inside the resource pending before it are superseded"));
+    move_file(path, false);
+    umount_rw(mnt, path);
+    assert_one_copy(path, old, size, pos, kind != INSIDE_GEOM_VALUE, fresh, 2500, key);
+    char unsaved[320];
+    snprintf(unsaved, sizeof unsaved, "%s.s3rig-unsaved", path);
+    assert_int_equal(access(unsaved, F_OK), -1); /* the commit at unmount went through */
+    free(fresh);
+    free(old);
+    if (kind == INSIDE_GEOM_VALUE)
+        free(pkg);
+    else
+        inpkg_free(&k);
+    free(r.section);
+    free(gr2);
+}
+
+/* Case 2 for a RIG resource's granny.gr2 (the RIG stored zlib): a value in its compressed
+ * Granny section written (pending), then granny.gr2 replaced by another Granny file: the
+ * new Granny bytes win as written (the section's value is not laid over them), in the
+ * resource's only copy; mounted again, granny.gr2 is those bytes and the IK chains and
+ * lists after it are as they were. */
+static void granny_after_section_value(void)
+{
+    struct fxg_opts o = fx_oodle1_v7;
+    o.sig = "le32-old", o.version = 6;
+    struct fxg_result r;
+    struct fx_rig_layout rl;
+    size_t glen, nlen;
+    uint8_t *rigb = fxg_sample_rig(&o, &r, &glen, &rl);
+    struct inpkg k;
+    inpkg_make(&k, 0x8EAF13DE, rigb, glen, FXP_ZLIB, "granny-after-value.package");
+    do_mount(k.path, k.mnt, "rw");
+    uint64_t pos[4];
+    record_words(k.mnt, k.res, pos);
+    struct fx_gr2_layout gl;
+    uint8_t *newg = fx_sample_gr2("le32", 7, &nlen, &gl);
+    char rel[700], p[1100];
+    move_file(k.path, true);
+    snprintf(rel, sizeof rel, "%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", k.res);
+    assert_int_equal(value_at(k.mnt, rel, "1.5\n-2\n0.25\n"), EBUSY); /* pending */
+    snprintf(rel, sizeof rel, "%s/rig/granny.gr2", k.res);
+    assert_int_equal(whole_at(k.mnt, rel, newg, nlen), EBUSY);
+    assert_true(info_has(k.mnt, "granny.gr2: replaced whole; the writes inside it pending before it are superseded"));
+    move_file(k.path, false);
+    umount_rw(k.mnt, k.path);
+    do_mount(k.path, k.mnt, NULL);
+    snprintf(p, sizeof p, "%s/%s/rig/granny.gr2", k.mnt, k.res);
+    assert_file_is(p, newg, nlen);
+    snprintf(p, sizeof p, "%s/%s/data.bin", k.mnt, k.res);
+    size_t n;
+    uint8_t *now = slurp(p, &n);
+    uint64_t ik = (rl.granny_pos + nlen + 3) & ~3ull; /* rig.md: padded to 4, then the rest */
+    assert_int_equal(n, ik + (glen - rl.ik_pos));
+    assert_memory_equal(now + ik, rigb + rl.ik_pos, glen - rl.ik_pos);
+    do_umount(k.mnt);
+    assert_one_copy(k.path, k.pkg, k.size, pos, true, now, n, k.key);
+    free(now);
+    free(newg);
+    inpkg_free(&k);
+    free(r.section);
+    free(rigb);
+}
+
+static void test_rw_resource_replaced_after_writes_inside(void **state)
+{
+    (void)state;
+    granny_after_section_value();
+    replace_after_inside(INSIDE_GEOM_VALUE, "after-geom-value.package");
+    replace_after_inside(INSIDE_SECTION_VALUE, "after-section-value.package");
+    replace_after_inside(INSIDE_RIG_GRANNY, "after-rig-granny.package");
+    replace_after_inside(INSIDE_SECTION_BYTES, "after-section-bytes.package");
+}
+
+/* The section's expanded bytes with bone b's position (found once) set to `to`, in sec. */
+static void set_position(const struct fxg_result *r, uint8_t *sec, int b, const float to[3])
+{
+    size_t at = find_once(r->section, r->section_size, (const uint8_t *)r->bones[b].position, 12);
+    assert_true(at != SIZE_MAX);
+    memcpy(sec + at, to, 12);
+}
+
+/* Case 3: writes inside one package resource, pending at one commit, all kept, the
+ * resource made once: two bones' positions in the compressed section of a Granny file
+ * stored zlib; a RIG header value (unused_0, in the resource's stored bytes) then two
+ * bones' positions in the RIG's compressed Granny section, the RIG stored raw (its
+ * section stored raw in new Granny bytes, in new RIG bytes, never spliced into the
+ * package in place). A header value written after (the new bytes made without it) is
+ * refused, EBUSY, and changes nothing. Committed:
+ * the resource's new data holds the section stored raw with both positions (gr2.md), the
+ * RIG's value too; its record points at its only copy; mounted again, both read back. */
+static void two_inside(bool rig, const char *name)
+{
+    struct fxg_opts o = fx_oodle1_v7;
+    if (rig)
+        o.sig = "le32-old", o.version = 6;
+    struct fxg_result r;
+    struct fx_rig_layout rl = {0};
+    size_t glen;
+    uint8_t *gr2 = rig ? fxg_sample_rig(&o, &r, &glen, &rl) : fxg_build(&o, &glen, &r);
+    struct inpkg k;
+    inpkg_make(&k, rig ? 0x8EAF13DE : 0x12345678, gr2, glen, rig ? FXP_STORED : FXP_ZLIB, name);
+    do_mount(k.path, k.mnt, "rw");
+    uint64_t pos[4];
+    record_words(k.mnt, k.res, pos);
+    uint8_t *old = malloc(k.size), *sec = malloc(r.section_size);
+    memcpy(old, k.pkg, k.size);
+    memcpy(sec, r.section, r.section_size);
+    static const float one[3] = {1.5f, -2.0f, 0.25f}, two[3] = {-4.0f, 0.5f, 8.0f};
+    char rel[700], rel2[700], rel3[700], p[1100];
+    snprintf(rel, sizeof rel, "%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", k.res);
+    snprintf(rel3, sizeof rel3, "%s/rig/header/unused_0", k.res);
+    snprintf(rel2, sizeof rel2, "%s/rig/granny/root/Skeletons/0/Bones/2/Transform/position", k.res);
+    move_file(k.path, true);
+    if (rig) { /* unused_0: the wrapper's word 9 (rig.md), in the raw resource's bytes */
+        assert_int_equal(value_at(k.mnt, rel3, "305419896\n"), EBUSY);
+        le32(old + rd32(k.pkg + pos[0]) + UNUSED0_POS, 305419896u); /* stays in the old bytes too */
+    }
+    assert_int_equal(value_at(k.mnt, rel2, "-4\n0.5\n8\n"), EBUSY);
+    set_position(&r, sec, 2, two);
+    assert_int_equal(value_at(k.mnt, rel, "1.5\n-2\n0.25\n"), EBUSY); /* the commit refused, not the write */
+    set_position(&r, sec, 1, one);
+    assert_false(info_has(k.mnt, "refused /"));
+    if (rig) { /* the resource's new bytes are made: a value in its old ones would be lost */
+        assert_int_equal(value_at(k.mnt, rel3, "7\n"), EBUSY);
+        assert_true(info_has(k.mnt, "unused_0: new content of the package resource it lies in is pending"));
+    }
+    move_file(k.path, false);
+    umount_rw(k.mnt, k.path);
+    do_mount(k.path, k.mnt, NULL);
+    snprintf(p, sizeof p, "%s/%s/data.bin", k.mnt, k.res);
+    size_t n;
+    uint8_t *now = slurp(p, &n);
+    assert_section_raw(now + rl.granny_pos, &r, sec);
+    if (rig)
+        assert_int_equal(rd32(now + UNUSED0_POS), 305419896u);
+    snprintf(p, sizeof p, "%s/%s", k.mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "1.5\n-2\n0.25\n");
+    free(t);
+    snprintf(p, sizeof p, "%s/%s", k.mnt, rel2);
+    t = text_of(p);
+    assert_string_equal(t, "-4\n0.5\n8\n");
+    free(t);
+    do_umount(k.mnt);
+    assert_one_copy(k.path, old, k.size, pos, !rig, now, n, k.key);
+    free(now);
+    free(sec);
+    free(old);
+    inpkg_free(&k);
+    free(r.section);
+    free(gr2);
+}
+
+static void test_rw_two_writes_inside_one_resource(void **state)
+{
+    (void)state;
+    two_inside(false, "two-inside-gr2.package");
+    two_inside(true, "two-inside-rig.package");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3768,6 +4447,8 @@ int main(void)
         mount_test(test_rw_large_temporary_outside_memory),
         mount_test(test_rw_large_section_outside_memory),
         mount_test(test_rw_large_section_streamed),
+        mount_test(test_rw_big_section_values_within_budget),
+        mount_test(test_rw_big_section_value_in_package),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),
@@ -3776,6 +4457,9 @@ int main(void)
         mount_test(test_rw_disk_full),
         mount_test(test_rw_unmount_failure_reported),
         mount_test(test_rw_unmount_disk_full),
+        mount_test(test_rw_write_inside_replaced_resource),
+        mount_test(test_rw_resource_replaced_after_writes_inside),
+        mount_test(test_rw_two_writes_inside_one_resource),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);

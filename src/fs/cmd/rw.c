@@ -31,6 +31,7 @@ static int gen_add(struct rw *rw, struct s3fs *fs, uint32_t epoch);
 
 static void gen_init_locks(struct rw *rw)
 {
+    pthread_mutex_init(&rw->secmu, NULL);
     pthread_mutex_init(&rw->mu, NULL);
     pthread_mutex_init(&rw->logmu, NULL);
     pthread_mutex_init(&rw->gmu, NULL);
@@ -84,9 +85,11 @@ void rw_free(struct rw *rw)
     rw->cur = NULL;
     edits_clear(&rw->pending);
     free(rw->gr2);
-    free(rw->seccopy.bytes);
+    if (rw->seccopy.fd)
+        close(rw->seccopy.fd - 1);
     free(rw->raw);
     free(rw->res);
+    pthread_mutex_destroy(&rw->secmu);
     pthread_mutex_destroy(&rw->mu);
     pthread_mutex_destroy(&rw->logmu);
     pthread_mutex_destroy(&rw->gmu);
@@ -341,6 +344,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               __atomic_load_n(&rw->temps_mem_most, __ATOMIC_RELAXED));
     sb_printf(out, "rw: contents held in memory by writes: %" PRIu64 " bytes; at most %" PRIu64 " at once\n",
               __atomic_load_n(&rw->held_now, __ATOMIC_RELAXED), __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED));
+    sb_printf(out, "rw: written into scratch files: %" PRIu64 " bytes\n",
+              __atomic_load_n(&rw->scratch_written, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -444,7 +449,7 @@ static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, s
     struct rw_target rig;
     uint64_t pos;
     memset(&rig, 0, sizeof rig);
-    if (!granny_target(g, gv->fs->root, &rig) ||
+    if (!granny_target(g, gv->fs->root, &rig) || rig.rig_in_resource || /* granny_in_rig_resource's */
         gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
         !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
         pos != rig.pos || gv->g.total_size > rig.len)
@@ -486,6 +491,7 @@ static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_
         return false;
     w->in_resource = true;
     take_record(w, &res);
+    w->res_in_file = file_pos(g, &fs->src, 0, fs->src.size, &w->res_file_pos);
     w->gr2_base = 0;
     return true;
 }
@@ -506,6 +512,8 @@ static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct
         return false;
     w->rig_in_resource = true;
     w->res_src = rig.res_src;
+    w->res_in_file = rig.res_in_file;
+    w->res_file_pos = rig.res_file_pos;
     w->resize = rig.resize;
     take_record(w, &rig);
     w->gr2_pos = rig.resize.pos;
@@ -619,14 +627,19 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct source *s = tree_node_source(t, ino);
+    /* the RIG view's root: granny.gr2's directory, or ino itself when asked of the root
+     * (granny_in_rig): a RIG stored raw in a package resource must be found a resource's
+     * there too, never spliced in the file, where the package's index would not follow */
+    uint32_t root = tree_kind(t, ino) == NODE_DIR ? ino : tree_parent(t, ino);
     if (!view_resize_of(g->fs, ino, &w->resize) || !w->resize.plan || w->resize.head_len == 0 ||
         w->resize.head_len > RW_HEAD_MAX)
         return false;
-    if (resource_data_of(t, tree_parent(t, ino))) {
-        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, tree_parent(t, ino), s, w))
+    if (resource_data_of(t, root)) {
+        if (!s || w->resize.pos + w->resize.len > s->size || !resource_of_root(g, root, s, w))
             return false;
         w->rig_in_resource = true;
         w->res_src = s;
+        w->res_in_file = file_pos(g, s, 0, s->size, &w->res_file_pos);
         w->gr2_pos = w->resize.pos;
         w->gr2_len = w->resize.len;
     } else if (!file_pos(g, s, w->resize.pos, w->resize.len, &w->pos) ||
@@ -850,6 +863,23 @@ static bool in_splice(const struct rw *rw, uint64_t pos, uint64_t len)
 
 #define IN_SPLICE_WHY "a whole replacement of the bytes it lies in is pending"
 
+/* Under mu: whether [pos, pos+len) of the file lies in part in the bytes of a package
+ * resource whose new copy is pending (a value or bytes inside a resource stored raw): the
+ * record points at the new copy, so the write would go to bytes that are the resource's
+ * no more; it is refused rather than taken and lost. */
+static bool in_replaced(const struct rw *rw, uint64_t pos, uint64_t len)
+{
+    for (size_t i = 0; i < rw->nres; i++)
+        if (pos < rw->res[i].was_to && pos + len > rw->res[i].was_from)
+            return true;
+    return false;
+}
+
+/* (a data.bin replaced, or the resource made again by a section stored raw, which holds
+ * the writes before it only) */
+#define IN_REPLACED_WHY "new content of the package resource it lies in is pending (its data.bin replaced, or made " \
+                        "again for a write inside it)"
+
 static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len);
 
 int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
@@ -859,15 +889,15 @@ int rw_put_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const v
     if (t->in_section)
         return put_section_bytes(rw, t, off, b, len);
     pthread_mutex_lock(&rw->mu);
-    bool spliced = in_splice(rw, t->pos + off, len);
-    int rc = spliced ? -EBUSY : note_gr2(rw, t);
+    bool spliced = in_splice(rw, t->pos + off, len), replaced = !spliced && in_replaced(rw, t->pos + off, len);
+    int rc = spliced || replaced ? -EBUSY : note_gr2(rw, t);
     if (!rc)
         rc = neg_errno_of(edits_put(&rw->pending, t->pos + off, b, len));
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
-    if (spliced)
-        rw_log(rw, "refused a write to bytes [%" PRIu64 ", +%zu) of the file: " IN_SPLICE_WHY "; nothing changed",
-               t->pos + off, len);
+    if (spliced || replaced)
+        rw_log(rw, "refused a write to bytes [%" PRIu64 ", +%zu) of the file: %s (commit it first); nothing changed",
+               t->pos + off, len, spliced ? IN_SPLICE_WHY : IN_REPLACED_WHY);
     return rc;
 }
 
@@ -926,6 +956,120 @@ static bool pread_current(struct rw *rw, uint8_t *bytes, size_t len, uint64_t po
     return ok;
 }
 
+/* ---- the section copy: a compressed section's expanded bytes being written ---- */
+
+/* The piece content streams through (into and out of files), held while it is. */
+#define STREAM_CHUNK (64u << 10)
+
+static void scratch_note(struct rw *rw, uint64_t n)
+{
+    __atomic_add_fetch(&rw->scratch_written, n, __ATOMIC_RELAXED);
+}
+
+/* All n bytes of p into scratch file fd at `at` (counted for /info): 0 or -errno. */
+static int put_at(struct rw *rw, int fd, const uint8_t *p, size_t n, uint64_t at)
+{
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, (off_t)at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        scratch_note(rw, (uint64_t)w);
+        p += w, n -= (size_t)w, at += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Under secmu: bytes [at, at+n) of the section copy into buf: 0 or -EIO. */
+static int copy_read(const struct rw_section_copy *c, void *buf, size_t n, uint64_t at)
+{
+    return c->fd && pread(c->fd - 1, buf, n, (off_t)at) == (ssize_t)n ? 0 : -EIO;
+}
+
+/* Under secmu: the section copy let go (its file closed): after a commit, or when the
+ * pending edits its stored writes were in are dropped. */
+static void section_copy_drop(struct rw *rw)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    if (c->fd)
+        close(c->fd - 1);
+    *c = (struct rw_section_copy){0};
+}
+
+/* Under secmu: n bytes laid over the section copy at `at`, all or nothing: a write that
+ * fails half-way (a full disk) gets the copy's bytes of before back; when even that
+ * fails the copy is dropped (its writes not stored yet with it, logged), never left
+ * holding part of a refused write. 0 or -errno. */
+static int copy_write(struct rw *rw, const void *b, size_t n, uint64_t at)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    uint8_t *was = malloc(n ? n : 1);
+    int rc = was ? copy_read(c, was, n, at) : -ENOMEM;
+    if (!rc)
+        rc = put_at(rw, c->fd - 1, b, n, at);
+    if (rc && was && c->fd && put_at(rw, c->fd - 1, was, n, at) != 0) {
+        if (c->dirty)
+            rw_log(rw, "failed: section %" PRIu32 "'s bytes written since the last commit could not be kept "
+                       "(their copy's file); they are dropped", c->sec);
+        section_copy_drop(rw);
+    }
+    free(was);
+    return rc;
+}
+
+struct copy_fill {
+    struct rw *rw;
+    int fd;
+    int rc;
+    uint64_t len; /* the expanded bytes' */
+};
+
+/* The pinned expanded bytes into the copy's file, a chunk at a time. */
+static enum s3_err fill_copy(void *ctx, const uint8_t *bytes, size_t len, char *err, size_t errlen)
+{
+    struct copy_fill *f = ctx;
+    f->len = len;
+    for (size_t at = 0; at < len && !f->rc; at += STREAM_CHUNK)
+        f->rc = put_at(f->rw, f->fd, bytes + at, len - at < STREAM_CHUNK ? len - at : STREAM_CHUNK, at);
+    if (f->rc)
+        snprintf(err, errlen, "its copy's file: %s", strerror(-f->rc));
+    return f->rc ? S3_ERR_IO : S3_OK;
+}
+
+/* Under secmu: the section copy made t's section's, unless it is already: its expanded
+ * bytes (pinned in the cache, within its bound, only while they are copied) written into
+ * an unlinked file beside the source, so that a section larger than cache_mb costs no
+ * memory while its values are written. 0, or -ENOMEM / -EIO / -errno with why. The copy
+ * of another section must not hold bytes not stored (the caller flushed it). */
+static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why, size_t whylen)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    if (c->fd && c->gv == t->gv && c->sec == t->sec)
+        return 0;
+    int fd;
+    enum s3_err e = edits_scratch(rw->lock->dirfd, &fd);
+    if (e != S3_OK) {
+        snprintf(why, whylen, "a file for its copy: %s", s3_err_str(e));
+        return neg_errno_of(e);
+    }
+    struct copy_fill f = {rw, fd, 0, 0};
+    e = gr2_view_expanded_use(t->gv, t->sec, fill_copy, &f, why, whylen);
+    if (e != S3_OK) {
+        close(fd);
+        return f.rc ? f.rc : e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
+    }
+    section_copy_drop(rw);
+    *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .fd = fd + 1, .len = f.len,
+                                  .res_record = t->in_resource || t->rig_in_resource ? t->f_offset : 0,
+                                  .serial = ++rw->seccopies};
+    return 0;
+}
+
+/* Stores the section copy raw by target t (a writable file of its section), streamed
+ * from its file (put_section_src); later in this file. */
+static int store_copy(struct rw *rw, const struct rw_target *t, const char *path);
+
 /* A table's records as they will be: the file's bytes with the pending edits over them,
  * then the new text's cells. */
 static int encode_table(struct rw *rw, const struct rw_target *t, const char *text, size_t len, uint8_t *bytes,
@@ -933,13 +1077,13 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
 {
     int rc = 0;
     if (t->in_section) { /* the expanded bytes, with the writes into them until the commit */
-        pthread_mutex_lock(&rw->mu);
+        pthread_mutex_lock(&rw->secmu);
         const struct rw_section_copy *c = &rw->seccopy;
-        if (c->bytes && c->gv == t->gv && c->sec == t->sec && t->sec_off <= c->len && t->len <= c->len - t->sec_off)
-            memcpy(bytes, c->bytes + t->sec_off, t->len);
+        if (c->fd && c->gv == t->gv && c->sec == t->sec && t->sec_off <= c->len && t->len <= c->len - t->sec_off)
+            rc = copy_read(c, bytes, t->len, t->sec_off);
         else if (gr2_view_expanded_read(t->gv, t->sec, t->sec_off, bytes, t->len) != S3_OK)
             rc = -EIO;
-        pthread_mutex_unlock(&rw->mu);
+        pthread_mutex_unlock(&rw->secmu);
     } else if (!pread_current(rw, bytes, t->len, t->pos)) {
         rc = -EIO;
     } else {
@@ -950,67 +1094,24 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
     return rc ? rc : neg_errno_of(table_encode(&t->table, text, len, bytes, why, whylen));
 }
 
-static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len);
-
-/* The section copy's bytes written since it was last stored (NAME.bin writes), stored raw
- * now (put_section): 0 when there are none, else put_section's result (a failure keeps
- * them waiting). Not under mu. */
+/* Under secmu: the section copy's bytes written since it was last stored (NAME.bin
+ * writes), stored raw now (store_copy): 0 when there are none, else its result (a
+ * failure keeps them waiting). */
 static int flush_section_copy(struct rw *rw)
 {
     struct rw_section_copy *c = &rw->seccopy;
-    pthread_mutex_lock(&rw->mu);
-    if (!c->dirty) {
-        pthread_mutex_unlock(&rw->mu);
+    if (!c->dirty)
         return 0;
-    }
-    uint8_t *whole = held_alloc(rw, c->len);
-    if (!whole) {
-        pthread_mutex_unlock(&rw->mu);
-        return -ENOMEM;
-    }
-    memcpy(whole, c->bytes, c->len);
-    size_t len = c->len;
-    struct rw_target st = c->target;
-    st.kind = RW_SECTION;
     char path[sizeof c->path];
     memcpy(path, c->path, sizeof path);
-    struct gr2_view *gv = c->gv;
-    uint32_t sec = c->sec;
-    c->dirty = false;
-    pthread_mutex_unlock(&rw->mu);
-    int rc = put_section(rw, &st, path, whole, len);
-    if (rc) {
-        pthread_mutex_lock(&rw->mu);
-        if (c->bytes && c->gv == gv && c->sec == sec)
-            c->dirty = true;
-        pthread_mutex_unlock(&rw->mu);
-    }
-    held_free(rw, whole, len);
+    struct rw_target st = c->target; /* c may be dropped meanwhile (drop_pending) */
+    int rc = store_copy(rw, &st, path);
+    if (!rc)
+        c->dirty = false;
     return rc;
 }
 
-/* Under mu: the section copy made t's section's (its expanded bytes, fresh), unless it is
- * already: 0, or -ENOMEM / -EIO with why. The copy of another section must not hold
- * bytes not stored (the caller flushed it). */
-static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why, size_t whylen)
-{
-    struct rw_section_copy *c = &rw->seccopy;
-    if (c->bytes && c->gv == t->gv && c->sec == t->sec)
-        return 0;
-    uint8_t *fresh;
-    size_t flen;
-    enum s3_err e = gr2_view_expanded_copy(t->gv, t->sec, &fresh, &flen, why, whylen);
-    if (e != S3_OK)
-        return e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
-    if (c->bytes)
-        held_sub(rw, c->len);
-    free(c->bytes);
-    held_add(rw, flen); /* the section's expanded bytes, until the commit */
-    *c = (struct rw_section_copy){.gv = t->gv, .sec = t->sec, .bytes = fresh, .len = flen};
-    return 0;
-}
-
-/* Under mu: whether the section copy holds bytes of a section other than t's not stored. */
+/* Under secmu: whether the section copy holds bytes of a section other than t's not stored. */
 static bool other_copy_dirty(const struct rw *rw, const struct rw_target *t)
 {
     const struct rw_section_copy *c = &rw->seccopy;
@@ -1018,6 +1119,7 @@ static bool other_copy_dirty(const struct rw *rw, const struct rw_target *t)
 }
 
 static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, size_t *at);
+static bool record_busy(const struct rw *rw, const struct rw_target *t);
 
 /* Under mu: whether storing t's section raw would be refused now (put_section's and its
  * containers' refusals that hold until a commit): another section stored raw after its
@@ -1029,40 +1131,38 @@ static bool store_refused(struct rw *rw, const struct rw_target *t)
     const struct edits *e = &rw->pending;
     bool spliced = e->splice_to > e->splice_from;
     return raw_copy_of(rw, t, t->wrapped, &at) == -EBUSY ||
-           ((t->in_resource || t->rig_in_resource) && edits_touch(e, t->f_offset, 4)) ||
+           ((t->in_resource || t->rig_in_resource) && record_busy(rw, t)) ||
            (t->wrapped && spliced && !(rw->wrapped_live && e->splice_from == t->gr2_pos));
 }
 
 /* Bytes [off, +len) of a section's NAME.bin (t->in_section, RW_BYTES): laid over the
- * section's expanded bytes (with the writes before), which are stored raw once, at the
- * next commit (flush_section_copy), so that a writer's many small writes cost one. */
+ * section copy (with the writes before), which is stored raw once, at the next commit
+ * (flush_section_copy), so that a writer's many small writes cost one. */
 static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t off, const void *b, size_t len)
 {
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
+    pthread_mutex_lock(&rw->secmu);
+    int rc = other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
     pthread_mutex_lock(&rw->mu);
-    bool flush = other_copy_dirty(rw, t);
-    pthread_mutex_unlock(&rw->mu);
-    int rc = flush ? flush_section_copy(rw) : 0;
-    pthread_mutex_lock(&rw->mu);
-    if (!rc && other_copy_dirty(rw, t))
-        rc = -EBUSY; /* another writer's, meanwhile */
     bool later = !rc && store_refused(rw, t);
+    pthread_mutex_unlock(&rw->mu);
     if (later) /* refused now rather than at every commit */
         rc = -EBUSY;
     if (!rc)
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
+    if (!rc)
+        rc = copy_write(rw, b, len, t->sec_off + off);
     if (!rc) {
-        memcpy(c->bytes + t->sec_off + off, b, len);
         if (!c->dirty) { /* how it is stored at the commit, and the log's name for it */
             c->target = *t;
             snprintf(c->path, sizeof c->path, "section %" PRIu32 "'s bytes", t->sec);
         }
         c->dirty = true;
     }
-    pthread_mutex_unlock(&rw->mu);
+    pthread_mutex_unlock(&rw->secmu);
     if (later)
         rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: it could not be stored raw before a commit "
                    "(another section stored raw after it, or a whole replacement of what holds it pending); "
@@ -1073,54 +1173,39 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
     return rc;
 }
 
-/* A value inside a compressed section: its bytes laid over the section's expanded bytes
- * (those of the values written before, until the commit), which are stored raw. */
+/* A value inside a compressed section: its bytes laid over the section copy (with the
+ * values written before, until the commit), which is then stored raw, streamed from the
+ * copy's file. */
 static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
 {
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
-    uint8_t *whole = NULL, *was = malloc(t->len ? t->len : 1);
-    size_t whole_len = 0;
-    size_t len = 0;
-    pthread_mutex_lock(&rw->mu);
-    bool flush = other_copy_dirty(rw, t);
-    pthread_mutex_unlock(&rw->mu);
-    int rc = !was ? -ENOMEM : flush ? flush_section_copy(rw) : 0;
-    pthread_mutex_lock(&rw->mu);
-    if (!rc && other_copy_dirty(rw, t))
-        rc = -EBUSY;
+    uint8_t *was = malloc(t->len ? t->len : 1);
+    pthread_mutex_lock(&rw->secmu);
+    int rc = !was ? -ENOMEM : other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
     if (!rc)
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
-    if (!rc && !(whole = held_alloc(rw, c->len)))
-        rc = -ENOMEM;
-    whole_len = whole ? c->len : 0;
-    if (!rc) {
-        memcpy(was, c->bytes + t->sec_off, t->len);
-        memcpy(c->bytes + t->sec_off, field, t->len);
-        memcpy(whole, c->bytes, c->len);
-        len = c->len;
-    }
-    pthread_mutex_unlock(&rw->mu);
-    if (rc)
+    if (!rc)
+        rc = copy_read(c, was, t->len, t->sec_off);
+    if (!rc)
+        rc = copy_write(rw, field, t->len, t->sec_off);
+    if (rc) {
         rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, why[0] ? why : strerror(-rc));
-    if (!rc) {
+    } else {
         struct rw_target st = *t;
         st.kind = RW_SECTION;
-        rc = put_section(rw, &st, path, whole, len);
-        pthread_mutex_lock(&rw->mu);
-        if (rc) { /* the copy holds a write that is not pending: its bytes of before again
-                   * (the writes before it are pending, stored raw: they stay) */
-            if (c->bytes && c->gv == t->gv && c->sec == t->sec)
-                memcpy(c->bytes + t->sec_off, was, t->len);
-        } else if (c->gv == t->gv && c->sec == t->sec) {
+        rc = store_copy(rw, &st, path);
+        if (rc && c->fd && c->gv == t->gv && c->sec == t->sec)
+            (void)copy_write(rw, was, t->len, t->sec_off); /* the copy holds a write that is not pending: its
+                                                          * bytes of before again (the writes before it are
+                                                          * pending, stored raw: they stay) */
+        else if (!rc && c->gv == t->gv && c->sec == t->sec)
             c->dirty = false; /* its bytes written before went with it */
-        }
-        pthread_mutex_unlock(&rw->mu);
     }
+    pthread_mutex_unlock(&rw->secmu);
     free(was);
-    held_free(rw, whole, whole_len);
     return rc;
 }
 
@@ -1193,10 +1278,11 @@ int rw_put_value(struct rw *rw, const struct rw_target *t, const char *path, con
         return rc;
     }
     pthread_mutex_lock(&rw->mu);
-    bool spliced = in_splice(rw, t->pos, t->len);
+    bool spliced = in_splice(rw, t->pos, t->len), replaced = !spliced && in_replaced(rw, t->pos, t->len);
     pthread_mutex_unlock(&rw->mu);
-    if (spliced) {
-        rw_log(rw, "refused %s: " IN_SPLICE_WHY " (commit it first); nothing changed", path);
+    if (spliced || replaced) {
+        rw_log(rw, "refused %s: %s (commit it first); nothing changed", path,
+               spliced ? IN_SPLICE_WHY : IN_REPLACED_WHY);
         rc = -EBUSY;
     } else {
         rc = rw_put_bytes(rw, t, 0, bytes, t->len);
@@ -1232,8 +1318,6 @@ static ssize_t whole_read(const struct whole_src *w, uint64_t pos, uint8_t *buf,
     ssize_t got = pread(w->fd, buf, n, (off_t)pos);
     return got < 0 ? -errno : got == 0 ? -EIO : got;
 }
-
-#define STREAM_CHUNK (64u << 10)
 
 /* Under mu: the content appended to the pending tail, deflated (zlib) or raw, piece by
  * piece (the tail is a file: nothing the size of the content is held in memory); at most
@@ -1313,15 +1397,93 @@ static int res_copy_room(struct rw *rw)
     return 0;
 }
 
-/* Under mu, after res_copy_room: the copy [from, to) of the tail noted last (the tail's
- * order), the one it replaces (prev, SIZE_MAX: none) forgotten. */
-static void res_copy_note(struct rw *rw, size_t prev, uint64_t f_offset, uint64_t from, uint64_t to, uint32_t word)
+/* Under mu, after res_copy_room: the copy [from, to) of the tail of resource t noted last
+ * (the tail's order), the one it replaces (prev, SIZE_MAX: none) forgotten; `was`: the
+ * file's bytes its record pointed at. A copy made from the section copy (a value or a
+ * NAME.bin of a compressed section: t->in_section) says which section's. */
+static void res_copy_note(struct rw *rw, size_t prev, const struct rw_target *t, uint64_t from, uint64_t to,
+                          uint32_t word, const uint64_t was[2])
 {
     if (prev != SIZE_MAX) {
         memmove(rw->res + prev, rw->res + prev + 1, (rw->nres - prev - 1) * sizeof *rw->res);
         rw->nres--;
     }
-    rw->res[rw->nres++] = (struct rw_res_copy){f_offset, from, to, word};
+    bool of_copy = t->in_section && rw->seccopy.fd && rw->seccopy.gv == t->gv && rw->seccopy.sec == t->sec;
+    rw->res[rw->nres++] = (struct rw_res_copy){t->f_offset, from, to, word, was[0], was[1], of_copy,
+                                               of_copy ? t->gv : NULL, of_copy ? t->sec : 0,
+                                               of_copy ? rw->seccopy.serial : 0, t->kind == RW_RESOURCE};
+}
+
+/* Under mu: the bytes of the file resource t's index record points at as committed
+ * ([was[0], was[1]); empty when its words do not read): its stored size without the flag
+ * bits the record keeps (view_part's stored_flags). */
+static void record_span(struct rw *rw, const struct rw_target *t, uint64_t was[2])
+{
+    uint8_t off[4], stored[4];
+    int fd = newest(rw)->fs->src.fd;
+    was[0] = was[1] = 0;
+    if (pread(fd, off, 4, (off_t)t->f_offset) != 4 || pread(fd, stored, 4, (off_t)t->f_stored) != 4)
+        return;
+    was[0] = ld32(off, false);
+    was[1] = was[0] + (ld32(stored, false) & ~t->stored_flags);
+}
+
+/* Under mu: whether resource t's last copy pending was made by writes into the section
+ * copy t writes into now (the same copy, not a fresh one of the same section made after
+ * another section's), and the record still points at it: the copy then holds every write
+ * made into the section since, and the resource is made again from its committed bytes
+ * with them all (two values of one compressed section, one commit). */
+static bool own_copy(const struct rw *rw, const struct rw_target *t)
+{
+    size_t i = res_copy_of(rw, t->f_offset);
+    const struct rw_section_copy *c = &rw->seccopy;
+    if (!t->in_section || i == SIZE_MAX || !rw->res[i].of_copy || rw->res[i].gv != t->gv ||
+        rw->res[i].sec != t->sec || !c->fd || c->gv != t->gv || c->sec != t->sec ||
+        c->serial != rw->res[i].copy_serial)
+        return false;
+    uint8_t now[4] = {0}, want[4];
+    put_le(want, rw->res[i].word, 4);
+    edits_overlay(&rw->pending, t->f_offset, now, 4);
+    return memcmp(now, want, 4) == 0;
+}
+
+/* Under mu: whether the index record of the resource t lies in has a change pending that
+ * a write into the resource cannot build on: a replacement of its data.bin, a word of the
+ * record written, a section of it stored raw from other bytes than t's (unless t is the
+ * RIG's granny.gr2 replaced whole, which supersedes what was written inside it), or bytes
+ * of a section written and not stored yet (a NAME.bin) that t's whole part would not
+ * hold. */
+static bool record_busy(const struct rw *rw, const struct rw_target *t)
+{
+    const struct rw_section_copy *c = &rw->seccopy;
+    if (!t->in_section && c->dirty && c->res_record == t->f_offset)
+        return true;
+    if (!edits_touch(&rw->pending, t->f_offset, 4) || own_copy(rw, t))
+        return false;
+    size_t i = res_copy_of(rw, t->f_offset);
+    if (t->kind != RW_GRANNY || i == SIZE_MAX || rw->res[i].whole)
+        return true;
+    uint8_t now[4] = {0}, want[4];
+    put_le(want, rw->res[i].word, 4);
+    edits_overlay(&rw->pending, t->f_offset, now, 4);
+    return memcmp(now, want, 4) != 0;
+}
+
+/* Under secmu and mu, after resource t's data.bin (or its RIG's granny.gr2) was replaced
+ * whole: the section copy of a section inside it dropped (its writes, stored or not, are superseded
+ * by the new content). Whether there were writes inside pending before (the copy of
+ * before, the section copy's, and for data.bin patches of its committed bytes; a RIG's
+ * values outside granny.gr2 are in its new bytes, not superseded). */
+static bool supersede_inside(struct rw *rw, const struct rw_target *t, size_t prev, const uint64_t was[2])
+{
+    const struct rw_section_copy *c = &rw->seccopy;
+    bool inside = prev != SIZE_MAX || (t->kind == RW_RESOURCE && was[1] > was[0] &&
+                                       edits_touch(&rw->pending, was[0], was[1] - was[0]));
+    if (c->fd && c->res_record == t->f_offset) {
+        inside = true;
+        section_copy_drop(rw);
+    }
+    return inside;
 }
 
 /* Under mu: a field of the file put undoably: what the file holds there is read from the
@@ -1371,6 +1533,9 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
     uint64_t before = rw->pending.tail_len, blen = 0;
     uint64_t at = newest(rw)->fs->src.size + before; /* current while mu is held */
     size_t prev = res_copy_of(rw, t->f_offset);
+    uint64_t was[2];
+    record_span(rw, t, was);
+    bool superseded = false;
     /* an index record's offset is 32 bits: the resource must end below 4 GiB */
     int rc = at >= UINT32_MAX ? -EFBIG : res_copy_room(rw);
     if (!rc)
@@ -1379,12 +1544,18 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
         rc = put_index_record(rw, &u, t, at, blen, src->len);
     if (!rc && prev != SIZE_MAX) /* the last thing that may fail */
         rc = neg_errno_of(edits_tail_hole(&rw->pending, rw->res[prev].from, rw->res[prev].to));
-    if (rc)
+    if (rc) {
         edits_undo(&rw->pending, &u); /* nothing of it stays pending */
-    else
-        res_copy_note(rw, prev, t->f_offset, before, rw->pending.tail_len, (uint32_t)at);
+    } else {
+        if (t->kind == RW_RESOURCE || t->kind == RW_GRANNY) /* the last whole content wins */
+            superseded = supersede_inside(rw, t, prev, was);
+        res_copy_note(rw, prev, t, before, rw->pending.tail_len, (uint32_t)at, was);
+    }
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
+    if (superseded)
+        rw_log(rw, "%s: replaced whole; the writes inside %s pending before it are superseded (not written)", path,
+               t->kind == RW_RESOURCE ? "the resource" : "it");
     if (rc == -EFBIG)
         rw_log(rw, "refused %s: the package would pass 4 GiB; nothing changed", path);
     else if (!rc && !t->zlib)
@@ -1402,8 +1573,8 @@ static int copy_whole(struct rw *rw, const struct whole_src *src, int fd, uint64
         ssize_t got = whole_read(src, pos, buf, STREAM_CHUNK);
         if (got < 0)
             rc = (int)got;
-        else if (pwrite(fd, buf, (size_t)got, (off_t)pos) != got)
-            rc = errno ? -errno : -EIO;
+        else
+            rc = put_at(rw, fd, buf, (size_t)got, pos);
         pos += got > 0 ? (uint64_t)got : 0;
     }
     held_free(rw, buf, STREAM_CHUNK);
@@ -1428,61 +1599,78 @@ static int put_undoable(struct edits *e, const uint8_t *hb, uint64_t head_pos, u
     return rc;
 }
 
-/* A part its view lets be replaced at another length (t->resize: a wrapped RIG's
- * granny.gr2): the view's plan, made from its container's head as the file has it now,
- * says which bytes the new content (padded) replaces and which head words follow (a
- * wrapper's offsets); the bytes go into a splice, the words into patches.
- * `built_on`: the wrapped_serial of the pending section write's bytes the new ones were
- * made from, whose splice they replace (0: none; another writer's since: -EBUSY). */
-static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src,
-                      uint64_t built_on)
+/* The view's plan for t's part (t->resize: a wrapped RIG's granny.gr2) replaced by
+ * new_len bytes, made from its container's head as the file has it now (into hb): which
+ * bytes the new content (padded) replaces and which head words follow (a wrapper's
+ * offsets). 0, -EIO, or -EPERM (logged). */
+static int granny_plan(struct rw *rw, const struct rw_target *t, const char *path, uint64_t new_len,
+                       uint8_t hb[RW_HEAD_MAX], struct view_resize_plan *plan)
 {
     const struct view_resize *vr = &t->resize;
-    uint8_t hb[RW_HEAD_MAX];
-    if (!vr->plan || vr->head_len > sizeof hb)
+    if (!vr->plan || vr->head_len > RW_HEAD_MAX)
         return -EPERM;
     struct rw_gen *cur = acquire_newest(rw);
     bool read = pread(cur->fs->src.fd, hb, vr->head_len, (off_t)t->head_pos) == (ssize_t)vr->head_len;
     rw_release(rw, cur);
     if (!read)
         return -EIO;
-    struct view_resize_plan plan;
     char why[200];
-    enum s3_err e = vr->plan(hb, vr->pos, t->len, src->len, &plan, why, sizeof why);
-    bool words_in_head = e == S3_OK && plan.nwords <= sizeof plan.word / sizeof plan.word[0];
-    for (uint32_t i = 0; words_in_head && i < plan.nwords; i++)
-        words_in_head = plan.word_at[i] + 4 <= vr->head_len;
-    if (e != S3_OK || !words_in_head || t->head_pos + plan.from != t->pos || plan.to < plan.from ||
-        plan.new_len < src->len) {
+    enum s3_err e = vr->plan(hb, vr->pos, t->len, new_len, plan, why, sizeof why);
+    bool words_in_head = e == S3_OK && plan->nwords <= sizeof plan->word / sizeof plan->word[0];
+    for (uint32_t i = 0; words_in_head && i < plan->nwords; i++)
+        words_in_head = plan->word_at[i] + 4 <= vr->head_len;
+    if (e != S3_OK || !words_in_head || t->head_pos + plan->from != t->pos || plan->to < plan->from ||
+        plan->new_len < new_len) {
         rw_log(rw, "refused %s: %s; nothing changed", path,
                e != S3_OK ? why : "the container's offsets do not frame the part");
         return -EPERM;
     }
-    uint64_t from = t->head_pos + plan.from, to = t->head_pos + plan.to;
-    /* the splice: the new bytes and their padding, in an unlinked file beside the source
-     * until the commit */
-    int sfd;
-    enum s3_err made = edits_scratch(rw->lock->dirfd, &sfd);
-    if (made)
-        return neg_errno_of(made);
-    int copied = copy_whole(rw, src, sfd, plan.new_len);
-    if (copied) {
-        close(sfd);
-        return copied;
+    return 0;
+}
+
+/* A part its view lets be replaced at another length (t->resize: a wrapped RIG's
+ * granny.gr2), by its plan (granny_plan): the bytes go into a splice, the head words into
+ * patches. `built_on`: the wrapped_serial of the pending section write's bytes the new
+ * ones were made from, whose splice they replace (0: none; another writer's since:
+ * -EBUSY). own_fd >= 0: a scratch file whose first src->len bytes are the content and
+ * nothing after them (new Granny bytes a section write made): taken in every case
+ * (closed, or kept as the splice), so that the content is written once, not copied into
+ * a file of the splice's own. */
+static int put_granny(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src,
+                      uint64_t built_on, int own_fd)
+{
+    uint8_t hb[RW_HEAD_MAX];
+    struct view_resize_plan plan;
+    int sfd = own_fd, rc = granny_plan(rw, t, path, src->len, hb, &plan);
+    /* the splice: the new bytes and their padding (zeros), in an unlinked file beside the
+     * source until the commit */
+    if (!rc && sfd < 0) {
+        enum s3_err made = edits_scratch(rw->lock->dirfd, &sfd);
+        rc = made ? neg_errno_of(made) : copy_whole(rw, src, sfd, plan.new_len);
+        if (made)
+            sfd = -1;
+    } else if (!rc && ftruncate(sfd, (off_t)plan.new_len) != 0) {
+        rc = -errno;
     }
+    if (rc) {
+        if (sfd >= 0)
+            close(sfd);
+        return rc;
+    }
+    uint64_t from = t->head_pos + plan.from, to = t->head_pos + plan.to;
     pthread_mutex_lock(&rw->mu);
     /* nothing pending changes unless all of it does: the splice's only refusal is told
      * first, and the head words put are put back (into the edits they made, which takes
      * no memory) when a later one is refused */
     bool redo = built_on && built_on == rw->wrapped_serial && rw->wrapped_live && rw->pending.splice_from == from &&
                 rw->pending.splice_to > rw->pending.splice_from;
-    int rc = !redo && rw->pending.splice_to > rw->pending.splice_from ? -EBUSY : 0;
+    rc = !redo && rw->pending.splice_to > rw->pending.splice_from ? -EBUSY : 0;
     uint8_t f[4], was[8][4];
-    uint64_t put_at[8];
+    uint64_t put_where[8];
     int nput = 0;
     for (uint32_t i = 0; i < plan.nwords && !rc; i++) {
         put_le(f, plan.word[i], 4);
-        rc = put_undoable(&rw->pending, hb, t->head_pos, t->head_pos + plan.word_at[i], f, was[nput], &put_at[nput],
+        rc = put_undoable(&rw->pending, hb, t->head_pos, t->head_pos + plan.word_at[i], f, was[nput], &put_where[nput],
                           &nput);
     }
     if (!rc && redo)
@@ -1491,7 +1679,7 @@ static int put_granny(struct rw *rw, const struct rw_target *t, const char *path
         rc = neg_errno_of(edits_splice_file(&rw->pending, from, to, sfd, (size_t)plan.new_len));
     while (rc && nput > 0) {
         nput--;
-        (void)edits_put(&rw->pending, put_at[nput], was[nput], 4); /* an existing edit: no allocation */
+        (void)edits_put(&rw->pending, put_where[nput], was[nput], 4); /* an existing edit: no allocation */
     }
     note_memory(rw);
     pthread_mutex_unlock(&rw->mu);
@@ -1570,6 +1758,10 @@ struct base_src {
     const struct source *rs; /* else when set: a resource's source, from pos on */
     uint64_t pos;          /* else: the file from pos on, with the pending patches */
     uint64_t len;
+    /* rs stored raw in the file, its byte 0 at file_at: the pending patches there (values
+     * of its uncompressed parts) laid over what it reads */
+    bool overlay;
+    uint64_t file_at;
 };
 
 /* n bytes of the base from pos into buf: 0 or -errno. */
@@ -1577,8 +1769,16 @@ static int base_read(struct rw *rw, const struct base_src *b, uint64_t pos, uint
 {
     if (b->fd >= 0)
         return pread(b->fd, buf, n, (off_t)pos) == (ssize_t)n ? 0 : -EIO;
-    if (b->rs)
-        return source_pread((struct source *)b->rs, b->pos + pos, buf, n) == S3_OK ? 0 : -EIO;
+    if (b->rs) {
+        if (source_pread((struct source *)b->rs, b->pos + pos, buf, n) != S3_OK)
+            return -EIO;
+        if (b->overlay) {
+            pthread_mutex_lock(&rw->mu);
+            edits_overlay(&rw->pending, b->file_at + b->pos + pos, buf, n);
+            pthread_mutex_unlock(&rw->mu);
+        }
+        return 0;
+    }
     if (!pread_current(rw, buf, n, b->pos + pos))
         return -EIO;
     pthread_mutex_lock(&rw->mu);
@@ -1624,12 +1824,6 @@ static int wrapped_base(struct rw *rw, const struct rw_target *t, struct base_sr
     return rc;
 }
 
-/* Bytes [at, at+n) of the new file fd from bytes of the base or the section's content. */
-static int put_at(int fd, const uint8_t *p, size_t n, uint64_t at)
-{
-    return pwrite(fd, p, n, (off_t)at) == (ssize_t)n ? 0 : errno ? -errno : -EIO;
-}
-
 /* The base's first blen bytes, then the content from `at` on, into file fd, a chunk at a
  * time (buf: STREAM_CHUNK bytes). */
 static int compose_copy(struct rw *rw, const struct base_src *base, uint64_t blen, const struct whole_src *data,
@@ -1640,12 +1834,12 @@ static int compose_copy(struct rw *rw, const struct base_src *base, uint64_t ble
         size_t n = blen - pos < STREAM_CHUNK ? (size_t)(blen - pos) : STREAM_CHUNK;
         rc = base_read(rw, base, pos, buf, n);
         if (!rc)
-            rc = put_at(fd, buf, n, pos);
+            rc = put_at(rw, fd, buf, n, pos);
         pos += n;
     }
     for (uint64_t pos = 0; !rc && pos < data->len;) {
         ssize_t got = whole_read(data, pos, buf, STREAM_CHUNK);
-        rc = got < 0 ? (int)got : put_at(fd, buf, (size_t)got, at + pos);
+        rc = got < 0 ? (int)got : put_at(rw, fd, buf, (size_t)got, at + pos);
         pos += got > 0 ? (uint64_t)got : 0;
     }
     return rc;
@@ -1654,7 +1848,7 @@ static int compose_copy(struct rw *rw, const struct base_src *base, uint64_t ble
 /* The CRC of the new Granny bytes in file fd (total bytes), by the format's rule
  * (gr2_crc_span: from the header's end to total_size), stored when it was right before (a
  * wrong one stays as it was); read back a chunk at a time. */
-static int compose_crc(const struct gr2_file *gf, int fd, uint64_t total, uint8_t *buf)
+static int compose_crc(struct rw *rw, const struct gr2_file *gf, int fd, uint64_t total, uint8_t *buf)
 {
     struct gr2_crc_span span;
     if (!gf->crc_checked || gf->crc != gf->crc_computed || !gr2_crc_span(gf, &span) || span.from > total ||
@@ -1671,7 +1865,7 @@ static int compose_crc(const struct gr2_file *gf, int fd, uint64_t total, uint8_
     uint8_t f[4];
     for (int i = 0; i < 4; i++)
         f[i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
-    return put_at(fd, f, 4, span.field);
+    return put_at(rw, fd, f, 4, span.field);
 }
 
 /* New Granny bytes with section t->sec stored raw in them, written into file fd (a fresh
@@ -1700,13 +1894,13 @@ static int compose_raw(struct rw *rw, const struct rw_target *t, const struct ba
     if (!rc)
         rc = compose_copy(rw, base, blen, data, *at, fd, buf);
     if (!rc && plan.after_len)
-        rc = put_at(fd, plan.after, plan.after_len, *at + data->len);
+        rc = put_at(rw, fd, plan.after, plan.after_len, *at + data->len);
     if (!rc)
-        rc = put_at(fd, plan.header, sizeof plan.header, hrel);
+        rc = put_at(rw, fd, plan.header, sizeof plan.header, hrel);
     if (!rc)
-        rc = put_at(fd, plan.total_bytes, 4, trel);
+        rc = put_at(rw, fd, plan.total_bytes, 4, trel);
     if (!rc)
-        rc = compose_crc(&t->gv->g, fd, plan.total, buf);
+        rc = compose_crc(rw, &t->gv->g, fd, plan.total, buf);
     if (!rc)
         *outlen = plan.total;
     held_free(rw, buf, STREAM_CHUNK);
@@ -1753,7 +1947,8 @@ static int put_wrapped_section(struct rw *rw, const struct rw_target *t, const c
         struct rw_target gt = {
             .kind = RW_GRANNY, .pos = t->gr2_pos, .len = t->gr2_len, .resize = t->resize, .head_pos = t->head_pos};
         struct whole_src src = {NULL, sfd, nlen};
-        rc = put_granny(rw, &gt, path, &src, serial);
+        rc = put_granny(rw, &gt, path, &src, serial, sfd); /* sfd taken: the splice's file */
+        sfd = -1;
         pthread_mutex_lock(&rw->mu);
         if (!rc) { /* what the next section write builds on: the splice's first nlen bytes */
             rw->wrapped_live = true;
@@ -1786,13 +1981,14 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
 static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
                                 const struct whole_src *data)
 {
-    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size};
+    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size,
+                            .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
     int sfd = -1;
     pthread_mutex_lock(&rw->mu);
-    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    bool pending = record_busy(rw, t);
     pthread_mutex_unlock(&rw->mu);
     int rc = pending ? -EBUSY : base.len > RW_RESOURCE_MAX ? -EFBIG : 0;
     if (!rc)
@@ -1831,15 +2027,15 @@ static int append_copy(struct rw *rw, uint64_t pad, const struct whole_src *src,
     return rc;
 }
 
-/* Under mu: everything pending dropped (the tail's file failed where it held a copy). */
+/* Under secmu and mu: everything pending dropped (the tail's file failed where it held a
+ * copy), the section copy with it (its writes were stored in it). */
 static void drop_pending(struct rw *rw)
 {
     edits_clear(&rw->pending);
     rw->ngr2 = 0;
     rw->nraw = 0;
     rw->nres = 0;
-    held_free(rw, rw->seccopy.bytes, rw->seccopy.len);
-    rw->seccopy = (struct rw_section_copy){0};
+    section_copy_drop(rw);
 }
 
 /* A compressed section's expanded bytes, stored raw after the Granny data (the file's
@@ -1853,13 +2049,13 @@ static void drop_pending(struct rw *rw)
 static int put_section_raw(struct rw *rw, const struct rw_target *t, const char *path, const struct whole_src *src);
 
 /* n bytes of src from pos to file fd at `at`, a chunk at a time (buf: STREAM_CHUNK). */
-static int copy_src_to(const struct whole_src *src, uint64_t pos, uint64_t n, int fd, uint64_t at, uint8_t *buf)
+static int copy_src_to(struct rw *rw, const struct whole_src *src, uint64_t pos, uint64_t n, int fd, uint64_t at, uint8_t *buf)
 {
     int rc = 0;
     for (uint64_t done = 0; !rc && done < n;) {
         size_t want = n - done < STREAM_CHUNK ? (size_t)(n - done) : STREAM_CHUNK;
         ssize_t got = whole_read(src, pos + done, buf, want);
-        rc = got < 0 ? (int)got : got == 0 ? -EIO : put_at(fd, buf, (size_t)got, at + done);
+        rc = got < 0 ? (int)got : got == 0 ? -EIO : put_at(rw, fd, buf, (size_t)got, at + done);
         done += got > 0 ? (uint64_t)got : 0;
     }
     return rc;
@@ -1900,21 +2096,21 @@ static int compose_resized(struct rw *rw, const struct view_resize *vr, const st
     for (uint64_t pos = 0; !rc && pos < plan.from;) { /* the head and what precedes the part */
         size_t n = plan.from - pos < STREAM_CHUNK ? (size_t)(plan.from - pos) : STREAM_CHUNK;
         rc = base_read(rw, base, pos, buf, n);
-        rc = rc ? rc : put_at(fd, buf, n, pos);
+        rc = rc ? rc : put_at(rw, fd, buf, n, pos);
         pos += n;
     }
     if (!rc)
-        rc = copy_src_to(content, 0, content->len, fd, plan.from, buf);
+        rc = copy_src_to(rw, content, 0, content->len, fd, plan.from, buf);
     for (uint64_t pos = plan.to; !rc && pos < blen;) { /* what follows it, moved */
         size_t n = blen - pos < STREAM_CHUNK ? (size_t)(blen - pos) : STREAM_CHUNK;
         rc = base_read(rw, base, pos, buf, n);
-        rc = rc ? rc : put_at(fd, buf, n, plan.from + plan.new_len + (pos - plan.to));
+        rc = rc ? rc : put_at(rw, fd, buf, n, plan.from + plan.new_len + (pos - plan.to));
         pos += n;
     }
     for (uint32_t i = 0; !rc && i < plan.nwords; i++) {
         uint8_t f[4];
         put_le(f, plan.word[i], 4);
-        rc = put_at(fd, f, 4, plan.word_at[i]);
+        rc = put_at(rw, fd, f, 4, plan.word_at[i]);
     }
     held_free(rw, buf, STREAM_CHUNK);
     if (!rc)
@@ -1928,12 +2124,13 @@ static int compose_resized(struct rw *rw, const struct view_resize *vr, const st
 static int put_rig_in_resource(struct rw *rw, const struct rw_target *t, const char *path,
                                const struct whole_src *content)
 {
-    struct base_src rig = {.fd = -1, .rs = t->res_src, .pos = 0, .len = t->res_src ? t->res_src->size : 0};
+    struct base_src rig = {.fd = -1, .rs = t->res_src, .pos = 0, .len = t->res_src ? t->res_src->size : 0,
+                           .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t nlen = 0;
     int sfd = -1;
     pthread_mutex_lock(&rw->mu);
-    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    bool pending = record_busy(rw, t);
     pthread_mutex_unlock(&rw->mu);
     int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
     if (!rc)
@@ -1967,13 +2164,14 @@ static int put_rig_in_resource(struct rw *rw, const struct rw_target *t, const c
 static int put_rig_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
                                     const struct whole_src *data)
 {
-    struct base_src gr = {.fd = -1, .rs = t->res_src, .pos = t->gr2_pos, .len = t->gr2_len};
+    struct base_src gr = {.fd = -1, .rs = t->res_src, .pos = t->gr2_pos, .len = t->gr2_len,
+                          .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t at = 0, nlen = 0;
     enum s3_err e = S3_OK;
     int sfd = -1;
     pthread_mutex_lock(&rw->mu);
-    bool pending = edits_touch(&rw->pending, t->f_offset, 4);
+    bool pending = record_busy(rw, t);
     pthread_mutex_unlock(&rw->mu);
     int rc = pending ? -EBUSY : !t->res_src ? -EIO : 0;
     if (!rc)
@@ -2007,9 +2205,10 @@ static int put_section_src(struct rw *rw, const struct rw_target *t, const char 
     return put_section_raw(rw, t, path, src);
 }
 
-static int put_section(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
+static int store_copy(struct rw *rw, const struct rw_target *t, const char *path)
 {
-    struct whole_src src = {data, -1, len};
+    const struct rw_section_copy *c = &rw->seccopy;
+    struct whole_src src = {NULL, c->fd - 1, c->len};
     return put_section_src(rw, t, path, &src);
 }
 
@@ -2079,11 +2278,15 @@ static int put_whole(struct rw *rw, const struct rw_target *t, const char *path,
 {
     if (src->len > RW_RESOURCE_MAX)
         return -EFBIG;
-    if (t->kind == RW_SECTION)
-        return put_section_src(rw, t, path, src);
-    if (t->kind == RW_GRANNY && t->rig_in_resource)
-        return put_rig_in_resource(rw, t, path, src);
-    return t->kind == RW_GRANNY ? put_granny(rw, t, path, src, 0) : put_resource(rw, t, path, src);
+    /* each may read or drop the section copy (drop_pending; a replaced resource supersedes
+     * the copy of a section inside it: supersede_inside): under secmu */
+    pthread_mutex_lock(&rw->secmu);
+    int rc = t->kind == RW_SECTION                         ? put_section_src(rw, t, path, src)
+             : t->kind == RW_GRANNY && t->rig_in_resource ? put_rig_in_resource(rw, t, path, src)
+             : t->kind == RW_GRANNY                        ? put_granny(rw, t, path, src, 0, -1)
+                                                           : put_resource(rw, t, path, src);
+    pthread_mutex_unlock(&rw->secmu);
+    return rc;
 }
 
 int rw_put_whole(struct rw *rw, const struct rw_target *t, const char *path, const void *data, size_t len)
@@ -2232,12 +2435,16 @@ static bool nothing_pending(const struct rw *rw)
 int rw_commit(struct rw *rw, bool again)
 {
     rw_release(rw, rw_acquire(rw)); /* the tree of the file as it is (a commit before may be unopened) */
+    pthread_mutex_lock(&rw->secmu);
     int flushed = flush_section_copy(rw); /* NAME.bin writes into a compressed section */
-    if (flushed)
+    if (flushed) {
+        pthread_mutex_unlock(&rw->secmu);
         return flushed;
+    }
     pthread_mutex_lock(&rw->mu);
     if (nothing_pending(rw)) {
         pthread_mutex_unlock(&rw->mu);
+        pthread_mutex_unlock(&rw->secmu);
         return 0;
     }
     struct rw_gen *g = newest(rw); /* current while mu is held */
@@ -2258,8 +2465,7 @@ int rw_commit(struct rw *rw, bool again)
         edits_clear(&rw->pending);
         note_memory(rw);
         rw->ngr2 = 0;
-        held_free(rw, rw->seccopy.bytes, rw->seccopy.len); /* stored raw now: its values are fields */
-        rw->seccopy = (struct rw_section_copy){0};
+        section_copy_drop(rw); /* stored raw now: its values are fields */
         rw->nraw = 0;
         rw->nres = 0;
         pthread_mutex_lock(&rw->logmu);
@@ -2270,6 +2476,7 @@ int rw_commit(struct rw *rw, bool again)
             rw_mark_stale(rw);
     }
     pthread_mutex_unlock(&rw->mu);
+    pthread_mutex_unlock(&rw->secmu);
     return rc;
 }
 
@@ -2292,8 +2499,10 @@ static int write_unsaved(const char *path, mode_t mode, struct writer *w)
 
 int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
 {
+    pthread_mutex_lock(&rw->secmu);
     (void)flush_section_copy(rw); /* what it cannot store stays out of the unsaved copy */
     pthread_mutex_lock(&rw->mu);
+    pthread_mutex_unlock(&rw->secmu);
     if (nothing_pending(rw)) {
         pthread_mutex_unlock(&rw->mu);
         return 0;

@@ -7,8 +7,9 @@
  *   only while held. All of it is safe from any thread.
  * - A watched folder uses the same generations (rw_init_watch): a change seen there
  *   makes the next request open the folder again, as a commit does.
- * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (locks: mu for the edits
- *   and the commit, then logmu for the log, then gmu for the generations, in that order).
+ * - rw_target, rw_put_*, rw_commit and rw_log are thread-safe (locks: secmu for the
+ *   section copy, then mu for the edits and the commit, then logmu for the log, then gmu
+ *   for the generations, in that order).
  * - Edits are not visible in the tree before they are committed. */
 #ifndef S3_RW_H
 #define S3_RW_H
@@ -80,6 +81,11 @@ struct rw_target {
      * zlib, stored_flags: its index record); gr2_pos/gr2_len: granny.gr2 in the RIG */
     bool rig_in_resource;
     struct source *res_src; /* rig_in_resource: the resource's bytes (the RIG view's source) */
+    /* in_resource or rig_in_resource, the resource stored raw: its bytes are one plain run
+     * of the file from res_file_pos on, so the pending patches there (values written in
+     * its uncompressed parts) are laid over them when its new data is made */
+    bool res_in_file;
+    uint64_t res_file_pos;
     /* RW_GRANNY (and a section in it): the view's declaration of the part (view_resize_of),
      * and where its container's head lies in the file */
     struct view_resize resize;
@@ -133,23 +139,35 @@ struct rw {
     bool wrapped_live;
     uint64_t wrapped_len;
     uint64_t wrapped_serial; /* counts the wrapped Granny bytes made: which a write built on */
-    /* atomic, for /info: bytes of content held in memory by writes (chunks, section
-     * copies), now and at most at once */
+    /* atomic, for /info: bytes of content held in memory by writes (the chunks content
+     * streams through), now and at most at once */
     uint64_t held_now, held_most;
-    /* the expanded bytes of the compressed section values were written into last, with
-     * those writes (until the commit) */
+    /* atomic, for /info: bytes written into scratch files (section copies, new Granny,
+     * RIG or resource bytes made around a section, whole replacements' splices) */
+    uint64_t scratch_written;
+    /* the section copy's users, one at a time (its file is read while a section is
+     * stored raw from it, outside mu); taken before mu */
+    pthread_mutex_t secmu;
+    /* under secmu: the expanded bytes of the compressed section values were written into
+     * last, with those writes (until the commit), in an unlinked file beside the source
+     * (never in memory: a section may be larger than cache_mb) */
     struct rw_section_copy {
         struct gr2_view *gv;
         uint32_t sec;
-        uint8_t *bytes;
-        size_t len;
+        int fd;       /* the file + 1 (0: no copy); its first len bytes are the copy */
+        uint64_t len;
         /* bytes written into it (a NAME.bin of the section) not stored yet: stored raw
          * once, at the next commit, by `target` (a writable file of the section), whose
          * path the log names */
         bool dirty;
+        /* the index record's offset field of the package resource the section lies in
+         * (0: none): a replacement of that resource's data.bin supersedes the copy */
+        uint64_t res_record;
+        uint64_t serial; /* which copy this is (rw->seccopies counts those made) */
         struct rw_target target;
         char path[256];
     } seccopy;
+    uint64_t seccopies; /* section copies made (their serials) */
     /* the compressed sections stored raw since the last commit, in the order stored: where
      * each copy starts (its padding first), in the pending tail or in the wrapped RIG's new Granny bytes; the
      * last one written again is stored again in its place, so that no earlier copy is left
@@ -169,6 +187,18 @@ struct rw {
     struct rw_res_copy {
         uint64_t f_offset, from, to;
         uint32_t word;
+        /* the bytes of the file the record pointed at before ([was_from, was_to)): a
+         * write there is refused while the copy is pending (it would go to bytes no
+         * longer the resource's) */
+        uint64_t was_from, was_to;
+        /* made by a write into the section copy (seccopy) of section `sec` of view gv,
+         * the copy's serial: a later write into that same copy (which holds every write
+         * made into it) makes the resource again, replacing it */
+        bool of_copy;
+        struct gr2_view *gv;
+        uint32_t sec;
+        uint64_t copy_serial;
+        bool whole; /* made by a replacement of its data.bin (not by a write inside it) */
     } *res;
     size_t nres, capres;
     pthread_mutex_t logmu;

@@ -9,8 +9,10 @@ void cover_add(struct cover *c, uint64_t off, uint64_t len)
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
         struct range *r = realloc(c->r, cap * sizeof *r);
-        if (!r)
+        if (!r) {
+            c->oom = true;
             return;
+        }
         c->r = r;
         c->cap = cap;
     }
@@ -73,4 +75,5 @@ void cover_free(struct cover *c)
     free(c->r);
     c->r = NULL;
     c->n = c->cap = 0;
+    c->oom = false;
 }

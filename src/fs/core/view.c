@@ -736,6 +736,8 @@ static enum s3_err populate_unparsed(struct tree *t, uint32_t dir, void *ctx, ui
 
 enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx)
 {
+    if (fs->cover.oom) /* the covered ranges are short: /unparsed would show parsed bytes */
+        return S3_ERR_NOMEM;
     bool made;
     if (fs->nested) { /* the directory keeps the host's type and span: where the bytes lie */
         made = tree_graft(fs->tree, fs->root, fs->src_id, NULL, fn, ctx, 0) == 0;
@@ -752,7 +754,7 @@ void add_info_and_unparsed(struct s3fs *fs, uint32_t root)
     fs->covered = cover_merge(&fs->cover, fs->src.size);
     free(fs->gaps); /* a root listed again after a rolled-back listing computes them anew */
     fs->ngaps = cover_gaps(&fs->cover, fs->src.size, &fs->gaps);
-    if (!fs->gaps)
+    if (!fs->gaps || fs->cover.oom)
         tree_note_oom(fs->tree); /* the listing fails: /unparsed is never shown short */
     struct info_text *it = calloc(1, sizeof *it);
     if (it && tree_on_free(fs->tree, info_text_free, it)) {

@@ -321,7 +321,8 @@ void set_typef(struct tree *t, uint32_t ino, const char *fmt, ...) __attribute__
 /* Makes the view's root directory with its populate callback: the tree's root (its span
  * the whole file), or the directory a nested view was opened at (which keeps the type and
  * span its host gave it: where the nested bytes lie in the host). S3_OK, S3_ERR_LIMIT (the
- * node limit) or S3_ERR_NOMEM. */
+ * node limit) or S3_ERR_NOMEM (also when a range the view covers could not be recorded:
+ * fs->cover.oom). */
 enum s3_err view_root(struct s3fs *fs, const char *xtype, populate_fn fn, void *ctx);
 
 /* Times /info was rendered under the tree lock, process-wide (tests: once per change,

@@ -69,10 +69,20 @@ static void settled_eagerly(const struct gr2_space *sp)
     }
 }
 
-static void refuse_why(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec, const char *msg)
+/* Section sec cannot be had in this request: why (copied), and the reason a read of it
+ * gets. A copy refused fails it as out of memory (the request's listing fails, and the
+ * next one tries again), never with another message. */
+static void unavailable(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec, enum s3_err reason,
+                        const char *msg)
 {
     p->refused[sec] = strdup(msg);
-    sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes over the cache_mb bound";
+    sp->why[sec] = p->refused[sec] ? p->refused[sec] : "out of memory";
+    sp->reason[sec] = p->refused[sec] ? reason : S3_ERR_NOMEM;
+}
+
+static void refuse_why(struct gr2_pins *p, const struct gr2_space *sp, uint32_t sec, const char *msg)
+{
+    unavailable(p, sp, sec, S3_ERR_IO, msg);
     p->ops->refused(p->ctx, sec);
 }
 
@@ -119,12 +129,14 @@ static void fetch_section(const struct gr2_space *sp, uint32_t sec)
         p->refetched += sp->size[sec];
     }
     p->fetched[sec] = 1;
-    char why[WHY_LEN];
+    char why[WHY_LEN] = "section bytes unavailable";
     size_t size;
-    const uint8_t *d = p->ops->pin(p->ctx, sec, &size, why, sizeof why);
+    enum s3_err reason = S3_ERR_IO;
+    const uint8_t *d = p->ops->pin(p->ctx, sec, &size, &reason, why, sizeof why);
     if (!d) {
-        p->refused[sec] = strdup(why);
-        sp->why[sec] = p->refused[sec] ? p->refused[sec] : "section bytes unavailable (out of memory)";
+        /* out of memory fails the reader's request; any other reason (bad compressed
+         * bytes, the file changed, the cache's bound) reads as bytes not had (IO) */
+        unavailable(p, sp, sec, reason == S3_ERR_NOMEM ? S3_ERR_NOMEM : S3_ERR_IO, why);
         return;
     }
     sp->data[sec] = d;
@@ -152,12 +164,13 @@ enum s3_err gr2_broker_open(struct gr2_space *sp, const struct gr2_file *g, uint
     sp->data = alloc_array(n, sizeof *sp->data);
     sp->size = alloc_array(n, sizeof *sp->size);
     sp->why = alloc_array(n, sizeof *sp->why);
+    sp->reason = alloc_array(n, sizeof *sp->reason);
     p->lazy.state = alloc_array(n, 1);
     p->lazy.used = alloc_array(n, sizeof *p->lazy.used);
     p->pinned = alloc_array(n, sizeof *p->pinned);
     p->refused = alloc_array(n, sizeof *p->refused);
     p->fetched = alloc_array(n, 1);
-    if (!sp->data || !sp->size || !sp->why || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused ||
+    if (!sp->data || !sp->size || !sp->why || !sp->reason || !p->lazy.state || !p->lazy.used || !p->pinned || !p->refused ||
         !p->fetched)
         return S3_ERR_NOMEM;
     return S3_OK;
@@ -188,5 +201,6 @@ void gr2_broker_close(struct gr2_space *sp)
     free(sp->data);
     free(sp->size);
     free(sp->why);
+    free(sp->reason);
     memset(sp, 0, sizeof *sp);
 }

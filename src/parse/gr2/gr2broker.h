@@ -18,8 +18,9 @@ struct gr2_broker_ops {
     /* Optional (NULL: none): a reason to refuse section sec before anything else (tests);
      * refused as for the bound. */
     const char *(*veto)(void *ctx, uint32_t sec);
-    /* Section sec's bytes, pinned until unpin: NULL with why when they cannot be had. */
-    const uint8_t *(*pin)(void *ctx, uint32_t sec, size_t *size, char *why, size_t whylen);
+    /* Section sec's bytes, pinned until unpin: NULL with why and the reason (NOMEM, IO,
+     * LIMIT, ...) when they cannot be had. */
+    const uint8_t *(*pin)(void *ctx, uint32_t sec, size_t *size, enum s3_err *reason, char *why, size_t whylen);
     void (*unpin)(void *ctx, uint32_t sec);
     /* Eager mode only (tests): drop the bytes of a section just let go. */
     void (*forget)(void *ctx, uint32_t sec);

@@ -51,6 +51,15 @@ static float f32_at(const struct gr2_space *sp, const uint8_t *p)
     return f;
 }
 
+/* Why a type is not the kind asked for: NOMEM when it could not be made, its own reason
+ * when it failed for now (out of memory, bytes not had), else FORMAT. */
+static enum s3_err not_kind(const struct gr2_type *t)
+{
+    if (!t)
+        return S3_ERR_NOMEM;
+    return !t->ok && (t->reason == S3_ERR_NOMEM || t->reason == S3_ERR_IO) ? t->reason : S3_ERR_FORMAT;
+}
+
 /* A type decoded for use: FORMAT when its definition is bad, NOMEM when it could not be
  * made. */
 static enum s3_err usable_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref at,
@@ -63,7 +72,7 @@ static enum s3_err usable_type(struct gr2_types *reg, const struct gr2_space *sp
     }
     if (!(*t)->ok) {
         *why = (*t)->err;
-        return S3_ERR_FORMAT;
+        return (*t)->reason;
     }
     return S3_OK;
 }
@@ -278,10 +287,9 @@ enum s3_err gr2_skeleton_read(struct gr2_types *reg, const struct gr2_space *sp,
     const char *why;
     const uint8_t *b;
     struct array bones;
-    if (!t)
-        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     if (!gr2_is_skeleton(t))
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "not a skeleton (no Bones array)");
+        return not_kind(t) == S3_ERR_FORMAT ? s3_fail(S3_ERR_FORMAT, err, errlen, "not a skeleton (no Bones array)")
+                                            : s3_fail(not_kind(t), err, errlen, "%s", t ? t->err : "out of memory");
     enum s3_err e;
     if ((e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why)) ||
         (e = string_of(sp, t, obj, "Name", &out->name, &out->name_len, &why)) ||
@@ -609,8 +617,9 @@ enum s3_err gr2_mesh_read(struct gr2_types *reg, const struct gr2_space *sp, str
     struct gr2_ref vd, top;
     enum s3_err e;
     if (!gr2_is_mesh(t)) {
-        e = t ? s3_fail(S3_ERR_FORMAT, err, errlen, "not a mesh (no PrimaryVertexData and PrimaryTopology)")
-              : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        e = not_kind(t) == S3_ERR_FORMAT
+                ? s3_fail(S3_ERR_FORMAT, err, errlen, "not a mesh (no PrimaryVertexData and PrimaryTopology)")
+                : s3_fail(not_kind(t), err, errlen, "%s", t ? t->err : "out of memory");
         goto fail;
     }
     if ((e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why)) ||
@@ -741,7 +750,8 @@ enum s3_err gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, st
     const uint8_t *b;
     enum s3_err e;
     if (!gr2_is_model(t)) {
-        e = s3_fail(t ? S3_ERR_FORMAT : S3_ERR_NOMEM, err, errlen, "model: not a model (no MeshBindings)");
+        e = not_kind(t) == S3_ERR_FORMAT ? s3_fail(S3_ERR_FORMAT, err, errlen, "model: not a model (no MeshBindings)")
+                                         : s3_fail(not_kind(t), err, errlen, "%s", t ? t->err : "out of memory");
         goto fail;
     }
     if ((e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why)) ||

@@ -103,7 +103,7 @@ enum s3_err gr2_bytes_at(const struct gr2_space *s, uint32_t sec, uint64_t off, 
         use_section(s, sec);
     if (!s->data[sec]) {
         *why = s->why[sec] ? s->why[sec] : "section bytes unavailable";
-        return S3_ERR_IO;
+        return s->reason && s->reason[sec] ? s->reason[sec] : S3_ERR_IO;
     }
     if (off > s->size[sec] || len > s->size[sec] - off) {
         *why = "reference past the end of its section";
@@ -371,6 +371,103 @@ static enum s3_err own_names(struct gr2_type *t)
     return S3_OK;
 }
 
+/* Frees what an earlier, failed decoding of t left (a decoding that ran out of memory is
+ * done again in place: the type keeps its place in the registry). */
+static void type_clear(struct gr2_type *t)
+{
+    if (t->safe_name)
+        for (uint32_t k = 0; k < t->nmembers; k++)
+            free(t->safe_name[k]);
+    free(t->safe_name);
+    free(t->names);
+    free(t->m);
+    struct gr2_ref at = t->at;
+    memset(t, 0, sizeof *t);
+    t->at = at;
+}
+
+/* Reads t's member definitions (up to End) into t->m. S3_OK, or the reason with t->err. */
+static enum s3_err read_members(const struct gr2_space *s, struct gr2_type *t)
+{
+    struct gr2_member tmp[64], *m = tmp;
+    uint32_t cap = 64, n = 0;
+    enum s3_err e = S3_OK;
+    for (;; n++) {
+        if (n == GR2_MAX_MEMBERS) {
+            snprintf(t->err, sizeof t->err, "member definitions without an End entry (more than %d)",
+                     GR2_MAX_MEMBERS);
+            e = S3_ERR_FORMAT;
+            goto out;
+        }
+        if (n == cap) {
+            struct gr2_member *bigger = alloc_array(2 * (size_t)cap, sizeof *bigger);
+            if (!bigger) {
+                e = S3_ERR_NOMEM;
+                goto out;
+            }
+            memcpy(bigger, m, n * sizeof *m);
+            if (m != tmp)
+                free(m);
+            m = bigger;
+            cap *= 2;
+        }
+        const char *why;
+        if ((e = read_member(s, t->at, n, &m[n], &why)) != S3_OK) {
+            snprintf(t->err, sizeof t->err, "member definition %u: %s", n, why);
+            goto out;
+        }
+        if (m[n].type == GR2_END)
+            break;
+    }
+    t->m = alloc_array(n, sizeof *t->m);
+    if (!t->m) {
+        e = S3_ERR_NOMEM;
+        goto out;
+    }
+    memcpy(t->m, m, n * sizeof *m);
+    t->nmembers = n;
+out:
+    if (m != tmp)
+        free(m);
+    return e;
+}
+
+/* Decodes the type at t->at into t (registered already, so that a cycle through Inline
+ * members finds it still failing, "refers to itself", instead of a half-computed size). */
+static void decode_into(struct gr2_types *reg, const struct gr2_space *s, struct gr2_type *t, int depth)
+{
+    t->ok = false;
+    t->decoding = true;
+    t->round = reg->round;
+    t->reason = S3_ERR_FORMAT;
+    snprintf(t->err, sizeof t->err, "type definition refers to itself through Inline members");
+    enum s3_err e;
+    if (depth > GR2_MAX_TYPE_DEPTH) {
+        snprintf(t->err, sizeof t->err, "Inline types nested deeper than %d", GR2_MAX_TYPE_DEPTH);
+        e = S3_ERR_FORMAT;
+    } else if ((e = read_members(s, t)) == S3_OK && (e = own_names(t)) == S3_OK &&
+               (e = layout_members(reg, s, t, depth)) == S3_OK) {
+        t->safe_name = gr2_safe_names_counted(t->m, t->nmembers, &reg->name_compares);
+        e = t->safe_name ? S3_OK : S3_ERR_NOMEM;
+        if (e == S3_OK) {
+            t->ok = true;
+            t->err[0] = 0;
+            decide_flat(reg, t);
+        }
+    }
+    if (e == S3_ERR_NOMEM)
+        snprintf(t->err, sizeof t->err, "out of memory");
+    t->reason = e;
+    t->decoding = false;
+}
+
+/* Kept for the request: bad bytes fail the same way every time; out of memory, or bytes
+ * that could not be had (IO), only in the request that met them. */
+static bool type_failed_for_now(const struct gr2_type *t)
+{
+    return t->reason == S3_ERR_NOMEM || t->reason == S3_ERR_IO;
+}
+
 static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth)
 {
     struct gr2_type *t = type_new(at);
@@ -380,59 +477,22 @@ static struct gr2_type *decode_type(struct gr2_types *reg, const struct gr2_spac
         free(t);
         return NULL;
     }
-    t->ok = false;
-    snprintf(t->err, sizeof t->err, "type definition refers to itself through Inline members");
-    if (depth > GR2_MAX_TYPE_DEPTH) {
-        snprintf(t->err, sizeof t->err, "Inline types nested deeper than %d", GR2_MAX_TYPE_DEPTH);
-        return t;
+    decode_into(reg, s, t, depth);
+    return t;
+}
+
+/* The type at `at`, decoded when first asked for, and again when its last decoding failed
+ * for now in an earlier request (gr2_types_new_request) and is not under way. */
+static const struct gr2_type *type_at(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at,
+                                      int depth)
+{
+    struct gr2_type *t = (struct gr2_type *)type_lookup(reg, at);
+    if (!t)
+        return decode_type(reg, s, at, depth);
+    if (!t->ok && !t->decoding && t->round != reg->round && type_failed_for_now(t)) {
+        type_clear(t);
+        decode_into(reg, s, t, depth);
     }
-    struct gr2_member tmp[64], *m = tmp;
-    uint32_t cap = 64, n = 0;
-    for (;; n++) {
-        if (n == GR2_MAX_MEMBERS) {
-            snprintf(t->err, sizeof t->err, "member definitions without an End entry (more than %d)",
-                     GR2_MAX_MEMBERS);
-            goto out;
-        }
-        if (n == cap) {
-            struct gr2_member *bigger = malloc(2 * cap * sizeof *bigger);
-            if (!bigger)
-                goto out;
-            memcpy(bigger, m, n * sizeof *m);
-            if (m != tmp)
-                free(m);
-            m = bigger;
-            cap *= 2;
-        }
-        const char *why;
-        if (read_member(s, at, n, &m[n], &why) != S3_OK) {
-            snprintf(t->err, sizeof t->err, "member definition %u: %s", n, why);
-            goto out;
-        }
-        if (m[n].type == GR2_END)
-            break;
-    }
-    t->m = alloc_array(n, sizeof *t->m);
-    if (!t->m)
-        goto out;
-    memcpy(t->m, m, n * sizeof *m);
-    t->nmembers = n;
-    if (own_names(t) != S3_OK) {
-        snprintf(t->err, sizeof t->err, "out of memory");
-        goto out;
-    }
-    /* Still marked bad while laying out: an Inline member that leads back here finds
-     * "refers to itself" instead of a half-computed size. */
-    if (layout_members(reg, s, t, depth) == S3_OK) {
-        t->safe_name = gr2_safe_names_counted(t->m, n, &reg->name_compares);
-        t->ok = t->safe_name != NULL;
-        if (t->ok)
-            t->err[0] = 0;
-        decide_flat(reg, t);
-    }
-out:
-    if (m != tmp)
-        free(m);
     return t;
 }
 
@@ -441,9 +501,7 @@ out:
 static enum s3_err type_size_of(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at, int depth,
                                 uint32_t *size, const char **why)
 {
-    const struct gr2_type *t = type_lookup(reg, at);
-    if (!t)
-        t = decode_type(reg, s, at, depth);
+    const struct gr2_type *t = type_at(reg, s, at, depth);
     *size = 0;
     if (!t) {
         *why = "out of memory";
@@ -451,7 +509,7 @@ static enum s3_err type_size_of(struct gr2_types *reg, const struct gr2_space *s
     }
     if (!t->ok) {
         *why = t->err;
-        return S3_ERR_FORMAT;
+        return t->reason;
     }
     *size = t->size;
     return S3_OK;
@@ -459,21 +517,19 @@ static enum s3_err type_size_of(struct gr2_types *reg, const struct gr2_space *s
 
 const struct gr2_type *gr2_type_get(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at)
 {
-    const struct gr2_type *t = type_lookup(reg, at);
-    return t ? t : decode_type(reg, s, at, 0);
+    return type_at(reg, s, at, 0);
+}
+
+void gr2_types_new_request(struct gr2_types *reg)
+{
+    reg->round++;
 }
 
 void gr2_types_free(struct gr2_types *reg)
 {
     for (size_t i = 0; i < reg->n; i++) {
-        struct gr2_type *t = reg->t[i];
-        if (t->safe_name)
-            for (uint32_t k = 0; k < t->nmembers; k++)
-                free(t->safe_name[k]);
-        free(t->safe_name);
-        free(t->names);
-        free(t->m);
-        free(t);
+        type_clear(reg->t[i]);
+        free(reg->t[i]);
     }
     free(reg->t);
     free(reg->index);

@@ -71,6 +71,7 @@ struct gr2_space {
     const uint8_t **data; /* per section */
     size_t *size;
     const char **why;     /* reason when data is NULL */
+    enum s3_err *reason;  /* ... and as a kind (NULL, or 0: IO): NOMEM fails what reads it */
     struct gr2_fixup **fixups;
     uint32_t *nfixups;
     struct gr2_lazy *lazy; /* NULL: every section is given up front */
@@ -89,7 +90,7 @@ uint32_t gr2_elem_size(const struct gr2_space *s, uint32_t type);
 /* Bytes [off, off+len) of section sec, or NULL with why. */
 const uint8_t *gr2_bytes(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const char **why);
 /* The same with the reason: FORMAT (no such section), IO (its bytes could not be had),
- * RANGE (past its end). *p is NULL on failure. */
+ * NOMEM (nor made, for lack of memory), RANGE (past its end). *p is NULL on failure. */
 enum s3_err gr2_bytes_at(const struct gr2_space *s, uint32_t sec, uint64_t off, uint64_t len, const uint8_t **p,
                          const char **why);
 /* The pointer slot at (sec, off): *points true with *to set, false for a NULL slot; a
@@ -116,6 +117,12 @@ struct gr2_type {
     struct gr2_ref at;
     bool ok;
     char err[160];
+    /* Why it is not ok: FORMAT, RANGE or LIMIT for its bytes (kept: they fail the same
+     * way every time); NOMEM, or IO when section bytes could not be had, only for the
+     * request that met it (decoded again in the next, gr2_types_new_request). */
+    enum s3_err reason;
+    uint64_t round;  /* the registry's request it was last decoded in */
+    bool decoding;   /* under way (an Inline cycle back to it finds it failing) */
     uint32_t nmembers;
     struct gr2_member *m;
     uint32_t size;
@@ -139,11 +146,17 @@ struct gr2_types {
     size_t cap_index;
     uint64_t name_compares; /* member-name comparisons made unique names cost (tests) */
     uint64_t lookups, probes; /* type lookups, and index slots they looked at (tests) */
+    uint64_t round; /* the request (gr2_types_new_request) */
 };
 
 /* The type at ref (decoded once, then cached). Never NULL unless out of memory;
- * check ->ok. */
+ * check ->ok, and ->reason when it is not. A type that failed for now (NOMEM, IO) stays
+ * failed for the rest of the request (each type is decoded at most once per request) and
+ * is decoded again in a later one: no refusal is kept. */
 const struct gr2_type *gr2_type_get(struct gr2_types *reg, const struct gr2_space *s, struct gr2_ref at);
+/* Starts a new request on a registry that outlives requests (a view's): types that
+ * failed for now are decoded again when next asked for. */
+void gr2_types_new_request(struct gr2_types *reg);
 void gr2_types_free(struct gr2_types *reg);
 /* Finds a member by name; NULL when absent. */
 const struct gr2_member *gr2_find_member(const struct gr2_type *t, const char *name);

@@ -55,7 +55,8 @@ static void resolve_typed_array(struct gr2_types *types, const struct gr2_space 
     const struct gr2_type *t = gr2_type_get(types, sp, e->type);
     if (!t || !t->ok) {
         e->why = t ? t->err : "out of memory";
-        elem_failed(e, t ? S3_ERR_FORMAT : S3_ERR_NOMEM);
+        elem_failed(e, !t ? S3_ERR_NOMEM : t->reason == S3_ERR_NOMEM || t->reason == S3_ERR_IO ? t->reason
+                                                                                               : S3_ERR_FORMAT);
         return;
     }
     e->kind = GR2_EK_ARRAY;
@@ -170,14 +171,15 @@ const char *gr2_walk_first(const struct gr2_walk *w, struct gr2_ref r, enum gr2_
     return e->used ? e->path : NULL;
 }
 
-/* Records a first location; false when the key was already there (or no memory). */
-static bool map_put(struct gr2_walk *w, struct gr2_ref r, uint8_t kind, const char *path)
+/* Records a first location: 1, 0 when the key was already there, -1 out of memory (never
+ * taken for "already there": the walk fails instead). */
+static int map_put(struct gr2_walk *w, struct gr2_ref r, uint8_t kind, const char *path)
 {
     if (w->nmap * 2 >= w->capmap) {
         size_t cap = w->capmap ? w->capmap * 2 : 1024;
         struct gr2_walk_entry *m = calloc(cap, sizeof *m);
         if (!m)
-            return false;
+            return -1;
         for (size_t i = 0; i < w->capmap; i++)
             if (w->map[i].used)
                 *map_slot(m, cap, w->map[i].sec, w->map[i].off, w->map[i].kind) = w->map[i];
@@ -187,13 +189,13 @@ static bool map_put(struct gr2_walk *w, struct gr2_ref r, uint8_t kind, const ch
     }
     struct gr2_walk_entry *e = map_slot(w->map, w->capmap, r.section, r.offset, kind);
     if (e->used)
-        return false;
+        return 0;
     char *copy = strdup(path);
     if (!copy)
-        return false;
+        return -1;
     *e = (struct gr2_walk_entry){r.section, r.offset, kind, 1, copy};
     w->nmap++;
-    return true;
+    return 1;
 }
 
 /* ---- the breadth-first walk ---- */
@@ -209,7 +211,24 @@ struct queue {
     uint64_t pushed, budget;
     uint64_t work; /* member elements visited: bounded by 16 × budget */
     bool stop;
+    bool oom; /* an allocation failed, or bytes could not be made for lack of memory: the
+               * walk stops and is undone (gr2_walk_run returns NOMEM) */
 };
+
+/* Out of memory: the walk stops, and keeps nothing. */
+static void walk_oom(struct queue *q)
+{
+    q->oom = q->stop = true;
+}
+
+/* A first location recorded: true; false when already there or out of memory (q->oom). */
+static bool first_put(struct gr2_walk *w, struct queue *q, struct gr2_ref r, uint8_t kind, const char *path)
+{
+    int put = map_put(w, r, kind, path);
+    if (put < 0)
+        walk_oom(q);
+    return put > 0;
+}
 
 char *gr2_path_join(const char *a, const char *b)
 {
@@ -238,8 +257,10 @@ static bool path_fits(struct gr2_walk *w, const char *path)
 
 static void push(struct gr2_walk *w, struct queue *q, struct gr2_ref type, struct gr2_ref obj, char *path)
 {
-    if (!path)
+    if (!path) { /* the path could not be made */
+        walk_oom(q);
         return;
+    }
     if (q->stop || !path_fits(w, path)) {
         free(path);
         return;
@@ -261,6 +282,7 @@ static void push(struct gr2_walk *w, struct queue *q, struct gr2_ref type, struc
             struct instance *n = realloc(q->q, cap * sizeof *n);
             if (!n) {
                 free(path);
+                walk_oom(q);
                 return;
             }
             q->q = n;
@@ -271,46 +293,70 @@ static void push(struct gr2_walk *w, struct queue *q, struct gr2_ref type, struc
     q->pushed++;
 }
 
+/* A type and the bytes of an instance of it, sound: true; false when not (out of memory
+ * sets q->oom: not knowing is no answer). */
+static bool instance_sound(struct gr2_walk *w, const struct gr2_space *sp, struct queue *q, struct gr2_ref type,
+                           struct gr2_ref obj)
+{
+    const struct gr2_type *t = gr2_type_get(&w->types, sp, type);
+    if (!t || (!t->ok && t->reason == S3_ERR_NOMEM)) {
+        walk_oom(q);
+        return false;
+    }
+    const uint8_t *b;
+    const char *why;
+    enum s3_err e = t->ok ? gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why) : S3_ERR_FORMAT;
+    if (e == S3_ERR_NOMEM)
+        walk_oom(q);
+    return e == S3_OK;
+}
+
 /* An object is shown at its first location only when its type and bytes are sound;
  * otherwise every place shows the same .error and none may link to it. */
-static bool object_showable(struct gr2_walk *w, const struct gr2_space *sp, const struct gr2_elem *e)
+static bool object_showable(struct gr2_walk *w, const struct gr2_space *sp, struct queue *q, const struct gr2_elem *e)
 {
-    const struct gr2_type *t = gr2_type_get(&w->types, sp, e->type);
-    const char *why;
-    return t && t->ok && gr2_bytes(sp, e->obj.section, e->obj.offset, t->size, &why);
+    return instance_sound(w, sp, q, e->type, e->obj);
 }
 
 static void walk_element(struct gr2_walk *w, const struct gr2_space *sp, struct queue *q, const struct gr2_elem *e,
                          const char *ep)
 {
     switch (e->kind) {
+    case GR2_EK_ERROR:
+        if (e->reason == S3_ERR_NOMEM)
+            walk_oom(q);
+        break;
     case GR2_EK_INLINE:
         push(w, q, e->type, e->obj, strdup(ep));
         break;
     case GR2_EK_OBJECT:
-        if (object_showable(w, sp, e) && path_fits(w, ep) && map_put(w, e->obj, GR2_KEY_SINGLE, ep))
+        if (object_showable(w, sp, q, e) && path_fits(w, ep) && first_put(w, q, e->obj, GR2_KEY_SINGLE, ep))
             push(w, q, e->type, e->obj, strdup(ep));
         break;
     case GR2_EK_ARRAY:
         /* a table holds nothing to follow, and each place shows its own */
         if (gr2_elem_is_table(&w->types, sp, e))
             break;
-        if (path_fits(w, ep) && map_put(w, e->obj, GR2_KEY_ARRAY, ep))
-            for (uint32_t k = 0; k < e->count; k++)
+        if (path_fits(w, ep) && first_put(w, q, e->obj, GR2_KEY_ARRAY, ep))
+            for (uint32_t k = 0; k < e->count && !q->oom; k++)
                 push(w, q, e->type, (struct gr2_ref){e->obj.section, e->obj.offset + k * e->size}, gr2_path_index(ep, k));
         break;
     case GR2_EK_PTRARRAY:
-        for (uint32_t k = 0; k < e->count; k++) {
+        for (uint32_t k = 0; k < e->count && !q->oom; k++) {
             gr2_space_settle(sp); /* each pointer's target is looked at alone */
             struct gr2_elem one = {.kind = GR2_EK_OBJECT, .type = e->type};
             const char *why;
             bool points;
             uint32_t slot = e->obj.offset + k * e->size;
-            if (gr2_pointer(sp, e->obj.section, slot, &one.obj, &points, &why) != S3_OK || !points ||
-                !object_showable(w, sp, &one))
+            enum s3_err pe = gr2_pointer(sp, e->obj.section, slot, &one.obj, &points, &why);
+            if (pe == S3_ERR_NOMEM)
+                walk_oom(q);
+            if (pe != S3_OK || !points || !object_showable(w, sp, q, &one))
                 continue;
             char *kp = gr2_path_index(ep, k);
-            if (kp && path_fits(w, kp) && map_put(w, one.obj, GR2_KEY_SINGLE, kp))
+            if (!kp)
+                walk_oom(q);
+            else if (path_fits(w, kp) && first_put(w, q, one.obj, GR2_KEY_SINGLE, kp))
                 push(w, q, e->type, one.obj, kp);
             else
                 free(kp);
@@ -323,11 +369,10 @@ static void walk_element(struct gr2_walk *w, const struct gr2_space *sp, struct 
 
 static void walk_instance(struct gr2_walk *w, const struct gr2_space *sp, struct queue *q, const struct instance *in)
 {
-    const struct gr2_type *t = gr2_type_get(&w->types, sp, in->type);
-    const char *why;
     /* an instance whose bytes do not exist has nothing to follow */
-    if (!t || !t->ok || !gr2_bytes(sp, in->obj.section, in->obj.offset, t->size, &why))
+    if (!instance_sound(w, sp, q, in->type, in->obj))
         return;
+    const struct gr2_type *t = gr2_type_get(&w->types, sp, in->type);
     for (uint32_t i = 0; i < t->nmembers; i++) {
         const struct gr2_member *m = &t->m[i];
         if (gr2_is_scalar(m->type) || m->type == GR2_STRING || m->type == GR2_TRANSFORM)
@@ -341,7 +386,9 @@ static void walk_instance(struct gr2_walk *w, const struct gr2_space *sp, struct
             return;
         }
         char *mp = gr2_path_join(in->path, t->safe_name[i]);
-        for (uint32_t k = 0; mp && k < width; k++) {
+        if (!mp)
+            walk_oom(q);
+        for (uint32_t k = 0; mp && k < width && !q->oom; k++) {
             gr2_space_settle(sp); /* nothing of the last element's bytes is kept */
             /* a member with an array width is a directory of 0..N-1, even of width 1 */
             char *ep = m->array_width > 0 ? gr2_path_index(mp, k) : strdup(mp);
@@ -349,17 +396,29 @@ static void walk_instance(struct gr2_walk *w, const struct gr2_space *sp, struct
             gr2_resolve(&w->types, sp, m, in->obj.section, in->obj.offset + m->offset + k * esize, &e);
             if (ep)
                 walk_element(w, sp, q, &e, ep);
+            else
+                walk_oom(q);
             free(ep);
         }
         free(mp);
     }
 }
 
-void gr2_walk_run(struct gr2_walk *w, const struct gr2_space *sp)
+/* Forgets every first location (the types stay: they keep no refusal). */
+static void map_clear(struct gr2_walk *w)
+{
+    for (size_t i = 0; i < w->capmap; i++)
+        if (w->map[i].used)
+            free(w->map[i].path);
+    free(w->map);
+    w->map = NULL;
+    w->nmap = w->capmap = 0;
+}
+
+enum s3_err gr2_walk_run(struct gr2_walk *w, const struct gr2_space *sp)
 {
     if (w->done)
-        return;
-    w->done = true;
+        return S3_OK;
     const struct gr2_file *g = sp->g;
     struct queue q = {0};
     /* Real files hold fewer struct instances than a quarter of their bytes; crafted ones
@@ -369,8 +428,8 @@ void gr2_walk_run(struct gr2_walk *w, const struct gr2_space *sp)
         bytes += sp->size[i];
     q.budget = bytes / 4 < GR2_WALK_MIN_INSTANCES ? GR2_WALK_MIN_INSTANCES
                : bytes / 4 > GR2_WALK_MAX_INSTANCES ? GR2_WALK_MAX_INSTANCES : bytes / 4;
-    map_put(w, g->root_object, GR2_KEY_SINGLE, "");
-    push(w, &q, g->root_type, g->root_object, strdup(""));
+    if (first_put(w, &q, g->root_object, GR2_KEY_SINGLE, ""))
+        push(w, &q, g->root_type, g->root_object, strdup(""));
     while (q.head < q.tail) {
         struct instance in = q.q[q.head++];
         if (!q.stop)
@@ -378,30 +437,42 @@ void gr2_walk_run(struct gr2_walk *w, const struct gr2_space *sp)
         free(in.path);
     }
     free(q.q);
+    if (q.oom) { /* nothing of it kept: the next request walks again */
+        map_clear(w);
+        w->note[0] = 0;
+        return S3_ERR_NOMEM;
+    }
+    w->done = true;
+    return S3_OK;
 }
 
 void gr2_walk_free(struct gr2_walk *w)
 {
     gr2_types_free(&w->types);
-    for (size_t i = 0; i < w->capmap; i++)
-        if (w->map[i].used)
-            free(w->map[i].path);
-    free(w->map);
+    map_clear(w);
     memset(w, 0, sizeof *w);
 }
 
 /* ---- the first skeleton ---- */
 
+/* A type that could not be made (or failed for lack of memory): the caller's answer
+ * would be a guess, so it fails with NOMEM. */
+static bool type_oom(const struct gr2_type *t)
+{
+    return !t || (!t->ok && t->reason == S3_ERR_NOMEM);
+}
+
 enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, struct gr2_bones *out, char *why,
                             size_t whylen)
 {
     memset(out, 0, sizeof *out);
-    gr2_walk_run(w, sp);
+    if (gr2_walk_run(w, sp) != S3_OK)
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     const struct gr2_file *g = sp->g;
     const struct gr2_type *root = gr2_type_get(&w->types, sp, g->root_type);
     const struct gr2_member *sk = root && root->ok ? gr2_find_member(root, "Skeletons") : NULL;
     struct gr2_elem e;
-    if (!root)
+    if (type_oom(root))
         return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     if (!sk || sk->type != GR2_ARRAY_OF_REFS)
         return s3_fail(S3_ERR_FORMAT, why, whylen, "the root object has no Skeletons array");
@@ -417,8 +488,10 @@ enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, stru
                        e.kind == GR2_EK_ERROR ? e.why : wy);
     const struct gr2_type *st = gr2_type_get(&w->types, sp, sk->ref_type);
     const struct gr2_member *bm = st && st->ok ? gr2_find_member(st, "Bones") : NULL;
+    if (type_oom(st))
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     if (!bm || bm->type != GR2_REF_TO_ARRAY)
-        return s3_fail(st ? S3_ERR_FORMAT : S3_ERR_NOMEM, why, whylen, "the first skeleton has no Bones array");
+        return s3_fail(S3_ERR_FORMAT, why, whylen, "the first skeleton has no Bones array");
     gr2_resolve(&w->types, sp, bm, skel.section, skel.offset + bm->offset, &out->arr);
     if (out->arr.kind != GR2_EK_ARRAY)
         return s3_fail(out->arr.kind == GR2_EK_ERROR ? out->arr.reason : S3_ERR_FORMAT, why, whylen,
@@ -426,6 +499,8 @@ enum s3_err gr2_first_bones(struct gr2_walk *w, const struct gr2_space *sp, stru
     out->first = gr2_walk_first(w, out->arr.obj, GR2_KEY_ARRAY);
     const struct gr2_type *bt = gr2_type_get(&w->types, sp, out->arr.type);
     const struct gr2_member *nm = bt && bt->ok ? gr2_find_member(bt, "Name") : NULL;
+    if (type_oom(bt))
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
     out->names = alloc_array(out->arr.count, sizeof *out->names);
     if (!out->names)
         return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");

@@ -64,8 +64,10 @@ struct gr2_walk {
 };
 
 /* Walks the object graph once from the root object (later calls do nothing). Objects
- * whose type or bytes are broken, and tables, get no first location. */
-void gr2_walk_run(struct gr2_walk *w, const struct gr2_space *sp);
+ * whose type or bytes are broken, and tables, get no first location. S3_OK, or NOMEM:
+ * then nothing of the walk is kept (no first location missing for lack of memory), and
+ * the next call walks again. */
+enum s3_err gr2_walk_run(struct gr2_walk *w, const struct gr2_space *sp);
 /* The first location of the object (GR2_KEY_SINGLE) or array (GR2_KEY_ARRAY) at r:
  * "" is the root object; NULL when it has none. */
 const char *gr2_walk_first(const struct gr2_walk *w, struct gr2_ref r, enum gr2_key kind);

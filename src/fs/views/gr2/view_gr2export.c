@@ -194,15 +194,21 @@ void gr2_exports_links(struct gr2_view *v, const struct gr2_space *sp, uint32_t 
     const char *why;
     struct gr2_ref to;
     bool points = false;
-    const uint8_t *b = m && m->type == GR2_ARRAY_OF_REFS
-                           ? gr2_bytes(sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &why)
-                           : NULL;
+    const uint8_t *b = NULL, *arr = NULL;
+    /* out of memory anywhere: the listing fails rather than leave the link out */
+    enum s3_err e = !root || (!root->ok && root->reason == S3_ERR_NOMEM) ? S3_ERR_NOMEM : S3_OK;
+    if (e == S3_OK && m && m->type == GR2_ARRAY_OF_REFS)
+        e = gr2_bytes_at(sp, v->g.root_object.section, v->g.root_object.offset + m->offset, 4, &b, &why);
     uint32_t slot = b ? v->g.root_object.offset + m->offset + 4 : 0;
+    if (e == S3_OK && b && gr2_u32_at(sp, b) > 0 &&
+        (e = gr2_pointer(sp, v->g.root_object.section, slot, &to, &points, &why)) == S3_OK && points)
+        e = gr2_bytes_at(sp, to.section, to.offset, (uint64_t)gr2_u32_at(sp, b) * (uint64_t)gr2_pointer_size(sp),
+                         &arr, &why);
     /* only where root/Models will be a directory, so the link never dangles */
-    if (b && gr2_u32_at(sp, b) > 0 && gr2_pointer(sp, v->g.root_object.section, slot, &to, &points, &why) == S3_OK &&
-        points &&
-        gr2_bytes(sp, to.section, to.offset, (uint64_t)gr2_u32_at(sp, b) * (uint64_t)gr2_pointer_size(sp), &why))
+    if (arr)
         tree_add_link(v->fs->tree, granny_dir, "models", "root/Models");
+    else if (e == S3_ERR_NOMEM)
+        tree_note_oom(v->fs->tree);
     gr2_types_free(&reg);
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,57 @@ struct gobj {
     struct gr2_anim *anim; /* curves, tracks and animations: their derived files */
 };
 
-static void walk(struct gobj *o, const struct gr2_space *sp)
+/* A request on the object tree starts (a listing, the first skeleton's bones): types
+ * whose decoding an earlier one was refused memory for are decoded again. */
+static void new_request(struct gobj *o)
 {
-    gr2_walk_run(&o->w, sp);
+    gr2_types_new_request(&o->w.types);
+}
+
+/* Starts a request and walks the object graph (once: later requests find it done). NOMEM
+ * when the walk ran out of memory (it keeps nothing: the next request walks again). */
+static enum s3_err walk(struct gobj *o, const struct gr2_space *sp)
+{
+    new_request(o);
+    if (gr2_walk_run(&o->w, sp) != S3_OK)
+        return S3_ERR_NOMEM;
     if (o->w.note[0] && !o->noted) {
         o->noted = true;
         diag_add(&o->v->fs->diag, "%s", o->w.note);
     }
+    return S3_OK;
+}
+
+/* NAME.error saying why, unless the reason is out of memory: then nothing is shown and
+ * the listing fails (ENOMEM), to be made whole by the next. */
+static void add_fault(struct tree *t, uint32_t dir, const char *name, enum s3_err reason, const char *why)
+{
+    if (reason == S3_ERR_NOMEM)
+        tree_note_oom(t);
+    else
+        add_error(t, dir, name, why);
+}
+
+/* A type usable for an object: true; else NAME.error with its reason (or the listing
+ * fails, when it could not be made for lack of memory). */
+static bool type_usable(struct tree *t, uint32_t dir, const char *name, const struct gr2_type *ty)
+{
+    if (ty && ty->ok)
+        return true;
+    add_fault(t, dir, name, ty ? ty->reason : S3_ERR_NOMEM, ty ? ty->err : "out of memory");
+    return false;
+}
+
+/* Section bytes an object needs: true; else NAME.error (or a failed listing, as above). */
+static bool bytes_there(struct tree *t, const struct gr2_space *sp, uint32_t dir, const char *name, uint32_t sec,
+                        uint64_t off, uint64_t len)
+{
+    const uint8_t *b;
+    const char *why;
+    enum s3_err e = gr2_bytes_at(sp, sec, off, len, &b, &why);
+    if (e)
+        add_fault(t, dir, name, e, why);
+    return e == S3_OK;
 }
 
 /* ---- tree nodes ---- */
@@ -177,18 +222,20 @@ static int by_place(const void *a, const void *b)
  * and the sections' bytes, however the strings overlap (slots at every offset of one long
  * string, or all at one): taken from the highest address down, each search for a NUL
  * stops where the string above starts, whose length it then extends. So strings that
- * overlap end at the same NUL. tg is left sorted by place. 0, or -1 with why. */
-static int string_lengths(const struct gr2_space *sp, struct string_target *tg, size_t n, uint64_t *len,
-                          const char **why)
+ * overlap end at the same NUL. tg is left sorted by place. S3_OK, or the reason with why
+ * (NOMEM when section bytes could not be made for lack of memory). */
+static enum s3_err string_lengths(const struct gr2_space *sp, struct string_target *tg, size_t n, uint64_t *len,
+                                  const char **why)
 {
     qsort(tg, n, sizeof *tg, by_place);
     const struct string_target *above = NULL;
     uint64_t above_len = 0;
     for (size_t i = n; i-- > 0;) {
         const struct string_target *s = &tg[i];
-        const uint8_t *p = gr2_bytes(sp, s->sec, s->off, 0, why);
-        if (!p)
-            return -1;
+        const uint8_t *p;
+        enum s3_err e = gr2_bytes_at(sp, s->sec, s->off, 0, &p, why);
+        if (e)
+            return e;
         bool under = above && above->sec == s->sec;
         size_t room = under ? above->off - s->off : sp->size[s->sec] - s->off;
         const uint8_t *nul = memchr(p, 0, room);
@@ -198,17 +245,18 @@ static int string_lengths(const struct gr2_space *sp, struct string_target *tg, 
             len[s->slot] = room + above_len;
         else {
             *why = "string without a terminating NUL before the end of its section";
-            return -1;
+            return S3_ERR_FORMAT;
         }
         above = s;
         above_len = len[s->slot];
     }
-    return 0;
+    return S3_OK;
 }
 
 /* The pool: each run of overlapping strings (tg sorted by place, all ending at one NUL)
- * copied once, each slot's row pointing into it. pool NULL: only its size (*pool_len). */
-static int string_pool(const struct gr2_space *sp, const struct string_target *tg, size_t n,
+ * copied once, each slot's row pointing into it. pool NULL: only its size (*pool_len).
+ * S3_OK, or the reason the bytes could not be had, with why. */
+static enum s3_err string_pool(const struct gr2_space *sp, const struct string_target *tg, size_t n,
                        struct gvalue_row *rows, char *pool, uint64_t *pool_len, const char **why)
 {
     uint64_t at = *pool_len;
@@ -222,31 +270,34 @@ static int string_pool(const struct gr2_space *sp, const struct string_target *t
             rows[tg[j].slot].at = at + (tg[j].off - start);
         }
         if (pool) {
-            const uint8_t *b = gr2_bytes(sp, sec, start, (size_t)(end - start), why);
-            if (!b)
-                return -1;
+            const uint8_t *b;
+            enum s3_err e = gr2_bytes_at(sp, sec, start, (size_t)(end - start), &b, why);
+            if (e)
+                return e;
             memcpy(pool + at, b, (size_t)(end - start));
         }
         at += end - start;
         i = j;
     }
     *pool_len = at;
-    return 0;
+    return S3_OK;
 }
 
 /* The compact form of g's rows (malloc'd, *len bytes) from the space pinned now, touching
  * no tree state (a cache producer calls it): a scalar array's bytes, or a string array's
  * rows and pool. *any: some row is not a NULL string (else there is no file); *crc: some
- * slot holds a CRC. S3_OK; NOMEM; FORMAT with why (the member is NAME.error). */
+ * slot holds a CRC. S3_OK; NOMEM (also when section bytes could not be made for lack of
+ * memory); FORMAT with why (the member is NAME.error). */
 static enum s3_err derive_values(const struct gvalues *g, const struct gr2_space *sp, uint8_t **form, size_t *len,
                                  bool *any, bool *crc, const char **why)
 {
     *form = NULL, *len = 0, *any = false, *crc = false;
     if (g->m->type != GR2_STRING) {
         size_t bytes = (size_t)g->width * g->esize;
-        const uint8_t *b = gr2_bytes(sp, g->sec, g->off, bytes, why);
-        if (!b)
-            return S3_ERR_FORMAT;
+        const uint8_t *b;
+        enum s3_err be = gr2_bytes_at(sp, g->sec, g->off, bytes, &b, why);
+        if (be)
+            return be == S3_ERR_NOMEM ? be : S3_ERR_FORMAT;
         if (!(*form = alloc_array(bytes, 1)))
             return S3_ERR_NOMEM;
         memcpy(*form, b, bytes);
@@ -268,8 +319,11 @@ static enum s3_err derive_values(const struct gvalues *g, const struct gr2_space
         struct gr2_ref to;
         bool points;
         struct gr2_str str = {.kind = GR2_STR_TEXT};
-        if (gr2_pointer(sp, g->sec, slot, &to, &points, why))
+        enum s3_err pe = gr2_pointer(sp, g->sec, slot, &to, &points, why);
+        if (pe) {
+            e = pe == S3_ERR_NOMEM ? pe : S3_ERR_FORMAT;
             goto out;
+        }
         if (!points)
             gr2_string_slot(sp, g->sec, slot, &str);
         if (str.kind == GR2_STR_ERROR) {
@@ -282,13 +336,18 @@ static enum s3_err derive_values(const struct gvalues *g, const struct gr2_space
             crcs[k] = str.crc, rows[k] = (struct gvalue_row){14 * ncrc++, 14};
         *any |= str.kind != GR2_STR_NULL;
     }
-    if (ntg && string_lengths(sp, tg, ntg, slen, why))
+    enum s3_err se = ntg ? string_lengths(sp, tg, ntg, slen, why) : S3_OK;
+    if (se) {
+        e = se == S3_ERR_NOMEM ? se : S3_ERR_FORMAT;
         goto out;
+    }
     for (size_t i = 0; i < ntg; i++)
         rows[tg[i].slot].len = slen[tg[i].slot];
     pool = 14 * ncrc;
-    if (string_pool(sp, tg, ntg, rows, NULL, &pool, why))
+    if ((se = string_pool(sp, tg, ntg, rows, NULL, &pool, why)) != S3_OK) {
+        e = se == S3_ERR_NOMEM ? se : S3_ERR_FORMAT;
         goto out;
+    }
     size_t head = (size_t)g->width * sizeof *rows;
     e = S3_ERR_NOMEM;
     if (!(*form = alloc_array(head + (size_t)pool, 1)))
@@ -302,7 +361,8 @@ static enum s3_err derive_values(const struct gvalues *g, const struct gr2_space
             memcpy(text + rows[k].at, c, 14);
         }
     pool = 14 * ncrc;
-    e = string_pool(sp, tg, ntg, (struct gvalue_row *)*form, text, &pool, why) ? S3_ERR_FORMAT : S3_OK;
+    se = string_pool(sp, tg, ntg, (struct gvalue_row *)*form, text, &pool, why);
+    e = se == S3_OK || se == S3_ERR_NOMEM ? se : S3_ERR_FORMAT;
     *len = head + (size_t)pool;
     *crc = ncrc > 0;
 out:
@@ -341,10 +401,8 @@ static void add_values(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
     struct gvalues g = {o->v, m, sec, off, m->array_width > 0 ? (uint32_t)m->array_width : 1,
                         gr2_elem_size(sp, m->type), sp->g->be};
     const char *why;
-    if (!gr2_bytes(sp, sec, off, m->size, &why)) {
-        add_error(t, dir, name, why);
+    if (!bytes_there(t, sp, dir, name, sec, off, m->size))
         return;
-    }
     uint8_t *form;
     size_t len;
     bool any, crc;
@@ -395,8 +453,9 @@ static bool cell_kind(uint32_t type, enum field_kind *k)
 }
 
 /* The table cells of a column set, and its CSV's header line (csv_header's), for -o rw;
- * left NULL (read-only tables) when a column has no encoder or memory runs out. */
-static void writable_columns(struct colset *c)
+ * left NULL (read-only tables) when a column has no encoder. NOMEM (never a table made
+ * read-only for lack of memory). */
+static enum s3_err writable_columns(struct colset *c)
 {
     struct table_col *tc = alloc_array(c->n, sizeof *tc);
     struct sbuf h = {0};
@@ -412,15 +471,23 @@ static void writable_columns(struct colset *c)
     if (!ok || !header) {
         free(tc);
         free(header);
-        return;
+        return !tc || !header ? S3_ERR_NOMEM : S3_OK;
     }
     c->tcols = tc;
     c->header = header;
+    return S3_OK;
 }
 
-/* The columns of a table type, kept per type; NULL when the type has none, or with *oom
- * set when memory ran out (then nothing is kept: the listing fails, a retry decodes
- * again rather than find the type without columns). */
+static void colset_free(struct colset *c)
+{
+    gr2_columns_free(c->cols, c->n);
+    free(c->tcols);
+    free(c->header);
+    free(c);
+}
+
+/* The columns of a flat type, made once: NULL when the type has none (kept so), or when
+ * out of memory (*oom set, nothing kept: the next listing makes them). */
 static const struct colset *columns_of(struct gobj *o, const struct gr2_space *sp, struct gr2_ref type, bool *oom)
 {
     *oom = false;
@@ -437,16 +504,18 @@ static const struct colset *columns_of(struct gobj *o, const struct gr2_space *s
     }
     c->type = type;
     const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, type);
-    enum s3_err e = ty ? gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n) : S3_ERR_FORMAT;
+    enum s3_err e = !ty ? S3_ERR_NOMEM : gr2_type_columns(&o->w.types, sp, ty, &c->cols, &c->n);
+    if (ty && !ty->ok && ty->reason == S3_ERR_NOMEM)
+        e = S3_ERR_NOMEM;
+    c->ok = e == S3_OK && c->n > 0;
+    if (c->ok)
+        e = writable_columns(c);
     if (e == S3_ERR_NOMEM) {
-        free(c);
+        colset_free(c);
         *oom = true;
         return NULL;
     }
-    n[o->ncolsets++] = c;
-    c->ok = e == S3_OK && c->n > 0;
-    if (c->ok)
-        writable_columns(c);
+    o->colsets[o->ncolsets++] = c;
     return c->ok ? c : NULL;
 }
 
@@ -484,9 +553,10 @@ static enum s3_err table_read(struct gtable *tb, table_copy_fn *copy, uint64_t o
     if (e)
         return e;
     const char *why;
-    const uint8_t *b = gr2_bytes(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &why);
+    const uint8_t *b;
+    enum s3_err be = gr2_bytes_at(&sp, tb->obj.section, tb->obj.offset, (uint64_t)tb->count * tb->size, &b, &why);
     *got = 0;
-    e = b ? copy(tb, b, sp.g->be, off, buf, len, got) : S3_ERR_IO;
+    e = b ? copy(tb, b, sp.g->be, off, buf, len, got) : be == S3_ERR_NOMEM ? be : S3_ERR_IO;
     gr2_view_unpin(tb->o->v, &sp);
     return e;
 }
@@ -592,38 +662,39 @@ static int tables_grow(struct gobj *o)
 }
 
 /* Measures a table's CSV: its exact size and where every ROWS_PER_MARK-th row starts.
- * NULL with why when it cannot (or the file's budget of measured text is spent); NULL
- * with *oom set when memory ran out (the caller fails the listing, never NAME.csv.error). */
-static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, const struct gr2_elem *e,
-                                    const char **why, bool *oom)
+ * S3_OK with *out; else the reason with why (the file's budget of measured text spent is
+ * LIMIT; NOMEM keeps nothing: a later listing measures again). */
+static enum s3_err measure_table(struct gobj *o, const struct gr2_space *sp, const struct gr2_elem *e,
+                                 struct gtable **out, const char **why)
 {
     struct tree *t = o->v->fs->tree;
-    *oom = false;
-    struct gtable *tb = find_table(o, e);
+    struct gtable *tb = *out = find_table(o, e);
     if (tb)
-        return tb;
-    *why = "the type has no columns";
-    const struct colset *cs = columns_of(o, sp, e->type, oom);
+        return S3_OK;
+    bool oom;
+    const struct colset *cs = columns_of(o, sp, e->type, &oom);
+    *why = oom ? "out of memory" : "its elements' columns cannot be made";
     if (!cs)
-        return NULL;
-    const uint8_t *b = gr2_bytes(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, why);
-    if (!b)
-        return NULL;
+        return oom ? S3_ERR_NOMEM : S3_ERR_FORMAT;
+    const uint8_t *b;
+    enum s3_err be = gr2_bytes_at(sp, e->obj.section, e->obj.offset, (uint64_t)e->count * e->size, &b, why);
+    if (be)
+        return be;
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < sp->g->nsections; i++)
         bytes += sp->size[i];
     uint64_t budget = 16 * bytes > CSV_BUDGET_MIN ? 16 * bytes : CSV_BUDGET_MIN;
     if (o->csv_measured > budget) {
         *why = "this file's tables hold more text than the limit (16 times the file's expanded bytes)";
-        return NULL;
+        return S3_ERR_LIMIT;
     }
+    if (tables_grow(o))
+        return S3_ERR_NOMEM;
     uint32_t nmarks = (e->count + ROWS_PER_MARK - 1) / ROWS_PER_MARK;
-    tb = tables_grow(o) ? NULL : tree_alloc(t, sizeof *tb);
-    uint64_t *mark = tb ? tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark) : NULL;
-    if (!tb || !mark) {
-        *oom = true;
-        return NULL;
-    }
+    tb = tree_alloc(t, sizeof *tb);
+    uint64_t *mark = tree_alloc(t, (nmarks ? nmarks : 1) * sizeof *mark);
+    if (!tb || !mark)
+        return S3_ERR_NOMEM;
     *tb = (struct gtable){o, e->obj, e->type, e->count, e->size, cs, 0, 0, mark};
     /* measured without keeping text: nothing to refuse, so never a size short of what a
      * read renders */
@@ -637,12 +708,16 @@ static struct gtable *measure_table(struct gobj *o, const struct gr2_space *sp, 
         csv_row(cs, b + (size_t)r * e->size, sp->g->be, &text);
         total += text.len;
     }
+    bool short_text = text.oom; /* a row not formatted: its length unknown */
     sb_free(&text);
+    if (short_text)
+        return S3_ERR_NOMEM;
     tb->total = total;
     o->csv_measured += total;
     *table_slot(o->tables, o->captables, e) = tb;
     o->ntables++;
-    return tb;
+    *out = tb;
+    return S3_OK;
 }
 
 /* NAME.bin: the elements' bytes as stored in the expanded section (a slice of the
@@ -658,12 +733,8 @@ static void add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, 
     uint64_t bytes = (uint64_t)e->count * e->size;
     const struct gr2_section *sec = &o->v->g.sections[e->obj.section];
     const char *why;
-    bool oom;
-    struct gtable *tb = measure_table(o, sp, e, &why, &oom);
-    if (oom) { /* the listing fails (ENOMEM), never NAME.csv.error */
-        tree_note_oom(t);
-        return;
-    }
+    struct gtable *tb;
+    enum s3_err me = measure_table(o, sp, e, &tb, &why);
     snprintf(fname, sizeof fname, "%s.bin", name);
     uint32_t ino = 0;
     if (sec->compression == GR2_COMP_NONE) {
@@ -678,9 +749,8 @@ static void add_table(struct gobj *o, const struct gr2_space *sp, uint32_t dir, 
         tree_set_type(t, ino, xtype);
     }
     snprintf(fname, sizeof fname, "%s.csv", name);
-    if (!tb) {
-        snprintf(fname, sizeof fname, "%s.csv", name);
-        add_error(t, dir, fname, why);
+    if (me) {
+        add_fault(t, dir, fname, me, why);
         return;
     }
     ino = tree_add_gen(t, dir, fname, NULL, tb->total, csv_read, tb, 0);
@@ -716,7 +786,7 @@ static enum made add_element(struct gobj *o, const struct gr2_space *sp, uint32_
     }
     switch (e.kind) {
     case GR2_EK_ERROR:
-        add_error(t, dir, name, e.why);
+        add_fault(t, dir, name, e.reason, e.why);
         return MADE_OTHER;
     case GR2_EK_NULL:
         return MADE_NONE;
@@ -736,6 +806,8 @@ static enum made add_element(struct gobj *o, const struct gr2_space *sp, uint32_
             char *target = tree_path_relative(dir_path, first);
             if (target)
                 tree_add_link(t, dir, name, target);
+            else
+                tree_note_oom(t); /* never a link left out */
             free(target);
             return MADE_OTHER;
         }
@@ -746,15 +818,8 @@ static enum made add_element(struct gobj *o, const struct gr2_space *sp, uint32_
     }
     if (e.kind == GR2_EK_INLINE || e.kind == GR2_EK_OBJECT) {
         const struct gr2_type *ty = gr2_type_get(&o->w.types, sp, e.type);
-        const char *why;
-        if (!ty || !ty->ok) {
-            add_error(t, dir, name, ty ? ty->err : "out of memory");
+        if (!type_usable(t, dir, name, ty) || !bytes_there(t, sp, dir, name, e.obj.section, e.obj.offset, ty->size))
             return MADE_OTHER;
-        }
-        if (!gr2_bytes(sp, e.obj.section, e.obj.offset, ty->size, &why)) {
-            add_error(t, dir, name, why);
-            return MADE_OTHER;
-        }
         *ino = add_gdir(o, dir, name, GD_STRUCT, &e, NULL, ep, ty->size);
     } else if (e.kind == GR2_EK_ARRAY) {
         *ino = add_gdir(o, dir, name, GD_ARRAY, &e, NULL, ep, (uint64_t)e.count * e.size);
@@ -768,18 +833,17 @@ static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
                        const struct gr2_member *m, const char *safe, uint32_t sec, uint32_t off)
 {
     struct tree *t = o->v->fs->tree;
-    const char *why;
-    if (!gr2_bytes(sp, sec, off, m->size, &why)) { /* before any per-element work */
-        add_error(t, dir, safe, why);
+    if (!bytes_there(t, sp, dir, safe, sec, off, m->size)) /* before any per-element work */
         return;
-    }
     if (gr2_is_scalar(m->type) || m->type == GR2_STRING) {
         add_values(o, sp, dir, safe, m, sec, off);
         return;
     }
     char *mp = gr2_path_join(dir_path, safe);
-    if (!mp)
+    if (!mp) {
+        tree_note_oom(t); /* never a member left out */
         return;
+    }
     uint32_t ino = 0;
     enum made made = MADE_NODE;
     if (m->array_width > 0) { /* a fixed array of references/structs: a directory 0..N-1 */
@@ -796,10 +860,8 @@ static void add_member(struct gobj *o, const struct gr2_space *sp, uint32_t dir,
 static void populate_struct(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
 {
     const struct gr2_type *ty = gr2_type_get(&d->o->w.types, sp, d->type);
-    if (!ty || !ty->ok) {
-        add_error(d->o->v->fs->tree, dir, "type", ty ? ty->err : "out of memory");
+    if (!type_usable(d->o->v->fs->tree, dir, "type", ty))
         return;
-    }
     for (uint32_t i = 0; i < ty->nmembers; i++) {
         gr2_space_settle(sp); /* a member's nodes are made: the bytes it needed may go */
         add_member(d->o, sp, dir, d->path, &ty->m[i], ty->safe_name[i], d->obj.section,
@@ -823,6 +885,8 @@ static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32
         uint32_t ino;
         if (ep)
             add_element(d->o, sp, dir, d->path, name, m, d->obj.section, d->obj.offset + k * stride, ep, &ino);
+        else
+            tree_note_oom(d->o->v->fs->tree); /* never an element left out */
         free(ep);
     }
 }
@@ -830,12 +894,10 @@ static void populate_elements(struct gdir *d, const struct gr2_space *sp, uint32
 static void populate_transform(struct gdir *d, const struct gr2_space *sp, uint32_t dir)
 {
     struct tree *t = d->o->v->fs->tree;
+    if (!bytes_there(t, sp, dir, "transform", d->obj.section, d->obj.offset, GR2_TRANSFORM_SIZE))
+        return;
     const char *why;
     const uint8_t *b = gr2_bytes(sp, d->obj.section, d->obj.offset, GR2_TRANSFORM_SIZE, &why);
-    if (!b) {
-        add_error(t, dir, "transform", why);
-        return;
-    }
     bool be = sp->g->be;
     float f[16];
     for (int i = 0; i < 16; i++) {
@@ -862,9 +924,12 @@ static enum s3_err populate_gdir(struct tree *t, uint32_t dir, void *ctx, uint64
     struct gdir *d = ctx;
     struct gr2_space sp;
     enum s3_err e = gr2_view_pin(d->o->v, &sp);
-    if (e)
+    if (e == S3_OK)
+        e = walk(d->o, &sp);
+    if (e) {
+        gr2_view_unpin(d->o->v, &sp);
         return e;
-    walk(d->o, &sp);
+    }
     switch (d->kind) {
     case GD_STRUCT:
         populate_struct(d, &sp, dir);
@@ -899,17 +964,19 @@ static enum s3_err populate_types(struct tree *t, uint32_t dir, void *ctx, uint6
     struct gobj *o = ctx;
     struct gr2_space sp;
     enum s3_err e = gr2_view_pin(o->v, &sp);
-    if (e)
+    if (e == S3_OK)
+        e = walk(o, &sp);
+    if (e) {
+        gr2_view_unpin(o->v, &sp);
         return e;
-    walk(o, &sp);
+    }
     for (size_t i = 0; i < o->w.types.n; i++) {
-        const struct gr2_type *ty = o->w.types.t[i];
+        /* through the registry: one refused memory in an earlier request is made again */
+        const struct gr2_type *ty = gr2_type_get(&o->w.types, &sp, o->w.types.t[i]->at);
         char name[48];
         snprintf(name, sizeof name, "%" PRIu32 "_0x%" PRIx32, ty->at.section, ty->at.offset);
-        if (!ty->ok) {
-            add_error(t, dir, name, ty->err);
+        if (!type_usable(t, dir, name, ty))
             continue;
-        }
         struct sbuf b = {0};
         sb_printf(&b, "# size %" PRIu32 " bytes, %" PRIu32 " members\n", ty->size, ty->nmembers);
         for (uint32_t k = 0; k < ty->nmembers; k++) {
@@ -944,6 +1011,10 @@ static void add_root_link(struct gobj *o, const struct gr2_space *sp, uint32_t g
         return;
     struct gr2_elem e;
     gr2_resolve(&o->w.types, sp, sk, o->v->g.root_object.section, o->v->g.root_object.offset + sk->offset, &e);
+    if (e.kind == GR2_EK_ERROR && e.reason == S3_ERR_NOMEM) {
+        tree_note_oom(o->v->fs->tree); /* never a link left out */
+        return;
+    }
     bool shown = (e.kind == GR2_EK_PTRARRAY && e.count > 0) ||
                  (e.kind == GR2_EK_ARRAY && e.count > 0 && !gr2_elem_is_table(&o->w.types, sp, &e));
     if (!shown)
@@ -976,13 +1047,18 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
         tree_add_dir(t, granny_dir, "root", "gr2.struct", populate_unreadable, NULL, e);
         return;
     }
+    new_request(o);
     const struct gr2_type *root = gr2_type_get(&o->w.types, &sp, v->g.root_type);
     const char *why = NULL;
-    if (!root || !root->ok)
+    const uint8_t *b;
+    enum s3_err re = !root ? S3_ERR_NOMEM : !root->ok ? root->reason : S3_OK;
+    if (re)
         why = root ? root->err : "out of memory";
     else
-        (void)gr2_bytes(&sp, v->g.root_object.section, v->g.root_object.offset, root->size, &why);
-    if (why) {
+        re = gr2_bytes_at(&sp, v->g.root_object.section, v->g.root_object.offset, root->size, &b, &why);
+    if (re == S3_ERR_NOMEM) { /* /granny's listing fails, and is made again next time */
+        tree_note_oom(t);
+    } else if (re) {
         char msg[256];
         snprintf(msg, sizeof msg, "root object %" PRIu32 " %" PRIu32 ": %s", v->g.root_object.section,
                  v->g.root_object.offset, why);
@@ -995,7 +1071,7 @@ static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
         add_root_link(o, &sp, granny_dir, root, "Animations", "animations");
         tree_add_dir(t, granny_dir, "types", "gr2.types", populate_types, o, 0);
     }
-    if (!why)
+    if (!re)
         gr2_exports_links(v, &sp, granny_dir);
     gr2_view_unpin(v, &sp);
 }
@@ -1007,12 +1083,8 @@ static void gobj_free(void *p)
         return;
     gr2_walk_free(&o->w);
     gr2_anim_free(o->anim);
-    for (size_t i = 0; i < o->ncolsets; i++) {
-        gr2_columns_free(o->colsets[i]->cols, o->colsets[i]->n);
-        free(o->colsets[i]->tcols);
-        free(o->colsets[i]->header);
-        free(o->colsets[i]);
-    }
+    for (size_t i = 0; i < o->ncolsets; i++)
+        colset_free(o->colsets[i]);
     free(o->colsets);
     free(o->tables);
     free(o);
@@ -1114,7 +1186,10 @@ enum s3_err gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t 
     enum s3_err e = gr2_view_pin(v, &sp);
     if (e != S3_OK)
         return s3_fail(e, why, whylen, "%s", e == S3_ERR_NOMEM ? "out of memory" : "the file changed");
-    walk(o, &sp);
+    if (walk(o, &sp) != S3_OK) {
+        gr2_view_unpin(v, &sp);
+        return s3_fail(S3_ERR_NOMEM, why, whylen, "out of memory");
+    }
     struct gr2_bones b;
     e = gr2_first_bones(&o->w, &sp, &b, why, whylen);
     if (e == S3_OK && gr2_elem_is_table(&o->w.types, &sp, &b.arr))

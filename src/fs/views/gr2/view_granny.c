@@ -65,7 +65,9 @@ static enum s3_err produce_bitknit2(struct gr2_secitem *it, uint8_t **data, size
         return s3_fail(e, err, errlen, "section %u: read error (the file changed?)", it->sec);
     if ((e = bitknit2_expand(&v->fs->src.src, v->g.base + s->data_offset, s->data_size, s->expanded_size,
                              v->fs->opts.max_unpacked, data, NULL, err, errlen))) {
-        if (source_check(&v->fs->src) == 0) /* the same bytes fail the same way: say it once in /info */
+        /* the same bytes fail the same way: say it once in /info (not for lack of memory,
+         * which the next try may have) */
+        if (e != S3_ERR_NOMEM && source_check(&v->fs->src) == 0)
             set_item_state(it, -1, err);
         return e;
     }
@@ -95,8 +97,10 @@ static enum s3_err expand_section(struct gr2_secitem *it, uint8_t **data, size_t
             err, errlen);
         free(b);
         if (rc) {
-            /* the same bytes fail the same way: remember it, say it once in /info */
-            set_item_state(it, -1, err);
+            /* the same bytes fail the same way: remember it, say it once in /info; out of
+             * memory is not kept (the next try may have it) */
+            if (rc != S3_ERR_NOMEM)
+                set_item_state(it, -1, err);
             return rc;
         }
         set_item_state(it, 1, NULL);
@@ -153,14 +157,18 @@ static int by_from(const void *a, const void *b)
     return x->from_offset < y->from_offset ? -1 : x->from_offset > y->from_offset;
 }
 
-static void load_fixups(struct gr2_view *v)
+/* The sections' fixups, read on the first pin. A table refused memory fails that pin
+ * (NOMEM) and is read again by the next: only tables that cannot be used for their bytes
+ * are kept as none (pointers stored there read as NULL, said in /info). */
+static enum s3_err load_fixups(struct gr2_view *v)
 {
-    if (v->fixups_loaded)
-        return;
-    v->fixups_loaded = true;
-    for (uint32_t i = 0; i < v->g.nsections; i++) {
+    for (; v->fixups_loaded < v->g.nsections; v->fixups_loaded++) {
+        uint32_t i = v->fixups_loaded;
         char err[GR2_WHY_LEN];
-        if (gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], err, sizeof err) == 0) {
+        enum s3_err e = gr2_read_fixups(&v->fs->src.src, &v->g, i, &v->fixups[i], &v->nfixups[i], err, sizeof err);
+        if (e == S3_ERR_NOMEM)
+            return e;
+        if (e == S3_OK) {
             if (v->fixups[i])
                 qsort(v->fixups[i], v->nfixups[i], sizeof *v->fixups[i], by_from);
         } else { /* not silent: objects reached through these pointers are missing from the tree */
@@ -169,6 +177,7 @@ static void load_fixups(struct gr2_view *v)
                      v->g.sections[i].fixups_ok ? err : v->g.sections[i].fixups_err);
         }
     }
+    return S3_OK;
 }
 
 /* ---- the sections a request holds (parse/gr2/gr2broker.h), pinned in the view's cache ---- */
@@ -196,11 +205,13 @@ uint64_t gr2_view_test_eager_drops(void)
     return eager_drops;
 }
 
-static const uint8_t *pin_section(void *ctx, uint32_t sec, size_t *size, char *why, size_t whylen)
+static const uint8_t *pin_section(void *ctx, uint32_t sec, size_t *size, enum s3_err *reason, char *why,
+                                  size_t whylen)
 {
     struct gr2_view *v = ctx; /* the items' state is only read, under its lock */
     const uint8_t *d;
-    return cache_pin(&v->fs->cache, &v->items[sec].c, &d, size, why, whylen) ? NULL : d;
+    *reason = cache_pin(&v->fs->cache, &v->items[sec].c, &d, size, why, whylen);
+    return *reason ? NULL : d;
 }
 
 static void unpin_section(void *ctx, uint32_t sec)
@@ -254,11 +265,12 @@ enum s3_err gr2_view_pin(struct gr2_view *v, struct gr2_space *sp)
     if (source_check(&v->fs->src)) /* the cache may still hold a changed file's sections */
         return S3_ERR_IO;
     enum s3_err e = gr2_broker_open(sp, &v->g, request_bound(v), eager_settle, &broker_ops, v);
+    if (e == S3_OK)
+        e = load_fixups(v);
     if (e) {
         gr2_broker_close(sp);
         return e;
     }
-    load_fixups(v);
     sp->fixups = v->fixups;
     sp->nfixups = v->nfixups;
     for (uint32_t i = 0; i < v->g.nsections; i++) {
@@ -879,8 +891,12 @@ void gr2_view_set_span(struct gr2_view *v, uint32_t ino, uint32_t sec, uint64_t 
     uint64_t abs, alen;
     gr2_view_span(v, sec, off, len, &abs, &alen);
     tree_set_span(v->fs->tree, ino, abs, alen);
-    if (!ino || v->g.sections[sec].compression == GR2_COMP_NONE || !places_grow(v))
+    if (!ino || v->g.sections[sec].compression == GR2_COMP_NONE)
         return;
+    if (!places_grow(v)) { /* the listing fails rather than show a node -o rw cannot place */
+        tree_note_oom(v->fs->tree);
+        return;
+    }
     size_t k = place_slot(v->places, v->capplaces, ino);
     v->nplaces += v->places[k].ino == 0;
     v->places[k] = (struct gr2_place){ino, sec, off, len};
@@ -915,20 +931,18 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
     return true;
 }
 
-enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err,
-                                   size_t errlen)
+enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded_use_fn use, void *ctx, char *err,
+                                  size_t errlen)
 {
     struct gr2_secitem *it = &v->items[sec];
     size_t size;
     const uint8_t *d;
-    if (cache_pin(&v->fs->cache, &it->c, &d, &size, err, errlen))
-        return S3_ERR_IO;
-    *out = malloc(size ? size : 1);
-    if (*out)
-        memcpy(*out, d, size);
-    *len = size;
+    enum s3_err e = cache_pin(&v->fs->cache, &it->c, &d, &size, err, errlen);
+    if (e != S3_OK) /* out of memory stays so; the rest: the bytes cannot be had */
+        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
+    e = use(ctx, d, size, err, errlen);
     cache_unpin(&v->fs->cache, &it->c);
-    return *out ? S3_OK : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    return e;
 }
 
 enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)

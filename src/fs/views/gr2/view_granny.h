@@ -36,7 +36,7 @@ struct gr2_view {
     struct gr2_secitem *items;  /* per section */
     struct gr2_fixup **fixups;  /* per section, sorted by from_offset (loaded on first use) */
     uint32_t *nfixups;
-    bool fixups_loaded;
+    uint32_t fixups_loaded;     /* sections whose fixups were read (the first pin reads them) */
     /* What is added to /granny when it is first listed, after the container's own
      * nodes (gr2_view_add_granny_extra: the object tree, and whoever else registers),
      * and how the object tree's state is freed with the view. */
@@ -126,10 +126,13 @@ bool gr2_view_place(struct gr2_view *v, uint32_t ino, uint32_t *sec, uint64_t *o
 /* Bytes [off, off+len) of section sec's expanded bytes into buf: S3_OK, or S3_ERR_IO
  * (they cannot be had, or the range runs past their end). */
 enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len);
-/* A copy of section sec's expanded bytes (*out malloc'd): S3_OK, S3_ERR_IO (they cannot
- * be had: err says why), S3_ERR_NOMEM. */
-enum s3_err gr2_view_expanded_copy(struct gr2_view *v, uint32_t sec, uint8_t **out, size_t *len, char *err,
-                                   size_t errlen);
+/* Section sec's expanded bytes handed to use() while pinned (produced by the cache, within
+ * its bound), so that -o rw copies them out a piece at a time (into a file) with no copy
+ * of its own in memory: NOMEM, or IO when they cannot be had otherwise (err says why),
+ * else what use returns (its reason in err). */
+typedef enum s3_err (*gr2_expanded_use_fn)(void *ctx, const uint8_t *bytes, size_t len, char *err, size_t errlen);
+enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded_use_fn use, void *ctx, char *err,
+                                  size_t errlen);
 /* -o rw: the view and section of a compressed section's data.bin (its expanded bytes),
  * so that it can be written back stored raw (gr2_view_raw_plan). False for every other
  * node, and when the Granny data runs past the source's end. */

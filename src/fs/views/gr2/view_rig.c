@@ -113,6 +113,8 @@ static enum s3_err warn_indices(struct rig_view *v)
 static enum s3_err load_bones(struct rig_view *v)
 {
     char why[200];
+    if (v->bones_ok) /* resolved by a listing rolled back since for another refusal */
+        return S3_OK;
     if (!v->granny)
         return diag_add(&v->fs->diag, "bone names unavailable: the Granny data is unreadable");
     enum s3_err e = gobj_first_skeleton(v->granny, &v->bones_path, &v->nbones, &v->bone_names, why, sizeof why);

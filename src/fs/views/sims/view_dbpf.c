@@ -36,6 +36,7 @@ struct pkg_res {
     uint32_t nested_ino;    /* that directory (0: none made) */
     struct s3fs *nested;    /* the view opened there, once populated */
     bool ok;           /* the bytes can be had (err otherwise) */
+    bool nomem;        /* their expansion ran out of memory: tried again by the next listing */
     bool streamed;     /* larger than the cache's bound: decoded in pieces (struct stream_pool) */
     char err[200];
     char *note;        /* the codec's warning (malloc'd; NULL: none), given to /info by each
@@ -266,6 +267,25 @@ static enum s3_err check_streamed(struct pkg_view *v, struct pkg_res *r, const s
     return de;
 }
 
+/* Expands r's bytes into the cache now (held by the caller), so that a broken stream is
+ * data.error at once. Out of memory is no verdict on the bytes: the listing fails, and
+ * the next one expands again (r->nomem). */
+static void expand_now(struct pkg_view *v, struct pkg_res *r)
+{
+    struct s3fs *fs = v->fs;
+    size_t got;
+    const uint8_t *d;
+    enum s3_err e = cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err);
+    r->nomem = e == S3_ERR_NOMEM;
+    if (r->nomem)
+        tree_note_oom(fs->tree);
+    if (e)
+        return;
+    cache_unpin(&fs->cache, &r->c);
+    r->err[0] = 0;
+    r->ok = true;
+}
+
 /* Sets up entry i's bytes (once): a slice of the file when stored, else an expanded
  * source, expanded now so a broken stream is data.error at once. The bytes are held
  * (source_hold) for the caller, which reads them next: release with resource_done. */
@@ -273,6 +293,8 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
 {
     if (v->res[i]) {
         source_hold(&v->res[i]->src);
+        if (v->res[i]->nomem)
+            expand_now(v, v->res[i]);
         return v->res[i];
     }
     struct pkg_res *r = tree_calloc(v->fs->tree, 1, sizeof *r); /* NULL: the listing fails */
@@ -319,6 +341,7 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         if (check_streamed(v, r, e) == S3_ERR_NOMEM) { /* the listing fails; the next one checks again */
             tree_note_oom(fs->tree);
             v->res[i] = NULL;
+            free(r->note);
             free(r);
             return NULL;
         }
@@ -326,23 +349,7 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         return r;
     }
     source_hold(&r->src);
-    size_t got;
-    const uint8_t *d;
-    enum s3_err pe = cache_pin(&fs->cache, &r->c, &d, &got, r->err, sizeof r->err);
-    if (pe == S3_ERR_NOMEM || pe == S3_ERR_LIMIT) {
-        /* refused memory (or cache_mb beside others): the listing fails (the tree counts
-         * both) and the next one expands it again, never data.error kept for it */
-        source_release(&r->src);
-        tree_note_oom(fs->tree);
-        v->res[i] = NULL;
-        free(r->note);
-        free(r);
-        return NULL;
-    }
-    if (pe)
-        return r;
-    cache_unpin(&fs->cache, &r->c);
-    r->ok = true;
+    expand_now(v, r);
     return r;
 }
 
@@ -496,6 +503,7 @@ static enum s3_err name_entries(struct pkg_view *v)
     for (uint32_t i = 0; i < v->d.count; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         dbpf_resource_name(tmp, sizeof tmp, v->sims4, e, NULL);
+        free(v->dirname[i]);
         v->dirname[i] = strdup(tmp); /* provisional: used in warnings while the maps load */
         if (!v->dirname[i])
             return S3_ERR_NOMEM;
@@ -505,7 +513,7 @@ static enum s3_err name_entries(struct pkg_view *v)
         name_index_free(&x);
         return S3_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < v->d.count; i++) {
+    for (uint32_t i = 0; i < v->d.count && !v->names_rc; i++) {
         const struct dbpf_entry *e = &v->d.e[i];
         if (e->type == DBPF_TYPE_NAMEMAP && e->state == DBPF_OK)
             read_namemap(v, i, &x);
