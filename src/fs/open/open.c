@@ -43,6 +43,8 @@ static enum s3_err open_view(struct s3fs *fs, const char *label, unsigned format
     else
         e = s3_fail(S3_ERR_UNSUPPORTED, why, sizeof why, "recognised as %s, which this version does not support yet",
                     format_name(fs->det.format));
+    if (e == S3_OK && fs->facts.oom) /* /info's facts short of a line: never an open with success */
+        e = s3_fail(S3_ERR_NOMEM, why, sizeof why, "out of memory for the facts of /info");
     if (e != S3_OK)
         return s3_fail(e, err, errlen, "%s: %s", label, why[0] ? why : s3_err_str(e));
     return S3_OK;
