@@ -319,6 +319,7 @@ static struct pkg_res *resource(struct pkg_view *v, uint32_t i)
         if (check_streamed(v, r, e) == S3_ERR_NOMEM) { /* the listing fails; the next one checks again */
             tree_note_oom(fs->tree);
             v->res[i] = NULL;
+            free(r->note);
             free(r);
             return NULL;
         }
