@@ -22,7 +22,10 @@
  * generation's epoch << 32 | the node number (the root is always 1, the current tree's),
  * so generation 0 numbers as before. A number of an older generation still names what is
  * at its path now: every request on it is answered from the current tree's node at the
- * same path (ESTALE when there is none), with attributes the kernel may not keep. Files
+ * same path (ESTALE when there is none), with attributes the kernel may not keep. A
+ * lookup under an older generation's directory gives that generation's own child
+ * (old_generation_child), and its listing gives names alone: a directory's number is
+ * never given under two parents, which the kernel answers with ESTALE. Files
  * are opened without the kernel's page cache (direct_io), so a reader holding one open
  * across a commit reads the new version. After each commit a thread of ours tells the
  * kernel to forget the root's entries (not the request's own thread: the kernel may hold
@@ -613,6 +616,40 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
 
+/* A lookup under a directory number of an older generation (a walk that crossed a commit,
+ * a working directory or a directory fd kept from before one): the number it gives is
+ * that generation's own child of the same name and kind (*og, *oino), never the current
+ * tree's node. The kernel keeps one dentry per directory inode: a current directory given
+ * under an old parent, and again under its current parent by a fresh walk, is moved
+ * between the two by the kernel (d_splice_alias), which fails with ESTALE when it cannot
+ * take the locks; that was the fresh open's ESTALE after a commit. An old number names
+ * what is at its path now (node_of_moved), so the files read the same. 1: *og, *oino
+ * set (*og held for the request); 0: the current node's number will do (a file, which may
+ * have many dentries); -ESTALE: a directory that has no such place in the old tree;
+ * -ENOMEM. */
+static int old_generation_child(struct adapter *a, fuse_ino_t parent, const char *name, const struct rw_gen *cur,
+                                uint32_t ino, struct rw_gen **og, uint32_t *oino)
+{
+    uint32_t epoch = (uint32_t)(parent >> 32);
+    if (!a->gens || parent == FUSE_ROOT_ID || epoch == TEMP_EPOCH || epoch == cur->epoch)
+        return 0;
+    enum node_type want = tree_kind(cur->fs->tree, ino);
+    struct rw_gen *old = rw_acquire_epoch(&a->rw, epoch);
+    if (!old)
+        return want == NODE_DIR ? -ESTALE : 0;
+    held_keep(&a->rw, old);
+    uint32_t c;
+    enum s3_err rc = tree_lookup(old->fs->tree, (uint32_t)parent, name, &c);
+    if (rc == S3_ERR_NOMEM)
+        return -ENOMEM;
+    if (rc == S3_OK && tree_kind(old->fs->tree, c) == want) {
+        *og = old;
+        *oino = c;
+        return 1;
+    }
+    return want == NODE_DIR ? -ESTALE : 0;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
@@ -650,7 +687,21 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
     struct fuse_entry_param e;
     fill_entry(a, g, ino, &e);
-    count_lookup(a, g, ino);
+    struct rw_gen *og;
+    uint32_t oino;
+    int in_old = old_generation_child(a, parent, name, g, ino, &og, &oino);
+    if (in_old < 0) {
+        fuse_reply_err(req, -in_old);
+        return;
+    }
+    if (in_old) {
+        /* the current node's attributes, under the old number (kept by no one: moved) */
+        e.ino = e.attr.st_ino = fuse_ino(og, oino);
+        e.attr_timeout = 0;
+        count_lookup(a, og, oino);
+    } else {
+        count_lookup(a, g, ino);
+    }
     fuse_reply_entry(req, &e);
     forget_later(a, e.ino); /* a commit came meanwhile: the entry is of an older tree */
 }
@@ -850,7 +901,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     struct adapter *a = adapter_of(req);
     struct rw_gen *g;
     uint32_t dino;
-    int kind = node_of(req, ino, &g, &dino);
+    bool moved;
+    int kind = node_of_moved(req, ino, &g, &dino, &moved);
     struct tree *t = g->fs->tree;
     if (kind != NODE_DIR) {
         if (kind >= 0)
@@ -885,7 +937,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         }
         struct fuse_entry_param e;
         /* plain READDIR reads the number and kind alone: nothing measured either */
-        bool bare = !plus || (i >= 2 && (n > READDIR_BARE_ABOVE || tree_is_volatile(t, cino)));
+        /* and in a directory of an older generation (moved), whose entries would give the
+         * kernel current numbers under an old parent (old_generation_child): a later
+         * lookup gives each the number it may have there */
+        bool bare = !plus || (i >= 2 && (moved || n > READDIR_BARE_ABOVE || tree_is_volatile(t, cino)));
         if (bare) { /* the name and its kind only: the kernel makes no entry of it */
             memset(&e, 0, sizeof e);
             e.attr.st_ino = fuse_ino(g, cino);
