@@ -2,7 +2,9 @@
  * of the mount see the new tree after a commit"). Every value file of a package holding
  * RIGs (directories five deep: resources/R/rig/granny/sections/N/) is given its own text
  * back in turn, each close a commit, while threads open and read the same files by path;
- * every open is counted, and none may say ESTALE (a count, not a clock). Its own program
+ * every open is counted, and none may say ESTALE (a count, not a clock); and the path
+ * stat after each close names the new tree (the close returns once the kernel was told,
+ * whatever the readers keep it busy with). Its own program
  * so that it runs alone under ASan and ThreadSanitizer (scripts/tsan.sh rw_fresh). */
 #include <errno.h>
 #include <fcntl.h>
@@ -134,12 +136,15 @@ static void fresh_opens(const char *opts, const char *tag)
         ra[i] = (struct reader_arg){.seed = 17u + (unsigned)i, .stop = &stop};
         assert_int_equal(pthread_create(&th[i], NULL, reader, &ra[i]), 0);
     }
-    unsigned stale = 0, commits = 0;
+    unsigned stale = 0, commits = 0, old_after = 0;
     char text[4096];
     for (int k = 0; k < CYCLES; k++) {
         const char *p = files[k % nfiles];
         size_t len = 0;
-        int e = read_text(p, text, sizeof text, &len);
+        struct stat before, after;
+        int e = lstat(p, &before) ? errno : 0;
+        if (!e)
+            e = read_text(p, text, sizeof text, &len);
         if (!e)
             e = write_text(p, text, len);
         if (e == ESTALE) {
@@ -149,6 +154,10 @@ static void fresh_opens(const char *opts, const char *tag)
         if (e)
             fail_msg("%s: %s", p, strerror(e));
         commits++;
+        /* the close returned once the kernel was told: the path names the new tree, whose
+         * numbers are of a newer generation (fuse_ll.c: an inode number is epoch << 32 | node) */
+        assert_int_equal(lstat(p, &after), 0);
+        old_after += (after.st_ino >> 32) <= (before.st_ino >> 32);
     }
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     unsigned rstale = 0, ropens = 0, rother = 0;
@@ -158,9 +167,11 @@ static void fresh_opens(const char *opts, const char *tag)
         ropens += ra[i].opens;
         rother += ra[i].other;
     }
-    printf("%s: %u commits over %d files; writer opens ESTALE: %u; readers: %u opens, %u ESTALE, %u other errors\n",
-           tag, commits, nfiles, stale, ropens, rstale, rother);
+    printf("%s: %u commits over %d files; writer opens ESTALE: %u; old tree after the close: %u; readers: %u "
+           "opens, %u ESTALE, %u other errors\n",
+           tag, commits, nfiles, stale, old_after, ropens, rstale, rother);
     assert_int_equal(stale, 0);
+    assert_int_equal(old_after, 0);
     assert_int_equal(rstale, 0);
     assert_int_equal(rother, 0);
     assert_int_equal(commits, CYCLES);

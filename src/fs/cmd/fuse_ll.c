@@ -29,8 +29,9 @@
  * are opened without the kernel's page cache (direct_io), so a reader holding one open
  * across a commit reads the new version. After each commit a thread of ours tells the
  * kernel to forget the root's entries (not the request's own thread: the kernel may hold
- * a directory's lock while it waits for us), and the close waits for it, for a bounded
- * time, so that path walks after it see the new tree. Pending
+ * a directory's lock while it waits for us), and the committing FLUSH or FSYNC is answered
+ * by that thread once it has (reply_when_told), so that path walks after the close see
+ * the new tree; a RENAME or RELEASE waits for it a bounded time (tell_kernel). Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount.
  *
@@ -126,6 +127,14 @@ struct tempfile {
 /* A temporary larger than this goes to a scratch file (a value's text is far smaller). */
 #define TEMP_MEM_MAX (64u << 10)
 
+/* A committing FLUSH or FSYNC whose reply (success) the notifier sends once the kernel
+ * was told of the new tree (told >= mine): reply_when_told. */
+struct told_wait {
+    fuse_req_t req;
+    uint64_t mine;
+    struct told_wait *next;
+};
+
 struct adapter {
     char *src_path;  /* the source's path (generation 0 may be freed) */
     struct s3_fuse_config cfg;
@@ -148,6 +157,7 @@ struct adapter {
     fuse_ino_t *stale;    /* numbers of older trees whose entries the kernel is to drop */
     size_t nstale, capstale; /* (under nmu; forget_later) */
     pthread_cond_t ndone;
+    struct told_wait *waiting; /* replies sent once the kernel is told (under nmu) */
     pthread_mutex_t tmu; /* temps */
     struct tempfile *temps;
     uint32_t ntemps_made;
@@ -1129,13 +1139,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
 }
 
-/* How long a commit's close waits for the kernel to have forgotten the old tree's paths.
+/* How long a commit by a RENAME or a RELEASE waits for the kernel to have forgotten the
+ * old tree's paths (a FLUSH's or FSYNC's reply waits for it whole: reply_when_told).
  * Bounded: with one thread serving requests, the kernel may hold the root's lock while it
- * waits for our answer to a lookup that this close keeps us from giving. */
+ * waits for our answer to a lookup that this request keeps us from giving. */
 #define NOTIFY_WAIT_NS 200000000ll
 
 /* After a commit: the notifier thread tells the kernel, and we wait for it (up to
- * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. We
+ * NOTIFY_WAIT_NS), so that the path walks that follow see the new tree. We
  * wait for the root's entries only, not for the new file's parse (notifier). */
 static void tell_kernel(struct adapter *a)
 {
@@ -1153,9 +1164,65 @@ static void tell_kernel(struct adapter *a)
     pthread_mutex_unlock(&a->nmu);
 }
 
+/* settle's answer when the reply is the notifier's to send (reply_when_told). */
+#define REPLIED_LATER 1
+
+/* After a commit by a FLUSH or an FSYNC: the notifier tells the kernel and then replies
+ * to req (0), so the close or fsync returns once the kernel has dropped the root's
+ * entries: the path walks after it look up again, in the new tree, without a timeout.
+ * Not waited for on this thread: with one thread serving requests, the kernel may hold the
+ * root's lock for a lookup it waits for us to answer, and the notifier needs that lock.
+ * (Not for a RENAME, whose directories' locks the kernel holds until our reply:
+ * tell_kernel.) Without the notifier, or out of memory: tell_kernel, then the reply. */
+static void reply_when_told(struct adapter *a, fuse_req_t req)
+{
+    struct told_wait *w = malloc(sizeof *w);
+    pthread_mutex_lock(&a->nmu);
+    bool later = w && a->notifier_started && !a->stopping;
+    if (later) {
+        w->req = req;
+        w->mine = ++a->asked;
+        w->next = a->waiting;
+        a->waiting = w;
+        pthread_cond_broadcast(&a->ncv);
+    }
+    pthread_mutex_unlock(&a->nmu);
+    if (!later) {
+        free(w);
+        tell_kernel(a);
+        fuse_reply_err(req, 0);
+    }
+}
+
+/* The replies whose commits the kernel has been told of (all of them: every), sent; under
+ * nmu, which it lets go of while it replies. */
+static void reply_told(struct adapter *a, bool every)
+{
+    struct told_wait *ready = NULL;
+    for (struct told_wait **p = &a->waiting; *p;) {
+        struct told_wait *w = *p;
+        if (every || w->mine <= a->told) {
+            *p = w->next;
+            w->next = ready;
+            ready = w;
+        } else {
+            p = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&a->nmu);
+    while (ready) {
+        struct told_wait *w = ready;
+        ready = w->next;
+        fuse_reply_err(w->req, 0);
+        free(w);
+    }
+    pthread_mutex_lock(&a->nmu);
+}
+
 /* -o rw: what a writer handle holds goes to the pending edits (a value's text parsed),
- * then everything pending is committed. 0 or the errno for the flush/fsync. */
-static int settle(fuse_req_t req, struct snapshot *s, bool last)
+ * then everything pending is committed. 0 or the errno for the flush/fsync; with
+ * `defer`, REPLIED_LATER when it committed (the reply is reply_when_told's). */
+static int settle(fuse_req_t req, struct snapshot *s, bool last, bool defer)
 {
     struct adapter *a = adapter_of(req);
     int rc = 0;
@@ -1208,6 +1275,10 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
             return rc;
     }
     rc = rw_commit(&a->rw, true);
+    if (!rc && defer) {
+        reply_when_told(a, req);
+        return REPLIED_LATER;
+    }
     if (!rc)
         tell_kernel(a);
     return rc;
@@ -1217,15 +1288,18 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-    bool wrote = s && s->writer;
-    fuse_reply_err(req, wrote ? -settle(req, s, false) : 0);
+    int rc = s && s->writer ? settle(req, s, false, true) : 0;
+    if (rc != REPLIED_LATER)
+        fuse_reply_err(req, -rc);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
     (void)ino, (void)datasync;
     struct adapter *a = adapter_of(req);
-    fuse_reply_err(req, a->cfg.rw ? -settle(req, (struct snapshot *)(uintptr_t)fi->fh, false) : 0);
+    int rc = a->cfg.rw ? settle(req, (struct snapshot *)(uintptr_t)fi->fh, false, true) : 0;
+    if (rc != REPLIED_LATER)
+        fuse_reply_err(req, -rc);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
@@ -1311,7 +1385,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
     if (s && s->writer && s->dirty && !s->bad)
-        settle(req, s, true); /* written without a flush, or emptied: nobody to tell but /info */
+        settle(req, s, true, false); /* written without a flush, or emptied: nobody to tell but /info */
     if (s) {
         forget_later(adapter_of(req), s->fino); /* open at the commit: its entry stayed */
         snapshot_free(adapter_of(req), s);
@@ -1572,7 +1646,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     if (tfd >= 0)
         close(tfd);
     if (!rc)
-        rc = settle(req, NULL, false);
+        rc = settle(req, NULL, false, false);
     if (!rc) {
         /* its number now names the file it replaced */
         pthread_mutex_lock(&a->tmu);
@@ -1842,6 +1916,7 @@ static void forget_root(struct adapter *a, uint64_t asked)
     pthread_mutex_lock(&a->nmu);
     a->told = asked;
     pthread_cond_broadcast(&a->ndone);
+    reply_told(a, false);
     pthread_mutex_unlock(&a->nmu);
 }
 
@@ -1887,6 +1962,7 @@ static void *notifier(void *arg)
         if (asked > a->told)
             a->told = asked;
         pthread_cond_broadcast(&a->ndone);
+        reply_told(a, false);
     }
     pthread_mutex_unlock(&a->nmu);
     return NULL;
@@ -2019,6 +2095,9 @@ static int rw_stop(struct adapter *a)
         pthread_mutex_unlock(&a->nmu);
         pthread_join(a->notifier, NULL);
         a->notifier_started = false;
+        pthread_mutex_lock(&a->nmu);
+        reply_told(a, true); /* committed; the kernel is told no more */
+        pthread_mutex_unlock(&a->nmu);
     }
     if (!a->cfg.rw)
         return 0;
