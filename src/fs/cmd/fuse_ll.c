@@ -158,6 +158,10 @@ struct adapter {
     size_t nstale, capstale; /* (under nmu; forget_later) */
     pthread_cond_t ndone;
     struct told_wait *waiting; /* replies sent once the kernel is told (under nmu) */
+    /* held (read) by a LOOKUP or READDIRPLUS from its choice of generation to its reply;
+     * forget_root takes it (write) before it tells the kernel: an entry of the tree before
+     * reaches the kernel before the notification that drops it, never after */
+    pthread_rwlock_t answering;
     pthread_mutex_t tmu; /* temps */
     struct tempfile *temps;
     uint32_t ntemps_made;
@@ -660,7 +664,19 @@ static int old_generation_child(struct adapter *a, fuse_ino_t parent, const char
     return want == NODE_DIR ? -ESTALE : 0;
 }
 
+static void do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct adapter *a = adapter_of(req);
+    if (a->gens)
+        pthread_rwlock_rdlock(&a->answering);
+    do_lookup(req, parent, name);
+    if (a->gens)
+        pthread_rwlock_unlock(&a->answering);
+}
+
+static void do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
     struct rw_gen *g;
@@ -982,7 +998,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)fi;
+    struct adapter *a = adapter_of(req);
+    if (a->gens)
+        pthread_rwlock_rdlock(&a->answering);
     do_readdir(req, ino, size, off, true);
+    if (a->gens)
+        pthread_rwlock_unlock(&a->answering);
 }
 
 /* A whole replacement's handle: its content in an unlinked file beside the source (the
@@ -1908,6 +1929,10 @@ static void drop_entries(struct adapter *a, const fuse_ino_t *fino, size_t n)
  * The pass that follows, after the opening, drops every older tree's entries as well. */
 static void forget_root(struct adapter *a, uint64_t asked)
 {
+    /* the lookups answered from the tree before the commit have replied; those after
+     * answer from the new one (the commit marked it stale before asking us) */
+    pthread_rwlock_wrlock(&a->answering);
+    pthread_rwlock_unlock(&a->answering);
     struct rw_gen *was = rw_acquire_epoch(&a->rw, rw_epoch(&a->rw));
     if (was)
         notify_epoch(a, was);
@@ -2117,6 +2142,13 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     a.gens = cfg->rw || cfg->watch;
+    /* writers first: a notifier waiting for it is not kept waiting by lookups that come
+     * after it */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&a.answering, &ra);
+    pthread_rwlockattr_destroy(&ra);
     a.src_path = strdup(fs->src.path);
     if (!a.src_path || (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) ||
         (!cfg->rw && cfg->watch && rw_init_watch(&a.rw, fs, &cfg->opts))) {
@@ -2181,5 +2213,6 @@ out_destroy:
         pthread_cond_destroy(&a.ndone);
         pthread_mutex_destroy(&a.tmu);
     }
+    pthread_rwlock_destroy(&a.answering);
     return status;
 }
