@@ -9,7 +9,7 @@
 # program or from a mount.s3rig daemon, goes to a log file in a temporary directory; any
 # report fails the run, and the reports are printed.
 #
-#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 gr2anim nested cache t1model folder mount pkg_mount folder_mount folder_watch rw_mount)
+#   scripts/tsan.sh [TEST...]     (default: tree gr2_bitknit2 gr2anim nested cache t1model folder mount pkg_mount folder_mount folder_watch rw_mount rw_fresh)
 #
 # Exit status: 0 no report and the tests passed; 1 a report, a failed test or a failed
 # build; 77 ThreadSanitizer cannot run on this machine (it could not map its shadow
@@ -41,7 +41,7 @@ fi
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 export TSAN_OPTIONS="log_path=$logs/tsan second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-[ $# -gt 0 ] || set -- tree gr2_bitknit2 gr2anim nested cache t1model folder mount pkg_mount folder_mount folder_watch rw_mount
+[ $# -gt 0 ] || set -- tree gr2_bitknit2 gr2anim nested cache t1model folder mount pkg_mount folder_mount folder_watch rw_mount rw_fresh
 meson test -C "$dir" --print-errorlogs --no-rebuild --timeout-multiplier 5 "$@" # TSan runs 5-15 times slower
 rc=$?
 

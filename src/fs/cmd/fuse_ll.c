@@ -22,12 +22,16 @@
  * generation's epoch << 32 | the node number (the root is always 1, the current tree's),
  * so generation 0 numbers as before. A number of an older generation still names what is
  * at its path now: every request on it is answered from the current tree's node at the
- * same path (ESTALE when there is none), with attributes the kernel may not keep. Files
+ * same path (ESTALE when there is none), with attributes the kernel may not keep. A
+ * lookup under an older generation's directory gives that generation's own child
+ * (old_generation_child), and its listing gives names alone: a directory's number is
+ * never given under two parents, which the kernel answers with ESTALE. Files
  * are opened without the kernel's page cache (direct_io), so a reader holding one open
  * across a commit reads the new version. After each commit a thread of ours tells the
  * kernel to forget the root's entries (not the request's own thread: the kernel may hold
- * a directory's lock while it waits for us), and the close waits for it, for a bounded
- * time, so that path walks after it see the new tree. Pending
+ * a directory's lock while it waits for us), and the committing FLUSH or FSYNC is answered
+ * by that thread once it has (reply_when_told), so that path walks after the close see
+ * the new tree; a RENAME or RELEASE waits for it a bounded time (tell_kernel). Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount.
  *
@@ -123,6 +127,14 @@ struct tempfile {
 /* A temporary larger than this goes to a scratch file (a value's text is far smaller). */
 #define TEMP_MEM_MAX (64u << 10)
 
+/* A committing FLUSH or FSYNC whose reply (success) the notifier sends once the kernel
+ * was told of the new tree (told >= mine): reply_when_told. */
+struct told_wait {
+    fuse_req_t req;
+    uint64_t mine;
+    struct told_wait *next;
+};
+
 struct adapter {
     char *src_path;  /* the source's path (generation 0 may be freed) */
     struct s3_fuse_config cfg;
@@ -145,6 +157,11 @@ struct adapter {
     fuse_ino_t *stale;    /* numbers of older trees whose entries the kernel is to drop */
     size_t nstale, capstale; /* (under nmu; forget_later) */
     pthread_cond_t ndone;
+    struct told_wait *waiting; /* replies sent once the kernel is told (under nmu) */
+    /* held (read) by a LOOKUP or READDIRPLUS from its choice of generation to its reply;
+     * forget_root takes it (write) before it tells the kernel: an entry of the tree before
+     * reaches the kernel before the notification that drops it, never after */
+    pthread_rwlock_t answering;
     pthread_mutex_t tmu; /* temps */
     struct tempfile *temps;
     uint32_t ntemps_made;
@@ -613,7 +630,53 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
 
+/* A lookup under a directory number of an older generation (a walk that crossed a commit,
+ * a working directory or a directory fd kept from before one): the number it gives is
+ * that generation's own child of the same name and kind (*og, *oino), never the current
+ * tree's node. The kernel keeps one dentry per directory inode: a current directory given
+ * under an old parent, and again under its current parent by a fresh walk, is moved
+ * between the two by the kernel (d_splice_alias), which fails with ESTALE when it cannot
+ * take the locks; that was the fresh open's ESTALE after a commit. An old number names
+ * what is at its path now (node_of_moved), so the files read the same. 1: *og, *oino
+ * set (*og held for the request); 0: the current node's number will do (a file, which may
+ * have many dentries); -ESTALE: a directory that has no such place in the old tree;
+ * -ENOMEM. */
+static int old_generation_child(struct adapter *a, fuse_ino_t parent, const char *name, const struct rw_gen *cur,
+                                uint32_t ino, struct rw_gen **og, uint32_t *oino)
+{
+    uint32_t epoch = (uint32_t)(parent >> 32);
+    if (!a->gens || parent == FUSE_ROOT_ID || epoch == TEMP_EPOCH || epoch == cur->epoch)
+        return 0;
+    enum node_type want = tree_kind(cur->fs->tree, ino);
+    struct rw_gen *old = rw_acquire_epoch(&a->rw, epoch);
+    if (!old)
+        return want == NODE_DIR ? -ESTALE : 0;
+    held_keep(&a->rw, old);
+    uint32_t c;
+    enum s3_err rc = tree_lookup(old->fs->tree, (uint32_t)parent, name, &c);
+    if (rc == S3_ERR_NOMEM)
+        return -ENOMEM;
+    if (rc == S3_OK && tree_kind(old->fs->tree, c) == want) {
+        *og = old;
+        *oino = c;
+        return 1;
+    }
+    return want == NODE_DIR ? -ESTALE : 0;
+}
+
+static void do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct adapter *a = adapter_of(req);
+    if (a->gens)
+        pthread_rwlock_rdlock(&a->answering);
+    do_lookup(req, parent, name);
+    if (a->gens)
+        pthread_rwlock_unlock(&a->answering);
+}
+
+static void do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct adapter *a = adapter_of(req);
     struct rw_gen *g;
@@ -650,7 +713,21 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
     struct fuse_entry_param e;
     fill_entry(a, g, ino, &e);
-    count_lookup(a, g, ino);
+    struct rw_gen *og;
+    uint32_t oino;
+    int in_old = old_generation_child(a, parent, name, g, ino, &og, &oino);
+    if (in_old < 0) {
+        fuse_reply_err(req, -in_old);
+        return;
+    }
+    if (in_old) {
+        /* the current node's attributes, under the old number (kept by no one: moved) */
+        e.ino = e.attr.st_ino = fuse_ino(og, oino);
+        e.attr_timeout = 0;
+        count_lookup(a, og, oino);
+    } else {
+        count_lookup(a, g, ino);
+    }
     fuse_reply_entry(req, &e);
     forget_later(a, e.ino); /* a commit came meanwhile: the entry is of an older tree */
 }
@@ -850,7 +927,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     struct adapter *a = adapter_of(req);
     struct rw_gen *g;
     uint32_t dino;
-    int kind = node_of(req, ino, &g, &dino);
+    bool moved;
+    int kind = node_of_moved(req, ino, &g, &dino, &moved);
     struct tree *t = g->fs->tree;
     if (kind != NODE_DIR) {
         if (kind >= 0)
@@ -885,7 +963,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         }
         struct fuse_entry_param e;
         /* plain READDIR reads the number and kind alone: nothing measured either */
-        bool bare = !plus || (i >= 2 && (n > READDIR_BARE_ABOVE || tree_is_volatile(t, cino)));
+        /* and in a directory of an older generation (moved), whose entries would give the
+         * kernel current numbers under an old parent (old_generation_child): a later
+         * lookup gives each the number it may have there */
+        bool bare = !plus || (i >= 2 && (moved || n > READDIR_BARE_ABOVE || tree_is_volatile(t, cino)));
         if (bare) { /* the name and its kind only: the kernel makes no entry of it */
             memset(&e, 0, sizeof e);
             e.attr.st_ino = fuse_ino(g, cino);
@@ -917,7 +998,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)fi;
+    struct adapter *a = adapter_of(req);
+    if (a->gens)
+        pthread_rwlock_rdlock(&a->answering);
     do_readdir(req, ino, size, off, true);
+    if (a->gens)
+        pthread_rwlock_unlock(&a->answering);
 }
 
 /* A whole replacement's handle: its content in an unlinked file beside the source (the
@@ -1074,13 +1160,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
 }
 
-/* How long a commit's close waits for the kernel to have forgotten the old tree's paths.
+/* How long a commit by a RENAME or a RELEASE waits for the kernel to have forgotten the
+ * old tree's paths (a FLUSH's or FSYNC's reply waits for it whole: reply_when_told).
  * Bounded: with one thread serving requests, the kernel may hold the root's lock while it
- * waits for our answer to a lookup that this close keeps us from giving. */
+ * waits for our answer to a lookup that this request keeps us from giving. */
 #define NOTIFY_WAIT_NS 200000000ll
 
 /* After a commit: the notifier thread tells the kernel, and we wait for it (up to
- * NOTIFY_WAIT_NS), so that the path walks that follow the close see the new tree. We
+ * NOTIFY_WAIT_NS), so that the path walks that follow see the new tree. We
  * wait for the root's entries only, not for the new file's parse (notifier). */
 static void tell_kernel(struct adapter *a)
 {
@@ -1098,9 +1185,65 @@ static void tell_kernel(struct adapter *a)
     pthread_mutex_unlock(&a->nmu);
 }
 
+/* settle's answer when the reply is the notifier's to send (reply_when_told). */
+#define REPLIED_LATER 1
+
+/* After a commit by a FLUSH or an FSYNC: the notifier tells the kernel and then replies
+ * to req (0), so the close or fsync returns once the kernel has dropped the root's
+ * entries: the path walks after it look up again, in the new tree, without a timeout.
+ * Not waited for on this thread: with one thread serving requests, the kernel may hold the
+ * root's lock for a lookup it waits for us to answer, and the notifier needs that lock.
+ * (Not for a RENAME, whose directories' locks the kernel holds until our reply:
+ * tell_kernel.) Without the notifier, or out of memory: tell_kernel, then the reply. */
+static void reply_when_told(struct adapter *a, fuse_req_t req)
+{
+    struct told_wait *w = malloc(sizeof *w);
+    pthread_mutex_lock(&a->nmu);
+    bool later = w && a->notifier_started && !a->stopping;
+    if (later) {
+        w->req = req;
+        w->mine = ++a->asked;
+        w->next = a->waiting;
+        a->waiting = w;
+        pthread_cond_broadcast(&a->ncv);
+    }
+    pthread_mutex_unlock(&a->nmu);
+    if (!later) {
+        free(w);
+        tell_kernel(a);
+        fuse_reply_err(req, 0);
+    }
+}
+
+/* The replies whose commits the kernel has been told of (all of them: every), sent; under
+ * nmu, which it lets go of while it replies. */
+static void reply_told(struct adapter *a, bool every)
+{
+    struct told_wait *ready = NULL;
+    for (struct told_wait **p = &a->waiting; *p;) {
+        struct told_wait *w = *p;
+        if (every || w->mine <= a->told) {
+            *p = w->next;
+            w->next = ready;
+            ready = w;
+        } else {
+            p = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&a->nmu);
+    while (ready) {
+        struct told_wait *w = ready;
+        ready = w->next;
+        fuse_reply_err(w->req, 0);
+        free(w);
+    }
+    pthread_mutex_lock(&a->nmu);
+}
+
 /* -o rw: what a writer handle holds goes to the pending edits (a value's text parsed),
- * then everything pending is committed. 0 or the errno for the flush/fsync. */
-static int settle(fuse_req_t req, struct snapshot *s, bool last)
+ * then everything pending is committed. 0 or the errno for the flush/fsync; with
+ * `defer`, REPLIED_LATER when it committed (the reply is reply_when_told's). */
+static int settle(fuse_req_t req, struct snapshot *s, bool last, bool defer)
 {
     struct adapter *a = adapter_of(req);
     int rc = 0;
@@ -1153,6 +1296,10 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last)
             return rc;
     }
     rc = rw_commit(&a->rw, true);
+    if (!rc && defer) {
+        reply_when_told(a, req);
+        return REPLIED_LATER;
+    }
     if (!rc)
         tell_kernel(a);
     return rc;
@@ -1162,15 +1309,18 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-    bool wrote = s && s->writer;
-    fuse_reply_err(req, wrote ? -settle(req, s, false) : 0);
+    int rc = s && s->writer ? settle(req, s, false, true) : 0;
+    if (rc != REPLIED_LATER)
+        fuse_reply_err(req, -rc);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
     (void)ino, (void)datasync;
     struct adapter *a = adapter_of(req);
-    fuse_reply_err(req, a->cfg.rw ? -settle(req, (struct snapshot *)(uintptr_t)fi->fh, false) : 0);
+    int rc = a->cfg.rw ? settle(req, (struct snapshot *)(uintptr_t)fi->fh, false, true) : 0;
+    if (rc != REPLIED_LATER)
+        fuse_reply_err(req, -rc);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
@@ -1256,7 +1406,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
     if (s && s->writer && s->dirty && !s->bad)
-        settle(req, s, true); /* written without a flush, or emptied: nobody to tell but /info */
+        settle(req, s, true, false); /* written without a flush, or emptied: nobody to tell but /info */
     if (s) {
         forget_later(adapter_of(req), s->fino); /* open at the commit: its entry stayed */
         snapshot_free(adapter_of(req), s);
@@ -1517,7 +1667,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     if (tfd >= 0)
         close(tfd);
     if (!rc)
-        rc = settle(req, NULL, false);
+        rc = settle(req, NULL, false, false);
     if (!rc) {
         /* its number now names the file it replaced */
         pthread_mutex_lock(&a->tmu);
@@ -1779,6 +1929,10 @@ static void drop_entries(struct adapter *a, const fuse_ino_t *fino, size_t n)
  * The pass that follows, after the opening, drops every older tree's entries as well. */
 static void forget_root(struct adapter *a, uint64_t asked)
 {
+    /* the lookups answered from the tree before the commit have replied; those after
+     * answer from the new one (the commit marked it stale before asking us) */
+    pthread_rwlock_wrlock(&a->answering);
+    pthread_rwlock_unlock(&a->answering);
     struct rw_gen *was = rw_acquire_epoch(&a->rw, rw_epoch(&a->rw));
     if (was)
         notify_epoch(a, was);
@@ -1787,6 +1941,7 @@ static void forget_root(struct adapter *a, uint64_t asked)
     pthread_mutex_lock(&a->nmu);
     a->told = asked;
     pthread_cond_broadcast(&a->ndone);
+    reply_told(a, false);
     pthread_mutex_unlock(&a->nmu);
 }
 
@@ -1832,6 +1987,7 @@ static void *notifier(void *arg)
         if (asked > a->told)
             a->told = asked;
         pthread_cond_broadcast(&a->ndone);
+        reply_told(a, false);
     }
     pthread_mutex_unlock(&a->nmu);
     return NULL;
@@ -1964,6 +2120,9 @@ static int rw_stop(struct adapter *a)
         pthread_mutex_unlock(&a->nmu);
         pthread_join(a->notifier, NULL);
         a->notifier_started = false;
+        pthread_mutex_lock(&a->nmu);
+        reply_told(a, true); /* committed; the kernel is told no more */
+        pthread_mutex_unlock(&a->nmu);
     }
     if (!a->cfg.rw)
         return 0;
@@ -1983,6 +2142,13 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     a.gens = cfg->rw || cfg->watch;
+    /* writers first: a notifier waiting for it is not kept waiting by lookups that come
+     * after it */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&a.answering, &ra);
+    pthread_rwlockattr_destroy(&ra);
     a.src_path = strdup(fs->src.path);
     if (!a.src_path || (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) ||
         (!cfg->rw && cfg->watch && rw_init_watch(&a.rw, fs, &cfg->opts))) {
@@ -2047,5 +2213,6 @@ out_destroy:
         pthread_cond_destroy(&a.ndone);
         pthread_mutex_destroy(&a.tmu);
     }
+    pthread_rwlock_destroy(&a.answering);
     return status;
 }

@@ -1,0 +1,214 @@
+/* -o rw: a fresh open by path after a commit never fails with ESTALE (issue 34: "readers
+ * of the mount see the new tree after a commit"). Every value file of a package holding
+ * RIGs (directories five deep: resources/R/rig/granny/sections/N/) is given its own text
+ * back in turn, each close a commit, while threads open and read the same files by path;
+ * every open is counted, and none may say ESTALE (a count, not a clock); and the path
+ * stat after each close names the new tree (the close returns once the kernel was told,
+ * whatever the readers keep it busy with). Its own program
+ * so that it runs alone under ASan and ThreadSanitizer (scripts/tsan.sh rw_fresh). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture_kinds.h"
+#include "mountutil.h"
+
+enum { MAX_FILES = 512, CYCLES = 500, READERS = 3 };
+
+static char files[MAX_FILES][512];
+static int nfiles;
+
+/* A writable value file (the mode says so, s3rig(5)); not the byte leaves (.bin, .gr2),
+ * whose text is no value. */
+static int collect(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    size_t n = strlen(path);
+    if (flag != FTW_F || !S_ISREG(st->st_mode) || !(st->st_mode & 0200) ||
+        (n > 4 && (strcmp(path + n - 4, ".bin") == 0 || strcmp(path + n - 4, ".gr2") == 0)))
+        return 0;
+    if (nfiles < MAX_FILES && n < sizeof files[0])
+        strcpy(files[nfiles++], path);
+    return 0;
+}
+
+struct reader_arg {
+    unsigned seed;
+    volatile int *stop;
+    unsigned opens, stale, other;
+};
+
+/* Opens and reads the files by path until told to stop; counts ESTALE and other errors. */
+static void *reader(void *p)
+{
+    struct reader_arg *r = p;
+    char buf[4096];
+    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+        const char *path = files[rand_r(&r->seed) % (unsigned)nfiles];
+        int fd = open(path, O_RDONLY);
+        r->opens++;
+        if (fd < 0) {
+            if (errno == ESTALE)
+                r->stale++;
+            else
+                r->other++;
+            continue;
+        }
+        if (read(fd, buf, sizeof buf) < 0)
+            r->other++;
+        close(fd);
+    }
+    return NULL;
+}
+
+/* The file's text (at most 4 KiB, a value's), by a fresh open: 0 or the open's errno. */
+static int read_text(const char *path, char *text, size_t cap, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return errno;
+    ssize_t n = read(fd, text, cap);
+    int e = n < 0 ? errno : 0;
+    close(fd);
+    assert_int_equal(e, 0);
+    *len = (size_t)n;
+    return 0;
+}
+
+/* The text written back with a fresh open (O_TRUNC, as a shell does); the close commits:
+ * 0 or the open's errno. */
+static int write_text(const char *path, const char *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0)
+        return errno;
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+    return 0;
+}
+
+/* The daemon let go of the file's lock: it has committed what was pending and exited. */
+static void wait_unlocked(const char *path)
+{
+    for (int i = 0; i < 1000; i++) {
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        int rc = flock(fd, LOCK_EX | LOCK_NB);
+        close(fd);
+        if (rc == 0)
+            return;
+        usleep(10000);
+    }
+    fail_msg("%s still locked", path);
+}
+
+static void fresh_opens(const char *opts, const char *tag)
+{
+    size_t size;
+    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
+    assert_non_null(bytes);
+    char path[256], mnt[256], name[64];
+    snprintf(name, sizeof name, "fresh-%s.package", tag);
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(name, sizeof name, "m-fresh-%s", tag);
+    make_mountpoint(name, mnt, sizeof mnt);
+    do_mount(path, mnt, opts);
+    nfiles = 0;
+    assert_int_equal(nftw(mnt, collect, 16, FTW_PHYS), 0);
+    assert_true(nfiles > 20); /* header fields, index fields, the RIGs' Granny words */
+
+    volatile int stop = 0;
+    pthread_t th[READERS];
+    struct reader_arg ra[READERS];
+    for (int i = 0; i < READERS; i++) {
+        ra[i] = (struct reader_arg){.seed = 17u + (unsigned)i, .stop = &stop};
+        assert_int_equal(pthread_create(&th[i], NULL, reader, &ra[i]), 0);
+    }
+    unsigned stale = 0, commits = 0, old_after = 0;
+    char text[4096];
+    for (int k = 0; k < CYCLES; k++) {
+        const char *p = files[k % nfiles];
+        size_t len = 0;
+        struct stat before, after;
+        int e = lstat(p, &before) ? errno : 0;
+        if (!e)
+            e = read_text(p, text, sizeof text, &len);
+        if (!e)
+            e = write_text(p, text, len);
+        if (e == ESTALE) {
+            stale++;
+            continue;
+        }
+        if (e)
+            fail_msg("%s: %s", p, strerror(e));
+        commits++;
+        /* the close returned once the kernel was told: the path names the new tree, whose
+         * numbers are of a newer generation (fuse_ll.c: an inode number is epoch << 32 | node) */
+        assert_int_equal(lstat(p, &after), 0);
+        old_after += (after.st_ino >> 32) <= (before.st_ino >> 32);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    unsigned rstale = 0, ropens = 0, rother = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        rstale += ra[i].stale;
+        ropens += ra[i].opens;
+        rother += ra[i].other;
+    }
+    printf("%s: %u commits over %d files; writer opens ESTALE: %u; old tree after the close: %u; readers: %u "
+           "opens, %u ESTALE, %u other errors\n",
+           tag, commits, nfiles, stale, old_after, ropens, rstale, rother);
+    assert_int_equal(stale, 0);
+    assert_int_equal(old_after, 0);
+    assert_int_equal(rstale, 0);
+    assert_int_equal(rother, 0);
+    assert_int_equal(commits, CYCLES);
+    do_umount(mnt);
+    wait_unlocked(path);
+    /* each value was given its own text: the file is byte for byte what it was */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *now = malloc(size + 1);
+    assert_non_null(now);
+    assert_int_equal(fread(now, 1, size + 1, f), size);
+    fclose(f);
+    assert_memory_equal(now, bytes, size);
+    free(now);
+    free(bytes);
+}
+
+/* One thread serving requests (the default, -o spin=50). */
+static void test_rw_fresh_open_single_thread(void **state)
+{
+    (void)state;
+    fresh_opens("rw", "spin");
+}
+
+/* libfuse's multi-threaded loop: requests at once. */
+static void test_rw_fresh_open_threads(void **state)
+{
+    (void)state;
+    fresh_opens("rw,spin=0", "mt");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mount_test(test_rw_fresh_open_single_thread),
+        mount_test(test_rw_fresh_open_threads),
+        mount_test(test_no_sanitizer_reports),
+    };
+    return cmocka_run_group_tests(tests, mount_group_setup, mount_group_teardown);
+}
