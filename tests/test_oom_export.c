@@ -305,6 +305,25 @@ static void test_granny_model_exports(void **state)
     refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", models, true, 3, 0, NULL, 0});
 }
 
+/* A Granny animation file's exports (view_gr2anim_glb.c): every animation's
+ * animation.glb and animation_linear.glb (the plan: its skeletons, track groups and
+ * tracks' curves), and the model's model.glb with the animations that play on it. */
+static void test_granny_anim_exports(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"gr2anim-le32-brief", models, true, 4, 0, NULL, 0});
+}
+
+/* The animations' CSVs (knots, controls, samples, entries: view_gr2anim.c), rendered on
+ * read; refused in reads only (their listing is test_oom's gr2anim sweep). */
+static void test_granny_anim_csvs(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"gr2anim-le32-brief", tables, false, 4, 0, NULL, 0});
+}
+
 /* a clear RIG's skeleton.glb and CSVs (view_rig_clear.c) */
 static void test_rig_clear_exports(void **state)
 {
@@ -343,6 +362,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_t2fs_rows_on_read),
         cmocka_unit_test(test_granny_table_csvs),
         cmocka_unit_test(test_granny_model_exports),
+        cmocka_unit_test(test_granny_anim_exports),
+        cmocka_unit_test(test_granny_anim_csvs),
         cmocka_unit_test(test_rig_clear_exports),
         cmocka_unit_test(test_geom_exports),
         cmocka_unit_test(test_open_keeps_warnings),
