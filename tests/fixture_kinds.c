@@ -155,6 +155,11 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
                              .remapped = strstr(kind, "-crc") != NULL, .old_layout = strstr(kind, "-old") != NULL,
                              .shear = strstr(kind, "-shear") != NULL, .no_skeleton = strstr(kind, "-noskel") != NULL,
                              .loose_names = strstr(kind, "-loose") != NULL, .wild = strstr(kind, "-wild") != NULL};
+        if (strstr(kind, "-brief")) { /* walk lasts 0.25 s at 8 a second: 3 samples (fault sweeps) */
+            o.set_duration = true;
+            o.duration = 0.25f;
+            o.timestep = 0.125f;
+        }
         struct fxa_result r;
         data = fxa_build(&o, &size, &r);
     } else if (strncmp(kind, "gr2obj-", 7) == 0 || strncmp(kind, "bk2obj-", 7) == 0) {

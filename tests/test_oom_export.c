@@ -321,18 +321,32 @@ static void test_granny_table_csvs(void **state)
     refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", tables, false, 3, 0, NULL, 0});
 }
 
-/* skeleton.glb, model.glb, mesh.obj of a Granny model (view_gr2export.c). Skipped
- * until the Granny type decoder (parse/gr2/gr2obj.c decode_type) gives a refused
- * allocation as NOMEM: today the export's reader sees the type broken and says "not a
- * mesh" (FORMAT), so mesh.error is listed, or a build fails with EIO. Remove the skip
- * with that fix (issue 32, the Granny object tree's part). */
+/* skeleton.glb, model.glb, mesh.obj of a Granny model (view_gr2export.c, src/fs/export,
+ * parse/gr2/gr2model.c). */
 static void test_granny_model_exports(void **state)
 {
     (void)state;
     SKIP_UNWRAPPED();
-    print_message("waits for the Granny type decoder to return NOMEM: skipped\n");
-    skip();
     refuse_every_malloc_of_exports(&(struct sweep){"gr2model-le32", models, true, 3, 0, NULL, 0});
+}
+
+/* A Granny animation file's exports (view_gr2anim_glb.c): every animation's
+ * animation.glb and animation_linear.glb (the plan: its skeletons, track groups and
+ * tracks' curves), and the model's model.glb with the animations that play on it. */
+static void test_granny_anim_exports(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"gr2anim-le32-brief", models, true, 4, 0, NULL, 0});
+}
+
+/* The animations' CSVs (knots, controls, samples, entries: view_gr2anim.c), rendered on
+ * read; refused in reads only (their listing is test_oom's gr2anim sweep). */
+static void test_granny_anim_csvs(void **state)
+{
+    (void)state;
+    SKIP_UNWRAPPED();
+    refuse_every_malloc_of_exports(&(struct sweep){"gr2anim-le32-brief", tables, false, 4, 0, NULL, 0});
 }
 
 /* a clear RIG's skeleton.glb and CSVs (view_rig_clear.c) */
@@ -362,8 +376,10 @@ static void test_open_keeps_warnings(void **state)
     open_keeps_warnings("package-s4");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turok1_exports),
         cmocka_unit_test(test_turok1_files),
@@ -371,6 +387,8 @@ int main(void)
         cmocka_unit_test(test_t2fs_rows_on_read),
         cmocka_unit_test(test_granny_table_csvs),
         cmocka_unit_test(test_granny_model_exports),
+        cmocka_unit_test(test_granny_anim_exports),
+        cmocka_unit_test(test_granny_anim_csvs),
         cmocka_unit_test(test_rig_clear_exports),
         cmocka_unit_test(test_geom_exports),
         cmocka_unit_test(test_open_keeps_warnings),

@@ -43,6 +43,16 @@ static const struct gr2_member *member(const struct gr2_type *t, enum gr2_std st
     return m && m->type == type && m->array_width == 0 ? m : NULL;
 }
 
+/* Why a type cannot be used: NOMEM when it could not be made, its own reason when it
+ * failed for now (out of memory, section bytes not had: decoded again in a later
+ * request), else FORMAT (its bytes are bad). */
+static enum s3_err type_failure(const struct gr2_type *t)
+{
+    if (!t)
+        return S3_ERR_NOMEM;
+    return t->reason == S3_ERR_NOMEM || t->reason == S3_ERR_IO ? t->reason : S3_ERR_FORMAT;
+}
+
 /* The decoded type of an object whose bytes are all there. */
 static enum s3_err type_at(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
                            const char *what, const struct gr2_type **out, char *err, size_t errlen)
@@ -54,7 +64,7 @@ static enum s3_err type_at(struct gr2_types *reg, const struct gr2_space *sp, st
     if (!t)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "%s: out of memory", what);
     if (!t->ok)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %s", what, t->err);
+        return s3_fail(type_failure(t), err, errlen, "%s: %s", what, t->err);
     enum s3_err e = gr2_bytes_at(sp, obj.section, obj.offset, t->size, &b, &why);
     if (e)
         return s3_fail(e, err, errlen, "%s: %s", what, why);
@@ -136,9 +146,15 @@ static enum s3_err needed_elements(struct gr2_types *reg, const struct gr2_space
 void gr2_root_array(struct gr2_types *reg, const struct gr2_space *sp, const char *name, struct gr2_elem *out)
 {
     const struct gr2_type *t;
-    if (type_at(reg, sp, sp->g->root_type, sp->g->root_object, "root", &t, NULL, 0) != S3_OK) {
+    enum s3_err e = type_at(reg, sp, sp->g->root_type, sp->g->root_object, "root", &t, NULL, 0);
+    if (e != S3_OK) {
         memset(out, 0, sizeof *out);
         out->kind = GR2_EK_NULL;
+        if (e == S3_ERR_NOMEM || e == S3_ERR_IO) { /* for now: never taken for "no such array" */
+            out->kind = GR2_EK_ERROR;
+            out->reason = e;
+            out->why = e == S3_ERR_NOMEM ? "out of memory" : "the root's bytes cannot be read";
+        }
         return;
     }
     elements(reg, sp, t, GR2_STD_ROOT, sp->g->root_object, name, GR2_ARRAY_OF_REFS, out);
@@ -228,24 +244,29 @@ static bool old_layout(const struct gr2_space *sp)
     return sp->g->type_tag >= 0x80000000u && sp->g->type_tag <= GR2_OLD_LAYOUT_LAST_TAG;
 }
 
-/* Locates (and decodes) one curve member of a track. */
+/* Locates (and decodes) one curve member of a track. A curve that could not be read for
+ * now (out of memory) sets *nomem: the track's reader fails rather than keep it as a bad
+ * curve. */
 static bool one_curve(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_type *t, enum gr2_std std,
                       const char *name, struct gr2_ref obj, bool decode, struct gr2_curve_ref *where, bool *located,
-                      struct gr2_curve *c, char *err, size_t errlen)
+                      struct gr2_curve *c, bool *nomem, char *err, size_t errlen)
 {
     const struct gr2_member *m = gr2_std_find(t, std, name);
     char why[200];
+    enum s3_err e;
     *located = false;
     if (!m) {
         s3_fail(S3_ERR_FORMAT, err, errlen, "%s: no such member", name);
         return false;
     }
-    if (gr2_curve_locate(reg, sp, m, obj, old_layout(sp), where, why, sizeof why) != S3_OK) {
+    if ((e = gr2_curve_locate(reg, sp, m, obj, old_layout(sp), where, why, sizeof why)) != S3_OK) {
+        *nomem |= e == S3_ERR_NOMEM;
         s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %s", name, why);
         return false;
     }
     *located = true;
-    if (decode && gr2_curve_read(reg, sp, where, c, why, sizeof why) != S3_OK) {
+    if (decode && (e = gr2_curve_read(reg, sp, where, c, why, sizeof why)) != S3_OK) {
+        *nomem |= e == S3_ERR_NOMEM;
         s3_fail(S3_ERR_FORMAT, err, errlen, "%s: %s", name, why);
         return false;
     }
@@ -263,9 +284,14 @@ enum s3_err gr2_transform_track_read(struct gr2_types *reg, const struct gr2_spa
     if (e)
         return e;
     static const char *const names[3] = {"PositionCurve", "OrientationCurve", "ScaleShearCurve"};
+    bool nomem = false;
     for (int r = 0; r < 3; r++)
         out->ok[r] = one_curve(reg, sp, t, GR2_STD_TRANSFORMTRACK, names[r], obj, decode, &out->where[r],
-                               &out->located[r], &out->curve[r], out->err[r], sizeof out->err[r]);
+                               &out->located[r], &out->curve[r], &nomem, out->err[r], sizeof out->err[r]);
+    if (nomem) {
+        gr2_transform_track_free(out);
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "transform track: out of memory");
+    }
     return S3_OK;
 }
 
@@ -324,8 +350,13 @@ enum s3_err gr2_vector_track_read(struct gr2_types *reg, const struct gr2_space 
         return S3_OK;
     }
     out->dimension = (int32_t)gr2_u32_at(sp, b + dm->offset);
+    bool nomem = false;
     out->ok = one_curve(reg, sp, t, GR2_STD_VECTORTRACK, "ValueCurve", obj, decode, &out->where, &out->located,
-                        &out->curve, out->err, sizeof out->err);
+                        &out->curve, &nomem, out->err, sizeof out->err);
+    if (nomem) {
+        gr2_vector_track_free(out);
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "vector track: out of memory");
+    }
     char why[160];
     if (out->ok && (out->dimension < 0 || out->dimension > GR2_CURVE_MAX_DIM)) {
         snprintf(out->err, sizeof out->err, "Dimension %" PRId32 " (0 to %d are read)", out->dimension, GR2_CURVE_MAX_DIM);
@@ -365,7 +396,8 @@ enum s3_err gr2_text_track_read(struct gr2_types *reg, const struct gr2_space *s
     const struct gr2_member *tm = et ? member(et, GR2_STD_TEXTENTRY, "TimeStamp", GR2_REAL32) : NULL;
     const struct gr2_member *xm = et ? member(et, GR2_STD_TEXTENTRY, "Text", GR2_STRING) : NULL;
     if (!tm || !xm) {
-        e = s3_fail(et ? S3_ERR_FORMAT : S3_ERR_NOMEM, err, errlen, "Entries: not {TimeStamp, Text} entries");
+        e = s3_fail(et && et->ok ? S3_ERR_FORMAT : type_failure(et), err, errlen,
+                    "Entries: not {TimeStamp, Text} entries");
         goto fail;
     }
     out->e = alloc_array(entries.count, sizeof *out->e);

@@ -34,6 +34,16 @@ struct cformat {
 #define S3 {"ControlScales", C_F32x3}
 #define O3 {"ControlOffsets", C_F32x3}
 
+/* Why a type cannot be used: NOMEM when it could not be made, its own reason when it
+ * failed for now (out of memory, section bytes not had: decoded again in a later
+ * request), else FORMAT (its bytes are bad). */
+static enum s3_err type_failure(const struct gr2_type *t)
+{
+    if (!t)
+        return S3_ERR_NOMEM;
+    return t->reason == S3_ERR_NOMEM || t->reason == S3_ERR_IO ? t->reason : S3_ERR_FORMAT;
+}
+
 static const struct cformat formats[GR2_CURVE_FORMATS + 1] = {
     {"DaKeyframes32f", 2, {{"Dimension", C_I16}, {"Controls", C_AF32}}},
     {"DaK32fC32f", 3, {{"Padding", C_I16}, {"Knots", C_AF32}, {"Controls", C_AF32}}},
@@ -172,8 +182,10 @@ static enum s3_err read_array(struct gr2_types *reg, const struct gr2_space *sp,
         return S3_ERR_FORMAT;
     const struct gr2_type *et = gr2_type_get(reg, sp, e.type);
     uint32_t want = kind == C_AF32 ? 4 : kind == C_AU16 ? 2 : 1;
-    if (!et || !et->ok || et->nmembers < 1 || et->size != want)
-        return et ? S3_ERR_FORMAT : S3_ERR_NOMEM;
+    if (!et || !et->ok)
+        return type_failure(et);
+    if (et->nmembers < 1 || et->size != want)
+        return S3_ERR_FORMAT;
     uint32_t t0 = et->m[0].type;
     if (kind == C_AF32 ? t0 != GR2_REAL32 : !int_of_size(t0, want))
         return S3_ERR_FORMAT;
@@ -513,7 +525,7 @@ enum s3_err gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, co
     if (!t)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "curve type: out of memory");
     if (!t->ok)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "curve type: %s", t->err);
+        return s3_fail(type_failure(t), err, errlen, "curve type: %s", t->err);
     enum s3_err e = gr2_bytes_at(sp, r->obj.section, r->obj.offset, t->size, &b, &why);
     if (e)
         return s3_fail(e, err, errlen, "curve: %s", why);
@@ -564,7 +576,7 @@ enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, 
     if (!t)
         return s3_fail(S3_ERR_NOMEM, err, errlen, "curve type: out of memory");
     if (!t->ok)
-        return s3_fail(S3_ERR_FORMAT, err, errlen, "curve type: %s", t->err);
+        return s3_fail(type_failure(t), err, errlen, "curve type: %s", t->err);
     struct gr2_ref at = {track.section, track.offset + m->offset};
     if (old) {
         if (!gr2_std_find(t, GR2_STD_OLDCURVE, "Degree") || !gr2_std_find(t, GR2_STD_OLDCURVE, "Knots") ||

@@ -789,6 +789,10 @@ enum s3_err gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, st
         bt = mb.type;
         bo = elem_at(&mb, i);
         enum s3_err fe = follow(reg, sp, bt, bo, "Mesh", &mt, &mo, &found, &why);
+        if (fe == S3_ERR_NOMEM) { /* a mesh refused memory is not left out: the model fails */
+            e = s3_fail(fe, err, errlen, "mesh binding %" PRIu32 ": %s", i, why);
+            goto fail_notes;
+        }
         if (fe || !found) {
             note_left_out(&left, i, NULL, fe ? why : "no Mesh");
             continue;
@@ -796,25 +800,42 @@ enum s3_err gr2_model_read(struct gr2_types *reg, const struct gr2_space *sp, st
         struct mdl_mesh *m = &out->mesh[out->nmeshes];
         char **names;
         uint32_t nnames;
-        if (gr2_mesh_read(reg, sp, mt->at, mo, m, &names, &nnames, why2, sizeof why2)) {
+        if ((fe = gr2_mesh_read(reg, sp, mt->at, mo, m, &names, &nnames, why2, sizeof why2))) {
             char *mname = NULL;
             size_t mlen;
-            (void)string_of(sp, mt, mo, "Name", &mname, &mlen, &why); /* to say which mesh */
+            if (fe != S3_ERR_NOMEM) /* to say which mesh */
+                fe = string_of(sp, mt, mo, "Name", &mname, &mlen, &why) == S3_ERR_NOMEM ? S3_ERR_NOMEM : fe;
+            if (fe == S3_ERR_NOMEM) {
+                e = s3_fail(fe, err, errlen, "mesh binding %" PRIu32 ": out of memory", i);
+                goto fail_notes;
+            }
             note_left_out(&left, i, mname, why2);
             free(mname);
             continue;
         }
-        if (map_joints(m, names, nnames, &out->skel, why2, sizeof why2) ||
-            mdl_mesh_check(m, out->skel.nbones ? out->skel.nbones : 1, why2, sizeof why2)) {
-            note_left_out(&left, i, m->name, why2);
+        if ((fe = map_joints(m, names, nnames, &out->skel, why2, sizeof why2)) ||
+            (fe = mdl_mesh_check(m, out->skel.nbones ? out->skel.nbones : 1, why2, sizeof why2))) {
+            if (fe != S3_ERR_NOMEM)
+                note_left_out(&left, i, m->name, why2);
             mdl_mesh_free(m);
         } else {
             out->nmeshes++;
         }
         gr2_names_free(names, nnames);
+        if (fe == S3_ERR_NOMEM) {
+            e = s3_fail(fe, err, errlen, "mesh binding %" PRIu32 ": %s", i, why2);
+            goto fail_notes;
+        }
     }
+    bool noted = left.lines || left.more || left.oom;
     out->left_out = mdl_notes_take(&left);
+    if (noted && !out->left_out) { /* the note of what was left out is part of the result */
+        e = s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+        goto fail;
+    }
     return S3_OK;
+fail_notes:
+    mdl_notes_free(&left);
 fail:
     mdl_model_free(out);
     return e;

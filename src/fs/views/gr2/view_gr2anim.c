@@ -63,14 +63,26 @@ static const struct entry *find(const struct gr2_anim *a, struct gr2_ref type, s
     return e->used ? e : NULL;
 }
 
-/* Records an object (the first record of an object wins); false when it was there. */
-static bool put(struct gr2_anim *a, struct gr2_ref type, struct gr2_ref obj, enum ekind kind, int32_t anim)
+/* Index work, bounded like the object walk: a crafted file aliasing one big track array
+ * from many groups cannot make it quadratic. oom: an allocation was refused (the index
+ * is dropped and built again in the next request). */
+struct budget {
+    uint64_t left;
+    bool out, oom;
+};
+
+/* Records an object (the first record of an object wins); false when it was there, or
+ * when out of memory (b->oom). */
+static bool put(struct gr2_anim *a, struct gr2_ref type, struct gr2_ref obj, enum ekind kind, int32_t anim,
+                struct budget *b)
 {
     if (2 * (a->n + 1) > a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 256;
         struct entry *m = calloc(cap, sizeof *m);
-        if (!m)
+        if (!m) {
+            b->oom = true;
             return false;
+        }
         for (size_t i = 0; i < a->cap; i++)
             if (a->map[i].used)
                 *slot_of(m, cap, a->map[i].obj, a->map[i].type) = a->map[i];
@@ -86,15 +98,10 @@ static bool put(struct gr2_anim *a, struct gr2_ref type, struct gr2_ref obj, enu
     return true;
 }
 
-/* Index work, bounded like the object walk: a crafted file aliasing one big track array
- * from many groups cannot make it quadratic. */
-struct budget {
-    uint64_t left;
-    bool out;
-};
-
 static bool spend(struct budget *b, uint64_t n)
 {
+    if (b->oom)
+        return false;
     if (b->left < n) {
         b->out = true;
         return false;
@@ -103,9 +110,17 @@ static bool spend(struct budget *b, uint64_t n)
     return true;
 }
 
-static void index_curve(struct gr2_anim *a, const struct gr2_curve_ref *r)
+static void index_curve(struct gr2_anim *a, const struct gr2_curve_ref *r, struct budget *b)
 {
-    put(a, r->type, r->obj, E_CURVE, -1);
+    put(a, r->type, r->obj, E_CURVE, -1, b);
+}
+
+/* A reader's failure: out of memory stops the index (b->oom); anything else leaves the
+ * object out of it (it shows no derived files). */
+static bool read_ok(enum s3_err e, struct budget *b)
+{
+    b->oom |= e == S3_ERR_NOMEM;
+    return e == S3_OK;
 }
 
 static void index_group(struct gr2_anim *a, const struct gr2_space *sp, struct gr2_ref type, struct gr2_ref obj,
@@ -113,37 +128,41 @@ static void index_group(struct gr2_anim *a, const struct gr2_space *sp, struct g
 {
     struct gr2_track_group g;
     char err[200];
-    if (gr2_track_group_read(&a->types, sp, type, obj, &g, err, sizeof err))
+    if (!read_ok(gr2_track_group_read(&a->types, sp, type, obj, &g, err, sizeof err), b))
         return;
     if (g.transform.kind == GR2_EK_ARRAY && spend(b, g.transform.count))
-        for (uint32_t k = 0; k < g.transform.count; k++) {
+        for (uint32_t k = 0; !b->oom && k < g.transform.count; k++) {
             gr2_space_settle(sp); /* the index keeps references only */
             struct gr2_ref at = gr2_array_elem(&g.transform, k);
-            if (!put(a, g.transform.type, at, E_TTRACK, anim))
+            if (!put(a, g.transform.type, at, E_TTRACK, anim, b))
                 continue;
             struct gr2_transform_track tr;
-            if (gr2_transform_track_read(&a->types, sp, g.transform.type, at, false, &tr, err, sizeof err))
+            if (!read_ok(gr2_transform_track_read(&a->types, sp, g.transform.type, at, false, &tr, err, sizeof err),
+                         b))
                 continue;
             for (int r = 0; r < 3; r++)
                 if (tr.located[r])
-                    index_curve(a, &tr.where[r]);
+                    index_curve(a, &tr.where[r], b);
             gr2_transform_track_free(&tr);
         }
     if (g.vector.kind == GR2_EK_ARRAY && spend(b, g.vector.count))
-        for (uint32_t k = 0; k < g.vector.count; k++) {
+        for (uint32_t k = 0; !b->oom && k < g.vector.count; k++) {
             gr2_space_settle(sp);
             struct gr2_ref at = gr2_array_elem(&g.vector, k);
-            if (!put(a, g.vector.type, at, E_VTRACK, anim))
+            if (!put(a, g.vector.type, at, E_VTRACK, anim, b))
                 continue;
             struct gr2_vector_track vt;
-            if (gr2_vector_track_read(&a->types, sp, g.vector.type, at, false, &vt, err, sizeof err) == 0 &&
+            if (read_ok(gr2_vector_track_read(&a->types, sp, g.vector.type, at, false, &vt, err, sizeof err), b) &&
                 vt.located)
-                index_curve(a, &vt.where);
+                index_curve(a, &vt.where, b);
             gr2_vector_track_free(&vt);
         }
     if (g.text.kind == GR2_EK_ARRAY && spend(b, g.text.count))
-        for (uint32_t k = 0; k < g.text.count; k++)
-            put(a, g.text.type, gr2_array_elem(&g.text, k), E_XTRACK, anim);
+        for (uint32_t k = 0; !b->oom && k < g.text.count; k++)
+            put(a, g.text.type, gr2_array_elem(&g.text, k), E_XTRACK, anim, b);
+    b->oom |= g.transform.kind == GR2_EK_ERROR && g.transform.reason == S3_ERR_NOMEM;
+    b->oom |= g.vector.kind == GR2_EK_ERROR && g.vector.reason == S3_ERR_NOMEM;
+    b->oom |= g.text.kind == GR2_EK_ERROR && g.text.reason == S3_ERR_NOMEM;
     gr2_track_group_free(&g);
 }
 
@@ -153,51 +172,77 @@ static const struct gr2_ref group_key = {0xFFFFFFFFu, 0xFFFFFFFFu};
 static void index_groups_of(struct gr2_anim *a, const struct gr2_space *sp, const struct gr2_elem *groups,
                             int32_t anim, struct budget *b)
 {
+    b->oom |= groups->kind == GR2_EK_ERROR && groups->reason == S3_ERR_NOMEM;
     if (groups->kind != GR2_EK_PTRARRAY || !spend(b, groups->count))
         return;
-    for (uint32_t g = 0; g < groups->count; g++) {
+    for (uint32_t g = 0; !b->oom && g < groups->count; g++) {
         gr2_space_settle(sp);
         struct gr2_ref obj;
-        if (gr2_ptr_elem(sp, groups, g, &obj) && put(a, group_key, obj, E_GROUP, anim))
+        if (gr2_ptr_elem(sp, groups, g, &obj) && put(a, group_key, obj, E_GROUP, anim, b))
             index_group(a, sp, groups->type, obj, anim, b);
     }
 }
 
-static void build_index(struct gr2_anim *a, const struct gr2_space *sp)
+/* Drops a partial index: the next request builds it again. */
+static void index_drop(struct gr2_anim *a)
+{
+    free(a->map);
+    free(a->anim_type);
+    free(a->anim_obj);
+    a->map = NULL;
+    a->anim_type = a->anim_obj = NULL;
+    a->n = a->cap = 0;
+    a->nanims = 0;
+    a->built = false;
+}
+
+/* Builds the index once. NOMEM when an allocation was refused: nothing of it is kept
+ * (no object left out of it for good), the next request builds it again. */
+static enum s3_err build_index(struct gr2_anim *a, const struct gr2_space *sp)
 {
     if (a->built)
-        return;
+        return S3_OK;
     a->built = true;
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < sp->g->nsections; i++)
         bytes += sp->size[i];
-    struct budget b = {bytes / 4 > 65536 ? bytes / 4 : 65536, false};
+    struct budget b = {bytes / 4 > 65536 ? bytes / 4 : 65536, false, false};
     struct gr2_elem anims, groups;
     gr2_root_array(&a->types, sp, "Animations", &anims);
+    b.oom |= anims.kind == GR2_EK_ERROR && anims.reason == S3_ERR_NOMEM;
     if (anims.kind == GR2_EK_PTRARRAY && spend(&b, anims.count)) {
         a->anim_type = calloc(anims.count, sizeof *a->anim_type);
         a->anim_obj = calloc(anims.count, sizeof *a->anim_obj);
-        for (uint32_t k = 0; a->anim_type && a->anim_obj && k < anims.count; k++) {
+        b.oom |= !a->anim_type || !a->anim_obj;
+        for (uint32_t k = 0; !b.oom && k < anims.count; k++) {
             gr2_space_settle(sp);
             struct gr2_ref obj;
             struct gr2_animation an;
             char err[200];
             if (!gr2_ptr_elem(sp, &anims, k, &obj) ||
-                gr2_animation_read(&a->types, sp, anims.type, obj, &an, err, sizeof err))
+                !read_ok(gr2_animation_read(&a->types, sp, anims.type, obj, &an, err, sizeof err), &b))
                 continue;
             int32_t idx = (int32_t)a->nanims++;
             a->anim_type[idx] = anims.type;
             a->anim_obj[idx] = obj;
-            put(a, anims.type, obj, E_ANIM, idx);
+            put(a, anims.type, obj, E_ANIM, idx, &b);
             index_groups_of(a, sp, &an.groups, idx, &b);
             gr2_animation_free(&an);
         }
     }
-    gr2_root_array(&a->types, sp, "TrackGroups", &groups);
-    index_groups_of(a, sp, &groups, -1, &b);
-    if (b.out && diag_add(&a->v->fs->diag, "animation index stopped after %" PRIu64 " track visits: some tracks "
-                          "have no samples.csv", bytes / 4 > 65536 ? bytes / 4 : 65536))
-        tree_note_oom(a->v->fs->tree); /* the listing fails (ENOMEM), never an /info without it */
+    if (!b.oom) {
+        gr2_root_array(&a->types, sp, "TrackGroups", &groups);
+        index_groups_of(a, sp, &groups, -1, &b);
+    }
+    if (!b.oom && b.out &&
+        diag_add(&a->v->fs->diag, "animation index stopped after %" PRIu64 " track visits: some tracks have no "
+                 "samples.csv", bytes / 4 > 65536 ? bytes / 4 : 65536))
+        b.oom = true; /* the listing fails (ENOMEM), never an /info without it */
+    if (b.oom) {
+        index_drop(a);
+        return S3_ERR_NOMEM;
+    }
+    return S3_OK;
 }
 
 struct gr2_anim *gr2_anim_new(struct gr2_view *v)
@@ -489,9 +534,13 @@ static void add_rows(struct gr2_anim *a, const struct gr2_space *sp, uint32_t di
     tree_set_span(t, ino, abs, alen);
 }
 
+/* The size of a type (0 when it is bad); a type refused memory fails the listing (its
+ * span would be short). */
 static uint64_t size_of(struct gr2_anim *a, const struct gr2_space *sp, struct gr2_ref type)
 {
     const struct gr2_type *t = gr2_type_get(&a->types, sp, type);
+    if (!t || (!t->ok && t->reason == S3_ERR_NOMEM))
+        tree_note_oom(a->v->fs->tree);
     return t && t->ok ? t->size : 0;
 }
 
@@ -525,7 +574,11 @@ void gr2_anim_add(struct gr2_anim *a, const struct gr2_space *sp, struct gr2_ref
 {
     if (!a)
         return;
-    build_index(a, sp);
+    gr2_types_new_request(&a->types); /* a type refused memory before is decoded again */
+    if (build_index(a, sp) != S3_OK) { /* the listing fails (ENOMEM), never one without its files */
+        tree_note_oom(a->v->fs->tree);
+        return;
+    }
     const struct entry *e = find(a, type, obj);
     if (!e)
         return;

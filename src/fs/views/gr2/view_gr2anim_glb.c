@@ -222,16 +222,19 @@ static void find_skeletons(struct gr2_types *reg, const struct gr2_space *sp, st
     struct gr2_elem e;
     struct gr2_ref obj;
     gr2_root_array(reg, sp, "Skeletons", &e);
+    p->oom |= e.kind == GR2_EK_ERROR && e.reason == S3_ERR_NOMEM; /* never a skeleton left out */
     for (uint32_t k = 0; e.kind == GR2_EK_PTRARRAY && k < e.count; k++)
         if (gr2_ptr_elem(sp, &e, k, &obj))
             add_skel(p, e.type, obj, NULL);
     gr2_root_array(reg, sp, "Models", &e);
+    p->oom |= e.kind == GR2_EK_ERROR && e.reason == S3_ERR_NOMEM;
     if (e.kind == GR2_EK_PTRARRAY) {
         p->model_name = alloc_array(e.count, sizeof *p->model_name);
         p->model_skel = alloc_array(e.count, sizeof *p->model_skel);
         p->oom |= !p->model_name || !p->model_skel;
     }
     const struct gr2_type *mt = e.kind == GR2_EK_PTRARRAY ? gr2_type_get(reg, sp, e.type) : NULL;
+    p->oom |= e.kind == GR2_EK_PTRARRAY && (!mt || (!mt->ok && mt->reason == S3_ERR_NOMEM));
     const struct gr2_member *nm = mt ? gr2_std_find(mt, GR2_STD_MODEL, "Name") : NULL;
     const struct gr2_member *sm = mt ? gr2_std_find(mt, GR2_STD_MODEL, "Skeleton") : NULL;
     for (uint32_t k = 0; p->model_name && p->model_skel && nm && sm && sm->type == GR2_REFERENCE && k < e.count; k++) {
@@ -286,8 +289,9 @@ static enum s3_err track_names(struct gr2_types *reg, const struct gr2_space *sp
         const struct gr2_type *tt = gr2_type_get(reg, sp, g->tracks.type);
         const struct gr2_member *nm = tt ? gr2_std_find(tt, GR2_STD_TRANSFORMTRACK, "Name") : NULL;
         struct gr2_ref at = gr2_array_elem(&g->tracks, t);
-        const char *w = "no Name member";
-        enum s3_err e = S3_ERR_FORMAT;
+        bool nomem = !tt || (!tt->ok && tt->reason == S3_ERR_NOMEM); /* the type refused memory: not "no Name" */
+        const char *w = nomem ? "out of memory" : "no Name member";
+        enum s3_err e = nomem ? S3_ERR_NOMEM : S3_ERR_FORMAT;
         g->names[t] = NULL;
         if (nm && nm->type == GR2_STRING)
             e = gr2_name_at(sp, at.section, at.offset + nm->offset, &g->names[t], &w);
@@ -781,6 +785,10 @@ static void add_file(struct gr2_view *v, uint32_t dir, const char *name, enum s3
     size_t len = 0;
     if (rc == S3_OK) /* sized in a request of its own, what a build starts from */
         rc = anim_measure(a, &len, n, err, errlen);
+    if (rc == S3_ERR_NOMEM) { /* the listing fails (ENOMEM), never NAME.error */
+        tree_note_oom(v->fs->tree);
+        return;
+    }
     if (rc)
         export_add_error(v->fs, dir, name, err);
     else
@@ -889,8 +897,10 @@ enum s3_err gr2_anim_into_model(struct glb *gl, struct gr2_types *reg, const str
     bool *driven = malloc(skel->nbones);
     struct gr2_elem e;
     gr2_root_array(reg, sp, "Animations", &e);
-    enum s3_err rc = times && driven && skel_ready(reg, sp, &k) ? S3_OK
-                                                                : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    bool nomem = e.kind == GR2_EK_ERROR && e.reason == S3_ERR_NOMEM; /* never a model without its animations */
+    enum s3_err rc = times && driven && !nomem && skel_ready(reg, sp, &k)
+                         ? S3_OK
+                         : s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     for (uint32_t a = 0; rc == S3_OK && e.kind == GR2_EK_PTRARRAY && a < e.count; a++) {
         gr2_space_settle(sp);
         struct gr2_ref obj;

@@ -223,7 +223,9 @@ enum s3_err gr2_view_first_skeleton(struct gr2_view *v, struct mdl_skeleton *out
     struct gr2_elem el;
     struct gr2_ref obj;
     gr2_root_array(&reg, &sp, "Skeletons", &el); /* by name, or by place when names are remapped */
-    if (el.kind != GR2_EK_PTRARRAY || !gr2_ptr_elem(&sp, &el, 0, &obj))
+    if (el.kind == GR2_EK_ERROR && (el.reason == S3_ERR_NOMEM || el.reason == S3_ERR_IO))
+        e = s3_fail(el.reason, err, errlen, "Skeletons: %s", el.why); /* for now: not "no skeleton" */
+    else if (el.kind != GR2_EK_PTRARRAY || !gr2_ptr_elem(&sp, &el, 0, &obj))
         e = s3_fail(S3_ERR_FORMAT, err, errlen, "the Granny file holds no skeleton");
     else
         e = gr2_skeleton_read(&reg, &sp, el.type, obj, out, err, errlen);
