@@ -2,66 +2,8 @@
  * - Included only by src/fs/core/tree*.c; everyone else uses tree.h (scripts/
  *   check_includes.sh fails on a struct of the tree's defined anywhere else).
  * - Locking is tree.h's: helpers that change the tree run under t->lock.
- *
- * How tree.h's contracts are kept:
- *
- * Inodes are permanent. A node's number is its index in a two-level arena (chunks of
- * 65536 that never move) plus one; nodes are never freed, renumbered or reused until
- * tree_free. So a number handed out stays valid for the tree's whole life: the adapter
- * keeps no lookup counts and ignores FORGET. The price is that memory only grows,
- * bounded by max_nodes (tree_limits) and by laziness: only what is browsed is made.
- * Names, texts, link targets and directory records live in an arena freed with the tree
- * (a node is 40 bytes; no malloc per value).
- *
- * Names are unique in every directory, enforced here: a child named like an earlier one
- * gets "~N" before its extension (the last '.', unless it is the first character):
- * X.csv, X~2.csv, X~3.csv; model, model~2. N is the smallest number from 2 whose name
- * is not taken at that moment, so the same file always gives the same names (and a name
- * a view makes later that meets a suffixed one is suffixed in turn). Each view's /info
- * reports it once (tree_view_warnings). Finding a name while a directory fills is a hash
- * lookup, and the suffixes tried per name are remembered: linear in the children.
- *
- * A populated directory never changes, and is read without a lock. A directory is filled
- * by its own populate callback, or (made with no callback) by the callback that created
- * it, before anyone can know its number. When that populate returns 0, the directory is
- * published: its child list (creation order, what readdir shows), its sorted name index
- * and its subdirectory count are built first, then its state is stored with release.
- * Readers load the state with acquire; once published, tree_lookup (binary search),
- * tree_child_count, tree_child and tree_nlink take no lock. The node count and the
- * source table are read without the lock too (below). Only growth takes the lock. A
- * published directory takes no child and no graft: readers hold its arrays and counts
- * without a lock, so nothing may rebuild them.
- *
- * A populate that fails leaves nothing behind: the children it added (and everything
- * below them) are removed (their numbers name no node), the directory is unpopulated
- * again, and the next use runs the callback afresh (the same names, no duplicates).
- * Removed numbers are not reused: views keep node numbers in their own state (a
- * package's resource directories, its nested roots) and rely on a rolled-back one naming
- * no node (node_at gives NULL); reusing it would hand them an unrelated node. The cost is
- * at most the nodes of the failed listings, and max_nodes still bounds it.
- *
- * Locking. t->lock (recursive) serialises growth: every populate callback runs under it,
- * every tree_add_* takes it, and so does rendering a volatile file (its text reads state
- * callbacks extend), unless added with tree_add_volatile_unlocked: that render function
- * takes it itself, around that state only (/info, once per change: tree_version). Reading bytes (tree_read of ranges, texts, generators) takes no tree
- * lock. Lock order: the tree lock, then the cache's (cache.h): populate callbacks pin
- * cached data, and tree_populate holds the directory's expanded source while its callback
- * runs (source_hold, "Open handles" below); nothing takes the tree lock while holding the
- * cache's. A production runs with no lock held (cache.h), and a populate callback may wait
- * for one under the tree lock; so a producer must not need the tree lock unless no populate
- * callback ever pins its item. A view keeps its own state consistent with a lock of its own (taken after the tree's)
- * or under tree_lock; a generator that writes view state runs unlocked and needs one.
- *
- * The node count. Accessors check a number against the count without the lock, while a
- * populate on another thread (-o spin=0) may be adding nodes under it. So the count is
- * atomic: a new node's chunk exists before the count is stored with release, and readers
- * load it with acquire. The count says only that the slot exists; a node's fields become
- * visible to other threads the way its number does: through its directory's publication,
- * or from the kernel, which got the number in a reply made after that.
- *
- * Sources. Range nodes hold their source; the table of sources (tree_add_source) is made
- * of chunks that never move, so a nested open adding one while other threads read is
- * safe. */
+ * - How it keeps tree.h's contracts (permanent numbers, unique names, publication,
+ *   rollback, locking, the node count, sources): HACKING.md, "The tree inside". */
 #ifndef S3_TREE_IMPL_H
 #define S3_TREE_IMPL_H
 
