@@ -1076,6 +1076,77 @@ void folder_view_test_on_scan(void (*fn)(void *ctx), void *ctx)
     __atomic_store_n(&scan_hook, h, __ATOMIC_RELEASE);
 }
 
+/* Frees what a scan built (whole or in part) and leaves v as before its first scan: a scan
+ * refused memory keeps nothing, and the next request scans again (HACKING "Fault
+ * injection"). Only the scan's own fields: the handles, dups and directories are made
+ * after a scan that succeeded. */
+static void scan_forget(struct folder_view *v)
+{
+    for (size_t i = 0; i < v->nfiles; i++) {
+        struct mf_file *f = &v->files[i];
+        free(f->rel);
+        if (f->src)
+            source_close(f->src);
+        free(f->src);
+        free(f->err);
+        for (uint32_t k = 0; k < f->nmembers; k++)
+            free(f->members[k]);
+        free(f->members);
+        free(f->member_index);
+        free(f->zm);
+    }
+    free(v->files);
+    for (size_t i = 0; i < v->nskips; i++) {
+        free(v->skips[i].rel);
+        free(v->skips[i].why);
+    }
+    free(v->skips);
+    mf_rules_free(&v->rules);
+    free(v->prio);
+    for (unsigned i = 0; i < MF_SEGS; i++)
+        free(v->recs.seg[i]);
+    free(v->runs);
+    mf_keyset_free(&v->ks);
+    free(v->conflicts);
+    free(v->identical);
+    free(v->mprov);
+    free(v->mconf);
+    free(v->midentical);
+    free(v->bytag);
+    free(v->tgroups);
+    for (size_t i = 0; i < v->nnotes; i++)
+        free(v->notes[i]);
+    free(v->notes);
+    v->scanned = false;
+    v->scan_rc = S3_OK;
+    v->has_cfg = false;
+    v->files = NULL;
+    v->nfiles = v->npackages = v->nscripts = 0;
+    v->prio = NULL;
+    v->skips = NULL;
+    v->nskips = v->capskips = 0;
+    v->recs = (struct mf_recs){0};
+    v->runs = NULL;
+    v->nruns = 0;
+    v->resources = 0;
+    v->conflicts = NULL;
+    v->nconflicts = 0;
+    v->identical = NULL;
+    v->mprov = NULL;
+    v->nmprov = 0;
+    v->mconf = NULL;
+    v->nmconf = 0;
+    v->midentical = NULL;
+    v->bytag = NULL;
+    v->tgroups = NULL;
+    v->ntgroups = 0;
+    v->notes = NULL;
+    v->nnotes = v->capnotes = 0;
+}
+
+/* The folder scanned, once: its outcome is kept (a LIMIT or an unreadable folder is the
+ * same at every request), except a refused allocation, which keeps nothing and is
+ * tried again by the next request. Called by the root's populate, under the tree lock. */
 static enum s3_err scan(struct folder_view *v)
 {
     if (v->scanned)
@@ -1103,7 +1174,11 @@ static enum s3_err scan(struct folder_view *v)
         rc = group_modules(v);
     if (v->nskips) /* none skipped: no list at all (qsort's pointer must not be NULL) */
         qsort(v->skips, v->nskips, sizeof *v->skips, by_skip_path);
-    return v->scan_rc = rc;
+    if (rc == S3_ERR_NOMEM)
+        scan_forget(v);
+    else
+        v->scan_rc = rc;
+    return rc;
 }
 
 /* ---- nested folders for sorted paths ---- */
@@ -2476,45 +2551,11 @@ static enum s3_err populate_root(struct tree *t, uint32_t dir, void *ctx, uint64
 static void folder_view_free(void *p)
 {
     struct folder_view *v = p;
-    for (size_t i = 0; i < v->nfiles; i++) {
-        struct mf_file *f = &v->files[i];
-        free(f->rel);
-        if (f->src)
-            source_close(f->src);
-        free(f->src);
-        free(f->err);
-        for (uint32_t k = 0; k < f->nmembers; k++)
-            free(f->members[k]);
-        free(f->members);
-        free(f->member_index);
-        free(f->zm);
-    }
-    free(v->files);
-    for (size_t i = 0; i < v->nskips; i++) {
-        free(v->skips[i].rel);
-        free(v->skips[i].why);
-    }
-    free(v->skips);
-    mf_rules_free(&v->rules);
-    free(v->prio);
-    for (unsigned i = 0; i < MF_SEGS; i++)
-        free(v->recs.seg[i]);
-    free(v->runs);
-    mf_keyset_free(&v->ks);
-    free(v->conflicts);
-    free(v->identical);
+    scan_forget(v);
     if (v->handles)
         handles_close(v);
     free(v->handles);
-    free(v->mprov);
-    free(v->mconf);
-    free(v->midentical);
-    free(v->bytag);
-    free(v->tgroups);
     dups_free(&v->dups);
-    for (size_t i = 0; i < v->nnotes; i++)
-        free(v->notes[i]);
-    free(v->notes);
     free(v->root);
     free(v);
 }
