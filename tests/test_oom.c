@@ -27,6 +27,8 @@
 #include "fixture_folder.h"
 #include "fixture_kinds.h"
 #include "fs/open/open.h"
+#include "fs/views/gr2/view_gr2.h"
+#include "fs/views/gr2/view_gr2obj.h"
 #include "tree_compare.h"
 
 /* Lists every directory of the tree (explicit stack); a populate that fails must fail
@@ -540,6 +542,56 @@ static void test_granny_anims_views_malloc(void **state)
     refuse_mallocs_of("gr2anim-le32-brief", true, &(struct sweep_plan){400, 29});
 }
 
+/* What the Granny object tree counts against its file's text budgets (the animations'
+ * CSVs, view_gr2anim.c; the tables' CSVs, view_gr2obj.c) is counted once per file: a
+ * listing failed by a refused allocation gives back what it counted, so once every
+ * listing was retried the counts are a clean open's. Before, each failure left its
+ * count behind and a file's budget shrank with every ENOMEM. */
+static void test_granny_measured_once(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("not under a sanitizer's malloc: skipped\n");
+    (void)list_everything_refused, (void)refused_in_sweep;
+#else
+    size_t size;
+    uint8_t *data = fx_kind("gr2anim-le32-brief", 0, NULL, &size);
+    assert_non_null(data);
+    enum { CAP = 1 << 16 };
+    uint32_t *stack = malloc(CAP * sizeof *stack); /* before refusals start */
+    assert_non_null(stack);
+    struct s3fs *fs = open_kind(data, size);
+    alloc_refuse_start(-1);
+    assert_int_equal(list_everything_refused(fs->tree, "gr2anim-le32-brief", -1, stack, CAP), 0);
+    long n = alloc_refuse_count();
+    uint64_t tables, text;
+    gobj_test_measured(gr2_view_of(fs), &tables, &text);
+    assert_true(text > 0 && tables > 0); /* the file has animation CSVs and table CSVs */
+    s3fs_close(fs);
+    unsigned runs_failed = 0;
+    for (long k = 0; k <= n; k++) {
+        if (!refused_in_sweep(&(struct sweep_plan){400, 7}, k))
+            continue;
+        fs = open_kind(data, size);
+        alloc_refuse_start(k);
+        /* each failed listing made again */
+        unsigned failed = list_everything_refused(fs->tree, "gr2anim-le32-brief", k, stack, CAP);
+        alloc_refuse_start(-1);
+        runs_failed += failed > 0;
+        uint64_t got_tables, got_text;
+        gobj_test_measured(gr2_view_of(fs), &got_tables, &got_text);
+        if (got_text != text || got_tables != tables)
+            fail_msg("k=%ld (%u listings failed): measured %" PRIu64 " bytes of animation CSV and %" PRIu64
+                     " of table CSV, a clean open %" PRIu64 " and %" PRIu64,
+                     k, failed, got_text, got_tables, text, tables);
+        s3fs_close(fs);
+    }
+    assert_true(runs_failed > 0);
+    free(stack);
+    free(data);
+#endif
+}
+
 /* Every file of the Granny animation tree read with each allocation refused in turn
  * (animation.glb's builds among them). */
 static void test_granny_anims_reads_malloc(void **state)
@@ -971,6 +1023,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_package_views_malloc),
         cmocka_unit_test(test_granny_objects_reads_malloc),
         cmocka_unit_test(test_granny_anims_views_malloc),
+        cmocka_unit_test(test_granny_measured_once),
         cmocka_unit_test(test_granny_anims_reads_malloc),
         cmocka_unit_test(test_package_reads_malloc),
         cmocka_unit_test(test_rig_views_malloc),
