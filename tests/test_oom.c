@@ -27,6 +27,11 @@
 #include "fixture_folder.h"
 #include "fixture_kinds.h"
 #include "fs/open/open.h"
+#include "fs/views/gr2/view_gr2.h"
+#include "fs/views/gr2/view_gr2obj.h"
+#include "parse/gr2/gr2anim.h"
+#include "parse/gr2/gr2curve.h"
+#include "parse/gr2/gr2std.h"
 #include "tree_compare.h"
 
 /* Lists every directory of the tree (explicit stack); a populate that fails must fail
@@ -547,6 +552,120 @@ static void test_granny_anims_views_malloc(void **state)
     refuse_mallocs_of("gr2anim-le32-brief", true, &(struct sweep_plan){400, 29});
 }
 
+/* What the Granny object tree counts against its file's text budgets (the animations'
+ * CSVs, view_gr2anim.c; the tables' CSVs, view_gr2obj.c) is counted once per file: a
+ * listing failed by a refused allocation gives back what it counted, so once every
+ * listing was retried the counts are a clean open's. Before, each failure left its
+ * count behind and a file's budget shrank with every ENOMEM. */
+static void test_granny_measured_once(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("not under a sanitizer's malloc: skipped\n");
+    (void)list_everything_refused, (void)refused_in_sweep;
+#else
+    size_t size;
+    uint8_t *data = fx_kind("gr2anim-le32-brief", 0, NULL, &size);
+    assert_non_null(data);
+    enum { CAP = 1 << 16 };
+    uint32_t *stack = malloc(CAP * sizeof *stack); /* before refusals start */
+    assert_non_null(stack);
+    struct s3fs *fs = open_kind(data, size);
+    alloc_refuse_start(-1);
+    assert_int_equal(list_everything_refused(fs->tree, "gr2anim-le32-brief", -1, stack, CAP), 0);
+    long n = alloc_refuse_count();
+    uint64_t tables, text;
+    gobj_test_measured(gr2_view_of(fs), &tables, &text);
+    assert_true(text > 0 && tables > 0); /* the file has animation CSVs and table CSVs */
+    s3fs_close(fs);
+    unsigned runs_failed = 0;
+    for (long k = 0; k <= n; k++) {
+        if (!refused_in_sweep(&(struct sweep_plan){400, 7}, k))
+            continue;
+        fs = open_kind(data, size);
+        alloc_refuse_start(k);
+        /* each failed listing made again */
+        unsigned failed = list_everything_refused(fs->tree, "gr2anim-le32-brief", k, stack, CAP);
+        alloc_refuse_start(-1);
+        runs_failed += failed > 0;
+        uint64_t got_tables, got_text;
+        gobj_test_measured(gr2_view_of(fs), &got_tables, &got_text);
+        if (got_text != text || got_tables != tables)
+            fail_msg("k=%ld (%u listings failed): measured %" PRIu64 " bytes of animation CSV and %" PRIu64
+                     " of table CSV, a clean open %" PRIu64 " and %" PRIu64,
+                     k, failed, got_text, got_tables, text, tables);
+        s3fs_close(fs);
+    }
+    assert_true(runs_failed > 0);
+    free(stack);
+    free(data);
+#endif
+}
+
+/* gr2_is_curve_type on the animation fixture's first transform track's PositionCurve
+ * data type (a CurveData type: its first member is the CurveDataHeader), with a fresh type
+ * registry and each of its allocations refused in turn: the answer is "a curve" or NOMEM,
+ * never "not a curve" (a refused allocation is no answer). */
+static void test_granny_is_curve_type_nomem(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("not under a sanitizer's malloc: skipped\n");
+#else
+    size_t size;
+    uint8_t *data = fx_kind("gr2anim-le32-brief", 0, NULL, &size);
+    assert_non_null(data);
+    struct s3fs *fs = open_kind(data, size);
+    struct gr2_view *v = gr2_view_of(fs);
+    assert_non_null(v);
+    struct gr2_space sp;
+    assert_int_equal(gr2_view_pin(v, &sp), S3_OK);
+    struct gr2_types reg = {0};
+    struct gr2_elem groups;
+    gr2_root_array(&reg, &sp, "TrackGroups", &groups);
+    assert_int_equal(groups.kind, GR2_EK_PTRARRAY);
+    struct gr2_ref group;
+    assert_true(gr2_ptr_elem(&sp, &groups, 0, &group));
+    struct gr2_track_group g;
+    char err[200];
+    assert_int_equal(gr2_track_group_read(&reg, &sp, groups.type, group, &g, err, sizeof err), S3_OK);
+    assert_true(g.transform.count > 0);
+    const struct gr2_type *tt = gr2_type_get(&reg, &sp, g.transform.type);
+    assert_non_null(tt);
+    const struct gr2_member *m = gr2_std_find(tt, GR2_STD_TRANSFORMTRACK, "PositionCurve");
+    assert_non_null(m);
+    struct gr2_curve_ref at;
+    assert_int_equal(gr2_curve_locate(&reg, &sp, m, g.transform.obj, false, &at, err, sizeof err), S3_OK);
+    assert_false(at.old); /* the CurveData layout: at.type is a CurveData type */
+    gr2_track_group_free(&g);
+    unsigned refused = 0;
+    for (long k = 0;; k++) {
+        struct gr2_types fresh = {0};
+        bool is = false;
+        alloc_refuse_start(k);
+        enum s3_err rc = gr2_is_curve_type(&fresh, &sp, at.type, &is);
+        long asked = alloc_refuse_count();
+        alloc_refuse_start(-1);
+        gr2_types_free(&fresh);
+        if (k >= asked) { /* nothing refused: the answer */
+            assert_int_equal(rc, S3_OK);
+            assert_true(is);
+            break;
+        }
+        if (rc == S3_OK && !is)
+            fail_msg("allocation %ld refused: gr2_is_curve_type answered \"not a curve\"", k);
+        if (rc != S3_OK)
+            assert_int_equal(rc, S3_ERR_NOMEM);
+        refused += rc == S3_ERR_NOMEM;
+    }
+    assert_true(refused > 0);
+    gr2_types_free(&reg);
+    gr2_view_unpin(v, &sp);
+    s3fs_close(fs);
+    free(data);
+#endif
+}
+
 /* Every file of the Granny animation tree read with each allocation refused in turn
  * (animation.glb's builds among them). */
 static void test_granny_anims_reads_malloc(void **state)
@@ -997,6 +1116,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_package_views_malloc),
         cmocka_unit_test(test_granny_objects_reads_malloc),
         cmocka_unit_test(test_granny_anims_views_malloc),
+        cmocka_unit_test(test_granny_measured_once),
+        cmocka_unit_test(test_granny_is_curve_type_nomem),
         cmocka_unit_test(test_granny_anims_reads_malloc),
         cmocka_unit_test(test_package_reads_malloc),
         cmocka_unit_test(test_rig_views_malloc),

@@ -671,6 +671,94 @@ static void test_populate_rollback_warnings(void **state)
     diag_free(&w.dg);
 }
 
+/* ---- a failed listing's counts (tree_on_rollback) ---- */
+
+/* The same listings as the warner's, each counting its own amount (outer 1, inner 10,
+ * a 100, b 1000) against a view's budget through tree_on_rollback. */
+struct counter {
+    uint64_t n;
+    int outer_calls, b_calls;
+    uint32_t a;
+};
+
+static void give_back(void *ctx, uint64_t amount)
+{
+    ((struct counter *)ctx)->n -= amount;
+}
+
+static void count(struct tree *t, struct counter *c, uint64_t amount)
+{
+    c->n += amount;
+    assert_int_equal(tree_on_rollback(t, give_back, c, amount), S3_OK);
+}
+
+static enum s3_err count_inner(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    tree_add_textf(t, dir, "x", NULL, "1\n");
+    count(t, ctx, 10);
+    return S3_OK;
+}
+
+static enum s3_err count_outer(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct counter *c = ctx;
+    count(t, c, 1);
+    uint32_t in = tree_add_dir(t, dir, "in", NULL, count_inner, c, 0);
+    assert_int_equal(tree_populate(t, in), S3_OK);
+    return c->outer_calls++ == 0 ? S3_ERR_FORMAT : S3_OK;
+}
+
+static enum s3_err count_a(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    tree_add_textf(t, dir, "x", NULL, "1\n");
+    count(t, ctx, 100);
+    return S3_OK;
+}
+
+static enum s3_err count_b(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct counter *c = ctx;
+    count(t, c, 1000);
+    assert_int_equal(tree_populate(t, c->a), S3_OK);
+    tree_add_textf(t, dir, "y", NULL, "1\n");
+    return c->b_calls++ == 0 ? S3_ERR_NOMEM : S3_OK;
+}
+
+/* A listing that fails gives back what it counted, and what the listings made inside it
+ * counted (they are made again), but not what a listing elsewhere it ran counted (it
+ * stays published): each amount counted once. Outside a listing nothing is kept. */
+static void test_populate_rollback_counts(void **state)
+{
+    (void)state;
+    struct source src;
+    uint32_t root;
+    struct tree *t = hand_tree(&src, "", 0, NULL, &root);
+    struct counter c = {0};
+    uint32_t outer = tree_add_dir(t, root, "outer", NULL, count_outer, &c, 0);
+    c.a = tree_add_dir(t, root, "a", NULL, count_a, &c, 0);
+    uint32_t b = tree_add_dir(t, root, "b", NULL, count_b, &c, 0);
+    assert_int_equal(tree_populate(t, root), S3_OK);
+
+    assert_int_equal(tree_populate(t, outer), S3_ERR_FORMAT);
+    assert_int_equal(c.n, 0); /* outer's and inner's given back, "in" went with outer */
+    assert_int_equal(tree_populate(t, outer), S3_OK);
+    assert_int_equal(c.n, 11);
+
+    assert_int_equal(tree_populate(t, b), S3_ERR_NOMEM);
+    assert_true(tree_is_populated(t, c.a));
+    assert_int_equal(c.n, 111); /* a's kept: "a" stays listed */
+    assert_int_equal(tree_populate(t, b), S3_OK);
+    assert_int_equal(c.n, 1111);
+
+    assert_int_equal(tree_on_rollback(t, give_back, &c, 5), S3_OK); /* no listing: kept */
+    assert_int_equal(c.n, 1111);
+    tree_free(t);
+}
+
 /* The diag's own marks: a rollback frees what came after, the dropped count included;
  * diag_keep moves what came after an inner mark before an outer one. */
 static void test_diag_marks(void **state)
@@ -1362,6 +1450,7 @@ int main(void)
         cmocka_unit_test(test_populate_rollback),
         cmocka_unit_test(test_populate_noted_failure),
         cmocka_unit_test(test_populate_rollback_warnings),
+        cmocka_unit_test(test_populate_rollback_counts),
         cmocka_unit_test(test_diag_marks),
         cmocka_unit_test(test_path_relative),
         cmocka_unit_test(test_walk_sample_rig),

@@ -52,6 +52,13 @@ void tree_free(struct tree *t);
 /* Runs fn(ptr) when the tree is freed (view state). S3_OK, or S3_ERR_NOMEM: then fn is
  * not registered and the caller still owns ptr. */
 enum s3_err tree_on_free(struct tree *t, void (*fn)(void *), void *ptr);
+/* Gives back what a view counted against its own budget for the listing being made, if
+ * that listing fails: undo(ctx, amount) runs when the populate running now is rolled back
+ * (or, once it succeeded, one enclosing it whose directory holds its directory), so a
+ * retried listing does not count the same thing twice. Outside a populate: S3_OK, nothing
+ * kept. S3_ERR_NOMEM: not recorded (the listing fails; the caller gives back now). ctx
+ * must live as long as the tree (a view's state freed by tree_on_free). */
+enum s3_err tree_on_rollback(struct tree *t, void (*undo)(void *ctx, uint64_t amount), void *ctx, uint64_t amount);
 /* Records that an allocation of the caller's failed while it grows the tree: the populate
  * running now fails with NOMEM, as when a tree_add_* runs out of memory. */
 void tree_note_oom(struct tree *t);

@@ -344,6 +344,36 @@ static void keep_warnings(struct tree *t, const struct populate_frame *f)
     diag_keep(d, &target->mark, f->mark);
 }
 
+/* A populate failed and its listing goes: what views counted for it (and for nested
+ * listings that went with it) is given back, newest first; records of nested listings
+ * kept elsewhere stay. The outermost populate leaves no records. */
+static void undo_run(struct tree *t, const struct populate_frame *f)
+{
+    for (size_t i = t->nundo; i-- > f->undo_mark;)
+        if (t->undo[i].owner == f)
+            t->undo[i].fn(t->undo[i].ctx, t->undo[i].amount);
+    size_t keep = f->undo_mark;
+    for (size_t i = f->undo_mark; i < t->nundo; i++)
+        if (t->undo[i].owner != f)
+            t->undo[keep++] = t->undo[i];
+    t->nundo = f->up ? keep : 0;
+}
+
+/* A populate's listing stays: its records go to the first enclosing populate whose
+ * directory holds its directory (that one's failure takes the listing away too), or are
+ * kept for good (owner NULL) when none does. As keep_warnings. */
+static void undo_keep(struct tree *t, const struct populate_frame *f)
+{
+    const struct populate_frame *holder = f->up;
+    while (holder && !is_within(t, f->dir, holder->dir))
+        holder = holder->up;
+    for (size_t i = f->undo_mark; i < t->nundo; i++)
+        if (t->undo[i].owner == f)
+            t->undo[i].owner = holder;
+    if (!f->up)
+        t->nundo = 0;
+}
+
 static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo *d)
 {
     uint8_t st = atomic_load_explicit(&d->state, memory_order_relaxed);
@@ -364,7 +394,8 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
         t->noted = S3_OK;
     }
     struct source *held = populate_hold(t, sid);
-    struct populate_frame frame = {dir, slot_src(t, sid)->diag, diag_mark(slot_src(t, sid)->diag), t->frame};
+    struct populate_frame frame = {dir, slot_src(t, sid)->diag, diag_mark(slot_src(t, sid)->diag), t->nundo,
+                                   t->frame};
     t->frame = &frame;
     enum s3_err rc = d->populate(t, dir, d->ctx, d->arg);
     t->frame = frame.up;
@@ -386,12 +417,15 @@ static enum s3_err populate_locked(struct tree *t, uint32_t dir, struct dirinfo 
         if (st != DIR_PUBLISHED) {
             undo_populate(t, d, &before, n0, mark);
             diag_rollback(frame.diag, frame.mark); /* the retry warns again */
+            undo_run(t, &frame);                   /* ... and counts again */
         } else {
             keep_warnings(t, &frame);
+            undo_keep(t, &frame);
         }
         return rc;
     }
     keep_warnings(t, &frame);
+    undo_keep(t, &frame);
     slot_src(t, sid)->done++;
     if (st == DIR_BUSY || st == DIR_OPEN) {
         atomic_store_explicit(&d->state, DIR_OPEN, memory_order_relaxed); /* if out of memory: next read */

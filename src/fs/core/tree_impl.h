@@ -179,7 +179,17 @@ struct populate_frame {
     uint32_t dir;
     struct diag *diag;
     struct diag_mark mark;
+    size_t undo_mark; /* t->nundo when it began */
     struct populate_frame *up;
+};
+
+/* A view's budget given back if the populate that owns it fails (tree_on_rollback).
+ * owner NULL: kept for good (its listing was published). */
+struct tree_undo {
+    void (*fn)(void *ctx, uint64_t amount);
+    void *ctx;
+    uint64_t amount;
+    const struct populate_frame *owner;
 };
 
 #define SRC_CHUNK 256u
@@ -229,6 +239,8 @@ struct tree {
     uint64_t refusals_outer;  /* and the cache's refusals to its thread (cache.h) */
     enum s3_err noted;        /* tree_note_failure's first reason since the outermost began */
     struct populate_frame *frame; /* the innermost populate running, NULL: none */
+    struct tree_undo *undo; /* tree_on_rollback's records of the populates running */
+    size_t nundo, capundo;
     _Atomic uint64_t version; /* tree_version: bumped under the lock, read without */
     uint64_t refused; /* nodes not made because of max_nodes (reported once, in /info) */
     _Atomic uint64_t computed_renders; /* names a computed directory rendered (tests) */

@@ -226,6 +226,7 @@ void tree_free(struct tree *t)
     for (uint32_t c = 0; c < SRC_CHUNKS && t->srcchunk[c]; c++)
         free(t->srcchunk[c]);
     free(t->pending);
+    free(t->undo);
     arena_free(&t->strings);
     pthread_mutex_destroy(&t->lock);
     free(t);
@@ -247,6 +248,26 @@ enum s3_err tree_on_free(struct tree *t, void (*fn)(void *), void *ptr)
     t->cleanups[t->ncleanups++] = (struct tree_cleanup){fn, ptr};
     pthread_mutex_unlock(&t->lock);
     return S3_OK;
+}
+
+enum s3_err tree_on_rollback(struct tree *t, void (*undo)(void *ctx, uint64_t amount), void *ctx, uint64_t amount)
+{
+    pthread_mutex_lock(&t->lock);
+    enum s3_err rc = S3_OK;
+    if (t->frame && t->nundo == t->capundo) {
+        size_t cap = t->capundo ? t->capundo * 2 : 16;
+        struct tree_undo *u = meter_realloc(&t->strings.meter, t->undo, cap * sizeof *u);
+        if (u) {
+            t->undo = u;
+            t->capundo = cap;
+        } else {
+            rc = S3_ERR_NOMEM;
+        }
+    }
+    if (t->frame && rc == S3_OK)
+        t->undo[t->nundo++] = (struct tree_undo){undo, ctx, amount, t->frame};
+    pthread_mutex_unlock(&t->lock);
+    return rc;
 }
 
 void tree_note_oom(struct tree *t)

@@ -553,16 +553,29 @@ enum s3_err gr2_curve_read(struct gr2_types *reg, const struct gr2_space *sp, co
     return S3_OK;
 }
 
-bool gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type)
+/* A type that could not be decoded for lack of memory (or a read of the file that
+ * failed) is no answer: the caller's request fails, never takes it as "not a curve". */
+static bool type_unanswered(const struct gr2_type *t)
 {
+    return !t || (!t->ok && (t->reason == S3_ERR_NOMEM || t->reason == S3_ERR_IO));
+}
+
+enum s3_err gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, bool *is)
+{
+    *is = false;
     const struct gr2_type *t = gr2_type_get(reg, sp, type);
-    if (!t || !t->ok || t->nmembers < 1 || t->m[0].type != GR2_INLINE || !t->m[0].has_ref_type)
-        return false;
+    if (type_unanswered(t))
+        return type_failure(t);
+    if (!t->ok || t->nmembers < 1 || t->m[0].type != GR2_INLINE || !t->m[0].has_ref_type)
+        return S3_OK;
     const struct gr2_member *h = &t->m[0];
     if (h->name && (h->name_len < strlen(HEADER_PREFIX) || strncmp(h->name, HEADER_PREFIX, strlen(HEADER_PREFIX))))
-        return false;
+        return S3_OK;
     const struct gr2_type *ht = gr2_type_get(reg, sp, h->ref_type);
-    return ht && gr2_std_matches(ht, GR2_STD_CURVEHEADER);
+    if (type_unanswered(ht))
+        return type_failure(ht);
+    *is = gr2_std_matches(ht, GR2_STD_CURVEHEADER);
+    return S3_OK;
 }
 
 enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,

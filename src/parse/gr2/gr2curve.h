@@ -75,9 +75,10 @@ struct gr2_curve_ref {
  * this version does not know) with err. */
 enum s3_err gr2_curve_locate(struct gr2_types *reg, const struct gr2_space *sp, const struct gr2_member *m,
                              struct gr2_ref track, bool old, struct gr2_curve_ref *out, char *err, size_t errlen);
-/* True when the type at `type` is a CurveData type: its first member is an Inline
- * {Format, Degree} header (named CurveDataHeader_<Name> when it has a name). */
-bool gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type);
+/* *is: whether the type at `type` is a CurveData type: its first member is an Inline
+ * {Format, Degree} header (named CurveDataHeader_<Name> when it has a name). S3_OK, or
+ * NOMEM / IO when a type could not be decoded (then *is is false and means nothing). */
+enum s3_err gr2_is_curve_type(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type, bool *is);
 /* Decodes a curve, or the reason with err: UNSUPPORTED (an unknown format or layout, a
  * degree past GR2_CURVE_MAX_DEGREE), FORMAT (counts that do not fit, a knot scale that is
  * not a positive number ...), LIMIT (too many values per control), RANGE, NOMEM. */

@@ -435,6 +435,28 @@ static enum s3_err sample_rows(struct rows *r, uint64_t *nrows, char *err, size_
     return S3_OK;
 }
 
+uint64_t gr2_anim_text_measured(const struct gr2_anim *a)
+{
+    return a ? a->text_measured : 0;
+}
+
+/* The listing that measured them failed: its bytes are not counted (its retry measures
+ * them again). */
+static void give_back_measured(void *ctx, uint64_t amount)
+{
+    struct gr2_anim *a = ctx;
+    a->text_measured -= amount;
+}
+
+/* Counts a file's measured text against the budget, given back if its listing fails. */
+static enum s3_err count_measured(struct gr2_anim *a, uint64_t total, char *err, size_t errlen)
+{
+    if (tree_on_rollback(a->v->fs->tree, give_back_measured, a, total))
+        return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
+    a->text_measured += total;
+    return S3_OK;
+}
+
 /* Measures the file: its exact size, and where every ROWS_PER_MARK-th row starts. */
 static enum s3_err measure(struct rows *r, const struct gr2_space *sp, char *err, size_t errlen)
 {
@@ -470,7 +492,7 @@ static enum s3_err measure(struct rows *r, const struct gr2_space *sp, char *err
     sb_free(&text);
     rowsrc_close(r, &s);
     if (!rc)
-        r->a->text_measured += r->total;
+        rc = count_measured(r->a, r->total, err, errlen);
     return rc;
 }
 

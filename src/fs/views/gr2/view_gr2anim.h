@@ -14,6 +14,9 @@ struct gr2_anim;
 
 struct gr2_anim *gr2_anim_new(struct gr2_view *v);
 void gr2_anim_free(struct gr2_anim *a);
+/* Tests: the CSV bytes counted against the file's text budget so far (a listing that
+ * failed counts nothing: its retry measures again). */
+uint64_t gr2_anim_text_measured(const struct gr2_anim *a);
 
 /* The files an animation object gets, in its directory dir (nothing for other objects).
  * Runs under the tree lock (a populate callback). */

@@ -1032,6 +1032,13 @@ static enum s3_err populate_unreadable(struct tree *t, uint32_t dir, void *ctx, 
     return (enum s3_err)arg;
 }
 
+void gobj_test_measured(struct gr2_view *v, uint64_t *tables, uint64_t *anim_text)
+{
+    const struct gobj *o = v->extra;
+    *tables = o ? o->csv_measured : 0;
+    *anim_text = o ? gr2_anim_text_measured(o->anim) : 0;
+}
+
 static void gobj_add(struct gr2_view *v, uint32_t granny_dir, void *ctx)
 {
     (void)ctx;

@@ -28,4 +28,8 @@ enum s3_err gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t 
 bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
                          uint64_t *len);
 
+/* Tests: the text the object tree counted against its budgets so far: its tables' CSVs
+ * (*tables) and the animations' CSVs (*anim_text); both 0 before the tree is made. */
+void gobj_test_measured(struct gr2_view *v, uint64_t *tables, uint64_t *anim_text);
+
 #endif
