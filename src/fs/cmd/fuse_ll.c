@@ -2010,7 +2010,7 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     int fd = fuse_session_fd(se);
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-        return -1;
+        return -errno;
     /* The ending signals stay blocked except inside ppoll, which unblocks them atomically:
      * one that arrived after the loop's exit check and before the sleep would otherwise set
      * libfuse's exit flag unseen and leave the loop asleep until the next request. */
@@ -2019,8 +2019,9 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     sigaddset(&ending, SIGINT);
     sigaddset(&ending, SIGTERM);
     sigaddset(&ending, SIGHUP);
-    if (pthread_sigmask(SIG_BLOCK, &ending, &outside) != 0)
-        return -1;
+    int masked = pthread_sigmask(SIG_BLOCK, &ending, &outside);
+    if (masked != 0)
+        return -masked;
     struct fuse_buf buf = {.mem = NULL};
     uint64_t window = (uint64_t)spin_us * 1000u, last = monotonic_ns();
     int res = 0;
@@ -2047,7 +2048,21 @@ static int spin_loop(struct fuse_session *se, unsigned spin_us)
     pthread_sigmask(SIG_SETMASK, &outside, NULL);
     free(buf.mem);
     fuse_session_reset(se);
-    return asked || res >= 0 ? 0 : -1;
+    return asked || res >= 0 ? 0 : res;
+}
+
+/* How a loop's result ends the daemon. libfuse's loops return the signal that ended them
+ * (SIGTERM, SIGINT, SIGHUP) or 0 when unmounted: clean ends. A read of the device also
+ * fails with ENODEV or ECONNABORTED when the connection goes while a request is being
+ * taken off its queue (a lazy unmount whose last user leaves with requests in flight:
+ * the kernel's fuse_dev_do_read), which libfuse passes on as an error: the same clean end.
+ * Anything else is a failure, named on stderr. */
+static bool loop_ended_cleanly(int rc)
+{
+    if (rc >= 0 || rc == -ENODEV || rc == -ECONNABORTED)
+        return true;
+    fprintf(stderr, "mount.s3rig: reading the FUSE device: %s\n", strerror(-rc));
+    return false;
 }
 
 /* The watched folder changed: the next request opens it again (a new generation), as
@@ -2067,8 +2082,11 @@ static void folder_changed(void *ctx)
 static int rw_start(struct adapter *a, struct fuse_session *se)
 {
     a->se = se;
-    if (pthread_create(&a->notifier, NULL, notifier, a) != 0)
+    int made = pthread_create(&a->notifier, NULL, notifier, a);
+    if (made != 0) {
+        fprintf(stderr, "mount.s3rig: cannot start the notifier thread: %s\n", strerror(made));
         return -1;
+    }
     a->notifier_started = true;
     if (a->cfg.watch) {
         /* no inotify (or its limit reached): the mount still serves, as with nowatch */
@@ -2177,8 +2195,9 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     }
     fuse_daemonize(cfg->foreground);
     int rc;
-    if (a.gens && rw_start(&a, se)) {
-        rc = -1;
+    bool started = !a.gens || rw_start(&a, se) == 0;
+    if (!started) {
+        rc = 0; /* said by rw_start; the status below says it too */
     } else if (cfg->spin_us > 0) {
         rc = spin_loop(se, cfg->spin_us);
     } else if (cfg->single_thread) {
@@ -2187,9 +2206,7 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
         struct fuse_loop_config lc = {.clone_fd = 0, .max_idle_threads = 10};
         rc = fuse_session_loop_mt(se, &lc);
     }
-    /* libfuse's loops return the number of the signal that ended them (SIGTERM, SIGINT,
-     * SIGHUP): a clean end like an unmount; only an error (negative) is a failure. */
-    status = rc >= 0 ? S3_EXIT_OK : S3_EXIT_MOUNT;
+    status = started && loop_ended_cleanly(rc) ? S3_EXIT_OK : S3_EXIT_MOUNT;
     if (a.gens && rw_stop(&a))
         status = S3_EXIT_UNSAVED;
     fuse_session_unmount(se);
