@@ -1933,10 +1933,15 @@ static void forget_root(struct adapter *a, uint64_t asked)
      * answer from the new one (the commit marked it stale before asking us) */
     pthread_rwlock_wrlock(&a->answering);
     pthread_rwlock_unlock(&a->answering);
-    struct rw_gen *was = rw_acquire_epoch(&a->rw, rw_epoch(&a->rw));
-    if (was)
-        notify_epoch(a, was);
-    rw_release(&a->rw, was);
+    /* Every tree alive, newest first, not only the newest: a request may have opened the
+     * committed file already (rw_acquire), and that tree's root, not listed yet, names
+     * nothing, while the tree current at the commit is the one the kernel holds entries
+     * of. Only the trees still alive are visited (the kernel holds nothing of the rest). */
+    for (struct rw_gen *g = rw_acquire_before(&a->rw, UINT32_MAX), *older; g; g = older) {
+        notify_epoch(a, g);
+        older = g->epoch ? rw_acquire_before(&a->rw, g->epoch) : NULL;
+        rw_release(&a->rw, g);
+    }
     fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
     pthread_mutex_lock(&a->nmu);
     a->told = asked;
