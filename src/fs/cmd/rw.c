@@ -1386,15 +1386,7 @@ static size_t res_copy_of(const struct rw *rw, uint64_t f_offset)
 /* Under mu: room for one more resource copy noted (taken before anything changes). */
 static int res_copy_room(struct rw *rw)
 {
-    if (rw->nres < rw->capres)
-        return 0;
-    size_t cap = rw->capres ? 2 * rw->capres : 4;
-    struct rw_res_copy *n = realloc(rw->res, cap * sizeof *n);
-    if (!n)
-        return -ENOMEM;
-    rw->res = n;
-    rw->capres = cap;
-    return 0;
+    return grow_array(&rw->res, &rw->capres, rw->nres + 1, sizeof *rw->res) ? -ENOMEM : 0;
 }
 
 /* Under mu, after res_copy_room: the copy [from, to) of the tail of resource t noted last
@@ -1712,15 +1704,7 @@ static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, s
  * note cannot fail after): 0 or -ENOMEM. */
 static int raw_copy_room(struct rw *rw)
 {
-    if (rw->nraw < rw->capraw)
-        return 0;
-    size_t cap = rw->capraw ? 2 * rw->capraw : 4;
-    struct rw_raw_copy *n = realloc(rw->raw, cap * sizeof *n);
-    if (!n)
-        return -ENOMEM;
-    rw->raw = n;
-    rw->capraw = cap;
-    return 0;
+    return grow_array(&rw->raw, &rw->capraw, rw->nraw + 1, sizeof *rw->raw) ? -ENOMEM : 0;
 }
 
 /* Under mu, after raw_copy_room: a raw copy stored at `from` (or its place again). */

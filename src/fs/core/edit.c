@@ -554,14 +554,8 @@ enum s3_err edits_put(struct edits *e, uint64_t off, const void *b, size_t len)
         j++;
     /* edits i..j-1 overlap or touch [off, off+len): they become one */
     if (i == j) {
-        if (e->n == e->cap) {
-            size_t cap = e->cap ? 2 * e->cap : 16;
-            struct edit *n = realloc(e->e, cap * sizeof *n);
-            if (!n)
-                return S3_ERR_NOMEM;
-            e->e = n;
-            e->cap = cap;
-        }
+        if (grow_array(&e->e, &e->cap, e->n + 1, sizeof *e->e))
+            return S3_ERR_NOMEM;
         uint8_t *copy = malloc(len);
         if (!copy)
             return S3_ERR_NOMEM;
@@ -665,14 +659,8 @@ enum s3_err edits_tail_hole(struct edits *e, uint64_t from, uint64_t to)
         to = e->tail_len;
     if (from >= to)
         return S3_OK;
-    if (e->nholes == e->capholes) {
-        size_t cap = e->capholes ? 2 * e->capholes : 4;
-        struct tail_hole *n = realloc(e->holes, cap * sizeof *n);
-        if (!n)
-            return S3_ERR_NOMEM;
-        e->holes = n;
-        e->capholes = cap;
-    }
+    if (grow_array(&e->holes, &e->capholes, e->nholes + 1, sizeof *e->holes))
+        return S3_ERR_NOMEM;
     size_t i = 0, hi = e->nholes; /* the first hole reaching from */
     while (i < hi) {
         size_t mid = i + (hi - i) / 2;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const err_text[S3_ERR_COUNT] = {
     [S3_OK] = "no error",
@@ -90,4 +91,27 @@ void *alloc_array(size_t n, size_t size)
     if (size && n > SIZE_MAX / size)
         return NULL;
     return calloc(n ? n : 1, size ? size : 1);
+}
+
+enum s3_err grow_array(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return S3_OK;
+    size_t n = *cap > SIZE_MAX / 2 ? SIZE_MAX : 2 * *cap;
+    if (n < 8)
+        n = 8;
+    if (n < need)
+        n = need;
+    if (elem && n > SIZE_MAX / elem) /* doubling past the bound: just what is needed */
+        n = need;
+    if (elem && n > SIZE_MAX / elem)
+        return S3_ERR_NOMEM;
+    /* the caller's pointer is read and written as bytes: it may be of any object type */
+    void *old, *p;
+    memcpy(&old, arrp, sizeof old);
+    if (!(p = realloc(old, n * (elem ? elem : 1))))
+        return S3_ERR_NOMEM;
+    memcpy(arrp, &p, sizeof p);
+    *cap = n;
+    return S3_OK;
 }

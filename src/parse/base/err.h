@@ -4,7 +4,9 @@
  * - s3_err_str never returns NULL; s3_err_errno maps a reason to the errno FUSE returns,
  *   s3_err_of_errno back (an errno of no reason of ours is IO).
  * - alloc_array(n, size): zeroed, overflow-checked; n == 0 is a valid empty array (a
- *   pointer to free), NULL only when the allocation fails. */
+ *   pointer to free), NULL only when the allocation fails.
+ * - grow_array(&arr, &cap, need, sizeof *arr): room for `need` elements in a growing
+ *   array (see below). */
 #ifndef S3_ERR_H
 #define S3_ERR_H
 
@@ -46,5 +48,13 @@ int s3_err_errno(enum s3_err e);
 enum s3_err s3_err_of_errno(int errnum);
 
 void *alloc_array(size_t n, size_t size);
+/* Room for at least `need` elements of `elem` bytes in the array *arrp points to (arrp is
+ * the address of the array's pointer, e.g. &v->skips; the array NULL when *cap is 0),
+ * which holds *cap: when need > *cap it is reallocated to twice its capacity, or more
+ * (at least 8 elements), and *arrp and *cap are set. S3_OK, or S3_ERR_NOMEM (the
+ * allocation failed, or the size overflows) with *arrp and *cap unchanged, so a caller
+ * takes room before it changes anything and rolls nothing back. New elements are not
+ * cleared. */
+enum s3_err grow_array(void *arrp, size_t *cap, size_t need, size_t elem);
 
 #endif

@@ -214,14 +214,8 @@ static enum s3_err add_skip(struct folder_view *v, const char *rel, const char *
     __attribute__((format(printf, 3, 4)));
 static enum s3_err add_skip(struct folder_view *v, const char *rel, const char *fmt, ...)
 {
-    if (v->nskips == v->capskips) {
-        size_t cap = v->capskips ? 2 * v->capskips : 64;
-        struct skip *s = realloc(v->skips, cap * sizeof *s);
-        if (!s)
-            return S3_ERR_NOMEM;
-        v->skips = s;
-        v->capskips = cap;
-    }
+    if (grow_array(&v->skips, &v->capskips, v->nskips + 1, sizeof *v->skips))
+        return S3_ERR_NOMEM;
     char *why = NULL;
     va_list ap;
     va_start(ap, fmt);
