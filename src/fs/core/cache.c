@@ -291,6 +291,25 @@ void cache_unpin(struct cache *c, struct cached *it)
     pthread_mutex_unlock(&c->lock);
 }
 
+enum s3_err cache_read(struct cache *c, struct cached *it, uint64_t size_must, uint64_t off, void *buf, size_t len,
+                       size_t *got)
+{
+    char err[256];
+    const uint8_t *d;
+    size_t size;
+    enum s3_err rc = cache_pin(c, it, &d, &size, err, sizeof err);
+    if (rc)
+        return rc == S3_ERR_NOMEM ? rc : S3_ERR_IO;
+    rc = S3_ERR_IO;
+    if (size_must == CACHE_ANY_SIZE || size == size_must) {
+        *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
+        memcpy(buf, d + off, *got);
+        rc = S3_OK;
+    }
+    cache_unpin(c, it);
+    return rc;
+}
+
 static void hold(struct cache *c, struct cached *it, bool request)
 {
     c = owner(c);

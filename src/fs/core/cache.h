@@ -72,6 +72,15 @@ void cache_destroy(struct cache *c);
 enum s3_err cache_pin(struct cache *c, struct cached *it, const uint8_t **data, size_t *size, char *err,
                       size_t errlen);
 void cache_unpin(struct cache *c, struct cached *it);
+/* A file's read of an item's bytes: [off, off + len) copied into buf under a pin, *got
+ * fewer at the end and 0 past it. `size_must` is the size the bytes must have (another:
+ * IO, the source changed since the file was sized), CACHE_ANY_SIZE for any. A production
+ * refused memory is the read's NOMEM (not kept: the next read produces again), every
+ * other refusal, cache_mb's included, IO; the pin's message is dropped (a read has no
+ * place to say it). */
+#define CACHE_ANY_SIZE UINT64_MAX
+enum s3_err cache_read(struct cache *c, struct cached *it, uint64_t size_must, uint64_t off, void *buf, size_t len,
+                       size_t *got);
 /* Keeps the item's bytes once they are produced (now or by a later pin), until
  * cache_release: an open file handle, a listing reading a source. Produces nothing. */
 void cache_hold(struct cache *c, struct cached *it);

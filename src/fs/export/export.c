@@ -40,26 +40,14 @@ static enum s3_err export_read(struct tree *t, void *ctx, uint64_t arg, uint64_t
 {
     (void)t, (void)arg;
     struct export_file *e = ctx;
-    char err[256];
-    size_t size;
     /* the cached bytes were made from the file as it was: a changed file is EIO, like
      * every other read, even when a rebuild would have the same size */
     if (source_check(&e->fs->src))
         return S3_ERR_IO;
-    const uint8_t *d;
     /* a build refused memory is ENOMEM to this read (the next builds again: a failed
-     * production is not kept); anything else, cache_mb's refusal included, is EIO */
-    enum s3_err rc = cache_pin(&e->fs->cache, &e->c, &d, &size, err, sizeof err);
-    if (rc)
-        return rc == S3_ERR_NOMEM ? rc : S3_ERR_IO;
-    rc = S3_ERR_IO;
-    if (size == e->size) { /* another size: the source changed since the size was taken */
-        *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
-        memcpy(buf, d + off, *got);
-        rc = S3_OK;
-    }
-    cache_unpin(&e->fs->cache, &e->c);
-    return rc;
+     * production is not kept); anything else, cache_mb's refusal and bytes of another
+     * size than the stat's included, is EIO */
+    return cache_read(&e->fs->cache, &e->c, e->size, off, buf, len, got);
 }
 
 /* What an open export file holds: its bytes (tree_hold). */

@@ -611,15 +611,8 @@ static enum s3_err section_read(struct tree *t, void *ctx, uint64_t arg, uint64_
 {
     (void)t, (void)arg;
     struct gr2_secitem *it = ctx;
-    char err[200];
-    size_t size;
-    const uint8_t *d;
-    if (cache_pin(&it->v->fs->cache, &it->c, &d, &size, err, sizeof err))
-        return S3_ERR_IO;
-    *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
-    memcpy(buf, d + off, *got);
-    cache_unpin(&it->v->fs->cache, &it->c);
-    return S3_OK;
+    /* an expansion refused memory is ENOMEM to this read (HACKING.md "Fault injection") */
+    return cache_read(&it->v->fs->cache, &it->c, CACHE_ANY_SIZE, off, buf, len, got);
 }
 
 /* What an open data.bin holds: its section's expanded bytes (tree_hold). */

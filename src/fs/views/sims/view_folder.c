@@ -1339,17 +1339,8 @@ static enum s3_err read_member(struct tree *t, void *ctx, uint64_t arg, uint64_t
 {
     (void)t, (void)arg;
     struct zmember *m = ctx;
-    struct s3fs *fs = m->f->v->fs;
-    char err[200];
-    size_t have;
-    const uint8_t *d;
-    enum s3_err e = cache_pin(&fs->cache, &m->c, &d, &have, err, sizeof err);
-    if (e) /* a production refused memory: ENOMEM to this read, the next produces again */
-        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
-    *got = off >= have ? 0 : have - off < len ? have - off : len;
-    memcpy(buf, d + off, *got);
-    cache_unpin(&fs->cache, &m->c);
-    return S3_OK;
+    /* a production refused memory: ENOMEM to this read, the next produces again */
+    return cache_read(&m->f->v->fs->cache, &m->c, CACHE_ANY_SIZE, off, buf, len, got);
 }
 
 static struct cached *member_item(void *ctx, uint64_t arg, struct cache **cache)

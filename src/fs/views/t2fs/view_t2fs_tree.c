@@ -151,19 +151,9 @@ static enum s3_err blob_read(struct tree *t, void *ctx, uint64_t arg, uint64_t o
 {
     (void)t;
     struct t2_cnode *cn = ctx;
-    char err[256];
-    size_t size;
-    const uint8_t *d;
-    enum s3_err e = cache_pin(&cn->v->fs->cache, &cn->c, &d, &size, err, sizeof err);
-    if (e) /* refused memory: ENOMEM to this read, the next expands again */
-        return e == S3_ERR_NOMEM ? e : S3_ERR_IO;
-    *got = 0;
-    if (arg + off <= size) {
-        *got = (size_t)(len < size - arg - off ? len : size - arg - off);
-        memcpy(buf, d + arg + off, *got);
-    }
-    cache_unpin(&cn->v->fs->cache, &cn->c);
-    return S3_OK;
+    /* arg: where the file starts in the expanded node; refused memory is ENOMEM to this
+     * read, the next expands again */
+    return cache_read(&cn->v->fs->cache, &cn->c, CACHE_ANY_SIZE, arg + off, buf, len, got);
 }
 
 /* What an open file of a compressed node's bytes holds: the expanded node (tree_hold). */
