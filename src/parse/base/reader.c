@@ -56,6 +56,18 @@ uint32_t ld_u32(const uint8_t *p, bool be)
     return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
+float f32_of_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float ld_f32(const uint8_t *p, bool be)
+{
+    return f32_of_bits(ld_u32(p, be));
+}
+
 uint64_t ld_u64(const uint8_t *p, bool be)
 {
     uint64_t a = ld_u32(p, be), b = ld_u32(p + 4, be);
@@ -119,10 +131,7 @@ uint64_t cur_u64(struct cursor *c)
 
 float cur_f32(struct cursor *c)
 {
-    uint32_t u = cur_u32(c);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return f32_of_bits(cur_u32(c));
 }
 
 void cur_bytes(struct cursor *c, void *out, size_t n)

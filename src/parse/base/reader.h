@@ -40,6 +40,10 @@ void mem_src_init(struct s3_src *src, struct mem_src_ctx *ctx, const void *data,
 uint16_t ld_u16(const uint8_t *p, bool big_endian);
 uint32_t ld_u32(const uint8_t *p, bool big_endian);
 uint64_t ld_u64(const uint8_t *p, bool big_endian);
+/* The IEEE 754 single of 32 bits (as stored: no NaN or infinity refused), and the one
+ * stored at p in the given byte order. */
+float f32_of_bits(uint32_t u);
+float ld_f32(const uint8_t *p, bool big_endian);
 
 struct cursor {
     const uint8_t *p;

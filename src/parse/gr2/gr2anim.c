@@ -86,15 +86,6 @@ static enum s3_err name_of(const struct gr2_space *sp, const struct gr2_type *t,
     return e ? s3_fail(e, err, errlen, "%s: Name: %s", what, why) : S3_OK;
 }
 
-/* The Real32 at p, in the file's byte order. */
-static float f32_at(const struct gr2_space *sp, const uint8_t *p)
-{
-    uint32_t u = gr2_u32_at(sp, p);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* An object's decoded type and its Name, in that order (the transform and vector track
  * readers' head; the others check members between the two). */
 static enum s3_err typed_named(struct gr2_types *reg, const struct gr2_space *sp, struct gr2_ref type,
@@ -111,7 +102,7 @@ static double real_of(const struct gr2_space *sp, const struct gr2_type *t, enum
     const struct gr2_member *m = member(t, std, name, GR2_REAL32);
     const char *why;
     const uint8_t *b = m ? gr2_bytes(sp, obj.section, obj.offset + m->offset, 4, &why) : NULL;
-    return b ? f32_at(sp, b) : absent;
+    return b ? gr2_f32_at(sp, b) : absent;
 }
 
 /* A member's elements (ReferenceToArray / ArrayOfReferences): absent or empty is
@@ -413,7 +404,7 @@ enum s3_err gr2_text_track_read(struct gr2_types *reg, const struct gr2_space *s
             e = s3_fail(e, err, errlen, "entry %" PRIu32 ": TimeStamp: %s", i, why);
             goto fail;
         }
-        out->e[i].t = f32_at(sp, b);
+        out->e[i].t = gr2_f32_at(sp, b);
         e = gr2_name_at(sp, at.section, at.offset + xm->offset, &out->e[i].text, &why);
         out->n = i + 1;
         if (e) {

@@ -88,16 +88,9 @@ void gr2_curve_free(struct gr2_curve *c)
 
 /* ---- dequantisation ---- */
 
-static float f32_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 float gr2_knot_scale_trunc(uint16_t word)
 {
-    return f32_of((uint32_t)word << 16);
+    return f32_of_bits((uint32_t)word << 16);
 }
 
 void gr2_d4n_range(unsigned entry, double *width, double *offset)
@@ -235,7 +228,7 @@ static enum s3_err read_field(struct gr2_types *reg, const struct gr2_space *sp,
             int n = cf->kind == C_F32 ? 0 : cf->kind == C_F32x3 ? 3 : 4;
             if (m->type == GR2_REAL32 && m->array_width == n) {
                 for (int k = 0; k < (n ? n : 1); k++)
-                    f->f[k] = f32_of(ld_u32(b + 4 * k, be));
+                    f->f[k] = f32_of_bits(ld_u32(b + 4 * k, be));
                 rc = S3_OK;
             }
             break;
@@ -262,7 +255,7 @@ static uint32_t word_at(const struct field *f, uint32_t i, bool be)
 
 static double float_at(const struct field *f, uint32_t i, bool be)
 {
-    return f32_of(ld_u32(f->arr + (size_t)i * 4, be));
+    return f32_of_bits(ld_u32(f->arr + (size_t)i * 4, be));
 }
 
 static enum s3_err alloc_curve(struct gr2_curve *c, uint32_t n, uint32_t dim, bool knots, char *err, size_t errlen)

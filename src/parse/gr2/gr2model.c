@@ -43,14 +43,6 @@ void gr2_names_free(char **names, uint32_t n)
     free(names);
 }
 
-static float f32_at(const struct gr2_space *sp, const uint8_t *p)
-{
-    uint32_t u = gr2_u32_at(sp, p);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Why a type is not the kind asked for: NOMEM when it could not be made, its own reason
  * when it failed for now (out of memory, bytes not had), else FORMAT. */
 static enum s3_err not_kind(const struct gr2_type *t)
@@ -212,7 +204,7 @@ static void read_transform(const struct gr2_space *sp, const uint8_t *b, struct 
     uint32_t flags = gr2_u32_at(sp, b);
     float f[16];
     for (int i = 0; i < 16; i++)
-        f[i] = f32_at(sp, b + 4 + 4 * i);
+        f[i] = gr2_f32_at(sp, b + 4 + 4 * i);
     static const float id_r[4] = {0, 0, 0, 1}, id_ss[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memset(x, 0, sizeof *x);
     if (flags & HAS_POSITION)
@@ -273,7 +265,7 @@ static enum s3_err read_bone(const struct gr2_space *sp, const struct gr2_type *
     memcpy(b->s, x.s, sizeof b->s);
     memcpy(b->m, x.m, sizeof b->m);
     for (int k = 0; k < 16; k++) /* as stored: Granny's rows are glTF's columns */
-        b->ibm[k] = f32_at(sp, ib + 4 * k);
+        b->ibm[k] = gr2_f32_at(sp, ib + 4 * k);
     b->ibm[3] = b->ibm[7] = b->ibm[11] = 0; /* the last row glTF requires */
     b->ibm[15] = 1;
     return S3_OK;
@@ -329,7 +321,7 @@ static float component(const struct gr2_space *sp, uint32_t type, const uint8_t 
     bool be = sp->g->be;
     switch (type) {
     case GR2_REAL32:
-        return f32_at(sp, p);
+        return gr2_f32_at(sp, p);
     case GR2_REAL16:
         return (float)half(ld_u16(p, be));
     case GR2_INT8:

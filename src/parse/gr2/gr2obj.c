@@ -125,6 +125,11 @@ uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p)
     return ld_u32(p, s->g->be);
 }
 
+float gr2_f32_at(const struct gr2_space *s, const uint8_t *p)
+{
+    return ld_f32(p, s->g->be);
+}
+
 enum s3_err gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, struct gr2_ref *to, bool *points,
                         const char **why)
 {
@@ -719,12 +724,8 @@ double gr2_half_to_double(uint16_t h)
 int gr2_format_scalar(char *out, size_t outlen, uint32_t type, bool hex, const uint8_t *p, bool be)
 {
     switch (type) {
-    case GR2_REAL32: {
-        uint32_t u = ld_u32(p, be);
-        float f;
-        memcpy(&f, &u, 4);
-        return snprintf(out, outlen, "%.9g", (double)f);
-    }
+    case GR2_REAL32:
+        return snprintf(out, outlen, "%.9g", (double)ld_f32(p, be));
     case GR2_REAL16:
         return snprintf(out, outlen, "%.9g", gr2_half_to_double(ld_u16(p, be)));
     case GR2_INT8:

@@ -101,6 +101,8 @@ enum s3_err gr2_pointer(const struct gr2_space *s, uint32_t sec, uint32_t off, s
 enum s3_err gr2_string_at(const struct gr2_space *s, struct gr2_ref at, const char **str, size_t *len,
                           const char **why);
 uint32_t gr2_u32_at(const struct gr2_space *s, const uint8_t *p);
+/* The Real32 at p, in the file's byte order. */
+float gr2_f32_at(const struct gr2_space *s, const uint8_t *p);
 
 struct gr2_member {
     uint32_t type;

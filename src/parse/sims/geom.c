@@ -706,9 +706,7 @@ float geom_value(const struct geom *g, const struct geom_decl *d, uint32_t i, un
     const uint8_t *p = g->vert + (size_t)i * g->stride + d->offset;
     if (d->type == GEOM_DT_FLOAT || d->type == GEOM_DT_U32) {
         uint32_t u = ld_u32(p + 4 * k, false);
-        float f;
-        memcpy(&f, &u, 4);
-        return d->type == GEOM_DT_FLOAT ? f : (float)u;
+        return d->type == GEOM_DT_FLOAT ? f32_of_bits(u) : (float)u;
     }
     return p[k];
 }

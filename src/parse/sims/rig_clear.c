@@ -44,10 +44,7 @@ static uint32_t seq_u32(struct seq *s)
 
 static float seq_f32(struct seq *s)
 {
-    uint32_t u = seq_u32(s);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
+    return f32_of_bits(seq_u32(s));
 }
 
 /* A length-prefixed string into *out; the length must be ≥ 0 and fit in what is left.
