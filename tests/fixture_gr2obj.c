@@ -512,11 +512,14 @@ static uint8_t *section_filler(uint32_t n, uint32_t k)
 
 uint8_t *fxg_build_sections(const struct fxg_sections_opts *o, size_t *size, struct fxg_sections_result *r)
 {
+    memset(r, 0, sizeof *r);
+    /* each section's head is written whole into it: a smaller one would be overrun */
+    if (o->nsections < 2 || o->nsections > FX_MAX_SECTIONS || o->section_size < FXG_SECTION_MIN)
+        return NULL;
     static struct gw w;
     memset(&w, 0, sizeof w);
     w.p = 4;
     uint32_t nparts = o->nsections - 1;
-    memset(r, 0, sizeof *r);
     r->nsections = o->nsections;
     const struct mdef value[] = {{UINT32, "v", NO_TYPE, 0}};
     uint32_t t_value = gw_type(&w, value, 1);

@@ -103,6 +103,10 @@ uint8_t *fxg_build_types(uint32_t n, size_t *size, struct fx_gr2_layout *lay);
  * (k·1000 + j) right after it; the rest of each section is filler. Sections 1.. are
  * section_size bytes each, BitKnit2-compressed. */
 #define FXG_SECTION_VALUES 64
+/* A section's size at the least (its part's head: Magic, Index, the Values reference and
+ * the values) and, in MiB, at the most (a u32). fxg_build_sections refuses others (NULL). */
+#define FXG_SECTION_MIN (4 * (4 + FXG_SECTION_VALUES))
+#define FXG_SECTION_MAX_MB 4095
 struct fxg_sections_opts {
     uint32_t nsections, section_size;
 };

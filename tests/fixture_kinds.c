@@ -1,5 +1,6 @@
 #include "fixture_kinds.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,17 @@
 
 /* A kind PREFIX + SIG + "-vN" (gr2-le32-v7, bk2obj-be64-v6): SIG into sig and N into
  * *version; false (with a message) when the kind is not of that shape. */
+/* A whole number written in decimal digits alone (no sign, nothing after), into *out. */
+static bool whole_number(const char *s, unsigned long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    *out = strtoul(s, &end, 10);
+    return *end == 0 && errno == 0;
+}
+
 static bool sig_and_version(const char *kind, size_t prefix, char *sig, size_t siglen, int *version)
 {
     const char *v = strrchr(kind, '-');
@@ -93,12 +105,16 @@ uint8_t *fx_kind(const char *kind, int nargs, char *const *args, size_t *out_siz
         data = fxp_build(&o, &r, 1, &size, &lay);
         free(bytes);
     } else if (strcmp(kind, "gr2-sections") == 0) {
-        struct fxg_sections_opts o = {nargs == 2 ? (uint32_t)atoi(args[0]) : 0,
-                                      nargs == 2 ? (uint32_t)atoi(args[1]) << 20 : 0};
-        if (o.nsections < 2 || o.nsections > FX_MAX_SECTIONS) {
-            fprintf(stderr, "s3rig-mkfixture: gr2-sections needs N (2 to %d sections) MB\n", FX_MAX_SECTIONS);
+        /* each section holds its part's head (FXG_SECTION_MIN bytes) and its size fits a
+         * u32: MB from 1 to FXG_SECTION_MAX_MB, whole numbers only */
+        unsigned long n = 0, mb = 0;
+        if (nargs != 2 || !whole_number(args[0], &n) || n < 2 || n > FX_MAX_SECTIONS || !whole_number(args[1], &mb) ||
+            mb < 1 || mb > FXG_SECTION_MAX_MB) {
+            fprintf(stderr, "s3rig-mkfixture: gr2-sections needs N (2 to %d sections) MB (1 to %d MiB each)\n",
+                    FX_MAX_SECTIONS, FXG_SECTION_MAX_MB);
             return NULL;
         }
+        struct fxg_sections_opts o = {(uint32_t)n, (uint32_t)mb << 20};
         struct fxg_sections_result r;
         data = fxg_build_sections(&o, &size, &r);
         fxg_sections_free(&r);

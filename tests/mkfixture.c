@@ -44,8 +44,9 @@
  *   package-geom             GEOM resources beside a rig covering one and a decoy (fxp_sample 6)
  *   package-big N [3|4]      a package of N resources (RefPack, or zlib with 4)
  *   package-one MB           a Sims 4 package of one zlib resource expanding to MB MiB
- *   gr2-sections N MB        a GR2 of N sections: the objects, then N-1 BitKnit2 sections of
- *                            MB MiB, each holding one object and a table (fxg_build_sections)
+ *   gr2-sections N MB        a GR2 of N sections (2 to 16): the objects, then N-1 BitKnit2
+ *                            sections of MB MiB (1 to 4095), each holding one object and a
+ *                            table (fxg_build_sections)
  *   gr2-members N same|distinct   a GR2 whose root type has N UInt32 members, all named
  *                            "Bone" or each its own (fxg_build_members)
  *   gr2-repeated-string SLOTS LEN   a GR2 whose String array of SLOTS slots all point at one
