@@ -662,6 +662,69 @@ static void test_producer_reason(void **state)
     cache_destroy(&c);
 }
 
+/* A producer of n bytes 0, 1, 2, ... (n <= 256), or of its failure. */
+struct counting_item {
+    struct cached c; /* first */
+    size_t n;
+    enum s3_err fail;
+};
+
+static enum s3_err produce_counting(struct cached *c, uint8_t **data, size_t *size, char *err, size_t errlen)
+{
+    struct counting_item *f = (struct counting_item *)c;
+    if (f->fail)
+        return s3_fail(f->fail, err, errlen, "told to fail");
+    if (!(*data = malloc(f->n ? f->n : 1)))
+        return S3_ERR_NOMEM;
+    for (size_t i = 0; i < f->n; i++)
+        (*data)[i] = (uint8_t)i;
+    *size = f->n;
+    return S3_OK;
+}
+
+/* cache_read, every file's read of expanded bytes: the slice asked, clipped at the end and
+ * empty past it; bytes of another size than size_must are IO; a production refused
+ * memory is NOMEM and any other refusal IO; no pin is left behind either way. */
+static void test_cache_read_slices(void **state)
+{
+    (void)state;
+    struct cache c;
+    cache_init(&c, 1000);
+    struct counting_item f = {.c = {.produce = produce_counting}, .n = 10};
+    uint8_t buf[16];
+    size_t got = 99;
+    assert_int_equal(cache_read(&c, &f.c, CACHE_ANY_SIZE, 3, buf, 4, &got), S3_OK);
+    assert_int_equal(got, 4);
+    assert_memory_equal(buf, ((uint8_t[]){3, 4, 5, 6}), 4);
+    assert_int_equal(cache_read(&c, &f.c, 10, 8, buf, 4, &got), S3_OK); /* the end */
+    assert_int_equal(got, 2);
+    assert_memory_equal(buf, ((uint8_t[]){8, 9}), 2);
+    got = 99;
+    assert_int_equal(cache_read(&c, &f.c, CACHE_ANY_SIZE, 10, buf, 4, &got), S3_OK);
+    assert_int_equal(got, 0);
+    got = 99;
+    assert_int_equal(cache_read(&c, &f.c, CACHE_ANY_SIZE, UINT64_MAX, buf, 4, &got), S3_OK);
+    assert_int_equal(got, 0);
+    assert_int_equal(cache_read(&c, &f.c, 11, 0, buf, 4, &got), S3_ERR_IO); /* sized 11 when listed */
+    assert_int_equal(f.c.pins, 0);
+    cache_forget(&c, &f.c);
+    static const struct {
+        enum s3_err produced, read;
+    } refusals[] = {{S3_ERR_NOMEM, S3_ERR_NOMEM}, {S3_ERR_FORMAT, S3_ERR_IO}, {S3_ERR_LIMIT, S3_ERR_IO},
+                    {S3_ERR_RANGE, S3_ERR_IO}};
+    for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
+        f.fail = refusals[i].produced;
+        assert_int_equal(cache_read(&c, &f.c, CACHE_ANY_SIZE, 0, buf, 4, &got), refusals[i].read);
+        assert_int_equal(f.c.pins, 0);
+    }
+    f.fail = S3_OK; /* nothing of a refusal is kept: the next read produces */
+    assert_int_equal(cache_read(&c, &f.c, CACHE_ANY_SIZE, 0, buf, 16, &got), S3_OK);
+    assert_int_equal(got, 10);
+    assert_int_equal(buf[9], 9);
+    cache_forget(&c, &f.c);
+    cache_destroy(&c);
+}
+
 /* cache_mb is one bound: four threads each pin an item of 60 bytes under a bound of 100
  * at once, and only one holds its item, the others are refused saying why (never 240
  * bytes held); an open file's hold counts as well: beside a held 60-byte item a request
@@ -1002,6 +1065,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_production_outside_lock),
+        cmocka_unit_test(test_cache_read_slices),
         cmocka_unit_test(test_package_resource_once),
         cmocka_unit_test(test_granny_section_once),
         cmocka_unit_test(test_rnc_node_once),

@@ -56,6 +56,17 @@ static void test_reader_bounds(void **state)
     assert_int_equal(cur_u16(&c), 0x0102);
     assert_int_equal(cur_u64(&c), 0);
     assert_true(c.err);
+    /* IEEE 754 singles: 1.5 is 0x3FC00000, -2 is 0xC0000000 */
+    static const uint8_t f_le[8] = {0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0}, f_be[8] = {0x3f, 0xc0, 0, 0, 0xc0, 0, 0, 0};
+    assert_true(ld_f32(f_le, false) == 1.5f);
+    assert_true(ld_f32(f_le + 4, false) == -2.0f);
+    assert_true(ld_f32(f_be, true) == 1.5f);
+    assert_true(ld_f32(f_be + 4, true) == -2.0f);
+    assert_true(f32_of_bits(0x3FC00000u) == 1.5f);
+    cur_init(&c, f_be, sizeof f_be, true);
+    assert_true(cur_f32(&c) == 1.5f);
+    assert_true(cur_f32(&c) == -2.0f);
+    assert_false(c.err);
 }
 
 static void test_crc32_check_value(void **state)
@@ -738,11 +749,50 @@ static void test_alloc_array_and_errors(void **state)
     assert_int_equal(s3_err_of_errno(EXDEV), S3_ERR_IO);       /* no reason of ours */
 }
 
+/* grow_array: room for what is asked, the elements kept, capacity doubling (a few
+ * reallocations for many appends: linear in all), and an impossible size NOMEM with the
+ * array and its capacity untouched. */
+static void test_grow_array(void **state)
+{
+    (void)state;
+    uint64_t *a = NULL;
+    size_t n = 0, cap = 0;
+    unsigned grown = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        size_t before = cap;
+        assert_int_equal(grow_array(&a, &cap, n + 1, sizeof *a), S3_OK);
+        assert_true(cap >= n + 1);
+        grown += cap != before;
+        a[n++] = i * 7;
+    }
+    assert_true(grown <= 20); /* doubling: about log2(100000) = 17 */
+    for (uint64_t i = 0; i < n; i++)
+        assert_int_equal(a[i], i * 7);
+    uint64_t *same = a;
+    size_t had = cap;
+    assert_int_equal(grow_array(&a, &cap, cap, sizeof *a), S3_OK); /* room already: nothing moves */
+    assert_ptr_equal(a, same);
+    assert_int_equal(cap, had);
+    assert_int_equal(grow_array(&a, &cap, SIZE_MAX / sizeof *a + 1, sizeof *a), S3_ERR_NOMEM);
+    assert_int_equal(grow_array(&a, &cap, SIZE_MAX, sizeof *a), S3_ERR_NOMEM);
+    assert_ptr_equal(a, same);
+    assert_int_equal(cap, had);
+    assert_int_equal(a[n - 1], (n - 1) * 7);
+    free(a);
+    char *c = NULL; /* a first growth to more than the minimum takes what is asked */
+    size_t ccap = 0;
+    assert_int_equal(grow_array(&c, &ccap, 1000, 1), S3_OK);
+    assert_true(ccap >= 1000);
+    memset(c, 1, 1000);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader_bounds),
         cmocka_unit_test(test_alloc_array_and_errors),
+        cmocka_unit_test(test_grow_array),
         cmocka_unit_test(test_exit_of_reasons),
         cmocka_unit_test(test_crc32_check_value),
         cmocka_unit_test(test_detect),
