@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/wait.h>
@@ -209,6 +210,53 @@ void do_umount(const char *mnt)
     char *argv[] = {"fusermount3", "-u", (char *)mnt, NULL};
     assert_int_equal(run(argv, NULL, 0), 0);
     assert_false(is_mounted(mnt));
+}
+
+void wait_unlocked(const char *path)
+{
+    for (int i = 0; i < 1000; i++) {
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        int rc = flock(fd, LOCK_EX | LOCK_NB);
+        close(fd);
+        if (rc == 0)
+            return;
+        usleep(10000);
+    }
+    fail_msg("%s still locked", path);
+}
+
+void umount_rw(const char *mnt, const char *file)
+{
+    do_umount(mnt);
+    wait_unlocked(file);
+}
+
+int write_file(const char *path, int flags, const void *b, size_t len, char *step)
+{
+    int fd = open(path, flags);
+    if (fd < 0) {
+        *step = 'o';
+        return errno;
+    }
+    errno = 0;
+    if (write(fd, b, len) != (ssize_t)len) {
+        int e = errno ? errno : EIO; /* a short write sets none */
+        close(fd);
+        *step = 'w';
+        return e;
+    }
+    *step = 'c';
+    return close(fd) ? errno : 0;
+}
+
+void assert_file_is(const char *path, const void *want, size_t size)
+{
+    size_t n;
+    uint8_t *got = slurp_path(path, &n);
+    assert_int_equal(n, size);
+    assert_memory_equal(got, want, size);
+    free(got);
 }
 
 void test_no_sanitizer_reports(void **state)

@@ -1,4 +1,5 @@
-/* Helpers of the tests that run mount.s3rig and s3rig for real (test_mount, test_pkg_mount):
+/* Helpers of the tests that run mount.s3rig and s3rig for real (test_mount, test_pkg_mount,
+ * the -o rw tests test_rw_mount and test_rw_fresh):
  * one temporary folder per suite holds the fixture files, the mount points (named m*, so
  * teardown can unmount what a failed test left mounted) and the children's captured
  * output; the children's sanitizer reports go to files in its san/ folder. */
@@ -57,6 +58,17 @@ void do_mount(const char *file, const char *mnt, const char *opts);
 pid_t start_mount_fg(const char *file, const char *mnt, const char *opts);
 /* Unmounts mnt with fusermount3 -u and asserts it worked. */
 void do_umount(const char *mnt);
+/* Waits (up to 10 s, else fails) until the daemon has let go of the file's lock (flock):
+ * an -o rw daemon has committed what was pending and exited. */
+void wait_unlocked(const char *path);
+/* An -o rw mount of file on mnt unmounted: do_umount, then wait_unlocked(file). */
+void umount_rw(const char *mnt, const char *file);
+
+/* open(path, flags), write len bytes, close: 0, or the errno of the first step that
+ * failed, which in *step ('o' open, 'w' write, 'c' close). */
+int write_file(const char *path, int flags, const void *b, size_t len, char *step);
+/* The file at path holds exactly want's size bytes. */
+void assert_file_is(const char *path, const void *want, size_t size);
 
 /* A digest of the mounted subtree at dir, walked through the kernel (names in listing
  * order, kinds, sizes, every file's bytes, link targets, the s3rig xattrs; dir's own

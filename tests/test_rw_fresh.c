@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,27 +90,11 @@ static int read_text(const char *path, char *text, size_t cap, size_t *len)
  * 0 or the open's errno. */
 static int write_text(const char *path, const char *text, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0)
-        return errno;
-    assert_int_equal(write(fd, text, len), (ssize_t)len);
-    assert_int_equal(close(fd), 0);
-    return 0;
-}
-
-/* The daemon let go of the file's lock: it has committed what was pending and exited. */
-static void wait_unlocked(const char *path)
-{
-    for (int i = 0; i < 1000; i++) {
-        int fd = open(path, O_RDONLY);
-        assert_true(fd >= 0);
-        int rc = flock(fd, LOCK_EX | LOCK_NB);
-        close(fd);
-        if (rc == 0)
-            return;
-        usleep(10000);
-    }
-    fail_msg("%s still locked", path);
+    char step;
+    int e = write_file(path, O_WRONLY | O_TRUNC, text, len, &step);
+    if (e && step != 'o')
+        fail_msg("%s: %s failed: %s", path, step == 'w' ? "write" : "close", strerror(e));
+    return e;
 }
 
 static void fresh_opens(const char *opts, const char *tag)
@@ -176,17 +159,9 @@ static void fresh_opens(const char *opts, const char *tag)
     assert_int_equal(rstale, 0);
     assert_int_equal(rother, 0);
     assert_int_equal(commits, CYCLES);
-    do_umount(mnt);
-    wait_unlocked(path);
+    umount_rw(mnt, path);
     /* each value was given its own text: the file is byte for byte what it was */
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    uint8_t *now = malloc(size + 1);
-    assert_non_null(now);
-    assert_int_equal(fread(now, 1, size + 1, f), size);
-    fclose(f);
-    assert_memory_equal(now, bytes, size);
-    free(now);
+    assert_file_is(path, bytes, size);
     free(bytes);
 }
 

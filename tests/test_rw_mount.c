@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -87,36 +86,6 @@ static uint8_t *slurp(const char *path, size_t *size)
     return buf;
 }
 
-static void assert_file_is(const char *path, const uint8_t *want, size_t size)
-{
-    size_t n;
-    uint8_t *got = slurp(path, &n);
-    assert_int_equal(n, size);
-    assert_memory_equal(got, want, size);
-    free(got);
-}
-
-/* The daemon has let go of the file (its lock): it has committed and exited. */
-static void wait_unlocked(const char *path)
-{
-    for (int i = 0; i < 1000; i++) {
-        int fd = open(path, O_RDONLY);
-        assert_true(fd >= 0);
-        int rc = flock(fd, LOCK_EX | LOCK_NB);
-        close(fd);
-        if (rc == 0)
-            return;
-        usleep(10000);
-    }
-    fail_msg("%s still locked", path);
-}
-
-static void umount_rw(const char *mnt, const char *file)
-{
-    do_umount(mnt);
-    wait_unlocked(file);
-}
-
 static char *text_of(const char *path)
 {
     size_t n;
@@ -130,19 +99,7 @@ static char *text_of(const char *path)
  * (*step 'o' 'w' 'c'). */
 static int write_text(const char *path, int flags, const char *text, char *step)
 {
-    int fd = open(path, flags);
-    if (fd < 0) {
-        *step = 'o';
-        return errno;
-    }
-    if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
-        int e = errno;
-        close(fd);
-        *step = 'w';
-        return e;
-    }
-    *step = 'c';
-    return close(fd) ? errno : 0;
+    return write_file(path, flags, text, strlen(text), step);
 }
 
 static void put_value(const char *mnt, const char *rel, const char *text)
@@ -983,23 +940,10 @@ static void assert_trees_same_but(const char *a, const char *b, const char *cons
     do_umount(mb);
 }
 
-/* open, write len bytes, close: the errno of the first failing step (0: none), which in
- * *step ('o' 'w' 'c'). */
+/* open (truncating), write len bytes, close: as write_file. */
 static int write_bytes(const char *path, const void *b, size_t len, char *step)
 {
-    int fd = open(path, O_WRONLY | O_TRUNC);
-    if (fd < 0) {
-        *step = 'o';
-        return errno;
-    }
-    if (write(fd, b, len) != (ssize_t)len) {
-        int e = errno;
-        close(fd);
-        *step = 'w';
-        return e;
-    }
-    *step = 'c';
-    return close(fd) ? errno : 0;
+    return write_file(path, O_WRONLY | O_TRUNC, b, len, step);
 }
 
 /* The file renamed away from its path (away) or back: while it is away, a commit is
