@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "alloc_refuse.h"
+#include "refuse_open.h"
 #include "fixture_dbpf.h"
 #include "fixture_folder.h"
 #include "fixture_kinds.h"
@@ -693,6 +694,19 @@ static void test_rig_views_malloc(void **state)
     refuse_every_malloc_of("rig", true);
 }
 
+#ifdef S3_TEST_WRAP_ALLOC
+/* An open that succeeded under a refusal: whole, its /info not saying out of memory. */
+static void info_says_no_nomem(void *ctx, const struct s3fs *clean, struct s3fs *fs, long k)
+{
+    (void)ctx, (void)clean;
+    char *info = read_info(fs->tree);
+    assert_non_null(info);
+    if (strstr(info, "out of memory"))
+        fail_msg("rig open: malloc %ld refused: opened, yet /info says out of memory:\n%s", k, info);
+    free(info);
+}
+#endif
+
 /* Opening a wrapped RIG with each of its allocations refused in turn: the open fails
  * saying out of memory, or succeeds whole (its /info not saying out of memory), never a
  * RIG open without its Granny object tree. */
@@ -705,36 +719,11 @@ static void test_rig_open_malloc(void **state)
     size_t size;
     uint8_t *data = fx_kind("rig", 0, NULL, &size);
     assert_non_null(data);
-    struct s3fs_opts o = {0};
-    struct s3fs *fs = NULL;
-    char err[512];
-    alloc_refuse_start(-1);
-    assert_int_equal(s3fs_open_mem(&fs, data, size, &o, err, sizeof err), 0);
-    long n = alloc_refuse_count();
-    s3fs_close(fs);
-    assert_true(n > 10);
-    unsigned refused = 0;
-    for (long k = 0; k < n; k++) {
-        fs = NULL;
-        alloc_refuse_start(k);
-        int rc = s3fs_open_mem(&fs, data, size, &o, err, sizeof err);
-        alloc_refuse_start(-1);
-        if (rc) {
-            if (!strstr(err, "out of memory"))
-                fail_msg("rig open: malloc %ld refused: failed, not saying out of memory: %s", k, err);
-            refused++;
-            continue;
-        }
-        char *info = read_info(fs->tree);
-        assert_non_null(info);
-        if (strstr(info, "out of memory"))
-            fail_msg("rig open: malloc %ld refused: opened, yet /info says out of memory:\n%s", k, info);
-        free(info);
-        s3fs_close(fs);
-    }
-    print_message("rig open: %ld allocations; refusing each once failed the open (out of memory) in %u\n", n,
-                  refused);
-    assert_true(refused > 0);
+    struct open_sweep s = refuse_each_open_allocation("rig open", data, size, info_says_no_nomem, NULL);
+    assert_true(s.allocations > 10);
+    print_message("rig open: %ld allocations; refusing each once failed the open (out of memory) in %u\n",
+                  s.allocations, s.failed);
+    assert_true(s.failed > 0);
     free(data);
 #endif
 }

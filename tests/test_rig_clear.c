@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "alloc_refuse.h"
+#include "refuse_open.h"
 #include "expect.h"
 #include "fixture_rig_clear.h"
 #include "fs/open/open.h"
@@ -167,6 +168,16 @@ static uint8_t *bad_bones_file(size_t *size)
 /* Issue 32: opening with each allocation refused in turn (the warnings' list and texts
  * among them) fails saying out of memory, or opens with every warning: never a warning
  * dropped with success (diag_add's refusal reaches the open). */
+#ifdef S3_TEST_WRAP_ALLOC
+static void has_bone_warnings(void *ctx, const struct s3fs *clean, struct s3fs *fs, long k)
+{
+    (void)ctx, (void)clean;
+    if (!diag_has(&fs->diag, "cycle") || !diag_has(&fs->diag, "opposing bone 99") ||
+        !diag_has(&fs->diag, "bone index 77"))
+        fail_msg("allocation %ld refused: opened without a warning", k);
+}
+#endif
+
 static void test_open_refused_keeps_warnings(void **state)
 {
     (void)state;
@@ -175,32 +186,9 @@ static void test_open_refused_keeps_warnings(void **state)
 #else
     size_t size;
     uint8_t *f = bad_bones_file(&size);
-    struct s3fs_opts o = {0};
-    struct s3fs *fs = NULL;
-    char err[256];
-    alloc_refuse_start(-1);
-    assert_int_equal(s3fs_open_mem(&fs, f, size, &o, err, sizeof err), 0);
-    long n = alloc_refuse_count();
-    s3fs_close(fs);
-    unsigned failed = 0;
-    for (long k = 0; k < n; k++) {
-        fs = NULL;
-        alloc_refuse_start(k);
-        int rc = s3fs_open_mem(&fs, f, size, &o, err, sizeof err);
-        alloc_refuse_start(-1);
-        if (rc) {
-            if (!strstr(err, "out of memory"))
-                fail_msg("allocation %ld of %ld refused: the open failed, not saying out of memory: %s", k, n, err);
-            failed++;
-            continue;
-        }
-        if (!diag_has(&fs->diag, "cycle") || !diag_has(&fs->diag, "opposing bone 99") ||
-            !diag_has(&fs->diag, "bone index 77"))
-            fail_msg("allocation %ld of %ld refused: opened without a warning", k, n);
-        s3fs_close(fs);
-    }
-    print_message("%ld allocations while opening; refusing each failed the open in %u\n", n, failed);
-    assert_true(failed > 0);
+    struct open_sweep s = refuse_each_open_allocation("bad bones", f, size, has_bone_warnings, NULL);
+    print_message("%ld allocations while opening; refusing each failed the open in %u\n", s.allocations, s.failed);
+    assert_true(s.failed > 0);
     free(f);
 #endif
 }
