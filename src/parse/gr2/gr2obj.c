@@ -595,19 +595,14 @@ char **gr2_safe_names(const struct gr2_member *m, uint32_t n)
 
 struct colbuf {
     struct gr2_column *c;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 };
 
 static enum s3_err col_add(struct colbuf *b, const char *name, uint32_t type, uint32_t offset, bool hex)
 {
-    if (b->n == b->cap) {
-        uint32_t cap = b->cap ? 2 * b->cap : 16;
-        struct gr2_column *c = realloc(b->c, cap * sizeof *c);
-        if (!c)
-            return S3_ERR_NOMEM;
-        b->c = c;
-        b->cap = cap;
-    }
+    if (grow_array(&b->c, &b->cap, (size_t)b->n + 1, sizeof *b->c))
+        return S3_ERR_NOMEM;
     char *copy = strdup(name);
     if (!copy)
         return S3_ERR_NOMEM;
