@@ -346,6 +346,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               __atomic_load_n(&rw->held_now, __ATOMIC_RELAXED), __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED));
     sb_printf(out, "rw: written into scratch files: %" PRIu64 " bytes\n",
               __atomic_load_n(&rw->scratch_written, __ATOMIC_RELAXED));
+    sb_printf(out, "rw: the last write into a compressed section wrote %" PRIu64 " bytes into files\n",
+              __atomic_load_n(&rw->last_section_write, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -966,6 +968,23 @@ static void scratch_note(struct rw *rw, uint64_t n)
     __atomic_add_fetch(&rw->scratch_written, n, __ATOMIC_RELAXED);
 }
 
+/* b appended to the pending edits' tail, counted (tail_written): edits_append's result. */
+static enum s3_err tail_append(struct rw *rw, const void *b, size_t n)
+{
+    enum s3_err e = edits_append(&rw->pending, b, n);
+    if (e == S3_OK)
+        __atomic_add_fetch(&rw->tail_written, n, __ATOMIC_RELAXED);
+    return e;
+}
+
+/* Bytes rw wrote into files so far (scratch files, the pending tail): a write's cost is
+ * the difference across it (last_section_write). */
+static uint64_t files_written(struct rw *rw)
+{
+    return __atomic_load_n(&rw->scratch_written, __ATOMIC_RELAXED) +
+           __atomic_load_n(&rw->tail_written, __ATOMIC_RELAXED);
+}
+
 /* All n bytes of p into scratch file fd at `at` (counted for /info): 0 or -errno. */
 static int put_at(struct rw *rw, int fd, const uint8_t *p, size_t n, uint64_t at)
 {
@@ -1106,8 +1125,8 @@ static int flush_section_copy(struct rw *rw)
     memcpy(path, c->path, sizeof path);
     struct rw_target st = c->target; /* c may be dropped meanwhile (drop_pending) */
     int rc = store_copy(rw, &st, path);
-    if (!rc)
-        c->dirty = false;
+    if (!rc && c->fd && c->gv == st.gv && c->sec == st.sec)
+        c->dirty = false, c->stored = true;
     return rc;
 }
 
@@ -1144,6 +1163,7 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
     char why[200] = "";
     pthread_mutex_lock(&rw->secmu);
     int rc = other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
+    uint64_t written = files_written(rw); /* another section's store is not this write's */
     pthread_mutex_lock(&rw->mu);
     bool later = !rc && store_refused(rw, t);
     pthread_mutex_unlock(&rw->mu);
@@ -1162,6 +1182,7 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
         }
         c->dirty = true;
     }
+    __atomic_store_n(&rw->last_section_write, files_written(rw) - written, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rw->secmu);
     if (later)
         rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: it could not be stored raw before a commit "
@@ -1173,20 +1194,60 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
     return rc;
 }
 
+/* Under secmu: a value's bytes laid over the section copy already stored raw since it
+ * was made (c->stored): the copy is only marked dirty and stored again, in its place, at
+ * the next commit (flush_section_copy), so that this write costs O(value), not
+ * O(section). Refused (EBUSY) now when storing it again would be refused then (another
+ * section stored raw after it, a whole replacement of what holds it pending), as the
+ * store at the write was before. */
+static int defer_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    struct rw_target st = *t;
+    st.kind = RW_SECTION;
+    pthread_mutex_lock(&rw->mu);
+    bool later = store_refused(rw, &st);
+    pthread_mutex_unlock(&rw->mu);
+    if (later) {
+        rw_log(rw, "refused %s: its section could not be stored raw again before a commit (another section "
+                   "stored raw after it, or a whole replacement of what holds it pending); nothing changed", path);
+        return -EBUSY;
+    }
+    int rc = copy_write(rw, field, t->len, t->sec_off);
+    if (rc) {
+        rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, strerror(-rc));
+        return rc;
+    }
+    if (!c->dirty) { /* how it is stored at the commit, and the log's name for it */
+        c->target = st;
+        snprintf(c->path, sizeof c->path, "section %" PRIu32 "'s values", t->sec);
+    }
+    c->dirty = true;
+    return 0;
+}
+
 /* A value inside a compressed section: its bytes laid over the section copy (with the
- * values written before, until the commit), which is then stored raw, streamed from the
- * copy's file. */
+ * values written before, until the commit). The first value written into a copy stores
+ * it raw at once, streamed from the copy's file (what refuses that refuses the write);
+ * the later ones only mark it for the commit (defer_in_section). */
 static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
 {
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
     uint8_t *was = malloc(t->len ? t->len : 1);
     pthread_mutex_lock(&rw->secmu);
+    uint64_t written = files_written(rw);
     int rc = !was ? -ENOMEM : other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
+    if (!rc)
+        written = files_written(rw); /* another section's store is not this write's */
     if (!rc)
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
+    if (!rc && c->stored) {
+        rc = defer_in_section(rw, t, path, field);
+        goto out;
+    }
     if (!rc)
         rc = copy_read(c, was, t->len, t->sec_off);
     if (!rc)
@@ -1202,8 +1263,10 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
                                                           * bytes of before again (the writes before it are
                                                           * pending, stored raw: they stay) */
         else if (!rc && c->gv == t->gv && c->sec == t->sec)
-            c->dirty = false; /* its bytes written before went with it */
+            c->dirty = false, c->stored = true; /* its bytes written before went with it */
     }
+out:
+    __atomic_store_n(&rw->last_section_write, files_written(rw) - written, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rw->secmu);
     free(was);
     return rc;
@@ -1343,7 +1406,7 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
             if (*blen + (uint64_t)got > room)
                 rc = -EFBIG;
             else if (got)
-                rc = neg_errno_of(edits_append(&rw->pending, in, (size_t)got));
+                rc = neg_errno_of(tail_append(rw, in, (size_t)got));
             *blen += (uint64_t)got;
         } else {
             z.next_in = in;
@@ -1359,7 +1422,7 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
                 else if (*blen + n > room)
                     rc = -EFBIG;
                 else if (n)
-                    rc = neg_errno_of(edits_append(&rw->pending, out, n));
+                    rc = neg_errno_of(tail_append(rw, out, n));
                 *blen += n;
             } while (!rc && (z.avail_out == 0 || (last && zr != Z_STREAM_END)));
         }
@@ -2017,11 +2080,11 @@ static int append_copy(struct rw *rw, uint64_t pad, const struct whole_src *src,
     static const uint8_t zero[4];
     size_t tail_was = rw->pending.tail_len;
     uint64_t appended = 0;
-    int rc = neg_errno_of(edits_append(&rw->pending, zero, (size_t)pad));
+    int rc = neg_errno_of(tail_append(rw, zero, (size_t)pad));
     if (!rc)
         rc = append_stream(rw, src, false, src->len, &appended);
     if (!rc)
-        rc = neg_errno_of(edits_append(&rw->pending, plan->after, plan->after_len));
+        rc = neg_errno_of(tail_append(rw, plan->after, plan->after_len));
     if (rc)
         edits_cut_tail(&rw->pending, tail_was); /* what was appended is not referenced: dropped */
     return rc;
@@ -2281,10 +2344,22 @@ static int put_whole(struct rw *rw, const struct rw_target *t, const char *path,
     /* each may read or drop the section copy (drop_pending; a replaced resource supersedes
      * the copy of a section inside it: supersede_inside): under secmu */
     pthread_mutex_lock(&rw->secmu);
-    int rc = t->kind == RW_SECTION                         ? put_section_src(rw, t, path, src)
+    struct rw_section_copy *c = &rw->seccopy;
+    bool own = c->fd && t->kind == RW_SECTION && c->gv == t->gv && c->sec == t->sec;
+    /* values of another section waiting in the copy are stored first, in the order
+     * written (stored after this one they would be refused at every commit); in a package
+     * resource they stay waiting: its own refusals (record_busy) or supersede_inside say */
+    int rc = c->dirty && !own && !c->res_record ? flush_section_copy(rw) : 0;
+    if (!rc)
+        rc = t->kind == RW_SECTION                         ? put_section_src(rw, t, path, src)
              : t->kind == RW_GRANNY && t->rig_in_resource ? put_rig_in_resource(rw, t, path, src)
              : t->kind == RW_GRANNY                        ? put_granny(rw, t, path, src, 0, -1)
                                                            : put_resource(rw, t, path, src);
+    if (!rc && own && c->fd && c->gv == t->gv && c->sec == t->sec) {
+        if (c->dirty) /* the later whole content wins: the copy's writes are not stored over it */
+            rw_log(rw, "%s: replaced whole; the writes into the section pending before it are superseded", path);
+        section_copy_drop(rw); /* its bytes are not the section's any more */
+    }
     pthread_mutex_unlock(&rw->secmu);
     return rc;
 }

@@ -145,6 +145,13 @@ struct rw {
     /* atomic, for /info: bytes written into scratch files (section copies, new Granny,
      * RIG or resource bytes made around a section, whole replacements' splices) */
     uint64_t scratch_written;
+    /* atomic, for /info (and the tests' count of what one write costs): bytes rw wrote
+     * into files (scratch files and the pending edits' tail) during the last value or
+     * bytes write into a compressed section, before any commit */
+    uint64_t last_section_write;
+    /* atomic: bytes appended to the pending edits' tail (a section stored raw, a
+     * resource's new content); with scratch_written what last_section_write is made of */
+    uint64_t tail_written;
     /* the section copy's users, one at a time (its file is read while a section is
      * stored raw from it, outside mu); taken before mu */
     pthread_mutex_t secmu;
@@ -160,6 +167,10 @@ struct rw {
          * once, at the next commit, by `target` (a writable file of the section), whose
          * path the log names */
         bool dirty;
+        /* stored raw at least once since it was made: a value written into it after
+         * only marks it dirty (stored again at the commit, O(value) now), the first one
+         * stores it at once, so that what refuses storing it refuses that write */
+        bool stored;
         /* the index record's offset field of the package resource the section lies in
          * (0: none): a replacement of that resource's data.bin supersedes the copy */
         uint64_t res_record;
