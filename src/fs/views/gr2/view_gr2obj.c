@@ -1155,6 +1155,20 @@ bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint
     return true;
 }
 
+/* -o rw's section hook for a table's NAME.bin in a compressed section (the Granny view's
+ * own, granny_sections, says the rest): added once per mount, it finds the table from the
+ * file. */
+static bool gobj_sections(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, uint32_t ino,
+                          struct view_section *out, void *ctx)
+{
+    (void)dir, (void)ctx;
+    struct gr2_view *v;
+    if (ask != VIEW_SECTION_BYTES || !gobj_table_bytes_at(fs->tree, ino, &v, &out->sec, &out->off, &out->len))
+        return false;
+    gr2_view_sections(v, out);
+    return true;
+}
+
 enum s3_err gobj_attach(struct gr2_view *v)
 {
     if (v->extra)
@@ -1177,6 +1191,8 @@ enum s3_err gobj_attach(struct gr2_view *v)
         e = view_add_table_hook_shared(v->fs, gobj_table);
     if (e == S3_OK)
         e = view_add_value_hook_shared(v->fs, gobj_value);
+    if (e == S3_OK)
+        e = view_add_section_hook_shared(v->fs, gobj_sections);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

@@ -147,5 +147,8 @@ bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *fr
  * where it starts in the view's source and its length. False when dir holds no Granny
  * view or its data is empty. */
 bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len);
+/* -o rw: what v lends rw through the section hook (view.h: its functions, its source and
+ * where its data lies) into *out; the Granny views answer the hook with it. */
+void gr2_view_sections(struct gr2_view *v, struct view_section *out);
 
 #endif
