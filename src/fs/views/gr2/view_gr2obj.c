@@ -1142,8 +1142,12 @@ static bool gobj_value(struct s3fs *fs, uint32_t ino, struct view_value *out, vo
     return true;
 }
 
-bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
-                         uint64_t *len)
+/* -o rw: a table's NAME.bin in a compressed section (its records' expanded bytes, a file
+ * generated from the section): the Granny view, the section and the records' place in its
+ * expanded bytes, so that a write goes there and the section is stored raw. False for
+ * every other node (a NAME.bin in a section stored as is is a range of the file). */
+static bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
+                                uint64_t *len)
 {
     const struct gtable *tb = tree_gen_ctx(t, ino, table_bin_read);
     if (!tb || tb->obj.section >= tb->o->v->g.nsections)

@@ -814,20 +814,12 @@ enum s3_err gr2_view_describe(struct gr2_view *v)
     return S3_OK;
 }
 
-bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len)
-{
-    uint32_t gdir;
-    if (tree_lookup(t, dir, "granny", &gdir))
-        return false;
-    const struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
-    if (!v || v->g.limit == 0)
-        return false;
-    *base = v->g.base;
-    *len = v->g.limit; /* granny.gr2's bytes: what exists of total_size */
-    return true;
-}
-
-bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
+/* -o rw: the CRC of the Granny data a view shows at dir (the directory holding its
+ * granny.gr2 and granny/), by the format's rule (gr2_crc_span): where the field is, the
+ * range it covers (in the view's source) and the byte order. False when dir holds no
+ * Granny view, the rule does not fit the data, or the stored CRC was wrong (not ours to
+ * fix). Thread-safe: reads what the view parsed at its open. */
+static bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
 {
     uint32_t gdir;
     if (tree_lookup(t, dir, "granny", &gdir))
@@ -843,7 +835,10 @@ bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *fr
     return true;
 }
 
-bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec)
+/* -o rw: the view and section of a compressed section's data.bin (its expanded bytes),
+ * so that it can be written back stored raw (gr2_view_raw_plan). False for every other
+ * node, and when the Granny data runs past the source's end. */
+static bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec)
 {
     const struct gr2_secitem *it = tree_gen_ctx(t, ino, section_read);
     if (!it || it->sec >= it->v->g.nsections || it->v->g.sections[it->sec].compression == GR2_COMP_NONE)
@@ -853,8 +848,12 @@ bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint
     return it->v->g.total_size <= it->v->g.avail;
 }
 
-enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len, struct gr2_raw_plan *p,
-                              uint64_t *header, uint64_t *total_field, char *err, size_t errlen)
+/* gr2_raw_section_plan (parse/gr2/gr2.h) for section sec of v, its data going at `at`
+ * (relative to the Granny data); the section header's and total_size's places in v's
+ * source into *header and *total_field. */
+static enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len,
+                                     struct gr2_raw_plan *p, uint64_t *header, uint64_t *total_field, char *err,
+                                     size_t errlen)
 {
     enum s3_err e = gr2_raw_section_plan(&v->fs->src.src, &v->g, sec, at, len, p, err, errlen);
     *header = abs_of(v, v->g.sections[sec].header_pos);
@@ -933,8 +932,12 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
     return true;
 }
 
-enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded_use_fn use, void *ctx, char *err,
-                                  size_t errlen)
+/* Section sec's expanded bytes handed to use() while pinned (produced by the cache, within
+ * its bound), so that -o rw copies them out a piece at a time (into a file) with no copy
+ * of its own in memory: NOMEM, or IO when they cannot be had otherwise (err says why),
+ * else what use returns (its reason in err). */
+static enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, view_bytes_use_fn *use, void *ctx,
+                                         char *err, size_t errlen)
 {
     struct gr2_secitem *it = &v->items[sec];
     size_t size;
@@ -947,7 +950,9 @@ enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded
     return e;
 }
 
-enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
+/* Bytes [off, off+len) of section sec's expanded bytes into buf: S3_OK, or S3_ERR_IO
+ * (they cannot be had, or the range runs past their end). */
+static enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
 {
     struct gr2_secitem *it = &v->items[sec];
     char err[200];
