@@ -1244,46 +1244,53 @@ static int defer_in_section(struct rw *rw, const struct rw_target *t, const char
     return 0;
 }
 
+/* Under secmu: the first value written into the section copy since it was made (not
+ * stored raw yet): laid over it, and the copy stored raw at once (store_copy), streamed
+ * from its file, so that what refuses storing it refuses this write; refused, the copy
+ * gets the value's bytes of before back (was: room for them). */
+static int store_first_value(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field,
+                             uint8_t *was)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    int rc = copy_read(c, was, t->len, t->sec_off);
+    if (!rc)
+        rc = copy_write(rw, field, t->len, t->sec_off);
+    if (rc) {
+        rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, strerror(-rc));
+        return rc;
+    }
+    struct rw_target st = *t;
+    st.kind = RW_SECTION;
+    rc = store_copy(rw, &st, path);
+    if (rc && c->fd && c->gv == t->gv && c->sec == t->sec)
+        (void)copy_write(rw, was, t->len, t->sec_off); /* the copy holds a write that is not pending: its
+                                                      * bytes of before again (the writes before it are
+                                                      * pending, stored raw: they stay) */
+    else if (!rc && c->gv == t->gv && c->sec == t->sec)
+        c->dirty = false, c->stored = true; /* its bytes written before went with it */
+    return rc;
+}
+
 /* A value inside a compressed section: its bytes laid over the section copy (with the
  * values written before, until the commit). The first value written into a copy stores
- * it raw at once, streamed from the copy's file (what refuses that refuses the write);
- * the later ones only mark it for the commit (defer_in_section). */
+ * it raw at once (store_first_value); the later ones only mark it for the commit
+ * (defer_in_section). /info's last_section_write says what this write wrote into files. */
 static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
 {
     struct rw_section_copy *c = &rw->seccopy;
     char why[200] = "";
     uint8_t *was = malloc(t->len ? t->len : 1);
     pthread_mutex_lock(&rw->secmu);
-    uint64_t written = files_written(rw);
     int rc = !was ? -ENOMEM : other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
-    if (!rc)
-        written = files_written(rw); /* another section's store is not this write's */
+    uint64_t written = files_written(rw); /* another section's store is not this write's */
     if (!rc)
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
-    if (!rc && c->stored) {
-        rc = defer_in_section(rw, t, path, field);
-        goto out;
-    }
-    if (!rc)
-        rc = copy_read(c, was, t->len, t->sec_off);
-    if (!rc)
-        rc = copy_write(rw, field, t->len, t->sec_off);
-    if (rc) {
+    if (rc)
         rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, why[0] ? why : strerror(-rc));
-    } else {
-        struct rw_target st = *t;
-        st.kind = RW_SECTION;
-        rc = store_copy(rw, &st, path);
-        if (rc && c->fd && c->gv == t->gv && c->sec == t->sec)
-            (void)copy_write(rw, was, t->len, t->sec_off); /* the copy holds a write that is not pending: its
-                                                          * bytes of before again (the writes before it are
-                                                          * pending, stored raw: they stay) */
-        else if (!rc && c->gv == t->gv && c->sec == t->sec)
-            c->dirty = false, c->stored = true; /* its bytes written before went with it */
-    }
-out:
+    else
+        rc = c->stored ? defer_in_section(rw, t, path, field) : store_first_value(rw, t, path, field, was);
     __atomic_store_n(&rw->last_section_write, files_written(rw) - written, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rw->secmu);
     free(was);
