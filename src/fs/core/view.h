@@ -211,10 +211,10 @@ bool view_section_of(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, u
  * elements only: a package index entry's size on disk shows its low 31 bits, bit 31 says
  * how long the record is; a value setting a kept bit is refused). A value lying in a
  * compressed Granny section is declared with off and len its place in the section's
- * expanded bytes (rw finds the section through view_section_of, VIEW_SECTION_PLACE). Kept by the mount's top view, like the table
- * hooks; view_value_of calls the hooks without the tree lock (a hook may use the tree's
- * accessors, tree_dir_ctx among them), so a hook reads only what its view does not
- * change once published. */
+ * expanded bytes (rw finds the section through view_section_of, VIEW_SECTION_PLACE).
+ * Kept by the mount's top view, like the table hooks; view_value_of calls the hooks
+ * without the tree lock (a hook may use the tree's accessors, tree_dir_ctx among them),
+ * so a hook reads only what its view does not change once published. */
 struct view_value {
     uint64_t off, len;
     enum field_kind kind;
