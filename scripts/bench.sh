@@ -351,7 +351,24 @@ bench_commit() {
         "$(echo "$close / 1000 / $best_cp" | bc -l)"
     build-bench/tests/bench_commit split "$work/p.package" 5 0
     build-bench/tests/bench_commit split "$work/p.package" 5 1
+    bench_commit_section "$work" "${S3RIG_BENCH_SECTION_MB:-8}"
     rm -rf "$work"
+}
+
+# A value written again and again into a compressed Granny section of MB MiB (a GR2 of
+# two sections, the second BitKnit2: s3rig-mkfixture gr2-sections 2 MB), the file moved
+# away while mounted so that each close's commit is refused and the writes stay pending in
+# the compressed section: the first write's close (the section expanded and stored raw)
+# and the best of the next 9, with the bytes each wrote into files (/info).
+bench_commit_section() {
+    local work=$1 mb=$2
+    build-bench/tests/s3rig-mkfixture gr2-sections "$work/s.gr2" 2 "$mb"
+    build-bench/mount.s3rig -o rw,backup=0,cache_mb=$((mb * 2 + 16)) "$work/s.gr2" "$work/mnt"
+    mv "$work/s.gr2" "$work/s.gr2.away"
+    build-bench/tests/bench_commit section "$work/mnt/granny/root/Part_1/Index" "$work/mnt/info" 10
+    mv "$work/s.gr2.away" "$work/s.gr2"
+    fusermount3 -u "$work/mnt"
+    echo "(section of $mb MiB)"
 }
 
 if [ "${1:-}" = commit ]; then

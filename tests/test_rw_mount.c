@@ -3980,6 +3980,210 @@ static int whole_at(const char *mnt, const char *rel, const uint8_t *b, size_t l
     return write_bytes(p, b, len, &step);
 }
 
+/* /info's count of the bytes the last write into a compressed section wrote into files
+ * (the section's copy, the pending edits' tail, new Granny or resource bytes). */
+static unsigned long long last_section_write(const char *mnt)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    char *t = text_of(p);
+    const char *line = strstr(t, "rw: the last write into a compressed section wrote ");
+    assert_non_null(line);
+    unsigned long long n;
+    assert_int_equal(sscanf(line, "rw: the last write into a compressed section wrote %llu bytes into files", &n), 1);
+    free(t);
+    return n;
+}
+
+/* Issue 34's speed: values written into a BitKnit2 section of 256 KiB (fxg_build_sections:
+ * Magic, Index, Values' count and pointer, its 64 UInt32s at the section's start), in a
+ * .gr2, a wrapped RIG and a Granny package resource (zlib), the commits of the closes
+ * refused (the file moved away) so that they all wait for one commit. The first write
+ * costs the section (its copy, and it is stored raw once); each later one, values,
+ * Values.csv (64 cells) and bytes of Values.bin, writes its own bytes into files and
+ * nothing else (before, each stored the whole section again). Committed: section 1
+ * stored raw (compression 0, at the old total_size 4-aligned, its sizes) holding exactly
+ * the last bytes written, the CRC valid; a RIG's blocks following, the rest of the tree
+ * the same (tree diff); a resource's entry read by the outside reader as zlib with those
+ * bytes; mounted again every value reads back. */
+enum { SEC_VALUES_SIZE = 256 << 10 };
+
+static void section_values_written(const char *mnt, const char *at)
+{
+    char rel[700], p[1200], csv[64 * 8 + 8], step;
+    snprintf(rel, sizeof rel, "%sgranny/root/Part_1/Index", at);
+    assert_int_equal(mode_of(mnt, rel), 0644);
+    assert_int_equal(value_at(mnt, rel, "4242\n"), EBUSY); /* the commit refused: pending */
+    unsigned long long first = last_section_write(mnt);
+    printf("first value: %llu bytes into files (section %d)\n", first, SEC_VALUES_SIZE);
+    assert_true(first >= SEC_VALUES_SIZE);
+    snprintf(rel, sizeof rel, "%sgranny/root/Part_1/Magic", at);
+    assert_int_equal(value_at(mnt, rel, "1234\n"), EBUSY);
+    assert_int_equal(last_section_write(mnt), 4);
+    snprintf(rel, sizeof rel, "%sgranny/root/Part_1/Index", at);
+    assert_int_equal(value_at(mnt, rel, "4243\n"), EBUSY);
+    assert_int_equal(last_section_write(mnt), 4);
+    size_t n = (size_t)snprintf(csv, sizeof csv, "v\n");
+    for (int j = 0; j < FXG_SECTION_VALUES; j++)
+        n += (size_t)snprintf(csv + n, sizeof csv - n, "%d\n", 7000 + j);
+    snprintf(p, sizeof p, "%s/%sgranny/root/Part_1/Values.csv", mnt, at);
+    assert_int_equal(write_text(p, O_WRONLY | O_TRUNC, csv, &step), EBUSY);
+    assert_int_equal(last_section_write(mnt), 4 * FXG_SECTION_VALUES);
+    uint8_t v[4];
+    le32(v, 12345678u);
+    snprintf(rel, sizeof rel, "%sgranny/root/Part_1/Values.bin", at);
+    assert_int_equal(patch_at(mnt, rel, 8, v, 4), EBUSY); /* the third value */
+    assert_int_equal(last_section_write(mnt), 4);
+    assert_true(info_has(mnt, "commit refused"));
+}
+
+/* The committed Granny data g (n bytes): section 1 stored raw with what
+ * section_values_written wrote, the CRC valid. */
+static void assert_section_values(const uint8_t *g, size_t n, const struct fxg_sections_result *r)
+{
+    uint8_t *want = malloc(SEC_VALUES_SIZE);
+    memcpy(want, r->section[1], SEC_VALUES_SIZE);
+    le32(want, 1234);
+    le32(want + 4, 4243);
+    for (int j = 0; j < FXG_SECTION_VALUES; j++)
+        le32(want + 16 + 4 * j, j == 2 ? 12345678u : 7000u + (uint32_t)j);
+    const uint8_t *h = g + 0x20 + r->layout.section_array_offset + 44;
+    uint32_t data_at = (r->layout.total_size + 3) & ~3u;
+    assert_int_equal(rd32(h), 0);
+    assert_int_equal(rd32(h + 4), data_at);
+    assert_int_equal(rd32(h + 8), SEC_VALUES_SIZE);
+    assert_int_equal(rd32(h + 12), SEC_VALUES_SIZE);
+    assert_true((uint64_t)data_at + SEC_VALUES_SIZE <= n && rd32(g + 0x24) >= data_at + SEC_VALUES_SIZE);
+    assert_memory_equal(g + data_at, want, SEC_VALUES_SIZE);
+    assert_gr2_crc_valid(g);
+    free(want);
+}
+
+/* Mounted again (read-only): the values read back as written last. */
+static void assert_values_read_back(const char *file, const char *mnt, const char *at)
+{
+    char p[1200];
+    do_mount(file, mnt, NULL);
+    static const char *const rel[] = {"Magic", "Index"}, *const want[] = {"1234\n", "4243\n"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%sgranny/root/Part_1/%s", mnt, at, rel[i]);
+        char *t = text_of(p);
+        assert_string_equal(t, want[i]);
+        free(t);
+    }
+    snprintf(p, sizeof p, "%s/%sgranny/root/Part_1/Values.csv", mnt, at);
+    char *t = text_of(p);
+    assert_true(strncmp(t, "v\n7000\n7001\n12345678\n7003\n", 26) == 0);
+    free(t);
+    do_umount(mnt);
+}
+
+static void section_values_in_file(bool rig)
+{
+    struct fxg_sections_opts so = {2, SEC_VALUES_SIZE};
+    struct fxg_sections_result r;
+    struct gfix f = {.rig = rig};
+    size_t glen;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r);
+    if (rig) {
+        struct fx_rig_opts ro = fx_sample_rig_opts(gr2, glen);
+        f.bytes = fx_build_rig(&ro, &f.size, &f.rl);
+    } else {
+        f.bytes = malloc(glen);
+        memcpy(f.bytes, gr2, glen);
+        f.size = glen;
+    }
+    const char *name = rig ? "sec-values.rig" : "sec-values.gr2";
+    write_fixture(name, f.bytes, f.size, f.path, sizeof f.path);
+    snprintf(f.orig, sizeof f.orig, "%s/orig-%s", tmpdir, name);
+    assert_int_equal(fx_write_file(f.orig, f.bytes, f.size), 0);
+    make_mountpoint(rig ? "m-sec-values-rig" : "m-sec-values-gr2", f.mnt, sizeof f.mnt);
+    do_mount(f.path, f.mnt, "rw");
+    move_file(f.path, true);
+    section_values_written(f.mnt, "");
+    move_file(f.path, false);
+    assert_int_equal(fsync_at(f.mnt, rig ? "header.bin" : "granny.gr2"), 0);
+    umount_rw(f.mnt, f.path);
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    assert_section_values(now + f.rl.granny_pos, n - f.rl.granny_pos, &r);
+    assert_container_follows(&f, now, n);
+    free(now);
+    const char *changed[] = {"info", "granny.gr2", "granny/header/crc", "granny/header/crc_computed",
+                             "granny/header/total_size", "granny/sections/1/", "header.bin", "header/",
+                             "unparsed/", "granny/root/Part_1/Magic", "granny/root/Part_1/Index",
+                             "granny/root/Part_1/Values.bin", "granny/root/Part_1/Values.csv", NULL};
+    const char *added[] = {"unparsed/", "granny/sections/1/", NULL};
+    const char *moved[] = {"", "granny", "granny/", "unparsed", "ik_chains", "ik_chains/", "full_bone_list",
+                           "ik_target_slots", "info_nodes", "compress_nodes", "granny/root/Part_1/", NULL};
+    assert_trees_same_but(f.orig, f.path, changed, moved, added);
+    assert_values_read_back(f.path, f.mnt, "");
+    fxg_sections_free(&r);
+    free(gr2);
+    free(f.bytes);
+}
+
+static void section_values_in_package(void)
+{
+    struct fxg_sections_opts so = {2, SEC_VALUES_SIZE};
+    struct fxg_sections_result r;
+    size_t glen, size;
+    uint8_t *gr2 = fxg_build_sections(&so, &glen, &r), *other = fxp_pattern(3000, 5);
+    struct fxp_res res[2] = {{0x12345678, 0, 0x1111, gr2, glen, FXP_ZLIB},
+                             {0x12345679, 0, 0x2222, other, 3000, FXP_ZLIB}};
+    struct fxp_opts po = {.game = 4};
+    struct fxp_layout lay;
+    uint8_t *pkg = fxp_build(&po, res, 2, &size, &lay);
+    char path[256], mnt[256], dir[200], at[300], p[1024];
+    write_fixture("sec-values.package", pkg, size, path, sizeof path);
+    fxp_expected_name(dir, sizeof dir, 4, &res[0], NULL, 0);
+    snprintf(at, sizeof at, "resources/%s/rig/", dir);
+    make_mountpoint("m-sec-values-pkg", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    move_file(path, true);
+    section_values_written(mnt, at);
+    move_file(path, false);
+    snprintf(p, sizeof p, "%sgranny/root/Part_1/Index", at);
+    assert_int_equal(fsync_at(mnt, p), 0);
+    umount_rw(mnt, path);
+    do_mount(path, mnt, NULL);
+    snprintf(p, sizeof p, "%s/resources/%s/data.bin", mnt, dir);
+    size_t n;
+    uint8_t *g = slurp(p, &n);
+    do_umount(mnt);
+    assert_section_values(g, n, &r);
+    assert_int_equal(rd32(g + 0x24), n);
+    char *lines = outside_read(path), hex[2 * SHA256_DIGEST_SIZE + 1], want[300];
+    sha256_hex(g, n, hex);
+    snprintf(want, sizeof want, "memory=%zu sha256=%s", n, hex);
+    char *line = entry_line(lines, "12345678 00000000 0000000000001111");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "comp=zlib"));
+    assert_non_null(strstr(line, want));
+    free(line);
+    sha256_hex(other, 3000, hex); /* the other resource as it was */
+    snprintf(want, sizeof want, "memory=3000 sha256=%s", hex);
+    line = entry_line(lines, "12345679 00000000 0000000000002222");
+    assert_non_null(line);
+    assert_non_null(strstr(line, want));
+    free(line);
+    free(lines);
+    assert_values_read_back(path, mnt, at);
+    free(g);
+    fxg_sections_free(&r);
+    free(gr2);
+    free(other);
+    free(pkg);
+}
+
+static void test_rw_section_value_costs_its_bytes(void **state)
+{
+    (void)state;
+    section_values_in_file(false);
+    section_values_in_file(true);
+    section_values_in_package();
+}
+
 /* The package at path as committed: its first `size` bytes are `old` but the index
  * record's words (pos), which point right after that old end at the resource's only copy
  * (the file ends with it: no copy of before is left), stored as before (zlib: 0x5A42, or
@@ -4384,6 +4588,7 @@ int main(void)
         mount_test(test_rw_large_section_streamed),
         mount_test(test_rw_big_section_values_within_budget),
         mount_test(test_rw_big_section_value_in_package),
+        mount_test(test_rw_section_value_costs_its_bytes),
         mount_test(test_rw_rig_granny_replaced),
         mount_test(test_rw_granny_replaced_and_value),
         mount_test(test_rw_sigkill_during_commits),

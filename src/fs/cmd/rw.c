@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #include "fs/core/sbuf.h"
-#include "fs/views/gr2/view_gr2obj.h"
-#include "fs/views/gr2/view_granny.h"
 #include "parse/base/err.h"
 
 #include <zlib.h>
@@ -346,6 +344,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
               __atomic_load_n(&rw->held_now, __ATOMIC_RELAXED), __atomic_load_n(&rw->held_most, __ATOMIC_RELAXED));
     sb_printf(out, "rw: written into scratch files: %" PRIu64 " bytes\n",
               __atomic_load_n(&rw->scratch_written, __ATOMIC_RELAXED));
+    sb_printf(out, "rw: the last write into a compressed section wrote %" PRIu64 " bytes into files\n",
+              __atomic_load_n(&rw->last_section_write, __ATOMIC_RELAXED));
     uint64_t alive, most, freed;
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
@@ -408,13 +408,13 @@ static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w);
 /* Where the Granny data of view gv lies in the file, when it ends at the file's end (a
  * .gr2 mounted alone: a section stored raw goes there): into w (pos, gr2_base, the CRC's
  * directory). */
-static bool granny_at_end(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
+static bool granny_at_end(struct rw_gen *g, uint32_t ino, const struct view_section *gv, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint64_t base = gv->g.base, end = base + gv->g.total_size, pos;
+    uint64_t base = gv->base, end = base + gv->total, pos;
     struct source *s = tree_node_source(t, tree_parent(t, ino));
     /* nested (a package resource), what follows its end is not its own to grow into */
-    if (gv->fs->nested || gv->g.total_size > gv->g.avail || end <= base || !file_pos(g, s, base, end - base, &pos) ||
+    if (gv->fs->nested || gv->total > gv->avail || end <= base || !file_pos(g, s, base, end - base, &pos) ||
         pos + (end - base) != g->fs->src.size)
         return false;
     w->pos = pos;
@@ -443,23 +443,23 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w);
  * directory where the Granny view is shown): into w (wrapped, pos, gr2_pos/len,
  * gr2_base). A section stored raw then goes into new Granny bytes that replace
  * granny.gr2 whole. */
-static bool granny_in_rig(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
+static bool granny_in_rig(struct rw_gen *g, uint32_t ino, const struct view_section *gv, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     struct rw_target rig;
     uint64_t pos;
     memset(&rig, 0, sizeof rig);
     if (!granny_target(g, gv->fs->root, &rig) || rig.rig_in_resource || /* granny_in_rig_resource's */
-        gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
-        !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->g.base, gv->g.total_size, &pos) ||
-        pos != rig.pos || gv->g.total_size > rig.len)
+        gv->total > gv->avail || gv->total == 0 ||
+        !file_pos(g, tree_node_source(t, tree_parent(t, ino)), gv->base, gv->total, &pos) || pos != rig.pos ||
+        gv->total > rig.len)
         return false;
     w->wrapped = true;
     w->resize = rig.resize;
     w->head_pos = rig.head_pos;
     w->pos = w->gr2_pos = rig.pos;
     w->gr2_len = rig.len;
-    w->gr2_base = gv->g.base;
+    w->gr2_base = gv->base;
     return true;
 }
 
@@ -481,12 +481,12 @@ static void take_record(struct rw_target *w, const struct rw_target *r)
  * their start): into w (in_resource, the resource's record as the package view declares
  * the part the nested view shows, view_part_of). A section stored raw then goes into new
  * resource bytes, which replace the resource's data whole. */
-static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
+static bool granny_in_resource(struct rw_gen *g, const struct view_section *gv, struct rw_target *w)
 {
     const struct s3fs *fs = gv->fs;
     struct rw_target res;
     memset(&res, 0, sizeof res);
-    if (!fs->nested || gv->g.base != 0 || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
+    if (!fs->nested || gv->base != 0 || gv->total > gv->avail || gv->total == 0 ||
         fs->src.size > RW_RESOURCE_MAX || !resource_target(g, fs->root, &res))
         return false;
     w->in_resource = true;
@@ -500,15 +500,15 @@ static bool granny_in_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_
  * is a package resource's whole data: into w (rig_in_resource, the RIG's resize plan, the
  * resource's index record). A section stored raw then goes into new Granny bytes, those
  * into new RIG bytes, which replace the resource's data.bin whole. */
-static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct rw_target *w)
+static bool granny_in_rig_resource(struct rw_gen *g, const struct view_section *gv, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     uint32_t gi;
     struct rw_target rig;
     memset(&rig, 0, sizeof rig);
     if (!gv->fs->nested || tree_lookup(t, gv->fs->root, "granny.gr2", &gi) != S3_OK || !granny_target(g, gi, &rig) ||
-        !rig.rig_in_resource || gv->g.total_size > gv->g.avail || gv->g.total_size == 0 ||
-        gv->g.base != rig.resize.pos || gv->g.total_size > rig.resize.len)
+        !rig.rig_in_resource || gv->total > gv->avail || gv->total == 0 || gv->base != rig.resize.pos ||
+        gv->total > rig.resize.len)
         return false;
     w->rig_in_resource = true;
     w->res_src = rig.res_src;
@@ -518,26 +518,37 @@ static bool granny_in_rig_resource(struct rw_gen *g, struct gr2_view *gv, struct
     take_record(w, &rig);
     w->gr2_pos = rig.resize.pos;
     w->gr2_len = rig.resize.len;
-    w->gr2_base = gv->g.base;
+    w->gr2_base = gv->base;
     return true;
 }
 
 /* A place a compressed section can be stored raw: after Granny data that ends the file,
  * in a wrapped RIG's Granny data replaced whole (the mounted RIG's, or a package
  * resource's), or in a package resource's data replaced whole. */
-static bool granny_place(struct rw_gen *g, uint32_t ino, struct gr2_view *gv, struct rw_target *w)
+static bool granny_place(struct rw_gen *g, uint32_t ino, const struct view_section *gv, struct rw_target *w)
 {
     return granny_at_end(g, ino, gv, w) || granny_in_rig(g, ino, gv, w) || granny_in_resource(g, gv, w) ||
            granny_in_rig_resource(g, gv, w);
 }
 
+/* What the section hook lent (view_section_of) kept in w: the Granny view, its functions,
+ * its s3fs, its data's length, the section. */
+static void take_section(struct rw_target *w, const struct view_section *vs)
+{
+    w->gv = vs->s;
+    w->gops = vs->ops;
+    w->gfs = vs->fs;
+    w->gtotal = vs->total;
+    w->sec = vs->sec;
+}
+
 /* Node ino's place in a compressed Granny section's expanded bytes, asked of the Granny
- * view nearest above it (gr2_view_expanded_at): false when it has none. */
-static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, uint64_t *off, uint64_t *len)
+ * view nearest above it (view_section_of, VIEW_SECTION_PLACE): false when it has none. */
+static bool section_place(struct rw_gen *g, uint32_t ino, struct view_section *vs)
 {
     struct tree *t = g->fs->tree;
     for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
-        if (gr2_view_expanded_at(t, d, ino, &w->gv, &w->sec, off, len))
+        if (view_section_of(g->fs, VIEW_SECTION_PLACE, d, ino, vs))
             return true;
         if (d == TREE_ROOT || d == 0)
             return false;
@@ -545,15 +556,19 @@ static bool section_place(struct rw_gen *g, uint32_t ino, struct rw_target *w, u
 }
 
 /* The Granny data a writable file lies in (its CRC is then recomputed at commit): the
- * nearest directory above it where a Granny view shows its data (gr2_view_data_at), but
+ * nearest directory above it where a Granny view shows its data (VIEW_SECTION_DATA), but
  * for that data's own bytes (granny.gr2 written as a whole file of bytes: the writer's
  * CRC stays as written). */
 static void find_gr2(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
     for (uint32_t d = tree_parent(t, ino);; d = tree_parent(t, d)) {
-        uint64_t start, pos, size;
-        if (gr2_view_data_at(t, d, &start, &size) && file_pos(g, tree_node_source(t, d), start, size, &pos) &&
+        struct view_section vs;
+        uint64_t start = 0, pos, size = 0;
+        bool data = view_section_of(g->fs, VIEW_SECTION_DATA, d, 0, &vs);
+        if (data)
+            start = vs.base, size = vs.limit; /* granny.gr2's bytes: what exists of total_size */
+        if (data && file_pos(g, tree_node_source(t, d), start, size, &pos) &&
             w->pos >= pos && w->pos + w->len <= pos + size &&
             !(tree_parent(t, ino) == d && w->pos == pos && w->len == size)) {
             w->gr2_dir = d;
@@ -657,9 +672,11 @@ static bool granny_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 static bool section_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    if (!gr2_view_section_at(t, ino, &w->gv, &w->sec))
+    struct view_section vs;
+    if (!view_section_of(g->fs, VIEW_SECTION_FILE, 0, ino, &vs) || vs.total > vs.avail)
         return false;
-    if (!granny_place(g, ino, w->gv, w)) {
+    take_section(w, &vs);
+    if (!granny_place(g, ino, &vs, w)) {
         say_sections_read_only(rw);
         return false;
     }
@@ -676,14 +693,16 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
     struct tree *t = g->fs->tree;
     if (!view_table_of(g->fs, ino, &w->table))
         return false;
-    uint64_t len = (uint64_t)w->table.nrec * w->table.stride, off, plen;
+    uint64_t len = (uint64_t)w->table.nrec * w->table.stride;
+    struct view_section vs;
     if (len == 0 || len > RW_RESOURCE_MAX)
         return false;
-    if (section_place(g, ino, w, &off, &plen)) { /* in a compressed Granny section: stored raw */
-        if (plen != len || !granny_place(g, ino, w->gv, w))
+    if (section_place(g, ino, &vs)) { /* in a compressed Granny section: stored raw */
+        take_section(w, &vs);
+        if (vs.len != len || !granny_place(g, ino, &vs, w))
             return false;
         w->in_section = true;
-        w->sec_off = off;
+        w->sec_off = vs.off;
     } else if (!file_pos(g, tree_node_source(t, tree_parent(t, ino)), w->table.off, len, &w->pos)) {
         return false;
     }
@@ -699,19 +718,19 @@ static bool table_target(struct rw_gen *g, uint32_t ino, struct rw_target *w)
 }
 
 /* Stored bytes of a compressed Granny section (a table's NAME.bin, whose bytes its view
- * says are [off, +len) of the expanded section: gobj_table_bytes_at): written in place,
+ * says are [off, +len) of the expanded section: VIEW_SECTION_BYTES): written in place,
  * same size, into the section's expanded bytes, stored raw at the commit. */
 static bool section_bytes_target(struct rw *rw, struct rw_gen *g, uint32_t ino, struct rw_target *w)
 {
     struct tree *t = g->fs->tree;
-    uint64_t off = 0, len = 0;
+    struct view_section vs;
     memset(w, 0, sizeof *w);
-    if (!gobj_table_bytes_at(t, ino, &w->gv, &w->sec, &off, &len) || len == 0 || len != tree_size(t, ino) ||
-        len > RW_RESOURCE_MAX) {
-        memset(w, 0, sizeof *w);
+    if (!view_section_of(g->fs, VIEW_SECTION_BYTES, 0, ino, &vs) || vs.len == 0 || vs.len != tree_size(t, ino) ||
+        vs.len > RW_RESOURCE_MAX)
         return false;
-    }
-    if (!granny_place(g, ino, w->gv, w)) {
+    uint64_t off = vs.off, len = vs.len;
+    take_section(w, &vs);
+    if (!granny_place(g, ino, &vs, w)) {
         say_sections_read_only(rw);
         memset(w, 0, sizeof *w);
         return false;
@@ -739,16 +758,17 @@ static bool declared_value_target(struct rw *rw, struct rw_gen *g, uint32_t ino,
     if (vv.kind == FIELD_U64 || vv.len == 0 || vv.len % size || vv.len > FIELD_MAX_BYTES ||
         (vv.keep && vv.kind != FIELD_U32))
         return false;
-    uint64_t off, len;
-    if (section_place(g, ino, w, &off, &len)) {
-        if (len != vv.len || vv.keep)
+    struct view_section vs;
+    if (section_place(g, ino, &vs)) {
+        if (vs.len != vv.len || vv.keep)
             return false;
-        if (!granny_place(g, ino, w->gv, w)) {
+        take_section(w, &vs);
+        if (!granny_place(g, ino, &vs, w)) {
             say_sections_read_only(rw);
             return false;
         }
         w->in_section = true;
-        w->sec_off = off;
+        w->sec_off = vs.off;
     } else if (!file_pos(g, tree_node_source(t, tree_parent(t, ino)), vv.off, vv.len, &w->pos)) {
         return false;
     }
@@ -966,6 +986,23 @@ static void scratch_note(struct rw *rw, uint64_t n)
     __atomic_add_fetch(&rw->scratch_written, n, __ATOMIC_RELAXED);
 }
 
+/* b appended to the pending edits' tail, counted (tail_written): edits_append's result. */
+static enum s3_err tail_append(struct rw *rw, const void *b, size_t n)
+{
+    enum s3_err e = edits_append(&rw->pending, b, n);
+    if (e == S3_OK)
+        __atomic_add_fetch(&rw->tail_written, n, __ATOMIC_RELAXED);
+    return e;
+}
+
+/* Bytes rw wrote into files so far (scratch files, the pending tail): a write's cost is
+ * the difference across it (last_section_write). */
+static uint64_t files_written(struct rw *rw)
+{
+    return __atomic_load_n(&rw->scratch_written, __ATOMIC_RELAXED) +
+           __atomic_load_n(&rw->tail_written, __ATOMIC_RELAXED);
+}
+
 /* All n bytes of p into scratch file fd at `at` (counted for /info): 0 or -errno. */
 static int put_at(struct rw *rw, int fd, const uint8_t *p, size_t n, uint64_t at)
 {
@@ -1054,7 +1091,7 @@ static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why,
         return neg_errno_of(e);
     }
     struct copy_fill f = {rw, fd, 0, 0};
-    e = gr2_view_expanded_use(t->gv, t->sec, fill_copy, &f, why, whylen);
+    e = t->gops->expanded_use(t->gv, t->sec, fill_copy, &f, why, whylen);
     if (e != S3_OK) {
         close(fd);
         return f.rc ? f.rc : e == S3_ERR_NOMEM ? -ENOMEM : -EIO;
@@ -1081,7 +1118,7 @@ static int encode_table(struct rw *rw, const struct rw_target *t, const char *te
         const struct rw_section_copy *c = &rw->seccopy;
         if (c->fd && c->gv == t->gv && c->sec == t->sec && t->sec_off <= c->len && t->len <= c->len - t->sec_off)
             rc = copy_read(c, bytes, t->len, t->sec_off);
-        else if (gr2_view_expanded_read(t->gv, t->sec, t->sec_off, bytes, t->len) != S3_OK)
+        else if (t->gops->expanded_read(t->gv, t->sec, t->sec_off, bytes, t->len) != S3_OK)
             rc = -EIO;
         pthread_mutex_unlock(&rw->secmu);
     } else if (!pread_current(rw, bytes, t->len, t->pos)) {
@@ -1106,8 +1143,8 @@ static int flush_section_copy(struct rw *rw)
     memcpy(path, c->path, sizeof path);
     struct rw_target st = c->target; /* c may be dropped meanwhile (drop_pending) */
     int rc = store_copy(rw, &st, path);
-    if (!rc)
-        c->dirty = false;
+    if (!rc && c->fd && c->gv == st.gv && c->sec == st.sec)
+        c->dirty = false, c->stored = true;
     return rc;
 }
 
@@ -1144,6 +1181,7 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
     char why[200] = "";
     pthread_mutex_lock(&rw->secmu);
     int rc = other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
+    uint64_t written = files_written(rw); /* another section's store is not this write's */
     pthread_mutex_lock(&rw->mu);
     bool later = !rc && store_refused(rw, t);
     pthread_mutex_unlock(&rw->mu);
@@ -1162,6 +1200,7 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
         }
         c->dirty = true;
     }
+    __atomic_store_n(&rw->last_section_write, files_written(rw) - written, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rw->secmu);
     if (later)
         rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: it could not be stored raw before a commit "
@@ -1173,9 +1212,69 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
     return rc;
 }
 
+/* Under secmu: a value's bytes laid over the section copy already stored raw since it
+ * was made (c->stored): the copy is only marked dirty and stored again, in its place, at
+ * the next commit (flush_section_copy), so that this write costs O(value), not
+ * O(section). Refused (EBUSY) now when storing it again would be refused then (another
+ * section stored raw after it, a whole replacement of what holds it pending), as the
+ * store at the write was before. */
+static int defer_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    struct rw_target st = *t;
+    st.kind = RW_SECTION;
+    pthread_mutex_lock(&rw->mu);
+    bool later = store_refused(rw, &st);
+    pthread_mutex_unlock(&rw->mu);
+    if (later) {
+        rw_log(rw, "refused %s: its section could not be stored raw again before a commit (another section "
+                   "stored raw after it, or a whole replacement of what holds it pending); nothing changed", path);
+        return -EBUSY;
+    }
+    int rc = copy_write(rw, field, t->len, t->sec_off);
+    if (rc) {
+        rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, strerror(-rc));
+        return rc;
+    }
+    if (!c->dirty) { /* how it is stored at the commit, and the log's name for it */
+        c->target = st;
+        snprintf(c->path, sizeof c->path, "section %" PRIu32 "'s values", t->sec);
+    }
+    c->dirty = true;
+    return 0;
+}
+
+/* Under secmu: the first value written into the section copy since it was made (not
+ * stored raw yet): laid over it, and the copy stored raw at once (store_copy), streamed
+ * from its file, so that what refuses storing it refuses this write; refused, the copy
+ * gets the value's bytes of before back (was: room for them). */
+static int store_first_value(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field,
+                             uint8_t *was)
+{
+    struct rw_section_copy *c = &rw->seccopy;
+    int rc = copy_read(c, was, t->len, t->sec_off);
+    if (!rc)
+        rc = copy_write(rw, field, t->len, t->sec_off);
+    if (rc) {
+        rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, strerror(-rc));
+        return rc;
+    }
+    struct rw_target st = *t;
+    st.kind = RW_SECTION;
+    rc = store_copy(rw, &st, path);
+    if (rc && c->fd && c->gv == t->gv && c->sec == t->sec)
+        (void)copy_write(rw, was, t->len, t->sec_off); /* the copy holds a write that is not pending: its
+                                                      * bytes of before again (the writes before it are
+                                                      * pending, stored raw: they stay) */
+    else if (!rc && c->gv == t->gv && c->sec == t->sec)
+        c->dirty = false, c->stored = true; /* its bytes written before went with it */
+    return rc;
+}
+
 /* A value inside a compressed section: its bytes laid over the section copy (with the
- * values written before, until the commit), which is then stored raw, streamed from the
- * copy's file. */
+ * values written before, until the commit). The first value written into a copy stores
+ * it raw at once (store_first_value); the later ones only mark it for the commit
+ * (defer_in_section). /info's last_section_write says what this write wrote into files. */
 static int put_in_section(struct rw *rw, const struct rw_target *t, const char *path, const uint8_t *field)
 {
     struct rw_section_copy *c = &rw->seccopy;
@@ -1183,27 +1282,16 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
     uint8_t *was = malloc(t->len ? t->len : 1);
     pthread_mutex_lock(&rw->secmu);
     int rc = !was ? -ENOMEM : other_copy_dirty(rw, t) ? flush_section_copy(rw) : 0;
+    uint64_t written = files_written(rw); /* another section's store is not this write's */
     if (!rc)
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
-    if (!rc)
-        rc = copy_read(c, was, t->len, t->sec_off);
-    if (!rc)
-        rc = copy_write(rw, field, t->len, t->sec_off);
-    if (rc) {
+    if (rc)
         rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, why[0] ? why : strerror(-rc));
-    } else {
-        struct rw_target st = *t;
-        st.kind = RW_SECTION;
-        rc = store_copy(rw, &st, path);
-        if (rc && c->fd && c->gv == t->gv && c->sec == t->sec)
-            (void)copy_write(rw, was, t->len, t->sec_off); /* the copy holds a write that is not pending: its
-                                                          * bytes of before again (the writes before it are
-                                                          * pending, stored raw: they stay) */
-        else if (!rc && c->gv == t->gv && c->sec == t->sec)
-            c->dirty = false; /* its bytes written before went with it */
-    }
+    else
+        rc = c->stored ? defer_in_section(rw, t, path, field) : store_first_value(rw, t, path, field, was);
+    __atomic_store_n(&rw->last_section_write, files_written(rw) - written, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&rw->secmu);
     free(was);
     return rc;
@@ -1343,7 +1431,7 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
             if (*blen + (uint64_t)got > room)
                 rc = -EFBIG;
             else if (got)
-                rc = neg_errno_of(edits_append(&rw->pending, in, (size_t)got));
+                rc = neg_errno_of(tail_append(rw, in, (size_t)got));
             *blen += (uint64_t)got;
         } else {
             z.next_in = in;
@@ -1359,7 +1447,7 @@ static int append_stream(struct rw *rw, const struct whole_src *src, bool zlib, 
                 else if (*blen + n > room)
                     rc = -EFBIG;
                 else if (n)
-                    rc = neg_errno_of(edits_append(&rw->pending, out, n));
+                    rc = neg_errno_of(tail_append(rw, out, n));
                 *blen += n;
             } while (!rc && (z.avail_out == 0 || (last && zr != Z_STREAM_END)));
         }
@@ -1829,17 +1917,17 @@ static int compose_copy(struct rw *rw, const struct base_src *base, uint64_t ble
     return rc;
 }
 
-/* The CRC of the new Granny bytes in file fd (total bytes), by the format's rule
- * (gr2_crc_span: from the header's end to total_size), stored when it was right before (a
- * wrong one stays as it was); read back a chunk at a time. */
-static int compose_crc(struct rw *rw, const struct gr2_file *gf, int fd, uint64_t total, uint8_t *buf)
+/* The CRC of the new Granny bytes in file fd (total bytes), by the format's rule (the
+ * view's crc_rule: from the header's end to total_size), stored when it was right before
+ * (a wrong one stays as it was); read back a chunk at a time. */
+static int compose_crc(struct rw *rw, const struct rw_target *t, int fd, uint64_t total, uint8_t *buf)
 {
-    struct gr2_crc_span span;
-    if (!gf->crc_checked || gf->crc != gf->crc_computed || !gr2_crc_span(gf, &span) || span.from > total ||
-        span.field + 4 > span.from)
+    uint64_t field, from;
+    bool be;
+    if (!t->gops->crc_rule(t->gv, &field, &from, &be) || from > total || field + 4 > from)
         return 0;
     uLong crc = crc32(0L, Z_NULL, 0);
-    for (uint64_t pos = span.from; pos < total;) {
+    for (uint64_t pos = from; pos < total;) {
         size_t n = total - pos < STREAM_CHUNK ? (size_t)(total - pos) : STREAM_CHUNK;
         if (pread(fd, buf, n, (off_t)pos) != (ssize_t)n)
             return -EIO;
@@ -1848,8 +1936,8 @@ static int compose_crc(struct rw *rw, const struct gr2_file *gf, int fd, uint64_
     }
     uint8_t f[4];
     for (int i = 0; i < 4; i++)
-        f[i] = (uint8_t)(gf->be ? crc >> (24 - 8 * i) : crc >> (8 * i));
-    return put_at(rw, fd, f, 4, span.field);
+        f[i] = (uint8_t)(be ? crc >> (24 - 8 * i) : crc >> (8 * i));
+    return put_at(rw, fd, f, 4, field);
 }
 
 /* New Granny bytes with section t->sec stored raw in them, written into file fd (a fresh
@@ -1862,14 +1950,14 @@ static int compose_raw(struct rw *rw, const struct rw_target *t, const struct ba
                        const struct whole_src *data, int fd, uint64_t *outlen, uint64_t *at, enum s3_err *e,
                        char *why, size_t whylen)
 {
-    uint64_t header = 0, total_field = 0;
-    struct gr2_raw_plan plan = {0};
+    struct view_raw_plan plan = {0};
     uint8_t *buf = NULL;
-    *at = ((blen > t->gv->g.total_size ? blen : t->gv->g.total_size) + 3) & ~3ull;
-    *e = gr2_view_raw_plan(t->gv, t->sec, *at, data->len, &plan, &header, &total_field, why, whylen);
+    *at = ((blen > t->gtotal ? blen : t->gtotal) + 3) & ~3ull;
+    *e = t->gops->raw_plan(t->gv, t->sec, *at, data->len, &plan, why, whylen);
+    uint64_t header = plan.header_at, total_field = plan.total_at;
     int rc = *e == S3_OK ? 0 : *e == S3_ERR_NOMEM ? -ENOMEM : *e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     uint64_t hrel = header - t->gr2_base, trel = total_field - t->gr2_base;
-    if (!rc && (plan.total > RW_RESOURCE_MAX || hrel + sizeof plan.header > blen || trel + 4 > blen))
+    if (!rc && (plan.total > RW_RESOURCE_MAX || hrel + plan.header_len > blen || trel + 4 > blen))
         rc = -EFBIG;
     if (!rc && !(buf = held_alloc(rw, STREAM_CHUNK)))
         rc = -ENOMEM;
@@ -1880,11 +1968,11 @@ static int compose_raw(struct rw *rw, const struct rw_target *t, const struct ba
     if (!rc && plan.after_len)
         rc = put_at(rw, fd, plan.after, plan.after_len, *at + data->len);
     if (!rc)
-        rc = put_at(rw, fd, plan.header, sizeof plan.header, hrel);
+        rc = put_at(rw, fd, plan.header, plan.header_len, hrel);
     if (!rc)
         rc = put_at(rw, fd, plan.total_bytes, 4, trel);
     if (!rc)
-        rc = compose_crc(rw, &t->gv->g, fd, plan.total, buf);
+        rc = compose_crc(rw, t, fd, plan.total, buf);
     if (!rc)
         *outlen = plan.total;
     held_free(rw, buf, STREAM_CHUNK);
@@ -1965,7 +2053,7 @@ static int put_resource(struct rw *rw, const struct rw_target *t, const char *pa
 static int put_resource_section(struct rw *rw, const struct rw_target *t, const char *path,
                                 const struct whole_src *data)
 {
-    struct base_src base = {.fd = -1, .rs = &t->gv->fs->src, .pos = 0, .len = t->gv->fs->src.size,
+    struct base_src base = {.fd = -1, .rs = &t->gfs->src, .pos = 0, .len = t->gfs->src.size,
                             .overlay = t->res_in_file, .file_at = t->res_file_pos};
     char why[200] = "";
     uint64_t at = 0, nlen = 0;
@@ -1996,16 +2084,16 @@ static int put_resource_section(struct rw *rw, const struct rw_target *t, const 
 /* Under mu: a raw copy appended to the pending tail: padding, the section's bytes (piece
  * by piece: from a handle's file they are never in memory whole), the tables stored with
  * it. 0 or the -errno of the append (then the tail is as it was). */
-static int append_copy(struct rw *rw, uint64_t pad, const struct whole_src *src, const struct gr2_raw_plan *plan)
+static int append_copy(struct rw *rw, uint64_t pad, const struct whole_src *src, const struct view_raw_plan *plan)
 {
     static const uint8_t zero[4];
     size_t tail_was = rw->pending.tail_len;
     uint64_t appended = 0;
-    int rc = neg_errno_of(edits_append(&rw->pending, zero, (size_t)pad));
+    int rc = neg_errno_of(tail_append(rw, zero, (size_t)pad));
     if (!rc)
         rc = append_stream(rw, src, false, src->len, &appended);
     if (!rc)
-        rc = neg_errno_of(edits_append(&rw->pending, plan->after, plan->after_len));
+        rc = neg_errno_of(tail_append(rw, plan->after, plan->after_len));
     if (rc)
         edits_cut_tail(&rw->pending, tail_was); /* what was appended is not referenced: dropped */
     return rc;
@@ -2024,7 +2112,7 @@ static void drop_pending(struct rw *rw)
 
 /* A compressed section's expanded bytes, stored raw after the Granny data (the file's
  * end, after what is appended already), 4-aligned; the Granny format's plan
- * (gr2_view_raw_plan) gives the section header, the tables that were compressed with it,
+ * (the view's raw_plan) gives the section header, the tables that were compressed with it,
  * and total_size. The old stored bytes stay, unreferenced. Stored raw again before a
  * commit, the section goes in the place of its copy of before when that is the last one
  * appended (room for it is proven first by appending it at the end: once in place, no
@@ -2208,10 +2296,11 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
     uint64_t from = again == 0 ? rw->raw[prev].from : rw->pending.tail_len;
     uint64_t rel = newest(rw)->fs->src.size + from - t->pos; /* current while mu is held */
     uint64_t pad = (4 - rel % 4) % 4, header = 0, total_field = 0;
-    struct gr2_raw_plan plan = {0};
+    struct view_raw_plan plan = {0};
     enum s3_err e = S3_OK;
     if (!rc) {
-        e = gr2_view_raw_plan(t->gv, t->sec, rel + pad, len, &plan, &header, &total_field, why, sizeof why);
+        e = t->gops->raw_plan(t->gv, t->sec, rel + pad, len, &plan, why, sizeof why);
+        header = plan.header_at, total_field = plan.total_at;
         rc = e == S3_OK ? 0 : e == S3_ERR_NOMEM ? -ENOMEM : e == S3_ERR_LIMIT ? -EFBIG : -EIO;
     }
     /* all or nothing: what may fail for lack of memory comes before the copy of before
@@ -2223,7 +2312,7 @@ static int put_section_raw(struct rw *rw, const struct rw_target *t, const char 
     if (!rc)
         rc = append_copy(rw, pad, src, &plan);
     if (!rc)
-        rc = put_field(rw, &u, t->pos + (header - t->gr2_base), plan.header, sizeof plan.header);
+        rc = put_field(rw, &u, t->pos + (header - t->gr2_base), plan.header, plan.header_len);
     if (!rc)
         rc = put_field(rw, &u, t->pos + (total_field - t->gr2_base), plan.total_bytes, 4);
     if (rc)
@@ -2265,10 +2354,22 @@ static int put_whole(struct rw *rw, const struct rw_target *t, const char *path,
     /* each may read or drop the section copy (drop_pending; a replaced resource supersedes
      * the copy of a section inside it: supersede_inside): under secmu */
     pthread_mutex_lock(&rw->secmu);
-    int rc = t->kind == RW_SECTION                         ? put_section_src(rw, t, path, src)
+    struct rw_section_copy *c = &rw->seccopy;
+    bool own = c->fd && t->kind == RW_SECTION && c->gv == t->gv && c->sec == t->sec;
+    /* values of another section waiting in the copy are stored first, in the order
+     * written (stored after this one they would be refused at every commit); in a package
+     * resource they stay waiting: its own refusals (record_busy) or supersede_inside say */
+    int rc = c->dirty && !own && !c->res_record ? flush_section_copy(rw) : 0;
+    if (!rc)
+        rc = t->kind == RW_SECTION                         ? put_section_src(rw, t, path, src)
              : t->kind == RW_GRANNY && t->rig_in_resource ? put_rig_in_resource(rw, t, path, src)
              : t->kind == RW_GRANNY                        ? put_granny(rw, t, path, src, 0, -1)
                                                            : put_resource(rw, t, path, src);
+    if (!rc && own && c->fd && c->gv == t->gv && c->sec == t->sec) {
+        if (c->dirty) /* the later whole content wins: the copy's writes are not stored over it */
+            rw_log(rw, "%s: replaced whole; the writes into the section pending before it are superseded", path);
+        section_copy_drop(rw); /* its bytes are not the section's any more */
+    }
     pthread_mutex_unlock(&rw->secmu);
     return rc;
 }
@@ -2288,14 +2389,18 @@ int rw_put_whole_fd(struct rw *rw, const struct rw_target *t, const char *path, 
 /* ---- commit ---- */
 
 /* The CRC of a Granny part touched by the edits, recomputed over the new bytes when the
- * Granny view says where by the format's rule (gr2_view_crc_at: the CRC was right before;
+ * Granny view says where by the format's rule (VIEW_SECTION_DATA: the CRC was right before;
  * a wrong one stays as it was) and the edits leave the CRC field itself alone. */
 static bool gr2_fix(struct rw *rw, struct rw_gen *g, const struct rw_gr2 *p, struct crc_fix *fix)
 {
     struct tree *t = g->fs->tree;
     struct source *s = tree_node_source(t, p->dir);
-    uint64_t field, from, to;
-    if (!gr2_view_crc_at(t, p->dir, &field, &from, &to, &fix->be) || to <= from ||
+    struct view_section vs;
+    if (!view_section_of(g->fs, VIEW_SECTION_DATA, p->dir, 0, &vs) || !vs.crc_ok)
+        return false;
+    uint64_t field = vs.crc_field, from = vs.crc_from, to = vs.crc_to;
+    fix->be = vs.crc_be;
+    if (to <= from ||
         !file_pos(g, s, field, 4, &fix->field_off) || !file_pos(g, s, from, to - from, &fix->from))
         return false;
     fix->to = fix->from + (to - from) + p->grown; /* sections stored raw after it: covered too */

@@ -20,6 +20,7 @@
 
 #include "fs/core/commit.h"
 #include "fs/core/edit.h"
+#include "fs/core/view.h"
 #include "fs/open/open.h"
 
 struct rw_gen {
@@ -59,9 +60,14 @@ struct rw_target {
     bool zlib;
     uint32_t stored_flags;
     uint16_t codec_zlib, codec_raw; /* the compression word's values (view_part) */
-    /* RW_SECTION: the Granny view and section; the Granny data starts at gr2_pos of the
-     * file and at gr2_base of the view's source, and ends at the file's end */
-    struct gr2_view *gv;
+    /* RW_SECTION: the Granny view (what it lends through the section hook, view_section_of:
+     * opaque here, its functions gops, its s3fs gfs, its data's length gtotal) and
+     * section; the Granny data starts at gr2_pos of the file and at gr2_base of the view's
+     * source, and ends at the file's end */
+    struct view_sections *gv;
+    const struct view_sections_ops *gops;
+    struct s3fs *gfs;
+    uint64_t gtotal;
     uint32_t sec;
     uint64_t gr2_base;
     /* RW_VALUE inside a compressed section (gv, sec): the field is [sec_off, +len) of its
@@ -145,6 +151,13 @@ struct rw {
     /* atomic, for /info: bytes written into scratch files (section copies, new Granny,
      * RIG or resource bytes made around a section, whole replacements' splices) */
     uint64_t scratch_written;
+    /* atomic, for /info (and the tests' count of what one write costs): bytes rw wrote
+     * into files (scratch files and the pending edits' tail) during the last value or
+     * bytes write into a compressed section, before any commit */
+    uint64_t last_section_write;
+    /* atomic: bytes appended to the pending edits' tail (a section stored raw, a
+     * resource's new content); with scratch_written what last_section_write is made of */
+    uint64_t tail_written;
     /* the section copy's users, one at a time (its file is read while a section is
      * stored raw from it, outside mu); taken before mu */
     pthread_mutex_t secmu;
@@ -152,7 +165,7 @@ struct rw {
      * last, with those writes (until the commit), in an unlinked file beside the source
      * (never in memory: a section may be larger than cache_mb) */
     struct rw_section_copy {
-        struct gr2_view *gv;
+        struct view_sections *gv;
         uint32_t sec;
         int fd;       /* the file + 1 (0: no copy); its first len bytes are the copy */
         uint64_t len;
@@ -160,6 +173,10 @@ struct rw {
          * once, at the next commit, by `target` (a writable file of the section), whose
          * path the log names */
         bool dirty;
+        /* stored raw at least once since it was made: a value written into it after
+         * only marks it dirty (stored again at the commit, O(value) now), the first one
+         * stores it at once, so that what refuses storing it refuses that write */
+        bool stored;
         /* the index record's offset field of the package resource the section lies in
          * (0: none): a replacement of that resource's data.bin supersedes the copy */
         uint64_t res_record;
@@ -173,7 +190,7 @@ struct rw {
      * last one written again is stored again in its place, so that no earlier copy is left
      * in the file unreferenced */
     struct rw_raw_copy {
-        struct gr2_view *gv;
+        struct view_sections *gv;
         uint32_t sec;
         bool wrapped;
         uint64_t from;
@@ -195,7 +212,7 @@ struct rw {
          * the copy's serial: a later write into that same copy (which holds every write
          * made into it) makes the resource again, replacing it */
         bool of_copy;
-        struct gr2_view *gv;
+        struct view_sections *gv;
         uint32_t sec;
         uint64_t copy_serial;
         bool whole; /* made by a replacement of its data.bin (not by a write inside it) */

@@ -545,6 +545,29 @@ bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out)
     return found;
 }
 
+enum s3_err view_add_section_hook_shared(struct s3fs *fs, view_section_fn *fn)
+{
+    return add_shared(fs, &top_view(fs)->section_hooks, (void (*)(void))fn);
+}
+
+bool view_section_of(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, uint32_t ino,
+                     struct view_section *out)
+{
+    /* as view_value_of: the entries read under the tree lock, each hook called outside */
+    tree_lock(fs->tree);
+    const struct view_hook *h = fs->section_hooks.first;
+    tree_unlock(fs->tree);
+    while (h) {
+        memset(out, 0, sizeof *out);
+        if (((view_section_fn *)h->fn)(fs, ask, dir, ino, out, h->ctx))
+            return true;
+        tree_lock(fs->tree);
+        h = h->next;
+        tree_unlock(fs->tree);
+    }
+    return false;
+}
+
 enum s3_err view_add_value_hook(struct s3fs *fs, view_value_fn *fn, void *ctx)
 {
     return view_hooks_add(fs->tree, &top_view(fs)->value_hooks, (void (*)(void))fn, ctx);

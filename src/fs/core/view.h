@@ -135,6 +135,74 @@ typedef bool view_part_fn(struct s3fs *fs, uint32_t ino, struct view_part *out, 
 enum s3_err view_add_part_hook(struct s3fs *fs, view_part_fn *fn, void *ctx);
 bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out);
 
+/* -o rw: data made of sections, some stored compressed (Granny data), that a view shows
+ * and lets rw write into without rw knowing the format: rw writes a value, a table or
+ * bytes into a compressed section's expanded bytes and stores the section raw (which the
+ * format allows), recomputing the data's CRC. The view declares (view_add_section_hook_shared,
+ * the Granny views), rw asks (view_section_of), as the part hook works for a package's
+ * resources. What a view lends is opaque to rw (struct view_sections) with its functions
+ * (struct view_sections_ops), and where its data lies: */
+struct view_sections;
+typedef enum s3_err view_bytes_use_fn(void *ctx, const uint8_t *bytes, size_t len, char *err, size_t errlen);
+#define VIEW_SECTION_HEADER_MAX 64
+/* A section stored raw, its new bytes going at `at` (relative to the data's start): what
+ * changes besides them. `after` (malloc'd, the caller frees it) follows the section's
+ * bytes (tables the format stored compressed with them); places are in the view's source. */
+struct view_raw_plan {
+    uint8_t header[VIEW_SECTION_HEADER_MAX]; /* the section's new header, */
+    uint32_t header_len;
+    uint64_t header_at; /* there */
+    uint8_t *after;
+    size_t after_len;
+    uint64_t total;         /* the data's new length, */
+    uint8_t total_bytes[4]; /* its length field's new bytes, */
+    uint64_t total_at;      /* there */
+};
+struct view_sections_ops {
+    /* section sec's expanded bytes handed to use() while pinned (within cache_mb): NOMEM,
+     * IO when they cannot be had (err says why), else what use returns */
+    enum s3_err (*expanded_use)(struct view_sections *s, uint32_t sec, view_bytes_use_fn *use, void *ctx, char *err,
+                                size_t errlen);
+    /* bytes [off, +len) of section sec's expanded bytes: S3_OK or IO */
+    enum s3_err (*expanded_read)(struct view_sections *s, uint32_t sec, uint64_t off, void *buf, size_t len);
+    /* section sec stored raw, len bytes at `at`: S3_OK or the reason, with why */
+    enum s3_err (*raw_plan)(struct view_sections *s, uint32_t sec, uint64_t at, uint64_t len,
+                            struct view_raw_plan *p, char *err, size_t errlen);
+    /* the data's CRC rule, relative to its start: the field (4 bytes, order be), the bytes
+     * it covers from `from` to the data's end; false when it has none, or the stored CRC
+     * was wrong (not ours to fix) */
+    bool (*crc_rule)(struct view_sections *s, uint64_t *field, uint64_t *from, bool *be);
+};
+/* What rw asks of node ino (and the data shown at directory dir): */
+enum view_section_ask {
+    VIEW_SECTION_DATA,  /* dir shows the data (its own file and directory): data, limit; crc */
+    VIEW_SECTION_PLACE, /* ino's place in a compressed section's expanded bytes, in the data
+                         * shown at dir: sec, off, len */
+    VIEW_SECTION_FILE,  /* ino is a compressed section's expanded bytes (its data.bin): sec */
+    VIEW_SECTION_BYTES, /* ino is stored bytes of a section (a table's NAME.bin): sec, off, len */
+};
+struct view_section {
+    struct view_sections *s;
+    const struct view_sections_ops *ops;
+    struct s3fs *fs;   /* the view's: its source holds the data */
+    uint64_t base;     /* where the data starts in that source, */
+    uint64_t total;    /* the length its header says, */
+    uint64_t avail;    /* the bytes there are from base on, */
+    uint64_t limit;    /* what the data's own file shows (what exists of total) */
+    bool crc_ok;       /* VIEW_SECTION_DATA: the crc fields hold the rule (crc_rule's) */
+    uint64_t crc_field, crc_from, crc_to; /* in the view's source */
+    bool crc_be;
+    uint32_t sec;
+    uint64_t off, len;
+};
+typedef bool view_section_fn(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, uint32_t ino,
+                             struct view_section *out, void *ctx);
+enum s3_err view_add_section_hook_shared(struct s3fs *fs, view_section_fn *fn);
+/* Asked without the tree lock (a hook may take it, and use tree_dir_ctx): the first hook
+ * that knows fills *out. */
+bool view_section_of(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, uint32_t ino,
+                     struct view_section *out);
+
 /* -o rw: value files a view declares writable fields; rw infers none from their text or
  * bytes, and a value file no hook declares stays read-only (0444). A declaration: the
  * field's span in the source its directory reads, its elements' kind and byte order, per
@@ -143,10 +211,10 @@ bool view_part_of(struct s3fs *fs, uint32_t ino, struct view_part *out);
  * elements only: a package index entry's size on disk shows its low 31 bits, bit 31 says
  * how long the record is; a value setting a kept bit is refused). A value lying in a
  * compressed Granny section is declared with off and len its place in the section's
- * expanded bytes (rw finds the section through gr2_view_expanded_at). Kept by the mount's top view, like the table
- * hooks; view_value_of calls the hooks without the tree lock (a hook may use the tree's
- * accessors, tree_dir_ctx among them), so a hook reads only what its view does not
- * change once published. */
+ * expanded bytes (rw finds the section through view_section_of, VIEW_SECTION_PLACE).
+ * Kept by the mount's top view, like the table hooks; view_value_of calls the hooks
+ * without the tree lock (a hook may use the tree's accessors, tree_dir_ctx among them),
+ * so a hook reads only what its view does not change once published. */
 struct view_value {
     uint64_t off, len;
     enum field_kind kind;
@@ -215,6 +283,8 @@ struct s3fs {
     struct view_hooks value_hooks;
     /* the parts its views let be replaced by bytes after the container's end (view_add_part_hook) */
     struct view_hooks part_hooks;
+    /* the sectioned data its views let be written into (view_add_section_hook_shared) */
+    struct view_hooks section_hooks;
     /* the hooks added once per mount (view_add_*_hook_shared), kept by the top view */
     void (*shared[16])(void);
     uint32_t nshared;

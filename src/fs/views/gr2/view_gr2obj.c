@@ -1142,8 +1142,12 @@ static bool gobj_value(struct s3fs *fs, uint32_t ino, struct view_value *out, vo
     return true;
 }
 
-bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
-                         uint64_t *len)
+/* -o rw: a table's NAME.bin in a compressed section (its records' expanded bytes, a file
+ * generated from the section): the Granny view, the section and the records' place in its
+ * expanded bytes, so that a write goes there and the section is stored raw. False for
+ * every other node (a NAME.bin in a section stored as is is a range of the file). */
+static bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
+                                uint64_t *len)
 {
     const struct gtable *tb = tree_gen_ctx(t, ino, table_bin_read);
     if (!tb || tb->obj.section >= tb->o->v->g.nsections)
@@ -1152,6 +1156,20 @@ bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint
     *sec = tb->obj.section;
     *off = tb->obj.offset;
     *len = (uint64_t)tb->count * tb->size;
+    return true;
+}
+
+/* -o rw's section hook for a table's NAME.bin in a compressed section (the Granny view's
+ * own, granny_sections, says the rest): added once per mount, it finds the table from the
+ * file. */
+static bool gobj_sections(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, uint32_t ino,
+                          struct view_section *out, void *ctx)
+{
+    (void)dir, (void)ctx;
+    struct gr2_view *v;
+    if (ask != VIEW_SECTION_BYTES || !gobj_table_bytes_at(fs->tree, ino, &v, &out->sec, &out->off, &out->len))
+        return false;
+    gr2_view_sections(v, out);
     return true;
 }
 
@@ -1177,6 +1195,8 @@ enum s3_err gobj_attach(struct gr2_view *v)
         e = view_add_table_hook_shared(v->fs, gobj_table);
     if (e == S3_OK)
         e = view_add_value_hook_shared(v->fs, gobj_value);
+    if (e == S3_OK)
+        e = view_add_section_hook_shared(v->fs, gobj_sections);
     return e ? e : gr2_view_add_granny_extra(v, gobj_add, NULL);
 }
 

@@ -21,13 +21,6 @@ enum s3_err gobj_attach(struct gr2_view *v);
 enum s3_err gobj_first_skeleton(struct gr2_view *v, char **bones_path, uint32_t *count, char ***names, char *why,
                                 size_t whylen);
 
-/* -o rw: a table's NAME.bin in a compressed section (its records' expanded bytes, a file
- * generated from the section): the Granny view, the section and the records' place in its
- * expanded bytes, so that a write goes there and the section is stored raw. False for
- * every other node (a NAME.bin in a section stored as is is a range of the file). */
-bool gobj_table_bytes_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec, uint64_t *off,
-                         uint64_t *len);
-
 /* Tests: the text the object tree counted against its budgets so far: its tables' CSVs
  * (*tables) and the animations' CSVs (*anim_text); both 0 before the tree is made. */
 void gobj_test_measured(struct gr2_view *v, uint64_t *tables, uint64_t *anim_text);

@@ -348,6 +348,8 @@ static enum s3_err populate_section(struct tree *t, uint32_t dir, void *ctx, uin
  * in the file's byte order (docs/formats/gr2.md: every header word follows the magic's
  * byte order). What is derived (byte_order, pointer_size, signature, crc_computed) and the
  * references (root_type, root_object: two words of one text) are not. */
+static view_section_fn granny_sections; /* -o rw's section hook, below */
+
 static bool granny_declared_value(struct s3fs *fs, uint32_t ino, struct view_value *out, void *ctx)
 {
     static const char *const header[] = {"headers_size", "header_format", "version", "total_size", "crc",
@@ -408,7 +410,7 @@ enum s3_err gr2_view_new(struct s3fs *fs, uint64_t base, struct gr2_view **out, 
         gr2_view_free(v); /* everything it holds, its lock too */
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory");
     }
-    if (view_add_value_hook_shared(fs, granny_declared_value))
+    if (view_add_value_hook_shared(fs, granny_declared_value) || view_add_section_hook_shared(fs, granny_sections))
         return s3_fail(S3_ERR_NOMEM, err, errlen, "out of memory"); /* the tree frees v */
     *out = v;
     return S3_OK;
@@ -805,20 +807,12 @@ enum s3_err gr2_view_describe(struct gr2_view *v)
     return S3_OK;
 }
 
-bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len)
-{
-    uint32_t gdir;
-    if (tree_lookup(t, dir, "granny", &gdir))
-        return false;
-    const struct gr2_view *v = tree_dir_ctx(t, gdir, populate_granny);
-    if (!v || v->g.limit == 0)
-        return false;
-    *base = v->g.base;
-    *len = v->g.limit; /* granny.gr2's bytes: what exists of total_size */
-    return true;
-}
-
-bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
+/* -o rw: the CRC of the Granny data a view shows at dir (the directory holding its
+ * granny.gr2 and granny/), by the format's rule (gr2_crc_span): where the field is, the
+ * range it covers (in the view's source) and the byte order. False when dir holds no
+ * Granny view, the rule does not fit the data, or the stored CRC was wrong (not ours to
+ * fix). Thread-safe: reads what the view parsed at its open. */
+static bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be)
 {
     uint32_t gdir;
     if (tree_lookup(t, dir, "granny", &gdir))
@@ -834,7 +828,10 @@ bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *fr
     return true;
 }
 
-bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec)
+/* -o rw: the view and section of a compressed section's data.bin (its expanded bytes),
+ * so that it can be written back stored raw (gr2_view_raw_plan). False for every other
+ * node, and when the Granny data runs past the source's end. */
+static bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec)
 {
     const struct gr2_secitem *it = tree_gen_ctx(t, ino, section_read);
     if (!it || it->sec >= it->v->g.nsections || it->v->g.sections[it->sec].compression == GR2_COMP_NONE)
@@ -844,8 +841,12 @@ bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint
     return it->v->g.total_size <= it->v->g.avail;
 }
 
-enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len, struct gr2_raw_plan *p,
-                              uint64_t *header, uint64_t *total_field, char *err, size_t errlen)
+/* gr2_raw_section_plan (parse/gr2/gr2.h) for section sec of v, its data going at `at`
+ * (relative to the Granny data); the section header's and total_size's places in v's
+ * source into *header and *total_field. */
+static enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len,
+                                     struct gr2_raw_plan *p, uint64_t *header, uint64_t *total_field, char *err,
+                                     size_t errlen)
 {
     enum s3_err e = gr2_raw_section_plan(&v->fs->src.src, &v->g, sec, at, len, p, err, errlen);
     *header = abs_of(v, v->g.sections[sec].header_pos);
@@ -924,8 +925,12 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
     return true;
 }
 
-enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded_use_fn use, void *ctx, char *err,
-                                  size_t errlen)
+/* Section sec's expanded bytes handed to use() while pinned (produced by the cache, within
+ * its bound), so that -o rw copies them out a piece at a time (into a file) with no copy
+ * of its own in memory: NOMEM, or IO when they cannot be had otherwise (err says why),
+ * else what use returns (its reason in err). */
+static enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, view_bytes_use_fn *use, void *ctx,
+                                         char *err, size_t errlen)
 {
     struct gr2_secitem *it = &v->items[sec];
     size_t size;
@@ -938,7 +943,9 @@ enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded
     return e;
 }
 
-enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
+/* Bytes [off, off+len) of section sec's expanded bytes into buf: S3_OK, or S3_ERR_IO
+ * (they cannot be had, or the range runs past their end). */
+static enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len)
 {
     struct gr2_secitem *it = &v->items[sec];
     char err[200];
@@ -951,4 +958,94 @@ enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t of
         memcpy(buf, d + off, len);
     cache_unpin(&v->fs->cache, &it->c);
     return inside ? S3_OK : S3_ERR_IO;
+}
+
+/* ---- -o rw: the Granny data lent to rw through the section hook (view.h) ---- */
+
+static enum s3_err sections_use(struct view_sections *s, uint32_t sec, view_bytes_use_fn *use, void *ctx, char *err,
+                                size_t errlen)
+{
+    return gr2_view_expanded_use((struct gr2_view *)s, sec, use, ctx, err, errlen);
+}
+
+static enum s3_err sections_read(struct view_sections *s, uint32_t sec, uint64_t off, void *buf, size_t len)
+{
+    return gr2_view_expanded_read((struct gr2_view *)s, sec, off, buf, len);
+}
+
+static enum s3_err sections_plan(struct view_sections *s, uint32_t sec, uint64_t at, uint64_t len,
+                                 struct view_raw_plan *p, char *err, size_t errlen)
+{
+    _Static_assert(GR2_SECTION_HEADER_SIZE <= VIEW_SECTION_HEADER_MAX, "a section header fits the plan");
+    struct gr2_raw_plan gp = {0};
+    uint64_t header = 0, total_field = 0;
+    enum s3_err e = gr2_view_raw_plan((struct gr2_view *)s, sec, at, len, &gp, &header, &total_field, err, errlen);
+    memcpy(p->header, gp.header, sizeof gp.header);
+    p->header_len = sizeof gp.header;
+    p->header_at = header;
+    p->after = gp.after; /* the caller's to free */
+    p->after_len = gp.after_len;
+    p->total = gp.total;
+    memcpy(p->total_bytes, gp.total_bytes, sizeof p->total_bytes);
+    p->total_at = total_field;
+    return e;
+}
+
+/* The CRC by the format's rule (gr2_crc_span: from the header's end to total_size),
+ * relative to the Granny data's start, when the stored one was right. */
+static bool sections_crc(struct view_sections *s, uint64_t *field, uint64_t *from, bool *be)
+{
+    const struct gr2_view *v = (const struct gr2_view *)s;
+    struct gr2_crc_span span;
+    if (!v->g.crc_checked || v->g.crc != v->g.crc_computed || !gr2_crc_span(&v->g, &span))
+        return false;
+    *field = span.field;
+    *from = span.from;
+    *be = v->g.be;
+    return true;
+}
+
+static const struct view_sections_ops granny_sections_ops = {sections_use, sections_read, sections_plan,
+                                                             sections_crc};
+
+void gr2_view_sections(struct gr2_view *v, struct view_section *out)
+{
+    out->s = (struct view_sections *)v; /* opaque to rw: only these functions read it */
+    out->ops = &granny_sections_ops;
+    out->fs = v->fs;
+    out->base = v->g.base;
+    out->total = v->g.total_size;
+    out->avail = v->g.avail;
+    out->limit = v->g.limit;
+}
+
+/* The section hook of every Granny view of a mount (added once: it finds the view from the
+ * file): the data shown at dir, a node's place in a compressed section, a compressed
+ * section's data.bin. A table's NAME.bin is the object tree's to say (gobj_sections). */
+static bool granny_sections(struct s3fs *fs, enum view_section_ask ask, uint32_t dir, uint32_t ino,
+                            struct view_section *out, void *ctx)
+{
+    (void)ctx;
+    struct tree *t = fs->tree;
+    struct gr2_view *v = NULL;
+    uint32_t gdir;
+    switch (ask) {
+    case VIEW_SECTION_DATA:
+        if (tree_lookup(t, dir, "granny", &gdir) || !(v = tree_dir_ctx(t, gdir, populate_granny)) || v->g.limit == 0)
+            return false;
+        out->crc_ok = gr2_view_crc_at(t, dir, &out->crc_field, &out->crc_from, &out->crc_to, &out->crc_be);
+        break;
+    case VIEW_SECTION_PLACE:
+        if (!gr2_view_expanded_at(t, dir, ino, &v, &out->sec, &out->off, &out->len))
+            return false;
+        break;
+    case VIEW_SECTION_FILE:
+        if (!gr2_view_section_at(t, ino, &v, &out->sec))
+            return false;
+        break;
+    default:
+        return false;
+    }
+    gr2_view_sections(v, out);
+    return true;
 }

@@ -107,11 +107,6 @@ void gr2_view_add(struct gr2_view *v, uint32_t dir);
  * lines to /info. S3_OK; NOMEM when /info's hook cannot be added. */
 enum s3_err gr2_view_describe(struct gr2_view *v);
 uint64_t gr2_view_total_size(const struct gr2_view *v);
-/* -o rw: the CRC of the Granny data a view shows at dir (the directory holding its
- * granny.gr2 and granny/), by the format's rule (gr2_crc_span): where the field is, the
- * range it covers (in the view's source) and the byte order. False when dir holds no
- * Granny view, the rule does not fit the data, or the stored CRC was wrong (not ours to
- * fix). Thread-safe: reads what the view parsed at its open. */
 /* A node's span: where [off, off+len) of section sec lies (gr2_view_span). In a
  * compressed section it is the stored section, and the node's place in the expanded bytes
  * is remembered for -o rw (gr2_view_expanded_at); out of memory it is not (the node then
@@ -123,29 +118,8 @@ bool gr2_view_expanded_at(struct tree *t, uint32_t dir, uint32_t ino, struct gr2
                           uint64_t *off, uint64_t *len);
 /* The same asked of view v itself (its object tree declaring a value's length). */
 bool gr2_view_place(struct gr2_view *v, uint32_t ino, uint32_t *sec, uint64_t *off, uint64_t *len);
-/* Bytes [off, off+len) of section sec's expanded bytes into buf: S3_OK, or S3_ERR_IO
- * (they cannot be had, or the range runs past their end). */
-enum s3_err gr2_view_expanded_read(struct gr2_view *v, uint32_t sec, uint64_t off, void *buf, size_t len);
-/* Section sec's expanded bytes handed to use() while pinned (produced by the cache, within
- * its bound), so that -o rw copies them out a piece at a time (into a file) with no copy
- * of its own in memory: NOMEM, or IO when they cannot be had otherwise (err says why),
- * else what use returns (its reason in err). */
-typedef enum s3_err (*gr2_expanded_use_fn)(void *ctx, const uint8_t *bytes, size_t len, char *err, size_t errlen);
-enum s3_err gr2_view_expanded_use(struct gr2_view *v, uint32_t sec, gr2_expanded_use_fn use, void *ctx, char *err,
-                                  size_t errlen);
-/* -o rw: the view and section of a compressed section's data.bin (its expanded bytes),
- * so that it can be written back stored raw (gr2_view_raw_plan). False for every other
- * node, and when the Granny data runs past the source's end. */
-bool gr2_view_section_at(struct tree *t, uint32_t ino, struct gr2_view **v, uint32_t *sec);
-/* gr2_raw_section_plan (parse/gr2/gr2.h) for section sec of v, its data going at `at`
- * (relative to the Granny data); the section header's and total_size's places in v's
- * source into *header and *total_field. */
-enum s3_err gr2_view_raw_plan(struct gr2_view *v, uint32_t sec, uint64_t at, uint64_t len, struct gr2_raw_plan *p,
-                              uint64_t *header, uint64_t *total_field, char *err, size_t errlen);
-bool gr2_view_crc_at(struct tree *t, uint32_t dir, uint64_t *field, uint64_t *from, uint64_t *to, bool *be);
-/* -o rw: the Granny data a view shows at dir (as gr2_view_crc_at), as granny.gr2 shows it:
- * where it starts in the view's source and its length. False when dir holds no Granny
- * view or its data is empty. */
-bool gr2_view_data_at(struct tree *t, uint32_t dir, uint64_t *base, uint64_t *len);
+/* -o rw: what v lends rw through the section hook (view.h: its functions, its source and
+ * where its data lies) into *out; the Granny views answer the hook with it. */
+void gr2_view_sections(struct gr2_view *v, struct view_section *out);
 
 #endif
