@@ -1225,7 +1225,7 @@ static enum s3_err ct_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i
     return *target ? S3_OK : S3_ERR_NOMEM;
 }
 
-static const struct tree_computed_ops ct_ops = {ct_name, ct_find, ct_target};
+static const struct tree_computed_ops ct_ops = {.name = ct_name, .find = ct_find, .target = ct_target};
 
 /* arg: 0 succeeds; 1 makes the directory computed, then fails (rolled back) */
 static enum s3_err populate_ctable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)

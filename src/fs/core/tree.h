@@ -242,7 +242,8 @@ enum s3_err tree_getxattr_str(struct tree *t, uint32_t ino, const char *name, ch
 
 /* ---- Computed directories: a million entries without a node each ----
  * A directory of symlinks whose names and targets its view computes when asked (a
- * folder's key table): nothing is kept per entry until the entry is used. Entry i's inode
+ * folder's key table), or of directories (ops->populate set: a folder's conflicts):
+ * nothing is kept per entry until the entry is used. Entry i's inode
  * number is the directory's base + i, reserved when it is made (so stable, and within
  * max_nodes); its node is made, and kept, when a lookup finds it or a listing
  * (tree_child) reaches it. Lookups cost one find and at most one rendered name, a listing
@@ -258,6 +259,10 @@ struct tree_computed_ops {
     /* Entry i's symlink target (malloc'd) in *target: S3_OK, or the reason (the request
      * fails with it and the entry stays unmade: the next use asks again). */
     enum s3_err (*target)(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target);
+    /* When set, the entries are directories instead of symlinks (target unused): entry i
+     * is a directory of type xtype populated by populate(t, its ino, ctx, i). */
+    populate_fn populate;
+    const char *xtype;
 };
 /* Called by dir's own populate callback, before it adds any child: dir becomes a computed
  * directory of n entries (ops must outlive the tree), published when the callback returns
