@@ -270,6 +270,14 @@ struct tree_computed_ops {
  * it holds the first entries that fit (the rest refused, as any node: tree_full, /info).
  * S3_OK, NOMEM, or BUSY when dir is not being populated or already has children. */
 enum s3_err tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n);
+/* Child i of a published directory as a bare listing needs it (name, number, kind),
+ * without making it: in a computed directory an entry not made yet has its name rendered
+ * into buf (size bytes; the name then lives in buf), its reserved number and its kind;
+ * any other child is tree_child's, its name tree_name's. NULL when there is none or it
+ * cannot be rendered (the caller then asks tree_child, which says why). A bare READDIR
+ * of /conflicts makes no node per entry. */
+const char *tree_child_peek(struct tree *t, uint32_t dir, uint32_t i, char *buf, size_t size, uint32_t *ino,
+                            int *kind);
 /* Counts, for tests: names rendered by computed directories (a lookup renders at most
  * one), and their entries made into nodes. */
 uint64_t tree_computed_renders(struct tree *t);

@@ -200,6 +200,29 @@ enum s3_err computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, con
     return computed_child(t, dir, d, i, out);
 }
 
+const char *tree_child_peek(struct tree *t, uint32_t dir, uint32_t i, char *buf, size_t size, uint32_t *ino,
+                            int *kind)
+{
+    struct dirinfo *d = dir_at(t, dir);
+    if (d && published(d) && is_computed(d) && i < d->n && !computed_is_made(d, i)) {
+        struct computed *c = d->comp; /* fixed once published: no lock (tree.h) */
+        atomic_fetch_add(&t->computed_renders, 1);
+        if (size > NAME_MAX && c->ops->name(c->ctx, i, buf, size) == S3_OK && name_ok(buf)) {
+            *ino = d->c.first + i;
+            *kind = c->ops->populate ? NODE_DIR : NODE_LINK;
+            return buf;
+        }
+        return NULL;
+    }
+    uint32_t c = d ? tree_child(t, dir, i) : 0;
+    const char *name = c ? tree_name(t, c) : NULL;
+    if (name) {
+        *ino = c;
+        *kind = (int)tree_kind(t, c);
+    }
+    return name;
+}
+
 uint64_t tree_computed_renders(struct tree *t)
 {
     return atomic_load(&t->computed_renders);
