@@ -145,9 +145,29 @@ static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
     return c ? c : an < bn ? -1 : an > bn;
 }
 
+/* units_cmp where both names are ASCII as far as they are compared (most names): a
+ * letter's upper case is its UTF-16 unit, no decoding. 2: a byte past ASCII came first. */
+static int ascii_units_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if ((x | y) >= 0x80)
+            return 2;
+        x = x >= 'a' && x <= 'z' ? (unsigned char)(x - 32) : x;
+        y = y >= 'a' && y <= 'z' ? (unsigned char)(y - 32) : y;
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    /* the one that ends first is less, whatever the other's next unit */
+    return an < bn ? -1 : an > bn;
+}
+
 static int part_cmp(const char *a, size_t an, const char *b, size_t bn)
 {
-    int c = units_cmp(a, an, b, bn);
+    int c = ascii_units_cmp(a, an, b, bn);
+    if (c == 2)
+        c = units_cmp(a, an, b, bn);
     return c ? c : bytes_cmp(a, an, b, bn);
 }
 
