@@ -296,6 +296,13 @@ static void test_conflicts_lazy(void **state)
     snprintf(bad, sizeof bad, "%s.x", want[1]);
     assert_int_equal(tree_lookup(t, dir, bad, &got), S3_ERR_NOT_FOUND);
     assert_int_equal(tree_computed_made(t), made + 1);
+
+    /* everything parsed (s3rig info --full): every conflict made and populated, no link
+     * of /keys made for it */
+    assert_int_equal(tree_populate_all(t), 0);
+    assert_int_equal(tree_computed_made(t), made + 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_true(tree_is_populated(t, ino[i]));
     s3fs_close(fs);
     remove_folder();
 }

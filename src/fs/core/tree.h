@@ -204,7 +204,9 @@ void tree_unlock(struct tree *t);
 enum s3_err tree_populate(struct tree *t, uint32_t dir);
 /* Populates every directory, those it creates included, so that everything parsed
  * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
- * returns S3_OK or the first reason. Iterative: children always have higher inode numbers. */
+ * returns S3_OK or the first reason. Iterative: children always have higher inode numbers.
+ * A computed directory's entries are made when they are directories (each has its own
+ * populate), not when they are links (a million of them, nothing to parse). */
 enum s3_err tree_populate_all(struct tree *t);
 /* How many of the lazily populated directories made so far have been populated: while
  * done < total, warnings found by parsing may still come. Call under t->lock or when no
