@@ -577,14 +577,20 @@ static enum s3_err make_table(struct mf_keyset *ks, size_t n)
 }
 
 /* Run r's records into the table (their file set from the run). false: out of memory. */
-static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_run *r)
+static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_run *r, const struct mf_run *next)
 {
     struct mf_rec *rec = mf_rec_at(&ks->recs, r->first);
+    const struct mf_rec *after = next ? mf_rec_at(&ks->recs, next->first) : NULL;
     for (uint32_t i = 0; i < r->n; i++) {
         rec[i].file = r->file;
         uint64_t h = key_hash(&rec[i], ks->seed);
-        if (i + PREFETCH < r->n) /* the table is far bigger than the caches: ask ahead */
-            __builtin_prefetch(&ks->slot[key_hash(&rec[i + PREFETCH], ks->seed) & (ks->cap - 1)]);
+        /* the table is far bigger than the caches: ask ahead, into the next run's records
+         * near a run's end (else a package's first records would wait for theirs) */
+        const struct mf_rec *ahead = i + PREFETCH < r->n ? &rec[i + PREFETCH]
+                                     : after && i + PREFETCH - r->n < next->n ? &after[i + PREFETCH - r->n]
+                                                                              : NULL;
+        if (ahead)
+            __builtin_prefetch(&ks->slot[key_hash(ahead, ks->seed) & (ks->cap - 1)]);
         size_t at = probe(ks, &rec[i], h);
         uint32_t id = r->first + i;
         if (ks->slot[at]) {
@@ -614,7 +620,7 @@ enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *
     struct building b = {0};
     enum s3_err rc = make_table(ks, n);
     for (size_t r = 0; rc == S3_OK && r < nruns; r++)
-        if (!add_run(ks, &b, &runs[r]))
+        if (!add_run(ks, &b, &runs[r], r + 1 < nruns ? &runs[r + 1] : NULL))
             rc = S3_ERR_NOMEM;
     if (rc == S3_OK)
         rc = gather_providers(ks, &b, priority);
