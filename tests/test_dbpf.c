@@ -1332,6 +1332,35 @@ static void test_codec_choice_and_zlib(void **state)
     assert_int_equal(dbpf_expand(0x1234, z, zn, out, sizeof text, err, sizeof err), S3_ERR_UNSUPPORTED);
 }
 
+/* dbpf_resource_name writes a name without a name part by hand (a folder lists thousands):
+ * the layout of dbpf.h's comment, built here with snprintf from the type table, for types
+ * of both games, known and not, and every output size (truncated as snprintf would). */
+static void test_resource_name_plain(void **state)
+{
+    (void)state;
+    static const uint32_t types[] = {0x0333406C, 0x00B2D882, 0x0166038C, 0x545AC67A, 0x12345678, 0, 0xFFFFFFFF};
+    static const uint64_t insts[] = {0, 0x0123456789ABCDEFull, 0xFFFFFFFFFFFFFFFFull};
+    for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
+        for (size_t ii = 0; ii < sizeof insts / sizeof *insts; ii++)
+            for (int game = 0; game < 2; game++) {
+                struct dbpf_entry e = {.type = types[ti], .group = 0x80000000u | (uint32_t)ti, .instance = insts[ii]};
+                const char *tag, *ext;
+                dbpf_type_names(e.type, game, &tag, &ext);
+                char want[160], got[160];
+                int n = snprintf(want, sizeof want, "%s_%08X_%08X_%016llX%%%%+%s%s", game ? "S4" : "S3", e.type,
+                                 e.group, (unsigned long long)e.instance, tag, ext);
+                assert_true(n > 40 && n < (int)sizeof want);
+                for (size_t size = 1; size <= (size_t)n + 1; size++) {
+                    memset(got, 'x', sizeof got);
+                    size_t k = dbpf_resource_name(got, size, game, &e, size % 2 ? NULL : "");
+                    size_t wk = (size_t)n < size ? (size_t)n : size - 1;
+                    assert_int_equal(k, wk);
+                    assert_memory_equal(got, want, wk);
+                    assert_int_equal(got[wk], 0);
+                }
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1358,6 +1387,7 @@ int main(void)
         cmocka_unit_test(test_package_codec_sniffed),
         cmocka_unit_test(test_codec_choice_and_zlib),
         cmocka_unit_test(test_package_type_names),
+        cmocka_unit_test(test_resource_name_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,6 +249,64 @@ static void test_conflicts(void **state)
     remove_folder();
 }
 
+/* /conflicts is computed (tree.h): a bare listing (tree_child_peek, what READDIRPLUS
+ * past 4,096 entries and READDIR use) gives each conflict's name, number and kind and
+ * makes no node; a lookup makes the one it finds, a directory of the providers. */
+static void test_conflicts_lazy(void **state)
+{
+    (void)state;
+    make_folder(true);
+    struct s3fs *fs = open_folder();
+    struct tree *t = fs->tree;
+    uint32_t dir, ino[3], got;
+    assert_int_equal(tree_resolve(t, "conflicts", &dir), 0);
+    assert_int_equal(tree_populate(t, dir), 0);
+    assert_int_equal(tree_child_count(t, dir), 3);
+    assert_int_equal(tree_nlink(t, dir), 2 + 3); /* its subdirectories, made or not */
+    char want[3][160], buf[256], bad[200];
+    key_name(want[0], sizeof want[0], FXF_NAMEMAP); /* by key, as conflicts.csv */
+    key_name(want[1], sizeof want[1], FXF_K1);
+    key_name(want[2], sizeof want[2], FXF_K2);
+    uint64_t made = tree_computed_made(t);
+    for (uint32_t i = 0; i < 3; i++) {
+        int kind = -1;
+        const char *name = tree_child_peek(t, dir, i, buf, sizeof buf, &ino[i], &kind);
+        assert_non_null(name);
+        assert_string_equal(name, want[i]);
+        assert_int_equal(kind, NODE_DIR);
+    }
+    assert_null(tree_child_peek(t, dir, 3, buf, sizeof buf, &got, &(int){0}));
+    assert_int_equal(tree_computed_made(t), made); /* listed, none made */
+
+    assert_int_equal(tree_lookup(t, dir, want[2], &got), 0);
+    assert_int_equal(got, ino[2]); /* the number the listing gave */
+    assert_int_equal(tree_computed_made(t), made + 1);
+    assert_int_equal(tree_kind(t, got), NODE_DIR);
+    assert_int_equal(tree_populate(t, got), 0);
+    assert_int_equal(tree_child_count(t, got), 4 + 2); /* 1..4, winner, identical */
+    int kind = -1;
+    assert_string_equal(tree_child_peek(t, dir, 2, buf, sizeof buf, &got, &kind), want[2]); /* the node's */
+    assert_int_equal(got, ino[2]);
+    assert_int_equal(kind, NODE_DIR);
+    assert_int_equal(tree_computed_made(t), made + 1);
+
+    /* a key of one provider, and a conflict's key with another suffix, are no entries */
+    key_name(bad, sizeof bad, FXF_K3);
+    assert_int_equal(tree_lookup(t, dir, bad, &got), S3_ERR_NOT_FOUND);
+    snprintf(bad, sizeof bad, "%s.x", want[1]);
+    assert_int_equal(tree_lookup(t, dir, bad, &got), S3_ERR_NOT_FOUND);
+    assert_int_equal(tree_computed_made(t), made + 1);
+
+    /* everything parsed (s3rig info --full): every conflict made and populated, no link
+     * of /keys made for it */
+    assert_int_equal(tree_populate_all(t), 0);
+    assert_int_equal(tree_computed_made(t), made + 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_true(tree_is_populated(t, ino[i]));
+    s3fs_close(fs);
+    remove_folder();
+}
+
 static void test_duplicates(void **state)
 {
     (void)state;
@@ -873,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_info_hashes_nothing),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_conflicts),
+        cmocka_unit_test(test_conflicts_lazy),
         cmocka_unit_test(test_identical_without_trees),
         cmocka_unit_test(test_conflicts_csv_opens),
         cmocka_unit_test(test_duplicates),

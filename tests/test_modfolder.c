@@ -63,6 +63,53 @@ static void test_name_order(void **state)
     assert_int_equal(mf_name_cmp("same", "same"), 0);
 }
 
+/* The order written out (modfolder.h): upper-cased UTF-16 units (names of characters
+ * below U+10000 here: a unit is a code point), then bytes. For test_name_order_ascii. */
+static int ref_name_cmp(const char *a, const char *b)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (;;) {
+        int32_t p = -1, q = -1;
+        if (*x) {
+            p = *x < 0x80 ? *x++ : (x[0] & 0x1F) << 6 | (x[1] & 0x3F);
+            if (p >= 0x80)
+                x += 2;
+            p = (int32_t)mf_upper((uint32_t)p);
+        }
+        if (*y) {
+            q = *y < 0x80 ? *y++ : (y[0] & 0x1F) << 6 | (y[1] & 0x3F);
+            if (q >= 0x80)
+                y += 2;
+            q = (int32_t)mf_upper((uint32_t)q);
+        }
+        if (p != q)
+            return p < q ? -1 : 1;
+        if (p < 0)
+            break;
+    }
+    int c = strcmp(a, b);
+    return c < 0 ? -1 : c > 0;
+}
+
+/* Every pair of names, ASCII ones (compared without decoding) and ones that leave ASCII
+ * after a common prefix, ordered as the reference orders them. */
+static void test_name_order_ascii(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"", "a", "A", "b", "Z", "z", "_", "_a", "a_", "aZ", "az", "a.package",
+                                        "A.package", "ab", "abc", "ABD", "a\xC3\xA9", "A\xC3\x89", "a\xC3\xBF",
+                                        "\xC3\xA9", "f", "F", "ab\xC3\xA9x", "abZ", "ab~", "ab@", "0", "9a",
+                                        "mod.package", "Mod.package", "mod2.package", "mod_2.package"};
+    size_t n = sizeof names / sizeof *names;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            int got = mf_name_cmp(names[i], names[j]), want = ref_name_cmp(names[i], names[j]);
+            got = got < 0 ? -1 : got > 0;
+            if (got != want)
+                fail_msg("mf_name_cmp(\"%s\", \"%s\") = %d, want %d", names[i], names[j], got, want);
+        }
+}
+
 static int path_cmp_qsort(const void *a, const void *b)
 {
     return mf_path_cmp(*(const char *const *)a, *(const char *const *)b);
@@ -279,7 +326,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_utf8_valid),   cmocka_unit_test(test_upper),
-        cmocka_unit_test(test_name_order),   cmocka_unit_test(test_load_order),
+        cmocka_unit_test(test_name_order), cmocka_unit_test(test_name_order_ascii), cmocka_unit_test(test_load_order),
         cmocka_unit_test(test_depths),       cmocka_unit_test(test_glob),
         cmocka_unit_test(test_rules),        cmocka_unit_test(test_sniff),
         cmocka_unit_test(test_keys_and_winner), cmocka_unit_test(test_keys_many),

@@ -1,6 +1,7 @@
 /* The tree without FUSE: node operations, and whole-tree walks of generated files
  * compared with what the fixture builder wrote. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1225,7 +1226,7 @@ static enum s3_err ct_target(struct tree *t, void *ctx, uint32_t dir, uint32_t i
     return *target ? S3_OK : S3_ERR_NOMEM;
 }
 
-static const struct tree_computed_ops ct_ops = {ct_name, ct_find, ct_target};
+static const struct tree_computed_ops ct_ops = {.name = ct_name, .find = ct_find, .target = ct_target};
 
 /* arg: 0 succeeds; 1 makes the directory computed, then fails (rolled back) */
 static enum s3_err populate_ctable(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
@@ -1246,6 +1247,84 @@ static struct tree *ctable_tree(struct source *src, struct ctable *c, uint32_t *
     *keys = tree_add_dir(t, root, "keys", "dir", populate_ctable, c, 0);
     assert_int_not_equal(*keys, 0);
     return t;
+}
+
+/* ---- computed directories of directories ---- */
+
+/* Entry i's own populate: one file "arg" holding the arg it was given. */
+static enum s3_err populate_cdir_entry(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)ctx;
+    return tree_add_textf(t, dir, "arg", "text", "%llu", (unsigned long long)arg) ? S3_OK : S3_ERR_NOMEM;
+}
+
+static const struct tree_computed_ops cdir_ops = {
+    .name = ct_name, .find = ct_find, .populate = populate_cdir_entry, .xtype = "entry"};
+
+static enum s3_err populate_cdirs(struct tree *t, uint32_t dir, void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct ctable *c = ctx;
+    return tree_set_computed(t, dir, &cdir_ops, c, c->n);
+}
+
+/* Entries that are directories (ops->populate): counted as subdirectories, listed bare by
+ * tree_child_peek (name, reserved number, kind) without being made, made by a lookup at
+ * the number the listing gave, populated with their index; tree_populate_all makes and
+ * populates them all (but no entry of a computed directory of links). */
+static void test_computed_dirs(void **state)
+{
+    (void)state;
+    struct ctable c = {.n = 1000, .fail = UINT32_MAX}, links = {.n = 50, .fail = UINT32_MAX};
+    struct source src;
+    uint32_t keys, dirs, e, num[1000];
+    struct tree *t = ctable_tree(&src, &links, &keys);
+    dirs = tree_add_dir(t, TREE_ROOT, "dirs", "dir", populate_cdirs, &c, 0);
+    assert_int_not_equal(dirs, 0);
+    assert_int_equal(tree_populate(t, dirs), 0);
+    assert_int_equal(tree_child_count(t, dirs), 1000);
+    assert_int_equal(tree_nlink(t, dirs), 2 + 1000);
+    char buf[NAME_MAX + 1], want[16];
+    for (uint32_t i = 0; i < 1000; i++) {
+        int kind = -1;
+        snprintf(want, sizeof want, "e%07u", i);
+        const char *name = tree_child_peek(t, dirs, i, buf, sizeof buf, &num[i], &kind);
+        assert_non_null(name);
+        assert_string_equal(name, want);
+        assert_int_equal(kind, NODE_DIR);
+        assert_int_equal(num[i], num[0] + i); /* reserved in a row */
+    }
+    int kind = -1;
+    assert_null(tree_child_peek(t, dirs, 1000, buf, sizeof buf, &e, &kind)); /* past the end */
+    assert_null(tree_child_peek(t, dirs, 0, buf, NAME_MAX, &e, &kind));      /* too small a buffer */
+    assert_int_equal(tree_computed_made(t), 0);
+
+    assert_int_equal(tree_lookup(t, dirs, "e0000500", &e), 0);
+    assert_int_equal(e, num[500]);
+    assert_int_equal(tree_computed_made(t), 1);
+    assert_int_equal(tree_kind(t, e), NODE_DIR);
+    assert_int_equal(tree_parent(t, e), dirs);
+    assert_false(tree_is_populated(t, e));
+    uint32_t f;
+    assert_int_equal(tree_lookup(t, e, "arg", &f), 0);
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(tree_read_all(t, f, &b, &n), 0);
+    assert_memory_equal(b, "500", 3);
+    assert_int_equal(n, 3);
+    free(b);
+    /* a made entry: peeked as its node (the same name and number), nothing rendered */
+    uint64_t r0 = tree_computed_renders(t);
+    assert_string_equal(tree_child_peek(t, dirs, 500, buf, sizeof buf, &f, &kind), "e0000500");
+    assert_int_equal(f, e);
+    assert_int_equal(kind, NODE_DIR);
+    assert_int_equal(tree_computed_renders(t), r0);
+
+    assert_int_equal(tree_populate_all(t), 0);
+    assert_int_equal(tree_computed_made(t), 1000); /* the directories, no link of keys */
+    for (uint32_t i = 0; i < 1000; i += 111)
+        assert_true(tree_is_populated(t, num[i]));
+    tree_free(t);
 }
 
 /* A lookup in a computed directory of 1,000,000 entries looks at O(log n) of them (the
@@ -1461,6 +1540,7 @@ int main(void)
         cmocka_unit_test(test_bone_names_bounded),
         cmocka_unit_test(test_form_row_reasons),
         cmocka_unit_test(test_computed_lookup),
+        cmocka_unit_test(test_computed_dirs),
         cmocka_unit_test(test_computed_readdir_resume),
         cmocka_unit_test(test_computed_failures),
         cmocka_unit_test(test_computed_node_limit),

@@ -55,6 +55,7 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -950,9 +951,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
     /* published: its children never change, and are read without a lock */
     uint32_t n = tree_child_count(t, dino);
     size_t used = 0;
+    /* entries listed bare whatever they are: a computed directory's are not made for it */
+    bool bare_all = !plus || moved || n > READDIR_BARE_ABOVE;
+    char peeked[NAME_MAX + 1];
     for (uint64_t i = (uint64_t)off; i < 2ull + n; i++) {
-        uint32_t cino = i == 0 ? dino : i == 1 ? tree_parent(t, dino) : tree_child(t, dino, (uint32_t)(i - 2));
-        const char *name = i == 0 ? "." : i == 1 ? ".." : tree_name(t, cino);
+        uint32_t cino = 0;
+        int ckind = -1;
+        const char *name = NULL;
+        if (i >= 2 && bare_all)
+            name = tree_child_peek(t, dino, (uint32_t)(i - 2), peeked, sizeof peeked, &cino, &ckind);
+        if (!name) {
+            cino = i == 0 ? dino : i == 1 ? tree_parent(t, dino) : tree_child(t, dino, (uint32_t)(i - 2));
+            name = i == 0 ? "." : i == 1 ? ".." : tree_name(t, cino);
+            ckind = (int)tree_kind(t, cino);
+        }
         if (!name) { /* an entry of a computed directory that could not be made */
             if (used == 0) {
                 free(buf);
@@ -966,11 +978,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
         /* and in a directory of an older generation (moved), whose entries would give the
          * kernel current numbers under an old parent (old_generation_child): a later
          * lookup gives each the number it may have there */
-        bool bare = !plus || (i >= 2 && (moved || n > READDIR_BARE_ABOVE || tree_is_volatile(t, cino)));
+        bool bare = !plus || (i >= 2 && (bare_all || tree_is_volatile(t, cino)));
         if (bare) { /* the name and its kind only: the kernel makes no entry of it */
             memset(&e, 0, sizeof e);
             e.attr.st_ino = fuse_ino(g, cino);
-            e.attr.st_mode = kind_mode(tree_kind(t, cino));
+            e.attr.st_mode = kind_mode(ckind);
         } else {
             fill_entry(a, g, cino, &e);
         }

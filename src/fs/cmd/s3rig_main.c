@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,11 +258,11 @@ static int cmd_stat(struct s3fs *fs, const char *path)
 
 static void print_entry(struct s3fs *fs, uint32_t ino, const char *name, bool longfmt)
 {
-    int kind = tree_kind(fs->tree, ino);
-    if (!longfmt) {
+    if (!longfmt) { /* ino may be an entry not made (tree_child_peek): not read */
         printf("%s\n", name);
         return;
     }
+    int kind = tree_kind(fs->tree, ino);
     char off[32], len[32], type[256];
     if (tree_getxattr_str(fs->tree, ino, "user.s3rig.offset", off, sizeof off))
         strcpy(off, "-");
@@ -286,8 +287,21 @@ static int list_dir(struct s3fs *fs, uint32_t dir, const char *path, bool longfm
     uint32_t n = tree_child_count(t, dir);
     if (recursive)
         printf("%s:\n", path);
-    for (uint32_t i = 0; i < n; i++)
-        print_entry(fs, tree_child(t, dir, i), tree_name(t, tree_child(t, dir, i)), longfmt);
+    for (uint32_t i = 0; i < n; i++) {
+        /* names alone: a computed directory's entries are not made for them (as the mount's
+         * bare listing); an entry that cannot be made fails the listing (ENOMEM) */
+        char peeked[NAME_MAX + 1];
+        uint32_t c = 0;
+        int kind;
+        const char *name = longfmt ? NULL : tree_child_peek(t, dir, i, peeked, sizeof peeked, &c, &kind);
+        if (!name) {
+            c = tree_child(t, dir, i);
+            name = c ? tree_name(t, c) : NULL;
+        }
+        if (!name)
+            return -ENOMEM;
+        print_entry(fs, c, name, longfmt);
+    }
     if (!recursive)
         return 0;
     for (uint32_t i = 0; i < n; i++) {

@@ -204,7 +204,9 @@ void tree_unlock(struct tree *t);
 enum s3_err tree_populate(struct tree *t, uint32_t dir);
 /* Populates every directory, those it creates included, so that everything parsed
  * lazily has been parsed (`s3rig info --full`, tests). Goes on past a failing directory;
- * returns S3_OK or the first reason. Iterative: children always have higher inode numbers. */
+ * returns S3_OK or the first reason. Iterative: children always have higher inode numbers.
+ * A computed directory's entries are made when they are directories (each has its own
+ * populate), not when they are links (a million of them, nothing to parse). */
 enum s3_err tree_populate_all(struct tree *t);
 /* How many of the lazily populated directories made so far have been populated: while
  * done < total, warnings found by parsing may still come. Call under t->lock or when no
@@ -242,7 +244,8 @@ enum s3_err tree_getxattr_str(struct tree *t, uint32_t ino, const char *name, ch
 
 /* ---- Computed directories: a million entries without a node each ----
  * A directory of symlinks whose names and targets its view computes when asked (a
- * folder's key table): nothing is kept per entry until the entry is used. Entry i's inode
+ * folder's key table), or of directories (ops->populate set: a folder's conflicts):
+ * nothing is kept per entry until the entry is used. Entry i's inode
  * number is the directory's base + i, reserved when it is made (so stable, and within
  * max_nodes); its node is made, and kept, when a lookup finds it or a listing
  * (tree_child) reaches it. Lookups cost one find and at most one rendered name, a listing
@@ -258,6 +261,10 @@ struct tree_computed_ops {
     /* Entry i's symlink target (malloc'd) in *target: S3_OK, or the reason (the request
      * fails with it and the entry stays unmade: the next use asks again). */
     enum s3_err (*target)(struct tree *t, void *ctx, uint32_t dir, uint32_t i, char **target);
+    /* When set, the entries are directories instead of symlinks (target unused): entry i
+     * is a directory of type xtype populated by populate(t, its ino, ctx, i). */
+    populate_fn populate;
+    const char *xtype;
 };
 /* Called by dir's own populate callback, before it adds any child: dir becomes a computed
  * directory of n entries (ops must outlive the tree), published when the callback returns
@@ -265,6 +272,14 @@ struct tree_computed_ops {
  * it holds the first entries that fit (the rest refused, as any node: tree_full, /info).
  * S3_OK, NOMEM, or BUSY when dir is not being populated or already has children. */
 enum s3_err tree_set_computed(struct tree *t, uint32_t dir, const struct tree_computed_ops *ops, void *ctx, uint32_t n);
+/* Child i of a published directory as a bare listing needs it (name, number, kind),
+ * without making it: in a computed directory an entry not made yet has its name rendered
+ * into buf (size bytes; the name then lives in buf), its reserved number and its kind;
+ * any other child is tree_child's, its name tree_name's. NULL when there is none or it
+ * cannot be rendered (the caller then asks tree_child, which says why). A bare READDIR
+ * of /conflicts makes no node per entry. */
+const char *tree_child_peek(struct tree *t, uint32_t dir, uint32_t i, char *buf, size_t size, uint32_t *ino,
+                            int *kind);
 /* Counts, for tests: names rendered by computed directories (a lookup renders at most
  * one), and their entries made into nodes. */
 uint64_t tree_computed_renders(struct tree *t);

@@ -70,7 +70,7 @@ enum s3_err tree_set_computed(struct tree *t, uint32_t dir, const struct tree_co
         build_free(d->c.build);
         d->c.first = (uint32_t)have + 1;
         d->n = n;
-        d->nsubdirs = 0;
+        d->nsubdirs = ops->populate ? n : 0; /* st_nlink counts them, made or not */
         d->comp = c;
         d->dflags |= DIRF_COMPUTED | DIRF_CONTIGUOUS;
         /* the numbers are taken; their chunks come with their first entry (chunk_slot) */
@@ -93,22 +93,44 @@ void computed_undo(struct dirinfo *d)
     d->n = 0;
 }
 
-/* Makes entry i's node (under the lock): its name and target from the view. */
+/* Entry i's directory state (ops->populate): unpopulated, populated by the view with
+ * arg i. NULL: out of memory. Under the lock. */
+static struct dirinfo *entry_dir(struct tree *t, uint32_t dir, const struct computed *c, uint32_t i)
+{
+    struct dirinfo *e = arena_alloc(&t->strings, sizeof *e, _Alignof(struct dirinfo));
+    if (!e)
+        return NULL;
+    memset(e, 0, sizeof *e);
+    e->populate = c->ops->populate;
+    e->ctx = c->ctx;
+    e->arg = i;
+    e->src_id = (uint16_t)inherited_src(t, dir);
+    atomic_init(&e->state, DIR_UNPOPULATED);
+    return e;
+}
+
+/* Makes entry i's node (under the lock): its name and target (or directory state) from
+ * the view. */
 static enum s3_err make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, uint32_t i)
 {
     struct computed *c = d->comp;
+    bool is_dir = c->ops->populate != NULL;
     char name[NAME_MAX + 1], *target = NULL;
     atomic_fetch_add(&t->computed_renders, 1);
     enum s3_err rc = c->ops->name(c->ctx, i, name, sizeof name);
     if (rc == 0 && !name_ok(name))
         rc = S3_ERR_IO; /* the view broke its rule: no such name can be listed */
-    if (rc == 0)
+    if (rc == 0 && !is_dir)
         rc = c->ops->target(t, c->ctx, dir, i, &target);
     const char *ncopy = NULL, *tcopy = NULL;
+    struct dirinfo *e = NULL;
     if (rc == 0) {
         ncopy = strlen(name) <= NAME_INTERN_MAX ? arena_intern(&t->strings, name) : arena_strdup(&t->strings, name);
-        tcopy = target ? arena_strdup(&t->strings, target) : NULL;
-        if (!ncopy || !tcopy)
+        if (is_dir)
+            e = entry_dir(t, dir, c, i);
+        else
+            tcopy = target ? arena_strdup(&t->strings, target) : NULL;
+        if (!ncopy || (is_dir ? !e : !tcopy))
             rc = S3_ERR_NOMEM;
     }
     free(target);
@@ -117,11 +139,18 @@ static enum s3_err make_entry(struct tree *t, uint32_t dir, struct dirinfo *d, u
         rc = S3_ERR_NOMEM;
     if (rc)
         return rc;
-    n->u.text.p = tcopy;
-    n->size = strlen(tcopy) & NODE_SIZE_MAX;
-    n->type = NODE_LINK;
+    if (is_dir) {
+        n->u.dir.info = e;
+        n->type = NODE_DIR;
+        n->xtype = type_id(t, c->ops->xtype);
+        slot_src(t, e->src_id)->dirs++; /* one more to populate (tree_progress) */
+    } else {
+        n->u.text.p = tcopy;
+        n->size = strlen(tcopy) & NODE_SIZE_MAX;
+        n->type = NODE_LINK;
+        n->xtype = type_id(t, "symlink");
+    }
     n->parent = dir;
-    n->xtype = type_id(t, "symlink");
     n->name = ncopy; /* last: a node with a name is made (node_at) */
     atomic_fetch_add(&t->computed_made, 1);
     /* release: a reader that sees the bit sees the node */
@@ -169,6 +198,29 @@ enum s3_err computed_lookup(struct tree *t, uint32_t dir, struct dirinfo *d, con
             return S3_ERR_NOT_FOUND;
     }
     return computed_child(t, dir, d, i, out);
+}
+
+const char *tree_child_peek(struct tree *t, uint32_t dir, uint32_t i, char *buf, size_t size, uint32_t *ino,
+                            int *kind)
+{
+    struct dirinfo *d = dir_at(t, dir);
+    if (d && published(d) && is_computed(d) && i < d->n && !computed_is_made(d, i)) {
+        struct computed *c = d->comp; /* fixed once published: no lock (tree.h) */
+        atomic_fetch_add(&t->computed_renders, 1);
+        if (size > NAME_MAX && c->ops->name(c->ctx, i, buf, size) == S3_OK && name_ok(buf)) {
+            *ino = d->c.first + i;
+            *kind = c->ops->populate ? NODE_DIR : NODE_LINK;
+            return buf;
+        }
+        return NULL;
+    }
+    uint32_t c = d ? tree_child(t, dir, i) : 0;
+    const char *name = c ? tree_name(t, c) : NULL;
+    if (name) {
+        *ino = c;
+        *kind = (int)tree_kind(t, c);
+    }
+    return name;
 }
 
 uint64_t tree_computed_renders(struct tree *t)

@@ -9,9 +9,15 @@ enum s3_err tree_populate_all(struct tree *t)
     enum s3_err first = S3_OK;
     for (uint64_t ino = 1; ino <= tree_node_count(t); ino++) { /* the count grows as directories fill */
         struct dirinfo *d = dir_at(t, (uint32_t)ino);
-        if (!d || published(d))
+        if (!d)
             continue;
-        enum s3_err rc = tree_populate(t, (uint32_t)ino);
+        enum s3_err rc = published(d) ? S3_OK : tree_populate(t, (uint32_t)ino);
+        /* a computed directory of directories (/conflicts): its entries made, so the loop
+         * reaches them (their numbers are above it); one of links has nothing to parse */
+        if (rc == S3_OK && is_computed(d) && d->comp->ops->populate)
+            for (uint32_t i = 0; rc == S3_OK && i < d->n; i++)
+                if (!tree_child(t, (uint32_t)ino, i))
+                    rc = S3_ERR_NOMEM;
         if (rc && !first)
             first = rc;
     }

@@ -145,9 +145,29 @@ static int bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
     return c ? c : an < bn ? -1 : an > bn;
 }
 
+/* units_cmp where both names are ASCII as far as they are compared (most names): a
+ * letter's upper case is its UTF-16 unit, no decoding. 2: a byte past ASCII came first. */
+static int ascii_units_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if ((x | y) >= 0x80)
+            return 2;
+        x = x >= 'a' && x <= 'z' ? (unsigned char)(x - 32) : x;
+        y = y >= 'a' && y <= 'z' ? (unsigned char)(y - 32) : y;
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    /* the one that ends first is less, whatever the other's next unit */
+    return an < bn ? -1 : an > bn;
+}
+
 static int part_cmp(const char *a, size_t an, const char *b, size_t bn)
 {
-    int c = units_cmp(a, an, b, bn);
+    int c = ascii_units_cmp(a, an, b, bn);
+    if (c == 2)
+        c = units_cmp(a, an, b, bn);
     return c ? c : bytes_cmp(a, an, b, bn);
 }
 
@@ -557,14 +577,20 @@ static enum s3_err make_table(struct mf_keyset *ks, size_t n)
 }
 
 /* Run r's records into the table (their file set from the run). false: out of memory. */
-static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_run *r)
+static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_run *r, const struct mf_run *next)
 {
     struct mf_rec *rec = mf_rec_at(&ks->recs, r->first);
+    const struct mf_rec *after = next ? mf_rec_at(&ks->recs, next->first) : NULL;
     for (uint32_t i = 0; i < r->n; i++) {
         rec[i].file = r->file;
         uint64_t h = key_hash(&rec[i], ks->seed);
-        if (i + PREFETCH < r->n) /* the table is far bigger than the caches: ask ahead */
-            __builtin_prefetch(&ks->slot[key_hash(&rec[i + PREFETCH], ks->seed) & (ks->cap - 1)]);
+        /* the table is far bigger than the caches: ask ahead, into the next run's records
+         * near a run's end (else a package's first records would wait for theirs) */
+        const struct mf_rec *ahead = i + PREFETCH < r->n ? &rec[i + PREFETCH]
+                                     : after && i + PREFETCH - r->n < next->n ? &after[i + PREFETCH - r->n]
+                                                                              : NULL;
+        if (ahead)
+            __builtin_prefetch(&ks->slot[key_hash(ahead, ks->seed) & (ks->cap - 1)]);
         size_t at = probe(ks, &rec[i], h);
         uint32_t id = r->first + i;
         if (ks->slot[at]) {
@@ -594,7 +620,7 @@ enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *
     struct building b = {0};
     enum s3_err rc = make_table(ks, n);
     for (size_t r = 0; rc == S3_OK && r < nruns; r++)
-        if (!add_run(ks, &b, &runs[r]))
+        if (!add_run(ks, &b, &runs[r], r + 1 < nruns ? &runs[r + 1] : NULL))
             rc = S3_ERR_NOMEM;
     if (rc == S3_OK)
         rc = gather_providers(ks, &b, priority);
