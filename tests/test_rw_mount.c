@@ -4551,6 +4551,122 @@ static void test_rw_two_writes_inside_one_resource(void **state)
     two_inside(true, "two-inside-rig.package");
 }
 
+/* ---- a write inside a compressed section whose whole replacement is pending (issue
+ * 34: never lose data; mount.s3rig(8): a write inside after a whole replacement is
+ * EBUSY, /info names the path and why, nothing changes) ---- */
+
+/* After the data.bin of a compressed Granny section was replaced whole (the close's commit
+ * refused: the file moved away, so the new section stays pending), a value in that
+ * section (bone 1's position) or bytes of its Points.bin (9.5 at byte 4) are refused,
+ * EBUSY, /info naming why: the replacement is not what the tree shows, so the write has
+ * no bytes of the section to go on. The reverse (inside_first: the write inside pending,
+ * then data.bin replaced): the later whole content wins, the write before superseded.
+ * Either way, committed: the section stored raw holds exactly the replacement (gr2.md:
+ * compression 0 at the old total_size 4-aligned, the CRC valid), a RIG's blocks follow
+ * it, the value written inside is nowhere in the file, and the rest of the tree is the
+ * same. In a .gr2 and a wrapped RIG. */
+static int write_inside(const struct gfix *f, bool by_bin)
+{
+    static const uint8_t nine_half[4] = {0, 0, 0x18, 0x41}; /* 9.5, little-endian */
+    return by_bin ? patch_at(f->mnt, "granny/root/Misc/Points.bin", 4, nine_half, 4)
+                  : value_at(f->mnt, "granny/root/Skeletons/0/Bones/1/Transform/position",
+                             "-123.5\n456.25\n-789.125\n");
+}
+
+static void inside_after_section_replaced(const struct fxg_opts *o, const char *name, bool rig, bool by_bin,
+                                          bool inside_first)
+{
+    struct gfix f;
+    gfix_make(&f, o, name, rig);
+    do_mount(f.path, f.mnt, "rw");
+    static const float to[3] = {1.5f, -2.0f, 0.25f}, inside[3] = {-123.5f, 456.25f, -789.125f};
+    uint8_t *sec = section_with_position(&f.r, to);
+    move_file(f.path, true);
+    if (inside_first) /* EBUSY: the commit refused, the write pending */
+        assert_int_equal(write_inside(&f, by_bin), EBUSY);
+    assert_int_equal(whole_at(f.mnt, "granny/sections/0/data.bin", sec, f.r.section_size), EBUSY);
+    assert_true(info_has(f.mnt, "commit refused"));
+    if (!inside_first) {
+        assert_int_equal(write_inside(&f, by_bin), EBUSY); /* refused at the write */
+        assert_true(info_has(f.mnt, by_bin ? "refused a write to section 0's bytes: a whole replacement of the section"
+                                           : "Transform/position: a whole replacement of the section"));
+    }
+    move_file(f.path, false);
+    umount_rw(f.mnt, f.path); /* commits what is pending */
+    size_t n;
+    uint8_t *now = slurp(f.path, &n);
+    assert_section_raw(now + f.rl.granny_pos, &f.r, sec);
+    assert_container_follows(&f, now, n);
+    for (size_t i = 0; i + 12 <= n; i++)
+        assert_true(memcmp(now + i, inside, 12) != 0);
+    free(now);
+    assert_section_tree(&f, "granny/root/Skeletons/0/Bones/1/Transform/position", NULL);
+    free(sec);
+    gfix_free(&f);
+}
+
+/* The same in a package resource (a Granny file stored zlib, and a wrapped RIG stored
+ * raw): its section's data.bin replaced (pending), then a value in that section: refused
+ * (EBUSY, /info). Committed, the resource's data holds the section stored raw with
+ * exactly the replacement; the record points at its only copy. */
+static void inside_after_section_replaced_in_package(bool rig, const char *name)
+{
+    struct fxg_opts o = fx_oodle1_v7;
+    if (rig)
+        o.sig = "le32-old", o.version = 6;
+    struct fxg_result r;
+    struct fx_rig_layout rl = {0};
+    size_t glen;
+    uint8_t *gr2 = rig ? fxg_sample_rig(&o, &r, &glen, &rl) : fxg_build(&o, &glen, &r);
+    struct inpkg k;
+    inpkg_make(&k, rig ? 0x8EAF13DE : 0x12345678, gr2, glen, rig ? FXP_STORED : FXP_ZLIB, name);
+    do_mount(k.path, k.mnt, "rw");
+    uint64_t pos[4];
+    record_words(k.mnt, k.res, pos);
+    static const float to[3] = {1.5f, -2.0f, 0.25f};
+    uint8_t *sec = section_with_position(&r, to);
+    char rel[700], p[1100];
+    move_file(k.path, true);
+    snprintf(rel, sizeof rel, "%s/rig/granny/sections/0/data.bin", k.res);
+    assert_int_equal(whole_at(k.mnt, rel, sec, r.section_size), EBUSY);
+    snprintf(rel, sizeof rel, "%s/rig/granny/root/Skeletons/0/Bones/1/Transform/position", k.res);
+    assert_int_equal(value_at(k.mnt, rel, "-123.5\n456.25\n-789.125\n"), EBUSY);
+    assert_true(info_has(k.mnt, "Transform/position: "));
+    move_file(k.path, false);
+    umount_rw(k.mnt, k.path);
+    do_mount(k.path, k.mnt, NULL);
+    snprintf(p, sizeof p, "%s/%s/data.bin", k.mnt, k.res);
+    size_t n;
+    uint8_t *now = slurp(p, &n);
+    assert_section_raw(now + rl.granny_pos, &r, sec);
+    snprintf(p, sizeof p, "%s/%s", k.mnt, rel);
+    char *t = text_of(p);
+    assert_string_equal(t, "1.5\n-2\n0.25\n");
+    free(t);
+    do_umount(k.mnt);
+    assert_one_copy(k.path, k.pkg, k.size, pos, !rig, now, n, k.key);
+    free(now);
+    free(sec);
+    inpkg_free(&k);
+    free(r.section);
+    free(gr2);
+}
+
+static void test_rw_inside_after_section_replaced(void **state)
+{
+    (void)state;
+    inside_after_section_replaced(&fx_oodle1_v7, "inside-after-sec.gr2", false, false, false);
+    inside_after_section_replaced(&fx_oodle1_v7, "inside-after-sec-bin.gr2", false, true, false);
+    inside_after_section_replaced(&fx_bk2_v7, "inside-after-sec.rig", true, false, false);
+    inside_after_section_replaced(&fx_bk2_v7, "inside-after-sec-bin.rig", true, true, false);
+    inside_after_section_replaced(&fx_oodle1_v7, "sec-after-inside.gr2", false, false, true);
+    inside_after_section_replaced(&fx_oodle1_v7, "sec-after-inside-bin.gr2", false, true, true);
+    inside_after_section_replaced(&fx_bk2_v7, "sec-after-inside.rig", true, false, true);
+    inside_after_section_replaced(&fx_bk2_v7, "sec-after-inside-bin.rig", true, true, true);
+    inside_after_section_replaced_in_package(false, "inside-after-sec-gr2.package");
+    inside_after_section_replaced_in_package(true, "inside-after-sec-rig.package");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -4600,6 +4716,7 @@ int main(void)
         mount_test(test_rw_write_inside_replaced_resource),
         mount_test(test_rw_resource_replaced_after_writes_inside),
         mount_test(test_rw_two_writes_inside_one_resource),
+        mount_test(test_rw_inside_after_section_replaced),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests_name("rw mounts", tests, mount_group_setup, mount_group_teardown);

@@ -1074,6 +1074,26 @@ static enum s3_err fill_copy(void *ctx, const uint8_t *bytes, size_t len, char *
     return f->rc ? S3_ERR_IO : S3_OK;
 }
 
+static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, size_t *at);
+
+/* Under secmu: whether new bytes of t's section are pending that no section copy holds
+ * (its data.bin replaced whole, or a copy of before let go after it was stored raw): a
+ * copy made now would start from the committed bytes the view expands, and storing it
+ * would put them back over the pending ones, losing them; a write inside is refused
+ * (EBUSY) until a commit. (In a package resource record_busy refuses it: the copy
+ * pending is not the new copy's own.) */
+static bool section_replaced(struct rw *rw, const struct rw_target *t)
+{
+    size_t at;
+    pthread_mutex_lock(&rw->mu);
+    bool pending = raw_copy_of(rw, t, t->wrapped, &at) != -1;
+    pthread_mutex_unlock(&rw->mu);
+    return pending;
+}
+
+#define SECTION_REPLACED_WHY                                                                                     \
+    "a whole replacement of the section is pending, which the tree does not show (commit it first)"
+
 /* Under secmu: the section copy made t's section's, unless it is already: its expanded
  * bytes (pinned in the cache, within its bound, only while they are copied) written into
  * an unlinked file beside the source, so that a section larger than cache_mb costs no
@@ -1084,6 +1104,10 @@ static int section_copy_for(struct rw *rw, const struct rw_target *t, char *why,
     struct rw_section_copy *c = &rw->seccopy;
     if (c->fd && c->gv == t->gv && c->sec == t->sec)
         return 0;
+    if (section_replaced(rw, t)) {
+        snprintf(why, whylen, "%s", SECTION_REPLACED_WHY);
+        return -EBUSY;
+    }
     int fd;
     enum s3_err e = edits_scratch(rw->lock->dirfd, &fd);
     if (e != S3_OK) {
@@ -1155,7 +1179,6 @@ static bool other_copy_dirty(const struct rw *rw, const struct rw_target *t)
     return c->dirty && (c->gv != t->gv || c->sec != t->sec);
 }
 
-static int raw_copy_of(struct rw *rw, const struct rw_target *t, bool wrapped, size_t *at);
 static bool record_busy(const struct rw *rw, const struct rw_target *t);
 
 /* Under mu: whether storing t's section raw would be refused now (put_section's and its
@@ -1206,7 +1229,7 @@ static int put_section_bytes(struct rw *rw, const struct rw_target *t, uint64_t 
         rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: it could not be stored raw before a commit "
                    "(another section stored raw after it, or a whole replacement of what holds it pending); "
                    "nothing changed", t->sec);
-    else if (rc && rc != -EBUSY)
+    else if (rc && (rc != -EBUSY || why[0]))
         rw_log(rw, "refused a write to section %" PRIu32 "'s bytes: %s; nothing changed", t->sec,
                why[0] ? why : strerror(-rc));
     return rc;
@@ -1287,7 +1310,9 @@ static int put_in_section(struct rw *rw, const struct rw_target *t, const char *
         rc = section_copy_for(rw, t, why, sizeof why);
     if (!rc && (t->sec_off > c->len || t->len > c->len - t->sec_off))
         rc = -EIO;
-    if (rc)
+    if (rc == -EBUSY && why[0]) /* section_copy_for's refusal, with its why */
+        rw_log(rw, "refused %s: %s; nothing changed", path, why);
+    else if (rc)
         rw_log(rw, "refused %s: the section's expanded bytes: %s; nothing changed", path, why[0] ? why : strerror(-rc));
     else
         rc = c->stored ? defer_in_section(rw, t, path, field) : store_first_value(rw, t, path, field, was);
