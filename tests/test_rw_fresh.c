@@ -209,11 +209,177 @@ static void test_rw_fresh_open_threads(void **state)
     fresh_opens("rw,spin=0", "mt");
 }
 
+/* ---- a commit by RENAME: sed -i's temporary renamed over a value (issue 34) ---- */
+
+/* The path's epoch (fuse_ll.c: an inode number is epoch << 32 | node; an editor's
+ * temporary has epoch 0xFFFFFFFF, a number of no tree). */
+static uint32_t epoch_of(const struct stat *st)
+{
+    return (uint32_t)(st->st_ino >> 32);
+}
+
+/* What `sed -i` does to path: a temporary in the same directory gets the new text
+ * (here the value's own), then is renamed over path; 0 or the errno of the step that
+ * failed (ESTALE counted by the caller). */
+static int sed_like(const char *path, const char *text, size_t len, int k)
+{
+    char tmp[600];
+    const char *slash = strrchr(path, '/');
+    assert_non_null(slash);
+    snprintf(tmp, sizeof tmp, "%.*s/sed%06d", (int)(slash - path), path, k);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return errno;
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return e;
+    }
+    return 0;
+}
+
+/* Only the files whose directory is not the mount's root (the rename holds its
+ * directory's lock until answered, and the root's is what the notifier needs:
+ * see renames_at_root). */
+static void keep_below_root(const char *mnt, bool below)
+{
+    int kept = 0;
+    size_t n = strlen(mnt);
+    for (int i = 0; i < nfiles; i++) {
+        bool deep = strchr(files[i] + n + 1, '/') != NULL;
+        if (deep == below)
+            memmove(files[kept++], files[i], sizeof files[0]);
+    }
+    nfiles = kept;
+}
+
+/* Each cycle gives a value its own text back by a sed -i-style rename while readers
+ * walk; after the rename returns, an lstat of the path must name the new tree: a
+ * generation newer than the one before (neither the tree before nor the temporary's
+ * number, which the kernel keeps under the path until told to forget the old tree).
+ * Returns how many did not (printed); the file ends byte for byte as it was. */
+static unsigned fresh_renames(const char *opts, const char *tag, bool below, const char *extra)
+{
+    size_t size;
+    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
+    assert_non_null(bytes);
+    char path[256], mnt[256], name[64];
+    snprintf(name, sizeof name, "ren-%s.package", tag);
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(name, sizeof name, "m-ren-%s", tag);
+    make_mountpoint(name, mnt, sizeof mnt);
+    do_mount(path, mnt, opts);
+    nfiles = 0;
+    assert_int_equal(nftw(mnt, collect, 16, FTW_PHYS), 0);
+    if (extra && nfiles < MAX_FILES) /* a byte leaf, given its own bytes back */
+        snprintf(files[nfiles++], sizeof files[0], "%s/%s", mnt, extra);
+    keep_below_root(mnt, below);
+    assert_true(nfiles >= (below ? 20 : 1));
+
+    volatile int stop = 0;
+    pthread_t th[READERS];
+    struct reader_arg ra[READERS];
+    for (int i = 0; i < READERS; i++) {
+        ra[i] = (struct reader_arg){.seed = 29u + (unsigned)i, .stop = &stop};
+        assert_int_equal(pthread_create(&th[i], NULL, reader, &ra[i]), 0);
+    }
+    unsigned stale = 0, commits = 0, old_after = 0, temp_after = 0;
+    char text[4096];
+    for (int k = 0; k < CYCLES; k++) {
+        const char *p = files[k % nfiles];
+        size_t len = 0;
+        struct stat before, after;
+        int e = lstat(p, &before) ? errno : 0;
+        if (!e)
+            e = read_text(p, text, sizeof text, &len);
+        if (!e)
+            e = sed_like(p, text, len, k);
+        if (e == ESTALE) {
+            stale++;
+            continue;
+        }
+        if (e)
+            fail_msg("%s: %s", p, strerror(e));
+        commits++;
+        assert_int_equal(lstat(p, &after), 0);
+        if (epoch_of(&after) == 0xFFFFFFFFu)
+            temp_after++;
+        else if (epoch_of(&after) <= epoch_of(&before))
+            old_after++;
+        /* whatever number names it, the path reads the committed text */
+        char back[4096];
+        size_t blen = 0;
+        assert_int_equal(read_text(p, back, sizeof back, &blen), 0);
+        assert_int_equal(blen, len);
+        assert_memory_equal(back, text, len);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    unsigned rstale = 0, ropens = 0, rother = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        rstale += ra[i].stale;
+        ropens += ra[i].opens;
+        rother += ra[i].other;
+    }
+    printf("%s: %u renames over %d files; ESTALE: %u; after the rename the path named the old tree: %u, the "
+           "temporary: %u; readers: %u opens, %u ESTALE, %u other errors\n",
+           tag, commits, nfiles, stale, old_after, temp_after, ropens, rstale, rother);
+    assert_int_equal(stale, 0);
+    assert_int_equal(rstale, 0);
+    assert_int_equal(rother, 0);
+    assert_int_equal(commits, CYCLES);
+    do_umount(mnt);
+    wait_unlocked(path);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *now = malloc(size + 1);
+    assert_non_null(now);
+    assert_int_equal(fread(now, 1, size + 1, f), size);
+    fclose(f);
+    assert_memory_equal(now, bytes, size);
+    free(now);
+    free(bytes);
+    return old_after + temp_after;
+}
+
+/* One thread serving requests: the rename's reply waits for the kernel to be told, and
+ * the thread serves the readers' lookups meanwhile. */
+static void test_rw_fresh_rename_single_thread(void **state)
+{
+    (void)state;
+    unsigned old = fresh_renames("rw", "ren-spin", true, NULL);
+    if (old)
+        fail_msg("%u of %d renames left the path naming the old tree", old, CYCLES);
+}
+
+static void test_rw_fresh_rename_threads(void **state)
+{
+    (void)state;
+    unsigned old = fresh_renames("rw,spin=0", "ren-mt", true, NULL);
+    if (old)
+        fail_msg("%u of %d renames left the path naming the old tree", old, CYCLES);
+}
+
+/* A value at the root (the package's header.bin): the rename holds the root's lock until
+ * it is answered, which the kernel needs to be told to forget the root's entries, so the
+ * reply cannot wait for it (fuse_ll.c op_rename). The path reads the new bytes at once;
+ * which number names it just after is printed, not asserted. */
+static void test_rw_fresh_rename_at_root(void **state)
+{
+    (void)state;
+    fresh_renames("rw", "ren-root", false, "header.bin");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_rw_fresh_open_single_thread),
         mount_test(test_rw_fresh_open_threads),
+        mount_test(test_rw_fresh_rename_single_thread),
+        mount_test(test_rw_fresh_rename_threads),
+        mount_test(test_rw_fresh_rename_at_root),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests(tests, mount_group_setup, mount_group_teardown);
