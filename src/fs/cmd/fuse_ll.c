@@ -31,8 +31,8 @@
  * kernel to forget the root's entries (not the request's own thread: the kernel may hold
  * a directory's lock while it waits for us), and the committing FLUSH, FSYNC or RENAME
  * (sed -i) is answered by that thread once it has (reply_when_told), so that path walks
- * after the close or rename see the new tree; a RENAME in the root is answered at once
- * (reply_at_root), and a RENAME's wait is bounded (op_rename says why); nobody waits for
+ * after the close or rename see the new tree; a RENAME in the root or in an older tree's
+ * directory is answered at once, and a RENAME's wait is bounded (op_rename says why); nobody waits for
  * a RELEASE, which does not wait either (ask_notifier). Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount.
@@ -1651,13 +1651,19 @@ static int fd_bytes(int fd, size_t len, char **out)
     return rc;
 }
 
-/* A rename in the root that committed: answered at once, the notifier asked. The kernel
- * holds the root's lock from before it sends a RENAME until our reply, and it takes that
- * lock for every entry the notifier drops (all of them the root's, forget_root): the
- * notifier can tell the kernel only after this reply, so waiting for it would only end
- * at the deadline. A walk just after the rename may still meet the tree before (or the
+/* Whether a rename in directories parent and newparent that committed may wait for the
+ * notifier: neither is the root, and both are of generation `current` (the one current
+ * when the rename came, before its commit). See op_rename. */
+static bool rename_may_wait(fuse_ino_t parent, fuse_ino_t newparent, uint32_t current)
+{
+    return parent != FUSE_ROOT_ID && newparent != FUSE_ROOT_ID && (uint32_t)(parent >> 32) == current &&
+           (uint32_t)(newparent >> 32) == current;
+}
+
+/* A rename that committed and may not wait (rename_may_wait): answered at once, the
+ * notifier asked. A walk just after the rename may still meet the tree before (or the
  * temporary's number at the path, which reads the new bytes: node_of). */
-static void reply_at_root(struct adapter *a, fuse_req_t req)
+static void reply_at_once(struct adapter *a, fuse_req_t req)
 {
     ask_notifier(a);
     fuse_reply_err(req, 0);
@@ -1674,14 +1680,20 @@ static void reply_at_root(struct adapter *a, fuse_req_t req)
  * each entry it drops, and no other. So when neither directory is the root (a leaf's
  * directory is a child of the root or deeper) the notifier is not kept from telling by
  * the rename itself, and this thread, free meanwhile, answers the lookups the kernel may
- * make while it holds the root's lock. When one is the root, the notifier cannot tell
- * before the reply: reply_at_root. The bound (RENAME_WAIT_NS, the late replier) is kept
- * for the cycles that remain: (1) the notifier, on an earlier pass, dropping an older
- * tree's entry of that directory (drop_entries, sweep_old: a shell whose working directory
- * is a directory of an older tree, `cd header && sed -i ... a b`), waits for the rename's
- * lock; (2) another process holding the root's lock while it waits for the rename's
- * directory's (rmdir of that directory, or a rename between the root and it, both refused
- * by us but only once the kernel has both locks), and the notifier waits for the root's. */
+ * make while it holds the root's lock. Not waited for (reply_at_once, rename_may_wait):
+ * (a) when one of them is the root, as the notifier can tell the kernel only after the
+ * reply; (b) when one of them is a directory of an older tree (a shell whose working
+ * directory was entered before an earlier commit: `cd header && sed -i ... a b`), as the
+ * notifier's passes drop the older trees' entries (drop_entries, sweep_old), which takes
+ * their directories' locks: measured, every such rename waited for the deadline (and
+ * the walks from that directory stay in its tree whatever we wait for). The bound
+ * (RENAME_WAIT_NS, the late replier) is kept for the cycles that remain: (1) an earlier
+ * pass of the notifier that opened the tree this rename committed before it dropped the
+ * older trees' entries, so the rename's directory, current when it came, is among them,
+ * or a file of it closed just after the commit (drop_entries); (2) another process
+ * holding the root's lock while it waits for the rename's directory's (rmdir of that
+ * directory, or a rename between the root and it, refused by us but only once the kernel
+ * has both locks), while the notifier waits for the root's. */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags)
 {
@@ -1713,6 +1725,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
                 !rw_target(&a->rw, g, target, &w)))
         rc = -EPERM;
     char *path = rc ? NULL : rw_path(g->fs->tree, target);
+    uint32_t current = rc ? 0 : g->epoch; /* before the commit: rename_may_wait */
     if (!rc && !path)
         rc = -ENOMEM;
     /* a value's text is parsed whole, and a byte range's bytes become pending edits (in
@@ -1754,8 +1767,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     free(path);
     if (rc != COMMITTED)
         fuse_reply_err(req, -rc);
-    else if (parent == FUSE_ROOT_ID || newparent == FUSE_ROOT_ID)
-        reply_at_root(a, req);
+    else if (!rename_may_wait(parent, newparent, current))
+        reply_at_once(a, req);
     else
         reply_when_told(a, req, RENAME_WAIT_NS);
 }
