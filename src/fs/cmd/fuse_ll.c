@@ -32,8 +32,8 @@
  * a directory's lock while it waits for us), and the committing FLUSH, FSYNC or RENAME
  * (sed -i) is answered by that thread once it has (reply_when_told), so that path walks
  * after the close or rename see the new tree; a RENAME in the root or in an older tree's
- * directory is answered at once, and a RENAME's wait is bounded (op_rename says why); nobody waits for
- * a RELEASE, which does not wait either (ask_notifier). Pending
+ * directory is answered at once, and a RENAME's wait is bounded (op_rename says why);
+ * nobody waits for a RELEASE, which does not wait either (ask_notifier). Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount.
  *
@@ -1183,8 +1183,8 @@ static uint64_t monotonic_ns(void)
 }
 
 /* After a commit whose reply does not wait (a RELEASE, which nobody waits for: the kernel
- * sends it after close(2) returned; a RENAME in the root; out of memory): the notifier is
- * asked to tell the kernel, and we go on. Never waited for on a request's thread: with one
+ * sends it after close(2) returned; a RENAME that may not wait, rename_may_wait; out of
+ * memory): the notifier is asked to tell the kernel, and we go on. Never waited for on a request's thread: with one
  * thread serving requests, the kernel may hold the root's lock while it waits for our
  * answer to a lookup that this request would keep us from giving. */
 static void ask_notifier(struct adapter *a)
