@@ -4,7 +4,9 @@
  * back in turn, each close a commit, while threads open and read the same files by path;
  * every open is counted, and none may say ESTALE (a count, not a clock); and the path
  * stat after each close names the new tree (the close returns once the kernel was told,
- * whatever the readers keep it busy with). Its own program
+ * whatever the readers keep it busy with). The same for commits by rename (sed -i's
+ * temporary renamed over a value): the path after the rename names the new tree, and
+ * no rename waited for its deadline (/info). Its own program
  * so that it runs alone under ASan and ThreadSanitizer (scripts/tsan.sh rw_fresh). */
 #include <errno.h>
 #include <fcntl.h>
@@ -255,6 +257,24 @@ static void keep_below_root(const char *mnt, bool below)
     nfiles = kept;
 }
 
+/* The count /info gives of renames answered at their deadline, before the kernel was
+ * told of their commit (mount.s3rig(8): a rename waits for that at most 1 s). */
+static unsigned long renames_late(const char *mnt)
+{
+    char p[600], line[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    const char *key = "rw: renames answered before the kernel was told of their commit: ";
+    long n = -1;
+    while (n < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0)
+            n = strtol(line + strlen(key), NULL, 10);
+    fclose(f);
+    assert_true(n >= 0);
+    return (unsigned long)n;
+}
+
 /* Each cycle gives a value its own text back by a sed -i-style rename while readers
  * walk; after the rename returns, an lstat of the path must name the new tree: a
  * generation newer than the one before (neither the tree before nor the temporary's
@@ -323,9 +343,12 @@ static unsigned fresh_renames(const char *opts, const char *tag, bool below, con
         ropens += ra[i].opens;
         rother += ra[i].other;
     }
+    unsigned long late = renames_late(mnt);
     printf("%s: %u renames over %d files; ESTALE: %u; after the rename the path named the old tree: %u, the "
-           "temporary: %u; readers: %u opens, %u ESTALE, %u other errors\n",
-           tag, commits, nfiles, stale, old_after, temp_after, ropens, rstale, rother);
+           "temporary: %u; answered at the deadline: %lu; readers: %u opens, %u ESTALE, %u other errors\n",
+           tag, commits, nfiles, stale, old_after, temp_after, late, ropens, rstale, rother);
+    if (below)
+        assert_int_equal(late, 0);
     assert_int_equal(stale, 0);
     assert_int_equal(rstale, 0);
     assert_int_equal(rother, 0);
@@ -372,6 +395,58 @@ static void test_rw_fresh_rename_at_root(void **state)
     fresh_renames("rw", "ren-root", false, "header.bin");
 }
 
+/* sed -i from a shell whose working directory was entered before a commit (an older
+ * tree's directory): each rename answered without waiting for the deadline (it did wait
+ * for it, each one, when such renames waited for the notifier: the notifier drops the
+ * older trees' entries, which takes the lock of the directory the rename holds), and
+ * each value reads back its text. */
+static void test_rw_fresh_rename_from_older_directory(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
+    assert_non_null(bytes);
+    char path[256], mnt[256], dir[300], p[600];
+    write_fixture("ren-cwd.package", bytes, size, path, sizeof path);
+    make_mountpoint("m-ren-cwd", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    snprintf(dir, sizeof dir, "%s/header", mnt);
+    int back = open(".", O_RDONLY | O_DIRECTORY);
+    assert_true(back >= 0);
+    assert_int_equal(chdir(dir), 0);
+    /* a commit: the working directory is now a directory of the tree before */
+    const char *names[] = {"major", "minor", "user_major", "user_minor", "flags", "created", "updated"};
+    char text[64];
+    size_t len = 0;
+    snprintf(p, sizeof p, "%s/major", dir);
+    assert_int_equal(read_text(p, text, sizeof text, &len), 0);
+    assert_int_equal(write_text(p, text, len), 0);
+    char cmd[512] = "sed -i 's/x/x/'";
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        strcat(cmd, " ");
+        strcat(cmd, names[k]);
+    }
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(fchdir(back), 0);
+    close(back);
+    unsigned long late = renames_late(mnt);
+    printf("sed -i over %zu files from an older tree's directory: %lu answered at the deadline\n",
+           sizeof names / sizeof names[0], late);
+    assert_int_equal(late, 0);
+    do_umount(mnt);
+    wait_unlocked(path);
+    /* each value was given its own text: the file is byte for byte what it was */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *now = malloc(size + 1);
+    assert_non_null(now);
+    assert_int_equal(fread(now, 1, size + 1, f), size);
+    fclose(f);
+    assert_memory_equal(now, bytes, size);
+    free(now);
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +455,7 @@ int main(void)
         mount_test(test_rw_fresh_rename_single_thread),
         mount_test(test_rw_fresh_rename_threads),
         mount_test(test_rw_fresh_rename_at_root),
+        mount_test(test_rw_fresh_rename_from_older_directory),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests(tests, mount_group_setup, mount_group_teardown);

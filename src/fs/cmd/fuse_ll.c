@@ -1266,6 +1266,8 @@ static void reply_told(struct adapter *a, bool every)
             ready = w;
             if (w->deadline)
                 rename_done_locked(a);
+            if (w->deadline && w->mine > a->told && !every)
+                __atomic_add_fetch(&a->rw.renames_late, 1, __ATOMIC_RELAXED);
         } else {
             p = &w->next;
         }
