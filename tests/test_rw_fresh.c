@@ -4,7 +4,9 @@
  * back in turn, each close a commit, while threads open and read the same files by path;
  * every open is counted, and none may say ESTALE (a count, not a clock); and the path
  * stat after each close names the new tree (the close returns once the kernel was told,
- * whatever the readers keep it busy with). Its own program
+ * whatever the readers keep it busy with). The same for commits by rename (sed -i's
+ * temporary renamed over a value): the path after the rename names the new tree, and
+ * no rename waited for its deadline (/info). Its own program
  * so that it runs alone under ASan and ThreadSanitizer (scripts/tsan.sh rw_fresh). */
 #include <errno.h>
 #include <fcntl.h>
@@ -184,11 +186,251 @@ static void test_rw_fresh_open_threads(void **state)
     fresh_opens("rw,spin=0", "mt");
 }
 
+/* ---- a commit by RENAME: sed -i's temporary renamed over a value (issue 34) ---- */
+
+/* The path's epoch (fuse_ll.c: an inode number is epoch << 32 | node; an editor's
+ * temporary has epoch 0xFFFFFFFF, a number of no tree). */
+static uint32_t epoch_of(const struct stat *st)
+{
+    return (uint32_t)(st->st_ino >> 32);
+}
+
+/* What `sed -i` does to path: a temporary in the same directory gets the new text
+ * (here the value's own), then is renamed over path; 0 or the errno of the step that
+ * failed (ESTALE counted by the caller). */
+static int sed_like(const char *path, const char *text, size_t len, int k)
+{
+    char tmp[600];
+    const char *slash = strrchr(path, '/');
+    assert_non_null(slash);
+    snprintf(tmp, sizeof tmp, "%.*s/sed%06d", (int)(slash - path), path, k);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return errno;
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(close(fd), 0);
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return e;
+    }
+    return 0;
+}
+
+/* Only the files whose directory is not the mount's root (the rename holds its
+ * directory's lock until answered, and the root's is what the notifier needs:
+ * see renames_at_root). */
+static void keep_below_root(const char *mnt, bool below)
+{
+    int kept = 0;
+    size_t n = strlen(mnt);
+    for (int i = 0; i < nfiles; i++) {
+        bool deep = strchr(files[i] + n + 1, '/') != NULL;
+        if (deep == below)
+            memmove(files[kept++], files[i], sizeof files[0]);
+    }
+    nfiles = kept;
+}
+
+/* The count /info gives of renames answered at their deadline, before the kernel was
+ * told of their commit (mount.s3rig(8): a rename waits for that at most 1 s). */
+static unsigned long renames_late(const char *mnt)
+{
+    char p[600], line[512];
+    snprintf(p, sizeof p, "%s/info", mnt);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    const char *key = "rw: renames answered before the kernel was told of their commit: ";
+    long n = -1;
+    while (n < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0)
+            n = strtol(line + strlen(key), NULL, 10);
+    fclose(f);
+    assert_true(n >= 0);
+    return (unsigned long)n;
+}
+
+/* Each cycle gives a value its own text back by a sed -i-style rename while readers
+ * walk; after the rename returns, an lstat of the path must name the new tree: a
+ * generation newer than the one before (neither the tree before nor the temporary's
+ * number, which the kernel keeps under the path until told to forget the old tree).
+ * Returns how many did not (printed); the file ends byte for byte as it was. */
+static unsigned fresh_renames(const char *opts, const char *tag, bool below, const char *extra)
+{
+    size_t size;
+    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
+    assert_non_null(bytes);
+    char path[256], mnt[256], name[64];
+    snprintf(name, sizeof name, "ren-%s.package", tag);
+    write_fixture(name, bytes, size, path, sizeof path);
+    snprintf(name, sizeof name, "m-ren-%s", tag);
+    make_mountpoint(name, mnt, sizeof mnt);
+    do_mount(path, mnt, opts);
+    nfiles = 0;
+    assert_int_equal(nftw(mnt, collect, 16, FTW_PHYS), 0);
+    if (extra && nfiles < MAX_FILES) /* a byte leaf, given its own bytes back */
+        snprintf(files[nfiles++], sizeof files[0], "%s/%s", mnt, extra);
+    keep_below_root(mnt, below);
+    assert_true(nfiles >= (below ? 20 : 1));
+
+    volatile int stop = 0;
+    pthread_t th[READERS];
+    struct reader_arg ra[READERS];
+    for (int i = 0; i < READERS; i++) {
+        ra[i] = (struct reader_arg){.seed = 29u + (unsigned)i, .stop = &stop};
+        assert_int_equal(pthread_create(&th[i], NULL, reader, &ra[i]), 0);
+    }
+    unsigned stale = 0, commits = 0, old_after = 0, temp_after = 0;
+    char text[4096];
+    for (int k = 0; k < CYCLES; k++) {
+        const char *p = files[k % nfiles];
+        size_t len = 0;
+        struct stat before, after;
+        int e = lstat(p, &before) ? errno : 0;
+        if (!e)
+            e = read_text(p, text, sizeof text, &len);
+        if (!e)
+            e = sed_like(p, text, len, k);
+        if (e == ESTALE) {
+            stale++;
+            continue;
+        }
+        if (e)
+            fail_msg("%s: %s", p, strerror(e));
+        commits++;
+        assert_int_equal(lstat(p, &after), 0);
+        if (epoch_of(&after) == 0xFFFFFFFFu)
+            temp_after++;
+        else if (epoch_of(&after) <= epoch_of(&before))
+            old_after++;
+        /* whatever number names it, the path reads the committed text */
+        char back[4096];
+        size_t blen = 0;
+        assert_int_equal(read_text(p, back, sizeof back, &blen), 0);
+        assert_int_equal(blen, len);
+        assert_memory_equal(back, text, len);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    unsigned rstale = 0, ropens = 0, rother = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(th[i], NULL);
+        rstale += ra[i].stale;
+        ropens += ra[i].opens;
+        rother += ra[i].other;
+    }
+    unsigned long late = renames_late(mnt);
+    printf("%s: %u renames over %d files; ESTALE: %u; after the rename the path named the old tree: %u, the "
+           "temporary: %u; answered at the deadline: %lu; readers: %u opens, %u ESTALE, %u other errors\n",
+           tag, commits, nfiles, stale, old_after, temp_after, late, ropens, rstale, rother);
+    if (below)
+        assert_int_equal(late, 0);
+    assert_int_equal(stale, 0);
+    assert_int_equal(rstale, 0);
+    assert_int_equal(rother, 0);
+    assert_int_equal(commits, CYCLES);
+    do_umount(mnt);
+    wait_unlocked(path);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *now = malloc(size + 1);
+    assert_non_null(now);
+    assert_int_equal(fread(now, 1, size + 1, f), size);
+    fclose(f);
+    assert_memory_equal(now, bytes, size);
+    free(now);
+    free(bytes);
+    return old_after + temp_after;
+}
+
+/* One thread serving requests: the rename's reply waits for the kernel to be told, and
+ * the thread serves the readers' lookups meanwhile. */
+static void test_rw_fresh_rename_single_thread(void **state)
+{
+    (void)state;
+    unsigned old = fresh_renames("rw", "ren-spin", true, NULL);
+    if (old)
+        fail_msg("%u of %d renames left the path naming the old tree", old, CYCLES);
+}
+
+static void test_rw_fresh_rename_threads(void **state)
+{
+    (void)state;
+    unsigned old = fresh_renames("rw,spin=0", "ren-mt", true, NULL);
+    if (old)
+        fail_msg("%u of %d renames left the path naming the old tree", old, CYCLES);
+}
+
+/* A value at the root (the package's header.bin): the rename holds the root's lock until
+ * it is answered, which the kernel needs to be told to forget the root's entries, so the
+ * reply cannot wait for it (fuse_ll.c op_rename). The path reads the new bytes at once;
+ * which number names it just after is printed, not asserted. */
+static void test_rw_fresh_rename_at_root(void **state)
+{
+    (void)state;
+    fresh_renames("rw", "ren-root", false, "header.bin");
+}
+
+/* sed -i from a shell whose working directory was entered before a commit (an older
+ * tree's directory): each rename answered without waiting for the deadline (it did wait
+ * for it, each one, when such renames waited for the notifier: the notifier drops the
+ * older trees' entries, which takes the lock of the directory the rename holds), and
+ * each value reads back its text. */
+static void test_rw_fresh_rename_from_older_directory(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
+    assert_non_null(bytes);
+    char path[256], mnt[256], dir[300], p[600];
+    write_fixture("ren-cwd.package", bytes, size, path, sizeof path);
+    make_mountpoint("m-ren-cwd", mnt, sizeof mnt);
+    do_mount(path, mnt, "rw");
+    snprintf(dir, sizeof dir, "%s/header", mnt);
+    int back = open(".", O_RDONLY | O_DIRECTORY);
+    assert_true(back >= 0);
+    assert_int_equal(chdir(dir), 0);
+    /* a commit: the working directory is now a directory of the tree before */
+    const char *names[] = {"major", "minor", "user_major", "user_minor", "flags", "created", "updated"};
+    char text[64];
+    size_t len = 0;
+    snprintf(p, sizeof p, "%s/major", dir);
+    assert_int_equal(read_text(p, text, sizeof text, &len), 0);
+    assert_int_equal(write_text(p, text, len), 0);
+    char cmd[512] = "sed -i 's/x/x/'";
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        strcat(cmd, " ");
+        strcat(cmd, names[k]);
+    }
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(fchdir(back), 0);
+    close(back);
+    unsigned long late = renames_late(mnt);
+    printf("sed -i over %zu files from an older tree's directory: %lu answered at the deadline\n",
+           sizeof names / sizeof names[0], late);
+    assert_int_equal(late, 0);
+    do_umount(mnt);
+    wait_unlocked(path);
+    /* each value was given its own text: the file is byte for byte what it was */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *now = malloc(size + 1);
+    assert_non_null(now);
+    assert_int_equal(fread(now, 1, size + 1, f), size);
+    fclose(f);
+    assert_memory_equal(now, bytes, size);
+    free(now);
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         mount_test(test_rw_fresh_open_single_thread),
         mount_test(test_rw_fresh_open_threads),
+        mount_test(test_rw_fresh_rename_single_thread),
+        mount_test(test_rw_fresh_rename_threads),
+        mount_test(test_rw_fresh_rename_at_root),
+        mount_test(test_rw_fresh_rename_from_older_directory),
         mount_test(test_no_sanitizer_reports),
     };
     return cmocka_run_group_tests(tests, mount_group_setup, mount_group_teardown);

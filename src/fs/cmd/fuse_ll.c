@@ -29,9 +29,11 @@
  * are opened without the kernel's page cache (direct_io), so a reader holding one open
  * across a commit reads the new version. After each commit a thread of ours tells the
  * kernel to forget the root's entries (not the request's own thread: the kernel may hold
- * a directory's lock while it waits for us), and the committing FLUSH or FSYNC is answered
- * by that thread once it has (reply_when_told), so that path walks after the close see
- * the new tree; a RENAME or RELEASE waits for it a bounded time (tell_kernel). Pending
+ * a directory's lock while it waits for us), and the committing FLUSH, FSYNC or RENAME
+ * (sed -i) is answered by that thread once it has (reply_when_told), so that path walks
+ * after the close or rename see the new tree; a RENAME in the root or in an older tree's
+ * directory is answered at once, and a RENAME's wait is bounded (op_rename says why);
+ * nobody waits for a RELEASE, which does not wait either (ask_notifier). Pending
  * edits are not shown before they are committed: a commit runs at fsync, at every close
  * of a written file (FLUSH, whose error close(2) returns) and at unmount.
  *
@@ -128,11 +130,13 @@ struct tempfile {
 /* A temporary larger than this goes to a scratch file (a value's text is far smaller). */
 #define TEMP_MEM_MAX (64u << 10)
 
-/* A committing FLUSH or FSYNC whose reply (success) the notifier sends once the kernel
- * was told of the new tree (told >= mine): reply_when_told. */
+/* A committing FLUSH, FSYNC or RENAME whose reply (success) the notifier sends once the
+ * kernel was told of the new tree (told >= mine): reply_when_told. A RENAME's is sent by
+ * the late replier at its deadline if the notifier has not told the kernel by then. */
 struct told_wait {
     fuse_req_t req;
     uint64_t mine;
+    uint64_t deadline; /* CLOCK_MONOTONIC ns; 0: none (a FLUSH's or FSYNC's) */
     struct told_wait *next;
 };
 
@@ -148,8 +152,8 @@ struct adapter {
     /* -o rw */
     struct rw rw;
     struct fuse_session *se;
-    pthread_t notifier;
-    bool notifier_started, stopping;
+    pthread_t notifier, late;
+    bool notifier_started, late_started, stopping;
     pthread_mutex_t nmu;
     pthread_cond_t ncv;
     uint32_t notified; /* the epoch the kernel was last told about */
@@ -157,8 +161,12 @@ struct adapter {
     uint64_t told;        /* of those, how many had the root's entries dropped (under nmu) */
     fuse_ino_t *stale;    /* numbers of older trees whose entries the kernel is to drop */
     size_t nstale, capstale; /* (under nmu; forget_later) */
-    pthread_cond_t ndone;
     struct told_wait *waiting; /* replies sent once the kernel is told (under nmu) */
+    pthread_cond_t late_cv;    /* (CLOCK_MONOTONIC) a wait with a deadline joined `waiting` */
+    /* temporaries' renames from their arrival to their reply (under nmu): meanwhile the
+     * notifier drops no older tree's entry below the root (op_rename), and owes it */
+    unsigned renames;
+    bool sweep_owed;
     /* held (read) by a LOOKUP or READDIRPLUS from its choice of generation to its reply;
      * forget_root takes it (write) before it tells the kernel: an entry of the tree before
      * reaches the kernel before the notification that drops it, never after */
@@ -1172,72 +1180,106 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
 }
 
-/* How long a commit by a RENAME or a RELEASE waits for the kernel to have forgotten the
- * old tree's paths (a FLUSH's or FSYNC's reply waits for it whole: reply_when_told).
- * Bounded: with one thread serving requests, the kernel may hold the root's lock while it
- * waits for our answer to a lookup that this request keeps us from giving. */
-#define NOTIFY_WAIT_NS 200000000ll
+/* How long a commit by a RENAME (sed -i) waits for the notifier at most before it is
+ * answered anyway (reply_when_told; the late replier). The notifier normally tells the
+ * kernel well within it, the request's thread being free meanwhile; the bound only ends
+ * the lock cycles that remain possible (op_rename says which), and stays well below an
+ * editor's patience. */
+#define RENAME_WAIT_NS 1000000000ull
 
-/* After a commit: the notifier thread tells the kernel, and we wait for it (up to
- * NOTIFY_WAIT_NS), so that the path walks that follow see the new tree. We
- * wait for the root's entries only, not for the new file's parse (notifier). */
-static void tell_kernel(struct adapter *a)
+static uint64_t monotonic_ns(void)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    long long ns = until.tv_nsec + NOTIFY_WAIT_NS;
-    until.tv_sec += (time_t)(ns / 1000000000ll);
-    until.tv_nsec = (long)(ns % 1000000000ll);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* After a commit whose reply does not wait (a RELEASE, which nobody waits for: the kernel
+ * sends it after close(2) returned; a RENAME that may not wait, rename_may_wait; out of
+ * memory): the notifier is asked to tell the kernel, and we go on. Never waited for on a request's thread: with one
+ * thread serving requests, the kernel may hold the root's lock while it waits for our
+ * answer to a lookup that this request would keep us from giving. */
+static void ask_notifier(struct adapter *a)
+{
     pthread_mutex_lock(&a->nmu);
-    uint64_t mine = ++a->asked;
+    ++a->asked;
     pthread_cond_broadcast(&a->ncv);
-    while (a->told < mine && a->notifier_started && !a->stopping)
-        if (pthread_cond_timedwait(&a->ndone, &a->nmu, &until) != 0)
-            break;
     pthread_mutex_unlock(&a->nmu);
 }
 
-/* settle's answer when the reply is the notifier's to send (reply_when_told). */
-#define REPLIED_LATER 1
+/* A temporary's rename was answered (under nmu): the notifier may drop the entries below
+ * the root again (op_rename). */
+static void rename_done_locked(struct adapter *a)
+{
+    if (--a->renames == 0)
+        pthread_cond_broadcast(&a->ncv);
+}
 
-/* After a commit by a FLUSH or an FSYNC: the notifier tells the kernel and then replies
- * to req (0), so the close or fsync returns once the kernel has dropped the root's
- * entries: the path walks after it look up again, in the new tree, without a timeout.
- * Not waited for on this thread: with one thread serving requests, the kernel may hold the
- * root's lock for a lookup it waits for us to answer, and the notifier needs that lock.
- * (Not for a RENAME, whose directories' locks the kernel holds until our reply:
- * tell_kernel.) Without the notifier, or out of memory: tell_kernel, then the reply. */
-static void reply_when_told(struct adapter *a, fuse_req_t req)
+/* A temporary's rename began: until it is answered (rename_done) the notifier drops no
+ * older tree's entry below the root (op_rename). */
+static void rename_begin(struct adapter *a)
+{
+    pthread_mutex_lock(&a->nmu);
+    a->renames++;
+    pthread_mutex_unlock(&a->nmu);
+}
+
+static void rename_done(struct adapter *a)
+{
+    pthread_mutex_lock(&a->nmu);
+    rename_done_locked(a);
+    pthread_mutex_unlock(&a->nmu);
+}
+
+/* After a commit by a FLUSH, an FSYNC or a RENAME: the notifier tells the kernel and then
+ * replies to req (0), so the close, fsync or rename returns once the kernel has dropped
+ * the root's entries: the path walks after it look up again, in the new tree. Not waited
+ * for on this thread: with one thread serving requests, the kernel may hold the root's
+ * lock for a lookup it waits for us to answer, and the notifier needs that lock; this
+ * thread answers it meanwhile. With a deadline (a RENAME's, RENAME_WAIT_NS from now) the
+ * late replier answers at the deadline if the kernel was not told by then. Without the
+ * notifier (stopping), or out of memory: the reply at once, the notifier asked. */
+static void reply_when_told(struct adapter *a, fuse_req_t req, uint64_t wait_ns)
 {
     struct told_wait *w = malloc(sizeof *w);
     pthread_mutex_lock(&a->nmu);
-    bool later = w && a->notifier_started && !a->stopping;
+    bool later = w && a->notifier_started && !a->stopping && (!wait_ns || a->late_started);
     if (later) {
         w->req = req;
         w->mine = ++a->asked;
+        w->deadline = wait_ns ? monotonic_ns() + wait_ns : 0;
         w->next = a->waiting;
         a->waiting = w;
         pthread_cond_broadcast(&a->ncv);
+        if (wait_ns)
+            pthread_cond_broadcast(&a->late_cv);
     }
     pthread_mutex_unlock(&a->nmu);
     if (!later) {
         free(w);
-        tell_kernel(a);
+        ask_notifier(a);
         fuse_reply_err(req, 0);
+        if (wait_ns)
+            rename_done(a);
     }
 }
 
-/* The replies whose commits the kernel has been told of (all of them: every), sent; under
- * nmu, which it lets go of while it replies. */
+/* The replies whose commits the kernel has been told of, or whose deadline has passed
+ * (all of them: every), sent; under nmu, which it lets go of while it replies. */
 static void reply_told(struct adapter *a, bool every)
 {
     struct told_wait *ready = NULL;
+    uint64_t now = monotonic_ns();
     for (struct told_wait **p = &a->waiting; *p;) {
         struct told_wait *w = *p;
-        if (every || w->mine <= a->told) {
+        if (every || w->mine <= a->told || (w->deadline && w->deadline <= now)) {
             *p = w->next;
             w->next = ready;
             ready = w;
+            if (w->deadline)
+                rename_done_locked(a);
+            if (w->deadline && w->mine > a->told && !every)
+                __atomic_add_fetch(&a->rw.renames_late, 1, __ATOMIC_RELAXED);
         } else {
             p = &w->next;
         }
@@ -1252,10 +1294,40 @@ static void reply_told(struct adapter *a, bool every)
     pthread_mutex_lock(&a->nmu);
 }
 
+/* The late replier's thread: a RENAME's reply when its deadline passes before the
+ * notifier told the kernel (the notifier stuck on a directory's lock that the rename
+ * holds: op_rename). Asleep while no reply has a deadline. */
+static void *late_replier(void *arg)
+{
+    struct adapter *a = arg;
+    pthread_mutex_lock(&a->nmu);
+    while (!a->stopping) {
+        uint64_t first = 0;
+        for (const struct told_wait *w = a->waiting; w; w = w->next)
+            if (w->deadline && (!first || w->deadline < first))
+                first = w->deadline;
+        if (!first) {
+            pthread_cond_wait(&a->late_cv, &a->nmu);
+        } else if (first <= monotonic_ns()) {
+            reply_told(a, false);
+        } else {
+            struct timespec until = {.tv_sec = (time_t)(first / 1000000000u),
+                                     .tv_nsec = (long)(first % 1000000000u)};
+            pthread_cond_timedwait(&a->late_cv, &a->nmu, &until);
+        }
+    }
+    pthread_mutex_unlock(&a->nmu);
+    return NULL;
+}
+
+/* settle's answer when it committed (the reply and telling the kernel are the caller's:
+ * reply_when_told or ask_notifier). */
+#define COMMITTED 1
+
 /* -o rw: what a writer handle holds goes to the pending edits (a value's text parsed),
- * then everything pending is committed. 0 or the errno for the flush/fsync; with
- * `defer`, REPLIED_LATER when it committed (the reply is reply_when_told's). */
-static int settle(fuse_req_t req, struct snapshot *s, bool last, bool defer)
+ * then everything pending is committed. COMMITTED, 0 (nothing to commit yet) or the
+ * -errno for the flush/fsync. */
+static int settle(fuse_req_t req, struct snapshot *s, bool last)
 {
     struct adapter *a = adapter_of(req);
     int rc = 0;
@@ -1308,21 +1380,17 @@ static int settle(fuse_req_t req, struct snapshot *s, bool last, bool defer)
             return rc;
     }
     rc = rw_commit(&a->rw, true);
-    if (!rc && defer) {
-        reply_when_told(a, req);
-        return REPLIED_LATER;
-    }
-    if (!rc)
-        tell_kernel(a);
-    return rc;
+    return rc ? rc : COMMITTED;
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-    int rc = s && s->writer ? settle(req, s, false, true) : 0;
-    if (rc != REPLIED_LATER)
+    int rc = s && s->writer ? settle(req, s, false) : 0;
+    if (rc == COMMITTED)
+        reply_when_told(adapter_of(req), req, 0);
+    else
         fuse_reply_err(req, -rc);
 }
 
@@ -1330,8 +1398,10 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 {
     (void)ino, (void)datasync;
     struct adapter *a = adapter_of(req);
-    int rc = a->cfg.rw ? settle(req, (struct snapshot *)(uintptr_t)fi->fh, false, true) : 0;
-    if (rc != REPLIED_LATER)
+    int rc = a->cfg.rw ? settle(req, (struct snapshot *)(uintptr_t)fi->fh, false) : 0;
+    if (rc == COMMITTED)
+        reply_when_told(a, req, 0);
+    else
         fuse_reply_err(req, -rc);
 }
 
@@ -1417,8 +1487,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
     (void)ino;
     struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-    if (s && s->writer && s->dirty && !s->bad)
-        settle(req, s, true, false); /* written without a flush, or emptied: nobody to tell but /info */
+    /* written without a flush, or emptied: nobody to tell but /info, and nobody waits for
+     * this reply (the kernel sends a RELEASE after close(2) returned) */
+    if (s && s->writer && s->dirty && !s->bad && settle(req, s, true) == COMMITTED)
+        ask_notifier(adapter_of(req));
     if (s) {
         forget_later(adapter_of(req), s->fino); /* open at the commit: its entry stayed */
         snapshot_free(adapter_of(req), s);
@@ -1625,9 +1697,41 @@ static int fd_bytes(int fd, size_t len, char **out)
     return rc;
 }
 
+/* Whether a rename in directories parent and newparent that committed may wait for the
+ * notifier: neither is the root, and both are of generation `current` (the one current
+ * when the rename came, before its commit). See op_rename. */
+static bool rename_may_wait(fuse_ino_t parent, fuse_ino_t newparent, uint32_t current)
+{
+    return parent != FUSE_ROOT_ID && newparent != FUSE_ROOT_ID && (uint32_t)(parent >> 32) == current &&
+           (uint32_t)(newparent >> 32) == current;
+}
+
 /* A temporary renamed over a writable file (sed -i): its bytes become that file's (a
  * value's text parsed; a byte range's same size), committed at once; the errno of that is
- * rename's. Every other rename: EPERM (EROFS read-only). */
+ * rename's. Every other rename: EPERM (EROFS read-only).
+ *
+ * The reply of a rename that committed waits for the notifier (reply_when_told), so that
+ * after rename(2) returns the path walks meet the new tree, as after a close. Locks: the
+ * kernel holds the rename's directories' locks (parent's and newparent's) from before it
+ * sends the RENAME until our reply; the notifier's forget_root takes the root's lock for
+ * each entry it drops, and no other. So when neither directory is the root (a leaf's
+ * directory is a child of the root or deeper) the notifier is not kept from telling by
+ * the rename itself, and this thread, free meanwhile, answers the lookups the kernel may
+ * make while it holds the root's lock. Not waited for (rename_may_wait): (a) when one of
+ * them is the root, as the notifier can tell the kernel only after the reply; (b) when
+ * one of them is a directory of an older tree (a shell whose working directory was
+ * entered before an earlier commit: `cd header && sed -i ... a b`), as the notifier's
+ * passes drop the older trees' entries (drop_entries, sweep_old), which takes their
+ * directories' locks (measured: every such rename waited for the deadline; and the walks
+ * from that directory stay in its tree whatever we wait for). (1) The directory, current
+ * when the rename came, is older once it committed, and a pass of the notifier that
+ * opened the committed tree before telling the kernel would drop its entries (seen under
+ * load, 20 of 1000 renames): from its arrival (rename_begin, before it reads the current
+ * tree) to its reply, the notifier drops no entry below the root (the next pass does).
+ * The bound (RENAME_WAIT_NS, the late replier) is kept for the cycle that remains:
+ * (2) another process holding the root's lock while it waits for the rename's
+ * directory's (rmdir of that directory, or a rename between the root and it, refused by
+ * us but only once the kernel has both locks), while the notifier waits for the root's. */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags)
 {
@@ -1651,6 +1755,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         fuse_reply_err(req, no_change(req));
         return;
     }
+    rename_begin(a); /* before the current tree is read (node_of): see (1) above */
     struct rw_gen *g;
     uint32_t pdir, target;
     struct rw_target w;
@@ -1659,6 +1764,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
                 !rw_target(&a->rw, g, target, &w)))
         rc = -EPERM;
     char *path = rc ? NULL : rw_path(g->fs->tree, target);
+    uint32_t current = rc ? 0 : g->epoch; /* before the commit: rename_may_wait */
     if (!rc && !path)
         rc = -ENOMEM;
     /* a value's text is parsed whole, and a byte range's bytes become pending edits (in
@@ -1679,8 +1785,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     if (tfd >= 0)
         close(tfd);
     if (!rc)
-        rc = settle(req, NULL, false, false);
-    if (!rc) {
+        rc = settle(req, NULL, false);
+    if (rc == COMMITTED) {
         /* its number now names the file it replaced */
         pthread_mutex_lock(&a->tmu);
         struct tempfile *same = temp_by_ino(a, temp_ino(t));
@@ -1698,7 +1804,14 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         pthread_mutex_unlock(&a->tmu);
     }
     free(path);
-    fuse_reply_err(req, -rc);
+    if (rc == COMMITTED && rename_may_wait(parent, newparent, current)) {
+        reply_when_told(a, req, RENAME_WAIT_NS); /* rename_done once answered */
+        return;
+    }
+    if (rc == COMMITTED)
+        ask_notifier(a);
+    fuse_reply_err(req, rc == COMMITTED ? 0 : -rc);
+    rename_done(a);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
@@ -1957,7 +2070,6 @@ static void forget_root(struct adapter *a, uint64_t asked)
     fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
     pthread_mutex_lock(&a->nmu);
     a->told = asked;
-    pthread_cond_broadcast(&a->ndone);
     reply_told(a, false);
     pthread_mutex_unlock(&a->nmu);
 }
@@ -1967,17 +2079,20 @@ static void *notifier(void *arg)
     struct adapter *a = arg;
     pthread_mutex_lock(&a->nmu);
     while (!a->stopping) {
-        if (a->done == a->asked && a->nstale == 0) {
+        bool below = a->renames == 0; /* entries below the root may be dropped (op_rename) */
+        if (a->done == a->asked && !(below && (a->nstale || a->sweep_owed))) {
             pthread_cond_wait(&a->ncv, &a->nmu);
             continue;
         }
         uint64_t asked = a->asked;
         bool untold = asked > a->told;
         uint32_t from = a->notified;
-        fuse_ino_t *stale = a->stale;
-        size_t nstale = a->nstale;
-        a->stale = NULL;
-        a->nstale = a->capstale = 0;
+        fuse_ino_t *stale = below ? a->stale : NULL;
+        size_t nstale = below ? a->nstale : 0;
+        if (below) {
+            a->stale = NULL;
+            a->nstale = a->capstale = 0;
+        }
         pthread_mutex_unlock(&a->nmu);
         if (untold)
             forget_root(a, asked);
@@ -1996,25 +2111,26 @@ static void *notifier(void *arg)
         }
         if (from < now)
             fuse_lowlevel_notify_inval_inode(a->se, FUSE_ROOT_ID, 0, 0);
-        sweep_old(a, now);
+        /* checked after the opening: a rename that comes later found `now` current, and
+         * its directories are of no tree this sweep visits */
+        pthread_mutex_lock(&a->nmu);
+        below = a->renames == 0;
+        a->sweep_owed = !below;
+        pthread_mutex_unlock(&a->nmu);
+        if (below)
+            sweep_old(a, now);
         pthread_mutex_lock(&a->nmu);
         if (now > a->notified)
             a->notified = now;
         a->done = asked;
         if (asked > a->told)
             a->told = asked;
-        pthread_cond_broadcast(&a->ndone);
         reply_told(a, false);
     }
     pthread_mutex_unlock(&a->nmu);
     return NULL;
 }
-static uint64_t monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+
 
 /* A single-threaded loop that polls before it sleeps. A reader that walks the tree sends
  * one request right after another; when the daemon is asleep, each one costs the kernel a
@@ -2105,6 +2221,8 @@ static int rw_start(struct adapter *a, struct fuse_session *se)
         return -1;
     }
     a->notifier_started = true;
+    /* without it a rename's reply does not wait (reply_when_told): the mount still serves */
+    a->late_started = pthread_create(&a->late, NULL, late_replier, a) == 0;
     if (a->cfg.watch) {
         /* no inotify (or its limit reached): the mount still serves, as with nowatch */
         int rc = folder_watch_start(&a->watch, a->src_path, folder_changed, a);
@@ -2151,11 +2269,13 @@ static int rw_stop(struct adapter *a)
         pthread_mutex_lock(&a->nmu);
         a->stopping = true;
         pthread_cond_broadcast(&a->ncv);
-        pthread_cond_broadcast(&a->ndone);
+        pthread_cond_broadcast(&a->late_cv);
         pthread_mutex_unlock(&a->nmu);
         pthread_join(a->notifier, NULL);
-        a->notifier_started = false;
+        if (a->late_started)
+            pthread_join(a->late, NULL);
         pthread_mutex_lock(&a->nmu);
+        a->notifier_started = a->late_started = false;
         reply_told(a, true); /* committed; the kernel is told no more */
         pthread_mutex_unlock(&a->nmu);
     }
@@ -2173,7 +2293,6 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
                         .lock = PTHREAD_MUTEX_INITIALIZER,
                         .nmu = PTHREAD_MUTEX_INITIALIZER,
                         .ncv = PTHREAD_COND_INITIALIZER,
-                        .ndone = PTHREAD_COND_INITIALIZER,
                         .tmu = PTHREAD_MUTEX_INITIALIZER};
     a.gen0.fs = fs;
     a.gens = cfg->rw || cfg->watch;
@@ -2184,6 +2303,12 @@ int s3_fuse_run(struct s3fs *fs, const struct s3_fuse_config *cfg, int argc, cha
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&a.answering, &ra);
     pthread_rwlockattr_destroy(&ra);
+    /* the late replier's deadlines are CLOCK_MONOTONIC's (a clock step moves none) */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a.late_cv, &ca);
+    pthread_condattr_destroy(&ca);
     a.src_path = strdup(fs->src.path);
     if (!a.src_path || (cfg->rw && rw_init(&a.rw, fs, cfg->lock, cfg->backup, &cfg->opts)) ||
         (!cfg->rw && cfg->watch && rw_init_watch(&a.rw, fs, &cfg->opts))) {
@@ -2244,9 +2369,9 @@ out_destroy:
         free(a.stale);
         pthread_mutex_destroy(&a.nmu);
         pthread_cond_destroy(&a.ncv);
-        pthread_cond_destroy(&a.ndone);
         pthread_mutex_destroy(&a.tmu);
     }
     pthread_rwlock_destroy(&a.answering);
+    pthread_cond_destroy(&a.late_cv);
     return status;
 }

@@ -350,6 +350,8 @@ static void info_lines(struct s3fs *fs, struct sbuf *out, void *ctx)
     rw_gen_counts(rw, &alive, &most, &freed);
     sb_printf(out, "rw: generations: %" PRIu64 " alive, %" PRIu64 " at most, %" PRIu64 " freed\n", alive, most,
               freed);
+    sb_printf(out, "rw: renames answered before the kernel was told of their commit: %" PRIu64 "\n",
+              __atomic_load_n(&rw->renames_late, __ATOMIC_RELAXED));
     uint64_t first = rw->nlog > RW_LOG_LINES ? rw->nlog - RW_LOG_LINES : 0;
     for (uint64_t i = first; i < rw->nlog; i++)
         sb_printf(out, "rw: %s\n", rw->log[i % RW_LOG_LINES]);

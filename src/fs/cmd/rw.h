@@ -148,6 +148,9 @@ struct rw {
     /* atomic, for /info: bytes of content held in memory by writes (the chunks content
      * streams through), now and at most at once */
     uint64_t held_now, held_most;
+    /* atomic, for /info: renames (sed -i) answered at their deadline, before the kernel
+     * was told of the tree they committed (fuse_ll.c op_rename) */
+    uint64_t renames_late;
     /* atomic, for /info: bytes written into scratch files (section copies, new Granny,
      * RIG or resource bytes made around a section, whole replacements' splices) */
     uint64_t scratch_written;
