@@ -573,9 +573,46 @@ static uint64_t *new_slots(size_t cap)
     return s;
 }
 
+/* The smallest table for n keys: at most half full. */
+static size_t table_cap(size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    return cap;
+}
+
+/* The table moved to one of cap slots (bigger or smaller: cap holds its keys): each slot
+ * to its home there or past it, in slot order, reading no record: linear in both tables.
+ * S3_OK or NOMEM (ks as it was). */
+static enum s3_err rehash(struct mf_keyset *ks, size_t cap)
+{
+    uint64_t *slot = new_slots(cap);
+    if (!slot)
+        return S3_ERR_NOMEM;
+    struct mf_keyset old = *ks;
+    ks->slot = slot;
+    ks->cap = cap;
+    /* a cluster that wraps past the old table's end starts at its front: take those after
+     * the rest, so the new table too is written front to back */
+    size_t start = 0;
+    while (start < old.cap && old.slot[start])
+        start++;
+    for (size_t i = 0; i < old.cap; i++) {
+        uint64_t s = old.slot[(start + i) & (old.cap - 1)];
+        if (!s)
+            continue;
+        size_t at = home(ks, s >> 32);
+        while (slot[at])
+            at = (at + 1) & (cap - 1);
+        slot[at] = s;
+    }
+    free(old.slot);
+    return S3_OK;
+}
+
 /* The table and the keys' array made room for n keys in all (the table at most half
- * full): S3_OK or NOMEM (ks as it was). The rehash moves each slot to its home in the
- * bigger table or past it, in slot order, reading no record: linear in the old table. */
+ * full): S3_OK or NOMEM (ks as it was). */
 static enum s3_err make_room(struct mf_keybuild *b, size_t n)
 {
     struct mf_keyset *ks = b->ks;
@@ -592,33 +629,14 @@ static enum s3_err make_room(struct mf_keybuild *b, size_t n)
         ks->keys = k;
         b->capkeys = c;
     }
-    size_t cap = ks->cap ? ks->cap : 16;
-    while (cap < 2 * n)
-        cap *= 2;
-    if (cap == ks->cap)
-        return S3_OK;
-    uint64_t *slot = new_slots(cap);
-    if (!slot)
-        return S3_ERR_NOMEM;
-    struct mf_keyset old = *ks;
-    ks->slot = slot;
-    ks->cap = cap;
-    /* a cluster that wraps past the old table's end starts at its front: take those after
-     * the rest, so every key still finds its place at or after its home */
-    size_t start = 0;
-    while (start < old.cap && old.slot[start])
-        start++;
-    for (size_t i = 0; i < old.cap; i++) {
-        uint64_t s = old.slot[(start + i) & (old.cap - 1)];
-        if (!s)
-            continue;
-        size_t at = home(ks, s >> 32);
-        while (slot[at])
-            at = (at + 1) & (cap - 1);
-        slot[at] = s;
+    if (!ks->slot) { /* the first table: new, not moved */
+        ks->cap = table_cap(n);
+        ks->slot = new_slots(ks->cap);
+        if (!ks->slot)
+            ks->cap = 0;
+        return ks->slot ? S3_OK : S3_ERR_NOMEM;
     }
-    free(old.slot);
-    return S3_OK;
+    return ks->cap < 2 * n ? rehash(ks, table_cap(n)) : S3_OK;
 }
 
 enum s3_err mf_keybuild_begin(struct mf_keybuild *b, struct mf_keyset *ks, size_t est)
@@ -687,6 +705,11 @@ enum s3_err mf_keybuild_finish(struct mf_keybuild *b, const int32_t *priority)
     uint32_t *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
     if (fit)
         ks->keys = fit;
+    /* a table begun too big (the caller's guess) shrinks to what the keys need: the
+     * memory is then the same as if the count had been known (or, refused, stays as it
+     * is: it works the same) */
+    if (ks->slot && ks->cap > table_cap(ks->nkeys))
+        (void)rehash(ks, table_cap(ks->nkeys));
     return S3_OK;
 }
 

@@ -1047,10 +1047,11 @@ struct scan_merge {
     struct walk *w;
     struct scan_pool *p;
     size_t next;           /* the next candidate (load order) to merge */
-    struct mf_keybuild kb; /* of v->ks, begun at the first run */
+    size_t jobs;           /* packages merged */
+    struct mf_keybuild kb; /* of v->ks, begun once an eighth of the packages is merged */
     bool began;
-    bool pending; /* the last run is not in the key table yet: its successor's records are
-                   * prefetched while it goes in */
+    size_t fed; /* runs in the key table: the last one waits for its successor, whose
+                 * records are prefetched while it goes in */
 };
 
 static bool merged_all(const struct scan_merge *m)
@@ -1058,27 +1059,48 @@ static bool merged_all(const struct scan_merge *m)
     return m->next == m->w->n;
 }
 
-/* Run r into the key table, next the run after it (NULL: none), the workers' arrays as
- * they are now (under the lock: none moves them meanwhile). */
-static enum s3_err merge_run(struct scan_merge *m, const struct mf_run *r, const struct mf_run *next)
+/* The table's size guessed from the packages merged so far: their records per package
+ * times the packages. Begun once an eighth of them is merged (or all), so the guess is at
+ * most 8 times the records (the table shrinks at the end when too big): linear, and the
+ * rehashes of a table grown from nothing (its pages faulted in twice) are not paid. */
+static bool table_guess(const struct scan_merge *m, bool all, size_t *est)
+{
+    size_t njobs = m->p->njobs;
+    if (!all && m->jobs < njobs / 8 + 1)
+        return false;
+    uint64_t per = m->jobs ? m->v->resources / m->jobs : 0;
+    *est = (size_t)(per * (uint64_t)njobs);
+    return true;
+}
+
+/* The runs merged into the key table but the last (all: the last too), the workers'
+ * arrays as they are now (under the lock: none moves them meanwhile). */
+static enum s3_err feed_table(struct scan_merge *m, bool all)
 {
     struct folder_view *v = m->v;
+    if (m->fed + !all >= v->nruns)
+        return S3_OK;
     if (!m->began) {
+        size_t est;
+        if (!table_guess(m, all, &est))
+            return S3_OK;
         m->began = true;
-        enum s3_err e = mf_keybuild_begin(&m->kb, &v->ks, 0);
+        enum s3_err e = mf_keybuild_begin(&m->kb, &v->ks, est);
         if (e)
             return e;
     }
     pthread_mutex_lock(&m->p->recs_lock);
     for (unsigned i = 0; i < m->p->nworkers; i++)
         v->ks.recs.seg[i] = m->p->workers[i].recs;
-    enum s3_err rc = mf_keybuild_add(&m->kb, r, next);
+    enum s3_err rc = S3_OK;
+    for (; rc == S3_OK && m->fed + !all < v->nruns; m->fed++)
+        rc = mf_keybuild_add(&m->kb, &v->runs[m->fed], m->fed + 1 < v->nruns ? &v->runs[m->fed + 1] : NULL);
     pthread_mutex_unlock(&m->p->recs_lock);
     return rc;
 }
 
 /* Candidate c as the file it is: a script archive read now, a package from its job (read:
- * its records a run, the run before it into the key table). S3_OK, NOMEM or LIMIT. */
+ * its records a run). S3_OK, NOMEM or LIMIT. */
 static enum s3_err merge_one(struct scan_merge *m, struct cand *c)
 {
     struct folder_view *v = m->v;
@@ -1092,20 +1114,14 @@ static enum s3_err merge_one(struct scan_merge *m, struct cand *c)
         const struct pkg_job *j = &m->p->jobs[c->job];
         if (j->state == JOB_NOMEM || j->state == JOB_LIMIT)
             return j->state == JOB_LIMIT ? S3_ERR_LIMIT : S3_ERR_NOMEM;
+        m->jobs++;
         if (j->state == JOB_SKIPPED)
             return add_skip(v, c->rel, "%s", j->why) ? S3_ERR_NOMEM : S3_OK;
         f.st = j->st;
         f.sims4 = j->sims4;
         f.names = j->names;
-        if (j->n) { /* a package with no resources has no records, and its worker maybe no list */
+        if (j->n) /* a package with no resources has no records, and its worker maybe no list */
             v->runs[v->nruns++] = (struct mf_run){j->first, j->n, (uint32_t)v->nfiles};
-            if (m->pending) {
-                enum s3_err e = merge_run(m, &v->runs[v->nruns - 2], &v->runs[v->nruns - 1]);
-                if (e)
-                    return e;
-            }
-            m->pending = true;
-        }
         v->resources += j->n;
     }
     c->rel = NULL; /* the file owns it now */
@@ -1115,8 +1131,8 @@ static enum s3_err merge_one(struct scan_merge *m, struct cand *c)
     return S3_OK;
 }
 
-/* The candidates from m->next on whose packages are read (all, once every worker ended);
- * *progress: one was taken. The last run goes into the key table once all are merged. */
+/* The candidates from m->next on whose packages are read (all, once every worker ended),
+ * and their runs into the key table; *progress: one was taken. */
 static enum s3_err merge_ready(struct scan_merge *m, bool *progress)
 {
     for (; m->next < m->w->n; m->next++) {
@@ -1124,17 +1140,13 @@ static enum s3_err merge_ready(struct scan_merge *m, bool *progress)
         if (!c->take)
             continue;
         if (!c->script && !__atomic_load_n(&m->p->jobs[c->job].done, __ATOMIC_ACQUIRE))
-            return S3_OK;
+            break;
         enum s3_err e = merge_one(m, c);
         if (e)
             return e;
         *progress = true;
     }
-    if (m->pending) {
-        m->pending = false;
-        return merge_run(m, &m->v->runs[m->v->nruns - 1], NULL);
-    }
-    return S3_OK;
+    return feed_table(m, merged_all(m));
 }
 
 /* After the reading: the records the view's (the workers' arrays as they ended), the key
