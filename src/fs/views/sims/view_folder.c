@@ -451,10 +451,10 @@ static int by_skip_path(const void *a, const void *b)
 /* Packages are read by a small pool of workers (the online CPUs, at most
  * SCAN_WORKERS_MAX; none but the caller for a small folder): each takes the next few
  * packages in load order, reads each one's header and index into records of its own and
- * writes the outcome into that package's slot, which no other thread touches. The merge
- * walks the slots in load order after every worker ended, so the files, their numbers,
- * the records and the keys are the same whatever the number of workers and whichever
- * read what. The records stay where their worker wrote them (worker i's array is segment
+ * writes the outcome into that package's slot, which no other thread touches. The merge,
+ * on the calling thread between its own jobs, walks the slots in load order as far as
+ * they are read (then waits for the rest), so the files, their numbers, the records and
+ * the keys are the same whatever the number of workers and whichever read what. The records stay where their worker wrote them (worker i's array is segment
  * i of the view's records): a million records are not copied, and the pages of a copy
  * (on this project's machine, touching fresh memory costs more than reading the files)
  * are not faulted in. */
@@ -491,7 +491,7 @@ static void *scan_realloc(void *p, size_t size)
 enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM, JOB_LIMIT };
 
 /* A package to read and what it holds: written by the one worker that took it, read by
- * the merge once every worker ended. */
+ * the merge once done says it is read. */
 struct pkg_job {
     const char *rel;
     uint8_t state; /* enum job_state */
