@@ -1158,8 +1158,8 @@ static enum s3_err merge_end(struct scan_merge *m, struct scan_worker *workers, 
         v->recs.seg[i] = workers[i].recs;
         workers[i].recs = NULL;
     }
-    if (rc == S3_OK && !merged_all(m)) /* cannot be: every job is done */
-        rc = S3_ERR_NOMEM;
+    if (rc == S3_OK && !merged_all(m)) /* cannot be: read_packages merged until all were */
+        rc = S3_ERR_IO;
     if (rc == S3_OK && !(v->prio = alloc_array(v->nfiles, sizeof *v->prio)))
         rc = S3_ERR_NOMEM;
     for (size_t i = 0; rc == S3_OK && i < v->nfiles; i++)
@@ -1199,8 +1199,6 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     size_t nworkers = 0;
     if (rc == S3_OK)
         rc = read_packages(v, &pool, &workers, &nworkers);
-    if (rc == S3_OK) /* a folder of script archives alone has no worker to merge them */
-        merge_some(&pool, true);
     uint8_t failed = __atomic_load_n(&pool.failed, __ATOMIC_RELAXED);
     if (rc == S3_OK && failed)
         rc = failed == JOB_LIMIT ? S3_ERR_LIMIT : S3_ERR_NOMEM;
