@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,7 +522,7 @@ struct scan_pool {
 /* The merge, on the calling thread while the workers read ahead: the candidates in load
  * order, each package once it is read (and all before it), its records into the key
  * table at once (instead of after every worker ended: on two cores that was serial). */
-static enum s3_err merge_ready(struct scan_merge *m, bool *progress);
+static enum s3_err merge_ready(struct scan_merge *m);
 static bool merged_all(const struct scan_merge *m);
 
 /* A package's first bytes read at once: the header, and all of a small package (its index
@@ -663,20 +662,14 @@ static void read_job(struct scan_worker *w, struct pkg_job *j)
     close(fd);
 }
 
-/* What the merge can take now; wait: until it took everything (yielding the CPU to the
- * workers while the next package is not read). A failure stops the workers. */
-static void merge_some(struct scan_pool *p, bool wait)
+/* What the merge can take now (all, once the workers ended). A failure stops the workers. */
+static void merge_some(struct scan_pool *p)
 {
-    while (!__atomic_load_n(&p->failed, __ATOMIC_RELAXED)) {
-        bool progress = false;
-        enum s3_err rc = merge_ready(p->merge, &progress);
-        if (rc)
-            __atomic_store_n(&p->failed, rc == S3_ERR_LIMIT ? JOB_LIMIT : JOB_NOMEM, __ATOMIC_RELAXED);
-        if (rc || !wait || merged_all(p->merge))
-            return;
-        if (!progress)
-            sched_yield();
-    }
+    if (__atomic_load_n(&p->failed, __ATOMIC_RELAXED))
+        return;
+    enum s3_err rc = merge_ready(p->merge);
+    if (rc)
+        __atomic_store_n(&p->failed, rc == S3_ERR_LIMIT ? JOB_LIMIT : JOB_NOMEM, __ATOMIC_RELAXED);
 }
 
 static void *scan_work(void *arg)
@@ -694,7 +687,7 @@ static void *scan_work(void *arg)
             if (p->jobs[j].state == JOB_NOMEM || p->jobs[j].state == JOB_LIMIT)
                 __atomic_store_n(&p->failed, p->jobs[j].state, __ATOMIC_RELAXED);
             if (w->id == 0 && p->merge)
-                merge_some(p, false);
+                merge_some(p);
         }
     }
     return NULL;
@@ -742,10 +735,15 @@ static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, str
     while (started < n && pthread_create(&w[started].thread, NULL, scan_work, &w[started]) == 0)
         started++;
     scan_work(&w[0]);
-    if (p->merge) /* the packages the others still read, merged as they come */
-        merge_some(p, true);
+    /* what the others read meanwhile; then they end (each has at most SCAN_CLAIM packages
+     * left: waiting for them costs little, and a worker blocked on a slow disk is not
+     * polled), and the rest is merged */
+    if (p->merge)
+        merge_some(p);
     for (unsigned i = 1; i < started; i++)
         pthread_join(w[i].thread, NULL);
+    if (p->merge)
+        merge_some(p);
     if (p->rootfd >= 0)
         close(p->rootfd);
     *out = w;
@@ -1132,8 +1130,8 @@ static enum s3_err merge_one(struct scan_merge *m, struct cand *c)
 }
 
 /* The candidates from m->next on whose packages are read (all, once every worker ended),
- * and their runs into the key table; *progress: one was taken. */
-static enum s3_err merge_ready(struct scan_merge *m, bool *progress)
+ * and their runs into the key table. */
+static enum s3_err merge_ready(struct scan_merge *m)
 {
     for (; m->next < m->w->n; m->next++) {
         struct cand *c = &m->w->c[m->next];
@@ -1144,7 +1142,6 @@ static enum s3_err merge_ready(struct scan_merge *m, bool *progress)
         enum s3_err e = merge_one(m, c);
         if (e)
             return e;
-        *progress = true;
     }
     return feed_table(m, merged_all(m));
 }
