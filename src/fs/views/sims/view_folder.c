@@ -452,8 +452,9 @@ static int by_skip_path(const void *a, const void *b)
  * packages in load order, reads each one's header and index into records of its own and
  * writes the outcome into that package's slot, which no other thread touches. The merge,
  * on the calling thread between its own jobs, walks the slots in load order as far as
- * they are read (then waits for the rest), so the files, their numbers, the records and
- * the keys are the same whatever the number of workers and whichever read what. The records stay where their worker wrote them (worker i's array is segment
+ * they are read (the rest once the others ended), so the files, their numbers, the
+ * records and the keys are the same whatever the number of workers and whichever read
+ * what. The records stay where their worker wrote them (worker i's array is segment
  * i of the view's records): a million records are not copied, and the pages of a copy
  * (on this project's machine, touching fresh memory costs more than reading the files)
  * are not faulted in. */
