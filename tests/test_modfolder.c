@@ -322,6 +322,64 @@ static void test_keys_many(void **state)
     free(recs);
 }
 
+/* The key table built run by run (a folder scan's merge), from a guess of none, of far
+ * too few and of far too many records: the same keys, providers and winners as the rules
+ * give, keys numbered by first appearance, and a table of the size the keys need (the
+ * smallest power of two at least twice their number) whatever the guess. */
+static void test_keys_grown(void **state)
+{
+    (void)state;
+    enum { N = 3000, FILES = 10 };
+    static int32_t prio[FILES];
+    struct mf_rec *recs = malloc(3 * N * sizeof *recs);
+    struct mf_run runs[FILES];
+    size_t n = 0, nruns = 0;
+    for (uint32_t file = 0; file < FILES; file++) {
+        runs[nruns] = (struct mf_run){(uint32_t)n, 0, file};
+        for (int i = 0; i < N; i++) {
+            uint32_t base = (uint32_t)(i % 7);
+            if (file == base || file == base + 1 || file == base + 3)
+                recs[n++] = (struct mf_rec){(uint32_t)i % 5, (uint32_t)i % 3, (uint64_t)i << 40, 99, (uint32_t)i, 0, 0};
+        }
+        runs[nruns].n = (uint32_t)n - runs[nruns].first;
+        nruns += runs[nruns].n > 0;
+    }
+    const size_t guesses[] = {0, 1, 100, 100 * N};
+    for (size_t g = 0; g < sizeof guesses / sizeof *guesses; g++) {
+        struct mf_keyset ks;
+        struct mf_keybuild b;
+        assert_int_equal(mf_keybuild_begin(&b, &ks, guesses[g]), S3_OK);
+        ks.recs = (struct mf_recs){{recs}};
+        for (size_t r = 0; r < nruns; r++)
+            assert_int_equal(mf_keybuild_add(&b, &runs[r], r + 1 < nruns ? &runs[r + 1] : NULL), S3_OK);
+        assert_int_equal(mf_keybuild_finish(&b, prio), S3_OK);
+        assert_int_equal(ks.nkeys, N);
+        assert_int_equal(ks.cap, 8192);
+        uint32_t prev = 0;
+        for (uint32_t k = 0; k < ks.nkeys; k++) {
+            uint32_t first = mf_keyset_rec(&ks, k, 0);
+            assert_true(k == 0 || first > prev); /* numbered as they first appear */
+            prev = first;
+            const struct mf_rec *p0 = &recs[first], *p1 = &recs[mf_keyset_rec(&ks, k, 1)],
+                                *p2 = &recs[mf_keyset_rec(&ks, k, 2)];
+            uint32_t base = (uint32_t)(p0->instance >> 40) % 7;
+            assert_int_equal(mf_keyset_n(&ks, k), 3);
+            assert_int_equal(p0->file, base);
+            assert_int_equal(p1->file, base + 1);
+            assert_int_equal(p2->file, base + 3);
+            assert_int_equal(mf_keyset_winner(&ks, k), 2);
+            assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
+            uint32_t found;
+            assert_true(mf_keyset_find(&ks, p0->type, p0->group, p0->instance, &found));
+            assert_int_equal(found, k);
+        }
+        uint32_t none;
+        assert_false(mf_keyset_find(&ks, 0, 0, 1, &none));
+        mf_keyset_free(&ks);
+    }
+    free(recs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_depths),       cmocka_unit_test(test_glob),
         cmocka_unit_test(test_rules),        cmocka_unit_test(test_sniff),
         cmocka_unit_test(test_keys_and_winner), cmocka_unit_test(test_keys_many),
+        cmocka_unit_test(test_keys_grown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

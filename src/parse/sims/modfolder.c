@@ -455,6 +455,14 @@ static uint64_t key_hash(const struct mf_rec *r, uint64_t seed)
 
 #define PREFETCH 16 /* records ahead whose slot is prefetched */
 
+/* A key's home slot: the top bits of its fingerprint (h >> 32), so a slot's value alone
+ * gives its home and a doubling rehash reads no record; the probe order is the homes'
+ * order, so the rehash writes the new table front to back. */
+static size_t home(const struct mf_keyset *ks, uint64_t fp)
+{
+    return (size_t)(fp >> (32 - __builtin_ctzll(ks->cap)));
+}
+
 /* Key k's first record while building (a multi's first holds it until the lists are
  * made). */
 static uint32_t first_rec(const struct mf_keyset *ks, uint32_t k)
@@ -468,7 +476,7 @@ static uint32_t first_rec(const struct mf_keyset *ks, uint32_t k)
 static size_t probe(const struct mf_keyset *ks, const struct mf_rec *r, uint64_t h)
 {
     uint64_t fp = h >> 32;
-    size_t at = (size_t)h & (ks->cap - 1);
+    size_t at = home(ks, fp);
     for (; ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
         uint64_t s = ks->slot[at];
         if (s >> 32 == fp && same_key(mf_rec_at(&ks->recs, first_rec(ks, (uint32_t)s - 1)), r))
@@ -481,13 +489,8 @@ static size_t probe(const struct mf_keyset *ks, const struct mf_rec *r, uint64_t
  * record and winner its last so far (for the same-package check); each provider after a
  * key's first is a `more`, in load order. A few bytes for each record of such a key,
  * none for the others (most keys have one provider: no array of a word per record). */
-struct more {
+struct mf_more {
     uint32_t multi, rec;
-};
-struct building {
-    size_t capmulti;
-    struct more *more;
-    size_t nmore, capmore;
 };
 
 static bool grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -505,8 +508,9 @@ static bool grow(void **p, size_t *cap, size_t n, size_t elem)
 
 /* Record id (at rec) has key k already: the package's later entry overwrites its earlier
  * one, or it is k's next provider. false: out of memory. */
-static bool add_provider(struct mf_keyset *ks, struct building *b, uint32_t k, uint32_t id, const struct mf_rec *rec)
+static bool add_provider(struct mf_keybuild *b, uint32_t k, uint32_t id, const struct mf_rec *rec)
 {
+    struct mf_keyset *ks = b->ks;
     uint32_t x = ks->keys[k];
     uint32_t last = x & MF_MULTI ? ks->multi[x & ~MF_MULTI].winner : x;
     struct mf_rec *l = mf_rec_at(&ks->recs, last);
@@ -525,15 +529,16 @@ static bool add_provider(struct mf_keyset *ks, struct building *b, uint32_t k, u
     struct mf_multi *m = &ks->multi[x & ~MF_MULTI];
     m->winner = id;
     m->n++;
-    b->more[b->nmore++] = (struct more){x & ~MF_MULTI, id};
+    b->more[b->nmore++] = (struct mf_more){x & ~MF_MULTI, id};
     return true;
 }
 
 /* The providers of the keys that have two or more, as lists in prov (each key's first
  * record, then its later ones in load order); a multi's first becomes its list's start
  * and winner the provider in effect. */
-static enum s3_err gather_providers(struct mf_keyset *ks, struct building *b, const int32_t *priority)
+static enum s3_err gather_providers(struct mf_keybuild *b, const int32_t *priority)
 {
+    struct mf_keyset *ks = b->ks;
     ks->prov = alloc_array(ks->nmulti + b->nmore, sizeof *ks->prov);
     if (!ks->prov)
         return S3_ERR_NOMEM;
@@ -558,29 +563,102 @@ static enum s3_err gather_providers(struct mf_keyset *ks, struct building *b, co
     return S3_OK;
 }
 
-/* The table and its seed for n records: S3_OK or NOMEM. */
-static enum s3_err make_table(struct mf_keyset *ks, size_t n)
+/* A zeroed table of cap slots (a power of two, 16 to 2^32): NULL when out of memory. */
+static uint64_t *new_slots(size_t cap)
 {
-    ks->cap = 16;
-    while (ks->cap < 2 * n)
-        ks->cap *= 2;
-    ks->slot = alloc_array(ks->cap, sizeof *ks->slot);
-    ks->keys = alloc_array(n, sizeof *ks->keys);
-    if (ks->slot) /* written now: a probe's read of an untouched page would map the zero
-                   * page, and the insert's write fault again (two faults a page) */
-        memset(ks->slot, 0, ks->cap * sizeof *ks->slot);
+    uint64_t *s = alloc_array(cap, sizeof *s);
+    if (s) /* written now: a probe's read of an untouched page would map the zero page,
+            * and the insert's write fault again (two faults a page) */
+        memset(s, 0, cap * sizeof *s);
+    return s;
+}
+
+/* The smallest table for n keys: at most half full. */
+static size_t table_cap(size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    return cap;
+}
+
+/* The table moved to one of cap slots (bigger or smaller: cap holds its keys): each slot
+ * to its home there or past it, in slot order, reading no record: linear in both tables.
+ * S3_OK or NOMEM (ks as it was). */
+static enum s3_err rehash(struct mf_keyset *ks, size_t cap)
+{
+    uint64_t *slot = new_slots(cap);
+    if (!slot)
+        return S3_ERR_NOMEM;
+    struct mf_keyset old = *ks;
+    ks->slot = slot;
+    ks->cap = cap;
+    /* a cluster that wraps past the old table's end starts at its front: take those after
+     * the rest, so the new table too is written front to back */
+    size_t start = 0;
+    while (start < old.cap && old.slot[start])
+        start++;
+    for (size_t i = 0; i < old.cap; i++) {
+        uint64_t s = old.slot[(start + i) & (old.cap - 1)];
+        if (!s)
+            continue;
+        size_t at = home(ks, s >> 32);
+        while (slot[at])
+            at = (at + 1) & (cap - 1);
+        slot[at] = s;
+    }
+    free(old.slot);
+    return S3_OK;
+}
+
+/* The table and the keys' array made room for n keys in all (the table at most half
+ * full): S3_OK or NOMEM (ks as it was). */
+static enum s3_err make_room(struct mf_keybuild *b, size_t n)
+{
+    struct mf_keyset *ks = b->ks;
+    if (n > b->capkeys) {
+        size_t c = b->capkeys ? b->capkeys : 1024;
+        while (c < n)
+            c *= 2;
+        uint32_t *k = alloc_array(c, sizeof *k);
+        if (!k)
+            return S3_ERR_NOMEM;
+        if (ks->nkeys)
+            memcpy(k, ks->keys, ks->nkeys * sizeof *k);
+        free(ks->keys);
+        ks->keys = k;
+        b->capkeys = c;
+    }
+    if (!ks->slot) { /* the first table: new, not moved */
+        ks->cap = table_cap(n);
+        ks->slot = new_slots(ks->cap);
+        if (!ks->slot)
+            ks->cap = 0;
+        return ks->slot ? S3_OK : S3_ERR_NOMEM;
+    }
+    return ks->cap < 2 * n ? rehash(ks, table_cap(n)) : S3_OK;
+}
+
+enum s3_err mf_keybuild_begin(struct mf_keybuild *b, struct mf_keyset *ks, size_t est)
+{
+    *ks = (struct mf_keyset){0};
+    *b = (struct mf_keybuild){.ks = ks};
+    if (est > UINT32_MAX / 4)
+        est = UINT32_MAX / 4;
+    enum s3_err rc = make_room(b, est ? est : 1);
     /* where the table lies (randomised per run) and the clock's low bits, mixed */
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ks->seed = ((uint64_t)(uintptr_t)ks->slot ^ (uint64_t)ts.tv_nsec) * 0xD6E8FEB86659FD93ull;
-    return ks->slot && ks->keys ? S3_OK : S3_ERR_NOMEM;
+    return rc;
 }
 
 /* Run r's records into the table (their file set from the run). false: out of memory. */
-static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_run *r, const struct mf_run *next)
+static bool add_run(struct mf_keybuild *b, const struct mf_run *r, const struct mf_run *next)
 {
+    struct mf_keyset *ks = b->ks;
     struct mf_rec *rec = mf_rec_at(&ks->recs, r->first);
-    const struct mf_rec *after = next ? mf_rec_at(&ks->recs, next->first) : NULL;
+    const struct mf_rec *after = next && next->n ? mf_rec_at(&ks->recs, next->first) : NULL;
     for (uint32_t i = 0; i < r->n; i++) {
         rec[i].file = r->file;
         uint64_t h = key_hash(&rec[i], ks->seed);
@@ -590,11 +668,11 @@ static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_ru
                                      : after && i + PREFETCH - r->n < next->n ? &after[i + PREFETCH - r->n]
                                                                               : NULL;
         if (ahead)
-            __builtin_prefetch(&ks->slot[key_hash(ahead, ks->seed) & (ks->cap - 1)]);
+            __builtin_prefetch(&ks->slot[home(ks, key_hash(ahead, ks->seed) >> 32)]);
         size_t at = probe(ks, &rec[i], h);
         uint32_t id = r->first + i;
         if (ks->slot[at]) {
-            if (!add_provider(ks, b, (uint32_t)ks->slot[at] - 1, id, &rec[i]))
+            if (!add_provider(b, (uint32_t)ks->slot[at] - 1, id, &rec[i]))
                 return false;
             continue;
         }
@@ -603,6 +681,44 @@ static bool add_run(struct mf_keyset *ks, struct building *b, const struct mf_ru
         ks->slot[at] = (h >> 32) << 32 | (k + 1);
     }
     return true;
+}
+
+enum s3_err mf_keybuild_add(struct mf_keybuild *b, const struct mf_run *r, const struct mf_run *next)
+{
+    if (r->n > UINT32_MAX / 4 - b->nrecs) /* also: key and multi numbers below MF_MULTI */
+        return S3_ERR_LIMIT;
+    enum s3_err rc = make_room(b, b->ks->nkeys + r->n);
+    if (rc)
+        return rc;
+    b->nrecs += r->n;
+    return add_run(b, r, next) ? S3_OK : S3_ERR_NOMEM;
+}
+
+enum s3_err mf_keybuild_finish(struct mf_keybuild *b, const int32_t *priority)
+{
+    struct mf_keyset *ks = b->ks;
+    enum s3_err rc = gather_providers(b, priority);
+    free(b->more);
+    b->more = NULL;
+    if (rc)
+        return rc;
+    uint32_t *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
+    if (fit)
+        ks->keys = fit;
+    /* a table begun too big (the caller's guess) shrinks to what the keys need: the
+     * memory is then the same as if the count had been known (or, refused, stays as it
+     * is: it works the same) */
+    if (ks->slot && ks->cap > table_cap(ks->nkeys))
+        (void)rehash(ks, table_cap(ks->nkeys));
+    return S3_OK;
+}
+
+void mf_keybuild_free(struct mf_keybuild *b)
+{
+    free(b->more);
+    b->more = NULL;
+    if (b->ks)
+        mf_keyset_free(b->ks);
 }
 
 enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *runs, size_t nruns,
@@ -616,23 +732,16 @@ enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *
         return S3_OK;
     if (n > UINT32_MAX / 4) /* also: key and multi numbers below MF_MULTI */
         return S3_ERR_LIMIT;
+    struct mf_keybuild b;
+    enum s3_err rc = mf_keybuild_begin(&b, ks, n);
     ks->recs = *rs;
-    struct building b = {0};
-    enum s3_err rc = make_table(ks, n);
     for (size_t r = 0; rc == S3_OK && r < nruns; r++)
-        if (!add_run(ks, &b, &runs[r], r + 1 < nruns ? &runs[r + 1] : NULL))
-            rc = S3_ERR_NOMEM;
+        rc = mf_keybuild_add(&b, &runs[r], r + 1 < nruns ? &runs[r + 1] : NULL);
     if (rc == S3_OK)
-        rc = gather_providers(ks, &b, priority);
-    free(b.more);
-    if (rc) {
-        mf_keyset_free(ks);
-        return rc;
-    }
-    uint32_t *fit = realloc(ks->keys, (ks->nkeys ? ks->nkeys : 1) * sizeof *fit);
-    if (fit)
-        ks->keys = fit;
-    return S3_OK;
+        rc = mf_keybuild_finish(&b, priority);
+    if (rc)
+        mf_keybuild_free(&b);
+    return rc;
 }
 
 enum s3_err mf_keyset_build(struct mf_rec *recs, size_t n, const int32_t *priority, struct mf_keyset *ks)
@@ -661,7 +770,7 @@ bool mf_keyset_find(const struct mf_keyset *ks, uint32_t type, uint32_t group, u
         return false;
     struct mf_rec want = {.type = type, .group = group, .instance = instance};
     uint64_t h = key_hash(&want, ks->seed), fp = h >> 32;
-    for (size_t at = (size_t)h & (ks->cap - 1); ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
+    for (size_t at = home(ks, fp); ks->slot[at]; at = (at + 1) & (ks->cap - 1)) {
         uint64_t s = ks->slot[at];
         if (s >> 32 == fp && same_key(mf_rec_at(&ks->recs, mf_keyset_rec(ks, (uint32_t)s - 1, 0)), &want)) {
             *k = (uint32_t)s - 1;

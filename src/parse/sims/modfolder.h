@@ -140,6 +140,24 @@ struct mf_keyset {
  * record of a key that has two or more providers. */
 enum s3_err mf_keyset_build_runs(const struct mf_recs *rs, const struct mf_run *runs, size_t nruns,
                                  const int32_t *priority, struct mf_keyset *ks);
+/* The same built run by run while the records are still being read (a folder scan adds
+ * each package as soon as it and all before it are read): the table grows as the keys
+ * come (a doubling rehash reads only the slots), so the records' number need not be
+ * known. begin: est records expected (a guess; 0 is fine); add: run r, whose records
+ * ks->recs must reach at the call (the caller may change ks->recs between calls, the
+ * records' ids staying), next the run after it when known (its records are prefetched);
+ * finish: the providers and the ones in effect. Each returns S3_OK, NOMEM or LIMIT; after
+ * a failure the caller calls mf_keybuild_free (which empties ks). */
+struct mf_keybuild {
+    struct mf_keyset *ks;
+    size_t nrecs, capkeys, capmulti;
+    struct mf_more *more;
+    size_t nmore, capmore;
+};
+enum s3_err mf_keybuild_begin(struct mf_keybuild *b, struct mf_keyset *ks, size_t est);
+enum s3_err mf_keybuild_add(struct mf_keybuild *b, const struct mf_run *r, const struct mf_run *next);
+enum s3_err mf_keybuild_finish(struct mf_keybuild *b, const int32_t *priority);
+void mf_keybuild_free(struct mf_keybuild *b);
 /* The same over one plain array recs[0 .. nrecs) in load order, their file fields set
  * (each package's records together). */
 enum s3_err mf_keyset_build(struct mf_rec *recs, size_t nrecs, const int32_t *priority, struct mf_keyset *ks);

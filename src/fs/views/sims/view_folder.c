@@ -450,10 +450,11 @@ static int by_skip_path(const void *a, const void *b)
 /* Packages are read by a small pool of workers (the online CPUs, at most
  * SCAN_WORKERS_MAX; none but the caller for a small folder): each takes the next few
  * packages in load order, reads each one's header and index into records of its own and
- * writes the outcome into that package's slot, which no other thread touches. The merge
- * walks the slots in load order after every worker ended, so the files, their numbers,
- * the records and the keys are the same whatever the number of workers and whichever
- * read what. The records stay where their worker wrote them (worker i's array is segment
+ * writes the outcome into that package's slot, which no other thread touches. The merge,
+ * on the calling thread between its own jobs, walks the slots in load order as far as
+ * they are read (the rest once the others ended), so the files, their numbers, the
+ * records and the keys are the same whatever the number of workers and whichever read
+ * what. The records stay where their worker wrote them (worker i's array is segment
  * i of the view's records): a million records are not copied, and the pages of a copy
  * (on this project's machine, touching fresh memory costs more than reading the files)
  * are not faulted in. */
@@ -490,16 +491,20 @@ static void *scan_realloc(void *p, size_t size)
 enum job_state { JOB_UNREAD, JOB_LOADED, JOB_SKIPPED, JOB_NOMEM, JOB_LIMIT };
 
 /* A package to read and what it holds: written by the one worker that took it, read by
- * the merge once every worker ended. */
+ * the merge once done says it is read. */
 struct pkg_job {
     const char *rel;
     uint8_t state; /* enum job_state */
     bool sims4, names;
     struct stat st;
     uint32_t first, n; /* its records: ids first .. first + n - 1 (its worker's segment) */
+    uint8_t done; /* atomic (release): its worker is through with it; the merge may read it */
     char *why; /* JOB_SKIPPED: its line in /skipped (scan_realloc'd: skips are few, and a
                 * fixed buffer in each of 10,000 jobs is megabytes of pages to fault in) */
 };
+
+struct scan_merge;
+struct scan_worker;
 
 struct scan_pool {
     int rootfd, root_errno; /* the folder (or why it cannot be opened) */
@@ -507,7 +512,19 @@ struct scan_pool {
     size_t njobs;
     size_t next;  /* atomic: the next job to take */
     uint8_t failed; /* atomic: JOB_NOMEM or JOB_LIMIT once a worker met one: the others stop */
+    struct scan_worker *workers;
+    unsigned nworkers;
+    /* held by a worker moving its records (realloc), and by the merge while it reads and
+     * writes records: the merge reads every worker's array while they still fill them */
+    pthread_mutex_t recs_lock;
+    struct scan_merge *merge; /* run by worker 0 (the calling thread) between its jobs */
 };
+
+/* The merge, on the calling thread while the workers read ahead: the candidates in load
+ * order, each package once it is read (and all before it), its records into the key
+ * table at once (instead of after every worker ended: on two cores that was serial). */
+static enum s3_err merge_ready(struct scan_merge *m);
+static bool merged_all(const struct scan_merge *m);
 
 /* A package's first bytes read at once: the header, and all of a small package (its index
  * too: one read call instead of two, which costs less than copying these few KiB). */
@@ -580,12 +597,15 @@ static void take_keys(struct scan_worker *w, struct pkg_job *j, const struct dbp
         size_t cap = w->cap ? w->cap : 4096;
         while (cap < w->n + ks->n)
             cap *= 2;
+        pthread_mutex_lock(&w->pool->recs_lock);
         struct mf_rec *r = cap <= SIZE_MAX / sizeof *r ? scan_realloc(w->recs, cap * sizeof *r) : NULL;
+        if (r)
+            w->recs = r;
+        pthread_mutex_unlock(&w->pool->recs_lock);
         if (!r) {
             j->state = JOB_NOMEM;
             return;
         }
-        w->recs = r;
         w->cap = cap;
     }
     size_t first = w->n;
@@ -643,6 +663,16 @@ static void read_job(struct scan_worker *w, struct pkg_job *j)
     close(fd);
 }
 
+/* What the merge can take now (all, once the workers ended). A failure stops the workers. */
+static void merge_some(struct scan_pool *p)
+{
+    if (__atomic_load_n(&p->failed, __ATOMIC_RELAXED))
+        return;
+    enum s3_err rc = merge_ready(p->merge);
+    if (rc)
+        __atomic_store_n(&p->failed, rc == S3_ERR_LIMIT ? JOB_LIMIT : JOB_NOMEM, __ATOMIC_RELAXED);
+}
+
 static void *scan_work(void *arg)
 {
     struct scan_worker *w = arg;
@@ -654,8 +684,11 @@ static void *scan_work(void *arg)
         size_t end = p->njobs - at < SCAN_CLAIM ? p->njobs : at + SCAN_CLAIM;
         for (size_t j = at; j < end; j++) {
             read_job(w, &p->jobs[j]);
+            __atomic_store_n(&p->jobs[j].done, 1, __ATOMIC_RELEASE);
             if (p->jobs[j].state == JOB_NOMEM || p->jobs[j].state == JOB_LIMIT)
                 __atomic_store_n(&p->failed, p->jobs[j].state, __ATOMIC_RELAXED);
+            if (w->id == 0 && p->merge)
+                merge_some(p);
         }
     }
     return NULL;
@@ -697,12 +730,21 @@ static enum s3_err read_packages(struct folder_view *v, struct scan_pool *p, str
     p->root_errno = p->rootfd < 0 ? errno : 0;
     for (unsigned i = 0; i < n; i++)
         w[i].pool = p, w[i].id = i;
+    p->workers = w;
+    p->nworkers = n;
     unsigned started = 1;
     while (started < n && pthread_create(&w[started].thread, NULL, scan_work, &w[started]) == 0)
         started++;
     scan_work(&w[0]);
+    /* what the others read meanwhile; then they end (each has at most SCAN_CLAIM packages
+     * left: waiting for them costs little, and a worker blocked on a slow disk is not
+     * polled), and the rest is merged */
+    if (p->merge)
+        merge_some(p);
     for (unsigned i = 1; i < started; i++)
         pthread_join(w[i].thread, NULL);
+    if (p->merge)
+        merge_some(p);
     if (p->rootfd >= 0)
         close(p->rootfd);
     *out = w;
@@ -956,16 +998,9 @@ static enum s3_err sort_conflicts(struct folder_view *v)
 
 static enum s3_err group_keys(struct folder_view *v)
 {
-    v->prio = alloc_array(v->nfiles, sizeof *v->prio);
-    if (!v->prio)
-        return S3_ERR_NOMEM;
-    for (size_t i = 0; i < v->nfiles; i++)
-        v->prio[i] = v->files[i].priority;
-    /* the runs stay (12 bytes a package): /info's identical_packages digests each
-     * package's records through them */
-    enum s3_err e = mf_keyset_build_runs(&v->recs, v->runs, v->nruns, v->prio, &v->ks);
-    if (e)
-        return e;
+    /* the key table is built by the scan's merge (scan_files); the runs stay (12 bytes a
+     * package): /info's identical_packages digests each package's records through them */
+    enum s3_err e;
     v->conflicts = alloc_array(v->ks.nkeys, sizeof *v->conflicts);
     if (!v->conflicts)
         return S3_ERR_NOMEM;
@@ -1006,54 +1041,134 @@ static enum s3_err plan_candidate(struct folder_view *v, struct cand *c, struct 
     return S3_OK;
 }
 
-/* The merge: the files in load order (script archives read here, in order), and each
- * loaded package's records as a run with its file number (the records themselves stay in
- * their workers' arrays, which the view takes). S3_OK or NOMEM. */
-static enum s3_err gather_files(struct folder_view *v, struct walk *w, const struct scan_pool *p,
-                        struct scan_worker *workers, size_t nworkers)
+struct scan_merge {
+    struct folder_view *v;
+    struct walk *w;
+    struct scan_pool *p;
+    size_t next;           /* the next candidate (load order) to merge */
+    size_t jobs;           /* packages merged */
+    struct mf_keybuild kb; /* of v->ks, begun once an eighth of the packages is merged */
+    bool began;
+    size_t fed; /* runs in the key table: the last one waits for its successor, whose
+                 * records are prefetched while it goes in */
+};
+
+static bool merged_all(const struct scan_merge *m)
 {
-    size_t loaded = 0;
-    for (size_t j = 0; j < p->njobs; j++)
-        loaded += p->jobs[j].state == JOB_LOADED && p->jobs[j].n;
-    v->runs = scan_realloc(NULL, (loaded ? loaded : 1) * sizeof *v->runs);
-    if (!v->runs)
-        return S3_ERR_NOMEM;
+    return m->next == m->w->n;
+}
+
+/* The table's size guessed from the packages merged so far: their records per package
+ * times the packages. Begun once an eighth of them is merged (or all), so the guess is at
+ * most 8 times the records (the table shrinks at the end when too big): linear, and the
+ * rehashes of a table grown from nothing (its pages faulted in twice) are not paid. */
+static bool table_guess(const struct scan_merge *m, bool all, size_t *est)
+{
+    size_t njobs = m->p->njobs;
+    if (!all && m->jobs < njobs / 8 + 1)
+        return false;
+    uint64_t per = m->jobs ? m->v->resources / m->jobs : 0;
+    *est = (size_t)(per * (uint64_t)njobs);
+    return true;
+}
+
+/* The runs merged into the key table but the last (all: the last too), the workers'
+ * arrays as they are now (under the lock: none moves them meanwhile). */
+static enum s3_err feed_table(struct scan_merge *m, bool all)
+{
+    struct folder_view *v = m->v;
+    if (m->fed + !all >= v->nruns)
+        return S3_OK;
+    if (!m->began) {
+        size_t est;
+        if (!table_guess(m, all, &est))
+            return S3_OK;
+        m->began = true;
+        enum s3_err e = mf_keybuild_begin(&m->kb, &v->ks, est);
+        if (e)
+            return e;
+    }
+    pthread_mutex_lock(&m->p->recs_lock);
+    for (unsigned i = 0; i < m->p->nworkers; i++)
+        v->ks.recs.seg[i] = m->p->workers[i].recs;
+    enum s3_err rc = S3_OK;
+    for (; rc == S3_OK && m->fed + !all < v->nruns; m->fed++)
+        rc = mf_keybuild_add(&m->kb, &v->runs[m->fed], m->fed + 1 < v->nruns ? &v->runs[m->fed + 1] : NULL);
+    pthread_mutex_unlock(&m->p->recs_lock);
+    return rc;
+}
+
+/* Candidate c as the file it is: a script archive read now, a package from its job (read:
+ * its records a run). S3_OK, NOMEM or LIMIT. */
+static enum s3_err merge_one(struct scan_merge *m, struct cand *c)
+{
+    struct folder_view *v = m->v;
+    struct mf_file f = {.v = v, .rel = c->rel, .script = c->script, .priority = c->priority};
+    if (c->script) {
+        bool skip;
+        enum s3_err e = read_script(v, &f, &skip);
+        if (e || skip) /* skipped: said in /skipped */
+            return e;
+    } else {
+        const struct pkg_job *j = &m->p->jobs[c->job];
+        if (j->state == JOB_NOMEM || j->state == JOB_LIMIT)
+            return j->state == JOB_LIMIT ? S3_ERR_LIMIT : S3_ERR_NOMEM;
+        m->jobs++;
+        if (j->state == JOB_SKIPPED)
+            return add_skip(v, c->rel, "%s", j->why) ? S3_ERR_NOMEM : S3_OK;
+        f.st = j->st;
+        f.sims4 = j->sims4;
+        f.names = j->names;
+        if (j->n) /* a package with no resources has no records, and its worker maybe no list */
+            v->runs[v->nruns++] = (struct mf_run){j->first, j->n, (uint32_t)v->nfiles};
+        v->resources += j->n;
+    }
+    c->rel = NULL; /* the file owns it now */
+    v->npackages += !f.script;
+    v->nscripts += f.script;
+    v->files[v->nfiles++] = f;
+    return S3_OK;
+}
+
+/* The candidates from m->next on whose packages are read (all, once every worker ended),
+ * and their runs into the key table. */
+static enum s3_err merge_ready(struct scan_merge *m)
+{
+    for (; m->next < m->w->n; m->next++) {
+        struct cand *c = &m->w->c[m->next];
+        if (!c->take)
+            continue;
+        if (!c->script && !__atomic_load_n(&m->p->jobs[c->job].done, __ATOMIC_ACQUIRE))
+            break;
+        enum s3_err e = merge_one(m, c);
+        if (e)
+            return e;
+    }
+    return feed_table(m, merged_all(m));
+}
+
+/* After the reading: the records the view's (the workers' arrays as they ended), the key
+ * table's providers and the ones in effect (by the files' priorities). */
+static enum s3_err merge_end(struct scan_merge *m, struct scan_worker *workers, size_t nworkers, enum s3_err rc)
+{
+    struct folder_view *v = m->v;
     for (size_t i = 0; i < nworkers; i++) { /* the view frees them from now */
         v->recs.seg[i] = workers[i].recs;
         workers[i].recs = NULL;
     }
-    for (size_t i = 0; i < w->n; i++) {
-        struct cand *c = &w->c[i];
-        if (!c->take)
-            continue;
-        struct mf_file f = {.v = v, .rel = c->rel, .script = c->script, .priority = c->priority};
-        if (c->script) {
-            bool skip;
-            enum s3_err e = read_script(v, &f, &skip);
-            if (e)
-                return e;
-            if (skip) /* said in /skipped */
-                continue;
-        } else {
-            const struct pkg_job *j = &p->jobs[c->job];
-            if (j->state == JOB_SKIPPED) {
-                if (add_skip(v, c->rel, "%s", j->why))
-                    return S3_ERR_NOMEM;
-                continue;
-            }
-            f.st = j->st;
-            f.sims4 = j->sims4;
-            f.names = j->names;
-            if (j->n) /* a package with no resources has no records, and its worker maybe no list */
-                v->runs[v->nruns++] = (struct mf_run){j->first, j->n, (uint32_t)v->nfiles};
-            v->resources += j->n;
-        }
-        c->rel = NULL; /* the file owns it now */
-        v->npackages += !f.script;
-        v->nscripts += f.script;
-        v->files[v->nfiles++] = f;
+    if (rc == S3_OK && !merged_all(m)) /* cannot be: read_packages merged until all were */
+        rc = S3_ERR_IO;
+    if (rc == S3_OK && !(v->prio = alloc_array(v->nfiles, sizeof *v->prio)))
+        rc = S3_ERR_NOMEM;
+    for (size_t i = 0; rc == S3_OK && i < v->nfiles; i++)
+        v->prio[i] = v->files[i].priority;
+    if (rc == S3_OK && m->began) {
+        v->ks.recs = v->recs;
+        rc = mf_keybuild_finish(&m->kb, v->prio);
     }
-    return S3_OK;
+    if (rc && m->began)
+        mf_keybuild_free(&m->kb);
+    return rc;
 }
 
 static enum s3_err scan_files(struct folder_view *v, struct walk *w)
@@ -1072,12 +1187,21 @@ static enum s3_err scan_files(struct folder_view *v, struct walk *w)
     enum s3_err rc = S3_OK;
     for (size_t i = 0; rc == S3_OK && i < w->n; i++)
         rc = plan_candidate(v, &w->c[i], &pool, hits, max_depth);
+    /* a run for each package at most (12 bytes a package) */
+    if (rc == S3_OK && !(v->runs = scan_realloc(NULL, (pool.njobs ? pool.njobs : 1) * sizeof *v->runs)))
+        rc = S3_ERR_NOMEM;
+    struct scan_merge merge = {.v = v, .w = w, .p = &pool};
+    pool.merge = &merge;
+    pthread_mutex_init(&pool.recs_lock, NULL);
     struct scan_worker *workers = NULL;
     size_t nworkers = 0;
     if (rc == S3_OK)
         rc = read_packages(v, &pool, &workers, &nworkers);
-    if (rc == S3_OK)
-        rc = gather_files(v, w, &pool, workers, nworkers);
+    uint8_t failed = __atomic_load_n(&pool.failed, __ATOMIC_RELAXED);
+    if (rc == S3_OK && failed)
+        rc = failed == JOB_LIMIT ? S3_ERR_LIMIT : S3_ERR_NOMEM;
+    rc = merge_end(&merge, workers, nworkers, rc);
+    pthread_mutex_destroy(&pool.recs_lock);
     free_workers(workers, nworkers);
     for (size_t j = 0; j < pool.njobs; j++)
         free(pool.jobs[j].why);
