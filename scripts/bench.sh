@@ -408,13 +408,27 @@ bench_folder() {
     pid=$(pgrep -n -f -- "$mnt" || echo 0)
     rss0=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
     printf "mount: %.3f s, RSS %d kB\n" "$(echo "$t1 - $t0" | bc -l)" "$rss0"
+    # The first listing timed in-process (opendir, readdir to the end), as the floor is:
+    # the filesystem's work, without a process start or ls's sort of 25,000 names.
+    local list secs
+    list=$(build-bench/tests/bench_folder --list "$mnt/conflicts")
+    n=$(echo "$list" | awk '{print $2}')
+    secs=$(echo "$list" | awk '{print $(NF-1)}')
+    printf "first listing of /conflicts (scan included): %d conflicts, %.3f s, %.2fx the floor\n" "$n" \
+        "$secs" "$(echo "$secs / $floor" | bc -l)"
+    read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat" 2>/dev/null || echo "0 0")
+    printf "  the daemon's CPU until then (mount, scan, listing): %.3f s\n" "$(echo "($u + $s) / $tk" | bc -l)"
+    # What a user's `ls` sees on a fresh mount: the same first listing, plus ls's start
+    # and sort (mounted again, so the scan is in it again)
+    fusermount3 -u "$mnt"
+    while pgrep -f -- "mount.s3rig $work/mods $mnt" >/dev/null; do sleep 0.05; done
+    build-bench/mount.s3rig "$work/mods" "$mnt"
+    pid=$(pgrep -n -f -- "$mnt" || echo 0)
     t0=$(date +%s.%N)
     n=$(ls "$mnt/conflicts" | wc -l)
     t1=$(date +%s.%N)
-    printf "first listing of /conflicts (scan included): %d conflicts, %.3f s, %.2fx the floor\n" "$n" \
+    printf "  the same by ls on a new mount (a process started, the names sorted): %.3f s, %.2fx the floor\n" \
         "$(echo "$t1 - $t0" | bc -l)" "$(echo "($t1 - $t0) / $floor" | bc -l)"
-    read -r u s < <(awk '{print $14, $15}' "/proc/$pid/stat" 2>/dev/null || echo "0 0")
-    printf "  the daemon's CPU until then (mount, scan, listing): %.3f s\n" "$(echo "($u + $s) / $tk" | bc -l)"
     t0=$(date +%s.%N)
     stat "$mnt/info" >/dev/null
     t1=$(date +%s.%N)
