@@ -276,6 +276,24 @@ static void test_keys_and_winner(void **state)
     mf_keyset_free(&ks);
 }
 
+
+/* Key k of the three-provider fixtures: instance i is provided by files i%7, +1 and +3 in
+ * that order, all of priority 0, so the last (the third) wins, and a lookup finds k. */
+static void check_three_providers(const struct mf_keyset *ks, const struct mf_rec *recs, uint32_t k)
+{
+    const struct mf_rec *p0 = &recs[mf_keyset_rec(ks, k, 0)], *p1 = &recs[mf_keyset_rec(ks, k, 1)],
+                        *p2 = &recs[mf_keyset_rec(ks, k, 2)];
+    uint32_t base = (uint32_t)(p0->instance >> 40) % 7;
+    assert_int_equal(mf_keyset_n(ks, k), 3);
+    assert_int_equal(p0->file, base);
+    assert_int_equal(p1->file, base + 1);
+    assert_int_equal(p2->file, base + 3);
+    assert_int_equal(mf_keyset_winner(ks, k), 2);
+    assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
+    uint32_t found;
+    assert_true(mf_keyset_find(ks, p0->type, p0->group, p0->instance, &found));
+    assert_int_equal(found, k);
+}
 /* 3,000 keys, each in three of ten packages, given in load order: every key found once
  * (hashing), its providers in load order, ties to the one loaded last; and one key
  * repeated 100,000 times in one package is one key of one provider, the last record. */
@@ -297,18 +315,7 @@ static void test_keys_many(void **state)
     assert_int_equal(mf_keyset_build(recs, n, prio, &ks), S3_OK);
     assert_int_equal(ks.nkeys, N);
     for (uint32_t k = 0; k < ks.nkeys; k++) {
-        const struct mf_rec *p0 = &recs[mf_keyset_rec(&ks, k, 0)], *p1 = &recs[mf_keyset_rec(&ks, k, 1)],
-                            *p2 = &recs[mf_keyset_rec(&ks, k, 2)];
-        uint32_t base = (uint32_t)(p0->instance >> 40) % 7;
-        assert_int_equal(mf_keyset_n(&ks, k), 3);
-        assert_int_equal(p0->file, base);
-        assert_int_equal(p1->file, base + 1);
-        assert_int_equal(p2->file, base + 3);
-        assert_int_equal(mf_keyset_winner(&ks, k), 2);
-        assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
-        uint32_t found;
-        assert_true(mf_keyset_find(&ks, p0->type, p0->group, p0->instance, &found));
-        assert_int_equal(found, k);
+        check_three_providers(&ks, recs, k);
     }
     mf_keyset_free(&ks);
     for (uint32_t e = 0; e < R; e++)
@@ -360,18 +367,7 @@ static void test_keys_grown(void **state)
             uint32_t first = mf_keyset_rec(&ks, k, 0);
             assert_true(k == 0 || first > prev); /* numbered as they first appear */
             prev = first;
-            const struct mf_rec *p0 = &recs[first], *p1 = &recs[mf_keyset_rec(&ks, k, 1)],
-                                *p2 = &recs[mf_keyset_rec(&ks, k, 2)];
-            uint32_t base = (uint32_t)(p0->instance >> 40) % 7;
-            assert_int_equal(mf_keyset_n(&ks, k), 3);
-            assert_int_equal(p0->file, base);
-            assert_int_equal(p1->file, base + 1);
-            assert_int_equal(p2->file, base + 3);
-            assert_int_equal(mf_keyset_winner(&ks, k), 2);
-            assert_true(p0->instance == p1->instance && p1->instance == p2->instance);
-            uint32_t found;
-            assert_true(mf_keyset_find(&ks, p0->type, p0->group, p0->instance, &found));
-            assert_int_equal(found, k);
+            check_three_providers(&ks, recs, k);
         }
         uint32_t none;
         assert_false(mf_keyset_find(&ks, 0, 0, 1, &none));

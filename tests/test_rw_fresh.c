@@ -99,28 +99,72 @@ static int write_text(const char *path, const char *text, size_t len)
     return e;
 }
 
-static void fresh_opens(const char *opts, const char *tag)
-{
+/* The package every cycle test edits, written as file and mounted rw with opts on a
+ * mount point named mntname; files[] then lists its value files (nfiles). */
+struct fresh_mount {
+    uint8_t *bytes;
     size_t size;
-    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
-    assert_non_null(bytes);
-    char path[256], mnt[256], name[64];
-    snprintf(name, sizeof name, "fresh-%s.package", tag);
-    write_fixture(name, bytes, size, path, sizeof path);
-    snprintf(name, sizeof name, "m-fresh-%s", tag);
-    make_mountpoint(name, mnt, sizeof mnt);
-    do_mount(path, mnt, opts);
-    nfiles = 0;
-    assert_int_equal(nftw(mnt, collect, 16, FTW_PHYS), 0);
-    assert_true(nfiles > 20); /* header fields, index fields, the RIGs' Granny words */
+    char path[256], mnt[256];
+};
 
-    volatile int stop = 0;
+static void fresh_mount(struct fresh_mount *m, const char *file, const char *mntname, const char *opts)
+{
+    m->bytes = fx_kind("package-s4-rigs", 0, NULL, &m->size);
+    assert_non_null(m->bytes);
+    write_fixture(file, m->bytes, m->size, m->path, sizeof m->path);
+    make_mountpoint(mntname, m->mnt, sizeof m->mnt);
+    do_mount(m->path, m->mnt, opts);
+    nfiles = 0;
+    assert_int_equal(nftw(m->mnt, collect, 16, FTW_PHYS), 0);
+}
+
+/* Every value was given its own text back: unmounted, the file is byte for byte what it was. */
+static void fresh_unmount_unchanged(struct fresh_mount *m)
+{
+    umount_rw(m->mnt, m->path);
+    assert_file_is(m->path, m->bytes, m->size);
+    free(m->bytes);
+}
+
+/* READERS threads opening and reading files[] until stopped; their counts summed. */
+struct reader_pool {
+    volatile int stop;
     pthread_t th[READERS];
     struct reader_arg ra[READERS];
+    unsigned opens, stale, other;
+};
+
+static void readers_start(struct reader_pool *rp, unsigned seed)
+{
+    rp->stop = 0;
     for (int i = 0; i < READERS; i++) {
-        ra[i] = (struct reader_arg){.seed = 17u + (unsigned)i, .stop = &stop};
-        assert_int_equal(pthread_create(&th[i], NULL, reader, &ra[i]), 0);
+        rp->ra[i] = (struct reader_arg){.seed = seed + (unsigned)i, .stop = &rp->stop};
+        assert_int_equal(pthread_create(&rp->th[i], NULL, reader, &rp->ra[i]), 0);
     }
+}
+
+static void readers_stop(struct reader_pool *rp)
+{
+    __atomic_store_n(&rp->stop, 1, __ATOMIC_RELEASE);
+    rp->opens = rp->stale = rp->other = 0;
+    for (int i = 0; i < READERS; i++) {
+        pthread_join(rp->th[i], NULL);
+        rp->stale += rp->ra[i].stale;
+        rp->opens += rp->ra[i].opens;
+        rp->other += rp->ra[i].other;
+    }
+}
+
+static void fresh_opens(const char *opts, const char *tag)
+{
+    struct fresh_mount m;
+    char file[64], mntname[64];
+    snprintf(file, sizeof file, "fresh-%s.package", tag);
+    snprintf(mntname, sizeof mntname, "m-fresh-%s", tag);
+    fresh_mount(&m, file, mntname, opts);
+    assert_true(nfiles > 20); /* header fields, index fields, the RIGs' Granny words */
+    struct reader_pool rp;
+    readers_start(&rp, 17u);
     unsigned stale = 0, commits = 0, old_after = 0;
     char text[4096];
     for (int k = 0; k < CYCLES; k++) {
@@ -144,27 +188,17 @@ static void fresh_opens(const char *opts, const char *tag)
         assert_int_equal(lstat(p, &after), 0);
         old_after += (after.st_ino >> 32) <= (before.st_ino >> 32);
     }
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    unsigned rstale = 0, ropens = 0, rother = 0;
-    for (int i = 0; i < READERS; i++) {
-        pthread_join(th[i], NULL);
-        rstale += ra[i].stale;
-        ropens += ra[i].opens;
-        rother += ra[i].other;
-    }
+    readers_stop(&rp);
     printf("%s: %u commits over %d files; writer opens ESTALE: %u; old tree after the close: %u; readers: %u "
            "opens, %u ESTALE, %u other errors\n",
-           tag, commits, nfiles, stale, old_after, ropens, rstale, rother);
+           tag, commits, nfiles, stale, old_after, rp.opens, rp.stale, rp.other);
     assert_int_equal(stale, 0);
     if (old_after)
         fail_msg("%s: %u of %u closes left the path naming the old tree", tag, old_after, commits);
-    assert_int_equal(rstale, 0);
-    assert_int_equal(rother, 0);
+    assert_int_equal(rp.stale, 0);
+    assert_int_equal(rp.other, 0);
     assert_int_equal(commits, CYCLES);
-    umount_rw(mnt, path);
-    /* each value was given its own text: the file is byte for byte what it was */
-    assert_file_is(path, bytes, size);
-    free(bytes);
+    fresh_unmount_unchanged(&m);
 }
 
 /* One thread serving requests (the default, -o spin=50): every close returns after the
@@ -257,29 +291,17 @@ static unsigned long renames_late(const char *mnt)
  * Returns how many did not (printed); the file ends byte for byte as it was. */
 static unsigned fresh_renames(const char *opts, const char *tag, bool below, const char *extra)
 {
-    size_t size;
-    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
-    assert_non_null(bytes);
-    char path[256], mnt[256], name[64];
-    snprintf(name, sizeof name, "ren-%s.package", tag);
-    write_fixture(name, bytes, size, path, sizeof path);
-    snprintf(name, sizeof name, "m-ren-%s", tag);
-    make_mountpoint(name, mnt, sizeof mnt);
-    do_mount(path, mnt, opts);
-    nfiles = 0;
-    assert_int_equal(nftw(mnt, collect, 16, FTW_PHYS), 0);
+    struct fresh_mount m;
+    char file[64], mntname[64];
+    snprintf(file, sizeof file, "ren-%s.package", tag);
+    snprintf(mntname, sizeof mntname, "m-ren-%s", tag);
+    fresh_mount(&m, file, mntname, opts);
     if (extra && nfiles < MAX_FILES) /* a byte leaf, given its own bytes back */
-        snprintf(files[nfiles++], sizeof files[0], "%s/%s", mnt, extra);
-    keep_below_root(mnt, below);
+        snprintf(files[nfiles++], sizeof files[0], "%s/%s", m.mnt, extra);
+    keep_below_root(m.mnt, below);
     assert_true(nfiles >= (below ? 20 : 1));
-
-    volatile int stop = 0;
-    pthread_t th[READERS];
-    struct reader_arg ra[READERS];
-    for (int i = 0; i < READERS; i++) {
-        ra[i] = (struct reader_arg){.seed = 29u + (unsigned)i, .stop = &stop};
-        assert_int_equal(pthread_create(&th[i], NULL, reader, &ra[i]), 0);
-    }
+    struct reader_pool rp;
+    readers_start(&rp, 29u);
     unsigned stale = 0, commits = 0, old_after = 0, temp_after = 0;
     char text[4096];
     for (int k = 0; k < CYCLES; k++) {
@@ -310,35 +332,18 @@ static unsigned fresh_renames(const char *opts, const char *tag, bool below, con
         assert_int_equal(blen, len);
         assert_memory_equal(back, text, len);
     }
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    unsigned rstale = 0, ropens = 0, rother = 0;
-    for (int i = 0; i < READERS; i++) {
-        pthread_join(th[i], NULL);
-        rstale += ra[i].stale;
-        ropens += ra[i].opens;
-        rother += ra[i].other;
-    }
-    unsigned long late = renames_late(mnt);
+    readers_stop(&rp);
+    unsigned long late = renames_late(m.mnt);
     printf("%s: %u renames over %d files; ESTALE: %u; after the rename the path named the old tree: %u, the "
            "temporary: %u; answered at the deadline: %lu; readers: %u opens, %u ESTALE, %u other errors\n",
-           tag, commits, nfiles, stale, old_after, temp_after, late, ropens, rstale, rother);
+           tag, commits, nfiles, stale, old_after, temp_after, late, rp.opens, rp.stale, rp.other);
     if (below)
         assert_int_equal(late, 0);
     assert_int_equal(stale, 0);
-    assert_int_equal(rstale, 0);
-    assert_int_equal(rother, 0);
+    assert_int_equal(rp.stale, 0);
+    assert_int_equal(rp.other, 0);
     assert_int_equal(commits, CYCLES);
-    do_umount(mnt);
-    wait_unlocked(path);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    uint8_t *now = malloc(size + 1);
-    assert_non_null(now);
-    assert_int_equal(fread(now, 1, size + 1, f), size);
-    fclose(f);
-    assert_memory_equal(now, bytes, size);
-    free(now);
-    free(bytes);
+    fresh_unmount_unchanged(&m);
     return old_after + temp_after;
 }
 
@@ -378,14 +383,10 @@ static void test_rw_fresh_rename_at_root(void **state)
 static void test_rw_fresh_rename_from_older_directory(void **state)
 {
     (void)state;
-    size_t size;
-    uint8_t *bytes = fx_kind("package-s4-rigs", 0, NULL, &size);
-    assert_non_null(bytes);
-    char path[256], mnt[256], dir[300], p[600];
-    write_fixture("ren-cwd.package", bytes, size, path, sizeof path);
-    make_mountpoint("m-ren-cwd", mnt, sizeof mnt);
-    do_mount(path, mnt, "rw");
-    snprintf(dir, sizeof dir, "%s/header", mnt);
+    struct fresh_mount m;
+    fresh_mount(&m, "ren-cwd.package", "m-ren-cwd", "rw");
+    char dir[300], p[600];
+    snprintf(dir, sizeof dir, "%s/header", m.mnt);
     int back = open(".", O_RDONLY | O_DIRECTORY);
     assert_true(back >= 0);
     assert_int_equal(chdir(dir), 0);
@@ -404,22 +405,11 @@ static void test_rw_fresh_rename_from_older_directory(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(fchdir(back), 0);
     close(back);
-    unsigned long late = renames_late(mnt);
+    unsigned long late = renames_late(m.mnt);
     printf("sed -i over %zu files from an older tree's directory: %lu answered at the deadline\n",
            sizeof names / sizeof names[0], late);
     assert_int_equal(late, 0);
-    do_umount(mnt);
-    wait_unlocked(path);
-    /* each value was given its own text: the file is byte for byte what it was */
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    uint8_t *now = malloc(size + 1);
-    assert_non_null(now);
-    assert_int_equal(fread(now, 1, size + 1, f), size);
-    fclose(f);
-    assert_memory_equal(now, bytes, size);
-    free(now);
-    free(bytes);
+    fresh_unmount_unchanged(&m);
 }
 
 int main(void)

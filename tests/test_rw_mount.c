@@ -4472,6 +4472,24 @@ static void set_position(const struct fxg_result *r, uint8_t *sec, int b, const 
     memcpy(sec + at, to, 12);
 }
 
+/* A package holding one Granny file (an Oodle1 v7 section; stored zlib) or one wrapped
+ * RIG (a v6 Granny file inside; stored raw) as resource `name`, mounted rw; pos: the
+ * resource's index record words (record_words). Returns the Granny or RIG bytes (the
+ * caller frees them). */
+static uint8_t *inpkg_granny_mounted(bool rig, const char *name, struct fxg_result *r, struct fx_rig_layout *rl,
+                                     struct inpkg *k, uint64_t pos[4])
+{
+    struct fxg_opts o = fx_oodle1_v7;
+    if (rig)
+        o.sig = "le32-old", o.version = 6;
+    size_t glen;
+    uint8_t *gr2 = rig ? fxg_sample_rig(&o, r, &glen, rl) : fxg_build(&o, &glen, r);
+    inpkg_make(k, rig ? 0x8EAF13DE : 0x12345678, gr2, glen, rig ? FXP_STORED : FXP_ZLIB, name);
+    do_mount(k->path, k->mnt, "rw");
+    record_words(k->mnt, k->res, pos);
+    return gr2;
+}
+
 /* Case 3: writes inside one package resource, pending at one commit, all kept, the
  * resource made once: two bones' positions in the compressed section of a Granny file
  * stored zlib; a RIG header value (unused_0, in the resource's stored bytes) then two
@@ -4483,18 +4501,11 @@ static void set_position(const struct fxg_result *r, uint8_t *sec, int b, const 
  * RIG's value too; its record points at its only copy; mounted again, both read back. */
 static void two_inside(bool rig, const char *name)
 {
-    struct fxg_opts o = fx_oodle1_v7;
-    if (rig)
-        o.sig = "le32-old", o.version = 6;
     struct fxg_result r;
     struct fx_rig_layout rl = {0};
-    size_t glen;
-    uint8_t *gr2 = rig ? fxg_sample_rig(&o, &r, &glen, &rl) : fxg_build(&o, &glen, &r);
     struct inpkg k;
-    inpkg_make(&k, rig ? 0x8EAF13DE : 0x12345678, gr2, glen, rig ? FXP_STORED : FXP_ZLIB, name);
-    do_mount(k.path, k.mnt, "rw");
     uint64_t pos[4];
-    record_words(k.mnt, k.res, pos);
+    uint8_t *gr2 = inpkg_granny_mounted(rig, name, &r, &rl, &k, pos);
     uint8_t *old = malloc(k.size), *sec = malloc(r.section_size);
     memcpy(old, k.pkg, k.size);
     memcpy(sec, r.section, r.section_size);
@@ -4611,18 +4622,11 @@ static void inside_after_section_replaced(const struct fxg_opts *o, const char *
  * exactly the replacement; the record points at its only copy. */
 static void inside_after_section_replaced_in_package(bool rig, const char *name)
 {
-    struct fxg_opts o = fx_oodle1_v7;
-    if (rig)
-        o.sig = "le32-old", o.version = 6;
     struct fxg_result r;
     struct fx_rig_layout rl = {0};
-    size_t glen;
-    uint8_t *gr2 = rig ? fxg_sample_rig(&o, &r, &glen, &rl) : fxg_build(&o, &glen, &r);
     struct inpkg k;
-    inpkg_make(&k, rig ? 0x8EAF13DE : 0x12345678, gr2, glen, rig ? FXP_STORED : FXP_ZLIB, name);
-    do_mount(k.path, k.mnt, "rw");
     uint64_t pos[4];
-    record_words(k.mnt, k.res, pos);
+    uint8_t *gr2 = inpkg_granny_mounted(rig, name, &r, &rl, &k, pos);
     static const float to[3] = {1.5f, -2.0f, 0.25f};
     uint8_t *sec = section_with_position(&r, to);
     char rel[700], p[1100];
