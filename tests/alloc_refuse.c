@@ -3,6 +3,18 @@
 #include <stddef.h>
 
 static long refuse = -1, allocs;
+static size_t refuse_above;
+
+void alloc_refuse_above(size_t n)
+{
+    refuse_above = n;
+}
+
+/* The k-th allocation counted, or one bigger than the bound. */
+static int refused(size_t bytes)
+{
+    return allocs++ == refuse || (refuse_above && bytes > refuse_above);
+}
 
 void alloc_refuse_start(long k)
 {
@@ -23,12 +35,12 @@ void *__wrap_calloc(size_t n, size_t size);
 
 void *__wrap_malloc(size_t n)
 {
-    return allocs++ == refuse ? NULL : __real_malloc(n);
+    return refused(n) ? NULL : __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-    return allocs++ == refuse ? NULL : __real_calloc(n, size);
+    return refused(size && n > (size_t)-1 / size ? (size_t)-1 : n * size) ? NULL : __real_calloc(n, size);
 }
 
 #ifdef S3_TEST_WRAP_REALLOC
@@ -39,7 +51,7 @@ void *__wrap_realloc(void *p, size_t n);
  * the block as it was (realloc's contract); realloc(p, 0) is never refused. */
 void *__wrap_realloc(void *p, size_t n)
 {
-    return n && allocs++ == refuse ? NULL : __real_realloc(p, n);
+    return n && refused(n) ? NULL : __real_realloc(p, n);
 }
 #endif
 #endif

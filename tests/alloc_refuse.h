@@ -9,7 +9,12 @@
 #ifndef S3_ALLOC_REFUSE_H
 #define S3_ALLOC_REFUSE_H
 
+#include <stddef.h>
+
 void alloc_refuse_start(long k);
 long alloc_refuse_count(void);
+/* Refuses every allocation of more than n bytes from now (0: none refused by size), as a
+ * process whose memory limit a big request passes. */
+void alloc_refuse_above(size_t n);
 
 #endif

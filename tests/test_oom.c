@@ -30,6 +30,7 @@
 #include "fs/open/open.h"
 #include "fs/views/gr2/view_gr2.h"
 #include "fs/views/gr2/view_gr2obj.h"
+#include "parse/sims/modfolder.h"
 #include "parse/gr2/gr2anim.h"
 #include "parse/gr2/gr2curve.h"
 #include "parse/gr2/gr2std.h"
@@ -1083,6 +1084,50 @@ csv:
 }
 
 /* ./test_oom [PATTERN]: only the tests whose names match (cmocka's filter, * wildcards) */
+/* A folder scan begins its key table from a guess (up to 8 times the records: a folder
+ * whose first packages are its biggest). A guess bigger than the memory there is (every
+ * allocation above 1 MiB refused here, the guess's table 128 MiB) must not fail the
+ * build: the table begins small and grows as keys come, to the same keys, providers,
+ * winners and an exact-size table (the smallest power of two at least twice the keys). */
+static void test_key_table_guess_refused(void **state)
+{
+    (void)state;
+#ifndef S3_TEST_WRAP_ALLOC
+    print_message("not under a sanitizer's malloc: skipped\n");
+#else
+    enum { N = 3000, FILES = 2 };
+    static int32_t prio[FILES];
+    struct mf_rec *recs = malloc(FILES * N * sizeof *recs);
+    assert_non_null(recs);
+    struct mf_run runs[FILES];
+    for (uint32_t f = 0; f < FILES; f++) {
+        runs[f] = (struct mf_run){f * N, N, f};
+        for (uint32_t i = 0; i < N; i++) /* both files provide every key: the second wins */
+            recs[f * N + i] = (struct mf_rec){7, 0, (uint64_t)i << 20, 16, i, 0, 0};
+    }
+    struct mf_keyset ks;
+    struct mf_keybuild b;
+    alloc_refuse_above(1u << 20);
+    enum s3_err rc = mf_keybuild_begin(&b, &ks, 8u << 20);
+    ks.recs = (struct mf_recs){{recs}};
+    for (uint32_t f = 0; rc == S3_OK && f < FILES; f++)
+        rc = mf_keybuild_add(&b, &runs[f], f + 1 < FILES ? &runs[f + 1] : NULL);
+    if (rc == S3_OK)
+        rc = mf_keybuild_finish(&b, prio);
+    alloc_refuse_above(0);
+    assert_int_equal(rc, S3_OK);
+    assert_int_equal(ks.nkeys, N);
+    assert_int_equal(ks.cap, 8192);
+    for (uint32_t k = 0; k < ks.nkeys; k++) {
+        assert_int_equal(mf_keyset_n(&ks, k), 2);
+        assert_int_equal(mf_keyset_winner(&ks, k), 1);
+        assert_int_equal(recs[mf_keyset_rec(&ks, k, 1)].file, 1);
+    }
+    mf_keyset_free(&ks);
+    free(recs);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1111,6 +1156,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_package_reads_malloc),
         cmocka_unit_test(test_rig_views_malloc),
         cmocka_unit_test(test_rig_open_malloc),
+        cmocka_unit_test(test_key_table_guess_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4599,8 +4599,8 @@ static void inside_after_section_replaced(const struct fxg_opts *o, const char *
     assert_true(info_has(f.mnt, "commit refused"));
     if (!inside_first) {
         assert_int_equal(write_inside(&f, by_bin), EBUSY); /* refused at the write */
-        assert_true(info_has(f.mnt, by_bin ? "refused a write to section 0's bytes: a whole replacement of the section"
-                                           : "Transform/position: a whole replacement of the section"));
+        assert_true(info_has(f.mnt, by_bin ? "refused a write to section 0's bytes: new bytes of the section are pending"
+                                           : "Transform/position: new bytes of the section are pending"));
     }
     move_file(f.path, false);
     umount_rw(f.mnt, f.path); /* commits what is pending */

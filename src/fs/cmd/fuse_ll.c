@@ -2241,8 +2241,8 @@ static int rw_start(struct adapter *a, struct fuse_session *se)
 static void report_unsaved(struct adapter *a, int why)
 {
     char where[4200];
-    int beside;
-    int kept = rw_save_unsaved(&a->rw, where, sizeof where, &beside);
+    int beside, left_out;
+    int kept = rw_save_unsaved(&a->rw, where, sizeof where, &beside, &left_out);
     char line[8600];
     snprintf(line, sizeof line,
              "%s: the edits could not be committed at unmount (%s); the file is unchanged; %s%s%s%s%s",
@@ -2253,6 +2253,11 @@ static void report_unsaved(struct adapter *a, int why)
              beside && kept > 0 ? strerror(beside) : "");
     if (beside && kept > 0)
         strncat(line, ")", sizeof line - strlen(line) - 1);
+    if (left_out) {
+        size_t at = strlen(line);
+        snprintf(line + at, sizeof line - at, "; the values written into a compressed section since it was last "
+                 "stored are not in it either (%s)", strerror(left_out));
+    }
     openlog("mount.s3rig", LOG_PID, LOG_DAEMON);
     syslog(LOG_ERR, "%s", line);
     closelog();
@@ -2268,6 +2273,11 @@ static int rw_stop(struct adapter *a)
     if (a->notifier_started) {
         pthread_mutex_lock(&a->nmu);
         a->stopping = true;
+        /* Every waiting reply first: the notifier may be inside an invalidation that waits
+         * for a lock another process holds while it waits for a rename's directory, whose
+         * lock the kernel lets go only once that rename is answered (op_rename's 1 s
+         * case); the late replier, told to stop, answers no more. */
+        reply_told(a, true);
         pthread_cond_broadcast(&a->ncv);
         pthread_cond_broadcast(&a->late_cv);
         pthread_mutex_unlock(&a->nmu);
@@ -2276,7 +2286,7 @@ static int rw_stop(struct adapter *a)
             pthread_join(a->late, NULL);
         pthread_mutex_lock(&a->nmu);
         a->notifier_started = a->late_started = false;
-        reply_told(a, true); /* committed; the kernel is told no more */
+        reply_told(a, true); /* any left: committed; the kernel is told no more */
         pthread_mutex_unlock(&a->nmu);
     }
     if (!a->cfg.rw)

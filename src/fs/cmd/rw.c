@@ -1094,7 +1094,8 @@ static bool section_replaced(struct rw *rw, const struct rw_target *t)
 }
 
 #define SECTION_REPLACED_WHY                                                                                     \
-    "a whole replacement of the section is pending, which the tree does not show (commit it first)"
+    "new bytes of the section are pending, which the tree does not show (a whole replacement, or writes "          \
+    "stored before another section's; commit first)"
 
 /* Under secmu: the section copy made t's section's, unless it is already: its expanded
  * bytes (pinned in the cache, within its bound, only while they are copied) written into
@@ -2613,10 +2614,11 @@ static int write_unsaved(const char *path, mode_t mode, struct writer *w)
     return rc;
 }
 
-int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why)
+int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why, int *left_out)
 {
     pthread_mutex_lock(&rw->secmu);
-    (void)flush_section_copy(rw); /* what it cannot store stays out of the unsaved copy */
+    /* what it cannot store stays out of the unsaved copy, and the report says so */
+    *left_out = -flush_section_copy(rw);
     pthread_mutex_lock(&rw->mu);
     pthread_mutex_unlock(&rw->secmu);
     if (nothing_pending(rw)) {

@@ -285,8 +285,10 @@ int rw_commit(struct rw *rw, bool reopen);
 /* The edits a commit could not write (at unmount), kept: the new version written whole
  * as FILE.s3rig-unsaved beside the file (never over it: .1 ... .9 when taken), else in
  * $TMPDIR or /tmp. 1 with its path in where, 0 when nothing is pending, -errno when it
- * could be written nowhere; *why: the errno that kept it from beside the file (0: none). */
-int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why);
+ * could be written nowhere; *why: the errno that kept it from beside the file (0: none);
+ * *left_out: the errno that kept a compressed section's writes since its last store out
+ * of it (0: none left out). */
+int rw_save_unsaved(struct rw *rw, char *where, size_t wherelen, int *why, int *left_out);
 /* What editors' temporaries hold now (bytes) and of it in memory, for /info. */
 void rw_note_temps(struct rw *rw, uint64_t bytes, uint64_t in_mem);
 void rw_log(struct rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

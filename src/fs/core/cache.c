@@ -303,7 +303,8 @@ enum s3_err cache_read(struct cache *c, struct cached *it, uint64_t size_must, u
     rc = S3_ERR_IO;
     if (size_must == CACHE_ANY_SIZE || size == size_must) {
         *got = off < size ? (len < size - off ? len : (size_t)(size - off)) : 0;
-        memcpy(buf, d + off, *got);
+        if (*got) /* d + off only inside the item */
+            memcpy(buf, d + off, *got);
         rc = S3_OK;
     }
     cache_unpin(c, it);

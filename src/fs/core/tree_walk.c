@@ -12,14 +12,17 @@ enum s3_err tree_populate_all(struct tree *t)
         if (!d)
             continue;
         enum s3_err rc = published(d) ? S3_OK : tree_populate(t, (uint32_t)ino);
-        /* a computed directory of directories (/conflicts): its entries made, so the loop
-         * reaches them (their numbers are above it); one of links has nothing to parse */
-        if (rc == S3_OK && is_computed(d) && d->comp->ops->populate)
-            for (uint32_t i = 0; rc == S3_OK && i < d->n; i++)
-                if (!tree_child(t, (uint32_t)ino, i))
-                    rc = S3_ERR_NOMEM;
         if (rc && !first)
             first = rc;
+        /* a computed directory of directories (/conflicts): its entries made, so the loop
+         * reaches them (their numbers are above it); one of links has nothing to parse.
+         * An entry that cannot be made gives its reason and the others are made still. */
+        if (rc == S3_OK && is_computed(d) && d->comp->ops->populate)
+            for (uint32_t i = 0, c; i < d->n; i++) {
+                enum s3_err made = computed_child(t, (uint32_t)ino, d, i, &c);
+                if (made && !first)
+                    first = made;
+            }
     }
     return first;
 }

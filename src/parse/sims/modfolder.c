@@ -646,6 +646,15 @@ enum s3_err mf_keybuild_begin(struct mf_keybuild *b, struct mf_keyset *ks, size_
     if (est > UINT32_MAX / 4)
         est = UINT32_MAX / 4;
     enum s3_err rc = make_room(b, est ? est : 1);
+    if (rc == S3_ERR_NOMEM && est > 1) {
+        /* a guess bigger than the memory there is (it may be 8 times the records): begun
+         * small, grown as keys come, so a scan the memory allows does not fail at its guess
+         * (and again at every retry, which guesses the same) */
+        mf_keyset_free(ks);
+        *ks = (struct mf_keyset){0};
+        *b = (struct mf_keybuild){.ks = ks};
+        rc = make_room(b, 1);
+    }
     /* where the table lies (randomised per run) and the clock's low bits, mixed */
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
