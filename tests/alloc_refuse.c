@@ -10,12 +10,6 @@ void alloc_refuse_above(size_t n)
     refuse_above = n;
 }
 
-/* The k-th allocation counted, or one bigger than the bound. */
-static int refused(size_t bytes)
-{
-    return allocs++ == refuse || (refuse_above && bytes > refuse_above);
-}
-
 void alloc_refuse_start(long k)
 {
     refuse = k;
@@ -28,6 +22,12 @@ long alloc_refuse_count(void)
 }
 
 #ifdef S3_TEST_WRAP_ALLOC
+/* The k-th allocation counted, or one bigger than the bound. */
+static int refused(size_t bytes)
+{
+    return allocs++ == refuse || (refuse_above && bytes > refuse_above);
+}
+
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__wrap_malloc(size_t n);
