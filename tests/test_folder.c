@@ -38,9 +38,7 @@ static void make_folder(bool with_cfg)
 
 static void remove_folder(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_tree(dir);
 }
 
 static struct s3fs *open_folder(void)

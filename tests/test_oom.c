@@ -34,6 +34,7 @@
 #include "parse/gr2/gr2anim.h"
 #include "parse/gr2/gr2curve.h"
 #include "parse/gr2/gr2std.h"
+#include "testutil.h"
 #include "tree_compare.h"
 
 /* Lists every directory of the tree (explicit stack); a populate that fails must fail
@@ -834,13 +835,12 @@ static void test_package_warnings(void **state)
 static void test_folder(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/s3rig-oom-folder-XXXXXX", cmd[64];
+    char dir[] = "/tmp/s3rig-oom-folder-XXXXXX";
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fxf_build(dir, true), 0);
     struct subject s = {"folder", NULL, 0, dir};
     fail_every_allocation_in(&s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_tree(dir);
 }
 
 /* A Mods folder on disk with the views' every malloc refused in turn (alloc_refuse.c), the
@@ -852,13 +852,12 @@ static void test_folder(void **state)
 static void test_folder_scan_malloc(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/s3rig-oom-scan-XXXXXX", cmd[64];
+    char dir[] = "/tmp/s3rig-oom-scan-XXXXXX";
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fxf_build(dir, true), 0);
     struct subject s = {"folder-scan", NULL, 0, dir};
     refuse_mallocs_in_subject(&s, true, &every_one);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_tree(dir);
 }
 
 /* Every script archive member of a Mods folder (its bytes a cache item read through
@@ -871,7 +870,7 @@ static void test_folder_member_reads_malloc(void **state)
 #ifndef S3_TEST_WRAP_ALLOC
     print_message("folder member reads: not under a sanitizer's malloc: skipped\n");
 #else
-    char dir[] = "/tmp/s3rig-oom-member-XXXXXX", cmd[64];
+    char dir[] = "/tmp/s3rig-oom-member-XXXXXX";
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fxf_build(dir, true), 0);
     struct subject s = {"folder", NULL, 0, dir};
@@ -919,8 +918,7 @@ static void test_folder_member_reads_malloc(void **state)
     assert_true(members >= 4);
     assert_true(nomem > 0);
     snap_free(&clean);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_tree(dir);
 #endif
 }
 
@@ -936,7 +934,7 @@ static void test_folder_info_note_malloc(void **state)
 #ifndef S3_TEST_WRAP_ALLOC
     print_message("folder /info note: not under a sanitizer's malloc: skipped\n");
 #else
-    char dir[] = "/tmp/s3rig-oom-note-XXXXXX", cmd[64], copy[128];
+    char dir[] = "/tmp/s3rig-oom-note-XXXXXX", copy[128];
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fxf_build(dir, true), 0);
     snprintf(copy, sizeof copy, "%s/copy/a-copy.package", dir);
@@ -972,8 +970,7 @@ static void test_folder_info_note_malloc(void **state)
                   "one whole\n",
                   k, failed);
     assert_true(failed > 0);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_tree(dir);
 #endif
 }
 
@@ -1011,7 +1008,7 @@ static void test_folder_identical_malloc(void **state)
     print_message("folder identical: not under a sanitizer's malloc: skipped\n");
     (void)want_identical, (void)expect_identical_text;
 #else
-    char dir[] = "/tmp/s3rig-oom-ident-XXXXXX", cmd[64];
+    char dir[] = "/tmp/s3rig-oom-ident-XXXXXX";
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fxf_build(dir, true), 0);
     struct subject s = {"folder", NULL, 0, dir};
@@ -1078,12 +1075,10 @@ csv:
                   conflicts, refused_listings, refused_reads);
     assert_true(refused_listings > 0);
     assert_true(refused_reads > 0);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_tree(dir);
 #endif
 }
 
-/* ./test_oom [PATTERN]: only the tests whose names match (cmocka's filter, * wildcards) */
 /* A folder scan begins its key table from a guess (up to 8 times the records: a folder
  * whose first packages are its biggest). A guess bigger than the memory there is (every
  * allocation above 1 MiB refused here, the guess's table 128 MiB) must not fail the
@@ -1128,6 +1123,7 @@ static void test_key_table_guess_refused(void **state)
 #endif
 }
 
+/* ./test_oom [PATTERN]: only the tests whose names match (cmocka's filter, * wildcards) */
 int main(int argc, char **argv)
 {
     if (argc > 1)

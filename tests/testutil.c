@@ -170,3 +170,11 @@ size_t tree_read_ok(struct tree *t, uint32_t ino, uint64_t off, void *buf, size_
     assert_int_equal(tree_read(t, ino, off, buf, len, &got), S3_OK);
     return got;
 }
+
+void remove_tree(const char *dir)
+{
+    char cmd[4200];
+    assert_true(strlen(dir) < sizeof cmd - 16 && !strchr(dir, '\''));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}

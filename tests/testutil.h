@@ -32,6 +32,8 @@ uint8_t *slurp_vector(const char *dir, const char *sub, const char *name, size_t
 /* Reads a real file whole (malloc'd, with a NUL after its bytes); fails the test when it
  * cannot be opened. */
 uint8_t *slurp_path(const char *path, size_t *len);
+/* A test's temporary directory and all below it removed (rm -rf); fails the test if not. */
+void remove_tree(const char *dir);
 
 /* ---- the tree of bytes opened in memory, through the tree API ---- */
 
